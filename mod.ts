@@ -1,0 +1,34 @@
+/**
+ * skillbox: a sandboxed skill runtime for AI agents, speaking A2E v1.0.
+ *
+ * @example Define a tool
+ * ```ts
+ * import { defineTool } from "./mod.ts";
+ * const add = defineTool({
+ *   name: "add",
+ *   description: "Add two numbers",
+ *   run: (args) => Number(args.a) + Number(args.b),
+ * });
+ * ```
+ *
+ * @module
+ */
+
+export {
+  PermissionDeniedError,
+  SchemaViolationError,
+  SkillboxError,
+  TimeoutError,
+} from "./runtime/errors.ts";
+export type { SkillboxErrorOptions, WireError } from "./runtime/errors.ts";
+export * from "./sandbox/sdk/mod.ts";
+export type {
+  CallEvent,
+  LLMConfig,
+  SkillDefinition,
+  SkillResult,
+  ToolDefinition,
+  ToolkitDefinition,
+  ToolParameter,
+  ToolResult,
+} from "./runtime/protocol/models.ts";

@@ -1,0 +1,143 @@
+/**
+ * skillbox's error hierarchy. Every error a caller may catch carries an A2E
+ * error code; {@link toWireError} maps any thrown value to wire fields in one
+ * place.
+ *
+ * @module
+ */
+
+import type { ErrorCode } from "./protocol/codes.ts";
+
+/** Options for {@link SkillboxError}. */
+export interface SkillboxErrorOptions extends ErrorOptions {
+  /** Whether retrying the same request may succeed. @default false */
+  retryable?: boolean;
+  /** Extra structured detail for the wire `detail` field. @default {} */
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * The base of every skillbox error: a message plus an A2E error code.
+ *
+ * @example Throw and inspect
+ * ```ts
+ * import { SkillboxError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * const err = new SkillboxError("tool_error", 'Cannot run tool "x": boom');
+ * assert.equal(err.code, "tool_error");
+ * assert.ok(err instanceof Error);
+ * ```
+ */
+export class SkillboxError extends Error {
+  /** The A2E error code. */
+  readonly code: ErrorCode;
+  /** Whether retrying may succeed. */
+  readonly retryable: boolean;
+  /** Structured detail for the wire. */
+  readonly detail: Record<string, unknown>;
+
+  /**
+   * @param code the A2E error code
+   * @param message a sentence-case message, values quoted, no trailing period
+   * @param options `cause`, `retryable`, `detail`
+   */
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: SkillboxErrorOptions,
+  ) {
+    super(message, options);
+    this.name = "SkillboxError";
+    this.code = code;
+    this.retryable = options?.retryable ?? false;
+    this.detail = options?.detail ?? {};
+  }
+}
+
+/**
+ * A call ran past its deadline.
+ *
+ * @example
+ * ```ts
+ * import { TimeoutError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(new TimeoutError("Timed out after 5 ms").code, "timeout");
+ * ```
+ */
+export class TimeoutError extends SkillboxError {
+  /** @param message what timed out, and after how long */
+  constructor(message: string, options?: SkillboxErrorOptions) {
+    super("timeout", message, options);
+    this.name = "TimeoutError";
+  }
+}
+
+/**
+ * A permission or policy forbids what was asked.
+ *
+ * @example
+ * ```ts
+ * import { PermissionDeniedError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(new PermissionDeniedError("No").code, "tool_denied");
+ * ```
+ */
+export class PermissionDeniedError extends SkillboxError {
+  /** @param message which permission, and why */
+  constructor(message: string, options?: SkillboxErrorOptions) {
+    super("tool_denied", message, options);
+    this.name = "PermissionDeniedError";
+  }
+}
+
+/**
+ * Input failed its schema; the message names the field path.
+ *
+ * @example
+ * ```ts
+ * import { SchemaViolationError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(new SchemaViolationError("a: expected number").code, "schema_violation");
+ * ```
+ */
+export class SchemaViolationError extends SkillboxError {
+  /** @param message the failing field path and problem */
+  constructor(message: string, options?: SkillboxErrorOptions) {
+    super("schema_violation", message, options);
+    this.name = "SchemaViolationError";
+  }
+}
+
+/** The fields of an A2E `error` message, minus the envelope and `req_id`. */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  detail: Record<string, unknown>;
+  retryable: boolean;
+}
+
+/**
+ * Maps any thrown value to wire error fields. Unknown errors become
+ * `runtime_error` with their message only: never a stack.
+ *
+ * @param error whatever was thrown
+ * @returns the code, message, detail and retryable flag to send
+ * @example Map a plain error
+ * ```ts
+ * import { toWireError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(toWireError(new Error("boom")).code, "runtime_error");
+ * ```
+ */
+export function toWireError(error: unknown): WireError {
+  if (error instanceof SkillboxError) {
+    return {
+      code: error.code,
+      message: error.message,
+      detail: error.detail,
+      retryable: error.retryable,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: "runtime_error", message, detail: {}, retryable: false };
+}

@@ -1,0 +1,266 @@
+/**
+ * The types of the author SDK: what a drop-in module exports (tool, toolkit
+ * and skill definitions) and the `ctx` its `run` receives. This file runs
+ * beside untrusted code and imports nothing.
+ *
+ * @module
+ */
+
+/** A JSON Schema object. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * A schema as an author may give it: a JSON Schema object, or a zod v4
+ * schema (converted with `z.toJSONSchema` when the definition is read).
+ */
+export type SchemaLike = JsonSchema | { readonly _zod: unknown };
+
+/**
+ * What a module needs from the system. Paths are relative to the module's
+ * own folder; hosts are `name` or `name:port`. A grant beyond the host
+ * policy makes the definition not runnable.
+ */
+export interface Permissions {
+  /** Paths the code may read. Its own folder is always readable. */
+  read?: string[];
+  /** Paths the code may write. */
+  write?: string[];
+  /** Hosts the code may reach (`api.example.com`, `localhost:8080`). */
+  net?: string[];
+  /** Environment variables the code may read. */
+  env?: string[];
+  /** Binaries the code may run (the policy must name each). */
+  run?: string[];
+  /** System information the code may query (`hostname`, `osRelease`, ...). */
+  sys?: string[];
+  /** Dynamic libraries the code may load (the policy must name each). */
+  ffi?: string[];
+}
+
+/**
+ * Permissions fixed in the definition, or computed from the toolkit's
+ * configuration (e.g. a filesystem toolkit granting its configured `root`).
+ * A function is evaluated in a sandbox with no permissions.
+ */
+export type PermissionsSpec =
+  | Permissions
+  | ((config: Record<string, unknown>) => Permissions);
+
+/** The level of a `ctx.log` line. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** A message of an LLM conversation. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  /** Tool calls the assistant made (role `assistant`). */
+  tool_calls?: ChatToolCall[];
+  /** Which tool call this message answers (role `tool`). */
+  tool_call_id?: string;
+}
+
+/** A tool call requested by the model. */
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** A tool offered to the model. */
+export interface ChatTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  input_schema: JsonSchema;
+}
+
+/** One request to `ctx.llm.chat`. Each call is one turn. */
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** System prompt, placed as the provider expects. */
+  system?: string;
+  /** Tools offered to the model. */
+  tools?: ChatTool[];
+  /** @default the provider config's `max_tokens`, else 1024 */
+  max_tokens?: number;
+  /** @default the provider config's `temperature` */
+  temperature?: number;
+}
+
+/** The model's answer to one turn. */
+export interface ChatResponse {
+  /** The text, as streamed (tokens were already sent as `llm.token`). */
+  text: string;
+  tool_calls: ChatToolCall[];
+  /** Normalized: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, ... */
+  stop_reason: string;
+  usage: { input_tokens: number; output_tokens: number };
+  /** Which turn of the skill this was, from 1. */
+  turn: number;
+}
+
+/**
+ * The capabilities a tool or skill receives: RPC stubs to the host, nothing
+ * else. Events get their `seq` from the host.
+ */
+export interface Context {
+  /** Reports progress as a `progress` event. */
+  progress(pct: number, message?: string): void;
+  /** Reports a status line as a `status` event. */
+  status(message: string): void;
+  /** Sends a `log` event. */
+  log(level: LogLevel, message: string): void;
+  /** Streams an artifact chunk (`bytes` as text is UTF-8 encoded). */
+  artifact(
+    name: string,
+    mime: string,
+    bytes: Uint8Array | string,
+    final?: boolean,
+  ): void;
+  /** Tools this skill declared; the host runs each in its own sandbox. */
+  tools: {
+    call(name: string, args?: Record<string, unknown>): Promise<unknown>;
+  };
+  /** The host's LLM, with host-held credentials. Counts against `max_turns`. */
+  llm: {
+    chat(request: ChatRequest): Promise<ChatResponse>;
+  };
+  /** The calling session's toolkit configuration (own toolkit only). */
+  config: Record<string, unknown>;
+  /** The call's `metadata` (skills), or `{}`. */
+  metadata: Record<string, unknown>;
+  /** Aborted on timeout, cancellation or client disconnect. */
+  signal: AbortSignal;
+  /** The session id. */
+  session: string;
+  /** The call id (the request's `id`). */
+  call: string;
+}
+
+/**
+ * What `run` may return instead of plain data, to set the other result
+ * fields. Build it with {@link output}.
+ */
+export interface Output {
+  /** Marks the object as an {@link Output}; set by {@link output}. */
+  readonly __skillbox_output: true;
+  data?: unknown;
+  summary?: unknown;
+  exit_code?: number | null;
+  /** Ends the agent loop with this result as the skill's answer. */
+  break_loop?: boolean;
+}
+
+/** Fields shared by every definition. */
+interface CommonDefinition {
+  name: string;
+  description?: string;
+  /** @default "1.0.0" */
+  version?: string;
+  tags?: string[];
+  /** Markdown guidance for models: when to use it, argument shapes, pitfalls. */
+  prompt?: string;
+  permissions?: PermissionsSpec;
+}
+
+/** A tool: one operation an agent can call. */
+export interface ToolDef<Args = Record<string, unknown>>
+  extends CommonDefinition {
+  kind: "tool";
+  description: string;
+  /** Input schema (zod or JSON Schema). Alias: `input_schema`. */
+  input?: SchemaLike;
+  /** Output schema (zod or JSON Schema). Alias: `output_schema`. */
+  output?: SchemaLike;
+  /** @default true */
+  streaming?: boolean;
+  /** @default false */
+  idempotent?: boolean;
+  /** Found only by search when true. @default false */
+  defer_loading?: boolean;
+  /** The toolkit it belongs to; set automatically in a toolkit's folder. */
+  toolkit?: string;
+  /** `"per-call"` forces a fresh worker for every call. @default "warm" */
+  isolation?: "warm" | "per-call";
+  run(args: Args, ctx: Context): unknown;
+}
+
+/** A toolkit: tools sharing a configuration. */
+export interface ToolkitDef extends CommonDefinition {
+  kind: "toolkit";
+  alias?: string;
+  category?: string;
+  icon_svg?: string;
+  /** Configuration schema; fields with `secret: true` are never echoed. */
+  config?: SchemaLike;
+  /** Tool names outside the toolkit's folder that belong to it. */
+  tools?: string[];
+}
+
+/** A skill: a versioned multi-step procedure. */
+export interface SkillDef<Args = Record<string, unknown>>
+  extends CommonDefinition {
+  kind: "skill";
+  description: string;
+  triggers?: string[];
+  tools?: string[];
+  toolkits?: string[];
+  input_schema?: SchemaLike;
+  output_schema?: SchemaLike;
+  instructions?: string;
+  llm_config?: {
+    provider_name: string;
+    provider_credentials?: Record<string, unknown>;
+    provider_config?: Record<string, unknown>;
+  };
+  arguments?: string[];
+  when_to_use?: string;
+  argument_hint?: string;
+  category?: string;
+  max_turns?: number;
+  timeout_seconds?: number;
+  icon?: string;
+  metadata?: Record<string, unknown>;
+  isolation?: "warm" | "per-call";
+  /** Omitted for instruction-only skills, which the host's agent loop runs. */
+  run?(args: Args, ctx: Context): unknown;
+}
+
+/** Any definition a module may export. */
+export type Definition = ToolDef | ToolkitDef | SkillDef;
+
+/**
+ * Wraps a return value with extra result fields.
+ *
+ * @param fields data plus `summary`, `exit_code`, `break_loop`
+ * @returns the marked output
+ * @example Return an exit code
+ * ```ts
+ * import { output } from "./types.ts";
+ * import assert from "node:assert/strict";
+ * const out = output({ data: "hi", exit_code: 0 });
+ * assert.equal(out.__skillbox_output, true);
+ * ```
+ */
+export function output(fields: Omit<Output, "__skillbox_output">): Output {
+  return { __skillbox_output: true, ...fields };
+}
+
+/**
+ * Tells whether a value returned by `run` is an {@link Output}. Works across
+ * realms (it checks the marker, not the prototype).
+ *
+ * @param value what `run` returned
+ * @returns true for a value built by {@link output}
+ * @example
+ * ```ts
+ * import { isOutput, output } from "./types.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(isOutput(output({ data: 1 })));
+ * assert.ok(!isOutput({ data: 1 }));
+ * ```
+ */
+export function isOutput(value: unknown): value is Output {
+  return typeof value === "object" && value !== null &&
+    (value as Record<string, unknown>).__skillbox_output === true;
+}
