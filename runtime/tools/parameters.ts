@@ -1,0 +1,391 @@
+/**
+ * Turns a tool's JSON Schema (as `z.toJSONSchema` produces it, or written by
+ * hand) into the A2E `ToolParameter` list agents see (A2E-WIRE.md §4).
+ *
+ * Mapping rules, chosen so an agent reading only the parameter list can still
+ * call the tool correctly:
+ * - an object schema gives one parameter per property, in declaration order;
+ *   `required` comes from the parent's `required` list;
+ * - `$ref` (`#/$defs/...`, `#/definitions/...`, `#`, any local JSON pointer)
+ *   is resolved; a recursive reference stops with an `object` whose
+ *   `properties` is null;
+ * - a nullable type (`["string", "null"]`, `anyOf: [X, {type: "null"}]`)
+ *   maps to the non-null type;
+ * - `anyOf`/`oneOf` of several object shapes merges their properties (a
+ *   property is required only when every shape requires it); of literals
+ *   (`const`/`enum`) it gives one `enum`; of different scalar types it gives
+ *   the first type and names the others in the description;
+ * - `allOf` merges its members;
+ * - `enum`/`const` values become strings (`String` for scalars, JSON for
+ *   the rest);
+ * - an array names its item type in the description ("List of paths (array
+ *   of string)"), and exposes its items' `enum` and `properties`;
+ * - a map (`additionalProperties` schema, no `properties`) names its value
+ *   type ("(map of number)");
+ * - with no usable type the type is `"any"`; a missing description is `""`.
+ *
+ * @module
+ */
+
+import type { JsonObject, ToolParameter } from "../protocol/models.ts";
+
+/** Options for {@linkcode schemaToParameters}. */
+export interface SchemaToParametersOptions {
+  /**
+   * The name of the single parameter produced when the root schema is not an
+   * object (for example a tool whose output is a plain string).
+   * @default {"result"}
+   */
+  rootName?: string;
+}
+
+/** A JSON Schema node as we read it: an object or a boolean schema. */
+type Schema = JsonObject;
+
+/** How deep nested object/array schemas are followed before stopping. */
+const MAX_DEPTH = 32;
+
+/**
+ * Converts a JSON Schema into A2E tool parameters.
+ *
+ * An object schema (or a union of object schemas) gives one parameter per
+ * property. Any other non-empty schema gives a single parameter named
+ * `rootName`. `undefined`, `null`, `true`, `{}` and an object without
+ * properties give `[]`.
+ *
+ * @param schema the JSON Schema (the root, holding any `$defs`)
+ * @param options see {@linkcode SchemaToParametersOptions}
+ * @returns the parameters, every field present with its A2E type
+ * @throws {TypeError} when `schema` is neither an object, a boolean, nor absent
+ * @example A zod-style object schema
+ * ```ts
+ * import { schemaToParameters } from "./parameters.ts";
+ * import assert from "node:assert/strict";
+ * const params = schemaToParameters({
+ *   type: "object",
+ *   properties: {
+ *     paths: { type: "array", items: { type: "string" }, description: "List of file paths" },
+ *     mode: { type: "string", enum: ["fast", "safe"] },
+ *   },
+ *   required: ["paths"],
+ * });
+ * assert.deepEqual(params[0], {
+ *   name: "paths",
+ *   type: "array",
+ *   description: "List of file paths (array of string)",
+ *   required: true,
+ *   enum: null,
+ *   properties: null,
+ * });
+ * assert.deepEqual(params[1]?.enum, ["fast", "safe"]);
+ * assert.equal(params[1]?.required, false);
+ * assert.equal(params[1]?.description, "");
+ * ```
+ */
+export function schemaToParameters(
+  schema: unknown,
+  options: SchemaToParametersOptions = {},
+): ToolParameter[] {
+  if (schema === undefined || schema === null || typeof schema === "boolean") {
+    return [];
+  }
+  if (typeof schema !== "object" || Array.isArray(schema)) {
+    throw new TypeError(
+      `Cannot convert schema to parameters: expected an object, got ${
+        Array.isArray(schema) ? "an array" : typeof schema
+      }`,
+    );
+  }
+  const root = schema as Schema;
+  const converter = new Converter(root);
+  const refs = new Set<string>();
+  const resolved = converter.flatten(root, refs);
+  if (resolved.type === "object" || resolved.properties) {
+    return converter.objectProperties(resolved, refs, 0) ?? [];
+  }
+  if (Object.keys(root).every((k) => k.startsWith("$") || k === "title")) {
+    return [];
+  }
+  return [
+    converter.parameter(options.rootName ?? "result", root, true, new Set(), 0),
+  ];
+}
+
+/**
+ * A schema after `$ref`, `allOf`, `anyOf`/`oneOf` and nullable types have
+ * been folded into one shape.
+ */
+interface Flat {
+  type: string;
+  /** Other types a union allowed, for the description. */
+  alternatives: string[];
+  description: string;
+  enum: unknown[] | null;
+  properties: Record<string, Schema> | null;
+  required: Set<string>;
+  items: Schema | null;
+  additional: Schema | null;
+  /** Set when a `$ref` cycle stopped resolution. */
+  recursive: boolean;
+}
+
+class Converter {
+  #root: Schema;
+
+  constructor(root: Schema) {
+    this.#root = root;
+  }
+
+  /** Builds the parameters of an object shape. */
+  objectProperties(
+    flat: Flat,
+    refs: Set<string>,
+    depth: number,
+  ): ToolParameter[] | null {
+    if (!flat.properties || flat.recursive || depth > MAX_DEPTH) return null;
+    return Object.entries(flat.properties).map(([name, sub]) =>
+      this.parameter(name, sub, flat.required.has(name), refs, depth + 1)
+    );
+  }
+
+  parameter(
+    name: string,
+    schema: Schema,
+    required: boolean,
+    refs: Set<string>,
+    depth: number,
+  ): ToolParameter {
+    const inner = new Set(refs);
+    const flat = this.flatten(schema, inner);
+    let description = flat.description;
+    let enumValues = flat.enum;
+    let propsOf: Flat | null = flat.type === "object" ? flat : null;
+
+    if (flat.type === "array") {
+      const chain: string[] = [];
+      let item: Flat | null = flat.items
+        ? this.flatten(flat.items, inner)
+        : null;
+      // Nested arrays read as "array of array of string".
+      while (item && item.type === "array" && chain.length < MAX_DEPTH) {
+        chain.push("array");
+        item = item.items ? this.flatten(item.items, inner) : null;
+      }
+      chain.push(item ? describeType(item) : "any");
+      description = appendNote(description, `array of ${chain.join(" of ")}`);
+      if (item) {
+        enumValues = item.enum;
+        if (item.type === "object") propsOf = item;
+      }
+    } else if (flat.type === "object" && !flat.properties && flat.additional) {
+      const value = this.flatten(flat.additional, inner);
+      description = appendNote(description, `map of ${describeType(value)}`);
+    } else if (flat.alternatives.length > 0) {
+      description = appendNote(
+        description,
+        `${[flat.type, ...flat.alternatives].join(" or ")}`,
+      );
+    }
+
+    const properties = propsOf
+      ? this.objectProperties(propsOf, inner, depth)
+      : null;
+    return {
+      name,
+      type: flat.type,
+      description,
+      required,
+      enum: enumValues ? enumValues.map(enumString) : null,
+      properties: properties
+        ? Object.fromEntries(properties.map((p) => [p.name, p]))
+        : null,
+    };
+  }
+
+  /** Folds a schema into one shape; `refs` holds the `$ref`s being followed. */
+  flatten(schema: Schema | boolean, refs: Set<string>): Flat {
+    const flat: Flat = {
+      type: "any",
+      alternatives: [],
+      description: "",
+      enum: null,
+      properties: null,
+      required: new Set(),
+      items: null,
+      additional: null,
+      recursive: false,
+    };
+    if (typeof schema !== "object" || schema === null) return flat;
+
+    const own = stringField(schema, "description") ??
+      stringField(schema, "title");
+
+    const ref = stringField(schema, "$ref");
+    if (ref !== undefined) {
+      if (refs.has(ref)) {
+        flat.type = "object";
+        flat.recursive = true;
+      } else {
+        refs.add(ref);
+        const target = this.#resolve(ref);
+        Object.assign(flat, this.flatten(target ?? {}, refs));
+      }
+    }
+
+    for (const part of schemaList(schema, "allOf")) {
+      merge(flat, this.flatten(part, refs), true);
+    }
+
+    const union = [
+      ...schemaList(schema, "anyOf"),
+      ...schemaList(schema, "oneOf"),
+    ];
+    if (union.length > 0) {
+      const variants = union.map((v) => this.flatten(v, new Set(refs)))
+        .filter((v) => v.type !== "null");
+      const first = variants[0];
+      if (first) {
+        const objects = variants.every((v) => v.type === "object");
+        const literals = variants.every((v) => v.enum !== null);
+        const merged = { ...first, required: new Set(first.required) };
+        for (const v of variants.slice(1)) {
+          if (objects) {
+            merged.properties = { ...merged.properties, ...v.properties };
+            merged.required = new Set(
+              [...merged.required].filter((r) => v.required.has(r)),
+            );
+          } else if (literals) {
+            merged.enum = [...(merged.enum ?? []), ...(v.enum ?? [])];
+          }
+          if (
+            v.type !== merged.type && !merged.alternatives.includes(v.type)
+          ) {
+            merged.alternatives.push(v.type);
+          }
+        }
+        if (!literals && !objects) merged.enum = null;
+        if (merged.enum) merged.enum = [...new Set(merged.enum)];
+        merge(flat, merged, false);
+      }
+    }
+
+    const type = schema.type;
+    if (typeof type === "string") {
+      flat.type = type;
+    } else if (Array.isArray(type)) {
+      const types = type.filter((t): t is string =>
+        typeof t === "string" && t !== "null"
+      );
+      if (types[0]) {
+        flat.type = types[0];
+        flat.alternatives = types.slice(1);
+      }
+    }
+
+    if (Array.isArray(schema.enum)) {
+      flat.enum = schema.enum.filter((v) => v !== null);
+    } else if ("const" in schema && schema.const !== null) {
+      flat.enum = [schema.const];
+    }
+    if (isSchema(schema.properties)) {
+      flat.properties = {
+        ...flat.properties,
+        ...(schema.properties as Record<string, Schema>),
+      };
+    }
+    if (Array.isArray(schema.required)) {
+      for (const r of schema.required) {
+        if (typeof r === "string") flat.required.add(r);
+      }
+    }
+    if (isSchema(schema.items)) flat.items = schema.items;
+    else if (
+      Array.isArray(schema.prefixItems) && isSchema(schema.prefixItems[0])
+    ) {
+      flat.items = schema.prefixItems[0];
+    }
+    if (isSchema(schema.additionalProperties)) {
+      flat.additional = schema.additionalProperties;
+    }
+
+    // Infer a missing type from what the schema constrains.
+    if (flat.type === "any") {
+      if (flat.properties || flat.additional) flat.type = "object";
+      else if (flat.items) flat.type = "array";
+      else if (flat.enum && flat.enum.length > 0) {
+        flat.type = valueType(flat.enum[0]);
+      }
+    }
+    if (own !== undefined) flat.description = own;
+    return flat;
+  }
+
+  #resolve(ref: string): Schema | undefined {
+    if (!ref.startsWith("#")) return undefined; // remote refs are not fetched
+    let node: unknown = this.#root;
+    const pointer = ref.slice(1);
+    if (pointer === "" || pointer === "/") return this.#root;
+    for (const raw of pointer.split("/").slice(1)) {
+      const key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll(
+        "~0",
+        "~",
+      );
+      if (node === null || typeof node !== "object") return undefined;
+      node = (node as Record<string, unknown>)[key];
+    }
+    return isSchema(node) ? node : undefined;
+  }
+}
+
+/** Merges `from` into `into`; `all` means both must hold (allOf). */
+function merge(into: Flat, from: Flat, all: boolean): void {
+  if (into.type === "any" || !all) into.type = from.type;
+  if (!all || into.alternatives.length === 0) {
+    into.alternatives = from.alternatives;
+  }
+  if (from.description) into.description = from.description;
+  if (from.enum) into.enum = from.enum;
+  if (from.properties) {
+    into.properties = { ...into.properties, ...from.properties };
+  }
+  for (const r of from.required) into.required.add(r);
+  into.items = from.items ?? into.items;
+  into.additional = from.additional ?? into.additional;
+  into.recursive ||= from.recursive;
+}
+
+function describeType(flat: Flat): string {
+  return [flat.type, ...flat.alternatives].join(" or ");
+}
+
+function appendNote(description: string, note: string): string {
+  return description ? `${description} (${note})` : note;
+}
+
+function enumString(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value) ?? "null";
+}
+
+function valueType(value: unknown): string {
+  if (typeof value === "string") return "string";
+  if (typeof value === "boolean") return "boolean";
+  if (typeof value === "number") {
+    return Number.isInteger(value) ? "integer" : "number";
+  }
+  if (Array.isArray(value)) return "array";
+  return typeof value === "object" ? "object" : "any";
+}
+
+function isSchema(value: unknown): value is Schema {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function stringField(schema: Schema, key: string): string | undefined {
+  const value = schema[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+function schemaList(schema: Schema, key: string): Schema[] {
+  const value = schema[key];
+  return Array.isArray(value) ? value.filter(isSchema) : [];
+}
