@@ -1,0 +1,190 @@
+/**
+ * List-mode helpers for `tool/list/req` (A2E-WIRE.md §4): `filter_tags`,
+ * `filter_kind`, deferred tools and a deterministic order. They work on a
+ * small {@linkcode ToolEntry} so they stay independent of how the registry
+ * stores tools; the registry passes its own entries (any type that has these
+ * fields) and gets the same objects back.
+ *
+ * `filter_kind` semantics: an empty kind matches every tool; otherwise a tool
+ * matches when the kind equals its origin (`builtin` for tools shipped with
+ * skillbox, `file` for drop-in modules, `mcp` for tools proxied from an MCP
+ * server) **or** the name of the toolkit it belongs to.
+ *
+ * @module
+ */
+
+import type { ToolDefinition } from "../protocol/models.ts";
+
+/** Where a tool comes from: shipped with skillbox, a drop-in file, or MCP. */
+export type ToolOrigin = "builtin" | "file" | "mcp";
+
+/** The origins `filter_kind` recognises, besides toolkit names. */
+export const TOOL_ORIGINS: readonly ToolOrigin[] = ["builtin", "file", "mcp"];
+
+/**
+ * What list and search need to know about a tool. The toolkit and the
+ * deferred flag are read from the definition (`toolkit`, `defer_loading`).
+ */
+export interface ToolEntry {
+  /** The definition as sent to agents. */
+  readonly definition: ToolDefinition;
+  /** Where the tool comes from. */
+  readonly origin: ToolOrigin;
+}
+
+/** Filters of a `tool/list/req`, camelCased. */
+export interface ToolFilter {
+  /**
+   * Tags a tool must all carry (AND); compared case-insensitively.
+   * @default {[]}
+   */
+  filterTags?: readonly string[];
+  /**
+   * An origin (`builtin`, `file`, `mcp`) or a toolkit name; `""` matches all.
+   * @default {""}
+   */
+  filterKind?: string;
+  /**
+   * Whether tools with `defer_loading` are included. List mode leaves them
+   * out; search mode includes them when the request says so.
+   * @default {false}
+   */
+  includeDeferred?: boolean;
+}
+
+/**
+ * Tells whether a tool carries every one of `tags` (AND semantics).
+ *
+ * @param definition the tool
+ * @param tags required tags; an empty list matches every tool
+ * @returns true when every tag is present (case-insensitive)
+ * @example AND semantics
+ * ```ts
+ * import { hasAllTags } from "./filter.ts";
+ * import { toolDefinition } from "../protocol/models.ts";
+ * import assert from "node:assert/strict";
+ * const def = toolDefinition({ name: "read_csv", description: "", tags: ["files", "csv"] });
+ * assert.equal(hasAllTags(def, ["csv", "Files"]), true);
+ * assert.equal(hasAllTags(def, ["csv", "json"]), false);
+ * assert.equal(hasAllTags(def, []), true);
+ * ```
+ */
+export function hasAllTags(
+  definition: ToolDefinition,
+  tags: readonly string[],
+): boolean {
+  if (tags.length === 0) return true;
+  const own = new Set(definition.tags.map((t) => t.toLowerCase()));
+  return tags.every((t) => own.has(t.toLowerCase()));
+}
+
+/**
+ * Tells whether a tool matches a `filter_kind`: its origin or its toolkit.
+ *
+ * @param entry the tool and its origin
+ * @param kind `builtin`, `file`, `mcp`, a toolkit name, or `""` for any
+ * @returns true when the tool matches
+ * @example Origin or toolkit
+ * ```ts
+ * import { matchesKind } from "./filter.ts";
+ * import { toolDefinition } from "../protocol/models.ts";
+ * import assert from "node:assert/strict";
+ * const entry = {
+ *   definition: toolDefinition({ name: "read_file", description: "", toolkit: "filesystem" }),
+ *   origin: "builtin" as const,
+ * };
+ * assert.equal(matchesKind(entry, "builtin"), true);
+ * assert.equal(matchesKind(entry, "filesystem"), true);
+ * assert.equal(matchesKind(entry, "mcp"), false);
+ * assert.equal(matchesKind(entry, ""), true);
+ * ```
+ */
+export function matchesKind(entry: ToolEntry, kind: string): boolean {
+  if (kind === "") return true;
+  return entry.origin === kind || entry.definition.toolkit === kind;
+}
+
+/**
+ * Tells whether a tool passes every filter of a request.
+ *
+ * @param entry the tool and its origin
+ * @param filter tags, kind and whether deferred tools count
+ * @returns true when the tool should be listed
+ * @example Deferred tools are left out by default
+ * ```ts
+ * import { matchesFilter } from "./filter.ts";
+ * import { toolDefinition } from "../protocol/models.ts";
+ * import assert from "node:assert/strict";
+ * const entry = {
+ *   definition: toolDefinition({ name: "big", description: "", defer_loading: true }),
+ *   origin: "file" as const,
+ * };
+ * assert.equal(matchesFilter(entry, {}), false);
+ * assert.equal(matchesFilter(entry, { includeDeferred: true }), true);
+ * ```
+ */
+export function matchesFilter(entry: ToolEntry, filter: ToolFilter): boolean {
+  const def = entry.definition;
+  if (def.defer_loading && !filter.includeDeferred) return false;
+  return matchesKind(entry, filter.filterKind ?? "") &&
+    hasAllTags(def, filter.filterTags ?? []);
+}
+
+/**
+ * Orders tools by name, then toolkit, then origin, comparing code units so
+ * the order is the same on every machine and locale.
+ *
+ * @param a one tool
+ * @param b another tool
+ * @returns negative, zero or positive, as `Array.prototype.sort` expects
+ * @example Sort entries
+ * ```ts
+ * import { compareEntries } from "./filter.ts";
+ * import { toolDefinition } from "../protocol/models.ts";
+ * import assert from "node:assert/strict";
+ * const e = (name: string) => ({ definition: toolDefinition({ name, description: "" }), origin: "file" as const });
+ * const sorted = [e("b"), e("B"), e("a")].sort(compareEntries);
+ * assert.deepEqual(sorted.map((x) => x.definition.name), ["B", "a", "b"]);
+ * ```
+ */
+export function compareEntries(a: ToolEntry, b: ToolEntry): number {
+  return compare(a.definition.name, b.definition.name) ||
+    compare(a.definition.toolkit ?? "", b.definition.toolkit ?? "") ||
+    compare(a.origin, b.origin);
+}
+
+/**
+ * List mode of `tool/list/req`: the tools passing `filter`, sorted by name.
+ *
+ * @param entries the registry's tools (any objects with the
+ *   {@linkcode ToolEntry} fields; the same objects are returned)
+ * @param filter tags (AND), kind, and whether deferred tools count
+ * @returns a new sorted array
+ * @example List the non-deferred tools of a toolkit carrying a tag
+ * ```ts
+ * import { listTools } from "./filter.ts";
+ * import { toolDefinition } from "../protocol/models.ts";
+ * import assert from "node:assert/strict";
+ * const tool = (name: string, tags: string[], defer_loading = false) => ({
+ *   definition: toolDefinition({ name, description: "", tags, toolkit: "fs", defer_loading }),
+ *   origin: "builtin" as const,
+ * });
+ * const entries = [tool("write_file", ["files"]), tool("read_file", ["files", "read"]), tool("huge", ["files"], true)];
+ * const names = listTools(entries, { filterKind: "fs", filterTags: ["files"] }).map((e) => e.definition.name);
+ * assert.deepEqual(names, ["read_file", "write_file"]);
+ * ```
+ */
+export function listTools<T extends ToolEntry>(
+  entries: Iterable<T>,
+  filter: ToolFilter = {},
+): T[] {
+  const out: T[] = [];
+  for (const entry of entries) {
+    if (matchesFilter(entry, filter)) out.push(entry);
+  }
+  return out.sort(compareEntries);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
