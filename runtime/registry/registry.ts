@@ -1,0 +1,317 @@
+/**
+ * The registry: every tool, toolkit and skill in the skills folders, read
+ * through the sandbox (never imported into the host), kept current by
+ * watching the folders.
+ *
+ * @module
+ */
+
+import { basename, dirname, resolve } from "node:path";
+import type { DescribedModule, Sandbox } from "../../sandbox/types.ts";
+import { buildSnapshot, type LoadedModule } from "./normalize.ts";
+import { isDefinitionFile, type ScannedFile, scanSkillDirs } from "./scan.ts";
+import type { SkillDir } from "./scan.ts";
+import type { NameChanges, RegistryChange, RegistrySnapshot } from "./types.ts";
+
+/** Options of {@link loadRegistry}. */
+export interface RegistryOptions {
+  /** Reads modules; only `describe` is used. */
+  sandbox: Pick<Sandbox, "describe">;
+  /** Skills folders: a path (origin `file`) or a path with its origin. */
+  dirs: readonly (string | SkillDir)[];
+  /** Watch the folders and reload on changes. @default false */
+  watch?: boolean;
+  /** How long to wait for a burst of file events to end. @default 50 */
+  debounceMs?: number;
+  /** How many modules to describe at once. @default 8 */
+  concurrency?: number;
+  /** Called after every reload that changed something. */
+  onChange?: (change: RegistryChange) => void;
+}
+
+/** A live registry. */
+export interface Registry {
+  /** The current snapshot; hold it (or an entry) to keep a version. */
+  readonly snapshot: RegistrySnapshot;
+  /**
+   * Rescans now, describing only files changed since they were last read.
+   *
+   * @returns the change, or null when nothing changed
+   */
+  reload(): Promise<RegistryChange | null>;
+  /**
+   * Subscribes to changes.
+   *
+   * @returns a function that unsubscribes
+   */
+  onChange(listener: (change: RegistryChange) => void): () => void;
+  /** Stops watching. */
+  close(): Promise<void>;
+}
+
+interface CacheSlot {
+  mtimeMs: number;
+  size: number;
+  module: DescribedModule;
+}
+
+/**
+ * Scans the skills folders, describes every module through the sandbox, and
+ * (with `watch`) keeps the snapshot current: a change on disk is reflected
+ * after `debounceMs` plus the time to describe the changed files.
+ *
+ * @param options the sandbox, folders and watch settings
+ * @returns the loaded registry
+ * @example Load a folder with a fake sandbox
+ * ```ts
+ * import { loadRegistry } from "./registry.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/echo.ts`, "");
+ * const registry = await loadRegistry({
+ *   dirs: [dir],
+ *   sandbox: {
+ *     describe: (path) => Promise.resolve({
+ *       path, hash: "h1", error: null,
+ *       definitions: [{ export: "default", kind: "tool", name: "echo",
+ *         fields: { description: "Echo" }, permissions: {}, runnable: true }],
+ *     }),
+ *   },
+ * });
+ * assert.equal(registry.snapshot.tools.get("echo")?.path, `${dir}/echo.ts`);
+ * await registry.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function loadRegistry(
+  options: RegistryOptions,
+): Promise<Registry> {
+  const registry = new LiveRegistry(options);
+  await registry.reload();
+  if (options.watch) registry.watch();
+  return registry;
+}
+
+class LiveRegistry implements Registry {
+  #options: RegistryOptions;
+  #dirs: SkillDir[];
+  #snapshot: RegistrySnapshot = buildSnapshot([]);
+  #cache = new Map<string, CacheSlot>();
+  #listeners = new Set<(change: RegistryChange) => void>();
+  #watcher: Deno.FsWatcher | null = null;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running: Promise<RegistryChange | null> | null = null;
+  #again = false;
+  #touchedSkillMd = false;
+  #closed = false;
+
+  constructor(options: RegistryOptions) {
+    this.#options = options;
+    this.#dirs = options.dirs.map((d) =>
+      typeof d === "string"
+        ? { path: resolve(d), origin: "file" }
+        : { path: resolve(d.path), origin: d.origin ?? "file" }
+    );
+    if (options.onChange) this.#listeners.add(options.onChange);
+  }
+
+  get snapshot(): RegistrySnapshot {
+    return this.#snapshot;
+  }
+
+  onChange(listener: (change: RegistryChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  reload(): Promise<RegistryChange | null> {
+    // One reload at a time; a request during one runs once more after it,
+    // so the last event on disk is always reflected.
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = (async () => {
+      let last: RegistryChange | null = null;
+      do {
+        this.#again = false;
+        last = (await this.#reloadOnce()) ?? last;
+      } while (this.#again && !this.#closed);
+      return last;
+    })().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  watch(): void {
+    const existing = this.#dirs.map((d) => d.path).filter((p) => {
+      try {
+        return Deno.statSync(p).isDirectory;
+      } catch {
+        return false;
+      }
+    });
+    if (existing.length === 0) return;
+    this.#watcher = Deno.watchFs(existing, { recursive: true });
+    const watcher = this.#watcher;
+    (async () => {
+      try {
+        for await (const event of watcher) {
+          if (event.kind === "access") continue;
+          for (const path of event.paths) this.#invalidate(path);
+          this.#schedule();
+        }
+      } catch {
+        // The watcher ends with close(); nothing to report.
+      }
+    })();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#watcher?.close();
+    this.#watcher = null;
+    await this.#running;
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.reload().catch(() => {
+        // reloadOnce reports per-file problems itself; a scan failure just
+        // leaves the previous snapshot in place until the next event.
+      });
+    }, this.#options.debounceMs ?? 50);
+  }
+
+  #invalidate(path: string): void {
+    const name = basename(path);
+    if (name === "SKILL.md") this.#touchedSkillMd = true;
+    if (isDefinitionFile(name)) {
+      this.#cache.delete(path);
+      return;
+    }
+    // A helper (`_x.ts`), data file or folder changed: modules beside it and
+    // below may import it, so read them again (the sandbox re-hashes).
+    if (!/\.(ts|js|mts|mjs|json|jsonc)$/.test(name)) return;
+    const dir = dirname(path);
+    for (const key of this.#cache.keys()) {
+      if (key.startsWith(dir + "/")) this.#cache.delete(key);
+    }
+  }
+
+  async #reloadOnce(): Promise<RegistryChange | null> {
+    const scan = await scanSkillDirs(this.#dirs);
+    const modules = await this.#describeAll(scan.files);
+    const previous = this.#snapshot;
+    const next = buildSnapshot(modules, {
+      generation: previous.generation + 1,
+      agentSkills: scan.agentSkills,
+      errors: scan.errors,
+    });
+    const change: RegistryChange = {
+      snapshot: next,
+      tools: diff(previous.tools, next.tools),
+      toolkits: diff(previous.toolkits, next.toolkits),
+      skills: diff(previous.skills, next.skills),
+      errorsChanged:
+        JSON.stringify(previous.errors) !== JSON.stringify(next.errors) ||
+        !sameEntries(previous.blocked, next.blocked),
+    };
+    const agentSkillsChanged = this.#touchedSkillMd ||
+      previous.agentSkills.join("\n") !== next.agentSkills.join("\n");
+    this.#touchedSkillMd = false;
+    const changed = change.errorsChanged || agentSkillsChanged ||
+      [change.tools, change.toolkits, change.skills].some((c) =>
+        c.added.length + c.changed.length + c.removed.length > 0
+      );
+    if (!changed) return null;
+    this.#snapshot = next;
+    for (const listener of this.#listeners) {
+      try {
+        listener(change);
+      } catch {
+        // One failing listener must not stop the others or the reload.
+      }
+    }
+    return change;
+  }
+
+  async #describeAll(files: ScannedFile[]): Promise<LoadedModule[]> {
+    const live = new Set(files.map((f) => f.path));
+    for (const key of this.#cache.keys()) {
+      if (!live.has(key)) this.#cache.delete(key);
+    }
+    const out: LoadedModule[] = new Array(files.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const index = next++;
+        const file = files[index]!;
+        out[index] = {
+          module: await this.#describe(file),
+          origin: file.origin,
+          root: file.root,
+        };
+      }
+    };
+    const n = Math.max(1, this.#options.concurrency ?? 8);
+    await Promise.all(Array.from({ length: n }, worker));
+    return out;
+  }
+
+  async #describe(file: ScannedFile): Promise<DescribedModule> {
+    const slot = this.#cache.get(file.path);
+    if (slot && slot.mtimeMs === file.mtimeMs && slot.size === file.size) {
+      return slot.module;
+    }
+    let module: DescribedModule;
+    try {
+      module = await this.#options.sandbox.describe(file.path);
+    } catch (error) {
+      // Not cached: a sandbox failure is retried on the next reload.
+      return {
+        path: file.path,
+        hash: "",
+        definitions: [],
+        error: error instanceof Error ? error.message : String(error),
+      };
+    }
+    this.#cache.set(file.path, {
+      mtimeMs: file.mtimeMs,
+      size: file.size,
+      module,
+    });
+    return module;
+  }
+}
+
+function diff<T>(
+  before: ReadonlyMap<string, T>,
+  after: ReadonlyMap<string, T>,
+): NameChanges {
+  const added: string[] = [];
+  const changed: string[] = [];
+  const removed: string[] = [];
+  for (const [name, entry] of after) {
+    const old = before.get(name);
+    if (old === undefined) added.push(name);
+    else if (JSON.stringify(old) !== JSON.stringify(entry)) changed.push(name);
+  }
+  for (const name of before.keys()) {
+    if (!after.has(name)) removed.push(name);
+  }
+  return { added, changed, removed };
+}
+
+function sameEntries(
+  a: ReadonlyMap<string, string>,
+  b: ReadonlyMap<string, string>,
+): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}

@@ -1,0 +1,122 @@
+/**
+ * The registry's data: immutable snapshots of every tool, toolkit and skill
+ * found in the skills folders, and the errors met while reading them.
+ *
+ * Entries are frozen; a hot reload builds a new snapshot instead of changing
+ * one, so a call that holds an entry keeps the version it started with.
+ *
+ * @module
+ */
+
+import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
+
+/**
+ * Where a definition comes from: a drop-in file in a user skills folder
+ * (`file`), or a module shipped with skillbox (`builtin`). `tool/list/req`'s
+ * `filter_kind` matches it.
+ */
+export type Origin = "file" | "builtin";
+
+/** Fields every registry entry has: where its code lives and which version. */
+export interface ModuleRef {
+  /** Absolute path of the module file. */
+  readonly path: string;
+  /** The export holding the definition (`"default"` or a name). */
+  readonly export: string;
+  /** The module's content hash; passed to the sandbox as the call version. */
+  readonly hash: string;
+  readonly origin: Origin;
+}
+
+/** A tool, normalized from its module's definition. */
+export interface ToolEntry extends ModuleRef {
+  readonly kind: "tool";
+  readonly name: string;
+  readonly description: string;
+  /** The author's version string. @default "1.0.0" */
+  readonly version: string;
+  readonly tags: readonly string[];
+  /** JSON Schema of the arguments (`{type: "object"}` when none given). */
+  readonly inputSchema: JsonSchema;
+  /** JSON Schema of the result (`{}` when none given). */
+  readonly outputSchema: JsonSchema;
+  readonly streaming: boolean;
+  readonly idempotent: boolean;
+  readonly deferLoading: boolean;
+  /** The toolkit it belongs to, or null. */
+  readonly toolkit: string | null;
+  /** Markdown guidance for models, or "". */
+  readonly prompt: string;
+  readonly permissions: Permissions | "dynamic";
+  readonly isolation: "warm" | "per-call";
+}
+
+/** A toolkit, normalized; `tools` is filled from membership. */
+export interface ToolkitEntry extends ModuleRef {
+  readonly kind: "toolkit";
+  readonly name: string;
+  readonly alias: string;
+  readonly description: string;
+  readonly category: string;
+  readonly tags: readonly string[];
+  readonly iconSvg: string | null;
+  readonly version: string;
+  /** JSON Schema of the configuration (`{}` when it takes none). */
+  readonly configSchema: JsonSchema;
+  /** Names of its tools, sorted. */
+  readonly tools: readonly string[];
+}
+
+/** A skill module found by the scan; the skills capability reads `fields`. */
+export interface SkillEntry extends ModuleRef {
+  readonly kind: "skill";
+  readonly name: string;
+  /** Every field as the author wrote it, schemas as JSON Schema. */
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly permissions: Permissions | "dynamic";
+  readonly runnable: boolean;
+}
+
+/** A file or definition that could not be loaded, with why. */
+export interface RegistryError {
+  /** Absolute path of the file at fault. */
+  readonly path: string;
+  /** The definition's name when the problem is with one definition. */
+  readonly name: string | null;
+  /** Sentence case, values quoted. */
+  readonly message: string;
+}
+
+/** One consistent view of everything loaded. */
+export interface RegistrySnapshot {
+  /** Increases by one with every reload that changed something. */
+  readonly generation: number;
+  readonly tools: ReadonlyMap<string, ToolEntry>;
+  readonly toolkits: ReadonlyMap<string, ToolkitEntry>;
+  readonly skills: ReadonlyMap<string, SkillEntry>;
+  /**
+   * Names that are defined more than once (or otherwise unusable), mapped to
+   * why; none of their definitions is served.
+   */
+  readonly blocked: ReadonlyMap<string, string>;
+  /** Absolute paths of Agent Skills folders (folders with a `SKILL.md`). */
+  readonly agentSkills: readonly string[];
+  readonly errors: readonly RegistryError[];
+}
+
+/** What changed between two snapshots, by name. */
+export interface NameChanges {
+  readonly added: readonly string[];
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/** A reload that changed something. */
+export interface RegistryChange {
+  readonly snapshot: RegistrySnapshot;
+  readonly tools: NameChanges;
+  readonly toolkits: NameChanges;
+  readonly skills: NameChanges;
+  /** True when the error list changed (a file broke or was fixed). */
+  readonly errorsChanged: boolean;
+}
