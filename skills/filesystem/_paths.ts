@@ -1,0 +1,177 @@
+/**
+ * Confinement to the configured `root`: every path an agent passes is
+ * resolved against it, `..` cannot climb out, and symlinks are followed with
+ * `Deno.realPath` so a link cannot point outside. This is defense in depth:
+ * the sandbox grants only `root`, but Deno checks permissions on the path as
+ * given, not on where a symlink leads.
+ *
+ * POSIX paths only (the sandbox runs on Linux and macOS).
+ *
+ * @module
+ */
+
+/** The filesystem toolkit's configuration with defaults applied. */
+export interface FsConfig {
+  /** Absolute, normalized root directory. */
+  root: string;
+  writable: boolean;
+}
+
+/**
+ * Reads the toolkit config from `ctx.config`.
+ *
+ * @param config `ctx.config`
+ * @returns the config with defaults
+ * @throws {Error} when `root` is missing or not absolute
+ */
+export function fsConfig(config: Record<string, unknown>): FsConfig {
+  const root = config.root;
+  if (typeof root !== "string" || root === "") {
+    throw new Error(
+      'The filesystem toolkit is not configured: set "root" to an absolute directory',
+    );
+  }
+  if (!root.startsWith("/")) {
+    throw new Error(
+      `The filesystem toolkit is misconfigured: "root" must be an absolute path, got "${root}"`,
+    );
+  }
+  return { root: normalize(root), writable: config.writable === true };
+}
+
+/**
+ * Normalizes an absolute POSIX path lexically: collapses `//`, `.` and `..`
+ * (never above `/`), and drops a trailing slash.
+ *
+ * @param path an absolute path
+ * @returns the normalized path
+ */
+export function normalize(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return "/" + out.join("/");
+}
+
+/** Whether `path` is `base` or inside it (both normalized). */
+export function isInside(base: string, path: string): boolean {
+  return path === base || base === "/" || path.startsWith(base + "/");
+}
+
+/** A path inside the root. */
+export interface RootPath {
+  /** Absolute path under root, as given (not symlink-resolved). */
+  abs: string;
+  /** Path relative to root (`.` for the root itself), for results. */
+  rel: string;
+}
+
+/**
+ * Resolves an agent-given path (relative to root, or absolute inside it)
+ * and checks it stays inside root, lexically and through symlinks. The
+ * path itself need not exist (for writes); its nearest existing ancestor
+ * must resolve inside root, and a dangling symlink is refused because
+ * writing through it would create a file wherever it points.
+ *
+ * @param cfg the toolkit config
+ * @param path the path the agent gave
+ * @returns the absolute and root-relative path
+ * @throws {Error} when the path leaves root
+ */
+export async function resolveInRoot(
+  cfg: FsConfig,
+  path: string,
+): Promise<RootPath> {
+  if (typeof path !== "string") throw new TypeError("A path must be a string");
+  if (path.includes("\0")) throw new Error("A path cannot contain NUL bytes");
+  const raw = path.startsWith("/") ? path : `${cfg.root}/${path}`;
+  // Reject a climb even when it comes back (`a/../../root/x`) so the rule is
+  // simple to state: no path component may step above root.
+  if (!staysInside(cfg.root, raw)) {
+    throw new Error(`Path "${path}" is outside the root "${cfg.root}"`);
+  }
+  const abs = normalize(raw);
+  const realRoot = await realRootOf(cfg);
+  let probe = abs;
+  for (;;) {
+    try {
+      const real = await Deno.realPath(probe);
+      if (!isInside(realRoot, normalize(real))) {
+        throw new Error(
+          `Path "${path}" resolves outside the root through a symlink`,
+        );
+      }
+      break;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      const link = await Deno.lstat(probe).catch(() => null);
+      if (link?.isSymlink) {
+        throw new Error(`Path "${path}" goes through a dangling symlink`);
+      }
+      if (probe === cfg.root) {
+        throw new Error(`The root "${cfg.root}" does not exist`);
+      }
+      probe = probe.slice(0, probe.lastIndexOf("/")) || "/";
+    }
+  }
+  return { abs, rel: relative(cfg.root, abs) };
+}
+
+/**
+ * Checks that an entry found while walking (already under root lexically)
+ * does not lead outside root through a symlink.
+ *
+ * @param cfg the toolkit config
+ * @param abs an absolute path under root
+ * @returns true when its real path is inside root
+ */
+export async function realInside(cfg: FsConfig, abs: string): Promise<boolean> {
+  try {
+    return isInside(
+      await realRootOf(cfg),
+      normalize(await Deno.realPath(abs)),
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** The root relative path of an absolute path under root. */
+export function relative(root: string, abs: string): string {
+  if (abs === root) return ".";
+  return root === "/" ? abs.slice(1) : abs.slice(root.length + 1);
+}
+
+function staysInside(root: string, path: string): boolean {
+  return isInside(root, normalize(path)) && !climbsAbove(root, path);
+}
+
+function climbsAbove(root: string, path: string): boolean {
+  // Walk the path component by component; at no point may the current
+  // directory be outside root once we have entered it.
+  const stack: string[] = [];
+  let entered = false;
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") stack.pop();
+    else stack.push(part);
+    const cur = "/" + stack.join("/");
+    if (isInside(root, cur)) entered = true;
+    else if (entered) return true;
+  }
+  return false;
+}
+
+async function realRootOf(cfg: FsConfig): Promise<string> {
+  try {
+    return normalize(await Deno.realPath(cfg.root));
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new Error(`The root "${cfg.root}" does not exist`);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,349 @@
+import assert from "node:assert/strict";
+import { dataOf, makeCtx } from "../_test_ctx.ts";
+import { globToRegExp } from "./_walk.ts";
+import findFiles from "./find_files.ts";
+import grep from "./grep.ts";
+import listDir from "./list_dir.ts";
+import readFile from "./read_file.ts";
+import stat from "./stat.ts";
+import writeFile from "./write_file.ts";
+
+/** A temp tree: root/ with files, plus a sibling "outside" dir. */
+async function fixture(): Promise<{ base: string; root: string }> {
+  const base = await Deno.makeTempDir({ prefix: "skillbox_fs_" });
+  const root = `${base}/root`;
+  await Deno.mkdir(`${root}/src/lib`, { recursive: true });
+  await Deno.mkdir(`${root}/.hidden`);
+  await Deno.mkdir(`${base}/outside`);
+  await Deno.writeTextFile(`${base}/outside/secret.txt`, "TOP SECRET\n");
+  await Deno.writeTextFile(`${root}/a.txt`, "one\ntwo\nthree\nfour\nfive\n");
+  await Deno.writeTextFile(
+    `${root}/src/main.ts`,
+    'import { x } from "./lib/util.ts";\n// TODO: tidy\nconsole.log(x);\n',
+  );
+  await Deno.writeTextFile(
+    `${root}/src/lib/util.ts`,
+    "export const x = 1;\n// todo later\n",
+  );
+  await Deno.writeTextFile(`${root}/src/lib/data.json`, '{"todo": true}\n');
+  await Deno.writeTextFile(`${root}/.hidden/conf.ts`, "// TODO hidden\n");
+  await Deno.writeFile(
+    `${root}/blob.bin`,
+    new Uint8Array([84, 79, 68, 79, 0, 1, 2]),
+  );
+  await Deno.symlink(`${base}/outside/secret.txt`, `${root}/escape.txt`);
+  await Deno.symlink(`${base}/outside`, `${root}/escape_dir`);
+  await Deno.symlink(`${root}/a.txt`, `${root}/inside_link.txt`);
+  return { base, root };
+}
+
+Deno.test("filesystem tools", async (t) => {
+  const { base, root } = await fixture();
+  const ro = makeCtx({ root }).ctx;
+  const rw = makeCtx({ root, writable: true }).ctx;
+
+  await t.step("read_file reads a whole file and a line range", async () => {
+    const all = dataOf(await readFile.run({ path: "a.txt" }, ro));
+    assert.equal(all.content, "one\ntwo\nthree\nfour\nfive\n");
+    assert.equal(all.total_lines, 5);
+    assert.equal(all.truncated, false);
+    const part = dataOf(
+      await readFile.run(
+        { path: "a.txt", start_line: 2, end_line: 3, line_numbers: true },
+        ro,
+      ),
+    );
+    assert.equal(part.content, "2\ttwo\n3\tthree\n");
+    assert.equal(part.end_line, 3);
+  });
+
+  await t.step("read_file caps output and says where to go on", async () => {
+    const big = Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`);
+    await Deno.writeTextFile(`${root}/big.txt`, big.join("\n") + "\n");
+    const r = dataOf(
+      await readFile.run({ path: "big.txt", max_bytes: 100 }, ro),
+    );
+    assert.equal(r.truncated, true);
+    assert.ok((r.content as string).length <= 100);
+    assert.equal(r.total_lines, null);
+    const next = r.next_start_line as number;
+    const more = dataOf(
+      await readFile.run(
+        { path: "big.txt", start_line: next, end_line: next },
+        ro,
+      ),
+    );
+    assert.equal(more.content, `line ${next}\n`);
+  });
+
+  await t.step("read_file refuses binary files and directories", async () => {
+    await assert.rejects(
+      () => Promise.resolve(readFile.run({ path: "blob.bin" }, ro)),
+      /binary/,
+    );
+    await assert.rejects(
+      () => Promise.resolve(readFile.run({ path: "src" }, ro)),
+      /is a directory/,
+    );
+  });
+
+  await t.step("paths cannot leave root with ..", async () => {
+    for (
+      const path of [
+        "../outside/secret.txt",
+        "src/../../outside/secret.txt",
+        `${base}/outside/secret.txt`,
+        "/etc/passwd",
+      ]
+    ) {
+      await assert.rejects(
+        () => Promise.resolve(readFile.run({ path }, ro)),
+        /outside the root/,
+        path,
+      );
+    }
+    // Climbing out and back in is refused too: the rule has no exceptions.
+    await assert.rejects(
+      () => Promise.resolve(readFile.run({ path: "../root/a.txt" }, ro)),
+      /outside the root/,
+    );
+    // An absolute path inside root is fine.
+    const r = dataOf(await readFile.run({ path: `${root}/a.txt` }, ro));
+    assert.equal(r.path, "a.txt");
+  });
+
+  await t.step("symlinks cannot leave root", async () => {
+    await assert.rejects(
+      () => Promise.resolve(readFile.run({ path: "escape.txt" }, ro)),
+      /through a symlink/,
+    );
+    await assert.rejects(
+      () =>
+        Promise.resolve(readFile.run({ path: "escape_dir/secret.txt" }, ro)),
+      /through a symlink/,
+    );
+    await assert.rejects(
+      () => Promise.resolve(listDir.run({ path: "escape_dir" }, ro)),
+      /through a symlink/,
+    );
+    await assert.rejects(
+      () =>
+        Promise.resolve(
+          writeFile.run({ path: "escape_dir/new.txt", content: "x" }, rw),
+        ),
+      /through a symlink/,
+    );
+    // A link that stays inside root works.
+    const r = dataOf(await readFile.run({ path: "inside_link.txt" }, ro));
+    assert.match(r.content as string, /^one/);
+    // grep follows inside links but never the escaping one.
+    const g = dataOf(
+      await grep.run({ pattern: "SECRET", include_hidden: true }, ro),
+    );
+    assert.deepEqual(g.matches, []);
+  });
+
+  await t.step("a dangling symlink is not written through", async () => {
+    await Deno.symlink(`${base}/outside/planted.txt`, `${root}/dangling.txt`);
+    await assert.rejects(
+      () =>
+        Promise.resolve(
+          writeFile.run({ path: "dangling.txt", content: "x" }, rw),
+        ),
+      /dangling symlink/,
+    );
+    await assert.rejects(() => Deno.stat(`${base}/outside/planted.txt`));
+    const s = dataOf(await stat.run({ path: "dangling.txt" }, ro));
+    assert.equal(s.dangling, true);
+    await Deno.remove(`${root}/dangling.txt`);
+  });
+
+  await t.step("write_file needs writable and creates parents", async () => {
+    await assert.rejects(
+      () => Promise.resolve(writeFile.run({ path: "n.txt", content: "x" }, ro)),
+      /read-only/,
+    );
+    const w = dataOf(
+      await writeFile.run({ path: "new/deep/n.txt", content: "hello\n" }, rw),
+    );
+    assert.equal(w.created, true);
+    assert.equal(w.bytes_written, 6);
+    await writeFile.run(
+      { path: "new/deep/n.txt", content: "more\n", mode: "append" },
+      rw,
+    );
+    assert.equal(
+      await Deno.readTextFile(`${root}/new/deep/n.txt`),
+      "hello\nmore\n",
+    );
+    await assert.rejects(
+      () =>
+        Promise.resolve(
+          writeFile.run(
+            { path: "new/deep/n.txt", content: "x", mode: "create" },
+            rw,
+          ),
+        ),
+      /already exists/,
+    );
+    await writeFile.run({ path: "new/deep/n.txt", content: "replaced" }, rw);
+    assert.equal(await Deno.readTextFile(`${root}/new/deep/n.txt`), "replaced");
+    await assert.rejects(
+      () =>
+        Promise.resolve(
+          writeFile.run({ path: "../outside/x.txt", content: "x" }, rw),
+        ),
+      /outside the root/,
+    );
+    await Deno.remove(`${root}/new`, { recursive: true });
+  });
+
+  await t.step("list_dir lists entries with types and sizes", async () => {
+    const r = dataOf<
+      { entries: { path: string; type: string; size?: number }[] }
+    >(
+      await listDir.run({}, ro),
+    );
+    const byPath = Object.fromEntries(r.entries.map((e) => [e.path, e]));
+    assert.equal(byPath["a.txt"]?.type, "file");
+    assert.equal(byPath["a.txt"]?.size, 24);
+    assert.equal(byPath["src"]?.type, "dir");
+    assert.equal(byPath["escape_dir"]?.type, "symlink");
+    assert.ok(byPath[".hidden"], "hidden entries listed by default");
+    assert.ok(!byPath["src/main.ts"], "not recursive by default");
+
+    const deep = dataOf<{ entries: { path: string }[] }>(
+      await listDir.run({ path: "src", recursive: true }, ro),
+    );
+    assert.deepEqual(deep.entries.map((e) => e.path), [
+      "src/lib",
+      "src/lib/data.json",
+      "src/lib/util.ts",
+      "src/main.ts",
+    ]);
+    const shallow = dataOf<{ entries: unknown[]; truncated: boolean }>(
+      await listDir.run({ recursive: true, max_entries: 2 }, ro),
+    );
+    assert.equal(shallow.entries.length, 2);
+    assert.equal(shallow.truncated, true);
+  });
+
+  await t.step("find_files matches globs", async () => {
+    const find = async (args: Record<string, unknown>) =>
+      dataOf<{ paths: string[] }>(
+        await findFiles.run(args as { pattern: string }, ro),
+      ).paths;
+    assert.deepEqual(await find({ pattern: "**/*.ts" }), [
+      "src/lib/util.ts",
+      "src/main.ts",
+    ]);
+    assert.deepEqual(await find({ pattern: "*.ts" }), [
+      "src/lib/util.ts",
+      "src/main.ts",
+    ]);
+    assert.deepEqual(await find({ pattern: "src/*.ts" }), ["src/main.ts"]);
+    assert.deepEqual(await find({ pattern: "src/**/*.{json,ts}" }), [
+      "src/lib/data.json",
+      "src/lib/util.ts",
+      "src/main.ts",
+    ]);
+    assert.deepEqual(await find({ pattern: "*.ts", path: "src/lib" }), [
+      "src/lib/util.ts",
+    ]);
+    assert.deepEqual(await find({ pattern: "**/*.ts", include_hidden: true }), [
+      ".hidden/conf.ts",
+      "src/lib/util.ts",
+      "src/main.ts",
+    ]);
+    assert.deepEqual(await find({ pattern: ".hidden/*" }), [".hidden/conf.ts"]);
+    assert.deepEqual(await find({ pattern: "**/lib", type: "dir" }), [
+      "src/lib",
+    ]);
+    assert.deepEqual(await find({ pattern: "?.txt" }), ["a.txt"]);
+  });
+
+  await t.step("globToRegExp handles the syntax", () => {
+    const m = (g: string, p: string) => globToRegExp(g).test(p);
+    assert.ok(m("**/*.ts", "a.ts"));
+    assert.ok(m("**/*.ts", "a/b/c.ts"));
+    assert.ok(!m("**/*.ts", "a/b/c.tsx"));
+    assert.ok(m("src/**", "src/a/b"));
+    assert.ok(!m("src/*", "src/a/b"));
+    assert.ok(m("a/**/b", "a/b"));
+    assert.ok(m("a/**/b", "a/x/y/b"));
+    assert.ok(m("[!a]*.md", "README.md"));
+    assert.ok(!m("[!a]*.md", "about.md"));
+    assert.ok(m("file.(1).txt", "file.(1).txt"));
+    assert.ok(!m("file.txt", "fileXtxt"));
+    assert.ok(m("*.{a,b{c,d}}", "x.bd"));
+    assert.throws(() => globToRegExp("*.{a,b"), SyntaxError);
+  });
+
+  await t.step("grep finds lines with context and skips binary", async () => {
+    const r = dataOf<{
+      matches: {
+        path: string;
+        line: number;
+        text: string;
+        before?: string[];
+        after?: string[];
+      }[];
+      skipped_binary: number;
+    }>(await grep.run({ pattern: "todo", ignore_case: true, context: 1 }, ro));
+    assert.deepEqual(r.matches.map((m) => `${m.path}:${m.line}`), [
+      "src/lib/data.json:1",
+      "src/lib/util.ts:2",
+      "src/main.ts:2",
+    ]);
+    const main = r.matches[2]!;
+    assert.deepEqual(main.before, ['import { x } from "./lib/util.ts";']);
+    assert.deepEqual(main.after, ["console.log(x);"]);
+    assert.equal(r.skipped_binary, 1);
+
+    const scoped = dataOf<{ matches: { path: string }[] }>(
+      await grep.run(
+        { pattern: "TODO", glob: "*.ts", include_hidden: true },
+        ro,
+      ),
+    );
+    assert.deepEqual(scoped.matches.map((m) => m.path), [
+      ".hidden/conf.ts",
+      "src/main.ts",
+    ]);
+    const capped = dataOf<{ matches: unknown[]; truncated: boolean }>(
+      await grep.run({ pattern: "line", path: "big.txt", max_matches: 3 }, ro),
+    );
+    assert.equal(capped.matches.length, 3);
+    assert.equal(capped.truncated, true);
+    const fixed = dataOf<{ matches: unknown[] }>(
+      await grep.run({ pattern: "x);", fixed_strings: true }, ro),
+    );
+    assert.equal(fixed.matches.length, 1);
+    await assert.rejects(
+      () => Promise.resolve(grep.run({ pattern: "(" }, ro)),
+      /Invalid regular expression/,
+    );
+  });
+
+  await t.step("stat reports existence and type", async () => {
+    const f = dataOf(await stat.run({ path: "a.txt" }, ro));
+    assert.equal(f.exists, true);
+    assert.equal(f.type, "file");
+    assert.equal(f.size, 24);
+    assert.equal(typeof f.modified, "string");
+    const missing = dataOf(await stat.run({ path: "nope.txt" }, ro));
+    assert.equal(missing.exists, false);
+    const link = dataOf(await stat.run({ path: "inside_link.txt" }, ro));
+    assert.equal(link.type, "symlink");
+    assert.equal(link.symlink_target, `${root}/a.txt`);
+  });
+
+  await t.step("an unconfigured toolkit says so", async () => {
+    await assert.rejects(
+      () => Promise.resolve(readFile.run({ path: "a.txt" }, makeCtx().ctx)),
+      /not configured/,
+    );
+  });
+
+  await Deno.remove(base, { recursive: true });
+});

@@ -1,0 +1,195 @@
+/**
+ * `read_file`: reads a text file, or a range of its lines, with a size cap.
+ *
+ * @module
+ */
+
+import type { ToolDef } from "../../sandbox/sdk/types.ts";
+import { withSummary } from "./_output.ts";
+import { fsConfig, resolveInRoot } from "./_paths.ts";
+import { looksBinary } from "./_walk.ts";
+
+interface Args {
+  path: string;
+  start_line?: number;
+  end_line?: number;
+  max_bytes?: number;
+  line_numbers?: boolean;
+}
+
+const DEFAULT_MAX_BYTES = 100_000;
+const LIMIT_MAX_BYTES = 2_000_000;
+
+export default {
+  kind: "tool",
+  name: "read_file",
+  toolkit: "filesystem",
+  description:
+    "Read a text file under the root, whole or a range of lines. Use it to look at source code, configs, logs or data files; use `grep` first to find where to look in large files.",
+  tags: ["files", "read"],
+  idempotent: true,
+  input: {
+    type: "object",
+    properties: {
+      path: { type: "string", description: "File path relative to root" },
+      start_line: {
+        type: "integer",
+        minimum: 1,
+        description: "First line to return, from 1 (default 1)",
+      },
+      end_line: {
+        type: "integer",
+        minimum: 1,
+        description: "Last line to return, inclusive (default: end of file)",
+      },
+      max_bytes: {
+        type: "integer",
+        minimum: 1,
+        maximum: LIMIT_MAX_BYTES,
+        description:
+          `Most bytes of content to return (default ${DEFAULT_MAX_BYTES}); the rest is cut at a line boundary and \`truncated\` is set`,
+      },
+      line_numbers: {
+        type: "boolean",
+        description: "Prefix each line with its number and a tab",
+      },
+    },
+    required: ["path"],
+    additionalProperties: false,
+  },
+  output: {
+    type: "object",
+    properties: {
+      path: { type: "string" },
+      content: { type: "string" },
+      start_line: { type: "integer" },
+      end_line: {
+        type: "integer",
+        description: "Last line included (0 when none)",
+      },
+      total_lines: {
+        type: ["integer", "null"],
+        description: "Lines in the file, when read to the end",
+      },
+      size: { type: "integer", description: "File size in bytes" },
+      truncated: { type: "boolean" },
+      next_start_line: {
+        type: ["integer", "null"],
+        description: "Where to continue when truncated",
+      },
+    },
+  },
+  async run(args, ctx) {
+    const cfg = fsConfig(ctx.config);
+    const { abs, rel } = await resolveInRoot(cfg, args.path);
+    const start = args.start_line ?? 1;
+    const end = args.end_line ?? Infinity;
+    if (end < start) {
+      throw new RangeError(
+        `end_line (${end}) is before start_line (${start})`,
+      );
+    }
+    const maxBytes = Math.min(
+      args.max_bytes ?? DEFAULT_MAX_BYTES,
+      LIMIT_MAX_BYTES,
+    );
+    const info = await Deno.stat(abs);
+    if (info.isDirectory) {
+      throw new Error(`"${rel}" is a directory: use list_dir`);
+    }
+
+    const file = await Deno.open(abs, { read: true });
+    const decoder = new TextDecoder();
+    const enc = new TextEncoder();
+    const out: string[] = [];
+    let outBytes = 0;
+    let lineNo = 0;
+    let lastIncluded = 0;
+    let truncated = false;
+    let reachedEof = true;
+    let pending = "";
+    let first = true;
+
+    // Returns false to stop reading.
+    const take = (line: string): boolean => {
+      lineNo++;
+      if (lineNo < start) return true;
+      if (lineNo > end) {
+        reachedEof = false;
+        return false;
+      }
+      const text = args.line_numbers ? `${lineNo}\t${line}` : line;
+      const bytes = enc.encode(text).length + 1;
+      if (outBytes + bytes > maxBytes) {
+        if (out.length === 0) {
+          // A single huge line: return its head rather than nothing.
+          out.push(cutUtf8(text, maxBytes));
+          lastIncluded = lineNo;
+        }
+        truncated = true;
+        reachedEof = false;
+        return false;
+      }
+      out.push(text);
+      outBytes += bytes;
+      lastIncluded = lineNo;
+      return true;
+    };
+
+    try {
+      read: for await (const chunk of file.readable) {
+        if (first) {
+          first = false;
+          if (looksBinary(chunk)) {
+            throw new Error(
+              `"${rel}" looks like a binary file (${info.size} bytes): read_file returns text only`,
+            );
+          }
+        }
+        pending += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = pending.indexOf("\n")) >= 0) {
+          const line = pending.slice(0, nl).replace(/\r$/, "");
+          pending = pending.slice(nl + 1);
+          if (!take(line)) break read;
+        }
+      }
+      if (reachedEof) {
+        pending += decoder.decode();
+        if (pending !== "") take(pending.replace(/\r$/, ""));
+      }
+    } finally {
+      // Breaking out of the loop cancels the stream, which closes the file;
+      // closing again would throw.
+      try {
+        file.close();
+      } catch { /* already closed */ }
+    }
+
+    const data = {
+      path: rel,
+      content: out.join("\n") + (out.length > 0 ? "\n" : ""),
+      start_line: start,
+      end_line: lastIncluded,
+      total_lines: reachedEof ? lineNo : null,
+      size: info.size,
+      truncated,
+      next_start_line: truncated ? lastIncluded + 1 : null,
+    };
+    const note = truncated
+      ? ` (truncated at ${maxBytes} bytes; continue with start_line=${data.next_start_line})`
+      : "";
+    return withSummary(
+      data,
+      out.length === 0
+        ? `No lines of "${rel}" in ${start}..${args.end_line ?? "end"}`
+        : `Read lines ${start}-${lastIncluded} of "${rel}"${note}`,
+    );
+  },
+} satisfies ToolDef<Args>;
+
+function cutUtf8(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text).subarray(0, maxBytes);
+  // Drop a partial trailing character rather than emit U+FFFD.
+  return new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+}
