@@ -1,0 +1,235 @@
+/**
+ * The `anthropic` provider: the Messages API through the official
+ * `@anthropic-ai/sdk` client, streaming its raw events (`message_start`,
+ * `content_block_start`, `content_block_delta` with `text_delta` or
+ * `input_json_delta`, `content_block_stop`, `message_delta`, `message_stop`),
+ * with tool calling through `tool_use` blocks.
+ *
+ * @module
+ */
+
+import Anthropic, { APIError } from "@anthropic-ai/sdk";
+import type {
+  ChatOptions,
+  ChatRequest,
+  ChatResponse,
+  ChatToolCall,
+  LlmProvider,
+} from "./provider.ts";
+import {
+  parseToolArguments,
+  providerError,
+  rethrowIfAborted,
+  truncatedStreamError,
+} from "./_errors.ts";
+import { toAnthropicTools } from "./tool_formats.ts";
+import { SkillboxError } from "../errors.ts";
+
+/** What the Anthropic provider needs; `createProvider` builds it from config. */
+export interface AnthropicProviderOptions {
+  apiKey: string;
+  model: string;
+  /** @default the official API (`https://api.anthropic.com`) */
+  baseUrl?: string;
+  /** Used when a request sets none (the API requires one). @default 1024 */
+  maxTokens?: number;
+  /** Used when a request sets none. @default the API's default */
+  temperature?: number;
+  /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
+  maxRetries?: number;
+}
+
+const PROVIDER = "anthropic";
+const OFFICIAL_BASE_URL = "https://api.anthropic.com";
+const DEFAULT_MAX_TOKENS = 1024;
+
+type MessageParam = Anthropic.MessageParam;
+type Block = Exclude<MessageParam["content"], string>[number];
+
+/**
+ * Creates a provider for the Anthropic Messages API.
+ *
+ * @param options key, model, base URL and defaults
+ * @returns a provider that streams each turn
+ * @example Configure it (no request is made here)
+ * ```ts
+ * import { createAnthropicProvider } from "./anthropic.ts";
+ * import assert from "node:assert/strict";
+ * const llm = createAnthropicProvider({ apiKey: "sk-ant-…", model: "claude-x" });
+ * assert.equal(llm.model, "claude-x");
+ * ```
+ */
+export function createAnthropicProvider(
+  options: AnthropicProviderOptions,
+): LlmProvider {
+  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URL;
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: baseUrl,
+    maxRetries: options.maxRetries ?? 0,
+  });
+
+  return {
+    provider: PROVIDER,
+    model: options.model,
+    async chat(request: ChatRequest, chat: ChatOptions = {}) {
+      const { signal, onToken } = chat;
+      const temperature = request.temperature ?? options.temperature;
+      const { system, messages } = toAnthropicMessages(request);
+      const body: Anthropic.MessageCreateParamsStreaming = {
+        model: options.model,
+        max_tokens: request.max_tokens ?? options.maxTokens ??
+          DEFAULT_MAX_TOKENS,
+        messages,
+        stream: true,
+        ...(system ? { system } : {}),
+        ...(temperature === undefined ? {} : { temperature }),
+        ...(request.tools?.length
+          ? { tools: toAnthropicTools(request.tools) }
+          : {}),
+      };
+
+      let text = "";
+      let stopReason: string | null = null;
+      let stopped = false;
+      const usage = { input_tokens: 0, output_tokens: 0 };
+      // Content blocks by index: tool_use input arrives as JSON pieces.
+      const tools = new Map<
+        number,
+        { id: string; name: string; json: string }
+      >();
+      try {
+        const stream = await client.messages.create(body, { signal });
+        for await (const event of stream) {
+          switch (event.type) {
+            case "message_start":
+              usage.input_tokens = event.message.usage.input_tokens;
+              usage.output_tokens = event.message.usage.output_tokens;
+              break;
+            case "content_block_start":
+              if (event.content_block.type === "tool_use") {
+                tools.set(event.index, {
+                  id: event.content_block.id,
+                  name: event.content_block.name,
+                  json: "",
+                });
+              }
+              break;
+            case "content_block_delta":
+              if (event.delta.type === "text_delta") {
+                text += event.delta.text;
+                onToken?.(event.delta.text);
+              } else if (event.delta.type === "input_json_delta") {
+                const tool = tools.get(event.index);
+                if (tool) tool.json += event.delta.partial_json;
+              }
+              break;
+            case "message_delta":
+              stopReason = event.delta.stop_reason ?? stopReason;
+              // `output_tokens` here is cumulative for the message.
+              usage.output_tokens = event.usage.output_tokens;
+              break;
+            case "message_stop":
+              stopped = true;
+              break;
+          }
+        }
+      } catch (error) {
+        rethrowIfAborted(signal);
+        throw toError(error, baseUrl);
+      }
+      // The SDK ends the iteration quietly on abort: say it was aborted.
+      rethrowIfAborted(signal);
+      if (!stopped) throw truncatedStreamError(PROVIDER);
+
+      const toolCalls: ChatToolCall[] = [...tools.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([, tool]) => ({
+          id: tool.id,
+          name: tool.name,
+          arguments: parseToolArguments(PROVIDER, tool.name, tool.json),
+        }));
+      return {
+        text,
+        tool_calls: toolCalls,
+        stop_reason: stopReason ?? "end_turn",
+        usage,
+        turn: chat.turn ?? 1,
+      } satisfies ChatResponse;
+    },
+  };
+}
+
+/**
+ * Maps our history to Messages API turns: system text goes to `system`,
+ * assistant tool calls become `tool_use` blocks, tool results become
+ * `tool_result` blocks in a user turn, and consecutive same-role turns are
+ * merged (the API wants user and assistant to alternate).
+ */
+function toAnthropicMessages(
+  request: ChatRequest,
+): { system: string; messages: MessageParam[] } {
+  const system: string[] = request.system ? [request.system] : [];
+  const messages: { role: "user" | "assistant"; content: Block[] }[] = [];
+  const push = (role: "user" | "assistant", blocks: Block[]) => {
+    const last = messages.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  for (const message of request.messages) {
+    switch (message.role) {
+      case "system":
+        system.push(message.content);
+        break;
+      case "user":
+        push("user", [{ type: "text", text: message.content }]);
+        break;
+      case "assistant": {
+        const blocks: Block[] = message.content
+          ? [{ type: "text", text: message.content }]
+          : [];
+        for (const call of message.tool_calls ?? []) {
+          blocks.push({
+            type: "tool_use",
+            id: call.id,
+            name: call.name,
+            input: call.arguments,
+          });
+        }
+        push("assistant", blocks);
+        break;
+      }
+      case "tool":
+        push("user", [{
+          type: "tool_result",
+          tool_use_id: message.tool_call_id ?? "",
+          content: message.content,
+        }]);
+        break;
+    }
+  }
+  return { system: system.join("\n\n"), messages };
+}
+
+function toError(error: unknown, baseUrl: string): Error {
+  if (error instanceof SkillboxError) return error;
+  if (error instanceof APIError) {
+    // Body shape: {type: "error", error: {type, message}}.
+    const body = error.error as
+      | { error?: { message?: unknown; type?: unknown } }
+      | undefined;
+    const message = typeof body?.error?.message === "string"
+      ? body.error.message
+      : undefined;
+    return providerError(PROVIDER, {
+      status: error.status,
+      message: message ??
+        (error.status === undefined ? error.message : undefined),
+      type: error.type ?? undefined,
+      connection: error.status === undefined && body === undefined,
+    }, { cause: error, baseUrl });
+  }
+  return providerError(PROVIDER, {
+    message: error instanceof Error ? error.message : String(error),
+  }, { cause: error, baseUrl });
+}

@@ -1,0 +1,223 @@
+/**
+ * The `openai` provider: the Chat Completions API through the official
+ * `openai` client, streaming, with tool calling. Any compatible server
+ * (Ollama, vLLM, llama.cpp server, OpenRouter, ...) works through `base_url`.
+ *
+ * @module
+ */
+
+import OpenAI, { APIError } from "openai";
+import type {
+  ChatMessage,
+  ChatOptions,
+  ChatRequest,
+  ChatResponse,
+  ChatToolCall,
+  LlmProvider,
+} from "./provider.ts";
+import {
+  parseToolArguments,
+  providerError,
+  rethrowIfAborted,
+  truncatedStreamError,
+} from "./_errors.ts";
+import { toOpenAiTools } from "./tool_formats.ts";
+import { SkillboxError } from "../errors.ts";
+
+/** What the OpenAI provider needs; `createProvider` builds it from config. */
+export interface OpenAiProviderOptions {
+  apiKey: string;
+  model: string;
+  /** @default the official API (`https://api.openai.com/v1`) */
+  baseUrl?: string;
+  /** Used when a request sets none. @default the server's default */
+  maxTokens?: number;
+  /** Used when a request sets none. @default the server's default */
+  temperature?: number;
+  /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
+  maxRetries?: number;
+}
+
+const PROVIDER = "openai";
+
+/** The official API; other servers take `max_tokens` instead. */
+const OFFICIAL_BASE_URL = "https://api.openai.com/v1";
+
+/** OpenAI `finish_reason` → the normalized `stop_reason`. */
+const STOP_REASONS: Record<string, string> = {
+  stop: "end_turn",
+  tool_calls: "tool_use",
+  function_call: "tool_use",
+  length: "max_tokens",
+};
+
+/**
+ * Creates a provider for the OpenAI Chat Completions API.
+ *
+ * @param options key, model, base URL and defaults
+ * @returns a provider that streams each turn
+ * @example Point it at a local compatible server (no request is made here)
+ * ```ts
+ * import { createOpenAiProvider } from "./openai.ts";
+ * import assert from "node:assert/strict";
+ * const llm = createOpenAiProvider({
+ *   apiKey: "unused",
+ *   model: "llama3.2",
+ *   baseUrl: "http://127.0.0.1:11434/v1",
+ * });
+ * assert.equal(llm.provider, "openai");
+ * ```
+ */
+export function createOpenAiProvider(
+  options: OpenAiProviderOptions,
+): LlmProvider {
+  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URL;
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: baseUrl,
+    maxRetries: options.maxRetries ?? 0,
+  });
+  // The official API rejects `max_tokens` for reasoning models; compatible
+  // servers (Ollama, vLLM, llama.cpp) may not know `max_completion_tokens`.
+  const tokensField = baseUrl.replace(/\/+$/, "") === OFFICIAL_BASE_URL
+    ? "max_completion_tokens"
+    : "max_tokens";
+
+  return {
+    provider: PROVIDER,
+    model: options.model,
+    async chat(request: ChatRequest, chat: ChatOptions = {}) {
+      const { signal, onToken } = chat;
+      const maxTokens = request.max_tokens ?? options.maxTokens;
+      const temperature = request.temperature ?? options.temperature;
+      const body: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+        model: options.model,
+        messages: toOpenAiMessages(request),
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(maxTokens === undefined ? {} : { [tokensField]: maxTokens }),
+        ...(temperature === undefined ? {} : { temperature }),
+        ...(request.tools?.length
+          ? { tools: toOpenAiTools(request.tools) }
+          : {}),
+      };
+
+      let text = "";
+      let finish: string | null = null;
+      let usage = { input_tokens: 0, output_tokens: 0 };
+      const calls: { id: string; name: string; args: string }[] = [];
+      try {
+        const stream = await client.chat.completions.create(body, { signal });
+        for await (const chunk of stream) {
+          if (chunk.usage) {
+            usage = {
+              input_tokens: chunk.usage.prompt_tokens,
+              output_tokens: chunk.usage.completion_tokens,
+            };
+          }
+          const choice = chunk.choices[0];
+          if (!choice) continue;
+          const delta = choice.delta;
+          if (delta?.content) {
+            text += delta.content;
+            onToken?.(delta.content);
+          }
+          // A call's id and name come in its first delta; its arguments
+          // arrive in pieces, matched up by `index`.
+          for (const part of delta?.tool_calls ?? []) {
+            const call = calls[part.index] ??= { id: "", name: "", args: "" };
+            if (part.id) call.id = part.id;
+            if (part.function?.name) call.name += part.function.name;
+            if (part.function?.arguments) call.args += part.function.arguments;
+          }
+          if (choice.finish_reason) finish = choice.finish_reason;
+        }
+      } catch (error) {
+        rethrowIfAborted(signal);
+        throw toError(error, baseUrl);
+      }
+      // The SDK ends the iteration quietly on abort: say it was aborted.
+      rethrowIfAborted(signal);
+      if (finish === null) throw truncatedStreamError(PROVIDER);
+
+      const toolCalls: ChatToolCall[] = calls.filter(Boolean).map((call) => ({
+        id: call.id,
+        name: call.name,
+        arguments: parseToolArguments(PROVIDER, call.name, call.args),
+      }));
+      return {
+        text,
+        tool_calls: toolCalls,
+        stop_reason: STOP_REASONS[finish] ?? finish,
+        usage,
+        turn: chat.turn ?? 1,
+      } satisfies ChatResponse;
+    },
+  };
+}
+
+/** Maps our history to Chat Completions messages (system prompt first). */
+function toOpenAiMessages(
+  request: ChatRequest,
+): OpenAI.Chat.ChatCompletionMessageParam[] {
+  const out: OpenAI.Chat.ChatCompletionMessageParam[] = [];
+  if (request.system) out.push({ role: "system", content: request.system });
+  for (const message of request.messages) out.push(toOpenAiMessage(message));
+  return out;
+}
+
+function toOpenAiMessage(
+  message: ChatMessage,
+): OpenAI.Chat.ChatCompletionMessageParam {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content };
+    case "assistant":
+      if (!message.tool_calls?.length) {
+        return { role: "assistant", content: message.content };
+      }
+      return {
+        role: "assistant",
+        // The API wants null, not "", beside tool calls with no text.
+        content: message.content || null,
+        tool_calls: message.tool_calls.map((call) => ({
+          id: call.id,
+          type: "function",
+          function: {
+            name: call.name,
+            arguments: JSON.stringify(call.arguments),
+          },
+        })),
+      };
+    case "tool":
+      return {
+        role: "tool",
+        tool_call_id: message.tool_call_id ?? "",
+        content: message.content,
+      };
+  }
+}
+
+function toError(error: unknown, baseUrl: string): Error {
+  if (error instanceof APIError) {
+    const body = error.error as
+      | { message?: unknown; type?: unknown }
+      | undefined;
+    const message = typeof body?.message === "string"
+      ? body.message
+      : undefined;
+    const type = typeof body?.type === "string" ? body.type : undefined;
+    return providerError(PROVIDER, {
+      status: error.status,
+      message: message ??
+        (error.status === undefined ? error.message : undefined),
+      type,
+      connection: error.status === undefined && body === undefined,
+    }, { cause: error, baseUrl });
+  }
+  if (error instanceof SkillboxError) return error;
+  return providerError(PROVIDER, {
+    message: error instanceof Error ? error.message : String(error),
+  }, { cause: error, baseUrl });
+}

@@ -1,0 +1,245 @@
+/**
+ * Converts skillbox tools to the tool formats of the OpenAI Chat Completions
+ * and Anthropic Messages APIs, so a model (ours or an embedder's) can be
+ * offered skillbox tools. Optionally asks the model for an `intention` (one
+ * sentence: why this call) alongside each call's arguments; strip it with
+ * {@link stripIntention} before the tool runs.
+ *
+ * @module
+ */
+
+import type { ToolDefinition, ToolParameter } from "../protocol/models.ts";
+import type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
+
+/** The argument name the model fills with why it makes a call. */
+export const INTENTION_FIELD = "intention";
+
+/** The schema of the added `intention` argument. */
+const INTENTION_SCHEMA: JsonSchema = {
+  type: "string",
+  description:
+    "One sentence: why you are making this call and what you expect from it.",
+};
+
+/** A JSON Schema for an object: what both APIs take as a tool's input. */
+export interface ObjectSchema {
+  type: "object";
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+/** A tool in the OpenAI Chat Completions `tools` format. */
+export interface OpenAiTool {
+  type: "function";
+  function: {
+    name: string;
+    description: string;
+    /** JSON Schema of the arguments. */
+    parameters: ObjectSchema;
+  };
+}
+
+/** A tool in the Anthropic Messages `tools` format. */
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the input. */
+  input_schema: ObjectSchema;
+}
+
+/** A tool as skillbox lists it (A2E) or as a skill offers it to `ctx.llm`. */
+export type ToolLike = ToolDefinition | ChatTool;
+
+/** Options of the converters. */
+export interface ToolFormatOptions {
+  /**
+   * Add an optional `intention` string argument to every tool (unless the
+   * tool already has an argument of that name). @default false
+   */
+  intention?: boolean;
+}
+
+/**
+ * The JSON Schema of an A2E tool's input, rebuilt from its
+ * `input_parameters`.
+ *
+ * @param tool an A2E tool definition
+ * @returns an object schema with `properties` and `required`
+ * @example
+ * ```ts
+ * import { toolInputSchema } from "./tool_formats.ts";
+ * import { toolDefinition } from "../protocol/models.ts";
+ * import assert from "node:assert/strict";
+ * const tool = toolDefinition({
+ *   name: "read_file",
+ *   description: "Reads a file",
+ *   input_parameters: [{
+ *     name: "path", type: "string", description: "File path",
+ *     required: true, enum: null, properties: null,
+ *   }],
+ * });
+ * assert.deepEqual(toolInputSchema(tool).required, ["path"]);
+ * ```
+ */
+export function toolInputSchema(tool: ToolLike): ObjectSchema {
+  if ("input_schema" in tool) return objectSchema(tool.input_schema);
+  return parametersSchema(tool.input_parameters);
+}
+
+/**
+ * Converts tools to the OpenAI Chat Completions `tools` format.
+ *
+ * @param tools A2E `ToolDefinition`s or `ChatTool`s
+ * @param options `intention`
+ * @returns one `{type: "function", function}` entry per tool
+ * @example With the intention field
+ * ```ts
+ * import { toOpenAiTools } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const [tool] = toOpenAiTools([{
+ *   name: "add",
+ *   description: "Adds two numbers",
+ *   input_schema: { type: "object", properties: { a: { type: "number" } } },
+ * }], { intention: true });
+ * assert.equal(tool?.function.name, "add");
+ * assert.ok("intention" in (tool?.function.parameters.properties as object));
+ * ```
+ */
+export function toOpenAiTools(
+  tools: readonly ToolLike[],
+  options: ToolFormatOptions = {},
+): OpenAiTool[] {
+  return tools.map((tool) => ({
+    type: "function",
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: withIntention(toolInputSchema(tool), options),
+    },
+  }));
+}
+
+/**
+ * Converts tools to the Anthropic Messages `tools` format.
+ *
+ * @param tools A2E `ToolDefinition`s or `ChatTool`s
+ * @param options `intention`
+ * @returns one `{name, description, input_schema}` entry per tool
+ * @example
+ * ```ts
+ * import { toAnthropicTools } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const [tool] = toAnthropicTools([{
+ *   name: "add",
+ *   description: "Adds two numbers",
+ *   input_schema: { properties: { a: { type: "number" } } },
+ * }]);
+ * assert.equal(tool?.input_schema.type, "object");
+ * ```
+ */
+export function toAnthropicTools(
+  tools: readonly ToolLike[],
+  options: ToolFormatOptions = {},
+): AnthropicTool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: withIntention(toolInputSchema(tool), options),
+  }));
+}
+
+/** The arguments without the intention, and the intention. */
+export interface StrippedArguments {
+  /** The arguments to pass to the tool. */
+  arguments: Record<string, unknown>;
+  /** The model's stated reason, or null when it gave none. */
+  intention: string | null;
+}
+
+/**
+ * Removes the `intention` the model added to a tool call's arguments, so the
+ * tool only sees its own arguments. When the tool's own schema declares an
+ * `intention` argument it is the tool's, and is kept.
+ *
+ * @param args the arguments the model sent
+ * @param tool the tool called, to tell whether `intention` is its own
+ * @returns the tool's arguments and the intention (null when absent)
+ * @example
+ * ```ts
+ * import { stripIntention } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const out = stripIntention({ path: "a.txt", intention: "Read the notes" });
+ * assert.deepEqual(out.arguments, { path: "a.txt" });
+ * assert.equal(out.intention, "Read the notes");
+ * ```
+ */
+export function stripIntention(
+  args: Record<string, unknown>,
+  tool?: ToolLike,
+): StrippedArguments {
+  if (!(INTENTION_FIELD in args) || (tool && ownsIntention(tool))) {
+    return { arguments: args, intention: null };
+  }
+  const { [INTENTION_FIELD]: value, ...rest } = args;
+  return {
+    arguments: rest,
+    intention: typeof value === "string" ? value : null,
+  };
+}
+
+function ownsIntention(tool: ToolLike): boolean {
+  const properties = toolInputSchema(tool).properties;
+  return typeof properties === "object" && properties !== null &&
+    INTENTION_FIELD in properties;
+}
+
+function withIntention(
+  schema: ObjectSchema,
+  options: ToolFormatOptions,
+): ObjectSchema {
+  if (!options.intention) return schema;
+  const properties = schema.properties ?? {};
+  if (INTENTION_FIELD in properties) return schema;
+  return {
+    ...schema,
+    properties: { ...properties, [INTENTION_FIELD]: INTENTION_SCHEMA },
+  };
+}
+
+/** Both APIs want an object schema; `$schema` is noise to them. */
+function objectSchema(schema: JsonSchema): ObjectSchema {
+  const { $schema: _ignored, ...rest } = schema;
+  return {
+    ...rest,
+    type: "object",
+    properties: (rest.properties as Record<string, unknown> | undefined) ??
+      {},
+  };
+}
+
+function parametersSchema(
+  parameters: readonly ToolParameter[],
+): ObjectSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const parameter of parameters) {
+    properties[parameter.name] = parameterSchema(parameter);
+    if (parameter.required) required.push(parameter.name);
+  }
+  return { type: "object", properties, required };
+}
+
+function parameterSchema(parameter: ToolParameter): JsonSchema {
+  const schema: JsonSchema = {
+    type: parameter.type,
+    description: parameter.description,
+  };
+  if (parameter.enum) schema.enum = parameter.enum;
+  if (parameter.properties) {
+    const nested = parametersSchema(Object.values(parameter.properties));
+    schema.properties = nested.properties;
+    schema.required = nested.required;
+  }
+  return schema;
+}

@@ -1,0 +1,145 @@
+/**
+ * A local server that speaks the Anthropic Messages streaming format: named
+ * server-sent events `message_start`, `content_block_start`, `ping`,
+ * `content_block_delta` (`text_delta`, `input_json_delta`),
+ * `content_block_stop`, `message_delta` and `message_stop`, scripted turn by
+ * turn with the same {@link MockTurn} scripts as `mock_openai.ts`.
+ *
+ * @module
+ */
+
+import {
+  argumentsText,
+  type MockDialect,
+  type MockLlmServer,
+  type MockScript,
+  type MockServerOptions,
+  type MockTurn,
+  serveMock,
+  splitInto,
+  writeTokens,
+} from "./mock_openai.ts";
+
+export type {
+  MockLlmServer,
+  MockScript,
+  MockServerOptions,
+  MockToolCall,
+  MockTurn,
+  RecordedRequest,
+  TokenWrite,
+} from "./mock_openai.ts";
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  429: "rate_limit_error",
+  500: "api_error",
+  529: "overloaded_error",
+};
+
+const anthropicDialect: MockDialect = {
+  path: "/v1/messages",
+  urlSuffix: "",
+  errorBody(status, message) {
+    return {
+      type: "error",
+      error: { type: ERROR_TYPES[status] ?? "api_error", message },
+    };
+  },
+  async writeTurn(turn: MockTurn, request, out) {
+    const model = String(request.body.model ?? "mock");
+    const usage = turn.usage ??
+      { input_tokens: 10, output_tokens: turn.tokens?.length ?? 0 };
+    const event = (type: string, fields: Record<string, unknown>) =>
+      out.send(JSON.stringify({ type, ...fields }), type);
+
+    event("message_start", {
+      message: {
+        id: `msg_mock${request.index}`,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+      },
+    });
+    let block = 0;
+    const hasText = (turn.tokens?.length ?? 0) > 0 || turn.hang === true;
+    if (hasText) {
+      event("content_block_start", {
+        index: block,
+        content_block: { type: "text", text: "" },
+      });
+    }
+    event("ping", {});
+    const more = await writeTokens(turn, out, (text) => [
+      JSON.stringify({
+        type: "content_block_delta",
+        index: block,
+        delta: { type: "text_delta", text },
+      }),
+      "content_block_delta",
+    ]);
+    if (!more) return;
+    if (hasText) {
+      event("content_block_stop", { index: block });
+      block++;
+    }
+    const calls = turn.tool_calls ?? [];
+    calls.forEach((call, n) => {
+      event("content_block_start", {
+        index: block,
+        content_block: {
+          type: "tool_use",
+          id: call.id ?? `toolu_mock${request.index}_${n}`,
+          name: call.name,
+          input: {},
+        },
+      });
+      // The real API opens with an empty partial_json, then the pieces.
+      for (const piece of ["", ...splitInto(argumentsText(call), 3)]) {
+        event("content_block_delta", {
+          index: block,
+          delta: { type: "input_json_delta", partial_json: piece },
+        });
+      }
+      event("content_block_stop", { index: block });
+      block++;
+    });
+    event("message_delta", {
+      delta: {
+        stop_reason: turn.stop_reason ??
+          (calls.length > 0 ? "tool_use" : "end_turn"),
+        stop_sequence: null,
+      },
+      usage: { output_tokens: usage.output_tokens },
+    });
+    event("message_stop", {});
+  },
+};
+
+/**
+ * Starts a mock Anthropic Messages server on 127.0.0.1 (random port).
+ *
+ * @param script one {@link MockTurn} per request, or a function of the request
+ * @param options `onTokenWritten` hook
+ * @returns the server; its `url` is the `base_url` (the origin)
+ * @example A rate-limited turn, then an answer
+ * ```ts ignore
+ * await using mock = startMockAnthropic([
+ *   { status: 429, error_message: "Slow down" },
+ *   { tokens: ["Hi"] },
+ * ]);
+ * ```
+ */
+export function startMockAnthropic(
+  script: MockScript,
+  options?: MockServerOptions,
+): MockLlmServer {
+  return serveMock(anthropicDialect, script, options);
+}
