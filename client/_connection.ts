@@ -1,0 +1,265 @@
+/**
+ * One A2E session over one WebSocket: sends requests, routes every incoming
+ * message by `req_id` to the call waiting for it, and hands the rest to push
+ * handlers. Knows nothing about tools or skills.
+ *
+ * @module
+ */
+
+import { SkillboxError, TimeoutError } from "../runtime/errors.ts";
+import type { CallEvent } from "../runtime/protocol/models.ts";
+import type {
+  Call,
+  CloseInfo,
+  PushHandler,
+  StreamingRequestOptions,
+  WireMessage,
+} from "./types.ts";
+import { EventStream } from "./_event_stream.ts";
+import { ConnectionClosedError } from "./errors.ts";
+import { isEventType, readError, readEvent } from "./_wire.ts";
+
+/** What a request needs besides its message. */
+export interface SendOptions<T> extends StreamingRequestOptions {
+  /** What the call does, for error messages: `Cannot ${label}: ...`. */
+  label: string;
+  /** The local deadline in ms (already resolved from the defaults). */
+  timeout: number;
+  /** Turns the final message into the call's answer; throws to fail it. */
+  decode: (message: WireMessage) => T;
+}
+
+interface Pending {
+  label: string;
+  events: EventStream<CallEvent>;
+  onEvent?: (event: CallEvent) => void;
+  settle(outcome: { message: WireMessage } | { error: unknown }): void;
+}
+
+// Replies to calls that timed out or were aborted are dropped, not pushed;
+// remember that many ids at most so a host that never answers costs nothing.
+const ABANDONED_LIMIT = 1024;
+// WebSocket.CLOSING, spelled out so an injected WebSocket class works too.
+const CLOSING = 2;
+
+export class Connection {
+  readonly #socket: WebSocket;
+  readonly #pending = new Map<string, Pending>();
+  readonly #abandoned = new Set<string>();
+  readonly #pushHandlers = new Set<PushHandler>();
+  #closeInfo: CloseInfo | undefined;
+  readonly closed: Promise<CloseInfo>;
+
+  /** @param socket an open WebSocket */
+  constructor(socket: WebSocket) {
+    this.#socket = socket;
+    const { promise, resolve } = Promise.withResolvers<CloseInfo>();
+    this.closed = promise;
+    socket.addEventListener("message", (event) => this.#receive(event.data));
+    socket.addEventListener("close", (event) => {
+      this.#closeInfo = { code: event.code, reason: event.reason };
+      const pending = [...this.#pending.values()];
+      this.#pending.clear();
+      for (const call of pending) {
+        call.settle({ error: this.#closedError(call.label) });
+      }
+      resolve(this.#closeInfo);
+    });
+  }
+
+  /** Whether the socket has closed. */
+  get isClosed(): boolean {
+    return this.#closeInfo !== undefined ||
+      this.#socket.readyState >= CLOSING;
+  }
+
+  /** Sends `message` and returns the call that waits for its answer. */
+  request<T>(message: WireMessage, options: SendOptions<T>): Call<T> {
+    const id = message.id;
+    const events = new EventStream<CallEvent>();
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    // A caller may only iterate events and never await the call: its failure
+    // is then seen through the iterator, not as an unhandled rejection.
+    promise.catch(() => {});
+    const call = new CallHandle(id, events, promise);
+    const { signal, timeout, label } = options;
+
+    // Set once the request is sent; settle() may run before that.
+    const deadline: { timer?: ReturnType<typeof setTimeout> } = {};
+    const onAbort = () => {
+      this.#abandon(id);
+      settle({ error: signal?.reason });
+    };
+    const settle: Pending["settle"] = (outcome) => {
+      clearTimeout(deadline.timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.#pending.delete(id);
+      if ("message" in outcome) {
+        let value: T;
+        try {
+          value = options.decode(outcome.message);
+        } catch (error) {
+          events.end({ error });
+          reject(error);
+          return;
+        }
+        events.end();
+        resolve(value);
+      } else {
+        events.end({ error: outcome.error });
+        reject(outcome.error);
+      }
+    };
+
+    if (signal?.aborted) {
+      settle({ error: signal.reason });
+      return call;
+    }
+    if (this.isClosed) {
+      settle({ error: this.#closedError(label) });
+      return call;
+    }
+    this.#pending.set(id, { label, events, onEvent: options.onEvent, settle });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    deadline.timer = setTimeout(() => {
+      this.#abandon(id);
+      settle({
+        error: new TimeoutError(
+          `Cannot ${label}: timed out after ${timeout} ms`,
+          { retryable: true },
+        ),
+      });
+    }, timeout);
+    try {
+      this.#socket.send(JSON.stringify(message));
+    } catch (cause) {
+      settle({
+        error: new SkillboxError(
+          "runtime_error",
+          `Cannot ${label}: send failed`,
+          { cause, retryable: true },
+        ),
+      });
+    }
+    return call;
+  }
+
+  /** Registers a push handler; returns the function that removes it. */
+  onPush(handler: PushHandler): () => void {
+    this.#pushHandlers.add(handler);
+    return () => this.#pushHandlers.delete(handler);
+  }
+
+  /** Closes the socket and waits until it has closed. */
+  close(): Promise<CloseInfo> {
+    if (this.#socket.readyState < CLOSING) {
+      this.#socket.close(1000, "client closed");
+    }
+    return this.closed;
+  }
+
+  #receive(data: unknown): void {
+    // A2E sends one JSON object per text frame; anything else is not ours.
+    if (typeof data !== "string") return;
+    let message: unknown;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (
+      typeof message !== "object" || message === null ||
+      Array.isArray(message)
+    ) return;
+    const msg = message as WireMessage;
+    const reqId = typeof msg.req_id === "string" ? msg.req_id : "";
+    const pending = reqId === "" ? undefined : this.#pending.get(reqId);
+    const isEvent = isEventType(msg.type);
+    if (pending === undefined) {
+      if (this.#abandoned.has(reqId)) {
+        if (!isEvent) this.#abandoned.delete(reqId);
+        return;
+      }
+      this.#push(msg);
+      return;
+    }
+    if (isEvent) {
+      const event = readEvent(msg);
+      pending.events.push(event);
+      try {
+        pending.onEvent?.(event);
+      } catch (error) {
+        this.#abandon(reqId);
+        pending.settle({ error });
+      }
+    } else if (msg.type === "error") {
+      pending.settle({ error: readError(msg) });
+    } else {
+      pending.settle({ message: msg });
+    }
+  }
+
+  #push(message: WireMessage): void {
+    for (const handler of [...this.#pushHandlers]) {
+      try {
+        handler(message);
+      } catch (error) {
+        // Same contract as an EventTarget listener: one handler's bug is
+        // reported, and neither other handlers nor routing stop.
+        reportError(error);
+      }
+    }
+  }
+
+  #abandon(id: string): void {
+    this.#abandoned.add(id);
+    if (this.#abandoned.size > ABANDONED_LIMIT) {
+      const oldest = this.#abandoned.values().next().value;
+      if (oldest !== undefined) this.#abandoned.delete(oldest);
+    }
+  }
+
+  #closedError(label: string): ConnectionClosedError {
+    const info = this.#closeInfo ?? { code: 1000, reason: "client closed" };
+    const why = info.reason === "" ? "" : `: ${info.reason}`;
+    return new ConnectionClosedError(
+      `Cannot ${label}: connection closed (code ${info.code})${why}`,
+      info,
+    );
+  }
+}
+
+/** The {@link Call} implementation: a thenable over one promise. */
+class CallHandle<T> implements Call<T> {
+  readonly id: string;
+  readonly events: AsyncIterable<CallEvent>;
+  readonly #result: Promise<T>;
+  readonly [Symbol.toStringTag] = "Call";
+
+  constructor(
+    id: string,
+    events: AsyncIterable<CallEvent>,
+    result: Promise<T>,
+  ) {
+    this.id = id;
+    this.events = events;
+    this.#result = result;
+  }
+
+  then<A = T, B = never>(
+    onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return this.#result.then(onFulfilled, onRejected);
+  }
+
+  catch<R = never>(
+    onRejected?: ((reason: unknown) => R | PromiseLike<R>) | null,
+  ): Promise<T | R> {
+    return this.#result.catch(onRejected);
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<T> {
+    return this.#result.finally(onFinally);
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * {@link connect}: opens a WebSocket to a skillbox host (or any A2E host
+ * serving WebSocket), performs the handshake and returns a {@link Client}.
+ *
+ * @module
+ */
+
+import { SkillboxError, TimeoutError } from "../runtime/errors.ts";
+import { envelope } from "../runtime/protocol/envelope.ts";
+import type { JsonObject } from "../runtime/protocol/models.ts";
+import { Connection } from "./_connection.ts";
+import {
+  ask,
+  createSkillAPI,
+  createToolAPI,
+  createToolkitAPI,
+} from "./_apis.ts";
+import {
+  handshakeRequest,
+  pingRequest,
+  readHandshake,
+  readPong,
+} from "./_wire.ts";
+import { ConnectionClosedError } from "./errors.ts";
+import type { SkillAPI } from "./skills.ts";
+import type { ToolkitAPI } from "./toolkits.ts";
+import type { ToolAPI } from "./tools.ts";
+import type {
+  Call,
+  CloseInfo,
+  PushHandler,
+  RequestOptions,
+  StreamingRequestOptions,
+  WireMessage,
+} from "./types.ts";
+
+/** A WebSocket class: the global one, or any with the same shape. */
+export type WebSocketConstructor = new (
+  url: string | URL,
+  protocols?: string | string[],
+) => WebSocket;
+
+/** Options of {@link connect}. */
+export interface ConnectOptions {
+  /** The auth token sent in the handshake (`auth_token`). @default "" */
+  token?: string;
+  /** Who is connecting (`agent_id`). @default "" */
+  agentId?: string;
+  /**
+   * The capabilities asked for (`agent_caps`); the host accepts the ones it
+   * serves.
+   * @default ["tools", "toolkits", "skill"]
+   */
+  caps?: string[];
+  /**
+   * Milliseconds to wait for the socket and the handshake, and the default
+   * deadline of every request that runs no code (ping, lists, configure).
+   * @default 10000
+   */
+  timeout?: number;
+  /**
+   * Milliseconds a tool or skill call waits past its own `timeout` for the
+   * host's answer, which carries the result and its events, before failing
+   * locally with a `TimeoutError`.
+   * @default 5000
+   */
+  timeoutGrace?: number;
+  /** Aborting it abandons the connection attempt. */
+  signal?: AbortSignal;
+  /**
+   * The WebSocket class to use, for runtimes without a global one.
+   * @default globalThis.WebSocket
+   */
+  WebSocket?: WebSocketConstructor;
+}
+
+/** What {@link Client.ping} measures. */
+export interface PingResult {
+  /** Milliseconds from sending `ping` to receiving `pong`. */
+  roundTripMs: number;
+  /** The host's uptime, from `pong.uptime_seconds`. */
+  uptimeSeconds: number;
+}
+
+/**
+ * A connected A2E session. The A2E models it returns (tool, toolkit and
+ * skill definitions and results, events) are the wire models, snake_case, as
+ * in A2E-WIRE.md; everything the client defines itself (options, this
+ * interface, {@link PingResult}) is camelCase.
+ *
+ * @example Ping a host
+ * ```ts ignore
+ * import { connect } from "./client.ts";
+ *
+ * const client = await connect("ws://127.0.0.1:8787/a2e", { token: "secret" });
+ * const { roundTripMs } = await client.ping();
+ * await client.close();
+ * ```
+ */
+export interface Client {
+  /** The handshake's `session_id`. */
+  readonly sessionId: string;
+  /** The capability names the host accepted (`accepted_caps`). */
+  readonly acceptedCaps: readonly string[];
+  /** How many requests the host runs at once for this session. */
+  readonly maxParallel: number;
+  /** Tools: list, search, call. */
+  readonly tools: ToolAPI;
+  /** Toolkits: list, configure, ensure, get. */
+  readonly toolkits: ToolkitAPI;
+  /** Skills: discover, call. */
+  readonly skills: SkillAPI;
+  /** Settles when the socket closes, for whatever reason. */
+  readonly closed: Promise<CloseInfo>;
+  /**
+   * Sends `ping` and waits for `pong`.
+   *
+   * @param options timeout and cancellation
+   * @returns the round trip and the host's uptime
+   */
+  ping(options?: RequestOptions): Promise<PingResult>;
+  /**
+   * Sends any A2E request and returns its raw final answer: the escape hatch
+   * for message types this client has no method for.
+   *
+   * @param type the message type, e.g. `"tool/list/req"`
+   * @param fields the message's own snake_case fields (the envelope is added)
+   * @param options timeout, cancellation, events
+   * @returns the call; it rejects with a `SkillboxError` on an `error` answer
+   */
+  request(
+    type: string,
+    fields?: JsonObject,
+    options?: StreamingRequestOptions,
+  ): Call<WireMessage>;
+  /**
+   * Subscribes to push messages: every message that answers no pending
+   * request (e.g. `invoke/event` of kind `tools.changed`).
+   *
+   * @param handler called with each such message
+   * @returns a function that unsubscribes
+   */
+  onPush(handler: PushHandler): () => void;
+  /**
+   * Closes the socket; pending calls fail with a `ConnectionClosedError`.
+   *
+   * @returns how the socket closed
+   */
+  close(): Promise<CloseInfo>;
+}
+
+/**
+ * Connects to an A2E host over WebSocket and performs the handshake.
+ *
+ * @param url the host's WebSocket endpoint, e.g. `ws://127.0.0.1:8787/a2e`
+ *   (`http:`/`https:` are turned into `ws:`/`wss:`)
+ * @param options token, identity, capabilities and limits, see {@link ConnectOptions}
+ * @returns the connected {@link Client}
+ * @throws {SkillboxError} `unauthorized` with the host's reason when the
+ *   handshake is refused (`detail.reason`), or the host's `error`
+ * @throws {ConnectionClosedError} when the socket cannot open or closes early
+ * @throws {TimeoutError} when the socket or handshake takes longer than `timeout`
+ * @example Connect to a tiny fake host
+ * ```ts
+ * import { connect } from "./client.ts";
+ * import assert from "node:assert/strict";
+ *
+ * // A host that accepts every handshake and answers pings.
+ * const server = Deno.serve({ port: 0, onListen() {} }, (request) => {
+ *   const { socket, response } = Deno.upgradeWebSocket(request);
+ *   socket.onmessage = (event) => {
+ *     const msg = JSON.parse(event.data);
+ *     const base = { id: crypto.randomUUID().replaceAll("-", ""), version: "1.0", ts: Date.now() / 1000, req_id: msg.id };
+ *     if (msg.type === "handshake/req") {
+ *       socket.send(JSON.stringify({ ...base, type: "handshake/resp", session_id: "s1", accepted_caps: [], max_parallel: 4, ok: true, reason: "" }));
+ *     } else if (msg.type === "ping") {
+ *       socket.send(JSON.stringify({ ...base, type: "pong", uptime_seconds: 1.5 }));
+ *     }
+ *   };
+ *   return response;
+ * });
+ *
+ * const client = await connect(`ws://127.0.0.1:${server.addr.port}/a2e`);
+ * assert.equal(client.sessionId, "s1");
+ * assert.equal((await client.ping()).uptimeSeconds, 1.5);
+ * await client.close();
+ * await server.shutdown();
+ * ```
+ */
+export async function connect(
+  url: string | URL,
+  options: ConnectOptions = {},
+): Promise<Client> {
+  const target = toWebSocketUrl(url);
+  const timeout = options.timeout ?? 10_000;
+  const label = `connect to "${target}"`;
+  const WebSocketClass = options.WebSocket ?? globalThis.WebSocket;
+  options.signal?.throwIfAborted();
+  const socket = new WebSocketClass(target);
+  const connection = new Connection(socket);
+  try {
+    await opened(socket, label, timeout, options.signal);
+    const handshake = await connection.request(
+      handshakeRequest({
+        agentId: options.agentId ?? "",
+        caps: options.caps ?? ["tools", "toolkits", "skill"],
+        token: options.token ?? "",
+      }),
+      {
+        label,
+        timeout,
+        signal: options.signal,
+        decode: (answer) => readHandshake(answer, label),
+      },
+    );
+    if (!handshake.ok) {
+      const reason = handshake.reason || "no reason given";
+      throw new SkillboxError("unauthorized", `Cannot ${label}: ${reason}`, {
+        detail: { reason: handshake.reason },
+      });
+    }
+    return new SkillboxClient(connection, {
+      sessionId: handshake.sessionId,
+      acceptedCaps: handshake.acceptedCaps,
+      maxParallel: handshake.maxParallel,
+      timeout,
+      timeoutGrace: options.timeoutGrace ?? 5_000,
+    });
+  } catch (error) {
+    // A refused or failed handshake leaves nothing to serve: free the socket.
+    await connection.close();
+    throw error;
+  }
+}
+
+class SkillboxClient implements Client {
+  readonly sessionId: string;
+  readonly acceptedCaps: readonly string[];
+  readonly maxParallel: number;
+  readonly tools: ToolAPI;
+  readonly toolkits: ToolkitAPI;
+  readonly skills: SkillAPI;
+  readonly closed: Promise<CloseInfo>;
+  readonly #connection: Connection;
+  readonly #timeout: number;
+
+  constructor(
+    connection: Connection,
+    session: {
+      sessionId: string;
+      acceptedCaps: string[];
+      maxParallel: number;
+      timeout: number;
+      timeoutGrace: number;
+    },
+  ) {
+    this.#connection = connection;
+    this.#timeout = session.timeout;
+    this.sessionId = session.sessionId;
+    this.acceptedCaps = Object.freeze([...session.acceptedCaps]);
+    this.maxParallel = session.maxParallel;
+    this.closed = connection.closed;
+    const context = {
+      connection,
+      sessionId: session.sessionId,
+      timeout: session.timeout,
+      timeoutGrace: session.timeoutGrace,
+    };
+    this.tools = createToolAPI(context);
+    this.toolkits = createToolkitAPI(context);
+    this.skills = createSkillAPI(context);
+  }
+
+  async ping(options: RequestOptions = {}): Promise<PingResult> {
+    const started = performance.now();
+    const uptimeSeconds = await ask(
+      {
+        connection: this.#connection,
+        sessionId: this.sessionId,
+        timeout: this.#timeout,
+        timeoutGrace: 0,
+      },
+      pingRequest(),
+      "ping",
+      readPong,
+      options,
+    );
+    return { roundTripMs: performance.now() - started, uptimeSeconds };
+  }
+
+  request(
+    type: string,
+    fields: JsonObject = {},
+    options: StreamingRequestOptions = {},
+  ): Call<WireMessage> {
+    return this.#connection.request(envelope(type, fields), {
+      label: `send "${type}"`,
+      timeout: options.timeout ?? this.#timeout,
+      signal: options.signal,
+      onEvent: options.onEvent,
+      decode: (answer) => answer,
+    });
+  }
+
+  onPush(handler: PushHandler): () => void {
+    return this.#connection.onPush(handler);
+  }
+
+  close(): Promise<CloseInfo> {
+    return this.#connection.close();
+  }
+}
+
+function toWebSocketUrl(url: string | URL): string {
+  const parsed = new URL(url);
+  if (parsed.protocol === "http:") parsed.protocol = "ws:";
+  if (parsed.protocol === "https:") parsed.protocol = "wss:";
+  if (parsed.protocol !== "ws:" && parsed.protocol !== "wss:") {
+    throw new TypeError(
+      `Cannot connect to "${url}": expected a ws:, wss:, http: or https: URL`,
+    );
+  }
+  return parsed.href;
+}
+
+async function opened(
+  socket: WebSocket,
+  label: string,
+  timeout: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (socket.readyState === 1) return;
+  const { promise, resolve, reject } = Promise.withResolvers<void>();
+  const onOpen = () => resolve();
+  // An `error` event is always followed by `close`, which carries the code.
+  const onClose = (event: CloseEvent) =>
+    reject(
+      new ConnectionClosedError(
+        `Cannot ${label}: connection closed (code ${event.code})`,
+        { code: event.code, reason: event.reason },
+      ),
+    );
+  const onAbort = () => reject(signal?.reason);
+  const timer = setTimeout(
+    () =>
+      reject(
+        new TimeoutError(`Cannot ${label}: timed out after ${timeout} ms`, {
+          retryable: true,
+        }),
+      ),
+    timeout,
+  );
+  socket.addEventListener("open", onOpen);
+  socket.addEventListener("close", onClose);
+  signal?.addEventListener("abort", onAbort);
+  try {
+    await promise;
+  } finally {
+    clearTimeout(timer);
+    socket.removeEventListener("open", onOpen);
+    socket.removeEventListener("close", onClose);
+    signal?.removeEventListener("abort", onAbort);
+  }
+}

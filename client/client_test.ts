@@ -1,0 +1,671 @@
+import assert from "node:assert/strict";
+import { SkillboxError } from "../runtime/errors.ts";
+import type { CallEvent } from "../runtime/protocol/models.ts";
+import { type Client, connect } from "./client.ts";
+import { ConnectionClosedError } from "./errors.ts";
+import { type FakeHost, type Raw, startFakeHost } from "./_fake_host_test.ts";
+import type { WireMessage } from "./types.ts";
+
+const HEX_ID = /^[0-9a-f]{32}$/;
+
+/** Connects a client to a fresh fake host; `dispose` closes both. */
+async function setup(
+  options: Parameters<typeof connect>[1] = {},
+): Promise<{ host: FakeHost; client: Client; dispose: () => Promise<void> }> {
+  const host = startFakeHost();
+  const client = await connect(host.url, options);
+  return {
+    host,
+    client,
+    dispose: async () => {
+      await client.close();
+      await host.shutdown();
+    },
+  };
+}
+
+function assertEnvelope(msg: Raw, type: string): void {
+  assert.equal(msg.type, type);
+  assert.match(msg.id, HEX_ID);
+  assert.equal(msg.version, "1.0");
+  assert.equal(typeof msg.ts, "number");
+}
+
+async function collect(events: AsyncIterable<CallEvent>): Promise<CallEvent[]> {
+  const seen: CallEvent[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+}
+
+const okToolResult = (toolName: string, data: unknown) => ({
+  success: true,
+  tool_name: toolName,
+  data,
+  duration_ms: 3,
+});
+
+Deno.test("connect() sends a complete handshake and reads the session", async () => {
+  const host = startFakeHost();
+  const client = await connect(host.url, {
+    token: "t0k",
+    agentId: "agent-7",
+    caps: ["tools"],
+  });
+  const handshake = await host.handshake;
+  assertEnvelope(handshake, "handshake/req");
+  assert.equal(handshake.agent_id, "agent-7");
+  assert.deepEqual(handshake.agent_caps, ["tools"]);
+  assert.equal(handshake.auth_token, "t0k");
+  assert.equal(client.sessionId, "5e55105e55105e55105e55105e55105e");
+  assert.deepEqual(client.acceptedCaps, ["tools", "skill"]);
+  assert.equal(client.maxParallel, 8);
+  await client.close();
+  await host.shutdown();
+});
+
+Deno.test("connect() asks for tools, toolkits and skill by default", async () => {
+  const { host, dispose } = await setup();
+  const handshake = await host.handshake;
+  assert.deepEqual(handshake.agent_caps, ["tools", "toolkits", "skill"]);
+  assert.equal(handshake.auth_token, "");
+  assert.equal(handshake.agent_id, "");
+  await dispose();
+});
+
+Deno.test("connect() fails with unauthorized and the host's reason when refused", async () => {
+  const host = startFakeHost({ refuse: "unknown token" });
+  const error = await connect(host.url, { token: "wrong" }).then(
+    () => assert.fail("connect() resolved"),
+    (error: unknown) => error,
+  );
+  assert.ok(error instanceof SkillboxError);
+  assert.equal(error.code, "unauthorized");
+  assert.match(error.message, /unknown token/);
+  assert.equal(error.detail.reason, "unknown token");
+  // The refused socket is closed, not left open.
+  await host.socketClosed;
+  await host.shutdown();
+});
+
+Deno.test("connect() fails with the host's error when it answers the handshake with one", async () => {
+  const host = startFakeHost({
+    handshake: { type: "error", code: "schema_violation", message: "bad" },
+  });
+  await assert.rejects(
+    connect(host.url),
+    (error: unknown) =>
+      error instanceof SkillboxError && error.code === "schema_violation" &&
+      error.message === "bad",
+  );
+  await host.shutdown();
+});
+
+Deno.test("connect() fails with ConnectionClosedError when nothing listens", async () => {
+  const server = Deno.serve({ port: 0, onListen() {} }, () => new Response());
+  const port = server.addr.port;
+  await server.shutdown();
+  await assert.rejects(
+    connect(`ws://127.0.0.1:${port}/a2e`),
+    ConnectionClosedError,
+  );
+});
+
+Deno.test("connect() rejects a URL that is not ws, wss, http or https", async () => {
+  await assert.rejects(connect("ftp://example.com/a2e"), TypeError);
+});
+
+Deno.test("ping() sends a complete ping and reads the pong", async () => {
+  const { host, client, dispose } = await setup();
+  const pong = client.ping();
+  const ping = await host.next();
+  assertEnvelope(ping, "ping");
+  host.send("pong", { req_id: ping.id, uptime_seconds: 42.5 });
+  const result = await pong;
+  assert.equal(result.uptimeSeconds, 42.5);
+  assert.ok(result.roundTripMs >= 0);
+  await dispose();
+});
+
+Deno.test("tools.call() sends a complete tool/call/req", async (t) => {
+  const { host, client, dispose } = await setup();
+  await t.step("with defaults", async () => {
+    const call = client.tools.call("add", { a: 1, b: 2 });
+    const req = await host.next();
+    assertEnvelope(req, "tool/call/req");
+    assert.equal(req.id, call.id);
+    assert.deepEqual(
+      {
+        session_id: req.session_id,
+        tool_name: req.tool_name,
+        arguments: req.arguments,
+        correlation_id: req.correlation_id,
+        streaming: req.streaming,
+        timeout: req.timeout,
+      },
+      {
+        session_id: client.sessionId,
+        tool_name: "add",
+        arguments: { a: 1, b: 2 },
+        correlation_id: "",
+        streaming: true,
+        timeout: 30,
+      },
+    );
+    host.send("tool/call/resp", {
+      req_id: req.id,
+      data: okToolResult("add", 3),
+      created_at: 1,
+    });
+    const result = await call;
+    assert.equal(result.data, 3);
+    // Missing optional fields come back with A2E's defaults.
+    assert.equal(result.truncated, false);
+    assert.deepEqual(result.events, []);
+  });
+  await t.step(
+    "with options, timeout rounded up to whole seconds",
+    async () => {
+      const call = client.tools.call("slow", {}, {
+        timeout: 1500,
+        streaming: false,
+        correlationId: "c-1",
+      });
+      const req = await host.next();
+      assert.equal(req.timeout, 2);
+      assert.equal(req.streaming, false);
+      assert.equal(req.correlation_id, "c-1");
+      host.send("tool/call/resp", {
+        req_id: req.id,
+        data: okToolResult("slow", null),
+      });
+      await call;
+    },
+  );
+  await dispose();
+});
+
+Deno.test("calls are correlated by req_id, whatever order the answers come in", async () => {
+  const { host, client, dispose } = await setup();
+  const first = client.tools.call("echo", { n: 1 });
+  const second = client.tools.call("echo", { n: 2 });
+  const reqA = await host.next();
+  const reqB = await host.next();
+  assert.notEqual(reqA.id, reqB.id);
+  host.send("tool/event", {
+    req_id: reqB.id,
+    kind: "status",
+    data: { message: "b" },
+    seq: 0,
+  });
+  host.send("tool/event", {
+    req_id: reqA.id,
+    kind: "status",
+    data: { message: "a" },
+    seq: 0,
+  });
+  host.send("tool/call/resp", {
+    req_id: reqB.id,
+    data: okToolResult("echo", 2),
+  });
+  host.send("tool/call/resp", {
+    req_id: reqA.id,
+    data: okToolResult("echo", 1),
+  });
+  assert.equal((await first).data, 1);
+  assert.equal((await second).data, 2);
+  assert.deepEqual((await collect(first.events)).map((e) => e.data.message), [
+    "a",
+  ]);
+  assert.deepEqual((await collect(second.events)).map((e) => e.data.message), [
+    "b",
+  ]);
+  await dispose();
+});
+
+Deno.test("events stream to onEvent and to for await, in order, until the answer", async () => {
+  const { host, client, dispose } = await setup();
+  const viaCallback: CallEvent[] = [];
+  const call = client.tools.call("work", {}, {
+    onEvent: (event) => viaCallback.push(event),
+  });
+  const req = await host.next();
+  const iterated: CallEvent[] = [];
+  const iterating = (async () => {
+    for await (const event of call.events) {
+      iterated.push(event);
+      // Answer only once the first event has been seen, so this loop is
+      // proven to receive events while the call is still running.
+      if (event.seq === 0) {
+        host.send("invoke/event", { req_id: req.id, kind: "log", seq: 2 });
+        host.send("tool/call/resp", {
+          req_id: req.id,
+          data: okToolResult("work", "done"),
+        });
+      }
+    }
+  })();
+  host.send("tool/event", {
+    req_id: req.id,
+    kind: "progress",
+    data: { pct: 50, message: "half" },
+    seq: 0,
+  });
+  host.send("tool/event", {
+    req_id: req.id,
+    kind: "progress",
+    data: { pct: 100, message: "all" },
+    seq: 1,
+  });
+  await iterating;
+  assert.equal((await call).data, "done");
+  const expected = [
+    { kind: "progress", data: { pct: 50, message: "half" }, seq: 0 },
+    { kind: "progress", data: { pct: 100, message: "all" }, seq: 1 },
+    // Missing event fields get A2E's defaults.
+    { kind: "log", data: {}, seq: 2 },
+  ];
+  assert.deepEqual(iterated, expected);
+  assert.deepEqual(viaCallback, expected);
+  // Iterating after the end replays every event.
+  assert.deepEqual(await collect(call.events), expected);
+  await dispose();
+});
+
+Deno.test("an error answer rejects with a SkillboxError carrying its fields", async () => {
+  const { host, client, dispose } = await setup();
+  const call = client.tools.call("nope", {});
+  const req = await host.next();
+  host.send("tool/event", { req_id: req.id, kind: "status", seq: 0 });
+  host.send("error", {
+    req_id: req.id,
+    code: "unknown_tool",
+    message: 'Unknown tool "nope"',
+    detail: { tool: "nope" },
+    retryable: true,
+    capability_name: "tools",
+  });
+  const error = await call.then(
+    () => assert.fail("call resolved"),
+    (error: unknown) => error,
+  );
+  assert.ok(error instanceof SkillboxError);
+  assert.equal(error.code, "unknown_tool");
+  assert.equal(error.message, 'Unknown tool "nope"');
+  assert.equal(error.retryable, true);
+  assert.deepEqual(error.detail, { tool: "nope" });
+  // The event stream yields what came, then throws the same error.
+  const seen: CallEvent[] = [];
+  await assert.rejects(async () => {
+    for await (const event of call.events) seen.push(event);
+  }, (thrown: unknown) => thrown === error);
+  assert.equal(seen.length, 1);
+  await dispose();
+});
+
+Deno.test("a call that is only iterated, never awaited, fails through the iterator", async () => {
+  const { host, client, dispose } = await setup();
+  const call = client.tools.call("nope", {});
+  const req = await host.next();
+  host.send("error", { req_id: req.id, code: "tool_denied", message: "no" });
+  await assert.rejects(
+    () => collect(call.events),
+    (error: unknown) =>
+      error instanceof SkillboxError && error.code === "tool_denied",
+  );
+  await dispose();
+});
+
+Deno.test("a call times out locally and its late answer is dropped", async () => {
+  const { host, client, dispose } = await setup({ timeoutGrace: 0 });
+  const pushed: WireMessage[] = [];
+  client.onPush((msg) => pushed.push(msg));
+  const call = client.tools.call("slow", {}, { timeout: 30 });
+  const req = await host.next();
+  await assert.rejects(
+    call,
+    (error: unknown) =>
+      error instanceof SkillboxError && error.name === "TimeoutError" &&
+      error.code === "timeout" && /call tool "slow"/.test(error.message),
+  );
+  host.send("tool/event", { req_id: req.id, kind: "status", seq: 0 });
+  host.send("tool/call/resp", {
+    req_id: req.id,
+    data: okToolResult("slow", 1),
+  });
+  // Frames are handled in order: once the pong is in, the late ones were too.
+  const pong = client.ping();
+  const ping = await host.next();
+  host.send("pong", { req_id: ping.id, uptime_seconds: 1 });
+  await pong;
+  assert.deepEqual(pushed, []);
+  await dispose();
+});
+
+Deno.test("a request without an answer times out after the connection's timeout", async () => {
+  const { host, client, dispose } = await setup({ timeout: 40 });
+  const listing = client.tools.list();
+  await host.next();
+  await assert.rejects(
+    listing,
+    (error: unknown) =>
+      error instanceof SkillboxError && error.code === "timeout" &&
+      /list tools: timed out after 40 ms/.test(error.message),
+  );
+  await dispose();
+});
+
+Deno.test("aborting a call's signal rejects it with the signal's reason", async (t) => {
+  const { host, client, dispose } = await setup();
+  await t.step("while it runs", async () => {
+    const controller = new AbortController();
+    const call = client.skills.call("long", {}, { signal: controller.signal });
+    await host.next();
+    const reason = new Error("user gave up");
+    controller.abort(reason);
+    await assert.rejects(call, (error: unknown) => error === reason);
+  });
+  await t.step("before it is sent: nothing goes on the wire", async () => {
+    const call = client.tools.call("x", {}, { signal: AbortSignal.abort() });
+    await assert.rejects(
+      call,
+      (error: unknown) =>
+        error instanceof DOMException && error.name === "AbortError",
+    );
+    // The next message the host sees is this ping, not the aborted call.
+    const pong = client.ping();
+    const next = await host.next();
+    assert.equal(next.type, "ping");
+    host.send("pong", { req_id: next.id, uptime_seconds: 0 });
+    await pong;
+  });
+  await dispose();
+});
+
+Deno.test("a socket closed by the host rejects every pending call", async () => {
+  const { host, client, dispose } = await setup();
+  const call = client.tools.call("a", {});
+  const listing = client.skills.discover();
+  await host.next();
+  await host.next();
+  host.closeSocket(4000, "going away");
+  for (const pending of [call, listing]) {
+    await assert.rejects(
+      Promise.resolve(pending),
+      (error: unknown) =>
+        error instanceof ConnectionClosedError && error.closeCode === 4000 &&
+        error.retryable &&
+        /connection closed \(code 4000\): going away/.test(error.message),
+    );
+  }
+  assert.deepEqual(await client.closed, { code: 4000, reason: "going away" });
+  // A call made after the close fails at once.
+  await assert.rejects(client.ping(), ConnectionClosedError);
+  await dispose();
+});
+
+Deno.test("close() closes the socket and fails calls still pending", async () => {
+  const host = startFakeHost();
+  const client = await connect(host.url);
+  const call = client.tools.call("a", {});
+  await host.next();
+  const info = await client.close();
+  assert.equal(info.code, 1000);
+  await assert.rejects(call, ConnectionClosedError);
+  await host.socketClosed;
+  await host.shutdown();
+});
+
+Deno.test("onPush() receives messages that answer no request, until unsubscribed", async () => {
+  const { host, client, dispose } = await setup();
+  const pushed: WireMessage[] = [];
+  const unsubscribe = client.onPush((msg) => pushed.push(msg));
+  host.send("invoke/event", {
+    req_id: "",
+    kind: "tools.changed",
+    data: { added: ["x"] },
+    seq: 0,
+  });
+  host.send("error", { req_id: "ffff", code: "parse_error", message: "bad" });
+  // Frames that are not A2E messages are ignored, not pushed.
+  host.sendRaw("not json");
+  host.sendRaw("[1,2]");
+  const pong = client.ping();
+  const ping = await host.next();
+  host.send("pong", { req_id: ping.id, uptime_seconds: 0 });
+  await pong;
+  assert.deepEqual(pushed.map((msg) => [msg.type, msg.kind ?? msg.code]), [
+    ["invoke/event", "tools.changed"],
+    ["error", "parse_error"],
+  ]);
+  unsubscribe();
+  host.send("invoke/event", { kind: "tools.changed", seq: 1 });
+  const pong2 = client.ping();
+  const ping2 = await host.next();
+  host.send("pong", { req_id: ping2.id, uptime_seconds: 0 });
+  await pong2;
+  assert.equal(pushed.length, 2);
+  await dispose();
+});
+
+Deno.test("an onEvent handler that throws fails its call with that error", async () => {
+  const { host, client, dispose } = await setup();
+  const bug = new Error("handler bug");
+  const call = client.tools.call("a", {}, {
+    onEvent: () => {
+      throw bug;
+    },
+  });
+  const req = await host.next();
+  host.send("tool/event", { req_id: req.id, kind: "status", seq: 0 });
+  await assert.rejects(call, (error: unknown) => error === bug);
+  await dispose();
+});
+
+Deno.test("an answer of the wrong type fails the call with invalid_message", async () => {
+  const { host, client, dispose } = await setup();
+  const listing = client.tools.list();
+  const req = await host.next();
+  host.send("pong", { req_id: req.id, uptime_seconds: 0 });
+  await assert.rejects(
+    listing,
+    (error: unknown) =>
+      error instanceof SkillboxError && error.code === "invalid_message" &&
+      /list tools: expected "tool\/list\/resp", got "pong"/.test(
+        error.message,
+      ),
+  );
+  await dispose();
+});
+
+Deno.test("tools.list() and tools.search() send their filters", async (t) => {
+  const { host, client, dispose } = await setup();
+  await t.step("list", async () => {
+    const listing = client.tools.list({ tags: ["fs"], kind: "local" });
+    const req = await host.next();
+    assertEnvelope(req, "tool/list/req");
+    assert.deepEqual(
+      [req.filter_kind, req.filter_tags, req.query, req.include_deferred],
+      ["local", ["fs"], "", false],
+    );
+    host.send("tool/list/resp", {
+      req_id: req.id,
+      tools: [{ name: "read", description: "Read a file" }],
+    });
+    const tools = await listing;
+    assert.equal(tools.length, 1);
+    assert.equal(tools[0]?.name, "read");
+    assert.equal(tools[0]?.defer_loading, false);
+  });
+  await t.step("search", async () => {
+    const found = client.tools.search("weather", { includeDeferred: true });
+    const req = await host.next();
+    assert.equal(req.query, "weather");
+    assert.equal(req.include_deferred, true);
+    host.send("tool/list/resp", { req_id: req.id, tools: [] });
+    assert.deepEqual(await found, []);
+  });
+  await t.step("search with an empty query is a caller mistake", async () => {
+    await assert.rejects(client.tools.search(""), TypeError);
+  });
+  await dispose();
+});
+
+Deno.test("toolkits.ensure() configures only a toolkit that is not configured", async (t) => {
+  const { host, client, dispose } = await setup();
+  const kit = (configured: boolean) => ({
+    name: "gh",
+    tools: ["gh_issue"],
+    configured,
+  });
+  await t.step("not configured: configure, then read back", async () => {
+    const ensured = client.toolkits.ensure("gh", { token: "x" });
+    const list1 = await host.next();
+    assertEnvelope(list1, "toolkit/list/req");
+    host.send("toolkit/list/resp", {
+      req_id: list1.id,
+      toolkits: [kit(false)],
+    });
+    const configure = await host.next();
+    assertEnvelope(configure, "toolkit/configure/req");
+    assert.deepEqual(
+      [configure.session_id, configure.toolkit_name, configure.config],
+      [client.sessionId, "gh", { token: "x" }],
+    );
+    host.send("toolkit/configure/resp", {
+      req_id: configure.id,
+      toolkit_name: "gh",
+      status: "ok",
+      message: null,
+    });
+    const list2 = await host.next();
+    host.send("toolkit/list/resp", { req_id: list2.id, toolkits: [kit(true)] });
+    assert.equal((await ensured)?.configured, true);
+  });
+  await t.step("already configured: no configure request", async () => {
+    const ensured = client.toolkits.ensure("gh", { token: "x" });
+    const list = await host.next();
+    host.send("toolkit/list/resp", { req_id: list.id, toolkits: [kit(true)] });
+    assert.equal((await ensured)?.name, "gh");
+    // The next message is the ping, so no configure went out.
+    const pong = client.ping();
+    assert.equal((await host.next()).type, "ping");
+    pong.catch(() => {});
+  });
+  await dispose();
+});
+
+Deno.test("toolkits.configure() throws when the status is not ok", async () => {
+  const { host, client, dispose } = await setup();
+  const configuring = client.toolkits.configure("gh", {});
+  const req = await host.next();
+  host.send("toolkit/configure/resp", {
+    req_id: req.id,
+    status: "invalid",
+    message: "token: required",
+  });
+  await assert.rejects(
+    configuring,
+    (error: unknown) =>
+      error instanceof SkillboxError && error.code === "runtime_error" &&
+      /status "invalid": token: required/.test(error.message),
+  );
+  await dispose();
+});
+
+Deno.test("toolkits.get() returns undefined for a toolkit the host does not list", async () => {
+  const { host, client, dispose } = await setup();
+  const got = client.toolkits.get("missing");
+  const req = await host.next();
+  host.send("toolkit/list/resp", {
+    req_id: req.id,
+    toolkits: [{ name: "gh", tools: [] }],
+  });
+  assert.equal(await got, undefined);
+  await dispose();
+});
+
+Deno.test("skills.discover() and skills.call() speak the skill messages", async (t) => {
+  const { host, client, dispose } = await setup();
+  await t.step("discover", async () => {
+    const found = client.skills.discover({ tags: ["a"], categories: ["b"] });
+    const req = await host.next();
+    assertEnvelope(req, "skill/discover/req");
+    assert.deepEqual([req.filter_tags, req.filter_categories], [["a"], ["b"]]);
+    host.send("skill/discover/resp", {
+      req_id: req.id,
+      skills: [{ name: "sum", description: "Summarize" }],
+    });
+    const skills = await found;
+    assert.equal(skills[0]?.name, "sum");
+    assert.deepEqual(skills[0]?.input_schema, {});
+  });
+  await t.step("call sends every field, no session_id", async () => {
+    const call = client.skills.call("sum", { text: "hi" }, {
+      timeout: 5000,
+      llmOverride: { provider_name: "openai", provider_credentials: {} },
+      metadata: { trace: "t1" },
+    });
+    const req = await host.next();
+    assertEnvelope(req, "skill/call/req");
+    assert.equal("session_id" in req, false);
+    assert.deepEqual(
+      [req.name, req.arguments, req.timeout, req.streaming, req.metadata],
+      ["sum", { text: "hi" }, 5, true, { trace: "t1" }],
+    );
+    assert.deepEqual(req.llm_override, {
+      provider_name: "openai",
+      provider_credentials: {},
+      provider_config: false,
+      is_default: false,
+    });
+    host.send("skill/event", {
+      req_id: req.id,
+      kind: "llm.token",
+      data: { text: "h" },
+      seq: 0,
+    });
+    host.send("skill/call/resp", {
+      req_id: req.id,
+      name: "sum",
+      data: { success: true, data: "short", duration_ms: 9 },
+      error: null,
+    });
+    assert.equal((await call).data, "short");
+    assert.deepEqual((await collect(call.events)).map((e) => e.kind), [
+      "llm.token",
+    ]);
+  });
+  await t.step(
+    "a response with data null becomes a failed result",
+    async () => {
+      const call = client.skills.call("sum", {});
+      const req = await host.next();
+      assert.equal(req.llm_override, null);
+      assert.equal(req.timeout, 60);
+      host.send("skill/call/resp", {
+        req_id: req.id,
+        name: "sum",
+        data: null,
+        error: { code: "max_turns_exceeded", message: "Too many turns" },
+      });
+      const result = await call;
+      assert.equal(result.success, false);
+      assert.equal(result.error_code, "max_turns_exceeded");
+      assert.equal(result.error, "Too many turns");
+    },
+  );
+  await dispose();
+});
+
+Deno.test("request() sends any message type and returns the raw answer", async () => {
+  const { host, client, dispose } = await setup();
+  const call = client.request("planning/plan/req", { goal: "x" });
+  const req = await host.next();
+  assertEnvelope(req, "planning/plan/req");
+  assert.equal(req.goal, "x");
+  host.send("planning/plan/resp", { req_id: req.id, steps: [1] });
+  const answer = await call;
+  assert.equal(answer.type, "planning/plan/resp");
+  assert.deepEqual(answer.steps, [1]);
+  await dispose();
+});

@@ -1,0 +1,55 @@
+/**
+ * The skillbox client: talks A2E v1.0 to a skillbox host (or any A2E host
+ * serving WebSocket) from Deno or a browser, using only web-standard APIs.
+ *
+ * {@link connect} performs the handshake and returns a {@link Client} whose
+ * `tools`, `toolkits` and `skills` mirror the Python SDK's `ToolAPI`,
+ * `ToolkitAPI` and `SkillAPI`. Tool and skill calls are promises that also
+ * stream their events with `for await`.
+ *
+ * @example Call a tool and stream its progress
+ * ```ts ignore
+ * import { connect } from "@skillbox/skillbox/client";
+ *
+ * const client = await connect("ws://127.0.0.1:8787/a2e", { token: "secret" });
+ * const call = client.tools.call("fetch_page", { url: "https://example.com" });
+ * for await (const event of call.events) {
+ *   if (event.kind === "progress") console.log(event.data.pct, "%");
+ * }
+ * const result = await call;
+ * console.log(result.success ? result.data : result.error);
+ * await client.close();
+ * ```
+ *
+ * @module
+ */
+
+export { connect } from "./client.ts";
+export type {
+  Client,
+  ConnectOptions,
+  PingResult,
+  WebSocketConstructor,
+} from "./client.ts";
+export { ConnectionClosedError } from "./errors.ts";
+export type {
+  Call,
+  CloseInfo,
+  PushHandler,
+  RequestOptions,
+  StreamingRequestOptions,
+  WireMessage,
+} from "./types.ts";
+export type {
+  CallToolOptions,
+  ListToolsOptions,
+  SearchToolsOptions,
+  ToolAPI,
+} from "./tools.ts";
+export type { ListToolkitsOptions, ToolkitAPI } from "./toolkits.ts";
+export type {
+  CallSkillOptions,
+  DiscoverSkillsOptions,
+  LlmOverride,
+  SkillAPI,
+} from "./skills.ts";

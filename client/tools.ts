@@ -1,0 +1,97 @@
+/**
+ * The tools capability as the client sees it (A2E-WIRE.md §4), named after
+ * the Python SDK's `ToolAPI`.
+ *
+ * @module
+ */
+
+import type {
+  JsonObject,
+  ToolDefinition,
+  ToolResult,
+} from "../runtime/protocol/models.ts";
+import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
+
+/** Options of {@link ToolAPI.list} (`tool/list/req`). */
+export interface ListToolsOptions extends RequestOptions {
+  /** Search text; empty lists instead of searching. @default "" */
+  query?: string;
+  /** Only tools carrying every one of these tags. @default [] */
+  tags?: string[];
+  /** Only tools of this kind (`filter_kind`). @default "" */
+  kind?: string;
+  /** Include deferred tools in search results. @default false */
+  includeDeferred?: boolean;
+}
+
+/** Options of {@link ToolAPI.search}: {@link ListToolsOptions} minus the query. */
+export type SearchToolsOptions = Omit<ListToolsOptions, "query">;
+
+/** Options of {@link ToolAPI.call} (`tool/call/req`). */
+export interface CallToolOptions extends StreamingRequestOptions {
+  /**
+   * The tool's time limit in milliseconds. The host gets it rounded up to
+   * whole seconds; the client waits this long plus the connection's
+   * `timeoutGrace` for the host's answer before failing locally.
+   * @default 30000
+   */
+  timeout?: number;
+  /** Ask the host to send events as they happen. @default true */
+  streaming?: boolean;
+  /** An id of the caller's choosing, echoed in logs. @default "" */
+  correlationId?: string;
+}
+
+/**
+ * Lists, searches and calls tools. Results are the A2E wire models
+ * (snake_case), as the host sent them with defaults filled in.
+ *
+ * @example List and call a tool
+ * ```ts
+ * import type { ToolAPI } from "./tools.ts";
+ *
+ * async function addNumbers(tools: ToolAPI): Promise<unknown> {
+ *   const names = (await tools.list()).map((tool) => tool.name);
+ *   if (!names.includes("add")) return undefined;
+ *   const result = await tools.call("add", { a: 1, b: 2 });
+ *   return result.success ? result.data : result.error;
+ * }
+ * ```
+ */
+export interface ToolAPI {
+  /**
+   * Lists tools (`tool/list/req`); with a `query`, searches them.
+   *
+   * @param options filters and search, see {@link ListToolsOptions}
+   * @returns the matching tool definitions
+   * @throws {SkillboxError} the host's `error`, e.g. when tools are not served
+   */
+  list(options?: ListToolsOptions): Promise<ToolDefinition[]>;
+  /**
+   * Searches tools by name, description and tags.
+   *
+   * @param query the search text (non-empty)
+   * @param options filters, see {@link SearchToolsOptions}
+   * @returns the matching tool definitions, best first
+   * @throws {TypeError} when `query` is empty
+   */
+  search(
+    query: string,
+    options?: SearchToolsOptions,
+  ): Promise<ToolDefinition[]>;
+  /**
+   * Calls a tool (`tool/call/req`). A tool that runs and fails resolves with
+   * `success: false`; an unknown or denied tool rejects with a
+   * `SkillboxError` (`unknown_tool`, `tool_denied`).
+   *
+   * @param name the tool's name
+   * @param args the tool's arguments
+   * @param options events, limits and cancellation, see {@link CallToolOptions}
+   * @returns the call: await it for the {@link ToolResult}, iterate `events`
+   */
+  call(
+    name: string,
+    args?: JsonObject,
+    options?: CallToolOptions,
+  ): Call<ToolResult>;
+}

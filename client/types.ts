@@ -1,0 +1,92 @@
+/**
+ * The types every part of the client shares: a {@link Call} in flight, the
+ * options of a request, raw wire messages and how the socket closed.
+ *
+ * @module
+ */
+
+import type { CallEvent } from "../runtime/protocol/models.ts";
+
+/**
+ * One request in flight: a promise (usable wherever one is) of the final
+ * answer. Await it for the answer; iterate
+ * {@link Call.events} with `for await` for the `*\/event` messages the host
+ * streams meanwhile. Events are buffered from the start, so iterating late
+ * (or twice) still yields every event; iteration ends when the call settles,
+ * and throws the call's error if it failed.
+ *
+ * @typeParam T the final answer
+ * @example Stream events, then read the result
+ * ```ts
+ * import type { Call } from "./types.ts";
+ * import type { ToolResult } from "../runtime/protocol/models.ts";
+ *
+ * async function finish(call: Call<ToolResult>): Promise<ToolResult> {
+ *   const progress: unknown[] = [];
+ *   for await (const event of call.events) {
+ *     if (event.kind === "progress") progress.push(event.data.pct);
+ *   }
+ *   return await call;
+ * }
+ * ```
+ */
+export interface Call<T> extends Promise<T> {
+  /** The request's message `id`; the host's answers carry it as `req_id`. */
+  readonly id: string;
+  /** The call's events in `seq` order as they arrive, replayed from the start. */
+  readonly events: AsyncIterable<CallEvent>;
+}
+
+/** Options every request takes. */
+export interface RequestOptions {
+  /**
+   * How long to wait for the answer, in milliseconds, before failing with a
+   * `TimeoutError`. The host is not told; a late answer is dropped.
+   * @default the `timeout` given to `connect()` (10 000 ms)
+   */
+  timeout?: number;
+  /** Aborting it fails the call at once with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Options of requests that stream events. */
+export interface StreamingRequestOptions extends RequestOptions {
+  /**
+   * Called synchronously with each event as it arrives. If it throws, the
+   * call fails with that error.
+   */
+  onEvent?: (event: CallEvent) => void;
+}
+
+/**
+ * One A2E message as it is on the wire: the envelope plus the type's own
+ * snake_case fields (A2E-WIRE.md). Incoming messages are not validated
+ * beyond being JSON objects, so read their fields defensively.
+ */
+export interface WireMessage {
+  /** The message type, e.g. `"invoke/event"`. */
+  type: string;
+  /** The message's own id (32 hex chars). */
+  id: string;
+  /** `"1.0"`. */
+  version?: string;
+  /** Unix time in seconds, as a float. */
+  ts?: number;
+  /** The type's own fields, snake_case. */
+  [field: string]: unknown;
+}
+
+/**
+ * Called with each message that answers no pending request, e.g. an
+ * `invoke/event` of kind `tools.changed`, or an `error` whose `req_id` could
+ * not be read.
+ */
+export type PushHandler = (message: WireMessage) => void;
+
+/** How the WebSocket closed. */
+export interface CloseInfo {
+  /** The WebSocket close code (1000 for a clean close, 1006 when dropped). */
+  code: number;
+  /** The WebSocket close reason, often `""`. */
+  reason: string;
+}
