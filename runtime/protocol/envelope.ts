@@ -7,8 +7,12 @@
 /** The protocol version skillbox speaks; every outgoing message carries it. */
 export const PROTOCOL_VERSION = "1.0";
 
-/** The fields every A2E message carries, whatever its type. */
-export interface Envelope {
+/**
+ * The fields every A2E message carries, whatever its type. A type alias, not
+ * an interface, so that built messages are assignable to
+ * `Record<string, unknown>` (an `OutgoingMessage`).
+ */
+export type Envelope = {
   /** The message type, e.g. `"tool/call/req"`. */
   type: string;
   /** A fresh uuid4 in hex (32 characters, no dashes). */
@@ -17,7 +21,7 @@ export interface Envelope {
   version: string;
   /** Unix time in seconds, as a float. */
   ts: number;
-}
+};
 
 /**
  * Returns a fresh uuid4 in hex, the form A2E uses for message and session ids.

@@ -260,9 +260,21 @@ export function describeZodError(error: z.ZodError): string {
   }).join("; ");
 }
 
-// A message that is not valid JSON may still show its id; echoing it lets the
-// client fail the right call instead of timing out.
-function salvageId(raw: string): string {
+/**
+ * Reads the `id` out of a message that cannot be parsed (broken JSON, or one
+ * too large to parse): echoing it lets the client fail the right call instead
+ * of timing out.
+ *
+ * @param raw the message text, or its start
+ * @returns the id, or `""` when none can be read
+ * @example Salvage an id from broken JSON
+ * ```ts
+ * import { salvageId } from "./messages.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(salvageId('{"type":"ping","id":"abc",'), "abc");
+ * ```
+ */
+export function salvageId(raw: string): string {
   const match = /"id"\s*:\s*"([^"\\]{1,128})"/.exec(raw.slice(0, 4096));
   return match?.[1] ?? "";
 }

@@ -1,0 +1,411 @@
+/**
+ * The dispatcher: the one place a raw message from any transport becomes an
+ * answer. It owns size limits, parsing, the handshake and auth, ping,
+ * shutdown, concurrency limits, routing to capability handlers, `req_id`
+ * correlation and error mapping. Transports only move text.
+ *
+ * @module
+ */
+
+import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
+import { SkillboxError, toWireError, type WireError } from "./errors.ts";
+import { type CapabilityName, isCapabilityName } from "./protocol/codes.ts";
+import { envelope } from "./protocol/envelope.ts";
+import {
+  parseMessage,
+  parseValue,
+  type Request,
+  type RequestType,
+  salvageId,
+} from "./protocol/messages.ts";
+import { Semaphore } from "./semaphore.ts";
+import type { Session } from "./session.ts";
+
+/** Four mebibytes: the default `max_message_bytes`. */
+export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
+
+/** Options for {@link Dispatcher}. */
+export interface DispatcherOptions {
+  /** Capabilities served from the start. @default [] */
+  capabilities?: readonly Capability[];
+  /** Accepted auth tokens; empty means no auth. @default [] */
+  tokens?: readonly string[];
+  /** Largest message accepted, in UTF-8 bytes. @default 4194304 */
+  maxMessageBytes?: number;
+  /** Capability requests running at once across all sessions. @default 64 */
+  maxParallelHost?: number;
+  /** `performance.now()` at host start, for `uptime_seconds`. @default now */
+  startedAt?: number;
+}
+
+/** Options for one dispatched message. */
+export interface ReceiveOptions {
+  /** Cancels this request only (in-process callers). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Routes messages from sessions to answers.
+ *
+ * @example Answer a ping on an in-memory session
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * import { Session } from "./session.ts";
+ * import assert from "node:assert/strict";
+ * const sent: Record<string, unknown>[] = [];
+ * const session = new Session({ send: (m) => sent.push(m) });
+ * await new Dispatcher().receive(session, '{"type":"ping","id":"p1"}');
+ * assert.equal(sent[0]?.type, "pong");
+ * assert.equal(sent[0]?.req_id, "p1");
+ * ```
+ */
+export class Dispatcher {
+  #capabilities: Capability[] = [];
+  #handlers = new Map<string, { handler: Handler; capability: Capability }>();
+  #tokens: readonly string[];
+  #maxMessageBytes: number;
+  #hostLimiter: Semaphore;
+  #startedAt: number;
+
+  /** @param options capabilities, tokens and limits */
+  constructor(options: DispatcherOptions = {}) {
+    this.#tokens = options.tokens ?? [];
+    this.#maxMessageBytes = options.maxMessageBytes ??
+      DEFAULT_MAX_MESSAGE_BYTES;
+    this.#hostLimiter = new Semaphore(options.maxParallelHost ?? 64);
+    this.#startedAt = options.startedAt ?? performance.now();
+    for (const capability of options.capabilities ?? []) {
+      this.addCapability(capability);
+    }
+  }
+
+  /** The capabilities served, in registration order. */
+  get capabilities(): readonly Capability[] {
+    return this.#capabilities;
+  }
+
+  /** Whether sessions must present one of the configured tokens. */
+  get requiresAuth(): boolean {
+    return this.#tokens.length > 0;
+  }
+
+  /** The largest message accepted, in UTF-8 bytes. */
+  get maxMessageBytes(): number {
+    return this.#maxMessageBytes;
+  }
+
+  /**
+   * Plugs a capability's handlers in.
+   *
+   * @param capability the capability
+   * @throws {TypeError} when its name is not an A2E capability name, or a
+   *   request type it handles is already handled by another capability
+   */
+  addCapability(capability: Capability): void {
+    if (!isCapabilityName(capability.name)) {
+      throw new TypeError(
+        `Cannot add capability "${capability.name}": not an A2E capability name`,
+      );
+    }
+    const types = Object.keys(capability.handlers);
+    for (const type of types) {
+      const owner = this.#handlers.get(type);
+      if (owner) {
+        throw new TypeError(
+          `Cannot add capability "${capability.name}": "${type}" is already handled by "${owner.capability.name}"`,
+        );
+      }
+    }
+    for (const type of types) {
+      const handler = capability.handlers[type as RequestType] as
+        | Handler
+        | undefined;
+      if (handler) this.#handlers.set(type, { handler, capability });
+    }
+    this.#capabilities.push(capability);
+  }
+
+  /**
+   * Handles one raw message from a transport. Never throws: every failure
+   * becomes an `error` sent to the session.
+   *
+   * @param session the session it came on
+   * @param raw the message text
+   * @param options per-request options
+   * @returns resolves once the message is answered (or needs no answer)
+   */
+  receive(
+    session: Session,
+    raw: string,
+    options?: ReceiveOptions,
+  ): Promise<void> {
+    // Each UTF-16 unit is at most 3 UTF-8 bytes: only measure when it matters.
+    if (raw.length * 3 > this.#maxMessageBytes) {
+      const bytes = raw.length > this.#maxMessageBytes
+        ? raw.length
+        : new TextEncoder().encode(raw).length;
+      if (bytes > this.#maxMessageBytes) {
+        this.rejectOversize(session, bytes, raw);
+        return Promise.resolve();
+      }
+    }
+    const parsed = parseMessage(raw);
+    if (!parsed.ok) {
+      session.send(errorMessage(parsed.reqId, parsed));
+      return Promise.resolve();
+    }
+    return this.#route(session, parsed.request, options);
+  }
+
+  /**
+   * Handles one already-decoded message (the in-process path).
+   *
+   * @param session the session it came on
+   * @param value the decoded message
+   * @param options per-request options
+   * @returns resolves once the message is answered
+   */
+  receiveValue(
+    session: Session,
+    value: unknown,
+    options?: ReceiveOptions,
+  ): Promise<void> {
+    const parsed = parseValue(value);
+    if (!parsed.ok) {
+      session.send(errorMessage(parsed.reqId, parsed));
+      return Promise.resolve();
+    }
+    return this.#route(session, parsed.request, options);
+  }
+
+  /**
+   * Answers a message that exceeded `max_message_bytes` with
+   * `invalid_message`; the connection stays up.
+   *
+   * @param session the session it came on
+   * @param bytes its size, or at least how much of it was seen
+   * @param head the start of the message, to salvage its `id` from
+   */
+  rejectOversize(session: Session, bytes: number, head = ""): void {
+    session.send(errorMessage(salvageId(head), {
+      code: "invalid_message",
+      message:
+        `Cannot accept message: ${bytes} bytes exceeds the limit of ${this.#maxMessageBytes} bytes`,
+    }));
+  }
+
+  /**
+   * Answers a frame that is not text (a binary WebSocket frame).
+   *
+   * @param session the session it came on
+   */
+  rejectBinary(session: Session): void {
+    session.send(errorMessage("", {
+      code: "invalid_message",
+      message:
+        "Cannot accept binary frame: send one JSON message per text frame",
+    }));
+  }
+
+  /**
+   * Closes every capability (host shutdown).
+   *
+   * @returns resolves when all have closed
+   */
+  async closeCapabilities(): Promise<void> {
+    await Promise.allSettled(this.#capabilities.map((c) => c.close?.()));
+  }
+
+  #route(
+    session: Session,
+    request: Request,
+    options?: ReceiveOptions,
+  ): Promise<void> {
+    switch (request.type) {
+      case "handshake/req":
+        this.#handshake(session, request);
+        return Promise.resolve();
+      case "ping":
+        if (this.#authorized(session, request)) {
+          session.send(envelope("pong", {
+            req_id: request.id,
+            uptime_seconds: uptimeSeconds(this.#startedAt),
+          }));
+        }
+        return Promise.resolve();
+      case "shutdown":
+        if (!this.#authorized(session, request)) return Promise.resolve();
+        return shutdown(session, request.timeout);
+      default: {
+        if (!this.#authorized(session, request)) return Promise.resolve();
+        const work = this.#call(session, request, options);
+        session.track(work);
+        return work;
+      }
+    }
+  }
+
+  #handshake(session: Session, request: Request<"handshake/req">): void {
+    const token = request.auth_token ?? "";
+    let reason = "";
+    if (this.requiresAuth) {
+      if (token === "") reason = "Missing auth token: this host requires one";
+      else if (!this.#tokens.some((t) => sameString(t, token))) {
+        reason = "Invalid auth token";
+      }
+    }
+    session.authenticate(reason === "" ? "accepted" : "refused", token);
+    session.send(envelope("handshake/resp", {
+      req_id: request.id,
+      session_id: session.id,
+      accepted_caps: reason === ""
+        ? this.#acceptedCaps(request.agent_caps).map((capability) => ({
+          capability,
+          enabled: true,
+          metadata: {},
+        }))
+        : [],
+      max_parallel: session.maxParallel,
+      ok: reason === "",
+      reason,
+    }));
+  }
+
+  // The Python client's default agent_caps ("streaming", "artifacts") name no
+  // capability; such a client still gets everything served.
+  #acceptedCaps(asked: readonly string[]): CapabilityName[] {
+    const served = [...new Set(this.#capabilities.map((c) => c.name))];
+    const named = asked.filter(isCapabilityName);
+    if (named.length === 0) return served;
+    return served.filter((name) => named.includes(name));
+  }
+
+  #authorized(session: Session, request: Request): boolean {
+    if (!this.requiresAuth || session.auth === "accepted") return true;
+    const why = session.auth === "refused"
+      ? "its handshake was refused"
+      : "it has not completed a handshake with a valid token";
+    session.send(errorMessage(request.id, {
+      code: "unauthorized",
+      message: `Cannot handle "${request.type}": ${why}`,
+    }));
+    return false;
+  }
+
+  async #call(
+    session: Session,
+    request: Request,
+    options?: ReceiveOptions,
+  ): Promise<void> {
+    const route = this.#handlers.get(request.type);
+    if (!route) {
+      session.send(errorMessage(request.id, {
+        code: "invalid_message",
+        message: `Cannot handle "${request.type}": the "${
+          capabilityFor(request.type)
+        }" capability is not served by this host`,
+      }));
+      return;
+    }
+    const capabilityName = route.capability.name;
+    if (session.draining) {
+      session.send(errorMessage(request.id, {
+        code: "invalid_message",
+        message:
+          `Cannot handle "${request.type}": the session is shutting down`,
+      }, capabilityName));
+      return;
+    }
+    const signal = options?.signal
+      ? AbortSignal.any([session.signal, options.signal])
+      : session.signal;
+    let releaseSession: (() => void) | undefined;
+    let releaseHost: (() => void) | undefined;
+    try {
+      // Session slot first, so one busy session never holds host slots
+      // while it waits on its own limit.
+      releaseSession = await session.limiter.acquire(signal);
+      releaseHost = await this.#hostLimiter.acquire(signal);
+      const answer = await route.handler({ request, session, signal });
+      session.send({ ...answer, req_id: request.id } as OutgoingMessage);
+    } catch (error) {
+      const wire = signal.aborted && !(error instanceof SkillboxError)
+        ? {
+          code: "runtime_error" as const,
+          message: `Cancelled "${request.type}": ${abortReason(signal)}`,
+        }
+        : toWireError(error);
+      session.send(errorMessage(request.id, wire, capabilityName));
+    } finally {
+      releaseHost?.();
+      releaseSession?.();
+    }
+  }
+}
+
+/**
+ * Builds a complete A2E `error` message.
+ *
+ * @param reqId the `id` of the request it answers ("" when unknown)
+ * @param error the code and message, plus optional detail and retryable
+ * @param capabilityName the capability that failed ("" for core errors)
+ * @returns the message, every required field set
+ * @example Build an error
+ * ```ts
+ * import { errorMessage } from "./dispatcher.ts";
+ * import assert from "node:assert/strict";
+ * const msg = errorMessage("r1", { code: "parse_error", message: "Bad" });
+ * assert.equal(msg.req_id, "r1");
+ * assert.deepEqual(msg.detail, {});
+ * assert.equal(msg.retryable, false);
+ * ```
+ */
+export function errorMessage(
+  reqId: string,
+  error: Pick<WireError, "code" | "message"> & Partial<WireError>,
+  capabilityName = "",
+): OutgoingMessage {
+  return envelope("error", {
+    req_id: reqId,
+    code: error.code,
+    message: error.message,
+    detail: error.detail ?? {},
+    retryable: error.retryable ?? false,
+    capability_name: capabilityName,
+  });
+}
+
+async function shutdown(session: Session, timeoutSeconds: number) {
+  session.draining = true;
+  await session.drain(timeoutSeconds * 1000);
+  session.close("Shutdown requested by the agent");
+}
+
+function uptimeSeconds(startedAt: number): number {
+  // JSON drops ".0": keep a fractional part so Python reads a float.
+  const seconds = (performance.now() - startedAt) / 1000;
+  return Number.isInteger(seconds) ? seconds + 1e-6 : seconds;
+}
+
+function capabilityFor(type: string): string {
+  if (type.startsWith("toolkit/")) return "toolkits";
+  if (type.startsWith("tool/")) return "tools";
+  if (type.startsWith("skill/")) return "skill";
+  return type.split("/")[0] ?? type;
+}
+
+function abortReason(signal: AbortSignal): string {
+  const reason = signal.reason;
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+// Compares in time independent of where the strings differ.
+function sameString(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  }
+  return diff === 0;
+}

@@ -1,0 +1,372 @@
+/**
+ * `createHost()`: the skillbox host as a library. It serves A2E over
+ * WebSocket (`/a2e`), HTTP+SSE (`/a2e/session|send|stream|health`) and
+ * stdio, plus `GET /health`, all feeding one dispatcher; and it answers
+ * in-process calls through the same handlers.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { Capability, OutgoingMessage } from "./capability.ts";
+import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import { SkillboxError } from "./errors.ts";
+import type { ErrorCode } from "./protocol/codes.ts";
+import { newId, nowSeconds, PROTOCOL_VERSION } from "./protocol/envelope.ts";
+import type { CallEvent, SkillResult, ToolResult } from "./protocol/models.ts";
+import { Session } from "./session.ts";
+import type { OpenSessionOptions } from "./transports/_context.ts";
+import {
+  createSseTransport,
+  type SseTransport,
+} from "./transports/http_sse.ts";
+import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
+import { websocketHandler } from "./transports/websocket.ts";
+
+/** Options for {@link createHost}. */
+export interface HostOptions {
+  /**
+   * The configuration (see `runtime/config.ts`); missing parts take their
+   * defaults. @default defaultConfig()
+   */
+  config?: Partial<Omit<HostConfig, "limits">> & {
+    limits?: Partial<LimitsConfig>;
+  };
+  /** Capabilities served from the start. @default [] */
+  capabilities?: readonly Capability[];
+  /** Receives diagnostic lines. @default ignore them */
+  log?: (message: string) => void;
+}
+
+/** Options for {@link Host.listen}. */
+export interface ListenOptions {
+  /** @default the config's `listen.hostname` */
+  hostname?: string;
+  /** 0 picks a free port. @default the config's `listen.port` */
+  port?: number;
+}
+
+/** Where a listening host can be reached. */
+export interface ListenAddress {
+  hostname: string;
+  port: number;
+  /** `http://hostname:port` */
+  url: string;
+}
+
+/** Options for an in-process call. */
+export interface CallOptions {
+  /** Receives the call's events as they happen. */
+  onEvent?: (event: CallEvent) => void;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Seconds before the call times out. @default the request's default */
+  timeout?: number;
+}
+
+/** A running skillbox host. */
+export interface Host {
+  /** The HTTP handler: `Deno.serve(host.fetch)` or mount it in your server. */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /** The resolved configuration. */
+  readonly config: HostConfig;
+  /** The names of the capabilities served. */
+  readonly capabilities: readonly string[];
+  /** How many transport sessions are live (not counting in-process). */
+  readonly sessionCount: number;
+  /**
+   * Serves HTTP, WebSocket and SSE on a TCP port.
+   *
+   * @returns the address, once listening
+   */
+  listen(options?: ListenOptions): Promise<ListenAddress>;
+  /**
+   * Serves one session over stdin/stdout NDJSON.
+   *
+   * @returns resolves when stdin closes
+   */
+  serveStdio(options?: StdioOptions): Promise<void>;
+  /**
+   * Plugs a capability in; sessions handshaking later are offered it.
+   *
+   * @throws {TypeError} when a request type it handles is already handled
+   */
+  addCapability(capability: Capability): void;
+  /**
+   * Sends a push message (no `req_id`) to every live, authorized session.
+   *
+   * @returns how many sessions it was sent to
+   */
+  broadcast(message: OutgoingMessage): number;
+  /**
+   * Sends one request through the dispatcher on the host's in-process
+   * session and resolves with its final answer (a `*\/resp` or `error`).
+   */
+  request(
+    message: Record<string, unknown> & { type: string },
+    options?: CallOptions,
+  ): Promise<OutgoingMessage>;
+  /**
+   * Calls a tool in-process.
+   *
+   * @throws {SkillboxError} when the host answers with an `error`
+   */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<ToolResult>;
+  /**
+   * Runs a skill in-process.
+   *
+   * @throws {SkillboxError} when the host answers with an `error`
+   */
+  callSkill(
+    name: string,
+    args: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<SkillResult>;
+  /**
+   * Stops accepting sessions, waits up to `timeoutSeconds` for in-flight
+   * calls, cancels the rest, closes capabilities and the listener.
+   */
+  close(options?: { timeoutSeconds?: number }): Promise<void>;
+}
+
+/**
+ * Creates a host.
+ *
+ * @param options configuration, capabilities, logger
+ * @returns the host, not yet listening
+ * @example Serve a health check in-process, then ping in-process
+ * ```ts
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost();
+ * const health = await host.fetch(new Request("http://x/health"));
+ * assert.equal((await health.json()).status, "ok");
+ * const pong = await host.request({ type: "ping" });
+ * assert.equal(pong.type, "pong");
+ * await host.close();
+ * ```
+ */
+export function createHost(options: HostOptions = {}): Host {
+  const base = defaultConfig();
+  const given = options.config ?? {};
+  const config: HostConfig = {
+    ...base,
+    ...given,
+    listen: { ...base.listen, ...given.listen },
+    limits: { ...base.limits, ...given.limits },
+  };
+  const log = options.log ?? (() => {});
+  const startedAt = performance.now();
+  const dispatcher = new Dispatcher({
+    capabilities: options.capabilities,
+    tokens: config.tokens,
+    maxMessageBytes: config.limits.maxMessageBytes,
+    maxParallelHost: config.limits.maxParallelHost,
+    startedAt,
+  });
+  const sessions = new Set<Session>();
+  let closing = false;
+
+  const openSession = (open: OpenSessionOptions): Session | string => {
+    if (closing) return "the host is shutting down";
+    if (sessions.size >= config.limits.maxSessions) {
+      return `the host serves at most ${config.limits.maxSessions} sessions`;
+    }
+    const session = new Session({
+      send: open.send,
+      transport: open.transport,
+      maxParallel: config.limits.maxParallel,
+      onEnd: (reason) => {
+        sessions.delete(session);
+        open.onEnd?.(reason);
+      },
+    });
+    sessions.add(session);
+    return session;
+  };
+  const context = { dispatcher, limits: config.limits, openSession, log };
+
+  const sse: SseTransport = createSseTransport(context);
+  const app = new Hono();
+  app.get("/health", (c) =>
+    c.json({
+      status: "ok",
+      sessions: sessions.size,
+      uptime_seconds: (performance.now() - startedAt) / 1000,
+    }));
+  app.get("/a2e", websocketHandler(context));
+  app.route("/a2e", sse.app);
+  app.onError((error, c) => {
+    log(`Cannot handle ${c.req.method} ${c.req.path}: ${error.message}`);
+    return c.json({ error: "Internal error" }, 500);
+  });
+
+  // In-process calls share one trusted session so that session state (e.g.
+  // toolkit configuration) persists across calls, like a connection's would.
+  const pending = new Map<
+    string,
+    {
+      resolve: (message: OutgoingMessage) => void;
+      onEvent?: (event: CallEvent) => void;
+    }
+  >();
+  const inProcess = new Session({
+    transport: "in-process",
+    maxParallel: config.limits.maxParallel,
+    send: (message) => {
+      const waiter = pending.get(String(message.req_id ?? ""));
+      if (!waiter) return;
+      if (message.type.endsWith("/event")) {
+        waiter.onEvent?.({
+          kind: String(message.kind ?? "status"),
+          data: (message.data ?? {}) as Record<string, unknown>,
+          seq: Number(message.seq ?? 0),
+        });
+        return;
+      }
+      pending.delete(String(message.req_id));
+      waiter.resolve(message);
+    },
+  });
+  inProcess.authenticate("accepted", "");
+
+  let server: Deno.HttpServer | undefined;
+
+  const request = (
+    message: Record<string, unknown> & { type: string },
+    callOptions: CallOptions = {},
+  ): Promise<OutgoingMessage> => {
+    if (message.type === "handshake/req" || message.type === "shutdown") {
+      return Promise.reject(
+        new TypeError(
+          `Cannot send "${message.type}" in-process: it has no answer`,
+        ),
+      );
+    }
+    if (closing) {
+      return Promise.reject(
+        new SkillboxError("runtime_error", "Cannot call: the host is closed"),
+      );
+    }
+    const id = newId();
+    const answer = new Promise<OutgoingMessage>((resolve) => {
+      pending.set(id, { resolve, onEvent: callOptions.onEvent });
+    });
+    dispatcher.receiveValue(inProcess, {
+      ...message,
+      id,
+      version: PROTOCOL_VERSION,
+      ts: nowSeconds(),
+    }, { signal: callOptions.signal });
+    return answer;
+  };
+
+  const host: Host = {
+    fetch: (req) => app.fetch(req),
+    config,
+    get capabilities() {
+      return dispatcher.capabilities.map((c) => c.name);
+    },
+    get sessionCount() {
+      return sessions.size;
+    },
+    listen(listenOptions = {}) {
+      if (server) {
+        return Promise.reject(new Error("Cannot listen: already listening"));
+      }
+      return new Promise((resolve, reject) => {
+        try {
+          server = Deno.serve({
+            hostname: listenOptions.hostname ?? config.listen.hostname,
+            port: listenOptions.port ?? config.listen.port,
+            onListen: (addr) => {
+              const hostname = addr.hostname;
+              const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+              resolve({
+                hostname,
+                port: addr.port,
+                url: `http://${shown}:${addr.port}`,
+              });
+            },
+          }, host.fetch);
+        } catch (error) {
+          reject(error);
+        }
+      });
+    },
+    serveStdio: (stdioOptions) => serveStdio(context, stdioOptions),
+    addCapability: (capability) => dispatcher.addCapability(capability),
+    broadcast(message) {
+      let count = 0;
+      for (const session of sessions) {
+        if (!dispatcher.requiresAuth || session.auth === "accepted") {
+          session.send(message);
+          count++;
+        }
+      }
+      return count;
+    },
+    request,
+    async callTool(name, args, callOptions = {}) {
+      const answer = await request({
+        type: "tool/call/req",
+        tool_name: name,
+        arguments: args,
+        streaming: callOptions.onEvent !== undefined,
+        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+      }, callOptions);
+      throwIfError(answer);
+      return answer.data as ToolResult;
+    },
+    async callSkill(name, args, callOptions = {}) {
+      const answer = await request({
+        type: "skill/call/req",
+        name,
+        arguments: args,
+        streaming: callOptions.onEvent !== undefined,
+        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+      }, callOptions);
+      throwIfError(answer);
+      if (answer.data === null || answer.data === undefined) {
+        const error = (answer.error ?? {}) as Record<string, unknown>;
+        throw new SkillboxError(
+          (error.code as ErrorCode | undefined) ?? "skill_error",
+          String(error.message ?? `Skill "${name}" returned no result`),
+        );
+      }
+      return answer.data as SkillResult;
+    },
+    async close(closeOptions = {}) {
+      if (closing) return;
+      closing = true;
+      const timeoutMs =
+        (closeOptions.timeoutSeconds ?? config.limits.shutdownTimeoutSeconds) *
+        1000;
+      const all = [...sessions, inProcess];
+      for (const session of all) session.draining = true;
+      await Promise.all(all.map((session) => session.drain(timeoutMs)));
+      for (const session of all) session.close("Host closing");
+      sse.close();
+      await dispatcher.closeCapabilities();
+      await server?.shutdown();
+    },
+  };
+  return host;
+}
+
+function throwIfError(answer: OutgoingMessage): void {
+  if (answer.type !== "error") return;
+  throw new SkillboxError(
+    answer.code as ErrorCode,
+    String(answer.message ?? ""),
+    {
+      detail: (answer.detail ?? {}) as Record<string, unknown>,
+      retryable: Boolean(answer.retryable),
+    },
+  );
+}

@@ -1,0 +1,180 @@
+/**
+ * One A2E session: what a transport connection (a WebSocket, an HTTP+SSE
+ * transport session, stdio, or the host's in-process caller) shares with the
+ * dispatcher — identity, auth state, per-session state, the `max_parallel`
+ * limit, in-flight calls, and the signal that cancels them when it ends.
+ *
+ * @module
+ */
+
+import type { OutgoingMessage, SessionScope } from "./capability.ts";
+import { newId } from "./protocol/envelope.ts";
+import { Semaphore } from "./semaphore.ts";
+
+/** Where a session's messages travel. */
+export type TransportKind = "websocket" | "sse" | "stdio" | "in-process";
+
+/**
+ * Where a session stands with auth: `pending` before a handshake, `accepted`
+ * after a handshake the host accepted, `refused` after one it refused.
+ */
+export type AuthState = "pending" | "accepted" | "refused";
+
+/** Options for {@link Session}. */
+export interface SessionOptions {
+  /** Delivers one outgoing message to the transport. */
+  send: (message: OutgoingMessage) => void;
+  /** How many capability requests run at once; the rest queue. @default 4 */
+  maxParallel?: number;
+  /** Which transport carries the session. @default "in-process" */
+  transport?: TransportKind;
+  /** Called once when the session ends, to release the transport. */
+  onEnd?: (reason: string) => void;
+}
+
+/**
+ * A live session.
+ *
+ * @example End a session and see its signal abort
+ * ```ts
+ * import { Session } from "./session.ts";
+ * import assert from "node:assert/strict";
+ * const sent: unknown[] = [];
+ * const session = new Session({ send: (m) => sent.push(m) });
+ * assert.match(session.id, /^[0-9a-f]{32}$/);
+ * session.close("client left");
+ * assert.ok(session.signal.aborted);
+ * ```
+ */
+export class Session implements SessionScope {
+  /** The handshake's session id (hex uuid). */
+  readonly id: string = newId();
+  /** Capability-owned state, dropped with the session. */
+  readonly state: Map<string, unknown> = new Map();
+  /** Limits this session's concurrent capability requests. */
+  readonly limiter: Semaphore;
+  /** The transport carrying this session. */
+  readonly transport: TransportKind;
+  /** Where the session stands with auth. */
+  auth: AuthState = "pending";
+  /** True once `shutdown` was received: new requests are refused. */
+  draining = false;
+
+  #token = "";
+  #sink: (message: OutgoingMessage) => void;
+  #onEnd?: (reason: string) => void;
+  #controller = new AbortController();
+  #inFlight = new Set<Promise<unknown>>();
+  #maxParallel: number;
+
+  /** @param options the transport sink and limits */
+  constructor(options: SessionOptions) {
+    this.#sink = options.send;
+    this.#onEnd = options.onEnd;
+    this.#maxParallel = options.maxParallel ?? 4;
+    this.limiter = new Semaphore(this.#maxParallel);
+    this.transport = options.transport ?? "in-process";
+  }
+
+  /** The token the session presented in its handshake ("" when none). */
+  get token(): string {
+    return this.#token;
+  }
+
+  /** The `max_parallel` this session was promised. */
+  get maxParallel(): number {
+    return this.#maxParallel;
+  }
+
+  /** Aborted when the session ends. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Whether the session has ended. */
+  get closed(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  /** How many capability requests are running or queued. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /**
+   * Records the outcome of a handshake.
+   *
+   * @param auth whether the host accepted it
+   * @param token the token presented
+   */
+  authenticate(auth: AuthState, token: string): void {
+    this.auth = auth;
+    this.#token = token;
+  }
+
+  /**
+   * Sends a message; dropped once the session has ended, since its transport
+   * is gone and a late event must not crash the handler that sent it.
+   *
+   * @param message a complete outgoing message
+   */
+  send(message: OutgoingMessage): void {
+    if (this.closed) return;
+    try {
+      this.#sink(message);
+    } catch {
+      // The transport failed under us (socket half-closed): the session's
+      // close event follows, which aborts the calls.
+    }
+  }
+
+  /**
+   * Counts a capability request as in flight until it settles, so that
+   * {@link drain} can wait for it.
+   *
+   * @param work the request's promise
+   */
+  track(work: Promise<unknown>): void {
+    this.#inFlight.add(work);
+    const forget = () => this.#inFlight.delete(work);
+    work.then(forget, forget);
+  }
+
+  /**
+   * Waits for in-flight requests to settle, up to a bound.
+   *
+   * @param timeoutMs how long to wait at most
+   * @returns true when everything settled in time
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      while (this.#inFlight.size > 0) {
+        const settled = await Promise.race([
+          Promise.allSettled([...this.#inFlight]).then(() => true),
+          timeout,
+        ]);
+        if (!settled) return false;
+      }
+      return true;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Ends the session: aborts its signal (cancelling in-flight calls) and
+   * releases the transport. Idempotent.
+   *
+   * @param reason why it ended, for logs and the abort reason
+   */
+  close(reason = "Session ended"): void {
+    if (this.closed) return;
+    this.#controller.abort(new DOMException(reason, "AbortError"));
+    this.state.clear();
+    this.#onEnd?.(reason);
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * The HTTP+SSE transport the A2E Python SDK's `HTTPTransport` speaks
+ * (A2E-WIRE.md §7), mounted under `/a2e`: `POST /session`, `POST /send`,
+ * `GET /stream`, `GET /health`.
+ *
+ * Outgoing messages wait in a per-session queue and leave it only when the
+ * attached stream pulls them, so nothing is lost before the client first
+ * connects the stream or while it reconnects. A transport session with no
+ * stream attached and no request for `sse_idle_seconds` expires, which ends
+ * its A2E session and cancels its calls.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { Session } from "../session.ts";
+import type { TransportContext } from "./_context.ts";
+
+/** Keep-alive comment interval, so proxies do not cut a quiet stream. */
+const KEEPALIVE_MS = 15_000;
+
+const encoder = new TextEncoder();
+
+/** One transport session: an A2E session plus its outgoing queue. */
+class Channel {
+  readonly session: Session;
+  readonly queue: string[] = [];
+  lastActive: number = performance.now();
+  /** The stream that currently delivers, or null. */
+  attached: symbol | null = null;
+  ended = false;
+  #wake: (() => void) | null = null;
+
+  constructor(session: Session) {
+    this.session = session;
+  }
+
+  push(text: string): void {
+    this.queue.push(text);
+    this.wake();
+  }
+
+  wake(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  /** Resolves when there is something to do, or after `ms`. */
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = null;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
+/** The HTTP+SSE transport: a Hono app plus the timer that expires sessions. */
+export interface SseTransport {
+  /** The routes, to mount under `/a2e`. */
+  readonly app: Hono;
+  /** How many transport sessions exist. */
+  readonly size: number;
+  /** Ends every transport session's streams and stops the expiry timer. */
+  close(): void;
+}
+
+/**
+ * Builds the HTTP+SSE transport.
+ *
+ * @param context the host as transports see it
+ * @returns the routes and a `close()` for host shutdown
+ * @example Mount it under /a2e
+ * ```ts ignore
+ * import { Hono } from "hono";
+ * import { createSseTransport } from "./http_sse.ts";
+ * declare const context: import("./_context.ts").TransportContext;
+ * const sse = createSseTransport(context);
+ * new Hono().route("/a2e", sse.app);
+ * ```
+ */
+export function createSseTransport(context: TransportContext): SseTransport {
+  const channels = new Map<string, Channel>();
+  const idleMs = context.limits.sseIdleSeconds * 1000;
+
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const [id, channel] of channels) {
+      if (channel.attached === null && now - channel.lastActive > idleMs) {
+        channels.delete(id);
+        channel.session.close("HTTP+SSE transport session expired");
+      }
+    }
+  }, Math.max(10, Math.min(idleMs / 2, 30_000)));
+  // Expiry must never keep a process alive on its own.
+  Deno.unrefTimer(sweep);
+
+  const app = new Hono();
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+
+  app.post("/session", (c) => {
+    // The session's sink needs the channel, and the channel the session.
+    const box: { channel?: Channel } = {};
+    const id = crypto.randomUUID().replaceAll("-", "");
+    const session = context.openSession({
+      transport: "sse",
+      send: (message) => box.channel?.push(JSON.stringify(message)),
+      onEnd: () => {
+        const channel = box.channel;
+        if (!channel) return;
+        channel.ended = true;
+        channels.delete(id);
+        channel.wake();
+      },
+    });
+    if (typeof session === "string") return c.json({ error: session }, 503);
+    box.channel = new Channel(session);
+    channels.set(id, box.channel);
+    return c.json({ session_id: id });
+  });
+
+  app.post("/send", async (c) => {
+    const found = findChannel(channels, c.req.header("x-session-id"));
+    if (typeof found === "number") {
+      return c.json({
+        error: found === 400
+          ? 'Cannot send: missing header "X-Session-Id"'
+          : `Cannot send: unknown session "${c.req.header("x-session-id")}"`,
+      }, found);
+    }
+    found.lastActive = performance.now();
+    const body = await readCapped(
+      c.req.raw.body,
+      context.dispatcher.maxMessageBytes,
+    );
+    if (body.over) {
+      context.dispatcher.rejectOversize(found.session, body.bytes, body.text);
+    } else {
+      // The answer travels on the stream; /send only acknowledges receipt.
+      context.dispatcher.receive(found.session, body.text);
+    }
+    return c.json({ ok: true });
+  });
+
+  app.get("/stream", (c) => {
+    const found = findChannel(channels, c.req.header("x-session-id"));
+    if (typeof found === "number") {
+      return c.json({
+        error: found === 400
+          ? 'Cannot stream: missing header "X-Session-Id"'
+          : `Cannot stream: unknown session "${c.req.header("x-session-id")}"`,
+      }, found);
+    }
+    const channel = found;
+    // A reconnect replaces the old stream; its pending pull sees it is no
+    // longer attached and ends without taking a message.
+    const me = Symbol("stream");
+    channel.attached = me;
+    channel.wake();
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(": connected\n\n"));
+      },
+      async pull(controller) {
+        while (true) {
+          if (channel.attached !== me) return controller.close();
+          if (channel.queue.length > 0) {
+            // Taken only now that the HTTP layer asks for bytes: what the
+            // client never asked for stays queued for the next stream.
+            const batch = channel.queue.splice(0, channel.queue.length);
+            controller.enqueue(
+              encoder.encode(batch.map((m) => `data: ${m}\n\n`).join("")),
+            );
+            return;
+          }
+          if (channel.ended) return controller.close();
+          const before = performance.now();
+          await channel.wait(KEEPALIVE_MS);
+          if (
+            channel.attached === me && channel.queue.length === 0 &&
+            !channel.ended && performance.now() - before >= KEEPALIVE_MS
+          ) {
+            controller.enqueue(encoder.encode(": keepalive\n\n"));
+            return;
+          }
+        }
+      },
+      cancel() {
+        if (channel.attached === me) {
+          channel.attached = null;
+          channel.lastActive = performance.now();
+        }
+      },
+    }, { highWaterMark: 0 });
+    return new Response(stream, {
+      headers: {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+      },
+    });
+  });
+
+  return {
+    app,
+    get size() {
+      return channels.size;
+    },
+    close() {
+      clearInterval(sweep);
+      for (const channel of channels.values()) {
+        channel.session.close("Host closing");
+      }
+      channels.clear();
+    },
+  };
+}
+
+function findChannel(
+  channels: Map<string, Channel>,
+  id: string | undefined,
+): Channel | 400 | 404 {
+  if (!id) return 400;
+  return channels.get(id) ?? 404;
+}
+
+interface CappedBody {
+  text: string;
+  bytes: number;
+  over: boolean;
+}
+
+// Keeps at most `max` bytes, so a huge body costs no more memory than the
+// limit; on overflow the start is kept to salvage the request's id.
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  max: number,
+): Promise<CappedBody> {
+  if (!body) return { text: "", bytes: 0, over: false };
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  let over = false;
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    // Past the limit, keep reading but discard: cutting the upload short
+    // would make many clients report a reset instead of reading our answer.
+    if (bytes > max) over = true;
+    else chunks.push(chunk);
+  }
+  if (over) {
+    const first = chunks[0]?.slice(0, 4096) ?? new Uint8Array();
+    return { text: new TextDecoder().decode(first), bytes, over };
+  }
+  const all = new Uint8Array(bytes);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { text: new TextDecoder().decode(all), bytes, over: false };
+}

@@ -1,0 +1,79 @@
+/**
+ * The WebSocket transport at `GET /a2e`: one session per connection, one JSON
+ * message per text frame. Closing the socket ends the session, which aborts
+ * its in-flight calls.
+ *
+ * @module
+ */
+
+import type { MiddlewareHandler } from "hono";
+import { upgradeWebSocket } from "hono/deno";
+import type { TransportContext } from "./_context.ts";
+
+/**
+ * Builds the Hono handler that upgrades `GET /a2e` to an A2E session.
+ *
+ * @param context the host as transports see it
+ * @returns a Hono middleware answering 426 to non-upgrade requests and 503
+ *   when no session can be opened
+ * @example Mount it on a Hono app
+ * ```ts ignore
+ * import { Hono } from "hono";
+ * import { websocketHandler } from "./websocket.ts";
+ * declare const context: import("./_context.ts").TransportContext;
+ * new Hono().get("/a2e", websocketHandler(context));
+ * ```
+ */
+export function websocketHandler(
+  context: TransportContext,
+): MiddlewareHandler {
+  return async (c) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      return c.json({
+        error: "Cannot serve A2E on this request: expected a WebSocket upgrade",
+      }, 426);
+    }
+    // The socket exists only once open; nothing is sent to a session before
+    // its first message, so the sink can be bound late.
+    let socket: WebSocket | undefined;
+    const session = context.openSession({
+      transport: "websocket",
+      send: (message) => {
+        if (socket?.readyState === WebSocket.OPEN) {
+          socket.send(JSON.stringify(message));
+        }
+      },
+      onEnd: () => {
+        if (socket && socket.readyState <= WebSocket.OPEN) {
+          socket.close(1000, "Session ended");
+        }
+      },
+    });
+    if (typeof session === "string") return c.json({ error: session }, 503);
+    try {
+      return await upgradeWebSocket(c, {
+        onOpen(_event, ws) {
+          socket = ws.raw as WebSocket;
+          if (session.closed) socket.close(1001, "Host closing");
+        },
+        onMessage(event) {
+          const data = event.data;
+          if (typeof data === "string") {
+            context.dispatcher.receive(session, data);
+          } else {
+            context.dispatcher.rejectBinary(session);
+          }
+        },
+        onClose() {
+          session.close("WebSocket closed");
+        },
+        onError() {
+          session.close("WebSocket failed");
+        },
+      });
+    } catch (error) {
+      session.close("WebSocket upgrade failed");
+      throw error;
+    }
+  };
+}
