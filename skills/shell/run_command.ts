@@ -1,0 +1,271 @@
+/**
+ * `run_command`: runs an allow-listed program, streaming its output as log
+ * events while it runs.
+ *
+ * @module
+ */
+
+import type { Context, ToolDef } from "../../sandbox/sdk/types.ts";
+import { withExitCode } from "./_output.ts";
+
+interface Args {
+  command: string;
+  args?: string[];
+  stdin?: string;
+  cwd?: string;
+}
+
+const DEFAULT_MAX_OUTPUT = 100_000;
+// Log events are for watching progress; past this many the result still has
+// the (capped) output, and the agent is not flooded with events.
+const MAX_LOG_LINES = 2_000;
+const DEFAULT_PATH =
+  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+export default {
+  kind: "tool",
+  name: "run_command",
+  toolkit: "shell",
+  description:
+    "Run an allowed command-line program with an argument list and get its exit code, stdout and stderr. Use it for builds, tests, git, package managers and other CLI tools; output streams as log lines while it runs. No shell: pipes, redirects and globs are not interpreted.",
+  tags: ["shell", "command", "exec", "process"],
+  input: {
+    type: "object",
+    properties: {
+      command: {
+        type: "string",
+        description: 'The program, e.g. "git" (must be in allowed_commands)',
+      },
+      args: {
+        type: "array",
+        items: { type: "string" },
+        description: 'Arguments, one per item, e.g. ["log", "-n", "5"]',
+      },
+      stdin: { type: "string", description: "Text written to standard input" },
+      cwd: {
+        type: "string",
+        description:
+          "Subdirectory of the configured cwd to run in (relative, no ..)",
+      },
+    },
+    required: ["command"],
+    additionalProperties: false,
+  },
+  output: {
+    type: "object",
+    properties: {
+      exit_code: { type: ["integer", "null"] },
+      signal: { type: ["string", "null"] },
+      stdout: { type: "string" },
+      stderr: { type: "string" },
+      stdout_truncated: { type: "boolean" },
+      stderr_truncated: { type: "boolean" },
+      duration_ms: { type: "integer" },
+    },
+  },
+  async run(args, ctx) {
+    const cfg = shellConfig(ctx.config);
+    const program = resolveCommand(args.command, cfg.allowed);
+    const argv = args.args ?? [];
+    if (!Array.isArray(argv) || argv.some((a) => typeof a !== "string")) {
+      throw new TypeError("args must be an array of strings");
+    }
+    const cwd = workingDir(cfg.cwd, args.cwd);
+    ctx.signal.throwIfAborted();
+
+    const started = Date.now();
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(program, {
+        args: argv,
+        cwd,
+        clearEnv: true,
+        env: { PATH: DEFAULT_PATH, LANG: "C.UTF-8", ...cfg.env },
+        stdin: args.stdin === undefined ? "null" : "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) {
+        throw new Error(`Command "${args.command}" was not found`);
+      }
+      throw err;
+    }
+
+    let killed = false;
+    const kill = () => {
+      killed = true;
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already exited */ }
+    };
+    ctx.signal.addEventListener("abort", kill, { once: true });
+    try {
+      if (args.stdin !== undefined) {
+        const w = child.stdin.getWriter();
+        // A program that exits without reading stdin closes the pipe; that is
+        // its business, not an error of the call.
+        await w.write(new TextEncoder().encode(args.stdin)).catch(() => {});
+        await w.close().catch(() => {});
+      }
+      const logs = { left: MAX_LOG_LINES };
+      const [stdout, stderr, status] = await Promise.all([
+        collect(child.stdout, "info", ctx, cfg.maxOutput, logs),
+        collect(child.stderr, "warn", ctx, cfg.maxOutput, logs),
+        child.status,
+      ]);
+      if (killed) {
+        throw new Error(
+          `Command "${args.command}" was killed: the call was aborted (${
+            abortReason(ctx.signal)
+          })`,
+        );
+      }
+      const data = {
+        exit_code: status.signal ? null : status.code,
+        signal: status.signal,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        stdout_truncated: stdout.truncated,
+        stderr_truncated: stderr.truncated,
+        duration_ms: Date.now() - started,
+      };
+      return withExitCode(
+        data,
+        data.exit_code,
+        status.signal
+          ? `"${args.command}" was terminated by ${status.signal}`
+          : `"${args.command}" exited with code ${status.code}`,
+      );
+    } finally {
+      ctx.signal.removeEventListener("abort", kill);
+    }
+  },
+} satisfies ToolDef<Args>;
+
+interface ShellConfig {
+  allowed: string[];
+  cwd: string | undefined;
+  env: Record<string, string>;
+  maxOutput: number;
+}
+
+function shellConfig(config: Record<string, unknown>): ShellConfig {
+  const allowed = config.allowed_commands;
+  if (!Array.isArray(allowed)) {
+    throw new Error(
+      'The shell toolkit is not configured: set "allowed_commands" to the programs it may run',
+    );
+  }
+  const env: Record<string, string> = {};
+  if (config.env && typeof config.env === "object") {
+    for (const [k, v] of Object.entries(config.env)) {
+      if (typeof v === "string") env[k] = v;
+    }
+  }
+  const cwd = typeof config.cwd === "string" && config.cwd !== ""
+    ? config.cwd
+    : undefined;
+  return {
+    allowed: allowed.filter((x): x is string => typeof x === "string"),
+    cwd,
+    env,
+    maxOutput: typeof config.max_output_bytes === "number"
+      ? config.max_output_bytes
+      : DEFAULT_MAX_OUTPUT,
+  };
+}
+
+/**
+ * Maps the requested command to the program to spawn. A bare name matches
+ * an equal entry, or an absolute entry with that base name (so "git" runs
+ * "/usr/bin/git" when that is what is allowed). A path matches only itself:
+ * "/tmp/x/git" is not "git".
+ */
+function resolveCommand(command: string, allowed: string[]): string {
+  if (typeof command !== "string" || command === "") {
+    throw new TypeError("command must be a non-empty string");
+  }
+  if (allowed.includes(command)) return command;
+  if (!command.includes("/")) {
+    const abs = allowed.find((a) =>
+      a.startsWith("/") && a.slice(a.lastIndexOf("/") + 1) === command
+    );
+    if (abs) return abs;
+  }
+  const list = allowed.length > 0
+    ? allowed.map((a) => `"${a}"`).join(", ")
+    : "none";
+  throw new Error(
+    `Command "${command}" is not allowed: allowed commands are ${list}`,
+  );
+}
+
+function workingDir(base: string | undefined, sub: string | undefined) {
+  if (sub === undefined || sub === "" || sub === ".") return base;
+  if (sub.startsWith("/") || sub.split("/").includes("..")) {
+    throw new Error(
+      `cwd "${sub}" must be a relative subdirectory of the configured cwd, without ..`,
+    );
+  }
+  return `${base ?? "."}/${sub}`;
+}
+
+/** Reads a stream to its end, logging each line and keeping a capped copy. */
+async function collect(
+  stream: ReadableStream<Uint8Array>,
+  level: "info" | "warn",
+  ctx: Context,
+  maxBytes: number,
+  logs: { left: number },
+): Promise<{ text: string; truncated: boolean }> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  // A grandchild that inherited the pipe can keep it open after we kill the
+  // child; stop reading at abort instead of waiting for it.
+  const onAbort = () => reader.cancel().catch(() => {});
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let kept = "";
+  let keptBytes = 0;
+  let truncated = false;
+  let line = "";
+  const emit = (text: string) => {
+    if (logs.left > 0) {
+      logs.left--;
+      ctx.log(level, text);
+      if (logs.left === 0) {
+        ctx.log("warn", "Further output is not streamed (it is in the result)");
+      }
+    }
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (!truncated) {
+        const bytes = new TextEncoder().encode(value).length;
+        if (keptBytes + bytes <= maxBytes) {
+          kept += value;
+          keptBytes += bytes;
+        } else {
+          kept += value.slice(0, Math.max(0, maxBytes - keptBytes));
+          truncated = true;
+        }
+      }
+      line += value;
+      let nl: number;
+      while ((nl = line.indexOf("\n")) >= 0) {
+        emit(line.slice(0, nl).replace(/\r$/, ""));
+        line = line.slice(nl + 1);
+      }
+    }
+    if (line !== "") emit(line);
+  } finally {
+    ctx.signal.removeEventListener("abort", onAbort);
+  }
+  return { text: kept, truncated };
+}
+
+function abortReason(signal: AbortSignal): string {
+  const r = signal.reason;
+  return r instanceof Error ? r.message : String(r ?? "aborted");
+}

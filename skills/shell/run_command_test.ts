@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { dataOf, makeCtx } from "../_test_ctx.ts";
+import toolkit from "./toolkit.ts";
+import runCommand from "./run_command.ts";
+
+const allowed = ["echo", "cat", "pwd", "printenv", "ls", "sleep", "/bin/true"];
+
+Deno.test("run_command runs an allowed command and streams its output", async () => {
+  const t = makeCtx({ allowed_commands: allowed });
+  const out = await runCommand.run(
+    { command: "echo", args: ["hello", "$HOME", "a|b", "*"] },
+    t.ctx,
+  ) as { exit_code: number; summary: string };
+  const r = dataOf(out);
+  // No shell: metacharacters arrive as literal arguments.
+  assert.equal(r.stdout, "hello $HOME a|b *\n");
+  assert.equal(r.exit_code, 0);
+  assert.equal(out.exit_code, 0);
+  assert.deepEqual(t.logs("info"), ["hello $HOME a|b *"]);
+});
+
+Deno.test("run_command refuses commands that are not allowed", async () => {
+  const t = makeCtx({ allowed_commands: allowed });
+  for (const command of ["sh", "rm", "/usr/bin/rm", "./echo", "/tmp/echo"]) {
+    await assert.rejects(
+      () =>
+        Promise.resolve(
+          runCommand.run({ command, args: ["-c", "true"] }, t.ctx),
+        ),
+      /is not allowed: allowed commands are "echo"/,
+      command,
+    );
+  }
+  await assert.rejects(
+    () => Promise.resolve(runCommand.run({ command: "echo" }, makeCtx({}).ctx)),
+    /not configured/,
+  );
+});
+
+Deno.test("run_command maps a bare name to an allowed absolute path", async () => {
+  const r = dataOf(
+    await runCommand.run(
+      { command: "true" },
+      makeCtx({ allowed_commands: allowed }).ctx,
+    ),
+  );
+  assert.equal(r.exit_code, 0);
+});
+
+Deno.test("run_command reports a failing exit code and stderr as warn logs", async () => {
+  const t = makeCtx({ allowed_commands: allowed });
+  const r = dataOf(
+    await runCommand.run(
+      { command: "ls", args: ["/definitely/not/here"] },
+      t.ctx,
+    ),
+  );
+  assert.notEqual(r.exit_code, 0);
+  assert.match(r.stderr as string, /not/i);
+  assert.equal(t.logs("warn").length, 1);
+});
+
+Deno.test("run_command passes stdin, cwd and only the configured env", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_shell_" });
+  await Deno.mkdir(`${dir}/sub`);
+  const cfg = { allowed_commands: allowed, cwd: dir, env: { GREETING: "hi" } };
+  const cat = dataOf(
+    await runCommand.run({ command: "cat", stdin: "a\nb\n" }, makeCtx(cfg).ctx),
+  );
+  assert.equal(cat.stdout, "a\nb\n");
+  const pwd = dataOf(
+    await runCommand.run({ command: "pwd", cwd: "sub" }, makeCtx(cfg).ctx),
+  );
+  assert.equal(pwd.stdout, `${await Deno.realPath(dir)}/sub\n`);
+  await assert.rejects(
+    () =>
+      Promise.resolve(
+        runCommand.run({ command: "pwd", cwd: "../" }, makeCtx(cfg).ctx),
+      ),
+    /without \.\./,
+  );
+  const env = dataOf(
+    await runCommand.run({ command: "printenv" }, makeCtx(cfg).ctx),
+  );
+  const names = (env.stdout as string).trim().split("\n").map((l) =>
+    l.slice(0, l.indexOf("="))
+  ).sort();
+  assert.deepEqual(names, ["GREETING", "LANG", "PATH"]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("run_command caps captured output", async () => {
+  const r = dataOf(
+    await runCommand.run(
+      { command: "echo", args: ["x".repeat(5000)] },
+      makeCtx({ allowed_commands: allowed, max_output_bytes: 1024 }).ctx,
+    ),
+  );
+  assert.equal((r.stdout as string).length, 1024);
+  assert.equal(r.stdout_truncated, true);
+});
+
+Deno.test("run_command kills a long command when the call is aborted", async () => {
+  const ac = new AbortController();
+  const t = makeCtx({ allowed_commands: allowed }, ac.signal);
+  const started = Date.now();
+  const running = Promise.resolve(
+    runCommand.run({ command: "sleep", args: ["10"] }, t.ctx),
+  );
+  ac.abort(new Error("timed out"));
+  await assert.rejects(
+    running,
+    /was killed: the call was aborted \(timed out\)/,
+  );
+  // Generous bound: only proves it did not wait for sleep to finish.
+  assert.ok(Date.now() - started < 5000);
+});
+
+Deno.test("shell permissions follow the config", () => {
+  const perms = toolkit.permissions({
+    allowed_commands: ["git"],
+    cwd: "/work/repo",
+  });
+  assert.deepEqual(perms, {
+    run: ["git"],
+    read: ["/work/repo"],
+    write: ["/work/repo"],
+  });
+  assert.deepEqual(toolkit.permissions({}), { run: [], read: [], write: [] });
+});
