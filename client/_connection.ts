@@ -221,11 +221,7 @@ export class Connection {
 
   #closedError(label: string): ConnectionClosedError {
     const info = this.#closeInfo ?? { code: 1000, reason: "client closed" };
-    const why = info.reason === "" ? "" : `: ${info.reason}`;
-    return new ConnectionClosedError(
-      `Cannot ${label}: connection closed (code ${info.code})${why}`,
-      info,
-    );
+    return new ConnectionClosedError(closedMessage(label, info), info);
   }
 }
 
@@ -262,4 +258,12 @@ class CallHandle<T> implements Call<T> {
   finally(onFinally?: (() => void) | null): Promise<T> {
     return this.#result.finally(onFinally);
   }
+}
+
+/** `Cannot <label>: connection closed (code N): reason`, leaving out blanks. */
+export function closedMessage(label: string, info: CloseInfo): string {
+  // Some runtimes report 0 when the peer sent no close code: not worth showing.
+  const code = info.code >= 1000 ? ` (code ${info.code})` : "";
+  const why = info.reason === "" ? "" : `: ${info.reason}`;
+  return `Cannot ${label}: connection closed${code}${why}`;
 }

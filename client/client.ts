@@ -8,7 +8,7 @@
 import { SkillboxError, TimeoutError } from "../runtime/errors.ts";
 import { envelope } from "../runtime/protocol/envelope.ts";
 import type { JsonObject } from "../runtime/protocol/models.ts";
-import { Connection } from "./_connection.ts";
+import { closedMessage, Connection } from "./_connection.ts";
 import {
   ask,
   createSkillAPI,
@@ -336,7 +336,7 @@ async function opened(
   const onClose = (event: CloseEvent) =>
     reject(
       new ConnectionClosedError(
-        `Cannot ${label}: connection closed (code ${event.code})`,
+        closedMessage(label, { code: event.code, reason: event.reason }),
         { code: event.code, reason: event.reason },
       ),
     );
