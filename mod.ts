@@ -22,6 +22,23 @@ export {
 } from "./runtime/errors.ts";
 export type { SkillboxErrorOptions, WireError } from "./runtime/errors.ts";
 export * from "./sandbox/sdk/mod.ts";
+export { connect, ConnectionClosedError } from "./client/mod.ts";
+export type {
+  Call,
+  CallSkillOptions,
+  CallToolOptions,
+  Client,
+  ConnectOptions,
+  DiscoverSkillsOptions,
+  ListToolkitsOptions,
+  ListToolsOptions,
+  LlmOverride,
+  PingResult,
+  SearchToolsOptions,
+  SkillAPI,
+  ToolAPI,
+  ToolkitAPI,
+} from "./client/mod.ts";
 export type {
   CallEvent,
   LLMConfig,
