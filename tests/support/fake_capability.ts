@@ -1,0 +1,103 @@
+/**
+ * A fake "tools" capability for tests: it proves handlers plug into the
+ * dispatcher, that events stream through `session.send`, and that a call's
+ * `signal` aborts when its session ends.
+ *
+ * Tools: `echo` returns its arguments; `stream` sends `count` events first;
+ * `hang` waits until its signal aborts (recording the abort), `gate` waits
+ * until the test opens it.
+ *
+ * @module
+ */
+
+import type { Capability } from "../../runtime/capability.ts";
+import { envelope } from "../../runtime/protocol/envelope.ts";
+import { toolDefinition, toolResult } from "../../runtime/protocol/models.ts";
+
+/** The fake capability plus what tests observe through it. */
+export interface FakeTools {
+  capability: Capability;
+  /** Resolves with the abort reason when a `hang` call is cancelled. */
+  aborted: Promise<unknown>;
+  /** Resolves when a `hang` call has started. */
+  hanging: Promise<void>;
+  /** How many `gate` calls are running now; the most seen at once. */
+  gate: { running: number; peak: number; open(): void };
+}
+
+/**
+ * Builds a fresh fake capability.
+ *
+ * @example
+ * ```ts ignore
+ * const fake = fakeTools();
+ * createHost({ capabilities: [fake.capability] });
+ * ```
+ */
+export function fakeTools(): FakeTools {
+  const aborted = Promise.withResolvers<unknown>();
+  const hanging = Promise.withResolvers<void>();
+  let opened = Promise.withResolvers<void>();
+  const gate = {
+    running: 0,
+    peak: 0,
+    open() {
+      opened.resolve();
+      opened = Promise.withResolvers<void>();
+    },
+  };
+  const capability: Capability = {
+    name: "tools",
+    handlers: {
+      "tool/list/req": ({ request }) =>
+        Promise.resolve(envelope("tool/list/resp", {
+          req_id: request.id,
+          tools: ["echo", "stream", "hang", "gate"].map((name) =>
+            toolDefinition({ name, description: `Fake ${name}` })
+          ),
+        })),
+      "tool/call/req": async ({ request, session, signal }) => {
+        const started = performance.now();
+        const args = request.arguments;
+        if (request.tool_name === "stream") {
+          for (let seq = 0; seq < Number(args.count ?? 3); seq++) {
+            session.send(envelope("tool/event", {
+              req_id: request.id,
+              kind: "progress",
+              data: { pct: seq, message: `step ${seq}` },
+              seq,
+            }));
+          }
+        } else if (request.tool_name === "hang") {
+          hanging.resolve();
+          await new Promise((resolve) => {
+            signal.addEventListener("abort", resolve, { once: true });
+          });
+          aborted.resolve(signal.reason);
+          throw signal.reason;
+        } else if (request.tool_name === "gate") {
+          gate.running++;
+          gate.peak = Math.max(gate.peak, gate.running);
+          await opened.promise;
+          gate.running--;
+        }
+        return envelope("tool/call/resp", {
+          req_id: request.id,
+          data: toolResult({
+            success: true,
+            tool_name: request.tool_name,
+            data: args,
+            duration_ms: Math.round(performance.now() - started),
+          }),
+          created_at: Date.now() / 1000,
+        });
+      },
+    },
+  };
+  return {
+    capability,
+    aborted: aborted.promise,
+    hanging: hanging.promise,
+    gate,
+  };
+}
