@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import {
+  checkToolPolicy,
+  matchesSelector,
+  parseHostPolicy,
+  type PolicySubject,
+} from "./policy.ts";
+
+const tool = (
+  name: string,
+  fields: Partial<PolicySubject> = {},
+): PolicySubject => ({
+  name,
+  tags: [],
+  toolkit: null,
+  origin: "file",
+  ...fields,
+});
+
+Deno.test("matchesSelector() matches names, globs, tags, toolkits and origins", () => {
+  const t = tool("http_request", {
+    tags: ["network"],
+    toolkit: "http",
+    origin: "builtin",
+  });
+  assert.ok(matchesSelector("http_request", t));
+  assert.ok(matchesSelector("http_*", t));
+  assert.ok(matchesSelector("*", t));
+  assert.ok(!matchesSelector("http", t), "a name is matched whole");
+  assert.ok(!matchesSelector("http.request", t), "dots are literal");
+  assert.ok(matchesSelector("tag:network", t));
+  assert.ok(!matchesSelector("tag:net", t));
+  assert.ok(matchesSelector("toolkit:http", t));
+  assert.ok(!matchesSelector("toolkit:http", tool("x")));
+  assert.ok(matchesSelector("origin:builtin", t));
+});
+
+Deno.test("checkToolPolicy() applies global and per-token rules", async (t) => {
+  const policy = parseHostPolicy({
+    tools: {
+      allow: ["tag:safe", "toolkit:shell", "toolkit:http"],
+      deny: ["toolkit:shell", "delete_*"],
+      tokens: {
+        admin: { allow: ["toolkit:shell", "delete_*"] },
+        ci: { only: ["tag:safe"], deny: ["read_secret"] },
+        narrow: { deny: ["tag:safe"] },
+      },
+    },
+  }).tools;
+  const safe = tool("read_file", { tags: ["safe"] });
+  const shell = tool("run_command", { toolkit: "shell" });
+  const del = tool("delete_file", { tags: ["safe"] });
+  const secret = tool("read_secret", { tags: ["safe"] });
+  const web = tool("http_request", { toolkit: "http" });
+  const other = tool("other");
+  const cases: [string, PolicySubject, string, boolean, RegExp?][] = [
+    ["global allow by tag", safe, "", true],
+    ["global deny beats allow", shell, "", false, /rule "toolkit:shell"$/],
+    ["global deny by glob", del, "", false, /rule "delete_\*"/],
+    ["not in the global allow list", other, "", false, /the allow list$/],
+    ["token allow opens a global deny", shell, "admin", true],
+    ["token allow opens a glob deny", del, "admin", true],
+    ["token without a match falls back to global", safe, "admin", true],
+    [
+      "token allow list limits the token",
+      web,
+      "ci",
+      false,
+      /"only" list for this auth token/,
+    ],
+    [
+      "token deny",
+      secret,
+      "ci",
+      false,
+      /rule "read_secret" for this auth token/,
+    ],
+    [
+      "token deny beats global allow",
+      safe,
+      "narrow",
+      false,
+      /for this auth token/,
+    ],
+    ["unknown token uses global rules", shell, "nope", false],
+  ];
+  for (const [label, subject, token, allowed, reason] of cases) {
+    await t.step(label, () => {
+      const d = checkToolPolicy(policy, subject, token);
+      assert.equal(d.allowed, allowed);
+      if (!d.allowed) {
+        assert.match(d.reason, new RegExp(`^Tool "${subject.name}" is denied`));
+        if (reason) assert.match(d.reason, reason);
+        if (token !== "") assert.ok(!d.reason.includes(token));
+      }
+    });
+  }
+});
+
+Deno.test("checkToolPolicy() allows everything with an empty policy", () => {
+  const policy = parseHostPolicy(undefined).tools;
+  assert.ok(checkToolPolicy(policy, tool("x"), "").allowed);
+});
+
+Deno.test("parseHostPolicy() maps permissions and rejects unknown fields", () => {
+  const p = parseHostPolicy({
+    permissions: { net: ["api.example.com"], shared_folders: ["/s"] },
+  });
+  assert.deepEqual(p.permissions.net, ["api.example.com"]);
+  assert.deepEqual(p.permissions.sharedFolders, ["/s"]);
+  assert.equal(p.maxTimeoutMs, 300_000);
+  assert.throws(
+    () => parseHostPolicy({ permissions: { nett: [] } }),
+    /Invalid host policy: policy\.permissions/,
+  );
+  assert.throws(
+    () => parseHostPolicy({ tools: { tokens: { t: { allow: [1] } } } }),
+    /policy\.tools\.tokens\.t\.allow\.0/,
+  );
+});
