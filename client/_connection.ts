@@ -53,7 +53,7 @@ export class Connection {
   /** @param socket an open WebSocket */
   constructor(socket: WebSocket) {
     this.#socket = socket;
-    const { promise, resolve } = Promise.withResolvers<CloseInfo>();
+    const { promise, resolve } = deferred<CloseInfo>();
     this.closed = promise;
     socket.addEventListener("message", (event) => this.#receive(event.data));
     socket.addEventListener("close", (event) => {
@@ -77,7 +77,7 @@ export class Connection {
   request<T>(message: WireMessage, options: SendOptions<T>): Call<T> {
     const id = message.id;
     const events = new EventStream<CallEvent>();
-    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    const { promise, resolve, reject } = deferred<T>();
     // A caller may only iterate events and never await the call: its failure
     // is then seen through the iterator, not as an unhandled rejection.
     promise.catch(() => {});
@@ -205,8 +205,10 @@ export class Connection {
         handler(message);
       } catch (error) {
         // Same contract as an EventTarget listener: one handler's bug is
-        // reported, and neither other handlers nor routing stop.
-        reportError(error);
+        // reported as uncaught, and neither other handlers nor routing stop.
+        queueMicrotask(() => {
+          throw error;
+        });
       }
     }
   }
@@ -266,4 +268,21 @@ export function closedMessage(label: string, info: CloseInfo): string {
   const code = info.code >= 1000 ? ` (code ${info.code})` : "";
   const why = info.reason === "" ? "" : `: ${info.reason}`;
   return `Cannot ${label}: connection closed${code}${why}`;
+}
+
+/**
+ * `Promise.withResolvers()`, which older browsers and Node 20 lack.
+ */
+export function deferred<T>(): {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (reason: unknown) => void;
+} {
+  let resolve!: (value: T) => void;
+  let reject!: (reason: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }

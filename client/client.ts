@@ -8,7 +8,7 @@
 import { SkillboxError, TimeoutError } from "../runtime/errors.ts";
 import { envelope } from "../runtime/protocol/envelope.ts";
 import type { JsonObject } from "../runtime/protocol/models.ts";
-import { closedMessage, Connection } from "./_connection.ts";
+import { closedMessage, Connection, deferred } from "./_connection.ts";
 import {
   ask,
   createSkillAPI,
@@ -330,7 +330,7 @@ async function opened(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   if (socket.readyState === 1) return;
-  const { promise, resolve, reject } = Promise.withResolvers<void>();
+  const { promise, resolve, reject } = deferred<void>();
   const onOpen = () => resolve();
   // An `error` event is always followed by `close`, which carries the code.
   const onClose = (event: CloseEvent) =>
