@@ -1,0 +1,287 @@
+/**
+ * Host side of one sandbox process: spawns it with a grant's flags, frames
+ * operations to it, routes its frames back to the waiting operations, and
+ * turns its death into outcomes (`out_of_memory`, `sandbox_crash`).
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { makeNonce, readFrames } from "./_pipe.ts";
+import type {
+  HostMessage,
+  InitMessage,
+  OpMessage,
+  WorkerPermissions,
+} from "./_messages.ts";
+import type { SandboxOutcome } from "./types.ts";
+
+/** What the pool needs to start a sandbox process. */
+export interface ProcessOptions {
+  key: string;
+  flags: string[];
+  permissions: WorkerPermissions;
+  bootstrap: string;
+  memoryMb: number;
+  spares: number;
+  maxWarmWorkers: number;
+  maxResultBytes: number;
+  maxEventBytes: number;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Callbacks of one operation. */
+export interface OpHandlers {
+  onEvent(kind: string, data: Record<string, unknown>): void;
+  onRpc(rid: number, method: "tool" | "chat", payload: unknown): void;
+  onOutcome(outcome: SandboxOutcome): void;
+}
+
+const MAIN = new URL("./process/main.ts", import.meta.url);
+const STDERR_TAIL = 8192;
+
+/** One running sandbox process. */
+export class SandboxProcess {
+  /** The grant key it was started for. */
+  readonly key: string;
+  /** Resolves once the process and its spare workers are up. */
+  readonly ready: Promise<void>;
+  /** Resolves with the exit code once the process is gone and drained. */
+  readonly exited: Promise<number>;
+  /** No new work once set; killed when its operations end. */
+  tainted = false;
+  /** Last time an operation started or ended (for LRU retirement). */
+  lastUsed: number = performance.now();
+  readonly #child: Deno.ChildProcess;
+  readonly #ops = new Map<string, OpHandlers>();
+  readonly #stopWaiters = new Map<string, () => void>();
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #encoder = new TextEncoder();
+  #stderr = "";
+  #dead = false;
+
+  /** @param options the flags, init fields and environment */
+  constructor(options: ProcessOptions) {
+    this.key = options.key;
+    const nonce = makeNonce();
+    const main = MAIN.protocol === "file:" ? fileURLToPath(MAIN) : MAIN.href;
+    this.#child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        "--no-lock",
+        "--unstable-worker-options",
+        `--v8-flags=--max-old-space-size=${options.memoryMb}`,
+        ...options.flags,
+        main,
+      ],
+      cwd: options.cwd,
+      clearEnv: true,
+      env: options.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#writer = this.#child.stdin.getWriter();
+    let onReady = () => {};
+    let onFail = (_: Error) => {};
+    this.ready = new Promise<void>((resolve, reject) => {
+      onReady = resolve;
+      onFail = reject;
+    });
+    const init: InitMessage = {
+      t: "init",
+      nonce,
+      bootstrap: options.bootstrap,
+      permissions: options.permissions,
+      spares: options.spares,
+      maxWarmWorkers: options.maxWarmWorkers,
+      maxResultBytes: options.maxResultBytes,
+      maxEventBytes: options.maxEventBytes,
+    };
+    this.#write(JSON.stringify(init));
+    const frames = this.#readFrames(
+      nonce,
+      options.maxResultBytes + options.maxEventBytes + 65536,
+      onReady,
+    );
+    const stderr = this.#drainStderr();
+    this.exited = Promise.all([this.#child.status, frames, stderr]).then(
+      ([status]) => {
+        this.#dead = true;
+        // V8's heap-limit abort is a SIGTRAP; the stderr check tells it from
+        // a debugger trap, and the signal keeps a skill printing "out of
+        // memory" from faking one.
+        const oom = (status.signal === "SIGTRAP" || status.code === 133) &&
+          /out of memory|heap limit/i.test(this.#stderr);
+        const failure: SandboxOutcome = oom
+          ? {
+            ok: false,
+            code: "out_of_memory",
+            message: "Sandbox process ran out of memory",
+            retryable: false,
+          }
+          : {
+            ok: false,
+            code: "sandbox_crash",
+            message: `Sandbox process exited with code ${status.code}`,
+            retryable: true,
+          };
+        onFail(new Error(failure.message));
+        for (const handlers of this.#ops.values()) handlers.onOutcome(failure);
+        this.#ops.clear();
+        for (const wake of this.#stopWaiters.values()) wake();
+        return status.code;
+      },
+    );
+    // Startup failures surface through `ready`; never as unhandled.
+    this.ready.catch(() => {});
+  }
+
+  /** The OS process id. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Operations in flight. */
+  get busy(): number {
+    return this.#ops.size;
+  }
+
+  /** Whether the process has exited. */
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+  /**
+   * Starts an operation.
+   *
+   * @param op the operation frame
+   * @param handlers where its events, RPCs and outcome go
+   */
+  start(op: OpMessage, handlers: OpHandlers): void {
+    this.lastUsed = performance.now();
+    if (this.#dead) {
+      handlers.onOutcome({
+        ok: false,
+        code: "sandbox_crash",
+        message: "Sandbox process is gone",
+        retryable: true,
+      });
+      return;
+    }
+    this.#ops.set(op.id, handlers);
+    this.send(op);
+  }
+
+  /**
+   * Forgets an operation (its outcome was decided by the host) and asks the
+   * sandbox to abort it.
+   *
+   * @param id the operation id
+   * @returns true when the worker answered (it is not spinning)
+   */
+  async abort(id: string, ackMs: number): Promise<boolean> {
+    this.#ops.delete(id);
+    if (this.#dead) return true;
+    let stopped = false;
+    const wait = new Promise<void>((resolve) => {
+      this.#stopWaiters.set(id, () => {
+        stopped = true;
+        resolve();
+      });
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((r) => timer = setTimeout(r, ackMs));
+    this.send({ t: "abort", id });
+    await Promise.race([wait, bound]);
+    clearTimeout(timer);
+    this.#stopWaiters.delete(id);
+    return stopped;
+  }
+
+  /** Sends one host frame. */
+  send(message: HostMessage): void {
+    if (this.#dead) return;
+    this.#write(JSON.stringify(message));
+  }
+
+  /** Kills the process (SIGKILL: a busy loop ignores anything gentler). */
+  kill(): void {
+    if (this.#dead) return;
+    try {
+      this.#child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+
+  #write(json: string): void {
+    this.#writer.write(this.#encoder.encode(json + "\n")).catch(() => {});
+  }
+
+  async #readFrames(
+    nonce: string,
+    maxLineBytes: number,
+    onReady: () => void,
+  ): Promise<void> {
+    try {
+      for await (
+        const raw of readFrames(this.#child.stdout, { nonce, maxLineBytes })
+      ) {
+        // deno-lint-ignore no-explicit-any
+        const msg = raw as any;
+        if (typeof msg !== "object" || msg === null) continue;
+        if (msg.t === "ready") {
+          onReady();
+          continue;
+        }
+        if (msg.t === "stopped") {
+          this.#stopWaiters.get(String(msg.id))?.();
+          continue;
+        }
+        const handlers = this.#ops.get(String(msg.id));
+        if (!handlers) continue;
+        if (msg.t === "event") {
+          handlers.onEvent(String(msg.kind), msg.data ?? {});
+        } else if (msg.t === "rpc") {
+          handlers.onRpc(Number(msg.rid), msg.method, msg.payload);
+        } else if (msg.t === "result") {
+          this.#ops.delete(String(msg.id));
+          this.lastUsed = performance.now();
+          handlers.onOutcome(
+            msg.ok === true
+              ? {
+                ok: true,
+                value: msg.value,
+                truncated: msg.truncated === true,
+              }
+              : {
+                ok: false,
+                code: msg.code,
+                message: String(msg.message),
+                retryable: msg.retryable === true,
+              },
+          );
+        }
+      }
+    } catch {
+      // The pipe broke: the exit handler answers what is still pending.
+    }
+  }
+
+  async #drainStderr(): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of this.#child.stderr) {
+        // Keep only a tail, for telling an OOM from other deaths.
+        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true }))
+          .slice(-STDERR_TAIL);
+      }
+    } catch {
+      // Ignored: the process is going away.
+    }
+  }
+}

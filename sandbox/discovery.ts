@@ -1,0 +1,95 @@
+/**
+ * Discovery results cached by module version. A module's description only
+ * changes when the module or one of its local imports changes, so the host
+ * keeps the last description per module path on disk, keyed by the content
+ * hash, and a restart with unchanged files reads JSON instead of starting
+ * sandboxes.
+ *
+ * Cache layout: `<cacheDir>/describe/<sha256 of the path>.json`, holding one
+ * {@link DescribedModule}.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { DescribedModule } from "./types.ts";
+
+/** Options for {@link DiscoveryCache}. */
+export interface DiscoveryCacheOptions {
+  /** Where descriptions are kept; `null` keeps nothing. */
+  dir: string | null;
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return Array.from(
+    new Uint8Array(digest),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+/**
+ * A disk cache of module descriptions.
+ *
+ * @example Store and read back
+ * ```ts
+ * import { DiscoveryCache } from "./discovery.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const cache = new DiscoveryCache({ dir });
+ * const described = { path: "/s/a.ts", hash: "h1", definitions: [], error: null };
+ * await cache.put(described);
+ * assert.deepEqual(await cache.get("/s/a.ts", "h1"), described);
+ * assert.equal(await cache.get("/s/a.ts", "h2"), null);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export class DiscoveryCache {
+  #dir: string | null;
+
+  /** @param options where the cache lives */
+  constructor(options: DiscoveryCacheOptions) {
+    this.#dir = options.dir === null ? null : join(options.dir, "describe");
+  }
+
+  async #file(path: string): Promise<string | null> {
+    return this.#dir === null
+      ? null
+      : join(this.#dir, `${await sha256(path)}.json`);
+  }
+
+  /**
+   * Reads the cached description of a module version.
+   *
+   * @param path absolute module path
+   * @param hash the module's current content hash
+   * @returns the description, or null when absent, stale or unreadable
+   */
+  async get(path: string, hash: string): Promise<DescribedModule | null> {
+    const file = await this.#file(path);
+    if (file === null) return null;
+    try {
+      const stored = JSON.parse(await Deno.readTextFile(file));
+      return stored?.path === path && stored?.hash === hash ? stored : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Stores a description (atomically: write then rename).
+   *
+   * @param described what describing the module gave
+   */
+  async put(described: DescribedModule): Promise<void> {
+    const file = await this.#file(described.path);
+    if (file === null || this.#dir === null) return;
+    await Deno.mkdir(this.#dir, { recursive: true });
+    const tmp = `${file}.${crypto.randomUUID()}.tmp`;
+    await Deno.writeTextFile(tmp, JSON.stringify(described));
+    await Deno.rename(tmp, file);
+  }
+}

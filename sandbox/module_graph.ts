@@ -1,0 +1,91 @@
+/**
+ * A module's local import graph and its content hash (the module version).
+ * Read by the host as text: no untrusted code runs here.
+ *
+ * @module
+ */
+
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The local files a module is made of, and their combined hash. */
+export interface ModuleGraph {
+  /** The module and every local file it imports (absolute, sorted). */
+  files: string[];
+  /** SHA-256 (hex) over each file's path and content. */
+  hash: string;
+}
+
+// Value imports and re-exports with a literal local specifier. `import type`
+// is erased at run time, so it is neither loaded nor part of the grant.
+const SPECIFIERS = [
+  /\bimport\s+(?!type\b)[^'";]*?\bfrom\s*["']([^"']+)["']/g,
+  /\bexport\s+(?!type\b)[^'";]*?\bfrom\s*["']([^"']+)["']/g,
+  /\bimport\s*["']([^"']+)["']/g,
+  /\bimport\s*\(\s*["']([^"']+)["']\s*[,)]/g,
+];
+
+function localTarget(specifier: string, from: string): string | null {
+  if (specifier.startsWith("file:")) return fileURLToPath(specifier);
+  if (
+    specifier.startsWith("./") || specifier.startsWith("../") ||
+    specifier.startsWith("/")
+  ) return resolve(dirname(from), specifier);
+  return null;
+}
+
+/**
+ * Walks a module's local imports and hashes their contents. Missing or
+ * unreadable imports are hashed as absent (the load will report them).
+ *
+ * @param path absolute path of the module
+ * @returns the files and the hash
+ * @throws {Deno.errors.NotFound} when the module itself does not exist
+ * @example Hash a module
+ * ```ts
+ * import { moduleGraph } from "./module_graph.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/a.ts`, 'import "./b.ts";');
+ * await Deno.writeTextFile(`${dir}/b.ts`, "export {};");
+ * const graph = await moduleGraph(`${dir}/a.ts`);
+ * assert.deepEqual(graph.files, [`${dir}/a.ts`, `${dir}/b.ts`]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function moduleGraph(path: string): Promise<ModuleGraph> {
+  const root = resolve(path);
+  const seen = new Map<string, string | null>();
+  const todo = [root];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (seen.has(file)) continue;
+    let text: string | null;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (err) {
+      if (file === root) throw err;
+      text = null;
+    }
+    seen.set(file, text);
+    if (text === null) continue;
+    for (const pattern of SPECIFIERS) {
+      for (const match of text.matchAll(pattern)) {
+        const target = localTarget(match[1]!, file);
+        if (target && !seen.has(target)) todo.push(target);
+      }
+    }
+  }
+  const files = [...seen.keys()].sort();
+  const encoder = new TextEncoder();
+  const parts = files.map((f) => `${f}\u0000${seen.get(f) ?? "\u0000missing"}`);
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    encoder.encode(parts.join("\u0001")),
+  );
+  const hash = Array.from(
+    new Uint8Array(digest),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  return { files: files.filter((f) => seen.get(f) !== null), hash };
+}

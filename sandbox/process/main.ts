@@ -1,0 +1,357 @@
+/**
+ * The main thread of a sandbox process. Runs beside untrusted code (in the
+ * same process, other threads), so it trusts nothing a worker sends: it
+ * checks every message against the operations it gave that worker, bounds
+ * sizes, and is the only writer of nonce-framed lines on stdout.
+ *
+ * Started by the host with the grant as process flags; the first stdin line
+ * is an {@link InitMessage}.
+ *
+ * @module
+ */
+
+import { encodeFrame, readFrames } from "../_pipe.ts";
+import { serializeResult } from "../_truncate.ts";
+import type {
+  HostMessage,
+  InitMessage,
+  OpMessage,
+  SandboxMessage,
+} from "../_messages.ts";
+
+/** One worker and the operations it runs. */
+interface Slot {
+  worker: Worker;
+  key: string;
+  ready: Promise<void>;
+  loaded: Promise<void> | null;
+  ops: Set<string>;
+  /** Discarded once its operations end (per-call, aborted, or evicted). */
+  retiring: boolean;
+  dead: boolean;
+  onReady: () => void;
+  onLoad: ((error: string | null) => void) | null;
+}
+
+// How long a worker has to answer an abort before the host treats it as
+// busy (and kills the process).
+const ABORT_ACK_MS = 150;
+
+const encoder = new TextEncoder();
+let init: InitMessage;
+let bootstrapUrl: string;
+const spares: Slot[] = [];
+const warm = new Map<string, Slot>();
+const opSlot = new Map<string, Slot>();
+const abortAcks = new Map<string, () => void>();
+let writeChain: Promise<void> = Promise.resolve();
+
+function write(lines: string): Promise<void> {
+  const bytes = encoder.encode(lines);
+  writeChain = writeChain.then(async () => {
+    let at = 0;
+    while (at < bytes.length) at += await Deno.stdout.write(bytes.subarray(at));
+  });
+  return writeChain;
+}
+
+function send(message: SandboxMessage): Promise<void> {
+  return write(encodeFrame(init.nonce, JSON.stringify(message)));
+}
+
+function spawn(key: string): Slot {
+  const worker = new Worker(bootstrapUrl, {
+    type: "module",
+    // deno-lint-ignore no-explicit-any
+    deno: { permissions: init.permissions as any },
+  } as WorkerOptions);
+  let onReady = () => {};
+  const ready = new Promise<void>((resolve) => onReady = resolve);
+  const slot: Slot = {
+    worker,
+    key,
+    ready,
+    loaded: null,
+    ops: new Set(),
+    retiring: false,
+    dead: false,
+    onReady,
+    onLoad: null,
+  };
+  worker.onmessage = (e) => onWorkerMessage(slot, e.data);
+  worker.onerror = (e) => {
+    e.preventDefault();
+    kill(slot, `Sandbox worker failed: ${e.message}`);
+  };
+  return slot;
+}
+
+function refillSpares(): void {
+  while (spares.length < init.spares) spares.push(spawn(""));
+}
+
+function kill(slot: Slot, reason: string): void {
+  if (slot.dead) return;
+  slot.dead = true;
+  slot.worker.terminate();
+  if (warm.get(slot.key) === slot) warm.delete(slot.key);
+  slot.onLoad?.(reason);
+  for (const id of slot.ops) {
+    opSlot.delete(id);
+    send({
+      t: "result",
+      id,
+      ok: false,
+      code: "sandbox_crash",
+      message: reason,
+      retryable: true,
+    });
+  }
+  slot.ops.clear();
+}
+
+function release(slot: Slot, id: string): void {
+  slot.ops.delete(id);
+  opSlot.delete(id);
+  if (slot.retiring && slot.ops.size === 0 && !slot.dead) {
+    slot.dead = true;
+    slot.worker.terminate();
+  }
+}
+
+function evictWarm(): void {
+  for (const [key, slot] of warm) {
+    if (warm.size <= init.maxWarmWorkers) break;
+    if (slot.ops.size > 0) continue;
+    warm.delete(key);
+    slot.dead = true;
+    slot.worker.terminate();
+  }
+}
+
+function take(key: string): Slot {
+  if (key !== "") {
+    const hit = warm.get(key);
+    if (hit && !hit.dead && !hit.retiring) {
+      warm.delete(key);
+      warm.set(key, hit);
+      return hit;
+    }
+  }
+  const slot = spares.shift() ?? spawn("");
+  queueMicrotask(refillSpares);
+  slot.key = key;
+  if (key === "") slot.retiring = true;
+  else {
+    warm.set(key, slot);
+    evictWarm();
+  }
+  return slot;
+}
+
+function load(slot: Slot, path: string): Promise<void> {
+  slot.loaded ??= slot.ready.then(() =>
+    new Promise<void>((resolve, reject) => {
+      slot.onLoad = (error) => {
+        slot.onLoad = null;
+        if (error === null) resolve();
+        else reject(new Error(error));
+      };
+      slot.worker.postMessage({ t: "load", path });
+    })
+  );
+  return slot.loaded;
+}
+
+async function runOp(msg: OpMessage): Promise<void> {
+  const slot = take(msg.workerKey);
+  slot.ops.add(msg.id);
+  opSlot.set(msg.id, slot);
+  try {
+    await load(slot, msg.path);
+  } catch (err) {
+    if (!slot.ops.has(msg.id)) return;
+    // A module that fails to load is not worth keeping warm.
+    slot.retiring = true;
+    if (warm.get(slot.key) === slot) warm.delete(slot.key);
+    release(slot, msg.id);
+    await send({
+      t: "result",
+      id: msg.id,
+      ok: false,
+      code: "tool_error",
+      message: `Cannot load module: ${(err as Error).message}`,
+      retryable: false,
+    });
+    return;
+  }
+  if (!slot.ops.has(msg.id)) return;
+  slot.worker.postMessage({
+    t: "op",
+    id: msg.id,
+    op: msg.op,
+    export: msg.export,
+    args: msg.args,
+    config: msg.config,
+    metadata: msg.metadata,
+    session: msg.session,
+    call: msg.call,
+  });
+}
+
+function abort(id: string): void {
+  const slot = opSlot.get(id);
+  if (!slot) {
+    send({ t: "stopped", id });
+    return;
+  }
+  const timer = setTimeout(() => abortAcks.delete(id), ABORT_ACK_MS);
+  abortAcks.set(id, () => {
+    clearTimeout(timer);
+    // The worker's event loop answered, so it is not spinning: retiring it
+    // (once its other operations end) really stops it.
+    slot.retiring = true;
+    if (warm.get(slot.key) === slot) warm.delete(slot.key);
+    release(slot, id);
+    send({ t: "stopped", id });
+  });
+  slot.worker.postMessage({ t: "abort", id });
+}
+
+// deno-lint-ignore no-explicit-any
+async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
+  if (typeof msg !== "object" || msg === null || slot.dead) return;
+  switch (msg.t) {
+    case "ready":
+      slot.onReady();
+      return;
+    case "loaded":
+      slot.onLoad?.(null);
+      return;
+    case "load_error":
+      slot.onLoad?.(String(msg.message));
+      return;
+    case "exit":
+      kill(slot, `Sandbox worker exited with code ${Number(msg.code)}`);
+      return;
+    case "aborted":
+      abortAcks.get(String(msg.id))?.();
+      abortAcks.delete(String(msg.id));
+      return;
+    case "events": {
+      let lines = "";
+      for (const ev of Array.isArray(msg.batch) ? msg.batch : []) {
+        if (!slot.ops.has(ev?.id)) continue;
+        let json = JSON.stringify({
+          t: "event",
+          id: ev.id,
+          kind: String(ev.kind),
+          data: ev.data,
+        });
+        if (json.length > init.maxEventBytes) {
+          json = JSON.stringify({
+            t: "event",
+            id: ev.id,
+            kind: "log",
+            data: { level: "warn", message: "Dropped an oversized event" },
+          });
+        }
+        lines += encodeFrame(init.nonce, json);
+      }
+      // The ack waits for the pipe: that is the back-pressure on a flood.
+      await write(lines);
+      if (!slot.dead) slot.worker.postMessage({ t: "ack" });
+      return;
+    }
+    case "rpc": {
+      const id = String(msg.id);
+      if (!slot.ops.has(id)) return;
+      const json = JSON.stringify(msg.payload ?? null);
+      if (json.length > init.maxEventBytes) {
+        slot.worker.postMessage({
+          t: "rpc_result",
+          id,
+          rid: msg.rid,
+          ok: false,
+          error: "Request too large",
+        });
+        return;
+      }
+      await send({
+        t: "rpc",
+        id,
+        rid: Number(msg.rid),
+        method: msg.method === "chat" ? "chat" : "tool",
+        payload: JSON.parse(json),
+      });
+      return;
+    }
+    case "result": {
+      const id = String(msg.id);
+      if (!slot.ops.has(id)) return;
+      release(slot, id);
+      if (msg.ok !== true) {
+        await send({
+          t: "result",
+          id,
+          ok: false,
+          code: msg.code === "schema_violation"
+            ? "schema_violation"
+            : "tool_error",
+          message: String(msg.message).slice(0, 4096),
+          retryable: false,
+        });
+        return;
+      }
+      let line: string;
+      try {
+        const { json, truncated } = serializeResult(
+          msg.value,
+          init.maxResultBytes,
+        );
+        line = `{"t":"result","id":${
+          JSON.stringify(id)
+        },"ok":true,"truncated":${truncated},"value":${json}}`;
+      } catch (err) {
+        line = JSON.stringify({
+          t: "result",
+          id,
+          ok: false,
+          code: "tool_error",
+          message: `Result is not serializable: ${(err as Error).message}`,
+          retryable: false,
+        });
+      }
+      await write(encodeFrame(init.nonce, line));
+      return;
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const frames = readFrames(Deno.stdin.readable, {
+    maxLineBytes: Number.MAX_SAFE_INTEGER,
+  });
+  const first = await frames.next();
+  if (first.done) return;
+  init = first.value as InitMessage;
+  bootstrapUrl = URL.createObjectURL(
+    new Blob([init.bootstrap], { type: "application/typescript" }),
+  );
+  refillSpares();
+  await Promise.all(spares.map((s) => s.ready));
+  await send({ t: "ready" });
+  for await (const raw of frames) {
+    const msg = raw as HostMessage;
+    if (msg.t === "op") runOp(msg);
+    else if (msg.t === "abort") abort(msg.id);
+    else if (msg.t === "rpc_result") {
+      const slot = opSlot.get(msg.id);
+      slot?.worker.postMessage(msg);
+    }
+  }
+  // The host closed stdin: it is gone or retired this process.
+  Deno.exit(0);
+}
+
+await main();

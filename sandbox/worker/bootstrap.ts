@@ -1,0 +1,398 @@
+/**
+ * Runs inside a sandbox Worker, before and around untrusted code. The sandbox
+ * process starts it from a `blob:` URL (so the worker needs no read access
+ * to skillbox's own files), which is why this file imports nothing at run
+ * time: it hardens the global scope, then loads the user module with a
+ * dynamic import and answers operations on it. `ctx` is a set of RPC stubs:
+ * nothing in it holds a credential.
+ *
+ * @module
+ */
+
+// deno-lint-ignore-file no-explicit-any
+
+/** Messages from the sandbox's main thread. */
+type Inbound =
+  | { t: "load"; path: string }
+  | {
+    t: "op";
+    id: string;
+    op: "call" | "describe" | "permissions";
+    export: string;
+    args: unknown;
+    config: Record<string, unknown>;
+    metadata: Record<string, unknown>;
+    session: string;
+    call: string;
+  }
+  | { t: "abort"; id: string }
+  | {
+    t: "rpc_result";
+    id: string;
+    rid: number;
+    ok: boolean;
+    value?: unknown;
+    error?: string;
+  }
+  | { t: "ack" };
+
+interface QueuedEvent {
+  id: string;
+  kind: string;
+  data: Record<string, unknown>;
+}
+
+const KINDS = new Set(["tool", "toolkit", "skill"]);
+const SCHEMA_FIELDS = [
+  "input",
+  "output",
+  "input_schema",
+  "output_schema",
+  "config",
+];
+// Events queued in the worker before coalescing/dropping starts, and how many
+// go to the main thread per batch (one batch in flight at a time).
+const MAX_QUEUE = 1024;
+const BATCH = 128;
+const ZOD = "npm:zod@4.6.7";
+
+const scope = globalThis as any;
+const post: (message: unknown) => void = scope.postMessage.bind(scope);
+
+// --- hardening: runs before any user code is loaded -----------------------
+{
+  const deno = scope.Deno;
+  const internal = deno[deno.internal];
+  const core = internal?.core;
+  const exit = deno.exit.bind(deno);
+  // Console output goes to stderr: stdout carries the host protocol.
+  if (internal?.Console && core?.print) {
+    const errConsole = new internal.Console((msg: string) =>
+      core.print(msg, true)
+    );
+    Object.defineProperty(scope, "console", {
+      value: errConsole,
+      writable: false,
+      configurable: false,
+    });
+  }
+  for (const name of ["Worker", "SharedWorker", "postMessage"]) {
+    delete scope[name];
+  }
+  for (const name of ["stdin", "stdout"]) delete deno[name];
+  delete deno[deno.internal];
+  // Report exits, so the host answers at once rather than at the timeout.
+  const reportExit = (code?: number) => {
+    post({ t: "exit", code: code ?? 0 });
+    exit(code ?? 0);
+  };
+  Object.defineProperty(deno, "exit", { value: reportExit, writable: false });
+  scope.close = () => reportExit(0);
+  // A stray rejection in user code must not end a warm worker.
+  scope.addEventListener("unhandledrejection", (e: any) => e.preventDefault());
+  scope.addEventListener("error", (e: any) => e.preventDefault());
+}
+
+// --- state -----------------------------------------------------------------
+let mod: Record<string, unknown> | null = null;
+const controllers = new Map<string, AbortController>();
+const pendingRpc = new Map<
+  number,
+  { resolve: (v: unknown) => void; reject: (e: Error) => void }
+>();
+let nextRid = 1;
+const queue: QueuedEvent[] = [];
+const coalesce = new Map<string, QueuedEvent>();
+const dropped = new Map<string, number>();
+let inFlight = false;
+let drainWaiters: (() => void)[] = [];
+
+// --- events: bounded queue with coalescing ---------------------------------
+function emit(id: string, kind: string, data: Record<string, unknown>) {
+  const key = id + "\u0000" + kind;
+  if (queue.length >= MAX_QUEUE) {
+    const last = coalesce.get(key);
+    if (last && (kind === "progress" || kind === "status")) last.data = data;
+    else dropped.set(id, (dropped.get(id) ?? 0) + 1);
+  } else {
+    const ev = { id, kind, data };
+    queue.push(ev);
+    coalesce.set(key, ev);
+  }
+  flush();
+}
+
+function flush() {
+  if (inFlight) return;
+  for (const [id, n] of dropped) {
+    if (queue.length >= MAX_QUEUE) break;
+    queue.push({
+      id,
+      kind: "log",
+      data: { level: "warn", message: `Dropped ${n} events (event flood)` },
+    });
+    dropped.delete(id);
+  }
+  if (queue.length === 0) {
+    const waiters = drainWaiters;
+    drainWaiters = [];
+    for (const w of waiters) w();
+    return;
+  }
+  const batch = queue.splice(0, BATCH);
+  for (const ev of batch) {
+    const key = ev.id + "\u0000" + ev.kind;
+    if (coalesce.get(key) === ev) coalesce.delete(key);
+  }
+  inFlight = true;
+  post({ t: "events", batch });
+}
+
+function drained(): Promise<void> {
+  if (!inFlight && queue.length === 0 && dropped.size === 0) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    drainWaiters.push(resolve);
+    flush();
+  });
+}
+
+// --- ctx ---------------------------------------------------------------------
+function rpc(id: string, method: "tool" | "chat", payload: unknown) {
+  const rid = nextRid++;
+  return new Promise<unknown>((resolve, reject) => {
+    pendingRpc.set(rid, { resolve, reject });
+    post({ t: "rpc", id, rid, method, payload });
+  });
+}
+
+function toBase64(bytes: Uint8Array | string): string {
+  const data = typeof bytes === "string"
+    ? new TextEncoder().encode(bytes)
+    : bytes;
+  let s = "";
+  for (let i = 0; i < data.length; i += 0x8000) {
+    s += String.fromCharCode(...data.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+}
+
+function makeContext(
+  msg: Extract<Inbound, { t: "op" }>,
+  signal: AbortSignal,
+): Record<string, unknown> {
+  const id = msg.id;
+  return Object.freeze({
+    progress: (pct: number, message?: string) =>
+      emit(id, "progress", { pct: Number(pct), message: message ?? "" }),
+    status: (message: string) =>
+      emit(id, "status", { message: String(message) }),
+    log: (level: string, message: string) =>
+      emit(id, "log", { level: String(level), message: String(message) }),
+    artifact: (
+      name: string,
+      mime: string,
+      bytes: Uint8Array | string,
+      final = false,
+    ) =>
+      emit(id, "artifact", {
+        name: String(name),
+        mime: String(mime),
+        chunk: toBase64(bytes),
+        final: Boolean(final),
+      }),
+    tools: Object.freeze({
+      call: (name: string, args: Record<string, unknown> = {}) =>
+        rpc(id, "tool", { name: String(name), args }),
+    }),
+    llm: Object.freeze({
+      chat: (request: unknown) => rpc(id, "chat", request),
+    }),
+    config: msg.config,
+    metadata: msg.metadata,
+    signal,
+    session: msg.session,
+    call: msg.call,
+  });
+}
+
+// --- definitions -------------------------------------------------------------
+function isZod(value: unknown): boolean {
+  return typeof value === "object" && value !== null && "_zod" in value;
+}
+
+async function toJsonSchema(schema: unknown): Promise<unknown> {
+  if (!isZod(schema)) return JSON.parse(JSON.stringify(schema ?? null));
+  const { z } = await import(ZOD);
+  try {
+    return z.toJSONSchema(schema);
+  } catch {
+    return z.toJSONSchema(schema, { unrepresentable: "any" });
+  }
+}
+
+function normalizePermissions(value: unknown): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  if (typeof value !== "object" || value === null) return out;
+  for (const key of ["read", "write", "net", "env", "run", "sys", "ffi"]) {
+    const list = (value as Record<string, unknown>)[key];
+    if (Array.isArray(list)) out[key] = list.map(String);
+  }
+  return out;
+}
+
+function definitionOf(name: string): Record<string, unknown> {
+  const def = mod?.[name];
+  if (typeof def !== "object" || def === null) {
+    throw new Error(`Export "${name}" is not a definition`);
+  }
+  return def as Record<string, unknown>;
+}
+
+async function describe(): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const names = Object.keys(mod ?? {}).sort((a, b) =>
+    a === "default" ? -1 : b === "default" ? 1 : a.localeCompare(b)
+  );
+  for (const exportName of names) {
+    const def = mod![exportName] as Record<string, unknown> | null;
+    if (typeof def !== "object" || def === null) continue;
+    if (!KINDS.has(def.kind as string)) continue;
+    const fields: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(def)) {
+      if (typeof value === "function") continue;
+      if (SCHEMA_FIELDS.includes(key)) {
+        fields[key] = await toJsonSchema(value);
+        continue;
+      }
+      try {
+        const json = JSON.stringify(value);
+        if (json !== undefined) fields[key] = JSON.parse(json);
+      } catch {
+        // Not serializable: not part of the description.
+      }
+    }
+    out.push({
+      export: exportName,
+      kind: def.kind,
+      name: typeof def.name === "string" ? def.name : exportName,
+      fields,
+      permissions: typeof def.permissions === "function"
+        ? "dynamic"
+        : normalizePermissions(def.permissions),
+      runnable: typeof def.run === "function",
+    });
+  }
+  return out;
+}
+
+async function runCall(
+  msg: Extract<Inbound, { t: "op" }>,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const def = definitionOf(msg.export);
+  if (typeof def.run !== "function") {
+    throw new Error(`Definition "${msg.export}" has no run function`);
+  }
+  let args = msg.args;
+  const schema = def.input ?? def.input_schema;
+  if (isZod(schema)) {
+    const parsed = (schema as any).safeParse(args);
+    if (!parsed.success) {
+      throw Object.assign(new Error(String(parsed.error?.message)), {
+        a2eCode: "schema_violation",
+      });
+    }
+    args = parsed.data;
+  }
+  return await (def.run as (a: unknown, c: unknown) => unknown)(
+    args,
+    makeContext(msg, signal),
+  );
+}
+
+async function runOp(msg: Extract<Inbound, { t: "op" }>) {
+  const controller = new AbortController();
+  controllers.set(msg.id, controller);
+  try {
+    let value: unknown;
+    if (msg.op === "describe") value = await describe();
+    else if (msg.op === "permissions") {
+      const spec = definitionOf(msg.export).permissions;
+      value = normalizePermissions(
+        typeof spec === "function" ? await spec(msg.config) : spec,
+      );
+    } else value = await runCall(msg, controller.signal);
+    await drained();
+    try {
+      post({ t: "result", id: msg.id, ok: true, value });
+    } catch (err) {
+      post({
+        t: "result",
+        id: msg.id,
+        ok: false,
+        code: "tool_error",
+        message: `Result is not serializable: ${errorMessage(err)}`,
+      });
+    }
+  } catch (err) {
+    await drained();
+    post({
+      t: "result",
+      id: msg.id,
+      ok: false,
+      code: (err as any)?.a2eCode ?? "tool_error",
+      message: errorMessage(err),
+    });
+  } finally {
+    controllers.delete(msg.id);
+  }
+}
+
+function errorMessage(err: unknown): string {
+  try {
+    if (err instanceof Error) return err.message;
+    return String(err);
+  } catch {
+    return "Unknown error";
+  }
+}
+
+function fileUrl(path: string): string {
+  return "file://" + path.split("/").map(encodeURIComponent).join("/");
+}
+
+// --- the message loop ----------------------------------------------------------
+scope.addEventListener("message", async (e: MessageEvent<Inbound>) => {
+  const msg = e.data;
+  switch (msg.t) {
+    case "load":
+      try {
+        mod = await import(fileUrl(msg.path));
+        post({ t: "loaded" });
+      } catch (err) {
+        post({ t: "load_error", message: errorMessage(err) });
+      }
+      break;
+    case "op":
+      await runOp(msg);
+      break;
+    case "abort":
+      controllers.get(msg.id)?.abort(new DOMException("Aborted", "AbortError"));
+      post({ t: "aborted", id: msg.id });
+      break;
+    case "rpc_result": {
+      const pending = pendingRpc.get(msg.rid);
+      pendingRpc.delete(msg.rid);
+      if (msg.ok) pending?.resolve(msg.value);
+      else pending?.reject(new Error(msg.error ?? "RPC failed"));
+      break;
+    }
+    case "ack":
+      inFlight = false;
+      flush();
+      break;
+  }
+});
+post({ t: "ready" });
