@@ -5,7 +5,11 @@
  *
  * Outgoing messages wait in a per-session queue and leave it only when the
  * attached stream pulls them, so nothing is lost before the client first
- * connects the stream or while it reconnects. A transport session with no
+ * connects the stream or while it is disconnected. Each event carries an
+ * SSE `id:`; a stream that reconnects with `Last-Event-ID` (as a browser's
+ * `EventSource` does) also gets again what the dropped connection swallowed
+ * in flight. A client that sends no `Last-Event-ID` cannot say what it
+ * missed, so those in-flight bytes are the one thing it may lose. A transport session with no
  * stream attached and no request for `sse_idle_seconds` expires, which ends
  * its A2E session and cancels its calls.
  *
@@ -19,12 +23,25 @@ import type { TransportContext } from "./_context.ts";
 /** Keep-alive comment interval, so proxies do not cut a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
+/** Delivered messages kept for `Last-Event-ID` replay, per session. */
+const REPLAY_LIMIT = 1024;
+
+/** One outgoing message and its SSE event id. */
+interface Outgoing {
+  seq: number;
+  text: string;
+}
+
 const encoder = new TextEncoder();
 
 /** One transport session: an A2E session plus its outgoing queue. */
 class Channel {
   readonly session: Session;
-  readonly queue: string[] = [];
+  /** Not yet handed to a stream. */
+  queue: Outgoing[] = [];
+  /** Handed to a stream, kept until a `Last-Event-ID` confirms them. */
+  sent: Outgoing[] = [];
+  #seq = 0;
   lastActive: number = performance.now();
   /** The stream that currently delivers, or null. */
   attached: symbol | null = null;
@@ -36,8 +53,30 @@ class Channel {
   }
 
   push(text: string): void {
-    this.queue.push(text);
+    this.queue.push({ seq: ++this.#seq, text });
     this.wake();
+  }
+
+  /** Moves the whole queue to `sent` and returns it. */
+  take(): Outgoing[] {
+    const batch = this.queue;
+    this.queue = [];
+    this.sent.push(...batch);
+    if (this.sent.length > REPLAY_LIMIT) {
+      this.sent.splice(0, this.sent.length - REPLAY_LIMIT);
+    }
+    return batch;
+  }
+
+  /**
+   * A stream reconnected saying it saw everything up to `lastSeen`: what
+   * was handed to the old stream after that (lost with the connection) goes
+   * back in front of the queue.
+   */
+  resume(lastSeen: number): void {
+    const lost = this.sent.filter((m) => m.seq > lastSeen);
+    this.sent = [];
+    this.queue = [...lost, ...this.queue];
   }
 
   wake(): void {
@@ -159,6 +198,10 @@ export function createSseTransport(context: TransportContext): SseTransport {
       }, found);
     }
     const channel = found;
+    const lastEventId = c.req.header("last-event-id");
+    if (lastEventId && /^\d+$/.test(lastEventId)) {
+      channel.resume(Number(lastEventId));
+    }
     // A reconnect replaces the old stream; its pending pull sees it is no
     // longer attached and ends without taking a message.
     const me = Symbol("stream");
@@ -174,10 +217,10 @@ export function createSseTransport(context: TransportContext): SseTransport {
           if (channel.queue.length > 0) {
             // Taken only now that the HTTP layer asks for bytes: what the
             // client never asked for stays queued for the next stream.
-            const batch = channel.queue.splice(0, channel.queue.length);
-            controller.enqueue(
-              encoder.encode(batch.map((m) => `data: ${m}\n\n`).join("")),
-            );
+            const batch = channel.take();
+            controller.enqueue(encoder.encode(
+              batch.map((m) => `id: ${m.seq}\ndata: ${m.text}\n\n`).join(""),
+            ));
             return;
           }
           if (channel.ended) return controller.close();

@@ -35,6 +35,8 @@ export async function openSse(base: string): Promise<SseClient> {
   const res = await fetch(`${base}/session`, { method: "POST" });
   const { session_id: sessionId } = await res.json();
   const headers = { "x-session-id": sessionId };
+  // Sent on reconnect, as a browser's EventSource does.
+  let lastEventId = "";
   return {
     sessionId,
     send: (raw) =>
@@ -46,7 +48,9 @@ export async function openSse(base: string): Promise<SseClient> {
     async stream() {
       const abort = new AbortController();
       const res = await fetch(`${base}/stream`, {
-        headers,
+        headers: lastEventId === ""
+          ? headers
+          : { ...headers, "last-event-id": lastEventId },
         signal: abort.signal,
       });
       if (!res.ok || !res.body) {
@@ -66,6 +70,8 @@ export async function openSse(base: string): Promise<SseClient> {
             while ((end = buffer.indexOf("\n\n")) >= 0) {
               const block = buffer.slice(0, end);
               buffer = buffer.slice(end + 2);
+              const id = block.split("\n").find((l) => l.startsWith("id:"));
+              if (id) lastEventId = id.slice(3).trim();
               const data = block.split("\n").filter((l) =>
                 l.startsWith("data:")
               ).map((l) => l.slice(5).trimStart()).join("\n");
