@@ -88,13 +88,16 @@ export interface PingResult {
  * in A2E-WIRE.md; everything the client defines itself (options, this
  * interface, {@link PingResult}) is camelCase.
  *
- * @example Ping a host
- * ```ts ignore
+ * @example Ping a host, then close
+ * ```ts
  * import { connect } from "./client.ts";
  *
- * const client = await connect("ws://127.0.0.1:8787/a2e", { token: "secret" });
- * const { roundTripMs } = await client.ping();
- * await client.close();
+ * async function roundTrip(url: string): Promise<number> {
+ *   const client = await connect(url, { token: "secret" });
+ *   const { roundTripMs } = await client.ping();
+ *   await client.close();
+ *   return roundTripMs;
+ * }
  * ```
  */
 export interface Client {

@@ -8,17 +8,23 @@
  * stream their events with `for await`.
  *
  * @example Call a tool and stream its progress
- * ```ts ignore
- * import { connect } from "@skillbox/skillbox/client";
+ * ```ts
+ * import { connect } from "./mod.ts";
  *
- * const client = await connect("ws://127.0.0.1:8787/a2e", { token: "secret" });
- * const call = client.tools.call("fetch_page", { url: "https://example.com" });
- * for await (const event of call.events) {
- *   if (event.kind === "progress") console.log(event.data.pct, "%");
+ * async function fetchPage(hostUrl: string, page: string): Promise<unknown> {
+ *   const client = await connect(hostUrl, { token: "secret" });
+ *   try {
+ *     const call = client.tools.call("fetch_page", { url: page });
+ *     const progress: number[] = [];
+ *     for await (const event of call.events) {
+ *       if (event.kind === "progress") progress.push(Number(event.data.pct));
+ *     }
+ *     const result = await call;
+ *     return result.success ? result.data : result.error;
+ *   } finally {
+ *     await client.close();
+ *   }
  * }
- * const result = await call;
- * console.log(result.success ? result.data : result.error);
- * await client.close();
  * ```
  *
  * @module
