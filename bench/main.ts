@@ -1,0 +1,39 @@
+/**
+ * `deno task bench`: runs every bench in {@link BENCHES} in turn and prints
+ * its result lines. To add a bench, export a {@link Bench} from a module in
+ * `bench/` and append it to the list.
+ *
+ * @module
+ */
+
+// The bench runner is a CLI: printing results is its job.
+// deno-lint-ignore-file no-console
+
+import { pingBench } from "./ping_bench.ts";
+
+/** One benchmark: a name and a run that returns the lines to print. */
+export interface Bench {
+  name: string;
+  run(): Promise<string[]>;
+}
+
+/** Every bench `deno task bench` runs, in order. */
+export const BENCHES: Bench[] = [
+  pingBench,
+];
+
+if (import.meta.main) {
+  const only = Deno.args[0];
+  let failed = false;
+  for (const bench of BENCHES) {
+    if (only && !bench.name.includes(only)) continue;
+    console.log(`# ${bench.name}`);
+    try {
+      for (const line of await bench.run()) console.log(`  ${line}`);
+    } catch (error) {
+      failed = true;
+      console.log(`  failed: ${(error as Error).message}`);
+    }
+  }
+  if (failed) Deno.exit(1);
+}
