@@ -1,0 +1,163 @@
+/**
+ * The A2E `toolkits` capability: `toolkit/list/req` and
+ * `toolkit/configure/req` (A2E-WIRE.md §5).
+ *
+ * @module
+ */
+
+import type { Capability, OutgoingMessage } from "../capability.ts";
+import { envelope } from "../protocol/envelope.ts";
+import {
+  type ToolkitDefinition,
+  toolkitDefinition,
+} from "../protocol/models.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { ToolkitEntry } from "../registry/types.ts";
+import type { ToolkitConfigs } from "./configs.ts";
+import { publicSchema } from "./secrets.ts";
+
+/** Options of {@link createToolkitsCapability}. */
+export interface ToolkitsCapabilityOptions {
+  /** Where toolkits come from; read at every request. */
+  registry: Pick<Registry, "snapshot">;
+  /** Shared with the tools capability, which hands configs to tools. */
+  configs: ToolkitConfigs;
+}
+
+/**
+ * Creates the `toolkits` capability.
+ *
+ * `toolkit/list/req`: `filter_kind` matches a toolkit's origin (`builtin`,
+ * `file`) or its category; `filter_tags` needs every tag (case-insensitive);
+ * sorted by name; `configured` is per session. The listed `schema` never
+ * carries a secret's default.
+ *
+ * `toolkit/configure/req`: always answers `toolkit/configure/resp`; an
+ * empty or unknown name, or a config failing the schema, gets `status:
+ * "error"` and a message naming the field, never its value.
+ *
+ * @param options the registry and the configuration store
+ * @returns the capability, to pass to `createHost`
+ * @example Configure, then list
+ * ```ts
+ * import { createToolkitsCapability } from "./capability.ts";
+ * import { createToolkitConfigs } from "./configs.ts";
+ * import assert from "node:assert/strict";
+ * const kit = {
+ *   kind: "toolkit" as const, name: "github", alias: "", description: "GitHub", category: "dev", tags: [],
+ *   iconSvg: null, version: "1.0.0", tools: ["list_issues"], path: "/s/github/toolkit.ts",
+ *   export: "default", hash: "h", origin: "file" as const,
+ *   configSchema: { type: "object", properties: { token: { type: "string", secret: true } }, required: ["token"] },
+ * };
+ * const registry = { snapshot: { toolkits: new Map([["github", kit]]), blocked: new Map() } } as never;
+ * const cap = createToolkitsCapability({ registry, configs: createToolkitConfigs() });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const exchange = (request: Record<string, unknown>) => ({ request, session, signal: session.signal }) as never;
+ * const resp = await cap.handlers["toolkit/configure/req"]!(exchange({
+ *   type: "toolkit/configure/req", id: "r1", session_id: "", toolkit_name: "github", config: { token: "ghp_1" },
+ * }));
+ * assert.equal(resp.status, "ok");
+ * const list = await cap.handlers["toolkit/list/req"]!(exchange({ type: "toolkit/list/req", id: "r2", filter_kind: "", filter_tags: [] }));
+ * assert.equal((list.toolkits as { configured: boolean }[])[0]?.configured, true);
+ * ```
+ */
+export function createToolkitsCapability(
+  options: ToolkitsCapabilityOptions,
+): Capability {
+  const { registry, configs } = options;
+  return {
+    name: "toolkits",
+    handlers: {
+      "toolkit/list/req": ({ request, session }) => {
+        const tags = request.filter_tags.map((t) => t.toLowerCase());
+        const kind = request.filter_kind;
+        const toolkits: ToolkitDefinition[] = [];
+        for (const kit of registry.snapshot.toolkits.values()) {
+          if (kind !== "" && kit.origin !== kind && kit.category !== kind) {
+            continue;
+          }
+          const own = new Set(kit.tags.map((t) => t.toLowerCase()));
+          if (!tags.every((t) => own.has(t))) continue;
+          toolkits.push(
+            toDefinition(kit, configs.resolve(session, kit).configured),
+          );
+        }
+        toolkits.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+        return Promise.resolve(
+          envelope("toolkit/list/resp", { req_id: request.id, toolkits }),
+        );
+      },
+      "toolkit/configure/req": ({ request, session }) => {
+        const name = request.toolkit_name;
+        const answer = (status: "ok" | "error", message: string | null) =>
+          Promise.resolve<OutgoingMessage>(
+            envelope("toolkit/configure/resp", {
+              req_id: request.id,
+              toolkit_name: name,
+              status,
+              message,
+            }),
+          );
+        if (name === "") {
+          return answer(
+            "error",
+            'Cannot configure a toolkit: "toolkit_name" is empty',
+          );
+        }
+        const snapshot = registry.snapshot;
+        const kit = snapshot.toolkits.get(name);
+        if (!kit) {
+          const blocked = snapshot.blocked.get(name);
+          return answer(
+            "error",
+            blocked
+              ? `Cannot configure toolkit "${name}": ${blocked}`
+              : `Cannot configure toolkit "${name}": no such toolkit`,
+          );
+        }
+        const problem = configs.configure(session, kit, request.config);
+        return problem === null ? answer("ok", null) : answer(
+          "error",
+          `Cannot configure toolkit "${name}": ${problem}`,
+        );
+      },
+    },
+  };
+}
+
+/**
+ * Builds the wire definition of a toolkit.
+ *
+ * @param kit the registry entry
+ * @param configured whether the calling session has it configured
+ * @returns the definition, secrets' defaults stripped from `schema`
+ * @example
+ * ```ts
+ * import { toDefinition } from "./capability.ts";
+ * import assert from "node:assert/strict";
+ * const def = toDefinition({
+ *   kind: "toolkit", name: "fs", alias: "files", description: "", category: "", tags: [],
+ *   iconSvg: null, version: "2.0.0", tools: ["read_file"], path: "/s/fs/toolkit.ts",
+ *   export: "default", hash: "h", origin: "builtin", configSchema: {},
+ * }, false);
+ * assert.equal(def.alias, "files");
+ * assert.deepEqual(def.tools, ["read_file"]);
+ * ```
+ */
+export function toDefinition(
+  kit: ToolkitEntry,
+  configured: boolean,
+): ToolkitDefinition {
+  return toolkitDefinition({
+    name: kit.name,
+    alias: kit.alias,
+    description: kit.description,
+    category: kit.category,
+    tags: [...kit.tags],
+    icon_svg: kit.iconSvg,
+    schema: publicSchema(kit.configSchema),
+    tools: [...kit.tools],
+    configured,
+    version: kit.version,
+  });
+}

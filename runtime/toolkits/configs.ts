@@ -1,0 +1,152 @@
+/**
+ * Toolkit configurations: the ones in the host config (every session), and
+ * the ones a session set with `toolkit/configure` (that session only, kept in
+ * its `state`). Shared by the toolkits capability, which sets them, and the
+ * tools capability, which hands them to a toolkit's own tools as `ctx.config`.
+ *
+ * @module
+ */
+
+import type { SessionScope } from "../capability.ts";
+import type { ToolkitEntry } from "../registry/types.ts";
+import { validateValue } from "../tools/validate.ts";
+import { scrubSecrets, secretValues } from "./secrets.ts";
+
+/** A toolkit's configuration as a session will see it. */
+export interface ResolvedConfig {
+  /** True once the session configured it or the host config does. */
+  configured: boolean;
+  /** Schema defaults, then host config, then the session's configuration. */
+  config: Record<string, unknown>;
+  /**
+   * Why the toolkit's tools cannot run with this configuration (a required
+   * field missing, a bad value), or null. Never quotes a value.
+   */
+  problem: string | null;
+  /** The secret values in `config`, for scrubbing what leaves the host. */
+  secrets: string[];
+}
+
+/** The toolkit configurations of the host and its sessions. */
+export interface ToolkitConfigs {
+  /**
+   * Stores a session's configuration (replacing an earlier one) after
+   * checking it, merged over defaults and host config, against the schema.
+   *
+   * @returns null when stored, else why not (field paths, no values)
+   */
+  configure(
+    session: SessionScope,
+    toolkit: ToolkitEntry,
+    config: Record<string, unknown>,
+  ): string | null;
+  /** The configuration a session's call of the toolkit's tools gets. */
+  resolve(session: SessionScope, toolkit: ToolkitEntry): ResolvedConfig;
+  /** Whether the host config names a toolkit. */
+  preconfigured(name: string): boolean;
+}
+
+const STATE_KEY = "toolkits";
+
+/**
+ * Creates the configuration store.
+ *
+ * @param preconfigured the host config's `toolkits` section: toolkit name →
+ *   configuration, applied to every session
+ * @returns the store
+ * @throws {TypeError} when a section entry is not an object
+ * @example Host config, then a session's own
+ * ```ts
+ * import { createToolkitConfigs } from "./configs.ts";
+ * import assert from "node:assert/strict";
+ * const configs = createToolkitConfigs({ fs: { root: "/data" } });
+ * const kit = {
+ *   kind: "toolkit" as const, name: "fs", alias: "", description: "", category: "", tags: [],
+ *   iconSvg: null, version: "1.0.0", tools: [], path: "/s/fs/toolkit.ts", export: "default",
+ *   hash: "h", origin: "builtin" as const,
+ *   configSchema: { type: "object", properties: { root: { type: "string" }, writable: { type: "boolean", default: false } }, required: ["root"] },
+ * };
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * assert.deepEqual(configs.resolve(session, kit).config, { writable: false, root: "/data" });
+ * assert.equal(configs.configure(session, kit, { root: 5 }), '"root" must be of type string, got number');
+ * assert.equal(configs.configure(session, kit, { writable: true }), null);
+ * assert.deepEqual(configs.resolve(session, kit).config, { writable: true, root: "/data" });
+ * ```
+ */
+export function createToolkitConfigs(
+  preconfigured: Record<string, unknown> = {},
+): ToolkitConfigs {
+  const host = new Map<string, Record<string, unknown>>();
+  for (const [name, value] of Object.entries(preconfigured)) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new TypeError(
+        `Invalid host config: "toolkits.${name}" must be an object`,
+      );
+    }
+    host.set(name, value as Record<string, unknown>);
+  }
+
+  const sessionMap = (session: SessionScope) => {
+    let map = session.state.get(STATE_KEY) as
+      | Map<string, Record<string, unknown>>
+      | undefined;
+    if (!map) {
+      map = new Map();
+      session.state.set(STATE_KEY, map);
+    }
+    return map;
+  };
+
+  const merge = (
+    kit: ToolkitEntry,
+    own: Record<string, unknown> | undefined,
+  ) => ({
+    ...defaults(kit.configSchema),
+    ...(host.get(kit.name) ?? {}),
+    ...(own ?? {}),
+  });
+
+  const check = (kit: ToolkitEntry, config: Record<string, unknown>) => {
+    let result;
+    try {
+      result = validateValue(kit.configSchema, config);
+    } catch {
+      return `Toolkit "${kit.name}" has an invalid configuration schema`;
+    }
+    return result.valid
+      ? null
+      : scrubSecrets(result.message, secretValues(kit.configSchema, config));
+  };
+
+  return {
+    configure(session, kit, config) {
+      const merged = merge(kit, config);
+      const problem = check(kit, merged);
+      if (problem === null) sessionMap(session).set(kit.name, config);
+      return problem;
+    },
+    resolve(session, kit) {
+      const own = sessionMap(session).get(kit.name);
+      const config = merge(kit, own);
+      return {
+        configured: own !== undefined || host.has(kit.name),
+        config,
+        problem: check(kit, config),
+        secrets: secretValues(kit.configSchema, config),
+      };
+    },
+    preconfigured: (name) => host.has(name),
+  };
+}
+
+function defaults(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const props = schema.properties;
+  if (typeof props !== "object" || props === null) return out;
+  for (const [name, sub] of Object.entries(props)) {
+    if (typeof sub === "object" && sub !== null && "default" in sub) {
+      out[name] = structuredClone((sub as { default: unknown }).default);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,247 @@
+/**
+ * Secrets in toolkit configurations: fields whose schema says `secret: true`
+ * (zod's `.meta({ secret: true })` lands there too). Their values reach only
+ * the toolkit's own tools; everything that might show them to a client or a
+ * log goes through {@link redactConfig} or {@link scrubSecrets} first.
+ *
+ * @module
+ */
+
+import type { JsonSchema } from "../../sandbox/sdk/types.ts";
+
+/** What replaces a secret wherever it would have been shown. */
+export const REDACTED = "[redacted]";
+
+// Secrets shorter than this are not scrubbed from free text: replacing every
+// "1" or "on" in a tool's output would garble it and protect nothing.
+const MIN_SCRUB_LENGTH = 4;
+
+/**
+ * Lists the paths of secret fields in a configuration schema, following
+ * `properties`, `items`, `additionalProperties`, `anyOf`/`oneOf`/`allOf` and
+ * local `$ref`s. `*` in a path stands for any key or index.
+ *
+ * @param schema the toolkit's configuration schema
+ * @returns dotted paths such as `"token"` or `"headers.*"`
+ * @example
+ * ```ts
+ * import { secretPaths } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(secretPaths({
+ *   type: "object",
+ *   properties: {
+ *     root: { type: "string" },
+ *     token: { type: "string", secret: true },
+ *     headers: { type: "object", additionalProperties: { type: "string", secret: true } },
+ *   },
+ * }), ["token", "headers.*"]);
+ * ```
+ */
+export function secretPaths(schema: JsonSchema): string[] {
+  const out = new Set<string>();
+  const walk = (node: unknown, path: string[], depth: number) => {
+    if (typeof node !== "object" || node === null || depth > 32) return;
+    const s = node as Record<string, unknown>;
+    if (s.secret === true) {
+      out.add(path.join("."));
+      return;
+    }
+    if (typeof s.$ref === "string" && s.$ref.startsWith("#")) {
+      walk(pointer(schema, s.$ref), path, depth + 1);
+    }
+    for (const key of ["anyOf", "oneOf", "allOf"]) {
+      const list = s[key];
+      if (Array.isArray(list)) {
+        for (const branch of list) walk(branch, path, depth + 1);
+      }
+    }
+    if (typeof s.properties === "object" && s.properties !== null) {
+      for (const [name, sub] of Object.entries(s.properties)) {
+        walk(sub, [...path, name], depth + 1);
+      }
+    }
+    if (typeof s.additionalProperties === "object") {
+      walk(s.additionalProperties, [...path, "*"], depth + 1);
+    }
+    if (typeof s.items === "object") walk(s.items, [...path, "*"], depth + 1);
+  };
+  walk(schema, [], 0);
+  return [...out].filter((p) => p !== "");
+}
+
+/**
+ * Returns a copy of a configuration with every secret value replaced by
+ * {@link REDACTED}. Safe to show to a client or write to a log.
+ *
+ * @param schema the toolkit's configuration schema
+ * @param config a configuration
+ * @returns a deep copy with secrets replaced
+ * @example
+ * ```ts
+ * import { redactConfig } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * const schema = { type: "object", properties: { token: { type: "string", secret: true } } };
+ * assert.deepEqual(redactConfig(schema, { token: "ghp_x", root: "/tmp" }), { token: "[redacted]", root: "/tmp" });
+ * ```
+ */
+export function redactConfig(
+  schema: JsonSchema,
+  config: Record<string, unknown>,
+): Record<string, unknown> {
+  const copy = structuredClone(config);
+  for (const path of secretPaths(schema)) {
+    visit(copy, path.split("."), (holder, key) => {
+      holder[key] = REDACTED;
+    });
+  }
+  return copy;
+}
+
+/**
+ * Collects the secret values present in a configuration (strings, and
+ * numbers as text), for {@link scrubSecrets}.
+ *
+ * @param schema the toolkit's configuration schema
+ * @param config a configuration
+ * @returns the distinct secret values, longest first
+ * @example
+ * ```ts
+ * import { secretValues } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * const schema = { type: "object", properties: { token: { type: "string", secret: true } } };
+ * assert.deepEqual(secretValues(schema, { token: "ghp_x" }), ["ghp_x"]);
+ * ```
+ */
+export function secretValues(
+  schema: JsonSchema,
+  config: Record<string, unknown>,
+): string[] {
+  const values = new Set<string>();
+  const collect = (value: unknown) => {
+    if (typeof value === "string" || typeof value === "number") {
+      values.add(String(value));
+    } else if (typeof value === "object" && value !== null) {
+      for (const v of Object.values(value)) collect(v);
+    }
+  };
+  for (const path of secretPaths(schema)) {
+    visit(config, path.split("."), (holder, key) => collect(holder[key]));
+  }
+  return [...values].filter((v) => v.length > 0).sort((a, b) =>
+    b.length - a.length
+  );
+}
+
+/**
+ * Replaces every occurrence of the given secrets in a value (strings found
+ * anywhere in it, object keys included) with {@link REDACTED}. Used on tool
+ * results, events and error messages before they leave the host.
+ *
+ * @param value any JSON-like value
+ * @param secrets values from {@link secretValues}
+ * @returns the value itself when no secret occurs in it, else a scrubbed copy
+ * @example
+ * ```ts
+ * import { scrubSecrets } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   scrubSecrets({ msg: "auth ghp_abc failed", n: 1 }, ["ghp_abc"]),
+ *   { msg: "auth [redacted] failed", n: 1 },
+ * );
+ * ```
+ */
+export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
+  const usable = secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH);
+  if (usable.length === 0) return value;
+  const scrubText = (text: string) => {
+    let out = text;
+    for (const secret of usable) {
+      if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+    }
+    return out;
+  };
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === "string") return scrubText(v);
+    if (typeof v !== "object" || v === null || depth > 64) return v;
+    if (Array.isArray(v)) {
+      let changed = false;
+      const out = v.map((item) => {
+        const next = walk(item, depth + 1);
+        if (next !== item) changed = true;
+        return next;
+      });
+      return changed ? out : v;
+    }
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [k, item] of Object.entries(v)) {
+      const key = scrubText(k);
+      const next = walk(item, depth + 1);
+      if (next !== item || key !== k) changed = true;
+      out[key] = next;
+    }
+    return changed ? out : v;
+  };
+  return walk(value, 0) as T;
+}
+
+/**
+ * Returns a copy of a configuration schema fit to send to clients: every
+ * secret field keeps its type and description but loses `default`,
+ * `examples`, `const` and `enum`, which could hold a real secret.
+ *
+ * @param schema the toolkit's configuration schema
+ * @returns a deep copy
+ * @example
+ * ```ts
+ * import { publicSchema } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * const s = publicSchema({ type: "object", properties: { t: { type: "string", secret: true, default: "abc" } } });
+ * assert.deepEqual(s, { type: "object", properties: { t: { type: "string", secret: true } } });
+ * ```
+ */
+export function publicSchema(schema: JsonSchema): JsonSchema {
+  const walk = (node: unknown, depth: number): unknown => {
+    if (typeof node !== "object" || node === null || depth > 64) return node;
+    if (Array.isArray(node)) return node.map((n) => walk(n, depth + 1));
+    const s = node as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (
+        s.secret === true &&
+        (k === "default" || k === "examples" || k === "const" || k === "enum")
+      ) continue;
+      out[k] = walk(v, depth + 1);
+    }
+    return out;
+  };
+  return walk(schema, 0) as JsonSchema;
+}
+
+function visit(
+  value: unknown,
+  path: string[],
+  fn: (holder: Record<string, unknown>, key: string) => void,
+): void {
+  if (typeof value !== "object" || value === null) return;
+  const [head, ...rest] = path;
+  if (head === undefined) return;
+  const holder = value as Record<string, unknown>;
+  const keys = head === "*" ? Object.keys(holder) : [head];
+  for (const key of keys) {
+    if (!Object.hasOwn(holder, key)) continue;
+    if (rest.length === 0) fn(holder, key);
+    else visit(holder[key], rest, fn);
+  }
+}
+
+function pointer(root: unknown, ref: string): unknown {
+  let node: unknown = root;
+  for (const raw of ref.replace(/^#\/?/, "").split("/")) {
+    if (raw === "") continue;
+    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}

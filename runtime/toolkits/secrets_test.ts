@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import {
+  publicSchema,
+  redactConfig,
+  REDACTED,
+  scrubSecrets,
+  secretPaths,
+  secretValues,
+} from "./secrets.ts";
+
+Deno.test("secretPaths() finds zod .meta({ secret: true }) fields in the JSON Schema", () => {
+  const schema = z.toJSONSchema(z.object({
+    base_url: z.string(),
+    token: z.string().meta({ secret: true }),
+    auth: z.object({ password: z.string().meta({ secret: true }) }).optional(),
+    headers: z.record(z.string(), z.string().meta({ secret: true })),
+  })) as Record<string, unknown>;
+  assert.deepEqual(secretPaths(schema), [
+    "token",
+    "auth.password",
+    "headers.*",
+  ]);
+});
+
+Deno.test("secretPaths() follows $ref, unions and arrays", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      creds: { $ref: "#/$defs/creds" },
+      keys: { type: "array", items: { type: "string", secret: true } },
+      either: { anyOf: [{ type: "null" }, { type: "string", secret: true }] },
+    },
+    $defs: { creds: { type: "object", properties: { key: { secret: true } } } },
+  };
+  assert.deepEqual(secretPaths(schema), ["creds.key", "keys.*", "either"]);
+});
+
+Deno.test("redactConfig() and secretValues() cover nested secrets and leave the input alone", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      token: { type: "string", secret: true },
+      headers: { type: "object", additionalProperties: { secret: true } },
+      pin: { type: "number", secret: true },
+    },
+  };
+  const config = {
+    token: "ghp_abcdef",
+    headers: { Authorization: "Bearer xyz123" },
+    pin: 4242,
+    root: "/tmp",
+  };
+  assert.deepEqual(redactConfig(schema, config), {
+    token: REDACTED,
+    headers: { Authorization: REDACTED },
+    pin: REDACTED,
+    root: "/tmp",
+  });
+  assert.equal(config.token, "ghp_abcdef", "the input is not changed");
+  assert.deepEqual(secretValues(schema, config), [
+    "Bearer xyz123",
+    "ghp_abcdef",
+    "4242",
+  ]);
+});
+
+Deno.test("scrubSecrets() replaces secrets anywhere and returns clean values as they are", () => {
+  const clean = { a: ["x"], b: { c: 1 } };
+  assert.equal(scrubSecrets(clean, ["ghp_abc"]), clean);
+  assert.deepEqual(
+    scrubSecrets(
+      { list: ["ok", "token=ghp_abc;"], ["ghp_abc"]: true, n: null },
+      ["ghp_abc"],
+    ),
+    { list: ["ok", `token=${REDACTED};`], [REDACTED]: true, n: null },
+  );
+  assert.equal(scrubSecrets("on and on", ["on"]), "on and on", "too short");
+});
+
+Deno.test("publicSchema() strips defaults and examples of secret fields only", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      token: { type: "string", secret: true, default: "abcd", examples: ["x"] },
+      root: { type: "string", default: "/tmp" },
+    },
+  };
+  assert.deepEqual(publicSchema(schema), {
+    type: "object",
+    properties: {
+      token: { type: "string", secret: true },
+      root: { type: "string", default: "/tmp" },
+    },
+  });
+});
