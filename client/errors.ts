@@ -29,6 +29,8 @@ export class ConnectionClosedError extends SkillboxError {
   readonly closeReason: string;
 
   /**
+   * Creates the error; `detail` records the close code and reason for the wire.
+   *
    * @param message what could not finish, and why
    * @param close the socket's close code and reason
    * @param options the `cause`, when there is one

@@ -38,6 +38,21 @@ export type {
   WebSocketConstructor,
 } from "./client.ts";
 export { ConnectionClosedError } from "./errors.ts";
+// The client throws these and returns these models: export them here too, so
+// this entrypoint is complete on its own.
+export { SkillboxError, TimeoutError } from "../runtime/errors.ts";
+export type { ErrorCode } from "../runtime/protocol/codes.ts";
+export type {
+  CallEvent,
+  JsonObject,
+  LLMConfig,
+  SkillDefinition,
+  SkillResult,
+  ToolDefinition,
+  ToolkitDefinition,
+  ToolParameter,
+  ToolResult,
+} from "../runtime/protocol/models.ts";
 export type {
   Call,
   CloseInfo,
