@@ -110,6 +110,48 @@ Deno.test("connect() fails with ConnectionClosedError when nothing listens", asy
   );
 });
 
+/** A WebSocket server that accepts and then says nothing. */
+function startSilentHost(): { url: string; shutdown: () => Promise<void> } {
+  const server = Deno.serve({ port: 0, onListen() {} }, (request) => {
+    const { response } = Deno.upgradeWebSocket(request);
+    return response;
+  });
+  return {
+    url: `ws://127.0.0.1:${server.addr.port}/a2e`,
+    shutdown: () => server.shutdown(),
+  };
+}
+
+Deno.test("connect() times out when the handshake gets no answer", async () => {
+  const host = startSilentHost();
+  await assert.rejects(
+    connect(host.url, { timeout: 50 }),
+    (error: unknown) =>
+      error instanceof SkillboxError && error.code === "timeout" &&
+      /Cannot connect to "ws:.*": timed out after 50 ms/.test(error.message),
+  );
+  await host.shutdown();
+});
+
+Deno.test("connect() stops when its signal aborts", async (t) => {
+  const host = startSilentHost();
+  await t.step("during the handshake", async () => {
+    const controller = new AbortController();
+    const connecting = connect(host.url, { signal: controller.signal });
+    const reason = new Error("changed my mind");
+    controller.abort(reason);
+    await assert.rejects(connecting, (error: unknown) => error === reason);
+  });
+  await t.step("before it starts", async () => {
+    await assert.rejects(
+      connect(host.url, { signal: AbortSignal.abort() }),
+      (error: unknown) =>
+        error instanceof DOMException && error.name === "AbortError",
+    );
+  });
+  await host.shutdown();
+});
+
 Deno.test("connect() rejects a URL that is not ws, wss, http or https", async () => {
   await assert.rejects(connect("ftp://example.com/a2e"), TypeError);
 });

@@ -128,6 +128,24 @@ Deno.test("ping() gets a pong from the host", async () => {
   });
 });
 
+Deno.test("many concurrent calls each get their own answer", async () => {
+  await withClient(async (client) => {
+    const calls = Array.from(
+      { length: 100 },
+      (_, n) => client.tools.call("count", { n: n % 5 }),
+    );
+    const results = await Promise.all(calls);
+    assert.deepEqual(
+      results.map((result) => result.data),
+      calls.map((_, n) => n % 5),
+    );
+    const pings = await Promise.all(
+      Array.from({ length: 100 }, () => client.ping()),
+    );
+    assert.equal(pings.length, 100);
+  });
+});
+
 Deno.test("requests for capabilities the host does not serve fail with its clear error", async (t) => {
   await withClient(async (client) => {
     await t.step("skills.discover()", async () => {
