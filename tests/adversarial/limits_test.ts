@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { createSandbox } from "../../sandbox/pool.ts";
+import {
+  assertNormalCallWorks,
+  callFixture,
+  fixture,
+  processAlive,
+  valueOf,
+  within,
+} from "./_helpers.ts";
+
+Deno.test("a busy loop fails with timeout within 250 ms and its process is killed", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    // Describing starts the process the call will use (same grant).
+    await sandbox.describe(fixture("busy_loop"));
+    const [proc] = sandbox.processes();
+    assert.ok(proc);
+    const { outcome, ms } = await callFixture(sandbox, "busy_loop", {
+      timeoutMs: 500,
+    });
+    assert.equal(outcome.ok, false);
+    assert.equal(!outcome.ok && outcome.code, "timeout");
+    assert.ok(ms < 750, `answered after ${ms} ms`);
+    await within(proc.exited, 2000, "spinning process exit");
+    assert.equal(processAlive(proc.pid), false);
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("a call that waits is stopped at its timeout without killing the process", async () => {
+  const sandbox = createSandbox({ cacheDir: null, describeTimeoutMs: 300 });
+  try {
+    await sandbox.describe(fixture("never_loads"));
+    const [proc] = sandbox.processes();
+    const { outcome } = await callFixture(sandbox, "never_loads", {
+      timeoutMs: 300,
+    });
+    assert.equal(!outcome.ok && outcome.code, "timeout");
+    await assertNormalCallWorks(sandbox);
+    assert.equal(proc!.tainted, false);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("exhausting the heap fails with out_of_memory", async () => {
+  const sandbox = createSandbox({ cacheDir: null, memoryMb: 96 });
+  try {
+    const { outcome } = await callFixture(sandbox, "oom", {
+      timeoutMs: 20_000,
+    });
+    assert.equal(outcome.ok, false);
+    assert.equal(!outcome.ok && outcome.code, "out_of_memory");
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("Deno.exit(1) fails with a retryable sandbox_crash", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const { outcome, ms } = await callFixture(sandbox, "exit", {
+      timeoutMs: 5000,
+    });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) {
+      assert.equal(outcome.code, "sandbox_crash");
+      assert.equal(outcome.retryable, true);
+    }
+    assert.ok(ms < 5000, "answered before the timeout");
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("a module that never finishes loading is reported by describe", async () => {
+  const sandbox = createSandbox({ cacheDir: null, describeTimeoutMs: 400 });
+  try {
+    const [hung, normal] = await Promise.all([
+      sandbox.describe(fixture("never_loads")),
+      sandbox.describe(fixture("add")),
+    ]);
+    assert.deepEqual(hung.definitions, []);
+    assert.match(hung.error ?? "", /Timed out after 400 ms/);
+    assert.equal(normal.error, null);
+    assert.equal(normal.definitions[0]?.name, "add");
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("100 MB printed to stdout neither corrupts the pipe nor stalls the call", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const { outcome } = await callFixture(sandbox, "big_output", {
+      timeoutMs: 30_000,
+    });
+    assert.deepEqual(valueOf(outcome), { printed: 100 });
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("a 100 MB result is cut to the limit and marked truncated", async () => {
+  const sandbox = createSandbox({ cacheDir: null, maxResultBytes: 1000 });
+  try {
+    const { outcome } = await callFixture(sandbox, "big_result", {
+      timeoutMs: 30_000,
+    });
+    assert.equal(outcome.ok, true);
+    if (outcome.ok) {
+      assert.equal(outcome.truncated, true);
+      assert.equal(outcome.value, "y".repeat(1000));
+    }
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("200,000 events in a tight loop are bounded and the last progress arrives", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const { outcome, events } = await callFixture(sandbox, "event_flood", {
+      timeoutMs: 30_000,
+    });
+    assert.deepEqual(valueOf(outcome), { emitted: 200_000 });
+    assert.ok(
+      events.length <= 2048,
+      `${events.length} events reached the host`,
+    );
+    const progress = events.filter((e) => e.kind === "progress");
+    assert.deepEqual(progress.at(-1)?.data, {
+      pct: 100,
+      message: "step 100000",
+    });
+    assert.ok(
+      events.some((e) => /Dropped \d+ events/.test(String(e.data.message))),
+      "the drop is reported",
+    );
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("cancelling through hooks.signal ends the call", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const controller = new AbortController();
+    const pending = callFixture(sandbox, "busy_loop", {
+      timeoutMs: 10_000,
+      signal: controller.signal,
+    });
+    controller.abort();
+    const { outcome, ms } = await pending;
+    assert.equal(outcome.ok, false);
+    assert.match(!outcome.ok ? outcome.message : "", /cancelled/);
+    assert.ok(ms < 10_000);
+    await assertNormalCallWorks(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+});
