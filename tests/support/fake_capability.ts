@@ -22,7 +22,14 @@ export interface FakeTools {
   /** Resolves when a `hang` call has started. */
   hanging: Promise<void>;
   /** How many `gate` calls are running now; the most seen at once. */
-  gate: { running: number; peak: number; open(): void };
+  gate: {
+    running: number;
+    peak: number;
+    /** Lets every running `gate` call finish. */
+    open(): void;
+    /** Resolves once `count` gate calls run at once. */
+    whenRunning(count: number): Promise<void>;
+  };
 }
 
 /**
@@ -38,12 +45,17 @@ export function fakeTools(): FakeTools {
   const aborted = Promise.withResolvers<unknown>();
   const hanging = Promise.withResolvers<void>();
   let opened = Promise.withResolvers<void>();
+  const watchers: Array<{ count: number; resolve: () => void }> = [];
   const gate = {
     running: 0,
     peak: 0,
     open() {
       opened.resolve();
       opened = Promise.withResolvers<void>();
+    },
+    whenRunning(count: number) {
+      if (gate.running >= count) return Promise.resolve();
+      return new Promise<void>((resolve) => watchers.push({ count, resolve }));
     },
   };
   const capability: Capability = {
@@ -78,6 +90,10 @@ export function fakeTools(): FakeTools {
         } else if (request.tool_name === "gate") {
           gate.running++;
           gate.peak = Math.max(gate.peak, gate.running);
+          for (const w of watchers.filter((w) => gate.running >= w.count)) {
+            watchers.splice(watchers.indexOf(w), 1);
+            w.resolve();
+          }
           await opened.promise;
           gate.running--;
         }

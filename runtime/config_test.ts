@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { ConfigError, parseConfig, resolveConfig } from "./config.ts";
+
+Deno.test("parseConfig() applies defaults and keeps later sections loose", () => {
+  const config = parseConfig(`{
+    // operators write comments
+    "limits": { "max_parallel": 8, },
+    "policy": { "net": ["example.com"] },
+  }`);
+  assert.equal(config.limits.maxParallel, 8);
+  assert.equal(config.limits.maxMessageBytes, 4 * 1024 * 1024);
+  assert.equal(config.listen.port, 8787);
+  assert.deepEqual(config.skills, ["./skills"]);
+  assert.deepEqual(config.policy, { net: ["example.com"] });
+});
+
+Deno.test("parseConfig() reports line and column of a syntax error", () => {
+  assert.throws(
+    () => parseConfig('{\n  "listen": {\n    "port": ,\n  }\n}', "x.jsonc"),
+    (error: Error) =>
+      error instanceof ConfigError && /^x\.jsonc:3:13: /.test(error.message),
+  );
+});
+
+Deno.test("parseConfig() names the field path of a schema error", async (t) => {
+  for (
+    const [text, path] of [
+      ['{"listen":{"port":70000}}', "listen.port"],
+      ['{"tokens":[1]}', "tokens.0"],
+      ['{"limits":{"max_parallell":3}}', "limits"],
+      ['{"lisen":{}}', "(root)"],
+    ]
+  ) {
+    await t.step(path!, () => {
+      assert.throws(() => parseConfig(text!), (error: Error) => {
+        assert.ok(error.message.includes(path!), error.message);
+        return true;
+      });
+    });
+  }
+});
+
+Deno.test("resolveConfig() ranks flags over environment over file", () => {
+  const file = parseConfig('{"listen":{"hostname":"0.0.0.0","port":1}}');
+  const both = resolveConfig(file, {
+    env: { SKILLBOX_PORT: "2", SKILLBOX_TOKENS: "a, b" },
+    flags: { port: 3 },
+  });
+  assert.equal(both.config.listen.port, 3);
+  assert.equal(both.config.listen.hostname, "0.0.0.0");
+  assert.deepEqual(both.config.tokens, ["a", "b"]);
+  assert.deepEqual(both.overrides, {
+    "listen.port": "--port",
+    tokens: "SKILLBOX_TOKENS",
+  });
+  assert.equal(file.listen.port, 1, "the input is not mutated");
+  assert.throws(
+    () => resolveConfig(file, { env: { SKILLBOX_PORT: "x" } }),
+    /SKILLBOX_PORT/,
+  );
+});
