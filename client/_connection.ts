@@ -42,6 +42,7 @@ const ABANDONED_LIMIT = 1024;
 // WebSocket.CLOSING, spelled out so an injected WebSocket class works too.
 const CLOSING = 2;
 
+/** One socket's A2E traffic: pending calls by id, push handlers, close. */
 export class Connection {
   readonly #socket: WebSocket;
   readonly #pending = new Map<string, Pending>();
@@ -50,7 +51,7 @@ export class Connection {
   #closeInfo: CloseInfo | undefined;
   readonly closed: Promise<CloseInfo>;
 
-  /** @param socket an open WebSocket */
+  /** @param socket a WebSocket, open or still opening */
   constructor(socket: WebSocket) {
     this.#socket = socket;
     const { promise, resolve } = deferred<CloseInfo>();
