@@ -30,7 +30,7 @@ export interface SkillEventLogOptions {
  * import { SkillEventLog } from "./events.ts";
  * import assert from "node:assert/strict";
  * const sent: unknown[] = [];
- * const log = new SkillEventLog("req1", { send: (m) => sent.push(m), maxEvents: 2 });
+ * const log = new SkillEventLog("req1", { send: (m) => sent.push(m), maxEvents: 3 });
  * log.emit("skill.started", { name: "x" });
  * log.emit("status", { message: "a" });
  * log.emit("status", { message: "b" });
