@@ -158,7 +158,9 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       NO_COLOR: "1",
       DENO_NO_UPDATE_CHECK: "1",
     };
-    for (const name of [...PASS_ENV, ...(grant.env ?? [])]) {
+    // Binaries named without a path are found through PATH.
+    const path = (grant.run ?? []).length > 0 ? ["PATH"] : [];
+    for (const name of [...PASS_ENV, ...path, ...(grant.env ?? [])]) {
       const value = Deno.env.get(name);
       if (value !== undefined) env[name] = value;
     }
