@@ -56,7 +56,9 @@ Deno.test("stdio: core exchanges are complete, one message per stdout line", asy
   assert.equal(status.code, 0, "exits cleanly when stdin closes");
   assert.ok(rest.done, "nothing but messages on stdout");
   assert.match(stderr, /stdio/, "the banner goes to stderr");
-  for (const line of proc.stdoutLines) assert.doesNotThrow(() => JSON.parse(line));
+  for (const line of proc.stdoutLines) {
+    assert.doesNotThrow(() => JSON.parse(line));
+  }
 });
 
 Deno.test("stdio: shutdown ends the session and the process", async () => {
