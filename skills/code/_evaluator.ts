@@ -1,0 +1,210 @@
+/**
+ * The program that runs inside the throwaway worker of `eval_typescript`.
+ * It is written as a function so it is type-checked and linted, and shipped
+ * to the worker as source text (`evaluatorSource`), because a module may not
+ * import anything at runtime beyond its own folder.
+ *
+ * Protocol: the parent posts `{ code }`; the worker posts
+ * `{ type: "console", level, text }` while the code runs, then one
+ * `{ type: "result", ... }`.
+ *
+ * @module
+ */
+
+/** A console line the evaluated code printed. */
+export interface ConsoleLine {
+  level: "log" | "info" | "debug" | "warn" | "error";
+  text: string;
+}
+
+/** What the worker reports when the code finished. */
+export interface EvalResult {
+  type: "result";
+  mode: "script" | "module";
+  /** The value as JSON, or null when it is not JSON-serializable. */
+  value: unknown;
+  /** `Deno.inspect` of the value (strings as is), capped. */
+  display: string;
+  value_type: string;
+  /** `Name: message` when the code threw (or failed to compile). */
+  error: string | null;
+}
+
+/** Runs in the worker; must not reference anything outside its body. */
+function evaluatorMain(): void {
+  const MAX_CONSOLE_CHARS = 100_000;
+  const MAX_DISPLAY_CHARS = 20_000;
+  const MAX_VALUE_CHARS = 200_000;
+  const scope = globalThis as unknown as {
+    postMessage(msg: unknown): void;
+    onmessage: ((e: MessageEvent<{ code: string }>) => void) | null;
+  };
+  const inspect = (v: unknown) =>
+    Deno.inspect(v, { depth: 6, colors: false, iterableLimit: 200 });
+  const clip = (s: string, n: number) =>
+    s.length > n ? s.slice(0, n) + `… (${s.length - n} more chars)` : s;
+
+  let consoleChars = 0;
+  const print = (level: string, args: unknown[]) => {
+    if (consoleChars > MAX_CONSOLE_CHARS) return;
+    let text = args.map((a) => typeof a === "string" ? a : inspect(a)).join(
+      " ",
+    );
+    consoleChars += text.length;
+    if (consoleChars > MAX_CONSOLE_CHARS) {
+      text = clip(text, 200) + " [console output capped]";
+    }
+    scope.postMessage({ type: "console", level, text });
+  };
+  // The evaluated code sees a console that reports to the tool, not stdout.
+  const sink: Record<string, string> = {
+    log: "log",
+    info: "info",
+    debug: "debug",
+    trace: "debug",
+    dir: "log",
+    table: "log",
+    warn: "warn",
+    error: "error",
+    assert: "error",
+  };
+  const cons =
+    (globalThis as unknown as Record<string, Record<string, unknown>>)[
+      "con" + "sole"
+    ]!;
+  for (const [method, level] of Object.entries(sink)) {
+    cons[method] = method === "assert"
+      ? (ok: unknown, ...rest: unknown[]) => {
+        if (!ok) print(level, ["Assertion failed:", ...rest]);
+      }
+      : (...args: unknown[]) => print(level, args);
+  }
+  // A stray rejection must not kill the worker before it reports.
+  globalThis.addEventListener("unhandledrejection", (e) => {
+    e.preventDefault();
+    print("error", ["Unhandled promise rejection:", e.reason]);
+  });
+
+  const toUrl = (src: string) => {
+    const bytes = new TextEncoder().encode(src);
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    }
+    return "data:application/typescript;base64," + btoa(bin);
+  };
+  // deno-lint-ignore no-explicit-any
+  type AnyFn = new (...a: string[]) => (...a: any[]) => any;
+  const AsyncFunction = (async () => {}).constructor as AnyFn;
+  const compiles = (ctor: AnyFn, src: string) => {
+    try {
+      new ctor(src);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  /**
+   * Turns a script body into an async function body that returns its last
+   * expression: the shortest tail of lines that compiles as `return (...)`.
+   * Script eval gives the completion value for free, but cannot `await`.
+   */
+  const withReturn = (body: string) => {
+    const lines = body.replace(/\s+$/, "").split("\n");
+    for (let k = 1; k <= Math.min(lines.length, 40); k++) {
+      const tail = lines.slice(-k).join("\n").trim().replace(/;$/, "");
+      if (tail === "") continue;
+      const candidate = `${lines.slice(0, -k).join("\n")}\nreturn (${tail}\n);`;
+      if (compiles(AsyncFunction, candidate)) return candidate;
+    }
+    return body;
+  };
+
+  const evaluate = async (code: string) => {
+    // import/export statements need a real module; its value is the default
+    // export.
+    if (/^\s*(import\s*[\w*{"']|export\s)/m.test(code)) {
+      const mod = await import(toUrl(code));
+      return {
+        mode: "module" as const,
+        value: "default" in mod ? await mod.default : undefined,
+      };
+    }
+    // Deno strips the types when it loads a TypeScript module; the function's
+    // source text then is the code as plain JavaScript.
+    const wrapped = await import(
+      toUrl(`export default async function () {\n${code}\n}`)
+    );
+    const src = String(wrapped.default);
+    const body = src.slice(src.indexOf("{") + 1, src.lastIndexOf("}"));
+    const indirectEval = eval;
+    if (compiles(Function as unknown as AnyFn, body)) {
+      try {
+        return { mode: "script" as const, value: await indirectEval(body) };
+      } catch (err) {
+        // Only a top-level `return` fails to parse here; nothing ran yet.
+        if (
+          !(err instanceof SyntaxError && /Illegal return/.test(err.message))
+        ) throw err;
+      }
+    }
+    return {
+      mode: "script" as const,
+      value: await new AsyncFunction(withReturn(body))(),
+    };
+  };
+
+  const typeName = (v: unknown) =>
+    v === null
+      ? "null"
+      : Array.isArray(v)
+      ? "array"
+      : typeof v === "object"
+      ? (Object.getPrototypeOf(v)?.constructor?.name ?? "object")
+      : typeof v;
+
+  const describeError = (err: unknown) =>
+    err instanceof Error
+      ? `${err.name}: ${err.message}`.replace(
+        /data:application\/typescript;base64,[A-Za-z0-9+/=]+/g,
+        "<code>",
+      )
+      : `Uncaught ${inspect(err)}`;
+
+  scope.onmessage = async (e) => {
+    let result: Omit<EvalResult, "type">;
+    try {
+      const { mode, value } = await evaluate(e.data.code);
+      let json: unknown = null;
+      try {
+        const s = JSON.stringify(value);
+        if (s !== undefined && s.length <= MAX_VALUE_CHARS) {
+          json = JSON.parse(s);
+        }
+      } catch { /* not serializable: display still shows it */ }
+      result = {
+        mode,
+        value: json,
+        display: clip(
+          typeof value === "string" ? value : inspect(value),
+          MAX_DISPLAY_CHARS,
+        ),
+        value_type: typeName(value),
+        error: null,
+      };
+    } catch (err) {
+      result = {
+        mode: "script",
+        value: null,
+        display: "",
+        value_type: "undefined",
+        error: describeError(err),
+      };
+    }
+    scope.postMessage({ type: "result", ...result });
+  };
+}
+
+/** The worker's source: {@link evaluatorMain}, transpiled, called at once. */
+export const evaluatorSource = `(${evaluatorMain.toString()})();`;
