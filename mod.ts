@@ -47,6 +47,7 @@ export type {
 } from "./client/mod.ts";
 export type {
   CallEvent,
+  JsonObject,
   LLMConfig,
   SkillDefinition,
   SkillResult,

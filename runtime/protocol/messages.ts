@@ -14,7 +14,113 @@ import { z } from "zod";
 import { PROTOCOL_VERSION } from "./envelope.ts";
 import type { ErrorCode } from "./codes.ts";
 
-const str = (fallback = "") => z.string().default(fallback);
+import type { JsonObject, LLMConfig } from "./models.ts";
+
+/** The envelope fields as an agent may send them (all optional on input). */
+export interface RequestEnvelope {
+  /** The request id; `""` when the agent sent none. */
+  id: string;
+  version?: string;
+  ts?: number;
+}
+
+/** `handshake/req`. */
+export interface HandshakeRequest extends RequestEnvelope {
+  type: "handshake/req";
+  agent_id: string;
+  agent_caps: string[];
+  auth_token: string | null;
+}
+
+/** `ping`. */
+export interface PingRequest extends RequestEnvelope {
+  type: "ping";
+}
+
+/** `shutdown`: drain in-flight work within `timeout` seconds. */
+export interface ShutdownRequest extends RequestEnvelope {
+  type: "shutdown";
+  timeout: number;
+}
+
+/** `tool/list/req`: list mode when `query` is empty, else search mode. */
+export interface ToolListRequest extends RequestEnvelope {
+  type: "tool/list/req";
+  filter_kind: string;
+  filter_tags: string[];
+  query: string;
+  include_deferred: boolean;
+}
+
+/** `tool/call/req`. */
+export interface ToolCallRequest extends RequestEnvelope {
+  type: "tool/call/req";
+  session_id: string;
+  tool_name: string;
+  arguments: JsonObject;
+  correlation_id: string;
+  streaming: boolean;
+  /** Seconds. */
+  timeout: number;
+}
+
+/** `toolkit/list/req`. */
+export interface ToolkitListRequest extends RequestEnvelope {
+  type: "toolkit/list/req";
+  filter_kind: string;
+  filter_tags: string[];
+}
+
+/** `toolkit/configure/req`. */
+export interface ToolkitConfigureRequest extends RequestEnvelope {
+  type: "toolkit/configure/req";
+  session_id: string;
+  toolkit_name: string;
+  config: JsonObject;
+}
+
+/** `skill/discover/req`. */
+export interface SkillDiscoverRequest extends RequestEnvelope {
+  type: "skill/discover/req";
+  filter_tags: string[];
+  filter_categories: string[];
+}
+
+/** `skill/call/req` (it carries no `session_id`). */
+export interface SkillCallRequest extends RequestEnvelope {
+  type: "skill/call/req";
+  name: string;
+  arguments: JsonObject;
+  correlation_id: string;
+  /** Seconds. */
+  timeout: number;
+  streaming: boolean;
+  llm_override: LLMConfig | null;
+  metadata: JsonObject;
+}
+
+/** Every request an agent may send, keyed by `type`. */
+export interface RequestMap {
+  "handshake/req": HandshakeRequest;
+  "ping": PingRequest;
+  "shutdown": ShutdownRequest;
+  "tool/list/req": ToolListRequest;
+  "tool/call/req": ToolCallRequest;
+  "toolkit/list/req": ToolkitListRequest;
+  "toolkit/configure/req": ToolkitConfigureRequest;
+  "skill/discover/req": SkillDiscoverRequest;
+  "skill/call/req": SkillCallRequest;
+}
+
+/** The type of every message an agent may send. */
+export type RequestType = keyof RequestMap;
+
+/** A parsed request of type `T`, defaults applied. */
+export type Request<T extends RequestType = RequestType> = T extends RequestType
+  ? RequestMap[T]
+  : never;
+
+const str = () => z.string().default("");
 const strList = () => z.array(z.string()).default([]);
 const obj = () => z.record(z.string(), z.unknown());
 
@@ -25,7 +131,7 @@ const envelopeFields = {
 };
 
 /** `LLMConfig` as an agent sends it (`provider_config` may be `false`). */
-export const LlmConfigSchema = z.object({
+export const LlmConfigSchema: z.ZodType<LLMConfig> = z.object({
   provider_name: z.string(),
   provider_credentials: obj().default({}),
   provider_config: z.union([obj(), z.literal(false), z.null()]).default(false),
@@ -33,7 +139,9 @@ export const LlmConfigSchema = z.object({
 });
 
 /** The schemas of every message an agent may send, keyed by `type`. */
-export const REQUEST_SCHEMAS = {
+export const REQUEST_SCHEMAS: {
+  readonly [T in RequestType]: z.ZodType<RequestMap[T]>;
+} = {
   "handshake/req": z.object({
     ...envelopeFields,
     type: z.literal("handshake/req"),
@@ -95,15 +203,7 @@ export const REQUEST_SCHEMAS = {
     llm_override: LlmConfigSchema.nullable().default(null),
     metadata: obj().default({}),
   }),
-} as const;
-
-/** The type of every message an agent may send. */
-export type RequestType = keyof typeof REQUEST_SCHEMAS;
-
-/** A parsed request of type `T`, defaults applied. */
-export type Request<T extends RequestType = RequestType> = T extends RequestType
-  ? z.output<typeof REQUEST_SCHEMAS[T]>
-  : never;
+};
 
 /** Message types a host sends; an agent sending one gets `invalid_message`. */
 export const RESPONSE_TYPES: readonly string[] = [
@@ -224,7 +324,7 @@ export function parseValue(value: unknown): ParseSuccess | ParseFailure {
       type,
     };
   }
-  const schema = REQUEST_SCHEMAS[type as RequestType];
+  const schema: z.ZodType<Request> = REQUEST_SCHEMAS[type as RequestType];
   const parsed = schema.safeParse(record);
   if (!parsed.success) {
     return {
@@ -235,7 +335,7 @@ export function parseValue(value: unknown): ParseSuccess | ParseFailure {
       type,
     };
   }
-  return { ok: true, request: parsed.data as Request };
+  return { ok: true, request: parsed.data };
 }
 
 /**
