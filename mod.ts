@@ -22,6 +22,26 @@ export {
 } from "./runtime/errors.ts";
 export type { SkillboxErrorOptions, WireError } from "./runtime/errors.ts";
 export * from "./sandbox/sdk/mod.ts";
+export { createHost } from "./runtime/host.ts";
+export type {
+  CallOptions,
+  Host,
+  HostOptions,
+  ListenAddress,
+  ListenOptions,
+} from "./runtime/host.ts";
+export type {
+  Capability,
+  Exchange,
+  Handler,
+  OutgoingMessage,
+  SessionScope,
+} from "./runtime/capability.ts";
+export type {
+  HostConfig,
+  LimitsConfig,
+  ListenConfig,
+} from "./runtime/config.ts";
 export { connect, ConnectionClosedError } from "./client/mod.ts";
 export type {
   Call,
