@@ -1,0 +1,362 @@
+/**
+ * Calling a tool: look it up, check the policy, validate the arguments,
+ * resolve its toolkit configuration and permission grant, run it in the
+ * sandbox, and turn the outcome into an A2E `ToolResult`. Used by the tools
+ * capability for `tool/call/req` and by skills for `ctx.tools.call`.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import {
+  checkGrant,
+  resolvePermissionPaths,
+} from "../../sandbox/permissions.ts";
+import { isOutput, type Permissions } from "../../sandbox/sdk/types.ts";
+import type {
+  Sandbox,
+  SandboxHooks,
+  SandboxOutcome,
+} from "../../sandbox/types.ts";
+import type { SessionScope } from "../capability.ts";
+import { PermissionDeniedError, SkillboxError } from "../errors.ts";
+import { newId } from "../protocol/envelope.ts";
+import {
+  type CallEvent,
+  type ToolResult,
+  toolResult,
+} from "../protocol/models.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { ToolEntry } from "../registry/types.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import { scrubSecrets } from "../toolkits/secrets.ts";
+import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
+import { validateValue } from "./validate.ts";
+
+/** Options of {@link createToolCaller}. */
+export interface ToolCallerOptions {
+  /** Where tools come from; read once per call (the call keeps that entry). */
+  registry: Pick<Registry, "snapshot">;
+  /** Runs the code. */
+  sandbox: Pick<Sandbox, "call" | "resolvePermissions">;
+  /** Toolkit configurations of the host and its sessions. */
+  configs: ToolkitConfigs;
+  /** The host policy. @default parseHostPolicy({}) (every tool, no permissions) */
+  policy?: HostPolicy;
+  /** How many events a result keeps; later ones are dropped and the result is `truncated`. @default 1000 */
+  maxEvents?: number;
+}
+
+/** One call. */
+export interface ToolCallRequest {
+  /** The tool's name. */
+  name: string;
+  /** The arguments, checked against the tool's input schema. */
+  args: Record<string, unknown>;
+  /** The session calling: its token (policy) and configurations. */
+  session: SessionScope;
+  /** Aborts the call; the sandbox stops the code. */
+  signal?: AbortSignal;
+  /** Seconds the call may run, capped by the policy. @default 30 */
+  timeoutSeconds?: number;
+  /** Receives each event as it happens, with its `seq`. */
+  onEvent?: (event: CallEvent) => void;
+  /** The call id `ctx.call` shows. @default a fresh id */
+  callId?: string;
+  /** What `ctx.metadata` holds. @default {} */
+  metadata?: Record<string, unknown>;
+}
+
+/** What a call produced. */
+export interface ToolCallOutcome {
+  /** The A2E result. */
+  result: ToolResult;
+  /** The tool returned an `Output` with `break_loop: true` (agent loops stop). */
+  breakLoop: boolean;
+  /** The entry that ran: the version the call started with. */
+  entry: ToolEntry;
+}
+
+/** Calls tools. */
+export interface ToolCaller {
+  /**
+   * Runs one call. Failures of the tool itself (bad arguments, a throw, a
+   * timeout) come back as a result with `success: false`.
+   *
+   * @throws {SkillboxError} `unknown_tool` when no such tool is served
+   * @throws {PermissionDeniedError} `tool_denied` when the policy refuses
+   *   the tool or a permission it needs
+   */
+  call(request: ToolCallRequest): Promise<ToolCallOutcome>;
+}
+
+/**
+ * Creates a tool caller.
+ *
+ * The timeout is `min(timeoutSeconds, policy max)`. The grant is the tool's
+ * static permissions, or its `"dynamic"` ones computed in the sandbox from
+ * the session's toolkit configuration; either is resolved against the
+ * module's folder and checked against `policy.permissions`. Secrets of the
+ * toolkit's configuration reach the tool in `ctx.config` only: they are
+ * scrubbed from its events, result and error message.
+ *
+ * @param options registry, sandbox, configurations, policy
+ * @returns the caller
+ * @example Call a tool through a stand-in sandbox
+ * ```ts
+ * import { createToolCaller } from "./call.ts";
+ * import { createToolkitConfigs } from "../toolkits/configs.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import assert from "node:assert/strict";
+ * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
+ *   path: "/s/add.ts", hash: "h", error: null,
+ *   definitions: [{ export: "default", kind: "tool", name: "add", permissions: {}, runnable: true,
+ *     fields: { description: "Add", input: { type: "object", properties: { a: { type: "number" } }, required: ["a"] } } }],
+ * } }]);
+ * const caller = createToolCaller({
+ *   registry: { snapshot },
+ *   configs: createToolkitConfigs(),
+ *   sandbox: {
+ *     call: (call) => Promise.resolve({ ok: true, value: { twice: (call.args as { a: number }).a * 2 }, truncated: false }),
+ *     resolvePermissions: () => Promise.resolve({}),
+ *   },
+ * });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const ok = await caller.call({ name: "add", args: { a: 2 }, session });
+ * assert.deepEqual(ok.result.data, { twice: 4 });
+ * const bad = await caller.call({ name: "add", args: {}, session });
+ * assert.equal(bad.result.error_code, "schema_violation");
+ * ```
+ */
+export function createToolCaller(options: ToolCallerOptions): ToolCaller {
+  const policy = options.policy ?? parseHostPolicy({});
+  const maxEvents = options.maxEvents ?? 1000;
+
+  return {
+    async call(request) {
+      const started = performance.now();
+      const { name, session } = request;
+      const snapshot = options.registry.snapshot;
+      const entry = snapshot.tools.get(name);
+      if (!entry) {
+        const blocked = snapshot.blocked.get(name);
+        throw new SkillboxError(
+          "unknown_tool",
+          blocked
+            ? `Unknown tool "${name}": ${blocked}`
+            : `Unknown tool "${name}"`,
+          { detail: { tool_name: name } },
+        );
+      }
+      const decision = checkToolPolicy(policy.tools, entry, session.token);
+      if (!decision.allowed) {
+        throw new PermissionDeniedError(decision.reason, {
+          detail: { tool_name: name },
+        });
+      }
+      const fail = (
+        code: string,
+        error: string,
+        secrets: string[] = [],
+      ): ToolCallOutcome => ({
+        result: toolResult({
+          success: false,
+          tool_name: name,
+          error: scrubSecrets(error, secrets),
+          error_code: code,
+          duration_ms: elapsed(started),
+        }),
+        breakLoop: false,
+        entry,
+      });
+
+      let check;
+      try {
+        check = validateValue(entry.inputSchema, request.args);
+      } catch (error) {
+        return fail(
+          "tool_error",
+          `Cannot run tool "${name}": its input schema is invalid: ${
+            (error as Error).message
+          }`,
+        );
+      }
+      if (!check.valid) {
+        return fail(
+          "schema_violation",
+          `Invalid arguments for tool "${name}": ${check.message}`,
+        );
+      }
+
+      let config: Record<string, unknown> = {};
+      let secrets: string[] = [];
+      const kit = entry.toolkit === null
+        ? undefined
+        : snapshot.toolkits.get(entry.toolkit);
+      if (kit) {
+        const resolved = options.configs.resolve(session, kit);
+        if (resolved.problem !== null) {
+          return fail(
+            "tool_error",
+            resolved.configured
+              ? `Cannot run tool "${name}": the configuration of toolkit "${kit.name}" is invalid: ${resolved.problem}`
+              : `Cannot run tool "${name}": toolkit "${kit.name}" is not configured (${resolved.problem}); send toolkit/configure/req first`,
+            resolved.secrets,
+          );
+        }
+        config = resolved.config;
+        secrets = resolved.secrets;
+      }
+
+      let requested: Permissions;
+      if (entry.permissions === "dynamic") {
+        try {
+          requested = await options.sandbox.resolvePermissions(
+            entry.path,
+            entry.export,
+            config,
+          );
+        } catch (error) {
+          const code = error instanceof SkillboxError
+            ? error.code
+            : "tool_error";
+          return fail(
+            code,
+            `Cannot run tool "${name}": its permissions could not be computed: ${
+              (error as Error).message
+            }`,
+            secrets,
+          );
+        }
+      } else {
+        requested = entry.permissions;
+      }
+      const grant = checkGrant(
+        resolvePermissionPaths(requested, dirname(entry.path)),
+        { modulePath: entry.path, policy: policy.permissions },
+      );
+      if (!grant.ok) {
+        throw new PermissionDeniedError(
+          scrubSecrets(`Cannot run tool "${name}": ${grant.reason}`, secrets),
+          { detail: { tool_name: name, permission: grant.permission } },
+        );
+      }
+
+      const events: CallEvent[] = [];
+      let seq = 0;
+      let eventsCut = false;
+      const hooks: SandboxHooks = {
+        signal: request.signal,
+        onEvent(kind, data) {
+          const event: CallEvent = {
+            kind: scrubSecrets(kind, secrets),
+            data: scrubSecrets(data, secrets),
+            seq: seq++,
+          };
+          if (events.length < maxEvents) events.push(event);
+          else eventsCut = true;
+          request.onEvent?.(event);
+        },
+        // Only skills may call tools and the LLM; a tool asking is refused
+        // (its ctx call rejects, the tool decides what to do).
+        callTool: () =>
+          Promise.reject(
+            new SkillboxError(
+              "tool_denied",
+              "Cannot call a tool from a tool: only skills may use ctx.tools",
+            ),
+          ),
+        chat: () =>
+          Promise.reject(
+            new SkillboxError(
+              "tool_denied",
+              "Cannot use the LLM from a tool: only skills may use ctx.llm",
+            ),
+          ),
+      };
+      const timeoutMs = Math.max(
+        1,
+        Math.min((request.timeoutSeconds ?? 30) * 1000, policy.maxTimeoutMs),
+      );
+      let outcome: SandboxOutcome;
+      try {
+        outcome = await options.sandbox.call({
+          path: entry.path,
+          export: entry.export,
+          version: entry.hash,
+          args: request.args,
+          grant: grant.grant,
+          timeoutMs,
+          sessionId: session.id,
+          callId: request.callId ?? newId(),
+          config,
+          metadata: request.metadata ?? {},
+          isolation: entry.isolation,
+        }, hooks);
+      } catch (error) {
+        // The sandbox promises not to throw for the code's failures; if it
+        // does, it is the sandbox that broke.
+        outcome = {
+          ok: false,
+          code: error instanceof SkillboxError ? error.code : "sandbox_crash",
+          message: error instanceof Error ? error.message : String(error),
+          retryable: true,
+        };
+      }
+      return {
+        result: scrubSecrets(
+          toResult(name, outcome, events, eventsCut, started),
+          secrets,
+        ),
+        breakLoop: outcome.ok && isOutput(outcome.value) &&
+          outcome.value.break_loop === true,
+        entry,
+      };
+    },
+  };
+}
+
+function toResult(
+  name: string,
+  outcome: SandboxOutcome,
+  events: CallEvent[],
+  eventsCut: boolean,
+  started: number,
+): ToolResult {
+  if (!outcome.ok) {
+    return toolResult({
+      success: false,
+      tool_name: name,
+      error: outcome.message,
+      error_code: outcome.code,
+      duration_ms: elapsed(started),
+      truncated: eventsCut,
+      events,
+    });
+  }
+  const value = outcome.value;
+  if (isOutput(value)) {
+    return toolResult({
+      success: true,
+      tool_name: name,
+      data: value.data ?? null,
+      summary: value.summary ?? null,
+      exit_code: typeof value.exit_code === "number" ? value.exit_code : null,
+      duration_ms: elapsed(started),
+      truncated: outcome.truncated || eventsCut,
+      events,
+    });
+  }
+  return toolResult({
+    success: true,
+    tool_name: name,
+    data: value ?? null,
+    duration_ms: elapsed(started),
+    truncated: outcome.truncated || eventsCut,
+    events,
+  });
+}
+
+function elapsed(started: number): number {
+  return Math.max(0, Math.round(performance.now() - started));
+}

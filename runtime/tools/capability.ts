@@ -1,0 +1,240 @@
+/**
+ * The A2E `tools` capability: `tool/list/req` (list and search modes) and
+ * `tool/call/req` (A2E-WIRE.md §4), over the registry, the sandbox and the
+ * host policy.
+ *
+ * @module
+ */
+
+import type { Capability, OutgoingMessage } from "../capability.ts";
+import { envelope, nowSeconds } from "../protocol/envelope.ts";
+import { type ToolDefinition, toolDefinition } from "../protocol/models.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { RegistryChange, ToolEntry } from "../registry/types.ts";
+import { ToolIndex } from "../search/tool_index.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import type { Sandbox } from "../../sandbox/types.ts";
+import { createToolCaller, type ToolCaller } from "./call.ts";
+import { listTools } from "./filter.ts";
+import { schemaToParameters } from "./parameters.ts";
+import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
+
+/** Options of {@link createToolsCapability}. */
+export interface ToolsCapabilityOptions {
+  /** The live registry; the capability follows its changes. */
+  registry: Pick<Registry, "snapshot" | "onChange">;
+  /** Runs tool code. */
+  sandbox: Pick<Sandbox, "call" | "resolvePermissions">;
+  /** Toolkit configurations, shared with the toolkits capability. */
+  configs: ToolkitConfigs;
+  /** The host policy. @default parseHostPolicy({}) */
+  policy?: HostPolicy;
+  /**
+   * Sends a push message to every session (the host's `broadcast`); called
+   * with an `invoke/event` of kind `tools.changed` after each reload that
+   * changed tools or toolkits. @default no push
+   */
+  broadcast?: (message: OutgoingMessage) => void;
+  /** How many events a result keeps. @default 1000 */
+  maxEvents?: number;
+}
+
+/** The tools capability, plus what skills need to call tools. */
+export interface ToolsCapability extends Capability {
+  /** The caller behind `tool/call/req`, for `ctx.tools.call` in skills. */
+  readonly caller: ToolCaller;
+  /**
+   * The wire definition of a tool, as listed.
+   *
+   * @returns the definition, or undefined for an unknown name
+   */
+  definition(name: string): ToolDefinition | undefined;
+}
+
+interface Listed {
+  definition: ToolDefinition;
+  origin: ToolEntry["origin"];
+  tool: ToolEntry;
+}
+
+/**
+ * Creates the `tools` capability.
+ *
+ * `tool/list/req` with an empty `query` lists the non-deferred tools passing
+ * `filter_tags` (all of them, case-insensitive) and `filter_kind` (an origin
+ * — `builtin`, `file`, `mcp` — or a toolkit name), sorted by name. With a
+ * `query` it searches (BM25 over name, description, tags, parameters), best
+ * first, deferred tools included only with `include_deferred`. Tools the
+ * policy denies to the session are never listed.
+ *
+ * `tool/call/req` answers `tool/call/resp` with the result (failures of the
+ * tool included), or throws `unknown_tool` / `tool_denied` for the
+ * dispatcher to send as an `error`. With `streaming: true`, each event is
+ * also sent as a `tool/event` as it happens.
+ *
+ * @param options registry, sandbox, configurations, policy, broadcast
+ * @returns the capability; `close()` stops following the registry
+ * @example List with a stand-in registry
+ * ```ts
+ * import { createToolsCapability } from "./capability.ts";
+ * import { createToolkitConfigs } from "../toolkits/configs.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import assert from "node:assert/strict";
+ * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
+ *   path: "/s/echo.ts", hash: "h", error: null,
+ *   definitions: [{ export: "default", kind: "tool", name: "echo", permissions: {}, runnable: true,
+ *     fields: { description: "Echo text back", input: { type: "object", properties: { text: { type: "string" } } } } }],
+ * } }]);
+ * const tools = createToolsCapability({
+ *   registry: { snapshot, onChange: () => () => {} },
+ *   configs: createToolkitConfigs(),
+ *   sandbox: {
+ *     call: () => Promise.reject(new Error("unused")),
+ *     resolvePermissions: () => Promise.resolve({}),
+ *   },
+ * });
+ * assert.equal(tools.definition("echo")?.input_parameters[0]?.name, "text");
+ * await tools.close?.();
+ * ```
+ */
+export function createToolsCapability(
+  options: ToolsCapabilityOptions,
+): ToolsCapability {
+  const { registry } = options;
+  const policy = options.policy ?? parseHostPolicy({});
+  const caller = createToolCaller({
+    registry,
+    sandbox: options.sandbox,
+    configs: options.configs,
+    policy,
+    maxEvents: options.maxEvents,
+  });
+
+  const listed = (tool: ToolEntry): Listed => ({
+    definition: toolDefinition({
+      name: tool.name,
+      description: tool.description,
+      input_parameters: safeParameters(tool.inputSchema),
+      output_parameters: safeParameters(tool.outputSchema),
+      streaming: tool.streaming,
+      idempotent: tool.idempotent,
+      tags: [...tool.tags],
+      version: tool.version,
+      toolkit: tool.toolkit,
+      defer_loading: tool.deferLoading,
+    }),
+    origin: tool.origin,
+    tool,
+  });
+
+  // The index follows the registry incrementally: a reload that touched one
+  // file re-indexes one tool, not all of them.
+  const index = new ToolIndex<Listed>(
+    [...registry.snapshot.tools.values()].map(listed),
+  );
+  const follow = (change: RegistryChange) => {
+    for (const name of change.tools.removed) index.remove(name);
+    for (const name of [...change.tools.added, ...change.tools.changed]) {
+      const tool = change.snapshot.tools.get(name);
+      if (tool) index.replace(listed(tool));
+    }
+    const touched = [change.tools, change.toolkits].some((c) =>
+      c.added.length + c.changed.length + c.removed.length > 0
+    );
+    if (touched && options.broadcast) {
+      options.broadcast(envelope("invoke/event", {
+        kind: "tools.changed",
+        data: {
+          added: change.tools.added,
+          changed: change.tools.changed,
+          removed: change.tools.removed,
+          toolkits: [
+            ...change.toolkits.added,
+            ...change.toolkits.changed,
+            ...change.toolkits.removed,
+          ],
+        },
+        seq: change.snapshot.generation,
+      }));
+    }
+  };
+  const unsubscribe = registry.onChange(follow);
+
+  return {
+    name: "tools",
+    caller,
+    definition: (name) => index.get(name)?.definition,
+    handlers: {
+      "tool/list/req": ({ request, session }) => {
+        const filter = {
+          filterKind: request.filter_kind,
+          filterTags: request.filter_tags,
+        };
+        const found = request.query.trim() === ""
+          ? listTools(allListed(), filter)
+          : index.search(request.query, {
+            ...filter,
+            includeDeferred: request.include_deferred,
+          }).map((hit) => hit.entry);
+        const tools = found.filter((l) =>
+          checkToolPolicy(policy.tools, l.tool, session.token).allowed
+        ).map((l) => l.definition);
+        return Promise.resolve(
+          envelope("tool/list/resp", { req_id: request.id, tools }),
+        );
+      },
+      "tool/call/req": async ({ request, session, signal }) => {
+        const { result } = await caller.call({
+          name: request.tool_name,
+          args: request.arguments,
+          session,
+          signal,
+          timeoutSeconds: request.timeout,
+          callId: request.id,
+          metadata: request.correlation_id === ""
+            ? {}
+            : { correlation_id: request.correlation_id },
+          onEvent: request.streaming
+            ? (event) =>
+              session.send(envelope("tool/event", {
+                req_id: request.id,
+                kind: event.kind,
+                data: event.data,
+                seq: event.seq,
+              }))
+            : undefined,
+        });
+        return envelope("tool/call/resp", {
+          req_id: request.id,
+          data: result,
+          created_at: nowSeconds(),
+        });
+      },
+    },
+    close() {
+      unsubscribe();
+      return Promise.resolve();
+    },
+  };
+
+  function allListed(): Listed[] {
+    const out: Listed[] = [];
+    for (const name of registry.snapshot.tools.keys()) {
+      const entry = index.get(name);
+      if (entry) out.push(entry);
+    }
+    return out;
+  }
+}
+
+function safeParameters(
+  schema: Record<string, unknown>,
+): ToolDefinition["input_parameters"] {
+  try {
+    return schemaToParameters(schema);
+  } catch {
+    // A schema the converter cannot read still validates calls; the agent
+    // just sees no parameter list.
+    return [];
+  }
+}
