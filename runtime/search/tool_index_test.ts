@@ -1,0 +1,207 @@
+import assert from "node:assert/strict";
+import { toolDefinition, type ToolParameter } from "../protocol/models.ts";
+import type { ToolEntry, ToolOrigin } from "../tools/filter.ts";
+import { ToolIndex } from "./tool_index.ts";
+
+interface Entry extends ToolEntry {
+  version: number;
+}
+
+function tool(
+  name: string,
+  description: string,
+  opts: {
+    tags?: string[];
+    toolkit?: string;
+    deferred?: boolean;
+    origin?: ToolOrigin;
+    params?: ToolParameter[];
+    version?: number;
+  } = {},
+): Entry {
+  return {
+    definition: toolDefinition({
+      name,
+      description,
+      tags: opts.tags ?? [],
+      toolkit: opts.toolkit ?? null,
+      defer_loading: opts.deferred ?? false,
+      input_parameters: opts.params ?? [],
+    }),
+    origin: opts.origin ?? "file",
+    version: opts.version ?? 1,
+  };
+}
+
+function param(name: string, description: string): ToolParameter {
+  return {
+    name,
+    type: "string",
+    description,
+    required: false,
+    enum: null,
+    properties: null,
+  };
+}
+
+const TOOLS: Entry[] = [
+  tool("write_file", "Write text to a file, creating or overwriting it.", {
+    tags: ["files", "write"],
+    toolkit: "filesystem",
+    origin: "builtin",
+  }),
+  tool("read_file", "Read a text file and return its contents.", {
+    tags: ["files", "read"],
+    toolkit: "filesystem",
+    origin: "builtin",
+  }),
+  tool("read_csv", "Parse a CSV file into rows.", {
+    tags: ["data", "csv", "read"],
+  }),
+  tool("http_request", "Send an HTTP request to a URL.", {
+    tags: ["net"],
+    toolkit: "http",
+    origin: "builtin",
+  }),
+  tool("sentry_list_errors", "List frequent unresolved exceptions.", {
+    tags: ["monitoring"],
+    origin: "mcp",
+    params: [param("project", "Sentry project slug")],
+  }),
+  tool("archive_everything", "Export every table of the warehouse to CSV.", {
+    tags: ["data", "csv"],
+    deferred: true,
+  }),
+];
+
+function names(hits: { entry: ToolEntry }[]): string[] {
+  return hits.map((h) => h.entry.definition.name);
+}
+
+Deno.test("ToolIndex.search() matches names in any case convention", () => {
+  const index = new ToolIndex(TOOLS);
+  for (const q of ["read_csv", "read csv", "readCsv", "READ-CSV"]) {
+    assert.equal(names(index.search(q))[0], "read_csv", q);
+  }
+});
+
+Deno.test("ToolIndex.search() ranks best first and scores decrease", () => {
+  const hits = new ToolIndex(TOOLS).search("read a csv file");
+  assert.equal(names(hits)[0], "read_csv");
+  assert.ok(
+    names(hits).indexOf("read_csv") < names(hits).indexOf("write_file"),
+  );
+  for (let i = 1; i < hits.length; i++) {
+    assert.ok((hits[i - 1]?.score ?? 0) >= (hits[i]?.score ?? 0));
+  }
+});
+
+Deno.test("ToolIndex.search() searches parameter descriptions", () => {
+  assert.deepEqual(names(new ToolIndex(TOOLS).search("slug")), [
+    "sentry_list_errors",
+  ]);
+});
+
+Deno.test("ToolIndex.search() forgives a typo and completes a prefix", () => {
+  const index = new ToolIndex(TOOLS);
+  assert.equal(names(index.search("exceptons"))[0], "sentry_list_errors");
+  assert.equal(names(index.search("unresol"))[0], "sentry_list_errors");
+});
+
+Deno.test("ToolIndex.search() includes deferred tools only when asked", () => {
+  const index = new ToolIndex(TOOLS);
+  assert.ok(
+    !names(index.search("warehouse csv")).includes("archive_everything"),
+  );
+  assert.equal(
+    names(index.search("warehouse csv", { includeDeferred: true }))[0],
+    "archive_everything",
+  );
+});
+
+Deno.test("ToolIndex.search() applies tag and kind filters", async (t) => {
+  const index = new ToolIndex(TOOLS);
+  await t.step("tags (AND)", () => {
+    assert.deepEqual(
+      names(index.search("file", { filterTags: ["files", "write"] })),
+      [
+        "write_file",
+      ],
+    );
+    assert.deepEqual(
+      index.search("file", { filterTags: ["files", "net"] }),
+      [],
+    );
+  });
+  await t.step("kind as origin or toolkit", () => {
+    assert.deepEqual(names(index.search("file csv", { filterKind: "file" })), [
+      "read_csv",
+    ]);
+    assert.deepEqual(
+      names(index.search("file", { filterKind: "filesystem" })).sort(),
+      ["read_file", "write_file"],
+    );
+    assert.deepEqual(names(index.search("exceptions", { filterKind: "mcp" })), [
+      "sentry_list_errors",
+    ]);
+  });
+  await t.step("limit", () => {
+    assert.equal(index.search("file", { limit: 1 }).length, 1);
+  });
+});
+
+Deno.test("ToolIndex.search() finds nothing for an empty or stop-word query", () => {
+  const index = new ToolIndex(TOOLS);
+  assert.deepEqual(index.search(""), []);
+  assert.deepEqual(index.search("the a of"), []);
+  assert.deepEqual(index.search("zzzzqqq"), []);
+});
+
+Deno.test("ToolIndex updates incrementally", async (t) => {
+  const index = new ToolIndex<Entry>();
+  await t.step("add", () => {
+    for (const entry of TOOLS) index.add(entry);
+    assert.equal(index.size, TOOLS.length);
+    assert.throws(() => index.add(TOOLS[0] as Entry), RangeError);
+  });
+  await t.step("replace updates the indexed text and the entry", () => {
+    index.replace(
+      tool("read_csv", "Load a spreadsheet of tab separated values.", {
+        version: 2,
+      }),
+    );
+    assert.equal(index.size, TOOLS.length);
+    assert.equal(index.get("read_csv")?.version, 2);
+    assert.ok(!names(index.search("parse rows")).includes("read_csv"));
+    assert.equal(names(index.search("tab separated"))[0], "read_csv");
+  });
+  await t.step("replace adds a missing tool", () => {
+    index.replace(tool("ocr_image", "Extract text from a scanned image."));
+    assert.equal(names(index.search("scanned"))[0], "ocr_image");
+  });
+  await t.step("remove", () => {
+    assert.equal(index.remove("ocr_image"), true);
+    assert.equal(index.remove("ocr_image"), false);
+    assert.equal(index.has("ocr_image"), false);
+    assert.deepEqual(index.search("scanned"), []);
+  });
+  await t.step("a removed name can be added again", () => {
+    index.add(tool("ocr_image", "Read text in photos."));
+    assert.equal(names(index.search("photos"))[0], "ocr_image");
+  });
+});
+
+Deno.test("ToolIndex refuses duplicate names at construction", () => {
+  assert.throws(
+    () => new ToolIndex([tool("a", "x"), tool("a", "y")]),
+    RangeError,
+  );
+});
+
+Deno.test("ToolIndex.search() breaks score ties by name", () => {
+  const index = new ToolIndex([
+    tool("zeta", "Same words"),
+    tool("alpha", "Same words"),
+  ]);
+  assert.deepEqual(names(index.search("same words")), ["alpha", "zeta"]);
+});
