@@ -169,6 +169,8 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
 
   async function processFor(grant: Permissions): Promise<SandboxProcess> {
     if (closed) throw new SkillboxError("runtime_error", "Sandbox is closed");
+    // Loaded before the lookup, so concurrent first calls share one process.
+    const bootstrap = await loadBootstrap();
     const key = grantKey(grant);
     let proc = processes.get(key);
     if (!proc || proc.dead || proc.tainted) {
@@ -176,7 +178,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         key,
         flags: grantToFlags(grant, deny),
         permissions: grantToWorkerPermissions(grant),
-        bootstrap: await loadBootstrap(),
+        bootstrap,
         memoryMb,
         spares: options.spareWorkers ?? 1,
         maxWarmWorkers: options.maxWarmWorkers ?? 16,

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { createSandbox } from "./pool.ts";
+import { DiscoveryCache } from "./discovery.ts";
+
+const FIXTURES = fileURLToPath(
+  new URL("../tests/fixtures/sandbox/", import.meta.url),
+);
+
+Deno.test("describe() converts zod schemas and reports dynamic permissions", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const zod = await sandbox.describe(join(FIXTURES, "zod_tool/mod.ts"));
+    assert.equal(zod.error, null);
+    const greet = zod.definitions[0]!;
+    assert.equal(greet.export, "greet");
+    assert.equal(greet.runnable, true);
+    const input = greet.fields.input as Record<string, unknown>;
+    assert.equal(input.type, "object");
+    assert.deepEqual(Object.keys(input.properties as object), ["name"]);
+    const dyn = await sandbox.describe(join(FIXTURES, "dynamic_perms/mod.ts"));
+    assert.equal(dyn.definitions[0]?.permissions, "dynamic");
+    const perms = await sandbox.resolvePermissions(
+      join(FIXTURES, "dynamic_perms/mod.ts"),
+      "default",
+      { root: "/data" },
+    );
+    assert.deepEqual(perms, { read: ["/data"] });
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("describe() reports a module that throws without affecting others", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "bad"));
+    await Deno.writeTextFile(
+      join(dir, "bad/mod.ts"),
+      'throw new Error("boom");',
+    );
+    const sandbox = createSandbox({ cacheDir: null });
+    try {
+      const [bad, good] = await Promise.all([
+        sandbox.describe(join(dir, "bad/mod.ts")),
+        sandbox.describe(join(FIXTURES, "add/mod.ts")),
+      ]);
+      assert.match(bad.error ?? "", /boom/);
+      assert.equal(good.definitions[0]?.name, "add");
+    } finally {
+      await sandbox.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("describe() answers from the cache after a restart, until the file changes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cacheDir = join(dir, "cache");
+    await Deno.mkdir(join(dir, "tool"));
+    const path = join(dir, "tool/mod.ts");
+    await Deno.writeTextFile(join(dir, "tool/_util.ts"), "export const n = 1;");
+    const source = (name: string) =>
+      `import { n } from "./_util.ts";\nexport default { kind: "tool", name: "${name}", description: "d", run: () => n };`;
+    await Deno.writeTextFile(path, source("first"));
+    const first = createSandbox({ cacheDir });
+    const described = await first.describe(path);
+    assert.equal(described.definitions[0]?.name, "first");
+    await first.close();
+
+    const second = createSandbox({ cacheDir });
+    try {
+      const start = performance.now();
+      const cached = await second.describe(path);
+      const ms = performance.now() - start;
+      assert.deepEqual(cached, described);
+      assert.equal(second.processes().length, 0, "no sandbox was started");
+      assert.ok(ms < 500, `cache hit took ${ms} ms`);
+      // Changing a local import changes the version.
+      await Deno.writeTextFile(
+        join(dir, "tool/_util.ts"),
+        "export const n = 2;",
+      );
+      const changed = await second.describe(path);
+      assert.notEqual(changed.hash, described.hash);
+      assert.equal(second.processes().length, 1);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("DiscoveryCache ignores a stale or corrupt entry", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cache = new DiscoveryCache({ dir });
+    await cache.put({ path: "/m.ts", hash: "a", definitions: [], error: null });
+    assert.equal(await cache.get("/m.ts", "b"), null);
+    for await (const entry of Deno.readDir(join(dir, "describe"))) {
+      await Deno.writeTextFile(join(dir, "describe", entry.name), "{not json");
+    }
+    assert.equal(await cache.get("/m.ts", "a"), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import {
+  checkGrant,
+  grantKey,
+  grantToFlags,
+  grantToWorkerPermissions,
+  ownReadPaths,
+  resolvePermissionPaths,
+} from "./permissions.ts";
+import type { Permissions } from "./sdk/types.ts";
+
+const MODULE = "/skills/fs/mod.ts";
+
+Deno.test("checkGrant() grants only the module's own folder by default", () => {
+  const result = checkGrant({}, { modulePath: MODULE });
+  assert.deepEqual(result, { ok: true, grant: { read: ["/skills/fs"] } });
+});
+
+Deno.test("checkGrant() names the refused permission and entry", async (t) => {
+  const cases: [keyof Permissions, Permissions, string][] = [
+    ["read", { read: ["/etc"] }, "/etc"],
+    ["write", { write: ["/skills/fs/out"] }, "/skills/fs/out"],
+    ["net", { net: ["api.example.com"] }, "api.example.com"],
+    ["env", { env: ["AWS_SECRET"] }, "AWS_SECRET"],
+    ["run", { run: ["sh"] }, "sh"],
+    ["sys", { sys: ["hostname"] }, "hostname"],
+    ["ffi", { ffi: ["/lib/x.so"] }, "/lib/x.so"],
+  ];
+  for (const [permission, requested, value] of cases) {
+    await t.step(permission, () => {
+      const result = checkGrant(requested, { modulePath: MODULE });
+      assert.equal(result.ok, false);
+      if (!result.ok) {
+        assert.equal(result.permission, permission);
+        assert.equal(result.value, value);
+        assert.equal(
+          result.reason,
+          `Permission "${permission}" for "${value}" exceeds the host policy`,
+        );
+      }
+    });
+  }
+});
+
+Deno.test("checkGrant() allows what the policy allows", () => {
+  const result = checkGrant({
+    read: ["/data/in"],
+    write: ["/tmp/work/out"],
+    net: ["api.example.com:443", "other.io"],
+    env: ["TOKEN"],
+    run: ["git"],
+  }, {
+    modulePath: MODULE,
+    policy: {
+      read: ["/data"],
+      write: ["/tmp/work"],
+      net: ["api.example.com", "other.io"],
+      env: ["*"],
+      run: ["git"],
+    },
+  });
+  assert.deepEqual(result, {
+    ok: true,
+    grant: {
+      read: ["/data/in", "/skills/fs"],
+      write: ["/tmp/work/out"],
+      net: ["api.example.com:443", "other.io"],
+      env: ["TOKEN"],
+      run: ["git"],
+    },
+  });
+});
+
+Deno.test("checkGrant() refuses denied paths and their parents, even when allowed", () => {
+  const policy = { read: ["/"], deny: ["/host/src"] };
+  for (const path of ["/host/src/runtime", "/host", "/"]) {
+    const result = checkGrant({ read: [path] }, { modulePath: MODULE, policy });
+    assert.equal(result.ok, false, path);
+  }
+  const moduleInHost = checkGrant({}, {
+    modulePath: "/host/src/mod.ts",
+    policy,
+  });
+  assert.equal(moduleInHost.ok, false);
+});
+
+Deno.test("checkGrant() refuses a port-less host when only a port is allowed", () => {
+  const policy = { net: ["api.example.com:443"] };
+  assert.equal(
+    checkGrant({ net: ["api.example.com"] }, { modulePath: MODULE, policy }).ok,
+    false,
+  );
+  assert.equal(
+    checkGrant({ net: ["api.example.com:443"] }, { modulePath: MODULE, policy })
+      .ok,
+    true,
+  );
+});
+
+Deno.test("checkGrant() refuses entries with commas (flag injection)", () => {
+  const result = checkGrant({ read: ["/skills/fs/a,/etc"] }, {
+    modulePath: MODULE,
+  });
+  assert.equal(result.ok, false);
+});
+
+Deno.test("ownReadPaths() gives a module in a shared folder only its files", () => {
+  const policy = { sharedFolders: ["/skills"] };
+  assert.deepEqual(
+    ownReadPaths("/skills/add.ts", {
+      policy,
+      localFiles: ["/skills/add.ts", "/skills/_util.ts"],
+    }),
+    ["/skills/add.ts", "/skills/_util.ts"],
+  );
+  assert.deepEqual(ownReadPaths("/skills/fs/mod.ts", { policy }), [
+    "/skills/fs",
+  ]);
+});
+
+Deno.test("resolvePermissionPaths() resolves paths relative to the module folder", () => {
+  assert.deepEqual(
+    resolvePermissionPaths({
+      read: ["data", "../shared", "/abs"],
+      write: ["./out"],
+      run: ["git", "./bin/tool"],
+      net: ["x.io"],
+    }, "/skills/fs"),
+    {
+      read: ["/skills/fs/data", "/skills/shared", "/abs"],
+      write: ["/skills/fs/out"],
+      run: ["git", "/skills/fs/bin/tool"],
+      net: ["x.io"],
+    },
+  );
+});
+
+Deno.test("grantToFlags() and grantToWorkerPermissions() map exactly the grant", () => {
+  const grant = { read: ["/a"], net: ["x.io:443"], env: ["T"] };
+  assert.deepEqual(grantToFlags(grant, ["/host"]), [
+    "--allow-read=/a",
+    "--allow-net=x.io:443",
+    "--allow-env=T",
+    "--deny-read=/host",
+    "--deny-write=/host",
+  ]);
+  assert.deepEqual(grantToWorkerPermissions(grant), {
+    read: ["/a"],
+    write: false,
+    net: ["x.io:443"],
+    env: ["T"],
+    run: false,
+    sys: false,
+    ffi: false,
+    import: false,
+  });
+  assert.equal(grantKey({ net: ["b", "a"] }), grantKey({ net: ["a", "b"] }));
+  assert.notEqual(grantKey({ net: ["a"] }), grantKey({ read: ["a"] }));
+});

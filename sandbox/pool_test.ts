@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { createSandbox } from "./pool.ts";
+import type { SandboxHooks } from "./types.ts";
+
+const ADD = fileURLToPath(
+  new URL("../tests/fixtures/sandbox/add/mod.ts", import.meta.url),
+);
+
+function call(over: Record<string, unknown> = {}) {
+  return {
+    path: ADD,
+    export: "default",
+    version: "v1",
+    args: { a: 1, b: 2 },
+    grant: {},
+    timeoutMs: 5000,
+    sessionId: "s",
+    callId: "c",
+    config: {},
+    metadata: {},
+    isolation: "warm" as const,
+    ...over,
+  };
+}
+
+const hooks: SandboxHooks = {
+  onEvent() {},
+  callTool: () => Promise.reject(new Error("none")),
+  chat: () => Promise.reject(new Error("none")),
+};
+
+Deno.test("call() shares one process per grant and runs per-call isolation too", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const outcomes = await Promise.all([
+      sandbox.call(call(), hooks),
+      sandbox.call(call({ sessionId: "other" }), hooks),
+      sandbox.call(call({ isolation: "per-call" }), hooks),
+    ]);
+    for (const o of outcomes) {
+      assert.deepEqual(o, { ok: true, value: { sum: 3 }, truncated: false });
+    }
+    assert.equal(sandbox.processes().length, 1);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("call() retires idle processes beyond the limit, least recently used first", async () => {
+  const sandbox = createSandbox({ cacheDir: null, maxIdleProcesses: 1 });
+  try {
+    const dir = await Deno.makeTempDir();
+    await sandbox.call(call(), hooks);
+    const [first] = sandbox.processes();
+    // A different grant needs a different process.
+    await sandbox.call(call({ grant: { read: [dir] } }), hooks);
+    await first!.exited;
+    assert.equal(sandbox.processes().length, 1);
+    await Deno.remove(dir);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("ctx.tools.call reaches hooks.callTool and gets its answer", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/caller`);
+    await Deno.writeTextFile(
+      `${dir}/caller/mod.ts`,
+      `export default { kind: "skill", name: "caller", description: "d",
+        async run(_a, ctx) {
+          const r = await ctx.tools.call("add", { a: 1 });
+          try { await ctx.tools.call("fail"); } catch (e) { return { r, e: e.message }; }
+        } };`,
+    );
+    const sandbox = createSandbox({ cacheDir: null });
+    try {
+      const seen: unknown[] = [];
+      const outcome = await sandbox.call(
+        call({ path: `${dir}/caller/mod.ts` }),
+        {
+          ...hooks,
+          callTool(name, args) {
+            seen.push([name, args]);
+            return name === "add"
+              ? Promise.resolve({ sum: 1 })
+              : Promise.reject(new Error("denied"));
+          },
+        },
+      );
+      assert.deepEqual(outcome, {
+        ok: true,
+        value: { r: { sum: 1 }, e: "denied" },
+        truncated: false,
+      });
+      assert.deepEqual(seen, [["add", { a: 1 }], ["fail", {}]]);
+    } finally {
+      await sandbox.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
