@@ -200,6 +200,7 @@ export function buildSnapshot(
             iconSvg: f.icon_svg,
             version: f.version,
             configSchema: f.config ?? {},
+            permissions: def.permissions,
           },
           listed: f.tools,
         });

@@ -63,6 +63,11 @@ export interface ToolkitEntry extends ModuleRef {
   readonly version: string;
   /** JSON Schema of the configuration (`{}` when it takes none). */
   readonly configSchema: JsonSchema;
+  /**
+   * Permissions every tool of the toolkit gets on top of its own (often
+   * `"dynamic"`: computed from the configuration, e.g. a configured root).
+   */
+  readonly permissions: Permissions | "dynamic";
   /** Names of its tools, sorted. */
   readonly tools: readonly string[];
 }

@@ -46,7 +46,7 @@ export interface ToolkitsCapabilityOptions {
  * const kit = {
  *   kind: "toolkit" as const, name: "github", alias: "", description: "GitHub", category: "dev", tags: [],
  *   iconSvg: null, version: "1.0.0", tools: ["list_issues"], path: "/s/github/toolkit.ts",
- *   export: "default", hash: "h", origin: "file" as const,
+ *   export: "default", hash: "h", origin: "file" as const, permissions: {},
  *   configSchema: { type: "object", properties: { token: { type: "string", secret: true } }, required: ["token"] },
  * };
  * const registry = { snapshot: { toolkits: new Map([["github", kit]]), blocked: new Map() } } as never;
@@ -138,7 +138,7 @@ export function createToolkitsCapability(
  * const def = toDefinition({
  *   kind: "toolkit", name: "fs", alias: "files", description: "", category: "", tags: [],
  *   iconSvg: null, version: "2.0.0", tools: ["read_file"], path: "/s/fs/toolkit.ts",
- *   export: "default", hash: "h", origin: "builtin", configSchema: {},
+ *   export: "default", hash: "h", origin: "builtin", configSchema: {}, permissions: {},
  * }, false);
  * assert.equal(def.alias, "files");
  * assert.deepEqual(def.tools, ["read_file"]);

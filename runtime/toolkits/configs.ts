@@ -63,7 +63,7 @@ const STATE_KEY = "toolkits";
  * const kit = {
  *   kind: "toolkit" as const, name: "fs", alias: "", description: "", category: "", tags: [],
  *   iconSvg: null, version: "1.0.0", tools: [], path: "/s/fs/toolkit.ts", export: "default",
- *   hash: "h", origin: "builtin" as const,
+ *   hash: "h", origin: "builtin" as const, permissions: {},
  *   configSchema: { type: "object", properties: { root: { type: "string" }, writable: { type: "boolean", default: false } }, required: ["root"] },
  * };
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };

@@ -27,7 +27,7 @@ import {
   toolResult,
 } from "../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { ToolEntry } from "../registry/types.ts";
+import type { ModuleRef, ToolEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
@@ -93,10 +93,11 @@ export interface ToolCaller {
 /**
  * Creates a tool caller.
  *
- * The timeout is `min(timeoutSeconds, policy max)`. The grant is the tool's
- * static permissions, or its `"dynamic"` ones computed in the sandbox from
- * the session's toolkit configuration; either is resolved against the
- * module's folder and checked against `policy.permissions`. Secrets of the
+ * The timeout is `min(timeoutSeconds, policy max)`. The grant is the union of
+ * the tool's and its toolkit's permissions, each static or `"dynamic"`
+ * (computed in the sandbox from the session's toolkit configuration), each
+ * resolved against its own module's folder, then checked against
+ * `policy.permissions`. Secrets of the
  * toolkit's configuration reach the tool in `ctx.config` only: they are
  * scrubbed from its events, result and error message.
  *
@@ -208,33 +209,28 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
         secrets = resolved.secrets;
       }
 
+      // A tool gets its own permissions plus its toolkit's (a toolkit
+      // often grants what its configuration names, e.g. a root folder).
       let requested: Permissions;
-      if (entry.permissions === "dynamic") {
-        try {
-          requested = await options.sandbox.resolvePermissions(
-            entry.path,
-            entry.export,
-            config,
-          );
-        } catch (error) {
-          const code = error instanceof SkillboxError
-            ? error.code
-            : "tool_error";
-          return fail(
-            code,
-            `Cannot run tool "${name}": its permissions could not be computed: ${
-              (error as Error).message
-            }`,
-            secrets,
-          );
-        }
-      } else {
-        requested = entry.permissions;
+      try {
+        requested = mergePermissions(
+          await permissionsOf(options.sandbox, entry, config),
+          kit ? await permissionsOf(options.sandbox, kit, config) : {},
+        );
+      } catch (error) {
+        const code = error instanceof SkillboxError ? error.code : "tool_error";
+        return fail(
+          code,
+          `Cannot run tool "${name}": its permissions could not be computed: ${
+            (error as Error).message
+          }`,
+          secrets,
+        );
       }
-      const grant = checkGrant(
-        resolvePermissionPaths(requested, dirname(entry.path)),
-        { modulePath: entry.path, policy: policy.permissions },
-      );
+      const grant = checkGrant(requested, {
+        modulePath: entry.path,
+        policy: policy.permissions,
+      });
       if (!grant.ok) {
         throw new PermissionDeniedError(
           scrubSecrets(`Cannot run tool "${name}": ${grant.reason}`, secrets),
@@ -356,6 +352,37 @@ function toResult(
     events,
   });
 }
+
+async function permissionsOf(
+  sandbox: Pick<Sandbox, "resolvePermissions">,
+  owner: ModuleRef & { permissions: Permissions | "dynamic" },
+  config: Record<string, unknown>,
+): Promise<Permissions> {
+  const declared = owner.permissions === "dynamic"
+    ? await sandbox.resolvePermissions(owner.path, owner.export, config)
+    : owner.permissions;
+  // Relative paths are relative to the folder of the module declaring them.
+  return resolvePermissionPaths(declared, dirname(owner.path));
+}
+
+function mergePermissions(a: Permissions, b: Permissions): Permissions {
+  const out: Permissions = {};
+  for (const key of PERMISSION_KEYS) {
+    const list = [...new Set([...(a[key] ?? []), ...(b[key] ?? [])])];
+    if (list.length > 0) out[key] = list;
+  }
+  return out;
+}
+
+const PERMISSION_KEYS = [
+  "read",
+  "write",
+  "net",
+  "env",
+  "run",
+  "sys",
+  "ffi",
+] as const;
 
 function elapsed(started: number): number {
   return Math.max(0, Math.round(performance.now() - started));
