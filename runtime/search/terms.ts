@@ -103,7 +103,7 @@ const SEPARATOR = /[^\p{L}\p{N}]+/u;
  * import { tokenize } from "./terms.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(tokenize("readCsv"), ["read", "Csv"]);
- * assert.deepEqual(tokenize("github_create-PR"), ["github", "create", "PR"]);
+ * assert.deepEqual(tokenize("github_create_PR"), ["github", "create", "PR"]);
  * assert.deepEqual(tokenize("parseHTMLTable v2"), ["parse", "HTML", "Table", "v2"]);
  * assert.deepEqual(tokenize("SHA-256 hash"), ["SHA", "256", "hash", "SHA256"]);
  * ```
