@@ -10,6 +10,7 @@
 // deno-lint-ignore-file no-console
 
 import { pingBench } from "./ping_bench.ts";
+import { searchBench } from "./search_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -20,6 +21,7 @@ export interface Bench {
 /** Every bench `deno task bench` runs, in order. */
 export const BENCHES: Bench[] = [
   pingBench,
+  searchBench,
 ];
 
 if (import.meta.main) {
