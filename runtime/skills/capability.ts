@@ -7,7 +7,7 @@
  * const registry = await loadRegistry({ sandbox, dirs, watch: true });
  * host.addCapability(createSkillsCapability({
  *   catalog: registryCatalog({ registry, policy }),
- *   tools: registryToolHost({ registry, call: (name, args, o) => ... }),
+ *   tools: registryToolHost({ registry, caller: toolsCapability.caller }),
  *   sandbox,
  *   llm: hostLlm(config.llm),
  *   archived: ["old_skill"],
@@ -34,7 +34,9 @@ import {
   resolvePermissionPaths,
 } from "../../sandbox/permissions.ts";
 import type { Policy } from "../../sandbox/permissions.ts";
-import type { Permissions } from "../../sandbox/sdk/types.ts";
+import { output, type Permissions } from "../../sandbox/sdk/types.ts";
+import type { ToolCaller } from "../tools/call.ts";
+import type { ErrorCode } from "../protocol/codes.ts";
 import { envelope, nowSeconds } from "../protocol/envelope.ts";
 import type { LLMConfig, SkillDefinition } from "../protocol/models.ts";
 import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
@@ -405,25 +407,25 @@ export interface RegistryToolHostOptions {
   /** The live registry. */
   registry: { readonly snapshot: RegistrySnapshot };
   /**
-   * The tools capability's call path (policy, argument validation,
-   * sandbox). It must resolve with the outcome for tool failures.
+   * The tools capability's caller (`createToolsCapability(...).caller`): the
+   * one path with policy checks, argument validation and the sandbox.
    */
-  call(
-    name: string,
-    args: Record<string, unknown>,
-    options: SkillToolCallOptions,
-  ): Promise<SkillToolOutcome>;
+  caller: Pick<ToolCaller, "call">;
 }
 
 /**
- * A {@link SkillToolHost} over the registry's tools and toolkits, running
- * calls through the given path.
+ * A {@link SkillToolHost} over the registry's tools and toolkits that runs
+ * calls through the tools capability's caller, so a skill's tool calls get
+ * the same policy, validation and sandbox as an agent's `tool/call/req`.
+ * A tool's failure comes back as an outcome; an unknown or denied tool
+ * throws, and the skill sees either as a failed call.
  *
- * @param options the registry and the call path
+ * @param options the registry and the caller
  * @returns the tool host
- * @example Look a tool up
+ * @example Look a tool up and call it
  * ```ts
  * import { registryToolHost } from "./capability.ts";
+ * import { toolResult } from "../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const tool = { kind: "tool", name: "grep", description: "Search", inputSchema: { type: "object" },
  *   toolkit: "filesystem", prompt: "" };
@@ -432,10 +434,14 @@ export interface RegistryToolHostOptions {
  *   blocked: new Map(), agentSkills: [], errors: [] };
  * const host = registryToolHost({
  *   registry: { snapshot } as never,
- *   call: () => Promise.resolve({ ok: true, value: null }),
+ *   caller: { call: (req) => Promise.resolve({ breakLoop: false, entry: tool as never,
+ *     result: toolResult({ success: true, tool_name: req.name, duration_ms: 1, data: { hits: 2 } }) }) },
  * });
  * assert.equal(host.tool("grep")?.toolkit, "filesystem");
  * assert.deepEqual(host.toolkit("filesystem")?.tools, ["grep"]);
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const outcome = await host.call("grep", {}, { session, signal: session.signal, timeoutMs: 1000 });
+ * assert.deepEqual(outcome, { ok: true, value: { hits: 2 } });
  * ```
  */
 export function registryToolHost(
@@ -458,6 +464,32 @@ export function registryToolHost(
       const k = options.registry.snapshot.toolkits.get(name);
       return k ? { tools: k.tools } : undefined;
     },
-    call: options.call,
+    async call(name, args, { session, signal, timeoutMs }) {
+      const { result, breakLoop } = await options.caller.call({
+        name,
+        args,
+        session,
+        signal,
+        timeoutSeconds: Math.max(0.001, timeoutMs / 1000),
+      });
+      if (!result.success) {
+        return {
+          ok: false,
+          code: (result.error_code ?? "tool_error") as ErrorCode,
+          message: result.error ?? `Tool "${name}" failed`,
+        };
+      }
+      return {
+        ok: true,
+        // The agent loop ends on break_loop; it reads it from the marker.
+        value: breakLoop
+          ? output({
+            data: result.data,
+            summary: result.summary,
+            break_loop: true,
+          })
+          : result.data,
+      };
+    },
   };
 }

@@ -398,7 +398,11 @@ export async function runSkill(
           onEvent: (kind, data) => {
             if (GENERIC.has(kind)) log.emit(kind, data);
           },
-          callTool: (tool, args, s) => callTool(tool, args, null, s),
+          // A code skill gets the tool's data, as the tool returned it.
+          callTool: (tool, args, s) =>
+            callTool(tool, args, null, s).then((v) =>
+              isOutput(v) ? v.data ?? null : v
+            ),
           chat: (request, s) => chat(request, s),
         }),
         signal,

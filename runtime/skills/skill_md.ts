@@ -154,7 +154,7 @@ export function parseSkillMd(
 
   let data: unknown;
   try {
-    const doc = parseDocument(yamlText, { prettyErrors: false });
+    const doc = parseDocument(yamlText, { prettyErrors: true });
     const first = doc.errors[0];
     if (first) {
       // The frontmatter starts on the file's second line.
