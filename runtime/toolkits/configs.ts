@@ -10,7 +10,7 @@
 import type { SessionScope } from "../capability.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import { validateValue } from "../tools/validate.ts";
-import { scrubSecrets, secretValues } from "./secrets.ts";
+import { secretValues } from "./secrets.ts";
 
 /** A toolkit's configuration as a session will see it. */
 export interface ResolvedConfig {
@@ -113,9 +113,9 @@ export function createToolkitConfigs(
     } catch {
       return `Toolkit "${kit.name}" has an invalid configuration schema`;
     }
-    return result.valid
-      ? null
-      : scrubSecrets(result.message, secretValues(kit.configSchema, config));
+    // validateValue never quotes values, so the message is safe as it is
+    // (scrubbing it would garble words that happen to equal a short secret).
+    return result.valid ? null : result.message;
   };
 
   return {
