@@ -50,6 +50,11 @@ export interface OpMessage {
   export: string;
   /** Warm worker key; "" forces a fresh worker that is discarded after. */
   workerKey: string;
+  /**
+   * For fresh workers: the module version a replacement is pre-loaded with,
+   * so the next per-call operation on it skips the load.
+   */
+  primeKey?: string;
   args: unknown;
   config: Record<string, unknown>;
   metadata: Record<string, unknown>;

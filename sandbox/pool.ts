@@ -225,6 +225,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       export: string;
       grant: Permissions;
       workerKey: string;
+      primeKey?: string;
       args: unknown;
       config: Record<string, unknown>;
       metadata: Record<string, unknown>;
@@ -427,6 +428,9 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         export: call.export,
         grant,
         workerKey,
+        primeKey: call.isolation === "per-call"
+          ? `${abs}\u0000${call.version}`
+          : undefined,
         args: call.args,
         config: call.config,
         metadata: call.metadata,

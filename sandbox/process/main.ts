@@ -31,6 +31,8 @@ interface Slot {
   dead: boolean;
   onReady: () => void;
   onLoad: ((error: string | null) => void) | null;
+  /** Pre-load a replacement with this module once the operation is answered. */
+  primeAfter: { primeKey: string; path: string } | null;
 }
 
 // How long a worker has to answer an abort before the host treats it as
@@ -42,6 +44,9 @@ let init: InitMessage;
 let bootstrapUrl: string;
 const spares: Slot[] = [];
 const warm = new Map<string, Slot>();
+// Fresh workers with a module already loaded, per module version, for
+// per-call isolation (one each; least recently used dropped first).
+const primed = new Map<string, Slot>();
 const opSlot = new Map<string, Slot>();
 const abortAcks = new Map<string, () => void>();
 let writeChain: Promise<void> = Promise.resolve();
@@ -77,6 +82,7 @@ function spawn(key: string): Slot {
     dead: false,
     onReady,
     onLoad: null,
+    primeAfter: null,
   };
   worker.onmessage = (e) => onWorkerMessage(slot, e.data);
   worker.onerror = (e) => {
@@ -129,7 +135,32 @@ function evictWarm(): void {
   }
 }
 
-function take(key: string): Slot {
+function prime(primeKey: string, path: string): void {
+  if (primed.has(primeKey)) return;
+  const slot = spawn("");
+  slot.retiring = true;
+  load(slot, path).catch(() => {});
+  primed.set(primeKey, slot);
+  for (const [key, old] of primed) {
+    if (primed.size <= init.maxWarmWorkers) break;
+    primed.delete(key);
+    old.dead = true;
+    old.worker.terminate();
+  }
+}
+
+function take(key: string, primeKey?: string, path?: string): Slot {
+  if (key === "" && primeKey !== undefined && path !== undefined) {
+    const hit = primed.get(primeKey);
+    primed.delete(primeKey);
+    if (hit && !hit.dead) {
+      // Starting a worker blocks this thread for milliseconds: do it after
+      // the answer is out, not on the call's path.
+      hit.primeAfter = { primeKey, path };
+      return hit;
+    }
+    queueMicrotask(() => prime(primeKey, path));
+  }
   if (key !== "") {
     const hit = warm.get(key);
     if (hit && !hit.dead && !hit.retiring) {
@@ -164,7 +195,7 @@ function load(slot: Slot, path: string): Promise<void> {
 }
 
 async function runOp(msg: OpMessage): Promise<void> {
-  const slot = take(msg.workerKey);
+  const slot = take(msg.workerKey, msg.primeKey, msg.path);
   slot.ops.add(msg.id);
   opSlot.set(msg.id, slot);
   try {
@@ -289,9 +320,9 @@ async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
     case "result": {
       const id = String(msg.id);
       if (!slot.ops.has(id)) return;
-      release(slot, id);
+      let line: string;
       if (msg.ok !== true) {
-        await send({
+        line = JSON.stringify({
           t: "result",
           id,
           ok: false,
@@ -301,28 +332,31 @@ async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
           message: String(msg.message).slice(0, 4096),
           retryable: false,
         });
-        return;
-      }
-      let line: string;
-      try {
-        const { json, truncated } = serializeResult(
-          msg.value,
-          init.maxResultBytes,
-        );
-        line = `{"t":"result","id":${
-          JSON.stringify(id)
-        },"ok":true,"truncated":${truncated},"value":${json}}`;
-      } catch (err) {
-        line = JSON.stringify({
-          t: "result",
-          id,
-          ok: false,
-          code: "tool_error",
-          message: `Result is not serializable: ${(err as Error).message}`,
-          retryable: false,
-        });
+      } else {
+        try {
+          const { json, truncated } = serializeResult(
+            msg.value,
+            init.maxResultBytes,
+          );
+          line = `{"t":"result","id":${
+            JSON.stringify(id)
+          },"ok":true,"truncated":${truncated},"value":${json}}`;
+        } catch (err) {
+          line = JSON.stringify({
+            t: "result",
+            id,
+            ok: false,
+            code: "tool_error",
+            message: `Result is not serializable: ${(err as Error).message}`,
+            retryable: false,
+          });
+        }
       }
       await write(encodeFrame(init.nonce, line));
+      release(slot, id);
+      const next = slot.primeAfter;
+      slot.primeAfter = null;
+      if (next) prime(next.primeKey, next.path);
       return;
     }
   }
