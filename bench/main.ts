@@ -11,6 +11,7 @@
 
 import { pingBench } from "./ping_bench.ts";
 import { searchBench } from "./search_bench.ts";
+import { sandboxBench } from "./sandbox_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -22,6 +23,7 @@ export interface Bench {
 export const BENCHES: Bench[] = [
   pingBench,
   searchBench,
+  sandboxBench,
 ];
 
 if (import.meta.main) {

@@ -9,6 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { createSandbox, type SandboxPool } from "../sandbox/pool.ts";
 import type { SandboxCall, SandboxHooks } from "../sandbox/types.ts";
+import type { Bench } from "./main.ts";
 
 /** One measured figure: median with min and max. */
 export interface BenchFigure {
@@ -229,6 +230,12 @@ export function formatFigures(figures: BenchFigure[]): string[] {
     }, max ${fmt(f.max)})${f.goal ? `  goal ${f.goal}` : ""}`
   );
 }
+
+/** The sandbox bench, as `bench/main.ts` runs it. */
+export const sandboxBench: Bench = {
+  name: "sandbox",
+  run: async () => formatFigures(await runSandboxBench()),
+};
 
 if (import.meta.main) {
   // deno-lint-ignore no-console
