@@ -79,10 +79,12 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-function rssMb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
+async function rssMb(pid: number): Promise<number> {
+  // `ps`, not /proc: Deno wants --allow-all for /proc/<pid>.
+  const out = await new Deno.Command("ps", {
+    args: ["-o", "rss=", "-p", String(pid)],
+  }).output();
+  return Number(new TextDecoder().decode(out.stdout).trim()) / 1024;
 }
 
 async function warmCalls(sandbox: SandboxPool, n: number): Promise<number[]> {
@@ -143,12 +145,12 @@ async function memory(): Promise<{ process: number[]; worker: number[] }> {
     try {
       await sandbox.call(noopCall(), hooks);
       const pid = sandbox.processes()[0]!.pid;
-      proc.push(rssMb(pid));
+      proc.push(await rssMb(pid));
       const workers = 20;
       for (let i = 0; i < workers; i++) {
         await sandbox.call(noopCall({ sessionId: `m${i}` }), hooks);
       }
-      worker.push((rssMb(pid) - proc.at(-1)!) / workers);
+      worker.push((await rssMb(pid) - proc.at(-1)!) / workers);
     } finally {
       await sandbox.close();
     }

@@ -108,13 +108,13 @@ export async function within<T>(
   }
 }
 
-/** Whether an OS process id is still alive (Linux `/proc`). */
-export function processAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // A zombie ("Z") burns no CPU and is only waiting to be reaped.
-    return !/^\d+ \(.*\) Z /.test(stat);
-  } catch {
-    return false;
-  }
+/** Whether an OS process id is still alive and not a zombie (via `ps`). */
+export async function processAlive(pid: number): Promise<boolean> {
+  // `ps`, not /proc: Deno wants --allow-all for /proc/<pid>.
+  const out = await new Deno.Command("ps", {
+    args: ["-o", "stat=", "-p", String(pid)],
+  }).output();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  // A zombie ("Z") burns no CPU and is only waiting to be reaped.
+  return stat !== "" && !stat.startsWith("Z");
 }

@@ -16,6 +16,7 @@ Deno.test("a busy loop fails with timeout within 250 ms and its process is kille
     await sandbox.describe(fixture("busy_loop"));
     const [proc] = sandbox.processes();
     assert.ok(proc);
+    assert.equal(await processAlive(proc.pid), true, "alive before the call");
     const { outcome, ms } = await callFixture(sandbox, "busy_loop", {
       timeoutMs: 500,
     });
@@ -23,7 +24,7 @@ Deno.test("a busy loop fails with timeout within 250 ms and its process is kille
     assert.equal(!outcome.ok && outcome.code, "timeout");
     assert.ok(ms < 750, `answered after ${ms} ms`);
     await within(proc.exited, 2000, "spinning process exit");
-    assert.equal(processAlive(proc.pid), false);
+    assert.equal(await processAlive(proc.pid), false);
     await assertNormalCallWorks(sandbox);
   } finally {
     await sandbox.close();
