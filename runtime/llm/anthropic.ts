@@ -224,7 +224,7 @@ function toError(error: unknown, baseUrl: string): Error {
     return providerError(PROVIDER, {
       status: error.status,
       message: message ??
-        (error.status === undefined ? error.message : undefined),
+        (error.status === undefined ? causeMessage(error) : undefined),
       type: error.type ?? undefined,
       connection: error.status === undefined && body === undefined,
     }, { cause: error, baseUrl });
@@ -232,4 +232,11 @@ function toError(error: unknown, baseUrl: string): Error {
   return providerError(PROVIDER, {
     message: error instanceof Error ? error.message : String(error),
   }, { cause: error, baseUrl });
+}
+
+/** A connection failure's own reason (refused, reset) beats "Connection error". */
+function causeMessage(error: Error): string {
+  return error.cause instanceof Error
+    ? `${error.message.replace(/\.$/, "")} (${error.cause.message})`
+    : error.message;
 }

@@ -152,6 +152,9 @@ export function serveMock(
     return entry;
   };
   const encoder = new TextEncoder();
+  // Open streams, so close() can end them instead of waiting on a paused or
+  // hanging turn forever (Deno's shutdown waits for responses to finish).
+  const open = new Set<() => void>();
 
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -216,6 +219,15 @@ export function serveMock(
           // The stream was cancelled; the writer notices through `gone`.
         }
       };
+      const end = () => {
+        gone.resolve();
+        try {
+          controller.close();
+        } catch {
+          // Already closed or cancelled.
+        }
+      };
+      open.add(end);
       const writer: TurnWriter = {
         send,
         token(data, text, event) {
@@ -233,6 +245,8 @@ export function serveMock(
           controller.close();
         } catch {
           // Cancelled mid-write: nothing left to do.
+        } finally {
+          open.delete(end);
         }
       })();
       return new Response(stream, {
@@ -245,6 +259,7 @@ export function serveMock(
   );
   const { port } = server.addr;
   const close = async () => {
+    for (const end of [...open]) end();
     await server.shutdown();
   };
   return {

@@ -1,0 +1,289 @@
+import assert from "node:assert/strict";
+import {
+  checkLlmConfig,
+  createProvider,
+  type LlmConfig,
+  redactLlmConfig,
+  resolveLlmConfig,
+} from "./config.ts";
+import { SchemaViolationError, SkillboxError } from "../errors.ts";
+
+const noEnv = () => undefined;
+
+const HOST: LlmConfig[] = [
+  {
+    provider_name: "openai",
+    provider_credentials: { api_key_env: "HOST_OPENAI_KEY" },
+    provider_config: {
+      base_url: "http://127.0.0.1:11434/v1",
+      model: "llama3.2",
+      max_tokens: 500,
+    },
+    is_default: true,
+  },
+  {
+    provider_name: "anthropic",
+    provider_credentials: { api_key: "sk-ant-host" },
+    provider_config: { model: "claude-haiku" },
+  },
+];
+const env = (name: string) =>
+  name === "HOST_OPENAI_KEY" ? "sk-openai-host" : undefined;
+
+function skillError(pattern: RegExp) {
+  return (e: unknown) =>
+    e instanceof SkillboxError && e.code === "skill_error" &&
+    pattern.test(e.message);
+}
+
+Deno.test("resolveLlmConfig() picks override, then skill, then host default", async (t) => {
+  await t.step("host default, key read from api_key_env", () => {
+    const r = resolveLlmConfig(HOST, { env });
+    assert.equal(r.source, "llm");
+    assert.equal(r.provider, "openai");
+    assert.equal(r.apiKey, "sk-openai-host");
+    assert.equal(r.baseUrl, "http://127.0.0.1:11434/v1");
+    assert.equal(r.model, "llama3.2");
+    assert.equal(r.maxTokens, 500);
+    assert.equal(r.maxRetries, 0);
+  });
+  await t.step("the skill's llm_config beats the host default", () => {
+    const r = resolveLlmConfig(HOST, {
+      env,
+      skill: { provider_name: "anthropic" },
+    });
+    assert.equal(r.source, "llm_config");
+    assert.equal(r.provider, "anthropic");
+    assert.equal(r.apiKey, "sk-ant-host");
+    assert.equal(r.model, "claude-haiku");
+  });
+  await t.step("the call's llm_override beats both", () => {
+    const r = resolveLlmConfig(HOST, {
+      env,
+      skill: { provider_name: "anthropic" },
+      override: {
+        provider_name: "openai",
+        provider_config: { model: "qwen2.5", temperature: 0 },
+      },
+    });
+    assert.equal(r.source, "llm_override");
+    assert.equal(r.model, "qwen2.5");
+    assert.equal(r.temperature, 0);
+    // Borrowed key and the host's endpoint and settings for that provider.
+    assert.equal(r.apiKey, "sk-openai-host");
+    assert.equal(r.baseUrl, "http://127.0.0.1:11434/v1");
+    assert.equal(r.maxTokens, 500);
+  });
+  await t.step("the only entry is the default without is_default", () => {
+    const r = resolveLlmConfig([{ ...HOST[1]!, is_default: false }]);
+    assert.equal(r.provider, "anthropic");
+  });
+  await t.step("provider_config false (the Python SDK default) is {}", () => {
+    const r = resolveLlmConfig(HOST, {
+      env,
+      override: { provider_name: "anthropic", provider_config: false },
+    });
+    assert.equal(r.model, "claude-haiku");
+  });
+});
+
+Deno.test("resolveLlmConfig() names what to set when nothing is configured", () => {
+  assert.throws(
+    () => resolveLlmConfig([], { env: noEnv }),
+    skillError(
+      /^No LLM provider configured: add an entry to "llm" in skillbox\.jsonc/,
+    ),
+  );
+  assert.throws(
+    () =>
+      resolveLlmConfig([{ provider_name: "openai" }, {
+        provider_name: "anthropic",
+      }]),
+    skillError(/none sets "is_default": true/),
+  );
+});
+
+Deno.test("resolveLlmConfig() says which key is missing", async (t) => {
+  await t.step("api_key_env names an unset variable", () => {
+    assert.throws(
+      () => resolveLlmConfig(HOST, { env: noEnv }),
+      skillError(/environment variable "HOST_OPENAI_KEY".*is not set/),
+    );
+  });
+  await t.step("no credentials and no conventional variable", () => {
+    assert.throws(
+      () =>
+        resolveLlmConfig([{
+          provider_name: "anthropic",
+          provider_config: { model: "m" },
+        }], { env: noEnv }),
+      skillError(/"anthropic" has no API key: .*ANTHROPIC_API_KEY/),
+    );
+  });
+  await t.step("the conventional variable is the fallback", () => {
+    const r = resolveLlmConfig([{
+      provider_name: "anthropic",
+      provider_config: { model: "m" },
+    }], { env: (n) => (n === "ANTHROPIC_API_KEY" ? "sk-conv" : undefined) });
+    assert.equal(r.apiKey, "sk-conv");
+  });
+  await t.step("a keyless local server is fine", () => {
+    const r = resolveLlmConfig([{
+      provider_name: "openai",
+      provider_config: { base_url: "http://127.0.0.1:8080/v1", model: "m" },
+    }], { env: noEnv });
+    assert.equal(r.apiKey, "");
+    assert.equal(createProvider(r).model, "m");
+  });
+  await t.step("no model", () => {
+    assert.throws(
+      () =>
+        resolveLlmConfig([{
+          provider_name: "openai",
+          provider_credentials: { api_key: "k" },
+        }]),
+      skillError(/"openai" has no model: set "provider_config"/),
+    );
+  });
+});
+
+Deno.test("resolveLlmConfig() keeps host credentials from going elsewhere", async (t) => {
+  await t.step("a borrowed key never goes to another base_url", () => {
+    assert.throws(
+      () =>
+        resolveLlmConfig(HOST, {
+          env,
+          override: {
+            provider_name: "openai",
+            provider_config: { base_url: "http://evil.test/v1" },
+          },
+        }),
+      skillError(
+        /^Cannot send the host's "openai" credentials to base_url "http:\/\/evil\.test\/v1" from llm_override/,
+      ),
+    );
+    // The conventional variable is a host credential too.
+    assert.throws(
+      () =>
+        resolveLlmConfig([], {
+          env: () => "sk-env",
+          skill: {
+            provider_name: "anthropic",
+            provider_config: { base_url: "http://evil.test", model: "m" },
+          },
+        }),
+      skillError(/credentials to base_url/),
+    );
+  });
+  await t.step("the same base_url (trailing slash aside) is fine", () => {
+    const r = resolveLlmConfig(HOST, {
+      env,
+      override: {
+        provider_name: "openai",
+        provider_config: { base_url: "http://127.0.0.1:11434/v1/" },
+      },
+    });
+    assert.equal(r.apiKey, "sk-openai-host");
+  });
+  await t.step("a caller's own api_key may go anywhere", () => {
+    const r = resolveLlmConfig(HOST, {
+      env,
+      override: {
+        provider_name: "openai",
+        provider_credentials: { api_key: "sk-caller" },
+        provider_config: { base_url: "https://openrouter.test/api/v1" },
+      },
+    });
+    assert.equal(r.apiKey, "sk-caller");
+    assert.equal(r.baseUrl, "https://openrouter.test/api/v1");
+  });
+  await t.step("only skillbox.jsonc may name environment variables", () => {
+    for (const where of ["override", "skill"] as const) {
+      assert.throws(
+        () =>
+          resolveLlmConfig(HOST, {
+            env: () => "leaked",
+            [where]: {
+              provider_name: "openai",
+              provider_credentials: { api_key_env: "AWS_SECRET_ACCESS_KEY" },
+            },
+          }),
+        skillError(/Cannot use "api_key_env" in llm_(override|config)/),
+      );
+    }
+  });
+});
+
+Deno.test("checkLlmConfig() names the faulty field", () => {
+  const cases: [unknown, RegExp][] = [
+    [
+      { provider_name: "gemini" },
+      /^x\.provider_name: expected one of "openai", "anthropic"/,
+    ],
+    [
+      { provider_name: "openai", provider_credentials: { api_key: 1 } },
+      /^x\.provider_credentials\.api_key: expected a string/,
+    ],
+    [
+      { provider_name: "openai", provider_config: { base_url: "nope" } },
+      /^x\.provider_config\.base_url/,
+    ],
+    [
+      { provider_name: "openai", provider_config: { max_tokens: 1.5 } },
+      /^x\.provider_config\.max_tokens/,
+    ],
+    [
+      { provider_name: "openai", provider_config: { temperature: 3 } },
+      /^x\.provider_config\.temperature/,
+    ],
+    ["openai", /^x: expected an object/],
+  ];
+  for (const [value, pattern] of cases) {
+    assert.throws(
+      () => checkLlmConfig(value, "x"),
+      (e: unknown) =>
+        e instanceof SchemaViolationError && pattern.test(e.message),
+    );
+  }
+  assert.throws(
+    () => resolveLlmConfig(HOST, { env, override: { provider_name: "x" } }),
+    /^SchemaViolationError: llm_override\.provider_name/,
+  );
+});
+
+Deno.test("redactLlmConfig() removes every credential", () => {
+  const config: LlmConfig = {
+    provider_name: "openai",
+    provider_credentials: { api_key: "sk-secret-1", api_key_env: "SECRET_VAR" },
+    provider_config: {
+      base_url: "https://user:sk-secret-2@proxy.test/v1?api_key=sk-secret-3#x",
+      model: "gpt-4o-mini",
+      max_tokens: 100,
+      headers: { authorization: "Bearer sk-secret-4" },
+    },
+    is_default: true,
+  };
+  const safe = redactLlmConfig(config);
+  assert.deepEqual(safe, {
+    provider_name: "openai",
+    provider_credentials: {},
+    provider_config: {
+      base_url: "https://proxy.test/v1",
+      model: "gpt-4o-mini",
+      max_tokens: 100,
+    },
+    is_default: true,
+  });
+  assert.ok(!/secret|SECRET/.test(JSON.stringify(safe)));
+  // The input is left alone: the host still needs it.
+  assert.equal(config.provider_credentials?.api_key, "sk-secret-1");
+  assert.deepEqual(
+    redactLlmConfig({ provider_name: "anthropic", provider_config: false }),
+    {
+      provider_name: "anthropic",
+      provider_credentials: {},
+      provider_config: {},
+      is_default: false,
+    },
+  );
+});
