@@ -27,9 +27,11 @@ import { SkillboxError } from "../errors.ts";
 
 /** What the Anthropic provider needs; `createProvider` builds it from config. */
 export interface AnthropicProviderOptions {
+  /** The API key (a placeholder for keyless local servers). */
   apiKey: string;
+  /** The model every turn uses. */
   model: string;
-  /** @default the official API (`https://api.anthropic.com`) */
+  /** The API root. @default the official API (`https://api.anthropic.com`) */
   baseUrl?: string;
   /** Used when a request sets none (the API requires one). @default 1024 */
   maxTokens?: number;

@@ -24,6 +24,8 @@
 
 import { SchemaViolationError, SkillboxError } from "../errors.ts";
 import type { LLMConfig } from "../protocol/models.ts";
+
+export type { LLMConfig } from "../protocol/models.ts";
 import { createAnthropicProvider } from "./anthropic.ts";
 import { createOpenAiProvider } from "./openai.ts";
 import type { LlmProvider } from "./provider.ts";
@@ -67,14 +69,19 @@ export type LlmConfigSource = "llm_override" | "llm_config" | "llm";
  * in the host, never log or send it.
  */
 export interface ResolvedLlmConfig {
+  /** Which API to speak. */
   provider: LlmProviderName;
+  /** The model every turn uses. */
   model: string;
   /** Undefined: the provider's official API. */
   baseUrl: string | undefined;
   /** The secret. Empty only for a custom `base_url` with no key at all. */
   apiKey: string;
+  /** Default `max_tokens` of each turn (a request may set its own). */
   maxTokens: number | undefined;
+  /** Default temperature of each turn (a request may set its own). */
   temperature: number | undefined;
+  /** Retries the SDK makes on 429/5xx/connection errors (default 0). */
   maxRetries: number;
   /** `llm_override` (the call), `llm_config` (the skill) or `llm` (host). */
   source: LlmConfigSource;

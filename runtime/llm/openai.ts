@@ -26,9 +26,11 @@ import { SkillboxError } from "../errors.ts";
 
 /** What the OpenAI provider needs; `createProvider` builds it from config. */
 export interface OpenAiProviderOptions {
+  /** The API key (a placeholder for keyless local servers). */
   apiKey: string;
+  /** The model every turn uses. */
   model: string;
-  /** @default the official API (`https://api.openai.com/v1`) */
+  /** The API root. @default the official API (`https://api.openai.com/v1`) */
   baseUrl?: string;
   /** Used when a request sets none. @default the server's default */
   maxTokens?: number;

@@ -11,6 +11,9 @@
 import type { ToolDefinition, ToolParameter } from "../protocol/models.ts";
 import type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
 
+export type { ToolDefinition, ToolParameter } from "../protocol/models.ts";
+export type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
+
 /** The argument name the model fills with why it makes a call. */
 export const INTENTION_FIELD = "intention";
 
@@ -23,17 +26,25 @@ const INTENTION_SCHEMA: JsonSchema = {
 
 /** A JSON Schema for an object: what both APIs take as a tool's input. */
 export interface ObjectSchema {
+  /** Always `object`. */
   type: "object";
+  /** Argument name → its JSON Schema. */
   properties?: Record<string, unknown>;
+  /** Names of the required arguments. */
   required?: string[];
+  /** Any other JSON Schema keyword, kept as given. */
   [keyword: string]: unknown;
 }
 
 /** A tool in the OpenAI Chat Completions `tools` format. */
 export interface OpenAiTool {
+  /** Always `function`. */
   type: "function";
+  /** The function the model may call. */
   function: {
+    /** The tool's name, as the model will call it. */
     name: string;
+    /** What the tool does, for the model. */
     description: string;
     /** JSON Schema of the arguments. */
     parameters: ObjectSchema;
@@ -42,7 +53,9 @@ export interface OpenAiTool {
 
 /** A tool in the Anthropic Messages `tools` format. */
 export interface AnthropicTool {
+  /** The tool's name, as the model will call it. */
   name: string;
+  /** What the tool does, for the model. */
   description: string;
   /** JSON Schema of the input. */
   input_schema: ObjectSchema;

@@ -254,6 +254,36 @@ for (const { name, start } of PROVIDERS) {
     await within(mock.disconnected(0), 2000, "the server to see the close");
   });
 
+  Deno.test(`${name}: a stream that breaks off fails the turn clearly`, async (t) => {
+    await t.step("an in-stream error event", async () => {
+      await using mock = start([{
+        tokens: ["Par"],
+        stream_error: { type: "overloaded_error", message: "Overloaded" },
+      }]);
+      const error = await providerFor(name, mock).chat({
+        messages: [{ role: "user", content: "x" }],
+      }).then(() => null, (e) => e);
+      assert.ok(error instanceof SkillboxError, String(error));
+      assert.equal(
+        error.message,
+        `LLM provider "${name}" failed mid-stream (overloaded_error): Overloaded`,
+      );
+      assert.equal(error.retryable, true);
+    });
+    await t.step("a connection closed before the end marker", async () => {
+      await using mock = start([{ tokens: ["Par"], drop: true }]);
+      await assert.rejects(
+        providerFor(name, mock).chat({
+          messages: [{ role: "user", content: "x" }],
+        }),
+        (e: unknown) =>
+          e instanceof SkillboxError && e.retryable &&
+          e.message ===
+            `LLM provider "${name}" closed the stream before the answer ended`,
+      );
+    });
+  });
+
   Deno.test(`${name}: tool arguments that are not JSON fail the turn clearly`, async () => {
     await using mock = start([{
       tool_calls: [{ name: "add", arguments: '{"a": 1' }],

@@ -85,7 +85,14 @@ const anthropicDialect: MockDialect = {
       }),
       "content_block_delta",
     ]);
-    if (!more) return;
+    if (!more || turn.drop) return;
+    if (turn.stream_error) {
+      out.send(
+        JSON.stringify({ type: "error", error: turn.stream_error }),
+        "error",
+      );
+      return;
+    }
     if (hasText) {
       event("content_block_stop", { index: block });
       block++;

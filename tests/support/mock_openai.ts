@@ -33,6 +33,13 @@ export interface MockTurn {
    * away (for cancellation tests). @default false
    */
   hang?: boolean;
+  /**
+   * After the tokens, send the provider's in-stream error event (HTTP 200
+   * already sent) and end, as an overloaded provider does.
+   */
+  stream_error?: { type: string; message: string };
+  /** After the tokens, close the stream with no end marker. @default false */
+  drop?: boolean;
   /** Tool calls, their arguments split across several deltas. @default [] */
   tool_calls?: MockToolCall[];
   /**
@@ -366,7 +373,11 @@ const openaiDialect: MockDialect = {
       out,
       (text) => [chunk({ content: text })],
     );
-    if (!more) return;
+    if (!more || turn.drop) return;
+    if (turn.stream_error) {
+      out.send(JSON.stringify({ error: { ...turn.stream_error, code: null } }));
+      return;
+    }
     const calls = turn.tool_calls ?? [];
     calls.forEach((call, n) => {
       // Like the real API: id, type and name first, then argument pieces.
