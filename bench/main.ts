@@ -12,6 +12,7 @@
 import { pingBench } from "./ping_bench.ts";
 import { searchBench } from "./search_bench.ts";
 import { sandboxBench } from "./sandbox_bench.ts";
+import { llmRelayBench } from "./llm_relay_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -24,6 +25,7 @@ export const BENCHES: Bench[] = [
   pingBench,
   searchBench,
   sandboxBench,
+  llmRelayBench,
 ];
 
 if (import.meta.main) {
