@@ -57,9 +57,7 @@ import {
   type LlmResolver,
   runSkill,
   type SkillLimits,
-  type SkillToolCallOptions,
   type SkillToolHost,
-  type SkillToolOutcome,
 } from "./run.ts";
 import { loadSkillFolder, type SkillFolder } from "./skill_md.ts";
 
@@ -221,14 +219,24 @@ export function hostLlm(
   host: readonly LlmConfig[],
   options: { env?: (name: string) => string | undefined } = {},
 ): LlmResolver {
-  return ({ override, skill }) =>
-    createProvider(
-      resolveLlmConfig(host, {
-        override: override as LlmConfig | null,
-        skill: skill as LlmConfig | null,
-        env: options.env,
-      }),
-    );
+  // One provider (one SDK client, one connection pool) per distinct
+  // choice: a fresh client per call would pay connection setup every time.
+  const providers = new Map<string, ReturnType<typeof createProvider>>();
+  return ({ override, skill }) => {
+    const resolved = resolveLlmConfig(host, {
+      override: override as LlmConfig | null,
+      skill: skill as LlmConfig | null,
+      env: options.env,
+    });
+    const key = JSON.stringify(resolved);
+    let provider = providers.get(key);
+    if (!provider) {
+      if (providers.size >= 32) providers.clear(); // overrides are unbounded
+      provider = createProvider(resolved);
+      providers.set(key, provider);
+    }
+    return provider;
+  };
 }
 
 /** The folder of skillbox's own skills: what is found here is `system`. */
