@@ -13,6 +13,7 @@ import { pingBench } from "./ping_bench.ts";
 import { searchBench } from "./search_bench.ts";
 import { sandboxBench } from "./sandbox_bench.ts";
 import { llmRelayBench } from "./llm_relay_bench.ts";
+import { skillsBench } from "./skills_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -26,6 +27,7 @@ export const BENCHES: Bench[] = [
   searchBench,
   sandboxBench,
   llmRelayBench,
+  skillsBench,
 ];
 
 if (import.meta.main) {
