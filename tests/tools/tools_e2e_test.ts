@@ -349,7 +349,11 @@ Deno.test("e2e over WebSocket: tools, toolkits, every error code, and no secret 
           config: { token: "short", label: SECRET },
         });
         assert.equal(bad.final.status, "error");
-        assert.match(String(bad.final.message), /"token" is too short/, JSON.stringify(bad.final));
+        assert.match(
+          String(bad.final.message),
+          /"token" is too short/,
+          JSON.stringify(bad.final),
+        );
         const ok = await c.request("toolkit/configure/req", {
           toolkit_name: "vault",
           config: { token: SECRET, label: "prod" },
