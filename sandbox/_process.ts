@@ -60,6 +60,12 @@ export class SandboxProcess {
   readonly #encoder = new TextEncoder();
   #stderr = "";
   #dead = false;
+  // Set the moment SIGKILL is sent: the exit is only observed later (pipes
+  // drain, status is reaped), and work routed in between would crash.
+  #killed = false;
+  // Callers that picked this process and have not started their operation
+  // yet: they count as busy, so retirement cannot kill it under them.
+  #leases = 0;
 
   /** @param options the flags, init fields and environment */
   constructor(options: ProcessOptions) {
@@ -145,14 +151,32 @@ export class SandboxProcess {
     return this.#child.pid;
   }
 
-  /** Operations in flight. */
+  /** Operations in flight, plus leases not yet turned into operations. */
   get busy(): number {
-    return this.#ops.size;
+    return this.#ops.size + this.#leases;
   }
 
   /** Whether the process has exited. */
   get dead(): boolean {
     return this.#dead;
+  }
+
+  /** Whether new work may be routed here (not killed, exited or tainted). */
+  get usable(): boolean {
+    return !this.#killed && !this.#dead && !this.tainted;
+  }
+
+  /**
+   * Reserves the process for one operation about to start: it counts as
+   * busy until {@link start} or {@link release}.
+   */
+  lease(): void {
+    this.#leases++;
+  }
+
+  /** Gives back a lease that will not become an operation. */
+  release(): void {
+    if (this.#leases > 0) this.#leases--;
   }
 
   /**
@@ -162,8 +186,9 @@ export class SandboxProcess {
    * @param handlers where its events, RPCs and outcome go
    */
   start(op: OpMessage, handlers: OpHandlers): void {
+    this.release();
     this.lastUsed = performance.now();
-    if (this.#dead) {
+    if (this.#dead || this.#killed) {
       handlers.onOutcome({
         ok: false,
         code: "sandbox_crash",
@@ -211,6 +236,7 @@ export class SandboxProcess {
   /** Kills the process (SIGKILL: a busy loop ignores anything gentler). */
   kill(): void {
     if (this.#dead) return;
+    this.#killed = true;
     try {
       this.#child.kill("SIGKILL");
     } catch {

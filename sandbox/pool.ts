@@ -173,7 +173,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     const bootstrap = await loadBootstrap();
     const key = grantKey(grant);
     let proc = processes.get(key);
-    if (!proc || proc.dead || proc.tainted) {
+    if (!proc || !proc.usable) {
       proc = new SandboxProcess({
         key,
         flags: grantToFlags(grant, deny),
@@ -195,17 +195,31 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         if (processes.get(key) === started) processes.delete(key);
       });
     }
-    await proc.ready;
+    // Leased before the await: while it starts (or the caller resumes) the
+    // process is busy, so retireIdle() cannot kill it under this caller.
+    proc.lease();
+    try {
+      await proc.ready;
+    } catch (err) {
+      proc.release();
+      throw err;
+    }
     return proc;
+  }
+
+  /** Kills a process and forgets it at once, so nothing is routed to it. */
+  function retire(proc: SandboxProcess): void {
+    if (processes.get(proc.key) === proc) processes.delete(proc.key);
+    proc.kill();
   }
 
   function retireIdle(): void {
     for (const proc of all) {
-      if (proc.tainted && proc.busy === 0) proc.kill();
+      if (proc.tainted && proc.busy === 0) retire(proc);
     }
-    const idle = [...processes.values()].filter((p) => p.busy === 0 && !p.dead)
+    const idle = [...processes.values()].filter((p) => p.busy === 0 && p.usable)
       .sort((a, b) => a.lastUsed - b.lastUsed);
-    while (idle.length > maxIdle) idle.shift()!.kill();
+    while (idle.length > maxIdle) retire(idle.shift()!);
   }
 
   async function ownGrant(path: string): Promise<Permissions> {
@@ -278,6 +292,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         fields.timeoutMs,
       );
       if (hooks?.signal?.aborted) {
+        proc.release();
         onCancel();
         return;
       }

@@ -103,3 +103,41 @@ Deno.test("ctx.tools.call reaches hooks.callTool and gets its answer", async () 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("call() never routes to a process just retired as least recently used", async () => {
+  const dir = await Deno.makeTempDir();
+  const sandbox = createSandbox({ cacheDir: null, maxIdleProcesses: 1 });
+  try {
+    await sandbox.call(call(), hooks);
+    const [first] = sandbox.processes();
+    // Finishing this call retires the first process (SIGKILL sent, exit not
+    // yet seen); the next call for its grant starts in the same tick.
+    const again = await sandbox.call(call({ grant: { read: [dir] } }), hooks)
+      .then(() => sandbox.call(call(), hooks));
+    assert.deepEqual(again, { ok: true, value: { sum: 3 }, truncated: false });
+    await first!.exited;
+    assert.ok(sandbox.processes().every((p) => p.pid !== first!.pid));
+  } finally {
+    await sandbox.close();
+    await Deno.remove(dir);
+  }
+});
+
+Deno.test("call() does not let retirement kill a process still starting for another call", async () => {
+  const dir = await Deno.makeTempDir();
+  const sandbox = createSandbox({ cacheDir: null, maxIdleProcesses: 1 });
+  try {
+    await sandbox.call(call(), hooks);
+    // The cold call's process is starting (no operation yet) while the warm
+    // call ends and runs retirement with two processes over a limit of one.
+    const [cold, warm] = await Promise.all([
+      sandbox.call(call({ grant: { read: [dir] } }), hooks),
+      sandbox.call(call(), hooks),
+    ]);
+    assert.deepEqual(cold, { ok: true, value: { sum: 3 }, truncated: false });
+    assert.deepEqual(warm, { ok: true, value: { sum: 3 }, truncated: false });
+  } finally {
+    await sandbox.close();
+    await Deno.remove(dir);
+  }
+});
