@@ -97,12 +97,29 @@ async function main(args: string[]): Promise<number> {
     throw error;
   }
   const { config, overrides } = resolved;
-  const host = createHost({ config, log: (line) => stderr(line) });
-  const loaded = `capabilities: ${
-    host.capabilities.join(", ") || "none yet"
-  }; skills dirs: ${config.skills.join(", ")}; auth: ${
-    config.tokens.length > 0 ? `${config.tokens.length} token(s)` : "off"
-  }`;
+  const host = createHost({
+    config,
+    configPath: overrides.config,
+    log: (line) => stderr(`skillbox: ${line}`),
+  });
+  let loaded: string;
+  try {
+    const report = await host.ready;
+    loaded =
+      `${report.tools} tools, ${report.toolkits} toolkits, ${report.skills} skills from ${
+        report.dirs.join(", ")
+      }${
+        report.errors.length > 0
+          ? `; ${report.errors.length} file(s) failed to load (see above)`
+          : ""
+      }; auth: ${
+        config.tokens.length > 0 ? `${config.tokens.length} token(s)` : "off"
+      }`;
+  } catch (error) {
+    stderr(`skillbox: cannot load skills: ${(error as Error).message}`);
+    await host.close({ timeoutSeconds: 0 });
+    return 1;
+  }
   const from = Object.entries(overrides).map(([k, v]) => `${k} from ${v}`)
     .join(", ");
 

@@ -41,7 +41,21 @@ export type {
   HostConfig,
   LimitsConfig,
   ListenConfig,
+  SandboxConfig,
 } from "./runtime/config.ts";
+export type { LoadReport } from "./runtime/stack.ts";
+export type { LlmConfig } from "./runtime/llm/config.ts";
+export {
+  INTENTION_FIELD,
+  stripIntention,
+  toAnthropicTools,
+  toOpenAiTools,
+} from "./runtime/llm/tool_formats.ts";
+export type {
+  AnthropicTool,
+  ObjectSchema,
+  OpenAiTool,
+} from "./runtime/llm/tool_formats.ts";
 export { connect, ConnectionClosedError } from "./client/mod.ts";
 export type {
   Call,

@@ -91,7 +91,7 @@ const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
 export const pingBench: Bench = {
   name: "ping over WebSocket",
   async run() {
-    const host = createHost();
+    const host = createHost({ capabilities: [] });
     const hostAddr = await host.listen({ hostname: "127.0.0.1", port: 0 });
     const echo = new Hono().get(
       "/",

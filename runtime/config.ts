@@ -20,7 +20,9 @@
 
 import { parse, type ParseError, printParseErrorCode } from "jsonc-parser";
 import { z } from "zod";
+import { checkLlmConfig, type LlmConfig } from "./llm/config.ts";
 import { describeZodError } from "./protocol/messages.ts";
+import { parseHostPolicy } from "./tools/policy.ts";
 
 /** The listen address. */
 export interface ListenConfig {
@@ -44,6 +46,24 @@ export interface LimitsConfig {
   sseIdleSeconds: number;
   /** How long `close()` waits for in-flight calls. @default 10 */
   shutdownTimeoutSeconds: number;
+  /** The most LLM turns any skill may take (caps `max_turns`). @default 50 */
+  maxTurns: number;
+  /** `max_turns` of a skill that sets none. @default 10 */
+  defaultMaxTurns: number;
+}
+
+/** How sandbox processes are run. */
+export interface SandboxConfig {
+  /** Heap cap per sandbox process, in MiB. @default 512 */
+  memoryMb: number;
+  /** Idle sandbox processes kept warm (least recently used retired). @default 8 */
+  maxIdleProcesses: number;
+  /** Spare workers kept started in each process. @default 1 */
+  spareWorkers: number;
+  /** Longest result kept, in characters of JSON; longer is cut. @default 1048576 */
+  maxResultBytes: number;
+  /** Discovery cache folder, or null for none. @default ".skillbox-cache" */
+  cacheDir: string | null;
 }
 
 /** The whole host configuration, with every default applied. */
@@ -54,15 +74,43 @@ export interface HostConfig {
   /** Accepted auth tokens; empty means no auth. @default [] */
   tokens: string[];
   limits: LimitsConfig;
-  /** The permission policy, as written (owned by the policy module). @default {} */
+  /** Serve skillbox's own `skills/` folder too (`source: "system"`). @default true */
+  builtinSkills: boolean;
+  /** Skills the operator archived: hidden from discover, calls refused. @default [] */
+  archivedSkills: string[];
+  /** How sandbox processes are run. */
+  sandbox: SandboxConfig;
+  /**
+   * The permission and tool policy, as written; validated by
+   * `parseHostPolicy` (see `runtime/tools/policy.ts`). @default {}
+   */
   policy: Record<string, unknown>;
-  /** Toolkit settings, as written (owned by the toolkits module). @default {} */
-  toolkits: Record<string, unknown>;
-  /** LLM providers, as written (owned by the llm module). @default {} */
-  llm: Record<string, unknown>;
+  /** Toolkit configurations applied to every session, by toolkit name. @default {} */
+  toolkits: Record<string, Record<string, unknown>>;
+  /** LLM providers (the wire's `LLMConfig` shape). @default [] */
+  llm: LlmConfig[];
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});
+
+const LIMIT_DEFAULTS = {
+  max_message_bytes: 4 * 1024 * 1024,
+  max_sessions: 1024,
+  max_parallel: 4,
+  max_parallel_host: 64,
+  sse_idle_seconds: 300,
+  shutdown_timeout_seconds: 10,
+  max_turns: 50,
+  default_max_turns: 10,
+};
+
+const SANDBOX_DEFAULTS = {
+  memory_mb: 512,
+  max_idle_processes: 8,
+  spare_workers: 1,
+  max_result_bytes: 1024 * 1024,
+  cache_dir: ".skillbox-cache" as string | null,
+};
 
 const ConfigFileSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -79,17 +127,23 @@ const ConfigFileSchema = z.strictObject({
     max_parallel_host: z.number().int().positive().default(64),
     sse_idle_seconds: z.number().positive().default(300),
     shutdown_timeout_seconds: z.number().nonnegative().default(10),
-  }).default({
-    max_message_bytes: 4 * 1024 * 1024,
-    max_sessions: 1024,
-    max_parallel: 4,
-    max_parallel_host: 64,
-    sse_idle_seconds: 300,
-    shutdown_timeout_seconds: 10,
-  }),
+    max_turns: z.number().int().positive().default(50),
+    default_max_turns: z.number().int().positive().default(10),
+  }).default(LIMIT_DEFAULTS),
+  builtin_skills: z.boolean().default(true),
+  archived_skills: z.array(z.string().min(1)).default([]),
+  sandbox: z.strictObject({
+    memory_mb: z.number().int().min(32).default(512),
+    max_idle_processes: z.number().int().nonnegative().default(8),
+    spare_workers: z.number().int().nonnegative().default(1),
+    max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
+    cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
+  }).default(SANDBOX_DEFAULTS),
   policy: loose,
-  toolkits: loose,
-  llm: loose,
+  toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
+    {},
+  ),
+  llm: z.array(z.unknown()).default([]),
 });
 
 /** A config that cannot be read, parsed or validated; the message says where. */
@@ -160,6 +214,23 @@ export function parseConfig(
     throw new ConfigError(`${file}: ${describeZodError(parsed.error)}`);
   }
   const data = parsed.data;
+  // The policy and LLM sections belong to their modules; check them here so
+  // a bad file fails at start with its field path, not at the first call.
+  try {
+    parseHostPolicy(data.policy);
+  } catch (error) {
+    throw new ConfigError(
+      `${file}: ${
+        (error as Error).message.replace(/^Invalid host policy: /, "")
+      }`,
+    );
+  }
+  let llm: LlmConfig[];
+  try {
+    llm = data.llm.map((entry, i) => checkLlmConfig(entry, `llm.${i}`));
+  } catch (error) {
+    throw new ConfigError(`${file}: ${(error as Error).message}`);
+  }
   return {
     listen: { ...data.listen },
     skills: data.skills,
@@ -171,10 +242,21 @@ export function parseConfig(
       maxParallelHost: data.limits.max_parallel_host,
       sseIdleSeconds: data.limits.sse_idle_seconds,
       shutdownTimeoutSeconds: data.limits.shutdown_timeout_seconds,
+      maxTurns: data.limits.max_turns,
+      defaultMaxTurns: data.limits.default_max_turns,
+    },
+    builtinSkills: data.builtin_skills,
+    archivedSkills: data.archived_skills,
+    sandbox: {
+      memoryMb: data.sandbox.memory_mb,
+      maxIdleProcesses: data.sandbox.max_idle_processes,
+      spareWorkers: data.sandbox.spare_workers,
+      maxResultBytes: data.sandbox.max_result_bytes,
+      cacheDir: data.sandbox.cache_dir,
     },
     policy: data.policy,
     toolkits: data.toolkits,
-    llm: data.llm,
+    llm,
   };
 }
 

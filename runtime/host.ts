@@ -23,6 +23,11 @@ import {
 } from "./transports/http_sse.ts";
 import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
 import { websocketHandler } from "./transports/websocket.ts";
+import {
+  createStandardStack,
+  type LoadReport,
+  type StandardStack,
+} from "./stack.ts";
 
 /** Options for {@link createHost}. */
 export interface HostOptions {
@@ -33,8 +38,15 @@ export interface HostOptions {
   config?: Partial<Omit<HostConfig, "limits">> & {
     limits?: Partial<LimitsConfig>;
   };
-  /** Capabilities served from the start. @default [] */
+  /**
+   * Capabilities served from the start. When omitted, the host serves the
+   * standard `tools`, `toolkits` and `skill` capabilities over the config's
+   * skills folders (see `runtime/stack.ts`); pass `[]` to serve none.
+   * @default the standard capabilities
+   */
   capabilities?: readonly Capability[];
+  /** The config file the config came from, kept out of every sandbox. */
+  configPath?: string;
   /** Receives diagnostic lines. @default ignore them */
   log?: (message: string) => void;
 }
@@ -75,6 +87,11 @@ export interface Host {
   readonly capabilities: readonly string[];
   /** How many transport sessions are live (not counting in-process). */
   readonly sessionCount: number;
+  /**
+   * Resolves once the skills folders are loaded, with what was found
+   * (zero counts when the host was given its own capabilities).
+   */
+  readonly ready: Promise<LoadReport>;
   /**
    * Serves HTTP, WebSocket and SSE on a TCP port.
    *
@@ -143,7 +160,7 @@ export interface Host {
  * ```ts
  * import { createHost } from "./host.ts";
  * import assert from "node:assert/strict";
- * const host = createHost();
+ * const host = createHost({ capabilities: [] });
  * const health = await host.fetch(new Request("http://x/health"));
  * assert.equal((await health.json()).status, "ok");
  * const pong = await host.request({ type: "ping" });
@@ -162,8 +179,21 @@ export function createHost(options: HostOptions = {}): Host {
   };
   const log = options.log ?? (() => {});
   const startedAt = performance.now();
+  // The stack's push messages go to the host's sessions, which exist only
+  // once `host` does: route through a late-bound function.
+  let broadcast = (_message: OutgoingMessage): number => 0;
+  const stack: StandardStack | null = options.capabilities
+    ? null
+    : createStandardStack(config, {
+      broadcast: (message) => broadcast(message),
+      log,
+      configPath: options.configPath,
+    });
+  const ready: Promise<LoadReport> = stack?.ready ??
+    Promise.resolve({ tools: 0, toolkits: 0, skills: 0, dirs: [], errors: [] });
+  ready.catch(() => {});
   const dispatcher = new Dispatcher({
-    capabilities: options.capabilities,
+    capabilities: options.capabilities ?? stack?.capabilities,
     tokens: config.tokens,
     maxMessageBytes: config.limits.maxMessageBytes,
     maxParallelHost: config.limits.maxParallelHost,
@@ -275,6 +305,7 @@ export function createHost(options: HostOptions = {}): Host {
     get sessionCount() {
       return sessions.size;
     },
+    ready,
     listen(listenOptions = {}) {
       if (server) {
         return Promise.reject(new Error("Cannot listen: already listening"));
@@ -353,9 +384,11 @@ export function createHost(options: HostOptions = {}): Host {
       for (const session of all) session.close("Host closing");
       sse.close();
       await dispatcher.closeCapabilities();
+      await stack?.close();
       await server?.shutdown();
     },
   };
+  broadcast = (message) => host.broadcast(message);
   return host;
 }
 

@@ -30,7 +30,7 @@ Deno.test("callTool() aborts the handler's signal when the caller's signal abort
 });
 
 Deno.test("callSkill() without a skill capability rejects with a clear error", async () => {
-  const host = createHost();
+  const host = createHost({ capabilities: [] });
   await assert.rejects(
     host.callSkill("x", {}),
     /"skill" capability is not served/,
@@ -39,7 +39,7 @@ Deno.test("callSkill() without a skill capability rejects with a clear error", a
 });
 
 Deno.test("addCapability() plugs in later and refuses a duplicate request type", async () => {
-  const host = createHost();
+  const host = createHost({ capabilities: [] });
   host.addCapability(fakeTools().capability);
   assert.deepEqual(host.capabilities, ["tools"]);
   assert.throws(
@@ -52,7 +52,7 @@ Deno.test("addCapability() plugs in later and refuses a duplicate request type",
 });
 
 Deno.test("broadcast() reaches every authorized session, not refused ones", async () => {
-  const host = createHost({ config: { tokens: ["t"] } });
+  const host = createHost({ capabilities: [], config: { tokens: ["t"] } });
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
   const wsUrl = url.replace("http", "ws") + "/a2e";
   const good = await openWs(wsUrl);
@@ -90,7 +90,10 @@ Deno.test("close() waits for in-flight calls, then refuses new ones", async () =
 });
 
 Deno.test("max_sessions refuses the next connection with 503", async () => {
-  const host = createHost({ config: { limits: { maxSessions: 1 } } });
+  const host = createHost({
+    capabilities: [],
+    config: { limits: { maxSessions: 1 } },
+  });
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
   const first = await fetch(`${url}/a2e/session`, { method: "POST" });
   assert.equal(first.status, 200);

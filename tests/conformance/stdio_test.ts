@@ -51,7 +51,8 @@ function spawnStdio() {
 
 Deno.test("stdio: core exchanges are complete, one message per stdout line", async () => {
   const proc = spawnStdio();
-  await coreConformance(proc.send, () => proc.next());
+  // The real CLI serves the standard capabilities, skills included.
+  await coreConformance(proc.send, () => proc.next(), { servesSkills: true });
   const { status, rest, stderr } = await proc.end();
   assert.equal(status.code, 0, "exits cleanly when stdin closes");
   assert.ok(rest.done, "nothing but messages on stdout");

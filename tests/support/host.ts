@@ -26,7 +26,8 @@ export interface TestHost extends AsyncDisposable {
  * ```
  */
 export async function startHost(options: HostOptions = {}): Promise<TestHost> {
-  const host = createHost(options);
+  // Transport tests need no skills: serve only what the test plugs in.
+  const host = createHost({ capabilities: [], ...options });
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
   return {
     host,

@@ -185,6 +185,7 @@ export const RAW = {
 export async function coreConformance(
   send: (raw: string) => Promise<void> | void,
   next: () => Promise<Msg>,
+  options: { servesSkills?: boolean } = {},
 ): Promise<void> {
   await send(RAW.handshake("h1"));
   assertHandshake(await next(), "h1", { ok: true });
@@ -208,5 +209,12 @@ export async function coreConformance(
   assertError(await next(), "version_mismatch", "v1");
 
   await send('{"type":"skill/discover/req","id":"c1"}');
-  assertError(await next(), "invalid_message", "c1", /"skill" capability/);
+  if (options.servesSkills) {
+    const resp = await next();
+    assertEnvelope(resp, "skill/discover/resp");
+    assert.equal(resp.req_id, "c1");
+    assert.ok(Array.isArray(resp.skills), "skills is a list");
+  } else {
+    assertError(await next(), "invalid_message", "c1", /"skill" capability/);
+  }
 }

@@ -74,10 +74,14 @@ export async function startToolsHost(
   });
   const logs: string[] = [];
   const host = createHost({
+    capabilities: [],
     config: {
       tokens: options.tokens ?? [],
       policy: options.policy ?? {},
-      toolkits: options.toolkits ?? {},
+      toolkits: (options.toolkits ?? {}) as Record<
+        string,
+        Record<string, unknown>
+      >,
     },
     log: (line) => logs.push(line),
   });

@@ -1,0 +1,277 @@
+/**
+ * The standard capabilities a host serves when the embedder names none: the
+ * sandbox pool, the registry over the skills folders (watched), and the
+ * `tools`, `toolkits` and `skill` capabilities, all built from one
+ * {@link HostConfig}.
+ *
+ * Loading the registry reads every module through the sandbox, which takes
+ * time; the capabilities are offered at once and their handlers wait for the
+ * load, so a host can listen (and answer handshakes and pings) immediately.
+ *
+ * @module
+ */
+
+import { existsSync, realpathSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createSandbox } from "../sandbox/pool.ts";
+import type { Policy } from "../sandbox/permissions.ts";
+import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
+import type { HostConfig } from "./config.ts";
+import { SkillboxError } from "./errors.ts";
+import type { CapabilityName } from "./protocol/codes.ts";
+import type { RequestType } from "./protocol/messages.ts";
+import { loadRegistry, type Registry } from "./registry/registry.ts";
+import type { SkillDir } from "./registry/scan.ts";
+import {
+  createSkillsCapability,
+  hostLlm,
+  registryCatalog,
+  registryToolHost,
+  SYSTEM_SKILLS_DIR,
+} from "./skills/capability.ts";
+import { createToolsCapability } from "./tools/capability.ts";
+import { parseHostPolicy } from "./tools/policy.ts";
+import { createToolkitsCapability } from "./toolkits/capability.ts";
+import { createToolkitConfigs } from "./toolkits/configs.ts";
+
+/** What the first load of the skills folders found. */
+export interface LoadReport {
+  /** Tools served. */
+  tools: number;
+  /** Toolkits served. */
+  toolkits: number;
+  /** Skills discovered (code skills and `SKILL.md` folders), any status. */
+  skills: number;
+  /** The skills folders read, absolute. */
+  dirs: string[];
+  /** Files that could not be loaded, and why. */
+  errors: { path: string; message: string }[];
+}
+
+/** Options of {@link createStandardStack}. */
+export interface StandardStackOptions {
+  /** Sends a push message to every session (the host's `broadcast`). */
+  broadcast: (message: OutgoingMessage) => void;
+  /** Receives diagnostic lines. @default ignore them */
+  log?: (line: string) => void;
+  /** The config file, kept out of every sandbox's reach. */
+  configPath?: string;
+}
+
+/** The standard capabilities, and how to wait for and release them. */
+export interface StandardStack {
+  /** `tools`, `toolkits` and `skill`, usable at once. */
+  capabilities: Capability[];
+  /** Resolves once the skills folders are loaded; rejects if they cannot be. */
+  ready: Promise<LoadReport>;
+  /** Stops watching and kills every sandbox process. */
+  close(): Promise<void>;
+}
+
+const REQUEST_TYPES: Record<"tools" | "toolkits" | "skill", RequestType[]> = {
+  tools: ["tool/list/req", "tool/call/req"],
+  toolkits: ["toolkit/list/req", "toolkit/configure/req"],
+  skill: ["skill/discover/req", "skill/call/req"],
+};
+
+// The project root: host source and config live here and must never be
+// readable from a sandbox, but its `skills/` folder is served.
+const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const HOST_PATHS = [
+  "runtime",
+  "sandbox",
+  "client",
+  "tests",
+  "bench",
+  "host.ts",
+  "mod.ts",
+  "deno.json",
+  "deno.lock",
+  ".git",
+];
+
+/**
+ * Builds the standard capabilities from a config.
+ *
+ * @param config the host configuration
+ * @param options push, logging and the config file's path
+ * @returns the capabilities (usable at once) and the load promise
+ * @throws {TypeError} when the config's policy or toolkits section is malformed
+ * @example Serve an empty skills folder
+ * ```ts
+ * import { createStandardStack } from "./stack.ts";
+ * import { defaultConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const config = { ...defaultConfig(), skills: [dir], builtinSkills: false };
+ * config.sandbox.cacheDir = null;
+ * const stack = createStandardStack(config, { broadcast() {} });
+ * assert.deepEqual(stack.capabilities.map((c) => c.name), ["tools", "toolkits", "skill"]);
+ * assert.equal((await stack.ready).tools, 0);
+ * await stack.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function createStandardStack(
+  config: HostConfig,
+  options: StandardStackOptions,
+): StandardStack {
+  const log = options.log ?? (() => {});
+  const dirs = skillDirs(config);
+  const policy = parseHostPolicy(config.policy);
+  const permissions: Policy = {
+    ...policy.permissions,
+    deny: [
+      ...(policy.permissions.deny ?? []),
+      ...hostPaths(config, options.configPath),
+    ],
+    // A module directly in a skills folder gets its own file, not its
+    // neighbours'.
+    sharedFolders: [
+      ...(policy.permissions.sharedFolders ?? []),
+      ...dirs.map((d) => d.path),
+    ],
+  };
+  const configs = createToolkitConfigs(config.toolkits);
+  const sandbox = createSandbox({
+    policy: permissions,
+    memoryMb: config.sandbox.memoryMb,
+    maxIdleProcesses: config.sandbox.maxIdleProcesses,
+    spareWorkers: config.sandbox.spareWorkers,
+    maxResultBytes: config.sandbox.maxResultBytes,
+    cacheDir: config.sandbox.cacheDir,
+  });
+  const hostPolicy = { ...policy, permissions };
+
+  let registry: Registry | null = null;
+  let closed = false;
+  const built = (async () => {
+    const loaded = await loadRegistry({ sandbox, dirs, watch: true });
+    if (closed) {
+      await loaded.close();
+      throw new SkillboxError("runtime_error", "The host is closing");
+    }
+    registry = loaded;
+    const tools = createToolsCapability({
+      registry: loaded,
+      sandbox,
+      configs,
+      policy: hostPolicy,
+      broadcast: options.broadcast,
+    });
+    const catalog = registryCatalog({ registry: loaded, policy: permissions });
+    const capabilities = {
+      tools,
+      toolkits: createToolkitsCapability({ registry: loaded, configs }),
+      skill: createSkillsCapability({
+        catalog,
+        tools: registryToolHost({ registry: loaded, caller: tools.caller }),
+        sandbox,
+        llm: hostLlm(config.llm),
+        archived: config.archivedSkills,
+        limits: {
+          maxTimeoutSeconds: policy.maxTimeoutMs / 1000,
+          maxTurns: config.limits.maxTurns,
+          defaultMaxTurns: config.limits.defaultMaxTurns,
+        },
+      }),
+    };
+    const snapshot = loaded.snapshot;
+    for (const error of snapshot.errors) {
+      log(`Cannot load "${error.path}": ${error.message}`);
+    }
+    const report: LoadReport = {
+      tools: snapshot.tools.size,
+      toolkits: snapshot.toolkits.size,
+      skills: (await catalog.skills()).length,
+      dirs: dirs.map((d) => d.path),
+      errors: snapshot.errors.map((e) => ({
+        path: e.path,
+        message: e.message,
+      })),
+    };
+    return { capabilities, report };
+  })();
+  // Failures surface through `ready` and each handler; never unhandled.
+  built.catch(() => {});
+
+  const capabilities = (["tools", "toolkits", "skill"] as const).map((name) =>
+    deferredCapability(
+      name,
+      REQUEST_TYPES[name],
+      built.then((b) => b.capabilities[name]),
+    )
+  );
+  return {
+    capabilities,
+    ready: built.then((b) => b.report),
+    async close() {
+      closed = true;
+      await built.catch(() => {});
+      await (registry as Registry | null)?.close();
+      await sandbox.close();
+    },
+  };
+}
+
+// Offers a capability at once; its handlers wait for the real one. Once it
+// is there, calls go straight through (no extra await on the hot path).
+function deferredCapability(
+  name: CapabilityName,
+  types: RequestType[],
+  real: Promise<Capability>,
+): Capability {
+  let ready: Capability | null = null;
+  let failure: unknown = null;
+  real.then((c) => (ready = c), (error) => (failure = error));
+  const handlers: Partial<Record<RequestType, Handler>> = {};
+  for (const type of types) {
+    handlers[type] = async (exchange) => {
+      const capability = ready ?? await real.catch(() => null);
+      const handler = capability?.handlers[type] as Handler | undefined;
+      if (!handler) {
+        const why = failure instanceof Error
+          ? failure.message
+          : String(failure);
+        throw new SkillboxError(
+          "runtime_error",
+          `Cannot handle "${type}": the skills folders failed to load: ${why}`,
+          { retryable: true },
+        );
+      }
+      return handler(exchange);
+    };
+  }
+  return {
+    name,
+    handlers,
+    close: async () => {
+      const capability = await real.catch(() => null);
+      await capability?.close?.();
+    },
+  };
+}
+
+function skillDirs(config: HostConfig): SkillDir[] {
+  const dirs: SkillDir[] = [];
+  const seen = new Set<string>();
+  const add = (path: string, origin: SkillDir["origin"]) => {
+    const absolute = resolve(path);
+    const key = existsSync(absolute) ? realpathSync(absolute) : absolute;
+    if (seen.has(key)) return;
+    seen.add(key);
+    dirs.push({ path: absolute, origin });
+  };
+  if (config.builtinSkills) add(SYSTEM_SKILLS_DIR, "builtin");
+  for (const dir of config.skills) add(dir, "file");
+  return dirs;
+}
+
+function hostPaths(config: HostConfig, configPath?: string): string[] {
+  const paths = HOST_PATHS.map((p) => join(PROJECT_ROOT, p));
+  if (configPath) paths.push(resolve(configPath));
+  if (existsSync("skillbox.jsonc")) paths.push(resolve("skillbox.jsonc"));
+  if (config.sandbox.cacheDir) paths.push(resolve(config.sandbox.cacheDir));
+  return paths;
+}
