@@ -37,6 +37,32 @@ export type {
   OutgoingMessage,
   SessionScope,
 } from "./runtime/capability.ts";
+export type { Envelope } from "./runtime/protocol/envelope.ts";
+export type {
+  HandshakeRequest,
+  PingRequest,
+  Request,
+  RequestEnvelope,
+  RequestMap,
+  RequestType,
+  ShutdownRequest,
+  SkillCallRequest,
+  SkillDiscoverRequest,
+  ToolCallRequest,
+  ToolkitConfigureRequest,
+  ToolkitListRequest,
+  ToolListRequest,
+} from "./runtime/protocol/messages.ts";
+export {
+  CAPABILITY_NAMES,
+  ERROR_CODES,
+  SKILL_STATUSES,
+} from "./runtime/protocol/codes.ts";
+export type {
+  CapabilityName,
+  ErrorCode,
+  SkillStatus,
+} from "./runtime/protocol/codes.ts";
 export type {
   HostConfig,
   LimitsConfig,
@@ -44,6 +70,7 @@ export type {
   SandboxConfig,
 } from "./runtime/config.ts";
 export type { LoadReport } from "./runtime/stack.ts";
+export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config.ts";
 export {
   INTENTION_FIELD,
@@ -55,6 +82,9 @@ export type {
   AnthropicTool,
   ObjectSchema,
   OpenAiTool,
+  StrippedArguments,
+  ToolFormatOptions,
+  ToolLike,
 } from "./runtime/llm/tool_formats.ts";
 export { connect, ConnectionClosedError } from "./client/mod.ts";
 export type {

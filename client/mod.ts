@@ -41,7 +41,8 @@ export { ConnectionClosedError } from "./errors.ts";
 // The client throws these and returns these models: export them here too, so
 // this entrypoint is complete on its own.
 export { SkillboxError, TimeoutError } from "../runtime/errors.ts";
-export type { ErrorCode } from "../runtime/protocol/codes.ts";
+export { ERROR_CODES, SKILL_STATUSES } from "../runtime/protocol/codes.ts";
+export type { ErrorCode, SkillStatus } from "../runtime/protocol/codes.ts";
 export type {
   CallEvent,
   JsonObject,

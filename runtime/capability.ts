@@ -35,6 +35,7 @@ export interface SessionScope {
 export interface Exchange<T extends RequestType = RequestType> {
   /** The validated request, defaults applied. */
   readonly request: Request<T>;
+  /** The session the request came on. */
   readonly session: SessionScope;
   /**
    * Aborted when the session ends, the host shuts down, or the call is

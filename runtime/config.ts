@@ -26,7 +26,7 @@ import { parseHostPolicy } from "./tools/policy.ts";
 
 /** The listen address. */
 export interface ListenConfig {
-  /** @default "127.0.0.1" */
+  /** The interface to listen on. @default "127.0.0.1" */
   hostname: string;
   /** 0 picks a free port. @default 8787 */
   port: number;
@@ -68,11 +68,13 @@ export interface SandboxConfig {
 
 /** The whole host configuration, with every default applied. */
 export interface HostConfig {
+  /** Where `host.listen()` serves by default. */
   listen: ListenConfig;
   /** Directories skills are loaded from. @default ["./skills"] */
   skills: string[];
   /** Accepted auth tokens; empty means no auth. @default [] */
   tokens: string[];
+  /** The limits the host enforces. */
   limits: LimitsConfig;
   /** Serve skillbox's own `skills/` folder too (`source: "system"`). @default true */
   builtinSkills: boolean;

@@ -37,6 +37,8 @@ export class SkillboxError extends Error {
   readonly detail: Record<string, unknown>;
 
   /**
+   * Creates an error with an A2E code.
+   *
    * @param code the A2E error code
    * @param message a sentence-case message, values quoted, no trailing period
    * @param options `cause`, `retryable`, `detail`
@@ -65,7 +67,12 @@ export class SkillboxError extends Error {
  * ```
  */
 export class TimeoutError extends SkillboxError {
-  /** @param message what timed out, and after how long */
+  /**
+   * Creates a `timeout` error.
+   *
+   * @param message what timed out, and after how long
+   * @param options `cause`, `retryable`, `detail`
+   */
   constructor(message: string, options?: SkillboxErrorOptions) {
     super("timeout", message, options);
     this.name = "TimeoutError";
@@ -83,7 +90,12 @@ export class TimeoutError extends SkillboxError {
  * ```
  */
 export class PermissionDeniedError extends SkillboxError {
-  /** @param message which permission, and why */
+  /**
+   * Creates a `tool_denied` error.
+   *
+   * @param message which permission, and why
+   * @param options `cause`, `retryable`, `detail`
+   */
   constructor(message: string, options?: SkillboxErrorOptions) {
     super("tool_denied", message, options);
     this.name = "PermissionDeniedError";
@@ -101,7 +113,12 @@ export class PermissionDeniedError extends SkillboxError {
  * ```
  */
 export class SchemaViolationError extends SkillboxError {
-  /** @param message the failing field path and problem */
+  /**
+   * Creates a `schema_violation` error.
+   *
+   * @param message the failing field path and problem
+   * @param options `cause`, `retryable`, `detail`
+   */
   constructor(message: string, options?: SkillboxErrorOptions) {
     super("schema_violation", message, options);
     this.name = "SchemaViolationError";
@@ -110,9 +127,13 @@ export class SchemaViolationError extends SkillboxError {
 
 /** The fields of an A2E `error` message, minus the envelope and `req_id`. */
 export interface WireError {
+  /** The A2E error code (`error.code`). */
   code: ErrorCode;
+  /** A human-readable message, never a stack. Wire default `""`. */
   message: string;
+  /** Structured detail about the failure. Wire default `{}`. */
   detail: Record<string, unknown>;
+  /** Whether retrying the same request may succeed. Wire default `false`. */
   retryable: boolean;
 }
 

@@ -53,7 +53,7 @@ export interface HostOptions {
 
 /** Options for {@link Host.listen}. */
 export interface ListenOptions {
-  /** @default the config's `listen.hostname` */
+  /** The interface to listen on. @default the config's `listen.hostname` */
   hostname?: string;
   /** 0 picks a free port. @default the config's `listen.port` */
   port?: number;
@@ -61,7 +61,9 @@ export interface ListenOptions {
 
 /** Where a listening host can be reached. */
 export interface ListenAddress {
+  /** The interface the host listens on. */
   hostname: string;
+  /** The TCP port it listens on (the one picked, when asked for 0). */
   port: number;
   /** `http://hostname:port` */
   url: string;

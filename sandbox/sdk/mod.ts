@@ -23,6 +23,7 @@ export type {
   ChatResponse,
   ChatTool,
   ChatToolCall,
+  CommonDefinition,
   Context,
   Definition,
   JsonSchema,

@@ -51,7 +51,9 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** A message of an LLM conversation. */
 export interface ChatMessage {
+  /** Who speaks: the system prompt, the user, the model, or a tool's result. */
   role: "system" | "user" | "assistant" | "tool";
+  /** The message text (for role `tool`, the tool's result as text). */
   content: string;
   /** Tool calls the assistant made (role `assistant`). */
   tool_calls?: ChatToolCall[];
@@ -61,14 +63,19 @@ export interface ChatMessage {
 
 /** A tool call requested by the model. */
 export interface ChatToolCall {
+  /** The provider's id for the call; answer it with a `tool` message's `tool_call_id`. */
   id: string;
+  /** The name of the tool the model calls. */
   name: string;
+  /** The arguments the model gave, parsed from JSON. */
   arguments: Record<string, unknown>;
 }
 
 /** A tool offered to the model. */
 export interface ChatTool {
+  /** The tool's name, as the model will call it. */
   name: string;
+  /** What the tool does, for the model. */
   description: string;
   /** JSON Schema of the arguments. */
   input_schema: JsonSchema;
@@ -76,14 +83,15 @@ export interface ChatTool {
 
 /** One request to `ctx.llm.chat`. Each call is one turn. */
 export interface ChatRequest {
+  /** The conversation so far, oldest first. */
   messages: ChatMessage[];
   /** System prompt, placed as the provider expects. */
   system?: string;
   /** Tools offered to the model. */
   tools?: ChatTool[];
-  /** @default the provider config's `max_tokens`, else 1024 */
+  /** The most tokens the model may generate this turn. @default the provider config's `max_tokens`, else 1024 */
   max_tokens?: number;
-  /** @default the provider config's `temperature` */
+  /** The sampling temperature. @default the provider config's `temperature` */
   temperature?: number;
 }
 
@@ -91,9 +99,11 @@ export interface ChatRequest {
 export interface ChatResponse {
   /** The text, as streamed (tokens were already sent as `llm.token`). */
   text: string;
+  /** The tools the model asks to call this turn; empty when none. */
   tool_calls: ChatToolCall[];
   /** Normalized: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, ... */
   stop_reason: string;
+  /** Tokens the provider counted for this turn: prompt (`input_tokens`) and generated (`output_tokens`). */
   usage: { input_tokens: number; output_tokens: number };
   /** Which turn of the skill this was, from 1. */
   turn: number;
@@ -144,37 +154,46 @@ export interface Context {
 export interface Output {
   /** Marks the object as an {@link Output}; set by {@link output}. */
   readonly __skillbox_output: true;
+  /** The result's `data`. @default null */
   data?: unknown;
+  /** The result's `summary`: a short form of `data` for models. @default null */
   summary?: unknown;
+  /** The result's `exit_code` (tools only). @default null */
   exit_code?: number | null;
   /** Ends the agent loop with this result as the skill's answer. */
   break_loop?: boolean;
 }
 
 /** Fields shared by every definition. */
-interface CommonDefinition {
+export interface CommonDefinition {
+  /** The unique name agents call or refer to it by. */
   name: string;
+  /** What it does, for agents and models. */
   description?: string;
-  /** @default "1.0.0" */
+  /** Its version, as listed to agents. @default "1.0.0" */
   version?: string;
+  /** Free-form labels agents filter and search by. */
   tags?: string[];
   /** Markdown guidance for models: when to use it, argument shapes, pitfalls. */
   prompt?: string;
+  /** What its code needs from the system. @default {} (no permissions beyond its own folder) */
   permissions?: PermissionsSpec;
 }
 
 /** A tool: one operation an agent can call. */
 export interface ToolDef<Args = Record<string, unknown>>
   extends CommonDefinition {
+  /** Marks a tool definition; set by `defineTool`. */
   kind: "tool";
+  /** What the tool does, for agents and models (required for tools). */
   description: string;
   /** Input schema (zod or JSON Schema). Alias: `input_schema`. */
   input?: SchemaLike;
   /** Output schema (zod or JSON Schema). Alias: `output_schema`. */
   output?: SchemaLike;
-  /** @default true */
+  /** Whether it may emit events while it runs (wire `streaming`). @default true */
   streaming?: boolean;
-  /** @default false */
+  /** Whether repeating a call with the same arguments is safe. @default false */
   idempotent?: boolean;
   /** Found only by search when true. @default false */
   defer_loading?: boolean;
@@ -182,14 +201,22 @@ export interface ToolDef<Args = Record<string, unknown>>
   toolkit?: string;
   /** `"per-call"` forces a fresh worker for every call. @default "warm" */
   isolation?: "warm" | "per-call";
+  /**
+   * Runs the tool in its sandbox; the return value (or an {@link Output})
+   * becomes the result's `data`; a throw fails the call with `tool_error`.
+   */
   run(args: Args, ctx: Context): unknown;
 }
 
 /** A toolkit: tools sharing a configuration. */
 export interface ToolkitDef extends CommonDefinition {
+  /** Marks a toolkit definition; set by `defineToolkit`. */
   kind: "toolkit";
+  /** A short alternative name. @default "" */
   alias?: string;
+  /** A free-form grouping, e.g. `filesystem`. @default "" */
   category?: string;
+  /** An icon as SVG markup. @default null */
   icon_svg?: string;
   /** Configuration schema; fields with `secret: true` are never echoed. */
   config?: SchemaLike;
@@ -200,27 +227,52 @@ export interface ToolkitDef extends CommonDefinition {
 /** A skill: a versioned multi-step procedure. */
 export interface SkillDef<Args = Record<string, unknown>>
   extends CommonDefinition {
+  /** Marks a skill definition; set by `defineSkill`. */
   kind: "skill";
+  /** What the skill does, for agents and models (required for skills). */
   description: string;
+  /** Phrases that suggest using the skill. @default [] */
   triggers?: string[];
+  /** The tools it may call through `ctx.tools`. @default null (none) */
   tools?: string[];
+  /** The toolkits whose tools it may call. @default null (none) */
   toolkits?: string[];
+  /** Schema of its arguments (zod or JSON Schema). Alias: `input`. @default {} */
   input_schema?: SchemaLike;
+  /** Schema of the `data` it returns (zod or JSON Schema). Alias: `output`. @default {} */
   output_schema?: SchemaLike;
+  /** Markdown instructions for the model; a skill without `run` is driven by these. */
   instructions?: string;
+  /**
+   * The LLM provider it uses (the wire's `LLMConfig`); missing credentials and
+   * settings come from the host's entry for the same provider.
+   * @default the host's default provider
+   */
   llm_config?: {
+    /** Which provider to call, e.g. `openai` or `anthropic`. */
     provider_name: string;
+    /** The provider's credentials. @default the host's, for the same provider */
     provider_credentials?: Record<string, unknown>;
+    /** `model`, `max_tokens`, `temperature`, ... @default the host's, for the same provider */
     provider_config?: Record<string, unknown>;
   };
+  /** The names of its arguments, in order. @default the keys of `input_schema.properties` */
   arguments?: string[];
+  /** When an agent should use it. @default "" */
   when_to_use?: string;
+  /** A short hint of the arguments it expects. @default "" */
   argument_hint?: string;
+  /** A free-form grouping agents filter by. @default null */
   category?: string;
+  /** The most LLM turns a call may take (capped by the host's `maxTurns`). @default the host's `defaultMaxTurns` */
   max_turns?: number;
+  /** The longest a call may run, in seconds. @default no cap beyond the request's `timeout` */
   timeout_seconds?: number;
+  /** An icon for user interfaces. @default null */
   icon?: string;
+  /** Free-form extra data listed with the skill. @default {} */
   metadata?: Record<string, unknown>;
+  /** `"per-call"` forces a fresh worker for every call. @default "warm" */
   isolation?: "warm" | "per-call";
   /** Omitted for instruction-only skills, which the host's agent loop runs. */
   run?(args: Args, ctx: Context): unknown;
