@@ -41,7 +41,7 @@ export type { Envelope } from "./runtime/protocol/envelope.ts";
 export type {
   HandshakeRequest,
   PingRequest,
-  Request,
+  Request as A2eRequest,
   RequestEnvelope,
   RequestMap,
   RequestType,
