@@ -78,6 +78,12 @@ export class SandboxProcess {
         "--quiet",
         "--no-prompt",
         "--no-lock",
+        // No module may come from the network: remote URLs are refused
+        // outright, and npm packages load only from the local cache. Without
+        // --cached-only, `import("npm:x")` makes the runtime itself fetch
+        // from the registry (no net grant needed): an egress channel.
+        "--no-remote",
+        "--cached-only",
         "--unstable-worker-options",
         `--v8-flags=--max-old-space-size=${options.memoryMb}`,
         ...options.flags,

@@ -102,15 +102,31 @@ function loadBootstrap(): Promise<string> {
   return bootstrapSource;
 }
 
-async function hashConfig(config: Record<string, unknown>): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(JSON.stringify(config)),
-  );
-  return Array.from(
-    new Uint8Array(digest).slice(0, 12),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
+// Digests of long configurations, so a warm call costs no async digest op
+// (an event-loop turn each): bounded, oldest dropped first.
+const configDigests = new Map<string, Promise<string>>();
+const MAX_CONFIG_DIGESTS = 256;
+// Configurations up to this length key warm workers by their JSON itself.
+const INLINE_CONFIG_CHARS = 128;
+
+function configKey(config: Record<string, unknown>): string | Promise<string> {
+  const json = JSON.stringify(config);
+  if (json.length <= INLINE_CONFIG_CHARS) return json;
+  let digest = configDigests.get(json);
+  if (!digest) {
+    digest = crypto.subtle.digest("SHA-256", new TextEncoder().encode(json))
+      .then((d) =>
+        Array.from(
+          new Uint8Array(d).slice(0, 12),
+          (b) => b.toString(16).padStart(2, "0"),
+        ).join("")
+      );
+    configDigests.set(json, digest);
+    if (configDigests.size > MAX_CONFIG_DIGESTS) {
+      configDigests.delete(configDigests.keys().next().value!);
+    }
+  }
+  return digest;
 }
 
 /**
@@ -261,7 +277,9 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       };
     }
     const id = crypto.randomUUID();
-    const controller = new AbortController();
+    // Made only when a ctx RPC needs a signal: aborting one builds a
+    // DOMException (a stack capture), too dear for every call.
+    let controller: AbortController | null = null;
     return await new Promise<SandboxOutcome>((resolveOutcome) => {
       let done = false;
       const finish = (outcome: SandboxOutcome) => {
@@ -269,7 +287,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         done = true;
         clearTimeout(timer);
         hooks?.signal?.removeEventListener("abort", onCancel);
-        controller.abort();
+        controller?.abort();
         resolveOutcome(outcome);
         retireIdle();
       };
@@ -326,9 +344,12 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
               (typeof p?.args === "object" && p.args !== null
                 ? p.args
                 : {}) as Record<string, unknown>,
-              controller.signal,
+              (controller ??= new AbortController()).signal,
             )
-            : hooks.chat(payload as ChatRequest, controller.signal);
+            : hooks.chat(
+              payload as ChatRequest,
+              (controller ??= new AbortController()).signal,
+            );
           Promise.resolve(pending).then(
             (value: unknown | ChatResponse) => answer(true, value),
             (err) => answer(false, undefined, String(err?.message ?? err)),
@@ -340,6 +361,13 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   }
 
   const sandbox: SandboxPool = {
+    // Each describe runs in a process holding exactly the module's own
+    // grant. A shared "discovery" process (read grant = union of the batch,
+    // each module in a Worker limited to its own files) was weighed and
+    // refused: workers share the process's fd table (node:fs on raw fds
+    // skips path checks), and a worker left spinning by a module cannot be
+    // stopped by terminate(), so it would run beside the next modules'
+    // loads with the union grant. Cold discovery pays one process per grant.
     async describe(path: string): Promise<DescribedModule> {
       const abs = resolve(path);
       let hash = "";
@@ -436,7 +464,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         abs,
         call.version,
         call.sessionId,
-        await hashConfig(call.config),
+        await configKey(call.config),
       ].join("\u0000");
       return await runOp("call", {
         path: abs,

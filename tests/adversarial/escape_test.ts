@@ -175,3 +175,36 @@ Deno.test("Deno.Command without run is denied", async () => {
     assert.deepEqual(valueOf(outcome), { ran: false, error: "NotCapable" });
   });
 });
+
+Deno.test("code is never fetched from the network: npm only from the cache, no URLs", async (t) => {
+  await withSandbox(async (sandbox) => {
+    await t.step(
+      "an npm package missing from the cache is not downloaded",
+      async () => {
+        // A name no cache holds: without --cached-only the runtime itself
+        // would ask the registry for it, no net grant needed.
+        const { outcome } = await callFixture(sandbox, "remote_import", {
+          args: { spec: "npm:skillbox-never-published-x9q@1.0.0" },
+        });
+        const value = valueOf(outcome);
+        assert.equal(value.loaded, false);
+        assert.match(String(value.error), /--cached-only/);
+      },
+    );
+    await t.step("https: imports are refused", async () => {
+      const { outcome } = await callFixture(sandbox, "remote_import", {
+        args: { spec: "https://deno.land/std@0.224.0/path/mod.ts" },
+      });
+      assert.equal(valueOf(outcome).loaded, false);
+    });
+    await t.step(
+      "a cached npm package still loads (zod schemas need it)",
+      async () => {
+        const { outcome } = await callFixture(sandbox, "remote_import", {
+          args: { spec: "npm:zod@4.6.7" },
+        });
+        assert.equal(valueOf(outcome).loaded, true);
+      },
+    );
+  });
+});
