@@ -132,6 +132,7 @@ export interface ToolCaller {
 export function createToolCaller(options: ToolCallerOptions): ToolCaller {
   const policy = options.policy ?? parseHostPolicy({});
   const maxEvents = options.maxEvents ?? 1000;
+  const permissionCache = new PermissionCache(options.sandbox);
 
   return {
     async call(request) {
@@ -214,8 +215,8 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
       let requested: Permissions;
       try {
         requested = mergePermissions(
-          await permissionsOf(options.sandbox, entry, config),
-          kit ? await permissionsOf(options.sandbox, kit, config) : {},
+          await permissionCache.of(entry, config),
+          kit ? await permissionCache.of(kit, config) : {},
         );
       } catch (error) {
         const code = error instanceof SkillboxError ? error.code : "tool_error";
@@ -353,16 +354,48 @@ function toResult(
   });
 }
 
-async function permissionsOf(
-  sandbox: Pick<Sandbox, "resolvePermissions">,
-  owner: ModuleRef & { permissions: Permissions | "dynamic" },
-  config: Record<string, unknown>,
-): Promise<Permissions> {
-  const declared = owner.permissions === "dynamic"
-    ? await sandbox.resolvePermissions(owner.path, owner.export, config)
-    : owner.permissions;
-  // Relative paths are relative to the folder of the module declaring them.
-  return resolvePermissionPaths(declared, dirname(owner.path));
+// Resolved permissions by module version and configuration. A permissions
+// function is pure by contract, so a dynamic one is evaluated in a sandbox
+// once per (version, config), not on every call: that is a sandbox round
+// trip off the per-call path.
+class PermissionCache {
+  static readonly MAX_ENTRIES = 1024;
+  #sandbox: Pick<Sandbox, "resolvePermissions">;
+  #entries = new Map<string, Promise<Permissions>>();
+
+  constructor(sandbox: Pick<Sandbox, "resolvePermissions">) {
+    this.#sandbox = sandbox;
+  }
+
+  of(
+    owner: ModuleRef & { permissions: Permissions | "dynamic" },
+    config: Record<string, unknown>,
+  ): Promise<Permissions> {
+    if (owner.permissions !== "dynamic") {
+      // Relative paths are relative to the folder of the declaring module.
+      return Promise.resolve(
+        resolvePermissionPaths(owner.permissions, dirname(owner.path)),
+      );
+    }
+    const key = JSON.stringify([owner.path, owner.export, owner.hash, config]);
+    let resolved = this.#entries.get(key);
+    if (!resolved) {
+      if (this.#entries.size >= PermissionCache.MAX_ENTRIES) {
+        this.#entries.delete(this.#entries.keys().next().value!);
+      }
+      resolved = this.#sandbox.resolvePermissions(
+        owner.path,
+        owner.export,
+        config,
+      ).then((declared) =>
+        resolvePermissionPaths(declared, dirname(owner.path))
+      );
+      this.#entries.set(key, resolved);
+      // A failure is not cached: the next call tries again.
+      resolved.catch(() => this.#entries.delete(key));
+    }
+    return resolved;
+  }
 }
 
 function mergePermissions(a: Permissions, b: Permissions): Permissions {
