@@ -1,0 +1,52 @@
+/**
+ * The "tools" capability the browser test's host serves: `count` streams `n`
+ * progress events (seq 0..n-1) and returns `n`; any other name is an
+ * `unknown_tool` error, as the standard tools capability answers.
+ *
+ * @module
+ */
+
+import type { Capability } from "../../runtime/capability.ts";
+import { SkillboxError } from "../../runtime/errors.ts";
+import { envelope } from "../../runtime/protocol/envelope.ts";
+import { toolDefinition, toolResult } from "../../runtime/protocol/models.ts";
+
+/** The capability: `tool/list/req` and `tool/call/req`. */
+export const browserTestTools: Capability = {
+  name: "tools",
+  handlers: {
+    "tool/list/req": ({ request }) =>
+      Promise.resolve(envelope("tool/list/resp", {
+        req_id: request.id,
+        tools: [toolDefinition({ name: "count", description: "Count to n" })],
+      })),
+    "tool/call/req": ({ request, session }) => {
+      const started = performance.now();
+      if (request.tool_name !== "count") {
+        throw new SkillboxError(
+          "unknown_tool",
+          `Unknown tool "${request.tool_name}"`,
+        );
+      }
+      const n = Number(request.arguments.n ?? 0);
+      for (let seq = 0; seq < n; seq++) {
+        session.send(envelope("tool/event", {
+          req_id: request.id,
+          kind: "progress",
+          data: { pct: ((seq + 1) / n) * 100, message: `at ${seq + 1}` },
+          seq,
+        }));
+      }
+      return Promise.resolve(envelope("tool/call/resp", {
+        req_id: request.id,
+        data: toolResult({
+          success: true,
+          tool_name: "count",
+          data: n,
+          duration_ms: Math.round(performance.now() - started),
+        }),
+        created_at: Date.now() / 1000,
+      }));
+    },
+  },
+};
