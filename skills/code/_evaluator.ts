@@ -30,15 +30,22 @@ export interface EvalResult {
   error: string | null;
 }
 
-/** Runs in the worker; must not reference anything outside its body. */
-function evaluatorMain(): void {
+/** The message port the evaluator talks through: a worker's global scope. */
+export interface EvaluatorScope {
+  postMessage(msg: unknown): void;
+  onmessage: ((e: { data: { code: string } }) => void) | null;
+}
+
+/**
+ * Runs in the worker; must not reference anything outside its body. Given a
+ * `target`, it talks through that instead of the worker's global scope (the
+ * in-place mode used inside the skillbox sandbox).
+ */
+export function evaluatorMain(target?: EvaluatorScope): void {
   const MAX_CONSOLE_CHARS = 100_000;
   const MAX_DISPLAY_CHARS = 20_000;
   const MAX_VALUE_CHARS = 200_000;
-  const scope = globalThis as unknown as {
-    postMessage(msg: unknown): void;
-    onmessage: ((e: MessageEvent<{ code: string }>) => void) | null;
-  };
+  const scope = target ?? globalThis as unknown as EvaluatorScope;
   const inspect = (v: unknown) =>
     Deno.inspect(v, { depth: 6, colors: false, iterableLimit: 200 });
   const clip = (s: string, n: number) =>

@@ -6,8 +6,8 @@
  */
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
-import type { ConsoleLine, EvalResult } from "./_evaluator.ts";
-import { evaluatorSource } from "./_evaluator.ts";
+import type { ConsoleLine, EvalResult, EvaluatorScope } from "./_evaluator.ts";
+import { evaluatorMain, evaluatorSource } from "./_evaluator.ts";
 
 interface Args {
   code: string;
@@ -81,58 +81,103 @@ export default {
       throw new TypeError("code must be a string");
     }
     ctx.signal.throwIfAborted();
-    const worker = new Worker(
-      "data:application/javascript;base64," + toBase64(evaluatorSource),
-      workerOptions(),
-    );
     const lines: ConsoleLine[] = [];
-    let onAbort = () => {};
-    try {
-      const result = await new Promise<EvalResult>((resolve, reject) => {
-        worker.onmessage = (
-          e: MessageEvent<EvalResult | (ConsoleLine & { type: "console" })>,
-        ) => {
-          const msg = e.data;
-          if (msg.type === "console") {
-            lines.push({ level: msg.level, text: msg.text });
-            ctx.log(
-              msg.level === "log" ? "info" : msg.level,
-              msg.text,
-            );
-          } else resolve(msg);
-        };
-        worker.onerror = (e) => {
-          e.preventDefault();
-          reject(new Error(`The code crashed its sandbox: ${e.message}`));
-        };
-        onAbort = () =>
-          reject(ctx.signal.reason ?? new Error("The call was aborted"));
-        ctx.signal.addEventListener("abort", onAbort, { once: true });
-        worker.postMessage({ code: args.code });
-      });
-      const data = {
-        value: result.value,
-        display: result.display,
-        value_type: result.value_type,
-        console: lines,
-        error: result.error,
-      };
-      return {
-        __skillbox_output: true,
-        data,
-        summary: result.error
-          ? `Threw ${result.error}`
-          : `${result.value_type}: ${result.display.slice(0, 200)}`,
-        exit_code: result.error ? 1 : 0,
-      };
-    } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
-      // A busy loop survives terminate(); the sandbox process is killed at
-      // the call's timeout, which is why this tool is isolated per call.
-      worker.terminate();
-    }
+    const onConsole = (line: ConsoleLine) => {
+      lines.push({ level: line.level, text: line.text });
+      ctx.log(line.level === "log" ? "info" : line.level, line.text);
+    };
+    const result = typeof Worker === "undefined"
+      ? await evaluateInPlace(args.code, onConsole, ctx.signal)
+      : await evaluateInWorker(args.code, onConsole, ctx.signal);
+    const data = {
+      value: result.value,
+      display: result.display,
+      value_type: result.value_type,
+      console: lines,
+      error: result.error,
+    };
+    return {
+      __skillbox_output: true,
+      data,
+      summary: result.error
+        ? `Threw ${result.error}`
+        : `${result.value_type}: ${result.display.slice(0, 200)}`,
+      exit_code: result.error ? 1 : 0,
+    };
   },
 } satisfies ToolDef<Args>;
+
+type Console = (line: ConsoleLine) => void;
+
+/**
+ * Inside the skillbox sandbox this tool already runs in a fresh worker of
+ * its own (`isolation: "per-call"`) with `Worker` removed: evaluate right
+ * here, after giving up the last permission it holds (reading its own
+ * folder), so the code gets none at all.
+ */
+async function evaluateInPlace(
+  code: string,
+  onConsole: Console,
+  signal: AbortSignal,
+): Promise<EvalResult> {
+  for (const name of PERMISSION_NAMES) {
+    await Deno.permissions.revoke({ name });
+  }
+  return await new Promise<EvalResult>((resolve, reject) => {
+    signal.addEventListener(
+      "abort",
+      () => reject(signal.reason ?? new Error("The call was aborted")),
+      { once: true },
+    );
+    const scope: EvaluatorScope = {
+      postMessage: (msg) => {
+        const m = msg as EvalResult | (ConsoleLine & { type: "console" });
+        if (m.type === "console") onConsole(m);
+        else resolve(m);
+      },
+      onmessage: null,
+    };
+    evaluatorMain(scope);
+    scope.onmessage?.({ data: { code } });
+  });
+}
+
+/** Elsewhere (tests, embedding): a throwaway worker with no permissions. */
+async function evaluateInWorker(
+  code: string,
+  onConsole: Console,
+  signal: AbortSignal,
+): Promise<EvalResult> {
+  const worker = new Worker(
+    "data:application/javascript;base64," + toBase64(evaluatorSource),
+    workerOptions(),
+  );
+  let onAbort = () => {};
+  try {
+    return await new Promise<EvalResult>((resolve, reject) => {
+      worker.onmessage = (
+        e: MessageEvent<EvalResult | (ConsoleLine & { type: "console" })>,
+      ) => {
+        const msg = e.data;
+        if (msg.type === "console") onConsole(msg);
+        else resolve(msg);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(`The code crashed its sandbox: ${e.message}`));
+      };
+      onAbort = () =>
+        reject(signal.reason ?? new Error("The call was aborted"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      worker.postMessage({ code });
+    });
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // A busy loop survives terminate(); the sandbox process is killed at
+    // the call's timeout, which is why this tool is isolated per call.
+    worker.terminate();
+  }
+}
 
 /**
  * Options for the evaluator worker. A worker inherits its parent's
