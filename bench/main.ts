@@ -12,6 +12,7 @@
 import { pingBench } from "./ping_bench.ts";
 import { searchBench } from "./search_bench.ts";
 import { sandboxBench } from "./sandbox_bench.ts";
+import { toolsBench } from "./tools_bench.ts";
 import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
 
@@ -26,6 +27,7 @@ export const BENCHES: Bench[] = [
   pingBench,
   searchBench,
   sandboxBench,
+  toolsBench,
   llmRelayBench,
   skillsBench,
 ];
