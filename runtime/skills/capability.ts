@@ -472,13 +472,14 @@ export function registryToolHost(
       const k = options.registry.snapshot.toolkits.get(name);
       return k ? { tools: k.tools } : undefined;
     },
-    async call(name, args, { session, signal, timeoutMs }) {
+    async call(name, args, { session, signal, timeoutMs, onEvent }) {
       const { result, breakLoop } = await options.caller.call({
         name,
         args,
         session,
         signal,
         timeoutSeconds: Math.max(0.001, timeoutMs / 1000),
+        onEvent: onEvent && ((event) => onEvent(event.kind, event.data)),
       });
       if (!result.success) {
         return {

@@ -377,6 +377,39 @@ Deno.test("a failing tool call emits tool.failed and throws inside the skill", a
   ]);
 });
 
+Deno.test("a tool's own progress and logs are relayed as the skill's events, tagged with the tool", async () => {
+  const { call } = setup([codeSkill("a", { tools: ["slow"] })], {
+    a: async (_args, ctx) => await ctx.tools.call("slow", {}),
+  }, {
+    tools: fakeTools({
+      slow: {
+        run: (_args, _signal, emit) => {
+          emit("progress", { pct: 50, message: "half" });
+          emit("log", { level: "info", message: "working" });
+          // Lifecycle kinds are the skill's own: a tool cannot forge them.
+          emit("skill.completed", { forged: true });
+          return "done";
+        },
+      },
+    }),
+  });
+  const result = (await call({ name: "a", streaming: true })).data!;
+  assert.equal(result.success, true, String(result.error));
+  assert.deepEqual(kinds(result.events), [
+    "skill.started",
+    "tool.started",
+    "progress",
+    "log",
+    "tool.completed",
+    "skill.completed",
+  ]);
+  assert.deepEqual(result.events[2]?.data, {
+    pct: 50,
+    message: "half",
+    tool: "slow",
+  });
+});
+
 Deno.test("the LLM call after max_turns fails and the skill ends with max_turns_exceeded", async () => {
   const provider = scriptedProvider([{ text: "1" }, { text: "2" }, {
     text: "3",

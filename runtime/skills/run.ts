@@ -40,6 +40,10 @@ import { SkillEventLog } from "./events.ts";
 import { checkSchema } from "./schema.ts";
 import { readSkillFile } from "./skill_md.ts";
 
+// The kinds of a tool's own events a skill relays; lifecycle kinds are the
+// skill's to emit.
+const RELAYED_TOOL_EVENTS = new Set(["progress", "status", "log", "artifact"]);
+
 /** A tool as the skills capability sees it. */
 export interface SkillToolInfo {
   name: string;
@@ -65,6 +69,11 @@ export interface SkillToolCallOptions {
   signal: AbortSignal;
   /** Time left for the skill, in milliseconds. */
   timeoutMs: number;
+  /**
+   * The tool's own `progress`/`status`/`log`/`artifact` events, as they
+   * happen (relayed as the skill's events, tagged with the tool's name).
+   */
+  onEvent?: (kind: string, data: Record<string, unknown>) => void;
 }
 
 /**
@@ -344,6 +353,12 @@ export async function runSkill(
           session: options.session,
           signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
           timeoutMs: Math.max(1, Math.round(deadline - performance.now())),
+          // A long tool's progress is the skill's progress: relay it live.
+          onEvent: (kind, data) => {
+            if (RELAYED_TOOL_EVENTS.has(kind)) {
+              log.emit(kind, { ...data, tool });
+            }
+          },
         });
       }
     } catch (error) {

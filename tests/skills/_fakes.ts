@@ -85,7 +85,11 @@ export function scriptedProvider(script: ScriptedTurn[]): LlmProvider & {
 
 /** An in-memory tool. */
 export interface FakeTool extends Partial<SkillToolInfo> {
-  run(args: Record<string, unknown>, signal: AbortSignal): unknown;
+  run(
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    emit: (kind: string, data: Record<string, unknown>) => void,
+  ): unknown;
 }
 
 /** A tool host over in-memory tools and toolkits. */
@@ -111,10 +115,12 @@ export function fakeTools(
         : undefined;
     },
     toolkit: (name) => toolkits[name] ? { tools: toolkits[name]! } : undefined,
-    async call(name, args, { signal }): Promise<SkillToolOutcome> {
+    async call(name, args, { signal, onEvent }): Promise<SkillToolOutcome> {
       calls.push({ name, args });
+      const emit = (kind: string, data: Record<string, unknown>) =>
+        onEvent?.(kind, data);
       try {
-        return { ok: true, value: await tools[name]!.run(args, signal) };
+        return { ok: true, value: await tools[name]!.run(args, signal, emit) };
       } catch (error) {
         return {
           ok: false,
