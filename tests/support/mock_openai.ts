@@ -24,6 +24,13 @@ export interface MockTurn {
   /** Text tokens, each written as its own event, in order. @default [] */
   tokens?: string[];
   /**
+   * Wait this long before each token, as a real model does between tokens;
+   * each token then leaves in its own write, after the response headers.
+   * Unset: all tokens are written at once, in one burst that leaves with the
+   * response headers. @default undefined
+   */
+  token_interval_ms?: number;
+  /**
    * Awaited after the tokens are written and before the rest: lets a test
    * observe tokens while the call is still in flight, then release it.
    */
@@ -297,7 +304,11 @@ export async function writeTokens(
   out: TurnWriter,
   format: (text: string) => [data: string, event?: string],
 ): Promise<boolean> {
+  const interval = turn.token_interval_ms;
   for (const text of turn.tokens ?? []) {
+    if (interval !== undefined && !await waitUnlessGone(interval, out.gone)) {
+      return false;
+    }
     const [data, event] = format(text);
     out.token(data, text, event);
   }
@@ -307,6 +318,24 @@ export async function writeTokens(
     return false;
   }
   return true;
+}
+
+/** Resolves true after `ms`, or false as soon as the client has gone. */
+async function waitUnlessGone(
+  ms: number,
+  gone: Promise<void>,
+): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), ms);
+      }),
+      gone.then(() => false),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Splits text into `n` roughly equal pieces (tool argument deltas). */
