@@ -26,6 +26,51 @@ const NOOP = fileURLToPath(
   new URL("../tests/fixtures/sandbox/noop/mod.ts", import.meta.url),
 );
 
+const SPIN = fileURLToPath(
+  new URL(
+    "../tests/fixtures/sandbox/spin_on_demand/mod.ts",
+    import.meta.url,
+  ),
+);
+
+const TIMEOUT_MS = 200;
+
+// How late a busy loop's timeout answer comes (goal: within 250 ms), with
+// its process warm so only the enforcement is measured.
+async function timeoutOvershoot(
+  sandbox: SandboxPool,
+  rounds: number,
+): Promise<{ late: number[]; restarts: number[] }> {
+  const late: number[] = [];
+  const warmups: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const spin = (on: boolean) =>
+      sandbox.call(
+        noopCall({
+          path: SPIN,
+          args: { spin: on },
+          // The warm-up may have to start the process.
+          timeoutMs: on ? TIMEOUT_MS : 10_000,
+          callId: `spin${i}${on}`,
+        }),
+        hooks,
+      );
+    const t0 = performance.now();
+    const warmed = await spin(false);
+    warmups.push(performance.now() - t0);
+    if (!warmed.ok) throw new Error(`Warm-up failed: ${warmed.message}`);
+    const start = performance.now();
+    const outcome = await spin(true);
+    const elapsed = performance.now() - start;
+    if (outcome.ok || outcome.code !== "timeout") {
+      throw new Error(`Expected a timeout, got ${JSON.stringify(outcome)}`);
+    }
+    late.push(elapsed - TIMEOUT_MS);
+  }
+  // The first warm-up starts the process; the others replace a killed one.
+  return { late, restarts: warmups.slice(1) };
+}
+
 const hooks: SandboxHooks = {
   onEvent() {},
   callTool: () => Promise.reject(new Error("none")),
@@ -196,6 +241,7 @@ export async function runSandboxBench(): Promise<BenchFigure[]> {
     const rates: number[] = [];
     for (let i = 0; i < 3; i++) rates.push(await throughput(sandbox, 8, 1000));
     const cold = await coldCalls(10);
+    const overshoot = await timeoutOvershoot(sandbox, 10);
     const mem = await memory();
     return [
       figure("warm call", "ms", warm, "<= 0.5 ms"),
@@ -205,6 +251,13 @@ export async function runSandboxBench(): Promise<BenchFigure[]> {
       figure("idle RSS per sandbox process", "MB", mem.process, "<= 60 MB"),
       figure("RSS per warm worker", "MB", mem.worker),
       figure("8 concurrent callers", "calls/s", rates),
+      figure(
+        `busy loop answered after timeout (${TIMEOUT_MS} ms) by`,
+        "ms",
+        overshoot.late,
+        "<= 250 ms",
+      ),
+      figure("first call after a kill (restart)", "ms", overshoot.restarts),
     ];
   } finally {
     await sandbox.close();

@@ -294,14 +294,20 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       const stop = (code: ErrorCode, message: string) => {
         if (done) return;
         finish({ ok: false, code, message, retryable: false });
+        // Until the worker answers the abort it may be spinning: route no
+        // new call here meanwhile, or it would queue behind the spin.
+        const routed = processes.get(proc.key) === proc;
+        if (routed) processes.delete(proc.key);
         proc.abort(id, ABORT_ACK_MS).then((stopped) => {
-          // No answer: the worker spins. Only killing the process stops it,
-          // once the other calls it serves are over.
-          if (!stopped) {
+          if (stopped && routed && !processes.has(proc.key) && proc.usable) {
+            processes.set(proc.key, proc); // it stopped: back in service
+          } else if (!stopped || routed) {
+            // No answer: the worker spins, and only killing the process
+            // stops it, once the other calls it serves are over. (A healthy
+            // process that was replaced meanwhile is retired the same way.)
             proc.tainted = true;
-            if (processes.get(proc.key) === proc) processes.delete(proc.key);
-            retireIdle();
           }
+          retireIdle();
         });
       };
       const onCancel = () => stop("tool_error", "Call was cancelled");

@@ -31,6 +31,35 @@ Deno.test("a busy loop fails with timeout within 250 ms and its process is kille
   }
 });
 
+Deno.test("a call right after a busy loop's timeout is not routed behind the spin", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    // The same module, session and config: the same warm worker key.
+    const first = await callFixture(sandbox, "spin_on_demand", {
+      args: { spin: false },
+    });
+    assert.equal(first.outcome.ok, true);
+    const [spinning] = sandbox.processes();
+    const spin = await callFixture(sandbox, "spin_on_demand", {
+      args: { spin: true },
+      timeoutMs: 200,
+    });
+    assert.equal(!spin.outcome.ok && spin.outcome.code, "timeout");
+    // Sent at once, while the host is still waiting for the abort's answer:
+    // it must get a live worker, not queue behind the spinning one (which
+    // would make it time out too).
+    const next = await callFixture(sandbox, "spin_on_demand", {
+      args: { spin: false },
+      timeoutMs: 5000,
+    });
+    assert.deepEqual(next.outcome, { ok: true, value: "ok", truncated: false });
+    await within(spinning!.exited, 2000, "spinning process exit");
+    assert.equal(await processAlive(spinning!.pid), false);
+  } finally {
+    await sandbox.close();
+  }
+});
+
 Deno.test("a call that waits is stopped at its timeout without killing the process", async () => {
   const sandbox = createSandbox({ cacheDir: null, describeTimeoutMs: 300 });
   try {
