@@ -1,16 +1,22 @@
 import assert from "node:assert/strict";
-import { encodeFrame, makeNonce, readFrames } from "./_pipe.ts";
+import {
+  encodeFrame,
+  FrameSplitter,
+  makeNonce,
+  readFrames,
+  type ReadFramesOptions,
+} from "./_pipe.ts";
 
 async function collect(
   chunks: (string | Uint8Array)[],
-  options: Parameters<typeof readFrames>[1],
+  options: ReadFramesOptions,
 ): Promise<unknown[]> {
   const encoder = new TextEncoder();
   const stream = ReadableStream.from(
     chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c),
   );
   const out: unknown[] = [];
-  for await (const m of readFrames(stream, options)) out.push(m);
+  await readFrames(stream, (m) => out.push(m), options);
   return out;
 }
 
@@ -42,4 +48,23 @@ Deno.test("readFrames() drops over-long lines without holding them", async () =>
 Deno.test("readFrames() treats bad JSON after the nonce as noise", async () => {
   const got = await collect(['N{"t":\n', 'N{"t":1}\n'], { nonce: "N" });
   assert.deepEqual(got, [{ t: 1 }]);
+});
+
+Deno.test("FrameSplitter keeps a partial line when the caller reuses its buffer", () => {
+  const got: unknown[] = [];
+  const splitter = new FrameSplitter((m) => got.push(m), { nonce: "N" });
+  const bytes = new TextEncoder().encode('N{"a":"xyz"}\nN{"b":2}\n');
+  const buffer = new Uint8Array(5);
+  for (let at = 0; at < bytes.length; at += buffer.length) {
+    const part = bytes.subarray(at, at + buffer.length);
+    buffer.set(part);
+    splitter.push(buffer.subarray(0, part.length));
+    buffer.fill(0x7a); // what the next read would overwrite
+  }
+  assert.deepEqual(got, [{ a: "xyz" }, { b: 2 }]);
+});
+
+Deno.test("readFrames() parses a last line that has no newline", async () => {
+  const got = await collect(['N{"t":1}\nN{"t":2}'], { nonce: "N" });
+  assert.deepEqual(got, [{ t: 1 }, { t: 2 }]);
 });

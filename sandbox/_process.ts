@@ -47,6 +47,8 @@ export class SandboxProcess {
   readonly key: string;
   /** Resolves once the process and its spare workers are up. */
   readonly ready: Promise<void>;
+  /** Whether `ready` has resolved (callers skip awaiting it). */
+  isReady = false;
   /** Resolves with the exit code once the process is gone and drained. */
   readonly exited: Promise<number>;
   /** No new work once set; killed when its operations end. */
@@ -100,7 +102,10 @@ export class SandboxProcess {
     let onReady = () => {};
     let onFail = (_: Error) => {};
     this.ready = new Promise<void>((resolve, reject) => {
-      onReady = resolve;
+      onReady = () => {
+        this.isReady = true;
+        resolve();
+      };
       onFail = reject;
     });
     const init: InitMessage = {
@@ -260,47 +265,50 @@ export class SandboxProcess {
     onReady: () => void,
   ): Promise<void> {
     try {
-      for await (
-        const raw of readFrames(this.#child.stdout, { nonce, maxLineBytes })
-      ) {
-        // deno-lint-ignore no-explicit-any
-        const msg = raw as any;
-        if (typeof msg !== "object" || msg === null) continue;
-        if (msg.t === "ready") {
-          onReady();
-          continue;
-        }
-        if (msg.t === "stopped") {
-          this.#stopWaiters.get(String(msg.id))?.();
-          continue;
-        }
-        const handlers = this.#ops.get(String(msg.id));
-        if (!handlers) continue;
-        if (msg.t === "event") {
-          handlers.onEvent(String(msg.kind), msg.data ?? {});
-        } else if (msg.t === "rpc") {
-          handlers.onRpc(Number(msg.rid), msg.method, msg.payload);
-        } else if (msg.t === "result") {
-          this.#ops.delete(String(msg.id));
-          this.lastUsed = performance.now();
-          handlers.onOutcome(
-            msg.ok === true
-              ? {
-                ok: true,
-                value: msg.value,
-                truncated: msg.truncated === true,
-              }
-              : {
-                ok: false,
-                code: msg.code,
-                message: String(msg.message),
-                retryable: msg.retryable === true,
-              },
-          );
-        }
-      }
+      await readFrames(
+        this.#child.stdout,
+        (raw) => this.#onFrame(raw, onReady),
+        { nonce, maxLineBytes },
+      );
     } catch {
       // The pipe broke: the exit handler answers what is still pending.
+    }
+  }
+
+  // deno-lint-ignore no-explicit-any
+  #onFrame(msg: any, onReady: () => void): void {
+    if (typeof msg !== "object" || msg === null) return;
+    if (msg.t === "ready") {
+      onReady();
+      return;
+    }
+    if (msg.t === "stopped") {
+      this.#stopWaiters.get(String(msg.id))?.();
+      return;
+    }
+    const handlers = this.#ops.get(String(msg.id));
+    if (!handlers) return;
+    if (msg.t === "event") {
+      handlers.onEvent(String(msg.kind), msg.data ?? {});
+    } else if (msg.t === "rpc") {
+      handlers.onRpc(Number(msg.rid), msg.method, msg.payload);
+    } else if (msg.t === "result") {
+      this.#ops.delete(String(msg.id));
+      this.lastUsed = performance.now();
+      handlers.onOutcome(
+        msg.ok === true
+          ? {
+            ok: true,
+            value: msg.value,
+            truncated: msg.truncated === true,
+          }
+          : {
+            ok: false,
+            code: msg.code,
+            message: String(msg.message),
+            retryable: msg.retryable === true,
+          },
+      );
     }
   }
 

@@ -102,6 +102,10 @@ function loadBootstrap(): Promise<string> {
   return bootstrapSource;
 }
 
+// Operation ids: unique per host. They need not be secret: a sandbox's
+// frames are only matched against its own process's operations.
+let nextOpId = 0;
+
 // Digests of long configurations, so a warm call costs no async digest op
 // (an event-loop turn each): bounded, oldest dropped first.
 const configDigests = new Map<string, Promise<string>>();
@@ -183,8 +187,20 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     return env;
   }
 
-  async function processFor(grant: Permissions): Promise<SandboxProcess> {
+  // A warm call finds its process started and ready: no await on the way.
+  function processFor(
+    grant: Permissions,
+  ): SandboxProcess | Promise<SandboxProcess> {
     if (closed) throw new SkillboxError("runtime_error", "Sandbox is closed");
+    const proc = processes.get(grantKey(grant));
+    if (proc && proc.usable && proc.isReady) {
+      proc.lease();
+      return proc;
+    }
+    return startProcess(grant);
+  }
+
+  async function startProcess(grant: Permissions): Promise<SandboxProcess> {
     // Loaded before the lookup, so concurrent first calls share one process.
     const bootstrap = await loadBootstrap();
     const key = grantKey(grant);
@@ -233,6 +249,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     for (const proc of all) {
       if (proc.tainted && proc.busy === 0) retire(proc);
     }
+    if (processes.size <= maxIdle) return;
     const idle = [...processes.values()].filter((p) => p.busy === 0 && p.usable)
       .sort((a, b) => a.lastUsed - b.lastUsed);
     while (idle.length > maxIdle) retire(idle.shift()!);
@@ -276,7 +293,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         retryable: true,
       };
     }
-    const id = crypto.randomUUID();
+    const id = String(++nextOpId);
     // Made only when a ctx RPC needs a signal: aborting one builds a
     // DOMException (a stack capture), too dear for every call.
     let controller: AbortController | null = null;
@@ -321,9 +338,20 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         return;
       }
       hooks?.signal?.addEventListener("abort", onCancel, { once: true });
-      const message: OpMessage = { t: "op", id, op, ...fields };
-      delete (message as Partial<typeof fields>).grant;
-      delete (message as Partial<typeof fields>).timeoutMs;
+      const message: OpMessage = {
+        t: "op",
+        id,
+        op,
+        path: fields.path,
+        export: fields.export,
+        workerKey: fields.workerKey,
+        primeKey: fields.primeKey,
+        args: fields.args,
+        config: fields.config,
+        metadata: fields.metadata,
+        session: fields.session,
+        call: fields.call,
+      };
       proc.start(message, {
         onEvent(kind, data) {
           if (done || !hooks) return;

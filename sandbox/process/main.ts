@@ -10,7 +10,7 @@
  * @module
  */
 
-import { encodeFrame, readFrames } from "../_pipe.ts";
+import { encodeFrame, FrameSplitter } from "../_pipe.ts";
 import { serializeResult } from "../_truncate.ts";
 import type {
   HostMessage,
@@ -25,6 +25,8 @@ interface Slot {
   key: string;
   ready: Promise<void>;
   loaded: Promise<void> | null;
+  /** Set once `loaded` has resolved: operations skip the await. */
+  isLoaded: boolean;
   ops: Set<string>;
   /** Discarded once its operations end (per-call, aborted, or evicted). */
   retiring: boolean;
@@ -49,19 +51,23 @@ const warm = new Map<string, Slot>();
 const primed = new Map<string, Slot>();
 const opSlot = new Map<string, Slot>();
 const abortAcks = new Map<string, () => void>();
-let writeChain: Promise<void> = Promise.resolve();
-
-function write(lines: string): Promise<void> {
+// Written synchronously: an async write runs on a blocking-pool thread, one
+// more thread hop on every answer. The host always drains the pipe, so a
+// full pipe stalls this thread only briefly, and that stall is the
+// back-pressure on an event flood.
+function write(lines: string): void {
   const bytes = encoder.encode(lines);
-  writeChain = writeChain.then(async () => {
-    let at = 0;
-    while (at < bytes.length) at += await Deno.stdout.write(bytes.subarray(at));
-  });
-  return writeChain;
+  let at = 0;
+  try {
+    while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
+  } catch {
+    // The host closed the pipe: it is gone.
+    Deno.exit(0);
+  }
 }
 
-function send(message: SandboxMessage): Promise<void> {
-  return write(encodeFrame(init.nonce, JSON.stringify(message)));
+function send(message: SandboxMessage): void {
+  write(encodeFrame(init.nonce, JSON.stringify(message)));
 }
 
 function spawn(key: string): Slot {
@@ -77,6 +83,7 @@ function spawn(key: string): Slot {
     key,
     ready,
     loaded: null,
+    isLoaded: false,
     ops: new Set(),
     retiring: false,
     dead: false,
@@ -185,8 +192,10 @@ function load(slot: Slot, path: string): Promise<void> {
     new Promise<void>((resolve, reject) => {
       slot.onLoad = (error) => {
         slot.onLoad = null;
-        if (error === null) resolve();
-        else reject(new Error(error));
+        if (error === null) {
+          slot.isLoaded = true;
+          resolve();
+        } else reject(new Error(error));
       };
       slot.worker.postMessage({ t: "load", path });
     })
@@ -194,28 +203,38 @@ function load(slot: Slot, path: string): Promise<void> {
   return slot.loaded;
 }
 
-async function runOp(msg: OpMessage): Promise<void> {
+function runOp(msg: OpMessage): void {
   const slot = take(msg.workerKey, msg.primeKey, msg.path);
   slot.ops.add(msg.id);
   opSlot.set(msg.id, slot);
-  try {
-    await load(slot, msg.path);
-  } catch (err) {
-    if (!slot.ops.has(msg.id)) return;
-    // A module that fails to load is not worth keeping warm.
-    slot.retiring = true;
-    if (warm.get(slot.key) === slot) warm.delete(slot.key);
-    release(slot, msg.id);
-    await send({
-      t: "result",
-      id: msg.id,
-      ok: false,
-      code: "tool_error",
-      message: `Cannot load module: ${(err as Error).message}`,
-      retryable: false,
-    });
-    return;
+  // A warm worker has its module: post at once, not after an await (which
+  // would queue behind the next stdin read being started).
+  if (slot.isLoaded) postOp(slot, msg);
+  else {
+    load(slot, msg.path).then(
+      () => postOp(slot, msg),
+      (err) => loadFailed(slot, msg, err),
+    );
   }
+}
+
+function loadFailed(slot: Slot, msg: OpMessage, err: unknown): void {
+  if (!slot.ops.has(msg.id)) return;
+  // A module that fails to load is not worth keeping warm.
+  slot.retiring = true;
+  if (warm.get(slot.key) === slot) warm.delete(slot.key);
+  release(slot, msg.id);
+  send({
+    t: "result",
+    id: msg.id,
+    ok: false,
+    code: "tool_error",
+    message: `Cannot load module: ${(err as Error).message}`,
+    retryable: false,
+  });
+}
+
+function postOp(slot: Slot, msg: OpMessage): void {
   if (!slot.ops.has(msg.id)) return;
   slot.worker.postMessage({
     t: "op",
@@ -250,7 +269,7 @@ function abort(id: string): void {
 }
 
 // deno-lint-ignore no-explicit-any
-async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
+function onWorkerMessage(slot: Slot, msg: any): void {
   if (typeof msg !== "object" || msg === null || slot.dead) return;
   switch (msg.t) {
     case "ready":
@@ -290,7 +309,7 @@ async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
         lines += encodeFrame(init.nonce, json);
       }
       // The ack waits for the pipe: that is the back-pressure on a flood.
-      await write(lines);
+      write(lines);
       if (!slot.dead) slot.worker.postMessage({ t: "ack" });
       return;
     }
@@ -308,7 +327,7 @@ async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
         });
         return;
       }
-      await send({
+      send({
         t: "rpc",
         id,
         rid: Number(msg.rid),
@@ -352,7 +371,7 @@ async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
           });
         }
       }
-      await write(encodeFrame(init.nonce, line));
+      write(encodeFrame(init.nonce, line));
       release(slot, id);
       const next = slot.primeAfter;
       slot.primeAfter = null;
@@ -362,27 +381,39 @@ async function onWorkerMessage(slot: Slot, msg: any): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const frames = readFrames(Deno.stdin.readable, {
-    maxLineBytes: Number.MAX_SAFE_INTEGER,
-  });
-  const first = await frames.next();
-  if (first.done) return;
-  init = first.value as InitMessage;
+function onHostMessage(msg: HostMessage): void {
+  if (msg.t === "op") {
+    runOp(msg);
+  } else if (msg.t === "abort") abort(msg.id);
+  else if (msg.t === "rpc_result") opSlot.get(msg.id)?.worker.postMessage(msg);
+}
+
+function start(first: InitMessage): void {
+  init = first;
   bootstrapUrl = URL.createObjectURL(
     new Blob([init.bootstrap], { type: "application/typescript" }),
   );
   refillSpares();
-  await Promise.all(spares.map((s) => s.ready));
-  await send({ t: "ready" });
-  for await (const raw of frames) {
-    const msg = raw as HostMessage;
-    if (msg.t === "op") runOp(msg);
-    else if (msg.t === "abort") abort(msg.id);
-    else if (msg.t === "rpc_result") {
-      const slot = opSlot.get(msg.id);
-      slot?.worker.postMessage(msg);
+  // The host sends nothing else until it has this answer.
+  Promise.all(spares.map((s) => s.ready)).then(() => send({ t: "ready" }));
+}
+
+async function main(): Promise<void> {
+  let started = false;
+  const splitter = new FrameSplitter((raw) => {
+    if (started) onHostMessage(raw as HostMessage);
+    else {
+      started = true;
+      start(raw as InitMessage);
     }
+  }, { maxLineBytes: Number.MAX_SAFE_INTEGER });
+  // Read straight from stdin into one buffer: no stream, no async iterator,
+  // one promise per chunk.
+  const buffer = new Uint8Array(64 * 1024);
+  while (true) {
+    const n = await Deno.stdin.read(buffer);
+    if (n === null) break;
+    splitter.push(buffer.subarray(0, n));
   }
   // The host closed stdin: it is gone or retired this process.
   Deno.exit(0);
