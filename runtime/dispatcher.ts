@@ -323,9 +323,12 @@ export class Dispatcher {
     let releaseHost: (() => void) | undefined;
     try {
       // Session slot first, so one busy session never holds host slots
-      // while it waits on its own limit.
-      releaseSession = await session.limiter.acquire(signal);
-      releaseHost = await this.#hostLimiter.acquire(signal);
+      // while it waits on its own limit. A free slot is taken at once.
+      if (signal.aborted) throw signal.reason;
+      releaseSession = session.limiter.tryAcquire() ??
+        await session.limiter.acquire(signal);
+      releaseHost = this.#hostLimiter.tryAcquire() ??
+        await this.#hostLimiter.acquire(signal);
       const answer = await route.handler({ request, session, signal });
       session.send({ ...answer, req_id: request.id } as OutgoingMessage);
     } catch (error) {

@@ -29,3 +29,21 @@ Deno.test("Semaphore drops a waiter whose signal aborts", async () => {
   assert.equal(gate.active, 0);
   assert.throws(() => new Semaphore(0), RangeError);
 });
+
+Deno.test("Semaphore.tryAcquire() takes a free slot and never jumps the queue", async () => {
+  const gate = new Semaphore(1);
+  const held = gate.tryAcquire();
+  assert.ok(held);
+  assert.equal(gate.active, 1);
+  const waiting = gate.acquire();
+  assert.equal(gate.tryAcquire(), null, "no slot while one is held");
+  held();
+  // The slot went to the waiter, so a try still finds none.
+  assert.equal(gate.tryAcquire(), null);
+  (await waiting)();
+  const again = gate.tryAcquire();
+  assert.ok(again);
+  again();
+  again();
+  assert.equal(gate.active, 0, "a release is idempotent");
+});

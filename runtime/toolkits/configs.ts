@@ -24,7 +24,7 @@ export interface ResolvedConfig {
    */
   problem: string | null;
   /** The secret values in `config`, for scrubbing what leaves the host. */
-  secrets: string[];
+  secrets: readonly string[];
 }
 
 /** The toolkit configurations of the host and its sessions. */
@@ -118,22 +118,46 @@ export function createToolkitConfigs(
     return result.valid ? null : result.message;
   };
 
+  // Resolved configurations by toolkit version, then by the session's own
+  // configuration object: configure() stores a private copy and replaces it,
+  // never edits it, so a new version or a new configuration is a miss. This
+  // keeps merging, validation and the secrets walk off the per-call path.
+  const resolvedCache = new WeakMap<
+    ToolkitEntry,
+    WeakMap<Record<string, unknown>, ResolvedConfig>
+  >();
+  const hostOnly: Record<string, unknown> = {};
+
   return {
     configure(session, kit, config) {
       const merged = merge(kit, config);
       const problem = check(kit, merged);
-      if (problem === null) sessionMap(session).set(kit.name, config);
+      if (problem === null) {
+        sessionMap(session).set(kit.name, structuredClone(config));
+      }
       return problem;
     },
     resolve(session, kit) {
       const own = sessionMap(session).get(kit.name);
-      const config = merge(kit, own);
-      return {
-        configured: own !== undefined || host.has(kit.name),
-        config,
-        problem: check(kit, config),
-        secrets: secretValues(kit.configSchema, config),
-      };
+      let byOwn = resolvedCache.get(kit);
+      if (!byOwn) {
+        byOwn = new WeakMap();
+        resolvedCache.set(kit, byOwn);
+      }
+      const key = own ?? hostOnly;
+      let resolved = byOwn.get(key);
+      if (!resolved) {
+        const config = merge(kit, own);
+        resolved = Object.freeze({
+          configured: own !== undefined || host.has(kit.name),
+          // Shared by every call that resolves the same: frozen against edits.
+          config: Object.freeze(config),
+          problem: check(kit, config),
+          secrets: Object.freeze(secretValues(kit.configSchema, config)),
+        }) as ResolvedConfig;
+        byOwn.set(key, resolved);
+      }
+      return resolved;
     },
     preconfigured: (name) => host.has(name),
   };

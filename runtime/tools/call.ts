@@ -10,6 +10,8 @@
 import { dirname } from "node:path";
 import {
   checkGrant,
+  type GrantCheck,
+  type Policy,
   resolvePermissionPaths,
 } from "../../sandbox/permissions.ts";
 import { isOutput, type Permissions } from "../../sandbox/sdk/types.ts";
@@ -27,7 +29,7 @@ import {
   toolResult,
 } from "../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { ModuleRef, ToolEntry } from "../registry/types.ts";
+import type { ModuleRef, ToolEntry, ToolkitEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
@@ -132,7 +134,10 @@ export interface ToolCaller {
 export function createToolCaller(options: ToolCallerOptions): ToolCaller {
   const policy = options.policy ?? parseHostPolicy({});
   const maxEvents = options.maxEvents ?? 1000;
-  const permissionCache = new PermissionCache(options.sandbox);
+  const grants = new GrantCache(
+    new PermissionCache(options.sandbox),
+    policy.permissions,
+  );
 
   return {
     async call(request) {
@@ -156,85 +161,72 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
           detail: { tool_name: name },
         });
       }
-      const fail = (
-        code: string,
-        error: string,
-        secrets: string[] = [],
-      ): ToolCallOutcome => ({
-        result: toolResult({
-          success: false,
-          tool_name: name,
-          error: scrubSecrets(error, secrets),
-          error_code: code,
-          duration_ms: elapsed(started),
-        }),
-        breakLoop: false,
-        entry,
-      });
 
       let check;
       try {
         check = validateValue(entry.inputSchema, request.args);
       } catch (error) {
-        return fail(
+        return failure(
+          entry,
           "tool_error",
           `Cannot run tool "${name}": its input schema is invalid: ${
             (error as Error).message
           }`,
+          NO_SECRETS,
+          started,
         );
       }
       if (!check.valid) {
-        return fail(
+        return failure(
+          entry,
           "schema_violation",
           `Invalid arguments for tool "${name}": ${check.message}`,
+          NO_SECRETS,
+          started,
         );
       }
 
-      let config: Record<string, unknown> = {};
-      let secrets: string[] = [];
+      let config: Record<string, unknown> = NO_CONFIG;
+      let secrets: readonly string[] = NO_SECRETS;
       const kit = entry.toolkit === null
         ? undefined
         : snapshot.toolkits.get(entry.toolkit);
       if (kit) {
         const resolved = options.configs.resolve(session, kit);
         if (resolved.problem !== null) {
-          return fail(
+          return failure(
+            entry,
             "tool_error",
             resolved.configured
               ? `Cannot run tool "${name}": the configuration of toolkit "${kit.name}" is invalid: ${resolved.problem}`
               : `Cannot run tool "${name}": toolkit "${kit.name}" is not configured (${resolved.problem}); send toolkit/configure/req first`,
             resolved.secrets,
+            started,
           );
         }
         config = resolved.config;
         secrets = resolved.secrets;
       }
 
-      // A tool gets its own permissions plus its toolkit's (a toolkit
-      // often grants what its configuration names, e.g. a root folder).
-      let requested: Permissions;
+      let grant: GrantCheck;
       try {
-        requested = mergePermissions(
-          await permissionCache.of(entry, config),
-          kit ? await permissionCache.of(kit, config) : {},
-        );
+        const known = grants.of(entry, kit, config);
+        grant = known instanceof Promise ? await known : known;
       } catch (error) {
         const code = error instanceof SkillboxError ? error.code : "tool_error";
-        return fail(
+        return failure(
+          entry,
           code,
           `Cannot run tool "${name}": its permissions could not be computed: ${
             (error as Error).message
           }`,
           secrets,
+          started,
         );
       }
-      const grant = checkGrant(requested, {
-        modulePath: entry.path,
-        policy: policy.permissions,
-      });
       if (!grant.ok) {
         throw new PermissionDeniedError(
-          scrubSecrets(`Cannot run tool "${name}": ${grant.reason}`, secrets),
+          scrub(`Cannot run tool "${name}": ${grant.reason}`, secrets),
           { detail: { tool_name: name, permission: grant.permission } },
         );
       }
@@ -246,30 +238,16 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
         signal: request.signal,
         onEvent(kind, data) {
           const event: CallEvent = {
-            kind: scrubSecrets(kind, secrets),
-            data: scrubSecrets(data, secrets),
+            kind: scrub(kind, secrets),
+            data: scrub(data, secrets),
             seq: seq++,
           };
           if (events.length < maxEvents) events.push(event);
           else eventsCut = true;
           request.onEvent?.(event);
         },
-        // Only skills may call tools and the LLM; a tool asking is refused
-        // (its ctx call rejects, the tool decides what to do).
-        callTool: () =>
-          Promise.reject(
-            new SkillboxError(
-              "tool_denied",
-              "Cannot call a tool from a tool: only skills may use ctx.tools",
-            ),
-          ),
-        chat: () =>
-          Promise.reject(
-            new SkillboxError(
-              "tool_denied",
-              "Cannot use the LLM from a tool: only skills may use ctx.llm",
-            ),
-          ),
+        callTool: refuseToolCall,
+        chat: refuseChat,
       };
       const timeoutMs = Math.max(
         1,
@@ -301,7 +279,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
         };
       }
       return {
-        result: scrubSecrets(
+        result: scrub(
           toResult(name, outcome, events, eventsCut, started),
           secrets,
         ),
@@ -310,6 +288,54 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
         entry,
       };
     },
+  };
+}
+
+const NO_SECRETS: readonly string[] = Object.freeze([]);
+const NO_CONFIG: Record<string, unknown> = Object.freeze({});
+
+// Only skills may call tools and the LLM; a tool asking is refused (its ctx
+// call rejects, the tool decides what to do).
+function refuseToolCall(): Promise<never> {
+  return Promise.reject(
+    new SkillboxError(
+      "tool_denied",
+      "Cannot call a tool from a tool: only skills may use ctx.tools",
+    ),
+  );
+}
+
+function refuseChat(): Promise<never> {
+  return Promise.reject(
+    new SkillboxError(
+      "tool_denied",
+      "Cannot use the LLM from a tool: only skills may use ctx.llm",
+    ),
+  );
+}
+
+// Most toolkits hold no secret: skip the walk over the result then.
+function scrub<T>(value: T, secrets: readonly string[]): T {
+  return secrets.length === 0 ? value : scrubSecrets(value, secrets);
+}
+
+function failure(
+  entry: ToolEntry,
+  code: string,
+  error: string,
+  secrets: readonly string[],
+  started: number,
+): ToolCallOutcome {
+  return {
+    result: toolResult({
+      success: false,
+      tool_name: entry.name,
+      error: scrub(error, secrets),
+      error_code: code,
+      duration_ms: elapsed(started),
+    }),
+    breakLoop: false,
+    entry,
   };
 }
 
@@ -354,6 +380,95 @@ function toResult(
   });
 }
 
+// Checked grants. A grant follows from the tool's and its toolkit's
+// permissions and the policy (fixed per caller); dynamic permissions add the
+// configuration. Static ones are kept per entry object (a new version is a
+// new object, so a reload never sees a stale grant), dynamic ones per
+// (versions, configuration). Path resolution and the policy check are then
+// off the per-call path.
+class GrantCache {
+  static readonly MAX_ENTRIES = 1024;
+  #permissions: PermissionCache;
+  #policy: Policy;
+  #static = new WeakMap<
+    ToolEntry,
+    { kit: ToolkitEntry | undefined; check: GrantCheck }
+  >();
+  #dynamic = new Map<string, Promise<GrantCheck>>();
+
+  constructor(permissions: PermissionCache, policy: Policy) {
+    this.#permissions = permissions;
+    this.#policy = policy;
+  }
+
+  /** The checked grant; a promise only when a sandbox must compute it. */
+  of(
+    entry: ToolEntry,
+    kit: ToolkitEntry | undefined,
+    config: Record<string, unknown>,
+  ): GrantCheck | Promise<GrantCheck> {
+    const own = entry.permissions;
+    const kits = kit?.permissions ?? {};
+    if (own !== "dynamic" && kits !== "dynamic") {
+      const hit = this.#static.get(entry);
+      if (hit && hit.kit === kit) return hit.check;
+      const check = this.#check(
+        entry,
+        staticPermissions(entry, own),
+        kit ? staticPermissions(kit, kits) : {},
+      );
+      this.#static.set(entry, { kit, check });
+      return check;
+    }
+    const key = JSON.stringify([
+      entry.path,
+      entry.export,
+      entry.hash,
+      kit?.path ?? null,
+      kit?.export ?? null,
+      kit?.hash ?? null,
+      config,
+    ]);
+    let found = this.#dynamic.get(key);
+    if (!found) {
+      if (this.#dynamic.size >= GrantCache.MAX_ENTRIES) {
+        this.#dynamic.delete(this.#dynamic.keys().next().value!);
+      }
+      found = Promise.all([
+        this.#permissions.of(entry, config),
+        kit ? this.#permissions.of(kit, config) : {},
+      ]).then(([a, b]) => this.#check(entry, a, b));
+      this.#dynamic.set(key, found);
+      // A failure is not cached: the next call tries again.
+      found.catch(() => this.#dynamic.delete(key));
+    }
+    return found;
+  }
+
+  // A tool gets its own permissions plus its toolkit's (a toolkit often
+  // grants what its configuration names, e.g. a root folder).
+  #check(entry: ToolEntry, own: Permissions, kit: Permissions): GrantCheck {
+    const check = checkGrant(mergePermissions(own, kit), {
+      modulePath: entry.path,
+      policy: this.#policy,
+    });
+    // Shared by every call of this version: nobody may edit it.
+    if (check.ok) {
+      for (const list of Object.values(check.grant)) Object.freeze(list);
+      Object.freeze(check.grant);
+    }
+    return Object.freeze(check);
+  }
+}
+
+// Relative paths are relative to the folder of the declaring module.
+function staticPermissions(
+  owner: ModuleRef,
+  permissions: Permissions,
+): Permissions {
+  return resolvePermissionPaths(permissions, dirname(owner.path));
+}
+
 // Resolved permissions by module version and configuration. A permissions
 // function is pure by contract, so a dynamic one is evaluated in a sandbox
 // once per (version, config), not on every call: that is a sandbox round
@@ -372,10 +487,7 @@ class PermissionCache {
     config: Record<string, unknown>,
   ): Promise<Permissions> {
     if (owner.permissions !== "dynamic") {
-      // Relative paths are relative to the folder of the declaring module.
-      return Promise.resolve(
-        resolvePermissionPaths(owner.permissions, dirname(owner.path)),
-      );
+      return Promise.resolve(staticPermissions(owner, owner.permissions));
     }
     const key = JSON.stringify([owner.path, owner.export, owner.hash, config]);
     let resolved = this.#entries.get(key);
