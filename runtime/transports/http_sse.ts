@@ -19,6 +19,7 @@
 import { Hono } from "hono";
 import type { Session } from "../session.ts";
 import type { TransportContext } from "./_context.ts";
+import { backlogDecision } from "./_backlog.ts";
 
 /** Keep-alive comment interval, so proxies do not cut a quiet stream. */
 const KEEPALIVE_MS = 15_000;
@@ -39,6 +40,10 @@ class Channel {
   readonly session: Session;
   /** Not yet handed to a stream. */
   queue: Outgoing[] = [];
+  /** Characters waiting in `queue`: how far behind the client is. */
+  backlog = 0;
+  /** Live events dropped because the client fell behind. */
+  dropped = 0;
   /** Handed to a stream, kept until a `Last-Event-ID` confirms them. */
   sent: Outgoing[] = [];
   #seq = 0;
@@ -54,6 +59,7 @@ class Channel {
 
   push(text: string): void {
     this.queue.push({ seq: ++this.#seq, text });
+    this.backlog += text.length;
     this.wake();
   }
 
@@ -61,6 +67,7 @@ class Channel {
   take(): Outgoing[] {
     const batch = this.queue;
     this.queue = [];
+    this.backlog = 0;
     this.sent.push(...batch);
     if (this.sent.length > REPLAY_LIMIT) {
       this.sent.splice(0, this.sent.length - REPLAY_LIMIT);
@@ -77,6 +84,7 @@ class Channel {
     const lost = this.sent.filter((m) => m.seq > lastSeen);
     this.sent = [];
     this.queue = [...lost, ...this.queue];
+    for (const m of lost) this.backlog += m.text.length;
   }
 
   wake(): void {
@@ -150,7 +158,27 @@ export function createSseTransport(context: TransportContext): SseTransport {
     const id = crypto.randomUUID().replaceAll("-", "");
     const session = context.openSession({
       transport: "sse",
-      send: (message) => box.channel?.push(JSON.stringify(message)),
+      send: (message) => {
+        const channel = box.channel;
+        if (!channel) return;
+        switch (backlogDecision(channel.backlog, message)) {
+          case "send":
+            channel.push(JSON.stringify(message));
+            return;
+          case "drop":
+            if (channel.dropped++ === 0) {
+              context.log(
+                "An SSE client is not keeping up: dropping live events (calls still collect them in their results)",
+              );
+            }
+            return;
+          case "disconnect":
+            context.log(
+              `Ending an SSE session whose client stopped reading (${channel.backlog} characters waiting)`,
+            );
+            channel.session.close("The client stopped reading");
+        }
+      },
       onEnd: () => {
         const channel = box.channel;
         if (!channel) return;

@@ -9,6 +9,7 @@
 import type { MiddlewareHandler } from "hono";
 import { upgradeWebSocket } from "hono/deno";
 import type { TransportContext } from "./_context.ts";
+import { backlogDecision } from "./_backlog.ts";
 
 /**
  * Builds the Hono handler that upgrades `GET /a2e` to an A2E session.
@@ -36,11 +37,31 @@ export function websocketHandler(
     // The socket exists only once open; nothing is sent to a session before
     // its first message, so the sink can be bound late.
     let socket: WebSocket | undefined;
+    let dropped = 0;
+    // A client that stops reading never answers the close handshake: end
+    // its session at once rather than when the socket finally closes.
+    const opened: { session?: { close(reason: string): void } } = {};
     const session = context.openSession({
       transport: "websocket",
       send: (message) => {
-        if (socket?.readyState === WebSocket.OPEN) {
-          socket.send(JSON.stringify(message));
+        if (socket?.readyState !== WebSocket.OPEN) return;
+        switch (backlogDecision(socket.bufferedAmount, message)) {
+          case "send":
+            socket.send(JSON.stringify(message));
+            return;
+          case "drop":
+            if (dropped++ === 0) {
+              context.log(
+                "A WebSocket client is not keeping up: dropping live events (calls still collect them in their results)",
+              );
+            }
+            return;
+          case "disconnect":
+            context.log(
+              `Closing a WebSocket client that stopped reading (${socket.bufferedAmount} bytes waiting)`,
+            );
+            socket.close(1008, "Client is not reading");
+            opened.session?.close("The client stopped reading");
         }
       },
       onEnd: () => {
@@ -50,6 +71,7 @@ export function websocketHandler(
       },
     });
     if (typeof session === "string") return c.json({ error: session }, 503);
+    opened.session = session;
     try {
       return await upgradeWebSocket(c, {
         onOpen(_event, ws) {
