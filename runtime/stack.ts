@@ -76,8 +76,12 @@ const REQUEST_TYPES: Record<"tools" | "toolkits" | "skill", RequestType[]> = {
 };
 
 // The project root: host source and config live here and must never be
-// readable from a sandbox, but its `skills/` folder is served.
-const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+// readable from a sandbox, but its `skills/` folder is served. Null when
+// skillbox runs from a remote URL (JSR): its source is then in Deno's cache,
+// not on a path a grant could name.
+const PROJECT_ROOT = import.meta.url.startsWith("file:")
+  ? dirname(dirname(fileURLToPath(import.meta.url)))
+  : null;
 const HOST_PATHS = [
   "runtime",
   "sandbox",
@@ -263,13 +267,16 @@ function skillDirs(config: HostConfig): SkillDir[] {
     seen.add(key);
     dirs.push({ path: absolute, origin });
   };
-  if (config.builtinSkills) add(SYSTEM_SKILLS_DIR, "builtin");
+  if (config.builtinSkills && SYSTEM_SKILLS_DIR !== "") {
+    add(SYSTEM_SKILLS_DIR, "builtin");
+  }
   for (const dir of config.skills) add(dir, "file");
   return dirs;
 }
 
 function hostPaths(config: HostConfig, configPath?: string): string[] {
-  const paths = HOST_PATHS.map((p) => join(PROJECT_ROOT, p));
+  const root = PROJECT_ROOT;
+  const paths = root === null ? [] : HOST_PATHS.map((p) => join(root, p));
   if (configPath) paths.push(resolve(configPath));
   if (existsSync("skillbox.jsonc")) paths.push(resolve("skillbox.jsonc"));
   if (config.sandbox.cacheDir) paths.push(resolve(config.sandbox.cacheDir));

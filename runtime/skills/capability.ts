@@ -239,10 +239,14 @@ export function hostLlm(
   };
 }
 
-/** The folder of skillbox's own skills: what is found here is `system`. */
-export const SYSTEM_SKILLS_DIR: string = fileURLToPath(
-  new URL("../../skills", import.meta.url),
-);
+/**
+ * The folder of skillbox's own skills: what is found here is `system`. Empty
+ * when skillbox itself was loaded from a remote URL (e.g. JSR), where there
+ * is no folder to scan.
+ */
+export const SYSTEM_SKILLS_DIR: string = import.meta.url.startsWith("file:")
+  ? fileURLToPath(new URL("../../skills", import.meta.url))
+  : "";
 
 /** Options for {@link registryCatalog}. */
 export interface RegistryCatalogOptions {
@@ -285,9 +289,9 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
     string,
     { stamp: string; folder: SkillFolder | null; error: string | null }
   >();
-  const systemDirs = (options.systemDirs ?? [SYSTEM_SKILLS_DIR]).map((d) =>
-    resolve(d)
-  );
+  const systemDirs = (options.systemDirs ?? [SYSTEM_SKILLS_DIR]).filter((d) =>
+    d !== ""
+  ).map((d) => resolve(d));
   const isSystem = (path: string) =>
     systemDirs.some((d) => path === d || path.startsWith(d + sep));
   const sourceOf = (path: string, origin: "file" | "builtin") =>
