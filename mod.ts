@@ -19,8 +19,8 @@ export {
   SchemaViolationError,
   SkillboxError,
   TimeoutError,
-} from "./runtime/errors.ts";
-export type { SkillboxErrorOptions, WireError } from "./runtime/errors.ts";
+} from "./protocol/errors.ts";
+export type { SkillboxErrorOptions, WireError } from "./protocol/errors.ts";
 export * from "./sandbox/sdk/mod.ts";
 export { createHost } from "./runtime/host.ts";
 export type {
@@ -37,7 +37,7 @@ export type {
   OutgoingMessage,
   SessionScope,
 } from "./runtime/capability.ts";
-export type { Envelope } from "./runtime/protocol/envelope.ts";
+export type { Envelope } from "./protocol/envelope.ts";
 export type {
   HandshakeRequest,
   PingRequest,
@@ -52,17 +52,17 @@ export type {
   ToolkitConfigureRequest,
   ToolkitListRequest,
   ToolListRequest,
-} from "./runtime/protocol/messages.ts";
+} from "./protocol/messages.ts";
 export {
   CAPABILITY_NAMES,
   ERROR_CODES,
   SKILL_STATUSES,
-} from "./runtime/protocol/codes.ts";
+} from "./protocol/codes.ts";
 export type {
   CapabilityName,
   ErrorCode,
   SkillStatus,
-} from "./runtime/protocol/codes.ts";
+} from "./protocol/codes.ts";
 export type {
   HostConfig,
   LimitsConfig,
@@ -119,4 +119,4 @@ export type {
   ToolkitDefinition,
   ToolParameter,
   ToolResult,
-} from "./runtime/protocol/models.ts";
+} from "./protocol/models.ts";

@@ -7,8 +7,8 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { createSandbox, type SandboxPool } from "../sandbox/pool.ts";
-import type { SandboxCall, SandboxHooks } from "../sandbox/types.ts";
+import { createSandbox, type SandboxPool } from "../runtime/sandbox/pool.ts";
+import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 import type { Bench } from "./main.ts";
 
 /** One measured figure: median with min and max. */

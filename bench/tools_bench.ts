@@ -14,7 +14,7 @@ import { Hono } from "hono";
 import { upgradeWebSocket } from "hono/deno";
 import { join } from "node:path";
 import { loadRegistry } from "../runtime/registry/registry.ts";
-import { createSandbox } from "../sandbox/pool.ts";
+import { createSandbox } from "../runtime/sandbox/pool.ts";
 import {
   connectClient,
   startToolsHost,

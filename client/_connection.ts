@@ -6,8 +6,8 @@
  * @module
  */
 
-import { SkillboxError, TimeoutError } from "../runtime/errors.ts";
-import type { CallEvent } from "../runtime/protocol/models.ts";
+import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
+import type { CallEvent } from "../protocol/models.ts";
 import type {
   Call,
   CloseInfo,

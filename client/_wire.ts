@@ -7,9 +7,9 @@
  * @module
  */
 
-import { SkillboxError } from "../runtime/errors.ts";
-import type { ErrorCode } from "../runtime/protocol/codes.ts";
-import { envelope } from "../runtime/protocol/envelope.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import type { ErrorCode } from "../protocol/codes.ts";
+import { envelope } from "../protocol/envelope.ts";
 import {
   type CallEvent,
   type JsonObject,
@@ -24,7 +24,7 @@ import {
   toolkitDefinition,
   type ToolResult,
   toolResult,
-} from "../runtime/protocol/models.ts";
+} from "../protocol/models.ts";
 import type { LlmOverride } from "./skills.ts";
 import type { WireMessage } from "./types.ts";
 

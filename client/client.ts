@@ -5,9 +5,9 @@
  * @module
  */
 
-import { SkillboxError, TimeoutError } from "../runtime/errors.ts";
-import { envelope } from "../runtime/protocol/envelope.ts";
-import type { JsonObject } from "../runtime/protocol/models.ts";
+import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
+import { envelope } from "../protocol/envelope.ts";
+import type { JsonObject } from "../protocol/models.ts";
 import { closedMessage, Connection, deferred } from "./_connection.ts";
 import {
   ask,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { SkillboxError } from "../runtime/errors.ts";
+import { SkillboxError } from "../protocol/errors.ts";
 
 /**
  * The WebSocket closed (or never opened) while a call was waiting, or a call
@@ -14,7 +14,7 @@ import { SkillboxError } from "../runtime/errors.ts";
  * @example Catch it apart from host errors
  * ```ts
  * import { ConnectionClosedError } from "./errors.ts";
- * import { SkillboxError } from "../runtime/errors.ts";
+ * import { SkillboxError } from "../protocol/errors.ts";
  * import assert from "node:assert/strict";
  * const err = new ConnectionClosedError("Cannot ping: connection closed (code 1006)", { code: 1006, reason: "" });
  * assert.ok(err instanceof SkillboxError);

@@ -40,9 +40,9 @@ export type {
 export { ConnectionClosedError } from "./errors.ts";
 // The client throws these and returns these models: export them here too, so
 // this entrypoint is complete on its own.
-export { SkillboxError, TimeoutError } from "../runtime/errors.ts";
-export { ERROR_CODES, SKILL_STATUSES } from "../runtime/protocol/codes.ts";
-export type { ErrorCode, SkillStatus } from "../runtime/protocol/codes.ts";
+export { SkillboxError, TimeoutError } from "../protocol/errors.ts";
+export { ERROR_CODES, SKILL_STATUSES } from "../protocol/codes.ts";
+export type { ErrorCode, SkillStatus } from "../protocol/codes.ts";
 export type {
   CallEvent,
   JsonObject,
@@ -53,7 +53,7 @@ export type {
   ToolkitDefinition,
   ToolParameter,
   ToolResult,
-} from "../runtime/protocol/models.ts";
+} from "../protocol/models.ts";
 export type {
   Call,
   CloseInfo,

@@ -10,7 +10,7 @@ import type {
   LLMConfig,
   SkillDefinition,
   SkillResult,
-} from "../runtime/protocol/models.ts";
+} from "../protocol/models.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
 /** Options of {@link SkillAPI.discover} (`skill/discover/req`). */

@@ -5,10 +5,7 @@
  * @module
  */
 
-import type {
-  JsonObject,
-  ToolkitDefinition,
-} from "../runtime/protocol/models.ts";
+import type { JsonObject, ToolkitDefinition } from "../protocol/models.ts";
 import type { RequestOptions } from "./types.ts";
 
 /** Options of {@link ToolkitAPI.list} (`toolkit/list/req`). */

@@ -9,7 +9,7 @@ import type {
   JsonObject,
   ToolDefinition,
   ToolResult,
-} from "../runtime/protocol/models.ts";
+} from "../protocol/models.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
 /** Options of {@link ToolAPI.list} (`tool/list/req`). */

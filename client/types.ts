@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { CallEvent } from "../runtime/protocol/models.ts";
+import type { CallEvent } from "../protocol/models.ts";
 
 /**
  * One request in flight: a promise (usable wherever one is) of the final
@@ -19,7 +19,7 @@ import type { CallEvent } from "../runtime/protocol/models.ts";
  * @example Stream events, then read the result
  * ```ts
  * import type { Call } from "./types.ts";
- * import type { ToolResult } from "../runtime/protocol/models.ts";
+ * import type { ToolResult } from "../protocol/models.ts";
  *
  * async function finish(call: Call<ToolResult>): Promise<ToolResult> {
  *   const progress: unknown[] = [];

@@ -6,9 +6,9 @@
  * @module
  */
 
-import type { CapabilityName } from "./protocol/codes.ts";
-import type { Envelope } from "./protocol/envelope.ts";
-import type { Request, RequestType } from "./protocol/messages.ts";
+import type { CapabilityName } from "../protocol/codes.ts";
+import type { Envelope } from "../protocol/envelope.ts";
+import type { Request, RequestType } from "../protocol/messages.ts";
 
 /** A complete outgoing message (built with `envelope()`). */
 export type OutgoingMessage = Envelope & Record<string, unknown>;

@@ -21,7 +21,7 @@
 import { parse, type ParseError, printParseErrorCode } from "jsonc-parser";
 import { z } from "zod";
 import { checkLlmConfig, type LlmConfig } from "./llm/config.ts";
-import { describeZodError } from "./protocol/messages.ts";
+import { describeZodError } from "../protocol/messages.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 
 /** The listen address. */

@@ -8,16 +8,20 @@
  */
 
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
-import { SkillboxError, toWireError, type WireError } from "./errors.ts";
-import { type CapabilityName, isCapabilityName } from "./protocol/codes.ts";
-import { envelope } from "./protocol/envelope.ts";
+import {
+  SkillboxError,
+  toWireError,
+  type WireError,
+} from "../protocol/errors.ts";
+import { type CapabilityName, isCapabilityName } from "../protocol/codes.ts";
+import { envelope } from "../protocol/envelope.ts";
 import {
   parseMessage,
   parseValue,
   type Request,
   type RequestType,
   salvageId,
-} from "./protocol/messages.ts";
+} from "../protocol/messages.ts";
 import { Semaphore } from "./semaphore.ts";
 import type { Session } from "./session.ts";
 

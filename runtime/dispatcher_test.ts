@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { Capability, OutgoingMessage } from "./capability.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { SkillboxError } from "./errors.ts";
-import { envelope } from "./protocol/envelope.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import { envelope } from "../protocol/envelope.ts";
 import { Session } from "./session.ts";
 
 function record() {

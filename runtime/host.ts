@@ -11,10 +11,10 @@ import { Hono } from "hono";
 import type { Capability, OutgoingMessage } from "./capability.ts";
 import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { SkillboxError } from "./errors.ts";
-import type { ErrorCode } from "./protocol/codes.ts";
-import { newId, nowSeconds, PROTOCOL_VERSION } from "./protocol/envelope.ts";
-import type { CallEvent, SkillResult, ToolResult } from "./protocol/models.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import type { ErrorCode } from "../protocol/codes.ts";
+import { newId, nowSeconds, PROTOCOL_VERSION } from "../protocol/envelope.ts";
+import type { CallEvent, SkillResult, ToolResult } from "../protocol/models.ts";
 import { Session } from "./session.ts";
 import type { OpenSessionOptions } from "./transports/_context.ts";
 import {

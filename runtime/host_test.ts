@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { fakeTools } from "../tests/support/fake_capability.ts";
 import { openWs } from "../tests/support/ws_client.ts";
-import { SkillboxError } from "./errors.ts";
-import { envelope } from "./protocol/envelope.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import { envelope } from "../protocol/envelope.ts";
 import { createHost } from "./host.ts";
 
 Deno.test("callTool() routes through the capability's handler and streams events", async () => {

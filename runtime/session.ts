@@ -8,7 +8,7 @@
  */
 
 import type { OutgoingMessage, SessionScope } from "./capability.ts";
-import { newId } from "./protocol/envelope.ts";
+import { newId } from "../protocol/envelope.ts";
 import { Semaphore } from "./semaphore.ts";
 
 /** Where a session's messages travel. */

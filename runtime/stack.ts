@@ -14,13 +14,13 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createSandbox } from "../sandbox/pool.ts";
-import type { Policy } from "../sandbox/permissions.ts";
+import { createSandbox } from "./sandbox/pool.ts";
+import type { Policy } from "./sandbox/permissions.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config.ts";
-import { SkillboxError } from "./errors.ts";
-import type { CapabilityName } from "./protocol/codes.ts";
-import type { RequestType } from "./protocol/messages.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import type { CapabilityName } from "../protocol/codes.ts";
+import type { RequestType } from "../protocol/messages.ts";
 import { loadRegistry, type Registry } from "./registry/registry.ts";
 import type { SkillDir } from "./registry/scan.ts";
 import {

@@ -9,13 +9,13 @@
 import assert from "node:assert/strict";
 import { type Client, connect, ConnectionClosedError } from "../client/mod.ts";
 import type { Capability } from "../runtime/capability.ts";
-import { SkillboxError } from "../runtime/errors.ts";
-import { envelope } from "../runtime/protocol/envelope.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import { envelope } from "../protocol/envelope.ts";
 import {
   type CallEvent,
   toolDefinition,
   toolResult,
-} from "../runtime/protocol/models.ts";
+} from "../protocol/models.ts";
 import { createHost, type Host } from "../runtime/host.ts";
 
 const TOKEN = "e2e-token";

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import type { Capability } from "../runtime/capability.ts";
-import { envelope } from "../runtime/protocol/envelope.ts";
+import { envelope } from "../protocol/envelope.ts";
 import { startHost } from "./support/host.ts";
 
 const EVENTS = 200;

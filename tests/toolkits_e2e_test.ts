@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost, type Host } from "../runtime/host.ts";
-import type { ToolResult } from "../runtime/protocol/models.ts";
+import type { ToolResult } from "../protocol/models.ts";
 
 interface Fixture {
   host: Host;

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { SkillboxError } from "../errors.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 
 /** What a provider module extracted from its SDK's error. */
 export interface ProviderFailure {

@@ -23,7 +23,7 @@ import {
   truncatedStreamError,
 } from "./_errors.ts";
 import { toAnthropicTools } from "./tool_formats.ts";
-import { SkillboxError } from "../errors.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 
 /** What the Anthropic provider needs; `createProvider` builds it from config. */
 export interface AnthropicProviderOptions {

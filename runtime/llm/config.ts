@@ -22,10 +22,10 @@
  * @module
  */
 
-import { SchemaViolationError, SkillboxError } from "../errors.ts";
-import type { LLMConfig } from "../protocol/models.ts";
+import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
+import type { LLMConfig } from "../../protocol/models.ts";
 
-export type { LLMConfig } from "../protocol/models.ts";
+export type { LLMConfig } from "../../protocol/models.ts";
 import { createAnthropicProvider } from "./anthropic.ts";
 import { createOpenAiProvider } from "./openai.ts";
 import type { LlmProvider } from "./provider.ts";

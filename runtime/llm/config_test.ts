@@ -6,7 +6,7 @@ import {
   redactLlmConfig,
   resolveLlmConfig,
 } from "./config.ts";
-import { SchemaViolationError, SkillboxError } from "../errors.ts";
+import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
 
 const noEnv = () => undefined;
 

@@ -22,7 +22,7 @@ import {
   truncatedStreamError,
 } from "./_errors.ts";
 import { toOpenAiTools } from "./tool_formats.ts";
-import { SkillboxError } from "../errors.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 
 /** What the OpenAI provider needs; `createProvider` builds it from config. */
 export interface OpenAiProviderOptions {

@@ -8,10 +8,10 @@
  * @module
  */
 
-import type { ToolDefinition, ToolParameter } from "../protocol/models.ts";
+import type { ToolDefinition, ToolParameter } from "../../protocol/models.ts";
 import type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
 
-export type { ToolDefinition, ToolParameter } from "../protocol/models.ts";
+export type { ToolDefinition, ToolParameter } from "../../protocol/models.ts";
 export type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
 
 /** The argument name the model fills with why it makes a call. */
@@ -82,7 +82,7 @@ export interface ToolFormatOptions {
  * @example
  * ```ts
  * import { toolInputSchema } from "./tool_formats.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const tool = toolDefinition({
  *   name: "read_file",

@@ -5,7 +5,7 @@ import {
   toolInputSchema,
   toOpenAiTools,
 } from "./tool_formats.ts";
-import { toolDefinition } from "../protocol/models.ts";
+import { toolDefinition } from "../../protocol/models.ts";
 
 const READ_FILE = toolDefinition({
   name: "read_file",

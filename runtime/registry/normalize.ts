@@ -8,9 +8,9 @@
 
 import { dirname, relative } from "node:path";
 import { z } from "zod";
-import type { DescribedModule } from "../../sandbox/types.ts";
+import type { DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../sandbox/sdk/types.ts";
-import { describeZodError } from "../protocol/messages.ts";
+import { describeZodError } from "../../protocol/messages.ts";
 import type {
   Origin,
   RegistryError,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { DescribedDefinition } from "../../sandbox/types.ts";
+import type { DescribedDefinition } from "../sandbox/types.ts";
 import { buildSnapshot, type LoadedModule } from "./normalize.ts";
 
 function mod(

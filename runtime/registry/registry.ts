@@ -7,7 +7,7 @@
  */
 
 import { basename, dirname, resolve } from "node:path";
-import type { DescribedModule, Sandbox } from "../../sandbox/types.ts";
+import type { DescribedModule, Sandbox } from "../sandbox/types.ts";
 import { buildSnapshot, type LoadedModule } from "./normalize.ts";
 import { isDefinitionFile, type ScannedFile, scanSkillDirs } from "./scan.ts";
 import type { SkillDir } from "./scan.ts";

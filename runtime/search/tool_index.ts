@@ -8,7 +8,7 @@
  */
 
 import MiniSearch, { type SearchResult } from "minisearch";
-import type { ToolParameter } from "../protocol/models.ts";
+import type { ToolParameter } from "../../protocol/models.ts";
 import {
   matchesFilter,
   type ToolEntry,
@@ -103,7 +103,7 @@ const SYNONYM_WEIGHT = 0.4;
  * @example Search and filter
  * ```ts
  * import { ToolIndex } from "./tool_index.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const tool = (name: string, description: string, defer_loading = false) => ({
  *   definition: toolDefinition({ name, description, defer_loading }),
@@ -230,7 +230,7 @@ export class ToolIndex<T extends ToolEntry = ToolEntry> {
    * @example A limit
    * ```ts
    * import { ToolIndex } from "./tool_index.ts";
-   * import { toolDefinition } from "../protocol/models.ts";
+   * import { toolDefinition } from "../../protocol/models.ts";
    * import assert from "node:assert/strict";
    * const index = new ToolIndex(["git_commit", "git_push", "git_pull"].map((name) => ({
    *   definition: toolDefinition({ name, description: `Run ${name.replace("_", " ")}` }),

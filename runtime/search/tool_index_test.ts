@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { toolDefinition, type ToolParameter } from "../protocol/models.ts";
+import { toolDefinition, type ToolParameter } from "../../protocol/models.ts";
 import type { ToolEntry, ToolOrigin } from "../tools/filter.ts";
 import { ToolIndex } from "./tool_index.ts";
 

@@ -21,7 +21,7 @@ import type {
   JsonSchema,
 } from "../../sandbox/sdk/types.ts";
 import { stripIntention, toOpenAiTools } from "../llm/tool_formats.ts";
-import { SchemaViolationError, SkillboxError } from "../errors.ts";
+import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
 import { checkSchema, isEmptySchema } from "./schema.ts";
 
 /** A tool the loop may offer to the model. */

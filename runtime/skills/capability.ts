@@ -28,17 +28,14 @@
 import { basename, dirname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Capability, OutgoingMessage } from "../capability.ts";
-import type { Sandbox } from "../../sandbox/types.ts";
-import {
-  checkGrant,
-  resolvePermissionPaths,
-} from "../../sandbox/permissions.ts";
-import type { Policy } from "../../sandbox/permissions.ts";
+import type { Sandbox } from "../sandbox/types.ts";
+import { checkGrant, resolvePermissionPaths } from "../sandbox/permissions.ts";
+import type { Policy } from "../sandbox/permissions.ts";
 import { output, type Permissions } from "../../sandbox/sdk/types.ts";
 import type { ToolCaller } from "../tools/call.ts";
-import type { ErrorCode } from "../protocol/codes.ts";
-import { envelope, nowSeconds } from "../protocol/envelope.ts";
-import type { LLMConfig, SkillDefinition } from "../protocol/models.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import { envelope, nowSeconds } from "../../protocol/envelope.ts";
+import type { LLMConfig, SkillDefinition } from "../../protocol/models.ts";
 import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
 import {
   createProvider,
@@ -437,7 +434,7 @@ export interface RegistryToolHostOptions {
  * @example Look a tool up and call it
  * ```ts
  * import { registryToolHost } from "./capability.ts";
- * import { toolResult } from "../protocol/models.ts";
+ * import { toolResult } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const tool = { kind: "tool", name: "grep", description: "Search", inputSchema: { type: "object" },
  *   toolkit: "filesystem", prompt: "" };

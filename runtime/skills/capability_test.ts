@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { output } from "../../sandbox/sdk/types.ts";
-import { REQUEST_SCHEMAS } from "../protocol/messages.ts";
+import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
 import type {
   CallEvent,
   SkillDefinition,
   SkillResult,
-} from "../protocol/models.ts";
-import { SKILL_EVENT_KINDS } from "../protocol/codes.ts";
+} from "../../protocol/models.ts";
+import { SKILL_EVENT_KINDS } from "../../protocol/codes.ts";
 import {
   createSkillsCapability,
   type SkillsCapabilityOptions,

@@ -25,13 +25,13 @@
  */
 
 import { dirname, relative, resolve } from "node:path";
-import { skillDefinition } from "../protocol/models.ts";
+import { skillDefinition } from "../../protocol/models.ts";
 import type {
   JsonObject,
   LLMConfig,
   SkillDefinition,
-} from "../protocol/models.ts";
-import type { SkillStatus } from "../protocol/codes.ts";
+} from "../../protocol/models.ts";
+import type { SkillStatus } from "../../protocol/codes.ts";
 import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
 import type { SkillFolder } from "./skill_md.ts";
 import { redactLlmConfig } from "../llm/config.ts";

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { envelope } from "../protocol/envelope.ts";
-import type { CallEvent, JsonObject } from "../protocol/models.ts";
+import { envelope } from "../../protocol/envelope.ts";
+import type { CallEvent, JsonObject } from "../../protocol/models.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 /** Options for {@link SkillEventLog}. */

@@ -15,24 +15,24 @@ import type {
   ChatResponse,
   JsonSchema,
 } from "../../sandbox/sdk/types.ts";
-import type { Sandbox, SandboxOutcome } from "../../sandbox/types.ts";
+import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
-import type { ErrorCode } from "../protocol/codes.ts";
-import { GENERIC_EVENT_KINDS } from "../protocol/codes.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
 import type {
   JsonObject,
   LLMConfig,
   SkillDefinition,
   SkillResult,
-} from "../protocol/models.ts";
-import { skillResult } from "../protocol/models.ts";
+} from "../../protocol/models.ts";
+import { skillResult } from "../../protocol/models.ts";
 import {
   PermissionDeniedError,
   SchemaViolationError,
   SkillboxError,
   TimeoutError,
   toWireError,
-} from "../errors.ts";
+} from "../../protocol/errors.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 import { type AgentTool, runAgentLoop } from "./agent_loop.ts";
 import type { SkillRecord } from "./definition.ts";

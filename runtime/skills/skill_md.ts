@@ -17,8 +17,8 @@
 
 import { parseDocument } from "yaml";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { SkillboxError } from "../errors.ts";
-import type { JsonObject } from "../protocol/models.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+import type { JsonObject } from "../../protocol/models.ts";
 import type { JsonSchema } from "../../sandbox/sdk/types.ts";
 
 /** The biggest `SKILL.md` accepted, in bytes. */

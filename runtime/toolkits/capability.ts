@@ -6,11 +6,11 @@
  */
 
 import type { Capability, OutgoingMessage } from "../capability.ts";
-import { envelope } from "../protocol/envelope.ts";
+import { envelope } from "../../protocol/envelope.ts";
 import {
   type ToolkitDefinition,
   toolkitDefinition,
-} from "../protocol/models.ts";
+} from "../../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "./configs.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Exchange, SessionScope } from "../capability.ts";
-import type { Request, RequestType } from "../protocol/messages.ts";
-import { REQUEST_SCHEMAS } from "../protocol/messages.ts";
+import type { Request, RequestType } from "../../protocol/messages.ts";
+import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import { buildSnapshot } from "../registry/normalize.ts";
 import { createToolkitsCapability } from "./capability.ts";

@@ -13,21 +13,21 @@ import {
   type GrantCheck,
   type Policy,
   resolvePermissionPaths,
-} from "../../sandbox/permissions.ts";
+} from "../sandbox/permissions.ts";
 import { isOutput, type Permissions } from "../../sandbox/sdk/types.ts";
 import type {
   Sandbox,
   SandboxHooks,
   SandboxOutcome,
-} from "../../sandbox/types.ts";
+} from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
-import { PermissionDeniedError, SkillboxError } from "../errors.ts";
-import { newId } from "../protocol/envelope.ts";
+import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";
+import { newId } from "../../protocol/envelope.ts";
 import {
   type CallEvent,
   type ToolResult,
   toolResult,
-} from "../protocol/models.ts";
+} from "../../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ModuleRef, ToolEntry, ToolkitEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";

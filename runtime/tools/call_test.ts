@@ -3,7 +3,7 @@ import { createToolCaller } from "./call.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { buildSnapshot } from "../registry/normalize.ts";
 import { parseHostPolicy } from "./policy.ts";
-import type { SandboxCall } from "../../sandbox/types.ts";
+import type { SandboxCall } from "../sandbox/types.ts";
 
 function session(id: string) {
   return {

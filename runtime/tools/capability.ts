@@ -7,13 +7,13 @@
  */
 
 import type { Capability, OutgoingMessage } from "../capability.ts";
-import { envelope, nowSeconds } from "../protocol/envelope.ts";
-import { type ToolDefinition, toolDefinition } from "../protocol/models.ts";
+import { envelope, nowSeconds } from "../../protocol/envelope.ts";
+import { type ToolDefinition, toolDefinition } from "../../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistryChange, ToolEntry } from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import type { Sandbox } from "../../sandbox/types.ts";
+import type { Sandbox } from "../sandbox/types.ts";
 import { createToolCaller, type ToolCaller } from "./call.ts";
 import { listTools } from "./filter.ts";
 import { schemaToParameters } from "./parameters.ts";

@@ -6,9 +6,9 @@ import {
   fakeModule,
 } from "../../tests/fixtures/tools/fake_sandbox.ts";
 import type { Exchange, OutgoingMessage, SessionScope } from "../capability.ts";
-import { SkillboxError } from "../errors.ts";
-import { REQUEST_SCHEMAS, type RequestType } from "../protocol/messages.ts";
-import type { ToolDefinition, ToolResult } from "../protocol/models.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+import { REQUEST_SCHEMAS, type RequestType } from "../../protocol/messages.ts";
+import type { ToolDefinition, ToolResult } from "../../protocol/models.ts";
 import { loadRegistry } from "../registry/registry.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { createToolsCapability } from "./capability.ts";

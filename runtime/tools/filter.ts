@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { ToolDefinition } from "../protocol/models.ts";
+import type { ToolDefinition } from "../../protocol/models.ts";
 
 /** Where a tool comes from: shipped with skillbox, a drop-in file, or MCP. */
 export type ToolOrigin = "builtin" | "file" | "mcp";
@@ -61,7 +61,7 @@ export interface ToolFilter {
  * @example AND semantics
  * ```ts
  * import { hasAllTags } from "./filter.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const def = toolDefinition({ name: "read_csv", description: "", tags: ["files", "csv"] });
  * assert.equal(hasAllTags(def, ["csv", "Files"]), true);
@@ -87,7 +87,7 @@ export function hasAllTags(
  * @example Origin or toolkit
  * ```ts
  * import { matchesKind } from "./filter.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const entry = {
  *   definition: toolDefinition({ name: "read_file", description: "", toolkit: "filesystem" }),
@@ -113,7 +113,7 @@ export function matchesKind(entry: ToolEntry, kind: string): boolean {
  * @example Deferred tools are left out by default
  * ```ts
  * import { matchesFilter } from "./filter.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const entry = {
  *   definition: toolDefinition({ name: "big", description: "", defer_loading: true }),
@@ -140,7 +140,7 @@ export function matchesFilter(entry: ToolEntry, filter: ToolFilter): boolean {
  * @example Sort entries
  * ```ts
  * import { compareEntries } from "./filter.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const e = (name: string) => ({ definition: toolDefinition({ name, description: "" }), origin: "file" as const });
  * const sorted = [e("b"), e("B"), e("a")].sort(compareEntries);
@@ -163,7 +163,7 @@ export function compareEntries(a: ToolEntry, b: ToolEntry): number {
  * @example List the non-deferred tools of a toolkit carrying a tag
  * ```ts
  * import { listTools } from "./filter.ts";
- * import { toolDefinition } from "../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
  * const tool = (name: string, tags: string[], defer_loading = false) => ({
  *   definition: toolDefinition({ name, description: "", tags, toolkit: "fs", defer_loading }),

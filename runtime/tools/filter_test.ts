@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { toolDefinition } from "../protocol/models.ts";
+import { toolDefinition } from "../../protocol/models.ts";
 import {
   compareEntries,
   hasAllTags,

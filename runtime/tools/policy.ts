@@ -38,8 +38,8 @@
  */
 
 import { z } from "zod";
-import type { Policy } from "../../sandbox/permissions.ts";
-import { describeZodError } from "../protocol/messages.ts";
+import type { Policy } from "../sandbox/permissions.ts";
+import { describeZodError } from "../../protocol/messages.ts";
 
 /** Allow and deny selectors at one level. */
 export interface ToolRules {

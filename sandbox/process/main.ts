@@ -10,14 +10,14 @@
  * @module
  */
 
-import { encodeFrame, FrameSplitter } from "../_pipe.ts";
+import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/frames.ts";
 import { serializeResult } from "../_truncate.ts";
 import type {
   HostMessage,
   InitMessage,
   OpMessage,
   SandboxMessage,
-} from "../_messages.ts";
+} from "../../protocol/sandbox/messages.ts";
 
 /** One worker and the operations it runs. */
 interface Slot {

@@ -1,7 +1,7 @@
 /**
  * The types of the author SDK: what a drop-in module exports (tool, toolkit
  * and skill definitions) and the `ctx` its `run` receives. This file runs
- * beside untrusted code and imports nothing.
+ * beside untrusted code and imports only protocol types.
  *
  * @module
  */
@@ -15,27 +15,8 @@ export type JsonSchema = Record<string, unknown>;
  */
 export type SchemaLike = JsonSchema | { readonly _zod: unknown };
 
-/**
- * What a module needs from the system. Paths are relative to the module's
- * own folder; hosts are `name` or `name:port`. A grant beyond the host
- * policy makes the definition not runnable.
- */
-export interface Permissions {
-  /** Paths the code may read. Its own folder is always readable. */
-  read?: string[];
-  /** Paths the code may write. */
-  write?: string[];
-  /** Hosts the code may reach (`api.example.com`, `localhost:8080`). */
-  net?: string[];
-  /** Environment variables the code may read. */
-  env?: string[];
-  /** Binaries the code may run (the policy must name each). */
-  run?: string[];
-  /** System information the code may query (`hostname`, `osRelease`, ...). */
-  sys?: string[];
-  /** Dynamic libraries the code may load (the policy must name each). */
-  ffi?: string[];
-}
+export type { Permissions } from "../../protocol/permissions.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 
 /**
  * Permissions fixed in the definition, or computed from the toolkit's

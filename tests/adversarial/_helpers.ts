@@ -7,9 +7,9 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import type { SandboxPool } from "../../sandbox/pool.ts";
+import type { SandboxPool } from "../../runtime/sandbox/pool.ts";
 import type { Permissions } from "../../sandbox/sdk/types.ts";
-import type { SandboxOutcome } from "../../sandbox/types.ts";
+import type { SandboxOutcome } from "../../runtime/sandbox/types.ts";
 
 /** Folder holding the hostile and normal fixture modules. */
 export const FIXTURES: string = fileURLToPath(

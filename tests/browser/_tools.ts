@@ -7,9 +7,9 @@
  */
 
 import type { Capability } from "../../runtime/capability.ts";
-import { SkillboxError } from "../../runtime/errors.ts";
-import { envelope } from "../../runtime/protocol/envelope.ts";
-import { toolDefinition, toolResult } from "../../runtime/protocol/models.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+import { envelope } from "../../protocol/envelope.ts";
+import { toolDefinition, toolResult } from "../../protocol/models.ts";
 
 /** The capability: `tool/list/req` and `tool/call/req`. */
 export const browserTestTools: Capability = {

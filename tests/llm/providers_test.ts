@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createProvider, resolveLlmConfig } from "../../runtime/llm/config.ts";
 import type { ChatMessage, LlmProvider } from "../../runtime/llm/provider.ts";
-import { SkillboxError } from "../../runtime/errors.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 import {
   type MockLlmServer,
   type MockScript,

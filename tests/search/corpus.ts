@@ -5,7 +5,7 @@
  * @module
  */
 
-import { toolDefinition } from "../../runtime/protocol/models.ts";
+import { toolDefinition } from "../../protocol/models.ts";
 import type { ToolEntry } from "../../runtime/tools/filter.ts";
 import { schemaToParameters } from "../../runtime/tools/parameters.ts";
 

@@ -26,7 +26,7 @@ import type {
   Sandbox,
   SandboxCall,
   SandboxHooks,
-} from "../../sandbox/types.ts";
+} from "../../runtime/sandbox/types.ts";
 
 /** A session that keeps every message sent to it. */
 export function fakeSession(): SessionScope & {

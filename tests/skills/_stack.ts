@@ -26,7 +26,7 @@ import {
   SYSTEM_SKILLS_DIR,
 } from "../../runtime/skills/capability.ts";
 import type { SkillLimits } from "../../runtime/skills/run.ts";
-import { createSandbox, type SandboxPool } from "../../sandbox/pool.ts";
+import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
 import type { LlmConfig } from "../../runtime/llm/config.ts";
 
 /** Options of {@link startStack}. */

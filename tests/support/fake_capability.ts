@@ -11,8 +11,8 @@
  */
 
 import type { Capability } from "../../runtime/capability.ts";
-import { envelope } from "../../runtime/protocol/envelope.ts";
-import { toolDefinition, toolResult } from "../../runtime/protocol/models.ts";
+import { envelope } from "../../protocol/envelope.ts";
+import { toolDefinition, toolResult } from "../../protocol/models.ts";
 
 /** The fake capability plus what tests observe through it. */
 export interface FakeTools {

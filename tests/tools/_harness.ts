@@ -16,7 +16,7 @@ import { createToolkitsCapability } from "../../runtime/toolkits/capability.ts";
 import { createToolkitConfigs } from "../../runtime/toolkits/configs.ts";
 import { createToolsCapability } from "../../runtime/tools/capability.ts";
 import { parseHostPolicy } from "../../runtime/tools/policy.ts";
-import { createSandbox, type SandboxPool } from "../../sandbox/pool.ts";
+import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
 
 /** A message as received. */
 export type Msg = Record<string, unknown>;

@@ -7,8 +7,8 @@
  */
 
 import { dirname, isAbsolute, resolve, sep } from "node:path";
-import type { Permissions } from "./sdk/types.ts";
-import type { WorkerPermissions } from "./_messages.ts";
+import type { Permissions } from "../../sandbox/sdk/types.ts";
+import type { WorkerPermissions } from "../../protocol/sandbox/messages.ts";
 
 /**
  * The most the host may grant (from `skillbox.jsonc`). Every list is empty by

@@ -5,7 +5,7 @@ import {
   makeNonce,
   readFrames,
   type ReadFramesOptions,
-} from "./_pipe.ts";
+} from "./frames.ts";
 
 async function collect(
   chunks: (string | Uint8Array)[],

@@ -7,7 +7,7 @@ import {
   ownReadPaths,
   resolvePermissionPaths,
 } from "./permissions.ts";
-import type { Permissions } from "./sdk/types.ts";
+import type { Permissions } from "../../sandbox/sdk/types.ts";
 
 const MODULE = "/skills/fs/mod.ts";
 

@@ -6,8 +6,12 @@
  * @module
  */
 
-import type { ErrorCode } from "../runtime/protocol/codes.ts";
-import type { ChatRequest, ChatResponse, Permissions } from "./sdk/types.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import type {
+  ChatRequest,
+  ChatResponse,
+  Permissions,
+} from "../../sandbox/sdk/types.ts";
 
 /** A definition read from a module by a sandbox with no permissions. */
 export interface DescribedDefinition {

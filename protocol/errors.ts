@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { ErrorCode } from "./protocol/codes.ts";
+import type { ErrorCode } from "./codes.ts";
 
 /** Options for {@link SkillboxError}. */
 export interface SkillboxErrorOptions extends ErrorOptions {

@@ -5,7 +5,7 @@ import { createSandbox } from "./pool.ts";
 import { DiscoveryCache } from "./discovery.ts";
 
 const FIXTURES = fileURLToPath(
-  new URL("../tests/fixtures/sandbox/", import.meta.url),
+  new URL("../../tests/fixtures/sandbox/", import.meta.url),
 );
 
 Deno.test("describe() converts zod schemas and reports dynamic permissions", async () => {

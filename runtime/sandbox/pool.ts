@@ -9,10 +9,10 @@
  */
 
 import { dirname, resolve } from "node:path";
-import { SkillboxError } from "../runtime/errors.ts";
-import type { ErrorCode } from "../runtime/protocol/codes.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
 import { SandboxProcess } from "./_process.ts";
-import type { OpKind, OpMessage } from "./_messages.ts";
+import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
 import { DiscoveryCache } from "./discovery.ts";
 import { moduleGraph } from "./module_graph.ts";
 import {
@@ -23,7 +23,11 @@ import {
   ownReadPaths,
   type Policy,
 } from "./permissions.ts";
-import type { ChatRequest, ChatResponse, Permissions } from "./sdk/types.ts";
+import type {
+  ChatRequest,
+  ChatResponse,
+  Permissions,
+} from "../../sandbox/sdk/types.ts";
 import type {
   DescribedDefinition,
   DescribedModule,
@@ -95,7 +99,7 @@ const PASS_ENV = [
 let bootstrapSource: Promise<string> | null = null;
 
 function loadBootstrap(): Promise<string> {
-  const url = new URL("./worker/bootstrap.ts", import.meta.url);
+  const url = new URL("../../sandbox/worker/bootstrap.ts", import.meta.url);
   bootstrapSource ??= url.protocol === "file:"
     ? Deno.readTextFile(url)
     : fetch(url).then((r) => r.text());

@@ -4,7 +4,7 @@ import { createSandbox } from "./pool.ts";
 import type { SandboxHooks } from "./types.ts";
 
 const ADD = fileURLToPath(
-  new URL("../tests/fixtures/sandbox/add/mod.ts", import.meta.url),
+  new URL("../../tests/fixtures/sandbox/add/mod.ts", import.meta.url),
 );
 
 function call(over: Record<string, unknown> = {}) {

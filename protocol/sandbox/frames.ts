@@ -19,7 +19,7 @@ const NEWLINE = 0x0a;
  * @returns 32 hex characters from the CSPRNG
  * @example
  * ```ts
- * import { makeNonce } from "./_pipe.ts";
+ * import { makeNonce } from "./frames.ts";
  * import assert from "node:assert/strict";
  * assert.match(makeNonce(), /^[0-9a-f]{32}$/);
  * ```
@@ -37,7 +37,7 @@ export function makeNonce(): string {
  * @returns the framed line
  * @example
  * ```ts
- * import { encodeFrame } from "./_pipe.ts";
+ * import { encodeFrame } from "./frames.ts";
  * import assert from "node:assert/strict";
  * assert.equal(encodeFrame("n0", '{"t":"ready"}'), 'n0{"t":"ready"}\n');
  * ```
@@ -65,7 +65,7 @@ export interface ReadFramesOptions {
  *
  * @example Frames split across chunks
  * ```ts
- * import { FrameSplitter } from "./_pipe.ts";
+ * import { FrameSplitter } from "./frames.ts";
  * import assert from "node:assert/strict";
  * const got: unknown[] = [];
  * const splitter = new FrameSplitter((m) => got.push(m), { nonce: "N1" });
@@ -171,7 +171,7 @@ export class FrameSplitter {
  * @returns resolves when the stream ends; rejects when it errors
  * @example Skip noise
  * ```ts
- * import { readFrames } from "./_pipe.ts";
+ * import { readFrames } from "./frames.ts";
  * import assert from "node:assert/strict";
  * const text = 'hello\nxx{"bad":1}\ngarbageN1{"t":"ok"}\n';
  * const got: unknown[] = [];

@@ -7,13 +7,13 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { makeNonce, readFrames } from "./_pipe.ts";
+import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
 import type {
   HostMessage,
   InitMessage,
   OpMessage,
   WorkerPermissions,
-} from "./_messages.ts";
+} from "../../protocol/sandbox/messages.ts";
 import type { SandboxOutcome } from "./types.ts";
 
 /** What the pool needs to start a sandbox process. */
@@ -38,7 +38,7 @@ export interface OpHandlers {
   onOutcome(outcome: SandboxOutcome): void;
 }
 
-const MAIN = new URL("./process/main.ts", import.meta.url);
+const MAIN = new URL("../../sandbox/process/main.ts", import.meta.url);
 const STDERR_TAIL = 8192;
 
 /** One running sandbox process. */

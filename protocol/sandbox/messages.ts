@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Permissions } from "./sdk/types.ts";
+import type { Permissions } from "../permissions.ts";
 
 /** The first line the host writes: everything the sandbox needs to start. */
 export interface InitMessage {
