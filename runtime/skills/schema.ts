@@ -1,15 +1,15 @@
 /**
  * JSON Schema checks for skill arguments and outputs, with messages that
- * name the failing field. Validation is done by `@cfworker/json-schema`; this
- * file only picks the most useful error and words it.
+ * name the failing field by JSON pointer. Validation is the host's one
+ * validator (`runtime/schema/validator.ts`); this file only picks the most
+ * useful error and words it the way skill results always have.
  *
  * @module
  */
 
-import { type OutputUnit, Validator } from "@cfworker/json-schema";
+import type { OutputUnit } from "@cfworker/json-schema";
 import type { JsonSchema } from "../../sandbox/sdk/types.ts";
-
-const validators = new WeakMap<JsonSchema, Validator>();
+import { schemaErrors } from "../schema/validator.ts";
 
 /**
  * Tells whether a schema constrains anything. `{}` (the wire default for a
@@ -48,14 +48,8 @@ export function isEmptySchema(schema: JsonSchema | null | undefined): boolean {
  */
 export function checkSchema(schema: JsonSchema, value: unknown): string | null {
   if (isEmptySchema(schema)) return null;
-  let validator = validators.get(schema);
-  if (!validator) {
-    validator = new Validator(schema as never, "2020-12", false);
-    validators.set(schema, validator);
-  }
-  const result = validator.validate(value);
-  if (result.valid) return null;
-  return describe(pickError(result.errors));
+  const errors = schemaErrors(schema, value);
+  return errors === null ? null : describe(pickError(errors));
 }
 
 // Aggregate keywords ("properties", "items", "allOf", ...) only say that a

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { validateValue } from "./validate.ts";
+import { schemaErrors, validateValue } from "./validator.ts";
 
 function problems(schema: Record<string, unknown>, value: unknown): string {
   const r = validateValue(schema, value);
@@ -91,4 +91,34 @@ Deno.test("validateValue() reads zod's JSON Schema and hand-written draft-07", (
     problems(draft7, { a: 1 }),
     '"a" must be of type string, got number',
   );
+});
+
+Deno.test("schemaErrors() returns null for a valid value and the units otherwise", () => {
+  const schema = {
+    type: "object",
+    properties: { rows: { type: "number" } },
+    required: ["rows"],
+  };
+  assert.equal(schemaErrors(schema, { rows: 3 }), null);
+  const errors = schemaErrors(schema, { rows: "3" });
+  assert.ok(errors !== null);
+  const type = errors.find((e) => e.keyword === "type");
+  assert.equal(type?.instanceLocation, "#/rows");
+});
+
+Deno.test("schemaErrors() follows the draft named by $schema", () => {
+  // Draft 4 reads a boolean exclusiveMaximum; 2020-12 would reject it as a schema keyword value.
+  const schema = {
+    $schema: "http://json-schema.org/draft-04/schema#",
+    type: "number",
+    maximum: 5,
+    exclusiveMaximum: true,
+  };
+  assert.equal(schemaErrors(schema, 4), null);
+  assert.ok(schemaErrors(schema, 5) !== null);
+});
+
+Deno.test("tools/validate.ts re-exports the one validator", async () => {
+  const tools = await import("../tools/validate.ts");
+  assert.equal(tools.validateValue, validateValue);
 });

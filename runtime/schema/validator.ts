@@ -1,0 +1,263 @@
+/**
+ * The one JSON Schema validator of the host: tool arguments, toolkit
+ * configurations, skill arguments and outputs are all checked here with
+ * `@cfworker/json-schema` (compiled once per schema object, draft chosen from
+ * `$schema`). Failures are described by field path without ever quoting the
+ * value that failed — the value may be a secret.
+ *
+ * @module
+ */
+
+import {
+  type OutputUnit,
+  type SchemaDraft,
+  Validator,
+} from "@cfworker/json-schema";
+
+/** One problem found, by field path. */
+export interface ValidationIssue {
+  /** Dotted field path (`"filters.0.name"`), or `""` for the value itself. */
+  path: string;
+  /** What is wrong, never quoting the value (`"must be of type number"`). */
+  problem: string;
+}
+
+/** The outcome of {@link validateValue}. */
+export type ValidationResult =
+  | { valid: true }
+  | {
+    valid: false;
+    issues: ValidationIssue[];
+    /** All issues as one line: `"a.b" is required; "c" must be ...`. */
+    message: string;
+  };
+
+const validators = new WeakMap<object, Validator>();
+
+// Keywords whose error only says "a child failed"; the child says what.
+const WRAPPERS = new Set([
+  "properties",
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "$ref",
+  "$dynamicRef",
+  "allOf",
+  "patternProperties",
+  "dependentSchemas",
+  "if",
+  "then",
+  "else",
+]);
+
+/**
+ * Validates a value against a JSON Schema (drafts 4, 7, 2019-09 and 2020-12,
+ * chosen from `$schema`; 2020-12 by default). Compiled validators are cached
+ * per schema object.
+ *
+ * @param schema the JSON Schema
+ * @param value the value to check
+ * @returns `{valid: true}`, or the issues by field path
+ * @throws {TypeError} when the schema itself cannot be compiled
+ * @example A missing field and a wrong type
+ * ```ts
+ * import { validateValue } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * const schema = {
+ *   type: "object",
+ *   properties: { path: { type: "string" }, opts: { type: "object", properties: { limit: { type: "number" } } } },
+ *   required: ["path"],
+ * };
+ * const r = validateValue(schema, { opts: { limit: "ten" } });
+ * assert.ok(!r.valid);
+ * assert.equal(r.message, '"path" is required; "opts.limit" must be of type number, got string');
+ * assert.ok(validateValue(schema, { path: "a.csv" }).valid);
+ * ```
+ */
+export function validateValue(
+  schema: Record<string, unknown> | boolean,
+  value: unknown,
+): ValidationResult {
+  const errors = schemaErrors(schema, value);
+  if (errors === null) return { valid: true };
+  const issues = describe(errors);
+  return {
+    valid: false,
+    issues,
+    message: issues.map((i) =>
+      i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
+    ).join("; "),
+  };
+}
+
+/**
+ * Validates a value and returns the validator's raw error units, for callers
+ * that word failures their own way (see `runtime/skills/schema.ts`). Uses the
+ * same compiled-validator cache and draft choice as {@link validateValue}.
+ *
+ * @param schema the JSON Schema
+ * @param value the value to check
+ * @returns null when valid, else every error unit, outermost first
+ * @throws {TypeError} when the schema itself cannot be compiled
+ * @example The error units of a missing field
+ * ```ts
+ * import { schemaErrors } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * const schema = { type: "object", required: ["path"] };
+ * assert.equal(schemaErrors(schema, { path: "a" }), null);
+ * const errors = schemaErrors(schema, {}) ?? [];
+ * assert.ok(errors.some((e) => e.keyword === "required"));
+ * ```
+ */
+export function schemaErrors(
+  schema: Record<string, unknown> | boolean,
+  value: unknown,
+): OutputUnit[] | null {
+  const result = compile(schema).validate(value);
+  return result.valid ? null : result.errors;
+}
+
+function compile(schema: Record<string, unknown> | boolean): Validator {
+  const cached = typeof schema === "object"
+    ? validators.get(schema)
+    : undefined;
+  if (cached) return cached;
+  let validator: Validator;
+  try {
+    validator = new Validator(
+      schema as Record<string, unknown>,
+      draftOf(schema),
+      false,
+    );
+  } catch (error) {
+    throw new TypeError(`Cannot compile schema: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (typeof schema === "object") validators.set(schema, validator);
+  return validator;
+}
+
+function draftOf(schema: unknown): SchemaDraft {
+  const uri = typeof schema === "object" && schema !== null
+    ? String((schema as Record<string, unknown>).$schema ?? "")
+    : "";
+  if (uri.includes("draft-04")) return "4";
+  if (uri.includes("draft-07") || uri.includes("draft-06")) return "7";
+  if (uri.includes("2019-09")) return "2019-09";
+  return "2020-12";
+}
+
+function describe(errors: OutputUnit[]): ValidationIssue[] {
+  // A union failing says so once; the reasons each branch failed are noise.
+  const unions = errors.filter((e) =>
+    e.keyword === "anyOf" || e.keyword === "oneOf" || e.keyword === "not"
+  ).map((e) => e.keywordLocation + "/");
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    if (unions.some((u) => error.keywordLocation.startsWith(u))) continue;
+    if (
+      WRAPPERS.has(error.keyword) &&
+      errors.some((e) =>
+        e.keywordLocation.startsWith(error.keywordLocation + "/")
+      )
+    ) continue;
+    // `additionalProperties: false` also reports each extra property as a
+    // failed `false` schema; the additionalProperties error already says it.
+    if (error.keyword === "false" && errors.length > 1) continue;
+    const issue = toIssue(error);
+    const key = `${issue.path}\u0000${issue.problem}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  return issues.length > 0
+    ? issues
+    : [{ path: "", problem: "does not match the schema" }];
+}
+
+function toIssue(error: OutputUnit): ValidationIssue {
+  const path = pointerToPath(error.instanceLocation);
+  const text = error.error;
+  const named = /"([^"]*)"/.exec(text)?.[1] ?? "";
+  const join = (name: string) => path === "" ? name : `${path}.${name}`;
+  switch (error.keyword) {
+    case "type": {
+      const expected =
+        /Expected (.+)\.$/.exec(text)?.[1]?.replaceAll('"', "") ??
+          "another type";
+      const got = /Instance type "([^"]+)"/.exec(text)?.[1];
+      return {
+        path,
+        problem: `must be of type ${expected}${got ? `, got ${got}` : ""}`,
+      };
+    }
+    case "required":
+      return { path: join(named), problem: "is required" };
+    case "additionalProperties":
+    case "unevaluatedProperties":
+      return { path: join(named), problem: "is not allowed" };
+    case "enum":
+      return {
+        path,
+        problem: `must be one of ${
+          text.replace(/^.*any of /, "").replace(/\.$/, "")
+        }`,
+      };
+    case "const":
+      return {
+        path,
+        problem: `must be ${
+          text.replace(/^Instance does not match /, "").replace(/\.$/, "")
+        }`,
+      };
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+    case "multipleOf":
+      // cfworker starts these messages with the value itself: drop it.
+      return {
+        path,
+        problem: text.replace(/^.*? is /, "is ").replace(/\.$/, "").replace(
+          / {2,}/g,
+          " ",
+        ),
+      };
+    case "anyOf":
+      return { path, problem: "does not match any of the allowed schemas" };
+    case "oneOf":
+      return {
+        path,
+        problem: "does not match exactly one of the allowed schemas",
+      };
+    case "not":
+      return { path, problem: "matches a schema it must not match" };
+    case "false":
+      return { path, problem: "is not allowed" };
+    default:
+      return {
+        path,
+        problem: text.replace(/^Instance /, "").replace(/^String /, "")
+          .replace(/^Array /, "").replace(/\.$/, "").replace(
+            /^./,
+            (c) => c.toLowerCase(),
+          ),
+      };
+  }
+}
+
+function pointerToPath(pointer: string): string {
+  const trimmed = pointer.replace(/^#\/?/, "");
+  if (trimmed === "") return "";
+  return trimmed.split("/").map((segment) => {
+    let s = segment;
+    try {
+      s = decodeURIComponent(s);
+    } catch {
+      // Keep the raw segment: a path is still better than none.
+    }
+    return s.replaceAll("~1", "/").replaceAll("~0", "~");
+  }).join(".");
+}
