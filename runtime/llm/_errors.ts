@@ -76,6 +76,72 @@ export function providerError(
   });
 }
 
+/** What a provider module read from its SDK's own HTTP error class. */
+export interface ApiErrorFields {
+  /** HTTP status; absent when no answer came (connection failure). */
+  status?: number;
+  /** The provider's message from the error body. */
+  message?: string;
+  /** The provider's error type (`rate_limit_error`). */
+  type?: string;
+  /** Whether the error carried a body at all (none: a connection failure). */
+  hasBody: boolean;
+}
+
+/**
+ * Maps anything a provider SDK threw to the error the skill sees, the same
+ * way for every provider: a {@link SkillboxError} passes through, the SDK's
+ * HTTP error (recognized by `readApiError`) keeps its status, message and
+ * type, and anything else becomes a provider failure with its message.
+ *
+ * @param provider `openai` or `anthropic`
+ * @param error what the SDK threw
+ * @param options `baseUrl` (named for connection failures) and the
+ *   provider's reader of its SDK error class (undefined when not one)
+ * @returns the error to throw
+ * @example A non-SDK failure becomes a provider error
+ * ```ts
+ * import { mapProviderError } from "./_errors.ts";
+ * import assert from "node:assert/strict";
+ * const error = mapProviderError("openai", new Error("boom"), {
+ *   baseUrl: "https://api.openai.com/v1",
+ *   readApiError: () => undefined,
+ * });
+ * assert.equal(error.message, 'LLM provider "openai" failed mid-stream: boom');
+ * ```
+ */
+export function mapProviderError(
+  provider: string,
+  error: unknown,
+  options: {
+    baseUrl: string;
+    readApiError: (error: unknown) => ApiErrorFields | undefined;
+  },
+): Error {
+  if (error instanceof SkillboxError) return error;
+  const api = options.readApiError(error);
+  const context = { cause: error, baseUrl: options.baseUrl };
+  if (api !== undefined && error instanceof Error) {
+    return providerError(provider, {
+      status: api.status,
+      message: api.message ??
+        (api.status === undefined ? causeMessage(error) : undefined),
+      type: api.type,
+      connection: api.status === undefined && !api.hasBody,
+    }, context);
+  }
+  return providerError(provider, {
+    message: error instanceof Error ? error.message : String(error),
+  }, context);
+}
+
+/** A connection failure's own reason (refused, reset) beats "Connection error". */
+function causeMessage(error: Error): string {
+  return error.cause instanceof Error
+    ? `${error.message.replace(/\.$/, "")} (${error.cause.message})`
+    : error.message;
+}
+
 /**
  * Rejects with the abort reason when the caller aborted, so a timeout or
  * cancellation surfaces as itself rather than as a provider failure.

@@ -17,13 +17,13 @@ import type {
   LlmProvider,
 } from "./provider.ts";
 import {
+  type ApiErrorFields,
+  mapProviderError,
   parseToolArguments,
-  providerError,
   rethrowIfAborted,
   truncatedStreamError,
 } from "./_errors.ts";
 import { toAnthropicTools } from "./tool_formats.ts";
-import { SkillboxError } from "../../protocol/errors.ts";
 
 /** What the Anthropic provider needs; `createProvider` builds it from config. */
 export interface AnthropicProviderOptions {
@@ -138,7 +138,7 @@ export function createAnthropicProvider(
         }
       } catch (error) {
         rethrowIfAborted(signal);
-        throw toError(error, baseUrl);
+        throw mapProviderError(PROVIDER, error, { baseUrl, readApiError });
       }
       // The SDK ends the iteration quietly on abort: say it was aborted.
       rethrowIfAborted(signal);
@@ -213,32 +213,18 @@ function toAnthropicMessages(
   return { system: system.join("\n\n"), messages };
 }
 
-function toError(error: unknown, baseUrl: string): Error {
-  if (error instanceof SkillboxError) return error;
-  if (error instanceof APIError) {
-    // Body shape: {type: "error", error: {type, message}}.
-    const body = error.error as
-      | { error?: { message?: unknown; type?: unknown } }
-      | undefined;
-    const message = typeof body?.error?.message === "string"
+/** Reads the Anthropic SDK's HTTP error; its body is `{type: "error", error: {type, message}}`. */
+function readApiError(error: unknown): ApiErrorFields | undefined {
+  if (!(error instanceof APIError)) return undefined;
+  const body = error.error as
+    | { error?: { message?: unknown; type?: unknown } }
+    | undefined;
+  return {
+    status: error.status,
+    message: typeof body?.error?.message === "string"
       ? body.error.message
-      : undefined;
-    return providerError(PROVIDER, {
-      status: error.status,
-      message: message ??
-        (error.status === undefined ? causeMessage(error) : undefined),
-      type: error.type ?? undefined,
-      connection: error.status === undefined && body === undefined,
-    }, { cause: error, baseUrl });
-  }
-  return providerError(PROVIDER, {
-    message: error instanceof Error ? error.message : String(error),
-  }, { cause: error, baseUrl });
-}
-
-/** A connection failure's own reason (refused, reset) beats "Connection error". */
-function causeMessage(error: Error): string {
-  return error.cause instanceof Error
-    ? `${error.message.replace(/\.$/, "")} (${error.cause.message})`
-    : error.message;
+      : undefined,
+    type: error.type ?? undefined,
+    hasBody: body !== undefined,
+  };
 }

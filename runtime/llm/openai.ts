@@ -16,13 +16,13 @@ import type {
   LlmProvider,
 } from "./provider.ts";
 import {
+  type ApiErrorFields,
+  mapProviderError,
   parseToolArguments,
-  providerError,
   rethrowIfAborted,
   truncatedStreamError,
 } from "./_errors.ts";
 import { toOpenAiTools } from "./tool_formats.ts";
-import { SkillboxError } from "../../protocol/errors.ts";
 
 /** What the OpenAI provider needs; `createProvider` builds it from config. */
 export interface OpenAiProviderOptions {
@@ -136,7 +136,7 @@ export function createOpenAiProvider(
         }
       } catch (error) {
         rethrowIfAborted(signal);
-        throw toError(error, baseUrl);
+        throw mapProviderError(PROVIDER, error, { baseUrl, readApiError });
       }
       // The SDK ends the iteration quietly on abort: say it was aborted.
       rethrowIfAborted(signal);
@@ -201,32 +201,16 @@ function toOpenAiMessage(
   }
 }
 
-function toError(error: unknown, baseUrl: string): Error {
-  if (error instanceof APIError) {
-    const body = error.error as
-      | { message?: unknown; type?: unknown }
-      | undefined;
-    const message = typeof body?.message === "string"
-      ? body.message
-      : undefined;
-    const type = typeof body?.type === "string" ? body.type : undefined;
-    return providerError(PROVIDER, {
-      status: error.status,
-      message: message ??
-        (error.status === undefined ? causeMessage(error) : undefined),
-      type,
-      connection: error.status === undefined && body === undefined,
-    }, { cause: error, baseUrl });
-  }
-  if (error instanceof SkillboxError) return error;
-  return providerError(PROVIDER, {
-    message: error instanceof Error ? error.message : String(error),
-  }, { cause: error, baseUrl });
-}
-
-/** A connection failure's own reason (refused, reset) beats "Connection error". */
-function causeMessage(error: Error): string {
-  return error.cause instanceof Error
-    ? `${error.message.replace(/\.$/, "")} (${error.cause.message})`
-    : error.message;
+/** Reads the OpenAI SDK's HTTP error; its body is `{message, type, ...}`. */
+function readApiError(error: unknown): ApiErrorFields | undefined {
+  if (!(error instanceof APIError)) return undefined;
+  const body = error.error as
+    | { message?: unknown; type?: unknown }
+    | undefined;
+  return {
+    status: error.status,
+    message: typeof body?.message === "string" ? body.message : undefined,
+    type: typeof body?.type === "string" ? body.type : undefined,
+    hasBody: body !== undefined,
+  };
 }

@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { SkillboxError } from "../../protocol/errors.ts";
+import { type ApiErrorFields, mapProviderError } from "./_errors.ts";
+
+class FakeApiError extends Error {
+  constructor(readonly fields: ApiErrorFields, options?: ErrorOptions) {
+    super("Connection error.", options);
+  }
+}
+
+const readApiError = (error: unknown) =>
+  error instanceof FakeApiError ? error.fields : undefined;
+const map = (error: unknown) =>
+  mapProviderError("openai", error, {
+    baseUrl: "http://127.0.0.1:9/v1",
+    readApiError,
+  }) as SkillboxError;
+
+Deno.test("mapProviderError() keeps an HTTP status, message and type", () => {
+  const error = map(
+    new FakeApiError({
+      status: 429,
+      message: "Slow down.",
+      type: "rate_limit_error",
+      hasBody: true,
+    }),
+  );
+  assert.ok(error instanceof SkillboxError);
+  assert.equal(error.code, "skill_error");
+  assert.equal(
+    error.message,
+    'LLM provider "openai" answered HTTP 429: Slow down',
+  );
+  assert.equal(error.retryable, true);
+  assert.deepEqual(error.detail, {
+    provider: "openai",
+    status: 429,
+    type: "rate_limit_error",
+  });
+});
+
+Deno.test("mapProviderError() names the address and cause of a connection failure", () => {
+  const error = map(
+    new FakeApiError({ hasBody: false }, {
+      cause: new Error("connection refused"),
+    }),
+  );
+  assert.equal(
+    error.message,
+    'Cannot reach LLM provider "openai" at "http://127.0.0.1:9/v1": Connection error (connection refused)',
+  );
+  assert.equal(error.retryable, true);
+});
+
+Deno.test("mapProviderError() passes a SkillboxError through and wraps anything else", () => {
+  const own = new SkillboxError("skill_error", "Already mapped");
+  assert.equal(map(own), own);
+  const other = map(new TypeError("boom"));
+  assert.equal(other.message, 'LLM provider "openai" failed mid-stream: boom');
+  assert.equal(other.retryable, false);
+  assert.equal(
+    map("text").message,
+    'LLM provider "openai" failed mid-stream: text',
+  );
+});
