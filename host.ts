@@ -103,8 +103,10 @@ async function main(args: string[]): Promise<number> {
     log: (line) => stderr(`skillbox: ${line}`),
   });
   let loaded: string;
+  let warnings: string[] = [];
   try {
     const report = await host.ready;
+    warnings = report.warnings;
     loaded =
       `${report.tools} tools, ${report.toolkits} toolkits, ${report.skills} skills from ${
         report.dirs.join(", ")
@@ -112,6 +114,8 @@ async function main(args: string[]): Promise<number> {
         report.errors.length > 0
           ? `; ${report.errors.length} file(s) failed to load (see above)`
           : ""
+      }${
+        warnings.length > 0 ? `; ${warnings.length} skill warning(s) below` : ""
       }; auth: ${
         config.tokens.length > 0 ? `${config.tokens.length} token(s)` : "off"
       }`;
@@ -126,6 +130,7 @@ async function main(args: string[]): Promise<number> {
   if (flags.stdio) {
     stderr(`skillbox serving one A2E session on stdio (${loaded})`);
     if (from) stderr(`skillbox settings: ${from}`);
+    for (const line of warnings) stderr(`skillbox warning: ${line}`);
     await host.serveStdio();
     await host.close({ timeoutSeconds: 0 });
     return 0;
@@ -147,6 +152,7 @@ async function main(args: string[]): Promise<number> {
     `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/health (${loaded})`,
   );
   if (from) stderr(`skillbox settings: ${from}`);
+  for (const line of warnings) stderr(`skillbox warning: ${line}`);
 
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();

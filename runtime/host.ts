@@ -192,7 +192,14 @@ export function createHost(options: HostOptions = {}): Host {
       configPath: options.configPath,
     });
   const ready: Promise<LoadReport> = stack?.ready ??
-    Promise.resolve({ tools: 0, toolkits: 0, skills: 0, dirs: [], errors: [] });
+    Promise.resolve({
+      tools: 0,
+      toolkits: 0,
+      skills: 0,
+      dirs: [],
+      errors: [],
+      warnings: [],
+    });
   ready.catch(() => {});
   const dispatcher = new Dispatcher({
     capabilities: options.capabilities ?? stack?.capabilities,

@@ -30,6 +30,7 @@ import {
   registryToolHost,
   SYSTEM_SKILLS_DIR,
 } from "./skills/capability.ts";
+import { skillLoadWarnings } from "./skills/load_warnings.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
@@ -47,6 +48,8 @@ export interface LoadReport {
   dirs: string[];
   /** Files that could not be loaded, and why. */
   errors: { path: string; message: string }[];
+  /** Skill dialect warnings and unloadable skills, one line each. */
+  warnings: string[];
 }
 
 /** Options of {@link createStandardStack}. */
@@ -185,10 +188,12 @@ export function createStandardStack(
     for (const error of snapshot.errors) {
       log(`Cannot load "${error.path}": ${error.message}`);
     }
+    const skills = await catalog.skills();
     const report: LoadReport = {
       tools: snapshot.tools.size,
       toolkits: snapshot.toolkits.size,
-      skills: (await catalog.skills()).length,
+      skills: skills.length,
+      warnings: skillLoadWarnings(skills),
       dirs: dirs.map((d) => d.path),
       errors: snapshot.errors.map((e) => ({
         path: e.path,

@@ -189,7 +189,7 @@ class LiveRegistry implements Registry {
 
   #invalidate(path: string): void {
     const name = basename(path);
-    if (name === "SKILL.md") this.#touchedSkillMd = true;
+    if (/^(SKILL|skill)\.md$/.test(name)) this.#touchedSkillMd = true;
     if (isDefinitionFile(name)) {
       this.#cache.delete(path);
       return;

@@ -8,6 +8,9 @@
 import { join, resolve } from "node:path";
 import type { Origin, RegistryError } from "./types.ts";
 
+// An Agent Skills folder's file; A2E's reference skill spells it `skill.md`.
+const SKILL_FILES = new Set(["SKILL.md", "skill.md"]);
+
 /** A folder to scan, and the origin of what is found in it. */
 export interface SkillDir {
   /** The folder (made absolute against the working directory). */
@@ -31,7 +34,7 @@ export interface ScannedFile {
 /** What a scan found. */
 export interface ScanResult {
   files: ScannedFile[];
-  /** Folders holding a `SKILL.md`, absolute. */
+  /** Folders holding a `SKILL.md` or `skill.md`, absolute. */
   agentSkills: string[];
   /** Folders that could not be read (a missing skills folder is not one). */
   errors: RegistryError[];
@@ -61,7 +64,7 @@ export function isDefinitionFile(name: string): boolean {
 
 /**
  * Walks the skills folders. Hidden folders and `node_modules` are skipped; a
- * folder with a `SKILL.md` is recorded as an Agent Skill and not descended
+ * folder with a `SKILL.md` (or `skill.md`) is recorded as an Agent Skill and not descended
  * into (its scripts are not definitions). Symbolic links are followed once.
  *
  * @param dirs the skills folders, in order
@@ -104,7 +107,7 @@ export async function scanSkillDirs(
       result.errors.push(unreadable(dir, error));
       return;
     }
-    if (entries.some((e) => e.name === "SKILL.md" && !e.isDirectory)) {
+    if (entries.some((e) => SKILL_FILES.has(e.name) && !e.isDirectory)) {
       result.agentSkills.push(dir);
       return;
     }

@@ -56,7 +56,11 @@ import {
   type SkillLimits,
   type SkillToolHost,
 } from "./run.ts";
-import { loadSkillFolder, type SkillFolder } from "./skill_md.ts";
+import {
+  findSkillFile,
+  loadSkillFolder,
+  type SkillFolder,
+} from "./skill_md.ts";
 
 /** Where the skills capability gets its skills. */
 export interface SkillCatalog {
@@ -300,7 +304,8 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
   const loadFolder = async (dir: string) => {
     let stamp = "missing";
     try {
-      const info = await Deno.stat(`${dir}/SKILL.md`);
+      const file = (await findSkillFile(dir))?.name ?? "SKILL.md";
+      const info = await Deno.stat(`${dir}/${file}`);
       stamp = `${info.size}:${info.mtime?.getTime() ?? 0}`;
     } catch {
       // loadSkillFolder reports the missing file

@@ -34,6 +34,7 @@ import type {
 import type { SkillStatus } from "../../protocol/codes.ts";
 import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
 import type { SkillFolder } from "./skill_md.ts";
+import type { CommandRule } from "./tool_names.ts";
 import { redactLlmConfig } from "../llm/config.ts";
 
 /** Who put a skill where it was found (see the module doc). */
@@ -59,6 +60,8 @@ export interface InstructionSkillRun {
   readonly folder: string;
   /** Linked files readable with `read_skill_file`, relative to `folder`. */
   readonly resources: readonly string[];
+  /** What `run_command` may run (`Bash(git:*)`); absent or null: not narrowed. */
+  readonly commandRules?: readonly CommandRule[] | null;
 }
 
 /** A skill as the host keeps it. */
@@ -237,6 +240,7 @@ export function instructionSkillRecord(
       format: "instructions",
       folder: skill.folder,
       resources: skill.resources,
+      commandRules: skill.command_rules,
     },
     llmConfig: llm,
     loadProblem: null,

@@ -39,6 +39,7 @@ import type { SkillRecord } from "./definition.ts";
 import { SkillEventLog } from "./events.ts";
 import { checkSchema } from "./schema.ts";
 import { readSkillFile } from "./skill_md.ts";
+import { COMMAND_TOOL, commandRefusal } from "./tool_names.ts";
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the
 // skill's to emit.
@@ -310,6 +311,10 @@ export async function runSkill(
   const resources = record.run.format === "instructions"
     ? record.run.resources
     : [];
+  // `Bash(git:*)`-style narrowing from the skill's frontmatter.
+  const commandRules = record.run.format === "instructions"
+    ? record.run.commandRules ?? null
+    : null;
   // ctx.tools.call and the agent loop's tool calls.
   const callTool = async (
     tool: string,
@@ -319,10 +324,13 @@ export async function runSkill(
   ): Promise<unknown> => {
     signal.throwIfAborted();
     const isResource = tool === READ_SKILL_FILE_TOOL && resources.length > 0;
-    if (!isResource && !allowed.has(tool)) {
-      const denial = new PermissionDeniedError(
-        `Skill "${name}" cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`,
-      );
+    const refusal = !isResource && !allowed.has(tool)
+      ? `cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`
+      : tool === COMMAND_TOOL && commandRules
+      ? commandRefusal(commandRules, args)
+      : null;
+    if (refusal !== null) {
+      const denial = new PermissionDeniedError(`Skill "${name}" ${refusal}`);
       log.emit("tool.failed", {
         tool,
         arguments: summarize(args),

@@ -1,40 +1,47 @@
 /**
- * Agent Skills folders: a `SKILL.md` with YAML frontmatter (`name`,
- * `description`, plus the optional A2E fields) and a Markdown body that is
- * the skill's instructions.
+ * Agent Skills folders: a `SKILL.md` (or A2E's lower-case `skill.md`) with
+ * YAML frontmatter and a Markdown body that is the skill's instructions.
  *
- * A folder written for another runtime, with only `name` and `description`,
- * loads with defaults: no tools, no schema, the host's default LLM.
+ * Every dialect loads: the Agent Skills specification's fields
+ * (`spec_fields.ts`), A2E's (`a2e_dialect.ts`, with `inputs`/`outputs`
+ * parameter maps), and other runtimes' tool names (`tool_names.ts`). Loading
+ * is lenient, as the specification's client guide recommends: a broken rule
+ * or a field of the wrong type is a warning (in discovery's
+ * `metadata.warnings`), and only YAML that cannot be parsed or a missing
+ * description make a skill unloadable. A folder with only `name` and
+ * `description` loads with defaults: no tools, no schema, the host's LLM.
  *
- * Files the body links to (`[the style guide](reference/style.md)`) are
- * listed, not loaded: the agent loop offers the model a `read_skill_file`
- * tool that reads exactly those files, on demand (see `agent_loop.ts`). This
- * keeps the folder's own files reachable without granting the skill's
- * filesystem tools access to the host's `skills/` tree.
+ * Files the body links to are listed, not loaded: the agent loop reads them
+ * on demand (`skill_links.ts`).
  *
  * @module
  */
 
-import { parseDocument } from "yaml";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/models.ts";
 import type { JsonSchema } from "../../sandbox/sdk/types.ts";
+import { FieldReader, splitFrontmatter } from "./frontmatter.ts";
+import {
+  checkSkillName,
+  readDescription,
+  readSpecMetadata,
+  RESERVED_METADATA_KEYS,
+} from "./spec_fields.ts";
+import { A2E_KEYS, readA2eFields, type SkillLlmConfig } from "./a2e_dialect.ts";
+import { type CommandRule, describeCommandRule } from "./tool_names.ts";
+import { findLinks, insideFolder } from "./skill_links.ts";
 
-/** The biggest `SKILL.md` accepted, in bytes. */
+export { findLinks, MAX_RESOURCE_BYTES, readSkillFile } from "./skill_links.ts";
+export type { SkillLlmConfig } from "./a2e_dialect.ts";
+
+/** The biggest skill file accepted, in bytes. */
 export const MAX_SKILL_MD_BYTES = 256 * 1024;
 
-/** The biggest linked file `readSkillFile` returns, in bytes. */
-export const MAX_RESOURCE_BYTES = 256 * 1024;
+/** The file names that make a folder a skill, preferred first. */
+export const SKILL_MD_NAMES: readonly string[] = ["SKILL.md", "skill.md"];
 
-/** A skill's own LLM choice, as written in `SKILL.md` (`llm:`). */
-export interface SkillLlmConfig {
-  provider_name: string;
-  provider_credentials: JsonObject;
-  provider_config: JsonObject;
-}
-
-/** What a `SKILL.md` declares, with defaults filled in. */
+/** What a skill file declares, with defaults filled in. */
 export interface SkillMdManifest {
   name: string;
   description: string;
@@ -46,7 +53,7 @@ export interface SkillMdManifest {
   when_to_use: string;
   /** From `argument-hint` (or `argument_hint`). @default "" */
   argument_hint: string;
-  /** Tool names the skill may call. @default null (none) */
+  /** skillbox tool names the skill may call. @default null (none) */
   tools: string[] | null;
   /** Toolkits whose every tool the skill may call. @default null (none) */
   toolkits: string[] | null;
@@ -63,7 +70,13 @@ export interface SkillMdManifest {
   output_schema: JsonSchema;
   /** From `llm:`; a bare string names the provider. @default null */
   llm: SkillLlmConfig | null;
-  /** `license`, `compatibility`, `metadata` and other extra keys. */
+  /** What `run_command` may run (`Bash(git:*)`); null when not narrowed. */
+  command_rules: CommandRule[] | null;
+  /** One line per rule broken or value ignored. */
+  warnings: string[];
+  /** Discovery metadata: `license`, `compatibility`, the author's
+   * `metadata`, other keys, and skillbox's `dialect`, `warnings`,
+   * `tool_names`, `command_rules`, `user_invocable`. */
   metadata: JsonObject;
   /** The Markdown body. */
   instructions: string;
@@ -77,40 +90,34 @@ export interface ParseSkillMdOptions {
   path?: string;
   /** Size cap in bytes. @default MAX_SKILL_MD_BYTES */
   maxBytes?: number;
+  /** The folder's name: the name to match, and the fallback. @default none */
+  folder?: string;
 }
 
-const KNOWN_KEYS = new Set([
+// Keys read by the specification's or A2E's readers; any other key is kept
+// in metadata as written (another runtime's field, e.g. `model`).
+const READ_KEYS = new Set([
+  ...A2E_KEYS,
   "name",
   "description",
   "version",
-  "triggers",
-  "when_to_use",
-  "when-to-use",
   "argument-hint",
-  "argument_hint",
-  "tools",
-  "toolkits",
-  "max_turns",
-  "max-turns",
-  "timeout_seconds",
-  "timeout-seconds",
-  "category",
-  "tags",
-  "icon",
-  "input_schema",
-  "output_schema",
-  "llm",
+  "user-invocable",
+  "user_invocable",
+  "license",
+  "compatibility",
   "metadata",
 ]);
 
 /**
- * Parses the text of a `SKILL.md`.
+ * Parses the text of a skill file.
  *
  * @param text the whole file
- * @param options where it came from, size cap
- * @returns the manifest with defaults filled in
+ * @param options where it came from, size cap, folder name
+ * @returns the manifest with defaults filled in and warnings collected
  * @throws {SkillboxError} `skill_error` when the file is too big, has no
- *   frontmatter, has a YAML error (with its line) or a field of the wrong type
+ *   frontmatter or a YAML error (with its line), lacks a description, or has
+ *   no usable name and no folder name to fall back on
  * @example The minimal folder another runtime would write
  * ```ts
  * import { parseSkillMd } from "./skill_md.ts";
@@ -120,6 +127,7 @@ const KNOWN_KEYS = new Set([
  * assert.equal(m.version, "1.0.0");
  * assert.equal(m.tools, null);
  * assert.deepEqual(m.links, ["guide.md"]);
+ * assert.deepEqual(m.warnings, []);
  * ```
  */
 export function parseSkillMd(
@@ -127,252 +135,132 @@ export function parseSkillMd(
   options: ParseSkillMdOptions = {},
 ): SkillMdManifest {
   const path = options.path ?? "SKILL.md";
-  const fail = (detail: string): never => {
-    throw new SkillboxError(
-      "skill_error",
-      `Cannot load "${path}": ${detail}`,
-    );
-  };
   const maxBytes = options.maxBytes ?? MAX_SKILL_MD_BYTES;
   // Characters never outnumber UTF-8 bytes, so this first check is cheap.
   if (
     text.length > maxBytes ||
     new TextEncoder().encode(text).length > maxBytes
   ) {
-    fail(`file is larger than ${maxBytes} bytes`);
-  }
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
-  if (lines[0]?.trim() !== "---") {
-    fail('no YAML frontmatter: the file must start with a "---" line');
-  }
-  const end = lines.findIndex((l, i) =>
-    i > 0 && (l.trimEnd() === "---" || l.trimEnd() === "...")
-  );
-  if (end < 0) fail('the YAML frontmatter has no closing "---" line');
-  const yamlText = lines.slice(1, end).join("\n");
-  const body = lines.slice(end + 1).join("\n").trim();
-
-  let data: unknown;
-  try {
-    const doc = parseDocument(yamlText, { prettyErrors: true });
-    const first = doc.errors[0];
-    if (first) {
-      // The frontmatter starts on the file's second line.
-      const line = (first.linePos?.[0]?.line ?? 0) + 1;
-      const message = first.message.split("\n")[0]?.replace(/ at line.*$/, "");
-      fail(`YAML error at line ${line}: ${message}`);
-    }
-    // A small alias budget defuses "billion laughs" documents.
-    data = doc.toJS({ maxAliasCount: 50 });
-  } catch (error) {
-    if (error instanceof SkillboxError) throw error;
-    fail(`YAML error: ${error instanceof Error ? error.message : error}`);
-  }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    fail("the frontmatter must be a YAML mapping");
-  }
-  const fm = data as Record<string, unknown>;
-  const field = (...keys: string[]): unknown => {
-    for (const k of keys) {
-      if (fm[k] !== undefined && fm[k] !== null) return fm[k];
-    }
-    return undefined;
-  };
-  const str = (key: string, value: unknown, max = 10_000): string | null => {
-    if (value === undefined) return null;
-    if (typeof value === "number") return String(value);
-    if (typeof value !== "string") fail(`field "${key}" must be a string`);
-    if ((value as string).length > max) {
-      fail(`field "${key}" is longer than ${max} characters`);
-    }
-    return value as string;
-  };
-  const strList = (key: string, value: unknown): string[] | null => {
-    if (value === undefined) return null;
-    // `tools: read_file, grep` is a common shorthand in other runtimes.
-    if (typeof value === "string") {
-      return value.split(/[,\s]+/).filter((s) => s.length > 0);
-    }
-    if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
-      fail(`field "${key}" must be a list of strings`);
-    }
-    return value as string[];
-  };
-  const positive = (key: string, value: unknown, int: boolean) => {
-    if (value === undefined) return null;
-    if (
-      typeof value !== "number" || !(value > 0) || !Number.isFinite(value) ||
-      (int && !Number.isInteger(value))
-    ) {
-      fail(
-        `field "${key}" must be a positive ${int ? "integer" : "number"}, got ${
-          JSON.stringify(value)
-        }`,
-      );
-    }
-    return value as number;
-  };
-  const schema = (key: string): JsonSchema => {
-    const value = fm[key];
-    if (value === undefined || value === null) return {};
-    if (typeof value !== "object" || Array.isArray(value)) {
-      fail(`field "${key}" must be a JSON Schema object`);
-    }
-    return value as JsonSchema;
-  };
-
-  const name = str("name", fm.name, 64);
-  if (!name) fail('field "name" is required');
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name!)) {
-    fail(
-      `field "name" must be letters, digits, ".", "_" or "-", got "${name}"`,
+    throw new SkillboxError(
+      "skill_error",
+      `Cannot load "${path}": file is larger than ${maxBytes} bytes`,
     );
   }
-  const description = str("description", fm.description, 4096);
-  if (!description?.trim()) fail('field "description" is required');
-
-  const metadata: JsonObject = {};
-  const declared = fm.metadata;
-  if (declared !== undefined && declared !== null) {
-    if (typeof declared !== "object" || Array.isArray(declared)) {
-      fail('field "metadata" must be a mapping');
-    }
-    Object.assign(metadata, declared);
+  const { data, body } = splitFrontmatter(text, path);
+  const fields = new FieldReader(data);
+  const a2e = A2E_KEYS.some((k) => data[k] !== undefined);
+  let name: string;
+  let description: string;
+  try {
+    const checked = checkSkillName(data.name, { folder: options.folder, a2e });
+    checked.warnings.forEach((w) => fields.warn(w));
+    name = checked.name;
+    description = readDescription(fields);
+  } catch (error) {
+    throw new SkillboxError(
+      "skill_error",
+      `Cannot load "${path}": ${(error as Error).message}`,
+    );
   }
-  // Keep what other runtimes put in the frontmatter (license, compatibility,
-  // allowed-tools) without acting on it.
-  for (const [k, v] of Object.entries(fm)) {
-    if (!KNOWN_KEYS.has(k)) metadata[k] = v;
+  const dialect = readA2eFields(fields);
+  const metadata = readSpecMetadata(fields);
+  for (const [key, value] of Object.entries(data)) {
+    if (READ_KEYS.has(key)) continue;
+    if (RESERVED_METADATA_KEYS.includes(key)) {
+      fields.warn(`field "${key}" is reserved for skillbox: ignored`);
+    } else metadata[key] = value as JsonObject[string];
   }
-
+  metadata.dialect = a2e ? "a2e" : "agent-skills";
+  const names = dialect.tool_names;
+  if (Object.keys(names.mapped).length + names.unknown.length > 0) {
+    metadata.tool_names = names;
+  }
+  if (dialect.command_rules !== null) {
+    metadata.command_rules = dialect.command_rules.map(describeCommandRule);
+  }
+  if (dialect.user_invocable !== null) {
+    metadata.user_invocable = dialect.user_invocable;
+  }
+  if (fields.warnings.length > 0) metadata.warnings = [...fields.warnings];
   return {
-    name: name!,
-    description: description!,
-    version: str("version", fm.version, 64) ?? "1.0.0",
-    triggers: strList("triggers", fm.triggers) ?? [],
-    when_to_use: str("when_to_use", field("when_to_use", "when-to-use")) ??
-      "",
-    argument_hint:
-      str("argument-hint", field("argument-hint", "argument_hint"), 1000) ??
-        "",
-    tools: strList("tools", fm.tools),
-    toolkits: strList("toolkits", fm.toolkits),
-    max_turns: positive("max_turns", field("max_turns", "max-turns"), true),
-    timeout_seconds: positive(
-      "timeout_seconds",
-      field("timeout_seconds", "timeout-seconds"),
-      false,
-    ),
-    category: str("category", fm.category, 200),
-    tags: strList("tags", fm.tags),
-    icon: str("icon", fm.icon),
-    input_schema: schema("input_schema"),
-    output_schema: schema("output_schema"),
-    llm: parseLlm(fm.llm, fail),
+    name,
+    description,
+    version: dialect.version,
+    triggers: dialect.triggers,
+    when_to_use: dialect.when_to_use,
+    argument_hint: dialect.argument_hint,
+    tools: dialect.tools,
+    toolkits: dialect.toolkits,
+    max_turns: dialect.max_turns,
+    timeout_seconds: dialect.timeout_seconds,
+    category: dialect.category,
+    tags: dialect.tags,
+    icon: dialect.icon,
+    input_schema: dialect.input_schema,
+    output_schema: dialect.output_schema,
+    llm: dialect.llm,
+    command_rules: dialect.command_rules,
+    warnings: fields.warnings,
     metadata,
     instructions: body,
     links: findLinks(body),
   };
 }
 
-function parseLlm(
-  value: unknown,
-  fail: (detail: string) => never,
-): SkillLlmConfig | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "string") {
-    return {
-      provider_name: value,
-      provider_credentials: {},
-      provider_config: {},
-    };
-  }
-  if (typeof value !== "object" || Array.isArray(value)) {
-    fail('field "llm" must be a provider name or a mapping');
-  }
-  const v = value as Record<string, unknown>;
-  if (typeof v.provider_name !== "string" || v.provider_name === "") {
-    fail('field "llm.provider_name" must be a string');
-  }
-  const obj = (k: string): JsonObject => {
-    const x = v[k];
-    if (x === undefined || x === null) return {};
-    if (typeof x !== "object" || Array.isArray(x)) {
-      fail(`field "llm.${k}" must be a mapping`);
-    }
-    return x as JsonObject;
-  };
-  return {
-    provider_name: v.provider_name as string,
-    provider_credentials: obj("provider_credentials"),
-    provider_config: obj("provider_config"),
-  };
-}
-
-/**
- * Finds the relative link targets of a Markdown body: inline links, images
- * and reference definitions, without URLs, anchors, or paths that climb out
- * of the folder.
- *
- * @param markdown the body
- * @returns unique relative paths, in order of first appearance
- * @example
- * ```ts
- * import { findLinks } from "./skill_md.ts";
- * import assert from "node:assert/strict";
- * const body = "See [a](ref/a.md#top), [web](https://x.dev), [up](../secret) and\n[b]: ./b.txt";
- * assert.deepEqual(findLinks(body), ["ref/a.md", "b.txt"]);
- * ```
- */
-export function findLinks(markdown: string): string[] {
-  const found: string[] = [];
-  const patterns = [
-    /!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
-    /^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s+.*)?$/gm,
-  ];
-  for (const pattern of patterns) {
-    for (const match of markdown.matchAll(pattern)) {
-      const target = normalizeLink(match[1] ?? "");
-      if (target !== null && !found.includes(target)) found.push(target);
-    }
-  }
-  return found;
-}
-
-function normalizeLink(raw: string): string | null {
-  let target = raw.split("#")[0]!.split("?")[0]!;
-  if (target === "" || /^[a-z][a-z0-9+.-]*:/i.test(target)) return null;
-  try {
-    target = decodeURIComponent(target);
-  } catch {
-    return null;
-  }
-  if (isAbsolute(target) || target.startsWith("/")) return null;
-  const parts = target.replaceAll("\\", "/").split("/").filter((p) =>
-    p !== "" && p !== "."
-  );
-  if (parts.length === 0 || parts.includes("..")) return null;
-  return parts.join("/");
-}
-
 /** A loaded Agent Skills folder. */
 export interface SkillFolder extends SkillMdManifest {
   /** Absolute path of the folder. */
   folder: string;
-  /** Absolute path of its `SKILL.md`. */
+  /** Absolute path of its skill file (`SKILL.md` or `skill.md`). */
   file_path: string;
   /** Linked files that exist as regular files inside the folder. */
   resources: string[];
 }
 
 /**
- * Reads a skill folder's `SKILL.md` and checks which linked files exist
- * inside the folder (symlinks leading out are dropped).
+ * Finds a folder's skill file by its exact name (`SKILL.md` first, then
+ * `skill.md`), so a case-insensitive filesystem cannot make one file count
+ * twice.
  *
- * @param folder the folder holding `SKILL.md`
+ * @param folder the folder
+ * @returns the file's name and any other skill file the folder also holds,
+ *   or null when it has none
+ * @example
+ * ```ts
+ * import { findSkillFile } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/skill.md`, "---\nname: a\ndescription: A\n---\n");
+ * assert.deepEqual(await findSkillFile(dir), { name: "skill.md", ignored: null });
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function findSkillFile(
+  folder: string,
+): Promise<{ name: string; ignored: string | null } | null> {
+  const present: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(folder)) {
+      if (SKILL_MD_NAMES.includes(entry.name) && !entry.isDirectory) {
+        present.push(entry.name);
+      }
+    }
+  } catch {
+    return null;
+  }
+  const [name, ignored] = SKILL_MD_NAMES.filter((n) => present.includes(n));
+  return name === undefined ? null : { name, ignored: ignored ?? null };
+}
+
+/**
+ * Reads a skill folder's `SKILL.md` (or `skill.md`) and checks which linked
+ * files exist inside the folder (symlinks leading out are dropped).
+ *
+ * @param folder the folder holding the skill file
  * @param options size cap
  * @returns the manifest, the folder, and its readable resources
- * @throws {SkillboxError} `skill_error` when `SKILL.md` is missing or invalid
+ * @throws {SkillboxError} `skill_error` when the skill file is missing,
+ *   leads out of the folder, is too big, or cannot be loaded
  * @example Load a folder
  * ```ts
  * import { loadSkillFolder } from "./skill_md.ts";
@@ -389,102 +277,47 @@ export async function loadSkillFolder(
   folder: string,
   options: { maxBytes?: number } = {},
 ): Promise<SkillFolder> {
+  const folderName = basename(resolve(folder));
   const dir = await Deno.realPath(resolve(folder));
-  const file = join(dir, "SKILL.md");
-  const maxBytes = options.maxBytes ?? MAX_SKILL_MD_BYTES;
-  let info: Deno.FileInfo;
+  const found = await findSkillFile(dir);
+  const file = join(dir, found?.name ?? SKILL_MD_NAMES[0]!);
+  const fail = (detail: string, cause?: unknown): never => {
+    throw new SkillboxError("skill_error", `Cannot load "${file}": ${detail}`, {
+      cause,
+    });
+  };
+  if (found === null) fail("the folder has no SKILL.md or skill.md");
+  // A skill file that is a link out of its folder would put a host file into
+  // the instructions sent to clients and the LLM.
+  let real = "";
   try {
-    info = await Deno.stat(file);
+    real = await Deno.realPath(file);
   } catch (error) {
-    throw new SkillboxError(
-      "skill_error",
-      `Cannot load "${file}": ${
-        error instanceof Error ? error.message : error
-      }`,
-      { cause: error },
-    );
+    fail(error instanceof Error ? error.message : String(error), error);
   }
+  const back = relative(dir, real);
+  if (back.startsWith("..") || isAbsolute(back)) {
+    fail("the skill file is a link that leads out of its folder");
+  }
+  const maxBytes = options.maxBytes ?? MAX_SKILL_MD_BYTES;
+  const info = await Deno.stat(real);
   // Check the size before reading so a huge file is never pulled into memory.
-  if (info.size > maxBytes) {
-    throw new SkillboxError(
-      "skill_error",
-      `Cannot load "${file}": file is larger than ${maxBytes} bytes`,
-    );
-  }
-  const manifest = parseSkillMd(await Deno.readTextFile(file), {
+  if (info.size > maxBytes) fail(`file is larger than ${maxBytes} bytes`);
+  const manifest = parseSkillMd(await Deno.readTextFile(real), {
     path: file,
     maxBytes,
+    folder: folderName,
   });
+  if (found!.ignored !== null) {
+    const warning = `the folder also has "${
+      found!.ignored
+    }", which is ignored: "${found!.name}" is read`;
+    manifest.warnings.push(warning);
+    manifest.metadata.warnings = [...manifest.warnings];
+  }
   const resources: string[] = [];
   for (const link of manifest.links) {
     if (await insideFolder(dir, link)) resources.push(link);
   }
   return { ...manifest, folder: dir, file_path: file, resources };
-}
-
-async function insideFolder(dir: string, rel: string): Promise<string | null> {
-  try {
-    const real = await Deno.realPath(join(dir, rel));
-    const back = relative(dir, real);
-    if (back === "" || back.startsWith("..") || isAbsolute(back)) return null;
-    const info = await Deno.stat(real);
-    return info.isFile ? real : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Reads one of a skill folder's linked files, on demand.
- *
- * @param skill the loaded folder (only its `resources` are readable)
- * @param path a path relative to the folder, as linked
- * @param options size cap
- * @returns the file's text
- * @throws {SkillboxError} `tool_denied` for a file that is not a listed
- *   resource, `tool_error` when it is too big or unreadable
- * @example Read a linked file
- * ```ts
- * import { loadSkillFolder, readSkillFile } from "./skill_md.ts";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/SKILL.md`, "---\nname: demo\ndescription: Demo\n---\nSee [notes](notes.md).");
- * await Deno.writeTextFile(`${dir}/notes.md`, "hi");
- * const skill = await loadSkillFolder(dir);
- * assert.equal(await readSkillFile(skill, "./notes.md"), "hi");
- * await assert.rejects(readSkillFile(skill, "SKILL.md"), /not a file linked/);
- * await Deno.remove(dir, { recursive: true });
- * ```
- */
-export async function readSkillFile(
-  skill: { name: string; folder: string; resources: readonly string[] },
-  path: string,
-  options: { maxBytes?: number } = {},
-): Promise<string> {
-  const rel = normalizeLink(path);
-  if (rel === null || !skill.resources.includes(rel)) {
-    throw new SkillboxError(
-      "tool_denied",
-      `Cannot read "${path}": not a file linked from skill "${skill.name}" (linked: ${
-        skill.resources.map((r) => `"${r}"`).join(", ") || "none"
-      })`,
-    );
-  }
-  // Re-check on every read: the folder may have changed since it was loaded.
-  const real = await insideFolder(skill.folder, rel);
-  if (real === null) {
-    throw new SkillboxError(
-      "tool_denied",
-      `Cannot read "${path}": it no longer resolves inside the skill folder`,
-    );
-  }
-  const maxBytes = options.maxBytes ?? MAX_RESOURCE_BYTES;
-  const info = await Deno.stat(real);
-  if (info.size > maxBytes) {
-    throw new SkillboxError(
-      "tool_error",
-      `Cannot read "${path}": file is larger than ${maxBytes} bytes`,
-    );
-  }
-  return await Deno.readTextFile(real);
 }

@@ -1,31 +1,272 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadSkillFolder, parseSkillMd, readSkillFile } from "./skill_md.ts";
+import { fileURLToPath } from "node:url";
+import {
+  findSkillFile,
+  loadSkillFolder,
+  parseSkillMd,
+  readSkillFile,
+} from "./skill_md.ts";
 
 const md = (front: string, body = "Do it.") => `---\n${front}\n---\n${body}\n`;
+const FIXTURES = fileURLToPath(
+  new URL("../../tests/fixtures/skills/dialects/", import.meta.url),
+);
 
-Deno.test("parseSkillMd() loads a folder written for another runtime with defaults", () => {
-  const m = parseSkillMd(
-    md(
-      "name: pdf-forms\ndescription: Fill PDF forms\nlicense: Apache-2.0\nallowed-tools: Read, Bash",
-    ),
-  );
-  assert.equal(m.name, "pdf-forms");
-  assert.equal(m.version, "1.0.0");
-  assert.deepEqual(m.triggers, []);
-  assert.equal(m.when_to_use, "");
-  assert.equal(m.argument_hint, "");
-  assert.equal(m.tools, null);
-  assert.equal(m.toolkits, null);
-  assert.equal(m.max_turns, null);
-  assert.deepEqual(m.input_schema, {});
-  assert.equal(m.llm, null);
-  assert.equal(m.instructions, "Do it.");
-  // Other runtimes' keys are kept, not acted on.
-  assert.deepEqual(m.metadata, {
+Deno.test("a spec-strict SKILL.md folder loads with no warning and its fields in metadata", async () => {
+  const skill = await loadSkillFolder(join(FIXTURES, "release-notes"));
+  assert.equal(skill.name, "release-notes");
+  assert.deepEqual(skill.warnings, []);
+  assert.equal(skill.file_path, join(skill.folder, "SKILL.md"));
+  assert.match(skill.description, /^Draft release notes/);
+  assert.deepEqual(skill.resources, ["references/format.md"]);
+  assert.deepEqual(skill.tools, ["run_command", "read_file"]);
+  assert.deepEqual(skill.command_rules, [
+    { words: ["git", "log"], prefix: true },
+    { words: ["git", "tag"], prefix: true },
+  ]);
+  assert.deepEqual(skill.metadata, {
+    author: "skillbox-tests",
+    version: "1.2",
     license: "Apache-2.0",
-    "allowed-tools": "Read, Bash",
+    compatibility: "Needs git on PATH and a repository with tags.",
+    "allowed-tools": "Bash(git log:*) Bash(git tag:*) Read",
+    dialect: "agent-skills",
+    tool_names: {
+      mapped: {
+        "Bash(git log:*)": ["run_command"],
+        "Bash(git tag:*)": ["run_command"],
+        Read: ["read_file"],
+      },
+      unknown: [],
+    },
+    command_rules: ["git log *", "git tag *"],
   });
+});
+
+Deno.test("an A2E skill.md folder loads with mapped tool names and parameter maps as schemas", async () => {
+  const skill = await loadSkillFolder(join(FIXTURES, "csv_digest"));
+  assert.equal(skill.name, "csv_digest");
+  assert.equal(skill.file_path, join(skill.folder, "skill.md"));
+  assert.equal(skill.version, "0.3.0");
+  assert.deepEqual(skill.triggers, [
+    "summarize this csv",
+    "how many rows are in",
+  ]);
+  assert.match(skill.when_to_use, /shape of a tabular file/);
+  assert.equal(
+    skill.argument_hint,
+    '{"path": "data/people.csv", "column": "city"}',
+  );
+  assert.equal(skill.metadata.user_invocable, true);
+  assert.equal(skill.metadata.dialect, "a2e");
+  assert.deepEqual(skill.tools, [
+    "read_file",
+    "find_files",
+    "grep",
+    "run_command",
+    "write_file",
+    "http_request",
+  ]);
+  assert.equal(skill.command_rules, null);
+  assert.deepEqual(skill.metadata.tool_names, {
+    mapped: {
+      Read: ["read_file"],
+      Glob: ["find_files"],
+      Grep: ["grep"],
+      Bash: ["run_command"],
+      Write: ["write_file"],
+      Edit: ["read_file", "write_file"],
+      WebFetch: ["http_request"],
+    },
+    unknown: ["WebSearch"],
+  });
+  assert.deepEqual(skill.warnings, [
+    'tool names skillbox does not know grant nothing: "WebSearch"',
+  ]);
+  assert.deepEqual(skill.input_schema, {
+    type: "object",
+    properties: {
+      path: {
+        type: "string",
+        description: "The CSV file, relative to the filesystem root",
+      },
+      column: {
+        type: "string",
+        description: "A column whose distinct values to list",
+      },
+      delimiter: { type: "string", default: "," },
+    },
+    required: ["path"],
+  });
+  assert.deepEqual(skill.output_schema, {
+    type: "object",
+    properties: {
+      rows: { type: "integer" },
+      columns: { type: "array", items: { type: "string" } },
+      distinct: {
+        type: "object",
+        properties: {
+          values: { type: "array", items: { type: "string" } },
+          count: { type: "integer" },
+        },
+      },
+    },
+  });
+});
+
+Deno.test("parseSkillMd() applies the name rules leniently, with one warning each", async (t) => {
+  const cases: [string, string, string | undefined, string, RegExp[]][] = [
+    // label, name line, folder, name served, warnings expected
+    ["a good name", "name: pdf-forms", "pdf-forms", "pdf-forms", []],
+    ["upper case", "name: Pdf", "Pdf", "Pdf", [
+      /"Pdf" breaks the Agent Skills rule/,
+    ]],
+    ["leading -", "name: -pdf", "-pdf", "-pdf", [
+      /breaks the Agent Skills rule/,
+    ]],
+    ["trailing -", "name: pdf-", "pdf-", "pdf-", [/breaks/]],
+    ["double -", "name: pd--f", "pd--f", "pd--f", [/breaks/]],
+    [
+      "65 characters",
+      `name: ${"a".repeat(65)}`,
+      "a".repeat(65),
+      "a".repeat(65),
+      [/breaks/],
+    ],
+    ["_ outside A2E's dialect", "name: pdf_x", "pdf_x", "pdf_x", [/breaks/]],
+    ["_ in A2E's dialect", "name: pdf_x\ntriggers: [x]", "pdf_x", "pdf_x", []],
+    ["not matching its folder", "name: pdf", "forms", "pdf", [
+      /"pdf" does not match its folder "forms"/,
+    ]],
+    ["missing", "license: MIT", "notes", "notes", [
+      /"name" is missing: using the folder name "notes"/,
+    ]],
+    ["a path", "name: ../../etc", "etc-skill", "etc-skill", [
+      /cannot name a skill.*using the folder name "etc-skill"/,
+    ]],
+    ["a list", "name: [a, b]", "ab", "ab", [
+      /"name" must be a string: using the folder name/,
+    ]],
+    ["a number", "name: 42", "42", "42", []],
+  ];
+  for (const [label, nameLine, folder, served, expected] of cases) {
+    await t.step(label, () => {
+      const m = parseSkillMd(md(`${nameLine}\ndescription: d`), { folder });
+      assert.equal(m.name, served);
+      assert.equal(m.warnings.length, expected.length, m.warnings.join("\n"));
+      expected.forEach((re, i) => assert.match(m.warnings[i]!, re));
+      if (expected.length > 0) {
+        assert.deepEqual(m.metadata.warnings, m.warnings);
+      } else assert.equal(m.metadata.warnings, undefined);
+    });
+  }
+  await t.step("an unusable name with no folder to fall back on", () => {
+    assert.throws(
+      () =>
+        parseSkillMd(md("name: a/b\ndescription: d"), {
+          path: "/s/x/SKILL.md",
+        }),
+      /Cannot load "\/s\/x\/SKILL.md": name "a\/b" cannot name a skill/,
+    );
+  });
+});
+
+Deno.test("parseSkillMd() reads argument_hint and argument-hint alike", () => {
+  for (const key of ["argument_hint", "argument-hint"]) {
+    const m = parseSkillMd(md(`name: a\ndescription: d\n${key}: <file>`));
+    assert.equal(m.argument_hint, "<file>");
+  }
+});
+
+Deno.test("parseSkillMd() needs a description and cuts a long one", async (t) => {
+  for (
+    const [label, front, re] of [
+      ["missing", "name: a", /field "description" is required/],
+      [
+        "empty",
+        "name: a\ndescription: '  '",
+        /field "description" is required/,
+      ],
+      [
+        "a list",
+        "name: a\ndescription: [x]",
+        /field "description" must be text/,
+      ],
+    ] as const
+  ) {
+    await t.step(label, () => {
+      assert.throws(
+        () => parseSkillMd(md(front), { path: "/s/a/SKILL.md" }),
+        (e: Error) => {
+          assert.match(e.message, /^Cannot load "\/s\/a\/SKILL.md": /);
+          assert.match(e.message, re);
+          return true;
+        },
+      );
+    });
+  }
+  await t.step("over 1024 characters: cut with a warning", () => {
+    const m = parseSkillMd(md(`name: a\ndescription: ${"w".repeat(1500)}`));
+    assert.equal(m.description, "w".repeat(1024));
+    assert.deepEqual(m.warnings, [
+      'field "description" is 1500 characters, more than 1024: cut to 1024',
+    ]);
+  });
+  await t.step("a 1 MB description in a file under a raised cap is cut", () => {
+    const text = md(`name: a\ndescription: ${"m".repeat(1024 * 1024)}`);
+    const m = parseSkillMd(text, { maxBytes: 2 * 1024 * 1024 });
+    assert.equal(m.description.length, 1024);
+    assert.match(m.warnings[0]!, /1048576 characters, more than 1024: cut/);
+  });
+  await t.step(
+    "a 1 MB description under the default cap is refused unread",
+    async () => {
+      const dir = await Deno.makeTempDir();
+      try {
+        await Deno.writeTextFile(
+          join(dir, "SKILL.md"),
+          md(`name: big\ndescription: ${"m".repeat(1024 * 1024)}`),
+        );
+        await assert.rejects(
+          loadSkillFolder(dir),
+          /SKILL.md": file is larger than 262144 bytes/,
+        );
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
+});
+
+Deno.test("parseSkillMd() keeps the specification's fields and refuses to let metadata hide warnings", () => {
+  const m = parseSkillMd(md(
+    [
+      "name: a",
+      "description: d",
+      "license: MIT",
+      `compatibility: ${"c".repeat(600)}`,
+      "metadata:",
+      "  author: ann",
+      "  stars: 5",
+      "  warnings: []",
+      "dialect: fake",
+      "model: some-model",
+    ].join("\n"),
+  ));
+  assert.equal(m.metadata.license, "MIT");
+  assert.equal(m.metadata.compatibility, "c".repeat(500));
+  assert.equal(m.metadata.author, "ann");
+  assert.equal(m.metadata.stars, 5);
+  assert.equal(m.metadata.model, "some-model");
+  assert.equal(m.metadata.dialect, "agent-skills");
+  assert.deepEqual(m.warnings, [
+    'field "metadata.stars" should be a string (the specification\'s metadata is a string map)',
+    'field "metadata.warnings" is reserved for skillbox: ignored',
+    'field "compatibility" is 600 characters, more than 500: cut to 500',
+    'field "dialect" is reserved for skillbox: ignored',
+  ]);
+  assert.deepEqual(m.metadata.warnings, m.warnings);
 });
 
 Deno.test("parseSkillMd() reads every A2E field", () => {
@@ -35,6 +276,7 @@ version: 2.1.0
 triggers: [review this, check my diff]
 when_to_use: Before merging
 argument-hint: '{"diff": "..."}'
+user-invocable: false
 tools: [read_file, grep]
 toolkits: [github]
 max_turns: 6
@@ -52,6 +294,7 @@ llm:
   assert.equal(m.version, "2.1.0");
   assert.deepEqual(m.triggers, ["review this", "check my diff"]);
   assert.equal(m.argument_hint, '{"diff": "..."}');
+  assert.equal(m.metadata.user_invocable, false);
   assert.deepEqual(m.tools, ["read_file", "grep"]);
   assert.deepEqual(m.toolkits, ["github"]);
   assert.equal(m.max_turns, 6);
@@ -63,10 +306,61 @@ llm:
     provider_credentials: {},
     provider_config: { model: "claude-x" },
   });
-  assert.deepEqual(m.metadata, {});
+  assert.deepEqual(m.warnings, []);
+  assert.deepEqual(m.metadata, { dialect: "a2e", user_invocable: false });
 });
 
-Deno.test("parseSkillMd() rejects hostile and broken files with clear errors", async (t) => {
+Deno.test("parseSkillMd() loads fields of the wrong type as their defaults, with warnings", () => {
+  const m = parseSkillMd(md([
+    "name: x",
+    "description: d",
+    "tags: {a: 1}",
+    "max_turns: -2",
+    "input_schema: [1]",
+    "llm: {model: m}",
+    "user-invocable: maybe",
+    "inputs: {p: string}",
+  ].join("\n")));
+  assert.equal(m.tags, null);
+  assert.equal(m.max_turns, null);
+  // A broken input_schema leaves the inputs parameter map to stand in.
+  assert.deepEqual(m.input_schema, {
+    type: "object",
+    properties: { p: { type: "string" } },
+  });
+  assert.equal(m.llm, null);
+  assert.deepEqual(m.warnings, [
+    'field "user-invocable" must be true or false: ignored',
+    'field "max_turns" must be a positive integer, got -2: ignored',
+    'field "tags" must be a list of strings: ignored',
+    'field "input_schema" must be a mapping: ignored',
+    'field "llm" must be a provider name or a mapping with "provider_name": the host\'s default LLM is used',
+  ]);
+});
+
+Deno.test("parseSkillMd() reads inputs as a list of parameters and prefers input_schema", () => {
+  const list = parseSkillMd(md(
+    "name: x\ndescription: d\ninputs:\n  - {name: q, type: string, required: true}\n  - {type: int}\n  - {name: n, type: bignum}",
+  ));
+  assert.deepEqual(list.input_schema, {
+    type: "object",
+    properties: { q: { type: "string" }, n: {} },
+    required: ["q"],
+  });
+  assert.deepEqual(list.warnings, [
+    'field "inputs[1]" has no "name": ignored',
+    'field "inputs.n" has an unknown type "bignum": any value',
+  ]);
+  const both = parseSkillMd(md(
+    "name: x\ndescription: d\ninput_schema: {type: object}\ninputs: {q: string}",
+  ));
+  assert.deepEqual(both.input_schema, { type: "object" });
+  assert.deepEqual(both.warnings, [
+    'field "inputs" is ignored: "input_schema" is given',
+  ]);
+});
+
+Deno.test("parseSkillMd() makes a skill unloadable only for broken YAML, no frontmatter or no description", async (t) => {
   const cases: [string, string, RegExp][] = [
     ["no frontmatter", "# Just markdown", /no YAML frontmatter/],
     ["unclosed frontmatter", "---\nname: x\n", /no closing "---"/],
@@ -75,34 +369,7 @@ Deno.test("parseSkillMd() rejects hostile and broken files with clear errors", a
       "---\nname: x\ndescription: [unclosed\nother: 1\n---\n",
       /YAML error at line 4: Flow sequence/,
     ],
-    ["missing name", md("description: d"), /field "name" is required/],
-    ["missing description", md("name: x"), /field "description" is required/],
-    [
-      "name with a slash",
-      md("name: ../../etc\ndescription: d"),
-      /field "name" must be/,
-    ],
-    [
-      "tags not a list",
-      md("name: x\ndescription: d\ntags: {a: 1}"),
-      /field "tags" must be a list of strings/,
-    ],
-    [
-      "max_turns not a positive integer",
-      md("name: x\ndescription: d\nmax_turns: -2"),
-      /field "max_turns" must be a positive integer, got -2/,
-    ],
-    [
-      "schema not an object",
-      md("name: x\ndescription: d\ninput_schema: [1]"),
-      /field "input_schema" must be a JSON Schema object/,
-    ],
     ["frontmatter a list", "---\n- a\n- b\n---\n", /must be a YAML mapping/],
-    [
-      "llm without provider",
-      md("name: x\ndescription: d\nllm: {model: m}"),
-      /field "llm.provider_name"/,
-    ],
   ];
   for (const [label, text, pattern] of cases) {
     await t.step(label, () => {
@@ -132,6 +399,53 @@ Deno.test("parseSkillMd() rejects hostile and broken files with clear errors", a
     const huge = md("name: x\ndescription: d", "x".repeat(300_000));
     assert.throws(() => parseSkillMd(huge), /larger than 262144 bytes/);
   });
+});
+
+Deno.test("findSkillFile() prefers SKILL.md over skill.md and loadSkillFolder() says the other is ignored", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "both-" });
+  try {
+    assert.equal(await findSkillFile(dir), null);
+    await Deno.writeTextFile(
+      join(dir, "skill.md"),
+      md("name: low\ndescription: d"),
+    );
+    assert.deepEqual(await findSkillFile(dir), {
+      name: "skill.md",
+      ignored: null,
+    });
+    await Deno.writeTextFile(
+      join(dir, "SKILL.md"),
+      md("name: up\ndescription: d"),
+    );
+    const skill = await loadSkillFolder(dir);
+    assert.equal(skill.file_path, join(skill.folder, "SKILL.md"));
+    assert.match(
+      skill.warnings.at(-1)!,
+      /also has "skill.md", which is ignored/,
+    );
+    assert.deepEqual(skill.metadata.warnings, skill.warnings);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadSkillFolder() refuses a skill file that links out of its folder", async () => {
+  const dir = await Deno.makeTempDir();
+  const outside = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(outside, "secret.md"),
+      md("name: secret\ndescription: host file", "PRIVATE"),
+    );
+    await Deno.symlink(join(outside, "secret.md"), join(dir, "SKILL.md"));
+    await assert.rejects(
+      loadSkillFolder(dir),
+      /a link that leads out of its folder/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
 });
 
 Deno.test("loadSkillFolder() lists linked files inside the folder, never outside it", async () => {
@@ -180,7 +494,7 @@ Deno.test("loadSkillFolder() refuses a huge SKILL.md before reading it", async (
   }
 });
 
-Deno.test("the shipped find_todos folder parses with its linked triage guide", async () => {
+Deno.test("the shipped find_todos folder parses with its linked triage guide and no warning", async () => {
   const skill = await loadSkillFolder(
     new URL("../../skills/find_todos", import.meta.url).pathname,
   );
@@ -188,4 +502,5 @@ Deno.test("the shipped find_todos folder parses with its linked triage guide", a
   assert.deepEqual(skill.toolkits, ["filesystem"]);
   assert.deepEqual(skill.resources, ["reference/triage.md"]);
   assert.equal(skill.output_schema.type, "object");
+  assert.deepEqual(skill.warnings, []);
 });
