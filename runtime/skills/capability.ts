@@ -288,7 +288,12 @@ export interface RegistryCatalogOptions {
 export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
   const cache = new Map<
     string,
-    { stamp: string; folder: SkillFolder | null; error: string | null }
+    {
+      stamp: string;
+      file: string;
+      folder: SkillFolder | null;
+      error: string | null;
+    }
   >();
   const systemDirs = (options.systemDirs ?? [SYSTEM_SKILLS_DIR]).filter((d) =>
     d !== ""
@@ -303,10 +308,11 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
 
   const loadFolder = async (dir: string) => {
     let stamp = "missing";
+    let file = "SKILL.md";
     try {
-      const file = (await findSkillFile(dir))?.name ?? "SKILL.md";
+      file = (await findSkillFile(dir))?.name ?? file;
       const info = await Deno.stat(`${dir}/${file}`);
-      stamp = `${info.size}:${info.mtime?.getTime() ?? 0}`;
+      stamp = `${file}:${info.size}:${info.mtime?.getTime() ?? 0}`;
     } catch {
       // loadSkillFolder reports the missing file
     }
@@ -314,14 +320,16 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
     if (hit && hit.stamp === stamp) return hit;
     let entry: {
       stamp: string;
+      file: string;
       folder: SkillFolder | null;
       error: string | null;
     };
     try {
-      entry = { stamp, folder: await loadSkillFolder(dir), error: null };
+      entry = { stamp, file, folder: await loadSkillFolder(dir), error: null };
     } catch (error) {
       entry = {
         stamp,
+        file,
         folder: null,
         error: error instanceof Error ? error.message : String(error),
       };
@@ -347,7 +355,7 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
           loaded.folder
             ? instructionSkillRecord(loaded.folder, { source })
             : failedSkillRecord(basename(dir), {
-              path: `${dir}${sep}SKILL.md`,
+              path: `${dir}${sep}${loaded.file}`,
               message: loaded.error ?? "Cannot load SKILL.md",
               source,
             }),

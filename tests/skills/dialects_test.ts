@@ -258,3 +258,38 @@ Deno.test("the CLI banner reports each dialect warning on one line", async () =>
     await Deno.remove(work, { recursive: true });
   }
 });
+
+Deno.test("a skill.md folder that cannot be loaded is Blocked under its own file name", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "half_done"));
+    await Deno.writeTextFile(
+      join(dir, "half_done", "skill.md"),
+      "---\nname: half_done\ntriggers: [x]\n---\nNo description yet.\n",
+    );
+    const scan = await scanSkillDirs([{ path: dir }]);
+    const catalog = registryCatalog({
+      registry: {
+        snapshot: {
+          generation: 1,
+          tools: new Map(),
+          toolkits: new Map(),
+          skills: new Map(),
+          blocked: new Map(),
+          agentSkills: scan.agentSkills,
+          errors: [],
+        },
+      },
+      home: null,
+    });
+    const [record] = await catalog.skills();
+    assert.equal(record?.run, null);
+    assert.equal(
+      record?.definition.file_path,
+      join(dir, "half_done", "skill.md"),
+    );
+    assert.match(record?.loadProblem ?? "", /"description" is required/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
