@@ -6,12 +6,12 @@
  * per-process random nonce that only the host and the sandbox's own main
  * thread know. Lines without it are noise: counted, never parsed. Lines are
  * bounded in length so a skill printing 100 MB without a newline cannot grow
- * host memory.
+ * host memory (the splitting itself is `protocol/lines.ts`).
  *
  * @module
  */
 
-const NEWLINE = 0x0a;
+import { LineSplitter } from "../lines.ts";
 
 /**
  * Makes a fresh nonce for one sandbox process.
@@ -78,12 +78,9 @@ export interface ReadFramesOptions {
 export class FrameSplitter {
   readonly #onFrame: (message: unknown) => void;
   readonly #nonce: string;
-  readonly #max: number;
   readonly #onNoise: ((bytes: number) => void) | undefined;
   readonly #decoder = new TextDecoder();
-  #parts: Uint8Array[] = [];
-  #size = 0;
-  #dropping = false;
+  readonly #lines: LineSplitter;
 
   /**
    * @param onFrame called with each parsed message, in order
@@ -95,8 +92,11 @@ export class FrameSplitter {
   ) {
     this.#onFrame = onFrame;
     this.#nonce = options.nonce ?? "";
-    this.#max = options.maxLineBytes ?? 16 * 1024 * 1024;
     this.#onNoise = options.onNoise;
+    this.#lines = new LineSplitter((line) => this.#line(line), {
+      maxLineBytes: options.maxLineBytes,
+      onOversize: this.#onNoise,
+    });
   }
 
   /**
@@ -105,46 +105,16 @@ export class FrameSplitter {
    * @param chunk bytes; not kept after the call returns
    */
   push(chunk: Uint8Array): void {
-    let start = 0;
-    while (start < chunk.length) {
-      const nl = chunk.indexOf(NEWLINE, start);
-      const end = nl < 0 ? chunk.length : nl;
-      if (!this.#dropping) {
-        if (this.#size + (end - start) > this.#max) {
-          // Keep counting but stop holding bytes: the line is noise anyway.
-          this.#dropping = true;
-          this.#parts = [];
-        } else if (nl < 0) this.#parts.push(chunk.slice(start, end));
-      }
-      this.#size += end - start;
-      if (nl < 0) return;
-      this.#line(chunk.subarray(start, end));
-      start = nl + 1;
-    }
+    this.#lines.push(chunk);
   }
 
   /** Ends the stream: a last line without a newline still counts. */
   end(): void {
-    if (this.#size > 0) this.#line(new Uint8Array(0));
+    this.#lines.end();
   }
 
-  // Completes the current line, whose last bytes are `tail`.
-  #line(tail: Uint8Array): void {
-    const size = this.#size;
-    const dropping = this.#dropping;
-    const parts = this.#parts;
-    this.#parts = [];
-    this.#size = 0;
-    this.#dropping = false;
-    if (dropping) {
-      this.#onNoise?.(size);
-      return;
-    }
-    let line = tail;
-    if (parts.length > 0) {
-      parts.push(tail);
-      line = concat(parts, size);
-    }
+  // One complete line: a frame when it carries the nonce and JSON after it.
+  #line(line: Uint8Array): void {
     const text = this.#decoder.decode(line);
     const nonce = this.#nonce;
     const at = nonce === "" ? 0 : text.lastIndexOf(nonce);
@@ -153,7 +123,7 @@ export class FrameSplitter {
       if (at < 0) throw new SyntaxError("No nonce");
       message = JSON.parse(text.slice(at + nonce.length));
     } catch {
-      this.#onNoise?.(size);
+      this.#onNoise?.(line.length);
       return;
     }
     this.#onFrame(message);
@@ -198,14 +168,4 @@ export async function readFrames(
     reader.releaseLock();
   }
   splitter.end();
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

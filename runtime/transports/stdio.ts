@@ -7,6 +7,7 @@
  * @module
  */
 
+import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./_context.ts";
 
 /** Options for {@link serveStdio}. */
@@ -16,8 +17,6 @@ export interface StdioOptions {
   /** Where answers go. @default Deno.stdout.writable */
   stdout?: WritableStream<Uint8Array>;
 }
-
-const NEWLINE = 0x0a;
 
 /**
  * Serves one A2E session over NDJSON streams.
@@ -62,56 +61,30 @@ export async function serveStdio(
     throw new Error(`Cannot serve stdio: ${session}`);
   }
 
-  const max = context.dispatcher.maxMessageBytes;
   const decoder = new TextDecoder();
-  let pending: Uint8Array[] = [];
-  let pendingBytes = 0;
-  let dropping = false; // inside a line already over the limit
-  let droppedBytes = 0;
-  let droppedHead = "";
-
-  const line = (bytes: Uint8Array) => {
+  let ended = false;
+  const splitter = new LineSplitter((bytes) => {
     const text = decoder.decode(bytes).trim();
     if (text !== "") context.dispatcher.receive(session, text);
-  };
+  }, {
+    maxLineBytes: context.dispatcher.maxMessageBytes,
+    // Keep the start for its id; an unterminated one at the end is dropped.
+    headBytes: 4096,
+    onOversize: (bytes, head) => {
+      if (ended) return;
+      context.dispatcher.rejectOversize(session, bytes, decoder.decode(head));
+    },
+  });
 
   try {
     while (true) {
       const { done, value } = await reader.read();
       if (done) break;
-      let start = 0;
-      while (start < value.length) {
-        const end = value.indexOf(NEWLINE, start);
-        const piece = value.subarray(start, end < 0 ? value.length : end);
-        if (dropping) droppedBytes += piece.length;
-        else if (pendingBytes + piece.length > max) {
-          // Over the limit: stop buffering, keep the start for its id.
-          dropping = true;
-          droppedHead = decoder.decode(
-            concat([...pending, piece]).subarray(0, 4096),
-          );
-          droppedBytes = pendingBytes + piece.length;
-          pending = [];
-          pendingBytes = 0;
-        } else {
-          pending.push(piece.slice());
-          pendingBytes += piece.length;
-        }
-        if (end < 0) break;
-        if (dropping) {
-          context.dispatcher.rejectOversize(session, droppedBytes, droppedHead);
-          dropping = false;
-          droppedBytes = 0;
-        } else {
-          line(concat(pending));
-        }
-        pending = [];
-        pendingBytes = 0;
-        start = end + 1;
-      }
+      splitter.push(value);
     }
     // A last line without a newline still counts.
-    if (!dropping && pendingBytes > 0) line(concat(pending));
+    ended = true;
+    splitter.end();
   } catch (error) {
     if (!session.closed) {
       context.log(`Cannot read stdin: ${(error as Error).message}`);
@@ -121,16 +94,4 @@ export async function serveStdio(
     await writes;
     writer.releaseLock();
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1 && parts[0]) return parts[0];
-  const size = parts.reduce((n, p) => n + p.length, 0);
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
