@@ -1,23 +1,17 @@
 /**
  * One skill call, from `skill.started` to `skill.completed`/`skill.failed`:
- * argument validation, the effective timeout, `max_turns`, the declared-tools
- * gate, `llm.*` and `tool.*` events, cancellation, and output validation.
- * Code skills run in a sandbox through `Sandbox.call`; instruction skills run
- * in the host's agent loop. Both reach tools and the LLM through the same
- * two functions here.
+ * argument validation, the effective timeout, the run itself, and output
+ * validation. Code skills run in a sandbox through `Sandbox.call`;
+ * instruction skills run in the host's agent loop. Both reach tools and the
+ * LLM through the same two relays (`tool_relay.ts`, `chat_relay.ts`), with
+ * turns counted by `turn_budget.ts` and failures worded by `failure.ts`.
  *
  * @module
  */
 
 import { isOutput, output } from "../../sandbox/sdk/types.ts";
-import type {
-  ChatRequest,
-  ChatResponse,
-  JsonSchema,
-} from "../../sandbox/sdk/types.ts";
-import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
+import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
-import type { ErrorCode } from "../../protocol/codes.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
 import type {
   JsonObject,
@@ -27,92 +21,38 @@ import type {
 } from "../../protocol/models.ts";
 import { skillResult } from "../../protocol/models.ts";
 import {
-  PermissionDeniedError,
   SchemaViolationError,
   SkillboxError,
   TimeoutError,
   toWireError,
 } from "../../protocol/errors.ts";
-import type { LlmProvider } from "../llm/provider.ts";
-import { type AgentTool, runAgentLoop } from "./agent_loop.ts";
+import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
+import { runAgentLoop } from "./agent_loop.ts";
+import {
+  allowedTools,
+  offeredTools,
+  readSkillFileTool,
+} from "./agent_tools.ts";
+import { createChatRelay, type SkillChat } from "./chat_relay.ts";
 import type { SkillRecord } from "./definition.ts";
 import { SkillEventLog } from "./events.ts";
+import { failSkill, notRunnableError } from "./failure.ts";
+import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
 import { checkSchema } from "./schema.ts";
-import { readSkillFile } from "./skill_md.ts";
-import { COMMAND_TOOL, commandRefusal } from "./tool_names.ts";
+import { summarize } from "./summarize.ts";
+import { createToolRelay, type SkillToolCall } from "./tool_relay.ts";
+import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
 
-// The kinds of a tool's own events a skill relays; lifecycle kinds are the
-// skill's to emit.
-const RELAYED_TOOL_EVENTS = new Set(["progress", "status", "log", "artifact"]);
-
-/** A tool as the skills capability sees it. */
-export interface SkillToolInfo {
-  name: string;
-  description: string;
-  /** JSON Schema of the arguments. */
-  input_schema: JsonSchema;
-  /** Its toolkit, or null. */
-  toolkit: string | null;
-  /** Markdown guidance for models, or "". */
-  prompt: string;
-}
-
-/** What one tool call gave: its value, or a failure with an A2E code. */
-export type SkillToolOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; code: ErrorCode; message: string };
-
-/** Options of {@link SkillToolHost.call}. */
-export interface SkillToolCallOptions {
-  /** The session the skill runs for (toolkit configuration, policy). */
-  session: SessionScope;
-  /** Aborted when the skill ends or is cancelled. */
-  signal: AbortSignal;
-  /** Time left for the skill, in milliseconds. */
-  timeoutMs: number;
-  /**
-   * The tool's own `progress`/`status`/`log`/`artifact` events, as they
-   * happen (relayed as the skill's events, tagged with the tool's name).
-   */
-  onEvent?: (kind: string, data: Record<string, unknown>) => void;
-}
-
-/**
- * The tools a skill may use, and the one path that runs them (policy
- * checks, argument validation, sandbox). The registry and tools capability
- * provide it; see `registryToolHost` in `capability.ts`.
- */
-export interface SkillToolHost {
-  /** A loaded tool by name. */
-  tool(name: string): SkillToolInfo | undefined;
-  /** A loaded toolkit's tool names. */
-  toolkit(name: string): { readonly tools: readonly string[] } | undefined;
-  /** Runs a tool; resolves with its outcome, never throws for tool failures. */
-  call(
-    name: string,
-    args: Record<string, unknown>,
-    options: SkillToolCallOptions,
-  ): Promise<SkillToolOutcome>;
-}
-
-/** Picks the LLM for a call: `override`, else `skill`, else the host default. */
-export type LlmResolver = (
-  configs: { override: LLMConfig | null; skill: LLMConfig | null },
-) => LlmProvider;
-
-/** The host's limits on skills. */
-export interface SkillLimits {
-  /** Policy cap on any skill's wall-clock time, in seconds. @default 600 */
-  maxTimeoutSeconds?: number;
-  /** `max_turns` of a skill that sets none. @default 10 */
-  defaultMaxTurns?: number;
-  /** Policy cap on `max_turns`. @default 50 */
-  maxTurns?: number;
-  /** Events kept in `SkillResult.events`. @default 2000 */
-  maxEvents?: number;
-  /** Longest tool result fed back to the model, in characters. @default 32000 */
-  maxToolResultChars?: number;
-}
+export type {
+  LlmResolver,
+  SkillLimits,
+  SkillToolCallOptions,
+  SkillToolHost,
+  SkillToolInfo,
+  SkillToolOutcome,
+} from "./run_types.ts";
+export { READ_SKILL_FILE_TOOL } from "./agent_tools.ts";
+export { summarize } from "./summarize.ts";
 
 /** Everything {@link runSkill} needs besides the skill. */
 export interface RunSkillOptions {
@@ -134,11 +74,6 @@ export interface RunSkillOptions {
   llm: LlmResolver;
   limits?: SkillLimits;
 }
-
-/** The name of the tool the agent loop adds for linked skill files. */
-export const READ_SKILL_FILE_TOOL = "read_skill_file";
-
-const GENERIC = new Set<string>(GENERIC_EVENT_KINDS);
 
 /**
  * Runs one call of a known skill and returns its result. Never throws:
@@ -189,287 +124,16 @@ export async function runSkill(
     arguments: summarize(options.arguments),
   });
 
-  const fail = (error: unknown): SkillResult => {
-    const wire = toWireError(error);
-    const code = wire.code === "tool_error" ? "skill_error" : wire.code;
-    log.emit("skill.failed", {
-      error: wire.message,
-      error_code: code,
-      duration_ms: elapsed(),
-    });
-    return skillResult({
-      success: false,
-      error: wire.message,
-      error_code: code,
-      duration_ms: elapsed(),
-      events: log.events,
-      truncated: log.truncated,
-    });
-  };
+  const refusal = refuseToStart(record, definition, options.arguments);
+  if (refusal !== null) return failSkill(log, refusal, elapsed());
 
-  if (definition.status !== "Published" || record.run === null) {
-    const why = definition.metadata?.blocked_reason ??
-      (definition.status === "Created"
-        ? "it is still being validated"
-        : "it cannot run");
-    return fail(
-      new SkillboxError(
-        "skill_error",
-        `Cannot run skill "${name}" (${definition.status}): ${why}`,
-      ),
-    );
-  }
-  const argProblem = checkSchema(definition.input_schema, options.arguments);
-  if (argProblem !== null) {
-    return fail(
-      new SchemaViolationError(
-        `Invalid arguments for skill "${name}": ${argProblem}`,
-        { detail: { where: "arguments" } },
-      ),
-    );
-  }
-
-  // The smallest of the request's timeout, the skill's and the policy cap.
-  const timeoutSeconds = Math.min(
-    options.timeout,
-    definition.timeout_seconds ?? Infinity,
-    limits.maxTimeoutSeconds ?? 600,
-  );
-  const timeoutMs = Math.max(1, Math.round(timeoutSeconds * 1000));
-  const deadline = performance.now() + timeoutMs;
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new TimeoutError(
-          `Skill "${name}" timed out after ${formatSeconds(timeoutSeconds)}`,
-        ),
-      ),
-    timeoutMs,
-  );
-  const onCancel = () =>
-    controller.abort(
-      new SkillboxError(
-        "runtime_error",
-        `Skill "${name}" was cancelled: ${reasonText(options.signal.reason)}`,
-      ),
-    );
-  if (options.signal.aborted) onCancel();
-  else options.signal.addEventListener("abort", onCancel, { once: true });
-  const signal = controller.signal;
-
-  const maxTurns = Math.min(
-    definition.max_turns ?? limits.defaultMaxTurns ?? 10,
-    limits.maxTurns ?? 50,
-  );
-  let turn = 0;
-  let turnsExceeded: SkillboxError | null = null;
-  let provider: LlmProvider | null = null;
-
-  // ctx.llm.chat and the agent loop's turns: one turn each, counted here.
-  const chat = async (
-    request: ChatRequest,
-    callSignal?: AbortSignal,
-  ): Promise<ChatResponse> => {
-    signal.throwIfAborted();
-    if (turn >= maxTurns) {
-      turnsExceeded = new SkillboxError(
-        "max_turns_exceeded",
-        `Skill "${name}" reached max_turns (${maxTurns}): LLM call ${
-          turn + 1
-        } refused`,
-      );
-      throw turnsExceeded;
-    }
-    provider ??= options.llm({
-      override: options.llmOverride,
-      skill: record.llmConfig,
-    });
-    const current = ++turn;
-    log.emit("llm.started", {
-      turn: current,
-      provider: provider.provider,
-      model: provider.model,
-    });
-    const response = await provider.chat(request, {
-      signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
-      turn: current,
-      onToken: (text) => log.emit("llm.token", { text, turn: current }),
-    });
-    log.emit("llm.completed", {
-      turn: current,
-      usage: {
-        input_tokens: response.usage.input_tokens,
-        output_tokens: response.usage.output_tokens,
-      },
-      stop_reason: response.stop_reason,
-    });
-    return response;
-  };
-
-  const allowed = allowedTools(definition, options.tools);
-  const resources = record.run.format === "instructions"
-    ? record.run.resources
-    : [];
-  // `Bash(git:*)`-style narrowing from the skill's frontmatter.
-  const commandRules = record.run.format === "instructions"
-    ? record.run.commandRules ?? null
-    : null;
-  // ctx.tools.call and the agent loop's tool calls.
-  const callTool = async (
-    tool: string,
-    args: Record<string, unknown>,
-    intention: string | null,
-    callSignal?: AbortSignal,
-  ): Promise<unknown> => {
-    signal.throwIfAborted();
-    const isResource = tool === READ_SKILL_FILE_TOOL && resources.length > 0;
-    const refusal = !isResource && !allowed.has(tool)
-      ? `cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`
-      : tool === COMMAND_TOOL && commandRules
-      ? commandRefusal(commandRules, args)
-      : null;
-    if (refusal !== null) {
-      const denial = new PermissionDeniedError(`Skill "${name}" ${refusal}`);
-      log.emit("tool.failed", {
-        tool,
-        arguments: summarize(args),
-        duration_ms: 0,
-        error: denial.message,
-        error_code: denial.code,
-      });
-      throw denial;
-    }
-    log.emit("tool.started", {
-      tool,
-      arguments: summarize(args),
-      ...(intention ? { intention } : {}),
-    });
-    const t0 = performance.now();
-    const took = () => Math.round(performance.now() - t0);
-    let outcome: SkillToolOutcome;
-    try {
-      if (isResource) {
-        if (record.run?.format !== "instructions") throw new Error("no files");
-        const text = await readSkillFile(
-          { name, folder: record.run.folder, resources },
-          String(args.path ?? ""),
-        );
-        outcome = { ok: true, value: text };
-      } else {
-        outcome = await options.tools.call(tool, args, {
-          session: options.session,
-          signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
-          timeoutMs: Math.max(1, Math.round(deadline - performance.now())),
-          // A long tool's progress is the skill's progress: relay it live.
-          onEvent: (kind, data) => {
-            if (RELAYED_TOOL_EVENTS.has(kind)) {
-              log.emit(kind, { ...data, tool });
-            }
-          },
-        });
-      }
-    } catch (error) {
-      const wire = toWireError(error);
-      outcome = { ok: false, code: wire.code, message: wire.message };
-    }
-    if (outcome.ok) {
-      log.emit("tool.completed", {
-        tool,
-        duration_ms: took(),
-        result: summarize(
-          isOutput(outcome.value) ? outcome.value.data : outcome.value,
-        ),
-      });
-      return outcome.value;
-    }
-    log.emit("tool.failed", {
-      tool,
-      duration_ms: took(),
-      error: outcome.message,
-      error_code: outcome.code,
-    });
-    throw new SkillboxError(outcome.code, outcome.message);
-  };
+  const { run, deadline } = startRun(record, definition, options, log);
+  const { signal, budget } = run;
 
   try {
-    let value: unknown;
-    let truncated = false;
-    if (record.run.format === "code") {
-      if (!options.sandbox) {
-        throw new SkillboxError(
-          "runtime_error",
-          `Cannot run code skill "${name}": the host has no sandbox`,
-        );
-      }
-      const outcome: SandboxOutcome = await raceAbort(
-        options.sandbox.call({
-          path: record.run.path,
-          export: record.run.export,
-          version: record.run.version,
-          args: options.arguments,
-          grant: record.run.grant,
-          timeoutMs: Math.max(1, Math.round(deadline - performance.now())),
-          sessionId: options.session.id,
-          callId: options.reqId,
-          config: {},
-          metadata: options.metadata,
-          isolation: record.run.isolation,
-        }, {
-          signal,
-          // Only the generic kinds: a skill cannot forge lifecycle events.
-          onEvent: (kind, data) => {
-            if (GENERIC.has(kind)) log.emit(kind, data);
-          },
-          // A code skill gets the tool's data, as the tool returned it.
-          callTool: (tool, args, s) =>
-            callTool(tool, args, null, s).then((v) =>
-              isOutput(v) ? v.data ?? null : v
-            ),
-          chat: (request, s) => chat(request, s),
-        }),
-        signal,
-      );
-      if (turnsExceeded) throw turnsExceeded;
-      if (!outcome.ok) {
-        throw new SkillboxError(outcome.code, outcome.message, {
-          retryable: outcome.retryable,
-        });
-      }
-      value = outcome.value;
-      truncated = outcome.truncated;
-    } else {
-      const tools = offeredTools(allowed, options.tools);
-      if (resources.length > 0) tools.push(readSkillFileTool(resources));
-      const result = await raceAbort(
-        runAgentLoop(options.arguments, {
-          name,
-          instructions: definition.instructions ?? "",
-          whenToUse: definition.when_to_use,
-          argumentHint: definition.argument_hint,
-          tools,
-          outputSchema: definition.output_schema,
-          signal,
-          maxToolResultChars: limits.maxToolResultChars,
-          chat: (request) => chat(request),
-          callTool: async (tool, args, intention) => {
-            try {
-              return {
-                ok: true,
-                value: await callTool(tool, args, intention),
-              };
-            } catch (error) {
-              signal.throwIfAborted();
-              return { ok: false, message: toWireError(error).message };
-            }
-          },
-        }),
-        signal,
-      );
-      value = result.brokeLoop
-        ? output({ data: result.data, summary: result.summary })
-        : result.data;
-    }
+    const { value, truncated } = record.run?.format === "code"
+      ? await runCodeSkill(run)
+      : await runInstructionSkill(run);
     const data = isOutput(value) ? value.data ?? null : value ?? null;
     const summary = isOutput(value) ? value.summary ?? null : null;
     const problem = checkSchema(definition.output_schema, data);
@@ -479,7 +143,7 @@ export async function runSkill(
         { detail: { where: "output" } },
       );
     }
-    log.emit("skill.completed", { duration_ms: elapsed(), turns: turn });
+    log.emit("skill.completed", { duration_ms: elapsed(), turns: budget.used });
     return skillResult({
       success: true,
       data,
@@ -491,69 +155,207 @@ export async function runSkill(
   } catch (error) {
     // A timeout or cancellation is the real cause of whatever the skill
     // threw afterwards; max_turns likewise wins over the skill's reaction.
-    return fail(
-      signal.aborted ? signal.reason : turnsExceeded ?? error,
+    return failSkill(
+      log,
+      signal.aborted ? signal.reason : budget.exceeded ?? error,
+      elapsed(),
     );
   } finally {
-    clearTimeout(timer);
-    options.signal.removeEventListener("abort", onCancel);
-    controller.abort(); // stops anything still running for this call
+    deadline.dispose(); // stops anything still running for this call
   }
 }
 
-function allowedTools(
+// The deadline (the smallest of the request's timeout, the skill's and the
+// policy cap, following cancellation), the turn budget and the two relays.
+function startRun(
+  record: SkillRecord,
   definition: SkillDefinition,
-  tools: SkillToolHost,
-): Set<string> {
-  const allowed = new Set(definition.tools ?? []);
-  for (const kit of definition.toolkits ?? []) {
-    for (const t of tools.toolkit(kit)?.tools ?? []) allowed.add(t);
-  }
-  return allowed;
-}
-
-function offeredTools(allowed: Set<string>, host: SkillToolHost): AgentTool[] {
-  const out: AgentTool[] = [];
-  for (const name of [...allowed].sort()) {
-    const info = host.tool(name);
-    if (!info) continue;
-    out.push({
-      name: info.name,
-      description: info.description,
-      input_schema: info.input_schema,
-      prompt: info.prompt,
-    });
-  }
-  return out;
-}
-
-function readSkillFileTool(resources: readonly string[]): AgentTool {
+  options: RunSkillOptions,
+  log: SkillEventLog,
+): { run: SkillRun; deadline: Deadline } {
+  const name = definition.name;
+  const limits = options.limits ?? {};
+  const timeoutSeconds = Math.min(
+    options.timeout,
+    definition.timeout_seconds ?? Infinity,
+    limits.maxTimeoutSeconds ?? 600,
+  );
+  const deadline = startDeadline(timeoutSeconds * 1000, {
+    parent: options.signal,
+    onTimeout: () =>
+      new TimeoutError(
+        `Skill "${name}" timed out after ${formatSeconds(timeoutSeconds)}`,
+      ),
+    onCancel: (reason) =>
+      new SkillboxError(
+        "runtime_error",
+        `Skill "${name}" was cancelled: ${reasonText(reason)}`,
+      ),
+  });
+  const signal = deadline.signal;
+  const budget = new TurnBudget(
+    name,
+    effectiveMaxTurns(definition.max_turns, limits),
+  );
+  const chat = createChatRelay({
+    budget,
+    log,
+    signal,
+    provider: () =>
+      options.llm({ override: options.llmOverride, skill: record.llmConfig }),
+  });
+  const allowed = allowedTools(definition, options.tools);
+  const callTool = createToolRelay({
+    skill: name,
+    allowed,
+    files: record.run?.format === "instructions"
+      ? { folder: record.run.folder, resources: record.run.resources }
+      : null,
+    commandRules: record.run?.format === "instructions"
+      ? record.run.commandRules ?? null
+      : null,
+    tools: options.tools,
+    session: options.session,
+    log,
+    signal,
+    remainingMs: deadline.remainingMs,
+  });
   return {
-    name: READ_SKILL_FILE_TOOL,
-    description:
-      "Reads one of the files linked from this skill's instructions. Only these paths are readable: " +
-      resources.map((r) => `"${r}"`).join(", "),
-    input_schema: {
-      type: "object",
-      properties: {
-        path: { type: "string", enum: [...resources] },
-      },
-      required: ["path"],
+    deadline,
+    run: {
+      record,
+      definition,
+      options,
+      log,
+      signal,
+      remainingMs: deadline.remainingMs,
+      budget,
+      allowed,
+      chat,
+      callTool,
     },
-    prompt: "Read a linked file only when the instructions point you to it.",
   };
 }
 
-/** Rejects as soon as `signal` aborts, even if `promise` never settles. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() =>
-      signal.removeEventListener("abort", onAbort)
+/** One running skill call, as its two kinds of run see it. */
+interface SkillRun {
+  record: SkillRecord;
+  definition: SkillDefinition;
+  options: RunSkillOptions;
+  log: SkillEventLog;
+  signal: AbortSignal;
+  remainingMs: () => number;
+  budget: TurnBudget;
+  allowed: Set<string>;
+  chat: SkillChat;
+  callTool: SkillToolCall;
+}
+
+/** What a run gave before output validation. */
+interface RunValue {
+  value: unknown;
+  truncated: boolean;
+}
+
+const GENERIC = new Set<string>(GENERIC_EVENT_KINDS);
+
+// Why a skill cannot start: not runnable, or arguments that do not match.
+function refuseToStart(
+  record: SkillRecord,
+  definition: SkillDefinition,
+  args: Record<string, unknown>,
+): SkillboxError | null {
+  if (definition.status !== "Published" || record.run === null) {
+    return notRunnableError(definition);
+  }
+  const problem = checkSchema(definition.input_schema, args);
+  if (problem === null) return null;
+  return new SchemaViolationError(
+    `Invalid arguments for skill "${definition.name}": ${problem}`,
+    { detail: { where: "arguments" } },
+  );
+}
+
+async function runCodeSkill(run: SkillRun): Promise<RunValue> {
+  const { record, options, log, signal } = run;
+  const name = run.definition.name;
+  if (record.run?.format !== "code") throw new TypeError("Not a code skill");
+  if (!options.sandbox) {
+    throw new SkillboxError(
+      "runtime_error",
+      `Cannot run code skill "${name}": the host has no sandbox`,
     );
-  });
+  }
+  const outcome = await raceAbort(
+    options.sandbox.call({
+      path: record.run.path,
+      export: record.run.export,
+      version: record.run.version,
+      args: options.arguments,
+      grant: record.run.grant,
+      timeoutMs: run.remainingMs(),
+      sessionId: options.session.id,
+      callId: options.reqId,
+      config: {},
+      metadata: options.metadata,
+      isolation: record.run.isolation,
+    }, {
+      signal,
+      // Only the generic kinds: a skill cannot forge lifecycle events.
+      onEvent: (kind, data) => {
+        if (GENERIC.has(kind)) log.emit(kind, data);
+      },
+      // A code skill gets the tool's data, as the tool returned it.
+      callTool: (tool, args, s) =>
+        run.callTool(tool, args, null, s).then((v) =>
+          isOutput(v) ? v.data ?? null : v
+        ),
+      chat: (request, s) => run.chat(request, s),
+    }),
+    signal,
+  );
+  if (run.budget.exceeded) throw run.budget.exceeded;
+  if (!outcome.ok) {
+    throw new SkillboxError(outcome.code, outcome.message, {
+      retryable: outcome.retryable,
+    });
+  }
+  return { value: outcome.value, truncated: outcome.truncated };
+}
+
+async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
+  const { definition, options, signal } = run;
+  const resources = run.record.run?.format === "instructions"
+    ? run.record.run.resources
+    : [];
+  const tools = offeredTools(run.allowed, options.tools);
+  if (resources.length > 0) tools.push(readSkillFileTool(resources));
+  const result = await raceAbort(
+    runAgentLoop(options.arguments, {
+      name: definition.name,
+      instructions: definition.instructions ?? "",
+      whenToUse: definition.when_to_use,
+      argumentHint: definition.argument_hint,
+      tools,
+      outputSchema: definition.output_schema,
+      signal,
+      maxToolResultChars: options.limits?.maxToolResultChars,
+      chat: (request) => run.chat(request),
+      callTool: async (tool, args, intention) => {
+        try {
+          return { ok: true, value: await run.callTool(tool, args, intention) };
+        } catch (error) {
+          signal.throwIfAborted();
+          return { ok: false, message: toWireError(error).message };
+        }
+      },
+    }),
+    signal,
+  );
+  const value = result.brokeLoop
+    ? output({ data: result.data, summary: result.summary })
+    : result.data;
+  return { value, truncated: false };
 }
 
 function formatSeconds(seconds: number): string {
@@ -565,35 +367,4 @@ function formatSeconds(seconds: number): string {
 function reasonText(reason: unknown): string {
   if (reason instanceof Error) return reason.message;
   return typeof reason === "string" && reason ? reason : "the session ended";
-}
-
-/**
- * A short JSON summary of arguments or results for events: long strings
- * cut, the whole capped.
- *
- * @param value any JSON-like value
- * @param maxChars the longest summary. @default 500
- * @returns the summary text
- * @example
- * ```ts
- * import { summarize } from "./run.ts";
- * import assert from "node:assert/strict";
- * assert.equal(summarize({ path: "a.csv" }), '{"path":"a.csv"}');
- * assert.ok(summarize({ text: "x".repeat(5000) }).length < 300);
- * ```
- */
-export function summarize(value: unknown, maxChars = 500): string {
-  let text: string;
-  try {
-    text = JSON.stringify(
-      value,
-      (_k, v) =>
-        typeof v === "string" && v.length > 200
-          ? `${v.slice(0, 200)}… (${v.length} chars)`
-          : v,
-    ) ?? "null";
-  } catch {
-    text = String(value);
-  }
-  return text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
 }

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import {
+  PermissionDeniedError,
+  SkillboxError,
+  TimeoutError,
+} from "../../protocol/errors.ts";
+import type { SkillDefinition } from "../../protocol/models.ts";
+import { SkillEventLog } from "./events.ts";
+import { failSkill, notRunnableError } from "./failure.ts";
+
+Deno.test("failSkill() emits skill.failed and maps the code", async (t) => {
+  const cases: [string, unknown, string][] = [
+    ["a timeout", new TimeoutError("late"), "timeout"],
+    [
+      "a tool error reads as skill_error",
+      new SkillboxError("tool_error", "x"),
+      "skill_error",
+    ],
+    ["a denial", new PermissionDeniedError("no"), "tool_denied"],
+    [
+      "max_turns",
+      new SkillboxError("max_turns_exceeded", "m"),
+      "max_turns_exceeded",
+    ],
+  ];
+  for (const [name, error, code] of cases) {
+    await t.step(name, () => {
+      const log = new SkillEventLog("r1");
+      const result = failSkill(log, error, 12);
+      assert.equal(result.success, false);
+      assert.equal(result.error_code, code);
+      assert.equal(result.duration_ms, 12);
+      const last = result.events.at(-1);
+      assert.equal(last?.kind, "skill.failed");
+      assert.equal(last?.data.error_code, code);
+      assert.equal(last?.data.error, result.error);
+    });
+  }
+});
+
+Deno.test("notRunnableError() gives the blocked reason, or why not", () => {
+  const def = (fields: Partial<SkillDefinition>) =>
+    ({ name: "s", status: "Blocked", ...fields }) as SkillDefinition;
+  assert.equal(
+    notRunnableError(def({ metadata: { blocked_reason: "asks for run" } }))
+      .message,
+    'Cannot run skill "s" (Blocked): asks for run',
+  );
+  assert.equal(
+    notRunnableError(def({})).message,
+    'Cannot run skill "s" (Blocked): it cannot run',
+  );
+  assert.equal(notRunnableError(def({})).code, "skill_error");
+});

@@ -1,0 +1,83 @@
+/**
+ * The types a skill call is run with: the tool host a skill reaches tools
+ * through, the LLM resolver, and the host's limits on skills. `run.ts`
+ * re-exports them; the pieces of a run (`tool_relay.ts`, `chat_relay.ts`,
+ * `turn_budget.ts`) import them from here.
+ *
+ * @module
+ */
+
+import type { JsonSchema } from "../../sandbox/sdk/types.ts";
+import type { SessionScope } from "../capability.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import type { LLMConfig } from "../../protocol/models.ts";
+import type { LlmProvider } from "../llm/provider.ts";
+
+/** A tool as the skills capability sees it. */
+export interface SkillToolInfo {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  input_schema: JsonSchema;
+  /** Its toolkit, or null. */
+  toolkit: string | null;
+  /** Markdown guidance for models, or "". */
+  prompt: string;
+}
+
+/** What one tool call gave: its value, or a failure with an A2E code. */
+export type SkillToolOutcome =
+  | { ok: true; value: unknown }
+  | { ok: false; code: ErrorCode; message: string };
+
+/** Options of {@link SkillToolHost.call}. */
+export interface SkillToolCallOptions {
+  /** The session the skill runs for (toolkit configuration, policy). */
+  session: SessionScope;
+  /** Aborted when the skill ends or is cancelled. */
+  signal: AbortSignal;
+  /** Time left for the skill, in milliseconds. */
+  timeoutMs: number;
+  /**
+   * The tool's own `progress`/`status`/`log`/`artifact` events, as they
+   * happen (relayed as the skill's events, tagged with the tool's name).
+   */
+  onEvent?: (kind: string, data: Record<string, unknown>) => void;
+}
+
+/**
+ * The tools a skill may use, and the one path that runs them (policy
+ * checks, argument validation, sandbox). The registry and tools capability
+ * provide it; see `registryToolHost` in `capability.ts`.
+ */
+export interface SkillToolHost {
+  /** A loaded tool by name. */
+  tool(name: string): SkillToolInfo | undefined;
+  /** A loaded toolkit's tool names. */
+  toolkit(name: string): { readonly tools: readonly string[] } | undefined;
+  /** Runs a tool; resolves with its outcome, never throws for tool failures. */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    options: SkillToolCallOptions,
+  ): Promise<SkillToolOutcome>;
+}
+
+/** Picks the LLM for a call: `override`, else `skill`, else the host default. */
+export type LlmResolver = (
+  configs: { override: LLMConfig | null; skill: LLMConfig | null },
+) => LlmProvider;
+
+/** The host's limits on skills. */
+export interface SkillLimits {
+  /** Policy cap on any skill's wall-clock time, in seconds. @default 600 */
+  maxTimeoutSeconds?: number;
+  /** `max_turns` of a skill that sets none. @default 10 */
+  defaultMaxTurns?: number;
+  /** Policy cap on `max_turns`. @default 50 */
+  maxTurns?: number;
+  /** Events kept in `SkillResult.events`. @default 2000 */
+  maxEvents?: number;
+  /** Longest tool result fed back to the model, in characters. @default 32000 */
+  maxToolResultChars?: number;
+}

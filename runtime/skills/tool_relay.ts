@@ -1,0 +1,190 @@
+/**
+ * The tool-call relay of a skill call: the one path `ctx.tools.call` and the
+ * agent loop's tool calls take. It refuses tools the skill did not declare,
+ * reads linked files for `read_skill_file`, runs everything else through the
+ * tool host with the time left, relays the tool's own progress events, and
+ * emits `tool.started` and `tool.completed`/`tool.failed`. A skill whose
+ * `allowed-tools` narrow `run_command` (`Bash(git:*)`) is held to them here.
+ *
+ * @module
+ */
+
+import { isOutput } from "../../sandbox/sdk/types.ts";
+import type { SessionScope } from "../capability.ts";
+import {
+  PermissionDeniedError,
+  SkillboxError,
+  toWireError,
+} from "../../protocol/errors.ts";
+import type { SkillEventLog } from "./events.ts";
+import { READ_SKILL_FILE_TOOL } from "./agent_tools.ts";
+import { readSkillFile } from "./skill_links.ts";
+import {
+  COMMAND_TOOL,
+  commandRefusal,
+  type CommandRule,
+} from "./tool_names.ts";
+import type { SkillToolHost, SkillToolOutcome } from "./run_types.ts";
+import { summarize } from "./summarize.ts";
+
+// The kinds of a tool's own events a skill relays; lifecycle kinds are the
+// skill's to emit.
+const RELAYED_TOOL_EVENTS = new Set(["progress", "status", "log", "artifact"]);
+
+/** One tool call of a skill; resolves with the tool's value or throws. */
+export type SkillToolCall = (
+  tool: string,
+  args: Record<string, unknown>,
+  intention: string | null,
+  callSignal?: AbortSignal,
+) => Promise<unknown>;
+
+/** What {@link createToolRelay} needs. */
+export interface ToolRelayOptions {
+  /** The skill's name, for messages. */
+  skill: string;
+  /** The tools the skill declared (see `allowedTools`). */
+  allowed: ReadonlySet<string>;
+  /** The skill's linked files, when it has any (instruction skills). */
+  files: { folder: string; resources: readonly string[] } | null;
+  /** What `run_command` may run (`Bash(git:*)`); null: not narrowed. @default null */
+  commandRules?: readonly CommandRule[] | null;
+  /** The host's tools. */
+  tools: SkillToolHost;
+  /** The session the skill runs for. */
+  session: SessionScope;
+  /** Where `tool.*` events go. */
+  log: SkillEventLog;
+  /** The skill call's signal (deadline and cancellation). */
+  signal: AbortSignal;
+  /** Milliseconds left for the skill. */
+  remainingMs: () => number;
+}
+
+/**
+ * Makes the tool-call function of one skill call.
+ *
+ * @param options what the skill may call and where events go
+ * @returns the relay
+ * @example An undeclared tool is refused with `tool.failed`
+ * ```ts
+ * import { createToolRelay } from "./tool_relay.ts";
+ * import { SkillEventLog } from "./events.ts";
+ * import assert from "node:assert/strict";
+ * const log = new SkillEventLog("r1");
+ * const call = createToolRelay({
+ *   skill: "s", allowed: new Set(), files: null, log,
+ *   tools: { tool: () => undefined, toolkit: () => undefined, call: () => Promise.reject(new Error("unused")) },
+ *   session: { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal },
+ *   signal: new AbortController().signal,
+ *   remainingMs: () => 1000,
+ * });
+ * await assert.rejects(call("rm", {}, null), /not in the skill's "tools"/);
+ * assert.equal(log.events[0]?.kind, "tool.failed");
+ * ```
+ */
+export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
+  const { log, signal, files } = options;
+  return async (tool, args, intention, callSignal) => {
+    signal.throwIfAborted();
+    const readsFile = tool === READ_SKILL_FILE_TOOL && files !== null &&
+      files.resources.length > 0;
+    const refusal = !readsFile && !options.allowed.has(tool)
+      ? `cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`
+      // `Bash(git:*)`-style narrowing from the skill's frontmatter.
+      : tool === COMMAND_TOOL && options.commandRules
+      ? commandRefusal(options.commandRules, args)
+      : null;
+    if (refusal !== null) throw refuse(options, tool, args, refusal);
+    log.emit("tool.started", {
+      tool,
+      arguments: summarize(args),
+      ...(intention ? { intention } : {}),
+    });
+    const t0 = performance.now();
+    const outcome = readsFile
+      ? await readFile(options.skill, files, args)
+      : await runTool(options, tool, args, callSignal);
+    const took = Math.round(performance.now() - t0);
+    if (outcome.ok) {
+      log.emit("tool.completed", {
+        tool,
+        duration_ms: took,
+        result: summarize(
+          isOutput(outcome.value) ? outcome.value.data : outcome.value,
+        ),
+      });
+      return outcome.value;
+    }
+    log.emit("tool.failed", {
+      tool,
+      duration_ms: took,
+      error: outcome.message,
+      error_code: outcome.code,
+    });
+    throw new SkillboxError(outcome.code, outcome.message);
+  };
+}
+
+// A refused call: say so in the events, and throw the denial.
+function refuse(
+  options: ToolRelayOptions,
+  tool: string,
+  args: Record<string, unknown>,
+  refusal: string,
+): PermissionDeniedError {
+  const denial = new PermissionDeniedError(
+    `Skill "${options.skill}" ${refusal}`,
+  );
+  options.log.emit("tool.failed", {
+    tool,
+    arguments: summarize(args),
+    duration_ms: 0,
+    error: denial.message,
+    error_code: denial.code,
+  });
+  return denial;
+}
+
+async function readFile(
+  skill: string,
+  files: { folder: string; resources: readonly string[] },
+  args: Record<string, unknown>,
+): Promise<SkillToolOutcome> {
+  try {
+    const text = await readSkillFile(
+      { name: skill, folder: files.folder, resources: files.resources },
+      String(args.path ?? ""),
+    );
+    return { ok: true, value: text };
+  } catch (error) {
+    return failed(error);
+  }
+}
+
+async function runTool(
+  options: ToolRelayOptions,
+  tool: string,
+  args: Record<string, unknown>,
+  callSignal: AbortSignal | undefined,
+): Promise<SkillToolOutcome> {
+  const { signal, log } = options;
+  try {
+    return await options.tools.call(tool, args, {
+      session: options.session,
+      signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
+      timeoutMs: options.remainingMs(),
+      // A long tool's progress is the skill's progress: relay it live.
+      onEvent: (kind, data) => {
+        if (RELAYED_TOOL_EVENTS.has(kind)) log.emit(kind, { ...data, tool });
+      },
+    });
+  } catch (error) {
+    return failed(error);
+  }
+}
+
+function failed(error: unknown): SkillToolOutcome {
+  const wire = toWireError(error);
+  return { ok: false, code: wire.code, message: wire.message };
+}
