@@ -13,6 +13,7 @@ import { pingBench } from "./ping_bench.ts";
 import { searchBench } from "./search_bench.ts";
 import { sandboxBench } from "./sandbox_bench.ts";
 import { toolsBench } from "./tools_bench.ts";
+import { discoveryBench } from "./discovery_bench.ts";
 import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
 
@@ -28,6 +29,7 @@ export const BENCHES: Bench[] = [
   searchBench,
   sandboxBench,
   toolsBench,
+  discoveryBench,
   llmRelayBench,
   skillsBench,
 ];

@@ -23,6 +23,7 @@ import type { CapabilityName } from "../protocol/codes.ts";
 import type { RequestType } from "../protocol/messages.ts";
 import { loadRegistry, type Registry } from "./registry/registry.ts";
 import type { SkillDir } from "./registry/scan.ts";
+import { progressLogger } from "./registry/progress.ts";
 import {
   createSkillsCapability,
   hostLlm,
@@ -154,7 +155,12 @@ export function createStandardStack(
   let registry: Registry | null = null;
   let closed = false;
   const built = (async () => {
-    const loaded = await loadRegistry({ sandbox, dirs, watch: true });
+    const loaded = await loadRegistry({
+      sandbox,
+      dirs,
+      watch: true,
+      onProgress: progressLogger(log),
+    });
     if (closed) {
       await loaded.close();
       throw new SkillboxError("runtime_error", "The host is closing");

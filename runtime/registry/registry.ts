@@ -11,6 +11,7 @@ import type { DescribedModule, Sandbox } from "../sandbox/types.ts";
 import { buildSnapshot, type LoadedModule } from "./normalize.ts";
 import { isDefinitionFile, type ScannedFile, scanSkillDirs } from "./scan.ts";
 import type { SkillDir } from "./scan.ts";
+import type { LoadProgress } from "./progress.ts";
 import type { NameChanges, RegistryChange, RegistrySnapshot } from "./types.ts";
 
 /** Options of {@link loadRegistry}. */
@@ -23,10 +24,19 @@ export interface RegistryOptions {
   watch?: boolean;
   /** How long to wait for a burst of file events to end. @default 50 */
   debounceMs?: number;
-  /** How many modules to describe at once. @default 8 */
+  /**
+   * How many modules to describe at once. The sandbox batches them into
+   * discovery processes, so by default every module is handed over at once.
+   * @default Infinity
+   */
   concurrency?: number;
   /** Called after every reload that changed something. */
   onChange?: (change: RegistryChange) => void;
+  /**
+   * Told how far a reload is, after each module (see `progressLogger` in
+   * `progress.ts` for terminal lines).
+   */
+  onProgress?: (progress: LoadProgress) => void;
 }
 
 /** A live registry. */
@@ -247,6 +257,9 @@ class LiveRegistry implements Registry {
     }
     const out: LoadedModule[] = new Array(files.length);
     let next = 0;
+    let done = 0;
+    const started = performance.now();
+    const onProgress = this.#options.onProgress;
     const worker = async () => {
       while (next < files.length) {
         const index = next++;
@@ -256,9 +269,22 @@ class LiveRegistry implements Registry {
           origin: file.origin,
           root: file.root,
         };
+        done++;
+        try {
+          onProgress?.({
+            done,
+            total: files.length,
+            elapsedMs: performance.now() - started,
+          });
+        } catch {
+          // A failing progress listener must not stop the load.
+        }
       }
     };
-    const n = Math.max(1, this.#options.concurrency ?? 8);
+    const n = Math.max(
+      1,
+      Math.min(files.length, this.#options.concurrency ?? Infinity),
+    );
     await Promise.all(Array.from({ length: n }, worker));
     return out;
   }

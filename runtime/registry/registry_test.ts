@@ -161,3 +161,27 @@ Deno.test("loadRegistry() loads 1,000 generated tool files", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("loadRegistry() reports progress after each module, ending at the total", async () => {
+  const dir = await Deno.makeTempDir();
+  const sandbox = createFakeSandbox();
+  try {
+    for (let i = 0; i < 5; i++) {
+      await Deno.writeTextFile(join(dir, `t${i}.ts`), tool(`t${i}`));
+    }
+    const seen: number[] = [];
+    const registry = await loadRegistry({
+      sandbox,
+      dirs: [dir],
+      onProgress: ({ done, total }) => {
+        assert.equal(total, 5);
+        seen.push(done);
+      },
+    });
+    await registry.close();
+    assert.deepEqual(seen, [1, 2, 3, 4, 5]);
+    assert.equal(registry.snapshot.tools.size, 5);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

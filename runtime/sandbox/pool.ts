@@ -14,6 +14,8 @@ import type { ErrorCode } from "../../protocol/codes.ts";
 import { SandboxProcess } from "./_process.ts";
 import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
 import { DiscoveryCache } from "./discovery.ts";
+import { DiscoveryQueue } from "./discovery_batch.ts";
+import { createDescriber } from "./describe.ts";
 import { moduleGraph } from "./module_graph.ts";
 import {
   checkGrant,
@@ -29,8 +31,6 @@ import type {
   Permissions,
 } from "../../sandbox/sdk/types.ts";
 import type {
-  DescribedDefinition,
-  DescribedModule,
   Sandbox,
   SandboxCall,
   SandboxHooks,
@@ -176,6 +176,21 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   const all = new Set<SandboxProcess>();
   const localFiles = new Map<string, string[]>();
   let closed = false;
+  const discovery = new DiscoveryQueue({
+    bootstrap: loadBootstrap,
+    timeoutMs: describeTimeoutMs,
+    memoryMb,
+    maxResultBytes,
+    deny,
+    cwd,
+    env: envFor({}),
+  });
+  const describe = createDescriber({
+    policy,
+    cache,
+    queue: discovery,
+    onGraph: (path, files) => localFiles.set(path, files),
+  });
 
   function envFor(grant: Permissions): Record<string, string> {
     const env: Record<string, string> = {
@@ -399,61 +414,9 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   }
 
   const sandbox: SandboxPool = {
-    // Each describe runs in a process holding exactly the module's own
-    // grant. A shared "discovery" process (read grant = union of the batch,
-    // each module in a Worker limited to its own files) was weighed and
-    // refused: workers share the process's fd table (node:fs on raw fds
-    // skips path checks), and a worker left spinning by a module cannot be
-    // stopped by terminate(), so it would run beside the next modules'
-    // loads with the union grant. Cold discovery pays one process per grant.
-    async describe(path: string): Promise<DescribedModule> {
-      const abs = resolve(path);
-      let hash = "";
-      try {
-        const graph = await moduleGraph(abs);
-        hash = graph.hash;
-        localFiles.set(abs, graph.files);
-        const hit = await cache.get(abs, hash);
-        if (hit) return hit;
-      } catch (err) {
-        return {
-          path: abs,
-          hash,
-          definitions: [],
-          error: `Cannot read module: ${(err as Error).message}`,
-        };
-      }
-      const own = await ownGrant(abs);
-      const check = checkGrant(own, { modulePath: abs, policy });
-      if (!check.ok) {
-        return { path: abs, hash, definitions: [], error: check.reason };
-      }
-      const outcome = await runOp("describe", {
-        path: abs,
-        export: "default",
-        grant: check.grant,
-        workerKey: "",
-        args: null,
-        config: {},
-        metadata: {},
-        session: "",
-        call: "",
-        timeoutMs: describeTimeoutMs,
-      }, null);
-      const described: DescribedModule = outcome.ok
-        ? {
-          path: abs,
-          hash,
-          definitions: outcome.value as DescribedDefinition[],
-          error: null,
-        }
-        : { path: abs, hash, definitions: [], error: outcome.message };
-      // Hangs and crashes may be transient; only settled answers are kept.
-      if (outcome.ok || outcome.code === "tool_error") {
-        await cache.put(described).catch(() => {});
-      }
-      return described;
-    },
+    // Discovery runs in batches (see discovery_batch.ts for why that is
+    // safe enough and what it leaves exposed).
+    describe,
 
     async resolvePermissions(
       path: string,
@@ -523,6 +486,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
 
     async close(): Promise<void> {
       closed = true;
+      await discovery.close();
       const exits = [...all].map((p) => p.exited);
       for (const proc of all) proc.kill();
       await Promise.all(exits);

@@ -1,0 +1,254 @@
+/**
+ * Host side of one discovery process: starts it with the union of its
+ * batch's read paths as its only permission, sends the batch, closes its
+ * stdin, and collects one answer per module. Each module's describe has its
+ * own deadline, counted from the frame saying its worker starts; when one
+ * passes, the process is killed (a spinning worker cannot be stopped any
+ * other way) and the module is reported as timed out. What was not answered
+ * when the process ended is reported as unfinished, for the caller to run
+ * again elsewhere.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
+import {
+  decodeDiscoveryFrame,
+  type DiscoveryInit,
+  type DiscoveryModule,
+} from "../../protocol/sandbox/discovery.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+
+/** How one discovery process is started. */
+export interface DiscoveryProcessOptions {
+  /** Source of the worker bootstrap. */
+  bootstrap: string;
+  /** Modules loading at once inside the process. */
+  workers: number;
+  /** Deadline of one module's describe, from its worker's start. */
+  timeoutMs: number;
+  /** Heap cap of the process (each worker's isolate too), in MiB. */
+  memoryMb: number;
+  /** Bound on one module's answer (characters of JSON). */
+  maxResultBytes: number;
+  /** Paths passed as `--deny-read`/`--deny-write`. */
+  deny: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Per-run hooks of {@link runDiscoveryProcess}. */
+export interface BatchHooks {
+  /** Kills the process; unanswered modules are reported unfinished. */
+  signal?: AbortSignal;
+  /** Told each answer as it arrives (by index in the batch). */
+  onAnswer?: (i: number, answer: ModuleAnswer) => void;
+}
+
+/** One module's answer. */
+export type ModuleAnswer =
+  | { ok: true; value: unknown }
+  | { ok: false; code: ErrorCode; message: string };
+
+/** What a discovery process gave for its batch. */
+export interface BatchReport {
+  /** Answers by index in the batch (modules that finished, or timed out). */
+  answers: Map<number, ModuleAnswer>;
+  /**
+   * Why the process ended before answering every module, when it did:
+   * `timeout` (a module's deadline passed: that module is in `answers`),
+   * `out_of_memory`, or `sandbox_crash`.
+   */
+  failure: { code: ErrorCode; message: string } | null;
+  /**
+   * How many modules were started. A process that died before starting
+   * any ran no module code: its failure is nobody's in the batch.
+   */
+  started: number;
+}
+
+const MAIN = new URL(
+  "../../sandbox/process/discovery_main.ts",
+  import.meta.url,
+);
+const STDERR_TAIL = 8192;
+
+/**
+ * Runs one batch in a discovery process.
+ *
+ * @param modules the batch (paths and each module's read paths)
+ * @param options how to start the process, and the run's hooks
+ * @returns the answers, and why it ended early if it did
+ * @example Describe one module
+ * ```ts
+ * import { runDiscoveryProcess } from "./_discovery_process.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const path = `${dir}/a.ts`;
+ * await Deno.writeTextFile(path, `export default { kind: "tool", name: "a" };`);
+ * const report = await runDiscoveryProcess([{ path, read: [path] }], {
+ *   bootstrap: await Deno.readTextFile(
+ *     new URL("../../sandbox/worker/bootstrap.ts", import.meta.url),
+ *   ),
+ *   workers: 1, timeoutMs: 10_000, memoryMb: 128, maxResultBytes: 1 << 20,
+ *   deny: [], cwd: dir, env: {},
+ * });
+ * assert.equal(report.failure, null);
+ * assert.equal(report.answers.get(0)?.ok, true);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function runDiscoveryProcess(
+  modules: DiscoveryModule[],
+  options: DiscoveryProcessOptions & BatchHooks,
+): Promise<BatchReport> {
+  const { signal, onAnswer } = options;
+  const nonce = makeNonce();
+  const union = [...new Set(modules.flatMap((m) => m.read))].sort();
+  const main = MAIN.protocol === "file:" ? fileURLToPath(MAIN) : MAIN.href;
+  const deny = options.deny.length > 0
+    ? [
+      `--deny-read=${options.deny.join(",")}`,
+      `--deny-write=${options.deny.join(",")}`,
+    ]
+    : [];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--no-lock",
+      "--no-remote",
+      "--cached-only",
+      "--unstable-worker-options",
+      `--v8-flags=--max-old-space-size=${options.memoryMb}`,
+      // The only permission: reading the batch's own files. No write, net,
+      // env, run, sys or ffi, so a worker cannot get more than this either.
+      ...(union.length > 0 ? [`--allow-read=${union.join(",")}`] : []),
+      ...deny,
+      main,
+    ],
+    cwd: options.cwd,
+    clearEnv: true,
+    env: options.env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+
+  const answers = new Map<number, ModuleAnswer>();
+  const settle = (i: number, answer: ModuleAnswer) => {
+    answers.set(i, answer);
+    onAnswer?.(i, answer);
+  };
+  let failure: BatchReport["failure"] = null;
+  const timers = new Map<number, ReturnType<typeof setTimeout>>();
+  const kill = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+  const onAbort = () => {
+    failure ??= { code: "sandbox_crash", message: "Discovery was stopped" };
+    kill();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  if (signal?.aborted) onAbort();
+
+  const init: DiscoveryInit = {
+    t: "discover",
+    nonce,
+    bootstrap: options.bootstrap,
+    modules,
+    workers: options.workers,
+    maxResultBytes: options.maxResultBytes,
+  };
+  // One line, then end of stream: fd 0 holds nothing for a worker to read.
+  const writer = child.stdin.getWriter();
+  writer.write(new TextEncoder().encode(JSON.stringify(init) + "\n"))
+    .then(() => writer.close())
+    .catch(() => {});
+
+  // A process that stops sending frames (its main thread stuck) is killed
+  // like a spinner, with no culprit named.
+  let started = 0;
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  const watch = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => {
+      failure ??= {
+        code: "sandbox_crash",
+        message: "Discovery process stopped answering",
+      };
+      kill();
+    }, options.timeoutMs * 2);
+  };
+  watch();
+  const onFrame = (raw: unknown) => {
+    const frame = decodeDiscoveryFrame(raw, modules.length);
+    if (frame === null || answers.has(frame.i)) return;
+    watch();
+    if (frame.t === "started") {
+      started++;
+      timers.set(
+        frame.i,
+        setTimeout(() => {
+          if (answers.has(frame.i)) return;
+          const message = `Timed out after ${options.timeoutMs} ms`;
+          settle(frame.i, { ok: false, code: "timeout", message });
+          failure ??= { code: "timeout", message };
+          kill();
+        }, options.timeoutMs),
+      );
+      return;
+    }
+    clearTimeout(timers.get(frame.i));
+    settle(
+      frame.i,
+      frame.ok
+        ? { ok: true, value: frame.value }
+        : { ok: false, code: "tool_error", message: frame.message },
+    );
+  };
+
+  let stderr = "";
+  const drainStderr = async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of child.stderr) {
+        stderr = (stderr + decoder.decode(chunk, { stream: true }))
+          .slice(-STDERR_TAIL);
+      }
+    } catch {
+      // The process is going away.
+    }
+  };
+  const [status] = await Promise.all([
+    child.status,
+    readFrames(child.stdout, onFrame, {
+      nonce,
+      maxLineBytes: options.maxResultBytes + 65536,
+    }).catch(() => {}),
+    drainStderr(),
+  ]);
+  signal?.removeEventListener("abort", onAbort);
+  clearTimeout(watchdog);
+  for (const timer of timers.values()) clearTimeout(timer);
+  if (failure === null && answers.size < modules.length) {
+    // V8's heap-limit abort is a SIGTRAP; the stderr check tells it from a
+    // debugger trap (and the signal keeps a module printing "out of memory"
+    // from faking one).
+    const oom = (status.signal === "SIGTRAP" || status.code === 133) &&
+      /out of memory|heap limit/i.test(stderr);
+    failure = oom
+      ? { code: "out_of_memory", message: "Discovery ran out of memory" }
+      : {
+        code: "sandbox_crash",
+        message: `Discovery process exited with code ${status.code}`,
+      };
+  }
+  return { answers, failure, started };
+}

@@ -1,0 +1,93 @@
+/**
+ * Reading a module's definitions: hash its local import graph, answer from
+ * the discovery cache when the version is known, otherwise check its own
+ * read grant against the policy and describe it in a discovery batch.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import type { DiscoveryCache } from "./discovery.ts";
+import type { DiscoveryQueue } from "./discovery_batch.ts";
+import { moduleGraph } from "./module_graph.ts";
+import { checkGrant, ownReadPaths, type Policy } from "./permissions.ts";
+import type { DescribedDefinition, DescribedModule } from "./types.ts";
+
+/** What {@link createDescriber} needs. */
+export interface DescriberOptions {
+  policy: Policy;
+  cache: DiscoveryCache;
+  queue: Pick<DiscoveryQueue, "describe">;
+  /** Told each module's local files (the pool grants them to calls). */
+  onGraph?: (path: string, files: string[]) => void;
+}
+
+/**
+ * Makes the `describe` of a {@link Sandbox}.
+ *
+ * @param options the policy, cache and batch queue
+ * @returns a function describing one module (never throws)
+ * @example Describe through a fake queue
+ * ```ts
+ * import { createDescriber } from "./describe.ts";
+ * import { DiscoveryCache } from "./discovery.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/a.ts`, "export default {};");
+ * const describe = createDescriber({
+ *   policy: {},
+ *   cache: new DiscoveryCache({ dir: null }),
+ *   queue: { describe: () => Promise.resolve({ ok: true, value: [] }) },
+ * });
+ * const described = await describe(`${dir}/a.ts`);
+ * assert.equal(described.error, null);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function createDescriber(
+  options: DescriberOptions,
+): (path: string) => Promise<DescribedModule> {
+  const { policy, cache, queue } = options;
+  return async (path) => {
+    const abs = resolve(path);
+    let hash = "";
+    let files: string[];
+    try {
+      const graph = await moduleGraph(abs);
+      hash = graph.hash;
+      files = graph.files;
+      options.onGraph?.(abs, files);
+      const hit = await cache.get(abs, hash);
+      if (hit) return hit;
+    } catch (err) {
+      return {
+        path: abs,
+        hash,
+        definitions: [],
+        error: `Cannot read module: ${(err as Error).message}`,
+      };
+    }
+    const own = { read: ownReadPaths(abs, { policy, localFiles: files }) };
+    const check = checkGrant(own, { modulePath: abs, policy });
+    if (!check.ok) {
+      return { path: abs, hash, definitions: [], error: check.reason };
+    }
+    const answer = await queue.describe({
+      path: abs,
+      read: check.grant.read ?? [],
+    });
+    const described: DescribedModule = answer.ok
+      ? {
+        path: abs,
+        hash,
+        definitions: answer.value as DescribedDefinition[],
+        error: null,
+      }
+      : { path: abs, hash, definitions: [], error: answer.message };
+    // Hangs and crashes may be transient; only settled answers are kept.
+    if (answer.ok || answer.code === "tool_error") {
+      await cache.put(described).catch(() => {});
+    }
+    return described;
+  };
+}

@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import type { DiscoveryModule } from "../../protocol/sandbox/discovery.ts";
+import type { BatchReport, ModuleAnswer } from "./_discovery_process.ts";
+import { DiscoveryQueue } from "./discovery_batch.ts";
+
+const BASE = {
+  bootstrap: "",
+  timeoutMs: 1000,
+  memoryMb: 64,
+  maxResultBytes: 1 << 20,
+  deny: [],
+  cwd: "/",
+  env: {},
+};
+
+// A stand-in for a discovery process: modules answer in order; "spin" times
+// out (the process is killed, later modules unanswered); "oom" and "exit"
+// end the process with no culprit named.
+function fakeRun(runs: string[][]) {
+  return (modules: DiscoveryModule[]): Promise<BatchReport> => {
+    runs.push(modules.map((m) => m.path));
+    const answers = new Map<number, ModuleAnswer>();
+    for (const [i, m] of modules.entries()) {
+      if (m.path.startsWith("spin")) {
+        answers.set(i, { ok: false, code: "timeout", message: "Timed out" });
+        return Promise.resolve({
+          answers,
+          started: i + 1,
+          failure: { code: "timeout", message: "Timed out" },
+        });
+      }
+      if (m.path.startsWith("oom") || m.path.startsWith("exit")) {
+        const code = m.path.startsWith("oom")
+          ? "out_of_memory" as const
+          : "sandbox_crash" as const;
+        return Promise.resolve({
+          answers,
+          started: i + 1,
+          failure: { code, message: code },
+        });
+      }
+      answers.set(i, { ok: true, value: [m.path] });
+    }
+    return Promise.resolve({ answers, failure: null, started: modules.length });
+  };
+}
+
+Deno.test("DiscoveryQueue isolates hostile modules: each fails alone, the rest load", async () => {
+  const runs: string[][] = [];
+  const queue = new DiscoveryQueue({
+    ...BASE,
+    processes: 1,
+    batchSize: 64,
+    runBatch: fakeRun(runs),
+  });
+  const names = Array.from({ length: 40 }, (_, i) => `ok${i}`);
+  names.splice(5, 0, "oom");
+  names.splice(17, 0, "spin");
+  names.splice(30, 0, "exit");
+  const answers = await Promise.all(
+    names.map((path) => queue.describe({ path, read: [path] })),
+  );
+  await queue.close();
+  for (const [i, name] of names.entries()) {
+    const answer = answers[i]!;
+    if (name.startsWith("ok")) {
+      assert.deepEqual(answer, { ok: true, value: [name] }, name);
+    }
+  }
+  const code = (name: string) => {
+    const answer = answers[names.indexOf(name)]!;
+    return answer.ok ? "ok" : answer.code;
+  };
+  assert.equal(code("oom"), "out_of_memory");
+  assert.equal(code("spin"), "timeout");
+  assert.equal(code("exit"), "sandbox_crash");
+  // Halving: a few runs per hostile module, never one process per module.
+  const bound = 3 * 2 * Math.ceil(Math.log2(names.length)) + 2;
+  assert.ok(runs.length <= bound, `${runs.length} runs`);
+  assert.ok(runs.flat().filter((p) => p === "ok0").length <= 2);
+});
+
+Deno.test("DiscoveryQueue gathers waiting modules into few batches", async () => {
+  const runs: string[][] = [];
+  const queue = new DiscoveryQueue({
+    ...BASE,
+    processes: 2,
+    batchSize: 50,
+    runBatch: fakeRun(runs),
+  });
+  const answers = await Promise.all(
+    Array.from(
+      { length: 120 },
+      (_, i) => queue.describe({ path: `m${i}`, read: [] }),
+    ),
+  );
+  await queue.close();
+  assert.ok(answers.every((a) => a.ok));
+  assert.ok(runs.length <= 4, `${runs.length} batches`);
+  assert.ok(runs.every((r) => r.length <= 50));
+});
+
+Deno.test("DiscoveryQueue answers waiting modules once closed", async () => {
+  const queue = new DiscoveryQueue({
+    ...BASE,
+    runBatch: () => new Promise<BatchReport>(() => {}),
+    gatherMs: 60_000,
+  });
+  const pending = queue.describe({ path: "a", read: [] });
+  await queue.close();
+  assert.deepEqual(await pending, {
+    ok: false,
+    code: "sandbox_crash",
+    message: "Sandbox is closed",
+  });
+  const after = await queue.describe({ path: "b", read: [] });
+  assert.equal(after.ok, false);
+});
+
+Deno.test("DiscoveryQueue fails a batch at once when its process ran no module", async () => {
+  let runs = 0;
+  const queue = new DiscoveryQueue({
+    ...BASE,
+    processes: 1,
+    runBatch: () => {
+      runs++;
+      return Promise.resolve({
+        answers: new Map(),
+        started: 0,
+        failure: { code: "sandbox_crash", message: "Cannot start deno" },
+      });
+    },
+  });
+  const answers = await Promise.all(
+    Array.from(
+      { length: 30 },
+      (_, i) => queue.describe({ path: `m${i}`, read: [] }),
+    ),
+  );
+  await queue.close();
+  assert.equal(runs, 1);
+  for (const answer of answers) {
+    assert.deepEqual(answer, {
+      ok: false,
+      code: "sandbox_crash",
+      message: "Cannot start deno",
+    });
+  }
+});

@@ -1,0 +1,171 @@
+/**
+ * The main thread of a discovery process: reads the definitions of a batch
+ * of modules, each in a fresh Worker whose `deno.permissions` is exactly
+ * that module's own files (read only, nothing else), a few at a time.
+ *
+ * Runs beside untrusted code (other threads of this process), so it trusts
+ * nothing a worker posts, and it is the only writer of nonce-framed lines
+ * on stdout. The host writes one {@link DiscoveryInit} line and closes
+ * stdin; that line is read whole before any worker starts, so a worker
+ * reading fd 0 with `node:fs` finds only the end of the stream. The host
+ * enforces each module's deadline and kills this process when one spins:
+ * `worker.terminate()` cannot stop a busy loop.
+ *
+ * @module
+ */
+
+import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/frames.ts";
+import type {
+  DiscoveryFrame,
+  DiscoveryInit,
+  DiscoveryModule,
+} from "../../protocol/sandbox/discovery.ts";
+import { serializeResult } from "../_truncate.ts";
+
+const encoder = new TextEncoder();
+const MAX_MESSAGE = 4096;
+
+// Synchronous, whole-frame writes: the host always drains the pipe.
+function write(text: string): void {
+  const bytes = encoder.encode(text);
+  let at = 0;
+  try {
+    while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
+  } catch {
+    Deno.exit(0); // the host is gone
+  }
+}
+
+function send(init: DiscoveryInit, frame: DiscoveryFrame | string): void {
+  const json = typeof frame === "string" ? frame : JSON.stringify(frame);
+  write(encodeFrame(init.nonce, json));
+}
+
+function failed(init: DiscoveryInit, i: number, message: string): void {
+  send(init, {
+    t: "described",
+    i,
+    ok: false,
+    message: message.slice(0, MAX_MESSAGE),
+  });
+}
+
+/** Describes one module in a worker of its own; resolves once answered. */
+function describeOne(
+  init: DiscoveryInit,
+  bootstrapUrl: string,
+  i: number,
+  module: DiscoveryModule,
+): Promise<void> {
+  send(init, { t: "started", i });
+  const worker = new Worker(bootstrapUrl, {
+    type: "module",
+    deno: {
+      permissions: {
+        read: module.read,
+        write: false,
+        net: false,
+        env: false,
+        run: false,
+        sys: false,
+        ffi: false,
+        import: false,
+      },
+    },
+  } as WorkerOptions);
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const finish = (answer: () => void) => {
+      if (done) return;
+      done = true;
+      answer();
+      worker.terminate();
+      resolve();
+    };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      finish(() => failed(init, i, `Module worker failed: ${e.message}`));
+    };
+    worker.onmessage = (e: MessageEvent<unknown>) => {
+      const msg = e.data as Record<string, unknown> | null;
+      if (typeof msg !== "object" || msg === null) return;
+      if (msg.t === "ready") {
+        worker.postMessage({ t: "load", path: module.path });
+      } else if (msg.t === "loaded") {
+        worker.postMessage({
+          t: "op",
+          id: "describe",
+          op: "describe",
+          export: "default",
+          args: null,
+          config: {},
+          metadata: {},
+          session: "",
+          call: "",
+        });
+      } else if (msg.t === "load_error") {
+        finish(() =>
+          failed(init, i, `Cannot load module: ${String(msg.message)}`)
+        );
+      } else if (msg.t === "exit") {
+        finish(() =>
+          failed(init, i, `Module exited with code ${Number(msg.code)}`)
+        );
+      } else if (msg.t === "result" && msg.id === "describe") {
+        finish(() => answer(init, i, msg));
+      }
+    };
+  });
+}
+
+function answer(
+  init: DiscoveryInit,
+  i: number,
+  msg: Record<string, unknown>,
+): void {
+  if (msg.ok !== true) {
+    failed(init, i, String(msg.message));
+    return;
+  }
+  try {
+    const { json, truncated } = serializeResult(msg.value, init.maxResultBytes);
+    if (truncated) {
+      failed(init, i, "Definitions are larger than the result limit");
+    } else send(init, `{"t":"described","i":${i},"ok":true,"value":${json}}`);
+  } catch (err) {
+    failed(init, i, `Definitions are not serializable: ${String(err)}`);
+  }
+}
+
+async function run(init: DiscoveryInit): Promise<void> {
+  const bootstrapUrl = URL.createObjectURL(
+    new Blob([init.bootstrap], { type: "application/typescript" }),
+  );
+  let next = 0;
+  const lane = async () => {
+    while (next < init.modules.length) {
+      const i = next++;
+      await describeOne(init, bootstrapUrl, i, init.modules[i]!);
+    }
+  };
+  const lanes = Math.max(1, Math.min(init.workers, init.modules.length));
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
+async function readInit(): Promise<DiscoveryInit | null> {
+  let init: DiscoveryInit | null = null;
+  const splitter = new FrameSplitter((raw) => {
+    init ??= raw as DiscoveryInit;
+  }, { maxLineBytes: Number.MAX_SAFE_INTEGER });
+  const buffer = new Uint8Array(64 * 1024);
+  while (init === null) {
+    const n = await Deno.stdin.read(buffer);
+    if (n === null) break;
+    splitter.push(buffer.subarray(0, n));
+  }
+  return init;
+}
+
+const init = await readInit();
+if (init !== null && init.t === "discover") await run(init);
+Deno.exit(0);
