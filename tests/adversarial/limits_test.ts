@@ -12,8 +12,9 @@ import {
 Deno.test("a busy loop fails with timeout within 250 ms and its process is killed", async () => {
   const sandbox = createSandbox({ cacheDir: null });
   try {
-    // Describing starts the process the call will use (same grant).
-    await sandbox.describe(fixture("busy_loop"));
+    // Reading its permissions starts the process the call will use (same
+    // grant). (Describing runs in a discovery process of its own.)
+    await sandbox.resolvePermissions(fixture("busy_loop"), "default", {});
     const [proc] = sandbox.processes();
     assert.ok(proc);
     assert.equal(await processAlive(proc.pid), true, "alive before the call");
@@ -63,7 +64,9 @@ Deno.test("a call right after a busy loop's timeout is not routed behind the spi
 Deno.test("a call that waits is stopped at its timeout without killing the process", async () => {
   const sandbox = createSandbox({ cacheDir: null, describeTimeoutMs: 300 });
   try {
-    await sandbox.describe(fixture("never_loads"));
+    // Times out loading, in the process the call will use (same grant).
+    await sandbox.resolvePermissions(fixture("never_loads"), "default", {})
+      .catch(() => {});
     const [proc] = sandbox.processes();
     const { outcome } = await callFixture(sandbox, "never_loads", {
       timeoutMs: 300,
