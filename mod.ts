@@ -110,6 +110,27 @@ export type {
   WireMessage,
 } from "./client/mod.ts";
 export type {
+  LlmChoice,
+  Skill,
+  SkillOutcome,
+  Tool,
+  Toolkit,
+  ToolOutcome,
+} from "./protocol/domain.ts";
+export type {
+  AnsweredRequestType,
+  HandshakeResponse,
+  PongResponse,
+  ResponseMap,
+  SkillCallError,
+  SkillCallResponse,
+  SkillDiscoverResponse,
+  ToolCallResponse,
+  ToolkitConfigureResponse,
+  ToolkitListResponse,
+  ToolListResponse,
+} from "./protocol/responses.ts";
+export type {
   CallEvent,
   JsonObject,
   LLMConfig,

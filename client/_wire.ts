@@ -8,63 +8,40 @@
  */
 
 import { SkillboxError } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/codes.ts";
-import { envelope } from "../protocol/envelope.ts";
+import {
+  decodeError,
+  decodeEvent,
+  decodeResponse,
+  isEventType,
+} from "../protocol/codec.ts";
 import {
   type CallEvent,
-  type JsonObject,
-  type LLMConfig,
-  type SkillDefinition,
-  skillDefinition,
-  type SkillResult,
-  skillResult,
-  type ToolDefinition,
-  toolDefinition,
-  type ToolkitDefinition,
-  toolkitDefinition,
-  type ToolResult,
-  toolResult,
-} from "../protocol/models.ts";
+  type Skill,
+  type SkillOutcome,
+  skillOutcome,
+  type Tool,
+  type Toolkit,
+  type ToolOutcome,
+} from "../protocol/domain.ts";
+import { envelope } from "../protocol/envelope.ts";
+import type { JsonObject, LLMConfig } from "../protocol/models.ts";
+import type { HandshakeResponse } from "../protocol/responses.ts";
 import type { LlmOverride } from "./skills.ts";
 import type { WireMessage } from "./types.ts";
 
-/** What the client learns from `handshake/resp`. */
-export interface HandshakeInfo {
-  ok: boolean;
-  reason: string;
-  sessionId: string;
-  acceptedCaps: string[];
-  maxParallel: number;
-}
+export { isEventType };
 
-/** Whether a message type is a streamed event (`tool/event`, `invoke/event`...). */
-export function isEventType(type: unknown): boolean {
-  return typeof type === "string" && type.endsWith("/event");
-}
+/** What the client learns from `handshake/resp`. */
+export type HandshakeInfo = HandshakeResponse;
 
 /** Reads an event's `kind`, `data` and `seq`, with A2E's defaults. */
 export function readEvent(message: WireMessage): CallEvent {
-  return {
-    kind: typeof message.kind === "string" ? message.kind : "status",
-    data: isObject(message.data) ? message.data : {},
-    seq: typeof message.seq === "number" ? message.seq : 0,
-  };
+  return decodeEvent(message);
 }
 
 /** Turns an A2E `error` message into the {@link SkillboxError} it stands for. */
 export function readError(message: WireMessage): SkillboxError {
-  // The host may use codes newer than this client; keep them verbatim.
-  const code =
-    (typeof message.code === "string" && message.code !== ""
-      ? message.code
-      : "runtime_error") as ErrorCode;
-  const text = typeof message.message === "string" && message.message !== ""
-    ? message.message
-    : `Host answered error "${code}"`;
-  return new SkillboxError(code, text, {
-    retryable: message.retryable === true,
-    detail: isObject(message.detail) ? message.detail : {},
-  });
+  return decodeError(message);
 }
 
 /** Builds `handshake/req`. */
@@ -83,24 +60,7 @@ export function readHandshake(
   message: WireMessage,
   label: string,
 ): HandshakeInfo {
-  expectType(message, "handshake/resp", label);
-  const caps = Array.isArray(message.accepted_caps)
-    ? message.accepted_caps
-    : [];
-  return {
-    ok: message.ok !== false,
-    reason: typeof message.reason === "string" ? message.reason : "",
-    sessionId: typeof message.session_id === "string" ? message.session_id : "",
-    acceptedCaps: caps.flatMap((cap) =>
-      isObject(cap) && typeof cap.capability === "string" &&
-        cap.enabled !== false
-        ? [cap.capability]
-        : []
-    ),
-    maxParallel: typeof message.max_parallel === "number"
-      ? message.max_parallel
-      : 4,
-  };
+  return decodeResponse("handshake/req", message, label);
 }
 
 /** Builds `ping`. */
@@ -110,10 +70,7 @@ export function pingRequest(): WireMessage {
 
 /** Reads `pong`'s `uptime_seconds`. */
 export function readPong(message: WireMessage, label: string): number {
-  expectType(message, "pong", label);
-  return typeof message.uptime_seconds === "number"
-    ? message.uptime_seconds
-    : 0;
+  return decodeResponse("ping", message, label).uptimeSeconds;
 }
 
 /** Builds `tool/list/req`. */
@@ -134,14 +91,8 @@ export function toolListRequest(
 }
 
 /** Reads `tool/list/resp`. */
-export function readToolList(
-  message: WireMessage,
-  label: string,
-): ToolDefinition[] {
-  expectType(message, "tool/list/resp", label);
-  return listOf(message, "tools", label).map((tool) =>
-    toolDefinition(tool as Pick<ToolDefinition, "name" | "description">)
-  );
+export function readToolList(message: WireMessage, label: string): Tool[] {
+  return decodeResponse("tool/list/req", message, label).tools;
 }
 
 /** Builds `tool/call/req`. */
@@ -165,15 +116,12 @@ export function toolCallRequest(
   });
 }
 
-/** Reads `tool/call/resp`'s {@link ToolResult}. */
-export function readToolCall(message: WireMessage, label: string): ToolResult {
-  expectType(message, "tool/call/resp", label);
-  if (!isObject(message.data)) {
-    throw invalid(label, 'the answer has no "data" object');
-  }
-  return toolResult(
-    message.data as Pick<ToolResult, "success" | "tool_name" | "duration_ms">,
-  );
+/** Reads `tool/call/resp`'s outcome. */
+export function readToolCall(
+  message: WireMessage,
+  label: string,
+): ToolOutcome {
+  return decodeResponse("tool/call/req", message, label).result;
 }
 
 /** Builds `toolkit/list/req`. */
@@ -190,11 +138,8 @@ export function toolkitListRequest(
 export function readToolkitList(
   message: WireMessage,
   label: string,
-): ToolkitDefinition[] {
-  expectType(message, "toolkit/list/resp", label);
-  return listOf(message, "toolkits", label).map((kit) =>
-    toolkitDefinition(kit as Pick<ToolkitDefinition, "name" | "tools">)
-  );
+): Toolkit[] {
+  return decodeResponse("toolkit/list/req", message, label).toolkits;
 }
 
 /** Builds `toolkit/configure/req`. */
@@ -215,16 +160,15 @@ export function readToolkitConfigure(
   message: WireMessage,
   label: string,
 ): void {
-  expectType(message, "toolkit/configure/resp", label);
-  const status = typeof message.status === "string" ? message.status : "ok";
-  if (status === "ok" || status === "configured") return;
-  const why = typeof message.message === "string" && message.message !== ""
-    ? message.message
+  const body = decodeResponse("toolkit/configure/req", message, label);
+  if (body.status === "ok" || body.status === "configured") return;
+  const why = body.message !== null && body.message !== ""
+    ? body.message
     : "no detail";
   throw new SkillboxError(
     "runtime_error",
-    `Cannot ${label}: status "${status}": ${why}`,
-    { detail: { status, message: message.message ?? null } },
+    `Cannot ${label}: status "${body.status}": ${why}`,
+    { detail: { status: body.status, message: body.message } },
   );
 }
 
@@ -242,11 +186,8 @@ export function skillDiscoverRequest(
 export function readSkillDiscover(
   message: WireMessage,
   label: string,
-): SkillDefinition[] {
-  expectType(message, "skill/discover/resp", label);
-  return listOf(message, "skills", label).map((skill) =>
-    skillDefinition(skill as Pick<SkillDefinition, "name" | "description">)
-  );
+): Skill[] {
+  return decodeResponse("skill/discover/req", message, label).skills;
 }
 
 /** Builds `skill/call/req` (which has no `session_id` on the wire). */
@@ -276,59 +217,24 @@ export function skillCallRequest(
 }
 
 /**
- * Reads `skill/call/resp`'s {@link SkillResult}. When `data` is null the
- * host reported the failure in `error` instead; the result is built from it
- * so callers always get one shape.
+ * Reads `skill/call/resp`'s outcome. When the host reported a failure in
+ * `error` instead of a result, the outcome is built from it so callers
+ * always get one shape.
  */
 export function readSkillCall(
   message: WireMessage,
   label: string,
-): SkillResult {
-  expectType(message, "skill/call/resp", label);
-  if (isObject(message.data)) {
-    return skillResult(
-      message.data as Pick<SkillResult, "success" | "duration_ms">,
-    );
-  }
-  const error = isObject(message.error) ? message.error : {};
-  const code = error.code ?? error.error_code;
-  return skillResult({
+): SkillOutcome {
+  const body = decodeResponse("skill/call/req", message, label);
+  return body.result ?? skillOutcome({
     success: false,
-    duration_ms: 0,
-    error: typeof error.message === "string"
-      ? error.message
-      : `Skill answered without a result`,
-    error_code: typeof code === "string" ? code : "skill_error",
+    durationMs: 0,
+    error: body.error?.message ?? "Skill answered without a result",
+    errorCode: body.error?.code ?? "skill_error",
   });
 }
 
 // A2E timeouts are whole seconds; round up so a short limit never becomes 0.
 function wireSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
-}
-
-function expectType(message: WireMessage, type: string, label: string): void {
-  if (message.type !== type) {
-    throw invalid(label, `expected "${type}", got "${String(message.type)}"`);
-  }
-}
-
-function listOf(
-  message: WireMessage,
-  field: string,
-  label: string,
-): JsonObject[] {
-  const value = message[field];
-  if (!Array.isArray(value) || !value.every(isObject)) {
-    throw invalid(label, `"${field}" is not a list of objects`);
-  }
-  return value;
-}
-
-function invalid(label: string, why: string): SkillboxError {
-  return new SkillboxError("invalid_message", `Cannot ${label}: ${why}`);
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -83,10 +83,10 @@ export interface PingResult {
 }
 
 /**
- * A connected A2E session. The A2E models it returns (tool, toolkit and
- * skill definitions and results, events) are the wire models, snake_case, as
- * in A2E-WIRE.md; everything the client defines itself (options, this
- * interface, {@link PingResult}) is camelCase.
+ * A connected A2E session. What it returns (tools, toolkits, skills,
+ * outcomes, events) are camelCase domain objects decoded from the wire by the
+ * protocol codec (`protocol/codec.ts`); only `request()` and push messages
+ * are raw wire messages, snake_case as in A2E-WIRE.md.
  *
  * @example Ping a host, then close
  * ```ts

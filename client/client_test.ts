@@ -536,7 +536,7 @@ Deno.test("tools.list() and tools.search() send their filters", async (t) => {
     const tools = await listing;
     assert.equal(tools.length, 1);
     assert.equal(tools[0]?.name, "read");
-    assert.equal(tools[0]?.defer_loading, false);
+    assert.equal(tools[0]?.deferLoading, false);
   });
   await t.step("search", async () => {
     const found = client.tools.search("weather", { includeDeferred: true });
@@ -639,7 +639,7 @@ Deno.test("skills.discover() and skills.call() speak the skill messages", async 
     });
     const skills = await found;
     assert.equal(skills[0]?.name, "sum");
-    assert.deepEqual(skills[0]?.input_schema, {});
+    assert.deepEqual(skills[0]?.inputSchema, {});
   });
   await t.step("call sends every field, no session_id", async () => {
     const call = client.skills.call("sum", { text: "hi" }, {
@@ -692,7 +692,7 @@ Deno.test("skills.discover() and skills.call() speak the skill messages", async 
       });
       const result = await call;
       assert.equal(result.success, false);
-      assert.equal(result.error_code, "max_turns_exceeded");
+      assert.equal(result.errorCode, "max_turns_exceeded");
       assert.equal(result.error, "Too many turns");
     },
   );

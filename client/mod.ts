@@ -44,6 +44,14 @@ export { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 export { ERROR_CODES, SKILL_STATUSES } from "../protocol/codes.ts";
 export type { ErrorCode, SkillStatus } from "../protocol/codes.ts";
 export type {
+  LlmChoice,
+  Skill,
+  SkillOutcome,
+  Tool,
+  Toolkit,
+  ToolOutcome,
+} from "../protocol/domain.ts";
+export type {
   CallEvent,
   JsonObject,
   LLMConfig,

@@ -5,12 +5,8 @@
  * @module
  */
 
-import type {
-  JsonObject,
-  LLMConfig,
-  SkillDefinition,
-  SkillResult,
-} from "../protocol/models.ts";
+import type { JsonObject, LLMConfig } from "../protocol/models.ts";
+import type { Skill, SkillOutcome } from "../protocol/domain.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
 /** Options of {@link SkillAPI.discover} (`skill/discover/req`). */
@@ -46,7 +42,8 @@ export interface CallSkillOptions extends StreamingRequestOptions {
 }
 
 /**
- * Discovers and runs skills. Results are the A2E wire models (snake_case).
+ * Discovers and runs skills. Results are camelCase domain objects, decoded
+ * by the protocol codec.
  *
  * @example Run a skill and watch its tokens
  * ```ts
@@ -71,7 +68,7 @@ export interface SkillAPI {
    * @returns the skill definitions (never with LLM credentials)
    * @throws {SkillboxError} the host's `error`
    */
-  discover(options?: DiscoverSkillsOptions): Promise<SkillDefinition[]>;
+  discover(options?: DiscoverSkillsOptions): Promise<Skill[]>;
   /**
    * Runs a skill (`skill/call/req`). A skill that runs and fails resolves
    * with `success: false`; when the host answers with `data: null`, the
@@ -81,11 +78,11 @@ export interface SkillAPI {
    * @param name the skill's name
    * @param args the skill's arguments
    * @param options events, limits and cancellation, see {@link CallSkillOptions}
-   * @returns the call: await it for the {@link SkillResult}, iterate `events`
+   * @returns the call: await it for the {@link SkillOutcome}, iterate `events`
    */
   call(
     name: string,
     args?: JsonObject,
     options?: CallSkillOptions,
-  ): Call<SkillResult>;
+  ): Call<SkillOutcome>;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { JsonObject, ToolkitDefinition } from "../protocol/models.ts";
+import type { JsonObject, Toolkit } from "../protocol/domain.ts";
 import type { RequestOptions } from "./types.ts";
 
 /** Options of {@link ToolkitAPI.list} (`toolkit/list/req`). */
@@ -17,8 +17,8 @@ export interface ListToolkitsOptions extends RequestOptions {
 }
 
 /**
- * Lists and configures toolkits for this session. Results are the A2E wire
- * models (snake_case).
+ * Lists and configures toolkits for this session. Results are camelCase
+ * domain objects, decoded by the protocol codec.
  *
  * @example Configure a toolkit once
  * ```ts
@@ -38,7 +38,7 @@ export interface ToolkitAPI {
    * @returns the toolkit definitions
    * @throws {SkillboxError} the host's `error`
    */
-  list(options?: ListToolkitsOptions): Promise<ToolkitDefinition[]>;
+  list(options?: ListToolkitsOptions): Promise<Toolkit[]>;
   /**
    * Configures a toolkit for this session (`toolkit/configure/req`), then
    * reads its definition back so the caller sees the host's state.
@@ -55,7 +55,7 @@ export interface ToolkitAPI {
     name: string,
     config?: JsonObject,
     options?: RequestOptions,
-  ): Promise<ToolkitDefinition | undefined>;
+  ): Promise<Toolkit | undefined>;
   /**
    * Configures a toolkit only if the host does not list it as configured.
    *
@@ -68,7 +68,7 @@ export interface ToolkitAPI {
     name: string,
     config?: JsonObject,
     options?: RequestOptions,
-  ): Promise<ToolkitDefinition | undefined>;
+  ): Promise<Toolkit | undefined>;
   /**
    * Finds one toolkit by name.
    *
@@ -79,5 +79,5 @@ export interface ToolkitAPI {
   get(
     name: string,
     options?: RequestOptions,
-  ): Promise<ToolkitDefinition | undefined>;
+  ): Promise<Toolkit | undefined>;
 }

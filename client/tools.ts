@@ -5,11 +5,7 @@
  * @module
  */
 
-import type {
-  JsonObject,
-  ToolDefinition,
-  ToolResult,
-} from "../protocol/models.ts";
+import type { JsonObject, Tool, ToolOutcome } from "../protocol/domain.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
 /** Options of {@link ToolAPI.list} (`tool/list/req`). */
@@ -43,8 +39,8 @@ export interface CallToolOptions extends StreamingRequestOptions {
 }
 
 /**
- * Lists, searches and calls tools. Results are the A2E wire models
- * (snake_case), as the host sent them with defaults filled in.
+ * Lists, searches and calls tools. Results are camelCase domain objects,
+ * decoded from the host's answers by the protocol codec (defaults filled).
  *
  * @example List and call a tool
  * ```ts
@@ -66,7 +62,7 @@ export interface ToolAPI {
    * @returns the matching tool definitions
    * @throws {SkillboxError} the host's `error`, e.g. when tools are not served
    */
-  list(options?: ListToolsOptions): Promise<ToolDefinition[]>;
+  list(options?: ListToolsOptions): Promise<Tool[]>;
   /**
    * Searches tools by name, description and tags.
    *
@@ -78,7 +74,7 @@ export interface ToolAPI {
   search(
     query: string,
     options?: SearchToolsOptions,
-  ): Promise<ToolDefinition[]>;
+  ): Promise<Tool[]>;
   /**
    * Calls a tool (`tool/call/req`). A tool that runs and fails resolves with
    * `success: false`; an unknown or denied tool rejects with a
@@ -87,11 +83,11 @@ export interface ToolAPI {
    * @param name the tool's name
    * @param args the tool's arguments
    * @param options events, limits and cancellation, see {@link CallToolOptions}
-   * @returns the call: await it for the {@link ToolResult}, iterate `events`
+   * @returns the call: await it for the {@link ToolOutcome}, iterate `events`
    */
   call(
     name: string,
     args?: JsonObject,
     options?: CallToolOptions,
-  ): Call<ToolResult>;
+  ): Call<ToolOutcome>;
 }

@@ -19,9 +19,9 @@ import type { CallEvent } from "../protocol/models.ts";
  * @example Stream events, then read the result
  * ```ts
  * import type { Call } from "./types.ts";
- * import type { ToolResult } from "../protocol/models.ts";
+ * import type { ToolOutcome } from "../protocol/domain.ts";
  *
- * async function finish(call: Call<ToolResult>): Promise<ToolResult> {
+ * async function finish(call: Call<ToolOutcome>): Promise<ToolOutcome> {
  *   const progress: unknown[] = [];
  *   for await (const event of call.events) {
  *     if (event.kind === "progress") progress.push(event.data.pct);

@@ -7,11 +7,15 @@
  */
 
 import type { CapabilityName } from "../protocol/codes.ts";
-import type { Envelope } from "../protocol/envelope.ts";
+import type { EncodedMessage } from "../protocol/codec.ts";
 import type { Request, RequestType } from "../protocol/messages.ts";
+import type {
+  AnsweredRequestType,
+  ResponseMap,
+} from "../protocol/responses.ts";
 
-/** A complete outgoing message (built with `envelope()`). */
-export type OutgoingMessage = Envelope & Record<string, unknown>;
+/** A complete outgoing wire message (encoded by `protocol/codec.ts`). */
+export type OutgoingMessage = EncodedMessage;
 
 /** What a handler may know and do about the session a request came on. */
 export interface SessionScope {
@@ -45,20 +49,21 @@ export interface Exchange<T extends RequestType = RequestType> {
 }
 
 /**
- * Handles one request type and returns the final message (the `.../resp`). Throw a
- * `SkillboxError` to answer with an A2E `error` instead; the dispatcher maps
- * it and echoes `req_id`.
+ * Handles one request type and returns the answer's body (camelCase, see
+ * `protocol/responses.ts`); the dispatcher wraps it in its envelope with
+ * `req_id` and encodes it. Throw a `SkillboxError` to answer with an A2E
+ * `error` instead.
  */
-export type Handler<T extends RequestType = RequestType> = (
+export type Handler<T extends AnsweredRequestType = AnsweredRequestType> = (
   exchange: Exchange<T>,
-) => Promise<OutgoingMessage>;
+) => Promise<ResponseMap[T]>;
 
 /** A capability: its A2E name and the request types it answers. */
 export interface Capability {
   /** The name offered in `accepted_caps`. */
   readonly name: CapabilityName;
   /** Handlers keyed by request type (`"tool/list/req"`, ...). */
-  readonly handlers: { readonly [T in RequestType]?: Handler<T> };
+  readonly handlers: { readonly [T in AnsweredRequestType]?: Handler<T> };
   /** Releases resources when the host closes. */
   close?(): Promise<void>;
 }

@@ -7,19 +7,15 @@
  * @module
  */
 
-import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
-import {
-  SkillboxError,
-  toWireError,
-  type WireError,
-} from "../protocol/errors.ts";
+import type { Capability, Handler } from "./capability.ts";
+import { SkillboxError, toWireError } from "../protocol/errors.ts";
 import { type CapabilityName, isCapabilityName } from "../protocol/codes.ts";
-import { envelope } from "../protocol/envelope.ts";
+import { encodeError, encodeResponse } from "../protocol/codec.ts";
+import type { AnsweredRequestType } from "../protocol/responses.ts";
 import {
   parseMessage,
   parseValue,
   type Request,
-  type RequestType,
   salvageId,
 } from "../protocol/messages.ts";
 import { Semaphore } from "./semaphore.ts";
@@ -121,7 +117,7 @@ export class Dispatcher {
       }
     }
     for (const type of types) {
-      const handler = capability.handlers[type as RequestType] as
+      const handler = capability.handlers[type as AnsweredRequestType] as
         | Handler
         | undefined;
       if (handler) this.#handlers.set(type, { handler, capability });
@@ -155,7 +151,7 @@ export class Dispatcher {
     }
     const parsed = parseMessage(raw);
     if (!parsed.ok) {
-      session.send(errorMessage(parsed.reqId, parsed));
+      session.send(encodeError(parsed.reqId, parsed));
       return Promise.resolve();
     }
     return this.#route(session, parsed.request, options);
@@ -176,7 +172,7 @@ export class Dispatcher {
   ): Promise<void> {
     const parsed = parseValue(value);
     if (!parsed.ok) {
-      session.send(errorMessage(parsed.reqId, parsed));
+      session.send(encodeError(parsed.reqId, parsed));
       return Promise.resolve();
     }
     return this.#route(session, parsed.request, options);
@@ -191,7 +187,7 @@ export class Dispatcher {
    * @param head the start of the message, to salvage its `id` from
    */
   rejectOversize(session: Session, bytes: number, head = ""): void {
-    session.send(errorMessage(salvageId(head), {
+    session.send(encodeError(salvageId(head), {
       code: "invalid_message",
       message:
         `Cannot accept message: ${bytes} bytes exceeds the limit of ${this.#maxMessageBytes} bytes`,
@@ -204,7 +200,7 @@ export class Dispatcher {
    * @param session the session it came on
    */
   rejectBinary(session: Session): void {
-    session.send(errorMessage("", {
+    session.send(encodeError("", {
       code: "invalid_message",
       message:
         "Cannot accept binary frame: send one JSON message per text frame",
@@ -231,9 +227,8 @@ export class Dispatcher {
         return Promise.resolve();
       case "ping":
         if (this.#authorized(session, request)) {
-          session.send(envelope("pong", {
-            req_id: request.id,
-            uptime_seconds: uptimeSeconds(this.#startedAt),
+          session.send(encodeResponse("ping", request.id, {
+            uptimeSeconds: uptimeSeconds(this.#startedAt),
           }));
         }
         return Promise.resolve();
@@ -259,17 +254,10 @@ export class Dispatcher {
       }
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
-    session.send(envelope("handshake/resp", {
-      req_id: request.id,
-      session_id: session.id,
-      accepted_caps: reason === ""
-        ? this.#acceptedCaps(request.agent_caps).map((capability) => ({
-          capability,
-          enabled: true,
-          metadata: {},
-        }))
-        : [],
-      max_parallel: session.maxParallel,
+    session.send(encodeResponse("handshake/req", request.id, {
+      sessionId: session.id,
+      acceptedCaps: reason === "" ? this.#acceptedCaps(request.agent_caps) : [],
+      maxParallel: session.maxParallel,
       ok: reason === "",
       reason,
     }));
@@ -289,7 +277,7 @@ export class Dispatcher {
     const why = session.auth === "refused"
       ? "its handshake was refused"
       : "it has not completed a handshake with a valid token";
-    session.send(errorMessage(request.id, {
+    session.send(encodeError(request.id, {
       code: "unauthorized",
       message: `Cannot handle "${request.type}": ${why}`,
     }));
@@ -298,12 +286,12 @@ export class Dispatcher {
 
   async #call(
     session: Session,
-    request: Request,
+    request: Request<AnsweredRequestType>,
     options?: ReceiveOptions,
   ): Promise<void> {
     const route = this.#handlers.get(request.type);
     if (!route) {
-      session.send(errorMessage(request.id, {
+      session.send(encodeError(request.id, {
         code: "invalid_message",
         message: `Cannot handle "${request.type}": the "${
           capabilityFor(request.type)
@@ -313,7 +301,7 @@ export class Dispatcher {
     }
     const capabilityName = route.capability.name;
     if (session.draining) {
-      session.send(errorMessage(request.id, {
+      session.send(encodeError(request.id, {
         code: "invalid_message",
         message:
           `Cannot handle "${request.type}": the session is shutting down`,
@@ -333,8 +321,8 @@ export class Dispatcher {
         await session.limiter.acquire(signal);
       releaseHost = this.#hostLimiter.tryAcquire() ??
         await this.#hostLimiter.acquire(signal);
-      const answer = await route.handler({ request, session, signal });
-      session.send({ ...answer, req_id: request.id } as OutgoingMessage);
+      const body = await route.handler({ request, session, signal });
+      session.send(encodeResponse(request.type, request.id, body));
     } catch (error) {
       const wire = signal.aborted && !(error instanceof SkillboxError)
         ? {
@@ -342,44 +330,12 @@ export class Dispatcher {
           message: `Cancelled "${request.type}": ${abortReason(signal)}`,
         }
         : toWireError(error);
-      session.send(errorMessage(request.id, wire, capabilityName));
+      session.send(encodeError(request.id, wire, capabilityName));
     } finally {
       releaseHost?.();
       releaseSession?.();
     }
   }
-}
-
-/**
- * Builds a complete A2E `error` message.
- *
- * @param reqId the `id` of the request it answers ("" when unknown)
- * @param error the code and message, plus optional detail and retryable
- * @param capabilityName the capability that failed ("" for core errors)
- * @returns the message, every required field set
- * @example Build an error
- * ```ts
- * import { errorMessage } from "./dispatcher.ts";
- * import assert from "node:assert/strict";
- * const msg = errorMessage("r1", { code: "parse_error", message: "Bad" });
- * assert.equal(msg.req_id, "r1");
- * assert.deepEqual(msg.detail, {});
- * assert.equal(msg.retryable, false);
- * ```
- */
-export function errorMessage(
-  reqId: string,
-  error: Pick<WireError, "code" | "message"> & Partial<WireError>,
-  capabilityName = "",
-): OutgoingMessage {
-  return envelope("error", {
-    req_id: reqId,
-    code: error.code,
-    message: error.message,
-    detail: error.detail ?? {},
-    retryable: error.retryable ?? false,
-    capability_name: capabilityName,
-  });
 }
 
 async function shutdown(session: Session, timeoutSeconds: number) {

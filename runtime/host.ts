@@ -11,11 +11,12 @@ import { Hono } from "hono";
 import type { Capability, OutgoingMessage } from "./capability.ts";
 import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { SkillboxError } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/codes.ts";
-import { newId, nowSeconds, PROTOCOL_VERSION } from "../protocol/envelope.ts";
-import type { CallEvent, SkillResult, ToolResult } from "../protocol/models.ts";
+import type { SkillOutcome, ToolOutcome } from "../protocol/domain.ts";
 import { Session } from "./session.ts";
+import {
+  type CallOptions,
+  createInProcessTransport,
+} from "./transports/in_process.ts";
 import type { OpenSessionOptions } from "./transports/_context.ts";
 import {
   createSseTransport,
@@ -69,15 +70,7 @@ export interface ListenAddress {
   url: string;
 }
 
-/** Options for an in-process call. */
-export interface CallOptions {
-  /** Receives the call's events as they happen. */
-  onEvent?: (event: CallEvent) => void;
-  /** Cancels the call. */
-  signal?: AbortSignal;
-  /** Seconds before the call times out. @default the request's default */
-  timeout?: number;
-}
+export type { CallOptions } from "./transports/in_process.ts";
 
 /** A running skillbox host. */
 export interface Host {
@@ -135,17 +128,18 @@ export interface Host {
     name: string,
     args: Record<string, unknown>,
     options?: CallOptions,
-  ): Promise<ToolResult>;
+  ): Promise<ToolOutcome>;
   /**
    * Runs a skill in-process.
    *
-   * @throws {SkillboxError} when the host answers with an `error`
+   * @throws {SkillboxError} when the host answers with an `error`, or with
+   *   no result (e.g. an unknown skill)
    */
   callSkill(
     name: string,
     args: Record<string, unknown>,
     options?: CallOptions,
-  ): Promise<SkillResult>;
+  ): Promise<SkillOutcome>;
   /**
    * Stops accepting sessions, waits up to `timeoutSeconds` for in-flight
    * calls, cancels the rest, closes capabilities and the listener.
@@ -245,65 +239,12 @@ export function createHost(options: HostOptions = {}): Host {
     return c.json({ error: "Internal error" }, 500);
   });
 
-  // In-process calls share one trusted session so that session state (e.g.
-  // toolkit configuration) persists across calls, like a connection's would.
-  const pending = new Map<
-    string,
-    {
-      resolve: (message: OutgoingMessage) => void;
-      onEvent?: (event: CallEvent) => void;
-    }
-  >();
-  const inProcess = new Session({
-    transport: "in-process",
+  const local = createInProcessTransport({
+    dispatcher,
     maxParallel: config.limits.maxParallel,
-    send: (message) => {
-      const waiter = pending.get(String(message.req_id ?? ""));
-      if (!waiter) return;
-      if (message.type.endsWith("/event")) {
-        waiter.onEvent?.({
-          kind: String(message.kind ?? "status"),
-          data: (message.data ?? {}) as Record<string, unknown>,
-          seq: Number(message.seq ?? 0),
-        });
-        return;
-      }
-      pending.delete(String(message.req_id));
-      waiter.resolve(message);
-    },
+    closing: () => closing,
   });
-  inProcess.authenticate("accepted", "");
-
   let server: Deno.HttpServer | undefined;
-
-  const request = (
-    message: Record<string, unknown> & { type: string },
-    callOptions: CallOptions = {},
-  ): Promise<OutgoingMessage> => {
-    if (message.type === "handshake/req" || message.type === "shutdown") {
-      return Promise.reject(
-        new TypeError(
-          `Cannot send "${message.type}" in-process: it has no answer`,
-        ),
-      );
-    }
-    if (closing) {
-      return Promise.reject(
-        new SkillboxError("runtime_error", "Cannot call: the host is closed"),
-      );
-    }
-    const id = newId();
-    const answer = new Promise<OutgoingMessage>((resolve) => {
-      pending.set(id, { resolve, onEvent: callOptions.onEvent });
-    });
-    dispatcher.receiveValue(inProcess, {
-      ...message,
-      id,
-      version: PROTOCOL_VERSION,
-      ts: nowSeconds(),
-    }, { signal: callOptions.signal });
-    return answer;
-  };
 
   const host: Host = {
     fetch: (req) => app.fetch(req),
@@ -351,43 +292,16 @@ export function createHost(options: HostOptions = {}): Host {
       }
       return count;
     },
-    request,
-    async callTool(name, args, callOptions = {}) {
-      const answer = await request({
-        type: "tool/call/req",
-        tool_name: name,
-        arguments: args,
-        streaming: callOptions.onEvent !== undefined,
-        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
-      }, callOptions);
-      throwIfError(answer);
-      return answer.data as ToolResult;
-    },
-    async callSkill(name, args, callOptions = {}) {
-      const answer = await request({
-        type: "skill/call/req",
-        name,
-        arguments: args,
-        streaming: callOptions.onEvent !== undefined,
-        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
-      }, callOptions);
-      throwIfError(answer);
-      if (answer.data === null || answer.data === undefined) {
-        const error = (answer.error ?? {}) as Record<string, unknown>;
-        throw new SkillboxError(
-          (error.code as ErrorCode | undefined) ?? "skill_error",
-          String(error.message ?? `Skill "${name}" returned no result`),
-        );
-      }
-      return answer.data as SkillResult;
-    },
+    request: local.request,
+    callTool: local.callTool,
+    callSkill: local.callSkill,
     async close(closeOptions = {}) {
       if (closing) return;
       closing = true;
       const timeoutMs =
         (closeOptions.timeoutSeconds ?? config.limits.shutdownTimeoutSeconds) *
         1000;
-      const all = [...sessions, inProcess];
+      const all = [...sessions, local.session];
       for (const session of all) session.draining = true;
       await Promise.all(all.map((session) => session.drain(timeoutMs)));
       for (const session of all) session.close("Host closing");
@@ -399,16 +313,4 @@ export function createHost(options: HostOptions = {}): Host {
   };
   broadcast = (message) => host.broadcast(message);
   return host;
-}
-
-function throwIfError(answer: OutgoingMessage): void {
-  if (answer.type !== "error") return;
-  throw new SkillboxError(
-    answer.code as ErrorCode,
-    String(answer.message ?? ""),
-    {
-      detail: (answer.detail ?? {}) as Record<string, unknown>,
-      retryable: Boolean(answer.retryable),
-    },
-  );
 }

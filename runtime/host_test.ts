@@ -12,7 +12,7 @@ Deno.test("callTool() routes through the capability's handler and streams events
     onEvent: (event) => events.push(event.seq),
   });
   assert.equal(result.success, true);
-  assert.equal(result.tool_name, "stream");
+  assert.equal(result.toolName, "stream");
   assert.deepEqual(events, [0, 1, 2, 3]);
   await host.close();
 });

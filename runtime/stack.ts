@@ -20,17 +20,14 @@ import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import type { CapabilityName } from "../protocol/codes.ts";
-import type { RequestType } from "../protocol/messages.ts";
+import type { AnsweredRequestType } from "../protocol/responses.ts";
 import { loadRegistry, type Registry } from "./registry/registry.ts";
 import type { SkillDir } from "./registry/scan.ts";
 import { progressLogger } from "./registry/progress.ts";
-import {
-  createSkillsCapability,
-  hostLlm,
-  registryCatalog,
-  registryToolHost,
-  SYSTEM_SKILLS_DIR,
-} from "./skills/capability.ts";
+import { createSkillsCapability } from "./skills/capability.ts";
+import { registryCatalog, SYSTEM_SKILLS_DIR } from "./skills/catalog.ts";
+import { hostLlm } from "./skills/host_llm.ts";
+import { registryToolHost } from "./skills/tool_host.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
@@ -73,7 +70,10 @@ export interface StandardStack {
   close(): Promise<void>;
 }
 
-const REQUEST_TYPES: Record<"tools" | "toolkits" | "skill", RequestType[]> = {
+const REQUEST_TYPES: Record<
+  "tools" | "toolkits" | "skill",
+  AnsweredRequestType[]
+> = {
   tools: ["tool/list/req", "tool/call/req"],
   toolkits: ["toolkit/list/req", "toolkit/configure/req"],
   skill: ["skill/discover/req", "skill/call/req"],
@@ -234,13 +234,13 @@ export function createStandardStack(
 // is there, calls go straight through (no extra await on the hot path).
 function deferredCapability(
   name: CapabilityName,
-  types: RequestType[],
+  types: AnsweredRequestType[],
   real: Promise<Capability>,
 ): Capability {
   let ready: Capability | null = null;
   let failure: unknown = null;
   real.then((c) => (ready = c), (error) => (failure = error));
-  const handlers: Partial<Record<RequestType, Handler>> = {};
+  const handlers: Partial<Record<AnsweredRequestType, Handler>> = {};
   for (const type of types) {
     handlers[type] = async (exchange) => {
       const capability = ready ?? await real.catch(() => null);
@@ -260,7 +260,7 @@ function deferredCapability(
   }
   return {
     name,
-    handlers,
+    handlers: handlers as Capability["handlers"],
     close: async () => {
       const capability = await real.catch(() => null);
       await capability?.close?.();

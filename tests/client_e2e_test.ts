@@ -10,12 +10,9 @@ import assert from "node:assert/strict";
 import { type Client, connect, ConnectionClosedError } from "../client/mod.ts";
 import type { Capability } from "../runtime/capability.ts";
 import { SkillboxError } from "../protocol/errors.ts";
-import { envelope } from "../protocol/envelope.ts";
-import {
-  type CallEvent,
-  toolDefinition,
-  toolResult,
-} from "../protocol/models.ts";
+import { encodeEvent } from "../protocol/codec.ts";
+import { tool, toolOutcome } from "../protocol/domain.ts";
+import type { CallEvent } from "../protocol/models.ts";
 import { createHost, type Host } from "../runtime/host.ts";
 
 const TOKEN = "e2e-token";
@@ -24,33 +21,31 @@ const testTools: Capability = {
   name: "tools",
   handlers: {
     "tool/list/req": () =>
-      Promise.resolve(envelope("tool/list/resp", {
+      Promise.resolve({
         tools: [
-          toolDefinition({ name: "count", description: "Count to n" }),
-          toolDefinition({ name: "hang", description: "Wait until cancelled" }),
+          tool({ name: "count", description: "Count to n" }),
+          tool({ name: "hang", description: "Wait until cancelled" }),
         ],
-      })),
+      }),
     "tool/call/req": async ({ request, session, signal }) => {
       const started = performance.now();
       if (request.tool_name === "count") {
         const n = Number(request.arguments.n ?? 0);
         for (let i = 0; i < n; i++) {
-          session.send(envelope("tool/event", {
-            req_id: request.id,
+          session.send(encodeEvent("tool/event", request.id, {
             kind: "progress",
             data: { pct: ((i + 1) / n) * 100, message: `at ${i + 1}` },
             seq: i,
           }));
         }
-        return envelope("tool/call/resp", {
-          data: toolResult({
+        return {
+          result: toolOutcome({
             success: true,
-            tool_name: "count",
+            toolName: "count",
             data: n,
-            duration_ms: Math.round(performance.now() - started),
+            durationMs: Math.round(performance.now() - started),
           }),
-          created_at: Date.now() / 1000,
-        });
+        };
       }
       if (request.tool_name === "hang") {
         await new Promise((resolve) =>
@@ -249,8 +244,7 @@ Deno.test("onPush() receives the host's broadcasts", async () => {
       if (message.type === "invoke/event") resolve(message.kind);
     });
     assert.equal(
-      host.broadcast(envelope("invoke/event", {
-        req_id: "",
+      host.broadcast(encodeEvent("invoke/event", "", {
         kind: "tools.changed",
         data: {},
         seq: 0,

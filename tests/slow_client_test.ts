@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import type { Capability } from "../runtime/capability.ts";
-import { envelope } from "../protocol/envelope.ts";
+import { encodeEvent } from "../protocol/codec.ts";
+import { toolOutcome } from "../protocol/domain.ts";
 import { startHost } from "./support/host.ts";
 
 const EVENTS = 200;
@@ -19,8 +20,7 @@ function floodingTools(done: () => void): Capability {
     handlers: {
       "tool/call/req": async ({ request, session }) => {
         for (let seq = 0; seq < EVENTS; seq++) {
-          session.send(envelope("tool/event", {
-            req_id: request.id,
+          session.send(encodeEvent("tool/event", request.id, {
             kind: "log",
             data: { level: "info", message: EVENT_DATA },
             seq,
@@ -29,11 +29,14 @@ function floodingTools(done: () => void): Capability {
           await new Promise((resolve) => setTimeout(resolve, 0));
         }
         done();
-        return envelope("tool/call/resp", {
-          req_id: request.id,
-          data: { success: true, tool_name: request.tool_name, duration_ms: 1 },
-          created_at: 0,
-        });
+        return {
+          result: toolOutcome({
+            success: true,
+            toolName: request.tool_name,
+            durationMs: 1,
+          }),
+          createdAt: 0,
+        };
       },
     },
   };
@@ -160,11 +163,15 @@ Deno.test("an SSE client too far behind is disconnected and its calls cancelled"
           signal.addEventListener("abort", () => cancelled.resolve());
           return new Promise(() => {});
         }
-        return Promise.resolve(envelope("tool/call/resp", {
-          req_id: request.id,
-          data: { success: true, tool_name: "big", duration_ms: 1, data: big },
-          created_at: 0,
-        }));
+        return Promise.resolve({
+          result: toolOutcome({
+            success: true,
+            toolName: "big",
+            durationMs: 1,
+            data: big,
+          }),
+          createdAt: 0,
+        });
       },
     },
   };

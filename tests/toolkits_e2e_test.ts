@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost, type Host } from "../runtime/host.ts";
-import type { ToolResult } from "../protocol/models.ts";
+import type { ToolOutcome } from "../protocol/domain.ts";
 
 interface Fixture {
   host: Host;
@@ -72,7 +72,7 @@ async function configure(host: Host, name: string, config: object) {
   assert.equal(resp.status, "ok", String(resp.message));
 }
 
-function ok(result: ToolResult): Record<string, unknown> {
+function ok(result: ToolOutcome): Record<string, unknown> {
   assert.equal(result.success, true, String(result.error));
   return result.data as Record<string, unknown>;
 }
@@ -130,7 +130,7 @@ Deno.test("shipped toolkits run in the sandbox with exactly their configured gra
         args: ["hi", "there"],
       });
       assert.equal(ok(echo).stdout, "hi there\n");
-      assert.equal(echo.exit_code, 0);
+      assert.equal(echo.exitCode, 0);
       const refused = await f.host.callTool("run_command", {
         command: "cat",
         args: ["/etc/passwd"],

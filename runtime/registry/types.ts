@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { Tool } from "../../protocol/domain.ts";
 import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
 
 /**
@@ -28,23 +29,13 @@ export interface ModuleRef {
   readonly origin: Origin;
 }
 
-/** A tool, normalized from its module's definition. */
-export interface ToolEntry extends ModuleRef {
+/**
+ * A tool, normalized from its module's definition: the domain {@link Tool}
+ * (what agents list and models are offered) plus where its code lives and
+ * what it may do.
+ */
+export interface ToolEntry extends Tool, ModuleRef {
   readonly kind: "tool";
-  readonly name: string;
-  readonly description: string;
-  /** The author's version string. @default "1.0.0" */
-  readonly version: string;
-  readonly tags: readonly string[];
-  /** JSON Schema of the arguments (`{type: "object"}` when none given). */
-  readonly inputSchema: JsonSchema;
-  /** JSON Schema of the result (`{}` when none given). */
-  readonly outputSchema: JsonSchema;
-  readonly streaming: boolean;
-  readonly idempotent: boolean;
-  readonly deferLoading: boolean;
-  /** The toolkit it belongs to, or null. */
-  readonly toolkit: string | null;
   /** Markdown guidance for models, or "". */
   readonly prompt: string;
   readonly permissions: Permissions | "dynamic";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { output } from "../../sandbox/sdk/types.ts";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
+import { encodeResponse } from "../../protocol/codec.ts";
 import type {
   CallEvent,
   SkillDefinition,
@@ -66,11 +67,11 @@ function setup(
       id: "req-1",
       ...fields,
     });
-    const resp = await cap.handlers["skill/call/req"]!({
-      request,
-      session,
-      signal,
-    });
+    const resp = encodeResponse(
+      "skill/call/req",
+      request.id,
+      await cap.handlers["skill/call/req"]!({ request, session, signal }),
+    );
     return resp as typeof resp & { data: SkillResult | null; error: unknown };
   };
   const discover = async (fields: Record<string, unknown> = {}) => {
@@ -79,11 +80,15 @@ function setup(
       id: "req-d",
       ...fields,
     });
-    const resp = await cap.handlers["skill/discover/req"]!({
-      request,
-      session,
-      signal: session.signal,
-    });
+    const resp = encodeResponse(
+      "skill/discover/req",
+      request.id,
+      await cap.handlers["skill/discover/req"]!({
+        request,
+        session,
+        signal: session.signal,
+      }),
+    );
     return resp.skills as SkillDefinition[];
   };
   return { cap, session, sandbox, call, discover };
@@ -560,7 +565,7 @@ Deno.test("a skill cannot forge lifecycle events through the sandbox hooks", asy
     session,
     signal: session.signal,
   });
-  const result = resp.data as SkillResult;
+  const result = resp.result!;
   assert.deepEqual(kinds(result.events), [
     "skill.started",
     "progress",

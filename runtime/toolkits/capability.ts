@@ -5,12 +5,9 @@
  * @module
  */
 
-import type { Capability, OutgoingMessage } from "../capability.ts";
-import { envelope } from "../../protocol/envelope.ts";
-import {
-  type ToolkitDefinition,
-  toolkitDefinition,
-} from "../../protocol/models.ts";
+import type { Capability } from "../capability.ts";
+import type { Toolkit } from "../../protocol/domain.ts";
+import type { ToolkitConfigureResponse } from "../../protocol/responses.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "./configs.ts";
@@ -58,7 +55,7 @@ export interface ToolkitsCapabilityOptions {
  * }));
  * assert.equal(resp.status, "ok");
  * const list = await cap.handlers["toolkit/list/req"]!(exchange({ type: "toolkit/list/req", id: "r2", filter_kind: "", filter_tags: [] }));
- * assert.equal((list.toolkits as { configured: boolean }[])[0]?.configured, true);
+ * assert.equal(list.toolkits[0]?.configured, true);
  * ```
  */
 export function createToolkitsCapability(
@@ -71,7 +68,7 @@ export function createToolkitsCapability(
       "toolkit/list/req": ({ request, session }) => {
         const tags = request.filter_tags.map((t) => t.toLowerCase());
         const kind = request.filter_kind;
-        const toolkits: ToolkitDefinition[] = [];
+        const toolkits: Toolkit[] = [];
         for (const kit of registry.snapshot.toolkits.values()) {
           if (kind !== "" && kit.origin !== kind && kit.category !== kind) {
             continue;
@@ -83,21 +80,16 @@ export function createToolkitsCapability(
           );
         }
         toolkits.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-        return Promise.resolve(
-          envelope("toolkit/list/resp", { req_id: request.id, toolkits }),
-        );
+        return Promise.resolve({ toolkits });
       },
       "toolkit/configure/req": ({ request, session }) => {
         const name = request.toolkit_name;
         const answer = (status: "ok" | "error", message: string | null) =>
-          Promise.resolve<OutgoingMessage>(
-            envelope("toolkit/configure/resp", {
-              req_id: request.id,
-              toolkit_name: name,
-              status,
-              message,
-            }),
-          );
+          Promise.resolve<ToolkitConfigureResponse>({
+            toolkitName: name,
+            status,
+            message,
+          });
         if (name === "") {
           return answer(
             "error",
@@ -126,7 +118,7 @@ export function createToolkitsCapability(
 }
 
 /**
- * Builds the wire definition of a toolkit.
+ * Builds the toolkit as listed.
  *
  * @param kit the registry entry
  * @param configured whether the calling session has it configured
@@ -147,17 +139,17 @@ export function createToolkitsCapability(
 export function toDefinition(
   kit: ToolkitEntry,
   configured: boolean,
-): ToolkitDefinition {
-  return toolkitDefinition({
+): Toolkit {
+  return {
     name: kit.name,
     alias: kit.alias,
     description: kit.description,
     category: kit.category,
     tags: [...kit.tags],
-    icon_svg: kit.iconSvg,
+    iconSvg: kit.iconSvg,
     schema: publicSchema(kit.configSchema),
     tools: [...kit.tools],
     configured,
     version: kit.version,
-  });
+  };
 }

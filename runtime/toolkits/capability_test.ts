@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { encodeResponse } from "../../protocol/codec.ts";
 import type { Exchange, SessionScope } from "../capability.ts";
 import type { Request, RequestType } from "../../protocol/messages.ts";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
@@ -84,8 +85,12 @@ async function list(
   scope: SessionScope,
   fields: Record<string, unknown> = {},
 ) {
-  const resp = await cap.handlers["toolkit/list/req"]!(
-    exchange("toolkit/list/req", fields, scope),
+  const resp = encodeResponse(
+    "toolkit/list/req",
+    "req1",
+    await cap.handlers["toolkit/list/req"]!(
+      exchange("toolkit/list/req", fields, scope),
+    ),
   );
   assert.equal(resp.type, "toolkit/list/resp");
   assert.equal(resp.req_id, "req1");
@@ -97,8 +102,12 @@ async function configure(
   scope: SessionScope,
   fields: Record<string, unknown>,
 ) {
-  const resp = await cap.handlers["toolkit/configure/req"]!(
-    exchange("toolkit/configure/req", fields, scope),
+  const resp = encodeResponse(
+    "toolkit/configure/req",
+    "req1",
+    await cap.handlers["toolkit/configure/req"]!(
+      exchange("toolkit/configure/req", fields, scope),
+    ),
   );
   assert.equal(resp.type, "toolkit/configure/resp");
   assert.equal(resp.req_id, "req1");

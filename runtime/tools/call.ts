@@ -1,7 +1,7 @@
 /**
  * Calling a tool: look it up, check the policy, validate the arguments,
  * resolve its toolkit configuration and permission grant, run it in the
- * sandbox, and turn the outcome into an A2E `ToolResult`. Used by the tools
+ * sandbox, and turn the outcome into a {@link ToolOutcome}. Used by the tools
  * capability for `tool/call/req` and by skills for `ctx.tools.call`.
  *
  * @module
@@ -25,9 +25,9 @@ import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";
 import { newId } from "../../protocol/envelope.ts";
 import {
   type CallEvent,
-  type ToolResult,
-  toolResult,
-} from "../../protocol/models.ts";
+  type ToolOutcome,
+  toolOutcome,
+} from "../../protocol/domain.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ModuleRef, ToolEntry, ToolkitEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
@@ -71,8 +71,8 @@ export interface ToolCallRequest {
 
 /** What a call produced. */
 export interface ToolCallOutcome {
-  /** The A2E result. */
-  result: ToolResult;
+  /** The outcome (the codec encodes it as the wire's `ToolResult`). */
+  result: ToolOutcome;
   /** The tool returned an `Output` with `break_loop: true` (agent loops stop). */
   breakLoop: boolean;
   /** The entry that ran: the version the call started with. */
@@ -128,7 +128,7 @@ export interface ToolCaller {
  * const ok = await caller.call({ name: "add", args: { a: 2 }, session });
  * assert.deepEqual(ok.result.data, { twice: 4 });
  * const bad = await caller.call({ name: "add", args: {}, session });
- * assert.equal(bad.result.error_code, "schema_violation");
+ * assert.equal(bad.result.errorCode, "schema_violation");
  * ```
  */
 export function createToolCaller(options: ToolCallerOptions): ToolCaller {
@@ -327,12 +327,12 @@ function failure(
   started: number,
 ): ToolCallOutcome {
   return {
-    result: toolResult({
+    result: toolOutcome({
       success: false,
-      tool_name: entry.name,
+      toolName: entry.name,
       error: scrub(error, secrets),
-      error_code: code,
-      duration_ms: elapsed(started),
+      errorCode: code,
+      durationMs: elapsed(started),
     }),
     breakLoop: false,
     entry,
@@ -345,36 +345,36 @@ function toResult(
   events: CallEvent[],
   eventsCut: boolean,
   started: number,
-): ToolResult {
+): ToolOutcome {
   if (!outcome.ok) {
-    return toolResult({
+    return toolOutcome({
       success: false,
-      tool_name: name,
+      toolName: name,
       error: outcome.message,
-      error_code: outcome.code,
-      duration_ms: elapsed(started),
+      errorCode: outcome.code,
+      durationMs: elapsed(started),
       truncated: eventsCut,
       events,
     });
   }
   const value = outcome.value;
   if (isOutput(value)) {
-    return toolResult({
+    return toolOutcome({
       success: true,
-      tool_name: name,
+      toolName: name,
       data: value.data ?? null,
       summary: value.summary ?? null,
-      exit_code: typeof value.exit_code === "number" ? value.exit_code : null,
-      duration_ms: elapsed(started),
+      exitCode: typeof value.exit_code === "number" ? value.exit_code : null,
+      durationMs: elapsed(started),
       truncated: outcome.truncated || eventsCut,
       events,
     });
   }
-  return toolResult({
+  return toolOutcome({
     success: true,
-    tool_name: name,
+    toolName: name,
     data: value ?? null,
-    duration_ms: elapsed(started),
+    durationMs: elapsed(started),
     truncated: outcome.truncated || eventsCut,
     events,
   });

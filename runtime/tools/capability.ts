@@ -7,8 +7,9 @@
  */
 
 import type { Capability, OutgoingMessage } from "../capability.ts";
-import { envelope, nowSeconds } from "../../protocol/envelope.ts";
-import { type ToolDefinition, toolDefinition } from "../../protocol/models.ts";
+import { encodeEvent, encodeTool } from "../../protocol/codec.ts";
+import type { Tool } from "../../protocol/domain.ts";
+import type { ToolDefinition } from "../../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistryChange, ToolEntry } from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
@@ -16,7 +17,6 @@ import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { createToolCaller, type ToolCaller } from "./call.ts";
 import { listTools } from "./filter.ts";
-import { schemaToParameters } from "./parameters.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 
 /** Options of {@link createToolsCapability}. */
@@ -44,13 +44,15 @@ export interface ToolsCapability extends Capability {
   /** The caller behind `tool/call/req`, for `ctx.tools.call` in skills. */
   readonly caller: ToolCaller;
   /**
-   * The wire definition of a tool, as listed.
+   * A tool, as listed.
    *
-   * @returns the definition, or undefined for an unknown name
+   * @returns the tool, or undefined for an unknown name
    */
-  definition(name: string): ToolDefinition | undefined;
+  definition(name: string): Tool | undefined;
 }
 
+// What the search index holds: the wire definition (it indexes parameter
+// names and descriptions) beside the registry entry.
 interface Listed {
   definition: ToolDefinition;
   origin: ToolEntry["origin"];
@@ -93,7 +95,7 @@ interface Listed {
  *     resolvePermissions: () => Promise.resolve({}),
  *   },
  * });
- * assert.equal(tools.definition("echo")?.input_parameters[0]?.name, "text");
+ * assert.deepEqual(Object.keys(tools.definition("echo")?.inputSchema.properties ?? {}), ["text"]);
  * await tools.close?.();
  * ```
  */
@@ -111,18 +113,7 @@ export function createToolsCapability(
   });
 
   const listed = (tool: ToolEntry): Listed => ({
-    definition: toolDefinition({
-      name: tool.name,
-      description: tool.description,
-      input_parameters: safeParameters(tool.inputSchema),
-      output_parameters: safeParameters(tool.outputSchema),
-      streaming: tool.streaming,
-      idempotent: tool.idempotent,
-      tags: [...tool.tags],
-      version: tool.version,
-      toolkit: tool.toolkit,
-      defer_loading: tool.deferLoading,
-    }),
+    definition: encodeTool(tool),
     origin: tool.origin,
     tool,
   });
@@ -142,7 +133,7 @@ export function createToolsCapability(
       c.added.length + c.changed.length + c.removed.length > 0
     );
     if (touched && options.broadcast) {
-      options.broadcast(envelope("invoke/event", {
+      options.broadcast(encodeEvent("invoke/event", null, {
         kind: "tools.changed",
         data: {
           added: change.tools.added,
@@ -163,7 +154,7 @@ export function createToolsCapability(
   return {
     name: "tools",
     caller,
-    definition: (name) => index.get(name)?.definition,
+    definition: (name) => index.get(name)?.tool,
     handlers: {
       "tool/list/req": ({ request, session }) => {
         const filter = {
@@ -178,10 +169,8 @@ export function createToolsCapability(
           }).map((hit) => hit.entry);
         const tools = found.filter((l) =>
           checkToolPolicy(policy.tools, l.tool, session.token).allowed
-        ).map((l) => l.definition);
-        return Promise.resolve(
-          envelope("tool/list/resp", { req_id: request.id, tools }),
-        );
+        ).map((l): Tool => l.tool);
+        return Promise.resolve({ tools });
       },
       "tool/call/req": async ({ request, session, signal }) => {
         const { result } = await caller.call({
@@ -196,19 +185,10 @@ export function createToolsCapability(
             : { correlation_id: request.correlation_id },
           onEvent: request.streaming
             ? (event) =>
-              session.send(envelope("tool/event", {
-                req_id: request.id,
-                kind: event.kind,
-                data: event.data,
-                seq: event.seq,
-              }))
+              session.send(encodeEvent("tool/event", request.id, event))
             : undefined,
         });
-        return envelope("tool/call/resp", {
-          req_id: request.id,
-          data: result,
-          created_at: nowSeconds(),
-        });
+        return { result };
       },
     },
     close() {
@@ -224,17 +204,5 @@ export function createToolsCapability(
       if (entry) out.push(entry);
     }
     return out;
-  }
-}
-
-function safeParameters(
-  schema: Record<string, unknown>,
-): ToolDefinition["input_parameters"] {
-  try {
-    return schemaToParameters(schema);
-  } catch {
-    // A schema the converter cannot read still validates calls; the agent
-    // just sees no parameter list.
-    return [];
   }
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { encodeResponse } from "../../protocol/codec.ts";
 import { join } from "node:path";
 import {
   createFakeSandbox,
@@ -160,8 +161,12 @@ async function list(
   fields: Record<string, unknown> = {},
   scope = session(),
 ): Promise<string[]> {
-  const resp = await s.tools.handlers["tool/list/req"]!(
-    exchange("tool/list/req", fields, scope),
+  const resp = encodeResponse(
+    "tool/list/req",
+    "req1",
+    await s.tools.handlers["tool/list/req"]!(
+      exchange("tool/list/req", fields, scope),
+    ),
   );
   assert.equal(resp.type, "tool/list/resp");
   assert.equal(resp.req_id, "req1");
@@ -173,8 +178,12 @@ async function call(
   fields: Record<string, unknown>,
   scope = session(),
 ): Promise<ToolResult> {
-  const resp = await s.tools.handlers["tool/call/req"]!(
-    exchange("tool/call/req", { arguments: {}, ...fields }, scope),
+  const resp = encodeResponse(
+    "tool/call/req",
+    "req1",
+    await s.tools.handlers["tool/call/req"]!(
+      exchange("tool/call/req", { arguments: {}, ...fields }, scope),
+    ),
   );
   assert.equal(resp.type, "tool/call/resp");
   assert.equal(resp.req_id, "req1");
@@ -218,8 +227,12 @@ Deno.test("tool/list/req list mode filters by tags (AND) and kind, skips deferre
 Deno.test("tool/list/req sends complete definitions with parameters from the schema", async () => {
   const s = await setup();
   try {
-    const resp = await s.tools.handlers["tool/list/req"]!(
-      exchange("tool/list/req", { filter_tags: ["csv"] }, session()),
+    const resp = encodeResponse(
+      "tool/list/req",
+      "req1",
+      await s.tools.handlers["tool/list/req"]!(
+        exchange("tool/list/req", { filter_tags: ["csv"] }, session()),
+      ),
     );
     const [def] = resp.tools as ToolDefinition[];
     assert.equal(def?.name, "read_csv");
@@ -430,11 +443,15 @@ Deno.test("a toolkit's tool needs its configuration and gets it, secrets scrubbe
   });
   try {
     const scope = session();
-    const before = await tools.handlers["tool/call/req"]!(
-      exchange(
-        "tool/call/req",
-        { tool_name: "list_issues", arguments: {} },
-        scope,
+    const before = encodeResponse(
+      "tool/call/req",
+      "req1",
+      await tools.handlers["tool/call/req"]!(
+        exchange(
+          "tool/call/req",
+          { tool_name: "list_issues", arguments: {} },
+          scope,
+        ),
       ),
     );
     const unconfigured = before.data as ToolResult;
@@ -466,12 +483,16 @@ Deno.test("a toolkit's tool needs its configuration and gets it, secrets scrubbe
         retryable: false,
       };
     });
-    const resp = await tools.handlers["tool/call/req"]!(
-      exchange("tool/call/req", {
-        tool_name: "list_issues",
-        arguments: {},
-        streaming: true,
-      }, scope),
+    const resp = encodeResponse(
+      "tool/call/req",
+      "req1",
+      await tools.handlers["tool/call/req"]!(
+        exchange("tool/call/req", {
+          tool_name: "list_issues",
+          arguments: {},
+          streaming: true,
+        }, scope),
+      ),
     );
     const sandboxCall = s.sandbox.calls[0]!;
     assert.deepEqual(sandboxCall.config, { token: SECRET, repo: "a/b" });
@@ -481,11 +502,15 @@ Deno.test("a toolkit's tool needs its configuration and gets it, secrets scrubbe
     assert.match(everything, /401 for \[redacted\]/);
 
     // A tool of no toolkit never sees another toolkit's configuration.
-    await tools.handlers["tool/call/req"]!(
-      exchange(
-        "tool/call/req",
-        { tool_name: "write_file", arguments: {} },
-        scope,
+    encodeResponse(
+      "tool/call/req",
+      "req1",
+      await tools.handlers["tool/call/req"]!(
+        exchange(
+          "tool/call/req",
+          { tool_name: "write_file", arguments: {} },
+          scope,
+        ),
       ),
     );
     assert.deepEqual(s.sandbox.calls[1]?.config, {});

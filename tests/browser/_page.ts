@@ -84,7 +84,7 @@ async function run(report: BrowserReport): Promise<void> {
       events,
       success: result.success,
       data: result.data,
-      toolName: result.tool_name,
+      toolName: result.toolName,
     };
     report.steps.push("tools.call");
 

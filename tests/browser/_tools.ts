@@ -8,18 +8,17 @@
 
 import type { Capability } from "../../runtime/capability.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { envelope } from "../../protocol/envelope.ts";
-import { toolDefinition, toolResult } from "../../protocol/models.ts";
+import { encodeEvent } from "../../protocol/codec.ts";
+import { tool, toolOutcome } from "../../protocol/domain.ts";
 
 /** The capability: `tool/list/req` and `tool/call/req`. */
 export const browserTestTools: Capability = {
   name: "tools",
   handlers: {
-    "tool/list/req": ({ request }) =>
-      Promise.resolve(envelope("tool/list/resp", {
-        req_id: request.id,
-        tools: [toolDefinition({ name: "count", description: "Count to n" })],
-      })),
+    "tool/list/req": () =>
+      Promise.resolve({
+        tools: [tool({ name: "count", description: "Count to n" })],
+      }),
     "tool/call/req": ({ request, session }) => {
       const started = performance.now();
       if (request.tool_name !== "count") {
@@ -30,23 +29,20 @@ export const browserTestTools: Capability = {
       }
       const n = Number(request.arguments.n ?? 0);
       for (let seq = 0; seq < n; seq++) {
-        session.send(envelope("tool/event", {
-          req_id: request.id,
+        session.send(encodeEvent("tool/event", request.id, {
           kind: "progress",
           data: { pct: ((seq + 1) / n) * 100, message: `at ${seq + 1}` },
           seq,
         }));
       }
-      return Promise.resolve(envelope("tool/call/resp", {
-        req_id: request.id,
-        data: toolResult({
+      return Promise.resolve({
+        result: toolOutcome({
           success: true,
-          tool_name: "count",
+          toolName: "count",
           data: n,
-          duration_ms: Math.round(performance.now() - started),
+          durationMs: Math.round(performance.now() - started),
         }),
-        created_at: Date.now() / 1000,
-      }));
+      });
     },
   },
 };

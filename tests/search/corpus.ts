@@ -7,7 +7,7 @@
 
 import { toolDefinition } from "../../protocol/models.ts";
 import type { ToolEntry } from "../../runtime/tools/filter.ts";
-import { schemaToParameters } from "../../runtime/tools/parameters.ts";
+import { schemaToParameters } from "../../protocol/parameters.ts";
 
 /** A tool as written in `tools.json`. */
 export interface CorpusTool {

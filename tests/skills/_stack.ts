@@ -18,13 +18,13 @@ import { createToolsCapability } from "../../runtime/tools/capability.ts";
 import { parseHostPolicy } from "../../runtime/tools/policy.ts";
 import { createToolkitsCapability } from "../../runtime/toolkits/capability.ts";
 import { createToolkitConfigs } from "../../runtime/toolkits/configs.ts";
+import { createSkillsCapability } from "../../runtime/skills/capability.ts";
 import {
-  createSkillsCapability,
-  hostLlm,
   registryCatalog,
-  registryToolHost,
   SYSTEM_SKILLS_DIR,
-} from "../../runtime/skills/capability.ts";
+} from "../../runtime/skills/catalog.ts";
+import { hostLlm } from "../../runtime/skills/host_llm.ts";
+import { registryToolHost } from "../../runtime/skills/tool_host.ts";
 import type { SkillLimits } from "../../runtime/skills/run.ts";
 import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
 import type { LlmConfig } from "../../runtime/llm/config.ts";

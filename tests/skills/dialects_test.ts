@@ -11,10 +11,9 @@ import { fileURLToPath } from "node:url";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/models.ts";
 import { scanSkillDirs } from "../../runtime/registry/scan.ts";
-import {
-  createSkillsCapability,
-  registryCatalog,
-} from "../../runtime/skills/capability.ts";
+import { encodeResponse } from "../../protocol/codec.ts";
+import { createSkillsCapability } from "../../runtime/skills/capability.ts";
+import { registryCatalog } from "../../runtime/skills/catalog.ts";
 import { instructionSkillRecord } from "../../runtime/skills/definition.ts";
 import { skillLoadWarnings } from "../../runtime/skills/load_warnings.ts";
 import { loadSkillFolder } from "../../runtime/skills/skill_md.ts";
@@ -61,14 +60,18 @@ async function discoverFixtures() {
     tools: toolsNamed(TOOL_NAMES),
   });
   const session = fakeSession();
-  const resp = await cap.handlers["skill/discover/req"]!({
-    request: REQUEST_SCHEMAS["skill/discover/req"].parse({
-      type: "skill/discover/req",
-      id: "d",
+  const resp = encodeResponse(
+    "skill/discover/req",
+    "d",
+    await cap.handlers["skill/discover/req"]!({
+      request: REQUEST_SCHEMAS["skill/discover/req"].parse({
+        type: "skill/discover/req",
+        id: "d",
+      }),
+      session,
+      signal: session.signal,
     }),
-    session,
-    signal: session.signal,
-  });
+  );
   const skills = resp.skills as SkillDefinition[];
   return {
     scan,
@@ -174,16 +177,20 @@ Deno.test("Bash(git:*) lets the skill's agent loop run git and nothing else", as
     llm: () => provider,
   });
   const session = fakeSession();
-  const resp = await cap.handlers["skill/call/req"]!({
-    request: REQUEST_SCHEMAS["skill/call/req"].parse({
-      type: "skill/call/req",
-      id: "r",
-      name: "git-history",
-      arguments: {},
+  const resp = encodeResponse(
+    "skill/call/req",
+    "r",
+    await cap.handlers["skill/call/req"]!({
+      request: REQUEST_SCHEMAS["skill/call/req"].parse({
+        type: "skill/call/req",
+        id: "r",
+        name: "git-history",
+        arguments: {},
+      }),
+      session,
+      signal: session.signal,
     }),
-    session,
-    signal: session.signal,
-  });
+  );
   const result = resp.data as SkillResult;
   assert.equal(result.success, true, result.error ?? "");
   // Only the git command reached the tool.

@@ -11,8 +11,8 @@
  */
 
 import type { Capability } from "../../runtime/capability.ts";
-import { envelope } from "../../protocol/envelope.ts";
-import { toolDefinition, toolResult } from "../../protocol/models.ts";
+import { encodeEvent } from "../../protocol/codec.ts";
+import { tool, toolOutcome } from "../../protocol/domain.ts";
 
 /** The fake capability plus what tests observe through it. */
 export interface FakeTools {
@@ -61,20 +61,18 @@ export function fakeTools(): FakeTools {
   const capability: Capability = {
     name: "tools",
     handlers: {
-      "tool/list/req": ({ request }) =>
-        Promise.resolve(envelope("tool/list/resp", {
-          req_id: request.id,
+      "tool/list/req": () =>
+        Promise.resolve({
           tools: ["echo", "stream", "hang", "gate"].map((name) =>
-            toolDefinition({ name, description: `Fake ${name}` })
+            tool({ name, description: `Fake ${name}` })
           ),
-        })),
+        }),
       "tool/call/req": async ({ request, session, signal }) => {
         const started = performance.now();
         const args = request.arguments;
         if (request.tool_name === "stream") {
           for (let seq = 0; seq < Number(args.count ?? 3); seq++) {
-            session.send(envelope("tool/event", {
-              req_id: request.id,
+            session.send(encodeEvent("tool/event", request.id, {
               kind: "progress",
               data: { pct: seq, message: `step ${seq}` },
               seq,
@@ -97,16 +95,14 @@ export function fakeTools(): FakeTools {
           await opened.promise;
           gate.running--;
         }
-        return envelope("tool/call/resp", {
-          req_id: request.id,
-          data: toolResult({
+        return {
+          result: toolOutcome({
             success: true,
-            tool_name: request.tool_name,
+            toolName: request.tool_name,
             data: args,
-            duration_ms: Math.round(performance.now() - started),
+            durationMs: Math.round(performance.now() - started),
           }),
-          created_at: Date.now() / 1000,
-        });
+        };
       },
     },
   };

@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { JsonObject, ToolParameter } from "../../protocol/models.ts";
+import type { JsonObject, ToolParameter } from "./models.ts";
 
 /** Options for {@linkcode schemaToParameters}. */
 export interface SchemaToParametersOptions {

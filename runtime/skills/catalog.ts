@@ -1,0 +1,216 @@
+/**
+ * The skill catalog: every skill the host serves now, from the registry's
+ * code skills and its Agent Skills folders, with code skills' permissions
+ * checked against the policy.
+ *
+ * @module
+ */
+
+import { basename, dirname, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkGrant, resolvePermissionPaths } from "../sandbox/permissions.ts";
+import type { Policy } from "../sandbox/permissions.ts";
+import type { Permissions } from "../../sandbox/sdk/types.ts";
+import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
+import {
+  codeSkillRecord,
+  failedSkillRecord,
+  instructionSkillRecord,
+  type SkillRecord,
+  skillSource,
+} from "./definition.ts";
+import {
+  findSkillFile,
+  loadSkillFolder,
+  type SkillFolder,
+} from "./skill_md.ts";
+
+/** Where the skills capability gets its skills. */
+export interface SkillCatalog {
+  /** Every skill now; called per request so hot reloads show at once. */
+  skills(): Promise<readonly SkillRecord[]>;
+}
+
+/**
+ * The folder of skillbox's own skills: what is found here is `system`. Empty
+ * when skillbox itself was loaded from a remote URL (e.g. JSR), where there
+ * is no folder to scan.
+ */
+export const SYSTEM_SKILLS_DIR: string = import.meta.url.startsWith("file:")
+  ? fileURLToPath(new URL("../../skills", import.meta.url))
+  : "";
+
+/** Options for {@link registryCatalog}. */
+export interface RegistryCatalogOptions {
+  /** The live registry (its `snapshot` is read on every request). */
+  registry: { readonly snapshot: RegistrySnapshot };
+  /** The permission cap code skills are checked against. @default {} (own folder only) */
+  policy?: Policy;
+  /** The operator's home directory, for `source: "user"`. @default $HOME */
+  home?: string | null;
+  /** Folders whose skills are `system`. @default [SYSTEM_SKILLS_DIR] */
+  systemDirs?: readonly string[];
+}
+
+/**
+ * A catalog over the registry: its code skills, plus its Agent Skills
+ * folders loaded here (cached by `SKILL.md` size and mtime, so a hot reload
+ * of one folder re-reads only that folder). Code skills' permissions are
+ * resolved against their folder and checked against the policy; a skill
+ * asking for more is Blocked with the permission named.
+ *
+ * @param options the registry and policy
+ * @returns the catalog
+ * @example A registry snapshot with one Agent Skills folder
+ * ```ts
+ * import { registryCatalog } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/SKILL.md`, "---\nname: notes\ndescription: Notes\n---\nBe brief.");
+ * const snapshot = { generation: 1, tools: new Map(), toolkits: new Map(), skills: new Map(),
+ *   blocked: new Map(), agentSkills: [dir], errors: [] };
+ * const catalog = registryCatalog({ registry: { snapshot }, home: null });
+ * const [skill] = await catalog.skills();
+ * assert.equal(skill?.definition.name, "notes");
+ * assert.equal(skill?.definition.source, "project");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
+  const cache = new Map<
+    string,
+    {
+      stamp: string;
+      file: string;
+      folder: SkillFolder | null;
+      error: string | null;
+    }
+  >();
+  const systemDirs = (options.systemDirs ?? [SYSTEM_SKILLS_DIR]).filter((d) =>
+    d !== ""
+  ).map((d) => resolve(d));
+  const isSystem = (path: string) =>
+    systemDirs.some((d) => path === d || path.startsWith(d + sep));
+  const sourceOf = (path: string, origin: "file" | "builtin") =>
+    skillSource(path, {
+      origin: origin === "builtin" || isSystem(path) ? "builtin" : "file",
+      home: options.home,
+    });
+
+  const loadFolder = async (dir: string) => {
+    let stamp = "missing";
+    let file = "SKILL.md";
+    try {
+      file = (await findSkillFile(dir))?.name ?? file;
+      const info = await Deno.stat(`${dir}/${file}`);
+      stamp = `${file}:${info.size}:${info.mtime?.getTime() ?? 0}`;
+    } catch {
+      // loadSkillFolder reports the missing file
+    }
+    const hit = cache.get(dir);
+    if (hit && hit.stamp === stamp) return hit;
+    let entry: {
+      stamp: string;
+      file: string;
+      folder: SkillFolder | null;
+      error: string | null;
+    };
+    try {
+      entry = { stamp, file, folder: await loadSkillFolder(dir), error: null };
+    } catch (error) {
+      entry = {
+        stamp,
+        file,
+        folder: null,
+        error: error instanceof Error ? error.message : String(error),
+      };
+    }
+    cache.set(dir, entry);
+    return entry;
+  };
+
+  return {
+    async skills() {
+      const snapshot = options.registry.snapshot;
+      const records: SkillRecord[] = [];
+      for (const entry of snapshot.skills.values()) {
+        records.push(
+          codeRecord(entry, sourceOf(entry.path, entry.origin), options.policy),
+        );
+      }
+      const folders = await Promise.all(snapshot.agentSkills.map(loadFolder));
+      snapshot.agentSkills.forEach((dir, i) => {
+        const loaded = folders[i]!;
+        const source = sourceOf(dir, "file");
+        records.push(
+          loaded.folder
+            ? instructionSkillRecord(loaded.folder, { source })
+            : failedSkillRecord(basename(dir), {
+              path: `${dir}${sep}${loaded.file}`,
+              message: loaded.error ?? "Cannot load SKILL.md",
+              source,
+            }),
+        );
+      });
+      // Names clashing in the registry, or between a module and a folder,
+      // are served by neither, like tools.
+      for (const [name, reason] of snapshot.blocked) {
+        if (/^Skill name/.test(reason)) {
+          records.push(
+            failedSkillRecord(name, {
+              path: "",
+              message: reason,
+              source: "project",
+            }),
+          );
+        }
+      }
+      const byName = new Map<string, SkillRecord[]>();
+      for (const r of records) {
+        byName.set(r.definition.name, [
+          ...(byName.get(r.definition.name) ?? []),
+          r,
+        ]);
+      }
+      return [...byName.values()].map((list) =>
+        list.length === 1 ? list[0]! : clash(list)
+      );
+    },
+  };
+}
+
+function codeRecord(
+  entry: SkillEntry,
+  source: ReturnType<typeof skillSource>,
+  policy: Policy | undefined,
+): SkillRecord {
+  const folder = dirname(entry.path);
+  let grant: Permissions | undefined;
+  let denied: string | null = null;
+  if (entry.permissions === "dynamic") {
+    // A skill has no toolkit configuration to compute permissions from.
+    denied =
+      `Skill "${entry.name}" computes its permissions from configuration, which skills do not have`;
+  } else {
+    const check = checkGrant(
+      resolvePermissionPaths(entry.permissions, folder),
+      { modulePath: entry.path, policy },
+    );
+    if (check.ok) grant = check.grant;
+    else denied = check.reason;
+  }
+  return codeSkillRecord(entry, { source, grant, denied });
+}
+
+function clash(list: SkillRecord[]): SkillRecord {
+  const first = list[0]!;
+  const where = list.map((r) => `"${r.definition.file_path ?? "?"}"`).join(
+    " and ",
+  );
+  return failedSkillRecord(first.definition.name, {
+    path: first.definition.file_path ?? "",
+    message:
+      `Skill name "${first.definition.name}" is defined in ${where}: neither is served`,
+    source: first.definition.source as ReturnType<typeof skillSource>,
+  });
+}

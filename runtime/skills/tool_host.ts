@@ -1,0 +1,105 @@
+/**
+ * The skills' tool host: the registry's tools and toolkits, called through
+ * the tools capability's caller.
+ *
+ * @module
+ */
+
+import { output } from "../../sandbox/sdk/types.ts";
+import type { ToolCaller } from "../tools/call.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import type { RegistrySnapshot } from "../registry/types.ts";
+import type { SkillToolHost } from "./run.ts";
+
+/** Options for {@link registryToolHost}. */
+export interface RegistryToolHostOptions {
+  /** The live registry. */
+  registry: { readonly snapshot: RegistrySnapshot };
+  /**
+   * The tools capability's caller (`createToolsCapability(...).caller`): the
+   * one path with policy checks, argument validation and the sandbox.
+   */
+  caller: Pick<ToolCaller, "call">;
+}
+
+/**
+ * A {@link SkillToolHost} over the registry's tools and toolkits that runs
+ * calls through the tools capability's caller, so a skill's tool calls get
+ * the same policy, validation and sandbox as an agent's `tool/call/req`.
+ * A tool's failure comes back as an outcome; an unknown or denied tool
+ * throws, and the skill sees either as a failed call.
+ *
+ * @param options the registry and the caller
+ * @returns the tool host
+ * @example Look a tool up and call it
+ * ```ts
+ * import { registryToolHost } from "./tool_host.ts";
+ * import { toolOutcome } from "../../protocol/domain.ts";
+ * import assert from "node:assert/strict";
+ * const tool = { kind: "tool", name: "grep", description: "Search", inputSchema: { type: "object" },
+ *   toolkit: "filesystem", prompt: "" };
+ * const snapshot = { generation: 1, tools: new Map([["grep", tool]]),
+ *   toolkits: new Map([["filesystem", { tools: ["grep"] }]]), skills: new Map(),
+ *   blocked: new Map(), agentSkills: [], errors: [] };
+ * const host = registryToolHost({
+ *   registry: { snapshot } as never,
+ *   caller: { call: (req) => Promise.resolve({ breakLoop: false, entry: tool as never,
+ *     result: toolOutcome({ success: true, toolName: req.name, durationMs: 1, data: { hits: 2 } }) }) },
+ * });
+ * assert.equal(host.tool("grep")?.toolkit, "filesystem");
+ * assert.deepEqual(host.toolkit("filesystem")?.tools, ["grep"]);
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const outcome = await host.call("grep", {}, { session, signal: session.signal, timeoutMs: 1000 });
+ * assert.deepEqual(outcome, { ok: true, value: { hits: 2 } });
+ * ```
+ */
+export function registryToolHost(
+  options: RegistryToolHostOptions,
+): SkillToolHost {
+  return {
+    tool(name) {
+      const t = options.registry.snapshot.tools.get(name);
+      return t
+        ? {
+          name: t.name,
+          description: t.description,
+          input_schema: t.inputSchema,
+          toolkit: t.toolkit,
+          prompt: t.prompt,
+        }
+        : undefined;
+    },
+    toolkit(name) {
+      const k = options.registry.snapshot.toolkits.get(name);
+      return k ? { tools: k.tools } : undefined;
+    },
+    async call(name, args, { session, signal, timeoutMs, onEvent }) {
+      const { result, breakLoop } = await options.caller.call({
+        name,
+        args,
+        session,
+        signal,
+        timeoutSeconds: Math.max(0.001, timeoutMs / 1000),
+        onEvent: onEvent && ((event) => onEvent(event.kind, event.data)),
+      });
+      if (!result.success) {
+        return {
+          ok: false,
+          code: (result.errorCode ?? "tool_error") as ErrorCode,
+          message: result.error ?? `Tool "${name}" failed`,
+        };
+      }
+      return {
+        ok: true,
+        // The agent loop ends on break_loop; it reads it from the marker.
+        value: breakLoop
+          ? output({
+            data: result.data,
+            summary: result.summary,
+            break_loop: true,
+          })
+          : result.data,
+      };
+    },
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * The in-process transport: requests from the embedding program go through
+ * the same dispatcher and handlers as a connection's, on one trusted session,
+ * and answers are decoded with the protocol codec.
+ *
+ * @module
+ */
+
+import type { OutgoingMessage } from "../capability.ts";
+import type { Dispatcher } from "../dispatcher.ts";
+import { Session } from "../session.ts";
+import {
+  decodeError,
+  decodeEvent,
+  decodeResponse,
+} from "../../protocol/codec.ts";
+import type {
+  CallEvent,
+  SkillOutcome,
+  ToolOutcome,
+} from "../../protocol/domain.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+import {
+  newId,
+  nowSeconds,
+  PROTOCOL_VERSION,
+} from "../../protocol/envelope.ts";
+
+/** Options for an in-process call. */
+export interface CallOptions {
+  /** Receives the call's events as they happen. */
+  onEvent?: (event: CallEvent) => void;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Seconds before the call times out. @default the request's default */
+  timeout?: number;
+}
+
+/** Options of {@link createInProcessTransport}. */
+export interface InProcessOptions {
+  /** The dispatcher every request goes through. */
+  dispatcher: Pick<Dispatcher, "receiveValue">;
+  /** How many requests run at once; the rest queue. @default 4 */
+  maxParallel?: number;
+  /** Tells whether the host is closing (new calls are refused). */
+  closing: () => boolean;
+}
+
+/** The in-process caller of a host. */
+export interface InProcessTransport {
+  /** The trusted session every in-process request runs on. */
+  readonly session: Session;
+  /**
+   * Sends one request (wire fields, snake_case; the envelope is added) and
+   * resolves with its final answer, a `*\/resp` or an `error`.
+   */
+  request(
+    message: Record<string, unknown> & { type: string },
+    options?: CallOptions,
+  ): Promise<OutgoingMessage>;
+  /**
+   * Calls a tool.
+   *
+   * @throws {SkillboxError} when the host answers with an `error`
+   */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<ToolOutcome>;
+  /**
+   * Runs a skill.
+   *
+   * @throws {SkillboxError} when the host answers with an `error`, or with
+   *   no result (e.g. an unknown skill)
+   */
+  callSkill(
+    name: string,
+    args: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<SkillOutcome>;
+}
+
+/**
+ * Creates the in-process transport of a host. Its session is shared by every
+ * in-process call, so session state (e.g. toolkit configuration) persists
+ * across calls, like a connection's would.
+ *
+ * @param options the dispatcher, the session's limit, the closing flag
+ * @returns the transport
+ * @example Ping through a dispatcher
+ * ```ts
+ * import { createInProcessTransport } from "./in_process.ts";
+ * import { Dispatcher } from "../dispatcher.ts";
+ * import assert from "node:assert/strict";
+ * const local = createInProcessTransport({ dispatcher: new Dispatcher(), closing: () => false });
+ * const pong = await local.request({ type: "ping" });
+ * assert.equal(pong.type, "pong");
+ * ```
+ */
+export function createInProcessTransport(
+  options: InProcessOptions,
+): InProcessTransport {
+  const pending = new Map<
+    string,
+    {
+      resolve: (message: OutgoingMessage) => void;
+      onEvent?: (event: CallEvent) => void;
+    }
+  >();
+  const session = new Session({
+    transport: "in-process",
+    maxParallel: options.maxParallel,
+    send: (message) => {
+      const waiter = pending.get(String(message.req_id ?? ""));
+      if (!waiter) return;
+      if (message.type.endsWith("/event")) {
+        waiter.onEvent?.(decodeEvent(message));
+        return;
+      }
+      pending.delete(String(message.req_id));
+      waiter.resolve(message);
+    },
+  });
+  session.authenticate("accepted", "");
+
+  const request = (
+    message: Record<string, unknown> & { type: string },
+    callOptions: CallOptions = {},
+  ): Promise<OutgoingMessage> => {
+    if (message.type === "handshake/req" || message.type === "shutdown") {
+      return Promise.reject(
+        new TypeError(
+          `Cannot send "${message.type}" in-process: it has no answer`,
+        ),
+      );
+    }
+    if (options.closing()) {
+      return Promise.reject(
+        new SkillboxError("runtime_error", "Cannot call: the host is closed"),
+      );
+    }
+    const id = newId();
+    const answer = new Promise<OutgoingMessage>((resolve) => {
+      pending.set(id, { resolve, onEvent: callOptions.onEvent });
+    });
+    options.dispatcher.receiveValue(session, {
+      ...message,
+      id,
+      version: PROTOCOL_VERSION,
+      ts: nowSeconds(),
+    }, { signal: callOptions.signal });
+    return answer;
+  };
+
+  return {
+    session,
+    request,
+    async callTool(name, args, callOptions = {}) {
+      const answer = await request({
+        type: "tool/call/req",
+        tool_name: name,
+        arguments: args,
+        streaming: callOptions.onEvent !== undefined,
+        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+      }, callOptions);
+      if (answer.type === "error") throw decodeError(answer);
+      return decodeResponse("tool/call/req", answer).result;
+    },
+    async callSkill(name, args, callOptions = {}) {
+      const answer = await request({
+        type: "skill/call/req",
+        name,
+        arguments: args,
+        streaming: callOptions.onEvent !== undefined,
+        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+      }, callOptions);
+      if (answer.type === "error") throw decodeError(answer);
+      const body = decodeResponse("skill/call/req", answer);
+      if (body.result) return body.result;
+      throw new SkillboxError(
+        body.error?.code as SkillboxError["code"] ?? "skill_error",
+        body.error?.message ?? `Skill "${name}" returned no result`,
+      );
+    },
+  };
+}
