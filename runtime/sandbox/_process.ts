@@ -8,11 +8,13 @@
 
 import { fileURLToPath } from "node:url";
 import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
-import type {
-  HostMessage,
-  InitMessage,
-  OpMessage,
-  WorkerPermissions,
+import {
+  decodeSandboxMessage,
+  type HostMessage,
+  type InitMessage,
+  type OpMessage,
+  type RpcMethod,
+  type WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
 import type { SandboxOutcome } from "./types.ts";
 
@@ -34,7 +36,7 @@ export interface ProcessOptions {
 /** Callbacks of one operation. */
 export interface OpHandlers {
   onEvent(kind: string, data: Record<string, unknown>): void;
-  onRpc(rid: number, method: "tool" | "chat", payload: unknown): void;
+  onRpc(rid: number, method: RpcMethod, payload: unknown): void;
   onOutcome(outcome: SandboxOutcome): void;
 }
 
@@ -275,39 +277,31 @@ export class SandboxProcess {
     }
   }
 
-  // deno-lint-ignore no-explicit-any
-  #onFrame(msg: any, onReady: () => void): void {
-    if (typeof msg !== "object" || msg === null) return;
+  #onFrame(raw: unknown, onReady: () => void): void {
+    const msg = decodeSandboxMessage(raw);
+    if (msg === null) return;
     if (msg.t === "ready") {
       onReady();
       return;
     }
     if (msg.t === "stopped") {
-      this.#stopWaiters.get(String(msg.id))?.();
+      this.#stopWaiters.get(msg.id)?.();
       return;
     }
-    const handlers = this.#ops.get(String(msg.id));
+    const handlers = this.#ops.get(msg.id);
     if (!handlers) return;
-    if (msg.t === "event") {
-      handlers.onEvent(String(msg.kind), msg.data ?? {});
-    } else if (msg.t === "rpc") {
-      handlers.onRpc(Number(msg.rid), msg.method, msg.payload);
-    } else if (msg.t === "result") {
-      this.#ops.delete(String(msg.id));
+    if (msg.t === "event") handlers.onEvent(msg.kind, msg.data);
+    else if (msg.t === "rpc") handlers.onRpc(msg.rid, msg.method, msg.payload);
+    else {
+      this.#ops.delete(msg.id);
       this.lastUsed = performance.now();
       handlers.onOutcome(
-        msg.ok === true
-          ? {
-            ok: true,
-            value: msg.value,
-            truncated: msg.truncated === true,
-          }
-          : {
-            ok: false,
-            code: msg.code,
-            message: String(msg.message),
-            retryable: msg.retryable === true,
-          },
+        msg.ok ? { ok: true, value: msg.value, truncated: msg.truncated } : {
+          ok: false,
+          code: msg.code,
+          message: msg.message,
+          retryable: msg.retryable,
+        },
       );
     }
   }

@@ -7,7 +7,11 @@
  */
 
 import { dirname, isAbsolute, resolve, sep } from "node:path";
-import type { Permissions } from "../../sandbox/sdk/types.ts";
+import {
+  PERMISSION_KINDS,
+  type PermissionKind,
+  type Permissions,
+} from "../../protocol/permissions.ts";
 import type { WorkerPermissions } from "../../protocol/sandbox/messages.ts";
 
 /**
@@ -57,7 +61,7 @@ export type GrantCheck =
     reason: string;
   };
 
-const KEYS = ["read", "write", "net", "env", "run", "sys", "ffi"] as const;
+const KEYS = PERMISSION_KINDS;
 
 /**
  * The paths a module may always read: its folder, or, for a file directly in
@@ -252,7 +256,7 @@ export function grantToFlags(
 export function grantToWorkerPermissions(
   grant: Permissions,
 ): WorkerPermissions {
-  const pick = (key: typeof KEYS[number]) => {
+  const pick = (key: PermissionKind) => {
     const list = grant[key];
     return list && list.length > 0 ? [...list] : false as const;
   };

@@ -12,30 +12,18 @@
 
 import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/frames.ts";
 import { serializeResult } from "../_truncate.ts";
-import type {
-  HostMessage,
-  InitMessage,
-  OpMessage,
-  SandboxMessage,
+import {
+  decodeHostMessage,
+  type EventMessage,
+  type FromWorkerMessage,
+  type HostMessage,
+  type InitMessage,
+  type OpMessage,
+  type ResultMessage,
+  type SandboxMessage,
+  type WorkerEvent,
 } from "../../protocol/sandbox/messages.ts";
-
-/** One worker and the operations it runs. */
-interface Slot {
-  worker: Worker;
-  key: string;
-  ready: Promise<void>;
-  loaded: Promise<void> | null;
-  /** Set once `loaded` has resolved: operations skip the await. */
-  isLoaded: boolean;
-  ops: Set<string>;
-  /** Discarded once its operations end (per-call, aborted, or evicted). */
-  retiring: boolean;
-  dead: boolean;
-  onReady: () => void;
-  onLoad: ((error: string | null) => void) | null;
-  /** Pre-load a replacement with this module once the operation is answered. */
-  primeAfter: { primeKey: string; path: string } | null;
-}
+import { type Slot, WorkerSlots } from "./workers.ts";
 
 // How long a worker has to answer an abort before the host treats it as
 // busy (and kills the process).
@@ -43,13 +31,7 @@ const ABORT_ACK_MS = 150;
 
 const encoder = new TextEncoder();
 let init: InitMessage;
-let bootstrapUrl: string;
-const spares: Slot[] = [];
-const warm = new Map<string, Slot>();
-// Fresh workers with a module already loaded, per module version, for
-// per-call isolation (one each; least recently used dropped first).
-const primed = new Map<string, Slot>();
-const opSlot = new Map<string, Slot>();
+let slots: WorkerSlots;
 const abortAcks = new Map<string, () => void>();
 // Written synchronously: an async write runs on a blocking-pool thread, one
 // more thread hop on every answer. The host always drains the pipe, so a
@@ -70,148 +52,26 @@ function send(message: SandboxMessage): void {
   write(encodeFrame(init.nonce, JSON.stringify(message)));
 }
 
-function spawn(key: string): Slot {
-  const worker = new Worker(bootstrapUrl, {
-    type: "module",
-    // deno-lint-ignore no-explicit-any
-    deno: { permissions: init.permissions as any },
-  } as WorkerOptions);
-  let onReady = () => {};
-  const ready = new Promise<void>((resolve) => onReady = resolve);
-  const slot: Slot = {
-    worker,
-    key,
-    ready,
-    loaded: null,
-    isLoaded: false,
-    ops: new Set(),
-    retiring: false,
-    dead: false,
-    onReady,
-    onLoad: null,
-    primeAfter: null,
-  };
-  worker.onmessage = (e) => onWorkerMessage(slot, e.data);
-  worker.onerror = (e) => {
-    e.preventDefault();
-    kill(slot, `Sandbox worker failed: ${e.message}`);
-  };
-  return slot;
-}
-
-function refillSpares(): void {
-  while (spares.length < init.spares) spares.push(spawn(""));
-}
-
-function kill(slot: Slot, reason: string): void {
-  if (slot.dead) return;
-  slot.dead = true;
-  slot.worker.terminate();
-  if (warm.get(slot.key) === slot) warm.delete(slot.key);
-  slot.onLoad?.(reason);
-  for (const id of slot.ops) {
-    opSlot.delete(id);
-    send({
-      t: "result",
-      id,
-      ok: false,
-      code: "sandbox_crash",
-      message: reason,
-      retryable: true,
-    });
-  }
-  slot.ops.clear();
-}
-
-function release(slot: Slot, id: string): void {
-  slot.ops.delete(id);
-  opSlot.delete(id);
-  if (slot.retiring && slot.ops.size === 0 && !slot.dead) {
-    slot.dead = true;
-    slot.worker.terminate();
-  }
-}
-
-function evictWarm(): void {
-  for (const [key, slot] of warm) {
-    if (warm.size <= init.maxWarmWorkers) break;
-    if (slot.ops.size > 0) continue;
-    warm.delete(key);
-    slot.dead = true;
-    slot.worker.terminate();
-  }
-}
-
-function prime(primeKey: string, path: string): void {
-  if (primed.has(primeKey)) return;
-  const slot = spawn("");
-  slot.retiring = true;
-  load(slot, path).catch(() => {});
-  primed.set(primeKey, slot);
-  for (const [key, old] of primed) {
-    if (primed.size <= init.maxWarmWorkers) break;
-    primed.delete(key);
-    old.dead = true;
-    old.worker.terminate();
-  }
-}
-
-function take(key: string, primeKey?: string, path?: string): Slot {
-  if (key === "" && primeKey !== undefined && path !== undefined) {
-    const hit = primed.get(primeKey);
-    primed.delete(primeKey);
-    if (hit && !hit.dead) {
-      // Starting a worker blocks this thread for milliseconds: do it after
-      // the answer is out, not on the call's path.
-      hit.primeAfter = { primeKey, path };
-      return hit;
-    }
-    queueMicrotask(() => prime(primeKey, path));
-  }
-  if (key !== "") {
-    const hit = warm.get(key);
-    if (hit && !hit.dead && !hit.retiring) {
-      warm.delete(key);
-      warm.set(key, hit);
-      return hit;
-    }
-  }
-  const slot = spares.shift() ?? spawn("");
-  queueMicrotask(refillSpares);
-  slot.key = key;
-  if (key === "") slot.retiring = true;
-  else {
-    warm.set(key, slot);
-    evictWarm();
-  }
-  return slot;
-}
-
-function load(slot: Slot, path: string): Promise<void> {
-  slot.loaded ??= slot.ready.then(() =>
-    new Promise<void>((resolve, reject) => {
-      slot.onLoad = (error) => {
-        slot.onLoad = null;
-        if (error === null) {
-          slot.isLoaded = true;
-          resolve();
-        } else reject(new Error(error));
-      };
-      slot.worker.postMessage({ t: "load", path });
-    })
-  );
-  return slot.loaded;
+function crashed(id: string, reason: string): void {
+  send({
+    t: "result",
+    id,
+    ok: false,
+    code: "sandbox_crash",
+    message: reason,
+    retryable: true,
+  });
 }
 
 function runOp(msg: OpMessage): void {
-  const slot = take(msg.workerKey, msg.primeKey, msg.path);
+  const slot = slots.take(msg.workerKey, msg.primeKey, msg.path);
   slot.ops.add(msg.id);
-  opSlot.set(msg.id, slot);
+  slots.byOp.set(msg.id, slot);
   // A warm worker has its module: post at once, not after an await (which
   // would queue behind the next stdin read being started).
   if (slot.isLoaded) postOp(slot, msg);
   else {
-    load(slot, msg.path).then(
+    slots.load(slot, msg.path).then(
       () => postOp(slot, msg),
       (err) => loadFailed(slot, msg, err),
     );
@@ -221,9 +81,8 @@ function runOp(msg: OpMessage): void {
 function loadFailed(slot: Slot, msg: OpMessage, err: unknown): void {
   if (!slot.ops.has(msg.id)) return;
   // A module that fails to load is not worth keeping warm.
-  slot.retiring = true;
-  if (warm.get(slot.key) === slot) warm.delete(slot.key);
-  release(slot, msg.id);
+  slots.retire(slot);
+  slots.release(slot, msg.id);
   send({
     t: "result",
     id: msg.id,
@@ -234,23 +93,14 @@ function loadFailed(slot: Slot, msg: OpMessage, err: unknown): void {
   });
 }
 
+// The worker gets the host's operation as it came: it reads the fields it
+// needs and ignores the routing ones.
 function postOp(slot: Slot, msg: OpMessage): void {
-  if (!slot.ops.has(msg.id)) return;
-  slot.worker.postMessage({
-    t: "op",
-    id: msg.id,
-    op: msg.op,
-    export: msg.export,
-    args: msg.args,
-    config: msg.config,
-    metadata: msg.metadata,
-    session: msg.session,
-    call: msg.call,
-  });
+  if (slot.ops.has(msg.id)) slot.worker.postMessage(msg);
 }
 
 function abort(id: string): void {
-  const slot = opSlot.get(id);
+  const slot = slots.byOp.get(id);
   if (!slot) {
     send({ t: "stopped", id });
     return;
@@ -260,17 +110,14 @@ function abort(id: string): void {
     clearTimeout(timer);
     // The worker's event loop answered, so it is not spinning: retiring it
     // (once its other operations end) really stops it.
-    slot.retiring = true;
-    if (warm.get(slot.key) === slot) warm.delete(slot.key);
-    release(slot, id);
+    slots.retire(slot);
+    slots.release(slot, id);
     send({ t: "stopped", id });
   });
   slot.worker.postMessage({ t: "abort", id });
 }
 
-// deno-lint-ignore no-explicit-any
-function onWorkerMessage(slot: Slot, msg: any): void {
-  if (typeof msg !== "object" || msg === null || slot.dead) return;
+function onWorkerMessage(slot: Slot, msg: FromWorkerMessage): void {
   switch (msg.t) {
     case "ready":
       slot.onReady();
@@ -279,130 +126,141 @@ function onWorkerMessage(slot: Slot, msg: any): void {
       slot.onLoad?.(null);
       return;
     case "load_error":
-      slot.onLoad?.(String(msg.message));
+      slot.onLoad?.(msg.message);
       return;
     case "exit":
-      kill(slot, `Sandbox worker exited with code ${Number(msg.code)}`);
+      slots.kill(slot, `Sandbox worker exited with code ${msg.code}`);
       return;
     case "aborted":
-      abortAcks.get(String(msg.id))?.();
-      abortAcks.delete(String(msg.id));
+      abortAcks.get(msg.id)?.();
+      abortAcks.delete(msg.id);
       return;
-    case "events": {
-      let lines = "";
-      for (const ev of Array.isArray(msg.batch) ? msg.batch : []) {
-        if (!slot.ops.has(ev?.id)) continue;
-        let json = JSON.stringify({
-          t: "event",
-          id: ev.id,
-          kind: String(ev.kind),
-          data: ev.data,
-        });
-        if (json.length > init.maxEventBytes) {
-          json = JSON.stringify({
-            t: "event",
-            id: ev.id,
-            kind: "log",
-            data: { level: "warn", message: "Dropped an oversized event" },
-          });
-        }
-        lines += encodeFrame(init.nonce, json);
-      }
-      // The ack waits for the pipe: that is the back-pressure on a flood.
-      write(lines);
-      if (!slot.dead) slot.worker.postMessage({ t: "ack" });
+    case "events":
+      onEvents(slot, msg.batch);
       return;
-    }
-    case "rpc": {
-      const id = String(msg.id);
-      if (!slot.ops.has(id)) return;
-      const json = JSON.stringify(msg.payload ?? null);
-      if (json.length > init.maxEventBytes) {
-        slot.worker.postMessage({
-          t: "rpc_result",
-          id,
-          rid: msg.rid,
-          ok: false,
-          error: "Request too large",
-        });
-        return;
-      }
-      send({
-        t: "rpc",
-        id,
-        rid: Number(msg.rid),
-        method: msg.method === "chat" ? "chat" : "tool",
-        payload: JSON.parse(json),
-      });
+    case "rpc":
+      onRpc(slot, msg);
       return;
-    }
-    case "result": {
-      const id = String(msg.id);
-      if (!slot.ops.has(id)) return;
-      let line: string;
-      if (msg.ok !== true) {
-        line = JSON.stringify({
-          t: "result",
-          id,
-          ok: false,
-          code: msg.code === "schema_violation"
-            ? "schema_violation"
-            : "tool_error",
-          message: String(msg.message).slice(0, 4096),
-          retryable: false,
-        });
-      } else {
-        try {
-          const { json, truncated } = serializeResult(
-            msg.value,
-            init.maxResultBytes,
-          );
-          line = `{"t":"result","id":${
-            JSON.stringify(id)
-          },"ok":true,"truncated":${truncated},"value":${json}}`;
-        } catch (err) {
-          line = JSON.stringify({
-            t: "result",
-            id,
-            ok: false,
-            code: "tool_error",
-            message: `Result is not serializable: ${(err as Error).message}`,
-            retryable: false,
-          });
-        }
-      }
-      write(encodeFrame(init.nonce, line));
-      release(slot, id);
-      const next = slot.primeAfter;
-      slot.primeAfter = null;
-      if (next) prime(next.primeKey, next.path);
+    case "result":
+      onResult(slot, msg);
       return;
-    }
   }
 }
 
+function onEvents(slot: Slot, batch: WorkerEvent[]): void {
+  let lines = "";
+  for (const ev of batch) {
+    if (!slot.ops.has(ev.id)) continue;
+    let json = JSON.stringify({ t: "event", ...ev } satisfies EventMessage);
+    if (json.length > init.maxEventBytes) {
+      json = JSON.stringify(
+        {
+          t: "event",
+          id: ev.id,
+          kind: "log",
+          data: { level: "warn", message: "Dropped an oversized event" },
+        } satisfies EventMessage,
+      );
+    }
+    lines += encodeFrame(init.nonce, json);
+  }
+  // The ack waits for the pipe: that is the back-pressure on a flood.
+  write(lines);
+  if (!slot.dead) slot.worker.postMessage({ t: "ack" });
+}
+
+function onRpc(slot: Slot, msg: FromWorkerMessage & { t: "rpc" }): void {
+  if (!slot.ops.has(msg.id)) return;
+  const json = JSON.stringify(msg.payload ?? null);
+  if (json.length > init.maxEventBytes) {
+    slot.worker.postMessage({
+      t: "rpc_result",
+      id: msg.id,
+      rid: msg.rid,
+      ok: false,
+      error: "Request too large",
+    });
+    return;
+  }
+  send({ ...msg, payload: JSON.parse(json) });
+}
+
+function onResult(
+  slot: Slot,
+  msg: FromWorkerMessage & { t: "result" },
+): void {
+  const id = msg.id;
+  if (!slot.ops.has(id)) return;
+  let line: string;
+  if (!msg.ok) {
+    line = JSON.stringify(
+      {
+        t: "result",
+        id,
+        ok: false,
+        code: "tool_error",
+        message: msg.message.slice(0, 4096),
+        retryable: false,
+      } satisfies ResultMessage,
+    );
+  } else {
+    try {
+      const { json, truncated } = serializeResult(
+        msg.value,
+        init.maxResultBytes,
+      );
+      line = `{"t":"result","id":${
+        JSON.stringify(id)
+      },"ok":true,"truncated":${truncated},"value":${json}}`;
+    } catch (err) {
+      line = JSON.stringify(
+        {
+          t: "result",
+          id,
+          ok: false,
+          code: "tool_error",
+          message: `Result is not serializable: ${(err as Error).message}`,
+          retryable: false,
+        } satisfies ResultMessage,
+      );
+    }
+  }
+  write(encodeFrame(init.nonce, line));
+  slots.release(slot, id);
+  const next = slot.primeAfter;
+  slot.primeAfter = null;
+  if (next) slots.prime(next.primeKey, next.path);
+}
+
 function onHostMessage(msg: HostMessage): void {
-  if (msg.t === "op") {
-    runOp(msg);
-  } else if (msg.t === "abort") abort(msg.id);
-  else if (msg.t === "rpc_result") opSlot.get(msg.id)?.worker.postMessage(msg);
+  if (msg.t === "op") runOp(msg);
+  else if (msg.t === "abort") abort(msg.id);
+  else slots.byOp.get(msg.id)?.worker.postMessage(msg);
 }
 
 function start(first: InitMessage): void {
   init = first;
-  bootstrapUrl = URL.createObjectURL(
-    new Blob([init.bootstrap], { type: "application/typescript" }),
-  );
-  refillSpares();
+  slots = new WorkerSlots({
+    bootstrapUrl: URL.createObjectURL(
+      new Blob([init.bootstrap], { type: "application/typescript" }),
+    ),
+    permissions: init.permissions,
+    spares: init.spares,
+    maxWarm: init.maxWarmWorkers,
+    onMessage: onWorkerMessage,
+    onCrash: crashed,
+  });
   // The host sends nothing else until it has this answer.
-  Promise.all(spares.map((s) => s.ready)).then(() => send({ t: "ready" }));
+  slots.sparesReady().then(() => send({ t: "ready" }));
 }
 
 async function main(): Promise<void> {
   let started = false;
   const splitter = new FrameSplitter((raw) => {
-    if (started) onHostMessage(raw as HostMessage);
-    else {
+    if (started) {
+      const msg = decodeHostMessage(raw);
+      if (msg !== null) onHostMessage(msg);
+    } else {
       started = true;
       start(raw as InitMessage);
     }

@@ -9,38 +9,26 @@
  * @module
  */
 
-// deno-lint-ignore-file no-explicit-any
+import type {
+  OpMessage,
+  ToWorkerMessage,
+  WorkerEvent,
+} from "../../protocol/sandbox/messages.ts";
 
-/** Messages from the sandbox's main thread. */
-type Inbound =
-  | { t: "load"; path: string }
-  | {
-    t: "op";
-    id: string;
-    op: "call" | "describe" | "permissions";
-    export: string;
-    args: unknown;
-    config: Record<string, unknown>;
-    metadata: Record<string, unknown>;
-    session: string;
-    call: string;
-  }
-  | { t: "abort"; id: string }
-  | {
-    t: "rpc_result";
-    id: string;
-    rid: number;
-    ok: boolean;
-    value?: unknown;
-    error?: string;
-  }
-  | { t: "ack" };
+type QueuedEvent = WorkerEvent;
 
-interface QueuedEvent {
-  id: string;
-  kind: string;
-  data: Record<string, unknown>;
+/** Deno's internals, reached once here to harden the scope. */
+interface DenoInternals {
+  Console?: new (print: (msg: string) => void) => Console;
+  core?: { print(msg: string, isErr: boolean): void };
 }
+
+/** The worker's global scope, as the hardening below touches it. */
+type WorkerScope = typeof globalThis & {
+  postMessage(message: unknown): void;
+  close(): void;
+  Deno: typeof Deno & { internal: symbol };
+};
 
 const KINDS = new Set(["tool", "toolkit", "skill"]);
 const SCHEMA_FIELDS = [
@@ -56,13 +44,14 @@ const MAX_QUEUE = 1024;
 const BATCH = 128;
 const ZOD = "npm:zod@4.6.7";
 
-const scope = globalThis as any;
+const scope = globalThis as WorkerScope;
 const post: (message: unknown) => void = scope.postMessage.bind(scope);
 
 // --- hardening: runs before any user code is loaded -----------------------
 {
   const deno = scope.Deno;
-  const internal = deno[deno.internal];
+  const hidden = deno as unknown as Record<string | symbol, unknown>;
+  const internal = hidden[deno.internal] as DenoInternals | undefined;
   const core = internal?.core;
   const exit = deno.exit.bind(deno);
   // Console output goes to stderr: stdout carries the host protocol.
@@ -76,11 +65,12 @@ const post: (message: unknown) => void = scope.postMessage.bind(scope);
       configurable: false,
     });
   }
+  const globals = scope as unknown as Record<string, unknown>;
   for (const name of ["Worker", "SharedWorker", "postMessage"]) {
-    delete scope[name];
+    delete globals[name];
   }
-  for (const name of ["stdin", "stdout"]) delete deno[name];
-  delete deno[deno.internal];
+  for (const name of ["stdin", "stdout"]) delete hidden[name];
+  delete hidden[deno.internal];
   // Report exits, so the host answers at once rather than at the timeout.
   const reportExit = (code?: number) => {
     post({ t: "exit", code: code ?? 0 });
@@ -89,8 +79,8 @@ const post: (message: unknown) => void = scope.postMessage.bind(scope);
   Object.defineProperty(deno, "exit", { value: reportExit, writable: false });
   scope.close = () => reportExit(0);
   // A stray rejection in user code must not end a warm worker.
-  scope.addEventListener("unhandledrejection", (e: any) => e.preventDefault());
-  scope.addEventListener("error", (e: any) => e.preventDefault());
+  scope.addEventListener("unhandledrejection", (e) => e.preventDefault());
+  scope.addEventListener("error", (e) => e.preventDefault());
 }
 
 // --- state -----------------------------------------------------------------
@@ -179,7 +169,7 @@ function toBase64(bytes: Uint8Array | string): string {
 }
 
 function makeContext(
-  msg: Extract<Inbound, { t: "op" }>,
+  msg: OpMessage,
   signal: AbortSignal,
 ): Record<string, unknown> {
   const id = msg.id;
@@ -222,9 +212,19 @@ function isZod(value: unknown): boolean {
   return typeof value === "object" && value !== null && "_zod" in value;
 }
 
+/** The part of zod's module describe uses. */
+interface ZodModule {
+  z: {
+    toJSONSchema(
+      schema: unknown,
+      options?: { unrepresentable: "any" },
+    ): unknown;
+  };
+}
+
 async function toJsonSchema(schema: unknown): Promise<unknown> {
   if (!isZod(schema)) return JSON.parse(JSON.stringify(schema ?? null));
-  const { z } = await import(ZOD);
+  const { z } = await import(ZOD) as ZodModule;
   try {
     return z.toJSONSchema(schema);
   } catch {
@@ -232,11 +232,12 @@ async function toJsonSchema(schema: unknown): Promise<unknown> {
   }
 }
 
+// Every list the definition names, as strings; the host keeps only the
+// permission kinds it knows (protocol/permissions.ts), so none is named here.
 function normalizePermissions(value: unknown): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   if (typeof value !== "object" || value === null) return out;
-  for (const key of ["read", "write", "net", "env", "run", "sys", "ffi"]) {
-    const list = (value as Record<string, unknown>)[key];
+  for (const [key, list] of Object.entries(value)) {
     if (Array.isArray(list)) out[key] = list.map(String);
   }
   return out;
@@ -287,32 +288,20 @@ async function describe(): Promise<unknown[]> {
   return out;
 }
 
-async function runCall(
-  msg: Extract<Inbound, { t: "op" }>,
-  signal: AbortSignal,
-): Promise<unknown> {
+// The host validated the arguments against the input schema (JSON Schema
+// derived from the zod one at discovery): they are not checked again here.
+async function runCall(msg: OpMessage, signal: AbortSignal): Promise<unknown> {
   const def = definitionOf(msg.export);
   if (typeof def.run !== "function") {
     throw new Error(`Definition "${msg.export}" has no run function`);
   }
-  let args = msg.args;
-  const schema = def.input ?? def.input_schema;
-  if (isZod(schema)) {
-    const parsed = (schema as any).safeParse(args);
-    if (!parsed.success) {
-      throw Object.assign(new Error(String(parsed.error?.message)), {
-        a2eCode: "schema_violation",
-      });
-    }
-    args = parsed.data;
-  }
   return await (def.run as (a: unknown, c: unknown) => unknown)(
-    args,
+    msg.args,
     makeContext(msg, signal),
   );
 }
 
-async function runOp(msg: Extract<Inbound, { t: "op" }>) {
+async function runOp(msg: OpMessage): Promise<void> {
   const controller = new AbortController();
   controllers.set(msg.id, controller);
   try {
@@ -342,7 +331,7 @@ async function runOp(msg: Extract<Inbound, { t: "op" }>) {
       t: "result",
       id: msg.id,
       ok: false,
-      code: (err as any)?.a2eCode ?? "tool_error",
+      code: "tool_error",
       message: errorMessage(err),
     });
   } finally {
@@ -364,8 +353,9 @@ function fileUrl(path: string): string {
 }
 
 // --- the message loop ----------------------------------------------------------
-scope.addEventListener("message", async (e: MessageEvent<Inbound>) => {
-  const msg = e.data;
+// The sandbox process is this worker's only correspondent, and trusted.
+async function onMessage(e: Event): Promise<void> {
+  const msg = (e as MessageEvent<ToWorkerMessage>).data;
   switch (msg.t) {
     case "load":
       try {
@@ -394,5 +384,7 @@ scope.addEventListener("message", async (e: MessageEvent<Inbound>) => {
       flush();
       break;
   }
-});
+}
+
+scope.addEventListener("message", onMessage);
 post({ t: "ready" });
