@@ -6,7 +6,6 @@
  * @module
  */
 
-import { fileURLToPath } from "node:url";
 import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
 import {
   decodeSandboxMessage,
@@ -16,21 +15,21 @@ import {
   type RpcMethod,
   type WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
+import type { SandboxCommand } from "./spawn.ts";
 import type { SandboxOutcome } from "./types.ts";
 
 /** What the pool needs to start a sandbox process. */
 export interface ProcessOptions {
+  /** The grant key it is routed by. */
   key: string;
-  flags: string[];
+  /** What to spawn (see `sandboxCommand`). */
+  command: SandboxCommand;
   permissions: WorkerPermissions;
   bootstrap: string;
-  memoryMb: number;
   spares: number;
   maxWarmWorkers: number;
   maxResultBytes: number;
   maxEventBytes: number;
-  cwd: string;
-  env: Record<string, string>;
 }
 
 /** Callbacks of one operation. */
@@ -40,7 +39,6 @@ export interface OpHandlers {
   onOutcome(outcome: SandboxOutcome): void;
 }
 
-const MAIN = new URL("../../sandbox/process/main.ts", import.meta.url);
 const STDERR_TAIL = 8192;
 
 /** One running sandbox process. */
@@ -75,27 +73,12 @@ export class SandboxProcess {
   constructor(options: ProcessOptions) {
     this.key = options.key;
     const nonce = makeNonce();
-    const main = MAIN.protocol === "file:" ? fileURLToPath(MAIN) : MAIN.href;
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--quiet",
-        "--no-prompt",
-        "--no-lock",
-        // No module may come from the network: remote URLs are refused
-        // outright, and npm packages load only from the local cache. Without
-        // --cached-only, `import("npm:x")` makes the runtime itself fetch
-        // from the registry (no net grant needed): an egress channel.
-        "--no-remote",
-        "--cached-only",
-        "--unstable-worker-options",
-        `--v8-flags=--max-old-space-size=${options.memoryMb}`,
-        ...options.flags,
-        main,
-      ],
-      cwd: options.cwd,
+    const { program, args, env, cwd } = options.command;
+    this.#child = new Deno.Command(program, {
+      args,
+      cwd,
       clearEnv: true,
-      env: options.env,
+      env,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -207,6 +207,35 @@ export function checkGrant(
 }
 
 /**
+ * Merges two sets of permissions: each kind's lists joined, duplicates
+ * dropped, empty kinds left out.
+ *
+ * @param a one set (absolute paths)
+ * @param b the other
+ * @returns the union
+ * @example
+ * ```ts
+ * import { mergePermissions } from "./permissions.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   mergePermissions({ read: ["/a"], net: ["x.io"] }, { read: ["/a", "/b"] }),
+ *   { read: ["/a", "/b"], net: ["x.io"] },
+ * );
+ * ```
+ */
+export function mergePermissions(
+  a: Permissions,
+  b: Permissions,
+): Permissions {
+  const out: Permissions = {};
+  for (const key of KEYS) {
+    const list = [...new Set([...(a[key] ?? []), ...(b[key] ?? [])])];
+    if (list.length > 0) out[key] = list;
+  }
+  return out;
+}
+
+/**
  * Maps a grant to `deno run` permission flags for a sandbox process.
  *
  * @param grant a checked grant (absolute paths)

@@ -7,14 +7,9 @@
  * @module
  */
 
-import { dirname } from "node:path";
-import {
-  checkGrant,
-  type GrantCheck,
-  type Policy,
-  resolvePermissionPaths,
-} from "../sandbox/permissions.ts";
-import { isOutput, type Permissions } from "../../sandbox/sdk/types.ts";
+import type { GrantCheck } from "../sandbox/permissions.ts";
+import { GrantCache } from "../sandbox/grants.ts";
+import { isOutput } from "../../sandbox/sdk/types.ts";
 import type {
   Sandbox,
   SandboxHooks,
@@ -29,7 +24,7 @@ import {
   toolOutcome,
 } from "../../protocol/domain.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { ModuleRef, ToolEntry, ToolkitEntry } from "../registry/types.ts";
+import type { ToolEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
@@ -134,10 +129,7 @@ export interface ToolCaller {
 export function createToolCaller(options: ToolCallerOptions): ToolCaller {
   const policy = options.policy ?? parseHostPolicy({});
   const maxEvents = options.maxEvents ?? 1000;
-  const grants = new GrantCache(
-    new PermissionCache(options.sandbox),
-    policy.permissions,
-  );
+  const grants = new GrantCache(options.sandbox, policy.permissions);
 
   return {
     async call(request) {
@@ -379,155 +371,6 @@ function toResult(
     events,
   });
 }
-
-// Checked grants. A grant follows from the tool's and its toolkit's
-// permissions and the policy (fixed per caller); dynamic permissions add the
-// configuration. Static ones are kept per entry object (a new version is a
-// new object, so a reload never sees a stale grant), dynamic ones per
-// (versions, configuration). Path resolution and the policy check are then
-// off the per-call path.
-class GrantCache {
-  static readonly MAX_ENTRIES = 1024;
-  #permissions: PermissionCache;
-  #policy: Policy;
-  #static = new WeakMap<
-    ToolEntry,
-    { kit: ToolkitEntry | undefined; check: GrantCheck }
-  >();
-  #dynamic = new Map<string, Promise<GrantCheck>>();
-
-  constructor(permissions: PermissionCache, policy: Policy) {
-    this.#permissions = permissions;
-    this.#policy = policy;
-  }
-
-  /** The checked grant; a promise only when a sandbox must compute it. */
-  of(
-    entry: ToolEntry,
-    kit: ToolkitEntry | undefined,
-    config: Record<string, unknown>,
-  ): GrantCheck | Promise<GrantCheck> {
-    const own = entry.permissions;
-    const kits = kit?.permissions ?? {};
-    if (own !== "dynamic" && kits !== "dynamic") {
-      const hit = this.#static.get(entry);
-      if (hit && hit.kit === kit) return hit.check;
-      const check = this.#check(
-        entry,
-        staticPermissions(entry, own),
-        kit ? staticPermissions(kit, kits) : {},
-      );
-      this.#static.set(entry, { kit, check });
-      return check;
-    }
-    const key = JSON.stringify([
-      entry.path,
-      entry.export,
-      entry.hash,
-      kit?.path ?? null,
-      kit?.export ?? null,
-      kit?.hash ?? null,
-      config,
-    ]);
-    let found = this.#dynamic.get(key);
-    if (!found) {
-      if (this.#dynamic.size >= GrantCache.MAX_ENTRIES) {
-        this.#dynamic.delete(this.#dynamic.keys().next().value!);
-      }
-      found = Promise.all([
-        this.#permissions.of(entry, config),
-        kit ? this.#permissions.of(kit, config) : {},
-      ]).then(([a, b]) => this.#check(entry, a, b));
-      this.#dynamic.set(key, found);
-      // A failure is not cached: the next call tries again.
-      found.catch(() => this.#dynamic.delete(key));
-    }
-    return found;
-  }
-
-  // A tool gets its own permissions plus its toolkit's (a toolkit often
-  // grants what its configuration names, e.g. a root folder).
-  #check(entry: ToolEntry, own: Permissions, kit: Permissions): GrantCheck {
-    const check = checkGrant(mergePermissions(own, kit), {
-      modulePath: entry.path,
-      policy: this.#policy,
-    });
-    // Shared by every call of this version: nobody may edit it.
-    if (check.ok) {
-      for (const list of Object.values(check.grant)) Object.freeze(list);
-      Object.freeze(check.grant);
-    }
-    return Object.freeze(check);
-  }
-}
-
-// Relative paths are relative to the folder of the declaring module.
-function staticPermissions(
-  owner: ModuleRef,
-  permissions: Permissions,
-): Permissions {
-  return resolvePermissionPaths(permissions, dirname(owner.path));
-}
-
-// Resolved permissions by module version and configuration. A permissions
-// function is pure by contract, so a dynamic one is evaluated in a sandbox
-// once per (version, config), not on every call: that is a sandbox round
-// trip off the per-call path.
-class PermissionCache {
-  static readonly MAX_ENTRIES = 1024;
-  #sandbox: Pick<Sandbox, "resolvePermissions">;
-  #entries = new Map<string, Promise<Permissions>>();
-
-  constructor(sandbox: Pick<Sandbox, "resolvePermissions">) {
-    this.#sandbox = sandbox;
-  }
-
-  of(
-    owner: ModuleRef & { permissions: Permissions | "dynamic" },
-    config: Record<string, unknown>,
-  ): Promise<Permissions> {
-    if (owner.permissions !== "dynamic") {
-      return Promise.resolve(staticPermissions(owner, owner.permissions));
-    }
-    const key = JSON.stringify([owner.path, owner.export, owner.hash, config]);
-    let resolved = this.#entries.get(key);
-    if (!resolved) {
-      if (this.#entries.size >= PermissionCache.MAX_ENTRIES) {
-        this.#entries.delete(this.#entries.keys().next().value!);
-      }
-      resolved = this.#sandbox.resolvePermissions(
-        owner.path,
-        owner.export,
-        config,
-      ).then((declared) =>
-        resolvePermissionPaths(declared, dirname(owner.path))
-      );
-      this.#entries.set(key, resolved);
-      // A failure is not cached: the next call tries again.
-      resolved.catch(() => this.#entries.delete(key));
-    }
-    return resolved;
-  }
-}
-
-function mergePermissions(a: Permissions, b: Permissions): Permissions {
-  const out: Permissions = {};
-  for (const key of PERMISSION_KEYS) {
-    const list = [...new Set([...(a[key] ?? []), ...(b[key] ?? [])])];
-    if (list.length > 0) out[key] = list;
-  }
-  return out;
-}
-
-const PERMISSION_KEYS = [
-  "read",
-  "write",
-  "net",
-  "env",
-  "run",
-  "sys",
-  "ffi",
-] as const;
 
 function elapsed(started: number): number {
   return Math.max(0, Math.round(performance.now() - started));

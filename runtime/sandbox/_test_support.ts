@@ -1,0 +1,50 @@
+/**
+ * Shared pieces of the sandbox unit tests: fixture paths, a router, an
+ * operation message.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { OpMessage } from "../../protocol/sandbox/messages.ts";
+import { ProcessRouter } from "./router.ts";
+
+/** A fixture module's absolute path. */
+export function fixture(name: string): string {
+  return fileURLToPath(
+    new URL(`../../tests/fixtures/sandbox/${name}/mod.ts`, import.meta.url),
+  );
+}
+
+/** A router with small limits. */
+export function testRouter(maxIdle = 8): ProcessRouter {
+  return new ProcessRouter({
+    deny: [],
+    memoryMb: 256,
+    maxIdle,
+    spareWorkers: 1,
+    maxWarmWorkers: 4,
+    maxResultBytes: 1 << 20,
+    maxEventBytes: 1 << 20,
+    cwd: Deno.cwd(),
+  });
+}
+
+let next = 0;
+
+/** A warm `call` operation on a fixture. */
+export function callOp(path: string, args: unknown): OpMessage {
+  return {
+    t: "op",
+    id: `t${++next}`,
+    op: "call",
+    path,
+    export: "default",
+    workerKey: `${path}|test`,
+    args,
+    config: {},
+    metadata: {},
+    session: "s",
+    call: "c",
+  };
+}

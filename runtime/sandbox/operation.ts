@@ -1,0 +1,171 @@
+/**
+ * One operation's lifecycle on a sandbox process: send it, relay its events
+ * and `ctx` RPCs to the host's hooks, bound it with a deadline, stop it on
+ * cancel, and after a stop keep new work off the process until its worker
+ * acknowledges (or taint the process so it is killed once idle).
+ *
+ * @module
+ */
+
+import type { ErrorCode } from "../../protocol/codes.ts";
+import type { OpMessage, RpcMethod } from "../../protocol/sandbox/messages.ts";
+import type { ChatRequest } from "../../sandbox/sdk/types.ts";
+import type { OpHandlers, SandboxProcess } from "./_process.ts";
+import type { ProcessRouter } from "./router.ts";
+import type { SandboxHooks, SandboxOutcome } from "./types.ts";
+
+// How long a worker may take to answer an abort before its process is
+// treated as spinning and killed.
+const ABORT_ACK_MS = 200;
+
+/** Options of {@link runOperation}. */
+export interface OperationOptions {
+  /** Wall-clock limit in milliseconds. */
+  timeoutMs: number;
+  /** Where events and RPCs go; null refuses RPCs and drops events. */
+  hooks: SandboxHooks | null;
+  /** The router that owns the process. */
+  router: ProcessRouter;
+  /**
+   * After a timeout or cancel: told whether the worker acknowledged the
+   * abort (the process is back in service) or not (it is tainted).
+   */
+  onStopped?: (acknowledged: boolean) => void;
+}
+
+/**
+ * Runs one operation on a leased process and resolves with its outcome;
+ * never rejects.
+ *
+ * @param proc the process, leased for this operation
+ * @param message the operation
+ * @param options its deadline, its hooks (null: no events, RPCs refused),
+ *   and the router that owns the process
+ * @returns the outcome
+ */
+export function runOperation(
+  proc: SandboxProcess,
+  message: OpMessage,
+  options: OperationOptions,
+): Promise<SandboxOutcome> {
+  return new Promise<SandboxOutcome>((resolve) => {
+    const op = new Operation(proc, message, options, resolve);
+    op.begin();
+  });
+}
+
+// The state of one operation; its methods are the named steps of the hot
+// path (no closures made per call beyond the timer's).
+class Operation implements OpHandlers {
+  readonly #proc: SandboxProcess;
+  readonly #message: OpMessage;
+  readonly #hooks: SandboxHooks | null;
+  readonly #router: ProcessRouter;
+  readonly #timeoutMs: number;
+  readonly #onStopped: ((acknowledged: boolean) => void) | undefined;
+  readonly #resolve: (outcome: SandboxOutcome) => void;
+  #done = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  // Made only when a ctx RPC needs a signal: aborting one builds a
+  // DOMException (a stack capture), too dear for every call.
+  #controller: AbortController | null = null;
+
+  constructor(
+    proc: SandboxProcess,
+    message: OpMessage,
+    options: OperationOptions,
+    resolve: (outcome: SandboxOutcome) => void,
+  ) {
+    this.#proc = proc;
+    this.#message = message;
+    this.#hooks = options.hooks;
+    this.#router = options.router;
+    this.#timeoutMs = options.timeoutMs;
+    this.#onStopped = options.onStopped;
+    this.#resolve = resolve;
+  }
+
+  begin(): void {
+    this.#timer = setTimeout(this.#onTimeout, this.#timeoutMs);
+    const signal = this.#hooks?.signal;
+    if (signal?.aborted) {
+      this.#proc.release();
+      this.#onCancel();
+      return;
+    }
+    signal?.addEventListener("abort", this.#onCancel, { once: true });
+    this.#proc.start(this.#message, this);
+  }
+
+  onEvent(kind: string, data: Record<string, unknown>): void {
+    if (this.#done || !this.#hooks) return;
+    try {
+      this.#hooks.onEvent(kind, data);
+    } catch {
+      // A failing host listener must not break the call.
+    }
+  }
+
+  onRpc(rid: number, method: RpcMethod, payload: unknown): void {
+    const hooks = this.#hooks;
+    if (!hooks) {
+      this.#answer(rid, false, undefined, "Not available here");
+      return;
+    }
+    const signal = (this.#controller ??= new AbortController()).signal;
+    let pending: Promise<unknown>;
+    if (method === "tool") {
+      const p = payload as { name?: unknown; args?: unknown } | null;
+      const args = typeof p?.args === "object" && p.args !== null
+        ? p.args as Record<string, unknown>
+        : {};
+      pending = hooks.callTool(String(p?.name), args, signal);
+    } else pending = hooks.chat(payload as ChatRequest, signal);
+    Promise.resolve(pending).then(
+      (value) => this.#answer(rid, true, value),
+      (err) => this.#answer(rid, false, undefined, String(err?.message ?? err)),
+    );
+  }
+
+  onOutcome(outcome: SandboxOutcome): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    this.#hooks?.signal?.removeEventListener("abort", this.#onCancel);
+    this.#controller?.abort();
+    this.#resolve(outcome);
+    this.#router.retireIdle();
+  }
+
+  #answer(rid: number, ok: boolean, value: unknown, error?: string): void {
+    if (this.#done) return;
+    const id = this.#message.id;
+    this.#proc.send({ t: "rpc_result", id, rid, ok, value, error });
+  }
+
+  readonly #onTimeout = (): void => {
+    this.#stop("timeout", `Timed out after ${this.#timeoutMs} ms`);
+  };
+
+  readonly #onCancel = (): void => {
+    this.#stop("tool_error", "Call was cancelled");
+  };
+
+  #stop(code: ErrorCode, message: string): void {
+    if (this.#done) return;
+    this.onOutcome({ ok: false, code, message, retryable: false });
+    // Until the worker answers the abort it may be spinning: route no new
+    // call here meanwhile, or it would queue behind the spin.
+    const proc = this.#proc;
+    const router = this.#router;
+    const routed = router.unroute(proc);
+    proc.abort(this.#message.id, ABORT_ACK_MS).then((stopped) => {
+      // No answer: the worker spins, and only killing the process stops it,
+      // once the other calls it serves are over. (A healthy process that
+      // was replaced meanwhile is retired the same way.)
+      if (stopped ? routed && !router.reroute(proc) : true) proc.tainted = true;
+      router.retireIdle();
+      this.#onStopped?.(stopped);
+    });
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * How a sandbox process is started: its command line (the grant as Deno
+ * permission flags), its environment and its working folder, in one place,
+ * so that wrapping the process (in a container or a namespace) means
+ * wrapping this one function.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { Permissions } from "../../protocol/permissions.ts";
+
+/** What {@link sandboxCommand} needs. */
+export interface SandboxCommandOptions {
+  /** The grant's permission flags (see `grantToFlags`). */
+  flags: string[];
+  /** The grant (its `env` names are passed through, its `run` adds PATH). */
+  grant: Permissions;
+  /** Heap cap in MiB. */
+  memoryMb: number;
+  /** Working folder. */
+  cwd: string;
+}
+
+/** A command to spawn: program, arguments, environment, folder. */
+export interface SandboxCommand {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+const MAIN = new URL("../../sandbox/process/main.ts", import.meta.url);
+
+// Environment a sandbox process needs to find the deno cache and npm; none
+// of it is readable by skill code unless granted by name.
+const PASS_ENV = [
+  "HOME",
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "TMPDIR",
+  "NPM_CONFIG_REGISTRY",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+];
+
+/**
+ * The command that starts one sandbox process for a grant.
+ *
+ * @param options flags, grant, heap cap and folder
+ * @returns the program, its arguments, a clean environment, and the folder
+ * @example No network import, the grant's flags last before the script
+ * ```ts
+ * import { sandboxCommand } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * const cmd = sandboxCommand({ flags: ["--allow-read=/s"], grant: {}, memoryMb: 64, cwd: "/" });
+ * assert.ok(cmd.args.includes("--no-remote"));
+ * assert.equal(cmd.args.at(-2), "--allow-read=/s");
+ * assert.equal(cmd.env.PATH, undefined);
+ * ```
+ */
+export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
+  const main = MAIN.protocol === "file:" ? fileURLToPath(MAIN) : MAIN.href;
+  return {
+    program: Deno.execPath(),
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--no-lock",
+      // No module may come from the network: remote URLs are refused
+      // outright, and npm packages load only from the local cache. Without
+      // --cached-only, `import("npm:x")` makes the runtime itself fetch
+      // from the registry (no net grant needed): an egress channel.
+      "--no-remote",
+      "--cached-only",
+      "--unstable-worker-options",
+      `--v8-flags=--max-old-space-size=${options.memoryMb}`,
+      ...options.flags,
+      main,
+    ],
+    env: sandboxEnv(options.grant),
+    cwd: options.cwd,
+  };
+}
+
+/**
+ * The environment of a sandbox process: what Deno needs to find its cache,
+ * plus the variables the grant names (and PATH when it may run binaries).
+ *
+ * @param grant the process's grant
+ * @returns a clean environment
+ * @example
+ * ```ts
+ * import { sandboxEnv } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(sandboxEnv({}).NO_COLOR, "1");
+ * ```
+ */
+export function sandboxEnv(grant: Permissions): Record<string, string> {
+  const env: Record<string, string> = {
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  };
+  // Binaries named without a path are found through PATH.
+  const path = (grant.run ?? []).length > 0 ? ["PATH"] : [];
+  for (const name of [...PASS_ENV, ...path, ...(grant.env ?? [])]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+let bootstrapSource: Promise<string> | null = null;
+
+/**
+ * The worker bootstrap's source, read once (workers start it from a `blob:`
+ * URL, so they need no read access to skillbox's files).
+ *
+ * @returns the TypeScript source
+ * @example
+ * ```ts
+ * import { loadBootstrap } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(await loadBootstrap(), /hardening/);
+ * ```
+ */
+export function loadBootstrap(): Promise<string> {
+  const url = new URL("../../sandbox/worker/bootstrap.ts", import.meta.url);
+  bootstrapSource ??= url.protocol === "file:"
+    ? Deno.readTextFile(url)
+    : fetch(url).then((r) => r.text());
+  return bootstrapSource;
+}
