@@ -12,7 +12,7 @@
  */
 
 import { existsSync, realpathSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createSandbox } from "./sandbox/pool.ts";
 import type { Policy } from "./sandbox/permissions.ts";
@@ -86,18 +86,6 @@ const REQUEST_TYPES: Record<
 const PROJECT_ROOT = import.meta.url.startsWith("file:")
   ? dirname(dirname(fileURLToPath(import.meta.url)))
   : null;
-const HOST_PATHS = [
-  "runtime",
-  "sandbox",
-  "client",
-  "tests",
-  "bench",
-  "host.ts",
-  "mod.ts",
-  "deno.json",
-  "deno.lock",
-  ".git",
-];
 
 /**
  * Builds the standard capabilities from a config.
@@ -128,19 +116,10 @@ export function createStandardStack(
   const log = options.log ?? (() => {});
   const dirs = skillDirs(config);
   const policy = parseHostPolicy(config.policy);
-  const permissions: Policy = {
-    ...policy.permissions,
-    deny: [
-      ...(policy.permissions.deny ?? []),
-      ...hostPaths(config, options.configPath),
-    ],
-    // A module directly in a skills folder gets its own file, not its
-    // neighbours'.
-    sharedFolders: [
-      ...(policy.permissions.sharedFolders ?? []),
-      ...dirs.map((d) => d.path),
-    ],
-  };
+  const permissions = sandboxPolicy(policy.permissions, {
+    served: dirs.map((d) => d.path),
+    hostFiles: hostFiles(config, options.configPath),
+  });
   const configs = createToolkitConfigs(config.toolkits);
   const sandbox = createSandbox({
     policy: permissions,
@@ -285,9 +264,45 @@ function skillDirs(config: HostConfig): SkillDir[] {
   return dirs;
 }
 
-function hostPaths(config: HostConfig, configPath?: string): string[] {
-  const root = PROJECT_ROOT;
-  const paths = root === null ? [] : HOST_PATHS.map((p) => join(root, p));
+/**
+ * The policy sandboxes run under: the operator's, plus the host's own files
+ * denied. The project root is denied as a whole except the served skills
+ * folders inside it (an allow-list of what sandboxes need, so a folder
+ * added to the project later is denied too), plus the config and cache.
+ *
+ * @param base the operator's policy
+ * @param options the served skills folders and host files outside the root
+ * @returns the policy
+ * @example A new folder in the project root is not grantable
+ * ```ts
+ * import { sandboxPolicy } from "./stack.ts";
+ * import assert from "node:assert/strict";
+ * const policy = sandboxPolicy({}, { served: [], hostFiles: [] });
+ * assert.equal(policy.deniedTrees?.length, 1);
+ * ```
+ */
+export function sandboxPolicy(
+  base: Policy,
+  options: { served: string[]; hostFiles: string[] },
+): Policy {
+  return {
+    ...base,
+    deny: [...(base.deny ?? []), ...options.hostFiles],
+    deniedTrees: [
+      ...(base.deniedTrees ?? []),
+      ...(PROJECT_ROOT === null
+        ? []
+        : [{ root: PROJECT_ROOT, except: options.served }]),
+    ],
+    // A module directly in a skills folder gets its own file, not its
+    // neighbours'.
+    sharedFolders: [...(base.sharedFolders ?? []), ...options.served],
+  };
+}
+
+// Host files outside the project tree: the config and the discovery cache.
+function hostFiles(config: HostConfig, configPath?: string): string[] {
+  const paths: string[] = [];
   if (configPath) paths.push(resolve(configPath));
   if (existsSync("skillbox.jsonc")) paths.push(resolve("skillbox.jsonc"));
   if (config.sandbox.cacheDir) paths.push(resolve(config.sandbox.cacheDir));

@@ -20,6 +20,7 @@ export function fixture(name: string): string {
 export function testRouter(maxIdle = 8): ProcessRouter {
   return new ProcessRouter({
     deny: [],
+    deniedTrees: [],
     memoryMb: 256,
     maxIdle,
     spareWorkers: 1,

@@ -13,6 +13,7 @@ import {
   type Permissions,
 } from "../../protocol/permissions.ts";
 import type { WorkerPermissions } from "../../protocol/sandbox/messages.ts";
+import { deniedByTree, type DeniedTree } from "./denied_trees.ts";
 
 /**
  * The most the host may grant (from `skillbox.jsonc`). Every list is empty by
@@ -39,6 +40,14 @@ export interface Policy {
    * @default []
    */
   deny?: string[];
+  /**
+   * Folders denied as a whole except for the folders inside them that are
+   * served (the project root except its skills folders): a grant inside
+   * one, or of a parent, is refused, so anything added to the tree later
+   * is denied without anyone listing it.
+   * @default []
+   */
+  deniedTrees?: DeniedTree[];
   /**
    * Folders holding many drop-in files side by side (a skills root). A module
    * directly inside one may read only its own file and local imports, not
@@ -162,6 +171,7 @@ export function checkGrant(
 ): GrantCheck {
   const policy = options.policy ?? {};
   const deny = (policy.deny ?? []).map((p) => resolve(p));
+  const trees = policy.deniedTrees ?? [];
   const own = ownReadPaths(options.modulePath, options);
   const refuse = (
     permission: keyof Permissions,
@@ -184,6 +194,7 @@ export function checkGrant(
         if (deny.some((d) => within(value, d) || within(d, value))) {
           return refuse(key, value);
         }
+        if (deniedByTree(value, trees)) return refuse(key, value);
         const roots = (policy[key] ?? []).map((p) => resolve(p));
         const ownOk = key === "read" && own.some((o) => within(value, o));
         if (!ownOk && !roots.some((r) => within(value, r))) {

@@ -15,6 +15,7 @@ import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { DiscoveryCache } from "./discovery.ts";
 import { DiscoveryQueue } from "./discovery_batch.ts";
+import { deniedTreePaths } from "./denied_trees.ts";
 import { createDescriber } from "./describe.ts";
 import { loadBootstrap, sandboxEnv } from "./spawn.ts";
 import { OwnReads } from "./own_reads.ts";
@@ -109,6 +110,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   const deny = (policy.deny ?? []).map((p) => resolve(p));
   const router = new ProcessRouter({
     deny,
+    deniedTrees: policy.deniedTrees ?? [],
     memoryMb: options.memoryMb ?? 512,
     maxIdle: options.maxIdleProcesses ?? 8,
     spareWorkers: options.spareWorkers ?? 1,
@@ -123,7 +125,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     timeoutMs: describeTimeoutMs,
     memoryMb: options.memoryMb ?? 512,
     maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
-    deny,
+    deny: [...deny, ...deniedTreePaths(policy.deniedTrees ?? [])],
     cwd,
     env: sandboxEnv({}),
   });

@@ -16,11 +16,14 @@ import {
   grantToWorkerPermissions,
 } from "./permissions.ts";
 import { loadBootstrap, sandboxCommand } from "./spawn.ts";
+import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
 
 /** Options of {@link ProcessRouter}. */
 export interface ProcessRouterOptions {
   /** Paths passed as `--deny-read`/`--deny-write` to every process. */
   deny: string[];
+  /** Trees whose entries (outside their exceptions) are denied the same way. */
+  deniedTrees: DeniedTree[];
   /** Heap cap per process, in MiB. */
   memoryMb: number;
   /** Idle processes kept before the least recently used is retired. */
@@ -160,7 +163,11 @@ export class ProcessRouter {
     const proc = new SandboxProcess({
       key,
       command: sandboxCommand({
-        flags: grantToFlags(grant, o.deny),
+        // Listed at each start: what the tree holds now is denied too.
+        flags: grantToFlags(grant, [
+          ...o.deny,
+          ...deniedTreePaths(o.deniedTrees),
+        ]),
         grant,
         memoryMb: o.memoryMb,
         cwd: o.cwd,
