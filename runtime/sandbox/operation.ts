@@ -12,6 +12,7 @@ import type { OpMessage, RpcMethod } from "../../protocol/sandbox/messages.ts";
 import type { ChatRequest } from "../../sandbox/sdk/types.ts";
 import type { OpHandlers, SandboxProcess } from "./_process.ts";
 import type { ProcessRouter } from "./router.ts";
+import type { Deadlines, Expiring } from "./deadlines.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
 // How long a worker may take to answer an abort before its process is
@@ -26,6 +27,8 @@ export interface OperationOptions {
   hooks: SandboxHooks | null;
   /** The router that owns the process. */
   router: ProcessRouter;
+  /** The timer the deadline is kept on. */
+  deadlines: Deadlines;
   /**
    * After a timeout or cancel: told whether the worker acknowledged the
    * abort (the process is back in service) or not (it is tainted).
@@ -55,17 +58,17 @@ export function runOperation(
 }
 
 // The state of one operation; its methods are the named steps of the hot
-// path (no closures made per call beyond the timer's).
-class Operation implements OpHandlers {
+// path (no closures made per call).
+class Operation implements OpHandlers, Expiring {
   readonly #proc: SandboxProcess;
   readonly #message: OpMessage;
   readonly #hooks: SandboxHooks | null;
   readonly #router: ProcessRouter;
   readonly #timeoutMs: number;
+  readonly #deadlines: Deadlines;
   readonly #onStopped: ((acknowledged: boolean) => void) | undefined;
   readonly #resolve: (outcome: SandboxOutcome) => void;
   #done = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   // Made only when a ctx RPC needs a signal: aborting one builds a
   // DOMException (a stack capture), too dear for every call.
   #controller: AbortController | null = null;
@@ -81,12 +84,13 @@ class Operation implements OpHandlers {
     this.#hooks = options.hooks;
     this.#router = options.router;
     this.#timeoutMs = options.timeoutMs;
+    this.#deadlines = options.deadlines;
     this.#onStopped = options.onStopped;
     this.#resolve = resolve;
   }
 
   begin(): void {
-    this.#timer = setTimeout(this.#onTimeout, this.#timeoutMs);
+    this.#deadlines.add(this, this.#timeoutMs);
     const signal = this.#hooks?.signal;
     if (signal?.aborted) {
       this.#proc.release();
@@ -130,7 +134,7 @@ class Operation implements OpHandlers {
   onOutcome(outcome: SandboxOutcome): void {
     if (this.#done) return;
     this.#done = true;
-    clearTimeout(this.#timer);
+    this.#deadlines.remove(this);
     this.#hooks?.signal?.removeEventListener("abort", this.#onCancel);
     this.#controller?.abort();
     this.#resolve(outcome);
@@ -143,9 +147,9 @@ class Operation implements OpHandlers {
     this.#proc.send({ t: "rpc_result", id, rid, ok, value, error });
   }
 
-  readonly #onTimeout = (): void => {
+  expire(): void {
     this.#stop("timeout", `Timed out after ${this.#timeoutMs} ms`);
-  };
+  }
 
   readonly #onCancel = (): void => {
     this.#stop("tool_error", "Call was cancelled");

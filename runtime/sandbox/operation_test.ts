@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { callOp, fixture, testRouter } from "./_test_support.ts";
 import { runOperation } from "./operation.ts";
+import { Deadlines } from "./deadlines.ts";
 import type { SandboxHooks } from "./types.ts";
 
 const SPIN = fixture("spin_on_demand");
 const grant = Object.freeze({ read: [dirname(SPIN)] });
+const deadlines = new Deadlines();
 const hooks: SandboxHooks = {
   onEvent() {},
   callTool: () => Promise.reject(new Error("none")),
@@ -20,6 +22,7 @@ Deno.test("runOperation() answers a spinning call at its deadline and taints its
       timeoutMs: 10_000,
       hooks,
       router,
+      deadlines,
     });
     assert.deepEqual(warm, { ok: true, value: "ok", truncated: false });
     proc.lease();
@@ -27,6 +30,7 @@ Deno.test("runOperation() answers a spinning call at its deadline and taints its
       timeoutMs: 300,
       hooks,
       router,
+      deadlines,
     });
     assert.equal(outcome.ok, false);
     if (!outcome.ok) assert.equal(outcome.code, "timeout");
@@ -35,6 +39,7 @@ Deno.test("runOperation() answers a spinning call at its deadline and taints its
     assert.equal(proc.tainted, true);
   } finally {
     await router.close();
+    deadlines.close();
   }
 });
 
@@ -49,6 +54,7 @@ Deno.test("runOperation() cancels a call and keeps its process when the worker s
       timeoutMs: 10_000,
       hooks: { ...hooks, signal: controller.signal },
       router,
+      deadlines,
       onStopped: resolve,
     });
     assert.equal(outcome.ok, false);
@@ -60,6 +66,7 @@ Deno.test("runOperation() cancels a call and keeps its process when the worker s
     assert.equal(proc.tainted, false);
   } finally {
     await router.close();
+    deadlines.close();
   }
 });
 
@@ -80,6 +87,7 @@ Deno.test("runOperation() refuses ctx RPCs when it has no hooks", async () => {
       timeoutMs: 10_000,
       hooks: null,
       router,
+      deadlines,
     });
     assert.deepEqual(outcome, {
       ok: true,
@@ -88,6 +96,7 @@ Deno.test("runOperation() refuses ctx RPCs when it has no hooks", async () => {
     });
   } finally {
     await router.close();
+    deadlines.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -20,6 +20,7 @@ import { createDescriber } from "./describe.ts";
 import { loadBootstrap, sandboxEnv } from "./spawn.ts";
 import { OwnReads } from "./own_reads.ts";
 import { runOperation } from "./operation.ts";
+import { Deadlines } from "./deadlines.ts";
 import { checkGrant, type Policy } from "./permissions.ts";
 import { ProcessRouter } from "./router.ts";
 import { configKey, workerKey } from "./worker_key.ts";
@@ -135,6 +136,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     queue: discovery,
     onGraph: (path, files) => own.remember(path, files),
   });
+  const deadlines = new Deadlines();
 
   /** Runs one operation with a deadline; the core of every public method. */
   async function run(
@@ -155,7 +157,12 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         retryable: true,
       };
     }
-    return await runOperation(proc, message, { timeoutMs, hooks, router });
+    return await runOperation(proc, message, {
+      timeoutMs,
+      hooks,
+      router,
+      deadlines,
+    });
   }
 
   // An operation that needs only the module's own folder (describe,
@@ -218,6 +225,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     },
 
     async close(): Promise<void> {
+      deadlines.close();
       await discovery.close();
       await router.close();
     },

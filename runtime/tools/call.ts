@@ -223,24 +223,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
         );
       }
 
-      const events: CallEvent[] = [];
-      let seq = 0;
-      let eventsCut = false;
-      const hooks: SandboxHooks = {
-        signal: request.signal,
-        onEvent(kind, data) {
-          const event: CallEvent = {
-            kind: scrub(kind, secrets),
-            data: scrub(data, secrets),
-            seq: seq++,
-          };
-          if (events.length < maxEvents) events.push(event);
-          else eventsCut = true;
-          request.onEvent?.(event);
-        },
-        callTool: refuseToolCall,
-        chat: refuseChat,
-      };
+      const hooks = new ToolCallHooks(request, secrets, maxEvents);
       const timeoutMs = Math.max(
         1,
         Math.min((request.timeoutSeconds ?? 30) * 1000, policy.maxTimeoutMs),
@@ -272,7 +255,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
       }
       return {
         result: scrub(
-          toResult(name, outcome, events, eventsCut, started),
+          toResult(name, outcome, hooks.events, hooks.eventsCut, started),
           secrets,
         ),
         breakLoop: outcome.ok && isOutput(outcome.value) &&
@@ -285,6 +268,48 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
 
 const NO_SECRETS: readonly string[] = Object.freeze([]);
 const NO_CONFIG: Record<string, unknown> = Object.freeze({});
+
+// The hooks of one tool call: events are scrubbed, numbered, kept up to a
+// bound and relayed; ctx.tools and ctx.llm are refused.
+class ToolCallHooks implements SandboxHooks {
+  readonly signal: AbortSignal | undefined;
+  readonly events: CallEvent[] = [];
+  eventsCut = false;
+  readonly #request: ToolCallRequest;
+  readonly #secrets: readonly string[];
+  readonly #maxEvents: number;
+  #seq = 0;
+
+  constructor(
+    request: ToolCallRequest,
+    secrets: readonly string[],
+    maxEvents: number,
+  ) {
+    this.signal = request.signal;
+    this.#request = request;
+    this.#secrets = secrets;
+    this.#maxEvents = maxEvents;
+  }
+
+  onEvent(kind: string, data: Record<string, unknown>): void {
+    const event: CallEvent = {
+      kind: scrub(kind, this.#secrets),
+      data: scrub(data, this.#secrets),
+      seq: this.#seq++,
+    };
+    if (this.events.length < this.#maxEvents) this.events.push(event);
+    else this.eventsCut = true;
+    this.#request.onEvent?.(event);
+  }
+
+  callTool(): Promise<never> {
+    return refuseToolCall();
+  }
+
+  chat(): Promise<never> {
+    return refuseChat();
+  }
+}
 
 // Only skills may call tools and the LLM; a tool asking is refused (its ctx
 // call rejects, the tool decides what to do).

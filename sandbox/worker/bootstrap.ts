@@ -288,55 +288,92 @@ async function describe(): Promise<unknown[]> {
   return out;
 }
 
+// Runs one operation. A `run` that returns a plain value is answered in the
+// same turn (no await on the way): the trivial call is the common one.
+function runOp(msg: OpMessage): void {
+  const controller = new AbortController();
+  controllers.set(msg.id, controller);
+  let value: unknown;
+  try {
+    value = msg.op === "call"
+      ? runCall(msg, controller.signal)
+      : msg.op === "describe"
+      ? describe()
+      : permissionsOf(msg);
+  } catch (err) {
+    answerError(msg.id, err);
+    return;
+  }
+  if (isThenable(value)) {
+    Promise.resolve(value).then(
+      (v) => answer(msg.id, v),
+      (err) => answerError(msg.id, err),
+    );
+  } else answer(msg.id, value);
+}
+
 // The host validated the arguments against the input schema (JSON Schema
 // derived from the zod one at discovery): they are not checked again here.
-async function runCall(msg: OpMessage, signal: AbortSignal): Promise<unknown> {
+function runCall(msg: OpMessage, signal: AbortSignal): unknown {
   const def = definitionOf(msg.export);
   if (typeof def.run !== "function") {
     throw new Error(`Definition "${msg.export}" has no run function`);
   }
-  return await (def.run as (a: unknown, c: unknown) => unknown)(
+  return (def.run as (a: unknown, c: unknown) => unknown)(
     msg.args,
     makeContext(msg, signal),
   );
 }
 
-async function runOp(msg: OpMessage): Promise<void> {
-  const controller = new AbortController();
-  controllers.set(msg.id, controller);
+async function permissionsOf(msg: OpMessage): Promise<unknown> {
+  const spec = definitionOf(msg.export).permissions;
+  return normalizePermissions(
+    typeof spec === "function" ? await spec(msg.config) : spec,
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") &&
+    value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+function eventsIdle(): boolean {
+  return !inFlight && queue.length === 0 && dropped.size === 0;
+}
+
+// Events go out before the answer: the host drops events of answered calls.
+function answer(id: string, value: unknown): void {
+  if (!eventsIdle()) {
+    drained().then(() => answer(id, value));
+    return;
+  }
+  controllers.delete(id);
   try {
-    let value: unknown;
-    if (msg.op === "describe") value = await describe();
-    else if (msg.op === "permissions") {
-      const spec = definitionOf(msg.export).permissions;
-      value = normalizePermissions(
-        typeof spec === "function" ? await spec(msg.config) : spec,
-      );
-    } else value = await runCall(msg, controller.signal);
-    await drained();
-    try {
-      post({ t: "result", id: msg.id, ok: true, value });
-    } catch (err) {
-      post({
-        t: "result",
-        id: msg.id,
-        ok: false,
-        code: "tool_error",
-        message: `Result is not serializable: ${errorMessage(err)}`,
-      });
-    }
+    post({ t: "result", id, ok: true, value });
   } catch (err) {
-    await drained();
     post({
       t: "result",
-      id: msg.id,
+      id,
       ok: false,
       code: "tool_error",
-      message: errorMessage(err),
+      message: `Result is not serializable: ${errorMessage(err)}`,
     });
-  } finally {
-    controllers.delete(msg.id);
   }
+}
+
+function answerError(id: string, err: unknown): void {
+  if (!eventsIdle()) {
+    drained().then(() => answerError(id, err));
+    return;
+  }
+  controllers.delete(id);
+  post({
+    t: "result",
+    id,
+    ok: false,
+    code: "tool_error",
+    message: errorMessage(err),
+  });
 }
 
 function errorMessage(err: unknown): string {
@@ -366,7 +403,7 @@ async function onMessage(e: Event): Promise<void> {
       }
       break;
     case "op":
-      await runOp(msg);
+      runOp(msg);
       break;
     case "abort":
       controllers.get(msg.id)?.abort(new DOMException("Aborted", "AbortError"));
