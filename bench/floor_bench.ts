@@ -16,17 +16,23 @@ import { type LatencyStats, latencyStats } from "./_stats.ts";
 
 const CHILD = fileURLToPath(new URL("./_floor_child.ts", import.meta.url));
 
+/** A started floor child: one round trip per {@link FloorProbe.once}. */
+export interface FloorProbe {
+  /** One line to the child, through its worker, and back. */
+  once(): Promise<void>;
+  /** Stops the child. */
+  close(): Promise<void>;
+}
+
 /**
- * Measures the bare floor: `rounds` pipe + worker round trips after a warm-up.
+ * Starts the floor child.
  *
- * @param rounds measured round trips
- * @param line the line sent (a tool call's size)
- * @returns latency figures in ms
+ * @param line the line sent each round trip (a tool call's size)
+ * @returns the probe
  */
-export async function measureFloor(
-  rounds = 300,
+export function startFloor(
   line = '{"t":"op","id":"1","args":{"text":"hi"}}',
-): Promise<LatencyStats> {
+): FloorProbe {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--quiet", "--no-prompt", CHILD],
     stdin: "piped",
@@ -35,31 +41,45 @@ export async function measureFloor(
   }).spawn();
   const writer = child.stdin.getWriter();
   const reader = child.stdout.getReader();
-  const encoder = new TextEncoder();
-  const bytes = encoder.encode(line + "\n");
-  const once = async () => {
-    await writer.write(bytes);
-    let got = 0;
-    while (got < bytes.length) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("Floor child exited");
-      got += value.length;
-    }
+  const bytes = new TextEncoder().encode(line + "\n");
+  return {
+    async once() {
+      await writer.write(bytes);
+      let got = 0;
+      while (got < bytes.length) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error("Floor child exited");
+        got += value.length;
+      }
+    },
+    async close() {
+      await writer.close().catch(() => {});
+      reader.releaseLock();
+      await child.stdout.cancel().catch(() => {});
+      await child.status;
+    },
   };
+}
+
+/**
+ * Measures the bare floor: `rounds` round trips after a warm-up.
+ *
+ * @param rounds measured round trips
+ * @returns latency figures in ms
+ */
+export async function measureFloor(rounds = 300): Promise<LatencyStats> {
+  const probe = startFloor();
   try {
-    for (let i = 0; i < 50; i++) await once();
+    for (let i = 0; i < 50; i++) await probe.once();
     const times: number[] = [];
     for (let i = 0; i < rounds; i++) {
       const start = performance.now();
-      await once();
+      await probe.once();
       times.push(performance.now() - start);
     }
     return latencyStats(times);
   } finally {
-    await writer.close().catch(() => {});
-    reader.releaseLock();
-    await child.stdout.cancel().catch(() => {});
-    await child.status;
+    await probe.close();
   }
 }
 

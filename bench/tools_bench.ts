@@ -25,7 +25,7 @@ import {
   writeModule,
 } from "../tests/tools/_harness.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
-import { measureFloor } from "./floor_bench.ts";
+import { startFloor } from "./floor_bench.ts";
 import type { Bench } from "./main.ts";
 
 const FILES = 1000;
@@ -113,8 +113,11 @@ async function callFigures(): Promise<CallFigures> {
       id: "x",
       ...request,
     });
+    // Interleaved with the calls, so all three see the same machine load.
+    const floor = startFloor(JSON.stringify(request));
     const callTimes: number[] = [];
     const echoTimes: number[] = [];
+    const floorTimes: number[] = [];
     for (let i = 0; i < WARMUP + CALLS; i++) {
       let start = performance.now();
       const answer = await client.request("tool/call/req", request);
@@ -125,13 +128,17 @@ async function callFigures(): Promise<CallFigures> {
       start = performance.now();
       await echoOnce(payload);
       if (i >= WARMUP) echoTimes.push(performance.now() - start);
+      start = performance.now();
+      await floor.once();
+      if (i >= WARMUP) floorTimes.push(performance.now() - start);
     }
+    await floor.close();
     socket.close();
     await client.close();
     return {
       call: latencyStats(callTimes),
       echo: latencyStats(echoTimes),
-      floor: await measureFloor(CALLS),
+      floor: latencyStats(floorTimes),
     };
   } finally {
     await echoServer.shutdown();

@@ -12,7 +12,7 @@
  */
 
 import { ERROR_CODES, type ErrorCode } from "../codes.ts";
-import type { Permissions } from "../permissions.ts";
+import type { PermissionKind, Permissions } from "../permissions.ts";
 
 /** The first line the host writes: everything the sandbox needs to start. */
 export interface InitMessage {
@@ -32,17 +32,10 @@ export interface InitMessage {
   maxEventBytes: number;
 }
 
-/** A Worker's `deno.permissions` option. */
-export interface WorkerPermissions {
-  read: string[] | false;
-  write: string[] | false;
-  net: string[] | false;
-  env: string[] | false;
-  run: string[] | false;
-  sys: string[] | false;
-  ffi: string[] | false;
-  import: false;
-}
+/** A Worker's `deno.permissions` option: a list or `false` per kind. */
+export type WorkerPermissions =
+  & { [K in PermissionKind]: string[] | false }
+  & { import: false };
 
 /** What a worker is asked to do with a loaded module. */
 export type OpKind = "call" | "describe" | "permissions";

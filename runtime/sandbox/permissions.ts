@@ -9,7 +9,6 @@
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import {
   PERMISSION_KINDS,
-  type PermissionKind,
   type Permissions,
 } from "../../protocol/permissions.ts";
 import type { WorkerPermissions } from "../../protocol/sandbox/messages.ts";
@@ -296,20 +295,12 @@ export function grantToFlags(
 export function grantToWorkerPermissions(
   grant: Permissions,
 ): WorkerPermissions {
-  const pick = (key: PermissionKind) => {
+  const out = { import: false } as WorkerPermissions;
+  for (const key of KEYS) {
     const list = grant[key];
-    return list && list.length > 0 ? [...list] : false as const;
-  };
-  return {
-    read: pick("read"),
-    write: pick("write"),
-    net: pick("net"),
-    env: pick("env"),
-    run: pick("run"),
-    sys: pick("sys"),
-    ffi: pick("ffi"),
-    import: false,
-  };
+    out[key] = list && list.length > 0 ? [...list] : false;
+  }
+  return out;
 }
 
 /**

@@ -10,11 +10,7 @@
 import type { GrantCheck } from "../sandbox/permissions.ts";
 import { GrantCache } from "../sandbox/grants.ts";
 import { isOutput } from "../../sandbox/sdk/types.ts";
-import type {
-  Sandbox,
-  SandboxHooks,
-  SandboxOutcome,
-} from "../sandbox/types.ts";
+import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";
 import { newId } from "../../protocol/envelope.ts";
@@ -28,6 +24,7 @@ import type { ToolEntry } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
+import { ToolCallHooks } from "./call_hooks.ts";
 import { validateValue } from "./validate.ts";
 
 /** Options of {@link createToolCaller}. */
@@ -268,68 +265,6 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
 
 const NO_SECRETS: readonly string[] = Object.freeze([]);
 const NO_CONFIG: Record<string, unknown> = Object.freeze({});
-
-// The hooks of one tool call: events are scrubbed, numbered, kept up to a
-// bound and relayed; ctx.tools and ctx.llm are refused.
-class ToolCallHooks implements SandboxHooks {
-  readonly signal: AbortSignal | undefined;
-  readonly events: CallEvent[] = [];
-  eventsCut = false;
-  readonly #request: ToolCallRequest;
-  readonly #secrets: readonly string[];
-  readonly #maxEvents: number;
-  #seq = 0;
-
-  constructor(
-    request: ToolCallRequest,
-    secrets: readonly string[],
-    maxEvents: number,
-  ) {
-    this.signal = request.signal;
-    this.#request = request;
-    this.#secrets = secrets;
-    this.#maxEvents = maxEvents;
-  }
-
-  onEvent(kind: string, data: Record<string, unknown>): void {
-    const event: CallEvent = {
-      kind: scrub(kind, this.#secrets),
-      data: scrub(data, this.#secrets),
-      seq: this.#seq++,
-    };
-    if (this.events.length < this.#maxEvents) this.events.push(event);
-    else this.eventsCut = true;
-    this.#request.onEvent?.(event);
-  }
-
-  callTool(): Promise<never> {
-    return refuseToolCall();
-  }
-
-  chat(): Promise<never> {
-    return refuseChat();
-  }
-}
-
-// Only skills may call tools and the LLM; a tool asking is refused (its ctx
-// call rejects, the tool decides what to do).
-function refuseToolCall(): Promise<never> {
-  return Promise.reject(
-    new SkillboxError(
-      "tool_denied",
-      "Cannot call a tool from a tool: only skills may use ctx.tools",
-    ),
-  );
-}
-
-function refuseChat(): Promise<never> {
-  return Promise.reject(
-    new SkillboxError(
-      "tool_denied",
-      "Cannot use the LLM from a tool: only skills may use ctx.llm",
-    ),
-  );
-}
 
 // Most toolkits hold no secret: skip the walk over the result then.
 function scrub<T>(value: T, secrets: readonly string[]): T {

@@ -18,12 +18,10 @@ import type {
 type QueuedEvent = WorkerEvent;
 
 /** Deno's internals, reached once here to harden the scope. */
-interface DenoInternals {
+type DenoInternals = {
   Console?: new (print: (msg: string) => void) => Console;
   core?: { print(msg: string, isErr: boolean): void };
-}
-
-/** The worker's global scope, as the hardening below touches it. */
+};
 type WorkerScope = typeof globalThis & {
   postMessage(message: unknown): void;
   close(): void;
@@ -31,13 +29,8 @@ type WorkerScope = typeof globalThis & {
 };
 
 const KINDS = new Set(["tool", "toolkit", "skill"]);
-const SCHEMA_FIELDS = [
-  "input",
-  "output",
-  "input_schema",
-  "output_schema",
-  "config",
-];
+// deno-fmt-ignore
+const SCHEMA_FIELDS = ["input", "output", "input_schema", "output_schema", "config"];
 // Events queued in the worker before coalescing/dropping starts, and how many
 // go to the main thread per batch (one batch in flight at a time).
 const MAX_QUEUE = 1024;
@@ -301,15 +294,13 @@ function runOp(msg: OpMessage): void {
       ? describe()
       : permissionsOf(msg);
   } catch (err) {
-    answerError(msg.id, err);
-    return;
+    return answer(msg.id, err, true);
   }
-  if (isThenable(value)) {
-    Promise.resolve(value).then(
-      (v) => answer(msg.id, v),
-      (err) => answerError(msg.id, err),
-    );
-  } else answer(msg.id, value);
+  if (!isThenable(value)) return answer(msg.id, value);
+  Promise.resolve(value).then(
+    (v) => answer(msg.id, v),
+    (err) => answer(msg.id, err, true),
+  );
 }
 
 // The host validated the arguments against the input schema (JSON Schema
@@ -337,43 +328,22 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
-function eventsIdle(): boolean {
-  return !inFlight && queue.length === 0 && dropped.size === 0;
-}
-
 // Events go out before the answer: the host drops events of answered calls.
-function answer(id: string, value: unknown): void {
-  if (!eventsIdle()) {
-    drained().then(() => answer(id, value));
+function answer(id: string, value: unknown, failed = false): void {
+  if (inFlight || queue.length > 0 || dropped.size > 0) {
+    drained().then(() => answer(id, value, failed));
     return;
   }
   controllers.delete(id);
-  try {
-    post({ t: "result", id, ok: true, value });
-  } catch (err) {
-    post({
-      t: "result",
-      id,
-      ok: false,
-      code: "tool_error",
-      message: `Result is not serializable: ${errorMessage(err)}`,
-    });
+  let message = failed ? errorMessage(value) : "";
+  if (!failed) {
+    try {
+      return post({ t: "result", id, ok: true, value });
+    } catch (err) {
+      message = `Result is not serializable: ${errorMessage(err)}`;
+    }
   }
-}
-
-function answerError(id: string, err: unknown): void {
-  if (!eventsIdle()) {
-    drained().then(() => answerError(id, err));
-    return;
-  }
-  controllers.delete(id);
-  post({
-    t: "result",
-    id,
-    ok: false,
-    code: "tool_error",
-    message: errorMessage(err),
-  });
+  post({ t: "result", id, ok: false, code: "tool_error", message });
 }
 
 function errorMessage(err: unknown): string {

@@ -1,0 +1,97 @@
+/**
+ * The sandbox hooks of one tool call: its events scrubbed of the toolkit's
+ * secrets, numbered, kept up to a bound and relayed as they happen; its
+ * `ctx.tools` and `ctx.llm` refused (only skills may use them).
+ *
+ * @module
+ */
+
+import { SkillboxError } from "../../protocol/errors.ts";
+import type { CallEvent } from "../../protocol/models.ts";
+import type { SandboxHooks } from "../sandbox/types.ts";
+import { scrubSecrets } from "../toolkits/secrets.ts";
+
+/** What {@link ToolCallHooks} needs from the request. */
+export interface HookedRequest {
+  /** Aborts the call. */
+  signal?: AbortSignal;
+  /** Receives each event as it happens. */
+  onEvent?: (event: CallEvent) => void;
+}
+
+/**
+ * The hooks of one tool call.
+ *
+ * @example Events are numbered and scrubbed
+ * ```ts
+ * import { ToolCallHooks } from "./call_hooks.ts";
+ * import assert from "node:assert/strict";
+ * const hooks = new ToolCallHooks({}, ["s3cret"], 10);
+ * hooks.onEvent("log", { message: "key s3cret" });
+ * assert.equal(hooks.events[0]?.seq, 0);
+ * assert.ok(!JSON.stringify(hooks.events).includes("s3cret"));
+ * ```
+ */
+export class ToolCallHooks implements SandboxHooks {
+  /** The call's abort signal. */
+  readonly signal: AbortSignal | undefined;
+  /** Events kept for the result. */
+  readonly events: CallEvent[] = [];
+  /** Whether events beyond the bound were dropped from the result. */
+  eventsCut = false;
+  readonly #request: HookedRequest;
+  readonly #secrets: readonly string[];
+  readonly #maxEvents: number;
+  #seq = 0;
+
+  /**
+   * @param request the call's signal and event listener
+   * @param secrets values scrubbed from every event
+   * @param maxEvents how many events the result keeps
+   */
+  constructor(
+    request: HookedRequest,
+    secrets: readonly string[],
+    maxEvents: number,
+  ) {
+    this.signal = request.signal;
+    this.#request = request;
+    this.#secrets = secrets;
+    this.#maxEvents = maxEvents;
+  }
+
+  /** Records and relays one event. */
+  onEvent(kind: string, data: Record<string, unknown>): void {
+    const secrets = this.#secrets;
+    const event: CallEvent = secrets.length === 0
+      ? { kind, data, seq: this.#seq++ }
+      : {
+        kind: scrubSecrets(kind, secrets),
+        data: scrubSecrets(data, secrets),
+        seq: this.#seq++,
+      };
+    if (this.events.length < this.#maxEvents) this.events.push(event);
+    else this.eventsCut = true;
+    this.#request.onEvent?.(event);
+  }
+
+  /** Refused: a tool may not call tools. */
+  callTool(): Promise<never> {
+    return Promise.reject(
+      new SkillboxError(
+        "tool_denied",
+        "Cannot call a tool from a tool: only skills may use ctx.tools",
+      ),
+    );
+  }
+
+  /** Refused: a tool may not use the LLM. */
+  chat(): Promise<never> {
+    return Promise.reject(
+      new SkillboxError(
+        "tool_denied",
+        "Cannot use the LLM from a tool: only skills may use ctx.llm",
+      ),
+    );
+  }
+}
