@@ -84,7 +84,7 @@ export type {
   OpenAiTool,
   StrippedArguments,
   ToolFormatOptions,
-  ToolLike,
+  ToolOffer,
 } from "./runtime/llm/tool_formats.ts";
 export { connect, ConnectionClosedError } from "./client/mod.ts";
 export type {

@@ -3,7 +3,8 @@
  * snake_case wire messages. The host encodes every answer, event and error
  * through it (the dispatcher adds the envelope and `req_id` here, once);
  * the TS client and the in-process caller decode answers with it. The data
- * models themselves are converted in `model_codec.ts`, re-exported here.
+ * models themselves are converted in `tool_codec.ts` and `skill_codec.ts`,
+ * re-exported here.
  *
  * @module
  */
@@ -14,18 +15,20 @@ import { type Envelope, envelope, nowSeconds } from "./envelope.ts";
 import { SkillboxError, type WireError } from "./errors.ts";
 import {
   decodeEventFields,
-  decodeSkill,
-  decodeSkillOutcome,
   decodeTool,
   decodeToolkit,
   decodeToolOutcome,
-  encodeSkill,
-  encodeSkillOutcome,
   encodeTool,
   encodeToolkit,
   encodeToolOutcome,
-  isObject,
-} from "./model_codec.ts";
+} from "./tool_codec.ts";
+import {
+  decodeSkill,
+  decodeSkillOutcome,
+  encodeSkill,
+  encodeSkillOutcome,
+} from "./skill_codec.ts";
+import { isObject } from "./_fields.ts";
 import {
   type AnsweredRequestType,
   RESPONSE_TYPE,
@@ -33,7 +36,9 @@ import {
   type SkillCallError,
 } from "./responses.ts";
 
-export * from "./model_codec.ts";
+export * from "./tool_codec.ts";
+export * from "./skill_codec.ts";
+export { isObject } from "./_fields.ts";
 
 /** A complete wire message: the envelope plus the type's snake_case fields. */
 export type EncodedMessage = Envelope & Record<string, unknown>;

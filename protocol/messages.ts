@@ -14,157 +14,24 @@ import { z } from "zod";
 import { PROTOCOL_VERSION } from "./envelope.ts";
 import type { ErrorCode } from "./codes.ts";
 
-import type { JsonObject, LLMConfig } from "./models.ts";
+import type { LLMConfig } from "./models.ts";
+import type { Request, RequestMap, RequestType } from "./requests.ts";
 
-/** The envelope fields as an agent may send them (all optional on input). */
-export interface RequestEnvelope {
-  /** The request id; `""` when the agent sent none. */
-  id: string;
-  /** The protocol version the agent claims (`"1.0"`), when it sent one. */
-  version?: string;
-  /** When the agent sent it, in Unix seconds (float), when it sent one. */
-  ts?: number;
-}
-
-/** `handshake/req`. */
-export interface HandshakeRequest extends RequestEnvelope {
-  /** Always `"handshake/req"`. */
-  type: "handshake/req";
-  /** Who the agent says it is, for logs. Wire default `""`. */
-  agent_id: string;
-  /** The capabilities it asks for; the host accepts the ones it serves. Wire default `[]`. */
-  agent_caps: string[];
-  /** The token to check against the host's `tokens`. Wire default `""`. */
-  auth_token: string | null;
-}
-
-/** `ping`. */
-export interface PingRequest extends RequestEnvelope {
-  /** Always `"ping"`. */
-  type: "ping";
-}
-
-/** `shutdown`: drain in-flight work within `timeout` seconds. */
-export interface ShutdownRequest extends RequestEnvelope {
-  /** Always `"shutdown"`. */
-  type: "shutdown";
-  /** How long to let in-flight work finish, in seconds. Wire default `10`. */
-  timeout: number;
-}
-
-/** `tool/list/req`: list mode when `query` is empty, else search mode. */
-export interface ToolListRequest extends RequestEnvelope {
-  /** Always `"tool/list/req"`. */
-  type: "tool/list/req";
-  /** An origin (`builtin`, `file`, `mcp`) or a toolkit name; `""` for any. Wire default `""`. */
-  filter_kind: string;
-  /** Tags a tool must all carry (case-insensitive). Wire default `[]`. */
-  filter_tags: string[];
-  /** Search text; `""` lists instead of searching. Wire default `""`. */
-  query: string;
-  /** Whether a search also returns `defer_loading` tools. Wire default `false`. */
-  include_deferred: boolean;
-}
-
-/** `tool/call/req`. */
-export interface ToolCallRequest extends RequestEnvelope {
-  /** Always `"tool/call/req"`. */
-  type: "tool/call/req";
-  /** The handshake's session id, as the client echoes it; informational. Wire default `""`. */
-  session_id: string;
-  /** The tool to call. Wire default `""` (answered with `unknown_tool`). */
-  tool_name: string;
-  /** The tool's arguments (required on the wire). */
-  arguments: JsonObject;
-  /** An id of the caller's choosing, passed to the tool in `ctx.metadata`. Wire default `""`. */
-  correlation_id: string;
-  /** Whether to send each event as a `tool/event` while the tool runs. Wire default `false`. */
-  streaming: boolean;
-  /** How long the call may run, in seconds. Wire default `30`. */
-  timeout: number;
-}
-
-/** `toolkit/list/req`. */
-export interface ToolkitListRequest extends RequestEnvelope {
-  /** Always `"toolkit/list/req"`. */
-  type: "toolkit/list/req";
-  /** An origin (`builtin`, `file`) or a category; `""` for any. Wire default `""`. */
-  filter_kind: string;
-  /** Tags a toolkit must all carry (case-insensitive). Wire default `[]`. */
-  filter_tags: string[];
-}
-
-/** `toolkit/configure/req`. */
-export interface ToolkitConfigureRequest extends RequestEnvelope {
-  /** Always `"toolkit/configure/req"`. */
-  type: "toolkit/configure/req";
-  /** The handshake's session id, as the client echoes it; informational. Wire default `""`. */
-  session_id: string;
-  /** The toolkit to configure. Wire default `""`. */
-  toolkit_name: string;
-  /** The configuration, checked against the toolkit's `schema`; kept for this session. Wire default `{}`. */
-  config: JsonObject;
-}
-
-/** `skill/discover/req`. */
-export interface SkillDiscoverRequest extends RequestEnvelope {
-  /** Always `"skill/discover/req"`. */
-  type: "skill/discover/req";
-  /** Tags a skill must all carry (case-insensitive). Wire default `[]`. */
-  filter_tags: string[];
-  /** Categories a skill's `category` must all equal (case-insensitive). Wire default `[]`. */
-  filter_categories: string[];
-}
-
-/** `skill/call/req` (it carries no `session_id`). */
-export interface SkillCallRequest extends RequestEnvelope {
-  /** Always `"skill/call/req"`. */
-  type: "skill/call/req";
-  /** The skill to call. Wire default `""` (answered with `unknown_skill`). */
-  name: string;
-  /** The skill's arguments. Wire default `{}`. */
-  arguments: JsonObject;
-  /** An id of the caller's choosing. Wire default `""`. */
-  correlation_id: string;
-  /** How long the call may run, in seconds. Wire default `60`. */
-  timeout: number;
-  /** Whether to send each event as a `skill/event` while the skill runs. Wire default `true`. */
-  streaming: boolean;
-  /** An LLM provider to use instead of the skill's and the host's. Wire default `null`. */
-  llm_override: LLMConfig | null;
-  /** Free-form data passed to the skill as `ctx.metadata`. Wire default `{}`. */
-  metadata: JsonObject;
-}
-
-/** Every request an agent may send, keyed by `type`. */
-export interface RequestMap {
-  /** Opens the session: auth and capabilities. */
-  "handshake/req": HandshakeRequest;
-  /** Liveness check, answered with `pong`. */
-  "ping": PingRequest;
-  /** Drains in-flight work; no reply. */
-  "shutdown": ShutdownRequest;
-  /** Lists or searches tools. */
-  "tool/list/req": ToolListRequest;
-  /** Calls a tool. */
-  "tool/call/req": ToolCallRequest;
-  /** Lists toolkits. */
-  "toolkit/list/req": ToolkitListRequest;
-  /** Configures a toolkit for the session. */
-  "toolkit/configure/req": ToolkitConfigureRequest;
-  /** Lists skills. */
-  "skill/discover/req": SkillDiscoverRequest;
-  /** Calls a skill. */
-  "skill/call/req": SkillCallRequest;
-}
-
-/** The type of every message an agent may send. */
-export type RequestType = keyof RequestMap;
-
-/** A parsed request of type `T`, defaults applied. */
-export type Request<T extends RequestType = RequestType> = T extends RequestType
-  ? RequestMap[T]
-  : never;
+export type {
+  HandshakeRequest,
+  PingRequest,
+  Request,
+  RequestEnvelope,
+  RequestMap,
+  RequestType,
+  ShutdownRequest,
+  SkillCallRequest,
+  SkillDiscoverRequest,
+  ToolCallRequest,
+  ToolkitConfigureRequest,
+  ToolkitListRequest,
+  ToolListRequest,
+} from "./requests.ts";
 
 const str = () => z.string().default("");
 const strList = () => z.array(z.string()).default([]);

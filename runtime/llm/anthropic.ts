@@ -23,7 +23,7 @@ import {
   rethrowIfAborted,
   truncatedStreamError,
 } from "./_errors.ts";
-import { toAnthropicTools } from "./tool_formats.ts";
+import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
 
 /** What the Anthropic provider needs; `createProvider` builds it from config. */
 export interface AnthropicProviderOptions {
@@ -87,7 +87,7 @@ export function createAnthropicProvider(
         ...(system ? { system } : {}),
         ...(temperature === undefined ? {} : { temperature }),
         ...(request.tools?.length
-          ? { tools: toAnthropicTools(request.tools) }
+          ? { tools: toAnthropicTools(fromChatTools(request.tools)) }
           : {}),
       };
 

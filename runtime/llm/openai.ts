@@ -22,7 +22,7 @@ import {
   rethrowIfAborted,
   truncatedStreamError,
 } from "./_errors.ts";
-import { toOpenAiTools } from "./tool_formats.ts";
+import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
 
 /** What the OpenAI provider needs; `createProvider` builds it from config. */
 export interface OpenAiProviderOptions {
@@ -100,7 +100,7 @@ export function createOpenAiProvider(
         ...(maxTokens === undefined ? {} : { [tokensField]: maxTokens }),
         ...(temperature === undefined ? {} : { temperature }),
         ...(request.tools?.length
-          ? { tools: toOpenAiTools(request.tools) }
+          ? { tools: toOpenAiTools(fromChatTools(request.tools)) }
           : {}),
       };
 

@@ -1,18 +1,22 @@
 /**
  * Converts skillbox tools to the tool formats of the OpenAI Chat Completions
  * and Anthropic Messages APIs, so a model (ours or an embedder's) can be
- * offered skillbox tools. Optionally asks the model for an `intention` (one
+ * offered skillbox tools. Both formats are derived here, in one place, from
+ * the one domain tool type ({@link ToolOffer}, a view of `Tool`); a tool
+ * listed by a host (`client.tools.list()`) is one as it is. Optionally asks the model for an `intention` (one
  * sentence: why this call) alongside each call's arguments; strip it with
  * {@link stripIntention} before the tool runs.
  *
  * @module
  */
 
-import type { ToolDefinition, ToolParameter } from "../../protocol/models.ts";
+import type { Tool } from "../../protocol/domain.ts";
 import type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
 
-export type { ToolDefinition, ToolParameter } from "../../protocol/models.ts";
 export type { ChatTool, JsonSchema } from "../../sandbox/sdk/types.ts";
+
+/** What a model is offered of a tool: a view of the domain `Tool`. */
+export type ToolOffer = Pick<Tool, "name" | "description" | "inputSchema">;
 
 /** The argument name the model fills with why it makes a call. */
 export const INTENTION_FIELD = "intention";
@@ -61,9 +65,6 @@ export interface AnthropicTool {
   input_schema: ObjectSchema;
 }
 
-/** A tool as skillbox lists it (A2E) or as a skill offers it to `ctx.llm`. */
-export type ToolLike = ToolDefinition | ChatTool;
-
 /** Options of the converters. */
 export interface ToolFormatOptions {
   /**
@@ -74,36 +75,49 @@ export interface ToolFormatOptions {
 }
 
 /**
- * The JSON Schema of an A2E tool's input, rebuilt from its
- * `input_parameters`.
+ * The object JSON Schema both APIs take as a tool's input.
  *
- * @param tool an A2E tool definition
- * @returns an object schema with `properties` and `required`
+ * @param tool the tool
+ * @returns its input schema, `type: "object"` and `properties` always set
  * @example
  * ```ts
  * import { toolInputSchema } from "./tool_formats.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
  * import assert from "node:assert/strict";
- * const tool = toolDefinition({
- *   name: "read_file",
- *   description: "Reads a file",
- *   input_parameters: [{
- *     name: "path", type: "string", description: "File path",
- *     required: true, enum: null, properties: null,
- *   }],
- * });
- * assert.deepEqual(toolInputSchema(tool).required, ["path"]);
+ * const schema = toolInputSchema({ inputSchema: {} });
+ * assert.deepEqual(schema, { type: "object", properties: {} });
  * ```
  */
-export function toolInputSchema(tool: ToolLike): ObjectSchema {
-  if ("input_schema" in tool) return objectSchema(tool.input_schema);
-  return parametersSchema(tool.input_parameters);
+export function toolInputSchema(tool: Pick<Tool, "inputSchema">): ObjectSchema {
+  return objectSchema(tool.inputSchema);
+}
+
+/**
+ * Reads the tools a sandboxed skill offers through `ctx.llm.chat` (the SDK's
+ * {@link ChatTool}, snake_case as it crossed the sandbox pipe) as
+ * {@link ToolOffer}s.
+ *
+ * @param tools the request's tools
+ * @returns the same tools, as the formats take them
+ * @example
+ * ```ts
+ * import { fromChatTools } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const [t] = fromChatTools([{ name: "a", description: "A", input_schema: { type: "object" } }]);
+ * assert.deepEqual(t?.inputSchema, { type: "object" });
+ * ```
+ */
+export function fromChatTools(tools: readonly ChatTool[]): ToolOffer[] {
+  return tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.input_schema,
+  }));
 }
 
 /**
  * Converts tools to the OpenAI Chat Completions `tools` format.
  *
- * @param tools A2E `ToolDefinition`s or `ChatTool`s
+ * @param tools the tools (domain `Tool`s, or any {@link ToolOffer})
  * @param options `intention`
  * @returns one `{type: "function", function}` entry per tool
  * @example With the intention field
@@ -113,14 +127,14 @@ export function toolInputSchema(tool: ToolLike): ObjectSchema {
  * const [tool] = toOpenAiTools([{
  *   name: "add",
  *   description: "Adds two numbers",
- *   input_schema: { type: "object", properties: { a: { type: "number" } } },
+ *   inputSchema: { type: "object", properties: { a: { type: "number" } } },
  * }], { intention: true });
  * assert.equal(tool?.function.name, "add");
  * assert.ok("intention" in (tool?.function.parameters.properties as object));
  * ```
  */
 export function toOpenAiTools(
-  tools: readonly ToolLike[],
+  tools: readonly ToolOffer[],
   options: ToolFormatOptions = {},
 ): OpenAiTool[] {
   return tools.map((tool) => ({
@@ -136,7 +150,7 @@ export function toOpenAiTools(
 /**
  * Converts tools to the Anthropic Messages `tools` format.
  *
- * @param tools A2E `ToolDefinition`s or `ChatTool`s
+ * @param tools the tools (domain `Tool`s, or any {@link ToolOffer})
  * @param options `intention`
  * @returns one `{name, description, input_schema}` entry per tool
  * @example
@@ -146,13 +160,13 @@ export function toOpenAiTools(
  * const [tool] = toAnthropicTools([{
  *   name: "add",
  *   description: "Adds two numbers",
- *   input_schema: { properties: { a: { type: "number" } } },
+ *   inputSchema: { properties: { a: { type: "number" } } },
  * }]);
  * assert.equal(tool?.input_schema.type, "object");
  * ```
  */
 export function toAnthropicTools(
-  tools: readonly ToolLike[],
+  tools: readonly ToolOffer[],
   options: ToolFormatOptions = {},
 ): AnthropicTool[] {
   return tools.map((tool) => ({
@@ -189,7 +203,7 @@ export interface StrippedArguments {
  */
 export function stripIntention(
   args: Record<string, unknown>,
-  tool?: ToolLike,
+  tool?: ToolOffer,
 ): StrippedArguments {
   if (!(INTENTION_FIELD in args) || (tool && ownsIntention(tool))) {
     return { arguments: args, intention: null };
@@ -201,7 +215,7 @@ export function stripIntention(
   };
 }
 
-function ownsIntention(tool: ToolLike): boolean {
+function ownsIntention(tool: ToolOffer): boolean {
   const properties = toolInputSchema(tool).properties;
   return typeof properties === "object" && properties !== null &&
     INTENTION_FIELD in properties;
@@ -229,30 +243,4 @@ function objectSchema(schema: JsonSchema): ObjectSchema {
     properties: (rest.properties as Record<string, unknown> | undefined) ??
       {},
   };
-}
-
-function parametersSchema(
-  parameters: readonly ToolParameter[],
-): ObjectSchema {
-  const properties: Record<string, JsonSchema> = {};
-  const required: string[] = [];
-  for (const parameter of parameters) {
-    properties[parameter.name] = parameterSchema(parameter);
-    if (parameter.required) required.push(parameter.name);
-  }
-  return { type: "object", properties, required };
-}
-
-function parameterSchema(parameter: ToolParameter): JsonSchema {
-  const schema: JsonSchema = {
-    type: parameter.type,
-    description: parameter.description,
-  };
-  if (parameter.enum) schema.enum = parameter.enum;
-  if (parameter.properties) {
-    const nested = parametersSchema(Object.values(parameter.properties));
-    schema.properties = nested.properties;
-    schema.required = nested.required;
-  }
-  return schema;
 }

@@ -5,46 +5,51 @@ import {
   toolInputSchema,
   toOpenAiTools,
 } from "./tool_formats.ts";
+import { decodeTool } from "../../protocol/codec.ts";
 import { toolDefinition } from "../../protocol/models.ts";
 
-const READ_FILE = toolDefinition({
-  name: "read_file",
-  description: "Reads a text file",
-  input_parameters: [
-    {
-      name: "path",
-      type: "string",
-      description: "Path inside the root",
-      required: true,
-      enum: null,
-      properties: null,
-    },
-    {
-      name: "encoding",
-      type: "string",
-      description: "Text encoding",
-      required: false,
-      enum: ["utf-8", "latin1"],
-      properties: null,
-    },
-    {
-      name: "range",
-      type: "object",
-      description: "Lines to read",
-      required: false,
-      enum: null,
-      properties: {
-        start: {
-          name: "start",
-          type: "integer",
-          description: "First line",
-          required: true,
-          enum: null,
-          properties: null,
+// A tool as a client decodes it from a host's list: its schema is rebuilt
+// from the wire's parameters.
+const READ_FILE = decodeTool({
+  ...toolDefinition({
+    name: "read_file",
+    description: "Reads a text file",
+    input_parameters: [
+      {
+        name: "path",
+        type: "string",
+        description: "Path inside the root",
+        required: true,
+        enum: null,
+        properties: null,
+      },
+      {
+        name: "encoding",
+        type: "string",
+        description: "Text encoding",
+        required: false,
+        enum: ["utf-8", "latin1"],
+        properties: null,
+      },
+      {
+        name: "range",
+        type: "object",
+        description: "Lines to read",
+        required: false,
+        enum: null,
+        properties: {
+          start: {
+            name: "start",
+            type: "integer",
+            description: "First line",
+            required: true,
+            enum: null,
+            properties: null,
+          },
         },
       },
-    },
-  ],
+    ],
+  }),
 });
 
 const READ_FILE_SCHEMA = {
@@ -66,7 +71,7 @@ const READ_FILE_SCHEMA = {
   required: ["path"],
 };
 
-Deno.test("toolInputSchema() rebuilds JSON Schema from A2E parameters", () => {
+Deno.test("a tool decoded from the wire offers the schema rebuilt from its parameters", () => {
   assert.deepEqual(toolInputSchema(READ_FILE), READ_FILE_SCHEMA);
 });
 
@@ -90,7 +95,7 @@ Deno.test("a zod-made schema loses $schema and always has type object", () => {
   const [tool] = toAnthropicTools([{
     name: "t",
     description: "d",
-    input_schema: {
+    inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       additionalProperties: false,
     },
@@ -135,7 +140,7 @@ Deno.test("intention: added as an optional argument, stripped before the tool ru
     const own = {
       name: "plan",
       description: "Records a plan",
-      input_schema: {
+      inputSchema: {
         type: "object",
         properties: { intention: { type: "string", description: "The plan" } },
       },
@@ -143,7 +148,7 @@ Deno.test("intention: added as an optional argument, stripped before the tool ru
     const [converted] = toOpenAiTools([own], { intention: true });
     assert.deepEqual(
       converted?.function.parameters.properties,
-      own.input_schema.properties,
+      own.inputSchema.properties,
     );
     assert.deepEqual(stripIntention({ intention: "ship it" }, own), {
       arguments: { intention: "ship it" },

@@ -20,18 +20,18 @@ import type {
   ChatTool,
   JsonSchema,
 } from "../../sandbox/sdk/types.ts";
-import { stripIntention, toOpenAiTools } from "../llm/tool_formats.ts";
+import {
+  stripIntention,
+  type ToolOffer,
+  toOpenAiTools,
+} from "../llm/tool_formats.ts";
 import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
 import { checkSchema, isEmptySchema } from "./schema.ts";
 
-/** A tool the loop may offer to the model. */
-export interface AgentTool {
-  name: string;
-  description: string;
-  /** JSON Schema of the arguments. */
-  input_schema: JsonSchema;
+/** A tool the loop may offer to the model: the domain tool plus its guidance. */
+export interface AgentTool extends ToolOffer {
   /** Markdown guidance for models (the tool's `prompt`). @default "" */
-  prompt?: string;
+  readonly prompt?: string;
 }
 
 /** What running one tool gave the loop. */
@@ -91,7 +91,7 @@ export interface AgentLoopResult {
  * import assert from "node:assert/strict";
  * const prompt = buildSystemPrompt({
  *   name: "todo", instructions: "Find TODOs.", argumentHint: "a folder path",
- *   tools: [{ name: "grep", description: "Search", input_schema: {}, prompt: "Use regex." }],
+ *   tools: [{ name: "grep", description: "Search", inputSchema: {}, prompt: "Use regex." }],
  *   outputSchema: { type: "object" },
  * });
  * assert.match(prompt, /Find TODOs\./);
@@ -162,7 +162,7 @@ export function buildSystemPrompt(
  * let turn = 0;
  * const result = await runAgentLoop({ n: 2 }, {
  *   name: "double", instructions: "Double n with the tool.",
- *   tools: [{ name: "mul", description: "Multiply", input_schema: { type: "object" } }],
+ *   tools: [{ name: "mul", description: "Multiply", inputSchema: { type: "object" } }],
  *   chat: async (req) => {
  *     turn++;
  *     const done = req.messages.some((m) => m.role === "tool");

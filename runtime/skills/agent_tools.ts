@@ -55,7 +55,7 @@ export function allowedTools(
  * import assert from "node:assert/strict";
  * const host = {
  *   tool: (name: string) => name === "a"
- *     ? { name, description: "A", input_schema: {}, toolkit: null, prompt: "" }
+ *     ? { name, description: "A", inputSchema: {}, toolkit: null, prompt: "" }
  *     : undefined,
  *   toolkit: () => undefined,
  *   call: () => Promise.reject(new Error("unused")),
@@ -74,7 +74,7 @@ export function offeredTools(
     out.push({
       name: info.name,
       description: info.description,
-      input_schema: info.input_schema,
+      inputSchema: info.inputSchema,
       prompt: info.prompt,
     });
   }
@@ -100,7 +100,7 @@ export function readSkillFileTool(resources: readonly string[]): AgentTool {
     description:
       "Reads one of the files linked from this skill's instructions. Only these paths are readable: " +
       resources.map((r) => `"${r}"`).join(", "),
-    input_schema: {
+    inputSchema: {
       type: "object",
       properties: {
         path: { type: "string", enum: [...resources] },

@@ -590,7 +590,7 @@ Deno.test("an instruction skill runs in the agent loop: intention recorded and s
   const tools = fakeTools({
     list: {
       prompt: "Lists files.",
-      input_schema: { type: "object", properties: { dir: { type: "string" } } },
+      inputSchema: { type: "object", properties: { dir: { type: "string" } } },
       run: () => ["a", "b", "c"],
     },
   });

@@ -7,22 +7,20 @@
  * @module
  */
 
-import type { JsonSchema } from "../../sandbox/sdk/types.ts";
 import type { SessionScope } from "../capability.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { LLMConfig } from "../../protocol/models.ts";
+import type { Tool } from "../../protocol/domain.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 
-/** A tool as the skills capability sees it. */
-export interface SkillToolInfo {
-  name: string;
-  description: string;
-  /** JSON Schema of the arguments. */
-  input_schema: JsonSchema;
-  /** Its toolkit, or null. */
-  toolkit: string | null;
+/**
+ * A tool as the skills capability sees it: a view of the domain `Tool` (the
+ * registry's entries are ones) plus its guidance for models.
+ */
+export interface SkillToolInfo
+  extends Pick<Tool, "name" | "description" | "inputSchema" | "toolkit"> {
   /** Markdown guidance for models, or "". */
-  prompt: string;
+  readonly prompt: string;
 }
 
 /** What one tool call gave: its value, or a failure with an A2E code. */

@@ -57,18 +57,8 @@ export function registryToolHost(
   options: RegistryToolHostOptions,
 ): SkillToolHost {
   return {
-    tool(name) {
-      const t = options.registry.snapshot.tools.get(name);
-      return t
-        ? {
-          name: t.name,
-          description: t.description,
-          input_schema: t.inputSchema,
-          toolkit: t.toolkit,
-          prompt: t.prompt,
-        }
-        : undefined;
-    },
+    // The registry's entries are domain tools with their guidance already.
+    tool: (name) => options.registry.snapshot.tools.get(name),
     toolkit(name) {
       const k = options.registry.snapshot.toolkits.get(name);
       return k ? { tools: k.tools } : undefined;

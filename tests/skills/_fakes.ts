@@ -108,7 +108,7 @@ export function fakeTools(
         ? {
           name,
           description: t.description ?? `The ${name} tool`,
-          input_schema: t.input_schema ?? { type: "object" },
+          inputSchema: t.inputSchema ?? { type: "object" },
           toolkit: t.toolkit ?? null,
           prompt: t.prompt ?? "",
         }

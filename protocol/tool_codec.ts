@@ -1,35 +1,27 @@
 /**
- * The codec of A2E's data models: each camelCase domain object
- * (`domain.ts`) to its snake_case wire form (`models.ts`) and back. Encoders
- * emit every field the Python client requires; decoders accept what any
- * host or client sends, filling the A2E defaults for what is missing.
- * `codec.ts` builds whole messages from these.
+ * The codec of tools, tool outcomes, toolkits and events: each camelCase
+ * domain object (`domain.ts`) to its snake_case wire form (`models.ts`) and
+ * back. Encoders emit every field the Python client requires; decoders
+ * accept what any host or client sends, filling the A2E defaults.
  *
  * @module
  */
 
-import type { SkillStatus } from "./codes.ts";
-import { SKILL_STATUSES } from "./codes.ts";
 import type {
   CallEvent,
   JsonObject,
-  LlmChoice,
-  Skill,
-  SkillOutcome,
   Tool,
   Toolkit,
   ToolOutcome,
 } from "./domain.ts";
 import type {
-  LLMConfig,
-  SkillDefinition,
-  SkillResult,
   ToolDefinition,
   ToolkitDefinition,
   ToolParameter,
   ToolResult,
 } from "./models.ts";
 import { schemaToParameters } from "./parameters.ts";
+import { isObject, list, nullableStr, num, str, strings } from "./_fields.ts";
 
 // Listing encodes the same frozen tools again and again; deriving parameters
 // from a schema is the costly part, so keep it per tool object.
@@ -43,7 +35,7 @@ const encodedTools = new WeakMap<Tool, ToolDefinition>();
  * @returns the wire definition, every field present
  * @example
  * ```ts
- * import { encodeTool } from "./model_codec.ts";
+ * import { encodeTool } from "./tool_codec.ts";
  * import { tool } from "./domain.ts";
  * import assert from "node:assert/strict";
  * const wire = encodeTool(tool({ name: "echo", description: "Echo",
@@ -79,7 +71,7 @@ export function encodeTool(tool: Tool): ToolDefinition {
  * @returns the tool, defaults filled
  * @example
  * ```ts
- * import { decodeTool } from "./model_codec.ts";
+ * import { decodeTool } from "./tool_codec.ts";
  * import assert from "node:assert/strict";
  * const t = decodeTool({ name: "add", description: "Add", input_parameters: [
  *   { name: "a", type: "number", description: "", required: true, enum: null, properties: null }] });
@@ -110,7 +102,7 @@ export function decodeTool(wire: JsonObject): Tool {
  * @returns `{type: "object", properties, required}`
  * @example
  * ```ts
- * import { parametersToSchema } from "./model_codec.ts";
+ * import { parametersToSchema } from "./tool_codec.ts";
  * import assert from "node:assert/strict";
  * const s = parametersToSchema([{ name: "q", type: "string", description: "Query",
  *   required: false, enum: ["a"], properties: null }]);
@@ -146,7 +138,7 @@ export function parametersToSchema(parameters: readonly unknown[]): JsonObject {
  * @returns the wire result
  * @example
  * ```ts
- * import { encodeToolOutcome } from "./model_codec.ts";
+ * import { encodeToolOutcome } from "./tool_codec.ts";
  * import { toolOutcome } from "./domain.ts";
  * import assert from "node:assert/strict";
  * const wire = encodeToolOutcome(toolOutcome({ success: true, toolName: "t", durationMs: 2 }));
@@ -176,7 +168,7 @@ export function encodeToolOutcome(outcome: ToolOutcome): ToolResult {
  * @returns the outcome, defaults filled
  * @example
  * ```ts
- * import { decodeToolOutcome } from "./model_codec.ts";
+ * import { decodeToolOutcome } from "./tool_codec.ts";
  * import assert from "node:assert/strict";
  * const o = decodeToolOutcome({ success: false, tool_name: "t", duration_ms: 1, error_code: "timeout" });
  * assert.equal(o.errorCode, "timeout");
@@ -204,7 +196,7 @@ export function decodeToolOutcome(wire: JsonObject): ToolOutcome {
  * @returns the wire definition
  * @example
  * ```ts
- * import { encodeToolkit } from "./model_codec.ts";
+ * import { encodeToolkit } from "./tool_codec.ts";
  * import assert from "node:assert/strict";
  * const wire = encodeToolkit({ name: "fs", alias: "", description: "", category: "", tags: [],
  *   iconSvg: null, schema: {}, tools: ["read_file"], configured: false, version: "1.0.0" });
@@ -233,7 +225,7 @@ export function encodeToolkit(kit: Toolkit): ToolkitDefinition {
  * @returns the toolkit, defaults filled
  * @example
  * ```ts
- * import { decodeToolkit } from "./model_codec.ts";
+ * import { decodeToolkit } from "./tool_codec.ts";
  * import assert from "node:assert/strict";
  * assert.equal(decodeToolkit({ name: "fs", tools: [], icon_svg: "<svg/>" }).iconSvg, "<svg/>");
  * ```
@@ -254,201 +246,13 @@ export function decodeToolkit(wire: JsonObject): Toolkit {
 }
 
 /**
- * Encodes an LLM choice as the wire's `LLMConfig`.
- *
- * @param choice the choice
- * @returns the wire config
- * @example
- * ```ts
- * import { encodeLlmChoice } from "./model_codec.ts";
- * import assert from "node:assert/strict";
- * const wire = encodeLlmChoice({ providerName: "openai", providerCredentials: {},
- *   providerConfig: false, isDefault: false });
- * assert.equal(wire.provider_name, "openai");
- * ```
- */
-export function encodeLlmChoice(choice: LlmChoice): LLMConfig {
-  return {
-    provider_name: choice.providerName,
-    provider_credentials: choice.providerCredentials,
-    provider_config: choice.providerConfig,
-    is_default: choice.isDefault,
-  };
-}
-
-/**
- * Decodes a wire `LLMConfig`.
- *
- * @param wire the config as received
- * @returns the choice, defaults filled
- * @example
- * ```ts
- * import { decodeLlmChoice } from "./model_codec.ts";
- * import assert from "node:assert/strict";
- * assert.equal(decodeLlmChoice({ provider_name: "anthropic" }).providerConfig, false);
- * ```
- */
-export function decodeLlmChoice(wire: JsonObject): LlmChoice {
-  const config = wire.provider_config;
-  return {
-    providerName: str(wire.provider_name),
-    providerCredentials: isObject(wire.provider_credentials)
-      ? wire.provider_credentials
-      : {},
-    providerConfig: isObject(config) || config === null ? config : false,
-    isDefault: wire.is_default === true,
-  };
-}
-
-/**
- * Encodes a skill as the wire's `SkillDefinition`.
- *
- * @param skill the skill
- * @returns the wire definition, every required field present
- * @example
- * ```ts
- * import { encodeSkill, decodeSkill } from "./model_codec.ts";
- * import assert from "node:assert/strict";
- * const skill = decodeSkill({ name: "notes", description: "Notes", when_to_use: "Often" });
- * assert.equal(encodeSkill(skill).when_to_use, "Often");
- * ```
- */
-export function encodeSkill(skill: Skill): SkillDefinition {
-  return {
-    name: skill.name,
-    version: skill.version,
-    description: skill.description,
-    triggers: skill.triggers,
-    status: skill.status,
-    when_to_use: skill.whenToUse,
-    argument_hint: skill.argumentHint,
-    source: skill.source,
-    tools: skill.tools,
-    toolkits: skill.toolkits,
-    instructions: skill.instructions,
-    file_path: skill.filePath,
-    llm_config: skill.llmConfig && encodeLlmChoice(skill.llmConfig),
-    category: skill.category,
-    tags: skill.tags,
-    max_turns: skill.maxTurns,
-    timeout_seconds: skill.timeoutSeconds,
-    icon: skill.icon,
-    metadata: skill.metadata,
-    input_schema: skill.inputSchema,
-    output_schema: skill.outputSchema,
-    arguments: skill.arguments,
-  };
-}
-
-/**
- * Decodes a wire `SkillDefinition`.
- *
- * @param wire the definition as received
- * @returns the skill, defaults filled
- * @example
- * ```ts
- * import { decodeSkill } from "./model_codec.ts";
- * import assert from "node:assert/strict";
- * const s = decodeSkill({ name: "x", description: "d", max_turns: 3 });
- * assert.equal(s.status, "Published");
- * assert.equal(s.maxTurns, 3);
- * ```
- */
-export function decodeSkill(wire: JsonObject): Skill {
-  const status = (SKILL_STATUSES as readonly string[]).includes(
-      String(wire.status),
-    )
-    ? wire.status as SkillStatus
-    : "Published";
-  return {
-    name: str(wire.name),
-    version: str(wire.version, "1.0.0"),
-    description: str(wire.description),
-    triggers: strings(wire.triggers),
-    status,
-    whenToUse: str(wire.when_to_use),
-    argumentHint: str(wire.argument_hint),
-    source: str(wire.source, "system"),
-    tools: nullableStrings(wire.tools),
-    toolkits: nullableStrings(wire.toolkits),
-    instructions: nullableStr(wire.instructions),
-    filePath: nullableStr(wire.file_path),
-    llmConfig: isObject(wire.llm_config)
-      ? decodeLlmChoice(wire.llm_config)
-      : null,
-    category: nullableStr(wire.category),
-    tags: nullableStrings(wire.tags),
-    maxTurns: typeof wire.max_turns === "number" ? wire.max_turns : null,
-    timeoutSeconds: typeof wire.timeout_seconds === "number"
-      ? wire.timeout_seconds
-      : null,
-    icon: nullableStr(wire.icon),
-    metadata: isObject(wire.metadata) ? wire.metadata : null,
-    inputSchema: isObject(wire.input_schema) ? wire.input_schema : {},
-    outputSchema: isObject(wire.output_schema) ? wire.output_schema : {},
-    arguments: nullableStrings(wire.arguments),
-  };
-}
-
-/**
- * Encodes a skill outcome as the wire's `SkillResult`.
- *
- * @param outcome the outcome
- * @returns the wire result
- * @example
- * ```ts
- * import { encodeSkillOutcome } from "./model_codec.ts";
- * import { skillOutcome } from "./domain.ts";
- * import assert from "node:assert/strict";
- * assert.equal(encodeSkillOutcome(skillOutcome({ success: true, durationMs: 4 })).duration_ms, 4);
- * ```
- */
-export function encodeSkillOutcome(outcome: SkillOutcome): SkillResult {
-  return {
-    success: outcome.success,
-    data: outcome.data,
-    summary: outcome.summary,
-    truncated: outcome.truncated,
-    error: outcome.error,
-    error_code: outcome.errorCode,
-    duration_ms: outcome.durationMs,
-    events: outcome.events,
-  };
-}
-
-/**
- * Decodes a wire `SkillResult`.
- *
- * @param wire the result as received
- * @returns the outcome, defaults filled
- * @example
- * ```ts
- * import { decodeSkillOutcome } from "./model_codec.ts";
- * import assert from "node:assert/strict";
- * assert.equal(decodeSkillOutcome({ success: false, error_code: "max_turns_exceeded" }).errorCode, "max_turns_exceeded");
- * ```
- */
-export function decodeSkillOutcome(wire: JsonObject): SkillOutcome {
-  return {
-    success: wire.success === true,
-    data: wire.data ?? null,
-    summary: wire.summary ?? null,
-    truncated: wire.truncated === true,
-    error: nullableStr(wire.error),
-    errorCode: nullableStr(wire.error_code),
-    durationMs: num(wire.duration_ms),
-    events: list(wire.events).filter(isObject).map(decodeEventFields),
-  };
-}
-
-/**
  * Reads an event's `kind`, `data` and `seq`, with A2E's defaults.
  *
  * @param wire the event (a message, or an entry of a result's `events`)
  * @returns the event
  * @example
  * ```ts
- * import { decodeEventFields } from "./model_codec.ts";
+ * import { decodeEventFields } from "./tool_codec.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(decodeEventFields({}), { kind: "status", data: {}, seq: 0 });
  * ```
@@ -461,22 +265,6 @@ export function decodeEventFields(wire: JsonObject): CallEvent {
   };
 }
 
-/**
- * Whether a value is a JSON object (not null, not an array).
- *
- * @param value anything
- * @returns true for a plain object
- * @example
- * ```ts
- * import { isObject } from "./model_codec.ts";
- * import assert from "node:assert/strict";
- * assert.ok(isObject({}) && !isObject([]) && !isObject(null));
- * ```
- */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function safeParameters(schema: JsonObject): ToolParameter[] {
   try {
     return schemaToParameters(schema);
@@ -485,28 +273,4 @@ function safeParameters(schema: JsonObject): ToolParameter[] {
     // just sees no parameter list.
     return [];
   }
-}
-
-function str(value: unknown, fallback = ""): string {
-  return typeof value === "string" ? value : fallback;
-}
-
-function nullableStr(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
-
-function list(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
-function strings(value: unknown): string[] {
-  return list(value).filter((v): v is string => typeof v === "string");
-}
-
-function nullableStrings(value: unknown): string[] | null {
-  return Array.isArray(value) ? strings(value) : null;
 }
