@@ -1,8 +1,7 @@
 /**
- * The one place the client converts between its camelCase options and A2E's
- * snake_case messages: builders for every request (complete, with every
- * default, via `envelope()`), and readers that check an answer's type and
- * fill the defaults of what it carries.
+ * The client's side of the protocol codec: its options become domain
+ * requests, encoded by `protocol/request_codec.ts` with every default; the
+ * answers are decoded by `protocol/codec.ts` into domain objects.
  *
  * @module
  */
@@ -11,6 +10,7 @@ import { SkillboxError } from "../protocol/errors.ts";
 import {
   decodeError,
   decodeEvent,
+  decodeLlmChoice,
   decodeResponse,
   isEventType,
 } from "../protocol/codec.ts";
@@ -23,8 +23,8 @@ import {
   type Toolkit,
   type ToolOutcome,
 } from "../protocol/domain.ts";
-import { envelope } from "../protocol/envelope.ts";
-import type { JsonObject, LLMConfig } from "../protocol/models.ts";
+import type { JsonObject } from "../protocol/models.ts";
+import { encodeRequest } from "../protocol/request_codec.ts";
 import type { HandshakeResponse } from "../protocol/responses.ts";
 import type { LlmOverride } from "./skills.ts";
 import type { WireMessage } from "./types.ts";
@@ -48,10 +48,11 @@ export function readError(message: WireMessage): SkillboxError {
 export function handshakeRequest(
   fields: { agentId: string; caps: string[]; token: string },
 ): WireMessage {
-  return envelope("handshake/req", {
-    agent_id: fields.agentId,
-    agent_caps: fields.caps,
-    auth_token: fields.token,
+  return encodeRequest({
+    type: "handshake/req",
+    agentId: fields.agentId,
+    agentCaps: fields.caps,
+    authToken: fields.token,
   });
 }
 
@@ -65,7 +66,7 @@ export function readHandshake(
 
 /** Builds `ping`. */
 export function pingRequest(): WireMessage {
-  return envelope("ping", {});
+  return encodeRequest({ type: "ping" });
 }
 
 /** Reads `pong`'s `uptime_seconds`. */
@@ -82,11 +83,12 @@ export function toolListRequest(
     includeDeferred?: boolean;
   },
 ): WireMessage {
-  return envelope("tool/list/req", {
-    filter_kind: options.kind ?? "",
-    filter_tags: options.tags ?? [],
+  return encodeRequest({
+    type: "tool/list/req",
+    filterKind: options.kind ?? "",
+    filterTags: options.tags ?? [],
     query: options.query ?? "",
-    include_deferred: options.includeDeferred ?? false,
+    includeDeferred: options.includeDeferred ?? false,
   });
 }
 
@@ -106,11 +108,12 @@ export function toolCallRequest(
     correlationId: string;
   },
 ): WireMessage {
-  return envelope("tool/call/req", {
-    session_id: options.sessionId,
-    tool_name: name,
+  return encodeRequest({
+    type: "tool/call/req",
+    sessionId: options.sessionId,
+    toolName: name,
     arguments: args,
-    correlation_id: options.correlationId,
+    correlationId: options.correlationId,
     streaming: options.streaming,
     timeout: wireSeconds(options.timeout),
   });
@@ -128,9 +131,10 @@ export function readToolCall(
 export function toolkitListRequest(
   options: { tags?: string[]; kind?: string },
 ): WireMessage {
-  return envelope("toolkit/list/req", {
-    filter_kind: options.kind ?? "",
-    filter_tags: options.tags ?? [],
+  return encodeRequest({
+    type: "toolkit/list/req",
+    filterKind: options.kind ?? "",
+    filterTags: options.tags ?? [],
   });
 }
 
@@ -148,9 +152,10 @@ export function toolkitConfigureRequest(
   config: JsonObject,
   options: { sessionId: string },
 ): WireMessage {
-  return envelope("toolkit/configure/req", {
-    session_id: options.sessionId,
-    toolkit_name: name,
+  return encodeRequest({
+    type: "toolkit/configure/req",
+    sessionId: options.sessionId,
+    toolkitName: name,
     config,
   });
 }
@@ -176,9 +181,10 @@ export function readToolkitConfigure(
 export function skillDiscoverRequest(
   options: { tags?: string[]; categories?: string[] },
 ): WireMessage {
-  return envelope("skill/discover/req", {
-    filter_tags: options.tags ?? [],
-    filter_categories: options.categories ?? [],
+  return encodeRequest({
+    type: "skill/discover/req",
+    filterTags: options.tags ?? [],
+    filterCategories: options.categories ?? [],
   });
 }
 
@@ -202,16 +208,16 @@ export function skillCallRequest(
     correlationId: string;
   },
 ): WireMessage {
-  const override: LLMConfig | null = options.llmOverride === null
-    ? null
-    : { provider_config: false, is_default: false, ...options.llmOverride };
-  return envelope("skill/call/req", {
+  return encodeRequest({
+    type: "skill/call/req",
     name,
     arguments: args,
-    correlation_id: options.correlationId,
+    correlationId: options.correlationId,
     timeout: wireSeconds(options.timeout),
     streaming: options.streaming,
-    llm_override: override,
+    llmOverride: options.llmOverride === null
+      ? null
+      : decodeLlmChoice({ ...options.llmOverride }),
     metadata: options.metadata,
   });
 }

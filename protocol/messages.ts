@@ -1,11 +1,11 @@
 /**
- * Every A2E v1.0 message an agent may send, as zod schemas with the Python
- * SDK's defaults, and {@link parseMessage}, the one place raw text becomes a
- * typed request or a precise wire error.
+ * Every A2E v1.0 message an agent may send, as zod schemas of the wire form
+ * with the Python SDK's defaults, and {@link parseMessage}, the one place raw
+ * text becomes a typed (camelCase, via `request_codec.ts`) request or a
+ * precise wire error.
  *
  * Input is tolerant: optional fields may be missing (their defaults apply)
- * and unknown extra fields are ignored. Output messages are built with
- * {@link envelope} and the builders in `models.ts`, so they are complete.
+ * and unknown extra fields are ignored. Answers are encoded by `codec.ts`.
  *
  * @module
  */
@@ -15,7 +15,8 @@ import { PROTOCOL_VERSION } from "./envelope.ts";
 import type { ErrorCode } from "./codes.ts";
 
 import type { LLMConfig } from "./models.ts";
-import type { Request, RequestMap, RequestType } from "./requests.ts";
+import type { Request, RequestType } from "./requests.ts";
+import { decodeRequest, type WireRequest } from "./request_codec.ts";
 
 export type {
   HandshakeRequest,
@@ -53,7 +54,7 @@ export const LlmConfigSchema: z.ZodType<LLMConfig> = z.object({
 
 /** The schemas of every message an agent may send, keyed by `type`. */
 export const REQUEST_SCHEMAS: {
-  readonly [T in RequestType]: z.ZodType<RequestMap[T]>;
+  readonly [T in RequestType]: z.ZodType<WireRequest<T>>;
 } = {
   "handshake/req": z.object({
     ...envelopeFields,
@@ -237,7 +238,7 @@ export function parseValue(value: unknown): ParseSuccess | ParseFailure {
       type,
     };
   }
-  const schema: z.ZodType<Request> = REQUEST_SCHEMAS[type as RequestType];
+  const schema: z.ZodType<WireRequest> = REQUEST_SCHEMAS[type as RequestType];
   const parsed = schema.safeParse(record);
   if (!parsed.success) {
     return {
@@ -248,7 +249,7 @@ export function parseValue(value: unknown): ParseSuccess | ParseFailure {
       type,
     };
   }
-  return { ok: true, request: parsed.data };
+  return { ok: true, request: decodeRequest(parsed.data) };
 }
 
 /**

@@ -1,12 +1,13 @@
 /**
- * Every A2E v1.0 request an agent may send, as TypeScript types keyed by
- * `type`, with the Python SDK's defaults documented per field. The schemas
- * that check them live in `messages.ts`; the answers in `responses.ts`.
+ * Every A2E v1.0 request an agent may send, as camelCase domain types keyed
+ * by `type`, with the Python SDK's defaults documented per field (the wire
+ * name is the field's snake_case form). `messages.ts` checks the wire form
+ * and `request_codec.ts` converts it; the answers are in `responses.ts`.
  *
  * @module
  */
 
-import type { JsonObject, LLMConfig } from "./models.ts";
+import type { JsonObject, LlmChoice } from "./domain.ts";
 
 /** The envelope fields as an agent may send them (all optional on input). */
 export interface RequestEnvelope {
@@ -23,11 +24,11 @@ export interface HandshakeRequest extends RequestEnvelope {
   /** Always `"handshake/req"`. */
   type: "handshake/req";
   /** Who the agent says it is, for logs. Wire default `""`. */
-  agent_id: string;
+  agentId: string;
   /** The capabilities it asks for; the host accepts the ones it serves. Wire default `[]`. */
-  agent_caps: string[];
+  agentCaps: string[];
   /** The token to check against the host's `tokens`. Wire default `""`. */
-  auth_token: string | null;
+  authToken: string | null;
 }
 
 /** `ping`. */
@@ -49,13 +50,13 @@ export interface ToolListRequest extends RequestEnvelope {
   /** Always `"tool/list/req"`. */
   type: "tool/list/req";
   /** An origin (`builtin`, `file`, `mcp`) or a toolkit name; `""` for any. Wire default `""`. */
-  filter_kind: string;
+  filterKind: string;
   /** Tags a tool must all carry (case-insensitive). Wire default `[]`. */
-  filter_tags: string[];
+  filterTags: string[];
   /** Search text; `""` lists instead of searching. Wire default `""`. */
   query: string;
   /** Whether a search also returns `defer_loading` tools. Wire default `false`. */
-  include_deferred: boolean;
+  includeDeferred: boolean;
 }
 
 /** `tool/call/req`. */
@@ -63,13 +64,13 @@ export interface ToolCallRequest extends RequestEnvelope {
   /** Always `"tool/call/req"`. */
   type: "tool/call/req";
   /** The handshake's session id, as the client echoes it; informational. Wire default `""`. */
-  session_id: string;
+  sessionId: string;
   /** The tool to call. Wire default `""` (answered with `unknown_tool`). */
-  tool_name: string;
+  toolName: string;
   /** The tool's arguments (required on the wire). */
   arguments: JsonObject;
   /** An id of the caller's choosing, passed to the tool in `ctx.metadata`. Wire default `""`. */
-  correlation_id: string;
+  correlationId: string;
   /** Whether to send each event as a `tool/event` while the tool runs. Wire default `false`. */
   streaming: boolean;
   /** How long the call may run, in seconds. Wire default `30`. */
@@ -81,9 +82,9 @@ export interface ToolkitListRequest extends RequestEnvelope {
   /** Always `"toolkit/list/req"`. */
   type: "toolkit/list/req";
   /** An origin (`builtin`, `file`) or a category; `""` for any. Wire default `""`. */
-  filter_kind: string;
+  filterKind: string;
   /** Tags a toolkit must all carry (case-insensitive). Wire default `[]`. */
-  filter_tags: string[];
+  filterTags: string[];
 }
 
 /** `toolkit/configure/req`. */
@@ -91,9 +92,9 @@ export interface ToolkitConfigureRequest extends RequestEnvelope {
   /** Always `"toolkit/configure/req"`. */
   type: "toolkit/configure/req";
   /** The handshake's session id, as the client echoes it; informational. Wire default `""`. */
-  session_id: string;
+  sessionId: string;
   /** The toolkit to configure. Wire default `""`. */
-  toolkit_name: string;
+  toolkitName: string;
   /** The configuration, checked against the toolkit's `schema`; kept for this session. Wire default `{}`. */
   config: JsonObject;
 }
@@ -103,9 +104,9 @@ export interface SkillDiscoverRequest extends RequestEnvelope {
   /** Always `"skill/discover/req"`. */
   type: "skill/discover/req";
   /** Tags a skill must all carry (case-insensitive). Wire default `[]`. */
-  filter_tags: string[];
+  filterTags: string[];
   /** Categories a skill's `category` must all equal (case-insensitive). Wire default `[]`. */
-  filter_categories: string[];
+  filterCategories: string[];
 }
 
 /** `skill/call/req` (it carries no `session_id`). */
@@ -117,13 +118,13 @@ export interface SkillCallRequest extends RequestEnvelope {
   /** The skill's arguments. Wire default `{}`. */
   arguments: JsonObject;
   /** An id of the caller's choosing. Wire default `""`. */
-  correlation_id: string;
+  correlationId: string;
   /** How long the call may run, in seconds. Wire default `60`. */
   timeout: number;
   /** Whether to send each event as a `skill/event` while the skill runs. Wire default `true`. */
   streaming: boolean;
   /** An LLM provider to use instead of the skill's and the host's. Wire default `null`. */
-  llm_override: LLMConfig | null;
+  llmOverride: LlmChoice | null;
   /** Free-form data passed to the skill as `ctx.metadata`. Wire default `{}`. */
   metadata: JsonObject;
 }

@@ -37,7 +37,7 @@ export interface SessionScope {
 
 /** One request being handled. */
 export interface Exchange<T extends RequestType = RequestType> {
-  /** The validated request, defaults applied. */
+  /** The validated request, defaults applied, decoded to camelCase. */
   readonly request: Request<T>;
   /** The session the request came on. */
   readonly session: SessionScope;

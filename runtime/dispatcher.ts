@@ -245,7 +245,7 @@ export class Dispatcher {
   }
 
   #handshake(session: Session, request: Request<"handshake/req">): void {
-    const token = request.auth_token ?? "";
+    const token = request.authToken ?? "";
     let reason = "";
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
@@ -256,7 +256,7 @@ export class Dispatcher {
     session.authenticate(reason === "" ? "accepted" : "refused", token);
     session.send(encodeResponse("handshake/req", request.id, {
       sessionId: session.id,
-      acceptedCaps: reason === "" ? this.#acceptedCaps(request.agent_caps) : [],
+      acceptedCaps: reason === "" ? this.#acceptedCaps(request.agentCaps) : [],
       maxParallel: session.maxParallel,
       ok: reason === "",
       reason,

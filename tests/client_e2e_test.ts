@@ -29,7 +29,7 @@ const testTools: Capability = {
       }),
     "tool/call/req": async ({ request, session, signal }) => {
       const started = performance.now();
-      if (request.tool_name === "count") {
+      if (request.toolName === "count") {
         const n = Number(request.arguments.n ?? 0);
         for (let i = 0; i < n; i++) {
           session.send(encodeEvent("tool/event", request.id, {
@@ -47,7 +47,7 @@ const testTools: Capability = {
           }),
         };
       }
-      if (request.tool_name === "hang") {
+      if (request.toolName === "hang") {
         await new Promise((resolve) =>
           signal.addEventListener("abort", resolve, { once: true })
         );
@@ -55,7 +55,7 @@ const testTools: Capability = {
       }
       throw new SkillboxError(
         "unknown_tool",
-        `Unknown tool "${request.tool_name}"`,
+        `Unknown tool "${request.toolName}"`,
       );
     },
   },

@@ -32,7 +32,7 @@ function floodingTools(done: () => void): Capability {
         return {
           result: toolOutcome({
             success: true,
-            toolName: request.tool_name,
+            toolName: request.toolName,
             durationMs: 1,
           }),
           createdAt: 0,
@@ -159,7 +159,7 @@ Deno.test("an SSE client too far behind is disconnected and its calls cancelled"
     name: "tools",
     handlers: {
       "tool/call/req": ({ request, signal }) => {
-        if (request.tool_name === "wait") {
+        if (request.toolName === "wait") {
           signal.addEventListener("abort", () => cancelled.resolve());
           return new Promise(() => {});
         }

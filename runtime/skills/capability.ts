@@ -28,9 +28,12 @@
 
 import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { decodeSkill, decodeSkillOutcome } from "../../protocol/codec.ts";
+import {
+  decodeSkill,
+  decodeSkillOutcome,
+  encodeLlmChoice,
+} from "../../protocol/codec.ts";
 import type { Skill } from "../../protocol/domain.ts";
-import type { LLMConfig } from "../../protocol/models.ts";
 import { resolveSkillStatus, type SkillRecord } from "./definition.ts";
 import {
   type LlmResolver,
@@ -77,7 +80,7 @@ export interface SkillsCapabilityOptions {
  * });
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
  * const resp = await cap.handlers["skill/discover/req"]!({
- *   request: { type: "skill/discover/req", id: "r", filter_tags: ["data"], filter_categories: [] },
+ *   request: { type: "skill/discover/req", id: "r", filterTags: ["data"], filterCategories: [] },
  *   session, signal: session.signal,
  * });
  * assert.equal(resp.skills[0]?.name, "a");
@@ -104,10 +107,8 @@ export function createSkillsCapability(
     name: "skill",
     handlers: {
       "skill/discover/req": async ({ request }) => {
-        const tags = request.filter_tags.map((t) => t.toLowerCase());
-        const categories = request.filter_categories.map((c) =>
-          c.toLowerCase()
-        );
+        const tags = request.filterTags.map((t) => t.toLowerCase());
+        const categories = request.filterCategories.map((c) => c.toLowerCase());
         const skills = (await current())
           .map((s) => s.definition)
           .filter((d) => d.status !== "Archived")
@@ -146,7 +147,8 @@ export function createSkillsCapability(
           arguments: request.arguments,
           timeout: request.timeout,
           streaming: request.streaming,
-          llmOverride: request.llm_override as LLMConfig | null,
+          llmOverride: request.llmOverride &&
+            encodeLlmChoice(request.llmOverride),
           metadata: request.metadata,
           session,
           signal,

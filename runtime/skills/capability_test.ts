@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { output } from "../../sandbox/sdk/types.ts";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
+import { decodeRequest } from "../../protocol/request_codec.ts";
 import { encodeResponse } from "../../protocol/codec.ts";
 import type {
   CallEvent,
@@ -62,11 +63,11 @@ function setup(
     fields: Record<string, unknown>,
     signal: AbortSignal = session.signal,
   ) => {
-    const request = REQUEST_SCHEMAS["skill/call/req"].parse({
+    const request = decodeRequest(REQUEST_SCHEMAS["skill/call/req"].parse({
       type: "skill/call/req",
       id: "req-1",
       ...fields,
-    });
+    }));
     const resp = encodeResponse(
       "skill/call/req",
       request.id,
@@ -75,11 +76,11 @@ function setup(
     return resp as typeof resp & { data: SkillResult | null; error: unknown };
   };
   const discover = async (fields: Record<string, unknown> = {}) => {
-    const request = REQUEST_SCHEMAS["skill/discover/req"].parse({
+    const request = decodeRequest(REQUEST_SCHEMAS["skill/discover/req"].parse({
       type: "skill/discover/req",
       id: "req-d",
       ...fields,
-    });
+    }));
     const resp = encodeResponse(
       "skill/discover/req",
       request.id,
@@ -555,11 +556,11 @@ Deno.test("a skill cannot forge lifecycle events through the sandbox hooks", asy
     },
   });
   const session = fakeSession();
-  const request = REQUEST_SCHEMAS["skill/call/req"].parse({
+  const request = decodeRequest(REQUEST_SCHEMAS["skill/call/req"].parse({
     type: "skill/call/req",
     id: "r",
     name: "a",
-  });
+  }));
   const resp = await cap.handlers["skill/call/req"]!({
     request,
     session,

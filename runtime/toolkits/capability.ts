@@ -51,10 +51,10 @@ export interface ToolkitsCapabilityOptions {
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
  * const exchange = (request: Record<string, unknown>) => ({ request, session, signal: session.signal }) as never;
  * const resp = await cap.handlers["toolkit/configure/req"]!(exchange({
- *   type: "toolkit/configure/req", id: "r1", session_id: "", toolkit_name: "github", config: { token: "ghp_1" },
+ *   type: "toolkit/configure/req", id: "r1", sessionId: "", toolkitName: "github", config: { token: "ghp_1" },
  * }));
  * assert.equal(resp.status, "ok");
- * const list = await cap.handlers["toolkit/list/req"]!(exchange({ type: "toolkit/list/req", id: "r2", filter_kind: "", filter_tags: [] }));
+ * const list = await cap.handlers["toolkit/list/req"]!(exchange({ type: "toolkit/list/req", id: "r2", filterKind: "", filterTags: [] }));
  * assert.equal(list.toolkits[0]?.configured, true);
  * ```
  */
@@ -66,8 +66,8 @@ export function createToolkitsCapability(
     name: "toolkits",
     handlers: {
       "toolkit/list/req": ({ request, session }) => {
-        const tags = request.filter_tags.map((t) => t.toLowerCase());
-        const kind = request.filter_kind;
+        const tags = request.filterTags.map((t) => t.toLowerCase());
+        const kind = request.filterKind;
         const toolkits: Toolkit[] = [];
         for (const kit of registry.snapshot.toolkits.values()) {
           if (kind !== "" && kit.origin !== kind && kit.category !== kind) {
@@ -83,7 +83,7 @@ export function createToolkitsCapability(
         return Promise.resolve({ toolkits });
       },
       "toolkit/configure/req": ({ request, session }) => {
-        const name = request.toolkit_name;
+        const name = request.toolkitName;
         const answer = (status: "ok" | "error", message: string | null) =>
           Promise.resolve<ToolkitConfigureResponse>({
             toolkitName: name,

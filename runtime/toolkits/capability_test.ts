@@ -3,6 +3,7 @@ import { encodeResponse } from "../../protocol/codec.ts";
 import type { Exchange, SessionScope } from "../capability.ts";
 import type { Request, RequestType } from "../../protocol/messages.ts";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
+import { decodeRequest } from "../../protocol/request_codec.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import { buildSnapshot } from "../registry/normalize.ts";
 import { createToolkitsCapability } from "./capability.ts";
@@ -72,7 +73,9 @@ function exchange<T extends RequestType>(
   fields: Record<string, unknown>,
   scope: SessionScope,
 ): Exchange<T> {
-  const request = REQUEST_SCHEMAS[type].parse({ type, id: "req1", ...fields });
+  const request = decodeRequest(
+    REQUEST_SCHEMAS[type].parse({ type, id: "req1", ...fields }),
+  );
   return {
     request: request as Request<T>,
     session: scope,

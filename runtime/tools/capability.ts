@@ -158,14 +158,14 @@ export function createToolsCapability(
     handlers: {
       "tool/list/req": ({ request, session }) => {
         const filter = {
-          filterKind: request.filter_kind,
-          filterTags: request.filter_tags,
+          filterKind: request.filterKind,
+          filterTags: request.filterTags,
         };
         const found = request.query.trim() === ""
           ? listTools(allListed(), filter)
           : index.search(request.query, {
             ...filter,
-            includeDeferred: request.include_deferred,
+            includeDeferred: request.includeDeferred,
           }).map((hit) => hit.entry);
         const tools = found.filter((l) =>
           checkToolPolicy(policy.tools, l.tool, session.token).allowed
@@ -174,15 +174,15 @@ export function createToolsCapability(
       },
       "tool/call/req": async ({ request, session, signal }) => {
         const { result } = await caller.call({
-          name: request.tool_name,
+          name: request.toolName,
           args: request.arguments,
           session,
           signal,
           timeoutSeconds: request.timeout,
           callId: request.id,
-          metadata: request.correlation_id === ""
+          metadata: request.correlationId === ""
             ? {}
-            : { correlation_id: request.correlation_id },
+            : { correlation_id: request.correlationId },
           onEvent: request.streaming
             ? (event) =>
               session.send(encodeEvent("tool/event", request.id, event))

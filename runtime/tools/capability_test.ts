@@ -9,6 +9,7 @@ import {
 import type { Exchange, OutgoingMessage, SessionScope } from "../capability.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { REQUEST_SCHEMAS, type RequestType } from "../../protocol/messages.ts";
+import { decodeRequest } from "../../protocol/request_codec.ts";
 import type { ToolDefinition, ToolResult } from "../../protocol/models.ts";
 import { loadRegistry } from "../registry/registry.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
@@ -146,11 +147,11 @@ function exchange<T extends RequestType>(
   scope: SessionScope,
 ): Exchange<T> {
   return {
-    request: REQUEST_SCHEMAS[type].parse({
+    request: decodeRequest(REQUEST_SCHEMAS[type].parse({
       type,
       id: "req1",
       ...fields,
-    }) as Exchange<T>["request"],
+    })) as Exchange<T>["request"],
     session: scope,
     signal: scope.signal,
   };

@@ -21,10 +21,10 @@ export const browserTestTools: Capability = {
       }),
     "tool/call/req": ({ request, session }) => {
       const started = performance.now();
-      if (request.tool_name !== "count") {
+      if (request.toolName !== "count") {
         throw new SkillboxError(
           "unknown_tool",
-          `Unknown tool "${request.tool_name}"`,
+          `Unknown tool "${request.toolName}"`,
         );
       }
       const n = Number(request.arguments.n ?? 0);

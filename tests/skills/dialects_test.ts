@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
+import { decodeRequest } from "../../protocol/request_codec.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/models.ts";
 import { scanSkillDirs } from "../../runtime/registry/scan.ts";
 import { encodeResponse } from "../../protocol/codec.ts";
@@ -64,10 +65,10 @@ async function discoverFixtures() {
     "skill/discover/req",
     "d",
     await cap.handlers["skill/discover/req"]!({
-      request: REQUEST_SCHEMAS["skill/discover/req"].parse({
+      request: decodeRequest(REQUEST_SCHEMAS["skill/discover/req"].parse({
         type: "skill/discover/req",
         id: "d",
-      }),
+      })),
       session,
       signal: session.signal,
     }),
@@ -181,12 +182,12 @@ Deno.test("Bash(git:*) lets the skill's agent loop run git and nothing else", as
     "skill/call/req",
     "r",
     await cap.handlers["skill/call/req"]!({
-      request: REQUEST_SCHEMAS["skill/call/req"].parse({
+      request: decodeRequest(REQUEST_SCHEMAS["skill/call/req"].parse({
         type: "skill/call/req",
         id: "r",
         name: "git-history",
         arguments: {},
-      }),
+      })),
       session,
       signal: session.signal,
     }),

@@ -70,7 +70,7 @@ export function fakeTools(): FakeTools {
       "tool/call/req": async ({ request, session, signal }) => {
         const started = performance.now();
         const args = request.arguments;
-        if (request.tool_name === "stream") {
+        if (request.toolName === "stream") {
           for (let seq = 0; seq < Number(args.count ?? 3); seq++) {
             session.send(encodeEvent("tool/event", request.id, {
               kind: "progress",
@@ -78,14 +78,14 @@ export function fakeTools(): FakeTools {
               seq,
             }));
           }
-        } else if (request.tool_name === "hang") {
+        } else if (request.toolName === "hang") {
           hanging.resolve();
           await new Promise((resolve) => {
             signal.addEventListener("abort", resolve, { once: true });
           });
           aborted.resolve(signal.reason);
           throw signal.reason;
-        } else if (request.tool_name === "gate") {
+        } else if (request.toolName === "gate") {
           gate.running++;
           gate.peak = Math.max(gate.peak, gate.running);
           for (const w of watchers.filter((w) => gate.running >= w.count)) {
@@ -98,7 +98,7 @@ export function fakeTools(): FakeTools {
         return {
           result: toolOutcome({
             success: true,
-            toolName: request.tool_name,
+            toolName: request.toolName,
             data: args,
             durationMs: Math.round(performance.now() - started),
           }),

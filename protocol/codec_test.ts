@@ -1,0 +1,189 @@
+import assert from "node:assert/strict";
+import { decodeResponse, encodeResponse } from "./codec.ts";
+import { skillOutcome, tool, toolOutcome } from "./domain.ts";
+import { parseMessage } from "./messages.ts";
+import { decodeRequest, encodeRequest } from "./request_codec.ts";
+import type { AnsweredRequestType, ResponseMap } from "./responses.ts";
+
+const BODIES: { [T in AnsweredRequestType]: ResponseMap[T] } = {
+  "handshake/req": {
+    sessionId: "s1",
+    acceptedCaps: ["tools", "skill"],
+    maxParallel: 4,
+    ok: true,
+    reason: "",
+  },
+  "ping": { uptimeSeconds: 1.5 },
+  "tool/list/req": {
+    tools: [tool({
+      name: "grep",
+      description: "Search",
+      inputSchema: {
+        type: "object",
+        properties: { pattern: { type: "string", description: "Regex" } },
+        required: ["pattern"],
+      },
+      deferLoading: true,
+      toolkit: "fs",
+    })],
+  },
+  "tool/call/req": {
+    result: toolOutcome({
+      success: false,
+      toolName: "grep",
+      durationMs: 7,
+      errorCode: "timeout",
+      error: "Timed out",
+      exitCode: 2,
+      events: [{ kind: "log", data: { level: "info" }, seq: 0 }],
+    }),
+    createdAt: 1.25,
+  },
+  "toolkit/list/req": {
+    toolkits: [{
+      name: "fs",
+      alias: "files",
+      description: "Files",
+      category: "io",
+      tags: ["x"],
+      iconSvg: null,
+      schema: { type: "object" },
+      tools: ["grep"],
+      configured: true,
+      version: "2.0.0",
+    }],
+  },
+  "toolkit/configure/req": {
+    toolkitName: "fs",
+    status: "error",
+    message: "Bad root",
+  },
+  "skill/discover/req": {
+    skills: [{
+      name: "notes",
+      version: "1.0.0",
+      description: "Notes",
+      triggers: ["take notes"],
+      status: "Blocked",
+      whenToUse: "Often",
+      argumentHint: "<text>",
+      source: "project",
+      tools: ["grep"],
+      toolkits: null,
+      instructions: "Be brief.",
+      filePath: "/s/notes/SKILL.md",
+      llmConfig: {
+        providerName: "openai",
+        providerCredentials: {},
+        providerConfig: false,
+        isDefault: false,
+      },
+      category: null,
+      tags: ["text"],
+      maxTurns: 3,
+      timeoutSeconds: null,
+      icon: null,
+      metadata: { blocked_reason: "No tool" },
+      inputSchema: {},
+      outputSchema: {},
+      arguments: null,
+    }],
+  },
+  "skill/call/req": {
+    name: "notes",
+    result: skillOutcome({ success: true, durationMs: 3, data: { n: 1 } }),
+    error: null,
+    createdAt: 2.5,
+  },
+};
+
+Deno.test("every answer body survives encode then decode, with req_id and the wire type", () => {
+  for (const type of Object.keys(BODIES) as AnsweredRequestType[]) {
+    const wire = JSON.parse(
+      JSON.stringify(encodeResponse(type, "r9", BODIES[type])),
+    );
+    assert.equal(wire.req_id, "r9", type);
+    assert.equal(wire.version, "1.0", type);
+    const back = decodeResponse(type, wire);
+    if (type === "tool/list/req") {
+      // The wire carries parameters, not the schema: compare what survives.
+      const [t] = (back as ResponseMap["tool/list/req"]).tools;
+      assert.equal(t?.deferLoading, true);
+      assert.deepEqual(t?.inputSchema.required, ["pattern"]);
+      continue;
+    }
+    assert.deepEqual(back, BODIES[type], type);
+  }
+});
+
+Deno.test("the wire form has exactly the snake_case fields the Python client requires", () => {
+  const call = encodeResponse("tool/call/req", "r", BODIES["tool/call/req"]);
+  assert.deepEqual(Object.keys(call.data as object).sort(), [
+    "data",
+    "duration_ms",
+    "error",
+    "error_code",
+    "events",
+    "exit_code",
+    "success",
+    "summary",
+    "tool_name",
+    "truncated",
+  ]);
+  const skill = encodeResponse("skill/call/req", "r", {
+    name: "x",
+    result: null,
+    error: { code: "unknown_skill", message: "Unknown", retryable: false },
+  });
+  assert.ok("data" in skill && skill.data === null);
+  assert.equal(typeof skill.created_at, "number");
+});
+
+Deno.test("a decoded request renames only its own fields, never the caller's data", () => {
+  const parsed = parseMessage(JSON.stringify({
+    type: "tool/call/req",
+    id: "r1",
+    tool_name: "echo",
+    arguments: { tool_name: "inner", session_id: "kept" },
+  }));
+  assert.ok(parsed.ok && parsed.request.type === "tool/call/req");
+  assert.equal(parsed.request.toolName, "echo");
+  assert.deepEqual(parsed.request.arguments, {
+    tool_name: "inner",
+    session_id: "kept",
+  });
+  assert.ok(!("tool_name" in parsed.request));
+});
+
+Deno.test("encodeRequest() then parse gives the same request back", () => {
+  const wire = encodeRequest({
+    type: "skill/call/req",
+    name: "notes",
+    arguments: { text: "hi" },
+    correlationId: "c1",
+    timeout: 5,
+    streaming: false,
+    llmOverride: {
+      providerName: "anthropic",
+      providerCredentials: { api_key: "k" },
+      providerConfig: { model: "m" },
+      isDefault: false,
+    },
+    metadata: { trace: "t" },
+  });
+  assert.equal(wire.correlation_id, "c1");
+  assert.equal(
+    (wire.llm_override as Record<string, unknown>).provider_name,
+    "anthropic",
+  );
+  const parsed = parseMessage(JSON.stringify(wire));
+  assert.ok(parsed.ok && parsed.request.type === "skill/call/req");
+  assert.equal(parsed.request.llmOverride?.providerName, "anthropic");
+  assert.deepEqual(parsed.request.llmOverride?.providerConfig, { model: "m" });
+  assert.deepEqual(
+    decodeRequest({ ...wire, type: "skill/call/req" }).metadata,
+    {
+      trace: "t",
+    },
+  );
+});
