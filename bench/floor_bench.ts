@@ -8,9 +8,6 @@
  * @module
  */
 
-// A bench prints its figures when run alone.
-// deno-lint-ignore-file no-console
-
 import { fileURLToPath } from "node:url";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
 
@@ -86,6 +83,8 @@ export async function measureFloor(rounds = 300): Promise<LatencyStats> {
 if (import.meta.main) {
   const s = await measureFloor();
   const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
+  // A bench prints its figures when run alone.
+  // deno-lint-ignore no-console
   console.log(
     `bare floor (pipe + worker round trip): min ${us(s.min)}, median ${
       us(s.median)
