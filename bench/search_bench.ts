@@ -11,7 +11,7 @@
  */
 
 import { ToolIndex } from "../runtime/search/tool_index.ts";
-import type { ToolEntry } from "../runtime/tools/filter.ts";
+import type { ListedTool } from "../runtime/tools/filter.ts";
 import {
   type CorpusTool,
   loadCorpusQueries,
@@ -61,8 +61,8 @@ function ms(value: number): string {
 }
 
 /** `size` tools: the corpus first, then renamed copies of it. */
-function generate(corpus: CorpusTool[], size: number): ToolEntry[] {
-  const entries: ToolEntry[] = [];
+function generate(corpus: CorpusTool[], size: number): ListedTool[] {
+  const entries: ListedTool[] = [];
   for (let i = 0; i < size; i++) {
     const tool = corpus[i % corpus.length] as CorpusTool;
     const copy = Math.floor(i / corpus.length);

@@ -8,10 +8,11 @@
  */
 
 import MiniSearch, { type SearchResult } from "minisearch";
+import { encodeTool } from "../../protocol/codec.ts";
 import type { ToolParameter } from "../../protocol/models.ts";
 import {
+  type ListedTool,
   matchesFilter,
-  type ToolEntry,
   type ToolFilter,
 } from "../tools/filter.ts";
 import { normalizeTerm, terms, tokenize } from "./terms.ts";
@@ -26,7 +27,7 @@ export interface ToolSearchOptions extends ToolFilter {
 }
 
 /** One search result. */
-export interface ToolSearchHit<T extends ToolEntry = ToolEntry> {
+export interface ToolSearchHit<T extends ListedTool = ListedTool> {
   /** The entry as it was added. */
   entry: T;
   /** BM25+ relevance; only comparable within one search. */
@@ -103,25 +104,25 @@ const SYNONYM_WEIGHT = 0.4;
  * @example Search and filter
  * ```ts
  * import { ToolIndex } from "./tool_index.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { tool } from "../../protocol/domain.ts";
  * import assert from "node:assert/strict";
- * const tool = (name: string, description: string, defer_loading = false) => ({
- *   definition: toolDefinition({ name, description, defer_loading }),
+ * const listed = (name: string, description: string, deferLoading = false) => ({
+ *   ...tool({ name, description, deferLoading }),
  *   origin: "file" as const,
  * });
  * const index = new ToolIndex([
- *   tool("write_file", "Write text to a file on disk"),
- *   tool("read_csv", "Parse a CSV file into rows"),
- *   tool("bulk_csv_export", "Export a table as CSV", true),
+ *   listed("write_file", "Write text to a file on disk"),
+ *   listed("read_csv", "Parse a CSV file into rows"),
+ *   listed("bulk_csv_export", "Export a table as CSV", true),
  * ]);
  * const hits = index.search("read a csv file");
- * assert.equal(hits[0]?.entry.definition.name, "read_csv");
- * assert.ok(!hits.some((h) => h.entry.definition.name === "bulk_csv_export"));
+ * assert.equal(hits[0]?.entry.name, "read_csv");
+ * assert.ok(!hits.some((h) => h.entry.name === "bulk_csv_export"));
  * const all = index.search("csv", { includeDeferred: true });
  * assert.equal(all.length, 2);
  * ```
  */
-export class ToolIndex<T extends ToolEntry = ToolEntry> {
+export class ToolIndex<T extends ListedTool = ListedTool> {
   #search: MiniSearch<IndexedDoc>;
   #entries = new Map<string, { entry: T; doc: IndexedDoc }>();
 
@@ -199,7 +200,7 @@ export class ToolIndex<T extends ToolEntry = ToolEntry> {
    * @param entry the new version of the tool
    */
   replace(entry: T): void {
-    this.remove(entry.definition.name);
+    this.remove(entry.name);
     this.add(entry);
   }
 
@@ -230,14 +231,14 @@ export class ToolIndex<T extends ToolEntry = ToolEntry> {
    * @example A limit
    * ```ts
    * import { ToolIndex } from "./tool_index.ts";
-   * import { toolDefinition } from "../../protocol/models.ts";
+   * import { tool } from "../../protocol/domain.ts";
    * import assert from "node:assert/strict";
    * const index = new ToolIndex(["git_commit", "git_push", "git_pull"].map((name) => ({
-   *   definition: toolDefinition({ name, description: `Run ${name.replace("_", " ")}` }),
+   *   ...tool({ name, description: `Run ${name.replace("_", " ")}` }),
    *   origin: "builtin" as const,
    * })));
    * assert.equal(index.search("git", { limit: 2 }).length, 2);
-   * assert.equal(index.search("push")[0]?.entry.definition.name, "git_push");
+   * assert.equal(index.search("push")[0]?.entry.name, "git_push");
    * ```
    */
   search(query: string, options: ToolSearchOptions = {}): ToolSearchHit<T>[] {
@@ -270,7 +271,9 @@ export class ToolIndex<T extends ToolEntry = ToolEntry> {
   }
 
   #claim(entry: T): IndexedDoc {
-    const def = entry.definition;
+    // Parameters are searched as agents see them on the wire (the codec
+    // keeps one encoding per tool object).
+    const def = encodeTool(entry);
     if (this.#entries.has(def.name)) {
       throw new RangeError(
         `Cannot index tool "${def.name}": a tool of that name is already indexed`,

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { toolDefinition, type ToolParameter } from "../../protocol/models.ts";
-import type { ToolEntry, ToolOrigin } from "../tools/filter.ts";
+import type { ToolParameter } from "../../protocol/models.ts";
+import { tool as domainTool } from "../../protocol/domain.ts";
+import { parametersToSchema } from "../../protocol/codec.ts";
+import type { ListedTool, ToolOrigin } from "../tools/filter.ts";
 import { ToolIndex } from "./tool_index.ts";
 
-interface Entry extends ToolEntry {
-  version: number;
+interface Entry extends ListedTool {
+  revision: number;
 }
 
 function tool(
@@ -16,20 +18,20 @@ function tool(
     deferred?: boolean;
     origin?: ToolOrigin;
     params?: ToolParameter[];
-    version?: number;
+    revision?: number;
   } = {},
 ): Entry {
   return {
-    definition: toolDefinition({
+    ...domainTool({
       name,
       description,
       tags: opts.tags ?? [],
       toolkit: opts.toolkit ?? null,
-      defer_loading: opts.deferred ?? false,
-      input_parameters: opts.params ?? [],
+      deferLoading: opts.deferred ?? false,
+      inputSchema: parametersToSchema(opts.params ?? []),
     }),
     origin: opts.origin ?? "file",
-    version: opts.version ?? 1,
+    revision: opts.revision ?? 1,
   };
 }
 
@@ -74,8 +76,8 @@ const TOOLS: Entry[] = [
   }),
 ];
 
-function names(hits: { entry: ToolEntry }[]): string[] {
-  return hits.map((h) => h.entry.definition.name);
+function names(hits: { entry: ListedTool }[]): string[] {
+  return hits.map((h) => h.entry.name);
 }
 
 Deno.test("ToolIndex.search() matches names in any case convention", () => {
@@ -167,11 +169,11 @@ Deno.test("ToolIndex updates incrementally", async (t) => {
   await t.step("replace updates the indexed text and the entry", () => {
     index.replace(
       tool("read_csv", "Load a spreadsheet of tab separated values.", {
-        version: 2,
+        revision: 2,
       }),
     );
     assert.equal(index.size, TOOLS.length);
-    assert.equal(index.get("read_csv")?.version, 2);
+    assert.equal(index.get("read_csv")?.revision, 2);
     assert.ok(!names(index.search("parse rows")).includes("read_csv"));
     assert.equal(names(index.search("tab separated"))[0], "read_csv");
   });

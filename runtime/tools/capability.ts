@@ -7,9 +7,8 @@
  */
 
 import type { Capability, OutgoingMessage } from "../capability.ts";
-import { encodeEvent, encodeTool } from "../../protocol/codec.ts";
+import { encodeEvent } from "../../protocol/codec.ts";
 import type { Tool } from "../../protocol/domain.ts";
-import type { ToolDefinition } from "../../protocol/models.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistryChange, ToolEntry } from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
@@ -49,14 +48,6 @@ export interface ToolsCapability extends Capability {
    * @returns the tool, or undefined for an unknown name
    */
   definition(name: string): Tool | undefined;
-}
-
-// What the search index holds: the wire definition (it indexes parameter
-// names and descriptions) beside the registry entry.
-interface Listed {
-  definition: ToolDefinition;
-  origin: ToolEntry["origin"];
-  tool: ToolEntry;
 }
 
 /**
@@ -112,22 +103,14 @@ export function createToolsCapability(
     maxEvents: options.maxEvents,
   });
 
-  const listed = (tool: ToolEntry): Listed => ({
-    definition: encodeTool(tool),
-    origin: tool.origin,
-    tool,
-  });
-
   // The index follows the registry incrementally: a reload that touched one
   // file re-indexes one tool, not all of them.
-  const index = new ToolIndex<Listed>(
-    [...registry.snapshot.tools.values()].map(listed),
-  );
+  const index = new ToolIndex<ToolEntry>([...registry.snapshot.tools.values()]);
   const follow = (change: RegistryChange) => {
     for (const name of change.tools.removed) index.remove(name);
     for (const name of [...change.tools.added, ...change.tools.changed]) {
       const tool = change.snapshot.tools.get(name);
-      if (tool) index.replace(listed(tool));
+      if (tool) index.replace(tool);
     }
     const touched = [change.tools, change.toolkits].some((c) =>
       c.added.length + c.changed.length + c.removed.length > 0
@@ -154,7 +137,7 @@ export function createToolsCapability(
   return {
     name: "tools",
     caller,
-    definition: (name) => index.get(name)?.tool,
+    definition: (name) => index.get(name),
     handlers: {
       "tool/list/req": ({ request, session }) => {
         const filter = {
@@ -167,9 +150,9 @@ export function createToolsCapability(
             ...filter,
             includeDeferred: request.includeDeferred,
           }).map((hit) => hit.entry);
-        const tools = found.filter((l) =>
-          checkToolPolicy(policy.tools, l.tool, session.token).allowed
-        ).map((l): Tool => l.tool);
+        const tools: Tool[] = found.filter((tool) =>
+          checkToolPolicy(policy.tools, tool, session.token).allowed
+        );
         return Promise.resolve({ tools });
       },
       "tool/call/req": async ({ request, session, signal }) => {
@@ -197,8 +180,8 @@ export function createToolsCapability(
     },
   };
 
-  function allListed(): Listed[] {
-    const out: Listed[] = [];
+  function allListed(): ToolEntry[] {
+    const out: ToolEntry[] = [];
     for (const name of registry.snapshot.tools.keys()) {
       const entry = index.get(name);
       if (entry) out.push(entry);

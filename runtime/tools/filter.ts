@@ -1,9 +1,9 @@
 /**
  * List-mode helpers for `tool/list/req` (A2E-WIRE.md §4): `filter_tags`,
  * `filter_kind`, deferred tools and a deterministic order. They work on a
- * small {@linkcode ToolEntry} so they stay independent of how the registry
- * stores tools; the registry passes its own entries (any type that has these
- * fields) and gets the same objects back.
+ * {@linkcode ListedTool} (the domain tool and its origin) so they stay
+ * independent of how the registry stores tools; the registry passes its own
+ * entries (which are listed tools) and gets the same objects back.
  *
  * `filter_kind` semantics: an empty kind matches every tool; otherwise a tool
  * matches when the kind equals its origin (`builtin` for tools shipped with
@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { ToolDefinition } from "../../protocol/models.ts";
+import type { Tool } from "../../protocol/domain.ts";
 
 /** Where a tool comes from: shipped with skillbox, a drop-in file, or MCP. */
 export type ToolOrigin = "builtin" | "file" | "mcp";
@@ -21,13 +21,8 @@ export type ToolOrigin = "builtin" | "file" | "mcp";
 /** The origins `filter_kind` recognises, besides toolkit names. */
 export const TOOL_ORIGINS: readonly ToolOrigin[] = ["builtin", "file", "mcp"];
 
-/**
- * What list and search need to know about a tool. The toolkit and the
- * deferred flag are read from the definition (`toolkit`, `defer_loading`).
- */
-export interface ToolEntry {
-  /** The definition as sent to agents. */
-  readonly definition: ToolDefinition;
+/** What list and search need to know about a tool: the tool and its origin. */
+export interface ListedTool extends Tool {
   /** Where the tool comes from. */
   readonly origin: ToolOrigin;
 }
@@ -55,26 +50,26 @@ export interface ToolFilter {
 /**
  * Tells whether a tool carries every one of `tags` (AND semantics).
  *
- * @param definition the tool
+ * @param tool the tool
  * @param tags required tags; an empty list matches every tool
  * @returns true when every tag is present (case-insensitive)
  * @example AND semantics
  * ```ts
  * import { hasAllTags } from "./filter.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { tool } from "../../protocol/domain.ts";
  * import assert from "node:assert/strict";
- * const def = toolDefinition({ name: "read_csv", description: "", tags: ["files", "csv"] });
+ * const def = tool({ name: "read_csv", description: "", tags: ["files", "csv"] });
  * assert.equal(hasAllTags(def, ["csv", "Files"]), true);
  * assert.equal(hasAllTags(def, ["csv", "json"]), false);
  * assert.equal(hasAllTags(def, []), true);
  * ```
  */
 export function hasAllTags(
-  definition: ToolDefinition,
+  tool: Pick<Tool, "tags">,
   tags: readonly string[],
 ): boolean {
   if (tags.length === 0) return true;
-  const own = new Set(definition.tags.map((t) => t.toLowerCase()));
+  const own = new Set(tool.tags.map((t) => t.toLowerCase()));
   return tags.every((t) => own.has(t.toLowerCase()));
 }
 
@@ -87,10 +82,10 @@ export function hasAllTags(
  * @example Origin or toolkit
  * ```ts
  * import { matchesKind } from "./filter.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { tool } from "../../protocol/domain.ts";
  * import assert from "node:assert/strict";
  * const entry = {
- *   definition: toolDefinition({ name: "read_file", description: "", toolkit: "filesystem" }),
+ *   ...tool({ name: "read_file", description: "", toolkit: "filesystem" }),
  *   origin: "builtin" as const,
  * };
  * assert.equal(matchesKind(entry, "builtin"), true);
@@ -99,9 +94,9 @@ export function hasAllTags(
  * assert.equal(matchesKind(entry, ""), true);
  * ```
  */
-export function matchesKind(entry: ToolEntry, kind: string): boolean {
+export function matchesKind(entry: ListedTool, kind: string): boolean {
   if (kind === "") return true;
-  return entry.origin === kind || entry.definition.toolkit === kind;
+  return entry.origin === kind || entry.toolkit === kind;
 }
 
 /**
@@ -113,21 +108,20 @@ export function matchesKind(entry: ToolEntry, kind: string): boolean {
  * @example Deferred tools are left out by default
  * ```ts
  * import { matchesFilter } from "./filter.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { tool } from "../../protocol/domain.ts";
  * import assert from "node:assert/strict";
  * const entry = {
- *   definition: toolDefinition({ name: "big", description: "", defer_loading: true }),
+ *   ...tool({ name: "big", description: "", deferLoading: true }),
  *   origin: "file" as const,
  * };
  * assert.equal(matchesFilter(entry, {}), false);
  * assert.equal(matchesFilter(entry, { includeDeferred: true }), true);
  * ```
  */
-export function matchesFilter(entry: ToolEntry, filter: ToolFilter): boolean {
-  const def = entry.definition;
-  if (def.defer_loading && !filter.includeDeferred) return false;
+export function matchesFilter(entry: ListedTool, filter: ToolFilter): boolean {
+  if (entry.deferLoading && !filter.includeDeferred) return false;
   return matchesKind(entry, filter.filterKind ?? "") &&
-    hasAllTags(def, filter.filterTags ?? []);
+    hasAllTags(entry, filter.filterTags ?? []);
 }
 
 /**
@@ -140,16 +134,16 @@ export function matchesFilter(entry: ToolEntry, filter: ToolFilter): boolean {
  * @example Sort entries
  * ```ts
  * import { compareEntries } from "./filter.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { tool } from "../../protocol/domain.ts";
  * import assert from "node:assert/strict";
- * const e = (name: string) => ({ definition: toolDefinition({ name, description: "" }), origin: "file" as const });
+ * const e = (name: string) => ({ ...tool({ name, description: "" }), origin: "file" as const });
  * const sorted = [e("b"), e("B"), e("a")].sort(compareEntries);
- * assert.deepEqual(sorted.map((x) => x.definition.name), ["B", "a", "b"]);
+ * assert.deepEqual(sorted.map((x) => x.name), ["B", "a", "b"]);
  * ```
  */
-export function compareEntries(a: ToolEntry, b: ToolEntry): number {
-  return compare(a.definition.name, b.definition.name) ||
-    compare(a.definition.toolkit ?? "", b.definition.toolkit ?? "") ||
+export function compareEntries(a: ListedTool, b: ListedTool): number {
+  return compare(a.name, b.name) ||
+    compare(a.toolkit ?? "", b.toolkit ?? "") ||
     compare(a.origin, b.origin);
 }
 
@@ -157,24 +151,24 @@ export function compareEntries(a: ToolEntry, b: ToolEntry): number {
  * List mode of `tool/list/req`: the tools passing `filter`, sorted by name.
  *
  * @param entries the registry's tools (any objects with the
- *   {@linkcode ToolEntry} fields; the same objects are returned)
+ *   {@linkcode ListedTool} fields; the same objects are returned)
  * @param filter tags (AND), kind, and whether deferred tools count
  * @returns a new sorted array
  * @example List the non-deferred tools of a toolkit carrying a tag
  * ```ts
  * import { listTools } from "./filter.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { tool } from "../../protocol/domain.ts";
  * import assert from "node:assert/strict";
- * const tool = (name: string, tags: string[], defer_loading = false) => ({
- *   definition: toolDefinition({ name, description: "", tags, toolkit: "fs", defer_loading }),
+ * const listed = (name: string, tags: string[], deferLoading = false) => ({
+ *   ...tool({ name, description: "", tags, toolkit: "fs", deferLoading }),
  *   origin: "builtin" as const,
  * });
- * const entries = [tool("write_file", ["files"]), tool("read_file", ["files", "read"]), tool("huge", ["files"], true)];
- * const names = listTools(entries, { filterKind: "fs", filterTags: ["files"] }).map((e) => e.definition.name);
+ * const entries = [listed("write_file", ["files"]), listed("read_file", ["files", "read"]), listed("huge", ["files"], true)];
+ * const names = listTools(entries, { filterKind: "fs", filterTags: ["files"] }).map((e) => e.name);
  * assert.deepEqual(names, ["read_file", "write_file"]);
  * ```
  */
-export function listTools<T extends ToolEntry>(
+export function listTools<T extends ListedTool>(
   entries: Iterable<T>,
   filter: ToolFilter = {},
 ): T[] {

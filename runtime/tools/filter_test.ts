@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
-import { toolDefinition } from "../../protocol/models.ts";
+import { tool } from "../../protocol/domain.ts";
 import {
   compareEntries,
   hasAllTags,
+  type ListedTool,
   listTools,
   matchesKind,
-  type ToolEntry,
   type ToolOrigin,
 } from "./filter.ts";
 
-interface RegistryEntry extends ToolEntry {
+interface RegistryEntry extends ListedTool {
   path: string;
 }
 
@@ -19,12 +19,12 @@ function entry(
   opts: { tags?: string[]; toolkit?: string; deferred?: boolean } = {},
 ): RegistryEntry {
   return {
-    definition: toolDefinition({
+    ...tool({
       name,
       description: `${name} tool`,
       tags: opts.tags ?? [],
       toolkit: opts.toolkit ?? null,
-      defer_loading: opts.deferred ?? false,
+      deferLoading: opts.deferred ?? false,
     }),
     origin,
     path: `/skills/${name}.ts`,
@@ -46,8 +46,8 @@ const ENTRIES: RegistryEntry[] = [
   entry("bulk_export", "file", { tags: ["files", "read"], deferred: true }),
 ];
 
-function names(list: ToolEntry[]): string[] {
-  return list.map((e) => e.definition.name);
+function names(list: ListedTool[]): string[] {
+  return list.map((e) => e.name);
 }
 
 Deno.test("listTools() returns non-deferred tools sorted by name", () => {
@@ -144,10 +144,10 @@ Deno.test("compareEntries() is code-unit order, not locale order", () => {
   assert.deepEqual(names(list.sort(compareEntries)), ["B", "a", "b", "é"]);
 });
 
-Deno.test("hasAllTags() and matchesKind() read the definition", () => {
+Deno.test("hasAllTags() and matchesKind() read the tool", () => {
   const e = entry("x", "mcp", { tags: ["A"], toolkit: "kit" });
-  assert.equal(hasAllTags(e.definition, ["a"]), true);
-  assert.equal(hasAllTags(e.definition, ["a", "b"]), false);
+  assert.equal(hasAllTags(e, ["a"]), true);
+  assert.equal(hasAllTags(e, ["a", "b"]), false);
   assert.equal(matchesKind(e, "kit"), true);
   assert.equal(matchesKind(e, "mcp"), true);
   assert.equal(matchesKind(e, "file"), false);

@@ -5,9 +5,8 @@
  * @module
  */
 
-import { toolDefinition } from "../../protocol/models.ts";
-import type { ToolEntry } from "../../runtime/tools/filter.ts";
-import { schemaToParameters } from "../../protocol/parameters.ts";
+import type { ListedTool } from "../../runtime/tools/filter.ts";
+import { tool as domainTool } from "../../protocol/domain.ts";
 
 /** A tool as written in `tools.json`. */
 export interface CorpusTool {
@@ -69,14 +68,17 @@ export async function loadCorpusQueries(
  * const entry = toEntry(tool);
  * ```
  */
-export function toEntry(tool: CorpusTool, name: string = tool.name): ToolEntry {
+export function toEntry(
+  tool: CorpusTool,
+  name: string = tool.name,
+): ListedTool {
   return {
-    definition: toolDefinition({
+    ...domainTool({
       name,
       description: tool.description,
       tags: tool.tags,
       toolkit: tool.toolkit,
-      input_parameters: schemaToParameters(tool.parameters),
+      inputSchema: tool.parameters,
     }),
     origin: "file",
   };

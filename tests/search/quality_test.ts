@@ -28,9 +28,7 @@ function evaluate(index: ToolIndex, queries: CorpusQuery[]): Quality {
   let hit3 = 0;
   const misses: string[] = [];
   for (const { query, expected } of queries) {
-    const top = index.search(query, { limit: 3 }).map((h) =>
-      h.entry.definition.name
-    );
+    const top = index.search(query, { limit: 3 }).map((h) => h.entry.name);
     const rank = top.findIndex((name) => expected.includes(name));
     if (rank === 0) hit1++;
     if (rank >= 0) hit3++;
@@ -89,7 +87,7 @@ Deno.test("ToolIndex.search() finds the right tool for the held-out queries", as
 
 Deno.test("ToolIndex.search() ranks a csv reader above a generic file writer", async () => {
   const names = (await corpusIndex()).search("read a csv file").map((h) =>
-    h.entry.definition.name
+    h.entry.name
   );
   assert.equal(names[0], "read_csv");
   assert.ok(names.indexOf("read_csv") < names.indexOf("write_file"));
