@@ -27,6 +27,7 @@ import {
 import { type LatencyStats, latencyStats } from "./_stats.ts";
 import { startFloor } from "./floor_bench.ts";
 import type { Bench } from "./main.ts";
+import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 
 const FILES = 1000;
 const WARMUP = 50;
@@ -72,7 +73,15 @@ interface CallFigures {
   call: LatencyStats;
   echo: LatencyStats;
   floor: LatencyStats;
+  /** The same call through the sandbox API alone (no WebSocket, no caller). */
+  sandbox: LatencyStats;
 }
+
+const NO_HOOKS: SandboxHooks = {
+  onEvent() {},
+  callTool: () => Promise.reject(new Error("No tools here")),
+  chat: () => Promise.reject(new Error("No LLM here")),
+};
 
 async function callFigures(): Promise<CallFigures> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_bench_call_" });
@@ -118,6 +127,21 @@ async function callFigures(): Promise<CallFigures> {
     const callTimes: number[] = [];
     const echoTimes: number[] = [];
     const floorTimes: number[] = [];
+    const sandboxTimes: number[] = [];
+    const entry = h.registry.snapshot.tools.get("echo")!;
+    const direct: SandboxCall = {
+      path: entry.path,
+      export: entry.export,
+      version: entry.hash,
+      args: request.arguments,
+      grant: Object.freeze({}),
+      timeoutMs: 30_000,
+      sessionId: "bench",
+      callId: "bench",
+      config: Object.freeze({}),
+      metadata: {},
+      isolation: "warm",
+    };
     for (let i = 0; i < WARMUP + CALLS; i++) {
       let start = performance.now();
       const answer = await client.request("tool/call/req", request);
@@ -131,6 +155,10 @@ async function callFigures(): Promise<CallFigures> {
       start = performance.now();
       await floor.once();
       if (i >= WARMUP) floorTimes.push(performance.now() - start);
+      start = performance.now();
+      const outcome = await h.sandbox.call(direct, NO_HOOKS);
+      if (!outcome.ok) throw new Error(`Call failed: ${outcome.message}`);
+      if (i >= WARMUP) sandboxTimes.push(performance.now() - start);
     }
     await floor.close();
     socket.close();
@@ -139,6 +167,7 @@ async function callFigures(): Promise<CallFigures> {
       call: latencyStats(callTimes),
       echo: latencyStats(echoTimes),
       floor: latencyStats(floorTimes),
+      sandbox: latencyStats(sandboxTimes),
     };
   } finally {
     await echoServer.shutdown();
@@ -160,11 +189,12 @@ function spread(s: LatencyStats): string {
  * @returns the lines to print
  */
 export async function runCallBench(): Promise<string[]> {
-  const { call, echo, floor } = await callFigures();
+  const { call, echo, floor, sandbox } = await callFigures();
   const ratio = call.median / (echo.median + floor.median);
   return [
     `raw Hono WebSocket echo: ${spread(echo)}`,
     `bare floor (pipe to a child + worker postMessage): ${spread(floor)}`,
+    `the same call through the sandbox API alone: ${spread(sandbox)}`,
     `trivial tool/call over the host's WebSocket: ${spread(call)}`,
     `ratio call / (echo + floor), medians: ${ratio.toFixed(2)} (goal <= 1.5) ${
       ratio <= 1.5 ? "OK" : "OVER GOAL"

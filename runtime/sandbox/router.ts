@@ -43,12 +43,20 @@ export interface ProcessRouterOptions {
 /**
  * Finds, starts, and retires sandbox processes.
  *
- * @example Route two operations with one grant to one process
- * ```ts ignore
- * const router = new ProcessRouter({ deny: [], memoryMb: 128, maxIdle: 8,
- *   spareWorkers: 1, maxWarmWorkers: 16, maxResultBytes: 1 << 20,
+ * @example Operations with one grant share one process
+ * ```ts
+ * import { ProcessRouter } from "./router.ts";
+ * import assert from "node:assert/strict";
+ * const router = new ProcessRouter({ deny: [], deniedTrees: [], memoryMb: 128,
+ *   maxIdle: 8, spareWorkers: 1, maxWarmWorkers: 16, maxResultBytes: 1 << 20,
  *   maxEventBytes: 1 << 20, cwd: Deno.cwd() });
- * const a = await router.processFor({ read: ["/s/a"] });
+ * const grant = Object.freeze({});
+ * const first = await router.processFor(grant);
+ * first.release();
+ * const again = router.processFor(grant); // started and ready: no await
+ * assert.equal(again, first);
+ * first.release();
+ * await router.close();
  * ```
  */
 export class ProcessRouter {

@@ -52,11 +52,22 @@ export interface WorkerSlotsOptions {
 /**
  * The worker slots of a sandbox process.
  *
- * @example Take a fresh slot for a one-off operation
- * ```ts ignore
- * const slots = new WorkerSlots({ bootstrapUrl, permissions, spares: 1,
- *   maxWarm: 16, onMessage() {}, onCrash() {} });
- * const slot = slots.take("");
+ * @example A warm slot is found again by its key
+ * ```ts
+ * import { WorkerSlots } from "./workers.ts";
+ * import assert from "node:assert/strict";
+ * const source = 'postMessage({ t: "ready" });';
+ * const slots = new WorkerSlots({
+ *   bootstrapUrl: URL.createObjectURL(new Blob([source], { type: "text/javascript" })),
+ *   permissions: { read: false, write: false, net: false, env: false,
+ *     run: false, sys: false, ffi: false, import: false },
+ *   spares: 1, maxWarm: 4, onMessage(slot, m) { if (m.t === "ready") slot.onReady(); },
+ *   onCrash() {},
+ * });
+ * await slots.sparesReady();
+ * const slot = slots.take("module@v1");
+ * assert.equal(slots.take("module@v1"), slot);
+ * slots.kill(slot, "done");
  * ```
  */
 export class WorkerSlots {
