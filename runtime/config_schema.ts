@@ -1,0 +1,214 @@
+/**
+ * The schema of `skillbox.jsonc`, in one place: the typed {@link HostConfig}
+ * the host runs on, the zod schema of the file (snake_case, every default),
+ * and the one function that checks a parsed file and maps it onto the other.
+ * A new config section is added here: its interface field, its zod entry and
+ * its line in {@link validateConfig}.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { checkLlmConfig, type LlmConfig } from "./llm/config.ts";
+import { describeZodError } from "../protocol/messages.ts";
+import { ConfigError } from "./config_error.ts";
+import { parseHostPolicy } from "./tools/policy.ts";
+
+/** The listen address. */
+export interface ListenConfig {
+  /** The interface to listen on. @default "127.0.0.1" */
+  hostname: string;
+  /** 0 picks a free port. @default 8787 */
+  port: number;
+}
+
+/** The limits the host enforces. */
+export interface LimitsConfig {
+  /** Largest message accepted, in UTF-8 bytes. @default 4194304 */
+  maxMessageBytes: number;
+  /** Live sessions at once; more are refused. @default 1024 */
+  maxSessions: number;
+  /** Capability requests one session runs at once (queued beyond). @default 4 */
+  maxParallel: number;
+  /** Capability requests running at once across sessions. @default 64 */
+  maxParallelHost: number;
+  /** An HTTP+SSE transport session with no stream and no request for this long expires. @default 300 */
+  sseIdleSeconds: number;
+  /** How long `close()` waits for in-flight calls. @default 10 */
+  shutdownTimeoutSeconds: number;
+  /** The most LLM turns any skill may take (caps `max_turns`). @default 50 */
+  maxTurns: number;
+  /** `max_turns` of a skill that sets none. @default 10 */
+  defaultMaxTurns: number;
+}
+
+/** How sandbox processes are run. */
+export interface SandboxConfig {
+  /** Heap cap per sandbox process, in MiB. @default 512 */
+  memoryMb: number;
+  /** Idle sandbox processes kept warm (least recently used retired). @default 8 */
+  maxIdleProcesses: number;
+  /** Spare workers kept started in each process. @default 1 */
+  spareWorkers: number;
+  /** Longest result kept, in characters of JSON; longer is cut. @default 1048576 */
+  maxResultBytes: number;
+  /** Discovery cache folder, or null for none. @default ".skillbox-cache" */
+  cacheDir: string | null;
+}
+
+/** The whole host configuration, with every default applied. */
+export interface HostConfig {
+  /** Where `host.listen()` serves by default. */
+  listen: ListenConfig;
+  /** Directories skills are loaded from. @default ["./skills"] */
+  skills: string[];
+  /** Accepted auth tokens; empty means no auth. @default [] */
+  tokens: string[];
+  /** The limits the host enforces. */
+  limits: LimitsConfig;
+  /** Serve skillbox's own `skills/` folder too (`source: "system"`). @default true */
+  builtinSkills: boolean;
+  /** Skills the operator archived: hidden from discover, calls refused. @default [] */
+  archivedSkills: string[];
+  /** How sandbox processes are run. */
+  sandbox: SandboxConfig;
+  /**
+   * The permission and tool policy, as written; validated by
+   * `parseHostPolicy` (see `runtime/tools/policy.ts`). @default {}
+   */
+  policy: Record<string, unknown>;
+  /** Toolkit configurations applied to every session, by toolkit name. @default {} */
+  toolkits: Record<string, Record<string, unknown>>;
+  /** LLM providers (the wire's `LLMConfig` shape). @default [] */
+  llm: LlmConfig[];
+}
+
+const loose = z.record(z.string(), z.unknown()).default({});
+
+const LIMIT_DEFAULTS = {
+  max_message_bytes: 4 * 1024 * 1024,
+  max_sessions: 1024,
+  max_parallel: 4,
+  max_parallel_host: 64,
+  sse_idle_seconds: 300,
+  shutdown_timeout_seconds: 10,
+  max_turns: 50,
+  default_max_turns: 10,
+};
+
+const SANDBOX_DEFAULTS = {
+  memory_mb: 512,
+  max_idle_processes: 8,
+  spare_workers: 1,
+  max_result_bytes: 1024 * 1024,
+  cache_dir: ".skillbox-cache" as string | null,
+};
+
+const ConfigFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  listen: z.strictObject({
+    hostname: z.string().min(1).default("127.0.0.1"),
+    port: z.number().int().min(0).max(65535).default(8787),
+  }).default({ hostname: "127.0.0.1", port: 8787 }),
+  skills: z.array(z.string().min(1)).default(["./skills"]),
+  tokens: z.array(z.string().min(1)).default([]),
+  limits: z.strictObject({
+    max_message_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
+    max_sessions: z.number().int().positive().default(1024),
+    max_parallel: z.number().int().positive().default(4),
+    max_parallel_host: z.number().int().positive().default(64),
+    sse_idle_seconds: z.number().positive().default(300),
+    shutdown_timeout_seconds: z.number().nonnegative().default(10),
+    max_turns: z.number().int().positive().default(50),
+    default_max_turns: z.number().int().positive().default(10),
+  }).default(LIMIT_DEFAULTS),
+  builtin_skills: z.boolean().default(true),
+  archived_skills: z.array(z.string().min(1)).default([]),
+  sandbox: z.strictObject({
+    memory_mb: z.number().int().min(32).default(512),
+    max_idle_processes: z.number().int().nonnegative().default(8),
+    spare_workers: z.number().int().nonnegative().default(1),
+    max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
+    cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
+  }).default(SANDBOX_DEFAULTS),
+  policy: loose,
+  toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
+    {},
+  ),
+  llm: z.array(z.unknown()).default([]),
+});
+
+type ConfigFile = z.infer<typeof ConfigFileSchema>;
+
+/**
+ * Checks a parsed config file against the schema (and the policy and LLM
+ * sections against their own modules), then maps it onto a
+ * {@link HostConfig} with every default applied.
+ *
+ * @param value the parsed file (undefined reads as `{}`)
+ * @param file the file name used in error messages
+ * @returns the config the host runs on
+ * @throws {ConfigError} `file: field.path: problem` for the first violation
+ * @example Defaults fill what the file leaves out; a typo is named
+ * ```ts
+ * import { validateConfig } from "./config_schema.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(validateConfig({ listen: { port: 9000 } }, "a.jsonc").listen.hostname, "127.0.0.1");
+ * assert.throws(() => validateConfig({ limit: {} }, "a.jsonc"), /^ConfigError: a\.jsonc: /);
+ * ```
+ */
+export function validateConfig(value: unknown, file: string): HostConfig {
+  const parsed = ConfigFileSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw new ConfigError(`${file}: ${describeZodError(parsed.error)}`);
+  }
+  const data = parsed.data;
+  // The policy and LLM sections belong to their modules; check them here so
+  // a bad file fails at start with its field path, not at the first call.
+  try {
+    parseHostPolicy(data.policy);
+  } catch (error) {
+    throw new ConfigError(
+      `${file}: ${
+        (error as Error).message.replace(/^Invalid host policy: /, "")
+      }`,
+    );
+  }
+  let llm: LlmConfig[];
+  try {
+    llm = data.llm.map((entry, i) => checkLlmConfig(entry, `llm.${i}`));
+  } catch (error) {
+    throw new ConfigError(`${file}: ${(error as Error).message}`);
+  }
+  return toHostConfig(data, llm);
+}
+
+function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
+  return {
+    listen: { ...data.listen },
+    skills: data.skills,
+    tokens: data.tokens,
+    limits: {
+      maxMessageBytes: data.limits.max_message_bytes,
+      maxSessions: data.limits.max_sessions,
+      maxParallel: data.limits.max_parallel,
+      maxParallelHost: data.limits.max_parallel_host,
+      sseIdleSeconds: data.limits.sse_idle_seconds,
+      shutdownTimeoutSeconds: data.limits.shutdown_timeout_seconds,
+      maxTurns: data.limits.max_turns,
+      defaultMaxTurns: data.limits.default_max_turns,
+    },
+    builtinSkills: data.builtin_skills,
+    archivedSkills: data.archived_skills,
+    sandbox: {
+      memoryMb: data.sandbox.memory_mb,
+      maxIdleProcesses: data.sandbox.max_idle_processes,
+      spareWorkers: data.sandbox.spare_workers,
+      maxResultBytes: data.sandbox.max_result_bytes,
+      cacheDir: data.sandbox.cache_dir,
+    },
+    policy: data.policy,
+    toolkits: data.toolkits,
+    llm,
+  };
+}

@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { validateConfig } from "./config_schema.ts";
+import { ConfigError } from "./config_error.ts";
+
+Deno.test("validateConfig() maps snake_case sections onto the camelCase config", () => {
+  const config = validateConfig({
+    builtin_skills: false,
+    archived_skills: ["old"],
+    sandbox: { memory_mb: 64, cache_dir: null },
+    limits: { default_max_turns: 3 },
+    toolkits: { filesystem: { root: "/data" } },
+    llm: [{ provider_name: "openai", provider_config: { model: "m" } }],
+  }, "f");
+  assert.equal(config.builtinSkills, false);
+  assert.deepEqual(config.archivedSkills, ["old"]);
+  assert.equal(config.sandbox.memoryMb, 64);
+  assert.equal(config.sandbox.cacheDir, null);
+  assert.equal(config.sandbox.spareWorkers, 1);
+  assert.equal(config.limits.defaultMaxTurns, 3);
+  assert.equal(config.limits.maxTurns, 50);
+  assert.deepEqual(config.toolkits, { filesystem: { root: "/data" } });
+  assert.equal(config.llm[0]?.provider_name, "openai");
+});
+
+Deno.test("validateConfig() fails with the file and field path of each section's error", async (t) => {
+  const cases: [unknown, RegExp][] = [
+    [{ sandbox: { memory_mb: 8 } }, /^f\.jsonc: sandbox\.memory_mb/],
+    [
+      { llm: [{ provider_name: "gemini" }] },
+      /^f\.jsonc: llm\.0\.provider_name/,
+    ],
+    [{ policy: { permissions: 3 } }, /^f\.jsonc: /],
+    [[], /^f\.jsonc: /],
+  ];
+  for (const [value, pattern] of cases) {
+    await t.step(JSON.stringify(value), () => {
+      assert.throws(
+        () => validateConfig(value, "f.jsonc"),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      );
+    });
+  }
+});
+
+Deno.test("validateConfig() gives each call its own default arrays", () => {
+  const a = validateConfig(undefined, "f");
+  a.skills.push("./mine");
+  assert.deepEqual(validateConfig({}, "f").skills, ["./skills"]);
+});

@@ -1,0 +1,56 @@
+/**
+ * JSONC (JSON with comments and trailing commas) read with `jsonc-parser`,
+ * failing at the first syntax error with its `file:line:column`.
+ *
+ * @module
+ */
+
+import { parse, type ParseError, printParseErrorCode } from "jsonc-parser";
+import { ConfigError } from "./config_error.ts";
+
+/**
+ * Parses JSONC text.
+ *
+ * @param text the text (comments and trailing commas allowed)
+ * @param file the file name used in error messages
+ * @returns the value
+ * @throws {ConfigError} `file:line:column: Problem` at the first syntax error
+ * @example Comments are fine, a missing value is not
+ * ```ts
+ * import { parseJsonc } from "./jsonc.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseJsonc('{ "a": 1, // note\n }', "a.jsonc"), { a: 1 });
+ * assert.throws(() => parseJsonc('{\n  "a": }', "a.jsonc"), /^ConfigError: a\.jsonc:2:8: Value expected$/);
+ * ```
+ */
+export function parseJsonc(text: string, file: string): unknown {
+  const errors: ParseError[] = [];
+  const value = parse(text, errors, {
+    allowTrailingComma: true,
+    disallowComments: false,
+  });
+  const first = errors[0];
+  if (first) {
+    const { line, column } = lineColumn(text, first.offset);
+    throw new ConfigError(
+      `${file}:${line}:${column}: ${
+        describeParseError(printParseErrorCode(first.error))
+      }`,
+    );
+  }
+  return value;
+}
+
+function lineColumn(text: string, offset: number) {
+  const before = text.slice(0, offset).split("\n");
+  return {
+    line: before.length,
+    column: (before[before.length - 1]?.length ?? 0) + 1,
+  };
+}
+
+// jsonc-parser names errors in PascalCase ("ValueExpected"): make a sentence.
+function describeParseError(code: string): string {
+  const words = code.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
