@@ -13,7 +13,7 @@
  */
 
 import type { Context, Output, SkillDef } from "../../sandbox/sdk/types.ts";
-import { CsvProfiler, sniffDelimiter } from "./_csv.ts";
+import { type CsvProfile, CsvProfiler, sniffDelimiter } from "./_csv.ts";
 
 interface Args {
   path?: string;
@@ -112,7 +112,6 @@ export default {
       sampleSize: args.sample_size ?? 5,
       maxDistinct: args.max_distinct ?? 10_000,
     };
-    let profiler: CsvProfiler | null = null;
     const start = (firstText: string) => {
       const delimiter = args.delimiter ?? sniffDelimiter(firstText);
       ctx.status(
@@ -120,78 +119,100 @@ export default {
       );
       return new CsvProfiler(delimiter, options);
     };
-
+    let profiler: CsvProfiler;
     if (typeof args.path === "string") {
-      ctx.status(`Reading "${args.path}"`);
-      let line = 1;
-      let bytes = 0;
-      while (true) {
-        ctx.signal.throwIfAborted();
-        const page = unwrap(
-          await ctx.tools.call("read_file", {
-            path: args.path,
-            start_line: line,
-            max_bytes: PAGE_BYTES,
-          }),
-        ) as ReadPage;
-        const pageBytes = new TextEncoder().encode(page.content).length;
-        // read_file cuts a line longer than the page and still moves on:
-        // profiling half a record would be silently wrong.
-        if (page.truncated && pageBytes > PAGE_BYTES) {
-          throw new Error(
-            `Line ${line} of "${args.path}" is longer than ${PAGE_BYTES} bytes`,
-          );
-        }
-        profiler ??= start(page.content);
-        profiler.feed(page.content);
-        bytes += pageBytes;
-        const pct = page.size > 0
-          ? Math.min(99, Math.floor((bytes / page.size) * 100))
-          : 99;
-        ctx.progress(pct, `${profiler.rows} rows read`);
-        if (!page.truncated || page.next_start_line === null) break;
-        line = page.next_start_line;
-      }
+      profiler = await profilePath(args.path, ctx, start);
     } else if (typeof args.csv === "string") {
-      const text = args.csv;
-      profiler = start(text);
-      for (let i = 0; i < text.length; i += SLICE_CHARS) {
-        ctx.signal.throwIfAborted();
-        profiler.feed(text.slice(i, i + SLICE_CHARS));
-        const pct = Math.min(
-          99,
-          Math.floor(((i + SLICE_CHARS) / text.length) * 100),
-        );
-        ctx.progress(pct, `${profiler.rows} rows read`);
-      }
+      profiler = profileInline(args.csv, ctx, start);
     } else {
       throw new TypeError(
         'Give "path" (a file under the filesystem root) or "csv" (the text)',
       );
     }
-
-    const profile = profiler!.finish();
-    ctx.progress(100, `${profile.rows} rows profiled`);
-    if (profile.ragged_rows > 0) {
-      ctx.log(
-        "warn",
-        `${profile.ragged_rows} rows have a different number of fields than the header (first: ${
-          profile.ragged_examples.join(", ")
-        })`,
-      );
-    }
-    if (profile.unterminated_quote) {
-      ctx.log("warn", "The data ends inside a quoted field");
-    }
-    const types = profile.columns.map((c) => `${c.name}:${c.type}`).join(", ");
-    return {
-      __skillbox_output: true,
-      data: { source: args.path ?? "inline", ...profile },
-      summary:
-        `${profile.rows} rows × ${profile.columns.length} columns (${types})`,
-    };
+    return report(profiler.finish(), ctx, args.path ?? "inline");
   },
 } satisfies SkillDef<Args>;
+
+/** Reads `path` page by page through `read_file`, profiling each page. */
+async function profilePath(
+  path: string,
+  ctx: Context,
+  start: (firstText: string) => CsvProfiler,
+): Promise<CsvProfiler> {
+  ctx.status(`Reading "${path}"`);
+  let profiler: CsvProfiler | null = null;
+  let line = 1;
+  let bytes = 0;
+  while (true) {
+    ctx.signal.throwIfAborted();
+    const page = unwrap(
+      await ctx.tools.call("read_file", {
+        path,
+        start_line: line,
+        max_bytes: PAGE_BYTES,
+      }),
+    ) as ReadPage;
+    const pageBytes = new TextEncoder().encode(page.content).length;
+    // read_file cuts a line longer than the page and still moves on:
+    // profiling half a record would be silently wrong.
+    if (page.truncated && pageBytes > PAGE_BYTES) {
+      throw new Error(
+        `Line ${line} of "${path}" is longer than ${PAGE_BYTES} bytes`,
+      );
+    }
+    profiler ??= start(page.content);
+    profiler.feed(page.content);
+    bytes += pageBytes;
+    const pct = page.size > 0
+      ? Math.min(99, Math.floor((bytes / page.size) * 100))
+      : 99;
+    ctx.progress(pct, `${profiler.rows} rows read`);
+    if (!page.truncated || page.next_start_line === null) return profiler;
+    line = page.next_start_line;
+  }
+}
+
+/** Profiles inline text in slices, so progress moves. */
+function profileInline(
+  text: string,
+  ctx: Context,
+  start: (firstText: string) => CsvProfiler,
+): CsvProfiler {
+  const profiler = start(text);
+  for (let i = 0; i < text.length; i += SLICE_CHARS) {
+    ctx.signal.throwIfAborted();
+    profiler.feed(text.slice(i, i + SLICE_CHARS));
+    const pct = Math.min(
+      99,
+      Math.floor(((i + SLICE_CHARS) / text.length) * 100),
+    );
+    ctx.progress(pct, `${profiler.rows} rows read`);
+  }
+  return profiler;
+}
+
+/** Final progress, warnings about the data's shape, and the output. */
+function report(profile: CsvProfile, ctx: Context, source: string): Output {
+  ctx.progress(100, `${profile.rows} rows profiled`);
+  if (profile.ragged_rows > 0) {
+    ctx.log(
+      "warn",
+      `${profile.ragged_rows} rows have a different number of fields than the header (first: ${
+        profile.ragged_examples.join(", ")
+      })`,
+    );
+  }
+  if (profile.unterminated_quote) {
+    ctx.log("warn", "The data ends inside a quoted field");
+  }
+  const types = profile.columns.map((c) => `${c.name}:${c.type}`).join(", ");
+  return {
+    __skillbox_output: true,
+    data: { source, ...profile },
+    summary:
+      `${profile.rows} rows × ${profile.columns.length} columns (${types})`,
+  };
+}
 
 /** A tool result may arrive as an output marker; the page is its data. */
 function unwrap(value: unknown): unknown {
