@@ -1,7 +1,7 @@
 /**
  * The A2E v1.0 data models (A2E-WIRE.md §3–6), as TypeScript interfaces with
- * snake_case fields exactly as on the wire, plus builders that fill every
- * default so that what the host sends is always complete.
+ * snake_case fields exactly as on the wire. Code works with the camelCase
+ * domain objects of `domain.ts`; `codec.ts` converts between the two.
  *
  * @module
  */
@@ -223,68 +223,6 @@ export function toolDefinition(
     version: "1.0.0",
     toolkit: null,
     defer_loading: false,
-    ...fields,
-  };
-}
-
-/**
- * Completes a tool result with A2E's defaults.
- *
- * @param fields at least `success`, `tool_name` and `duration_ms`
- * @returns a result with every field present
- * @example A failure
- * ```ts
- * import { toolResult } from "./models.ts";
- * import assert from "node:assert/strict";
- * const r = toolResult({ success: false, tool_name: "t", duration_ms: 3, error_code: "timeout" });
- * assert.equal(r.truncated, false);
- * assert.deepEqual(r.events, []);
- * ```
- */
-export function toolResult(
-  fields:
-    & Pick<ToolResult, "success" | "tool_name" | "duration_ms">
-    & Partial<ToolResult>,
-): ToolResult {
-  return {
-    data: null,
-    summary: null,
-    truncated: false,
-    exit_code: null,
-    error: null,
-    error_code: null,
-    events: [],
-    ...fields,
-  };
-}
-
-/**
- * Completes a toolkit definition with A2E's defaults.
- *
- * @param fields at least `name` and `tools`
- * @returns a definition with every field present
- * @example Fill defaults
- * ```ts
- * import { toolkitDefinition } from "./models.ts";
- * import assert from "node:assert/strict";
- * const kit = toolkitDefinition({ name: "fs", tools: ["read_file"] });
- * assert.equal(kit.configured, false);
- * ```
- */
-export function toolkitDefinition(
-  fields:
-    & Pick<ToolkitDefinition, "name" | "tools">
-    & Partial<ToolkitDefinition>,
-): ToolkitDefinition {
-  return {
-    alias: "",
-    description: "",
-    category: "",
-    tags: [],
-    icon_svg: null,
-    schema: {},
-    configured: false,
-    version: "1.0.0",
     ...fields,
   };
 }
