@@ -35,12 +35,33 @@ async function writeTree(dir: string, layout: Layout): Promise<void> {
   }));
 }
 
-async function loadOnce(dir: string, cache: string): Promise<number> {
+// CPU time of this process and its reaped children (the discovery
+// processes), in ms: on a shared machine wall time mostly measures the
+// neighbours. Linux only (NaN elsewhere).
+function cpuMs(): number {
+  try {
+    const fields = Deno.readTextFileSync("/proc/self/stat")
+      .replace(/^.*\) /, "").split(" ");
+    // utime, stime, cutime, cstime: fields 14-17, in clock ticks (100/s).
+    const ticks = [11, 12, 13, 14].reduce((n, i) => n + Number(fields[i]), 0);
+    return ticks * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+interface Timing {
+  wall: number;
+  cpu: number;
+}
+
+async function loadOnce(dir: string, cache: string): Promise<Timing> {
   const sandbox = createSandbox({
     cacheDir: cache,
     policy: { sharedFolders: [dir] },
   });
   try {
+    const cpu = cpuMs();
     const start = performance.now();
     const registry = await loadRegistry({ sandbox, dirs: [dir] });
     const ms = performance.now() - start;
@@ -52,7 +73,9 @@ async function loadOnce(dir: string, cache: string): Promise<number> {
         }`,
       );
     }
-    return ms;
+    // The last processes are reaped (their CPU counted) once closed.
+    await sandbox.close();
+    return { wall: ms, cpu: cpuMs() - cpu };
   } finally {
     await sandbox.close();
   }
@@ -62,10 +85,10 @@ async function loadOnce(dir: string, cache: string): Promise<number> {
 async function measure(
   layout: Layout,
   runs: number,
-): Promise<{ cold: number[]; cached: number[] }> {
+): Promise<{ cold: Timing[]; cached: Timing[] }> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_bench_disc_" });
-  const cold: number[] = [];
-  const cached: number[] = [];
+  const cold: Timing[] = [];
+  const cached: Timing[] = [];
   try {
     await writeTree(dir, layout);
     for (let run = 0; run < runs; run++) {
@@ -83,14 +106,62 @@ async function measure(
   return { cold, cached };
 }
 
-function summary(values: number[], unit: "s" | "ms"): string {
-  const sorted = [...values].sort((a, b) => a - b);
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[values.length >> 1]!;
+}
+
+function summary(timings: Timing[], unit: "s" | "ms"): string {
   const show = (ms: number) =>
     unit === "s" ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  return `median ${show(median)} (min ${show(sorted[0]!)}, max ${
-    show(sorted[sorted.length - 1]!)
-  })`;
+  const walls = timings.map((t) => t.wall);
+  return `median ${show(median(walls))} (min ${show(Math.min(...walls))}, ` +
+    `max ${show(Math.max(...walls))}; CPU ${
+      show(median(timings.map((t) => t.cpu)))
+    })`;
+}
+
+// The floor of a cold load with one isolate per module: starting 1,000 bare
+// Workers (no skillbox code, nothing loaded), one process per core.
+async function workerFloor(): Promise<Timing> {
+  const source = `const n = Number(Deno.args[1]);
+const lanes = Number(Deno.args[0]);
+const url = URL.createObjectURL(new Blob(["postMessage(1)"], { type: "text/javascript" }));
+let next = 0;
+const lane = async () => {
+  while (next < n) {
+    next++;
+    const w = new Worker(url, { type: "module" });
+    await new Promise((r) => w.onmessage = r);
+    w.terminate();
+  }
+};
+await Promise.all(Array.from({ length: lanes }, lane));`;
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_bench_floor_" });
+  try {
+    const file = join(dir, "floor.js");
+    await Deno.writeTextFile(file, source);
+    const cores = navigator.hardwareConcurrency;
+    const cpu = cpuMs();
+    const start = performance.now();
+    // Each process starts its share of the workers, three at a time.
+    await Promise.all(Array.from({ length: cores }, async () => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--quiet",
+          "--no-lock",
+          file,
+          "3",
+          String(Math.ceil(FILES / cores)),
+        ],
+        env: { NO_COLOR: "1" },
+      }).output();
+      if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+    }));
+    return { wall: performance.now() - start, cpu: cpuMs() - cpu };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }
 
 /**
@@ -103,8 +174,8 @@ export async function runDiscoveryBench(runs = RUNS): Promise<string[]> {
   const lines: string[] = [];
   for (const layout of ["subfolders", "flat"] as const) {
     const { cold, cached } = await measure(layout, runs);
-    const coldMedian = [...cold].sort((a, b) => a - b)[cold.length >> 1]!;
-    const cachedMedian = [...cached].sort((a, b) => a - b)[cached.length >> 1]!;
+    const coldMedian = median(cold.map((t) => t.wall));
+    const cachedMedian = median(cached.map((t) => t.wall));
     lines.push(
       `load ${FILES} tool files (${layout}), ${runs} runs: cold ${
         summary(cold, "s")
@@ -113,6 +184,12 @@ export async function runDiscoveryBench(runs = RUNS): Promise<string[]> {
       } (goal <= 200 ms) ${cachedMedian <= 200 ? "OK" : "OVER GOAL"}`,
     );
   }
+  const floor = await workerFloor();
+  lines.push(
+    `floor: ${FILES} bare Workers started across ${navigator.hardwareConcurrency} processes: ${
+      (floor.wall / 1000).toFixed(2)
+    } s (CPU ${(floor.cpu / 1000).toFixed(2)} s)`,
+  );
   return lines;
 }
 

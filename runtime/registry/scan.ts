@@ -7,6 +7,7 @@
 
 import { join, resolve } from "node:path";
 import type { Origin, RegistryError } from "./types.ts";
+import { Semaphore } from "../semaphore.ts";
 
 // An Agent Skills folder's file; A2E's reference skill spells it `skill.md`.
 const SKILL_FILES = new Set(["SKILL.md", "skill.md"]);
@@ -87,6 +88,7 @@ export async function scanSkillDirs(
   const result: ScanResult = { files: [], agentSkills: [], errors: [] };
   const seenDirs = new Set<string>();
   const seenFiles = new Set<string>();
+  const openDirs = new Semaphore(64);
 
   const walk = async (dir: string, root: string, origin: Origin) => {
     let real: string;
@@ -101,17 +103,23 @@ export async function scanSkillDirs(
     if (seenDirs.has(real)) return;
     seenDirs.add(real);
     const entries: Deno.DirEntry[] = [];
+    // Folders are walked in parallel: bound the open directory handles.
+    const release = await openDirs.acquire();
     try {
       for await (const entry of Deno.readDir(dir)) entries.push(entry);
     } catch (error) {
       result.errors.push(unreadable(dir, error));
       return;
+    } finally {
+      release();
     }
     if (entries.some((e) => SKILL_FILES.has(e.name) && !e.isDirectory)) {
       result.agentSkills.push(dir);
       return;
     }
-    for (const entry of entries) {
+    // Entries in parallel: a skills folder of 1,000 files would otherwise
+    // wait for 1,000 stats one after the other.
+    await Promise.all(entries.map(async (entry) => {
       const path = join(dir, entry.name);
       let isDir = entry.isDirectory;
       let isFile = entry.isFile;
@@ -121,16 +129,16 @@ export async function scanSkillDirs(
           isDir = info.isDirectory;
           isFile = info.isFile;
         } catch {
-          continue; // a dangling link is not a module
+          return; // a dangling link is not a module
         }
       }
       if (isDir) {
         if (entry.name.startsWith(".") || entry.name === "node_modules") {
-          continue;
+          return;
         }
         await walk(path, root, origin);
       } else if (isFile && isDefinitionFile(entry.name)) {
-        if (seenFiles.has(path)) continue;
+        if (seenFiles.has(path)) return;
         seenFiles.add(path);
         try {
           const info = await Deno.stat(path);
@@ -145,7 +153,7 @@ export async function scanSkillDirs(
           // Removed between readDir and stat: the next scan will not see it.
         }
       }
-    }
+    }));
   };
 
   for (const dir of dirs) {
@@ -154,6 +162,7 @@ export async function scanSkillDirs(
   }
   result.files.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   result.agentSkills.sort();
+  result.errors.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   return result;
 }
 

@@ -46,7 +46,11 @@ export interface DiscoveryQueueOptions
   extends Omit<DiscoveryProcessOptions, "workers" | "bootstrap"> {
   /** Source of the worker bootstrap, or how to load it (once). */
   bootstrap: string | (() => Promise<string>);
-  /** Discovery processes running at once. @default 2 */
+  /**
+   * Discovery processes running at once. Starting a Worker blocks its
+   * process's main thread, so one process keeps about one core busy.
+   * @default the number of cores, at most 8
+   */
   processes?: number;
   /** Modules loading at once in one process. @default 3 */
   workers?: number;
@@ -114,7 +118,10 @@ export class DiscoveryQueue {
     this.#bootstrap = typeof bootstrap === "string"
       ? () => Promise.resolve(bootstrap)
       : () => loaded ??= bootstrap();
-    this.#processes = Math.max(1, options.processes ?? 2);
+    this.#processes = Math.max(
+      1,
+      options.processes ?? Math.min(8, navigator.hardwareConcurrency || 2),
+    );
     this.#batchSize = Math.max(1, options.batchSize ?? 128);
     this.#gatherMs = options.gatherMs ?? 5;
   }
