@@ -88,12 +88,27 @@ export async function scanSkillDirs(
   const result: ScanResult = { files: [], agentSkills: [], errors: [] };
   const seenDirs = new Set<string>();
   const seenFiles = new Set<string>();
-  const openDirs = new Semaphore(64);
+  // Folders and files are visited in parallel; each readDir and stat is a
+  // thread-pool job, so bound how many run at once.
+  const io = new Semaphore(16);
+  const stat = async (path: string) => {
+    const release = await io.acquire();
+    try {
+      return await Deno.stat(path);
+    } finally {
+      release();
+    }
+  };
 
   const walk = async (dir: string, root: string, origin: Origin) => {
     let real: string;
     try {
-      real = await Deno.realPath(dir);
+      const release = await io.acquire();
+      try {
+        real = await Deno.realPath(dir);
+      } finally {
+        release();
+      }
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound) || dir !== root) {
         result.errors.push(unreadable(dir, error));
@@ -103,8 +118,7 @@ export async function scanSkillDirs(
     if (seenDirs.has(real)) return;
     seenDirs.add(real);
     const entries: Deno.DirEntry[] = [];
-    // Folders are walked in parallel: bound the open directory handles.
-    const release = await openDirs.acquire();
+    const release = await io.acquire();
     try {
       for await (const entry of Deno.readDir(dir)) entries.push(entry);
     } catch (error) {
@@ -125,7 +139,7 @@ export async function scanSkillDirs(
       let isFile = entry.isFile;
       if (entry.isSymlink) {
         try {
-          const info = await Deno.stat(path);
+          const info = await stat(path);
           isDir = info.isDirectory;
           isFile = info.isFile;
         } catch {
@@ -141,7 +155,7 @@ export async function scanSkillDirs(
         if (seenFiles.has(path)) return;
         seenFiles.add(path);
         try {
-          const info = await Deno.stat(path);
+          const info = await stat(path);
           result.files.push({
             path,
             origin,

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import type { DiscoveryCache } from "./discovery.ts";
 import type { DiscoveryQueue } from "./discovery_batch.ts";
 import { moduleGraph } from "./module_graph.ts";
+import { Semaphore } from "../semaphore.ts";
 import { checkGrant, ownReadPaths, type Policy } from "./permissions.ts";
 import type { DescribedDefinition, DescribedModule } from "./types.ts";
 
@@ -20,6 +21,11 @@ export interface DescriberOptions {
   queue: Pick<DiscoveryQueue, "describe">;
   /** Told each module's local files (the pool grants them to calls). */
   onGraph?: (path: string, files: string[]) => void;
+  /**
+   * Modules read and hashed at once. Each file read is a thread-pool job:
+   * a thousand at once would start hundreds of threads. @default 16
+   */
+  ioConcurrency?: number;
 }
 
 /**
@@ -48,10 +54,12 @@ export function createDescriber(
   options: DescriberOptions,
 ): (path: string) => Promise<DescribedModule> {
   const { policy, cache, queue } = options;
+  const io = new Semaphore(options.ioConcurrency ?? 16);
   return async (path) => {
     const abs = resolve(path);
     let hash = "";
     let files: string[];
+    const release = await io.acquire();
     try {
       const graph = await moduleGraph(abs);
       hash = graph.hash;
@@ -66,6 +74,8 @@ export function createDescriber(
         definitions: [],
         error: `Cannot read module: ${(err as Error).message}`,
       };
+    } finally {
+      release();
     }
     const own = { read: ownReadPaths(abs, { policy, localFiles: files }) };
     const check = checkGrant(own, { modulePath: abs, policy });
@@ -86,7 +96,8 @@ export function createDescriber(
       : { path: abs, hash, definitions: [], error: answer.message };
     // Hangs and crashes may be transient; only settled answers are kept.
     if (answer.ok || answer.code === "tool_error") {
-      await cache.put(described).catch(() => {});
+      const release = await io.acquire();
+      await cache.put(described).catch(() => {}).finally(release);
     }
     return described;
   };
