@@ -20,6 +20,10 @@ import type {
   DiscoveryInit,
   DiscoveryModule,
 } from "../../protocol/sandbox/discovery.ts";
+import {
+  decodeWorkerMessage,
+  type ToWorkerMessage,
+} from "../../protocol/sandbox/messages.ts";
 import { serializeResult } from "../_truncate.ts";
 
 const encoder = new TextEncoder();
@@ -86,17 +90,20 @@ function describeOne(
       e.preventDefault();
       finish(() => failed(init, i, `Module worker failed: ${e.message}`));
     };
+    const post = (message: ToWorkerMessage) => worker.postMessage(message);
     worker.onmessage = (e: MessageEvent<unknown>) => {
-      const msg = e.data as Record<string, unknown> | null;
-      if (typeof msg !== "object" || msg === null) return;
+      const msg = decodeWorkerMessage(e.data);
+      if (msg === null) return;
       if (msg.t === "ready") {
-        worker.postMessage({ t: "load", path: module.path });
+        post({ t: "load", path: module.path });
       } else if (msg.t === "loaded") {
-        worker.postMessage({
+        post({
           t: "op",
           id: "describe",
           op: "describe",
+          path: module.path,
           export: "default",
+          workerKey: "",
           args: null,
           config: {},
           metadata: {},
@@ -104,31 +111,23 @@ function describeOne(
           call: "",
         });
       } else if (msg.t === "load_error") {
-        finish(() =>
-          failed(init, i, `Cannot load module: ${String(msg.message)}`)
-        );
+        finish(() => failed(init, i, `Cannot load module: ${msg.message}`));
       } else if (msg.t === "exit") {
-        finish(() =>
-          failed(init, i, `Module exited with code ${Number(msg.code)}`)
-        );
+        finish(() => failed(init, i, `Module exited with code ${msg.code}`));
       } else if (msg.t === "result" && msg.id === "describe") {
-        finish(() => answer(init, i, msg));
+        finish(() =>
+          msg.ok
+            ? answer(init, i, msg.value)
+            : failed(init, i, String(msg.message))
+        );
       }
     };
   });
 }
 
-function answer(
-  init: DiscoveryInit,
-  i: number,
-  msg: Record<string, unknown>,
-): void {
-  if (msg.ok !== true) {
-    failed(init, i, String(msg.message));
-    return;
-  }
+function answer(init: DiscoveryInit, i: number, value: unknown): void {
   try {
-    const { json, truncated } = serializeResult(msg.value, init.maxResultBytes);
+    const { json, truncated } = serializeResult(value, init.maxResultBytes);
     if (truncated) {
       failed(init, i, "Definitions are larger than the result limit");
     } else send(init, `{"t":"described","i":${i},"ok":true,"value":${json}}`);
