@@ -20,7 +20,8 @@ import { createHost } from "./runtime/host.ts";
 const USAGE = `Usage: deno run host [options]
 
 Serves A2E v1.0 over WebSocket (/a2e), HTTP+SSE (/a2e/session, /a2e/send,
-/a2e/stream) and, with --stdio, over stdin/stdout.
+/a2e/stream) and MCP over Streamable HTTP (/mcp); with --stdio, A2E over
+stdin/stdout instead; with --mcp, MCP over stdin/stdout instead.
 
 Options:
   --hostname HOST   address to listen on (default 127.0.0.1)
@@ -29,6 +30,7 @@ Options:
   --config FILE     config file (default ./skillbox.jsonc when present)
   --token T         accepted auth token; repeatable (default: no auth)
   --stdio           serve one session over stdin/stdout NDJSON instead
+  --mcp             serve one MCP session over stdin/stdout instead
   --help            show this help
 
 Precedence: flags, then SKILLBOX_CONFIG, SKILLBOX_HOSTNAME, SKILLBOX_PORT,
@@ -59,6 +61,7 @@ async function main(args: string[]): Promise<number> {
         config: { type: "string" },
         token: { type: "string", multiple: true },
         stdio: { type: "boolean" },
+        mcp: { type: "boolean" },
         help: { type: "boolean" },
       },
     }).values;
@@ -127,6 +130,14 @@ async function main(args: string[]): Promise<number> {
   const from = Object.entries(overrides).map(([k, v]) => `${k} from ${v}`)
     .join(", ");
 
+  if (flags.mcp) {
+    stderr(`skillbox serving one MCP session on stdio (${loaded})`);
+    if (from) stderr(`skillbox settings: ${from}`);
+    await host.serveMcpStdio();
+    await host.close({ timeoutSeconds: 0 });
+    return 0;
+  }
+
   if (flags.stdio) {
     stderr(`skillbox serving one A2E session on stdio (${loaded})`);
     if (from) stderr(`skillbox settings: ${from}`);
@@ -149,7 +160,7 @@ async function main(args: string[]): Promise<number> {
   }
   const ws = address.url.replace(/^http/, "ws");
   stderr(
-    `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/health (${loaded})`,
+    `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/mcp (MCP), ${address.url}/health (${loaded})`,
   );
   if (from) stderr(`skillbox settings: ${from}`);
   for (const line of warnings) stderr(`skillbox warning: ${line}`);

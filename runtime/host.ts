@@ -1,8 +1,9 @@
 /**
  * `createHost()`: the skillbox host as a library. It serves A2E over
  * WebSocket (`/a2e`), HTTP+SSE (`/a2e/session|send|stream|health`) and
- * stdio, plus `GET /health`, all feeding one dispatcher; and it answers
- * in-process calls through the same handlers.
+ * stdio, MCP (Streamable HTTP at `/mcp`, or stdio), plus `GET /health`, all
+ * feeding one dispatcher; and it answers in-process calls through the same
+ * handlers.
  *
  * @module
  */
@@ -24,6 +25,9 @@ import {
 } from "./transports/http_sse.ts";
 import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
 import { websocketHandler } from "./transports/websocket.ts";
+import { registryFacts } from "./mcp/facts.ts";
+import { createMcpHttp } from "./mcp/http.ts";
+import { serveMcpStdio } from "./mcp/stdio.ts";
 import {
   createStandardStack,
   type LoadReport,
@@ -99,6 +103,12 @@ export interface Host {
    * @returns resolves when stdin closes
    */
   serveStdio(options?: StdioOptions): Promise<void>;
+  /**
+   * Serves one MCP session over stdin/stdout (trusted like stdio).
+   *
+   * @returns resolves when stdin closes
+   */
+  serveMcpStdio(): Promise<void>;
   /**
    * Plugs a capability in; sessions handshaking later are offered it.
    *
@@ -225,6 +235,10 @@ export function createHost(options: HostOptions = {}): Host {
   const context = { dispatcher, limits: config.limits, openSession, log };
 
   const sse: SseTransport = createSseTransport(context);
+  const mcpOptions = {
+    facts: registryFacts(() => stack?.snapshot ?? null),
+  };
+  const mcp = createMcpHttp(context, { ...mcpOptions, tokens: config.tokens });
   const app = new Hono();
   app.get("/health", (c) =>
     c.json({
@@ -234,6 +248,7 @@ export function createHost(options: HostOptions = {}): Host {
     }));
   app.get("/a2e", websocketHandler(context));
   app.route("/a2e", sse.app);
+  app.all("/mcp", (c) => mcp.handle(c.req.raw));
   app.onError((error, c) => {
     log(`Cannot handle ${c.req.method} ${c.req.path}: ${error.message}`);
     return c.json({ error: "Internal error" }, 500);
@@ -281,6 +296,7 @@ export function createHost(options: HostOptions = {}): Host {
       });
     },
     serveStdio: (stdioOptions) => serveStdio(context, stdioOptions),
+    serveMcpStdio: () => serveMcpStdio(context, mcpOptions),
     addCapability: (capability) => dispatcher.addCapability(capability),
     broadcast(message) {
       let count = 0;
@@ -306,6 +322,7 @@ export function createHost(options: HostOptions = {}): Host {
       await Promise.all(all.map((session) => session.drain(timeoutMs)));
       for (const session of all) session.close("Host closing");
       sse.close();
+      await mcp.close();
       await dispatcher.closeCapabilities();
       await stack?.close();
       await server?.shutdown();

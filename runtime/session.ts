@@ -12,7 +12,12 @@ import { newId } from "../protocol/envelope.ts";
 import { Semaphore } from "./semaphore.ts";
 
 /** Where a session's messages travel. */
-export type TransportKind = "websocket" | "sse" | "stdio" | "in-process";
+export type TransportKind =
+  | "websocket"
+  | "sse"
+  | "stdio"
+  | "mcp"
+  | "in-process";
 
 /**
  * Where a session stands with auth: `pending` before a handshake, `accepted`

@@ -28,6 +28,7 @@ import { createSkillsCapability } from "./skills/capability.ts";
 import { registryCatalog, SYSTEM_SKILLS_DIR } from "./skills/catalog.ts";
 import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
+import type { RegistrySnapshot } from "./registry/types.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
@@ -66,6 +67,8 @@ export interface StandardStack {
   capabilities: Capability[];
   /** Resolves once the skills folders are loaded; rejects if they cannot be. */
   ready: Promise<LoadReport>;
+  /** The registry's current snapshot; null until the first load. */
+  readonly snapshot: RegistrySnapshot | null;
   /** Stops watching and kills every sandbox process. */
   close(): Promise<void>;
 }
@@ -200,6 +203,9 @@ export function createStandardStack(
   return {
     capabilities,
     ready: built.then((b) => b.report),
+    get snapshot() {
+      return (registry as Registry | null)?.snapshot ?? null;
+    },
     async close() {
       closed = true;
       await built.catch(() => {});

@@ -1,0 +1,162 @@
+/**
+ * An MCP session's A2E session: the one place the MCP side meets the
+ * dispatcher. Each MCP session opens a real host session (counted, subject
+ * to `max_sessions`, policy by its token, its own toolkit configurations)
+ * and sends A2E requests through the dispatcher exactly as a WebSocket
+ * client would, so MCP calls take the same path as A2E calls.
+ *
+ * @module
+ */
+
+import type { OutgoingMessage } from "../capability.ts";
+import {
+  newId,
+  nowSeconds,
+  PROTOCOL_VERSION,
+} from "../../protocol/envelope.ts";
+import type { CallEvent } from "../../protocol/models.ts";
+import type { TransportContext } from "../transports/_context.ts";
+
+/** Options of one request over a link. */
+export interface LinkRequestOptions {
+  /** Receives the call's events (`tool/event`, `skill/event`) as they happen. */
+  onEvent?: (event: CallEvent) => void;
+  /** Cancels the request (the sandbox call stops). */
+  signal?: AbortSignal;
+}
+
+/** A host session driven by an MCP session. */
+export interface A2eLink {
+  /** The host session's id. */
+  readonly sessionId: string;
+  /** How many requests await their answer. */
+  readonly inFlight: number;
+  /**
+   * Sends one A2E request and resolves with its final answer (`*\/resp` or
+   * `error`); never rejects for a failed call.
+   */
+  request(
+    message: Record<string, unknown> & { type: string },
+    options?: LinkRequestOptions,
+  ): Promise<OutgoingMessage>;
+  /** Ends the host session, cancelling its calls. Idempotent. */
+  close(reason?: string): void;
+}
+
+/** Options of {@link openA2eLink}. */
+export interface A2eLinkOptions {
+  /** The token the MCP client presented ("" when none): per-token policy. */
+  token?: string;
+  /** Receives push messages (no `req_id`), e.g. `tools.changed`. */
+  onPush?: (message: OutgoingMessage) => void;
+}
+
+/**
+ * Opens a host session for an MCP session. It is authenticated at once: the
+ * MCP transport checked the bearer token (HTTP) or is trusted (stdio).
+ *
+ * @param context the host as transports see it
+ * @param options the token and where push messages go
+ * @returns the link, or a sentence saying why the host refused a session
+ * @example Ping through a link
+ * ```ts
+ * import { openA2eLink } from "./a2e_link.ts";
+ * import { Dispatcher } from "../dispatcher.ts";
+ * import { Session } from "../session.ts";
+ * import { defaultConfig } from "../config.ts";
+ * import assert from "node:assert/strict";
+ * const link = openA2eLink({
+ *   dispatcher: new Dispatcher(),
+ *   limits: defaultConfig().limits,
+ *   openSession: (o) => new Session({ send: o.send, transport: o.transport }),
+ *   log() {},
+ * });
+ * if (typeof link === "string") throw new Error(link);
+ * assert.equal((await link.request({ type: "ping" })).type, "pong");
+ * link.close();
+ * ```
+ */
+export function openA2eLink(
+  context: TransportContext,
+  options: A2eLinkOptions = {},
+): A2eLink | string {
+  const pending = new Map<
+    string,
+    {
+      resolve: (message: OutgoingMessage) => void;
+      onEvent?: (event: CallEvent) => void;
+    }
+  >();
+  const session = context.openSession({
+    transport: "mcp",
+    send(message) {
+      const reqId = message.req_id;
+      const waiter = typeof reqId === "string" ? pending.get(reqId) : undefined;
+      if (!waiter) {
+        if (reqId === undefined) options.onPush?.(message);
+        return;
+      }
+      if (message.type.endsWith("/event")) {
+        waiter.onEvent?.({
+          kind: String(message.kind ?? "status"),
+          data: (message.data ?? {}) as Record<string, unknown>,
+          seq: Number(message.seq ?? 0),
+        });
+        return;
+      }
+      pending.delete(reqId as string);
+      waiter.resolve(message);
+    },
+    onEnd(reason) {
+      // Calls still waiting get an answer, never silence.
+      for (const [id, waiter] of pending) {
+        waiter.resolve({
+          type: "error",
+          id: newId(),
+          version: PROTOCOL_VERSION,
+          ts: nowSeconds(),
+          req_id: id,
+          code: "runtime_error",
+          message: `Cancelled: ${reason}`,
+        });
+      }
+      pending.clear();
+    },
+  });
+  if (typeof session === "string") return session;
+  session.authenticate("accepted", options.token ?? "");
+
+  return {
+    sessionId: session.id,
+    get inFlight() {
+      return pending.size;
+    },
+    request(message, requestOptions = {}) {
+      if (session.closed) {
+        return Promise.resolve({
+          type: "error",
+          id: newId(),
+          version: PROTOCOL_VERSION,
+          ts: nowSeconds(),
+          req_id: "",
+          code: "runtime_error",
+          message: "Cannot call: the session has ended",
+        });
+      }
+      const id = newId();
+      const answer = new Promise<OutgoingMessage>((resolve) => {
+        pending.set(id, { resolve, onEvent: requestOptions.onEvent });
+      });
+      context.dispatcher.receiveValue(session, {
+        ...message,
+        id,
+        version: PROTOCOL_VERSION,
+        ts: nowSeconds(),
+      }, { signal: requestOptions.signal });
+      return answer;
+    },
+    close(reason = "MCP session ended") {
+      session.close(reason);
+    },
+  };
+}

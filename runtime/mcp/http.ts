@@ -1,0 +1,201 @@
+/**
+ * MCP over Streamable HTTP at `/mcp`: one official-SDK
+ * `WebStandardStreamableHTTPServerTransport` and server per MCP session,
+ * each backed by its own host session. With tokens configured every request
+ * needs `Authorization: Bearer <token>` (401 otherwise), and a session
+ * answers only the token that opened it. Idle sessions expire.
+ *
+ * @module
+ */
+
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { TransportContext } from "../transports/_context.ts";
+import { type A2eLink, openA2eLink } from "./a2e_link.ts";
+import { createMcpServer, type McpServerOptions } from "./server.ts";
+
+/** Options of {@link createMcpHttp}. */
+export interface McpHttpOptions extends McpServerOptions {
+  /** Accepted bearer tokens; empty means no auth. @default [] */
+  tokens?: readonly string[];
+  /** Seconds an MCP session may sit unused. @default the SSE idle limit */
+  idleSeconds?: number;
+}
+
+/** The `/mcp` endpoint. */
+export interface McpHttp {
+  /** Handles one request to `/mcp`. */
+  handle(request: Request): Promise<Response>;
+  /** How many MCP sessions are open. */
+  readonly size: number;
+  /** Closes every MCP session. */
+  close(): Promise<void>;
+}
+
+interface Entry {
+  transport: WebStandardStreamableHTTPServerTransport;
+  link: A2eLink;
+  token: string;
+  lastSeen: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the `/mcp` endpoint.
+ *
+ * @param context the host as transports see it
+ * @param options tokens, idle limit, tool facts
+ * @returns the endpoint
+ * @example Refuse a request without the bearer token
+ * ```ts
+ * import { createMcpHttp } from "./http.ts";
+ * import { Dispatcher } from "../dispatcher.ts";
+ * import { defaultConfig } from "../config.ts";
+ * import assert from "node:assert/strict";
+ * const mcp = createMcpHttp({
+ *   dispatcher: new Dispatcher(), limits: defaultConfig().limits,
+ *   openSession: () => "closed", log() {},
+ * }, { tokens: ["t"] });
+ * const res = await mcp.handle(new Request("http://x/mcp", { method: "POST", body: "{}" }));
+ * assert.equal(res.status, 401);
+ * await res.body?.cancel();
+ * await mcp.close();
+ * ```
+ */
+export function createMcpHttp(
+  context: TransportContext,
+  options: McpHttpOptions = {},
+): McpHttp {
+  const tokens = options.tokens ?? [];
+  const sessions = new Map<string, Entry>();
+  const idleMs = (options.idleSeconds ?? context.limits.sseIdleSeconds) * 1000;
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const entry of sessions.values()) {
+      if (now - entry.lastSeen > idleMs && entry.link.inFlight === 0) {
+        entry.close().catch(() => {});
+      }
+    }
+  }, Math.max(1000, Math.min(idleMs / 4, 30_000)));
+  Deno.unrefTimer(sweep);
+
+  const open = async (request: Request, token: string) => {
+    const link = openA2eLink(context, {
+      token,
+      onPush: (message) => mcp.onPush(message),
+    });
+    if (typeof link === "string") {
+      return json(503, `Cannot open an MCP session: ${link}`);
+    }
+    const mcp = createMcpServer(link, options);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      maxRequestBodySize: context.dispatcher.maxMessageBytes,
+      onsessioninitialized: (id: string) => {
+        sessions.set(id, entry);
+      },
+    });
+    const entry: Entry = {
+      transport,
+      link,
+      token,
+      lastSeen: Date.now(),
+      async close() {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+        link.close("MCP session closed");
+        await mcp.server.close().catch(() => {});
+      },
+    };
+    const close = entry.close;
+    mcp.server.onclose = () => {
+      close().catch(() => {});
+    };
+    await mcp.server.connect(transport);
+    const response = await transport.handleRequest(request);
+    // Not an initialize request: nothing to keep.
+    if (transport.sessionId === undefined) await close();
+    return response;
+  };
+
+  return {
+    async handle(request) {
+      const token = bearer(request);
+      if (tokens.length > 0 && !tokens.some((t) => sameString(t, token))) {
+        return json(
+          401,
+          token === "" ? "Missing bearer token" : "Invalid bearer token",
+          { "WWW-Authenticate": 'Bearer realm="skillbox"' },
+        );
+      }
+      if (!sameOrigin(request)) {
+        return json(403, "Cross-origin requests to /mcp are refused");
+      }
+      const id = request.headers.get("mcp-session-id");
+      if (id === null) {
+        if (request.method !== "POST") {
+          return json(400, "Missing Mcp-Session-Id header");
+        }
+        return await open(request, token);
+      }
+      const entry = sessions.get(id);
+      // Another token's session is as good as unknown.
+      if (!entry || !sameString(entry.token, token)) {
+        return json(404, "Unknown MCP session");
+      }
+      entry.lastSeen = Date.now();
+      if (request.method === "DELETE") {
+        const response = await entry.transport.handleRequest(request);
+        await entry.close();
+        return response;
+      }
+      return await entry.transport.handleRequest(request);
+    },
+    get size() {
+      return sessions.size;
+    },
+    async close() {
+      clearInterval(sweep);
+      await Promise.allSettled([...sessions.values()].map((e) => e.close()));
+      sessions.clear();
+    },
+  };
+}
+
+function bearer(request: Request): string {
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match?.[1]?.trim() ?? "";
+}
+
+// Browsers send Origin; a page elsewhere must not drive a local host.
+function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  try {
+    return new URL(origin).host === (request.headers.get("host") ??
+      new URL(request.url).host);
+  } catch {
+    return false;
+  }
+}
+
+function json(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ error: message }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+// Compares in time independent of where the strings differ.
+function sameString(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  }
+  return diff === 0;
+}

@@ -1,0 +1,311 @@
+/**
+ * One MCP session's server: an official-SDK `Server` whose handlers drive
+ * an {@link A2eLink}, so that listing, searching, configuring and calling go
+ * through the dispatcher like any A2E request. Tools, skills (as tools, and
+ * `SKILL.md` instructions as prompts), `search_tools` and
+ * `configure_toolkit`.
+ *
+ * @module
+ */
+
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode as McpErrorCode,
+  type GetPromptRequest,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type Prompt,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { OutgoingMessage } from "../capability.ts";
+import type {
+  SkillDefinition,
+  SkillResult,
+  ToolDefinition,
+  ToolResult,
+} from "../../protocol/models.ts";
+import type { A2eLink } from "./a2e_link.ts";
+import { createEventRelay } from "./notifications.ts";
+import {
+  errorResult,
+  parametersToSchema,
+  skillToMcpTool,
+  toCallToolResult,
+  toMcpTool,
+  type ToolFacts,
+} from "./tool_mapping.ts";
+import { CONFIGURE_TOOL, SEARCH_TOOL } from "./builtin_tools.ts";
+
+/** The version skillbox reports to MCP clients. */
+export const SERVER_VERSION = "0.1.0";
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** The registry's schemas and permissions of a tool, when known. */
+  facts?: (name: string) => ToolFacts | undefined;
+}
+
+/** A session's MCP server and what its transport must tell it. */
+export interface McpSessionServer {
+  /** The SDK server; connect it to a transport. */
+  readonly server: Server;
+  /** Call with each push message of the host session (hot reload). */
+  onPush(message: OutgoingMessage): void;
+}
+
+interface Catalog {
+  tools: Map<string, ToolDefinition>;
+  /** By MCP name. */
+  skills: Map<string, SkillDefinition>;
+}
+
+/**
+ * Creates the MCP server of one session.
+ *
+ * @param link the session's host session
+ * @param options where tool schemas come from
+ * @returns the server and its push hook
+ * @example
+ * ```ts ignore
+ * const { server } = createMcpServer(link);
+ * await server.connect(transport);
+ * ```
+ */
+export function createMcpServer(
+  link: A2eLink,
+  options: McpServerOptions = {},
+): McpSessionServer {
+  const server = new Server(
+    { name: "skillbox", version: SERVER_VERSION },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        prompts: { listChanged: true },
+        logging: {},
+      },
+    },
+  );
+  let cached: Promise<Catalog> | null = null;
+  const catalog = () => (cached ??= loadCatalog(link));
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const { tools, skills } = await catalog();
+    const listed: McpTool[] = [];
+    for (const tool of tools.values()) {
+      listed.push(toMcpTool(tool, options.facts?.(tool.name)));
+    }
+    for (const [name, skill] of skills) {
+      listed.push(skillToMcpTool(skill, name));
+    }
+    listed.push(SEARCH_TOOL, CONFIGURE_TOOL);
+    return { tools: listed };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (
+    request: CallToolRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ) => {
+    const name = request.params.name;
+    const args = request.params.arguments ?? {};
+    if (name === SEARCH_TOOL.name) {
+      return await searchTools(link, args, options);
+    }
+    if (name === CONFIGURE_TOOL.name) return await configureToolkit(link, args);
+    let skill = (await catalog()).skills.get(name);
+    if (!skill && !(await catalog()).tools.has(name)) {
+      // A skill added since the list, or a deferred tool: look again once.
+      cached = null;
+      skill = (await catalog()).skills.get(name);
+    }
+    const relay = createEventRelay({
+      progressToken: extra._meta?.progressToken,
+      send: (n) => extra.sendNotification(n),
+      logger: name,
+    });
+    const answer = await link.request(
+      skill
+        ? {
+          type: "skill/call/req",
+          name: skill.name,
+          arguments: args,
+          streaming: true,
+        }
+        : {
+          type: "tool/call/req",
+          tool_name: name,
+          arguments: args,
+          streaming: true,
+        },
+      { onEvent: relay.onEvent, signal: extra.signal },
+    );
+    await relay.flush();
+    return answerToResult(answer, skill ? "skill_error" : "tool_error");
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+    const prompts: Prompt[] = [];
+    for (const skill of (await catalog()).skills.values()) {
+      if (!skill.instructions) continue;
+      prompts.push({
+        name: skill.name,
+        title: skill.name,
+        description: skill.description,
+        arguments: (skill.arguments ?? []).map((a) => ({ name: a })),
+      });
+    }
+    return { prompts };
+  });
+
+  server.setRequestHandler(
+    GetPromptRequestSchema,
+    async (request: GetPromptRequest) => {
+      const skill = [...(await catalog()).skills.values()].find((s) =>
+        s.name === request.params.name && s.instructions
+      );
+      if (!skill) {
+        throw new McpError(
+          McpErrorCode.InvalidParams,
+          `Prompt ${request.params.name} not found`,
+        );
+      }
+      const args = Object.entries(request.params.arguments ?? {});
+      const text = skill.instructions +
+        (args.length > 0
+          ? "\n\nArguments:\n" + args.map(([k, v]) => `- ${k}: ${v}`).join("\n")
+          : "");
+      return {
+        description: skill.description,
+        messages: [{ role: "user", content: { type: "text", text } }],
+      };
+    },
+  );
+
+  return {
+    server,
+    onPush(message) {
+      if (message.type !== "invoke/event" || message.kind !== "tools.changed") {
+        return;
+      }
+      cached = null;
+      server.sendToolListChanged().catch(() => {});
+      server.sendPromptListChanged().catch(() => {});
+    },
+  };
+}
+
+async function loadCatalog(link: A2eLink): Promise<Catalog> {
+  const [toolsAnswer, skillsAnswer] = await Promise.all([
+    link.request({ type: "tool/list/req" }),
+    link.request({ type: "skill/discover/req" }),
+  ]);
+  const tools = new Map<string, ToolDefinition>();
+  if (toolsAnswer.type === "tool/list/resp") {
+    for (const tool of toolsAnswer.tools as ToolDefinition[]) {
+      tools.set(tool.name, tool);
+    }
+  }
+  const skills = new Map<string, SkillDefinition>();
+  if (skillsAnswer.type === "skill/discover/resp") {
+    for (const skill of skillsAnswer.skills as SkillDefinition[]) {
+      if (skill.status !== "Published") continue;
+      const reserved = tools.has(skill.name) ||
+        skill.name === SEARCH_TOOL.name || skill.name === CONFIGURE_TOOL.name;
+      skills.set(reserved ? `${skill.name}_skill` : skill.name, skill);
+    }
+  }
+  return { tools, skills };
+}
+
+function answerToResult(
+  answer: OutgoingMessage,
+  failureCode: string,
+): CallToolResult {
+  if (answer.type === "error") {
+    return errorResult(String(answer.code), String(answer.message ?? ""));
+  }
+  if (answer.type === "skill/call/resp") {
+    const data = answer.data as SkillResult | null;
+    if (!data) {
+      const error = (answer.error ?? {}) as Record<string, unknown>;
+      return errorResult(
+        String(error.code ?? failureCode),
+        String(error.message ?? "The skill returned no result"),
+      );
+    }
+    return toCallToolResult(data);
+  }
+  return toCallToolResult(answer.data as ToolResult);
+}
+
+async function searchTools(
+  link: A2eLink,
+  args: Record<string, unknown>,
+  options: McpServerOptions,
+): Promise<CallToolResult> {
+  const query = typeof args.query === "string" ? args.query.trim() : "";
+  if (query === "") {
+    return errorResult("schema_violation", 'search_tools needs a "query"');
+  }
+  const limit = typeof args.limit === "number" && args.limit > 0
+    ? Math.min(Math.floor(args.limit), 50)
+    : 10;
+  const answer = await link.request({
+    type: "tool/list/req",
+    query,
+    include_deferred: true,
+  });
+  if (answer.type === "error") {
+    return errorResult(String(answer.code), String(answer.message ?? ""));
+  }
+  const tools = (answer.tools as ToolDefinition[]).slice(0, limit).map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: options.facts?.(t.name)?.inputSchema ??
+      parametersToSchema(t.input_parameters),
+  }));
+  const text = tools.length === 0
+    ? `No tool matches "${query}"`
+    : tools.map((t) => `${t.name}: ${t.description}`).join("\n");
+  return { content: [{ type: "text", text }], structuredContent: { tools } };
+}
+
+async function configureToolkit(
+  link: A2eLink,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  const toolkit = typeof args.toolkit === "string" ? args.toolkit : "";
+  const config = typeof args.config === "object" && args.config !== null &&
+      !Array.isArray(args.config)
+    ? args.config
+    : {};
+  const answer = await link.request({
+    type: "toolkit/configure/req",
+    toolkit_name: toolkit,
+    config,
+  });
+  if (answer.type === "error") {
+    return errorResult(String(answer.code), String(answer.message ?? ""));
+  }
+  const status = String(answer.status ?? "error");
+  const message = answer.message === null || answer.message === undefined
+    ? null
+    : String(answer.message);
+  // The config is never echoed: it may hold secrets.
+  const structured = { toolkit, status, message };
+  const text = status === "ok"
+    ? `Toolkit "${toolkit}" configured`
+    : `Cannot configure toolkit "${toolkit}": ${message ?? status}`;
+  return {
+    content: [{ type: "text", text }],
+    structuredContent: structured,
+    ...(status === "ok" ? {} : { isError: true }),
+  };
+}

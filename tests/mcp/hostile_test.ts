@@ -1,0 +1,123 @@
+/**
+ * Hostile MCP clients against a real host: malformed JSON-RPC, a body over
+ * the size limit, and a client that vanishes mid-call. The host keeps
+ * serving a well-behaved client throughout.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createHost } from "../../runtime/host.ts";
+import { created, writeFixtures } from "./_fixtures.ts";
+
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+Deno.test("malformed, huge and abandoned MCP requests leave the host serving", async () => {
+  const skills = await Deno.makeTempDir();
+  const markers = await Deno.makeTempDir();
+  await writeFixtures(skills, markers);
+  const host = createHost({
+    config: {
+      skills: [skills],
+      builtinSkills: false,
+      limits: { maxMessageBytes: 64 * 1024 },
+      sandbox: {
+        cacheDir: null,
+        memoryMb: 256,
+        maxIdleProcesses: 8,
+        spareWorkers: 1,
+        maxResultBytes: 1 << 20,
+      },
+      policy: { permissions: { write: [markers] } },
+    },
+  });
+  await host.ready;
+  const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+  const steady = new Client({ name: "steady", version: "1" });
+  try {
+    await steady.connect(
+      new StreamableHTTPClientTransport(new URL(url + "/mcp")),
+    );
+    const echo = async (n: number) => {
+      const r = await steady.callTool({
+        name: "echo",
+        arguments: { text: String(n) },
+      }) as CallToolResult;
+      assert.deepEqual(r.structuredContent, { text: String(n) });
+    };
+
+    for (
+      const body of [
+        "{not json",
+        "[]",
+        '{"jsonrpc":"1.0","id":1,"method":"initialize"}',
+        '{"jsonrpc":"2.0","id":{"x":1},"method":"tools/call"}',
+        "null",
+      ]
+    ) {
+      const res = await fetch(url + "/mcp", {
+        method: "POST",
+        headers: HEADERS,
+        body,
+      });
+      assert.ok(
+        res.status >= 400 && res.status < 500,
+        `${body}: ${res.status}`,
+      );
+      await res.body?.cancel();
+      await echo(1);
+    }
+
+    const huge = await fetch(url + "/mcp", {
+      method: "POST",
+      headers: HEADERS,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { pad: "x".repeat(1 << 20) },
+      }),
+    });
+    assert.equal(huge.status, 413);
+    await huge.body?.cancel();
+    await echo(2);
+
+    // A client starts a call, then vanishes without a word.
+    const marker = join(markers, "aborted");
+    const leaver = new Client({ name: "leaver", version: "1" });
+    const leaverTransport = new StreamableHTTPClientTransport(
+      new URL(url + "/mcp"),
+    );
+    await leaver.connect(leaverTransport);
+    const started = Promise.withResolvers<void>();
+    const call = leaver.callTool(
+      { name: "wait_for_abort", arguments: { marker } },
+      undefined,
+      { onprogress: () => started.resolve(), timeout: 60_000 },
+    ).catch(() => "gone");
+    await started.promise;
+    await leaverTransport.close();
+    assert.equal(await call, "gone");
+    await echo(3);
+    // Its session is still open on the host until it expires or is
+    // deleted; deleting it cancels the call inside the sandbox.
+    const del = await fetch(url + "/mcp", {
+      method: "DELETE",
+      headers: { "mcp-session-id": leaverTransport.sessionId! },
+    });
+    assert.equal(del.status, 200);
+    await del.body?.cancel();
+    await created(marker, 5000);
+    await echo(4);
+  } finally {
+    await steady.close();
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(skills, { recursive: true });
+    await Deno.remove(markers, { recursive: true });
+  }
+});
