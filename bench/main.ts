@@ -16,6 +16,7 @@ import { toolsBench } from "./tools_bench.ts";
 import { discoveryBench } from "./discovery_bench.ts";
 import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
+import { mcpBench } from "./mcp_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -32,6 +33,7 @@ export const BENCHES: Bench[] = [
   discoveryBench,
   llmRelayBench,
   skillsBench,
+  mcpBench,
 ];
 
 if (import.meta.main) {

@@ -10,6 +10,7 @@
 
 import { z } from "zod";
 import { checkLlmConfig, type LlmConfig } from "./llm/config.ts";
+import type { McpServerSpec } from "./mcp/imported.ts";
 import { describeZodError } from "../protocol/messages.ts";
 import { ConfigError } from "./config_error.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
@@ -81,6 +82,11 @@ export interface HostConfig {
   toolkits: Record<string, Record<string, unknown>>;
   /** LLM providers (the wire's `LLMConfig` shape). @default [] */
   llm: LlmConfig[];
+  /**
+   * MCP servers imported as toolkits, by toolkit name: `{command, args,
+   * env, cwd}` (stdio) or `{url, headers}` (Streamable HTTP). @default {}
+   */
+  mcpServers?: Record<string, McpServerSpec>;
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});
@@ -136,6 +142,23 @@ const ConfigFileSchema = z.strictObject({
     {},
   ),
   llm: z.array(z.unknown()).default([]),
+  mcp_servers: z.record(
+    z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/),
+    z.union([
+      z.strictObject({
+        command: z.string().min(1),
+        args: z.array(z.string()).default([]),
+        env: z.record(z.string(), z.string()).default({}),
+        cwd: z.string().min(1).optional(),
+        start_timeout_ms: z.number().int().positive().optional(),
+      }),
+      z.strictObject({
+        url: z.url(),
+        headers: z.record(z.string(), z.string()).default({}),
+        start_timeout_ms: z.number().int().positive().optional(),
+      }),
+    ]),
+  ).default({}),
 });
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
@@ -210,5 +233,23 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
     policy: data.policy,
     toolkits: data.toolkits,
     llm,
+    mcpServers: Object.fromEntries(
+      Object.entries(data.mcp_servers).map(([name, spec]) => [
+        name,
+        "url" in spec
+          ? {
+            url: spec.url,
+            headers: spec.headers,
+            startTimeoutMs: spec.start_timeout_ms,
+          }
+          : {
+            command: spec.command,
+            args: spec.args,
+            env: spec.env,
+            cwd: spec.cwd,
+            startTimeoutMs: spec.start_timeout_ms,
+          },
+      ]),
+    ),
   };
 }

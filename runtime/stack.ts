@@ -34,6 +34,8 @@ import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
+import { createImportedServers } from "./mcp/imported.ts";
+import { routeImported } from "./mcp/import_sandbox.ts";
 
 /** What the first load of the skills folders found. */
 export interface LoadReport {
@@ -136,12 +138,24 @@ export function createStandardStack(
 
   let registry: Registry | null = null;
   let closed = false;
+  const servers = config.mcpServers ?? {};
+  const imported = Object.keys(servers).length === 0
+    ? null
+    : createImportedServers({
+      servers,
+      log,
+      onChange: () => {
+        (registry as Registry | null)?.reload().catch(() => {});
+      },
+    });
   const built = (async () => {
+    await imported?.start();
     const loaded = await loadRegistry({
       sandbox,
       dirs,
       watch: true,
       onProgress: progressLogger(log),
+      extraModules: imported ? () => imported.modules() : undefined,
     });
     if (closed) {
       await loaded.close();
@@ -150,7 +164,7 @@ export function createStandardStack(
     registry = loaded;
     const tools = createToolsCapability({
       registry: loaded,
-      sandbox,
+      sandbox: imported ? routeImported(sandbox, imported) : sandbox,
       configs,
       policy: hostPolicy,
       broadcast: options.broadcast,
@@ -210,6 +224,7 @@ export function createStandardStack(
       closed = true;
       await built.catch(() => {});
       await (registry as Registry | null)?.close();
+      await imported?.close();
       await sandbox.close();
     },
   };

@@ -11,6 +11,7 @@ import process from "node:process";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { TransportContext } from "../transports/_context.ts";
 import { openA2eLink } from "./a2e_link.ts";
+import { orderedStdout } from "./stdout.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
 /**
@@ -43,7 +44,7 @@ export async function serveMcpStdio(
   };
   mcp.server.onerror = (error: Error) =>
     context.log(`MCP stdio: ${error.message}`);
-  const transport = new StdioServerTransport(process.stdin, process.stdout, {
+  const transport = new StdioServerTransport(process.stdin, orderedStdout(), {
     maxBufferSize: context.dispatcher.maxMessageBytes,
   });
   const end = () => {

@@ -37,6 +37,11 @@ export interface RegistryOptions {
    * `progress.ts` for terminal lines).
    */
   onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Modules that come from elsewhere than the folders (imported MCP
+   * servers), read on every reload. @default none
+   */
+  extraModules?: () => LoadedModule[];
 }
 
 /** A live registry. */
@@ -215,7 +220,10 @@ class LiveRegistry implements Registry {
 
   async #reloadOnce(): Promise<RegistryChange | null> {
     const scan = await scanSkillDirs(this.#dirs);
-    const modules = await this.#describeAll(scan.files);
+    const modules = [
+      ...await this.#describeAll(scan.files),
+      ...(this.#options.extraModules?.() ?? []),
+    ];
     const previous = this.#snapshot;
     const next = buildSnapshot(modules, {
       generation: previous.generation + 1,

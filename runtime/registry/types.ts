@@ -16,7 +16,7 @@ import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
  * (`file`), or a module shipped with skillbox (`builtin`). `tool/list/req`'s
  * `filter_kind` matches it.
  */
-export type Origin = "file" | "builtin";
+export type Origin = "file" | "builtin" | "mcp";
 
 /** Fields every registry entry has: where its code lives and which version. */
 export interface ModuleRef {

@@ -91,7 +91,7 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
   ).map((d) => resolve(d));
   const isSystem = (path: string) =>
     systemDirs.some((d) => path === d || path.startsWith(d + sep));
-  const sourceOf = (path: string, origin: "file" | "builtin") =>
+  const sourceOf = (path: string, origin: string) =>
     skillSource(path, {
       origin: origin === "builtin" || isSystem(path) ? "builtin" : "file",
       home: options.home,

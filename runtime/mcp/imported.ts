@@ -1,0 +1,354 @@
+/**
+ * Imported MCP servers (`mcp_servers` in `skillbox.jsonc`): one official-SDK
+ * `Client` per server, stdio ones started through {@link mcpServerCommand},
+ * HTTP ones over Streamable HTTP with their headers sent only to their URL.
+ * Each server becomes registry modules (a toolkit `<name>` of origin `mcp`
+ * and tools `<name>__<tool>`), and calls routed to it come back as sandbox
+ * outcomes, so the tool caller (policy, validation, timeouts, events) is the
+ * same as for any tool. A server that fails to start, crashes or hangs is
+ * listed unavailable with the reason; its calls fail with `tool_error`; the
+ * next call restarts it, with backoff after repeated failures.
+ *
+ * @module
+ */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  type CallToolResult,
+  type Progress,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { LoadedModule } from "../registry/normalize.ts";
+import type { DescribedDefinition, SandboxOutcome } from "../sandbox/types.ts";
+import { ProcessClientTransport } from "./process_transport.ts";
+import type { McpProcessSpec } from "./spawn.ts";
+
+/** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
+export type McpServerSpec =
+  & {
+    /** How long it may take to start and list its tools. @default 10000 */
+    startTimeoutMs?: number;
+  }
+  & (
+    | (McpProcessSpec & { url?: undefined })
+    | { url: string; headers?: Readonly<Record<string, string>> }
+  );
+
+/**
+ * Registry paths of imported servers start with this: absolute (grants are
+ * checked on absolute paths) and never a real file.
+ */
+export const MCP_PATH_PREFIX = "/mcp:/";
+
+/** Options of {@link createImportedServers}. */
+export interface ImportedServersOptions {
+  /** The servers, by toolkit name. */
+  servers: Readonly<Record<string, McpServerSpec>>;
+  /** How long a server may take to start and list its tools. @default 10000 */
+  startTimeoutMs?: number;
+  /** Called when a server's tools or availability changed. */
+  onChange?: () => void;
+  /** Receives diagnostic lines. */
+  log?: (line: string) => void;
+}
+
+/** One routed call. */
+export interface ImportedCall {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onEvent(kind: string, data: Record<string, unknown>): void;
+}
+
+/** The imported servers. */
+export interface ImportedServers {
+  /** Starts every server (bounded by the start timeout each). */
+  start(): Promise<void>;
+  /** The registry modules: one per server. */
+  modules(): LoadedModule[];
+  /** Calls a server's tool; never throws. */
+  call(
+    server: string,
+    tool: string,
+    args: unknown,
+    call: ImportedCall,
+  ): Promise<SandboxOutcome>;
+  /** Stops every server. */
+  close(): Promise<void>;
+}
+
+interface Slot {
+  name: string;
+  spec: McpServerSpec;
+  client: Client | null;
+  tools: McpTool[];
+  reason: string;
+  failures: number;
+  retryAt: number;
+  starting: Promise<void> | null;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * Creates the imported servers.
+ *
+ * @param options the servers and hooks
+ * @returns the servers, not started
+ * @example A server that cannot start is listed unavailable
+ * ```ts
+ * import { createImportedServers } from "./imported.ts";
+ * import assert from "node:assert/strict";
+ * const servers = createImportedServers({ servers: { ghost: { command: "/nonexistent" } } });
+ * await servers.start();
+ * const kit = servers.modules()[0]!.module.definitions[0]!;
+ * assert.match(String(kit.fields.description), /unavailable/);
+ * await servers.close();
+ * ```
+ */
+export function createImportedServers(
+  options: ImportedServersOptions,
+): ImportedServers {
+  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
+  const slots = new Map<string, Slot>();
+  for (const [name, spec] of Object.entries(options.servers)) {
+    slots.set(name, {
+      name,
+      spec,
+      client: null,
+      tools: [],
+      reason: "not started",
+      failures: 0,
+      retryAt: 0,
+      starting: null,
+    });
+  }
+  let closed = false;
+  const changed = () => {
+    if (!closed) options.onChange?.();
+  };
+
+  const connect = (slot: Slot): Promise<void> => {
+    const timeout = slot.spec.startTimeoutMs ?? startTimeoutMs;
+    slot.starting ??= (async () => {
+      const client = new Client({ name: "skillbox", version: "0.1.0" });
+      const transport = transportFor(slot.spec);
+      try {
+        client.setNotificationHandler(
+          ToolListChangedNotificationSchema,
+          () => {
+            refresh(slot, client).catch(() => {});
+          },
+        );
+        await client.connect(transport, { timeout });
+        slot.tools = await listAll(client, timeout);
+        client.onclose = () => {
+          if (slot.client !== client) return;
+          slot.client = null;
+          slot.reason = `the server exited${stderrOf(transport)}`;
+          // A crash after a good start restarts on the next call.
+          slot.retryAt = 0;
+          options.log?.(`MCP server "${slot.name}": ${slot.reason}`);
+          changed();
+        };
+        slot.client = client;
+        slot.failures = 0;
+        slot.reason = "";
+      } catch (error) {
+        await client.close().catch(() => {});
+        await transport.close().catch(() => {});
+        slot.client = null;
+        slot.failures++;
+        slot.reason = `${(error as Error).message}${stderrOf(transport)}`;
+        slot.retryAt = Date.now() +
+          Math.min(MAX_BACKOFF_MS, 250 * 2 ** (slot.failures - 1));
+        options.log?.(`MCP server "${slot.name}" failed: ${slot.reason}`);
+      }
+      changed();
+    })().finally(() => {
+      slot.starting = null;
+    });
+    return slot.starting;
+  };
+
+  const refresh = async (slot: Slot, client: Client) => {
+    slot.tools = await listAll(client, startTimeoutMs);
+    changed();
+  };
+
+  return {
+    async start() {
+      await Promise.all([...slots.values()].map(connect));
+    },
+    modules() {
+      return [...slots.values()].map(moduleOf);
+    },
+    async call(server, tool, args, call) {
+      const slot = slots.get(server);
+      if (!slot) return failure(`Unknown MCP server "${server}"`);
+      if (!slot.client) {
+        const wait = slot.retryAt - Date.now();
+        if (wait > 0) {
+          return failure(
+            `MCP server "${server}" is unavailable: ${slot.reason}; next restart in ${wait} ms`,
+          );
+        }
+        await connect(slot);
+      }
+      const client = slot.client as Client | null;
+      if (!client) {
+        return failure(`MCP server "${server}" is unavailable: ${slot.reason}`);
+      }
+      try {
+        const result = await client.callTool(
+          { name: tool, arguments: args as Record<string, unknown> },
+          undefined,
+          {
+            signal: call.signal,
+            timeout: call.timeoutMs,
+            onprogress: (p: Progress) =>
+              call.onEvent("progress", {
+                pct: p.total ? (p.progress / p.total) * 100 : p.progress,
+                message: p.message ?? "",
+              }),
+          },
+        ) as CallToolResult;
+        return outcomeOf(result);
+      } catch (error) {
+        const message = (error as Error).message;
+        if (/timed out/i.test(message)) {
+          return {
+            ok: false,
+            code: "timeout",
+            message:
+              `MCP tool "${tool}" of server "${server}" timed out after ${call.timeoutMs} ms`,
+            retryable: true,
+          };
+        }
+        return failure(`MCP server "${server}": ${message}`);
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled(
+        [...slots.values()].map((s) => s.client?.close()),
+      );
+    },
+  };
+}
+
+function transportFor(spec: McpServerSpec): Transport {
+  if (spec.url !== undefined) {
+    return new StreamableHTTPClientTransport(new URL(spec.url), {
+      requestInit: { headers: { ...spec.headers } },
+      // Operator headers go to this URL only, never along a redirect.
+      fetch: (url: string | URL, init?: RequestInit) =>
+        fetch(url, { ...init, redirect: "error" }),
+    });
+  }
+  return new ProcessClientTransport(spec);
+}
+
+async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined, {
+      timeout,
+    });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor && tools.length < 10_000);
+  return tools;
+}
+
+function stderrOf(transport: Transport): string {
+  const tail = transport instanceof ProcessClientTransport
+    ? transport.stderrTail.trim().split("\n").slice(-3).join(" | ")
+    : "";
+  return tail ? ` (stderr: ${tail})` : "";
+}
+
+function failure(message: string): SandboxOutcome {
+  return { ok: false, code: "tool_error", message, retryable: true };
+}
+
+function outcomeOf(result: CallToolResult): SandboxOutcome {
+  const texts: string[] = [];
+  for (const c of result.content as CallToolResult["content"]) {
+    if (c.type === "text") texts.push(c.text);
+  }
+  if (result.isError) {
+    return {
+      ok: false,
+      code: "tool_error",
+      message: texts.join("\n") || "The MCP tool failed",
+      retryable: false,
+    };
+  }
+  const value = result.structuredContent ??
+    (texts.length === result.content.length && texts.length === 1
+      ? texts[0]
+      : result.content);
+  return { ok: true, value, truncated: false };
+}
+
+const NAME_OK = /[^A-Za-z0-9_.-]/g;
+
+function moduleOf(slot: Slot): LoadedModule {
+  const available = slot.client !== null;
+  const definitions: DescribedDefinition[] = [{
+    export: "toolkit",
+    kind: "toolkit",
+    name: slot.name,
+    fields: {
+      description: `Tools of the MCP server "${slot.name}"${
+        available ? "" : ` (unavailable: ${slot.reason})`
+      }`,
+      tags: available ? ["mcp"] : ["mcp", "unavailable"],
+    },
+    permissions: {},
+    runnable: false,
+  }];
+  for (const tool of slot.tools) {
+    const output = tool.outputSchema;
+    definitions.push({
+      export: tool.name,
+      kind: "tool",
+      name: `${slot.name}__${tool.name}`.replace(NAME_OK, "_").slice(0, 64),
+      fields: {
+        description: tool.description ?? tool.title ?? tool.name,
+        input: tool.inputSchema,
+        ...(output ? { output } : {}),
+        toolkit: slot.name,
+        idempotent: tool.annotations?.idempotentHint ?? false,
+        tags: ["mcp"],
+      },
+      permissions: {},
+      runnable: true,
+    });
+  }
+  const text = JSON.stringify([available, slot.reason, definitions]);
+  return {
+    origin: "mcp",
+    root: MCP_PATH_PREFIX,
+    module: {
+      path: MCP_PATH_PREFIX + slot.name,
+      hash: hashOf(text),
+      definitions,
+      error: null,
+    },
+  };
+}
+
+// FNV-1a: a version tag that changes when the listing does.
+function hashOf(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}

@@ -1,0 +1,187 @@
+/**
+ * Importing MCP servers by config, end to end: a small SDK-built server
+ * (stdio and Streamable HTTP) becomes toolkit `<name>` with tools
+ * `<name>__<tool>`, called over A2E (WebSocket) with progress; its crash is
+ * reported and it restarts on the next call; a hanging call times out; a
+ * server that never starts is listed unavailable. Stdio servers see only
+ * their declared environment.
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { createHost, type Host } from "../../runtime/host.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import { connectClient } from "../tools/_harness.ts";
+
+const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));
+const DENO = Deno.execPath();
+const stdioServer = (...extra: string[]): McpServerSpec => ({
+  command: DENO,
+  args: ["run", "-A", SERVER, ...extra],
+  env: { DECLARED: "yes", DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
+});
+
+async function withHost(
+  servers: Record<string, McpServerSpec>,
+  body: (host: Host, wsUrl: string) => Promise<void>,
+) {
+  const skills = await Deno.makeTempDir();
+  const host = createHost({
+    config: {
+      skills: [skills],
+      builtinSkills: false,
+      mcpServers: servers,
+      sandbox: {
+        cacheDir: null,
+        memoryMb: 256,
+        maxIdleProcesses: 8,
+        spareWorkers: 1,
+        maxResultBytes: 1 << 20,
+      },
+    },
+  });
+  try {
+    await host.ready;
+    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+    await body(host, url.replace("http", "ws") + "/a2e");
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(skills, { recursive: true });
+  }
+}
+
+Deno.test("an imported stdio MCP server's tools are listed and called over A2E with progress; crash, restart, hang", async () => {
+  await withHost({ calc: stdioServer() }, async (_host, wsUrl) => {
+    const client = await connectClient(wsUrl);
+    const listed = await client.request("tool/list/req", {
+      filter_kind: "mcp",
+    });
+    const names = (listed.final.tools as { name: string }[]).map((t) => t.name);
+    assert.deepEqual(names.sort(), [
+      "calc__add",
+      "calc__crash",
+      "calc__env",
+      "calc__hang",
+    ]);
+    const kits = await client.request("toolkit/list/req", {});
+    const calc = (kits.final.toolkits as { name: string; tools: string[] }[])
+      .find((k) => k.name === "calc");
+    assert.equal(calc?.tools.length, 4);
+
+    const added = await client.request("tool/call/req", {
+      tool_name: "calc__add",
+      arguments: { a: 2, b: 3 },
+      streaming: true,
+    });
+    const result = added.final.data as { success: boolean; data: unknown };
+    assert.equal(result.success, true);
+    assert.deepEqual(result.data, { sum: 5 });
+    const progress = added.events.filter((e) => e.kind === "progress");
+    assert.deepEqual(progress.map((e) => (e.data as { pct: number }).pct), [
+      50,
+      100,
+    ]);
+
+    // Validation is skillbox's, before the server is asked.
+    const bad = await client.request("tool/call/req", {
+      tool_name: "calc__add",
+      arguments: { a: "x" },
+    });
+    assert.equal(
+      (bad.final.data as { error_code: string }).error_code,
+      "schema_violation",
+    );
+
+    // Only the declared environment reaches the server.
+    const env = await client.request("tool/call/req", {
+      tool_name: "calc__env",
+      arguments: {},
+    });
+    const seen = JSON.parse((env.final.data as { data: string }).data);
+    assert.equal(seen.DECLARED, "yes");
+    assert.equal(seen.HOME, undefined);
+
+    // A hanging call times out.
+    const hung = await client.request("tool/call/req", {
+      tool_name: "calc__hang",
+      arguments: {},
+      timeout: 1,
+    });
+    assert.equal(
+      (hung.final.data as { error_code: string }).error_code,
+      "timeout",
+    );
+
+    // A crash fails the call clearly; the next call restarts the server.
+    const crashed = await client.request("tool/call/req", {
+      tool_name: "calc__crash",
+      arguments: {},
+    });
+    const crash = crashed.final.data as {
+      success: boolean;
+      error_code: string;
+      error: string;
+    };
+    assert.equal(crash.success, false);
+    assert.equal(crash.error_code, "tool_error");
+    assert.match(crash.error, /calc/);
+    const again = await client.request("tool/call/req", {
+      tool_name: "calc__add",
+      arguments: { a: 1, b: 1 },
+    });
+    assert.deepEqual((again.final.data as { data: unknown }).data, { sum: 2 });
+    await client.close();
+  });
+});
+
+Deno.test("an imported HTTP MCP server gets its headers; a server that never starts is listed unavailable", async () => {
+  const dir = await Deno.makeTempDir();
+  const portFile = join(dir, "port");
+  const child = new Deno.Command(DENO, {
+    args: ["run", "-A", SERVER, "--http", portFile],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    let port = "";
+    for (let i = 0; i < 200 && port === ""; i++) {
+      try {
+        port = await Deno.readTextFile(portFile);
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    await withHost({
+      remote: {
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: { "x-api-key": "k" },
+      },
+      stuck: { ...stdioServer("--hang-start"), startTimeoutMs: 1500 },
+    }, async (_host, wsUrl) => {
+      const client = await connectClient(wsUrl);
+      const added = await client.request("tool/call/req", {
+        tool_name: "remote__add",
+        arguments: { a: 20, b: 22 },
+      });
+      assert.deepEqual((added.final.data as { data: unknown }).data, {
+        sum: 42,
+      });
+      const kits = await client.request("toolkit/list/req", {});
+      const stuck = (kits.final.toolkits as {
+        name: string;
+        description: string;
+        tags: string[];
+      }[])
+        .find((k) => k.name === "stuck");
+      assert.ok(stuck, "the stuck server's toolkit is listed");
+      assert.match(stuck.description, /unavailable/);
+      assert.ok(stuck.tags.includes("unavailable"));
+      await client.close();
+    });
+  } finally {
+    child.kill();
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
