@@ -72,6 +72,8 @@ export type {
 export type { LoadReport } from "./runtime/stack.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config.ts";
+export type { McpServerSpec } from "./runtime/mcp/imported.ts";
+export type { McpProcessSpec } from "./runtime/mcp/spawn.ts";
 export {
   INTENTION_FIELD,
   stripIntention,
