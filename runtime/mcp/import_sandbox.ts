@@ -46,7 +46,7 @@ export function routeImported(
         {
           timeoutMs: call.timeoutMs,
           signal: hooks.signal,
-          onEvent: hooks.onEvent,
+          onEvent: (kind, data) => hooks.onEvent(kind, data),
         },
       );
     },
