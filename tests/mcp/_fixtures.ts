@@ -74,19 +74,24 @@ export async function writeFixtures(dir: string, markers: string) {
   }
 }
 
-/** Resolves once `path` exists, watching its folder (bounded). */
+/** Resolves once `path` exists and holds text, watching its folder (bounded). */
 export async function created(path: string, ms: number): Promise<void> {
   const watcher = Deno.watchFs(join(path, ".."));
   const timer = setTimeout(() => watcher.close(), ms);
-  try {
+  const written = async () => {
     try {
-      await Deno.stat(path);
-      return;
-    } catch { /* not yet: watch */ }
-    for await (const event of watcher) {
-      if (event.paths.includes(path)) return;
+      return (await Deno.readTextFile(path)) !== "";
+    } catch {
+      return false;
     }
-    throw new Error(`"${path}" was not created within ${ms} ms`);
+  };
+  try {
+    if (await written()) return;
+    // Creation and the write are separate events: wait for the text.
+    for await (const event of watcher) {
+      if (event.paths.includes(path) && await written()) return;
+    }
+    throw new Error(`"${path}" was not written within ${ms} ms`);
   } finally {
     clearTimeout(timer);
     try {
