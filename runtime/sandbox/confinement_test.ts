@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { detectConfinement } from "./confinement.ts";
+import { confineArgs, grantMounts } from "./confinement_args.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+
+const LAYOUT = {
+  bwrap: "/usr/bin/bwrap",
+  execPath: "/usr/lib/deno/deno",
+  libDirs: ["/usr/lib/x86_64-linux-gnu"],
+  links: [["/lib", "usr/lib"]] as Array<[string, string]>,
+  denoDir: "/root/.cache/deno",
+  systemDirs: ["/usr", "/etc/alternatives"],
+};
+
+Deno.test("detectConfinement() says why when bwrap is missing, and refuses when required", async () => {
+  const auto = await detectConfinement("auto", { bwrap: "/nonexistent/bwrap" });
+  assert.equal(auto.active, false);
+  assert.equal(auto.layout, null);
+  assert.match(auto.reason, /OS confinement is off: .*\/nonexistent\/bwrap/);
+  await assert.rejects(
+    detectConfinement("required", { bwrap: "/nonexistent/bwrap" }),
+    (err: unknown) =>
+      err instanceof SkillboxError && err.code === "runtime_error" &&
+      /"required"/.test(err.message),
+  );
+});
+
+Deno.test("detectConfinement() confines where bwrap works", {
+  ignore: Deno.build.os !== "linux",
+}, async () => {
+  const status = await detectConfinement("auto");
+  // On a Linux machine without working bwrap this states why; when it
+  // works, the layout names the binary it runs.
+  if (!status.active) {
+    assert.match(status.reason, /OS confinement is off: /);
+    return;
+  }
+  assert.match(status.reason, /bubblewrap/);
+  assert.equal(status.layout?.execPath, await Deno.realPath(Deno.execPath()));
+});
+
+Deno.test("confineArgs() isolates every namespace and binds only the grant", () => {
+  const cmd = confineArgs(LAYOUT, {
+    grant: { read: ["/srv/in"], write: ["/srv/out"], env: ["K"] },
+    runtimeFiles: ["/app/sandbox/main.ts"],
+    denoArgs: ["run", "/app/sandbox/main.ts"],
+    env: { K: "v" },
+  });
+  for (
+    const flag of [
+      "--unshare-user",
+      "--unshare-pid",
+      "--unshare-net",
+      "--unshare-ipc",
+      "--unshare-uts",
+      "--die-with-parent",
+      "--new-session",
+      "--disable-userns",
+    ]
+  ) assert.ok(cmd.args.includes(flag), flag);
+  const pairs = (flag: string) =>
+    cmd.args.flatMap((a, i) => a === flag ? [cmd.args[i + 1]] : []);
+  assert.deepEqual(pairs("--bind-try"), ["/srv/out"]);
+  assert.deepEqual(pairs("--ro-bind-try"), [
+    "/root/.cache/deno/npm",
+    "/root/.cache/deno/remote",
+    "/srv/in",
+  ]);
+  assert.deepEqual(pairs("--ro-bind"), [
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/deno/deno",
+    "/app/sandbox/main.ts",
+  ]);
+  // The private /tmp comes before the grants (which may live under /tmp).
+  assert.ok(cmd.args.indexOf("/tmp") < cmd.args.indexOf("/srv/in"));
+  assert.deepEqual(cmd.env, {
+    K: "v",
+    DENO_DIR: "/root/.cache/deno",
+    HOME: "/tmp",
+    TMPDIR: "/tmp",
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  });
+  // Environment values never go on the command line (other users see it).
+  assert.ok(!cmd.args.includes("v"));
+});
+
+Deno.test("confineArgs() binds system folders only for a run grant", () => {
+  const without = confineArgs(LAYOUT, {
+    grant: {},
+    runtimeFiles: [],
+    denoArgs: [],
+    env: {},
+  });
+  assert.ok(!without.args.includes("/usr"));
+  const withRun = confineArgs(LAYOUT, {
+    grant: { run: ["git"] },
+    runtimeFiles: [],
+    denoArgs: [],
+    env: {},
+  });
+  assert.ok(withRun.args.includes("/usr"));
+  assert.ok(withRun.args.includes("/etc/alternatives"));
+  // Already inside /usr: not bound twice.
+  assert.ok(!withRun.args.includes("/usr/lib/x86_64-linux-gnu"));
+});
+
+Deno.test("grantMounts() mounts parents first and keeps a write grant writable", () => {
+  assert.deepEqual(
+    grantMounts({ read: ["/d/sub", "/d", "/c"], write: ["/d/sub"] }),
+    [["/c", false], ["/d", false], ["/d/sub", true]],
+  );
+});
