@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { isIpLiteral, isPublicAddress } from "./address.ts";
+
+Deno.test("isPublicAddress() refuses every non-public range and form", () => {
+  const refused = [
+    "127.0.0.1",
+    "127.255.255.254",
+    "0.0.0.0",
+    "0.1.2.3",
+    "10.0.0.1",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.168.1.1",
+    "169.254.169.254", // cloud metadata
+    "169.254.0.1",
+    "100.64.0.1",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::",
+    "::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1", // mapped, hex form
+    "::ffff:169.254.169.254",
+    "::127.0.0.1", // IPv4-compatible
+    "64:ff9b::10.0.0.1", // NAT64 of a private address
+    "2002:7f00:1::", // 6to4 of loopback
+    "fc00::1",
+    "fd12:3456::1",
+    "fe80::1",
+    "fe80::1%eth0",
+    "ff02::1",
+    "2001:db8::1",
+    "2001:0::1", // Teredo
+    "not-an-ip",
+    "1.2.3",
+    "1.2.3.256",
+  ];
+  for (const ip of refused) assert.equal(isPublicAddress(ip), false, ip);
+  const allowed = [
+    "93.184.215.14",
+    "8.8.8.8",
+    "172.32.0.1",
+    "2606:4700::6810:84e5",
+    "::ffff:8.8.8.8",
+    "64:ff9b::8.8.8.8",
+  ];
+  for (const ip of allowed) assert.equal(isPublicAddress(ip), true, ip);
+});
+
+Deno.test("isIpLiteral() tells addresses from names", () => {
+  assert.equal(isIpLiteral("127.0.0.1"), true);
+  assert.equal(isIpLiteral("[fe80::1]"), true);
+  assert.equal(isIpLiteral("::1"), true);
+  assert.equal(isIpLiteral("localhost"), false);
+  assert.equal(isIpLiteral("0x7f.1"), false);
+});

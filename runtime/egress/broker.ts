@@ -1,0 +1,433 @@
+/**
+ * The egress broker: the host performs HTTP requests for sandbox code
+ * (`ctx.fetch`). Each hop of a request is checked the same way: the URL's
+ * host against every allow-list in scope, then every address the name
+ * resolves to (in the host, `/etc/hosts` included) against the address
+ * rules, and the connection goes to the address that was checked (no
+ * second resolution). Operator secrets bound to a host are added only to
+ * requests to that host, and their values are cut from what comes back.
+ *
+ * @module
+ */
+
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { Buffer } from "node:buffer";
+import { SkillboxError } from "../../protocol/errors.ts";
+import { isIpLiteral, isPublicAddress } from "./address.ts";
+import { allowedByAll, hostMatches, hostOf } from "./hosts.ts";
+import { resolveHost } from "./resolve.ts";
+
+/** A request from sandbox code. */
+export interface EgressRequest {
+  /** Absolute http(s) URL. */
+  url: string;
+  /** @default "GET" */
+  method?: string;
+  headers?: Record<string, string>;
+  /** Request body (text, or base64 with `bodyEncoding: "base64"`). */
+  body?: string;
+  /** @default "text" */
+  bodyEncoding?: "text" | "base64";
+  /** `"manual"` returns a redirect as it is. @default "follow" */
+  redirect?: "follow" | "manual";
+}
+
+/** What the broker answers. */
+export interface EgressResponse {
+  /** The final URL, after redirects. */
+  url: string;
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+  /** The body, base64 (cut at the broker's bound). */
+  bodyBase64: string;
+  /** True when the body was cut. */
+  truncated: boolean;
+  /** Every URL redirected through, in order. */
+  redirects: string[];
+}
+
+/** An operator secret, sent as a header to one host only. */
+export interface SecretBinding {
+  /** `name` or `name:port` the secret goes to. */
+  host: string;
+  /** The header it is sent in (e.g. `Authorization`). */
+  header: string;
+  /** The value (read from the operator's environment). */
+  value: string;
+  /** Only calls of these toolkits get it; empty: any call allowed there. */
+  toolkits?: string[];
+}
+
+/** Options for {@link EgressBroker}. */
+export interface BrokerOptions {
+  /** Secrets bound to hosts. @default [] */
+  secrets?: SecretBinding[];
+  /**
+   * Hosts (`name` or `name:port`) the operator allows to resolve to
+   * loopback, private or link-local addresses. @default []
+   */
+  privateHosts?: string[];
+  /** Most response body bytes returned. @default 8388608 */
+  maxResponseBytes?: number;
+  /** Most request body bytes sent. @default 8388608 */
+  maxRequestBytes?: number;
+  /** Whole request limit, redirects included. @default 30000 */
+  timeoutMs?: number;
+  /** @default 5 */
+  maxRedirects?: number;
+  /** Name resolution (tests swap it). @default {@link resolveHost} */
+  resolve?: (host: string, signal: AbortSignal) => Promise<string[]>;
+}
+
+/** Who is asking, and where they may go. */
+export interface EgressScope {
+  /** Allow-lists that must all match each hop (policy, grant, config). */
+  allow: string[][];
+  /** The calling toolkit, for secrets bound to toolkits. @default null */
+  toolkit?: string | null;
+  signal?: AbortSignal;
+}
+
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+// Set by the broker, never by sandbox code.
+const HOP_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+]);
+// Dropped when a redirect leaves the origin, as fetch does.
+const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+const REDACTED = "[REDACTED]";
+
+/**
+ * Performs requests for sandboxes under the operator's rules.
+ *
+ * @example Refuse a name that resolves to loopback
+ * ```ts
+ * import { EgressBroker } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * const broker = new EgressBroker({ resolve: () => Promise.resolve(["127.0.0.1"]) });
+ * await assert.rejects(
+ *   broker.fetch({ url: "http://rebound.example/" }, { allow: [["*"]] }),
+ *   /not a public address/,
+ * );
+ * ```
+ */
+export class EgressBroker {
+  readonly #secrets: SecretBinding[];
+  readonly #privateHosts: string[];
+  readonly #maxResponse: number;
+  readonly #maxRequest: number;
+  readonly #timeoutMs: number;
+  readonly #maxRedirects: number;
+  readonly #resolve: (host: string, signal: AbortSignal) => Promise<string[]>;
+
+  /** @param options secrets, private hosts, bounds */
+  constructor(options: BrokerOptions = {}) {
+    this.#secrets = [...(options.secrets ?? [])];
+    this.#privateHosts = [...(options.privateHosts ?? [])];
+    this.#maxResponse = options.maxResponseBytes ?? 8 * 1024 * 1024;
+    this.#maxRequest = options.maxRequestBytes ?? 8 * 1024 * 1024;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#maxRedirects = options.maxRedirects ?? 5;
+    this.#resolve = options.resolve ?? resolveHost;
+  }
+
+  /**
+   * Performs one request, following redirects (each hop checked).
+   *
+   * @param request what sandbox code asked for
+   * @param scope where it may go, and who it is
+   * @returns the response, body bounded
+   * @throws {SkillboxError} `tool_denied` for a refused host or address,
+   * `tool_error` for a bad request or a failed connection, `timeout`
+   */
+  async fetch(
+    request: EgressRequest,
+    scope: EgressScope,
+  ): Promise<EgressResponse> {
+    let method = (request.method ?? "GET").toUpperCase();
+    if (!METHODS.includes(method)) {
+      throw new SkillboxError(
+        "tool_error",
+        `Method "${method}" is not supported`,
+      );
+    }
+    let body: Buffer | null = request.body === undefined ? null : Buffer.from(
+      request.body,
+      request.bodyEncoding === "base64" ? "base64" : "utf8",
+    );
+    if (body && body.length > this.#maxRequest) {
+      throw new SkillboxError(
+        "tool_error",
+        `Request body is ${body.length} bytes: the limit is ${this.#maxRequest}`,
+      );
+    }
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = scope.signal
+      ? AbortSignal.any([scope.signal, timeout])
+      : timeout;
+    const callerHeaders = cleanHeaders(request.headers ?? {});
+    let url = parseUrl(request.url);
+    const origin = url.origin;
+    const redirects: string[] = [];
+    for (let hop = 0;; hop++) {
+      const address = await this.#check(url, scope, signal);
+      const injected = this.#secretsFor(url, scope.toolkit ?? null);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(callerHeaders)) {
+        if (url.origin !== origin && CREDENTIAL_HEADERS.includes(k)) continue;
+        headers[k] = v;
+      }
+      // Operator secrets win over whatever sandbox code set in their place.
+      for (const s of injected) headers[s.header.toLowerCase()] = s.value;
+      const res = await this.#send(
+        url,
+        address,
+        method,
+        headers,
+        body,
+        signal,
+        timeout,
+      );
+      const location = res.headers.location;
+      const status = res.statusCode ?? 0;
+      if (
+        request.redirect === "manual" || location === undefined ||
+        ![301, 302, 303, 307, 308].includes(status)
+      ) {
+        return this.#answer(url, res, injected, redirects);
+      }
+      res.destroy();
+      if (hop >= this.#maxRedirects) {
+        throw new SkillboxError(
+          "tool_error",
+          `Too many redirects (more than ${this.#maxRedirects})`,
+        );
+      }
+      redirects.push(url.href);
+      url = parseUrl(new URL(location, url).href);
+      if (
+        status === 303 ||
+        ((status === 301 || status === 302) && method === "POST")
+      ) {
+        if (method !== "HEAD") method = "GET";
+        body = null;
+      }
+    }
+  }
+
+  /** Checks a hop and returns the address to connect to. */
+  async #check(
+    url: URL,
+    scope: EgressScope,
+    signal: AbortSignal,
+  ): Promise<string> {
+    if (!allowedByAll(url, scope.allow)) {
+      throw new SkillboxError(
+        "tool_denied",
+        `Host "${url.host}" is not allowed for this call`,
+      );
+    }
+    const host = hostOf(url);
+    const addresses = isIpLiteral(host)
+      ? [host]
+      : await this.#resolve(host, signal).catch((err: Error) => {
+        if (signal.aborted) throw timeoutError(signal);
+        throw new SkillboxError(
+          "tool_error",
+          `Cannot resolve "${host}": ${err.message}`,
+        );
+      });
+    if (addresses.length === 0) {
+      throw new SkillboxError("tool_error", `Cannot resolve "${host}"`);
+    }
+    const privateOk = this.#privateHosts.some((e) => hostMatches(url, e));
+    // Every address is checked, not only the one used: a name that mixes
+    // public and private answers is refused as a whole.
+    const bad = privateOk
+      ? undefined
+      : addresses.find((a) => !isPublicAddress(a));
+    if (bad !== undefined) {
+      throw new SkillboxError(
+        "tool_denied",
+        `Host "${host}" resolves to ${bad}, which is not a public address (the operator can allow it in egress.allow_private_hosts)`,
+      );
+    }
+    return addresses[0]!;
+  }
+
+  #secretsFor(url: URL, toolkit: string | null): SecretBinding[] {
+    return this.#secrets.filter((s) =>
+      hostMatches(url, s.host) &&
+      (!s.toolkits?.length ||
+        (toolkit !== null && s.toolkits.includes(toolkit)))
+    );
+  }
+
+  /** One HTTP exchange to a checked address; resolves at the headers. */
+  #send(
+    url: URL,
+    address: string,
+    method: string,
+    headers: Record<string, string>,
+    body: Buffer | null,
+    signal: AbortSignal,
+    timeout: AbortSignal,
+  ): Promise<http.IncomingMessage> {
+    const family = address.includes(":") ? 6 : 4;
+    // The connection goes to the address that was checked, never to a
+    // second answer from DNS.
+    const lookup: LookupFunction = (_host, options, callback) => {
+      if (options.all) callback(null, [{ address, family }]);
+      else callback(null, address, family);
+    };
+    const lib = url.protocol === "https:" ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = lib.request({
+        protocol: url.protocol,
+        hostname: hostOf(url),
+        port: Number(url.port) || undefined,
+        path: url.pathname + url.search,
+        method,
+        headers: body
+          ? { ...headers, "content-length": String(body.length) }
+          : headers,
+        lookup,
+        agent: false,
+        signal,
+      }, resolve);
+      req.on("error", (err: Error) => {
+        if (timeout.aborted) reject(timeoutError(signal));
+        else if (signal.aborted) {
+          reject(new SkillboxError("tool_error", "Request was cancelled"));
+        } else {
+          reject(
+            new SkillboxError(
+              "tool_error",
+              `Request to "${url.host}" failed: ${err.message}`,
+            ),
+          );
+        }
+      });
+      req.end(body ?? undefined);
+    });
+  }
+
+  /** Reads a bounded body and cuts injected secrets out of the answer. */
+  async #answer(
+    url: URL,
+    res: http.IncomingMessage,
+    injected: SecretBinding[],
+    redirects: string[],
+  ): Promise<EgressResponse> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    try {
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        const room = this.#maxResponse - size;
+        if (chunk.length > room) {
+          chunks.push(chunk.subarray(0, room));
+          size += room;
+          truncated = true;
+          break;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      }
+    } finally {
+      res.destroy();
+    }
+    const values = injected.map((s) => s.value).filter((v) => v.length > 0);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined) continue;
+      headers[k] = redactText(Array.isArray(v) ? v.join(", ") : v, values);
+    }
+    return {
+      url: url.href,
+      status: res.statusCode ?? 0,
+      statusText: res.statusMessage ?? "",
+      headers,
+      bodyBase64: redactBytes(Buffer.concat(chunks), values).toString("base64"),
+      truncated,
+      redirects,
+    };
+  }
+}
+
+function parseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SkillboxError("tool_error", `"${text}" is not an absolute URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new SkillboxError(
+      "tool_error",
+      `Only http and https URLs are supported, got "${url.protocol}"`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new SkillboxError(
+      "tool_error",
+      "Credentials in the URL are not supported: use headers",
+    );
+  }
+  return url;
+}
+
+function cleanHeaders(raw: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    const name = k.toLowerCase();
+    if (HOP_HEADERS.has(name) || typeof v !== "string") continue;
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || /[\r\n\0]/.test(v)) {
+      throw new SkillboxError("tool_error", `Header "${k}" is not valid`);
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+function timeoutError(signal: AbortSignal): SkillboxError {
+  return signal.reason instanceof DOMException &&
+      signal.reason.name === "TimeoutError"
+    ? new SkillboxError("timeout", "Request timed out")
+    : new SkillboxError("tool_error", "Request was cancelled");
+}
+
+function redactText(text: string, values: string[]): string {
+  let out = text;
+  for (const v of values) out = out.split(v).join(REDACTED);
+  return out;
+}
+
+function redactBytes(bytes: Buffer, values: string[]): Buffer {
+  let out = bytes;
+  for (const v of values) {
+    const needle = Buffer.from(v);
+    if (out.indexOf(needle) === -1) continue;
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
+      parts.push(out.subarray(at, i), Buffer.from(REDACTED));
+      at = i + needle.length;
+    }
+    parts.push(out.subarray(at));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
