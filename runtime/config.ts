@@ -13,6 +13,8 @@ import { parseJsonc } from "./jsonc.ts";
 
 export { ConfigError } from "./config_error.ts";
 export type {
+  EgressConfig,
+  EgressSecretConfig,
   HostConfig,
   LimitsConfig,
   ListenConfig,

@@ -55,6 +55,36 @@ export interface SandboxConfig {
   maxResultBytes: number;
   /** Discovery cache folder, or null for none. @default ".skillbox-cache" */
   cacheDir: string | null;
+  /**
+   * OS confinement of sandbox processes (bubblewrap namespaces): `"auto"`
+   * uses it when it works, `"required"` refuses to start without it.
+   * @default "auto"
+   */
+  confinement?: "auto" | "required" | "off";
+}
+
+/** An operator secret sent as a header to one host only (`ctx.fetch`). */
+export interface EgressSecretConfig {
+  /** `name` or `name:port` the secret goes to. */
+  host: string;
+  /** The header it rides in. */
+  header: string;
+  /** The environment variable holding the value (read at start). */
+  valueEnv: string;
+  /** Only these toolkits' calls get it; empty: any call allowed there. @default [] */
+  toolkits: string[];
+}
+
+/** How the host performs requests for sandboxes (`ctx.fetch`). */
+export interface EgressConfig {
+  /** Hosts allowed to resolve to loopback, private or link-local addresses. @default [] */
+  allowPrivateHosts: string[];
+  /** Secrets bound to hosts. @default [] */
+  secrets: EgressSecretConfig[];
+  /** Most response body bytes returned. @default 8388608 */
+  maxResponseBytes: number;
+  /** Whole request limit, redirects included. @default 30 */
+  timeoutSeconds: number;
 }
 
 /** The whole host configuration, with every default applied. */
@@ -73,6 +103,8 @@ export interface HostConfig {
   archivedSkills: string[];
   /** How sandbox processes are run. */
   sandbox: SandboxConfig;
+  /** How the host performs requests for sandboxes. */
+  egress: EgressConfig;
   /**
    * The permission and tool policy, as written; validated by
    * `parseHostPolicy` (see `runtime/tools/policy.ts`). @default {}
@@ -108,6 +140,14 @@ const SANDBOX_DEFAULTS = {
   spare_workers: 1,
   max_result_bytes: 1024 * 1024,
   cache_dir: ".skillbox-cache" as string | null,
+  confinement: "auto" as const,
+};
+
+const EGRESS_DEFAULTS = {
+  allow_private_hosts: [],
+  secrets: [],
+  max_response_bytes: 8 * 1024 * 1024,
+  timeout_seconds: 30,
 };
 
 const ConfigFileSchema = z.strictObject({
@@ -136,7 +176,19 @@ const ConfigFileSchema = z.strictObject({
     spare_workers: z.number().int().nonnegative().default(1),
     max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
     cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
+    confinement: z.enum(["auto", "required", "off"]).default("auto"),
   }).default(SANDBOX_DEFAULTS),
+  egress: z.strictObject({
+    allow_private_hosts: z.array(z.string().min(1)).default([]),
+    secrets: z.array(z.strictObject({
+      host: z.string().min(1),
+      header: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/),
+      value_env: z.string().min(1),
+      toolkits: z.array(z.string().min(1)).default([]),
+    })).default([]),
+    max_response_bytes: z.number().int().min(1).default(8 * 1024 * 1024),
+    timeout_seconds: z.number().positive().default(30),
+  }).default(EGRESS_DEFAULTS),
   policy: loose,
   toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
     {},
@@ -229,6 +281,18 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       spareWorkers: data.sandbox.spare_workers,
       maxResultBytes: data.sandbox.max_result_bytes,
       cacheDir: data.sandbox.cache_dir,
+      confinement: data.sandbox.confinement,
+    },
+    egress: {
+      allowPrivateHosts: data.egress.allow_private_hosts,
+      secrets: data.egress.secrets.map((s) => ({
+        host: s.host,
+        header: s.header,
+        valueEnv: s.value_env,
+        toolkits: s.toolkits,
+      })),
+      maxResponseBytes: data.egress.max_response_bytes,
+      timeoutSeconds: data.egress.timeout_seconds,
     },
     policy: data.policy,
     toolkits: data.toolkits,

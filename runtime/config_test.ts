@@ -59,3 +59,35 @@ Deno.test("resolveConfig() ranks flags over environment over file", () => {
     /SKILLBOX_PORT/,
   );
 });
+
+Deno.test("parseConfig() reads sandbox.confinement and the egress section", () => {
+  const defaults = parseConfig("{}");
+  assert.equal(defaults.sandbox.confinement, "auto");
+  assert.deepEqual(defaults.egress.secrets, []);
+  const config = parseConfig(`{
+    "sandbox": { "confinement": "required" },
+    "egress": {
+      "allow_private_hosts": ["intranet.example"],
+      "secrets": [{ "host": "api.example.com", "header": "Authorization", "value_env": "API_TOKEN" }]
+    }
+  }`);
+  assert.equal(config.sandbox.confinement, "required");
+  assert.deepEqual(config.egress.allowPrivateHosts, ["intranet.example"]);
+  assert.deepEqual(config.egress.secrets, [{
+    host: "api.example.com",
+    header: "Authorization",
+    valueEnv: "API_TOKEN",
+    toolkits: [],
+  }]);
+  assert.throws(
+    () => parseConfig('{ "sandbox": { "confinement": "maybe" } }'),
+    /sandbox\.confinement/,
+  );
+  assert.throws(
+    () =>
+      parseConfig(
+        '{ "egress": { "secrets": [{ "host": "a", "header": "X: y", "value_env": "V" }] } }',
+      ),
+    /egress\.secrets\.0\.header/,
+  );
+});
