@@ -64,6 +64,8 @@ export type {
   SkillStatus,
 } from "./protocol/codes.ts";
 export type {
+  EgressConfig,
+  EgressSecretConfig,
   HostConfig,
   LimitsConfig,
   ListenConfig,
