@@ -19,6 +19,7 @@ import {
   type DiscoveryModule,
 } from "../../protocol/sandbox/discovery.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
+import type { CommandWrapper } from "./confiner.ts";
 
 /** How one discovery process is started. */
 export interface DiscoveryProcessOptions {
@@ -36,6 +37,8 @@ export interface DiscoveryProcessOptions {
   deny: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Wraps the process's command (OS confinement). @default none */
+  wrapper?: () => Promise<CommandWrapper>;
 }
 
 /** Per-run hooks of {@link runDiscoveryProcess}. */
@@ -68,10 +71,12 @@ export interface BatchReport {
   started: number;
 }
 
-const MAIN = new URL(
+/** The main script of a discovery process. */
+export const DISCOVERY_MAIN: URL = new URL(
   "../../sandbox/process/discovery_main.ts",
   import.meta.url,
 );
+const MAIN = DISCOVERY_MAIN;
 const STDERR_TAIL = 8192;
 
 /**
@@ -113,7 +118,8 @@ export async function runDiscoveryProcess(
       `--deny-write=${options.deny.join(",")}`,
     ]
     : [];
-  const child = new Deno.Command(Deno.execPath(), {
+  const unconfined = {
+    program: Deno.execPath(),
     args: [
       "run",
       "--quiet",
@@ -130,8 +136,16 @@ export async function runDiscoveryProcess(
       main,
     ],
     cwd: options.cwd,
-    clearEnv: true,
     env: options.env,
+  };
+  const command = options.wrapper
+    ? (await options.wrapper())(unconfined, { read: union })
+    : unconfined;
+  const child = new Deno.Command(command.program, {
+    args: command.args,
+    cwd: command.cwd,
+    clearEnv: true,
+    env: command.env,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { ConfinementLayout } from "./confinement_args.ts";
 import { confineArgs } from "./confinement_args.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 
 /**
  * `"auto"`: confine when it works, else say why and run with Deno's
@@ -240,4 +241,66 @@ async function denoDir(execPath: string): Promise<string> {
   } catch {
     return dir;
   }
+}
+
+/** A process to start: program, arguments, environment, folder. */
+export interface ProcessCommand {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/**
+ * Wraps the command of a sandbox process in its confinement: the same Deno
+ * arguments run inside bwrap, with only the granted variables (and `PATH`
+ * for a `run` grant) left in the environment.
+ *
+ * @param command the unconfined command (`program` is the Deno binary)
+ * @param options the layout, the grant, and the runtime's own files
+ * @returns the confined command
+ * @example
+ * ```ts
+ * import { confineCommand } from "./confinement.ts";
+ * import assert from "node:assert/strict";
+ * const cmd = confineCommand(
+ *   { program: "/opt/deno", args: ["run", "/app/main.ts"], env: { HOME: "/root", K: "v" }, cwd: "/app" },
+ *   {
+ *     layout: { bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: [], links: [], denoDir: "/c", systemDirs: [] },
+ *     grant: { env: ["K"] },
+ *     runtimeFiles: ["/app/main.ts"],
+ *   },
+ * );
+ * assert.equal(cmd.program, "/usr/bin/bwrap");
+ * assert.equal(cmd.env.K, "v");
+ * assert.equal(cmd.env.HOME, "/tmp");
+ * assert.deepEqual(cmd.args.slice(-3), ["/opt/deno", "run", "/app/main.ts"]);
+ * ```
+ */
+export function confineCommand(
+  command: ProcessCommand,
+  options: {
+    layout: ConfinementLayout;
+    grant: Permissions;
+    runtimeFiles: string[];
+  },
+): ProcessCommand {
+  const keep = new Set(options.grant.env ?? []);
+  if ((options.grant.run ?? []).length > 0) keep.add("PATH");
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(command.env)) {
+    if (keep.has(k)) env[k] = v;
+  }
+  const confined = confineArgs(options.layout, {
+    grant: options.grant,
+    runtimeFiles: options.runtimeFiles,
+    denoArgs: command.args,
+    env,
+  });
+  return {
+    program: confined.command,
+    args: confined.args,
+    env: confined.env,
+    cwd: confined.cwd,
+  };
 }

@@ -17,7 +17,10 @@ import { DiscoveryCache } from "./discovery.ts";
 import { DiscoveryQueue } from "./discovery_batch.ts";
 import { deniedTreePaths } from "./denied_trees.ts";
 import { createDescriber } from "./describe.ts";
-import { loadBootstrap, sandboxEnv } from "./spawn.ts";
+import { loadBootstrap, SANDBOX_MAIN, sandboxEnv } from "./spawn.ts";
+import { DISCOVERY_MAIN } from "./_discovery_process.ts";
+import { Confiner } from "./confiner.ts";
+import type { ConfinementMode, ConfinementStatus } from "./confinement.ts";
 import { OwnReads } from "./own_reads.ts";
 import { runOperation } from "./operation.ts";
 import { Deadlines } from "./deadlines.ts";
@@ -53,6 +56,12 @@ export interface SandboxOptions {
   cacheDir?: string | null;
   /** Working folder of sandbox processes. @default Deno.cwd() */
   cwd?: string;
+  /**
+   * OS confinement of every sandbox process (see `confinement.ts`):
+   * `"auto"` when it works, `"required"` (processes fail to start without
+   * it), `"off"`. @default "auto"
+   */
+  confinement?: ConfinementMode;
 }
 
 /** A live sandbox process, for monitoring and tests. */
@@ -72,6 +81,11 @@ export interface SandboxProcessInfo {
 export interface SandboxPool extends Sandbox {
   /** The live sandbox processes. */
   processes(): SandboxProcessInfo[];
+  /**
+   * Whether processes run confined, and the banner's line saying so (or
+   * why not). Rejects when confinement is required and does not work.
+   */
+  confinement(): Promise<ConfinementStatus>;
 }
 
 // Operation ids: unique per host. They need not be secret: a sandbox's
@@ -109,7 +123,9 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       : resolve(cwd, options.cacheDir),
   });
   const deny = (policy.deny ?? []).map((p) => resolve(p));
+  const confiner = new Confiner(options.confinement ?? "auto");
   const router = new ProcessRouter({
+    wrapper: () => confiner.wrapperFor(SANDBOX_MAIN),
     deny,
     deniedTrees: policy.deniedTrees ?? [],
     memoryMb: options.memoryMb ?? 512,
@@ -129,6 +145,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     deny: [...deny, ...deniedTreePaths(policy.deniedTrees ?? [])],
     cwd,
     env: sandboxEnv({}),
+    wrapper: () => confiner.wrapperFor(DISCOVERY_MAIN),
   });
   const describe = createDescriber({
     policy,
@@ -228,6 +245,10 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       deadlines.close();
       await discovery.close();
       await router.close();
+    },
+
+    confinement(): Promise<ConfinementStatus> {
+      return confiner.status();
     },
 
     processes(): SandboxProcessInfo[] {

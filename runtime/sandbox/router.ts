@@ -15,7 +15,8 @@ import {
   grantToFlags,
   grantToWorkerPermissions,
 } from "./permissions.ts";
-import { loadBootstrap, sandboxCommand } from "./spawn.ts";
+import { loadBootstrap, type SandboxCommand, sandboxCommand } from "./spawn.ts";
+import type { CommandWrapper } from "./confiner.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
 
 /** Options of {@link ProcessRouter}. */
@@ -38,6 +39,8 @@ export interface ProcessRouterOptions {
   maxEventBytes: number;
   /** Working folder of sandbox processes. */
   cwd: string;
+  /** Wraps each process's command (OS confinement). @default none */
+  wrapper?: () => Promise<CommandWrapper>;
 }
 
 /**
@@ -151,9 +154,12 @@ export class ProcessRouter {
   async #start(grant: Permissions): Promise<SandboxProcess> {
     // Loaded before the lookup, so concurrent first calls share one process.
     const bootstrap = await loadBootstrap();
+    const wrap = this.#options.wrapper
+      ? await this.#options.wrapper()
+      : (command: SandboxCommand) => command;
     const key = this.#keyOf(grant);
     let proc = this.#routes.get(key);
-    if (!proc || !proc.usable) proc = this.#spawn(key, grant, bootstrap);
+    if (!proc || !proc.usable) proc = this.#spawn(key, grant, bootstrap, wrap);
     // Leased before the await: while it starts (or the caller resumes) the
     // process is busy, so retireIdle() cannot kill it under this caller.
     proc.lease();
@@ -166,20 +172,28 @@ export class ProcessRouter {
     return proc;
   }
 
-  #spawn(key: string, grant: Permissions, bootstrap: string): SandboxProcess {
+  #spawn(
+    key: string,
+    grant: Permissions,
+    bootstrap: string,
+    wrap: CommandWrapper,
+  ): SandboxProcess {
     const o = this.#options;
     const proc = new SandboxProcess({
       key,
-      command: sandboxCommand({
-        // Listed at each start: what the tree holds now is denied too.
-        flags: grantToFlags(grant, [
-          ...o.deny,
-          ...deniedTreePaths(o.deniedTrees),
-        ]),
+      command: wrap(
+        sandboxCommand({
+          // Listed at each start: what the tree holds now is denied too.
+          flags: grantToFlags(grant, [
+            ...o.deny,
+            ...deniedTreePaths(o.deniedTrees),
+          ]),
+          grant,
+          memoryMb: o.memoryMb,
+          cwd: o.cwd,
+        }),
         grant,
-        memoryMb: o.memoryMb,
-        cwd: o.cwd,
-      }),
+      ),
       permissions: grantToWorkerPermissions(grant),
       bootstrap,
       spares: o.spareWorkers,

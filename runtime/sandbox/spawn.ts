@@ -30,7 +30,12 @@ export interface SandboxCommand {
   cwd: string;
 }
 
-const MAIN = new URL("../../sandbox/process/main.ts", import.meta.url);
+/** The main script of a call sandbox process. */
+export const SANDBOX_MAIN: URL = new URL(
+  "../../sandbox/process/main.ts",
+  import.meta.url,
+);
+const MAIN = SANDBOX_MAIN;
 
 // Environment a sandbox process needs to find the deno cache and npm; none
 // of it is readable by skill code unless granted by name.

@@ -1,0 +1,99 @@
+/**
+ * What the pool uses to confine its processes: detection once per host (per
+ * mode), and for each sandbox main script (call processes, discovery
+ * processes) a wrapper that turns its unconfined command into the bwrap one,
+ * with the script and its local imports bound read-only.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { Permissions } from "../../protocol/permissions.ts";
+import {
+  confineCommand,
+  type ConfinementMode,
+  type ConfinementStatus,
+  detectConfinement,
+  type ProcessCommand,
+} from "./confinement.ts";
+import { moduleGraph } from "./module_graph.ts";
+
+/** Turns a process's unconfined command into the one to spawn. */
+export type CommandWrapper = (
+  command: ProcessCommand,
+  grant: Permissions,
+) => ProcessCommand;
+
+// Detection runs a process: once per mode for the whole host, not per pool.
+const detections = new Map<ConfinementMode, Promise<ConfinementStatus>>();
+
+/**
+ * Confinement for one pool.
+ *
+ * @example Off: commands pass through unchanged
+ * ```ts
+ * import { Confiner } from "./confiner.ts";
+ * import assert from "node:assert/strict";
+ * const confiner = new Confiner("off");
+ * const wrap = await confiner.wrapperFor(new URL("./confiner.ts", import.meta.url));
+ * const cmd = { program: "deno", args: ["run", "x.ts"], env: {}, cwd: "/" };
+ * assert.equal(wrap(cmd, {}), cmd);
+ * ```
+ */
+export class Confiner {
+  /** The configured mode. */
+  readonly mode: ConfinementMode;
+  readonly #wrappers = new Map<string, Promise<CommandWrapper>>();
+
+  /** @param mode `sandbox.confinement` */
+  constructor(mode: ConfinementMode) {
+    this.mode = mode;
+  }
+
+  /**
+   * Whether processes are confined, and why not when they are not.
+   *
+   * @throws {SkillboxError} (rejects) when the mode is `"required"` and
+   * confinement does not work
+   */
+  status(): Promise<ConfinementStatus> {
+    let found = detections.get(this.mode);
+    if (!found) {
+      found = detectConfinement(this.mode);
+      detections.set(this.mode, found);
+      // A failure is reported to every caller; never as unhandled.
+      found.catch(() => {});
+    }
+    return found;
+  }
+
+  /**
+   * The wrapper for processes running `main`: synchronous once prepared, so
+   * starting a process costs no extra await.
+   *
+   * @param main the sandbox main script
+   * @returns the wrapper (identity when not confined)
+   */
+  wrapperFor(main: URL): Promise<CommandWrapper> {
+    let wrapper = this.#wrappers.get(main.href);
+    if (!wrapper) {
+      wrapper = this.#prepare(main);
+      this.#wrappers.set(main.href, wrapper);
+      wrapper.catch(() => this.#wrappers.delete(main.href));
+    }
+    return wrapper;
+  }
+
+  async #prepare(main: URL): Promise<CommandWrapper> {
+    const status = await this.status();
+    const layout = status.layout;
+    if (!layout) return (command) => command;
+    // The script and its local imports are all the host code that exists
+    // inside; a main loaded from a URL comes from Deno's remote cache.
+    const runtimeFiles = main.protocol === "file:"
+      ? (await moduleGraph(fileURLToPath(main))).files
+      : [];
+    return (command, grant) =>
+      confineCommand(command, { layout, grant, runtimeFiles });
+  }
+}
