@@ -15,6 +15,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createSandbox } from "./sandbox/pool.ts";
+import { brokerFromConfig } from "./egress/from_config.ts";
 import type { Policy } from "./sandbox/permissions.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config.ts";
@@ -133,7 +134,9 @@ export function createStandardStack(
     spareWorkers: config.sandbox.spareWorkers,
     maxResultBytes: config.sandbox.maxResultBytes,
     cacheDir: config.sandbox.cacheDir,
+    confinement: config.sandbox.confinement ?? "auto",
   });
+  const egress = brokerFromConfig(config.egress);
   const hostPolicy = { ...policy, permissions };
 
   let registry: Registry | null = null;
@@ -149,6 +152,8 @@ export function createStandardStack(
       },
     });
   const built = (async () => {
+    // Said once, in the banner; "required" without it fails the start here.
+    log((await sandbox.confinement()).reason);
     await imported?.start();
     const loaded = await loadRegistry({
       sandbox,
@@ -168,6 +173,7 @@ export function createStandardStack(
       configs,
       policy: hostPolicy,
       broadcast: options.broadcast,
+      egress,
     });
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
     const capabilities = {

@@ -5,7 +5,12 @@
  * @module
  */
 
-import type { Context, LogLevel } from "../sandbox/sdk/types.ts";
+import type {
+  Context,
+  FetchRequest,
+  FetchResponse,
+  LogLevel,
+} from "../sandbox/sdk/types.ts";
 
 /** One event a tool emitted through the fake ctx. */
 export type RecordedEvent =
@@ -27,11 +32,15 @@ export interface TestCtx {
  *
  * @param config what the tool sees as `ctx.config`
  * @param signal aborts the call; a fresh never-aborted signal by default
+ * @param fetch what `ctx.fetch` does (a real egress broker in the http
+ * tests); refuses by default
  * @returns the ctx and the list its events land in
  */
 export function makeCtx(
   config: Record<string, unknown> = {},
   signal: AbortSignal = new AbortController().signal,
+  fetch: (request: FetchRequest) => Promise<FetchResponse> = () =>
+    Promise.reject(new Error("No egress in the test ctx")),
 ): TestCtx {
   const events: RecordedEvent[] = [];
   const ctx: Context = {
@@ -51,6 +60,7 @@ export function makeCtx(
       call: () => Promise.reject(new Error("No tools in the test ctx")),
     },
     llm: { chat: () => Promise.reject(new Error("No LLM in the test ctx")) },
+    fetch,
     config,
     metadata: {},
     signal,

@@ -86,7 +86,7 @@ export interface RpcResultMessage {
 export type HostMessage = OpMessage | AbortMessage | RpcResultMessage;
 
 /** Which host service a `ctx` RPC asks for. */
-export type RpcMethod = "tool" | "chat";
+export type RpcMethod = "tool" | "chat" | "fetch";
 
 /** An event a `ctx` call emitted (`progress`, `status`, `log`, `artifact`). */
 export interface EventMessage {
@@ -212,7 +212,7 @@ export function decodeSandboxMessage(raw: unknown): SandboxMessage | null {
         t,
         id,
         rid: Number(raw.rid),
-        method: raw.method === "chat" ? "chat" : "tool",
+        method: rpcMethod(raw.method),
         payload: raw.payload,
       };
     case "stopped":
@@ -284,7 +284,7 @@ export function decodeWorkerMessage(raw: unknown): FromWorkerMessage | null {
       t,
       id,
       rid: Number(raw.rid),
-      method: raw.method === "chat" ? "chat" : "tool",
+      method: rpcMethod(raw.method),
       payload: raw.payload,
     };
   }
@@ -318,3 +318,9 @@ function eventBatch(raw: unknown): WorkerEvent[] {
 
 /** The permissions a sandbox grants, re-exported for the pipe's users. */
 export type { Permissions };
+
+// An unknown method is decoded as a tool call, which the host checks by
+// name like any other.
+function rpcMethod(raw: unknown): RpcMethod {
+  return raw === "chat" || raw === "fetch" ? raw : "tool";
+}

@@ -15,39 +15,16 @@ import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
+import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import { isIpLiteral, isPublicAddress } from "./address.ts";
 import { allowedByAll, hostMatches, hostOf } from "./hosts.ts";
 import { resolveHost } from "./resolve.ts";
 
-/** A request from sandbox code. */
-export interface EgressRequest {
-  /** Absolute http(s) URL. */
-  url: string;
-  /** @default "GET" */
-  method?: string;
-  headers?: Record<string, string>;
-  /** Request body (text, or base64 with `bodyEncoding: "base64"`). */
-  body?: string;
-  /** @default "text" */
-  bodyEncoding?: "text" | "base64";
-  /** `"manual"` returns a redirect as it is. @default "follow" */
-  redirect?: "follow" | "manual";
-}
+/** A request from sandbox code (the `ctx.fetch` wire shape). */
+export type EgressRequest = FetchRequest;
 
-/** What the broker answers. */
-export interface EgressResponse {
-  /** The final URL, after redirects. */
-  url: string;
-  status: number;
-  statusText: string;
-  headers: Record<string, string>;
-  /** The body, base64 (cut at the broker's bound). */
-  bodyBase64: string;
-  /** True when the body was cut. */
-  truncated: boolean;
-  /** Every URL redirected through, in order. */
-  redirects: string[];
-}
+/** What the broker answers (the `ctx.fetch` wire shape). */
+export type EgressResponse = FetchResponse;
 
 /** An operator secret, sent as a header to one host only. */
 export interface SecretBinding {

@@ -9,6 +9,7 @@
 
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { OpMessage, RpcMethod } from "../../protocol/sandbox/messages.ts";
+import type { FetchRequest } from "../../protocol/egress.ts";
 import type { ChatRequest } from "../../sandbox/sdk/types.ts";
 import type { OpHandlers, SandboxProcess } from "./_process.ts";
 import type { ProcessRouter } from "./router.ts";
@@ -124,6 +125,10 @@ class Operation implements OpHandlers, Expiring {
         ? p.args as Record<string, unknown>
         : {};
       pending = hooks.callTool(String(p?.name), args, signal);
+    } else if (method === "fetch") {
+      pending = hooks.fetch
+        ? hooks.fetch(payload as FetchRequest, signal)
+        : Promise.reject(new Error("ctx.fetch is not available here"));
     } else pending = hooks.chat(payload as ChatRequest, signal);
     Promise.resolve(pending).then(
       (value) => this.#answer(rid, true, value),

@@ -7,6 +7,7 @@
  */
 
 import type { ErrorCode } from "../../protocol/codes.ts";
+import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type {
   ChatRequest,
   ChatResponse,
@@ -80,6 +81,11 @@ export interface SandboxHooks {
   ): Promise<unknown>;
   /** `ctx.llm.chat`: the host calls the provider, relaying tokens itself. */
   chat(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  /**
+   * `ctx.fetch`: the host's egress broker performs the request, scoped to
+   * the call's grant. Absent: `ctx.fetch` is refused.
+   */
+  fetch?(request: FetchRequest, signal: AbortSignal): Promise<FetchResponse>;
 }
 
 /** What `run` returned: its data, or a failure with an A2E code. */

@@ -25,6 +25,7 @@ import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import { ToolCallHooks } from "./call_hooks.ts";
+import type { EgressBroker } from "../egress/broker.ts";
 import { validateValue } from "./validate.ts";
 
 /** Options of {@link createToolCaller}. */
@@ -39,6 +40,8 @@ export interface ToolCallerOptions {
   policy?: HostPolicy;
   /** How many events a result keeps; later ones are dropped and the result is `truncated`. @default 1000 */
   maxEvents?: number;
+  /** Performs `ctx.fetch` for tools. @default none (ctx.fetch refused) */
+  egress?: EgressBroker;
 }
 
 /** One call. */
@@ -220,7 +223,18 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
         );
       }
 
-      const hooks = new ToolCallHooks(request, secrets, maxEvents);
+      const hooks = new ToolCallHooks(
+        request,
+        secrets,
+        maxEvents,
+        options.egress
+          ? {
+            broker: options.egress,
+            net: grant.grant.net ?? [],
+            toolkit: entry.toolkit,
+          }
+          : null,
+      );
       const timeoutMs = Math.max(
         1,
         Math.min((request.timeoutSeconds ?? 30) * 1000, policy.maxTimeoutMs),

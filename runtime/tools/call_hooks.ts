@@ -1,7 +1,8 @@
 /**
  * The sandbox hooks of one tool call: its events scrubbed of the toolkit's
  * secrets, numbered, kept up to a bound and relayed as they happen; its
- * `ctx.tools` and `ctx.llm` refused (only skills may use them).
+ * `ctx.tools` and `ctx.llm` refused (only skills may use them); its
+ * `ctx.fetch` performed by the host's egress broker within the call's grant.
  *
  * @module
  */
@@ -9,6 +10,8 @@
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { CallEvent } from "../../protocol/models.ts";
 import type { SandboxHooks } from "../sandbox/types.ts";
+import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
+import type { EgressBroker } from "../egress/broker.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 
 /** What {@link ToolCallHooks} needs from the request. */
@@ -17,6 +20,16 @@ export interface HookedRequest {
   signal?: AbortSignal;
   /** Receives each event as it happens. */
   onEvent?: (event: CallEvent) => void;
+}
+
+/** Where a call's `ctx.fetch` may go, and who performs it. */
+export interface CallEgress {
+  /** The host's broker. */
+  broker: EgressBroker;
+  /** The call's grant `net` list (the policy bounds it, config narrows it). */
+  net: readonly string[];
+  /** The tool's toolkit, for secrets bound to toolkits. */
+  toolkit: string | null;
 }
 
 /**
@@ -42,22 +55,41 @@ export class ToolCallHooks implements SandboxHooks {
   readonly #request: HookedRequest;
   readonly #secrets: readonly string[];
   readonly #maxEvents: number;
+  readonly #egress: CallEgress | null;
   #seq = 0;
 
   /**
    * @param request the call's signal and event listener
    * @param secrets values scrubbed from every event
    * @param maxEvents how many events the result keeps
+   * @param egress the broker and the call's net grant; null refuses fetch
    */
   constructor(
     request: HookedRequest,
     secrets: readonly string[],
     maxEvents: number,
+    egress: CallEgress | null = null,
   ) {
     this.signal = request.signal;
     this.#request = request;
     this.#secrets = secrets;
     this.#maxEvents = maxEvents;
+    this.#egress = egress;
+  }
+
+  /** `ctx.fetch`: the broker performs it, to the grant's hosts only. */
+  fetch(request: FetchRequest, signal: AbortSignal): Promise<FetchResponse> {
+    const egress = this.#egress;
+    if (!egress) {
+      return Promise.reject(
+        new SkillboxError("tool_denied", "ctx.fetch is not available here"),
+      );
+    }
+    return egress.broker.fetch(request, {
+      allow: [[...egress.net]],
+      toolkit: egress.toolkit,
+      signal,
+    });
   }
 
   /** Records and relays one event. */

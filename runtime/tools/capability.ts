@@ -15,6 +15,7 @@ import { ToolIndex } from "../search/tool_index.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { createToolCaller, type ToolCaller } from "./call.ts";
+import type { EgressBroker } from "../egress/broker.ts";
 import { listTools } from "./filter.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 
@@ -36,6 +37,8 @@ export interface ToolsCapabilityOptions {
   broadcast?: (message: OutgoingMessage) => void;
   /** How many events a result keeps. @default 1000 */
   maxEvents?: number;
+  /** Performs `ctx.fetch` for tools. @default none (ctx.fetch refused) */
+  egress?: EgressBroker;
 }
 
 /** The tools capability, plus what skills need to call tools. */
@@ -101,6 +104,7 @@ export function createToolsCapability(
     configs: options.configs,
     policy,
     maxEvents: options.maxEvents,
+    egress: options.egress,
   });
 
   // The index follows the registry incrementally: a reload that touched one

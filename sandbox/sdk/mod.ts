@@ -26,6 +26,8 @@ export type {
   CommonDefinition,
   Context,
   Definition,
+  FetchRequest,
+  FetchResponse,
   JsonSchema,
   LogLevel,
   Output,

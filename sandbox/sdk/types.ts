@@ -17,6 +17,8 @@ export type SchemaLike = JsonSchema | { readonly _zod: unknown };
 
 export type { Permissions } from "../../protocol/permissions.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
+import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
+export type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 
 /**
  * Permissions fixed in the definition, or computed from the toolkit's
@@ -116,6 +118,13 @@ export interface Context {
   llm: {
     chat(request: ChatRequest): Promise<ChatResponse>;
   };
+  /**
+   * An HTTP request the host performs (its egress broker): only to hosts in
+   * the grant's `net` list, never to loopback or private addresses unless
+   * the operator allows the host, with the operator's secrets for that host
+   * added by the host (never visible here). Rejects when refused.
+   */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
   /** The calling session's toolkit configuration (own toolkit only). */
   config: Record<string, unknown>;
   /** The call's `metadata` (skills), or `{}`. */

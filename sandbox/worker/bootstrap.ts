@@ -142,7 +142,7 @@ function drained(): Promise<void> {
 }
 
 // --- ctx ---------------------------------------------------------------------
-function rpc(id: string, method: "tool" | "chat", payload: unknown) {
+function rpc(id: string, method: "tool" | "chat" | "fetch", payload: unknown) {
   const rid = nextRid++;
   return new Promise<unknown>((resolve, reject) => {
     pendingRpc.set(rid, { resolve, reject });
@@ -192,6 +192,8 @@ function makeContext(
     llm: Object.freeze({
       chat: (request: unknown) => rpc(id, "chat", request),
     }),
+    // The host's egress broker performs the request (see runtime/egress).
+    fetch: (request: unknown) => rpc(id, "fetch", request),
     config: msg.config,
     metadata: msg.metadata,
     signal,

@@ -1,11 +1,15 @@
 /**
- * `http_request`: one HTTP request to an allow-listed host.
+ * `http_request`: one HTTP request to an allow-listed host, performed by the
+ * host's egress broker through `ctx.fetch`. The broker resolves the name in
+ * the host, refuses loopback, private, link-local and metadata addresses
+ * (unless the operator allows the host), checks every redirect hop, and adds
+ * the operator's secrets for that host; this tool never opens a connection
+ * itself and never sees those secrets.
  *
  * @module
  */
 
-import type { ToolDef } from "../../sandbox/sdk/types.ts";
-import { isAllowedHost, isPrivateHost, isPrivateIp } from "./_net.ts";
+import type { FetchResponse, ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 
 interface Args {
@@ -78,78 +82,56 @@ export default {
     if (args.body !== undefined && args.json !== undefined) {
       throw new TypeError("Give body or json, not both");
     }
-    let url = parseUrl(args.url);
-    await checkTarget(url, cfg, ctx.signal);
-
-    const callerHeaders = new Headers(args.headers ?? {});
-    let body: string | undefined = args.body;
+    checkUrl(args.url);
+    const headers: Record<string, string> = { ...cfg.headers };
+    for (const [k, v] of Object.entries(args.headers ?? {})) headers[k] = v;
+    let body = args.body;
     if (args.json !== undefined) {
       body = JSON.stringify(args.json);
-      if (!callerHeaders.has("content-type")) {
-        callerHeaders.set("content-type", "application/json");
-      }
+      const named = Object.keys(headers).some((k) =>
+        k.toLowerCase() === "content-type"
+      );
+      if (!named) headers["content-type"] = "application/json";
     }
-    const origin = url.origin;
-    let currentMethod = method;
-    let response: Response | undefined;
-    for (let hop = 0;; hop++) {
-      const headers = new Headers();
-      // Credentials stay with the origin they were configured for: a
-      // redirect to another host does not carry them along.
-      if (url.origin === origin) {
-        for (const [k, v] of Object.entries(cfg.headers)) headers.set(k, v);
-      }
-      callerHeaders.forEach((v, k) => headers.set(k, v));
-      response = await fetch(url, {
-        method: currentMethod,
-        headers,
-        body: currentMethod === "GET" || currentMethod === "HEAD"
-          ? undefined
-          : body,
-        redirect: "manual",
-        signal: ctx.signal,
-      });
-      const location = response.headers.get("location");
-      if (
-        args.follow_redirects === false || location === null ||
-        response.status < 300 || response.status > 399
-      ) break;
-      if (hop >= MAX_REDIRECTS) {
-        await response.body?.cancel();
-        throw new Error(`Too many redirects (more than ${MAX_REDIRECTS})`);
-      }
-      await response.body?.cancel();
-      url = parseUrl(new URL(location, url).href);
-      await checkTarget(url, cfg, ctx.signal);
-      ctx.status(`Redirected (${response.status}) to ${url.href}`);
-      if (
-        response.status === 303 ||
-        ((response.status === 301 || response.status === 302) &&
-          currentMethod === "POST")
-      ) {
-        currentMethod = "GET";
-        body = undefined;
-      }
+    ctx.signal.throwIfAborted();
+    const response: FetchResponse = await ctx.fetch({
+      url: args.url,
+      method,
+      headers,
+      body: method === "GET" || method === "HEAD" ? undefined : body,
+      redirect: args.follow_redirects === false ? "manual" : "follow",
+    });
+    for (const hop of response.redirects.slice(1)) {
+      ctx.status(`Redirected to ${hop}`);
     }
-
-    const { bytes, truncated } = await readCapped(response, cfg.maxBody);
-    const contentType = response.headers.get("content-type") ?? "";
+    if (response.redirects.length > 0) {
+      ctx.status(`Redirected to ${response.url}`);
+    }
+    let bytes = fromBase64(response.bodyBase64);
+    let truncated = response.truncated;
+    if (bytes.length > cfg.maxBody) {
+      bytes = bytes.subarray(0, cfg.maxBody);
+      truncated = true;
+    }
+    const contentType = response.headers["content-type"] ?? "";
     const textual = isTextual(contentType, bytes);
     const redact = redactor(Object.values(cfg.headers));
-    const headers: Record<string, string> = {};
-    response.headers.forEach((v, k) => headers[k] = redact(v));
+    const outHeaders: Record<string, string> = {};
+    for (const [k, v] of Object.entries(response.headers)) {
+      outHeaders[k] = redact(v);
+    }
     const data = {
-      url: url.href,
+      url: response.url,
       status: response.status,
       status_text: response.statusText,
-      headers,
-      body: textual ? redact(new TextDecoder().decode(bytes)) : base64(bytes),
+      headers: outHeaders,
+      body: textual ? redact(new TextDecoder().decode(bytes)) : toBase64(bytes),
       body_encoding: textual ? "text" : "base64",
       truncated,
     };
     return withSummary(
       data,
-      `${method} ${url.href} → ${response.status} ${response.statusText} (${bytes.length} bytes${
+      `${method} ${response.url} → ${response.status} ${response.statusText} (${bytes.length} bytes${
         truncated ? ", truncated" : ""
       })`,
     );
@@ -157,9 +139,7 @@ export default {
 } satisfies ToolDef<Args>;
 
 interface HttpConfig {
-  allowed: string[];
   headers: Record<string, string>;
-  allowPrivate: boolean;
   maxBody: number;
 }
 
@@ -176,18 +156,15 @@ function httpConfig(config: Record<string, unknown>): HttpConfig {
     }
   }
   return {
-    allowed: config.allowed_hosts.filter((x): x is string =>
-      typeof x === "string"
-    ),
     headers,
-    allowPrivate: config.allow_private === true,
     maxBody: typeof config.max_body_bytes === "number"
       ? config.max_body_bytes
       : DEFAULT_MAX_BODY,
   };
 }
 
-function parseUrl(text: string): URL {
+// Early, clear errors for what the broker would refuse anyway.
+function checkUrl(text: string): void {
   let url: URL;
   try {
     url = new URL(text);
@@ -204,78 +181,6 @@ function parseUrl(text: string): URL {
       "Credentials in the URL are not supported: use headers",
     );
   }
-  return url;
-}
-
-async function checkTarget(
-  url: URL,
-  cfg: HttpConfig,
-  signal: AbortSignal,
-): Promise<void> {
-  if (!isAllowedHost(url, cfg.allowed)) {
-    throw new Error(
-      `Host "${url.host}" is not allowed: allowed hosts are ${
-        cfg.allowed.length
-          ? cfg.allowed.map((h) => `"${h}"`).join(", ")
-          : "none"
-      }`,
-    );
-  }
-  if (cfg.allowPrivate) return;
-  if (isPrivateHost(url.hostname)) {
-    throw new Error(
-      `Host "${url.hostname}" is a loopback or private address: refused unless the toolkit sets allow_private`,
-    );
-  }
-  // A public name can still point inside (DNS rebinding, internal names);
-  // check what it resolves to. Without DNS permission the sandbox's net
-  // grant (allowed_hosts) is the boundary, so skip quietly.
-  if (/^[\d.]+$|^\[/.test(url.hostname)) return;
-  for (const type of ["A", "AAAA"] as const) {
-    let ips: string[];
-    try {
-      ips = await Deno.resolveDns(url.hostname, type, { signal });
-    } catch {
-      continue;
-    }
-    const bad = ips.find(isPrivateIp);
-    if (bad) {
-      throw new Error(
-        `Host "${url.hostname}" resolves to the private address ${bad}: refused unless the toolkit sets allow_private`,
-      );
-    }
-  }
-}
-
-async function readCapped(
-  response: Response,
-  max: number,
-): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (!response.body) return { bytes: new Uint8Array(), truncated: false };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    if (size + value.length > max) {
-      chunks.push(value.subarray(0, max - size));
-      size = max;
-      truncated = true;
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-    size += value.length;
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return { bytes, truncated };
 }
 
 function isTextual(contentType: string, bytes: Uint8Array): boolean {
@@ -286,14 +191,6 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
   ) return true;
   if (ct === "") return !bytes.subarray(0, 8192).includes(0);
   return false;
-}
-
-function base64(bytes: Uint8Array): string {
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(bin);
 }
 
 /** Replaces configured secret header values wherever a server echoes them. */
@@ -310,4 +207,19 @@ function redactor(secrets: string[]): (s: string) => string {
     for (const s of list) out = out.split(s).join(REDACTED);
     return out;
   };
+}
+
+function fromBase64(text: string): Uint8Array {
+  const raw = atob(text);
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
 }

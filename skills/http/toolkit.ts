@@ -1,6 +1,8 @@
 /**
- * The http toolkit: HTTP requests to allow-listed public hosts, with
- * default headers (such as API tokens) the agent never sees.
+ * The http toolkit: HTTP requests to allow-listed public hosts, performed by
+ * the host's egress broker (`ctx.fetch`). Operator credentials belong in
+ * `egress.secrets` of `skillbox.jsonc`, bound to their host; the `headers`
+ * here are a session's own defaults, sent to every allowed host.
  *
  * @module
  */
@@ -13,7 +15,7 @@ export default {
   alias: "HTTP",
   category: "network",
   description:
-    "Make HTTP requests to allow-listed hosts (REST APIs, web pages, webhooks). Configure `allowed_hosts`, and `headers` for credentials that are sent but never shown.",
+    "Make HTTP requests to allow-listed hosts (REST APIs, web pages, webhooks). Configure `allowed_hosts`, and `headers` for the session's own credentials (sent to every allowed host, never shown); operator credentials are bound to their host in the host's egress settings.",
   tags: ["http", "web", "api", "network"],
   config: {
     type: "object",
@@ -30,13 +32,7 @@ export default {
         // Typically Authorization or API-key headers: never echoed.
         secret: true,
         description:
-          "Headers added to every request (e.g. Authorization); their values are redacted from responses",
-      },
-      allow_private: {
-        type: "boolean",
-        default: false,
-        description:
-          "Allow loopback, private and link-local addresses (localhost, 10.x, 192.168.x, ...)",
+          "Headers added to every request to an allowed host (e.g. the session's own Authorization); their values are redacted from responses",
       },
       max_body_bytes: {
         type: "integer",
@@ -55,7 +51,7 @@ export default {
   }),
   prompt: [
     "`http_request` sends one request and returns status, headers and body text.",
-    "- Only `allowed_hosts` are reachable; localhost and private networks are refused unless the toolkit allows them.",
+    "- Only `allowed_hosts` are reachable; localhost and private networks are refused unless the operator allows the host.",
     "- Configured default headers (credentials) are added for you; do not ask for or invent tokens.",
     "- Send JSON with `json` (sets Content-Type) rather than hand-encoding `body`.",
     "- Bodies are capped; `truncated` tells you when. Binary bodies come back base64 (`body_encoding`).",

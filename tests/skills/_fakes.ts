@@ -160,6 +160,10 @@ export function inProcessSandbox(
           call: (name, args = {}) => hooks.callTool(name, args, signal),
         },
         llm: { chat: (request) => hooks.chat(request, signal) },
+        fetch: (request) =>
+          hooks.fetch
+            ? hooks.fetch(request, signal)
+            : Promise.reject(new Error("No egress here")),
         config: call.config,
         metadata: call.metadata,
         signal,

@@ -1,0 +1,52 @@
+/**
+ * `ctx.fetch` on the wire between sandbox and host: the request sandbox code
+ * hands to the host's egress broker, and what comes back. Bodies travel as
+ * text or base64, since the pipe carries JSON.
+ *
+ * @module
+ */
+
+/**
+ * An HTTP request for the host to perform.
+ *
+ * @example A JSON POST
+ * ```ts
+ * import type { FetchRequest } from "./egress.ts";
+ * const request: FetchRequest = {
+ *   url: "https://api.example.com/items",
+ *   method: "POST",
+ *   headers: { "content-type": "application/json" },
+ *   body: JSON.stringify({ name: "x" }),
+ * };
+ * ```
+ */
+export interface FetchRequest {
+  /** Absolute http(s) URL. */
+  url: string;
+  /** @default "GET" */
+  method?: string;
+  /** Request headers; the host sets `Host` and framing headers itself. */
+  headers?: Record<string, string>;
+  /** The body: text, or base64 with `bodyEncoding: "base64"`. */
+  body?: string;
+  /** @default "text" */
+  bodyEncoding?: "text" | "base64";
+  /** `"manual"` returns a redirect as it is. @default "follow" */
+  redirect?: "follow" | "manual";
+}
+
+/** What the host answers to a {@link FetchRequest}. */
+export interface FetchResponse {
+  /** The final URL, after redirects. */
+  url: string;
+  status: number;
+  statusText: string;
+  /** Response headers, lower-case names. */
+  headers: Record<string, string>;
+  /** The body, base64 (cut at the host's bound). */
+  bodyBase64: string;
+  /** True when the body was cut. */
+  truncated: boolean;
+  /** Every URL redirected through, in order. */
+  redirects: string[];
+}
