@@ -38,6 +38,13 @@ async function start(): Promise<Fixture> {
         spareWorkers: 1,
         maxResultBytes: 1 << 20,
       },
+      // The operator lets the broker reach the test's loopback server.
+      egress: {
+        allowPrivateHosts: ["127.0.0.1"],
+        secrets: [],
+        maxResponseBytes: 1 << 20,
+        timeoutSeconds: 10,
+      },
       policy: {
         permissions: {
           read: [data],
@@ -153,7 +160,6 @@ Deno.test("shipped toolkits run in the sandbox with exactly their configured gra
     await t.step("http reaches an allowed local server", async () => {
       await configure(f.host, "http", {
         allowed_hosts: [`127.0.0.1:${f.port}`],
-        allow_private: true,
       });
       const got = await f.host.callTool("http_request", {
         url: `http://127.0.0.1:${f.port}/ping`,

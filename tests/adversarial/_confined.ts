@@ -8,14 +8,25 @@
 
 import { join } from "node:path";
 import {
+  type ConfinementMode,
   type ConfinementStatus,
   detectConfinement,
 } from "../../runtime/sandbox/confinement.ts";
 import { confineArgs } from "../../runtime/sandbox/confinement_args.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 
+/**
+ * The mode the adversarial suite runs in: `SKILLBOX_TEST_CONFINEMENT=off`
+ * runs it with Deno's permissions alone (the tests that need confinement
+ * are then ignored, saying so).
+ */
+export const CONFINEMENT_MODE: ConfinementMode =
+  Deno.env.get("SKILLBOX_TEST_CONFINEMENT") === "off" ? "off" : "auto";
+
 /** Confinement as detected on this machine (once). */
-export const confinement: ConfinementStatus = await detectConfinement("auto");
+export const confinement: ConfinementStatus = await detectConfinement(
+  CONFINEMENT_MODE,
+);
 
 /** Why a test that needs confinement is ignored, or "" when it runs. */
 export const NEEDS_CONFINEMENT: string = confinement.active
