@@ -17,6 +17,7 @@ import { discoveryBench } from "./discovery_bench.ts";
 import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
 import { mcpBench } from "./mcp_bench.ts";
+import { confinementBench } from "./confinement_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -34,6 +35,7 @@ export const BENCHES: Bench[] = [
   llmRelayBench,
   skillsBench,
   mcpBench,
+  confinementBench,
 ];
 
 if (import.meta.main) {

@@ -8,6 +8,7 @@
 
 import { fileURLToPath } from "node:url";
 import { createSandbox, type SandboxPool } from "../runtime/sandbox/pool.ts";
+import { treeRssMb } from "./_rss.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 import type { Bench } from "./main.ts";
 
@@ -124,12 +125,8 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-async function rssMb(pid: number): Promise<number> {
-  // `ps`, not /proc: Deno wants --allow-all for /proc/<pid>.
-  const out = await new Deno.Command("ps", {
-    args: ["-o", "rss=", "-p", String(pid)],
-  }).output();
-  return Number(new TextDecoder().decode(out.stdout).trim()) / 1024;
+function rssMb(pid: number): Promise<number> {
+  return treeRssMb(pid);
 }
 
 async function warmCalls(sandbox: SandboxPool, n: number): Promise<number[]> {

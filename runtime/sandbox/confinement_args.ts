@@ -1,6 +1,7 @@
 /**
  * The bubblewrap command line that confines one sandbox process: its own
- * user, PID, network, IPC and UTS namespaces, and a mount namespace in which
+ * user, PID, network (unless the grant names hosts), IPC and UTS
+ * namespaces, and a mount namespace in which
  * only what the process needs exists (the Deno binary and its libraries,
  * Deno's module cache read-only, the sandbox runtime's own files read-only,
  * each read grant read-only, each write grant read-write, a private `/tmp`,
@@ -59,6 +60,9 @@ export interface ConfinedCommand {
 /** The uid and gid the confined process runs as (`nobody`). */
 export const CONFINED_UID = 65534;
 
+// What getaddrinfo reads, for a grant with network.
+const NET_FILES = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"];
+
 // The folders of Deno's cache a sandbox reads: npm packages and remote
 // modules, both only ever loaded from the cache (`--cached-only`).
 const DENO_DIR_PARTS = ["npm", "remote"];
@@ -97,6 +101,7 @@ export function confineArgs(
   layout: ConfinementLayout,
   spec: ConfineSpec,
 ): ConfinedCommand {
+  const hasNet = (spec.grant.net ?? []).length > 0;
   const args = [
     // Namespaces: its own user (mapped to nobody, no capabilities, no
     // nested user namespaces), PIDs, network (loopback only, down), IPC,
@@ -108,7 +113,10 @@ export function confineArgs(
     String(CONFINED_UID),
     "--disable-userns",
     "--unshare-pid",
-    "--unshare-net",
+    // No network at all, unless the grant names hosts: until a proxy
+    // serves fetch into the namespace, such a process keeps the host's
+    // network and Deno's --allow-net (by name) is its only check.
+    ...(hasNet ? [] : ["--unshare-net"]),
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
@@ -133,6 +141,10 @@ export function confineArgs(
   const runs = (spec.grant.run ?? []).length > 0;
   const system = runs ? layout.systemDirs : [];
   for (const dir of system) args.push("--ro-bind-try", dir, dir);
+  // Name resolution for a process that keeps the network.
+  if (hasNet) {
+    for (const file of NET_FILES) args.push("--ro-bind-try", file, file);
+  }
   for (const dir of layout.libDirs) {
     if (!system.some((s) => inside(dir, s))) args.push("--ro-bind", dir, dir);
   }

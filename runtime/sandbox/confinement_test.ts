@@ -111,3 +111,17 @@ Deno.test("grantMounts() mounts parents first and keeps a write grant writable",
     [["/c", false], ["/d", false], ["/d/sub", true]],
   );
 });
+
+Deno.test("confineArgs() keeps the network only for a grant that names hosts", () => {
+  const base = { runtimeFiles: [], denoArgs: [], env: {} };
+  const none = confineArgs(LAYOUT, { ...base, grant: {} });
+  assert.ok(none.args.includes("--unshare-net"));
+  assert.ok(!none.args.includes("/etc/resolv.conf"));
+  const net = confineArgs(LAYOUT, { ...base, grant: { net: ["api.x.io"] } });
+  assert.ok(!net.args.includes("--unshare-net"));
+  assert.ok(net.args.includes("/etc/resolv.conf"));
+  // Every other namespace stays.
+  for (const flag of ["--unshare-pid", "--unshare-user", "--unshare-ipc"]) {
+    assert.ok(net.args.includes(flag), flag);
+  }
+});

@@ -1,9 +1,8 @@
 /**
  * The shipped toolkits attacked through a real host, where Deno's own
  * checks cannot hold and only OS confinement does: a symlink raced under
- * the filesystem toolkit, an allow-listed git turned into a shell, a module
- * with a net grant connecting by itself. Each also checks the host keeps
- * serving. Ignored, saying why, where confinement does not work.
+ * the filesystem toolkit, an allow-listed git turned into a shell. Each also
+ * checks the host keeps serving. Ignored, saying why, where confinement does not work.
  */
 
 import assert from "node:assert/strict";
@@ -26,23 +25,6 @@ interface Fixture {
   close(): Promise<void>;
 }
 
-const DIRECT_FETCH = `export default {
-  kind: "tool",
-  name: "direct_fetch",
-  description: "Fetches a URL itself, with a net grant",
-  permissions: { net: ["127.0.0.1"] },
-  input: { type: "object", properties: { url: { type: "string" } } },
-  async run(args) {
-    try {
-      const res = await fetch(args.url);
-      return { reached: await res.text() };
-    } catch (e) {
-      return { error: String(e) };
-    }
-  },
-};
-`;
-
 async function start(): Promise<Fixture> {
   const data = await Deno.makeTempDir({ prefix: "granted_" });
   const outside = await Deno.makeTempDir({ prefix: "outside_" });
@@ -51,7 +33,6 @@ async function start(): Promise<Fixture> {
   await Deno.writeTextFile(secret, "TOP-SECRET\n");
   await Deno.writeTextFile(join(data, "inside.txt"), "inside\n");
   await Deno.writeTextFile(join(data, "serving.txt"), "serving\n");
-  await Deno.writeTextFile(join(skills, "direct_fetch.ts"), DIRECT_FETCH);
   const git = await new Deno.Command("git", { args: ["init", "-q", data] })
     .output();
   assert.equal(git.code, 0);
@@ -200,32 +181,6 @@ Deno.test({
         args: ["-c", `alias.x=!cat ${f.secret}`, "x"],
       });
       assert.match(JSON.stringify(alias), /No such file/);
-      await assertServing(f.host);
-    } finally {
-      await f.close();
-    }
-  },
-});
-
-Deno.test({
-  name:
-    "a module with a net grant cannot connect by itself: egress goes through the host" +
-    NEEDS_CONFINEMENT,
-  ignore,
-  async fn() {
-    const f = await start();
-    try {
-      const result = await f.host.callTool("direct_fetch", {
-        url: `http://127.0.0.1:${f.port}/`,
-      });
-      assert.equal(result.success, true, String(result.error));
-      const data = result.data as { reached?: string; error?: string };
-      assert.equal(data.reached, undefined);
-      assert.match(
-        String(data.error),
-        /fetch failed|connect|refused|unreachable/i,
-      );
-      await configure(f.host, "filesystem", { root: f.data });
       await assertServing(f.host);
     } finally {
       await f.close();
