@@ -19,6 +19,13 @@ import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import { isIpLiteral, isPublicAddress } from "./address.ts";
 import { allowedByAll, hostMatches, hostOf } from "./hosts.ts";
 import { resolveHost } from "./resolve.ts";
+import {
+  cleanHeaders,
+  parseUrl,
+  redactBytes,
+  redactText,
+  timeoutError,
+} from "./_checks.ts";
 
 /** A request from sandbox code (the `ctx.fetch` wire shape). */
 export type EgressRequest = FetchRequest;
@@ -69,22 +76,8 @@ export interface EgressScope {
 }
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-// Set by the broker, never by sandbox code.
-const HOP_HEADERS = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-]);
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
-const REDACTED = "[REDACTED]";
 
 /**
  * Performs requests for sandboxes under the operator's rules.
@@ -342,69 +335,4 @@ export class EgressBroker {
       redirects,
     };
   }
-}
-
-function parseUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new SkillboxError("tool_error", `"${text}" is not an absolute URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new SkillboxError(
-      "tool_error",
-      `Only http and https URLs are supported, got "${url.protocol}"`,
-    );
-  }
-  if (url.username || url.password) {
-    throw new SkillboxError(
-      "tool_error",
-      "Credentials in the URL are not supported: use headers",
-    );
-  }
-  return url;
-}
-
-function cleanHeaders(raw: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) {
-    const name = k.toLowerCase();
-    if (HOP_HEADERS.has(name) || typeof v !== "string") continue;
-    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || /[\r\n\0]/.test(v)) {
-      throw new SkillboxError("tool_error", `Header "${k}" is not valid`);
-    }
-    out[name] = v;
-  }
-  return out;
-}
-
-function timeoutError(signal: AbortSignal): SkillboxError {
-  return signal.reason instanceof DOMException &&
-      signal.reason.name === "TimeoutError"
-    ? new SkillboxError("timeout", "Request timed out")
-    : new SkillboxError("tool_error", "Request was cancelled");
-}
-
-function redactText(text: string, values: string[]): string {
-  let out = text;
-  for (const v of values) out = out.split(v).join(REDACTED);
-  return out;
-}
-
-function redactBytes(bytes: Buffer, values: string[]): Buffer {
-  let out = bytes;
-  for (const v of values) {
-    const needle = Buffer.from(v);
-    if (out.indexOf(needle) === -1) continue;
-    const parts: Buffer[] = [];
-    let at = 0;
-    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
-      parts.push(out.subarray(at, i), Buffer.from(REDACTED));
-      at = i + needle.length;
-    }
-    parts.push(out.subarray(at));
-    out = Buffer.concat(parts);
-  }
-  return out;
 }
