@@ -23,13 +23,13 @@
 export interface FetchRequest {
   /** Absolute http(s) URL. */
   url: string;
-  /** @default "GET" */
+  /** The HTTP method. @default "GET" */
   method?: string;
   /** Request headers; the host sets `Host` and framing headers itself. */
   headers?: Record<string, string>;
   /** The body: text, or base64 with `bodyEncoding: "base64"`. */
   body?: string;
-  /** @default "text" */
+  /** How `body` is written. @default "text" */
   bodyEncoding?: "text" | "base64";
   /** `"manual"` returns a redirect as it is. @default "follow" */
   redirect?: "follow" | "manual";
@@ -39,7 +39,9 @@ export interface FetchRequest {
 export interface FetchResponse {
   /** The final URL, after redirects. */
   url: string;
+  /** The HTTP status code. */
   status: number;
+  /** The HTTP status text. */
   statusText: string;
   /** Response headers, lower-case names. */
   headers: Record<string, string>;
