@@ -164,6 +164,12 @@ async function main(args: string[]): Promise<number> {
   );
   if (from) stderr(`skillbox settings: ${from}`);
   for (const line of warnings) stderr(`skillbox warning: ${line}`);
+  stderr(consoleLine(address.url, config.tokens.length > 0, address.hostname));
+  stderr(
+    `history: ${
+      config.store ? `${config.store.path} (store.path)` : "off (store: null)"
+    }`,
+  );
 
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
@@ -173,6 +179,16 @@ async function main(args: string[]): Promise<number> {
   stderr("skillbox shutting down");
   await host.close();
   return 0;
+}
+
+// Where the console is, and whether anyone reaching it may read it.
+function consoleLine(url: string, tokens: boolean, hostname: string): string {
+  if (tokens) return `console: ${url}/ (sign in with a token)`;
+  const loopback = hostname === "127.0.0.1" || hostname === "::1" ||
+    hostname === "localhost";
+  return `console: ${url}/ (open: no tokens configured${
+    loopback ? ", loopback only" : `; WARNING: reachable on ${hostname}`
+  })`;
 }
 
 if (import.meta.main) {

@@ -14,6 +14,11 @@ import type { McpServerSpec } from "./mcp/imported.ts";
 import { describeZodError } from "../protocol/messages.ts";
 import { ConfigError } from "./config_error.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
+import {
+  type StoreConfig,
+  StoreConfigSchema,
+  toStoreConfig,
+} from "./store/config.ts";
 
 /** The listen address. */
 export interface ListenConfig {
@@ -119,6 +124,8 @@ export interface HostConfig {
    * env, cwd}` (stdio) or `{url, headers}` (Streamable HTTP). @default {}
    */
   mcpServers?: Record<string, McpServerSpec>;
+  /** The run history (see `runtime/store/config.ts`); null keeps nothing. */
+  store: StoreConfig | null;
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});
@@ -211,6 +218,7 @@ const ConfigFileSchema = z.strictObject({
       }),
     ]),
   ).default({}),
+  store: StoreConfigSchema,
 });
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
@@ -315,5 +323,6 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
           },
       ]),
     ),
+    store: toStoreConfig(data.store),
   };
 }

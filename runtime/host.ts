@@ -28,6 +28,7 @@ import { websocketHandler } from "./transports/websocket.ts";
 import { registryFacts } from "./mcp/facts.ts";
 import { createMcpHttp } from "./mcp/http.ts";
 import { serveMcpStdio } from "./mcp/stdio.ts";
+import { createOperatorSurface } from "./console/mount.ts";
 import {
   createStandardStack,
   type LoadReport,
@@ -188,12 +189,23 @@ export function createHost(options: HostOptions = {}): Host {
   // The stack's push messages go to the host's sessions, which exist only
   // once `host` does: route through a late-bound function.
   let broadcast = (_message: OutgoingMessage): number => 0;
+  // The run history, metrics and console; its views of sessions, sandboxes
+  // and in-process requests are read only when asked, after all exist.
+  const operator = createOperatorSurface({
+    // Embedder-given capabilities do not report runs: keep no history then.
+    config: options.capabilities ? { ...config, store: null } : config,
+    log,
+    sessions: () => sessions,
+    processes: () => stack?.processes() ?? [],
+    request: (message) => local.request(message),
+  });
   const stack: StandardStack | null = options.capabilities
     ? null
     : createStandardStack(config, {
       broadcast: (message) => broadcast(message),
       log,
       configPath: options.configPath,
+      observer: operator.recorder,
     });
   const ready: Promise<LoadReport> = stack?.ready ??
     Promise.resolve({
@@ -249,6 +261,7 @@ export function createHost(options: HostOptions = {}): Host {
   app.get("/a2e", websocketHandler(context));
   app.route("/a2e", sse.app);
   app.all("/mcp", (c) => mcp.handle(c.req.raw));
+  app.route("/", operator.app);
   app.onError((error, c) => {
     log(`Cannot handle ${c.req.method} ${c.req.path}: ${error.message}`);
     return c.json({ error: "Internal error" }, 500);
@@ -325,6 +338,7 @@ export function createHost(options: HostOptions = {}): Host {
       await mcp.close();
       await dispatcher.closeCapabilities();
       await stack?.close();
+      operator.close();
       await server?.shutdown();
     },
   };

@@ -14,8 +14,9 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createSandbox } from "./sandbox/pool.ts";
 import { brokerFromConfig } from "./egress/from_config.ts";
+import { createSandbox, type SandboxProcessInfo } from "./sandbox/pool.ts";
+import type { RunObserver } from "./store/observer.ts";
 import type { Policy } from "./sandbox/permissions.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config.ts";
@@ -62,6 +63,8 @@ export interface StandardStackOptions {
   log?: (line: string) => void;
   /** The config file, kept out of every sandbox's reach. */
   configPath?: string;
+  /** Receives every tool call and skill run (history, metrics). */
+  observer?: RunObserver;
 }
 
 /** The standard capabilities, and how to wait for and release them. */
@@ -74,6 +77,8 @@ export interface StandardStack {
   readonly snapshot: RegistrySnapshot | null;
   /** Stops watching and kills every sandbox process. */
   close(): Promise<void>;
+  /** The live sandbox processes. */
+  processes(): SandboxProcessInfo[];
 }
 
 const REQUEST_TYPES: Record<
@@ -174,6 +179,7 @@ export function createStandardStack(
       policy: hostPolicy,
       broadcast: options.broadcast,
       egress,
+      observer: options.observer,
     });
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
     const capabilities = {
@@ -190,6 +196,7 @@ export function createStandardStack(
           maxTurns: config.limits.maxTurns,
           defaultMaxTurns: config.limits.defaultMaxTurns,
         },
+        observer: options.observer,
       }),
     };
     const snapshot = loaded.snapshot;
@@ -226,6 +233,7 @@ export function createStandardStack(
     get snapshot() {
       return (registry as Registry | null)?.snapshot ?? null;
     },
+    processes: () => sandbox.processes(),
     async close() {
       closed = true;
       await built.catch(() => {});
@@ -333,5 +341,10 @@ function hostFiles(config: HostConfig, configPath?: string): string[] {
   if (configPath) paths.push(resolve(configPath));
   if (existsSync("skillbox.jsonc")) paths.push(resolve("skillbox.jsonc"));
   if (config.sandbox.cacheDir) paths.push(resolve(config.sandbox.cacheDir));
+  // The run history holds every principal's arguments and results.
+  if (config.store && config.store.path !== ":memory:") {
+    const db = resolve(config.store.path);
+    paths.push(db, `${db}-wal`, `${db}-shm`, `${db}-journal`);
+  }
   return paths;
 }

@@ -42,6 +42,7 @@ import {
   type SkillToolHost,
 } from "./run.ts";
 import type { SkillCatalog } from "./catalog.ts";
+import type { RunObserver } from "../store/observer.ts";
 import { hostLlm } from "./host_llm.ts";
 
 /** Options for {@link createSkillsCapability}. */
@@ -58,6 +59,8 @@ export interface SkillsCapabilityOptions {
   archived?: Iterable<string>;
   /** Limits; see {@link SkillLimits}. @default {} */
   limits?: SkillLimits;
+  /** Receives every skill run. @default none */
+  observer?: RunObserver;
 }
 
 /**
@@ -156,6 +159,7 @@ export function createSkillsCapability(
           sandbox: options.sandbox,
           llm,
           limits: options.limits,
+          observer: options.observer,
         });
         return {
           name: request.name,

@@ -20,6 +20,8 @@ export interface SkillEventLogOptions {
    * @default 2000
    */
   maxEvents?: number;
+  /** Sees every event as it is emitted (the run observer). */
+  onEvent?: (event: CallEvent) => void;
 }
 
 /**
@@ -44,6 +46,7 @@ export class SkillEventLog {
   readonly #reqId: string;
   readonly #send?: (message: OutgoingMessage) => void;
   readonly #max: number;
+  readonly #onEvent?: (event: CallEvent) => void;
   readonly #events: CallEvent[] = [];
   #seq = 0;
   #truncated = false;
@@ -57,6 +60,7 @@ export class SkillEventLog {
     this.#reqId = reqId;
     this.#send = options.send;
     this.#max = Math.max(1, options.maxEvents ?? 2000);
+    this.#onEvent = options.onEvent;
   }
 
   /**
@@ -79,6 +83,7 @@ export class SkillEventLog {
     } else {
       this.#truncated = true;
     }
+    this.#onEvent?.(event);
     try {
       this.#send?.(
         envelope("skill/event", { req_id: this.#reqId, ...event }),

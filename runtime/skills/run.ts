@@ -42,6 +42,7 @@ import { checkSchema } from "./schema.ts";
 import { summarize } from "./summarize.ts";
 import { createToolRelay, type SkillToolCall } from "./tool_relay.ts";
 import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
+import type { RunObserver } from "../store/observer.ts";
 
 export type {
   LlmResolver,
@@ -73,6 +74,8 @@ export interface RunSkillOptions {
   sandbox?: Pick<Sandbox, "call">;
   llm: LlmResolver;
   limits?: SkillLimits;
+  /** Receives the run (history, metrics, console). @default none */
+  observer?: RunObserver;
 }
 
 /**
@@ -112,9 +115,26 @@ export async function runSkill(
 ): Promise<SkillResult> {
   const limits = options.limits ?? {};
   const name = definition.name;
+  const observer = options.observer;
+  const runId = observer?.started({
+    kind: "skill",
+    name,
+    session: options.session,
+    args: options.arguments,
+  }) ?? "";
+  const done = (result: SkillResult): SkillResult => {
+    observer?.finished(runId, {
+      outcome: result.success ? "ok" : result.error_code ?? "skill_error",
+      error: result.error,
+      result: result.data,
+      summary: result.summary,
+    });
+    return result;
+  };
   const log = new SkillEventLog(options.reqId, {
     send: options.streaming ? (m) => options.session.send(m) : undefined,
     maxEvents: limits.maxEvents,
+    onEvent: observer && ((event) => observer.event(runId, event)),
   });
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -125,9 +145,9 @@ export async function runSkill(
   });
 
   const refusal = refuseToStart(record, definition, options.arguments);
-  if (refusal !== null) return failSkill(log, refusal, elapsed());
+  if (refusal !== null) return done(failSkill(log, refusal, elapsed()));
 
-  const { run, deadline } = startRun(record, definition, options, log);
+  const { run, deadline } = startRun(record, definition, options, log, runId);
   const { signal, budget } = run;
 
   try {
@@ -144,22 +164,22 @@ export async function runSkill(
       );
     }
     log.emit("skill.completed", { duration_ms: elapsed(), turns: budget.used });
-    return skillResult({
+    return done(skillResult({
       success: true,
       data,
       summary,
       duration_ms: elapsed(),
       events: log.events,
       truncated: truncated || log.truncated,
-    });
+    }));
   } catch (error) {
     // A timeout or cancellation is the real cause of whatever the skill
     // threw afterwards; max_turns likewise wins over the skill's reaction.
-    return failSkill(
+    return done(failSkill(
       log,
       signal.aborted ? signal.reason : budget.exceeded ?? error,
       elapsed(),
-    );
+    ));
   } finally {
     deadline.dispose(); // stops anything still running for this call
   }
@@ -172,6 +192,7 @@ function startRun(
   definition: SkillDefinition,
   options: RunSkillOptions,
   log: SkillEventLog,
+  runId: string,
 ): { run: SkillRun; deadline: Deadline } {
   const name = definition.name;
   const limits = options.limits ?? {};
@@ -219,6 +240,7 @@ function startRun(
     log,
     signal,
     remainingMs: deadline.remainingMs,
+    parentRunId: runId || undefined,
   });
   return {
     deadline,

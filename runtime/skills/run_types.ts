@@ -41,6 +41,8 @@ export interface SkillToolCallOptions {
    * happen (relayed as the skill's events, tagged with the tool's name).
    */
   onEvent?: (kind: string, data: Record<string, unknown>) => void;
+  /** The observer's id of the skill's run: the tool call is its child. */
+  parentRunId?: string;
 }
 
 /**

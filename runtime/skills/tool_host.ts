@@ -63,12 +63,17 @@ export function registryToolHost(
       const k = options.registry.snapshot.toolkits.get(name);
       return k ? { tools: k.tools } : undefined;
     },
-    async call(name, args, { session, signal, timeoutMs, onEvent }) {
+    async call(
+      name,
+      args,
+      { session, signal, timeoutMs, onEvent, parentRunId },
+    ) {
       const { result, breakLoop } = await options.caller.call({
         name,
         args,
         session,
         signal,
+        parentRunId,
         timeoutSeconds: Math.max(0.001, timeoutMs / 1000),
         onEvent: onEvent && ((event) => onEvent(event.kind, event.data)),
       });

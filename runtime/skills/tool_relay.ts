@@ -59,6 +59,8 @@ export interface ToolRelayOptions {
   signal: AbortSignal;
   /** Milliseconds left for the skill. */
   remainingMs: () => number;
+  /** The observer's id of the skill's run (tool calls are its children). */
+  parentRunId?: string;
 }
 
 /**
@@ -174,6 +176,7 @@ async function runTool(
       session: options.session,
       signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
       timeoutMs: options.remainingMs(),
+      parentRunId: options.parentRunId,
       // A long tool's progress is the skill's progress: relay it live.
       onEvent: (kind, data) => {
         if (RELAYED_TOOL_EVENTS.has(kind)) log.emit(kind, { ...data, tool });

@@ -27,6 +27,8 @@ import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import { ToolCallHooks } from "./call_hooks.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { validateValue } from "./validate.ts";
+import type { RunObserver } from "../store/observer.ts";
+import { observeToolCaller } from "../store/observe_tools.ts";
 
 /** Options of {@link createToolCaller}. */
 export interface ToolCallerOptions {
@@ -42,6 +44,8 @@ export interface ToolCallerOptions {
   maxEvents?: number;
   /** Performs `ctx.fetch` for tools. @default none (ctx.fetch refused) */
   egress?: EgressBroker;
+  /** Receives every call as a run (history, metrics, console). @default none */
+  observer?: RunObserver;
 }
 
 /** One call. */
@@ -62,6 +66,8 @@ export interface ToolCallRequest {
   callId?: string;
   /** What `ctx.metadata` holds. @default {} */
   metadata?: Record<string, unknown>;
+  /** The observer's id of the run making this call (a skill's), if any. */
+  parentRunId?: string;
 }
 
 /** What a call produced. */
@@ -131,7 +137,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
   const maxEvents = options.maxEvents ?? 1000;
   const grants = new GrantCache(options.sandbox, policy.permissions);
 
-  return {
+  const caller: ToolCaller = {
     async call(request) {
       const started = performance.now();
       const { name, session } = request;
@@ -275,6 +281,9 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
       };
     },
   };
+  return options.observer
+    ? observeToolCaller(caller, options.observer, options)
+    : caller;
 }
 
 const NO_SECRETS: readonly string[] = Object.freeze([]);

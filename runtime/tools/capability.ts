@@ -18,6 +18,7 @@ import { createToolCaller, type ToolCaller } from "./call.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { listTools } from "./filter.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
+import type { RunObserver } from "../store/observer.ts";
 
 /** Options of {@link createToolsCapability}. */
 export interface ToolsCapabilityOptions {
@@ -39,6 +40,8 @@ export interface ToolsCapabilityOptions {
   maxEvents?: number;
   /** Performs `ctx.fetch` for tools. @default none (ctx.fetch refused) */
   egress?: EgressBroker;
+  /** Receives every tool call as a run. @default none */
+  observer?: RunObserver;
 }
 
 /** The tools capability, plus what skills need to call tools. */
@@ -105,6 +108,7 @@ export function createToolsCapability(
     policy,
     maxEvents: options.maxEvents,
     egress: options.egress,
+    observer: options.observer,
   });
 
   // The index follows the registry incrementally: a reload that touched one

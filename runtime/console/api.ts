@@ -1,0 +1,272 @@
+/**
+ * The console's read-only JSON API: `/api/runs`, `/api/runs/<id>`,
+ * `/api/stats`, `/api/catalog`, `/api/overview` (sessions and sandbox
+ * processes) and `/api/live` (SSE). Everything it returns was redacted when
+ * recorded, or is redacted here (live data). No CORS headers: browsers on
+ * other origins cannot read it.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { LiveRun, RunRecorder } from "../store/recorder.ts";
+import type { RunRecord, StoredEvent } from "../store/store.ts";
+import { liveStream } from "./live.ts";
+
+/** One entry of the catalog the console shows. */
+export interface CatalogView {
+  /** Tools: name, description, toolkit, tags. */
+  tools: {
+    name: string;
+    description: string;
+    toolkit: string | null;
+    tags: string[];
+  }[];
+  /** Toolkits and their tools. */
+  toolkits: { name: string; description: string; tools: string[] }[];
+  /** Skills with status and, for a blocked one, why. */
+  skills: {
+    name: string;
+    description: string;
+    status: string;
+    blocked_reason: string | null;
+  }[];
+  /** With a query: tool names by BM25 rank (the host's tool index). */
+  matches?: string[];
+}
+
+/** A live session, as shown. */
+export interface SessionView {
+  id: string;
+  transport: string;
+  token_label: string | null;
+  in_flight: number;
+}
+
+/** A sandbox process, as shown. */
+export interface ProcessView {
+  pid: number;
+  /** Whose code it runs: the module (and grant) or the session. */
+  principal: string;
+  busy: number;
+  rss_bytes: number;
+}
+
+/** What the API reads. */
+export interface ConsoleSources {
+  /** The recorder (live runs, store). */
+  recorder: RunRecorder;
+  /** Tools, toolkits and skills; searched when `query` is not empty. */
+  catalog(query: string): Promise<CatalogView>;
+  /** Live sessions. */
+  sessions(): SessionView[];
+  /** Live sandbox processes. */
+  processes(): ProcessView[];
+  /** Counts events a slow live viewer missed. */
+  eventsDropped?(count: number): void;
+}
+
+const STATS_WINDOW_S = 3600;
+
+/**
+ * Creates the API routes (mount under `/api`).
+ *
+ * @param sources what the API reads
+ * @returns the routes
+ * @example List runs of an empty history
+ * ```ts
+ * import { createApi } from "./api.ts";
+ * import { openRecorder } from "../store/open.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder({ path: ":memory:", maxRuns: 10, maxAgeDays: 1 });
+ * const api = createApi({ recorder, catalog: () => Promise.reject(), sessions: () => [], processes: () => [] });
+ * const body = await (await api.request("/runs")).json();
+ * assert.deepEqual(body.runs, []);
+ * recorder.close();
+ * ```
+ */
+export function createApi(sources: ConsoleSources): Hono {
+  const { recorder } = sources;
+  const app = new Hono();
+  app.use(async (c, next) => {
+    await next();
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+  });
+
+  app.get("/runs", (c) => {
+    recorder.flush();
+    const store = recorder.store;
+    if (!store) return c.json({ runs: [], next: null, stored: false });
+    const q = c.req.query();
+    const limit = q.limit ? Number(q.limit) : 50;
+    const before = q.before ? Number(q.before) : undefined;
+    if (
+      !Number.isFinite(limit) ||
+      (before !== undefined && !Number.isFinite(before))
+    ) {
+      return c.json({ error: "limit and before must be numbers" }, 400);
+    }
+    const page = store.list({
+      limit,
+      before,
+      name: q.name || undefined,
+      kind: q.kind || undefined,
+      outcome: q.outcome || undefined,
+      session: q.session || undefined,
+    });
+    return c.json({
+      runs: page.runs.map((r) => ({ ...runView(r), cursor: r.cursor })),
+      next: page.next,
+      stored: true,
+    });
+  });
+
+  app.get("/runs/:id", (c) => {
+    recorder.flush();
+    const id = c.req.param("id");
+    const live = recorder.running.find((r) => r.id === id);
+    if (live) return c.json({ running: true, run: liveView(recorder, live) });
+    const detail = recorder.store?.get(id) ?? null;
+    if (!detail) return c.json({ error: `Unknown run "${id}"` }, 404);
+    return c.json({
+      running: false,
+      run: runView(detail.run),
+      events: detail.events.map(eventView),
+      children: detail.children.map(runView),
+    });
+  });
+
+  app.get("/stats", (c) => {
+    recorder.flush();
+    const window = Number(c.req.query("window") ?? STATS_WINDOW_S);
+    const seconds = Number.isFinite(window) && window > 0
+      ? window
+      : STATS_WINDOW_S;
+    const timings = recorder.store?.timings(Date.now() - seconds * 1000) ?? [];
+    const groups = new Map<
+      string,
+      { kind: string; name: string; durations: number[]; errors: number }
+    >();
+    for (const t of timings) {
+      const key = `${t.kind}\u0000${t.name}`;
+      let group = groups.get(key);
+      if (!group) {
+        group = { kind: t.kind, name: t.name, durations: [], errors: 0 };
+        groups.set(key, group);
+      }
+      group.durations.push(t.durationMs);
+      if (t.outcome !== "ok") group.errors++;
+    }
+    const stats = [...groups.values()].map((g) => {
+      const sorted = [...g.durations].sort((a, b) => a - b);
+      return {
+        kind: g.kind,
+        name: g.name,
+        calls: g.durations.length,
+        errors: g.errors,
+        error_rate: g.errors / g.durations.length,
+        p50_ms: percentile(sorted, 0.5),
+        p95_ms: percentile(sorted, 0.95),
+        recent_ms: g.durations.slice(-40),
+      };
+    }).sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
+    return c.json({ window_seconds: seconds, stats });
+  });
+
+  app.get("/catalog", async (c) => {
+    const query = (c.req.query("q") ?? "").slice(0, 200);
+    return c.json(await sources.catalog(query));
+  });
+
+  app.get("/overview", (c) =>
+    c.json({
+      running: recorder.running.map((r) => liveView(recorder, r)),
+      sessions: sources.sessions(),
+      processes: sources.processes(),
+      stored: recorder.store !== null,
+    }));
+
+  app.get("/live", (c) => liveStream(c, recorder, sources.eventsDropped));
+  return app;
+}
+
+/**
+ * A run as the API shows it (snake_case, arguments and result parsed back).
+ *
+ * @param run the stored run
+ * @returns the JSON view
+ */
+export function runView(run: RunRecord): Record<string, unknown> {
+  return {
+    id: run.id,
+    parent_id: run.parentId,
+    kind: run.kind,
+    name: run.name,
+    toolkit: run.toolkit,
+    session: run.session,
+    transport: run.transport,
+    token_label: run.tokenLabel,
+    started_at: run.startedAt,
+    ended_at: run.endedAt,
+    duration_ms: run.durationMs,
+    outcome: run.outcome,
+    error: run.error,
+    summary: run.summary,
+    arguments: parse(run.args),
+    result: run.result === null ? null : parse(run.result),
+    event_count: run.eventCount,
+    llm_turns: run.llmTurns,
+    input_tokens: run.inputTokens,
+    output_tokens: run.outputTokens,
+  };
+}
+
+/**
+ * A running run as the API shows it, its texts redacted.
+ *
+ * @param recorder the recorder (for its redactor)
+ * @param run the live run
+ * @returns the JSON view
+ */
+export function liveView(
+  recorder: RunRecorder,
+  run: LiveRun,
+): Record<string, unknown> {
+  return {
+    id: run.id,
+    parent_id: run.parentId,
+    kind: run.kind,
+    name: run.name,
+    session: run.session,
+    transport: run.transport,
+    started_at: run.startedAt,
+    progress: run.progress,
+    status: recorder.redactor.text(run.status),
+    tokens: recorder.redactor.text(run.tokens),
+    event_count: run.eventCount,
+  };
+}
+
+function eventView(event: StoredEvent): Record<string, unknown> {
+  return {
+    seq: event.seq,
+    kind: event.kind,
+    at: event.at,
+    data: parse(event.data),
+  };
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const index = Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
+  return Math.round(sorted[Math.max(0, index)]! * 100) / 100;
+}

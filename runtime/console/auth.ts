@@ -1,0 +1,135 @@
+/**
+ * Who may see the console, `/api/*` and `/metrics`: anyone when no tokens
+ * are configured (the host then listens on loopback by default), else a
+ * request with `Authorization: Bearer <token>` or the session cookie the
+ * login form sets (`HttpOnly`, `SameSite=Strict`). The cookie holds a random
+ * id, never the token; the host keeps only which token label it stands for.
+ *
+ * @module
+ */
+
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+
+/** The session cookie's name. */
+export const COOKIE = "skillbox_console";
+const SESSION_MS = 12 * 3600_000;
+const MAX_SESSIONS = 1000;
+
+/** Console authentication over the host's tokens. */
+export interface ConsoleAuth {
+  /** Whether a token is needed at all. */
+  readonly required: boolean;
+  /**
+   * The label of the configured token a value matches (`token 1`, ...), or
+   * null. Compared in time independent of where they differ.
+   */
+  labelOf(token: string): string | null;
+  /** Starts a console session for a label; returns the cookie value. */
+  login(label: string): string;
+  /** Ends a console session. */
+  logout(cookie: string): void;
+  /** The label a request is authenticated as, or null. */
+  check(c: Context): string | null;
+  /** Middleware refusing unauthenticated requests. */
+  guard(kind: "page" | "api"): MiddlewareHandler;
+}
+
+/**
+ * Creates the console's authentication.
+ *
+ * @param tokens the configured auth tokens (empty: no auth)
+ * @returns the authentication
+ * @example Labels, never tokens
+ * ```ts
+ * import { createConsoleAuth } from "./auth.ts";
+ * import assert from "node:assert/strict";
+ * const auth = createConsoleAuth(["alpha-token", "beta-token"]);
+ * assert.equal(auth.labelOf("beta-token"), "token 2");
+ * assert.equal(auth.labelOf("nope"), null);
+ * ```
+ */
+export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
+  const encoder = new TextEncoder();
+  const known = tokens.map((t) => encoder.encode(t));
+  const sessions = new Map<string, { label: string; expires: number }>();
+
+  const labelOf = (token: string): string | null => {
+    const given = encoder.encode(token);
+    let found: string | null = null;
+    known.forEach((bytes, i) => {
+      if (sameBytes(bytes, given) && found === null) found = `token ${i + 1}`;
+    });
+    return found;
+  };
+
+  const check = (c: Context): string | null => {
+    if (known.length === 0) return "open";
+    const header = c.req.header("authorization") ?? "";
+    const bearer = /^Bearer\s+(.+)$/i.exec(header);
+    if (bearer?.[1]) return labelOf(bearer[1].trim());
+    const cookie = getCookie(c, COOKIE);
+    if (!cookie) return null;
+    const session = sessions.get(cookie);
+    if (!session) return null;
+    if (session.expires < Date.now()) {
+      sessions.delete(cookie);
+      return null;
+    }
+    return session.label;
+  };
+
+  return {
+    required: known.length > 0,
+    labelOf,
+    login(label) {
+      if (sessions.size >= MAX_SESSIONS) {
+        sessions.delete(sessions.keys().next().value!);
+      }
+      const id = randomId();
+      sessions.set(id, { label, expires: Date.now() + SESSION_MS });
+      return id;
+    },
+    logout(cookie) {
+      sessions.delete(cookie);
+    },
+    check,
+    guard(kind) {
+      return async (c, next) => {
+        if (check(c) !== null) return await next();
+        if (kind === "page") return c.redirect("/login", 303);
+        c.header("WWW-Authenticate", 'Bearer realm="skillbox"');
+        return c.json({ error: "Unauthorized: give a token" }, 401);
+      };
+    },
+  };
+}
+
+/**
+ * Sets the session cookie on a response.
+ *
+ * @param c the request context
+ * @param value the cookie value from {@link ConsoleAuth.login}
+ */
+export function setSessionCookie(c: Context, value: string): void {
+  setCookie(c, COOKIE, value, {
+    httpOnly: true,
+    sameSite: "Strict",
+    path: "/",
+    secure: new URL(c.req.url).protocol === "https:",
+    maxAge: SESSION_MS / 1000,
+  });
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  }
+  return diff === 0;
+}

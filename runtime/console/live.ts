@@ -1,0 +1,103 @@
+/**
+ * `GET /api/live`: Server-Sent Events of runs starting, their events, and
+ * finishing. Each viewer has a bounded queue; a viewer that cannot keep up
+ * loses events (counted), never slows a call.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { LiveChange, RunRecorder } from "../store/recorder.ts";
+import { liveView, runView } from "./api.ts";
+
+const MAX_QUEUE = 2000;
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * Streams the recorder's changes to one viewer.
+ *
+ * @param c the request context
+ * @param recorder the recorder to follow
+ * @param dropped counts events the viewer missed
+ * @returns the SSE response
+ */
+export function liveStream(
+  c: Context,
+  recorder: RunRecorder,
+  dropped?: (count: number) => void,
+): Response {
+  c.header("Cache-Control", "no-store");
+  return streamSSE(c, async (stream) => {
+    const queue: LiveChange[] = [];
+    let wake: (() => void) | null = null;
+    let lost = 0;
+    const unsubscribe = recorder.subscribe((change) => {
+      if (queue.length >= MAX_QUEUE) {
+        lost++;
+        return;
+      }
+      queue.push(change);
+      wake?.();
+    });
+    const done = new Promise<void>((resolve) => stream.onAbort(resolve));
+    let closed = false;
+    done.then(() => {
+      closed = true;
+      wake?.();
+    });
+    try {
+      await stream.writeSSE({
+        event: "hello",
+        data: JSON.stringify({
+          running: recorder.running.map((r) => liveView(recorder, r)),
+        }),
+      });
+      while (!closed) {
+        if (queue.length === 0) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            timer = setTimeout(resolve, HEARTBEAT_MS);
+          });
+          wake = null;
+          clearTimeout(timer);
+          if (queue.length === 0 && !closed) {
+            await stream.writeSSE({ event: "ping", data: "{}" });
+          }
+          continue;
+        }
+        if (lost > 0) {
+          dropped?.(lost);
+          await stream.writeSSE({ event: "lost", data: String(lost) });
+          lost = 0;
+        }
+        const change = queue.shift()!;
+        await stream.writeSSE({
+          event: change.type,
+          data: encode(recorder, change),
+        });
+      }
+    } finally {
+      unsubscribe();
+    }
+  });
+}
+
+function encode(recorder: RunRecorder, change: LiveChange): string {
+  switch (change.type) {
+    case "started":
+      return JSON.stringify(liveView(recorder, change.run));
+    case "finished":
+      return JSON.stringify(runView(change.run));
+    case "event": {
+      const { seq, kind } = change.event;
+      const data = recorder.redactor.json(change.event.data, {
+        maxChars: 4096,
+      });
+      return `{"run_id":${JSON.stringify(change.runId)},"seq":${seq},"kind":${
+        JSON.stringify(kind)
+      },"data":${data}}`;
+    }
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Everything an operator sees, built from a host's configuration: the run
+ * recorder (the observer the tool caller and skill runner report to), the
+ * metrics, and the console's routes. The host gives late-bound views of its
+ * sessions, sandbox processes and in-process requests.
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import type { OutgoingMessage, SessionScope } from "../capability.ts";
+import type { HostConfig } from "../config.ts";
+import {
+  createMetrics,
+  type HostMetrics,
+  processRss,
+} from "../metrics/metrics.ts";
+import { openRecorder } from "../store/open.ts";
+import type { RunRecorder } from "../store/recorder.ts";
+import { operatorSecrets, Redactor } from "../store/redact.ts";
+import type { CatalogView, ProcessView, SessionView } from "./api.ts";
+import { createConsoleAuth } from "./auth.ts";
+import { createConsoleRoutes } from "./routes.ts";
+
+/** A session as the host knows it. */
+export interface HostSessionInfo extends SessionScope {
+  /** Its transport. */
+  readonly transport: string;
+  /** Capability requests running or queued. */
+  readonly inFlight: number;
+}
+
+/** What the operator surface reads from the host. */
+export interface OperatorSurfaceOptions {
+  /** The host configuration (`store`, `tokens`, operator secrets). */
+  config: HostConfig;
+  /** The live client sessions. */
+  sessions: () => Iterable<HostSessionInfo>;
+  /** The live sandbox processes. */
+  processes: () => readonly { pid: number; grant: string; busy: number }[];
+  /** Sends an in-process request (for the catalog and search). */
+  request: (
+    message: Record<string, unknown> & { type: string },
+  ) => Promise<OutgoingMessage>;
+  /** Diagnostic lines (a failing store is reported here once). */
+  log?: (line: string) => void;
+}
+
+/** The recorder, metrics and routes of one host. */
+export interface OperatorSurface {
+  /** The run observer to give the tool caller and skill runner. */
+  recorder: RunRecorder;
+  /** The metrics. */
+  metrics: HostMetrics;
+  /** The console routes (mount at `/`). */
+  app: Hono;
+  /** Writes pending runs and closes the store. */
+  close(): void;
+}
+
+/**
+ * Builds the operator surface of a host.
+ *
+ * @param options the config and the host's views
+ * @returns recorder, metrics and routes
+ */
+export function createOperatorSurface(
+  options: OperatorSurfaceOptions,
+): OperatorSurface {
+  const { config } = options;
+  const auth = createConsoleAuth(config.tokens);
+  const transportOf = (session: SessionScope) =>
+    "transport" in session && typeof session.transport === "string"
+      ? session.transport
+      : "in-process";
+  const sandbox = () => {
+    const list = options.processes();
+    let rss = 0;
+    for (const p of list) rss += processRss(p.pid);
+    return { processes: list.length, rssBytes: rss };
+  };
+  const metrics = createMetrics({
+    sessions: () => {
+      const counts: Record<string, number> = {};
+      for (const s of options.sessions()) {
+        counts[s.transport] = (counts[s.transport] ?? 0) + 1;
+      }
+      return counts;
+    },
+    sandbox,
+  });
+  const recorder = openRecorder(config.store, {
+    redactor: new Redactor(operatorSecrets(config)),
+    describeSession: (session) => ({
+      transport: transportOf(session),
+      tokenLabel: session.token
+        ? auth.labelOf(session.token) ?? "unknown token"
+        : null,
+    }),
+    counters: metrics,
+    log: options.log,
+  });
+  const app = createConsoleRoutes({
+    auth,
+    metrics,
+    recorder,
+    catalog: (query) => catalog(options.request, query),
+    sessions: () =>
+      [...options.sessions()].map((s): SessionView => ({
+        id: s.id,
+        transport: s.transport,
+        token_label: s.token ? auth.labelOf(s.token) : null,
+        in_flight: s.inFlight,
+      })),
+    processes: () =>
+      options.processes().map((p): ProcessView => ({
+        pid: p.pid,
+        principal: principal(p.grant),
+        busy: p.busy,
+        rss_bytes: processRss(p.pid),
+      })),
+    eventsDropped: (n) => metrics.eventsDropped(n),
+  });
+  return { recorder, metrics, app, close: () => recorder.close() };
+}
+
+async function catalog(
+  request: OperatorSurfaceOptions["request"],
+  query: string,
+): Promise<CatalogView> {
+  const [tools, toolkits, skills, found] = await Promise.all([
+    request({ type: "tool/list/req" }),
+    request({ type: "toolkit/list/req" }),
+    request({ type: "skill/discover/req" }),
+    query
+      ? request({ type: "tool/list/req", query, include_deferred: true })
+      : null,
+  ]);
+  const list = (m: OutgoingMessage | null, key: string) =>
+    (m && Array.isArray(m[key]) ? m[key] : []) as Record<string, unknown>[];
+  const view: CatalogView = {
+    tools: list(tools, "tools").map((t) => ({
+      name: String(t.name),
+      description: String(t.description ?? ""),
+      toolkit: typeof t.toolkit === "string" && t.toolkit ? t.toolkit : null,
+      tags: Array.isArray(t.tags) ? t.tags.map(String) : [],
+    })),
+    toolkits: list(toolkits, "toolkits").map((k) => ({
+      name: String(k.name),
+      description: String(k.description ?? ""),
+      tools: Array.isArray(k.tools) ? k.tools.map(String) : [],
+    })),
+    skills: list(skills, "skills").map((s) => {
+      const meta = (s.metadata ?? {}) as Record<string, unknown>;
+      return {
+        name: String(s.name),
+        description: String(s.description ?? ""),
+        status: String(s.status ?? ""),
+        blocked_reason: typeof meta.blocked_reason === "string"
+          ? meta.blocked_reason
+          : null,
+      };
+    }),
+  };
+  if (found) view.matches = list(found, "tools").map((t) => String(t.name));
+  return view;
+}
+
+// The grant key is canonical JSON naming the module or session and what it
+// may touch: show it short.
+function principal(grant: string): string {
+  return grant.length > 160 ? `${grant.slice(0, 160)}…` : grant;
+}

@@ -1,0 +1,166 @@
+/**
+ * The console's HTTP routes: the dashboard at `/`, its script and style, the
+ * login form, `/api/*` and `/metrics`, each behind the console's auth when
+ * tokens are configured. Read-only: the only POSTs sign in and out.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import { getCookie } from "hono/cookie";
+import type { HostMetrics } from "../metrics/metrics.ts";
+import { type ConsoleSources, createApi } from "./api.ts";
+import { type ConsoleAuth, COOKIE, setSessionCookie } from "./auth.ts";
+import { CLIENT_SCRIPT, CLIENT_STYLE } from "./client_script.ts";
+import { CONSOLE_CSP, dashboardPage, loginPage } from "./page.tsx";
+
+/** Options of {@link createConsoleRoutes}. */
+export interface ConsoleRoutesOptions extends ConsoleSources {
+  /** Who may see the console. */
+  auth: ConsoleAuth;
+  /** The metrics served at `/metrics`. */
+  metrics: HostMetrics;
+}
+
+const MAX_LOGIN_BYTES = 4096;
+
+/**
+ * Creates the console's routes (mount at `/`).
+ *
+ * @param options the sources, auth and metrics
+ * @returns the routes
+ * @example The dashboard without tokens
+ * ```ts
+ * import { createConsoleRoutes } from "./routes.ts";
+ * import { createConsoleAuth } from "./auth.ts";
+ * import { createMetrics } from "../metrics/metrics.ts";
+ * import { openRecorder } from "../store/open.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder(null);
+ * const app = createConsoleRoutes({
+ *   recorder, auth: createConsoleAuth([]), metrics: createMetrics({ defaults: false }),
+ *   catalog: () => Promise.reject(), sessions: () => [], processes: () => [],
+ * });
+ * const page = await app.request("/");
+ * assert.match(await page.text(), /skillbox console/);
+ * recorder.close();
+ * ```
+ */
+export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
+  const { auth, metrics } = options;
+  const app = new Hono();
+  const html = (body: string, status: 200 | 401 = 200) =>
+    new Response(body, {
+      status,
+      headers: {
+        "Content-Type": "text/html; charset=utf-8",
+        "Content-Security-Policy": CONSOLE_CSP,
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+      },
+    });
+  const asset = (body: string, type: string) =>
+    new Response(body, {
+      headers: {
+        "Content-Type": type,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-cache",
+      },
+    });
+
+  app.get(
+    "/console/app.js",
+    () => asset(CLIENT_SCRIPT, "text/javascript; charset=utf-8"),
+  );
+  app.get(
+    "/console/app.css",
+    () => asset(CLIENT_STYLE, "text/css; charset=utf-8"),
+  );
+
+  app.get(
+    "/login",
+    (c) => auth.required ? html(loginPage()) : c.redirect("/", 303),
+  );
+  app.post("/login", async (c) => {
+    if (!auth.required) return c.redirect("/", 303);
+    if (!sameOrigin(c.req.raw)) {
+      return c.text("Cross-origin sign-in refused", 403);
+    }
+    const body = await readCapped(c.req.raw, MAX_LOGIN_BYTES);
+    const token = body === null ? null : new URLSearchParams(body).get("token");
+    const label = token ? auth.labelOf(token) : null;
+    if (label === null) return html(loginPage({ error: "Unknown token" }), 401);
+    setSessionCookie(c, auth.login(label));
+    return c.redirect("/", 303);
+  });
+  app.post("/logout", (c) => {
+    const cookie = getCookie(c, COOKIE);
+    if (cookie) auth.logout(cookie);
+    c.header(
+      "Set-Cookie",
+      `${COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`,
+    );
+    return c.redirect(auth.required ? "/login" : "/", 303);
+  });
+
+  app.get(
+    "/",
+    auth.guard("page"),
+    () => html(dashboardPage({ auth: auth.required })),
+  );
+  app.use("/api/*", auth.guard("api"));
+  app.route("/api", createApi(options));
+  app.get(
+    "/metrics",
+    auth.guard("api"),
+    async () =>
+      new Response(await metrics.text(), {
+        headers: {
+          "Content-Type": metrics.contentType,
+          "Cache-Control": "no-store",
+        },
+      }),
+  );
+  return app;
+}
+
+// The form body, or null when it is larger than `max` bytes.
+async function readCapped(
+  request: Request,
+  max: number,
+): Promise<string | null> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+// A browser always sends Origin on a form POST; refuse one from elsewhere.
+function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null || origin === "null") return origin === null;
+  try {
+    return new URL(origin).host === new URL(request.url).host;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The host's Prometheus metrics through `prom-client`: calls, durations,
+ * sessions, sandbox processes and memory, LLM turns and tokens, dropped
+ * events and store errors, plus the process defaults. Label values are
+ * bounded: names come from what is loaded (an unknown name is counted as
+ * `(unknown)`, and past {@link MAX_NAMES} distinct names as `(other)`).
+ *
+ * @module
+ */
+
+import client from "prom-client";
+import type { RunCounters } from "../store/recorder.ts";
+
+/** Distinct tool/skill names given their own label value. */
+export const MAX_NAMES = 1000;
+const MAX_PROVIDERS = 32;
+const OUTCOMES_UNKNOWN = new Set(["unknown_tool", "unknown_skill"]);
+
+/** Live figures the metrics read when scraped. */
+export interface MetricsSources {
+  /** Live sessions by transport. */
+  sessions?: () => Record<string, number>;
+  /** Live sandbox processes and their summed resident memory. */
+  sandbox?: () => { processes: number; rssBytes: number };
+}
+
+/** The registry and the counters the recorder feeds. */
+export interface HostMetrics extends RunCounters {
+  /** The Prometheus text exposition. */
+  text(): Promise<string>;
+  /** The content type of {@link text}. */
+  readonly contentType: string;
+}
+
+/**
+ * Creates the host's metrics on a fresh registry.
+ *
+ * @param sources live figures read at scrape time
+ * @returns the metrics
+ * @example Count a call
+ * ```ts
+ * import { createMetrics } from "./metrics.ts";
+ * import assert from "node:assert/strict";
+ * const metrics = createMetrics({ defaults: false });
+ * metrics.finished("tool", "add", "ok", 0.01);
+ * assert.match(await metrics.text(), /skillbox_calls_total\{kind="tool",name="add",outcome="ok"\} 1/);
+ * ```
+ */
+export function createMetrics(
+  sources: MetricsSources & { defaults?: boolean } = {},
+): HostMetrics {
+  const registry = new client.Registry();
+  if (sources.defaults !== false) {
+    client.collectDefaultMetrics({ register: registry });
+  }
+  const calls = new client.Counter({
+    name: "skillbox_calls_total",
+    help: "Tool calls and skill runs, by kind, name and outcome",
+    labelNames: ["kind", "name", "outcome"] as const,
+    registers: [registry],
+  });
+  const duration = new client.Histogram({
+    name: "skillbox_call_duration_seconds",
+    help: "Wall time of tool calls and skill runs",
+    labelNames: ["kind", "name"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
+    registers: [registry],
+  });
+  new client.Gauge({
+    name: "skillbox_sessions",
+    help: "Live sessions by transport",
+    labelNames: ["transport"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [transport, n] of Object.entries(sources.sessions?.() ?? {})) {
+        this.set({ transport }, n);
+      }
+    },
+  });
+  new client.Gauge({
+    name: "skillbox_sandbox_processes",
+    help: "Live sandbox processes",
+    registers: [registry],
+    collect() {
+      this.set(sources.sandbox?.().processes ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: "skillbox_sandbox_rss_bytes",
+    help: "Resident memory of all sandbox processes",
+    registers: [registry],
+    collect() {
+      this.set(sources.sandbox?.().rssBytes ?? 0);
+    },
+  });
+  const tokens = new client.Counter({
+    name: "skillbox_llm_tokens_total",
+    help: "LLM tokens used by skills, by provider and direction",
+    labelNames: ["provider", "direction"] as const,
+    registers: [registry],
+  });
+  const turns = new client.Counter({
+    name: "skillbox_llm_turns_total",
+    help: "LLM turns taken by skills",
+    registers: [registry],
+  });
+  const dropped = new client.Counter({
+    name: "skillbox_events_dropped_total",
+    help: "Run events not kept in the history or not delivered to a live view",
+    registers: [registry],
+  });
+  const storeErrors = new client.Counter({
+    name: "skillbox_store_errors_total",
+    help: "Failures to open or write the run store",
+    registers: [registry],
+  });
+  const names = new Set<string>();
+  const providers = new Set<string>();
+  const nameLabel = (name: string, outcome: string) => {
+    if (OUTCOMES_UNKNOWN.has(outcome)) return "(unknown)";
+    if (names.has(name)) return name;
+    if (names.size >= MAX_NAMES) return "(other)";
+    names.add(name);
+    return name;
+  };
+  const providerLabel = (provider: string) => {
+    if (providers.has(provider)) return provider;
+    if (providers.size >= MAX_PROVIDERS) return "(other)";
+    providers.add(provider);
+    return provider;
+  };
+
+  return {
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+    finished(kind, name, outcome, seconds) {
+      const label = nameLabel(name, outcome);
+      calls.inc({ kind, name: label, outcome: outcomeLabel(outcome) });
+      duration.observe({ kind, name: label }, seconds);
+    },
+    llmTurn() {
+      turns.inc();
+    },
+    llmTokens(provider, direction, count) {
+      if (count > 0) {
+        tokens.inc({ provider: providerLabel(provider), direction }, count);
+      }
+    },
+    eventsDropped(count) {
+      dropped.inc(count);
+    },
+    storeError() {
+      storeErrors.inc();
+    },
+  };
+}
+
+// Error codes are a closed set; anything else a sandbox made up is "other".
+function outcomeLabel(outcome: string): string {
+  return /^[a-z_]{1,40}$/.test(outcome) ? outcome : "other";
+}
+
+/**
+ * Resident memory of a process in bytes, from `/proc` (0 where unavailable).
+ *
+ * @param pid the process id
+ * @returns its RSS in bytes
+ * @example
+ * ```ts
+ * import { processRss } from "./metrics.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(processRss(Deno.pid) >= 0);
+ * ```
+ */
+export function processRss(pid: number): number {
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    const match = /VmRSS:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}

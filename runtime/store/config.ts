@@ -1,0 +1,61 @@
+/**
+ * The `store` section of `skillbox.jsonc`: where the run history is kept and
+ * for how long. `"store": null` keeps nothing.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+
+/** Where and how long the run history is kept. */
+export interface StoreConfig {
+  /** The SQLite file, relative to the working folder. @default ".skillbox/skillbox.db" */
+  path: string;
+  /** Runs kept; older ones are pruned in the background. @default 10000 */
+  maxRuns: number;
+  /** Days a run is kept. @default 30 */
+  maxAgeDays: number;
+}
+
+/** The defaults of the `store` section, as written in the file. */
+export const STORE_DEFAULTS = {
+  path: ".skillbox/skillbox.db",
+  max_runs: 10_000,
+  max_age_days: 30,
+};
+
+/** The zod schema of the `store` section (`null` keeps nothing). */
+export const StoreConfigSchema: z.ZodType<
+  { path: string; max_runs: number; max_age_days: number } | null,
+  unknown
+> = z.strictObject({
+  path: z.string().min(1).default(STORE_DEFAULTS.path),
+  max_runs: z.number().int().positive().default(STORE_DEFAULTS.max_runs),
+  max_age_days: z.number().positive().default(STORE_DEFAULTS.max_age_days),
+}).nullable().default(STORE_DEFAULTS);
+
+/**
+ * Converts the parsed `store` section to its TypeScript shape.
+ *
+ * @param section the section as parsed by {@link StoreConfigSchema}
+ * @returns the config, or null when the store is off
+ * @example
+ * ```ts
+ * import { StoreConfigSchema, toStoreConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const config = toStoreConfig(StoreConfigSchema.parse({ max_runs: 5 }));
+ * assert.equal(config?.maxRuns, 5);
+ * assert.equal(config?.path, ".skillbox/skillbox.db");
+ * assert.equal(toStoreConfig(StoreConfigSchema.parse(null)), null);
+ * ```
+ */
+export function toStoreConfig(
+  section: { path: string; max_runs: number; max_age_days: number } | null,
+): StoreConfig | null {
+  if (section === null) return null;
+  return {
+    path: section.path,
+    maxRuns: section.max_runs,
+    maxAgeDays: section.max_age_days,
+  };
+}

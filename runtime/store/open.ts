@@ -1,0 +1,73 @@
+/**
+ * Opens the run recorder a host configuration asks for: the SQLite store at
+ * `store.path` (relative to the working folder), or none with `store: null`
+ * or when the file cannot be opened (reported once; the host keeps serving).
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import type { StoreConfig } from "./config.ts";
+import {
+  type RunCounters,
+  RunRecorder,
+  type RunRecorderOptions,
+} from "./recorder.ts";
+import type { Redactor } from "./redact.ts";
+import { openSqliteStore } from "./sqlite.ts";
+import type { RunStore } from "./store.ts";
+
+/** Options of {@link openRecorder}. */
+export interface OpenRecorderOptions {
+  /** Redacts everything kept or shown. */
+  redactor?: Redactor;
+  /** Transport and token label of a session. */
+  describeSession?: RunRecorderOptions["describeSession"];
+  /** Counts runs for the metrics. */
+  counters?: RunCounters;
+  /** Receives the one-time report of a failing store. */
+  log?: (line: string) => void;
+}
+
+/**
+ * Opens the recorder for a `store` configuration.
+ *
+ * @param config the `store` section, or null to keep nothing
+ * @param options redaction, session description, counters, log
+ * @returns the recorder (its `store` is null when runs are not kept)
+ * @example Keep nothing
+ * ```ts
+ * import { openRecorder } from "./open.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder(null);
+ * assert.equal(recorder.store, null);
+ * recorder.close();
+ * ```
+ */
+export function openRecorder(
+  config: StoreConfig | null,
+  options: OpenRecorderOptions = {},
+): RunRecorder {
+  let store: RunStore | null = null;
+  if (config !== null) {
+    const path = config.path === ":memory:" ? ":memory:" : resolve(config.path);
+    try {
+      store = openSqliteStore(path);
+    } catch (error) {
+      options.counters?.storeError();
+      options.log?.(
+        `Cannot open the run store "${path}": ${
+          (error as Error).message
+        }; runs are not recorded, calls keep working (reported once)`,
+      );
+    }
+  }
+  return new RunRecorder({
+    store,
+    retention: config ?? undefined,
+    redactor: options.redactor,
+    describeSession: options.describeSession,
+    counters: options.counters,
+    log: options.log,
+  });
+}

@@ -1,0 +1,382 @@
+/**
+ * The run recorder: a {@link RunObserver} that keeps what is running in
+ * memory (for the console's live view), counts it (metrics), and writes
+ * finished runs to a {@link RunStore} in batches, off the call's hot path.
+ * A store that cannot be opened or written is reported once and the host
+ * keeps serving.
+ *
+ * @module
+ */
+
+import type { SessionScope } from "../capability.ts";
+import type { CallEvent } from "../../protocol/models.ts";
+import { newId } from "../../protocol/envelope.ts";
+import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
+import { Redactor } from "./redact.ts";
+import type { RunRecord, RunStore, RunWrite, StoredEvent } from "./store.ts";
+
+/** Events kept per run in the store; later ones are counted, not kept. */
+export const MAX_KEPT_EVENTS = 500;
+const FLUSH_MS = 100;
+const PRUNE_MS = 10 * 60_000;
+const MAX_PENDING = 10_000;
+const TOKENS_TAIL = 4000;
+
+/** What the metrics want to hear about runs. */
+export interface RunCounters {
+  /** A run finished. */
+  finished(kind: string, name: string, outcome: string, seconds: number): void;
+  /** A skill started an LLM turn. */
+  llmTurn(provider: string): void;
+  /** A turn used tokens. */
+  llmTokens(
+    provider: string,
+    direction: "input" | "output",
+    count: number,
+  ): void;
+  /** Events were not kept or not delivered. */
+  eventsDropped(count: number): void;
+  /** The store failed once more. */
+  storeError(): void;
+}
+
+/** A running run, as the console shows it. */
+export interface LiveRun {
+  id: string;
+  parentId: string | null;
+  kind: "tool" | "skill";
+  name: string;
+  session: string;
+  transport: string;
+  startedAt: number;
+  /** The last `progress` percentage, or null. */
+  progress: number | null;
+  /** The last `progress` or `status` message. */
+  status: string;
+  /** The tail of the LLM tokens streamed so far. */
+  tokens: string;
+  eventCount: number;
+}
+
+/** A change the live view hears about. */
+export type LiveChange =
+  | { type: "started"; run: LiveRun }
+  | { type: "event"; runId: string; event: CallEvent }
+  | { type: "finished"; run: RunRecord };
+
+/** Options of {@link RunRecorder}. */
+export interface RunRecorderOptions {
+  /** Where finished runs go, or null to keep none. */
+  store: RunStore | null;
+  /** Retention, applied in the background. @default no pruning */
+  retention?: { maxRuns: number; maxAgeDays: number };
+  /** Redacts arguments, results, errors and events. @default no operator secrets */
+  redactor?: Redactor;
+  /** Transport and token label of a session. */
+  describeSession?: (
+    session: SessionScope,
+  ) => { transport: string; tokenLabel: string | null };
+  /** Counts runs for the metrics. @default none */
+  counters?: RunCounters;
+  /** Receives the one-time report of a failing store. @default ignore */
+  log?: (line: string) => void;
+}
+
+interface Open {
+  live: LiveRun;
+  tokenLabel: string | null;
+  args: unknown;
+  t0: number;
+  events: { event: CallEvent; at: number }[];
+  turns: number;
+  provider: string;
+  input: number;
+  output: number;
+}
+
+interface Finished {
+  open: Open;
+  end: RunEnd;
+  endedAt: number;
+  durationMs: number;
+}
+
+/**
+ * Records runs. Call {@link flush} to write pending runs at once (the console
+ * does before it reads) and {@link close} when the host stops.
+ *
+ * @example Record a run in memory
+ * ```ts
+ * import { RunRecorder } from "./recorder.ts";
+ * import { openSqliteStore } from "./sqlite.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const id = recorder.started({ kind: "tool", name: "add", session, args: { a: 1 } });
+ * recorder.finished(id, { outcome: "ok", result: 2 });
+ * recorder.flush();
+ * assert.equal(recorder.store?.get(id)?.run.result, "2");
+ * recorder.close();
+ * ```
+ */
+export class RunRecorder implements RunObserver {
+  /** The store, or null when runs are not kept (off or failed to open). */
+  readonly store: RunStore | null;
+  #open = new Map<string, Open>();
+  #pending: Finished[] = [];
+  #listeners = new Set<(change: LiveChange) => void>();
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  #pruneTimer: ReturnType<typeof setInterval> | undefined;
+  #redactor: Redactor;
+  #options: RunRecorderOptions;
+  #failed = false;
+  #closed = false;
+
+  /** @param options the store, retention, redaction and reporting */
+  constructor(options: RunRecorderOptions) {
+    this.store = options.store;
+    this.#options = options;
+    this.#redactor = options.redactor ?? new Redactor();
+    const retention = options.retention;
+    if (this.store && retention) {
+      const prune = () => this.prune();
+      const timer = setInterval(prune, PRUNE_MS);
+      Deno.unrefTimer(timer);
+      this.#pruneTimer = timer;
+      queueMicrotask(prune);
+    }
+  }
+
+  /** The runs in progress, oldest first. */
+  get running(): LiveRun[] {
+    return [...this.#open.values()].map((o) => ({ ...o.live }));
+  }
+
+  /** The redactor used for everything kept or shown. */
+  get redactor(): Redactor {
+    return this.#redactor;
+  }
+
+  started(start: RunStart): string {
+    const id = newId();
+    const who = this.#options.describeSession?.(start.session) ??
+      { transport: "in-process", tokenLabel: null };
+    const live: LiveRun = {
+      id,
+      parentId: start.parentId ?? null,
+      kind: start.kind,
+      name: start.name.slice(0, 200),
+      session: start.session.id,
+      transport: who.transport,
+      startedAt: Date.now(),
+      progress: null,
+      status: "",
+      tokens: "",
+      eventCount: 0,
+    };
+    this.#open.set(id, {
+      live,
+      tokenLabel: who.tokenLabel,
+      args: start.args,
+      t0: performance.now(),
+      events: [],
+      turns: 0,
+      provider: "",
+      input: 0,
+      output: 0,
+    });
+    if (this.#listeners.size > 0) this.#notify({ type: "started", run: live });
+    return id;
+  }
+
+  event(runId: string, event: CallEvent): void {
+    const open = this.#open.get(runId);
+    if (!open) return;
+    open.live.eventCount++;
+    if (open.events.length < MAX_KEPT_EVENTS) {
+      open.events.push({ event, at: Date.now() });
+    }
+    const data = event.data;
+    switch (event.kind) {
+      case "progress":
+        if (typeof data.pct === "number") open.live.progress = data.pct;
+        if (typeof data.message === "string") open.live.status = data.message;
+        break;
+      case "status":
+        if (typeof data.message === "string") open.live.status = data.message;
+        break;
+      case "llm.token":
+        if (typeof data.text === "string") {
+          open.live.tokens = (open.live.tokens + data.text).slice(-TOKENS_TAIL);
+        }
+        break;
+      case "llm.started":
+        open.turns++;
+        open.provider = String(data.provider ?? "");
+        this.#options.counters?.llmTurn(open.provider);
+        break;
+      case "llm.completed": {
+        const usage = (data.usage ?? {}) as Record<string, unknown>;
+        const input = Number(usage.input_tokens ?? 0) || 0;
+        const output = Number(usage.output_tokens ?? 0) || 0;
+        open.input += input;
+        open.output += output;
+        this.#options.counters?.llmTokens(open.provider, "input", input);
+        this.#options.counters?.llmTokens(open.provider, "output", output);
+        break;
+      }
+    }
+    if (this.#listeners.size > 0) this.#notify({ type: "event", runId, event });
+  }
+
+  finished(runId: string, end: RunEnd): void {
+    const open = this.#open.get(runId);
+    if (!open) return;
+    this.#open.delete(runId);
+    const durationMs = performance.now() - open.t0;
+    const done: Finished = { open, end, endedAt: Date.now(), durationMs };
+    this.#options.counters?.finished(
+      open.live.kind,
+      open.live.name,
+      end.outcome,
+      durationMs / 1000,
+    );
+    const dropped = open.live.eventCount - open.events.length;
+    if (dropped > 0) this.#options.counters?.eventsDropped(dropped);
+    if (this.#listeners.size > 0) {
+      this.#notify({ type: "finished", run: this.#record(done) });
+    }
+    if (!this.store || this.#closed) return;
+    if (this.#pending.length >= MAX_PENDING) {
+      this.#pending.shift();
+      this.#options.counters?.eventsDropped(1);
+    }
+    this.#pending.push(done);
+    if (this.#flushTimer === undefined && !this.#closed) {
+      const timer = setTimeout(() => this.flush(), FLUSH_MS);
+      Deno.unrefTimer(timer);
+      this.#flushTimer = timer;
+    }
+  }
+
+  /**
+   * Hears every change (started, event, finished) until unsubscribed.
+   *
+   * @param listener called synchronously; must only queue work
+   * @returns unsubscribes
+   */
+  subscribe(listener: (change: LiveChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Writes pending runs now (redacting them first). */
+  flush(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (!this.store || this.#pending.length === 0) return;
+    const batch = this.#pending;
+    this.#pending = [];
+    let writes: RunWrite[];
+    try {
+      writes = batch.map((done) => ({
+        run: this.#record(done),
+        events: this.#events(done),
+      }));
+      this.store.write(writes);
+    } catch (error) {
+      this.#storeFailed("write", error);
+    }
+  }
+
+  /** Applies the retention now. */
+  prune(): void {
+    const retention = this.#options.retention;
+    if (!this.store || !retention || this.#closed) return;
+    try {
+      this.store.prune(retention);
+    } catch (error) {
+      this.#storeFailed("prune", error);
+    }
+  }
+
+  /** Writes what is pending, stops the timers and closes the store. */
+  close(): void {
+    if (this.#closed) return;
+    this.flush();
+    this.#closed = true;
+    clearInterval(this.#pruneTimer);
+    this.#listeners.clear();
+    try {
+      this.store?.close();
+    } catch {
+      // nothing more to report: the host is closing
+    }
+  }
+
+  #notify(change: LiveChange): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(change);
+      } catch {
+        // a failing viewer must not fail the call
+      }
+    }
+  }
+
+  #storeFailed(what: string, error: unknown): void {
+    this.#options.counters?.storeError();
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#options.log?.(
+      `Cannot ${what} the run store: ${
+        (error as Error)?.message ?? String(error)
+      }; runs are not being recorded, calls keep working (reported once)`,
+    );
+  }
+
+  #record(done: Finished): RunRecord {
+    const { open, end } = done;
+    const secrets = end.secrets ?? [];
+    const r = this.#redactor;
+    return {
+      id: open.live.id,
+      parentId: open.live.parentId,
+      kind: open.live.kind,
+      name: open.live.name,
+      toolkit: end.toolkit ?? null,
+      session: open.live.session,
+      transport: open.live.transport,
+      tokenLabel: open.tokenLabel,
+      startedAt: open.live.startedAt,
+      endedAt: done.endedAt,
+      durationMs: Math.round(done.durationMs * 1000) / 1000,
+      outcome: end.outcome.slice(0, 100),
+      error: end.error ? r.text(end.error, { secrets }) : null,
+      summary: end.summary === null || end.summary === undefined
+        ? null
+        : r.text(
+          typeof end.summary === "string"
+            ? end.summary
+            : JSON.stringify(end.summary),
+          { secrets },
+        ),
+      args: r.json(open.args, { secrets }),
+      result: end.result === undefined ? null : r.json(end.result, { secrets }),
+      eventCount: open.live.eventCount,
+      llmTurns: open.turns,
+      inputTokens: open.input,
+      outputTokens: open.output,
+    };
+  }
+
+  #events(done: Finished): StoredEvent[] {
+    const secrets = done.end.secrets ?? [];
+    return done.open.events.map(({ event, at }) => ({
+      seq: event.seq,
+      kind: event.kind.slice(0, 100),
+      data: this.#redactor.json(event.data, { secrets, maxChars: 4096 }),
+      at,
+    }));
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * Redaction before anything about a run is kept or shown: values under
+ * secret-looking keys are replaced, every known secret (operator tokens, LLM
+ * keys, toolkit secrets) is scrubbed from strings, long strings are cut and
+ * the whole is size-capped.
+ *
+ * @module
+ */
+
+import { REDACTED } from "../toolkits/secrets.ts";
+
+// Keys whose string values are secrets whatever the schema says. Numbers
+// stay (`max_tokens`, `input_tokens` are counts, not credentials).
+const SECRET_KEY =
+  /secret|passw(or)?d|token|api[-_]?key|authori[sz]ation|cookie|credential|private[-_]?key|bearer/i;
+// Shorter secrets are not scrubbed from free text (it would garble it).
+const MIN_SECRET = 4;
+const MAX_DEPTH = 32;
+const MAX_NODES = 5_000;
+
+/** Options of {@link Redactor.json}. */
+export interface RedactOptions {
+  /** More secrets to scrub for this value (a toolkit's). @default [] */
+  secrets?: readonly string[];
+  /** Longest JSON text kept; longer becomes a preview. @default 16384 */
+  maxChars?: number;
+  /** Longest string kept inside the value. @default 2000 */
+  maxString?: number;
+}
+
+/**
+ * Redacts values with a fixed set of operator secrets plus per-call ones.
+ *
+ * @example Redact by key and by value
+ * ```ts
+ * import { Redactor } from "./redact.ts";
+ * import assert from "node:assert/strict";
+ * const redactor = new Redactor(["sk-operator-key"]);
+ * const text = redactor.json({ api_key: "abc", note: "uses sk-operator-key", max_tokens: 5 });
+ * assert.equal(text, '{"api_key":"[redacted]","note":"uses [redacted]","max_tokens":5}');
+ * ```
+ */
+export class Redactor {
+  #secrets: string[];
+
+  /** @param secrets the operator's secrets, scrubbed from everything */
+  constructor(secrets: Iterable<string> = []) {
+    this.#secrets = usable(secrets);
+  }
+
+  /**
+   * Redacts and caps a value as JSON text.
+   *
+   * @param value any JSON-like value
+   * @param options per-call secrets and caps
+   * @returns JSON text, at most about `maxChars` long
+   */
+  json(value: unknown, options: RedactOptions = {}): string {
+    const secrets = options.secrets && options.secrets.length > 0
+      ? usable([...this.#secrets, ...options.secrets])
+      : this.#secrets;
+    const maxChars = options.maxChars ?? 16_384;
+    const walker = { nodes: 0, secrets, maxString: options.maxString ?? 2000 };
+    let text: string;
+    try {
+      text = JSON.stringify(clean(value, false, 0, walker)) ?? "null";
+    } catch {
+      text = JSON.stringify(this.text(String(value), options));
+    }
+    if (text.length <= maxChars) return text;
+    return JSON.stringify({
+      truncated: true,
+      chars: text.length,
+      // Escaping may double the preview: keep the whole within maxChars.
+      preview: text.slice(0, Math.floor(maxChars * 0.45)),
+    });
+  }
+
+  /**
+   * Scrubs secrets from a text and caps it.
+   *
+   * @param text any text (an error message, a summary)
+   * @param options per-call secrets and the cap (`maxString`)
+   * @returns the text, secrets replaced
+   */
+  text(text: string, options: RedactOptions = {}): string {
+    const secrets = options.secrets && options.secrets.length > 0
+      ? usable([...this.#secrets, ...options.secrets])
+      : this.#secrets;
+    return cut(scrub(text, secrets), options.maxString ?? 4000);
+  }
+}
+
+/**
+ * The operator's secrets in a host configuration: auth tokens, string values
+ * under secret-looking keys in `llm` and `toolkits`, and the environment
+ * variables `llm` entries name with `api_key_env`.
+ *
+ * @param config the parts of the host configuration that hold secrets
+ * @param env reads an environment variable. @default Deno.env.get, when allowed
+ * @returns the secret values
+ * @example
+ * ```ts
+ * import { operatorSecrets } from "./redact.ts";
+ * import assert from "node:assert/strict";
+ * const found = operatorSecrets({
+ *   tokens: ["tok-1"],
+ *   llm: [{ provider_credentials: { api_key_env: "K" } }],
+ *   toolkits: { gh: { token: "ghp-x", org: "me" } },
+ * }, (name) => (name === "K" ? "sk-env" : undefined));
+ * assert.deepEqual(found.sort(), ["ghp-x", "sk-env", "tok-1"]);
+ * ```
+ */
+export function operatorSecrets(
+  config: { tokens: readonly string[]; llm: unknown; toolkits: unknown },
+  env: (name: string) => string | undefined = readEnv,
+): string[] {
+  const out = new Set(config.tokens);
+  const walk = (node: unknown, secret: boolean, depth: number) => {
+    if (depth > MAX_DEPTH) return;
+    if (typeof node === "string") {
+      if (secret) out.add(node);
+      return;
+    }
+    if (typeof node !== "object" || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (
+        /_env$/i.test(key) && SECRET_KEY.test(key) && typeof value === "string"
+      ) {
+        const found = env(value);
+        if (found) out.add(found);
+        continue;
+      }
+      walk(value, secret || SECRET_KEY.test(key), depth + 1);
+    }
+  };
+  walk(config.llm, false, 0);
+  walk(config.toolkits, false, 0);
+  return [...out];
+}
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+interface Walker {
+  nodes: number;
+  secrets: readonly string[];
+  maxString: number;
+}
+
+function clean(
+  value: unknown,
+  secret: boolean,
+  depth: number,
+  walker: Walker,
+): unknown {
+  if (++walker.nodes > MAX_NODES || depth > MAX_DEPTH) return "[…]";
+  if (typeof value === "string") {
+    return secret
+      ? REDACTED
+      : cut(scrub(value, walker.secrets), walker.maxString);
+  }
+  if (typeof value !== "object" || value === null) {
+    return typeof value === "bigint" ? String(value) : value;
+  }
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      if (walker.nodes > MAX_NODES) {
+        out.push("[…]");
+        break;
+      }
+      out.push(clean(item, secret, depth + 1, walker));
+    }
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (walker.nodes > MAX_NODES) {
+      out["…"] = "[…]";
+      break;
+    }
+    const safeKey = cut(scrub(key, walker.secrets), 200);
+    out[safeKey] = clean(
+      item,
+      secret || SECRET_KEY.test(key),
+      depth + 1,
+      walker,
+    );
+  }
+  return out;
+}
+
+function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  return out;
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max
+    ? `${text.slice(0, max)}… (${text.length} chars)`
+    : text;
+}
+
+// Longest first, so a secret containing another is replaced whole.
+function usable(secrets: Iterable<string>): string[] {
+  return [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET)
+    .sort((a, b) => b.length - a.length);
+}

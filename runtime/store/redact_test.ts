@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { Redactor } from "./redact.ts";
+
+Deno.test("Redactor.json() redacts secret keys at any depth, and secret values anywhere", () => {
+  const r = new Redactor(["operator-secret"]);
+  const out = JSON.parse(r.json({
+    headers: { Authorization: "Bearer abc", "x-api-key": "k" },
+    list: [{ password: "p" }, "see operator-secret here"],
+    "operator-secret": 1,
+    usage: { input_tokens: 3 },
+  }, { secrets: ["kit-secret"] }));
+  assert.deepEqual(out, {
+    headers: { Authorization: "[redacted]", "x-api-key": "[redacted]" },
+    list: [{ password: "[redacted]" }, "see [redacted] here"],
+    "[redacted]": 1,
+    usage: { input_tokens: 3 },
+  });
+  assert.equal(
+    r.json("the kit-secret leaks", { secrets: ["kit-secret"] }),
+    '"the [redacted] leaks"',
+  );
+});
+
+Deno.test("Redactor.json() caps long strings, deep nesting, wide objects and the total", () => {
+  const r = new Redactor();
+  assert.ok(r.json({ s: "y".repeat(1e6) }).length < 2200);
+  let deep: unknown = "bottom";
+  for (let i = 0; i < 100; i++) deep = { d: deep };
+  assert.ok(r.json(deep).includes("[…]"));
+  const wide = Object.fromEntries(
+    Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]),
+  );
+  const text = r.json(wide);
+  assert.ok(text.length <= 16_500);
+  assert.equal(JSON.parse(text).truncated, true);
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.doesNotThrow(() => r.json(cyclic));
+});

@@ -1,0 +1,284 @@
+/**
+ * The embedded run store: one SQLite file through `node:sqlite` (built into
+ * Deno, no server). Writes are batched by the caller into one transaction.
+ *
+ * @module
+ */
+
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type {
+  RunDetail,
+  RunPage,
+  RunQuery,
+  RunRecord,
+  RunStore,
+  RunTiming,
+  RunWrite,
+  StoredEvent,
+} from "./store.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  cursor INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  parent_id TEXT,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  toolkit TEXT,
+  session TEXT NOT NULL,
+  transport TEXT NOT NULL,
+  token_label TEXT,
+  started_at REAL NOT NULL,
+  ended_at REAL NOT NULL,
+  duration_ms REAL NOT NULL,
+  outcome TEXT NOT NULL,
+  error TEXT,
+  summary TEXT,
+  args TEXT NOT NULL,
+  result TEXT,
+  event_count INTEGER NOT NULL,
+  llm_turns INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_name ON runs (name, cursor);
+CREATE INDEX IF NOT EXISTS runs_session ON runs (session, cursor);
+CREATE INDEX IF NOT EXISTS runs_outcome ON runs (outcome, cursor);
+CREATE INDEX IF NOT EXISTS runs_parent ON runs (parent_id);
+CREATE INDEX IF NOT EXISTS runs_ended ON runs (ended_at);
+CREATE TABLE IF NOT EXISTS events (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  data TEXT NOT NULL,
+  at REAL NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+`;
+
+const COLUMNS =
+  "cursor, id, parent_id, kind, name, toolkit, session, transport, token_label, started_at, ended_at, duration_ms, outcome, error, summary, args, result, event_count, llm_turns, input_tokens, output_tokens";
+
+/**
+ * Opens (creating when missing) a SQLite run store.
+ *
+ * @param path the database file, or `":memory:"`
+ * @returns the store
+ * @throws {Error} when the file cannot be opened, is not a database, or is
+ *   read-only (the schema cannot be written)
+ * @example Write and read back a run
+ * ```ts
+ * import { openSqliteStore } from "./sqlite.ts";
+ * import assert from "node:assert/strict";
+ * const store = openSqliteStore(":memory:");
+ * store.write([{ run: {
+ *   id: "r1", parentId: null, kind: "tool", name: "add", toolkit: null, session: "s",
+ *   transport: "in-process", tokenLabel: null, startedAt: 1, endedAt: 2, durationMs: 1,
+ *   outcome: "ok", error: null, summary: null, args: "{}", result: "3", eventCount: 0,
+ *   llmTurns: 0, inputTokens: 0, outputTokens: 0,
+ * }, events: [] }]);
+ * assert.equal(store.list({ name: "add" }).runs[0]?.id, "r1");
+ * store.close();
+ * ```
+ */
+export function openSqliteStore(path: string): RunStore {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA busy_timeout = 2000");
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec(SCHEMA);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new SqliteRunStore(db);
+}
+
+class SqliteRunStore implements RunStore {
+  #db: DatabaseSync;
+  #insertRun: StatementSync;
+  #insertEvent: StatementSync;
+  #listCache = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#insertRun = db.prepare(
+      `INSERT OR REPLACE INTO runs (${
+        COLUMNS.replace("cursor, ", "")
+      }) VALUES (${new Array(20).fill("?").join(", ")})`,
+    );
+    this.#insertEvent = db.prepare(
+      "INSERT OR REPLACE INTO events (run_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
+    );
+  }
+
+  write(batch: readonly RunWrite[]): void {
+    if (batch.length === 0) return;
+    this.#db.exec("BEGIN");
+    try {
+      for (const { run, events } of batch) {
+        this.#insertRun.run(
+          run.id,
+          run.parentId,
+          run.kind,
+          run.name,
+          run.toolkit,
+          run.session,
+          run.transport,
+          run.tokenLabel,
+          run.startedAt,
+          run.endedAt,
+          run.durationMs,
+          run.outcome,
+          run.error,
+          run.summary,
+          run.args,
+          run.result,
+          run.eventCount,
+          run.llmTurns,
+          run.inputTokens,
+          run.outputTokens,
+        );
+        for (const e of events) {
+          this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
+        }
+      }
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      try {
+        this.#db.exec("ROLLBACK");
+      } catch {
+        // the transaction is already gone
+      }
+      throw error;
+    }
+  }
+
+  list(query: RunQuery): RunPage {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (query.name) where.push("name = ?"), params.push(query.name);
+    if (query.kind) where.push("kind = ?"), params.push(query.kind);
+    if (query.session) where.push("session = ?"), params.push(query.session);
+    if (query.outcome === "error") where.push("outcome != 'ok'");
+    else if (query.outcome) {
+      where.push("outcome = ?"), params.push(query.outcome);
+    }
+    if (query.before !== undefined) {
+      where.push("cursor < ?"), params.push(query.before);
+    }
+    const limit = Math.min(Math.max(1, query.limit ?? 50), 500);
+    const sql = `SELECT ${COLUMNS} FROM runs ${
+      where.length ? `WHERE ${where.join(" AND ")}` : ""
+    } ORDER BY cursor DESC LIMIT ?`;
+    let statement = this.#listCache.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#listCache.set(sql, statement);
+    }
+    const rows = statement.all(...params, limit + 1) as Row[];
+    const runs = rows.slice(0, limit).map((row) => ({
+      ...toRecord(row),
+      cursor: Number(row.cursor),
+    }));
+    const last = runs[runs.length - 1];
+    return { runs, next: rows.length > limit && last ? last.cursor : null };
+  }
+
+  get(id: string): RunDetail | null {
+    const row = this.#db.prepare(`SELECT ${COLUMNS} FROM runs WHERE id = ?`)
+      .get(id) as Row | undefined;
+    if (!row) return null;
+    const events = this.#db.prepare(
+      "SELECT seq, kind, data, at FROM events WHERE run_id = ? ORDER BY seq",
+    ).all(id) as unknown as StoredEvent[];
+    const children = (this.#db.prepare(
+      `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
+    ).all(id) as Row[]).map(toRecord);
+    return {
+      run: toRecord(row),
+      events: events.map((e) => ({ ...e })),
+      children,
+    };
+  }
+
+  timings(since: number): RunTiming[] {
+    return (this.#db.prepare(
+      "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? ORDER BY cursor",
+    ).all(since) as Row[]).map((row) => ({
+      kind: String(row.kind),
+      name: String(row.name),
+      outcome: String(row.outcome),
+      durationMs: Number(row.duration_ms),
+      endedAt: Number(row.ended_at),
+    }));
+  }
+
+  prune(limits: { maxRuns: number; maxAgeDays: number; now?: number }): number {
+    const now = limits.now ?? Date.now();
+    const oldest = now - limits.maxAgeDays * 86_400_000;
+    const keepFrom = this.#db.prepare(
+      "SELECT cursor FROM runs ORDER BY cursor DESC LIMIT 1 OFFSET ?",
+    ).get(limits.maxRuns - 1) as { cursor: number } | undefined;
+    const floor = keepFrom ? Number(keepFrom.cursor) : 0;
+    this.#db.exec("BEGIN");
+    try {
+      this.#db.prepare(
+        "DELETE FROM events WHERE run_id IN (SELECT id FROM runs WHERE cursor < ? OR ended_at < ?)",
+      ).run(floor, oldest);
+      const deleted = this.#db.prepare(
+        "DELETE FROM runs WHERE cursor < ? OR ended_at < ?",
+      ).run(floor, oldest);
+      this.#db.exec("COMMIT");
+      return Number(deleted.changes);
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  count(): number {
+    const row = this.#db.prepare("SELECT count(*) AS n FROM runs").get() as {
+      n: number;
+    };
+    return Number(row.n);
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
+
+type Row = Record<string, string | number | null>;
+
+function toRecord(row: Row): RunRecord {
+  const text = (
+    v: unknown,
+  ) => (v === null || v === undefined ? null : String(v));
+  return {
+    id: String(row.id),
+    parentId: text(row.parent_id),
+    kind: row.kind === "skill" ? "skill" : "tool",
+    name: String(row.name),
+    toolkit: text(row.toolkit),
+    session: String(row.session),
+    transport: String(row.transport),
+    tokenLabel: text(row.token_label),
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+    durationMs: Number(row.duration_ms),
+    outcome: String(row.outcome),
+    error: text(row.error),
+    summary: text(row.summary),
+    args: String(row.args),
+    result: text(row.result),
+    eventCount: Number(row.event_count),
+    llmTurns: Number(row.llm_turns),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+  };
+}

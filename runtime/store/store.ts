@@ -1,0 +1,136 @@
+/**
+ * The run store interface: what the recorder writes and the console reads.
+ * SQLite (`sqlite.ts`) is the embedded implementation; another engine (for a
+ * fleet) implements the same interface.
+ *
+ * @module
+ */
+
+/** One finished run, redacted and capped, as kept. */
+export interface RunRecord {
+  /** The run's id. */
+  id: string;
+  /** The run it is part of (a skill's tool call), or null. */
+  parentId: string | null;
+  /** A tool call or a skill run. */
+  kind: "tool" | "skill";
+  /** The tool's or skill's name. */
+  name: string;
+  /** The tool's toolkit, or null. */
+  toolkit: string | null;
+  /** The session it ran for. */
+  session: string;
+  /** The session's transport (`websocket`, `sse`, `stdio`, `in-process`, ...). */
+  transport: string;
+  /** Which configured token the session used (a label, never the token), or null. */
+  tokenLabel: string | null;
+  /** Start, epoch milliseconds. */
+  startedAt: number;
+  /** End, epoch milliseconds. */
+  endedAt: number;
+  /** Wall time in milliseconds. */
+  durationMs: number;
+  /** `"ok"` or the A2E error code. */
+  outcome: string;
+  /** The error message, redacted, or null. */
+  error: string | null;
+  /** The result's summary, redacted, or null. */
+  summary: string | null;
+  /** The arguments as redacted, capped JSON text. */
+  args: string;
+  /** The result's data as redacted, capped JSON text, or null. */
+  result: string | null;
+  /** Events the run emitted (kept or not). */
+  eventCount: number;
+  /** LLM turns (skills). */
+  llmTurns: number;
+  /** LLM input tokens (skills). */
+  inputTokens: number;
+  /** LLM output tokens (skills). */
+  outputTokens: number;
+}
+
+/** One kept event of a run. */
+export interface StoredEvent {
+  /** The event's `seq`. */
+  seq: number;
+  /** Its kind (`progress`, `llm.token`, ...). */
+  kind: string;
+  /** Its data as redacted, capped JSON text. */
+  data: string;
+  /** When it happened, epoch milliseconds. */
+  at: number;
+}
+
+/** A finished run and its kept events, written together. */
+export interface RunWrite {
+  /** The run. */
+  run: RunRecord;
+  /** Its kept events, in order. */
+  events: StoredEvent[];
+}
+
+/** Filters of {@link RunStore.list}; all optional. */
+export interface RunQuery {
+  /** Most runs returned. @default 50 (at most 500) */
+  limit?: number;
+  /** Exact tool or skill name. */
+  name?: string;
+  /** `tool` or `skill`. */
+  kind?: string;
+  /** `ok`, `error` (any failure) or an exact error code. */
+  outcome?: string;
+  /** Exact session id. */
+  session?: string;
+  /** Only runs older than this cursor (the previous page's `next`). */
+  before?: number;
+}
+
+/** A page of runs, newest first. */
+export interface RunPage {
+  /** The runs, each with its cursor. */
+  runs: (RunRecord & { cursor: number })[];
+  /** The cursor of the next page, or null at the end. */
+  next: number | null;
+}
+
+/** One run with its events and child runs. */
+export interface RunDetail {
+  /** The run. */
+  run: RunRecord;
+  /** Its kept events. */
+  events: StoredEvent[];
+  /** The runs it made (a skill's tool calls), oldest first. */
+  children: RunRecord[];
+}
+
+/** One finished run's timing, for statistics. */
+export interface RunTiming {
+  kind: string;
+  name: string;
+  outcome: string;
+  durationMs: number;
+  endedAt: number;
+}
+
+/** Where runs are kept. Every method may throw when the storage fails. */
+export interface RunStore {
+  /** Writes finished runs, all or none. */
+  write(batch: readonly RunWrite[]): void;
+  /** Lists runs, newest first. */
+  list(query: RunQuery): RunPage;
+  /** One run with its events and children, or null. */
+  get(id: string): RunDetail | null;
+  /** Timings of the runs that ended at or after `since` (epoch ms). */
+  timings(since: number): RunTiming[];
+  /**
+   * Deletes runs beyond `maxRuns` and older than `maxAgeDays`.
+   *
+   * @returns how many runs were deleted
+   */
+  prune(limits: { maxRuns: number; maxAgeDays: number; now?: number }): number;
+  /** How many runs are kept. */
+  count(): number;
+  /** Closes the storage. */
+  close(): void;
+}

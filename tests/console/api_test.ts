@@ -1,0 +1,252 @@
+/**
+ * The console's HTTP surface in-process (`host.fetch`, Hono's
+ * `app.request()` underneath): auth, metrics, the JSON API and live SSE.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { fixtureHost, getJson } from "./_host.ts";
+
+const TOKEN = "console-test-token-1";
+
+function get(
+  host: { fetch: (r: Request) => Response | Promise<Response> },
+  path: string,
+  init: RequestInit = {},
+) {
+  return Promise.resolve(
+    host.fetch(
+      new Request(`http://127.0.0.1:8787${path}`, {
+        redirect: "manual",
+        ...init,
+      }),
+    ),
+  );
+}
+
+Deno.test("with tokens, the console, /api and /metrics refuse a request without one", async () => {
+  await using t = await fixtureHost({ tokens: [TOKEN] });
+  const { host } = t;
+  const page = await get(host, "/");
+  assert.equal(page.status, 303);
+  assert.equal(page.headers.get("location"), "/login");
+  await page.body?.cancel();
+  for (
+    const path of [
+      "/api/runs",
+      "/api/stats",
+      "/api/catalog",
+      "/api/overview",
+      "/api/live",
+      "/metrics",
+    ]
+  ) {
+    for (
+      const auth of [undefined, "Bearer wrong-token", `Basic ${btoa(TOKEN)}`]
+    ) {
+      const res = await get(host, path, {
+        headers: auth ? { authorization: auth } : {},
+      });
+      assert.equal(res.status, 401, `${path} with ${auth}`);
+      await res.body?.cancel();
+    }
+    const ok = await get(host, path === "/api/live" ? "/api/runs" : path, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(ok.status, 200, path);
+    await ok.body?.cancel();
+  }
+  const forged = await get(host, "/api/runs", {
+    headers: { cookie: "skillbox_console=" + "0".repeat(64) },
+  });
+  assert.equal(forged.status, 401);
+  await forged.body?.cancel();
+});
+
+Deno.test("the login form sets an HttpOnly SameSite=Strict cookie that is not the token", async () => {
+  await using t = await fixtureHost({ tokens: [TOKEN] });
+  const { host } = t;
+  const post = (token: string, origin?: string) =>
+    get(host, "/login", {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        ...(origin ? { origin } : {}),
+      },
+      body: new URLSearchParams({ token }).toString(),
+    });
+  const bad = await post("nope");
+  assert.equal(bad.status, 401);
+  assert.equal(bad.headers.get("set-cookie"), null);
+  await bad.body?.cancel();
+  const crossSite = await post(TOKEN, "http://evil.example");
+  assert.equal(crossSite.status, 403);
+  await crossSite.body?.cancel();
+  const good = await post(TOKEN, "http://127.0.0.1:8787");
+  assert.equal(good.status, 303);
+  const cookie = good.headers.get("set-cookie") ?? "";
+  assert.match(cookie, /HttpOnly/);
+  assert.match(cookie, /SameSite=Strict/);
+  assert.ok(!cookie.includes(TOKEN));
+  const pair = cookie.split(";")[0]!;
+  const page = await get(host, "/", { headers: { cookie: pair } });
+  assert.equal(page.status, 200);
+  assert.match(
+    page.headers.get("content-security-policy") ?? "",
+    /script-src 'self'/,
+  );
+  assert.match(await page.text(), /Sign out/);
+  const out = await get(host, "/logout", {
+    method: "POST",
+    headers: { cookie: pair },
+  });
+  await out.body?.cancel();
+  const after = await get(host, "/api/runs", { headers: { cookie: pair } });
+  assert.equal(after.status, 401);
+  await after.body?.cancel();
+});
+
+Deno.test("the API sets no permissive CORS and is read-only", async () => {
+  await using t = await fixtureHost();
+  const res = await get(t.host, "/api/runs", {
+    headers: { origin: "http://evil.example" },
+  });
+  assert.equal(res.headers.get("access-control-allow-origin"), null);
+  await res.body?.cancel();
+  for (const method of ["POST", "PUT", "DELETE"]) {
+    const write = await get(t.host, "/api/runs", { method });
+    assert.ok(
+      write.status === 404 || write.status === 405,
+      `${method} ${write.status}`,
+    );
+    await write.body?.cancel();
+  }
+});
+
+Deno.test("metrics counters move by exactly one per call", async () => {
+  await using t = await fixtureHost();
+  const { host } = t;
+  const scrape = async () => await (await get(host, "/metrics")).text();
+  const count = (text: string, pattern: RegExp) =>
+    Number(pattern.exec(text)?.[1] ?? 0);
+  const okAdd =
+    /skillbox_calls_total\{kind="tool",name="add",outcome="ok"\} (\d+)/;
+  const failed =
+    /skillbox_calls_total\{kind="tool",name="fail",outcome="tool_error"\} (\d+)/;
+  const hist =
+    /skillbox_call_duration_seconds_count\{kind="tool",name="add"\} (\d+)/;
+  const before = await scrape();
+  await host.callTool("add", { a: 1, b: 1 });
+  const once = await scrape();
+  assert.equal(count(once, okAdd), count(before, okAdd) + 1);
+  assert.equal(count(once, hist), count(before, hist) + 1);
+  await host.callTool("fail", {});
+  await host.callTool("add", { a: 2, b: 2 });
+  const twice = await scrape();
+  assert.equal(count(twice, okAdd), count(before, okAdd) + 2);
+  assert.equal(count(twice, failed), count(before, failed) + 1);
+  for (
+    const name of [
+      "skillbox_sessions",
+      "skillbox_sandbox_processes",
+      "skillbox_sandbox_rss_bytes",
+      "skillbox_llm_tokens_total",
+      "skillbox_llm_turns_total",
+      "skillbox_events_dropped_total",
+      "skillbox_store_errors_total",
+      "process_cpu_user_seconds_total",
+    ]
+  ) {
+    assert.match(twice, new RegExp(`# TYPE ${name} `), name);
+  }
+  assert.match(twice, /skillbox_sandbox_processes [1-9]/);
+  // An unknown name never becomes its own label value.
+  await host.callTool("made_up_name_123", {}).catch(() => {});
+  const third = await scrape();
+  assert.ok(!third.includes("made_up_name_123"));
+  assert.match(third, /name="\(unknown\)",outcome="unknown_tool"\} 1/);
+});
+
+Deno.test("/api/runs filters and pages newest first; /api/stats gives p50 and p95", async () => {
+  await using t = await fixtureHost();
+  const { host } = t;
+  for (let i = 0; i < 5; i++) await host.callTool("add", { a: i, b: 0 });
+  await host.callTool("fail", {});
+  const first = await getJson(host, "/api/runs?name=add&limit=2");
+  const page1 = first.runs as { arguments: { a: number } }[];
+  assert.deepEqual(page1.map((r) => r.arguments.a), [4, 3]);
+  const second = await getJson(
+    host,
+    `/api/runs?name=add&limit=2&before=${first.next}`,
+  );
+  assert.deepEqual(
+    (second.runs as { arguments: { a: number } }[]).map((r) => r.arguments.a),
+    [2, 1],
+  );
+  const errors = (await getJson(host, "/api/runs?outcome=error")).runs as {
+    name: string;
+  }[];
+  assert.deepEqual(errors.map((r) => r.name), ["fail"]);
+  const bad = await get(host, "/api/runs?limit=abc");
+  assert.equal(bad.status, 400);
+  await bad.body?.cancel();
+  const stats = (await getJson(host, "/api/stats")).stats as Record<
+    string,
+    unknown
+  >[];
+  const add = stats.find((s) => s.name === "add")!;
+  assert.equal(add.calls, 5);
+  assert.equal(add.errors, 0);
+  assert.ok(Number(add.p95_ms) >= Number(add.p50_ms) && Number(add.p50_ms) > 0);
+  assert.equal((add.recent_ms as number[]).length, 5);
+  const missing = await get(host, "/api/runs/nope");
+  assert.equal(missing.status, 404);
+  await missing.body?.cancel();
+});
+
+Deno.test("/api/catalog lists tools by toolkit and skills, and searches with the tool index", async () => {
+  await using t = await fixtureHost();
+  const catalog = await getJson(t.host, "/api/catalog");
+  const tools = catalog.tools as { name: string; toolkit: string | null }[];
+  assert.ok(tools.some((x) => x.name === "add" && x.toolkit === null));
+  assert.ok(tools.some((x) => x.name === "leak" && x.toolkit === "vault"));
+  assert.deepEqual(
+    (catalog.toolkits as { name: string }[]).map((k) => k.name),
+    ["vault"],
+  );
+  const skills = catalog.skills as { name: string; status: string }[];
+  assert.deepEqual(skills.map((s) => [s.name, s.status]), [[
+    "steps",
+    "Published",
+  ]]);
+  const found = await getJson(t.host, "/api/catalog?q=heap");
+  assert.equal((found.matches as string[])[0], "oom");
+});
+
+Deno.test("/api/live streams a run starting, its events and its end", async () => {
+  await using t = await fixtureHost();
+  const { host } = t;
+  const abort = new AbortController();
+  const res = await get(host, "/api/live", { signal: abort.signal });
+  assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const until = async (pattern: RegExp) => {
+    const end = Date.now() + 10_000;
+    while (!pattern.test(text)) {
+      if (Date.now() > end) throw new Error(`no ${pattern} in ${text}`);
+      const { value, done } = await reader.read();
+      if (done) throw new Error("stream ended");
+      text += value;
+    }
+  };
+  await until(/event: hello/);
+  const call = host.callTool("add", { a: 1, b: 2 });
+  await until(/event: started\ndata: \{[^\n]*"name":"add"/);
+  await until(/event: event\ndata: [^\n]*"kind":"progress"/);
+  await until(/event: finished\ndata: [^\n]*"outcome":"ok"/);
+  await call;
+  abort.abort();
+  await reader.cancel().catch(() => {});
+});
