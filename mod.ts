@@ -76,6 +76,7 @@ export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported.ts";
 export type { McpProcessSpec } from "./runtime/mcp/spawn.ts";
+export type { StoreConfig } from "./runtime/store/config.ts";
 export {
   INTENTION_FIELD,
   stripIntention,

@@ -73,6 +73,8 @@ export interface FixtureHostOptions {
   log?: (line: string) => void;
   /** Reuse this folder (a restart). */
   dir?: string;
+  /** Serve skillbox's shipped skills too. @default false */
+  builtin?: boolean;
 }
 
 /** A fixture host and its folder. */
@@ -105,7 +107,7 @@ export async function fixtureHost(
   const host = createHost({
     config: {
       skills: [skills],
-      builtinSkills: false,
+      builtinSkills: options.builtin ?? false,
       tokens: options.tokens ?? [],
       llm: options.llm ?? [],
       toolkits: options.toolkits ?? {},
