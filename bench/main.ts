@@ -18,6 +18,7 @@ import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
 import { mcpBench } from "./mcp_bench.ts";
 import { confinementBench } from "./confinement_bench.ts";
+import { consoleBench } from "./console_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -36,6 +37,7 @@ export const BENCHES: Bench[] = [
   skillsBench,
   mcpBench,
   confinementBench,
+  consoleBench,
 ];
 
 if (import.meta.main) {

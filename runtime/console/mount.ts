@@ -69,6 +69,10 @@ export function createOperatorSurface(
 ): OperatorSurface {
   const { config } = options;
   const auth = createConsoleAuth(config.tokens);
+  const described = new WeakMap<
+    SessionScope,
+    { transport: string; tokenLabel: string | null }
+  >();
   const transportOf = (session: SessionScope) =>
     "transport" in session && typeof session.transport === "string"
       ? session.transport
@@ -91,12 +95,20 @@ export function createOperatorSurface(
   });
   const recorder = openRecorder(config.store, {
     redactor: new Redactor(operatorSecrets(config)),
-    describeSession: (session) => ({
-      transport: transportOf(session),
-      tokenLabel: session.token
-        ? auth.labelOf(session.token) ?? "unknown token"
-        : null,
-    }),
+    // Once per session: the token comparison stays off the per-call path.
+    describeSession: (session) => {
+      let found = described.get(session);
+      if (!found) {
+        found = {
+          transport: transportOf(session),
+          tokenLabel: session.token
+            ? auth.labelOf(session.token) ?? "unknown token"
+            : null,
+        };
+        described.set(session, found);
+      }
+      return found;
+    },
     counters: metrics,
     log: options.log,
   });
