@@ -21,6 +21,7 @@ function Shell(props: { title: string; children: Child }) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title}</title>
         <link rel="stylesheet" href="/console/app.css" />
+        <link rel="icon" href="data:," />
       </head>
       <body>{props.children}</body>
     </html>
