@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console in a real browser: headless Chromium driven by
  * `puppeteer-core` (Debian's chromium, never a downloaded one) against a real
@@ -108,15 +107,14 @@ if (chromium === null && Deno.env.get("CI")) {
           timeout: 15_000,
         });
         await page.waitForFunction(
-          () => document.getElementById("conn")?.textContent === "live",
+          `document.getElementById("conn")?.textContent === "live"`,
           { timeout: 10_000 },
         );
 
         // The shipped toolkits and skills are listed.
-        const kits = await page.$$eval(
-          "#tools h4",
-          (hs) => hs.map((h) => h.textContent),
-        );
+        const kits = await page.evaluate(
+          `[...document.querySelectorAll("#tools h4")].map((h) => h.textContent)`,
+        ) as string[];
         for (const kit of ["code", "filesystem", "http", "shell"]) {
           assert.ok(kits.includes(kit), `toolkit ${kit} in ${kits}`);
         }
@@ -136,9 +134,7 @@ if (chromium === null && Deno.env.get("CI")) {
           `progress moved: ${seen}`,
         );
         await page.waitForFunction(
-          () =>
-            (document.querySelector("#running-list .tokens")?.textContent ?? "")
-              .includes("tokens from"),
+          `(document.querySelector("#running-list .tokens")?.textContent ?? "").includes("tokens from")`,
           { timeout: 15_000 },
         );
         const result = await run;
@@ -150,33 +146,27 @@ if (chromium === null && Deno.env.get("CI")) {
           { timeout: 10_000 },
         );
         await page.waitForFunction(
-          () =>
-            [...document.querySelectorAll("#history-rows tr")].some((tr) =>
-              tr.textContent?.includes("steps")
-            ),
+          `[...document.querySelectorAll("#history-rows tr")].some((tr) => tr.children[2]?.textContent === "steps")`,
           { timeout: 10_000 },
         );
-        await page.evaluate(() => {
-          const row = [
-            ...document.querySelectorAll<HTMLElement>("#history-rows tr"),
-          ]
-            .find((tr) => tr.children[2]?.textContent === "steps");
-          row?.click();
-        });
+        await page.evaluate(
+          `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "steps").click()`,
+        );
         await page.waitForSelector(
           '#detail ol.events li[data-kind="skill.completed"]',
           { timeout: 10_000 },
         );
-        const kinds = await page.$$eval(
-          "#detail ol.events li",
-          (lis) => lis.map((li) => li.getAttribute("data-kind")),
-        );
+        const kinds = await page.evaluate(
+          `[...document.querySelectorAll("#detail ol.events li")].map((li) => li.getAttribute("data-kind"))`,
+        ) as string[];
         assert.ok(
           kinds.includes("llm.token") && kinds.includes("progress"),
           kinds.join(","),
         );
         assert.equal(
-          await page.$eval("#running-empty", (p) => (p as HTMLElement).hidden),
+          await page.evaluate(
+            `document.getElementById("running-empty").hidden`,
+          ),
           false,
         );
 
@@ -208,23 +198,16 @@ async function progressValues(page: Page): Promise<number[]> {
   const seen: number[] = [];
   const end = Date.now() + 15_000;
   while (Date.now() < end) {
-    const value = await page.evaluate(() => {
-      const bar = document.querySelector<HTMLProgressElement>(
-        "#running-list progress",
-      );
-      return bar && bar.hasAttribute("value") ? bar.value : null;
-    });
+    const value = await page.evaluate(
+      `(() => { const bar = document.querySelector("#running-list progress"); return bar && bar.hasAttribute("value") ? bar.value : null; })()`,
+    ) as number | null;
     if (value !== null && value !== seen.at(-1)) seen.push(value);
     if ((value ?? 0) >= 80) return seen;
     await page.waitForFunction(
-      (last) => {
-        const bar = document.querySelector<HTMLProgressElement>(
-          "#running-list progress",
-        );
-        return !bar || bar.value !== last;
-      },
+      `(() => { const bar = document.querySelector("#running-list progress"); return !bar || bar.value !== ${
+        value ?? -1
+      }; })()`,
       { timeout: 5_000 },
-      value ?? -1,
     ).catch(() => {});
   }
   return seen;
