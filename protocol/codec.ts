@@ -11,7 +11,13 @@
 
 import type { ErrorCode } from "./codes.ts";
 import type { CallEvent, JsonObject } from "./domain.ts";
-import { type Envelope, envelope, nowSeconds } from "./envelope.ts";
+import {
+  type Envelope,
+  envelope,
+  newId,
+  nowSeconds,
+  PROTOCOL_VERSION,
+} from "./envelope.ts";
 import { SkillboxError, type WireError } from "./errors.ts";
 import {
   decodeEventFields,
@@ -109,7 +115,18 @@ export function encodeResponse<T extends AnsweredRequestType>(
   body: ResponseMap[T],
 ): EncodedMessage {
   const encode = ENCODERS[type] as (body: ResponseMap[T]) => JsonObject;
-  return envelope(RESPONSE_TYPE[type], { req_id: reqId, ...encode(body) });
+  // One object, built once: every answer passes here, and spreading the
+  // fields into an envelope that is then spread again copied them twice.
+  const message: EncodedMessage = {
+    type: RESPONSE_TYPE[type],
+    id: newId(),
+    version: PROTOCOL_VERSION,
+    ts: nowSeconds(),
+    req_id: reqId,
+  };
+  const fields = encode(body);
+  for (const key in fields) message[key] = fields[key];
+  return message;
 }
 
 type Decoders = {

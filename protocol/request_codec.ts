@@ -63,8 +63,12 @@ const DOMAIN_NAMES: Readonly<Record<string, string>> = Object.fromEntries(
 export function decodeRequest<T extends RequestType>(
   wire: WireRequest<T>,
 ): Request<T> {
+  // A for-in over the checked (plain, own-keys-only) object, not
+  // Object.entries: this runs for every request and the pairs array cost
+  // more than the renaming itself.
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(wire)) {
+  for (const key in wire) {
+    const value = wire[key];
     const name = DOMAIN_NAMES[key] ?? key;
     out[name] = name === "llmOverride" && isObject(value)
       ? decodeLlmChoice(value)
