@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SkillDefinition } from "../../protocol/models.ts";
+import type { Skill } from "../../protocol/domain.ts";
 import type { AgentTool } from "./agent_loop.ts";
 import type { SkillToolHost } from "./run_types.ts";
 
@@ -33,7 +33,7 @@ export const READ_SKILL_FILE_TOOL = "read_skill_file";
  * ```
  */
 export function allowedTools(
-  definition: Pick<SkillDefinition, "tools" | "toolkits">,
+  definition: Pick<Skill, "tools" | "toolkits">,
   tools: SkillToolHost,
 ): Set<string> {
   const allowed = new Set(definition.tools ?? []);

@@ -28,12 +28,6 @@
 
 import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import {
-  decodeSkill,
-  decodeSkillOutcome,
-  encodeLlmChoice,
-} from "../../protocol/codec.ts";
-import type { Skill } from "../../protocol/domain.ts";
 import { resolveSkillStatus, type SkillRecord } from "./definition.ts";
 import {
   type LlmResolver,
@@ -122,10 +116,7 @@ export function createSkillsCapability(
           .filter((d) =>
             categories.every((c) => (d.category ?? "").toLowerCase() === c)
           )
-          .sort((a, b) => a.name.localeCompare(b.name))
-          .map((d): Skill =>
-            decodeSkill(d as unknown as Record<string, unknown>)
-          );
+          .sort((a, b) => a.name.localeCompare(b.name));
         return { skills };
       },
       "skill/call/req": async ({ request, session, signal }) => {
@@ -150,8 +141,7 @@ export function createSkillsCapability(
           arguments: request.arguments,
           timeout: request.timeout,
           streaming: request.streaming,
-          llmOverride: request.llmOverride &&
-            encodeLlmChoice(request.llmOverride),
+          llmOverride: request.llmOverride,
           metadata: request.metadata,
           session,
           signal,
@@ -161,14 +151,7 @@ export function createSkillsCapability(
           limits: options.limits,
           observer: options.observer,
         });
-        return {
-          name: request.name,
-          // runSkill still builds the wire form; the codec reads it back.
-          result: decodeSkillOutcome(
-            result as unknown as Record<string, unknown>,
-          ),
-          error: null,
-        };
+        return { name: request.name, result, error: null };
       },
     },
   };

@@ -535,11 +535,12 @@ Deno.test("ctx.metadata is the call's metadata and ctx.llm honours llm_override"
   assert.equal(result.data, "ok");
   assert.deepEqual(seen, { trace: "t1" });
   const c = chosen as {
-    override: { provider_name: string };
-    skill: { provider_name: string };
+    override: { providerName: string; providerConfig: unknown };
+    skill: { providerName: string };
   };
-  assert.equal(c.override.provider_name, "openai");
-  assert.equal(c.skill.provider_name, "anthropic");
+  assert.equal(c.override.providerName, "openai");
+  assert.deepEqual(c.override.providerConfig, { model: "m" });
+  assert.equal(c.skill.providerName, "anthropic");
 });
 
 Deno.test("a skill cannot forge lifecycle events through the sandbox hooks", async () => {

@@ -204,11 +204,11 @@ function codeRecord(
 
 function clash(list: SkillRecord[]): SkillRecord {
   const first = list[0]!;
-  const where = list.map((r) => `"${r.definition.file_path ?? "?"}"`).join(
+  const where = list.map((r) => `"${r.definition.filePath ?? "?"}"`).join(
     " and ",
   );
   return failedSkillRecord(first.definition.name, {
-    path: first.definition.file_path ?? "",
+    path: first.definition.filePath ?? "",
     message:
       `Skill name "${first.definition.name}" is defined in ${where}: neither is served`,
     source: first.definition.source as ReturnType<typeof skillSource>,

@@ -9,8 +9,11 @@
 
 import { toWireError } from "../../protocol/errors.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { SkillDefinition, SkillResult } from "../../protocol/models.ts";
-import { skillResult } from "../../protocol/models.ts";
+import {
+  type Skill,
+  type SkillOutcome,
+  skillOutcome,
+} from "../../protocol/domain.ts";
 import type { SkillEventLog } from "./events.ts";
 
 /**
@@ -20,7 +23,7 @@ import type { SkillEventLog } from "./events.ts";
  * @param log the call's event log
  * @param error what went wrong
  * @param durationMs how long the call ran
- * @returns the failed `SkillResult`
+ * @returns the failed outcome
  * @example
  * ```ts
  * import { failSkill } from "./failure.ts";
@@ -35,7 +38,7 @@ export function failSkill(
   log: SkillEventLog,
   error: unknown,
   durationMs: number,
-): SkillResult {
+): SkillOutcome {
   const wire = toWireError(error);
   const code = wire.code === "tool_error" ? "skill_error" : wire.code;
   log.emit("skill.failed", {
@@ -43,11 +46,11 @@ export function failSkill(
     error_code: code,
     duration_ms: durationMs,
   });
-  return skillResult({
+  return skillOutcome({
     success: false,
     error: wire.message,
-    error_code: code,
-    duration_ms: durationMs,
+    errorCode: code,
+    durationMs,
     events: log.events,
     truncated: log.truncated,
   });
@@ -67,7 +70,7 @@ export function failSkill(
  * assert.equal(error.message, 'Cannot run skill "s" (Created): it is still being validated');
  * ```
  */
-export function notRunnableError(definition: SkillDefinition): SkillboxError {
+export function notRunnableError(definition: Skill): SkillboxError {
   const why = definition.metadata?.blocked_reason ??
     (definition.status === "Created"
       ? "it is still being validated"

@@ -4,7 +4,7 @@ import {
   SkillboxError,
   TimeoutError,
 } from "../../protocol/errors.ts";
-import type { SkillDefinition } from "../../protocol/models.ts";
+import type { Skill } from "../../protocol/domain.ts";
 import { SkillEventLog } from "./events.ts";
 import { failSkill, notRunnableError } from "./failure.ts";
 
@@ -28,8 +28,8 @@ Deno.test("failSkill() emits skill.failed and maps the code", async (t) => {
       const log = new SkillEventLog("r1");
       const result = failSkill(log, error, 12);
       assert.equal(result.success, false);
-      assert.equal(result.error_code, code);
-      assert.equal(result.duration_ms, 12);
+      assert.equal(result.errorCode, code);
+      assert.equal(result.durationMs, 12);
       const last = result.events.at(-1);
       assert.equal(last?.kind, "skill.failed");
       assert.equal(last?.data.error_code, code);
@@ -39,8 +39,8 @@ Deno.test("failSkill() emits skill.failed and maps the code", async (t) => {
 });
 
 Deno.test("notRunnableError() gives the blocked reason, or why not", () => {
-  const def = (fields: Partial<SkillDefinition>) =>
-    ({ name: "s", status: "Blocked", ...fields }) as SkillDefinition;
+  const def = (fields: Partial<Skill>) =>
+    ({ name: "s", status: "Blocked", ...fields }) as Skill;
   assert.equal(
     notRunnableError(def({ metadata: { blocked_reason: "asks for run" } }))
       .message,

@@ -9,6 +9,8 @@ import {
   type LlmConfig,
   resolveLlmConfig,
 } from "../llm/config.ts";
+import { encodeLlmChoice } from "../../protocol/codec.ts";
+import type { LlmChoice } from "../../protocol/domain.ts";
 import type { LlmResolver } from "./run.ts";
 
 /**
@@ -36,8 +38,8 @@ export function hostLlm(
   const providers = new Map<string, ReturnType<typeof createProvider>>();
   return ({ override, skill }) => {
     const resolved = resolveLlmConfig(host, {
-      override: override as LlmConfig | null,
-      skill: skill as LlmConfig | null,
+      override: asConfig(override),
+      skill: asConfig(skill),
       env: options.env,
     });
     const key = JSON.stringify(resolved);
@@ -49,4 +51,9 @@ export function hostLlm(
     }
     return provider;
   };
+}
+
+// The LLM module reads choices in the configuration's (wire) shape.
+function asConfig(choice: LlmChoice | null): LlmConfig | null {
+  return choice && encodeLlmChoice(choice);
 }

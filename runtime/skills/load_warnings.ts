@@ -26,7 +26,7 @@ export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
   const lines: string[] = [];
   for (const { definition, run, loadProblem } of records) {
     const where = `skill "${definition.name}"${
-      definition.file_path ? ` (${definition.file_path})` : ""
+      definition.filePath ? ` (${definition.filePath})` : ""
     }`;
     if (run === null && loadProblem !== null) {
       lines.push(`${where} cannot be loaded: ${oneLine(loadProblem)}`);

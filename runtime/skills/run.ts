@@ -13,13 +13,13 @@ import { isOutput, output } from "../../sandbox/sdk/types.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
-import type {
-  JsonObject,
-  LLMConfig,
-  SkillDefinition,
-  SkillResult,
-} from "../../protocol/models.ts";
-import { skillResult } from "../../protocol/models.ts";
+import {
+  type JsonObject,
+  type LlmChoice,
+  type Skill,
+  type SkillOutcome,
+  skillOutcome,
+} from "../../protocol/domain.ts";
 import {
   SchemaViolationError,
   SkillboxError,
@@ -65,7 +65,8 @@ export interface RunSkillOptions {
   timeout: number;
   /** Send events live. */
   streaming: boolean;
-  llmOverride: LLMConfig | null;
+  /** The agent's `llm_override`, or null. */
+  llmOverride: LlmChoice | null;
   metadata: JsonObject;
   session: SessionScope;
   /** Aborted when the session ends or the call is cancelled. */
@@ -86,7 +87,7 @@ export interface RunSkillOptions {
  * @param record the skill
  * @param definition its definition with the current status
  * @param options the request, session, tools, sandbox and LLM
- * @returns the complete `SkillResult`
+ * @returns the complete outcome (the codec encodes it as `SkillResult`)
  * @example A code skill on a fake sandbox
  * ```ts
  * import { runSkill } from "./run.ts";
@@ -110,9 +111,9 @@ export interface RunSkillOptions {
  */
 export async function runSkill(
   record: SkillRecord,
-  definition: SkillDefinition,
+  definition: Skill,
   options: RunSkillOptions,
-): Promise<SkillResult> {
+): Promise<SkillOutcome> {
   const limits = options.limits ?? {};
   const name = definition.name;
   const observer = options.observer;
@@ -122,9 +123,9 @@ export async function runSkill(
     session: options.session,
     args: options.arguments,
   }) ?? "";
-  const done = (result: SkillResult): SkillResult => {
+  const done = (result: SkillOutcome): SkillOutcome => {
     observer?.finished(runId, {
-      outcome: result.success ? "ok" : result.error_code ?? "skill_error",
+      outcome: result.success ? "ok" : result.errorCode ?? "skill_error",
       error: result.error,
       result: result.data,
       summary: result.summary,
@@ -156,7 +157,7 @@ export async function runSkill(
       : await runInstructionSkill(run);
     const data = isOutput(value) ? value.data ?? null : value ?? null;
     const summary = isOutput(value) ? value.summary ?? null : null;
-    const problem = checkSchema(definition.output_schema, data);
+    const problem = checkSchema(definition.outputSchema, data);
     if (problem !== null) {
       throw new SchemaViolationError(
         `Output of skill "${name}" does not match output_schema: ${problem}`,
@@ -164,11 +165,11 @@ export async function runSkill(
       );
     }
     log.emit("skill.completed", { duration_ms: elapsed(), turns: budget.used });
-    return done(skillResult({
+    return done(skillOutcome({
       success: true,
       data,
       summary,
-      duration_ms: elapsed(),
+      durationMs: elapsed(),
       events: log.events,
       truncated: truncated || log.truncated,
     }));
@@ -189,7 +190,7 @@ export async function runSkill(
 // policy cap, following cancellation), the turn budget and the two relays.
 function startRun(
   record: SkillRecord,
-  definition: SkillDefinition,
+  definition: Skill,
   options: RunSkillOptions,
   log: SkillEventLog,
   runId: string,
@@ -198,7 +199,7 @@ function startRun(
   const limits = options.limits ?? {};
   const timeoutSeconds = Math.min(
     options.timeout,
-    definition.timeout_seconds ?? Infinity,
+    definition.timeoutSeconds ?? Infinity,
     limits.maxTimeoutSeconds ?? 600,
   );
   const deadline = startDeadline(timeoutSeconds * 1000, {
@@ -216,7 +217,7 @@ function startRun(
   const signal = deadline.signal;
   const budget = new TurnBudget(
     name,
-    effectiveMaxTurns(definition.max_turns, limits),
+    effectiveMaxTurns(definition.maxTurns, limits),
   );
   const chat = createChatRelay({
     budget,
@@ -262,7 +263,7 @@ function startRun(
 /** One running skill call, as its two kinds of run see it. */
 interface SkillRun {
   record: SkillRecord;
-  definition: SkillDefinition;
+  definition: Skill;
   options: RunSkillOptions;
   log: SkillEventLog;
   signal: AbortSignal;
@@ -284,13 +285,13 @@ const GENERIC = new Set<string>(GENERIC_EVENT_KINDS);
 // Why a skill cannot start: not runnable, or arguments that do not match.
 function refuseToStart(
   record: SkillRecord,
-  definition: SkillDefinition,
+  definition: Skill,
   args: Record<string, unknown>,
 ): SkillboxError | null {
   if (definition.status !== "Published" || record.run === null) {
     return notRunnableError(definition);
   }
-  const problem = checkSchema(definition.input_schema, args);
+  const problem = checkSchema(definition.inputSchema, args);
   if (problem === null) return null;
   return new SchemaViolationError(
     `Invalid arguments for skill "${definition.name}": ${problem}`,
@@ -356,10 +357,10 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
     runAgentLoop(options.arguments, {
       name: definition.name,
       instructions: definition.instructions ?? "",
-      whenToUse: definition.when_to_use,
-      argumentHint: definition.argument_hint,
+      whenToUse: definition.whenToUse,
+      argumentHint: definition.argumentHint,
       tools,
-      outputSchema: definition.output_schema,
+      outputSchema: definition.outputSchema,
       signal,
       maxToolResultChars: options.limits?.maxToolResultChars,
       chat: (request) => run.chat(request),

@@ -9,8 +9,7 @@
 
 import type { SessionScope } from "../capability.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
-import type { LLMConfig } from "../../protocol/models.ts";
-import type { Tool } from "../../protocol/domain.ts";
+import type { LlmChoice, Tool } from "../../protocol/domain.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 
 /**
@@ -65,7 +64,7 @@ export interface SkillToolHost {
 
 /** Picks the LLM for a call: `override`, else `skill`, else the host default. */
 export type LlmResolver = (
-  configs: { override: LLMConfig | null; skill: LLMConfig | null },
+  configs: { override: LlmChoice | null; skill: LlmChoice | null },
 ) => LlmProvider;
 
 /** The host's limits on skills. */
@@ -76,7 +75,7 @@ export interface SkillLimits {
   defaultMaxTurns?: number;
   /** Policy cap on `max_turns`. @default 50 */
   maxTurns?: number;
-  /** Events kept in `SkillResult.events`. @default 2000 */
+  /** Events kept in the outcome's `events`. @default 2000 */
   maxEvents?: number;
   /** Longest tool result fed back to the model, in characters. @default 32000 */
   maxToolResultChars?: number;

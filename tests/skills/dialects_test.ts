@@ -293,7 +293,7 @@ Deno.test("a skill.md folder that cannot be loaded is Blocked under its own file
     const [record] = await catalog.skills();
     assert.equal(record?.run, null);
     assert.equal(
-      record?.definition.file_path,
+      record?.definition.filePath,
       join(dir, "half_done", "skill.md"),
     );
     assert.match(record?.loadProblem ?? "", /"description" is required/);
