@@ -19,6 +19,7 @@ import {
   StoreConfigSchema,
   toStoreConfig,
 } from "./store/config.ts";
+import { parseTokenQuotas } from "./quotas.ts";
 
 /** The listen address. */
 export interface ListenConfig {
@@ -32,8 +33,12 @@ export interface ListenConfig {
 export interface LimitsConfig {
   /** Largest message accepted, in UTF-8 bytes. @default 4194304 */
   maxMessageBytes: number;
-  /** Live sessions at once; more are refused. @default 1024 */
+  /** Admitted sessions at once; more are refused. @default 1024 */
   maxSessions: number;
+  /** Sessions waiting for a handshake with a token (only when tokens are set); the oldest is closed beyond. @default 128 */
+  maxPendingSessions: number;
+  /** A session not admitted by a handshake with a token within this long is closed. @default 10 */
+  handshakeTimeoutSeconds: number;
   /** Capability requests one session runs at once (queued beyond). @default 4 */
   maxParallel: number;
   /** Capability requests running at once across sessions. @default 64 */
@@ -133,6 +138,8 @@ const loose = z.record(z.string(), z.unknown()).default({});
 const LIMIT_DEFAULTS = {
   max_message_bytes: 4 * 1024 * 1024,
   max_sessions: 1024,
+  max_pending_sessions: 128,
+  handshake_timeout_seconds: 10,
   max_parallel: 4,
   max_parallel_host: 64,
   sse_idle_seconds: 300,
@@ -168,6 +175,8 @@ const ConfigFileSchema = z.strictObject({
   limits: z.strictObject({
     max_message_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
     max_sessions: z.number().int().positive().default(1024),
+    max_pending_sessions: z.number().int().positive().default(128),
+    handshake_timeout_seconds: z.number().positive().default(10),
     max_parallel: z.number().int().positive().default(4),
     max_parallel_host: z.number().int().positive().default(64),
     sse_idle_seconds: z.number().positive().default(300),
@@ -250,6 +259,7 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   // a bad file fails at start with its field path, not at the first call.
   try {
     parseHostPolicy(data.policy);
+    parseTokenQuotas(data.policy, data.tokens);
   } catch (error) {
     throw new ConfigError(
       `${file}: ${
@@ -274,6 +284,8 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
     limits: {
       maxMessageBytes: data.limits.max_message_bytes,
       maxSessions: data.limits.max_sessions,
+      maxPendingSessions: data.limits.max_pending_sessions,
+      handshakeTimeoutSeconds: data.limits.handshake_timeout_seconds,
       maxParallel: data.limits.max_parallel,
       maxParallelHost: data.limits.max_parallel_host,
       sseIdleSeconds: data.limits.sse_idle_seconds,

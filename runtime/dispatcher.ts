@@ -18,7 +18,9 @@ import {
   type Request,
   salvageId,
 } from "../protocol/messages.ts";
-import { Semaphore } from "./semaphore.ts";
+import { FairSlots, runsCode } from "./fair_slots.ts";
+import { isAcceptedToken } from "./admission.ts";
+import { CallRate, type TokenQuota } from "./quotas.ts";
 import type { Session } from "./session.ts";
 
 /** Four mebibytes: the default `max_message_bytes`. */
@@ -36,6 +38,13 @@ export interface DispatcherOptions {
   maxParallelHost?: number;
   /** `performance.now()` at host start, for `uptime_seconds`. @default now */
   startedAt?: number;
+  /** Quotas by token (`policy.tokens`). @default none */
+  quotas?: ReadonlyMap<string, TokenQuota>;
+  /**
+   * Admits a session whose handshake presented a valid token; returns why
+   * not (the handshake is then refused), or "". @default admit all
+   */
+  admit?: (session: Session, token: string) => string;
 }
 
 /** Options for one dispatched message. */
@@ -64,7 +73,10 @@ export class Dispatcher {
   #handlers = new Map<string, { handler: Handler; capability: Capability }>();
   #tokens: readonly string[];
   #maxMessageBytes: number;
-  #hostLimiter: Semaphore;
+  #slots: FairSlots;
+  #quotas: ReadonlyMap<string, TokenQuota>;
+  #rate = new CallRate();
+  #admit: (session: Session, token: string) => string;
   #startedAt: number;
 
   /** @param options capabilities, tokens and limits */
@@ -72,7 +84,9 @@ export class Dispatcher {
     this.#tokens = options.tokens ?? [];
     this.#maxMessageBytes = options.maxMessageBytes ??
       DEFAULT_MAX_MESSAGE_BYTES;
-    this.#hostLimiter = new Semaphore(options.maxParallelHost ?? 64);
+    this.#slots = new FairSlots(options.maxParallelHost ?? 64);
+    this.#quotas = options.quotas ?? new Map();
+    this.#admit = options.admit ?? (() => "");
     this.#startedAt = options.startedAt ?? performance.now();
     for (const capability of options.capabilities ?? []) {
       this.addCapability(capability);
@@ -249,9 +263,9 @@ export class Dispatcher {
     let reason = "";
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
-      else if (!this.#tokens.some((t) => sameString(t, token))) {
+      else if (!isAcceptedToken(this.#tokens, token)) {
         reason = "Invalid auth token";
-      }
+      } else reason = this.#admit(session, token);
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
     session.send(encodeResponse("handshake/req", request.id, {
@@ -317,10 +331,19 @@ export class Dispatcher {
       // Session slot first, so one busy session never holds host slots
       // while it waits on its own limit. A free slot is taken at once.
       if (signal.aborted) throw signal.reason;
-      releaseSession = session.limiter.tryAcquire() ??
-        await session.limiter.acquire(signal);
-      releaseHost = this.#hostLimiter.tryAcquire() ??
-        await this.#hostLimiter.acquire(signal);
+      // Lists, searches and configuration run no code: they never queue
+      // behind calls, however many calls are stuck.
+      if (runsCode(request.type)) {
+        const quota = this.#quotas.get(session.token);
+        this.#rate.enforce(request.type, session.token, quota);
+        releaseSession = session.limiter.tryAcquire() ??
+          await session.limiter.acquire(signal);
+        releaseHost = await this.#slots.acquire({
+          session: session.id,
+          token: session.token,
+          tokenLimit: quota?.maxParallel,
+        }, signal);
+      }
       const body = await route.handler({ request, session, signal });
       session.send(encodeResponse(request.type, request.id, body));
     } catch (error) {
@@ -360,15 +383,4 @@ function capabilityFor(type: string): string {
 function abortReason(signal: AbortSignal): string {
   const reason = signal.reason;
   return reason instanceof Error ? reason.message : String(reason);
-}
-
-// Compares in time independent of where the strings differ.
-function sameString(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  }
-  return diff === 0;
 }

@@ -18,7 +18,9 @@ import {
   type CallOptions,
   createInProcessTransport,
 } from "./transports/in_process.ts";
-import type { OpenSessionOptions } from "./transports/_context.ts";
+import type { OpenSessionOptions, Refusal } from "./transports/_context.ts";
+import { Admission, bearerToken } from "./admission.ts";
+import { parseTokenQuotas } from "./quotas.ts";
 import {
   createSseTransport,
   type SseTransport,
@@ -217,20 +219,34 @@ export function createHost(options: HostOptions = {}): Host {
       warnings: [],
     });
   ready.catch(() => {});
+  const quotas = parseTokenQuotas(config.policy, config.tokens);
+  const admission = new Admission({
+    maxSessions: config.limits.maxSessions,
+    maxPending: config.limits.maxPendingSessions,
+    handshakeTimeoutMs: config.limits.handshakeTimeoutSeconds * 1000,
+    requiresAuth: config.tokens.length > 0,
+    quotas,
+  });
   const dispatcher = new Dispatcher({
     capabilities: options.capabilities ?? stack?.capabilities,
     tokens: config.tokens,
     maxMessageBytes: config.limits.maxMessageBytes,
     maxParallelHost: config.limits.maxParallelHost,
     startedAt,
+    quotas,
+    admit: (session, token) => admission.admit(session, token),
   });
   const sessions = new Set<Session>();
   let closing = false;
 
-  const openSession = (open: OpenSessionOptions): Session | string => {
-    if (closing) return "the host is shutting down";
-    if (sessions.size >= config.limits.maxSessions) {
-      return `the host serves at most ${config.limits.maxSessions} sessions`;
+  const admitSession = (open: OpenSessionOptions): Session | Refusal => {
+    if (closing) return { status: 503, reason: "the host is shutting down" };
+    const token = bearerToken(open.authorization, config.tokens);
+    if (token === null) {
+      return {
+        status: 401,
+        reason: "the Authorization header holds no valid token",
+      };
     }
     const session = new Session({
       send: open.send,
@@ -238,13 +254,29 @@ export function createHost(options: HostOptions = {}): Host {
       maxParallel: config.limits.maxParallel,
       onEnd: (reason) => {
         sessions.delete(session);
+        admission.leave(session);
         open.onEnd?.(reason);
       },
     });
+    const refused = admission.open(session, {
+      token,
+      trusted: open.transport === "stdio",
+    });
+    if (refused !== "") return { status: 503, reason: refused };
     sessions.add(session);
     return session;
   };
-  const context = { dispatcher, limits: config.limits, openSession, log };
+  const openSession = (open: OpenSessionOptions): Session | string => {
+    const opened = admitSession(open);
+    return opened instanceof Session ? opened : opened.reason;
+  };
+  const context = {
+    dispatcher,
+    limits: config.limits,
+    openSession,
+    admitSession,
+    log,
+  };
 
   const sse: SseTransport = createSseTransport(context);
   const mcpOptions = {

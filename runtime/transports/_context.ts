@@ -17,6 +17,19 @@ export interface OpenSessionOptions {
   send: (message: OutgoingMessage) => void;
   /** Releases the transport when the session ends. */
   onEnd?: (reason: string) => void;
+  /**
+   * The request's `Authorization` header, if any: a valid `Bearer` token
+   * admits the session at once, an invalid one refuses it (401).
+   */
+  authorization?: string;
+}
+
+/** Why a session was not opened, and the HTTP status that says so. */
+export interface Refusal {
+  /** 401 for a bad `Authorization` header, 503 when full or closing. */
+  status: 401 | 503;
+  /** A sentence saying why. */
+  reason: string;
 }
 
 /** The host as transports see it. */
@@ -30,6 +43,11 @@ export interface TransportContext {
    * or closing).
    */
   openSession(options: OpenSessionOptions): Session | string;
+  /**
+   * Opens a session or says why not, with the HTTP status to answer
+   * (transports that carry an `Authorization` header use this).
+   */
+  admitSession(options: OpenSessionOptions): Session | Refusal;
   /** Writes one diagnostic line (never to stdout). */
   log(message: string): void;
 }

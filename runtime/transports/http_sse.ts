@@ -17,7 +17,7 @@
  */
 
 import { Hono } from "hono";
-import type { Session } from "../session.ts";
+import { Session } from "../session.ts";
 import type { TransportContext } from "./_context.ts";
 import { backlogDecision } from "./_backlog.ts";
 
@@ -156,8 +156,9 @@ export function createSseTransport(context: TransportContext): SseTransport {
     // The session's sink needs the channel, and the channel the session.
     const box: { channel?: Channel } = {};
     const id = crypto.randomUUID().replaceAll("-", "");
-    const session = context.openSession({
+    const session = context.admitSession({
       transport: "sse",
+      authorization: c.req.header("authorization"),
       send: (message) => {
         const channel = box.channel;
         if (!channel) return;
@@ -187,7 +188,9 @@ export function createSseTransport(context: TransportContext): SseTransport {
         channel.wake();
       },
     });
-    if (typeof session === "string") return c.json({ error: session }, 503);
+    if (!(session instanceof Session)) {
+      return c.json({ error: session.reason }, session.status);
+    }
     box.channel = new Channel(session);
     channels.set(id, box.channel);
     return c.json({ session_id: id });

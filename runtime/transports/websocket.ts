@@ -10,13 +10,14 @@ import type { MiddlewareHandler } from "hono";
 import { upgradeWebSocket } from "hono/deno";
 import type { TransportContext } from "./_context.ts";
 import { backlogDecision } from "./_backlog.ts";
+import { Session } from "../session.ts";
 
 /**
  * Builds the Hono handler that upgrades `GET /a2e` to an A2E session.
  *
  * @param context the host as transports see it
- * @returns a Hono middleware answering 426 to non-upgrade requests and 503
- *   when no session can be opened
+ * @returns a Hono middleware answering 426 to non-upgrade requests, 401 to
+ *   an invalid `Authorization` header and 503 when no session can be opened
  * @example Mount it on a Hono app
  * ```ts ignore
  * import { Hono } from "hono";
@@ -41,8 +42,9 @@ export function websocketHandler(
     // A client that stops reading never answers the close handshake: end
     // its session at once rather than when the socket finally closes.
     const opened: { session?: { close(reason: string): void } } = {};
-    const session = context.openSession({
+    const session = context.admitSession({
       transport: "websocket",
+      authorization: c.req.header("authorization"),
       send: (message) => {
         if (socket?.readyState !== WebSocket.OPEN) return;
         switch (backlogDecision(socket.bufferedAmount, message)) {
@@ -64,19 +66,23 @@ export function websocketHandler(
             opened.session?.close("The client stopped reading");
         }
       },
-      onEnd: () => {
+      onEnd: (reason) => {
         if (socket && socket.readyState <= WebSocket.OPEN) {
-          socket.close(1000, "Session ended");
+          // The reason tells the client why (e.g. no handshake in time);
+          // a close reason is at most 123 bytes.
+          socket.close(1000, reason.slice(0, 120));
         }
       },
     });
-    if (typeof session === "string") return c.json({ error: session }, 503);
+    if (!(session instanceof Session)) {
+      return c.json({ error: session.reason }, session.status);
+    }
     opened.session = session;
     try {
       return await upgradeWebSocket(c, {
         onOpen(_event, ws) {
           socket = ws.raw as WebSocket;
-          if (session.closed) socket.close(1001, "Host closing");
+          if (session.closed) socket.close(1001, "Session ended");
         },
         onMessage(event) {
           const data = event.data;
