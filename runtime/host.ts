@@ -260,7 +260,9 @@ export function createHost(options: HostOptions = {}): Host {
     });
     const refused = admission.open(session, {
       token,
-      trusted: open.transport === "stdio",
+      // stdio: the client started the host. MCP: /mcp checks the bearer
+      // token on every request before a session opens, and sets auth itself.
+      trusted: open.transport === "stdio" || open.transport === "mcp",
     });
     if (refused !== "") return { status: 503, reason: refused };
     sessions.add(session);

@@ -177,6 +177,17 @@ Deno.test("a token holder gets in while 2,000 token-less sessions and 200 unauth
       connect(ws, { token: TOKEN, timeout: 10_000 }),
       /at most 4 sessions/,
     );
+    // /mcp checks the bearer on every request: token-less clients open no
+    // session there at all.
+    for (let i = 0; i < 50; i++) {
+      const mcp = await fetch(`${http}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(mcp.status, 401);
+      await mcp.body?.cancel();
+    }
     // A wrong Authorization header is refused outright.
     const bad = await fetch(`${http}/a2e/session`, {
       method: "POST",
