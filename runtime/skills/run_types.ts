@@ -77,6 +77,13 @@ export interface SkillLimits {
   maxTurns?: number;
   /** Events kept in the outcome's `events`. @default 2000 */
   maxEvents?: number;
+  /**
+   * Interpreters of skill scripts by extension (`policy.interpreters`).
+   * @default {".py": "python3", ".sh": "sh"}
+   */
+  interpreters?: Readonly<Record<string, string>>;
+  /** Address-space cap of a skill script, in bytes. @default 512 MiB */
+  scriptMemoryBytes?: number;
   /** Longest tool result fed back to the model, in characters. @default 32000 */
   maxToolResultChars?: number;
 }

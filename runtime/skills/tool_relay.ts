@@ -26,6 +26,8 @@ import {
 } from "./tool_names.ts";
 import type { SkillToolHost, SkillToolOutcome } from "./run_types.ts";
 import { summarize } from "./summarize.ts";
+import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
+import type { ScriptLimits } from "./scripts/run_script.ts";
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the
 // skill's to emit.
@@ -43,6 +45,8 @@ export type SkillToolCall = (
 export interface ToolRelayOptions {
   /** The skill's name, for messages. */
   skill: string;
+  /** How the skill's scripts run; null: `run_skill_script` is refused. @default null */
+  scripts?: ScriptLimits | null;
   /** The tools the skill declared (see `allowedTools`). */
   allowed: ReadonlySet<string>;
   /** The skill's linked files, when it has any (instruction skills). */
@@ -91,7 +95,9 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
     signal.throwIfAborted();
     const readsFile = tool === READ_SKILL_FILE_TOOL && files !== null &&
       files.resources.length > 0;
-    const refusal = !readsFile && !options.allowed.has(tool)
+    const runsScript = tool === RUN_SKILL_SCRIPT_TOOL && files !== null &&
+      (options.scripts ?? null) !== null;
+    const refusal = !readsFile && !runsScript && !options.allowed.has(tool)
       ? `cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`
       // `Bash(git:*)`-style narrowing from the skill's frontmatter.
       : tool === COMMAND_TOOL && options.commandRules
@@ -106,6 +112,8 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
     const t0 = performance.now();
     const outcome = readsFile
       ? await readFile(options.skill, files, args)
+      : runsScript
+      ? await runScript(options, files, args, callSignal)
       : await runTool(options, tool, args, callSignal);
     const took = Math.round(performance.now() - t0);
     if (outcome.ok) {
@@ -159,6 +167,28 @@ async function readFile(
       String(args.path ?? ""),
     );
     return { ok: true, value: text };
+  } catch (error) {
+    return failed(error);
+  }
+}
+
+async function runScript(
+  options: ToolRelayOptions,
+  files: { folder: string; resources: readonly string[] },
+  args: Record<string, unknown>,
+  callSignal: AbortSignal | undefined,
+): Promise<SkillToolOutcome> {
+  const { signal, log } = options;
+  try {
+    const value = await callSkillScript(args, {
+      ...files,
+      limits: options.scripts!,
+      timeoutMs: options.remainingMs(),
+      signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
+      onEvent: (kind, data) =>
+        log.emit(kind, { ...data, tool: RUN_SKILL_SCRIPT_TOOL }),
+    });
+    return { ok: true, value };
   } catch (error) {
     return failed(error);
   }

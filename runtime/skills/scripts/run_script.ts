@@ -1,0 +1,211 @@
+/**
+ * One `run_skill_script` call: a fresh workspace (input files written into
+ * it), the script run confined by its interpreter with the skill's folder
+ * read-only at /skill and the workspace read-write at /work (the working
+ * directory), output streamed as bounded `log` events, the files it wrote
+ * sent back as size-capped `artifact` events, and the workspace removed.
+ *
+ * @module
+ */
+
+import { dirname, join, relative, resolve } from "node:path";
+import { Buffer } from "node:buffer";
+import { runConfined } from "./confined.ts";
+import { findInterpreter } from "./script_files.ts";
+
+/** Limits of one script run. */
+export interface ScriptLimits {
+  /** Extension → interpreter program. */
+  interpreters: Readonly<Record<string, string>>;
+  /** Address-space cap in bytes. @default 512 MiB */
+  memoryBytes?: number;
+  /** Largest artifact sent back, in bytes. @default 1 MiB */
+  maxArtifactBytes?: number;
+  /** `log` events per run. @default 200 */
+  maxLogEvents?: number;
+}
+
+/** One call of the tool. */
+export interface ScriptCall {
+  /** The skill's folder (host path). */
+  folder: string;
+  /** The script, relative to the folder (already checked to be one). */
+  script: string;
+  args: readonly string[];
+  stdin?: string;
+  /** Files written into the workspace first: relative path → text. */
+  files?: Readonly<Record<string, string>>;
+  /** Extra environment variables. */
+  env?: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** `log` and `artifact` events. */
+  onEvent: (kind: "log" | "artifact", data: Record<string, unknown>) => void;
+}
+
+/** What the model gets back. */
+export interface ScriptResult {
+  exit_code: number;
+  timed_out: boolean;
+  stdout_tail: string;
+  stderr_tail: string;
+  /** Files the script wrote in its workspace, with their sizes. */
+  artifacts: { name: string; bytes: number; sent: boolean }[];
+}
+
+const TAIL_CHARS = 4000;
+const LINE_CHARS = 2000;
+
+/**
+ * Runs one script of a skill, confined; failures to start (no interpreter)
+ * throw an Error whose message the model can read.
+ *
+ * @param call the script, its arguments and events
+ * @param limits interpreters and caps
+ * @returns the exit code, output tails and artifacts
+ * @example
+ * ```ts
+ * import { runSkillScript } from "./run_script.ts";
+ * import assert from "node:assert/strict";
+ * const folder = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${folder}/hi.sh`, 'echo "hi $1" > out.txt; cat out.txt');
+ * const kinds: string[] = [];
+ * const result = await runSkillScript({
+ *   folder, script: "hi.sh", args: ["you"], timeoutMs: 10_000,
+ *   onEvent: (kind) => kinds.push(kind),
+ * }, { interpreters: { ".sh": "sh" } });
+ * assert.equal(result.exit_code, 0);
+ * assert.equal(result.stdout_tail, "hi you\n");
+ * assert.deepEqual(result.artifacts, [{ name: "out.txt", bytes: 7, sent: true }]);
+ * assert.deepEqual(kinds, ["log", "artifact"]);
+ * ```
+ */
+export async function runSkillScript(
+  call: ScriptCall,
+  limits: ScriptLimits,
+): Promise<ScriptResult> {
+  const interpreter = await findInterpreter(call.script, limits.interpreters);
+  if ("error" in interpreter) throw new Error(interpreter.error);
+  const workspace = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "skillbox-script-" }),
+  );
+  try {
+    const inputs = await writeInputs(workspace, call.files ?? {});
+    const out = { stdout: "", stderr: "" };
+    let logs = 0;
+    const maxLogs = limits.maxLogEvents ?? 200;
+    const exit = await runConfined({
+      argv: [interpreter.path, `/skill/${call.script}`, ...call.args],
+      readOnly: [{ from: await Deno.realPath(call.folder), to: "/skill" }],
+      readWrite: [{ from: workspace, to: "/work" }],
+      env: {
+        PATH: "/usr/local/bin:/usr/bin:/bin",
+        HOME: "/work",
+        LANG: "C.UTF-8",
+        ...call.env,
+      },
+      cwd: "/work",
+      timeoutMs: call.timeoutMs,
+      memoryBytes: limits.memoryBytes ?? 512 * 1024 * 1024,
+      stdin: call.stdin === undefined
+        ? undefined
+        : new TextEncoder().encode(call.stdin),
+      signal: call.signal,
+      onOutput: (stream, text) => {
+        out[stream] = (out[stream] + text).slice(-TAIL_CHARS);
+        if (logs >= maxLogs) return;
+        logs++;
+        call.onEvent("log", {
+          level: stream === "stderr" ? "warn" : "info",
+          message: text.length > LINE_CHARS
+            ? text.slice(0, LINE_CHARS) + "…"
+            : text,
+          stream,
+        });
+      },
+    });
+    call.signal?.throwIfAborted();
+    const artifacts = await sendArtifacts(
+      workspace,
+      inputs,
+      limits.maxArtifactBytes ?? 1024 * 1024,
+      call.onEvent,
+    );
+    const stderrTail = exit.timedOut
+      ? `${out.stderr}\n[killed: the script ran past its ${call.timeoutMs} ms timeout]`
+      : out.stderr;
+    return {
+      exit_code: exit.code,
+      timed_out: exit.timedOut,
+      stdout_tail: out.stdout,
+      stderr_tail: stderrTail,
+      artifacts,
+    };
+  } finally {
+    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+  }
+}
+
+// Writes the input files; returns their paths and contents so unchanged
+// inputs are not sent back as artifacts.
+async function writeInputs(
+  workspace: string,
+  files: Readonly<Record<string, string>>,
+): Promise<Map<string, string>> {
+  const inputs = new Map<string, string>();
+  for (const [name, text] of Object.entries(files)) {
+    const path = resolve(workspace, name);
+    const rel = relative(workspace, path);
+    if (rel === "" || rel.startsWith("..")) {
+      throw new Error(`Input file "${name}" must stay inside the workspace`);
+    }
+    await Deno.mkdir(dirname(path), { recursive: true });
+    await Deno.writeTextFile(path, text);
+    inputs.set(rel, text);
+  }
+  return inputs;
+}
+
+async function sendArtifacts(
+  workspace: string,
+  inputs: Map<string, string>,
+  maxBytes: number,
+  onEvent: ScriptCall["onEvent"],
+): Promise<ScriptResult["artifacts"]> {
+  const listed: ScriptResult["artifacts"] = [];
+  const walk = async (dir: string, depth: number) => {
+    if (depth > 8 || listed.length >= 100) return;
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path, depth + 1);
+      if (!entry.isFile) continue; // symlinks are never followed
+      const name = relative(workspace, path);
+      const { size } = await Deno.lstat(path);
+      if (size <= maxBytes) {
+        const bytes = await Deno.readFile(path);
+        if (inputs.get(name) === new TextDecoder().decode(bytes)) continue;
+        onEvent("artifact", {
+          name,
+          mime: mimeOf(name),
+          chunk: Buffer.from(bytes).toString("base64"),
+          final: true,
+        });
+        listed.push({ name, bytes: size, sent: true });
+      } else listed.push({ name, bytes: size, sent: false });
+    }
+  };
+  await walk(workspace, 0);
+  return listed.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function mimeOf(name: string): string {
+  const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
+  return ({
+    json: "application/json",
+    csv: "text/csv",
+    txt: "text/plain",
+    md: "text/markdown",
+    html: "text/html",
+    png: "image/png",
+  } as Record<string, string>)[ext] ?? "application/octet-stream";
+}

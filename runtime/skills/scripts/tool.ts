@@ -1,0 +1,121 @@
+/**
+ * The `run_skill_script` tool an instruction skill's agent loop offers when
+ * the skill carries scripts, and its call: the script checked against the
+ * skill's own list, then run confined (see `run_script.ts`).
+ *
+ * @module
+ */
+
+import type { AgentTool } from "../agent_loop.ts";
+import { runSkillScript, type ScriptLimits } from "./run_script.ts";
+import { listSkillScripts } from "./script_files.ts";
+
+/** The tool's name. */
+export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
+
+/**
+ * The tool as the agent loop offers it.
+ *
+ * @param scripts the skill's scripts (relative paths)
+ * @returns the tool
+ * @example
+ * ```ts
+ * import { runSkillScriptTool } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const tool = runSkillScriptTool(["scripts/a.py"]);
+ * assert.deepEqual((tool.inputSchema.properties as any).script.enum, ["scripts/a.py"]);
+ * ```
+ */
+export function runSkillScriptTool(scripts: readonly string[]): AgentTool {
+  return {
+    name: RUN_SKILL_SCRIPT_TOOL,
+    description:
+      "Runs one of this skill's scripts in a sandbox: no network, the skill's " +
+      "folder read-only at /skill, a fresh empty workspace at /work (the " +
+      "working directory; `files` are written there first). Returns the exit " +
+      "code, the tail of stdout/stderr and the files the script wrote.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        script: { type: "string", enum: [...scripts] },
+        args: { type: "array", items: { type: "string" } },
+        stdin: { type: "string" },
+        files: {
+          type: "object",
+          additionalProperties: { type: "string" },
+          description: "Text files to put in the workspace: path → content",
+        },
+      },
+      required: ["script"],
+    },
+    prompt: "Run a script only when the instructions say to.",
+  };
+}
+
+/** What {@link callSkillScript} needs besides the arguments. */
+export interface SkillScriptContext {
+  folder: string;
+  resources: readonly string[];
+  limits: ScriptLimits;
+  timeoutMs: number;
+  signal: AbortSignal;
+  onEvent: (kind: "log" | "artifact", data: Record<string, unknown>) => void;
+}
+
+/**
+ * Checks the model's arguments and runs the script.
+ *
+ * @param args the tool call's arguments
+ * @param ctx the skill's folder, limits and events
+ * @returns the script's result
+ * @throws {Error} a message the model can read (unknown script, bad args,
+ *   no interpreter)
+ * @example
+ * ```ts
+ * import { callSkillScript } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const folder = await Deno.makeTempDir();
+ * await assert.rejects(callSkillScript({ script: "x.py" }, {
+ *   folder, resources: [], limits: { interpreters: {} }, timeoutMs: 1000,
+ *   signal: new AbortController().signal, onEvent() {},
+ * }), /not one of this skill's scripts/);
+ * ```
+ */
+export async function callSkillScript(
+  args: Record<string, unknown>,
+  ctx: SkillScriptContext,
+): Promise<unknown> {
+  const scripts = await listSkillScripts(ctx.folder, ctx.resources);
+  const script = String(args.script ?? "");
+  if (!scripts.includes(script)) {
+    throw new Error(
+      `"${script}" is not one of this skill's scripts: ${
+        scripts.join(", ") || "none"
+      }`,
+    );
+  }
+  const list = args.args ?? [];
+  if (!Array.isArray(list) || list.some((a) => typeof a !== "string")) {
+    throw new Error('"args" must be a list of strings');
+  }
+  if (args.stdin !== undefined && typeof args.stdin !== "string") {
+    throw new Error('"stdin" must be a string');
+  }
+  const files = args.files ?? {};
+  if (
+    typeof files !== "object" || files === null || Array.isArray(files) ||
+    Object.values(files).some((v) => typeof v !== "string")
+  ) {
+    throw new Error('"files" must map paths to text');
+  }
+  return await runSkillScript({
+    folder: ctx.folder,
+    script,
+    args: list,
+    stdin: args.stdin,
+    files: files as Record<string, string>,
+    timeoutMs: ctx.timeoutMs,
+    signal: ctx.signal,
+    onEvent: ctx.onEvent,
+  }, ctx.limits);
+}
