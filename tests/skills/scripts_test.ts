@@ -44,14 +44,13 @@ function probe(
 
 // The pids of host processes whose command line mentions `marker`.
 async function processesWith(marker: string): Promise<number[]> {
-  const found: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`)
-      .catch(() => "");
-    if (cmdline.includes(marker)) found.push(Number(entry.name));
-  }
-  return found;
+  const { stdout } = await new Deno.Command("/usr/bin/pgrep", {
+    args: ["-f", marker],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(stdout).split("\n").filter(Boolean).map(
+    Number,
+  );
 }
 
 Deno.test("a shell script: args, stdin, stdout/stderr as log events, exit code, artifact", async () => {

@@ -176,23 +176,31 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
       await writer.close();
     } catch { /* the script closed its stdin */ }
   })();
+  const readers = [child.stdout.getReader(), child.stderr.getReader()];
   const pump = async (
-    stream: ReadableStream<Uint8Array>,
+    reader: ReadableStreamDefaultReader<Uint8Array>,
     name: "stdout" | "stderr",
   ) => {
     const decoder = new TextDecoder();
-    for await (const chunk of stream) {
-      const text = decoder.decode(chunk, { stream: true });
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      const text = decoder.decode(value, { stream: true });
       if (text) spec.onOutput?.(name, text);
     }
   };
+  const pumps = Promise.all([
+    pump(readers[0]!, "stdout"),
+    pump(readers[1]!, "stderr"),
+  ]);
   try {
-    const [status] = await Promise.all([
-      child.status,
-      pump(child.stdout, "stdout"),
-      pump(child.stderr, "stderr"),
-      feed,
-    ]);
+    const status = await child.status;
+    // A killed run's output ends with it, even if something it started
+    // still held the pipes open.
+    if (timedOut || aborted) {
+      await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
+    }
+    await Promise.all([pumps, feed]);
     const code = status.signal !== null
       ? 128 + signalNumber(status.signal)
       : status.code;
