@@ -41,9 +41,7 @@ import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
 import { checkSchema } from "./schema.ts";
 import { summarize } from "./summarize.ts";
 import { createToolRelay, type SkillToolCall } from "./tool_relay.ts";
-import { runSkillScriptTool } from "./scripts/tool.ts";
-import { listSkillScripts } from "./scripts/script_files.ts";
-import { DEFAULT_INTERPRETERS } from "./scripts/script_files.ts";
+import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
 import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
 import type { RunObserver } from "../store/observer.ts";
 
@@ -236,10 +234,7 @@ function startRun(
     files: record.run?.format === "instructions"
       ? { folder: record.run.folder, resources: record.run.resources }
       : null,
-    scripts: {
-      interpreters: limits.interpreters ?? DEFAULT_INTERPRETERS,
-      memoryBytes: limits.scriptMemoryBytes,
-    },
+    scripts: scriptLimits(limits),
     commandRules: record.run?.format === "instructions"
       ? record.run.commandRules ?? null
       : null,
@@ -360,10 +355,7 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
     : [];
   const tools = offeredTools(run.allowed, options.tools);
   if (resources.length > 0) tools.push(readSkillFileTool(resources));
-  const scripts = run.record.run?.format === "instructions"
-    ? await listSkillScripts(run.record.run.folder, resources)
-    : [];
-  if (scripts.length > 0) tools.push(runSkillScriptTool(scripts));
+  tools.push(...await skillScriptTools(run.record.run));
   const result = await raceAbort(
     runAgentLoop(options.arguments, {
       name: definition.name,

@@ -7,8 +7,10 @@
  */
 
 import type { AgentTool } from "../agent_loop.ts";
+import type { SkillRecord } from "../definition.ts";
+import type { SkillLimits } from "../run_types.ts";
 import { runSkillScript, type ScriptLimits } from "./run_script.ts";
-import { listSkillScripts } from "./script_files.ts";
+import { DEFAULT_INTERPRETERS, listSkillScripts } from "./script_files.ts";
 
 /** The tool's name. */
 export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
@@ -49,6 +51,46 @@ export function runSkillScriptTool(scripts: readonly string[]): AgentTool {
       required: ["script"],
     },
     prompt: "Run a script only when the instructions say to.",
+  };
+}
+
+/**
+ * The tools a skill's run offers for its scripts: `run_skill_script` when an
+ * instructions skill carries any, else none.
+ *
+ * @param run the skill's run (`SkillRecord.run`)
+ * @returns zero or one tool
+ * @example
+ * ```ts
+ * import { skillScriptTools } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(await skillScriptTools(null), []);
+ * ```
+ */
+export async function skillScriptTools(
+  run: SkillRecord["run"],
+): Promise<AgentTool[]> {
+  if (run?.format !== "instructions") return [];
+  const scripts = await listSkillScripts(run.folder, run.resources);
+  return scripts.length > 0 ? [runSkillScriptTool(scripts)] : [];
+}
+
+/**
+ * The script limits of a run, from the host's skill limits.
+ *
+ * @param limits the host's limits
+ * @returns interpreters (the default when unset) and the memory cap
+ * @example
+ * ```ts
+ * import { scriptLimits } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(scriptLimits({}).interpreters[".py"], "python3");
+ * ```
+ */
+export function scriptLimits(limits: SkillLimits): ScriptLimits {
+  return {
+    interpreters: limits.interpreters ?? DEFAULT_INTERPRETERS,
+    memoryBytes: limits.scriptMemoryBytes,
   };
 }
 
