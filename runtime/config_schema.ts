@@ -59,8 +59,16 @@ export interface SandboxConfig {
   memoryMb: number;
   /** Idle sandbox processes kept warm (least recently used retired). @default 8 */
   maxIdleProcesses: number;
-  /** Spare workers kept started in each process. @default 1 */
+  /** Spare workers kept started in each process (more under bursts). @default 1 */
   spareWorkers: number;
+  /** Memory for warm and spare workers per process, in MiB. @default 512 */
+  workerBudgetMb?: number;
+  /** Live sandbox processes at most; past it calls wait. @default 32 */
+  maxProcesses?: number;
+  /** Processes one principal's work may spread over. @default the CPU count */
+  processesPerPrincipal?: number;
+  /** Longest wait for a process under `maxProcesses`, in ms. @default 30000 */
+  processWaitMs?: number;
   /** Longest result kept, in characters of JSON; longer is cut. @default 1048576 */
   maxResultBytes: number;
   /** Discovery cache folder, or null for none. @default ".skillbox-cache" */
@@ -152,6 +160,10 @@ const SANDBOX_DEFAULTS = {
   memory_mb: 512,
   max_idle_processes: 8,
   spare_workers: 1,
+  worker_budget_mb: 512,
+  max_processes: 32,
+  processes_per_principal: null as number | null,
+  process_wait_ms: 30_000,
   max_result_bytes: 1024 * 1024,
   cache_dir: ".skillbox-cache" as string | null,
   confinement: "auto" as const,
@@ -190,6 +202,12 @@ const ConfigFileSchema = z.strictObject({
     memory_mb: z.number().int().min(32).default(512),
     max_idle_processes: z.number().int().nonnegative().default(8),
     spare_workers: z.number().int().nonnegative().default(1),
+    worker_budget_mb: z.number().int().min(8).default(512),
+    max_processes: z.number().int().positive().default(32),
+    processes_per_principal: z.number().int().positive().nullable().default(
+      null,
+    ),
+    process_wait_ms: z.number().int().positive().default(30_000),
     max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
     cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
     confinement: z.enum(["auto", "required", "off"]).default("auto"),
@@ -299,6 +317,10 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       memoryMb: data.sandbox.memory_mb,
       maxIdleProcesses: data.sandbox.max_idle_processes,
       spareWorkers: data.sandbox.spare_workers,
+      workerBudgetMb: data.sandbox.worker_budget_mb,
+      maxProcesses: data.sandbox.max_processes,
+      processesPerPrincipal: data.sandbox.processes_per_principal ?? undefined,
+      processWaitMs: data.sandbox.process_wait_ms,
       maxResultBytes: data.sandbox.max_result_bytes,
       cacheDir: data.sandbox.cache_dir,
       confinement: data.sandbox.confinement,

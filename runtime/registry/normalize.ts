@@ -58,6 +58,7 @@ const ToolFields = z.object({
   toolkit: z.string().nullable().optional(),
   prompt: z.string().default(""),
   isolation: z.enum(["warm", "per-call"]).default("warm"),
+  runs_client_code: z.boolean().default(false),
 });
 
 const ToolkitFields = z.object({
@@ -175,6 +176,7 @@ export function buildSnapshot(
           prompt: f.prompt,
           permissions: def.permissions,
           isolation: f.isolation,
+          runsClientCode: f.runs_client_code,
         };
         explicitKit.set(entry, f.toolkit ? f.toolkit : null);
         tools.push({ entry, listed: [] });

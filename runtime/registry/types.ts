@@ -40,6 +40,8 @@ export interface ToolEntry extends Tool, ModuleRef {
   readonly prompt: string;
   readonly permissions: Permissions | "dynamic";
   readonly isolation: "warm" | "per-call";
+  /** Runs code the client sent: its calls run in processes of the session. */
+  readonly runsClientCode?: boolean;
 }
 
 /** A toolkit, normalized; `tools` is filled from membership. */

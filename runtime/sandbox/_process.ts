@@ -51,6 +51,8 @@ export class SandboxProcess {
   isReady = false;
   /** Resolves with the exit code once the process is gone and drained. */
   readonly exited: Promise<number>;
+  /** Whether the router sends new work here (false once unrouted). */
+  routed = true;
   /** No new work once set; killed when its operations end. */
   tainted = false;
   /** Last time an operation started or ended (for LRU retirement). */

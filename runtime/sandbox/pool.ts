@@ -1,14 +1,16 @@
 /**
- * The host side of the sandbox: a pool of sandbox processes keyed by grant,
- * each keeping warm workers (keyed by module version, session and toolkit
- * configuration) and spare workers; idle processes are retired least
- * recently used first, dead ones replaced on the next call. Implements the
- * {@link Sandbox} contract.
+ * The host side of the sandbox: a pool of sandbox processes, one per
+ * principal and grant (a module or toolkit folder for author code, a
+ * session for code a client sent), each keeping warm workers (keyed by
+ * module version, session and toolkit configuration, as many as its memory
+ * budget holds) and spare workers; idle processes are retired least
+ * recently used first, dead ones replaced on the next call, and the number
+ * of processes is capped. Implements the {@link Sandbox} contract.
  *
  * @module
  */
 
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { SandboxProcess } from "./_process.ts";
 import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
@@ -25,7 +27,7 @@ import { OwnReads } from "./own_reads.ts";
 import { runOperation } from "./operation.ts";
 import { Deadlines } from "./deadlines.ts";
 import { checkGrant, type Policy } from "./permissions.ts";
-import { ProcessRouter } from "./router.ts";
+import { ProcessRouter, type Route } from "./router.ts";
 import { configKey, workerKey } from "./worker_key.ts";
 import type {
   Sandbox,
@@ -44,8 +46,19 @@ export interface SandboxOptions {
   maxIdleProcesses?: number;
   /** Spare workers kept started in each process. @default 1 */
   spareWorkers?: number;
-  /** Warm workers kept per process. @default 16 */
+  /**
+   * Memory for warm and spare workers per process, in MiB: it sets how many
+   * are kept (at {@link WORKER_MB} each). @default 512
+   */
+  workerBudgetMb?: number;
+  /** Warm workers kept per process; overrides `workerBudgetMb`. */
   maxWarmWorkers?: number;
+  /** Live sandbox processes at most; past it calls wait for room. @default 32 */
+  maxProcesses?: number;
+  /** Processes one principal's work may spread over. @default the CPU count */
+  processesPerPrincipal?: number;
+  /** Longest wait for room under `maxProcesses` before `timeout`. @default 30000 */
+  processWaitMs?: number;
   /** Result bound (characters of JSON); longer results are cut. @default 1048576 */
   maxResultBytes?: number;
   /** Bound on one event or RPC payload. @default 1048576 */
@@ -67,6 +80,8 @@ export interface SandboxOptions {
 /** A live sandbox process, for monitoring and tests. */
 export interface SandboxProcessInfo {
   pid: number;
+  /** Whom it serves: `module:<folder or file>` or `session:<id>`. */
+  principal: string;
   /** The grant it runs (canonical JSON). */
   grant: string;
   /** Operations in flight. */
@@ -87,6 +102,13 @@ export interface SandboxPool extends Sandbox {
    */
   confinement(): Promise<ConfinementStatus>;
 }
+
+/**
+ * What one warm worker costs, in MiB of resident memory (measured on Deno
+ * 2.9.6: a worker with a small module loaded adds 5 to 7 MiB to its
+ * process), used to turn a worker budget into a count.
+ */
+export const WORKER_MB = 7;
 
 // Operation ids: unique per host. They need not be secret: a sandbox's
 // frames are only matched against its own process's operations.
@@ -123,6 +145,8 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       : resolve(cwd, options.cacheDir),
   });
   const deny = (policy.deny ?? []).map((p) => resolve(p));
+  const shared = new Set((policy.sharedFolders ?? []).map((p) => resolve(p)));
+  const processWaitMs = options.processWaitMs ?? 30_000;
   const confiner = new Confiner(options.confinement ?? "auto");
   const router = new ProcessRouter({
     wrapper: () => confiner.wrapperFor(SANDBOX_MAIN),
@@ -131,11 +155,25 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     memoryMb: options.memoryMb ?? 512,
     maxIdle: options.maxIdleProcesses ?? 8,
     spareWorkers: options.spareWorkers ?? 1,
-    maxWarmWorkers: options.maxWarmWorkers ?? 16,
+    maxWarmWorkers: options.maxWarmWorkers ??
+      Math.max(1, Math.floor((options.workerBudgetMb ?? 512) / WORKER_MB)),
     maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
     maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
     cwd,
+    maxProcesses: options.maxProcesses ?? 32,
+    perPrincipal: options.processesPerPrincipal ??
+      Math.max(1, navigator.hardwareConcurrency ?? 1),
   });
+
+  // The principal whose code a process runs. Author code: its module's own
+  // unit (the folder of a module in its own folder, as a toolkit's tools
+  // share one; the file of a module directly in a shared skills folder).
+  // Code a client sent: that client's session, so nothing the code can
+  // read in its process (raw fd 0, memory) belongs to anyone else.
+  function principalOf(path: string, session: string | null): string {
+    if (session !== null) return "session:" + session;
+    return "module:" + (shared.has(dirname(path)) ? path : dirname(path));
+  }
   const own = new OwnReads(policy);
   const discovery = new DiscoveryQueue({
     bootstrap: loadBootstrap,
@@ -159,14 +197,27 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   async function run(
     message: OpMessage,
     grant: Permissions,
+    route: Route,
     timeoutMs: number,
     hooks: SandboxHooks | null,
   ): Promise<SandboxOutcome> {
     let proc: SandboxProcess;
+    const started = performance.now();
+    // Waiting for room under the process cap counts against the call's
+    // own time, and is bounded on its own too.
+    route.deadline = started + Math.min(timeoutMs, processWaitMs);
     try {
-      const found = router.processFor(grant);
+      const found = router.processFor(grant, route);
       proc = found instanceof Promise ? await found : found;
     } catch (err) {
+      if (err instanceof SkillboxError && err.code === "timeout") {
+        return {
+          ok: false,
+          code: "timeout",
+          message: err.message,
+          retryable: true,
+        };
+      }
       return {
         ok: false,
         code: "sandbox_crash",
@@ -175,7 +226,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       };
     }
     return await runOperation(proc, message, {
-      timeoutMs,
+      timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
       hooks,
       router,
       deadlines,
@@ -224,6 +275,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       const outcome = await run(
         ownOp("permissions", abs, exportName, config),
         check.grant,
+        { principal: principalOf(abs, null) },
         describeTimeoutMs,
         null,
       );
@@ -254,7 +306,8 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     processes(): SandboxProcessInfo[] {
       return [...router.processes].map((p) => ({
         pid: p.pid,
-        grant: p.key,
+        principal: p.key.slice(0, p.key.indexOf("\u0000")),
+        grant: p.key.slice(p.key.indexOf("\u0000") + 1),
         busy: p.busy,
         tainted: p.tainted,
         exited: p.exited,
@@ -298,6 +351,13 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       session: call.sessionId,
       call: call.callId,
     };
-    return await run(message, grant, call.timeoutMs, hooks);
+    const route: Route = {
+      principal: principalOf(
+        abs,
+        call.principal === "session" ? call.sessionId : null,
+      ),
+      session: call.sessionId,
+    };
+    return await run(message, grant, route, call.timeoutMs, hooks);
   }
 }

@@ -1,8 +1,13 @@
 /**
- * Routing and retirement of sandbox processes: one process per grant key,
- * started on first use and shared by every operation with that grant;
- * tainted processes (a worker that would not stop) killed once idle, and
- * idle processes beyond a bound retired least recently used first.
+ * Routing and retirement of sandbox processes. A process serves one
+ * principal with one grant: a module (or toolkit folder) for author code, a
+ * session for code a client sent. A principal's work spreads over up to
+ * `perPrincipal` processes when one is busy, each session sticking to the
+ * process that holds its warm workers. The number of processes is capped:
+ * past the cap, idle processes are retired least recently used first, and
+ * calls wait (in order, never dropped) for room, up to a bound. Tainted
+ * processes (a worker that would not stop) are killed once idle, and idle
+ * processes beyond a bound are retired least recently used first.
  *
  * @module
  */
@@ -41,12 +46,31 @@ export interface ProcessRouterOptions {
   cwd: string;
   /** Wraps each process's command (OS confinement). @default none */
   wrapper?: () => Promise<CommandWrapper>;
+  /** Live processes at most; past it calls wait for room. @default 32 */
+  maxProcesses?: number;
+  /** Processes one principal's work may spread over. @default 1 */
+  perPrincipal?: number;
+  /** Operations in flight on a process before another is started. @default 8 */
+  spreadAt?: number;
 }
+
+/** Who a process serves, and for whom it is picked. */
+export interface Route {
+  /** The principal: `module:<folder or file>`, `session:<id>`, or "" (operator). */
+  principal: string;
+  /** The calling session: it sticks to one process (its warm workers). */
+  session?: string;
+  /** `performance.now()` after which waiting for room fails. @default no bound */
+  deadline?: number;
+}
+
+// Sessions remembered per principal's process, before the oldest goes.
+const MAX_STICKY = 8192;
 
 /**
  * Finds, starts, and retires sandbox processes.
  *
- * @example Operations with one grant share one process
+ * @example Operations of one principal with one grant share one process
  * ```ts
  * import { ProcessRouter } from "./router.ts";
  * import assert from "node:assert/strict";
@@ -54,9 +78,10 @@ export interface ProcessRouterOptions {
  *   maxIdle: 8, spareWorkers: 1, maxWarmWorkers: 16, maxResultBytes: 1 << 20,
  *   maxEventBytes: 1 << 20, cwd: Deno.cwd() });
  * const grant = Object.freeze({});
- * const first = await router.processFor(grant);
+ * const route = { principal: "module:/skills/add" };
+ * const first = await router.processFor(grant, route);
  * first.release();
- * const again = router.processFor(grant); // started and ready: no await
+ * const again = router.processFor(grant, route); // started and ready: no await
  * assert.equal(again, first);
  * first.release();
  * await router.close();
@@ -64,10 +89,19 @@ export interface ProcessRouterOptions {
  */
 export class ProcessRouter {
   readonly #options: ProcessRouterOptions;
-  // The process each grant key routes to.
-  readonly #routes = new Map<string, SandboxProcess>();
+  readonly #max: number;
+  readonly #perPrincipal: number;
+  readonly #spreadAt: number;
+  // The processes each (principal, grant) key routes to.
+  readonly #groups = new Map<string, SandboxProcess[]>();
+  // The process each (key, session) last went to: its warm workers are there.
+  readonly #sticky = new Map<string, SandboxProcess>();
   // Every live process, routed or not (unrouted ones finish their work).
   readonly #all = new Set<SandboxProcess>();
+  // Processes counted against the cap: live and not yet killed.
+  readonly #counted = new Set<SandboxProcess>();
+  // Calls waiting for room under the cap, first come first served.
+  readonly #waiters: (() => void)[] = [];
   // Grant keys by grant object: checked grants are shared frozen objects,
   // so a warm call costs no canonical JSON.
   readonly #keys = new WeakMap<Permissions, string>();
@@ -76,6 +110,9 @@ export class ProcessRouter {
   /** @param options limits and flags of every process */
   constructor(options: ProcessRouterOptions) {
     this.#options = options;
+    this.#max = Math.max(1, options.maxProcesses ?? 32);
+    this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
+    this.#spreadAt = Math.max(1, options.spreadAt ?? 8);
   }
 
   /** Every live process. */
@@ -84,48 +121,64 @@ export class ProcessRouter {
   }
 
   /**
-   * The leased process for a grant: returned at once (no await) when one is
-   * started and ready, else a promise of a started one. The caller starts
-   * an operation on it or releases the lease.
+   * The leased process for a grant and principal: returned at once (no
+   * await) when one is started and ready, else a promise of a started one.
+   * The caller starts an operation on it or releases the lease.
    *
-   * @throws {SkillboxError} `runtime_error` once the router is closed
+   * @throws {SkillboxError} `runtime_error` once the router is closed;
+   *   `timeout` (from the promise) when no room came before the deadline
    */
-  processFor(grant: Permissions): SandboxProcess | Promise<SandboxProcess> {
+  processFor(
+    grant: Permissions,
+    route: Route = { principal: "" },
+  ): SandboxProcess | Promise<SandboxProcess> {
     if (this.#closed) {
       throw new SkillboxError("runtime_error", "Sandbox is closed");
     }
-    const proc = this.#routes.get(this.#keyOf(grant));
-    if (proc && proc.usable && proc.isReady) {
-      proc.lease();
-      return proc;
+    const key = route.principal + "\u0000" + this.#keyOf(grant);
+    const sticky = this.#sticky.get(key + "\u0000" + (route.session ?? ""));
+    if (sticky && sticky.routed && sticky.usable && sticky.isReady) {
+      sticky.lease();
+      return sticky;
     }
-    return this.#start(grant);
+    const pick = this.#pick(key, false);
+    if (pick && pick.isReady) return this.#stick(key, route, pick);
+    return this.#start(grant, key, route);
   }
 
   /** Stops routing new work to a process (it may be spinning). */
   unroute(proc: SandboxProcess): boolean {
-    if (this.#routes.get(proc.key) !== proc) return false;
-    this.#routes.delete(proc.key);
+    const group = this.#groups.get(proc.key);
+    const at = group?.indexOf(proc) ?? -1;
+    if (!group || at < 0) return false;
+    group.splice(at, 1);
+    proc.routed = false;
+    if (group.length === 0) this.#groups.delete(proc.key);
     return true;
   }
 
-  /** Routes to a process again, unless another took its place. */
+  /** Routes to a process again, unless its group is full without it. */
   reroute(proc: SandboxProcess): boolean {
-    if (this.#routes.has(proc.key) || !proc.usable) return false;
-    this.#routes.set(proc.key, proc);
+    const group = this.#groups.get(proc.key) ?? [];
+    if (!proc.usable || group.includes(proc)) return false;
+    if (group.length >= this.#perPrincipal) return false;
+    group.push(proc);
+    this.#groups.set(proc.key, group);
+    proc.routed = true;
     return true;
   }
 
-  /** Kills tainted idle processes and idle ones beyond the bound (LRU). */
+  /**
+   * Kills tainted idle processes and idle ones beyond the bound (LRU), then
+   * lets waiting calls use the room.
+   */
   retireIdle(): void {
     for (const proc of this.#all) {
       if (proc.tainted && proc.busy === 0) this.#retire(proc);
     }
-    if (this.#routes.size <= this.#options.maxIdle) return;
-    const idle = [...this.#routes.values()]
-      .filter((p) => p.busy === 0 && p.usable)
-      .sort((a, b) => a.lastUsed - b.lastUsed);
+    const idle = this.#idle();
     while (idle.length > this.#options.maxIdle) this.#retire(idle.shift()!);
+    this.#wake();
   }
 
   /** Kills every process and waits for them to exit. */
@@ -133,6 +186,7 @@ export class ProcessRouter {
     this.#closed = true;
     const exits = [...this.#all].map((p) => p.exited);
     for (const proc of this.#all) proc.kill();
+    for (const wake of this.#waiters.splice(0)) wake();
     await Promise.all(exits);
   }
 
@@ -145,31 +199,126 @@ export class ProcessRouter {
     return key;
   }
 
-  // Kills a process and forgets it at once, so nothing is routed to it.
-  #retire(proc: SandboxProcess): void {
-    this.unroute(proc);
-    proc.kill();
+  // The least busy usable process of a group, or null when the group may
+  // (and should) grow: every process has `spreadAt` operations in flight.
+  #pick(key: string, starting: boolean): SandboxProcess | null {
+    let best: SandboxProcess | null = null;
+    let size = 0;
+    for (const proc of this.#groups.get(key) ?? []) {
+      if (!proc.usable) continue;
+      size++;
+      if (!starting && !proc.isReady) continue;
+      if (!best || proc.busy < best.busy) best = proc;
+    }
+    if (best && best.busy >= this.#spreadAt && size < this.#perPrincipal) {
+      return null;
+    }
+    return best;
   }
 
-  async #start(grant: Permissions): Promise<SandboxProcess> {
+  #stick(key: string, route: Route, proc: SandboxProcess): SandboxProcess {
+    const sticky = key + "\u0000" + (route.session ?? "");
+    this.#sticky.delete(sticky);
+    this.#sticky.set(sticky, proc);
+    if (this.#sticky.size > MAX_STICKY) {
+      this.#sticky.delete(this.#sticky.keys().next().value!);
+    }
+    proc.lease();
+    return proc;
+  }
+
+  #idle(): SandboxProcess[] {
+    const idle: SandboxProcess[] = [];
+    for (const proc of this.#counted) {
+      if (proc.busy === 0 && proc.usable && proc.isReady) idle.push(proc);
+    }
+    return idle.sort((a, b) => a.lastUsed - b.lastUsed);
+  }
+
+  async #start(
+    grant: Permissions,
+    key: string,
+    route: Route,
+  ): Promise<SandboxProcess> {
     // Loaded before the lookup, so concurrent first calls share one process.
     const bootstrap = await loadBootstrap();
     const wrap = this.#options.wrapper
       ? await this.#options.wrapper()
       : (command: SandboxCommand) => command;
-    const key = this.#keyOf(grant);
-    let proc = this.#routes.get(key);
-    if (!proc || !proc.usable) proc = this.#spawn(key, grant, bootstrap, wrap);
-    // Leased before the await: while it starts (or the caller resumes) the
-    // process is busy, so retireIdle() cannot kill it under this caller.
-    proc.lease();
-    try {
-      await proc.ready;
-    } catch (err) {
-      proc.release();
-      throw err;
+    while (true) {
+      if (this.#closed) {
+        throw new SkillboxError("runtime_error", "Sandbox is closed");
+      }
+      // A process of this group starting (or started) meanwhile serves too.
+      let proc = this.#pick(key, true);
+      if (!proc) {
+        if (!this.#makeRoom()) {
+          await this.#waitForRoom(route.deadline);
+          continue;
+        }
+        proc = this.#spawn(key, grant, bootstrap, wrap);
+      }
+      // Leased before the await: while it starts (or the caller resumes)
+      // the process is busy, so retireIdle() cannot kill it under this
+      // caller.
+      this.#stick(key, route, proc);
+      try {
+        await proc.ready;
+      } catch (err) {
+        proc.release();
+        throw err;
+      }
+      return proc;
     }
-    return proc;
+  }
+
+  // Under the cap, or made so by retiring the least recently used idle
+  // process. False when every process is busy.
+  #makeRoom(): boolean {
+    if (this.#counted.size < this.#max) return true;
+    const idle = this.#idle()[0];
+    if (!idle) return false;
+    this.#retire(idle);
+    return true;
+  }
+
+  #waitForRoom(deadline: number | undefined): Promise<void> {
+    const started = performance.now();
+    return new Promise<void>((resolve, reject) => {
+      const expire = () => {
+        const at = this.#waiters.indexOf(wake);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        const waited = Math.round(performance.now() - started);
+        reject(
+          new SkillboxError(
+            "timeout",
+            `Cannot start a sandbox process: all ${this.#max} sandbox processes stayed busy for ${waited} ms`,
+            { retryable: true },
+          ),
+        );
+      };
+      const timer = deadline === undefined
+        ? undefined
+        : setTimeout(expire, Math.max(0, deadline - performance.now()));
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#waiters.push(wake);
+    });
+  }
+
+  // Wakes as many waiting calls as there is room for, oldest first.
+  #wake(): void {
+    let room = this.#max - this.#counted.size + this.#idle().length;
+    while (room-- > 0 && this.#waiters.length > 0) this.#waiters.shift()!();
+  }
+
+  // Kills a process and forgets it at once, so nothing is routed to it.
+  #retire(proc: SandboxProcess): void {
+    this.unroute(proc);
+    this.#counted.delete(proc);
+    proc.kill();
   }
 
   #spawn(
@@ -201,11 +350,16 @@ export class ProcessRouter {
       maxResultBytes: o.maxResultBytes,
       maxEventBytes: o.maxEventBytes,
     });
-    this.#routes.set(key, proc);
+    const group = this.#groups.get(key) ?? [];
+    group.push(proc);
+    this.#groups.set(key, group);
     this.#all.add(proc);
+    this.#counted.add(proc);
     proc.exited.then(() => {
       this.#all.delete(proc);
-      if (this.#routes.get(key) === proc) this.#routes.delete(key);
+      this.#counted.delete(proc);
+      this.unroute(proc);
+      this.#wake();
     });
     return proc;
   }

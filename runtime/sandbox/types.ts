@@ -65,6 +65,12 @@ export interface SandboxCall {
   metadata: Record<string, unknown>;
   /** `"per-call"` forces a fresh worker. */
   isolation: "warm" | "per-call";
+  /**
+   * Whose code runs: `"module"` (the author's, in a process of its module)
+   * or `"session"` (code the client sent, as `eval_typescript` runs, in a
+   * process of the calling session only). @default "module"
+   */
+  principal?: "module" | "session";
 }
 
 /** How `ctx` calls reach the host during a {@link SandboxCall}. */

@@ -259,6 +259,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
           config,
           metadata: request.metadata ?? {},
           isolation: entry.isolation,
+          principal: entry.runsClientCode ? "session" : "module",
         }, hooks);
       } catch (error) {
         // The sandbox promises not to throw for the code's failures; if it

@@ -64,7 +64,16 @@ function crashed(id: string, reason: string): void {
 }
 
 function runOp(msg: OpMessage): void {
-  const slot = slots.take(msg.workerKey, msg.primeKey, msg.path);
+  slots.takeInTurn(
+    msg.id,
+    msg.workerKey,
+    msg.primeKey,
+    msg.path,
+    (slot) => runOn(slot, msg),
+  );
+}
+
+function runOn(slot: Slot, msg: OpMessage): void {
   slot.ops.add(msg.id);
   slots.byOp.set(msg.id, slot);
   // A warm worker has its module: post at once, not after an await (which
@@ -100,6 +109,10 @@ function postOp(slot: Slot, msg: OpMessage): void {
 }
 
 function abort(id: string): void {
+  if (slots.cancelPending(id)) {
+    send({ t: "stopped", id });
+    return;
+  }
   const slot = slots.byOp.get(id);
   if (!slot) {
     send({ t: "stopped", id });

@@ -1,6 +1,7 @@
 /**
- * The workers of one sandbox process: spare workers kept started, warm
- * workers kept per key (module version, session, configuration) with the
+ * The workers of one sandbox process: spare workers kept started (more
+ * when new sessions arrive faster than they are refilled), warm workers
+ * kept per key (module version, session, configuration) with the
  * least recently used dropped first, and primed workers (a fresh worker
  * with a module already loaded, for per-call isolation). Knows nothing of
  * the host pipe: what workers post goes to `onMessage`, and the operations
@@ -14,6 +15,9 @@ import type {
   WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
 import { decodeWorkerMessage } from "../../protocol/sandbox/messages.ts";
+
+// Most spare workers kept however bursty new sessions are.
+const MAX_SPARES = 8;
 
 /** One worker and the operations it runs. */
 export interface Slot {
@@ -74,6 +78,13 @@ export class WorkerSlots {
   readonly #options: WorkerSlotsOptions;
   readonly #spares: Slot[] = [];
   readonly #warm = new Map<string, Slot>();
+  // Spares to keep: the configured count, raised (up to MAX_SPARES) each
+  // time a call found none ready.
+  #target = 0;
+  #refilling = false;
+  // Operations waiting for their turn to start a worker, oldest first.
+  readonly #pending = new Map<string, () => void>();
+  #pumping = false;
   // Fresh workers with a module already loaded, per module version, for
   // per-call isolation (one each; least recently used dropped first).
   readonly #primed = new Map<string, Slot>();
@@ -87,6 +98,7 @@ export class WorkerSlots {
 
   /** Resolves once every spare worker is up (starting them first). */
   sparesReady(): Promise<void> {
+    this.#target = Math.max(this.#target, this.#options.spares);
     this.refillSpares();
     return Promise.all(this.#spares.map((s) => s.ready)).then(() => {});
   }
@@ -96,6 +108,65 @@ export class WorkerSlots {
     while (this.#spares.length < this.#options.spares) {
       this.#spares.push(this.#spawn(""));
     }
+  }
+
+  /**
+   * Calls `use` with the slot for an operation ({@link take}): at once when
+   * no worker must be started for it, else in turn. Starting a worker
+   * blocks this thread for 10 to 50 ms, so starts for new keys run one per
+   * macrotask, oldest first: answers of warm workers and host frames go
+   * out between them, and no operation waits behind more than one start
+   * that is not its own turn.
+   *
+   * @param id the operation (see {@link cancelPending})
+   */
+  takeInTurn(
+    id: string,
+    key: string,
+    primeKey: string | undefined,
+    path: string,
+    use: (slot: Slot) => void,
+  ): void {
+    if (this.#hasWorker(key, primeKey)) {
+      use(this.take(key, primeKey, path));
+      return;
+    }
+    this.#pending.set(id, () => use(this.take(key, primeKey, path)));
+    this.#pump();
+  }
+
+  /** Drops an operation still waiting for its turn; true if it was. */
+  cancelPending(id: string): boolean {
+    return this.#pending.delete(id);
+  }
+
+  #hasWorker(key: string, primeKey: string | undefined): boolean {
+    if (this.#spares.length > 0) return true;
+    if (key !== "") {
+      const hit = this.#warm.get(key);
+      return hit !== undefined && !hit.dead && !hit.retiring;
+    }
+    const primed = primeKey === undefined
+      ? undefined
+      : this.#primed.get(primeKey);
+    return primed !== undefined && !primed.dead;
+  }
+
+  #pump(): void {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    const step = () => {
+      const next = this.#pending.entries().next();
+      if (next.done) {
+        this.#pumping = false;
+        this.#scheduleRefill();
+        return;
+      }
+      this.#pending.delete(next.value[0]);
+      next.value[1]();
+      setTimeout(step, 0);
+    };
+    setTimeout(step, 0);
   }
 
   /**
@@ -122,13 +193,18 @@ export class WorkerSlots {
         return hit;
       }
     }
-    const slot = this.#spares.shift() ?? this.#spawn("");
-    queueMicrotask(() => this.refillSpares());
+    let slot = this.#spares.shift();
+    if (!slot) {
+      // A call waited for a worker start: keep more spares from now on.
+      this.#target = Math.min(this.#target + 1, MAX_SPARES);
+      slot = this.#spawn("");
+    }
+    this.#scheduleRefill();
     slot.key = key;
     if (key === "") slot.retiring = true;
     else {
       this.#warm.set(key, slot);
-      this.#evictWarm();
+      this.#evictWarm(slot);
     }
     return slot;
   }
@@ -196,13 +272,41 @@ export class WorkerSlots {
     slot.worker.terminate();
   }
 
-  #evictWarm(): void {
+  // Why calls used to wait for their whole timeout (30 s) under many
+  // sessions, not merely slowly: the slot just taken for a call is in the
+  // warm map before its operation is added to it (the caller adds it once
+  // `take` returns), so it had no operations yet. With every older warm
+  // worker busy (more sessions in flight than the warm bound), it was the
+  // only idle one, and this loop terminated it. The call then waited on a
+  // worker that would never answer — a terminated worker sends no message,
+  // no error, no exit — until the host's deadline. The slot being taken is
+  // never evicted now; the map may run over its bound while all are busy.
+  #evictWarm(taken: Slot): void {
     for (const [key, slot] of this.#warm) {
       if (this.#warm.size <= this.#options.maxWarm) break;
-      if (slot.ops.size > 0) continue;
+      if (slot === taken || slot.ops.size > 0) continue;
       this.#warm.delete(key);
       this.#terminate(slot);
     }
+  }
+
+  // Spares are started one per macrotask, after the answers and stdin
+  // reads already queued: starting a worker blocks this thread for a few
+  // milliseconds, so a burst of new sessions costs each waiting warm call
+  // at most one worker start at a time, not one per new session.
+  #scheduleRefill(): void {
+    if (this.#refilling) return;
+    this.#refilling = true;
+    const step = () => {
+      // Operations waiting for a worker go first; the pump calls back.
+      if (this.#spares.length >= this.#target || this.#pending.size > 0) {
+        this.#refilling = false;
+        return;
+      }
+      this.#spares.push(this.#spawn(""));
+      setTimeout(step, 0);
+    };
+    setTimeout(step, 0);
   }
 
   #spawn(key: string): Slot {

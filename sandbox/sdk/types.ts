@@ -192,6 +192,12 @@ export interface ToolDef<Args = Record<string, unknown>>
   /** `"per-call"` forces a fresh worker for every call. @default "warm" */
   isolation?: "warm" | "per-call";
   /**
+   * Set on a tool that runs code the client sent (as `eval_typescript`
+   * does): its calls run in sandbox processes of the calling session only,
+   * never beside another session's or the author's other work. @default false
+   */
+  runs_client_code?: boolean;
+  /**
    * Runs the tool in its sandbox; the return value (or an {@link Output})
    * becomes the result's `data`; a throw fails the call with `tool_error`.
    */

@@ -31,6 +31,9 @@ export default {
     "Run a TypeScript or JavaScript snippet and get the value of its last expression (or its `export default`) plus everything it printed with console.log. Use it for calculations, data transformation, parsing, regex checks, date math and quick experiments. The code has no file, network or environment access, and nothing persists between calls.",
   tags: ["code", "typescript", "javascript", "eval", "calculate"],
   isolation: "per-call",
+  // The code is the client's: run it in processes of the calling session
+  // only, so it can read (raw fd 0, memory) and crash nothing of others.
+  runs_client_code: true,
   permissions: {},
   input: {
     type: "object",
