@@ -16,6 +16,7 @@ import { toolsBench } from "./tools_bench.ts";
 import { discoveryBench } from "./discovery_bench.ts";
 import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
+import { capacityBench } from "./capacity_bench.ts";
 import { mcpBench } from "./mcp_bench.ts";
 import { confinementBench } from "./confinement_bench.ts";
 import { consoleBench } from "./console_bench.ts";
@@ -38,6 +39,7 @@ export const BENCHES: Bench[] = [
   mcpBench,
   confinementBench,
   consoleBench,
+  capacityBench,
 ];
 
 if (import.meta.main) {

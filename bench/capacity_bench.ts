@@ -1,0 +1,272 @@
+/**
+ * Capacity bench: many sessions at once through the `Sandbox` API. 200
+ * sessions each running `eval_typescript` concurrently (code a client sent:
+ * one sandbox process per session, under the process cap), and 200
+ * sessions × 20 calls of one 5 ms drop-in tool (one principal, spread over
+ * processes, a warm worker per session) — processes alive, peak RSS of the
+ * sandbox processes (summed from `ps`), calls/s, failed calls, latency;
+ * plus the single-call figures of the sandbox bench (warm call, per-call
+ * isolation, cold process, idle RSS). Run alone with
+ * `deno run -A --unstable-worker-options bench/capacity_bench.ts`.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import {
+  createSandbox,
+  type SandboxOptions,
+  type SandboxPool,
+  WORKER_MB,
+} from "../runtime/sandbox/pool.ts";
+import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
+import { formatFigures, runSandboxBench } from "./sandbox_bench.ts";
+import { latencyStats } from "./_stats.ts";
+import type { Bench } from "./main.ts";
+
+const EVAL = fileURLToPath(
+  new URL("../skills/code/eval_typescript.ts", import.meta.url),
+);
+const SESSIONS = 200;
+const TOOL_CALLS = 20;
+const TIMEOUT_MS = 30_000;
+
+const hooks: SandboxHooks = {
+  onEvent() {},
+  callTool: () => Promise.reject(new Error("No tools in this bench")),
+  chat: () => Promise.reject(new Error("No LLM in this bench")),
+};
+
+/** What one many-session run gave. */
+export interface CapacityRun {
+  name: string;
+  calls: number;
+  failed: number;
+  /** Failure codes and how often. */
+  codes: Record<string, number>;
+  callsPerSecond: number;
+  /** Most sandbox processes alive at once. */
+  peakProcesses: number;
+  /** Largest sum of the sandbox processes' RSS, in MB. */
+  peakRssMb: number;
+  /** What the configuration bounds that sum by, in MB. */
+  boundMb: number;
+  latency: { median: number; min: number; max: number; p99: number };
+}
+
+// Sums the RSS of the pool's processes (ps, in KiB) while `sampling`.
+function sampler(pool: SandboxPool): {
+  stop(): Promise<{ processes: number; rssMb: number }>;
+} {
+  let on = true;
+  let processes = 0;
+  let rssMb = 0;
+  const loop = (async () => {
+    while (on) {
+      const pids = pool.processes().map((p) => p.pid);
+      processes = Math.max(processes, pids.length);
+      if (pids.length > 0) {
+        const out = await new Deno.Command("ps", {
+          args: ["-o", "rss=", "-p", pids.join(",")],
+          stdout: "piped",
+          stderr: "null",
+        }).output();
+        const kb = new TextDecoder().decode(out.stdout).split("\n")
+          .reduce((sum, line) => sum + (Number(line.trim()) || 0), 0);
+        rssMb = Math.max(rssMb, kb / 1024);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      on = false;
+      await loop;
+      return { processes, rssMb };
+    },
+  };
+}
+
+async function manySessions(
+  name: string,
+  options: SandboxOptions,
+  path: string,
+  calls: number,
+  call: (session: number, i: number) => Partial<SandboxCall>,
+): Promise<CapacityRun> {
+  const pool = createSandbox({ cacheDir: null, ...options });
+  try {
+    const described = await pool.describe(path);
+    const watch = sampler(pool);
+    const latencies: number[] = [];
+    const codes: Record<string, number> = {};
+    let failed = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: SESSIONS }, async (_, s) => {
+        for (let i = 0; i < calls; i++) {
+          const t0 = performance.now();
+          const outcome = await pool.call({
+            path,
+            export: "default",
+            version: described.hash,
+            args: {},
+            grant: {},
+            timeoutMs: TIMEOUT_MS,
+            sessionId: `session-${s}`,
+            callId: `${s}-${i}`,
+            config: {},
+            metadata: {},
+            isolation: "warm",
+            ...call(s, i),
+          }, hooks);
+          latencies.push(performance.now() - t0);
+          if (!outcome.ok) {
+            failed++;
+            codes[outcome.code] = (codes[outcome.code] ?? 0) + 1;
+          }
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const peak = await watch.stop();
+    const stats = latencyStats(latencies);
+    const perProcessMb = 60 + (options.workerBudgetMb ?? 512);
+    return {
+      name,
+      calls: latencies.length,
+      failed,
+      codes,
+      callsPerSecond: latencies.length / seconds,
+      peakProcesses: peak.processes,
+      peakRssMb: peak.rssMb,
+      boundMb: peak.processes * perProcessMb,
+      latency: stats,
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+// A drop-in tool that waits 5 ms, written where the pool can read it.
+async function sleepTool(): Promise<{ path: string; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox-capacity-" });
+  const path = `${dir}/sleep_5ms.ts`;
+  await Deno.writeTextFile(
+    path,
+    `export default {
+  kind: "tool", name: "sleep_5ms", description: "Waits 5 ms",
+  run: async (args: unknown) => {
+    await new Promise((r) => setTimeout(r, 5));
+    return args;
+  },
+};
+`,
+  );
+  return { path, dir };
+}
+
+/**
+ * Runs both many-session runs with the given pool options.
+ *
+ * @param options pool options (budgets, caps) for both runs
+ * @returns the eval run and the tool run
+ * @example Run once with the defaults
+ * ```ts ignore
+ * import { runCapacity } from "./capacity_bench.ts";
+ * const [evals, tool] = await runCapacity({});
+ * console.log(evals.failed, tool.callsPerSecond);
+ * ```
+ */
+export async function runCapacity(
+  options: SandboxOptions,
+): Promise<CapacityRun[]> {
+  const evals = await manySessions(
+    `${SESSIONS} sessions x 1 eval_typescript at once`,
+    options,
+    EVAL,
+    1,
+    (s) => ({
+      args: {
+        code: `let n = 0; for (let i = 0; i < 1e5; i++) n += i; n + ${s}`,
+      },
+      isolation: "per-call",
+      principal: "session",
+    }),
+  );
+  const tool = await sleepTool();
+  try {
+    const calls = await manySessions(
+      `${SESSIONS} sessions x ${TOOL_CALLS} calls of a 5 ms tool`,
+      options,
+      tool.path,
+      TOOL_CALLS,
+      (_, i) => ({ args: { i } }),
+    );
+    return [evals, calls];
+  } finally {
+    await Deno.remove(tool.dir, { recursive: true });
+  }
+}
+
+/**
+ * Formats many-session runs as lines.
+ *
+ * @param runs what {@link runCapacity} returned
+ * @returns two lines per run
+ * @example
+ * ```ts
+ * import { formatRuns } from "./capacity_bench.ts";
+ * import assert from "node:assert/strict";
+ * const lines = formatRuns([{ name: "x", calls: 1, failed: 0, codes: {},
+ *   callsPerSecond: 1, peakProcesses: 1, peakRssMb: 60, boundMb: 572,
+ *   latency: { median: 1, min: 1, max: 1, p99: 1 } }]);
+ * assert.match(lines[0]!, /^x/);
+ * ```
+ */
+export function formatRuns(runs: CapacityRun[]): string[] {
+  return runs.flatMap((r) => [
+    `${r.name}: ${r.calls} calls, ${r.failed} failed${
+      r.failed ? ` ${JSON.stringify(r.codes)}` : ""
+    }, ${
+      r.callsPerSecond.toFixed(0)
+    } calls/s, ${r.peakProcesses} processes at most, peak RSS ${
+      r.peakRssMb.toFixed(0)
+    } MB (bound ${r.boundMb} MB)`,
+    `  latency median ${r.latency.median.toFixed(1)} ms, p99 ${
+      r.latency.p99.toFixed(0)
+    } ms, min ${r.latency.min.toFixed(1)} ms, max ${
+      r.latency.max.toFixed(0)
+    } ms`,
+  ]);
+}
+
+const SINGLE = [
+  "warm call",
+  "per-call isolation",
+  "cold process, first call",
+  "idle RSS per sandbox process",
+];
+
+/** The capacity bench, as `bench/main.ts` runs it. */
+export const capacityBench: Bench = {
+  name: "capacity",
+  run: async () => {
+    const budget = 512;
+    const lines = [
+      `budgets: sandbox.worker_budget_mb ${budget} (${
+        Math.floor(budget / WORKER_MB)
+      } warm workers a process), sandbox.max_processes 32; goals: no failed call, the tool run >= 400 calls/s, peak RSS <= bound`,
+      ...formatRuns(await runCapacity({ workerBudgetMb: budget })),
+    ];
+    const single = (await runSandboxBench()).filter((f) =>
+      SINGLE.includes(f.name)
+    );
+    return [...lines, ...formatFigures(single)];
+  },
+};
+
+if (import.meta.main) {
+  // deno-lint-ignore no-console
+  for (const line of await capacityBench.run()) console.log(line);
+}
