@@ -252,7 +252,7 @@ const SINGLE = [
 export const capacityBench: Bench = {
   name: "capacity",
   run: async () => {
-    const budget = 512;
+    const budget = 1024;
     const lines = [
       `budgets: sandbox.worker_budget_mb ${budget} (${
         Math.floor(budget / WORKER_MB)

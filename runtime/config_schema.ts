@@ -61,7 +61,7 @@ export interface SandboxConfig {
   maxIdleProcesses: number;
   /** Spare workers kept started in each process (more under bursts). @default 1 */
   spareWorkers: number;
-  /** Memory for warm and spare workers per process, in MiB. @default 512 */
+  /** Memory for warm and spare workers per process, in MiB. @default 1024 */
   workerBudgetMb?: number;
   /** Live sandbox processes at most; past it calls wait. @default 32 */
   maxProcesses?: number;
@@ -160,7 +160,7 @@ const SANDBOX_DEFAULTS = {
   memory_mb: 512,
   max_idle_processes: 8,
   spare_workers: 1,
-  worker_budget_mb: 512,
+  worker_budget_mb: 1024,
   max_processes: 32,
   processes_per_principal: null as number | null,
   process_wait_ms: 30_000,
@@ -202,7 +202,7 @@ const ConfigFileSchema = z.strictObject({
     memory_mb: z.number().int().min(32).default(512),
     max_idle_processes: z.number().int().nonnegative().default(8),
     spare_workers: z.number().int().nonnegative().default(1),
-    worker_budget_mb: z.number().int().min(8).default(512),
+    worker_budget_mb: z.number().int().min(8).default(1024),
     max_processes: z.number().int().positive().default(32),
     processes_per_principal: z.number().int().positive().nullable().default(
       null,

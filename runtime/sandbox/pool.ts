@@ -48,7 +48,7 @@ export interface SandboxOptions {
   spareWorkers?: number;
   /**
    * Memory for warm and spare workers per process, in MiB: it sets how many
-   * are kept (at {@link WORKER_MB} each). @default 512
+   * are kept (at {@link WORKER_MB} each). @default 1024
    */
   workerBudgetMb?: number;
   /** Warm workers kept per process; overrides `workerBudgetMb`. */
@@ -156,7 +156,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     maxIdle: options.maxIdleProcesses ?? 8,
     spareWorkers: options.spareWorkers ?? 1,
     maxWarmWorkers: options.maxWarmWorkers ??
-      Math.max(1, Math.floor((options.workerBudgetMb ?? 512) / WORKER_MB)),
+      Math.max(1, Math.floor((options.workerBudgetMb ?? 1024) / WORKER_MB)),
     maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
     maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
     cwd,

@@ -98,8 +98,11 @@ export class ProcessRouter {
   readonly #sticky = new Map<string, SandboxProcess>();
   // Every live process, routed or not (unrouted ones finish their work).
   readonly #all = new Set<SandboxProcess>();
-  // Processes counted against the cap: live and not yet killed.
+  // Processes counted against the cap: every one not yet exited (a killed
+  // process still holds its memory until it is gone).
   readonly #counted = new Set<SandboxProcess>();
+  // Retired (killed) processes that have not exited yet.
+  readonly #dying = new Set<SandboxProcess>();
   // Calls waiting for room under the cap, first come first served.
   readonly #waiters: (() => void)[] = [];
   // Grant keys by grant object: checked grants are shared frozen objects,
@@ -245,6 +248,7 @@ export class ProcessRouter {
     const wrap = this.#options.wrapper
       ? await this.#options.wrapper()
       : (command: SandboxCommand) => command;
+    let waited = 0;
     while (true) {
       if (this.#closed) {
         throw new SkillboxError("runtime_error", "Sandbox is closed");
@@ -253,7 +257,8 @@ export class ProcessRouter {
       let proc = this.#pick(key, true);
       if (!proc) {
         if (!this.#makeRoom()) {
-          await this.#waitForRoom(route.deadline);
+          // Woken calls that still find no room keep their place in line.
+          await this.#waitForRoom(route.deadline, waited++ > 0);
           continue;
         }
         proc = this.#spawn(key, grant, bootstrap, wrap);
@@ -272,17 +277,19 @@ export class ProcessRouter {
     }
   }
 
-  // Under the cap, or made so by retiring the least recently used idle
-  // process. False when every process is busy.
+  // Under the cap. At it, retires the least recently used idle process
+  // (unless enough are already on their way out for the calls waiting)
+  // and answers false: its room comes when it has exited.
   #makeRoom(): boolean {
     if (this.#counted.size < this.#max) return true;
-    const idle = this.#idle()[0];
-    if (!idle) return false;
-    this.#retire(idle);
-    return true;
+    if (this.#dying.size <= this.#waiters.length) {
+      const idle = this.#idle()[0];
+      if (idle) this.#retire(idle);
+    }
+    return false;
   }
 
-  #waitForRoom(deadline: number | undefined): Promise<void> {
+  #waitForRoom(deadline: number | undefined, front: boolean): Promise<void> {
     const started = performance.now();
     return new Promise<void>((resolve, reject) => {
       const expire = () => {
@@ -304,20 +311,22 @@ export class ProcessRouter {
         clearTimeout(timer);
         resolve();
       };
-      this.#waiters.push(wake);
+      if (front) this.#waiters.unshift(wake);
+      else this.#waiters.push(wake);
     });
   }
 
   // Wakes as many waiting calls as there is room for, oldest first.
   #wake(): void {
-    let room = this.#max - this.#counted.size + this.#idle().length;
+    let room = this.#max - this.#counted.size +
+      Math.max(0, this.#idle().length - this.#dying.size);
     while (room-- > 0 && this.#waiters.length > 0) this.#waiters.shift()!();
   }
 
   // Kills a process and forgets it at once, so nothing is routed to it.
   #retire(proc: SandboxProcess): void {
     this.unroute(proc);
-    this.#counted.delete(proc);
+    if (this.#counted.has(proc)) this.#dying.add(proc);
     proc.kill();
   }
 
@@ -358,6 +367,7 @@ export class ProcessRouter {
     proc.exited.then(() => {
       this.#all.delete(proc);
       this.#counted.delete(proc);
+      this.#dying.delete(proc);
       this.unroute(proc);
       this.#wake();
     });

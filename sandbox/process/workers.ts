@@ -45,7 +45,11 @@ export interface WorkerSlotsOptions {
   permissions: WorkerPermissions;
   /** Spare workers kept started. */
   spares: number;
-  /** Warm (and primed) workers kept before the least recently used goes. */
+  /**
+   * Workers alive at most (warm, primed, spare and running: the memory
+   * budget); past it the least recently used idle one goes, and with none
+   * idle an operation needing a new worker waits for one to end.
+   */
   maxWarm: number;
   /** A decoded message from a live worker. */
   onMessage(slot: Slot, message: FromWorkerMessage): void;
@@ -85,6 +89,8 @@ export class WorkerSlots {
   // Operations waiting for their turn to start a worker, oldest first.
   readonly #pending = new Map<string, () => void>();
   #pumping = false;
+  // Workers alive (not terminated), whatever their role.
+  #live = 0;
   // Fresh workers with a module already loaded, per module version, for
   // per-call isolation (one each; least recently used dropped first).
   readonly #primed = new Map<string, Slot>();
@@ -157,9 +163,11 @@ export class WorkerSlots {
     this.#pumping = true;
     const step = () => {
       const next = this.#pending.entries().next();
-      if (next.done) {
+      // At the budget with every worker busy: wait for one to end (release
+      // and terminate pump again).
+      if (next.done || !this.#room()) {
         this.#pumping = false;
-        this.#scheduleRefill();
+        if (next.done) this.#scheduleRefill();
         return;
       }
       this.#pending.delete(next.value[0]);
@@ -228,7 +236,10 @@ export class WorkerSlots {
 
   /** Starts a fresh worker with a module loaded, for the next per-call op. */
   prime(primeKey: string, path: string): void {
-    if (this.#primed.has(primeKey)) return;
+    // Within the budget only: a primed worker never evicts a warm one.
+    if (this.#primed.has(primeKey) || this.#live >= this.#options.maxWarm) {
+      return;
+    }
     const slot = this.#spawn("");
     slot.retiring = true;
     this.load(slot, path).catch(() => {});
@@ -251,6 +262,7 @@ export class WorkerSlots {
     slot.ops.delete(id);
     this.byOp.delete(id);
     if (slot.retiring && slot.ops.size === 0) this.#terminate(slot);
+    else if (slot.ops.size === 0 && this.#pending.size > 0) this.#pump();
   }
 
   /** Kills a slot's worker and fails its operations with `reason`. */
@@ -269,7 +281,9 @@ export class WorkerSlots {
   #terminate(slot: Slot): void {
     if (slot.dead) return;
     slot.dead = true;
+    this.#live--;
     slot.worker.terminate();
+    if (this.#pending.size > 0) this.#pump();
   }
 
   // Why calls used to wait for their whole timeout (30 s) under many
@@ -282,12 +296,28 @@ export class WorkerSlots {
   // no error, no exit — until the host's deadline. The slot being taken is
   // never evicted now; the map may run over its bound while all are busy.
   #evictWarm(taken: Slot): void {
+    while (this.#live > this.#options.maxWarm && this.#evictOne(taken));
+  }
+
+  // Room for one more worker: under the budget, or made so by ending the
+  // least recently used idle worker (primed ones first: they are guesses).
+  #room(): boolean {
+    return this.#live < this.#options.maxWarm || this.#evictOne(null);
+  }
+
+  #evictOne(taken: Slot | null): boolean {
+    for (const [key, slot] of this.#primed) {
+      this.#primed.delete(key);
+      this.#terminate(slot);
+      return true;
+    }
     for (const [key, slot] of this.#warm) {
-      if (this.#warm.size <= this.#options.maxWarm) break;
       if (slot === taken || slot.ops.size > 0) continue;
       this.#warm.delete(key);
       this.#terminate(slot);
+      return true;
     }
+    return false;
   }
 
   // Spares are started one per macrotask, after the answers and stdin
@@ -298,8 +328,12 @@ export class WorkerSlots {
     if (this.#refilling) return;
     this.#refilling = true;
     const step = () => {
-      // Operations waiting for a worker go first; the pump calls back.
-      if (this.#spares.length >= this.#target || this.#pending.size > 0) {
+      // Operations waiting for a worker go first (the pump calls back), and
+      // spares never take the budget from warm workers.
+      if (
+        this.#spares.length >= this.#target || this.#pending.size > 0 ||
+        this.#live >= this.#options.maxWarm
+      ) {
         this.#refilling = false;
         return;
       }
@@ -310,6 +344,7 @@ export class WorkerSlots {
   }
 
   #spawn(key: string): Slot {
+    this.#live++;
     const worker = new Worker(this.#options.bootstrapUrl, {
       type: "module",
       deno: { permissions: this.#options.permissions },
