@@ -93,8 +93,9 @@ export class Redactor {
 
 /**
  * The operator's secrets in a host configuration: auth tokens, string values
- * under secret-looking keys in `llm` and `toolkits`, and the environment
- * variables `llm` entries name with `api_key_env`.
+ * under secret-looking keys in `llm` and `toolkits`, the environment
+ * variables `llm` entries name with `api_key_env`, and the values of the
+ * egress secrets bound to hosts (read from their `valueEnv` variables).
  *
  * @param config the parts of the host configuration that hold secrets
  * @param env reads an environment variable. @default Deno.env.get, when allowed
@@ -112,10 +113,19 @@ export class Redactor {
  * ```
  */
 export function operatorSecrets(
-  config: { tokens: readonly string[]; llm: unknown; toolkits: unknown },
+  config: {
+    tokens: readonly string[];
+    llm: unknown;
+    toolkits: unknown;
+    egress?: { secrets?: readonly { valueEnv: string }[] };
+  },
   env: (name: string) => string | undefined = readEnv,
 ): string[] {
   const out = new Set(config.tokens);
+  for (const secret of config.egress?.secrets ?? []) {
+    const found = env(secret.valueEnv);
+    if (found) out.add(found);
+  }
   const walk = (node: unknown, secret: boolean, depth: number) => {
     if (depth > MAX_DEPTH) return;
     if (typeof node === "string") {

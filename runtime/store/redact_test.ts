@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Redactor } from "./redact.ts";
+import { operatorSecrets, Redactor } from "./redact.ts";
 
 Deno.test("Redactor.json() redacts secret keys at any depth, and secret values anywhere", () => {
   const r = new Redactor(["operator-secret"]);
@@ -36,4 +36,22 @@ Deno.test("Redactor.json() caps long strings, deep nesting, wide objects and the
   const cyclic: Record<string, unknown> = {};
   cyclic.self = cyclic;
   assert.doesNotThrow(() => r.json(cyclic));
+});
+
+Deno.test("operatorSecrets() finds egress secrets bound to hosts by their variable", () => {
+  const env = (name: string) =>
+    ({ GH_TOKEN: "ghp-egress", OTHER: "not-named" } as Record<string, string>)[
+      name
+    ];
+  const found = operatorSecrets({
+    tokens: [],
+    llm: [],
+    toolkits: {},
+    egress: {
+      secrets: [{ valueEnv: "GH_TOKEN" }, { valueEnv: "MISSING" }],
+    },
+  }, env);
+  assert.deepEqual(found, ["ghp-egress"]);
+  const redactor = new Redactor(found);
+  assert.ok(!redactor.json({ note: "sent ghp-egress" }).includes("ghp-egress"));
 });
