@@ -32,9 +32,12 @@ export interface InitMessage {
   maxEventBytes: number;
 }
 
-/** A Worker's `deno.permissions` option: a list or `false` per kind. */
+/**
+ * A Worker's `deno.permissions` option: a list, `false`, or `true` (only for
+ * a grant of `"*"`, which the operator's policy must hold) per kind.
+ */
 export type WorkerPermissions =
-  & { [K in PermissionKind]: string[] | false }
+  & { [K in PermissionKind]: string[] | boolean }
   & { import: false };
 
 /** What a worker is asked to do with a loaded module. */

@@ -283,6 +283,8 @@ export function confineCommand(
     layout: ConfinementLayout;
     grant: Permissions;
     runtimeFiles: string[];
+    /** The sandbox's read-only Deno cache (`confinement_cache.ts`). */
+    cacheDir?: string;
   },
 ): ProcessCommand {
   const keep = new Set(options.grant.env ?? []);
@@ -296,6 +298,7 @@ export function confineCommand(
     runtimeFiles: options.runtimeFiles,
     denoArgs: command.args,
     env,
+    cacheDir: options.cacheDir,
   });
   return {
     program: confined.command,

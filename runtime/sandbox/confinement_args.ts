@@ -45,6 +45,12 @@ export interface ConfineSpec {
   env: Record<string, string>;
   /** Size of the private `/tmp`, in MiB. @default 64 */
   tmpMb?: number;
+  /**
+   * The sandbox's own Deno cache (see `confinement_cache.ts`), bound
+   * read-only and used as `DENO_DIR`. @default none: `DENO_DIR` is the
+   * host's cache folder with only `npm` and `remote` in it
+   */
+  cacheDir?: string;
 }
 
 /** A command ready for `Deno.Command`. */
@@ -155,6 +161,8 @@ export function confineArgs(
     const dir = join(layout.denoDir, part);
     args.push("--ro-bind-try", dir, dir);
   }
+  // Read-only: nothing a sandbox loads is ever written into it.
+  if (spec.cacheDir) args.push("--ro-bind", spec.cacheDir, spec.cacheDir);
   for (const file of spec.runtimeFiles) args.push("--ro-bind", file, file);
   for (const [path, writable] of grantMounts(spec.grant)) {
     args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
@@ -170,7 +178,7 @@ export function confineArgs(
       ...spec.env,
       // Deno finds its cache where it is bound; HOME and TMPDIR point at the
       // private /tmp, never at a host folder.
-      DENO_DIR: layout.denoDir,
+      DENO_DIR: spec.cacheDir ?? layout.denoDir,
       HOME: "/tmp",
       TMPDIR: "/tmp",
       NO_COLOR: "1",

@@ -125,3 +125,30 @@ Deno.test("confineArgs() keeps the network only for a grant that names hosts", (
     assert.ok(net.args.includes(flag), flag);
   }
 });
+
+Deno.test("confineArgs() binds the sandbox cache read-only and makes it DENO_DIR", () => {
+  const layout = {
+    bwrap: "/usr/bin/bwrap",
+    execPath: "/opt/deno",
+    libDirs: [],
+    links: [],
+    denoDir: "/c/deno",
+    systemDirs: [],
+  };
+  const cmd = confineArgs(layout, {
+    grant: {},
+    runtimeFiles: [],
+    denoArgs: ["run", "/app/main.ts"],
+    env: {},
+    cacheDir: "/c/deno/skillbox_sandbox",
+  });
+  const at = cmd.args.indexOf("/c/deno/skillbox_sandbox");
+  assert.equal(cmd.args[at - 1], "--ro-bind");
+  assert.equal(
+    cmd.args.filter((a) => a === "/c/deno/skillbox_sandbox").length,
+    2,
+  );
+  assert.equal(cmd.env.DENO_DIR, "/c/deno/skillbox_sandbox");
+  // The host's whole cache is never bound, only its npm and remote parts.
+  assert.equal(cmd.args.includes("/c/deno"), false);
+});

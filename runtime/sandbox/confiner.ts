@@ -17,6 +17,7 @@ import {
   type ProcessCommand,
 } from "./confinement.ts";
 import { moduleGraph } from "./module_graph.ts";
+import { prepareSandboxCache } from "./confinement_cache.ts";
 
 /** Turns a process's unconfined command into the one to spawn. */
 export type CommandWrapper = (
@@ -26,6 +27,8 @@ export type CommandWrapper = (
 
 // Detection runs a process: once per mode for the whole host, not per pool.
 const detections = new Map<ConfinementMode, Promise<ConfinementStatus>>();
+// The sandbox cache is filled once per main script for the whole host.
+const caches = new Map<string, Promise<string | undefined>>();
 
 /**
  * Confinement for one pool.
@@ -93,7 +96,19 @@ export class Confiner {
     const runtimeFiles = main.protocol === "file:"
       ? (await moduleGraph(fileURLToPath(main))).files
       : [];
+    let cache = caches.get(main.href);
+    if (!cache) {
+      cache = prepareSandboxCache({
+        execPath: layout.execPath,
+        denoDir: layout.denoDir,
+        mains: [main],
+        // Without it (no writable cache folder) processes start colder:
+        // only the host cache's npm and remote folders, as before.
+      }).catch(() => undefined);
+      caches.set(main.href, cache);
+    }
+    const cacheDir = await cache;
     return (command, grant) =>
-      confineCommand(command, { layout, grant, runtimeFiles });
+      confineCommand(command, { layout, grant, runtimeFiles, cacheDir });
   }
 }

@@ -71,6 +71,16 @@ export type GrantCheck =
 
 const KEYS = PERMISSION_KINDS;
 
+// Kinds whose policy may say `"*"` (any host, variable or key). Deno takes
+// no `*` in a list (`--allow-net=*` and `--allow-sys=*` refuse to start), so
+// a grant holding `"*"` (possible only when the policy holds it, see
+// checkGrant) becomes the unrestricted permission.
+const WILDCARD_KINDS: ReadonlySet<string> = new Set(["net", "env", "sys"]);
+
+function unrestricted(key: string, list: string[]): boolean {
+  return WILDCARD_KINDS.has(key) && list.includes("*");
+}
+
 /**
  * The paths a module may always read: its folder, or, for a file directly in
  * a shared folder, the file and its local imports.
@@ -250,7 +260,8 @@ export function mergePermissions(
  *
  * @param grant a checked grant (absolute paths)
  * @param deny paths to pass as `--deny-read`/`--deny-write`
- * @returns the flags, never `--allow-all`
+ * @returns the flags, never `--allow-all`; a `"*"` in `net`, `env` or
+ * `sys` gives that permission unrestricted (`--allow-net`)
  * @example
  * ```ts
  * import { grantToFlags } from "./permissions.ts";
@@ -268,7 +279,12 @@ export function grantToFlags(
   const flags: string[] = [];
   for (const key of KEYS) {
     const list = grant[key];
-    if (list && list.length > 0) flags.push(`--allow-${key}=${list.join(",")}`);
+    if (!list || list.length === 0) continue;
+    flags.push(
+      unrestricted(key, list)
+        ? `--allow-${key}`
+        : `--allow-${key}=${list.join(",")}`,
+    );
   }
   if (deny.length > 0) {
     flags.push(`--deny-read=${deny.join(",")}`);
@@ -279,7 +295,8 @@ export function grantToFlags(
 
 /**
  * Maps a grant to a Worker's `deno.permissions`: exactly the grant, nothing
- * inherited (`false` for every permission not granted, no remote imports).
+ * inherited (`false` for every permission not granted, no remote imports;
+ * `true` for a `"*"` in `net`, `env` or `sys`).
  *
  * @param grant a checked grant (absolute paths)
  * @returns the worker permissions object
@@ -298,7 +315,11 @@ export function grantToWorkerPermissions(
   const out = { import: false } as WorkerPermissions;
   for (const key of KEYS) {
     const list = grant[key];
-    out[key] = list && list.length > 0 ? [...list] : false;
+    out[key] = !list || list.length === 0
+      ? false
+      : unrestricted(key, list)
+      ? true
+      : [...list];
   }
   return out;
 }

@@ -157,3 +157,74 @@ Deno.test("grantToFlags() and grantToWorkerPermissions() map exactly the grant",
   assert.equal(grantKey({ net: ["b", "a"] }), grantKey({ net: ["a", "b"] }));
   assert.notEqual(grantKey({ net: ["a"] }), grantKey({ read: ["a"] }));
 });
+
+Deno.test('a "*" in net, env or sys is the unrestricted permission, only when the policy holds it', () => {
+  const modulePath = "/s/x/mod.ts";
+  // Not granted unless the operator's policy says "*".
+  const refused = checkGrant({ net: ["*"] }, {
+    modulePath,
+    policy: { net: ["api.example"] },
+  });
+  assert.equal(refused.ok, false);
+  const checked = checkGrant({ net: ["*"], sys: ["*"], env: ["*"] }, {
+    modulePath,
+    policy: { net: ["*"], sys: ["*"], env: ["*"] },
+  });
+  assert.ok(checked.ok);
+  const flags = grantToFlags(checked.grant);
+  assert.ok(flags.includes("--allow-net"));
+  assert.ok(flags.includes("--allow-sys"));
+  assert.ok(flags.includes("--allow-env"));
+  assert.ok(!flags.some((f) => f.includes("*")));
+  const worker = grantToWorkerPermissions(checked.grant);
+  assert.equal(worker.net, true);
+  assert.equal(worker.sys, true);
+  assert.equal(worker.env, true);
+  // Paths never widen: the module's own folder stays a list.
+  assert.deepEqual(worker.read, ["/s/x"]);
+  // A named host stays a list.
+  assert.deepEqual(grantToWorkerPermissions({ net: ["a.example"] }).net, [
+    "a.example",
+  ]);
+});
+
+Deno.test('a "*" net grant starts a real Deno process and worker with the network', async () => {
+  const grant = { net: ["*"] };
+  const worker = JSON.stringify(grantToWorkerPermissions(grant));
+  const code = `
+    const state = (await Deno.permissions.query({ name: "net", host: "x.example" })).state;
+    const src = 'self.postMessage((await Deno.permissions.query({ name: "net", host: "y.example" })).state)';
+    const w = new Worker("data:text/javascript," + encodeURIComponent(src), {
+      type: "module", deno: { permissions: { ...${worker}, import: false } },
+    });
+    const inWorker = await new Promise((ok, no) => {
+      w.onmessage = (e) => ok(e.data);
+      w.onerror = (e) => { e.preventDefault(); no(new Error(e.message)); };
+    });
+    w.terminate();
+    console.log(state + " " + inWorker);
+  `;
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, code);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        "--unstable-worker-options",
+        `--allow-read=${file}`,
+        ...grantToFlags(grant),
+        file,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout).trim();
+    const err = new TextDecoder().decode(out.stderr);
+    assert.equal(out.success, true, err);
+    assert.equal(text, "granted granted");
+  } finally {
+    await Deno.remove(file);
+  }
+});

@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { prepareSandboxCache } from "./confinement_cache.ts";
+import { detectConfinement } from "./confinement.ts";
+import { confineArgs } from "./confinement_args.ts";
+import { SANDBOX_MAIN } from "./spawn.ts";
+
+const status = await detectConfinement("auto");
+
+async function files(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) out.push(...await files(path));
+    else out.push(path);
+  }
+  return out;
+}
+
+Deno.test("prepareSandboxCache() compiles the sandbox main into its own folder, WAL settled", async () => {
+  const denoDir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(denoDir, "npm"));
+    const dir = await prepareSandboxCache({
+      execPath: Deno.execPath(),
+      denoDir,
+      mains: [SANDBOX_MAIN],
+    });
+    assert.equal(dir, join(denoDir, "skillbox_sandbox"));
+    const emitted = await files(join(dir, "gen"));
+    assert.ok(
+      emitted.some((f) => f.endsWith("/sandbox/process/main.ts.js")),
+      emitted.join("\n"),
+    );
+    assert.ok(
+      emitted.some((f) => f.endsWith("/sandbox/process/workers.ts.js")),
+    );
+    const db = new DatabaseSync(join(dir, "v8_code_cache_v2"), {
+      readOnly: true,
+    });
+    const mode = db.prepare("PRAGMA journal_mode").get() as {
+      journal_mode: string;
+    };
+    db.close();
+    assert.equal(mode.journal_mode, "delete");
+    // Preparing again (a second host) is fine.
+    assert.equal(
+      await prepareSandboxCache({
+        execPath: Deno.execPath(),
+        denoDir,
+        mains: [],
+      }),
+      dir,
+    );
+  } finally {
+    await Deno.remove(denoDir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "a confined process can neither write the sandbox cache nor leave its module's code in it",
+  // Needs OS confinement (bubblewrap).
+  ignore: !status.active,
+  async fn() {
+    const layout = status.layout!;
+    const cacheDir = await prepareSandboxCache({
+      execPath: layout.execPath,
+      denoDir: layout.denoDir,
+      mains: [],
+    });
+    const work = await Deno.makeTempDir();
+    try {
+      // A principal's module, unique to this run: if Deno could cache its
+      // emit, it would appear under gen/ beside skillbox's own files.
+      const mod = join(work, `principal_${crypto.randomUUID()}.ts`);
+      await Deno.writeTextFile(
+        mod,
+        `const x: number = 1;
+        let wrote = "no";
+        try { Deno.writeTextFileSync(${
+          JSON.stringify(join(cacheDir, "planted"))
+        }, "x"); wrote = "yes"; } catch { /* refused */ }
+        console.log(String(x) + " " + wrote);`,
+      );
+      const cmd = confineArgs(layout, {
+        grant: { read: [work] },
+        runtimeFiles: [],
+        denoArgs: [
+          "run",
+          "--quiet",
+          "--no-prompt",
+          "--no-lock",
+          "--cached-only",
+          `--allow-read=${work}`,
+          `--allow-write=${cacheDir}`,
+          mod,
+        ],
+        env: {},
+        cacheDir,
+      });
+      assert.equal(cmd.env.DENO_DIR, cacheDir);
+      const out = await new Deno.Command(cmd.command, {
+        args: cmd.args,
+        env: cmd.env,
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const err = new TextDecoder().decode(out.stderr);
+      assert.equal(out.success, true, err);
+      // Deno's permission said yes; the read-only mount said no.
+      assert.equal(new TextDecoder().decode(out.stdout).trim(), "1 no");
+      await assert.rejects(Deno.lstat(join(cacheDir, "planted")));
+      const cached = await files(join(cacheDir, "gen")).catch(() => []);
+      assert.ok(!cached.some((f) => f.includes("principal_")), cached.join());
+    } finally {
+      await Deno.remove(work, { recursive: true });
+    }
+  },
+});
