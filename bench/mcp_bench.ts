@@ -82,6 +82,8 @@ export const mcpBench: Bench = {
       command: Deno.execPath(),
       args: ["run", "-A", SERVER],
       env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
+      // Confined, its working folder is the only host folder it sees.
+      cwd: fileURLToPath(new URL("../", import.meta.url)),
     };
     const host = createHost({
       config: {

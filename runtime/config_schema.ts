@@ -134,7 +134,8 @@ export interface HostConfig {
   llm: LlmConfig[];
   /**
    * MCP servers imported as toolkits, by toolkit name: `{command, args,
-   * env, cwd}` (stdio) or `{url, headers}` (Streamable HTTP). @default {}
+   * env, cwd, writable}` (stdio) or `{url, headers}` (Streamable HTTP).
+   * @default {}
    */
   mcpServers?: Record<string, McpServerSpec>;
   /** The run history (see `runtime/store/config.ts`); null keeps nothing. */
@@ -236,6 +237,7 @@ const ConfigFileSchema = z.strictObject({
         args: z.array(z.string()).default([]),
         env: z.record(z.string(), z.string()).default({}),
         cwd: z.string().min(1).optional(),
+        writable: z.boolean().default(false),
         start_timeout_ms: z.number().int().positive().optional(),
       }),
       z.strictObject({
@@ -353,6 +355,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
             args: spec.args,
             env: spec.env,
             cwd: spec.cwd,
+            writable: spec.writable,
             startTimeoutMs: spec.start_timeout_ms,
           },
       ]),

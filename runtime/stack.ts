@@ -156,6 +156,7 @@ export function createStandardStack(
     : createImportedServers({
       servers,
       log,
+      confinement: () => sandbox.confinement(),
       onChange: () => {
         (registry as Registry | null)?.reload().catch(() => {});
       },

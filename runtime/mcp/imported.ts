@@ -23,6 +23,10 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { LoadedModule } from "../registry/normalize.ts";
 import type { DescribedDefinition, SandboxOutcome } from "../sandbox/types.ts";
+import {
+  type ConfinementStatus,
+  detectConfinement,
+} from "../sandbox/confinement.ts";
 import { ProcessClientTransport } from "./process_transport.ts";
 import type { McpProcessSpec } from "./spawn.ts";
 
@@ -53,6 +57,12 @@ export interface ImportedServersOptions {
   onChange?: () => void;
   /** Receives diagnostic lines. */
   log?: (line: string) => void;
+  /**
+   * The host's OS confinement (the sandbox's): stdio servers run inside it
+   * when active, and do not start when it is `"required"` but unavailable.
+   * @default detectConfinement("auto")
+   */
+  confinement?: () => Promise<ConfinementStatus>;
 }
 
 /** One routed call. */
@@ -126,6 +136,9 @@ export function createImportedServers(
     });
   }
   let closed = false;
+  let detected: Promise<ConfinementStatus> | null = null;
+  const confinement = options.confinement ??
+    (() => detected ??= detectConfinement("auto"));
   const changed = () => {
     if (!closed) options.onChange?.();
   };
@@ -134,8 +147,9 @@ export function createImportedServers(
     const timeout = slot.spec.startTimeoutMs ?? startTimeoutMs;
     slot.starting ??= (async () => {
       const client = new Client({ name: "skillbox", version: "0.1.0" });
-      const transport = transportFor(slot.spec);
+      let transport: Transport | null = null;
       try {
+        transport = await transportFor(slot.spec, confinement);
         client.setNotificationHandler(
           ToolListChangedNotificationSchema,
           () => {
@@ -143,11 +157,12 @@ export function createImportedServers(
           },
         );
         await client.connect(transport, { timeout });
+        const connected = transport;
         slot.tools = await listAll(client, timeout);
         client.onclose = () => {
           if (slot.client !== client) return;
           slot.client = null;
-          slot.reason = `the server exited${stderrOf(transport)}`;
+          slot.reason = `the server exited${stderrOf(connected)}`;
           // A crash after a good start restarts on the next call.
           slot.retryAt = 0;
           options.log?.(`MCP server "${slot.name}": ${slot.reason}`);
@@ -158,7 +173,7 @@ export function createImportedServers(
         slot.reason = "";
       } catch (error) {
         await client.close().catch(() => {});
-        await transport.close().catch(() => {});
+        await transport?.close().catch(() => {});
         slot.client = null;
         slot.failures++;
         slot.reason = `${(error as Error).message}${stderrOf(transport)}`;
@@ -239,7 +254,10 @@ export function createImportedServers(
   };
 }
 
-function transportFor(spec: McpServerSpec): Transport {
+async function transportFor(
+  spec: McpServerSpec,
+  confinement: () => Promise<ConfinementStatus>,
+): Promise<Transport> {
   if (spec.url !== undefined) {
     return new StreamableHTTPClientTransport(new URL(spec.url), {
       requestInit: { headers: { ...spec.headers } },
@@ -248,7 +266,13 @@ function transportFor(spec: McpServerSpec): Transport {
         fetch(url, { ...init, redirect: "error" }),
     });
   }
-  return new ProcessClientTransport(spec);
+  const status = await confinement();
+  if (status.mode === "required" && !status.active) {
+    throw new Error(
+      `sandbox.confinement is "required" but ${status.reason}; the server was not started`,
+    );
+  }
+  return new ProcessClientTransport(spec, status.layout);
 }
 
 async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
@@ -264,7 +288,7 @@ async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
   return tools;
 }
 
-function stderrOf(transport: Transport): string {
+function stderrOf(transport: Transport | null): string {
   const tail = transport instanceof ProcessClientTransport
     ? transport.stderrTail.trim().split("\n").slice(-3).join(" | ")
     : "";

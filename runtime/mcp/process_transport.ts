@@ -15,6 +15,7 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Buffer } from "node:buffer";
+import type { ConfinementLayout } from "../sandbox/confinement_args.ts";
 import { type McpProcessSpec, mcpServerCommand } from "./spawn.ts";
 
 /**
@@ -37,14 +38,19 @@ export class ProcessClientTransport implements Transport {
   stderrTail = "";
 
   #spec: McpProcessSpec;
+  #layout: ConfinementLayout | null;
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   #buffer = new ReadBuffer();
   #closed = false;
 
-  /** @param spec what to run */
-  constructor(spec: McpProcessSpec) {
+  /**
+   * @param spec what to run
+   * @param layout the confinement layout, or null to run unconfined
+   */
+  constructor(spec: McpProcessSpec, layout: ConfinementLayout | null = null) {
     this.#spec = spec;
+    this.#layout = layout;
   }
 
   /** The process id, once started. */
@@ -54,7 +60,7 @@ export class ProcessClientTransport implements Transport {
 
   /** Starts the process. */
   start(): Promise<void> {
-    const child = mcpServerCommand(this.#spec).spawn();
+    const child = mcpServerCommand(this.#spec, this.#layout).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
     this.#pump(child.stdout, async (chunk) => {

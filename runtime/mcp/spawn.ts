@@ -2,11 +2,20 @@
  * The one place skillbox starts an imported MCP server's process. A stdio
  * MCP server is untrusted code: it gets a cleared environment (only the env
  * its config declares, plus `PATH` so the command resolves), its own
- * working folder, and piped stdio. OS confinement (bubblewrap, see
- * `runtime/sandbox/`) wraps the command here once it exists.
+ * working folder, and piped stdio. When OS confinement is active it runs
+ * inside the same bubblewrap confinement as a sandbox process (the command
+ * line comes from `confineArgs`, the one builder): its own user, PID and
+ * network namespaces (no network at all), its command's binary read-only
+ * (and the system folders when it is not the Deno binary), Deno's module
+ * cache read-only, its working folder read-only unless `writable`, a
+ * private `/tmp`, and it dies with the host.
  *
  * @module
  */
+
+import { isAbsolute, join, resolve } from "node:path";
+import { confineArgs } from "../sandbox/confinement_args.ts";
+import type { ConfinementLayout } from "../sandbox/confinement_args.ts";
 
 /** How to start a stdio MCP server (from `mcp_servers` in the config). */
 export interface McpProcessSpec {
@@ -16,16 +25,24 @@ export interface McpProcessSpec {
   args?: readonly string[];
   /** The only environment variables it sees. @default {} */
   env?: Readonly<Record<string, string>>;
-  /** Its working folder. @default the host's */
+  /**
+   * Its working folder. Confined, it is the only host folder it sees (bound
+   * read-only unless `writable`). @default the host's (unconfined); none,
+   * `/` (confined)
+   */
   cwd?: string;
+  /** Whether a confined server may write its working folder. @default false */
+  writable?: boolean;
 }
 
 /**
  * Builds the command that runs an MCP server.
  *
  * @param spec command, arguments, environment and folder
+ * @param layout the confinement layout when confinement is active, else
+ * null (the server runs with a cleared environment only)
  * @returns the command, stdio piped, environment cleared
- * @example
+ * @example Unconfined: only the declared environment
  * ```ts
  * import { mcpServerCommand } from "./spawn.ts";
  * import assert from "node:assert/strict";
@@ -37,15 +54,111 @@ export interface McpProcessSpec {
  * assert.doesNotMatch(out, /HOME=/);
  * ```
  */
-export function mcpServerCommand(spec: McpProcessSpec): Deno.Command {
+export function mcpServerCommand(
+  spec: McpProcessSpec,
+  layout: ConfinementLayout | null = null,
+): Deno.Command {
   const path = Deno.env.get("PATH");
+  const env = {
+    ...(path && !spec.env?.PATH ? { PATH: path } : {}),
+    ...spec.env,
+  };
+  if (layout) {
+    const confined = confinedServerArgs(layout, spec, env);
+    return new Deno.Command(confined.command, {
+      args: confined.args,
+      clearEnv: true,
+      env: confined.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    });
+  }
   return new Deno.Command(spec.command, {
     args: [...(spec.args ?? [])],
     cwd: spec.cwd,
     clearEnv: true,
-    env: { ...(path && !spec.env?.PATH ? { PATH: path } : {}), ...spec.env },
+    env,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   });
+}
+
+/**
+ * The bwrap command line of a confined MCP server, built by `confineArgs`
+ * with the server's binary in the place of the Deno binary: the grant is
+ * its working folder (read, or write when `writable`), plus `run` of the
+ * command when it is not Deno (which binds the system folders read-only so
+ * that a system binary and its libraries exist). No `net` grant: the
+ * server gets its own empty network namespace.
+ *
+ * @param layout where bwrap, Deno, its libraries and cache live
+ * @param spec the server's command, arguments and folder
+ * @param env its whole environment (declared env and `PATH`)
+ * @returns the bwrap command, its arguments and environment
+ * @throws {Error} when the command is not found on `PATH`
+ * @example A Deno server reads its folder, nothing else
+ * ```ts
+ * import { confinedServerArgs } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * const deno = Deno.realPathSync(Deno.execPath());
+ * const layout = { bwrap: "/usr/bin/bwrap", execPath: deno, libDirs: [],
+ *   links: [], denoDir: "/c", systemDirs: ["/usr"] };
+ * const cmd = confinedServerArgs(layout,
+ *   { command: deno, args: ["run", "s.ts"], cwd: "/srv/mcp" }, {});
+ * assert.ok(cmd.args.includes("--unshare-net"));
+ * assert.ok(!cmd.args.includes("/usr"));
+ * const at = cmd.args.indexOf("/srv/mcp");
+ * assert.equal(cmd.args[at - 1], "--ro-bind-try");
+ * assert.equal(cmd.args[cmd.args.indexOf("--chdir") + 1], "/srv/mcp");
+ * assert.deepEqual(cmd.args.slice(-3), [deno, "run", "s.ts"]);
+ * ```
+ */
+export function confinedServerArgs(
+  layout: ConfinementLayout,
+  spec: McpProcessSpec,
+  env: Record<string, string>,
+): { command: string; args: string[]; env: Record<string, string> } {
+  const binary = resolveCommand(spec.command, env.PATH ?? "");
+  const isDeno = binary === layout.execPath;
+  const folder = spec.cwd === undefined ? undefined : resolve(spec.cwd);
+  const confined = confineArgs({ ...layout, execPath: binary }, {
+    grant: {
+      ...(folder
+        ? (spec.writable ? { write: [folder] } : { read: [folder] })
+        : {}),
+      ...(isDeno ? {} : { run: [binary] }),
+    },
+    runtimeFiles: [],
+    denoArgs: [...(spec.args ?? [])],
+    env,
+  });
+  const args = confined.args;
+  if (folder) {
+    // The builder starts every process in `/`; a server starts in its
+    // folder. Options end at the first "--" (every bound path is absolute).
+    const end = args.indexOf("--");
+    const at = args.lastIndexOf("--chdir", end);
+    if (end < 0 || at < 0) throw new Error("Unexpected bwrap command line");
+    args[at + 1] = folder;
+  }
+  return { command: confined.command, args, env: confined.env };
+}
+
+/** The real path of a command, looked up on `PATH` unless it has a slash. */
+function resolveCommand(command: string, path: string): string {
+  const candidates = command.includes("/")
+    ? [command]
+    : path.split(":").filter((d) => d && isAbsolute(d)).map((d) =>
+      join(d, command)
+    );
+  for (const candidate of candidates) {
+    try {
+      if (Deno.statSync(candidate).isFile) return Deno.realPathSync(candidate);
+    } catch {
+      // Not here.
+    }
+  }
+  throw new Error(`The command "${command}" was not found`);
 }

@@ -16,10 +16,14 @@ import { connectClient } from "../tools/_harness.ts";
 
 const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));
 const DENO = Deno.execPath();
+// The server's working folder: confined, the only host folder it sees (its
+// script, deno.json and the modules it imports are there).
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const stdioServer = (...extra: string[]): McpServerSpec => ({
   command: DENO,
   args: ["run", "-A", SERVER, ...extra],
   env: { DECLARED: "yes", DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
+  cwd: REPO,
 });
 
 async function withHost(
@@ -100,7 +104,8 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
     });
     const seen = JSON.parse((env.final.data as { data: string }).data);
     assert.equal(seen.DECLARED, "yes");
-    assert.equal(seen.HOME, undefined);
+    // Unconfined HOME is unset; confined it is the private /tmp.
+    assert.ok(seen.HOME === undefined || seen.HOME === "/tmp", seen.HOME);
 
     // A hanging call times out.
     const hung = await client.request("tool/call/req", {
