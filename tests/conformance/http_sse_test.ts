@@ -75,12 +75,17 @@ Deno.test("HTTP+SSE: an idle transport session expires and cancels its calls", a
   const fake = fakeTools();
   await using t = await startHost({
     capabilities: [fake.capability],
-    config: { limits: { sseIdleSeconds: 0.05 } },
+    // Long enough that the call below lands before the session expires even
+    // on a loaded machine; a send that came too late fails on its status
+    // instead of leaving the test waiting for a call that never started.
+    config: { limits: { sseIdleSeconds: 0.5 } },
   });
   const client = await openSse(t.sseUrl);
-  await (await client.send(
+  const sent = await client.send(
     '{"type":"tool/call/req","id":"h","tool_name":"hang","arguments":{}}',
-  )).body?.cancel();
+  );
+  await sent.body?.cancel();
+  assert.equal(sent.status, 200, "the call reached the session before expiry");
   await fake.hanging;
   const reason = await fake.aborted;
   assert.match(String((reason as Error).message), /expired/);
