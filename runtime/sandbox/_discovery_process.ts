@@ -11,7 +11,6 @@
  * @module
  */
 
-import { fileURLToPath } from "node:url";
 import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
 import {
   decodeDiscoveryFrame,
@@ -20,6 +19,7 @@ import {
 } from "../../protocol/sandbox/discovery.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { CommandWrapper } from "./confiner.ts";
+import { sandboxCommand } from "./spawn.ts";
 
 /** How one discovery process is started. */
 export interface DiscoveryProcessOptions {
@@ -111,31 +111,26 @@ export async function runDiscoveryProcess(
   const { signal, onAnswer } = options;
   const nonce = makeNonce();
   const union = [...new Set(modules.flatMap((m) => m.read))].sort();
-  const main = MAIN.protocol === "file:" ? fileURLToPath(MAIN) : MAIN.href;
   const deny = options.deny.length > 0
     ? [
       `--deny-read=${options.deny.join(",")}`,
       `--deny-write=${options.deny.join(",")}`,
     ]
     : [];
+  // The same command as every sandbox process, run with the discovery main.
+  // The only permission: reading the batch's own files. No write, net, env,
+  // run, sys or ffi, so a worker cannot get more than this either.
   const unconfined = {
-    program: Deno.execPath(),
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--no-lock",
-      "--no-remote",
-      "--cached-only",
-      "--unstable-worker-options",
-      `--v8-flags=--max-old-space-size=${options.memoryMb}`,
-      // The only permission: reading the batch's own files. No write, net,
-      // env, run, sys or ffi, so a worker cannot get more than this either.
-      ...(union.length > 0 ? [`--allow-read=${union.join(",")}`] : []),
-      ...deny,
-      main,
-    ],
-    cwd: options.cwd,
+    ...sandboxCommand({
+      flags: [
+        ...(union.length > 0 ? [`--allow-read=${union.join(",")}`] : []),
+        ...deny,
+      ],
+      grant: {},
+      memoryMb: options.memoryMb,
+      cwd: options.cwd,
+      main: MAIN,
+    }),
     env: options.env,
   };
   const command = options.wrapper

@@ -20,6 +20,8 @@ export interface SandboxCommandOptions {
   memoryMb: number;
   /** Working folder. */
   cwd: string;
+  /** The script the process runs. @default the sandbox process main */
+  main?: URL;
 }
 
 /** A command to spawn: program, arguments, environment, folder. */
@@ -66,7 +68,8 @@ const PASS_ENV = [
  * ```
  */
 export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
-  const main = MAIN.protocol === "file:" ? fileURLToPath(MAIN) : MAIN.href;
+  const url = options.main ?? MAIN;
+  const main = url.protocol === "file:" ? fileURLToPath(url) : url.href;
   return {
     program: Deno.execPath(),
     args: [

@@ -20,7 +20,6 @@
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/models.ts";
-import type { JsonSchema } from "../../sandbox/sdk/types.ts";
 import { FieldReader, splitFrontmatter } from "./frontmatter.ts";
 import {
   checkSkillName,
@@ -28,8 +27,8 @@ import {
   readSpecMetadata,
   RESERVED_METADATA_KEYS,
 } from "./spec_fields.ts";
-import { A2E_KEYS, readA2eFields, type SkillLlmConfig } from "./a2e_dialect.ts";
-import { type CommandRule, describeCommandRule } from "./tool_names.ts";
+import { A2E_KEYS, type A2eFields, readA2eFields } from "./a2e_dialect.ts";
+import { describeCommandRule } from "./tool_names.ts";
 import { findLinks, insideFolder } from "./skill_links.ts";
 
 export { findLinks, MAX_RESOURCE_BYTES, readSkillFile } from "./skill_links.ts";
@@ -41,37 +40,15 @@ export const MAX_SKILL_MD_BYTES = 256 * 1024;
 /** The file names that make a folder a skill, preferred first. */
 export const SKILL_MD_NAMES: readonly string[] = ["SKILL.md", "skill.md"];
 
-/** What a skill file declares, with defaults filled in. */
-export interface SkillMdManifest {
+/**
+ * What a skill file declares, with defaults filled in: the A2E fields (see
+ * {@link A2eFields}; `user_invocable` and `tool_names` go into `metadata`)
+ * plus the specification's own.
+ */
+export interface SkillMdManifest
+  extends Omit<A2eFields, "user_invocable" | "tool_names"> {
   name: string;
   description: string;
-  /** @default "1.0.0" */
-  version: string;
-  /** @default [] */
-  triggers: string[];
-  /** @default "" */
-  when_to_use: string;
-  /** From `argument-hint` (or `argument_hint`). @default "" */
-  argument_hint: string;
-  /** skillbox tool names the skill may call. @default null (none) */
-  tools: string[] | null;
-  /** Toolkits whose every tool the skill may call. @default null (none) */
-  toolkits: string[] | null;
-  /** @default null (the host's default) */
-  max_turns: number | null;
-  /** @default null (the request's timeout and the policy cap) */
-  timeout_seconds: number | null;
-  category: string | null;
-  tags: string[] | null;
-  icon: string | null;
-  /** @default {} */
-  input_schema: JsonSchema;
-  /** @default {} */
-  output_schema: JsonSchema;
-  /** From `llm:`; a bare string names the provider. @default null */
-  llm: SkillLlmConfig | null;
-  /** What `run_command` may run (`Bash(git:*)`); null when not narrowed. */
-  command_rules: CommandRule[] | null;
   /** One line per rule broken or value ignored. */
   warnings: string[];
   /** Discovery metadata: `license`, `compatibility`, the author's
