@@ -30,6 +30,7 @@ export type {
   ListenAddress,
   ListenOptions,
 } from "./runtime/host.ts";
+export type { InProcessCalls } from "./runtime/transports/in_process.ts";
 export type {
   Capability,
   Exchange,

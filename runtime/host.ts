@@ -12,11 +12,10 @@ import { Hono } from "hono";
 import type { Capability, OutgoingMessage } from "./capability.ts";
 import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import type { SkillOutcome, ToolOutcome } from "../protocol/domain.ts";
 import { Session } from "./session.ts";
 import {
-  type CallOptions,
   createInProcessTransport,
+  type InProcessCalls,
 } from "./transports/in_process.ts";
 import type { OpenSessionOptions, Refusal } from "./transports/_context.ts";
 import { Admission, bearerToken } from "./admission.ts";
@@ -79,8 +78,11 @@ export interface ListenAddress {
 
 export type { CallOptions } from "./transports/in_process.ts";
 
-/** A running skillbox host. */
-export interface Host {
+/**
+ * A running skillbox host. Its `request`, `callTool` and `callSkill` run on
+ * the host's trusted in-process session (see {@link InProcessCalls}).
+ */
+export interface Host extends InProcessCalls {
   /** The HTTP handler: `Deno.serve(host.fetch)` or mount it in your server. */
   readonly fetch: (request: Request) => Response | Promise<Response>;
   /** The resolved configuration. */
@@ -124,35 +126,6 @@ export interface Host {
    * @returns how many sessions it was sent to
    */
   broadcast(message: OutgoingMessage): number;
-  /**
-   * Sends one request through the dispatcher on the host's in-process
-   * session and resolves with its final answer (a `*\/resp` or `error`).
-   */
-  request(
-    message: Record<string, unknown> & { type: string },
-    options?: CallOptions,
-  ): Promise<OutgoingMessage>;
-  /**
-   * Calls a tool in-process.
-   *
-   * @throws {SkillboxError} when the host answers with an `error`
-   */
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    options?: CallOptions,
-  ): Promise<ToolOutcome>;
-  /**
-   * Runs a skill in-process.
-   *
-   * @throws {SkillboxError} when the host answers with an `error`, or with
-   *   no result (e.g. an unknown skill)
-   */
-  callSkill(
-    name: string,
-    args: Record<string, unknown>,
-    options?: CallOptions,
-  ): Promise<SkillOutcome>;
   /**
    * Stops accepting sessions, waits up to `timeoutSeconds` for in-flight
    * calls, cancels the rest, closes capabilities and the listener.

@@ -47,9 +47,25 @@ export interface InProcessOptions {
 }
 
 /** The in-process caller of a host. */
-export interface InProcessTransport {
+export interface InProcessTransport extends InProcessCalls {
   /** The trusted session every in-process request runs on. */
   readonly session: Session;
+}
+
+/**
+ * The calls an embedder makes on a host's trusted in-process session
+ * ({@link Host} offers them too).
+ *
+ * @example Ping a host on its in-process session
+ * ```ts
+ * import { createHost } from "../host.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({ capabilities: [] });
+ * assert.equal((await host.request({ type: "ping" })).type, "pong");
+ * await host.close();
+ * ```
+ */
+export interface InProcessCalls {
   /**
    * Sends one request (wire fields, snake_case; the envelope is added) and
    * resolves with its final answer, a `*\/resp` or an `error`.
