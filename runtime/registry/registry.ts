@@ -230,18 +230,19 @@ class LiveRegistry implements Registry {
       agentSkills: scan.agentSkills,
       errors: scan.errors,
     });
+    const agentSkillsChanged = this.#touchedSkillMd ||
+      previous.agentSkills.join("\n") !== next.agentSkills.join("\n");
+    this.#touchedSkillMd = false;
     const change: RegistryChange = {
       snapshot: next,
       tools: diff(previous.tools, next.tools),
       toolkits: diff(previous.toolkits, next.toolkits),
       skills: diff(previous.skills, next.skills),
+      agentSkillsChanged,
       errorsChanged:
         JSON.stringify(previous.errors) !== JSON.stringify(next.errors) ||
         !sameEntries(previous.blocked, next.blocked),
     };
-    const agentSkillsChanged = this.#touchedSkillMd ||
-      previous.agentSkills.join("\n") !== next.agentSkills.join("\n");
-    this.#touchedSkillMd = false;
     const changed = change.errorsChanged || agentSkillsChanged ||
       [change.tools, change.toolkits, change.skills].some((c) =>
         c.added.length + c.changed.length + c.removed.length > 0

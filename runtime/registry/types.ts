@@ -115,6 +115,8 @@ export interface RegistryChange {
   readonly tools: NameChanges;
   readonly toolkits: NameChanges;
   readonly skills: NameChanges;
+  /** True when a `SKILL.md` skill was added, removed or edited. */
+  readonly agentSkillsChanged: boolean;
   /** True when the error list changed (a file broke or was fixed). */
   readonly errorsChanged: boolean;
 }

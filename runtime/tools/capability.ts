@@ -33,7 +33,7 @@ export interface ToolsCapabilityOptions {
   /**
    * Sends a push message to every session (the host's `broadcast`); called
    * with an `invoke/event` of kind `tools.changed` after each reload that
-   * changed tools or toolkits. @default no push
+   * changed tools, toolkits or skills. @default no push
    */
   broadcast?: (message: OutgoingMessage) => void;
   /** How many events a result keeps. @default 1000 */
@@ -120,9 +120,11 @@ export function createToolsCapability(
       const tool = change.snapshot.tools.get(name);
       if (tool) index.replace(tool);
     }
-    const touched = [change.tools, change.toolkits].some((c) =>
-      c.added.length + c.changed.length + c.removed.length > 0
-    );
+    // Skills count: MCP serves them as tools.
+    const touched = change.agentSkillsChanged ||
+      [change.tools, change.toolkits, change.skills].some((c) =>
+        c.added.length + c.changed.length + c.removed.length > 0
+      );
     if (touched && options.broadcast) {
       options.broadcast(encodeEvent("invoke/event", null, {
         kind: "tools.changed",
@@ -134,6 +136,11 @@ export function createToolsCapability(
             ...change.toolkits.added,
             ...change.toolkits.changed,
             ...change.toolkits.removed,
+          ],
+          skills: [
+            ...change.skills.added,
+            ...change.skills.changed,
+            ...change.skills.removed,
           ],
         },
         seq: change.snapshot.generation,

@@ -4,7 +4,8 @@
  * serves Streamable HTTP on a free port (written to PORT_FILE) and checks an
  * `x-api-key: k` header; `--hang-start` never answers anything.
  * Tools: `add` (reports progress), `crash` (exits the process), `hang`
- * (never answers), `env` (returns the env it sees).
+ * (never answers), `env` (returns the env it sees), `grow` (adds a tool
+ * `grown` and says its tool list changed).
  *
  * @module
  */
@@ -25,10 +26,19 @@ import { orderedStdout } from "../../runtime/mcp/stdout.ts";
 
 function makeServer(): Server {
   const server = new Server({ name: "test-server", version: "1.0.0" }, {
-    capabilities: { tools: {} },
+    capabilities: { tools: { listChanged: true } },
   });
+  let grown = false;
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
+      ...(grown
+        ? [{
+          name: "grown",
+          description: "Grew",
+          inputSchema: { type: "object" as const },
+        }]
+        : []),
+      { name: "grow", description: "Grows", inputSchema: { type: "object" } },
       {
         name: "add",
         description: "Adds two numbers",
@@ -89,6 +99,10 @@ function makeServer(): Server {
             extra.signal.addEventListener("abort", resolve)
           );
           return { content: [{ type: "text", text: "cancelled" }] };
+        case "grow":
+          grown = true;
+          await server.sendToolListChanged();
+          return { content: [{ type: "text", text: "grown" }] };
         case "env":
           return {
             content: [{

@@ -12,7 +12,12 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import {
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "../tools/_harness.ts";
+import { connect, within } from "./_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));
 const DENO = Deno.execPath();
@@ -66,12 +71,13 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
       "calc__add",
       "calc__crash",
       "calc__env",
+      "calc__grow",
       "calc__hang",
     ]);
     const kits = await client.request("toolkit/list/req", {});
     const calc = (kits.final.toolkits as { name: string; tools: string[] }[])
       .find((k) => k.name === "calc");
-    assert.equal(calc?.tools.length, 4);
+    assert.equal(calc?.tools.length, 5);
 
     const added = await client.request("tool/call/req", {
       tool_name: "calc__add",
@@ -136,6 +142,21 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
       arguments: { a: 1, b: 1 },
     });
     assert.deepEqual((again.final.data as { data: unknown }).data, { sum: 2 });
+
+    // The server's tools/list_changed reaches an MCP client of the host.
+    const mcp = await connect(
+      wsUrl.replace(/^ws/, "http").replace(/\/a2e$/, ""),
+    );
+    const changed = Promise.withResolvers<void>();
+    mcp.setNotificationHandler(
+      ToolListChangedNotificationSchema,
+      () => changed.resolve(),
+    );
+    await mcp.callTool({ name: "calc__grow", arguments: {} });
+    await within(changed.promise, 10_000, "no list_changed after calc__grow");
+    const { tools } = await mcp.listTools();
+    assert.ok(tools.some((t: Tool) => t.name === "calc__grown"));
+    await mcp.close();
     await client.close();
   });
 });

@@ -6,8 +6,6 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
   type LoggingMessageNotification,
@@ -17,74 +15,10 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { createHost, type Host } from "../../runtime/host.ts";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { created, writeFixtures } from "./_fixtures.ts";
-
-interface Fixture {
-  host: Host;
-  url: string;
-  skills: string;
-  markers: string;
-}
-
-async function withHost(
-  options: { tokens?: string[]; llmUrl?: string },
-  body: (f: Fixture) => Promise<void>,
-) {
-  const skills = await Deno.makeTempDir();
-  const markers = await Deno.makeTempDir();
-  await writeFixtures(skills, markers);
-  const host = createHost({
-    config: {
-      skills: [skills],
-      builtinSkills: false,
-      tokens: options.tokens ?? [],
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
-      policy: { permissions: { write: [markers] } },
-      llm: options.llmUrl
-        ? [{
-          provider_name: "openai",
-          provider_credentials: { api_key: "test-key" },
-          provider_config: { base_url: options.llmUrl, model: "mock-model" },
-          is_default: true,
-        }]
-        : [],
-    },
-  });
-  await host.ready;
-  const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-  try {
-    await body({ host, url, skills, markers });
-  } finally {
-    await host.close({ timeoutSeconds: 1 });
-    await Deno.remove(skills, { recursive: true });
-    await Deno.remove(markers, { recursive: true });
-  }
-}
-
-async function connect(url: string, token?: string): Promise<Client> {
-  const client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
-      requestInit: token
-        ? { headers: { Authorization: `Bearer ${token}` } }
-        : undefined,
-    }),
-  );
-  return client;
-}
-
-function text(result: CallToolResult): string {
-  const first = result.content[0];
-  return first?.type === "text" ? first.text : "";
-}
+import { created } from "./_fixtures.ts";
+import { connect, text, withHost } from "./_host.ts";
 
 Deno.test("MCP over HTTP lists tools with schemas, titles and annotations, and skills and prompts", async () => {
   await withHost({}, async ({ url }) => {

@@ -1,0 +1,111 @@
+/**
+ * A real host over the MCP fixtures for the end-to-end tests, and an
+ * official-SDK `Client` connected to its `/mcp` endpoint.
+ *
+ * @module
+ */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createHost, type Host } from "../../runtime/host.ts";
+import { writeFixtures } from "./_fixtures.ts";
+
+/** What a test body gets. */
+export interface Fixture {
+  host: Host;
+  url: string;
+  skills: string;
+  markers: string;
+}
+
+/** Options of {@link withHost}. */
+export interface HostFixtureOptions {
+  tokens?: string[];
+  llmUrl?: string;
+  /** Merged into `policy` (which always grants writing the markers). */
+  policy?: Record<string, unknown>;
+  /** Extra files for the skills folder, by relative path. */
+  files?: Record<string, string>;
+}
+
+/** Runs `body` against a listening host, then closes it and its folders. */
+export async function withHost(
+  options: HostFixtureOptions,
+  body: (f: Fixture) => Promise<void>,
+): Promise<void> {
+  const skills = await Deno.makeTempDir();
+  const markers = await Deno.makeTempDir();
+  await writeFixtures(skills, markers);
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    await Deno.writeTextFile(`${skills}/${name}`, text);
+  }
+  const host = createHost({
+    config: {
+      skills: [skills],
+      builtinSkills: false,
+      tokens: options.tokens ?? [],
+      sandbox: {
+        cacheDir: null,
+        memoryMb: 256,
+        maxIdleProcesses: 8,
+        spareWorkers: 1,
+        maxResultBytes: 1 << 20,
+      },
+      policy: { permissions: { write: [markers] }, ...options.policy },
+      llm: options.llmUrl
+        ? [{
+          provider_name: "openai",
+          provider_credentials: { api_key: "test-key" },
+          provider_config: { base_url: options.llmUrl, model: "mock-model" },
+          is_default: true,
+        }]
+        : [],
+    },
+  });
+  try {
+    await host.ready;
+    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+    await body({ host, url, skills, markers });
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(skills, { recursive: true });
+    await Deno.remove(markers, { recursive: true });
+  }
+}
+
+/** An SDK client connected to `url`'s `/mcp`, with the bearer token if given. */
+export async function connect(url: string, token?: string): Promise<Client> {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
+      requestInit: token
+        ? { headers: { Authorization: `Bearer ${token}` } }
+        : undefined,
+    }),
+  );
+  return client;
+}
+
+/** The first text block of a result. */
+export function text(result: CallToolResult): string {
+  const first = result.content[0];
+  return first?.type === "text" ? first.text : "";
+}
+
+/** Resolves with `promise`, or rejects saying `what` did not happen in `ms`. */
+export async function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
