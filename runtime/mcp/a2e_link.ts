@@ -45,7 +45,11 @@ export interface A2eLink {
 
 /** Options of {@link openA2eLink}. */
 export interface A2eLinkOptions {
-  /** The token the MCP client presented ("" when none): per-token policy. */
+  /**
+   * The verified token the MCP client presented ("" when none): the session
+   * is admitted with it as with an `Authorization: Bearer` header, so it
+   * counts against the token's quotas, and its policy applies.
+   */
   token?: string;
   /** Receives push messages (no `req_id`), e.g. `tools.changed`. */
   onPush?: (message: OutgoingMessage) => void;
@@ -87,8 +91,10 @@ export function openA2eLink(
       onEvent?: (event: CallEvent) => void;
     }
   >();
+  const token = options.token ?? "";
   const session = context.openSession({
     transport: "mcp",
+    authorization: token === "" ? undefined : `Bearer ${token}`,
     send(message) {
       const reqId = message.req_id;
       const waiter = typeof reqId === "string" ? pending.get(reqId) : undefined;
@@ -124,7 +130,7 @@ export function openA2eLink(
     },
   });
   if (typeof session === "string") return session;
-  session.authenticate("accepted", options.token ?? "");
+  session.authenticate("accepted", token);
 
   return {
     sessionId: session.id,

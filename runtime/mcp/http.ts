@@ -9,6 +9,7 @@
  */
 
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { bearerToken, isAcceptedToken } from "../admission.ts";
 import type { TransportContext } from "../transports/_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
@@ -118,14 +119,20 @@ export function createMcpHttp(
 
   return {
     async handle(request) {
-      const token = bearer(request);
-      if (tokens.length > 0 && !tokens.some((t) => sameString(t, token))) {
+      const checked = bearerToken(
+        request.headers.get("authorization") ?? undefined,
+        tokens,
+      );
+      if (tokens.length > 0 && typeof checked !== "string") {
         return json(
           401,
-          token === "" ? "Missing bearer token" : "Invalid bearer token",
+          checked === undefined
+            ? "Missing bearer token"
+            : "Invalid bearer token",
           { "WWW-Authenticate": 'Bearer realm="skillbox"' },
         );
       }
+      const token = checked ?? "";
       if (!sameOrigin(request)) {
         return json(403, "Cross-origin requests to /mcp are refused");
       }
@@ -138,7 +145,7 @@ export function createMcpHttp(
       }
       const entry = sessions.get(id);
       // Another token's session is as good as unknown.
-      if (!entry || !sameString(entry.token, token)) {
+      if (!entry || !isAcceptedToken([entry.token], token)) {
         return json(404, "Unknown MCP session");
       }
       entry.lastSeen = Date.now();
@@ -158,12 +165,6 @@ export function createMcpHttp(
       sessions.clear();
     },
   };
-}
-
-function bearer(request: Request): string {
-  const header = request.headers.get("authorization") ?? "";
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  return match?.[1]?.trim() ?? "";
 }
 
 // Browsers send Origin; a page elsewhere must not drive a local host.
@@ -187,15 +188,4 @@ function json(
     status,
     headers: { "content-type": "application/json", ...headers },
   });
-}
-
-// Compares in time independent of where the strings differ.
-function sameString(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  }
-  return diff === 0;
 }
