@@ -563,6 +563,7 @@ Deno.test("a registry change updates list and search and pushes tools.changed", 
       changed: [],
       removed: ["write_file"],
       toolkits: [],
+      skills: [],
     });
   } finally {
     await s.close();
