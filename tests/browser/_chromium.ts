@@ -39,9 +39,9 @@ export interface Browser extends AsyncDisposable {
 const STDERR_KEEP = 8_192;
 
 /**
- * Opens `url` in headless Chromium with a fresh temporary profile. Disposing
- * it sends SIGTERM, SIGKILL after `killAfterMs`, awaits the exit and removes
- * the profile.
+ * Opens `url` in headless Chromium with a fresh temporary profile (also its
+ * TMPDIR). Disposing it sends SIGTERM, SIGKILL after `killAfterMs`, awaits
+ * the exit and removes the profile, leaving nothing behind in `/tmp`.
  *
  * @example
  * ```ts ignore
@@ -68,6 +68,9 @@ export async function launchChromium(
       `--user-data-dir=${profile}`,
       url,
     ],
+    // Chromium makes its singleton socket folder under TMPDIR and leaves it
+    // behind when killed: inside the profile it goes when the profile does.
+    env: { TMPDIR: profile },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
