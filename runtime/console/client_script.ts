@@ -134,6 +134,8 @@ async function openRun(id) {
 }
 
 function sparkline(values) {
+  // One sample is drawn as a flat line: a single point would draw nothing.
+  if (values.length === 1) values = [values[0], values[0]];
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("viewBox", "0 0 100 20");
@@ -214,18 +216,19 @@ export const CLIENT_STYLE: string = `
 body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
 header { display: flex; gap: 1rem; align-items: center; padding: .6rem 1.2rem; border-bottom: 1px solid var(--line); background: var(--card); }
 header h1 { font-size: 1.1rem; margin: 0; }
-main { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 1rem; padding: 1rem 1.2rem; max-width: 1500px; margin: 0 auto; }
+main { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 480px), 1fr)); gap: 1rem; padding: 1rem 1.2rem; max-width: 1500px; margin: 0 auto; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; }
-#history, #catalog { grid-column: 1 / -1; }
+#system li, .detail p { overflow-wrap: anywhere; }
+#running, #history, #catalog { grid-column: 1 / -1; }
 h2 { font-size: 1rem; margin: 0 0 .6rem; } h3 { font-size: .9rem; margin: .4rem 0; } h4 { margin: .6rem 0 .2rem; font-size: .85rem; }
 .muted { color: var(--muted); } .warn { color: var(--bad); font-weight: 600; } .error { color: var(--bad); }
-.columns { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 220px), 1fr)); gap: 1rem; }
 ul { padding-left: 1.1rem; margin: .2rem 0; } .runs { list-style: none; padding: 0; }
 .run { border-bottom: 1px solid var(--line); padding: .4rem 0; }
 .bar { width: 100%; height: .7rem; accent-color: var(--accent); }
 .tokens { max-height: 6rem; overflow: auto; white-space: pre-wrap; margin: .2rem 0; }
 pre, code { font: 12px/1.4 ui-monospace, monospace; } pre { background: var(--bg); padding: .4rem; border-radius: 4px; overflow: auto; max-height: 18rem; }
-table { width: 100%; border-collapse: collapse; } th, td { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); }
+table { width: 100%; border-collapse: collapse; } th, td { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); } th { white-space: nowrap; }
 tbody tr { cursor: pointer; } tr.failed .outcome { color: var(--bad); }
 .filters { display: flex; flex-wrap: wrap; gap: .4rem; margin-bottom: .5rem; }
 input, select, button { font: inherit; padding: .25rem .5rem; border: 1px solid var(--line); border-radius: 4px; background: var(--card); color: var(--fg); }

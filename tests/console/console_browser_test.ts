@@ -1,25 +1,31 @@
 /**
- * The console in a real browser: headless Chromium driven by
- * `puppeteer-core` (Debian's chromium, never a downloaded one) against a real
- * listening host serving skillbox's shipped skills plus fixtures, with the
- * LLM pointed at a mock provider that streams tokens slowly. The page must
- * load without console errors, list the shipped toolkits and skills, show a
- * live skill run's progress bar move and its tokens appear, then the finished
- * run in the history with its events. A screenshot is saved under a
- * temporary folder and checked not to be blank.
+ * The console in real browsers: headless Chromium (over CDP) and headless
+ * Firefox (over WebDriver BiDi), both driven by `puppeteer-core` (Debian's
+ * chromium and firefox-esr, never downloaded ones) against a real listening
+ * host serving skillbox's shipped skills plus fixtures, with the LLM pointed
+ * at a mock provider that streams tokens slowly. In each browser, at laptop
+ * size (1366x768), the page must load without console errors, not overflow
+ * sideways, list the shipped toolkits and skills, show a live skill run's
+ * progress bar move and its tokens appear, then the finished run in the
+ * history with its events. A screenshot is saved under a temporary folder
+ * and checked not to be blank (`SKILLBOX_KEEP_SHOTS=<dir>` keeps a copy).
  *
- * Without Chromium the test is ignored (its name says so), except under `CI`.
+ * Without a browser its test is ignored (its name says so), except under
+ * `CI`, where it fails: CI must install it (`.ci/run` does).
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import puppeteer, { type Page } from "puppeteer-core";
-import { findChromium } from "../browser/_chromium.ts";
+import type { Browser, Page } from "puppeteer-core";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { fixtureHost } from "./_host.ts";
+import {
+  browsersUnderTest,
+  type BrowserUnderTest,
+  keepScreenshot,
+  launchBrowser,
+} from "./_browsers.ts";
 
-const NAME = "the console works in headless Chromium against a real host";
-const chromium = findChromium();
 const TOKENS = [
   "Live ",
   "tokens ",
@@ -32,165 +38,217 @@ const TOKENS = [
   "by ",
   "one.",
 ];
+/** A laptop's screen. */
+const VIEWPORT = { width: 1366, height: 768 };
 
-if (chromium === null && Deno.env.get("CI")) {
-  Deno.test(NAME, () => {
-    throw new Error(
-      "Chromium is not installed and CI is set: CI must install it",
+for (const target of browsersUnderTest()) {
+  const name =
+    `the console works in headless ${target.name} against a real host`;
+  if (target.executable === null && Deno.env.get("CI")) {
+    Deno.test(name, () => {
+      throw new Error(
+        `${target.name} is not installed and CI is set: CI must install it ` +
+          `(${target.install}; .ci/run does when it is missing)`,
+      );
+    });
+  } else if (target.executable === null) {
+    Deno.test({
+      name: `${name} [IGNORED: ${target.name} is not installed; ` +
+        `${target.install} to run it]`,
+      ignore: true,
+      fn() {},
+    });
+  } else {
+    Deno.test({
+      name,
+      // puppeteer keeps its own sockets and timers until the browser is gone.
+      sanitizeOps: false,
+      sanitizeResources: false,
+      fn: () => checkConsole(target),
+    });
+  }
+}
+
+// One browser against one real host: every check of the module doc.
+async function checkConsole(target: BrowserUnderTest): Promise<void> {
+  await using mock = startMockOpenAI([{
+    tokens: TOKENS,
+    token_interval_ms: 150,
+  }]);
+  await using t = await fixtureHost({
+    builtin: true,
+    llm: [{
+      provider_name: "openai",
+      provider_credentials: { api_key: "browser-test-key" },
+      provider_config: { base_url: mock.url, model: "mock-model" },
+      is_default: true,
+    }],
+  });
+  const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
+  const shots = await Deno.makeTempDir({
+    prefix: "skillbox_console_shots_",
+  });
+  try {
+    await using launched = await launchBrowser(target);
+    const browser = launched.browser;
+    const page = await browser.newPage();
+    await page.setViewport(VIEWPORT);
+    const watch = watchProblems(page);
+    // The watcher itself sees a console error in this browser (over CDP or
+    // BiDi alike), or an empty list below would prove nothing.
+    await page.evaluate(`console.error("skillbox watcher probe")`);
+    assert.ok(
+      await watch.seen("skillbox watcher probe", 5_000),
+      `console errors are seen: ${watch.problems}`,
     );
+    watch.problems.length = 0;
+
+    await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await page.waitForFunction(
+      `document.getElementById("conn")?.textContent === "live"`,
+      { timeout: 10_000 },
+    );
+
+    // The shipped toolkits and skills are listed.
+    const kits = await page.evaluate(
+      `[...document.querySelectorAll("#tools h4")].map((h) => h.textContent)`,
+    ) as string[];
+    for (const kit of ["code", "filesystem", "http", "shell"]) {
+      assert.ok(kits.includes(kit), `toolkit ${kit} in ${kits}`);
+    }
+    for (const skill of ["csv_profile", "explain_file", "steps"]) {
+      assert.ok(
+        await page.$(`#skills [data-skill="${skill}"]`),
+        `skill ${skill}`,
+      );
+    }
+    assert.ok(await page.$('#tools [data-tool="read_file"]'));
+
+    // A live run: its progress bar moves and its tokens appear.
+    const run = t.host.callSkill("steps", { pause_ms: 400 });
+    const seen = await progressValues(page);
+    assert.ok(
+      seen.length >= 2 && seen.at(-1)! > seen[0]!,
+      `progress moved: ${seen}`,
+    );
+    await page.waitForFunction(
+      `(document.querySelector("#running-list .tokens")?.textContent ?? "").includes("tokens from")`,
+      { timeout: 15_000 },
+    );
+    await keepScreenshot(page, `console-${target.kind}-live.png`);
+    const result = await run;
+    assert.equal(result.success, true, JSON.stringify(result));
+
+    // The finished run is in the history; opening it shows its events.
+    await page.waitForFunction(
+      `[...document.querySelectorAll("#history-rows tr")].some((tr) => tr.children[2]?.textContent === "steps")`,
+      { timeout: 10_000 },
+    );
+    await page.evaluate(
+      `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "steps").click()`,
+    );
+    await page.waitForSelector(
+      '#detail ol.events li[data-kind="skill.completed"]',
+      { timeout: 10_000 },
+    );
+    const kinds = await page.evaluate(
+      `[...document.querySelectorAll("#detail ol.events li")].map((li) => li.getAttribute("data-kind"))`,
+    ) as string[];
+    assert.ok(
+      kinds.includes("llm.token") && kinds.includes("progress"),
+      kinds.join(","),
+    );
+    assert.equal(
+      await page.evaluate(`document.getElementById("running-empty").hidden`),
+      false,
+    );
+
+    // The per-tool latency chart draws a line, even from one call.
+    await page.waitForFunction(
+      `(document.querySelector('#stats-rows [data-stat="add"] polyline')?.getAttribute("points") ?? "").includes(" ")`,
+      { timeout: 10_000 },
+    );
+
+    // At laptop width nothing pushes the page sideways.
+    const widths = await page.evaluate(
+      `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`,
+    ) as [number, number];
+    assert.ok(
+      widths[0] <= widths[1],
+      `page ${widths[0]}px wide in ${widths[1]}px`,
+    );
+
+    await screenshotNotBlank(browser, page, shots, target.kind);
+    assert.deepEqual(watch.problems, []);
+  } finally {
+    await Deno.remove(shots, { recursive: true }).catch(() => {});
+  }
+}
+
+// Console errors, uncaught page errors and failed requests, as they happen;
+// `seen` waits (bounded) for one that includes `text`.
+function watchProblems(page: Page): {
+  problems: string[];
+  seen(text: string, timeoutMs: number): Promise<boolean>;
+} {
+  const problems: string[] = [];
+  const waiters = new Set<(problem: string) => void>();
+  const add = (problem: string) => {
+    problems.push(problem);
+    for (const waiter of waiters) waiter(problem);
+  };
+  page.on("console", (m) => {
+    if (m.type() === "error") {
+      add(`console: ${m.text()} (${m.location().url})`);
+    }
   });
-} else if (chromium === null) {
-  Deno.test({
-    name: `${NAME} [IGNORED: chromium is not installed]`,
-    ignore: true,
-    fn() {},
+  page.on("pageerror", (e) => add(`page: ${(e as Error).message}`));
+  page.on("requestfailed", (r) => {
+    if (!r.url().includes("/api/live")) add(`request: ${r.url()}`);
   });
-} else {
-  Deno.test({
-    name: NAME,
-    // puppeteer keeps its own sockets and timers until the browser is gone.
-    sanitizeOps: false,
-    sanitizeResources: false,
-    async fn() {
-      await using mock = startMockOpenAI([{
-        tokens: TOKENS,
-        token_interval_ms: 150,
-      }]);
-      await using t = await fixtureHost({
-        builtin: true,
-        llm: [{
-          provider_name: "openai",
-          provider_credentials: { api_key: "browser-test-key" },
-          provider_config: { base_url: mock.url, model: "mock-model" },
-          is_default: true,
-        }],
+  return {
+    problems,
+    seen(text, timeoutMs) {
+      if (problems.some((p) => p.includes(text))) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const done = (found: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          resolve(found);
+        };
+        const waiter = (problem: string) => {
+          if (problem.includes(text)) done(true);
+        };
+        const timer = setTimeout(() => done(false), timeoutMs);
+        waiters.add(waiter);
       });
-      const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
-      const shots = await Deno.makeTempDir({
-        prefix: "skillbox_console_shots_",
-      });
-      const browser = await puppeteer.launch({
-        executablePath: chromium,
-        headless: true,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--disable-dev-shm-usage",
-        ],
-      });
-      try {
-        const page = await browser.newPage();
-        await page.setViewport({ width: 1280, height: 900 });
-        const problems: string[] = [];
-        page.on("console", (m) => {
-          if (m.type() === "error") {
-            problems.push(`console: ${m.text()} (${m.location().url})`);
-          }
-        });
-        page.on(
-          "pageerror",
-          (e) => problems.push(`page: ${(e as Error).message}`),
-        );
-        page.on("requestfailed", (r) => {
-          if (!r.url().includes("/api/live")) {
-            problems.push(`request: ${r.url()}`);
-          }
-        });
-
-        await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
-        await page.waitForSelector("body[data-ready=true]", {
-          timeout: 15_000,
-        });
-        await page.waitForFunction(
-          `document.getElementById("conn")?.textContent === "live"`,
-          { timeout: 10_000 },
-        );
-
-        // The shipped toolkits and skills are listed.
-        const kits = await page.evaluate(
-          `[...document.querySelectorAll("#tools h4")].map((h) => h.textContent)`,
-        ) as string[];
-        for (const kit of ["code", "filesystem", "http", "shell"]) {
-          assert.ok(kits.includes(kit), `toolkit ${kit} in ${kits}`);
-        }
-        for (const skill of ["csv_profile", "explain_file", "steps"]) {
-          assert.ok(
-            await page.$(`#skills [data-skill="${skill}"]`),
-            `skill ${skill}`,
-          );
-        }
-        assert.ok(await page.$('#tools [data-tool="read_file"]'));
-
-        // A live run: its progress bar moves and its tokens appear.
-        const run = t.host.callSkill("steps", { pause_ms: 400 });
-        const seen = await progressValues(page);
-        assert.ok(
-          seen.length >= 2 && seen.at(-1)! > seen[0]!,
-          `progress moved: ${seen}`,
-        );
-        await page.waitForFunction(
-          `(document.querySelector("#running-list .tokens")?.textContent ?? "").includes("tokens from")`,
-          { timeout: 15_000 },
-        );
-        const result = await run;
-        assert.equal(result.success, true, JSON.stringify(result));
-
-        // The finished run is in the history; opening it shows its events.
-        await page.waitForSelector(
-          "#history-rows tr[data-run] td:nth-child(3)",
-          { timeout: 10_000 },
-        );
-        await page.waitForFunction(
-          `[...document.querySelectorAll("#history-rows tr")].some((tr) => tr.children[2]?.textContent === "steps")`,
-          { timeout: 10_000 },
-        );
-        await page.evaluate(
-          `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "steps").click()`,
-        );
-        await page.waitForSelector(
-          '#detail ol.events li[data-kind="skill.completed"]',
-          { timeout: 10_000 },
-        );
-        const kinds = await page.evaluate(
-          `[...document.querySelectorAll("#detail ol.events li")].map((li) => li.getAttribute("data-kind"))`,
-        ) as string[];
-        assert.ok(
-          kinds.includes("llm.token") && kinds.includes("progress"),
-          kinds.join(","),
-        );
-        assert.equal(
-          await page.evaluate(
-            `document.getElementById("running-empty").hidden`,
-          ),
-          false,
-        );
-
-        const shot = join(shots, "console.png");
-        await page.screenshot({ path: shot, fullPage: true });
-        const blankPage = await browser.newPage();
-        await blankPage.setViewport({ width: 1280, height: 900 });
-        const blank = join(shots, "blank.png");
-        await blankPage.screenshot({ path: blank });
-        const [size, blankSize] = [
-          (await Deno.stat(shot)).size,
-          (await Deno.stat(blank)).size,
-        ];
-        assert.ok(
-          size > 20_000 && size > blankSize * 4,
-          `screenshot ${size} bytes vs blank ${blankSize}`,
-        );
-        assert.deepEqual(problems, []);
-      } finally {
-        await browser.close();
-        await Deno.remove(shots, { recursive: true }).catch(() => {});
-      }
     },
-  });
+  };
+}
+
+// The page's full screenshot must be much bigger than a blank page's.
+async function screenshotNotBlank(
+  browser: Browser,
+  page: Page,
+  shots: string,
+  kind: string,
+): Promise<void> {
+  const shot = join(shots, "console.png");
+  await page.screenshot({ path: shot, fullPage: true });
+  await keepScreenshot(page, `console-${kind}.png`, true);
+  const blankPage = await browser.newPage();
+  await blankPage.setViewport(VIEWPORT);
+  const blank = join(shots, "blank.png");
+  await blankPage.screenshot({ path: blank });
+  const [size, blankSize] = [
+    (await Deno.stat(shot)).size,
+    (await Deno.stat(blank)).size,
+  ];
+  assert.ok(
+    size > 20_000 && size > blankSize * 4,
+    `screenshot ${size} bytes vs blank ${blankSize}`,
+  );
 }
 
 // Samples the running skill's progress bar until it reaches 80.
