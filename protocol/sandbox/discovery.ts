@@ -58,8 +58,20 @@ export type DiscoveryResult =
     message: string;
   };
 
+/**
+ * Discovery process to host, last: every module is answered, and the CPU
+ * time the process used (all its threads), for the host's accounting. A
+ * confined process runs in its own PID namespace, where the kernel does not
+ * add it to the host's children's CPU time.
+ */
+export interface DiscoveryDone {
+  t: "done";
+  /** User plus system CPU time of the whole process, in milliseconds. */
+  cpuMs: number;
+}
+
 /** Every frame a discovery process writes. */
-export type DiscoveryFrame = DiscoveryStarted | DiscoveryResult;
+export type DiscoveryFrame = DiscoveryStarted | DiscoveryResult | DiscoveryDone;
 
 /**
  * Checks a parsed frame's shape (the process is trusted code, but its
@@ -75,6 +87,7 @@ export type DiscoveryFrame = DiscoveryStarted | DiscoveryResult;
  * import assert from "node:assert/strict";
  * assert.deepEqual(decodeDiscoveryFrame({ t: "started", i: 1 }, 2), { t: "started", i: 1 });
  * assert.equal(decodeDiscoveryFrame({ t: "started", i: 5 }, 2), null);
+ * assert.deepEqual(decodeDiscoveryFrame({ t: "done", cpuMs: 9 }, 2), { t: "done", cpuMs: 9 });
  * ```
  */
 export function decodeDiscoveryFrame(
@@ -83,6 +96,12 @@ export function decodeDiscoveryFrame(
 ): DiscoveryFrame | null {
   if (typeof raw !== "object" || raw === null) return null;
   const m = raw as Record<string, unknown>;
+  if (m.t === "done") {
+    const cpuMs = m.cpuMs;
+    return typeof cpuMs === "number" && Number.isFinite(cpuMs) && cpuMs >= 0
+      ? { t: "done", cpuMs }
+      : null;
+  }
   const i = m.i;
   if (typeof i !== "number" || !Number.isInteger(i) || i < 0 || i >= size) {
     return null;

@@ -69,6 +69,38 @@ export interface BatchReport {
    * any ran no module code: its failure is nobody's in the batch.
    */
   started: number;
+  /** CPU time the process reported using, in ms (0 when it did not). */
+  cpuMs: number;
+}
+
+/** What discovery processes cost this host so far (see {@link discoveryUsage}). */
+export interface DiscoveryUsage {
+  /** Discovery processes started. */
+  processes: number;
+  /** Modules they described (answered, by a worker). */
+  modules: number;
+  /** CPU time they reported, in ms (all threads, confined or not). */
+  cpuMs: number;
+}
+
+const usage: DiscoveryUsage = { processes: 0, modules: 0, cpuMs: 0 };
+
+/**
+ * What every discovery process of this host has cost so far: a running
+ * total (compare two readings). A confined process's CPU time is not
+ * counted in the host's children's time by the kernel (it runs in its own
+ * PID namespace), so each process reports its own before it exits.
+ *
+ * @returns a copy of the totals
+ * @example
+ * ```ts
+ * import { discoveryUsage } from "./_discovery_process.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(discoveryUsage().cpuMs >= 0);
+ * ```
+ */
+export function discoveryUsage(): DiscoveryUsage {
+  return { ...usage };
 }
 
 /** The main script of a discovery process. */
@@ -136,6 +168,7 @@ export async function runDiscoveryProcess(
   const command = options.wrapper
     ? (await options.wrapper())(unconfined, { read: union })
     : unconfined;
+  usage.processes++;
   const child = new Deno.Command(command.program, {
     args: command.args,
     cwd: command.cwd,
@@ -147,6 +180,7 @@ export async function runDiscoveryProcess(
   }).spawn();
 
   const answers = new Map<number, ModuleAnswer>();
+  let cpuMs = 0;
   const settle = (i: number, answer: ModuleAnswer) => {
     answers.set(i, answer);
     onAnswer?.(i, answer);
@@ -198,7 +232,12 @@ export async function runDiscoveryProcess(
   watch();
   const onFrame = (raw: unknown) => {
     const frame = decodeDiscoveryFrame(raw, modules.length);
-    if (frame === null || answers.has(frame.i)) return;
+    if (frame === null) return;
+    if (frame.t === "done") {
+      cpuMs = frame.cpuMs;
+      return;
+    }
+    if (answers.has(frame.i)) return;
     watch();
     if (frame.t === "started") {
       started++;
@@ -215,6 +254,7 @@ export async function runDiscoveryProcess(
       return;
     }
     clearTimeout(timers.get(frame.i));
+    usage.modules++;
     settle(
       frame.i,
       frame.ok
@@ -259,5 +299,6 @@ export async function runDiscoveryProcess(
         message: `Discovery process exited with code ${status.code}`,
       };
   }
-  return { answers, failure, started };
+  usage.cpuMs += cpuMs;
+  return { answers, failure, started, cpuMs };
 }

@@ -45,6 +45,9 @@ function sha256(text: string): string {
  */
 export class DiscoveryCache {
   #dir: string | null;
+  // The folder is made once: a cold load of 1,000 modules would otherwise
+  // pay 1,000 recursive mkdirs (each a thread-pool job and a path walk).
+  #made: Promise<void> | null = null;
 
   /** @param options where the cache lives */
   constructor(options: DiscoveryCacheOptions) {
@@ -81,9 +84,20 @@ export class DiscoveryCache {
   async put(described: DescribedModule): Promise<void> {
     const file = this.#file(described.path);
     if (file === null || this.#dir === null) return;
-    await Deno.mkdir(this.#dir, { recursive: true });
+    const dir = this.#dir;
+    const made = this.#made ??= Deno.mkdir(dir, { recursive: true });
+    await made;
     const tmp = `${file}.${crypto.randomUUID()}.tmp`;
-    await Deno.writeTextFile(tmp, JSON.stringify(described));
+    const text = JSON.stringify(described);
+    try {
+      await Deno.writeTextFile(tmp, text);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      // The folder went away since: make it again.
+      if (this.#made === made) this.#made = null;
+      await Deno.mkdir(dir, { recursive: true });
+      await Deno.writeTextFile(tmp, text);
+    }
     await Deno.rename(tmp, file);
   }
 }

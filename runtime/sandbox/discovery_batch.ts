@@ -39,7 +39,8 @@ import {
   runDiscoveryProcess,
 } from "./_discovery_process.ts";
 
-export type { ModuleAnswer } from "./_discovery_process.ts";
+export type { DiscoveryUsage, ModuleAnswer } from "./_discovery_process.ts";
+export { discoveryUsage } from "./_discovery_process.ts";
 
 /** Options of {@link DiscoveryQueue}. */
 export interface DiscoveryQueueOptions
@@ -197,6 +198,7 @@ export class DiscoveryQueue {
     ).catch((err): BatchReport => ({
       answers: new Map<number, ModuleAnswer>(),
       started: 0,
+      cpuMs: 0,
       failure: {
         code: "sandbox_crash" as const,
         message: `Cannot start a discovery process: ${(err as Error).message}`,

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import type { DiscoveryModule } from "../../protocol/sandbox/discovery.ts";
-import type { BatchReport, ModuleAnswer } from "./_discovery_process.ts";
-import { DiscoveryQueue } from "./discovery_batch.ts";
+import { join } from "node:path";
+import {
+  type BatchReport,
+  type ModuleAnswer,
+  runDiscoveryProcess,
+} from "./_discovery_process.ts";
+import { DiscoveryQueue, discoveryUsage } from "./discovery_batch.ts";
+import { loadBootstrap, sandboxEnv } from "./spawn.ts";
 
 const BASE = {
   bootstrap: "",
@@ -26,6 +32,7 @@ function fakeRun(runs: string[][]) {
         return Promise.resolve({
           answers,
           started: i + 1,
+          cpuMs: 0,
           failure: { code: "timeout", message: "Timed out" },
         });
       }
@@ -36,12 +43,18 @@ function fakeRun(runs: string[][]) {
         return Promise.resolve({
           answers,
           started: i + 1,
+          cpuMs: 0,
           failure: { code, message: code },
         });
       }
       answers.set(i, { ok: true, value: [m.path] });
     }
-    return Promise.resolve({ answers, failure: null, started: modules.length });
+    return Promise.resolve({
+      answers,
+      failure: null,
+      started: modules.length,
+      cpuMs: 0,
+    });
   };
 }
 
@@ -127,6 +140,7 @@ Deno.test("DiscoveryQueue fails a batch at once when its process ran no module",
       return Promise.resolve({
         answers: new Map(),
         started: 0,
+        cpuMs: 0,
         failure: { code: "sandbox_crash", message: "Cannot start deno" },
       });
     },
@@ -145,5 +159,33 @@ Deno.test("DiscoveryQueue fails a batch at once when its process ran no module",
       code: "sandbox_crash",
       message: "Cannot start deno",
     });
+  }
+});
+
+Deno.test("a discovery process reports its CPU time, counted in discoveryUsage()", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "a.ts");
+    await Deno.writeTextFile(
+      path,
+      `export default { kind: "tool", name: "a" };`,
+    );
+    const before = discoveryUsage();
+    const report = await runDiscoveryProcess([{ path, read: [path] }], {
+      ...BASE,
+      timeoutMs: 20_000,
+      memoryMb: 256,
+      env: sandboxEnv({}),
+      bootstrap: await loadBootstrap(),
+      workers: 1,
+    });
+    assert.equal(report.failure, null);
+    assert.ok(report.cpuMs > 0, `reported ${report.cpuMs} ms`);
+    const after = discoveryUsage();
+    assert.equal(after.processes, before.processes + 1);
+    assert.equal(after.modules, before.modules + 1);
+    assert.equal(after.cpuMs, before.cpuMs + report.cpuMs);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

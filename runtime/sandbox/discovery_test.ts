@@ -113,3 +113,17 @@ Deno.test("DiscoveryCache ignores a stale or corrupt entry", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("DiscoveryCache makes its folder again when it was removed", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cache = new DiscoveryCache({ dir });
+    const a = { path: "/a.ts", hash: "a", definitions: [], error: null };
+    await cache.put(a);
+    await Deno.remove(join(dir, "describe"), { recursive: true });
+    await cache.put(a);
+    assert.deepEqual(await cache.get("/a.ts", "a"), a);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

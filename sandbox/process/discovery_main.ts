@@ -149,6 +149,10 @@ async function run(init: DiscoveryInit): Promise<void> {
   };
   const lanes = Math.max(1, Math.min(init.workers, init.modules.length));
   await Promise.all(Array.from({ length: lanes }, lane));
+  // Loaded only now: nothing of node's compatibility layer at start-up.
+  const { cpuUsage } = await import("node:process");
+  const { user, system } = cpuUsage();
+  send(init, { t: "done", cpuMs: (user + system) / 1000 });
 }
 
 async function readInit(): Promise<DiscoveryInit | null> {
