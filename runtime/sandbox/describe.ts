@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import type { DiscoveryCache } from "./discovery.ts";
 import type { DiscoveryQueue } from "./discovery_batch.ts";
 import { moduleGraph } from "./module_graph.ts";
+import { describeStatically } from "./discovery_static.ts";
 import { Semaphore } from "../semaphore.ts";
 import { checkGrant, ownReadPaths, type Policy } from "./permissions.ts";
 import type { DescribedDefinition, DescribedModule } from "./types.ts";
@@ -18,7 +19,14 @@ import type { DescribedDefinition, DescribedModule } from "./types.ts";
 export interface DescriberOptions {
   policy: Policy;
   cache: DiscoveryCache;
-  queue: Pick<DiscoveryQueue, "describe">;
+  queue: Pick<DiscoveryQueue, "describe"> & {
+    readonly maxResultBytes?: number;
+  };
+  /**
+   * Read modules whose exports are literals from their syntax, without a
+   * Worker (see `discovery_static.ts`). @default true
+   */
+  staticPath?: boolean;
   /** Told each module's local files (the pool grants them to calls). */
   onGraph?: (path: string, files: string[]) => void;
   /**
@@ -59,11 +67,13 @@ export function createDescriber(
     const abs = resolve(path);
     let hash = "";
     let files: string[];
+    let source: string;
     const release = await io.acquire();
     try {
       const graph = await moduleGraph(abs);
       hash = graph.hash;
       files = graph.files;
+      source = graph.source;
       options.onGraph?.(abs, files);
       const hit = await cache.get(abs, hash);
       if (hit) return hit;
@@ -82,10 +92,16 @@ export function createDescriber(
     if (!check.ok) {
       return { path: abs, hash, definitions: [], error: check.reason };
     }
-    const answer = await queue.describe({
-      path: abs,
-      read: check.grant.read ?? [],
-    });
+    // A module alone in its graph whose exports are literals needs no
+    // Worker: its definitions are read from its syntax (nothing runs).
+    const literal = options.staticPath !== false && files.length === 1
+      ? await describeStatically(abs, source, {
+        maxResultBytes: queue.maxResultBytes ?? 1024 * 1024,
+      })
+      : null;
+    const answer = literal
+      ? { ok: true as const, value: literal }
+      : await queue.describe({ path: abs, read: check.grant.read ?? [] });
     const described: DescribedModule = answer.ok
       ? {
         path: abs,

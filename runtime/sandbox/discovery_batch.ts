@@ -96,6 +96,8 @@ interface Job {
  * ```
  */
 export class DiscoveryQueue {
+  /** Bound on one module's answer (characters of JSON). */
+  readonly maxResultBytes: number;
   readonly #options: Omit<DiscoveryProcessOptions, "bootstrap">;
   readonly #bootstrap: () => Promise<string>;
   readonly #runBatch: typeof runDiscoveryProcess;
@@ -113,6 +115,7 @@ export class DiscoveryQueue {
   /** @param options how processes start, and how many run at once */
   constructor(options: DiscoveryQueueOptions) {
     const { bootstrap, runBatch, ...rest } = options;
+    this.maxResultBytes = options.maxResultBytes;
     this.#options = { ...rest, workers: options.workers ?? 3 };
     this.#runBatch = runBatch ?? runDiscoveryProcess;
     let loaded: Promise<string> | null = null;

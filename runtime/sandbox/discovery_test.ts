@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createSandbox } from "./pool.ts";
 import { DiscoveryCache } from "./discovery.ts";
+import { discoveryUsage } from "./discovery_batch.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../../tests/fixtures/sandbox/", import.meta.url),
@@ -124,6 +125,52 @@ Deno.test("DiscoveryCache makes its folder again when it was removed", async () 
     await cache.put(a);
     assert.deepEqual(await cache.get("/a.ts", "a"), a);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("describe() reads a literal module without a process, and runs one with code", async () => {
+  const dir = await Deno.makeTempDir();
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const literal = join(dir, "literal.ts");
+    const code = join(dir, "code.ts");
+    await Deno.writeTextFile(
+      literal,
+      `export default { kind: "tool", name: "lit", run: () => 1 };`,
+    );
+    await Deno.writeTextFile(
+      code,
+      `export default { kind: "tool", name: ["co", "de"].join(""), run: () => 1 };`,
+    );
+    const before = discoveryUsage().processes;
+    const read = await sandbox.describe(literal);
+    assert.equal(read.definitions[0]?.name, "lit");
+    assert.equal(discoveryUsage().processes, before, "a process was started");
+    const ran = await sandbox.describe(code);
+    assert.equal(ran.definitions[0]?.name, "code");
+    assert.equal(discoveryUsage().processes, before + 1);
+    // And what it reads runs like any module when called.
+    const outcome = await sandbox.call({
+      path: literal,
+      export: "default",
+      version: read.hash,
+      args: {},
+      grant: {},
+      timeoutMs: 20_000,
+      sessionId: "s",
+      callId: "c1",
+      config: {},
+      metadata: {},
+      isolation: "warm",
+    }, {
+      onEvent() {},
+      callTool: () => Promise.reject(new Error("none")),
+      chat: () => Promise.reject(new Error("none")),
+    });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome));
+  } finally {
+    await sandbox.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

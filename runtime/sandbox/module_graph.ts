@@ -15,6 +15,8 @@ export interface ModuleGraph {
   files: string[];
   /** SHA-256 (hex) over each file's path and content. */
   hash: string;
+  /** The module's own text (as hashed). */
+  source: string;
 }
 
 // Value imports and re-exports with a literal local specifier. `import type`
@@ -87,5 +89,6 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
   return {
     files: files.filter((f) => seen.get(f) !== null),
     hash: hash.digest("hex"),
+    source: seen.get(root) ?? "",
   };
 }
