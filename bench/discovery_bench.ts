@@ -4,8 +4,12 @@
  * folder allows: each file in a subfolder of its own, and all files
  * directly in one skills folder (a shared folder, as the host treats its
  * skills folders). Goals: cold ≤ 3 s, cached ≤ 0.2 s.
- * Run alone with
- * `deno run -A --unstable-worker-options bench/discovery_bench.ts [runs] [flat|subfolders]`.
+ *
+ * These tools declare literals, which discovery reads from their syntax;
+ * the `code` layout (flat, each name computed at load) measures the same
+ * load when every module must run in a Worker of its own.
+ * Run alone with `deno run -A --unstable-worker-options
+ * bench/discovery_bench.ts [runs] [flat|subfolders|code]`.
  *
  * @module
  */
@@ -23,13 +27,17 @@ import type { Bench } from "./main.ts";
 const FILES = 1000;
 const RUNS = 3;
 
-type Layout = "subfolders" | "flat";
+const LAYOUTS = ["subfolders", "flat", "code"] as const;
+type Layout = typeof LAYOUTS[number];
 
 async function writeTree(dir: string, layout: Layout): Promise<void> {
   await Promise.all(Array.from({ length: FILES }, async (_, i) => {
-    const source = `export default { kind: "tool", name: "t_${i}", ` +
-      `description: "Tool ${i}", run: () => ${i} };\n`;
-    if (layout === "flat") {
+    const source = layout === "code"
+      ? `const n = ${i};\nexport default { kind: "tool", name: "t_" + n, ` +
+        `description: "Tool ${i}", run: () => n };\n`
+      : `export default { kind: "tool", name: "t_${i}", ` +
+        `description: "Tool ${i}", run: () => ${i} };\n`;
+    if (layout !== "subfolders") {
       await Deno.writeTextFile(join(dir, `t_${i}.ts`), source);
     } else {
       await Deno.mkdir(join(dir, `t_${i}`));
@@ -185,7 +193,7 @@ console.log((user + system) / 1000);`;
  */
 export async function runDiscoveryBench(
   runs = RUNS,
-  layouts: readonly Layout[] = ["subfolders", "flat"],
+  layouts: readonly Layout[] = LAYOUTS,
 ): Promise<string[]> {
   const lines: string[] = [];
   for (const layout of layouts) {
@@ -217,8 +225,11 @@ export const discoveryBench: Bench = {
 
 if (import.meta.main) {
   const runs = Number(Deno.args[0] ?? RUNS);
-  const layouts = Deno.args[1] === "flat" || Deno.args[1] === "subfolders"
-    ? [Deno.args[1]] as const
-    : undefined;
-  for (const line of await runDiscoveryBench(runs, layouts)) console.log(line);
+  const layouts = LAYOUTS.filter((l) => l === Deno.args[1]);
+  for (
+    const line of await runDiscoveryBench(
+      runs,
+      layouts.length > 0 ? layouts : LAYOUTS,
+    )
+  ) console.log(line);
 }
