@@ -17,6 +17,7 @@ import type { ErrorCode } from "./codes.ts";
 import type { LLMConfig } from "./models.ts";
 import type { Request, RequestType } from "./requests.ts";
 import { decodeRequest, type WireRequest } from "./request_codec.ts";
+import { decodeRequestFast } from "./request_codec_fast.ts";
 
 export type {
   HandshakeRequest,
@@ -180,7 +181,7 @@ export function parseMessage(raw: string): ParseSuccess | ParseFailure {
       reqId: salvageId(raw),
     };
   }
-  return parseValue(value);
+  return checkValue(value, true);
 }
 
 /**
@@ -197,6 +198,16 @@ export function parseMessage(raw: string): ParseSuccess | ParseFailure {
  * ```
  */
 export function parseValue(value: unknown): ParseSuccess | ParseFailure {
+  return checkValue(value, false);
+}
+
+// `fromJson`: the value is fresh from JSON.parse, so the precompiled check
+// may decide it (see request_codec_fast.ts); otherwise, and whenever that
+// check is unsure, the zod schema decides.
+function checkValue(
+  value: unknown,
+  fromJson: boolean,
+): ParseSuccess | ParseFailure {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     const what = Array.isArray(value) ? "an array" : typeof value;
     return {
@@ -237,6 +248,10 @@ export function parseValue(value: unknown): ParseSuccess | ParseFailure {
       reqId,
       type,
     };
+  }
+  if (fromJson) {
+    const request = decodeRequestFast(type as RequestType, record);
+    if (request !== undefined) return { ok: true, request };
   }
   const schema: z.ZodType<WireRequest> = REQUEST_SCHEMAS[type as RequestType];
   const parsed = schema.safeParse(record);
