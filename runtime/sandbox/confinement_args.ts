@@ -51,6 +51,14 @@ export interface ConfineSpec {
    * host's cache folder with only `npm` and `remote` in it
    */
   cacheDir?: string;
+  /**
+   * Host paths mounted at another path inside, after the grants (skill
+   * scripts: the skill's folder at `/skill`, the run's workspace at
+   * `/work`). @default none
+   */
+  binds?: Array<{ from: string; to: string; writable?: boolean }>;
+  /** Working folder inside. @default "/" */
+  cwd?: string;
 }
 
 /** A command ready for `Deno.Command`. */
@@ -167,9 +175,12 @@ export function confineArgs(
   for (const [path, writable] of grantMounts(spec.grant)) {
     args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
   }
+  for (const b of spec.binds ?? []) {
+    args.push(b.writable ? "--bind" : "--ro-bind", b.from, b.to);
+  }
   // Nothing else in the root is writable: no memory to fill outside /tmp's
   // bound, no files to plant beside the mounts.
-  args.push("--remount-ro", "/", "--chdir", "/", "--");
+  args.push("--remount-ro", "/", "--chdir", spec.cwd ?? "/", "--");
   args.push(layout.execPath, ...spec.denoArgs);
   return {
     command: layout.bwrap,
@@ -184,7 +195,7 @@ export function confineArgs(
       NO_COLOR: "1",
       DENO_NO_UPDATE_CHECK: "1",
     },
-    cwd: "/",
+    cwd: spec.cwd ?? "/",
   };
 }
 

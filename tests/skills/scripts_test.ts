@@ -132,6 +132,45 @@ Deno.test("a script cannot read the host's files nor write outside its workspace
   await Deno.remove(outside, { recursive: true });
 });
 
+Deno.test("a script runs as nobody without capabilities, in a read-only root that hides the host, its processes and other runs", async () => {
+  // Another run's workspace, as the runner names them on the host.
+  const other = await Deno.makeTempDir({ prefix: "skillbox-script-" });
+  await Deno.writeTextFile(join(other, "theirs.txt"), "another run's data");
+  const project = fileURLToPath(new URL("../../deno.json", import.meta.url));
+  const { call, events } = probe("identity.py", {
+    args: [project, join(other, "theirs.txt")],
+  });
+  try {
+    const result = await runSkillScript(call, limits);
+    assert.equal(result.exit_code, 0, result.stderr_tail);
+    const seen = JSON.parse(result.stdout_tail);
+    assert.equal(seen.uid, 65534);
+    assert.equal(seen.euid, 65534);
+    assert.equal(seen.gid, 65534);
+    assert.equal(seen.cap_eff, "0000000000000000");
+    assert.equal(seen.cap_bnd, "0000000000000000");
+    // Its own PID namespace: bwrap's init and the script, none of the host's.
+    assert.ok(seen.pids.length <= 3, `sees pids ${seen.pids}`);
+    assert.ok(!seen.pids.includes(Deno.pid) || Deno.pid <= 3);
+    assert.equal(seen.shadow, "FileNotFoundError");
+    assert.deepEqual(seen.host_reads, [
+      "FileNotFoundError",
+      "FileNotFoundError",
+    ]);
+    assert.deepEqual(seen.tmp, []);
+    assert.equal(seen.write_root, "OSError"); // read-only root
+    assert.equal(seen.write_tmp, "ok");
+    assert.equal(seen.write_work, "ok");
+    assert.equal(seen.cwd, "/work");
+    assert.deepEqual(seen.env, ["HOME", "LANG", "PATH", "PWD", "TMPDIR"]);
+    assert.ok(
+      events.some((e) => e.kind === "artifact" && e.data.name === "ok.txt"),
+    );
+  } finally {
+    await Deno.remove(other, { recursive: true });
+  }
+});
+
 Deno.test("a script has no network, not even the host's loopback", async () => {
   const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   let accepted = 0;
@@ -189,6 +228,13 @@ Deno.test("an interpreter the policy does not allow, or that is not installed, i
       interpreters: { ".sh": "/tmp/evil" },
     }),
     /must be a program name/,
+  );
+});
+
+Deno.test("a script is refused when OS confinement is off: never run unconfined", async () => {
+  await assert.rejects(
+    runSkillScript(probe("hello.sh").call, { ...limits, confinement: "off" }),
+    /skill scripts run only under OS confinement \(OS confinement is off/,
   );
 });
 

@@ -1,43 +1,53 @@
 /**
- * Runs one command under OS confinement with bubblewrap: only the binds it
- * is given, a private /tmp, /proc and /dev, new pid, network, IPC and UTS
- * namespaces, no capabilities, an empty environment plus the given
- * variables, an address-space cap (`prlimit --as`) and a wall-clock timeout
- * that kills the whole tree (SIGKILL to bwrap; `--die-with-parent` takes the
- * sandbox's pid 1 with it, and the kernel ends the pid namespace).
- *
- * This is the one seam scripts are confined through; it stands in for the
- * pool's confiner until that lands on main.
+ * Runs one skill script under the sandbox's OS confinement: the bwrap
+ * command line comes from `confineArgs` (the one builder sandbox processes
+ * and imported MCP servers use), with the interpreter in the place of the
+ * Deno binary. Its own user namespace as `nobody` (65534) with no
+ * capabilities, its own PID, network, IPC and UTS namespaces, a read-only
+ * root holding only the system folders (for a system interpreter) or the
+ * Deno binary and its libraries, the given binds, a private `/tmp`, an
+ * empty environment plus the given variables. `prlimit --as` caps its
+ * memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
+ * namespace's pid 1 with it and the kernel ends the whole PID namespace.
  *
  * @module
  */
 
-/** The bwrap binary. */
-export const BWRAP = "/usr/bin/bwrap";
+import {
+  confineArgs,
+  type ConfinementLayout,
+} from "../../sandbox/confinement_args.ts";
+
 /** The prlimit binary (util-linux), for the memory cap. */
 export const PRLIMIT = "/usr/bin/prlimit";
+
+// A Deno cache path that does not exist: a system interpreter gets no view
+// of the host's Deno cache (`confineArgs` binds its parts with -try).
+const NO_DENO_DIR = "/nonexistent/skillbox-no-deno-dir";
 
 /** One bind: a host path seen at `to` inside. */
 export interface Bind {
   from: string;
   to: string;
+  /** @default false */
+  writable?: boolean;
 }
 
 /** What {@link runConfined} runs. */
 export interface ConfinedSpec {
-  /** The command inside the confinement (first item: absolute path). */
+  /** Where bwrap, Deno and the system folders live (active confinement). */
+  layout: ConfinementLayout;
+  /** The command inside (first item: the program's absolute real path). */
   argv: readonly string[];
-  /** Read-only binds. */
-  readOnly: readonly Bind[];
-  /** Read-write binds. */
-  readWrite: readonly Bind[];
-  /** The whole environment inside. */
+  /** Host paths seen inside at another path. */
+  binds: readonly Bind[];
+  /** The environment inside, besides `HOME`/`TMPDIR` (the private /tmp). */
   env: Readonly<Record<string, string>>;
   /** Working directory inside. */
   cwd: string;
   /** Wall-clock limit in milliseconds. */
   timeoutMs: number;
-  /** Address-space cap in bytes. */
+  /** Address-space cap in bytes; 0: none (Deno caps its heap itself). */
   memoryBytes: number;
   /** Bytes written to stdin, then closed. */
   stdin?: Uint8Array;
@@ -57,62 +67,69 @@ export interface ConfinedExit {
   aborted: boolean;
 }
 
-// The host's system folders a program needs, read-only: /usr, and /bin,
-// /lib, /lib64, /sbin as the host has them (symlinks into /usr, or folders).
-async function systemBinds(): Promise<string[]> {
-  const out = ["--ro-bind", "/usr", "/usr"];
-  for (const dir of ["/bin", "/sbin", "/lib", "/lib64"]) {
-    const info = await Deno.lstat(dir).catch(() => null);
-    if (info === null) continue;
-    if (info.isSymlink) out.push("--symlink", await Deno.readLink(dir), dir);
-    else out.push("--ro-bind", dir, dir);
-  }
-  return out;
-}
-
 /**
- * The bwrap argument list for a spec (without the command).
+ * The command line of a confined script (bwrap, under prlimit when capped).
  *
  * @param spec the run
- * @returns arguments for `bwrap`
- * @example
+ * @returns the program, its arguments and whole environment
+ * @example A Python script sees /usr, the skill and its workspace
  * ```ts
- * import { bwrapArgs } from "./confined.ts";
+ * import { scriptCommand } from "./confined.ts";
  * import assert from "node:assert/strict";
- * const args = await bwrapArgs({
- *   argv: ["/usr/bin/true"], readOnly: [{ from: "/s", to: "/skill" }],
- *   readWrite: [{ from: "/w", to: "/work" }], env: { A: "1" }, cwd: "/work",
- *   timeoutMs: 1000, memoryBytes: 1 << 28,
+ * const cmd = scriptCommand({
+ *   layout: { bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: ["/opt/lib"],
+ *     links: [], denoDir: "/c/deno", systemDirs: ["/usr"] },
+ *   argv: ["/usr/bin/python3", "/skill/a.py"], env: { LANG: "C.UTF-8" },
+ *   binds: [{ from: "/s", to: "/skill" }, { from: "/w", to: "/work", writable: true }],
+ *   cwd: "/work", timeoutMs: 1000, memoryBytes: 1 << 28,
  * });
- * assert.ok(args.includes("--unshare-net") && args.includes("--clearenv"));
- * assert.equal(args[args.indexOf("--bind") + 2], "/work");
+ * assert.equal(cmd.program, "/usr/bin/prlimit");
+ * assert.ok(cmd.args.includes("--unshare-user") && cmd.args.includes("--unshare-net"));
+ * assert.equal(cmd.args[cmd.args.indexOf("/w") - 1], "--bind");
+ * assert.ok(!cmd.args.includes("/opt/deno") && !cmd.args.includes("/c/deno/npm"));
+ * assert.deepEqual(cmd.env, { LANG: "C.UTF-8", HOME: "/tmp", TMPDIR: "/tmp" });
  * ```
  */
-export async function bwrapArgs(spec: ConfinedSpec): Promise<string[]> {
-  const args = [
-    "--die-with-parent",
-    "--new-session",
-    "--unshare-pid",
-    "--unshare-net",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    "--cap-drop",
-    "ALL",
-    "--clearenv",
-    ...await systemBinds(),
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--tmpfs",
-    "/tmp",
-  ];
-  for (const b of spec.readOnly) args.push("--ro-bind", b.from, b.to);
-  for (const b of spec.readWrite) args.push("--bind", b.from, b.to);
-  for (const [k, v] of Object.entries(spec.env)) args.push("--setenv", k, v);
-  args.push("--chdir", spec.cwd);
-  return args;
+export function scriptCommand(
+  spec: Omit<ConfinedSpec, "onOutput" | "signal" | "stdin">,
+): { program: string; args: string[]; env: Record<string, string> } {
+  const program = spec.argv[0]!;
+  const isDeno = program === spec.layout.execPath;
+  const confined = confineArgs({
+    ...spec.layout,
+    execPath: program,
+    // A system interpreter and its libraries are in the system folders
+    // (bound by the `run` grant); it needs nothing of Deno's.
+    libDirs: isDeno ? spec.layout.libDirs : [],
+    denoDir: isDeno ? spec.layout.denoDir : NO_DENO_DIR,
+  }, {
+    grant: isDeno ? {} : { run: [program] },
+    runtimeFiles: [],
+    denoArgs: spec.argv.slice(1),
+    env: {},
+    binds: [...spec.binds],
+    cwd: spec.cwd,
+  });
+  const env: Record<string, string> = { ...spec.env };
+  for (const name of ["HOME", "TMPDIR"]) env[name] = confined.env[name]!;
+  if (isDeno) {
+    for (const name of ["DENO_DIR", "DENO_NO_UPDATE_CHECK", "NO_COLOR"]) {
+      env[name] = confined.env[name]!;
+    }
+  }
+  if (spec.memoryBytes <= 0) {
+    return { program: confined.command, args: confined.args, env };
+  }
+  return {
+    program: PRLIMIT,
+    args: [
+      `--as=${Math.floor(spec.memoryBytes)}`,
+      "--",
+      confined.command,
+      ...confined.args,
+    ],
+    env,
+  };
 }
 
 /**
@@ -124,29 +141,26 @@ export async function bwrapArgs(spec: ConfinedSpec): Promise<string[]> {
  * @example
  * ```ts
  * import { runConfined } from "./confined.ts";
+ * import { detectConfinement } from "../../sandbox/confinement.ts";
  * import assert from "node:assert/strict";
- * let out = "";
- * const exit = await runConfined({
- *   argv: ["/bin/sh", "-c", "echo $GREETING"], readOnly: [], readWrite: [],
- *   env: { GREETING: "hi" }, cwd: "/tmp", timeoutMs: 10_000, memoryBytes: 1 << 28,
- *   onOutput: (_s, t) => out += t,
- * });
- * assert.equal(exit.code, 0);
- * assert.equal(out, "hi\n");
+ * const { layout } = await detectConfinement("auto");
+ * if (layout) {
+ *   let out = "";
+ *   const exit = await runConfined({
+ *     layout, argv: ["/usr/bin/sh", "-c", "echo $GREETING $(id -u)"], binds: [],
+ *     env: { GREETING: "hi" }, cwd: "/tmp", timeoutMs: 10_000, memoryBytes: 1 << 28,
+ *     onOutput: (_s, t) => out += t,
+ *   });
+ *   assert.equal(exit.code, 0);
+ *   assert.equal(out, "hi 65534\n");
+ * }
  * ```
  */
 export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
-  const args = [
-    `--as=${Math.floor(spec.memoryBytes)}`,
-    "--",
-    BWRAP,
-    ...await bwrapArgs(spec),
-    "--",
-    ...spec.argv,
-  ];
-  const child = new Deno.Command(PRLIMIT, {
-    args,
-    env: {},
+  const cmd = scriptCommand(spec);
+  const child = new Deno.Command(cmd.program, {
+    args: cmd.args,
+    env: cmd.env,
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",

@@ -12,6 +12,9 @@ import { dirname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { runConfined } from "./confined.ts";
 import { findInterpreter } from "./script_files.ts";
+import { Confiner } from "../../sandbox/confiner.ts";
+import type { ConfinementMode } from "../../sandbox/confinement.ts";
+import type { ConfinementLayout } from "../../sandbox/confinement_args.ts";
 
 /** Limits of one script run. */
 export interface ScriptLimits {
@@ -23,6 +26,11 @@ export interface ScriptLimits {
   maxArtifactBytes?: number;
   /** `log` events per run. @default 200 */
   maxLogEvents?: number;
+  /**
+   * `sandbox.confinement`: scripts run only confined, so when confinement
+   * is off or does not work here a script is refused. @default "auto"
+   */
+  confinement?: ConfinementMode;
 }
 
 /** One call of the tool. */
@@ -86,6 +94,7 @@ export async function runSkillScript(
 ): Promise<ScriptResult> {
   const interpreter = await findInterpreter(call.script, limits.interpreters);
   if ("error" in interpreter) throw new Error(interpreter.error);
+  const layout = await confinementLayout(call.script, limits);
   const workspace = await Deno.realPath(
     await Deno.makeTempDir({ prefix: "skillbox-script-" }),
   );
@@ -95,12 +104,14 @@ export async function runSkillScript(
     let logs = 0;
     const maxLogs = limits.maxLogEvents ?? 200;
     const exit = await runConfined({
+      layout,
       argv: [interpreter.path, `/skill/${call.script}`, ...call.args],
-      readOnly: [{ from: await Deno.realPath(call.folder), to: "/skill" }],
-      readWrite: [{ from: workspace, to: "/work" }],
+      binds: [
+        { from: await Deno.realPath(call.folder), to: "/skill" },
+        { from: workspace, to: "/work", writable: true },
+      ],
       env: {
         PATH: "/usr/local/bin:/usr/bin:/bin",
-        HOME: "/work",
         LANG: "C.UTF-8",
         ...call.env,
       },
@@ -144,6 +155,24 @@ export async function runSkillScript(
   } finally {
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
   }
+}
+
+// The confinement's layout, or why scripts cannot run here.
+async function confinementLayout(
+  script: string,
+  limits: ScriptLimits,
+): Promise<ConfinementLayout> {
+  let why: string;
+  try {
+    const status = await new Confiner(limits.confinement ?? "auto").status();
+    if (status.layout) return status.layout;
+    why = status.reason;
+  } catch (error) {
+    why = (error as Error).message;
+  }
+  throw new Error(
+    `Cannot run "${script}": skill scripts run only under OS confinement (${why})`,
+  );
 }
 
 // Writes the input files; returns their paths and contents so unchanged
