@@ -20,6 +20,7 @@ import {
   toStoreConfig,
 } from "./store/config.ts";
 import { parseTokenQuotas } from "./quotas.ts";
+import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 
 /** The listen address. */
 export interface ListenConfig {
@@ -280,6 +281,7 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   try {
     parseHostPolicy(data.policy);
     parseTokenQuotas(data.policy, data.tokens);
+    parseInterpreters(data.policy);
   } catch (error) {
     throw new ConfigError(
       `${file}: ${

@@ -32,6 +32,7 @@ import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
 import type { RegistrySnapshot } from "./registry/types.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
+import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
@@ -200,6 +201,9 @@ export function createStandardStack(
           maxTimeoutSeconds: policy.maxTimeoutMs / 1000,
           maxTurns: config.limits.maxTurns,
           defaultMaxTurns: config.limits.defaultMaxTurns,
+          interpreters: parseInterpreters(config.policy),
+          scriptConfinement: config.sandbox.confinement,
+          scriptEnvGrant: policy.permissions.env,
         },
         observer: options.observer,
       }),

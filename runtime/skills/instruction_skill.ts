@@ -82,6 +82,7 @@ export function instructionSkillRecord(
       folder: folder.folder,
       resources: folder.resources,
       commandRules: folder.command_rules,
+      env: folder.env ?? [],
     },
     llmConfig: llm,
     loadProblem: null,

@@ -5,6 +5,7 @@ import { parseSkillMd } from "./skill_md.ts";
 Deno.test("instructionSkillRecord() fills the skill from its SKILL.md", () => {
   const manifest = parseSkillMd(
     "---\nname: notes\ndescription: Takes notes\nmax_turns: 4\ntags: [a]\n" +
+      "env: [API_TOKEN]\n" +
       "input_schema:\n  type: object\n  properties:\n    topic: {type: string}\n---\nBe brief.",
   );
   const rec = instructionSkillRecord(
@@ -30,6 +31,7 @@ Deno.test("instructionSkillRecord() fills the skill from its SKILL.md", () => {
     folder: "/s/notes",
     resources: ["ref.md"],
     commandRules: manifest.command_rules,
+    env: ["API_TOKEN"],
   });
   assert.equal(rec.loadProblem, null);
 });

@@ -234,7 +234,7 @@ function startRun(
     files: record.run?.format === "instructions"
       ? { folder: record.run.folder, resources: record.run.resources }
       : null,
-    scripts: scriptLimits(limits),
+    scripts: scriptLimits(limits, record.run),
     commandRules: record.run?.format === "instructions"
       ? record.run.commandRules ?? null
       : null,

@@ -79,9 +79,16 @@ export interface SkillLimits {
   maxEvents?: number;
   /**
    * Interpreters of skill scripts by extension (`policy.interpreters`).
-   * @default {".py": "python3", ".sh": "sh"}
+   * @default {".py": "python3", ".sh": "sh", ".js": "deno", ".ts": "deno"}
    */
   interpreters?: Readonly<Record<string, string>>;
+  /**
+   * Variables a skill's scripts may get when the skill declares them
+   * (`policy.permissions.env`; `"*"`: any). @default []
+   */
+  scriptEnvGrant?: readonly string[];
+  /** `sandbox.confinement`; scripts run only confined. @default "auto" */
+  scriptConfinement?: "auto" | "required" | "off";
   /** Address-space cap of a skill script, in bytes. @default 512 MiB */
   scriptMemoryBytes?: number;
   /** Longest tool result fed back to the model, in characters. @default 32000 */

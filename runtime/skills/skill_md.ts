@@ -30,6 +30,7 @@ import {
 import { A2E_KEYS, type A2eFields, readA2eFields } from "./a2e_dialect.ts";
 import { describeCommandRule } from "./tool_names.ts";
 import { findLinks, insideFolder } from "./skill_links.ts";
+import { ENV_KEY, readScriptEnv } from "./scripts/script_env.ts";
 
 export { findLinks, MAX_RESOURCE_BYTES, readSkillFile } from "./skill_links.ts";
 export type { SkillLlmConfig } from "./a2e_dialect.ts";
@@ -59,6 +60,8 @@ export interface SkillMdManifest
   instructions: string;
   /** Relative link targets found in the body (not yet checked on disk). */
   links: string[];
+  /** Variables its scripts ask for (`env`, see `scripts/script_env.ts`). */
+  env: string[] | null;
 }
 
 /** Options for {@link parseSkillMd}. */
@@ -84,6 +87,7 @@ const READ_KEYS = new Set([
   "license",
   "compatibility",
   "metadata",
+  ENV_KEY,
 ]);
 
 /**
@@ -140,6 +144,7 @@ export function parseSkillMd(
     );
   }
   const dialect = readA2eFields(fields);
+  const env = readScriptEnv(fields);
   const metadata = readSpecMetadata(fields);
   for (const [key, value] of Object.entries(data)) {
     if (READ_KEYS.has(key)) continue;
@@ -181,6 +186,7 @@ export function parseSkillMd(
     metadata,
     instructions: body,
     links: findLinks(body),
+    env,
   };
 }
 

@@ -38,6 +38,8 @@ export interface InstructionSkillRun {
   readonly resources: readonly string[];
   /** What `run_command` may run (`Bash(git:*)`); absent or null: not narrowed. */
   readonly commandRules?: readonly CommandRule[] | null;
+  /** Variables its scripts ask for (frontmatter `env`). @default [] */
+  readonly env?: readonly string[];
 }
 
 /** A skill as the host keeps it. */

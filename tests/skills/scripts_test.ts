@@ -11,7 +11,7 @@ import {
   runSkillScript,
   type ScriptCall,
 } from "../../runtime/skills/scripts/run_script.ts";
-import { DEFAULT_INTERPRETERS } from "../../runtime/skills/scripts/script_files.ts";
+import { DEFAULT_INTERPRETERS } from "../../runtime/skills/scripts/interpreters.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e, type Received, startStack } from "./_stack.ts";
 import type { SkillResult } from "../../protocol/models.ts";
@@ -78,6 +78,31 @@ Deno.test("a shell script: args, stdin, stdout/stderr as log events, exit code, 
     Buffer.from(String(artifact.chunk), "base64").toString(),
     "hi there\n",
   );
+});
+
+Deno.test("a TypeScript script runs in a confined Deno with no permission but the skill (read) and the workspace: same log, artifact and exit-code contract", async () => {
+  const { call, events } = probe("deno_probe.ts", {
+    args: ["4"],
+    files: { "input.txt": "abc" },
+  });
+  const result = await runSkillScript(call, limits);
+  assert.equal(result.exit_code, 4, result.stderr_tail);
+  assert.equal(result.stderr_tail, "to stderr\n");
+  const [first, report] = result.stdout_tail.trim().split("\n");
+  assert.equal(first, "read 3 chars");
+  const seen = JSON.parse(report!);
+  assert.equal(seen.read_skill, "ok");
+  for (const denied of ["write_skill", "read_etc", "env", "run", "net"]) {
+    assert.notEqual(seen[denied], "ok", `${denied} is refused`);
+  }
+  assert.equal(seen.write_skill, "NotCapable");
+  assert.equal(seen.env, "NotCapable");
+  assert.deepEqual(result.artifacts, [
+    { name: "upper.txt", bytes: 3, sent: true },
+  ]);
+  const artifact = events.find((e) => e.kind === "artifact")!.data;
+  assert.equal(Buffer.from(String(artifact.chunk), "base64").toString(), "ABC");
+  assert.ok(events.some((e) => e.kind === "log" && e.data.stream === "stderr"));
 });
 
 Deno.test("a script that loops forever is killed at the timeout with its whole tree", async () => {
@@ -215,7 +240,7 @@ Deno.test("a script importing a package the machine lacks fails with the import 
 Deno.test("an interpreter the policy does not allow, or that is not installed, is refused with a clear message", async () => {
   await assert.rejects(
     runSkillScript(probe("report.rb").call, limits),
-    /policy allows no interpreter for "\.rb" files \(allowed: \.py, \.sh\)/,
+    /policy allows no interpreter for "\.rb" files \(allowed: \.js, \.py, \.sh, \.ts\)/,
   );
   await assert.rejects(
     runSkillScript(probe("report.rb").call, {

@@ -31,6 +31,8 @@ export interface ScriptLimits {
    * is off or does not work here a script is refused. @default "auto"
    */
   confinement?: ConfinementMode;
+  /** The variables the skill declared and the policy grants. @default {} */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** One call of the tool. */
@@ -43,7 +45,7 @@ export interface ScriptCall {
   stdin?: string;
   /** Files written into the workspace first: relative path → text. */
   files?: Readonly<Record<string, string>>;
-  /** Extra environment variables. */
+  /** Extra environment variables (the granted ones, see `script_env.ts`). */
   env?: Readonly<Record<string, string>>;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -95,6 +97,7 @@ export async function runSkillScript(
   const interpreter = await findInterpreter(call.script, limits.interpreters);
   if ("error" in interpreter) throw new Error(interpreter.error);
   const layout = await confinementLayout(call.script, limits);
+  const memoryBytes = limits.memoryBytes ?? 512 * 1024 * 1024;
   const workspace = await Deno.realPath(
     await Deno.makeTempDir({ prefix: "skillbox-script-" }),
   );
@@ -105,7 +108,11 @@ export async function runSkillScript(
     const maxLogs = limits.maxLogEvents ?? 200;
     const exit = await runConfined({
       layout,
-      argv: [interpreter.path, `/skill/${call.script}`, ...call.args],
+      argv: [
+        ...command(interpreter, layout.execPath, memoryBytes),
+        `/skill/${call.script}`,
+        ...call.args,
+      ],
       binds: [
         { from: await Deno.realPath(call.folder), to: "/skill" },
         { from: workspace, to: "/work", writable: true },
@@ -117,7 +124,9 @@ export async function runSkillScript(
       },
       cwd: "/work",
       timeoutMs: call.timeoutMs,
-      memoryBytes: limits.memoryBytes ?? 512 * 1024 * 1024,
+      // Deno reserves more address space than it uses: its heap cap is the
+      // V8 flag instead of an address-space limit.
+      memoryBytes: "deno" in interpreter ? 0 : memoryBytes,
       stdin: call.stdin === undefined
         ? undefined
         : new TextEncoder().encode(call.stdin),
@@ -155,6 +164,29 @@ export async function runSkillScript(
   } finally {
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
   }
+}
+
+// The interpreter's command before the script. The sandboxed Deno runs with
+// no permission but reading the skill and the workspace and writing the
+// workspace, from modules already in the cache (there is no network).
+function command(
+  interpreter: { path: string } | { deno: true },
+  deno: string,
+  memoryBytes: number,
+): string[] {
+  if ("path" in interpreter) return [interpreter.path];
+  return [
+    deno,
+    "run",
+    "--no-prompt",
+    "--no-config",
+    "--cached-only",
+    "--allow-read=/skill,/work",
+    "--allow-write=/work",
+    `--v8-flags=--max-old-space-size=${
+      Math.max(16, Math.floor(memoryBytes / 1024 / 1024))
+    }`,
+  ];
 }
 
 // The confinement's layout, or why scripts cannot run here.

@@ -7,12 +7,7 @@
  */
 
 import { extname, join, relative } from "node:path";
-
-/** The interpreters a policy allows when it names none. */
-export const DEFAULT_INTERPRETERS: Readonly<Record<string, string>> = {
-  ".py": "python3",
-  ".sh": "sh",
-};
+import { DENO_INTERPRETER } from "./interpreters.ts";
 
 /** Extensions that count as scripts among a skill's linked files. */
 const SCRIPT_EXTENSIONS = new Set([".py", ".sh", ".js", ".ts", ".bash"]);
@@ -74,12 +69,14 @@ const SYSTEM_BIN = ["/usr/local/bin", "/usr/bin", "/bin"];
  *
  * @param script the script's relative path
  * @param interpreters the policy's extension → program map
- * @returns the program's absolute path, or a message the model can read
+ * @returns the program's absolute path, `deno` for the sandboxed Deno,
+ *   or a message the model can read
  * @example
  * ```ts
  * import { findInterpreter } from "./script_files.ts";
  * import assert from "node:assert/strict";
  * assert.ok("path" in await findInterpreter("a.sh", { ".sh": "sh" }));
+ * assert.ok("deno" in await findInterpreter("a.ts", { ".ts": "deno" }));
  * const refused = await findInterpreter("a.rb", { ".sh": "sh" });
  * assert.ok("error" in refused && /no interpreter for "\.rb"/.test(refused.error));
  * ```
@@ -87,7 +84,7 @@ const SYSTEM_BIN = ["/usr/local/bin", "/usr/bin", "/bin"];
 export async function findInterpreter(
   script: string,
   interpreters: Readonly<Record<string, string>>,
-): Promise<{ path: string } | { error: string }> {
+): Promise<{ path: string } | { deno: true } | { error: string }> {
   const ext = extname(script);
   const program = Object.hasOwn(interpreters, ext)
     ? interpreters[ext]
@@ -99,6 +96,7 @@ export async function findInterpreter(
         `"${ext || "(no extension)"}" files (allowed: ${allowed})`,
     };
   }
+  if (program === DENO_INTERPRETER) return { deno: true };
   if (program.includes("/")) {
     return {
       error: `Cannot run "${script}": interpreter "${program}" must be a ` +

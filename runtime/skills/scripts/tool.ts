@@ -10,7 +10,9 @@ import type { AgentTool } from "../agent_loop.ts";
 import type { SkillRecord } from "../definition.ts";
 import type { SkillLimits } from "../run_types.ts";
 import { runSkillScript, type ScriptLimits } from "./run_script.ts";
-import { DEFAULT_INTERPRETERS, listSkillScripts } from "./script_files.ts";
+import { listSkillScripts } from "./script_files.ts";
+import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
+import { scriptEnv } from "./script_env.ts";
 
 /** The tool's name. */
 export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
@@ -76,21 +78,31 @@ export async function skillScriptTools(
 }
 
 /**
- * The script limits of a run, from the host's skill limits.
+ * The script limits of a run, from the host's skill limits and the skill.
  *
  * @param limits the host's limits
- * @returns interpreters (the default when unset) and the memory cap
+ * @param run the skill's run (`SkillRecord.run`): its declared variables
+ * @returns interpreters (the default when unset), the memory cap, the
+ *   confinement mode and the variables granted
  * @example
  * ```ts
  * import { scriptLimits } from "./tool.ts";
  * import assert from "node:assert/strict";
  * assert.equal(scriptLimits({}).interpreters[".py"], "python3");
+ * const run = { format: "instructions" as const, folder: "/s", resources: [], env: ["PATH", "NOT_GRANTED"] };
+ * assert.deepEqual(scriptLimits({ scriptEnvGrant: ["PATH"] }, run).env, {});
  * ```
  */
-export function scriptLimits(limits: SkillLimits): ScriptLimits {
+export function scriptLimits(
+  limits: SkillLimits,
+  run: SkillRecord["run"] = null,
+): ScriptLimits {
+  const declared = run?.format === "instructions" ? run.env ?? [] : [];
   return {
     interpreters: limits.interpreters ?? DEFAULT_INTERPRETERS,
     memoryBytes: limits.scriptMemoryBytes,
+    confinement: limits.scriptConfinement,
+    env: scriptEnv(declared, limits.scriptEnvGrant ?? []),
   };
 }
 
@@ -156,6 +168,7 @@ export async function callSkillScript(
     args: list,
     stdin: args.stdin,
     files: files as Record<string, string>,
+    env: ctx.limits.env,
     timeoutMs: ctx.timeoutMs,
     signal: ctx.signal,
     onEvent: ctx.onEvent,
