@@ -187,3 +187,18 @@ Deno.test("the static path refuses long sources and long answers", async () => {
   } };`;
   assert.equal(await describeStatically("/a.ts", deep, LIMIT), null);
 });
+
+Deno.test("the static path never runs a line of the module in the host", async () => {
+  const marker = "__skillbox_static_pwned";
+  const hostile = [
+    `export default { kind: "tool", name: "a", run() { globalThis.${marker} = 1; } };`,
+    `export default { kind: "tool", name: "b", permissions: { read: [{ toString() { globalThis.${marker} = 1; return "/"; } }] } };`,
+    `export default { kind: "tool", name: "c", d: { toJSON() { globalThis.${marker} = 1; } } };`,
+    `export default { kind: "tool", get name() { globalThis.${marker} = 1; return "d"; } };`,
+    `export default { kind: "tool", name: "e", input: { get _zod() { globalThis.${marker} = 1; return 1; } } };`,
+  ];
+  for (const source of hostile) {
+    await describeStatically("/h.ts", source, LIMIT);
+  }
+  assert.equal(marker in globalThis, false);
+});
