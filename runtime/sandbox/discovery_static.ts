@@ -17,7 +17,8 @@
  *   without substitutions, arrays without holes or spreads, objects with
  *   plain keys (no `__proto__`, computed key, getter, setter or spread),
  *   function and arrow expressions and methods (never called), references
- *   to an earlier literal `const` (or a function declaration), and the TS
+ *   to an earlier literal `const` (or a function declaration), `+` on two
+ *   strings or numbers, `[...].join(separator)` on primitives, and the TS
  *   wrappers `as`, `satisfies`, `!` and `<T>`.
  * The definition is then computed from these values by a copy of the
  * worker's `describe` (in `sandbox/worker/bootstrap.ts`); whatever could
@@ -246,6 +247,10 @@ function value(node: AstNode, scope: Scope): unknown {
         ? n
         : notStatic();
     }
+    case "BinaryExpression":
+      return concat(node, scope);
+    case "CallExpression":
+      return join(node, scope);
     case "ArrayExpression":
       return (node.elements as (AstNode | null)[]).map((element) =>
         element === null || element.type === "SpreadElement"
@@ -271,6 +276,38 @@ function value(node: AstNode, scope: Scope): unknown {
     default:
       return notStatic();
   }
+}
+
+function isPrimitive(v: unknown): v is string | number | boolean | null {
+  return v === null || v === undefined ||
+    ["string", "number", "boolean"].includes(typeof v);
+}
+
+// `a + b` on two strings or numbers: no conversion can call code.
+function concat(node: AstNode, scope: Scope): string | number {
+  if (node.operator !== "+") notStatic();
+  const left = value(node.left as AstNode, scope);
+  const right = value(node.right as AstNode, scope);
+  const ok = (v: unknown) => typeof v === "string" || typeof v === "number";
+  if (!ok(left) || !ok(right)) notStatic();
+  return (left as string) + (right as string);
+}
+
+// `[...].join(sep)` on primitives, the one call long texts are written
+// with. Nothing of the module has run before its literal is evaluated, so
+// Array.prototype.join is the builtin in the worker as it is here.
+function join(node: AstNode, scope: Scope): string {
+  const callee = node.callee as AstNode;
+  const args = node.arguments as AstNode[];
+  if (
+    callee.type !== "MemberExpression" || callee.computed ||
+    name(callee.property) !== "join" || args.length > 1
+  ) notStatic();
+  const list = value(callee.object as AstNode, scope);
+  const separator = args[0] ? value(args[0], scope) : ",";
+  if (!Array.isArray(list) || !list.every(isPrimitive)) notStatic();
+  if (typeof separator !== "string") notStatic();
+  return list.join(separator);
 }
 
 function object(node: AstNode, scope: Scope): Record<string, unknown> {

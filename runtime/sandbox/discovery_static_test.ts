@@ -64,6 +64,14 @@ const LITERAL: [string, string][] = [
   ["default array", `export default [{ kind: "tool", name: "x" }];`],
   ["no kind", `export default { name: "x" };`],
   [
+    "joined and concatenated texts",
+    `const lines = ["one", 2, null, undefined, true, -0];
+     const sep = " | ";
+     export default { kind: "tool", name: "j" + 1 + 2, a: lines.join(sep),
+       b: ["x", "y"].join(), c: [].join("-"), d: 1 + 2 + "z",
+       e: \`long \` + "text", f: ["p", "q"].join("\\n") + "!" };`,
+  ],
+  [
     "shared references",
     `const list = ["a"]; const o = { list, again: list };
      export default { kind: "tool", name: "g", o, p: { read: list } };`,
@@ -115,6 +123,28 @@ const DYNAMIC: [string, string][] = [
   ["enum", `enum E { A } export default { kind: "tool", name: "e" };`],
   ["bigint", `export default { kind: "tool", name: "b", n: 1n };`],
   ["hole", `export default { kind: "tool", name: "h", a: [1, , 2] };`],
+  [
+    "join of an object",
+    `export default { kind: "tool", name: ["a", {}].join("") };`,
+  ],
+  [
+    "join of an array",
+    `export default { kind: "tool", name: ["a", ["b"]].join("") };`,
+  ],
+  [
+    "join with an object",
+    `export default { kind: "tool", name: ["a"].join({}) };`,
+  ],
+  ["join of a string", `export default { kind: "tool", name: "ab".join("") };`],
+  [
+    "computed join",
+    `export default { kind: "tool", name: ["a"]["join"]("") };`,
+  ],
+  ["optional join", `export default { kind: "tool", name: ["a"]?.join("") };`],
+  ["map", `export default { kind: "tool", name: ["a"].map(String) };`],
+  ["minus", `export default { kind: "tool", name: "t", n: 2 - 1 };`],
+  ["plus an object", `export default { kind: "tool", name: "t" + {} };`],
+  ["plus a boolean", `export default { kind: "tool", name: "t" + true };`],
 ];
 
 function file(dir: string, i: number, label: string): string {
