@@ -67,13 +67,13 @@ export function createDescriber(
     const abs = resolve(path);
     let hash = "";
     let files: string[];
-    let source: string;
+    let sources: ReadonlyMap<string, string>;
     const release = await io.acquire();
     try {
       const graph = await moduleGraph(abs);
       hash = graph.hash;
       files = graph.files;
-      source = graph.source;
+      sources = graph.sources;
       options.onGraph?.(abs, files);
       const hit = await cache.get(abs, hash);
       if (hit) return hit;
@@ -92,11 +92,12 @@ export function createDescriber(
     if (!check.ok) {
       return { path: abs, hash, definitions: [], error: check.reason };
     }
-    // A module alone in its graph whose exports are literals needs no
-    // Worker: its definitions are read from its syntax (nothing runs).
-    const literal = options.staticPath !== false && files.length === 1
-      ? await describeStatically(abs, source, {
+    // A module whose code only declares literals needs no Worker: its
+    // definitions are read from its syntax (nothing of it runs).
+    const literal = options.staticPath !== false
+      ? await describeStatically(abs, sources.get(abs) ?? "", {
         maxResultBytes: queue.maxResultBytes ?? 1024 * 1024,
+        imports: sources,
       })
       : null;
     const answer = literal

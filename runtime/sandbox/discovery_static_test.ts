@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { runDiscoveryProcess } from "./_discovery_process.ts";
 import { describeStatically, MAX_STATIC_SOURCE } from "./discovery_static.ts";
 import { loadBootstrap, sandboxEnv } from "./spawn.ts";
+import { moduleGraph } from "./module_graph.ts";
 
 const LIMIT = { maxResultBytes: 1 << 20 };
 
@@ -231,4 +232,143 @@ Deno.test("the static path never runs a line of the module in the host", async (
     await describeStatically("/h.ts", source, LIMIT);
   }
   assert.equal(marker in globalThis, false);
+});
+
+// Local helpers a module imports, and modules importing them.
+const HELPERS: Record<string, string> = {
+  "h_pure.ts": `import type { X } from "./nowhere.ts";
+    export function withSummary(d: X) { return d; }
+    export const SCHEMA = { type: "object", required: ["a"] };
+    const hidden = ["x", "y"].join("+");
+    export { hidden as "odd name" };
+    export default { kind: "tool", name: "from helper" };`,
+  "h_chain.ts": `import { SCHEMA } from "./h_pure.ts";
+    export const WRAPPED = { inner: SCHEMA };
+    export function f() {}`,
+  "h_code.ts": `export const X = [1].map(String);`,
+  "h_cycle_a.ts": `import { b } from "./h_cycle_b.ts"; export const a = 1;`,
+  "h_cycle_b.ts": `import { a } from "./h_cycle_a.ts"; export const b = 2;`,
+};
+const IMPORTING_LITERAL: Record<string, string> = {
+  "i_named.ts": `import { withSummary, SCHEMA } from "./h_pure.ts";
+    export default { kind: "tool", name: "i1", input: SCHEMA,
+      run: (a: unknown) => withSummary(a) };`,
+  "i_default.ts": `import helper, * as ns from "./h_pure.ts";
+    import { WRAPPED } from "./h_chain.ts";
+    export { helper as kit };
+    export default { kind: "tool", name: "i2", w: WRAPPED, run: () => ns };`,
+  "i_bare.ts": `import "./h_pure.ts";
+    export default { kind: "tool", name: "i3" };`,
+};
+const IMPORTING_DYNAMIC: Record<string, string> = {
+  "d_code.ts": `import { X } from "./h_code.ts";
+    export default { kind: "tool", name: "d1" };`,
+  "d_missing_name.ts": `import { nope } from "./h_pure.ts";
+    export default { kind: "tool", name: "d2" };`,
+  "d_cycle.ts": `import { a } from "./h_cycle_a.ts";
+    export default { kind: "tool", name: "d3" };`,
+  "d_namespace_value.ts": `import * as ns from "./h_pure.ts";
+    export default { kind: "tool", name: "d4", ns };`,
+  "d_missing_file.ts": `import { a } from "./missing.ts";
+    export default { kind: "tool", name: "d5" };`,
+  "d_only_types.ts": `import { type X } from "./h_pure.ts";
+    export default { kind: "tool", name: "d6" };`,
+  "d_npm.ts": `import { z } from "npm:zod@4.6.7";
+    export default { kind: "tool", name: "d7" };`,
+};
+
+Deno.test("the static path follows local imports of literal modules, as a worker loads them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const all = { ...HELPERS, ...IMPORTING_LITERAL, ...IMPORTING_DYNAMIC };
+    for (const [name, source] of Object.entries(all)) {
+      await Deno.writeTextFile(join(dir, name), source);
+    }
+    const names = Object.keys(IMPORTING_LITERAL);
+    const paths = names.map((name) => join(dir, name));
+    const report = await runDiscoveryProcess(
+      paths.map((path) => ({ path, read: [dir] })),
+      {
+        bootstrap: await loadBootstrap(),
+        workers: 3,
+        timeoutMs: 30_000,
+        memoryMb: 256,
+        maxResultBytes: LIMIT.maxResultBytes,
+        deny: [],
+        cwd: dir,
+        env: sandboxEnv({}),
+      },
+    );
+    const statically = async (path: string) => {
+      const graph = await moduleGraph(path);
+      return await describeStatically(path, graph.sources.get(path)!, {
+        ...LIMIT,
+        imports: graph.sources,
+      });
+    };
+    for (const [i, name] of names.entries()) {
+      const worker = report.answers.get(i);
+      assert.ok(
+        worker?.ok,
+        `${name}: the worker failed: ${JSON.stringify(worker)}`,
+      );
+      const literal = await statically(paths[i]!);
+      assert.notEqual(literal, null, `${name}: not answered statically`);
+      assert.equal(JSON.stringify(literal), JSON.stringify(worker.value), name);
+    }
+    for (const name of Object.keys(IMPORTING_DYNAMIC)) {
+      assert.equal(await statically(join(dir, name)), null, name);
+    }
+    // Without the imported files' text, nothing is assumed about them.
+    const alone = join(dir, "i_named.ts");
+    assert.equal(
+      await describeStatically(alone, all["i_named.ts"]!, LIMIT),
+      null,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the static path agrees with workers on the shipped skills", async () => {
+  const root = new URL("../../skills/", import.meta.url).pathname;
+  const paths: string[] = [];
+  for await (const dir of Deno.readDir(root)) {
+    if (!dir.isDirectory) continue;
+    for await (const entry of Deno.readDir(join(root, dir.name))) {
+      const name = entry.name;
+      if (name.startsWith("_") || name.endsWith("_test.ts")) continue;
+      if (name.endsWith(".ts")) paths.push(join(root, dir.name, name));
+    }
+  }
+  paths.sort();
+  const graphs = await Promise.all(paths.map((path) => moduleGraph(path)));
+  const report = await runDiscoveryProcess(
+    paths.map((path, i) => ({ path, read: graphs[i]!.files })),
+    {
+      bootstrap: await loadBootstrap(),
+      workers: 3,
+      timeoutMs: 30_000,
+      memoryMb: 256,
+      maxResultBytes: LIMIT.maxResultBytes,
+      deny: [],
+      cwd: root,
+      env: sandboxEnv({}),
+    },
+  );
+  let read = 0;
+  for (const [i, path] of paths.entries()) {
+    const sources = graphs[i]!.sources;
+    const literal = await describeStatically(path, sources.get(path)!, {
+      ...LIMIT,
+      imports: sources,
+    });
+    if (literal === null) continue;
+    read++;
+    const worker = report.answers.get(i);
+    assert.ok(worker?.ok, `${path}: ${JSON.stringify(worker)}`);
+    assert.equal(JSON.stringify(literal), JSON.stringify(worker.value), path);
+  }
+  // The toolkits and several tools are read statically (8 of 15 today).
+  assert.ok(read >= 5, `only ${read} shipped modules read statically`);
 });

@@ -141,7 +141,7 @@ Deno.test("describe() reads a literal module without a process, and runs one wit
     );
     await Deno.writeTextFile(
       code,
-      `export default { kind: "tool", name: ["co", "de"].join(""), run: () => 1 };`,
+      `export default { kind: "tool", name: String("code"), run: () => 1 };`,
     );
     const before = discoveryUsage().processes;
     const read = await sandbox.describe(literal);

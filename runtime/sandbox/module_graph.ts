@@ -15,8 +15,8 @@ export interface ModuleGraph {
   files: string[];
   /** SHA-256 (hex) over each file's path and content. */
   hash: string;
-  /** The module's own text (as hashed). */
-  source: string;
+  /** The text of each file in `files` (as hashed). */
+  sources: ReadonlyMap<string, string>;
 }
 
 // Value imports and re-exports with a literal local specifier. `import type`
@@ -89,6 +89,8 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
   return {
     files: files.filter((f) => seen.get(f) !== null),
     hash: hash.digest("hex"),
-    source: seen.get(root) ?? "",
+    sources: new Map(
+      [...seen].filter((e): e is [string, string] => e[1] !== null),
+    ),
   };
 }
