@@ -18,7 +18,7 @@ import type { PermissionKind, Permissions } from "../permissions.ts";
 export interface InitMessage {
   t: "init";
   nonce: string;
-  /** Source of the worker bootstrap (run from a `blob:` URL). */
+  /** The worker bootstrap as JavaScript (run from a `blob:` URL). */
   bootstrap: string;
   /** The worker's `deno.permissions`. */
   permissions: WorkerPermissions;

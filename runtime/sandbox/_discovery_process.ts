@@ -23,7 +23,7 @@ import { sandboxCommand } from "./spawn.ts";
 
 /** How one discovery process is started. */
 export interface DiscoveryProcessOptions {
-  /** Source of the worker bootstrap. */
+  /** The worker bootstrap as JavaScript (see `loadBootstrap`). */
   bootstrap: string;
   /** Modules loading at once inside the process. */
   workers: number;
@@ -120,14 +120,13 @@ const STDERR_TAIL = 8192;
  * @example Describe one module
  * ```ts
  * import { runDiscoveryProcess } from "./_discovery_process.ts";
+ * import { loadBootstrap } from "./spawn.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const path = `${dir}/a.ts`;
  * await Deno.writeTextFile(path, `export default { kind: "tool", name: "a" };`);
  * const report = await runDiscoveryProcess([{ path, read: [path] }], {
- *   bootstrap: await Deno.readTextFile(
- *     new URL("../../sandbox/worker/bootstrap.ts", import.meta.url),
- *   ),
+ *   bootstrap: await loadBootstrap(),
  *   workers: 1, timeoutMs: 10_000, memoryMb: 128, maxResultBytes: 1 << 20,
  *   deny: [], cwd: dir, env: {},
  * });

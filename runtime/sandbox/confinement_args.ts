@@ -46,9 +46,10 @@ export interface ConfineSpec {
   /** Size of the private `/tmp`, in MiB. @default 64 */
   tmpMb?: number;
   /**
-   * The sandbox's own Deno cache (see `confinement_cache.ts`), bound
-   * read-only and used as `DENO_DIR`. @default none: `DENO_DIR` is the
-   * host's cache folder with only `npm` and `remote` in it
+   * The sandbox's own Deno cache (see `confinement_cache.ts`): its files
+   * are bound read-only into a private tmpfs at its path, the process's
+   * `DENO_DIR`. @default none: `DENO_DIR` is the host's cache folder with
+   * only `npm` and `remote` in it
    */
   cacheDir?: string;
   /**
@@ -165,18 +166,22 @@ export function confineArgs(
   if (!system.some((s) => inside(layout.execPath, s))) {
     args.push("--ro-bind", layout.execPath, layout.execPath);
   }
-  for (const part of DENO_DIR_PARTS) {
-    const dir = join(layout.denoDir, part);
-    args.push("--ro-bind-try", dir, dir);
+  if (!spec.cacheDir) {
+    for (const part of DENO_DIR_PARTS) {
+      const dir = join(layout.denoDir, part);
+      args.push("--ro-bind-try", dir, dir);
+    }
   }
-  // Read-only: nothing a sandbox loads is ever written into it.
-  if (spec.cacheDir) args.push("--ro-bind", spec.cacheDir, spec.cacheDir);
   for (const file of spec.runtimeFiles) args.push("--ro-bind", file, file);
   for (const [path, writable] of grantMounts(spec.grant)) {
     args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
   }
   for (const b of spec.binds ?? []) {
     args.push(b.writable ? "--bind" : "--ro-bind", b.from, b.to);
+  }
+  // After the grants, so that no grant covers Deno's cache.
+  if (spec.cacheDir) {
+    args.push(...cacheMounts(layout.denoDir, spec.cacheDir, spec));
   }
   // Nothing else in the root is writable: no memory to fill outside /tmp's
   // bound, no files to plant beside the mounts.
@@ -197,6 +202,46 @@ export function confineArgs(
     },
     cwd: spec.cwd ?? "/",
   };
+}
+
+// Deno's cache databases a confined process reads (see confinement_cache.ts).
+const CACHE_DATABASES = [
+  "v8_code_cache_v2",
+  "dep_analysis_cache_v2",
+  "node_analysis_cache_v2",
+];
+
+/**
+ * The confined process's `DENO_DIR`: a private, size-bounded tmpfs at the
+ * sandbox cache's path, holding read-only binds of what the host prepared
+ * (the host cache's npm and remote folders, the cache databases, the
+ * compiled sandbox runtime files). Deno saves what it compiles for the
+ * process's own modules into the tmpfs: gone with the process, never seen
+ * by another, and never a failed write, which Deno retries for 150 ms.
+ */
+function cacheMounts(
+  denoDir: string,
+  cacheDir: string,
+  spec: ConfineSpec,
+): string[] {
+  const args = [
+    "--size",
+    String((spec.tmpMb ?? 64) * 1024 * 1024),
+    "--tmpfs",
+    cacheDir,
+  ];
+  for (const part of DENO_DIR_PARTS) {
+    args.push("--ro-bind-try", join(denoDir, part), join(cacheDir, part));
+  }
+  const files = [
+    ...CACHE_DATABASES,
+    // Where Deno keeps the compiled form of a local file.
+    ...spec.runtimeFiles.map((f) => join("gen", "file", f + ".js")),
+  ];
+  for (const file of files) {
+    args.push("--ro-bind-try", join(cacheDir, file), join(cacheDir, file));
+  }
+  return args;
 }
 
 /**

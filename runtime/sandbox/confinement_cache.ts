@@ -75,6 +75,12 @@ export async function prepareSandboxCache(
       "--quiet",
       "--no-prompt",
       "--no-lock",
+      // As sandbox processes run (see spawn.ts): the source hash of a
+      // compiled module includes the config's compiler options, and a
+      // confined process, which finds no config, would otherwise compile
+      // its main again and retry writing it to the read-only cache for
+      // 150 ms (Deno's atomic write backs off 10, 20, ... 50 ms).
+      "--no-config",
       "--no-remote",
       "--cached-only",
       "--unstable-worker-options",
@@ -90,6 +96,7 @@ export async function prepareSandboxCache(
       "eval",
       "--quiet",
       "--no-lock",
+      "--no-config",
       "--cached-only",
       imports,
     ]),

@@ -126,7 +126,7 @@ Deno.test("confineArgs() keeps the network only for a grant that names hosts", (
   }
 });
 
-Deno.test("confineArgs() binds the sandbox cache read-only and makes it DENO_DIR", () => {
+Deno.test("confineArgs() makes DENO_DIR a private tmpfs holding the sandbox cache's files read-only", () => {
   const layout = {
     bwrap: "/usr/bin/bwrap",
     execPath: "/opt/deno",
@@ -135,20 +135,37 @@ Deno.test("confineArgs() binds the sandbox cache read-only and makes it DENO_DIR
     denoDir: "/c/deno",
     systemDirs: [],
   };
+  const cache = "/c/deno/skillbox_sandbox";
   const cmd = confineArgs(layout, {
-    grant: {},
-    runtimeFiles: [],
+    // A grant covering the cache's folder must not cover the cache.
+    grant: { write: ["/c"] },
+    runtimeFiles: ["/app/main.ts"],
     denoArgs: ["run", "/app/main.ts"],
     env: {},
-    cacheDir: "/c/deno/skillbox_sandbox",
+    cacheDir: cache,
   });
-  const at = cmd.args.indexOf("/c/deno/skillbox_sandbox");
-  assert.equal(cmd.args[at - 1], "--ro-bind");
-  assert.equal(
-    cmd.args.filter((a) => a === "/c/deno/skillbox_sandbox").length,
-    2,
+  const pairs = (flag: string) =>
+    cmd.args.flatMap((a, i) =>
+      a === flag ? [[cmd.args[i + 1], cmd.args[i + 2]]] : []
+    );
+  const tmpfs = cmd.args.indexOf(cache);
+  assert.equal(cmd.args[tmpfs - 1], "--tmpfs");
+  assert.ok(tmpfs > cmd.args.indexOf("/c"), "mounted after the grants");
+  assert.deepEqual(
+    pairs("--ro-bind-try").filter(([, to]) => to!.startsWith(cache)),
+    [
+      ["/c/deno/npm", `${cache}/npm`],
+      ["/c/deno/remote", `${cache}/remote`],
+      [`${cache}/v8_code_cache_v2`, `${cache}/v8_code_cache_v2`],
+      [`${cache}/dep_analysis_cache_v2`, `${cache}/dep_analysis_cache_v2`],
+      [`${cache}/node_analysis_cache_v2`, `${cache}/node_analysis_cache_v2`],
+      [`${cache}/gen/file/app/main.ts.js`, `${cache}/gen/file/app/main.ts.js`],
+    ],
   );
-  assert.equal(cmd.env.DENO_DIR, "/c/deno/skillbox_sandbox");
+  // Nothing of the cache is bound writable.
+  assert.ok(!pairs("--bind-try").some(([from]) => from!.startsWith("/c/deno")));
+  assert.ok(!pairs("--bind").some(([from]) => from!.startsWith("/c/deno")));
+  assert.equal(cmd.env.DENO_DIR, cache);
   // The host's whole cache is never bound, only its npm and remote parts.
   assert.equal(cmd.args.includes("/c/deno"), false);
 });

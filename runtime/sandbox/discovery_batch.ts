@@ -45,7 +45,7 @@ export { discoveryUsage } from "./_discovery_process.ts";
 /** Options of {@link DiscoveryQueue}. */
 export interface DiscoveryQueueOptions
   extends Omit<DiscoveryProcessOptions, "workers" | "bootstrap"> {
-  /** Source of the worker bootstrap, or how to load it (once). */
+  /** The worker bootstrap as JavaScript, or how to load it (once). */
   bootstrap: string | (() => Promise<string>);
   /**
    * Discovery processes running at once. Starting a Worker blocks its
@@ -74,15 +74,14 @@ interface Job {
  * @example Describe two modules
  * ```ts
  * import { DiscoveryQueue } from "./discovery_batch.ts";
+ * import { loadBootstrap } from "./spawn.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * for (const name of ["a", "b"]) {
  *   await Deno.writeTextFile(`${dir}/${name}.ts`,
  *     `export default { kind: "tool", name: "${name}", run: () => 1 };`);
  * }
- * const bootstrap = await Deno.readTextFile(
- *   new URL("../../sandbox/worker/bootstrap.ts", import.meta.url),
- * );
+ * const bootstrap = await loadBootstrap();
  * const queue = new DiscoveryQueue({
  *   bootstrap, timeoutMs: 10_000, memoryMb: 256, maxResultBytes: 1 << 20,
  *   deny: [], cwd: dir, env: {},

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { stripTypeScriptTypes } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { Permissions } from "../../protocol/permissions.ts";
 
@@ -77,6 +78,11 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
       "--quiet",
       "--no-prompt",
       "--no-lock",
+      // No deno.json: none exists inside the confinement, and the host
+      // project's (found from the main script's folder when unconfined)
+      // would change how modules resolve and compile. Also what the
+      // sandbox cache was filled with, so its compiled code matches.
+      "--no-config",
       // No module may come from the network: remote URLs are refused
       // outright, and npm packages load only from the local cache. Without
       // --cached-only, `import("npm:x")` makes the runtime itself fetch
@@ -123,21 +129,30 @@ export function sandboxEnv(grant: Permissions): Record<string, string> {
 let bootstrapSource: Promise<string> | null = null;
 
 /**
- * The worker bootstrap's source, read once (workers start it from a `blob:`
- * URL, so they need no read access to skillbox's files).
+ * The worker bootstrap as JavaScript, made once per host: its TypeScript
+ * source with the types stripped (it uses only erasable syntax). Workers
+ * start it from a `blob:` URL (so they need no read access to skillbox's
+ * files); as JavaScript it is not compiled again in every process, and Deno
+ * writes no compiled copy of it into its cache: a `blob:` URL is new in
+ * every process, so that copy was never read again, and in a confined
+ * process (read-only cache) Deno retried the write for 150 ms.
  *
- * @returns the TypeScript source
+ * @returns JavaScript source
  * @example
  * ```ts
  * import { loadBootstrap } from "./spawn.ts";
  * import assert from "node:assert/strict";
- * assert.match(await loadBootstrap(), /hardening/);
+ * const js = await loadBootstrap();
+ * assert.match(js, /hardening/);
+ * assert.doesNotMatch(js, /import type/);
  * ```
  */
 export function loadBootstrap(): Promise<string> {
   const url = new URL("../../sandbox/worker/bootstrap.ts", import.meta.url);
-  bootstrapSource ??= url.protocol === "file:"
-    ? Deno.readTextFile(url)
-    : fetch(url).then((r) => r.text());
+  bootstrapSource ??=
+    (url.protocol === "file:"
+      ? Deno.readTextFile(url)
+      : fetch(url).then((r) => r.text()))
+      .then((ts) => stripTypeScriptTypes(ts, { mode: "strip" }));
   return bootstrapSource;
 }

@@ -138,7 +138,7 @@ function answer(init: DiscoveryInit, i: number, value: unknown): void {
 
 async function run(init: DiscoveryInit): Promise<void> {
   const bootstrapUrl = URL.createObjectURL(
-    new Blob([init.bootstrap], { type: "application/typescript" }),
+    new Blob([init.bootstrap], { type: "text/javascript" }),
   );
   let next = 0;
   const lane = async () => {

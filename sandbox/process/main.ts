@@ -255,7 +255,7 @@ function start(first: InitMessage): void {
   init = first;
   slots = new WorkerSlots({
     bootstrapUrl: URL.createObjectURL(
-      new Blob([init.bootstrap], { type: "application/typescript" }),
+      new Blob([init.bootstrap], { type: "text/javascript" }),
     ),
     permissions: init.permissions,
     spares: init.spares,
