@@ -128,6 +128,7 @@ export function confineArgs(
     String(CONFINED_UID),
     "--disable-userns",
     "--unshare-pid",
+    "--as-pid-1",
     // No network at all, unless the grant names hosts: until a proxy
     // serves fetch into the namespace, such a process keeps the host's
     // network and Deno's --allow-net (by name) is its only check.

@@ -37,7 +37,11 @@ Deno.test("sandboxCommand() never allows everything or remote modules", () => {
   });
   assert.ok(!cmd.args.some((a) => a === "-A" || a === "--allow-all"));
   assert.ok(cmd.args.includes("--cached-only"));
-  assert.ok(cmd.args.includes("--v8-flags=--max-old-space-size=64"));
+  assert.ok(
+    cmd.args.includes("--v8-flags=--max-old-space-size=64,--single-threaded"),
+  );
+  // No config: the host project's deno.json never applies inside.
+  assert.ok(cmd.args.includes("--no-config"));
   assert.match(cmd.args.at(-1)!, /sandbox\/process\/main\.ts$/);
   assert.equal(cmd.cwd, "/tmp");
 });
