@@ -227,6 +227,8 @@ export function createHost(options: HostOptions = {}): Host {
       maxParallel: config.limits.maxParallel,
       onEnd: (reason) => {
         sessions.delete(session);
+        // Nothing the session ran stays alive (its eval processes).
+        stack?.endSession(session.id);
         admission.leave(session);
         open.onEnd?.(reason);
       },

@@ -80,6 +80,8 @@ export interface StandardStack {
   close(): Promise<void>;
   /** The live sandbox processes. */
   processes(): SandboxProcessInfo[];
+  /** A session closed: retires its session-keyed sandbox processes. */
+  endSession(sessionId: string): void;
 }
 
 const REQUEST_TYPES: Record<
@@ -243,6 +245,7 @@ export function createStandardStack(
       return (registry as Registry | null)?.snapshot ?? null;
     },
     processes: () => sandbox.processes(),
+    endSession: (sessionId) => sandbox.endSession(sessionId),
     async close() {
       closed = true;
       await built.catch(() => {});

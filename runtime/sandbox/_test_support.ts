@@ -7,7 +7,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { OpMessage } from "../../protocol/sandbox/messages.ts";
-import { ProcessRouter } from "./router.ts";
+import { ProcessRouter, type ProcessRouterOptions } from "./router.ts";
 
 /** A fixture module's absolute path. */
 export function fixture(name: string): string {
@@ -17,17 +17,20 @@ export function fixture(name: string): string {
 }
 
 /** A router with small limits. */
-export function testRouter(maxIdle = 8): ProcessRouter {
+export function testRouter(
+  over: Partial<ProcessRouterOptions> = {},
+): ProcessRouter {
   return new ProcessRouter({
     deny: [],
     deniedTrees: [],
     memoryMb: 256,
-    maxIdle,
+    maxIdle: 8,
     spareWorkers: 1,
     maxWarmWorkers: 4,
     maxResultBytes: 1 << 20,
     maxEventBytes: 1 << 20,
     cwd: Deno.cwd(),
+    ...over,
   });
 }
 

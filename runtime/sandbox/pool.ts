@@ -101,6 +101,8 @@ export interface SandboxPool extends Sandbox {
    * why not). Rejects when confinement is required and does not work.
    */
   confinement(): Promise<ConfinementStatus>;
+  /** A session closed: its session-keyed processes are killed at once. */
+  endSession(sessionId: string): void;
 }
 
 /**
@@ -291,6 +293,10 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
 
     call(call: SandboxCall, hooks: SandboxHooks): Promise<SandboxOutcome> {
       return callOnce(call, hooks);
+    },
+
+    endSession(sessionId: string): void {
+      router.endPrincipal(principalOf("", sessionId));
     },
 
     async close(): Promise<void> {

@@ -141,3 +141,42 @@ Deno.test("call() does not let retirement kill a process still starting for anot
     await Deno.remove(dir);
   }
 });
+
+Deno.test("endSession() retires the session's own processes and refuses its later calls; other sessions and modules stay", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    const evalCall = (sessionId: string) =>
+      call({ sessionId, principal: "session" as const });
+    for (const c of [evalCall("s1"), evalCall("s2"), call()]) {
+      const outcome = await sandbox.call(c, hooks);
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
+    const before = sandbox.processes();
+    const s1 = before.find((p) => p.principal === "session:s1");
+    assert.ok(s1, JSON.stringify(before.map((p) => p.principal)));
+    assert.equal(before.length, 3);
+    sandbox.endSession("s1");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      s1.exited.finally(() => clearTimeout(timer)),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("s1 still alive")), 15_000);
+      }),
+    ]);
+    assert.deepEqual(
+      sandbox.processes().map((p) => p.principal).sort(),
+      [
+        before.find((p) => p.principal.startsWith("module:"))!.principal,
+        "session:s2",
+      ]
+        .sort(),
+    );
+    const late = await sandbox.call(evalCall("s1"), hooks);
+    assert.equal(late.ok, false);
+    assert.match(late.ok ? "" : late.message, /session has ended/);
+    const s2 = await sandbox.call(evalCall("s2"), hooks);
+    assert.deepEqual(s2, { ok: true, value: { sum: 3 }, truncated: false });
+  } finally {
+    await sandbox.close();
+  }
+});

@@ -23,6 +23,7 @@ import {
 import { loadBootstrap, type SandboxCommand, sandboxCommand } from "./spawn.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
+import { RoomQueue } from "./room_queue.ts";
 
 /** Options of {@link ProcessRouter}. */
 export interface ProcessRouterOptions {
@@ -66,6 +67,8 @@ export interface Route {
 
 // Sessions remembered per principal's process, before the oldest goes.
 const MAX_STICKY = 8192;
+// Ended principals remembered (their late calls are refused).
+const MAX_ENDED = 8192;
 
 /**
  * Finds, starts, and retires sandbox processes.
@@ -104,10 +107,13 @@ export class ProcessRouter {
   // Retired (killed) processes that have not exited yet.
   readonly #dying = new Set<SandboxProcess>();
   // Calls waiting for room under the cap, first come first served.
-  readonly #waiters: (() => void)[] = [];
+  readonly #waiters: RoomQueue;
   // Grant keys by grant object: checked grants are shared frozen objects,
   // so a warm call costs no canonical JSON.
   readonly #keys = new WeakMap<Permissions, string>();
+  // Principals whose work ended (a closed session), oldest first: no
+  // process is started for them again.
+  readonly #ended = new Set<string>();
   #closed = false;
 
   /** @param options limits and flags of every process */
@@ -116,6 +122,7 @@ export class ProcessRouter {
     this.#max = Math.max(1, options.maxProcesses ?? 32);
     this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
     this.#spreadAt = Math.max(1, options.spreadAt ?? 8);
+    this.#waiters = new RoomQueue(this.#max);
   }
 
   /** Every live process. */
@@ -135,9 +142,7 @@ export class ProcessRouter {
     grant: Permissions,
     route: Route = { principal: "" },
   ): SandboxProcess | Promise<SandboxProcess> {
-    if (this.#closed) {
-      throw new SkillboxError("runtime_error", "Sandbox is closed");
-    }
+    this.#check(route);
     const key = route.principal + "\u0000" + this.#keyOf(grant);
     const sticky = this.#sticky.get(key + "\u0000" + (route.session ?? ""));
     if (sticky && sticky.routed && sticky.usable && sticky.isReady) {
@@ -184,13 +189,53 @@ export class ProcessRouter {
     this.#wake();
   }
 
+  /**
+   * Ends a principal (a session that closed): kills its processes at once,
+   * busy or not, forgets where its sessions stuck, and refuses to start
+   * any process for it again, so nothing it ran stays alive.
+   *
+   * @param principal e.g. `session:<id>`
+   * @returns how many processes were retired
+   */
+  endPrincipal(principal: string): number {
+    this.#ended.delete(principal);
+    this.#ended.add(principal);
+    if (this.#ended.size > MAX_ENDED) {
+      this.#ended.delete(this.#ended.values().next().value!);
+    }
+    const prefix = principal + "\u0000";
+    let retired = 0;
+    for (const proc of this.#all) {
+      if (proc.key.startsWith(prefix) && !proc.dead) {
+        this.#retire(proc);
+        retired++;
+      }
+    }
+    for (const key of this.#sticky.keys()) {
+      if (key.startsWith(prefix)) this.#sticky.delete(key);
+    }
+    return retired;
+  }
+
   /** Kills every process and waits for them to exit. */
   async close(): Promise<void> {
     this.#closed = true;
     const exits = [...this.#all].map((p) => p.exited);
     for (const proc of this.#all) proc.kill();
-    for (const wake of this.#waiters.splice(0)) wake();
+    this.#waiters.wake();
     await Promise.all(exits);
+  }
+
+  #check(route: Route): void {
+    if (this.#closed) {
+      throw new SkillboxError("runtime_error", "Sandbox is closed");
+    }
+    if (this.#ended.has(route.principal)) {
+      throw new SkillboxError(
+        "runtime_error",
+        "The session has ended: its sandbox processes are retired",
+      );
+    }
   }
 
   #keyOf(grant: Permissions): string {
@@ -250,15 +295,14 @@ export class ProcessRouter {
       : (command: SandboxCommand) => command;
     let waited = 0;
     while (true) {
-      if (this.#closed) {
-        throw new SkillboxError("runtime_error", "Sandbox is closed");
-      }
+      // Checked again after each wait: the principal may have ended.
+      this.#check(route);
       // A process of this group starting (or started) meanwhile serves too.
       let proc = this.#pick(key, true);
       if (!proc) {
         if (!this.#makeRoom()) {
           // Woken calls that still find no room keep their place in line.
-          await this.#waitForRoom(route.deadline, waited++ > 0);
+          await this.#waiters.wait(route.deadline, waited++ > 0);
           continue;
         }
         proc = this.#spawn(key, grant, bootstrap, wrap);
@@ -289,38 +333,11 @@ export class ProcessRouter {
     return false;
   }
 
-  #waitForRoom(deadline: number | undefined, front: boolean): Promise<void> {
-    const started = performance.now();
-    return new Promise<void>((resolve, reject) => {
-      const expire = () => {
-        const at = this.#waiters.indexOf(wake);
-        if (at >= 0) this.#waiters.splice(at, 1);
-        const waited = Math.round(performance.now() - started);
-        reject(
-          new SkillboxError(
-            "timeout",
-            `Cannot start a sandbox process: all ${this.#max} sandbox processes stayed busy for ${waited} ms`,
-            { retryable: true },
-          ),
-        );
-      };
-      const timer = deadline === undefined
-        ? undefined
-        : setTimeout(expire, Math.max(0, deadline - performance.now()));
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      if (front) this.#waiters.unshift(wake);
-      else this.#waiters.push(wake);
-    });
-  }
-
   // Wakes as many waiting calls as there is room for, oldest first.
   #wake(): void {
-    let room = this.#max - this.#counted.size +
+    const room = this.#max - this.#counted.size +
       Math.max(0, this.#idle().length - this.#dying.size);
-    while (room-- > 0 && this.#waiters.length > 0) this.#waiters.shift()!();
+    this.#waiters.wake(room);
   }
 
   // Kills a process and forgets it at once, so nothing is routed to it.

@@ -124,6 +124,11 @@ export interface Sandbox {
   ): Promise<Permissions>;
   /** Runs one call; never throws for failures of the untrusted code. */
   call(call: SandboxCall, hooks: SandboxHooks): Promise<SandboxOutcome>;
+  /**
+   * A session closed: retires what runs only for it (its session-keyed
+   * processes, where code it sent ran) and refuses its later calls.
+   */
+  endSession?(sessionId: string): void;
   /** Stops every sandbox process. */
   close(): Promise<void>;
 }

@@ -254,3 +254,41 @@ Deno.test({
     assert.ok(peak <= CAP, `at most ${CAP} sandbox processes, saw ${peak}`);
   },
 });
+
+// Polls the number of sandbox processes until it is `want`, within a bound.
+async function processesBecome(want: number, ms = 15_000): Promise<number> {
+  const until = performance.now() + ms;
+  let seen = await sandboxProcesses();
+  while (seen !== want && performance.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    seen = await sandboxProcesses();
+  }
+  return seen;
+}
+
+Deno.test({
+  name:
+    "closing a session retires the process its eval_typescript ran in; another session keeps its own",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const s = await serve();
+    const a = await connect(s.url);
+    const b = await connect(s.url);
+    try {
+      for (const client of [a, b]) {
+        const got = await evalCode(client, "globalThis.kept = 41; 1");
+        assert.equal(got.success, true, got.error ?? "");
+      }
+      assert.equal(await sandboxProcesses(), 2);
+      await a.close();
+      assert.equal(await processesBecome(1), 1, "A's process stayed alive");
+      // B's process (and its state) is untouched.
+      const b2 = await evalCode(b, "globalThis.kept + 1");
+      assert.equal(b2.success, true, b2.error ?? "");
+      assert.equal(await sandboxProcesses(), 1);
+    } finally {
+      await b.close();
+      await s.close();
+    }
+  },
+});
