@@ -9,6 +9,8 @@
 import type { Skill } from "../../protocol/domain.ts";
 import type { AgentTool } from "./agent_loop.ts";
 import type { SkillToolHost } from "./run_types.ts";
+import type { SkillRecord } from "./definition.ts";
+import { COMMAND_TOOL, type CommandRule } from "./tool_names.ts";
 
 /** The name of the tool the agent loop adds for linked skill files. */
 export const READ_SKILL_FILE_TOOL = "read_skill_file";
@@ -48,6 +50,9 @@ export function allowedTools(
  *
  * @param allowed the allowed names (see {@link allowedTools})
  * @param host the host's tools
+ * @param commandRules the skill's narrowing of `run_command` (told to the
+ *   model in that tool's description, so it does not waste turns on
+ *   commands the relay refuses); null when not narrowed
  * @returns the tools, sorted by name
  * @example
  * ```ts
@@ -66,6 +71,7 @@ export function allowedTools(
 export function offeredTools(
   allowed: Set<string>,
   host: SkillToolHost,
+  commandRules: readonly CommandRule[] | null = null,
 ): AgentTool[] {
   const out: AgentTool[] = [];
   for (const name of [...allowed].sort()) {
@@ -73,7 +79,9 @@ export function offeredTools(
     if (!info) continue;
     out.push({
       name: info.name,
-      description: info.description,
+      description: name === COMMAND_TOOL && commandRules
+        ? `${info.description}\n\n${describeCommandRules(commandRules)}`
+        : info.description,
       inputSchema: info.inputSchema,
       prompt: info.prompt,
     });
@@ -109,4 +117,51 @@ export function readSkillFileTool(resources: readonly string[]): AgentTool {
     },
     prompt: "Read a linked file only when the instructions point you to it.",
   };
+}
+
+/**
+ * Says, for the model, what a narrowed `run_command` may run.
+ *
+ * @param rules the skill's rules (from `Bash(git:*)`-style patterns)
+ * @returns one sentence listing them
+ * @example
+ * ```ts
+ * import { describeCommandRules } from "./agent_tools.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   describeCommandRules([{ words: ["git"], prefix: true }, { words: ["npm", "test"], prefix: false }]),
+ *   "In this skill it may only run: `git` with any arguments; `npm test` exactly. Other commands are refused.",
+ * );
+ * ```
+ */
+export function describeCommandRules(rules: readonly CommandRule[]): string {
+  const each = rules.map((rule) =>
+    `\`${rule.words.join(" ")}\` ${
+      rule.prefix ? "with any arguments" : "exactly"
+    }`
+  );
+  return `In this skill it may only run: ${
+    each.join("; ")
+  }. Other commands are refused.`;
+}
+
+/**
+ * The `run_command` narrowing of a skill (an instructions skill's
+ * `Bash(...)` patterns).
+ *
+ * @param record the skill
+ * @returns its rules; null when `run_command` is not narrowed
+ * @example
+ * ```ts
+ * import { commandRulesOf } from "./agent_tools.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(commandRulesOf({ run: null }), null);
+ * ```
+ */
+export function commandRulesOf(
+  record: Pick<SkillRecord, "run">,
+): readonly CommandRule[] | null {
+  return record.run?.format === "instructions"
+    ? record.run.commandRules ?? null
+    : null;
 }

@@ -30,6 +30,7 @@ import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
 import { runAgentLoop } from "./agent_loop.ts";
 import {
   allowedTools,
+  commandRulesOf,
   offeredTools,
   readSkillFileTool,
 } from "./agent_tools.ts";
@@ -235,9 +236,7 @@ function startRun(
       ? { folder: record.run.folder, resources: record.run.resources }
       : null,
     scripts: scriptLimits(limits, record.run),
-    commandRules: record.run?.format === "instructions"
-      ? record.run.commandRules ?? null
-      : null,
+    commandRules: commandRulesOf(record),
     tools: options.tools,
     session: options.session,
     log,
@@ -353,7 +352,11 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
   const resources = run.record.run?.format === "instructions"
     ? run.record.run.resources
     : [];
-  const tools = offeredTools(run.allowed, options.tools);
+  const tools = offeredTools(
+    run.allowed,
+    options.tools,
+    commandRulesOf(run.record),
+  );
   if (resources.length > 0) tools.push(readSkillFileTool(resources));
   tools.push(...await skillScriptTools(run.record.run));
   const result = await raceAbort(

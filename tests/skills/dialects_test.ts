@@ -206,6 +206,14 @@ Deno.test("Bash(git:*) lets the skill's agent loop run git and nothing else", as
     /^Skill "git-history" cannot run "rm -rf \/": its allowed-tools let run_command run only "git \*"$/,
   );
   assert.ok(failed.every((e) => e.data.error_code === "tool_denied"));
+  // The model was told the narrowing in run_command's description.
+  const offered = provider.requests[0]!.tools?.find((t) =>
+    t.name === "run_command"
+  );
+  assert.match(
+    String(offered?.description),
+    /may only run: `git` with any arguments\. Other commands are refused\.$/,
+  );
   // The model read the refusal as the tool's answer.
   const fed = provider.requests[2]!.messages.at(-1)!;
   assert.equal(fed.role, "tool");
