@@ -57,7 +57,9 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
         "Content-Security-Policy": CONSOLE_CSP,
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
-        "Referrer-Policy": "no-referrer",
+        // "same-origin", not "no-referrer": under no-referrer a browser sends
+        // `Origin: null` with the login form's POST, which /login must refuse.
+        "Referrer-Policy": "same-origin",
         "Cache-Control": "no-store",
       },
     });

@@ -3,8 +3,9 @@
  * Debian's `chromium` (over CDP) and `firefox-esr` (over WebDriver BiDi),
  * both installed by the system, never downloaded. Each launch gets its own
  * temporary profile folder, which is also the browser's `TMPDIR` (Chromium
- * puts its singleton socket folder there), and disposing the launch closes
- * the browser and removes that folder, so a run leaves nothing in `/tmp`.
+ * puts its singleton socket folder there) and cache home; disposing the
+ * launch closes the browser and removes that folder, so a run leaves nothing
+ * in `/tmp` or `~/.cache`.
  *
  * @module
  */
@@ -110,7 +111,8 @@ export async function launchBrowser(
       executablePath: target.executable,
       headless: true,
       userDataDir: profile,
-      env: { ...Deno.env.toObject(), TMPDIR: profile },
+      // Firefox would make an empty cache folder under ~/.cache otherwise.
+      env: { ...Deno.env.toObject(), TMPDIR: profile, XDG_CACHE_HOME: profile },
       args: target.kind === "chrome" ? CHROMIUM_ARGS : [],
       timeout: 30_000,
     });

@@ -9,6 +9,7 @@
  * progress bar move and its tokens appear, then the finished run in the
  * history with its events. A screenshot is saved under a temporary folder
  * and checked not to be blank (`SKILLBOX_KEEP_SHOTS=<dir>` keeps a copy).
+ * Then, against a host with a token, the login form signs the browser in.
  *
  * Without a browser its test is ignored (its name says so), except under
  * `CI`, where it fails: CI must install it (`.ci/run` does).
@@ -21,7 +22,6 @@ import { startMockOpenAI } from "../support/mock_openai.ts";
 import { fixtureHost } from "./_host.ts";
 import {
   browsersUnderTest,
-  type BrowserUnderTest,
   keepScreenshot,
   launchBrowser,
 } from "./_browsers.ts";
@@ -64,13 +64,17 @@ for (const target of browsersUnderTest()) {
       // puppeteer keeps its own sockets and timers until the browser is gone.
       sanitizeOps: false,
       sanitizeResources: false,
-      fn: () => checkConsole(target),
+      async fn() {
+        await using launched = await launchBrowser(target);
+        await checkDashboard(launched.browser, target.kind);
+        await checkLogin(launched.browser);
+      },
     });
   }
 }
 
-// One browser against one real host: every check of the module doc.
-async function checkConsole(target: BrowserUnderTest): Promise<void> {
+// One browser against one open host: the checks of the module doc.
+async function checkDashboard(browser: Browser, kind: string): Promise<void> {
   await using mock = startMockOpenAI([{
     tokens: TOKENS,
     token_interval_ms: 150,
@@ -88,10 +92,8 @@ async function checkConsole(target: BrowserUnderTest): Promise<void> {
   const shots = await Deno.makeTempDir({
     prefix: "skillbox_console_shots_",
   });
+  const page = await browser.newPage();
   try {
-    await using launched = await launchBrowser(target);
-    const browser = launched.browser;
-    const page = await browser.newPage();
     await page.setViewport(VIEWPORT);
     const watch = watchProblems(page);
     // The watcher itself sees a console error in this browser (over CDP or
@@ -136,7 +138,7 @@ async function checkConsole(target: BrowserUnderTest): Promise<void> {
       `(document.querySelector("#running-list .tokens")?.textContent ?? "").includes("tokens from")`,
       { timeout: 15_000 },
     );
-    await keepScreenshot(page, `console-${target.kind}-live.png`);
+    await keepScreenshot(page, `console-${kind}-live.png`);
     const result = await run;
     assert.equal(result.success, true, JSON.stringify(result));
 
@@ -179,10 +181,44 @@ async function checkConsole(target: BrowserUnderTest): Promise<void> {
       `page ${widths[0]}px wide in ${widths[1]}px`,
     );
 
-    await screenshotNotBlank(browser, page, shots, target.kind);
+    await screenshotNotBlank(browser, page, shots, kind);
     assert.deepEqual(watch.problems, []);
   } finally {
+    // Closing the page ends its live stream before the host closes.
+    await page.close();
     await Deno.remove(shots, { recursive: true }).catch(() => {});
+  }
+}
+
+// A host with a token: a signed-out browser lands on the login form, and
+// signing in there (a same-origin form POST) opens the live dashboard with an
+// HttpOnly session cookie the page's script cannot read.
+async function checkLogin(browser: Browser): Promise<void> {
+  const token = "browser-login-token";
+  await using t = await fixtureHost({ tokens: [token] });
+  const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
+  const page = await browser.newPage();
+  try {
+    await page.setViewport(VIEWPORT);
+    const watch = watchProblems(page);
+    await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
+    assert.equal(new URL(page.url()).pathname, "/login");
+    await page.type("#token", token);
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: "load", timeout: 15_000 }),
+      page.click('button[type="submit"]'),
+    ]);
+    const text = await page.evaluate(`document.body.innerText`) as string;
+    assert.equal(new URL(page.url()).pathname, "/", text.slice(0, 200));
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await page.waitForFunction(
+      `document.getElementById("conn")?.textContent === "live"`,
+      { timeout: 10_000 },
+    );
+    assert.equal(await page.evaluate(`document.cookie`), "");
+    assert.deepEqual(watch.problems, []);
+  } finally {
+    await page.close();
   }
 }
 
