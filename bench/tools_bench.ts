@@ -19,11 +19,7 @@ import { upgradeWebSocket } from "hono/deno";
 import { join } from "node:path";
 import { loadRegistry } from "../runtime/registry/registry.ts";
 import { createSandbox } from "../runtime/sandbox/pool.ts";
-import {
-  connectClient,
-  startToolsHost,
-  writeModule,
-} from "../tests/tools/_harness.ts";
+import { startToolsHost, writeModule } from "../tests/tools/_harness.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
 import { startFloor } from "./floor_bench.ts";
 import type { Bench } from "./main.ts";
@@ -83,6 +79,42 @@ const NO_HOOKS: SandboxHooks = {
   chat: () => Promise.reject(new Error("No LLM here")),
 };
 
+/**
+ * A bare A2E client over one WebSocket, as lean as the echo's: it sends the
+ * request's text and parses the answer, with no timer or bookkeeping per
+ * request (the test harness's client arms a 20 s timer for each), so the
+ * figure is the host's.
+ */
+async function bareClient(url: string): Promise<{
+  request(fields: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): void;
+}> {
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = () => reject(new Error(`Cannot connect to "${url}"`));
+  });
+  let waiting: ((m: Record<string, unknown>) => void) | null = null;
+  socket.onmessage = (event) => {
+    const message = JSON.parse(event.data as string);
+    // Only answers end a wait: a push (tools.changed) has no req_id.
+    if (message.req_id) waiting?.(message);
+  };
+  let n = 0;
+  const request = (fields: Record<string, unknown>) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      waiting = resolve;
+      socket.send(JSON.stringify({ id: `b${++n}`, ...fields }));
+    });
+  const hello = await request({
+    type: "handshake/req",
+    agent_id: "bench",
+    agent_caps: ["tools"],
+  });
+  if (hello.ok !== true) throw new Error("Handshake refused");
+  return { request, close: () => socket.close() };
+}
+
 async function callFigures(): Promise<CallFigures> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_bench_call_" });
   await Deno.mkdir(join(dir, "echo"));
@@ -103,7 +135,7 @@ async function callFigures(): Promise<CallFigures> {
   );
   try {
     await using h = await startToolsHost({ dirs: [dir] });
-    const client = await connectClient(h.wsUrl);
+    const client = await bareClient(h.wsUrl);
     const socket = new WebSocket(`ws://127.0.0.1:${echoServer.addr.port}/`);
     await new Promise((resolve) => socket.onopen = resolve);
     let waiting: (() => void) | null = null;
@@ -117,11 +149,8 @@ async function callFigures(): Promise<CallFigures> {
       tool_name: "echo",
       arguments: { text: "hi" },
     };
-    const payload = JSON.stringify({
-      type: "tool/call/req",
-      id: "x",
-      ...request,
-    });
+    const call = { type: "tool/call/req", ...request };
+    const payload = JSON.stringify({ id: "x", ...call });
     // Interleaved with the calls, so all three see the same machine load.
     const floor = startFloor(JSON.stringify(request));
     const callTimes: number[] = [];
@@ -144,9 +173,9 @@ async function callFigures(): Promise<CallFigures> {
     };
     for (let i = 0; i < WARMUP + CALLS; i++) {
       let start = performance.now();
-      const answer = await client.request("tool/call/req", request);
-      if ((answer.final.data as { success?: boolean })?.success !== true) {
-        throw new Error(`Call failed: ${JSON.stringify(answer.final)}`);
+      const answer = await client.request(call);
+      if ((answer.data as { success?: boolean })?.success !== true) {
+        throw new Error(`Call failed: ${JSON.stringify(answer)}`);
       }
       if (i >= WARMUP) callTimes.push(performance.now() - start);
       start = performance.now();
@@ -162,7 +191,7 @@ async function callFigures(): Promise<CallFigures> {
     }
     await floor.close();
     socket.close();
-    await client.close();
+    client.close();
     return {
       call: latencyStats(callTimes),
       echo: latencyStats(echoTimes),

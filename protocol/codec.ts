@@ -52,8 +52,12 @@ export type EncodedMessage = Envelope & Record<string, unknown>;
 /** The event message types. */
 export type EventType = "tool/event" | "skill/event" | "invoke/event";
 
+// `now`: the message's `ts`, the default `created_at` (one clock read).
 type Encoders = {
-  readonly [T in AnsweredRequestType]: (body: ResponseMap[T]) => JsonObject;
+  readonly [T in AnsweredRequestType]: (
+    body: ResponseMap[T],
+    now: number,
+  ) => JsonObject;
 };
 
 const ENCODERS: Encoders = {
@@ -70,9 +74,9 @@ const ENCODERS: Encoders = {
   }),
   "ping": (body) => ({ uptime_seconds: body.uptimeSeconds }),
   "tool/list/req": (body) => ({ tools: body.tools.map(encodeTool) }),
-  "tool/call/req": (body) => ({
+  "tool/call/req": (body, now) => ({
     data: encodeToolOutcome(body.result),
-    created_at: body.createdAt ?? nowSeconds(),
+    created_at: body.createdAt ?? now,
   }),
   "toolkit/list/req": (body) => ({
     toolkits: body.toolkits.map(encodeToolkit),
@@ -83,11 +87,11 @@ const ENCODERS: Encoders = {
     message: body.message,
   }),
   "skill/discover/req": (body) => ({ skills: body.skills.map(encodeSkill) }),
-  "skill/call/req": (body) => ({
+  "skill/call/req": (body, now) => ({
     name: body.name,
     data: body.result && encodeSkillOutcome(body.result),
     error: body.error,
-    created_at: body.createdAt ?? nowSeconds(),
+    created_at: body.createdAt ?? now,
   }),
 };
 
@@ -114,17 +118,21 @@ export function encodeResponse<T extends AnsweredRequestType>(
   reqId: string,
   body: ResponseMap[T],
 ): EncodedMessage {
-  const encode = ENCODERS[type] as (body: ResponseMap[T]) => JsonObject;
+  const encode = ENCODERS[type] as (
+    body: ResponseMap[T],
+    now: number,
+  ) => JsonObject;
+  const now = nowSeconds();
   // One object, built once: every answer passes here, and spreading the
   // fields into an envelope that is then spread again copied them twice.
   const message: EncodedMessage = {
     type: RESPONSE_TYPE[type],
     id: newId(),
     version: PROTOCOL_VERSION,
-    ts: nowSeconds(),
+    ts: now,
     req_id: reqId,
   };
-  const fields = encode(body);
+  const fields = encode(body, now);
   for (const key in fields) message[key] = fields[key];
   return message;
 }

@@ -338,11 +338,13 @@ export class Dispatcher {
         this.#rate.enforce(request.type, session.token, quota);
         releaseSession = session.limiter.tryAcquire() ??
           await session.limiter.acquire(signal);
-        releaseHost = await this.#slots.acquire({
+        const owner = {
           session: session.id,
           token: session.token,
           tokenLimit: quota?.maxParallel,
-        }, signal);
+        };
+        releaseHost = this.#slots.tryAcquire(owner) ??
+          await this.#slots.acquire(owner, signal);
       }
       const body = await route.handler({ request, session, signal });
       session.send(encodeResponse(request.type, request.id, body));

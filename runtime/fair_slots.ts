@@ -131,6 +131,38 @@ export class FairSlots {
   }
 
   /**
+   * Takes a slot at once when one is free for this owner and nobody of its
+   * session waits before it (no promise, no event-loop turn).
+   *
+   * @param owner the session and token asking
+   * @returns a function that frees the slot, or null: wait with
+   *   {@link acquire}
+   * @example
+   * ```ts
+   * import { FairSlots } from "./fair_slots.ts";
+   * import assert from "node:assert/strict";
+   * const slots = new FairSlots(1);
+   * const owner = { session: "a", token: "" };
+   * const floor = slots.tryAcquire(owner);
+   * const pooled = slots.tryAcquire(owner);
+   * assert.ok(floor && pooled);
+   * assert.equal(slots.tryAcquire(owner), null);
+   * pooled();
+   * floor();
+   * assert.equal(slots.running, 0);
+   * ```
+   */
+  tryAcquire(owner: SlotOwner): Release | null {
+    const session = this.#session(owner);
+    if (session.queue.length === 0) {
+      const kind = this.#grantable(session);
+      if (kind) return this.#grant(owner.session, kind);
+    }
+    this.#forget(owner.session, session);
+    return null;
+  }
+
+  /**
    * Waits for a slot.
    *
    * @param owner the session and token asking

@@ -76,18 +76,19 @@ export interface ReadFramesOptions {
  * ```
  */
 export class FrameSplitter {
-  readonly #onFrame: (message: unknown) => void;
+  readonly #onFrame: (message: unknown, json: string) => void;
   readonly #nonce: string;
   readonly #onNoise: ((bytes: number) => void) | undefined;
   readonly #decoder = new TextDecoder();
   readonly #lines: LineSplitter;
 
   /**
-   * @param onFrame called with each parsed message, in order
+   * @param onFrame called with each parsed message, in order, and its JSON
+   *   text (a receiver that hands the message on can pass the text)
    * @param options nonce, line bound, noise callback
    */
   constructor(
-    onFrame: (message: unknown) => void,
+    onFrame: (message: unknown, json: string) => void,
     options: ReadFramesOptions = {},
   ) {
     this.#onFrame = onFrame;
@@ -119,14 +120,16 @@ export class FrameSplitter {
     const nonce = this.#nonce;
     const at = nonce === "" ? 0 : text.lastIndexOf(nonce);
     let message: unknown;
+    let json = "";
     try {
       if (at < 0) throw new SyntaxError("No nonce");
-      message = JSON.parse(text.slice(at + nonce.length));
+      json = at === 0 && nonce === "" ? text : text.slice(at + nonce.length);
+      message = JSON.parse(json);
     } catch {
       this.#onNoise?.(line.length);
       return;
     }
-    this.#onFrame(message);
+    this.#onFrame(message, json);
   }
 }
 

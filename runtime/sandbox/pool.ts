@@ -227,7 +227,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         retryable: true,
       };
     }
-    return await runOperation(proc, message, {
+    return runOperation(proc, message, {
       timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
       hooks,
       router,
@@ -328,7 +328,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     call: SandboxCall,
     hooks: SandboxHooks,
   ): Promise<SandboxOutcome> {
-    const abs = resolve(call.path);
+    const abs = absolute(call.path);
     const found = own.withGrant(abs, call.grant);
     const grant = found instanceof Promise ? await found : found;
     let key = "";
@@ -364,6 +364,22 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       ),
       session: call.sessionId,
     };
-    return await run(message, grant, route, call.timeoutMs, hooks);
+    return run(message, grant, route, call.timeoutMs, hooks);
   }
+}
+
+// Normalized absolute paths of the modules called, so a warm call does not
+// normalize its path again (bounded: cleared when full). Relative paths
+// depend on the working folder: resolved every time.
+const absolutePaths = new Map<string, string>();
+
+function absolute(path: string): string {
+  if (!path.startsWith("/")) return resolve(path);
+  let abs = absolutePaths.get(path);
+  if (abs === undefined) {
+    if (absolutePaths.size >= 4096) absolutePaths.clear();
+    abs = resolve(path);
+    absolutePaths.set(path, abs);
+  }
+  return abs;
 }

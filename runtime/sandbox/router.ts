@@ -184,6 +184,11 @@ export class ProcessRouter {
     for (const proc of this.#all) {
       if (proc.tainted && proc.busy === 0) this.#retire(proc);
     }
+    // After every operation: with no more processes than may idle and no
+    // call waiting for room there is nothing to sort or wake.
+    if (
+      this.#counted.size <= this.#options.maxIdle && this.#waiters.length === 0
+    ) return;
     const idle = this.#idle();
     while (idle.length > this.#options.maxIdle) this.#retire(idle.shift()!);
     this.#wake();

@@ -63,25 +63,26 @@ function crashed(id: string, reason: string): void {
   });
 }
 
-function runOp(msg: OpMessage): void {
+// `json`: the operation's line as the host wrote it.
+function runOp(msg: OpMessage, json: string): void {
   slots.takeInTurn(
     msg.id,
     msg.workerKey,
     msg.primeKey,
     msg.path,
-    (slot) => runOn(slot, msg),
+    (slot) => runOn(slot, msg, json),
   );
 }
 
-function runOn(slot: Slot, msg: OpMessage): void {
+function runOn(slot: Slot, msg: OpMessage, json: string): void {
   slot.ops.add(msg.id);
   slots.byOp.set(msg.id, slot);
   // A warm worker has its module: post at once, not after an await (which
   // would queue behind the next stdin read being started).
-  if (slot.isLoaded) postOp(slot, msg);
+  if (slot.isLoaded) postOp(slot, msg, json);
   else {
     slots.load(slot, msg.path).then(
-      () => postOp(slot, msg),
+      () => postOp(slot, msg, json),
       (err) => loadFailed(slot, msg, err),
     );
   }
@@ -102,10 +103,12 @@ function loadFailed(slot: Slot, msg: OpMessage, err: unknown): void {
   });
 }
 
-// The worker gets the host's operation as it came: it reads the fields it
-// needs and ignores the routing ones.
-function postOp(slot: Slot, msg: OpMessage): void {
-  if (slot.ops.has(msg.id)) slot.worker.postMessage(msg);
+// The worker gets the host's operation as it came, as its JSON text: a
+// string crosses to the worker as one copy, where the object would be
+// structured-cloned field by field on both threads. The worker parses it,
+// reads the fields it needs and ignores the routing ones.
+function postOp(slot: Slot, msg: OpMessage, json: string): void {
+  if (slot.ops.has(msg.id)) slot.worker.postMessage(json);
 }
 
 function abort(id: string): void {
@@ -245,10 +248,10 @@ function onResult(
   if (next) slots.prime(next.primeKey, next.path);
 }
 
-function onHostMessage(msg: HostMessage): void {
-  if (msg.t === "op") runOp(msg);
+function onHostMessage(msg: HostMessage, json: string): void {
+  if (msg.t === "op") runOp(msg, json);
   else if (msg.t === "abort") abort(msg.id);
-  else slots.byOp.get(msg.id)?.worker.postMessage(msg);
+  else slots.byOp.get(msg.id)?.worker.postMessage(json);
 }
 
 function start(first: InitMessage): void {
@@ -269,10 +272,10 @@ function start(first: InitMessage): void {
 
 async function main(): Promise<void> {
   let started = false;
-  const splitter = new FrameSplitter((raw) => {
+  const splitter = new FrameSplitter((raw, json) => {
     if (started) {
       const msg = decodeHostMessage(raw);
-      if (msg !== null) onHostMessage(msg);
+      if (msg !== null) onHostMessage(msg, json);
     } else {
       started = true;
       start(raw as InitMessage);

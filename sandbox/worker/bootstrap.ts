@@ -362,9 +362,13 @@ function fileUrl(path: string): string {
 }
 
 // --- the message loop ----------------------------------------------------------
-// The sandbox process is this worker's only correspondent, and trusted.
+// The sandbox process is this worker's only correspondent, and trusted. It
+// passes the host's operations and RPC answers on as their JSON text.
 async function onMessage(e: Event): Promise<void> {
-  const msg = (e as MessageEvent<ToWorkerMessage>).data;
+  const data = (e as MessageEvent<ToWorkerMessage | string>).data;
+  const msg: ToWorkerMessage = typeof data === "string"
+    ? JSON.parse(data)
+    : data;
   switch (msg.t) {
     case "load":
       try {
