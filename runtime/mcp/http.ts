@@ -9,7 +9,12 @@
  */
 
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  readRequestBody,
+  requestBodyTooLargeMessage,
+} from "@modelcontextprotocol/sdk/server/requestBody.js";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
+import { requestIds, watchDisconnect } from "./disconnect.ts";
 import type { TransportContext } from "../transports/_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
@@ -68,6 +73,7 @@ export function createMcpHttp(
 ): McpHttp {
   const tokens = options.tokens ?? [];
   const sessions = new Map<string, Entry>();
+  const maxBytes = context.dispatcher.maxMessageBytes;
   const idleMs = (options.idleSeconds ?? context.limits.sseIdleSeconds) * 1000;
   const sweep = setInterval(() => {
     const now = Date.now();
@@ -90,7 +96,7 @@ export function createMcpHttp(
     const mcp = createMcpServer(link, options);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
-      maxRequestBodySize: context.dispatcher.maxMessageBytes,
+      maxRequestBodySize: maxBytes,
       onsessioninitialized: (id: string) => {
         sessions.set(id, entry);
       },
@@ -154,7 +160,10 @@ export function createMcpHttp(
         await entry.close();
         return response;
       }
-      return await entry.transport.handleRequest(request);
+      if (request.method !== "POST") {
+        return await entry.transport.handleRequest(request);
+      }
+      return await post(entry.transport, request, maxBytes);
     },
     get size() {
       return sessions.size;
@@ -165,6 +174,45 @@ export function createMcpHttp(
       sessions.clear();
     },
   };
+}
+
+// Reads the body here to learn its request ids, so that the calls are
+// cancelled if the client goes away before reading their answers.
+async function post(
+  transport: WebStandardStreamableHTTPServerTransport,
+  request: Request,
+  maxBytes: number,
+): Promise<Response> {
+  const body = await readRequestBody(request, maxBytes);
+  if (body.tooLarge) {
+    return new Response(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: requestBodyTooLargeMessage(maxBytes) },
+        id: null,
+      }),
+      { status: 413, headers: { "content-type": "application/json" } },
+    );
+  }
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(body.text);
+  } catch {
+    // The SDK answers malformed JSON its own way.
+    return await transport.handleRequest(
+      new Request(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body: body.text,
+      }),
+    );
+  }
+  const ids = requestIds(parsedBody);
+  if (ids.length === 0) {
+    return await transport.handleRequest(request, { parsedBody });
+  }
+  const watch = watchDisconnect(request, ids, transport);
+  return watch.answer(await transport.handleRequest(request, { parsedBody }));
 }
 
 // Browsers send Origin; a page elsewhere must not drive a local host.

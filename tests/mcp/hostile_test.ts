@@ -1,16 +1,20 @@
 /**
  * Hostile MCP clients against a real host: malformed JSON-RPC, a body over
- * the size limit, and a client that vanishes mid-call. The host keeps
- * serving a well-behaved client throughout.
+ * the size limit, and clients that vanish mid-call (their calls are
+ * cancelled). The host keeps serving a well-behaved client throughout.
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  LATEST_PROTOCOL_VERSION,
+} from "@modelcontextprotocol/sdk/types.js";
 import { createHost } from "../../runtime/host.ts";
 import { created, writeFixtures } from "./_fixtures.ts";
+import { connect, withHost } from "./_host.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -120,4 +124,80 @@ Deno.test("malformed, huge and abandoned MCP requests leave the host serving", a
     await Deno.remove(skills, { recursive: true });
     await Deno.remove(markers, { recursive: true });
   }
+});
+
+Deno.test("a client that aborts its HTTP request mid-call gets the call cancelled inside the sandbox at once", async () => {
+  await withHost({}, async ({ url, markers }) => {
+    const post = (
+      body: unknown,
+      headers: Record<string, string> = {},
+      signal?: AbortSignal,
+    ) =>
+      fetch(url + "/mcp", {
+        method: "POST",
+        headers: { ...HEADERS, ...headers },
+        body: JSON.stringify(body),
+        signal,
+      });
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      },
+    });
+    assert.equal(init.status, 200);
+    await init.body?.cancel();
+    const session = {
+      "mcp-session-id": init.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+    };
+    const ready = await post(
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      session,
+    );
+    assert.equal(ready.status, 202);
+    await ready.body?.cancel();
+
+    const marker = join(markers, "vanished");
+    const controller = new AbortController();
+    const call = await post(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: {
+          name: "wait_for_abort",
+          arguments: { marker },
+          _meta: { progressToken: "p" },
+        },
+      },
+      session,
+      controller.signal,
+    );
+    assert.equal(call.headers.get("content-type"), "text/event-stream");
+    // Read until the tool reports it started, then vanish.
+    const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes("notifications/progress")) {
+      const { done, value } = await reader.read();
+      assert.ok(!done, "the stream ended before the call started");
+      seen += value;
+    }
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    // The sandbox call saw its signal abort, with the session still open.
+    await created(marker, 10_000);
+    assert.equal(await Deno.readTextFile(marker), "aborted");
+    const client = await connect(url);
+    const echo = await client.callTool({
+      name: "echo",
+      arguments: { text: "still here" },
+    }) as CallToolResult;
+    assert.deepEqual(echo.structuredContent, { text: "still here" });
+    await client.close();
+  });
 });
