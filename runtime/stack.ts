@@ -160,6 +160,8 @@ export function createStandardStack(
       servers,
       log,
       confinement: () => sandbox.confinement(),
+      // HTTP servers are reached under the egress address rules.
+      egress,
       onChange: () => {
         (registry as Registry | null)?.reload().catch(() => {});
       },

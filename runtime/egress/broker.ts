@@ -152,7 +152,7 @@ export class EgressBroker {
     const origin = url.origin;
     const redirects: string[] = [];
     for (let hop = 0;; hop++) {
-      const address = await this.#check(url, scope, signal);
+      const address = await this.checkTarget(url, scope.allow, signal);
       const injected = this.#secretsFor(url, scope.toolkit ?? null);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(callerHeaders)) {
@@ -197,13 +197,34 @@ export class EgressBroker {
     }
   }
 
-  /** Checks a hop and returns the address to connect to. */
-  async #check(
+  /**
+   * Checks one hop: the URL's host against every allow-list, then every
+   * address its name resolves to (in the host) against the address rules.
+   * The egress proxy checks its targets with this too.
+   *
+   * @param url the target (its host and port are what is checked)
+   * @param allow allow-lists that must all match
+   * @param signal gives up resolving when aborted
+   * @returns the checked address to connect to (never resolve again)
+   * @throws {SkillboxError} `tool_denied` for a refused host or address,
+   * `tool_error` when the name does not resolve
+   * @example An address literal in a private range
+   * ```ts
+   * import { EgressBroker } from "./broker.ts";
+   * import assert from "node:assert/strict";
+   * const broker = new EgressBroker();
+   * await assert.rejects(
+   *   broker.checkTarget(new URL("http://10.0.0.1/"), [["*"]], AbortSignal.timeout(1000)),
+   *   /not a public address/,
+   * );
+   * ```
+   */
+  async checkTarget(
     url: URL,
-    scope: EgressScope,
+    allow: string[][],
     signal: AbortSignal,
   ): Promise<string> {
-    if (!allowedByAll(url, scope.allow)) {
+    if (!allowedByAll(url, allow)) {
       throw new SkillboxError(
         "tool_denied",
         `Host "${url.host}" is not allowed for this call`,

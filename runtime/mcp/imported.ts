@@ -1,7 +1,8 @@
 /**
  * Imported MCP servers (`mcp_servers` in `skillbox.jsonc`): one official-SDK
  * `Client` per server, stdio ones started through {@link mcpServerCommand},
- * HTTP ones over Streamable HTTP with their headers sent only to their URL.
+ * HTTP ones over Streamable HTTP through the egress broker's address rules,
+ * with their headers sent only to their URL's origin.
  * Each server becomes registry modules (a toolkit `<name>` of origin `mcp`
  * and tools `<name>__<tool>`), and calls routed to it come back as sandbox
  * outcomes, so the tool caller (policy, validation, timeouts, events) is the
@@ -27,6 +28,8 @@ import {
   type ConfinementStatus,
   detectConfinement,
 } from "../sandbox/confinement.ts";
+import { EgressBroker } from "../egress/broker.ts";
+import { brokeredFetch } from "./egress_fetch.ts";
 import { ProcessClientTransport } from "./process_transport.ts";
 import type { McpProcessSpec } from "./spawn.ts";
 
@@ -63,6 +66,12 @@ export interface ImportedServersOptions {
    * @default detectConfinement("auto")
    */
   confinement?: () => Promise<ConfinementStatus>;
+  /**
+   * Checks the addresses HTTP servers are reached at (the host's broker:
+   * its `allow_private_hosts` is how a loopback or private server is
+   * allowed). @default a broker that allows only public addresses
+   */
+  egress?: Pick<EgressBroker, "checkTarget">;
 }
 
 /** One routed call. */
@@ -139,6 +148,7 @@ export function createImportedServers(
   let detected: Promise<ConfinementStatus> | null = null;
   const confinement = options.confinement ??
     (() => detected ??= detectConfinement("auto"));
+  const egress = options.egress ?? new EgressBroker();
   const changed = () => {
     if (!closed) options.onChange?.();
   };
@@ -149,7 +159,7 @@ export function createImportedServers(
       const client = new Client({ name: "skillbox", version: "0.1.0" });
       let transport: Transport | null = null;
       try {
-        transport = await transportFor(slot.spec, confinement);
+        transport = await transportFor(slot.spec, confinement, egress);
         client.setNotificationHandler(
           ToolListChangedNotificationSchema,
           () => {
@@ -257,13 +267,14 @@ export function createImportedServers(
 async function transportFor(
   spec: McpServerSpec,
   confinement: () => Promise<ConfinementStatus>,
+  egress: Pick<EgressBroker, "checkTarget">,
 ): Promise<Transport> {
   if (spec.url !== undefined) {
-    return new StreamableHTTPClientTransport(new URL(spec.url), {
+    const url = new URL(spec.url);
+    return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...spec.headers } },
-      // Operator headers go to this URL only, never along a redirect.
-      fetch: (url: string | URL, init?: RequestInit) =>
-        fetch(url, { ...init, redirect: "error" }),
+      // Operator headers go to this origin only: no redirect leaves it.
+      fetch: brokeredFetch(egress, url),
     });
   }
   const status = await confinement();

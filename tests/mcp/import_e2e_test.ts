@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
+import { defaultConfig } from "../../runtime/config.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
 import {
   type Tool,
@@ -34,6 +35,7 @@ const stdioServer = (...extra: string[]): McpServerSpec => ({
 async function withHost(
   servers: Record<string, McpServerSpec>,
   body: (host: Host, wsUrl: string) => Promise<void>,
+  allowPrivateHosts: string[] = [],
 ) {
   const skills = await Deno.makeTempDir();
   const host = createHost({
@@ -41,6 +43,7 @@ async function withHost(
       skills: [skills],
       builtinSkills: false,
       mcpServers: servers,
+      egress: { ...defaultConfig().egress, allowPrivateHosts },
       sandbox: {
         cacheDir: null,
         memoryMb: 256,
@@ -161,7 +164,7 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
   });
 });
 
-Deno.test("an imported HTTP MCP server gets its headers; a server that never starts is listed unavailable", async () => {
+Deno.test("an imported HTTP MCP server is reached under the egress address rules (loopback only when allowed by name) with its headers; a server that never starts is listed unavailable", async () => {
   const dir = await Deno.makeTempDir();
   const portFile = join(dir, "port");
   const child = new Deno.Command(DENO, {
@@ -179,7 +182,13 @@ Deno.test("an imported HTTP MCP server gets its headers; a server that never sta
       }
     }
     await withHost({
+      // Loopback by a name the operator allows: reached.
       remote: {
+        url: `http://localhost:${port}/mcp`,
+        headers: { "x-api-key": "k" },
+      },
+      // The same server by an address nobody allowed: refused.
+      loopback: {
         url: `http://127.0.0.1:${port}/mcp`,
         headers: { "x-api-key": "k" },
       },
@@ -203,8 +212,16 @@ Deno.test("an imported HTTP MCP server gets its headers; a server that never sta
       assert.ok(stuck, "the stuck server's toolkit is listed");
       assert.match(stuck.description, /unavailable/);
       assert.ok(stuck.tags.includes("unavailable"));
+      const loopback = (kits.final.toolkits as {
+        name: string;
+        description: string;
+      }[]).find((k) => k.name === "loopback");
+      assert.match(
+        loopback?.description ?? "",
+        /unavailable.*127\.0\.0\.1, which is not a public address/,
+      );
       await client.close();
-    });
+    }, ["localhost"]);
   } finally {
     child.kill();
     await child.status;

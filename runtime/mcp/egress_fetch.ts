@@ -1,0 +1,154 @@
+/**
+ * The `fetch` an imported Streamable HTTP MCP server is reached with: every
+ * hop goes through the egress broker's address rules (the name resolved in
+ * the host; loopback, private, link-local and metadata addresses refused
+ * unless the operator allows the host by name in
+ * `egress.allow_private_hosts`), and the connection goes to the address
+ * that was checked. Redirects are followed only within the server's own
+ * origin, each hop checked again, so the operator's headers never leave
+ * that URL's origin. Responses stream (SSE included).
+ *
+ * @module
+ */
+
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { Readable } from "node:stream";
+import type { EgressBroker } from "../egress/broker.ts";
+import { hostOf } from "../egress/hosts.ts";
+
+/** What the SDK's client transport takes as `fetch`. */
+export type FetchLike = (
+  url: string | URL,
+  init?: RequestInit,
+) => Promise<Response>;
+
+const MAX_REDIRECTS = 5;
+const CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * A `fetch` to `origin` only, under the broker's address rules.
+ *
+ * @param broker checks each hop's address
+ * @param origin the configured server URL: requests and redirects must stay
+ *   on its origin
+ * @returns the fetch
+ * @example A name that resolves to loopback is refused
+ * ```ts
+ * import { brokeredFetch } from "./egress_fetch.ts";
+ * import { EgressBroker } from "../egress/broker.ts";
+ * import assert from "node:assert/strict";
+ * const broker = new EgressBroker({ resolve: () => Promise.resolve(["127.0.0.1"]) });
+ * const url = new URL("http://mcp.example/mcp");
+ * await assert.rejects(brokeredFetch(broker, url)(url), /not a public address/);
+ * ```
+ */
+export function brokeredFetch(
+  broker: Pick<EgressBroker, "checkTarget">,
+  origin: URL,
+): FetchLike {
+  return async (input, init = {}) => {
+    let url = new URL(String(input));
+    let method = (init.method ?? "GET").toUpperCase();
+    let body = init.body === undefined || init.body === null
+      ? null
+      : new Uint8Array(await new Response(init.body).arrayBuffer());
+    const headers = new Headers(init.headers);
+    for (let hop = 0;; hop++) {
+      if (url.origin !== origin.origin) {
+        throw new TypeError(
+          `Refusing to send a request to "${url.origin}": the server is "${origin.origin}"`,
+        );
+      }
+      const signal = init.signal
+        ? AbortSignal.any([init.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)])
+        : AbortSignal.timeout(CHECK_TIMEOUT_MS);
+      const address = await broker.checkTarget(url, [["*"]], signal);
+      const res = await send(url, address, {
+        method,
+        headers,
+        body,
+        signal: init.signal ?? undefined,
+      });
+      const location = res.headers.location;
+      const status = res.statusCode ?? 0;
+      if (
+        location === undefined || ![301, 302, 303, 307, 308].includes(status)
+      ) {
+        return toResponse(res, method);
+      }
+      res.destroy();
+      if (hop >= MAX_REDIRECTS) {
+        throw new TypeError(`Too many redirects (more than ${MAX_REDIRECTS})`);
+      }
+      url = new URL(location, url);
+      if (
+        status === 303 ||
+        ((status === 301 || status === 302) && method === "POST")
+      ) {
+        if (method !== "HEAD") method = "GET";
+        body = null;
+        headers.delete("content-type");
+      }
+    }
+  };
+}
+
+interface Exchange {
+  method: string;
+  headers: Headers;
+  body: Uint8Array | null;
+  signal?: AbortSignal;
+}
+
+// One HTTP exchange to the checked address; resolves at the headers.
+function send(
+  url: URL,
+  address: string,
+  exchange: Exchange,
+): Promise<http.IncomingMessage> {
+  const family = address.includes(":") ? 6 : 4;
+  // The connection goes to the address that was checked, never to a second
+  // answer from DNS.
+  const lookup: LookupFunction = (_host, options, callback) => {
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+  const headers: Record<string, string> = {};
+  exchange.headers.forEach((value, key) => headers[key] = value);
+  if (exchange.body) headers["content-length"] = String(exchange.body.length);
+  const lib = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = lib.request({
+      protocol: url.protocol,
+      hostname: hostOf(url),
+      port: Number(url.port) || undefined,
+      path: url.pathname + url.search,
+      method: exchange.method,
+      headers,
+      lookup,
+      agent: false,
+      signal: exchange.signal,
+    }, resolve);
+    req.on("error", reject);
+    req.end(exchange.body ?? undefined);
+  });
+}
+
+function toResponse(res: http.IncomingMessage, method: string): Response {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      headers.append(key, v);
+    }
+  }
+  const status = res.statusCode ?? 502;
+  const empty = method === "HEAD" || [204, 205, 304].includes(status);
+  if (empty) res.destroy();
+  return new Response(
+    empty ? null : Readable.toWeb(res) as ReadableStream<Uint8Array>,
+    { status, statusText: res.statusMessage ?? "", headers },
+  );
+}
