@@ -135,7 +135,8 @@ export interface HostConfig {
   llm: LlmConfig[];
   /**
    * MCP servers imported as toolkits, by toolkit name: `{command, args,
-   * env, cwd, writable}` (stdio) or `{url, headers}` (Streamable HTTP).
+   * env, cwd, writable, hosts}` (stdio; `hosts` reached only through the
+   * egress proxy) or `{url, headers}` (Streamable HTTP).
    * @default {}
    */
   mcpServers?: Record<string, McpServerSpec>;
@@ -239,6 +240,8 @@ const ConfigFileSchema = z.strictObject({
         env: z.record(z.string(), z.string()).default({}),
         cwd: z.string().min(1).optional(),
         writable: z.boolean().default(false),
+        // Reached only through the egress proxy, under its address rules.
+        hosts: z.array(z.string().min(1)).default([]),
         start_timeout_ms: z.number().int().positive().optional(),
       }),
       z.strictObject({
@@ -358,6 +361,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
             env: spec.env,
             cwd: spec.cwd,
             writable: spec.writable,
+            hosts: spec.hosts,
             startTimeoutMs: spec.start_timeout_ms,
           },
       ]),

@@ -135,6 +135,7 @@ export function createStandardStack(
     hostFiles: hostFiles(config, options.configPath),
   });
   const configs = createToolkitConfigs(config.toolkits);
+  const egress = brokerFromConfig(config.egress);
   const sandbox = createSandbox({
     policy: permissions,
     memoryMb: config.sandbox.memoryMb,
@@ -147,13 +148,18 @@ export function createStandardStack(
     maxResultBytes: config.sandbox.maxResultBytes,
     cacheDir: config.sandbox.cacheDir,
     confinement: config.sandbox.confinement ?? "auto",
+    egress,
   });
-  const egress = brokerFromConfig(config.egress);
   const hostPolicy = { ...policy, permissions };
 
   let registry: Registry | null = null;
   let closed = false;
-  const servers = config.mcpServers ?? {};
+  // A stdio server's hosts go through the same broker's rules.
+  const servers = Object.fromEntries(
+    Object.entries(config.mcpServers ?? {}).map((
+      [name, spec],
+    ) => [name, spec.url === undefined ? { ...spec, egress } : spec]),
+  );
   const imported = Object.keys(servers).length === 0
     ? null
     : createImportedServers({

@@ -5,7 +5,9 @@
  * working folder, and piped stdio. When OS confinement is active it runs
  * inside the same bubblewrap confinement as a sandbox process (the command
  * line comes from `confineArgs`, the one builder): its own user, PID and
- * network namespaces (no network at all), its command's binary read-only
+ * network namespaces (no network of its own: a server whose config names
+ * `hosts` reaches them, and only them, through the host's egress proxy,
+ * via a relay started in its namespace before it), its command's binary read-only
  * (and the system folders when it is not the Deno binary), Deno's module
  * cache read-only, its working folder read-only unless `writable`, a
  * private `/tmp`, and it dies with the host.
@@ -16,6 +18,13 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { confineArgs } from "../sandbox/confinement_args.ts";
 import type { ConfinementLayout } from "../sandbox/confinement_args.ts";
+import { EgressBroker } from "../egress/broker.ts";
+import { type EgressProxy, openEgressProxy } from "../egress/proxy.ts";
+import {
+  RELAY_FILES,
+  relayDenoArgs,
+  relayEnv,
+} from "../egress/relay_command.ts";
 
 /** How to start a stdio MCP server (from `mcp_servers` in the config). */
 export interface McpProcessSpec {
@@ -33,6 +42,20 @@ export interface McpProcessSpec {
   cwd?: string;
   /** Whether a confined server may write its working folder. @default false */
   writable?: boolean;
+  /**
+   * Hosts a confined server may reach (`name`, `name:port`), only through
+   * the egress proxy, which checks them as the broker does. @default []:
+   * no network
+   */
+  hosts?: readonly string[];
+  /** The host's egress broker (its address rules). @default a default broker */
+  egress?: EgressBroker;
+}
+
+/** A command to start (a `Deno.Command`, or a confined one with a proxy). */
+export interface McpServerCommand {
+  /** Starts the process. */
+  spawn(): Deno.ChildProcess;
 }
 
 /**
@@ -57,23 +80,13 @@ export interface McpProcessSpec {
 export function mcpServerCommand(
   spec: McpProcessSpec,
   layout: ConfinementLayout | null = null,
-): Deno.Command {
+): McpServerCommand {
   const path = Deno.env.get("PATH");
   const env = {
     ...(path && !spec.env?.PATH ? { PATH: path } : {}),
     ...spec.env,
   };
-  if (layout) {
-    const confined = confinedServerArgs(layout, spec, env);
-    return new Deno.Command(confined.command, {
-      args: confined.args,
-      clearEnv: true,
-      env: confined.env,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    });
-  }
+  if (layout) return { spawn: () => spawnConfined(layout, spec, env) };
   return new Deno.Command(spec.command, {
     args: [...(spec.args ?? [])],
     cwd: spec.cwd,
@@ -83,6 +96,35 @@ export function mcpServerCommand(
     stdout: "piped",
     stderr: "piped",
   });
+}
+
+/** Starts a confined server, with its own egress proxy when it has hosts. */
+function spawnConfined(
+  layout: ConfinementLayout,
+  spec: McpProcessSpec,
+  env: Record<string, string>,
+): Deno.ChildProcess {
+  const proxy = (spec.hosts ?? []).length === 0 ? null : openEgressProxy({
+    broker: spec.egress ?? new EgressBroker(),
+    allow: spec.hosts ?? [],
+    principal: `MCP server "${spec.command}"`,
+  });
+  try {
+    const confined = confinedServerArgs(layout, spec, env, proxy);
+    const child = new Deno.Command(confined.command, {
+      args: confined.args,
+      clearEnv: true,
+      env: confined.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    if (proxy) child.status.then(proxy.close, proxy.close);
+    return child;
+  } catch (err) {
+    proxy?.close();
+    throw err;
+  }
 }
 
 /**
@@ -96,6 +138,8 @@ export function mcpServerCommand(
  * @param layout where bwrap, Deno, its libraries and cache live
  * @param spec the server's command, arguments and folder
  * @param env its whole environment (declared env and `PATH`)
+ * @param egress the server's open egress proxy, when its config names
+ * hosts: the relay runs first, then the server @default null
  * @returns the bwrap command, its arguments and environment
  * @throws {Error} when the command is not found on `PATH`
  * @example A Deno server reads its folder, nothing else
@@ -119,21 +163,33 @@ export function confinedServerArgs(
   layout: ConfinementLayout,
   spec: McpProcessSpec,
   env: Record<string, string>,
+  egress: Pick<EgressProxy, "path" | "token"> | null = null,
 ): { command: string; args: string[]; env: Record<string, string> } {
   const binary = resolveCommand(spec.command, env.PATH ?? "");
   const isDeno = binary === layout.execPath;
   const folder = spec.cwd === undefined ? undefined : resolve(spec.cwd);
-  const confined = confineArgs({ ...layout, execPath: binary }, {
-    grant: {
-      ...(folder
-        ? (spec.writable ? { write: [folder] } : { read: [folder] })
-        : {}),
-      ...(isDeno ? {} : { run: [binary] }),
-    },
-    runtimeFiles: [],
-    denoArgs: [...(spec.args ?? [])],
-    env,
-  });
+  const grant = {
+    ...(folder
+      ? (spec.writable ? { write: [folder] } : { read: [folder] })
+      : {}),
+    ...(isDeno ? {} : { run: [binary] }),
+  };
+  const serverArgs = [...(spec.args ?? [])];
+  // With hosts, the Deno binary runs the relay, which starts the server.
+  const confined = egress
+    ? confineArgs(layout, {
+      grant,
+      runtimeFiles: isDeno ? [...RELAY_FILES] : [...RELAY_FILES, binary],
+      denoArgs: relayDenoArgs(egress, [binary, ...serverArgs]),
+      env: { ...env, ...relayEnv() },
+      egressSocket: egress.path,
+    })
+    : confineArgs({ ...layout, execPath: binary }, {
+      grant,
+      runtimeFiles: [],
+      denoArgs: serverArgs,
+      env,
+    });
   const args = confined.args;
   if (folder) {
     // The builder starts every process in `/`; a server starts in its

@@ -142,6 +142,9 @@ export class SandboxProcess {
     );
     // Startup failures surface through `ready`; never as unhandled.
     this.ready.catch(() => {});
+    // What confinement opened for it (its egress proxy socket) goes with it.
+    const release = options.command.release;
+    if (release) this.exited.then(release, release);
   }
 
   /** The OS process id. */

@@ -249,6 +249,8 @@ export interface ProcessCommand {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Called once the process has exited (frees what was opened for it). */
+  release?: () => void;
 }
 
 /**
@@ -285,6 +287,8 @@ export function confineCommand(
     runtimeFiles: string[];
     /** The sandbox's read-only Deno cache (`confinement_cache.ts`). */
     cacheDir?: string;
+    /** The host's egress proxy socket for this process. */
+    egressSocket?: string;
   },
 ): ProcessCommand {
   const keep = new Set(options.grant.env ?? []);
@@ -299,6 +303,7 @@ export function confineCommand(
     denoArgs: command.args,
     env,
     cacheDir: options.cacheDir,
+    egressSocket: options.egressSocket,
   });
   return {
     program: confined.command,

@@ -1,7 +1,8 @@
 /**
  * The bubblewrap command line that confines one sandbox process: its own
- * user, PID, network (unless the grant names hosts), IPC and UTS
- * namespaces, and a mount namespace in which
+ * user, PID, network (nothing in it but loopback: a grant with hosts
+ * reaches them through the host's egress proxy, whose socket is bound in),
+ * IPC and UTS namespaces, and a mount namespace in which
  * only what the process needs exists (the Deno binary and its libraries,
  * Deno's module cache read-only, the sandbox runtime's own files read-only,
  * each read grant read-only, each write grant read-write, a private `/tmp`,
@@ -13,6 +14,7 @@
 
 import { dirname, join } from "node:path";
 import type { Permissions } from "../../protocol/permissions.ts";
+import { relayBind } from "../egress/relay_command.ts";
 
 /** Where the pieces a confined Deno needs live on this machine. */
 export interface ConfinementLayout {
@@ -60,6 +62,12 @@ export interface ConfineSpec {
   binds?: Array<{ from: string; to: string; writable?: boolean }>;
   /** Working folder inside. @default "/" */
   cwd?: string;
+  /**
+   * The host's egress proxy socket for this process (see
+   * `runtime/egress/proxy.ts`), bound in where its relay expects it.
+   * @default none: no way out of the empty network namespace
+   */
+  egressSocket?: string;
 }
 
 /** A command ready for `Deno.Command`. */
@@ -74,9 +82,6 @@ export interface ConfinedCommand {
 
 /** The uid and gid the confined process runs as (`nobody`). */
 export const CONFINED_UID = 65534;
-
-// What getaddrinfo reads, for a grant with network.
-const NET_FILES = ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"];
 
 // The folders of Deno's cache a sandbox reads: npm packages and remote
 // modules, both only ever loaded from the cache (`--cached-only`).
@@ -116,7 +121,6 @@ export function confineArgs(
   layout: ConfinementLayout,
   spec: ConfineSpec,
 ): ConfinedCommand {
-  const hasNet = (spec.grant.net ?? []).length > 0;
   const args = [
     // Namespaces: its own user (mapped to nobody, no capabilities, no
     // nested user namespaces), PIDs, network (loopback only, down), IPC,
@@ -129,10 +133,9 @@ export function confineArgs(
     "--disable-userns",
     "--unshare-pid",
     "--as-pid-1",
-    // No network at all, unless the grant names hosts: until a proxy
-    // serves fetch into the namespace, such a process keeps the host's
-    // network and Deno's --allow-net (by name) is its only check.
-    ...(hasNet ? [] : ["--unshare-net"]),
+    // No network of its own, ever: names are resolved and addresses
+    // checked by the host's egress proxy, the only way out.
+    "--unshare-net",
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
@@ -157,10 +160,6 @@ export function confineArgs(
   const runs = (spec.grant.run ?? []).length > 0;
   const system = runs ? layout.systemDirs : [];
   for (const dir of system) args.push("--ro-bind-try", dir, dir);
-  // Name resolution for a process that keeps the network.
-  if (hasNet) {
-    for (const file of NET_FILES) args.push("--ro-bind-try", file, file);
-  }
   for (const dir of layout.libDirs) {
     if (!system.some((s) => inside(dir, s))) args.push("--ro-bind", dir, dir);
   }
@@ -184,6 +183,8 @@ export function confineArgs(
   if (spec.cacheDir) {
     args.push(...cacheMounts(layout.denoDir, spec.cacheDir, spec));
   }
+  // Last, so that no grant's mount covers it.
+  if (spec.egressSocket) args.push(...relayBind(spec.egressSocket));
   // Nothing else in the root is writable: no memory to fill outside /tmp's
   // bound, no files to plant beside the mounts.
   args.push("--remount-ro", "/", "--chdir", spec.cwd ?? "/", "--");

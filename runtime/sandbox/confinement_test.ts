@@ -112,14 +112,27 @@ Deno.test("grantMounts() mounts parents first and keeps a write grant writable",
   );
 });
 
-Deno.test("confineArgs() keeps the network only for a grant that names hosts", () => {
+Deno.test("confineArgs() never keeps the network: hosts go through the egress socket", () => {
   const base = { runtimeFiles: [], denoArgs: [], env: {} };
   const none = confineArgs(LAYOUT, { ...base, grant: {} });
   assert.ok(none.args.includes("--unshare-net"));
-  assert.ok(!none.args.includes("/etc/resolv.conf"));
-  const net = confineArgs(LAYOUT, { ...base, grant: { net: ["api.x.io"] } });
-  assert.ok(!net.args.includes("--unshare-net"));
-  assert.ok(net.args.includes("/etc/resolv.conf"));
+  assert.ok(!none.args.includes("/run/skillbox/egress.sock"));
+  const net = confineArgs(LAYOUT, {
+    ...base,
+    grant: { net: ["api.x.io"], read: ["/run"] },
+    egressSocket: "/tmp/e/x.sock",
+  });
+  assert.ok(net.args.includes("--unshare-net"));
+  // Nothing to resolve names with inside: the host resolves them.
+  assert.ok(!net.args.includes("/etc/resolv.conf"));
+  // The socket is bound after every grant, so no grant's mount covers it.
+  const at = net.args.indexOf("/tmp/e/x.sock");
+  assert.deepEqual(net.args.slice(at - 1, at + 2), [
+    "--ro-bind",
+    "/tmp/e/x.sock",
+    "/run/skillbox/egress.sock",
+  ]);
+  assert.ok(at > net.args.lastIndexOf("/run"));
   // Every other namespace stays.
   for (const flag of ["--unshare-pid", "--unshare-user", "--unshare-ipc"]) {
     assert.ok(net.args.includes(flag), flag);

@@ -18,6 +18,13 @@ import {
 } from "./confinement.ts";
 import { moduleGraph } from "./module_graph.ts";
 import { prepareSandboxCache } from "./confinement_cache.ts";
+import { EgressBroker } from "../egress/broker.ts";
+import { openEgressProxy } from "../egress/proxy.ts";
+import {
+  relayEnv,
+  relayFlags,
+  relayTokenArg,
+} from "../egress/relay_command.ts";
 
 /** Turns a process's unconfined command into the one to spawn. */
 export type CommandWrapper = (
@@ -47,10 +54,16 @@ export class Confiner {
   /** The configured mode. */
   readonly mode: ConfinementMode;
   readonly #wrappers = new Map<string, Promise<CommandWrapper>>();
+  readonly #egress: EgressBroker;
 
-  /** @param mode `sandbox.confinement` */
-  constructor(mode: ConfinementMode) {
+  /**
+   * @param mode `sandbox.confinement`
+   * @param egress the broker whose rules a confined process's network
+   * follows @default a broker with no private hosts allowed
+   */
+  constructor(mode: ConfinementMode, egress?: EgressBroker) {
     this.mode = mode;
+    this.#egress = egress ?? new EgressBroker();
   }
 
   /**
@@ -108,7 +121,61 @@ export class Confiner {
       caches.set(main.href, cache);
     }
     const cacheDir = await cache;
-    return (command, grant) =>
-      confineCommand(command, { layout, grant, runtimeFiles, cacheDir });
+    return (command, grant) => {
+      const hosts = grant.net ?? [];
+      if (hosts.length === 0) {
+        return confineCommand(command, {
+          layout,
+          grant,
+          runtimeFiles,
+          cacheDir,
+        });
+      }
+      return this.#withEgress(
+        command,
+        grant,
+        (egressSocket) =>
+          confineCommand(command, {
+            layout,
+            grant,
+            runtimeFiles,
+            cacheDir,
+            egressSocket,
+          }),
+      );
+    };
+  }
+
+  /**
+   * A process whose grant names hosts: its own proxy socket (checked
+   * against exactly those hosts), its relay's flags around the main script
+   * (the last argument), `HTTP(S)_PROXY` naming the relay, and the socket
+   * closed when the process exits.
+   */
+  #withEgress(
+    command: ProcessCommand,
+    grant: Permissions,
+    confine: (egressSocket: string) => ProcessCommand,
+  ): ProcessCommand {
+    const proxy = openEgressProxy({
+      broker: this.#egress,
+      allow: grant.net ?? [],
+    });
+    try {
+      const main = command.args.at(-1)!;
+      const confined = confine(proxy.path);
+      // The relay's flags go before the main script, its token after.
+      const at = confined.args.lastIndexOf(main);
+      const flags = relayFlags(command.args);
+      confined.args.splice(at, 1, ...flags, main, relayTokenArg(proxy));
+      return {
+        ...confined,
+        env: { ...confined.env, ...relayEnv() },
+        release: () => proxy.close(),
+      };
+    } catch (err) {
+      proxy.close();
+      throw err;
+    }
   }
 }

@@ -22,6 +22,7 @@ import { createDescriber } from "./describe.ts";
 import { loadBootstrap, SANDBOX_MAIN, sandboxEnv } from "./spawn.ts";
 import { DISCOVERY_MAIN } from "./_discovery_process.ts";
 import { Confiner } from "./confiner.ts";
+import type { EgressBroker } from "../egress/broker.ts";
 import type { ConfinementMode, ConfinementStatus } from "./confinement.ts";
 import { OwnReads } from "./own_reads.ts";
 import { runOperation } from "./operation.ts";
@@ -75,6 +76,12 @@ export interface SandboxOptions {
    * it), `"off"`. @default "auto"
    */
   confinement?: ConfinementMode;
+  /**
+   * The egress broker whose rules a confined process's network follows (a
+   * process whose grant names hosts reaches them only through its proxy).
+   * @default a broker that allows no private hosts
+   */
+  egress?: EgressBroker;
 }
 
 /** A live sandbox process, for monitoring and tests. */
@@ -149,7 +156,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   const deny = (policy.deny ?? []).map((p) => resolve(p));
   const shared = new Set((policy.sharedFolders ?? []).map((p) => resolve(p)));
   const processWaitMs = options.processWaitMs ?? 30_000;
-  const confiner = new Confiner(options.confinement ?? "auto");
+  const confiner = new Confiner(options.confinement ?? "auto", options.egress);
   const router = new ProcessRouter({
     wrapper: () => confiner.wrapperFor(SANDBOX_MAIN),
     deny,

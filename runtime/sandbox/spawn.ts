@@ -31,6 +31,8 @@ export interface SandboxCommand {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Called once the process has exited (set by confinement). */
+  release?: () => void;
 }
 
 /** The main script of a call sandbox process. */

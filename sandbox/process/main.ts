@@ -24,6 +24,8 @@ import {
   type WorkerEvent,
 } from "../../protocol/sandbox/messages.ts";
 import { type Slot, WorkerSlots } from "./workers.ts";
+import { relayToken } from "../../protocol/egress_relay.ts";
+import { startEgressRelay } from "./egress_relay.ts";
 
 // How long a worker has to answer an abort before the host treats it as
 // busy (and kills the process).
@@ -293,4 +295,7 @@ async function main(): Promise<void> {
   Deno.exit(0);
 }
 
+// Confined with a net grant: workers' fetch goes out through the relay.
+const egressToken = relayToken(Deno.args);
+if (egressToken !== null) startEgressRelay({ token: egressToken });
 await main();

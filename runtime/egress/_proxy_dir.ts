@@ -1,0 +1,42 @@
+/**
+ * Where the host's egress proxy sockets live: one folder per host process,
+ * made on first use with mode 0700, removed when the host exits. Each
+ * socket has a random name; a confined process sees only its own socket
+ * (bound into its namespace), and each connection must also bring the
+ * socket's token.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+let dir: string | null = null;
+
+/**
+ * A fresh socket path in the host's proxy folder.
+ *
+ * @returns an absolute path that does not exist yet
+ * @example
+ * ```ts
+ * import { proxySocketPath } from "./_proxy_dir.ts";
+ * import assert from "node:assert/strict";
+ * assert.notEqual(proxySocketPath(), proxySocketPath());
+ * ```
+ */
+export function proxySocketPath(): string {
+  if (dir === null) {
+    // Short: a Unix socket path has room for about 107 bytes.
+    dir = Deno.makeTempDirSync({ prefix: "skillbox-egress-" });
+    const made = dir;
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(made, { recursive: true });
+      } catch {
+        // Already gone.
+      }
+    });
+  }
+  const name = [...crypto.getRandomValues(new Uint8Array(12))]
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+  return join(dir, `${name}.sock`);
+}

@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { EgressBroker } from "./broker.ts";
+import { type EgressProxy, openEgressProxy } from "./proxy.ts";
+
+interface Fixture {
+  proxy: EgressProxy;
+  port: number;
+  bodies: string[];
+  close(): Promise<void>;
+}
+
+function start(): Fixture {
+  const bodies: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      bodies.push(`${req.method} ${await req.text()}`);
+      return new Response("x".repeat(200_000), {
+        headers: { connection: "keep-alive" },
+      });
+    },
+  );
+  const proxy = openEgressProxy({
+    broker: new EgressBroker({
+      privateHosts: ["a.test"],
+      resolve: () => Promise.resolve(["127.0.0.1"]),
+    }),
+    allow: ["a.test"],
+  });
+  return {
+    proxy,
+    port: server.addr.port,
+    bodies,
+    async close() {
+      proxy.close();
+      await server.shutdown();
+    },
+  };
+}
+
+async function exchange(proxy: EgressProxy, text: string): Promise<string> {
+  const conn = await Deno.connect({ transport: "unix", path: proxy.path });
+  await conn.write(new TextEncoder().encode(text));
+  const chunks: Uint8Array[] = [];
+  const buf = new Uint8Array(65536);
+  for (let n = await conn.read(buf); n !== null; n = await conn.read(buf)) {
+    chunks.push(buf.slice(0, n));
+  }
+  conn.close();
+  return new TextDecoder().decode(
+    chunks.reduce((a, b) => {
+      const out = new Uint8Array(a.length + b.length);
+      out.set(a);
+      out.set(b, a.length);
+      return out;
+    }, new Uint8Array(0)),
+  );
+}
+
+Deno.test("openEgressProxy() forwards bodies as framed and streams the whole answer", async () => {
+  const f = start();
+  try {
+    const head = (extra: string) =>
+      `${f.proxy.token}\nPOST http://a.test:${f.port}/ HTTP/1.1\r\n` +
+      `Host: a.test:${f.port}\r\nConnection: keep-alive\r\n${extra}\r\n`;
+    const sized = await exchange(
+      f.proxy,
+      head("Content-Length: 5\r\n") + "hello",
+    );
+    assert.match(sized, /^HTTP\/1.1 200 OK\r\n/);
+    // Its Connection header is the proxy's: one request per connection.
+    assert.match(sized, /\r\nconnection: close\r\n/);
+    assert.doesNotMatch(sized, /keep-alive/);
+    assert.equal(sized.split("\r\n\r\n")[1]!.length, 200_000);
+    const chunked = await exchange(
+      f.proxy,
+      head("Transfer-Encoding: chunked\r\n") +
+        "3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\n\r\n",
+    );
+    assert.match(chunked, /^HTTP\/1.1 200 OK/);
+    assert.deepEqual(f.bodies, ["POST hello", "POST abcde"]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("openEgressProxy() answers nothing without its token, and refuses a bad head", async () => {
+  const f = start();
+  try {
+    const request = `GET http://a.test:${f.port}/ HTTP/1.1\r\n\r\n`;
+    assert.equal(await exchange(f.proxy, `wrong\n${request}`), "");
+    assert.equal(await exchange(f.proxy, request), "");
+    const twoLengths = await exchange(
+      f.proxy,
+      `${f.proxy.token}\nPOST http://a.test:${f.port}/ HTTP/1.1\r\n` +
+        "Content-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+    );
+    assert.match(twoLengths, /^HTTP\/1.1 400 /);
+    const https = await exchange(
+      f.proxy,
+      `${f.proxy.token}\nGET https://a.test/ HTTP/1.1\r\n\r\n`,
+    );
+    assert.match(https, /^HTTP\/1.1 400 /);
+    assert.deepEqual(f.bodies, []);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("openEgressProxy() close() removes its socket", async () => {
+  const proxy = openEgressProxy({ broker: new EgressBroker(), allow: [] });
+  assert.ok((await Deno.stat(proxy.path)).isSocket);
+  proxy.close();
+  await assert.rejects(Deno.stat(proxy.path), Deno.errors.NotFound);
+});
