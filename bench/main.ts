@@ -20,6 +20,7 @@ import { capacityBench } from "./capacity_bench.ts";
 import { mcpBench } from "./mcp_bench.ts";
 import { confinementBench } from "./confinement_bench.ts";
 import { consoleBench } from "./console_bench.ts";
+import { egressBench } from "./egress_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -38,6 +39,7 @@ export const BENCHES: Bench[] = [
   skillsBench,
   mcpBench,
   confinementBench,
+  egressBench,
   consoleBench,
   capacityBench,
 ];

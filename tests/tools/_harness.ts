@@ -6,6 +6,7 @@
  * @module
  */
 
+import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
 import {
@@ -35,6 +36,11 @@ export interface ToolsHostOptions {
   tokens?: string[];
   /** Discovery cache folder. @default null (off) */
   cacheDir?: string | null;
+  /**
+   * `egress.allow_private_hosts`: hosts a confined module's own `fetch` may
+   * reach at a loopback or private address. @default []
+   */
+  allowPrivateHosts?: string[];
 }
 
 /** A running host. */
@@ -60,6 +66,7 @@ export async function startToolsHost(
   const sandbox = createSandbox({
     cacheDir: options.cacheDir ?? null,
     policy: policy.permissions,
+    egress: new EgressBroker({ privateHosts: options.allowPrivateHosts ?? [] }),
   });
   const registry = await loadRegistry({
     sandbox,

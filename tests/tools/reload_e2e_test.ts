@@ -51,6 +51,9 @@ Deno.test("e2e hot reload: calls in flight finish on their version; add, change,
     policy: {
       permissions: { net: [`127.0.0.1:${port}`], shared_folders: [dir] },
     },
+    // Confined, the module's fetch goes through the egress proxy, which
+    // reaches the loopback server only because the operator allows it.
+    allowPrivateHosts: [`127.0.0.1:${port}`],
   });
   const c = await connectClient(h.wsUrl);
   try {
