@@ -33,7 +33,7 @@ import { proxySocketPath } from "./_proxy_dir.ts";
 /** Options of {@link openEgressProxy}. */
 export interface EgressProxyOptions {
   /** The broker whose rules apply (private hosts, name resolution). */
-  broker: EgressBroker;
+  broker: Pick<EgressBroker, "checkTarget">;
   /** Hosts the principal may reach (`name`, `name:port`, `*`). */
   allow: readonly string[];
   /** Who it serves, for messages. @default "sandbox" */
@@ -140,7 +140,7 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
 }
 
 interface Rules {
-  broker: EgressBroker;
+  broker: Pick<EgressBroker, "checkTarget">;
   allow: string[][];
   principal: string;
   timeoutMs: number;

@@ -48,8 +48,17 @@ export interface McpProcessSpec {
    * no network
    */
   hosts?: readonly string[];
-  /** The host's egress broker (its address rules). @default a default broker */
-  egress?: EgressBroker;
+  /**
+   * The host's egress broker (its address rules; an `EgressBroker`).
+   * @default a broker that allows no private hosts
+   */
+  egress?: {
+    checkTarget(
+      url: URL,
+      allow: string[][],
+      signal: AbortSignal,
+    ): Promise<string>;
+  };
 }
 
 /** A command to start (a `Deno.Command`, or a confined one with a proxy). */
