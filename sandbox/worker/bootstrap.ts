@@ -15,8 +15,6 @@ import type {
   WorkerEvent,
 } from "../../protocol/sandbox/messages.ts";
 
-type QueuedEvent = WorkerEvent;
-
 /** Deno's internals, reached once here to harden the scope. */
 type DenoInternals = {
   Console?: new (print: (msg: string) => void) => Console;
@@ -84,8 +82,8 @@ const pendingRpc = new Map<
   { resolve: (v: unknown) => void; reject: (e: Error) => void }
 >();
 let nextRid = 1;
-const queue: QueuedEvent[] = [];
-const coalesce = new Map<string, QueuedEvent>();
+const queue: WorkerEvent[] = [];
+const coalesce = new Map<string, WorkerEvent>();
 const dropped = new Map<string, number>();
 let inFlight = false;
 let drainWaiters: (() => void)[] = [];
@@ -362,8 +360,7 @@ function fileUrl(path: string): string {
 }
 
 // --- the message loop ----------------------------------------------------------
-// The sandbox process is this worker's only correspondent, and trusted. It
-// passes the host's operations and RPC answers on as their JSON text.
+// The sandbox process (trusted, the only correspondent) sends JSON text.
 async function onMessage(e: Event): Promise<void> {
   const data = (e as MessageEvent<ToWorkerMessage | string>).data;
   const msg: ToWorkerMessage = typeof data === "string"
