@@ -10,15 +10,14 @@
  * @module
  */
 
-import http from "node:http";
-import https from "node:https";
-import type { LookupFunction } from "node:net";
+import type http from "node:http";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import { isIpLiteral, isPublicAddress } from "./address.ts";
 import { allowedByAll, hostMatches, hostOf } from "./hosts.ts";
 import { resolveHost } from "./resolve.ts";
+import { requestAt } from "./request_at.ts";
 import {
   cleanHeaders,
   parseUrl,
@@ -267,7 +266,7 @@ export class EgressBroker {
   }
 
   /** One HTTP exchange to a checked address; resolves at the headers. */
-  #send(
+  async #send(
     url: URL,
     address: string,
     method: string,
@@ -276,43 +275,18 @@ export class EgressBroker {
     signal: AbortSignal,
     timeout: AbortSignal,
   ): Promise<http.IncomingMessage> {
-    const family = address.includes(":") ? 6 : 4;
-    // The connection goes to the address that was checked, never to a
-    // second answer from DNS.
-    const lookup: LookupFunction = (_host, options, callback) => {
-      if (options.all) callback(null, [{ address, family }]);
-      else callback(null, address, family);
-    };
-    const lib = url.protocol === "https:" ? https : http;
-    return new Promise((resolve, reject) => {
-      const req = lib.request({
-        protocol: url.protocol,
-        hostname: hostOf(url),
-        port: Number(url.port) || undefined,
-        path: url.pathname + url.search,
-        method,
-        headers: body
-          ? { ...headers, "content-length": String(body.length) }
-          : headers,
-        lookup,
-        agent: false,
-        signal,
-      }, resolve);
-      req.on("error", (err: Error) => {
-        if (timeout.aborted) reject(timeoutError(signal));
-        else if (signal.aborted) {
-          reject(new SkillboxError("tool_error", "Request was cancelled"));
-        } else {
-          reject(
-            new SkillboxError(
-              "tool_error",
-              `Request to "${url.host}" failed: ${err.message}`,
-            ),
-          );
-        }
-      });
-      req.end(body ?? undefined);
-    });
+    try {
+      return await requestAt(url, address, { method, headers, body, signal });
+    } catch (err) {
+      if (timeout.aborted) throw timeoutError(signal);
+      if (signal.aborted) {
+        throw new SkillboxError("tool_error", "Request was cancelled");
+      }
+      throw new SkillboxError(
+        "tool_error",
+        `Request to "${url.host}" failed: ${(err as Error).message}`,
+      );
+    }
   }
 
   /** Reads a bounded body and cuts injected secrets out of the answer. */

@@ -11,12 +11,10 @@
  * @module
  */
 
-import http from "node:http";
-import https from "node:https";
-import type { LookupFunction } from "node:net";
+import type http from "node:http";
 import { Readable } from "node:stream";
 import type { EgressBroker } from "../egress/broker.ts";
-import { hostOf } from "../egress/hosts.ts";
+import { requestAt } from "../egress/request_at.ts";
 
 /** What the SDK's client transport takes as `fetch`. */
 export type FetchLike = (
@@ -108,32 +106,9 @@ function send(
   address: string,
   exchange: Exchange,
 ): Promise<http.IncomingMessage> {
-  const family = address.includes(":") ? 6 : 4;
-  // The connection goes to the address that was checked, never to a second
-  // answer from DNS.
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
   const headers: Record<string, string> = {};
   exchange.headers.forEach((value, key) => headers[key] = value);
-  if (exchange.body) headers["content-length"] = String(exchange.body.length);
-  const lib = url.protocol === "https:" ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = lib.request({
-      protocol: url.protocol,
-      hostname: hostOf(url),
-      port: Number(url.port) || undefined,
-      path: url.pathname + url.search,
-      method: exchange.method,
-      headers,
-      lookup,
-      agent: false,
-      signal: exchange.signal,
-    }, resolve);
-    req.on("error", reject);
-    req.end(exchange.body ?? undefined);
-  });
+  return requestAt(url, address, { ...exchange, headers });
 }
 
 function toResponse(res: http.IncomingMessage, method: string): Response {
