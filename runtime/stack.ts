@@ -30,6 +30,7 @@ import { createSkillsCapability } from "./skills/capability.ts";
 import { registryCatalog, SYSTEM_SKILLS_DIR } from "./skills/catalog.ts";
 import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
+import { GrantCache } from "./sandbox/grants.ts";
 import type { RegistrySnapshot } from "./registry/types.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
@@ -203,7 +204,13 @@ export function createStandardStack(
       toolkits: createToolkitsCapability({ registry: loaded, configs }),
       skill: createSkillsCapability({
         catalog,
-        tools: registryToolHost({ registry: loaded, caller: tools.caller }),
+        tools: registryToolHost({
+          registry: loaded,
+          caller: tools.caller,
+          // A skill script's filesystem mount: the session's configuration,
+          // checked against the policy as the toolkit's own calls are.
+          toolkits: { configs, grants: new GrantCache(sandbox, permissions) },
+        }),
         sandbox,
         llm: hostLlm(config.llm),
         archived: config.archivedSkills,

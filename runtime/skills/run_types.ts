@@ -11,6 +11,7 @@ import type { SessionScope } from "../capability.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { LlmChoice, Tool } from "../../protocol/domain.ts";
 import type { LlmProvider } from "../llm/provider.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 
 /**
  * A tool as the skills capability sees it: a view of the domain `Tool` (the
@@ -60,7 +61,35 @@ export interface SkillToolHost {
     args: Record<string, unknown>,
     options: SkillToolCallOptions,
   ): Promise<SkillToolOutcome>;
+  /**
+   * A session's configuration of a toolkit and the grant it gives, checked
+   * against the host policy exactly as for a call of the toolkit's tools;
+   * `override` replaces fields of the configuration for the check (a
+   * symlinked root's real path). Null when the toolkit is not loaded or
+   * the session has not configured it. Absent: no toolkit is reachable
+   * outside its tools (skill scripts get no toolkit mounts).
+   */
+  toolkitGrant?(
+    name: string,
+    session: SessionScope,
+    override?: Record<string, unknown>,
+  ): Promise<ToolkitGrant | null>;
 }
+
+/** What {@link SkillToolHost.toolkitGrant} found. */
+export type ToolkitGrant =
+  | {
+    ok: true;
+    /** The configuration, as the toolkit's tools would get it. */
+    config: Readonly<Record<string, unknown>>;
+    /** The checked grant (absolute paths). */
+    grant: Readonly<Permissions>;
+  }
+  | {
+    ok: false;
+    /** Why not: an invalid configuration or a permission the policy refused. */
+    reason: string;
+  };
 
 /** Picks the LLM for a call: `override`, else `skill`, else the host default. */
 export type LlmResolver = (

@@ -10,6 +10,8 @@ import type { ToolCaller } from "../tools/call.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";
 import type { SkillToolHost } from "./run.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import type { GrantCache } from "../sandbox/grants.ts";
 
 /** Options for {@link registryToolHost}. */
 export interface RegistryToolHostOptions {
@@ -20,6 +22,15 @@ export interface RegistryToolHostOptions {
    * one path with policy checks, argument validation and the sandbox.
    */
   caller: Pick<ToolCaller, "call">;
+  /**
+   * The sessions' toolkit configurations and the grant cache over the host
+   * policy (the ones the tools capability's caller uses), for
+   * `toolkitGrant`. @default none: `toolkitGrant` finds nothing
+   */
+  toolkits?: {
+    configs: Pick<ToolkitConfigs, "resolve">;
+    grants: Pick<GrantCache, "of">;
+  };
 }
 
 /**
@@ -62,6 +73,26 @@ export function registryToolHost(
     toolkit(name) {
       const k = options.registry.snapshot.toolkits.get(name);
       return k ? { tools: k.tools } : undefined;
+    },
+    async toolkitGrant(name, session, override) {
+      const kit = options.registry.snapshot.toolkits.get(name);
+      if (!kit || !options.toolkits) return null;
+      const resolved = options.toolkits.configs.resolve(session, kit);
+      if (!resolved.configured) return null;
+      if (resolved.problem !== null) {
+        return {
+          ok: false,
+          reason:
+            `the configuration of toolkit "${name}" is invalid: ${resolved.problem}`,
+        };
+      }
+      const config = { ...resolved.config, ...override };
+      // The toolkit's own permissions for this configuration, checked as a
+      // call of one of its tools is (same cache, same policy).
+      const check = await options.toolkits.grants.of(kit, undefined, config);
+      return check.ok
+        ? { ok: true, config, grant: check.grant }
+        : { ok: false, reason: check.reason };
     },
     async call(
       name,

@@ -28,6 +28,7 @@ import type { SkillToolHost, SkillToolOutcome } from "./run_types.ts";
 import { summarize } from "./summarize.ts";
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
+import { scriptFilesRoot } from "./scripts/files_root.ts";
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the
 // skill's to emit.
@@ -187,6 +188,8 @@ async function runScript(
       signal: callSignal ? AbortSignal.any([signal, callSignal]) : signal,
       onEvent: (kind, data) =>
         log.emit(kind, { ...data, tool: RUN_SKILL_SCRIPT_TOOL }),
+      filesRoot: () =>
+        scriptFilesRoot(options.allowed, options.tools, options.session),
     });
     return { ok: true, value };
   } catch (error) {

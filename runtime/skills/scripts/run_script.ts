@@ -10,7 +10,7 @@
 
 import { dirname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
-import { runConfined } from "./confined.ts";
+import { type Bind, runConfined } from "./confined.ts";
 import { findInterpreter } from "./script_files.ts";
 import { Confiner } from "../../sandbox/confiner.ts";
 import type { ConfinementMode } from "../../sandbox/confinement.ts";
@@ -45,6 +45,11 @@ export interface ScriptCall {
   stdin?: string;
   /** Files written into the workspace first: relative path → text. */
   files?: Readonly<Record<string, string>>;
+  /**
+   * The session's filesystem-toolkit root, bound at its `to` (see
+   * `files_root.ts`). @default none
+   */
+  filesRoot?: Bind;
   /** Extra environment variables (the granted ones, see `script_env.ts`). */
   env?: Readonly<Record<string, string>>;
   timeoutMs: number;
@@ -61,6 +66,8 @@ export interface ScriptResult {
   stderr_tail: string;
   /** Files the script wrote in its workspace, with their sizes. */
   artifacts: { name: string; bytes: number; sent: boolean }[];
+  /** Where the session's files were mounted, when they were. */
+  files_root?: { path: string; writable: boolean };
 }
 
 const TAIL_CHARS = 4000;
@@ -109,13 +116,14 @@ export async function runSkillScript(
     const exit = await runConfined({
       layout,
       argv: [
-        ...command(interpreter, layout.execPath, memoryBytes),
+        ...command(interpreter, layout.execPath, memoryBytes, call.filesRoot),
         `/skill/${call.script}`,
         ...call.args,
       ],
       binds: [
         { from: await Deno.realPath(call.folder), to: "/skill" },
         { from: workspace, to: "/work", writable: true },
+        ...(call.filesRoot ? [call.filesRoot] : []),
       ],
       env: {
         PATH: "/usr/local/bin:/usr/bin:/bin",
@@ -160,6 +168,12 @@ export async function runSkillScript(
       stdout_tail: out.stdout,
       stderr_tail: stderrTail,
       artifacts,
+      ...(call.filesRoot && {
+        files_root: {
+          path: call.filesRoot.to,
+          writable: call.filesRoot.writable === true,
+        },
+      }),
     };
   } finally {
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
@@ -173,16 +187,19 @@ function command(
   interpreter: { path: string } | { deno: true },
   deno: string,
   memoryBytes: number,
+  files: Bind | undefined,
 ): string[] {
   if ("path" in interpreter) return [interpreter.path];
+  const read = ["/skill", "/work", ...(files ? [files.to] : [])];
+  const write = ["/work", ...(files?.writable ? [files.to] : [])];
   return [
     deno,
     "run",
     "--no-prompt",
     "--no-config",
     "--cached-only",
-    "--allow-read=/skill,/work",
-    "--allow-write=/work",
+    `--allow-read=${read.join(",")}`,
+    `--allow-write=${write.join(",")}`,
     `--v8-flags=--max-old-space-size=${
       Math.max(16, Math.floor(memoryBytes / 1024 / 1024))
     }`,

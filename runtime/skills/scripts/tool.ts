@@ -13,6 +13,7 @@ import { runSkillScript, type ScriptLimits } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
 import { scriptEnv } from "./script_env.ts";
+import { FILES_MOUNT, type FilesRoot } from "./files_root.ts";
 
 /** The tool's name. */
 export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
@@ -37,7 +38,10 @@ export function runSkillScriptTool(scripts: readonly string[]): AgentTool {
       "Runs one of this skill's scripts in a sandbox: no network, the skill's " +
       "folder read-only at /skill, a fresh empty workspace at /work (the " +
       "working directory; `files` are written there first). Returns the exit " +
-      "code, the tail of stdout/stderr and the files the script wrote.",
+      "code, the tail of stdout/stderr and the files the script wrote. When " +
+      "this skill uses the filesystem toolkit and the session configured " +
+      `its root, that folder is at ${FILES_MOUNT} (read-only unless the ` +
+      "configuration is writable; `files_root` in the result says).",
     inputSchema: {
       type: "object",
       properties: {
@@ -114,6 +118,11 @@ export interface SkillScriptContext {
   timeoutMs: number;
   signal: AbortSignal;
   onEvent: (kind: "log" | "artifact", data: Record<string, unknown>) => void;
+  /**
+   * The session's filesystem mount for this run (see `files_root.ts`).
+   * @default none
+   */
+  filesRoot?: () => Promise<FilesRoot | null>;
 }
 
 /**
@@ -162,7 +171,8 @@ export async function callSkillScript(
   ) {
     throw new Error('"files" must map paths to text');
   }
-  return await runSkillScript({
+  const mount = await ctx.filesRoot?.() ?? null;
+  const result = await runSkillScript({
     folder: ctx.folder,
     script,
     args: list,
@@ -172,5 +182,9 @@ export async function callSkillScript(
     timeoutMs: ctx.timeoutMs,
     signal: ctx.signal,
     onEvent: ctx.onEvent,
+    filesRoot: mount && "bind" in mount ? mount.bind : undefined,
   }, ctx.limits);
+  return mount && "refused" in mount
+    ? { ...result, files_root_refused: mount.refused }
+    : result;
 }
