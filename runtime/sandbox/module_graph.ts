@@ -21,9 +21,19 @@ export interface ModuleGraph {
 
 // Value imports and re-exports with a literal local specifier. `import type`
 // is erased at run time, so it is neither loaded nor part of the grant.
+// Between the keyword and `from`, binding names may be string literals
+// (ES2022: `import { "a b" as c } from`, `export { x as "y" } from`); a
+// literal is skipped whole, within one line.
+const CLAUSE = String.raw`(?:[^'";]|"[^"\n]*"|'[^'\n]*')*?`;
 const SPECIFIERS = [
-  /\bimport\s+(?!type\b)[^'";]*?\bfrom\s*["']([^"']+)["']/g,
-  /\bexport\s+(?!type\b)[^'";]*?\bfrom\s*["']([^"']+)["']/g,
+  new RegExp(
+    String.raw`\bimport\s+(?!type\b)${CLAUSE}\bfrom\s*["']([^"']+)["']`,
+    "g",
+  ),
+  new RegExp(
+    String.raw`\bexport\s+(?!type\b)${CLAUSE}\bfrom\s*["']([^"']+)["']`,
+    "g",
+  ),
   /\bimport\s*["']([^"']+)["']/g,
   /\bimport\s*\(\s*["']([^"']+)["']\s*[,)]/g,
 ];
