@@ -1,12 +1,17 @@
 /**
  * The literal grammar of discovery's static path (see `discovery_static.ts`)
- * and a copy of the worker's `describe` that computes a definition from
+ * and the worker's own `describe` (`sandbox/worker/describe.ts`) run on
  * such values. Nothing here evaluates author code: values are built from
  * Babel's syntax tree, and functions the module declares are stood for by
  * placeholders that are never called.
  *
  * @module
  */
+
+import {
+  describeExports,
+  type DescribeHooks,
+} from "../../sandbox/worker/describe.ts";
 
 /** A node of Babel's syntax tree (only `type` is relied on everywhere). */
 export interface AstNode {
@@ -264,38 +269,19 @@ function name(node: unknown): string {
   return n.name as string;
 }
 
-// --- a copy of the worker's describe (sandbox/worker/bootstrap.ts) ---------
-// Kept line for line with it, minus what would run author code there.
+// --- the worker's describe, with author code refused -----------------------
 
-const KINDS = new Set(["tool", "toolkit", "skill"]);
-// deno-fmt-ignore
-const SCHEMA_FIELDS = ["input", "output", "input_schema", "output_schema", "config"];
-
-function toJsonSchema(schema: unknown): unknown {
-  const zod = typeof schema === "object" && schema !== null &&
-    "_zod" in schema;
-  if (zod) notStatic(); // zod converts it in the worker
-  return JSON.parse(JSON.stringify(schema ?? null));
-}
-
-function normalizePermissions(value: unknown): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  if (typeof value !== "object" || value === null) return out;
-  for (const [key, list] of Object.entries(value)) {
-    if (!Array.isArray(list)) continue;
-    // String() of an object or a function would call author code.
-    out[key] = list.map((item) =>
-      typeof item === "object" && item !== null || typeof item === "function"
-        ? notStatic()
-        : String(item)
-    );
-  }
-  return out;
-}
+// Where the worker would run author code (zod's conversion, `String()` of an
+// object): the static path gives up and the module goes to a worker.
+const STATIC_HOOKS: DescribeHooks = {
+  zodToJsonSchema: notStatic,
+  stringifyObject: notStatic,
+};
 
 /**
  * What the worker's `describe` returns for a module namespace (before its
- * answer is serialized).
+ * answer is serialized): the same `describeExports`, on the values read
+ * from the module's syntax.
  *
  * @param mod export name to value
  * @returns the definitions
@@ -312,35 +298,7 @@ function normalizePermissions(value: unknown): Record<string, string[]> {
  * ```
  */
 export function describeNamespace(mod: Map<string, unknown>): unknown[] {
-  const out: unknown[] = [];
   // A namespace lists its exports sorted by code unit, as Object.keys does.
-  const names = [...mod.keys()].sort().sort((a, b) =>
-    a === "default" ? -1 : b === "default" ? 1 : a.localeCompare(b)
-  );
-  for (const exportName of names) {
-    const def = mod.get(exportName) as Record<string, unknown> | null;
-    if (typeof def !== "object" || def === null) continue;
-    if (!KINDS.has(def.kind as string)) continue;
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(def)) {
-      if (typeof value === "function") continue;
-      if (SCHEMA_FIELDS.includes(key)) {
-        fields[key] = toJsonSchema(value);
-        continue;
-      }
-      const json = JSON.stringify(value);
-      if (json !== undefined) fields[key] = JSON.parse(json);
-    }
-    out.push({
-      export: exportName,
-      kind: def.kind,
-      name: typeof def.name === "string" ? def.name : exportName,
-      fields,
-      permissions: typeof def.permissions === "function"
-        ? "dynamic"
-        : normalizePermissions(def.permissions),
-      runnable: typeof def.run === "function",
-    });
-  }
-  return out;
+  const names = [...mod.keys()].sort();
+  return describeExports(names, (name) => mod.get(name), STATIC_HOOKS);
 }

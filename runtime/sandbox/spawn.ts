@@ -7,9 +7,9 @@
  * @module
  */
 
-import { stripTypeScriptTypes } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { Permissions } from "../../protocol/permissions.ts";
+import { readBootstrap } from "./bootstrap_text.ts";
 
 /** What {@link sandboxCommand} needs. */
 export interface SandboxCommandOptions {
@@ -135,7 +135,8 @@ let bootstrapSource: Promise<string> | null = null;
 
 /**
  * The worker bootstrap as JavaScript, made once per host: its TypeScript
- * source with the types stripped (it uses only erasable syntax). Workers
+ * source with the types stripped (it uses only erasable syntax) and its one
+ * import, the shared `describe`, inlined (`bootstrap_text.ts`). Workers
  * start it from a `blob:` URL (so they need no read access to skillbox's
  * files); as JavaScript it is not compiled again in every process, and Deno
  * writes no compiled copy of it into its cache: a `blob:` URL is new in
@@ -153,11 +154,7 @@ let bootstrapSource: Promise<string> | null = null;
  * ```
  */
 export function loadBootstrap(): Promise<string> {
-  const url = new URL("../../sandbox/worker/bootstrap.ts", import.meta.url);
-  bootstrapSource ??=
-    (url.protocol === "file:"
-      ? Deno.readTextFile(url)
-      : fetch(url).then((r) => r.text()))
-      .then((ts) => stripTypeScriptTypes(ts, { mode: "strip" }));
+  // With `describe.ts` inlined (see bootstrap_text.ts).
+  bootstrapSource ??= readBootstrap();
   return bootstrapSource;
 }

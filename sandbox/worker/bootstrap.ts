@@ -14,6 +14,8 @@ import type {
   ToWorkerMessage,
   WorkerEvent,
 } from "../../protocol/sandbox/messages.ts";
+// The one run-time import: the loader inlines it (see `loadBootstrap`).
+import { describeExports, normalizePermissions } from "./describe.ts";
 
 /** Deno's internals, reached once here to harden the scope. */
 type DenoInternals = {
@@ -26,9 +28,6 @@ type WorkerScope = typeof globalThis & {
   Deno: typeof Deno & { internal: symbol };
 };
 
-const KINDS = new Set(["tool", "toolkit", "skill"]);
-// deno-fmt-ignore
-const SCHEMA_FIELDS = ["input", "output", "input_schema", "output_schema", "config"];
 // Events queued in the worker before coalescing/dropping starts, and how many
 // go to the main thread per batch (one batch in flight at a time).
 const MAX_QUEUE = 1024;
@@ -201,10 +200,6 @@ function makeContext(
 }
 
 // --- definitions -------------------------------------------------------------
-function isZod(value: unknown): boolean {
-  return typeof value === "object" && value !== null && "_zod" in value;
-}
-
 /** The part of zod's module describe uses. */
 interface ZodModule {
   z: {
@@ -215,25 +210,17 @@ interface ZodModule {
   };
 }
 
-async function toJsonSchema(schema: unknown): Promise<unknown> {
-  if (!isZod(schema)) return JSON.parse(JSON.stringify(schema ?? null));
-  const { z } = await import(ZOD) as ZodModule;
-  try {
-    return z.toJSONSchema(schema);
-  } catch {
-    return z.toJSONSchema(schema, { unrepresentable: "any" });
-  }
-}
+// Thrown by the zod hook until zod is loaded: describing starts over then.
+const NEEDS_ZOD = new Error("zod is not loaded");
+let zod: ZodModule["z"] | null = null;
 
-// Every list the definition names, as strings; the host keeps only the
-// permission kinds it knows (protocol/permissions.ts), so none is named here.
-function normalizePermissions(value: unknown): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  if (typeof value !== "object" || value === null) return out;
-  for (const [key, list] of Object.entries(value)) {
-    if (Array.isArray(list)) out[key] = list.map(String);
+function zodToJsonSchema(schema: unknown): unknown {
+  if (zod === null) throw NEEDS_ZOD;
+  try {
+    return zod.toJSONSchema(schema);
+  } catch {
+    return zod.toJSONSchema(schema, { unrepresentable: "any" });
   }
-  return out;
 }
 
 function definitionOf(name: string): Record<string, unknown> {
@@ -244,41 +231,18 @@ function definitionOf(name: string): Record<string, unknown> {
   return def as Record<string, unknown>;
 }
 
+// zod is loaded only for a module whose definitions use it.
 async function describe(): Promise<unknown[]> {
-  const out: unknown[] = [];
-  const names = Object.keys(mod ?? {}).sort((a, b) =>
-    a === "default" ? -1 : b === "default" ? 1 : a.localeCompare(b)
-  );
-  for (const exportName of names) {
-    const def = mod![exportName] as Record<string, unknown> | null;
-    if (typeof def !== "object" || def === null) continue;
-    if (!KINDS.has(def.kind as string)) continue;
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(def)) {
-      if (typeof value === "function") continue;
-      if (SCHEMA_FIELDS.includes(key)) {
-        fields[key] = await toJsonSchema(value);
-        continue;
-      }
-      try {
-        const json = JSON.stringify(value);
-        if (json !== undefined) fields[key] = JSON.parse(json);
-      } catch {
-        // Not serializable: not part of the description.
-      }
-    }
-    out.push({
-      export: exportName,
-      kind: def.kind,
-      name: typeof def.name === "string" ? def.name : exportName,
-      fields,
-      permissions: typeof def.permissions === "function"
-        ? "dynamic"
-        : normalizePermissions(def.permissions),
-      runnable: typeof def.run === "function",
-    });
+  const names = Object.keys(mod ?? {});
+  const get = (name: string) => mod?.[name];
+  const hooks = { zodToJsonSchema, stringifyObject: String };
+  try {
+    return describeExports(names, get, hooks);
+  } catch (err) {
+    if (err !== NEEDS_ZOD) throw err;
   }
-  return out;
+  zod = (await import(ZOD) as ZodModule).z;
+  return describeExports(names, get, hooks);
 }
 
 // Runs one operation. A `run` that returns a plain value is answered in the
@@ -320,6 +284,7 @@ async function permissionsOf(msg: OpMessage): Promise<unknown> {
   const spec = definitionOf(msg.export).permissions;
   return normalizePermissions(
     typeof spec === "function" ? await spec(msg.config) : spec,
+    String,
   );
 }
 

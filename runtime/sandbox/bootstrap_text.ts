@@ -1,0 +1,81 @@
+/**
+ * The worker bootstrap as one self-contained text. `sandbox/worker/
+ * bootstrap.ts` reaches workers from a `blob:` URL, where it can import
+ * nothing; its one run-time import, the `describe` of `sandbox/worker/
+ * describe.ts` (shared with the host's static discovery path), is inlined
+ * here in place of the import, so `describe` has one source.
+ *
+ * @module
+ */
+
+import { stripTypeScriptTypes } from "node:module";
+
+/** The bootstrap's import of the shared `describe`, as written in it. */
+const DESCRIBE_IMPORT = /^import \{[\w\s,]*\} from "\.\/describe\.ts";$/m;
+
+/**
+ * Builds the bootstrap's JavaScript from its TypeScript and `describe.ts`'s:
+ * types stripped (both use only erasable syntax), and the import of
+ * `./describe.ts` replaced by that module's code without its `export`
+ * keywords.
+ *
+ * @param bootstrap the text of `bootstrap.ts`
+ * @param describe the text of `describe.ts`
+ * @returns JavaScript that imports nothing
+ * @throws {Error} when the bootstrap does not import `./describe.ts` as one
+ *   line, or either text keeps another run-time import or `describe.ts`
+ *   exports anything but functions
+ * @example
+ * ```ts
+ * import { buildBootstrap } from "./bootstrap_text.ts";
+ * import assert from "node:assert/strict";
+ * const js = buildBootstrap(
+ *   'import { twice } from "./describe.ts";\npostMessage(twice(2));',
+ *   "export function twice(n: number): number { return 2 * n; }",
+ * );
+ * assert.equal(new Function("postMessage", js + "\n;return 0")(() => {}), 0);
+ * assert.doesNotMatch(js, /\bimport\b|\bexport\b/);
+ * ```
+ */
+export function buildBootstrap(bootstrap: string, describe: string): string {
+  const boot = stripTypeScriptTypes(bootstrap, { mode: "strip" });
+  const shared = stripTypeScriptTypes(describe, { mode: "strip" })
+    .replace(/^export (?=function )/gm, "");
+  if (!DESCRIBE_IMPORT.test(boot)) {
+    throw new Error('The worker bootstrap must import "./describe.ts"');
+  }
+  const js = boot.replace(DESCRIBE_IMPORT, () => shared);
+  // A statement, not a property named so (`export: name,`).
+  if (/^\s*(import|export)\b(?!\s*:)/m.test(js)) {
+    throw new Error(
+      "The worker bootstrap must import nothing at run time but ./describe.ts",
+    );
+  }
+  return js;
+}
+
+/**
+ * Reads and builds the bootstrap (see {@link buildBootstrap}).
+ *
+ * @returns JavaScript source
+ * @example
+ * ```ts
+ * import { readBootstrap } from "./bootstrap_text.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(await readBootstrap(), /function describeExports/);
+ * ```
+ */
+export async function readBootstrap(): Promise<string> {
+  const folder = new URL("../../sandbox/worker/", import.meta.url);
+  const read = (name: string) => {
+    const url = new URL(name, folder);
+    return url.protocol === "file:"
+      ? Deno.readTextFile(url)
+      : fetch(url).then((r) => r.text());
+  };
+  const [bootstrap, describe] = await Promise.all([
+    read("bootstrap.ts"),
+    read("describe.ts"),
+  ]);
+  return buildBootstrap(bootstrap, describe);
+}
