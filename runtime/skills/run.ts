@@ -243,6 +243,7 @@ function startRun(
     signal,
     remainingMs: deadline.remainingMs,
     parentRunId: runId || undefined,
+    history: options.observer?.files,
   });
   return {
     deadline,

@@ -29,6 +29,7 @@ import { summarize } from "./summarize.ts";
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
 import { scriptFilesRoot } from "./scripts/files_root.ts";
+import type { RunFiles } from "../store/observer.ts";
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the
 // skill's to emit.
@@ -66,6 +67,11 @@ export interface ToolRelayOptions {
   remainingMs: () => number;
   /** The observer's id of the skill's run (tool calls are its children). */
   parentRunId?: string;
+  /**
+   * Where the run's files go (scripts' workspaces), when the run store
+   * keeps files. @default none
+   */
+  history?: RunFiles | null;
 }
 
 /**
@@ -92,6 +98,7 @@ export interface ToolRelayOptions {
  */
 export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
   const { log, signal, files } = options;
+  let scriptCalls = 0;
   return async (tool, args, intention, callSignal) => {
     signal.throwIfAborted();
     const readsFile = tool === READ_SKILL_FILE_TOOL && files !== null &&
@@ -114,7 +121,7 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
     const outcome = readsFile
       ? await readFile(options.skill, files, args)
       : runsScript
-      ? await runScript(options, files, args, callSignal)
+      ? await runScript(options, files, args, callSignal, ++scriptCalls)
       : await runTool(options, tool, args, callSignal);
     const took = Math.round(performance.now() - t0);
     if (outcome.ok) {
@@ -178,8 +185,9 @@ async function runScript(
   files: { folder: string; resources: readonly string[] },
   args: Record<string, unknown>,
   callSignal: AbortSignal | undefined,
+  call: number,
 ): Promise<SkillToolOutcome> {
-  const { signal, log } = options;
+  const { signal, log, history, parentRunId } = options;
   try {
     const value = await callSkillScript(args, {
       ...files,
@@ -190,6 +198,19 @@ async function runScript(
         log.emit(kind, { ...data, tool: RUN_SKILL_SCRIPT_TOOL }),
       filesRoot: () =>
         scriptFilesRoot(options.allowed, options.tools, options.session),
+      // Each call's files under its number: two calls may write one name.
+      keep: history && parentRunId
+        ? {
+          maxBytes: history.maxBytes,
+          maxFiles: history.maxFiles,
+          attach: (kept, unlisted) =>
+            history.attach(
+              parentRunId,
+              kept.map((f) => ({ ...f, name: `${call}/${f.name}` })),
+              unlisted,
+            ),
+        }
+        : undefined,
     });
     return { ok: true, value };
   } catch (error) {

@@ -15,6 +15,12 @@ export interface StoreConfig {
   maxRuns: number;
   /** Days a run is kept. @default 30 */
   maxAgeDays: number;
+  /**
+   * Caps of the files kept with a skill run (its scripts' workspaces):
+   * bytes of content and files listed, per run; 0 keeps none.
+   * @default { maxBytes: 4 MiB, maxFiles: 100 }
+   */
+  files?: { maxBytes: number; maxFiles: number };
 }
 
 /** The defaults of the `store` section, as written in the file. */
@@ -22,17 +28,25 @@ export const STORE_DEFAULTS = {
   path: ".skillbox/skillbox.db",
   max_runs: 10_000,
   max_age_days: 30,
+  script_files_max_bytes: 4 * 1024 * 1024,
+  script_files_max: 100,
 };
 
+type Section = typeof STORE_DEFAULTS;
+
 /** The zod schema of the `store` section (`null` keeps nothing). */
-export const StoreConfigSchema: z.ZodType<
-  { path: string; max_runs: number; max_age_days: number } | null,
-  unknown
-> = z.strictObject({
-  path: z.string().min(1).default(STORE_DEFAULTS.path),
-  max_runs: z.number().int().positive().default(STORE_DEFAULTS.max_runs),
-  max_age_days: z.number().positive().default(STORE_DEFAULTS.max_age_days),
-}).nullable().default(STORE_DEFAULTS);
+export const StoreConfigSchema: z.ZodType<Section | null, unknown> = z
+  .strictObject({
+    path: z.string().min(1).default(STORE_DEFAULTS.path),
+    max_runs: z.number().int().positive().default(STORE_DEFAULTS.max_runs),
+    max_age_days: z.number().positive().default(STORE_DEFAULTS.max_age_days),
+    script_files_max_bytes: z.number().int().min(0).default(
+      STORE_DEFAULTS.script_files_max_bytes,
+    ),
+    script_files_max: z.number().int().min(0).default(
+      STORE_DEFAULTS.script_files_max,
+    ),
+  }).nullable().default(STORE_DEFAULTS);
 
 /**
  * Converts the parsed `store` section to its TypeScript shape.
@@ -46,16 +60,19 @@ export const StoreConfigSchema: z.ZodType<
  * const config = toStoreConfig(StoreConfigSchema.parse({ max_runs: 5 }));
  * assert.equal(config?.maxRuns, 5);
  * assert.equal(config?.path, ".skillbox/skillbox.db");
+ * assert.deepEqual(config?.files, { maxBytes: 4194304, maxFiles: 100 });
  * assert.equal(toStoreConfig(StoreConfigSchema.parse(null)), null);
  * ```
  */
-export function toStoreConfig(
-  section: { path: string; max_runs: number; max_age_days: number } | null,
-): StoreConfig | null {
+export function toStoreConfig(section: Section | null): StoreConfig | null {
   if (section === null) return null;
   return {
     path: section.path,
     maxRuns: section.max_runs,
     maxAgeDays: section.max_age_days,
+    files: {
+      maxBytes: section.script_files_max_bytes,
+      maxFiles: section.script_files_max,
+    },
   };
 }

@@ -9,6 +9,7 @@
 
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/models.ts";
+import type { StoredFile } from "./store.ts";
 
 /** What is known when a run starts. */
 export interface RunStart {
@@ -55,6 +56,30 @@ export interface RunObserver {
   event(runId: string, event: CallEvent): void;
   /** The run ended; called exactly once per {@link started}. */
   finished(runId: string, end: RunEnd): void;
+  /**
+   * Where a run's files go (a skill script's workspace), when runs are
+   * kept with their files; absent or null: files are not kept.
+   */
+  readonly files?: RunFiles | null;
+}
+
+/** Keeps files with a run's record, within caps per run. */
+export interface RunFiles {
+  /** Most bytes of content kept per run, all files together. */
+  readonly maxBytes: number;
+  /** Most files listed per run (kept or not). */
+  readonly maxFiles: number;
+  /**
+   * Attaches files to a run still in progress (past the caps they are
+   * listed without content, or counted); `unlisted` more were left out.
+   *
+   * @returns what was kept
+   */
+  attach(
+    runId: string,
+    files: readonly StoredFile[],
+    unlisted?: number,
+  ): { files: number; bytes: number; truncated: boolean };
 }
 
 /**

@@ -65,6 +65,7 @@ export function openRecorder(
   return new RunRecorder({
     store,
     retention: config ?? undefined,
+    files: config?.files,
     redactor: options.redactor,
     describeSession: options.describeSession,
     counters: options.counters,

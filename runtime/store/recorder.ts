@@ -13,6 +13,7 @@ import type { CallEvent } from "../../protocol/models.ts";
 import { newId } from "../../protocol/envelope.ts";
 import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
 import { Redactor } from "./redact.ts";
+import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
 import type { RunRecord, RunStore, RunWrite, StoredEvent } from "./store.ts";
 
 /** Events kept per run in the store; later ones are counted, not kept. */
@@ -80,6 +81,8 @@ export interface RunRecorderOptions {
   counters?: RunCounters;
   /** Receives the one-time report of a failing store. @default ignore */
   log?: (line: string) => void;
+  /** Caps of the files kept per run (0: none). @default 4 MiB, 100 files */
+  files?: { maxBytes: number; maxFiles: number };
 }
 
 interface Open {
@@ -122,6 +125,8 @@ interface Finished {
 export class RunRecorder implements RunObserver {
   /** The store, or null when runs are not kept (off or failed to open). */
   readonly store: RunStore | null;
+  /** Where runs' files go, or null when the store keeps none. */
+  readonly files: RunFileKeeper | null;
   #open = new Map<string, Open>();
   #pending: Finished[] = [];
   #listeners = new Set<(change: LiveChange) => void>();
@@ -137,6 +142,9 @@ export class RunRecorder implements RunObserver {
     this.store = options.store;
     this.#options = options;
     this.#redactor = options.redactor ?? new Redactor();
+    this.files = keepRunFiles(this.store, options.files, this.#redactor, {
+      isOpen: (runId) => this.#open.has(runId),
+    });
     const retention = options.retention;
     if (this.store && retention) {
       const prune = () => this.prune();
@@ -282,6 +290,7 @@ export class RunRecorder implements RunObserver {
       writes = batch.map((done) => ({
         run: this.#record(done),
         events: this.#events(done),
+        files: this.files?.take(done.open.live.id) ?? [],
       }));
       this.store.write(writes);
     } catch (error) {

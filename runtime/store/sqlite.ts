@@ -17,6 +17,7 @@ import type {
   RunTiming,
   RunWrite,
   StoredEvent,
+  StoredFile,
 } from "./store.ts";
 
 const SCHEMA = `
@@ -54,6 +55,15 @@ CREATE TABLE IF NOT EXISTS events (
   kind TEXT NOT NULL,
   data TEXT NOT NULL,
   at REAL NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  data BLOB,
+  note TEXT,
   PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 `;
@@ -102,6 +112,7 @@ class SqliteRunStore implements RunStore {
   #db: DatabaseSync;
   #insertRun: StatementSync;
   #insertEvent: StatementSync;
+  #insertFile: StatementSync;
   #listCache = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync) {
@@ -114,13 +125,16 @@ class SqliteRunStore implements RunStore {
     this.#insertEvent = db.prepare(
       "INSERT OR REPLACE INTO events (run_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
     );
+    this.#insertFile = db.prepare(
+      "INSERT OR REPLACE INTO files (run_id, seq, name, size, data, note) VALUES (?, ?, ?, ?, ?, ?)",
+    );
   }
 
   write(batch: readonly RunWrite[]): void {
     if (batch.length === 0) return;
     this.#db.exec("BEGIN");
     try {
-      for (const { run, events } of batch) {
+      for (const { run, events, files } of batch) {
         this.#insertRun.run(
           run.id,
           run.parentId,
@@ -146,6 +160,9 @@ class SqliteRunStore implements RunStore {
         for (const e of events) {
           this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
         }
+        (files ?? []).forEach((f, i) =>
+          this.#insertFile.run(run.id, i, f.name, f.size, f.data, f.note)
+        );
       }
       this.#db.exec("COMMIT");
     } catch (error) {
@@ -199,10 +216,19 @@ class SqliteRunStore implements RunStore {
     const children = (this.#db.prepare(
       `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
     ).all(id) as Row[]).map(toRecord);
+    const files = (this.#db.prepare(
+      "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
+    ).all(id) as Row[]).map((f): StoredFile => ({
+      name: String(f.name),
+      size: Number(f.size),
+      data: f.data === null ? null : new Uint8Array(f.data as Uint8Array),
+      note: f.note === null ? null : String(f.note),
+    }));
     return {
       run: toRecord(row),
       events: events.map((e) => ({ ...e })),
       children,
+      files,
     };
   }
 
@@ -230,6 +256,9 @@ class SqliteRunStore implements RunStore {
       this.#db.prepare(
         "DELETE FROM events WHERE run_id IN (SELECT id FROM runs WHERE cursor < ? OR ended_at < ?)",
       ).run(floor, oldest);
+      this.#db.prepare(
+        "DELETE FROM files WHERE run_id IN (SELECT id FROM runs WHERE cursor < ? OR ended_at < ?)",
+      ).run(floor, oldest);
       const deleted = this.#db.prepare(
         "DELETE FROM runs WHERE cursor < ? OR ended_at < ?",
       ).run(floor, oldest);
@@ -253,7 +282,7 @@ class SqliteRunStore implements RunStore {
   }
 }
 
-type Row = Record<string, string | number | null>;
+type Row = Record<string, string | number | null | Uint8Array>;
 
 function toRecord(row: Row): RunRecord {
   const text = (

@@ -62,12 +62,29 @@ export interface StoredEvent {
   at: number;
 }
 
+/**
+ * A file a run left behind (a skill script's workspace), kept with the
+ * run's record when the store keeps files (size-capped).
+ */
+export interface StoredFile {
+  /** Its path, `<script call>/<path in the workspace>`. */
+  name: string;
+  /** Its size in bytes when the run ended. */
+  size: number;
+  /** Its content (secrets scrubbed), or null when not kept. */
+  data: Uint8Array | null;
+  /** Why it is not kept (over the cap, holds a secret), or null. */
+  note: string | null;
+}
+
 /** A finished run and its kept events, written together. */
 export interface RunWrite {
   /** The run. */
   run: RunRecord;
   /** Its kept events, in order. */
   events: StoredEvent[];
+  /** The files it left, in order. @default [] */
+  files?: StoredFile[];
 }
 
 /** Filters of {@link RunStore.list}; all optional. */
@@ -102,6 +119,8 @@ export interface RunDetail {
   events: StoredEvent[];
   /** The runs it made (a skill's tool calls), oldest first. */
   children: RunRecord[];
+  /** The files it left (skill scripts' workspaces). @default [] */
+  files?: StoredFile[];
 }
 
 /** One finished run's timing, for statistics. */

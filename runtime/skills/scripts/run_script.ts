@@ -3,7 +3,9 @@
  * it), the script run confined by its interpreter with the skill's folder
  * read-only at /skill and the workspace read-write at /work (the working
  * directory), output streamed as bounded `log` events, the files it wrote
- * sent back as size-capped `artifact` events, and the workspace removed.
+ * sent back as size-capped `artifact` events, kept for the run's history
+ * when the run store keeps files (`workspace_keep.ts`), and the workspace
+ * removed.
  *
  * @module
  */
@@ -12,6 +14,11 @@ import { dirname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./confined.ts";
 import { findInterpreter } from "./script_files.ts";
+import {
+  keepWorkspace,
+  type KeptSummary,
+  type WorkspaceKeep,
+} from "./workspace_keep.ts";
 import { Confiner } from "../../sandbox/confiner.ts";
 import type { ConfinementMode } from "../../sandbox/confinement.ts";
 import type { ConfinementLayout } from "../../sandbox/confinement_args.ts";
@@ -50,6 +57,11 @@ export interface ScriptCall {
    * `files_root.ts`). @default none
    */
   filesRoot?: Bind;
+  /**
+   * Keep the workspace's files for the run's history record (the run store
+   * is on). @default not kept
+   */
+  keep?: WorkspaceKeep;
   /** Extra environment variables (the granted ones, see `script_env.ts`). */
   env?: Readonly<Record<string, string>>;
   timeoutMs: number;
@@ -66,6 +78,8 @@ export interface ScriptResult {
   stderr_tail: string;
   /** Files the script wrote in its workspace, with their sizes. */
   artifacts: { name: string; bytes: number; sent: boolean }[];
+  /** What was kept for the run's history, when the store keeps files. */
+  kept_for_history?: KeptSummary;
   /** Where the session's files were mounted, when they were. */
   files_root?: { path: string; writable: boolean };
 }
@@ -159,6 +173,7 @@ export async function runSkillScript(
       limits.maxArtifactBytes ?? 1024 * 1024,
       call.onEvent,
     );
+    const kept = call.keep && await keepWorkspace(workspace, inputs, call.keep);
     const stderrTail = exit.timedOut
       ? `${out.stderr}\n[killed: the script ran past its ${call.timeoutMs} ms timeout]`
       : out.stderr;
@@ -168,6 +183,7 @@ export async function runSkillScript(
       stdout_tail: out.stdout,
       stderr_tail: stderrTail,
       artifacts,
+      ...(kept && { kept_for_history: kept }),
       ...(call.filesRoot && {
         files_root: {
           path: call.filesRoot.to,

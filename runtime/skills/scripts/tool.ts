@@ -14,6 +14,7 @@ import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
 import { scriptEnv } from "./script_env.ts";
 import { FILES_MOUNT, type FilesRoot } from "./files_root.ts";
+import type { WorkspaceKeep } from "./workspace_keep.ts";
 
 /** The tool's name. */
 export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
@@ -123,6 +124,8 @@ export interface SkillScriptContext {
    * @default none
    */
   filesRoot?: () => Promise<FilesRoot | null>;
+  /** Keeps the workspace for the run's history. @default not kept */
+  keep?: WorkspaceKeep;
 }
 
 /**
@@ -183,6 +186,7 @@ export async function callSkillScript(
     signal: ctx.signal,
     onEvent: ctx.onEvent,
     filesRoot: mount && "bind" in mount ? mount.bind : undefined,
+    keep: ctx.keep,
   }, ctx.limits);
   return mount && "refused" in mount
     ? { ...result, files_root_refused: mount.refused }
