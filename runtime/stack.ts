@@ -221,6 +221,8 @@ export function createStandardStack(
           interpreters: parseInterpreters(config.policy),
           scriptConfinement: config.sandbox.confinement,
           scriptEnvGrant: policy.permissions.env,
+          scriptNetGrant: policy.permissions.net,
+          scriptEgress: egress,
         },
         observer: options.observer,
       }),

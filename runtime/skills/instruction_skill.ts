@@ -83,6 +83,7 @@ export function instructionSkillRecord(
       resources: folder.resources,
       commandRules: folder.command_rules,
       env: folder.env ?? [],
+      net: folder.net ?? [],
     },
     llmConfig: llm,
     loadProblem: null,

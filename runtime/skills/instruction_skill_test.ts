@@ -5,7 +5,7 @@ import { parseSkillMd } from "./skill_md.ts";
 Deno.test("instructionSkillRecord() fills the skill from its SKILL.md", () => {
   const manifest = parseSkillMd(
     "---\nname: notes\ndescription: Takes notes\nmax_turns: 4\ntags: [a]\n" +
-      "env: [API_TOKEN]\n" +
+      "env: [API_TOKEN]\nnet: [api.example.com]\n" +
       "input_schema:\n  type: object\n  properties:\n    topic: {type: string}\n---\nBe brief.",
   );
   const rec = instructionSkillRecord(
@@ -32,6 +32,7 @@ Deno.test("instructionSkillRecord() fills the skill from its SKILL.md", () => {
     resources: ["ref.md"],
     commandRules: manifest.command_rules,
     env: ["API_TOKEN"],
+    net: ["api.example.com"],
   });
   assert.equal(rec.loadProblem, null);
 });

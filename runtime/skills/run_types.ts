@@ -12,6 +12,7 @@ import type { ErrorCode } from "../../protocol/codes.ts";
 import type { LlmChoice, Tool } from "../../protocol/domain.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
+import type { EgressBroker } from "../egress/broker.ts";
 
 /**
  * A tool as the skills capability sees it: a view of the domain `Tool` (the
@@ -116,6 +117,13 @@ export interface SkillLimits {
    * (`policy.permissions.env`; `"*"`: any). @default []
    */
   scriptEnvGrant?: readonly string[];
+  /**
+   * Hosts a skill's scripts may reach when the skill declares them
+   * (`policy.permissions.net`), only through `scriptEgress`. @default []
+   */
+  scriptNetGrant?: readonly string[];
+  /** The host's egress broker; none: scripts get no network. @default none */
+  scriptEgress?: EgressBroker;
   /** `sandbox.confinement`; scripts run only confined. @default "auto" */
   scriptConfinement?: "auto" | "required" | "off";
   /** Address-space cap of a skill script, in bytes. @default 512 MiB */

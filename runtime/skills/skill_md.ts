@@ -31,6 +31,7 @@ import { A2E_KEYS, type A2eFields, readA2eFields } from "./a2e_dialect.ts";
 import { describeCommandRule } from "./tool_names.ts";
 import { findLinks, insideFolder } from "./skill_links.ts";
 import { ENV_KEY, readScriptEnv } from "./scripts/script_env.ts";
+import { NET_KEY, readScriptNet } from "./scripts/script_net.ts";
 
 export { findLinks, MAX_RESOURCE_BYTES, readSkillFile } from "./skill_links.ts";
 export type { SkillLlmConfig } from "./a2e_dialect.ts";
@@ -62,6 +63,8 @@ export interface SkillMdManifest
   links: string[];
   /** Variables its scripts ask for (`env`, see `scripts/script_env.ts`). */
   env: string[] | null;
+  /** Hosts its scripts ask for (`net`, see `scripts/script_net.ts`). */
+  net: string[] | null;
 }
 
 /** Options for {@link parseSkillMd}. */
@@ -88,6 +91,7 @@ const READ_KEYS = new Set([
   "compatibility",
   "metadata",
   ENV_KEY,
+  NET_KEY,
 ]);
 
 /**
@@ -145,6 +149,7 @@ export function parseSkillMd(
   }
   const dialect = readA2eFields(fields);
   const env = readScriptEnv(fields);
+  const net = readScriptNet(fields);
   const metadata = readSpecMetadata(fields);
   for (const [key, value] of Object.entries(data)) {
     if (READ_KEYS.has(key)) continue;
@@ -187,6 +192,7 @@ export function parseSkillMd(
     instructions: body,
     links: findLinks(body),
     env,
+    net,
   };
 }
 

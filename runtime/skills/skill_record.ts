@@ -40,6 +40,8 @@ export interface InstructionSkillRun {
   readonly commandRules?: readonly CommandRule[] | null;
   /** Variables its scripts ask for (frontmatter `env`). @default [] */
   readonly env?: readonly string[];
+  /** Hosts its scripts ask for (frontmatter `net`). @default [] */
+  readonly net?: readonly string[];
 }
 
 /** A skill as the host keeps it. */

@@ -53,6 +53,13 @@ export interface ConfinedSpec {
   stdin?: Uint8Array;
   /** Kills the run when aborted. */
   signal?: AbortSignal;
+  /**
+   * The network through the egress relay: `argv` runs the relay (on the
+   * Deno binary), which runs `runs` (an absolute path); the proxy socket is
+   * bound in, the relay's files come in `binds` (see `script_egress.ts`).
+   * @default none: no network at all
+   */
+  relay?: { socket: string; runs: string };
   /** Each chunk of stdout/stderr as it arrives. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
 }
@@ -103,8 +110,13 @@ export function scriptCommand(
     libDirs: isDeno ? spec.layout.libDirs : [],
     denoDir: isDeno ? spec.layout.denoDir : NO_DENO_DIR,
   }, {
-    grant: isDeno ? {} : { run: [program] },
+    grant: spec.relay
+      ? { run: [spec.relay.runs] }
+      : isDeno
+      ? {}
+      : { run: [program] },
     runtimeFiles: [],
+    egressSocket: spec.relay?.socket,
     denoArgs: spec.argv.slice(1),
     env: {},
     binds: [...spec.binds],
@@ -113,8 +125,9 @@ export function scriptCommand(
   const env: Record<string, string> = { ...spec.env };
   for (const name of ["HOME", "TMPDIR"]) env[name] = confined.env[name]!;
   if (isDeno) {
+    // The relay names its own DENO_DIR (its sources compile in /tmp).
     for (const name of ["DENO_DIR", "DENO_NO_UPDATE_CHECK", "NO_COLOR"]) {
-      env[name] = confined.env[name]!;
+      env[name] ??= confined.env[name]!;
     }
   }
   if (spec.memoryBytes <= 0) {

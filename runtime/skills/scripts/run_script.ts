@@ -14,6 +14,8 @@ import { dirname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./confined.ts";
 import { findInterpreter } from "./script_files.ts";
+import { type ScriptRelay, scriptRelay } from "./script_egress.ts";
+import type { EgressBroker } from "../../egress/broker.ts";
 import {
   keepWorkspace,
   type KeptSummary,
@@ -40,6 +42,11 @@ export interface ScriptLimits {
   confinement?: ConfinementMode;
   /** The variables the skill declared and the policy grants. @default {} */
   env?: Readonly<Record<string, string>>;
+  /**
+   * The hosts the skill declared and the policy grants, and the broker
+   * their requests go through (see `script_egress.ts`). @default no network
+   */
+  net?: { broker: EgressBroker; hosts: readonly string[] };
 }
 
 /** One call of the tool. */
@@ -115,6 +122,8 @@ export async function runSkillScript(
   call: ScriptCall,
   limits: ScriptLimits,
 ): Promise<ScriptResult> {
+  // A little over 80 lines: the workspace and the relay are opened and
+  // closed here, so the one `finally` sees both.
   const interpreter = await findInterpreter(call.script, limits.interpreters);
   if ("error" in interpreter) throw new Error(interpreter.error);
   const layout = await confinementLayout(call.script, limits);
@@ -122,49 +131,51 @@ export async function runSkillScript(
   const workspace = await Deno.realPath(
     await Deno.makeTempDir({ prefix: "skillbox-script-" }),
   );
+  const argv = [
+    ...command(interpreter, layout.execPath, memoryBytes, call, limits),
+    `/skill/${call.script}`,
+    ...call.args,
+  ];
+  // Deno reserves more address space than it uses: its heap cap is the V8
+  // flag instead of an address-space limit.
+  const cap = "deno" in interpreter ? 0 : memoryBytes;
+  let net: ScriptRelay | null = null;
   try {
+    if (limits.net) {
+      net = scriptRelay(argv, {
+        ...limits.net,
+        deno: layout.execPath,
+        memoryBytes: cap,
+        principal: `skill script "${call.script}"`,
+      });
+    }
     const inputs = await writeInputs(workspace, call.files ?? {});
-    const out = { stdout: "", stderr: "" };
-    let logs = 0;
-    const maxLogs = limits.maxLogEvents ?? 200;
+    const { out, onOutput } = outputLogs(call, limits.maxLogEvents ?? 200);
     const exit = await runConfined({
       layout,
-      argv: [
-        ...command(interpreter, layout.execPath, memoryBytes, call.filesRoot),
-        `/skill/${call.script}`,
-        ...call.args,
-      ],
+      argv: net?.argv ?? argv,
+      relay: net?.relay,
       binds: [
         { from: await Deno.realPath(call.folder), to: "/skill" },
         { from: workspace, to: "/work", writable: true },
         ...(call.filesRoot ? [call.filesRoot] : []),
+        ...net?.binds ?? [],
       ],
       env: {
         PATH: "/usr/local/bin:/usr/bin:/bin",
         LANG: "C.UTF-8",
         ...call.env,
+        ...net?.env,
       },
       cwd: "/work",
       timeoutMs: call.timeoutMs,
-      // Deno reserves more address space than it uses: its heap cap is the
-      // V8 flag instead of an address-space limit.
-      memoryBytes: "deno" in interpreter ? 0 : memoryBytes,
+      // Behind the relay, the cap is on the script (prlimit inside).
+      memoryBytes: net ? 0 : cap,
       stdin: call.stdin === undefined
         ? undefined
         : new TextEncoder().encode(call.stdin),
       signal: call.signal,
-      onOutput: (stream, text) => {
-        out[stream] = (out[stream] + text).slice(-TAIL_CHARS);
-        if (logs >= maxLogs) return;
-        logs++;
-        call.onEvent("log", {
-          level: stream === "stderr" ? "warn" : "info",
-          message: text.length > LINE_CHARS
-            ? text.slice(0, LINE_CHARS) + "…"
-            : text,
-          stream,
-        });
-      },
+      onOutput,
     });
     call.signal?.throwIfAborted();
     const artifacts = await sendArtifacts(
@@ -192,20 +203,55 @@ export async function runSkillScript(
       }),
     };
   } finally {
+    net?.close();
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
   }
 }
 
+// The tails of stdout and stderr, and each chunk as a bounded `log` event.
+function outputLogs(
+  call: ScriptCall,
+  maxLogs: number,
+): {
+  out: { stdout: string; stderr: string };
+  onOutput: (stream: "stdout" | "stderr", text: string) => void;
+} {
+  const out = { stdout: "", stderr: "" };
+  let logs = 0;
+  const onOutput = (stream: "stdout" | "stderr", text: string) => {
+    out[stream] = (out[stream] + text).slice(-TAIL_CHARS);
+    if (logs >= maxLogs) return;
+    logs++;
+    call.onEvent("log", {
+      level: stream === "stderr" ? "warn" : "info",
+      message: text.length > LINE_CHARS
+        ? text.slice(0, LINE_CHARS) + "…"
+        : text,
+      stream,
+    });
+  };
+  return { out, onOutput };
+}
+
 // The interpreter's command before the script. The sandboxed Deno runs with
-// no permission but reading the skill and the workspace and writing the
-// workspace, from modules already in the cache (there is no network).
+// no permission but reading the skill, the workspace (and the session's
+// files when mounted) and writing the workspace, from modules already in the
+// cache; the network only to the granted hosts (through the relay).
 function command(
   interpreter: { path: string } | { deno: true },
   deno: string,
   memoryBytes: number,
-  files: Bind | undefined,
+  call: Pick<ScriptCall, "filesRoot">,
+  limits: Pick<ScriptLimits, "net">,
 ): string[] {
   if ("path" in interpreter) return [interpreter.path];
+  const files = call.filesRoot;
+  const hosts = limits.net?.hosts ?? [];
+  const allowNet = hosts.includes("*")
+    ? ["--allow-net"]
+    : hosts.length > 0
+    ? [`--allow-net=${hosts.join(",")}`]
+    : [];
   const read = ["/skill", "/work", ...(files ? [files.to] : [])];
   const write = ["/work", ...(files?.writable ? [files.to] : [])];
   return [
@@ -216,6 +262,7 @@ function command(
     "--cached-only",
     `--allow-read=${read.join(",")}`,
     `--allow-write=${write.join(",")}`,
+    ...allowNet,
     `--v8-flags=--max-old-space-size=${
       Math.max(16, Math.floor(memoryBytes / 1024 / 1024))
     }`,

@@ -13,6 +13,7 @@ import { runSkillScript, type ScriptLimits } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
 import { scriptEnv } from "./script_env.ts";
+import { splitScriptNet } from "./script_net.ts";
 import { FILES_MOUNT, type FilesRoot } from "./files_root.ts";
 import type { WorkspaceKeep } from "./workspace_keep.ts";
 
@@ -36,7 +37,9 @@ export function runSkillScriptTool(scripts: readonly string[]): AgentTool {
   return {
     name: RUN_SKILL_SCRIPT_TOOL,
     description:
-      "Runs one of this skill's scripts in a sandbox: no network, the skill's " +
+      "Runs one of this skill's scripts in a sandbox: no network (unless the " +
+      "skill's `net` hosts are granted: then HTTP(S) to those only, through " +
+      "the proxy in HTTP_PROXY/HTTPS_PROXY), the skill's " +
       "folder read-only at /skill, a fresh empty workspace at /work (the " +
       "working directory; `files` are written there first). Returns the exit " +
       "code, the tail of stdout/stderr and the files the script wrote. When " +
@@ -88,7 +91,8 @@ export async function skillScriptTools(
  * @param limits the host's limits
  * @param run the skill's run (`SkillRecord.run`): its declared variables
  * @returns interpreters (the default when unset), the memory cap, the
- *   confinement mode and the variables granted
+ *   confinement mode, the variables granted and the hosts granted (with
+ *   the broker their requests go through)
  * @example
  * ```ts
  * import { scriptLimits } from "./tool.ts";
@@ -102,12 +106,19 @@ export function scriptLimits(
   limits: SkillLimits,
   run: SkillRecord["run"] = null,
 ): ScriptLimits {
-  const declared = run?.format === "instructions" ? run.env ?? [] : [];
+  const instructions = run?.format === "instructions" ? run : null;
+  const { granted } = splitScriptNet(
+    instructions?.net ?? [],
+    limits.scriptNetGrant ?? [],
+  );
   return {
     interpreters: limits.interpreters ?? DEFAULT_INTERPRETERS,
     memoryBytes: limits.scriptMemoryBytes,
     confinement: limits.scriptConfinement,
-    env: scriptEnv(declared, limits.scriptEnvGrant ?? []),
+    env: scriptEnv(instructions?.env ?? [], limits.scriptEnvGrant ?? []),
+    net: granted.length > 0 && limits.scriptEgress
+      ? { broker: limits.scriptEgress, hosts: granted }
+      : undefined,
   };
 }
 
