@@ -12,6 +12,7 @@ import { checkGrant, resolvePermissionPaths } from "../sandbox/permissions.ts";
 import type { Policy } from "../sandbox/permissions.ts";
 import type { Permissions } from "../../sandbox/sdk/types.ts";
 import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
+import { withPolicyWarnings } from "./load_warnings.ts";
 import {
   codeSkillRecord,
   failedSkillRecord,
@@ -144,7 +145,10 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
         const source = sourceOf(dir, "file");
         records.push(
           loaded.folder
-            ? instructionSkillRecord(loaded.folder, { source })
+            ? withPolicyWarnings(
+              instructionSkillRecord(loaded.folder, { source }),
+              options.policy ?? {},
+            )
             : failedSkillRecord(basename(dir), {
               path: `${dir}${sep}${loaded.file}`,
               message: loaded.error ?? "Cannot load SKILL.md",

@@ -7,6 +7,68 @@
  */
 
 import type { SkillRecord } from "./definition.ts";
+import { refusedEnv } from "./scripts/script_env.ts";
+import { splitScriptNet } from "./scripts/script_net.ts";
+
+/**
+ * Adds to an Agent Skills folder's discovery warnings the `env` variables
+ * and `net` hosts its scripts declare that the policy does not grant (its
+ * scripts run without them), one warning naming them per field.
+ *
+ * @param record the skill as loaded
+ * @param policy the policy's `permissions` (`env` and `net`)
+ * @returns the record, with the warnings added when there are any
+ * @example
+ * ```ts
+ * import { withPolicyWarnings } from "./load_warnings.ts";
+ * import { skill } from "./skill_record.ts";
+ * import assert from "node:assert/strict";
+ * const record = { definition: skill({ name: "gh", description: "GitHub" }), llmConfig: null,
+ *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/gh", resources: [],
+ *     env: ["GITHUB_TOKEN", "HOME_DIR"], net: ["api.github.com"] } };
+ * const noted = withPolicyWarnings(record, { env: ["HOME_DIR"] });
+ * assert.deepEqual(noted.definition.metadata?.warnings, [
+ *   'field "env": the policy (policy.permissions.env) does not grant "GITHUB_TOKEN": its scripts run without it',
+ *   'field "net": the policy (policy.permissions.net) does not grant "api.github.com": its scripts cannot reach it',
+ * ]);
+ * ```
+ */
+export function withPolicyWarnings(
+  record: SkillRecord,
+  policy: { env?: readonly string[]; net?: readonly string[] },
+): SkillRecord {
+  const run = record.run;
+  if (run?.format !== "instructions") return record;
+  const env = refusedEnv(run.env ?? [], policy.env ?? []);
+  const net = splitScriptNet(run.net ?? [], policy.net ?? []).refused;
+  const said = (names: string[]) => names.map((n) => `"${n}"`).join(", ");
+  const added = [
+    ...(env.length > 0
+      ? [
+        `field "env": the policy (policy.permissions.env) does not grant ${
+          said(env)
+        }: its scripts run without ${env.length > 1 ? "them" : "it"}`,
+      ]
+      : []),
+    ...(net.length > 0
+      ? [
+        `field "net": the policy (policy.permissions.net) does not grant ${
+          said(net)
+        }: its scripts cannot reach ${net.length > 1 ? "them" : "it"}`,
+      ]
+      : []),
+  ];
+  if (added.length === 0) return record;
+  const metadata = record.definition.metadata ?? {};
+  const before = Array.isArray(metadata.warnings) ? metadata.warnings : [];
+  return {
+    ...record,
+    definition: {
+      ...record.definition,
+      metadata: { ...metadata, warnings: [...before, ...added] },
+    },
+  };
+}
 
 /**
  * Lists the loading warnings of skills, one line each.

@@ -28,7 +28,7 @@ Deno.test("policy.interpreters in skillbox.jsonc is checked at start", () => {
 });
 
 Deno.test(
-  "a script gets only the variables its skill declares and the policy grants, and an interpreter the policy turns off is refused to the model",
+  "a script gets only the variables its skill declares and the policy grants (the refused ones noted in discovery and the banner), and an interpreter the policy turns off is refused to the model",
   { sanitizeOps: false, sanitizeResources: false },
   async () => {
     Deno.env.set("SKILLBOX_TEST_GRANTED", "granted-value");
@@ -69,8 +69,20 @@ Deno.test(
     const host = createHost({ config });
     try {
       const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-      await host.ready;
+      // A declared variable the policy refuses is named in the banner...
+      const refusal =
+        'field "env": the policy (policy.permissions.env) does not grant "SKILLBOX_TEST_NOT_GRANTED": its scripts run without it';
+      assert.ok(
+        (await host.ready).warnings.some((w) => w.endsWith(refusal)),
+      );
       const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
+      // ...and in discovery's metadata.
+      const found = await agent.request({ type: "skill/discover/req" });
+      const probe = (found.message.skills as {
+        name: string;
+        metadata: { warnings?: string[] };
+      }[]).find((s) => s.name === "env-probe");
+      assert.deepEqual(probe?.metadata.warnings, [refusal]);
       const resp = await agent.request({
         type: "skill/call/req",
         name: "env-probe",

@@ -85,3 +85,25 @@ export function scriptEnv(
   }
   return env;
 }
+
+/**
+ * The declared names the policy does not grant (discovery notes them).
+ *
+ * @param declared the skill's `env`
+ * @param granted the policy's `permissions.env` (`"*"`: any)
+ * @returns the refused names, in the declared order
+ * @example
+ * ```ts
+ * import { refusedEnv } from "./script_env.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(refusedEnv(["A", "B"], ["A"]), ["B"]);
+ * assert.deepEqual(refusedEnv(["A", "B"], ["*"]), []);
+ * ```
+ */
+export function refusedEnv(
+  declared: readonly string[],
+  granted: readonly string[],
+): string[] {
+  if (granted.includes("*")) return [];
+  return declared.filter((name) => !granted.includes(name));
+}
