@@ -37,16 +37,20 @@ export function startFloor(
     stderr: "inherit",
   }).spawn();
   const writer = child.stdin.getWriter();
-  const reader = child.stdout.getReader();
+  // Read as the host reads its sandboxes (protocol/sandbox/frames.ts): into
+  // one reused buffer, not a fresh 64 KiB chunk per read.
+  const reader = child.stdout.getReader({ mode: "byob" });
+  let buffer = new Uint8Array(64 * 1024);
   const bytes = new TextEncoder().encode(line + "\n");
   return {
     async once() {
       await writer.write(bytes);
       let got = 0;
       while (got < bytes.length) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error("Floor child exited");
+        const { value, done } = await reader.read(buffer);
+        if (done || value === undefined) throw new Error("Floor child exited");
         got += value.length;
+        buffer = new Uint8Array(value.buffer);
       }
     },
     async close() {

@@ -13,6 +13,9 @@
 
 import { LineSplitter } from "../lines.ts";
 
+// Bytes asked for per read of a byte stream.
+const READ_CHUNK = 64 * 1024;
+
 /**
  * Makes a fresh nonce for one sandbox process.
  *
@@ -160,15 +163,37 @@ export async function readFrames(
   options: ReadFramesOptions = {},
 ): Promise<void> {
   const splitter = new FrameSplitter(onFrame, options);
-  const reader = stream.getReader();
+  let byob: ReadableStreamBYOBReader | null = null;
   try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      splitter.push(value);
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream: read chunks as the stream makes them.
+  }
+  if (byob === null) {
+    const reader = stream.getReader();
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        splitter.push(value);
+      }
+    } finally {
+      reader.releaseLock();
     }
-  } finally {
-    reader.releaseLock();
+  } else {
+    // One buffer for the whole stream: a default reader allocates a fresh
+    // 64 KiB chunk for every read, which the GC then has to collect.
+    let buffer = new Uint8Array(READ_CHUNK);
+    try {
+      while (true) {
+        const { done, value } = await byob.read(buffer);
+        if (done || value === undefined) break;
+        splitter.push(value);
+        buffer = new Uint8Array(value.buffer);
+      }
+    } finally {
+      byob.releaseLock();
+    }
   }
   splitter.end();
 }

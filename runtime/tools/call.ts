@@ -26,7 +26,7 @@ import { scrubSecrets } from "../toolkits/secrets.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import { ToolCallHooks } from "./call_hooks.ts";
 import type { EgressBroker } from "../egress/broker.ts";
-import { validateValue } from "./validate.ts";
+import { validateArguments } from "./validate.ts";
 import type { RunObserver } from "../store/observer.ts";
 import { observeToolCaller } from "../store/observe_tools.ts";
 
@@ -162,7 +162,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
 
       let check;
       try {
-        check = validateValue(entry.inputSchema, request.args);
+        check = validateArguments(entry.inputSchema, request.args);
       } catch (error) {
         return failure(
           entry,
