@@ -8,13 +8,12 @@
  * @module
  */
 
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   readRequestBody,
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
-import { requestIds, watchDisconnect } from "./disconnect.ts";
+import { McpHttpSession } from "./http_session.ts";
 import type { TransportContext } from "../transports/_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
@@ -38,7 +37,7 @@ export interface McpHttp {
 }
 
 interface Entry {
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: McpHttpSession;
   link: A2eLink;
   token: string;
   lastSeen: number;
@@ -94,8 +93,7 @@ export function createMcpHttp(
       return json(503, `Cannot open an MCP session: ${link}`);
     }
     const mcp = createMcpServer(link, options);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
+    const transport = new McpHttpSession({
       maxRequestBodySize: maxBytes,
       onsessioninitialized: (id: string) => {
         sessions.set(id, entry);
@@ -176,14 +174,13 @@ export function createMcpHttp(
   };
 }
 
-// Reads the body here to learn its request ids, so that the calls are
-// cancelled if the client goes away before reading their answers.
+// Reads the body here to learn what it holds (see McpHttpSession.post).
 async function post(
-  transport: WebStandardStreamableHTTPServerTransport,
+  transport: McpHttpSession,
   request: Request,
   maxBytes: number,
 ): Promise<Response> {
-  const body = await readRequestBody(request, maxBytes);
+  const body = await readBody(request, maxBytes);
   if (body.tooLarge) {
     return new Response(
       JSON.stringify({
@@ -207,12 +204,24 @@ async function post(
       }),
     );
   }
-  const ids = requestIds(parsedBody);
-  if (ids.length === 0) {
-    return await transport.handleRequest(request, { parsedBody });
+  return await transport.post(request, parsedBody);
+}
+
+// A body of known length is taken whole (Deno's fast path; the server
+// holds the client to its Content-Length); any other is read with a bound.
+async function readBody(
+  request: Request,
+  maxBytes: number,
+): Promise<{ tooLarge: false; text: string } | { tooLarge: true }> {
+  const length = Number(request.headers.get("content-length") ?? NaN);
+  if (!Number.isSafeInteger(length) || length < 0) {
+    return await readRequestBody(request, maxBytes);
   }
-  const watch = watchDisconnect(request, ids, transport);
-  return watch.answer(await transport.handleRequest(request, { parsedBody }));
+  if (length > maxBytes) {
+    await request.body?.cancel().catch(() => {});
+    return { tooLarge: true };
+  }
+  return { tooLarge: false, text: await request.text() };
 }
 
 // Browsers send Origin; a page elsewhere must not drive a local host.

@@ -1,0 +1,194 @@
+/**
+ * How one JSON-RPC request posted to `/mcp` without a `progressToken` is
+ * answered: as one JSON body when its answer is the only message there is
+ * to send and comes within `graceMs` (the cheap case, and the common one:
+ * no SSE stream to set up or to parse); otherwise as an SSE stream, as the
+ * SDK answers by default, that carries the request's notifications (log
+ * messages) before its answer. A client that vanishes mid-call is seen when
+ * that stream is cancelled, so at most `graceMs` late.
+ *
+ * The JSON body is built by the SDK's own transport (a stateless one made
+ * for this one request with the public `enableJsonResponse` option); the
+ * SSE events are framed as the SDK frames them.
+ *
+ * @module
+ */
+
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  armSseKeepAlive,
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+} from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
+import {
+  ErrorCode,
+  type JSONRPCMessage,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** Options of {@link createCallAnswer}. */
+export interface CallAnswerOptions {
+  /** The request's id. */
+  id: RequestId;
+  /** The MCP session's id, sent back in the `mcp-session-id` header. */
+  sessionId?: string;
+  /** How long the answer may take and still come as one JSON body. */
+  graceMs: number;
+  /** Called once when the client goes away before the answer was sent. */
+  onCancel: () => void;
+}
+
+/** One request's answer on its way: JSON, or SSE once it must stream. */
+export interface CallAnswer {
+  /**
+   * Sends one message about the request (a notification, or its answer,
+   * which ends the call).
+   */
+  send(message: JSONRPCMessage): Promise<void>;
+  /**
+   * Resolves with an SSE response once the call must stream; until then the
+   * answer comes as JSON from the transport's own `handleRequest`.
+   */
+  readonly streamed: Promise<Response>;
+  /** Ends the call without its answer (the session closed). */
+  close(): void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Whether a message is the answer to a request (a result or an error).
+ *
+ * @param message a JSON-RPC message
+ * @returns the request id it answers, or undefined
+ * @example
+ * ```ts
+ * import { answerId } from "./call_answer.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(answerId({ jsonrpc: "2.0", id: 4, result: {} }), 4);
+ * assert.equal(answerId({ jsonrpc: "2.0", method: "notifications/message" }), undefined);
+ * ```
+ */
+export function answerId(message: JSONRPCMessage): RequestId | undefined {
+  return "id" in message && !("method" in message) ? message.id : undefined;
+}
+
+/**
+ * Starts the answer of one request that `json` (the SDK's JSON-mode
+ * transport the request was posted to) has taken. Route every message about
+ * the request to {@link CallAnswer.send}.
+ *
+ * @param json the request's own SDK transport, in JSON response mode
+ * @param options the request id, session id, grace time and cancel hook
+ * @returns the answer
+ * @example An answer within the grace time is one JSON body
+ * ```ts
+ * import { createCallAnswer } from "./call_answer.ts";
+ * import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+ * import assert from "node:assert/strict";
+ * const json = new WebStandardStreamableHTTPServerTransport({
+ *   sessionIdGenerator: undefined, enableJsonResponse: true,
+ * });
+ * json.onmessage = () => {};
+ * const taken = json.handleRequest(new Request("http://x/mcp", {
+ *   method: "POST",
+ *   headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+ *   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+ * }));
+ * const answer = createCallAnswer(json, { id: 1, graceMs: 1000, onCancel() {} });
+ * await answer.send({ jsonrpc: "2.0", id: 1, result: {} });
+ * const res = await Promise.race([taken, answer.streamed]);
+ * assert.equal(res.headers.get("content-type"), "application/json");
+ * assert.deepEqual(await res.json(), { jsonrpc: "2.0", id: 1, result: {} });
+ * ```
+ */
+export function createCallAnswer(
+  json: WebStandardStreamableHTTPServerTransport,
+  options: CallAnswerOptions,
+): CallAnswer {
+  const streamed = Promise.withResolvers<Response>();
+  let state: "waiting" | "streaming" | "done" = "waiting";
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let keepAlive: ReturnType<typeof setInterval> | undefined;
+  const end = () => {
+    state = "done";
+    clearTimeout(grace);
+    clearInterval(keepAlive);
+    try {
+      controller?.close();
+    } catch {
+      // Already closed or cancelled.
+    }
+  };
+  const stream = () => {
+    clearTimeout(grace);
+    state = "streaming";
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        if (state === "done") return;
+        end();
+        options.onCancel();
+      },
+    });
+    keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
+      try {
+        controller?.enqueue(encoder.encode(": keepalive\n\n"));
+      } catch {
+        clearInterval(keepAlive);
+      }
+    });
+    streamed.resolve(
+      new Response(body, { status: 200, headers: sseHeaders(options) }),
+    );
+  };
+  const grace = setTimeout(() => {
+    if (state === "waiting") stream();
+  }, options.graceMs);
+
+  return {
+    streamed: streamed.promise,
+    async send(message) {
+      if (state === "done") return;
+      const last = answerId(message) !== undefined;
+      if (state === "waiting") {
+        if (last) {
+          end();
+          return await json.send(message);
+        }
+        stream();
+      }
+      controller?.enqueue(
+        encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+      );
+      if (last) end();
+    },
+    close() {
+      if (state === "waiting") {
+        end();
+        // The client gets an error rather than a request that never ends.
+        json.send({
+          jsonrpc: "2.0",
+          id: options.id,
+          error: {
+            code: ErrorCode.ConnectionClosed,
+            message: "The MCP session closed",
+          },
+        }).catch(() => {});
+      } else end();
+    },
+  };
+}
+
+function sseHeaders(options: CallAnswerOptions): Record<string, string> {
+  // As the SDK's SSE answers.
+  return {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache, no-transform",
+    "X-Accel-Buffering": "no",
+    ...(options.sessionId === undefined
+      ? {}
+      : { "mcp-session-id": options.sessionId }),
+  };
+}
