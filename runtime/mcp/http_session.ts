@@ -35,7 +35,7 @@ export interface McpHttpSessionOptions {
   /**
    * How long a call's answer may take and still come as one JSON body; a
    * client that vanishes mid-call is noticed at most this late.
-   * @default 100
+   * @default 1000
    */
   jsonGraceMs?: number;
 }
@@ -92,7 +92,7 @@ export class McpHttpSession implements Transport {
    */
   constructor(options: McpHttpSessionOptions) {
     this.#maxBytes = options.maxRequestBodySize;
-    this.#graceMs = options.jsonGraceMs ?? 100;
+    this.#graceMs = options.jsonGraceMs ?? 1000;
     this.#sse = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       maxRequestBodySize: options.maxRequestBodySize,

@@ -44,6 +44,17 @@ export function toolFiles(markers: string): Record<string, string> {
     return "cancelled";
   },
 };`,
+    "hold.ts": `export default {
+  kind: "tool", name: "hold", description: "Says it started, then works until cancelled, silently",
+  permissions: { write: [${JSON.stringify(markers)}] },
+  input: { type: "object", properties: { started: { type: "string" }, marker: { type: "string" } }, required: ["started", "marker"] },
+  async run(args, ctx) {
+    await Deno.writeTextFile(args.started, "started");
+    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+    await Deno.writeTextFile(args.marker, "aborted");
+    return "cancelled";
+  },
+};`,
     "quasar.ts": `export default {
   kind: "tool", name: "quasar_lookup",
   description: "Looks up the luminosity of a quasar by its catalogue designation",

@@ -198,6 +198,28 @@ Deno.test("a client that aborts its HTTP request mid-call gets the call cancelle
       arguments: { text: "still here" },
     }) as CallToolResult;
     assert.deepEqual(echo.structuredContent, { text: "still here" });
+
+    // Without a progress token a silent call waits to be answered as JSON,
+    // then (after the JSON grace time) streams: the client vanishing while
+    // it waits has it cancelled too, at most that grace time late.
+    const started = join(markers, "started");
+    const held = join(markers, "held");
+    const quiet = new AbortController();
+    const waiting = post(
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "hold", arguments: { started, marker: held } },
+      },
+      session,
+      quiet.signal,
+    ).then((res) => res.text()).catch((error) => error);
+    await created(started, 10_000);
+    quiet.abort();
+    assert.equal((await waiting as Error).name, "AbortError");
+    await created(held, 10_000);
+    assert.equal(await Deno.readTextFile(held), "aborted");
     await client.close();
   });
 });

@@ -15,7 +15,8 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { created } from "./_fixtures.ts";
 import { connect, text, withHost } from "./_host.ts";
@@ -30,6 +31,7 @@ Deno.test("MCP over HTTP lists tools with schemas, titles and annotations, and s
       "echo",
       "explode",
       "greet",
+      "hold",
       "search_tools",
       "steps",
       "wait_for_abort",
@@ -120,6 +122,57 @@ Deno.test("MCP over HTTP calls a tool with progress before the result, and a fai
     }) as CallToolResult;
     assert.equal(invalid.isError, true);
     assert.match(text(invalid), /schema_violation/);
+    await client.close();
+  });
+});
+
+Deno.test("a quick call without a progress token is answered as one JSON body; a call that logs, or asks for progress, streams", async () => {
+  await withHost({}, async ({ url }) => {
+    const types: string[] = [];
+    // Sees each answer's content type on its way to the SDK client.
+    const recording = async (u: string | URL, init?: RequestInit) => {
+      const res = await fetch(u, init);
+      if (init?.method === "POST") {
+        types.push(res.headers.get("content-type") ?? "");
+      }
+      return res;
+    };
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
+        fetch: recording,
+      }),
+    );
+    const order: string[] = [];
+    client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n: LoggingMessageNotification) => {
+        if (n.params.data === "all steps done") order.push("log");
+      },
+    );
+    // The first call loads the catalog and starts a sandbox: warm up, so the
+    // next is well within the time a JSON answer may take.
+    await client.callTool({ name: "echo", arguments: {} });
+    types.length = 0;
+    const echo = await client.callTool({
+      name: "echo",
+      arguments: { text: "quick" },
+    }) as CallToolResult;
+    assert.deepEqual(echo.structuredContent, { text: "quick" });
+    assert.deepEqual(types, ["application/json"]);
+    // Its log message comes before its result, on the call's own stream.
+    const steps = await client.callTool({
+      name: "steps",
+      arguments: { n: 2 },
+    }) as CallToolResult;
+    order.push("result");
+    assert.deepEqual(steps.structuredContent, { done: 2 });
+    assert.deepEqual(order, ["log", "result"]);
+    assert.deepEqual(types, ["application/json", "text/event-stream"]);
+    await client.callTool({ name: "echo", arguments: {} }, undefined, {
+      onprogress: () => {},
+    });
+    assert.deepEqual(types.at(-1), "text/event-stream");
     await client.close();
   });
 });

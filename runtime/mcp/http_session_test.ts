@@ -1,0 +1,185 @@
+import assert from "node:assert/strict";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  LATEST_PROTOCOL_VERSION,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import { McpHttpSession } from "./http_session.ts";
+
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Tool = (
+  args: Record<string, unknown>,
+  extra: Extra,
+) => Promise<CallToolResult>;
+
+// An initialized session whose server runs `tool` for every tools/call.
+async function open(tool: Tool, jsonGraceMs = 1000) {
+  const session = new McpHttpSession({
+    onsessioninitialized() {},
+    maxRequestBodySize: 1 << 20,
+    jsonGraceMs,
+  });
+  const server = new Server({ name: "s", version: "1" }, {
+    capabilities: { tools: {}, logging: {} },
+  });
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    (request: CallToolRequest, extra: Extra) =>
+      tool(request.params.arguments ?? {}, extra),
+  );
+  await server.connect(session);
+  const init = await session.post(
+    new Request("http://x/mcp", { method: "POST", headers: HEADERS }),
+    {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "c", version: "1" },
+      },
+    },
+  );
+  await init.body?.cancel();
+  const headers = {
+    ...HEADERS,
+    "mcp-session-id": session.sessionId!,
+    "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+  };
+  const call = (id: number, meta?: Record<string, unknown>) =>
+    session.post(new Request("http://x/mcp", { method: "POST", headers }), {
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "t", arguments: {}, ...(meta ? { _meta: meta } : {}) },
+    });
+  return { session, server, call };
+}
+
+const result = (text: string): CallToolResult => ({
+  content: [{ type: "text", text }],
+});
+
+// The JSON-RPC messages of an SSE body, in order.
+async function events(response: Response): Promise<unknown[]> {
+  const text = await response.text();
+  return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+}
+
+Deno.test("a quick call without a progress token is answered as one JSON body", async () => {
+  const { server, call, session } = await open(() =>
+    Promise.resolve(result("hi"))
+  );
+  const res = await call(1);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "application/json");
+  assert.deepEqual(await res.json(), {
+    jsonrpc: "2.0",
+    id: 1,
+    result: result("hi"),
+  });
+  // The same id again, once answered, is a new call.
+  assert.deepEqual((await (await call(1)).json()).result, result("hi"));
+  assert.ok(session.sessionId);
+  await server.close();
+});
+
+Deno.test("a call whose log message comes before its answer streams both, in order, as SSE", async () => {
+  const { server, call } = await open(async (_args, extra) => {
+    await extra.sendNotification({
+      method: "notifications/message",
+      params: { level: "info", data: "working" },
+    });
+    return result("done");
+  });
+  const res = await call(2);
+  assert.equal(res.headers.get("content-type"), "text/event-stream");
+  assert.deepEqual(await events(res), [
+    {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "working" },
+    },
+    { jsonrpc: "2.0", id: 2, result: result("done") },
+  ]);
+  await server.close();
+});
+
+Deno.test("a call slower than the grace time streams, and cancelling its stream cancels the call", async () => {
+  const aborted = Promise.withResolvers<void>();
+  const { server, call } = await open(async (_args, extra) => {
+    await new Promise<void>((resolve) =>
+      extra.signal.addEventListener("abort", () => resolve())
+    );
+    aborted.resolve();
+    return result("cancelled");
+  }, 10);
+  const res = await call(3);
+  assert.equal(res.headers.get("content-type"), "text/event-stream");
+  await res.body!.cancel();
+  await aborted.promise;
+  await server.close();
+});
+
+Deno.test("a call with a progress token is answered by the session's SSE stream, and a vanished reader cancels it", async () => {
+  const aborted = Promise.withResolvers<void>();
+  const { server, call } = await open(async (_args, extra) => {
+    await new Promise<void>((resolve) =>
+      extra.signal.addEventListener("abort", () => resolve())
+    );
+    aborted.resolve();
+    return result("cancelled");
+  });
+  const res = await call(4, { progressToken: "p" });
+  assert.equal(res.headers.get("content-type"), "text/event-stream");
+  await res.body!.cancel();
+  await aborted.promise;
+  await server.close();
+});
+
+Deno.test("closing the session answers a call still waiting for JSON with a connection-closed error", async () => {
+  const started = Promise.withResolvers<void>();
+  const { server, call } = await open(async (_args, extra) => {
+    started.resolve();
+    await new Promise<void>((resolve) =>
+      extra.signal.addEventListener("abort", () => resolve())
+    );
+    return result("late");
+  });
+  const pending = call(5);
+  await started.promise;
+  await server.close();
+  const res = await pending;
+  assert.equal(res.headers.get("content-type"), "application/json");
+  const body = await res.json();
+  assert.equal(body.id, 5);
+  assert.equal(body.error.code, ErrorCode.ConnectionClosed);
+});
+
+Deno.test("a malformed request is refused by the SDK as before", async () => {
+  const { server, session } = await open(() => Promise.resolve(result("x")));
+  const res = await session.post(
+    new Request("http://x/mcp", {
+      method: "POST",
+      headers: { ...HEADERS, "mcp-session-id": session.sessionId! },
+    }),
+    { jsonrpc: "1.0", id: 6, method: "tools/call" },
+  );
+  assert.equal(res.status, 400);
+  await res.body?.cancel();
+  await server.close();
+});
