@@ -18,12 +18,27 @@ const FIXTURES = fileURLToPath(
   new URL("../fixtures/skills/history/", import.meta.url),
 );
 
-// The script folders left in the temporary folder.
-function workspaces(): string[] {
-  const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
-  return [...Deno.readDirSync(tmp)].filter((e) =>
-    e.name.startsWith("skillbox-script-")
-  ).map((e) => e.name);
+// Runs `fn` with a private temporary folder (other tests on the machine
+// make script workspaces in the shared one), then returns the script
+// workspaces left in it.
+async function leftWorkspaces(fn: () => Promise<void>): Promise<string[]> {
+  const tmp = await Deno.makeTempDir();
+  const old = Deno.env.get("TMPDIR");
+  Deno.env.set("TMPDIR", tmp);
+  try {
+    // The runner's Deno.makeTempDir() lands there.
+    const probe = await Deno.makeTempDir({ prefix: "probe-" });
+    assert.ok(probe.startsWith(tmp + "/"));
+    await Deno.remove(probe);
+    await fn();
+    return [...Deno.readDirSync(tmp)].filter((e) =>
+      e.name.startsWith("skillbox-script-")
+    ).map((e) => e.name);
+  } finally {
+    if (old === undefined) Deno.env.delete("TMPDIR");
+    else Deno.env.set("TMPDIR", old);
+    await Deno.remove(tmp, { recursive: true });
+  }
 }
 
 // Runs workspace-writer twice in one skill call on a host with `store`.
@@ -84,14 +99,19 @@ Deno.test(
   { sanitizeOps: false, sanitizeResources: false },
   async () => {
     const dir = await Deno.makeTempDir();
-    const before = workspaces();
     try {
       const db = join(dir, "runs.db");
-      const fed = await runWriter({
-        path: db,
-        script_files_max_bytes: 60,
-        script_files_max: 4,
-      });
+      let fed: Record<string, unknown>[] = [];
+      assert.deepEqual(
+        await leftWorkspaces(async () => {
+          fed = await runWriter({
+            path: db,
+            script_files_max_bytes: 60,
+            script_files_max: 4,
+          });
+        }),
+        [],
+      );
       assert.equal(fed.length, 2);
       // Sorted: a.txt (6), big.bin (100: over), n1.txt (2), n2.txt (2);
       // n3.txt and sub/deep.txt not listed.
@@ -106,7 +126,6 @@ Deno.test(
         bytes: 0,
         truncated: true,
       });
-      assert.deepEqual(workspaces(), before);
       const store = openSqliteStore(db);
       try {
         const [run] = store.list({ kind: "skill" }).runs;
@@ -143,11 +162,15 @@ Deno.test(
   "with the store off, nothing is kept and the workspace is removed",
   { sanitizeOps: false, sanitizeResources: false },
   async () => {
-    const before = workspaces();
-    const fed = await runWriter(null);
+    let fed: Record<string, unknown>[] = [];
+    assert.deepEqual(
+      await leftWorkspaces(async () => {
+        fed = await runWriter(null);
+      }),
+      [],
+    );
     assert.equal(fed.length, 2);
     assert.equal(fed[0]!.stdout_tail, "wrote\n");
     assert.equal(fed[0]!.kept_for_history, undefined);
-    assert.deepEqual(workspaces(), before);
   },
 );

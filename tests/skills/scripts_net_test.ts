@@ -31,12 +31,13 @@ Deno.test(
     );
     const port = server.addr.port;
     let urls: string[] = [];
+    let script = "scripts/fetch.py";
     const mock = await startMockOpenAI((req) => {
       const last = (req.body.messages as { role: string }[]).at(-1)!;
       return last.role === "tool" ? { tokens: ["done"] } : {
         tool_calls: [{
           name: "run_skill_script",
-          arguments: { script: "scripts/fetch.py", args: urls },
+          arguments: { script, args: urls },
         }],
       };
     });
@@ -59,8 +60,9 @@ Deno.test(
       const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
       await host.ready;
       const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
-      const run = async (skill: string, list: string[]) => {
+      const run = async (skill: string, list: string[], file = "fetch.py") => {
         urls = list;
+        script = `scripts/${file}`;
         const resp = await agent.request({
           type: "skill/call/req",
           name: skill,
@@ -97,6 +99,14 @@ Deno.test(
       );
       assert.deepEqual(seen, [`localhost:${port}`]);
 
+      // Deno's fetch goes the same way (the sandboxed Deno interpreter);
+      // a host outside the grant is refused by Deno's own --allow-net first.
+      assert.deepEqual(
+        await run("net-fetch", [local, loopback], "fetch.ts"),
+        [`${local} 200 reached`, `${loopback} error`],
+      );
+      seen.length = 0;
+
       // Granted by the policy, but a loopback address the operator did not
       // allow by name: the broker refuses it.
       const [byAddress] = await run("net-loopback", [loopback]);
@@ -109,7 +119,7 @@ Deno.test(
           `direct:${loopback} error`,
         ]);
       }
-      assert.deepEqual(seen, [`localhost:${port}`]);
+      assert.deepEqual(seen, []);
       await agent.close();
     } finally {
       await host.close({ timeoutSeconds: 1 });
