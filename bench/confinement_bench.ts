@@ -17,6 +17,9 @@ import { treeRssMb } from "./_rss.ts";
 const NOOP = fileURLToPath(
   new URL("../tests/fixtures/sandbox/noop/mod.ts", import.meta.url),
 );
+const EVAL = fileURLToPath(
+  new URL("../skills/code/eval_typescript.ts", import.meta.url),
+);
 
 const hooks: SandboxHooks = {
   onEvent() {},
@@ -90,10 +93,63 @@ async function measure(mode: ConfinementMode): Promise<string[]> {
   }
 }
 
+// A new session's first eval_typescript call, with `spares` spare
+// processes kept (0: it waits for a whole process to start). New sessions
+// arrive 300 ms apart, time enough for a replacement spare to start.
+async function firstEvals(
+  mode: ConfinementMode,
+  spares: number,
+): Promise<number[]> {
+  const sandbox = createSandbox({
+    cacheDir: null,
+    maxIdleProcesses: 16,
+    confinement: mode,
+    spareProcesses: spares,
+  });
+  try {
+    const { hash } = await sandbox.describe(EVAL);
+    const evalCall = (session: string) =>
+      call({
+        path: EVAL,
+        version: hash,
+        args: { code: "1 + 1" },
+        sessionId: session,
+        isolation: "per-call",
+        principal: "session",
+      });
+    await timed(sandbox, evalCall("warm-up"));
+    const samples: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      samples.push(await timed(sandbox, evalCall(`new-${i}`)));
+    }
+    return samples;
+  } finally {
+    await sandbox.close();
+  }
+}
+
+async function spareFigures(mode: ConfinementMode): Promise<string[]> {
+  const without = await firstEvals(mode, 0);
+  const withSpare = await firstEvals(mode, 1);
+  const median = (xs: number[]) =>
+    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return [
+    `  new session's first eval ms, no spare process: ${stats(without)}`,
+    `  new session's first eval ms, 1 spare process: ${stats(withSpare)} (${
+      (median(without) / median(withSpare)).toFixed(1)
+    }x faster at the median)`,
+  ];
+}
+
 /** The confinement bench. */
 export const confinementBench: Bench = {
   name: "confinement",
   async run() {
-    return [...await measure("auto"), ...await measure("off")];
+    const lines: string[] = [];
+    for (const mode of ["auto", "off"] as const) {
+      lines.push(...await measure(mode), ...await spareFigures(mode));
+    }
+    return lines;
   },
 };

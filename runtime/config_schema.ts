@@ -62,6 +62,8 @@ export interface SandboxConfig {
   maxIdleProcesses: number;
   /** Spare workers kept started in each process (more under bursts). @default 1 */
   spareWorkers: number;
+  /** Never-used sandbox processes kept ahead of new sessions' code. @default 1 */
+  spareProcesses?: number;
   /** Memory for warm and spare workers per process, in MiB. @default 1024 */
   workerBudgetMb?: number;
   /** Live sandbox processes at most; past it calls wait. @default 32 */
@@ -163,6 +165,7 @@ const SANDBOX_DEFAULTS = {
   memory_mb: 512,
   max_idle_processes: 8,
   spare_workers: 1,
+  spare_processes: 1,
   worker_budget_mb: 1024,
   max_processes: 32,
   processes_per_principal: null as number | null,
@@ -205,6 +208,7 @@ const ConfigFileSchema = z.strictObject({
     memory_mb: z.number().int().min(32).default(512),
     max_idle_processes: z.number().int().nonnegative().default(8),
     spare_workers: z.number().int().nonnegative().default(1),
+    spare_processes: z.number().int().nonnegative().default(1),
     worker_budget_mb: z.number().int().min(8).default(1024),
     max_processes: z.number().int().positive().default(32),
     processes_per_principal: z.number().int().positive().nullable().default(
@@ -324,6 +328,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       memoryMb: data.sandbox.memory_mb,
       maxIdleProcesses: data.sandbox.max_idle_processes,
       spareWorkers: data.sandbox.spare_workers,
+      spareProcesses: data.sandbox.spare_processes,
       workerBudgetMb: data.sandbox.worker_budget_mb,
       maxProcesses: data.sandbox.max_processes,
       processesPerPrincipal: data.sandbox.processes_per_principal ?? undefined,

@@ -142,6 +142,7 @@ export function createStandardStack(
     memoryMb: config.sandbox.memoryMb,
     maxIdleProcesses: config.sandbox.maxIdleProcesses,
     spareWorkers: config.sandbox.spareWorkers,
+    spareProcesses: config.sandbox.spareProcesses,
     workerBudgetMb: config.sandbox.workerBudgetMb,
     maxProcesses: config.sandbox.maxProcesses,
     processesPerPrincipal: config.sandbox.processesPerPrincipal,

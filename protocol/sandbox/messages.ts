@@ -85,8 +85,43 @@ export interface RpcResultMessage {
   error?: string;
 }
 
+/**
+ * Host to sandbox: start a fresh worker with a module loaded for the next
+ * per-call operation of `primeKey` (a spare process readies the code new
+ * sessions run before any session is given it).
+ */
+export interface PrimeMessage {
+  t: "prime";
+  primeKey: string;
+  path: string;
+}
+
+/**
+ * Host to sandbox: a session ended. Its warm workers in this process go at
+ * once (idle ones now, busy ones when their operations end), not when the
+ * least recently used bound reaches them.
+ */
+export interface EndSessionMessage {
+  t: "end_session";
+  session: string;
+}
+
+/** Host to sandbox: report {@link StatsMessage} (for tests and monitoring). */
+export interface StatsRequestMessage {
+  t: "stats";
+  id: string;
+  /** Count the warm workers of this session too. @default none */
+  session?: string;
+}
+
 /** Every host-to-sandbox message after init. */
-export type HostMessage = OpMessage | AbortMessage | RpcResultMessage;
+export type HostMessage =
+  | OpMessage
+  | AbortMessage
+  | RpcResultMessage
+  | PrimeMessage
+  | EndSessionMessage
+  | StatsRequestMessage;
 
 /** Which host service a `ctx` RPC asks for. */
 export type RpcMethod = "tool" | "chat" | "fetch";
@@ -120,9 +155,20 @@ export type ResultMessage =
     retryable: boolean;
   };
 
+/** Sandbox to host: the answer to a {@link StatsRequestMessage}. */
+export interface StatsMessage {
+  t: "stats";
+  id: string;
+  /** Workers alive in the process (warm, primed, spare and running). */
+  workers: number;
+  /** Warm workers kept for the session asked about. */
+  sessionWorkers: number;
+}
+
 /** Sandbox to host. */
 export type SandboxMessage =
   | { t: "ready" }
+  | StatsMessage
   | EventMessage
   | RpcMessage
   | ResultMessage
@@ -220,8 +266,21 @@ export function decodeSandboxMessage(raw: unknown): SandboxMessage | null {
       };
     case "stopped":
       return { t, id };
+    case "stats":
+      return {
+        t,
+        id,
+        workers: count(raw.workers),
+        sessionWorkers: count(raw.sessionWorkers),
+      };
   }
   return null;
+}
+
+function count(raw: unknown): number {
+  return typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0
+    ? raw
+    : 0;
 }
 
 /**
@@ -235,11 +294,29 @@ export function decodeSandboxMessage(raw: unknown): SandboxMessage | null {
  * import { decodeHostMessage } from "./messages.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(decodeHostMessage({ t: "abort", id: "7" }), { t: "abort", id: "7" });
+ * assert.deepEqual(decodeHostMessage({ t: "end_session", session: "s" }),
+ *   { t: "end_session", session: "s" });
  * assert.equal(decodeHostMessage({ t: "op" }), null);
  * ```
  */
 export function decodeHostMessage(raw: unknown): HostMessage | null {
-  if (!isObject(raw) || typeof raw.id !== "string") return null;
+  if (!isObject(raw)) return null;
+  if (raw.t === "end_session") {
+    return typeof raw.session === "string"
+      ? { t: "end_session", session: raw.session }
+      : null;
+  }
+  if (raw.t === "prime") {
+    return typeof raw.primeKey === "string" && typeof raw.path === "string"
+      ? { t: "prime", primeKey: raw.primeKey, path: raw.path }
+      : null;
+  }
+  if (typeof raw.id !== "string") return null;
+  if (raw.t === "stats") {
+    return typeof raw.session === "string"
+      ? { t: "stats", id: raw.id, session: raw.session }
+      : { t: "stats", id: raw.id };
+  }
   if (raw.t === "op") {
     return typeof raw.path === "string" && typeof raw.workerKey === "string"
       ? raw as unknown as OpMessage

@@ -74,3 +74,51 @@ Deno.test("decodeHostMessage() keeps an operation whole for the worker", () => {
   assert.equal(decodeHostMessage(op), op);
   assert.equal(decodeHostMessage({ ...op, path: 1 }), null);
 });
+
+Deno.test("decodeHostMessage() reads prime, end_session and stats, and drops them malformed", () => {
+  assert.deepEqual(
+    decodeHostMessage({ t: "prime", primeKey: "/m.ts\u0000v1", path: "/m.ts" }),
+    { t: "prime", primeKey: "/m.ts\u0000v1", path: "/m.ts" },
+  );
+  assert.equal(
+    decodeHostMessage({ t: "prime", primeKey: 1, path: "/m" }),
+    null,
+  );
+  assert.deepEqual(decodeHostMessage({ t: "end_session", session: "s1" }), {
+    t: "end_session",
+    session: "s1",
+  });
+  assert.equal(decodeHostMessage({ t: "end_session" }), null);
+  assert.deepEqual(decodeHostMessage({ t: "stats", id: "9", session: "s" }), {
+    t: "stats",
+    id: "9",
+    session: "s",
+  });
+  assert.deepEqual(decodeHostMessage({ t: "stats", id: "9", session: 3 }), {
+    t: "stats",
+    id: "9",
+  });
+  assert.equal(decodeHostMessage({ t: "stats" }), null);
+});
+
+Deno.test("decodeSandboxMessage() reads stats with counts a hostile process cannot make odd", () => {
+  assert.deepEqual(
+    decodeSandboxMessage({
+      t: "stats",
+      id: "1",
+      workers: 3,
+      sessionWorkers: 1,
+    }),
+    { t: "stats", id: "1", workers: 3, sessionWorkers: 1 },
+  );
+  assert.deepEqual(
+    decodeSandboxMessage({
+      t: "stats",
+      id: "1",
+      workers: -1,
+      sessionWorkers: "x",
+    }),
+    { t: "stats", id: "1", workers: 0, sessionWorkers: 0 },
+  );
+  assert.equal(decodeSandboxMessage({ t: "stats", workers: 1 }), null);
+});

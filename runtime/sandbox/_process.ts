@@ -16,7 +16,10 @@ import {
   type WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
 import type { SandboxCommand } from "./spawn.ts";
-import type { SandboxOutcome } from "./types.ts";
+import type { ProcessWorkerStats, SandboxOutcome } from "./types.ts";
+
+/** What a sandbox process reports of its workers. */
+export type ProcessStats = ProcessWorkerStats;
 
 /** What the pool needs to start a sandbox process. */
 export interface ProcessOptions {
@@ -40,11 +43,16 @@ export interface OpHandlers {
 }
 
 const STDERR_TAIL = 8192;
+// Sessions remembered per process for telling it their end.
+const MAX_SESSIONS = 8192;
 
 /** One running sandbox process. */
 export class SandboxProcess {
-  /** The grant key it was started for. */
-  readonly key: string;
+  /**
+   * The key it is routed by (its principal and grant); a spare's changes
+   * once, when a new session takes it.
+   */
+  key: string;
   /** Resolves once the process and its spare workers are up. */
   readonly ready: Promise<void>;
   /** Whether `ready` has resolved (callers skip awaiting it). */
@@ -60,6 +68,14 @@ export class SandboxProcess {
   readonly #child: Deno.ChildProcess;
   readonly #ops = new Map<string, OpHandlers>();
   readonly #stopWaiters = new Map<string, () => void>();
+  readonly #statsWaiters = new Map<
+    string,
+    (stats: ProcessStats | null) => void
+  >();
+  #nextStats = 0;
+  // Sessions whose operations it ran (warm workers may be kept for them),
+  // so a session's end is told only to processes that saw the session.
+  readonly #sessions = new Set<string>();
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #encoder = new TextEncoder();
   #stderr = "";
@@ -137,6 +153,8 @@ export class SandboxProcess {
         for (const handlers of this.#ops.values()) handlers.onOutcome(failure);
         this.#ops.clear();
         for (const wake of this.#stopWaiters.values()) wake();
+        for (const answer of this.#statsWaiters.values()) answer(null);
+        this.#statsWaiters.clear();
         return status.code;
       },
     );
@@ -199,7 +217,43 @@ export class SandboxProcess {
       return;
     }
     this.#ops.set(op.id, handlers);
+    if (op.session !== "" && !this.#sessions.has(op.session)) {
+      // Bounded: a session forgotten here loses its warm workers by LRU.
+      if (this.#sessions.size >= MAX_SESSIONS) {
+        this.#sessions.delete(this.#sessions.values().next().value!);
+      }
+      this.#sessions.add(op.session);
+    }
     this.send(op);
+  }
+
+  /**
+   * A session ended: a process that ran its operations drops its warm
+   * workers at once. Processes that never saw the session are told nothing.
+   */
+  endSession(session: string): void {
+    if (this.#sessions.delete(session)) {
+      this.send({ t: "end_session", session });
+    }
+  }
+
+  /**
+   * What the process reports of its workers.
+   *
+   * @param session also count this session's warm workers
+   * @returns the report, or null when the process is gone
+   */
+  stats(session?: string): Promise<ProcessStats | null> {
+    if (this.#dead) return Promise.resolve(null);
+    const id = `stats-${++this.#nextStats}`;
+    return new Promise((resolve) => {
+      this.#statsWaiters.set(id, resolve);
+      this.send(
+        session === undefined
+          ? { t: "stats", id }
+          : { t: "stats", id, session },
+      );
+    });
   }
 
   /**
@@ -274,6 +328,12 @@ export class SandboxProcess {
     }
     if (msg.t === "stopped") {
       this.#stopWaiters.get(msg.id)?.();
+      return;
+    }
+    if (msg.t === "stats") {
+      const answer = this.#statsWaiters.get(msg.id);
+      this.#statsWaiters.delete(msg.id);
+      answer?.({ workers: msg.workers, sessionWorkers: msg.sessionWorkers });
       return;
     }
     const handlers = this.#ops.get(msg.id);

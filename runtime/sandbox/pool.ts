@@ -35,7 +35,10 @@ import type {
   SandboxCall,
   SandboxHooks,
   SandboxOutcome,
+  SandboxProcessInfo,
 } from "./types.ts";
+
+export type { SandboxProcessInfo };
 
 /** Options for {@link createSandbox}. */
 export interface SandboxOptions {
@@ -47,6 +50,8 @@ export interface SandboxOptions {
   maxIdleProcesses?: number;
   /** Spare workers kept started in each process. @default 1 */
   spareWorkers?: number;
+  /** Never-used processes kept ahead of new sessions' code (0: none). @default 1 */
+  spareProcesses?: number;
   /**
    * Memory for warm and spare workers per process, in MiB: it sets how many
    * are kept (at {@link WORKER_MB} each). @default 1024
@@ -84,21 +89,6 @@ export interface SandboxOptions {
   egress?: EgressBroker;
 }
 
-/** A live sandbox process, for monitoring and tests. */
-export interface SandboxProcessInfo {
-  pid: number;
-  /** Whom it serves: `module:<folder or file>` or `session:<id>`. */
-  principal: string;
-  /** The grant it runs (canonical JSON). */
-  grant: string;
-  /** Operations in flight. */
-  busy: number;
-  /** Set after a timeout it did not answer: killed when idle. */
-  tainted: boolean;
-  /** Resolves with the exit code once it is gone. */
-  exited: Promise<number>;
-}
-
 /** The pool: a {@link Sandbox} plus a view of its processes. */
 export interface SandboxPool extends Sandbox {
   /** The live sandbox processes. */
@@ -108,7 +98,10 @@ export interface SandboxPool extends Sandbox {
    * why not). Rejects when confinement is required and does not work.
    */
   confinement(): Promise<ConfinementStatus>;
-  /** A session closed: its session-keyed processes are killed at once. */
+  /**
+   * A session closed: its session-keyed processes are killed at once, and
+   * module processes that ran its calls drop its warm workers.
+   */
   endSession(sessionId: string): void;
 }
 
@@ -164,6 +157,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     memoryMb: options.memoryMb ?? 512,
     maxIdle: options.maxIdleProcesses ?? 8,
     spareWorkers: options.spareWorkers ?? 1,
+    spareProcesses: options.spareProcesses ?? 1,
     maxWarmWorkers: options.maxWarmWorkers ??
       Math.max(1, Math.floor((options.workerBudgetMb ?? 1024) / WORKER_MB)),
     maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
@@ -304,6 +298,8 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
 
     endSession(sessionId: string): void {
       router.endPrincipal(principalOf("", sessionId));
+      // Its warm workers in module processes go now, not by LRU.
+      for (const proc of router.processes) proc.endSession(sessionId);
     },
 
     async close(): Promise<void> {
@@ -324,6 +320,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
         busy: p.busy,
         tainted: p.tainted,
         exited: p.exited,
+        stats: (session?: string) => p.stats(session),
       }));
     },
   };
@@ -364,12 +361,14 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       session: call.sessionId,
       call: call.callId,
     };
+    const session = call.principal === "session";
     const route: Route = {
-      principal: principalOf(
-        abs,
-        call.principal === "session" ? call.sessionId : null,
-      ),
+      principal: principalOf(abs, session ? call.sessionId : null),
       session: call.sessionId,
+      // Spare processes pre-load the module session code runs in.
+      prime: session && message.primeKey !== undefined
+        ? { primeKey: message.primeKey, path: abs }
+        : undefined,
     };
     return run(message, grant, route, call.timeoutMs, hooks);
   }

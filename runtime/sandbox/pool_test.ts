@@ -151,7 +151,8 @@ Deno.test("endSession() retires the session's own processes and refuses its late
       const outcome = await sandbox.call(c, hooks);
       assert.equal(outcome.ok, true, JSON.stringify(outcome));
     }
-    const before = sandbox.processes();
+    // The spare process started ahead of the next session serves no one.
+    const before = sandbox.processes().filter((p) => p.principal !== "spare:");
     const s1 = before.find((p) => p.principal === "session:s1");
     assert.ok(s1, JSON.stringify(before.map((p) => p.principal)));
     assert.equal(before.length, 3);
@@ -164,7 +165,8 @@ Deno.test("endSession() retires the session's own processes and refuses its late
       }),
     ]);
     assert.deepEqual(
-      sandbox.processes().map((p) => p.principal).sort(),
+      sandbox.processes().map((p) => p.principal)
+        .filter((p) => p !== "spare:").sort(),
       [
         before.find((p) => p.principal.startsWith("module:"))!.principal,
         "session:s2",
@@ -176,6 +178,33 @@ Deno.test("endSession() retires the session's own processes and refuses its late
     assert.match(late.ok ? "" : late.message, /session has ended/);
     const s2 = await sandbox.call(evalCall("s2"), hooks);
     assert.deepEqual(s2, { ok: true, value: { sum: 3 }, truncated: false });
+  } finally {
+    await sandbox.close();
+  }
+});
+
+Deno.test("endSession() drops the session's warm workers in the module process at once; another session keeps its own", async () => {
+  const sandbox = createSandbox({ cacheDir: null });
+  try {
+    for (const sessionId of ["s1", "s2"]) {
+      const outcome = await sandbox.call(call({ sessionId }), hooks);
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
+    const [module] = sandbox.processes().filter((p) =>
+      p.principal.startsWith("module:")
+    );
+    assert.ok(module);
+    assert.equal((await module.stats("s1"))?.sessionWorkers, 1);
+    assert.equal((await module.stats("s2"))?.sessionWorkers, 1);
+    const before = (await module.stats())!.workers;
+    sandbox.endSession("s1");
+    // The pipe keeps order: the end is handled before this question.
+    assert.equal((await module.stats("s1"))?.sessionWorkers, 0);
+    assert.equal((await module.stats("s2"))?.sessionWorkers, 1);
+    // Terminated, not only forgotten.
+    assert.equal((await module.stats())!.workers, before - 1);
+    const again = await sandbox.call(call({ sessionId: "s2" }), hooks);
+    assert.deepEqual(again, { ok: true, value: { sum: 3 }, truncated: false });
   } finally {
     await sandbox.close();
   }

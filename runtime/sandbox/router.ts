@@ -7,44 +7,36 @@
  * past the cap, idle processes are retired least recently used first, and
  * calls wait (in order, never dropped) for room, up to a bound. Tainted
  * processes (a worker that would not stop) are killed once idle, and idle
- * processes beyond a bound are retired least recently used first.
+ * processes beyond a bound are retired least recently used first. Spare
+ * processes (see `spare_processes.ts`) are started ahead of new sessions.
  *
  * @module
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import { SandboxProcess } from "./_process.ts";
-import {
-  grantKey,
-  grantToFlags,
-  grantToWorkerPermissions,
-} from "./permissions.ts";
-import { loadBootstrap, type SandboxCommand, sandboxCommand } from "./spawn.ts";
+import type { SandboxProcess } from "./_process.ts";
+import { grantKey } from "./permissions.ts";
+import { loadBootstrap } from "./spawn.ts";
 import type { CommandWrapper } from "./confiner.ts";
-import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
 import { RoomQueue } from "./room_queue.ts";
+import { EndedPrincipals } from "./ended_principals.ts";
+import { type SparePrime, SpareProcesses } from "./spare_processes.ts";
+import {
+  type ProcessLimits,
+  startProcess,
+  UNWRAPPED,
+} from "./start_process.ts";
 
 /** Options of {@link ProcessRouter}. */
-export interface ProcessRouterOptions {
-  /** Paths passed as `--deny-read`/`--deny-write` to every process. */
-  deny: string[];
-  /** Trees whose entries (outside their exceptions) are denied the same way. */
-  deniedTrees: DeniedTree[];
-  /** Heap cap per process, in MiB. */
-  memoryMb: number;
-  /** Idle processes kept before the least recently used is retired. */
+export interface ProcessRouterOptions extends ProcessLimits {
+  /** Idle processes kept (spares included) before the LRU is retired. */
   maxIdle: number;
-  /** Spare workers per process. */
-  spareWorkers: number;
-  /** Warm workers per process. */
-  maxWarmWorkers: number;
-  /** Result bound (characters of JSON). */
-  maxResultBytes: number;
-  /** Bound on one event or RPC payload. */
-  maxEventBytes: number;
-  /** Working folder of sandbox processes. */
-  cwd: string;
+  /**
+   * Spare processes kept started with the last grant session code ran
+   * under, each handed to one new session only. @default 0
+   */
+  spareProcesses?: number;
   /** Wraps each process's command (OS confinement). @default none */
   wrapper?: () => Promise<CommandWrapper>;
   /** Live processes at most; past it calls wait for room. @default 32 */
@@ -63,12 +55,12 @@ export interface Route {
   session?: string;
   /** `performance.now()` after which waiting for room fails. @default no bound */
   deadline?: number;
+  /** A session's per-call module: spares pre-load it. @default none */
+  prime?: SparePrime;
 }
 
 // Sessions remembered per principal's process, before the oldest goes.
 const MAX_STICKY = 8192;
-// Ended principals remembered (their late calls are refused).
-const MAX_ENDED = 8192;
 
 /**
  * Finds, starts, and retires sandbox processes.
@@ -111,9 +103,12 @@ export class ProcessRouter {
   // Grant keys by grant object: checked grants are shared frozen objects,
   // so a warm call costs no canonical JSON.
   readonly #keys = new WeakMap<Permissions, string>();
-  // Principals whose work ended (a closed session), oldest first: no
-  // process is started for them again.
-  readonly #ended = new Set<string>();
+  // Principals whose work ended (a closed session).
+  readonly #ended = new EndedPrincipals();
+  // Never-used processes ahead of new sessions (routed nowhere yet).
+  readonly #spares: SpareProcesses<SandboxProcess>;
+  // What the last start had: spares are started with it too.
+  #made: { bootstrap: string; wrap: CommandWrapper } | null = null;
   #closed = false;
 
   /** @param options limits and flags of every process */
@@ -123,6 +118,9 @@ export class ProcessRouter {
     this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
     this.#spreadAt = Math.max(1, options.spreadAt ?? 8);
     this.#waiters = new RoomQueue(this.#max);
+    this.#spares = new SpareProcesses(
+      Math.min(options.spareProcesses ?? 0, options.maxIdle),
+    );
   }
 
   /** Every live process. */
@@ -203,11 +201,7 @@ export class ProcessRouter {
    * @returns how many processes were retired
    */
   endPrincipal(principal: string): number {
-    this.#ended.delete(principal);
-    this.#ended.add(principal);
-    if (this.#ended.size > MAX_ENDED) {
-      this.#ended.delete(this.#ended.values().next().value!);
-    }
+    this.#ended.end(principal);
     const prefix = principal + "\u0000";
     let retired = 0;
     for (const proc of this.#all) {
@@ -235,12 +229,7 @@ export class ProcessRouter {
     if (this.#closed) {
       throw new SkillboxError("runtime_error", "Sandbox is closed");
     }
-    if (this.#ended.has(route.principal)) {
-      throw new SkillboxError(
-        "runtime_error",
-        "The session has ended: its sandbox processes are retired",
-      );
-    }
+    this.#ended.check(route.principal);
   }
 
   #keyOf(grant: Permissions): string {
@@ -297,25 +286,29 @@ export class ProcessRouter {
     const bootstrap = await loadBootstrap();
     const wrap = this.#options.wrapper
       ? await this.#options.wrapper()
-      : (command: SandboxCommand) => command;
+      : UNWRAPPED;
+    this.#made = { bootstrap, wrap };
+    const session = route.principal.startsWith("session:");
     let waited = 0;
     while (true) {
       // Checked again after each wait: the principal may have ended.
       this.#check(route);
       // A process of this group starting (or started) meanwhile serves too.
-      let proc = this.#pick(key, true);
+      let proc = this.#pick(key, true) ??
+        (session ? this.#adoptSpare(key, grant, route.prime) : null);
       if (!proc) {
         if (!this.#makeRoom()) {
           // Woken calls that still find no room keep their place in line.
           await this.#waiters.wait(route.deadline, waited++ > 0);
           continue;
         }
-        proc = this.#spawn(key, grant, bootstrap, wrap);
+        proc = this.#spawn(key, grant, true);
       }
       // Leased before the await: while it starts (or the caller resumes)
       // the process is busy, so retireIdle() cannot kill it under this
       // caller.
       this.#stick(key, route, proc);
+      if (session) this.#topUpSpares();
       try {
         await proc.ready;
       } catch (err) {
@@ -347,43 +340,50 @@ export class ProcessRouter {
 
   // Kills a process and forgets it at once, so nothing is routed to it.
   #retire(proc: SandboxProcess): void {
+    this.#spares.forget(proc); // A retired spare is not replaced.
     this.unroute(proc);
     if (this.#counted.has(proc)) this.#dying.add(proc);
     proc.kill();
   }
 
-  #spawn(
+  // A never-used spare of the grant becomes the session's own process
+  // (spares of another grant go: session code now runs under this one).
+  #adoptSpare(
     key: string,
     grant: Permissions,
-    bootstrap: string,
-    wrap: CommandWrapper,
-  ): SandboxProcess {
-    const o = this.#options;
-    const proc = new SandboxProcess({
-      key,
-      command: wrap(
-        sandboxCommand({
-          // Listed at each start: what the tree holds now is denied too.
-          flags: grantToFlags(grant, [
-            ...o.deny,
-            ...deniedTreePaths(o.deniedTrees),
-          ]),
-          grant,
-          memoryMb: o.memoryMb,
-          cwd: o.cwd,
-        }),
-        grant,
-      ),
-      permissions: grantToWorkerPermissions(grant),
-      bootstrap,
-      spares: o.spareWorkers,
-      maxWarmWorkers: o.maxWarmWorkers,
-      maxResultBytes: o.maxResultBytes,
-      maxEventBytes: o.maxEventBytes,
-    });
-    const group = this.#groups.get(key) ?? [];
-    group.push(proc);
-    this.#groups.set(key, group);
+    prime?: SparePrime,
+  ): SandboxProcess | null {
+    const grantKey = this.#keyOf(grant);
+    const stale = this.#spares.learn(grantKey, grant, prime);
+    for (const proc of stale) this.#retire(proc);
+    const proc = this.#spares.take(grantKey);
+    if (!proc) return null;
+    proc.key = key;
+    this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
+    proc.routed = true;
+    return proc;
+  }
+
+  // Starts spares of the last session grant while they are wanted, the cap
+  // has room, no call waits for room, and the idle bound (spares count
+  // against it) is not reached: a flood of sessions adds no process.
+  #topUpSpares(): void {
+    for (let want = this.#spares.wanted(); want; want = this.#spares.wanted()) {
+      if (
+        this.#closed || this.#counted.size >= this.#max ||
+        this.#waiters.length > 0 || this.#idle().length >= this.#options.maxIdle
+      ) return;
+      const spare = this.#spawn("spare:\u0000" + want.key, want.grant, false);
+      if (want.prime) spare.send({ t: "prime", ...want.prime });
+      this.#spares.add(spare);
+    }
+  }
+
+  #spawn(key: string, grant: Permissions, routed: boolean): SandboxProcess {
+    const { bootstrap, wrap } = this.#made!;
+    const proc = startProcess(this.#options, key, grant, bootstrap, wrap);
+    proc.routed = routed;
+    if (routed) this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
     this.#all.add(proc);
     this.#counted.add(proc);
     proc.exited.then(() => {
@@ -391,6 +391,8 @@ export class ProcessRouter {
       this.#counted.delete(proc);
       this.#dying.delete(proc);
       this.unroute(proc);
+      // A spare that died on its own is replaced (never handed out).
+      if (this.#spares.forget(proc)) this.#topUpSpares();
       this.#wake();
     });
     return proc;

@@ -132,3 +132,28 @@ export interface Sandbox {
   /** Stops every sandbox process. */
   close(): Promise<void>;
 }
+
+/** What a sandbox process reports of its workers. */
+export interface ProcessWorkerStats {
+  /** Workers alive (warm, primed, spare and running). */
+  workers: number;
+  /** Warm workers kept for the session asked about. */
+  sessionWorkers: number;
+}
+
+/** A live sandbox process, for monitoring and tests. */
+export interface SandboxProcessInfo {
+  pid: number;
+  /** Whom it serves: `module:<folder>`, `session:<id>`, or `spare:` (no one yet). */
+  principal: string;
+  /** The grant it runs (canonical JSON). */
+  grant: string;
+  /** Operations in flight. */
+  busy: number;
+  /** Set after a timeout it did not answer: killed when idle. */
+  tainted: boolean;
+  /** Resolves with the exit code once it is gone. */
+  exited: Promise<number>;
+  /** Asks the process for its worker counts (null once it is gone). */
+  stats(session?: string): Promise<ProcessWorkerStats | null>;
+}

@@ -24,3 +24,8 @@ Deno.test("workerKey() cannot be confused by a separator inside a part", () => {
     workerKey("/a.ts", "v", "s", "x\u0000{}"),
   );
 });
+
+Deno.test("workerKey() names the session third in its JSON (sandbox processes read it when a session ends)", () => {
+  const key = workerKey("/a.ts", "v1", 's"1', '{"x":1}');
+  assert.equal(JSON.parse(key)[2], 's"1');
+});

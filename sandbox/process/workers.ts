@@ -15,27 +15,12 @@ import type {
   WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
 import { decodeWorkerMessage } from "../../protocol/sandbox/messages.ts";
+import { newSlot, sessionOfKey, type Slot } from "./slot.ts";
+
+export type { Slot };
 
 // Most spare workers kept however bursty new sessions are.
 const MAX_SPARES = 8;
-
-/** One worker and the operations it runs. */
-export interface Slot {
-  worker: Worker;
-  key: string;
-  ready: Promise<void>;
-  loaded: Promise<void> | null;
-  /** Set once `loaded` has resolved: operations skip the await. */
-  isLoaded: boolean;
-  ops: Set<string>;
-  /** Discarded once its operations end (per-call, aborted, or evicted). */
-  retiring: boolean;
-  dead: boolean;
-  onReady: () => void;
-  onLoad: ((error: string | null) => void) | null;
-  /** Pre-load a replacement with this module once the operation is answered. */
-  primeAfter: { primeKey: string; path: string } | null;
-}
 
 /** Options of {@link WorkerSlots}. */
 export interface WorkerSlotsOptions {
@@ -251,6 +236,34 @@ export class WorkerSlots {
     }
   }
 
+  /**
+   * A session ended: its warm workers go, idle ones at once, busy ones when
+   * their operations end.
+   *
+   * @returns how many warm workers it had
+   */
+  endSession(session: string): number {
+    let ended = 0;
+    for (const slot of [...this.#warm.values()]) {
+      if (sessionOfKey(slot.key) !== session) continue;
+      ended++;
+      this.retire(slot);
+      if (slot.ops.size === 0) this.#terminate(slot);
+    }
+    return ended;
+  }
+
+  /** Workers alive, and warm workers kept for `session`. */
+  stats(session?: string): { workers: number; sessionWorkers: number } {
+    let sessionWorkers = 0;
+    if (session !== undefined) {
+      for (const slot of this.#warm.values()) {
+        if (!slot.dead && sessionOfKey(slot.key) === session) sessionWorkers++;
+      }
+    }
+    return { workers: this.#live, sessionWorkers };
+  }
+
   /** Stops keeping a slot warm: it goes once its operations end. */
   retire(slot: Slot): void {
     slot.retiring = true;
@@ -349,21 +362,7 @@ export class WorkerSlots {
       type: "module",
       deno: { permissions: this.#options.permissions },
     } as WorkerOptions);
-    let onReady = () => {};
-    const ready = new Promise<void>((resolve) => onReady = resolve);
-    const slot: Slot = {
-      worker,
-      key,
-      ready,
-      loaded: null,
-      isLoaded: false,
-      ops: new Set(),
-      retiring: false,
-      dead: false,
-      onReady,
-      onLoad: null,
-      primeAfter: null,
-    };
+    const slot = newSlot(worker, key);
     const onMessage = this.#options.onMessage;
     worker.onmessage = (e: MessageEvent<unknown>) => {
       if (slot.dead) return;

@@ -31,6 +31,7 @@ async function serve(
         memoryMb: 128,
         maxIdleProcesses: 4,
         spareWorkers: 1,
+        spareProcesses: 1,
         maxResultBytes: 1 << 20,
         maxProcesses: options.maxProcesses ?? 16,
         processWaitMs: 240_000,
@@ -279,13 +280,14 @@ Deno.test({
         const got = await evalCode(client, "globalThis.kept = 41; 1");
         assert.equal(got.success, true, got.error ?? "");
       }
-      assert.equal(await sandboxProcesses(), 2);
+      // A's, B's, and the spare started ahead of the next new session.
+      assert.equal(await sandboxProcesses(), 3);
       await a.close();
-      assert.equal(await processesBecome(1), 1, "A's process stayed alive");
+      assert.equal(await processesBecome(2), 2, "A's process stayed alive");
       // B's process (and its state) is untouched.
       const b2 = await evalCode(b, "globalThis.kept + 1");
       assert.equal(b2.success, true, b2.error ?? "");
-      assert.equal(await sandboxProcesses(), 1);
+      assert.equal(await sandboxProcesses(), 2);
     } finally {
       await b.close();
       await s.close();
