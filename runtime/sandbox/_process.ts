@@ -291,12 +291,17 @@ export class SandboxProcess {
   /** Kills the process (SIGKILL: a busy loop ignores anything gentler). */
   kill(): void {
     if (this.#dead) return;
+    if (this.#killed) return;
     this.#killed = true;
     try {
       this.#child.kill("SIGKILL");
     } catch {
       // Already gone.
     }
+    // Killed within its first few milliseconds, bubblewrap can die before
+    // its child asked to die with it: that child (Deno) would live on,
+    // uncounted. It exits when it reads the end of its stdin.
+    this.#writer.close().catch(() => {});
   }
 
   #write(json: string): void {

@@ -304,17 +304,17 @@ export class ProcessRouter {
         }
         proc = this.#spawn(key, grant, true);
       }
-      // Leased before the await: while it starts (or the caller resumes)
-      // the process is busy, so retireIdle() cannot kill it under this
-      // caller.
+      // Leased before the await: busy while it starts (or the caller
+      // resumes), so retireIdle() cannot kill it under this caller.
       this.#stick(key, route, proc);
-      if (session) this.#topUpSpares();
       try {
         await proc.ready;
       } catch (err) {
         proc.release();
         throw err;
       }
+      // Once it is up: a spare never slows the start of a session's own.
+      if (session) this.#topUpSpares();
       return proc;
     }
   }

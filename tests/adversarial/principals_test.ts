@@ -77,6 +77,20 @@ function started(): { onEvent: () => void; running: Promise<void> } {
   return { onEvent, running };
 }
 
+// Resolves when `running` does; fails (never hangs) when the call ends
+// first without having started its code.
+async function runningOrFailed(
+  running: Promise<void>,
+  call: Promise<unknown>,
+): Promise<void> {
+  await Promise.race([
+    running,
+    call.then((outcome) => {
+      throw new Error(`Ended before it ran: ${JSON.stringify(outcome)}`);
+    }),
+  ]);
+}
+
 // Sandbox processes (not discovery ones) that are children of this process.
 async function sandboxProcesses(): Promise<number> {
   const out = await new Deno.Command("ps", {
@@ -111,7 +125,7 @@ Deno.test({
         timeout: 4000,
         onEvent: reader.onEvent,
       });
-      await reader.running;
+      await runningOrFailed(reader.running, stolen);
       const secret = `secret-${crypto.randomUUID()}`;
       for (let i = 0; i < 3; i++) {
         const got = await evalCode(b, `"${secret}".length + ${i}`);
@@ -146,7 +160,7 @@ Deno.test("one session's memory bomb in eval_typescript never fails another sess
        "survived"`,
       { onEvent: runner.onEvent },
     );
-    await runner.running;
+    await runningOrFailed(runner.running, innocent);
     const bomb = await evalCode(
       a,
       `const hoard = []; while (true) hoard.push(new Array(1e6).fill(Math.random()));`,
@@ -202,7 +216,7 @@ Deno.test("a module reading fd 0 never sees the requests of another module with 
       timeout: 4000,
       onEvent: reader.onEvent,
     });
-    await reader.running;
+    await runningOrFailed(reader.running, snooping);
     const secret = `secret-${crypto.randomUUID()}`;
     for (const c of [client, other]) {
       const got = await c.tools.call("victim", { secret });
