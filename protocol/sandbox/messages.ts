@@ -85,22 +85,14 @@ export interface RpcResultMessage {
   error?: string;
 }
 
-/**
- * Host to sandbox: start a fresh worker with a module loaded for the next
- * per-call operation of `primeKey` (a spare process readies the code new
- * sessions run before any session is given it).
- */
+/** Host to sandbox: pre-load a module in a fresh worker for `primeKey`. */
 export interface PrimeMessage {
   t: "prime";
   primeKey: string;
   path: string;
 }
 
-/**
- * Host to sandbox: a session ended. Its warm workers in this process go at
- * once (idle ones now, busy ones when their operations end), not when the
- * least recently used bound reaches them.
- */
+/** Host to sandbox: a session ended, its warm workers go (busy: once done). */
 export interface EndSessionMessage {
   t: "end_session";
   session: string;
