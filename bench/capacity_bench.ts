@@ -149,7 +149,8 @@ async function manySessions(
     const seconds = (performance.now() - started) / 1000;
     const peak = await watch.stop();
     const stats = latencyStats(latencies);
-    const perProcessMb = 60 + (options.workerBudgetMb ?? 512);
+    // An idle process (its goal, 60 MB) plus its whole worker budget.
+    const perProcessMb = 60 + (options.workerBudgetMb ?? 1024);
     return {
       name,
       calls: latencies.length,
@@ -250,7 +251,7 @@ export function formatRuns(runs: CapacityRun[]): string[] {
       r.callsPerSecond.toFixed(0)
     } calls/s, ${r.peakProcesses} processes at most, peak RSS ${
       r.peakRssMb.toFixed(0)
-    } MB (bound ${r.boundMb} MB)`,
+    } MB (bound ${r.boundMb} MB = ${r.peakProcesses} processes x (60 MB + worker budget))`,
     `  latency median ${r.latency.median.toFixed(1)} ms, p99 ${
       r.latency.p99.toFixed(0)
     } ms, min ${r.latency.min.toFixed(1)} ms, max ${
@@ -274,7 +275,13 @@ function figure(name: string, unit: string, values: number[], goal: string) {
 // Warm call, per-call isolation, cold process first call and idle RSS, in
 // one confinement mode.
 async function singleCalls(confinement: ConfinementMode): Promise<string[]> {
-  const pool = createSandbox({ cacheDir: null, confinement, spareWorkers: 2 });
+  // No spare processes: the cold figure is a whole process start.
+  const pool = createSandbox({
+    cacheDir: null,
+    confinement,
+    spareWorkers: 2,
+    spareProcesses: 0,
+  });
   try {
     const status = await pool.confinement();
     const { hash } = await pool.describe(NOOP);
@@ -308,7 +315,9 @@ async function singleCalls(confinement: ConfinementMode): Promise<string[]> {
       // A session's first eval-like call: a process of its own.
       cold.push(await call({ sessionId: `cold-${i}`, principal: "session" }));
     }
-    const idle = await treeRss(pool.processes().map((p) => p.pid));
+    // Processes retired meanwhile (LRU) may be gone: 0 MB, not counted.
+    const idle = (await treeRss(pool.processes().map((p) => p.pid)))
+      .filter((mb) => mb > 0);
     return [
       `confinement ${confinement} (${
         status.active ? "confined" : "not confined"
@@ -325,6 +334,64 @@ async function singleCalls(confinement: ConfinementMode): Promise<string[]> {
   }
 }
 
+// Warm workers added per process when measuring what one costs.
+const ADDED_WORKERS = 24;
+
+// What one warm worker costs, in MB of its process tree's RSS: one process
+// per sample, its RSS with one warm worker and after `ADDED_WORKERS` more
+// (one per session), divided by the workers the process reports it added.
+async function warmWorkerMb(confinement: ConfinementMode): Promise<number[]> {
+  const pool = createSandbox({
+    cacheDir: null,
+    confinement,
+    spareWorkers: 0,
+    spareProcesses: 0,
+    maxWarmWorkers: ADDED_WORKERS + 16,
+  });
+  const dir = await Deno.makeTempDir({ prefix: "skillbox-workers-" });
+  const settle = () => new Promise((r) => setTimeout(r, 500));
+  try {
+    const { hash } = await pool.describe(NOOP);
+    const samples: number[] = [];
+    for (let p = 0; p < 5; p++) {
+      // A grant of its own: a new process for each sample.
+      const grant = { read: [`${dir}/${p}`] };
+      const call = async (sessionId: string) => {
+        const outcome = await pool.call({
+          path: NOOP,
+          export: "default",
+          version: hash,
+          args: {},
+          grant,
+          timeoutMs: TIMEOUT_MS,
+          sessionId,
+          callId: "c",
+          config: {},
+          metadata: {},
+          isolation: "warm",
+        }, hooks);
+        if (!outcome.ok) throw new Error(outcome.message);
+      };
+      await call(`p${p}-0`);
+      const proc = pool.processes().find((x) =>
+        x.grant.includes(`${dir}/${p}"`)
+      )!;
+      await settle();
+      const before = (await proc.stats())!.workers;
+      const [rssBefore] = await treeRss([proc.pid]);
+      for (let i = 1; i <= ADDED_WORKERS; i++) await call(`p${p}-${i}`);
+      await settle();
+      const after = (await proc.stats())!.workers;
+      const [rssAfter] = await treeRss([proc.pid]);
+      samples.push((rssAfter! - rssBefore!) / Math.max(1, after - before));
+    }
+    return samples;
+  } finally {
+    await pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /** The capacity bench, as `bench/main.ts` runs it. */
 export const capacityBench: Bench = {
   name: "capacity",
@@ -337,6 +404,16 @@ export const capacityBench: Bench = {
     ];
     for (const confinement of ["auto", "off"] as const) {
       lines.push(...await singleCalls(confinement));
+      lines.push(
+        ...formatFigures([
+          figure(
+            `warm worker RSS (+${ADDED_WORKERS} workers)`,
+            "MB",
+            await warmWorkerMb(confinement),
+            `WORKER_MB = ${WORKER_MB} (the budget's estimate)`,
+          ),
+        ]).map((line) => `  ${line}`),
+      );
       lines.push(
         ...formatRuns(
           await runCapacity({ workerBudgetMb: budget, confinement }),

@@ -106,11 +106,13 @@ export interface SandboxPool extends Sandbox {
 }
 
 /**
- * What one warm worker costs, in MiB of resident memory (measured on Deno
- * 2.9.6: a worker with a small module loaded adds 5 to 7 MiB to its
- * process), used to turn a worker budget into a count.
+ * What one warm worker costs, in MiB of resident memory, used to turn a
+ * worker budget into a count. Measured by `bench/capacity_bench.ts` (RSS of
+ * a process before and after 24 more warm workers): 5.8 MiB a worker with a
+ * small module loaded (min 5.80, max 5.83; confined and not; Deno 2.9.6),
+ * rounded up. A worker holding more state costs more.
  */
-export const WORKER_MB = 7;
+export const WORKER_MB = 6;
 
 // Operation ids: unique per host. They need not be secret: a sandbox's
 // frames are only matched against its own process's operations.
