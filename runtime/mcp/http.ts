@@ -1,7 +1,8 @@
 /**
- * MCP over Streamable HTTP at `/mcp`: one official-SDK
- * `WebStandardStreamableHTTPServerTransport` and server per MCP session,
- * each backed by its own host session. With tokens configured every request
+ * MCP over Streamable HTTP at `/mcp`: one official-SDK server per MCP
+ * session on an {@link McpHttpSession} (the SDK's Streamable HTTP
+ * transport, with quick calls answered as JSON), each backed by its own
+ * host session. With tokens configured every request
  * needs `Authorization: Bearer <token>` (401 otherwise), and a session
  * answers only the token that opened it. Idle sessions expire.
  *

@@ -9,6 +9,8 @@
 
 import { Writable } from "node:stream";
 
+const encoder = new TextEncoder();
+
 /**
  * Creates the writable.
  *
@@ -31,7 +33,7 @@ export function orderedStdout(
     write(chunk, encoding, done) {
       try {
         let bytes: Uint8Array = typeof chunk === "string"
-          ? new TextEncoder().encode(chunk)
+          ? encoder.encode(chunk)
           : chunk;
         while (bytes.length > 0) bytes = bytes.subarray(out.writeSync(bytes));
         done();
