@@ -91,16 +91,23 @@ export class SandboxProcess {
   constructor(options: ProcessOptions) {
     this.key = options.key;
     const nonce = makeNonce();
-    const { program, args, env, cwd } = options.command;
-    this.#child = new Deno.Command(program, {
-      args,
-      cwd,
-      clearEnv: true,
-      env,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const { program, args, env, cwd, release } = options.command;
+    try {
+      this.#child = new Deno.Command(program, {
+        args,
+        cwd,
+        clearEnv: true,
+        env,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    } catch (err) {
+      // Never started: what confinement opened for it (its egress proxy's
+      // listener and socket) is closed now, as its exit would have.
+      release?.();
+      throw err;
+    }
     this.#writer = this.#child.stdin.getWriter();
     let onReady = () => {};
     let onFail = (_: Error) => {};
@@ -161,7 +168,6 @@ export class SandboxProcess {
     // Startup failures surface through `ready`; never as unhandled.
     this.ready.catch(() => {});
     // What confinement opened for it (its egress proxy socket) goes with it.
-    const release = options.command.release;
     if (release) this.exited.then(release, release);
   }
 

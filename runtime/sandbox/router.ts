@@ -348,14 +348,11 @@ export class ProcessRouter {
 
   // A never-used spare of the grant becomes the session's own process
   // (spares of another grant go: session code now runs under this one).
-  #adoptSpare(
-    key: string,
-    grant: Permissions,
-    prime?: SparePrime,
-  ): SandboxProcess | null {
+  #adoptSpare(key: string, grant: Permissions, prime?: SparePrime) {
     const grantKey = this.#keyOf(grant);
-    const stale = this.#spares.learn(grantKey, grant, prime);
-    for (const proc of stale) this.#retire(proc);
+    for (const old of this.#spares.learn(grantKey, grant, prime)) {
+      this.#retire(old);
+    }
     const proc = this.#spares.take(grantKey);
     if (!proc) return null;
     proc.key = key;
@@ -373,9 +370,13 @@ export class ProcessRouter {
         this.#closed || this.#counted.size >= this.#max ||
         this.#waiters.length > 0 || this.#idle().length >= this.#options.maxIdle
       ) return;
-      const spare = this.#spawn("spare:\u0000" + want.key, want.grant, false);
-      if (want.prime) spare.send({ t: "prime", ...want.prime });
-      this.#spares.add(spare);
+      try {
+        const spare = this.#spawn("spare:\u0000" + want.key, want.grant, false);
+        if (want.prime) spare.send({ t: "prime", ...want.prime });
+        this.#spares.add(spare);
+      } catch {
+        return; // Cannot start one now: the next new session tries again.
+      }
     }
   }
 
@@ -391,8 +392,7 @@ export class ProcessRouter {
       this.#counted.delete(proc);
       this.#dying.delete(proc);
       this.unroute(proc);
-      // A spare that died on its own is replaced (never handed out).
-      if (this.#spares.forget(proc)) this.#topUpSpares();
+      if (this.#spares.forget(proc)) this.#topUpSpares(); // Died: replaced.
       this.#wake();
     });
     return proc;
