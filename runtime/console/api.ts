@@ -1,6 +1,7 @@
 /**
- * The console's read-only JSON API: `/api/runs`, `/api/runs/<id>`,
- * `/api/stats`, `/api/catalog`, `/api/overview` (sessions and sandbox
+ * The console's read-only JSON API: `/api/runs`, `/api/runs/<id>` (with
+ * its kept files listed), `/api/runs/<id>/files/<n>` (one kept file's
+ * content, see `run_files.ts`), `/api/stats`, `/api/catalog`, `/api/overview` (sessions and sandbox
  * processes) and `/api/live` (SSE). Everything it returns was redacted when
  * recorded, or is redacted here (live data). No CORS headers: browsers on
  * other origins cannot read it.
@@ -12,6 +13,7 @@ import { Hono } from "hono";
 import type { LiveRun, RunRecorder } from "../store/recorder.ts";
 import type { RunRecord, StoredEvent } from "../store/store.ts";
 import { liveStream } from "./live.ts";
+import { fileResponse, runFileViews } from "./run_files.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
@@ -134,7 +136,18 @@ export function createApi(sources: ConsoleSources): Hono {
       run: runView(detail.run),
       events: detail.events.map(eventView),
       children: detail.children.map(runView),
+      files: runFileViews(detail.files ?? []),
     });
+  });
+
+  // One kept file's content, by its place in this run's list (never by a
+  // name a script chose): plain text or bytes that cannot run as a page.
+  app.get("/runs/:id/files/:index", (c) => {
+    recorder.flush();
+    const id = c.req.param("id");
+    const files = recorder.store?.get(id)?.files ?? [];
+    const res = fileResponse(files, c.req.param("index"));
+    return res ?? c.json({ error: `No kept file there in run "${id}"` }, 404);
   });
 
   app.get("/stats", (c) => {

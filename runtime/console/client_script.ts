@@ -126,11 +126,37 @@ async function openRun(id) {
     parts.push(el("h4", {}, "Tool calls"), el("ul", {}, ...body.children.map((c) =>
       el("li", { class: "link", onclick: () => openRun(c.id) }, c.name + " · " + c.outcome + " · " + Math.round(c.duration_ms) + " ms"))));
   }
+  if (body.files && body.files.length) {
+    parts.push(el("h4", {}, "Files kept (" + body.files.length + ")"), el("ul", { class: "files" }, ...body.files.map((f) => fileItem(run.id, f))),
+      el("pre", { class: "file-view", hidden: "" }));
+  }
   if (body.events) {
     parts.push(el("h4", {}, "Events (" + run.event_count + ")"), el("ol", { class: "events" },
       ...body.events.map((e) => el("li", { "data-kind": e.kind }, el("b", {}, e.kind), " ", el("code", {}, JSON.stringify(e.data))))));
   }
   box.replaceChildren(...parts);
+}
+
+// A kept file: its name (a script chose it: text only), size, and what was
+// kept; a text file opens below the list, read with fetch and shown as text.
+const FILE_VIEW_MAX = 256 * 1024;
+function fileItem(runId, f) {
+  const url = "/api/runs/" + encodeURIComponent(runId) + "/" + f.content;
+  const what = !f.kept ? (f.note || "not kept") : f.binary ? "binary" : "text";
+  const item = el("li", { "data-file": String(f.index) }, el("code", { class: "name" }, f.name), " ",
+    el("span", { class: "muted" }, f.size + " B · " + what));
+  if (f.kept && !f.binary) item.append(" ", el("button", { type: "button", class: "view", onclick: () => viewFile(item, url, f) }, "view"));
+  if (f.kept) item.append(" ", el("a", { href: url, download: "" }, "download"));
+  return item;
+}
+async function viewFile(item, url, f) {
+  const res = await fetch(url, { credentials: "same-origin" });
+  if (!res.ok) throw new Error(url + ": " + res.status);
+  const text = await res.text();
+  const box = item.closest(".detail").querySelector(".file-view");
+  box.hidden = false;
+  box.dataset.file = String(f.index);
+  box.textContent = text.length > FILE_VIEW_MAX ? text.slice(0, FILE_VIEW_MAX) + "\\n… (first " + FILE_VIEW_MAX + " characters of " + text.length + ")" : text;
 }
 
 function sparkline(values) {
@@ -236,7 +262,8 @@ input, select, button { font: inherit; padding: .25rem .5rem; border: 1px solid 
 .badge { font-size: .75rem; padding: 0 .35rem; border-radius: 3px; border: 1px solid var(--line); }
 .status-blocked .badge { color: var(--bad); border-color: var(--bad); }
 .detail { border-top: 2px solid var(--accent); margin-top: .8rem; padding-top: .4rem; }
-.events { max-height: 20rem; overflow: auto; } .link { cursor: pointer; color: var(--accent); }
+.events { max-height: 20rem; overflow: auto; }
+.files .name, .detail code { overflow-wrap: anywhere; } .file-view { white-space: pre-wrap; overflow-wrap: anywhere; } .link { cursor: pointer; color: var(--accent); }
 .spark { width: 100px; height: 20px; } .spark polyline { fill: none; stroke: var(--accent); stroke-width: 1.5; }
 .inline { display: inline; margin-left: auto; }
 .login { display: block; max-width: 360px; margin: 10vh auto; } .login form { display: grid; gap: .5rem; }

@@ -1,0 +1,121 @@
+/**
+ * The files a run kept, on the console's run page, in headless Chromium and
+ * Firefox (as `console_browser_test.ts` drives them): opening a run lists its
+ * files with their names, sizes and what was kept, as text (a name that is
+ * markup stays text), and a kept file that is a page with scripts opens as
+ * text in the console without running anything; a file not kept or binary
+ * offers no view. Without a browser the test is ignored, except under `CI`.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import type { Browser } from "puppeteer-core";
+import { fixtureHost } from "./_host.ts";
+import { PAGE, writeHostileRuns } from "./_hostile_files.ts";
+import { browsersUnderTest, launchBrowser } from "./_browsers.ts";
+
+for (const target of browsersUnderTest()) {
+  const name = `the run page lists and shows kept files in ${target.name}`;
+  if (target.executable === null && Deno.env.get("CI")) {
+    Deno.test(name, () => {
+      throw new Error(`${target.name} is not installed and CI is set`);
+    });
+  } else if (target.executable === null) {
+    Deno.test({
+      name: `${name} [IGNORED: ${target.name} is not installed]`,
+      ignore: true,
+      fn() {},
+    });
+  } else {
+    Deno.test({
+      name,
+      // puppeteer keeps its own sockets and timers until the browser is gone.
+      sanitizeOps: false,
+      sanitizeResources: false,
+      async fn() {
+        await using launched = await launchBrowser(target);
+        await checkFiles(launched.browser);
+      },
+    });
+  }
+}
+
+async function checkFiles(browser: Browser): Promise<void> {
+  await using t = await fixtureHost();
+  writeHostileRuns(t.dbPath);
+  const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page: ${(e as Error).message}`));
+  try {
+    await page.setViewport({ width: 1366, height: 768 });
+    await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await page.click('#history-rows tr[data-run="run-a"]');
+    await page.waitForSelector("#detail ul.files li", { timeout: 10_000 });
+    const items = await page.evaluate(
+      `[...document.querySelectorAll("#detail ul.files li")].map((li) => [
+        li.querySelector(".name").textContent, li.querySelector(".muted").textContent,
+        !!li.querySelector("button.view"), !!li.querySelector("a[download]")])`,
+    ) as [string, string, boolean, boolean][];
+    assert.deepEqual(items, [
+      ["1/../../x", "6 B · text", true, true],
+      ["1/..", "3 B · text", true, true],
+      ["1/page.html", `${PAGE.length} B · text`, true, true],
+      [
+        "1/huge.txt",
+        `${5 << 20} B · not kept: over the 1048576-byte cap of a run's files`,
+        false,
+        false,
+      ],
+      [
+        '1/<img src=x onerror="parent.pwned=3">.bin',
+        "3 B · binary",
+        false,
+        true,
+      ],
+    ]);
+    // The markup in a name stayed text: no element was made from it.
+    assert.equal(
+      await page.evaluate(`document.querySelector("#detail img")`),
+      null,
+    );
+
+    await page.click('#detail li[data-file="2"] button.view');
+    await page.waitForFunction(
+      `document.querySelector("#detail .file-view")?.dataset.file === "2"`,
+      { timeout: 10_000 },
+    );
+    assert.equal(
+      await page.evaluate(
+        `document.querySelector("#detail .file-view").textContent`,
+      ),
+      PAGE,
+    );
+    await page.click('#detail li[data-file="0"] button.view');
+    await page.waitForFunction(
+      `document.querySelector("#detail .file-view")?.dataset.file === "0"`,
+      { timeout: 10_000 },
+    );
+    assert.equal(
+      await page.evaluate(
+        `document.querySelector("#detail .file-view").textContent`,
+      ),
+      "climb\n",
+    );
+    // Nothing of the page ran, nothing of it became an element.
+    assert.deepEqual(
+      await page.evaluate(
+        `[window.pwned ?? null, document.querySelectorAll("#detail script, #detail img, #detail iframe").length]`,
+      ),
+      [null, 0],
+    );
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+}
