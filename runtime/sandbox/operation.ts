@@ -58,6 +58,27 @@ export function runOperation(
   });
 }
 
+// The operations in flight per abort signal. Calls of one session share its
+// signal: one listener per signal, added once, then a set operation per
+// call (an `addEventListener` and `removeEventListener` per call went
+// through WebIDL option conversion twice).
+const cancellable = new WeakMap<AbortSignal, Set<Operation>>();
+
+function watchCancel(signal: AbortSignal, op: Operation): void {
+  let ops = cancellable.get(signal);
+  if (ops === undefined) {
+    const watched = new Set<Operation>();
+    ops = watched;
+    cancellable.set(signal, watched);
+    signal.addEventListener("abort", () => {
+      const all = [...watched];
+      watched.clear();
+      for (const each of all) each.cancel();
+    }, { once: true });
+  }
+  ops.add(op);
+}
+
 // The state of one operation; its methods are the named steps of the hot
 // path (no closures made per call).
 class Operation implements OpHandlers, Expiring {
@@ -95,10 +116,10 @@ class Operation implements OpHandlers, Expiring {
     const signal = this.#hooks?.signal;
     if (signal?.aborted) {
       this.#proc.release();
-      this.#onCancel();
+      this.cancel();
       return;
     }
-    signal?.addEventListener("abort", this.#onCancel, { once: true });
+    if (signal) watchCancel(signal, this);
     this.#proc.start(this.#message, this);
   }
 
@@ -140,7 +161,8 @@ class Operation implements OpHandlers, Expiring {
     if (this.#done) return;
     this.#done = true;
     this.#deadlines.remove(this);
-    this.#hooks?.signal?.removeEventListener("abort", this.#onCancel);
+    const signal = this.#hooks?.signal;
+    if (signal) cancellable.get(signal)?.delete(this);
     this.#controller?.abort();
     this.#resolve(outcome);
     this.#router.retireIdle();
@@ -156,9 +178,10 @@ class Operation implements OpHandlers, Expiring {
     this.#stop("timeout", `Timed out after ${this.#timeoutMs} ms`);
   }
 
-  readonly #onCancel = (): void => {
+  /** The call's signal aborted. */
+  cancel(): void {
     this.#stop("tool_error", "Call was cancelled");
-  };
+  }
 
   #stop(code: ErrorCode, message: string): void {
     if (this.#done) return;

@@ -89,3 +89,32 @@ export class OwnReads {
     return merged;
   }
 }
+
+// Normalized absolute paths of the modules called, so a warm call does not
+// normalize its path again (bounded: cleared when full). Relative paths
+// depend on the working folder: resolved every time.
+const absolutePaths = new Map<string, string>();
+
+/**
+ * A module's path made absolute and normalized, remembered for absolute
+ * paths so a warm call does not normalize its path again.
+ *
+ * @param path a module path
+ * @returns the absolute normalized path
+ * @example
+ * ```ts
+ * import { absolute } from "./own_reads.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(absolute("/s/t/../mod.ts"), "/s/mod.ts");
+ * ```
+ */
+export function absolute(path: string): string {
+  if (!path.startsWith("/")) return resolve(path);
+  let abs = absolutePaths.get(path);
+  if (abs === undefined) {
+    if (absolutePaths.size >= 4096) absolutePaths.clear();
+    abs = resolve(path);
+    absolutePaths.set(path, abs);
+  }
+  return abs;
+}

@@ -24,7 +24,7 @@ import { DISCOVERY_MAIN } from "./_discovery_process.ts";
 import { Confiner } from "./confiner.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import type { ConfinementMode, ConfinementStatus } from "./confinement.ts";
-import { OwnReads } from "./own_reads.ts";
+import { absolute, OwnReads } from "./own_reads.ts";
 import { runOperation } from "./operation.ts";
 import { Deadlines } from "./deadlines.ts";
 import { checkGrant, type Policy } from "./permissions.ts";
@@ -198,44 +198,39 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   });
   const deadlines = new Deadlines();
 
-  /** Runs one operation with a deadline; the core of every public method. */
-  async function run(
+  /**
+   * Runs one operation with a deadline; the core of every public method.
+   * Not `async`: with a process at hand (the warm case) the operation's own
+   * promise is returned as it is, not wrapped in two more.
+   */
+  function run(
     message: OpMessage,
     grant: Permissions,
     route: Route,
     timeoutMs: number,
     hooks: SandboxHooks | null,
   ): Promise<SandboxOutcome> {
-    let proc: SandboxProcess;
     const started = performance.now();
     // Waiting for room under the process cap counts against the call's
     // own time, and is bounded on its own too.
     route.deadline = started + Math.min(timeoutMs, processWaitMs);
+    let found: SandboxProcess | Promise<SandboxProcess>;
     try {
-      const found = router.processFor(grant, route);
-      proc = found instanceof Promise ? await found : found;
+      found = router.processFor(grant, route);
     } catch (err) {
-      if (err instanceof SkillboxError && err.code === "timeout") {
-        return {
-          ok: false,
-          code: "timeout",
-          message: err.message,
-          retryable: true,
-        };
-      }
-      return {
-        ok: false,
-        code: "sandbox_crash",
-        message: `Cannot start a sandbox process: ${(err as Error).message}`,
-        retryable: true,
-      };
+      return Promise.resolve(noProcess(err));
     }
-    return runOperation(proc, message, {
-      timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
-      hooks,
-      router,
-      deadlines,
-    });
+    const options = { timeoutMs, hooks, router, deadlines };
+    if (!(found instanceof Promise)) {
+      return runOperation(found, message, options);
+    }
+    return found.then((proc) => {
+      options.timeoutMs = Math.max(
+        1,
+        timeoutMs - (performance.now() - started),
+      );
+      return runOperation(proc, message, options);
+    }, noProcess);
   }
 
   // An operation that needs only the module's own folder (describe,
@@ -295,7 +290,12 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     },
 
     call(call: SandboxCall, hooks: SandboxHooks): Promise<SandboxOutcome> {
-      return callOnce(call, hooks);
+      try {
+        return callOnce(call, hooks);
+      } catch (err) {
+        // As from an async function: a failure rejects, never throws.
+        return Promise.reject(err);
+      }
     },
 
     endSession(sessionId: string): void {
@@ -330,23 +330,32 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   // The hot path: the grant with the module's own reads is cached per
   // checked grant, and the worker key per configuration, so a warm call
   // awaits nothing before its operation is on the pipe.
-  async function callOnce(
+  function callOnce(
     call: SandboxCall,
     hooks: SandboxHooks,
   ): Promise<SandboxOutcome> {
     const abs = absolute(call.path);
     const found = own.withGrant(abs, call.grant);
-    const grant = found instanceof Promise ? await found : found;
-    let key = "";
-    if (call.isolation !== "per-call") {
-      const config = configKey(call.config);
-      key = workerKey(
-        abs,
-        call.version,
-        call.sessionId,
-        typeof config === "string" ? config : await config,
+    const config = call.isolation === "per-call" ? "" : configKey(call.config);
+    if (found instanceof Promise || config instanceof Promise) {
+      return Promise.all([found, config]).then(([grant, key]) =>
+        callWith(call, hooks, abs, grant, key)
       );
     }
+    return callWith(call, hooks, abs, found, config);
+  }
+
+  // A call whose grant and configuration key are known.
+  function callWith(
+    call: SandboxCall,
+    hooks: SandboxHooks,
+    abs: string,
+    grant: Permissions,
+    config: string,
+  ): Promise<SandboxOutcome> {
+    const key = call.isolation === "per-call"
+      ? ""
+      : workerKey(abs, call.version, call.sessionId, config);
     const message: OpMessage = {
       t: "op",
       id: String(++nextOpId),
@@ -376,18 +385,14 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   }
 }
 
-// Normalized absolute paths of the modules called, so a warm call does not
-// normalize its path again (bounded: cleared when full). Relative paths
-// depend on the working folder: resolved every time.
-const absolutePaths = new Map<string, string>();
-
-function absolute(path: string): string {
-  if (!path.startsWith("/")) return resolve(path);
-  let abs = absolutePaths.get(path);
-  if (abs === undefined) {
-    if (absolutePaths.size >= 4096) absolutePaths.clear();
-    abs = resolve(path);
-    absolutePaths.set(path, abs);
-  }
-  return abs;
+// Why no process could be had for an operation, as its outcome.
+function noProcess(err: unknown): SandboxOutcome {
+  const timeout = err instanceof SkillboxError && err.code === "timeout";
+  const message = (err as Error).message;
+  return {
+    ok: false,
+    code: timeout ? "timeout" : "sandbox_crash",
+    message: timeout ? message : `Cannot start a sandbox process: ${message}`,
+    retryable: true,
+  };
 }

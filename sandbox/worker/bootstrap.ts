@@ -75,7 +75,10 @@ const post: (message: unknown) => void = scope.postMessage.bind(scope);
 
 // --- state -----------------------------------------------------------------
 let mod: Record<string, unknown> | null = null;
-const controllers = new Map<string, AbortController>();
+// The operations running: each one's controller, made only once its
+// `ctx.signal` is read (most calls never read it, and an AbortController is
+// dear to make); null until then, "aborted" when aborted before.
+const running = new Map<string, AbortController | null | "aborted">();
 const pendingRpc = new Map<
   number,
   { resolve: (v: unknown) => void; reject: (e: Error) => void }
@@ -158,10 +161,20 @@ function toBase64(bytes: Uint8Array | string): string {
   return btoa(s);
 }
 
-function makeContext(
-  msg: OpMessage,
-  signal: AbortSignal,
-): Record<string, unknown> {
+// The signal of an operation, made on first use.
+function signalOf(id: string): AbortSignal {
+  const known = running.get(id);
+  if (known instanceof AbortController) return known.signal;
+  const made = new AbortController();
+  if (known === "aborted") {
+    made.abort(new DOMException("Aborted", "AbortError"));
+  }
+  // Read after the answer: a signal that never aborts, not kept.
+  if (known !== undefined) running.set(id, made);
+  return made.signal;
+}
+
+function makeContext(msg: OpMessage): Record<string, unknown> {
   const id = msg.id;
   return Object.freeze({
     progress: (pct: number, message?: string) =>
@@ -193,7 +206,9 @@ function makeContext(
     fetch: (request: unknown) => rpc(id, "fetch", request),
     config: msg.config,
     metadata: msg.metadata,
-    signal,
+    get signal() {
+      return signalOf(id);
+    },
     session: msg.session,
     call: msg.call,
   });
@@ -248,12 +263,11 @@ async function describe(): Promise<unknown[]> {
 // Runs one operation. A `run` that returns a plain value is answered in the
 // same turn (no await on the way): the trivial call is the common one.
 function runOp(msg: OpMessage): void {
-  const controller = new AbortController();
-  controllers.set(msg.id, controller);
+  running.set(msg.id, null);
   let value: unknown;
   try {
     value = msg.op === "call"
-      ? runCall(msg, controller.signal)
+      ? runCall(msg)
       : msg.op === "describe"
       ? describe()
       : permissionsOf(msg);
@@ -269,14 +283,14 @@ function runOp(msg: OpMessage): void {
 
 // The host validated the arguments against the input schema (JSON Schema
 // derived from the zod one at discovery): they are not checked again here.
-function runCall(msg: OpMessage, signal: AbortSignal): unknown {
+function runCall(msg: OpMessage): unknown {
   const def = definitionOf(msg.export);
   if (typeof def.run !== "function") {
     throw new Error(`Definition "${msg.export}" has no run function`);
   }
   return (def.run as (a: unknown, c: unknown) => unknown)(
     msg.args,
-    makeContext(msg, signal),
+    makeContext(msg),
   );
 }
 
@@ -299,7 +313,7 @@ function answer(id: string, value: unknown, failed = false): void {
     drained().then(() => answer(id, value, failed));
     return;
   }
-  controllers.delete(id);
+  running.delete(id);
   let message = failed ? errorMessage(value) : "";
   if (!failed) {
     try {
@@ -324,6 +338,13 @@ function fileUrl(path: string): string {
   return "file://" + path.split("/").map(encodeURIComponent).join("/");
 }
 
+function abortOp(id: string): void {
+  const known = running.get(id);
+  if (known instanceof AbortController) {
+    known.abort(new DOMException("Aborted", "AbortError"));
+  } else if (known === null) running.set(id, "aborted");
+}
+
 // --- the message loop ----------------------------------------------------------
 // The sandbox process (trusted, the only correspondent) sends JSON text.
 async function onMessage(e: Event): Promise<void> {
@@ -344,7 +365,7 @@ async function onMessage(e: Event): Promise<void> {
       runOp(msg);
       break;
     case "abort":
-      controllers.get(msg.id)?.abort(new DOMException("Aborted", "AbortError"));
+      abortOp(msg.id);
       post({ t: "aborted", id: msg.id });
       break;
     case "rpc_result": {
