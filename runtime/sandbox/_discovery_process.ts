@@ -20,6 +20,7 @@ import {
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { sandboxCommand } from "./spawn.ts";
+import { killTree } from "./_kill_tree.ts";
 
 /** How one discovery process is started. */
 export interface DiscoveryProcessOptions {
@@ -186,12 +187,16 @@ export async function runDiscoveryProcess(
   };
   let failure: BatchReport["failure"] = null;
   const timers = new Map<number, ReturnType<typeof setTimeout>>();
+  let exited = false;
+  let killed = false;
+  const writer = child.stdin.getWriter();
   const kill = () => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
+    if (killed || exited) return;
+    killed = true;
+    // Nothing more reaches its stdin; a main still waiting for the batch
+    // reads the end of it and exits.
+    writer.close().catch(() => {});
+    killTree(child.pid, () => exited).catch(() => {});
   };
   const onAbort = () => {
     failure ??= { code: "sandbox_crash", message: "Discovery was stopped" };
@@ -209,10 +214,12 @@ export async function runDiscoveryProcess(
     maxResultBytes: options.maxResultBytes,
   };
   // One line, then end of stream: fd 0 holds nothing for a worker to read.
-  const writer = child.stdin.getWriter();
-  writer.write(new TextEncoder().encode(JSON.stringify(init) + "\n"))
-    .then(() => writer.close())
-    .catch(() => {});
+  // Stopped already: the batch is never sent.
+  if (!killed) {
+    writer.write(new TextEncoder().encode(JSON.stringify(init) + "\n"))
+      .then(() => writer.close())
+      .catch(() => {});
+  }
 
   // A process that stops sending frames (its main thread stuck) is killed
   // like a spinner, with no culprit named.
@@ -275,7 +282,7 @@ export async function runDiscoveryProcess(
     }
   };
   const [status] = await Promise.all([
-    child.status,
+    child.status.finally(() => exited = true),
     readFrames(child.stdout, onFrame, {
       nonce,
       maxLineBytes: options.maxResultBytes + 65536,
