@@ -16,6 +16,15 @@ import { LineSplitter } from "../lines.ts";
 // Bytes asked for per read of a byte stream.
 const READ_CHUNK = 64 * 1024;
 
+// Promise turns let run after a chunk's frames are handed on and before the
+// next read is asked for. Asking for a read runs the whole byte-stream
+// machinery and an op synchronously; done at once, it ran before the
+// answers the frames completed (an operation's outcome reaches the
+// transport's send a few promise turns later: the caller, the handler, the
+// dispatcher, an observer), and delayed each of them by that much. Nothing
+// waits on the next read meanwhile: the pipe holds what comes.
+const ANSWER_TURNS = 12;
+
 /**
  * Makes a fresh nonce for one sandbox process.
  *
@@ -190,6 +199,7 @@ export async function readFrames(
         if (done || value === undefined) break;
         splitter.push(value);
         buffer = new Uint8Array(value.buffer);
+        for (let turn = 0; turn < ANSWER_TURNS; turn++) await undefined;
       }
     } finally {
       byob.releaseLock();

@@ -212,7 +212,6 @@ export class SandboxProcess {
    */
   start(op: OpMessage, handlers: OpHandlers): void {
     this.release();
-    this.lastUsed = performance.now();
     if (this.#dead || this.#killed) {
       handlers.onOutcome({
         ok: false,
@@ -222,7 +221,11 @@ export class SandboxProcess {
       });
       return;
     }
+    // The frame goes out first; its outcome cannot arrive before this turn
+    // ends, so the bookkeeping after it is off the call's path.
+    this.send(op);
     this.#ops.set(op.id, handlers);
+    this.lastUsed = performance.now();
     if (op.session !== "" && !this.#sessions.has(op.session)) {
       // Bounded: a session forgotten here loses its warm workers by LRU.
       if (this.#sessions.size >= MAX_SESSIONS) {
@@ -230,7 +233,6 @@ export class SandboxProcess {
       }
       this.#sessions.add(op.session);
     }
-    this.send(op);
   }
 
   /**

@@ -112,15 +112,18 @@ class Operation implements OpHandlers, Expiring {
   }
 
   begin(): void {
-    this.#deadlines.add(this, this.#timeoutMs);
     const signal = this.#hooks?.signal;
     if (signal?.aborted) {
       this.#proc.release();
       this.cancel();
       return;
     }
-    if (signal) watchCancel(signal, this);
+    // The frame goes out first: the bookkeeping after it runs while the
+    // sandbox works (no outcome can arrive before this turn ends).
     this.#proc.start(this.#message, this);
+    if (this.#done) return;
+    this.#deadlines.add(this, this.#timeoutMs);
+    if (signal) watchCancel(signal, this);
   }
 
   onEvent(kind: string, data: Record<string, unknown>): void {
