@@ -11,7 +11,12 @@
 
 import { Hono } from "hono";
 import type { LiveRun, RunRecorder } from "../store/recorder.ts";
-import type { RunRecord, StoredEvent } from "../store/store.ts";
+import type {
+  RunRecord,
+  RunStore,
+  RunTiming,
+  StoredEvent,
+} from "../store/store.ts";
 import { liveStream } from "./live.ts";
 import { fileResponse, runFileViews } from "./run_files.ts";
 
@@ -100,28 +105,10 @@ export function createApi(sources: ConsoleSources): Hono {
     recorder.flush();
     const store = recorder.store;
     if (!store) return c.json({ runs: [], next: null, stored: false });
-    const q = c.req.query();
-    const limit = q.limit ? Number(q.limit) : 50;
-    const before = q.before ? Number(q.before) : undefined;
-    if (
-      !Number.isFinite(limit) ||
-      (before !== undefined && !Number.isFinite(before))
-    ) {
-      return c.json({ error: "limit and before must be numbers" }, 400);
-    }
-    const page = store.list({
-      limit,
-      before,
-      name: q.name || undefined,
-      kind: q.kind || undefined,
-      outcome: q.outcome || undefined,
-      session: q.session || undefined,
-    });
-    return c.json({
-      runs: page.runs.map((r) => ({ ...runView(r), cursor: r.cursor })),
-      next: page.next,
-      stored: true,
-    });
+    const page = runsPage(store, c.req.query());
+    return page === null
+      ? c.json({ error: "limit and before must be numbers" }, 400)
+      : c.json(page);
   });
 
   app.get("/runs/:id", (c) => {
@@ -157,34 +144,7 @@ export function createApi(sources: ConsoleSources): Hono {
       ? window
       : STATS_WINDOW_S;
     const timings = recorder.store?.timings(Date.now() - seconds * 1000) ?? [];
-    const groups = new Map<
-      string,
-      { kind: string; name: string; durations: number[]; errors: number }
-    >();
-    for (const t of timings) {
-      const key = `${t.kind}\u0000${t.name}`;
-      let group = groups.get(key);
-      if (!group) {
-        group = { kind: t.kind, name: t.name, durations: [], errors: 0 };
-        groups.set(key, group);
-      }
-      group.durations.push(t.durationMs);
-      if (t.outcome !== "ok") group.errors++;
-    }
-    const stats = [...groups.values()].map((g) => {
-      const sorted = [...g.durations].sort((a, b) => a - b);
-      return {
-        kind: g.kind,
-        name: g.name,
-        calls: g.durations.length,
-        errors: g.errors,
-        error_rate: g.errors / g.durations.length,
-        p50_ms: percentile(sorted, 0.5),
-        p95_ms: percentile(sorted, 0.95),
-        recent_ms: g.durations.slice(-40),
-      };
-    }).sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
-    return c.json({ window_seconds: seconds, stats });
+    return c.json({ window_seconds: seconds, stats: statsView(timings) });
   });
 
   app.get("/catalog", async (c) => {
@@ -202,6 +162,64 @@ export function createApi(sources: ConsoleSources): Hono {
 
   app.get("/live", (c) => liveStream(c, recorder, sources.eventsDropped));
   return app;
+}
+
+// A page of runs as asked by the query, or null when it is not numbers.
+function runsPage(
+  store: RunStore,
+  q: Record<string, string>,
+): Record<string, unknown> | null {
+  const limit = q.limit ? Number(q.limit) : 50;
+  const before = q.before ? Number(q.before) : undefined;
+  if (
+    !Number.isFinite(limit) ||
+    (before !== undefined && !Number.isFinite(before))
+  ) return null;
+  const page = store.list({
+    limit,
+    before,
+    name: q.name || undefined,
+    kind: q.kind || undefined,
+    outcome: q.outcome || undefined,
+    session: q.session || undefined,
+  });
+  return {
+    runs: page.runs.map((r) => ({ ...runView(r), cursor: r.cursor })),
+    next: page.next,
+    stored: true,
+  };
+}
+
+// Per tool and skill: calls, errors, p50/p95 and the recent durations,
+// busiest first.
+function statsView(timings: readonly RunTiming[]): Record<string, unknown>[] {
+  const groups = new Map<
+    string,
+    { kind: string; name: string; durations: number[]; errors: number }
+  >();
+  for (const t of timings) {
+    const key = `${t.kind}\u0000${t.name}`;
+    let group = groups.get(key);
+    if (!group) {
+      group = { kind: t.kind, name: t.name, durations: [], errors: 0 };
+      groups.set(key, group);
+    }
+    group.durations.push(t.durationMs);
+    if (t.outcome !== "ok") group.errors++;
+  }
+  return [...groups.values()].map((g) => {
+    const sorted = [...g.durations].sort((a, b) => a - b);
+    return {
+      kind: g.kind,
+      name: g.name,
+      calls: g.durations.length,
+      errors: g.errors,
+      error_rate: g.errors / g.durations.length,
+      p50_ms: percentile(sorted, 0.5),
+      p95_ms: percentile(sorted, 0.95),
+      recent_ms: g.durations.slice(-40),
+    };
+  }).sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
 }
 
 /**

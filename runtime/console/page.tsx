@@ -37,6 +37,87 @@ function Section(props: { id: string; title: string; children: Child }) {
   );
 }
 
+// The history: filters, the runs, and the opened run (files and all).
+function HistorySection() {
+  return (
+    <Section id="history" title="History">
+      <form id="filters" class="filters">
+        <input name="name" placeholder="name" aria-label="Filter by name" />
+        <select name="kind" aria-label="Filter by kind">
+          <option value="">any kind</option>
+          <option value="tool">tool</option>
+          <option value="skill">skill</option>
+        </select>
+        <select name="outcome" aria-label="Filter by outcome">
+          <option value="">any outcome</option>
+          <option value="ok">ok</option>
+          <option value="error">error</option>
+        </select>
+        <input
+          name="session"
+          placeholder="session"
+          aria-label="Filter by session"
+        />
+        <button type="submit">Filter</button>
+      </form>
+      <table>
+        <thead>
+          <tr>
+            <th>ended</th>
+            <th>kind</th>
+            <th>name</th>
+            <th>outcome</th>
+            <th>ms</th>
+            <th>transport</th>
+          </tr>
+        </thead>
+        <tbody id="history-rows"></tbody>
+      </table>
+      <button id="more" type="button" hidden>Older…</button>
+      <div id="detail" class="detail" hidden></div>
+    </Section>
+  );
+}
+
+// Per tool and skill numbers, with a latency chart each.
+function StatsSection() {
+  return (
+    <Section id="stats" title="Per tool and skill (last hour)">
+      <table>
+        <thead>
+          <tr>
+            <th>name</th>
+            <th>calls</th>
+            <th>errors</th>
+            <th>p50 ms</th>
+            <th>p95 ms</th>
+            <th>latency</th>
+          </tr>
+        </thead>
+        <tbody id="stats-rows"></tbody>
+      </table>
+    </Section>
+  );
+}
+
+// Live sessions and sandbox processes.
+function SystemSection() {
+  return (
+    <Section id="system" title="Sessions and sandboxes">
+      <div class="columns">
+        <div>
+          <h3>Sessions</h3>
+          <ul id="sessions"></ul>
+        </div>
+        <div>
+          <h3>Sandbox processes</h3>
+          <ul id="processes"></ul>
+        </div>
+      </div>
+    </Section>
+  );
+}
+
 /**
  * The dashboard page.
  *
@@ -82,69 +163,9 @@ export function dashboardPage(options: { auth: boolean }): string {
             </div>
           </div>
         </Section>
-        <Section id="history" title="History">
-          <form id="filters" class="filters">
-            <input name="name" placeholder="name" aria-label="Filter by name" />
-            <select name="kind" aria-label="Filter by kind">
-              <option value="">any kind</option>
-              <option value="tool">tool</option>
-              <option value="skill">skill</option>
-            </select>
-            <select name="outcome" aria-label="Filter by outcome">
-              <option value="">any outcome</option>
-              <option value="ok">ok</option>
-              <option value="error">error</option>
-            </select>
-            <input
-              name="session"
-              placeholder="session"
-              aria-label="Filter by session"
-            />
-            <button type="submit">Filter</button>
-          </form>
-          <table>
-            <thead>
-              <tr>
-                <th>ended</th>
-                <th>kind</th>
-                <th>name</th>
-                <th>outcome</th>
-                <th>ms</th>
-                <th>transport</th>
-              </tr>
-            </thead>
-            <tbody id="history-rows"></tbody>
-          </table>
-          <button id="more" type="button" hidden>Older…</button>
-          <div id="detail" class="detail" hidden></div>
-        </Section>
-        <Section id="stats" title="Per tool and skill (last hour)">
-          <table>
-            <thead>
-              <tr>
-                <th>name</th>
-                <th>calls</th>
-                <th>errors</th>
-                <th>p50 ms</th>
-                <th>p95 ms</th>
-                <th>latency</th>
-              </tr>
-            </thead>
-            <tbody id="stats-rows"></tbody>
-          </table>
-        </Section>
-        <Section id="system" title="Sessions and sandboxes">
-          <div class="columns">
-            <div>
-              <h3>Sessions</h3>
-              <ul id="sessions"></ul>
-            </div>
-            <div>
-              <h3>Sandbox processes</h3>
-              <ul id="processes"></ul>
-            </div>
-          </div>
-        </Section>
+        <HistorySection />
+        <StatsSection />
+        <SystemSection />
       </main>
       <script type="module" src="/console/app.js"></script>
     </Shell>

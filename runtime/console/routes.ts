@@ -49,29 +49,6 @@ const MAX_LOGIN_BYTES = 4096;
 export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
   const { auth, metrics } = options;
   const app = new Hono();
-  const html = (body: string, status: 200 | 401 = 200) =>
-    new Response(body, {
-      status,
-      headers: {
-        "Content-Type": "text/html; charset=utf-8",
-        "Content-Security-Policy": CONSOLE_CSP,
-        "X-Content-Type-Options": "nosniff",
-        "X-Frame-Options": "DENY",
-        // "same-origin", not "no-referrer": under no-referrer a browser sends
-        // `Origin: null` with the login form's POST, which /login must refuse.
-        "Referrer-Policy": "same-origin",
-        "Cache-Control": "no-store",
-      },
-    });
-  const asset = (body: string, type: string) =>
-    new Response(body, {
-      headers: {
-        "Content-Type": type,
-        "X-Content-Type-Options": "nosniff",
-        "Cache-Control": "no-cache",
-      },
-    });
-
   app.get(
     "/console/app.js",
     () => asset(CLIENT_SCRIPT, "text/javascript; charset=utf-8"),
@@ -126,6 +103,34 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
       }),
   );
   return app;
+}
+
+// A console page: only the host's own script and style may run in it.
+function html(body: string, status: 200 | 401 = 200): Response {
+  return new Response(body, {
+    status,
+    headers: {
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Security-Policy": CONSOLE_CSP,
+      "X-Content-Type-Options": "nosniff",
+      "X-Frame-Options": "DENY",
+      // "same-origin", not "no-referrer": under no-referrer a browser sends
+      // `Origin: null` with the login form's POST, which /login must refuse.
+      "Referrer-Policy": "same-origin",
+      "Cache-Control": "no-store",
+    },
+  });
+}
+
+// The console's script or style.
+function asset(body: string, type: string): Response {
+  return new Response(body, {
+    headers: {
+      "Content-Type": type,
+      "X-Content-Type-Options": "nosniff",
+      "Cache-Control": "no-cache",
+    },
+  });
 }
 
 // The form body, or null when it is larger than `max` bytes.

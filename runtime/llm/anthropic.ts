@@ -61,6 +61,7 @@ type Block = Exclude<MessageParam["content"], string>[number];
  * assert.equal(llm.model, "claude-x");
  * ```
  */
+// Long because `chat` is inside it (see there); the rest is a few lines.
 export function createAnthropicProvider(
   options: AnthropicProviderOptions,
 ): LlmProvider {
@@ -74,6 +75,9 @@ export function createAnthropicProvider(
   return {
     provider: PROVIDER,
     model: options.model,
+    // Long (about 85 lines): one streamed request as the events come
+    // (text, tool_use input pieces by block, usage, stop), kept in one
+    // function so the stream's state stays local to it.
     async chat(request: ChatRequest, chat: ChatOptions = {}) {
       const { signal, onToken } = chat;
       const temperature = request.temperature ?? options.temperature;

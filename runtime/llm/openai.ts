@@ -70,6 +70,9 @@ const STOP_REASONS: Record<string, string> = {
  * assert.equal(llm.provider, "openai");
  * ```
  */
+// Long (about 85 lines) because `chat`, one streamed request handled as
+// its chunks come (text, tool-call pieces, usage, finish), is inside it,
+// sharing the client and the tokens field chosen once per provider.
 export function createOpenAiProvider(
   options: OpenAiProviderOptions,
 ): LlmProvider {

@@ -8,7 +8,7 @@
 
 import { dirname, relative } from "node:path";
 import { z } from "zod";
-import type { DescribedModule } from "../sandbox/types.ts";
+import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../sandbox/sdk/types.ts";
 import { describeZodError } from "../../protocol/messages.ts";
 import type {
@@ -109,146 +109,17 @@ export function buildSnapshot(
   options: BuildOptions = {},
 ): RegistrySnapshot {
   const errors: RegistryError[] = [...(options.errors ?? [])];
-  const tools: Candidate<Omit<ToolEntry, "toolkit">>[] = [];
-  const explicitKit = new Map<Omit<ToolEntry, "toolkit">, string | null>();
-  const kits: Candidate<Omit<ToolkitEntry, "tools">>[] = [];
-  const skills: Candidate<SkillEntry>[] = [];
-  const roots = new Map<string, string>();
-
-  const sorted = [...modules].sort((a, b) =>
-    a.module.path < b.module.path ? -1 : a.module.path > b.module.path ? 1 : 0
+  const { tools, explicitKit, kits, skills, roots } = collect(
+    modules,
+    errors,
   );
-  for (const { module, origin, root } of sorted) {
-    roots.set(module.path, root);
-    if (module.error !== null) {
-      errors.push({
-        path: module.path,
-        name: null,
-        message: `Cannot load "${module.path}": ${module.error}`,
-      });
-      continue;
-    }
-    for (const def of module.definitions) {
-      const ref = {
-        path: module.path,
-        export: def.export,
-        hash: module.hash,
-        origin,
-      };
-      const fail = (message: string) =>
-        errors.push({ path: module.path, name: def.name, message });
-      if (typeof def.name !== "string" || !NAME.test(def.name)) {
-        fail(
-          `Cannot load ${def.kind} "${def.name}" from "${module.path}": ` +
-            "a name needs 1 to 64 letters, digits, _ . or -",
-        );
-        continue;
-      }
-      if (def.kind === "tool") {
-        const parsed = ToolFields.safeParse(def.fields);
-        if (!parsed.success) {
-          fail(
-            `Cannot load tool "${def.name}" from "${module.path}": ` +
-              describeZodError(parsed.error),
-          );
-          continue;
-        }
-        if (!def.runnable) {
-          fail(
-            `Cannot load tool "${def.name}" from "${module.path}": it has no "run" function`,
-          );
-          continue;
-        }
-        const f = parsed.data;
-        const entry = {
-          ...ref,
-          kind: "tool" as const,
-          name: def.name,
-          description: f.description,
-          version: f.version,
-          tags: Object.freeze([...f.tags]),
-          inputSchema: f.input ?? f.input_schema ??
-            { type: "object", properties: {} },
-          outputSchema: f.output ?? f.output_schema ?? {},
-          streaming: f.streaming,
-          idempotent: f.idempotent,
-          deferLoading: f.defer_loading,
-          prompt: f.prompt,
-          permissions: def.permissions,
-          isolation: f.isolation,
-          runsClientCode: f.runs_client_code,
-        };
-        explicitKit.set(entry, f.toolkit ? f.toolkit : null);
-        tools.push({ entry, listed: [] });
-      } else if (def.kind === "toolkit") {
-        const parsed = ToolkitFields.safeParse(def.fields);
-        if (!parsed.success) {
-          fail(
-            `Cannot load toolkit "${def.name}" from "${module.path}": ` +
-              describeZodError(parsed.error),
-          );
-          continue;
-        }
-        const f = parsed.data;
-        kits.push({
-          entry: {
-            ...ref,
-            kind: "toolkit",
-            name: def.name,
-            alias: f.alias,
-            description: f.description,
-            category: f.category,
-            tags: Object.freeze([...f.tags]),
-            iconSvg: f.icon_svg,
-            version: f.version,
-            configSchema: f.config ?? {},
-            permissions: def.permissions,
-          },
-          listed: f.tools,
-        });
-      } else if (def.kind === "skill") {
-        skills.push({
-          entry: Object.freeze({
-            ...ref,
-            kind: "skill" as const,
-            name: def.name,
-            fields: Object.freeze({ ...def.fields }),
-            permissions: def.permissions as Permissions | "dynamic",
-            runnable: def.runnable,
-          }),
-          listed: [],
-        });
-      } else {
-        fail(
-          `Cannot load "${String(def.name)}" from "${module.path}": ` +
-            `unknown kind "${String((def as { kind: unknown }).kind)}"`,
-        );
-      }
-    }
-  }
 
   const blocked = new Map<string, string>();
   const uniqueTools = dedupe("Tool", tools, blocked, errors);
   const uniqueKits = dedupe("Toolkit", kits, blocked, errors);
   const uniqueSkills = dedupe("Skill", skills, blocked, errors);
 
-  // Folder convention: a folder holding exactly one toolkit owns the tools
-  // in it and below it.
-  const kitByDir = new Map<string, string | null>();
-  for (const { entry } of uniqueKits.values()) {
-    const dir = dirname(entry.path);
-    const other = kitByDir.get(dir);
-    if (other === undefined) kitByDir.set(dir, entry.name);
-    else if (other !== null) {
-      kitByDir.set(dir, null);
-      errors.push({
-        path: entry.path,
-        name: entry.name,
-        message: `Folder "${dir}" holds two toolkits "${other}" and ` +
-          `"${entry.name}": its tools need an explicit "toolkit" field`,
-      });
-    }
-  }
+  const kitByDir = toolkitsByFolder(uniqueKits.values(), errors);
   const listedBy = new Map<string, string>();
   for (const { entry, listed } of uniqueKits.values()) {
     for (const name of listed) {
@@ -291,6 +162,180 @@ export function buildSnapshot(
     agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
     errors: Object.freeze(errors),
   });
+}
+
+// Every definition of every module, as candidates (names still to be made
+// unique), in path order; refused ones are told to `errors`.
+function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
+  const tools: Candidate<Omit<ToolEntry, "toolkit">>[] = [];
+  const explicitKit = new Map<Omit<ToolEntry, "toolkit">, string | null>();
+  const kits: Candidate<Omit<ToolkitEntry, "tools">>[] = [];
+  const skills: Candidate<SkillEntry>[] = [];
+  const roots = new Map<string, string>();
+
+  const sorted = [...modules].sort((a, b) =>
+    a.module.path < b.module.path ? -1 : a.module.path > b.module.path ? 1 : 0
+  );
+  for (const { module, origin, root } of sorted) {
+    roots.set(module.path, root);
+    if (module.error !== null) {
+      errors.push({
+        path: module.path,
+        name: null,
+        message: `Cannot load "${module.path}": ${module.error}`,
+      });
+      continue;
+    }
+    for (const def of module.definitions) {
+      const ref = {
+        path: module.path,
+        export: def.export,
+        hash: module.hash,
+        origin,
+      };
+      const fail = (message: string) =>
+        errors.push({ path: module.path, name: def.name, message });
+      if (typeof def.name !== "string" || !NAME.test(def.name)) {
+        fail(
+          `Cannot load ${def.kind} "${def.name}" from "${module.path}": ` +
+            "a name needs 1 to 64 letters, digits, _ . or -",
+        );
+        continue;
+      }
+      if (def.kind === "tool") {
+        const tool = toolCandidate(def, ref, module.path);
+        if (typeof tool === "string") {
+          fail(tool);
+          continue;
+        }
+        explicitKit.set(tool.entry, tool.toolkit);
+        tools.push({ entry: tool.entry, listed: [] });
+      } else if (def.kind === "toolkit") {
+        const kit = toolkitCandidate(def, ref, module.path);
+        if (typeof kit === "string") {
+          fail(kit);
+          continue;
+        }
+        kits.push(kit);
+      } else if (def.kind === "skill") {
+        skills.push({
+          entry: Object.freeze({
+            ...ref,
+            kind: "skill" as const,
+            name: def.name,
+            fields: Object.freeze({ ...def.fields }),
+            permissions: def.permissions as Permissions | "dynamic",
+            runnable: def.runnable,
+          }),
+          listed: [],
+        });
+      } else {
+        fail(
+          `Cannot load "${String(def.name)}" from "${module.path}": ` +
+            `unknown kind "${String((def as { kind: unknown }).kind)}"`,
+        );
+      }
+    }
+  }
+  return { tools, explicitKit, kits, skills, roots };
+}
+
+type ModuleRef = {
+  path: string;
+  export: string;
+  hash: string;
+  origin: Origin;
+};
+type ToolCandidate = Omit<ToolEntry, "toolkit">;
+
+// A tool definition's entry and its explicit toolkit, or why it is refused.
+function toolCandidate(
+  def: DescribedDefinition,
+  ref: ModuleRef,
+  path: string,
+): { entry: ToolCandidate; toolkit: string | null } | string {
+  const parsed = ToolFields.safeParse(def.fields);
+  if (!parsed.success) {
+    return `Cannot load tool "${def.name}" from "${path}": ` +
+      describeZodError(parsed.error);
+  }
+  if (!def.runnable) {
+    return `Cannot load tool "${def.name}" from "${path}": it has no "run" function`;
+  }
+  const f = parsed.data;
+  const entry = {
+    ...ref,
+    kind: "tool" as const,
+    name: def.name,
+    description: f.description,
+    version: f.version,
+    tags: Object.freeze([...f.tags]),
+    inputSchema: f.input ?? f.input_schema ??
+      { type: "object", properties: {} },
+    outputSchema: f.output ?? f.output_schema ?? {},
+    streaming: f.streaming,
+    idempotent: f.idempotent,
+    deferLoading: f.defer_loading,
+    prompt: f.prompt,
+    permissions: def.permissions,
+    isolation: f.isolation,
+    runsClientCode: f.runs_client_code,
+  };
+  return { entry, toolkit: f.toolkit ? f.toolkit : null };
+}
+
+// A toolkit definition's entry and the tools it lists, or why it is refused.
+function toolkitCandidate(
+  def: DescribedDefinition,
+  ref: ModuleRef,
+  path: string,
+): Candidate<Omit<ToolkitEntry, "tools">> | string {
+  const parsed = ToolkitFields.safeParse(def.fields);
+  if (!parsed.success) {
+    return `Cannot load toolkit "${def.name}" from "${path}": ` +
+      describeZodError(parsed.error);
+  }
+  const f = parsed.data;
+  return {
+    entry: {
+      ...ref,
+      kind: "toolkit",
+      name: def.name,
+      alias: f.alias,
+      description: f.description,
+      category: f.category,
+      tags: Object.freeze([...f.tags]),
+      iconSvg: f.icon_svg,
+      version: f.version,
+      configSchema: f.config ?? {},
+      permissions: def.permissions,
+    },
+    listed: f.tools,
+  };
+}
+
+// Folder convention: a folder holding exactly one toolkit owns the tools in
+// it and below it (null: a folder with two, which own nothing).
+function toolkitsByFolder(
+  kits: Iterable<Candidate<Omit<ToolkitEntry, "tools">>>,
+  errors: RegistryError[],
+): Map<string, string | null> {
+  const kitByDir = new Map<string, string | null>();
+  for (const { entry } of kits) {
+    const dir = dirname(entry.path);
+    const other = kitByDir.get(dir);
+    if (other === undefined) kitByDir.set(dir, entry.name);
+    else if (other !== null) {
+      kitByDir.set(dir, null);
+      errors.push({
+        path: entry.path,
+        name: entry.name,
+        message: `Folder "${dir}" holds two toolkits "${other}" and ` +
+          `"${entry.name}": its tools need an explicit "toolkit" field`,
+      });
+    }
+  }
+  return kitByDir;
 }
 
 function dedupe<T extends { name: string; path: string }>(

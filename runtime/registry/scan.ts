@@ -82,6 +82,9 @@ export function isDefinitionFile(name: string): boolean {
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
+// Long (about 110 lines) because `walk` lives inside it: the walk, the
+// semaphore bounding I/O and the sets of folders and files already seen are
+// one scan's state, shared by closures rather than passed through each call.
 export async function scanSkillDirs(
   dirs: readonly SkillDir[],
 ): Promise<ScanResult> {
@@ -102,6 +105,9 @@ export async function scanSkillDirs(
 
   // `known` is the folder's real path when its parent's is known and it is
   // no link: a cached load of 1,000 folders then pays no realPath each.
+  // Long (about 80 lines): one folder's visit in one place: its entries
+  // read, links resolved and checked against the roots, files and sub-
+  // folders sorted out, in the order the rules are checked.
   const walk = async (
     dir: string,
     root: string,

@@ -136,6 +136,10 @@ const STDERR_TAIL = 8192;
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
+// Long (about 170 lines): one process's whole life (start, the batch sent,
+// each module's deadline, the watchdog, frames, stderr, the exit read) is
+// one set of state shared by the closures inside; split, it would be passed
+// around whole.
 export async function runDiscoveryProcess(
   modules: DiscoveryModule[],
   options: DiscoveryProcessOptions & BatchHooks,

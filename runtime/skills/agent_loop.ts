@@ -181,6 +181,9 @@ export function buildSystemPrompt(
  * assert.equal(result.turns, 2);
  * ```
  */
+// Long (about 100 lines): the loop reads as the conversation goes (ask the
+// model, accept or repair its answer, call the tools it asked for); split,
+// its state (messages, turns, the pending repair) would be passed around.
 export async function runAgentLoop(
   args: Record<string, unknown>,
   options: AgentLoopOptions,

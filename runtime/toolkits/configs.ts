@@ -73,6 +73,8 @@ const STATE_KEY = "toolkits";
  * assert.deepEqual(configs.resolve(session, kit).config, { writable: true, root: "/data" });
  * ```
  */
+// Long (about 90 lines): a factory whose methods (resolve, configure,
+// clear) share the host's configs and the per-session map; each is short.
 export function createToolkitConfigs(
   preconfigured: Record<string, unknown> = {},
 ): ToolkitConfigs {
