@@ -13,7 +13,7 @@ import type { HostConfig } from "../config.ts";
 import {
   createMetrics,
   type HostMetrics,
-  processRss,
+  processesRss,
 } from "../metrics/metrics.ts";
 import { openRecorder } from "../store/open.ts";
 import type { RunRecorder } from "../store/recorder.ts";
@@ -80,7 +80,9 @@ export function createOperatorSurface(
   const sandbox = () => {
     const list = options.processes();
     let rss = 0;
-    for (const p of list) rss += processRss(p.pid);
+    for (const bytes of processesRss(list.map((p) => p.pid)).values()) {
+      rss += bytes;
+    }
     return { processes: list.length, rssBytes: rss };
   };
   const metrics = createMetrics({
@@ -124,13 +126,16 @@ export function createOperatorSurface(
         token_label: s.token ? auth.labelOf(s.token) : null,
         in_flight: s.inFlight,
       })),
-    processes: () =>
-      options.processes().map((p): ProcessView => ({
+    processes: () => {
+      const list = options.processes();
+      const rss = processesRss(list.map((p) => p.pid));
+      return list.map((p): ProcessView => ({
         pid: p.pid,
         principal: principal(p.grant),
         busy: p.busy,
-        rss_bytes: processRss(p.pid),
-      })),
+        rss_bytes: rss.get(p.pid) ?? 0,
+      }));
+    },
     eventsDropped: (n) => metrics.eventsDropped(n),
   });
   return { recorder, metrics, app, close: () => recorder.close() };

@@ -164,7 +164,8 @@ function outcomeLabel(outcome: string): string {
 }
 
 /**
- * Resident memory of a process in bytes, from `/proc` (0 where unavailable).
+ * Resident memory of a process in bytes (0 where unavailable); see
+ * {@link processesRss}.
  *
  * @param pid the process id
  * @returns its RSS in bytes
@@ -176,11 +177,67 @@ function outcomeLabel(outcome: string): string {
  * ```
  */
 export function processRss(pid: number): number {
+  return processesRss([pid]).get(pid) ?? 0;
+}
+
+/**
+ * Resident memory of processes in bytes: from `/proc` when this process may
+ * read it (Deno asks for `--allow-all` there, which the host task does not
+ * give), else from one `ps` run for all of them (`--allow-run`). A process
+ * not found is left out.
+ *
+ * @param pids the process ids
+ * @returns RSS in bytes by pid
+ * @example
+ * ```ts
+ * import { processesRss } from "./metrics.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok((processesRss([Deno.pid]).get(Deno.pid) ?? 0) > 0);
+ * ```
+ */
+export function processesRss(pids: readonly number[]): Map<number, number> {
+  const found = new Map<number, number>();
+  if (pids.length === 0) return found;
   try {
-    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-    const match = /VmRSS:\s+(\d+) kB/.exec(status);
-    return match ? Number(match[1]) * 1024 : 0;
+    for (const pid of pids) {
+      const rss = procRss(pid);
+      if (rss !== null) found.set(pid, rss);
+    }
+    return found;
   } catch {
-    return 0;
+    // /proc is not readable here: ask ps once for all.
   }
+  try {
+    const { stdout, success } = new Deno.Command("ps", {
+      args: ["-o", "pid=,rss=", "-p", pids.join(",")],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    if (!success && stdout.length === 0) return found;
+    for (const line of new TextDecoder().decode(stdout).split("\n")) {
+      const [pid, kb] = line.trim().split(/\s+/).map(Number);
+      if (Number.isInteger(pid) && Number.isFinite(kb)) {
+        found.set(pid!, kb! * 1024);
+      }
+    }
+  } catch {
+    // No ps, or no --allow-run: unknown.
+  }
+  return found;
+}
+
+// A process's RSS from /proc; null when it is gone; throws when /proc may
+// not be read at all.
+function procRss(pid: number): number | null {
+  let status: string;
+  try {
+    status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotCapable) throw error;
+    if (error instanceof Deno.errors.PermissionDenied) throw error;
+    return null;
+  }
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
 }
