@@ -21,6 +21,7 @@ import { loadRegistry } from "../runtime/registry/registry.ts";
 import { createSandbox } from "../runtime/sandbox/pool.ts";
 import { startToolsHost, writeModule } from "../tests/tools/_harness.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
+import { treeCpuNs } from "./_cpu.ts";
 import { startFloor } from "./floor_bench.ts";
 import type { Bench } from "./main.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
@@ -28,6 +29,8 @@ import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 const FILES = 1000;
 const WARMUP = 50;
 const CALLS = 300;
+// Calls per mode in the CPU phase (back to back, one mode at a time).
+const CPU_CALLS = 2000;
 
 async function loadTimes(): Promise<{ cold: number; cached: number }> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_bench_tools_" });
@@ -71,6 +74,22 @@ interface CallFigures {
   floor: LatencyStats;
   /** The same call through the sandbox API alone (no WebSocket, no caller). */
   sandbox: LatencyStats;
+  /**
+   * CPU µs per round trip of this process tree (every thread of the bench
+   * and host, the sandbox processes, the floor's child), each mode run back
+   * to back: much steadier than wall time on a machine others load.
+   */
+  cpu: { echo: number; floor: number; sandbox: number; call: number };
+}
+
+// CPU µs per run of `once`, over `n` runs back to back.
+async function cpuPerRun(
+  once: () => Promise<unknown>,
+  n: number,
+): Promise<number> {
+  const before = await treeCpuNs(Deno.pid);
+  for (let i = 0; i < n; i++) await once();
+  return (await treeCpuNs(Deno.pid) - before) / n / 1000;
 }
 
 const NO_HOOKS: SandboxHooks = {
@@ -189,6 +208,15 @@ async function callFigures(): Promise<CallFigures> {
       if (!outcome.ok) throw new Error(`Call failed: ${outcome.message}`);
       if (i >= WARMUP) sandboxTimes.push(performance.now() - start);
     }
+    const cpu = {
+      echo: await cpuPerRun(() => echoOnce(payload), CPU_CALLS),
+      floor: await cpuPerRun(() => floor.once(), CPU_CALLS),
+      sandbox: await cpuPerRun(
+        () => h.sandbox.call(direct, NO_HOOKS),
+        CPU_CALLS,
+      ),
+      call: await cpuPerRun(() => client.request(call), CPU_CALLS),
+    };
     await floor.close();
     socket.close();
     client.close();
@@ -197,10 +225,19 @@ async function callFigures(): Promise<CallFigures> {
       echo: latencyStats(echoTimes),
       floor: latencyStats(floorTimes),
       sandbox: latencyStats(sandboxTimes),
+      cpu,
     };
   } finally {
     await echoServer.shutdown();
     await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function loadAverage(): string {
+  try {
+    return Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
+  } catch {
+    return "unknown";
   }
 }
 
@@ -218,8 +255,9 @@ function spread(s: LatencyStats): string {
  * @returns the lines to print
  */
 export async function runCallBench(): Promise<string[]> {
-  const { call, echo, floor, sandbox } = await callFigures();
+  const { call, echo, floor, sandbox, cpu } = await callFigures();
   const ratio = call.median / (echo.median + floor.median);
+  const cpuUs = (n: number) => `${n.toFixed(0)} µs`;
   return [
     `raw Hono WebSocket echo: ${spread(echo)}`,
     `bare floor (pipe to a child + worker postMessage): ${spread(floor)}`,
@@ -228,6 +266,14 @@ export async function runCallBench(): Promise<string[]> {
     `ratio call / (echo + floor), medians: ${ratio.toFixed(2)} (goal <= 1.5) ${
       ratio <= 1.5 ? "OK" : "OVER GOAL"
     }`,
+    `CPU per round trip, whole process tree, ${CPU_CALLS} back to back: echo ${
+      cpuUs(cpu.echo)
+    }, floor ${cpuUs(cpu.floor)}, sandbox API ${cpuUs(cpu.sandbox)}, call ${
+      cpuUs(cpu.call)
+    }; call - (echo + floor) = ${
+      cpuUs(cpu.call - cpu.echo - cpu.floor)
+    } (skillbox's own work)`,
+    `load average: ${loadAverage()}`,
   ];
 }
 
