@@ -1,16 +1,22 @@
 /**
  * MCP overhead: a trivial tool call over MCP Streamable HTTP and MCP stdio
- * (the official SDK client) vs the same call over the A2E WebSocket; and an
- * imported MCP tool called over A2E vs calling that server directly with
- * the SDK client. Goals: MCP ≤ 1.5× A2E WebSocket; imported ≤ direct + 1 ms.
+ * vs the same call over the A2E WebSocket; and an imported MCP tool called
+ * over A2E vs calling that server directly with the SDK client. Goals: MCP
+ * ≤ 1.5× A2E WebSocket; imported ≤ direct + 1 ms.
  *
- * Like with like: every client keeps one connection (one MCP session), all
- * call the same `echo` tool with the same arguments on hosts with the same
- * settings, and the modes are measured in interleaved rounds, so a burst of
- * load on the shared machine falls on all of them alike. The goal's ratio
- * has every host in its own process, as a real client finds it (an MCP
- * stdio host cannot be anything else); the ratio with the host inside the
- * bench process (no process hop for A2E and HTTP) is printed too.
+ * Like with like: the goal's ratio pits MCP clients of the same weight as
+ * the A2E client (a raw socket sending hand-written JSON) against it: a
+ * `fetch` POST per call, and a line in, a line out on stdio. The official
+ * SDK `Client` is measured too, against skillbox and against a bare SDK
+ * server with no skillbox behind it (the floor: what the client and the
+ * SDK cost alone). Every client keeps one connection (one session), all
+ * call the same `echo` with the same arguments, every server runs in its
+ * own process (an MCP stdio host cannot be anything else) with the same
+ * settings, and the modes are measured in interleaved rounds, so a burst
+ * of load on the shared machine falls on all of them alike. CPU time per
+ * call of each server process tree (host + its sandbox processes) and of
+ * the bench process (the client) is measured apart, as it hardly moves
+ * with the machine's other load.
  *
  * @module
  */
@@ -19,15 +25,28 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createHost } from "../runtime/host.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
+import { selfCpuMs, treeCpuMs } from "./_proc_cpu.ts";
+import {
+  a2eSocket,
+  type BenchClient,
+  sdkHttp,
+  sdkStdio,
+  spawnListening,
+  type StdioCommand,
+  thinHttp,
+  thinStdio,
+} from "./_mcp_clients.ts";
 import type { Bench } from "./main.ts";
 
 const WARMUP = 30;
 const ROUNDS = 10;
 const PER_ROUND = 30;
+const CPU_ROUNDS = 3;
+const CPU_CALLS = 500;
 const HOST = fileURLToPath(new URL("../host.ts", import.meta.url));
+const BARE = fileURLToPath(new URL("./_mcp_bare_server.ts", import.meta.url));
 const SERVER = fileURLToPath(
   new URL("../tests/mcp/_test_server.ts", import.meta.url),
 );
@@ -39,118 +58,85 @@ const SANDBOX = {
   spareWorkers: 1,
   maxResultBytes: 1 << 20,
 };
+const ARGS = { text: "hi" };
 
-type Call = () => Promise<unknown>;
+interface Mode {
+  call: () => Promise<void>;
+  /** The process tree serving it, for the CPU figures. */
+  server?: number;
+}
 
-// Each mode in turn, PER_ROUND calls at a time, the order rotating.
+interface Figures {
+  latency: LatencyStats;
+  /** µs of CPU per call in the server's process tree. */
+  serverCpu?: number;
+  /** µs of CPU per call in the bench process. */
+  clientCpu?: number;
+}
+
+// Each mode in turn, PER_ROUND calls at a time, the order rotating; then
+// the CPU per call of the modes with a server process, CPU_CALLS calls at a
+// time (a clock tick is 10 ms), in CPU_ROUNDS rotating rounds.
 async function interleaved(
-  calls: Record<string, Call>,
-): Promise<Record<string, LatencyStats>> {
-  const names = Object.keys(calls);
+  modes: Record<string, Mode>,
+): Promise<Record<string, Figures>> {
+  const names = Object.keys(modes);
+  const call = (name: string) => modes[name]!.call();
   const times: Record<string, number[]> = {};
   for (const name of names) {
     times[name] = [];
-    for (let i = 0; i < WARMUP; i++) await calls[name]!();
+    for (let i = 0; i < WARMUP; i++) await call(name);
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(round + k) % names.length]!;
       for (let i = 0; i < PER_ROUND; i++) {
         const t = performance.now();
-        await calls[name]!();
+        await call(name);
         times[name]!.push(performance.now() - t);
       }
     }
   }
-  return Object.fromEntries(names.map((n) => [n, latencyStats(times[n]!)]));
-}
-
-async function a2eSocket(url: string) {
-  const socket = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    socket.onopen = resolve;
-    socket.onerror = reject;
-  });
-  const waiting = new Map<string, () => void>();
-  socket.onmessage = (e) => {
-    const msg = JSON.parse(String(e.data));
-    if (!String(msg.type).endsWith("/event")) waiting.get(msg.req_id)?.();
-  };
-  let n = 0;
-  return {
-    call(tool: string, args: Record<string, unknown>) {
-      const id = String(++n).padStart(32, "0");
-      return new Promise<void>((resolve) => {
-        waiting.set(id, resolve);
-        socket.send(JSON.stringify({
-          type: "tool/call/req",
-          id,
-          version: "1.0",
-          ts: Date.now() / 1000,
-          tool_name: tool,
-          arguments: args,
-        }));
-      });
-    },
-    close: () => socket.close(),
-  };
-}
-
-async function mcpHttp(url: string): Promise<Client> {
-  const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return client;
-}
-
-// A listening host in its own process; resolves with its base URL.
-async function spawnHost(config: string, cwd: string) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--unstable-worker-options",
-      HOST,
-      "--config",
-      config,
-      "--hostname",
-      "127.0.0.1",
-      "--port",
-      "0",
-    ],
-    cwd,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  let url: string | undefined;
-  while (url === undefined) {
-    const { done, value } = await lines.read();
-    if (done) throw new Error(`The bench host did not start: ${seen}`);
-    seen += value;
-    url = seen.match(/listening: ws:\/\/([^/\s]+)\/a2e/)?.[1];
+  const figures: Record<string, Figures> = {};
+  for (const name of names) {
+    figures[name] = { latency: latencyStats(times[name]!) };
   }
-  // Keeps reading, so that its log never fills the pipe.
-  const drained = (async () => {
-    while (!(await lines.read()).done) { /* discard */ }
-  })();
-  return {
-    url: `http://${url}`,
-    async close() {
-      child.kill("SIGTERM");
-      await child.status;
-      await drained.catch(() => {});
-    },
-  };
+  const measured = names.filter((name) => modes[name]!.server !== undefined);
+  const cpu = new Map(measured.map((name) => [name, { server: 0, client: 0 }]));
+  for (let round = 0; round < CPU_ROUNDS; round++) {
+    for (let k = 0; k < measured.length; k++) {
+      const name = measured[(round + k) % measured.length]!;
+      const server = modes[name]!.server!;
+      const [s0, c0] = [treeCpuMs(server), selfCpuMs()];
+      for (let i = 0; i < CPU_CALLS; i++) await call(name);
+      const sum = cpu.get(name)!;
+      sum.server += treeCpuMs(server) - s0;
+      sum.client += selfCpuMs() - c0;
+    }
+  }
+  for (const [name, sum] of cpu) {
+    const calls = CPU_ROUNDS * CPU_CALLS;
+    figures[name]!.serverCpu = (sum.server * 1000) / calls;
+    figures[name]!.clientCpu = (sum.client * 1000) / calls;
+  }
+  return figures;
 }
 
-const line = (name: string, s: LatencyStats) =>
-  `${name}: min ${s.min.toFixed(2)} ms, median ${s.median.toFixed(2)} ms, max ${
-    s.max.toFixed(2)
-  } ms`;
-const ratio = (a: LatencyStats, b: LatencyStats) =>
-  (a.median / b.median).toFixed(2);
+const line = (name: string, f: Figures) =>
+  `${name}: min ${f.latency.min.toFixed(2)} ms, median ${
+    f.latency.median.toFixed(2)
+  } ms, max ${f.latency.max.toFixed(2)} ms${
+    f.serverCpu === undefined
+      ? ""
+      : `; CPU per call: server ${f.serverCpu.toFixed(0)} µs, client ${
+        f.clientCpu!.toFixed(0)
+      } µs`
+  }`;
+const ratio = (a: Figures, b: Figures) =>
+  (a.latency.median / b.latency.median).toFixed(2);
+const cpuRatio = (a: Figures, b: Figures) =>
+  (a.serverCpu! / b.serverCpu!).toFixed(2);
+const load = () => Deno.loadavg()[0]!.toFixed(2);
 
 /** The MCP bench. */
 export const mcpBench: Bench = {
@@ -160,7 +146,9 @@ export const mcpBench: Bench = {
     const skills = join(dir, "skills");
     await Deno.mkdir(skills);
     await Deno.writeTextFile(join(skills, "echo.ts"), ECHO);
-    for (const sub of ["listen", "stdio"]) await Deno.mkdir(join(dir, sub));
+    for (const sub of ["listen", "stdio1", "stdio2"]) {
+      await Deno.mkdir(join(dir, sub));
+    }
     const server = {
       command: Deno.execPath(),
       args: ["run", "-A", SERVER],
@@ -194,78 +182,124 @@ export const mcpBench: Bench = {
     );
     await host.ready;
     const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-    const apart = await spawnHost(config, join(dir, "listen"));
-    const ws = await a2eSocket(url.replace("http", "ws") + "/a2e");
-    const http = await mcpHttp(url + "/mcp");
-    const wsApart = await a2eSocket(apart.url.replace("http", "ws") + "/a2e");
-    const httpApart = await mcpHttp(apart.url + "/mcp");
-    const stdio = new Client({ name: "bench", version: "1" });
-    await stdio.connect(
-      new StdioClientTransport({
-        command: Deno.execPath(),
-        args: [
-          "run",
-          "-A",
-          "--unstable-worker-options",
+    const deno = (args: string[], cwd?: string): StdioCommand => ({
+      command: Deno.execPath(),
+      args: ["run", "-A", "--unstable-worker-options", ...args],
+      cwd,
+    });
+    const hostStdio = (n: number) =>
+      deno([HOST, "--mcp", "--config", config], join(dir, `stdio${n}`));
+    const servers: Awaited<ReturnType<typeof spawnListening>>[] = [];
+    const serve = async (command: StdioCommand, pattern: RegExp) => {
+      const started = await spawnListening(command, pattern);
+      servers.push(started);
+      return started;
+    };
+    const clients: BenchClient[] = [];
+    const keep = async (client: Promise<BenchClient>) => {
+      const c = await client;
+      clients.push(c);
+      return c;
+    };
+    const mode = (client: BenchClient, server = client.pid): Mode => ({
+      call: () => client.call("echo", ARGS),
+      server,
+    });
+    const direct = new Client({ name: "bench", version: "1" });
+    try {
+      const apart = await serve(
+        deno([
           HOST,
-          "--mcp",
           "--config",
           config,
-        ],
-        cwd: join(dir, "stdio"),
-        stderr: "ignore",
-      }),
-    );
-    const direct = new Client({ name: "bench", version: "1" });
-    await direct.connect(
-      new StdioClientTransport({ ...server, stderr: "ignore" }),
-    );
-    try {
-      const args = { text: "hi" };
-      const echo = { name: "echo", arguments: args };
-      const load = Deno.loadavg()[0]!.toFixed(2);
-      const t = await interleaved({
-        a2e: () => wsApart.call("echo", args),
-        http: () => httpApart.callTool(echo),
-        stdio: () => stdio.callTool(echo),
-        a2eIn: () => ws.call("echo", args),
-        httpIn: () => http.callTool(echo),
-      });
+          "--hostname",
+          "127.0.0.1",
+          "--port",
+          "0",
+        ], join(dir, "listen")),
+        /listening: ws:\/\/([^/\s]+)\/a2e/,
+      );
+      const bare = await serve(deno([BARE, "--http"]), /listening: (\S+)/);
+      const ws = await keep(a2eSocket(url.replace("http", "ws") + "/a2e"));
+      const mcp = `http://${apart.url}/mcp`;
+      const modes = {
+        a2e: mode(await keep(a2eSocket(`ws://${apart.url}/a2e`)), apart.pid),
+        http: mode(await keep(thinHttp(mcp)), apart.pid),
+        stdio: mode(await keep(thinStdio(hostStdio(1)))),
+        httpSdk: mode(await keep(sdkHttp(mcp)), apart.pid),
+        stdioSdk: mode(await keep(sdkStdio(hostStdio(2)))),
+        bareHttp: mode(await keep(thinHttp(bare.url)), bare.pid),
+        bareStdio: mode(await keep(thinStdio(deno([BARE])))),
+        bareHttpSdk: mode(await keep(sdkHttp(bare.url)), bare.pid),
+        bareStdioSdk: mode(await keep(sdkStdio(deno([BARE])))),
+      };
+      await direct.connect(
+        new StdioClientTransport({ ...server, stderr: "ignore" }),
+      );
+      const loadBefore = load();
+      const t = await interleaved(modes);
       const sum = { a: 1, b: 2 };
-      const imports = await interleaved({
-        imported: () => ws.call("calc__add", sum),
-        direct: () => direct.callTool({ name: "add", arguments: sum }),
+      const { imported, direct: straight } = await interleaved({
+        imported: { call: () => ws.call("calc__add", sum) },
+        direct: {
+          call: async () => {
+            await direct.callTool({ name: "add", arguments: sum });
+          },
+        },
       });
-      const { imported, direct: straight } = imports;
       return [
-        `load average (1 min) at the start: ${load}`,
-        line("A2E WebSocket echo, host in its own process", t.a2e!),
-        line("MCP Streamable HTTP echo, same host", t.http!),
-        line("MCP stdio echo, host in its own process", t.stdio!),
-        `MCP/A2E median ratio: HTTP ${ratio(t.http!, t.a2e!)}×, stdio ${
-          ratio(t.stdio!, t.a2e!)
-        }× (goal ≤ 1.5×)`,
-        line("A2E WebSocket echo, host in this process", t.a2eIn!),
-        line("MCP Streamable HTTP echo, host in this process", t.httpIn!),
-        `MCP/A2E median ratio, host in this process: HTTP ${
-          ratio(t.httpIn!, t.a2eIn!)
-        }×, stdio (its host apart) ${ratio(t.stdio!, t.a2eIn!)}×`,
+        `load average (1 min): ${loadBefore} at the start, ${load()} at the end`,
+        "every server in its own process; CPU per call: the server's process tree (host + sandbox processes), the client's (this process)",
+        line(
+          "A2E WebSocket echo, raw socket client (hand-written JSON)",
+          t.a2e!,
+        ),
+        line(
+          "MCP Streamable HTTP echo, thin client (fetch POST, JSON answer)",
+          t.http!,
+        ),
+        line("MCP stdio echo, thin client (a line in, a line out)", t.stdio!),
+        `MCP/A2E median ratio, like with like (thin clients): HTTP ${
+          ratio(t.http!, t.a2e!)
+        }×, stdio ${ratio(t.stdio!, t.a2e!)}× (goal ≤ 1.5×); server CPU: HTTP ${
+          cpuRatio(t.http!, t.a2e!)
+        }×, stdio ${cpuRatio(t.stdio!, t.a2e!)}×`,
+        line("MCP Streamable HTTP echo, official SDK Client", t.httpSdk!),
+        line("MCP stdio echo, official SDK Client", t.stdioSdk!),
+        `MCP/A2E median ratio with the SDK Client: HTTP ${
+          ratio(t.httpSdk!, t.a2e!)
+        }×, stdio ${ratio(t.stdioSdk!, t.a2e!)}×`,
+        line(
+          "floor: bare SDK server (no skillbox), HTTP, thin client",
+          t.bareHttp!,
+        ),
+        line(
+          "floor: bare SDK server (no skillbox), stdio, thin client",
+          t.bareStdio!,
+        ),
+        line(
+          "floor: bare SDK server (no skillbox), HTTP, SDK Client",
+          t.bareHttpSdk!,
+        ),
+        line(
+          "floor: bare SDK server (no skillbox), stdio, SDK Client",
+          t.bareStdioSdk!,
+        ),
+        `floor/A2E median ratio, SDK Client on a bare SDK server: HTTP ${
+          ratio(t.bareHttpSdk!, t.a2e!)
+        }×, stdio ${ratio(t.bareStdioSdk!, t.a2e!)}×`,
         line("imported MCP tool over A2E", imported!),
         line("same server, SDK client directly", straight!),
         `imported − direct median: ${
-          (imported!.median - straight!.median).toFixed(2)
+          (imported!.latency.median - straight!.latency.median).toFixed(2)
         } ms (goal ≤ 1 ms)`,
       ];
     } finally {
-      ws.close();
-      wsApart.close();
       await Promise.allSettled([
-        http.close(),
-        httpApart.close(),
-        stdio.close(),
+        ...clients.map((c) => c.close()),
         direct.close(),
       ]);
-      await apart.close();
+      await Promise.allSettled(servers.map((s) => s.close()));
       await host.close({ timeoutSeconds: 1 });
       await Deno.remove(dir, { recursive: true });
     }

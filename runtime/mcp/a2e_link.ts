@@ -68,11 +68,15 @@ export interface A2eLinkOptions {
  * import { Dispatcher } from "../dispatcher.ts";
  * import { Session } from "../session.ts";
  * import { defaultConfig } from "../config.ts";
+ * import type { OpenSessionOptions } from "../transports/_context.ts";
  * import assert from "node:assert/strict";
+ * const open = (o: OpenSessionOptions) =>
+ *   new Session({ send: o.send, transport: o.transport });
  * const link = openA2eLink({
  *   dispatcher: new Dispatcher(),
  *   limits: defaultConfig().limits,
- *   openSession: (o) => new Session({ send: o.send, transport: o.transport }),
+ *   openSession: open,
+ *   admitSession: open,
  *   log() {},
  * });
  * if (typeof link === "string") throw new Error(link);

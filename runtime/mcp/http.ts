@@ -59,7 +59,8 @@ interface Entry {
  * import assert from "node:assert/strict";
  * const mcp = createMcpHttp({
  *   dispatcher: new Dispatcher(), limits: defaultConfig().limits,
- *   openSession: () => "closed", log() {},
+ *   openSession: () => "closed",
+ *   admitSession: () => ({ status: 503, reason: "closed" }), log() {},
  * }, { tokens: ["t"] });
  * const res = await mcp.handle(new Request("http://x/mcp", { method: "POST", body: "{}" }));
  * assert.equal(res.status, 401);
