@@ -94,6 +94,9 @@ export function createMcpServer(
     },
   );
   let cached: Promise<Catalog> | null = null;
+  // Names looked up again once and still unlisted (deferred tools): not
+  // reloaded on every call; forgotten with the catalog on a change.
+  let unlisted = new Set<string>();
   const catalog = () => (cached ??= loadCatalog(link));
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -120,10 +123,14 @@ export function createMcpServer(
     }
     if (name === CONFIGURE_TOOL.name) return await configureToolkit(link, args);
     let skill = (await catalog()).skills.get(name);
-    if (!skill && !(await catalog()).tools.has(name)) {
+    if (
+      !skill && !(await catalog()).tools.has(name) && !unlisted.has(name)
+    ) {
       // A skill added since the list, or a deferred tool: look again once.
       cached = null;
+      unlisted = new Set();
       skill = (await catalog()).skills.get(name);
+      if (!skill) unlisted.add(name);
     }
     const relay = createEventRelay({
       progressToken: extra._meta?.progressToken,
@@ -195,6 +202,7 @@ export function createMcpServer(
         return;
       }
       cached = null;
+      unlisted = new Set();
       server.sendToolListChanged().catch(() => {});
       server.sendPromptListChanged().catch(() => {});
     },

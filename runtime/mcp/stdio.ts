@@ -7,11 +7,11 @@
  * @module
  */
 
-import process from "node:process";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { TransportContext } from "../transports/_context.ts";
 import { openA2eLink } from "./a2e_link.ts";
 import { orderedStdout } from "./stdout.ts";
+import { stdinReadable } from "./stdin.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
 /**
@@ -44,14 +44,15 @@ export async function serveMcpStdio(
   };
   mcp.server.onerror = (error: Error) =>
     context.log(`MCP stdio: ${error.message}`);
-  const transport = new StdioServerTransport(process.stdin, orderedStdout(), {
+  const stdin = stdinReadable();
+  const transport = new StdioServerTransport(stdin, orderedStdout(), {
     maxBufferSize: context.dispatcher.maxMessageBytes,
   });
   const end = () => {
     transport.close().catch(() => {});
   };
-  process.stdin.once("end", end);
-  process.stdin.once("close", end);
+  stdin.once("end", end);
+  stdin.once("close", end);
   await mcp.server.connect(transport);
   await closed.promise;
 }
