@@ -4,6 +4,10 @@
  *
  * - `protocol/` imports nothing from `runtime/`, `sandbox/` or `client/`;
  *   `client/` and `sandbox/` import nothing from `runtime/`.
+ * - `runtime/` imports nothing from `sandbox/`: what runs in the host never
+ *   runs sandbox code (what both sides run lives in `protocol/`). The host
+ *   names `sandbox/` files by path only to ship them into a sandbox, and
+ *   only where {@link SHIPPED} says so.
  * - No source file outside `tests/` and `bench/` is over 400 lines (test
  *   files beside the source, `*_test.ts`, are tests and exempt too).
  * - No file-wide lint ignore anywhere, except `no-console` in `bench/`:
@@ -31,7 +35,35 @@ const FORBIDDEN_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   protocol: ["runtime", "sandbox", "client"],
   client: ["runtime"],
   sandbox: ["runtime"],
+  runtime: ["sandbox"],
 };
+
+/**
+ * The `sandbox/` files a `runtime/` file may name by path (a string that
+ * is not an import): each is handed to a sandbox, never run in the host.
+ */
+const SHIPPED: Readonly<Record<string, readonly string[]>> = {
+  // Read as text, describe.ts inlined, and started in each Worker from a
+  // `blob:` URL.
+  "runtime/sandbox/bootstrap_text.ts": ["sandbox/worker/bootstrap.ts"],
+  // Its test reads the same text.
+  "runtime/sandbox/bootstrap_text_test.ts": ["sandbox/worker/bootstrap.ts"],
+  // The main script of a sandbox process, which the host spawns.
+  "runtime/sandbox/spawn.ts": ["sandbox/process/main.ts"],
+  // The main script of a discovery process, which the host spawns.
+  "runtime/sandbox/_discovery_process.ts": [
+    "sandbox/process/discovery_main.ts",
+  ],
+  // The egress relay's main script, run in a script's namespace, and the
+  // files bound read-only there so it can run.
+  "runtime/egress/relay_command.ts": [
+    "sandbox/process/relay_main.ts",
+    "sandbox/process/egress_relay.ts",
+  ],
+};
+
+/** Relative paths written as string literals. */
+const PATH_LITERAL = /(['"`])(\.{1,2}\/[^'"`\s]*)\1/g;
 
 const SOURCE = /\.(ts|tsx|js|jsx|mjs|mts)$/;
 const SKIPPED_DIRS = new Set(["node_modules", ".git"]);
@@ -90,6 +122,7 @@ export function violations(path: string, text: string): string[] {
       out.push(`${path} imports ${target}/ ("${spec}")`);
     }
   }
+  if (top === "runtime") out.push(...unshipped(path, text));
   const isTest = top === "tests" || top === "bench" ||
     /(_test|\.test)\.[a-z]+$/.test(path);
   const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
@@ -104,6 +137,29 @@ export function violations(path: string, text: string): string[] {
     out.push(`${path} has a file-wide lint ignore (${rules || "all rules"})`);
   }
   return out;
+}
+
+/**
+ * The `sandbox/` files a `runtime/` file names by path, other than in an
+ * import (which the import rule reports) and other than {@link SHIPPED}.
+ */
+function unshipped(path: string, text: string): string[] {
+  const imports = new Set(specifiers(text));
+  const out: string[] = [];
+  for (const match of text.matchAll(PATH_LITERAL)) {
+    const spec = match[2]!;
+    if (imports.has(spec) || importedTop(path, spec) !== "sandbox") continue;
+    const target = repoPath(path, spec);
+    if (SHIPPED[path]?.includes(target)) continue;
+    out.push(`${path} names ${target} without shipping it ("${spec}")`);
+  }
+  return out;
+}
+
+/** A relative specifier as a `/`-separated path from the root. */
+function repoPath(from: string, spec: string): string {
+  const target = resolve(resolve(ROOT, dirname(from)), spec);
+  return relative(ROOT, target).split(sep).join("/");
 }
 
 /** The top-level folder a relative specifier lands in, if it is local. */
@@ -157,14 +213,43 @@ Deno.test("violations() catches each way of breaking a rule", async (t) => {
     // A path that climbs back in still counts by where it lands.
     const sneaky = 'import "./../../client/../runtime/x.ts";';
     assert.equal(violations("sandbox/sdk/y.ts", sneaky).length, 1);
-    // runtime/ may import the others; sandbox/ may import protocol/.
-    assert.deepEqual(
-      violations("runtime/x.ts", 'import "../sandbox/a.ts";'),
-      [],
-    );
+    // sandbox/ may import protocol/.
     assert.deepEqual(
       violations("sandbox/x.ts", 'import "../protocol/a.ts";'),
       [],
+    );
+  });
+  await t.step("runtime/ importing sandbox/, or naming it unshipped", () => {
+    assert.deepEqual(
+      violations(
+        "runtime/x.ts",
+        'import { isOutput } from "../sandbox/sdk/types.ts";',
+      ),
+      ['runtime/x.ts imports sandbox/ ("../sandbox/sdk/types.ts")'],
+    );
+    assert.equal(
+      violations(
+        "runtime/a/b.ts",
+        'import type { T } from "../../sandbox/t.ts";',
+      )
+        .length,
+      1,
+    );
+    // runtime/sandbox/ is the host's, not sandbox/.
+    assert.deepEqual(
+      violations("runtime/a/b.ts", 'import { f } from "../sandbox/pool.ts";'),
+      [],
+    );
+    const spawn = 'new URL("../../sandbox/process/main.ts", import.meta.url)';
+    assert.deepEqual(violations("runtime/sandbox/spawn.ts", spawn), []);
+    assert.deepEqual(violations("runtime/sandbox/other.ts", spawn), [
+      "runtime/sandbox/other.ts names sandbox/process/main.ts without " +
+      'shipping it ("../../sandbox/process/main.ts")',
+    ]);
+    const read = 'read("../../sandbox/worker/describe.ts")';
+    assert.equal(
+      violations("runtime/sandbox/bootstrap_text.ts", read).length,
+      1,
     );
   });
   await t.step("a source file over 400 lines, but not a test", () => {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ChatRequest, ChatResponse } from "../../sandbox/sdk/types.ts";
+import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
 
 export type {
   ChatMessage,
@@ -13,7 +13,7 @@ export type {
   ChatResponse,
   ChatTool,
   ChatToolCall,
-} from "../../sandbox/sdk/types.ts";
+} from "../../protocol/chat.ts";
 
 /** Options of {@link LlmProvider.chat}. */
 export interface ChatOptions {

@@ -9,7 +9,7 @@
 import { dirname, relative } from "node:path";
 import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
-import type { Permissions } from "../../sandbox/sdk/types.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/messages.ts";
 import type {
   Origin,

@@ -9,7 +9,8 @@
  */
 
 import type { Tool } from "../../protocol/domain.ts";
-import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 
 /**
  * Where a definition comes from: a drop-in file in a user skills folder

@@ -1,9 +1,11 @@
 /**
  * The worker bootstrap as one self-contained text. `sandbox/worker/
  * bootstrap.ts` reaches workers from a `blob:` URL, where it can import
- * nothing; its one run-time import, the `describe` of `sandbox/worker/
+ * nothing; its one run-time import, the `describe` of `protocol/
  * describe.ts` (shared with the host's static discovery path), is inlined
- * here in place of the import, so `describe` has one source.
+ * here in place of the import, so `describe` has one source. The host only
+ * reads these files as text and ships them into the sandbox; it never
+ * imports `sandbox/` (tests/layout_test.ts).
  *
  * @module
  */
@@ -11,18 +13,19 @@
 import { stripTypeScriptTypes } from "node:module";
 
 /** The bootstrap's import of the shared `describe`, as written in it. */
-const DESCRIBE_IMPORT = /^import \{[\w\s,]*\} from "\.\/describe\.ts";$/m;
+const DESCRIBE_IMPORT =
+  /^import \{[\w\s,]*\} from "\.\.\/\.\.\/protocol\/describe\.ts";$/m;
 
 /**
  * Builds the bootstrap's JavaScript from its TypeScript and `describe.ts`'s:
  * types stripped (both use only erasable syntax), and the import of
- * `./describe.ts` replaced by that module's code without its `export`
+ * `../../protocol/describe.ts` replaced by that module's code without its `export`
  * keywords.
  *
  * @param bootstrap the text of `bootstrap.ts`
  * @param describe the text of `describe.ts`
  * @returns JavaScript that imports nothing
- * @throws {Error} when the bootstrap does not import `./describe.ts` as one
+ * @throws {Error} when the bootstrap does not import `describe.ts` as one
  *   line, or either text keeps another run-time import or `describe.ts`
  *   exports anything but functions
  * @example
@@ -30,7 +33,7 @@ const DESCRIBE_IMPORT = /^import \{[\w\s,]*\} from "\.\/describe\.ts";$/m;
  * import { buildBootstrap } from "./bootstrap_text.ts";
  * import assert from "node:assert/strict";
  * const js = buildBootstrap(
- *   'import { twice } from "./describe.ts";\npostMessage(twice(2));',
+ *   'import { twice } from "../../protocol/describe.ts";\npostMessage(twice(2));',
  *   "export function twice(n: number): number { return 2 * n; }",
  * );
  * assert.equal(new Function("postMessage", js + "\n;return 0")(() => {}), 0);
@@ -42,13 +45,15 @@ export function buildBootstrap(bootstrap: string, describe: string): string {
   const shared = stripTypeScriptTypes(describe, { mode: "strip" })
     .replace(/^export (?=function )/gm, "");
   if (!DESCRIBE_IMPORT.test(boot)) {
-    throw new Error('The worker bootstrap must import "./describe.ts"');
+    throw new Error(
+      'The worker bootstrap must import "../../protocol/describe.ts"',
+    );
   }
   const js = boot.replace(DESCRIBE_IMPORT, () => shared);
   // A statement, not a property named so (`export: name,`).
   if (/^\s*(import|export)\b(?!\s*:)/m.test(js)) {
     throw new Error(
-      "The worker bootstrap must import nothing at run time but ./describe.ts",
+      "The worker bootstrap must import nothing at run time but describe.ts",
     );
   }
   return js;
@@ -66,16 +71,15 @@ export function buildBootstrap(bootstrap: string, describe: string): string {
  * ```
  */
 export async function readBootstrap(): Promise<string> {
-  const folder = new URL("../../sandbox/worker/", import.meta.url);
-  const read = (name: string) => {
-    const url = new URL(name, folder);
+  const read = (path: string) => {
+    const url = new URL(path, import.meta.url);
     return url.protocol === "file:"
       ? Deno.readTextFile(url)
       : fetch(url).then((r) => r.text());
   };
   const [bootstrap, describe] = await Promise.all([
-    read("bootstrap.ts"),
-    read("describe.ts"),
+    read("../../sandbox/worker/bootstrap.ts"),
+    read("../../protocol/describe.ts"),
   ]);
   return buildBootstrap(bootstrap, describe);
 }

@@ -16,7 +16,7 @@ Deno.test("describe has one source: neither the bootstrap nor the static path re
   // The list of schema fields is describe's; only describe.ts names it.
   const marker = '"input_schema"';
   const describe = await Deno.readTextFile(
-    here("../../sandbox/worker/describe.ts"),
+    here("../../protocol/describe.ts"),
   );
   assert.ok(describe.includes(marker));
   for (
@@ -46,7 +46,7 @@ Deno.test("buildBootstrap refuses a bootstrap without the describe import, or wi
   assert.throws(
     () =>
       buildBootstrap(
-        'import { f } from "./describe.ts";\nimport "./other.ts";',
+        'import { f } from "../../protocol/describe.ts";\nimport "./other.ts";',
         describe,
       ),
     /import nothing/,
@@ -54,7 +54,7 @@ Deno.test("buildBootstrap refuses a bootstrap without the describe import, or wi
   assert.throws(
     () =>
       buildBootstrap(
-        'import { f } from "./describe.ts";',
+        'import { f } from "../../protocol/describe.ts";',
         'import "./x.ts";\nexport function f() {}',
       ),
     /import nothing/,

@@ -1,6 +1,6 @@
 /**
  * The literal grammar of discovery's static path (see `discovery_static.ts`)
- * and the worker's own `describe` (`sandbox/worker/describe.ts`) run on
+ * and the worker's own `describe` (`protocol/describe.ts`) run on
  * such values. Nothing here evaluates author code: values are built from
  * Babel's syntax tree, and functions the module declares are stood for by
  * placeholders that are never called.
@@ -11,7 +11,7 @@
 import {
   describeExports,
   type DescribeHooks,
-} from "../../sandbox/worker/describe.ts";
+} from "../../protocol/describe.ts";
 
 /** A node of Babel's syntax tree (only `type` is relied on everywhere). */
 export interface AstNode {

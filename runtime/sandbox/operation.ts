@@ -10,7 +10,7 @@
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { OpMessage, RpcMethod } from "../../protocol/sandbox/messages.ts";
 import type { FetchRequest } from "../../protocol/egress.ts";
-import type { ChatRequest } from "../../sandbox/sdk/types.ts";
+import type { ChatRequest } from "../../protocol/chat.ts";
 import type { OpHandlers, SandboxProcess } from "./_process.ts";
 import type { ProcessRouter } from "./router.ts";
 import type { Deadlines, Expiring } from "./deadlines.ts";

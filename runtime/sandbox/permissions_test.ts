@@ -7,7 +7,7 @@ import {
   ownReadPaths,
   resolvePermissionPaths,
 } from "./permissions.ts";
-import type { Permissions } from "../../sandbox/sdk/types.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 
 const MODULE = "/skills/fs/mod.ts";
 

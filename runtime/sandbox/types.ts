@@ -8,11 +8,8 @@
 
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
-import type {
-  ChatRequest,
-  ChatResponse,
-  Permissions,
-} from "../../sandbox/sdk/types.ts";
+import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 
 /** A definition read from a module by a sandbox with no permissions. */
 export interface DescribedDefinition {

@@ -13,7 +13,7 @@
  */
 
 import type { JsonObject } from "../../protocol/models.ts";
-import type { JsonSchema } from "../../sandbox/sdk/types.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
 import type { FieldReader } from "./frontmatter.ts";
 import { parameterMapToSchema } from "./parameter_map.ts";
 import { type CommandRule, mapToolNames, splitToolList } from "./tool_names.ts";

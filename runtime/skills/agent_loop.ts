@@ -12,14 +12,14 @@
  * @module
  */
 
-import { isOutput } from "../../sandbox/sdk/types.ts";
+import { isOutput } from "../../protocol/output.ts";
 import type {
   ChatMessage,
   ChatRequest,
   ChatResponse,
   ChatTool,
-  JsonSchema,
-} from "../../sandbox/sdk/types.ts";
+} from "../../protocol/chat.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
 import {
   stripIntention,
   type ToolOffer,

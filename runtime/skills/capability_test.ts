@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { output } from "../../sandbox/sdk/types.ts";
+import { output } from "../../protocol/output.ts";
 import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
 import { decodeRequest } from "../../protocol/request_codec.ts";
 import { encodeResponse } from "../../protocol/codec.ts";

@@ -10,7 +10,7 @@ import { basename, dirname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGrant, resolvePermissionPaths } from "../sandbox/permissions.ts";
 import type { Policy } from "../sandbox/permissions.ts";
-import type { Permissions } from "../../sandbox/sdk/types.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
 import { withPolicyWarnings } from "./load_warnings.ts";
 import {

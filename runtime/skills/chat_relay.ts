@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ChatRequest, ChatResponse } from "../../sandbox/sdk/types.ts";
+import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 import type { SkillEventLog } from "./events.ts";
 import type { TurnBudget } from "./turn_budget.ts";

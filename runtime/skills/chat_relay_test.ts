@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ChatRequest } from "../../sandbox/sdk/types.ts";
+import type { ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider } from "../llm/provider.ts";
 import { createChatRelay } from "./chat_relay.ts";
 import { SkillEventLog } from "./events.ts";

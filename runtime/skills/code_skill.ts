@@ -8,7 +8,7 @@
 
 import { dirname } from "node:path";
 import type { JsonObject, LlmChoice } from "../../protocol/domain.ts";
-import type { Permissions } from "../../sandbox/sdk/types.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 import {
   argumentNames,
   type CodeSkillRun,

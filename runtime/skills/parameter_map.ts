@@ -11,7 +11,7 @@
  */
 
 import type { JsonObject } from "../../protocol/models.ts";
-import type { JsonSchema } from "../../sandbox/sdk/types.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   string: "string",

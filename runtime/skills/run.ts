@@ -9,7 +9,7 @@
  * @module
  */
 
-import { isOutput, output } from "../../sandbox/sdk/types.ts";
+import { isOutput, output } from "../../protocol/output.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";

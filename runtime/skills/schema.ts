@@ -8,7 +8,7 @@
  */
 
 import type { OutputUnit } from "@cfworker/json-schema";
-import type { JsonSchema } from "../../sandbox/sdk/types.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
 import { schemaErrors } from "../schema/validator.ts";
 
 /**

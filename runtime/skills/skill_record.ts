@@ -9,7 +9,8 @@
 
 import type { JsonObject, LlmChoice, Skill } from "../../protocol/domain.ts";
 import { decodeLlmChoice, encodeLlmChoice } from "../../protocol/codec.ts";
-import type { JsonSchema, Permissions } from "../../sandbox/sdk/types.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 import type { CommandRule } from "./tool_names.ts";
 import { redactLlmConfig } from "../llm/config.ts";
 

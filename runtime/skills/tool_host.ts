@@ -5,7 +5,7 @@
  * @module
  */
 
-import { output } from "../../sandbox/sdk/types.ts";
+import { output } from "../../protocol/output.ts";
 import type { ToolCaller } from "../tools/call.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";

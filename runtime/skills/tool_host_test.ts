@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isOutput } from "../../sandbox/sdk/types.ts";
+import { isOutput } from "../../protocol/output.ts";
 import { toolOutcome } from "../../protocol/domain.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import type { ToolCallRequest } from "../tools/call.ts";

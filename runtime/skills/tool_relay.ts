@@ -9,7 +9,7 @@
  * @module
  */
 
-import { isOutput } from "../../sandbox/sdk/types.ts";
+import { isOutput } from "../../protocol/output.ts";
 import type { SessionScope } from "../capability.ts";
 import {
   PermissionDeniedError,

@@ -9,7 +9,7 @@
 
 import type { GrantCheck } from "../sandbox/permissions.ts";
 import { GrantCache } from "../sandbox/grants.ts";
-import { isOutput } from "../../sandbox/sdk/types.ts";
+import { isOutput } from "../../protocol/output.ts";
 import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";

@@ -15,7 +15,7 @@ import { loadRegistry } from "../registry/registry.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { createToolsCapability } from "./capability.ts";
 import { parseHostPolicy } from "./policy.ts";
-import { output } from "../../sandbox/sdk/types.ts";
+import { output } from "../../protocol/output.ts";
 
 const SECRET = "tok_9f8e7d6c5b4a";
 

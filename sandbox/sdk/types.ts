@@ -6,8 +6,8 @@
  * @module
  */
 
-/** A JSON Schema object. */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json_schema.ts";
 
 /**
  * A schema as an author may give it: a JSON Schema object, or a zod v4
@@ -32,65 +32,16 @@ export type PermissionsSpec =
 /** The level of a `ctx.log` line. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
-/** A message of an LLM conversation. */
-export interface ChatMessage {
-  /** Who speaks: the system prompt, the user, the model, or a tool's result. */
-  role: "system" | "user" | "assistant" | "tool";
-  /** The message text (for role `tool`, the tool's result as text). */
-  content: string;
-  /** Tool calls the assistant made (role `assistant`). */
-  tool_calls?: ChatToolCall[];
-  /** Which tool call this message answers (role `tool`). */
-  tool_call_id?: string;
-}
-
-/** A tool call requested by the model. */
-export interface ChatToolCall {
-  /** The provider's id for the call; answer it with a `tool` message's `tool_call_id`. */
-  id: string;
-  /** The name of the tool the model calls. */
-  name: string;
-  /** The arguments the model gave, parsed from JSON. */
-  arguments: Record<string, unknown>;
-}
-
-/** A tool offered to the model. */
-export interface ChatTool {
-  /** The tool's name, as the model will call it. */
-  name: string;
-  /** What the tool does, for the model. */
-  description: string;
-  /** JSON Schema of the arguments. */
-  input_schema: JsonSchema;
-}
-
-/** One request to `ctx.llm.chat`. Each call is one turn. */
-export interface ChatRequest {
-  /** The conversation so far, oldest first. */
-  messages: ChatMessage[];
-  /** System prompt, placed as the provider expects. */
-  system?: string;
-  /** Tools offered to the model. */
-  tools?: ChatTool[];
-  /** The most tokens the model may generate this turn. @default the provider config's `max_tokens`, else 1024 */
-  max_tokens?: number;
-  /** The sampling temperature. @default the provider config's `temperature` */
-  temperature?: number;
-}
-
-/** The model's answer to one turn. */
-export interface ChatResponse {
-  /** The text, as streamed (tokens were already sent as `llm.token`). */
-  text: string;
-  /** The tools the model asks to call this turn; empty when none. */
-  tool_calls: ChatToolCall[];
-  /** Normalized: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, ... */
-  stop_reason: string;
-  /** Tokens the provider counted for this turn: prompt (`input_tokens`) and generated (`output_tokens`). */
-  usage: { input_tokens: number; output_tokens: number };
-  /** Which turn of the skill this was, from 1. */
-  turn: number;
-}
+export type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ChatTool,
+  ChatToolCall,
+} from "../../protocol/chat.ts";
+import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
+export type { Output } from "../../protocol/output.ts";
+export { isOutput, output } from "../../protocol/output.ts";
 
 /**
  * The capabilities a tool or skill receives: RPC stubs to the host, nothing
@@ -135,23 +86,6 @@ export interface Context {
   session: string;
   /** The call id (the request's `id`). */
   call: string;
-}
-
-/**
- * What `run` may return instead of plain data, to set the other result
- * fields. Build it with {@link output}.
- */
-export interface Output {
-  /** Marks the object as an {@link Output}; set by {@link output}. */
-  readonly __skillbox_output: true;
-  /** The result's `data`. @default null */
-  data?: unknown;
-  /** The result's `summary`: a short form of `data` for models. @default null */
-  summary?: unknown;
-  /** The result's `exit_code` (tools only). @default null */
-  exit_code?: number | null;
-  /** Ends the agent loop with this result as the skill's answer. */
-  break_loop?: boolean;
 }
 
 /** Fields shared by every definition. */
@@ -276,39 +210,3 @@ export interface SkillDef<Args = Record<string, unknown>>
 
 /** Any definition a module may export. */
 export type Definition = ToolDef | ToolkitDef | SkillDef;
-
-/**
- * Wraps a return value with extra result fields.
- *
- * @param fields data plus `summary`, `exit_code`, `break_loop`
- * @returns the marked output
- * @example Return an exit code
- * ```ts
- * import { output } from "./types.ts";
- * import assert from "node:assert/strict";
- * const out = output({ data: "hi", exit_code: 0 });
- * assert.equal(out.__skillbox_output, true);
- * ```
- */
-export function output(fields: Omit<Output, "__skillbox_output">): Output {
-  return { __skillbox_output: true, ...fields };
-}
-
-/**
- * Tells whether a value returned by `run` is an {@link Output}. Works across
- * realms (it checks the marker, not the prototype).
- *
- * @param value what `run` returned
- * @returns true for a value built by {@link output}
- * @example
- * ```ts
- * import { isOutput, output } from "./types.ts";
- * import assert from "node:assert/strict";
- * assert.ok(isOutput(output({ data: 1 })));
- * assert.ok(!isOutput({ data: 1 }));
- * ```
- */
-export function isOutput(value: unknown): value is Output {
-  return typeof value === "object" && value !== null &&
-    (value as Record<string, unknown>).__skillbox_output === true;
-}

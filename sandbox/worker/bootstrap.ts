@@ -15,7 +15,10 @@ import type {
   WorkerEvent,
 } from "../../protocol/sandbox/messages.ts";
 // The one run-time import: the loader inlines it (see `loadBootstrap`).
-import { describeExports, normalizePermissions } from "./describe.ts";
+import {
+  describeExports,
+  normalizePermissions,
+} from "../../protocol/describe.ts";
 
 /** Deno's internals, reached once here to harden the scope. */
 type DenoInternals = {
