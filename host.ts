@@ -11,9 +11,11 @@ import { parseArgs } from "node:util";
 import {
   ConfigError,
   defaultConfig,
+  type HostConfig,
   loadConfig,
   parsePort,
   resolveConfig,
+  type ResolvedConfig,
 } from "./runtime/config.ts";
 import { createHost } from "./runtime/host.ts";
 
@@ -41,46 +43,41 @@ function stderr(line: string): void {
   Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
 }
 
-/**
- * Runs the CLI.
- *
- * @param args the command-line arguments
- * @returns the exit code once the host stops (or at once for errors)
- */
-async function main(args: string[]): Promise<number> {
-  let flags;
-  try {
-    flags = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        hostname: { type: "string" },
-        port: { type: "string" },
-        skills: { type: "string", multiple: true },
-        config: { type: "string" },
-        token: { type: "string", multiple: true },
-        stdio: { type: "boolean" },
-        mcp: { type: "boolean" },
-        help: { type: "boolean" },
-      },
-    }).values;
-  } catch (error) {
-    stderr(`skillbox: ${(error as Error).message} (see --help)`);
-    return 2;
-  }
-  if (flags.help) {
-    Deno.stderr.writeSync(new TextEncoder().encode(USAGE));
-    return 0;
-  }
+type Flags = ReturnType<typeof parseFlags>;
 
-  let resolved;
+/** The flags, as `parseArgs` reads them (throws on an unknown flag). */
+function parseFlags(args: string[]) {
+  return parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      hostname: { type: "string" },
+      port: { type: "string" },
+      skills: { type: "string", multiple: true },
+      config: { type: "string" },
+      token: { type: "string", multiple: true },
+      stdio: { type: "boolean" },
+      mcp: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+  }).values;
+}
+
+/**
+ * The configuration from flags, environment, the config file and defaults.
+ *
+ * @returns the resolved configuration, or 1 after printing a config error
+ */
+async function resolveSettings(
+  flags: Flags,
+): Promise<ResolvedConfig | number> {
   try {
     const env = Deno.env.toObject();
     const file = flags.config ?? env.SKILLBOX_CONFIG ??
       (existsSync("skillbox.jsonc") ? "skillbox.jsonc" : undefined);
     const fromFile = file ? await loadConfig(file) : defaultConfig();
-    resolved = resolveConfig(fromFile, {
+    const resolved = resolveConfig(fromFile, {
       env,
       flags: {
         hostname: flags.hostname,
@@ -92,6 +89,7 @@ async function main(args: string[]): Promise<number> {
       },
     });
     if (file) resolved.overrides.config = file;
+    return resolved;
   } catch (error) {
     if (error instanceof ConfigError) {
       stderr(`skillbox: ${error.message}`);
@@ -99,18 +97,31 @@ async function main(args: string[]): Promise<number> {
     }
     throw error;
   }
-  const { config, overrides } = resolved;
-  const host = createHost({
-    config,
-    configPath: overrides.config,
-    log: (line) => stderr(`skillbox: ${line}`),
-  });
-  let loaded: string;
-  let warnings: string[] = [];
+}
+
+type Host = ReturnType<typeof createHost>;
+
+/** What the startup lines say about the loaded skills. */
+interface Loaded {
+  /** The summary: counts, folders, failures, warnings, auth. */
+  summary: string;
+  /** The skill warnings, one line each. */
+  warnings: string[];
+}
+
+/**
+ * Waits for the host's first load.
+ *
+ * @returns its summary, or null after printing why it failed
+ */
+async function awaitLoad(
+  host: Host,
+  config: HostConfig,
+): Promise<Loaded | null> {
   try {
     const report = await host.ready;
-    warnings = report.warnings;
-    loaded =
+    const warnings = report.warnings;
+    const summary =
       `${report.tools} tools, ${report.toolkits} toolkits, ${report.skills} skills from ${
         report.dirs.join(", ")
       }${
@@ -122,31 +133,25 @@ async function main(args: string[]): Promise<number> {
       }; auth: ${
         config.tokens.length > 0 ? `${config.tokens.length} token(s)` : "off"
       }`;
+    return { summary, warnings };
   } catch (error) {
     stderr(`skillbox: cannot load skills: ${(error as Error).message}`);
     await host.close({ timeoutSeconds: 0 });
-    return 1;
+    return null;
   }
-  const from = Object.entries(overrides).map(([k, v]) => `${k} from ${v}`)
-    .join(", ");
+}
 
-  if (flags.mcp) {
-    stderr(`skillbox serving one MCP session on stdio (${loaded})`);
-    if (from) stderr(`skillbox settings: ${from}`);
-    await host.serveMcpStdio();
-    await host.close({ timeoutSeconds: 0 });
-    return 0;
-  }
-
-  if (flags.stdio) {
-    stderr(`skillbox serving one A2E session on stdio (${loaded})`);
-    if (from) stderr(`skillbox settings: ${from}`);
-    for (const line of warnings) stderr(`skillbox warning: ${line}`);
-    await host.serveStdio();
-    await host.close({ timeoutSeconds: 0 });
-    return 0;
-  }
-
+/**
+ * Listens on the network until SIGINT or SIGTERM, then closes the host.
+ *
+ * @returns the exit code
+ */
+async function serveNetwork(
+  host: Host,
+  config: HostConfig,
+  loaded: Loaded,
+  from: string,
+): Promise<number> {
   let address;
   try {
     address = await host.listen();
@@ -160,10 +165,10 @@ async function main(args: string[]): Promise<number> {
   }
   const ws = address.url.replace(/^http/, "ws");
   stderr(
-    `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/mcp (MCP), ${address.url}/health (${loaded})`,
+    `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/mcp (MCP), ${address.url}/health (${loaded.summary})`,
   );
   if (from) stderr(`skillbox settings: ${from}`);
-  for (const line of warnings) stderr(`skillbox warning: ${line}`);
+  for (const line of loaded.warnings) stderr(`skillbox warning: ${line}`);
   stderr(consoleLine(address.url, config.tokens.length > 0, address.hostname));
   stderr(
     `history: ${
@@ -179,6 +184,55 @@ async function main(args: string[]): Promise<number> {
   stderr("skillbox shutting down");
   await host.close();
   return 0;
+}
+
+/**
+ * Runs the CLI.
+ *
+ * @param args the command-line arguments
+ * @returns the exit code once the host stops (or at once for errors)
+ */
+async function main(args: string[]): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseFlags(args);
+  } catch (error) {
+    stderr(`skillbox: ${(error as Error).message} (see --help)`);
+    return 2;
+  }
+  if (flags.help) {
+    Deno.stderr.writeSync(new TextEncoder().encode(USAGE));
+    return 0;
+  }
+  const resolved = await resolveSettings(flags);
+  if (typeof resolved === "number") return resolved;
+  const { config, overrides } = resolved;
+  const host = createHost({
+    config,
+    configPath: overrides.config,
+    log: (line) => stderr(`skillbox: ${line}`),
+  });
+  const loaded = await awaitLoad(host, config);
+  if (loaded === null) return 1;
+  const from = Object.entries(overrides).map(([k, v]) => `${k} from ${v}`)
+    .join(", ");
+
+  if (flags.mcp) {
+    stderr(`skillbox serving one MCP session on stdio (${loaded.summary})`);
+    if (from) stderr(`skillbox settings: ${from}`);
+    await host.serveMcpStdio();
+    await host.close({ timeoutSeconds: 0 });
+    return 0;
+  }
+  if (flags.stdio) {
+    stderr(`skillbox serving one A2E session on stdio (${loaded.summary})`);
+    if (from) stderr(`skillbox settings: ${from}`);
+    for (const line of loaded.warnings) stderr(`skillbox warning: ${line}`);
+    await host.serveStdio();
+    await host.close({ timeoutSeconds: 0 });
+    return 0;
+  }
+  return await serveNetwork(host, config, loaded, from);
 }
 
 // Where the console is, and whether anyone reaching it may read it.

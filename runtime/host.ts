@@ -8,7 +8,6 @@
  * @module
  */
 
-import { Hono } from "hono";
 import type { Capability, OutgoingMessage } from "./capability.ts";
 import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -17,19 +16,25 @@ import {
   createInProcessTransport,
   type InProcessCalls,
 } from "./transports/in_process.ts";
-import type { OpenSessionOptions, Refusal } from "./transports/_context.ts";
-import { Admission, bearerToken } from "./admission.ts";
+import type { OpenSessionOptions } from "./transports/_context.ts";
+import { Admission } from "./admission.ts";
+import { broadcastTo, sessionGate } from "./session_gate.ts";
 import { parseTokenQuotas } from "./quotas.ts";
 import {
   createSseTransport,
   type SseTransport,
 } from "./transports/http_sse.ts";
 import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
-import { websocketHandler } from "./transports/websocket.ts";
 import { registryFacts } from "./mcp/facts.ts";
 import { createMcpHttp } from "./mcp/http.ts";
 import { serveMcpStdio } from "./mcp/stdio.ts";
 import { createOperatorSurface } from "./console/mount.ts";
+import {
+  httpApp,
+  type ListenAddress,
+  listener,
+  type ListenOptions,
+} from "./host_http.ts";
 import {
   createStandardStack,
   type LoadReport,
@@ -58,24 +63,7 @@ export interface HostOptions {
   log?: (message: string) => void;
 }
 
-/** Options for {@link Host.listen}. */
-export interface ListenOptions {
-  /** The interface to listen on. @default the config's `listen.hostname` */
-  hostname?: string;
-  /** 0 picks a free port. @default the config's `listen.port` */
-  port?: number;
-}
-
-/** Where a listening host can be reached. */
-export interface ListenAddress {
-  /** The interface the host listens on. */
-  hostname: string;
-  /** The TCP port it listens on (the one picked, when asked for 0). */
-  port: number;
-  /** `http://hostname:port` */
-  url: string;
-}
-
+export type { ListenAddress, ListenOptions } from "./host_http.ts";
 export type { CallOptions } from "./transports/in_process.ts";
 
 /**
@@ -151,14 +139,11 @@ export interface Host extends InProcessCalls {
  * ```
  */
 export function createHost(options: HostOptions = {}): Host {
-  const base = defaultConfig();
-  const given = options.config ?? {};
-  const config: HostConfig = {
-    ...base,
-    ...given,
-    listen: { ...base.listen, ...given.listen },
-    limits: { ...base.limits, ...given.limits },
-  };
+  // Long: the host's wiring list, one part per statement, each built from
+  // the ones above, then the Host naming them; what any part does is a
+  // function of its own (createDispatch, sessionGate, httpApp, listener,
+  // drain), and splitting the list would only pass the parts around.
+  const config = fullConfig(options.config);
   const log = options.log ?? (() => {});
   const startedAt = performance.now();
   // The stack's push messages go to the host's sessions, which exist only
@@ -183,66 +168,23 @@ export function createHost(options: HostOptions = {}): Host {
       observer: operator.recorder,
     });
   const ready: Promise<LoadReport> = stack?.ready ??
-    Promise.resolve({
-      tools: 0,
-      toolkits: 0,
-      skills: 0,
-      dirs: [],
-      errors: [],
-      warnings: [],
-    });
+    Promise.resolve(emptyReport());
   ready.catch(() => {});
-  const quotas = parseTokenQuotas(config.policy, config.tokens);
-  const admission = new Admission({
-    maxSessions: config.limits.maxSessions,
-    maxPending: config.limits.maxPendingSessions,
-    handshakeTimeoutMs: config.limits.handshakeTimeoutSeconds * 1000,
-    requiresAuth: config.tokens.length > 0,
-    quotas,
-  });
-  const dispatcher = new Dispatcher({
-    capabilities: options.capabilities ?? stack?.capabilities,
-    tokens: config.tokens,
-    maxMessageBytes: config.limits.maxMessageBytes,
-    maxParallelHost: config.limits.maxParallelHost,
+  const { admission, dispatcher } = createDispatch(
+    config,
+    options.capabilities ?? stack?.capabilities,
     startedAt,
-    quotas,
-    admit: (session, token) => admission.admit(session, token),
-  });
+  );
   const sessions = new Set<Session>();
   let closing = false;
-
-  const admitSession = (open: OpenSessionOptions): Session | Refusal => {
-    if (closing) return { status: 503, reason: "the host is shutting down" };
-    const token = bearerToken(open.authorization, config.tokens);
-    if (token === null) {
-      return {
-        status: 401,
-        reason: "the Authorization header holds no valid token",
-      };
-    }
-    const session = new Session({
-      send: open.send,
-      transport: open.transport,
-      maxParallel: config.limits.maxParallel,
-      onEnd: (reason) => {
-        sessions.delete(session);
-        // Nothing the session ran stays alive (its eval processes).
-        stack?.endSession(session.id);
-        admission.leave(session);
-        open.onEnd?.(reason);
-      },
-    });
-    const refused = admission.open(session, {
-      token,
-      // stdio: the client started the host. MCP: /mcp checks the bearer
-      // token on every request before a session opens, and sets auth itself.
-      trusted: open.transport === "stdio" || open.transport === "mcp",
-    });
-    if (refused !== "") return { status: 503, reason: refused };
-    sessions.add(session);
-    return session;
-  };
+  const admitSession = sessionGate({
+    config,
+    admission,
+    sessions,
+    // Nothing the session ran stays alive (its eval processes).
+    endSession: (id) => stack?.endSession(id),
+    closing: () => closing,
+  });
   const openSession = (open: OpenSessionOptions): Session | string => {
     const opened = admitSession(open);
     return opened instanceof Session ? opened : opened.reason;
@@ -254,34 +196,24 @@ export function createHost(options: HostOptions = {}): Host {
     admitSession,
     log,
   };
-
   const sse: SseTransport = createSseTransport(context);
-  const mcpOptions = {
-    facts: registryFacts(() => stack?.snapshot ?? null),
-  };
+  const mcpOptions = { facts: registryFacts(() => stack?.snapshot ?? null) };
   const mcp = createMcpHttp(context, { ...mcpOptions, tokens: config.tokens });
-  const app = new Hono();
-  app.get("/health", (c) =>
-    c.json({
-      status: "ok",
-      sessions: sessions.size,
-      uptime_seconds: (performance.now() - startedAt) / 1000,
-    }));
-  app.get("/a2e", websocketHandler(context));
-  app.route("/a2e", sse.app);
-  app.all("/mcp", (c) => mcp.handle(c.req.raw));
-  app.route("/", operator.app);
-  app.onError((error, c) => {
-    log(`Cannot handle ${c.req.method} ${c.req.path}: ${error.message}`);
-    return c.json({ error: "Internal error" }, 500);
+  const app = httpApp({
+    context,
+    sse,
+    mcp,
+    operator,
+    sessions,
+    startedAt,
+    log,
   });
-
   const local = createInProcessTransport({
     dispatcher,
     maxParallel: config.limits.maxParallel,
     closing: () => closing,
   });
-  let server: Deno.HttpServer | undefined;
+  const server = listener(config.listen, (req) => app.fetch(req));
 
   const host: Host = {
     fetch: (req) => app.fetch(req),
@@ -293,43 +225,12 @@ export function createHost(options: HostOptions = {}): Host {
       return sessions.size;
     },
     ready,
-    listen(listenOptions = {}) {
-      if (server) {
-        return Promise.reject(new Error("Cannot listen: already listening"));
-      }
-      return new Promise((resolve, reject) => {
-        try {
-          server = Deno.serve({
-            hostname: listenOptions.hostname ?? config.listen.hostname,
-            port: listenOptions.port ?? config.listen.port,
-            onListen: (addr) => {
-              const hostname = addr.hostname;
-              const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-              resolve({
-                hostname,
-                port: addr.port,
-                url: `http://${shown}:${addr.port}`,
-              });
-            },
-          }, host.fetch);
-        } catch (error) {
-          reject(error);
-        }
-      });
-    },
+    listen: server.listen,
     serveStdio: (stdioOptions) => serveStdio(context, stdioOptions),
     serveMcpStdio: () => serveMcpStdio(context, mcpOptions),
     addCapability: (capability) => dispatcher.addCapability(capability),
-    broadcast(message) {
-      let count = 0;
-      for (const session of sessions) {
-        if (!dispatcher.requiresAuth || session.auth === "accepted") {
-          session.send(message);
-          count++;
-        }
-      }
-      return count;
-    },
+    broadcast: (message) =>
+      broadcastTo(sessions, message, dispatcher.requiresAuth),
     request: local.request,
     callTool: local.callTool,
     callSkill: local.callSkill,
@@ -339,18 +240,74 @@ export function createHost(options: HostOptions = {}): Host {
       const timeoutMs =
         (closeOptions.timeoutSeconds ?? config.limits.shutdownTimeoutSeconds) *
         1000;
-      const all = [...sessions, local.session];
-      for (const session of all) session.draining = true;
-      await Promise.all(all.map((session) => session.drain(timeoutMs)));
-      for (const session of all) session.close("Host closing");
+      await drain([...sessions, local.session], timeoutMs);
       sse.close();
       await mcp.close();
       await dispatcher.closeCapabilities();
       await stack?.close();
       operator.close();
-      await server?.shutdown();
+      await server.shutdown();
     },
   };
   broadcast = (message) => host.broadcast(message);
   return host;
+}
+
+/** The given configuration with every missing part defaulted. */
+function fullConfig(given: HostOptions["config"] = {}): HostConfig {
+  const base = defaultConfig();
+  return {
+    ...base,
+    ...given,
+    listen: { ...base.listen, ...given.listen },
+    limits: { ...base.limits, ...given.limits },
+  };
+}
+
+/** What a host given its own capabilities reports as loaded. */
+function emptyReport(): LoadReport {
+  return {
+    tools: 0,
+    toolkits: 0,
+    skills: 0,
+    dirs: [],
+    errors: [],
+    warnings: [],
+  };
+}
+
+/** The admission of sessions and the dispatcher of their messages. */
+function createDispatch(
+  config: HostConfig,
+  capabilities: readonly Capability[] | undefined,
+  startedAt: number,
+): { admission: Admission; dispatcher: Dispatcher } {
+  const quotas = parseTokenQuotas(config.policy, config.tokens);
+  const admission = new Admission({
+    maxSessions: config.limits.maxSessions,
+    maxPending: config.limits.maxPendingSessions,
+    handshakeTimeoutMs: config.limits.handshakeTimeoutSeconds * 1000,
+    requiresAuth: config.tokens.length > 0,
+    quotas,
+  });
+  const dispatcher = new Dispatcher({
+    capabilities,
+    tokens: config.tokens,
+    maxMessageBytes: config.limits.maxMessageBytes,
+    maxParallelHost: config.limits.maxParallelHost,
+    startedAt,
+    quotas,
+    admit: (session, token) => admission.admit(session, token),
+  });
+  return { admission, dispatcher };
+}
+
+/**
+ * Lets in-flight calls finish for up to `timeoutMs`, then closes the
+ * sessions (which cancels what is left).
+ */
+async function drain(sessions: Session[], timeoutMs: number): Promise<void> {
+  for (const session of sessions) session.draining = true;
+  await Promise.all(sessions.map((session) => session.drain(timeoutMs)));
+  for (const session of sessions) session.close("Host closing");
 }

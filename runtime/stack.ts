@@ -11,23 +11,19 @@
  * @module
  */
 
-import { existsSync, realpathSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { brokerFromConfig } from "./egress/from_config.ts";
 import { createSandbox, type SandboxProcessInfo } from "./sandbox/pool.ts";
 import type { RunObserver } from "./store/observer.ts";
-import type { Policy } from "./sandbox/permissions.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import type { CapabilityName } from "../protocol/codes.ts";
 import type { AnsweredRequestType } from "../protocol/responses.ts";
 import { loadRegistry, type Registry } from "./registry/registry.ts";
-import type { SkillDir } from "./registry/scan.ts";
 import { progressLogger } from "./registry/progress.ts";
 import { createSkillsCapability } from "./skills/capability.ts";
-import { registryCatalog, SYSTEM_SKILLS_DIR } from "./skills/catalog.ts";
+import { registryCatalog } from "./skills/catalog.ts";
+import { hostFiles, sandboxPolicy, skillDirs } from "./stack_paths.ts";
 import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
 import { GrantCache } from "./sandbox/grants.ts";
@@ -94,14 +90,6 @@ const REQUEST_TYPES: Record<
   skill: ["skill/discover/req", "skill/call/req"],
 };
 
-// The project root: host source and config live here and must never be
-// readable from a sandbox, but its `skills/` folder is served. Null when
-// skillbox runs from a remote URL (JSR): its source is then in Deno's cache,
-// not on a path a grant could name.
-const PROJECT_ROOT = import.meta.url.startsWith("file:")
-  ? dirname(dirname(fileURLToPath(import.meta.url)))
-  : null;
-
 /**
  * Builds the standard capabilities from a config.
  *
@@ -137,43 +125,12 @@ export function createStandardStack(
   });
   const configs = createToolkitConfigs(config.toolkits);
   const egress = brokerFromConfig(config.egress);
-  const sandbox = createSandbox({
-    policy: permissions,
-    memoryMb: config.sandbox.memoryMb,
-    maxIdleProcesses: config.sandbox.maxIdleProcesses,
-    spareWorkers: config.sandbox.spareWorkers,
-    spareProcesses: config.sandbox.spareProcesses,
-    workerBudgetMb: config.sandbox.workerBudgetMb,
-    maxProcesses: config.sandbox.maxProcesses,
-    processesPerPrincipal: config.sandbox.processesPerPrincipal,
-    processWaitMs: config.sandbox.processWaitMs,
-    maxResultBytes: config.sandbox.maxResultBytes,
-    cacheDir: config.sandbox.cacheDir,
-    confinement: config.sandbox.confinement ?? "auto",
-    egress,
-  });
-  const hostPolicy = { ...policy, permissions };
-
+  const sandbox = sandboxFromConfig(config, permissions, egress);
   let registry: Registry | null = null;
   let closed = false;
-  // A stdio server's hosts go through the same broker's rules.
-  const servers = Object.fromEntries(
-    Object.entries(config.mcpServers ?? {}).map((
-      [name, spec],
-    ) => [name, spec.url === undefined ? { ...spec, egress } : spec]),
-  );
-  const imported = Object.keys(servers).length === 0
-    ? null
-    : createImportedServers({
-      servers,
-      log,
-      confinement: () => sandbox.confinement(),
-      // HTTP servers are reached under the egress address rules.
-      egress,
-      onChange: () => {
-        (registry as Registry | null)?.reload().catch(() => {});
-      },
-    });
+  const imported = importedServers(config, egress, sandbox, log, () => {
+    (registry as Registry | null)?.reload().catch(() => {});
+  });
   const built = (async () => {
     // Said once, in the banner; "required" without it fails the start here.
     log((await sandbox.confinement()).reason);
@@ -190,60 +147,17 @@ export function createStandardStack(
       throw new SkillboxError("runtime_error", "The host is closing");
     }
     registry = loaded;
-    const tools = createToolsCapability({
-      registry: loaded,
-      sandbox: imported ? routeImported(sandbox, imported) : sandbox,
-      configs,
-      policy: hostPolicy,
-      broadcast: options.broadcast,
-      egress,
-      observer: options.observer,
-    });
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
-    const capabilities = {
-      tools,
-      toolkits: createToolkitsCapability({ registry: loaded, configs }),
-      skill: createSkillsCapability({
-        catalog,
-        tools: registryToolHost({
-          registry: loaded,
-          caller: tools.caller,
-          // A skill script's filesystem mount: the session's configuration,
-          // checked against the policy as the toolkit's own calls are.
-          toolkits: { configs, grants: new GrantCache(sandbox, permissions) },
-        }),
-        sandbox,
-        llm: hostLlm(config.llm),
-        archived: config.archivedSkills,
-        limits: {
-          maxTimeoutSeconds: policy.maxTimeoutMs / 1000,
-          maxTurns: config.limits.maxTurns,
-          defaultMaxTurns: config.limits.defaultMaxTurns,
-          interpreters: parseInterpreters(config.policy),
-          scriptConfinement: config.sandbox.confinement,
-          scriptEnvGrant: policy.permissions.env,
-          scriptNetGrant: policy.permissions.net,
-          scriptEgress: egress,
-        },
-        observer: options.observer,
-      }),
-    };
-    const snapshot = loaded.snapshot;
-    for (const error of snapshot.errors) {
-      log(`Cannot load "${error.path}": ${error.message}`);
-    }
-    const skills = await catalog.skills();
-    const report: LoadReport = {
-      tools: snapshot.tools.size,
-      toolkits: snapshot.toolkits.size,
-      skills: skills.length,
-      warnings: skillLoadWarnings(skills),
-      dirs: dirs.map((d) => d.path),
-      errors: snapshot.errors.map((e) => ({
-        path: e.path,
-        message: e.message,
-      })),
-    };
+    const capabilities = buildCapabilities(loaded, catalog, {
+      config,
+      options,
+      policy: { ...policy, permissions },
+      configs,
+      sandbox,
+      imported,
+      egress,
+    });
+    const report = await loadReport(loaded, catalog, dirs, log);
     return { capabilities, report };
   })();
   // Failures surface through `ready` and each handler; never unhandled.
@@ -273,6 +187,145 @@ export function createStandardStack(
     },
   };
 }
+
+type Sandbox = ReturnType<typeof createSandbox>;
+type Broker = ReturnType<typeof brokerFromConfig>;
+type Imported = ReturnType<typeof createImportedServers>;
+type HostPolicy = ReturnType<typeof parseHostPolicy>;
+
+/** The sandbox pool, under the config's limits and the sandbox policy. */
+function sandboxFromConfig(
+  config: HostConfig,
+  policy: HostPolicy["permissions"],
+  egress: Broker,
+): Sandbox {
+  return createSandbox({
+    policy,
+    memoryMb: config.sandbox.memoryMb,
+    maxIdleProcesses: config.sandbox.maxIdleProcesses,
+    spareWorkers: config.sandbox.spareWorkers,
+    spareProcesses: config.sandbox.spareProcesses,
+    workerBudgetMb: config.sandbox.workerBudgetMb,
+    maxProcesses: config.sandbox.maxProcesses,
+    processesPerPrincipal: config.sandbox.processesPerPrincipal,
+    processWaitMs: config.sandbox.processWaitMs,
+    maxResultBytes: config.sandbox.maxResultBytes,
+    cacheDir: config.sandbox.cacheDir,
+    confinement: config.sandbox.confinement ?? "auto",
+    egress,
+  });
+}
+
+/** The config's MCP servers, imported as toolkits; null when none. */
+function importedServers(
+  config: HostConfig,
+  egress: Broker,
+  sandbox: Sandbox,
+  log: (line: string) => void,
+  onChange: () => void,
+): Imported | null {
+  // A stdio server's hosts go through the same broker's rules.
+  const servers = Object.fromEntries(
+    Object.entries(config.mcpServers ?? {}).map((
+      [name, spec],
+    ) => [name, spec.url === undefined ? { ...spec, egress } : spec]),
+  );
+  if (Object.keys(servers).length === 0) return null;
+  return createImportedServers({
+    servers,
+    log,
+    confinement: () => sandbox.confinement(),
+    // HTTP servers are reached under the egress address rules.
+    egress,
+    onChange,
+  });
+}
+
+/** What {@link buildCapabilities} builds the capabilities from. */
+interface StackParts {
+  config: HostConfig;
+  options: StandardStackOptions;
+  /** The operator's policy, with the sandbox policy as its permissions. */
+  policy: HostPolicy;
+  configs: ReturnType<typeof createToolkitConfigs>;
+  sandbox: Sandbox;
+  imported: Imported | null;
+  egress: Broker;
+}
+
+/** The `tools`, `toolkits` and `skill` capabilities over a loaded registry. */
+function buildCapabilities(
+  loaded: Registry,
+  catalog: ReturnType<typeof registryCatalog>,
+  parts: StackParts,
+): Record<"tools" | "toolkits" | "skill", Capability> {
+  const { config, options, policy, configs, sandbox, imported, egress } = parts;
+  const tools = createToolsCapability({
+    registry: loaded,
+    sandbox: imported ? routeImported(sandbox, imported) : sandbox,
+    configs,
+    policy,
+    broadcast: options.broadcast,
+    egress,
+    observer: options.observer,
+  });
+  const skill = createSkillsCapability({
+    catalog,
+    tools: registryToolHost({
+      registry: loaded,
+      caller: tools.caller,
+      // A skill script's filesystem mount: the session's configuration,
+      // checked against the policy as the toolkit's own calls are.
+      toolkits: {
+        configs,
+        grants: new GrantCache(sandbox, policy.permissions),
+      },
+    }),
+    sandbox,
+    llm: hostLlm(config.llm),
+    archived: config.archivedSkills,
+    limits: {
+      maxTimeoutSeconds: policy.maxTimeoutMs / 1000,
+      maxTurns: config.limits.maxTurns,
+      defaultMaxTurns: config.limits.defaultMaxTurns,
+      interpreters: parseInterpreters(config.policy),
+      scriptConfinement: config.sandbox.confinement,
+      scriptEnvGrant: policy.permissions.env,
+      scriptNetGrant: policy.permissions.net,
+      scriptEgress: egress,
+    },
+    observer: options.observer,
+  });
+  const toolkits = createToolkitsCapability({ registry: loaded, configs });
+  return { tools, toolkits, skill };
+}
+
+/** What the first load found; each file that failed is logged. */
+async function loadReport(
+  loaded: Registry,
+  catalog: ReturnType<typeof registryCatalog>,
+  dirs: SkillDirs,
+  log: (line: string) => void,
+): Promise<LoadReport> {
+  const snapshot = loaded.snapshot;
+  for (const error of snapshot.errors) {
+    log(`Cannot load "${error.path}": ${error.message}`);
+  }
+  const skills = await catalog.skills();
+  return {
+    tools: snapshot.tools.size,
+    toolkits: snapshot.toolkits.size,
+    skills: skills.length,
+    warnings: skillLoadWarnings(skills),
+    dirs: dirs.map((d) => d.path),
+    errors: snapshot.errors.map((e) => ({
+      path: e.path,
+      message: e.message,
+    })),
+  };
+}
+
+type SkillDirs = ReturnType<typeof skillDirs>;
 
 // Offers a capability at once; its handlers wait for the real one. Once it
 // is there, calls go straight through (no extra await on the hot path).
@@ -310,71 +363,4 @@ function deferredCapability(
       await capability?.close?.();
     },
   };
-}
-
-function skillDirs(config: HostConfig): SkillDir[] {
-  const dirs: SkillDir[] = [];
-  const seen = new Set<string>();
-  const add = (path: string, origin: SkillDir["origin"]) => {
-    const absolute = resolve(path);
-    const key = existsSync(absolute) ? realpathSync(absolute) : absolute;
-    if (seen.has(key)) return;
-    seen.add(key);
-    dirs.push({ path: absolute, origin });
-  };
-  if (config.builtinSkills && SYSTEM_SKILLS_DIR !== "") {
-    add(SYSTEM_SKILLS_DIR, "builtin");
-  }
-  for (const dir of config.skills) add(dir, "file");
-  return dirs;
-}
-
-/**
- * The policy sandboxes run under: the operator's, plus the host's own files
- * denied. The project root is denied as a whole except the served skills
- * folders inside it (an allow-list of what sandboxes need, so a folder
- * added to the project later is denied too), plus the config and cache.
- *
- * @param base the operator's policy
- * @param options the served skills folders and host files outside the root
- * @returns the policy
- * @example A new folder in the project root is not grantable
- * ```ts
- * import { sandboxPolicy } from "./stack.ts";
- * import assert from "node:assert/strict";
- * const policy = sandboxPolicy({}, { served: [], hostFiles: [] });
- * assert.equal(policy.deniedTrees?.length, 1);
- * ```
- */
-export function sandboxPolicy(
-  base: Policy,
-  options: { served: string[]; hostFiles: string[] },
-): Policy {
-  return {
-    ...base,
-    deny: [...(base.deny ?? []), ...options.hostFiles],
-    deniedTrees: [
-      ...(base.deniedTrees ?? []),
-      ...(PROJECT_ROOT === null
-        ? []
-        : [{ root: PROJECT_ROOT, except: options.served }]),
-    ],
-    // A module directly in a skills folder gets its own file, not its
-    // neighbours'.
-    sharedFolders: [...(base.sharedFolders ?? []), ...options.served],
-  };
-}
-
-// Host files outside the project tree: the config and the discovery cache.
-function hostFiles(config: HostConfig, configPath?: string): string[] {
-  const paths: string[] = [];
-  if (configPath) paths.push(resolve(configPath));
-  if (existsSync("skillbox.jsonc")) paths.push(resolve("skillbox.jsonc"));
-  if (config.sandbox.cacheDir) paths.push(resolve(config.sandbox.cacheDir));
-  // The run history holds every principal's arguments and results.
-  if (config.store && config.store.path !== ":memory:") {
-    const db = resolve(config.store.path);
-    paths.push(db, `${db}-wal`, `${db}-shm`, `${db}-journal`);
-  }
-  return paths;
 }

@@ -1,9 +1,10 @@
 /**
  * No function over 80 lines without a reason written beside it (COMMON.md,
  * issue 9), checked by `tests/support/long_functions.ts` over the folders
- * whose long functions have been split or given a reason. The folders not
- * listed yet still hold long functions without one (see the script's output
- * over the whole tree); add a folder here once it is clean.
+ * and files whose long functions have been split or given a reason. The
+ * ones not listed yet still hold long functions without one (see the
+ * script's output over the whole tree); add a folder or file here once it
+ * is clean.
  */
 
 import assert from "node:assert/strict";
@@ -23,9 +24,17 @@ const CLEAN = [
   "runtime/skills",
   "runtime/store",
   "runtime/toolkits",
+  "host.ts",
+  "runtime/host.ts",
+  "runtime/host_http.ts",
+  "runtime/session_gate.ts",
+  "runtime/stack.ts",
+  "runtime/stack_paths.ts",
 ];
 
+/** The source files of a folder (not tests), or the one file named. */
 function sources(dir: string): string[] {
+  if (Deno.statSync(dir).isFile) return [dir];
   const out: string[] = [];
   for (const entry of Deno.readDirSync(dir)) {
     const path = join(dir, entry.name);

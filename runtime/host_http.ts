@@ -1,0 +1,165 @@
+/**
+ * The host's HTTP side: the routes of its handler ({@link httpApp}) and its
+ * TCP listener ({@link listener}).
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { ListenConfig } from "./config.ts";
+import type { McpHttp } from "./mcp/http.ts";
+import type { SseTransport } from "./transports/http_sse.ts";
+import type { TransportContext } from "./transports/_context.ts";
+import { websocketHandler } from "./transports/websocket.ts";
+
+/** Options for the host's `listen`. */
+export interface ListenOptions {
+  /** The interface to listen on. @default the config's `listen.hostname` */
+  hostname?: string;
+  /** 0 picks a free port. @default the config's `listen.port` */
+  port?: number;
+}
+
+/** Where a listening host can be reached. */
+export interface ListenAddress {
+  /** The interface the host listens on. */
+  hostname: string;
+  /** The TCP port it listens on (the one picked, when asked for 0). */
+  port: number;
+  /** `http://hostname:port` */
+  url: string;
+}
+
+/** What {@link httpApp} routes to. */
+export interface HttpParts {
+  /** The host as transports see it. */
+  context: TransportContext;
+  /** A2E over HTTP+SSE, under `/a2e`. */
+  sse: SseTransport;
+  /** MCP over Streamable HTTP, at `/mcp`. */
+  mcp: McpHttp;
+  /** The console and metrics, at the root. */
+  operator: { app: Hono };
+  /** The live sessions, counted by `/health`. */
+  sessions: ReadonlySet<unknown>;
+  /** When the host started (`performance.now()`), for `/health`'s uptime. */
+  startedAt: number;
+  /** Receives a line for each request a route failed. */
+  log: (message: string) => void;
+}
+
+/**
+ * The host's HTTP handler: `/health`, A2E over WebSocket and HTTP+SSE
+ * (`/a2e`), MCP (`/mcp`) and the operator's routes; a route that throws
+ * answers 500 and is logged.
+ *
+ * @param parts the transports and views it routes to
+ * @returns the Hono app
+ * @example `/health` counts the live sessions
+ * ```ts
+ * import { httpApp } from "./host_http.ts";
+ * import { Hono } from "hono";
+ * import assert from "node:assert/strict";
+ * const none = new Hono();
+ * const app = httpApp({
+ *   context: {} as never, sse: { app: none } as never, mcp: {} as never,
+ *   operator: { app: none }, sessions: new Set([1, 2]), startedAt: 0,
+ *   log: () => {},
+ * });
+ * const health = await (await app.fetch(new Request("http://x/health"))).json();
+ * assert.equal(health.sessions, 2);
+ * ```
+ */
+export function httpApp(parts: HttpParts): Hono {
+  const { sessions, startedAt, log } = parts;
+  const app = new Hono();
+  app.get("/health", (c) =>
+    c.json({
+      status: "ok",
+      sessions: sessions.size,
+      uptime_seconds: (performance.now() - startedAt) / 1000,
+    }));
+  app.get("/a2e", websocketHandler(parts.context));
+  app.route("/a2e", parts.sse.app);
+  app.all("/mcp", (c) => parts.mcp.handle(c.req.raw));
+  app.route("/", parts.operator.app);
+  app.onError((error, c) => {
+    log(`Cannot handle ${c.req.method} ${c.req.path}: ${error.message}`);
+    return c.json({ error: "Internal error" }, 500);
+  });
+  return app;
+}
+
+/**
+ * The host's TCP listener: listens once (a second call rejects), and shuts
+ * down if it did.
+ *
+ * @param defaults where to listen unless `listen` is told otherwise
+ * @param fetch the HTTP handler
+ * @returns `listen`, and `shutdown` for closing
+ * @example Listen on a free port, then shut down
+ * ```ts
+ * import { listener } from "./host_http.ts";
+ * import assert from "node:assert/strict";
+ * const server = listener(
+ *   { hostname: "127.0.0.1", port: 0 },
+ *   () => new Response("hi"),
+ * );
+ * const address = await server.listen();
+ * assert.equal(await (await fetch(address.url)).text(), "hi");
+ * await assert.rejects(server.listen(), /already listening/);
+ * await server.shutdown();
+ * ```
+ */
+export function listener(
+  defaults: ListenConfig,
+  fetch: (request: Request) => Response | Promise<Response>,
+): {
+  listen(options?: ListenOptions): Promise<ListenAddress>;
+  shutdown(): Promise<void>;
+} {
+  let server: Deno.HttpServer | undefined;
+  return {
+    listen(options: ListenOptions = {}) {
+      if (server) {
+        return Promise.reject(new Error("Cannot listen: already listening"));
+      }
+      try {
+        const started = startServer(
+          options.hostname ?? defaults.hostname,
+          options.port ?? defaults.port,
+          fetch,
+        );
+        server = started.server;
+        return started.address;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    shutdown: async () => await server?.shutdown(),
+  };
+}
+
+/** Serves `fetch` on a TCP port; `address` resolves once listening. */
+function startServer(
+  hostname: string,
+  port: number,
+  fetch: (request: Request) => Response | Promise<Response>,
+): { server: Deno.HttpServer; address: Promise<ListenAddress> } {
+  const address = Promise.withResolvers<ListenAddress>();
+  const server = Deno.serve({
+    hostname,
+    port,
+    onListen: (addr) => {
+      const shown = addr.hostname.includes(":")
+        ? `[${addr.hostname}]`
+        : addr.hostname;
+      address.resolve({
+        hostname: addr.hostname,
+        port: addr.port,
+        url: `http://${shown}:${addr.port}`,
+      });
+    },
+  }, fetch);
+  return { server, address: address.promise };
+}
