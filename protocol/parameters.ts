@@ -28,6 +28,13 @@
  */
 
 import type { JsonObject, ToolParameter } from "./models.ts";
+import {
+  applyKeywords,
+  emptyFlat,
+  type Flat,
+  foldUnion,
+  merge,
+} from "./schema_fold.ts";
 
 /** Options for {@linkcode schemaToParameters}. */
 export interface SchemaToParametersOptions {
@@ -111,24 +118,6 @@ export function schemaToParameters(
   ];
 }
 
-/**
- * A schema after `$ref`, `allOf`, `anyOf`/`oneOf` and nullable types have
- * been folded into one shape.
- */
-interface Flat {
-  type: string;
-  /** Other types a union allowed, for the description. */
-  alternatives: string[];
-  description: string;
-  enum: unknown[] | null;
-  properties: Record<string, Schema> | null;
-  required: Set<string>;
-  items: Schema | null;
-  additional: Schema | null;
-  /** Set when a `$ref` cycle stopped resolution. */
-  recursive: boolean;
-}
-
 class Converter {
   #root: Schema;
 
@@ -204,120 +193,38 @@ class Converter {
 
   /** Folds a schema into one shape; `refs` holds the `$ref`s being followed. */
   flatten(schema: Schema | boolean, refs: Set<string>): Flat {
-    const flat: Flat = {
-      type: "any",
-      alternatives: [],
-      description: "",
-      enum: null,
-      properties: null,
-      required: new Set(),
-      items: null,
-      additional: null,
-      recursive: false,
-    };
+    const flat = emptyFlat();
     if (typeof schema !== "object" || schema === null) return flat;
-
     const own = stringField(schema, "description") ??
       stringField(schema, "title");
-
     const ref = stringField(schema, "$ref");
-    if (ref !== undefined) {
-      if (refs.has(ref)) {
-        flat.type = "object";
-        flat.recursive = true;
-      } else {
-        refs.add(ref);
-        const target = this.#resolve(ref);
-        Object.assign(flat, this.flatten(target ?? {}, refs));
-      }
-    }
-
+    if (ref !== undefined) this.#followRef(flat, ref, refs);
     for (const part of schemaList(schema, "allOf")) {
       merge(flat, this.flatten(part, refs), true);
     }
-
     const union = [
       ...schemaList(schema, "anyOf"),
       ...schemaList(schema, "oneOf"),
     ];
-    if (union.length > 0) {
-      const variants = union.map((v) => this.flatten(v, new Set(refs)))
-        .filter((v) => v.type !== "null");
-      const first = variants[0];
-      if (first) {
-        const objects = variants.every((v) => v.type === "object");
-        const literals = variants.every((v) => v.enum !== null);
-        const merged = { ...first, required: new Set(first.required) };
-        for (const v of variants.slice(1)) {
-          if (objects) {
-            merged.properties = { ...merged.properties, ...v.properties };
-            merged.required = new Set(
-              [...merged.required].filter((r) => v.required.has(r)),
-            );
-          } else if (literals) {
-            merged.enum = [...(merged.enum ?? []), ...(v.enum ?? [])];
-          }
-          if (
-            v.type !== merged.type && !merged.alternatives.includes(v.type)
-          ) {
-            merged.alternatives.push(v.type);
-          }
-        }
-        if (!literals && !objects) merged.enum = null;
-        if (merged.enum) merged.enum = [...new Set(merged.enum)];
-        merge(flat, merged, false);
-      }
-    }
-
-    const type = schema.type;
-    if (typeof type === "string") {
-      flat.type = type;
-    } else if (Array.isArray(type)) {
-      const types = type.filter((t): t is string =>
-        typeof t === "string" && t !== "null"
-      );
-      if (types[0]) {
-        flat.type = types[0];
-        flat.alternatives = types.slice(1);
-      }
-    }
-
-    if (Array.isArray(schema.enum)) {
-      flat.enum = schema.enum.filter((v) => v !== null);
-    } else if ("const" in schema && schema.const !== null) {
-      flat.enum = [schema.const];
-    }
-    if (isSchema(schema.properties)) {
-      flat.properties = {
-        ...flat.properties,
-        ...(schema.properties as Record<string, Schema>),
-      };
-    }
-    if (Array.isArray(schema.required)) {
-      for (const r of schema.required) {
-        if (typeof r === "string") flat.required.add(r);
-      }
-    }
-    if (isSchema(schema.items)) flat.items = schema.items;
-    else if (
-      Array.isArray(schema.prefixItems) && isSchema(schema.prefixItems[0])
-    ) {
-      flat.items = schema.prefixItems[0];
-    }
-    if (isSchema(schema.additionalProperties)) {
-      flat.additional = schema.additionalProperties;
-    }
-
-    // Infer a missing type from what the schema constrains.
-    if (flat.type === "any") {
-      if (flat.properties || flat.additional) flat.type = "object";
-      else if (flat.items) flat.type = "array";
-      else if (flat.enum && flat.enum.length > 0) {
-        flat.type = valueType(flat.enum[0]);
-      }
-    }
+    const folded = foldUnion(
+      union.map((v) => this.flatten(v, new Set(refs)))
+        .filter((v) => v.type !== "null"),
+    );
+    if (folded) merge(flat, folded, false);
+    applyKeywords(flat, schema);
     if (own !== undefined) flat.description = own;
     return flat;
+  }
+
+  /** Folds the target of a `$ref` in, or stops at a cycle. */
+  #followRef(flat: Flat, ref: string, refs: Set<string>): void {
+    if (refs.has(ref)) {
+      flat.type = "object";
+      flat.recursive = true;
+      return;
+    }
+    refs.add(ref);
+    Object.assign(flat, this.flatten(this.#resolve(ref) ?? {}, refs));
   }
 
   #resolve(ref: string): Schema | undefined {
@@ -337,23 +244,6 @@ class Converter {
   }
 }
 
-/** Merges `from` into `into`; `all` means both must hold (allOf). */
-function merge(into: Flat, from: Flat, all: boolean): void {
-  if (into.type === "any" || !all) into.type = from.type;
-  if (!all || into.alternatives.length === 0) {
-    into.alternatives = from.alternatives;
-  }
-  if (from.description) into.description = from.description;
-  if (from.enum) into.enum = from.enum;
-  if (from.properties) {
-    into.properties = { ...into.properties, ...from.properties };
-  }
-  for (const r of from.required) into.required.add(r);
-  into.items = from.items ?? into.items;
-  into.additional = from.additional ?? into.additional;
-  into.recursive ||= from.recursive;
-}
-
 function describeType(flat: Flat): string {
   return [flat.type, ...flat.alternatives].join(" or ");
 }
@@ -364,16 +254,6 @@ function appendNote(description: string, note: string): string {
 
 function enumString(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value) ?? "null";
-}
-
-function valueType(value: unknown): string {
-  if (typeof value === "string") return "string";
-  if (typeof value === "boolean") return "boolean";
-  if (typeof value === "number") {
-    return Number.isInteger(value) ? "integer" : "number";
-  }
-  if (Array.isArray(value)) return "array";
-  return typeof value === "object" ? "object" : "any";
 }
 
 function isSchema(value: unknown): value is Schema {

@@ -15,6 +15,8 @@ import { longFunctions } from "./support/long_functions.ts";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CLEAN = [
   "client",
+  "protocol",
+  "skills",
   "runtime/console",
   "runtime/llm",
   "runtime/metrics",

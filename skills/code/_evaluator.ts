@@ -42,6 +42,9 @@ export interface EvaluatorScope {
  * in-place mode used inside the skillbox sandbox).
  */
 export function evaluatorMain(target?: EvaluatorScope): void {
+  // Long: kept in one function because the worker runs its source text
+  // (`evaluatorSource`, from `toString()`), so it can reference nothing
+  // outside its body; each job in it is a short named inner arrow.
   const MAX_CONSOLE_CHARS = 100_000;
   const MAX_DISPLAY_CHARS = 20_000;
   const MAX_VALUE_CHARS = 200_000;

@@ -14,6 +14,7 @@
 
 import type {
   ChatMessage,
+  ChatToolCall,
   Context,
   Output,
   SkillDef,
@@ -99,41 +100,18 @@ export default {
       }),
     ) as ReadPage;
     ctx.progress(20, `Read ${page.end_line} lines`);
-
-    // The folder listing lets the model name real neighbours, not guesses.
-    const folder = args.path.includes("/")
-      ? args.path.slice(0, args.path.lastIndexOf("/"))
-      : ".";
-    let neighbours: string[] = [];
-    try {
-      const listing = unwrap(
-        await ctx.tools.call("list_dir", { path: folder, max_entries: 100 }),
-      ) as { entries?: { path: string; type: string }[] };
-      neighbours = (listing.entries ?? []).filter((e) => e.type === "file")
-        .map((e) => e.path);
-    } catch (error) {
-      ctx.log("warn", `Cannot list "${folder}": ${messageOf(error)}`);
-    }
+    const neighbours = await listNeighbours(ctx, args.path);
     ctx.progress(30, "Asking the model");
 
     const maxRelated = args.max_related ?? 2;
-    const filesRead = [page.path ?? args.path];
+    const reads: Reads = {
+      files: [page.path ?? args.path],
+      related: 0,
+      max: maxRelated,
+    };
     const messages: ChatMessage[] = [{
       role: "user",
-      content: [
-        `File: ${args.path}${
-          page.truncated ? ` (first ${page.end_line} lines only)` : ""
-        }`,
-        "```",
-        page.content,
-        "```",
-        neighbours.length > 0
-          ? `Files in the same folder: ${neighbours.join(", ")}`
-          : "",
-        args.question
-          ? `Question: ${args.question}`
-          : "Explain this file: its purpose, its main parts, how it connects to the files around it, and anything surprising or risky.",
-      ].filter(Boolean).join("\n"),
+      content: firstPrompt(args, page, neighbours),
     }];
     const system =
       "You explain code and configuration files precisely and briefly, in Markdown, citing line numbers. " +
@@ -141,23 +119,12 @@ export default {
         ? `If a related file is needed to answer well, call read_file on it (at most ${maxRelated}). Otherwise answer directly.`
         : "Answer directly from the file shown.");
 
-    let related = 0;
     while (true) {
-      const offerTools = related < maxRelated;
+      const offerTools = reads.related < maxRelated;
       const response = await ctx.llm.chat({
         system,
         messages,
-        tools: offerTools
-          ? [{
-            name: "read_file",
-            description: "Read a related file, relative to the filesystem root",
-            input_schema: {
-              type: "object",
-              properties: { path: { type: "string" } },
-              required: ["path"],
-            },
-          }]
-          : undefined,
+        tools: offerTools ? [READ_FILE_TOOL] : undefined,
       });
       if (response.tool_calls.length === 0 || !offerTools) {
         ctx.progress(100, "Explained");
@@ -166,7 +133,7 @@ export default {
           data: {
             path: args.path,
             explanation: response.text.trim(),
-            files_read: filesRead,
+            files_read: reads.files,
             truncated: page.truncated,
           },
           summary: firstLine(response.text),
@@ -178,32 +145,106 @@ export default {
         tool_calls: response.tool_calls,
       });
       for (const call of response.tool_calls) {
-        const path = String(call.arguments.path ?? "");
-        let content: string;
-        if (call.name !== "read_file" || related >= maxRelated) {
-          content = "Error: no more files may be read; answer now.";
-        } else {
-          related++;
-          try {
-            const other = unwrap(
-              await ctx.tools.call("read_file", {
-                path,
-                max_bytes: RELATED_BYTES,
-                line_numbers: true,
-              }),
-            ) as ReadPage;
-            filesRead.push(other.path ?? path);
-            content = other.content;
-          } catch (error) {
-            content = `Error: ${messageOf(error)}`;
-          }
-        }
+        const content = await readRelated(ctx, call, reads);
         messages.push({ role: "tool", tool_call_id: call.id, content });
       }
-      ctx.progress(30 + 20 * related, `Read ${related} related file(s)`);
+      ctx.progress(
+        30 + 20 * reads.related,
+        `Read ${reads.related} related file(s)`,
+      );
     }
   },
 } satisfies SkillDef<Args>;
+
+/** The tool offered to the model for reading a related file. */
+const READ_FILE_TOOL = {
+  name: "read_file",
+  description: "Read a related file, relative to the filesystem root",
+  input_schema: {
+    type: "object",
+    properties: { path: { type: "string" } },
+    required: ["path"],
+  },
+};
+
+/** The files read so far, and how many related ones the model may have. */
+interface Reads {
+  /** The paths read, the explained file first. */
+  files: string[];
+  /** Related files read (or tried). */
+  related: number;
+  /** The most related files the model may read. */
+  max: number;
+}
+
+/**
+ * The other files in the explained file's folder: the listing lets the
+ * model name real neighbours, not guesses. Empty (and logged) when the
+ * folder cannot be listed.
+ */
+async function listNeighbours(ctx: Context, path: string): Promise<string[]> {
+  const folder = path.includes("/")
+    ? path.slice(0, path.lastIndexOf("/"))
+    : ".";
+  try {
+    const listing = unwrap(
+      await ctx.tools.call("list_dir", { path: folder, max_entries: 100 }),
+    ) as { entries?: { path: string; type: string }[] };
+    return (listing.entries ?? []).filter((e) => e.type === "file")
+      .map((e) => e.path);
+  } catch (error) {
+    ctx.log("warn", `Cannot list "${folder}": ${messageOf(error)}`);
+    return [];
+  }
+}
+
+/** The first user message: the file, its neighbours, and what to answer. */
+function firstPrompt(args: Args, page: ReadPage, neighbours: string[]): string {
+  return [
+    `File: ${args.path}${
+      page.truncated ? ` (first ${page.end_line} lines only)` : ""
+    }`,
+    "```",
+    page.content,
+    "```",
+    neighbours.length > 0
+      ? `Files in the same folder: ${neighbours.join(", ")}`
+      : "",
+    args.question
+      ? `Question: ${args.question}`
+      : "Explain this file: its purpose, its main parts, how it connects to the files around it, and anything surprising or risky.",
+  ].filter(Boolean).join("\n");
+}
+
+/**
+ * Answers one tool call of the model: the related file's text while the
+ * model may read more, else (or for another tool) an error telling it to
+ * answer now.
+ */
+async function readRelated(
+  ctx: Context,
+  call: ChatToolCall,
+  reads: Reads,
+): Promise<string> {
+  if (call.name !== "read_file" || reads.related >= reads.max) {
+    return "Error: no more files may be read; answer now.";
+  }
+  const path = String(call.arguments.path ?? "");
+  reads.related++;
+  try {
+    const other = unwrap(
+      await ctx.tools.call("read_file", {
+        path,
+        max_bytes: RELATED_BYTES,
+        line_numbers: true,
+      }),
+    ) as ReadPage;
+    reads.files.push(other.path ?? path);
+    return other.content;
+  } catch (error) {
+    return `Error: ${messageOf(error)}`;
+  }
+}
 
 /** A tool result may arrive as an output marker; the value is its data. */
 function unwrap(value: unknown): unknown {

@@ -113,19 +113,7 @@ export default {
   async run(args, ctx) {
     const cfg = fsConfig(ctx.config);
     const { abs, rel } = await resolveInRoot(cfg, args.path ?? ".");
-    const source = args.fixed_strings
-      ? args.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-      : args.pattern;
-    let regex: RegExp;
-    try {
-      regex = new RegExp(source, args.ignore_case ? "i" : "");
-    } catch (err) {
-      throw new SyntaxError(
-        `Invalid regular expression "${args.pattern}": ${
-          (err as Error).message
-        }`,
-      );
-    }
+    const regex = compilePattern(args);
     const filter = args.glob ? globToRegExp(args.glob) : null;
     const context = Math.min(Math.max(args.context ?? 0, 0), 20);
     const max = Math.min(
@@ -149,40 +137,23 @@ export default {
     let matched = 0;
     let binary = 0;
     let truncated = false;
-    outer: for await (const f of files) {
+    for await (const f of files) {
       if (f.type !== "file" && f.type !== "symlink") continue;
       if (filter && !filter.test(f.rel)) continue;
-      if (f.type === "symlink" && !(await realInside(cfg, f.abs))) continue;
-      const st = await Deno.stat(f.abs).catch(() => null);
-      if (!st?.isFile || st.size > MAX_FILE_BYTES) continue;
-      const bytes = await Deno.readFile(f.abs);
-      if (looksBinary(bytes)) {
+      const lines = await readLines(cfg, f);
+      if (lines === null) continue;
+      if (lines === "binary") {
         binary++;
         continue;
       }
       searched++;
-      const lines = new TextDecoder().decode(bytes).split(/\r?\n/);
-      if (lines.at(-1) === "") lines.pop();
-      let hit = false;
-      for (let i = 0; i < lines.length; i++) {
-        if (!regex.test(lines[i]!)) continue;
-        if (matches.length >= max) {
-          truncated = true;
-          break outer;
-        }
-        hit = true;
-        const m: Match = {
-          path: info.isDirectory ? prefix + f.rel : rel,
-          line: i + 1,
-          text: clip(lines[i]!),
-        };
-        if (context > 0) {
-          m.before = lines.slice(Math.max(0, i - context), i).map(clip);
-          m.after = lines.slice(i + 1, i + 1 + context).map(clip);
-        }
-        matches.push(m);
+      const path = info.isDirectory ? prefix + f.rel : rel;
+      const found = matchLines(lines, regex, { path, context, max }, matches);
+      if (found.full) {
+        truncated = true;
+        break;
       }
-      if (hit) matched++;
+      if (found.hit) matched++;
     }
     return withSummary(
       {
@@ -198,6 +169,64 @@ export default {
     );
   },
 } satisfies ToolDef<Args>;
+
+/** The pattern as a RegExp (escaped with `fixed_strings`). */
+function compilePattern(args: Args): RegExp {
+  const source = args.fixed_strings
+    ? args.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    : args.pattern;
+  try {
+    return new RegExp(source, args.ignore_case ? "i" : "");
+  } catch (err) {
+    throw new SyntaxError(
+      `Invalid regular expression "${args.pattern}": ${(err as Error).message}`,
+    );
+  }
+}
+
+/**
+ * A file's lines; null to skip it (a symlink leaving the root, not a
+ * regular file, too large), "binary" for a binary file.
+ */
+async function readLines(
+  cfg: ReturnType<typeof fsConfig>,
+  f: Pick<WalkEntry, "abs" | "type">,
+): Promise<string[] | "binary" | null> {
+  if (f.type === "symlink" && !(await realInside(cfg, f.abs))) return null;
+  const st = await Deno.stat(f.abs).catch(() => null);
+  if (!st?.isFile || st.size > MAX_FILE_BYTES) return null;
+  const bytes = await Deno.readFile(f.abs);
+  if (looksBinary(bytes)) return "binary";
+  const lines = new TextDecoder().decode(bytes).split(/\r?\n/);
+  if (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+/**
+ * Adds a file's matching lines to `matches`. `full` when a match was found
+ * with `max` matches already kept: the search stops there, and the file
+ * is not counted as matched.
+ */
+function matchLines(
+  lines: string[],
+  regex: RegExp,
+  at: { path: string; context: number; max: number },
+  matches: Match[],
+): { hit: boolean; full: boolean } {
+  let hit = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (!regex.test(lines[i]!)) continue;
+    if (matches.length >= at.max) return { hit, full: true };
+    hit = true;
+    const m: Match = { path: at.path, line: i + 1, text: clip(lines[i]!) };
+    if (at.context > 0) {
+      m.before = lines.slice(Math.max(0, i - at.context), i).map(clip);
+      m.after = lines.slice(i + 1, i + 1 + at.context).map(clip);
+    }
+    matches.push(m);
+  }
+  return { hit, full: false };
+}
 
 function clip(line: string): string {
   return line.length > MAX_LINE_CHARS

@@ -98,73 +98,9 @@ export default {
       throw new Error(`"${rel}" is a directory: use list_dir`);
     }
 
-    const file = await Deno.open(abs, { read: true });
-    const decoder = new TextDecoder();
-    const enc = new TextEncoder();
-    const out: string[] = [];
-    let outBytes = 0;
-    let lineNo = 0;
-    let lastIncluded = 0;
-    let truncated = false;
-    let reachedEof = true;
-    let pending = "";
-    let first = true;
-
-    // Returns false to stop reading.
-    const take = (line: string): boolean => {
-      lineNo++;
-      if (lineNo < start) return true;
-      if (lineNo > end) {
-        reachedEof = false;
-        return false;
-      }
-      const text = args.line_numbers ? `${lineNo}\t${line}` : line;
-      const bytes = enc.encode(text).length + 1;
-      if (outBytes + bytes > maxBytes) {
-        if (out.length === 0) {
-          // A single huge line: return its head rather than nothing.
-          out.push(cutUtf8(text, maxBytes));
-          lastIncluded = lineNo;
-        }
-        truncated = true;
-        reachedEof = false;
-        return false;
-      }
-      out.push(text);
-      outBytes += bytes;
-      lastIncluded = lineNo;
-      return true;
-    };
-
-    try {
-      read: for await (const chunk of file.readable) {
-        if (first) {
-          first = false;
-          if (looksBinary(chunk)) {
-            throw new Error(
-              `"${rel}" looks like a binary file (${info.size} bytes): read_file returns text only`,
-            );
-          }
-        }
-        pending += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = pending.indexOf("\n")) >= 0) {
-          const line = pending.slice(0, nl).replace(/\r$/, "");
-          pending = pending.slice(nl + 1);
-          if (!take(line)) break read;
-        }
-      }
-      if (reachedEof) {
-        pending += decoder.decode();
-        if (pending !== "") take(pending.replace(/\r$/, ""));
-      }
-    } finally {
-      // Breaking out of the loop cancels the stream, which closes the file;
-      // closing again would throw.
-      try {
-        file.close();
-      } catch { /* already closed */ }
-    }
+    const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
+    await readInto(abs, rel, info.size, lines);
+    const { out, lastIncluded, truncated, reachedEof, lineNo } = lines;
 
     const data = {
       path: rel,
@@ -187,6 +123,103 @@ export default {
     );
   },
 } satisfies ToolDef<Args>;
+
+/** Collects the requested lines of a file, up to a byte cap. */
+class Lines {
+  /** The lines kept, numbered when asked. */
+  out: string[] = [];
+  /** The last line seen, from 1. */
+  lineNo = 0;
+  /** The last line kept. */
+  lastIncluded = 0;
+  /** Stopped at the byte cap. */
+  truncated = false;
+  /** Read to the end of the file (false when stopped before). */
+  reachedEof = true;
+  #outBytes = 0;
+  #start: number;
+  #end: number;
+  #maxBytes: number;
+  #numbered: boolean;
+
+  constructor(start: number, end: number, maxBytes: number, numbered: boolean) {
+    this.#start = start;
+    this.#end = end;
+    this.#maxBytes = maxBytes;
+    this.#numbered = numbered;
+  }
+
+  /** Takes the file's next line; returns false to stop reading. */
+  take(line: string): boolean {
+    this.lineNo++;
+    if (this.lineNo < this.#start) return true;
+    if (this.lineNo > this.#end) {
+      this.reachedEof = false;
+      return false;
+    }
+    const text = this.#numbered ? `${this.lineNo}\t${line}` : line;
+    const bytes = new TextEncoder().encode(text).length + 1;
+    if (this.#outBytes + bytes > this.#maxBytes) {
+      if (this.out.length === 0) {
+        // A single huge line: return its head rather than nothing.
+        this.out.push(cutUtf8(text, this.#maxBytes));
+        this.lastIncluded = this.lineNo;
+      }
+      this.truncated = true;
+      this.reachedEof = false;
+      return false;
+    }
+    this.out.push(text);
+    this.#outBytes += bytes;
+    this.lastIncluded = this.lineNo;
+    return true;
+  }
+}
+
+/**
+ * Streams a file's lines into `lines` until it stops taking them; refuses
+ * a file whose first chunk looks binary.
+ */
+async function readInto(
+  abs: string,
+  rel: string,
+  size: number,
+  lines: Lines,
+): Promise<void> {
+  const file = await Deno.open(abs, { read: true });
+  const decoder = new TextDecoder();
+  let pending = "";
+  let first = true;
+  try {
+    read: for await (const chunk of file.readable) {
+      if (first) {
+        first = false;
+        if (looksBinary(chunk)) {
+          throw new Error(
+            `"${rel}" looks like a binary file (${size} bytes): read_file returns text only`,
+          );
+        }
+      }
+      pending += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, nl).replace(/\r$/, "");
+        pending = pending.slice(nl + 1);
+        if (!lines.take(line)) break read;
+      }
+    }
+    if (lines.reachedEof) {
+      pending += decoder.decode();
+      if (pending !== "") lines.take(pending.replace(/\r$/, ""));
+    }
+  } finally {
+    // Breaking out of the loop cancels the stream, which closes the file;
+    // closing again would throw.
+    try {
+      file.close();
+    } catch { /* already closed */ }
+  }
+}
 
 function cutUtf8(text: string, maxBytes: number): string {
   const bytes = new TextEncoder().encode(text).subarray(0, maxBytes);
