@@ -15,7 +15,10 @@ import {
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
 import type { CallEvent } from "../../protocol/models.ts";
+import type { Dispatcher } from "../dispatcher.ts";
+import type { Session } from "../session.ts";
 import type { TransportContext } from "../transports/_context.ts";
+import { errorAnswer, PendingAnswers } from "./pending_answers.ts";
 
 /** Options of one request over a link. */
 export interface LinkRequestOptions {
@@ -88,85 +91,69 @@ export function openA2eLink(
   context: TransportContext,
   options: A2eLinkOptions = {},
 ): A2eLink | string {
-  const pending = new Map<
-    string,
-    {
-      resolve: (message: OutgoingMessage) => void;
-      onEvent?: (event: CallEvent) => void;
-    }
-  >();
+  const pending = new PendingAnswers();
   const token = options.token ?? "";
   const session = context.openSession({
     transport: "mcp",
     authorization: token === "" ? undefined : `Bearer ${token}`,
     send(message) {
-      const reqId = message.req_id;
-      const waiter = typeof reqId === "string" ? pending.get(reqId) : undefined;
-      if (!waiter) {
-        if (reqId === undefined) options.onPush?.(message);
-        return;
+      if (!pending.deliver(message) && message.req_id === undefined) {
+        options.onPush?.(message);
       }
-      if (message.type.endsWith("/event")) {
-        waiter.onEvent?.({
-          kind: String(message.kind ?? "status"),
-          data: (message.data ?? {}) as Record<string, unknown>,
-          seq: Number(message.seq ?? 0),
-        });
-        return;
-      }
-      pending.delete(reqId as string);
-      waiter.resolve(message);
     },
     onEnd(reason) {
       // Calls still waiting get an answer, never silence.
-      for (const [id, waiter] of pending) {
-        waiter.resolve({
-          type: "error",
-          id: newId(),
-          version: PROTOCOL_VERSION,
-          ts: nowSeconds(),
-          req_id: id,
-          code: "runtime_error",
-          message: `Cancelled: ${reason}`,
-        });
-      }
-      pending.clear();
+      pending.cancelAll(`Cancelled: ${reason}`);
     },
   });
   if (typeof session === "string") return session;
   session.authenticate("accepted", token);
+  return new SessionLink(context.dispatcher, session, pending);
+}
 
-  return {
-    sessionId: session.id,
-    get inFlight() {
-      return pending.size;
-    },
-    request(message, requestOptions = {}) {
-      if (session.closed) {
-        return Promise.resolve({
-          type: "error",
-          id: newId(),
-          version: PROTOCOL_VERSION,
-          ts: nowSeconds(),
-          req_id: "",
-          code: "runtime_error",
-          message: "Cannot call: the session has ended",
-        });
-      }
-      const id = newId();
-      const answer = new Promise<OutgoingMessage>((resolve) => {
-        pending.set(id, { resolve, onEvent: requestOptions.onEvent });
-      });
-      context.dispatcher.receiveValue(session, {
-        ...message,
-        id,
-        version: PROTOCOL_VERSION,
-        ts: nowSeconds(),
-      }, { signal: requestOptions.signal });
-      return answer;
-    },
-    close(reason = "MCP session ended") {
-      session.close(reason);
-    },
-  };
+// The link over an open, authenticated host session.
+class SessionLink implements A2eLink {
+  readonly sessionId: string;
+  #dispatcher: Dispatcher;
+  #session: Session;
+  #pending: PendingAnswers;
+
+  constructor(
+    dispatcher: Dispatcher,
+    session: Session,
+    pending: PendingAnswers,
+  ) {
+    this.sessionId = session.id;
+    this.#dispatcher = dispatcher;
+    this.#session = session;
+    this.#pending = pending;
+  }
+
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  request(
+    message: Record<string, unknown> & { type: string },
+    options: LinkRequestOptions = {},
+  ): Promise<OutgoingMessage> {
+    if (this.#session.closed) {
+      return Promise.resolve(
+        errorAnswer("", "Cannot call: the session has ended"),
+      );
+    }
+    const id = newId();
+    const answer = this.#pending.wait(id, options.onEvent);
+    this.#dispatcher.receiveValue(this.#session, {
+      ...message,
+      id,
+      version: PROTOCOL_VERSION,
+      ts: nowSeconds(),
+    }, { signal: options.signal });
+    return answer;
+  }
+
+  close(reason = "MCP session ended"): void {
+    this.#session.close(reason);
+  }
 }
