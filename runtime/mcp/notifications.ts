@@ -67,23 +67,81 @@ const LEVELS: Record<string, LoggingLevel> = {
  * ```
  */
 export function createEventRelay(options: EventRelayOptions): EventRelay {
-  const token = options.progressToken;
-  const coalesceMs = options.coalesceMs ?? 25;
-  let sending: Promise<void> = Promise.resolve();
-  // MCP asks that progress increase with every notification.
-  let last = 0;
-  let tokens = "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new Relay(options);
+}
 
-  const send = (notification: ServerNotification) => {
-    // In order, and a client gone mid-call must not fail the call.
-    sending = sending.then(() => options.send(notification)).catch(() => {});
+// One call's relay; `onEvent` is handed out unbound, hence an arrow field.
+class Relay implements EventRelay {
+  #options: EventRelayOptions;
+  #token: string | number | undefined;
+  #coalesceMs: number;
+  #sending: Promise<void> = Promise.resolve();
+  // MCP asks that progress increase with every notification.
+  #last = 0;
+  #tokens = "";
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: EventRelayOptions) {
+    this.#options = options;
+    this.#token = options.progressToken;
+    this.#coalesceMs = options.coalesceMs ?? 25;
+  }
+
+  readonly onEvent = (event: CallEvent): void => {
+    const data = event.data;
+    switch (event.kind) {
+      case "progress": {
+        this.#flushTokens();
+        const pct = Number(data.pct);
+        this.#progress(
+          Number.isFinite(pct) ? pct : null,
+          String(data.message ?? ""),
+        );
+        return;
+      }
+      case "status":
+        this.#flushTokens();
+        this.#log("info", String(data.message ?? ""));
+        return;
+      case "log":
+        this.#flushTokens();
+        this.#log(
+          LEVELS[String(data.level ?? "info").toLowerCase()] ?? "info",
+          String(data.message ?? ""),
+        );
+        return;
+      case "llm.token":
+        if (this.#token === undefined) return;
+        this.#tokens += String(data.text ?? "");
+        this.#timer ??= setTimeout(this.#flushTokens, this.#coalesceMs);
+        return;
+      case "artifact":
+        return; // Artifacts arrive whole in the result.
+      default:
+        this.#flushTokens();
+        this.#log("debug", { kind: event.kind, ...data });
+    }
   };
-  const progress = (value: number | null, message: string) => {
+
+  flush(): Promise<void> {
+    this.#flushTokens();
+    return this.#sending;
+  }
+
+  #send(notification: ServerNotification): void {
+    // In order, and a client gone mid-call must not fail the call.
+    this.#sending = this.#sending.then(() => this.#options.send(notification))
+      .catch(() => {});
+  }
+
+  #progress(value: number | null, message: string): void {
+    const token = this.#token;
     if (token === undefined) return;
-    const next = value !== null && value > last ? value : last + 0.001;
-    last = next;
-    send({
+    const next = value !== null && value > this.#last
+      ? value
+      : this.#last + 0.001;
+    this.#last = next;
+    this.#send({
       method: "notifications/progress",
       params: {
         progressToken: token,
@@ -92,60 +150,22 @@ export function createEventRelay(options: EventRelayOptions): EventRelay {
         ...(message ? { message } : {}),
       },
     });
-  };
-  const log = (level: LoggingLevel, data: unknown) =>
-    send({
-      method: "notifications/message",
-      params: { level, logger: options.logger, data },
-    });
-  const flushTokens = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    if (tokens === "") return;
-    const text = tokens;
-    tokens = "";
-    progress(null, text);
-  };
+  }
 
-  return {
-    onEvent(event) {
-      const data = event.data;
-      switch (event.kind) {
-        case "progress": {
-          flushTokens();
-          const pct = Number(data.pct);
-          progress(
-            Number.isFinite(pct) ? pct : null,
-            String(data.message ?? ""),
-          );
-          return;
-        }
-        case "status":
-          flushTokens();
-          log("info", String(data.message ?? ""));
-          return;
-        case "log":
-          flushTokens();
-          log(
-            LEVELS[String(data.level ?? "info").toLowerCase()] ?? "info",
-            String(data.message ?? ""),
-          );
-          return;
-        case "llm.token":
-          if (token === undefined) return;
-          tokens += String(data.text ?? "");
-          timer ??= setTimeout(flushTokens, coalesceMs);
-          return;
-        case "artifact":
-          return; // Artifacts arrive whole in the result.
-        default:
-          flushTokens();
-          log("debug", { kind: event.kind, ...data });
-      }
-    },
-    flush() {
-      flushTokens();
-      return sending;
-    },
+  #log(level: LoggingLevel, data: unknown): void {
+    this.#send({
+      method: "notifications/message",
+      params: { level, logger: this.#options.logger, data },
+    });
+  }
+
+  // An arrow field: it is the coalescing timer's callback.
+  #flushTokens = (): void => {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#tokens === "") return;
+    const text = this.#tokens;
+    this.#tokens = "";
+    this.#progress(null, text);
   };
 }

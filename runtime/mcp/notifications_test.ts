@@ -54,3 +54,32 @@ Deno.test("createEventRelay() maps log levels and sends no progress without a to
     "debug",
   ]);
 });
+
+Deno.test("createEventRelay() sends joined llm tokens on its own once the coalescing delay passes", async () => {
+  const { promise: arrived, resolve } = Promise.withResolvers<
+    ServerNotification
+  >();
+  const r = createEventRelay({
+    progressToken: "p",
+    logger: "t",
+    coalesceMs: 1,
+    send: (n) => {
+      resolve(n);
+      return Promise.resolve();
+    },
+  });
+  r.onEvent({ kind: "llm.token", data: { text: "a" }, seq: 0 });
+  r.onEvent({ kind: "llm.token", data: { text: "b" }, seq: 1 });
+  // Bounded: a relay that never sends fails here rather than hanging.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const sent = await Promise.race([
+    arrived,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("No notification")), 2_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  assert.deepEqual(sent, {
+    method: "notifications/progress",
+    params: { progressToken: "p", progress: 0.001, message: "ab" },
+  });
+});
