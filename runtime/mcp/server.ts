@@ -17,6 +17,7 @@ import {
   ErrorCode as McpErrorCode,
   type GetPromptRequest,
   GetPromptRequestSchema,
+  type GetPromptResult,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
   McpError,
@@ -27,12 +28,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
 import type {
-  SkillDefinition,
   SkillResult,
   ToolDefinition,
   ToolResult,
 } from "../../protocol/models.ts";
 import type { A2eLink } from "./a2e_link.ts";
+import { SessionCatalog } from "./catalog.ts";
 import { createEventRelay } from "./notifications.ts";
 import {
   errorResult,
@@ -61,10 +62,11 @@ export interface McpSessionServer {
   onPush(message: OutgoingMessage): void;
 }
 
-interface Catalog {
-  tools: Map<string, ToolDefinition>;
-  /** By MCP name. */
-  skills: Map<string, SkillDefinition>;
+// What a session's handlers work with.
+interface Served {
+  link: A2eLink;
+  catalog: SessionCatalog;
+  options: McpServerOptions;
 }
 
 /**
@@ -93,143 +95,129 @@ export function createMcpServer(
       },
     },
   );
-  let cached: Promise<Catalog> | null = null;
-  // Names looked up again once and still unlisted (deferred tools): not
-  // reloaded on every call; forgotten with the catalog on a change.
-  let unlisted = new Set<string>();
-  const catalog = () => (cached ??= loadCatalog(link));
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const { tools, skills } = await catalog();
-    const listed: McpTool[] = [];
-    for (const tool of tools.values()) {
-      listed.push(toMcpTool(tool, options.facts?.(tool.name)));
-    }
-    for (const [name, skill] of skills) {
-      listed.push(skillToMcpTool(skill, name));
-    }
-    listed.push(SEARCH_TOOL, CONFIGURE_TOOL);
-    return { tools: listed };
-  });
-
-  server.setRequestHandler(CallToolRequestSchema, async (
-    request: CallToolRequest,
-    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-  ) => {
-    const name = request.params.name;
-    const args = request.params.arguments ?? {};
-    if (name === SEARCH_TOOL.name) {
-      return await searchTools(link, args, options);
-    }
-    if (name === CONFIGURE_TOOL.name) return await configureToolkit(link, args);
-    let skill = (await catalog()).skills.get(name);
-    if (
-      !skill && !(await catalog()).tools.has(name) && !unlisted.has(name)
-    ) {
-      // A skill added since the list, or a deferred tool: look again once.
-      cached = null;
-      unlisted = new Set();
-      skill = (await catalog()).skills.get(name);
-      if (!skill) unlisted.add(name);
-    }
-    const relay = createEventRelay({
-      progressToken: extra._meta?.progressToken,
-      send: (n) => extra.sendNotification(n),
-      logger: name,
-    });
-    const answer = await link.request(
-      skill
-        ? {
-          type: "skill/call/req",
-          name: skill.name,
-          arguments: args,
-          streaming: true,
-        }
-        : {
-          type: "tool/call/req",
-          tool_name: name,
-          arguments: args,
-          streaming: true,
-        },
-      { onEvent: relay.onEvent, signal: extra.signal },
-    );
-    await relay.flush();
-    return answerToResult(answer, skill ? "skill_error" : "tool_error");
-  });
-
-  server.setRequestHandler(ListPromptsRequestSchema, async () => {
-    const prompts: Prompt[] = [];
-    for (const skill of (await catalog()).skills.values()) {
-      if (!skill.instructions) continue;
-      prompts.push({
-        name: skill.name,
-        title: skill.name,
-        description: skill.description,
-        arguments: (skill.arguments ?? []).map((a) => ({ name: a })),
-      });
-    }
-    return { prompts };
-  });
-
+  const served: Served = { link, catalog: new SessionCatalog(link), options };
+  server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    (
+      request: CallToolRequest,
+      extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+    ) => callTool(served, request, extra),
+  );
+  server.setRequestHandler(
+    ListPromptsRequestSchema,
+    () => listPrompts(served.catalog),
+  );
   server.setRequestHandler(
     GetPromptRequestSchema,
-    async (request: GetPromptRequest) => {
-      const skill = [...(await catalog()).skills.values()].find((s) =>
-        s.name === request.params.name && s.instructions
-      );
-      if (!skill) {
-        throw new McpError(
-          McpErrorCode.InvalidParams,
-          `Prompt ${request.params.name} not found`,
-        );
-      }
-      const args = Object.entries(request.params.arguments ?? {});
-      const text = skill.instructions +
-        (args.length > 0
-          ? "\n\nArguments:\n" + args.map(([k, v]) => `- ${k}: ${v}`).join("\n")
-          : "");
-      return {
-        description: skill.description,
-        messages: [{ role: "user", content: { type: "text", text } }],
-      };
-    },
+    (request: GetPromptRequest) => getPrompt(served.catalog, request),
   );
-
   return {
     server,
     onPush(message) {
       if (message.type !== "invoke/event" || message.kind !== "tools.changed") {
         return;
       }
-      cached = null;
-      unlisted = new Set();
+      served.catalog.reset();
       server.sendToolListChanged().catch(() => {});
       server.sendPromptListChanged().catch(() => {});
     },
   };
 }
 
-async function loadCatalog(link: A2eLink): Promise<Catalog> {
-  const [toolsAnswer, skillsAnswer] = await Promise.all([
-    link.request({ type: "tool/list/req" }),
-    link.request({ type: "skill/discover/req" }),
-  ]);
-  const tools = new Map<string, ToolDefinition>();
-  if (toolsAnswer.type === "tool/list/resp") {
-    for (const tool of toolsAnswer.tools as ToolDefinition[]) {
-      tools.set(tool.name, tool);
-    }
+async function listTools(served: Served): Promise<{ tools: McpTool[] }> {
+  const { tools, skills } = await served.catalog.get();
+  const listed: McpTool[] = [];
+  for (const tool of tools.values()) {
+    listed.push(toMcpTool(tool, served.options.facts?.(tool.name)));
   }
-  const skills = new Map<string, SkillDefinition>();
-  if (skillsAnswer.type === "skill/discover/resp") {
-    for (const skill of skillsAnswer.skills as SkillDefinition[]) {
-      if (skill.status !== "Published") continue;
-      const reserved = tools.has(skill.name) ||
-        skill.name === SEARCH_TOOL.name || skill.name === CONFIGURE_TOOL.name;
-      skills.set(reserved ? `${skill.name}_skill` : skill.name, skill);
-    }
+  for (const [name, skill] of skills) {
+    listed.push(skillToMcpTool(skill, name));
   }
-  return { tools, skills };
+  listed.push(SEARCH_TOOL, CONFIGURE_TOOL);
+  return { tools: listed };
+}
+
+// The hot path: one await on the catalog, one on the answer, one to flush.
+async function callTool(
+  served: Served,
+  request: CallToolRequest,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): Promise<CallToolResult> {
+  const { link, catalog } = served;
+  const name = request.params.name;
+  const args = request.params.arguments ?? {};
+  if (name === SEARCH_TOOL.name) {
+    return await searchTools(link, args, served.options);
+  }
+  if (name === CONFIGURE_TOOL.name) return await configureToolkit(link, args);
+  const listed = await catalog.get();
+  // A skill added since the list, or a deferred tool: look again once.
+  const skill = listed.skills.get(name) ??
+    (listed.tools.has(name) ? undefined : await catalog.lookAgain(name));
+  const relay = createEventRelay({
+    progressToken: extra._meta?.progressToken,
+    send: (n) => extra.sendNotification(n),
+    logger: name,
+  });
+  const answer = await link.request(
+    skill
+      ? {
+        type: "skill/call/req",
+        name: skill.name,
+        arguments: args,
+        streaming: true,
+      }
+      : {
+        type: "tool/call/req",
+        tool_name: name,
+        arguments: args,
+        streaming: true,
+      },
+    { onEvent: relay.onEvent, signal: extra.signal },
+  );
+  await relay.flush();
+  return answerToResult(answer, skill ? "skill_error" : "tool_error");
+}
+
+async function listPrompts(
+  catalog: SessionCatalog,
+): Promise<{ prompts: Prompt[] }> {
+  const prompts: Prompt[] = [];
+  for (const skill of (await catalog.get()).skills.values()) {
+    if (!skill.instructions) continue;
+    prompts.push({
+      name: skill.name,
+      title: skill.name,
+      description: skill.description,
+      arguments: (skill.arguments ?? []).map((a) => ({ name: a })),
+    });
+  }
+  return { prompts };
+}
+
+async function getPrompt(
+  catalog: SessionCatalog,
+  request: GetPromptRequest,
+): Promise<GetPromptResult> {
+  const skill = [...(await catalog.get()).skills.values()].find((s) =>
+    s.name === request.params.name && s.instructions
+  );
+  if (!skill) {
+    throw new McpError(
+      McpErrorCode.InvalidParams,
+      `Prompt ${request.params.name} not found`,
+    );
+  }
+  const args = Object.entries(request.params.arguments ?? {});
+  const text = skill.instructions +
+    (args.length > 0
+      ? "\n\nArguments:\n" + args.map(([k, v]) => `- ${k}: ${v}`).join("\n")
+      : "");
+  return {
+    description: skill.description,
+    messages: [{ role: "user", content: { type: "text", text } }],
+  };
 }
 
 function answerToResult(
