@@ -9,24 +9,30 @@
 
 import type { GrantCheck } from "../sandbox/permissions.ts";
 import { GrantCache } from "../sandbox/grants.ts";
-import { isOutput } from "../../protocol/output.ts";
-import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
+import type { Sandbox, SandboxCall, SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
-import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";
 import { newId } from "../../protocol/envelope.ts";
-import {
-  type CallEvent,
-  type ToolOutcome,
-  toolOutcome,
-} from "../../protocol/domain.ts";
+import type { CallEvent } from "../../protocol/domain.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolEntry } from "../registry/types.ts";
-import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import { scrubSecrets } from "../toolkits/secrets.ts";
-import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
+import type { ResolvedConfig, ToolkitConfigs } from "../toolkits/configs.ts";
+import { type HostPolicy, parseHostPolicy } from "./policy.ts";
 import { ToolCallHooks } from "./call_hooks.ts";
 import type { EgressBroker } from "../egress/broker.ts";
-import { validateArguments } from "./validate.ts";
+import {
+  admitTool,
+  argumentsRefusal,
+  configRefusal,
+  grantDenied,
+  grantRefusal,
+} from "./call_checks.ts";
+import {
+  NO_SECRETS,
+  ranOutcome,
+  sandboxBroke,
+  type ToolCallOutcome,
+} from "./call_outcome.ts";
 import type { RunObserver } from "../store/observer.ts";
 import { observeToolCaller } from "../store/observe_tools.ts";
 
@@ -70,15 +76,7 @@ export interface ToolCallRequest {
   parentRunId?: string;
 }
 
-/** What a call produced. */
-export interface ToolCallOutcome {
-  /** The outcome (the codec encodes it as the wire's `ToolResult`). */
-  result: ToolOutcome;
-  /** The tool returned an `Output` with `break_loop: true` (agent loops stop). */
-  breakLoop: boolean;
-  /** The entry that ran: the version the call started with. */
-  entry: ToolEntry;
-}
+export type { ToolCallOutcome };
 
 /** Calls tools. */
 export interface ToolCaller {
@@ -134,228 +132,127 @@ export interface ToolCaller {
  */
 export function createToolCaller(options: ToolCallerOptions): ToolCaller {
   const policy = options.policy ?? parseHostPolicy({});
-  const maxEvents = options.maxEvents ?? 1000;
-  const grants = new GrantCache(options.sandbox, policy.permissions);
-
-  const caller: ToolCaller = {
-    async call(request) {
-      const started = performance.now();
-      const { name, session } = request;
-      const snapshot = options.registry.snapshot;
-      const entry = snapshot.tools.get(name);
-      if (!entry) {
-        const blocked = snapshot.blocked.get(name);
-        throw new SkillboxError(
-          "unknown_tool",
-          blocked
-            ? `Unknown tool "${name}": ${blocked}`
-            : `Unknown tool "${name}"`,
-          { detail: { tool_name: name } },
-        );
-      }
-      const decision = checkToolPolicy(policy.tools, entry, session.token);
-      if (!decision.allowed) {
-        throw new PermissionDeniedError(decision.reason, {
-          detail: { tool_name: name },
-        });
-      }
-
-      let check;
-      try {
-        check = validateArguments(entry.inputSchema, request.args);
-      } catch (error) {
-        return failure(
-          entry,
-          "tool_error",
-          `Cannot run tool "${name}": its input schema is invalid: ${
-            (error as Error).message
-          }`,
-          NO_SECRETS,
-          started,
-        );
-      }
-      if (!check.valid) {
-        return failure(
-          entry,
-          "schema_violation",
-          `Invalid arguments for tool "${name}": ${check.message}`,
-          NO_SECRETS,
-          started,
-        );
-      }
-
-      let config: Record<string, unknown> = NO_CONFIG;
-      let secrets: readonly string[] = NO_SECRETS;
-      const kit = entry.toolkit === null
-        ? undefined
-        : snapshot.toolkits.get(entry.toolkit);
-      if (kit) {
-        const resolved = options.configs.resolve(session, kit);
-        if (resolved.problem !== null) {
-          return failure(
-            entry,
-            "tool_error",
-            resolved.configured
-              ? `Cannot run tool "${name}": the configuration of toolkit "${kit.name}" is invalid: ${resolved.problem}`
-              : `Cannot run tool "${name}": toolkit "${kit.name}" is not configured (${resolved.problem}); send toolkit/configure/req first`,
-            resolved.secrets,
-            started,
-          );
-        }
-        config = resolved.config;
-        secrets = resolved.secrets;
-      }
-
-      let grant: GrantCheck;
-      try {
-        const known = grants.of(entry, kit, config);
-        grant = known instanceof Promise ? await known : known;
-      } catch (error) {
-        const code = error instanceof SkillboxError ? error.code : "tool_error";
-        return failure(
-          entry,
-          code,
-          `Cannot run tool "${name}": its permissions could not be computed: ${
-            (error as Error).message
-          }`,
-          secrets,
-          started,
-        );
-      }
-      if (!grant.ok) {
-        throw new PermissionDeniedError(
-          scrub(`Cannot run tool "${name}": ${grant.reason}`, secrets),
-          { detail: { tool_name: name, permission: grant.permission } },
-        );
-      }
-
-      const hooks = new ToolCallHooks(
-        request,
-        secrets,
-        maxEvents,
-        options.egress
-          ? {
-            broker: options.egress,
-            net: grant.grant.net ?? [],
-            toolkit: entry.toolkit,
-          }
-          : null,
-      );
-      const timeoutMs = Math.max(
-        1,
-        Math.min((request.timeoutSeconds ?? 30) * 1000, policy.maxTimeoutMs),
-      );
-      let outcome: SandboxOutcome;
-      try {
-        outcome = await options.sandbox.call({
-          path: entry.path,
-          export: entry.export,
-          version: entry.hash,
-          args: request.args,
-          grant: grant.grant,
-          timeoutMs,
-          sessionId: session.id,
-          callId: request.callId ?? newId(),
-          config,
-          metadata: request.metadata ?? {},
-          isolation: entry.isolation,
-          principal: entry.runsClientCode ? "session" : "module",
-        }, hooks);
-      } catch (error) {
-        // The sandbox promises not to throw for the code's failures; if it
-        // does, it is the sandbox that broke.
-        outcome = {
-          ok: false,
-          code: error instanceof SkillboxError ? error.code : "sandbox_crash",
-          message: error instanceof Error ? error.message : String(error),
-          retryable: true,
-        };
-      }
-      return {
-        result: scrub(
-          toResult(name, outcome, hooks.events, hooks.eventsCut, started),
-          secrets,
-        ),
-        breakLoop: outcome.ok && isOutput(outcome.value) &&
-          outcome.value.break_loop === true,
-        entry,
-      };
-    },
+  const parts: CallerParts = {
+    registry: options.registry,
+    sandbox: options.sandbox,
+    configs: options.configs,
+    policy,
+    maxEvents: options.maxEvents ?? 1000,
+    grants: new GrantCache(options.sandbox, policy.permissions),
+    egress: options.egress ?? null,
   };
+  const caller: ToolCaller = { call: (request) => callTool(parts, request) };
   return options.observer
     ? observeToolCaller(caller, options.observer, options)
     : caller;
 }
 
-const NO_SECRETS: readonly string[] = Object.freeze([]);
-const NO_CONFIG: Record<string, unknown> = Object.freeze({});
-
-// Most toolkits hold no secret: skip the walk over the result then.
-function scrub<T>(value: T, secrets: readonly string[]): T {
-  return secrets.length === 0 ? value : scrubSecrets(value, secrets);
+/** What every call of one caller reads: fixed when the caller is made. */
+interface CallerParts {
+  readonly registry: Pick<Registry, "snapshot">;
+  readonly sandbox: Pick<Sandbox, "call">;
+  readonly configs: ToolkitConfigs;
+  readonly policy: HostPolicy;
+  readonly maxEvents: number;
+  readonly grants: GrantCache;
+  readonly egress: EgressBroker | null;
 }
 
-function failure(
+// The call, step by step: each check returns early with a refusal (or
+// throws an A2E error); the steps are plain functions taking what they
+// need, so a call allocates no closure and awaits only the grant (when it
+// is not cached yet) and the sandbox.
+async function callTool(
+  parts: CallerParts,
+  request: ToolCallRequest,
+): Promise<ToolCallOutcome> {
+  const started = performance.now();
+  const { session } = request;
+  const snapshot = parts.registry.snapshot;
+  const entry = admitTool(
+    snapshot,
+    parts.policy.tools,
+    request.name,
+    session.token,
+  );
+  const refused = argumentsRefusal(entry, request.args, started);
+  if (refused !== null) return refused;
+
+  const kit = entry.toolkit === null
+    ? undefined
+    : snapshot.toolkits.get(entry.toolkit);
+  let resolved = OUTSIDE_A_TOOLKIT;
+  if (kit) {
+    resolved = parts.configs.resolve(session, kit);
+    if (resolved.problem !== null) {
+      return configRefusal(entry, kit, resolved, started);
+    }
+  }
+  const { config, secrets } = resolved;
+
+  let grant: GrantCheck;
+  try {
+    const known = parts.grants.of(entry, kit, config);
+    grant = known instanceof Promise ? await known : known;
+  } catch (error) {
+    return grantRefusal(entry, error, secrets, started);
+  }
+  if (!grant.ok) throw grantDenied(request.name, grant, secrets);
+
+  const hooks = new ToolCallHooks(
+    request,
+    secrets,
+    parts.maxEvents,
+    parts.egress === null ? null : {
+      broker: parts.egress,
+      net: grant.grant.net ?? [],
+      toolkit: entry.toolkit,
+    },
+  );
+  let outcome: SandboxOutcome;
+  try {
+    outcome = await parts.sandbox.call(
+      sandboxCall(entry, request, grant.grant, config, parts.policy),
+      hooks,
+    );
+  } catch (error) {
+    outcome = sandboxBroke(error);
+  }
+  return ranOutcome(entry, outcome, hooks, secrets, started);
+}
+
+// A tool outside a toolkit runs with no configuration and no secret.
+const OUTSIDE_A_TOOLKIT: ResolvedConfig = Object.freeze({
+  configured: false,
+  config: Object.freeze({}),
+  problem: null,
+  secrets: NO_SECRETS,
+});
+
+// What the sandbox runs: the entry's version with the checked grant; the
+// timeout is the request's, capped by the policy.
+function sandboxCall(
   entry: ToolEntry,
-  code: string,
-  error: string,
-  secrets: readonly string[],
-  started: number,
-): ToolCallOutcome {
+  request: ToolCallRequest,
+  grant: Permissions,
+  config: Record<string, unknown>,
+  policy: HostPolicy,
+): SandboxCall {
   return {
-    result: toolOutcome({
-      success: false,
-      toolName: entry.name,
-      error: scrub(error, secrets),
-      errorCode: code,
-      durationMs: elapsed(started),
-    }),
-    breakLoop: false,
-    entry,
+    path: entry.path,
+    export: entry.export,
+    version: entry.hash,
+    args: request.args,
+    grant,
+    timeoutMs: Math.max(
+      1,
+      Math.min((request.timeoutSeconds ?? 30) * 1000, policy.maxTimeoutMs),
+    ),
+    sessionId: request.session.id,
+    callId: request.callId ?? newId(),
+    config,
+    metadata: request.metadata ?? {},
+    isolation: entry.isolation,
+    principal: entry.runsClientCode ? "session" : "module",
   };
-}
-
-function toResult(
-  name: string,
-  outcome: SandboxOutcome,
-  events: CallEvent[],
-  eventsCut: boolean,
-  started: number,
-): ToolOutcome {
-  if (!outcome.ok) {
-    return toolOutcome({
-      success: false,
-      toolName: name,
-      error: outcome.message,
-      errorCode: outcome.code,
-      durationMs: elapsed(started),
-      truncated: eventsCut,
-      events,
-    });
-  }
-  const value = outcome.value;
-  if (isOutput(value)) {
-    return toolOutcome({
-      success: true,
-      toolName: name,
-      data: value.data ?? null,
-      summary: value.summary ?? null,
-      exitCode: typeof value.exit_code === "number" ? value.exit_code : null,
-      durationMs: elapsed(started),
-      truncated: outcome.truncated || eventsCut,
-      events,
-    });
-  }
-  return toolOutcome({
-    success: true,
-    toolName: name,
-    data: value ?? null,
-    durationMs: elapsed(started),
-    truncated: outcome.truncated || eventsCut,
-    events,
-  });
-}
-
-function elapsed(started: number): number {
-  return Math.max(0, Math.round(performance.now() - started));
 }
