@@ -16,6 +16,7 @@ import {
   type WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
 import type { SandboxCommand } from "./spawn.ts";
+import { killTree } from "./_kill_tree.ts";
 import type { ProcessWorkerStats, SandboxOutcome } from "./types.ts";
 
 /** What a sandbox process reports of its workers. */
@@ -80,7 +81,10 @@ export class SandboxProcess {
   readonly #encoder = new TextEncoder();
   #stderr = "";
   #dead = false;
-  // Set the moment SIGKILL is sent: the exit is only observed later (pipes
+  // Set once its exit status is reaped (its pid may be reused from then on;
+  // `#dead` waits for the pipes to drain too).
+  #reaped = false;
+  // Set the moment the kill starts: the exit is only observed later (pipes
   // drain, status is reaped), and work routed in between would crash.
   #killed = false;
   // Callers that picked this process and have not started their operation
@@ -135,7 +139,8 @@ export class SandboxProcess {
       onReady,
     );
     const stderr = this.#drainStderr();
-    this.exited = Promise.all([this.#child.status, frames, stderr]).then(
+    const status = this.#child.status.finally(() => this.#reaped = true);
+    this.exited = Promise.all([status, frames, stderr]).then(
       ([status]) => {
         this.#dead = true;
         // V8's heap-limit abort is a SIGTRAP; the stderr check tells it from
@@ -296,20 +301,23 @@ export class SandboxProcess {
     this.#write(JSON.stringify(message));
   }
 
-  /** Kills the process (SIGKILL: a busy loop ignores anything gentler). */
+  /**
+   * Kills the process and what it started (SIGKILL: a busy loop ignores
+   * anything gentler).
+   */
   kill(): void {
     if (this.#dead) return;
     if (this.#killed) return;
     this.#killed = true;
-    try {
-      this.#child.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
-    // Killed within its first few milliseconds, bubblewrap can die before
-    // its child asked to die with it: that child (Deno) would live on,
-    // uncounted. It exits when it reads the end of its stdin.
+    // Nothing more reaches its stdin: a main still waiting for frames reads
+    // the end of it and exits.
     this.#writer.close().catch(() => {});
+    // Killed within its first few milliseconds, bubblewrap can die before
+    // its child asked to die with it: that child (Deno, or bwrap still
+    // setting up) would live on, uncounted, running what it was sent and
+    // holding stdout open, so `exited` would never resolve. killTree stops
+    // bwrap first and kills its children with it.
+    killTree(this.#child.pid, () => this.#reaped).catch(() => {});
   }
 
   #write(json: string): void {

@@ -1,0 +1,149 @@
+/**
+ * A confined sandbox process (bubblewrap) killed in its first milliseconds
+ * leaves no process behind: every process whose command line names the
+ * grant's folder (bwrap, and the Deno it starts in its namespaces) is gone
+ * once `exited` resolves, and it resolves at all. The operation sent to it
+ * spins at top level, so a process that outlived its bubblewrap would run
+ * forever.
+ *
+ * Without working bubblewrap the test is ignored (its name says so).
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Confiner } from "./confiner.ts";
+import { SANDBOX_MAIN } from "./spawn.ts";
+import { loadBootstrap } from "./spawn.ts";
+import { startProcess } from "./start_process.ts";
+import { callOp } from "./_test_support.ts";
+
+const confiner = new Confiner("auto");
+const status = await confiner.status();
+const ROUNDS = 12;
+
+/**
+ * Pids of the processes whose command line includes `marker`, from `ps`
+ * (the test runs without `--allow-all`, which Deno asks for to read /proc).
+ */
+async function processesNaming(marker: string): Promise<number[]> {
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-A", "-ww", "-o", "pid=,args="],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(stdout).split("\n")
+    .filter((line) => line.includes(marker))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
+}
+
+/** Waits (bounded) until no process names `marker`; returns those left. */
+async function leftAfter(marker: string, boundMs: number): Promise<number[]> {
+  const end = Date.now() + boundMs;
+  let left = await processesNaming(marker);
+  while (left.length > 0 && Date.now() < end) {
+    // A killed process is reaped within milliseconds: look again soon.
+    await new Promise((r) => setTimeout(r, 20));
+    left = await processesNaming(marker);
+  }
+  return left;
+}
+
+type Kill =
+  | "at once"
+  | "at once, a spinning op sent"
+  | "at spawn"
+  | "after a spinning op";
+
+// One confined process granted a fresh folder, killed as `kill` says;
+// returns whether `exited` resolved within the bound and the processes
+// left after it.
+async function oneRound(
+  kill: Kill,
+  bootstrap: string,
+): Promise<{ returned: boolean; left: number[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_early_kill_" });
+  const path = join(dir, "spin.ts");
+  await Deno.writeTextFile(path, "while (true) {}\nexport default {};\n");
+  const wrap = await confiner.wrapperFor(SANDBOX_MAIN);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const proc = startProcess(
+      {
+        deny: [],
+        deniedTrees: [],
+        memoryMb: 128,
+        spareWorkers: 0,
+        maxWarmWorkers: 1,
+        maxResultBytes: 1 << 20,
+        maxEventBytes: 1 << 20,
+        cwd: dir,
+      },
+      "k",
+      { read: [dir] },
+      bootstrap,
+      wrap,
+    );
+    if (kill !== "at once" && kill !== "at spawn") {
+      proc.lease();
+      proc.start(callOp(path, {}), {
+        onEvent() {},
+        onRpc() {},
+        onOutcome() {},
+      });
+    }
+    if (kill === "at spawn") await Promise.resolve();
+    // A few milliseconds in: bwrap is setting up, or Deno is starting.
+    if (kill === "after a spinning op") {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    proc.kill();
+    const returned = await Promise.race([
+      proc.exited.then(() => true),
+      new Promise<false>((r) => timer = setTimeout(() => r(false), 10_000)),
+    ]);
+    return { returned, left: await leftAfter(dir, 3_000) };
+  } finally {
+    clearTimeout(timer);
+    // Whatever the test's own processes left is ended here, by pid.
+    for (const pid of await processesNaming(dir)) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await leftAfter(dir, 3_000);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: status.active
+    ? "a confined sandbox process killed in its first milliseconds leaves no process behind"
+    : `a confined sandbox process killed early leaves no process behind [IGNORED: ${status.reason}]`,
+  ignore: !status.active,
+  async fn() {
+    const bootstrap = await loadBootstrap();
+    const kills: Kill[] = [
+      "at once",
+      "at once, a spinning op sent",
+      "at spawn",
+      "after a spinning op",
+    ];
+    const failures: string[] = [];
+    for (const kill of kills) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const { returned, left } = await oneRound(kill, bootstrap);
+        if (!returned || left.length > 0) {
+          failures.push(
+            `killed ${kill}, round ${round}: ${
+              returned ? "exited" : "never exited"
+            }, left pids ${left.join(",") || "none"}`,
+          );
+        }
+      }
+    }
+    assert.deepEqual(failures, []);
+  },
+});
