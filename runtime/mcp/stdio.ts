@@ -1,17 +1,15 @@
 /**
  * MCP over stdio (`deno run host --mcp`): one session on stdin/stdout,
- * through the official SDK's `StdioServerTransport`, trusted like `--stdio`
+ * through the official SDK's `Server` on our line transport (`stdio_transport.ts`), trusted like `--stdio`
  * (no token). Logs go to stderr; the session ends, cancelling its calls,
  * when stdin closes.
  *
  * @module
  */
 
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { TransportContext } from "../transports/_context.ts";
 import { openA2eLink } from "./a2e_link.ts";
-import { orderedStdout } from "./stdout.ts";
-import { stdinReadable } from "./stdin.ts";
+import { StdioLineTransport } from "./stdio_transport.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
 /**
@@ -44,15 +42,9 @@ export async function serveMcpStdio(
   };
   mcp.server.onerror = (error: Error) =>
     context.log(`MCP stdio: ${error.message}`);
-  const stdin = stdinReadable();
-  const transport = new StdioServerTransport(stdin, orderedStdout(), {
-    maxBufferSize: context.dispatcher.maxMessageBytes,
+  const transport = new StdioLineTransport({
+    maxLineBytes: context.dispatcher.maxMessageBytes,
   });
-  const end = () => {
-    transport.close().catch(() => {});
-  };
-  stdin.once("end", end);
-  stdin.once("close", end);
   await mcp.server.connect(transport);
   await closed.promise;
 }
