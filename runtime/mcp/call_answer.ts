@@ -14,7 +14,6 @@
  * @module
  */
 
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   armSseKeepAlive,
   DEFAULT_SSE_KEEP_ALIVE_MS,
@@ -24,6 +23,12 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+
+/** Where an answer goes while it may still come as one JSON body. */
+export interface JsonSender {
+  /** Sends the answer (or an error in its place) as the HTTP response. */
+  send(message: JSONRPCMessage): Promise<void>;
+}
 
 /** Options of {@link createCallAnswer}. */
 export interface CallAnswerOptions {
@@ -77,7 +82,8 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  * transport the request was posted to) has taken. Route every message about
  * the request to {@link CallAnswer.send}.
  *
- * @param json the request's own SDK transport, in JSON response mode
+ * @param json where the answer goes as one JSON body (the request's own SDK
+ *   transport in JSON response mode, or a plain JSON answerer)
  * @param options the request id, session id, grace time and cancel hook
  * @returns the answer
  * @example An answer within the grace time is one JSON body
@@ -102,7 +108,7 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  * ```
  */
 export function createCallAnswer(
-  json: WebStandardStreamableHTTPServerTransport,
+  json: JsonSender,
   options: CallAnswerOptions,
 ): CallAnswer {
   const streamed = Promise.withResolvers<Response>();

@@ -3,9 +3,11 @@
  * sees it: the SDK's session transport (`WebStandardStreamableHTTPServerTransport`,
  * SSE answers: the GET stream, DELETE, initialization, progress), plus a
  * cheaper way for the common POST: a single request that asks for no
- * progress is handed to a stateless SDK transport of its own in JSON
- * response mode (the public `enableJsonResponse` option), and answered as
- * one JSON body unless it must stream (see {@link createCallAnswer}).
+ * progress is answered as one JSON body unless it must stream (see
+ * {@link createCallAnswer}). When the SDK's transport would take it as it
+ * is, the server gets it straight away (see `json_post.ts`); otherwise it
+ * goes through a stateless SDK transport of its own in JSON response mode
+ * (the public `enableJsonResponse` option), which refuses what it refuses.
  *
  * Every message the server sends goes to the transport its request came
  * through; messages about no request go on the session's GET stream.
@@ -23,7 +25,13 @@ import type {
   MessageExtraInfo,
   RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import { answerId, type CallAnswer, createCallAnswer } from "./call_answer.ts";
+import {
+  answerId,
+  type CallAnswer,
+  createCallAnswer,
+  type JsonSender,
+} from "./call_answer.ts";
+import { jsonAnswer, lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
 import { cancellations, requestIds, watchAnswer } from "./disconnect.ts";
 
 /** Options of {@link McpHttpSession}. */
@@ -175,10 +183,34 @@ export class McpHttpSession implements Transport {
     parsedBody: unknown,
     id: RequestId,
   ): Promise<Response> {
-    if (this.#sse.sessionId === undefined) {
+    const sessionId = this.#sse.sessionId;
+    if (sessionId === undefined) {
       // Not initialized: the session transport says so its own way.
       return await this.#sse.handleRequest(request, { parsedBody });
     }
+    const message = plainJsonRequest(request, parsedBody);
+    if (message === undefined) {
+      return await this.#viaSdk(request, parsedBody, id, sessionId);
+    }
+    const answered = Promise.withResolvers<Response>();
+    const call = this.#track(id, sessionId, {
+      send(answer) {
+        answered.resolve(jsonAnswer(answer, sessionId));
+        return Promise.resolve();
+      },
+    });
+    this.onmessage?.(message, { requestInfo: lazyRequestInfo(request) });
+    return await Promise.race([answered.promise, call.streamed]);
+  }
+
+  // A POST the SDK must look at: a stateless SDK transport of its own in
+  // JSON response mode, which refuses what it would refuse.
+  async #viaSdk(
+    request: Request,
+    parsedBody: unknown,
+    id: RequestId,
+    sessionId: string,
+  ): Promise<Response> {
     const json = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -188,20 +220,26 @@ export class McpHttpSession implements Transport {
     json.onerror = (error: Error) => this.onerror?.(error);
     // Called only once the SDK has accepted the request.
     json.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      call = createCallAnswer(json, {
-        id,
-        sessionId: this.#sse.sessionId,
-        graceMs: this.#graceMs,
-        onCancel: () => {
-          this.#calls.delete(id);
-          this.#cancel([id]);
-        },
-      });
-      this.#calls.set(id, call);
+      call = this.#track(id, sessionId, json);
       this.onmessage?.(message, extra);
     };
     const answered = json.handleRequest(request, { parsedBody });
     return await (call ? Promise.race([answered, call.streamed]) : answered);
+  }
+
+  // The answer of one request on its way, until it is sent or cancelled.
+  #track(id: RequestId, sessionId: string, json: JsonSender): CallAnswer {
+    const call = createCallAnswer(json, {
+      id,
+      sessionId,
+      graceMs: this.#graceMs,
+      onCancel: () => {
+        this.#calls.delete(id);
+        this.#cancel([id]);
+      },
+    });
+    this.#calls.set(id, call);
+    return call;
   }
 
   #cancel(ids: readonly RequestId[]): void {

@@ -183,3 +183,41 @@ Deno.test("a malformed request is refused by the SDK as before", async () => {
   await res.body?.cancel();
   await server.close();
 });
+
+Deno.test("a request with headers the SDK refuses gets the SDK's refusal, not the JSON fast path", async () => {
+  const { server, session } = await open(() => Promise.resolve(result("x")));
+  const body = {
+    jsonrpc: "2.0",
+    id: 7,
+    method: "tools/call",
+    params: { name: "t", arguments: {} },
+  };
+  const refused = async (headers: Record<string, string>) => {
+    const res = await session.post(
+      new Request("http://x/mcp", {
+        method: "POST",
+        headers: {
+          ...HEADERS,
+          "mcp-session-id": session.sessionId!,
+          ...headers,
+        },
+      }),
+      body,
+    );
+    const answer = await res.json();
+    return [res.status, answer.error?.code];
+  };
+  assert.deepEqual(await refused({ accept: "application/json" }), [
+    406,
+    -32000,
+  ]);
+  assert.deepEqual(await refused({ "content-type": "text/plain" }), [
+    415,
+    -32000,
+  ]);
+  assert.deepEqual(
+    await refused({ "mcp-protocol-version": "1999-01-01" }),
+    [400, -32000],
+  );
+  await server.close();
+});
