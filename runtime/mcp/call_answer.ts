@@ -23,6 +23,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { Deadlines, Expiring } from "../sandbox/deadlines.ts";
 
 /** Where an answer goes while it may still come as one JSON body. */
 export interface JsonSender {
@@ -40,6 +41,11 @@ export interface CallAnswerOptions {
   graceMs: number;
   /** Called once when the client goes away before the answer was sent. */
   onCancel: () => void;
+  /**
+   * Keeps the grace time: one timer for all of a session's calls instead
+   * of a timer set and cleared per call. @default a timer of its own
+   */
+  deadlines?: Deadlines;
 }
 
 /** One request's answer on its way: JSON, or SSE once it must stream. */
@@ -59,6 +65,17 @@ export interface CallAnswer {
 }
 
 const encoder = new TextEncoder();
+
+// The grace time kept by a timer of the call's own.
+class OwnTimer {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  add(item: Expiring, ms: number): void {
+    this.#timer = setTimeout(() => item.expire(), ms);
+  }
+  remove(_item: Expiring): void {
+    clearTimeout(this.#timer);
+  }
+}
 
 /**
  * Whether a message is the answer to a request (a result or an error).
@@ -115,9 +132,15 @@ export function createCallAnswer(
   let state: "waiting" | "streaming" | "done" = "waiting";
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let keepAlive: ReturnType<typeof setInterval> | undefined;
+  const clock = options.deadlines ?? new OwnTimer();
+  const grace: Expiring = {
+    expire() {
+      if (state === "waiting") stream();
+    },
+  };
   const end = () => {
     state = "done";
-    clearTimeout(grace);
+    clock.remove(grace);
     clearInterval(keepAlive);
     try {
       controller?.close();
@@ -126,7 +149,7 @@ export function createCallAnswer(
     }
   };
   const stream = () => {
-    clearTimeout(grace);
+    clock.remove(grace);
     state = "streaming";
     const body = new ReadableStream<Uint8Array>({
       start(c) {
@@ -149,9 +172,7 @@ export function createCallAnswer(
       new Response(body, { status: 200, headers: sseHeaders(options) }),
     );
   };
-  const grace = setTimeout(() => {
-    if (state === "waiting") stream();
-  }, options.graceMs);
+  clock.add(grace, options.graceMs);
 
   return {
     streamed: streamed.promise,

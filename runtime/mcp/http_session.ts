@@ -31,6 +31,7 @@ import {
   createCallAnswer,
   type JsonSender,
 } from "./call_answer.ts";
+import { Deadlines } from "../sandbox/deadlines.ts";
 import { jsonAnswer, lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
 import { cancellations, requestIds, watchAnswer } from "./disconnect.ts";
 
@@ -92,6 +93,8 @@ export class McpHttpSession implements Transport {
   readonly #calls = new Map<RequestId, CallAnswer>();
   readonly #maxBytes: number;
   readonly #graceMs: number;
+  // Kept alive like the calls it serves: it is closed with the session.
+  readonly #deadlines = new Deadlines({ unref: false });
 
   /**
    * Creates the transport of one session.
@@ -110,6 +113,7 @@ export class McpHttpSession implements Transport {
       this.onmessage?.(message, extra);
     this.#sse.onerror = (error: Error) => this.onerror?.(error);
     this.#sse.onclose = () => {
+      this.#deadlines.close();
       for (const call of this.#calls.values()) call.close();
       this.#calls.clear();
       this.onclose?.();
@@ -233,6 +237,7 @@ export class McpHttpSession implements Transport {
       id,
       sessionId,
       graceMs: this.#graceMs,
+      deadlines: this.#deadlines,
       onCancel: () => {
         this.#calls.delete(id);
         this.#cancel([id]);

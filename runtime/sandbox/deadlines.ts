@@ -32,8 +32,17 @@ export interface Expiring {
  */
 export class Deadlines {
   readonly #due = new Map<Expiring, number>();
+  readonly #unref: boolean;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #armedAt = Infinity;
+
+  /**
+   * @param options `unref: false` when a pending deadline must keep the
+   *   process alive (by default the timer does not)
+   */
+  constructor(options: { unref?: boolean } = {}) {
+    this.#unref = options.unref ?? true;
+  }
 
   /**
    * Adds a deadline `ms` from now.
@@ -68,7 +77,7 @@ export class Deadlines {
     this.#armedAt = at;
     this.#timer = setTimeout(this.#fire, Math.max(0, at - performance.now()));
     // An idle pool's timer must not keep the host alive.
-    Deno.unrefTimer(this.#timer);
+    if (this.#unref) Deno.unrefTimer(this.#timer);
   }
 
   readonly #fire = (): void => {
