@@ -35,12 +35,17 @@ const encoder = new TextEncoder();
 let init: InitMessage;
 let slots: WorkerSlots;
 const abortAcks = new Map<string, () => void>();
+// Lines are encoded into this one buffer when they fit (a UTF-16 unit is at
+// most 3 UTF-8 bytes): no fresh array per answer. Longer ones get their own.
+const OUT = new Uint8Array(64 * 1024);
 // Written synchronously: an async write runs on a blocking-pool thread, one
 // more thread hop on every answer. The host always drains the pipe, so a
 // full pipe stalls this thread only briefly, and that stall is the
 // back-pressure on an event flood.
 function write(lines: string): void {
-  const bytes = encoder.encode(lines);
+  const bytes = lines.length * 3 <= OUT.length
+    ? OUT.subarray(0, encoder.encodeInto(lines, OUT).written)
+    : encoder.encode(lines);
   let at = 0;
   try {
     while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
@@ -67,22 +72,27 @@ function crashed(id: string, reason: string): void {
 
 // `json`: the operation's line as the host wrote it.
 function runOp(msg: OpMessage, json: string): void {
-  slots.takeInTurn(
-    msg.id,
-    msg.workerKey,
-    msg.primeKey,
-    msg.path,
-    (slot) => runOn(slot, msg, json),
-  );
+  const slot = slots.takeReady(msg.workerKey, msg.primeKey, msg.path);
+  if (slot !== null) runOn(slot, msg, json);
+  else {
+    slots.takeInTurn(
+      msg.id,
+      msg.workerKey,
+      msg.primeKey,
+      msg.path,
+      (slot) => runOn(slot, msg, json),
+    );
+  }
 }
 
 function runOn(slot: Slot, msg: OpMessage, json: string): void {
+  // A warm worker has its module: the operation goes to it first, and the
+  // bookkeeping runs while the worker works (its answer comes in a later
+  // macrotask, after this one has recorded the operation).
+  if (slot.isLoaded) slot.worker.postMessage(json);
   slot.ops.add(msg.id);
   slots.byOp.set(msg.id, slot);
-  // A warm worker has its module: post at once, not after an await (which
-  // would queue behind the next stdin read being started).
-  if (slot.isLoaded) postOp(slot, msg, json);
-  else {
+  if (!slot.isLoaded) {
     slots.load(slot, msg.path).then(
       () => postOp(slot, msg, json),
       (err) => loadFailed(slot, msg, err),

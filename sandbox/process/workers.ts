@@ -118,12 +118,28 @@ export class WorkerSlots {
     path: string,
     use: (slot: Slot) => void,
   ): void {
-    if (this.#hasWorker(key, primeKey)) {
-      use(this.take(key, primeKey, path));
+    const slot = this.takeReady(key, primeKey, path);
+    if (slot !== null) {
+      use(slot);
       return;
     }
     this.#pending.set(id, () => use(this.take(key, primeKey, path)));
     this.#pump();
+  }
+
+  /**
+   * The slot for an operation when no worker must be started for it
+   * ({@link take}), else null (then wait with {@link takeInTurn}). The warm
+   * call's path: no callback is made for it.
+   */
+  takeReady(
+    key: string,
+    primeKey: string | undefined,
+    path: string,
+  ): Slot | null {
+    return this.#hasWorker(key, primeKey)
+      ? this.take(key, primeKey, path)
+      : null;
   }
 
   /** Drops an operation still waiting for its turn; true if it was. */
