@@ -7,6 +7,7 @@
  */
 
 import type { Sandbox } from "../sandbox/types.ts";
+import { followSignal } from "./follow_signal.ts";
 import { type ImportedServers, MCP_PATH_PREFIX } from "./imported.ts";
 
 /**
@@ -39,16 +40,19 @@ export function routeImported(
       if (!call.path.startsWith(MCP_PATH_PREFIX)) {
         return sandbox.call(call, hooks);
       }
+      // The SDK keeps a listener on the signal it is given for good: give
+      // it one of this call's own, not the session's (follow_signal.ts).
+      const follower = hooks.signal ? followSignal(hooks.signal) : undefined;
       return servers.call(
         call.path.slice(MCP_PATH_PREFIX.length),
         call.export,
         call.args,
         {
           timeoutMs: call.timeoutMs,
-          signal: hooks.signal,
+          signal: follower?.signal,
           onEvent: (kind, data) => hooks.onEvent(kind, data),
         },
-      );
+      ).finally(() => follower?.release());
     },
     resolvePermissions: (path, exportName, config) =>
       sandbox.resolvePermissions(path, exportName, config),

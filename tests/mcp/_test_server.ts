@@ -5,7 +5,8 @@
  * `x-api-key: k` header; `--hang-start` never answers anything.
  * Tools: `add` (reports progress), `crash` (exits the process), `hang`
  * (never answers), `env` (returns the env it sees), `grow` (adds a tool
- * `grown` and says its tool list changed).
+ * `grown` and says its tool list changed), `cancellations` (how many
+ * `notifications/cancelled` it has been sent).
  *
  * @module
  */
@@ -14,17 +15,22 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolRequest,
   CallToolRequestSchema,
+  type JSONRPCMessage,
   ListToolsRequestSchema,
+  type MessageExtraInfo,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import process from "node:process";
 import { orderedStdout } from "../../runtime/mcp/stdout.ts";
 
-function makeServer(): Server {
+// The server and the count of cancellations its transport brought.
+function makeServer(): { server: Server; counted: (t: Transport) => void } {
+  let cancellations = 0;
   const server = new Server({ name: "test-server", version: "1.0.0" }, {
     capabilities: { tools: { listChanged: true } },
   });
@@ -58,6 +64,11 @@ function makeServer(): Server {
       {
         name: "env",
         description: "Shows env",
+        inputSchema: { type: "object" },
+      },
+      {
+        name: "cancellations",
+        description: "Counts cancellations",
         inputSchema: { type: "object" },
       },
     ],
@@ -103,6 +114,11 @@ function makeServer(): Server {
           grown = true;
           await server.sendToolListChanged();
           return { content: [{ type: "text", text: "grown" }] };
+        case "cancellations":
+          return {
+            content: [{ type: "text", text: String(cancellations) }],
+            structuredContent: { count: cancellations },
+          };
         case "env":
           return {
             content: [{
@@ -117,7 +133,30 @@ function makeServer(): Server {
       };
     },
   );
-  return server;
+  return {
+    server,
+    // Call after connect: counts what the transport hands the server.
+    counted(transport) {
+      const deliver = transport.onmessage!;
+      transport.onmessage = (
+        message: JSONRPCMessage,
+        extra?: MessageExtraInfo,
+      ) => {
+        if (
+          "method" in message && message.method === "notifications/cancelled"
+        ) {
+          cancellations++;
+        }
+        deliver(message, extra);
+      };
+    },
+  };
+}
+
+async function serve(transport: Transport): Promise<void> {
+  const { server, counted } = makeServer();
+  await server.connect(transport);
+  counted(transport);
 }
 
 if (import.meta.main) {
@@ -148,13 +187,11 @@ if (import.meta.main) {
           onsessioninitialized: (sid: string) =>
             transports.set(sid, transport!),
         });
-        await makeServer().connect(transport);
+        await serve(transport);
       }
       return transport.handleRequest(req);
     });
   } else {
-    await makeServer().connect(
-      new StdioServerTransport(process.stdin, orderedStdout()),
-    );
+    await serve(new StdioServerTransport(process.stdin, orderedStdout()));
   }
 }

@@ -72,6 +72,7 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
     const names = (listed.final.tools as { name: string }[]).map((t) => t.name);
     assert.deepEqual(names.sort(), [
       "calc__add",
+      "calc__cancellations",
       "calc__crash",
       "calc__env",
       "calc__grow",
@@ -80,7 +81,7 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
     const kits = await client.request("toolkit/list/req", {});
     const calc = (kits.final.toolkits as { name: string; tools: string[] }[])
       .find((k) => k.name === "calc");
-    assert.equal(calc?.tools.length, 5);
+    assert.equal(calc?.tools.length, 6);
 
     const added = await client.request("tool/call/req", {
       tool_name: "calc__add",
@@ -227,4 +228,37 @@ Deno.test("an imported HTTP MCP server is reached under the egress address rules
     await child.status;
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("a session that made many imported calls sends the server no cancellation of them when it ends", async () => {
+  await withHost({ calc: stdioServer() }, async (host, wsUrl) => {
+    const before = host.sessionCount;
+    const first = await connectClient(wsUrl);
+    for (let i = 0; i < 10; i++) {
+      const added = await first.request("tool/call/req", {
+        tool_name: "calc__add",
+        arguments: { a: i, b: 1 },
+      });
+      assert.deepEqual((added.final.data as { data: unknown }).data, {
+        sum: i + 1,
+      });
+    }
+    await first.close();
+    // Until the host has ended that session (its calls' signals abort).
+    const bound = Date.now() + 10_000;
+    while (host.sessionCount > before) {
+      assert.ok(Date.now() < bound, "the first session never ended");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const second = await connectClient(wsUrl);
+    const counted = await second.request("tool/call/req", {
+      tool_name: "calc__cancellations",
+      arguments: {},
+    });
+    // Notifications travel before this call on the server's stdin.
+    assert.deepEqual((counted.final.data as { data: unknown }).data, {
+      count: 0,
+    });
+    await second.close();
+  });
 });
