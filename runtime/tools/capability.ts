@@ -6,11 +6,18 @@
  * @module
  */
 
-import type { Capability, OutgoingMessage } from "../capability.ts";
+import type {
+  Capability,
+  Exchange,
+  OutgoingMessage,
+  SessionScope,
+} from "../capability.ts";
 import { encodeEvent } from "../../protocol/codec.ts";
-import type { Tool } from "../../protocol/domain.ts";
+import type { Tool, ToolOutcome } from "../../protocol/domain.ts";
+import type { Request } from "../../protocol/messages.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { RegistryChange, ToolEntry } from "../registry/types.ts";
+import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
+import { reindex, toolsChangedEvent } from "./tool_changes.ts";
 import { ToolIndex } from "../search/tool_index.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -110,97 +117,87 @@ export function createToolsCapability(
     egress: options.egress,
     observer: options.observer,
   });
-
-  // The index follows the registry incrementally: a reload that touched one
-  // file re-indexes one tool, not all of them.
+  // The index follows the registry incrementally (tool_changes.ts).
   const index = new ToolIndex<ToolEntry>([...registry.snapshot.tools.values()]);
-  const follow = (change: RegistryChange) => {
-    for (const name of change.tools.removed) index.remove(name);
-    for (const name of [...change.tools.added, ...change.tools.changed]) {
-      const tool = change.snapshot.tools.get(name);
-      if (tool) index.replace(tool);
-    }
-    // Skills count: MCP serves them as tools.
-    const touched = change.agentSkillsChanged ||
-      [change.tools, change.toolkits, change.skills].some((c) =>
-        c.added.length + c.changed.length + c.removed.length > 0
-      );
-    if (touched && options.broadcast) {
-      options.broadcast(encodeEvent("invoke/event", null, {
-        kind: "tools.changed",
-        data: {
-          added: change.tools.added,
-          changed: change.tools.changed,
-          removed: change.tools.removed,
-          toolkits: [
-            ...change.toolkits.added,
-            ...change.toolkits.changed,
-            ...change.toolkits.removed,
-          ],
-          skills: [
-            ...change.skills.added,
-            ...change.skills.changed,
-            ...change.skills.removed,
-          ],
-        },
-        seq: change.snapshot.generation,
-      }));
-    }
-  };
-  const unsubscribe = registry.onChange(follow);
-
+  const unsubscribe = registry.onChange((change) => {
+    reindex(index, change);
+    const event = options.broadcast && toolsChangedEvent(change);
+    if (event) options.broadcast?.(event);
+  });
   return {
     name: "tools",
     caller,
     definition: (name) => index.get(name),
     handlers: {
-      "tool/list/req": ({ request, session }) => {
-        const filter = {
-          filterKind: request.filterKind,
-          filterTags: request.filterTags,
-        };
-        const found = request.query.trim() === ""
-          ? listTools(allListed(), filter)
-          : index.search(request.query, {
-            ...filter,
-            includeDeferred: request.includeDeferred,
-          }).map((hit) => hit.entry);
-        const tools: Tool[] = found.filter((tool) =>
-          checkToolPolicy(policy.tools, tool, session.token).allowed
-        );
-        return Promise.resolve({ tools });
-      },
-      "tool/call/req": async ({ request, session, signal }) => {
-        const { result } = await caller.call({
-          name: request.toolName,
-          args: request.arguments,
-          session,
-          signal,
-          timeoutSeconds: request.timeout,
-          callId: request.id,
-          metadata: request.correlationId === ""
-            ? {}
-            : { correlation_id: request.correlationId },
-          onEvent: request.streaming
-            ? (event) =>
-              session.send(encodeEvent("tool/event", request.id, event))
-            : undefined,
-        });
-        return { result };
-      },
+      "tool/list/req": ({ request, session }) =>
+        Promise.resolve({
+          tools: findTools(index, registry.snapshot, policy, request, session),
+        }),
+      "tool/call/req": (exchange) => answerCall(caller, exchange),
     },
     close() {
       unsubscribe();
       return Promise.resolve();
     },
   };
+}
 
-  function allListed(): ToolEntry[] {
-    const out: ToolEntry[] = [];
-    for (const name of registry.snapshot.tools.keys()) {
-      const entry = index.get(name);
-      if (entry) out.push(entry);
-    }
-    return out;
+// `tool/list/req`: the listed tools (no query) or the search hits, minus
+// those the policy denies to the session.
+function findTools(
+  index: ToolIndex<ToolEntry>,
+  snapshot: RegistrySnapshot,
+  policy: HostPolicy,
+  request: Request<"tool/list/req">,
+  session: SessionScope,
+): Tool[] {
+  const filter = {
+    filterKind: request.filterKind,
+    filterTags: request.filterTags,
+  };
+  const found = request.query.trim() === ""
+    ? listTools(indexed(index, snapshot), filter)
+    : index.search(request.query, {
+      ...filter,
+      includeDeferred: request.includeDeferred,
+    }).map((hit) => hit.entry);
+  return found.filter((tool) =>
+    checkToolPolicy(policy.tools, tool, session.token).allowed
+  );
+}
+
+// The index's entries of the snapshot's tools.
+function indexed(
+  index: ToolIndex<ToolEntry>,
+  snapshot: RegistrySnapshot,
+): ToolEntry[] {
+  const out: ToolEntry[] = [];
+  for (const name of snapshot.tools.keys()) {
+    const entry = index.get(name);
+    if (entry) out.push(entry);
   }
+  return out;
+}
+
+// `tool/call/req`: one call; with `streaming`, each event also goes to the
+// session as a `tool/event` as it happens.
+async function answerCall(
+  caller: ToolCaller,
+  { request, session, signal }: Exchange<"tool/call/req">,
+): Promise<{ result: ToolOutcome }> {
+  const { result } = await caller.call({
+    name: request.toolName,
+    args: request.arguments,
+    session,
+    signal,
+    timeoutSeconds: request.timeout,
+    callId: request.id,
+    metadata: request.correlationId === ""
+      ? {}
+      : { correlation_id: request.correlationId },
+    onEvent: request.streaming
+      ? (event) => session.send(encodeEvent("tool/event", request.id, event))
+      : undefined,
+  });
+  return { result };
 }
