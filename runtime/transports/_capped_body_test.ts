@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { readCapped, SALVAGE_BYTES } from "./_capped_body.ts";
+
+function chunked(...parts: string[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const part of parts) controller.enqueue(encoder.encode(part));
+      controller.close();
+    },
+  });
+}
+
+Deno.test("readCapped() joins the chunks of a body within the cap", async () => {
+  assert.deepEqual(await readCapped(chunked("he", "llo", " é"), 100), {
+    text: "hello é",
+    bytes: 8,
+    over: false,
+  });
+  assert.deepEqual(await readCapped(chunked("abcd"), 4), {
+    text: "abcd",
+    bytes: 4,
+    over: false,
+  });
+  assert.deepEqual(await readCapped(null, 4), {
+    text: "",
+    bytes: 0,
+    over: false,
+  });
+});
+
+Deno.test("readCapped() reads an oversize body to its end, keeping only the start", async () => {
+  const head = `{"id":"r1",` + "x".repeat(SALVAGE_BYTES);
+  const out = await readCapped(chunked(head, "y".repeat(10_000)), 5000);
+  assert.equal(out.over, true);
+  assert.equal(out.bytes, head.length + 10_000);
+  assert.equal(out.text, head.slice(0, SALVAGE_BYTES));
+});
