@@ -117,87 +117,119 @@ export interface InProcessCalls {
 export function createInProcessTransport(
   options: InProcessOptions,
 ): InProcessTransport {
-  const pending = new Map<
-    string,
-    {
-      resolve: (message: OutgoingMessage) => void;
-      onEvent?: (event: CallEvent) => void;
-    }
-  >();
+  const pending: Pending = new Map();
   const session = new Session({
     transport: "in-process",
     maxParallel: options.maxParallel,
-    send: (message) => {
-      const waiter = pending.get(String(message.req_id ?? ""));
-      if (!waiter) return;
-      if (message.type.endsWith("/event")) {
-        waiter.onEvent?.(decodeEvent(message));
-        return;
-      }
-      pending.delete(String(message.req_id));
-      waiter.resolve(message);
-    },
+    send: (message) => settle(pending, message),
   });
   session.authenticate("accepted", "");
-
-  const request = (
-    message: Record<string, unknown> & { type: string },
-    callOptions: CallOptions = {},
-  ): Promise<OutgoingMessage> => {
-    if (message.type === "handshake/req" || message.type === "shutdown") {
-      return Promise.reject(
-        new TypeError(
-          `Cannot send "${message.type}" in-process: it has no answer`,
-        ),
-      );
-    }
-    if (options.closing()) {
-      return Promise.reject(
-        new SkillboxError("runtime_error", "Cannot call: the host is closed"),
-      );
-    }
-    const id = newId();
-    const answer = new Promise<OutgoingMessage>((resolve) => {
-      pending.set(id, { resolve, onEvent: callOptions.onEvent });
-    });
-    options.dispatcher.receiveValue(session, {
-      ...message,
-      id,
-      version: PROTOCOL_VERSION,
-      ts: nowSeconds(),
-    }, { signal: callOptions.signal });
-    return answer;
-  };
-
+  const request: InProcessCalls["request"] = (message, callOptions = {}) =>
+    send(options, session, pending, message, callOptions);
   return {
     session,
     request,
-    async callTool(name, args, callOptions = {}) {
-      const answer = await request({
-        type: "tool/call/req",
-        tool_name: name,
-        arguments: args,
-        streaming: callOptions.onEvent !== undefined,
-        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
-      }, callOptions);
-      if (answer.type === "error") throw decodeError(answer);
-      return decodeResponse("tool/call/req", answer).result;
-    },
-    async callSkill(name, args, callOptions = {}) {
-      const answer = await request({
-        type: "skill/call/req",
-        name,
-        arguments: args,
-        streaming: callOptions.onEvent !== undefined,
-        ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
-      }, callOptions);
-      if (answer.type === "error") throw decodeError(answer);
-      const body = decodeResponse("skill/call/req", answer);
-      if (body.result) return body.result;
-      throw new SkillboxError(
-        body.error?.code as SkillboxError["code"] ?? "skill_error",
-        body.error?.message ?? `Skill "${name}" returned no result`,
-      );
-    },
+    callTool: (name, args, callOptions = {}) =>
+      callTool(request, name, args, callOptions),
+    callSkill: (name, args, callOptions = {}) =>
+      callSkill(request, name, args, callOptions),
   };
+}
+
+/** One request waiting for its answer: who resolves, who gets its events. */
+interface Waiter {
+  resolve: (message: OutgoingMessage) => void;
+  onEvent?: (event: CallEvent) => void;
+}
+
+/** The requests waiting for their answers, by request id. */
+type Pending = Map<string, Waiter>;
+
+// The session's sink: an event goes to its request's listener, a final
+// answer resolves its request; what no request waits for is dropped.
+function settle(pending: Pending, message: OutgoingMessage): void {
+  const waiter = pending.get(String(message.req_id ?? ""));
+  if (!waiter) return;
+  if (message.type.endsWith("/event")) {
+    waiter.onEvent?.(decodeEvent(message));
+    return;
+  }
+  pending.delete(String(message.req_id));
+  waiter.resolve(message);
+}
+
+// One request through the dispatcher, enveloped here; resolves with its
+// final answer. A handshake or shutdown has no answer, so it is refused.
+function send(
+  options: InProcessOptions,
+  session: Session,
+  pending: Pending,
+  message: Record<string, unknown> & { type: string },
+  callOptions: CallOptions,
+): Promise<OutgoingMessage> {
+  if (message.type === "handshake/req" || message.type === "shutdown") {
+    return Promise.reject(
+      new TypeError(
+        `Cannot send "${message.type}" in-process: it has no answer`,
+      ),
+    );
+  }
+  if (options.closing()) {
+    return Promise.reject(
+      new SkillboxError("runtime_error", "Cannot call: the host is closed"),
+    );
+  }
+  const id = newId();
+  const answer = new Promise<OutgoingMessage>((resolve) => {
+    pending.set(id, { resolve, onEvent: callOptions.onEvent });
+  });
+  options.dispatcher.receiveValue(session, {
+    ...message,
+    id,
+    version: PROTOCOL_VERSION,
+    ts: nowSeconds(),
+  }, { signal: callOptions.signal });
+  return answer;
+}
+
+// `tool/call/req`, streaming when there is a listener; its result decoded.
+async function callTool(
+  request: InProcessCalls["request"],
+  name: string,
+  args: Record<string, unknown>,
+  callOptions: CallOptions,
+): Promise<ToolOutcome> {
+  const answer = await request({
+    type: "tool/call/req",
+    tool_name: name,
+    arguments: args,
+    streaming: callOptions.onEvent !== undefined,
+    ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+  }, callOptions);
+  if (answer.type === "error") throw decodeError(answer);
+  return decodeResponse("tool/call/req", answer).result;
+}
+
+// `skill/call/req`, streaming when there is a listener; its result decoded,
+// or the skill's error thrown.
+async function callSkill(
+  request: InProcessCalls["request"],
+  name: string,
+  args: Record<string, unknown>,
+  callOptions: CallOptions,
+): Promise<SkillOutcome> {
+  const answer = await request({
+    type: "skill/call/req",
+    name,
+    arguments: args,
+    streaming: callOptions.onEvent !== undefined,
+    ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+  }, callOptions);
+  if (answer.type === "error") throw decodeError(answer);
+  const body = decodeResponse("skill/call/req", answer);
+  if (body.result) return body.result;
+  throw new SkillboxError(
+    body.error?.code as SkillboxError["code"] ?? "skill_error",
+    body.error?.message ?? `Skill "${name}" returned no result`,
+  );
 }
