@@ -26,6 +26,8 @@ const CLEAN = [
   "runtime/skills",
   "runtime/store",
   "runtime/toolkits",
+  "runtime/tools",
+  "runtime/transports",
   "host.ts",
   "runtime/host.ts",
   "runtime/host_http.ts",
