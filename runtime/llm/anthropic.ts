@@ -10,12 +10,11 @@
 
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import type {
-  ChatOptions,
   ChatRequest,
   ChatResponse,
   ChatToolCall,
-  LlmProvider,
-} from "./provider.ts";
+} from "../../protocol/chat.ts";
+import type { ChatOptions, LlmProvider } from "./provider.ts";
 import {
   type ApiErrorFields,
   mapProviderError,

@@ -9,12 +9,11 @@
 import OpenAI, { APIError } from "openai";
 import type {
   ChatMessage,
-  ChatOptions,
   ChatRequest,
   ChatResponse,
   ChatToolCall,
-  LlmProvider,
-} from "./provider.ts";
+} from "../../protocol/chat.ts";
+import type { ChatOptions, LlmProvider } from "./provider.ts";
 import {
   type ApiErrorFields,
   mapProviderError,

@@ -7,14 +7,6 @@
 
 import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
 
-export type {
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-  ChatTool,
-  ChatToolCall,
-} from "../../protocol/chat.ts";
-
 /** Options of {@link LlmProvider.chat}. */
 export interface ChatOptions {
   /**

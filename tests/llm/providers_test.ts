@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { createProvider, resolveLlmConfig } from "../../runtime/llm/config.ts";
-import type { ChatMessage, LlmProvider } from "../../runtime/llm/provider.ts";
+import type { ChatMessage } from "../../protocol/chat.ts";
+import type { LlmProvider } from "../../runtime/llm/provider.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import {
   type MockLlmServer,
