@@ -20,11 +20,8 @@ import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { fixtureHost } from "./_host.ts";
-import {
-  browsersUnderTest,
-  keepScreenshot,
-  launchBrowser,
-} from "./_browsers.ts";
+import { keepScreenshot } from "./_browsers.ts";
+import { testInBrowsers, VIEWPORT, watchProblems } from "./_browser_setup.ts";
 
 const TOKENS = [
   "Live ",
@@ -38,40 +35,15 @@ const TOKENS = [
   "by ",
   "one.",
 ];
-/** A laptop's screen. */
-const VIEWPORT = { width: 1366, height: 768 };
 
-for (const target of browsersUnderTest()) {
-  const name =
-    `the console works in headless ${target.name} against a real host`;
-  if (target.executable === null && Deno.env.get("CI")) {
-    Deno.test(name, () => {
-      throw new Error(
-        `${target.name} is not installed and CI is set: CI must install it ` +
-          `(${target.install}; .ci/run does when it is missing)`,
-      );
-    });
-  } else if (target.executable === null) {
-    Deno.test({
-      name: `${name} [IGNORED: ${target.name} is not installed; ` +
-        `${target.install} to run it]`,
-      ignore: true,
-      fn() {},
-    });
-  } else {
-    Deno.test({
-      name,
-      // puppeteer keeps its own sockets and timers until the browser is gone.
-      sanitizeOps: false,
-      sanitizeResources: false,
-      async fn() {
-        await using launched = await launchBrowser(target);
-        await checkDashboard(launched.browser, target.kind);
-        await checkLogin(launched.browser);
-      },
-    });
-  }
-}
+testInBrowsers(
+  (target) =>
+    `the console works in headless ${target.name} against a real host`,
+  async (browser, target) => {
+    await checkDashboard(browser, target.kind);
+    await checkLogin(browser);
+  },
+);
 
 // One browser against one open host: the checks of the module doc.
 async function checkDashboard(browser: Browser, kind: string): Promise<void> {
@@ -220,47 +192,6 @@ async function checkLogin(browser: Browser): Promise<void> {
   } finally {
     await page.close();
   }
-}
-
-// Console errors, uncaught page errors and failed requests, as they happen;
-// `seen` waits (bounded) for one that includes `text`.
-function watchProblems(page: Page): {
-  problems: string[];
-  seen(text: string, timeoutMs: number): Promise<boolean>;
-} {
-  const problems: string[] = [];
-  const waiters = new Set<(problem: string) => void>();
-  const add = (problem: string) => {
-    problems.push(problem);
-    for (const waiter of waiters) waiter(problem);
-  };
-  page.on("console", (m) => {
-    if (m.type() === "error") {
-      add(`console: ${m.text()} (${m.location().url})`);
-    }
-  });
-  page.on("pageerror", (e) => add(`page: ${(e as Error).message}`));
-  page.on("requestfailed", (r) => {
-    if (!r.url().includes("/api/live")) add(`request: ${r.url()}`);
-  });
-  return {
-    problems,
-    seen(text, timeoutMs) {
-      if (problems.some((p) => p.includes(text))) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (found: boolean) => {
-          clearTimeout(timer);
-          waiters.delete(waiter);
-          resolve(found);
-        };
-        const waiter = (problem: string) => {
-          if (problem.includes(text)) done(true);
-        };
-        const timer = setTimeout(() => done(false), timeoutMs);
-        waiters.add(waiter);
-      });
-    },
-  };
 }
 
 // The page's full screenshot must be much bigger than a blank page's.

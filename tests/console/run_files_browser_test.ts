@@ -4,7 +4,8 @@
  * files with their names, sizes and what was kept, as text (a name that is
  * markup stays text), and a kept file that is a page with scripts opens as
  * text in the console without running anything; a file not kept or binary
- * offers no view. Without a browser the test is ignored, except under `CI`.
+ * offers no view. Without a browser the test is ignored, except under `CI`
+ * (`_browser_setup.ts`).
  *
  * @module
  */
@@ -13,46 +14,21 @@ import assert from "node:assert/strict";
 import type { Browser } from "puppeteer-core";
 import { fixtureHost } from "./_host.ts";
 import { PAGE, writeHostileRuns } from "./_hostile_files.ts";
-import { browsersUnderTest, launchBrowser } from "./_browsers.ts";
+import { testInBrowsers, VIEWPORT, watchProblems } from "./_browser_setup.ts";
 
-for (const target of browsersUnderTest()) {
-  const name = `the run page lists and shows kept files in ${target.name}`;
-  if (target.executable === null && Deno.env.get("CI")) {
-    Deno.test(name, () => {
-      throw new Error(`${target.name} is not installed and CI is set`);
-    });
-  } else if (target.executable === null) {
-    Deno.test({
-      name: `${name} [IGNORED: ${target.name} is not installed]`,
-      ignore: true,
-      fn() {},
-    });
-  } else {
-    Deno.test({
-      name,
-      // puppeteer keeps its own sockets and timers until the browser is gone.
-      sanitizeOps: false,
-      sanitizeResources: false,
-      async fn() {
-        await using launched = await launchBrowser(target);
-        await checkFiles(launched.browser);
-      },
-    });
-  }
-}
+testInBrowsers(
+  (target) => `the run page lists and shows kept files in ${target.name}`,
+  checkFiles,
+);
 
 async function checkFiles(browser: Browser): Promise<void> {
   await using t = await fixtureHost();
   writeHostileRuns(t.dbPath);
   const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
   const page = await browser.newPage();
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page: ${(e as Error).message}`));
+  const watch = watchProblems(page);
   try {
-    await page.setViewport({ width: 1366, height: 768 });
+    await page.setViewport(VIEWPORT);
     await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
     await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
     await page.click('#history-rows tr[data-run="run-a"]');
@@ -114,7 +90,7 @@ async function checkFiles(browser: Browser): Promise<void> {
       ),
       [null, 0],
     );
-    assert.deepEqual(problems, []);
+    assert.deepEqual(watch.problems, []);
   } finally {
     await page.close();
   }
