@@ -8,7 +8,8 @@
 
 import type { Sandbox } from "../sandbox/types.ts";
 import { followSignal } from "./follow_signal.ts";
-import { type ImportedServers, MCP_PATH_PREFIX } from "./imported.ts";
+import type { ImportedServers } from "./imported.ts";
+import { MCP_PATH_PREFIX } from "./server_module.ts";
 
 /**
  * Wraps a sandbox so imported MCP tools reach their server.

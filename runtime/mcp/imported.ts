@@ -23,7 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { LoadedModule } from "../registry/normalize.ts";
-import type { DescribedDefinition, SandboxOutcome } from "../sandbox/types.ts";
+import type { SandboxOutcome } from "../sandbox/types.ts";
 import {
   type ConfinementStatus,
   detectConfinement,
@@ -32,6 +32,8 @@ import { EgressBroker } from "../egress/broker.ts";
 import { brokeredFetch } from "./egress_fetch.ts";
 import { ProcessClientTransport } from "./process_transport.ts";
 import type { McpProcessSpec } from "./spawn.ts";
+import { ServerSlot } from "./server_slot.ts";
+import { serverModule } from "./server_module.ts";
 
 /** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
 export type McpServerSpec =
@@ -43,12 +45,6 @@ export type McpServerSpec =
     | (McpProcessSpec & { url?: undefined })
     | { url: string; headers?: Readonly<Record<string, string>> }
   );
-
-/**
- * Registry paths of imported servers start with this: absolute (grants are
- * checked on absolute paths) and never a real file.
- */
-export const MCP_PATH_PREFIX = "/mcp:/";
 
 /** Options of {@link createImportedServers}. */
 export interface ImportedServersOptions {
@@ -98,19 +94,6 @@ export interface ImportedServers {
   close(): Promise<void>;
 }
 
-interface Slot {
-  name: string;
-  spec: McpServerSpec;
-  client: Client | null;
-  tools: McpTool[];
-  reason: string;
-  failures: number;
-  retryAt: number;
-  starting: Promise<void> | null;
-}
-
-const MAX_BACKOFF_MS = 30_000;
-
 /**
  * Creates the imported servers.
  *
@@ -130,138 +113,150 @@ const MAX_BACKOFF_MS = 30_000;
 export function createImportedServers(
   options: ImportedServersOptions,
 ): ImportedServers {
-  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
-  const slots = new Map<string, Slot>();
-  for (const [name, spec] of Object.entries(options.servers)) {
-    slots.set(name, {
-      name,
-      spec,
-      client: null,
-      tools: [],
-      reason: "not started",
-      failures: 0,
-      retryAt: 0,
-      starting: null,
-    });
-  }
-  let closed = false;
-  let detected: Promise<ConfinementStatus> | null = null;
-  const confinement = options.confinement ??
-    (() => detected ??= detectConfinement("auto"));
-  const egress = options.egress ?? new EgressBroker();
-  const changed = () => {
-    if (!closed) options.onChange?.();
-  };
+  return new Servers(options);
+}
 
-  const connect = (slot: Slot): Promise<void> => {
-    const timeout = slot.spec.startTimeoutMs ?? startTimeoutMs;
-    slot.starting ??= (async () => {
-      const client = new Client({ name: "skillbox", version: "0.1.0" });
-      let transport: Transport | null = null;
-      try {
-        transport = await transportFor(slot.spec, confinement, egress);
-        client.setNotificationHandler(
-          ToolListChangedNotificationSchema,
-          () => {
-            refresh(slot, client).catch(() => {});
-          },
-        );
-        await client.connect(transport, { timeout });
-        const connected = transport;
-        slot.tools = await listAll(client, timeout);
-        client.onclose = () => {
-          if (slot.client !== client) return;
-          slot.client = null;
-          slot.reason = `the server exited${stderrOf(connected)}`;
-          // A crash after a good start restarts on the next call.
-          slot.retryAt = 0;
-          options.log?.(`MCP server "${slot.name}": ${slot.reason}`);
-          changed();
+class Servers implements ImportedServers {
+  #options: ImportedServersOptions;
+  #startTimeoutMs: number;
+  #slots = new Map<string, ServerSlot>();
+  #closed = false;
+  #detected: Promise<ConfinementStatus> | null = null;
+  #egress: Pick<EgressBroker, "checkTarget">;
+
+  constructor(options: ImportedServersOptions) {
+    this.#options = options;
+    this.#startTimeoutMs = options.startTimeoutMs ?? 10_000;
+    for (const [name, spec] of Object.entries(options.servers)) {
+      this.#slots.set(name, new ServerSlot(name, spec));
+    }
+    this.#egress = options.egress ?? new EgressBroker();
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([...this.#slots.values()].map((s) => this.#connect(s)));
+  }
+
+  modules(): LoadedModule[] {
+    return [...this.#slots.values()].map(serverModule);
+  }
+
+  async call(
+    server: string,
+    tool: string,
+    args: unknown,
+    call: ImportedCall,
+  ): Promise<SandboxOutcome> {
+    const slot = this.#slots.get(server);
+    if (!slot) return failure(`Unknown MCP server "${server}"`);
+    const client = slot.client ?? await this.#restart(slot);
+    if (!(client instanceof Client)) return client;
+    try {
+      const result = await client.callTool(
+        { name: tool, arguments: args as Record<string, unknown> },
+        undefined,
+        {
+          signal: call.signal,
+          timeout: call.timeoutMs,
+          onprogress: (p: Progress) =>
+            call.onEvent("progress", {
+              pct: p.total ? (p.progress / p.total) * 100 : p.progress,
+              message: p.message ?? "",
+            }),
+        },
+      ) as CallToolResult;
+      return outcomeOf(result);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (/timed out/i.test(message)) {
+        return {
+          ok: false,
+          code: "timeout",
+          message:
+            `MCP tool "${tool}" of server "${server}" timed out after ${call.timeoutMs} ms`,
+          retryable: true,
         };
-        slot.client = client;
-        slot.failures = 0;
-        slot.reason = "";
-      } catch (error) {
-        await client.close().catch(() => {});
-        await transport?.close().catch(() => {});
-        slot.client = null;
-        slot.failures++;
-        slot.reason = `${(error as Error).message}${stderrOf(transport)}`;
-        slot.retryAt = Date.now() +
-          Math.min(MAX_BACKOFF_MS, 250 * 2 ** (slot.failures - 1));
-        options.log?.(`MCP server "${slot.name}" failed: ${slot.reason}`);
       }
-      changed();
-    })().finally(() => {
+      return failure(`MCP server "${server}": ${message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled(
+      [...this.#slots.values()].map((s) => s.client?.close()),
+    );
+  }
+
+  // A server not running is started for the call, unless it backs off.
+  async #restart(slot: ServerSlot): Promise<Client | SandboxOutcome> {
+    const wait = slot.waitMs(Date.now());
+    if (wait > 0) {
+      return failure(
+        `MCP server "${slot.name}" is unavailable: ${slot.reason}; next restart in ${wait} ms`,
+      );
+    }
+    await this.#connect(slot);
+    return slot.client ??
+      failure(`MCP server "${slot.name}" is unavailable: ${slot.reason}`);
+  }
+
+  #connect(slot: ServerSlot): Promise<void> {
+    slot.starting ??= this.#startSlot(slot).finally(() => {
       slot.starting = null;
     });
     return slot.starting;
-  };
+  }
 
-  const refresh = async (slot: Slot, client: Client) => {
-    slot.tools = await listAll(client, startTimeoutMs);
-    changed();
-  };
-
-  return {
-    async start() {
-      await Promise.all([...slots.values()].map(connect));
-    },
-    modules() {
-      return [...slots.values()].map(moduleOf);
-    },
-    async call(server, tool, args, call) {
-      const slot = slots.get(server);
-      if (!slot) return failure(`Unknown MCP server "${server}"`);
-      if (!slot.client) {
-        const wait = slot.retryAt - Date.now();
-        if (wait > 0) {
-          return failure(
-            `MCP server "${server}" is unavailable: ${slot.reason}; next restart in ${wait} ms`,
-          );
-        }
-        await connect(slot);
-      }
-      const client = slot.client as Client | null;
-      if (!client) {
-        return failure(`MCP server "${server}" is unavailable: ${slot.reason}`);
-      }
-      try {
-        const result = await client.callTool(
-          { name: tool, arguments: args as Record<string, unknown> },
-          undefined,
-          {
-            signal: call.signal,
-            timeout: call.timeoutMs,
-            onprogress: (p: Progress) =>
-              call.onEvent("progress", {
-                pct: p.total ? (p.progress / p.total) * 100 : p.progress,
-                message: p.message ?? "",
-              }),
-          },
-        ) as CallToolResult;
-        return outcomeOf(result);
-      } catch (error) {
-        const message = (error as Error).message;
-        if (/timed out/i.test(message)) {
-          return {
-            ok: false,
-            code: "timeout",
-            message:
-              `MCP tool "${tool}" of server "${server}" timed out after ${call.timeoutMs} ms`,
-            retryable: true,
-          };
-        }
-        return failure(`MCP server "${server}": ${message}`);
-      }
-    },
-    async close() {
-      closed = true;
-      await Promise.allSettled(
-        [...slots.values()].map((s) => s.client?.close()),
+  async #startSlot(slot: ServerSlot): Promise<void> {
+    const timeout = slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
+    const client = new Client({ name: "skillbox", version: "0.1.0" });
+    let transport: Transport | null = null;
+    try {
+      transport = await transportFor(
+        slot.spec,
+        this.#confinement,
+        this.#egress,
       );
-    },
-  };
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        this.#refresh(slot, client).catch(() => {});
+      });
+      await client.connect(transport, { timeout });
+      const connected = transport;
+      slot.tools = await listAll(client, timeout);
+      client.onclose = () => {
+        if (!slot.exited(client, `the server exited${stderrOf(connected)}`)) {
+          return;
+        }
+        this.#options.log?.(`MCP server "${slot.name}": ${slot.reason}`);
+        this.#changed();
+      };
+      slot.started(client);
+    } catch (error) {
+      await client.close().catch(() => {});
+      await transport?.close().catch(() => {});
+      slot.failed(
+        `${(error as Error).message}${stderrOf(transport)}`,
+        Date.now(),
+      );
+      this.#options.log?.(`MCP server "${slot.name}" failed: ${slot.reason}`);
+    }
+    this.#changed();
+  }
+
+  async #refresh(slot: ServerSlot, client: Client): Promise<void> {
+    slot.tools = await listAll(client, this.#startTimeoutMs);
+    this.#changed();
+  }
+
+  // Detected once, on the first stdio start, unless the host says.
+  #confinement = (): Promise<ConfinementStatus> =>
+    this.#options.confinement?.() ??
+      (this.#detected ??= detectConfinement("auto"));
+
+  #changed(): void {
+    if (!this.#closed) this.#options.onChange?.();
+  }
 }
 
 async function transportFor(
@@ -328,62 +323,4 @@ function outcomeOf(result: CallToolResult): SandboxOutcome {
       ? texts[0]
       : result.content);
   return { ok: true, value, truncated: false };
-}
-
-const NAME_OK = /[^A-Za-z0-9_.-]/g;
-
-function moduleOf(slot: Slot): LoadedModule {
-  const available = slot.client !== null;
-  const definitions: DescribedDefinition[] = [{
-    export: "toolkit",
-    kind: "toolkit",
-    name: slot.name,
-    fields: {
-      description: `Tools of the MCP server "${slot.name}"${
-        available ? "" : ` (unavailable: ${slot.reason})`
-      }`,
-      tags: available ? ["mcp"] : ["mcp", "unavailable"],
-    },
-    permissions: {},
-    runnable: false,
-  }];
-  for (const tool of slot.tools) {
-    const output = tool.outputSchema;
-    definitions.push({
-      export: tool.name,
-      kind: "tool",
-      name: `${slot.name}__${tool.name}`.replace(NAME_OK, "_").slice(0, 64),
-      fields: {
-        description: tool.description ?? tool.title ?? tool.name,
-        input: tool.inputSchema,
-        ...(output ? { output } : {}),
-        toolkit: slot.name,
-        idempotent: tool.annotations?.idempotentHint ?? false,
-        tags: ["mcp"],
-      },
-      permissions: {},
-      runnable: true,
-    });
-  }
-  const text = JSON.stringify([available, slot.reason, definitions]);
-  return {
-    origin: "mcp",
-    root: MCP_PATH_PREFIX,
-    module: {
-      path: MCP_PATH_PREFIX + slot.name,
-      hash: hashOf(text),
-      definitions,
-      error: null,
-    },
-  };
-}
-
-// FNV-1a: a version tag that changes when the listing does.
-function hashOf(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, "0");
 }

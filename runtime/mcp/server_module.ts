@@ -1,0 +1,91 @@
+/**
+ * How an imported MCP server is listed in the registry: one module per
+ * server, at a path under {@link MCP_PATH_PREFIX}.
+ *
+ * @module
+ */
+
+import type { LoadedModule } from "../registry/normalize.ts";
+import type { DescribedDefinition } from "../sandbox/types.ts";
+import type { ServerSlot } from "./server_slot.ts";
+
+/**
+ * Registry paths of imported servers start with this: absolute (grants are
+ * checked on absolute paths) and never a real file.
+ */
+export const MCP_PATH_PREFIX = "/mcp:/";
+
+const NAME_OK = /[^A-Za-z0-9_.-]/g;
+
+/**
+ * An imported server as a registry module: a toolkit named like the server
+ * (saying why when it is unavailable) and a tool `<server>__<tool>` for each
+ * of its tools, with a hash that changes when any of that does.
+ *
+ * @param slot the server's state
+ * @returns the registry module
+ * @example A server that did not start is an unavailable toolkit
+ * ```ts
+ * import { serverModule } from "./server_module.ts";
+ * import { ServerSlot } from "./server_slot.ts";
+ * import assert from "node:assert/strict";
+ * const loaded = serverModule(new ServerSlot("files", { command: "x" }));
+ * assert.equal(loaded.module.path, "/mcp:/files");
+ * assert.deepEqual(loaded.module.definitions[0]!.fields.tags, ["mcp", "unavailable"]);
+ * ```
+ */
+export function serverModule(slot: ServerSlot): LoadedModule {
+  const available = slot.client !== null;
+  const definitions: DescribedDefinition[] = [{
+    export: "toolkit",
+    kind: "toolkit",
+    name: slot.name,
+    fields: {
+      description: `Tools of the MCP server "${slot.name}"${
+        available ? "" : ` (unavailable: ${slot.reason})`
+      }`,
+      tags: available ? ["mcp"] : ["mcp", "unavailable"],
+    },
+    permissions: {},
+    runnable: false,
+  }];
+  for (const tool of slot.tools) {
+    const output = tool.outputSchema;
+    definitions.push({
+      export: tool.name,
+      kind: "tool",
+      name: `${slot.name}__${tool.name}`.replace(NAME_OK, "_").slice(0, 64),
+      fields: {
+        description: tool.description ?? tool.title ?? tool.name,
+        input: tool.inputSchema,
+        ...(output ? { output } : {}),
+        toolkit: slot.name,
+        idempotent: tool.annotations?.idempotentHint ?? false,
+        tags: ["mcp"],
+      },
+      permissions: {},
+      runnable: true,
+    });
+  }
+  const text = JSON.stringify([available, slot.reason, definitions]);
+  return {
+    origin: "mcp",
+    root: MCP_PATH_PREFIX,
+    module: {
+      path: MCP_PATH_PREFIX + slot.name,
+      hash: hashOf(text),
+      definitions,
+      error: null,
+    },
+  };
+}
+
+// FNV-1a: a version tag that changes when the listing does.
+function hashOf(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
