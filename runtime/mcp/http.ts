@@ -13,7 +13,8 @@ import {
   readRequestBody,
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
-import { bearerToken, isAcceptedToken } from "../admission.ts";
+import { isAcceptedToken } from "../admission.ts";
+import { guardRequest, jsonError } from "./http_guard.ts";
 import { McpHttpSession } from "./http_session.ts";
 import type { TransportContext } from "../transports/_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
@@ -72,31 +73,83 @@ export function createMcpHttp(
   context: TransportContext,
   options: McpHttpOptions = {},
 ): McpHttp {
-  const tokens = options.tokens ?? [];
-  const sessions = new Map<string, Entry>();
-  const maxBytes = context.dispatcher.maxMessageBytes;
-  const idleMs = (options.idleSeconds ?? context.limits.sseIdleSeconds) * 1000;
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const entry of sessions.values()) {
-      if (now - entry.lastSeen > idleMs && entry.link.inFlight === 0) {
-        entry.close().catch(() => {});
-      }
-    }
-  }, Math.max(1000, Math.min(idleMs / 4, 30_000)));
-  Deno.unrefTimer(sweep);
+  return new Endpoint(context, options);
+}
 
-  const open = async (request: Request, token: string) => {
-    const link = openA2eLink(context, {
+class Endpoint implements McpHttp {
+  #context: TransportContext;
+  #options: McpHttpOptions;
+  #tokens: readonly string[];
+  #sessions = new Map<string, Entry>();
+  #maxBytes: number;
+  #sweep: ReturnType<typeof setInterval>;
+
+  constructor(context: TransportContext, options: McpHttpOptions) {
+    this.#context = context;
+    this.#options = options;
+    this.#tokens = options.tokens ?? [];
+    this.#maxBytes = context.dispatcher.maxMessageBytes;
+    const idleMs = (options.idleSeconds ?? context.limits.sseIdleSeconds) *
+      1000;
+    this.#sweep = setInterval(
+      () => closeIdle(this.#sessions, idleMs),
+      Math.max(1000, Math.min(idleMs / 4, 30_000)),
+    );
+    Deno.unrefTimer(this.#sweep);
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const token = guardRequest(request, this.#tokens);
+    if (typeof token !== "string") return token;
+    const id = request.headers.get("mcp-session-id");
+    if (id === null) {
+      if (request.method !== "POST") {
+        return jsonError(400, "Missing Mcp-Session-Id header");
+      }
+      return await this.#open(request, token);
+    }
+    const entry = this.#sessions.get(id);
+    // Another token's session is as good as unknown.
+    if (!entry || !isAcceptedToken([entry.token], token)) {
+      return jsonError(404, "Unknown MCP session");
+    }
+    entry.lastSeen = Date.now();
+    if (request.method === "DELETE") {
+      const response = await entry.transport.handleRequest(request);
+      await entry.close();
+      return response;
+    }
+    if (request.method !== "POST") {
+      return await entry.transport.handleRequest(request);
+    }
+    return await post(entry.transport, request, this.#maxBytes);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    await Promise.allSettled(
+      [...this.#sessions.values()].map((e) => e.close()),
+    );
+    this.#sessions.clear();
+  }
+
+  // A request without a session id: an initialize request opens one.
+  async #open(request: Request, token: string): Promise<Response> {
+    const sessions = this.#sessions;
+    const link = openA2eLink(this.#context, {
       token,
       onPush: (message) => mcp.onPush(message),
     });
     if (typeof link === "string") {
-      return json(503, `Cannot open an MCP session: ${link}`);
+      return jsonError(503, `Cannot open an MCP session: ${link}`);
     }
-    const mcp = createMcpServer(link, options);
+    const mcp = createMcpServer(link, this.#options);
     const transport = new McpHttpSession({
-      maxRequestBodySize: maxBytes,
+      maxRequestBodySize: this.#maxBytes,
       onsessioninitialized: (id: string) => {
         sessions.set(id, entry);
       },
@@ -121,59 +174,17 @@ export function createMcpHttp(
     // Not an initialize request: nothing to keep.
     if (transport.sessionId === undefined) await close();
     return response;
-  };
+  }
+}
 
-  return {
-    async handle(request) {
-      const checked = bearerToken(
-        request.headers.get("authorization") ?? undefined,
-        tokens,
-      );
-      if (tokens.length > 0 && typeof checked !== "string") {
-        return json(
-          401,
-          checked === undefined
-            ? "Missing bearer token"
-            : "Invalid bearer token",
-          { "WWW-Authenticate": 'Bearer realm="skillbox"' },
-        );
-      }
-      const token = checked ?? "";
-      if (!sameOrigin(request)) {
-        return json(403, "Cross-origin requests to /mcp are refused");
-      }
-      const id = request.headers.get("mcp-session-id");
-      if (id === null) {
-        if (request.method !== "POST") {
-          return json(400, "Missing Mcp-Session-Id header");
-        }
-        return await open(request, token);
-      }
-      const entry = sessions.get(id);
-      // Another token's session is as good as unknown.
-      if (!entry || !isAcceptedToken([entry.token], token)) {
-        return json(404, "Unknown MCP session");
-      }
-      entry.lastSeen = Date.now();
-      if (request.method === "DELETE") {
-        const response = await entry.transport.handleRequest(request);
-        await entry.close();
-        return response;
-      }
-      if (request.method !== "POST") {
-        return await entry.transport.handleRequest(request);
-      }
-      return await post(entry.transport, request, maxBytes);
-    },
-    get size() {
-      return sessions.size;
-    },
-    async close() {
-      clearInterval(sweep);
-      await Promise.allSettled([...sessions.values()].map((e) => e.close()));
-      sessions.clear();
-    },
-  };
+// Sessions unused for idleMs, with no call under way, are closed.
+function closeIdle(sessions: Map<string, Entry>, idleMs: number): void {
+  const now = Date.now();
+  for (const entry of sessions.values()) {
+    if (now - entry.lastSeen > idleMs && entry.link.inFlight === 0) {
+      entry.close().catch(() => {});
+    }
+  }
 }
 
 // Reads the body here to learn what it holds (see McpHttpSession.post).
@@ -224,27 +235,4 @@ async function readBody(
     return { tooLarge: true };
   }
   return { tooLarge: false, text: await request.text() };
-}
-
-// Browsers send Origin; a page elsewhere must not drive a local host.
-function sameOrigin(request: Request): boolean {
-  const origin = request.headers.get("origin");
-  if (origin === null) return true;
-  try {
-    return new URL(origin).host === (request.headers.get("host") ??
-      new URL(request.url).host);
-  } catch {
-    return false;
-  }
-}
-
-function json(
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
-  return new Response(JSON.stringify({ error: message }), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
 }

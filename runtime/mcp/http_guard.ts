@@ -1,0 +1,84 @@
+/**
+ * What every request to `/mcp` must pass before it reaches a session: the
+ * bearer token when tokens are configured (401 otherwise) and, from a
+ * browser, the host's own origin (403 otherwise: a page elsewhere must not
+ * drive a local host).
+ *
+ * @module
+ */
+
+import { bearerToken } from "../admission.ts";
+
+/**
+ * Checks a request's token and origin.
+ *
+ * @param request the request to `/mcp`
+ * @param tokens the accepted bearer tokens; empty means no auth
+ * @returns the token it presented ("" when none), or the refusal to send
+ * @example A request without the token is refused
+ * ```ts
+ * import { guardRequest } from "./http_guard.ts";
+ * import assert from "node:assert/strict";
+ * const refused = guardRequest(new Request("http://x/mcp"), ["t"]);
+ * assert.ok(refused instanceof Response);
+ * assert.equal(refused.status, 401);
+ * ```
+ */
+export function guardRequest(
+  request: Request,
+  tokens: readonly string[],
+): string | Response {
+  const checked = bearerToken(
+    request.headers.get("authorization") ?? undefined,
+    tokens,
+  );
+  if (tokens.length > 0 && typeof checked !== "string") {
+    return jsonError(
+      401,
+      checked === undefined ? "Missing bearer token" : "Invalid bearer token",
+      { "WWW-Authenticate": 'Bearer realm="skillbox"' },
+    );
+  }
+  if (!sameOrigin(request)) {
+    return jsonError(403, "Cross-origin requests to /mcp are refused");
+  }
+  return checked ?? "";
+}
+
+/**
+ * A JSON error response, `{ "error": message }`.
+ *
+ * @param status the HTTP status
+ * @param message a sentence saying why
+ * @param headers more headers
+ * @returns the response
+ * @example
+ * ```ts
+ * import { jsonError } from "./http_guard.ts";
+ * import assert from "node:assert/strict";
+ * const res = jsonError(404, "Unknown MCP session");
+ * assert.deepEqual(await res.json(), { error: "Unknown MCP session" });
+ * ```
+ */
+export function jsonError(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ error: message }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+// Browsers send Origin; a page elsewhere must not drive a local host.
+function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  try {
+    return new URL(origin).host === (request.headers.get("host") ??
+      new URL(request.url).host);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { guardRequest } from "./http_guard.ts";
+
+function request(headers: Record<string, string>): Request {
+  return new Request("http://localhost:8080/mcp", { method: "POST", headers });
+}
+
+Deno.test("guardRequest() refuses a missing or wrong bearer token with 401 and a challenge", async (t) => {
+  for (
+    const [name, headers, message] of [
+      ["missing", {}, "Missing bearer token"],
+      ["wrong", { authorization: "Bearer nope" }, "Invalid bearer token"],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      const refused = guardRequest(request(headers), ["secret"]);
+      assert.ok(refused instanceof Response);
+      assert.equal(refused.status, 401);
+      assert.equal(
+        refused.headers.get("www-authenticate"),
+        'Bearer realm="skillbox"',
+      );
+      assert.deepEqual(await refused.json(), { error: message });
+    });
+  }
+});
+
+Deno.test('guardRequest() passes the token, or "" when no tokens are configured', () => {
+  assert.equal(
+    guardRequest(request({ authorization: "Bearer secret" }), ["secret"]),
+    "secret",
+  );
+  assert.equal(guardRequest(request({}), []), "");
+});
+
+Deno.test("guardRequest() refuses a browser request from another origin with 403", async () => {
+  const ok = guardRequest(
+    request({ origin: "http://localhost:8080", host: "localhost:8080" }),
+    [],
+  );
+  assert.equal(ok, "");
+  for (const origin of ["http://evil.example", "not a url"]) {
+    const refused = guardRequest(
+      request({ origin, host: "localhost:8080" }),
+      [],
+    );
+    assert.ok(refused instanceof Response);
+    assert.equal(refused.status, 403);
+    await refused.body?.cancel();
+  }
+});
