@@ -128,84 +128,103 @@ export function createCallAnswer(
   json: JsonSender,
   options: CallAnswerOptions,
 ): CallAnswer {
-  const streamed = Promise.withResolvers<Response>();
-  let state: "waiting" | "streaming" | "done" = "waiting";
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  let keepAlive: ReturnType<typeof setInterval> | undefined;
-  const clock = options.deadlines ?? new OwnTimer();
-  const grace: Expiring = {
-    expire() {
-      if (state === "waiting") stream();
-    },
-  };
-  const end = () => {
-    state = "done";
-    clock.remove(grace);
-    clearInterval(keepAlive);
+  return new Answer(json, options);
+}
+
+// One object per call: it is its own grace deadline, so no closures.
+class Answer implements CallAnswer, Expiring {
+  readonly streamed: Promise<Response>;
+  #resolveStreamed: (response: Response) => void;
+  #json: JsonSender;
+  #options: CallAnswerOptions;
+  #state: "waiting" | "streaming" | "done" = "waiting";
+  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #keepAlive: ReturnType<typeof setInterval> | undefined;
+  #clock: Pick<Deadlines, "add" | "remove">;
+
+  constructor(json: JsonSender, options: CallAnswerOptions) {
+    const streamed = Promise.withResolvers<Response>();
+    this.streamed = streamed.promise;
+    this.#resolveStreamed = streamed.resolve;
+    this.#json = json;
+    this.#options = options;
+    this.#clock = options.deadlines ?? new OwnTimer();
+    this.#clock.add(this, options.graceMs);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#state === "done") return;
+    const last = answerId(message) !== undefined;
+    if (this.#state === "waiting") {
+      if (last) {
+        this.#end();
+        return await this.#json.send(message);
+      }
+      this.#stream();
+    }
+    this.#controller?.enqueue(
+      encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+    );
+    if (last) this.#end();
+  }
+
+  close(): void {
+    if (this.#state !== "waiting") return this.#end();
+    this.#end();
+    // The client gets an error rather than a request that never ends.
+    this.#json.send({
+      jsonrpc: "2.0",
+      id: this.#options.id,
+      error: {
+        code: ErrorCode.ConnectionClosed,
+        message: "The MCP session closed",
+      },
+    }).catch(() => {});
+  }
+
+  /** The grace time passed: the answer streams from now on. */
+  expire(): void {
+    if (this.#state === "waiting") this.#stream();
+  }
+
+  #end(): void {
+    this.#state = "done";
+    this.#clock.remove(this);
+    clearInterval(this.#keepAlive);
     try {
-      controller?.close();
+      this.#controller?.close();
     } catch {
       // Already closed or cancelled.
     }
-  };
-  const stream = () => {
-    clock.remove(grace);
-    state = "streaming";
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        controller = c;
-      },
-      cancel() {
-        if (state === "done") return;
-        end();
-        options.onCancel();
-      },
-    });
-    keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
-      try {
-        controller?.enqueue(encoder.encode(": keepalive\n\n"));
-      } catch {
-        clearInterval(keepAlive);
-      }
-    });
-    streamed.resolve(
-      new Response(body, { status: 200, headers: sseHeaders(options) }),
-    );
-  };
-  clock.add(grace, options.graceMs);
+  }
 
-  return {
-    streamed: streamed.promise,
-    async send(message) {
-      if (state === "done") return;
-      const last = answerId(message) !== undefined;
-      if (state === "waiting") {
-        if (last) {
-          end();
-          return await json.send(message);
-        }
-        stream();
+  #stream(): void {
+    this.#clock.remove(this);
+    this.#state = "streaming";
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        this.#controller = c;
+      },
+      cancel: () => {
+        if (this.#state === "done") return;
+        this.#end();
+        this.#options.onCancel();
+      },
+    });
+    this.#keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
+      try {
+        this.#controller?.enqueue(encoder.encode(": keepalive\n\n"));
+      } catch {
+        clearInterval(this.#keepAlive);
       }
-      controller?.enqueue(
-        encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
-      );
-      if (last) end();
-    },
-    close() {
-      if (state === "waiting") {
-        end();
-        // The client gets an error rather than a request that never ends.
-        json.send({
-          jsonrpc: "2.0",
-          id: options.id,
-          error: {
-            code: ErrorCode.ConnectionClosed,
-            message: "The MCP session closed",
-          },
-        }).catch(() => {});
-      } else end();
-    },
-  };
+    });
+    this.#resolveStreamed(
+      new Response(body, {
+        status: 200,
+        headers: sseHeaders(this.#options),
+      }),
+    );
+  }
 }
 
 function sseHeaders(options: CallAnswerOptions): Record<string, string> {
