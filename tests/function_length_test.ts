@@ -19,6 +19,7 @@ const CLEAN = [
   "skills",
   "runtime/console",
   "runtime/llm",
+  "runtime/mcp",
   "runtime/metrics",
   "runtime/registry",
   "runtime/schema",
