@@ -32,19 +32,44 @@ export function treeCpuMs(root: number): number {
   const visit = (pid: number) => {
     if (seen.has(pid)) return;
     seen.add(pid);
-    let stat: string;
-    try {
-      stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    } catch {
-      return; // Ended meanwhile.
-    }
-    // The name, in parentheses, may hold spaces: count fields after it.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const fields = statFields(pid);
+    if (fields === null) return; // Ended meanwhile.
     for (const i of [11, 12, 13, 14]) ticks += Number(fields[i] ?? 0);
     for (const child of childrenOf(pid)) visit(child);
   };
   visit(root);
   return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU time spent so far by one process alone (all its threads, none of
+ * its children), in ms: utime + stime. Resolution: one clock tick.
+ *
+ * @param pid the process id
+ * @returns milliseconds of CPU, NaN when the process is gone
+ * @example This process
+ * ```ts
+ * import { processCpuMs } from "./_proc_cpu.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(processCpuMs(Deno.pid) >= 0);
+ * ```
+ */
+export function processCpuMs(pid: number): number {
+  const fields = statFields(pid);
+  if (fields === null) return NaN;
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+// The fields of /proc/<pid>/stat after the name (which, in parentheses,
+// may hold spaces), or null when the process is gone.
+function statFields(pid: number): string[] | null {
+  let stat: string;
+  try {
+    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch {
+    return null;
+  }
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
 function childrenOf(pid: number): number[] {

@@ -27,7 +27,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createHost } from "../runtime/host.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
-import { selfCpuMs, treeCpuMs } from "./_proc_cpu.ts";
+import { processCpuMs, selfCpuMs, treeCpuMs } from "./_proc_cpu.ts";
 import {
   a2eSocket,
   type BenchClient,
@@ -70,6 +70,8 @@ interface Figures {
   latency: LatencyStats;
   /** µs of CPU per call in the server's process tree. */
   serverCpu?: number;
+  /** µs of CPU per call in the server's own process (the host, no sandbox). */
+  hostCpu?: number;
   /** µs of CPU per call in the bench process. */
   clientCpu?: number;
 }
@@ -102,21 +104,29 @@ async function interleaved(
     figures[name] = { latency: latencyStats(times[name]!) };
   }
   const measured = names.filter((name) => modes[name]!.server !== undefined);
-  const cpu = new Map(measured.map((name) => [name, { server: 0, client: 0 }]));
+  const cpu = new Map(
+    measured.map((name) => [name, { server: 0, host: 0, client: 0 }]),
+  );
   for (let round = 0; round < CPU_ROUNDS; round++) {
     for (let k = 0; k < measured.length; k++) {
       const name = measured[(round + k) % measured.length]!;
       const server = modes[name]!.server!;
-      const [s0, c0] = [treeCpuMs(server), selfCpuMs()];
+      const [s0, h0, c0] = [
+        treeCpuMs(server),
+        processCpuMs(server),
+        selfCpuMs(),
+      ];
       for (let i = 0; i < CPU_CALLS; i++) await call(name);
       const sum = cpu.get(name)!;
       sum.server += treeCpuMs(server) - s0;
+      sum.host += processCpuMs(server) - h0;
       sum.client += selfCpuMs() - c0;
     }
   }
   for (const [name, sum] of cpu) {
     const calls = CPU_ROUNDS * CPU_CALLS;
     figures[name]!.serverCpu = (sum.server * 1000) / calls;
+    figures[name]!.hostCpu = (sum.host * 1000) / calls;
     figures[name]!.clientCpu = (sum.client * 1000) / calls;
   }
   return figures;
@@ -128,9 +138,9 @@ const line = (name: string, f: Figures) =>
   } ms, max ${f.latency.max.toFixed(2)} ms${
     f.serverCpu === undefined
       ? ""
-      : `; CPU per call: server ${f.serverCpu.toFixed(0)} µs, client ${
-        f.clientCpu!.toFixed(0)
-      } µs`
+      : `; CPU per call: server ${f.serverCpu.toFixed(0)} µs (its own process ${
+        f.hostCpu!.toFixed(0)
+      } µs), client ${f.clientCpu!.toFixed(0)} µs`
   }`;
 const ratio = (a: Figures, b: Figures) =>
   (a.latency.median / b.latency.median).toFixed(2);
@@ -249,7 +259,7 @@ export const mcpBench: Bench = {
       });
       return [
         `load average (1 min): ${loadBefore} at the start, ${load()} at the end`,
-        "every server in its own process; CPU per call: the server's process tree (host + sandbox processes), the client's (this process)",
+        "every server in its own process; CPU per call: the server's process tree (host + sandbox processes), its own process alone (the host without its sandbox processes), the client's (this process)",
         line(
           "A2E WebSocket echo, raw socket client (hand-written JSON)",
           t.a2e!,
@@ -263,7 +273,9 @@ export const mcpBench: Bench = {
           ratio(t.http!, t.a2e!)
         }×, stdio ${ratio(t.stdio!, t.a2e!)}× (goal ≤ 1.5×); server CPU: HTTP ${
           cpuRatio(t.http!, t.a2e!)
-        }×, stdio ${cpuRatio(t.stdio!, t.a2e!)}×`,
+        }×, stdio ${cpuRatio(t.stdio!, t.a2e!)}×; host process CPU: HTTP ${
+          (t.http!.hostCpu! / t.a2e!.hostCpu!).toFixed(2)
+        }×, stdio ${(t.stdio!.hostCpu! / t.a2e!.hostCpu!).toFixed(2)}×`,
         line("MCP Streamable HTTP echo, official SDK Client", t.httpSdk!),
         line("MCP stdio echo, official SDK Client", t.stdioSdk!),
         `MCP/A2E median ratio with the SDK Client: HTTP ${
