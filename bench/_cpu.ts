@@ -7,6 +7,8 @@
  * @module
  */
 
+import { cpuUsage } from "node:process";
+
 // Prints the summed on-CPU nanoseconds of every thread of `$1` and of its
 // descendants, leaving out this script's own processes.
 const SCRIPT = `
@@ -49,4 +51,47 @@ export async function treeCpuNs(root: number): Promise<number> {
   }).output();
   const ns = Number(new TextDecoder().decode(out.stdout).trim());
   return out.success && ns > 0 ? ns : NaN;
+}
+
+/**
+ * On-CPU time of one process alone (all its threads, none of its
+ * children), from /proc/<pid>/task/<tid>/schedstat.
+ *
+ * @param pid the process id
+ * @returns nanoseconds, or NaN where /proc has no schedstat
+ * @example This process
+ * ```ts
+ * import { processCpuNs } from "./_cpu.ts";
+ * import assert from "node:assert/strict";
+ * const ns = await processCpuNs(Deno.pid);
+ * assert.ok(Number.isNaN(ns) || ns > 0);
+ * ```
+ */
+export async function processCpuNs(pid: number): Promise<number> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", PROCESS_SCRIPT, "sh", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const ns = Number(new TextDecoder().decode(out.stdout).trim());
+  return out.success && ns > 0 ? ns : NaN;
+}
+
+const PROCESS_SCRIPT = `cat /proc/"$1"/task/*/schedstat 2>/dev/null |
+  awk '{ s += $1 } END { printf "%.0f\\n", s }'`;
+
+/**
+ * CPU time of this process so far (user + system, all its threads).
+ *
+ * @returns nanoseconds
+ * @example
+ * ```ts
+ * import { selfCpuNs } from "./_cpu.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(selfCpuNs() > 0);
+ * ```
+ */
+export function selfCpuNs(): number {
+  const { user, system } = cpuUsage();
+  return (user + system) * 1000;
 }

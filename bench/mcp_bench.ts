@@ -27,7 +27,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createHost } from "../runtime/host.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
-import { processCpuMs, selfCpuMs, treeCpuMs } from "./_proc_cpu.ts";
+import { processCpuNs, selfCpuNs, treeCpuNs } from "./_cpu.ts";
 import {
   a2eSocket,
   type BenchClient,
@@ -78,7 +78,7 @@ interface Figures {
 
 // Each mode in turn, PER_ROUND calls at a time, the order rotating; then
 // the CPU per call of the modes with a server process, CPU_CALLS calls at a
-// time (a clock tick is 10 ms), in CPU_ROUNDS rotating rounds.
+// time, in CPU_ROUNDS rotating rounds.
 async function interleaved(
   modes: Record<string, Mode>,
 ): Promise<Record<string, Figures>> {
@@ -111,23 +111,21 @@ async function interleaved(
     for (let k = 0; k < measured.length; k++) {
       const name = measured[(round + k) % measured.length]!;
       const server = modes[name]!.server!;
-      const [s0, h0, c0] = [
-        treeCpuMs(server),
-        processCpuMs(server),
-        selfCpuMs(),
-      ];
+      const [s0, h0] = [await treeCpuNs(server), await processCpuNs(server)];
+      const c0 = selfCpuNs();
       for (let i = 0; i < CPU_CALLS; i++) await call(name);
+      const c1 = selfCpuNs();
       const sum = cpu.get(name)!;
-      sum.server += treeCpuMs(server) - s0;
-      sum.host += processCpuMs(server) - h0;
-      sum.client += selfCpuMs() - c0;
+      sum.server += (await treeCpuNs(server)) - s0;
+      sum.host += (await processCpuNs(server)) - h0;
+      sum.client += c1 - c0;
     }
   }
   for (const [name, sum] of cpu) {
     const calls = CPU_ROUNDS * CPU_CALLS;
-    figures[name]!.serverCpu = (sum.server * 1000) / calls;
-    figures[name]!.hostCpu = (sum.host * 1000) / calls;
-    figures[name]!.clientCpu = (sum.client * 1000) / calls;
+    figures[name]!.serverCpu = sum.server / 1000 / calls;
+    figures[name]!.hostCpu = sum.host / 1000 / calls;
+    figures[name]!.clientCpu = sum.client / 1000 / calls;
   }
   return figures;
 }
