@@ -251,9 +251,9 @@ export class Dispatcher {
         return shutdown(session, request.timeout);
       default: {
         if (!this.#authorized(session, request)) return Promise.resolve();
-        const work = this.#call(session, request, options);
-        session.track(work);
-        return work;
+        // In flight (for drain) until #call's last step.
+        session.begin();
+        return this.#call(session, request, options);
       }
     }
   }
@@ -298,6 +298,7 @@ export class Dispatcher {
     return false;
   }
 
+  // Counted in flight by #route (`session.begin`): every way out ends it.
   async #call(
     session: Session,
     request: Request<AnsweredRequestType>,
@@ -311,6 +312,7 @@ export class Dispatcher {
           capabilityFor(request.type)
         }" capability is not served by this host`,
       }));
+      session.end();
       return;
     }
     const capabilityName = route.capability.name;
@@ -320,6 +322,7 @@ export class Dispatcher {
         message:
           `Cannot handle "${request.type}": the session is shutting down`,
       }, capabilityName));
+      session.end();
       return;
     }
     const signal = options?.signal
@@ -359,6 +362,7 @@ export class Dispatcher {
     } finally {
       releaseHost?.();
       releaseSession?.();
+      session.end();
     }
   }
 }

@@ -69,7 +69,12 @@ export class Session implements SessionScope {
   #sink: (message: OutgoingMessage) => void;
   #onEnd?: (reason: string) => void;
   #controller = new AbortController();
-  #inFlight = new Set<Promise<unknown>>();
+  // A plain flag beside the signal: reading `signal.aborted` goes through
+  // WebIDL's brand check, and every answer asks.
+  #closed = false;
+  #inFlight = 0;
+  // Woken when the last request in flight ends (see drain).
+  #idle: (() => void)[] = [];
   #maxParallel: number;
 
   /** @param options the transport sink and limits */
@@ -98,12 +103,12 @@ export class Session implements SessionScope {
 
   /** Whether the session has ended. */
   get closed(): boolean {
-    return this.#controller.signal.aborted;
+    return this.#closed;
   }
 
   /** How many capability requests are running or queued. */
   get inFlight(): number {
-    return this.#inFlight.size;
+    return this.#inFlight;
   }
 
   /**
@@ -134,15 +139,20 @@ export class Session implements SessionScope {
   }
 
   /**
-   * Counts a capability request as in flight until it settles, so that
-   * {@link drain} can wait for it.
-   *
-   * @param work the request's promise
+   * Counts a capability request as in flight until {@link end}, so that
+   * {@link drain} can wait for it. A counter, not a set of promises: no
+   * callback is made per request.
    */
-  track(work: Promise<unknown>): void {
-    this.#inFlight.add(work);
-    const forget = () => this.#inFlight.delete(work);
-    work.then(forget, forget);
+  begin(): void {
+    this.#inFlight++;
+  }
+
+  /** A request counted by {@link begin} has settled. */
+  end(): void {
+    if (--this.#inFlight > 0) return;
+    const idle = this.#idle;
+    this.#idle = [];
+    for (const wake of idle) wake();
   }
 
   /**
@@ -152,19 +162,16 @@ export class Session implements SessionScope {
    * @returns true when everything settled in time
    */
   async drain(timeoutMs: number): Promise<boolean> {
+    if (this.#inFlight === 0) return true;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
+    const idle = new Promise<true>((resolve) =>
+      this.#idle.push(() => resolve(true))
+    );
     try {
-      while (this.#inFlight.size > 0) {
-        const settled = await Promise.race([
-          Promise.allSettled([...this.#inFlight]).then(() => true),
-          timeout,
-        ]);
-        if (!settled) return false;
-      }
-      return true;
+      return await Promise.race([idle, timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -178,6 +185,7 @@ export class Session implements SessionScope {
    */
   close(reason = "Session ended"): void {
     if (this.closed) return;
+    this.#closed = true;
     this.#controller.abort(new DOMException(reason, "AbortError"));
     this.state.clear();
     this.#onEnd?.(reason);

@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { Session } from "./session.ts";
+
+Deno.test("Session.drain waits for every request begun until each has ended", async () => {
+  const session = new Session({ send() {} });
+  assert.equal(await session.drain(10), true);
+  session.begin();
+  session.begin();
+  assert.equal(session.inFlight, 2);
+  const drained = session.drain(5_000);
+  session.end();
+  assert.equal(session.inFlight, 1);
+  setTimeout(() => session.end(), 0);
+  assert.equal(await drained, true);
+  assert.equal(session.inFlight, 0);
+});
+
+Deno.test("Session.drain gives up after its bound when a request never ends", async () => {
+  const session = new Session({ send() {} });
+  session.begin();
+  assert.equal(await session.drain(5), false);
+  session.end();
+  assert.equal(await session.drain(5), true);
+});
+
+Deno.test("Session.close ends the session once: closed, signal aborted, send dropped", () => {
+  const sent: unknown[] = [];
+  let ended = 0;
+  const session = new Session({
+    send: (m) => sent.push(m),
+    onEnd: () => ended++,
+  });
+  assert.equal(session.closed, false);
+  session.close("bye");
+  session.close("again");
+  assert.equal(session.closed, true);
+  assert.ok(session.signal.aborted);
+  assert.equal(ended, 1);
+  session.send({ type: "pong", id: "x", version: "1.0", ts: 0 } as never);
+  assert.deepEqual(sent, []);
+});
