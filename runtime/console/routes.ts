@@ -13,6 +13,7 @@ import { type ConsoleSources, createApi } from "./api.ts";
 import { type ConsoleAuth, COOKIE, setSessionCookie } from "./auth.ts";
 import { CLIENT_SCRIPT, CLIENT_STYLE } from "./client_script.ts";
 import { CONSOLE_CSP, dashboardPage, loginPage } from "./page.tsx";
+import { readCapped } from "../transports/_capped_body.ts";
 
 /** Options of {@link createConsoleRoutes}. */
 export interface ConsoleRoutesOptions extends ConsoleSources {
@@ -67,8 +68,12 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
     if (!sameOrigin(c.req.raw)) {
       return c.text("Cross-origin sign-in refused", 403);
     }
-    const body = await readCapped(c.req.raw, MAX_LOGIN_BYTES);
-    const token = body === null ? null : new URLSearchParams(body).get("token");
+    const body = await readCapped(c.req.raw.body, MAX_LOGIN_BYTES, {
+      stopAtCap: true,
+    });
+    const token = body.over
+      ? null
+      : new URLSearchParams(body.text).get("token");
     const label = token ? auth.labelOf(token) : null;
     if (label === null) return html(loginPage({ error: "Unknown token" }), 401);
     setSessionCookie(c, auth.login(label));
@@ -131,34 +136,6 @@ function asset(body: string, type: string): Response {
       "Cache-Control": "no-cache",
     },
   });
-}
-
-// The form body, or null when it is larger than `max` bytes.
-async function readCapped(
-  request: Request,
-  max: number,
-): Promise<string | null> {
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (true) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
 }
 
 // A browser always sends Origin on a form POST; refuse one from elsewhere.

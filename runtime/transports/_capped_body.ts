@@ -20,12 +20,15 @@ export const SALVAGE_BYTES = 4096;
 
 /**
  * Reads a body, keeping at most `max` bytes; on overflow the start is kept
- * to salvage the request's id. It reads to the end even past the limit:
- * cutting the upload short would make many clients report a reset instead
- * of reading the answer.
+ * to salvage the request's id. By default it reads to the end even past
+ * the limit: cutting the upload short would make many clients report a
+ * reset instead of reading the answer. With `stopAtCap` it stops reading
+ * there (`bytes` then counts what was read): for a form nobody needs an
+ * answer to beyond "too large", where reading on only costs the host.
  *
  * @param body the request's body, or null
  * @param max the cap in bytes
+ * @param options `stopAtCap`: cancel the body once it is over the cap
  * @returns the text, its size, and whether it was over the cap
  * @example Under and over the cap
  * ```ts
@@ -39,16 +42,20 @@ export const SALVAGE_BYTES = 4096;
 export async function readCapped(
   body: ReadableStream<Uint8Array> | null,
   max: number,
+  options: { stopAtCap?: boolean } = {},
 ): Promise<CappedBody> {
   if (!body) return { text: "", bytes: 0, over: false };
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   let over = false;
+  // Breaking out of the loop cancels the body.
   for await (const chunk of body) {
     bytes += chunk.byteLength;
-    // Past the limit, keep reading but discard.
-    if (bytes > max) over = true;
-    else chunks.push(chunk);
+    // Past the limit, keep reading but discard (or stop).
+    if (bytes > max) {
+      over = true;
+      if (options.stopAtCap) break;
+    } else chunks.push(chunk);
   }
   if (over) {
     const first = chunks[0]?.slice(0, SALVAGE_BYTES) ?? new Uint8Array();

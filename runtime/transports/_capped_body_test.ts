@@ -36,3 +36,22 @@ Deno.test("readCapped() reads an oversize body to its end, keeping only the star
   assert.equal(out.bytes, head.length + 10_000);
   assert.equal(out.text, head.slice(0, SALVAGE_BYTES));
 });
+
+Deno.test("readCapped() with stopAtCap cancels an oversize body at the cap", async () => {
+  let cancelled = false;
+  let pulls = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls++;
+      controller.enqueue(new Uint8Array(1000));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const out = await readCapped(endless, 4500, { stopAtCap: true });
+  assert.equal(out.over, true);
+  assert.equal(out.bytes, 5000);
+  assert.equal(cancelled, true);
+  assert.ok(pulls <= 6, `${pulls} chunks pulled`);
+});

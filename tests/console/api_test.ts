@@ -80,6 +80,16 @@ Deno.test("the login form sets an HttpOnly SameSite=Strict cookie that is not th
   assert.equal(bad.status, 401);
   assert.equal(bad.headers.get("set-cookie"), null);
   await bad.body?.cancel();
+  // A valid token padded past the form's 4 KiB cap is refused unread.
+  const padded = await get(host, "/login", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: TOKEN, pad: "x".repeat(5000) })
+      .toString(),
+  });
+  assert.equal(padded.status, 401);
+  assert.equal(padded.headers.get("set-cookie"), null);
+  await padded.body?.cancel();
   const crossSite = await post(TOKEN, "http://evil.example");
   assert.equal(crossSite.status, 403);
   await crossSite.body?.cancel();
