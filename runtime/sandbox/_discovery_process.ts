@@ -21,6 +21,7 @@ import type { ErrorCode } from "../../protocol/codes.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { sandboxCommand } from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
+import { ranOutOfMemory } from "./process_exit.ts";
 
 /** How one discovery process is started. */
 export interface DiscoveryProcessOptions {
@@ -297,12 +298,7 @@ export async function runDiscoveryProcess(
   clearTimeout(watchdog);
   for (const timer of timers.values()) clearTimeout(timer);
   if (failure === null && answers.size < modules.length) {
-    // V8's heap-limit abort is a SIGTRAP; the stderr check tells it from a
-    // debugger trap (and the signal keeps a module printing "out of memory"
-    // from faking one).
-    const oom = (status.signal === "SIGTRAP" || status.code === 133) &&
-      /out of memory|heap limit/i.test(stderr);
-    failure = oom
+    failure = ranOutOfMemory(status, stderr)
       ? { code: "out_of_memory", message: "Discovery ran out of memory" }
       : {
         code: "sandbox_crash",

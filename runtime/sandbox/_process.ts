@@ -17,6 +17,7 @@ import {
 } from "../../protocol/sandbox/messages.ts";
 import type { SandboxCommand } from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
+import { ranOutOfMemory } from "./process_exit.ts";
 import type { ProcessWorkerStats, SandboxOutcome } from "./types.ts";
 
 /** What a sandbox process reports of its workers. */
@@ -67,6 +68,7 @@ export class SandboxProcess {
   /** Last time an operation started or ended (for LRU retirement). */
   lastUsed: number = performance.now();
   readonly #child: Deno.ChildProcess;
+  readonly #readiness = Promise.withResolvers<void>();
   readonly #ops = new Map<string, OpHandlers>();
   readonly #stopWaiters = new Map<string, () => void>();
   readonly #statsWaiters = new Map<
@@ -94,85 +96,24 @@ export class SandboxProcess {
   /** @param options the flags, init fields and environment */
   constructor(options: ProcessOptions) {
     this.key = options.key;
-    const nonce = makeNonce();
-    const { program, args, env, cwd, release } = options.command;
-    try {
-      this.#child = new Deno.Command(program, {
-        args,
-        cwd,
-        clearEnv: true,
-        env,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-    } catch (err) {
-      // Never started: what confinement opened for it (its egress proxy's
-      // listener and socket) is closed now, as its exit would have.
-      release?.();
-      throw err;
-    }
+    this.#child = spawn(options.command);
     this.#writer = this.#child.stdin.getWriter();
-    let onReady = () => {};
-    let onFail = (_: Error) => {};
-    this.ready = new Promise<void>((resolve, reject) => {
-      onReady = () => {
-        this.isReady = true;
-        resolve();
-      };
-      onFail = reject;
-    });
-    const init: InitMessage = {
-      t: "init",
-      nonce,
-      bootstrap: options.bootstrap,
-      permissions: options.permissions,
-      spares: options.spares,
-      maxWarmWorkers: options.maxWarmWorkers,
-      maxResultBytes: options.maxResultBytes,
-      maxEventBytes: options.maxEventBytes,
-    };
-    this.#write(JSON.stringify(init));
+    this.ready = this.#readiness.promise;
+    // Startup failures surface through `ready`; never as unhandled.
+    this.ready.catch(() => {});
+    const nonce = makeNonce();
+    this.#write(JSON.stringify(initMessage(nonce, options)));
     const frames = this.#readFrames(
       nonce,
       options.maxResultBytes + options.maxEventBytes + 65536,
-      onReady,
     );
     const stderr = this.#drainStderr();
     const status = this.#child.status.finally(() => this.#reaped = true);
-    this.exited = Promise.all([status, frames, stderr]).then(
-      ([status]) => {
-        this.#dead = true;
-        // V8's heap-limit abort is a SIGTRAP; the stderr check tells it from
-        // a debugger trap, and the signal keeps a skill printing "out of
-        // memory" from faking one.
-        const oom = (status.signal === "SIGTRAP" || status.code === 133) &&
-          /out of memory|heap limit/i.test(this.#stderr);
-        const failure: SandboxOutcome = oom
-          ? {
-            ok: false,
-            code: "out_of_memory",
-            message: "Sandbox process ran out of memory",
-            retryable: false,
-          }
-          : {
-            ok: false,
-            code: "sandbox_crash",
-            message: `Sandbox process exited with code ${status.code}`,
-            retryable: true,
-          };
-        onFail(new Error(failure.message));
-        for (const handlers of this.#ops.values()) handlers.onOutcome(failure);
-        this.#ops.clear();
-        for (const wake of this.#stopWaiters.values()) wake();
-        for (const answer of this.#statsWaiters.values()) answer(null);
-        this.#statsWaiters.clear();
-        return status.code;
-      },
+    this.exited = Promise.all([status, frames, stderr]).then(([status]) =>
+      this.#onExit(status)
     );
-    // Startup failures surface through `ready`; never as unhandled.
-    this.ready.catch(() => {});
     // What confinement opened for it (its egress proxy socket) goes with it.
+    const release = options.command.release;
     if (release) this.exited.then(release, release);
   }
 
@@ -324,15 +265,11 @@ export class SandboxProcess {
     this.#writer.write(this.#encoder.encode(json + "\n")).catch(() => {});
   }
 
-  async #readFrames(
-    nonce: string,
-    maxLineBytes: number,
-    onReady: () => void,
-  ): Promise<void> {
+  async #readFrames(nonce: string, maxLineBytes: number): Promise<void> {
     try {
       await readFrames(
         this.#child.stdout,
-        (raw) => this.#onFrame(raw, onReady),
+        (raw) => this.#onFrame(raw),
         { nonce, maxLineBytes },
       );
     } catch {
@@ -340,11 +277,12 @@ export class SandboxProcess {
     }
   }
 
-  #onFrame(raw: unknown, onReady: () => void): void {
+  #onFrame(raw: unknown): void {
     const msg = decodeSandboxMessage(raw);
     if (msg === null) return;
     if (msg.t === "ready") {
-      onReady();
+      this.isReady = true;
+      this.#readiness.resolve();
       return;
     }
     if (msg.t === "stopped") {
@@ -375,6 +313,20 @@ export class SandboxProcess {
     }
   }
 
+  // The process is gone and its pipes drained: whatever still waits on it
+  // is answered, operations with the way it died.
+  #onExit(status: Deno.CommandStatus): number {
+    this.#dead = true;
+    const failure = exitOutcome(status, this.#stderr);
+    this.#readiness.reject(new Error(failure.message));
+    for (const handlers of this.#ops.values()) handlers.onOutcome(failure);
+    this.#ops.clear();
+    for (const wake of this.#stopWaiters.values()) wake();
+    for (const answer of this.#statsWaiters.values()) answer(null);
+    this.#statsWaiters.clear();
+    return status.code;
+  }
+
   async #drainStderr(): Promise<void> {
     const decoder = new TextDecoder();
     try {
@@ -387,4 +339,60 @@ export class SandboxProcess {
       // Ignored: the process is going away.
     }
   }
+}
+
+/**
+ * Spawns the command with piped stdio and a clean environment. Never
+ * started: what confinement opened for it (its egress proxy's listener and
+ * socket) is closed now, as its exit would have.
+ */
+function spawn(command: SandboxCommand): Deno.ChildProcess {
+  try {
+    return new Deno.Command(command.program, {
+      args: command.args,
+      cwd: command.cwd,
+      clearEnv: true,
+      env: command.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (err) {
+    command.release?.();
+    throw err;
+  }
+}
+
+/** The first frame a process reads: its nonce, bootstrap and limits. */
+function initMessage(nonce: string, options: ProcessOptions): InitMessage {
+  return {
+    t: "init",
+    nonce,
+    bootstrap: options.bootstrap,
+    permissions: options.permissions,
+    spares: options.spares,
+    maxWarmWorkers: options.maxWarmWorkers,
+    maxResultBytes: options.maxResultBytes,
+    maxEventBytes: options.maxEventBytes,
+  };
+}
+
+/** The outcome of the operations a process's death cut short. */
+function exitOutcome(
+  status: Deno.CommandStatus,
+  stderrTail: string,
+): SandboxOutcome & { ok: false } {
+  return ranOutOfMemory(status, stderrTail)
+    ? {
+      ok: false,
+      code: "out_of_memory",
+      message: "Sandbox process ran out of memory",
+      retryable: false,
+    }
+    : {
+      ok: false,
+      code: "sandbox_crash",
+      message: `Sandbox process exited with code ${status.code}`,
+      retryable: true,
+    };
 }

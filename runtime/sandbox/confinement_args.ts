@@ -121,58 +121,8 @@ export function confineArgs(
   layout: ConfinementLayout,
   spec: ConfineSpec,
 ): ConfinedCommand {
-  const args = [
-    // Namespaces: its own user (mapped to nobody, no capabilities, no
-    // nested user namespaces), PIDs, network (loopback only, down), IPC,
-    // hostname and cgroup view.
-    "--unshare-user",
-    "--uid",
-    String(CONFINED_UID),
-    "--gid",
-    String(CONFINED_UID),
-    "--disable-userns",
-    "--unshare-pid",
-    "--as-pid-1",
-    // No network of its own, ever: names are resolved and addresses
-    // checked by the host's egress proxy, the only way out.
-    "--unshare-net",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    "--cap-drop",
-    "ALL",
-    // Dies with the host (a SIGKILL of bwrap takes the whole PID namespace
-    // down), and in a new session: no TIOCSTI into the host's terminal.
-    "--die-with-parent",
-    "--new-session",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--size",
-    String((spec.tmpMb ?? 64) * 1024 * 1024),
-    "--tmpfs",
-    "/tmp",
-  ];
-  for (const [path, target] of layout.links) {
-    args.push("--symlink", target, path);
-  }
-  const runs = (spec.grant.run ?? []).length > 0;
-  const system = runs ? layout.systemDirs : [];
-  for (const dir of system) args.push("--ro-bind-try", dir, dir);
-  for (const dir of layout.libDirs) {
-    if (!system.some((s) => inside(dir, s))) args.push("--ro-bind", dir, dir);
-  }
-  if (!system.some((s) => inside(layout.execPath, s))) {
-    args.push("--ro-bind", layout.execPath, layout.execPath);
-  }
-  if (!spec.cacheDir) {
-    for (const part of DENO_DIR_PARTS) {
-      const dir = join(layout.denoDir, part);
-      args.push("--ro-bind-try", dir, dir);
-    }
-  }
-  for (const file of spec.runtimeFiles) args.push("--ro-bind", file, file);
+  const args = namespaceArgs(spec.tmpMb ?? 64);
+  args.push(...denoMounts(layout, spec));
   for (const [path, writable] of grantMounts(spec.grant)) {
     args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
   }
@@ -204,6 +154,76 @@ export function confineArgs(
     },
     cwd: spec.cwd ?? "/",
   };
+}
+
+/**
+ * The namespaces and the bare root: its own user (mapped to nobody, no
+ * capabilities, no nested user namespaces), PIDs, network (loopback only,
+ * down), IPC, hostname and cgroup view; its own `/proc`, a minimal `/dev`
+ * and a private `/tmp` of `tmpMb` MiB (first: a grant may live under it).
+ */
+function namespaceArgs(tmpMb: number): string[] {
+  return [
+    "--unshare-user",
+    "--uid",
+    String(CONFINED_UID),
+    "--gid",
+    String(CONFINED_UID),
+    "--disable-userns",
+    "--unshare-pid",
+    "--as-pid-1",
+    // No network of its own, ever: names are resolved and addresses
+    // checked by the host's egress proxy, the only way out.
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--cap-drop",
+    "ALL",
+    // Dies with the host (a SIGKILL of bwrap takes the whole PID namespace
+    // down), and in a new session: no TIOCSTI into the host's terminal.
+    "--die-with-parent",
+    "--new-session",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(tmpMb * 1024 * 1024),
+    "--tmpfs",
+    "/tmp",
+  ];
+}
+
+/**
+ * What Deno itself needs inside, before the grants: the top-level links,
+ * the system folders when the grant runs binaries, the binary and its
+ * libraries (unless a system folder holds them already), the host cache's
+ * npm and remote folders when there is no sandbox cache, and the sandbox
+ * runtime's own files.
+ */
+function denoMounts(layout: ConfinementLayout, spec: ConfineSpec): string[] {
+  const args: string[] = [];
+  for (const [path, target] of layout.links) {
+    args.push("--symlink", target, path);
+  }
+  const runs = (spec.grant.run ?? []).length > 0;
+  const system = runs ? layout.systemDirs : [];
+  for (const dir of system) args.push("--ro-bind-try", dir, dir);
+  for (const dir of layout.libDirs) {
+    if (!system.some((s) => inside(dir, s))) args.push("--ro-bind", dir, dir);
+  }
+  if (!system.some((s) => inside(layout.execPath, s))) {
+    args.push("--ro-bind", layout.execPath, layout.execPath);
+  }
+  if (!spec.cacheDir) {
+    for (const part of DENO_DIR_PARTS) {
+      const dir = join(layout.denoDir, part);
+      args.push("--ro-bind-try", dir, dir);
+    }
+  }
+  for (const file of spec.runtimeFiles) args.push("--ro-bind", file, file);
+  return args;
 }
 
 // Deno's cache databases a confined process reads (see confinement_cache.ts).
