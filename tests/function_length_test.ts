@@ -22,6 +22,7 @@ const CLEAN = [
   "runtime/mcp",
   "runtime/metrics",
   "runtime/registry",
+  "runtime/sandbox",
   "runtime/schema",
   "runtime/search",
   "runtime/skills",
