@@ -1,6 +1,6 @@
 /**
  * Kills a sandbox process and the processes it started, for a process
- * under bubblewrap killed early (`_discovery_process.ts`).
+ * under bubblewrap killed early (`_process.ts`, `_discovery_process.ts`).
  *
  * @module
  */
@@ -12,10 +12,11 @@
  * the child lives on, unseen: running the batch it was already sent (a
  * spinning module: forever) or stuck in bubblewrap's set-up, and holding the
  * output pipe open. So the process is stopped first (stopped, it cannot
- * start another), its children are listed once it shows as stopped, then
- * all are killed. Its child is the PID namespace's first process: killing
- * it ends everything inside. An unconfined process (Deno, workers are
- * threads) has no children; stopping it first costs nothing.
+ * start another), its children are listed from a table read after it
+ * showed as stopped, then all are killed. Its child is the PID namespace's
+ * first process: killing it ends everything inside. An unconfined process
+ * (Deno, workers are threads) has no children; stopping it first costs
+ * nothing.
  *
  * @param pid the process
  * @param gone whether it has already exited (its pid may be reused)
@@ -54,6 +55,12 @@ export async function killTree(
     await new Promise((r) => setTimeout(r, 1));
     table = await processTable();
   }
+  if (gone()) return;
+  // Listed again: a table is read one process at a time, so the one that
+  // showed it stopped may have missed a child it made just before stopping
+  // (read before the child existed). Stopped, it makes no more: a table
+  // read from now on holds them all.
+  table = await processTable() ?? table;
   if (gone()) return;
   const children = (table ?? []).filter((p) => p.ppid === pid);
   signal(pid, "SIGKILL");

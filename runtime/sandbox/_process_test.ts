@@ -37,6 +37,16 @@ async function processesNaming(marker: string): Promise<number[]> {
     .map((line) => Number(line.trim().split(/\s+/)[0]));
 }
 
+/** What `ps` says of processes (parent, state, command), for a failure. */
+async function states(pids: number[]): Promise<string> {
+  if (pids.length === 0) return "";
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-o", "pid=,ppid=,stat=,args=", "-p", pids.join(",")],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(stdout).trim().slice(0, 400);
+}
+
 /** Waits (bounded) until no process names `marker`; returns those left. */
 async function leftAfter(marker: string, boundMs: number): Promise<number[]> {
   const end = Date.now() + boundMs;
@@ -61,7 +71,7 @@ type Kill =
 async function oneRound(
   kill: Kill,
   bootstrap: string,
-): Promise<{ returned: boolean; left: number[] }> {
+): Promise<{ returned: boolean; left: number[]; states: string }> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_early_kill_" });
   const path = join(dir, "spin.ts");
   await Deno.writeTextFile(path, "while (true) {}\nexport default {};\n");
@@ -102,7 +112,8 @@ async function oneRound(
       proc.exited.then(() => true),
       new Promise<false>((r) => timer = setTimeout(() => r(false), 10_000)),
     ]);
-    return { returned, left: await leftAfter(dir, 3_000) };
+    const left = await leftAfter(dir, 3_000);
+    return { returned, left, states: await states(left) };
   } finally {
     clearTimeout(timer);
     // Whatever the test's own processes left is ended here, by pid.
@@ -134,12 +145,12 @@ Deno.test({
     const failures: string[] = [];
     for (const kill of kills) {
       for (let round = 0; round < ROUNDS; round++) {
-        const { returned, left } = await oneRound(kill, bootstrap);
+        const { returned, left, states } = await oneRound(kill, bootstrap);
         if (!returned || left.length > 0) {
           failures.push(
             `killed ${kill}, round ${round}: ${
               returned ? "exited" : "never exited"
-            }, left pids ${left.join(",") || "none"}`,
+            }, left pids ${left.join(",") || "none"} ${states}`,
           );
         }
       }
