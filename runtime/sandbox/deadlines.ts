@@ -16,11 +16,13 @@ export interface Expiring {
 /**
  * A set of deadlines served by one timer.
  *
- * @example
+ * @example The deadline removed in time never expires
  * ```ts
  * import { Deadlines } from "./deadlines.ts";
  * import assert from "node:assert/strict";
- * const deadlines = new Deadlines();
+ * // By default the timer keeps nothing alive (an idle pool must not keep
+ * // the host running); here nothing else would wait for it.
+ * const deadlines = new Deadlines({ unref: false });
  * const { promise, resolve } = Promise.withResolvers<string>();
  * deadlines.add({ expire: () => resolve("late") }, 5);
  * const kept = { expire: () => resolve("removed, never called") };

@@ -112,13 +112,14 @@ export class OpRunner {
  *
  * @param err what the router threw or rejected with
  * @returns the outcome (retryable)
- * @example
+ * @example A failure to start is a retryable crash
  * ```ts
  * import { noProcess } from "./op_runner.ts";
  * import assert from "node:assert/strict";
  * const outcome = noProcess(new Error("spawn failed"));
  * assert.equal(outcome.ok, false);
  * assert.equal(!outcome.ok && outcome.code, "sandbox_crash");
+ * assert.equal(!outcome.ok && outcome.retryable, true);
  * ```
  */
 export function noProcess(err: unknown): SandboxOutcome {

@@ -95,7 +95,7 @@ export interface PoolSettings {
  *
  * @param options the pool's options
  * @returns the settings
- * @example
+ * @example Paths made absolute against the working folder
  * ```ts
  * import { poolSettings } from "./pool_options.ts";
  * import assert from "node:assert/strict";
@@ -174,7 +174,7 @@ export function routerOptions(
  * @param wrapper confinement's wrapper of a discovery process's command
  * @param bootstrap how to load the worker bootstrap
  * @returns the queue's options
- * @example
+ * @example Discovery is denied what call processes are
  * ```ts
  * import { discoveryOptions, poolSettings } from "./pool_options.ts";
  * import assert from "node:assert/strict";

@@ -14,7 +14,7 @@
  * @param status how the process exited
  * @param stderrTail the end of what it wrote to stderr
  * @returns true when it ran out of memory
- * @example
+ * @example A heap-limit trap, and an exit that only says so
  * ```ts
  * import { ranOutOfMemory } from "./process_exit.ts";
  * import assert from "node:assert/strict";
