@@ -94,7 +94,7 @@ const usage: DiscoveryUsage = { processes: 0, modules: 0, cpuMs: 0 };
  * PID namespace), so each process reports its own before it exits.
  *
  * @returns a copy of the totals
- * @example
+ * @example A running total, never negative
  * ```ts
  * import { discoveryUsage } from "./_discovery_process.ts";
  * import assert from "node:assert/strict";

@@ -28,7 +28,7 @@ const DESCRIBE_IMPORT =
  * @throws {Error} when the bootstrap does not import `describe.ts` as one
  *   line, or either text keeps another run-time import or `describe.ts`
  *   exports anything but functions
- * @example
+ * @example The one import inlined, the types stripped
  * ```ts
  * import { buildBootstrap } from "./bootstrap_text.ts";
  * import assert from "node:assert/strict";
@@ -63,7 +63,7 @@ export function buildBootstrap(bootstrap: string, describe: string): string {
  * Reads and builds the bootstrap (see {@link buildBootstrap}).
  *
  * @returns JavaScript source
- * @example
+ * @example The worker bootstrap with describe inlined
  * ```ts
  * import { readBootstrap } from "./bootstrap_text.ts";
  * import assert from "node:assert/strict";

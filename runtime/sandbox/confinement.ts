@@ -261,7 +261,7 @@ export interface ProcessCommand {
  * @param command the unconfined command (`program` is the Deno binary)
  * @param options the layout, the grant, and the runtime's own files
  * @returns the confined command
- * @example
+ * @example A command wrapped in bwrap, with the environment its grant names
  * ```ts
  * import { confineCommand } from "./confinement.ts";
  * import assert from "node:assert/strict";

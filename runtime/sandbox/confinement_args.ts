@@ -274,7 +274,7 @@ function cacheMounts(
  *
  * @param grant a checked grant (absolute paths)
  * @returns `[path, writable]` pairs
- * @example
+ * @example Shorter paths first, a path both read and written mounted writable
  * ```ts
  * import { grantMounts } from "./confinement_args.ts";
  * import assert from "node:assert/strict";

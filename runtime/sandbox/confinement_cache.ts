@@ -46,7 +46,7 @@ export interface SandboxCacheOptions {
  *
  * @param options binary, host cache and mains
  * @returns the sandbox cache folder
- * @example
+ * @example A cache with the host cache's npm folder linked in
  * ```ts
  * import { prepareSandboxCache } from "./confinement_cache.ts";
  * import assert from "node:assert/strict";

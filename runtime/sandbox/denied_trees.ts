@@ -61,7 +61,7 @@ export function deniedByTree(path: string, trees: DeniedTree[]): boolean {
  *
  * @param trees the denied trees
  * @returns absolute paths to deny
- * @example
+ * @example A denied folder except one skill
  * ```ts
  * import { deniedTreePaths } from "./denied_trees.ts";
  * import assert from "node:assert/strict";

@@ -27,7 +27,7 @@ export class NotStatic extends Error {}
  *
  * @returns never
  * @throws {NotStatic} always
- * @example
+ * @example Gives up on reading a module from its syntax
  * ```ts
  * import { NotStatic, notStatic } from "./discovery_literal.ts";
  * import assert from "node:assert/strict";
@@ -96,7 +96,7 @@ const GLOBALS = new Map<string, unknown>([
  * distinct one per function expression, as evaluating one makes.
  *
  * @returns a new function
- * @example
+ * @example A fresh function each time
  * ```ts
  * import { placeholder } from "./discovery_literal.ts";
  * import assert from "node:assert/strict";
@@ -252,7 +252,7 @@ function propertyKey(key: AstNode): string {
  * @param node a node expected to be an `Identifier`
  * @returns its name
  * @throws {NotStatic} when it is not one
- * @example
+ * @example The name of a plain binding
  * ```ts
  * import { bindingName } from "./discovery_literal.ts";
  * import assert from "node:assert/strict";

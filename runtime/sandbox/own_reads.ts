@@ -101,7 +101,7 @@ const absolutePaths = new Map<string, string>();
  *
  * @param path a module path
  * @returns the absolute normalized path
- * @example
+ * @example A path normalized
  * ```ts
  * import { absolute } from "./own_reads.ts";
  * import assert from "node:assert/strict";

@@ -88,7 +88,7 @@ function unrestricted(key: string, list: string[]): boolean {
  * @param modulePath absolute path of the module
  * @param options the policy and the module's local import files
  * @returns absolute paths
- * @example
+ * @example A module's folder, or the file itself in a shared folder
  * ```ts
  * import { ownReadPaths } from "./permissions.ts";
  * import assert from "node:assert/strict";
@@ -117,7 +117,7 @@ export function ownReadPaths(
  * @param permissions what the definition declares
  * @param moduleDir the module's folder
  * @returns the same permissions with absolute paths
- * @example
+ * @example Relative paths resolved against the module's folder
  * ```ts
  * import { resolvePermissionPaths } from "./permissions.ts";
  * import assert from "node:assert/strict";
@@ -233,7 +233,7 @@ export function checkGrant(
  * @param a one set (absolute paths)
  * @param b the other
  * @returns the union
- * @example
+ * @example The union of two grants
  * ```ts
  * import { mergePermissions } from "./permissions.ts";
  * import assert from "node:assert/strict";
@@ -262,7 +262,7 @@ export function mergePermissions(
  * @param deny paths to pass as `--deny-read`/`--deny-write`
  * @returns the flags, never `--allow-all`; a `"*"` in `net`, `env` or
  * `sys` gives that permission unrestricted (`--allow-net`)
- * @example
+ * @example A grant as Deno flags
  * ```ts
  * import { grantToFlags } from "./permissions.ts";
  * import assert from "node:assert/strict";
@@ -300,7 +300,7 @@ export function grantToFlags(
  *
  * @param grant a checked grant (absolute paths)
  * @returns the worker permissions object
- * @example
+ * @example A grant as a worker's permissions, nothing else allowed
  * ```ts
  * import { grantToWorkerPermissions } from "./permissions.ts";
  * import assert from "node:assert/strict";
@@ -329,7 +329,7 @@ export function grantToWorkerPermissions(
  *
  * @param grant a checked grant
  * @returns a canonical JSON string
- * @example
+ * @example The same key whatever the order
  * ```ts
  * import { grantKey } from "./permissions.ts";
  * import assert from "node:assert/strict";

@@ -110,7 +110,7 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
  *
  * @param grant the process's grant
  * @returns a clean environment
- * @example
+ * @example A clean environment
  * ```ts
  * import { sandboxEnv } from "./spawn.ts";
  * import assert from "node:assert/strict";
@@ -144,7 +144,7 @@ let bootstrapSource: Promise<string> | null = null;
  * process (read-only cache) Deno retried the write for 150 ms.
  *
  * @returns JavaScript source
- * @example
+ * @example The bootstrap as JavaScript
  * ```ts
  * import { loadBootstrap } from "./spawn.ts";
  * import assert from "node:assert/strict";

@@ -50,7 +50,7 @@ export function configKey(
  * @param session session id
  * @param config the {@link configKey} of the configuration
  * @returns the key
- * @example
+ * @example Another session, another worker
  * ```ts
  * import { workerKey } from "./worker_key.ts";
  * import assert from "node:assert/strict";
