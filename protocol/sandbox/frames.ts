@@ -16,15 +16,6 @@ import { LineSplitter } from "../lines.ts";
 // Bytes asked for per read of a byte stream.
 const READ_CHUNK = 64 * 1024;
 
-// Promise turns let run after a chunk's frames are handed on and before the
-// next read is asked for. Asking for a read runs the whole byte-stream
-// machinery and an op synchronously; done at once, it ran before the
-// answers the frames completed (an operation's outcome reaches the
-// transport's send a few promise turns later: the caller, the handler, the
-// dispatcher, an observer), and delayed each of them by that much. Nothing
-// waits on the next read meanwhile: the pipe holds what comes.
-const ANSWER_TURNS = 12;
-
 /**
  * Makes a fresh nonce for one sandbox process.
  *
@@ -66,6 +57,24 @@ export interface ReadFramesOptions {
   maxLineBytes?: number;
   /** Told about each line that is not a frame (its byte length). */
   onNoise?: (bytes: number) => void;
+}
+
+/** Options for {@link readFrames}. */
+export interface ReadOptions extends ReadFramesOptions {
+  /**
+   * Asked after each chunk's frames are handed on, before the next read:
+   * a promise holds the next read until it settles, `null` reads at once.
+   * A reader that expects nothing for now (no operation in flight) holds
+   * the read until it writes again or the process exits. Asking for a
+   * read runs the byte-stream machinery and an op synchronously; asked for
+   * at once, it ran in the turn that had just completed an answer, before
+   * the answer's WebSocket frame went out (an outcome reaches the
+   * transport a few promise turns after its frame: the caller, the
+   * handler, the dispatcher). Held, it runs after the next write, while
+   * the sandbox works. Nothing is lost meanwhile: the pipe holds what
+   * comes. @default never hold
+   */
+  hold?: () => Promise<void> | null;
 }
 
 /**
@@ -152,7 +161,7 @@ export class FrameSplitter {
  *
  * @param stream the sandbox's stdout (or the host's stdin, nonce "")
  * @param onFrame called with each parsed message, in order
- * @param options nonce, line bound, noise callback
+ * @param options nonce, line bound, noise callback, when to hold a read
  * @returns resolves when the stream ends; rejects when it errors
  * @example Skip noise
  * ```ts
@@ -169,7 +178,7 @@ export class FrameSplitter {
 export async function readFrames(
   stream: ReadableStream<Uint8Array>,
   onFrame: (message: unknown) => void,
-  options: ReadFramesOptions = {},
+  options: ReadOptions = {},
 ): Promise<void> {
   const splitter = new FrameSplitter(onFrame, options);
   let byob: ReadableStreamBYOBReader | null = null;
@@ -185,6 +194,8 @@ export async function readFrames(
         const { done, value } = await reader.read();
         if (done) break;
         splitter.push(value);
+        const held = options.hold?.() ?? null;
+        if (held !== null) await held;
       }
     } finally {
       reader.releaseLock();
@@ -199,7 +210,8 @@ export async function readFrames(
         if (done || value === undefined) break;
         splitter.push(value);
         buffer = new Uint8Array(value.buffer);
-        for (let turn = 0; turn < ANSWER_TURNS; turn++) await undefined;
+        const held = options.hold?.() ?? null;
+        if (held !== null) await held;
       }
     } finally {
       byob.releaseLock();

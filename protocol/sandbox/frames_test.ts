@@ -68,3 +68,33 @@ Deno.test("readFrames() parses a last line that has no newline", async () => {
   const got = await collect(['N{"t":1}\nN{"t":2}'], { nonce: "N" });
   assert.deepEqual(got, [{ t: 1 }, { t: 2 }]);
 });
+
+Deno.test("readFrames() asks for the next read only once its hold settles", async () => {
+  const encoder = new TextEncoder();
+  const lines = ['N{"t":1}\n', 'N{"t":2}\n'];
+  let pulls = 0;
+  // Pulled only when read (no high-water mark): `pulls` counts the reads.
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls++;
+      const line = lines.shift();
+      if (line === undefined) controller.close();
+      else controller.enqueue(encoder.encode(line));
+    },
+  }, { highWaterMark: 0 });
+  const got: unknown[] = [];
+  const release = Promise.withResolvers<void>();
+  let holds = 0;
+  const done = readFrames(stream, (m) => got.push(m), {
+    nonce: "N",
+    hold: () => holds++ === 0 ? release.promise : null,
+  });
+  // Let the first read and every turn after it run: the second read waits.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(got, [{ t: 1 }]);
+  assert.equal(pulls, 1);
+  release.resolve();
+  await done;
+  assert.deepEqual(got, [{ t: 1 }, { t: 2 }]);
+  assert.equal(pulls, 3);
+});

@@ -17,7 +17,8 @@ import {
 } from "../../protocol/sandbox/messages.ts";
 import type { SandboxCommand } from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
-import { ranOutOfMemory } from "./process_exit.ts";
+import { exitOutcome } from "./process_exit.ts";
+import { ReadHold } from "./read_hold.ts";
 import type { ProcessWorkerStats, SandboxOutcome } from "./types.ts";
 
 /** What a sandbox process reports of its workers. */
@@ -92,12 +93,16 @@ export class SandboxProcess {
   // Callers that picked this process and have not started their operation
   // yet: they count as busy, so retirement cannot kill it under them.
   #leases = 0;
+  // The frame reader waits while no answer is awaited (read_hold.ts).
+  readonly #reads: ReadHold;
 
   /** @param options the flags, init fields and environment */
   constructor(options: ProcessOptions) {
     this.key = options.key;
     this.#child = spawn(options.command);
     this.#writer = this.#child.stdin.getWriter();
+    const awaited = [this.#ops, this.#stopWaiters, this.#statsWaiters];
+    this.#reads = new ReadHold(this, awaited, this.#child.status);
     this.ready = this.#readiness.promise;
     // Startup failures surface through `ready`; never as unhandled.
     this.ready.catch(() => {});
@@ -263,6 +268,7 @@ export class SandboxProcess {
 
   #write(json: string): void {
     this.#writer.write(this.#encoder.encode(json + "\n")).catch(() => {});
+    this.#reads.wrote();
   }
 
   async #readFrames(nonce: string, maxLineBytes: number): Promise<void> {
@@ -270,7 +276,7 @@ export class SandboxProcess {
       await readFrames(
         this.#child.stdout,
         (raw) => this.#onFrame(raw),
-        { nonce, maxLineBytes },
+        { nonce, maxLineBytes, hold: this.#reads.hold },
       );
     } catch {
       // The pipe broke: the exit handler answers what is still pending.
@@ -375,24 +381,4 @@ function initMessage(nonce: string, options: ProcessOptions): InitMessage {
     maxResultBytes: options.maxResultBytes,
     maxEventBytes: options.maxEventBytes,
   };
-}
-
-/** The outcome of the operations a process's death cut short. */
-function exitOutcome(
-  status: Deno.CommandStatus,
-  stderrTail: string,
-): SandboxOutcome & { ok: false } {
-  return ranOutOfMemory(status, stderrTail)
-    ? {
-      ok: false,
-      code: "out_of_memory",
-      message: "Sandbox process ran out of memory",
-      retryable: false,
-    }
-    : {
-      ok: false,
-      code: "sandbox_crash",
-      message: `Sandbox process exited with code ${status.code}`,
-      retryable: true,
-    };
 }
