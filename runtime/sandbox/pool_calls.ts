@@ -67,6 +67,18 @@ export class PoolCalls {
   readonly #policy: Policy;
   readonly #shared: Set<string>;
   readonly #describeTimeoutMs: number;
+  // The warm-worker key and principal of the last call, with what they were
+  // made of: calls of one tool from one session in a row (an agent's loop)
+  // build neither again (a JSON array, a dirname, two concatenations).
+  readonly #last = {
+    abs: "",
+    version: "",
+    session: "",
+    config: "",
+    client: false,
+    key: "",
+    principal: "",
+  };
 
   /** @param options what the calls work with */
   constructor(options: PoolCallsOptions) {
@@ -166,15 +178,15 @@ export class PoolCalls {
     config: string,
   ): Promise<SandboxOutcome> {
     const perCall = call.isolation === "per-call";
+    const session = call.principal === "session";
+    const last = this.#keys(abs, call.version, call.sessionId, config, session);
     const message: OpMessage = {
       t: "op",
       id: String(++nextOpId),
       op: "call",
       path: abs,
       export: call.export,
-      workerKey: perCall
-        ? ""
-        : workerKey(abs, call.version, call.sessionId, config),
+      workerKey: perCall ? "" : last.key,
       primeKey: perCall ? `${abs}\u0000${call.version}` : undefined,
       args: call.args,
       config: call.config,
@@ -182,9 +194,8 @@ export class PoolCalls {
       session: call.sessionId,
       call: call.callId,
     };
-    const session = call.principal === "session";
     const route: Route = {
-      principal: this.principalOf(abs, session ? call.sessionId : null),
+      principal: last.principal,
       session: call.sessionId,
       // Spare processes pre-load the module session code runs in.
       prime: session && message.primeKey !== undefined
@@ -192,6 +203,31 @@ export class PoolCalls {
         : undefined,
     };
     return this.#runner.run(message, grant, route, call.timeoutMs, hooks);
+  }
+
+  // The call's worker key and principal (the last call's when the same).
+  #keys(
+    abs: string,
+    version: string,
+    session: string,
+    config: string,
+    client: boolean,
+  ): { key: string; principal: string } {
+    const last = this.#last;
+    if (
+      last.abs !== abs || last.version !== version ||
+      last.session !== session || last.config !== config ||
+      last.client !== client
+    ) {
+      last.abs = abs;
+      last.version = version;
+      last.session = session;
+      last.config = config;
+      last.client = client;
+      last.key = workerKey(abs, version, session, config);
+      last.principal = this.principalOf(abs, client ? session : null);
+    }
+    return last;
   }
 }
 

@@ -129,3 +129,30 @@ Deno.test("dynamic permissions run with the module's own reads; a policy that de
     await denied.close();
   }
 });
+
+Deno.test("calls in a row that differ in principal or session each get their own", async () => {
+  const { router, calls, close } = setup();
+  try {
+    for (
+      const over of [
+        {},
+        {},
+        { principal: "session" as const, sessionId: "s8" },
+        { principal: "session" as const, sessionId: "s9" },
+        {},
+      ]
+    ) {
+      const outcome = await calls.call(addCall(over), hooks);
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
+    const principals = new Set(
+      [...router.processes].map((p) => p.key.slice(0, p.key.indexOf("\u0000"))),
+    );
+    assert.deepEqual(
+      [...principals].sort(),
+      [`module:${dirname(ADD)}`, "session:s8", "session:s9"],
+    );
+  } finally {
+    await close();
+  }
+});
