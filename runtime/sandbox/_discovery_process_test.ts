@@ -17,36 +17,12 @@ import { DISCOVERY_MAIN, runDiscoveryProcess } from "./_discovery_process.ts";
 import { Confiner } from "./confiner.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { loadBootstrap } from "./spawn.ts";
+import { settlesWithin } from "../deadline.ts";
+import { killNaming, leftAfter } from "./_test_support.ts";
 
 const confiner = new Confiner("auto");
 const status = await confiner.status();
 const ROUNDS = 12;
-
-/**
- * Pids of the processes whose command line includes `marker`, from `ps`
- * (the test runs without `--allow-all`, which Deno asks for to read /proc).
- */
-async function processesNaming(marker: string): Promise<number[]> {
-  const { stdout } = await new Deno.Command("ps", {
-    args: ["-A", "-ww", "-o", "pid=,args="],
-    stdout: "piped",
-  }).output();
-  return new TextDecoder().decode(stdout).split("\n")
-    .filter((line) => line.includes(marker))
-    .map((line) => Number(line.trim().split(/\s+/)[0]));
-}
-
-/** Waits (bounded) until no process names `marker`; returns those left. */
-async function leftAfter(marker: string, boundMs: number): Promise<number[]> {
-  const end = Date.now() + boundMs;
-  let left = await processesNaming(marker);
-  while (left.length > 0 && Date.now() < end) {
-    // A killed process is reaped within milliseconds: look again soon.
-    await new Promise((r) => setTimeout(r, 20));
-    left = await processesNaming(marker);
-  }
-  return left;
-}
 
 type Stop = "aborted before" | "aborted at spawn" | "timed out at once";
 
@@ -70,7 +46,6 @@ async function oneRound(
       return wrapped;
     };
   };
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const run = runDiscoveryProcess([{ path, read: [path] }], {
       bootstrap,
@@ -84,22 +59,11 @@ async function oneRound(
       wrapper,
       signal: abort.signal,
     });
-    const returned = await Promise.race([
-      run.then(() => true),
-      new Promise<false>((r) => timer = setTimeout(() => r(false), 10_000)),
-    ]);
+    const returned = await settlesWithin(run, 10_000);
     return { returned, left: await leftAfter(dir, 3_000) };
   } finally {
-    clearTimeout(timer);
     // Whatever the test's own processes left is ended here, by pid.
-    for (const pid of await processesNaming(dir)) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch {
-        // Gone meanwhile.
-      }
-    }
-    await leftAfter(dir, 3_000);
+    await killNaming(dir);
     await Deno.remove(dir, { recursive: true });
   }
 }

@@ -17,25 +17,12 @@ import { Confiner } from "./confiner.ts";
 import { SANDBOX_MAIN } from "./spawn.ts";
 import { loadBootstrap } from "./spawn.ts";
 import { startProcess } from "./start_process.ts";
-import { callOp } from "./_test_support.ts";
+import { settlesWithin } from "../deadline.ts";
+import { callOp, killNaming, leftAfter } from "./_test_support.ts";
 
 const confiner = new Confiner("auto");
 const status = await confiner.status();
 const ROUNDS = 12;
-
-/**
- * Pids of the processes whose command line includes `marker`, from `ps`
- * (the test runs without `--allow-all`, which Deno asks for to read /proc).
- */
-async function processesNaming(marker: string): Promise<number[]> {
-  const { stdout } = await new Deno.Command("ps", {
-    args: ["-A", "-ww", "-o", "pid=,args="],
-    stdout: "piped",
-  }).output();
-  return new TextDecoder().decode(stdout).split("\n")
-    .filter((line) => line.includes(marker))
-    .map((line) => Number(line.trim().split(/\s+/)[0]));
-}
 
 /** What `ps` says of processes (parent, state, command), for a failure. */
 async function states(pids: number[]): Promise<string> {
@@ -45,18 +32,6 @@ async function states(pids: number[]): Promise<string> {
     stdout: "piped",
   }).output();
   return new TextDecoder().decode(stdout).trim().slice(0, 400);
-}
-
-/** Waits (bounded) until no process names `marker`; returns those left. */
-async function leftAfter(marker: string, boundMs: number): Promise<number[]> {
-  const end = Date.now() + boundMs;
-  let left = await processesNaming(marker);
-  while (left.length > 0 && Date.now() < end) {
-    // A killed process is reaped within milliseconds: look again soon.
-    await new Promise((r) => setTimeout(r, 20));
-    left = await processesNaming(marker);
-  }
-  return left;
 }
 
 type Kill =
@@ -76,7 +51,6 @@ async function oneRound(
   const path = join(dir, "spin.ts");
   await Deno.writeTextFile(path, "while (true) {}\nexport default {};\n");
   const wrap = await confiner.wrapperFor(SANDBOX_MAIN);
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const proc = startProcess(
       {
@@ -108,23 +82,12 @@ async function oneRound(
       await new Promise((r) => setTimeout(r, 5));
     }
     proc.kill();
-    const returned = await Promise.race([
-      proc.exited.then(() => true),
-      new Promise<false>((r) => timer = setTimeout(() => r(false), 10_000)),
-    ]);
+    const returned = await settlesWithin(proc.exited, 10_000);
     const left = await leftAfter(dir, 3_000);
     return { returned, left, states: await states(left) };
   } finally {
-    clearTimeout(timer);
     // Whatever the test's own processes left is ended here, by pid.
-    for (const pid of await processesNaming(dir)) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch {
-        // Gone meanwhile.
-      }
-    }
-    await leftAfter(dir, 3_000);
+    await killNaming(dir);
     await Deno.remove(dir, { recursive: true });
   }
 }
