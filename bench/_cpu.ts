@@ -43,9 +43,14 @@ ps -eo pid=,ppid= | awk -v r="$1" -v me="$$" '
  * assert.ok(Number.isNaN(ns) || ns > 0);
  * ```
  */
-export async function treeCpuNs(root: number): Promise<number> {
+export function treeCpuNs(root: number): Promise<number> {
+  return nanoseconds(SCRIPT, root);
+}
+
+// Runs one of the scripts above for `pid`; NaN when it printed no time.
+async function nanoseconds(script: string, pid: number): Promise<number> {
   const out = await new Deno.Command("sh", {
-    args: ["-c", SCRIPT, "sh", String(root)],
+    args: ["-c", script, "sh", String(pid)],
     stdout: "piped",
     stderr: "null",
   }).output();
@@ -67,14 +72,8 @@ export async function treeCpuNs(root: number): Promise<number> {
  * assert.ok(Number.isNaN(ns) || ns > 0);
  * ```
  */
-export async function processCpuNs(pid: number): Promise<number> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", PROCESS_SCRIPT, "sh", String(pid)],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const ns = Number(new TextDecoder().decode(out.stdout).trim());
-  return out.success && ns > 0 ? ns : NaN;
+export function processCpuNs(pid: number): Promise<number> {
+  return nanoseconds(PROCESS_SCRIPT, pid);
 }
 
 const PROCESS_SCRIPT = `cat /proc/"$1"/task/*/schedstat 2>/dev/null |
