@@ -43,9 +43,9 @@ export interface CallAnswerOptions {
   onCancel: () => void;
   /**
    * Keeps the grace time: one timer for all of a session's calls instead
-   * of a timer set and cleared per call. @default a timer of its own
+   * of a timer set and cleared per call.
    */
-  deadlines?: Deadlines;
+  deadlines: Deadlines;
 }
 
 /** One request's answer on its way: JSON, or SSE once it must stream. */
@@ -65,17 +65,6 @@ export interface CallAnswer {
 }
 
 const encoder = new TextEncoder();
-
-// The grace time kept by a timer of the call's own.
-class OwnTimer {
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  add(item: Expiring, ms: number): void {
-    this.#timer = setTimeout(() => item.expire(), ms);
-  }
-  remove(_item: Expiring): void {
-    clearTimeout(this.#timer);
-  }
-}
 
 /**
  * Whether a message is the answer to a request (a result or an error).
@@ -106,6 +95,7 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  * @example An answer within the grace time is one JSON body
  * ```ts
  * import { createCallAnswer } from "./call_answer.ts";
+ * import { Deadlines } from "../sandbox/deadlines.ts";
  * import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
  * import assert from "node:assert/strict";
  * const json = new WebStandardStreamableHTTPServerTransport({
@@ -117,11 +107,15 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  *   headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
  *   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
  * }));
- * const answer = createCallAnswer(json, { id: 1, graceMs: 1000, onCancel() {} });
+ * const deadlines = new Deadlines({ unref: false });
+ * const answer = createCallAnswer(json, {
+ *   id: 1, graceMs: 1000, onCancel() {}, deadlines,
+ * });
  * await answer.send({ jsonrpc: "2.0", id: 1, result: {} });
  * const res = await Promise.race([taken, answer.streamed]);
  * assert.equal(res.headers.get("content-type"), "application/json");
  * assert.deepEqual(await res.json(), { jsonrpc: "2.0", id: 1, result: {} });
+ * deadlines.close();
  * ```
  */
 export function createCallAnswer(
@@ -140,7 +134,7 @@ class Answer implements CallAnswer, Expiring {
   #state: "waiting" | "streaming" | "done" = "waiting";
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
-  #clock: Pick<Deadlines, "add" | "remove">;
+  #clock: Deadlines;
 
   constructor(json: JsonSender, options: CallAnswerOptions) {
     const streamed = Promise.withResolvers<Response>();
@@ -148,7 +142,7 @@ class Answer implements CallAnswer, Expiring {
     this.#resolveStreamed = streamed.resolve;
     this.#json = json;
     this.#options = options;
-    this.#clock = options.deadlines ?? new OwnTimer();
+    this.#clock = options.deadlines;
     this.#clock.add(this, options.graceMs);
   }
 
