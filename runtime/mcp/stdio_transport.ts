@@ -48,6 +48,7 @@ export interface StdioLineTransportOptions {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const CR = 0x0d;
 
 /**
  * An SDK `Transport` over newline-delimited JSON on a byte source and sink.
@@ -181,12 +182,14 @@ export class StdioLineTransport implements Transport {
 
   #onLine(bytes: Uint8Array): void {
     if (this.#closed) return;
-    let text = decoder.decode(bytes);
-    if (text.endsWith("\r")) text = text.slice(0, -1);
-    if (text.trim() === "") return;
+    // A CRLF line ends with CR; an empty line is no message.
+    const end = bytes[bytes.length - 1] === CR
+      ? bytes.length - 1
+      : bytes.length;
+    if (end === 0) return;
     let message: JSONRPCMessage;
     try {
-      message = JSON.parse(text);
+      message = JSON.parse(decoder.decode(bytes.subarray(0, end)));
     } catch (error) {
       this.#refuse(
         ErrorCode.ParseError,
