@@ -14,6 +14,8 @@
  * @module
  */
 
+import { unwatchAbort, watchAbort } from "../abort_watch.ts";
+
 /** A request's own signal, following a longer-lived one until released. */
 export interface Follower {
   /** Aborts when the longer-lived signal does, until released. */
@@ -21,8 +23,6 @@ export interface Follower {
   /** Stops following (the request is over). Idempotent. */
   release(): void;
 }
-
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
 
 /**
  * Makes a signal that aborts with `outer` until it is released.
@@ -48,23 +48,11 @@ export function followSignal(outer: AbortSignal): Follower {
     controller.abort(outer.reason);
     return { signal: controller.signal, release() {} };
   }
-  let live = followers.get(outer);
-  if (live === undefined) {
-    const set = new Set<AbortController>();
-    live = set;
-    followers.set(outer, set);
-    outer.addEventListener("abort", () => {
-      const all = [...set];
-      set.clear();
-      for (const each of all) each.abort(outer.reason);
-    }, { once: true });
-  }
-  live.add(controller);
-  const set = live;
-  return {
+  const follower = {
     signal: controller.signal,
-    release() {
-      set.delete(controller);
-    },
+    cancel: (reason: unknown) => controller.abort(reason),
+    release: () => unwatchAbort(outer, follower),
   };
+  watchAbort(outer, follower);
+  return follower;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { unwatchAbort, watchAbort } from "../abort_watch.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { OpMessage, RpcMethod } from "../../protocol/sandbox/messages.ts";
 import type { FetchRequest } from "../../protocol/egress.ts";
@@ -58,27 +59,6 @@ export function runOperation(
   });
 }
 
-// The operations in flight per abort signal. Calls of one session share its
-// signal: one listener per signal, added once, then a set operation per
-// call (an `addEventListener` and `removeEventListener` per call went
-// through WebIDL option conversion twice).
-const cancellable = new WeakMap<AbortSignal, Set<Operation>>();
-
-function watchCancel(signal: AbortSignal, op: Operation): void {
-  let ops = cancellable.get(signal);
-  if (ops === undefined) {
-    const watched = new Set<Operation>();
-    ops = watched;
-    cancellable.set(signal, watched);
-    signal.addEventListener("abort", () => {
-      const all = [...watched];
-      watched.clear();
-      for (const each of all) each.cancel();
-    }, { once: true });
-  }
-  ops.add(op);
-}
-
 // The state of one operation; its methods are the named steps of the hot
 // path (no closures made per call).
 class Operation implements OpHandlers, Expiring {
@@ -123,7 +103,7 @@ class Operation implements OpHandlers, Expiring {
     this.#proc.start(this.#message, this);
     if (this.#done) return;
     this.#deadlines.add(this, this.#timeoutMs);
-    if (signal) watchCancel(signal, this);
+    if (signal) watchAbort(signal, this);
   }
 
   onEvent(kind: string, data: Record<string, unknown>): void {
@@ -165,7 +145,7 @@ class Operation implements OpHandlers, Expiring {
     this.#done = true;
     this.#deadlines.remove(this);
     const signal = this.#hooks?.signal;
-    if (signal) cancellable.get(signal)?.delete(this);
+    if (signal) unwatchAbort(signal, this);
     this.#controller?.abort();
     this.#resolve(outcome);
     this.#router.retireIdle();
