@@ -10,10 +10,10 @@
 
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/models.ts";
-import { newId } from "../../protocol/envelope.ts";
 import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
 import { Redactor } from "./redact.ts";
 import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
+import { newRunId } from "./run_id.ts";
 import type { RunRecord, RunStore, RunWrite, StoredEvent } from "./store.ts";
 
 /** Events kept per run in the store; later ones are counted, not kept. */
@@ -166,7 +166,8 @@ export class RunRecorder implements RunObserver {
   }
 
   started(start: RunStart): string {
-    const id = newId();
+    const startedAt = Date.now();
+    const id = newRunId(startedAt);
     const who = this.#options.describeSession?.(start.session) ??
       { transport: "in-process", tokenLabel: null };
     const live: LiveRun = {
@@ -176,7 +177,7 @@ export class RunRecorder implements RunObserver {
       name: start.name.slice(0, 200),
       session: start.session.id,
       transport: who.transport,
-      startedAt: Date.now(),
+      startedAt,
       progress: null,
       status: "",
       tokens: "",

@@ -1,0 +1,29 @@
+import assert from "node:assert/strict";
+import { RunRecorder } from "./recorder.ts";
+import { openSqliteStore } from "./sqlite.ts";
+
+const session = {
+  id: "s",
+  token: "",
+  state: new Map(),
+  send() {},
+  signal: new AbortController().signal,
+};
+
+Deno.test("a recorded run's id begins with its start time, so the store's keys grow in order", () => {
+  const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
+  const ids = [0, 1, 2].map((i) =>
+    recorder.started({ kind: "tool", name: "add", session, args: { i } })
+  );
+  for (const live of recorder.running) {
+    assert.match(live.id, /^[0-9a-f]{32}$/);
+    assert.equal(parseInt(live.id.slice(0, 12), 16), live.startedAt);
+  }
+  for (const id of ids) recorder.finished(id, { outcome: "ok", result: 1 });
+  recorder.flush();
+  assert.deepEqual(
+    recorder.store?.list({}).runs.map((r) => r.id),
+    [...ids].reverse(),
+  );
+  recorder.close();
+});

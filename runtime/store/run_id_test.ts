@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { newRunId } from "./run_id.ts";
+
+Deno.test("newRunId starts with the time in hex and ends with 80 random bits, distinct across refills of its pool", () => {
+  const now = Date.UTC(2026, 10, 23, 20, 0, 0, 123);
+  const seen = new Set<string>();
+  const digits = new Set<string>();
+  const byPosition = Array.from({ length: 10 }, () => new Set<string>());
+  for (let i = 0; i < 2000; i++) {
+    const id = newRunId(now);
+    assert.match(id, /^[0-9a-f]{32}$/);
+    assert.equal(parseInt(id.slice(0, 12), 16), now);
+    seen.add(id.slice(12));
+    for (const c of id.slice(12)) digits.add(c);
+    byPosition.forEach((set, p) => set.add(id.slice(12 + 2 * p, 14 + 2 * p)));
+  }
+  assert.equal(seen.size, 2000);
+  assert.equal(digits.size, 16);
+  // Same millisecond, and every random byte takes most of its 256 values
+  // (a counter would leave the leading ones fixed).
+  for (const set of byPosition) assert.ok(set.size > 200, `${set.size}`);
+});
+
+Deno.test("newRunId orders ids by start time, with the zero padding that keeps early times in order", () => {
+  const times = [
+    0,
+    1,
+    15,
+    16,
+    4095,
+    1_700_000_000_000,
+    Date.now(),
+    2 ** 48 - 1,
+  ];
+  const ids = times.map((t) => newRunId(t));
+  assert.deepEqual([...ids].sort(), ids);
+  assert.equal(newRunId(1).slice(0, 12), "000000000001");
+  assert.equal(newRunId(1.9).slice(0, 12), "000000000001");
+});
+
+Deno.test("newRunId's time digits are the millisecond in hex over the whole 48-bit range", () => {
+  for (let i = 0; i < 1000; i++) {
+    const ms = Math.floor(Math.random() * 2 ** 48);
+    const id = newRunId(ms);
+    assert.equal(id.slice(0, 12), ms.toString(16).padStart(12, "0"), `${ms}`);
+  }
+});
