@@ -10,6 +10,7 @@
 
 import client from "prom-client";
 import type { RunCounters } from "../store/recorder.ts";
+import { CallMetrics } from "./call_metrics.ts";
 
 /** Distinct tool/skill names given their own label value. */
 export const MAX_NAMES = 1000;
@@ -55,18 +56,17 @@ export function createMetrics(
   if (sources.defaults !== false) {
     client.collectDefaultMetrics({ register: registry });
   }
-  const calls = new client.Counter({
-    name: "skillbox_calls_total",
-    help: "Tool calls and skill runs, by kind, name and outcome",
-    labelNames: ["kind", "name", "outcome"] as const,
-    registers: [registry],
-  });
-  const duration = new client.Histogram({
-    name: "skillbox_call_duration_seconds",
-    help: "Wall time of tool calls and skill runs",
-    labelNames: ["kind", "name"] as const,
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
-    registers: [registry],
+  // Created first, as the two metrics were: the exposition keeps its order.
+  const calls = new CallMetrics(registry, {
+    calls: {
+      name: "skillbox_calls_total",
+      help: "Tool calls and skill runs, by kind, name and outcome",
+    },
+    duration: {
+      name: "skillbox_call_duration_seconds",
+      help: "Wall time of tool calls and skill runs",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
+    },
   });
   new client.Gauge({
     name: "skillbox_sessions",
@@ -137,9 +137,12 @@ export function createMetrics(
     contentType: registry.contentType,
     text: () => registry.metrics(),
     finished(kind, name, outcome, seconds) {
-      const label = nameLabel(name, outcome);
-      calls.inc({ kind, name: label, outcome: outcomeLabel(outcome) });
-      duration.observe({ kind, name: label }, seconds);
+      calls.record(
+        kind,
+        nameLabel(name, outcome),
+        outcomeLabel(outcome),
+        seconds,
+      );
     },
     llmTurn() {
       turns.inc();
