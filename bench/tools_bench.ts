@@ -27,8 +27,9 @@ import type { Bench } from "./main.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 
 const FILES = 1000;
-const WARMUP = 50;
-const CALLS = 300;
+const WARMUP = 100;
+// Enough rounds that a run's medians move little from run to run.
+const CALLS = 1000;
 // Calls per mode in the CPU phase (back to back, one mode at a time).
 const CPU_CALLS = 2000;
 
@@ -190,23 +191,29 @@ async function callFigures(): Promise<CallFigures> {
       metadata: {},
       isolation: "warm",
     };
+    const probes: [number[], () => Promise<unknown>][] = [
+      [callTimes, async () => {
+        const answer = await client.request(call);
+        if ((answer.data as { success?: boolean })?.success !== true) {
+          throw new Error(`Call failed: ${JSON.stringify(answer)}`);
+        }
+      }],
+      [echoTimes, () => echoOnce(payload)],
+      [floorTimes, () => floor.once()],
+      [sandboxTimes, async () => {
+        const outcome = await h.sandbox.call(direct, NO_HOOKS);
+        if (!outcome.ok) throw new Error(`Call failed: ${outcome.message}`);
+      }],
+    ];
     for (let i = 0; i < WARMUP + CALLS; i++) {
-      let start = performance.now();
-      const answer = await client.request(call);
-      if ((answer.data as { success?: boolean })?.success !== true) {
-        throw new Error(`Call failed: ${JSON.stringify(answer)}`);
+      // Each round starts with the next probe: none always runs first (just
+      // after another probe's process went idle) or always last.
+      for (let k = 0; k < probes.length; k++) {
+        const [times, once] = probes[(i + k) % probes.length]!;
+        const start = performance.now();
+        await once();
+        if (i >= WARMUP) times.push(performance.now() - start);
       }
-      if (i >= WARMUP) callTimes.push(performance.now() - start);
-      start = performance.now();
-      await echoOnce(payload);
-      if (i >= WARMUP) echoTimes.push(performance.now() - start);
-      start = performance.now();
-      await floor.once();
-      if (i >= WARMUP) floorTimes.push(performance.now() - start);
-      start = performance.now();
-      const outcome = await h.sandbox.call(direct, NO_HOOKS);
-      if (!outcome.ok) throw new Error(`Call failed: ${outcome.message}`);
-      if (i >= WARMUP) sandboxTimes.push(performance.now() - start);
     }
     const cpu = {
       echo: await cpuPerRun(() => echoOnce(payload), CPU_CALLS),

@@ -28,7 +28,7 @@ import {
   headerValues,
   HttpParseError,
 } from "./_proxy_http.ts";
-import { proxySocketPath } from "./_proxy_dir.ts";
+import { privateSocketPath } from "../private_sockets.ts";
 
 /** Options of {@link openEgressProxy}. */
 export interface EgressProxyOptions {
@@ -93,7 +93,7 @@ const HOP = new Set([
  * ```
  */
 export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
-  const path = proxySocketPath();
+  const path = privateSocketPath();
   const listener = Deno.listen({ transport: "unix", path });
   const token = randomHex(24);
   const conns = new Set<Deno.Conn>();

@@ -15,10 +15,11 @@ import {
   type RpcMethod,
   type WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
-import type { SandboxCommand } from "./spawn.ts";
+import { type SandboxCommand, spawnSandbox } from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
 import { exitOutcome } from "./process_exit.ts";
 import { ReadHold } from "./read_hold.ts";
+import type { ControlSocket } from "./control_socket.ts";
 import type { ProcessWorkerStats, SandboxOutcome } from "./types.ts";
 
 /** What a sandbox process reports of its workers. */
@@ -36,6 +37,11 @@ export interface ProcessOptions {
   maxWarmWorkers: number;
   maxResultBytes: number;
   maxEventBytes: number;
+  /**
+   * Where frames go after the first (the command names its path): stdin
+   * then carries only the init frame. @default none: every frame on stdin
+   */
+  control?: ControlSocket;
 }
 
 /** Callbacks of one operation. */
@@ -81,6 +87,7 @@ export class SandboxProcess {
   // so a session's end is told only to processes that saw the session.
   readonly #sessions = new Set<string>();
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #control: ControlSocket | null;
   readonly #encoder = new TextEncoder();
   #stderr = "";
   #dead = false;
@@ -99,7 +106,13 @@ export class SandboxProcess {
   /** @param options the flags, init fields and environment */
   constructor(options: ProcessOptions) {
     this.key = options.key;
-    this.#child = spawn(options.command);
+    this.#control = options.control ?? null;
+    try {
+      this.#child = spawnSandbox(options.command);
+    } catch (err) {
+      this.#control?.close();
+      throw err;
+    }
     this.#writer = this.#child.stdin.getWriter();
     const awaited = [this.#ops, this.#stopWaiters, this.#statsWaiters];
     this.#reads = new ReadHold(this, awaited, this.#child.status);
@@ -107,7 +120,15 @@ export class SandboxProcess {
     // Startup failures surface through `ready`; never as unhandled.
     this.ready.catch(() => {});
     const nonce = makeNonce();
-    this.#write(JSON.stringify(initMessage(nonce, options)));
+    const init = JSON.stringify(initMessage(nonce, options));
+    if (this.#control === null) this.#write(init);
+    else {
+      // The init frame on stdin, the only one there: it holds the nonce the
+      // process proves itself with on the control socket.
+      this.#control.accept(nonce);
+      this.#writer.write(this.#encoder.encode(init + "\n")).catch(() => {});
+      this.#writer.close().catch(() => {});
+    }
     const frames = this.#readFrames(
       nonce,
       options.maxResultBytes + options.maxEventBytes + 65536,
@@ -120,6 +141,8 @@ export class SandboxProcess {
     // What confinement opened for it (its egress proxy socket) goes with it.
     const release = options.command.release;
     if (release) this.exited.then(release, release);
+    const control = this.#control;
+    if (control) this.exited.finally(() => control.close());
   }
 
   /** The OS process id. */
@@ -258,6 +281,7 @@ export class SandboxProcess {
     // Nothing more reaches its stdin: a main still waiting for frames reads
     // the end of it and exits.
     this.#writer.close().catch(() => {});
+    this.#control?.close();
     // Killed within its first few milliseconds, bubblewrap can die before
     // its child asked to die with it: that child (Deno, or bwrap still
     // setting up) would live on, uncounted, running what it was sent and
@@ -267,7 +291,9 @@ export class SandboxProcess {
   }
 
   #write(json: string): void {
-    this.#writer.write(this.#encoder.encode(json + "\n")).catch(() => {});
+    const bytes = this.#encoder.encode(json + "\n");
+    if (this.#control !== null) this.#control.write(bytes);
+    else this.#writer.write(bytes).catch(() => {});
     this.#reads.wrote();
   }
 
@@ -344,28 +370,6 @@ export class SandboxProcess {
     } catch {
       // Ignored: the process is going away.
     }
-  }
-}
-
-/**
- * Spawns the command with piped stdio and a clean environment. Never
- * started: what confinement opened for it (its egress proxy's listener and
- * socket) is closed now, as its exit would have.
- */
-function spawn(command: SandboxCommand): Deno.ChildProcess {
-  try {
-    return new Deno.Command(command.program, {
-      args: command.args,
-      cwd: command.cwd,
-      clearEnv: true,
-      env: command.env,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-  } catch (err) {
-    command.release?.();
-    throw err;
   }
 }
 

@@ -251,6 +251,8 @@ export interface ProcessCommand {
   cwd: string;
   /** Called once the process has exited (frees what was opened for it). */
   release?: () => void;
+  /** Unix sockets it connects to (its control socket): bound in as they are. */
+  sockets?: string[];
 }
 
 /**
@@ -304,6 +306,9 @@ export function confineCommand(
     env,
     cacheDir: options.cacheDir,
     egressSocket: options.egressSocket,
+    // Read-only is enough: connecting to a socket is not a write to its
+    // mount.
+    binds: (command.sockets ?? []).map((path) => ({ from: path, to: path })),
   });
   return {
     program: confined.command,

@@ -106,6 +106,7 @@ export class Confiner {
     if (!layout) return (command) => command;
     // The script and its local imports are all the host code that exists
     // inside; a main loaded from a URL comes from Deno's remote cache.
+    const mainArg = main.protocol === "file:" ? fileURLToPath(main) : main.href;
     const runtimeFiles = main.protocol === "file:"
       ? (await moduleGraph(fileURLToPath(main))).files
       : [];
@@ -134,6 +135,7 @@ export class Confiner {
       return this.#withEgress(
         command,
         grant,
+        mainArg,
         (egressSocket) =>
           confineCommand(command, {
             layout,
@@ -149,12 +151,13 @@ export class Confiner {
   /**
    * A process whose grant names hosts: its own proxy socket (checked
    * against exactly those hosts), its relay's flags around the main script
-   * (the last argument), `HTTP(S)_PROXY` naming the relay, and the socket
-   * closed when the process exits.
+   * (`main`, the argument naming it), `HTTP(S)_PROXY` naming the relay, and
+   * the socket closed when the process exits.
    */
   #withEgress(
     command: ProcessCommand,
     grant: Permissions,
+    main: string,
     confine: (egressSocket: string) => ProcessCommand,
   ): ProcessCommand {
     const proxy = openEgressProxy({
@@ -162,7 +165,6 @@ export class Confiner {
       allow: grant.net ?? [],
     });
     try {
-      const main = command.args.at(-1)!;
       const confined = confine(proxy.path);
       // The relay's flags go before the main script, its token after.
       const at = confined.args.lastIndexOf(main);

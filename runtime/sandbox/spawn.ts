@@ -10,6 +10,7 @@
 import { fileURLToPath } from "node:url";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { readBootstrap } from "./bootstrap_text.ts";
+import { controlArg } from "../../protocol/sandbox/control.ts";
 
 /** What {@link sandboxCommand} needs. */
 export interface SandboxCommandOptions {
@@ -23,6 +24,12 @@ export interface SandboxCommandOptions {
   cwd: string;
   /** The script the process runs. @default the sandbox process main */
   main?: URL;
+  /**
+   * The host's control socket for this process (`control_socket.ts`): the
+   * process may connect to it, is told its path, and has it bound in when
+   * confined. @default none: frames come on stdin
+   */
+  controlSocket?: string;
 }
 
 /** A command to spawn: program, arguments, environment, folder. */
@@ -33,6 +40,8 @@ export interface SandboxCommand {
   cwd: string;
   /** Called once the process has exited (set by confinement). */
   release?: () => void;
+  /** Unix sockets it connects to, bound in at the same path when confined. */
+  sockets?: string[];
 }
 
 /** The main script of a call sandbox process. */
@@ -73,6 +82,10 @@ const PASS_ENV = [
 export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
   const url = options.main ?? MAIN;
   const main = url.protocol === "file:" ? fileURLToPath(url) : url.href;
+  const control = options.controlSocket;
+  const flags = control === undefined
+    ? options.flags
+    : [...options.flags, ...socketFlags(control, options.flags)];
   return {
     program: Deno.execPath(),
     args: [
@@ -96,12 +109,43 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
       // 4 MB less per process, and on a machine where many sandbox
       // processes share few cores those threads only compete with them.
       `--v8-flags=--max-old-space-size=${options.memoryMb},--single-threaded`,
-      ...options.flags,
+      ...flags,
       main,
+      ...(control === undefined ? [] : [controlArg(control)]),
     ],
     env: sandboxEnv(options.grant),
     cwd: options.cwd,
+    ...(control === undefined ? {} : { sockets: [control] }),
   };
+}
+
+/**
+ * The flags that let a process connect to one Unix socket: Deno 2.9 checks
+ * a connect as net access to `unix:<path>` and as read and write of the
+ * path. A kind the grant already allows in full (a bare `--allow-read`) is
+ * left as it is: naming one path would narrow it.
+ *
+ * @param path the socket
+ * @param existing the process's other flags
+ * @returns the flags to add
+ * @example
+ * ```ts
+ * import { socketFlags } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(socketFlags("/s/c.sock", ["--allow-read"]), [
+ *   "--allow-write=/s/c.sock", "--allow-net=unix:/s/c.sock",
+ * ]);
+ * ```
+ */
+export function socketFlags(
+  path: string,
+  existing: readonly string[],
+): string[] {
+  return [
+    `--allow-read=${path}`,
+    `--allow-write=${path}`,
+    `--allow-net=unix:${path}`,
+  ].filter((flag) => !existing.includes(flag.slice(0, flag.indexOf("="))));
 }
 
 /**
@@ -157,4 +201,39 @@ export function loadBootstrap(): Promise<string> {
   // With `describe.ts` inlined (see bootstrap_text.ts).
   bootstrapSource ??= readBootstrap();
   return bootstrapSource;
+}
+
+/**
+ * Spawns a sandbox command with piped stdio and a clean environment.
+ * Never started: what confinement opened for it (its egress proxy's
+ * listener and socket) is closed now, as its exit would have.
+ *
+ * @param command what to spawn
+ * @returns the child
+ * @throws {Error} when it cannot be spawned (after `release`)
+ * @example A command that cannot start
+ * ```ts
+ * import { spawnSandbox } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * let released = false;
+ * assert.throws(() => spawnSandbox({ program: "/nonexistent/deno", args: [],
+ *   env: {}, cwd: "/", release: () => released = true }));
+ * assert.ok(released);
+ * ```
+ */
+export function spawnSandbox(command: SandboxCommand): Deno.ChildProcess {
+  try {
+    return new Deno.Command(command.program, {
+      args: command.args,
+      cwd: command.cwd,
+      clearEnv: true,
+      env: command.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (err) {
+    command.release?.();
+    throw err;
+  }
 }

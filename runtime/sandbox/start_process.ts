@@ -12,6 +12,7 @@ import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
 import { type SandboxCommand, sandboxCommand } from "./spawn.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
+import { ControlSocket } from "./control_socket.ts";
 
 /** Limits and flags every sandbox process is started with. */
 export interface ProcessLimits {
@@ -65,26 +66,35 @@ export function startProcess(
   bootstrap: string,
   wrap: CommandWrapper,
 ): SandboxProcess {
-  return new SandboxProcess({
-    key,
-    command: wrap(
-      sandboxCommand({
-        // Listed at each start: what the tree holds now is denied too.
-        flags: grantToFlags(grant, [
-          ...limits.deny,
-          ...deniedTreePaths(limits.deniedTrees),
-        ]),
+  // Made first: the command names it (and binds it in when confined).
+  const control = new ControlSocket();
+  try {
+    return new SandboxProcess({
+      key,
+      command: wrap(
+        sandboxCommand({
+          // Listed at each start: what the tree holds now is denied too.
+          flags: grantToFlags(grant, [
+            ...limits.deny,
+            ...deniedTreePaths(limits.deniedTrees),
+          ]),
+          grant,
+          memoryMb: limits.memoryMb,
+          cwd: limits.cwd,
+          controlSocket: control.path,
+        }),
         grant,
-        memoryMb: limits.memoryMb,
-        cwd: limits.cwd,
-      }),
-      grant,
-    ),
-    permissions: grantToWorkerPermissions(grant),
-    bootstrap,
-    spares: limits.spareWorkers,
-    maxWarmWorkers: limits.maxWarmWorkers,
-    maxResultBytes: limits.maxResultBytes,
-    maxEventBytes: limits.maxEventBytes,
-  });
+      ),
+      permissions: grantToWorkerPermissions(grant),
+      bootstrap,
+      spares: limits.spareWorkers,
+      maxWarmWorkers: limits.maxWarmWorkers,
+      maxResultBytes: limits.maxResultBytes,
+      maxEventBytes: limits.maxEventBytes,
+      control,
+    });
+  } catch (err) {
+    control.close();
+    throw err;
+  }
 }

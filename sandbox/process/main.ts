@@ -5,7 +5,9 @@
  * sizes, and is the only writer of nonce-framed lines on stdout.
  *
  * Started by the host with the grant as process flags; the first stdin line
- * is an {@link InitMessage}.
+ * is an {@link InitMessage}. The host's later frames come on the control
+ * socket named in its arguments (`protocol/sandbox/control.ts`), or on stdin
+ * when none is named.
  *
  * @module
  */
@@ -25,6 +27,7 @@ import {
 } from "../../protocol/sandbox/messages.ts";
 import { type Slot, WorkerSlots } from "./workers.ts";
 import { relayToken } from "../../protocol/egress_relay.ts";
+import { controlSocketOf } from "../../protocol/sandbox/control.ts";
 import { startEgressRelay } from "./egress_relay.ts";
 
 // How long a worker has to answer an abort before the host treats it as
@@ -293,6 +296,26 @@ function start(first: InitMessage): void {
   slots.sparesReady().then(() => send({ t: "ready" }));
 }
 
+/** Where frames are read from: stdin or the control socket. */
+interface FrameSource {
+  read(buffer: Uint8Array): Promise<number | null>;
+}
+
+// Reads straight into one buffer: no stream, no async iterator, one promise
+// per chunk. Stops at the end, or once `enough` says so.
+async function readFrom(
+  source: FrameSource,
+  splitter: FrameSplitter,
+  enough: () => boolean = () => false,
+): Promise<void> {
+  const buffer = new Uint8Array(64 * 1024);
+  while (!enough()) {
+    const n = await source.read(buffer);
+    if (n === null) return;
+    splitter.push(buffer.subarray(0, n));
+  }
+}
+
 async function main(): Promise<void> {
   let started = false;
   const splitter = new FrameSplitter((raw, json) => {
@@ -304,15 +327,23 @@ async function main(): Promise<void> {
       start(raw as InitMessage);
     }
   }, { maxLineBytes: Number.MAX_SAFE_INTEGER });
-  // Read straight from stdin into one buffer: no stream, no async iterator,
-  // one promise per chunk.
-  const buffer = new Uint8Array(64 * 1024);
-  while (true) {
-    const n = await Deno.stdin.read(buffer);
-    if (n === null) break;
-    splitter.push(buffer.subarray(0, n));
+  const control = controlSocketOf(Deno.args);
+  if (control === null) await readFrom(Deno.stdin, splitter);
+  else {
+    // The init frame comes on stdin; the rest on the control socket, read
+    // on this thread's event loop (stdin is read on a blocking-pool
+    // thread). Proven with the init's nonce, the connection is ours alone.
+    await readFrom(Deno.stdin, splitter, () => started);
+    if (started) {
+      const conn = await Deno.connect({ transport: "unix", path: control });
+      const hello = encoder.encode(init.nonce + "\n");
+      for (let at = 0; at < hello.length;) {
+        at += await conn.write(hello.subarray(at));
+      }
+      await readFrom(conn, splitter);
+    }
   }
-  // The host closed stdin: it is gone or retired this process.
+  // The host closed its end: it is gone or retired this process.
   Deno.exit(0);
 }
 

@@ -1,9 +1,9 @@
 /**
- * Where the host's egress proxy sockets live: one folder per host process,
- * made on first use with mode 0700, removed when the host exits. Each
- * socket has a random name; a confined process sees only its own socket
- * (bound into its namespace), and each connection must also bring the
- * socket's token.
+ * Where the host's private Unix sockets live (each egress proxy, each
+ * sandbox process's control socket): one folder per host process, made on
+ * first use with mode 0700, removed when the host exits. Each socket has a
+ * random name; a confined process sees only its own sockets (bound into
+ * its namespace).
  *
  * @module
  */
@@ -13,20 +13,20 @@ import { join } from "node:path";
 let dir: string | null = null;
 
 /**
- * A fresh socket path in the host's proxy folder.
+ * A fresh socket path in the host's socket folder.
  *
  * @returns an absolute path that does not exist yet
  * @example
  * ```ts
- * import { proxySocketPath } from "./_proxy_dir.ts";
+ * import { privateSocketPath } from "./private_sockets.ts";
  * import assert from "node:assert/strict";
- * assert.notEqual(proxySocketPath(), proxySocketPath());
+ * assert.notEqual(privateSocketPath(), privateSocketPath());
  * ```
  */
-export function proxySocketPath(): string {
+export function privateSocketPath(): string {
   if (dir === null) {
     // Short: a Unix socket path has room for about 107 bytes.
-    dir = Deno.makeTempDirSync({ prefix: "skillbox-egress-" });
+    dir = Deno.makeTempDirSync({ prefix: "skillbox-sockets-" });
     const made = dir;
     globalThis.addEventListener("unload", () => {
       try {
