@@ -42,6 +42,7 @@ export interface RedactOptions {
  */
 export class Redactor {
   #secrets: string[];
+  #merged = new WeakMap<readonly string[], string[]>();
 
   /** @param secrets the operator's secrets, scrubbed from everything */
   constructor(secrets: Iterable<string> = []) {
@@ -56,9 +57,7 @@ export class Redactor {
    * @returns JSON text, at most about `maxChars` long
    */
   json(value: unknown, options: RedactOptions = {}): string {
-    const secrets = options.secrets && options.secrets.length > 0
-      ? usable([...this.#secrets, ...options.secrets])
-      : this.#secrets;
+    const secrets = this.#with(options.secrets);
     const maxChars = options.maxChars ?? 16_384;
     const walker = { nodes: 0, secrets, maxString: options.maxString ?? 2000 };
     let text: string;
@@ -84,10 +83,26 @@ export class Redactor {
    * @returns the text, secrets replaced
    */
   text(text: string, options: RedactOptions = {}): string {
-    const secrets = options.secrets && options.secrets.length > 0
-      ? usable([...this.#secrets, ...options.secrets])
-      : this.#secrets;
-    return cut(scrub(text, secrets), options.maxString ?? 4000);
+    return cut(
+      scrub(text, this.#with(options.secrets)),
+      options.maxString ?? 4000,
+    );
+  }
+
+  // The operator's secrets plus a call's. A toolkit's secrets come as one
+  // frozen array per configuration, the same for each of its calls and each
+  // value of a run: merge them once, not per value (a Set, a filter and a
+  // sort each time). Only a frozen array is remembered: one that can still
+  // change must not leave a secret out.
+  #with(more: readonly string[] | undefined): readonly string[] {
+    if (more === undefined || more.length === 0) return this.#secrets;
+    if (!Object.isFrozen(more)) return usable([...this.#secrets, ...more]);
+    let merged = this.#merged.get(more);
+    if (merged === undefined) {
+      merged = usable([...this.#secrets, ...more]);
+      this.#merged.set(more, merged);
+    }
+    return merged;
   }
 }
 

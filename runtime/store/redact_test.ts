@@ -55,3 +55,32 @@ Deno.test("operatorSecrets() finds egress secrets bound to hosts by their variab
   const redactor = new Redactor(found);
   assert.ok(!redactor.json({ note: "sent ghp-egress" }).includes("ghp-egress"));
 });
+
+Deno.test("Redactor scrubs a call's secrets whether its array is frozen (merged once) or still changing (merged each time)", () => {
+  const r = new Redactor(["operator-secret"]);
+  const kit = Object.freeze(["kit-secret-1", "kit-secret-1-longer"]);
+  for (let i = 0; i < 3; i++) {
+    assert.equal(
+      r.json({ note: "kit-secret-1-longer, kit-secret-1, operator-secret" }, {
+        secrets: kit,
+      }),
+      '{"note":"[redacted], [redacted], [redacted]"}',
+    );
+    assert.equal(r.text("kit-secret-1", { secrets: kit }), "[redacted]");
+  }
+  // Another frozen array is another set of secrets, not the first one's.
+  assert.equal(
+    r.text("kit-secret-1 other-kit", { secrets: Object.freeze(["other-kit"]) }),
+    "kit-secret-1 [redacted]",
+  );
+  const growing = ["first-secret"];
+  assert.equal(
+    r.text("first-secret second-secret", { secrets: growing }),
+    "[redacted] second-secret",
+  );
+  growing.push("second-secret");
+  assert.equal(
+    r.text("first-secret second-secret", { secrets: growing }),
+    "[redacted] [redacted]",
+  );
+});
