@@ -21,6 +21,7 @@ import {
 import { FairSlots, runsCode } from "./fair_slots.ts";
 import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";
+import { CallSignal } from "./call_signal.ts";
 import type { Session } from "./session.ts";
 
 /** Four mebibytes: the default `max_message_bytes`. */
@@ -325,9 +326,10 @@ export class Dispatcher {
       session.end();
       return;
     }
-    const signal = options?.signal
-      ? AbortSignal.any([session.signal, options.signal])
-      : session.signal;
+    const own = options?.signal
+      ? new CallSignal(session.signal, options.signal)
+      : undefined;
+    const signal = own?.signal ?? session.signal;
     let releaseSession: (() => void) | undefined;
     let releaseHost: (() => void) | undefined;
     try {
@@ -360,6 +362,7 @@ export class Dispatcher {
         : toWireError(error);
       session.send(encodeError(request.id, wire, capabilityName));
     } finally {
+      own?.release();
       releaseHost?.();
       releaseSession?.();
       session.end();

@@ -70,3 +70,79 @@ Deno.test("Dispatcher pong carries a float uptime", async () => {
   assert.equal(typeof sent[0]?.uptime_seconds, "number");
   assert.ok(!Number.isInteger(sent[0]?.uptime_seconds));
 });
+
+// A capability whose list request hands its signal out and waits until
+// told to answer, or until its signal aborts.
+function holding() {
+  const signals: AbortSignal[] = [];
+  let answer = Promise.withResolvers<void>();
+  const capability: Capability = {
+    name: "tools",
+    handlers: {
+      "tool/list/req": ({ signal }) => {
+        signals.push(signal);
+        return new Promise((resolve, reject) => {
+          signal.addEventListener("abort", () => reject(signal.reason));
+          answer.promise.then(() =>
+            resolve(envelope("tool/list/resp", { tools: [], req_id: "" }))
+          );
+        });
+      },
+    },
+  };
+  return {
+    signals,
+    capability,
+    answer() {
+      answer.resolve();
+      answer = Promise.withResolvers<void>();
+    },
+  };
+}
+
+Deno.test("Dispatcher cancels a call by its own signal, and by its session's end", async (t) => {
+  const list = '{"type":"tool/list/req","id":"l"}';
+  await t.step("its own signal", async () => {
+    const { sent, session } = record();
+    const held = holding();
+    const own = new AbortController();
+    const done = new Dispatcher({ capabilities: [held.capability] })
+      .receive(session, list, { signal: own.signal });
+    own.abort(new Error("client cancelled"));
+    await done;
+    assert.equal(sent[0]?.code, "runtime_error");
+    assert.match(String(sent[0]?.message), /client cancelled/);
+    assert.equal(session.signal.aborted, false);
+  });
+  await t.step("the session's end", async () => {
+    const { session } = record();
+    const held = holding();
+    const done = new Dispatcher({ capabilities: [held.capability] })
+      .receive(session, list, { signal: new AbortController().signal });
+    session.close("client left");
+    await done;
+    assert.match(String(held.signals[0]?.reason?.message), /client left/);
+  });
+});
+
+Deno.test("Dispatcher lets go of a call's own signal once the call is over", async () => {
+  // A signal the session still held would abort with it (and, in Deno, be
+  // kept alive by it: one leaked signal per call).
+  const { sent, session } = record();
+  const held = holding();
+  const own = new AbortController();
+  const dispatcher = new Dispatcher({ capabilities: [held.capability] });
+  const done = dispatcher.receive(
+    session,
+    '{"type":"tool/list/req","id":"a"}',
+    {
+      signal: own.signal,
+    },
+  );
+  held.answer();
+  await done;
+  assert.equal(sent[0]?.type, "tool/list/resp");
+  session.close("client left");
+  own.abort();
+  assert.equal(held.signals[0]?.aborted, false);
+});
