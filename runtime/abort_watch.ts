@@ -13,7 +13,24 @@ export interface Cancellable {
   cancel(reason: unknown): void;
 }
 
-const watched = new WeakMap<AbortSignal, Set<Cancellable>>();
+// A signal's watchers are kept on the signal itself: a WeakMap entry per
+// short-lived signal (a call's own) cost more than all the rest of watching.
+const WATCHERS = Symbol("watchers");
+
+interface Watched {
+  [WATCHERS]?: Watchers;
+}
+
+// The one listener of a signal, and what it cancels: an object listener,
+// so no closure per signal.
+class Watchers extends Set<Cancellable> {
+  handleEvent(event: Event): void {
+    const reason = (event.target as AbortSignal).reason;
+    const all = [...this];
+    this.clear();
+    for (const each of all) each.cancel(reason);
+  }
+}
 
 /**
  * Cancels `item` when `signal` aborts, until {@link unwatchAbort}. The
@@ -37,16 +54,12 @@ const watched = new WeakMap<AbortSignal, Set<Cancellable>>();
  * ```
  */
 export function watchAbort(signal: AbortSignal, item: Cancellable): void {
-  let items = watched.get(signal);
+  const watched = signal as AbortSignal & Watched;
+  let items = watched[WATCHERS];
   if (items === undefined) {
-    const set = new Set<Cancellable>();
-    items = set;
-    watched.set(signal, set);
-    signal.addEventListener("abort", () => {
-      const all = [...set];
-      set.clear();
-      for (const each of all) each.cancel(signal.reason);
-    }, { once: true });
+    items = new Watchers();
+    watched[WATCHERS] = items;
+    signal.addEventListener("abort", items, { once: true });
   }
   items.add(item);
 }
@@ -63,5 +76,5 @@ export function watchAbort(signal: AbortSignal, item: Cancellable): void {
  * ```
  */
 export function unwatchAbort(signal: AbortSignal, item: Cancellable): void {
-  watched.get(signal)?.delete(item);
+  (signal as AbortSignal & Watched)[WATCHERS]?.delete(item);
 }
