@@ -34,6 +34,7 @@ import {
   type ListenAddress,
   listener,
   type ListenOptions,
+  mcpFirst,
 } from "./host_http.ts";
 import {
   createStandardStack,
@@ -213,10 +214,11 @@ export function createHost(options: HostOptions = {}): Host {
     maxParallel: config.limits.maxParallel,
     closing: () => closing,
   });
-  const server = listener(config.listen, (req) => app.fetch(req));
+  const handle = mcpFirst(app, { mcp, log });
+  const server = listener(config.listen, handle);
 
   const host: Host = {
-    fetch: (req) => app.fetch(req),
+    fetch: handle,
     config,
     get capabilities() {
       return dispatcher.capabilities.map((c) => c.name);
