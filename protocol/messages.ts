@@ -188,17 +188,28 @@ export function parseMessage(raw: string): ParseSuccess | ParseFailure {
  * Validates an already-decoded JSON value as a request.
  *
  * @param value the decoded message
+ * @param json whether it is made only of what `JSON.parse` makes (plain
+ *   objects and arrays, strings, finite numbers, booleans, null, no
+ *   `undefined`), as a message decoded from JSON and rebuilt of its parts
+ *   is: it is then checked as a parsed message is, by the precompiled
+ *   check first. @default false
  * @returns the typed request or the failure
- * @example Reject a JSON array
+ * @example Reject a JSON array; take a call
  * ```ts
  * import { parseValue } from "./messages.ts";
  * import assert from "node:assert/strict";
  * const r = parseValue([1, 2]);
  * assert.ok(!r.ok && r.code === "invalid_message");
+ * const call = { type: "tool/call/req", id: "c1", tool_name: "echo", arguments: {} };
+ * const ok = parseValue(call, true);
+ * assert.ok(ok.ok && ok.request.type === "tool/call/req");
  * ```
  */
-export function parseValue(value: unknown): ParseSuccess | ParseFailure {
-  return checkValue(value, false);
+export function parseValue(
+  value: unknown,
+  json = false,
+): ParseSuccess | ParseFailure {
+  return checkValue(value, json);
 }
 
 // `fromJson`: the value is fresh from JSON.parse, so the precompiled check

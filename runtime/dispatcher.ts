@@ -52,6 +52,8 @@ export interface DispatcherOptions {
 export interface ReceiveOptions {
   /** Cancels this request only (in-process callers). */
   signal?: AbortSignal;
+  /** A value made only of what `JSON.parse` makes. @default false */
+  json?: boolean;
 }
 
 /**
@@ -185,7 +187,7 @@ export class Dispatcher {
     value: unknown,
     options?: ReceiveOptions,
   ): Promise<void> {
-    const parsed = parseValue(value);
+    const parsed = parseValue(value, options?.json);
     if (!parsed.ok) {
       session.send(encodeError(parsed.reqId, parsed));
       return Promise.resolve();

@@ -36,7 +36,8 @@ export interface A2eLink {
   readonly inFlight: number;
   /**
    * Sends one A2E request and resolves with its final answer (`*\/resp` or
-   * `error`); never rejects for a failed call.
+   * `error`); never rejects for a failed call. The message is made only of
+   * what `JSON.parse` makes (parts of an MCP request).
    */
   request(
     message: Record<string, unknown> & { type: string },
@@ -144,12 +145,13 @@ class SessionLink implements A2eLink {
     }
     const id = newId();
     const answer = this.#pending.wait(id, options.onEvent);
+    // Made of an MCP request's parts, decoded from JSON.
     this.#dispatcher.receiveValue(this.#session, {
       ...message,
       id,
       version: PROTOCOL_VERSION,
       ts: nowSeconds(),
-    }, { signal: options.signal });
+    }, { signal: options.signal, json: true });
     return answer;
   }
 
