@@ -8,8 +8,9 @@
  * that stream is cancelled, so at most `graceMs` late.
  *
  * The JSON body is built by the SDK's own transport (a stateless one made
- * for this one request with the public `enableJsonResponse` option); the
- * SSE events are framed as the SDK frames them.
+ * for this one request with the public `enableJsonResponse` option), or,
+ * for a plain request the session took itself, as that mode builds it
+ * (`json_post.ts`); the SSE events are framed as the SDK frames them.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Deadlines, Expiring } from "../sandbox/deadlines.ts";
+import { jsonAnswer } from "./json_post.ts";
 
 /** Where an answer goes while it may still come as one JSON body. */
 export interface JsonSender {
@@ -56,10 +58,11 @@ export interface CallAnswer {
    */
   send(message: JSONRPCMessage): Promise<void>;
   /**
-   * Resolves with an SSE response once the call must stream; until then the
-   * answer comes as JSON from the transport's own `handleRequest`.
+   * Resolves with the SSE response once the call must stream; until then
+   * the answer goes to the JSON sender, or, when there is none, resolves
+   * this as one JSON body.
    */
-  readonly streamed: Promise<Response>;
+  readonly response: Promise<Response>;
   /** Ends the call without its answer (the session closed). */
   close(): void;
 }
@@ -84,12 +87,13 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
 }
 
 /**
- * Starts the answer of one request that `json` (the SDK's JSON-mode
- * transport the request was posted to) has taken. Route every message about
- * the request to {@link CallAnswer.send}.
+ * Starts the answer of one request. Route every message about the request
+ * to {@link CallAnswer.send}.
  *
  * @param json where the answer goes as one JSON body (the request's own SDK
- *   transport in JSON response mode, or a plain JSON answerer)
+ *   transport in JSON response mode); when undefined, the answer resolves
+ *   {@link CallAnswer.response} as the SDK's JSON response mode would send
+ *   it (a plain request the session took itself: no promise to race)
  * @param options the request id, session id, grace time and cancel hook
  * @returns the answer
  * @example An answer within the grace time is one JSON body
@@ -112,14 +116,14 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  *   id: 1, graceMs: 1000, onCancel() {}, deadlines,
  * });
  * await answer.send({ jsonrpc: "2.0", id: 1, result: {} });
- * const res = await Promise.race([taken, answer.streamed]);
+ * const res = await Promise.race([taken, answer.response]);
  * assert.equal(res.headers.get("content-type"), "application/json");
  * assert.deepEqual(await res.json(), { jsonrpc: "2.0", id: 1, result: {} });
  * deadlines.close();
  * ```
  */
 export function createCallAnswer(
-  json: JsonSender,
+  json: JsonSender | undefined,
   options: CallAnswerOptions,
 ): CallAnswer {
   return new Answer(json, options);
@@ -127,19 +131,19 @@ export function createCallAnswer(
 
 // One object per call: it is its own grace deadline, so no closures.
 class Answer implements CallAnswer, Expiring {
-  readonly streamed: Promise<Response>;
-  #resolveStreamed: (response: Response) => void;
-  #json: JsonSender;
+  readonly response: Promise<Response>;
+  #respond: (response: Response) => void;
+  #json: JsonSender | undefined;
   #options: CallAnswerOptions;
   #state: "waiting" | "streaming" | "done" = "waiting";
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
   #clock: Deadlines;
 
-  constructor(json: JsonSender, options: CallAnswerOptions) {
-    const streamed = Promise.withResolvers<Response>();
-    this.streamed = streamed.promise;
-    this.#resolveStreamed = streamed.resolve;
+  constructor(json: JsonSender | undefined, options: CallAnswerOptions) {
+    const response = Promise.withResolvers<Response>();
+    this.response = response.promise;
+    this.#respond = response.resolve;
     this.#json = json;
     this.#options = options;
     this.#clock = options.deadlines;
@@ -152,7 +156,7 @@ class Answer implements CallAnswer, Expiring {
     if (this.#state === "waiting") {
       if (last) {
         this.#end();
-        return await this.#json.send(message);
+        return await this.#answerJson(message);
       }
       this.#stream();
     }
@@ -166,7 +170,7 @@ class Answer implements CallAnswer, Expiring {
     if (this.#state !== "waiting") return this.#end();
     this.#end();
     // The client gets an error rather than a request that never ends.
-    this.#json.send({
+    this.#answerJson({
       jsonrpc: "2.0",
       id: this.#options.id,
       error: {
@@ -179,6 +183,12 @@ class Answer implements CallAnswer, Expiring {
   /** The grace time passed: the answer streams from now on. */
   expire(): void {
     if (this.#state === "waiting") this.#stream();
+  }
+
+  #answerJson(message: JSONRPCMessage): Promise<void> {
+    if (this.#json !== undefined) return this.#json.send(message);
+    this.#respond(jsonAnswer(message, this.#options.sessionId ?? ""));
+    return Promise.resolve();
   }
 
   #end(): void {
@@ -212,7 +222,7 @@ class Answer implements CallAnswer, Expiring {
         clearInterval(this.#keepAlive);
       }
     });
-    this.#resolveStreamed(
+    this.#respond(
       new Response(body, {
         status: 200,
         headers: sseHeaders(this.#options),

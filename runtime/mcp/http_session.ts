@@ -32,7 +32,7 @@ import {
   type JsonSender,
 } from "./call_answer.ts";
 import { Deadlines } from "../sandbox/deadlines.ts";
-import { jsonAnswer, lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
+import { lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
 import { cancellations, requestIds, watchAnswer } from "./disconnect.ts";
 
 /** Options of {@link McpHttpSession}. */
@@ -196,15 +196,10 @@ export class McpHttpSession implements Transport {
     if (message === undefined) {
       return await this.#viaSdk(request, parsedBody, id, sessionId);
     }
-    const answered = Promise.withResolvers<Response>();
-    const call = this.#track(id, sessionId, {
-      send(answer) {
-        answered.resolve(jsonAnswer(answer, sessionId));
-        return Promise.resolve();
-      },
-    });
+    // Its answer, JSON or SSE, is the call's response: no promise to race.
+    const call = this.#track(id, sessionId, undefined);
     this.onmessage?.(message, { requestInfo: lazyRequestInfo(request) });
-    return await Promise.race([answered.promise, call.streamed]);
+    return await call.response;
   }
 
   // A POST the SDK must look at: a stateless SDK transport of its own in
@@ -228,11 +223,15 @@ export class McpHttpSession implements Transport {
       this.onmessage?.(message, extra);
     };
     const answered = json.handleRequest(request, { parsedBody });
-    return await (call ? Promise.race([answered, call.streamed]) : answered);
+    return await (call ? Promise.race([answered, call.response]) : answered);
   }
 
   // The answer of one request on its way, until it is sent or cancelled.
-  #track(id: RequestId, sessionId: string, json: JsonSender): CallAnswer {
+  #track(
+    id: RequestId,
+    sessionId: string,
+    json: JsonSender | undefined,
+  ): CallAnswer {
     const call = createCallAnswer(json, {
       id,
       sessionId,
