@@ -7,6 +7,9 @@
  *   POST of hand-written JSON-RPC with the session header reading one JSON
  *   (or SSE) answer, and a line written to a child's stdin with lines read
  *   from its stdout;
+ * - `rawHttp`: the same POST written by hand as HTTP/1.1 on one TCP
+ *   connection, its JSON answer read by `Content-Length` (what `fetch`
+ *   costs the client, about twice the WebSocket client's CPU, left out);
  * - `sdkHttp` and `sdkStdio`: the official SDK `Client` (what MCP clients
  *   use: zod parsing of every message, result schema checks).
  *
@@ -27,6 +30,8 @@ export interface BenchClient {
   call(tool: string, args: Record<string, unknown>): Promise<void>;
   /** The process serving this client's session, when it is a child. */
   readonly pid?: number;
+  /** Its MCP session id, for a client over HTTP. */
+  readonly session?: string;
   /** Closes the connection (and the child, if any). */
   close(): Promise<void>;
 }
@@ -145,11 +150,93 @@ export async function thinHttp(url: string): Promise<BenchClient> {
   await (await post(JSON.stringify(INITIALIZED))).body?.cancel();
   let n = 0;
   return {
+    session,
     async call(tool, args) {
       checkAnswer(await answerOf(await post(toolCall(++n, tool, args))));
     },
     async close() {
       await (await fetch(url, { method: "DELETE", headers })).body?.cancel();
+    },
+  };
+}
+
+/**
+ * A raw Streamable HTTP client: the session is opened with `fetch`, then
+ * every call is an HTTP/1.1 POST written by hand on one keep-alive TCP
+ * connection, its answer's body read by `Content-Length` (the server
+ * answers a plain call as JSON). The HTTP counterpart of {@link a2eSocket}.
+ *
+ * @param url the server's `/mcp` URL
+ * @returns the client
+ */
+export async function rawHttp(url: string): Promise<BenchClient> {
+  const opened = await thinHttp(url);
+  const session = opened.session!;
+  const target = new URL(url);
+  const conn = await Deno.connect({
+    hostname: target.hostname,
+    port: Number(target.port),
+  });
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  const head = `POST ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\n` +
+    "content-type: application/json\r\n" +
+    "accept: application/json, text/event-stream\r\n" +
+    `mcp-session-id: ${session}\r\n` +
+    `mcp-protocol-version: ${LATEST_PROTOCOL_VERSION}\r\ncontent-length: `;
+  let buffer = new Uint8Array(64 * 1024);
+  let n = 0;
+  // Reads until `have` bytes are buffered.
+  let have = 0;
+  const fill = async (need: number) => {
+    while (have < need) {
+      if (buffer.length < need) {
+        const bigger = new Uint8Array(need * 2);
+        bigger.set(buffer.subarray(0, have));
+        buffer = bigger;
+      }
+      const got = await conn.read(buffer.subarray(have));
+      if (got === null) throw new Error("The server closed the connection");
+      have += got;
+    }
+  };
+  const headEnd = () => {
+    for (let i = 3; i < have; i++) {
+      if (
+        buffer[i] === 10 && buffer[i - 1] === 13 && buffer[i - 2] === 10 &&
+        buffer[i - 3] === 13
+      ) return i + 1;
+    }
+    return -1;
+  };
+  return {
+    async call(tool, args) {
+      const body = encoder.encode(toolCall(++n, tool, args));
+      const request = encoder.encode(`${head}${body.length}\r\n\r\n`);
+      const out = new Uint8Array(request.length + body.length);
+      out.set(request);
+      out.set(body, request.length);
+      for (let at = 0; at < out.length;) {
+        at += await conn.write(out.subarray(at));
+      }
+      let end: number;
+      while ((end = headEnd()) < 0) await fill(have + 1);
+      const lines = decoder.decode(buffer.subarray(0, end)).toLowerCase();
+      const status = lines.slice(9, 12);
+      const length = /\r\ncontent-length: *(\d+)/.exec(lines)?.[1];
+      if (length === undefined) {
+        throw new Error(`Expected a JSON answer with a length: ${lines}`);
+      }
+      await fill(end + Number(length));
+      const text = decoder.decode(buffer.subarray(end, end + Number(length)));
+      buffer.copyWithin(0, end + Number(length), have);
+      have -= end + Number(length);
+      if (status !== "200") throw new Error(`HTTP ${status}: ${text}`);
+      checkAnswer(JSON.parse(text));
+    },
+    async close() {
+      conn.close();
+      await opened.close();
     },
   };
 }
