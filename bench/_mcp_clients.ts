@@ -6,7 +6,7 @@
  * - `thinHttp` and `thinStdio`: MCP clients of the same weight, a `fetch`
  *   POST of hand-written JSON-RPC with the session header reading one JSON
  *   (or SSE) answer, and a line written to a child's stdin with lines read
- *   from its stdout;
+ *   from its stdout into one reused buffer;
  * - `rawHttp`: the same POST written by hand as HTTP/1.1 on one TCP
  *   connection, its JSON answer read by `Content-Length` (what `fetch`
  *   costs the client, about twice the WebSocket client's CPU, left out);
@@ -257,21 +257,33 @@ export async function thinStdio(server: StdioCommand): Promise<BenchClient> {
   }).spawn();
   const writer = child.stdin.getWriter();
   const encoder = new TextEncoder();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
+  const decoder = new TextDecoder();
+  // As lean as the WebSocket client: one reused buffer read in place (no
+  // decoder stream, no chunk per read), a line decoded once it is whole.
+  const reader = child.stdout.getReader({ mode: "byob" });
+  let buffer = new Uint8Array(64 * 1024);
+  let have = 0;
   const next = async (): Promise<Json> => {
     for (;;) {
-      const end = buffered.indexOf("\n");
+      const end = buffer.subarray(0, have).indexOf(10);
       if (end >= 0) {
-        const line = buffered.slice(0, end);
-        buffered = buffered.slice(end + 1);
-        const message = JSON.parse(line);
+        const message = JSON.parse(decoder.decode(buffer.subarray(0, end)));
+        buffer.copyWithin(0, end + 1, have);
+        have -= end + 1;
         if (message.id !== undefined) return message;
         continue; // A notification.
       }
-      const { done, value } = await lines.read();
-      if (done) throw new Error("The stdio server ended");
-      buffered += value;
+      if (have === buffer.length) {
+        const bigger = new Uint8Array(buffer.length * 2);
+        bigger.set(buffer);
+        buffer = bigger;
+      }
+      const { done, value } = await reader.read(buffer.subarray(have));
+      if (done || value === undefined) {
+        throw new Error("The stdio server ended");
+      }
+      buffer = new Uint8Array(value.buffer);
+      have += value.length;
     }
   };
   const send = (text: string) => writer.write(encoder.encode(text + "\n"));
@@ -287,7 +299,7 @@ export async function thinStdio(server: StdioCommand): Promise<BenchClient> {
     },
     async close() {
       await writer.close().catch(() => {});
-      await lines.cancel().catch(() => {});
+      await reader.cancel().catch(() => {});
       await child.status;
     },
   };
