@@ -67,7 +67,7 @@ export function startProcess(
   wrap: CommandWrapper,
 ): SandboxProcess {
   // Made first: the command names it (and binds it in when confined).
-  const control = new ControlSocket();
+  const control = openControlSocket();
   try {
     return new SandboxProcess({
       key,
@@ -81,7 +81,7 @@ export function startProcess(
           grant,
           memoryMb: limits.memoryMb,
           cwd: limits.cwd,
-          controlSocket: control.path,
+          controlSocket: control?.path,
         }),
         grant,
       ),
@@ -91,10 +91,32 @@ export function startProcess(
       maxWarmWorkers: limits.maxWarmWorkers,
       maxResultBytes: limits.maxResultBytes,
       maxEventBytes: limits.maxEventBytes,
-      control,
+      control: control ?? undefined,
     });
   } catch (err) {
-    control.close();
+    control?.close();
     throw err;
+  }
+}
+
+/**
+ * A control socket for a new process, or null where none can be made (no
+ * Unix sockets on the platform, or a socket path too long for it): the
+ * process then reads every frame on stdin, as the host and the process both
+ * still can, only slower.
+ *
+ * @returns the socket, or null
+ * @example
+ * ```ts
+ * import { openControlSocket } from "./start_process.ts";
+ * const control = openControlSocket();
+ * control?.close();
+ * ```
+ */
+export function openControlSocket(): ControlSocket | null {
+  try {
+    return new ControlSocket();
+  } catch {
+    return null;
   }
 }
