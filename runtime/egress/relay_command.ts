@@ -17,6 +17,7 @@ import {
   RELAY_TOKEN_ARG,
 } from "../../protocol/egress_relay.ts";
 import type { EgressBroker } from "./broker.ts";
+import { addedFlags } from "../sandbox/spawn.ts";
 import { type EgressProxy, openEgressProxy } from "./proxy.ts";
 
 /** The relay's main script (runs a command behind the relay). */
@@ -63,9 +64,8 @@ export function relayEnv(): Record<string, string> {
 /**
  * The Deno permission flags the relay itself needs: listen on its port,
  * and open the bound socket. They go to the process (main thread) only;
- * workers get their own permissions. Deno merges repeated list flags, but a
- * list after a bare flag (`--allow-read` then `--allow-read=x`) narrows it
- * to the list: a flag the process already has bare is left out.
+ * workers get their own permissions. A kind the process already has bare is
+ * left out (`addedFlags`).
  *
  * @param existing the process's other Deno arguments @default []
  * @returns flags to add before the main script
@@ -78,9 +78,7 @@ export function relayEnv(): Record<string, string> {
  * ```
  */
 export function relayFlags(existing: readonly string[] = []): string[] {
-  return allRelayFlags().filter((flag) =>
-    !existing.includes(flag.slice(0, flag.indexOf("=")))
-  );
+  return addedFlags(allRelayFlags(), existing);
 }
 
 function allRelayFlags(): string[] {

@@ -19,7 +19,7 @@ import {
 } from "../../protocol/sandbox/discovery.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { CommandWrapper } from "./confiner.ts";
-import { sandboxCommand } from "./spawn.ts";
+import { sandboxCommand, spawnSandbox } from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
 import { ranOutOfMemory } from "./process_exit.ts";
 
@@ -174,15 +174,7 @@ export async function runDiscoveryProcess(
     ? (await options.wrapper())(unconfined, { read: union })
     : unconfined;
   usage.processes++;
-  const child = new Deno.Command(command.program, {
-    args: command.args,
-    cwd: command.cwd,
-    clearEnv: true,
-    env: command.env,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnSandbox(command);
 
   const answers = new Map<number, ModuleAnswer>();
   let cpuMs = 0;

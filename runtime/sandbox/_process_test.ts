@@ -18,7 +18,7 @@ import { SANDBOX_MAIN } from "./spawn.ts";
 import { loadBootstrap } from "./spawn.ts";
 import { startProcess } from "./start_process.ts";
 import { settlesWithin } from "../deadline.ts";
-import { callOp, killNaming, leftAfter } from "./_test_support.ts";
+import { callOp, killNaming, leftAfter, TEST_LIMITS } from "./_test_support.ts";
 
 const confiner = new Confiner("auto");
 const status = await confiner.status();
@@ -53,16 +53,7 @@ async function oneRound(
   const wrap = await confiner.wrapperFor(SANDBOX_MAIN);
   try {
     const proc = startProcess(
-      {
-        deny: [],
-        deniedTrees: [],
-        memoryMb: 128,
-        spareWorkers: 0,
-        maxWarmWorkers: 1,
-        maxResultBytes: 1 << 20,
-        maxEventBytes: 1 << 20,
-        cwd: dir,
-      },
+      { ...TEST_LIMITS, cwd: dir },
       "k",
       { read: [dir] },
       bootstrap,

@@ -34,6 +34,20 @@ export function testRouter(
   });
 }
 
+/**
+ * Limits of a small test process (one warm worker, no spares); add its
+ * working folder as `cwd`.
+ */
+export const TEST_LIMITS = {
+  deny: [],
+  deniedTrees: [],
+  memoryMb: 128,
+  spareWorkers: 0,
+  maxWarmWorkers: 1,
+  maxResultBytes: 1 << 20,
+  maxEventBytes: 1 << 20,
+};
+
 let next = 0;
 
 /** A warm `call` operation on a fixture. */

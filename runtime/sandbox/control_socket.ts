@@ -47,6 +47,9 @@ export class ControlSocket {
   // Frames written before the process connected, or while one is on its way.
   #queue: Uint8Array[] = [];
   #current: Uint8Array | null = null;
+  // Connections that have not said a nonce yet: closed once the process
+  // is found, or the socket closed, so none is held open by its peer.
+  readonly #greeting = new Set<Deno.UnixConn>();
   #closed = false;
 
   constructor() {
@@ -68,6 +71,7 @@ export class ControlSocket {
   accept(nonce: string): void {
     (async () => {
       for await (const conn of this.#listener) {
+        this.#greeting.add(conn);
         this.#hello(conn, nonce);
       }
     })().catch(() => {
@@ -111,6 +115,7 @@ export class ControlSocket {
     } catch {
       // Gone: not the process.
     }
+    this.#greeting.delete(conn);
     const same = at === expected.length &&
       expected.every((byte, i) => got[i] === byte);
     if (!same || this.#conn !== null || this.#closed) {
@@ -147,6 +152,8 @@ export class ControlSocket {
   }
 
   #stopListening(): void {
+    for (const conn of this.#greeting) closeQuietly(conn);
+    this.#greeting.clear();
     if (!this.#listening) return;
     this.#listening = false;
     try {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ControlSocket } from "./control_socket.ts";
+import { settlesWithin } from "../deadline.ts";
 
 const encoder = new TextEncoder();
 
@@ -103,4 +104,40 @@ Deno.test("closed, it ends the process's connection, takes no new one, and drops
   unused.accept("n");
   unused.close();
   await assert.rejects(Deno.connect({ transport: "unix", path: unused.path }));
+});
+
+// Whether the peer closed `conn` within a bound (a kept connection would
+// otherwise hang the test).
+function endsSoon(conn: Deno.Conn): Promise<boolean> {
+  return settlesWithin(ended(conn), 5_000);
+}
+
+Deno.test("a connection that never says a nonce is closed once the process is found, and when the socket closes", async () => {
+  const control = new ControlSocket();
+  try {
+    control.accept("n");
+    const silent = await Deno.connect({
+      transport: "unix",
+      path: control.path,
+    });
+    const conn = await connectWith(control.path, "n\n");
+    control.write(encoder.encode("x\n"));
+    await readBytes(conn, 2);
+    assert.ok(await endsSoon(silent), "the silent connection was kept open");
+    silent.close();
+    conn.close();
+  } finally {
+    control.close();
+  }
+  const other = new ControlSocket();
+  other.accept("n");
+  const silent = await Deno.connect({ transport: "unix", path: other.path });
+  // Connections are taken in order: once a later one is answered (closed,
+  // without the nonce), the silent one has been taken too.
+  const wrong = await connectWith(other.path, "wrong\n");
+  assert.ok(await endsSoon(wrong));
+  wrong.close();
+  other.close();
+  assert.ok(await endsSoon(silent), "close left a connection open");
+  silent.close();
 });

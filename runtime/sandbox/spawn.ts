@@ -122,12 +122,11 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
 /**
  * The flags that let a process connect to one Unix socket: Deno 2.9 checks
  * a connect as net access to `unix:<path>` and as read and write of the
- * path. A kind the grant already allows in full (a bare `--allow-read`) is
- * left as it is: naming one path would narrow it.
+ * path.
  *
  * @param path the socket
  * @param existing the process's other flags
- * @returns the flags to add
+ * @returns the flags to add (see {@link addedFlags})
  * @example
  * ```ts
  * import { socketFlags } from "./spawn.ts";
@@ -141,11 +140,36 @@ export function socketFlags(
   path: string,
   existing: readonly string[],
 ): string[] {
-  return [
+  return addedFlags([
     `--allow-read=${path}`,
     `--allow-write=${path}`,
     `--allow-net=unix:${path}`,
-  ].filter((flag) => !existing.includes(flag.slice(0, flag.indexOf("="))));
+  ], existing);
+}
+
+/**
+ * Permission flags to add beside a process's others. Deno merges repeated
+ * list flags, but a list after a bare flag (`--allow-read` then
+ * `--allow-read=x`) narrows it to the list: a kind the process already has
+ * bare is left out.
+ *
+ * @param flags list flags (`--allow-x=...`)
+ * @param existing the process's other arguments
+ * @returns the flags of `flags` to add
+ * @example
+ * ```ts
+ * import { addedFlags } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(addedFlags(["--allow-net=a", "--allow-env=B"], ["--allow-net"]), ["--allow-env=B"]);
+ * ```
+ */
+export function addedFlags(
+  flags: readonly string[],
+  existing: readonly string[],
+): string[] {
+  return flags.filter((flag) =>
+    !existing.includes(flag.slice(0, flag.indexOf("=")))
+  );
 }
 
 /**

@@ -4,18 +4,8 @@ import { SandboxProcess } from "./_process.ts";
 import { loadBootstrap, sandboxCommand } from "./spawn.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
 import { openControlSocket, startProcess, UNWRAPPED } from "./start_process.ts";
-import { callOp } from "./_test_support.ts";
+import { callOp, TEST_LIMITS } from "./_test_support.ts";
 import type { SandboxOutcome } from "./types.ts";
-
-const LIMITS = {
-  deny: [],
-  deniedTrees: [],
-  memoryMb: 128,
-  spareWorkers: 0,
-  maxWarmWorkers: 1,
-  maxResultBytes: 1 << 20,
-  maxEventBytes: 1 << 20,
-};
 
 function run(proc: SandboxProcess, path: string): Promise<SandboxOutcome> {
   return new Promise((resolve) => {
@@ -26,6 +16,23 @@ function run(proc: SandboxProcess, path: string): Promise<SandboxOutcome> {
       onOutcome: resolve,
     });
   });
+}
+
+// Three calls answered, then the process stopped.
+async function answersAndStops(
+  proc: SandboxProcess,
+  path: string,
+): Promise<void> {
+  await proc.ready;
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(await run(proc, path), {
+      ok: true,
+      value: 4,
+      truncated: false,
+    });
+  }
+  proc.kill();
+  await proc.exited;
 }
 
 async function withModule(
@@ -47,22 +54,13 @@ async function withModule(
 Deno.test("a started process runs operations sent on its control socket", async () => {
   await withModule(async (dir, path) => {
     const proc = startProcess(
-      { ...LIMITS, cwd: dir },
+      { ...TEST_LIMITS, cwd: dir },
       "k",
       { read: [dir] },
       await loadBootstrap(),
       UNWRAPPED,
     );
-    await proc.ready;
-    for (let i = 0; i < 3; i++) {
-      assert.deepEqual(await run(proc, path), {
-        ok: true,
-        value: 4,
-        truncated: false,
-      });
-    }
-    proc.kill();
-    await proc.exited;
+    await answersAndStops(proc, path);
   });
 });
 
@@ -74,26 +72,17 @@ Deno.test("without a control socket (none can be made) a process takes every fra
       command: sandboxCommand({
         flags: grantToFlags(grant, []),
         grant,
-        memoryMb: 128,
+        memoryMb: TEST_LIMITS.memoryMb,
         cwd: dir,
       }),
       permissions: grantToWorkerPermissions(grant),
       bootstrap: await loadBootstrap(),
-      spares: 0,
-      maxWarmWorkers: 1,
-      maxResultBytes: 1 << 20,
-      maxEventBytes: 1 << 20,
+      spares: TEST_LIMITS.spareWorkers,
+      maxWarmWorkers: TEST_LIMITS.maxWarmWorkers,
+      maxResultBytes: TEST_LIMITS.maxResultBytes,
+      maxEventBytes: TEST_LIMITS.maxEventBytes,
     });
-    await proc.ready;
-    for (let i = 0; i < 3; i++) {
-      assert.deepEqual(await run(proc, path), {
-        ok: true,
-        value: 4,
-        truncated: false,
-      });
-    }
-    proc.kill();
-    await proc.exited;
+    await answersAndStops(proc, path);
   });
 });
 
