@@ -13,10 +13,12 @@
  * SDK `Client` is measured too, against skillbox and against a bare SDK
  * server with no skillbox behind it (the floor: what the client and the
  * SDK cost alone). Every client keeps one connection (one session), all
- * call the same `echo` with the same arguments, every server runs in its
- * own process (an MCP stdio host cannot be anything else) with the same
- * settings, and the modes are measured in interleaved rounds, so a burst
- * of load on the shared machine falls on all of them alike. CPU time per
+ * call the same `echo` with the same arguments, every mode has a server
+ * process of its own (an MCP stdio host cannot be anything else; a host
+ * serving several modes would be warmer than one serving one) with the
+ * same settings, and the modes are measured in interleaved rounds, so a
+ * burst of load on the shared machine falls on all of them alike: once
+ * fresh, and once warm, after a thousand calls each. CPU time per
  * call of each server process tree (host + its sandbox processes) and of
  * the bench process (the client) is measured apart, as it hardly moves
  * with the machine's other load.
@@ -44,7 +46,8 @@ import {
 } from "./_mcp_clients.ts";
 import type { Bench } from "./main.ts";
 
-const WARMUP = 30;
+const FRESH_WARMUP = 30;
+const WARM_UP = 1000;
 const ROUNDS = 10;
 const PER_ROUND = 30;
 const CPU_ROUNDS = 3;
@@ -66,7 +69,7 @@ const ARGS = { text: "hi" };
 
 interface Mode {
   call: () => Promise<void>;
-  /** The process tree serving it, for the CPU figures. */
+  /** The process tree serving it (and nothing else), for the CPU figures. */
   server?: number;
 }
 
@@ -80,34 +83,47 @@ interface Figures {
   clientCpu?: number;
 }
 
-// Each mode in turn, PER_ROUND calls at a time, the order rotating; then
-// the CPU per call of the modes with a server process, CPU_CALLS calls at a
-// time, in CPU_ROUNDS rotating rounds.
-async function interleaved(
+// Every mode in turn, `each` calls at a time, the starting mode rotating
+// each round, so that a burst of load on the shared machine falls on all of
+// them alike. Returns each call's latency in ms.
+async function rounds(
   modes: Record<string, Mode>,
-): Promise<Record<string, Figures>> {
+  count: number,
+  each: number,
+): Promise<Record<string, number[]>> {
   const names = Object.keys(modes);
-  const call = (name: string) => modes[name]!.call();
   const times: Record<string, number[]> = {};
-  for (const name of names) {
-    times[name] = [];
-    for (let i = 0; i < WARMUP; i++) await call(name);
-  }
-  for (let round = 0; round < ROUNDS; round++) {
+  for (const name of names) times[name] = [];
+  for (let round = 0; round < count; round++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(round + k) % names.length]!;
-      for (let i = 0; i < PER_ROUND; i++) {
+      const call = modes[name]!.call;
+      for (let i = 0; i < each; i++) {
         const t = performance.now();
-        await call(name);
+        await call();
         times[name]!.push(performance.now() - t);
       }
     }
   }
-  const figures: Record<string, Figures> = {};
-  for (const name of names) {
-    figures[name] = { latency: latencyStats(times[name]!) };
-  }
-  const measured = names.filter((name) => modes[name]!.server !== undefined);
+  return times;
+}
+
+const stats = (times: Record<string, number[]>) =>
+  Object.fromEntries(
+    Object.entries(times).map((
+      [name, values],
+    ) => [name, { latency: latencyStats(values) } as Figures]),
+  );
+
+// The CPU per call of the modes with a server process, CPU_CALLS calls at a
+// time, in CPU_ROUNDS rotating rounds, added to `figures`.
+async function measureCpu(
+  modes: Record<string, Mode>,
+  figures: Record<string, Figures>,
+): Promise<void> {
+  const measured = Object.keys(modes).filter((name) =>
+    modes[name]!.server !== undefined
+  );
   const cpu = new Map(
     measured.map((name) => [name, { server: 0, host: 0, client: 0 }]),
   );
@@ -117,7 +133,7 @@ async function interleaved(
       const server = modes[name]!.server!;
       const [s0, h0] = [await treeCpuNs(server), await processCpuNs(server)];
       const c0 = selfCpuNs();
-      for (let i = 0; i < CPU_CALLS; i++) await call(name);
+      for (let i = 0; i < CPU_CALLS; i++) await modes[name]!.call();
       const c1 = selfCpuNs();
       const sum = cpu.get(name)!;
       sum.server += (await treeCpuNs(server)) - s0;
@@ -131,7 +147,20 @@ async function interleaved(
     figures[name]!.hostCpu = sum.host / 1000 / calls;
     figures[name]!.clientCpu = sum.client / 1000 / calls;
   }
-  return figures;
+}
+
+// Two sets of figures from the same processes: "fresh", their calls after
+// the first FRESH_WARMUP, and "warm", after WARM_UP more calls each (a
+// process's JIT keeps getting faster over its first thousand calls).
+async function interleaved(
+  modes: Record<string, Mode>,
+): Promise<{ fresh: Record<string, Figures>; warm: Record<string, Figures> }> {
+  await rounds(modes, 1, FRESH_WARMUP);
+  const fresh = stats(await rounds(modes, ROUNDS, PER_ROUND));
+  await rounds(modes, WARM_UP / 50, 50);
+  const warm = stats(await rounds(modes, ROUNDS, PER_ROUND));
+  await measureCpu(modes, warm);
+  return { fresh, warm };
 }
 
 const line = (name: string, f: Figures) =>
@@ -146,6 +175,7 @@ const line = (name: string, f: Figures) =>
   }`;
 const ratio = (a: Figures, b: Figures) =>
   (a.latency.median / b.latency.median).toFixed(2);
+const ms = (f: Figures) => `${f.latency.median.toFixed(2)} ms`;
 const cpuRatio = (a: Figures, b: Figures) =>
   (a.serverCpu! / b.serverCpu!).toFixed(2);
 const load = () => Deno.loadavg()[0]!.toFixed(2);
@@ -158,7 +188,16 @@ export const mcpBench: Bench = {
     const skills = join(dir, "skills");
     await Deno.mkdir(skills);
     await Deno.writeTextFile(join(skills, "echo.ts"), ECHO);
-    for (const sub of ["listen", "stdio1", "stdio2"]) {
+    for (
+      const sub of [
+        "listen1",
+        "listen2",
+        "listen3",
+        "listen4",
+        "stdio1",
+        "stdio2",
+      ]
+    ) {
       await Deno.mkdir(join(dir, sub));
     }
     const server = {
@@ -219,41 +258,54 @@ export const mcpBench: Bench = {
     });
     const direct = new Client({ name: "bench", version: "1" });
     try {
-      const apart = await serve(
-        deno([
-          HOST,
-          "--config",
-          config,
-          "--hostname",
-          "127.0.0.1",
-          "--port",
-          "0",
-        ], join(dir, "listen")),
-        /listening: ws:\/\/([^/\s]+)\/a2e/,
-      );
-      const bare = await serve(deno([BARE, "--http"]), /listening: (\S+)/);
+      // One server process per mode: a process serving several modes would
+      // be warmer (more calls, less idle) than one serving one.
+      let listeners = 0;
+      const listening = async () =>
+        `${
+          (await serve(
+            deno([
+              HOST,
+              "--config",
+              config,
+              "--hostname",
+              "127.0.0.1",
+              "--port",
+              "0",
+            ], join(dir, `listen${++listeners}`)),
+            /listening: ws:\/\/([^/\s]+)\/a2e/,
+          )).url
+        }`;
+      const served = (url: string) =>
+        servers.find((s) => url.includes(s.url))!.pid;
+      const hostMcp = async () => `http://${await listening()}/mcp`;
+      const bareMcp = async () =>
+        (await serve(deno([BARE, "--http"]), /listening: (\S+)/)).url;
+      const onHttp = async (
+        client: (url: string) => Promise<BenchClient>,
+        url: string,
+      ) => mode(await keep(client(url)), served(url));
       const ws = await keep(a2eSocket(url.replace("http", "ws") + "/a2e"));
-      const mcp = `http://${apart.url}/mcp`;
       const modes = {
-        a2e: mode(await keep(a2eSocket(`ws://${apart.url}/a2e`)), apart.pid),
-        http: mode(await keep(thinHttp(mcp)), apart.pid),
-        httpRaw: mode(await keep(rawHttp(mcp)), apart.pid),
+        a2e: await onHttp(a2eSocket, `ws://${await listening()}/a2e`),
+        http: await onHttp(thinHttp, await hostMcp()),
+        httpRaw: await onHttp(rawHttp, await hostMcp()),
         stdio: mode(await keep(thinStdio(hostStdio(1)))),
-        httpSdk: mode(await keep(sdkHttp(mcp)), apart.pid),
+        httpSdk: await onHttp(sdkHttp, await hostMcp()),
         stdioSdk: mode(await keep(sdkStdio(hostStdio(2)))),
-        bareHttp: mode(await keep(thinHttp(bare.url)), bare.pid),
-        bareHttpRaw: mode(await keep(rawHttp(bare.url)), bare.pid),
+        bareHttp: await onHttp(thinHttp, await bareMcp()),
+        bareHttpRaw: await onHttp(rawHttp, await bareMcp()),
         bareStdio: mode(await keep(thinStdio(deno([BARE])))),
-        bareHttpSdk: mode(await keep(sdkHttp(bare.url)), bare.pid),
+        bareHttpSdk: await onHttp(sdkHttp, await bareMcp()),
         bareStdioSdk: mode(await keep(sdkStdio(deno([BARE])))),
       };
       await direct.connect(
         new StdioClientTransport({ ...server, stderr: "ignore" }),
       );
       const loadBefore = load();
-      const t = await interleaved(modes);
+      const { fresh, warm: t } = await interleaved(modes);
       const sum = { a: 1, b: 2 };
-      const { imported, direct: straight } = await interleaved({
+      const { warm: { imported, direct: straight } } = await interleaved({
         imported: { call: () => ws.call("calc__add", sum) },
         direct: {
           call: async () => {
@@ -280,6 +332,15 @@ export const mcpBench: Bench = {
         }×, stdio ${cpuRatio(t.stdio!, t.a2e!)}×; host process CPU: HTTP ${
           (t.httpRaw!.hostCpu! / t.a2e!.hostCpu!).toFixed(2)
         }×, stdio ${(t.stdio!.hostCpu! / t.a2e!.hostCpu!).toFixed(2)}×`,
+        `fresh processes (calls ${FRESH_WARMUP + 1}–${
+          FRESH_WARMUP + ROUNDS * PER_ROUND
+        } of each), medians: A2E ${ms(fresh.a2e!)}, MCP HTTP raw ${
+          ms(fresh.httpRaw!)
+        }, stdio ${ms(fresh.stdio!)}; ratio HTTP ${
+          ratio(fresh.httpRaw!, fresh.a2e!)
+        }×, stdio ${
+          ratio(fresh.stdio!, fresh.a2e!)
+        }×; every figure above and below: warm, after ${WARM_UP} more calls each`,
         line(
           "MCP Streamable HTTP echo, fetch client (a fetch POST, JSON answer)",
           t.http!,
