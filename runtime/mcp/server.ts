@@ -11,13 +11,12 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  type CallToolRequest,
-  CallToolRequestSchema,
   type CallToolResult,
   ErrorCode as McpErrorCode,
   type GetPromptRequest,
   GetPromptRequestSchema,
   type GetPromptResult,
+  type JSONRPCRequest,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
   McpError,
@@ -44,6 +43,11 @@ import {
   type ToolFacts,
 } from "./tool_mapping.ts";
 import { CONFIGURE_TOOL, SEARCH_TOOL } from "./builtin_tools.ts";
+import {
+  type CallParams,
+  methodNotFound,
+  readCallParams,
+} from "./call_params.ts";
 
 /** The version skillbox reports to MCP clients. */
 export const SERVER_VERSION = "0.1.0";
@@ -97,13 +101,15 @@ export function createMcpServer(
   );
   const served: Served = { link, catalog: new SessionCatalog(link), options };
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
-  server.setRequestHandler(
-    CallToolRequestSchema,
-    (
-      request: CallToolRequest,
-      extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-    ) => callTool(served, request, extra),
-  );
+  // Not `setRequestHandler`: its tools/call wrapper runs zod three times a
+  // call (`call_params.ts` says why that matters and what stands in).
+  server.fallbackRequestHandler = (
+    request: JSONRPCRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ) => {
+    if (request.method !== "tools/call") throw methodNotFound();
+    return callTool(served, readCallParams(request.params), extra);
+  };
   server.setRequestHandler(
     ListPromptsRequestSchema,
     () => listPrompts(served.catalog),
@@ -141,12 +147,11 @@ async function listTools(served: Served): Promise<{ tools: McpTool[] }> {
 // The hot path: one await on the catalog, one on the answer, one to flush.
 async function callTool(
   served: Served,
-  request: CallToolRequest,
+  params: CallParams,
   extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
 ): Promise<CallToolResult> {
   const { link, catalog } = served;
-  const name = request.params.name;
-  const args = request.params.arguments ?? {};
+  const { name, arguments: args } = params;
   if (name === SEARCH_TOOL.name) {
     return await searchTools(link, args, served.options);
   }
@@ -156,7 +161,7 @@ async function callTool(
   const skill = listed.skills.get(name) ??
     (listed.tools.has(name) ? undefined : await catalog.lookAgain(name));
   const relay = createEventRelay({
-    progressToken: extra._meta?.progressToken,
+    progressToken: params.progressToken,
     send: (n) => extra.sendNotification(n),
     logger: name,
   });
