@@ -6,6 +6,7 @@
  */
 
 import type { JsonObject } from "./models.ts";
+import { isPlainObject } from "./plain_object.ts";
 
 /**
  * Whether a value is a JSON object (not null, not an array).
@@ -20,7 +21,7 @@ import type { JsonObject } from "./models.ts";
  * ```
  */
 export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isPlainObject(value);
 }
 
 /**

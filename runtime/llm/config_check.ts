@@ -7,6 +7,7 @@
  */
 
 import { SchemaViolationError } from "../../protocol/errors.ts";
+import { isPlainObject } from "../../protocol/plain_object.ts";
 
 /** The providers skillbox speaks. */
 export const LLM_PROVIDERS: readonly ["openai", "anthropic"] = [
@@ -57,7 +58,7 @@ export interface LlmConfig {
  * ```
  */
 export function checkLlmConfig(value: unknown, where: string): LlmConfig {
-  if (!isObject(value)) fail(where, "expected an object");
+  if (!isPlainObject(value)) fail(where, "expected an object");
   checkLlmConfigFields(value as unknown as LlmConfig, where);
   return value as unknown as LlmConfig;
 }
@@ -93,7 +94,9 @@ export function checkLlmConfigFields(config: LlmConfig, where: string): void {
   checkCredentials(config.provider_credentials, where);
   const pc = config.provider_config;
   if (pc === undefined || pc === null || pc === false) return;
-  if (!isObject(pc)) fail(`${where}.provider_config`, "expected an object");
+  if (!isPlainObject(pc)) {
+    fail(`${where}.provider_config`, "expected an object");
+  }
   checkProviderConfig(pc, (key) => `${where}.provider_config.${key}`);
 }
 
@@ -116,7 +119,7 @@ export function providerConfigOf(config: LlmConfig): Record<string, unknown> {
 
 function checkCredentials(credentials: unknown, where: string): void {
   if (credentials === undefined || credentials === null) return;
-  if (!isObject(credentials)) {
+  if (!isPlainObject(credentials)) {
     fail(`${where}.provider_credentials`, "expected an object");
   }
   for (const key of ["api_key", "api_key_env"]) {
@@ -163,8 +166,4 @@ function fail(path: string, problem: string): never {
   throw new SchemaViolationError(`${path}: ${problem}`, {
     detail: { field: path },
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -12,6 +12,7 @@
  */
 
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainObject } from "../../protocol/plain_object.ts";
 
 /** A checked `tools/call` request's params. */
 export interface CallParams {
@@ -21,10 +22,6 @@ export interface CallParams {
   arguments: Record<string, unknown>;
   /** The request's `_meta.progressToken`, if any. */
   progressToken?: string | number;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function invalid(why: string): McpError {

@@ -23,13 +23,10 @@ import {
   type RequestInfo,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainObject } from "../../protocol/plain_object.ts";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Tells whether a POST holds one request the SDK would take as it is, with

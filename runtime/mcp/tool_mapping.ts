@@ -20,6 +20,7 @@ import type {
   ToolDefinition,
   ToolParameter,
 } from "../../protocol/models.ts";
+import { isPlainObject } from "../../protocol/plain_object.ts";
 
 export type { CallToolResult, McpTool };
 
@@ -292,8 +293,4 @@ function hints(facts?: ToolFacts): McpTool["annotations"] {
 function titleOf(name: string): string {
   const words = name.replace(/[_\-.]+/g, " ").trim();
   return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

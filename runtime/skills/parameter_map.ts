@@ -12,6 +12,7 @@
 
 import type { JsonObject } from "../../protocol/models.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
+import { isPlainObject } from "../../protocol/plain_object.ts";
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   string: "string",
@@ -76,14 +77,14 @@ function objectSchema(
   if (Array.isArray(value)) {
     entries = [];
     for (const [i, item] of value.entries()) {
-      const name = isMapping(item) ? item.name : undefined;
+      const name = isPlainObject(item) ? item.name : undefined;
       if (typeof name !== "string" || name === "") {
         warnings.push(`field "${path}[${i}]" has no "name": ignored`);
         continue;
       }
       entries.push([name, item]);
     }
-  } else if (isMapping(value)) {
+  } else if (isPlainObject(value)) {
     entries = Object.entries(value);
   } else {
     warnings.push(`field "${path}" must be a parameter map: ignored`);
@@ -121,7 +122,7 @@ function parameterSchema(
     const type = typeName(spec, path, warnings);
     return { schema: type ? { type } : {}, required: false };
   }
-  if (!isMapping(spec)) {
+  if (!isPlainObject(spec)) {
     warnings.push(
       `field "${path}" must be a type name or a mapping: ignored`,
     );
@@ -178,8 +179,4 @@ function typeName(
   if (type) return type;
   warnings.push(`field "${path}" has an unknown type "${name}": any value`);
   return null;
-}
-
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

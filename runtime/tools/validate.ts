@@ -14,6 +14,7 @@ export {
   type ValidationIssue,
   type ValidationResult,
 } from "../schema/validator.ts";
+import { isPlainObject } from "../../protocol/plain_object.ts";
 
 const VALID: ValidationResult = Object.freeze({ valid: true });
 
@@ -75,8 +76,4 @@ function acceptsAnyObject(schema: Record<string, unknown>): boolean {
     openSchemas.set(schema, open);
   }
   return open;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
