@@ -7,10 +7,14 @@
  * @module
  */
 
+import { newId } from "../../protocol/envelope.ts";
+
 /**
  * Returns a fresh run id: 12 hex digits of the millisecond timestamp, then
- * 20 random hex digits (80 bits from the CSPRNG, so an id cannot be guessed
- * from another). Still 32 lowercase hex characters, like the A2E ids.
+ * the last 20 hex digits of a fresh A2E id ({@link newId}: 74 bits from the
+ * CSPRNG, the rest uuid4's fixed version and variant bits, so an id cannot
+ * be guessed from another). Still 32 lowercase hex characters, like the
+ * A2E ids.
  *
  * @param now the run's start in Unix milliseconds (the caller already read
  *   the clock)
@@ -26,39 +30,14 @@
  * ```
  */
 export function newRunId(now: number): string {
-  if (at === POOL) {
-    crypto.getRandomValues(bytes);
-    at = 0;
-  }
-  const i = at++ * RANDOM_BYTES;
-  const b = bytes;
+  // Formatted once per millisecond: 12 hex digits hold milliseconds until
+  // the year 10889.
   if (now !== lastNow) {
     lastNow = now;
-    lastTime = timeHex(now);
+    lastTime = Math.floor(now).toString(16).padStart(12, "0");
   }
-  return lastTime + HEX[b[i]!]! + HEX[b[i + 1]!]! + HEX[b[i + 2]!]! +
-    HEX[b[i + 3]!]! + HEX[b[i + 4]!]! + HEX[b[i + 5]!]! + HEX[b[i + 6]!]! +
-    HEX[b[i + 7]!]! + HEX[b[i + 8]!]! + HEX[b[i + 9]!]!;
-}
-
-// 12 hex digits hold milliseconds until the year 10889. Through the table
-// (toString(16) and padStart cost ten times as much), once per millisecond.
-function timeHex(now: number): string {
-  const ms = Math.floor(now);
-  const hi = Math.floor(ms / 0x1000000) & 0xffffff;
-  const lo = ms & 0xffffff;
-  return HEX[hi >> 16]! + HEX[(hi >> 8) & 0xff]! + HEX[hi & 0xff]! +
-    HEX[lo >> 16]! + HEX[(lo >> 8) & 0xff]! + HEX[lo & 0xff]!;
+  return lastTime + newId().slice(12);
 }
 
 let lastNow = -1;
 let lastTime = "";
-// The CSPRNG is asked for 256 ids' bytes at a time, as newId does.
-const RANDOM_BYTES = 10;
-const POOL = 256;
-const bytes = new Uint8Array(POOL * RANDOM_BYTES);
-let at = POOL;
-const HEX: readonly string[] = Array.from(
-  { length: 256 },
-  (_, i) => i.toString(16).padStart(2, "0"),
-);
