@@ -261,42 +261,43 @@ export const mcpBench: Bench = {
       // One server process per mode: a process serving several modes would
       // be warmer (more calls, less idle) than one serving one.
       let listeners = 0;
-      const listening = async () =>
-        `${
-          (await serve(
-            deno([
-              HOST,
-              "--config",
-              config,
-              "--hostname",
-              "127.0.0.1",
-              "--port",
-              "0",
-            ], join(dir, `listen${++listeners}`)),
-            /listening: ws:\/\/([^/\s]+)\/a2e/,
-          )).url
-        }`;
-      const served = (url: string) =>
-        servers.find((s) => url.includes(s.url))!.pid;
-      const hostMcp = async () => `http://${await listening()}/mcp`;
-      const bareMcp = async () =>
-        (await serve(deno([BARE, "--http"]), /listening: (\S+)/)).url;
-      const onHttp = async (
-        client: (url: string) => Promise<BenchClient>,
-        url: string,
-      ) => mode(await keep(client(url)), served(url));
+      const listening = () =>
+        serve(
+          deno([
+            HOST,
+            "--config",
+            config,
+            "--hostname",
+            "127.0.0.1",
+            "--port",
+            "0",
+          ], join(dir, `listen${++listeners}`)),
+          /listening: ws:\/\/([^/\s]+)\/a2e/,
+        );
+      const bare = () => serve(deno([BARE, "--http"]), /listening: (\S+)/);
+      type Connect = (url: string) => Promise<BenchClient>;
+      // A client of a host of its own, at the URL made of the host's address.
+      const onHost = async (client: Connect, at: (host: string) => string) => {
+        const host = await listening();
+        return mode(await keep(client(at(host.url))), host.pid);
+      };
+      const mcpOf = (host: string) => `http://${host}/mcp`;
+      const onBare = async (client: Connect) => {
+        const server = await bare();
+        return mode(await keep(client(server.url)), server.pid);
+      };
       const ws = await keep(a2eSocket(url.replace("http", "ws") + "/a2e"));
       const modes = {
-        a2e: await onHttp(a2eSocket, `ws://${await listening()}/a2e`),
-        http: await onHttp(thinHttp, await hostMcp()),
-        httpRaw: await onHttp(rawHttp, await hostMcp()),
+        a2e: await onHost(a2eSocket, (host) => `ws://${host}/a2e`),
+        http: await onHost(thinHttp, mcpOf),
+        httpRaw: await onHost(rawHttp, mcpOf),
         stdio: mode(await keep(thinStdio(hostStdio(1)))),
-        httpSdk: await onHttp(sdkHttp, await hostMcp()),
+        httpSdk: await onHost(sdkHttp, mcpOf),
         stdioSdk: mode(await keep(sdkStdio(hostStdio(2)))),
-        bareHttp: await onHttp(thinHttp, await bareMcp()),
-        bareHttpRaw: await onHttp(rawHttp, await bareMcp()),
+        bareHttp: await onBare(thinHttp),
+        bareHttpRaw: await onBare(rawHttp),
         bareStdio: mode(await keep(thinStdio(deno([BARE])))),
-        bareHttpSdk: await onHttp(sdkHttp, await bareMcp()),
+        bareHttpSdk: await onBare(sdkHttp),
         bareStdioSdk: mode(await keep(sdkStdio(deno([BARE])))),
       };
       await direct.connect(

@@ -6,7 +6,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { defaultConfig } from "./config.ts";
 import { Session } from "./session.ts";
 import type { OpenSessionOptions } from "./transports/_context.ts";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { initializeRequest } from "../tests/mcp/_fixtures.ts";
 
 Deno.test("httpApp answers 500 and logs when a route throws", async () => {
   const operator = new Hono();
@@ -91,16 +91,7 @@ Deno.test("mcpFirst answers every request to /mcp as the Hono route does", async
   const accept = "application/json, text/event-stream";
   const token = { ...json, accept, authorization: "Bearer t" };
   const session: Record<string, string> = {};
-  const initialize = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: {},
-      clientInfo: { name: "c", version: "1" },
-    },
-  });
+  const initialize = JSON.stringify(initializeRequest("c"));
   // A session opened each way: alike but for its id.
   const opened = [];
   for (const fetch of [app.fetch, handle]) {

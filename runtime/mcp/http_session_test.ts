@@ -11,6 +11,7 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { McpHttpSession } from "./http_session.ts";
+import { initializeRequest } from "../../tests/mcp/_fixtures.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -41,16 +42,7 @@ async function open(tool: Tool, jsonGraceMs = 1000) {
   await server.connect(session);
   const init = await session.post(
     new Request("http://x/mcp", { method: "POST", headers: HEADERS }),
-    {
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: {},
-        clientInfo: { name: "c", version: "1" },
-      },
-    },
+    initializeRequest("c", 0),
   );
   await init.body?.cancel();
   const headers = {

@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
 import { RunRecorder } from "./recorder.ts";
 import { openSqliteStore } from "./sqlite.ts";
+import { fakeSession } from "../../tests/skills/_fakes.ts";
 
-const session = {
-  id: "s",
-  token: "",
-  state: new Map(),
-  send() {},
-  signal: new AbortController().signal,
-};
+const session = fakeSession();
 
 Deno.test("a recorded run's id begins with its start time, so the store's keys grow in order", () => {
   const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });

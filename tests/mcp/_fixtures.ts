@@ -6,6 +6,27 @@
  */
 
 import { join } from "node:path";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * A client's MCP `initialize` request, as raw JSON-RPC.
+ *
+ * @param client the client's name
+ * @param id the request's id
+ * @returns the request
+ */
+export function initializeRequest(client: string, id = 1) {
+  return {
+    jsonrpc: "2.0" as const,
+    id,
+    method: "initialize" as const,
+    params: {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: client, version: "1" },
+    },
+  };
+}
 
 /** The tool modules, by file name. */
 export function toolFiles(markers: string): Record<string, string> {

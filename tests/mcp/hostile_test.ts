@@ -15,6 +15,7 @@ import {
 import { createHost } from "../../runtime/host.ts";
 import { created, writeFixtures } from "./_fixtures.ts";
 import { connect, withHost } from "./_host.ts";
+import { initializeRequest } from "./_fixtures.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -139,16 +140,7 @@ Deno.test("a client that aborts its HTTP request mid-call gets the call cancelle
         body: JSON.stringify(body),
         signal,
       });
-    const init = await post({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    });
+    const init = await post(initializeRequest("raw"));
     assert.equal(init.status, 200);
     await init.body?.cancel();
     const session = {

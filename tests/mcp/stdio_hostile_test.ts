@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { LineSplitter } from "../../protocol/lines.ts";
+import { initializeRequest } from "./_fixtures.ts";
 
 const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 
@@ -66,16 +66,7 @@ Deno.test("MCP over stdio: bad lines get JSON-RPC errors and the session goes on
   const send = (line: string) =>
     writer.write(new TextEncoder().encode(line + "\n"));
   try {
-    await send(JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: {},
-        clientInfo: { name: "hostile", version: "1" },
-      },
-    }));
+    await send(JSON.stringify(initializeRequest("hostile")));
     await answer((a) => a.id === 1);
     await send(JSON.stringify({
       jsonrpc: "2.0",
