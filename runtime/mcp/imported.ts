@@ -29,7 +29,7 @@ import {
   detectConfinement,
 } from "../sandbox/confinement.ts";
 import { EgressBroker } from "../egress/broker.ts";
-import { brokeredFetch } from "./egress_fetch.ts";
+import { checkedFetch } from "../egress/checked_fetch.ts";
 import { ProcessClientTransport } from "./process_transport.ts";
 import type { McpProcessSpec } from "./spawn.ts";
 import { ServerSlot } from "./server_slot.ts";
@@ -269,7 +269,7 @@ async function transportFor(
     return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...spec.headers } },
       // Operator headers go to this origin only: no redirect leaves it.
-      fetch: brokeredFetch(egress, url),
+      fetch: checkedFetch(egress, { origin: url }),
     });
   }
   const status = await confinement();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { EgressBroker } from "../egress/broker.ts";
-import { brokeredFetch } from "./egress_fetch.ts";
+import { EgressBroker } from "./broker.ts";
+import { checkedFetch } from "./checked_fetch.ts";
 
 // A loopback server: /mcp streams two SSE events, /hop redirects within the
 // origin, /away redirects to another origin. It records the headers seen.
@@ -41,25 +41,27 @@ async function withServer(
 // Maps the made-up name to loopback, as a hostile DNS answer would.
 const resolve = () => Promise.resolve(["127.0.0.1"]);
 
-Deno.test("brokeredFetch() refuses a name that resolves to loopback unless the operator allows it by name", async () => {
+Deno.test("checkedFetch() refuses a name that resolves to loopback unless the operator allows it by name", async () => {
   await withServer(async (port, seen) => {
     const url = new URL(`http://mcp.example:${port}/mcp`);
-    const refused = brokeredFetch(new EgressBroker({ resolve }), url);
+    const refused = checkedFetch(new EgressBroker({ resolve }), {
+      origin: url,
+    });
     await assert.rejects(
       refused(url, { method: "POST", body: "{}" }),
       /resolves to 127\.0\.0\.1, which is not a public address/,
     );
     // Allowing the address does not allow the name.
-    const byAddress = brokeredFetch(
+    const byAddress = checkedFetch(
       new EgressBroker({ resolve, privateHosts: ["127.0.0.1"] }),
-      url,
+      { origin: url },
     );
     await assert.rejects(byAddress(url), /not a public address/);
     assert.equal(seen.length, 0);
 
-    const allowed = brokeredFetch(
+    const allowed = checkedFetch(
       new EgressBroker({ resolve, privateHosts: ["mcp.example"] }),
-      url,
+      { origin: url },
     );
     const res = await allowed(url, {
       method: "POST",
@@ -75,13 +77,13 @@ Deno.test("brokeredFetch() refuses a name that resolves to loopback unless the o
   });
 });
 
-Deno.test("brokeredFetch() follows redirects within the server's origin only, and never sends its headers elsewhere", async () => {
+Deno.test("checkedFetch() follows redirects within the server's origin only, and never sends its headers elsewhere", async () => {
   await withServer(async (port, seen) => {
     const broker = new EgressBroker({
       privateHosts: ["127.0.0.1", "127.0.0.2"],
     });
     const base = new URL(`http://127.0.0.1:${port}/mcp`);
-    const fetch = brokeredFetch(broker, base);
+    const fetch = checkedFetch(broker, { origin: base });
     const hop = await fetch(new URL("/hop", base), {
       method: "POST",
       headers: { "x-api-key": "k" },
@@ -102,11 +104,29 @@ Deno.test("brokeredFetch() follows redirects within the server's origin only, an
   });
 });
 
-Deno.test("brokeredFetch() refuses link-local and metadata addresses whatever the name", async () => {
+Deno.test("checkedFetch() refuses link-local and metadata addresses whatever the name", async () => {
   const url = new URL("http://metadata.example/latest");
-  const fetch = brokeredFetch(
+  const fetch = checkedFetch(
     new EgressBroker({ resolve: () => Promise.resolve(["169.254.169.254"]) }),
-    url,
+    { origin: url },
   );
   await assert.rejects(fetch(url), /169\.254\.169\.254, which is not a public/);
+});
+
+Deno.test("checkedFetch() refuses a host outside its allow-lists before any connection", async () => {
+  await withServer(async (port, seen) => {
+    const url = new URL(`http://mcp.example:${port}/mcp`);
+    const broker = new EgressBroker({ resolve, privateHosts: ["mcp.example"] });
+    const fetch = checkedFetch(broker, {
+      origin: url,
+      allow: [["other.example"]],
+    });
+    await assert.rejects(fetch(url), /Host "mcp\.example:\d+" is not allowed/);
+    assert.equal(seen.length, 0);
+    const allowed = checkedFetch(broker, {
+      origin: url,
+      allow: [["mcp.example"]],
+    });
+    assert.equal((await allowed(url)).status, 200);
+  });
 });

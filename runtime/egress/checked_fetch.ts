@@ -1,20 +1,23 @@
 /**
- * The `fetch` an imported Streamable HTTP MCP server is reached with: every
- * hop goes through the egress broker's address rules (the name resolved in
- * the host; loopback, private, link-local and metadata addresses refused
- * unless the operator allows the host by name in
+ * The one `fetch` the host uses for requests it makes on someone else's
+ * behalf outside `ctx.fetch`: imported Streamable HTTP MCP servers, and LLM
+ * endpoints chosen by a client or a skill. Every hop goes through the
+ * egress broker's rules (the host against the allow-lists given, the name
+ * resolved in the host; loopback, private, link-local and metadata
+ * addresses refused unless the operator allows the host by name in
  * `egress.allow_private_hosts`), and the connection goes to the address
- * that was checked. Redirects are followed only within the server's own
- * origin, each hop checked again, so the operator's headers never leave
- * that URL's origin. Responses stream (SSE included).
+ * that was checked (no second resolution). Redirects are followed only
+ * within the first URL's origin, each hop checked again, so headers (the
+ * operator's, an API key) never leave that origin. Responses stream (SSE
+ * included).
  *
  * @module
  */
 
 import type http from "node:http";
 import { Readable } from "node:stream";
-import type { EgressBroker } from "../egress/broker.ts";
-import { requestAt } from "../egress/request_at.ts";
+import type { EgressBroker } from "./broker.ts";
+import { requestAt } from "./request_at.ts";
 
 /** What the SDK's client transport takes as `fetch`. */
 export type FetchLike = (
@@ -25,27 +28,39 @@ export type FetchLike = (
 const MAX_REDIRECTS = 5;
 const CHECK_TIMEOUT_MS = 10_000;
 
+/** Where a {@link checkedFetch} may go. */
+export interface CheckedFetchOptions {
+  /** Requests and redirects must stay on this URL's origin. */
+  origin: URL;
+  /**
+   * Allow-lists every hop's host must match (`name`, `name:port`, `*`), as
+   * the broker's `checkTarget` takes them. @default [["*"]]
+   */
+  allow?: string[][];
+}
+
 /**
- * A `fetch` to `origin` only, under the broker's address rules.
+ * A `fetch` to one origin only, under the broker's rules.
  *
- * @param broker checks each hop's address
- * @param origin the configured server URL: requests and redirects must stay
- *   on its origin
+ * @param broker checks each hop's host and addresses
+ * @param options the origin to stay on, and the allow-lists
  * @returns the fetch
  * @example A name that resolves to loopback is refused
  * ```ts
- * import { brokeredFetch } from "./egress_fetch.ts";
- * import { EgressBroker } from "../egress/broker.ts";
+ * import { checkedFetch } from "./checked_fetch.ts";
+ * import { EgressBroker } from "./broker.ts";
  * import assert from "node:assert/strict";
  * const broker = new EgressBroker({ resolve: () => Promise.resolve(["127.0.0.1"]) });
  * const url = new URL("http://mcp.example/mcp");
- * await assert.rejects(brokeredFetch(broker, url)(url), /not a public address/);
+ * await assert.rejects(checkedFetch(broker, { origin: url })(url), /not a public address/);
  * ```
  */
-export function brokeredFetch(
+export function checkedFetch(
   broker: Pick<EgressBroker, "checkTarget">,
-  origin: URL,
+  options: CheckedFetchOptions,
 ): FetchLike {
+  const { origin } = options;
+  const allow = options.allow ?? [["*"]];
   return async (input, init = {}) => {
     let url = new URL(String(input));
     let method = (init.method ?? "GET").toUpperCase();
@@ -62,7 +77,7 @@ export function brokeredFetch(
       const signal = init.signal
         ? AbortSignal.any([init.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)])
         : AbortSignal.timeout(CHECK_TIMEOUT_MS);
-      const address = await broker.checkTarget(url, [["*"]], signal);
+      const address = await broker.checkTarget(url, allow, signal);
       const res = await send(url, address, {
         method,
         headers,
