@@ -47,3 +47,39 @@ Deno.test("validateConfig() gives each call its own default arrays", () => {
   a.skills.push("./mine");
   assert.deepEqual(validateConfig({}, "f").skills, ["./skills"]);
 });
+
+Deno.test("validateConfig() reads llm as the providers array or as an object with its rules", () => {
+  const shorthand = validateConfig({
+    llm: [{ provider_name: "openai", provider_config: { model: "m" } }],
+  }, "f");
+  assert.deepEqual(shorthand.llmRules, {
+    maxResponseBytes: 1048576,
+    maxToolCalls: 64,
+    allowedHosts: [],
+  });
+  const full = validateConfig({
+    llm: {
+      providers: [{
+        provider_name: "anthropic",
+        provider_config: { model: "m" },
+      }],
+      max_response_bytes: 4096,
+      max_tool_calls: 3,
+      allowed_hosts: ["llm.example:8443"],
+    },
+  }, "f");
+  assert.equal(full.llm[0]?.provider_name, "anthropic");
+  assert.deepEqual(full.llmRules, {
+    maxResponseBytes: 4096,
+    maxToolCalls: 3,
+    allowedHosts: ["llm.example:8443"],
+  });
+  assert.throws(
+    () => validateConfig({ llm: { providers: [{ provider_name: "x" }] } }, "f"),
+    /^ConfigError: f: llm\.providers\.0\.provider_name/,
+  );
+  assert.throws(
+    () => validateConfig({ llm: { max_tool_calls: 0 } }, "f"),
+    /llm/,
+  );
+});

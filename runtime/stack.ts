@@ -282,7 +282,7 @@ function buildCapabilities(
       },
     }),
     sandbox,
-    llm: hostLlm(config.llm),
+    llm: hostLlm(config.llm, { rules: config.llmRules, broker: egress }),
     archived: config.archivedSkills,
     limits: {
       maxTimeoutSeconds: policy.maxTimeoutMs / 1000,

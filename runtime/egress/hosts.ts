@@ -70,6 +70,9 @@ export function hostMatches(url: URL, entry: string): boolean {
     port = undefined;
   }
   if (host.startsWith("[")) host = host.slice(1, -1);
+  // An IPv6 entry in the URL's own spelling (`::ffff:127.0.0.1` is
+  // `::ffff:7f00:1` in a URL), so the operator's form matches.
+  if (host.includes(":")) host = canonicalV6(host);
   return host === hostOf(url) && (port === undefined || port === portOf(url));
 }
 
@@ -93,4 +96,12 @@ export function hostMatches(url: URL, entry: string): boolean {
 export function allowedByAll(url: URL, lists: string[][]): boolean {
   return lists.length > 0 &&
     lists.every((list) => list.some((entry) => hostMatches(url, entry)));
+}
+
+function canonicalV6(host: string): string {
+  try {
+    return new URL(`http://[${host}]/`).hostname.slice(1, -1);
+  } catch {
+    return host; // not an address: matches nothing a URL names
+  }
 }

@@ -16,6 +16,8 @@ Deno.test("hostMatches() matches hosts and ports like --allow-net", () => {
   assert.ok(hostMatches(u("http://[::1]:80/"), "[::1]"));
   assert.ok(hostMatches(u("http://[::1]:80/"), "[::1]:80"));
   assert.ok(hostMatches(u("http://[::1]:80/"), "::1"));
+  assert.ok(hostMatches(u("http://[::ffff:127.0.0.1]/"), "[::ffff:127.0.0.1]"));
+  assert.ok(hostMatches(u("http://[0:0::1]:8/"), "[::0:1]:8"));
   assert.ok(hostMatches(u("https://anything.io/"), "*"));
   assert.ok(!hostMatches(u("https://anything.io/"), "anything.io:*"));
 });

@@ -119,6 +119,10 @@ export function mapProviderError(
   },
 ): Error {
   if (error instanceof SkillboxError) return error;
+  // Our own fetch's refusals and bounds, wrapped by the SDK as a
+  // connection or stream error: their message is the clear one.
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (cause instanceof SkillboxError) return cause;
   const api = options.readApiError(error);
   const context = { cause: error, baseUrl: options.baseUrl };
   if (api !== undefined && error instanceof Error) {

@@ -23,6 +23,9 @@ import {
   truncatedStreamError,
 } from "./_errors.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
+import type { LlmFetch } from "./llm_fetch.ts";
+import { TurnBounds, type TurnLimits } from "./turn_bounds.ts";
+import { DEFAULT_LLM_RULES } from "./rules.ts";
 
 /** What the Anthropic provider needs; `createProvider` builds it from config. */
 export interface AnthropicProviderOptions {
@@ -38,6 +41,10 @@ export interface AnthropicProviderOptions {
   temperature?: number;
   /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
   maxRetries?: number;
+  /** The `fetch` the SDK uses (see `llm_fetch.ts`). @default global fetch */
+  fetch?: LlmFetch;
+  /** Bounds of each turn. @default {@link DEFAULT_LLM_RULES}'s */
+  limits?: TurnLimits;
 }
 
 const PROVIDER = "anthropic";
@@ -69,7 +76,10 @@ export function createAnthropicProvider(
     apiKey: options.apiKey,
     baseURL: baseUrl,
     maxRetries: options.maxRetries ?? 0,
+    // The key given is the only credential: ANTHROPIC_AUTH_TOKEN is not read.
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  const limits = options.limits ?? DEFAULT_LLM_RULES;
 
   return {
     provider: PROVIDER,
@@ -103,6 +113,9 @@ export function createAnthropicProvider(
         number,
         { id: string; name: string; json: string }
       >();
+      // Throwing inside the loop ends the SDK's stream, which aborts the
+      // request: the provider's connection is closed.
+      const bounds = new TurnBounds(PROVIDER, limits);
       try {
         const stream = await client.messages.create(body, { signal });
         for await (const event of stream) {
@@ -113,6 +126,9 @@ export function createAnthropicProvider(
               break;
             case "content_block_start":
               if (event.content_block.type === "tool_use") {
+                if (!tools.has(event.index)) bounds.call();
+                bounds.add(event.content_block.id);
+                bounds.add(event.content_block.name);
                 tools.set(event.index, {
                   id: event.content_block.id,
                   name: event.content_block.name,
@@ -122,10 +138,12 @@ export function createAnthropicProvider(
               break;
             case "content_block_delta":
               if (event.delta.type === "text_delta") {
+                bounds.add(event.delta.text);
                 text += event.delta.text;
                 onToken?.(event.delta.text);
               } else if (event.delta.type === "input_json_delta") {
                 const tool = tools.get(event.index);
+                bounds.add(event.delta.partial_json);
                 if (tool) tool.json += event.delta.partial_json;
               }
               break;

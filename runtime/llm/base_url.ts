@@ -8,8 +8,17 @@
 
 import type { LlmProviderName } from "./config_check.ts";
 
-/** Where each provider's SDK sends requests when no `base_url` is set. */
-const OFFICIAL_BASE_URLS: Record<LlmProviderName, string> = {
+/**
+ * Where each provider's SDK sends requests when no `base_url` is set.
+ *
+ * @example
+ * ```ts
+ * import { OFFICIAL_BASE_URLS } from "./base_url.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(OFFICIAL_BASE_URLS.anthropic, "https://api.anthropic.com");
+ * ```
+ */
+export const OFFICIAL_BASE_URLS: Readonly<Record<LlmProviderName, string>> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
 };

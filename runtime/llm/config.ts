@@ -31,6 +31,10 @@ import { readEnv, resolveApiKey } from "./credentials.ts";
 import { createOpenAiProvider } from "./openai.ts";
 import type { LlmProvider } from "./provider.ts";
 import { type LlmConfigSource, selectLlmConfig } from "./selection.ts";
+import { OFFICIAL_BASE_URLS, sameBaseUrl } from "./base_url.ts";
+import { checkChosenEndpoint, llmFetch } from "./llm_fetch.ts";
+import { DEFAULT_LLM_RULES, type LlmRules } from "./rules.ts";
+import { EgressBroker } from "../egress/broker.ts";
 
 export type { LLMConfig } from "../../protocol/models.ts";
 export {
@@ -41,6 +45,7 @@ export {
 } from "./config_check.ts";
 export { redactLlmConfig } from "./redact.ts";
 export type { LlmConfigSource } from "./selection.ts";
+export { DEFAULT_LLM_RULES, type LlmRules } from "./rules.ts";
 
 /**
  * A configuration ready to build a provider from. Holds the API key: keep it
@@ -63,6 +68,12 @@ export interface ResolvedLlmConfig {
   maxRetries: number;
   /** `llm_override` (the call), `llm_config` (the skill) or `llm` (host). */
   source: LlmConfigSource;
+  /**
+   * Whether the endpoint is one the operator configured (an `llm` entry of
+   * this provider with this `base_url`); otherwise a client or a skill
+   * chose it, and it goes through the egress rules and `llm.allowed_hosts`.
+   */
+  operatorEndpoint: boolean;
 }
 
 /** Options of {@link resolveLlmConfig}. */
@@ -145,11 +156,21 @@ export function resolveLlmConfig(
       { detail: { provider } },
     );
   }
+  const operatorEndpoint = source === "llm" ||
+    host.some((entry) =>
+      entry.provider_name === provider &&
+      sameBaseUrl(
+        provider,
+        baseUrl,
+        providerConfigOf(entry).base_url as string | undefined,
+      )
+    );
   return {
     provider,
     model,
     baseUrl,
     apiKey,
+    operatorEndpoint,
     maxTokens: merged.max_tokens as number | undefined,
     temperature: merged.temperature as number | undefined,
     maxRetries: (merged.max_retries as number | undefined) ?? 0,
@@ -157,11 +178,38 @@ export function resolveLlmConfig(
   };
 }
 
+/** Options of {@link createProvider}. */
+export interface CreateProviderOptions {
+  /** The operator's `llm` rules. @default {@link DEFAULT_LLM_RULES} */
+  rules?: LlmRules;
+  /**
+   * Checks every hop to an endpoint a client or a skill chose.
+   * @default a broker with no private hosts allowed
+   */
+  broker?: Pick<EgressBroker, "checkTarget">;
+}
+
 /**
- * Builds the provider for a resolved configuration.
+ * Builds the provider for a resolved configuration. An endpoint a client or
+ * a skill chose must be in `rules.allowedHosts` (checked here, before any
+ * connection) and is reached through the broker's checked fetch; every
+ * provider's turns are bounded by the rules.
  *
  * @param config from {@link resolveLlmConfig}
+ * @param options the rules and the broker
  * @returns an {@link LlmProvider} that streams each turn
+ * @throws {SkillboxError} `tool_denied` for a chosen endpoint the operator
+ * has not allowed
+ * @example A chosen endpoint needs the operator's allow-list
+ * ```ts
+ * import { createProvider, resolveLlmConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const chosen = resolveLlmConfig([], { override: {
+ *   provider_name: "openai",
+ *   provider_config: { base_url: "http://169.254.169.254/v1", model: "m" },
+ * } });
+ * assert.throws(() => createProvider(chosen), /Cannot use LLM endpoint "http:\/\/169\.254\.169\.254\/v1"/);
+ * ```
  * @example An Anthropic provider
  * ```ts
  * import { createProvider, resolveLlmConfig } from "./config.ts";
@@ -174,8 +222,24 @@ export function resolveLlmConfig(
  * assert.equal(llm.provider, "anthropic");
  * ```
  */
-export function createProvider(config: ResolvedLlmConfig): LlmProvider {
-  const options = {
+export function createProvider(
+  config: ResolvedLlmConfig,
+  options: CreateProviderOptions = {},
+): LlmProvider {
+  const rules = options.rules ?? DEFAULT_LLM_RULES;
+  const endpoint = config.baseUrl ?? OFFICIAL_BASE_URLS[config.provider];
+  if (!config.operatorEndpoint) {
+    checkChosenEndpoint(endpoint, rules.allowedHosts);
+  }
+  const fetch = llmFetch(endpoint, {
+    // One event holds at most a turn's worth, JSON-escaped, plus framing.
+    maxEventBytes: 2 * rules.maxResponseBytes + 64 * 1024,
+    chosen: config.operatorEndpoint ? undefined : {
+      broker: options.broker ?? new EgressBroker(),
+      allowedHosts: rules.allowedHosts,
+    },
+  });
+  const settings = {
     // The SDKs refuse an empty key; keyless local servers ignore this one.
     apiKey: config.apiKey || "no-key",
     model: config.model,
@@ -183,11 +247,13 @@ export function createProvider(config: ResolvedLlmConfig): LlmProvider {
     maxTokens: config.maxTokens,
     temperature: config.temperature,
     maxRetries: config.maxRetries,
+    fetch,
+    limits: rules,
   };
   switch (config.provider) {
     case "openai":
-      return createOpenAiProvider(options);
+      return createOpenAiProvider(settings);
     case "anthropic":
-      return createAnthropicProvider(options);
+      return createAnthropicProvider(settings);
   }
 }

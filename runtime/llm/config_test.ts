@@ -162,17 +162,26 @@ Deno.test("resolveLlmConfig() keeps host credentials from going elsewhere", asyn
         /^Cannot send the host's "openai" credentials to base_url "http:\/\/evil\.test\/v1" from llm_override/,
       ),
     );
-    // The conventional variable is a host credential too.
+    // The conventional variable is a host credential too: with no entry
+    // for the provider, it is not lent at all, to any endpoint.
+    const unlent = resolveLlmConfig([], {
+      env: () => "sk-env",
+      skill: {
+        provider_name: "anthropic",
+        provider_config: { base_url: "http://evil.test", model: "m" },
+      },
+    });
+    assert.equal(unlent.apiKey, "");
     assert.throws(
       () =>
         resolveLlmConfig([], {
           env: () => "sk-env",
-          skill: {
-            provider_name: "anthropic",
-            provider_config: { base_url: "http://evil.test", model: "m" },
+          override: {
+            provider_name: "openai",
+            provider_config: { model: "m" },
           },
         }),
-      skillError(/credentials to base_url/),
+      skillError(/"openai" has no API key/),
     );
   });
   await t.step("the same base_url (trailing slash aside) is fine", () => {
@@ -285,5 +294,53 @@ Deno.test("redactLlmConfig() removes every credential", () => {
       provider_config: {},
       is_default: false,
     },
+  );
+});
+
+Deno.test("resolveLlmConfig() tells an operator's endpoint from a chosen one, and createProvider() checks the chosen one", () => {
+  const host = [{
+    provider_name: "openai",
+    provider_credentials: { api_key: "sk-host" },
+    provider_config: { base_url: "http://127.0.0.1:11434/v1", model: "m" },
+    is_default: true,
+  }];
+  const mine = resolveLlmConfig(host);
+  assert.equal(mine.operatorEndpoint, true);
+  // A client that only changes the model stays on the operator's endpoint.
+  const model = resolveLlmConfig(host, {
+    override: { provider_name: "openai", provider_config: { model: "n" } },
+  });
+  assert.equal(model.operatorEndpoint, true);
+  createProvider(model);
+  const chosen = resolveLlmConfig(host, {
+    skill: {
+      provider_name: "openai",
+      provider_credentials: { api_key: "sk-skill" },
+      provider_config: { base_url: "http://127.0.0.1:8080/v1" },
+    },
+  });
+  assert.equal(chosen.operatorEndpoint, false);
+  assert.throws(
+    () => createProvider(chosen),
+    /Cannot use LLM endpoint "http:\/\/127\.0\.0\.1:8080\/v1": its host is not in llm\.allowed_hosts/,
+  );
+  const rules = {
+    maxResponseBytes: 1024,
+    maxToolCalls: 1,
+    allowedHosts: ["127.0.0.1:8080"],
+  };
+  assert.equal(createProvider(chosen, { rules }).model, "m");
+  // No base_url and no host entry for the provider: the official API, chosen.
+  const official = resolveLlmConfig(host, {
+    override: {
+      provider_name: "anthropic",
+      provider_credentials: { api_key: "sk-own" },
+      provider_config: { model: "c" },
+    },
+  });
+  assert.equal(official.operatorEndpoint, false);
+  assert.throws(
+    () => createProvider(official),
+    /"https:\/\/api\.anthropic\.com": its host/,
   );
 });

@@ -3,9 +3,10 @@
  *
  * Trust: only `skillbox.jsonc` (the host) may name environment variables.
  * A skill's `llm_config` or a call's `llm_override` either brings a literal
- * `api_key`, or borrows the host's credentials for its `provider_name`; a
- * borrowed key is only ever sent to the host's `base_url` for that provider,
- * so a client cannot redirect the host's key to a server of its choosing.
+ * `api_key`, or borrows the host's credentials for its `provider_name`
+ * (only when the host has an entry for that provider); a borrowed key is
+ * only ever sent to that entry's `base_url`, so a client cannot redirect
+ * the host's key to a server of its choosing.
  *
  * @module
  */
@@ -69,7 +70,12 @@ export function resolveApiKey(
         { detail: { provider } },
       );
     }
-    apiKey = hostApiKey(provider, hostEntry, options.env);
+    // A client or skill borrows only a key the operator tied to an entry
+    // for this provider, and only for that entry's endpoint: with no entry,
+    // the environment's keys (OPENAI_API_KEY...) are not lent to anyone.
+    apiKey = hostEntry
+      ? hostApiKey(provider, hostEntry, options.env)
+      : undefined;
     if (apiKey && source !== "llm") checkBorrowedKeyTarget(selection);
   }
   if (apiKey) return apiKey;

@@ -22,6 +22,9 @@ import {
   truncatedStreamError,
 } from "./_errors.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
+import type { LlmFetch } from "./llm_fetch.ts";
+import { TurnBounds, type TurnLimits } from "./turn_bounds.ts";
+import { DEFAULT_LLM_RULES } from "./rules.ts";
 
 /** What the OpenAI provider needs; `createProvider` builds it from config. */
 export interface OpenAiProviderOptions {
@@ -37,6 +40,10 @@ export interface OpenAiProviderOptions {
   temperature?: number;
   /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
   maxRetries?: number;
+  /** The `fetch` the SDK uses (see `llm_fetch.ts`). @default global fetch */
+  fetch?: LlmFetch;
+  /** Bounds of each turn. @default {@link DEFAULT_LLM_RULES}'s */
+  limits?: TurnLimits;
 }
 
 const PROVIDER = "openai";
@@ -80,7 +87,13 @@ export function createOpenAiProvider(
     apiKey: options.apiKey,
     baseURL: baseUrl,
     maxRetries: options.maxRetries ?? 0,
+    // Nothing from the host's environment rides along (OPENAI_ORG_ID...).
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  const limits = options.limits ?? DEFAULT_LLM_RULES;
   // The official API rejects `max_tokens` for reasoning models; compatible
   // servers (Ollama, vLLM, llama.cpp) may not know `max_completion_tokens`.
   const tokensField = baseUrl.replace(/\/+$/, "") === OFFICIAL_BASE_URL
@@ -110,6 +123,9 @@ export function createOpenAiProvider(
       let finish: string | null = null;
       let usage = { input_tokens: 0, output_tokens: 0 };
       const calls: { id: string; name: string; args: string }[] = [];
+      // Throwing inside the loop ends the SDK's stream, which aborts the
+      // request: the provider's connection is closed.
+      const bounds = new TurnBounds(PROVIDER, limits);
       try {
         const stream = await client.chat.completions.create(body, { signal });
         for await (const chunk of stream) {
@@ -123,16 +139,24 @@ export function createOpenAiProvider(
           if (!choice) continue;
           const delta = choice.delta;
           if (delta?.content) {
+            bounds.add(delta.content);
             text += delta.content;
             onToken?.(delta.content);
           }
           // A call's id and name come in its first delta; its arguments
           // arrive in pieces, matched up by `index`.
           for (const part of delta?.tool_calls ?? []) {
+            if (!calls[part.index]) bounds.call();
             const call = calls[part.index] ??= { id: "", name: "", args: "" };
-            if (part.id) call.id = part.id;
-            if (part.function?.name) call.name += part.function.name;
-            if (part.function?.arguments) call.args += part.function.arguments;
+            if (part.id) bounds.add(call.id = part.id);
+            if (part.function?.name) {
+              bounds.add(part.function.name);
+              call.name += part.function.name;
+            }
+            if (part.function?.arguments) {
+              bounds.add(part.function.arguments);
+              call.args += part.function.arguments;
+            }
           }
           if (choice.finish_reason) finish = choice.finish_reason;
         }

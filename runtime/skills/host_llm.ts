@@ -6,6 +6,7 @@
 
 import {
   createProvider,
+  type CreateProviderOptions,
   type LlmConfig,
   resolveLlmConfig,
 } from "../llm/config.ts";
@@ -19,7 +20,9 @@ import type { LlmResolver } from "./run.ts";
  * credentials kept in the host (see `runtime/llm/config.ts`).
  *
  * @param host the `llm` entries
- * @param options an env reader for `api_key_env`. @default Deno.env.get
+ * @param options an env reader for `api_key_env` (@default Deno.env.get),
+ *   the operator's `llm` rules and the egress broker that checks endpoints
+ *   a client or a skill chose (see `createProvider`)
  * @returns the resolver
  * @throws nothing itself; the resolver throws `skill_error` naming what to set
  * @example No provider configured
@@ -31,7 +34,9 @@ import type { LlmResolver } from "./run.ts";
  */
 export function hostLlm(
   host: readonly LlmConfig[],
-  options: { env?: (name: string) => string | undefined } = {},
+  options: {
+    env?: (name: string) => string | undefined;
+  } & CreateProviderOptions = {},
 ): LlmResolver {
   // One provider (one SDK client, one connection pool) per distinct
   // choice: a fresh client per call would pay connection setup every time.
@@ -46,7 +51,7 @@ export function hostLlm(
     let provider = providers.get(key);
     if (!provider) {
       if (providers.size >= 32) providers.clear(); // overrides are unbounded
-      provider = createProvider(resolved);
+      provider = createProvider(resolved, options);
       providers.set(key, provider);
     }
     return provider;

@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { EgressBroker } from "../egress/broker.ts";
+import { checkChosenEndpoint, eventGuard, llmFetch } from "./llm_fetch.ts";
+
+async function through(parts: string[], max: number): Promise<string> {
+  const body = ReadableStream.from(
+    parts.map((p) => new TextEncoder().encode(p)),
+  );
+  return await new Response(body.pipeThrough(eventGuard(max))).text();
+}
+
+Deno.test("eventGuard() bounds each SSE event, whatever the line endings and chunking", async () => {
+  // Many small events pass, however many there are.
+  const events = Array.from({ length: 100 }, () => "data: 12345\n\n");
+  assert.equal((await through(events, 16)).length, 1300);
+  // "\r\n\r\n" ends an event too, even split across chunks.
+  assert.equal(
+    await through(["data: 12345\r\n\r", "\ndata: 12345\r\n\r\n"], 16),
+    "data: 12345\r\n\r\ndata: 12345\r\n\r\n",
+  );
+  // One event of many lines with no blank line between them does not.
+  await assert.rejects(
+    through(["data: 1\ndata: 2\n", "data: 3\ndata: 4\n"], 16),
+    /more than 16 bytes/,
+  );
+  // Nor a body with no newline at all.
+  await assert.rejects(
+    through(["x".repeat(10), "x".repeat(10)], 16),
+    /more than 16 bytes/,
+  );
+});
+
+Deno.test("checkChosenEndpoint() needs the host in llm.allowed_hosts and http(s)", () => {
+  checkChosenEndpoint("https://llm.example/v1", ["llm.example"]);
+  checkChosenEndpoint("http://llm.example:8080/v1", ["llm.example:8080"]);
+  assert.throws(
+    () => checkChosenEndpoint("http://llm.example:9/v1", ["llm.example:8080"]),
+    /not in llm\.allowed_hosts/,
+  );
+  assert.throws(
+    () => checkChosenEndpoint("file:///etc/passwd", ["*"]),
+    /"file:" is not http or https/,
+  );
+  assert.throws(
+    () => checkChosenEndpoint("nope", ["*"]),
+    /Cannot use LLM endpoint "nope": not a URL/,
+  );
+});
+
+Deno.test("llmFetch() on a chosen endpoint sends only the SDK's headers, to the checked address", async () => {
+  const seen: Headers[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      seen.push(req.headers);
+      return new Response("data: {}\n\n");
+    },
+  );
+  try {
+    const base = `http://llm.example:${server.addr.port}/v1`;
+    const broker = new EgressBroker({
+      resolve: () => Promise.resolve(["127.0.0.1"]),
+      privateHosts: ["llm.example"],
+    });
+    const fetch = llmFetch(base, {
+      maxEventBytes: 1024,
+      chosen: { broker, allowedHosts: ["llm.example"] },
+    });
+    const res = await fetch(`${base}/chat/completions`, {
+      method: "POST",
+      headers: {
+        authorization: "Bearer client",
+        "x-stainless-lang": "js",
+        "x-host-secret": "from-env",
+        "openai-organization": "org-host",
+      },
+      body: "{}",
+    });
+    assert.equal(await res.text(), "data: {}\n\n");
+    assert.equal(seen[0]!.get("authorization"), "Bearer client");
+    assert.equal(seen[0]!.get("x-stainless-lang"), "js");
+    assert.equal(seen[0]!.get("x-host-secret"), null);
+    assert.equal(seen[0]!.get("openai-organization"), null);
+    // Without the operator's private-host allowance, no request is made.
+    const refused = llmFetch(base, {
+      maxEventBytes: 1024,
+      chosen: {
+        broker: new EgressBroker({
+          resolve: () => Promise.resolve(["127.0.0.1"]),
+        }),
+        allowedHosts: ["llm.example"],
+      },
+    });
+    await assert.rejects(
+      refused(`${base}/chat/completions`),
+      /Cannot use LLM endpoint ".*": Host "llm\.example" resolves to 127\.0\.0\.1/,
+    );
+    assert.equal(seen.length, 1);
+  } finally {
+    await server.shutdown();
+  }
+});
