@@ -49,6 +49,66 @@ const anthropicDialect: MockDialect = {
       error: { type: ERROR_TYPES[status] ?? "api_error", message },
     };
   },
+  *flood(turn, request) {
+    const event = (type: string, fields: Record<string, unknown>) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+    yield event("message_start", {
+      message: {
+        id: `msg_flood${request.index}`,
+        type: "message",
+        role: "assistant",
+        model: String(request.body.model ?? "mock"),
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    });
+    const piece = "x".repeat(1000);
+    const toolUse = (index: number) =>
+      event("content_block_start", {
+        index,
+        content_block: {
+          type: "tool_use",
+          id: `toolu_${index}`,
+          name: "echo",
+          input: {},
+        },
+      });
+    const json = (index: number, partial_json: string) =>
+      event("content_block_delta", {
+        index,
+        delta: { type: "input_json_delta", partial_json },
+      });
+    if (turn.flood === "text") {
+      yield event("content_block_start", {
+        index: 0,
+        content_block: { type: "text", text: "" },
+      });
+      const delta = event("content_block_delta", {
+        index: 0,
+        delta: { type: "text_delta", text: piece },
+      });
+      for (;;) yield delta;
+    }
+    if (turn.flood === "tool_arguments") {
+      yield toolUse(0);
+      yield json(0, '{"text": "');
+      const more = json(0, piece);
+      for (;;) yield more;
+    }
+    const count = turn.flood_count ?? 10_000;
+    for (let n = 0; n < count; n++) {
+      yield toolUse(n);
+      yield json(n, "{}");
+      yield event("content_block_stop", { index: n });
+    }
+    yield event("message_delta", {
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: { output_tokens: count },
+    });
+    yield event("message_stop", {});
+  },
   async writeTurn(turn: MockTurn, request, out) {
     const model = String(request.body.model ?? "mock");
     const usage = turn.usage ??

@@ -60,6 +60,21 @@ export interface MockTurn {
   status?: number;
   /** The error body's message when `status` is set. @default "Mock error" */
   error_message?: string;
+  /**
+   * Answer 307 to this URL instead of a stream (a hostile endpoint's
+   * redirect). @default undefined
+   */
+  redirect?: string;
+  /**
+   * A hostile stream, produced as the client reads (so the mock itself
+   * holds nothing): `text` sends text deltas forever, `tool_arguments` one
+   * tool call whose arguments never end, `tool_calls` {@link flood_count}
+   * tool calls and then a normal end. Ends only when the client leaves
+   * (or after the calls). @default undefined
+   */
+  flood?: "text" | "tool_arguments" | "tool_calls";
+  /** How many calls `flood: "tool_calls"` makes. @default 10000 */
+  flood_count?: number;
 }
 
 /** A request the mock received. */
@@ -136,6 +151,11 @@ export interface MockDialect {
   urlSuffix: string;
   /** The JSON error body for an HTTP error status. */
   errorBody(status: number, message: string): Record<string, unknown>;
+  /**
+   * The SSE frames (`data: ...\n\n`, with `event:` where the provider
+   * uses it) of a `flood` turn, made lazily.
+   */
+  flood(turn: MockTurn, request: RecordedRequest): Iterator<string>;
   /** Writes one scripted turn as the provider's stream. */
   writeTurn(
     turn: MockTurn,
@@ -208,8 +228,19 @@ export function serveMock(
           turn.error_message ?? "Mock error",
         );
       }
+      if (turn.redirect !== undefined) {
+        return new Response(null, {
+          status: 307,
+          headers: { location: turn.redirect },
+        });
+      }
       if (body.stream !== true) {
         return errorResponse(dialect, 400, "The mock only streams");
+      }
+      if (turn.flood !== undefined) {
+        return floodResponse(dialect.flood(turn, record), () => {
+          slot(disconnects, index).resolve();
+        });
       }
 
       const gone = Promise.withResolvers<void>();
@@ -285,6 +316,34 @@ export function serveMock(
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+// A stream made as the client pulls it: 64 frames at a time, so the mock
+// holds nothing however long the client keeps reading.
+function floodResponse(
+  frames: Iterator<string>,
+  onCancel: () => void,
+): Response {
+  const encoder = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      let text = "";
+      for (let i = 0; i < 64; i++) {
+        const next = frames.next();
+        if (next.done) {
+          if (text) controller.enqueue(encoder.encode(text));
+          controller.close();
+          return;
+        }
+        text += next.value;
+      }
+      controller.enqueue(encoder.encode(text));
+    },
+    cancel: onCancel,
+  }, { highWaterMark: 1 });
+  return new Response(stream, {
+    headers: { "content-type": "text/event-stream" },
+  });
 }
 
 function errorResponse(
@@ -374,6 +433,41 @@ const openaiDialect: MockDialect = {
         code: status === 401 ? "invalid_api_key" : null,
       },
     };
+  },
+  *flood(turn, request) {
+    const chunk = (delta: Record<string, unknown>, finish?: string) =>
+      `data: ${
+        JSON.stringify({
+          id: `chatcmpl-flood${request.index}`,
+          object: "chat.completion.chunk",
+          created: 0,
+          model: String(request.body.model ?? "mock"),
+          choices: [{ index: 0, delta, finish_reason: finish ?? null }],
+        })
+      }\n\n`;
+    const piece = "x".repeat(1000);
+    if (turn.flood === "text") {
+      for (;;) yield chunk({ content: piece });
+    }
+    const call = (index: number, args: string) => ({
+      tool_calls: [{
+        index,
+        id: `call_${index}`,
+        type: "function",
+        function: { name: "echo", arguments: args },
+      }],
+    });
+    if (turn.flood === "tool_arguments") {
+      yield chunk(call(0, '{"text": "'));
+      const more = {
+        tool_calls: [{ index: 0, function: { arguments: piece } }],
+      };
+      for (;;) yield chunk(more);
+    }
+    const count = turn.flood_count ?? 10_000;
+    for (let n = 0; n < count; n++) yield chunk(call(n, "{}"));
+    yield chunk({}, "tool_calls");
+    yield "data: [DONE]\n\n";
   },
   async writeTurn(turn, request, out) {
     const id = `chatcmpl-mock${request.index}`;
