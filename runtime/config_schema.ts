@@ -9,12 +9,8 @@
  */
 
 import { z } from "zod";
-import {
-  checkLlmConfig,
-  DEFAULT_LLM_RULES,
-  type LlmConfig,
-  type LlmRules,
-} from "./llm/config.ts";
+import { checkLlmConfig, type LlmConfig } from "./llm/config.ts";
+import { LLM_SECTION, type LlmRules, readLlmSection } from "./llm/rules.ts";
 import type { McpServerSpec } from "./mcp/imported.ts";
 import { describeZodError } from "../protocol/messages.ts";
 import { ConfigError } from "./config_error.ts";
@@ -140,10 +136,7 @@ export interface HostConfig {
   toolkits: Record<string, Record<string, unknown>>;
   /** LLM providers (the wire's `LLMConfig` shape). @default [] */
   llm: LlmConfig[];
-  /**
-   * The `llm` object form's bounds and allow-list (issue 22; see
-   * `runtime/llm/rules.ts`). @default {@link DEFAULT_LLM_RULES}
-   */
+  /** The `llm` object form's rules (runtime/llm/rules.ts). */
   llmRules: LlmRules;
   /**
    * MCP servers imported as toolkits, by toolkit name: `{command, args,
@@ -244,21 +237,7 @@ const ConfigFileSchema = z.strictObject({
   toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
     {},
   ),
-  // Issue 22: `llm` is the providers array, or an object with the
-  // providers and the rules (runtime/llm/rules.ts).
-  llm: z.union([
-    z.array(z.unknown()),
-    z.strictObject({
-      providers: z.array(z.unknown()).default([]),
-      max_response_bytes: z.number().int().min(1024).default(
-        DEFAULT_LLM_RULES.maxResponseBytes,
-      ),
-      max_tool_calls: z.number().int().min(1).default(
-        DEFAULT_LLM_RULES.maxToolCalls,
-      ),
-      allowed_hosts: z.array(z.string().min(1)).default([]),
-    }),
-  ]).default([]),
+  llm: LLM_SECTION, // the providers array, or {providers, ...rules}
   mcp_servers: z.record(
     z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/),
     z.union([
@@ -322,9 +301,7 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   }
   let llm: LlmConfig[];
   try {
-    const [entries, path] = Array.isArray(data.llm)
-      ? [data.llm, "llm"]
-      : [data.llm.providers, "llm.providers"];
+    const { entries, path } = readLlmSection(data.llm);
     llm = entries.map((entry, i) => checkLlmConfig(entry, `${path}.${i}`));
   } catch (error) {
     throw new ConfigError(`${file}: ${(error as Error).message}`);
@@ -378,11 +355,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
     policy: data.policy,
     toolkits: data.toolkits,
     llm,
-    llmRules: Array.isArray(data.llm) ? { ...DEFAULT_LLM_RULES } : {
-      maxResponseBytes: data.llm.max_response_bytes,
-      maxToolCalls: data.llm.max_tool_calls,
-      allowedHosts: data.llm.allowed_hosts,
-    },
+    llmRules: readLlmSection(data.llm).rules,
     mcpServers: Object.fromEntries(
       Object.entries(data.mcp_servers).map(([name, spec]) => [
         name,

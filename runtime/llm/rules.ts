@@ -15,6 +15,8 @@
  * @module
  */
 
+import { z } from "zod";
+
 /** The rules; every field has a default ({@link DEFAULT_LLM_RULES}). */
 export interface LlmRules {
   /**
@@ -50,3 +52,68 @@ export const DEFAULT_LLM_RULES: Readonly<LlmRules> = Object.freeze({
   maxToolCalls: 64,
   allowedHosts: [],
 });
+
+/**
+ * The zod schema of `llm` in `skillbox.jsonc`: the providers array, or an
+ * object with the providers and the rules (snake_case).
+ *
+ * @example
+ * ```ts
+ * import { LLM_SECTION } from "./rules.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(LLM_SECTION.parse(undefined), []);
+ * assert.equal(LLM_SECTION.safeParse({ max_tool_calls: 0 }).success, false);
+ * ```
+ */
+export const LLM_SECTION = z.union([
+  z.array(z.unknown()),
+  z.strictObject({
+    providers: z.array(z.unknown()).default([]),
+    max_response_bytes: z.number().int().min(1024).default(
+      DEFAULT_LLM_RULES.maxResponseBytes,
+    ),
+    max_tool_calls: z.number().int().min(1).default(
+      DEFAULT_LLM_RULES.maxToolCalls,
+    ),
+    allowed_hosts: z.array(z.string().min(1)).default([]),
+  }),
+]).default([]);
+
+/**
+ * Reads a parsed `llm` section: its provider entries (still to be checked),
+ * the field path they sit at, and the rules (defaults for the array form).
+ *
+ * @param section what {@link LLM_SECTION} parsed
+ * @returns the entries, their path and the rules
+ * @example The array form is shorthand for `{providers: [...]}`
+ * ```ts
+ * import { LLM_SECTION, readLlmSection } from "./rules.ts";
+ * import assert from "node:assert/strict";
+ * const short = readLlmSection(LLM_SECTION.parse([{ provider_name: "openai" }]));
+ * assert.equal(short.path, "llm");
+ * assert.equal(short.rules.maxToolCalls, 64);
+ * const full = readLlmSection(LLM_SECTION.parse({ providers: [], max_tool_calls: 4 }));
+ * assert.equal(full.path, "llm.providers");
+ * assert.equal(full.rules.maxToolCalls, 4);
+ * ```
+ */
+export function readLlmSection(
+  section: z.infer<typeof LLM_SECTION>,
+): { entries: unknown[]; path: string; rules: LlmRules } {
+  if (Array.isArray(section)) {
+    return {
+      entries: section,
+      path: "llm",
+      rules: { ...DEFAULT_LLM_RULES, allowedHosts: [] },
+    };
+  }
+  return {
+    entries: section.providers,
+    path: "llm.providers",
+    rules: {
+      maxResponseBytes: section.max_response_bytes,
+      maxToolCalls: section.max_tool_calls,
+      allowedHosts: section.allowed_hosts,
+    },
+  };
+}
