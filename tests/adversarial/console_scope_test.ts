@@ -19,6 +19,8 @@ import { DatabaseSync } from "node:sqlite";
 import { createHost, type Host } from "../../runtime/host.ts";
 import { defaultConfig } from "../../runtime/config.ts";
 import { type Client, connect } from "../../client/mod.ts";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const A = "scope-token-a-5c1d8e0f2b7a4c39";
 const B = "scope-token-b-9e4f7a2d6c1b8e53";
@@ -327,6 +329,34 @@ Deno.test("a token never reads another token's runs, files, stats, sessions or l
           const stats = await raw(s, "/api/stats", auth);
           assert.ok(stats.text.includes('"name":"mark"'));
         }
+      },
+    );
+
+    await t.step(
+      "B's calls over MCP are B's too: A never sees them, B does",
+      async () => {
+        const MCP_MARK = "B-MCP-MARKER-n4Tq";
+        const mcp = new McpClient({ name: "scope-test", version: "1.0.0" });
+        await mcp.connect(
+          new StreamableHTTPClientTransport(new URL(s.url + "/mcp"), {
+            requestInit: { headers: bearer(B) },
+          }),
+        );
+        try {
+          const result = await mcp.callTool({
+            name: "mark",
+            arguments: { m: MCP_MARK },
+          });
+          assert.ok(!result.isError, JSON.stringify(result));
+        } finally {
+          await mcp.close();
+        }
+        const asA = await raw(s, "/api/runs?limit=500", bearer(A));
+        assert.ok(!asA.text.includes(MCP_MARK), asA.text);
+        const asB = await raw(s, "/api/runs?limit=500", bearer(B));
+        assert.ok(asB.text.includes(MCP_MARK), asB.text);
+        const asAdmin = await raw(s, "/api/runs?limit=500", bearer(ADMIN));
+        assert.ok(asAdmin.text.includes(MCP_MARK));
       },
     );
 
