@@ -242,6 +242,11 @@ Deno.test("a token never reads another token's runs, files, stats, sessions or l
           assert.equal(res.status, 200, `${path}: ${res.text}`);
           assertNothingOfB(path, res.text, secrets);
         }
+        // Nor B's tool names, counts or timings: A never called `mark`.
+        for (const path of ["/api/stats", "/api/runs?name=mark"]) {
+          const res = await raw(s, path, auth);
+          assert.ok(!res.text.includes('"name":"mark"'), res.text);
+        }
         // A still sees its own run.
         const mine = await raw(s, "/api/runs", auth);
         assert.ok(mine.text.includes(A_MARK), mine.text);
