@@ -13,6 +13,7 @@ import { parseJsonc } from "./jsonc.ts";
 
 export { ConfigError } from "./config_error.ts";
 export type {
+  ConsoleConfig,
   EgressConfig,
   EgressSecretConfig,
   HostConfig,

@@ -109,6 +109,16 @@ export interface EgressConfig {
   timeoutSeconds: number;
 }
 
+/** Who sees what in the console and `/api/*` (issue 22). */
+export interface ConsoleConfig {
+  /**
+   * Tokens (each also in `tokens`) whose console and API see every run,
+   * live event, session and sandbox process; any other token sees its own
+   * sessions' work only. @default []
+   */
+  adminTokens: string[];
+}
+
 /** The whole host configuration, with every default applied. */
 export interface HostConfig {
   /** Where `host.listen()` serves by default. */
@@ -147,6 +157,8 @@ export interface HostConfig {
   mcpServers?: Record<string, McpServerSpec>;
   /** The run history (see `runtime/store/config.ts`); null keeps nothing. */
   store: StoreConfig | null;
+  /** Who sees what in the console. @default { adminTokens: [] } */
+  console?: ConsoleConfig;
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});
@@ -259,6 +271,9 @@ const ConfigFileSchema = z.strictObject({
     ]),
   ).default({}),
   store: StoreConfigSchema,
+  console: z.strictObject({
+    admin_tokens: z.array(z.string().min(1)).default([]),
+  }).default({ admin_tokens: [] }),
 });
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
@@ -297,6 +312,15 @@ export function validateConfig(value: unknown, file: string): HostConfig {
       `${file}: ${
         (error as Error).message.replace(/^Invalid host policy: /, "")
       }`,
+    );
+  }
+  // By index, never by value: the value is a secret.
+  const stray = data.console.admin_tokens.findIndex((t) =>
+    !data.tokens.includes(t)
+  );
+  if (stray >= 0) {
+    throw new ConfigError(
+      `${file}: console.admin_tokens.${stray}: not one of "tokens" (an admin token must also be an accepted token)`,
     );
   }
   let llm: LlmConfig[];
@@ -377,5 +401,6 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       ]),
     ),
     store: toStoreConfig(data.store),
+    console: { adminTokens: data.console.admin_tokens },
   };
 }

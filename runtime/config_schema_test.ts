@@ -83,3 +83,31 @@ Deno.test("validateConfig() reads llm as the providers array or as an object wit
     /llm/,
   );
 });
+
+Deno.test("validateConfig() takes console.admin_tokens among the tokens only, and never prints one", () => {
+  const config = validateConfig({
+    tokens: ["t-one", "t-two"],
+    console: { admin_tokens: ["t-two"] },
+  }, "f");
+  assert.deepEqual(config.console, { adminTokens: ["t-two"] });
+  assert.deepEqual(validateConfig({}, "f").console, { adminTokens: [] });
+  assert.throws(
+    () =>
+      validateConfig({
+        tokens: ["t-one"],
+        console: { admin_tokens: ["t-one", "t-secret-stray"] },
+      }, "f"),
+    (error: Error) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(
+        error.message,
+        'f: console.admin_tokens.1: not one of "tokens" (an admin token must also be an accepted token)',
+      );
+      return true;
+    },
+  );
+  assert.throws(
+    () => validateConfig({ console: { admin: [] } }, "f"),
+    /console/,
+  );
+});

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { LiveRun, RunRecorder } from "../store/recorder.ts";
 import type {
   RunRecord,
@@ -17,6 +17,7 @@ import type {
   RunTiming,
   StoredEvent,
 } from "../store/store.ts";
+import { mayView, type RunScope } from "../store/owner.ts";
 import { liveStream } from "./live.ts";
 import { fileResponse, runFileViews } from "./run_files.ts";
 
@@ -65,10 +66,15 @@ export interface ConsoleSources {
   recorder: RunRecorder;
   /** Tools, toolkits and skills; searched when `query` is not empty. */
   catalog(query: string): Promise<CatalogView>;
-  /** Live sessions. */
-  sessions(): SessionView[];
-  /** Live sandbox processes. */
+  /** Live sessions (in `scope`: a token sees its own only). */
+  sessions(scope?: RunScope): SessionView[];
+  /** Live sandbox processes (shown to console admins only). */
   processes(): ProcessView[];
+  /**
+   * Whose runs, live events and sessions a request may see.
+   * @default every one (an in-process console with no tokens)
+   */
+  scope?(c: Context): RunScope;
   /** Counts events a slow live viewer missed. */
   eventsDropped?(count: number): void;
 }
@@ -94,6 +100,7 @@ const STATS_WINDOW_S = 3600;
  */
 export function createApi(sources: ConsoleSources): Hono {
   const { recorder } = sources;
+  const scopeOf = (c: Context): RunScope => sources.scope?.(c) ?? "all";
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -105,7 +112,7 @@ export function createApi(sources: ConsoleSources): Hono {
     recorder.flush();
     const store = recorder.store;
     if (!store) return c.json({ runs: [], next: null, stored: false });
-    const page = runsPage(store, c.req.query());
+    const page = runsPage(store, c.req.query(), scopeOf(c));
     return page === null
       ? c.json({ error: "limit and before must be numbers" }, 400)
       : c.json(page);
@@ -114,9 +121,13 @@ export function createApi(sources: ConsoleSources): Hono {
   app.get("/runs/:id", (c) => {
     recorder.flush();
     const id = c.req.param("id");
-    const live = recorder.running.find((r) => r.id === id);
+    const scope = scopeOf(c);
+    // Another token's run answers as a missing one: ids do not leak.
+    const live = recorder.running.find((r) =>
+      r.id === id && mayView(scope, r.owner)
+    );
     if (live) return c.json({ running: true, run: liveView(recorder, live) });
-    const detail = recorder.store?.get(id) ?? null;
+    const detail = recorder.store?.get(id, scope) ?? null;
     if (!detail) return c.json({ error: `Unknown run "${id}"` }, 404);
     return c.json({
       running: false,
@@ -132,7 +143,7 @@ export function createApi(sources: ConsoleSources): Hono {
   app.get("/runs/:id/files/:index", (c) => {
     recorder.flush();
     const id = c.req.param("id");
-    const files = recorder.store?.get(id)?.files ?? [];
+    const files = recorder.store?.get(id, scopeOf(c))?.files ?? [];
     const res = fileResponse(files, c.req.param("index"));
     return res ?? c.json({ error: `No kept file there in run "${id}"` }, 404);
   });
@@ -143,7 +154,8 @@ export function createApi(sources: ConsoleSources): Hono {
     const seconds = Number.isFinite(window) && window > 0
       ? window
       : STATS_WINDOW_S;
-    const timings = recorder.store?.timings(Date.now() - seconds * 1000) ?? [];
+    const timings =
+      recorder.store?.timings(Date.now() - seconds * 1000, scopeOf(c)) ?? [];
     return c.json({ window_seconds: seconds, stats: statsView(timings) });
   });
 
@@ -152,15 +164,28 @@ export function createApi(sources: ConsoleSources): Hono {
     return c.json(await sources.catalog(query));
   });
 
-  app.get("/overview", (c) =>
-    c.json({
-      running: recorder.running.map((r) => liveView(recorder, r)),
-      sessions: sources.sessions(),
-      processes: sources.processes(),
+  app.get("/overview", (c) => {
+    const scope = scopeOf(c);
+    return c.json({
+      running: recorder.running.filter((r) => mayView(scope, r.owner))
+        .map((r) => liveView(recorder, r)),
+      sessions: sources.sessions(scope),
+      // A process's principal names the session or module it runs for.
+      processes: scope === "all" ? sources.processes() : [],
       stored: recorder.store !== null,
-    }));
+      scope: scope === "all" ? "all" : "own",
+    });
+  });
 
-  app.get("/live", (c) => liveStream(c, recorder, sources.eventsDropped));
+  app.get(
+    "/live",
+    (c) =>
+      liveStream(c, {
+        recorder,
+        dropped: sources.eventsDropped,
+        scope: scopeOf(c),
+      }),
+  );
   return app;
 }
 
@@ -168,6 +193,7 @@ export function createApi(sources: ConsoleSources): Hono {
 function runsPage(
   store: RunStore,
   q: Record<string, string>,
+  scope: RunScope,
 ): Record<string, unknown> | null {
   const limit = q.limit ? Number(q.limit) : 50;
   const before = q.before ? Number(q.before) : undefined;
@@ -182,6 +208,7 @@ function runsPage(
     kind: q.kind || undefined,
     outcome: q.outcome || undefined,
     session: q.session || undefined,
+    owner: scope === "all" ? undefined : scope.owner,
   });
   return {
     runs: page.runs.map((r) => ({ ...runView(r), cursor: r.cursor })),

@@ -181,9 +181,11 @@ async function loadStats() {
 async function loadOverview() {
   const body = await getJson("/api/overview");
   $("sessions").replaceChildren(...body.sessions.map((s) => el("li", {}, s.transport + " · " + s.id.slice(0, 8) + (s.token_label ? " · " + s.token_label : "") + " · " + s.in_flight + " in flight")));
-  if (body.sessions.length === 0) $("sessions").append(el("li", { class: "muted" }, "no client sessions"));
+  // A token that is not a console admin sees its own sessions' work only.
+  const own = body.scope === "own";
+  if (body.sessions.length === 0) $("sessions").append(el("li", { class: "muted" }, own ? "no client sessions of this token" : "no client sessions"));
   $("processes").replaceChildren(...body.processes.map((p) => el("li", {}, "pid " + p.pid + " · " + (p.rss_bytes / 1048576).toFixed(1) + " MiB · " + p.busy + " busy · " + p.principal)));
-  if (body.processes.length === 0) $("processes").append(el("li", { class: "muted" }, "no sandbox processes"));
+  if (body.processes.length === 0) $("processes").append(el("li", { class: "muted" }, own ? "shown to console admin tokens only" : "no sandbox processes"));
   return body;
 }
 

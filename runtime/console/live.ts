@@ -9,30 +9,38 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { LiveChange, RunRecorder } from "../store/recorder.ts";
+import { mayView, type RunScope } from "../store/owner.ts";
 import { liveView, runView } from "./api.ts";
 
 const MAX_QUEUE = 2000;
 const HEARTBEAT_MS = 15_000;
 
+/** Options of {@link liveStream}. */
+export interface LiveStreamOptions {
+  /** The recorder to follow. */
+  recorder: RunRecorder;
+  /** Counts events the viewer missed. @default none */
+  dropped?: (count: number) => void;
+  /** Whose runs the viewer may see; others' are never queued. @default "all" */
+  scope?: RunScope;
+}
+
 /**
  * Streams the recorder's changes to one viewer.
  *
  * @param c the request context
- * @param recorder the recorder to follow
- * @param dropped counts events the viewer missed
+ * @param options the recorder, the drop counter and the viewer's scope
  * @returns the SSE response
  */
-export function liveStream(
-  c: Context,
-  recorder: RunRecorder,
-  dropped?: (count: number) => void,
-): Response {
+export function liveStream(c: Context, options: LiveStreamOptions): Response {
+  const { recorder, dropped, scope = "all" } = options;
   c.header("Cache-Control", "no-store");
   return streamSSE(c, async (stream) => {
     const queue: LiveChange[] = [];
     let wake: (() => void) | null = null;
     let lost = 0;
     const unsubscribe = recorder.subscribe((change) => {
+      if (!mayView(scope, ownerOf(change))) return;
       if (queue.length >= MAX_QUEUE) {
         lost++;
         return;
@@ -50,7 +58,8 @@ export function liveStream(
       await stream.writeSSE({
         event: "hello",
         data: JSON.stringify({
-          running: recorder.running.map((r) => liveView(recorder, r)),
+          running: recorder.running.filter((r) => mayView(scope, r.owner))
+            .map((r) => liveView(recorder, r)),
         }),
       });
       while (!closed) {
@@ -82,6 +91,10 @@ export function liveStream(
       unsubscribe();
     }
   });
+}
+
+function ownerOf(change: LiveChange): string | null | undefined {
+  return change.type === "event" ? change.owner : change.run.owner;
 }
 
 function encode(recorder: RunRecorder, change: LiveChange): string {

@@ -16,6 +16,7 @@ import {
   processesRss,
 } from "../metrics/metrics.ts";
 import { openRecorder } from "../store/open.ts";
+import { mayView, ownerOf, type RunScope } from "../store/owner.ts";
 import type { RunRecorder } from "../store/recorder.ts";
 import { operatorSecrets, Redactor } from "../store/redact.ts";
 import type { CatalogView, ProcessView, SessionView } from "./api.ts";
@@ -69,9 +70,10 @@ export function createOperatorSurface(
 ): OperatorSurface {
   const { config } = options;
   const auth = createConsoleAuth(config.tokens);
+  const scopeOf = consoleScopes(config, options.log);
   const described = new WeakMap<
     SessionScope,
-    { transport: string; tokenLabel: string | null }
+    { transport: string; tokenLabel: string | null; owner: string | null }
   >();
   const transportOf = (session: SessionScope) =>
     "transport" in session && typeof session.transport === "string"
@@ -95,22 +97,25 @@ export function createOperatorSurface(
     },
     sandbox,
   });
+  // Once per session: the token comparison stays off the per-call path.
+  // Only a configured token makes an owner: the operator's in-process and
+  // stdio sessions, and an open host's, own nothing (admins see them).
+  const describe = (session: SessionScope) => {
+    let found = described.get(session);
+    if (!found) {
+      const label = session.token ? auth.labelOf(session.token) : null;
+      found = {
+        transport: transportOf(session),
+        tokenLabel: session.token ? label ?? "unknown token" : null,
+        owner: label !== null ? ownerOf(session.token) : null,
+      };
+      described.set(session, found);
+    }
+    return found;
+  };
   const recorder = openRecorder(config.store, {
     redactor: new Redactor(operatorSecrets(config)),
-    // Once per session: the token comparison stays off the per-call path.
-    describeSession: (session) => {
-      let found = described.get(session);
-      if (!found) {
-        found = {
-          transport: transportOf(session),
-          tokenLabel: session.token
-            ? auth.labelOf(session.token) ?? "unknown token"
-            : null,
-        };
-        described.set(session, found);
-      }
-      return found;
-    },
+    describeSession: (session) => describe(session),
     counters: metrics,
     log: options.log,
   });
@@ -119,13 +124,14 @@ export function createOperatorSurface(
     metrics,
     recorder,
     catalog: (query) => catalog(options.request, query),
-    sessions: () =>
-      [...options.sessions()].map((s): SessionView => ({
-        id: s.id,
-        transport: s.transport,
-        token_label: s.token ? auth.labelOf(s.token) : null,
-        in_flight: s.inFlight,
-      })),
+    sessions: (scope = "all") =>
+      [...options.sessions()].filter((s) => mayView(scope, describe(s).owner))
+        .map((s): SessionView => ({
+          id: s.id,
+          transport: s.transport,
+          token_label: s.token ? auth.labelOf(s.token) : null,
+          in_flight: s.inFlight,
+        })),
     processes: () => {
       const list = options.processes();
       const rss = processesRss(list.map((p) => p.pid));
@@ -137,8 +143,38 @@ export function createOperatorSurface(
       }));
     },
     eventsDropped: (n) => metrics.eventsDropped(n),
+    scope: (c) => scopeOf(auth.check(c)),
   });
   return { recorder, metrics, app, close: () => recorder.close() };
+}
+
+// Whose work a console viewer sees, from the label auth gives a request:
+// everything on an open host or for an admin token; else the runs of the
+// token's own sessions. With tokens and no admin tokens nobody sees
+// everything: naming every token admin would reopen issue 22's item 5.
+function consoleScopes(
+  config: HostConfig,
+  log?: (line: string) => void,
+): (label: string | null) => RunScope {
+  const admins = new Set(config.console?.adminTokens ?? []);
+  const byLabel = new Map(
+    config.tokens.map((t, i) => [`token ${i + 1}`, {
+      owner: ownerOf(t),
+      admin: admins.has(t),
+    }]),
+  );
+  if (config.tokens.length > 0 && ![...byLabel.values()].some((v) => v.admin)) {
+    log?.(
+      'console: no "console.admin_tokens" among "tokens": each token sees only its own sessions\' runs; name an admin token to see everything',
+    );
+  }
+  const nobody: RunScope = { owner: "" };
+  return (label) => {
+    if (label === "open") return "all";
+    const found = label === null ? undefined : byLabel.get(label);
+    if (!found) return nobody;
+    return found.admin ? "all" : { owner: found.owner };
+  };
 }
 
 async function catalog(

@@ -21,7 +21,7 @@ import type { RunStore } from "./store.ts";
 export interface OpenRecorderOptions {
   /** Redacts everything kept or shown. */
   redactor?: Redactor;
-  /** Transport and token label of a session. */
+  /** Transport, token label and owner of a session. */
   describeSession?: RunRecorderOptions["describeSession"];
   /** Counts runs for the metrics. */
   counters?: RunCounters;

@@ -57,12 +57,14 @@ export interface LiveRun {
   /** The tail of the LLM tokens streamed so far. */
   tokens: string;
   eventCount: number;
+  /** Whose run it is (see `owner.ts`), or null: the operator's. */
+  owner: string | null;
 }
 
 /** A change the live view hears about. */
 export type LiveChange =
   | { type: "started"; run: LiveRun }
-  | { type: "event"; runId: string; event: CallEvent }
+  | { type: "event"; runId: string; owner: string | null; event: CallEvent }
   | { type: "finished"; run: RunRecord };
 
 /** Options of {@link RunRecorder}. */
@@ -73,10 +75,10 @@ export interface RunRecorderOptions {
   retention?: { maxRuns: number; maxAgeDays: number };
   /** Redacts arguments, results, errors and events. @default no operator secrets */
   redactor?: Redactor;
-  /** Transport and token label of a session. */
+  /** Transport, token label and owner (`owner.ts`; absent: none) of a session. */
   describeSession?: (
     session: SessionScope,
-  ) => { transport: string; tokenLabel: string | null };
+  ) => { transport: string; tokenLabel: string | null; owner?: string | null };
   /** Counts runs for the metrics. @default none */
   counters?: RunCounters;
   /** Receives the one-time report of a failing store. @default ignore */
@@ -182,6 +184,7 @@ export class RunRecorder implements RunObserver {
       status: "",
       tokens: "",
       eventCount: 0,
+      owner: who.owner ?? null,
     };
     this.#open.set(id, {
       live,
@@ -235,7 +238,9 @@ export class RunRecorder implements RunObserver {
         break;
       }
     }
-    if (this.#listeners.size > 0) this.#notify({ type: "event", runId, event });
+    if (this.#listeners.size > 0) {
+      this.#notify({ type: "event", runId, owner: open.live.owner, event });
+    }
   }
 
   finished(runId: string, end: RunEnd): void {
@@ -377,6 +382,7 @@ export class RunRecorder implements RunObserver {
       llmTurns: open.turns,
       inputTokens: open.input,
       outputTokens: open.output,
+      owner: open.live.owner,
     };
   }
 

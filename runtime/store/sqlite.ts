@@ -8,6 +8,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { mayView, type RunScope } from "./owner.ts";
 import type {
   RunDetail,
   RunPage,
@@ -42,7 +43,8 @@ CREATE TABLE IF NOT EXISTS runs (
   event_count INTEGER NOT NULL,
   llm_turns INTEGER NOT NULL,
   input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL
+  output_tokens INTEGER NOT NULL,
+  owner TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_name ON runs (name, cursor);
 CREATE INDEX IF NOT EXISTS runs_session ON runs (session, cursor);
@@ -69,7 +71,19 @@ CREATE TABLE IF NOT EXISTS files (
 `;
 
 const COLUMNS =
-  "cursor, id, parent_id, kind, name, toolkit, session, transport, token_label, started_at, ended_at, duration_ms, outcome, error, summary, args, result, event_count, llm_turns, input_tokens, output_tokens";
+  "cursor, id, parent_id, kind, name, toolkit, session, transport, token_label, started_at, ended_at, duration_ms, outcome, error, summary, args, result, event_count, llm_turns, input_tokens, output_tokens, owner";
+
+// A store written before runs had owners gains the column; its old rows
+// keep no owner, so only console admins see them.
+function migrate(db: DatabaseSync): void {
+  const columns = db.prepare("PRAGMA table_info(runs)").all() as {
+    name: string;
+  }[];
+  if (!columns.some((c) => c.name === "owner")) {
+    db.exec("ALTER TABLE runs ADD COLUMN owner TEXT");
+  }
+  db.exec("CREATE INDEX IF NOT EXISTS runs_owner ON runs (owner, cursor)");
+}
 
 /**
  * Opens (creating when missing) a SQLite run store.
@@ -101,6 +115,7 @@ export function openSqliteStore(path: string): RunStore {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec(SCHEMA);
+    migrate(db);
   } catch (error) {
     db.close();
     throw error;
@@ -120,7 +135,7 @@ class SqliteRunStore implements RunStore {
     this.#insertRun = db.prepare(
       `INSERT OR REPLACE INTO runs (${
         COLUMNS.replace("cursor, ", "")
-      }) VALUES (${new Array(20).fill("?").join(", ")})`,
+      }) VALUES (${new Array(21).fill("?").join(", ")})`,
     );
     this.#insertEvent = db.prepare(
       "INSERT OR REPLACE INTO events (run_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
@@ -156,6 +171,7 @@ class SqliteRunStore implements RunStore {
           run.llmTurns,
           run.inputTokens,
           run.outputTokens,
+          run.owner ?? null,
         );
         for (const e of events) {
           this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
@@ -188,6 +204,9 @@ class SqliteRunStore implements RunStore {
     if (query.before !== undefined) {
       where.push("cursor < ?"), params.push(query.before);
     }
+    if (query.owner !== undefined) {
+      where.push("owner = ?"), params.push(query.owner);
+    }
     const limit = Math.min(Math.max(1, query.limit ?? 50), 500);
     const sql = `SELECT ${COLUMNS} FROM runs ${
       where.length ? `WHERE ${where.join(" AND ")}` : ""
@@ -206,16 +225,16 @@ class SqliteRunStore implements RunStore {
     return { runs, next: rows.length > limit && last ? last.cursor : null };
   }
 
-  get(id: string): RunDetail | null {
+  get(id: string, scope: RunScope = "all"): RunDetail | null {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM runs WHERE id = ?`)
       .get(id) as Row | undefined;
-    if (!row) return null;
+    if (!row || !mayView(scope, text(row.owner))) return null;
     const events = this.#db.prepare(
       "SELECT seq, kind, data, at FROM events WHERE run_id = ? ORDER BY seq",
     ).all(id) as unknown as StoredEvent[];
     const children = (this.#db.prepare(
       `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
-    ).all(id) as Row[]).map(toRecord);
+    ).all(id) as Row[]).map(toRecord).filter((r) => mayView(scope, r.owner));
     const files = (this.#db.prepare(
       "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
     ).all(id) as Row[]).map((f): StoredFile => ({
@@ -232,10 +251,15 @@ class SqliteRunStore implements RunStore {
     };
   }
 
-  timings(since: number): RunTiming[] {
-    return (this.#db.prepare(
-      "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? ORDER BY cursor",
-    ).all(since) as Row[]).map((row) => ({
+  timings(since: number, scope: RunScope = "all"): RunTiming[] {
+    const rows = scope === "all"
+      ? this.#db.prepare(
+        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? ORDER BY cursor",
+      ).all(since)
+      : this.#db.prepare(
+        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND owner = ? ORDER BY cursor",
+      ).all(since, scope.owner);
+    return (rows as Row[]).map((row) => ({
       kind: String(row.kind),
       name: String(row.name),
       outcome: String(row.outcome),
@@ -284,10 +308,11 @@ class SqliteRunStore implements RunStore {
 
 type Row = Record<string, string | number | null | Uint8Array>;
 
+function text(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
 function toRecord(row: Row): RunRecord {
-  const text = (
-    v: unknown,
-  ) => (v === null || v === undefined ? null : String(v));
   return {
     id: String(row.id),
     parentId: text(row.parent_id),
@@ -309,5 +334,6 @@ function toRecord(row: Row): RunRecord {
     llmTurns: Number(row.llm_turns),
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
+    owner: text(row.owner),
   };
 }

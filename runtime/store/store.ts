@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { RunScope } from "./owner.ts";
+
 /** One finished run, redacted and capped, as kept. */
 export interface RunRecord {
   /** The run's id. */
@@ -24,6 +26,11 @@ export interface RunRecord {
   transport: string;
   /** Which configured token the session used (a label, never the token), or null. */
   tokenLabel: string | null;
+  /**
+   * Whose run it is (`ownerOf` the session's token, see `owner.ts`), or
+   * null: the operator's, shown to console admins only. @default null
+   */
+  owner?: string | null;
   /** Start, epoch milliseconds. */
   startedAt: number;
   /** End, epoch milliseconds. */
@@ -101,6 +108,8 @@ export interface RunQuery {
   session?: string;
   /** Only runs older than this cursor (the previous page's `next`). */
   before?: number;
+  /** Only runs of this owner (see `owner.ts`). @default every run */
+  owner?: string;
 }
 
 /** A page of runs, newest first. */
@@ -138,10 +147,13 @@ export interface RunStore {
   write(batch: readonly RunWrite[]): void;
   /** Lists runs, newest first. */
   list(query: RunQuery): RunPage;
-  /** One run with its events and children, or null. */
-  get(id: string): RunDetail | null;
-  /** Timings of the runs that ended at or after `since` (epoch ms). */
-  timings(since: number): RunTiming[];
+  /**
+   * One run with its events and children, or null (also when `scope` may
+   * not see it: the caller cannot tell it apart from a missing run).
+   */
+  get(id: string, scope?: RunScope): RunDetail | null;
+  /** Timings of the runs (in `scope`) that ended at or after `since` (epoch ms). */
+  timings(since: number, scope?: RunScope): RunTiming[];
   /**
    * Deletes runs beyond `maxRuns` and older than `maxAgeDays`.
    *

@@ -65,6 +65,8 @@ export interface FixtureHostOptions {
   store?: HostConfig["store"];
   /** Auth tokens. @default [] */
   tokens?: string[];
+  /** Console admin tokens (each also in `tokens`). @default [] */
+  adminTokens?: string[];
   /** LLM entries. @default [] */
   llm?: HostConfig["llm"];
   /** Toolkit configurations. @default {} */
@@ -109,6 +111,7 @@ export async function fixtureHost(
       skills: [skills],
       builtinSkills: options.builtin ?? false,
       tokens: options.tokens ?? [],
+      console: { adminTokens: options.adminTokens ?? [] },
       llm: options.llm ?? [],
       toolkits: options.toolkits ?? {},
       sandbox: { ...base.sandbox, cacheDir: null },

@@ -260,3 +260,46 @@ Deno.test("/api/live streams a run starting, its events and its end", async () =
   abort.abort();
   await reader.cancel().catch(() => {});
 });
+
+Deno.test("with tokens and no admin token, no token sees the operator's runs, and the host says how to get the full view", async () => {
+  const lines: string[] = [];
+  await using t = await fixtureHost({
+    tokens: [TOKEN, "console-test-token-2"],
+    log: (line) => lines.push(line),
+  });
+  assert.ok(
+    lines.some((l) => l.includes('no "console.admin_tokens"')),
+    lines.join("\n"),
+  );
+  const done = await t.host.callTool("echo", { said: "operator-only-7c1e" });
+  assert.equal(done.success, true);
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const runs = await getJson(t.host, "/api/runs", auth);
+  assert.deepEqual(runs.runs, []);
+  const stats = await getJson(t.host, "/api/stats", auth);
+  assert.deepEqual(stats.stats, []);
+  const overview = await getJson(t.host, "/api/overview", auth);
+  assert.equal(overview.scope, "own");
+  assert.deepEqual(overview.processes, []);
+});
+
+Deno.test("an admin token sees the operator's runs and the sandbox processes", async () => {
+  const lines: string[] = [];
+  await using t = await fixtureHost({
+    tokens: ["console-test-token-2", TOKEN],
+    adminTokens: [TOKEN],
+    log: (line) => lines.push(line),
+  });
+  assert.ok(!lines.some((l) => l.includes("admin_tokens")), lines.join("\n"));
+  await t.host.callTool("echo", { said: "operator-only-7c1e" });
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const runs = await getJson(t.host, "/api/runs", auth);
+  assert.match(JSON.stringify(runs), /operator-only-7c1e/);
+  const overview = await getJson(t.host, "/api/overview", auth);
+  assert.equal(overview.scope, "all");
+  assert.ok((overview.processes as unknown[]).length > 0);
+  const other = await getJson(t.host, "/api/runs", {
+    authorization: "Bearer console-test-token-2",
+  });
+  assert.deepEqual(other.runs, []);
+});

@@ -125,7 +125,8 @@ Deno.test("a file is reached only by its place in its own run: no name, no other
 });
 
 Deno.test("with tokens, a run's files and their content need one", async () => {
-  await using t = await fixtureHost({ tokens: [TOKEN] });
+  // The runs have no owner: only an admin token sees them.
+  await using t = await fixtureHost({ tokens: [TOKEN], adminTokens: [TOKEN] });
   writeHostileRuns(t.dbPath);
   for (const path of ["/api/runs/run-a", "/api/runs/run-a/files/0"]) {
     for (const auth of [undefined, "Bearer wrong", `Basic ${btoa(TOKEN)}`]) {
@@ -138,4 +139,18 @@ Deno.test("with tokens, a run's files and their content need one", async () => {
     authorization: `Bearer ${TOKEN}`,
   });
   assert.equal(await ok.text(), "climb\n");
+});
+
+Deno.test("a token that is not a console admin gets 404 for a run it does not own and its files", async () => {
+  const OTHER = "files-test-other-token";
+  await using t = await fixtureHost({
+    tokens: [TOKEN, OTHER],
+    adminTokens: [TOKEN],
+  });
+  writeHostileRuns(t.dbPath);
+  for (const path of ["/api/runs/run-a", "/api/runs/run-a/files/0"]) {
+    const res = await get(t.host, path, { authorization: `Bearer ${OTHER}` });
+    assert.equal(res.status, 404, path);
+    assert.ok(!(await res.text()).includes("climb"));
+  }
 });

@@ -106,6 +106,8 @@ Deno.test("no secret reaches the database or the API", async () => {
   const KIT = "vault-secret-c0ffee99";
   await using t = await fixtureHost({
     tokens: [OPERATOR],
+    // The operator's in-process calls are shown to admin tokens only.
+    adminTokens: [OPERATOR],
     llm: [{
       provider_name: "openai",
       provider_credentials: { api_key: LLM_KEY },
