@@ -51,6 +51,12 @@ export interface LoadReport {
   errors: { path: string; message: string }[];
   /** Skill dialect warnings and unloadable skills, one line each. */
   warnings: string[];
+  /**
+   * Definitions read but not served, and claims not granted (a name taken
+   * by a shipped or earlier definition, a toolkit of another folder), with
+   * why; each is also in `errors`.
+   */
+  refused?: { kind: string; name: string; path: string; reason: string }[];
 }
 
 /** Options of {@link createStandardStack}. */
@@ -308,10 +314,17 @@ async function loadReport(
   log: (line: string) => void,
 ): Promise<LoadReport> {
   const snapshot = loaded.snapshot;
+  const refusals = new Set(snapshot.refused.map((r) => r.reason));
   for (const error of snapshot.errors) {
-    log(`Cannot load "${error.path}": ${error.message}`);
+    // A refusal names its file and says why itself.
+    log(
+      refusals.has(error.message)
+        ? error.message
+        : `Cannot load "${error.path}": ${error.message}`,
+    );
   }
   const skills = await catalog.skills();
+  const refused = [...snapshot.refused, ...(catalog.refused?.() ?? [])];
   return {
     tools: snapshot.tools.size,
     toolkits: snapshot.toolkits.size,
@@ -321,6 +334,12 @@ async function loadReport(
     errors: snapshot.errors.map((e) => ({
       path: e.path,
       message: e.message,
+    })),
+    refused: refused.map((r) => ({
+      kind: r.kind,
+      name: r.name,
+      path: r.path,
+      reason: r.reason,
     })),
   };
 }

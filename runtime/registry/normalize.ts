@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname, relative } from "node:path";
+import { basename, dirname, relative } from "node:path";
 import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
@@ -14,6 +14,8 @@ import { describeZodError } from "../../protocol/messages.ts";
 import type {
   Origin,
   RegistryError,
+  RegistryRefusal,
+  RegistryRoot,
   RegistrySnapshot,
   SkillEntry,
   ToolEntry,
@@ -36,6 +38,13 @@ export interface BuildOptions {
   agentSkills?: readonly string[];
   /** Errors met before describing (unreadable folders). @default [] */
   errors?: readonly RegistryError[];
+  /**
+   * The skills folders in precedence order (builtin first, then the
+   * config's). @default [] (folders of one origin are then of equal standing)
+   */
+  roots?: readonly RegistryRoot[];
+  /** The snapshot this one replaces: its entries keep their names. */
+  previous?: RegistrySnapshot;
 }
 
 // Tool names end up as function names in LLM APIs, which accept only these.
@@ -72,18 +81,34 @@ const ToolkitFields = z.object({
   tools: z.array(z.string()).default([]),
 });
 
-type Candidate<T> = { entry: T; listed: readonly string[] };
-
+type Candidate<T> = {
+  entry: T;
+  listed: readonly string[];
+  /** The skills folder its file was found under. */
+  root: string;
+};
+type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">>;
+type ToolCandidate = Omit<ToolEntry, "toolkit">;
 /**
  * Builds a snapshot from described modules. Never throws for bad modules:
  * each problem becomes a {@link RegistryError} and the rest is served.
  *
- * Toolkit membership, first match wins: the tool's own `toolkit` field; the
- * toolkit defined in the tool's folder or the nearest folder above it (below
- * the skills folder itself); a toolkit that lists the tool in its `tools`.
+ * Trust comes from place. A tool belongs to the toolkit defined in its
+ * folder or the nearest folder above it (below the skills folder itself),
+ * or to a toolkit defined in its own module; a loose tool may be claimed by
+ * a toolkit whose folder holds it (its `tools` list). A `toolkit` field
+ * naming any other toolkit refuses the tool, and a `tools` list naming a
+ * tool outside the toolkit's folder tree or origin is a refused claim.
+ *
+ * A name goes to the definition of highest standing: builtin first, then
+ * imported MCP servers, then the skills folders in `roots` order; within
+ * one folder, the definition that held it in `previous` (a file that
+ * appears later with a taken name is the impostor). The others are listed
+ * in `refused`. Two definitions of equal standing, neither the holder,
+ * block the name: neither is served.
  *
  * @param modules every module read, in any order
- * @param options generation, Agent Skills folders, earlier errors
+ * @param options generation, folders, the snapshot replaced, earlier errors
  * @returns a frozen snapshot with entries sorted by name
  * @example Two files defining the same tool: neither is served
  * ```ts
@@ -102,6 +127,12 @@ type Candidate<T> = { entry: T; listed: readonly string[] };
  * assert.equal(snap.tools.size, 0);
  * assert.match(snap.blocked.get("echo") ?? "", /"\/s\/a.ts" and "\/s\/b.ts"/);
  * assert.equal(snap.errors.length, 2);
+ * // The file that held the name before keeps it; the newcomer is refused.
+ * const next = buildSnapshot([mod("/s/a.ts"), mod("/s/b.ts")], {
+ *   previous: buildSnapshot([mod("/s/b.ts")]),
+ * });
+ * assert.equal(next.tools.get("echo")?.path, "/s/b.ts");
+ * assert.match(next.refused[0]?.reason ?? "", /^Tool "echo" in "\/s\/a.ts" is refused: the name is taken by "\/s\/b.ts"/);
  * ```
  */
 export function buildSnapshot(
@@ -109,30 +140,44 @@ export function buildSnapshot(
   options: BuildOptions = {},
 ): RegistrySnapshot {
   const errors: RegistryError[] = [...(options.errors ?? [])];
-  const { tools, explicitKit, kits, skills, roots } = collect(
-    modules,
-    errors,
-  );
-
+  const refused: RegistryRefusal[] = [];
+  const { tools, explicitKit, kits, skills } = collect(modules, errors);
+  const roots = options.roots ?? [];
+  const names = new NameRules(roots, options.previous, { refused, errors });
   const blocked = new Map<string, string>();
-  const uniqueTools = dedupe("Tool", tools, blocked, errors);
-  const uniqueKits = dedupe("Toolkit", kits, blocked, errors);
-  const uniqueSkills = dedupe("Skill", skills, blocked, errors);
 
-  const kitByDir = toolkitsByFolder(uniqueKits.values(), errors);
-  const listedBy = new Map<string, string>();
-  for (const { entry, listed } of uniqueKits.values()) {
-    for (const name of listed) {
-      if (!listedBy.has(name)) listedBy.set(name, entry.name);
+  const uniqueKits = names.pick("toolkit", kits, blocked);
+  const place = new Places(kits, uniqueKits);
+  const members = new Map<string, string[]>();
+  const placed: Candidate<ToolCandidate>[] = [];
+  const kitOf = new Map<ToolCandidate, string | null>();
+  for (const tool of tools) {
+    const toolkit = place.toolkitOf(tool, explicitKit.get(tool.entry) ?? null);
+    if (typeof toolkit === "object" && toolkit !== null) {
+      refused.push(refusal("tool", tool.entry, toolkit.refused));
+      continue;
     }
+    kitOf.set(tool.entry, toolkit);
+    placed.push(tool);
+  }
+  const uniqueTools = names.pick("tool", placed, blocked);
+  for (const kit of uniqueKits.values()) {
+    for (const claim of place.claims(kit, uniqueTools)) {
+      if (typeof claim === "string") {
+        refused.push(refusal("toolkit", kit.entry, claim));
+      } else if (kitOf.get(claim.entry) === null) {
+        kitOf.set(claim.entry, kit.entry.name);
+      }
+    }
+  }
+  const uniqueSkills = names.pick("skill", skills, blocked);
+  for (const r of refused) {
+    errors.push({ path: r.path, name: r.name, message: r.reason });
   }
 
   const toolMap = new Map<string, ToolEntry>();
-  const members = new Map<string, string[]>();
   for (const { entry } of sortByName(uniqueTools)) {
-    const toolkit = explicitKit.get(entry) ??
-      folderKit(entry.path, roots.get(entry.path) ?? "/", kitByDir) ??
-      listedBy.get(entry.name) ?? null;
+    const toolkit = kitOf.get(entry) ?? null;
     toolMap.set(entry.name, Object.freeze({ ...entry, toolkit }));
     if (toolkit !== null) {
       const list = members.get(toolkit) ?? [];
@@ -142,16 +187,17 @@ export function buildSnapshot(
   }
   const kitMap = new Map<string, ToolkitEntry>();
   for (const { entry } of sortByName(uniqueKits)) {
-    const names = (members.get(entry.name) ?? []).sort();
+    const list = (members.get(entry.name) ?? []).sort();
     kitMap.set(
       entry.name,
-      Object.freeze({ ...entry, tools: Object.freeze(names) }),
+      Object.freeze({ ...entry, tools: Object.freeze(list) }),
     );
   }
   const skillMap = new Map<string, SkillEntry>();
   for (const { entry } of sortByName(uniqueSkills)) {
     skillMap.set(entry.name, entry);
   }
+  place.reportCrowdedFolders(errors);
 
   return Object.freeze({
     generation: options.generation ?? 0,
@@ -161,23 +207,23 @@ export function buildSnapshot(
     blocked,
     agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
     errors: Object.freeze(errors),
+    refused: Object.freeze(refused),
+    roots: Object.freeze([...roots]),
   });
 }
 
 // Every definition of every module, as candidates (names still to be made
 // unique), in path order; refused ones are told to `errors`.
 function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
-  const tools: Candidate<Omit<ToolEntry, "toolkit">>[] = [];
-  const explicitKit = new Map<Omit<ToolEntry, "toolkit">, string | null>();
-  const kits: Candidate<Omit<ToolkitEntry, "tools">>[] = [];
+  const tools: Candidate<ToolCandidate>[] = [];
+  const explicitKit = new Map<ToolCandidate, string | null>();
+  const kits: KitCandidate[] = [];
   const skills: Candidate<SkillEntry>[] = [];
-  const roots = new Map<string, string>();
 
   const sorted = [...modules].sort((a, b) =>
     a.module.path < b.module.path ? -1 : a.module.path > b.module.path ? 1 : 0
   );
   for (const { module, origin, root } of sorted) {
-    roots.set(module.path, root);
     if (module.error !== null) {
       errors.push({
         path: module.path,
@@ -209,14 +255,14 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
           continue;
         }
         explicitKit.set(tool.entry, tool.toolkit);
-        tools.push({ entry: tool.entry, listed: [] });
+        tools.push({ entry: tool.entry, listed: [], root });
       } else if (def.kind === "toolkit") {
         const kit = toolkitCandidate(def, ref, module.path);
         if (typeof kit === "string") {
           fail(kit);
           continue;
         }
-        kits.push(kit);
+        kits.push({ ...kit, root });
       } else if (def.kind === "skill") {
         skills.push({
           entry: Object.freeze({
@@ -228,6 +274,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
             runnable: def.runnable,
           }),
           listed: [],
+          root,
         });
       } else {
         fail(
@@ -237,7 +284,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
       }
     }
   }
-  return { tools, explicitKit, kits, skills, roots };
+  return { tools, explicitKit, kits, skills };
 }
 
 type ModuleRef = {
@@ -246,8 +293,6 @@ type ModuleRef = {
   hash: string;
   origin: Origin;
 };
-type ToolCandidate = Omit<ToolEntry, "toolkit">;
-
 // A tool definition's entry and its explicit toolkit, or why it is refused.
 function toolCandidate(
   def: DescribedDefinition,
@@ -289,7 +334,7 @@ function toolkitCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
   path: string,
-): Candidate<Omit<ToolkitEntry, "tools">> | string {
+): Omit<KitCandidate, "root"> | string {
   const parsed = ToolkitFields.safeParse(def.fields);
   if (!parsed.success) {
     return `Cannot load toolkit "${def.name}" from "${path}": ` +
@@ -314,75 +359,297 @@ function toolkitCandidate(
   };
 }
 
-// Folder convention: a folder holding exactly one toolkit owns the tools in
-// it and below it (null: a folder with two, which own nothing).
-function toolkitsByFolder(
-  kits: Iterable<Candidate<Omit<ToolkitEntry, "tools">>>,
-  errors: RegistryError[],
-): Map<string, string | null> {
-  const kitByDir = new Map<string, string | null>();
-  for (const { entry } of kits) {
-    const dir = dirname(entry.path);
-    const other = kitByDir.get(dir);
-    if (other === undefined) kitByDir.set(dir, entry.name);
-    else if (other !== null) {
-      kitByDir.set(dir, null);
+type Kind = RegistryRefusal["kind"];
+type Named = { name: string; path: string; origin: Origin };
+
+const LABEL: Record<Kind, string> = {
+  tool: "Tool",
+  toolkit: "Toolkit",
+  skill: "Skill",
+};
+
+// Shipped code first, then what the operator configured by name (imported
+// MCP servers), then the drop-in folders.
+const ORIGIN_RANK: Record<Origin, number> = { builtin: 0, mcp: 1, file: 2 };
+
+function refusal(kind: Kind, entry: Named, reason: string): RegistryRefusal {
+  return Object.freeze({
+    kind,
+    name: entry.name,
+    path: entry.path,
+    origin: entry.origin,
+    reason,
+  });
+}
+
+// A definition's file as a reason names it: a shipped one by its place in
+// skillbox's skills folder, an imported server by its name.
+function shown(entry: { path: string; origin: Origin }, root: string): string {
+  if (entry.origin === "builtin") {
+    return `builtin "${basename(root)}/${relative(root, entry.path)}"`;
+  }
+  if (entry.origin === "mcp") {
+    return `MCP server "${entry.path.slice(root.length)}"`;
+  }
+  return `"${entry.path}"`;
+}
+
+// Who gets a name when several definitions of one kind claim it.
+class NameRules {
+  #roots: readonly RegistryRoot[];
+  #previous: RegistrySnapshot | undefined;
+  #refused: RegistryRefusal[];
+  #errors: RegistryError[];
+
+  constructor(
+    roots: readonly RegistryRoot[],
+    previous: RegistrySnapshot | undefined,
+    out: { refused: RegistryRefusal[]; errors: RegistryError[] },
+  ) {
+    this.#roots = roots;
+    this.#previous = previous;
+    this.#refused = out.refused;
+    this.#errors = out.errors;
+  }
+
+  pick<T extends Named>(
+    kind: Kind,
+    candidates: readonly Candidate<T>[],
+    blocked: Map<string, string>,
+  ): Map<string, Candidate<T>> {
+    const byName = new Map<string, Candidate<T>[]>();
+    for (const c of candidates) {
+      const list = byName.get(c.entry.name) ?? [];
+      list.push(c);
+      byName.set(c.entry.name, list);
+    }
+    const unique = new Map<string, Candidate<T>>();
+    for (const [name, list] of byName) {
+      if (list.length === 1) {
+        unique.set(name, list[0]!);
+        continue;
+      }
+      const holder = this.#holderPath(kind, name);
+      const ranked = list.map((c) => ({ c, rank: this.#rank(c, holder) }))
+        .sort((a, b) => compareRank(a.rank, b.rank));
+      const top = ranked.filter((r) =>
+        compareRank(r.rank, ranked[0]!.rank) === 0
+      )
+        .map((r) => r.c);
+      const rest = ranked.slice(top.length).map((r) => r.c);
+      if (top.length === 1) {
+        const winner = top[0]!;
+        unique.set(name, winner);
+        for (const c of rest) {
+          this.#refused.push(refusal(
+            kind,
+            c.entry,
+            `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: ` +
+              `the name is taken by ${shown(winner.entry, winner.root)}`,
+          ));
+        }
+        continue;
+      }
+      const message = `${LABEL[kind]} name "${name}" is defined in ${
+        listed(top.map((c) => c.entry.path))
+      }: neither is served`;
+      blocked.set(name, message);
+      for (const c of rest) {
+        this.#refused.push(refusal(
+          kind,
+          c.entry,
+          `${
+            LABEL[kind]
+          } "${name}" in "${c.entry.path}" is refused: ${message}`,
+        ));
+      }
+      for (const c of [...top].sort(byPath)) {
+        this.#errors.push({ path: c.entry.path, name, message });
+      }
+    }
+    return unique;
+  }
+
+  // Origin, then the folder's place in the config, then the holder first.
+  #rank(c: Candidate<Named>, holder: string | null): number[] {
+    const index = this.#roots.findIndex((r) =>
+      r.path === c.root && r.origin === c.entry.origin
+    );
+    return [
+      ORIGIN_RANK[c.entry.origin] ?? 3,
+      index < 0 ? this.#roots.length : index,
+      c.entry.path === holder ? 0 : 1,
+    ];
+  }
+
+  #holderPath(kind: Kind, name: string): string | null {
+    const previous = this.#previous;
+    if (!previous) return null;
+    const map = kind === "tool"
+      ? previous.tools
+      : kind === "toolkit"
+      ? previous.toolkits
+      : previous.skills;
+    return map.get(name)?.path ?? null;
+  }
+}
+
+function compareRank(a: number[], b: number[]): number {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i]) return a[i]! - b[i]!;
+  }
+  return 0;
+}
+
+function listed(paths: string[]): string {
+  const quoted = paths.sort().map((p) => `"${p}"`);
+  return quoted.length === 2
+    ? `${quoted[0]} and ${quoted[1]}`
+    : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
+}
+
+// Where toolkits are defined, so that a tool's place decides its toolkit
+// and a toolkit's `tools` list claims only loose tools of its own tree.
+class Places {
+  #byDir = new Map<string, KitCandidate[]>();
+  #served: ReadonlyMap<string, KitCandidate>;
+
+  constructor(
+    all: readonly KitCandidate[],
+    served: ReadonlyMap<string, KitCandidate>,
+  ) {
+    for (const kit of all) {
+      const dir = dirname(kit.entry.path);
+      this.#byDir.set(dir, [...(this.#byDir.get(dir) ?? []), kit]);
+    }
+    this.#served = served;
+  }
+
+  // The tool's toolkit name, null for none, or why the tool is refused.
+  toolkitOf(
+    tool: Candidate<ToolCandidate>,
+    explicit: string | null,
+  ): string | null | { refused: string } {
+    const folder = this.#folderKits(tool);
+    const { name, path } = tool.entry;
+    let target: KitCandidate | undefined;
+    if (explicit !== null) {
+      target = folder.find((k) => k.entry.name === explicit) ??
+        this.#sameModule(tool, explicit) ??
+        (folder.length === 0 ? this.#lister(tool, explicit) : undefined);
+      if (target === undefined) {
+        return { refused: this.#wrongKit(tool, explicit, folder) };
+      }
+    } else if (folder.length === 1) target = folder[0]!;
+    else return null; // none, or two in one folder (reported); claims later
+    if (this.#served.get(target.entry.name) !== target) {
+      return {
+        refused: `Tool "${name}" in "${path}" is refused: the toolkit of ` +
+          `its folder, "${target.entry.name}" in "${target.entry.path}", ` +
+          "is not served",
+      };
+    }
+    return target.entry.name;
+  }
+
+  // The tools a toolkit's `tools` list may claim, or why a claim is refused.
+  *claims(
+    kit: KitCandidate,
+    tools: ReadonlyMap<string, Candidate<ToolCandidate>>,
+  ): Generator<Candidate<ToolCandidate> | string> {
+    for (const name of kit.listed) {
+      const tool = tools.get(name);
+      if (tool === undefined) continue;
+      const folder = this.#folderKits(tool);
+      if (folder.includes(kit)) continue; // its own folder's tool anyway
+      if (folder.length === 0 && this.#inTree(tool, kit)) {
+        yield tool;
+        continue;
+      }
+      const why = folder.length > 0
+        ? `it belongs to toolkit "${folder[0]!.entry.name}" of its folder`
+        : `it is ${shown(tool.entry, tool.root)}, outside the toolkit's ` +
+          "folder";
+      yield `Toolkit "${kit.entry.name}" in "${kit.entry.path}" cannot ` +
+        `claim tool "${name}": ${why}`;
+    }
+  }
+
+  // A folder holding two toolkits gives its tools none.
+  reportCrowdedFolders(errors: RegistryError[]): void {
+    for (const [dir, kits] of this.#byDir) {
+      const names = [...new Set(kits.map((k) => k.entry.name))];
+      if (names.length < 2) continue;
       errors.push({
-        path: entry.path,
-        name: entry.name,
-        message: `Folder "${dir}" holds two toolkits "${other}" and ` +
-          `"${entry.name}": its tools need an explicit "toolkit" field`,
+        path: kits[1]!.entry.path,
+        name: names[1]!,
+        message: `Folder "${dir}" holds two toolkits "${names[0]}" and ` +
+          `"${names[1]}": its tools need an explicit "toolkit" field`,
       });
     }
   }
-  return kitByDir;
-}
 
-function dedupe<T extends { name: string; path: string }>(
-  label: string,
-  candidates: Candidate<T>[],
-  blocked: Map<string, string>,
-  errors: RegistryError[],
-): Map<string, Candidate<T>> {
-  const byName = new Map<string, Candidate<T>[]>();
-  for (const c of candidates) {
-    const list = byName.get(c.entry.name) ?? [];
-    list.push(c);
-    byName.set(c.entry.name, list);
-  }
-  const unique = new Map<string, Candidate<T>>();
-  for (const [name, list] of byName) {
-    if (list.length === 1) {
-      unique.set(name, list[0]!);
-      continue;
-    }
-    const paths = list.map((c) => `"${c.entry.path}"`);
-    const where = paths.length === 2
-      ? `${paths[0]} and ${paths[1]}`
-      : `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)}`;
-    const message =
-      `${label} name "${name}" is defined in ${where}: neither is served`;
-    blocked.set(name, message);
-    for (const c of list) {
-      errors.push({ path: c.entry.path, name, message });
+  // The toolkits of the tool's folder or the nearest folder above it that
+  // defines any, in the same skills folder and origin. The skills folder
+  // itself is no toolkit folder: a toolkit module at the top would
+  // otherwise claim every loose tool.
+  #folderKits(tool: Candidate<ToolCandidate>): KitCandidate[] {
+    for (let dir = dirname(tool.entry.path);; dir = dirname(dir)) {
+      const rel = relative(tool.root, dir);
+      if (rel === "" || rel.startsWith("..") || dirname(dir) === dir) return [];
+      const here = (this.#byDir.get(dir) ?? []).filter((k) =>
+        k.root === tool.root && k.entry.origin === tool.entry.origin
+      );
+      if (here.length > 0) return here;
     }
   }
-  return unique;
+
+  // A toolkit defined in the tool's own module (an imported server's).
+  #sameModule(
+    tool: Candidate<ToolCandidate>,
+    name: string,
+  ): KitCandidate | undefined {
+    return (this.#byDir.get(dirname(tool.entry.path)) ?? []).find((k) =>
+      k.entry.path === tool.entry.path && k.entry.name === name &&
+      k.entry.origin === tool.entry.origin
+    );
+  }
+
+  // The served toolkit of that name, when its list validly claims the tool.
+  #lister(
+    tool: Candidate<ToolCandidate>,
+    name: string,
+  ): KitCandidate | undefined {
+    const kit = this.#served.get(name);
+    return kit && kit.listed.includes(tool.entry.name) &&
+        this.#inTree(tool, kit)
+      ? kit
+      : undefined;
+  }
+
+  #inTree(tool: Candidate<ToolCandidate>, kit: KitCandidate): boolean {
+    return tool.root === kit.root && tool.entry.origin === kit.entry.origin &&
+      tool.entry.path.startsWith(dirname(kit.entry.path) + "/");
+  }
+
+  #wrongKit(
+    tool: Candidate<ToolCandidate>,
+    explicit: string,
+    folder: readonly KitCandidate[],
+  ): string {
+    const other = this.#served.get(explicit);
+    const where = other ? `, defined in ${shown(other.entry, other.root)}` : "";
+    const own = folder.length > 0
+      ? `its folder's is "${folder.map((k) => k.entry.name).join('" or "')}"`
+      : "none is defined in its folder or a folder above it";
+    return `Tool "${tool.entry.name}" in "${tool.entry.path}" is refused: ` +
+      `its "toolkit" field names "${explicit}"${where}, but a tool belongs ` +
+      `to the toolkit of its own folder (${own})`;
+  }
 }
 
-function folderKit(
-  path: string,
-  root: string,
-  kitByDir: Map<string, string | null>,
-): string | null {
-  // The skills folder itself is not a toolkit folder: a toolkit module at the
-  // top would otherwise claim every loose tool.
-  for (let dir = dirname(path);; dir = dirname(dir)) {
-    const rel = relative(root, dir);
-    if (rel === "" || rel.startsWith("..") || dirname(dir) === dir) return null;
-    const kit = kitByDir.get(dir);
-    if (kit !== undefined) return kit;
-  }
+function byPath<T extends { entry: { path: string } }>(a: T, b: T): number {
+  return a.entry.path < b.entry.path ? -1 : a.entry.path > b.entry.path ? 1 : 0;
 }
 
 function sortByName<T extends { name: string }>(

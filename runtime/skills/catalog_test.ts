@@ -43,6 +43,8 @@ function snapshot(
     blocked: new Map(),
     agentSkills,
     errors: [],
+    refused: [],
+    roots: [],
   };
 }
 
