@@ -27,7 +27,8 @@ import { hostFiles, sandboxPolicy, skillDirs } from "./stack_paths.ts";
 import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
 import { GrantCache } from "./sandbox/grants.ts";
-import type { RegistrySnapshot } from "./registry/types.ts";
+import type { RegistryRefusal, RegistrySnapshot } from "./registry/types.ts";
+import { type ToolStatus, toolStatuses } from "./tools/status.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
@@ -85,6 +86,17 @@ export interface StandardStack {
   processes(): SandboxProcessInfo[];
   /** A session closed: retires its session-keyed sandbox processes. */
   endSession(sessionId: string): void;
+  /**
+   * The operator's view: every tool's status under the host policy and
+   * what the registry and skill catalog refused; null until loaded.
+   */
+  registryStatus(): RegistryStatus | null;
+}
+
+/** Every tool's status and every refusal, for the operator's catalog. */
+export interface RegistryStatus {
+  tools: ToolStatus[];
+  refused: RegistryRefusal[];
 }
 
 const REQUEST_TYPES: Record<
@@ -133,6 +145,7 @@ export function createStandardStack(
   const egress = brokerFromConfig(config.egress);
   const sandbox = sandboxFromConfig(config, permissions, egress);
   let registry: Registry | null = null;
+  let skillCatalog: ReturnType<typeof registryCatalog> | null = null;
   let closed = false;
   const imported = importedServers(config, egress, sandbox, log, () => {
     (registry as Registry | null)?.reload().catch(() => {});
@@ -154,6 +167,7 @@ export function createStandardStack(
     }
     registry = loaded;
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
+    skillCatalog = catalog;
     const capabilities = buildCapabilities(loaded, catalog, {
       config,
       options,
@@ -184,6 +198,17 @@ export function createStandardStack(
     },
     processes: () => sandbox.processes(),
     endSession: (sessionId) => sandbox.endSession(sessionId),
+    registryStatus() {
+      const snapshot = (registry as Registry | null)?.snapshot;
+      if (!snapshot) return null;
+      return {
+        tools: toolStatuses(snapshot, { tools: policy.tools, permissions }),
+        refused: [
+          ...snapshot.refused,
+          ...((skillCatalog as typeof skillCatalog)?.refused?.() ?? []),
+        ],
+      };
+    },
     async close() {
       closed = true;
       await built.catch(() => {});

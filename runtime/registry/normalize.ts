@@ -94,8 +94,9 @@ type ToolCandidate = Omit<ToolEntry, "toolkit">;
  * each problem becomes a {@link RegistryError} and the rest is served.
  *
  * Trust comes from place. A tool belongs to the toolkit defined in its
- * folder or the nearest folder above it (below the skills folder itself),
- * or to a toolkit defined in its own module; a loose tool may be claimed by
+ * folder or the nearest folder above it (below the skills folder itself);
+ * its `toolkit` field may name that one, or one defined in its own folder
+ * (a loose toolkit beside it, an imported server's module); a loose tool may be claimed by
  * a toolkit whose folder holds it (its `tools` list). A `toolkit` field
  * naming any other toolkit refuses the tool, and a `tools` list naming a
  * tool outside the toolkit's folder tree or origin is a refused claim.
@@ -535,7 +536,7 @@ class Places {
     let target: KitCandidate | undefined;
     if (explicit !== null) {
       target = folder.find((k) => k.entry.name === explicit) ??
-        this.#sameModule(tool, explicit) ??
+        this.#sameFolder(tool, explicit) ??
         (folder.length === 0 ? this.#lister(tool, explicit) : undefined);
       if (target === undefined) {
         return { refused: this.#wrongKit(tool, explicit, folder) };
@@ -604,13 +605,15 @@ class Places {
     }
   }
 
-  // A toolkit defined in the tool's own module (an imported server's).
-  #sameModule(
+  // A toolkit defined in the tool's own folder, even at the top of the
+  // skills folder (a loose toolkit beside its loose tools, an imported
+  // server's module).
+  #sameFolder(
     tool: Candidate<ToolCandidate>,
     name: string,
   ): KitCandidate | undefined {
     return (this.#byDir.get(dirname(tool.entry.path)) ?? []).find((k) =>
-      k.entry.path === tool.entry.path && k.entry.name === name &&
+      k.entry.name === name && k.root === tool.root &&
       k.entry.origin === tool.entry.origin
     );
   }

@@ -81,8 +81,10 @@ Deno.test("buildSnapshot() assigns toolkit membership by place: folder, own modu
       root: "/mcp:/",
     },
     mod("/s/loose.ts", [{ name: "loose" }]),
+    mod("/s/beside.ts", [{ name: "beside", fields: { toolkit: "web" } }]),
   ]);
   const kit = (name: string) => snap.tools.get(name)?.toolkit;
+  assert.equal(kit("beside"), "web", "a loose toolkit beside it");
   assert.equal(kit("read"), "fs");
   assert.equal(kit("stat"), "fs", "a field naming its folder's toolkit");
   assert.equal(kit("fetch"), "web", "a loose tool its folder's toolkit lists");
@@ -90,7 +92,11 @@ Deno.test("buildSnapshot() assigns toolkit membership by place: folder, own modu
   assert.equal(kit("one_tool"), "one", "a toolkit of its own module");
   assert.equal(kit("loose"), null);
   assert.deepEqual(snap.toolkits.get("fs")?.tools, ["read", "stat"]);
-  assert.deepEqual(snap.toolkits.get("web")?.tools, ["fetch", "post"]);
+  assert.deepEqual(snap.toolkits.get("web")?.tools, [
+    "beside",
+    "fetch",
+    "post",
+  ]);
   assert.deepEqual(snap.errors, []);
   assert.deepEqual(snap.refused, []);
 });

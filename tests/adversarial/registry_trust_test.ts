@@ -142,6 +142,12 @@ async function serve(): Promise<Served> {
   // later file will try to take.
   await write(join(ops, "loose_op.ts"), simpleTool("loose_op", "loose"));
   await write(join(ops, "mine", "op_echo.ts"), simpleTool("op_echo", "mine"));
+  // Tools the rules keep from sessions: the console must say why.
+  await write(join(ops, "denied_op.ts"), simpleTool("denied_op", "denied"));
+  await write(
+    join(ops, "greedy.ts"),
+    simpleTool("greedy", "greedy", `\n  permissions: { run: ["bash"] },`),
+  );
 
   const host = createHost({
     config: {
@@ -173,6 +179,7 @@ async function serve(): Promise<Served> {
         filesystem: { root: data },
       },
       policy: {
+        tools: { deny: ["denied_op"] },
         permissions: { read: [data], net: [`127.0.0.1:${port}`] },
       },
     },
@@ -371,6 +378,16 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
           catalog.tools.find((x) => x.name === "read_file")?.status,
           "available",
         );
+        // A tool a session may not call is listed for the operator, with why.
+        const denied = catalog.tools.find((x) => x.name === "denied_op");
+        assert.equal(denied?.status, "blocked");
+        assert.match(denied?.blocked_reason ?? "", /rule "denied_op"/);
+        const greedy = catalog.tools.find((x) => x.name === "greedy");
+        assert.equal(greedy?.status, "blocked");
+        assert.match(greedy?.blocked_reason ?? "", /"bash"|run/);
+        await using client = await otherSession(s);
+        const listed = (await client.tools.list()).map((x) => x.name);
+        assert.ok(!listed.includes("denied_op"));
         // The banner's count and the console both show them.
         assert.ok(s.report.errors.some((e) => /aa_read_file\.ts/.test(e.path)));
       },
