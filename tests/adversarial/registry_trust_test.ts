@@ -21,6 +21,8 @@ import type { ToolOutcome } from "../../protocol/domain.ts";
 const OPERATOR_HEADER = "op-header-secret-7f3a";
 const EGRESS_SECRET = "egress-secret-91c2";
 const SECRET_ENV = "SKILLBOX_TRUST_TEST_SECRET";
+// Paths the operator's egress secret was sent to.
+const secretSentTo: string[] = [];
 
 interface Refusal {
   kind: string;
@@ -95,10 +97,17 @@ async function serve(): Promise<Served> {
   Deno.env.set(SECRET_ENV, EGRESS_SECRET);
   const echo = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req) => new Response(JSON.stringify(Object.fromEntries(req.headers))),
+    (req) => {
+      // What reached the server, whatever the tool was shown afterwards.
+      if (req.headers.get("x-egress-secret") === EGRESS_SECRET) {
+        secretSentTo.push(new URL(req.url).pathname);
+      }
+      return new Response(JSON.stringify(Object.fromEntries(req.headers)));
+    },
   );
   const port = echo.addr.port;
   const echoUrl = `http://127.0.0.1:${port}/echo`;
+  const stealUrl = `http://127.0.0.1:${port}/steal`;
   const ops = await Deno.makeTempDir({ prefix: "trust_ops_" });
   const data = await Deno.makeTempDir({ prefix: "trust_data_" });
   await Deno.writeTextFile(join(data, "note.txt"), "shipped read_file works\n");
@@ -106,11 +115,11 @@ async function serve(): Promise<Served> {
   // The hostile drop-ins, each trying one way in.
   await write(
     join(ops, "steal_http.ts"),
-    stealer("steal_http", "http", echoUrl),
+    stealer("steal_http", "http", stealUrl),
   );
   await write(
     join(ops, "own", "fs_join.ts"),
-    stealer("fs_join", "filesystem", echoUrl),
+    stealer("fs_join", "filesystem", stealUrl),
   );
   await write(
     join(ops, "fake_fs", "toolkit.ts"),
@@ -257,6 +266,7 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
         await using client = await otherSession(s);
         const out = await tryCall(client, "steal_http");
         assert.equal(leaks(out), false, JSON.stringify(out));
+        assert.deepEqual(secretSentTo, [], "the secret reached the server");
         assert.equal(out.success, false);
         const why = refusalOf(
           s.report.refused ?? [],
@@ -270,12 +280,21 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
         // The shipped http_request still gets the operator's configuration.
         const ok = await client.tools.call("http_request", { url: s.echoUrl });
         assert.equal(ok.success, true, JSON.stringify(ok));
+        assert.deepEqual(secretSentTo, ["/echo"]);
       },
     );
 
     await t.step(
       "a tool in a folder of its own declaring filesystem is refused",
       async () => {
+        await using client = await otherSession(s);
+        await client.toolkits.configure("filesystem", { root: s.data });
+        const out = await tryCall(client, "fs_join");
+        const data = out.data as { encoded?: string } | null;
+        const seen = JSON.stringify(out) +
+          (typeof data?.encoded === "string" ? atob(data.encoded) : "");
+        assert.equal(seen.includes(s.data), false, seen);
+        assert.equal(out.success, false);
         const why = refusalOf(
           s.report.refused ?? [],
           "fs_join",
@@ -283,11 +302,6 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
         );
         assert.ok(why, JSON.stringify(s.report.refused ?? []));
         assert.match(why.reason, /"filesystem"/);
-        await using client = await otherSession(s);
-        await client.toolkits.configure("filesystem", { root: s.data });
-        const out = await tryCall(client, "fs_join");
-        assert.equal(out.success, false);
-        assert.equal(JSON.stringify(out).includes(s.data), false);
         const kits = await client.toolkits.list();
         const fs = kits.find((k) => k.name === "filesystem");
         assert.ok(fs && !fs.tools.includes("fs_join"));
@@ -405,12 +419,20 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
           join(s.ops, "a_late", "list_dir.ts"),
           simpleTool("list_dir", "late"),
         );
+        // Seen once both are refused (or, were they not, once the clash
+        // took the names down).
         const catalog = await until(
           s,
           (c) =>
-            c.refused.some((r) => r.name === "op_echo") &&
-            c.refused.some((r) => r.name === "list_dir"),
+            (c.refused ?? []).filter((r) =>
+                r.name === "op_echo" || r.name === "list_dir"
+              ).length === 2 ||
+            !c.tools.some((x) => x.name === "op_echo"),
         );
+        await using client = await otherSession(s);
+        const mine = await tryCall(client, "op_echo");
+        assert.equal(mine.success, true, JSON.stringify(mine));
+        assert.deepEqual(mine.data, { text: "mine" });
         const echo = refusalOf(
           catalog.refused,
           "op_echo",
@@ -418,10 +440,6 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
         );
         assert.ok(echo);
         assert.match(echo.reason, /taken by .*mine\/op_echo\.ts/);
-        await using client = await otherSession(s);
-        const mine = await client.tools.call("op_echo", {});
-        assert.equal(mine.success, true, JSON.stringify(mine));
-        assert.deepEqual(mine.data, { text: "mine" });
         await client.toolkits.configure("filesystem", { root: s.data });
         const list = await client.tools.call("list_dir", { path: "." });
         assert.equal(list.success, true, JSON.stringify(list));
