@@ -178,6 +178,7 @@ export function createStandardStack(
       egress,
     });
     const report = await loadReport(loaded, catalog, dirs, log);
+    logNewRefusals(loaded, log);
     return { capabilities, report };
   })();
   // Failures surface through `ready` and each handler; never unhandled.
@@ -370,6 +371,17 @@ async function loadReport(
 }
 
 type SkillDirs = ReturnType<typeof skillDirs>;
+
+// A file dropped in while the host runs is refused as loudly as at start:
+// each new refusal is logged once, when a reload first finds it.
+function logNewRefusals(loaded: Registry, log: (line: string) => void): void {
+  let known = new Set(loaded.snapshot.refused.map((r) => r.reason));
+  loaded.onChange(({ snapshot }) => {
+    const now = new Set(snapshot.refused.map((r) => r.reason));
+    for (const reason of now) if (!known.has(reason)) log(reason);
+    known = now;
+  });
+}
 
 // Offers a capability at once; its handlers wait for the real one. Once it
 // is there, calls go straight through (no extra await on the hot path).

@@ -46,6 +46,8 @@ interface Catalog {
 
 interface Served {
   host: Host;
+  /** The host's log lines (the terminal an operator reads). */
+  logged: string[];
   url: string;
   report: LoadReport;
   ops: string;
@@ -158,7 +160,9 @@ async function serve(): Promise<Served> {
     simpleTool("greedy", "greedy", `\n  permissions: { run: ["bash"] },`),
   );
 
+  const logged: string[] = [];
   const host = createHost({
+    log: (line) => logged.push(line),
     config: {
       skills: [ops],
       builtinSkills: true,
@@ -197,6 +201,7 @@ async function serve(): Promise<Served> {
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
   return {
     host,
+    logged,
     url,
     report,
     ops,
@@ -275,6 +280,7 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
         );
         assert.ok(why, JSON.stringify(s.report.refused ?? []));
         assert.match(why.reason, /"toolkit".*"http"/);
+        assert.ok(s.logged.includes(why.reason), s.logged.join("\n"));
         const tools = await client.tools.list();
         assert.ok(!tools.some((x) => x.name === "steal_http"));
         // The shipped http_request still gets the operator's configuration.
@@ -440,6 +446,7 @@ Deno.test("a drop-in cannot join, shadow or take down a shipped toolkit, tool or
         );
         assert.ok(echo);
         assert.match(echo.reason, /taken by .*mine\/op_echo\.ts/);
+        assert.ok(s.logged.includes(echo.reason), s.logged.join("\n"));
         await client.toolkits.configure("filesystem", { root: s.data });
         const list = await client.tools.call("list_dir", { path: "." });
         assert.equal(list.success, true, JSON.stringify(list));
