@@ -144,7 +144,15 @@ export function buildSnapshot(
   const refused: RegistryRefusal[] = [];
   const { tools, explicitKit, kits, skills } = collect(modules, errors);
   const roots = options.roots ?? [];
-  const names = new NameRules(roots, options.previous, { refused, errors });
+  const broken = new Map<string, { origin: Origin; root: string }>();
+  for (const { module, origin, root } of modules) {
+    if (module.error !== null) broken.set(module.path, { origin, root });
+  }
+  const names = new NameRules(roots, options.previous, {
+    refused,
+    errors,
+    broken,
+  });
   const blocked = new Map<string, string>();
 
   const uniqueKits = names.pick("toolkit", kits, blocked);
@@ -210,6 +218,7 @@ export function buildSnapshot(
     errors: Object.freeze(errors),
     refused: Object.freeze(refused),
     roots: Object.freeze([...roots]),
+    holders: names.held,
   });
 }
 
@@ -401,16 +410,24 @@ class NameRules {
   #previous: RegistrySnapshot | undefined;
   #refused: RegistryRefusal[];
   #errors: RegistryError[];
+  #broken: ReadonlyMap<string, { origin: Origin; root: string }>;
+  /** Who holds each name now (`kind\0name` to path), for the next load. */
+  readonly held = new Map<string, string>();
 
   constructor(
     roots: readonly RegistryRoot[],
     previous: RegistrySnapshot | undefined,
-    out: { refused: RegistryRefusal[]; errors: RegistryError[] },
+    out: {
+      refused: RegistryRefusal[];
+      errors: RegistryError[];
+      broken: ReadonlyMap<string, { origin: Origin; root: string }>;
+    },
   ) {
     this.#roots = roots;
     this.#previous = previous;
     this.#refused = out.refused;
     this.#errors = out.errors;
+    this.#broken = out.broken;
   }
 
   pick<T extends Named>(
@@ -426,11 +443,13 @@ class NameRules {
     }
     const unique = new Map<string, Candidate<T>>();
     for (const [name, list] of byName) {
+      const holder = this.#holderPath(kind, name);
+      if (this.#reserved(kind, name, holder, list)) continue;
       if (list.length === 1) {
         unique.set(name, list[0]!);
+        this.held.set(`${kind}\0${name}`, list[0]!.entry.path);
         continue;
       }
-      const holder = this.#holderPath(kind, name);
       const ranked = list.map((c) => ({ c, rank: this.#rank(c, holder) }))
         .sort((a, b) => compareRank(a.rank, b.rank));
       const top = ranked.filter((r) =>
@@ -441,6 +460,7 @@ class NameRules {
       if (top.length === 1) {
         const winner = top[0]!;
         unique.set(name, winner);
+        this.held.set(`${kind}\0${name}`, winner.entry.path);
         for (const c of rest) {
           this.#refused.push(refusal(
             kind,
@@ -471,21 +491,55 @@ class NameRules {
     return unique;
   }
 
+  // A holder whose file fails to load for now (an edit half done) keeps
+  // its name against newcomers of no higher standing: they are refused.
+  #reserved<T extends Named>(
+    kind: Kind,
+    name: string,
+    holder: string | null,
+    list: readonly Candidate<T>[],
+  ): boolean {
+    const broken = holder === null ? undefined : this.#broken.get(holder);
+    if (broken === undefined) return false;
+    const standing = this.#standing(broken.origin, broken.root);
+    if (
+      list.some((c) =>
+        compareRank(this.#standing(c.entry.origin, c.root), standing) < 0
+      )
+    ) return false;
+    this.held.set(`${kind}\0${name}`, holder!);
+    for (const c of list) {
+      this.#refused.push(refusal(
+        kind,
+        c.entry,
+        `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: the name ` +
+          `is held by ${shown({ ...broken, path: holder! }, broken.root)}, ` +
+          "which failed to load",
+      ));
+    }
+    return true;
+  }
+
   // Origin, then the folder's place in the config, then the holder first.
   #rank(c: Candidate<Named>, holder: string | null): number[] {
-    const index = this.#roots.findIndex((r) =>
-      r.path === c.root && r.origin === c.entry.origin
-    );
     return [
-      ORIGIN_RANK[c.entry.origin] ?? 3,
-      index < 0 ? this.#roots.length : index,
+      ...this.#standing(c.entry.origin, c.root),
       c.entry.path === holder ? 0 : 1,
     ];
+  }
+
+  #standing(origin: Origin, root: string): number[] {
+    const index = this.#roots.findIndex((r) =>
+      r.path === root && r.origin === origin
+    );
+    return [ORIGIN_RANK[origin] ?? 3, index < 0 ? this.#roots.length : index];
   }
 
   #holderPath(kind: Kind, name: string): string | null {
     const previous = this.#previous;
     if (!previous) return null;
+    const kept = previous.holders?.get(`${kind}\0${name}`);
+    if (kept !== undefined) return kept;
     const map = kind === "tool"
       ? previous.tools
       : kind === "toolkit"

@@ -320,3 +320,26 @@ Deno.test("buildSnapshot() keeps skills with their fields", () => {
   assert.equal(skill?.runnable, false);
   assert.deepEqual(snap.agentSkills, ["/s/a", "/s/z"]);
 });
+
+Deno.test("buildSnapshot() keeps a name for its holder while the holder's file is broken", () => {
+  const roots = [{ path: "/s", origin: "file" as const }];
+  const holder = mod("/s/z.ts", [{ name: "echo" }]);
+  const broken = mod("/s/z.ts", [], "SyntaxError: Unexpected token");
+  const impostor = mod("/s/a.ts", [{ name: "echo" }]);
+  const first = buildSnapshot([holder], { roots });
+  const mid = buildSnapshot([broken, impostor], { roots, previous: first });
+  assert.equal(mid.tools.has("echo"), false);
+  assert.equal(
+    mid.refused[0]?.reason,
+    'Tool "echo" in "/s/a.ts" is refused: the name is held by "/s/z.ts", which failed to load',
+  );
+  // Still broken on the next reload: still held.
+  const again = buildSnapshot([broken, impostor], { roots, previous: mid });
+  assert.equal(again.tools.has("echo"), false);
+  const fixed = buildSnapshot([holder, impostor], { roots, previous: again });
+  assert.equal(fixed.tools.get("echo")?.path, "/s/z.ts");
+  assert.match(fixed.refused[0]?.reason ?? "", /taken by "\/s\/z.ts"/);
+  // A holder gone for good releases the name.
+  const gone = buildSnapshot([impostor], { roots, previous: fixed });
+  assert.equal(gone.tools.get("echo")?.path, "/s/a.ts");
+});

@@ -133,6 +133,12 @@ export interface RegistrySnapshot {
   readonly refused: readonly RegistryRefusal[];
   /** The skills folders in precedence order (who wins a name). */
   readonly roots: readonly RegistryRoot[];
+  /**
+   * Who holds each name (`"<kind>\0<name>"` to the file's path), a holder
+   * whose file fails to load for now included: the next load keeps it
+   * theirs against a newcomer. @default none
+   */
+  readonly holders?: ReadonlyMap<string, string>;
 }
 
 /** What changed between two snapshots, by name. */
