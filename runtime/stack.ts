@@ -27,9 +27,14 @@ import { hostFiles, sandboxPolicy, skillDirs } from "./stack_paths.ts";
 import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
 import { GrantCache } from "./sandbox/grants.ts";
-import type { RegistryRefusal, RegistrySnapshot } from "./registry/types.ts";
-import { type ToolStatus, toolStatuses } from "./tools/status.ts";
-import { skillLoadWarnings } from "./skills/load_warnings.ts";
+import type { RegistrySnapshot } from "./registry/types.ts";
+import {
+  type LoadReport,
+  loadReport,
+  logNewRefusals,
+  type RegistryStatus,
+  registryStatus,
+} from "./stack_report.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
@@ -38,27 +43,7 @@ import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
 import { routeImported } from "./mcp/import_sandbox.ts";
 
-/** What the first load of the skills folders found. */
-export interface LoadReport {
-  /** Tools served. */
-  tools: number;
-  /** Toolkits served. */
-  toolkits: number;
-  /** Skills discovered (code skills and `SKILL.md` folders), any status. */
-  skills: number;
-  /** The skills folders read, absolute. */
-  dirs: string[];
-  /** Files that could not be loaded, and why. */
-  errors: { path: string; message: string }[];
-  /** Skill dialect warnings and unloadable skills, one line each. */
-  warnings: string[];
-  /**
-   * Definitions read but not served, and claims not granted (a name taken
-   * by a shipped or earlier definition, a toolkit of another folder), with
-   * why; each is also in `errors`.
-   */
-  refused?: { kind: string; name: string; path: string; reason: string }[];
-}
+export type { LoadReport, RegistryStatus } from "./stack_report.ts";
 
 /** Options of {@link createStandardStack}. */
 export interface StandardStackOptions {
@@ -91,12 +76,6 @@ export interface StandardStack {
    * what the registry and skill catalog refused; null until loaded.
    */
   registryStatus(): RegistryStatus | null;
-}
-
-/** Every tool's status and every refusal, for the operator's catalog. */
-export interface RegistryStatus {
-  tools: ToolStatus[];
-  refused: RegistryRefusal[];
 }
 
 const REQUEST_TYPES: Record<
@@ -145,7 +124,7 @@ export function createStandardStack(
   const egress = brokerFromConfig(config.egress);
   const sandbox = sandboxFromConfig(config, permissions, egress);
   let registry: Registry | null = null;
-  let skillCatalog: ReturnType<typeof registryCatalog> | null = null;
+  let statusOf: (() => RegistryStatus) | null = null;
   let closed = false;
   const imported = importedServers(config, egress, sandbox, log, () => {
     (registry as Registry | null)?.reload().catch(() => {});
@@ -167,7 +146,8 @@ export function createStandardStack(
     }
     registry = loaded;
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
-    skillCatalog = catalog;
+    const rules = { tools: policy.tools, permissions };
+    statusOf = () => registryStatus(loaded.snapshot, { catalog, rules });
     const capabilities = buildCapabilities(loaded, catalog, {
       config,
       options,
@@ -177,7 +157,7 @@ export function createStandardStack(
       imported,
       egress,
     });
-    const report = await loadReport(loaded, catalog, dirs, log);
+    const report = await loadReport(loaded, { catalog, dirs, log });
     logNewRefusals(loaded, log);
     return { capabilities, report };
   })();
@@ -199,17 +179,7 @@ export function createStandardStack(
     },
     processes: () => sandbox.processes(),
     endSession: (sessionId) => sandbox.endSession(sessionId),
-    registryStatus() {
-      const snapshot = (registry as Registry | null)?.snapshot;
-      if (!snapshot) return null;
-      return {
-        tools: toolStatuses(snapshot, { tools: policy.tools, permissions }),
-        refused: [
-          ...snapshot.refused,
-          ...((skillCatalog as typeof skillCatalog)?.refused?.() ?? []),
-        ],
-      };
-    },
+    registryStatus: () => (statusOf as typeof statusOf)?.() ?? null,
     async close() {
       closed = true;
       await built.catch(() => {});
@@ -330,57 +300,6 @@ function buildCapabilities(
   });
   const toolkits = createToolkitsCapability({ registry: loaded, configs });
   return { tools, toolkits, skill };
-}
-
-/** What the first load found; each file that failed is logged. */
-async function loadReport(
-  loaded: Registry,
-  catalog: ReturnType<typeof registryCatalog>,
-  dirs: SkillDirs,
-  log: (line: string) => void,
-): Promise<LoadReport> {
-  const snapshot = loaded.snapshot;
-  const refusals = new Set(snapshot.refused.map((r) => r.reason));
-  for (const error of snapshot.errors) {
-    // A refusal names its file and says why itself.
-    log(
-      refusals.has(error.message)
-        ? error.message
-        : `Cannot load "${error.path}": ${error.message}`,
-    );
-  }
-  const skills = await catalog.skills();
-  const refused = [...snapshot.refused, ...(catalog.refused?.() ?? [])];
-  return {
-    tools: snapshot.tools.size,
-    toolkits: snapshot.toolkits.size,
-    skills: skills.length,
-    warnings: skillLoadWarnings(skills),
-    dirs: dirs.map((d) => d.path),
-    errors: snapshot.errors.map((e) => ({
-      path: e.path,
-      message: e.message,
-    })),
-    refused: refused.map((r) => ({
-      kind: r.kind,
-      name: r.name,
-      path: r.path,
-      reason: r.reason,
-    })),
-  };
-}
-
-type SkillDirs = ReturnType<typeof skillDirs>;
-
-// A file dropped in while the host runs is refused as loudly as at start:
-// each new refusal is logged once, when a reload first finds it.
-function logNewRefusals(loaded: Registry, log: (line: string) => void): void {
-  let known = new Set(loaded.snapshot.refused.map((r) => r.reason));
-  loaded.onChange(({ snapshot }) => {
-    const now = new Set(snapshot.refused.map((r) => r.reason));
-    for (const reason of now) if (!known.has(reason)) log(reason);
-    known = now;
-  });
 }
 
 // Offers a capability at once; its handlers wait for the real one. Once it

@@ -6,11 +6,18 @@
  * @module
  */
 
-import { basename, dirname, relative } from "node:path";
 import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/messages.ts";
+import {
+  type Candidate,
+  type KitCandidate,
+  NameRules,
+  refusal,
+  type ToolCandidate,
+} from "./names.ts";
+import { Places } from "./places.ts";
 import type {
   Origin,
   RegistryError,
@@ -81,14 +88,6 @@ const ToolkitFields = z.object({
   tools: z.array(z.string()).default([]),
 });
 
-type Candidate<T> = {
-  entry: T;
-  listed: readonly string[];
-  /** The skills folder its file was found under. */
-  root: string;
-};
-type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">>;
-type ToolCandidate = Omit<ToolEntry, "toolkit">;
 /**
  * Builds a snapshot from described modules. Never throws for bad modules:
  * each problem becomes a {@link RegistryError} and the rest is served.
@@ -144,20 +143,15 @@ export function buildSnapshot(
   const refused: RegistryRefusal[] = [];
   const { tools, explicitKit, kits, skills } = collect(modules, errors);
   const roots = options.roots ?? [];
-  const broken = new Map<string, { origin: Origin; root: string }>();
-  for (const { module, origin, root } of modules) {
-    if (module.error !== null) broken.set(module.path, { origin, root });
-  }
   const names = new NameRules(roots, options.previous, {
     refused,
     errors,
-    broken,
+    broken: brokenModules(modules),
   });
   const blocked = new Map<string, string>();
 
   const uniqueKits = names.pick("toolkit", kits, blocked);
   const place = new Places(kits, uniqueKits);
-  const members = new Map<string, string[]>();
   const placed: Candidate<ToolCandidate>[] = [];
   const kitOf = new Map<ToolCandidate, string | null>();
   for (const tool of tools) {
@@ -183,36 +177,11 @@ export function buildSnapshot(
   for (const r of refused) {
     errors.push({ path: r.path, name: r.name, message: r.reason });
   }
-
-  const toolMap = new Map<string, ToolEntry>();
-  for (const { entry } of sortByName(uniqueTools)) {
-    const toolkit = kitOf.get(entry) ?? null;
-    toolMap.set(entry.name, Object.freeze({ ...entry, toolkit }));
-    if (toolkit !== null) {
-      const list = members.get(toolkit) ?? [];
-      list.push(entry.name);
-      members.set(toolkit, list);
-    }
-  }
-  const kitMap = new Map<string, ToolkitEntry>();
-  for (const { entry } of sortByName(uniqueKits)) {
-    const list = (members.get(entry.name) ?? []).sort();
-    kitMap.set(
-      entry.name,
-      Object.freeze({ ...entry, tools: Object.freeze(list) }),
-    );
-  }
-  const skillMap = new Map<string, SkillEntry>();
-  for (const { entry } of sortByName(uniqueSkills)) {
-    skillMap.set(entry.name, entry);
-  }
   place.reportCrowdedFolders(errors);
 
   return Object.freeze({
     generation: options.generation ?? 0,
-    tools: toolMap,
-    toolkits: kitMap,
-    skills: skillMap,
+    ...entryMaps({ uniqueTools, uniqueKits, uniqueSkills, kitOf }),
     blocked,
     agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
     errors: Object.freeze(errors),
@@ -220,6 +189,49 @@ export function buildSnapshot(
     roots: Object.freeze([...roots]),
     holders: names.held,
   });
+}
+
+// Modules that failed to load, by path: a name they held stays theirs.
+function brokenModules(
+  modules: readonly LoadedModule[],
+): Map<string, { origin: Origin; root: string }> {
+  const broken = new Map<string, { origin: Origin; root: string }>();
+  for (const { module, origin, root } of modules) {
+    if (module.error !== null) broken.set(module.path, { origin, root });
+  }
+  return broken;
+}
+
+// The served entries, frozen and sorted by name; a toolkit's `tools` are
+// its members.
+function entryMaps(won: {
+  uniqueTools: Map<string, Candidate<ToolCandidate>>;
+  uniqueKits: Map<string, KitCandidate>;
+  uniqueSkills: Map<string, Candidate<SkillEntry>>;
+  kitOf: ReadonlyMap<ToolCandidate, string | null>;
+}) {
+  const members = new Map<string, string[]>();
+  const tools = new Map<string, ToolEntry>();
+  for (const { entry } of sortByName(won.uniqueTools)) {
+    const toolkit = won.kitOf.get(entry) ?? null;
+    tools.set(entry.name, Object.freeze({ ...entry, toolkit }));
+    if (toolkit !== null) {
+      members.set(toolkit, [...(members.get(toolkit) ?? []), entry.name]);
+    }
+  }
+  const toolkits = new Map<string, ToolkitEntry>();
+  for (const { entry } of sortByName(won.uniqueKits)) {
+    const list = (members.get(entry.name) ?? []).sort();
+    toolkits.set(
+      entry.name,
+      Object.freeze({ ...entry, tools: Object.freeze(list) }),
+    );
+  }
+  const skills = new Map<string, SkillEntry>();
+  for (const { entry } of sortByName(won.uniqueSkills)) {
+    skills.set(entry.name, entry);
+  }
+  return { tools, toolkits, skills };
 }
 
 // Every definition of every module, as candidates (names still to be made
@@ -367,346 +379,6 @@ function toolkitCandidate(
     },
     listed: f.tools,
   };
-}
-
-type Kind = RegistryRefusal["kind"];
-type Named = { name: string; path: string; origin: Origin };
-
-const LABEL: Record<Kind, string> = {
-  tool: "Tool",
-  toolkit: "Toolkit",
-  skill: "Skill",
-};
-
-// Shipped code first, then what the operator configured by name (imported
-// MCP servers), then the drop-in folders.
-const ORIGIN_RANK: Record<Origin, number> = { builtin: 0, mcp: 1, file: 2 };
-
-function refusal(kind: Kind, entry: Named, reason: string): RegistryRefusal {
-  return Object.freeze({
-    kind,
-    name: entry.name,
-    path: entry.path,
-    origin: entry.origin,
-    reason,
-  });
-}
-
-// A definition's file as a reason names it: a shipped one by its place in
-// skillbox's skills folder, an imported server by its name.
-function shown(entry: { path: string; origin: Origin }, root: string): string {
-  if (entry.origin === "builtin") {
-    return `builtin "${basename(root)}/${relative(root, entry.path)}"`;
-  }
-  if (entry.origin === "mcp") {
-    return `MCP server "${entry.path.slice(root.length)}"`;
-  }
-  return `"${entry.path}"`;
-}
-
-// Who gets a name when several definitions of one kind claim it.
-class NameRules {
-  #roots: readonly RegistryRoot[];
-  #previous: RegistrySnapshot | undefined;
-  #refused: RegistryRefusal[];
-  #errors: RegistryError[];
-  #broken: ReadonlyMap<string, { origin: Origin; root: string }>;
-  /** Who holds each name now (`kind\0name` to path), for the next load. */
-  readonly held = new Map<string, string>();
-
-  constructor(
-    roots: readonly RegistryRoot[],
-    previous: RegistrySnapshot | undefined,
-    out: {
-      refused: RegistryRefusal[];
-      errors: RegistryError[];
-      broken: ReadonlyMap<string, { origin: Origin; root: string }>;
-    },
-  ) {
-    this.#roots = roots;
-    this.#previous = previous;
-    this.#refused = out.refused;
-    this.#errors = out.errors;
-    this.#broken = out.broken;
-  }
-
-  pick<T extends Named>(
-    kind: Kind,
-    candidates: readonly Candidate<T>[],
-    blocked: Map<string, string>,
-  ): Map<string, Candidate<T>> {
-    const byName = new Map<string, Candidate<T>[]>();
-    for (const c of candidates) {
-      const list = byName.get(c.entry.name) ?? [];
-      list.push(c);
-      byName.set(c.entry.name, list);
-    }
-    const unique = new Map<string, Candidate<T>>();
-    for (const [name, list] of byName) {
-      const holder = this.#holderPath(kind, name);
-      if (this.#reserved(kind, name, holder, list)) continue;
-      if (list.length === 1) {
-        unique.set(name, list[0]!);
-        this.held.set(`${kind}\0${name}`, list[0]!.entry.path);
-        continue;
-      }
-      const ranked = list.map((c) => ({ c, rank: this.#rank(c, holder) }))
-        .sort((a, b) => compareRank(a.rank, b.rank));
-      const top = ranked.filter((r) =>
-        compareRank(r.rank, ranked[0]!.rank) === 0
-      )
-        .map((r) => r.c);
-      const rest = ranked.slice(top.length).map((r) => r.c);
-      if (top.length === 1) {
-        const winner = top[0]!;
-        unique.set(name, winner);
-        this.held.set(`${kind}\0${name}`, winner.entry.path);
-        for (const c of rest) {
-          this.#refused.push(refusal(
-            kind,
-            c.entry,
-            `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: ` +
-              `the name is taken by ${shown(winner.entry, winner.root)}`,
-          ));
-        }
-        continue;
-      }
-      const message = `${LABEL[kind]} name "${name}" is defined in ${
-        listed(top.map((c) => c.entry.path))
-      }: neither is served`;
-      blocked.set(name, message);
-      for (const c of rest) {
-        this.#refused.push(refusal(
-          kind,
-          c.entry,
-          `${
-            LABEL[kind]
-          } "${name}" in "${c.entry.path}" is refused: ${message}`,
-        ));
-      }
-      for (const c of [...top].sort(byPath)) {
-        this.#errors.push({ path: c.entry.path, name, message });
-      }
-    }
-    return unique;
-  }
-
-  // A holder whose file fails to load for now (an edit half done) keeps
-  // its name against newcomers of no higher standing: they are refused.
-  #reserved<T extends Named>(
-    kind: Kind,
-    name: string,
-    holder: string | null,
-    list: readonly Candidate<T>[],
-  ): boolean {
-    const broken = holder === null ? undefined : this.#broken.get(holder);
-    if (broken === undefined) return false;
-    const standing = this.#standing(broken.origin, broken.root);
-    if (
-      list.some((c) =>
-        compareRank(this.#standing(c.entry.origin, c.root), standing) < 0
-      )
-    ) return false;
-    this.held.set(`${kind}\0${name}`, holder!);
-    for (const c of list) {
-      this.#refused.push(refusal(
-        kind,
-        c.entry,
-        `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: the name ` +
-          `is held by ${shown({ ...broken, path: holder! }, broken.root)}, ` +
-          "which failed to load",
-      ));
-    }
-    return true;
-  }
-
-  // Origin, then the folder's place in the config, then the holder first.
-  #rank(c: Candidate<Named>, holder: string | null): number[] {
-    return [
-      ...this.#standing(c.entry.origin, c.root),
-      c.entry.path === holder ? 0 : 1,
-    ];
-  }
-
-  #standing(origin: Origin, root: string): number[] {
-    const index = this.#roots.findIndex((r) =>
-      r.path === root && r.origin === origin
-    );
-    return [ORIGIN_RANK[origin] ?? 3, index < 0 ? this.#roots.length : index];
-  }
-
-  #holderPath(kind: Kind, name: string): string | null {
-    const previous = this.#previous;
-    if (!previous) return null;
-    const kept = previous.holders?.get(`${kind}\0${name}`);
-    if (kept !== undefined) return kept;
-    const map = kind === "tool"
-      ? previous.tools
-      : kind === "toolkit"
-      ? previous.toolkits
-      : previous.skills;
-    return map.get(name)?.path ?? null;
-  }
-}
-
-function compareRank(a: number[], b: number[]): number {
-  for (let i = 0; i < a.length; i++) {
-    if (a[i] !== b[i]) return a[i]! - b[i]!;
-  }
-  return 0;
-}
-
-function listed(paths: string[]): string {
-  const quoted = paths.sort().map((p) => `"${p}"`);
-  return quoted.length === 2
-    ? `${quoted[0]} and ${quoted[1]}`
-    : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
-}
-
-// Where toolkits are defined, so that a tool's place decides its toolkit
-// and a toolkit's `tools` list claims only loose tools of its own tree.
-class Places {
-  #byDir = new Map<string, KitCandidate[]>();
-  #served: ReadonlyMap<string, KitCandidate>;
-
-  constructor(
-    all: readonly KitCandidate[],
-    served: ReadonlyMap<string, KitCandidate>,
-  ) {
-    for (const kit of all) {
-      const dir = dirname(kit.entry.path);
-      this.#byDir.set(dir, [...(this.#byDir.get(dir) ?? []), kit]);
-    }
-    this.#served = served;
-  }
-
-  // The tool's toolkit name, null for none, or why the tool is refused.
-  toolkitOf(
-    tool: Candidate<ToolCandidate>,
-    explicit: string | null,
-  ): string | null | { refused: string } {
-    const folder = this.#folderKits(tool);
-    const { name, path } = tool.entry;
-    let target: KitCandidate | undefined;
-    if (explicit !== null) {
-      target = folder.find((k) => k.entry.name === explicit) ??
-        this.#sameFolder(tool, explicit) ??
-        (folder.length === 0 ? this.#lister(tool, explicit) : undefined);
-      if (target === undefined) {
-        return { refused: this.#wrongKit(tool, explicit, folder) };
-      }
-    } else if (folder.length === 1) target = folder[0]!;
-    else return null; // none, or two in one folder (reported); claims later
-    if (this.#served.get(target.entry.name) !== target) {
-      return {
-        refused: `Tool "${name}" in "${path}" is refused: the toolkit of ` +
-          `its folder, "${target.entry.name}" in "${target.entry.path}", ` +
-          "is not served",
-      };
-    }
-    return target.entry.name;
-  }
-
-  // The tools a toolkit's `tools` list may claim, or why a claim is refused.
-  *claims(
-    kit: KitCandidate,
-    tools: ReadonlyMap<string, Candidate<ToolCandidate>>,
-  ): Generator<Candidate<ToolCandidate> | string> {
-    for (const name of kit.listed) {
-      const tool = tools.get(name);
-      if (tool === undefined) continue;
-      const folder = this.#folderKits(tool);
-      if (folder.includes(kit)) continue; // its own folder's tool anyway
-      if (folder.length === 0 && this.#inTree(tool, kit)) {
-        yield tool;
-        continue;
-      }
-      const why = folder.length > 0
-        ? `it belongs to toolkit "${folder[0]!.entry.name}" of its folder`
-        : `it is ${shown(tool.entry, tool.root)}, outside the toolkit's ` +
-          "folder";
-      yield `Toolkit "${kit.entry.name}" in "${kit.entry.path}" cannot ` +
-        `claim tool "${name}": ${why}`;
-    }
-  }
-
-  // A folder holding two toolkits gives its tools none.
-  reportCrowdedFolders(errors: RegistryError[]): void {
-    for (const [dir, kits] of this.#byDir) {
-      const names = [...new Set(kits.map((k) => k.entry.name))];
-      if (names.length < 2) continue;
-      errors.push({
-        path: kits[1]!.entry.path,
-        name: names[1]!,
-        message: `Folder "${dir}" holds two toolkits "${names[0]}" and ` +
-          `"${names[1]}": its tools need an explicit "toolkit" field`,
-      });
-    }
-  }
-
-  // The toolkits of the tool's folder or the nearest folder above it that
-  // defines any, in the same skills folder and origin. The skills folder
-  // itself is no toolkit folder: a toolkit module at the top would
-  // otherwise claim every loose tool.
-  #folderKits(tool: Candidate<ToolCandidate>): KitCandidate[] {
-    for (let dir = dirname(tool.entry.path);; dir = dirname(dir)) {
-      const rel = relative(tool.root, dir);
-      if (rel === "" || rel.startsWith("..") || dirname(dir) === dir) return [];
-      const here = (this.#byDir.get(dir) ?? []).filter((k) =>
-        k.root === tool.root && k.entry.origin === tool.entry.origin
-      );
-      if (here.length > 0) return here;
-    }
-  }
-
-  // A toolkit defined in the tool's own folder, even at the top of the
-  // skills folder (a loose toolkit beside its loose tools, an imported
-  // server's module).
-  #sameFolder(
-    tool: Candidate<ToolCandidate>,
-    name: string,
-  ): KitCandidate | undefined {
-    return (this.#byDir.get(dirname(tool.entry.path)) ?? []).find((k) =>
-      k.entry.name === name && k.root === tool.root &&
-      k.entry.origin === tool.entry.origin
-    );
-  }
-
-  // The served toolkit of that name, when its list validly claims the tool.
-  #lister(
-    tool: Candidate<ToolCandidate>,
-    name: string,
-  ): KitCandidate | undefined {
-    const kit = this.#served.get(name);
-    return kit && kit.listed.includes(tool.entry.name) &&
-        this.#inTree(tool, kit)
-      ? kit
-      : undefined;
-  }
-
-  #inTree(tool: Candidate<ToolCandidate>, kit: KitCandidate): boolean {
-    return tool.root === kit.root && tool.entry.origin === kit.entry.origin &&
-      tool.entry.path.startsWith(dirname(kit.entry.path) + "/");
-  }
-
-  #wrongKit(
-    tool: Candidate<ToolCandidate>,
-    explicit: string,
-    folder: readonly KitCandidate[],
-  ): string {
-    const other = this.#served.get(explicit);
-    const where = other ? `, defined in ${shown(other.entry, other.root)}` : "";
-    const own = folder.length > 0
-      ? `its folder's is "${folder.map((k) => k.entry.name).join('" or "')}"`
-      : "none is defined in its folder or a folder above it";
-    return `Tool "${tool.entry.name}" in "${tool.entry.path}" is refused: ` +
-      `its "toolkit" field names "${explicit}"${where}, but a tool belongs ` +
-      `to the toolkit of its own folder (${own})`;
-  }
-}
-
-function byPath<T extends { entry: { path: string } }>(a: T, b: T): number {
-  return a.entry.path < b.entry.path ? -1 : a.entry.path > b.entry.path ? 1 : 0;
 }
 
 function sortByName<T extends { name: string }>(
