@@ -158,6 +158,7 @@ export function createHost(options: HostOptions = {}): Host {
     log,
     sessions: () => sessions,
     processes: () => stack?.processes() ?? [],
+    registryStatus: () => stack?.registryStatus() ?? null,
     request: (message) => local.request(message),
   });
   const stack: StandardStack | null = options.capabilities

@@ -28,7 +28,13 @@ import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
 import { GrantCache } from "./sandbox/grants.ts";
 import type { RegistrySnapshot } from "./registry/types.ts";
-import { skillLoadWarnings } from "./skills/load_warnings.ts";
+import {
+  type LoadReport,
+  loadReport,
+  logNewRefusals,
+  type RegistryStatus,
+  registryStatus,
+} from "./stack_report.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
@@ -37,21 +43,7 @@ import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
 import { routeImported } from "./mcp/import_sandbox.ts";
 
-/** What the first load of the skills folders found. */
-export interface LoadReport {
-  /** Tools served. */
-  tools: number;
-  /** Toolkits served. */
-  toolkits: number;
-  /** Skills discovered (code skills and `SKILL.md` folders), any status. */
-  skills: number;
-  /** The skills folders read, absolute. */
-  dirs: string[];
-  /** Files that could not be loaded, and why. */
-  errors: { path: string; message: string }[];
-  /** Skill dialect warnings and unloadable skills, one line each. */
-  warnings: string[];
-}
+export type { LoadReport, RegistryStatus } from "./stack_report.ts";
 
 /** Options of {@link createStandardStack}. */
 export interface StandardStackOptions {
@@ -79,6 +71,11 @@ export interface StandardStack {
   processes(): SandboxProcessInfo[];
   /** A session closed: retires its session-keyed sandbox processes. */
   endSession(sessionId: string): void;
+  /**
+   * The operator's view: every tool's status under the host policy and
+   * what the registry and skill catalog refused; null until loaded.
+   */
+  registryStatus(): RegistryStatus | null;
 }
 
 const REQUEST_TYPES: Record<
@@ -127,6 +124,7 @@ export function createStandardStack(
   const egress = brokerFromConfig(config.egress);
   const sandbox = sandboxFromConfig(config, permissions, egress);
   let registry: Registry | null = null;
+  let statusOf: (() => RegistryStatus) | null = null;
   let closed = false;
   const imported = importedServers(config, egress, sandbox, log, () => {
     (registry as Registry | null)?.reload().catch(() => {});
@@ -148,6 +146,8 @@ export function createStandardStack(
     }
     registry = loaded;
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
+    const rules = { tools: policy.tools, permissions };
+    statusOf = () => registryStatus(loaded.snapshot, { catalog, rules });
     const capabilities = buildCapabilities(loaded, catalog, {
       config,
       options,
@@ -157,7 +157,8 @@ export function createStandardStack(
       imported,
       egress,
     });
-    const report = await loadReport(loaded, catalog, dirs, log);
+    const report = await loadReport(loaded, { catalog, dirs, log });
+    logNewRefusals(loaded, log);
     return { capabilities, report };
   })();
   // Failures surface through `ready` and each handler; never unhandled.
@@ -178,6 +179,7 @@ export function createStandardStack(
     },
     processes: () => sandbox.processes(),
     endSession: (sessionId) => sandbox.endSession(sessionId),
+    registryStatus: () => (statusOf as typeof statusOf)?.() ?? null,
     async close() {
       closed = true;
       await built.catch(() => {});
@@ -299,33 +301,6 @@ function buildCapabilities(
   const toolkits = createToolkitsCapability({ registry: loaded, configs });
   return { tools, toolkits, skill };
 }
-
-/** What the first load found; each file that failed is logged. */
-async function loadReport(
-  loaded: Registry,
-  catalog: ReturnType<typeof registryCatalog>,
-  dirs: SkillDirs,
-  log: (line: string) => void,
-): Promise<LoadReport> {
-  const snapshot = loaded.snapshot;
-  for (const error of snapshot.errors) {
-    log(`Cannot load "${error.path}": ${error.message}`);
-  }
-  const skills = await catalog.skills();
-  return {
-    tools: snapshot.tools.size,
-    toolkits: snapshot.toolkits.size,
-    skills: skills.length,
-    warnings: skillLoadWarnings(skills),
-    dirs: dirs.map((d) => d.path),
-    errors: snapshot.errors.map((e) => ({
-      path: e.path,
-      message: e.message,
-    })),
-  };
-}
-
-type SkillDirs = ReturnType<typeof skillDirs>;
 
 // Offers a capability at once; its handlers wait for the real one. Once it
 // is there, calls go straight through (no extra await on the hot path).

@@ -23,13 +23,26 @@ import { fileResponse, runFileViews } from "./run_files.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
-  /** Tools: name, description, toolkit, tags. */
+  /**
+   * Tools: name, description, toolkit, tags, and (with the registry's
+   * statuses) status `available` or `blocked` with why: a tool the policy
+   * denies is listed, not left out.
+   */
   tools: {
     name: string;
     description: string;
     toolkit: string | null;
     tags: string[];
+    status?: "available" | "blocked";
+    blocked_reason?: string | null;
+    origin?: string;
+    path?: string;
   }[];
+  /**
+   * What the registry read but refused (an impostor of a taken name, a
+   * tool declaring another folder's toolkit, a refused claim), with why.
+   */
+  refused?: { kind: string; name: string; path: string; reason: string }[];
   /** Toolkits and their tools. */
   toolkits: { name: string; description: string; tools: string[] }[];
   /** Skills with status and, for a blocked one, why. */
@@ -77,6 +90,31 @@ export interface ConsoleSources {
   scope?(c: Context): RunScope;
   /** Counts events a slow live viewer missed. */
   eventsDropped?(count: number): void;
+  /**
+   * Every tool's status and the registry's refusals (the operator's view);
+   * null until the skills folders are loaded. @default none
+   */
+  registryStatus?(): RegistryStatusView | null;
+}
+
+/** What {@link ConsoleSources.registryStatus} reads from the registry. */
+export interface RegistryStatusView {
+  tools: readonly {
+    name: string;
+    description: string;
+    toolkit: string | null;
+    tags: readonly string[];
+    origin: string;
+    path: string;
+    status: "available" | "blocked";
+    blockedReason: string | null;
+  }[];
+  refused: readonly {
+    kind: string;
+    name: string;
+    path: string;
+    reason: string;
+  }[];
 }
 
 const STATS_WINDOW_S = 3600;
@@ -161,7 +199,12 @@ export function createApi(sources: ConsoleSources): Hono {
 
   app.get("/catalog", async (c) => {
     const query = (c.req.query("q") ?? "").slice(0, 200);
-    return c.json(await sources.catalog(query));
+    const view = await sources.catalog(query);
+    // Refusals and denials name operator folders: for admins only.
+    const registry = scopeOf(c) === "all"
+      ? sources.registryStatus?.() ?? null
+      : null;
+    return c.json(withStatuses(view, registry));
   });
 
   app.get("/overview", (c) => {
@@ -187,6 +230,44 @@ export function createApi(sources: ConsoleSources): Hono {
       }),
   );
   return app;
+}
+
+// The catalog as the operator sees it: every tool with its status (a
+// denied one too, which a session's list leaves out) and every refusal.
+function withStatuses(
+  view: CatalogView,
+  registry: RegistryStatusView | null,
+): CatalogView {
+  if (registry === null) {
+    return {
+      ...view,
+      tools: view.tools.map((t) => ({
+        ...t,
+        status: "available" as const,
+        blocked_reason: null,
+      })),
+      refused: view.refused ?? [],
+    };
+  }
+  return {
+    ...view,
+    tools: registry.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      toolkit: t.toolkit,
+      tags: [...t.tags],
+      status: t.status,
+      blocked_reason: t.blockedReason,
+      origin: t.origin,
+      path: t.path,
+    })),
+    refused: registry.refused.map((r) => ({
+      kind: r.kind,
+      name: r.name,
+      path: r.path,
+      reason: r.reason,
+    })),
+  };
 }
 
 // A page of runs as asked by the query, or null when it is not numbers.

@@ -63,13 +63,22 @@ function renderCatalog(matches) {
   }
   for (const [kit, list] of [...byKit.entries()].sort()) {
     tools.append(el("h4", {}, kit), el("ul", { class: "tools" },
-      ...list.map((t) => el("li", { "data-tool": t.name }, el("b", {}, t.name), " ", el("span", { class: "muted" }, t.description)))));
+      ...list.map((t) => el("li", { "data-tool": t.name, class: "status-" + (t.status || "available") },
+        el("b", {}, t.name), " ",
+        t.status === "blocked" ? el("span", { class: "badge" }, "blocked") : "", " ",
+        el("span", { class: "muted" }, t.blocked_reason ? "blocked: " + t.blocked_reason : t.description)))));
   }
+  // What the registry read but does not serve, with why (impostors of a
+  // taken name, tools declaring another folder's toolkit).
+  const refused = catalog.refused || [];
+  $("refused").replaceChildren(...refused.map((r) => el("li", { "data-refused": r.name, class: "status-blocked" },
+    el("b", {}, r.kind + " " + r.name), " ", el("span", { class: "badge" }, "refused"), " ", el("span", { class: "muted" }, r.reason))));
+  $("refused-section").hidden = refused.length === 0;
   const skills = $("skills");
   skills.replaceChildren(...catalog.skills.map((s) => el("li", { "data-skill": s.name, class: "status-" + s.status.toLowerCase() },
     el("b", {}, s.name), " ", el("span", { class: "badge" }, s.status), " ",
     el("span", { class: "muted" }, s.blocked_reason ? "blocked: " + s.blocked_reason : s.description))));
-  $("catalog-summary").textContent = catalog.tools.length + " tools, " + catalog.toolkits.length + " toolkits, " + catalog.skills.length + " skills" + (matches ? " · " + matches.length + " match(es)" : "");
+  $("catalog-summary").textContent = catalog.tools.length + " tools, " + catalog.toolkits.length + " toolkits, " + catalog.skills.length + " skills" + (refused.length ? ", " + refused.length + " refused" : "") + (matches ? " · " + matches.length + " match(es)" : "");
 }
 async function loadCatalog() {
   catalog = await getJson("/api/catalog");

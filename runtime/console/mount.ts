@@ -19,7 +19,12 @@ import { openRecorder } from "../store/open.ts";
 import { mayView, ownerOf, type RunScope } from "../store/owner.ts";
 import type { RunRecorder } from "../store/recorder.ts";
 import { operatorSecrets, Redactor } from "../store/redact.ts";
-import type { CatalogView, ProcessView, SessionView } from "./api.ts";
+import type {
+  CatalogView,
+  ConsoleSources,
+  ProcessView,
+  SessionView,
+} from "./api.ts";
 import { createConsoleAuth } from "./auth.ts";
 import { createConsoleRoutes } from "./routes.ts";
 
@@ -45,6 +50,8 @@ export interface OperatorSurfaceOptions {
   ) => Promise<OutgoingMessage>;
   /** Diagnostic lines (a failing store is reported here once). */
   log?: (line: string) => void;
+  /** Tool statuses and registry refusals for the catalog. @default none */
+  registryStatus?: ConsoleSources["registryStatus"];
 }
 
 /** The recorder, metrics and routes of one host. */
@@ -144,6 +151,7 @@ export function createOperatorSurface(
     },
     eventsDropped: (n) => metrics.eventsDropped(n),
     scope: (c) => scopeOf(auth.check(c)),
+    registryStatus: options.registryStatus,
   });
   return { recorder, metrics, app, close: () => recorder.close() };
 }

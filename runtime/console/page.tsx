@@ -162,6 +162,10 @@ export function dashboardPage(options: { auth: boolean }): string {
               <ul id="skills"></ul>
             </div>
           </div>
+          <div id="refused-section" hidden>
+            <h3>Refused</h3>
+            <ul id="refused"></ul>
+          </div>
         </Section>
         <HistorySection />
         <StatsSection />

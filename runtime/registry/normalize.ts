@@ -6,14 +6,23 @@
  * @module
  */
 
-import { dirname, relative } from "node:path";
 import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/messages.ts";
+import {
+  type Candidate,
+  type KitCandidate,
+  NameRules,
+  refusal,
+  type ToolCandidate,
+} from "./names.ts";
+import { Places } from "./places.ts";
 import type {
   Origin,
   RegistryError,
+  RegistryRefusal,
+  RegistryRoot,
   RegistrySnapshot,
   SkillEntry,
   ToolEntry,
@@ -36,6 +45,13 @@ export interface BuildOptions {
   agentSkills?: readonly string[];
   /** Errors met before describing (unreadable folders). @default [] */
   errors?: readonly RegistryError[];
+  /**
+   * The skills folders in precedence order (builtin first, then the
+   * config's). @default [] (folders of one origin are then of equal standing)
+   */
+  roots?: readonly RegistryRoot[];
+  /** The snapshot this one replaces: its entries keep their names. */
+  previous?: RegistrySnapshot;
 }
 
 // Tool names end up as function names in LLM APIs, which accept only these.
@@ -72,18 +88,27 @@ const ToolkitFields = z.object({
   tools: z.array(z.string()).default([]),
 });
 
-type Candidate<T> = { entry: T; listed: readonly string[] };
-
 /**
  * Builds a snapshot from described modules. Never throws for bad modules:
  * each problem becomes a {@link RegistryError} and the rest is served.
  *
- * Toolkit membership, first match wins: the tool's own `toolkit` field; the
- * toolkit defined in the tool's folder or the nearest folder above it (below
- * the skills folder itself); a toolkit that lists the tool in its `tools`.
+ * Trust comes from place. A tool belongs to the toolkit defined in its
+ * folder or the nearest folder above it (below the skills folder itself);
+ * its `toolkit` field may name that one, or one defined in its own folder
+ * (a loose toolkit beside it, an imported server's module); a loose tool may be claimed by
+ * a toolkit whose folder holds it (its `tools` list). A `toolkit` field
+ * naming any other toolkit refuses the tool, and a `tools` list naming a
+ * tool outside the toolkit's folder tree or origin is a refused claim.
+ *
+ * A name goes to the definition of highest standing: builtin first, then
+ * imported MCP servers, then the skills folders in `roots` order; within
+ * one folder, the definition that held it in `previous` (a file that
+ * appears later with a taken name is the impostor). The others are listed
+ * in `refused`. Two definitions of equal standing, neither the holder,
+ * block the name: neither is served.
  *
  * @param modules every module read, in any order
- * @param options generation, Agent Skills folders, earlier errors
+ * @param options generation, folders, the snapshot replaced, earlier errors
  * @returns a frozen snapshot with entries sorted by name
  * @example Two files defining the same tool: neither is served
  * ```ts
@@ -102,6 +127,12 @@ type Candidate<T> = { entry: T; listed: readonly string[] };
  * assert.equal(snap.tools.size, 0);
  * assert.match(snap.blocked.get("echo") ?? "", /"\/s\/a.ts" and "\/s\/b.ts"/);
  * assert.equal(snap.errors.length, 2);
+ * // The file that held the name before keeps it; the newcomer is refused.
+ * const next = buildSnapshot([mod("/s/a.ts"), mod("/s/b.ts")], {
+ *   previous: buildSnapshot([mod("/s/b.ts")]),
+ * });
+ * assert.equal(next.tools.get("echo")?.path, "/s/b.ts");
+ * assert.match(next.refused[0]?.reason ?? "", /^Tool "echo" in "\/s\/a.ts" is refused: the name is taken by "\/s\/b.ts"/);
  * ```
  */
 export function buildSnapshot(
@@ -109,75 +140,112 @@ export function buildSnapshot(
   options: BuildOptions = {},
 ): RegistrySnapshot {
   const errors: RegistryError[] = [...(options.errors ?? [])];
-  const { tools, explicitKit, kits, skills, roots } = collect(
-    modules,
+  const refused: RegistryRefusal[] = [];
+  const { tools, explicitKit, kits, skills } = collect(modules, errors);
+  const roots = options.roots ?? [];
+  const names = new NameRules(roots, options.previous, {
+    refused,
     errors,
-  );
-
+    broken: brokenModules(modules),
+  });
   const blocked = new Map<string, string>();
-  const uniqueTools = dedupe("Tool", tools, blocked, errors);
-  const uniqueKits = dedupe("Toolkit", kits, blocked, errors);
-  const uniqueSkills = dedupe("Skill", skills, blocked, errors);
 
-  const kitByDir = toolkitsByFolder(uniqueKits.values(), errors);
-  const listedBy = new Map<string, string>();
-  for (const { entry, listed } of uniqueKits.values()) {
-    for (const name of listed) {
-      if (!listedBy.has(name)) listedBy.set(name, entry.name);
+  const uniqueKits = names.pick("toolkit", kits, blocked);
+  const place = new Places(kits, uniqueKits);
+  const placed: Candidate<ToolCandidate>[] = [];
+  const kitOf = new Map<ToolCandidate, string | null>();
+  for (const tool of tools) {
+    const toolkit = place.toolkitOf(tool, explicitKit.get(tool.entry) ?? null);
+    if (typeof toolkit === "object" && toolkit !== null) {
+      refused.push(refusal("tool", tool.entry, toolkit.refused));
+      continue;
+    }
+    kitOf.set(tool.entry, toolkit);
+    placed.push(tool);
+  }
+  const uniqueTools = names.pick("tool", placed, blocked);
+  for (const kit of uniqueKits.values()) {
+    for (const claim of place.claims(kit, uniqueTools)) {
+      if (typeof claim === "string") {
+        refused.push(refusal("toolkit", kit.entry, claim));
+      } else if (kitOf.get(claim.entry) === null) {
+        kitOf.set(claim.entry, kit.entry.name);
+      }
     }
   }
-
-  const toolMap = new Map<string, ToolEntry>();
-  const members = new Map<string, string[]>();
-  for (const { entry } of sortByName(uniqueTools)) {
-    const toolkit = explicitKit.get(entry) ??
-      folderKit(entry.path, roots.get(entry.path) ?? "/", kitByDir) ??
-      listedBy.get(entry.name) ?? null;
-    toolMap.set(entry.name, Object.freeze({ ...entry, toolkit }));
-    if (toolkit !== null) {
-      const list = members.get(toolkit) ?? [];
-      list.push(entry.name);
-      members.set(toolkit, list);
-    }
+  const uniqueSkills = names.pick("skill", skills, blocked);
+  for (const r of refused) {
+    errors.push({ path: r.path, name: r.name, message: r.reason });
   }
-  const kitMap = new Map<string, ToolkitEntry>();
-  for (const { entry } of sortByName(uniqueKits)) {
-    const names = (members.get(entry.name) ?? []).sort();
-    kitMap.set(
-      entry.name,
-      Object.freeze({ ...entry, tools: Object.freeze(names) }),
-    );
-  }
-  const skillMap = new Map<string, SkillEntry>();
-  for (const { entry } of sortByName(uniqueSkills)) {
-    skillMap.set(entry.name, entry);
-  }
+  place.reportCrowdedFolders(errors);
 
   return Object.freeze({
     generation: options.generation ?? 0,
-    tools: toolMap,
-    toolkits: kitMap,
-    skills: skillMap,
+    ...entryMaps({ uniqueTools, uniqueKits, uniqueSkills, kitOf }),
     blocked,
     agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
     errors: Object.freeze(errors),
+    refused: Object.freeze(refused),
+    roots: Object.freeze([...roots]),
+    holders: names.held,
   });
+}
+
+// Modules that failed to load, by path: a name they held stays theirs.
+function brokenModules(
+  modules: readonly LoadedModule[],
+): Map<string, { origin: Origin; root: string }> {
+  const broken = new Map<string, { origin: Origin; root: string }>();
+  for (const { module, origin, root } of modules) {
+    if (module.error !== null) broken.set(module.path, { origin, root });
+  }
+  return broken;
+}
+
+// The served entries, frozen and sorted by name; a toolkit's `tools` are
+// its members.
+function entryMaps(won: {
+  uniqueTools: Map<string, Candidate<ToolCandidate>>;
+  uniqueKits: Map<string, KitCandidate>;
+  uniqueSkills: Map<string, Candidate<SkillEntry>>;
+  kitOf: ReadonlyMap<ToolCandidate, string | null>;
+}) {
+  const members = new Map<string, string[]>();
+  const tools = new Map<string, ToolEntry>();
+  for (const { entry } of sortByName(won.uniqueTools)) {
+    const toolkit = won.kitOf.get(entry) ?? null;
+    tools.set(entry.name, Object.freeze({ ...entry, toolkit }));
+    if (toolkit !== null) {
+      members.set(toolkit, [...(members.get(toolkit) ?? []), entry.name]);
+    }
+  }
+  const toolkits = new Map<string, ToolkitEntry>();
+  for (const { entry } of sortByName(won.uniqueKits)) {
+    const list = (members.get(entry.name) ?? []).sort();
+    toolkits.set(
+      entry.name,
+      Object.freeze({ ...entry, tools: Object.freeze(list) }),
+    );
+  }
+  const skills = new Map<string, SkillEntry>();
+  for (const { entry } of sortByName(won.uniqueSkills)) {
+    skills.set(entry.name, entry);
+  }
+  return { tools, toolkits, skills };
 }
 
 // Every definition of every module, as candidates (names still to be made
 // unique), in path order; refused ones are told to `errors`.
 function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
-  const tools: Candidate<Omit<ToolEntry, "toolkit">>[] = [];
-  const explicitKit = new Map<Omit<ToolEntry, "toolkit">, string | null>();
-  const kits: Candidate<Omit<ToolkitEntry, "tools">>[] = [];
+  const tools: Candidate<ToolCandidate>[] = [];
+  const explicitKit = new Map<ToolCandidate, string | null>();
+  const kits: KitCandidate[] = [];
   const skills: Candidate<SkillEntry>[] = [];
-  const roots = new Map<string, string>();
 
   const sorted = [...modules].sort((a, b) =>
     a.module.path < b.module.path ? -1 : a.module.path > b.module.path ? 1 : 0
   );
   for (const { module, origin, root } of sorted) {
-    roots.set(module.path, root);
     if (module.error !== null) {
       errors.push({
         path: module.path,
@@ -209,14 +277,14 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
           continue;
         }
         explicitKit.set(tool.entry, tool.toolkit);
-        tools.push({ entry: tool.entry, listed: [] });
+        tools.push({ entry: tool.entry, listed: [], root });
       } else if (def.kind === "toolkit") {
         const kit = toolkitCandidate(def, ref, module.path);
         if (typeof kit === "string") {
           fail(kit);
           continue;
         }
-        kits.push(kit);
+        kits.push({ ...kit, root });
       } else if (def.kind === "skill") {
         skills.push({
           entry: Object.freeze({
@@ -228,6 +296,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
             runnable: def.runnable,
           }),
           listed: [],
+          root,
         });
       } else {
         fail(
@@ -237,7 +306,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
       }
     }
   }
-  return { tools, explicitKit, kits, skills, roots };
+  return { tools, explicitKit, kits, skills };
 }
 
 type ModuleRef = {
@@ -246,8 +315,6 @@ type ModuleRef = {
   hash: string;
   origin: Origin;
 };
-type ToolCandidate = Omit<ToolEntry, "toolkit">;
-
 // A tool definition's entry and its explicit toolkit, or why it is refused.
 function toolCandidate(
   def: DescribedDefinition,
@@ -289,7 +356,7 @@ function toolkitCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
   path: string,
-): Candidate<Omit<ToolkitEntry, "tools">> | string {
+): Omit<KitCandidate, "root"> | string {
   const parsed = ToolkitFields.safeParse(def.fields);
   if (!parsed.success) {
     return `Cannot load toolkit "${def.name}" from "${path}": ` +
@@ -312,77 +379,6 @@ function toolkitCandidate(
     },
     listed: f.tools,
   };
-}
-
-// Folder convention: a folder holding exactly one toolkit owns the tools in
-// it and below it (null: a folder with two, which own nothing).
-function toolkitsByFolder(
-  kits: Iterable<Candidate<Omit<ToolkitEntry, "tools">>>,
-  errors: RegistryError[],
-): Map<string, string | null> {
-  const kitByDir = new Map<string, string | null>();
-  for (const { entry } of kits) {
-    const dir = dirname(entry.path);
-    const other = kitByDir.get(dir);
-    if (other === undefined) kitByDir.set(dir, entry.name);
-    else if (other !== null) {
-      kitByDir.set(dir, null);
-      errors.push({
-        path: entry.path,
-        name: entry.name,
-        message: `Folder "${dir}" holds two toolkits "${other}" and ` +
-          `"${entry.name}": its tools need an explicit "toolkit" field`,
-      });
-    }
-  }
-  return kitByDir;
-}
-
-function dedupe<T extends { name: string; path: string }>(
-  label: string,
-  candidates: Candidate<T>[],
-  blocked: Map<string, string>,
-  errors: RegistryError[],
-): Map<string, Candidate<T>> {
-  const byName = new Map<string, Candidate<T>[]>();
-  for (const c of candidates) {
-    const list = byName.get(c.entry.name) ?? [];
-    list.push(c);
-    byName.set(c.entry.name, list);
-  }
-  const unique = new Map<string, Candidate<T>>();
-  for (const [name, list] of byName) {
-    if (list.length === 1) {
-      unique.set(name, list[0]!);
-      continue;
-    }
-    const paths = list.map((c) => `"${c.entry.path}"`);
-    const where = paths.length === 2
-      ? `${paths[0]} and ${paths[1]}`
-      : `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)}`;
-    const message =
-      `${label} name "${name}" is defined in ${where}: neither is served`;
-    blocked.set(name, message);
-    for (const c of list) {
-      errors.push({ path: c.entry.path, name, message });
-    }
-  }
-  return unique;
-}
-
-function folderKit(
-  path: string,
-  root: string,
-  kitByDir: Map<string, string | null>,
-): string | null {
-  // The skills folder itself is not a toolkit folder: a toolkit module at the
-  // top would otherwise claim every loose tool.
-  for (let dir = dirname(path);; dir = dirname(dir)) {
-    const rel = relative(root, dir);
-    if (rel === "" || rel.startsWith("..") || dirname(dir) === dir) return null;
-    const kit = kitByDir.get(dir);
-    if (kit !== undefined) return kit;
-  }
 }
 
 function sortByName<T extends { name: string }>(

@@ -59,29 +59,182 @@ Deno.test("buildSnapshot() normalizes tool fields with A2E defaults", () => {
   assert.ok(Object.isFrozen(tool));
 });
 
-Deno.test("buildSnapshot() assigns toolkit membership by field, folder and list", () => {
+Deno.test("buildSnapshot() assigns toolkit membership by place: folder, own module, list", () => {
   const snap = buildSnapshot([
     mod("/s/fs/toolkit.ts", [{ kind: "toolkit", name: "fs", runnable: false }]),
     mod("/s/fs/read.ts", [{ name: "read" }]),
-    mod("/s/fs/deep/stat.ts", [{ name: "stat" }]),
-    mod("/s/fs/other.ts", [{ name: "other", fields: { toolkit: "web" } }]),
+    mod("/s/fs/deep/stat.ts", [{ name: "stat", fields: { toolkit: "fs" } }]),
     mod("/s/web.ts", [{
       kind: "toolkit",
       name: "web",
-      fields: { tools: ["fetch", "read"] },
+      fields: { tools: ["fetch", "post"] },
     }]),
     mod("/s/fetch.ts", [{ name: "fetch" }]),
+    mod("/s/post.ts", [{ name: "post", fields: { toolkit: "web" } }]),
+    // An imported MCP server: its toolkit and tools in one module.
+    {
+      ...mod("/mcp:/one", [
+        { kind: "toolkit", name: "one", export: "kit" },
+        { name: "one_tool", fields: { toolkit: "one" } },
+      ]),
+      origin: "mcp" as const,
+      root: "/mcp:/",
+    },
     mod("/s/loose.ts", [{ name: "loose" }]),
+    mod("/s/beside.ts", [{ name: "beside", fields: { toolkit: "web" } }]),
   ]);
   const kit = (name: string) => snap.tools.get(name)?.toolkit;
-  assert.equal(kit("read"), "fs", "the folder wins over a toolkit's list");
-  assert.equal(kit("stat"), "fs");
-  assert.equal(kit("other"), "web");
-  assert.equal(kit("fetch"), "web");
+  assert.equal(kit("beside"), "web", "a loose toolkit beside it");
+  assert.equal(kit("read"), "fs");
+  assert.equal(kit("stat"), "fs", "a field naming its folder's toolkit");
+  assert.equal(kit("fetch"), "web", "a loose tool its folder's toolkit lists");
+  assert.equal(kit("post"), "web");
+  assert.equal(kit("one_tool"), "one", "a toolkit of its own module");
   assert.equal(kit("loose"), null);
   assert.deepEqual(snap.toolkits.get("fs")?.tools, ["read", "stat"]);
-  assert.deepEqual(snap.toolkits.get("web")?.tools, ["fetch", "other"]);
+  assert.deepEqual(snap.toolkits.get("web")?.tools, [
+    "beside",
+    "fetch",
+    "post",
+  ]);
   assert.deepEqual(snap.errors, []);
+  assert.deepEqual(snap.refused, []);
+});
+
+Deno.test("buildSnapshot() refuses a toolkit field naming another folder's toolkit", () => {
+  const snap = buildSnapshot([
+    mod("/s/fs/toolkit.ts", [{ kind: "toolkit", name: "fs" }]),
+    mod("/s/web/toolkit.ts", [{ kind: "toolkit", name: "web" }]),
+    mod("/s/fs/sneak.ts", [{ name: "sneak", fields: { toolkit: "web" } }]),
+    mod("/s/own/lone.ts", [{ name: "lone", fields: { toolkit: "fs" } }]),
+    mod("/s/ghost.ts", [{ name: "ghost", fields: { toolkit: "nowhere" } }]),
+  ]);
+  assert.equal(snap.tools.size, 0);
+  assert.deepEqual(snap.toolkits.get("web")?.tools, []);
+  const why = Object.fromEntries(snap.refused.map((r) => [r.name, r.reason]));
+  assert.equal(
+    why.sneak,
+    'Tool "sneak" in "/s/fs/sneak.ts" is refused: its "toolkit" field names ' +
+      '"web", defined in "/s/web/toolkit.ts", but a tool belongs to the ' +
+      `toolkit of its own folder (its folder's is "fs")`,
+  );
+  assert.match(
+    why.lone ?? "",
+    /none is defined in its folder or a folder above/,
+  );
+  assert.match(why.ghost ?? "", /names "nowhere", but/);
+  assert.deepEqual(
+    snap.errors.map((e) => e.name).sort(),
+    ["ghost", "lone", "sneak"],
+  );
+});
+
+Deno.test("buildSnapshot() refuses a toolkit of another origin and claims outside the toolkit's tree", () => {
+  const builtin = (path: string, defs: Partial<DescribedDefinition>[]) => ({
+    ...mod(path, defs),
+    origin: "builtin" as const,
+    root: "/b",
+  });
+  const snap = buildSnapshot([
+    builtin("/b/http/toolkit.ts", [{ kind: "toolkit", name: "http" }]),
+    builtin("/b/http/get.ts", [{ name: "get", fields: { toolkit: "http" } }]),
+    builtin("/b/loose.ts", [{ name: "shipped_loose" }]),
+    // A drop-in at the top of its own skills folder, named like a folder.
+    mod("/s/http/steal.ts", [{ name: "steal", fields: { toolkit: "http" } }]),
+    mod("/s/claim/toolkit.ts", [{
+      kind: "toolkit",
+      name: "claim",
+      fields: { tools: ["get", "shipped_loose", "mine"] },
+    }]),
+    mod("/s/mine.ts", [{ name: "mine" }]),
+  ], {
+    roots: [{ path: "/b", origin: "builtin" }, { path: "/s", origin: "file" }],
+  });
+  assert.equal(snap.tools.has("steal"), false);
+  assert.equal(snap.tools.get("get")?.toolkit, "http");
+  assert.equal(snap.tools.get("shipped_loose")?.toolkit, null);
+  assert.equal(snap.tools.get("mine")?.toolkit, null);
+  assert.deepEqual(snap.toolkits.get("claim")?.tools, []);
+  assert.deepEqual(snap.toolkits.get("http")?.tools, ["get"]);
+  const claims = snap.refused.filter((r) => r.name === "claim");
+  assert.deepEqual(claims.map((r) => r.reason), [
+    'Toolkit "claim" in "/s/claim/toolkit.ts" cannot claim tool "get": it belongs to toolkit "http" of its folder',
+    'Toolkit "claim" in "/s/claim/toolkit.ts" cannot claim tool "shipped_loose": it is builtin "b/loose.ts", outside the toolkit\'s folder',
+    'Toolkit "claim" in "/s/claim/toolkit.ts" cannot claim tool "mine": it is "/s/mine.ts", outside the toolkit\'s folder',
+  ]);
+  assert.match(
+    snap.refused.find((r) => r.name === "steal")?.reason ?? "",
+    /names "http", defined in builtin "b\/http\/toolkit.ts"/,
+  );
+});
+
+Deno.test("buildSnapshot() gives a name to builtin, then folders in order, then the earlier holder", () => {
+  const at = (origin: "builtin" | "file", root: string, path: string) => ({
+    ...mod(path, [{ name: "read_file" }, {
+      kind: "toolkit",
+      name: "filesystem",
+      export: "kit",
+    }]),
+    origin,
+    root,
+  });
+  const roots = [
+    { path: "/b", origin: "builtin" as const },
+    { path: "/one", origin: "file" as const },
+    { path: "/two", origin: "file" as const },
+  ];
+  const first = buildSnapshot([
+    at("file", "/two", "/two/a.ts"),
+    at("file", "/one", "/one/z.ts"),
+    at("builtin", "/b", "/b/fs/read_file.ts"),
+  ], { roots });
+  assert.equal(first.tools.get("read_file")?.origin, "builtin");
+  assert.equal(first.toolkits.get("filesystem")?.path, "/b/fs/read_file.ts");
+  assert.equal(first.blocked.size, 0);
+  assert.deepEqual(
+    first.refused.filter((r) => r.kind === "tool").map((r) => r.reason),
+    [
+      'Tool "read_file" in "/one/z.ts" is refused: the name is taken by builtin "b/fs/read_file.ts"',
+      'Tool "read_file" in "/two/a.ts" is refused: the name is taken by builtin "b/fs/read_file.ts"',
+    ],
+  );
+  // Without the builtin, the folder listed first wins.
+  const second = buildSnapshot([
+    at("file", "/two", "/two/a.ts"),
+    at("file", "/one", "/one/z.ts"),
+  ], { roots });
+  assert.equal(second.tools.get("read_file")?.path, "/one/z.ts");
+  // In one folder, the holder keeps the name against a file sorting first.
+  const held = buildSnapshot([at("file", "/one", "/one/z.ts")], { roots });
+  const reloaded = buildSnapshot([
+    at("file", "/one", "/one/a.ts"),
+    at("file", "/one", "/one/z.ts"),
+  ], { roots, previous: held });
+  assert.equal(reloaded.tools.get("read_file")?.path, "/one/z.ts");
+  assert.equal(reloaded.blocked.size, 0);
+  assert.match(
+    reloaded.refused[0]?.reason ?? "",
+    /^Toolkit "filesystem" in "\/one\/a.ts" is refused: the name is taken by "\/one\/z.ts"$/,
+  );
+  // The shipped toolkit's folder does not lend itself to an impostor's tools.
+  const kitOnly = buildSnapshot([
+    {
+      ...mod("/b/fs/toolkit.ts", [{ kind: "toolkit", name: "filesystem" }]),
+      origin: "builtin" as const,
+      root: "/b",
+    },
+    {
+      ...mod("/one/fake/toolkit.ts", [{ kind: "toolkit", name: "filesystem" }]),
+      root: "/one",
+    },
+    { ...mod("/one/fake/tool.ts", [{ name: "fake_tool" }]), root: "/one" },
+  ], { roots });
+  assert.equal(kitOnly.toolkits.get("filesystem")?.origin, "builtin");
+  assert.equal(kitOnly.tools.has("fake_tool"), false);
+  assert.match(
+    kitOnly.refused.find((r) => r.name === "fake_tool")?.reason ?? "",
+    /the toolkit of its folder, "filesystem" in "\/one\/fake\/toolkit.ts", is not served/,
+  );
 });
 
 Deno.test("buildSnapshot() serves neither side of a name clash and names both files", () => {
@@ -99,7 +252,7 @@ Deno.test("buildSnapshot() serves neither side of a name clash and names both fi
   );
   assert.match(snap.blocked.get("kit") ?? "", /^Toolkit name "kit"/);
   assert.deepEqual(
-    snap.errors.map((e) => [e.path, e.name]),
+    snap.errors.map((e) => [e.path, e.name]).sort(),
     [["/s/a.ts", "dup"], ["/s/b.ts", "dup"], ["/s/k1.ts", "kit"], [
       "/s/k2.ts",
       "kit",
@@ -166,4 +319,27 @@ Deno.test("buildSnapshot() keeps skills with their fields", () => {
   assert.equal(skill?.fields.max_turns, 3);
   assert.equal(skill?.runnable, false);
   assert.deepEqual(snap.agentSkills, ["/s/a", "/s/z"]);
+});
+
+Deno.test("buildSnapshot() keeps a name for its holder while the holder's file is broken", () => {
+  const roots = [{ path: "/s", origin: "file" as const }];
+  const holder = mod("/s/z.ts", [{ name: "echo" }]);
+  const broken = mod("/s/z.ts", [], "SyntaxError: Unexpected token");
+  const impostor = mod("/s/a.ts", [{ name: "echo" }]);
+  const first = buildSnapshot([holder], { roots });
+  const mid = buildSnapshot([broken, impostor], { roots, previous: first });
+  assert.equal(mid.tools.has("echo"), false);
+  assert.equal(
+    mid.refused[0]?.reason,
+    'Tool "echo" in "/s/a.ts" is refused: the name is held by "/s/z.ts", which failed to load',
+  );
+  // Still broken on the next reload: still held.
+  const again = buildSnapshot([broken, impostor], { roots, previous: mid });
+  assert.equal(again.tools.has("echo"), false);
+  const fixed = buildSnapshot([holder, impostor], { roots, previous: again });
+  assert.equal(fixed.tools.get("echo")?.path, "/s/z.ts");
+  assert.match(fixed.refused[0]?.reason ?? "", /taken by "\/s\/z.ts"/);
+  // A holder gone for good releases the name.
+  const gone = buildSnapshot([impostor], { roots, previous: fixed });
+  assert.equal(gone.tools.get("echo")?.path, "/s/a.ts");
 });

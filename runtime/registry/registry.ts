@@ -229,6 +229,10 @@ class LiveRegistry implements Registry {
       generation: previous.generation + 1,
       agentSkills: scan.agentSkills,
       errors: scan.errors,
+      // Who wins a name: builtin first, then the folders in config order,
+      // then (within one folder) whoever held it before.
+      roots: this.#dirs.map((d) => ({ path: d.path, origin: d.origin! })),
+      previous,
     });
     const agentSkillsChanged = this.#touchedSkillMd ||
       previous.agentSkills.join("\n") !== next.agentSkills.join("\n");

@@ -185,3 +185,37 @@ Deno.test("loadRegistry() reports progress after each module, ending at the tota
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("reload() keeps a name with its holder: a later file is the impostor", async () => {
+  const builtin = await Deno.makeTempDir();
+  const ops = await Deno.makeTempDir();
+  const sandbox = createFakeSandbox();
+  try {
+    await Deno.writeTextFile(join(builtin, "read_file.ts"), tool("read_file"));
+    await Deno.writeTextFile(join(ops, "z_echo.ts"), tool("echo"));
+    const registry = await loadRegistry({
+      sandbox,
+      dirs: [{ path: builtin, origin: "builtin" }, ops],
+    });
+    // Sorts before the holder, and claims a shipped name too.
+    await Deno.writeTextFile(join(ops, "a_echo.ts"), tool("echo"));
+    await Deno.writeTextFile(join(ops, "a_read.ts"), tool("read_file"));
+    await registry.reload();
+    const snap = registry.snapshot;
+    assert.equal(snap.tools.get("echo")?.path, join(ops, "z_echo.ts"));
+    assert.equal(snap.tools.get("read_file")?.origin, "builtin");
+    assert.equal(snap.blocked.size, 0);
+    assert.deepEqual(
+      snap.refused.map((r) => r.path).sort(),
+      [join(ops, "a_echo.ts"), join(ops, "a_read.ts")],
+    );
+    assert.match(
+      snap.refused.find((r) => r.name === "read_file")?.reason ?? "",
+      /the name is taken by builtin ".*\/read_file\.ts"/,
+    );
+    await registry.close();
+  } finally {
+    await Deno.remove(builtin, { recursive: true });
+    await Deno.remove(ops, { recursive: true });
+  }
+});

@@ -86,6 +86,30 @@ export interface RegistryError {
   readonly message: string;
 }
 
+/**
+ * A definition the registry read but does not serve, or a claim it did not
+ * grant: a name already held by a shipped or earlier definition (the
+ * impostor), a tool whose `toolkit` field names a toolkit other than its
+ * folder's, a toolkit listing a tool outside its folder tree.
+ */
+export interface RegistryRefusal {
+  readonly kind: "tool" | "toolkit" | "skill";
+  /** The refused definition's name (for a refused claim: the toolkit's). */
+  readonly name: string;
+  /** Absolute path of the refused definition's file. */
+  readonly path: string;
+  readonly origin: Origin;
+  /** Sentence case, values quoted: what was refused and why. */
+  readonly reason: string;
+}
+
+/** A skills folder, in the order names are granted (builtin first). */
+export interface RegistryRoot {
+  /** Absolute path. */
+  readonly path: string;
+  readonly origin: Origin;
+}
+
 /** One consistent view of everything loaded. */
 export interface RegistrySnapshot {
   /** Increases by one with every reload that changed something. */
@@ -94,13 +118,27 @@ export interface RegistrySnapshot {
   readonly toolkits: ReadonlyMap<string, ToolkitEntry>;
   readonly skills: ReadonlyMap<string, SkillEntry>;
   /**
-   * Names that are defined more than once (or otherwise unusable), mapped to
-   * why; none of their definitions is served.
+   * Names defined more than once by definitions of equal standing (same
+   * skills folder, none holding the name before), mapped to why; none of
+   * their definitions is served.
    */
   readonly blocked: ReadonlyMap<string, string>;
   /** Absolute paths of Agent Skills folders (folders with a `SKILL.md`). */
   readonly agentSkills: readonly string[];
   readonly errors: readonly RegistryError[];
+  /**
+   * What was read but refused, with why (also in `errors`, so a load
+   * report counts them).
+   */
+  readonly refused: readonly RegistryRefusal[];
+  /** The skills folders in precedence order (who wins a name). */
+  readonly roots: readonly RegistryRoot[];
+  /**
+   * Who holds each name (`"<kind>\0<name>"` to the file's path), a holder
+   * whose file fails to load for now included: the next load keeps it
+   * theirs against a newcomer. @default none
+   */
+  readonly holders?: ReadonlyMap<string, string>;
 }
 
 /** What changed between two snapshots, by name. */

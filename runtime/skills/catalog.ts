@@ -6,12 +6,16 @@
  * @module
  */
 
-import { basename, dirname, resolve, sep } from "node:path";
+import { basename, dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGrant, resolvePermissionPaths } from "../sandbox/permissions.ts";
 import type { Policy } from "../sandbox/permissions.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
+import type {
+  RegistryRefusal,
+  RegistrySnapshot,
+  SkillEntry,
+} from "../registry/types.ts";
 import { withPolicyWarnings } from "./load_warnings.ts";
 import {
   codeSkillRecord,
@@ -30,6 +34,12 @@ import {
 export interface SkillCatalog {
   /** Every skill now; called per request so hot reloads show at once. */
   skills(): Promise<readonly SkillRecord[]>;
+  /**
+   * Skills refused by the last {@link SkillCatalog.skills} because a skill
+   * of higher standing holds the name (a `SKILL.md` folder named like a
+   * shipped skill), with why. @default none
+   */
+  refused?(): readonly RegistryRefusal[];
 }
 
 /**
@@ -69,7 +79,7 @@ export interface RegistryCatalogOptions {
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/SKILL.md`, "---\nname: notes\ndescription: Notes\n---\nBe brief.");
  * const snapshot = { generation: 1, tools: new Map(), toolkits: new Map(), skills: new Map(),
- *   blocked: new Map(), agentSkills: [dir], errors: [] };
+ *   blocked: new Map(), agentSkills: [dir], errors: [], refused: [], roots: [] };
  * const catalog = registryCatalog({ registry: { snapshot }, home: null });
  * const [skill] = await catalog.skills();
  * assert.equal(skill?.definition.name, "notes");
@@ -89,6 +99,9 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
       error: string | null;
     }
   >();
+  // Who held each name at the last request: a later file is the impostor.
+  const holders = new Map<string, string>();
+  let refused: readonly RegistryRefusal[] = [];
   const systemDirs = (options.systemDirs ?? [SYSTEM_SKILLS_DIR]).filter((d) =>
     d !== ""
   ).map((d) => resolve(d));
@@ -178,11 +191,81 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
           r,
         ]);
       }
-      return [...byName.values()].map((list) =>
-        list.length === 1 ? list[0]! : clash(list)
+      const refusedNow: RegistryRefusal[] = [];
+      const out = [...byName.values()].map((list) =>
+        list.length === 1
+          ? list[0]!
+          : precedence(list, { snapshot, holders, refused: refusedNow })
       );
+      holders.clear();
+      for (const r of out) {
+        if (r.definition.filePath) {
+          holders.set(r.definition.name, r.definition.filePath);
+        }
+      }
+      refused = refusedNow;
+      return out;
     },
+    refused: () => refused,
   };
+}
+
+// Who keeps a name several skills claim: shipped skills first, then the
+// skills folders in config order, then the one that held it before; the
+// rest are refused. Equal standing, no holder: neither is served.
+function precedence(
+  list: SkillRecord[],
+  state: {
+    snapshot: RegistrySnapshot;
+    holders: ReadonlyMap<string, string>;
+    refused: RegistryRefusal[];
+  },
+): SkillRecord {
+  const name = list[0]!.definition.name;
+  const holder = state.holders.get(name);
+  const roots = state.snapshot.roots;
+  const rank = (r: SkillRecord) => {
+    const path = r.definition.filePath ?? "";
+    const index = roots.findIndex((root) =>
+      path === root.path || path.startsWith(root.path + sep)
+    );
+    return [
+      r.definition.source === "system" ? 0 : 1,
+      index < 0 ? roots.length : index,
+      path !== "" && path === holder ? 0 : 1,
+    ];
+  };
+  const ranked = list.map((r) => ({ r, key: rank(r) })).sort((a, b) =>
+    a.key.join(",") < b.key.join(",")
+      ? -1
+      : a.key.join(",") > b.key.join(",")
+      ? 1
+      : 0
+  );
+  const top = ranked.filter((x) =>
+    x.key.join(",") === ranked[0]!.key.join(",")
+  );
+  if (top.length > 1 || !ranked[0]!.r.definition.filePath) {
+    return clash(list);
+  }
+  const winner = ranked[0]!.r;
+  const winnerPath = winner.definition.filePath!;
+  const root = roots.find((r) => winnerPath.startsWith(r.path + sep));
+  const taken = winner.definition.source === "system" && root
+    ? `builtin "${basename(root.path)}/${relative(root.path, winnerPath)}"`
+    : `"${winnerPath}"`;
+  for (const { r } of ranked.slice(1)) {
+    const path = r.definition.filePath ?? "";
+    state.refused.push({
+      kind: "skill",
+      name,
+      path,
+      origin: r.definition.source === "system" ? "builtin" : "file",
+      reason:
+        `Skill "${name}" in "${path}" is refused: the name is taken by ${taken}`,
+    });
+  }
+  return winner;
 }
 
 function codeRecord(

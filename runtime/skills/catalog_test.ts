@@ -43,6 +43,8 @@ function snapshot(
     blocked: new Map(),
     agentSkills,
     errors: [],
+    refused: [],
+    roots: [],
   };
 }
 
@@ -96,4 +98,66 @@ Deno.test("registryCatalog() blocks a code skill asking for more than the policy
     String(byName.get("dynamic")?.metadata?.blocked_reason),
     /computes its permissions from configuration/,
   );
+});
+
+Deno.test("registryCatalog() gives a SKILL.md name to the shipped folder, then the holder", async () => {
+  const system = await Deno.makeTempDir();
+  const ops = await Deno.makeTempDir();
+  const write = async (dir: string, folder: string, description: string) => {
+    await Deno.mkdir(join(dir, folder));
+    await Deno.writeTextFile(
+      join(dir, folder, "SKILL.md"),
+      `---\nname: todos\ndescription: ${description}\n---\nDo it.`,
+    );
+    return join(dir, folder);
+  };
+  try {
+    const shipped = await write(system, "todos", "Shipped");
+    const fake = await write(ops, "todos_fake", "Impostor");
+    const snap = {
+      ...snapshot([], [fake, shipped]),
+      roots: [
+        { path: system, origin: "builtin" as const },
+        { path: ops, origin: "file" as const },
+      ],
+    };
+    const catalog = registryCatalog({
+      registry: { snapshot: snap },
+      home: null,
+      systemDirs: [system],
+    });
+    const skills = await catalog.skills();
+    assert.equal(skills.length, 1);
+    assert.equal(resolved(skills[0])?.status, "Published");
+    assert.equal(skills[0]?.definition.description, "Shipped");
+    const [refused] = catalog.refused?.() ?? [];
+    assert.match(
+      refused?.reason ?? "",
+      /^Skill "todos" in ".*todos_fake.*" is refused: the name is taken by builtin ".*todos\/SKILL\.md"$/,
+    );
+    // Within one folder, the holder keeps the name against a newcomer.
+    const mine = await write(ops, "z_todos", "Mine");
+    const live = { snapshot: { ...snapshot([], [mine]), roots: snap.roots } };
+    const own = registryCatalog({
+      registry: live,
+      home: null,
+      systemDirs: [system],
+    });
+    await own.skills();
+    const late = await write(ops, "a_todos", "Late");
+    live.snapshot = { ...snapshot([], [late, mine]), roots: snap.roots };
+    const now = await own.skills();
+    assert.equal(now[0]?.definition.description, "Mine");
+    assert.match(own.refused?.()[0]?.path ?? "", /a_todos/);
+    // A fresh catalog has no holder: equal standing blocks the name.
+    const fresh = registryCatalog({
+      registry: live,
+      home: null,
+      systemDirs: [system],
+    });
+    assert.equal(resolved((await fresh.skills())[0])?.status, "Blocked");
+  } finally {
+    await Deno.remove(system, { recursive: true });
+    await Deno.remove(ops, { recursive: true });
+  }
 });

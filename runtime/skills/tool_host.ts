@@ -51,7 +51,7 @@ export interface RegistryToolHostOptions {
  *   toolkit: "filesystem", prompt: "" };
  * const snapshot = { generation: 1, tools: new Map([["grep", tool]]),
  *   toolkits: new Map([["filesystem", { tools: ["grep"] }]]), skills: new Map(),
- *   blocked: new Map(), agentSkills: [], errors: [] };
+ *   blocked: new Map(), agentSkills: [], errors: [], refused: [], roots: [] };
  * const host = registryToolHost({
  *   registry: { snapshot } as never,
  *   caller: { call: (req) => Promise.resolve({ breakLoop: false, entry: tool as never,

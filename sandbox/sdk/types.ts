@@ -121,7 +121,11 @@ export interface ToolDef<Args = Record<string, unknown>>
   idempotent?: boolean;
   /** Found only by search when true. @default false */
   defer_loading?: boolean;
-  /** The toolkit it belongs to; set automatically in a toolkit's folder. */
+  /**
+   * The toolkit it belongs to; set automatically in a toolkit's folder. It
+   * may only name that toolkit (or one defined beside it, in its own
+   * folder): naming another refuses the tool at load.
+   */
   toolkit?: string;
   /** `"per-call"` forces a fresh worker for every call. @default "warm" */
   isolation?: "warm" | "per-call";
@@ -150,7 +154,10 @@ export interface ToolkitDef extends CommonDefinition {
   icon_svg?: string;
   /** Configuration schema; fields with `secret: true` are never echoed. */
   config?: SchemaLike;
-  /** Tool names outside the toolkit's folder that belong to it. */
+  /**
+   * Loose tools (in no toolkit's folder) below this toolkit's own folder
+   * that belong to it; a tool elsewhere cannot be claimed.
+   */
   tools?: string[];
 }
 

@@ -54,6 +54,8 @@ async function discoverFixtures() {
     blocked: new Map(),
     agentSkills: scan.agentSkills,
     errors: [],
+    refused: [],
+    roots: [],
   };
   const catalog = registryCatalog({ registry: { snapshot }, home: null });
   const cap = createSkillsCapability({
@@ -294,6 +296,8 @@ Deno.test("a skill.md folder that cannot be loaded is Blocked under its own file
           blocked: new Map(),
           agentSkills: scan.agentSkills,
           errors: [],
+          refused: [],
+          roots: [],
         },
       },
       home: null,
