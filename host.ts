@@ -170,6 +170,7 @@ async function serveNetwork(
   if (from) stderr(`skillbox settings: ${from}`);
   for (const line of loaded.warnings) stderr(`skillbox warning: ${line}`);
   stderr(consoleLine(address.url, config.tokens.length > 0, address.hostname));
+  stderr(doorsLine(config));
   stderr(
     `history: ${
       config.store ? `${config.store.path} (store.path)` : "off (store: null)"
@@ -241,7 +242,22 @@ function consoleLine(url: string, tokens: boolean, hostname: string): string {
   const loopback = hostname === "127.0.0.1" || hostname === "::1" ||
     hostname === "localhost";
   return `console: ${url}/ (open: no tokens configured${
-    loopback ? ", loopback only" : `; WARNING: reachable on ${hostname}`
+    loopback
+      ? ", loopback: any local process may use it"
+      : `; WARNING: reachable on ${hostname}`
+  })`;
+}
+
+// What keeps web pages out: the door's rule, in one line.
+function doorsLine(config: HostConfig): string {
+  const extra = config.listen.allowedHosts.length +
+    config.listen.allowedOrigins.length;
+  return `doors: ${
+    config.tokens.length > 0
+      ? "a token is needed; failed tokens are throttled per address"
+      : "no tokens: any local process can call tools"
+  }; web pages and DNS rebinding are refused (Host must be 127.0.0.1, localhost, [::1] or the listen address, Origin must be this host${
+    extra > 0 ? ", or one in listen.allowed_hosts/allowed_origins" : ""
   })`;
 }
 

@@ -9,7 +9,12 @@
  */
 
 import type { Capability, OutgoingMessage } from "./capability.ts";
-import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
+import {
+  defaultConfig,
+  type HostConfig,
+  type LimitsConfig,
+  type ListenConfig,
+} from "./config.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { Session } from "./session.ts";
 import {
@@ -36,6 +41,7 @@ import {
   type ListenOptions,
   mcpFirst,
 } from "./host_http.ts";
+import { createDoor } from "./doors/guard.ts";
 import {
   createStandardStack,
   type LoadReport,
@@ -48,8 +54,9 @@ export interface HostOptions {
    * The configuration (see `runtime/config.ts`); missing parts take their
    * defaults. @default defaultConfig()
    */
-  config?: Partial<Omit<HostConfig, "limits">> & {
+  config?: Partial<Omit<HostConfig, "limits" | "listen">> & {
     limits?: Partial<LimitsConfig>;
+    listen?: Partial<ListenConfig>;
   };
   /**
    * Capabilities served from the start. When omitted, the host serves the
@@ -72,8 +79,15 @@ export type { CallOptions } from "./transports/in_process.ts";
  * the host's trusted in-process session (see {@link InProcessCalls}).
  */
 export interface Host extends InProcessCalls {
-  /** The HTTP handler: `Deno.serve(host.fetch)` or mount it in your server. */
-  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /**
+   * The HTTP handler: `Deno.serve(host.fetch)` or mount it in your server.
+   * Every request passes the host's door first (`Host`, `Origin`, failed
+   * credentials throttled by `info.remoteAddr`, see `runtime/doors/`).
+   */
+  readonly fetch: (
+    request: Request,
+    info?: Deno.ServeHandlerInfo,
+  ) => Response | Promise<Response>;
   /** The resolved configuration. */
   readonly config: HostConfig;
   /** The names of the capabilities served. */
@@ -132,7 +146,7 @@ export interface Host extends InProcessCalls {
  * import { createHost } from "./host.ts";
  * import assert from "node:assert/strict";
  * const host = createHost({ capabilities: [] });
- * const health = await host.fetch(new Request("http://x/health"));
+ * const health = await host.fetch(new Request("http://localhost/health"));
  * assert.equal((await health.json()).status, "ok");
  * const pong = await host.request({ type: "ping" });
  * assert.equal(pong.type, "pong");
@@ -214,7 +228,9 @@ export function createHost(options: HostOptions = {}): Host {
     maxParallel: config.limits.maxParallel,
     closing: () => closing,
   });
-  const handle = mcpFirst(app, { mcp, log });
+  // The one door in front of every route and upgrade, in-process or not.
+  const door = createDoor({ listen: config.listen, tokens: config.tokens });
+  const handle = door.guard(mcpFirst(app, { mcp, log }));
   const server = listener(config.listen, handle);
 
   const host: Host = {
@@ -227,7 +243,10 @@ export function createHost(options: HostOptions = {}): Host {
       return sessions.size;
     },
     ready,
-    listen: server.listen,
+    listen(listenOptions = {}) {
+      door.listeningOn(listenOptions.hostname ?? config.listen.hostname);
+      return server.listen(listenOptions);
+    },
     serveStdio: (stdioOptions) => serveStdio(context, stdioOptions),
     serveMcpStdio: () => serveMcpStdio(context, mcpOptions),
     addCapability: (capability) => dispatcher.addCapability(capability),

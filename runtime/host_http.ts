@@ -90,9 +90,10 @@ export function httpApp(parts: HttpParts): Hono {
 /**
  * The host's HTTP handler: `app`, with requests to `/mcp` handed to the MCP
  * endpoint straight away. Every MCP call is a POST to `/mcp`, and Hono's
- * routing and context cost it about 7 µs; the MCP endpoint applies every
- * guard itself (bearer token, origin, body size, method), as it did behind
- * Hono's `app.all("/mcp")`. What Hono answers its own way still goes through
+ * routing and context cost it about 7 µs; the MCP endpoint applies its own
+ * checks (bearer token, body size, method), as it did behind Hono's
+ * `app.all("/mcp")`, and the host's door (`runtime/doors/guard.ts`), which
+ * wraps this handler, has checked `Host` and `Origin`. What Hono answers its own way still goes through
  * it: HEAD (answered as a GET without body), and a path Hono would decode.
  *
  * @param app the host's Hono app ({@link httpApp}), which routes `/mcp` too
@@ -178,8 +179,8 @@ function failed(
  * ```
  */
 export function listener(
-  defaults: ListenConfig,
-  fetch: (request: Request) => Response | Promise<Response>,
+  defaults: Pick<ListenConfig, "hostname" | "port">,
+  fetch: Deno.ServeHandler,
 ): {
   listen(options?: ListenOptions): Promise<ListenAddress>;
   shutdown(): Promise<void>;
@@ -210,7 +211,7 @@ export function listener(
 function startServer(
   hostname: string,
   port: number,
-  fetch: (request: Request) => Response | Promise<Response>,
+  fetch: Deno.ServeHandler,
 ): { server: Deno.HttpServer; address: Promise<ListenAddress> } {
   const address = Promise.withResolvers<ListenAddress>();
   const server = Deno.serve({
