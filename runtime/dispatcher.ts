@@ -46,6 +46,12 @@ export interface DispatcherOptions {
    * not (the handshake is then refused), or "". @default admit all
    */
   admit?: (session: Session, token: string) => string;
+  /**
+   * Checks the token a handshake presented: "" when it is accepted, else
+   * why not (the host's door throttles failures by client address).
+   * @default accepted when it is one of `tokens`
+   */
+  checkToken?: (session: Session, token: string) => string;
 }
 
 /** Options for one dispatched message. */
@@ -80,6 +86,7 @@ export class Dispatcher {
   #quotas: ReadonlyMap<string, TokenQuota>;
   #rate = new CallRate();
   #admit: (session: Session, token: string) => string;
+  #checkToken: (session: Session, token: string) => string;
   #startedAt: number;
 
   /** @param options capabilities, tokens and limits */
@@ -90,6 +97,9 @@ export class Dispatcher {
     this.#slots = new FairSlots(options.maxParallelHost ?? 64);
     this.#quotas = options.quotas ?? new Map();
     this.#admit = options.admit ?? (() => "");
+    this.#checkToken = options.checkToken ??
+      ((_session, token) =>
+        isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token");
     this.#startedAt = options.startedAt ?? performance.now();
     for (const capability of options.capabilities ?? []) {
       this.addCapability(capability);
@@ -266,9 +276,10 @@ export class Dispatcher {
     let reason = "";
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
-      else if (!isAcceptedToken(this.#tokens, token)) {
-        reason = "Invalid auth token";
-      } else reason = this.#admit(session, token);
+      else {
+        reason = this.#checkToken(session, token) ||
+          this.#admit(session, token);
+      }
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
     session.send(encodeResponse("handshake/req", request.id, {

@@ -15,7 +15,7 @@ import {
   type LimitsConfig,
   type ListenConfig,
 } from "./config.ts";
-import { Dispatcher } from "./dispatcher.ts";
+import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import { Session } from "./session.ts";
 import {
   createInProcessTransport,
@@ -185,14 +185,18 @@ export function createHost(options: HostOptions = {}): Host {
   const ready: Promise<LoadReport> = stack?.ready ??
     Promise.resolve(emptyReport());
   ready.catch(() => {});
+  // The one door in front of every route and upgrade, in-process or not;
+  // it also throttles the tokens handshakes present, by client address.
+  const door = createDoor({ listen: config.listen, tokens: config.tokens });
+  const clients = new WeakMap<Session, string>();
   const { admission, dispatcher } = createDispatch(
     config,
     options.capabilities ?? stack?.capabilities,
-    startedAt,
+    { startedAt, checkToken: (s, t) => door.checkToken(clients.get(s), t) },
   );
   const sessions = new Set<Session>();
   let closing = false;
-  const admitSession = sessionGate({
+  const gate = sessionGate({
     config,
     admission,
     sessions,
@@ -200,6 +204,13 @@ export function createHost(options: HostOptions = {}): Host {
     endSession: (id) => stack?.endSession(id),
     closing: () => closing,
   });
+  const admitSession = (open: OpenSessionOptions) => {
+    const opened = gate(open);
+    if (open.client !== undefined && opened instanceof Session) {
+      clients.set(opened, open.client);
+    }
+    return opened;
+  };
   const openSession = (open: OpenSessionOptions): Session | string => {
     const opened = admitSession(open);
     return opened instanceof Session ? opened : opened.reason;
@@ -228,8 +239,6 @@ export function createHost(options: HostOptions = {}): Host {
     maxParallel: config.limits.maxParallel,
     closing: () => closing,
   });
-  // The one door in front of every route and upgrade, in-process or not.
-  const door = createDoor({ listen: config.listen, tokens: config.tokens });
   const handle = door.guard(mcpFirst(app, { mcp, log }));
   const server = listener(config.listen, handle);
 
@@ -301,7 +310,7 @@ function emptyReport(): LoadReport {
 function createDispatch(
   config: HostConfig,
   capabilities: readonly Capability[] | undefined,
-  startedAt: number,
+  options: Pick<DispatcherOptions, "checkToken"> & { startedAt: number },
 ): { admission: Admission; dispatcher: Dispatcher } {
   const quotas = parseTokenQuotas(config.policy, config.tokens);
   const admission = new Admission({
@@ -316,7 +325,8 @@ function createDispatch(
     tokens: config.tokens,
     maxMessageBytes: config.limits.maxMessageBytes,
     maxParallelHost: config.limits.maxParallelHost,
-    startedAt,
+    startedAt: options.startedAt,
+    checkToken: options.checkToken,
     quotas,
     admit: (session, token) => admission.admit(session, token),
   });

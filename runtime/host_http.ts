@@ -117,13 +117,20 @@ export function httpApp(parts: HttpParts): Hono {
 export function mcpFirst(
   app: Hono,
   parts: { mcp: Pick<McpHttp, "handle">; log: (message: string) => void },
-): (request: Request) => Response | Promise<Response> {
+): (
+  request: Request,
+  info?: Deno.ServeHandlerInfo,
+) => Response | Promise<Response> {
   const { mcp, log } = parts;
   // One handler for the POSTs, so that a call makes no closure.
   const postFailed = (error: unknown) => failed(log, "POST", "/mcp", error);
-  return (request) => {
+  return (request, info) => {
     const method = request.method;
-    if (method === "HEAD" || !isMcpPath(request.url)) return app.fetch(request);
+    // The connection info becomes Hono's env (the WebSocket route reads
+    // the client's address from it).
+    if (method === "HEAD" || !isMcpPath(request.url)) {
+      return app.fetch(request, info);
+    }
     const onError = method === "POST"
       ? postFailed
       : (error: unknown) => failed(log, method, "/mcp", error);

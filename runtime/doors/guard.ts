@@ -10,7 +10,7 @@
  * @module
  */
 
-import { bearerToken } from "../admission.ts";
+import { bearerToken, isAcceptedToken } from "../admission.ts";
 import { AuthThrottle, clientKey } from "./auth_throttle.ts";
 import { HostNames } from "./host_names.ts";
 
@@ -50,6 +50,16 @@ export interface Door {
    * @param hostname the listen hostname
    */
   listeningOn(hostname: string): void;
+  /**
+   * Checks a token that came inside a message (an A2E handshake's), under
+   * the same throttle as the door's credentials.
+   *
+   * @param client the client's key ({@link clientKey}); undefined when the
+   *   session has no address (stdio, in-process): not throttled
+   * @param token the token presented
+   * @returns "" when accepted, else why not
+   */
+  checkToken(client: string | undefined, token: string): string;
 }
 
 /**
@@ -77,6 +87,16 @@ export function createDoor(options: DoorOptions): Door {
   const throttle = options.throttle ?? new AuthThrottle();
   return {
     listeningOn: (hostname) => names.listeningOn(hostname),
+    checkToken(client, token) {
+      const wait = client === undefined ? 0 : throttle.retryAfter(client);
+      if (wait > 0) return tooMany(wait);
+      const accepted = isAcceptedToken(tokens, token);
+      if (client !== undefined) {
+        if (accepted) throttle.succeeded(client);
+        else throttle.failed(client);
+      }
+      return accepted ? "" : "Invalid auth token";
+    },
     guard: (handler) => (request, info) => {
       const why = names.refusal(request);
       if (why !== undefined) return refuse(403, why);
@@ -87,11 +107,7 @@ export function createDoor(options: DoorOptions): Door {
       const client = clientKey(info?.remoteAddr);
       const wait = throttle.retryAfter(client);
       if (wait > 0) {
-        return refuse(
-          429,
-          `Too many failed sign-in attempts from this address: try again in ${wait} s`,
-          { "Retry-After": String(wait) },
-        );
+        return refuse(429, tooMany(wait), { "Retry-After": String(wait) });
       }
       if (authorization !== null) {
         if (bearerToken(authorization, tokens) === null) {
@@ -102,6 +118,10 @@ export function createDoor(options: DoorOptions): Door {
       return judgeLogin(handler(request, info), throttle, client);
     },
   };
+}
+
+function tooMany(seconds: number): string {
+  return `Too many failed sign-in attempts from this address: try again in ${seconds} s`;
 }
 
 // The console's sign-in form answers 401 to a wrong token, a redirect to a

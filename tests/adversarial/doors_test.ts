@@ -13,6 +13,7 @@ import { createHost } from "../../runtime/host.ts";
 import { startHost } from "../support/host.ts";
 import { openWs } from "../support/ws_client.ts";
 import { RAW } from "../support/wire.ts";
+import { openSse } from "../support/sse_client.ts";
 import { httpApp } from "../../runtime/host_http.ts";
 import { createSseTransport } from "../../runtime/transports/http_sse.ts";
 import { createOperatorSurface } from "../../runtime/console/mount.ts";
@@ -500,5 +501,44 @@ Deno.test("every route the app serves, the WebSocket upgrade and the /mcp fast p
     );
     assert.equal(inProcess.status, 403, `host.fetch ${what}`);
     await inProcess.body?.cancel();
+  }
+});
+
+Deno.test("guessing the token inside A2E handshakes is throttled by address too, on WebSocket and HTTP+SSE", async () => {
+  await using t = await tokenHost();
+  const handshake = async (
+    base: string,
+    token: string,
+    transport: "ws" | "sse",
+  ) => {
+    const fields = { auth_token: token };
+    if (transport === "ws") {
+      const ws = await openWs(`ws://${base}/a2e`);
+      ws.send(RAW.handshake("h", fields));
+      const answer = await ws.next();
+      await ws.close();
+      return answer;
+    }
+    const sse = await openSse(`http://${base}/a2e`);
+    const stream = await sse.stream();
+    const sent = await sse.send(RAW.handshake("h", fields));
+    await sent.body?.cancel();
+    const answer = await stream.next();
+    await stream.close();
+    return answer;
+  };
+  const v4 = `127.0.0.1:${t.port}`;
+  const v6 = `[::1]:${t.port}`;
+  for (let i = 0; i < 6; i++) {
+    const answer = await handshake(v4, `guess-${i}`, i % 2 ? "ws" : "sse");
+    assert.equal(answer.ok, false);
+    assert.equal(answer.reason, "Invalid auth token");
+  }
+  for (const transport of ["ws", "sse"] as const) {
+    const blocked = await handshake(v4, T1, transport);
+    assert.equal(blocked.ok, false, transport);
+    assert.match(String(blocked.reason), /^Too many failed sign-in attempts/);
+    const other = await handshake(v6, T1, transport);
+    assert.equal(other.ok, true, transport);
   }
 });
