@@ -248,17 +248,15 @@ function consoleLine(url: string, tokens: boolean, hostname: string): string {
   })`;
 }
 
-// What keeps web pages out: the door's rule, in one line.
+// What keeps web pages out, and guessers when there are tokens.
 function doorsLine(config: HostConfig): string {
-  const extra = config.listen.allowedHosts.length +
-    config.listen.allowedOrigins.length;
-  return `doors: ${
-    config.tokens.length > 0
-      ? "a token is needed; failed tokens are throttled per address"
-      : "no tokens: any local process can call tools"
-  }; web pages and DNS rebinding are refused (Host must be 127.0.0.1, localhost, [::1] or the listen address, Origin must be this host${
-    extra > 0 ? ", or one in listen.allowed_hosts/allowed_origins" : ""
-  })`;
+  const listed = config.listen.allowedHosts.length +
+        config.listen.allowedOrigins.length > 0
+    ? " or listen.allowed_hosts/allowed_origins"
+    : "";
+  return `doors: web pages and DNS rebinding are refused (Host must be 127.0.0.1, localhost, [::1] or the listen address, Origin this host's${listed})${
+    config.tokens.length > 0 ? "; wrong tokens are throttled per address" : ""
+  }`;
 }
 
 if (import.meta.main) {

@@ -99,8 +99,8 @@ export class HostNames {
   /**
    * Why a request is refused, or undefined when it may go on: its `Host`
    * must be a name this host answers to, its `Origin` (when a browser sent
-   * one) this host's own or an allowed one; a cross-site browser request
-   * without `Origin` is refused unless it is a top-level navigation.
+   * one) this host's own or an allowed one; a browser request from another
+   * page without `Origin` is refused unless it is a top-level navigation.
    *
    * @param request the request
    * @returns the reason, or undefined
@@ -114,11 +114,14 @@ export class HostNames {
     }
     const origin = headers.get("origin");
     if (origin !== null) return this.#originRefusal(origin, host);
+    // A browser's no-cors request from another page carries no Origin, but
+    // says where it came from (a page on another port is "same-site").
+    const site = headers.get("sec-fetch-site");
     if (
-      headers.get("sec-fetch-site") === "cross-site" &&
+      (site === "cross-site" || site === "same-site") &&
       headers.get("sec-fetch-mode") !== "navigate"
     ) {
-      return "A cross-site browser request without an Origin is refused";
+      return `A ${site} browser request without an Origin is refused`;
     }
     return undefined;
   }

@@ -132,7 +132,7 @@ Deno.test("HostNames wants a browser's Origin to be the host's own, or an allowe
   );
 });
 
-Deno.test("HostNames refuses a cross-site browser request that sends no Origin, unless it is a navigation", () => {
+Deno.test("HostNames refuses a browser request from another page that sends no Origin, unless it is a navigation", () => {
   const names = new HostNames({ hostname: "127.0.0.1" });
   const host = "127.0.0.1:8787";
   assert.match(
@@ -158,5 +158,9 @@ Deno.test("HostNames refuses a cross-site browser request that sends no Origin, 
   assert.equal(
     names.refusal(request({ host, "sec-fetch-site": "same-origin" })),
     undefined,
+  );
+  assert.match(
+    names.refusal(request({ host, "sec-fetch-site": "same-site" }))!,
+    /^A same-site browser request without an Origin is refused$/,
   );
 });
