@@ -194,7 +194,6 @@ const ConfigFileSchema = z.strictObject({
   listen: z.strictObject({
     hostname: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
-    // The doors' names (runtime/doors/host_names.ts): one a line.
     allowed_hosts: z.array(
       z.string().regex(
         /^(\[[0-9a-fA-F:.]+\]|[^\s/@?#:[\]]+)(:\d{1,5})?$/,
@@ -207,12 +206,7 @@ const ConfigFileSchema = z.strictObject({
         "expected an origin, scheme://host[:port]",
       ),
     ).default([]),
-  }).default({
-    hostname: "127.0.0.1",
-    port: 8787,
-    allowed_hosts: [],
-    allowed_origins: [],
-  }),
+  }).prefault({}),
   skills: z.array(z.string().min(1)).default(["./skills"]),
   tokens: z.array(z.string().min(1)).default([]),
   limits: z.strictObject({

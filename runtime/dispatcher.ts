@@ -46,11 +46,7 @@ export interface DispatcherOptions {
    * not (the handshake is then refused), or "". @default admit all
    */
   admit?: (session: Session, token: string) => string;
-  /**
-   * Checks the token a handshake presented: "" when it is accepted, else
-   * why not (the host's door throttles failures by client address).
-   * @default accepted when it is one of `tokens`
-   */
+  /** Checks a handshake's token: "" if accepted, else why not. @default in `tokens` */
   checkToken?: (session: Session, token: string) => string;
 }
 
@@ -86,7 +82,8 @@ export class Dispatcher {
   #quotas: ReadonlyMap<string, TokenQuota>;
   #rate = new CallRate();
   #admit: (session: Session, token: string) => string;
-  #checkToken: (session: Session, token: string) => string;
+  #check = (_: Session, token: string): string =>
+    isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token";
   #startedAt: number;
 
   /** @param options capabilities, tokens and limits */
@@ -97,9 +94,7 @@ export class Dispatcher {
     this.#slots = new FairSlots(options.maxParallelHost ?? 64);
     this.#quotas = options.quotas ?? new Map();
     this.#admit = options.admit ?? (() => "");
-    this.#checkToken = options.checkToken ??
-      ((_session, token) =>
-        isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token");
+    if (options.checkToken) this.#check = options.checkToken;
     this.#startedAt = options.startedAt ?? performance.now();
     for (const capability of options.capabilities ?? []) {
       this.addCapability(capability);
@@ -276,10 +271,7 @@ export class Dispatcher {
     let reason = "";
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
-      else {
-        reason = this.#checkToken(session, token) ||
-          this.#admit(session, token);
-      }
+      else reason = this.#check(session, token) || this.#admit(session, token);
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
     session.send(encodeResponse("handshake/req", request.id, {

@@ -133,18 +133,23 @@ export class AuthThrottle {
  * /64 network of its IPv6 address (one machine holds a whole /64); "" when
  * the address is unknown (all such clients share one allowance).
  *
- * @param address the client's address, as `Deno.serve` reports it
+ * @param info the connection info `Deno.serve` gives a handler (Hono's
+ *   `c.env` when the host's handler passed it on)
  * @returns the key
  * @example
  * ```ts
  * import { clientKey } from "./auth_throttle.ts";
  * import assert from "node:assert/strict";
- * assert.equal(clientKey({ transport: "tcp", hostname: "::ffff:10.0.0.1", port: 1 }), "10.0.0.1");
- * assert.equal(clientKey({ transport: "tcp", hostname: "2001:db8:1:2:3:4:5:6", port: 1 }), "2001:db8:1:2::/64");
+ * const from = (hostname: string) =>
+ *   clientKey({ remoteAddr: { transport: "tcp", hostname, port: 1 } });
+ * assert.equal(from("::ffff:10.0.0.1"), "10.0.0.1");
+ * assert.equal(from("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
  * assert.equal(clientKey(undefined), "");
  * ```
  */
-export function clientKey(address: Deno.Addr | undefined): string {
+export function clientKey(info: unknown): string {
+  // Hono types its env loosely; Deno.serve's info has this shape.
+  const address = (info as { remoteAddr?: Deno.Addr } | undefined)?.remoteAddr;
   if (address === undefined || !("hostname" in address)) return "";
   const name = address.hostname;
   if (!name.includes(":")) return name;

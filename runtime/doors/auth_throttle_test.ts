@@ -55,11 +55,15 @@ Deno.test("AuthThrottle remembers at most maxClients addresses, forgetting the o
 
 Deno.test("clientKey() keys IPv4 by address and IPv6 by /64", () => {
   const key = (hostname: string) =>
-    clientKey({ transport: "tcp", hostname, port: 1 });
+    clientKey({ remoteAddr: { transport: "tcp", hostname, port: 1 } });
   assert.equal(key("127.0.0.1"), "127.0.0.1");
   assert.equal(key("::1"), "::1");
   assert.equal(key("::ffff:127.0.0.1"), "127.0.0.1");
   assert.equal(key("2001:db8::1"), "2001:db8:0:0::/64");
   assert.equal(key("2001:0db8:0:0:ffff::2"), "2001:db8:0:0::/64");
-  assert.equal(clientKey({ transport: "unix", path: "/tmp/s" }), "");
+  assert.equal(
+    clientKey({ remoteAddr: { transport: "unix", path: "/tmp/s" } }),
+    "",
+  );
+  assert.equal(clientKey({}), "");
 });

@@ -104,7 +104,7 @@ export function createDoor(options: DoorOptions): Door {
       const authorization = request.headers.get("authorization");
       const login = authorization === null && isLogin(request);
       if (authorization === null && !login) return handler(request, info);
-      const client = clientKey(info?.remoteAddr);
+      const client = clientKey(info);
       const wait = throttle.retryAfter(client);
       if (wait > 0) {
         return refuse(429, tooMany(wait), { "Retry-After": String(wait) });

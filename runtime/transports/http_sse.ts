@@ -19,8 +19,8 @@
  * @module
  */
 
-import { clientKey } from "../doors/auth_throttle.ts";
 import { type Context, Hono } from "hono";
+import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./_context.ts";
@@ -66,7 +66,7 @@ export function createSseTransport(context: TransportContext): SseTransport {
       context,
       channels,
       c.req.header("authorization"),
-      clientKey((c.env as { remoteAddr?: Deno.Addr } | undefined)?.remoteAddr),
+      clientKey(c.env),
     );
     return typeof opened === "string"
       ? c.json({ session_id: opened })

@@ -46,10 +46,7 @@ export function websocketHandler(
     const session = context.admitSession({
       transport: "websocket",
       authorization: c.req.header("authorization"),
-      // The listener's connection info, passed through as Hono's env.
-      client: clientKey(
-        (c.env as { remoteAddr?: Deno.Addr } | undefined)?.remoteAddr,
-      ),
+      client: clientKey(c.env), // the listener's connection info
       send: (message) => {
         if (socket?.readyState !== WebSocket.OPEN) return;
         switch (backlogDecision(socket.bufferedAmount, message)) {
