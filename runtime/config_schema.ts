@@ -196,13 +196,13 @@ const ConfigFileSchema = z.strictObject({
     port: z.number().int().min(0).max(65535).default(8787),
     allowed_hosts: z.array(
       z.string().regex(
-        /^(\[[0-9a-fA-F:.]+\]|[^\s/@?#:[\]]+)(:\d{1,5})?$/,
+        /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/,
         "expected a host name, optionally with :port",
       ),
     ).default([]),
     allowed_origins: z.array(
       z.string().regex(
-        /^https?:\/\/(\[[0-9a-fA-F:.]+\]|[^\s/@?#:[\]]+)(:\d{1,5})?$/,
+        /^https?:\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/,
         "expected an origin, scheme://host[:port]",
       ),
     ).default([]),

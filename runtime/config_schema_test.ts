@@ -65,10 +65,13 @@ Deno.test("validateConfig() reads listen.allowed_hosts and allowed_origins, and 
     "http://localhost:5173",
   ]);
   assert.deepEqual(validateConfig({}, "a.jsonc").listen.allowedHosts, []);
-  assert.throws(
-    () => validateConfig({ listen: { allowed_hosts: ["a/b"] } }, "a.jsonc"),
-    /listen\.allowed_hosts\.0: expected a host name/,
-  );
+  for (const bad of ["a/b", "*.example.com", "user@box", "box:http"]) {
+    assert.throws(
+      () => validateConfig({ listen: { allowed_hosts: [bad] } }, "a.jsonc"),
+      /listen\.allowed_hosts\.0: expected a host name/,
+      bad,
+    );
+  }
   assert.throws(
     () =>
       validateConfig(
