@@ -86,10 +86,10 @@ export class HostNames {
     this.#addListenName(hostname);
     if (!WILDCARDS.has(hostname)) return;
     let interfaces: Deno.NetworkInterfaceInfo[] = [];
-    try {
+    // Without --allow-sys: loopback and allowed_hosts only (never a prompt).
+    const sys = { name: "sys", kind: "networkInterfaces" } as const;
+    if (Deno.permissions.querySync(sys).state === "granted") {
       interfaces = Deno.networkInterfaces();
-    } catch {
-      // Without --allow-sys: loopback and allowed_hosts only.
     }
     for (const { address } of interfaces) {
       if (!address.includes("%")) this.#addListenName(address);
