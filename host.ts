@@ -170,6 +170,7 @@ async function serveNetwork(
   if (from) stderr(`skillbox settings: ${from}`);
   for (const line of loaded.warnings) stderr(`skillbox warning: ${line}`);
   stderr(consoleLine(address.url, config.tokens.length > 0, address.hostname));
+  stderr(doorsLine(config));
   stderr(
     `history: ${
       config.store ? `${config.store.path} (store.path)` : "off (store: null)"
@@ -241,8 +242,21 @@ function consoleLine(url: string, tokens: boolean, hostname: string): string {
   const loopback = hostname === "127.0.0.1" || hostname === "::1" ||
     hostname === "localhost";
   return `console: ${url}/ (open: no tokens configured${
-    loopback ? ", loopback only" : `; WARNING: reachable on ${hostname}`
+    loopback
+      ? ", loopback: any local process may use it"
+      : `; WARNING: reachable on ${hostname}`
   })`;
+}
+
+// What keeps web pages out, and guessers when there are tokens.
+function doorsLine(config: HostConfig): string {
+  const listed = config.listen.allowedHosts.length +
+        config.listen.allowedOrigins.length > 0
+    ? " or listen.allowed_hosts/allowed_origins"
+    : "";
+  return `doors: web pages and DNS rebinding are refused (Host must be 127.0.0.1, localhost, [::1] or the listen address, Origin this host's${listed})${
+    config.tokens.length > 0 ? "; wrong tokens are throttled per address" : ""
+  }`;
 }
 
 if (import.meta.main) {

@@ -66,7 +66,9 @@ async function storeOverhead(): Promise<string[]> {
     }
   }
   await Promise.all(clients.map((c) => c.close()));
-  const recorded = on.host.fetch(new Request("http://x/api/runs?limit=1"));
+  const recorded = on.host.fetch(
+    new Request("http://localhost/api/runs?limit=1"),
+  );
   const kept = ((await (await recorded).json()).runs as unknown[]).length;
   if (kept !== 1) throw new Error("the store-on host recorded nothing");
   const [withStore, without] = times.map((t) => latencyStats(t).median);

@@ -29,6 +29,13 @@ export interface ListenConfig {
   hostname: string;
   /** 0 picks a free port. @default 8787 */
   port: number;
+  /**
+   * More names the `Host` header may carry (a reverse proxy's or LAN name),
+   * as `name` (any port) or `name:port`. @default []
+   */
+  allowedHosts: string[];
+  /** More browser origins let in, as `scheme://host[:port]`. @default [] */
+  allowedOrigins: string[];
 }
 
 /** The limits the host enforces. */
@@ -202,7 +209,19 @@ const ConfigFileSchema = z.strictObject({
   listen: z.strictObject({
     hostname: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
-  }).default({ hostname: "127.0.0.1", port: 8787 }),
+    allowed_hosts: z.array(
+      z.string().regex(
+        /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/,
+        "expected a host name, optionally with :port",
+      ),
+    ).default([]),
+    allowed_origins: z.array(
+      z.string().regex(
+        /^https?:\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/,
+        "expected an origin, scheme://host[:port]",
+      ),
+    ).default([]),
+  }).prefault({}),
   skills: z.array(z.string().min(1)).default(["./skills"]),
   tokens: z.array(z.string().min(1)).default([]),
   limits: z.strictObject({
@@ -335,7 +354,12 @@ export function validateConfig(value: unknown, file: string): HostConfig {
 
 function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
   return {
-    listen: { ...data.listen },
+    listen: {
+      hostname: data.listen.hostname,
+      port: data.listen.port,
+      allowedHosts: data.listen.allowed_hosts,
+      allowedOrigins: data.listen.allowed_origins,
+    },
     skills: data.skills,
     tokens: data.tokens,
     limits: {

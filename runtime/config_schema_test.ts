@@ -111,3 +111,45 @@ Deno.test("validateConfig() takes console.admin_tokens among the tokens only, an
     /console/,
   );
 });
+
+Deno.test("validateConfig() reads listen.allowed_hosts and allowed_origins, and names a malformed one", () => {
+  const config = validateConfig({
+    listen: {
+      allowed_hosts: ["proxy.example", "box.lan:8443", "[fd00::1]"],
+      allowed_origins: ["https://app.example", "http://localhost:5173"],
+    },
+  }, "a.jsonc");
+  assert.deepEqual(config.listen.allowedHosts, [
+    "proxy.example",
+    "box.lan:8443",
+    "[fd00::1]",
+  ]);
+  assert.deepEqual(config.listen.allowedOrigins, [
+    "https://app.example",
+    "http://localhost:5173",
+  ]);
+  assert.deepEqual(validateConfig({}, "a.jsonc").listen.allowedHosts, []);
+  for (const bad of ["a/b", "*.example.com", "user@box", "box:http"]) {
+    assert.throws(
+      () => validateConfig({ listen: { allowed_hosts: [bad] } }, "a.jsonc"),
+      /listen\.allowed_hosts\.0: expected a host name/,
+      bad,
+    );
+  }
+  assert.throws(
+    () =>
+      validateConfig(
+        { listen: { allowed_origins: ["app.example"] } },
+        "a.jsonc",
+      ),
+    /listen\.allowed_origins\.0: expected an origin/,
+  );
+  assert.throws(
+    () =>
+      validateConfig(
+        { listen: { allowed_origins: ["https://app.example/path"] } },
+        "a.jsonc",
+      ),
+    /listen\.allowed_origins\.0/,
+  );
+});

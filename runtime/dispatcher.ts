@@ -46,6 +46,8 @@ export interface DispatcherOptions {
    * not (the handshake is then refused), or "". @default admit all
    */
   admit?: (session: Session, token: string) => string;
+  /** Checks a handshake's token: "" if accepted, else why not. @default in `tokens` */
+  checkToken?: (session: Session, token: string) => string;
 }
 
 /** Options for one dispatched message. */
@@ -80,6 +82,8 @@ export class Dispatcher {
   #quotas: ReadonlyMap<string, TokenQuota>;
   #rate = new CallRate();
   #admit: (session: Session, token: string) => string;
+  #check = (_: Session, token: string): string =>
+    isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token";
   #startedAt: number;
 
   /** @param options capabilities, tokens and limits */
@@ -90,6 +94,7 @@ export class Dispatcher {
     this.#slots = new FairSlots(options.maxParallelHost ?? 64);
     this.#quotas = options.quotas ?? new Map();
     this.#admit = options.admit ?? (() => "");
+    if (options.checkToken) this.#check = options.checkToken;
     this.#startedAt = options.startedAt ?? performance.now();
     for (const capability of options.capabilities ?? []) {
       this.addCapability(capability);
@@ -266,9 +271,7 @@ export class Dispatcher {
     let reason = "";
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
-      else if (!isAcceptedToken(this.#tokens, token)) {
-        reason = "Invalid auth token";
-      } else reason = this.#admit(session, token);
+      else reason = this.#check(session, token) || this.#admit(session, token);
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
     session.send(encodeResponse("handshake/req", request.id, {

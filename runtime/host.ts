@@ -9,8 +9,13 @@
  */
 
 import type { Capability, OutgoingMessage } from "./capability.ts";
-import { defaultConfig, type HostConfig, type LimitsConfig } from "./config.ts";
-import { Dispatcher } from "./dispatcher.ts";
+import {
+  defaultConfig,
+  type HostConfig,
+  type LimitsConfig,
+  type ListenConfig,
+} from "./config.ts";
+import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import { Session } from "./session.ts";
 import {
   createInProcessTransport,
@@ -36,6 +41,7 @@ import {
   type ListenOptions,
   mcpFirst,
 } from "./host_http.ts";
+import { createDoor } from "./doors/guard.ts";
 import {
   createStandardStack,
   type LoadReport,
@@ -48,8 +54,9 @@ export interface HostOptions {
    * The configuration (see `runtime/config.ts`); missing parts take their
    * defaults. @default defaultConfig()
    */
-  config?: Partial<Omit<HostConfig, "limits">> & {
+  config?: Partial<Omit<HostConfig, "limits" | "listen">> & {
     limits?: Partial<LimitsConfig>;
+    listen?: Partial<ListenConfig>;
   };
   /**
    * Capabilities served from the start. When omitted, the host serves the
@@ -72,8 +79,15 @@ export type { CallOptions } from "./transports/in_process.ts";
  * the host's trusted in-process session (see {@link InProcessCalls}).
  */
 export interface Host extends InProcessCalls {
-  /** The HTTP handler: `Deno.serve(host.fetch)` or mount it in your server. */
-  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /**
+   * The HTTP handler: `Deno.serve(host.fetch)` or mount it in your server.
+   * Every request passes the host's door first (`Host`, `Origin`, failed
+   * credentials throttled by `info.remoteAddr`, see `runtime/doors/`).
+   */
+  readonly fetch: (
+    request: Request,
+    info?: Deno.ServeHandlerInfo,
+  ) => Response | Promise<Response>;
   /** The resolved configuration. */
   readonly config: HostConfig;
   /** The names of the capabilities served. */
@@ -132,7 +146,7 @@ export interface Host extends InProcessCalls {
  * import { createHost } from "./host.ts";
  * import assert from "node:assert/strict";
  * const host = createHost({ capabilities: [] });
- * const health = await host.fetch(new Request("http://x/health"));
+ * const health = await host.fetch(new Request("http://localhost/health"));
  * assert.equal((await health.json()).status, "ok");
  * const pong = await host.request({ type: "ping" });
  * assert.equal(pong.type, "pong");
@@ -172,14 +186,18 @@ export function createHost(options: HostOptions = {}): Host {
   const ready: Promise<LoadReport> = stack?.ready ??
     Promise.resolve(emptyReport());
   ready.catch(() => {});
+  // The one door in front of every route and upgrade, in-process or not;
+  // it also throttles the tokens handshakes present, by client address.
+  const door = createDoor({ listen: config.listen, tokens: config.tokens });
+  const clients = new WeakMap<Session, string>();
   const { admission, dispatcher } = createDispatch(
     config,
     options.capabilities ?? stack?.capabilities,
-    startedAt,
+    { startedAt, checkToken: (s, t) => door.checkToken(clients.get(s), t) },
   );
   const sessions = new Set<Session>();
   let closing = false;
-  const admitSession = sessionGate({
+  const gate = sessionGate({
     config,
     admission,
     sessions,
@@ -187,6 +205,13 @@ export function createHost(options: HostOptions = {}): Host {
     endSession: (id) => stack?.endSession(id),
     closing: () => closing,
   });
+  const admitSession = (open: OpenSessionOptions) => {
+    const opened = gate(open);
+    if (open.client !== undefined && opened instanceof Session) {
+      clients.set(opened, open.client);
+    }
+    return opened;
+  };
   const openSession = (open: OpenSessionOptions): Session | string => {
     const opened = admitSession(open);
     return opened instanceof Session ? opened : opened.reason;
@@ -215,7 +240,7 @@ export function createHost(options: HostOptions = {}): Host {
     maxParallel: config.limits.maxParallel,
     closing: () => closing,
   });
-  const handle = mcpFirst(app, { mcp, log });
+  const handle = door.guard(mcpFirst(app, { mcp, log }));
   const server = listener(config.listen, handle);
 
   const host: Host = {
@@ -228,7 +253,10 @@ export function createHost(options: HostOptions = {}): Host {
       return sessions.size;
     },
     ready,
-    listen: server.listen,
+    listen(listenOptions = {}) {
+      door.listeningOn(listenOptions.hostname ?? config.listen.hostname);
+      return server.listen(listenOptions);
+    },
     serveStdio: (stdioOptions) => serveStdio(context, stdioOptions),
     serveMcpStdio: () => serveMcpStdio(context, mcpOptions),
     addCapability: (capability) => dispatcher.addCapability(capability),
@@ -283,7 +311,7 @@ function emptyReport(): LoadReport {
 function createDispatch(
   config: HostConfig,
   capabilities: readonly Capability[] | undefined,
-  startedAt: number,
+  options: Pick<DispatcherOptions, "checkToken"> & { startedAt: number },
 ): { admission: Admission; dispatcher: Dispatcher } {
   const quotas = parseTokenQuotas(config.policy, config.tokens);
   const admission = new Admission({
@@ -298,7 +326,8 @@ function createDispatch(
     tokens: config.tokens,
     maxMessageBytes: config.limits.maxMessageBytes,
     maxParallelHost: config.limits.maxParallelHost,
-    startedAt,
+    startedAt: options.startedAt,
+    checkToken: options.checkToken,
     quotas,
     admit: (session, token) => admission.admit(session, token),
   });

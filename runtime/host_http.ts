@@ -90,9 +90,10 @@ export function httpApp(parts: HttpParts): Hono {
 /**
  * The host's HTTP handler: `app`, with requests to `/mcp` handed to the MCP
  * endpoint straight away. Every MCP call is a POST to `/mcp`, and Hono's
- * routing and context cost it about 7 µs; the MCP endpoint applies every
- * guard itself (bearer token, origin, body size, method), as it did behind
- * Hono's `app.all("/mcp")`. What Hono answers its own way still goes through
+ * routing and context cost it about 7 µs; the MCP endpoint applies its own
+ * checks (bearer token, body size, method), as it did behind Hono's
+ * `app.all("/mcp")`, and the host's door (`runtime/doors/guard.ts`), which
+ * wraps this handler, has checked `Host` and `Origin`. What Hono answers its own way still goes through
  * it: HEAD (answered as a GET without body), and a path Hono would decode.
  *
  * @param app the host's Hono app ({@link httpApp}), which routes `/mcp` too
@@ -116,13 +117,20 @@ export function httpApp(parts: HttpParts): Hono {
 export function mcpFirst(
   app: Hono,
   parts: { mcp: Pick<McpHttp, "handle">; log: (message: string) => void },
-): (request: Request) => Response | Promise<Response> {
+): (
+  request: Request,
+  info?: Deno.ServeHandlerInfo,
+) => Response | Promise<Response> {
   const { mcp, log } = parts;
   // One handler for the POSTs, so that a call makes no closure.
   const postFailed = (error: unknown) => failed(log, "POST", "/mcp", error);
-  return (request) => {
+  return (request, info) => {
     const method = request.method;
-    if (method === "HEAD" || !isMcpPath(request.url)) return app.fetch(request);
+    // The connection info becomes Hono's env (the WebSocket route reads
+    // the client's address from it).
+    if (method === "HEAD" || !isMcpPath(request.url)) {
+      return app.fetch(request, info);
+    }
     const onError = method === "POST"
       ? postFailed
       : (error: unknown) => failed(log, method, "/mcp", error);
@@ -178,8 +186,8 @@ function failed(
  * ```
  */
 export function listener(
-  defaults: ListenConfig,
-  fetch: (request: Request) => Response | Promise<Response>,
+  defaults: Pick<ListenConfig, "hostname" | "port">,
+  fetch: Deno.ServeHandler,
 ): {
   listen(options?: ListenOptions): Promise<ListenAddress>;
   shutdown(): Promise<void>;
@@ -210,7 +218,7 @@ export function listener(
 function startServer(
   hostname: string,
   port: number,
-  fetch: (request: Request) => Response | Promise<Response>,
+  fetch: Deno.ServeHandler,
 ): { server: Deno.HttpServer; address: Promise<ListenAddress> } {
   const address = Promise.withResolvers<ListenAddress>();
   const server = Deno.serve({

@@ -75,7 +75,7 @@ Deno.test("a WebSocket client that stops reading loses live events, not its answ
   });
   const write = (text: string) => conn.write(new TextEncoder().encode(text));
   await write(
-    "GET /a2e HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+    "GET /a2e HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
       `Sec-WebSocket-Key: ${
         btoa("0123456789abcdef")
       }\r\nSec-WebSocket-Version: 13\r\n\r\n`,

@@ -3,7 +3,9 @@
  * are configured (the host then listens on loopback by default), else a
  * request with `Authorization: Bearer <token>` or the session cookie the
  * login form sets (`HttpOnly`, `SameSite=Strict`). The cookie holds a random
- * id, never the token; the host keeps only which token label it stands for.
+ * id, never the token; the host keeps only which token label it stands for,
+ * at most 32 sessions per label (its oldest ended beyond). Wrong tokens
+ * are throttled per client address at the host's door (`runtime/doors/`).
  *
  * @module
  */
@@ -14,7 +16,9 @@ import { getCookie, setCookie } from "hono/cookie";
 /** The session cookie's name. */
 export const COOKIE = "skillbox_console";
 const SESSION_MS = 12 * 3600_000;
-const MAX_SESSIONS = 1000;
+// Console sessions one token may hold; its oldest is ended beyond, never
+// another token's (a flood of sign-ins cannot sign the operator out).
+const MAX_SESSIONS_PER_TOKEN = 32;
 
 /** Console authentication over the host's tokens. */
 export interface ConsoleAuth {
@@ -53,6 +57,14 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
   const encoder = new TextEncoder();
   const known = tokens.map((t) => encoder.encode(t));
   const sessions = new Map<string, { label: string; expires: number }>();
+  // Each label's cookie ids, oldest first.
+  const byLabel = new Map<string, Set<string>>();
+  const end = (cookie: string) => {
+    const session = sessions.get(cookie);
+    if (!session) return;
+    sessions.delete(cookie);
+    byLabel.get(session.label)?.delete(cookie);
+  };
 
   const labelOf = (token: string): string | null => {
     const given = encoder.encode(token);
@@ -73,7 +85,7 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     const session = sessions.get(cookie);
     if (!session) return null;
     if (session.expires < Date.now()) {
-      sessions.delete(cookie);
+      end(cookie);
       return null;
     }
     return session.label;
@@ -83,15 +95,19 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     required: known.length > 0,
     labelOf,
     login(label) {
-      if (sessions.size >= MAX_SESSIONS) {
-        sessions.delete(sessions.keys().next().value!);
+      let mine = byLabel.get(label);
+      if (!mine) byLabel.set(label, mine = new Set());
+      for (const oldest of mine) {
+        if (mine.size < MAX_SESSIONS_PER_TOKEN) break;
+        end(oldest);
       }
       const id = randomId();
       sessions.set(id, { label, expires: Date.now() + SESSION_MS });
+      mine.add(id);
       return id;
     },
     logout(cookie) {
-      sessions.delete(cookie);
+      end(cookie);
     },
     check,
     guard(kind) {

@@ -1,8 +1,8 @@
 /**
  * What every request to `/mcp` must pass before it reaches a session: the
- * bearer token when tokens are configured (401 otherwise) and, from a
- * browser, the host's own origin (403 otherwise: a page elsewhere must not
- * drive a local host).
+ * bearer token when tokens are configured (401 otherwise). `Host` and
+ * `Origin` were checked at the host's door (`runtime/doors/guard.ts`), in
+ * front of every route.
  *
  * @module
  */
@@ -10,7 +10,7 @@
 import { bearerToken } from "../admission.ts";
 
 /**
- * Checks a request's token and origin.
+ * Checks a request's token.
  *
  * @param request the request to `/mcp`
  * @param tokens the accepted bearer tokens; empty means no auth
@@ -39,9 +39,6 @@ export function guardRequest(
       { "WWW-Authenticate": 'Bearer realm="skillbox"' },
     );
   }
-  if (!sameOrigin(request)) {
-    return jsonError(403, "Cross-origin requests to /mcp are refused");
-  }
   return checked ?? "";
 }
 
@@ -69,16 +66,4 @@ export function jsonError(
     status,
     headers: { "content-type": "application/json", ...headers },
   });
-}
-
-// Browsers send Origin; a page elsewhere must not drive a local host.
-function sameOrigin(request: Request): boolean {
-  const origin = request.headers.get("origin");
-  if (origin === null) return true;
-  try {
-    return new URL(origin).host === (request.headers.get("host") ??
-      new URL(request.url).host);
-  } catch {
-    return false;
-  }
 }

@@ -22,6 +22,12 @@ export interface OpenSessionOptions {
    * admits the session at once, an invalid one refuses it (401).
    */
   authorization?: string;
+  /**
+   * The client's address key (`clientKey` of runtime/doors/auth_throttle.ts),
+   * under which failed handshake tokens are throttled; none for transports
+   * without an address (stdio, in-process).
+   */
+  client?: string;
 }
 
 /** Why a session was not opened, and the HTTP status that says so. */

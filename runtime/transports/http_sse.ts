@@ -20,6 +20,7 @@
  */
 
 import { type Context, Hono } from "hono";
+import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./_context.ts";
@@ -65,6 +66,7 @@ export function createSseTransport(context: TransportContext): SseTransport {
       context,
       channels,
       c.req.header("authorization"),
+      clientKey(c.env),
     );
     return typeof opened === "string"
       ? c.json({ session_id: opened })
@@ -111,6 +113,7 @@ function openChannel(
   context: TransportContext,
   channels: Channels,
   authorization: string | undefined,
+  client: string,
 ): string | Refusal {
   // The session's sink needs the channel, and the channel the session.
   const box: { channel?: Channel } = {};
@@ -118,6 +121,7 @@ function openChannel(
   const session = context.admitSession({
     transport: "sse",
     authorization,
+    client,
     send: (message) => {
       if (box.channel) deliver(context, box.channel, message);
     },

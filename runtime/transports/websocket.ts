@@ -11,6 +11,7 @@ import { upgradeWebSocket } from "hono/deno";
 import type { TransportContext } from "./_context.ts";
 import { backlogDecision } from "./_backlog.ts";
 import { Session } from "../session.ts";
+import { clientKey } from "../doors/auth_throttle.ts";
 
 /**
  * Builds the Hono handler that upgrades `GET /a2e` to an A2E session.
@@ -45,6 +46,7 @@ export function websocketHandler(
     const session = context.admitSession({
       transport: "websocket",
       authorization: c.req.header("authorization"),
+      client: clientKey(c.env), // the listener's connection info
       send: (message) => {
         if (socket?.readyState !== WebSocket.OPEN) return;
         switch (backlogDecision(socket.bufferedAmount, message)) {

@@ -62,10 +62,6 @@ if (chromium === null && Deno.env.get("CI")) {
     ]);
     assert.doesNotMatch(clientJs, /\bDeno\./, "the bundle uses no Deno API");
 
-    const host = createHost({
-      config: { tokens: [TOKEN] },
-      capabilities: [browserTestTools],
-    });
     const reported = Promise.withResolvers<BrowserReport>();
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -90,6 +86,17 @@ if (chromium === null && Deno.env.get("CI")) {
         return new Response("not found", { status: 404 });
       },
     );
+    // The page is on another origin: the host lets it in only because
+    // the operator listed it (listen.allowed_origins).
+    const host = createHost({
+      config: {
+        tokens: [TOKEN],
+        listen: {
+          allowedOrigins: [`http://127.0.0.1:${server.addr.port}`],
+        },
+      },
+      capabilities: [browserTestTools],
+    });
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const address = await host.listen({ hostname: "127.0.0.1", port: 0 });

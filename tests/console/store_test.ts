@@ -206,7 +206,8 @@ for (
       assert.equal(reports.length, 1, lines.join("\n"));
       assert.match(reports[0]!, /calls keep working/);
       const metrics =
-        await (await t.host.fetch(new Request("http://x/metrics"))).text();
+        await (await t.host.fetch(new Request("http://localhost/metrics")))
+          .text();
       assert.match(metrics, /skillbox_store_errors_total [1-9]/);
       assert.match(
         metrics,

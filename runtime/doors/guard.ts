@@ -1,0 +1,163 @@
+/**
+ * The host's one door: every request (A2E over WebSocket and HTTP+SSE,
+ * `/mcp`, the console, `/api/*`, `/metrics`, `/health`) passes it before
+ * any route or session sees it. It refuses a `Host` the host does not
+ * answer to and a browser `Origin` not its own (403, see
+ * {@link HostNames}), and throttles failed credentials per client address
+ * (429, see {@link AuthThrottle}): an `Authorization` header is checked
+ * here, the console's sign-in form by its answer.
+ *
+ * @module
+ */
+
+import { bearerToken, isAcceptedToken } from "../admission.ts";
+import { AuthThrottle, clientKey } from "./auth_throttle.ts";
+import { HostNames } from "./host_names.ts";
+
+/** A request handler as `Deno.serve` calls it. */
+export type Handler = (
+  request: Request,
+  info?: Deno.ServeHandlerInfo,
+) => Response | Promise<Response>;
+
+/** Options of {@link createDoor}. */
+export interface DoorOptions {
+  /** The listen hostname and the operator's extra names and origins. */
+  listen: {
+    hostname: string;
+    allowedHosts?: readonly string[];
+    allowedOrigins?: readonly string[];
+  };
+  /** The accepted tokens; empty means no auth (nothing to throttle). */
+  tokens: readonly string[];
+  /** The failed-credential counter. @default a new AuthThrottle() */
+  throttle?: AuthThrottle;
+}
+
+/** The door, shared by `host.fetch` and the listener. */
+export interface Door {
+  /**
+   * Puts a handler behind the door.
+   *
+   * @param handler what a request that passes reaches
+   * @returns the guarded handler
+   */
+  guard(handler: Handler): Handler;
+  /**
+   * Learns the address the host listens on (a wildcard adds the
+   * machine's interface addresses).
+   *
+   * @param hostname the listen hostname
+   */
+  listeningOn(hostname: string): void;
+  /**
+   * Checks a token that came inside a message (an A2E handshake's), under
+   * the same throttle as the door's credentials.
+   *
+   * @param client the client's key ({@link clientKey}); undefined when the
+   *   session has no address (stdio, in-process): not throttled
+   * @param token the token presented
+   * @returns "" when accepted, else why not
+   */
+  checkToken(client: string | undefined, token: string): string;
+}
+
+/**
+ * Creates the host's door.
+ *
+ * @param options the names, origins and tokens
+ * @returns the door
+ * @throws {TypeError} when an allowed host or origin is malformed
+ * @example A rebinding page is refused before any route runs
+ * ```ts
+ * import { createDoor } from "./guard.ts";
+ * import assert from "node:assert/strict";
+ * const door = createDoor({ listen: { hostname: "127.0.0.1" }, tokens: [] });
+ * const fetch = door.guard(() => new Response("served"));
+ * const ok = await fetch(new Request("http://127.0.0.1:8787/health"));
+ * assert.equal(await ok.text(), "served");
+ * const evil = await fetch(new Request("http://a.evil:8787/health"));
+ * assert.equal(evil.status, 403);
+ * assert.match((await evil.json()).error, /listen\.allowed_hosts/);
+ * ```
+ */
+export function createDoor(options: DoorOptions): Door {
+  const names = new HostNames(options.listen);
+  const tokens = options.tokens;
+  const throttle = options.throttle ?? new AuthThrottle();
+  return {
+    listeningOn: (hostname) => names.listeningOn(hostname),
+    checkToken(client, token) {
+      const wait = client === undefined ? 0 : throttle.retryAfter(client);
+      if (wait > 0) return tooMany(wait);
+      const accepted = isAcceptedToken(tokens, token);
+      if (client !== undefined) {
+        if (accepted) throttle.succeeded(client);
+        else throttle.failed(client);
+      }
+      return accepted ? "" : "Invalid auth token";
+    },
+    guard: (handler) => (request, info) => {
+      const why = names.refusal(request);
+      if (why !== undefined) return refuse(403, why);
+      if (tokens.length === 0) return handler(request, info);
+      const authorization = request.headers.get("authorization");
+      const login = authorization === null && isLogin(request);
+      if (authorization === null && !login) return handler(request, info);
+      const client = clientKey(info);
+      const wait = throttle.retryAfter(client);
+      if (wait > 0) {
+        return refuse(429, tooMany(wait), { "Retry-After": String(wait) });
+      }
+      if (authorization !== null) {
+        if (bearerToken(authorization, tokens) === null) {
+          throttle.failed(client);
+        } else throttle.succeeded(client);
+        return handler(request, info);
+      }
+      return judgeLogin(handler(request, info), throttle, client);
+    },
+  };
+}
+
+function tooMany(seconds: number): string {
+  return `Too many failed sign-in attempts from this address: try again in ${seconds} s`;
+}
+
+// The console's sign-in form answers 401 to a wrong token, a redirect to a
+// right one.
+async function judgeLogin(
+  answer: Response | Promise<Response>,
+  throttle: AuthThrottle,
+  client: string,
+): Promise<Response> {
+  const response = await answer;
+  if (response.status === 401) throttle.failed(client);
+  else if (response.status < 400) throttle.succeeded(client);
+  return response;
+}
+
+// A POST of the console's sign-in form.
+function isLogin(request: Request): boolean {
+  if (request.method !== "POST") return false;
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (!url.startsWith("/login", start)) return false;
+  const next = url.charCodeAt(start + 6);
+  return Number.isNaN(next) || next === 63 || next === 35;
+}
+
+function refuse(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ error: message }), {
+    status,
+    headers: {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      ...headers,
+    },
+  });
+}

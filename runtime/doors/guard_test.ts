@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { createDoor } from "./guard.ts";
+import { AuthThrottle } from "./auth_throttle.ts";
+
+const TOKEN = "right-token";
+
+function from(address: string): Deno.ServeHandlerInfo {
+  return {
+    remoteAddr: { transport: "tcp", hostname: address, port: 5000 },
+    completed: Promise.resolve(),
+  };
+}
+
+// A door in front of a handler that counts what reached it.
+function doorFor(options: { tokens?: string[]; now?: () => number } = {}) {
+  const reached: string[] = [];
+  const door = createDoor({
+    listen: { hostname: "127.0.0.1" },
+    tokens: options.tokens ?? [TOKEN],
+    throttle: new AuthThrottle({ now: options.now }),
+  });
+  const fetch = door.guard((request) => {
+    reached.push(new URL(request.url).pathname);
+    const login = new URL(request.url).pathname === "/login";
+    if (login) {
+      return request.text().then((body) =>
+        new Response(null, { status: body === TOKEN ? 303 : 401 })
+      );
+    }
+    return new Response("ok");
+  });
+  return { fetch, reached };
+}
+
+function bearer(token: string, host = "127.0.0.1:8787"): Request {
+  return new Request("http://127.0.0.1:8787/mcp", {
+    method: "POST",
+    headers: { host, authorization: `Bearer ${token}` },
+  });
+}
+
+Deno.test("the door refuses a foreign Host or Origin with 403 before the handler runs", async () => {
+  const { fetch, reached } = doorFor({ tokens: [] });
+  const evil = await fetch(
+    new Request("http://127.0.0.1:8787/mcp", {
+      headers: { host: "a.evil:8787", origin: "http://a.evil:8787" },
+    }),
+  );
+  assert.equal(evil.status, 403);
+  assert.deepEqual(await evil.json(), {
+    error:
+      'Host "a.evil:8787" is not one this host answers to: add it to listen.allowed_hosts',
+  });
+  const page = await fetch(
+    new Request("http://127.0.0.1:8787/mcp", {
+      headers: { host: "127.0.0.1:8787", origin: "http://evil.example" },
+    }),
+  );
+  assert.equal(page.status, 403);
+  await page.body?.cancel();
+  assert.deepEqual(reached, []);
+});
+
+Deno.test("the door makes an address wait after repeated wrong tokens, without checking its next ones", async () => {
+  let now = 0;
+  const { fetch, reached } = doorFor({ now: () => now });
+  for (let i = 0; i < 5; i++) {
+    const wrong = await fetch(bearer(`guess-${i}`), from("10.0.0.1"));
+    assert.equal(wrong.status, 200); // the route refuses it, not the door
+    await wrong.body?.cancel();
+  }
+  const wrong = await fetch(bearer("guess-5"), from("10.0.0.1"));
+  await wrong.body?.cancel();
+  const blocked = await fetch(bearer(TOKEN), from("10.0.0.1"));
+  assert.equal(blocked.status, 429);
+  assert.equal(blocked.headers.get("retry-after"), "1");
+  assert.match((await blocked.json()).error, /try again in 1 s/);
+  assert.equal(reached.length, 6);
+  // Another address, and a request without credentials, are untouched.
+  const other = await fetch(bearer(TOKEN), from("10.0.0.2"));
+  assert.equal(other.status, 200);
+  await other.body?.cancel();
+  const plain = await fetch(
+    new Request("http://127.0.0.1:8787/health"),
+    from("10.0.0.1"),
+  );
+  assert.equal(plain.status, 200);
+  await plain.body?.cancel();
+  // After the wait the right token works, and starts the address afresh.
+  now = 1000;
+  const right = await fetch(bearer(TOKEN), from("10.0.0.1"));
+  assert.equal(right.status, 200);
+  await right.body?.cancel();
+  for (let i = 0; i < 5; i++) {
+    await (await fetch(bearer("again"), from("10.0.0.1"))).body?.cancel();
+  }
+  const fresh = await fetch(bearer(TOKEN), from("10.0.0.1"));
+  assert.equal(fresh.status, 200);
+  await fresh.body?.cancel();
+});
+
+Deno.test("the door counts the sign-in form's 401 answers as wrong tokens", async () => {
+  let now = 0;
+  const { fetch } = doorFor({ now: () => now });
+  const login = (token: string) =>
+    fetch(
+      new Request("http://127.0.0.1:8787/login", {
+        method: "POST",
+        body: token,
+      }),
+      from("10.0.0.9"),
+    );
+  for (let i = 0; i < 6; i++) {
+    assert.equal((await login("nope")).status, 401);
+  }
+  const blocked = await login(TOKEN);
+  assert.equal(blocked.status, 429);
+  await blocked.body?.cancel();
+  now = 1000;
+  assert.equal((await login(TOKEN)).status, 303);
+  assert.equal((await login("nope")).status, 401);
+});
+
+Deno.test("without tokens the door throttles nothing", async () => {
+  const { fetch } = doorFor({ tokens: [] });
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(bearer("anything"), from("10.0.0.1"));
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  }
+});
