@@ -8,8 +8,6 @@
  *   runs sandbox code (what both sides run lives in `protocol/`). The host
  *   names `sandbox/` files by path only to ship them into a sandbox, and
  *   only where {@link SHIPPED} says so.
- * - No source file outside `tests/` and `bench/` is over 400 lines (test
- *   files beside the source, `*_test.ts`, are tests and exempt too).
  * - No file-wide lint ignore anywhere, except `no-console` in `bench/`:
  *   bench programs print their figures, and deno.json cannot scope a lint
  *   rule to one folder.
@@ -20,15 +18,8 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const MAX_LINES = 400;
 // Built from two halves so this file does not contain what it forbids.
 const FILE_IGNORE = "deno-lint-" + "ignore-file";
-
-/**
- * Files over the size cap today. Being split in issue 9: each entry goes
- * when its split lands. Nothing may be added here; a file not listed fails.
- */
-const OVERSIZE_ALLOWED: ReadonlySet<string> = new Set<string>([]);
 
 /** Top-level folders a top-level folder must not import from. */
 const FORBIDDEN_IMPORTS: Readonly<Record<string, readonly string[]>> = {
@@ -123,12 +114,6 @@ export function violations(path: string, text: string): string[] {
     }
   }
   if (top === "runtime") out.push(...unshipped(path, text));
-  const isTest = top === "tests" || top === "bench" ||
-    /(_test|\.test)\.[a-z]+$/.test(path);
-  const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
-  if (!isTest && lines > MAX_LINES && !OVERSIZE_ALLOWED.has(path)) {
-    out.push(`${path} has ${lines} lines (over ${MAX_LINES})`);
-  }
   for (const line of text.split("\n")) {
     const at = line.indexOf(FILE_IGNORE);
     if (at === -1 || !/^\s*\/[/*]/.test(line)) continue;
@@ -251,16 +236,6 @@ Deno.test("violations() catches each way of breaking a rule", async (t) => {
       violations("runtime/sandbox/bootstrap_text.ts", read).length,
       1,
     );
-  });
-  await t.step("a source file over 400 lines, but not a test", () => {
-    const long = "x;\n".repeat(401);
-    assert.deepEqual(violations("runtime/big.ts", long), [
-      "runtime/big.ts has 401 lines (over 400)",
-    ]);
-    assert.deepEqual(violations("runtime/ok.ts", "x;\n".repeat(400)), []);
-    assert.deepEqual(violations("runtime/big_test.ts", long), []);
-    assert.deepEqual(violations("tests/big.ts", long), []);
-    assert.deepEqual(violations("bench/big.ts", long), []);
   });
   await t.step("a file-wide lint ignore", () => {
     const ignore = `// ${FILE_IGNORE} no-explicit-any\n`;
