@@ -32,6 +32,7 @@ import {
 import {
   DEFAULT_WORKSPACE_QUOTA,
   KEEPER_FAILED,
+  KEEPER_PROGRAMS,
   newMarker,
   workspaceDirs,
   type WorkspaceQuota,
@@ -350,14 +351,27 @@ async function confinementLayout(
   let why: string;
   try {
     const status = await new Confiner(limits.confinement ?? "auto").status();
-    if (status.layout) return status.layout;
-    why = status.reason;
+    // The workspace's keeper needs these besides bwrap.
+    const missing = status.layout && await missingProgram(KEEPER_PROGRAMS);
+    if (status.layout && !missing) return status.layout;
+    why = missing ? `"${missing}" is not installed` : status.reason;
   } catch (error) {
     why = (error as Error).message;
   }
   throw new Error(
     `Cannot run "${script}": skill scripts run only under OS confinement (${why})`,
   );
+}
+
+// The first of the programs that is not an executable file, if any.
+async function missingProgram(
+  programs: readonly string[],
+): Promise<string | null> {
+  for (const path of programs) {
+    const info = await Deno.stat(path).catch(() => null);
+    if (!info?.isFile || !((info.mode ?? 0) & 0o111)) return path;
+  }
+  return null;
 }
 
 // Writes the input files (the keeper copies them into the tmpfs); returns

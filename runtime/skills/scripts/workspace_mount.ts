@@ -51,6 +51,19 @@ export const SETPRIV = "/usr/bin/setpriv";
 /** The keeper's shell. */
 export const BASH = "/bin/bash";
 
+/** What the keeper runs besides bwrap (util-linux, bash, coreutils, findutils). */
+export const KEEPER_PROGRAMS: readonly string[] = [
+  UNSHARE,
+  SETPRIV,
+  BASH,
+  "/usr/bin/mount",
+  "/usr/bin/stat",
+  "/usr/bin/find",
+  "/usr/bin/sort",
+  "/usr/bin/head",
+  "/usr/bin/env",
+];
+
 /** The keeper's exit code when the workspace could not be set up. */
 export const KEEPER_FAILED = 125;
 
