@@ -101,7 +101,10 @@ while IFS= read -r -d '' x; do
   f=\${x%/*} n=\${x##*/}
   if [ "$n" -le "$budget" ]; then send=1 budget=$((budget - n)); else send=0; fi
   printf '%s %s %s\\n%s' "$n" "$send" "\${#f}" "$f"
-  if [ "$send" = 1 ]; then head -c "$n" -- "$f"; fi
+  # Exactly the size announced, even if a read fell short (then zeros).
+  if [ "$send" = 1 ]; then
+    { head -c "$n" -- "$f" 2>/dev/null; head -c "$n" /dev/zero; } | head -c "$n"
+  fi
 done < <(find . -xdev -maxdepth 9 -type f -printf '%P/%s\\0' | sort -z | head -z -n "$maxfiles")
 exit "$c"
 `;
