@@ -81,7 +81,9 @@ fail() { echo "Cannot set up the script's workspace: $1" >&2; exit ${KEEPER_FAIL
 mount -t tmpfs -o "size=$size,nr_inodes=$inodes,mode=0700" skillbox-workspace "$ns" ||
   fail "mounting its tmpfs failed"
 mkdir "$ns/work" "$ns/tmp" || fail "its tmpfs refused its folders"
-cp -R "$in/." "$ns/work/" 2>/dev/null ||
+shopt -s nullglob dotglob
+inputs=("$in"/*)
+[ \${#inputs[@]} -eq 0 ] || cp -R "$in/." "$ns/work/" 2>/dev/null ||
   fail "the input files do not fit its quota of $size bytes and $inodes files"
 killed=
 trap 'killed=1; kill -KILL "$b" 2>/dev/null' TERM
@@ -94,10 +96,11 @@ while [ -n "$killed" ] && kill -0 "$b" 2>/dev/null; do wait "$b"; c=$?; done
 export LC_ALL=C
 cd "$ns/work" || exit "$c"
 read -r free inodes_free < <(stat -f -c '%f %d' "$ns")
-found=$(find . -xdev -maxdepth 9 -type f -printf . | wc -c)
-printf '%s\\nR %s %s %s %s\\n' "$marker" "$c" "$free" "$inodes_free" "$found"
+# Every regular file by name (no more than the quota's files can exist).
+mapfile -d '' -t all < <(find . -xdev -maxdepth 9 -type f -printf '%P/%s\\0' | sort -z)
+printf '%s\\nR %s %s %s %s\\n' "$marker" "$c" "$free" "$inodes_free" "\${#all[@]}"
 budget=$maxbytes
-while IFS= read -r -d '' x; do
+for x in "\${all[@]:0:maxfiles}"; do
   f=\${x%/*} n=\${x##*/}
   if [ "$n" -le "$budget" ]; then send=1 budget=$((budget - n)); else send=0; fi
   printf '%s %s %s\\n%s' "$n" "$send" "\${#f}" "$f"
@@ -105,7 +108,7 @@ while IFS= read -r -d '' x; do
   if [ "$send" = 1 ]; then
     { head -c "$n" -- "$f" 2>/dev/null; head -c "$n" /dev/zero; } | head -c "$n"
   fi
-done < <(find . -xdev -maxdepth 9 -type f -printf '%P/%s\\0' | sort -z | head -z -n "$maxfiles")
+done
 exit "$c"
 `;
 
