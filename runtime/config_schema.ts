@@ -90,6 +90,14 @@ export interface SandboxConfig {
    * @default "auto"
    */
   confinement?: "auto" | "required" | "off";
+  /**
+   * A skill script's workspace (`/work` and `/tmp` together) is a tmpfs of
+   * this many MiB in the script's namespace: the kernel's quota.
+   * @default 64
+   */
+  scriptWorkspaceMb?: number;
+  /** Files and folders in that tmpfs, at most. @default 10000 */
+  scriptWorkspaceFiles?: number;
 }
 
 /** An operator secret sent as a header to one host only (`ctx.fetch`). */
@@ -195,6 +203,8 @@ const SANDBOX_DEFAULTS = {
   max_result_bytes: 1024 * 1024,
   cache_dir: ".skillbox-cache" as string | null,
   confinement: "auto" as const,
+  script_workspace_mb: 64,
+  script_workspace_files: 10_000,
 };
 
 const EGRESS_DEFAULTS = {
@@ -252,6 +262,9 @@ const ConfigFileSchema = z.strictObject({
     max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
     cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
     confinement: z.enum(["auto", "required", "off"]).default("auto"),
+    script_workspace_mb: z.number().int().min(1).max(65536).default(64),
+    script_workspace_files: z.number().int().min(16).max(10_000_000)
+      .default(10_000),
   }).default(SANDBOX_DEFAULTS),
   egress: z.strictObject({
     allow_private_hosts: z.array(z.string().min(1)).default([]),
@@ -388,6 +401,8 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       maxResultBytes: data.sandbox.max_result_bytes,
       cacheDir: data.sandbox.cache_dir,
       confinement: data.sandbox.confinement,
+      scriptWorkspaceMb: data.sandbox.script_workspace_mb,
+      scriptWorkspaceFiles: data.sandbox.script_workspace_files,
     },
     egress: {
       allowPrivateHosts: data.egress.allow_private_hosts,

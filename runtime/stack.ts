@@ -292,6 +292,11 @@ function buildCapabilities(
       defaultMaxTurns: config.limits.defaultMaxTurns,
       interpreters: parseInterpreters(config.policy),
       scriptConfinement: config.sandbox.confinement,
+      scriptWorkspace: {
+        bytes: (config.sandbox.scriptWorkspaceMb ?? 64) * 1024 * 1024,
+        files: config.sandbox.scriptWorkspaceFiles ?? 10_000,
+      },
+      scriptFiles: config.store?.files,
       scriptEnvGrant: policy.permissions.env,
       scriptNetGrant: policy.permissions.net,
       scriptEgress: egress,

@@ -48,6 +48,12 @@ export interface ConfineSpec {
   /** Size of the private `/tmp`, in MiB. @default 64 */
   tmpMb?: number;
   /**
+   * A folder bound read-write at `/tmp` instead of a fresh tmpfs (skill
+   * scripts: a folder of their workspace's tmpfs, under its quota; see
+   * `runtime/skills/scripts/workspace_mount.ts`). @default a tmpfs of `tmpMb`
+   */
+  tmpDir?: string;
+  /**
    * The sandbox's own Deno cache (see `confinement_cache.ts`): its files
    * are bound read-only into a private tmpfs at its path, the process's
    * `DENO_DIR`. @default none: `DENO_DIR` is the host's cache folder with
@@ -121,7 +127,7 @@ export function confineArgs(
   layout: ConfinementLayout,
   spec: ConfineSpec,
 ): ConfinedCommand {
-  const args = namespaceArgs(spec.tmpMb ?? 64);
+  const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir);
   args.push(...denoMounts(layout, spec));
   for (const [path, writable] of grantMounts(spec.grant)) {
     args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
@@ -160,9 +166,10 @@ export function confineArgs(
  * The namespaces and the bare root: its own user (mapped to nobody, no
  * capabilities, no nested user namespaces), PIDs, network (loopback only,
  * down), IPC, hostname and cgroup view; its own `/proc`, a minimal `/dev`
- * and a private `/tmp` of `tmpMb` MiB (first: a grant may live under it).
+ * and a private `/tmp` of `tmpMb` MiB, or `tmpDir` bound there (first: a
+ * grant may live under it).
  */
-function namespaceArgs(tmpMb: number): string[] {
+function namespaceArgs(tmpMb: number, tmpDir?: string): string[] {
   return [
     "--unshare-user",
     "--uid",
@@ -188,10 +195,9 @@ function namespaceArgs(tmpMb: number): string[] {
     "/proc",
     "--dev",
     "/dev",
-    "--size",
-    String(tmpMb * 1024 * 1024),
-    "--tmpfs",
-    "/tmp",
+    ...(tmpDir
+      ? ["--bind", tmpDir, "/tmp"]
+      : ["--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp"]),
   ];
 }
 

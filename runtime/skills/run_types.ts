@@ -128,6 +128,17 @@ export interface SkillLimits {
   scriptConfinement?: "auto" | "required" | "off";
   /** Address-space cap of a skill script, in bytes. @default 512 MiB */
   scriptMemoryBytes?: number;
+  /**
+   * A skill script's workspace quota (`sandbox.script_workspace_mb`,
+   * `sandbox.script_workspace_files`). @default 64 MiB, 10,000 files
+   */
+  scriptWorkspace?: { bytes: number; files: number };
+  /**
+   * What the host reads back from a script's workspace
+   * (`store.script_files_max_bytes`, `store.script_files_max`).
+   * @default 4 MiB, 100 files
+   */
+  scriptFiles?: { maxBytes: number; maxFiles: number };
   /** Longest tool result fed back to the model, in characters. @default 32000 */
   maxToolResultChars?: number;
 }

@@ -9,6 +9,10 @@
  * empty environment plus the given variables. `prlimit --as` caps its
  * memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
  * namespace's pid 1 with it and the kernel ends the whole PID namespace.
+ * With a `workspace`, `/work` and `/tmp` are a quota-bound tmpfs set up by
+ * a keeper around bwrap (see `workspace_mount.ts`): at the timeout the
+ * keeper ends bwrap, and either way it sends the workspace's files back
+ * (bounded) before the tmpfs goes.
  *
  * @module
  */
@@ -17,6 +21,17 @@ import {
   confineArgs,
   type ConfinementLayout,
 } from "../../sandbox/confinement_args.ts";
+import {
+  keeperCommand,
+  markerSplitter,
+  type WorkspaceDirs,
+  type WorkspaceQuota,
+} from "./workspace_mount.ts";
+import {
+  type CollectCaps,
+  type KeeperReport,
+  KeeperStream,
+} from "./workspace_files.ts";
 
 /** The prlimit binary (util-linux), for the memory cap. */
 export const PRLIMIT = "/usr/bin/prlimit";
@@ -62,6 +77,18 @@ export interface ConfinedSpec {
   relay?: { socket: string; runs: string };
   /** Each chunk of stdout/stderr as it arrives. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+  /**
+   * `/work` and `/tmp` as a tmpfs of this quota, the inputs copied in from
+   * `dirs.inputs`; the files left in `/work` come back within `caps`, after
+   * the run's `marker` on the keeper's stdout (see `workspace_mount.ts`).
+   * @default none: the binds only
+   */
+  workspace?: {
+    dirs: WorkspaceDirs;
+    quota: WorkspaceQuota;
+    caps: CollectCaps;
+    marker: string;
+  };
 }
 
 /** How a confined run ended. */
@@ -72,7 +99,16 @@ export interface ConfinedExit {
   timedOut: boolean;
   /** True when the signal aborted it. */
   aborted: boolean;
+  /**
+   * The workspace's keeper's report (a `workspace` run), or null when the
+   * workspace could not be set up (`code` is then 125, stderr says why).
+   */
+  workspace?: KeeperReport | null;
 }
+
+// How long the keeper gets to end bwrap at the timeout before it is killed
+// too (it is ours and ends it at once; this is only a backstop).
+const KEEPER_GRACE_MS = 5_000;
 
 /**
  * The command line of a confined script (bwrap, under prlimit when capped).
@@ -101,6 +137,7 @@ export function scriptCommand(
   spec: Omit<ConfinedSpec, "onOutput" | "signal" | "stdin">,
 ): { program: string; args: string[]; env: Record<string, string> } {
   const program = spec.argv[0]!;
+  const dirs = spec.workspace?.dirs;
   const isDeno = program === spec.layout.execPath;
   const confined = confineArgs({
     ...spec.layout,
@@ -119,7 +156,11 @@ export function scriptCommand(
     egressSocket: spec.relay?.socket,
     denoArgs: spec.argv.slice(1),
     env: {},
-    binds: [...spec.binds],
+    binds: [
+      ...spec.binds,
+      ...dirs ? [{ from: dirs.work, to: "/work", writable: true }] : [],
+    ],
+    tmpDir: dirs?.tmp,
     cwd: spec.cwd,
   });
   const env: Record<string, string> = { ...spec.env };
@@ -130,16 +171,20 @@ export function scriptCommand(
       env[name] ??= confined.env[name]!;
     }
   }
-  if (spec.memoryBytes <= 0) {
-    return { program: confined.command, args: confined.args, env };
-  }
+  const run = spec.workspace
+    ? keeperCommand(
+      { program: confined.command, args: confined.args },
+      spec.workspace,
+    )
+    : { program: confined.command, args: confined.args };
+  if (spec.memoryBytes <= 0) return { ...run, env };
   return {
     program: PRLIMIT,
     args: [
       `--as=${Math.floor(spec.memoryBytes)}`,
       "--",
-      confined.command,
-      ...confined.args,
+      run.program,
+      ...run.args,
     ],
     env,
   };
@@ -181,14 +226,22 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
   }).spawn();
   let timedOut = false;
   let aborted = false;
+  let killed = false;
   const kill = () => {
+    killed = true;
     try {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
   };
+  let backstop: ReturnType<typeof setTimeout> | undefined;
   const timer = setTimeout(() => {
     timedOut = true;
-    kill();
+    if (!spec.workspace) return kill();
+    // The keeper ends bwrap and still hands the workspace over.
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    backstop = setTimeout(kill, KEEPER_GRACE_MS);
   }, Math.max(0, spec.timeoutMs));
   const onAbort = () => {
     aborted = true;
@@ -204,17 +257,27 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     } catch { /* the script closed its stdin */ }
   })();
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  const split = spec.workspace && markerSplitter(spec.workspace.marker);
+  const stream = spec.workspace && new KeeperStream(spec.workspace.caps);
   const pump = async (
     reader: ReadableStreamDefaultReader<Uint8Array>,
     name: "stdout" | "stderr",
   ) => {
     const decoder = new TextDecoder();
+    const emit = (bytes: Uint8Array, last = false) => {
+      const text = decoder.decode(bytes, { stream: !last });
+      if (text) spec.onOutput?.(name, text);
+    };
     while (true) {
       const { done, value } = await reader.read();
-      if (done) return;
-      const text = decoder.decode(value, { stream: true });
-      if (text) spec.onOutput?.(name, text);
+      if (done) break;
+      if (name === "stdout" && split && stream) {
+        const parts = split.push(value);
+        emit(parts.script);
+        stream.push(parts.keeper);
+      } else emit(value);
     }
+    emit(name === "stdout" && split ? split.end() : new Uint8Array(0), true);
   };
   const pumps = Promise.all([
     pump(readers[0]!, "stdout"),
@@ -223,17 +286,25 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
   try {
     const status = await child.status;
     // A killed run's output ends with it, even if something it started
-    // still held the pipes open.
-    if (timedOut || aborted) {
+    // still held the pipes open. (A keeper ended by its timeout still
+    // sends the workspace back, and ends its pipes as it exits.)
+    if (killed) {
       await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
     }
     await Promise.all([pumps, feed]);
     const code = status.signal !== null
       ? 128 + signalNumber(status.signal)
       : status.code;
-    return { code, timedOut, aborted };
+    const report = stream?.end() ?? null;
+    return {
+      code: report?.code ?? code,
+      timedOut,
+      aborted,
+      ...spec.workspace && { workspace: report ?? null },
+    };
   } finally {
     clearTimeout(timer);
+    clearTimeout(backstop);
     spec.signal?.removeEventListener("abort", onAbort);
   }
 }

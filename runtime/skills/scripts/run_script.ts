@@ -1,16 +1,19 @@
 /**
- * One `run_skill_script` call: a fresh workspace (input files written into
+ * One `run_skill_script` call: a fresh workspace (input files copied into
  * it), the script run confined by its interpreter with the skill's folder
  * read-only at /skill and the workspace read-write at /work (the working
- * directory), output streamed as bounded `log` events, the files it wrote
- * sent back as size-capped `artifact` events, kept for the run's history
- * when the run store keeps files (`workspace_keep.ts`), and the workspace
- * removed.
+ * directory): a tmpfs of the workspace quota in the script's own mount
+ * namespace, never the host's disk (`workspace_mount.ts`). Output streamed
+ * as bounded `log` events; the files it wrote read once within byte and
+ * count caps (`workspace_files.ts`), sent back as size-capped `artifact`
+ * events and kept for the run's history when the run store keeps files
+ * (`workspace_keep.ts`); a note says what was left out and when the
+ * workspace was full.
  *
  * @module
  */
 
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./confined.ts";
 import { findInterpreter } from "./script_files.ts";
@@ -21,6 +24,19 @@ import {
   type KeptSummary,
   type WorkspaceKeep,
 } from "./workspace_keep.ts";
+import {
+  type Collected,
+  DEFAULT_COLLECT_CAPS,
+  type KeeperReport,
+} from "./workspace_files.ts";
+import {
+  DEFAULT_WORKSPACE_QUOTA,
+  KEEPER_FAILED,
+  KEEPER_PROGRAMS,
+  newMarker,
+  workspaceDirs,
+  type WorkspaceQuota,
+} from "./workspace_mount.ts";
 import { Confiner } from "../../sandbox/confiner.ts";
 import type { ConfinementMode } from "../../sandbox/confinement.ts";
 import type { ConfinementLayout } from "../../sandbox/confinement_args.ts";
@@ -35,6 +51,18 @@ export interface ScriptLimits {
   maxArtifactBytes?: number;
   /** `log` events per run. @default 200 */
   maxLogEvents?: number;
+  /**
+   * The workspace's quota, `/work` and `/tmp` together
+   * (`sandbox.script_workspace_mb`, `sandbox.script_workspace_files`).
+   * @default 64 MiB, 10,000 files
+   */
+  workspace?: WorkspaceQuota;
+  /**
+   * What the host reads back from the workspace, all files together
+   * (`store.script_files_max_bytes`, `store.script_files_max`).
+   * @default 4 MiB, 100 files
+   */
+  files?: { maxBytes: number; maxFiles: number };
   /**
    * `sandbox.confinement`: scripts run only confined, so when confinement
    * is off or does not work here a script is refused. @default "auto"
@@ -85,6 +113,10 @@ export interface ScriptResult {
   stderr_tail: string;
   /** Files the script wrote in its workspace, with their sizes. */
   artifacts: { name: string; bytes: number; sent: boolean }[];
+  /** What of the files was left out and why, when some was. */
+  files_note?: string;
+  /** When the script filled its workspace's quota. */
+  workspace_note?: string;
   /** What was kept for the run's history, when the store keeps files. */
   kept_for_history?: KeptSummary;
   /** Where the session's files were mounted, when they were. */
@@ -128,9 +160,11 @@ export async function runSkillScript(
   if ("error" in interpreter) throw new Error(interpreter.error);
   const layout = await confinementLayout(call.script, limits);
   const memoryBytes = limits.memoryBytes ?? 512 * 1024 * 1024;
-  const workspace = await Deno.realPath(
-    await Deno.makeTempDir({ prefix: "skillbox-script-" }),
+  const dirs = workspaceDirs(
+    await Deno.realPath(await Deno.makeTempDir({ prefix: "skillbox-script-" })),
   );
+  const quota = limits.workspace ?? DEFAULT_WORKSPACE_QUOTA;
+  const caps = limits.files ?? DEFAULT_COLLECT_CAPS;
   const argv = [
     ...command(interpreter, layout.execPath, memoryBytes, call, limits),
     `/skill/${call.script}`,
@@ -149,7 +183,8 @@ export async function runSkillScript(
         principal: `skill script "${call.script}"`,
       });
     }
-    const inputs = await writeInputs(workspace, call.files ?? {});
+    await Deno.mkdir(dirs.mount, { recursive: true });
+    const inputs = await writeInputs(dirs.inputs, call.files ?? {});
     const { out, onOutput } = outputLogs(call, limits.maxLogEvents ?? 200);
     const exit = await runConfined({
       layout,
@@ -157,10 +192,10 @@ export async function runSkillScript(
       relay: net?.relay,
       binds: [
         { from: await Deno.realPath(call.folder), to: "/skill" },
-        { from: workspace, to: "/work", writable: true },
         ...(call.filesRoot ? [call.filesRoot] : []),
         ...net?.binds ?? [],
       ],
+      workspace: { dirs, quota, caps, marker: newMarker() },
       env: {
         PATH: "/usr/local/bin:/usr/bin:/bin",
         LANG: "C.UTF-8",
@@ -178,22 +213,38 @@ export async function runSkillScript(
       onOutput,
     });
     call.signal?.throwIfAborted();
-    const artifacts = await sendArtifacts(
-      workspace,
+    if (!exit.workspace && exit.code === KEEPER_FAILED) {
+      throw new Error(
+        `Cannot run "${call.script}": ${
+          out.stderr.trim() || "its workspace could not be set up"
+        }`,
+      );
+    }
+    const found: Collected = exit.workspace?.files ?? {
+      files: [],
+      found: 0,
+      leftOut: 0,
+      note: null,
+    };
+    const artifacts = sendArtifacts(
+      found,
       inputs,
       limits.maxArtifactBytes ?? 1024 * 1024,
       call.onEvent,
     );
-    const kept = call.keep && await keepWorkspace(workspace, inputs, call.keep);
+    const kept = call.keep && keepWorkspace(found, inputs, call.keep);
     const stderrTail = exit.timedOut
       ? `${out.stderr}\n[killed: the script ran past its ${call.timeoutMs} ms timeout]`
       : out.stderr;
+    const full = exit.workspace && workspaceNote(exit.workspace, quota);
     return {
       exit_code: exit.code,
       timed_out: exit.timedOut,
       stdout_tail: out.stdout,
       stderr_tail: stderrTail,
       artifacts,
+      ...(found.note && { files_note: found.note }),
+      ...(full && { workspace_note: full }),
       ...(kept && { kept_for_history: kept }),
       ...(call.filesRoot && {
         files_root: {
@@ -204,8 +255,31 @@ export async function runSkillScript(
     };
   } finally {
     net?.close();
-    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+    await Deno.remove(dirs.dir, { recursive: true }).catch(() => {});
   }
+}
+
+// Why the script's writes failed at the end, if its workspace was full.
+function workspaceNote(
+  report: KeeperReport,
+  quota: WorkspaceQuota,
+): string | null {
+  const what = [
+    ...report.bytesFull
+      ? [
+        `${
+          (quota.bytes / 1024 / 1024).toFixed(0)
+        } MiB (sandbox.script_workspace_mb)`,
+      ]
+      : [],
+    ...report.filesFull
+      ? [`${quota.files} files (sandbox.script_workspace_files)`]
+      : [],
+  ];
+  if (what.length === 0) return null;
+  return `The workspace (/work and /tmp) reached its quota of ${
+    what.join(" and ")
+  }: writes past it failed with "No space left on device"`;
 }
 
 // The tails of stdout and stderr, and each chunk as a bounded `log` event.
@@ -277,8 +351,10 @@ async function confinementLayout(
   let why: string;
   try {
     const status = await new Confiner(limits.confinement ?? "auto").status();
-    if (status.layout) return status.layout;
-    why = status.reason;
+    // The workspace's keeper needs these besides bwrap.
+    const missing = status.layout && await missingProgram(KEEPER_PROGRAMS);
+    if (status.layout && !missing) return status.layout;
+    why = missing ? `"${missing}" is not installed` : status.reason;
   } catch (error) {
     why = (error as Error).message;
   }
@@ -287,13 +363,25 @@ async function confinementLayout(
   );
 }
 
-// Writes the input files; returns their paths and contents so unchanged
-// inputs are not sent back as artifacts.
+// The first of the programs that is not an executable file, if any.
+async function missingProgram(
+  programs: readonly string[],
+): Promise<string | null> {
+  for (const path of programs) {
+    const info = await Deno.stat(path).catch(() => null);
+    if (!info?.isFile || !((info.mode ?? 0) & 0o111)) return path;
+  }
+  return null;
+}
+
+// Writes the input files (the keeper copies them into the tmpfs); returns
+// their paths and contents so unchanged inputs are not sent back as artifacts.
 async function writeInputs(
   workspace: string,
   files: Readonly<Record<string, string>>,
 ): Promise<Map<string, string>> {
   const inputs = new Map<string, string>();
+  await Deno.mkdir(workspace, { recursive: true });
   for (const [name, text] of Object.entries(files)) {
     const path = resolve(workspace, name);
     const rel = relative(workspace, path);
@@ -307,36 +395,32 @@ async function writeInputs(
   return inputs;
 }
 
-async function sendArtifacts(
-  workspace: string,
+// The collected files as `artifact` events (each within the per-file cap;
+// inputs left unchanged are not sent back), listed with their sizes.
+function sendArtifacts(
+  collected: Collected,
   inputs: Map<string, string>,
   maxBytes: number,
   onEvent: ScriptCall["onEvent"],
-): Promise<ScriptResult["artifacts"]> {
+): ScriptResult["artifacts"] {
   const listed: ScriptResult["artifacts"] = [];
-  const walk = async (dir: string, depth: number) => {
-    if (depth > 8 || listed.length >= 100) return;
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory) await walk(path, depth + 1);
-      if (!entry.isFile) continue; // symlinks are never followed
-      const name = relative(workspace, path);
-      const { size } = await Deno.lstat(path);
-      if (size <= maxBytes) {
-        const bytes = await Deno.readFile(path);
-        if (inputs.get(name) === new TextDecoder().decode(bytes)) continue;
-        onEvent("artifact", {
-          name,
-          mime: mimeOf(name),
-          chunk: Buffer.from(bytes).toString("base64"),
-          final: true,
-        });
-        listed.push({ name, bytes: size, sent: true });
-      } else listed.push({ name, bytes: size, sent: false });
+  for (const { name, size, data } of collected.files) {
+    if (data !== null && inputs.get(name) === new TextDecoder().decode(data)) {
+      continue;
     }
-  };
-  await walk(workspace, 0);
-  return listed.sort((a, b) => a.name.localeCompare(b.name));
+    if (data === null || size > maxBytes) {
+      listed.push({ name, bytes: size, sent: false });
+      continue;
+    }
+    onEvent("artifact", {
+      name,
+      mime: mimeOf(name),
+      chunk: Buffer.from(data).toString("base64"),
+      final: true,
+    });
+    listed.push({ name, bytes: size, sent: true });
+  }
+  return listed;
 }
 
 function mimeOf(name: string): string {

@@ -114,6 +114,8 @@ export function scriptLimits(
   return {
     interpreters: limits.interpreters ?? DEFAULT_INTERPRETERS,
     memoryBytes: limits.scriptMemoryBytes,
+    workspace: limits.scriptWorkspace,
+    files: limits.scriptFiles,
     confinement: limits.scriptConfinement,
     env: scriptEnv(instructions?.env ?? [], limits.scriptEnvGrant ?? []),
     net: granted.length > 0 && limits.scriptEgress

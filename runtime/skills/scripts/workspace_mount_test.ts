@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { markerSplitter, newMarker } from "./workspace_mount.ts";
+import { runSkillScript, type ScriptCall } from "./run_script.ts";
+import { detectConfinement } from "../../sandbox/confinement.ts";
+
+const { layout } = await detectConfinement("auto");
+const confined = { ignore: layout === null };
+
+Deno.test("the marker is found however the stream is cut, and only it", () => {
+  const marker = newMarker();
+  const text = `out ${marker.slice(0, 9)} more\n${marker}\nR 0 1 1 0\n`;
+  const all = new TextEncoder().encode(text);
+  for (const size of [1, 2, 5, 31, 33, all.length]) {
+    const split = markerSplitter(marker);
+    let script = "";
+    let keeper = "";
+    for (let at = 0; at < all.length; at += size) {
+      const part = split.push(all.subarray(at, at + size));
+      script += new TextDecoder().decode(part.script);
+      keeper += new TextDecoder().decode(part.keeper);
+    }
+    script += new TextDecoder().decode(split.end());
+    assert.equal(script, `out ${marker.slice(0, 9)} more\n`, `size ${size}`);
+    assert.equal(keeper, "R 0 1 1 0\n");
+  }
+});
+
+async function run(
+  body: string,
+  options: Partial<ScriptCall> = {},
+  quota = { bytes: 1 << 20, files: 64 },
+) {
+  const folder = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${folder}/s.sh`, body);
+  const events: string[] = [];
+  try {
+    const result = await runSkillScript({
+      folder,
+      script: "s.sh",
+      args: [],
+      timeoutMs: 20_000,
+      onEvent: (kind, data) => events.push(`${kind}:${data.name ?? ""}`),
+      ...options,
+    }, {
+      interpreters: { ".sh": "sh" },
+      workspace: quota,
+      files: { maxBytes: 1024, maxFiles: 10 },
+    });
+    return { result, events };
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+}
+
+Deno.test(
+  "only regular files come back: no symlink, FIFO or device is followed; odd names survive",
+  confined,
+  async () => {
+    const { result } = await run(
+      "ln -s /etc/passwd passwd; ln -s / root; mkfifo fifo; " +
+        "printf a > 'new\nline'; mkdir d; printf bb > d/x; ln d/x hard",
+    );
+    assert.equal(result.exit_code, 0, result.stderr_tail);
+    assert.deepEqual(result.artifacts, [
+      { name: "d/x", bytes: 2, sent: true },
+      { name: "hard", bytes: 2, sent: true },
+      { name: "new\nline", bytes: 1, sent: true },
+    ]);
+  },
+);
+
+Deno.test(
+  "a script that prints a forged report only changes its own output",
+  confined,
+  async () => {
+    const { result } = await run(
+      "printf 'R 0 0 0 1\\n5 1 1\\nzhello\\n'; printf ok > real.txt",
+    );
+    assert.equal(result.stdout_tail, "R 0 0 0 1\n5 1 1\nzhello\n");
+    assert.deepEqual(result.artifacts, [
+      { name: "real.txt", bytes: 2, sent: true },
+    ]);
+    assert.equal(result.workspace_note, undefined);
+  },
+);
+
+Deno.test(
+  "a script past its timeout still hands its files back, and /tmp shares the quota",
+  confined,
+  async () => {
+    const { result } = await run(
+      "printf done > out.txt; dd if=/dev/zero of=/tmp/fill bs=64k count=100 2>/dev/null; " +
+        "printf more > more.txt; exec sleep 60",
+      { timeoutMs: 1500 },
+    );
+    assert.equal(result.timed_out, true);
+    // /tmp filled the quota: more.txt was made, its content refused.
+    assert.deepEqual(result.artifacts, [
+      { name: "more.txt", bytes: 0, sent: true },
+      { name: "out.txt", bytes: 4, sent: true },
+    ]);
+    assert.match(String(result.workspace_note), /quota of 1 MiB/);
+  },
+);
+
+Deno.test(
+  "input files over the quota are refused with the reason",
+  confined,
+  async () => {
+    await assert.rejects(
+      run("true", { files: { "big.txt": "x".repeat(2 << 20) } }),
+      /Cannot run "s\.sh": Cannot set up the script's workspace: the input files do not fit its quota/,
+    );
+  },
+);
