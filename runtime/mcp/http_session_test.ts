@@ -285,3 +285,34 @@ Deno.test("a client that does not read its SSE answers loses notifications past 
   assert.equal(session.backlogBytes, 0, "the cut-off bodies were let go");
   await assert.rejects(first.body!.getReader().read(), /stopped reading/);
 });
+
+Deno.test("the GET stream's unread bytes count too: its notifications are dropped past 8 MiB", async () => {
+  const MiB = 1024 * 1024;
+  const lines: string[] = [];
+  const { session, server } = await open(
+    () => Promise.resolve(result("")),
+    1000,
+    { log: (line) => lines.push(line) },
+  );
+  const stream = await session.handleRequest(
+    new Request("http://x/mcp", {
+      method: "GET",
+      headers: {
+        accept: "text/event-stream",
+        "mcp-session-id": session.sessionId!,
+        "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+      },
+    }),
+  );
+  assert.equal(stream.headers.get("content-type"), "text/event-stream");
+  // Messages about no request go on the GET stream, which nobody reads.
+  const chunk = "g".repeat(MiB);
+  for (let i = 0; i < 40; i++) {
+    await server.sendLoggingMessage({ level: "info", data: chunk });
+  }
+  assert.ok(session.backlogBytes > 8 * MiB, `${session.backlogBytes} bytes`);
+  assert.ok(session.backlogBytes <= 10 * MiB, `${session.backlogBytes} bytes`);
+  assert.ok(lines.some((l) => /not keeping up/.test(l)), lines.join("\n"));
+  await stream.body?.cancel();
+  await server.close();
+});
