@@ -150,6 +150,9 @@ class Endpoint implements McpHttp {
     const mcp = createMcpServer(link, this.#options);
     const transport = new McpHttpSession({
       maxRequestBodySize: this.#maxBytes,
+      // Its calls are cancelled saying why, before the session closes.
+      onStalled: (reason) => link.close(reason),
+      log: (line) => this.#context.log(line),
       onsessioninitialized: (id: string) => {
         sessions.set(id, entry);
       },
