@@ -14,7 +14,8 @@ import {
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
 import { isAcceptedToken } from "../admission.ts";
-import { guardRequest, jsonError } from "./http_guard.ts";
+import { guardRequest } from "./http_guard.ts";
+import { jsonError } from "../doors/guard.ts";
 import { McpHttpSession } from "./http_session.ts";
 import type { TransportContext } from "../transports/_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
