@@ -267,7 +267,10 @@ export class Dispatcher {
   }
 
   #handshake(session: Session, request: Request<"handshake/req">): void {
-    const token = request.authToken ?? "";
+    // A session the Authorization header authenticated keeps its token when
+    // the handshake presents none.
+    const token = request.authToken ||
+      (session.auth === "accepted" ? session.token : "");
     let reason = "";
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";

@@ -82,6 +82,10 @@ export function sessionGate(
       trusted: open.transport === "stdio" || open.transport === "mcp",
     });
     if (refused !== "") return { status: 503, reason: refused };
+    // A token checked in the header authenticates the session as a handshake
+    // would: it may ping before one, and a handshake that presents no token
+    // (the Python SDK's default auth_token is "") keeps this one.
+    if (typeof token === "string") session.authenticate("accepted", token);
     sessions.add(session);
     return session;
   };

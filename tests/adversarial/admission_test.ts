@@ -15,6 +15,7 @@ import { tool, toolOutcome } from "../../protocol/domain.ts";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { LimitsConfig } from "../../runtime/config.ts";
 import { openWs, type RawWs } from "../support/ws_client.ts";
+import { openSse } from "../support/sse_client.ts";
 import { RAW } from "../support/wire.ts";
 import type { Msg } from "../support/wire.ts";
 import { within } from "./_helpers.ts";
@@ -311,5 +312,39 @@ Deno.test("per-token quotas refuse with a clear error and spare other tokens", a
     await other.close();
   } finally {
     await host.close({ timeoutSeconds: 1 });
+  }
+});
+
+Deno.test("a session opened with a valid Bearer header is authenticated: it pings before a handshake, and a handshake without a token keeps it", async () => {
+  const { host, http } = await start({});
+  try {
+    const sse = await openSse(`${http}/a2e`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const stream = await sse.stream();
+    await (await sse.send(RAW.ping("p1"))).body?.cancel();
+    const pong = await stream.next(10_000);
+    assert.equal(pong.type, "pong", JSON.stringify(pong));
+    // The Python SDK sends auth_token "" unless told otherwise.
+    await (await sse.send(RAW.handshake("h1", { auth_token: "" }))).body
+      ?.cancel();
+    const shake = await stream.next(10_000);
+    assert.equal(shake.type, "handshake/resp");
+    assert.equal(shake.ok, true, JSON.stringify(shake));
+    await (await sse.send(call("c1", "quick"))).body?.cancel();
+    const answer = await stream.next(10_000);
+    assert.equal(answer.type, "tool/call/resp", JSON.stringify(answer));
+    // Without the header, the same messages are refused as before.
+    const guest = await openSse(`${http}/a2e`);
+    const guestStream = await guest.stream();
+    await (await guest.send(RAW.ping("p2"))).body?.cancel();
+    assert.equal((await guestStream.next(10_000)).type, "error");
+    await (await guest.send(RAW.handshake("h2", { auth_token: "" }))).body
+      ?.cancel();
+    assert.equal((await guestStream.next(10_000)).ok, false);
+    await guestStream.close();
+    await stream.close();
+  } finally {
+    await host.close();
   }
 });

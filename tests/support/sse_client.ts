@@ -31,8 +31,14 @@ export interface SseClient {
  * const client = await openSse("http://127.0.0.1:8787/a2e");
  * ```
  */
-export async function openSse(base: string): Promise<SseClient> {
-  const res = await fetch(`${base}/session`, { method: "POST" });
+export async function openSse(
+  base: string,
+  open: { headers?: Record<string, string> } = {},
+): Promise<SseClient> {
+  const res = await fetch(`${base}/session`, {
+    method: "POST",
+    headers: open.headers,
+  });
   const { session_id: sessionId } = await res.json();
   const headers = { "x-session-id": sessionId };
   // Sent on reconnect, as a browser's EventSource does.
