@@ -99,7 +99,7 @@ export function createDoor(options: DoorOptions): Door {
     },
     guard: (handler) => (request, info) => {
       const why = names.refusal(request);
-      if (why !== undefined) return refuse(403, why);
+      if (why !== undefined) return jsonError(403, why);
       if (tokens.length === 0) return handler(request, info);
       const authorization = request.headers.get("authorization");
       const login = authorization === null && isLogin(request);
@@ -107,7 +107,7 @@ export function createDoor(options: DoorOptions): Door {
       const client = clientKey(info);
       const wait = throttle.retryAfter(client);
       if (wait > 0) {
-        return refuse(429, tooMany(wait), { "Retry-After": String(wait) });
+        return jsonError(429, tooMany(wait), { "Retry-After": String(wait) });
       }
       if (authorization !== null) {
         if (bearerToken(authorization, tokens) === null) {
@@ -147,7 +147,24 @@ function isLogin(request: Request): boolean {
   return Number.isNaN(next) || next === 63 || next === 35;
 }
 
-function refuse(
+/**
+ * A JSON error response, `{ "error": message }`, never cached: every door's
+ * refusal, and the MCP endpoint's own errors.
+ *
+ * @param status the HTTP status
+ * @param message a sentence saying why
+ * @param headers more headers
+ * @returns the response
+ * @example
+ * ```ts
+ * import { jsonError } from "./guard.ts";
+ * import assert from "node:assert/strict";
+ * const res = jsonError(404, "Unknown MCP session");
+ * assert.equal(res.status, 404);
+ * assert.deepEqual(await res.json(), { error: "Unknown MCP session" });
+ * ```
+ */
+export function jsonError(
   status: number,
   message: string,
   headers: Record<string, string> = {},

@@ -26,6 +26,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Deadlines, Expiring } from "../sandbox/deadlines.ts";
 import { jsonAnswer } from "./json_post.ts";
+import { SSE_STRATEGY, type SseBacklog, type Watched } from "./sse_backlog.ts";
 
 /** Where an answer goes while it may still come as one JSON body. */
 export interface JsonSender {
@@ -48,6 +49,11 @@ export interface CallAnswerOptions {
    * of a timer set and cleared per call.
    */
   deadlines: Deadlines;
+  /**
+   * Counts what the SSE answer holds for a client that does not read (the
+   * session's total decides what is dropped). @default not counted
+   */
+  backlog?: SseBacklog;
 }
 
 /** One request's answer on its way: JSON, or SSE once it must stream. */
@@ -63,8 +69,11 @@ export interface CallAnswer {
    * this as one JSON body.
    */
   readonly response: Promise<Response>;
-  /** Ends the call without its answer (the session closed). */
-  close(): void;
+  /**
+   * Ends the call without its answer (the session closed): the client gets
+   * an error answer saying why, as JSON or as the stream's last event.
+   */
+  close(reason?: string): void;
 }
 
 const encoder = new TextEncoder();
@@ -139,6 +148,7 @@ class Answer implements CallAnswer, Expiring {
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
   #clock: Deadlines;
+  #watched: Watched | undefined;
 
   constructor(json: JsonSender | undefined, options: CallAnswerOptions) {
     const response = Promise.withResolvers<Response>();
@@ -160,29 +170,39 @@ class Answer implements CallAnswer, Expiring {
       }
       this.#stream();
     }
-    this.#controller?.enqueue(
-      encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
-    );
+    this.#event(message);
     if (last) this.#end();
   }
 
-  close(): void {
-    if (this.#state !== "waiting") return this.#end();
-    this.#end();
+  close(reason = "The MCP session closed"): void {
+    if (this.#state === "done") return;
     // The client gets an error rather than a request that never ends.
-    this.#answerJson({
+    const error: JSONRPCMessage = {
       jsonrpc: "2.0",
       id: this.#options.id,
-      error: {
-        code: ErrorCode.ConnectionClosed,
-        message: "The MCP session closed",
-      },
-    }).catch(() => {});
+      error: { code: ErrorCode.ConnectionClosed, message: reason },
+    };
+    if (this.#state === "streaming") {
+      this.#event(error);
+      return this.#end();
+    }
+    this.#end();
+    this.#answerJson(error).catch(() => {});
   }
 
   /** The grace time passed: the answer streams from now on. */
   expire(): void {
     if (this.#state === "waiting") this.#stream();
+  }
+
+  #event(message: JSONRPCMessage): void {
+    try {
+      this.#controller?.enqueue(
+        encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+      );
+    } catch {
+      // The client cancelled the stream.
+    }
   }
 
   #answerJson(message: JSONRPCMessage): Promise<void> {
@@ -195,6 +215,7 @@ class Answer implements CallAnswer, Expiring {
     this.#state = "done";
     this.#clock.remove(this);
     clearInterval(this.#keepAlive);
+    this.#watched?.end();
     try {
       this.#controller?.close();
     } catch {
@@ -208,13 +229,15 @@ class Answer implements CallAnswer, Expiring {
     const body = new ReadableStream<Uint8Array>({
       start: (c) => {
         this.#controller = c;
+        this.#watched = this.#options.backlog?.watch(c);
       },
       cancel: () => {
+        this.#watched?.end();
         if (this.#state === "done") return;
         this.#end();
         this.#options.onCancel();
       },
-    });
+    }, SSE_STRATEGY);
     this.#keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
       try {
         this.#controller?.enqueue(encoder.encode(": keepalive\n\n"));

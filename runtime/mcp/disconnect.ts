@@ -17,6 +17,7 @@ import type {
   JSONRPCMessage,
   RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { SseBacklog } from "./sse_backlog.ts";
 
 /**
  * The ids of the JSON-RPC requests (not notifications or responses) in a
@@ -70,10 +71,13 @@ export function cancellations(ids: readonly RequestId[]): JSONRPCMessage[] {
 /**
  * Watches an SSE answer for its client going away: when its stream is
  * cancelled, or fails, before it was read to its end, `onGone` is called
- * (once). Any other answer (JSON, an error, 202) is returned as it is.
+ * (once). Its bytes waiting for the client count in the session's
+ * {@link SseBacklog}. Any other answer (JSON, an error, 202) is returned as
+ * it is.
  *
  * @param response the SDK's answer to a POST that carried requests
  * @param onGone cancels the requests
+ * @param backlog the session's SSE backlog @default a backlog of its own
  * @returns the response to hand out
  * @example A cancelled stream cancels the calls
  * ```ts
@@ -86,42 +90,19 @@ export function cancellations(ids: readonly RequestId[]): JSONRPCMessage[] {
  * assert.equal(gone, 1);
  * ```
  */
-export function watchAnswer(response: Response, onGone: () => void): Response {
+export function watchAnswer(
+  response: Response,
+  onGone: () => void,
+  backlog: SseBacklog = new SseBacklog(),
+): Response {
   const body = response.body;
   const streaming = response.headers.get("content-type")?.startsWith(
     "text/event-stream",
   );
   if (body === null || !streaming) return response;
-  let settled = false;
-  const gone = () => {
-    if (settled) return;
-    settled = true;
-    onGone();
-  };
-  const reader = body.getReader();
-  return new Response(
-    new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            settled = true;
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          gone();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        gone();
-        return reader.cancel(reason);
-      },
-    }),
-    {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    },
-  );
+  return new Response(backlog.meter(body, onGone), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

@@ -14,7 +14,8 @@ import {
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
 import { isAcceptedToken } from "../admission.ts";
-import { guardRequest, jsonError } from "./http_guard.ts";
+import { guardRequest } from "./http_guard.ts";
+import { jsonError } from "../doors/guard.ts";
 import { McpHttpSession } from "./http_session.ts";
 import type { TransportContext } from "../transports/_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
@@ -150,6 +151,9 @@ class Endpoint implements McpHttp {
     const mcp = createMcpServer(link, this.#options);
     const transport = new McpHttpSession({
       maxRequestBodySize: this.#maxBytes,
+      // Its calls are cancelled saying why, before the session closes.
+      onStalled: (reason) => link.close(reason),
+      log: (line) => this.#context.log(line),
       onsessioninitialized: (id: string) => {
         sessions.set(id, entry);
       },

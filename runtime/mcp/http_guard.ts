@@ -8,6 +8,7 @@
  */
 
 import { bearerToken } from "../admission.ts";
+import { jsonError } from "../doors/guard.ts";
 
 /**
  * Checks a request's token.
@@ -40,30 +41,4 @@ export function guardRequest(
     );
   }
   return checked ?? "";
-}
-
-/**
- * A JSON error response, `{ "error": message }`.
- *
- * @param status the HTTP status
- * @param message a sentence saying why
- * @param headers more headers
- * @returns the response
- * @example
- * ```ts
- * import { jsonError } from "./http_guard.ts";
- * import assert from "node:assert/strict";
- * const res = jsonError(404, "Unknown MCP session");
- * assert.deepEqual(await res.json(), { error: "Unknown MCP session" });
- * ```
- */
-export function jsonError(
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
-  return new Response(JSON.stringify({ error: message }), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
 }

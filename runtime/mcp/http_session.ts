@@ -10,7 +10,10 @@
  * (the public `enableJsonResponse` option), which refuses what it refuses.
  *
  * Every message the server sends goes to the transport its request came
- * through; messages about no request go on the session's GET stream.
+ * through; messages about no request go on the session's GET stream. What
+ * the session's SSE streams hold for a client that does not read is
+ * bounded in bytes (`sse_backlog.ts`): notifications are dropped first,
+ * then the session ends and its calls are cancelled, with the reason.
  *
  * @module
  */
@@ -34,6 +37,7 @@ import {
 import { Deadlines } from "../sandbox/deadlines.ts";
 import { lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
 import { cancellations, requestIds, watchAnswer } from "./disconnect.ts";
+import { SseBacklog } from "./sse_backlog.ts";
 
 /** Options of {@link McpHttpSession}. */
 export interface McpHttpSessionOptions {
@@ -47,6 +51,14 @@ export interface McpHttpSessionOptions {
    * @default 1000
    */
   jsonGraceMs?: number;
+  /**
+   * Called once when the client stopped reading for good (its SSE streams
+   * hold more than the backlog limit): the session then closes. End the
+   * host session with this reason first, so that its calls say why.
+   */
+  onStalled?: (reason: string) => void;
+  /** Receives diagnostic lines (the first dropped notification). */
+  log?: (line: string) => void;
 }
 
 /**
@@ -95,6 +107,11 @@ export class McpHttpSession implements Transport {
   readonly #graceMs: number;
   // Kept alive like the calls it serves: it is closed with the session.
   readonly #deadlines = new Deadlines({ unref: false });
+  readonly #backlog = new SseBacklog();
+  readonly #onStalled: ((reason: string) => void) | undefined;
+  readonly #log: ((line: string) => void) | undefined;
+  #dropped = 0;
+  #closeReason: string | undefined;
 
   /**
    * Creates the transport of one session.
@@ -104,6 +121,8 @@ export class McpHttpSession implements Transport {
   constructor(options: McpHttpSessionOptions) {
     this.#maxBytes = options.maxRequestBodySize;
     this.#graceMs = options.jsonGraceMs ?? 1000;
+    this.#onStalled = options.onStalled;
+    this.#log = options.log;
     this.#sse = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       maxRequestBodySize: options.maxRequestBodySize,
@@ -114,7 +133,7 @@ export class McpHttpSession implements Transport {
     this.#sse.onerror = (error: Error) => this.onerror?.(error);
     this.#sse.onclose = () => {
       this.#deadlines.close();
-      for (const call of this.#calls.values()) call.close();
+      for (const call of this.#calls.values()) call.close(this.#closeReason);
       this.#calls.clear();
       this.onclose?.();
     };
@@ -128,6 +147,11 @@ export class McpHttpSession implements Transport {
   /** Starts the transport (the server does this on connect). */
   start(): Promise<void> {
     return this.#sse.start();
+  }
+
+  /** Bytes waiting in the session's SSE streams for the client to read. */
+  get backlogBytes(): number {
+    return this.#backlog.bytes;
   }
 
   /** Closes the session: its streams end, calls waiting for JSON get an error. */
@@ -145,6 +169,15 @@ export class McpHttpSession implements Transport {
     message: JSONRPCMessage,
     options?: TransportSendOptions,
   ): Promise<void> {
+    if (this.#closeReason !== undefined) return Promise.resolve();
+    // Notifications are the live events: dropped first.
+    const decision = this.#backlog.decide(
+      "method" in message && !("id" in message),
+    );
+    if (decision !== "send") {
+      this.#overflow(decision);
+      return Promise.resolve();
+    }
     const answers = answerId(message);
     const id = answers ?? options?.relatedRequestId;
     const call = id === undefined ? undefined : this.#calls.get(id);
@@ -159,8 +192,12 @@ export class McpHttpSession implements Transport {
    * @param request the HTTP request
    * @returns the SDK's response
    */
-  handleRequest(request: Request): Promise<Response> {
-    return this.#sse.handleRequest(request);
+  async handleRequest(request: Request): Promise<Response> {
+    const response = await this.#sse.handleRequest(request);
+    // The GET stream counts like the others.
+    return request.method === "GET"
+      ? watchAnswer(response, () => {}, this.#backlog)
+      : response;
   }
 
   /**
@@ -179,7 +216,28 @@ export class McpHttpSession implements Transport {
     const ids = requestIds(parsedBody);
     const response = await this.#sse.handleRequest(request, { parsedBody });
     if (ids.length === 0) return response;
-    return watchAnswer(response, () => this.#cancel(ids));
+    return watchAnswer(response, () => this.#cancel(ids), this.#backlog);
+  }
+
+  // The client fell behind: drop a notification, or end the session.
+  #overflow(decision: "drop" | "disconnect"): void {
+    if (decision === "drop") {
+      if (this.#dropped++ === 0) {
+        this.#log?.(
+          "An MCP client is not keeping up: dropping notifications (calls still collect their events in their results)",
+        );
+      }
+      return;
+    }
+    const bytes = this.#backlog.bytes;
+    this.#closeReason =
+      `The MCP client stopped reading: ${bytes} bytes were waiting on its SSE streams`;
+    this.#log?.(
+      `Ending an MCP session whose client stopped reading (${bytes} bytes waiting)`,
+    );
+    this.#onStalled?.(this.#closeReason);
+    this.#backlog.abort(this.#closeReason);
+    this.close().catch(() => {});
   }
 
   async #quick(
@@ -237,6 +295,7 @@ export class McpHttpSession implements Transport {
       sessionId,
       graceMs: this.#graceMs,
       deadlines: this.#deadlines,
+      backlog: this.#backlog,
       onCancel: () => {
         this.#calls.delete(id);
         this.#cancel([id]);

@@ -25,11 +25,17 @@ type Tool = (
 ) => Promise<CallToolResult>;
 
 // An initialized session whose server runs `tool` for every tools/call.
-async function open(tool: Tool, jsonGraceMs = 1000) {
+async function open(
+  tool: Tool,
+  jsonGraceMs = 1000,
+  hooks: { onStalled?: (reason: string) => void; log?: (l: string) => void } =
+    {},
+) {
   const session = new McpHttpSession({
     onsessioninitialized() {},
     maxRequestBodySize: 1 << 20,
     jsonGraceMs,
+    ...hooks,
   });
   const server = new Server({ name: "s", version: "1" }, {
     capabilities: { tools: {}, logging: {} },
@@ -211,5 +217,102 @@ Deno.test("a request with headers the SDK refuses gets the SDK's refusal, not th
     await refused({ "mcp-protocol-version": "1999-01-01" }),
     [400, -32000],
   );
+  await server.close();
+});
+
+Deno.test("a client that does not read its SSE answers loses notifications past 8 MiB, then its session past 64 MiB", async () => {
+  const MiB = 1024 * 1024;
+  const lines: string[] = [];
+  const stalled: string[] = [];
+  const chunk = "n".repeat(MiB);
+  let notified = Promise.withResolvers<void>();
+  const { session, call } = await open(
+    async (args, extra) => {
+      // Notifications first (dropped past 8 MiB), then the answer.
+      for (let i = 0; i < 40; i++) {
+        await extra.sendNotification({
+          method: "notifications/message",
+          params: { level: "info", data: chunk },
+        });
+      }
+      notified.resolve();
+      return result("r".repeat(Number(args.bytes ?? 0)));
+    },
+    1000,
+    {
+      onStalled: (reason) => stalled.push(reason),
+      log: (line) => lines.push(line),
+    },
+  );
+  const post = (id: number) =>
+    session.post(
+      new Request("http://x/mcp", {
+        method: "POST",
+        headers: {
+          ...HEADERS,
+          "mcp-session-id": session.sessionId!,
+          "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+        },
+      }),
+      {
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: {
+          name: "t",
+          arguments: { bytes: 8 * MiB },
+          _meta: { progressToken: id },
+        },
+      },
+    );
+  // Never read: the bodies stay queued in the host.
+  const first = await call(1, { progressToken: 1 });
+  assert.equal(first.headers.get("content-type"), "text/event-stream");
+  await notified.promise;
+  assert.ok(session.backlogBytes <= 9 * MiB, `${session.backlogBytes} bytes`);
+  assert.ok(lines.some((l) => /not keeping up/.test(l)), lines.join("\n"));
+  assert.deepEqual(stalled, []);
+  // Final answers (8 MiB each) always go out, until 64 MiB wait.
+  for (let id = 2; stalled.length === 0 && id < 20; id++) {
+    notified = Promise.withResolvers<void>();
+    await post(id);
+    await notified.promise;
+    // The answer is sent once the handler has returned.
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  assert.equal(stalled.length, 1);
+  assert.match(stalled[0]!, /The MCP client stopped reading: \d+ bytes/);
+  assert.equal(session.backlogBytes, 0, "the cut-off bodies were let go");
+  await assert.rejects(first.body!.getReader().read(), /stopped reading/);
+});
+
+Deno.test("the GET stream's unread bytes count too: its notifications are dropped past 8 MiB", async () => {
+  const MiB = 1024 * 1024;
+  const lines: string[] = [];
+  const { session, server } = await open(
+    () => Promise.resolve(result("")),
+    1000,
+    { log: (line) => lines.push(line) },
+  );
+  const stream = await session.handleRequest(
+    new Request("http://x/mcp", {
+      method: "GET",
+      headers: {
+        accept: "text/event-stream",
+        "mcp-session-id": session.sessionId!,
+        "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+      },
+    }),
+  );
+  assert.equal(stream.headers.get("content-type"), "text/event-stream");
+  // Messages about no request go on the GET stream, which nobody reads.
+  const chunk = "g".repeat(MiB);
+  for (let i = 0; i < 40; i++) {
+    await server.sendLoggingMessage({ level: "info", data: chunk });
+  }
+  assert.ok(session.backlogBytes > 8 * MiB, `${session.backlogBytes} bytes`);
+  assert.ok(session.backlogBytes <= 10 * MiB, `${session.backlogBytes} bytes`);
+  assert.ok(lines.some((l) => /not keeping up/.test(l)), lines.join("\n"));
+  await stream.body?.cancel();
   await server.close();
 });

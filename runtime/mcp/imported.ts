@@ -8,7 +8,9 @@
  * outcomes, so the tool caller (policy, validation, timeouts, events) is the
  * same as for any tool. A server that fails to start, crashes or hangs is
  * listed unavailable with the reason; its calls fail with `tool_error`; the
- * next call restarts it, with backoff after repeated failures.
+ * next call restarts it, with backoff after repeated failures. Its entry's
+ * `env` and `headers` values are operator secrets: scrubbed from all the
+ * server says (`server_secrets.ts`).
  *
  * @module
  */
@@ -34,6 +36,7 @@ import { ProcessClientTransport } from "./process_transport.ts";
 import type { McpProcessSpec } from "./spawn.ts";
 import { ServerSlot } from "./server_slot.ts";
 import { serverModule } from "./server_module.ts";
+import { scrubServer } from "./server_secrets.ts";
 
 /** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
 export type McpServerSpec =
@@ -149,6 +152,19 @@ class Servers implements ImportedServers {
   ): Promise<SandboxOutcome> {
     const slot = this.#slots.get(server);
     if (!slot) return failure(`Unknown MCP server "${server}"`);
+    return scrubServer(
+      await this.#call(slot, tool, args, call),
+      slot.secrets,
+    );
+  }
+
+  async #call(
+    slot: ServerSlot,
+    tool: string,
+    args: unknown,
+    call: ImportedCall,
+  ): Promise<SandboxOutcome> {
+    const server = slot.name;
     const client = slot.client ?? await this.#restart(slot);
     if (!(client instanceof Client)) return client;
     try {
@@ -161,7 +177,7 @@ class Servers implements ImportedServers {
           onprogress: (p: Progress) =>
             call.onEvent("progress", {
               pct: p.total ? (p.progress / p.total) * 100 : p.progress,
-              message: p.message ?? "",
+              message: scrubServer(p.message ?? "", slot.secrets),
             }),
         },
       ) as CallToolResult;
@@ -223,7 +239,7 @@ class Servers implements ImportedServers {
       });
       await client.connect(transport, { timeout });
       const connected = transport;
-      slot.tools = await listAll(client, timeout);
+      slot.tools = scrubServer(await listAll(client, timeout), slot.secrets);
       client.onclose = () => {
         if (!slot.exited(client, `the server exited${stderrOf(connected)}`)) {
           return;
@@ -245,7 +261,10 @@ class Servers implements ImportedServers {
   }
 
   async #refresh(slot: ServerSlot, client: Client): Promise<void> {
-    slot.tools = await listAll(client, this.#startTimeoutMs);
+    slot.tools = scrubServer(
+      await listAll(client, this.#startTimeoutMs),
+      slot.secrets,
+    );
     this.#changed();
   }
 

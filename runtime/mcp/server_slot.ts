@@ -10,6 +10,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerSpec } from "./imported.ts";
+import { scrubServer, serverSecrets } from "./server_secrets.ts";
 
 /** The longest wait between two failed starts. */
 export const MAX_BACKOFF_MS = 30_000;
@@ -37,7 +38,9 @@ export class ServerSlot {
   client: Client | null = null;
   /** Its tools as last listed. */
   tools: McpTool[] = [];
-  /** Why it does not run ("" while it does). */
+  /** Its entry's secrets (env and header values), scrubbed from all it says. */
+  readonly secrets: readonly string[];
+  /** Why it does not run ("" while it does), its secrets scrubbed. */
   reason = "not started";
   /** The start under way, if any: calls arriving meanwhile share it. */
   starting: Promise<void> | null = null;
@@ -51,6 +54,7 @@ export class ServerSlot {
   constructor(name: string, spec: McpServerSpec) {
     this.name = name;
     this.spec = spec;
+    this.secrets = serverSecrets(spec);
   }
 
   /**
@@ -73,7 +77,7 @@ export class ServerSlot {
   failed(reason: string, now: number): void {
     this.client = null;
     this.#failures++;
-    this.reason = reason;
+    this.reason = scrubServer(reason, this.secrets);
     this.#retryAt = now +
       Math.min(MAX_BACKOFF_MS, 250 * 2 ** (this.#failures - 1));
   }
@@ -88,7 +92,7 @@ export class ServerSlot {
   exited(client: Client, reason: string): boolean {
     if (this.client !== client) return false;
     this.client = null;
-    this.reason = reason;
+    this.reason = scrubServer(reason, this.secrets);
     // A crash after a good start restarts on the next call.
     this.#retryAt = 0;
     return true;

@@ -46,3 +46,21 @@ Deno.test("ServerSlot.exited() frees the slot for an immediate restart, but igno
   assert.equal(slot.reason, "the server exited");
   assert.ok(slot.waitMs(0) <= 0);
 });
+
+Deno.test("ServerSlot scrubs its entry's env and header values from every reason it keeps", () => {
+  const stdio = new ServerSlot("s", {
+    command: "x",
+    env: { TOKEN: "env-secret-1" },
+  });
+  stdio.failed("exited (stderr: TOKEN=env-secret-1)", 0);
+  assert.equal(stdio.reason, "exited (stderr: TOKEN=[redacted])");
+  stdio.started(clientA);
+  stdio.exited(clientA, "the server exited (stderr: env-secret-1)");
+  assert.equal(stdio.reason, "the server exited (stderr: [redacted])");
+  const url = new ServerSlot("u", {
+    url: "https://x.test/mcp",
+    headers: { authorization: "Bearer hdr-secret-2" },
+  });
+  url.failed("HTTP 401: bad token hdr-secret-2", 0);
+  assert.equal(url.reason, "HTTP 401: bad token [redacted]");
+});

@@ -163,7 +163,14 @@ class Operation implements OpHandlers, Expiring {
 
   /** The call's signal aborted. */
   cancel(): void {
-    this.#stop("tool_error", "Call was cancelled");
+    // The reason says why (e.g. the client stopped reading), for the
+    // caller and the run history.
+    const reason = this.#hooks?.signal?.reason;
+    const why = reason instanceof Error ? reason.message : "";
+    this.#stop(
+      "tool_error",
+      why ? `Call was cancelled: ${why}` : "Call was cancelled",
+    );
   }
 
   #stop(code: ErrorCode, message: string): void {

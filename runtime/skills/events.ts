@@ -9,6 +9,7 @@
 import { envelope } from "../../protocol/envelope.ts";
 import type { CallEvent, JsonObject } from "../../protocol/models.ts";
 import type { OutgoingMessage } from "../capability.ts";
+import { eventSize, RESULT_EVENT_BYTES } from "../tools/call_hooks.ts";
 
 /** Options for {@link SkillEventLog}. */
 export interface SkillEventLogOptions {
@@ -49,6 +50,7 @@ export class SkillEventLog {
   readonly #onEvent?: (event: CallEvent) => void;
   readonly #events: CallEvent[] = [];
   #seq = 0;
+  #keptBytes = 0;
   #truncated = false;
   #closed = false;
 
@@ -77,9 +79,14 @@ export class SkillEventLog {
     const terminal = kind === "skill.completed" || kind === "skill.failed";
     if (terminal) this.#closed = true;
     const event: CallEvent = { kind, data, seq: this.#seq++ };
-    // Keep one slot for the terminal event so a result always says how it ended.
-    if (terminal || this.#events.length < this.#max - 1) {
+    // Keep one slot for the terminal event so a result always says how it
+    // ended, and bound the rest in bytes as well as in number.
+    if (terminal) {
       this.#events.push(event);
+    } else if (!this.#truncated && this.#events.length < this.#max - 1) {
+      this.#keptBytes += eventSize(event);
+      if (this.#keptBytes <= RESULT_EVENT_BYTES) this.#events.push(event);
+      else this.#truncated = true;
     } else {
       this.#truncated = true;
     }

@@ -8,6 +8,10 @@
  */
 
 import { REDACTED } from "../toolkits/secrets.ts";
+import {
+  allServerSecrets,
+  type ServerSecretSource,
+} from "../mcp/server_secrets.ts";
 
 // Keys whose string values are secrets whatever the schema says. Numbers
 // stay (`max_tokens`, `input_tokens` are counts, not credentials).
@@ -110,7 +114,8 @@ export class Redactor {
  * The operator's secrets in a host configuration: auth tokens, string values
  * under secret-looking keys in `llm` and `toolkits`, the environment
  * variables `llm` entries name with `api_key_env`, and the values of the
- * egress secrets bound to hosts (read from their `valueEnv` variables).
+ * egress secrets bound to hosts (read from their `valueEnv` variables), and
+ * the `env` and `headers` values of imported MCP servers.
  *
  * @param config the parts of the host configuration that hold secrets
  * @param env reads an environment variable. @default Deno.env.get, when allowed
@@ -133,10 +138,14 @@ export function operatorSecrets(
     llm: unknown;
     toolkits: unknown;
     egress?: { secrets?: readonly { valueEnv: string }[] };
+    mcpServers?: Readonly<Record<string, ServerSecretSource>>;
   },
   env: (name: string) => string | undefined = readEnv,
 ): string[] {
-  const out = new Set(config.tokens);
+  const out = new Set([
+    ...config.tokens,
+    ...allServerSecrets(config.mcpServers),
+  ]);
   for (const secret of config.egress?.secrets ?? []) {
     const found = env(secret.valueEnv);
     if (found) out.add(found);

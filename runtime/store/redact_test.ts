@@ -84,3 +84,23 @@ Deno.test("Redactor scrubs a call's secrets whether its array is frozen (merged 
     "[redacted] [redacted]",
   );
 });
+
+Deno.test("operatorSecrets() counts imported MCP servers' env and header values, not trivial ones", () => {
+  const found = operatorSecrets({
+    tokens: [],
+    llm: [],
+    toolkits: {},
+    mcpServers: {
+      local: { env: { GH_TOKEN: "ghp-from-env", DEBUG: "true", N: "1" } },
+      remote: {
+        headers: { authorization: "Bearer tok-hdr", "x-tenant": "acme-42" },
+      },
+    },
+  }, () => undefined);
+  assert.deepEqual(found.sort(), [
+    "Bearer tok-hdr",
+    "acme-42",
+    "ghp-from-env",
+    "tok-hdr",
+  ]);
+});

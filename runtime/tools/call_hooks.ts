@@ -14,6 +14,29 @@ import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 
+/**
+ * The most bytes of events one call's result keeps (as JSON text, counted in
+ * UTF-16 units): the count bound alone let 1,000 events of 1 MiB each sit in
+ * the host for one call. Later events are still relayed live.
+ */
+export const RESULT_EVENT_BYTES: number = 8 * 1024 * 1024;
+
+/**
+ * The size of an event as kept for a result, in UTF-16 units of its JSON.
+ *
+ * @param event the event
+ * @returns its JSON text's length
+ * @example
+ * ```ts
+ * import { eventSize } from "./call_hooks.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(eventSize({ kind: "log", data: { message: "hi" }, seq: 0 }), 46);
+ * ```
+ */
+export function eventSize(event: CallEvent): number {
+  return JSON.stringify(event).length;
+}
+
 /** What {@link ToolCallHooks} needs from the request. */
 export interface HookedRequest {
   /** Aborts the call. */
@@ -57,6 +80,7 @@ export class ToolCallHooks implements SandboxHooks {
   readonly #maxEvents: number;
   readonly #egress: CallEgress | null;
   #seq = 0;
+  #keptBytes = 0;
 
   /**
    * @param request the call's signal and event listener
@@ -102,8 +126,14 @@ export class ToolCallHooks implements SandboxHooks {
         data: scrubSecrets(data, secrets),
         seq: this.#seq++,
       };
-    if (this.events.length < this.#maxEvents) this.events.push(event);
-    else this.eventsCut = true;
+    if (this.eventsCut || this.events.length >= this.#maxEvents) {
+      this.eventsCut = true;
+    } else {
+      this.#keptBytes += eventSize(event);
+      // Past the byte bound nothing more is kept, so the order stays whole.
+      if (this.#keptBytes <= RESULT_EVENT_BYTES) this.events.push(event);
+      else this.eventsCut = true;
+    }
     this.#request.onEvent?.(event);
   }
 

@@ -41,9 +41,31 @@ export function backlogDecision(
   backlogBytes: number,
   message: OutgoingMessage,
 ): BacklogDecision {
+  return backlogAction(backlogBytes, message.type.endsWith("/event"));
+}
+
+/**
+ * The same rule for any transport's messages (MCP's notifications are its
+ * live events): past {@link EVENT_BACKLOG_BYTES} live messages are dropped,
+ * past {@link MAX_BACKLOG_BYTES} the client is disconnected.
+ *
+ * @param backlogBytes output queued for the client and not yet taken
+ * @param live whether the message is a live event (may be dropped)
+ * @returns `send`, `drop` or `disconnect`
+ * @example An answer is never dropped
+ * ```ts
+ * import { backlogAction, MAX_BACKLOG_BYTES } from "./_backlog.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(backlogAction(MAX_BACKLOG_BYTES, false), "send");
+ * assert.equal(backlogAction(MAX_BACKLOG_BYTES, true), "drop");
+ * assert.equal(backlogAction(MAX_BACKLOG_BYTES + 1, false), "disconnect");
+ * ```
+ */
+export function backlogAction(
+  backlogBytes: number,
+  live: boolean,
+): BacklogDecision {
   if (backlogBytes > MAX_BACKLOG_BYTES) return "disconnect";
-  if (backlogBytes > EVENT_BACKLOG_BYTES && message.type.endsWith("/event")) {
-    return "drop";
-  }
+  if (backlogBytes > EVENT_BACKLOG_BYTES && live) return "drop";
   return "send";
 }

@@ -8,9 +8,17 @@
  */
 
 import type { Session } from "../session.ts";
+import { encodeError } from "../../protocol/codec.ts";
 
 /** Delivered messages kept for `Last-Event-ID` replay, per session. */
 export const REPLAY_LIMIT = 1024;
+
+/**
+ * Characters of delivered messages kept for `Last-Event-ID` replay, per
+ * session: a replay only needs what a dropped connection swallowed in
+ * flight, and a count alone let 1,024 large messages pin hundreds of MB.
+ */
+export const REPLAY_CHARS: number = 8 * 1024 * 1024;
 
 /** One outgoing message and its SSE event id. */
 export interface Outgoing {
@@ -47,6 +55,10 @@ export class Channel {
   dropped = 0;
   /** Handed to a stream, kept until a `Last-Event-ID` confirms them. */
   sent: Outgoing[] = [];
+  /** Characters held in `sent`. */
+  sentChars = 0;
+  /** The highest id dropped from `sent` to keep it bounded (0: none). */
+  forgotten = 0;
   #seq = 0;
   /** When a request or a stream last touched the session (`performance.now()`). */
   lastActive: number = performance.now();
@@ -73,23 +85,56 @@ export class Channel {
     const batch = this.queue;
     this.queue = [];
     this.backlog = 0;
-    this.sent.push(...batch);
-    if (this.sent.length > REPLAY_LIMIT) {
-      this.sent.splice(0, this.sent.length - REPLAY_LIMIT);
+    for (const m of batch) {
+      this.sent.push(m);
+      this.sentChars += m.text.length;
     }
+    // Bounded by count and by characters: the oldest go first.
+    let drop = 0;
+    while (
+      drop < this.sent.length &&
+      (this.sent.length - drop > REPLAY_LIMIT || this.sentChars > REPLAY_CHARS)
+    ) {
+      const old = this.sent[drop++]!;
+      this.sentChars -= old.text.length;
+      this.forgotten = old.seq;
+    }
+    if (drop > 0) this.sent.splice(0, drop);
     return batch;
   }
 
   /**
    * A stream reconnected saying it saw everything up to `lastSeen`: what
    * was handed to the old stream after that (lost with the connection) goes
-   * back in front of the queue.
+   * back in front of the queue. When some of it is no longer kept (the
+   * replay buffer is bounded), an A2E `error` says which ids are gone,
+   * ahead of what could be kept: the client learns of the gap rather than
+   * silently missing messages.
    */
   resume(lastSeen: number): void {
-    const lost = this.sent.filter((m) => m.seq > lastSeen);
+    const gone = this.forgotten > lastSeen
+      ? [this.#gap(lastSeen, this.forgotten)]
+      : [];
+    const after = Math.max(lastSeen, this.forgotten);
+    const lost = this.sent.filter((m) => m.seq > after);
     this.sent = [];
-    this.queue = [...lost, ...this.queue];
-    for (const m of lost) this.backlog += m.text.length;
+    this.sentChars = 0;
+    this.queue = [...gone, ...lost, ...this.queue];
+    for (const m of [...gone, ...lost]) this.backlog += m.text.length;
+  }
+
+  // The error that stands for messages `after + 1` to `upTo`, no longer
+  // kept. It takes the id `upTo`, so ids stay in order on the stream and a
+  // client that saw it resumes after the gap.
+  #gap(after: number, upTo: number): Outgoing {
+    const message = encodeError("", {
+      code: "runtime_error",
+      message: `Cannot replay the events after id "${after}": ids ${
+        after + 1
+      } to ${upTo} are no longer kept (the replay buffer keeps at most ${REPLAY_LIMIT} messages and ${REPLAY_CHARS} characters)`,
+      detail: { last_event_id: after, first_replayed_id: upTo + 1 },
+    });
+    return { seq: upTo, text: JSON.stringify(message) };
   }
 
   /** Ends the current {@link Channel.wait}, if any. */

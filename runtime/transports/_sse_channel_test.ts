@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Channel, REPLAY_LIMIT } from "./_sse_channel.ts";
+import { Channel, REPLAY_CHARS, REPLAY_LIMIT } from "./_sse_channel.ts";
 import type { Session } from "../session.ts";
 
 const channel = () => new Channel({} as Session);
@@ -46,4 +46,38 @@ Deno.test("Channel.wait() ends on push, and on its own after the time", async ()
   await c.wait(20);
   assert.ok(performance.now() - start >= 15);
   c.wake(); // nothing waits: no effect
+});
+
+Deno.test("Channel keeps at most REPLAY_CHARS of sent messages, whatever their count", () => {
+  const c = channel();
+  const big = "x".repeat(1024 * 1024);
+  for (let i = 0; i < 20; i++) c.push(big);
+  c.take();
+  assert.ok(c.sentChars <= REPLAY_CHARS, `${c.sentChars} characters kept`);
+  assert.equal(c.sent.length, REPLAY_CHARS / big.length);
+  assert.equal(c.forgotten, 20 - c.sent.length);
+});
+
+Deno.test("Channel.resume() past the replay buffer says which ids are gone, then replays the rest", () => {
+  const c = channel();
+  const big = "x".repeat(1024 * 1024);
+  for (let i = 0; i < 20; i++) c.push(big);
+  c.take();
+  c.resume(3);
+  const [gap, ...rest] = c.queue;
+  const error = JSON.parse(gap!.text);
+  assert.equal(error.type, "error");
+  assert.equal(error.code, "runtime_error");
+  assert.match(error.message, /ids 4 to 12 are no longer kept/);
+  assert.equal(gap!.seq, 12);
+  assert.deepEqual(rest.map((m) => m.seq), [13, 14, 15, 16, 17, 18, 19, 20]);
+});
+
+Deno.test("Channel.resume() within the replay buffer adds no gap", () => {
+  const c = channel();
+  const big = "x".repeat(1024 * 1024);
+  for (let i = 0; i < 20; i++) c.push(big);
+  c.take();
+  c.resume(15);
+  assert.deepEqual(c.queue.map((m) => m.seq), [16, 17, 18, 19, 20]);
 });

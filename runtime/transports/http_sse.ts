@@ -9,7 +9,10 @@
  * SSE `id:`; a stream that reconnects with `Last-Event-ID` (as a browser's
  * `EventSource` does) also gets again what the dropped connection swallowed
  * in flight. A client that sends no `Last-Event-ID` cannot say what it
- * missed, so those in-flight bytes are the one thing it may lose. A transport session with no
+ * missed, so those in-flight bytes are the one thing it may lose. What is
+ * kept for a replay is bounded (`REPLAY_LIMIT` messages, `REPLAY_CHARS`
+ * characters); a replay that asks for more gets an A2E `error` naming the
+ * ids that are gone. A transport session with no
  * stream attached and no request for `sse_idle_seconds` expires, which ends
  * its A2E session and cancels its calls.
  *

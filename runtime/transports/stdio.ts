@@ -2,13 +2,20 @@
  * The stdio NDJSON transport the A2E Python SDK's `SubprocessTransport`
  * speaks: one session, one JSON message per line on stdin, answers one per
  * line on stdout and nothing else there. The session ends, cancelling its
- * calls, when stdin closes or the agent sends `shutdown`.
+ * calls, when stdin closes or the agent sends `shutdown`. An agent that
+ * stops reading stdout meets the WebSocket path's rule (`_backlog.ts`):
+ * past 8 MiB waiting, live events are dropped; past 64 MiB the session
+ * ends.
  *
  * @module
  */
 
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./_context.ts";
+import { backlogDecision } from "./_backlog.ts";
+import type { OutgoingMessage } from "../capability.ts";
+
+const encoder = new TextEncoder();
 
 /** Options for {@link serveStdio}. */
 export interface StdioOptions {
@@ -39,19 +46,14 @@ export async function serveStdio(
 ): Promise<void> {
   const stdin = options.stdin ?? Deno.stdin.readable;
   const writer = (options.stdout ?? Deno.stdout.writable).getWriter();
-  const encoder = new TextEncoder();
-  let writes: Promise<void> = Promise.resolve();
   const reader = stdin.getReader();
-
+  const opened: { session?: { close(reason: string): void } } = {};
+  const lines = new StdoutLines(writer, context, () => {
+    opened.session?.close("The client stopped reading");
+  });
   const session = context.openSession({
     transport: "stdio",
-    send: (message) => {
-      const line = encoder.encode(JSON.stringify(message) + "\n");
-      // Chained so that lines never interleave and order is kept.
-      writes = writes.then(() => writer.write(line)).catch((error) => {
-        context.log(`Cannot write to stdout: ${(error as Error).message}`);
-      });
-    },
+    send: (message) => lines.send(message),
     onEnd: () => {
       reader.cancel().catch(() => {});
     },
@@ -60,6 +62,7 @@ export async function serveStdio(
     reader.releaseLock();
     throw new Error(`Cannot serve stdio: ${session}`);
   }
+  opened.session = session;
 
   const decoder = new TextDecoder();
   let ended = false;
@@ -91,7 +94,63 @@ export async function serveStdio(
     }
   } finally {
     session.close("stdin closed");
-    await writes;
+    await lines.written;
     writer.releaseLock();
+  }
+}
+
+// The lines for stdout, written in order, with the bytes still waiting
+// counted: an agent that stops reading meets the backlog rule.
+class StdoutLines {
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #context: TransportContext;
+  #onStalled: () => void;
+  #writes: Promise<void> = Promise.resolve();
+  #waiting = 0;
+  #dropped = 0;
+
+  constructor(
+    writer: WritableStreamDefaultWriter<Uint8Array>,
+    context: TransportContext,
+    onStalled: () => void,
+  ) {
+    this.#writer = writer;
+    this.#context = context;
+    this.#onStalled = onStalled;
+  }
+
+  /** Resolves once every line handed over so far is written. */
+  get written(): Promise<void> {
+    return this.#writes;
+  }
+
+  send(message: OutgoingMessage): void {
+    switch (backlogDecision(this.#waiting, message)) {
+      case "drop":
+        if (this.#dropped++ === 0) {
+          this.#context.log(
+            "A stdio client is not keeping up: dropping live events (calls still collect them in their results)",
+          );
+        }
+        return;
+      case "disconnect":
+        this.#context.log(
+          `Ending a stdio session whose client stopped reading (${this.#waiting} bytes waiting)`,
+        );
+        this.#onStalled();
+        return;
+    }
+    const line = encoder.encode(JSON.stringify(message) + "\n");
+    this.#waiting += line.byteLength;
+    // Chained so that lines never interleave and order is kept.
+    this.#writes = this.#writes.then(() => this.#writer.write(line)).catch(
+      (error) => {
+        this.#context.log(
+          `Cannot write to stdout: ${(error as Error).message}`,
+        );
+      },
+    ).finally(() => {
+      this.#waiting -= line.byteLength;
+    });
   }
 }
