@@ -11,6 +11,20 @@
  */
 
 import { stripTypeScriptTypes } from "node:module";
+import project from "../../deno.json" with { type: "json" };
+
+/**
+ * The zod the worker loads to describe zod schemas: the project's own pin
+ * (`deno.json`), so sandbox and host never disagree on its version.
+ *
+ * @example
+ * ```ts
+ * import { WORKER_ZOD } from "./bootstrap_text.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(WORKER_ZOD, /^npm:zod@\d/);
+ * ```
+ */
+export const WORKER_ZOD: string = project.imports.zod;
 
 /** The bootstrap's import of the shared `describe`, as written in it. */
 const DESCRIBE_IMPORT =
@@ -49,7 +63,9 @@ export function buildBootstrap(bootstrap: string, describe: string): string {
       'The worker bootstrap must import "../../protocol/describe.ts"',
     );
   }
-  const js = boot.replace(DESCRIBE_IMPORT, () => shared);
+  // The bootstrap declares `ZOD`; its value is defined here.
+  const js = `const ZOD = ${JSON.stringify(WORKER_ZOD)};\n` +
+    boot.replace(DESCRIBE_IMPORT, () => shared);
   // A statement, not a property named so (`export: name,`).
   if (/^\s*(import|export)\b(?!\s*:)/m.test(js)) {
     throw new Error(

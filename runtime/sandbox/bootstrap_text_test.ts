@@ -60,3 +60,20 @@ Deno.test("buildBootstrap refuses a bootstrap without the describe import, or wi
     /import nothing/,
   );
 });
+
+Deno.test("the worker loads the zod deno.json pins, and only deno.json pins it", async () => {
+  const project = JSON.parse(await Deno.readTextFile(here("../../deno.json")));
+  const js = await readBootstrap();
+  assert.ok(
+    js.startsWith(`const ZOD = ${JSON.stringify(project.imports.zod)};`),
+  );
+  for (
+    const path of [
+      "../../sandbox/worker/bootstrap.ts",
+      "./confinement_cache.ts",
+    ]
+  ) {
+    const text = await Deno.readTextFile(here(path));
+    assert.doesNotMatch(text, /npm:zod@/, `${path} pins zod again`);
+  }
+});

@@ -35,7 +35,8 @@ type WorkerScope = typeof globalThis & {
 // go to the main thread per batch (one batch in flight at a time).
 const MAX_QUEUE = 1024;
 const BATCH = 128;
-const ZOD = "npm:zod@4.6.7";
+// zod's specifier: the loader defines it, from deno.json (one pin).
+declare const ZOD: string;
 
 const scope = globalThis as WorkerScope;
 const post: (message: unknown) => void = scope.postMessage.bind(scope);
