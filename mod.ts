@@ -71,10 +71,10 @@ export type {
   LimitsConfig,
   ListenConfig,
   SandboxConfig,
-} from "./runtime/config.ts";
+} from "./runtime/config_schema.ts";
 export type { LoadReport } from "./runtime/stack.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
-export type { LlmConfig } from "./runtime/llm/config.ts";
+export type { LlmConfig } from "./runtime/llm/config_check.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported.ts";
 export type { McpProcessSpec } from "./runtime/mcp/spawn.ts";
 export type { StoreConfig } from "./runtime/store/config.ts";

@@ -9,12 +9,12 @@
  */
 
 import type { Capability, OutgoingMessage } from "./capability.ts";
-import {
-  defaultConfig,
-  type HostConfig,
-  type LimitsConfig,
-  type ListenConfig,
-} from "./config.ts";
+import { defaultConfig } from "./config.ts";
+import type {
+  HostConfig,
+  LimitsConfig,
+  ListenConfig,
+} from "./config_schema.ts";
 import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import { Session } from "./session.ts";
 import {

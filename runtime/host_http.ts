@@ -6,7 +6,7 @@
  */
 
 import { Hono } from "hono";
-import type { ListenConfig } from "./config.ts";
+import type { ListenConfig } from "./config_schema.ts";
 import type { McpHttp } from "./mcp/http.ts";
 import type { SseTransport } from "./transports/http_sse.ts";
 import type { TransportContext } from "./transports/_context.ts";

@@ -7,7 +7,7 @@
  */
 
 import type { OutgoingMessage } from "./capability.ts";
-import type { HostConfig } from "./config.ts";
+import type { HostConfig } from "./config_schema.ts";
 import { type Admission, bearerToken } from "./admission.ts";
 import { Session } from "./session.ts";
 import type { OpenSessionOptions, Refusal } from "./transports/_context.ts";

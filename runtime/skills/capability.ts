@@ -28,7 +28,8 @@
 
 import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { resolveSkillStatus, type SkillRecord } from "./definition.ts";
+import { resolveSkillStatus } from "./skill_status.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import {
   type LlmResolver,
   runSkill,
@@ -65,7 +66,7 @@ export interface SkillsCapabilityOptions {
  * @example Discover one skill
  * ```ts
  * import { createSkillsCapability } from "./capability.ts";
- * import { codeSkillRecord } from "./definition.ts";
+ * import { codeSkillRecord } from "./code_skill.ts";
  * import assert from "node:assert/strict";
  * const record = codeSkillRecord({
  *   path: "/s/a.ts", export: "default", hash: "h", name: "a", runnable: true,

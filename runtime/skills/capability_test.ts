@@ -13,11 +13,9 @@ import {
   createSkillsCapability,
   type SkillsCapabilityOptions,
 } from "./capability.ts";
-import {
-  codeSkillRecord,
-  instructionSkillRecord,
-  type SkillRecord,
-} from "./definition.ts";
+import { codeSkillRecord } from "./code_skill.ts";
+import { instructionSkillRecord } from "./instruction_skill.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import { parseSkillMd } from "./skill_md.ts";
 import {
   aborted,

@@ -35,7 +35,7 @@ import {
   readSkillFileTool,
 } from "./agent_tools.ts";
 import { createChatRelay, type SkillChat } from "./chat_relay.ts";
-import type { SkillRecord } from "./definition.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import { SkillEventLog } from "./events.ts";
 import { failSkill, notRunnableError } from "./failure.ts";
 import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
@@ -93,7 +93,7 @@ export interface RunSkillOptions {
  * @example A code skill on a fake sandbox
  * ```ts
  * import { runSkill } from "./run.ts";
- * import { codeSkillRecord } from "./definition.ts";
+ * import { codeSkillRecord } from "./code_skill.ts";
  * import assert from "node:assert/strict";
  * const record = codeSkillRecord({
  *   path: "/s/hi.ts", export: "default", hash: "h", name: "hi", runnable: true,

@@ -27,7 +27,7 @@ import { hostLlm } from "../../runtime/skills/host_llm.ts";
 import { registryToolHost } from "../../runtime/skills/tool_host.ts";
 import type { SkillLimits } from "../../runtime/skills/run.ts";
 import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
-import type { LlmConfig } from "../../runtime/llm/config.ts";
+import type { LlmConfig } from "../../runtime/llm/config_check.ts";
 
 /** Options of {@link startStack}. */
 export interface StackOptions {
