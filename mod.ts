@@ -23,13 +23,9 @@ export {
 export type { SkillboxErrorOptions, WireError } from "./protocol/errors.ts";
 export * from "./sandbox/sdk/mod.ts";
 export { createHost } from "./runtime/host.ts";
-export type {
-  CallOptions,
-  Host,
-  HostOptions,
-  ListenAddress,
-  ListenOptions,
-} from "./runtime/host.ts";
+export type { CallOptions } from "./runtime/transports/in_process.ts";
+export type { Host, HostOptions } from "./runtime/host.ts";
+export type { ListenAddress, ListenOptions } from "./runtime/host_http.ts";
 export type { InProcessCalls } from "./runtime/transports/in_process.ts";
 export type {
   Capability,
@@ -72,7 +68,7 @@ export type {
   ListenConfig,
   SandboxConfig,
 } from "./runtime/config_schema.ts";
-export type { LoadReport } from "./runtime/stack.ts";
+export type { LoadReport } from "./runtime/stack_report.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config_check.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported.ts";

@@ -42,11 +42,8 @@ import {
   mcpFirst,
 } from "./host_http.ts";
 import { createDoor } from "./doors/guard.ts";
-import {
-  createStandardStack,
-  type LoadReport,
-  type StandardStack,
-} from "./stack.ts";
+import { createStandardStack, type StandardStack } from "./stack.ts";
+import type { LoadReport } from "./stack_report.ts";
 
 /** Options for {@link createHost}. */
 export interface HostOptions {
@@ -70,9 +67,6 @@ export interface HostOptions {
   /** Receives diagnostic lines. @default ignore them */
   log?: (message: string) => void;
 }
-
-export type { ListenAddress, ListenOptions } from "./host_http.ts";
-export type { CallOptions } from "./transports/in_process.ts";
 
 /**
  * A running skillbox host. Its `request`, `callTool` and `callSkill` run on

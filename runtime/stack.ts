@@ -43,8 +43,6 @@ import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
 import { routeImported } from "./mcp/import_sandbox.ts";
 
-export type { LoadReport, RegistryStatus } from "./stack_report.ts";
-
 /** Options of {@link createStandardStack}. */
 export interface StandardStackOptions {
   /** Sends a push message to every session (the host's `broadcast`). */

@@ -30,12 +30,8 @@ import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { resolveSkillStatus } from "./skill_status.ts";
 import type { SkillRecord } from "./skill_record.ts";
-import {
-  type LlmResolver,
-  runSkill,
-  type SkillLimits,
-  type SkillToolHost,
-} from "./run.ts";
+import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
+import { runSkill } from "./run.ts";
 import type { SkillCatalog } from "./catalog.ts";
 import type { RunObserver } from "../store/observer.ts";
 import { hostLlm } from "./host_llm.ts";

@@ -46,17 +46,6 @@ import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
 import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
 import type { RunObserver } from "../store/observer.ts";
 
-export type {
-  LlmResolver,
-  SkillLimits,
-  SkillToolCallOptions,
-  SkillToolHost,
-  SkillToolInfo,
-  SkillToolOutcome,
-} from "./run_types.ts";
-export { READ_SKILL_FILE_TOOL } from "./agent_tools.ts";
-export { summarize } from "./summarize.ts";
-
 /** Everything {@link runSkill} needs besides the skill. */
 export interface RunSkillOptions {
   /** The request's `id`, echoed in events as `req_id`. */
