@@ -68,7 +68,7 @@ export type {
   ListenConfig,
   SandboxConfig,
 } from "./runtime/config_schema.ts";
-export type { LoadReport } from "./runtime/stack_report.ts";
+export type { LoadReport } from "./runtime/load_report.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config_check.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported.ts";

@@ -30,7 +30,7 @@ import {
   type SseTransport,
 } from "./transports/http_sse.ts";
 import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
-import { registryFacts } from "./mcp/facts.ts";
+import { registryFacts } from "./mcp/registry_facts.ts";
 import { createMcpHttp } from "./mcp/http.ts";
 import { serveMcpStdio } from "./mcp/stdio.ts";
 import { createOperatorSurface } from "./console/mount.ts";
@@ -42,8 +42,11 @@ import {
   mcpFirst,
 } from "./host_http.ts";
 import { createDoor } from "./doors/guard.ts";
-import { createStandardStack, type StandardStack } from "./stack.ts";
-import type { LoadReport } from "./stack_report.ts";
+import {
+  createStandardCapabilities,
+  type StandardCapabilities,
+} from "./standard_capabilities.ts";
+import type { LoadReport } from "./load_report.ts";
 
 /** Options for {@link createHost}. */
 export interface HostOptions {
@@ -58,7 +61,7 @@ export interface HostOptions {
   /**
    * Capabilities served from the start. When omitted, the host serves the
    * standard `tools`, `toolkits` and `skill` capabilities over the config's
-   * skills folders (see `runtime/stack.ts`); pass `[]` to serve none.
+   * skills folders (see `runtime/standard_capabilities.ts`); pass `[]` to serve none.
    * @default the standard capabilities
    */
   capabilities?: readonly Capability[];
@@ -169,9 +172,9 @@ export function createHost(options: HostOptions = {}): Host {
     registryStatus: () => stack?.registryStatus() ?? null,
     request: (message) => local.request(message),
   });
-  const stack: StandardStack | null = options.capabilities
+  const stack: StandardCapabilities | null = options.capabilities
     ? null
-    : createStandardStack(config, {
+    : createStandardCapabilities(config, {
       broadcast: (message) => broadcast(message),
       log,
       configPath: options.configPath,
