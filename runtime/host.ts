@@ -21,7 +21,7 @@ import {
   createInProcessTransport,
   type InProcessCalls,
 } from "./transports/in_process.ts";
-import type { OpenSessionOptions } from "./transports/_context.ts";
+import type { OpenSessionOptions } from "./transports/transport_context.ts";
 import { Admission } from "./admission.ts";
 import { broadcastTo, sessionGate } from "./session_gate.ts";
 import { parseTokenQuotas } from "./quotas.ts";

@@ -16,7 +16,7 @@ import {
 import { isAcceptedToken } from "../admission.ts";
 import { guardRequest, jsonError } from "./http_guard.ts";
 import { McpHttpSession } from "./http_session.ts";
-import type { TransportContext } from "../transports/_context.ts";
+import type { TransportContext } from "../transports/transport_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
