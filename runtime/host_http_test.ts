@@ -6,7 +6,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { defaultConfig } from "./config.ts";
 import { Session } from "./session.ts";
 import type { OpenSessionOptions } from "./transports/transport_context.ts";
-import { initializeRequest } from "../tests/mcp/_fixtures.ts";
+import { initializeRequest } from "../tests/support/mcp_fixtures.ts";
 
 Deno.test("httpApp answers 500 and logs when a route throws", async () => {
   const operator = new Hono();

@@ -24,7 +24,7 @@ import {
   inProcessSandbox,
   scriptedProvider,
   type SkillBody,
-} from "../../tests/skills/_fakes.ts";
+} from "../../tests/support/skill_fakes.ts";
 
 function codeSkill(
   name: string,

@@ -23,7 +23,7 @@ import {
   type FakeTool,
   fakeTools,
   scriptedProvider,
-} from "./_fakes.ts";
+} from "../support/skill_fakes.ts";
 
 const DIR = fileURLToPath(
   new URL("../fixtures/skills/dialects/", import.meta.url),
