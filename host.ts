@@ -8,15 +8,14 @@
 
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { ConfigError } from "./runtime/config_error.ts";
+import { defaultConfig, loadConfig } from "./runtime/config.ts";
+import type { HostConfig } from "./runtime/config_schema.ts";
 import {
-  ConfigError,
-  defaultConfig,
-  type HostConfig,
-  loadConfig,
   parsePort,
   resolveConfig,
   type ResolvedConfig,
-} from "./runtime/config.ts";
+} from "./runtime/config_overrides.ts";
 import { createHost } from "./runtime/host.ts";
 
 const USAGE = `Usage: deno run host [options]

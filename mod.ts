@@ -23,13 +23,9 @@ export {
 export type { SkillboxErrorOptions, WireError } from "./protocol/errors.ts";
 export * from "./sandbox/sdk/mod.ts";
 export { createHost } from "./runtime/host.ts";
-export type {
-  CallOptions,
-  Host,
-  HostOptions,
-  ListenAddress,
-  ListenOptions,
-} from "./runtime/host.ts";
+export type { CallOptions } from "./runtime/transports/in_process.ts";
+export type { Host, HostOptions } from "./runtime/host.ts";
+export type { ListenAddress, ListenOptions } from "./runtime/host_http.ts";
 export type { InProcessCalls } from "./runtime/transports/in_process.ts";
 export type {
   Capability,
@@ -65,16 +61,18 @@ export type {
   SkillStatus,
 } from "./protocol/codes.ts";
 export type {
+  ConsoleConfig,
   EgressConfig,
   EgressSecretConfig,
   HostConfig,
   LimitsConfig,
   ListenConfig,
   SandboxConfig,
-} from "./runtime/config.ts";
-export type { LoadReport } from "./runtime/stack.ts";
+} from "./runtime/config_schema.ts";
+export type { LoadReport } from "./runtime/load_report.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
-export type { LlmConfig } from "./runtime/llm/config.ts";
+export type { LlmConfig } from "./runtime/llm/config_check.ts";
+export type { LlmRules } from "./runtime/llm/rules.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported.ts";
 export type { McpProcessSpec } from "./runtime/mcp/spawn.ts";
 export type { StoreConfig } from "./runtime/store/config.ts";

@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { createApi } from "../runtime/console/api.ts";
 import { RunRecorder } from "../runtime/store/recorder.ts";
 import { openSqliteStore } from "../runtime/store/sqlite.ts";
-import { connectClient } from "../tests/tools/_harness.ts";
-import { fixtureHost } from "../tests/console/_host.ts";
+import { connectClient } from "../tests/support/tools_harness.ts";
+import { fixtureHost } from "../tests/support/console_host.ts";
 import { latencyStats } from "./_stats.ts";
 import type { Bench } from "./main.ts";
 

@@ -23,7 +23,7 @@ import {
   type MockTurn,
   startMockOpenAI,
 } from "../tests/support/mock_openai.ts";
-import { connectA2e } from "../tests/skills/_stack.ts";
+import { connectA2e } from "../tests/support/skills_host.ts";
 import type { SkillResult } from "../protocol/models.ts";
 
 const FLOODS: Record<string, MockTurn> = {

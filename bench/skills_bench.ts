@@ -33,7 +33,7 @@
 
 import { join } from "node:path";
 import type { TokenWrite } from "../tests/support/mock_openai.ts";
-import { startStack } from "../tests/skills/_stack.ts";
+import { startStack } from "../tests/support/skills_host.ts";
 import { formatLatency, latencyStats } from "./_stats.ts";
 import { type RelayAsk, spawnRelayMock } from "./_relay_mock.ts";
 import {

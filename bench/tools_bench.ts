@@ -19,7 +19,7 @@ import { upgradeWebSocket } from "hono/deno";
 import { join } from "node:path";
 import { loadRegistry } from "../runtime/registry/registry.ts";
 import { createSandbox } from "../runtime/sandbox/pool.ts";
-import { startToolsHost, writeModule } from "../tests/tools/_harness.ts";
+import { startToolsHost, writeModule } from "../tests/support/tools_harness.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
 import { treeCpuNs } from "./_cpu.ts";
 import { startFloor } from "./floor_bench.ts";

@@ -11,23 +11,6 @@ import { ConfigError } from "./config_error.ts";
 import { type HostConfig, validateConfig } from "./config_schema.ts";
 import { parseJsonc } from "./jsonc.ts";
 
-export { ConfigError } from "./config_error.ts";
-export type {
-  ConsoleConfig,
-  EgressConfig,
-  EgressSecretConfig,
-  HostConfig,
-  LimitsConfig,
-  ListenConfig,
-  SandboxConfig,
-} from "./config_schema.ts";
-export {
-  type ConfigFlags,
-  parsePort,
-  resolveConfig,
-  type ResolvedConfig,
-} from "./config_overrides.ts";
-
 /**
  * Returns the configuration with every default applied.
  *
@@ -53,7 +36,8 @@ export function defaultConfig(): HostConfig {
  *   error (with the field path)
  * @example Parse, then fail on a typo
  * ```ts
- * import { ConfigError, parseConfig } from "./config.ts";
+ * import { parseConfig } from "./config.ts";
+ * import { ConfigError } from "./config_error.ts";
  * import assert from "node:assert/strict";
  * const config = parseConfig('{ "listen": { "port": 9000 }, // comment\n }');
  * assert.equal(config.listen.port, 9000);

@@ -9,7 +9,7 @@
  */
 
 import { z } from "zod";
-import { checkLlmConfig, type LlmConfig } from "./llm/config.ts";
+import { checkLlmConfig, type LlmConfig } from "./llm/config_check.ts";
 import { LLM_SECTION, type LlmRules, readLlmSection } from "./llm/rules.ts";
 import type { McpServerSpec } from "./mcp/imported.ts";
 import { describeZodError } from "../protocol/messages.ts";

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig, resolveConfig } from "./config.ts";
+import { ConfigError } from "./config_error.ts";
+import { parseConfig } from "./config.ts";
+import { resolveConfig } from "./config_overrides.ts";
 
 Deno.test("parseConfig() applies defaults and keeps later sections loose", () => {
   const config = parseConfig(`{

@@ -9,19 +9,19 @@
  */
 
 import type { Capability, OutgoingMessage } from "./capability.ts";
-import {
-  defaultConfig,
-  type HostConfig,
-  type LimitsConfig,
-  type ListenConfig,
-} from "./config.ts";
+import { defaultConfig } from "./config.ts";
+import type {
+  HostConfig,
+  LimitsConfig,
+  ListenConfig,
+} from "./config_schema.ts";
 import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import { Session } from "./session.ts";
 import {
   createInProcessTransport,
   type InProcessCalls,
 } from "./transports/in_process.ts";
-import type { OpenSessionOptions } from "./transports/_context.ts";
+import type { OpenSessionOptions } from "./transports/transport_context.ts";
 import { Admission } from "./admission.ts";
 import { broadcastTo, sessionGate } from "./session_gate.ts";
 import { parseTokenQuotas } from "./quotas.ts";
@@ -30,7 +30,7 @@ import {
   type SseTransport,
 } from "./transports/http_sse.ts";
 import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
-import { registryFacts } from "./mcp/facts.ts";
+import { registryFacts } from "./mcp/registry_facts.ts";
 import { createMcpHttp } from "./mcp/http.ts";
 import { serveMcpStdio } from "./mcp/stdio.ts";
 import { createOperatorSurface } from "./console/mount.ts";
@@ -43,10 +43,10 @@ import {
 } from "./host_http.ts";
 import { createDoor } from "./doors/guard.ts";
 import {
-  createStandardStack,
-  type LoadReport,
-  type StandardStack,
-} from "./stack.ts";
+  createStandardCapabilities,
+  type StandardCapabilities,
+} from "./standard_capabilities.ts";
+import type { LoadReport } from "./load_report.ts";
 
 /** Options for {@link createHost}. */
 export interface HostOptions {
@@ -61,7 +61,7 @@ export interface HostOptions {
   /**
    * Capabilities served from the start. When omitted, the host serves the
    * standard `tools`, `toolkits` and `skill` capabilities over the config's
-   * skills folders (see `runtime/stack.ts`); pass `[]` to serve none.
+   * skills folders (see `runtime/standard_capabilities.ts`); pass `[]` to serve none.
    * @default the standard capabilities
    */
   capabilities?: readonly Capability[];
@@ -70,9 +70,6 @@ export interface HostOptions {
   /** Receives diagnostic lines. @default ignore them */
   log?: (message: string) => void;
 }
-
-export type { ListenAddress, ListenOptions } from "./host_http.ts";
-export type { CallOptions } from "./transports/in_process.ts";
 
 /**
  * A running skillbox host. Its `request`, `callTool` and `callSkill` run on
@@ -175,9 +172,9 @@ export function createHost(options: HostOptions = {}): Host {
     registryStatus: () => stack?.registryStatus() ?? null,
     request: (message) => local.request(message),
   });
-  const stack: StandardStack | null = options.capabilities
+  const stack: StandardCapabilities | null = options.capabilities
     ? null
-    : createStandardStack(config, {
+    : createStandardCapabilities(config, {
       broadcast: (message) => broadcast(message),
       log,
       configPath: options.configPath,

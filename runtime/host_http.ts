@@ -6,10 +6,10 @@
  */
 
 import { Hono } from "hono";
-import type { ListenConfig } from "./config.ts";
+import type { ListenConfig } from "./config_schema.ts";
 import type { McpHttp } from "./mcp/http.ts";
 import type { SseTransport } from "./transports/http_sse.ts";
-import type { TransportContext } from "./transports/_context.ts";
+import type { TransportContext } from "./transports/transport_context.ts";
 import { websocketHandler } from "./transports/websocket.ts";
 
 /** Options for the host's `listen`. */

@@ -5,8 +5,8 @@ import { createMcpHttp } from "./mcp/http.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { defaultConfig } from "./config.ts";
 import { Session } from "./session.ts";
-import type { OpenSessionOptions } from "./transports/_context.ts";
-import { initializeRequest } from "../tests/mcp/_fixtures.ts";
+import type { OpenSessionOptions } from "./transports/transport_context.ts";
+import { initializeRequest } from "../tests/support/mcp_fixtures.ts";
 
 Deno.test("httpApp answers 500 and logs when a route throws", async () => {
   const operator = new Hono();

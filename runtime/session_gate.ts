@@ -7,10 +7,13 @@
  */
 
 import type { OutgoingMessage } from "./capability.ts";
-import type { HostConfig } from "./config.ts";
+import type { HostConfig } from "./config_schema.ts";
 import { type Admission, bearerToken } from "./admission.ts";
 import { Session } from "./session.ts";
-import type { OpenSessionOptions, Refusal } from "./transports/_context.ts";
+import type {
+  OpenSessionOptions,
+  Refusal,
+} from "./transports/transport_context.ts";
 
 /** What {@link sessionGate} admits sessions against. */
 export interface Gate {

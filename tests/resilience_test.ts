@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost } from "../runtime/host.ts";
-import { connectClient } from "./tools/_harness.ts";
+import { connectClient } from "./support/tools_harness.ts";
 
 const waitForAbort = (markers: string) => `
 export default {

@@ -9,7 +9,7 @@
 
 import type { Hono } from "hono";
 import type { OutgoingMessage, SessionScope } from "../capability.ts";
-import type { HostConfig } from "../config.ts";
+import type { HostConfig } from "../config_schema.ts";
 import {
   createMetrics,
   type HostMetrics,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { EgressConfig } from "../config.ts";
+import type { EgressConfig } from "../config_schema.ts";
 import { EgressBroker } from "./broker.ts";
 
 /**

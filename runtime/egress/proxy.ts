@@ -11,23 +11,21 @@
  * It speaks HTTP forward-proxy: absolute-form `http://` requests (one per
  * connection, re-framed, `Host` must name the target) and `CONNECT
  * host:port` tunnels (for TLS: the tunnel reaches only the checked address,
- * what flows inside is the client's own).
+ * what flows inside is the client's own). HTTP is read by `node:http`
+ * (llhttp, strict: two lengths, a length with a coding, bare CR or LF,
+ * malformed chunks are refused before any handler runs); a plain `node:net`
+ * server in front reads the token line, then hands the rest of the
+ * connection to it.
  *
  * @module
  */
 
+import http from "node:http";
+import net from "node:net";
+import type { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { splice } from "../../protocol/egress_relay.ts";
 import type { EgressBroker } from "./broker.ts";
-import {
-  type BodyFraming,
-  bodyFraming,
-  ChunkedEnd,
-  ConnReader,
-  type Head,
-  headerValues,
-  HttpParseError,
-} from "./_proxy_http.ts";
+import { pinnedLookup } from "./request_at.ts";
 import { privateSocketPath } from "../private_sockets.ts";
 
 /** Options of {@link openEgressProxy}. */
@@ -40,7 +38,7 @@ export interface EgressProxyOptions {
   principal?: string;
   /** Most connections open at once. @default 64 */
   maxConnections?: number;
-  /** Time to send a complete head, and to connect. @default 10000 */
+  /** Time to send the token and a complete head, and to connect. @default 10000 */
   timeoutMs?: number;
 }
 
@@ -55,7 +53,7 @@ export interface EgressProxy {
 }
 
 const MAX_HEAD = 64 * 1024;
-const NEWLINE = new Uint8Array([10]);
+const MAX_TOKEN_LINE = 256;
 // Set by the proxy on the hop it makes, never passed on from the client.
 const HOP = new Set([
   "host",
@@ -68,6 +66,16 @@ const HOP = new Set([
   "trailer",
   "upgrade",
 ]);
+
+/** A malformed or refused request: answered 400. */
+class BadRequest extends Error {}
+
+interface Rules {
+  broker: Pick<EgressBroker, "checkTarget">;
+  allow: string[][];
+  principal: string;
+  timeoutMs: number;
+}
 
 /**
  * Opens a proxy socket for one principal. Synchronous: the socket exists
@@ -94,42 +102,71 @@ const HOP = new Set([
  */
 export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   const path = privateSocketPath();
-  const listener = Deno.listen({ transport: "unix", path });
   const token = randomHex(24);
-  const conns = new Set<Deno.Conn>();
   const max = options.maxConnections ?? 64;
   const rules: Rules = {
     broker: options.broker,
     allow: [[...options.allow]],
     principal: options.principal ?? "sandbox",
     timeoutMs: options.timeoutMs ?? 10_000,
-    token,
   };
+  const sockets = new Set<net.Socket>();
+  // Until its head is read, each connection is on a clock: a slow client
+  // cannot hold a slot.
+  const clocks = new WeakMap<net.Socket, ReturnType<typeof setTimeout>>();
+  // Connections whose one request has been taken: anything parsed after it
+  // on the same connection is never answered nor sent on.
+  const served = new WeakSet<net.Socket>();
+  const take = (socket: net.Socket): boolean => {
+    clearTimeout(clocks.get(socket));
+    if (served.has(socket)) return false;
+    served.add(socket);
+    return true;
+  };
+  const server = http.createServer({
+    maxHeaderSize: MAX_HEAD,
+    // The absolute URL names the target; a Host header, if any, must match.
+    requireHostHeader: false,
+  });
+  server.on(
+    "request",
+    (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (take(req.socket)) forward(req, res, rules).catch(() => {});
+    },
+  );
+  server.on(
+    "connect",
+    (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+      if (take(socket)) tunnel(req, socket, head, rules).catch(() => {});
+    },
+  );
+  server.on("clientError", (err: Error, socket: net.Socket) => {
+    if (served.has(socket)) return; // behind the one request: ignored
+    clearTimeout(clocks.get(socket));
+    refuseOn(socket, new BadRequest(`Malformed request: ${err.message}`));
+  });
+  const front = net.createServer((socket) => {
+    if (sockets.size >= max) return void socket.destroy();
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    clocks.set(socket, setTimeout(() => socket.destroy(), rules.timeoutMs));
+    readToken(socket, token).then((ok) => {
+      if (!ok) return void socket.destroy();
+      server.emit("connection", socket);
+      socket.resume();
+    });
+  });
+  front.listen(path);
   let closed = false;
-  (async () => {
-    for await (const conn of listener) {
-      if (conns.size >= max) {
-        conn.close();
-        continue;
-      }
-      conns.add(conn);
-      serve(conn, rules).finally(() => conns.delete(conn));
-    }
-  })().catch(() => {});
   return {
     path,
     token,
     close() {
       if (closed) return;
       closed = true;
-      listener.close();
-      for (const conn of conns) {
-        try {
-          conn.close();
-        } catch {
-          // Already closed.
-        }
-      }
+      front.close();
+      for (const socket of sockets) socket.destroy();
       try {
         Deno.removeSync(path);
       } catch {
@@ -139,215 +176,236 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   };
 }
 
-interface Rules {
-  broker: Pick<EgressBroker, "checkTarget">;
-  allow: string[][];
-  principal: string;
-  timeoutMs: number;
-  token: string;
-}
-
-/** One client connection: token line, head, then a tunnel or one request. */
-async function serve(conn: Deno.Conn, rules: Rules): Promise<void> {
-  const reader = new ConnReader(conn);
-  // The head must arrive in time; a slow client cannot hold a slot.
-  const timer = setTimeout(() => closeQuietly(conn), rules.timeoutMs);
-  let head: Head | null;
-  try {
-    const line = await reader.until(NEWLINE, 256);
-    const token = line && new TextDecoder().decode(line).trim();
-    if (token !== rules.token) return closeQuietly(conn);
-    head = await reader.head(MAX_HEAD);
-  } catch {
-    return closeQuietly(conn);
-  } finally {
-    clearTimeout(timer);
-  }
-  if (head === null) return closeQuietly(conn);
-  try {
-    if (head.first === "CONNECT") await tunnel(conn, reader, head, rules);
-    else await forward(conn, reader, head, rules);
-  } catch (err) {
-    await refuse(conn, err);
-  }
+/**
+ * Reads the first line and compares it with the token; the bytes after it
+ * are put back for the HTTP server, and the socket is left paused.
+ */
+function readToken(socket: net.Socket, token: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    let seen: Uint8Array = new Uint8Array(0);
+    const onData = (chunk: Buffer) => {
+      const all = new Uint8Array(seen.length + chunk.length);
+      all.set(seen);
+      all.set(chunk, seen.length);
+      seen = all;
+      const nl = seen.indexOf(10);
+      if (nl < 0 && seen.length < MAX_TOKEN_LINE) return;
+      socket.off("data", onData);
+      socket.off("end", onEnd);
+      socket.pause();
+      const line = nl < 0 ? "" : new TextDecoder().decode(seen.subarray(0, nl));
+      if (nl < 0 || line.trim() !== token) return resolve(false);
+      if (nl + 1 < seen.length) socket.unshift(seen.subarray(nl + 1));
+      resolve(true);
+    };
+    const onEnd = () => resolve(false);
+    socket.on("data", onData);
+    socket.on("end", onEnd);
+  });
 }
 
 /** `CONNECT host:port`: check, connect to the checked address, splice. */
 async function tunnel(
-  conn: Deno.Conn,
-  reader: ConnReader,
-  head: Head,
+  req: http.IncomingMessage,
+  socket: net.Socket,
+  head: Buffer,
   rules: Rules,
 ): Promise<void> {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:/@\[\]]+):(\d{1,5})$/.exec(head.second);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
-    throw new HttpParseError("CONNECT needs host:port");
+  try {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:/@\[\]]+):(\d{1,5})$/.exec(
+      req.url ?? "",
+    );
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+      throw new BadRequest("CONNECT needs host:port");
+    }
+    // Checked as the https URL it stands for (the port written out).
+    const url = new URL(`https://${m[1]}:${m[2]}/`);
+    const address = await check(url, rules);
+    const target = await connectTo(address, Number(m[2]), url, rules);
+    socket.write("HTTP/1.1 200 Connection established\r\n\r\n");
+    if (head.length > 0) target.write(head);
+    target.on("error", () => socket.destroy());
+    socket.on("error", () => target.destroy());
+    socket.pipe(target).pipe(socket);
+  } catch (err) {
+    refuseOn(socket, err);
   }
-  // Checked as the https URL it stands for (the port written out).
-  const url = new URL(`https://${m[1]}:${m[2]}/`);
-  const target = await connectChecked(url, Number(m[2]), rules);
-  await conn.write(
-    new TextEncoder().encode("HTTP/1.1 200 Connection established\r\n\r\n"),
-  );
-  const early = reader.rest();
-  if (early.length > 0) await writeAll(target, early);
-  await splice(conn, target);
 }
 
 /** An absolute-form `http://` request: checked, re-framed, sent once. */
 async function forward(
-  conn: Deno.Conn,
-  reader: ConnReader,
-  head: Head,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
   rules: Rules,
 ): Promise<void> {
-  if (!/^HTTP\/1\.[01]$/.test(head.third)) {
-    throw new HttpParseError("Only HTTP/1.x is proxied");
+  try {
+    const url = requestUrl(req);
+    const address = await check(url, rules);
+    const headers: Array<[string, string]> = [["host", url.host]];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!.toLowerCase();
+      if (!HOP.has(name)) headers.push([name, req.rawHeaders[i + 1]!]);
+    }
+    headers.push(["connection", "close"]);
+    const answer = await send(url, address, req, headers.flat(), rules);
+    const back: string[] = [];
+    for (let i = 0; i < answer.rawHeaders.length; i += 2) {
+      const name = answer.rawHeaders[i]!.toLowerCase();
+      if (name !== "connection" && name !== "keep-alive") {
+        back.push(name, answer.rawHeaders[i + 1]!);
+      }
+    }
+    back.push("connection", "close");
+    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, back);
+    answer.on("error", () => res.destroy());
+    answer.pipe(res);
+  } catch (err) {
+    if (res.headersSent) res.destroy();
+    else refuse(res, err);
+  }
+}
+
+/** The request's target, refusing what the proxy does not carry. */
+function requestUrl(req: http.IncomingMessage): URL {
+  if (req.httpVersion !== "1.1" && req.httpVersion !== "1.0") {
+    throw new BadRequest("Only HTTP/1.x is proxied");
   }
   let url: URL;
   try {
-    url = new URL(head.second);
+    url = new URL(req.url ?? "");
   } catch {
-    throw new HttpParseError("The request target must be an absolute URL");
+    throw new BadRequest("The request target must be an absolute URL");
   }
   if (url.protocol !== "http:" || url.username || url.password) {
-    throw new HttpParseError(
+    throw new BadRequest(
       "Only http:// targets are proxied this way (https goes through CONNECT)",
     );
   }
   // The Host header says where a server routes the request: it must name
   // the host that was checked, or one checked connection reaches another
   // virtual host behind the same address.
-  const hosts = headerValues(head, "host");
+  const hosts = req.headersDistinct.host ?? [];
   if (
     hosts.length > 1 ||
     (hosts.length === 1 && hosts[0]!.toLowerCase() !== url.host)
   ) {
-    throw new HttpParseError("The Host header must name the request's target");
+    throw new BadRequest("The Host header must name the request's target");
   }
-  const framing = bodyFraming(head);
-  const target = await connectChecked(url, Number(url.port) || 80, rules);
-  try {
-    let out = `${head.first} ${url.pathname}${url.search} HTTP/1.1\r\n` +
-      `host: ${url.host}\r\n`;
-    for (const [name, value] of head.headers) {
-      if (!HOP.has(name)) out += `${name}: ${value}\r\n`;
-    }
-    out += "connection: close\r\n\r\n";
-    await writeAll(target, new TextEncoder().encode(out));
-    await sendBody(reader, target, framing);
-    // Only this request's bytes went on: anything the client pipelined
-    // after it is never read, let alone sent.
-    await answer(target, conn);
-  } finally {
-    closeQuietly(target);
+  // llhttp refuses two lengths and a length with a coding; it lets a coding
+  // before `chunked` through, which would be passed on undecoded.
+  const codings = req.headersDistinct["transfer-encoding"] ?? [];
+  if (codings.length > 0 && codings.join().toLowerCase() !== "chunked") {
+    throw new BadRequest("Ambiguous or unsupported body framing");
   }
-  closeQuietly(conn);
+  return url;
 }
 
-/** Sends exactly the request's body, as framed. */
-async function sendBody(
-  reader: ConnReader,
-  target: Deno.Conn,
-  framing: BodyFraming,
-): Promise<void> {
-  if (framing.kind === "none") return;
-  let left = framing.kind === "length" ? framing.length : Infinity;
-  const chunked = framing.kind === "chunked" ? new ChunkedEnd() : null;
-  while (left > 0 && !chunked?.done) {
-    const bytes = await reader.next();
-    if (bytes === null) throw new HttpParseError("The body ended early");
-    const take = chunked ? chunked.feed(bytes) : Math.min(left, bytes.length);
-    await writeAll(target, bytes.subarray(0, take));
-    left -= take;
-  }
-}
-
-/** The target's answer, with its head's `Connection` made `close`. */
-async function answer(target: Deno.Conn, conn: Deno.Conn): Promise<void> {
-  const reader = new ConnReader(target);
-  const head = await reader.head(MAX_HEAD);
-  if (head === null) throw new SkillboxError("tool_error", "No answer");
-  let out = `${head.first} ${head.second} ${head.third}\r\n`;
-  for (const [name, value] of head.headers) {
-    if (name !== "connection" && name !== "keep-alive") {
-      out += `${name}: ${value}\r\n`;
-    }
-  }
-  out += "connection: close\r\n\r\n";
-  try {
-    await writeAll(conn, new TextEncoder().encode(out));
-    for (let bytes = await reader.next(); bytes; bytes = await reader.next()) {
-      await writeAll(conn, bytes);
-    }
-  } catch {
-    // Either side left mid-answer: nothing more can be said on it.
-  }
-}
-
-/** Checks the URL's host with the broker and connects to that address. */
-async function connectChecked(
+/** Sends the request to the checked address; resolves at the answer's head. */
+function send(
   url: URL,
-  port: number,
+  address: string,
+  req: http.IncomingMessage,
+  headers: string[],
   rules: Rules,
-): Promise<Deno.Conn> {
-  const signal = AbortSignal.timeout(rules.timeoutMs);
-  const address = await rules.broker.checkTarget(url, rules.allow, signal);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const connecting = Deno.connect({ hostname: address, port });
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      connecting.then(closeQuietly, () => {});
+): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const out = http.request({
+      hostname: url.hostname,
+      port: Number(url.port) || 80,
+      path: url.pathname + url.search,
+      method: req.method,
+      // The body is framed as the client framed it (`content-length` or
+      // `transfer-encoding: chunked`), re-encoded by Node from what llhttp
+      // decoded: only this request's bytes go on.
+      headers,
+      lookup: pinnedLookup(address),
+      agent: false,
+      setHost: false,
+    }, resolve);
+    const late = setTimeout(() => {
+      out.destroy(new SkillboxError("timeout", `Connecting to "${url.host}"`));
+    }, rules.timeoutMs);
+    out.on("socket", (s) => s.once("connect", () => clearTimeout(late)));
+    out.on("error", (err) => {
+      clearTimeout(late);
+      reject(asUpstreamError(err, url));
+    });
+    out.on("response", () => clearTimeout(late));
+    req.pipe(out);
+  });
+}
+
+/** Checks the URL's host with the broker; the address to connect to. */
+function check(url: URL, rules: Rules): Promise<string> {
+  return rules.broker.checkTarget(
+    url,
+    rules.allow,
+    AbortSignal.timeout(rules.timeoutMs),
+  );
+}
+
+/** Connects to a checked address within the proxy's time. */
+function connectTo(
+  address: string,
+  port: number,
+  url: URL,
+  rules: Rules,
+): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const target = net.connect({ host: address, port });
+    const late = setTimeout(() => {
+      target.destroy();
       reject(new SkillboxError("timeout", `Connecting to "${url.host}"`));
     }, rules.timeoutMs);
+    target.once("connect", () => {
+      clearTimeout(late);
+      resolve(target);
+    });
+    target.once("error", (err) => {
+      clearTimeout(late);
+      reject(asUpstreamError(err, url));
+    });
   });
-  try {
-    return await Promise.race([connecting, late]);
-  } catch (err) {
-    if (err instanceof SkillboxError) throw err;
-    throw new SkillboxError(
-      "tool_error",
-      `Cannot connect to "${url.host}": ${(err as Error).message}`,
-    );
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
-/** Answers an error as a proxy does (nothing was sent on yet). */
-async function refuse(conn: Deno.Conn, err: unknown): Promise<void> {
-  const [status, text] = err instanceof HttpParseError
+function asUpstreamError(err: Error, url: URL): SkillboxError {
+  return err instanceof SkillboxError ? err : new SkillboxError(
+    "tool_error",
+    `Cannot connect to "${url.host}": ${err.message}`,
+  );
+}
+
+/** The status and text a refusal is answered with. */
+function refusal(err: unknown): [number, string, string] {
+  const [status, text] = err instanceof BadRequest
     ? [400, "Bad Request"]
     : err instanceof SkillboxError && err.code === "tool_denied"
     ? [403, "Forbidden"]
     : err instanceof SkillboxError && err.code === "timeout"
     ? [504, "Gateway Timeout"]
     : [502, "Bad Gateway"];
-  const body = new TextEncoder().encode(
-    `skillbox egress: ${(err as Error).message}\n`,
+  return [status, text, `skillbox egress: ${(err as Error).message}\n`];
+}
+
+/** Answers an error as a proxy does (nothing was sent on yet). */
+function refuse(res: http.ServerResponse, err: unknown): void {
+  const [status, , body] = refusal(err);
+  res.writeHead(status, {
+    "content-type": "text/plain",
+    "content-length": String(new TextEncoder().encode(body).length),
+    connection: "close",
+  });
+  res.end(body);
+}
+
+/** The same on a raw socket (a CONNECT, or a head that did not parse). */
+function refuseOn(socket: net.Socket, err: unknown): void {
+  const [status, text, body] = refusal(err);
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain\r\n` +
+      `content-length: ${new TextEncoder().encode(body).length}\r\n` +
+      `connection: close\r\n\r\n${body}`,
   );
-  const head = `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain\r\n` +
-    `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
-  try {
-    await writeAll(conn, new TextEncoder().encode(head));
-    await writeAll(conn, body);
-  } catch {
-    // The client left.
-  }
-  closeQuietly(conn);
-}
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  let at = 0;
-  while (at < bytes.length) at += await conn.write(bytes.subarray(at));
-}
-
-function closeQuietly(conn: Deno.Conn): void {
-  try {
-    conn.close();
-  } catch {
-    // Already closed.
-  }
 }
 
 function randomHex(bytes: number): string {

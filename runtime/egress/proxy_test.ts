@@ -107,6 +107,33 @@ Deno.test("openEgressProxy() answers nothing without its token, and refuses a ba
   }
 });
 
+Deno.test("openEgressProxy() refuses what the HTTP parser lets through", async () => {
+  const f = start();
+  try {
+    const send = (start: string, extra: string, body = "") =>
+      exchange(
+        f.proxy,
+        `${f.proxy.token}\n${start}\r\nHost: a.test:${f.port}\r\n` +
+          `${extra}\r\n${body}`,
+      );
+    const url = `http://a.test:${f.port}/`;
+    // A coding before chunked would be passed on still encoded.
+    const coded = await send(
+      `POST ${url} HTTP/1.1`,
+      "Transfer-Encoding: gzip, chunked\r\n",
+      "3\r\nabc\r\n0\r\n\r\n",
+    );
+    assert.match(coded, /^HTTP\/1.1 400 /);
+    const twoHosts = await send(`GET ${url} HTTP/1.1`, "Host: b.test\r\n");
+    assert.match(twoHosts, /^HTTP\/1.1 400 /);
+    const http2 = await send(`GET ${url} HTTP/2.0`, "");
+    assert.match(http2, /^HTTP\/1.1 400 /);
+    assert.deepEqual(f.bodies, []);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("openEgressProxy() close() removes its socket", async () => {
   const proxy = openEgressProxy({ broker: new EgressBroker(), allow: [] });
   assert.ok((await Deno.stat(proxy.path)).isSocket);

@@ -13,6 +13,30 @@ import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { hostOf } from "./hosts.ts";
 
+/**
+ * A `lookup` for `node:http` and `node:net` that answers every name with
+ * one checked address, so the connection never reaches a second answer
+ * from DNS.
+ *
+ * @param address the checked IP address
+ * @returns the lookup function
+ * @example
+ * ```ts
+ * import { pinnedLookup } from "./request_at.ts";
+ * import assert from "node:assert/strict";
+ * pinnedLookup("10.0.0.1")("a.example", {}, (_err, address) => {
+ *   assert.equal(address, "10.0.0.1");
+ * });
+ * ```
+ */
+export function pinnedLookup(address: string): LookupFunction {
+  const family = address.includes(":") ? 6 : 4;
+  return (_host, options, callback) => {
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+}
+
 /** What {@link requestAt} sends. */
 export interface AddressedRequest {
   method: string;
@@ -50,11 +74,7 @@ export function requestAt(
   address: string,
   request: AddressedRequest,
 ): Promise<http.IncomingMessage> {
-  const family = address.includes(":") ? 6 : 4;
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
+  const lookup = pinnedLookup(address);
   const headers = request.body
     ? { ...request.headers, "content-length": String(request.body.length) }
     : request.headers;

@@ -36,17 +36,6 @@ import { checkChosenEndpoint, llmFetch } from "./llm_fetch.ts";
 import { DEFAULT_LLM_RULES, type LlmRules } from "./rules.ts";
 import { EgressBroker } from "../egress/broker.ts";
 
-export type { LLMConfig } from "../../protocol/models.ts";
-export {
-  checkLlmConfig,
-  LLM_PROVIDERS,
-  type LlmConfig,
-  type LlmProviderName,
-} from "./config_check.ts";
-export { redactLlmConfig } from "./redact.ts";
-export type { LlmConfigSource } from "./selection.ts";
-export { DEFAULT_LLM_RULES, type LlmRules } from "./rules.ts";
-
 /**
  * A configuration ready to build a provider from. Holds the API key: keep it
  * in the host, never log or send it.

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  checkLlmConfig,
-  createProvider,
-  type LlmConfig,
-  redactLlmConfig,
-  resolveLlmConfig,
-} from "./config.ts";
+import { checkLlmConfig, type LlmConfig } from "./config_check.ts";
+import { createProvider, resolveLlmConfig } from "./config.ts";
+import { redactLlmConfig } from "./redact.ts";
 import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
 
 const noEnv = () => undefined;

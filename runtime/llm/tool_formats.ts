@@ -14,9 +14,6 @@ import type { Tool } from "../../protocol/domain.ts";
 import type { ChatTool } from "../../protocol/chat.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
 
-export type { ChatTool } from "../../protocol/chat.ts";
-export type { JsonSchema } from "../../protocol/json_schema.ts";
-
 /** What a model is offered of a tool: a view of the domain `Tool`. */
 export type ToolOffer = Pick<Tool, "name" | "description" | "inputSchema">;
 

@@ -17,7 +17,7 @@ import {
 import type { CallEvent } from "../../protocol/models.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import type { Session } from "../session.ts";
-import type { TransportContext } from "../transports/_context.ts";
+import type { TransportContext } from "../transports/transport_context.ts";
 import { errorAnswer, PendingAnswers } from "./pending_answers.ts";
 
 /** Options of one request over a link. */
@@ -72,7 +72,7 @@ export interface A2eLinkOptions {
  * import { Dispatcher } from "../dispatcher.ts";
  * import { Session } from "../session.ts";
  * import { defaultConfig } from "../config.ts";
- * import type { OpenSessionOptions } from "../transports/_context.ts";
+ * import type { OpenSessionOptions } from "../transports/transport_context.ts";
  * import assert from "node:assert/strict";
  * const open = (o: OpenSessionOptions) =>
  *   new Session({ send: o.send, transport: o.transport });

@@ -17,7 +17,7 @@ import { isAcceptedToken } from "../admission.ts";
 import { guardRequest } from "./http_guard.ts";
 import { jsonError } from "../doors/guard.ts";
 import { McpHttpSession } from "./http_session.ts";
-import type { TransportContext } from "../transports/_context.ts";
+import type { TransportContext } from "../transports/transport_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 

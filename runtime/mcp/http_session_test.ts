@@ -11,7 +11,7 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { McpHttpSession } from "./http_session.ts";
-import { initializeRequest } from "../../tests/mcp/_fixtures.ts";
+import { initializeRequest } from "../../tests/support/mcp_fixtures.ts";
 
 const HEADERS = {
   "content-type": "application/json",

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { TransportContext } from "../transports/_context.ts";
+import type { TransportContext } from "../transports/transport_context.ts";
 import { openA2eLink } from "./a2e_link.ts";
 import { StdioLineTransport } from "./stdio_transport.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";

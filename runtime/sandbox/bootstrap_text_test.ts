@@ -3,13 +3,15 @@ import { buildBootstrap, readBootstrap } from "./bootstrap_text.ts";
 
 const here = (path: string) => new URL(path, import.meta.url);
 
-Deno.test("the bootstrap carries the one describe, inlined, and imports nothing", async () => {
+Deno.test("the bootstrap carries describe.ts as a data: module, and reads no file", async () => {
   const js = await readBootstrap();
-  assert.equal(js.match(/\bfunction describeExports\(/g)?.length, 1);
-  assert.equal(js.match(/\bfunction normalizePermissions\(/g)?.length, 1);
-  assert.doesNotMatch(js, /^\s*(import|export)\b(?!\s*:)/m);
-  // It runs as a script of its own: it parses with nothing around it.
-  assert.doesNotThrow(() => new Function(js));
+  const url = JSON.parse(/^const DESCRIBE = (".*");$/m.exec(js)![1]!);
+  assert.match(url, /^data:text\/javascript,/);
+  const shared = await import(url);
+  assert.equal(typeof shared.describeExports, "function");
+  assert.equal(typeof shared.normalizePermissions, "function");
+  // Only dynamic imports (describe, zod, the user's module) are left.
+  assert.doesNotMatch(js, /^\s*(import|export)\b(?!\s*\()(?!\s*:)/m);
 });
 
 Deno.test("describe has one source: neither the bootstrap nor the static path restates it", async () => {
@@ -40,23 +42,39 @@ Deno.test("describe has one source: neither the bootstrap nor the static path re
   }
 });
 
-Deno.test("buildBootstrap refuses a bootstrap without the describe import, or with another import", () => {
-  const describe = "export function f(): number { return 1; }";
-  assert.throws(() => buildBootstrap("postMessage(1);", describe), /describe/);
-  assert.throws(
-    () =>
-      buildBootstrap(
-        'import { f } from "../../protocol/describe.ts";\nimport "./other.ts";',
-        describe,
-      ),
-    /import nothing/,
+Deno.test("a bootstrap with a run-time import of a file fails its worker's start", async () => {
+  const js = buildBootstrap(
+    'import "./other.ts";\npostMessage("started");',
+    "export function f(): number { return 1; }",
   );
-  assert.throws(
-    () =>
-      buildBootstrap(
-        'import { f } from "../../protocol/describe.ts";',
-        'import "./x.ts";\nexport function f() {}',
-      ),
-    /import nothing/,
+  const worker = new Worker(
+    URL.createObjectURL(new Blob([js], { type: "text/javascript" })),
+    { type: "module" },
   );
+  const outcome = await new Promise<string>((resolve) => {
+    worker.onmessage = (e) => resolve(String(e.data));
+    worker.onerror = (e) => {
+      e.preventDefault();
+      resolve("failed");
+    };
+  });
+  worker.terminate();
+  assert.equal(outcome, "failed");
+});
+
+Deno.test("the worker loads the zod deno.json pins, and only deno.json pins it", async () => {
+  const project = JSON.parse(await Deno.readTextFile(here("../../deno.json")));
+  const js = await readBootstrap();
+  assert.ok(
+    js.startsWith(`const ZOD = ${JSON.stringify(project.imports.zod)};`),
+  );
+  for (
+    const path of [
+      "../../sandbox/worker/bootstrap.ts",
+      "./confinement_cache.ts",
+    ]
+  ) {
+    const text = await Deno.readTextFile(here(path));
+    assert.doesNotMatch(text, /npm:zod@/, `${path} pins zod again`);
+  }
 });

@@ -18,12 +18,13 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DatabaseSync } from "node:sqlite";
+import { WORKER_ZOD } from "./bootstrap_text.ts";
 
 /** Name of the sandbox cache folder inside the host's `DENO_DIR`. */
 export const SANDBOX_CACHE_NAME = "skillbox_sandbox";
 
 // What the worker bootstrap imports at run time (see sandbox/worker/).
-const WORKER_IMPORTS = ["npm:zod@4.6.7"];
+const WORKER_IMPORTS = [WORKER_ZOD];
 
 /** What {@link prepareSandboxCache} needs. */
 export interface SandboxCacheOptions {

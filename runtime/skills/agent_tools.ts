@@ -9,7 +9,7 @@
 import type { Skill } from "../../protocol/domain.ts";
 import type { AgentTool } from "./agent_loop.ts";
 import type { SkillToolHost } from "./run_types.ts";
-import type { SkillRecord } from "./definition.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import { COMMAND_TOOL, type CommandRule } from "./tool_names.ts";
 
 /** The name of the tool the agent loop adds for linked skill files. */

@@ -28,13 +28,10 @@
 
 import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { resolveSkillStatus, type SkillRecord } from "./definition.ts";
-import {
-  type LlmResolver,
-  runSkill,
-  type SkillLimits,
-  type SkillToolHost,
-} from "./run.ts";
+import { resolveSkillStatus } from "./skill_status.ts";
+import type { SkillRecord } from "./skill_record.ts";
+import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
+import { runSkill } from "./run.ts";
 import type { SkillCatalog } from "./catalog.ts";
 import type { RunObserver } from "../store/observer.ts";
 import { hostLlm } from "./host_llm.ts";
@@ -65,7 +62,7 @@ export interface SkillsCapabilityOptions {
  * @example Discover one skill
  * ```ts
  * import { createSkillsCapability } from "./capability.ts";
- * import { codeSkillRecord } from "./definition.ts";
+ * import { codeSkillRecord } from "./code_skill.ts";
  * import assert from "node:assert/strict";
  * const record = codeSkillRecord({
  *   path: "/s/a.ts", export: "default", hash: "h", name: "a", runnable: true,

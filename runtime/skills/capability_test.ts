@@ -13,11 +13,9 @@ import {
   createSkillsCapability,
   type SkillsCapabilityOptions,
 } from "./capability.ts";
-import {
-  codeSkillRecord,
-  instructionSkillRecord,
-  type SkillRecord,
-} from "./definition.ts";
+import { codeSkillRecord } from "./code_skill.ts";
+import { instructionSkillRecord } from "./instruction_skill.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import { parseSkillMd } from "./skill_md.ts";
 import {
   aborted,
@@ -26,7 +24,7 @@ import {
   inProcessSandbox,
   scriptedProvider,
   type SkillBody,
-} from "../../tests/skills/_fakes.ts";
+} from "../../tests/support/skill_fakes.ts";
 
 function codeSkill(
   name: string,

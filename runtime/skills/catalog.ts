@@ -17,13 +17,10 @@ import type {
   SkillEntry,
 } from "../registry/types.ts";
 import { withPolicyWarnings } from "./load_warnings.ts";
-import {
-  codeSkillRecord,
-  failedSkillRecord,
-  instructionSkillRecord,
-  type SkillRecord,
-  skillSource,
-} from "./definition.ts";
+import { codeSkillRecord } from "./code_skill.ts";
+import { failedSkillRecord, type SkillRecord } from "./skill_record.ts";
+import { instructionSkillRecord } from "./instruction_skill.ts";
+import { skillSource } from "./skill_source.ts";
 import {
   findSkillFile,
   loadSkillFolder,

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
 import { registryCatalog } from "./catalog.ts";
-import { resolveSkillStatus, type SkillRecord } from "./definition.ts";
+import { resolveSkillStatus } from "./skill_status.ts";
+import type { SkillRecord } from "./skill_record.ts";
 
 // The status a client would see: the catalog's record, resolved.
 const resolved = (record: SkillRecord | undefined) =>

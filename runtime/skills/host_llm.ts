@@ -7,12 +7,12 @@
 import {
   createProvider,
   type CreateProviderOptions,
-  type LlmConfig,
   resolveLlmConfig,
 } from "../llm/config.ts";
+import type { LlmConfig } from "../llm/config_check.ts";
 import { encodeLlmChoice } from "../../protocol/codec.ts";
 import type { LlmChoice } from "../../protocol/domain.ts";
-import type { LlmResolver } from "./run.ts";
+import type { LlmResolver } from "./run_types.ts";
 
 /**
  * An {@link LlmResolver} over the host's `llm` entries (`skillbox.jsonc`):

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SkillRecord } from "./definition.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import { refusedEnv } from "./scripts/script_env.ts";
 import { splitScriptNet } from "./scripts/script_net.ts";
 
@@ -78,7 +78,7 @@ export function withPolicyWarnings(
  * @example
  * ```ts
  * import { skillLoadWarnings } from "./load_warnings.ts";
- * import { failedSkillRecord } from "./definition.ts";
+ * import { failedSkillRecord } from "./skill_record.ts";
  * import assert from "node:assert/strict";
  * const rec = failedSkillRecord("bad", { path: "/s/bad/SKILL.md", message: "YAML error at line 2", source: "project" });
  * assert.deepEqual(skillLoadWarnings([rec]), ['skill "bad" (/s/bad/SKILL.md) cannot be loaded: YAML error at line 2']);

@@ -35,7 +35,7 @@ import {
   readSkillFileTool,
 } from "./agent_tools.ts";
 import { createChatRelay, type SkillChat } from "./chat_relay.ts";
-import type { SkillRecord } from "./definition.ts";
+import type { SkillRecord } from "./skill_record.ts";
 import { SkillEventLog } from "./events.ts";
 import { failSkill, notRunnableError } from "./failure.ts";
 import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
@@ -45,17 +45,6 @@ import { createToolRelay, type SkillToolCall } from "./tool_relay.ts";
 import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
 import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
 import type { RunObserver } from "../store/observer.ts";
-
-export type {
-  LlmResolver,
-  SkillLimits,
-  SkillToolCallOptions,
-  SkillToolHost,
-  SkillToolInfo,
-  SkillToolOutcome,
-} from "./run_types.ts";
-export { READ_SKILL_FILE_TOOL } from "./agent_tools.ts";
-export { summarize } from "./summarize.ts";
 
 /** Everything {@link runSkill} needs besides the skill. */
 export interface RunSkillOptions {
@@ -93,7 +82,7 @@ export interface RunSkillOptions {
  * @example A code skill on a fake sandbox
  * ```ts
  * import { runSkill } from "./run.ts";
- * import { codeSkillRecord } from "./definition.ts";
+ * import { codeSkillRecord } from "./code_skill.ts";
  * import assert from "node:assert/strict";
  * const record = codeSkillRecord({
  *   path: "/s/hi.ts", export: "default", hash: "h", name: "hi", runnable: true,

@@ -33,9 +33,6 @@ import { findLinks, insideFolder } from "./skill_links.ts";
 import { ENV_KEY, readScriptEnv } from "./scripts/script_env.ts";
 import { NET_KEY, readScriptNet } from "./scripts/script_net.ts";
 
-export { findLinks, MAX_RESOURCE_BYTES, readSkillFile } from "./skill_links.ts";
-export type { SkillLlmConfig } from "./a2e_dialect.ts";
-
 /** The biggest skill file accepted, in bytes. */
 export const MAX_SKILL_MD_BYTES = 256 * 1024;
 

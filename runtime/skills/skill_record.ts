@@ -12,7 +12,7 @@ import { decodeLlmChoice, encodeLlmChoice } from "../../protocol/codec.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { CommandRule } from "./tool_names.ts";
-import { redactLlmConfig } from "../llm/config.ts";
+import { redactLlmConfig } from "../llm/redact.ts";
 
 /** Who put a skill where it was found (see `skill_source.ts`). */
 export type SkillSource = "system" | "project" | "user";

@@ -9,7 +9,7 @@ import { output } from "../../protocol/output.ts";
 import type { ToolCaller } from "../tools/call.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";
-import type { SkillToolHost } from "./run.ts";
+import type { SkillToolHost } from "./run_types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { GrantCache } from "../sandbox/grants.ts";
 

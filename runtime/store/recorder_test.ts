@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { RunRecorder } from "./recorder.ts";
 import { openSqliteStore } from "./sqlite.ts";
-import { fakeSession } from "../../tests/skills/_fakes.ts";
+import { fakeSession } from "../../tests/support/skill_fakes.ts";
 
 const session = fakeSession();
 

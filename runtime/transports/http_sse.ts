@@ -17,7 +17,7 @@
  * its A2E session and cancels its calls.
  *
  * The queue is `_sse_channel.ts`, the stream `_sse_stream.ts`, the capped
- * body read `_capped_body.ts`; this module holds the routes.
+ * body read `capped_body.ts`; this module holds the routes.
  *
  * @module
  */
@@ -26,11 +26,11 @@ import { type Context, Hono } from "hono";
 import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import type { OutgoingMessage } from "../capability.ts";
-import type { Refusal, TransportContext } from "./_context.ts";
+import type { Refusal, TransportContext } from "./transport_context.ts";
 import { backlogDecision } from "./_backlog.ts";
 import { Channel } from "./_sse_channel.ts";
 import { attachStream } from "./_sse_stream.ts";
-import { readCapped } from "./_capped_body.ts";
+import { readCapped } from "./capped_body.ts";
 
 /** The HTTP+SSE transport: a Hono app plus the timer that expires sessions. */
 export interface SseTransport {
@@ -54,7 +54,7 @@ type Channels = Map<string, Channel>;
  * ```ts ignore
  * import { Hono } from "hono";
  * import { createSseTransport } from "./http_sse.ts";
- * declare const context: import("./_context.ts").TransportContext;
+ * declare const context: import("./transport_context.ts").TransportContext;
  * const sse = createSseTransport(context);
  * new Hono().route("/a2e", sse.app);
  * ```

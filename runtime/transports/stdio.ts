@@ -11,7 +11,7 @@
  */
 
 import { LineSplitter } from "../../protocol/lines.ts";
-import type { TransportContext } from "./_context.ts";
+import type { TransportContext } from "./transport_context.ts";
 import { backlogDecision } from "./_backlog.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
@@ -35,7 +35,7 @@ export interface StdioOptions {
  * @example Serve a ping from memory
  * ```ts ignore
  * import { serveStdio } from "./stdio.ts";
- * declare const context: import("./_context.ts").TransportContext;
+ * declare const context: import("./transport_context.ts").TransportContext;
  * const stdin = ReadableStream.from([new TextEncoder().encode('{"type":"ping"}\n')]);
  * await serveStdio(context, { stdin, stdout: new WritableStream() });
  * ```

@@ -3,7 +3,10 @@ import { serveStdio } from "./stdio.ts";
 import { Session } from "../session.ts";
 import { Dispatcher } from "../dispatcher.ts";
 import { defaultConfig } from "../config.ts";
-import type { OpenSessionOptions, TransportContext } from "./_context.ts";
+import type {
+  OpenSessionOptions,
+  TransportContext,
+} from "./transport_context.ts";
 import { encodeEvent, encodeResponse } from "../../protocol/codec.ts";
 import { toolOutcome } from "../../protocol/domain.ts";
 

@@ -8,7 +8,7 @@
 
 import type { MiddlewareHandler } from "hono";
 import { upgradeWebSocket } from "hono/deno";
-import type { TransportContext } from "./_context.ts";
+import type { TransportContext } from "./transport_context.ts";
 import { backlogDecision } from "./_backlog.ts";
 import { Session } from "../session.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
@@ -23,7 +23,7 @@ import { clientKey } from "../doors/auth_throttle.ts";
  * ```ts ignore
  * import { Hono } from "hono";
  * import { websocketHandler } from "./websocket.ts";
- * declare const context: import("./_context.ts").TransportContext;
+ * declare const context: import("./transport_context.ts").TransportContext;
  * new Hono().get("/a2e", websocketHandler(context));
  * ```
  */

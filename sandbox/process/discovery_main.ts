@@ -24,7 +24,7 @@ import {
   decodeWorkerMessage,
   type ToWorkerMessage,
 } from "../../protocol/sandbox/messages.ts";
-import { serializeResult } from "../_truncate.ts";
+import { serializeResult } from "./_truncate.ts";
 
 const encoder = new TextEncoder();
 const MAX_MESSAGE = 4096;

@@ -13,7 +13,7 @@
  */
 
 import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/frames.ts";
-import { serializeResult } from "../_truncate.ts";
+import { serializeResult } from "./_truncate.ts";
 import {
   decodeHostMessage,
   type EventMessage,

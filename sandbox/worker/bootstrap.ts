@@ -1,9 +1,9 @@
 /**
  * Runs inside a sandbox Worker, before and around untrusted code. The sandbox
  * process starts it from a `blob:` URL (so the worker needs no read access
- * to skillbox's own files), which is why this file imports nothing at run
- * time: it hardens the global scope, then loads the user module with a
- * dynamic import and answers operations on it. `ctx` is a set of RPC stubs:
+ * to skillbox's own files), which is why this file has no run-time import:
+ * it hardens the global scope, then loads the user module with a dynamic
+ * import and answers operations on it. `ctx` is a set of RPC stubs:
  * nothing in it holds a credential.
  *
  * @module
@@ -14,11 +14,14 @@ import type {
   ToWorkerMessage,
   WorkerEvent,
 } from "../../protocol/sandbox/messages.ts";
-// The one run-time import: the loader inlines it (see `loadBootstrap`).
-import {
-  describeExports,
-  normalizePermissions,
-} from "../../protocol/describe.ts";
+import type * as Shared from "../../protocol/describe.ts";
+
+// Defined by the loader ahead of this script (runtime/sandbox/
+// bootstrap_text.ts): zod's specifier (deno.json's pin), and
+// protocol/describe.ts as a `data:` URL, so `describe` has one source and
+// the worker reads no skillbox file.
+declare const ZOD: string;
+declare const DESCRIBE: string;
 
 /** Deno's internals, reached once here to harden the scope. */
 type DenoInternals = {
@@ -35,7 +38,6 @@ type WorkerScope = typeof globalThis & {
 // go to the main thread per batch (one batch in flight at a time).
 const MAX_QUEUE = 1024;
 const BATCH = 128;
-const ZOD = "npm:zod@4.6.7";
 
 const scope = globalThis as WorkerScope;
 const post: (message: unknown) => void = scope.postMessage.bind(scope);
@@ -249,8 +251,15 @@ function definitionOf(name: string): Record<string, unknown> {
   return def as Record<string, unknown>;
 }
 
+// describe.ts is loaded on first use: a call needs neither it nor zod.
+let shared: Promise<typeof Shared> | null = null;
+function sharedModule(): Promise<typeof Shared> {
+  return shared ??= import(DESCRIBE);
+}
+
 // zod is loaded only for a module whose definitions use it.
 async function describe(): Promise<unknown[]> {
+  const { describeExports } = await sharedModule();
   const names = Object.keys(mod ?? {});
   const get = (name: string) => mod?.[name];
   const hooks = { zodToJsonSchema, stringifyObject: String };
@@ -299,6 +308,7 @@ function runCall(msg: OpMessage): unknown {
 
 async function permissionsOf(msg: OpMessage): Promise<unknown> {
   const spec = definitionOf(msg.export).permissions;
+  const { normalizePermissions } = await sharedModule();
   return normalizePermissions(
     typeof spec === "function" ? await spec(msg.config) : spec,
     String,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { dataOf, makeCtx } from "../_test_ctx.ts";
+import { dataOf, makeCtx } from "../../tests/support/skill_ctx.ts";
 import evalTypescript from "./eval_typescript.ts";
 
 interface Ran {
@@ -24,7 +24,12 @@ async function runIsolated(
       "--no-lock",
       "--no-npm",
       "--no-remote",
-      fileURLToPath(new URL("./_test_runner.ts", import.meta.url)),
+      fileURLToPath(
+        new URL(
+          "../../tests/support/eval_typescript_runner.ts",
+          import.meta.url,
+        ),
+      ),
     ],
     stdin: "piped",
     stdout: "piped",

@@ -13,7 +13,8 @@
  */
 
 import type { Context, Output, SkillDef } from "../../sandbox/sdk/types.ts";
-import { type CsvProfile, CsvProfiler, sniffDelimiter } from "./_csv.ts";
+import { type CsvProfile, CsvProfiler } from "./_csv_profiler.ts";
+import { sniffDelimiter } from "./_sniff.ts";
 
 interface Args {
   path?: string;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { dataOf, makeCtx } from "../_test_ctx.ts";
+import { dataOf, makeCtx } from "../../tests/support/skill_ctx.ts";
 import { globToRegExp } from "./_walk.ts";
 import findFiles from "./find_files.ts";
 import grep from "./grep.ts";

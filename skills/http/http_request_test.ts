@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { dataOf, makeCtx, type TestCtx } from "../_test_ctx.ts";
+import {
+  dataOf,
+  makeCtx,
+  type TestCtx,
+} from "../../tests/support/skill_ctx.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import httpRequest from "./http_request.ts";
 import toolkit from "./toolkit.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { dataOf, makeCtx } from "../_test_ctx.ts";
+import { dataOf, makeCtx } from "../../tests/support/skill_ctx.ts";
 import toolkit from "./toolkit.ts";
 import runCommand from "./run_command.ts";
 

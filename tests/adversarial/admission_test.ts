@@ -13,7 +13,7 @@ import type { Capability } from "../../runtime/capability.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { tool, toolOutcome } from "../../protocol/domain.ts";
 import { createHost, type Host } from "../../runtime/host.ts";
-import type { LimitsConfig } from "../../runtime/config.ts";
+import type { LimitsConfig } from "../../runtime/config_schema.ts";
 import { openWs, type RawWs } from "../support/ws_client.ts";
 import { openSse } from "../support/sse_client.ts";
 import { RAW } from "../support/wire.ts";

@@ -12,7 +12,7 @@ import {
   connectClient,
   startToolsHost,
   writeModule,
-} from "../tools/_harness.ts";
+} from "../support/tools_harness.ts";
 
 Deno.test("a module reading fd 0 gets nothing of the host's frames, and its process keeps answering", async () => {
   const dir = await Deno.makeTempDir();

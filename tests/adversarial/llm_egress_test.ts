@@ -23,7 +23,7 @@ import {
   startMockOpenAI,
 } from "../support/mock_openai.ts";
 import { startMockAnthropic } from "../support/mock_anthropic.ts";
-import { type A2eSocket, connectA2e } from "../skills/_stack.ts";
+import { type A2eSocket, connectA2e } from "../support/skills_host.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 
 const OPTS = { sanitizeOps: false, sanitizeResources: false };

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { connectClient } from "../tools/_harness.ts";
+import { connectClient } from "../support/tools_harness.ts";
 import { type HostProcess, startHostProcess } from "./_host_process.ts";
 import { serveEchoHeaders } from "../fixtures/mcp_secrets/echo_headers_server.ts";
 

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
-import type { LoadReport } from "../../runtime/stack.ts";
+import type { LoadReport } from "../../runtime/load_report.ts";
 import { connect } from "../../client/mod.ts";
 import type { ToolOutcome } from "../../protocol/domain.ts";
 

@@ -21,7 +21,7 @@ import assert from "node:assert/strict";
 import { createHost } from "../../runtime/host.ts";
 import { parseConfig } from "../../runtime/config.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { connectA2e } from "../skills/_stack.ts";
+import { connectA2e } from "../support/skills_host.ts";
 import { detectConfinement } from "../../runtime/sandbox/confinement.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { createHost } from "../../runtime/host.ts";
 import { bundleForBrowser } from "./_bundle.ts";
-import { findChromium, launchChromium } from "./_chromium.ts";
+import { findChromium, launchChromium } from "../support/chromium.ts";
 import type { BrowserReport } from "./_page.ts";
 import { browserTestTools } from "./_tools.ts";
 

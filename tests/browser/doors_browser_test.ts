@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { createHost } from "../../runtime/host.ts";
-import { findChromium, launchChromium } from "./_chromium.ts";
+import { findChromium, launchChromium } from "../support/chromium.ts";
 import { browserTestTools } from "./_tools.ts";
 
 const NAME =

@@ -12,7 +12,7 @@
 
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { findChromium } from "../browser/_chromium.ts";
+import { findChromium } from "../support/chromium.ts";
 
 /** A browser the console test runs in. */
 export interface BrowserUnderTest {

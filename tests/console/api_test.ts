@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { fixtureHost, getJson } from "./_host.ts";
+import { fixtureHost, getJson } from "../support/console_host.ts";
 
 const TOKEN = "console-test-token-1";
 

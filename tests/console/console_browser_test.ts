@@ -19,7 +19,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { fixtureHost } from "./_host.ts";
+import { fixtureHost } from "../support/console_host.ts";
 import { keepScreenshot } from "./_browsers.ts";
 import { testInBrowsers, VIEWPORT, watchProblems } from "./_browser_setup.ts";
 

@@ -12,7 +12,7 @@
 
 import assert from "node:assert/strict";
 import type { Browser } from "puppeteer-core";
-import { fixtureHost } from "./_host.ts";
+import { fixtureHost } from "../support/console_host.ts";
 import { PAGE, writeHostileRuns } from "./_hostile_files.ts";
 import { testInBrowsers, VIEWPORT, watchProblems } from "./_browser_setup.ts";
 

@@ -11,7 +11,7 @@
  */
 
 import assert from "node:assert/strict";
-import { fixtureHost, getJson } from "./_host.ts";
+import { fixtureHost, getJson } from "../support/console_host.ts";
 import { PAGE, writeHostileRuns } from "./_hostile_files.ts";
 
 const TOKEN = "files-test-token";

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fixtureHost, getJson } from "./_host.ts";
+import { fixtureHost, getJson } from "../support/console_host.ts";
 
 type Run = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createHost, type Host } from "../../runtime/host.ts";
-import { writeFixtures } from "./_fixtures.ts";
+import { writeFixtures } from "../support/mcp_fixtures.ts";
 
 /** What a test body gets. */
 export interface Fixture {

@@ -13,9 +13,9 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createHost } from "../../runtime/host.ts";
-import { created, writeFixtures } from "./_fixtures.ts";
+import { created, writeFixtures } from "../support/mcp_fixtures.ts";
 import { connect, withHost } from "./_host.ts";
-import { initializeRequest } from "./_fixtures.ts";
+import { initializeRequest } from "../support/mcp_fixtures.ts";
 
 const HEADERS = {
   "content-type": "application/json",

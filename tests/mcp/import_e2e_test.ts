@@ -17,7 +17,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { connectClient } from "../tools/_harness.ts";
+import { connectClient } from "../support/tools_harness.ts";
 import { connect, within } from "./_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));

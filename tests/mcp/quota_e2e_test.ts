@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { connectClient } from "../tools/_harness.ts";
-import { created } from "./_fixtures.ts";
+import { connectClient } from "../support/tools_harness.ts";
+import { created } from "../support/mcp_fixtures.ts";
 import { connect, text, withHost, within } from "./_host.ts";
 
 const QUOTAS = {

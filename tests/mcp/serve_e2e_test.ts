@@ -18,7 +18,7 @@ import {
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { created } from "./_fixtures.ts";
+import { created } from "../support/mcp_fixtures.ts";
 import { connect, text, withHost } from "./_host.ts";
 
 Deno.test("MCP over HTTP lists tools with schemas, titles and annotations, and skills and prompts", async () => {

@@ -14,7 +14,7 @@ import type {
   Progress,
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { created, writeFixtures } from "./_fixtures.ts";
+import { created, writeFixtures } from "../support/mcp_fixtures.ts";
 
 const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { LineSplitter } from "../../protocol/lines.ts";
-import { initializeRequest } from "./_fixtures.ts";
+import { initializeRequest } from "../support/mcp_fixtures.ts";
 
 const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 

@@ -15,7 +15,7 @@ import { scanSkillDirs } from "../../runtime/registry/scan.ts";
 import { encodeResponse } from "../../protocol/codec.ts";
 import { createSkillsCapability } from "../../runtime/skills/capability.ts";
 import { registryCatalog } from "../../runtime/skills/catalog.ts";
-import { instructionSkillRecord } from "../../runtime/skills/definition.ts";
+import { instructionSkillRecord } from "../../runtime/skills/instruction_skill.ts";
 import { skillLoadWarnings } from "../../runtime/skills/load_warnings.ts";
 import { loadSkillFolder } from "../../runtime/skills/skill_md.ts";
 import {
@@ -23,7 +23,7 @@ import {
   type FakeTool,
   fakeTools,
   scriptedProvider,
-} from "./_fakes.ts";
+} from "../support/skill_fakes.ts";
 
 const DIR = fileURLToPath(
   new URL("../fixtures/skills/dialects/", import.meta.url),

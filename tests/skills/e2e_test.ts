@@ -11,7 +11,12 @@ import { join } from "node:path";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { startMockAnthropic } from "../support/mock_anthropic.ts";
 import type { MockLlmServer, MockScript } from "../support/mock_openai.ts";
-import { connectA2e, type Received, type Stack, startStack } from "./_stack.ts";
+import {
+  connectA2e,
+  type Received,
+  type Stack,
+  startStack,
+} from "../support/skills_host.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { createHost } from "../../runtime/host.ts";
 import { parseConfig } from "../../runtime/config.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { type A2eSocket, connectA2e } from "./_stack.ts";
+import { type A2eSocket, connectA2e } from "../support/skills_host.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 
 const FIXTURES = fileURLToPath(

@@ -11,7 +11,7 @@ import { createHost } from "../../runtime/host.ts";
 import { parseConfig } from "../../runtime/config.ts";
 import { openSqliteStore } from "../../runtime/store/sqlite.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { connectA2e } from "./_stack.ts";
+import { connectA2e } from "../support/skills_host.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 
 const FIXTURES = fileURLToPath(

@@ -13,7 +13,11 @@ import {
 } from "../../runtime/skills/scripts/run_script.ts";
 import { DEFAULT_INTERPRETERS } from "../../runtime/skills/scripts/interpreters.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
-import { connectA2e, type Received, startStack } from "./_stack.ts";
+import {
+  connectA2e,
+  type Received,
+  startStack,
+} from "../support/skills_host.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 
 const FIXTURES = fileURLToPath(

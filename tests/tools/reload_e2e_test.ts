@@ -5,7 +5,7 @@ import {
   type Msg,
   startToolsHost,
   writeModule,
-} from "./_harness.ts";
+} from "../support/tools_harness.ts";
 
 // A tool that reports it started, then waits for the test's HTTP server to
 // answer: the test decides when the call ends, with no sleeps.

@@ -6,7 +6,7 @@ import {
   type Msg,
   startToolsHost,
   writeModule,
-} from "./_harness.ts";
+} from "../support/tools_harness.ts";
 
 const SECRET = "sk_live_e2e_5ecret_9137";
 

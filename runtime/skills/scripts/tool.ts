@@ -7,7 +7,7 @@
  */
 
 import type { AgentTool } from "../agent_loop.ts";
-import type { SkillRecord } from "../definition.ts";
+import type { SkillRecord } from "../skill_record.ts";
 import type { SkillLimits } from "../run_types.ts";
 import { runSkillScript, type ScriptLimits } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";

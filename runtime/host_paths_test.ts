@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGrant } from "./sandbox/permissions.ts";
 import { deniedTreePaths } from "./sandbox/denied_trees.ts";
-import { sandboxPolicy } from "./stack_paths.ts";
+import { sandboxPolicy } from "./host_paths.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const SKILLS = join(ROOT, "skills");

@@ -32,7 +32,7 @@ export const SALVAGE_BYTES = 4096;
  * @returns the text, its size, and whether it was over the cap
  * @example Under and over the cap
  * ```ts
- * import { readCapped } from "./_capped_body.ts";
+ * import { readCapped } from "./capped_body.ts";
  * import assert from "node:assert/strict";
  * const body = (s: string) => new Response(s).body;
  * assert.deepEqual(await readCapped(body("hello"), 10), { text: "hello", bytes: 5, over: false });

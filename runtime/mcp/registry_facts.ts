@@ -16,7 +16,7 @@ import type { ToolFacts } from "./tool_mapping.ts";
  * @returns the lookup
  * @example
  * ```ts
- * import { registryFacts } from "./facts.ts";
+ * import { registryFacts } from "./registry_facts.ts";
  * import { buildSnapshot } from "../registry/normalize.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([]);

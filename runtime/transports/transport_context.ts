@@ -6,7 +6,7 @@
  */
 
 import type { OutgoingMessage } from "../capability.ts";
-import type { LimitsConfig } from "../config.ts";
+import type { LimitsConfig } from "../config_schema.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import type { Session, TransportKind } from "../session.ts";
 

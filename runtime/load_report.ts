@@ -52,7 +52,7 @@ export interface RegistryStatus {
  * @returns the report
  * @example An empty registry
  * ```ts
- * import { loadReport } from "./stack_report.ts";
+ * import { loadReport } from "./load_report.ts";
  * import { buildSnapshot } from "./registry/normalize.ts";
  * import assert from "node:assert/strict";
  * const registry = { snapshot: buildSnapshot([]) } as never;
@@ -110,7 +110,7 @@ export async function loadReport(
  * @param log where the lines go
  * @example
  * ```ts
- * import { logNewRefusals } from "./stack_report.ts";
+ * import { logNewRefusals } from "./load_report.ts";
  * import { buildSnapshot } from "./registry/normalize.ts";
  * import assert from "node:assert/strict";
  * let listener = (_c: unknown) => {};
@@ -147,7 +147,7 @@ export function logNewRefusals(
  * @returns the operator's view
  * @example
  * ```ts
- * import { registryStatus } from "./stack_report.ts";
+ * import { registryStatus } from "./load_report.ts";
  * import { buildSnapshot } from "./registry/normalize.ts";
  * import assert from "node:assert/strict";
  * const status = registryStatus(buildSnapshot([]), {

@@ -15,7 +15,7 @@ import { brokerFromConfig } from "./egress/from_config.ts";
 import { createSandbox, type SandboxProcessInfo } from "./sandbox/pool.ts";
 import type { RunObserver } from "./store/observer.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
-import type { HostConfig } from "./config.ts";
+import type { HostConfig } from "./config_schema.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import type { CapabilityName } from "../protocol/codes.ts";
 import type { AnsweredRequestType } from "../protocol/responses.ts";
@@ -23,7 +23,7 @@ import { loadRegistry, type Registry } from "./registry/registry.ts";
 import { progressLogger } from "./registry/progress.ts";
 import { createSkillsCapability } from "./skills/capability.ts";
 import { registryCatalog } from "./skills/catalog.ts";
-import { hostFiles, sandboxPolicy, skillDirs } from "./stack_paths.ts";
+import { hostFiles, sandboxPolicy, skillDirs } from "./host_paths.ts";
 import { hostLlm } from "./skills/host_llm.ts";
 import { registryToolHost } from "./skills/tool_host.ts";
 import { GrantCache } from "./sandbox/grants.ts";
@@ -34,7 +34,7 @@ import {
   logNewRefusals,
   type RegistryStatus,
   registryStatus,
-} from "./stack_report.ts";
+} from "./load_report.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
@@ -43,10 +43,8 @@ import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
 import { routeImported } from "./mcp/import_sandbox.ts";
 
-export type { LoadReport, RegistryStatus } from "./stack_report.ts";
-
-/** Options of {@link createStandardStack}. */
-export interface StandardStackOptions {
+/** Options of {@link createStandardCapabilities}. */
+export interface StandardCapabilitiesOptions {
   /** Sends a push message to every session (the host's `broadcast`). */
   broadcast: (message: OutgoingMessage) => void;
   /** Receives diagnostic lines. @default ignore them */
@@ -58,7 +56,7 @@ export interface StandardStackOptions {
 }
 
 /** The standard capabilities, and how to wait for and release them. */
-export interface StandardStack {
+export interface StandardCapabilities {
   /** `tools`, `toolkits` and `skill`, usable at once. */
   capabilities: Capability[];
   /** Resolves once the skills folders are loaded; rejects if they cannot be. */
@@ -96,23 +94,23 @@ const REQUEST_TYPES: Record<
  * @throws {TypeError} when the config's policy or toolkits section is malformed
  * @example Serve an empty skills folder
  * ```ts
- * import { createStandardStack } from "./stack.ts";
+ * import { createStandardCapabilities } from "./standard_capabilities.ts";
  * import { defaultConfig } from "./config.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const config = { ...defaultConfig(), skills: [dir], builtinSkills: false };
  * config.sandbox.cacheDir = null;
- * const stack = createStandardStack(config, { broadcast() {} });
+ * const stack = createStandardCapabilities(config, { broadcast() {} });
  * assert.deepEqual(stack.capabilities.map((c) => c.name), ["tools", "toolkits", "skill"]);
  * assert.equal((await stack.ready).tools, 0);
  * await stack.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export function createStandardStack(
+export function createStandardCapabilities(
   config: HostConfig,
-  options: StandardStackOptions,
-): StandardStack {
+  options: StandardCapabilitiesOptions,
+): StandardCapabilities {
   const log = options.log ?? (() => {});
   const dirs = skillDirs(config);
   const policy = parseHostPolicy(config.policy);
@@ -246,7 +244,7 @@ function importedServers(
 /** What {@link buildCapabilities} builds the capabilities from. */
 interface StackParts {
   config: HostConfig;
-  options: StandardStackOptions;
+  options: StandardCapabilitiesOptions;
   /** The operator's policy, with the sandbox policy as its permissions. */
   policy: HostPolicy;
   configs: ReturnType<typeof createToolkitConfigs>;

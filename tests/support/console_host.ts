@@ -7,7 +7,8 @@
 
 import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
-import { defaultConfig, type HostConfig } from "../../runtime/config.ts";
+import { defaultConfig } from "../../runtime/config.ts";
+import type { HostConfig } from "../../runtime/config_schema.ts";
 
 /** Fixture modules, by file name. */
 export const FIXTURES: Record<string, string> = {

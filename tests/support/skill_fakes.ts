@@ -16,7 +16,7 @@ import type {
   SkillToolHost,
   SkillToolInfo,
   SkillToolOutcome,
-} from "../../runtime/skills/run.ts";
+} from "../../runtime/skills/run_types.ts";
 import type {
   ChatRequest,
   ChatResponse,

@@ -10,7 +10,7 @@ import type {
   FetchRequest,
   FetchResponse,
   LogLevel,
-} from "../sandbox/sdk/types.ts";
+} from "../../sandbox/sdk/types.ts";
 
 /** One event a tool emitted through the fake ctx. */
 export type RecordedEvent =

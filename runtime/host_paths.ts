@@ -8,7 +8,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { HostConfig } from "./config.ts";
+import type { HostConfig } from "./config_schema.ts";
 import type { Policy } from "./sandbox/permissions.ts";
 import type { SkillDir } from "./registry/scan.ts";
 import { SYSTEM_SKILLS_DIR } from "./skills/catalog.ts";
@@ -29,7 +29,7 @@ const PROJECT_ROOT = import.meta.url.startsWith("file:")
  * @returns the folders, in load order
  * @example
  * ```ts
- * import { skillDirs } from "./stack_paths.ts";
+ * import { skillDirs } from "./host_paths.ts";
  * import { defaultConfig } from "./config.ts";
  * import assert from "node:assert/strict";
  * const config = { ...defaultConfig(), skills: [".", "./"], builtinSkills: false };
@@ -64,7 +64,7 @@ export function skillDirs(config: HostConfig): SkillDir[] {
  * @returns the policy
  * @example A new folder in the project root is not grantable
  * ```ts
- * import { sandboxPolicy } from "./stack_paths.ts";
+ * import { sandboxPolicy } from "./host_paths.ts";
  * import assert from "node:assert/strict";
  * const policy = sandboxPolicy({}, { served: [], hostFiles: [] });
  * assert.equal(policy.deniedTrees?.length, 1);
@@ -98,7 +98,7 @@ export function sandboxPolicy(
  * @returns absolute paths
  * @example
  * ```ts
- * import { hostFiles } from "./stack_paths.ts";
+ * import { hostFiles } from "./host_paths.ts";
  * import { defaultConfig } from "./config.ts";
  * import assert from "node:assert/strict";
  * const config = { ...defaultConfig(), store: null };

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { makeCtx } from "../_test_ctx.ts";
-import evalTypescript from "./eval_typescript.ts";
+import { makeCtx } from "./skill_ctx.ts";
+import evalTypescript from "../../skills/code/eval_typescript.ts";
 
 interface Case {
   code: string;
