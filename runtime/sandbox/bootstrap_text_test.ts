@@ -22,8 +22,7 @@ Deno.test("describe has one source: neither the bootstrap nor the static path re
   for (
     const path of [
       "../../sandbox/worker/bootstrap.ts",
-      "./discovery_literal.ts",
-      "./discovery_static.ts",
+      "../discovery/static.ts",
     ]
   ) {
     const text = await Deno.readTextFile(here(path));
@@ -32,7 +31,7 @@ Deno.test("describe has one source: neither the bootstrap nor the static path re
   for (
     const path of [
       "../../sandbox/worker/bootstrap.ts",
-      "./discovery_literal.ts",
+      "../discovery/static.ts",
     ]
   ) {
     const text = await Deno.readTextFile(here(path));
