@@ -93,7 +93,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     describeTimeoutMs: settings.describeTimeoutMs,
   });
   return {
-    // Discovery runs in batches (see discovery_batch.ts for why that is
+    // Discovery runs in batches (see discovery/queue.ts for why that is
     // safe enough and what it leaves exposed).
     describe: createDescriber({
       policy: settings.policy,

@@ -52,7 +52,7 @@ export interface SandboxOptions {
   /** Working folder of sandbox processes. @default Deno.cwd() */
   cwd?: string;
   /**
-   * OS confinement of every sandbox process (see `confinement.ts`):
+   * OS confinement of every sandbox process (see `runtime/confine/confine.ts`):
    * `"auto"` when it works, `"required"` (processes fail to start without
    * it), `"off"`. @default "auto"
    */

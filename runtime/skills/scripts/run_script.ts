@@ -100,7 +100,7 @@ export interface ScriptCall {
    * is on). @default not kept
    */
   keep?: WorkspaceKeep;
-  /** Extra environment variables (the granted ones, see `script_env.ts`). */
+  /** Extra environment variables (the granted ones, see `script_access.ts`). */
   env?: Readonly<Record<string, string>>;
   timeoutMs: number;
   signal?: AbortSignal;

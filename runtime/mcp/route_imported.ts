@@ -19,7 +19,7 @@ import { MCP_PATH_PREFIX } from "./server_module.ts";
  * @returns what the tool caller needs of a sandbox
  * @example
  * ```ts
- * import { routeImported } from "./import_sandbox.ts";
+ * import { routeImported } from "./route_imported.ts";
  * import { createImportedServers } from "./imported.ts";
  * import assert from "node:assert/strict";
  * const servers = createImportedServers({ servers: {} });
