@@ -95,6 +95,13 @@ export interface ConfineSpec {
    * command line, where other users could read them.
    */
   env: Readonly<Record<string, string>>;
+  /**
+   * Address-space cap of the program, in bytes (`prlimit --as` inside the
+   * namespace, behind the relay: on the program only). Not for Deno, which
+   * reserves more address space than it uses and caps its heap itself.
+   * @default none
+   */
+  memoryBytes?: number;
   /** Size of the private `/tmp` (and of a sandbox cache's tmpfs), in MiB. @default 64 */
   tmpMb?: number;
   /**
@@ -134,6 +141,9 @@ export interface ConfinedCommand {
   /** Working folder inside the namespace. */
   cwd: string;
 }
+
+/** The prlimit binary (util-linux), for {@link ConfineSpec.memoryBytes}. */
+export const PRLIMIT = "/usr/bin/prlimit";
 
 /** The uid and gid the confined process runs as (`nobody`). */
 export const CONFINED_UID = 65534;
@@ -404,9 +414,22 @@ export function confineArgs(
   // Behind the relay, Deno runs first and starts the program.
   const relayed = egress?.token !== undefined;
   const deno = relayed || program === layout.execPath;
-  const grant = program === layout.execPath
+  // The command the namespace runs (behind the relay, if any): under
+  // prlimit when capped.
+  const argv = [
+    ...(spec.memoryBytes ?? 0) > 0
+      ? [PRLIMIT, `--as=${Math.floor(spec.memoryBytes!)}`, "--"]
+      : [],
+    program,
+    ...spec.args,
+  ];
+  // Binaries other than Deno come from the system folders.
+  const runs = [...new Set([argv[0]!, program])].filter((p) =>
+    p !== layout.execPath
+  );
+  const grant = runs.length === 0
     ? spec.grant
-    : { ...spec.grant, run: [...spec.grant.run ?? [], program] };
+    : { ...spec.grant, run: [...spec.grant.run ?? [], ...runs] };
   const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir);
   args.push(...programMounts(layout, { program, grant, deno, spec }));
   for (const [path, writable] of grantMounts(grant)) {
@@ -433,12 +456,9 @@ export function confineArgs(
   const cwd = spec.cwd ?? "/";
   args.push("--remount-ro", "/", "--chdir", cwd, "--");
   if (relayed) {
-    const main = relayDenoArgs({ token: egress.token! }, [
-      program,
-      ...spec.args,
-    ]);
+    const main = relayDenoArgs({ token: egress.token! }, argv);
     args.push(layout.execPath, ...main.map((a) => relayPath(a)));
-  } else args.push(program, ...spec.args);
+  } else args.push(...argv);
   return {
     command: layout.bwrap,
     args,

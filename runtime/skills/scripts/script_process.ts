@@ -6,17 +6,14 @@
  * capabilities, its own PID, network, IPC and UTS namespaces, a read-only
  * root holding only the system folders (for a system interpreter) or the
  * Deno binary and its libraries, the given binds, a private `/tmp`, an
- * empty environment plus the given variables. `prlimit --as` caps its
- * memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
+ * empty environment plus the given variables. `prlimit --as` inside caps
+ * its memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
  * namespace's pid 1 with it and the kernel ends the whole PID namespace.
  * With a `workspace`, `/work` and `/tmp` are a quota-bound tmpfs set up by
  * a keeper around bwrap (see `workspace_mount.ts`): at the timeout the
  * keeper ends bwrap, and either way it sends the workspace's files back
  * (bounded) before the tmpfs goes. With `egress`, the script runs behind
- * the egress relay in its namespace (still with no network of its own),
- * and the memory cap moves onto the script itself (`prlimit` inside),
- * since the relay runs on Deno, which reserves more address space than it
- * uses.
+ * the egress relay in its namespace (still with no network of its own).
  *
  * @module
  */
@@ -33,9 +30,6 @@ import {
   type KeeperReport,
   KeeperStream,
 } from "./workspace_files.ts";
-
-/** The prlimit binary (util-linux), for the memory cap. */
-export const PRLIMIT = "/usr/bin/prlimit";
 
 /** One bind: a host path seen at `to` inside. */
 export interface Bind {
@@ -107,7 +101,7 @@ const KEEPER_GRACE_MS = 5_000;
 
 /**
  * The command line of a confined script (bwrap, under the keeper with a
- * workspace, under prlimit when capped).
+ * workspace).
  *
  * @param spec the run
  * @returns the program, its arguments and whole environment
@@ -122,13 +116,15 @@ const KEEPER_GRACE_MS = 5_000;
  *   binds: [{ from: "/s", to: "/skill" }, { from: "/w", to: "/work", writable: true }],
  *   cwd: "/work", timeoutMs: 1000, memoryBytes: 1 << 28,
  * });
- * assert.equal(cmd.program, "/usr/bin/prlimit");
+ * assert.equal(cmd.program, "/usr/bin/bwrap");
+ * assert.deepEqual(cmd.args.slice(-5),
+ *   ["/usr/bin/prlimit", "--as=268435456", "--", "/usr/bin/python3", "/skill/a.py"]);
  * assert.ok(cmd.args.includes("--unshare-user") && cmd.args.includes("--unshare-net"));
  * assert.equal(cmd.args[cmd.args.indexOf("/w") - 1], "--bind");
  * assert.ok(!cmd.args.includes("/opt/deno") && !cmd.args.includes("/c/deno/npm"));
  * assert.deepEqual(cmd.env, { LANG: "C.UTF-8", HOME: "/tmp", TMPDIR: "/tmp" });
  * ```
- * @example Behind the relay, the cap is on the script inside
+ * @example Behind the relay
  * ```ts
  * import { scriptCommand } from "./script_process.ts";
  * import assert from "node:assert/strict";
@@ -148,14 +144,11 @@ const KEEPER_GRACE_MS = 5_000;
 export function scriptCommand(
   spec: Omit<ConfinedSpec, "onOutput" | "signal" | "stdin">,
 ): { program: string; args: string[]; env: Record<string, string> } {
-  const cap = spec.memoryBytes > 0
-    ? [PRLIMIT, `--as=${Math.floor(spec.memoryBytes)}`, "--"]
-    : [];
-  const inner = spec.egress ? [...cap, ...spec.argv] : spec.argv;
   const dirs = spec.workspace?.dirs;
   const confined = confineArgs(spec.layout, {
-    program: inner[0],
-    args: inner.slice(1),
+    program: spec.argv[0],
+    args: spec.argv.slice(1),
+    memoryBytes: spec.memoryBytes,
     grant: {},
     env: spec.env,
     binds: [
@@ -172,13 +165,7 @@ export function scriptCommand(
       spec.workspace,
     )
     : { program: confined.command, args: confined.args };
-  const env = confined.env;
-  if (spec.egress || cap.length === 0) return { ...run, env };
-  return {
-    program: PRLIMIT,
-    args: [...cap.slice(1), run.program, ...run.args],
-    env,
-  };
+  return { ...run, env: confined.env };
 }
 
 /**
