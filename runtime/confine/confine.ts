@@ -19,7 +19,7 @@
  * @module
  */
 
-import { dirname, join, relative } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
@@ -246,7 +246,8 @@ async function probe(
   if (Deno.build.os !== "linux") {
     return `bubblewrap needs Linux, this is ${Deno.build.os}`;
   }
-  const bwrap = options.bwrap ?? await which("bwrap");
+  const bwrap = options.bwrap ??
+    findProgram("bwrap", Deno.env.get("PATH") ?? "");
   if (!bwrap) return "bwrap was not found on PATH (install bubblewrap)";
   const version = await output(bwrap, ["--version"]);
   if (version === null) return `"${bwrap}" does not run`;
@@ -278,11 +279,30 @@ async function probe(
   return { layout, version: version.trim() };
 }
 
-async function which(name: string): Promise<string | null> {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
-    if (!dir) continue;
-    const path = join(dir, name);
-    if ((await Deno.stat(path).catch(() => null))?.isFile) return path;
+/**
+ * The real path of a program, looked up on `PATH` unless it names a path.
+ *
+ * @param command a program name, or a path
+ * @param path the `PATH` to search (absolute folders only)
+ * @returns its real path, or null when not found
+ * @example
+ * ```ts
+ * import { findProgram } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(findProgram("sh", "/usr/bin:/bin"), Deno.realPathSync("/usr/bin/sh"));
+ * assert.equal(findProgram("surely-not-a-program", "/usr/bin"), null);
+ * ```
+ */
+export function findProgram(command: string, path: string): string | null {
+  const candidates = command.includes("/")
+    ? [command]
+    : path.split(":").filter((d) => isAbsolute(d)).map((d) => join(d, command));
+  for (const candidate of candidates) {
+    try {
+      if (Deno.statSync(candidate).isFile) return Deno.realPathSync(candidate);
+    } catch {
+      // Not here.
+    }
   }
   return null;
 }

@@ -26,8 +26,12 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Buffer } from "node:buffer";
-import { isAbsolute, join, resolve } from "node:path";
-import { confineArgs, type ConfinementLayout } from "../confine/confine.ts";
+import { resolve } from "node:path";
+import {
+  confineArgs,
+  type ConfinementLayout,
+  findProgram,
+} from "../confine/confine.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 
@@ -122,7 +126,10 @@ function spawnConfined(
   spec: McpProcessSpec,
   env: Record<string, string>,
 ): Deno.ChildProcess {
-  const program = resolveCommand(spec.command, env.PATH ?? "");
+  const program = findProgram(spec.command, env.PATH ?? "");
+  if (program === null) {
+    throw new Error(`The command "${spec.command}" was not found`);
+  }
   const folder = spec.cwd === undefined ? undefined : resolve(spec.cwd);
   const proxy = (spec.hosts ?? []).length === 0 ? null : openEgressProxy({
     broker: spec.egress ?? new EgressBroker(),
@@ -152,23 +159,6 @@ function spawnConfined(
     proxy?.close();
     throw err;
   }
-}
-
-/** The real path of a command, looked up on `PATH` unless it has a slash. */
-function resolveCommand(command: string, path: string): string {
-  const candidates = command.includes("/")
-    ? [command]
-    : path.split(":").filter((d) => d && isAbsolute(d)).map((d) =>
-      join(d, command)
-    );
-  for (const candidate of candidates) {
-    try {
-      if (Deno.statSync(candidate).isFile) return Deno.realPathSync(candidate);
-    } catch {
-      // Not here.
-    }
-  }
-  throw new Error(`The command "${command}" was not found`);
 }
 
 /**
