@@ -285,7 +285,7 @@ async function probe(
  * @param command a program name, or a path
  * @param path the `PATH` to search (absolute folders only)
  * @returns its real path, or null when not found
- * @example
+ * @example A program on PATH, and one that is not there
  * ```ts
  * import { findProgram } from "./confine.ts";
  * import assert from "node:assert/strict";
@@ -700,7 +700,7 @@ export const RELAY_DIR = "/run/skillbox/relay";
  * direct).
  *
  * @returns variables to add to the process's environment
- * @example
+ * @example The proxy variables point at the relay
  * ```ts
  * import { relayEnv } from "./confine.ts";
  * import assert from "node:assert/strict";
@@ -727,7 +727,7 @@ export function relayEnv(): Record<string, string> {
  *
  * @param existing the process's other Deno arguments @default []
  * @returns flags to add before the main script
- * @example
+ * @example The relay's own permissions, without narrowing a bare flag
  * ```ts
  * import { relayFlags } from "./confine.ts";
  * import assert from "node:assert/strict";
@@ -748,7 +748,7 @@ export function relayFlags(existing: readonly string[] = []): string[] {
  *
  * @param proxy the open proxy
  * @returns one argument for the relay's process
- * @example
+ * @example The token argument
  * ```ts
  * import { relayTokenArg } from "./confine.ts";
  * import assert from "node:assert/strict";
@@ -767,7 +767,7 @@ export function relayTokenArg(proxy: { token: string }): string {
  * @param argv the command (first item an absolute path) and its arguments
  * @returns arguments for the Deno binary
  * @throws {TypeError} when `argv` is empty
- * @example
+ * @example The relay may run only the command it wraps
  * ```ts
  * import { relayDenoArgs } from "./confine.ts";
  * import assert from "node:assert/strict";

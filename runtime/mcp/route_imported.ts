@@ -17,7 +17,7 @@ import { MCP_PATH_PREFIX } from "./server_module.ts";
  * @param sandbox the real sandbox
  * @param servers the imported servers
  * @returns what the tool caller needs of a sandbox
- * @example
+ * @example A call to an imported server that does not exist fails
  * ```ts
  * import { routeImported } from "./route_imported.ts";
  * import { createImportedServers } from "./imported.ts";

@@ -164,7 +164,7 @@ function spawnConfined(
 /**
  * A transport that runs a stdio MCP server.
  *
- * @example
+ * @example Connect an SDK client to a server process
  * ```ts ignore
  * const client = new Client({ name: "skillbox", version: "1" });
  * await client.connect(new ProcessClientTransport({ command: "my-server" }));

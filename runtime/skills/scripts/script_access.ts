@@ -61,7 +61,7 @@ function readList(
  *
  * @param fields the frontmatter reader
  * @returns the names, or null when the skill declares none
- * @example
+ * @example Bad names and loader variables are dropped
  * ```ts
  * import { FieldReader } from "../frontmatter.ts";
  * import { readScriptEnv } from "./script_access.ts";
@@ -85,7 +85,7 @@ export function readScriptEnv(fields: FieldReader): string[] | null {
  *
  * @param fields the frontmatter reader
  * @returns the hosts (lower-case), or null when the skill declares none
- * @example
+ * @example Hosts are lower-cased, malformed ones dropped
  * ```ts
  * import { FieldReader } from "../frontmatter.ts";
  * import { readScriptNet } from "./script_access.ts";
@@ -112,7 +112,7 @@ export function readScriptNet(fields: FieldReader): string[] | null {
  * @param granted the policy's `permissions.env` (`"*"`: any)
  * @param host reads the host's value
  * @returns name → value
- * @example
+ * @example Only declared, granted and set variables
  * ```ts
  * import { scriptEnv } from "./script_access.ts";
  * import assert from "node:assert/strict";
@@ -142,7 +142,7 @@ export function scriptEnv(
  * @param declared the skill's `env`
  * @param granted the policy's `permissions.env` (`"*"`: any)
  * @returns the refused names, in the declared order
- * @example
+ * @example Names the policy does not grant
  * ```ts
  * import { refusedEnv } from "./script_access.ts";
  * import assert from "node:assert/strict";
@@ -165,7 +165,7 @@ export function refusedEnv(
  * @param declared the skill's `net`
  * @param policyNet the policy's `permissions.net`
  * @returns granted and refused hosts, in the declared order
- * @example
+ * @example Hosts split by the policy's net grant
  * ```ts
  * import { splitScriptNet } from "./script_access.ts";
  * import assert from "node:assert/strict";

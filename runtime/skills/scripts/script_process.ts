@@ -174,7 +174,7 @@ export function scriptCommand(
  *
  * @param spec the command, binds, environment and limits
  * @returns how it ended
- * @example
+ * @example A shell script runs as nobody with its variable
  * ```ts
  * import { runConfined } from "./script_process.ts";
  * import { detectConfinement } from "../../confine/confine.ts";
