@@ -495,21 +495,22 @@ function envOf(
   spec: ConfineSpec,
   program: string,
 ): Record<string, string> {
-  const env: Record<string, string> = { ...spec.env };
   const relayed = spec.egress?.token !== undefined;
-  if (relayed) Object.assign(env, relayEnv());
-  if (program === layout.execPath || relayed) {
-    env.DENO_DIR = program === layout.execPath
+  const env: Record<string, string> = {
+    ...spec.env,
+    ...relayed ? relayEnv() : {},
+    HOME: "/tmp",
+    TMPDIR: "/tmp",
+  };
+  if (program !== layout.execPath && !relayed) return env;
+  return {
+    ...env,
+    DENO_DIR: program === layout.execPath
       ? spec.cacheDir ?? layout.denoDir
-      : RELAY_DENO_DIR;
-  }
-  env.HOME = "/tmp";
-  env.TMPDIR = "/tmp";
-  if (env.DENO_DIR !== undefined) {
-    env.NO_COLOR = "1";
-    env.DENO_NO_UPDATE_CHECK = "1";
-  }
-  return env;
+      : RELAY_DENO_DIR,
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  };
 }
 
 // A relay file's path inside the namespace (other arguments unchanged).
