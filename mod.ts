@@ -74,7 +74,7 @@ export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config_check.ts";
 export type { LlmRules } from "./runtime/llm/rules.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported.ts";
-export type { McpProcessSpec } from "./runtime/mcp/spawn.ts";
+export type { McpProcessSpec } from "./runtime/mcp/server_process.ts";
 export type { StoreConfig } from "./runtime/store/config.ts";
 export {
   INTENTION_FIELD,

@@ -21,7 +21,7 @@ import {
 } from "../runtime/sandbox/pool.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 import { formatFigures } from "./sandbox_bench.ts";
-import type { ConfinementMode } from "../runtime/sandbox/confinement.ts";
+import type { ConfinementMode } from "../runtime/confine/confine.ts";
 import { latencyStats } from "./_stats.ts";
 import type { Bench } from "./main.ts";
 

@@ -6,8 +6,9 @@
  * skills folders). Goals: cold ≤ 3 s, cached ≤ 0.2 s.
  *
  * These tools declare literals, which discovery reads from their syntax;
- * the `code` layout (flat, each name computed at load) measures the same
- * load when every module must run in a Worker of its own.
+ * the `code` layout (flat, each name computed at load by a call, which
+ * the static grammar refuses) measures the same load when every module
+ * must run in a Worker of its own.
  * Run alone with `deno run -A --unstable-worker-options
  * bench/discovery_bench.ts [runs] [flat|subfolders|code]`.
  *
@@ -21,7 +22,7 @@ import { join } from "node:path";
 import { loadRegistry } from "../runtime/registry/registry.ts";
 import { cpuUsage } from "node:process";
 import { createSandbox } from "../runtime/sandbox/pool.ts";
-import { discoveryUsage } from "../runtime/sandbox/discovery_batch.ts";
+import { discoveryUsage } from "../runtime/discovery/queue.ts";
 import type { Bench } from "./main.ts";
 
 const FILES = 1000;
@@ -33,7 +34,7 @@ type Layout = typeof LAYOUTS[number];
 async function writeTree(dir: string, layout: Layout): Promise<void> {
   await Promise.all(Array.from({ length: FILES }, async (_, i) => {
     const source = layout === "code"
-      ? `const n = ${i};\nexport default { kind: "tool", name: "t_" + n, ` +
+      ? `const n = ${i};\nexport default { kind: "tool", name: "t_" + String(n), ` +
         `description: "Tool ${i}", run: () => n };\n`
       : `export default { kind: "tool", name: "t_${i}", ` +
         `description: "Tool ${i}", run: () => ${i} };\n`;

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { createSandbox } from "../runtime/sandbox/pool.ts";
 import { EgressBroker } from "../runtime/egress/broker.ts";
-import type { ConfinementMode } from "../runtime/sandbox/confinement.ts";
+import type { ConfinementMode } from "../runtime/confine/confine.ts";
 import type { Bench } from "./main.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
 

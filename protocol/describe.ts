@@ -1,7 +1,7 @@
 /**
  * What a module defines, as discovery reports it: the one `describe` of
  * skillbox, code both sides run. The worker bootstrap runs it on a loaded
- * module namespace; the host's static discovery path (`runtime/sandbox/discovery_literal.ts`) runs
+ * module namespace; the host's static discovery path (`runtime/discovery/static.ts`) runs
  * it on the values it read from a module's syntax, with hooks that give up
  * wherever describing would run author code. The worker reaches workers as
  * one self-contained text, so this module imports nothing at run time (the

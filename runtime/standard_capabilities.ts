@@ -41,7 +41,7 @@ import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
-import { routeImported } from "./mcp/import_sandbox.ts";
+import { routeImported } from "./mcp/route_imported.ts";
 
 /** Options of {@link createStandardCapabilities}. */
 export interface StandardCapabilitiesOptions {

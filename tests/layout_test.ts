@@ -42,12 +42,12 @@ const SHIPPED: Readonly<Record<string, readonly string[]>> = {
   // The main script of a sandbox process, which the host spawns.
   "runtime/sandbox/spawn.ts": ["sandbox/process/main.ts"],
   // The main script of a discovery process, which the host spawns.
-  "runtime/sandbox/_discovery_process.ts": [
+  "runtime/discovery/queue.ts": [
     "sandbox/process/discovery_main.ts",
   ],
-  // The egress relay's main script, run in a script's namespace, and the
-  // files bound read-only there so it can run.
-  "runtime/egress/relay_command.ts": [
+  // The egress relay's main script, run in the namespace of a confined MCP
+  // server or script, and the files bound read-only there so it can run.
+  "runtime/confine/confine.ts": [
     "sandbox/process/relay_main.ts",
     "sandbox/process/egress_relay.ts",
   ],

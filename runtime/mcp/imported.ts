@@ -29,11 +29,11 @@ import type { SandboxOutcome } from "../sandbox/types.ts";
 import {
   type ConfinementStatus,
   detectConfinement,
-} from "../sandbox/confinement.ts";
+} from "../confine/confine.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { checkedFetch } from "../egress/checked_fetch.ts";
-import { ProcessClientTransport } from "./process_transport.ts";
-import type { McpProcessSpec } from "./spawn.ts";
+import { ProcessClientTransport } from "./server_process.ts";
+import type { McpProcessSpec } from "./server_process.ts";
 import { ServerSlot } from "./server_slot.ts";
 import { serverModule } from "./server_module.ts";
 import { scrubServer } from "./server_secrets.ts";

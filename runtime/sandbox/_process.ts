@@ -16,7 +16,7 @@ import {
   type WorkerPermissions,
 } from "../../protocol/sandbox/messages.ts";
 import { type SandboxCommand, spawnSandbox } from "./spawn.ts";
-import { killTree } from "./_kill_tree.ts";
+import { killTree } from "../confine/kill_tree.ts";
 import { exitOutcome } from "./process_exit.ts";
 import { ReadHold } from "./read_hold.ts";
 import type { ControlSocket } from "./control_socket.ts";

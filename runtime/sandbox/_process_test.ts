@@ -13,7 +13,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Confiner } from "./confiner.ts";
+import { Confiner } from "../confine/sandbox_processes.ts";
 import { SANDBOX_MAIN } from "./spawn.ts";
 import { loadBootstrap } from "./spawn.ts";
 import { startProcess } from "./start_process.ts";

@@ -24,8 +24,7 @@ Deno.test("describe has one source: neither the bootstrap nor the static path re
   for (
     const path of [
       "../../sandbox/worker/bootstrap.ts",
-      "./discovery_literal.ts",
-      "./discovery_static.ts",
+      "../discovery/static.ts",
     ]
   ) {
     const text = await Deno.readTextFile(here(path));
@@ -34,7 +33,7 @@ Deno.test("describe has one source: neither the bootstrap nor the static path re
   for (
     const path of [
       "../../sandbox/worker/bootstrap.ts",
-      "./discovery_literal.ts",
+      "../discovery/static.ts",
     ]
   ) {
     const text = await Deno.readTextFile(here(path));
@@ -71,7 +70,7 @@ Deno.test("the worker loads the zod deno.json pins, and only deno.json pins it",
   for (
     const path of [
       "../../sandbox/worker/bootstrap.ts",
-      "./confinement_cache.ts",
+      "../confine/sandbox_processes.ts",
     ]
   ) {
     const text = await Deno.readTextFile(here(path));

@@ -8,7 +8,7 @@
 
 import { dirname, resolve } from "node:path";
 import type { Permissions } from "../../protocol/permissions.ts";
-import { moduleGraph } from "./module_graph.ts";
+import { moduleGraph } from "../discovery/module_graph.ts";
 import { ownReadPaths, type Policy } from "./permissions.ts";
 
 /**

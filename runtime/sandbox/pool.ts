@@ -11,13 +11,13 @@
  */
 
 import type { SandboxProcess } from "./_process.ts";
-import { DiscoveryCache } from "./discovery.ts";
-import { DiscoveryQueue } from "./discovery_batch.ts";
-import { createDescriber } from "./describe.ts";
+import { DiscoveryCache } from "../discovery/cache.ts";
+import { DiscoveryQueue } from "../discovery/queue.ts";
+import { createDescriber } from "../discovery/describer.ts";
 import { loadBootstrap, SANDBOX_MAIN } from "./spawn.ts";
-import { DISCOVERY_MAIN } from "./_discovery_process.ts";
-import { Confiner } from "./confiner.ts";
-import type { ConfinementStatus } from "./confinement.ts";
+import { DISCOVERY_MAIN } from "../discovery/queue.ts";
+import { Confiner } from "../confine/sandbox_processes.ts";
+import type { ConfinementStatus } from "../confine/confine.ts";
 import { OwnReads } from "./own_reads.ts";
 import { Deadlines } from "./deadlines.ts";
 import { ProcessRouter } from "./router.ts";
@@ -93,7 +93,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
     describeTimeoutMs: settings.describeTimeoutMs,
   });
   return {
-    // Discovery runs in batches (see discovery_batch.ts for why that is
+    // Discovery runs in batches (see discovery/queue.ts for why that is
     // safe enough and what it leaves exposed).
     describe: createDescriber({
       policy: settings.policy,

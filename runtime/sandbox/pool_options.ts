@@ -8,10 +8,10 @@
 
 import { resolve } from "node:path";
 import type { EgressBroker } from "../egress/broker.ts";
-import type { ConfinementMode } from "./confinement.ts";
-import type { CommandWrapper } from "./confiner.ts";
+import type { ConfinementMode } from "../confine/confine.ts";
+import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { deniedTreePaths } from "./denied_trees.ts";
-import type { DiscoveryQueueOptions } from "./discovery_batch.ts";
+import type { DiscoveryQueueOptions } from "../discovery/queue.ts";
 import type { Policy } from "./permissions.ts";
 import type { ProcessRouterOptions } from "./router.ts";
 import { sandboxEnv } from "./spawn.ts";
@@ -52,7 +52,7 @@ export interface SandboxOptions {
   /** Working folder of sandbox processes. @default Deno.cwd() */
   cwd?: string;
   /**
-   * OS confinement of every sandbox process (see `confinement.ts`):
+   * OS confinement of every sandbox process (see `runtime/confine/confine.ts`):
    * `"auto"` when it works, `"required"` (processes fail to start without
    * it), `"off"`. @default "auto"
    */

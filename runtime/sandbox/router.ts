@@ -18,7 +18,7 @@ import type { Permissions } from "../../protocol/permissions.ts";
 import type { SandboxProcess } from "./_process.ts";
 import { grantKey } from "./permissions.ts";
 import { loadBootstrap } from "./spawn.ts";
-import type { CommandWrapper } from "./confiner.ts";
+import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { RoomQueue } from "./room_queue.ts";
 import { EndedPrincipals } from "./ended_principals.ts";
 import { type SparePrime, SpareProcesses } from "./spare_processes.ts";

@@ -3,7 +3,7 @@ import { SandboxProcess } from "./_process.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 import { testRouter } from "./_test_support.ts";
-import type { CommandWrapper } from "./confiner.ts";
+import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 
 const NONE = {
   read: false,

@@ -10,7 +10,7 @@ import type { Permissions } from "../../protocol/permissions.ts";
 import { SandboxProcess } from "./_process.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
 import { type SandboxCommand, sandboxCommand } from "./spawn.ts";
-import type { CommandWrapper } from "./confiner.ts";
+import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
 import { ControlSocket } from "./control_socket.ts";
 

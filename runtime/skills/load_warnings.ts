@@ -7,8 +7,7 @@
  */
 
 import type { SkillRecord } from "./skill_record.ts";
-import { refusedEnv } from "./scripts/script_env.ts";
-import { splitScriptNet } from "./scripts/script_net.ts";
+import { refusedEnv, splitScriptNet } from "./scripts/script_access.ts";
 
 /**
  * Adds to an Agent Skills folder's discovery warnings the `env` variables

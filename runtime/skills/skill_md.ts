@@ -30,8 +30,12 @@ import {
 import { A2E_KEYS, type A2eFields, readA2eFields } from "./a2e_dialect.ts";
 import { describeCommandRule } from "./tool_names.ts";
 import { findLinks, insideFolder } from "./skill_links.ts";
-import { ENV_KEY, readScriptEnv } from "./scripts/script_env.ts";
-import { NET_KEY, readScriptNet } from "./scripts/script_net.ts";
+import {
+  ENV_KEY,
+  NET_KEY,
+  readScriptEnv,
+  readScriptNet,
+} from "./scripts/script_access.ts";
 
 /** The biggest skill file accepted, in bytes. */
 export const MAX_SKILL_MD_BYTES = 256 * 1024;
@@ -58,9 +62,9 @@ export interface SkillMdManifest
   instructions: string;
   /** Relative link targets found in the body (not yet checked on disk). */
   links: string[];
-  /** Variables its scripts ask for (`env`, see `scripts/script_env.ts`). */
+  /** Variables its scripts ask for (`env`, see `scripts/script_access.ts`). */
   env: string[] | null;
-  /** Hosts its scripts ask for (`net`, see `scripts/script_net.ts`). */
+  /** Hosts its scripts ask for (`net`, see `scripts/script_access.ts`). */
   net: string[] | null;
 }
 

@@ -11,8 +11,8 @@ import {
   type ConfinementMode,
   type ConfinementStatus,
   detectConfinement,
-} from "../../runtime/sandbox/confinement.ts";
-import { confineArgs } from "../../runtime/sandbox/confinement_args.ts";
+} from "../../runtime/confine/confine.ts";
+import { confineArgs } from "../../runtime/confine/confine.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 
 /**
@@ -64,7 +64,7 @@ export async function spawnConfined(
   const cmd = confineArgs(confinement.layout, {
     grant: { ...grant, read: [dir, ...(grant.read ?? [])] },
     runtimeFiles: [],
-    denoArgs: [
+    args: [
       "run",
       "--quiet",
       "--no-lock",

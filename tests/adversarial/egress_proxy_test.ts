@@ -13,9 +13,8 @@ import { dirname, join } from "node:path";
 import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { openEgressProxy } from "../../runtime/egress/proxy.ts";
-import { mcpServerCommand } from "../../runtime/mcp/spawn.ts";
-import { openEgressRelay } from "../../runtime/egress/relay_command.ts";
-import { confineArgs } from "../../runtime/sandbox/confinement_args.ts";
+import { mcpServerCommand } from "../../runtime/mcp/server_process.ts";
+import { confineArgs } from "../../runtime/confine/confine.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { SandboxOutcome } from "../../runtime/sandbox/types.ts";
 import { confinement, NEEDS_CONFINEMENT } from "./_confined.ts";
@@ -461,7 +460,7 @@ console.log(JSON.stringify(out));`,
 });
 
 Deno.test({
-  name: "a confined non-Deno command behind openEgressRelay (curl)" +
+  name: "a confined non-Deno command behind the egress relay (curl)" +
     NEEDS_CONFINEMENT,
   ignore: ignore || !Deno.statSync("/usr/bin/curl").isFile,
   async fn() {
@@ -474,33 +473,24 @@ Deno.test({
       },
     );
     const port = server.addr.port;
-    const relay = openEgressRelay(
-      [
-        "/bin/sh",
-        "-c",
-        `curl -s http://a.test:${port}/; echo; curl -s -o /dev/null -w '%{http_code}' http://b.test:${port}/; echo; curl -s --noproxy '*' http://127.0.0.1:${port}/ || echo direct-failed`,
-      ],
-      {
-        broker: new EgressBroker({
-          privateHosts: ["a.test", "b.test"],
-          resolve: (host) => Promise.resolve(NAMES[host] ?? []),
-        }),
-        hosts: ["a.test"],
-      },
-    );
+    const proxy = openEgressProxy({
+      broker: new EgressBroker({
+        privateHosts: ["a.test", "b.test"],
+        resolve: (host) => Promise.resolve(NAMES[host] ?? []),
+      }),
+      allow: ["a.test"],
+    });
     try {
-      const layout = confinement.layout!;
-      const cmd = confineArgs({ ...layout, execPath: relay.argv[0]! }, {
-        grant: { run: ["/bin/sh"] },
-        runtimeFiles: relay.readOnly.filter((b) => b.from === b.to).map((
-          b,
-        ) => b.from),
-        denoArgs: relay.argv.slice(1),
-        env: { ...relay.env, PATH: "/usr/bin:/bin" },
+      const cmd = confineArgs(confinement.layout!, {
+        program: await Deno.realPath("/bin/sh"),
+        args: [
+          "-c",
+          `curl -s http://a.test:${port}/; echo; curl -s -o /dev/null -w '%{http_code}' http://b.test:${port}/; echo; curl -s --noproxy '*' http://127.0.0.1:${port}/ || echo direct-failed`,
+        ],
+        grant: {},
+        env: { PATH: "/usr/bin:/bin" },
+        egress: { socket: proxy.path, token: proxy.token },
       });
-      const socket = relay.readOnly.find((b) => b.from !== b.to)!;
-      const at = cmd.args.indexOf("--remount-ro");
-      cmd.args.splice(at, 0, "--ro-bind", socket.from, socket.to);
       const out = await new Deno.Command(cmd.command, {
         args: cmd.args,
         env: cmd.env,
@@ -513,7 +503,7 @@ Deno.test({
       assert.deepEqual(lines, ["curl reached it", "403", "direct-failed"]);
       assert.deepEqual(seen, [`a.test:${port}`]);
     } finally {
-      relay.close();
+      proxy.close();
       await server.shutdown();
     }
   },

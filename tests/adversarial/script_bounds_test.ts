@@ -22,7 +22,7 @@ import { createHost } from "../../runtime/host.ts";
 import { parseConfig } from "../../runtime/config.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../support/skills_host.ts";
-import { detectConfinement } from "../../runtime/sandbox/confinement.ts";
+import { detectConfinement } from "../../runtime/confine/confine.ts";
 import type { SkillResult } from "../../protocol/models.ts";
 
 const FLOOD_PY = `

@@ -14,9 +14,9 @@ import { join } from "node:path";
 import {
   type ConfinementStatus,
   detectConfinement,
-} from "../../runtime/sandbox/confinement.ts";
+} from "../../runtime/confine/confine.ts";
 import { createImportedServers } from "../../runtime/mcp/imported.ts";
-import type { McpProcessSpec } from "../../runtime/mcp/spawn.ts";
+import type { McpProcessSpec } from "../../runtime/mcp/server_process.ts";
 
 const SERVER = fileURLToPath(new URL("./_probe_server.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../", import.meta.url));

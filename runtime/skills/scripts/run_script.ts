@@ -15,10 +15,10 @@
 
 import { dirname, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
-import { type Bind, runConfined } from "./confined.ts";
+import { type Bind, runConfined } from "./script_process.ts";
 import { findInterpreter } from "./script_files.ts";
-import { type ScriptRelay, scriptRelay } from "./script_egress.ts";
 import type { EgressBroker } from "../../egress/broker.ts";
+import { type EgressProxy, openEgressProxy } from "../../egress/proxy.ts";
 import {
   keepWorkspace,
   type KeptSummary,
@@ -37,9 +37,11 @@ import {
   workspaceDirs,
   type WorkspaceQuota,
 } from "./workspace_mount.ts";
-import { Confiner } from "../../sandbox/confiner.ts";
-import type { ConfinementMode } from "../../sandbox/confinement.ts";
-import type { ConfinementLayout } from "../../sandbox/confinement_args.ts";
+import {
+  type ConfinementLayout,
+  type ConfinementMode,
+  detectConfinement,
+} from "../../confine/confine.ts";
 
 /** Limits of one script run. */
 export interface ScriptLimits {
@@ -72,7 +74,8 @@ export interface ScriptLimits {
   env?: Readonly<Record<string, string>>;
   /**
    * The hosts the skill declared and the policy grants, and the broker
-   * their requests go through (see `script_egress.ts`). @default no network
+   * their requests go through (the script runs behind the egress relay).
+   * @default no network
    */
   net?: { broker: EgressBroker; hosts: readonly string[] };
 }
@@ -97,7 +100,7 @@ export interface ScriptCall {
    * is on). @default not kept
    */
   keep?: WorkspaceKeep;
-  /** Extra environment variables (the granted ones, see `script_env.ts`). */
+  /** Extra environment variables (the granted ones, see `script_access.ts`). */
   env?: Readonly<Record<string, string>>;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -154,8 +157,8 @@ export async function runSkillScript(
   call: ScriptCall,
   limits: ScriptLimits,
 ): Promise<ScriptResult> {
-  // A little over 80 lines: the workspace and the relay are opened and
-  // closed here, so the one `finally` sees both.
+  // A little over 80 lines: the workspace and the egress proxy are opened
+  // and closed here, so the one `finally` sees both.
   const interpreter = await findInterpreter(call.script, limits.interpreters);
   if ("error" in interpreter) throw new Error(interpreter.error);
   const layout = await confinementLayout(call.script, limits);
@@ -173,13 +176,12 @@ export async function runSkillScript(
   // Deno reserves more address space than it uses: its heap cap is the V8
   // flag instead of an address-space limit.
   const cap = "deno" in interpreter ? 0 : memoryBytes;
-  let net: ScriptRelay | null = null;
+  let net: EgressProxy | null = null;
   try {
     if (limits.net) {
-      net = scriptRelay(argv, {
-        ...limits.net,
-        deno: layout.execPath,
-        memoryBytes: cap,
+      net = openEgressProxy({
+        broker: limits.net.broker,
+        allow: limits.net.hosts,
         principal: `skill script "${call.script}"`,
       });
     }
@@ -188,24 +190,21 @@ export async function runSkillScript(
     const { out, onOutput } = outputLogs(call, limits.maxLogEvents ?? 200);
     const exit = await runConfined({
       layout,
-      argv: net?.argv ?? argv,
-      relay: net?.relay,
+      argv,
+      egress: net ? { socket: net.path, token: net.token } : undefined,
       binds: [
         { from: await Deno.realPath(call.folder), to: "/skill" },
         ...(call.filesRoot ? [call.filesRoot] : []),
-        ...net?.binds ?? [],
       ],
       workspace: { dirs, quota, caps, marker: newMarker() },
       env: {
         PATH: "/usr/local/bin:/usr/bin:/bin",
         LANG: "C.UTF-8",
         ...call.env,
-        ...net?.env,
       },
       cwd: "/work",
       timeoutMs: call.timeoutMs,
-      // Behind the relay, the cap is on the script (prlimit inside).
-      memoryBytes: net ? 0 : cap,
+      memoryBytes: cap,
       stdin: call.stdin === undefined
         ? undefined
         : new TextEncoder().encode(call.stdin),
@@ -350,7 +349,7 @@ async function confinementLayout(
 ): Promise<ConfinementLayout> {
   let why: string;
   try {
-    const status = await new Confiner(limits.confinement ?? "auto").status();
+    const status = await detectConfinement(limits.confinement ?? "auto");
     // The workspace's keeper needs these besides bwrap.
     const missing = status.layout && await missingProgram(KEEPER_PROGRAMS);
     if (status.layout && !missing) return status.layout;

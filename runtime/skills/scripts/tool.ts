@@ -12,8 +12,7 @@ import type { SkillLimits } from "../run_types.ts";
 import { runSkillScript, type ScriptLimits } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
-import { scriptEnv } from "./script_env.ts";
-import { splitScriptNet } from "./script_net.ts";
+import { scriptEnv, splitScriptNet } from "./script_access.ts";
 import { FILES_MOUNT, type FilesRoot } from "./files_root.ts";
 import type { WorkspaceKeep } from "./workspace_keep.ts";
 

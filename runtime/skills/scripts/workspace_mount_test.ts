@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { markerSplitter, newMarker } from "./workspace_mount.ts";
 import { runSkillScript, type ScriptCall } from "./run_script.ts";
-import { detectConfinement } from "../../sandbox/confinement.ts";
+import { detectConfinement } from "../../confine/confine.ts";
 
 const { layout } = await detectConfinement("auto");
 const confined = { ignore: layout === null };

@@ -7,13 +7,17 @@
  */
 
 import { resolve } from "node:path";
-import type { DiscoveryCache } from "./discovery.ts";
-import type { DiscoveryQueue } from "./discovery_batch.ts";
+import type { DiscoveryCache } from "./cache.ts";
+import type { DiscoveryQueue } from "./queue.ts";
 import { moduleGraph } from "./module_graph.ts";
-import { describeStatically } from "./discovery_static.ts";
+import { describeStatically } from "./static.ts";
 import { Semaphore } from "../semaphore.ts";
-import { checkGrant, ownReadPaths, type Policy } from "./permissions.ts";
-import type { DescribedDefinition, DescribedModule } from "./types.ts";
+import {
+  checkGrant,
+  ownReadPaths,
+  type Policy,
+} from "../sandbox/permissions.ts";
+import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 
 /** What {@link createDescriber} needs. */
 export interface DescriberOptions {
@@ -24,7 +28,7 @@ export interface DescriberOptions {
   };
   /**
    * Read modules whose exports are literals from their syntax, without a
-   * Worker (see `discovery_static.ts`). @default true
+   * Worker (see `static.ts`). @default true
    */
   staticPath?: boolean;
   /** Told each module's local files (the pool grants them to calls). */
@@ -43,8 +47,8 @@ export interface DescriberOptions {
  * @returns a function describing one module (never throws)
  * @example Describe through a fake queue
  * ```ts
- * import { createDescriber } from "./describe.ts";
- * import { DiscoveryCache } from "./discovery.ts";
+ * import { createDescriber } from "./describer.ts";
+ * import { DiscoveryCache } from "./cache.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.ts`, "export default {};");

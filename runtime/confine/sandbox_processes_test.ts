@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { prepareSandboxCache } from "./confinement_cache.ts";
-import { detectConfinement } from "./confinement.ts";
-import { confineArgs } from "./confinement_args.ts";
-import { SANDBOX_MAIN } from "./spawn.ts";
+import { prepareSandboxCache } from "./sandbox_processes.ts";
+import { confineArgs, detectConfinement } from "./confine.ts";
+import { SANDBOX_MAIN } from "../sandbox/spawn.ts";
 
 const status = await detectConfinement("auto");
 
@@ -93,7 +92,7 @@ Deno.test({
       const cmd = confineArgs(layout, {
         grant: { read: [work] },
         runtimeFiles: [],
-        denoArgs: [
+        args: [
           "run",
           "--quiet",
           "--no-prompt",

@@ -1,6 +1,6 @@
 /**
- * Kills a sandbox process and the processes it started, for a process
- * under bubblewrap killed early (`_process.ts`, `_discovery_process.ts`).
+ * Kills a confined process and the processes it started, for a process
+ * under bubblewrap killed early (sandbox processes, discovery processes).
  *
  * @module
  */
@@ -22,7 +22,7 @@
  * @param gone whether it has already exited (its pid may be reused)
  * @example Kill a shell and the sleep it started
  * ```ts
- * import { killTree } from "./_kill_tree.ts";
+ * import { killTree } from "./kill_tree.ts";
  * import assert from "node:assert/strict";
  * const child = new Deno.Command("sh", { args: ["-c", "sleep 60 & wait"] }).spawn();
  * let exited = false;

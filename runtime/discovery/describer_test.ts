@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { createSandbox } from "./pool.ts";
-import { DiscoveryCache } from "./discovery.ts";
-import { discoveryUsage } from "./discovery_batch.ts";
+import { createSandbox } from "../sandbox/pool.ts";
+import { DiscoveryCache } from "./cache.ts";
+import { discoveryUsage } from "./queue.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../../tests/fixtures/sandbox/", import.meta.url),

@@ -16,7 +16,7 @@
  *   imports of local `.ts`/`.js` files of the module's graph that follow
  *   the same grammar (no cycle, every imported name exported); no other
  *   import, no re-export, no class, enum, `let` or expression;
- * - literals (`discovery_literal.ts`): strings, numbers (with a sign),
+ * - literals : strings, numbers (with a sign),
  *   booleans, null, templates without substitutions, arrays without holes
  *   or spreads, objects with plain keys (no `__proto__`, computed key,
  *   getter, setter or spread), function and arrow expressions and methods
@@ -26,7 +26,7 @@
  * The definition is then computed from these values by a copy of the
  * worker's `describe`; whatever could run author code there (a zod schema,
  * `toJSON`, a permission list of objects) returns null.
- * `discovery_static_test.ts` checks the answers against real workers over
+ * `static_test.ts` checks the answers against real workers over
  * many shapes.
  *
  * The parser (Babel's, from npm) reads untrusted text in the host: it only
@@ -37,16 +37,11 @@
 
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { DescribedDefinition } from "./types.ts";
+import type { DescribedDefinition } from "../sandbox/types.ts";
 import {
-  type AstNode,
-  bindingName,
-  describeNamespace,
-  literalValue,
-  notStatic,
-  placeholder,
-  Scope,
-} from "./discovery_literal.ts";
+  describeExports,
+  type DescribeHooks,
+} from "../../protocol/describe.ts";
 
 /** Files longer than this (characters) always run in their Worker. */
 export const MAX_STATIC_SOURCE = 64 * 1024;
@@ -86,7 +81,7 @@ function loadParser(): Promise<Parse> {
  *   that cannot be known without running it
  * @example A literal tool, and one that must run
  * ```ts
- * import { describeStatically } from "./discovery_static.ts";
+ * import { describeStatically } from "./static.ts";
  * import assert from "node:assert/strict";
  * const limit = { maxResultBytes: 1 << 20 };
  * const defs = await describeStatically("/t.ts",
@@ -176,7 +171,7 @@ class StaticGraph {
         ? statement.declaration as AstNode | null
         : statement;
       if (declared?.type === "FunctionDeclaration" && declared.id) {
-        scope.define(bindingName(declared.id), placeholder());
+        scope.define(name(declared.id), placeholder());
       }
     }
     const exports = new Map<string, unknown>();
@@ -195,7 +190,7 @@ class StaticGraph {
           if (spec.exportKind === "type") continue;
           locals.set(
             moduleName(spec.exported as AstNode),
-            bindingName(spec.local),
+            name(spec.local),
           );
         }
       } else if (statement.type === "ExportDefaultDeclaration") {
@@ -204,9 +199,9 @@ class StaticGraph {
         exports.set(
           "default",
           declaration.type !== "FunctionDeclaration"
-            ? literalValue(declaration, scope)
+            ? value(declaration, scope)
             : declaration.id
-            ? scope.get(bindingName(declaration.id))
+            ? scope.get(name(declaration.id))
             : placeholder(),
         );
       } else declare(statement, scope);
@@ -233,7 +228,7 @@ class StaticGraph {
     const target = localPath(String((node.source as AstNode).value), from);
     const namespace = this.namespace(target);
     for (const spec of values) {
-      const local = bindingName(spec.local);
+      const local = name(spec.local);
       if (spec.type === "ImportNamespaceSpecifier") {
         scope.define(local, NAMESPACE);
         continue;
@@ -250,15 +245,15 @@ class StaticGraph {
 /** Runs one declaration; returns the names it declared. */
 function declare(node: AstNode, scope: Scope): string[] {
   if (ERASED.has(node.type) || node.declare === true) return [];
-  if (node.type === "FunctionDeclaration") return [bindingName(node.id)];
+  if (node.type === "FunctionDeclaration") return [name(node.id)];
   if (node.type !== "VariableDeclaration" || node.kind !== "const") {
     return notStatic();
   }
   return (node.declarations as AstNode[]).map((d) => {
     const id = d.id as AstNode;
     if (id.type !== "Identifier" || !d.init) notStatic();
-    scope.define(bindingName(id), literalValue(d.init as AstNode, scope));
-    return bindingName(id);
+    scope.define(name(id), value(d.init as AstNode, scope));
+    return name(id);
   });
 }
 
@@ -274,5 +269,192 @@ function localPath(specifier: string, from: string): string {
 
 function moduleName(node: AstNode): string {
   if (node.type === "StringLiteral") return node.value as string;
-  return bindingName(node);
+  return name(node);
+}
+
+// --- the literal grammar -------------------------------------------------
+
+// A node of Babel's syntax tree (only `type` is relied on everywhere).
+interface AstNode {
+  type: string;
+  [key: string]: unknown;
+}
+
+// Thrown while evaluating: this module needs its Worker.
+class NotStatic extends Error {}
+
+// Gives up on the static path.
+function notStatic(): never {
+  throw new NotStatic();
+}
+
+// A module's bindings, defined in evaluation order: reading one that is not
+// defined yet (a TDZ error when run) or at all is not static.
+class Scope {
+  readonly #values = new Map<string, unknown>();
+  define(name: string, value: unknown): void {
+    this.#values.set(name, value);
+  }
+  get(name: string): unknown {
+    if (this.#values.has(name)) return this.#values.get(name);
+    return notStatic(); // not declared yet (a TDZ error), or not at all
+  }
+  has(name: string): boolean {
+    return this.#values.has(name);
+  }
+}
+
+const GLOBALS = new Map<string, unknown>([
+  ["undefined", undefined],
+  ["NaN", NaN],
+  ["Infinity", Infinity],
+]);
+
+// A function standing for one the module declares (never called): a
+// distinct one per function expression, as evaluating one makes.
+function placeholder(): () => void {
+  return () => {};
+}
+
+// The value of a literal expression (see the module doc's grammar), as
+// evaluating it would give.
+function value(node: AstNode, scope: Scope): unknown {
+  switch (node.type) {
+    case "StringLiteral":
+    case "NumericLiteral":
+    case "BooleanLiteral":
+      return node.value;
+    case "NullLiteral":
+      return null;
+    case "TemplateLiteral": {
+      const quasis = node.quasis as AstNode[];
+      const cooked = (quasis[0]?.value as { cooked?: unknown })?.cooked;
+      if ((node.expressions as unknown[]).length > 0) notStatic();
+      return typeof cooked === "string" ? cooked : notStatic();
+    }
+    case "UnaryExpression": {
+      // Only a sign on a number (no conversion that could call code).
+      const n = value(node.argument as AstNode, scope);
+      if (typeof n !== "number") notStatic();
+      return node.operator === "-"
+        ? -n
+        : node.operator === "+"
+        ? n
+        : notStatic();
+    }
+    case "BinaryExpression":
+      return concat(node, scope);
+    case "CallExpression":
+      return join(node, scope);
+    case "ArrayExpression":
+      return (node.elements as (AstNode | null)[]).map((element) =>
+        element === null || element.type === "SpreadElement"
+          ? notStatic()
+          : value(element, scope)
+      );
+    case "ObjectExpression":
+      return object(node, scope);
+    case "ArrowFunctionExpression":
+    case "FunctionExpression":
+      return placeholder();
+    case "Identifier": {
+      const id = name(node);
+      if (!scope.has(id) && GLOBALS.has(id)) return GLOBALS.get(id);
+      const bound = scope.get(id);
+      // A symbol stands for something that is not a literal (a namespace).
+      return typeof bound === "symbol" ? notStatic() : bound;
+    }
+    case "TSAsExpression":
+    case "TSSatisfiesExpression":
+    case "TSTypeAssertion":
+    case "TSNonNullExpression":
+    case "ParenthesizedExpression":
+      return value(node.expression as AstNode, scope);
+    default:
+      return notStatic();
+  }
+}
+
+function isPrimitive(v: unknown): v is string | number | boolean | null {
+  return v === null || v === undefined ||
+    ["string", "number", "boolean"].includes(typeof v);
+}
+
+// `a + b` on two strings or numbers: no conversion can call code.
+function concat(node: AstNode, scope: Scope): string | number {
+  if (node.operator !== "+") notStatic();
+  const left = value(node.left as AstNode, scope);
+  const right = value(node.right as AstNode, scope);
+  const ok = (v: unknown) => typeof v === "string" || typeof v === "number";
+  if (!ok(left) || !ok(right)) notStatic();
+  return (left as string) + (right as string);
+}
+
+// `[...].join(sep)` on primitives, the one call long texts are written
+// with. Nothing of the module has run before its literal is evaluated, so
+// Array.prototype.join is the builtin in the worker as it is here.
+function join(node: AstNode, scope: Scope): string {
+  const callee = node.callee as AstNode;
+  const args = node.arguments as AstNode[];
+  if (
+    callee.type !== "MemberExpression" || callee.computed ||
+    name(callee.property) !== "join" || args.length > 1
+  ) notStatic();
+  const list = value(callee.object as AstNode, scope);
+  const separator = args[0] ? value(args[0], scope) : ",";
+  if (!Array.isArray(list) || !list.every(isPrimitive)) notStatic();
+  if (typeof separator !== "string") notStatic();
+  return list.join(separator);
+}
+
+function object(node: AstNode, scope: Scope): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const property of node.properties as AstNode[]) {
+    const method = property.type === "ObjectMethod";
+    if (!method && property.type !== "ObjectProperty") notStatic();
+    if (method && property.kind !== "method") notStatic(); // get, set
+    if (property.computed) notStatic();
+    const key = propertyKey(property.key as AstNode);
+    // `__proto__: x` sets the prototype; `toJSON` would run in JSON.stringify.
+    if (key === "__proto__" || key === "toJSON") notStatic();
+    const v = method ? placeholder() : value(property.value as AstNode, scope);
+    // A data property, as an object literal defines it (a repeated key
+    // keeps its first place and its last value).
+    Object.defineProperty(out, key, {
+      value: v,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+function propertyKey(key: AstNode): string {
+  if (key.type === "Identifier") return name(key);
+  if (key.type === "StringLiteral") return key.value as string;
+  if (key.type === "NumericLiteral") return String(key.value);
+  return notStatic();
+}
+
+function name(node: unknown): string {
+  const n = node as AstNode | null;
+  if (n?.type !== "Identifier" || typeof n.name !== "string") notStatic();
+  return n.name as string;
+}
+
+// Where the worker would run author code (zod's conversion, `String()` of an
+// object): the static path gives up and the module goes to a worker.
+const STATIC_HOOKS: DescribeHooks = {
+  zodToJsonSchema: notStatic,
+  stringifyObject: notStatic,
+};
+
+// What the worker's `describe` returns for a module namespace (before its
+// answer is serialized): the same `describeExports`, on the values read
+// from the module's syntax.
+function describeNamespace(mod: Map<string, unknown>): unknown[] {
+  // A namespace lists its exports sorted by code unit, as Object.keys does.
+  const names = [...mod.keys()].sort();
+  return describeExports(names, (name) => mod.get(name), STATIC_HOOKS);
 }

@@ -1,26 +1,24 @@
 /**
- * Runs one skill script under the sandbox's OS confinement: the bwrap
- * command line comes from `confineArgs` (the one builder sandbox processes
- * and imported MCP servers use), with the interpreter in the place of the
- * Deno binary. Its own user namespace as `nobody` (65534) with no
+ * Runs one skill script under OS confinement: the bwrap command line comes
+ * from `confineArgs` (`runtime/confine/confine.ts`, the one builder sandbox
+ * processes and imported MCP servers use), with the interpreter as the
+ * program. Its own user namespace as `nobody` (65534) with no
  * capabilities, its own PID, network, IPC and UTS namespaces, a read-only
  * root holding only the system folders (for a system interpreter) or the
  * Deno binary and its libraries, the given binds, a private `/tmp`, an
- * empty environment plus the given variables. `prlimit --as` caps its
- * memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
+ * empty environment plus the given variables. `prlimit --as` inside caps
+ * its memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
  * namespace's pid 1 with it and the kernel ends the whole PID namespace.
  * With a `workspace`, `/work` and `/tmp` are a quota-bound tmpfs set up by
  * a keeper around bwrap (see `workspace_mount.ts`): at the timeout the
  * keeper ends bwrap, and either way it sends the workspace's files back
- * (bounded) before the tmpfs goes.
+ * (bounded) before the tmpfs goes. With `egress`, the script runs behind
+ * the egress relay in its namespace (still with no network of its own).
  *
  * @module
  */
 
-import {
-  confineArgs,
-  type ConfinementLayout,
-} from "../../sandbox/confinement_args.ts";
+import { confineArgs, type ConfinementLayout } from "../../confine/confine.ts";
 import {
   keeperCommand,
   markerSplitter,
@@ -32,13 +30,6 @@ import {
   type KeeperReport,
   KeeperStream,
 } from "./workspace_files.ts";
-
-/** The prlimit binary (util-linux), for the memory cap. */
-export const PRLIMIT = "/usr/bin/prlimit";
-
-// A Deno cache path that does not exist: a system interpreter gets no view
-// of the host's Deno cache (`confineArgs` binds its parts with -try).
-const NO_DENO_DIR = "/nonexistent/skillbox-no-deno-dir";
 
 /** One bind: a host path seen at `to` inside. */
 export interface Bind {
@@ -69,12 +60,10 @@ export interface ConfinedSpec {
   /** Kills the run when aborted. */
   signal?: AbortSignal;
   /**
-   * The network through the egress relay: `argv` runs the relay (on the
-   * Deno binary), which runs `runs` (an absolute path); the proxy socket is
-   * bound in, the relay's files come in `binds` (see `script_egress.ts`).
-   * @default none: no network at all
+   * The host's egress proxy for this run (its socket and token): the
+   * script runs behind the relay. @default none: no network at all
    */
-  relay?: { socket: string; runs: string };
+  egress?: { socket: string; token: string };
   /** Each chunk of stdout/stderr as it arrives. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
   /**
@@ -111,13 +100,14 @@ export interface ConfinedExit {
 const KEEPER_GRACE_MS = 5_000;
 
 /**
- * The command line of a confined script (bwrap, under prlimit when capped).
+ * The command line of a confined script (bwrap, under the keeper with a
+ * workspace).
  *
  * @param spec the run
  * @returns the program, its arguments and whole environment
  * @example A Python script sees /usr, the skill and its workspace
  * ```ts
- * import { scriptCommand } from "./confined.ts";
+ * import { scriptCommand } from "./script_process.ts";
  * import assert from "node:assert/strict";
  * const cmd = scriptCommand({
  *   layout: { bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: ["/opt/lib"],
@@ -126,68 +116,56 @@ const KEEPER_GRACE_MS = 5_000;
  *   binds: [{ from: "/s", to: "/skill" }, { from: "/w", to: "/work", writable: true }],
  *   cwd: "/work", timeoutMs: 1000, memoryBytes: 1 << 28,
  * });
- * assert.equal(cmd.program, "/usr/bin/prlimit");
+ * assert.equal(cmd.program, "/usr/bin/bwrap");
+ * assert.deepEqual(cmd.args.slice(-5),
+ *   ["/usr/bin/prlimit", "--as=268435456", "--", "/usr/bin/python3", "/skill/a.py"]);
  * assert.ok(cmd.args.includes("--unshare-user") && cmd.args.includes("--unshare-net"));
  * assert.equal(cmd.args[cmd.args.indexOf("/w") - 1], "--bind");
  * assert.ok(!cmd.args.includes("/opt/deno") && !cmd.args.includes("/c/deno/npm"));
  * assert.deepEqual(cmd.env, { LANG: "C.UTF-8", HOME: "/tmp", TMPDIR: "/tmp" });
  * ```
+ * @example Behind the relay
+ * ```ts
+ * import { scriptCommand } from "./script_process.ts";
+ * import assert from "node:assert/strict";
+ * const cmd = scriptCommand({
+ *   layout: { bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: [],
+ *     links: [], denoDir: "/c/deno", systemDirs: ["/usr"] },
+ *   argv: ["/usr/bin/python3", "/skill/a.py"], env: {}, binds: [], cwd: "/work",
+ *   timeoutMs: 1000, memoryBytes: 1 << 28, egress: { socket: "/h/e.sock", token: "ab" },
+ * });
+ * assert.equal(cmd.program, "/usr/bin/bwrap");
+ * assert.equal(cmd.env.HTTPS_PROXY, "http://127.0.0.1:3128");
+ * assert.deepEqual(cmd.args.slice(-5),
+ *   ["/usr/bin/prlimit", "--as=268435456", "--", "/usr/bin/python3", "/skill/a.py"]);
+ * assert.ok(cmd.args.includes("/run/skillbox/relay/sandbox/process/relay_main.ts"));
+ * ```
  */
 export function scriptCommand(
   spec: Omit<ConfinedSpec, "onOutput" | "signal" | "stdin">,
 ): { program: string; args: string[]; env: Record<string, string> } {
-  const program = spec.argv[0]!;
   const dirs = spec.workspace?.dirs;
-  const isDeno = program === spec.layout.execPath;
-  const confined = confineArgs({
-    ...spec.layout,
-    execPath: program,
-    // A system interpreter and its libraries are in the system folders
-    // (bound by the `run` grant); it needs nothing of Deno's.
-    libDirs: isDeno ? spec.layout.libDirs : [],
-    denoDir: isDeno ? spec.layout.denoDir : NO_DENO_DIR,
-  }, {
-    grant: spec.relay
-      ? { run: [spec.relay.runs] }
-      : isDeno
-      ? {}
-      : { run: [program] },
-    runtimeFiles: [],
-    egressSocket: spec.relay?.socket,
-    denoArgs: spec.argv.slice(1),
-    env: {},
+  const confined = confineArgs(spec.layout, {
+    program: spec.argv[0],
+    args: spec.argv.slice(1),
+    memoryBytes: spec.memoryBytes,
+    grant: {},
+    env: spec.env,
     binds: [
       ...spec.binds,
       ...dirs ? [{ from: dirs.work, to: "/work", writable: true }] : [],
     ],
     tmpDir: dirs?.tmp,
     cwd: spec.cwd,
+    egress: spec.egress,
   });
-  const env: Record<string, string> = { ...spec.env };
-  for (const name of ["HOME", "TMPDIR"]) env[name] = confined.env[name]!;
-  if (isDeno) {
-    // The relay names its own DENO_DIR (its sources compile in /tmp).
-    for (const name of ["DENO_DIR", "DENO_NO_UPDATE_CHECK", "NO_COLOR"]) {
-      env[name] ??= confined.env[name]!;
-    }
-  }
   const run = spec.workspace
     ? keeperCommand(
       { program: confined.command, args: confined.args },
       spec.workspace,
     )
     : { program: confined.command, args: confined.args };
-  if (spec.memoryBytes <= 0) return { ...run, env };
-  return {
-    program: PRLIMIT,
-    args: [
-      `--as=${Math.floor(spec.memoryBytes)}`,
-      "--",
-      run.program,
-      ...run.args,
-    ],
-    env,
-  };
+  return { ...run, env: confined.env };
 }
 
 /**
@@ -196,10 +174,10 @@ export function scriptCommand(
  *
  * @param spec the command, binds, environment and limits
  * @returns how it ended
- * @example
+ * @example A shell script runs as nobody with its variable
  * ```ts
- * import { runConfined } from "./confined.ts";
- * import { detectConfinement } from "../../sandbox/confinement.ts";
+ * import { runConfined } from "./script_process.ts";
+ * import { detectConfinement } from "../../confine/confine.ts";
  * import assert from "node:assert/strict";
  * const { layout } = await detectConfinement("auto");
  * if (layout) {

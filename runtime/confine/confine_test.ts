@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
-import { detectConfinement } from "./confinement.ts";
-import { confineArgs, grantMounts } from "./confinement_args.ts";
+import { fileURLToPath } from "node:url";
+import {
+  confineArgs,
+  detectConfinement,
+  grantMounts,
+  RELAY_FILES,
+  RELAY_MAIN,
+  relayDenoArgs,
+} from "./confine.ts";
+import { moduleGraph } from "../discovery/module_graph.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 
 const LAYOUT = {
@@ -43,7 +51,7 @@ Deno.test("confineArgs() isolates every namespace and binds only the grant", () 
   const cmd = confineArgs(LAYOUT, {
     grant: { read: ["/srv/in"], write: ["/srv/out"], env: ["K"] },
     runtimeFiles: ["/app/sandbox/main.ts"],
-    denoArgs: ["run", "/app/sandbox/main.ts"],
+    args: ["run", "/app/sandbox/main.ts"],
     env: { K: "v" },
   });
   for (
@@ -89,14 +97,14 @@ Deno.test("confineArgs() binds system folders only for a run grant", () => {
   const without = confineArgs(LAYOUT, {
     grant: {},
     runtimeFiles: [],
-    denoArgs: [],
+    args: [],
     env: {},
   });
   assert.ok(!without.args.includes("/usr"));
   const withRun = confineArgs(LAYOUT, {
     grant: { run: ["git"] },
     runtimeFiles: [],
-    denoArgs: [],
+    args: [],
     env: {},
   });
   assert.ok(withRun.args.includes("/usr"));
@@ -113,14 +121,14 @@ Deno.test("grantMounts() mounts parents first and keeps a write grant writable",
 });
 
 Deno.test("confineArgs() never keeps the network: hosts go through the egress socket", () => {
-  const base = { runtimeFiles: [], denoArgs: [], env: {} };
+  const base = { runtimeFiles: [], args: [], env: {} };
   const none = confineArgs(LAYOUT, { ...base, grant: {} });
   assert.ok(none.args.includes("--unshare-net"));
   assert.ok(!none.args.includes("/run/skillbox/egress.sock"));
   const net = confineArgs(LAYOUT, {
     ...base,
     grant: { net: ["api.x.io"], read: ["/run"] },
-    egressSocket: "/tmp/e/x.sock",
+    egress: { socket: "/tmp/e/x.sock" },
   });
   assert.ok(net.args.includes("--unshare-net"));
   // Nothing to resolve names with inside: the host resolves them.
@@ -153,7 +161,7 @@ Deno.test("confineArgs() makes DENO_DIR a private tmpfs holding the sandbox cach
     // A grant covering the cache's folder must not cover the cache.
     grant: { write: ["/c"] },
     runtimeFiles: ["/app/main.ts"],
-    denoArgs: ["run", "/app/main.ts"],
+    args: ["run", "/app/main.ts"],
     env: {},
     cacheDir: cache,
   });
@@ -181,4 +189,18 @@ Deno.test("confineArgs() makes DENO_DIR a private tmpfs holding the sandbox cach
   assert.equal(cmd.env.DENO_DIR, cache);
   // The host's whole cache is never bound, only its npm and remote parts.
   assert.equal(cmd.args.includes("/c/deno"), false);
+});
+
+Deno.test("RELAY_FILES is the relay main's whole module graph", async () => {
+  const graph = await moduleGraph(fileURLToPath(RELAY_MAIN));
+  assert.deepEqual([...graph.files].sort(), [...RELAY_FILES].sort());
+});
+
+Deno.test("relayDenoArgs() lets the relay run only the command it wraps", () => {
+  const args = relayDenoArgs({ token: "ab" }, ["/usr/bin/curl", "-s"]);
+  assert.deepEqual(args.filter((a) => a.startsWith("--allow-run")), [
+    "--allow-run=/usr/bin/curl",
+  ]);
+  assert.ok(!args.some((a) => a === "-A" || a === "--allow-all"));
+  assert.throws(() => relayDenoArgs({ token: "ab" }, []), TypeError);
 });

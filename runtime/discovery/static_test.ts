@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDiscoveryProcess } from "./_discovery_process.ts";
-import { describeStatically, MAX_STATIC_SOURCE } from "./discovery_static.ts";
-import { loadBootstrap, sandboxEnv } from "./spawn.ts";
+import { runDiscoveryProcess } from "./queue.ts";
+import { describeStatically, MAX_STATIC_SOURCE } from "./static.ts";
+import { loadBootstrap, sandboxEnv } from "../sandbox/spawn.ts";
 import { moduleGraph } from "./module_graph.ts";
 
 const LIMIT = { maxResultBytes: 1 << 20 };

@@ -17,9 +17,9 @@ import { MCP_PATH_PREFIX } from "./server_module.ts";
  * @param sandbox the real sandbox
  * @param servers the imported servers
  * @returns what the tool caller needs of a sandbox
- * @example
+ * @example A call to an imported server that does not exist fails
  * ```ts
- * import { routeImported } from "./import_sandbox.ts";
+ * import { routeImported } from "./route_imported.ts";
  * import { createImportedServers } from "./imported.ts";
  * import assert from "node:assert/strict";
  * const servers = createImportedServers({ servers: {} });

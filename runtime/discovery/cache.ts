@@ -13,7 +13,7 @@
 
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { DescribedModule } from "./types.ts";
+import type { DescribedModule } from "../sandbox/types.ts";
 
 /** Options for {@link DiscoveryCache}. */
 export interface DiscoveryCacheOptions {
@@ -32,7 +32,7 @@ function sha256(text: string): string {
  *
  * @example Store and read back
  * ```ts
- * import { DiscoveryCache } from "./discovery.ts";
+ * import { DiscoveryCache } from "./cache.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const cache = new DiscoveryCache({ dir });

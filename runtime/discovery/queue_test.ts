@@ -3,11 +3,16 @@ import type { DiscoveryModule } from "../../protocol/sandbox/discovery.ts";
 import { join } from "node:path";
 import {
   type BatchReport,
+  DISCOVERY_MAIN,
+  DiscoveryQueue,
+  discoveryUsage,
   type ModuleAnswer,
   runDiscoveryProcess,
-} from "./_discovery_process.ts";
-import { DiscoveryQueue, discoveryUsage } from "./discovery_batch.ts";
-import { loadBootstrap, sandboxEnv } from "./spawn.ts";
+} from "./queue.ts";
+import { loadBootstrap, sandboxEnv } from "../sandbox/spawn.ts";
+import { type CommandWrapper, Confiner } from "../confine/sandbox_processes.ts";
+import { settlesWithin } from "../deadline.ts";
+import { killNaming, leftAfter } from "../sandbox/_test_support.ts";
 
 const BASE = {
   bootstrap: "",
@@ -188,4 +193,89 @@ Deno.test("a discovery process reports its CPU time, counted in discoveryUsage()
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+// A confined discovery process (bubblewrap) stopped in its first
+// milliseconds, or timed out at once, leaves no process behind: every
+// process whose command line names the batch's folder (bwrap, and the Deno
+// it starts in its namespaces) is gone once `runDiscoveryProcess` returns,
+// and it returns at all. The module spins at top level, so a process that
+// outlived its bubblewrap would run forever.
+//
+// Without working bubblewrap the test is ignored (its name says so).
+const confiner = new Confiner("auto");
+const status = await confiner.status();
+const ROUNDS = 12;
+
+type Stop = "aborted before" | "aborted at spawn" | "timed out at once";
+
+// One batch of a spinning module, stopped as `stop` says; returns whether
+// it returned within the bound and the processes left after it.
+async function oneRound(
+  stop: Stop,
+  bootstrap: string,
+): Promise<{ returned: boolean; left: number[] }> {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_early_kill_" });
+  const path = join(dir, "spin.ts");
+  await Deno.writeTextFile(path, "while (true) {}\nexport default {};\n");
+  const abort = new AbortController();
+  if (stop === "aborted before") abort.abort();
+  const wrapper = async (): Promise<CommandWrapper> => {
+    const wrap = await confiner.wrapperFor(DISCOVERY_MAIN);
+    return (command, grant) => {
+      const wrapped = wrap(command, grant);
+      // Spawned right after this returns: abort as soon as it is.
+      if (stop === "aborted at spawn") queueMicrotask(() => abort.abort());
+      return wrapped;
+    };
+  };
+  try {
+    const run = runDiscoveryProcess([{ path, read: [path] }], {
+      bootstrap,
+      workers: 1,
+      timeoutMs: stop === "timed out at once" ? 1 : 30_000,
+      memoryMb: 128,
+      maxResultBytes: 1 << 20,
+      deny: [],
+      cwd: dir,
+      env: {},
+      wrapper,
+      signal: abort.signal,
+    });
+    const returned = await settlesWithin(run, 10_000);
+    return { returned, left: await leftAfter(dir, 3_000) };
+  } finally {
+    // Whatever the test's own processes left is ended here, by pid.
+    await killNaming(dir);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: status.active
+    ? "a confined discovery process stopped in its first milliseconds leaves no process behind"
+    : `a confined discovery process stopped early leaves no process behind [IGNORED: ${status.reason}]`,
+  ignore: !status.active,
+  async fn() {
+    const bootstrap = await loadBootstrap();
+    const stops: Stop[] = [
+      "aborted before",
+      "aborted at spawn",
+      "timed out at once",
+    ];
+    const failures: string[] = [];
+    for (const stop of stops) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const { returned, left } = await oneRound(stop, bootstrap);
+        if (!returned || left.length > 0) {
+          failures.push(
+            `${stop}, round ${round}: ${
+              returned ? "returned" : "never returned"
+            }, left pids ${left.join(",") || "none"}`,
+          );
+        }
+      }
+    }
+    assert.deepEqual(failures, []);
+  },
 });

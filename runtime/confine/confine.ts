@@ -1,0 +1,801 @@
+/**
+ * OS confinement with bubblewrap, for every untrusted process the host
+ * starts: sandbox processes, imported stdio MCP servers and skill scripts.
+ * Two things live here: whether confinement works on this machine
+ * ({@link detectConfinement}, run once per host) and the one builder of a
+ * bwrap command line from a declarative {@link ConfineSpec}
+ * ({@link confineArgs}).
+ *
+ * A confined process gets its own user (mapped to `nobody`, no
+ * capabilities), PID, network (nothing but a loopback that is down: a
+ * process with hosts reaches them through the host's egress proxy, whose
+ * socket is bound in), IPC and UTS namespaces, and a mount namespace in
+ * which only what it needs exists: its program (the Deno binary and its
+ * libraries with Deno's module cache read-only, or, for any other program,
+ * the system folders read-only), its runtime files read-only, each read
+ * grant read-only, each write grant read-write, the binds it is given, a
+ * private `/tmp`, `/proc` of its own PID namespace and a minimal `/dev`.
+ *
+ * @module
+ */
+
+import { dirname, isAbsolute, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SkillboxError } from "../../protocol/errors.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
+import {
+  RELAY_PORT,
+  RELAY_PROXY_URL,
+  RELAY_SOCKET,
+  RELAY_TOKEN_ARG,
+} from "../../protocol/egress_relay.ts";
+import { addedFlags } from "../sandbox/spawn.ts";
+
+/**
+ * `"auto"`: confine when it works, else say why and run with Deno's
+ * permissions alone; `"required"`: refuse to start without it; `"off"`.
+ */
+export type ConfinementMode = "auto" | "required" | "off";
+
+/** Where the pieces a confined process needs live on this machine. */
+export interface ConfinementLayout {
+  /** The `bwrap` binary. */
+  bwrap: string;
+  /** The Deno binary (real path). */
+  execPath: string;
+  /** Folders holding the Deno binary's shared libraries (real paths). */
+  libDirs: string[];
+  /** Top-level links such as `/lib -> usr/lib` (merged /usr), recreated inside. */
+  links: Array<[path: string, target: string]>;
+  /** Deno's cache folder (`DENO_DIR`, real path). */
+  denoDir: string;
+  /**
+   * System folders bound read-only when the process runs other binaries
+   * (a `run` grant, or a program that is not Deno): `/usr` and friends.
+   */
+  systemDirs: string[];
+}
+
+/** What {@link detectConfinement} found. */
+export interface ConfinementStatus {
+  mode: ConfinementMode;
+  /** Whether untrusted processes run confined. */
+  active: boolean;
+  /** One line for the banner: what is used, or why confinement is off. */
+  reason: string;
+  /** Where the binary, libraries and cache live; null when not active. */
+  layout: ConfinementLayout | null;
+}
+
+/** Options for {@link detectConfinement} (tests). */
+export interface DetectOptions {
+  /** The bwrap binary. @default "bwrap" found on PATH */
+  bwrap?: string;
+  /** The Deno binary confined processes run. @default Deno.execPath() */
+  execPath?: string;
+}
+
+/** What one confined process gets. */
+export interface ConfineSpec {
+  /**
+   * The program run inside (absolute real path). The Deno binary gets its
+   * libraries and Deno's cache; any other program gets the system folders
+   * read-only and nothing of Deno's. @default the layout's Deno binary
+   */
+  program?: string;
+  /** Its arguments. */
+  args: readonly string[];
+  /** The checked grant (absolute paths). */
+  grant: Permissions;
+  /** Host files it needs at their own paths, read-only (its main and imports). @default [] */
+  runtimeFiles?: readonly string[];
+  /**
+   * Its whole environment besides `HOME`/`TMPDIR` (the private `/tmp`) and,
+   * for Deno, `DENO_DIR` and the quiet flags. Values never go on the
+   * command line, where other users could read them.
+   */
+  env: Readonly<Record<string, string>>;
+  /**
+   * Address-space cap of the program, in bytes (`prlimit --as` inside the
+   * namespace, behind the relay: on the program only). Not for Deno, which
+   * reserves more address space than it uses and caps its heap itself.
+   * @default none
+   */
+  memoryBytes?: number;
+  /** Size of the private `/tmp` (and of a sandbox cache's tmpfs), in MiB. @default 64 */
+  tmpMb?: number;
+  /**
+   * A folder bound read-write at `/tmp` instead of a fresh tmpfs (skill
+   * scripts: a folder of their workspace's quota-bound tmpfs).
+   * @default a tmpfs of `tmpMb`
+   */
+  tmpDir?: string;
+  /**
+   * The sandbox's own Deno cache (`sandbox_processes.ts`): its files are
+   * bound read-only into a private tmpfs at its path, the process's
+   * `DENO_DIR`. @default none: `DENO_DIR` is the host's cache folder with
+   * only `npm` and `remote` in it
+   */
+  cacheDir?: string;
+  /** Host paths seen at another path inside, after the grants. @default none */
+  binds?: ReadonlyArray<{ from: string; to: string; writable?: boolean }>;
+  /** Working folder inside. @default "/" */
+  cwd?: string;
+  /**
+   * The host's egress proxy for this process (`runtime/egress/proxy.ts`):
+   * its socket is bound where the relay expects it. With `token`, the
+   * program runs behind the relay (started first, on the Deno binary, in
+   * the namespace: an MCP server, a script); without, the program is a
+   * sandbox process whose main runs the relay itself.
+   * @default none: no way out of the empty network namespace
+   */
+  egress?: { socket: string; token?: string };
+}
+
+/** A command ready for `Deno.Command` (spawn with `clearEnv: true`). */
+export interface ConfinedCommand {
+  command: string;
+  args: string[];
+  /** The whole environment. */
+  env: Record<string, string>;
+  /** Working folder inside the namespace. */
+  cwd: string;
+}
+
+/** The prlimit binary (util-linux), for {@link ConfineSpec.memoryBytes}. */
+export const PRLIMIT = "/usr/bin/prlimit";
+
+/** The uid and gid the confined process runs as (`nobody`). */
+export const CONFINED_UID = 65534;
+
+// Top-level folders that merged-/usr systems make links (recreated inside so
+// the ELF interpreter path /lib64/ld-linux... resolves), or that hold
+// binaries an allowed `run` needs.
+const TOP_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const SYSTEM_DIRS = ["/usr", ...TOP_DIRS, "/etc/alternatives"];
+// The folders of Deno's cache a sandbox reads: npm packages and remote
+// modules, both only ever loaded from the cache (`--cached-only`).
+const DENO_DIR_PARTS = ["npm", "remote"];
+/** Deno's SQLite caches a confined process reads (see `sandbox_processes.ts`). */
+export const CACHE_DATABASES: readonly string[] = [
+  "v8_code_cache_v2",
+  "dep_analysis_cache_v2",
+  "node_analysis_cache_v2",
+];
+// Where the relay compiles its sources when the program behind it is not
+// Deno: the private /tmp, never a failed write to a read-only cache.
+const RELAY_DENO_DIR = "/tmp/.skillbox-relay-deno";
+
+// Detection runs a process: once per mode for the whole host.
+const detections = new Map<ConfinementMode, Promise<ConfinementStatus>>();
+
+/**
+ * Finds out whether processes can be confined, by running the Deno binary
+ * inside the very confinement sandboxes get (so a kernel without user
+ * namespaces, a missing bwrap or a missing library all show here). Without
+ * options the answer is the host's, found once per mode and shared by
+ * every caller (the pool, imported MCP servers, skill scripts).
+ *
+ * @param mode the configured `sandbox.confinement`
+ * @param options other bwrap and Deno binaries (then not cached)
+ * @returns whether confinement is active, and the one-line reason
+ * @throws {SkillboxError} (rejects) `runtime_error` when `mode` is
+ * `"required"` and confinement does not work
+ * @example Turned off
+ * ```ts
+ * import { detectConfinement } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * const status = await detectConfinement("off");
+ * assert.equal(status.active, false);
+ * assert.match(status.reason, /off/);
+ * ```
+ */
+export function detectConfinement(
+  mode: ConfinementMode,
+  options?: DetectOptions,
+): Promise<ConfinementStatus> {
+  if (options) return detect(mode, options);
+  let found = detections.get(mode);
+  if (!found) {
+    found = detect(mode, {});
+    detections.set(mode, found);
+    // A failure is reported to every caller; never as unhandled.
+    found.catch(() => {});
+  }
+  return found;
+}
+
+async function detect(
+  mode: ConfinementMode,
+  options: DetectOptions,
+): Promise<ConfinementStatus> {
+  if (mode === "off") {
+    return {
+      mode,
+      active: false,
+      reason: 'OS confinement is off (sandbox.confinement: "off")',
+      layout: null,
+    };
+  }
+  const found = await probe(options);
+  if (typeof found === "string") {
+    if (mode === "required") {
+      throw new SkillboxError(
+        "runtime_error",
+        `Cannot start: sandbox.confinement is "required" but ${found}`,
+      );
+    }
+    return {
+      mode,
+      active: false,
+      reason: `OS confinement is off: ${found}`,
+      layout: null,
+    };
+  }
+  return {
+    mode,
+    active: true,
+    reason: `Sandbox processes are confined with ${found.version}`,
+    layout: found.layout,
+  };
+}
+
+async function probe(
+  options: DetectOptions,
+): Promise<{ layout: ConfinementLayout; version: string } | string> {
+  if (Deno.build.os !== "linux") {
+    return `bubblewrap needs Linux, this is ${Deno.build.os}`;
+  }
+  const bwrap = options.bwrap ??
+    findProgram("bwrap", Deno.env.get("PATH") ?? "");
+  if (!bwrap) return "bwrap was not found on PATH (install bubblewrap)";
+  const version = await output(bwrap, ["--version"]);
+  if (version === null) return `"${bwrap}" does not run`;
+  const execPath = await Deno.realPath(options.execPath ?? Deno.execPath());
+  const layout: ConfinementLayout = {
+    bwrap,
+    execPath,
+    libDirs: await libDirs(execPath),
+    links: await topLinks(),
+    denoDir: await denoDir(execPath),
+    systemDirs: await existing(SYSTEM_DIRS),
+  };
+  const cmd = confineArgs(layout, { grant: {}, args: ["--version"], env: {} });
+  const run = await new Deno.Command(cmd.command, {
+    args: cmd.args,
+    env: cmd.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output().catch((err: Error) => err);
+  if (run instanceof Error) return `bwrap failed to start: ${run.message}`;
+  if (!run.success) {
+    const why = new TextDecoder().decode(run.stderr).trim().split("\n")[0];
+    return `bwrap cannot confine a process here (${
+      why || `exit code ${run.code}`
+    }; are unprivileged user namespaces disabled?)`;
+  }
+  return { layout, version: version.trim() };
+}
+
+/**
+ * The real path of a program, looked up on `PATH` unless it names a path.
+ *
+ * @param command a program name, or a path
+ * @param path the `PATH` to search (absolute folders only)
+ * @returns its real path, or null when not found
+ * @example A program on PATH, and one that is not there
+ * ```ts
+ * import { findProgram } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(findProgram("sh", "/usr/bin:/bin"), Deno.realPathSync("/usr/bin/sh"));
+ * assert.equal(findProgram("surely-not-a-program", "/usr/bin"), null);
+ * ```
+ */
+export function findProgram(command: string, path: string): string | null {
+  const candidates = command.includes("/")
+    ? [command]
+    : path.split(":").filter((d) => isAbsolute(d)).map((d) => join(d, command));
+  for (const candidate of candidates) {
+    try {
+      if (Deno.statSync(candidate).isFile) return Deno.realPathSync(candidate);
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}
+
+async function output(command: string, args: string[]): Promise<string | null> {
+  try {
+    const out = await new Deno.Command(command, {
+      args,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return out.success ? new TextDecoder().decode(out.stdout) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The folders of the binary's shared libraries, from `ldd`. */
+async function libDirs(execPath: string): Promise<string[]> {
+  const text = await output("ldd", [execPath]);
+  const files = text === null ? [] : [
+    ...text.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g),
+  ].map((m) => m[1]!);
+  const dirs = new Set<string>();
+  for (const file of files) {
+    try {
+      // Both the folder named (often through a link, like /lib64) and the
+      // one the file really is in: the loader follows the whole chain.
+      dirs.add(await Deno.realPath(dirname(file)));
+      dirs.add(dirname(await Deno.realPath(file)));
+    } catch {
+      // Listed but absent: the probe run will fail and say so.
+    }
+  }
+  if (text === null) {
+    // No ldd: bind the usual library folders.
+    for (const dir of await existing(["/lib", "/lib64", "/usr/lib"])) {
+      dirs.add(await Deno.realPath(dir));
+    }
+  }
+  return [...dirs].sort();
+}
+
+async function topLinks(): Promise<Array<[string, string]>> {
+  const links: Array<[string, string]> = [];
+  for (const path of TOP_DIRS) {
+    const info = await Deno.lstat(path).catch(() => null);
+    if (info?.isSymlink) links.push([path, await Deno.readLink(path)]);
+  }
+  return links;
+}
+
+/** Real folders (not links) among the paths. */
+async function existing(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const path of paths) {
+    if ((await Deno.lstat(path).catch(() => null))?.isDirectory) out.push(path);
+  }
+  return out;
+}
+
+/** Deno's cache folder as the binary itself reports it. */
+async function denoDir(execPath: string): Promise<string> {
+  const text = await output(execPath, ["info", "--json"]);
+  let dir: string | undefined;
+  try {
+    dir = text === null ? undefined : JSON.parse(text).denoDir;
+  } catch {
+    dir = undefined;
+  }
+  dir ??= Deno.env.get("DENO_DIR") ??
+    join(
+      Deno.env.get("XDG_CACHE_HOME") ??
+        join(Deno.env.get("HOME") ?? "/", ".cache"),
+      "deno",
+    );
+  return await Deno.realPath(dir).catch(() => dir);
+}
+
+/**
+ * Builds the bwrap command line of one confined process.
+ *
+ * Mount order matters: later mounts cover earlier ones, so the private
+ * `/tmp` comes before the grants (a grant may live under `/tmp`), grants
+ * are bound shortest path first with a write grant after a read grant of
+ * the same path, and the sandbox cache and the egress socket come last,
+ * so that no grant covers them.
+ *
+ * @param layout where bwrap, Deno, its libraries and cache live
+ * @param spec the program, its grant, binds, environment and limits
+ * @returns the command, its arguments and whole environment
+ * @example A Deno process that may read one folder
+ * ```ts
+ * import { confineArgs } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * const layout = {
+ *   bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: ["/usr/lib"],
+ *   links: [["/lib", "usr/lib"]] as Array<[string, string]>,
+ *   denoDir: "/c/deno", systemDirs: ["/usr"],
+ * };
+ * const cmd = confineArgs(layout, {
+ *   grant: { read: ["/srv/data"] }, runtimeFiles: ["/app/main.ts"],
+ *   args: ["run", "/app/main.ts"], env: { K: "v" },
+ * });
+ * assert.equal(cmd.command, "/usr/bin/bwrap");
+ * assert.ok(cmd.args.includes("--unshare-net"));
+ * assert.equal(cmd.args[cmd.args.indexOf("/srv/data") - 1], "--ro-bind-try");
+ * assert.deepEqual(cmd.args.slice(-3), ["/opt/deno", "run", "/app/main.ts"]);
+ * assert.equal(cmd.env.DENO_DIR, "/c/deno");
+ * ```
+ * @example Another program: the system folders, nothing of Deno's
+ * ```ts
+ * import { confineArgs } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * const cmd = confineArgs({ bwrap: "/usr/bin/bwrap", execPath: "/opt/deno",
+ *   libDirs: ["/opt/lib"], links: [], denoDir: "/c/deno", systemDirs: ["/usr"] },
+ *   { program: "/usr/bin/python3", args: ["a.py"], grant: {}, env: { LANG: "C" } });
+ * assert.ok(cmd.args.includes("/usr") && !cmd.args.includes("/opt/deno"));
+ * assert.deepEqual(cmd.env, { LANG: "C", HOME: "/tmp", TMPDIR: "/tmp" });
+ * ```
+ */
+export function confineArgs(
+  layout: ConfinementLayout,
+  spec: ConfineSpec,
+): ConfinedCommand {
+  const program = spec.program ?? layout.execPath;
+  const egress = spec.egress;
+  // Behind the relay, Deno runs first and starts the program.
+  const relayed = egress?.token !== undefined;
+  const deno = relayed || program === layout.execPath;
+  // The command the namespace runs (behind the relay, if any): under
+  // prlimit when capped.
+  const argv = [
+    ...(spec.memoryBytes ?? 0) > 0
+      ? [PRLIMIT, `--as=${Math.floor(spec.memoryBytes!)}`, "--"]
+      : [],
+    program,
+    ...spec.args,
+  ];
+  // Binaries other than Deno come from the system folders.
+  const runs = [...new Set([argv[0]!, program])].filter((p) =>
+    p !== layout.execPath
+  );
+  const grant = runs.length === 0
+    ? spec.grant
+    : { ...spec.grant, run: [...spec.grant.run ?? [], ...runs] };
+  const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir);
+  args.push(...programMounts(layout, { program, grant, deno, spec }));
+  for (const [path, writable] of grantMounts(grant)) {
+    args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
+  }
+  const binds: NonNullable<ConfineSpec["binds"]> = [
+    ...spec.binds ?? [],
+    // Under their own folder: at their host paths they could sit under a
+    // bind (a script's /work).
+    ...relayed
+      ? RELAY_FILES.map((from) => ({ from, to: relayPath(from) }))
+      : [],
+  ];
+  for (const b of binds) {
+    args.push(b.writable ? "--bind" : "--ro-bind", b.from, b.to);
+  }
+  if (spec.cacheDir) {
+    args.push(...cacheMounts(layout.denoDir, spec.cacheDir, spec));
+  }
+  // Read-only is enough: connecting to a socket is not a write to its mount.
+  if (egress) args.push("--ro-bind", egress.socket, RELAY_SOCKET);
+  // Nothing else in the root is writable: no memory to fill outside /tmp's
+  // bound, no files to plant beside the mounts.
+  const cwd = spec.cwd ?? "/";
+  args.push("--remount-ro", "/", "--chdir", cwd, "--");
+  if (relayed) {
+    const main = relayDenoArgs({ token: egress.token! }, argv);
+    args.push(layout.execPath, ...main.map((a) => relayPath(a)));
+  } else args.push(...argv);
+  return {
+    command: layout.bwrap,
+    args,
+    env: envOf(layout, spec, program),
+    cwd,
+  };
+}
+
+// The environment inside: the spec's, HOME and TMPDIR at the private /tmp
+// (never a host folder), Deno's cache where it is bound, and the relay's
+// proxy variables.
+function envOf(
+  layout: ConfinementLayout,
+  spec: ConfineSpec,
+  program: string,
+): Record<string, string> {
+  const relayed = spec.egress?.token !== undefined;
+  const env: Record<string, string> = {
+    ...spec.env,
+    ...relayed ? relayEnv() : {},
+    HOME: "/tmp",
+    TMPDIR: "/tmp",
+  };
+  if (program !== layout.execPath && !relayed) return env;
+  return {
+    ...env,
+    DENO_DIR: program === layout.execPath
+      ? spec.cacheDir ?? layout.denoDir
+      : RELAY_DENO_DIR,
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  };
+}
+
+// A relay file's path inside the namespace (other arguments unchanged).
+function relayPath(path: string): string {
+  return RELAY_FILES.includes(path)
+    ? join(RELAY_DIR, relative(commonFolder(RELAY_FILES), path))
+    : path;
+}
+
+// The deepest folder holding every file (the relay's imports are relative).
+function commonFolder(files: readonly string[]): string {
+  let top = dirname(files[0]!);
+  while (!files.every((f) => f.startsWith(top + "/")) && top !== "/") {
+    top = dirname(top);
+  }
+  return top;
+}
+
+/**
+ * The namespaces and the bare root: its own user (mapped to nobody, no
+ * capabilities, no nested user namespaces), PIDs, network (loopback only,
+ * down), IPC, hostname and cgroup view; its own `/proc`, a minimal `/dev`
+ * and a private `/tmp` of `tmpMb` MiB, or `tmpDir` bound there.
+ */
+function namespaceArgs(tmpMb: number, tmpDir?: string): string[] {
+  return [
+    "--unshare-user",
+    "--uid",
+    String(CONFINED_UID),
+    "--gid",
+    String(CONFINED_UID),
+    "--disable-userns",
+    "--unshare-pid",
+    "--as-pid-1",
+    // No network of its own, ever: names are resolved and addresses
+    // checked by the host's egress proxy, the only way out.
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--cap-drop",
+    "ALL",
+    // Dies with the host (a SIGKILL of bwrap takes the whole PID namespace
+    // down), and in a new session: no TIOCSTI into the host's terminal.
+    "--die-with-parent",
+    "--new-session",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    ...(tmpDir
+      ? ["--bind", tmpDir, "/tmp"]
+      : ["--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp"]),
+  ];
+}
+
+/**
+ * What the program itself needs inside, before the grants: the top-level
+ * links, the system folders when it runs binaries, and when Deno runs:
+ * the binary and its libraries (unless a system folder holds them), the
+ * host cache's npm and remote folders when there is no sandbox cache, and
+ * the runtime files.
+ */
+function programMounts(
+  layout: ConfinementLayout,
+  at: { program: string; grant: Permissions; deno: boolean; spec: ConfineSpec },
+): string[] {
+  const args: string[] = [];
+  for (const [path, target] of layout.links) {
+    args.push("--symlink", target, path);
+  }
+  const system = (at.grant.run ?? []).length > 0 ? layout.systemDirs : [];
+  for (const dir of system) args.push("--ro-bind-try", dir, dir);
+  const bind = (path: string) => {
+    if (!system.some((s) => inside(path, s))) {
+      args.push("--ro-bind", path, path);
+    }
+  };
+  // A program outside the system folders (an MCP server's own binary).
+  if (at.program !== layout.execPath) bind(at.program);
+  if (at.deno) {
+    for (const dir of layout.libDirs) bind(dir);
+    bind(layout.execPath);
+    if (!at.spec.cacheDir) {
+      for (const part of DENO_DIR_PARTS) {
+        const dir = join(layout.denoDir, part);
+        args.push("--ro-bind-try", dir, dir);
+      }
+    }
+  }
+  for (const file of at.spec.runtimeFiles ?? []) {
+    args.push("--ro-bind", file, file);
+  }
+  return args;
+}
+
+/**
+ * The confined process's `DENO_DIR`: a private, size-bounded tmpfs at the
+ * sandbox cache's path, holding read-only binds of what the host prepared
+ * (the host cache's npm and remote folders, the cache databases, the
+ * compiled runtime files). Deno saves what it compiles for the process's
+ * own modules into the tmpfs: gone with the process, never seen by
+ * another, and never a failed write, which Deno retries for 150 ms.
+ */
+function cacheMounts(
+  denoDir: string,
+  cacheDir: string,
+  spec: ConfineSpec,
+): string[] {
+  const args = [
+    "--size",
+    String((spec.tmpMb ?? 64) * 1024 * 1024),
+    "--tmpfs",
+    cacheDir,
+  ];
+  for (const part of DENO_DIR_PARTS) {
+    args.push("--ro-bind-try", join(denoDir, part), join(cacheDir, part));
+  }
+  const files = [
+    ...CACHE_DATABASES,
+    // Where Deno keeps the compiled form of a local file.
+    ...(spec.runtimeFiles ?? []).map((f) => join("gen", "file", f + ".js")),
+  ];
+  for (const file of files) {
+    args.push("--ro-bind-try", join(cacheDir, file), join(cacheDir, file));
+  }
+  return args;
+}
+
+/**
+ * The grant's paths as mounts, in the order they must be made: shorter
+ * paths first (a nested grant covers its parent's mount), a write grant
+ * after a read grant of the same path (so it stays writable). A path both
+ * read and written is mounted once, read-write.
+ *
+ * @param grant a checked grant (absolute paths)
+ * @returns `[path, writable]` pairs
+ * @example Shorter paths first, a path both read and written mounted writable
+ * ```ts
+ * import { grantMounts } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   grantMounts({ read: ["/a/b", "/a"], write: ["/a/b/c", "/a"] }),
+ *   [["/a", true], ["/a/b", false], ["/a/b/c", true]],
+ * );
+ * ```
+ */
+export function grantMounts(grant: Permissions): Array<[string, boolean]> {
+  const mounts = new Map<string, boolean>();
+  for (const path of grant.read ?? []) mounts.set(path, false);
+  for (const path of grant.write ?? []) mounts.set(path, true);
+  const depth = (path: string) => path.split("/").filter(Boolean).length;
+  return [...mounts].sort(([a], [b]) =>
+    depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0)
+  );
+}
+
+function inside(path: string, root: string): boolean {
+  return path === root || dirname(path) === root ||
+    path.startsWith(root.endsWith("/") ? root : root + "/");
+}
+
+// --- the egress relay: a confined process's only way out ---------------
+
+/** The relay's main script (runs a command behind the relay). */
+export const RELAY_MAIN: URL = new URL(
+  "../../sandbox/process/relay_main.ts",
+  import.meta.url,
+);
+
+/**
+ * The relay's source files (its main and what it imports), bound
+ * read-only into a namespace that runs it. A test checks this list against
+ * the real module graph.
+ */
+export const RELAY_FILES: readonly string[] = [
+  "../../sandbox/process/relay_main.ts",
+  "../../sandbox/process/egress_relay.ts",
+  "../../protocol/egress_relay.ts",
+].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+
+/** Where the relay's files are inside a namespace that runs it in front of a program. */
+export const RELAY_DIR = "/run/skillbox/relay";
+
+/**
+ * The environment that sends a process's HTTP clients to the relay (both
+ * spellings, as clients differ; `NO_PROXY` emptied, so nothing goes
+ * direct).
+ *
+ * @returns variables to add to the process's environment
+ * @example The proxy variables point at the relay
+ * ```ts
+ * import { relayEnv } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(relayEnv().HTTPS_PROXY, "http://127.0.0.1:3128");
+ * ```
+ */
+export function relayEnv(): Record<string, string> {
+  return {
+    HTTP_PROXY: RELAY_PROXY_URL,
+    HTTPS_PROXY: RELAY_PROXY_URL,
+    http_proxy: RELAY_PROXY_URL,
+    https_proxy: RELAY_PROXY_URL,
+    NO_PROXY: "",
+    no_proxy: "",
+  };
+}
+
+/**
+ * The Deno permission flags the relay itself needs: listen on its port,
+ * and open the bound socket (Deno 2.9 checks a Unix socket connect as net
+ * access to `unix:<path>` and as read and write of the path). They go to
+ * the process (main thread) only; workers get their own permissions. A
+ * kind the process already has bare is left out (`addedFlags`).
+ *
+ * @param existing the process's other Deno arguments @default []
+ * @returns flags to add before the main script
+ * @example The relay's own permissions, without narrowing a bare flag
+ * ```ts
+ * import { relayFlags } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(relayFlags()[0]!, /^--allow-net=127.0.0.1:3128,unix:/);
+ * assert.equal(relayFlags(["--allow-net", "--allow-read"]).length, 1);
+ * ```
+ */
+export function relayFlags(existing: readonly string[] = []): string[] {
+  return addedFlags([
+    `--allow-net=127.0.0.1:${RELAY_PORT},unix:${RELAY_SOCKET}`,
+    `--allow-read=${RELAY_SOCKET}`,
+    `--allow-write=${RELAY_SOCKET}`,
+  ], existing);
+}
+
+/**
+ * The argument that hands the relay its token.
+ *
+ * @param proxy the open proxy
+ * @returns one argument for the relay's process
+ * @example The token argument
+ * ```ts
+ * import { relayTokenArg } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(relayTokenArg({ token: "ab" }), "--skillbox-egress-token=ab");
+ * ```
+ */
+export function relayTokenArg(proxy: { token: string }): string {
+  return RELAY_TOKEN_ARG + proxy.token;
+}
+
+/**
+ * The Deno arguments that run `argv` behind the relay (after the Deno
+ * binary): the relay's permissions, `--allow-run` of the command only.
+ *
+ * @param proxy the open proxy (its token)
+ * @param argv the command (first item an absolute path) and its arguments
+ * @returns arguments for the Deno binary
+ * @throws {TypeError} when `argv` is empty
+ * @example The relay may run only the command it wraps
+ * ```ts
+ * import { relayDenoArgs } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * const args = relayDenoArgs({ token: "ab" }, ["/usr/bin/python3", "s.py"]);
+ * assert.ok(args.includes("--allow-run=/usr/bin/python3"));
+ * assert.deepEqual(args.slice(-3), ["--", "/usr/bin/python3", "s.py"]);
+ * ```
+ */
+export function relayDenoArgs(
+  proxy: { token: string },
+  argv: readonly string[],
+): string[] {
+  const [command, ...args] = argv;
+  if (command === undefined) throw new TypeError("The command is empty");
+  return [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--no-lock",
+    "--no-config",
+    "--no-remote",
+    ...relayFlags(),
+    `--allow-run=${command}`,
+    fileURLToPath(RELAY_MAIN),
+    relayTokenArg(proxy),
+    "--",
+    command,
+    ...args,
+  ];
+}

@@ -1,0 +1,274 @@
+/**
+ * An imported stdio MCP server's process, and the client transport over its
+ * stdio. A stdio MCP server is untrusted code: it gets a cleared
+ * environment (only the env its config declares, plus `PATH` so the
+ * command resolves), its own working folder, and piped stdio. When OS
+ * confinement is active it runs confined (`runtime/confine/confine.ts`,
+ * the builder sandboxes and scripts use too): its own user, PID and
+ * network namespaces (no network of its own: a server whose config names
+ * `hosts` reaches them, and only them, through the host's egress proxy,
+ * via the relay started in its namespace before it), its binary read-only
+ * (and the system folders when it is not the Deno binary), its working
+ * folder read-only unless `writable`, a private `/tmp`, and it dies with
+ * the host.
+ *
+ * The official SDK frames and parses the messages (`ReadBuffer`,
+ * `serializeMessage`); the transport only moves bytes, so that the process
+ * is started here instead of by the SDK's own spawner.
+ *
+ * @module
+ */
+
+import {
+  ReadBuffer,
+  serializeMessage,
+} from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { Buffer } from "node:buffer";
+import { resolve } from "node:path";
+import {
+  confineArgs,
+  type ConfinementLayout,
+  findProgram,
+} from "../confine/confine.ts";
+import { EgressBroker } from "../egress/broker.ts";
+import { openEgressProxy } from "../egress/proxy.ts";
+
+/** How to start a stdio MCP server (from `mcp_servers` in the config). */
+export interface McpProcessSpec {
+  /** The executable. */
+  command: string;
+  /** Its arguments. @default [] */
+  args?: readonly string[];
+  /** The only environment variables it sees. @default {} */
+  env?: Readonly<Record<string, string>>;
+  /**
+   * Its working folder. Confined, it is the only host folder it sees (bound
+   * read-only unless `writable`). @default the host's (unconfined); none,
+   * `/` (confined)
+   */
+  cwd?: string;
+  /** Whether a confined server may write its working folder. @default false */
+  writable?: boolean;
+  /**
+   * Hosts a confined server may reach (`name`, `name:port`), only through
+   * the egress proxy, which checks them as the broker does. @default []:
+   * no network
+   */
+  hosts?: readonly string[];
+  /**
+   * The host's egress broker (its address rules; an `EgressBroker`).
+   * @default a broker that allows no private hosts
+   */
+  egress?: {
+    checkTarget(
+      url: URL,
+      allow: string[][],
+      signal: AbortSignal,
+    ): Promise<string>;
+  };
+}
+
+/** A command to start (a `Deno.Command`, or a confined one with a proxy). */
+export interface McpServerCommand {
+  /** Starts the process. */
+  spawn(): Deno.ChildProcess;
+}
+
+/**
+ * Builds the command that runs an MCP server.
+ *
+ * @param spec command, arguments, environment and folder
+ * @param layout the confinement layout when confinement is active, else
+ * null (the server runs with a cleared environment only)
+ * @returns the command, stdio piped, environment cleared
+ * @example Unconfined: only the declared environment
+ * ```ts
+ * import { mcpServerCommand } from "./server_process.ts";
+ * import assert from "node:assert/strict";
+ * const child = mcpServerCommand({ command: "env", env: { ONLY: "this" } })
+ *   .spawn();
+ * await child.stdin.close();
+ * const out = new TextDecoder().decode((await child.output()).stdout);
+ * assert.match(out, /ONLY=this/);
+ * assert.doesNotMatch(out, /HOME=/);
+ * ```
+ */
+export function mcpServerCommand(
+  spec: McpProcessSpec,
+  layout: ConfinementLayout | null = null,
+): McpServerCommand {
+  const path = Deno.env.get("PATH");
+  const env = {
+    ...(path && !spec.env?.PATH ? { PATH: path } : {}),
+    ...spec.env,
+  };
+  if (layout) return { spawn: () => spawnConfined(layout, spec, env) };
+  return new Deno.Command(spec.command, {
+    args: [...(spec.args ?? [])],
+    cwd: spec.cwd,
+    clearEnv: true,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/**
+ * Starts a confined server: its binary as the program, its working folder
+ * as its only grant (read, or write when `writable`) and its folder inside,
+ * and its own egress proxy, closed when it exits, when it has hosts.
+ */
+function spawnConfined(
+  layout: ConfinementLayout,
+  spec: McpProcessSpec,
+  env: Record<string, string>,
+): Deno.ChildProcess {
+  const program = findProgram(spec.command, env.PATH ?? "");
+  if (program === null) {
+    throw new Error(`The command "${spec.command}" was not found`);
+  }
+  const folder = spec.cwd === undefined ? undefined : resolve(spec.cwd);
+  const proxy = (spec.hosts ?? []).length === 0 ? null : openEgressProxy({
+    broker: spec.egress ?? new EgressBroker(),
+    allow: spec.hosts ?? [],
+    principal: `MCP server "${spec.command}"`,
+  });
+  try {
+    const cmd = confineArgs(layout, {
+      program,
+      args: spec.args ?? [],
+      grant: folder ? { [spec.writable ? "write" : "read"]: [folder] } : {},
+      env,
+      cwd: folder,
+      egress: proxy ? { socket: proxy.path, token: proxy.token } : undefined,
+    });
+    const child = new Deno.Command(cmd.command, {
+      args: cmd.args,
+      clearEnv: true,
+      env: cmd.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    if (proxy) child.status.then(proxy.close, proxy.close);
+    return child;
+  } catch (err) {
+    proxy?.close();
+    throw err;
+  }
+}
+
+/**
+ * A transport that runs a stdio MCP server.
+ *
+ * @example Connect an SDK client to a server process
+ * ```ts ignore
+ * const client = new Client({ name: "skillbox", version: "1" });
+ * await client.connect(new ProcessClientTransport({ command: "my-server" }));
+ * ```
+ */
+export class ProcessClientTransport implements Transport {
+  /** Called when the process exits or the transport closes. */
+  onclose?: () => void;
+  /** Called on a framing or pipe error. */
+  onerror?: (error: Error) => void;
+  /** Called with each message from the server. */
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** The last lines the server wrote to stderr (for the failure reason). */
+  stderrTail = "";
+
+  #spec: McpProcessSpec;
+  #layout: ConfinementLayout | null;
+  #child: Deno.ChildProcess | null = null;
+  #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #buffer = new ReadBuffer();
+  #closed = false;
+
+  /**
+   * @param spec what to run
+   * @param layout the confinement layout, or null to run unconfined
+   */
+  constructor(spec: McpProcessSpec, layout: ConfinementLayout | null = null) {
+    this.#spec = spec;
+    this.#layout = layout;
+  }
+
+  /** The process id, once started. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Starts the process. */
+  start(): Promise<void> {
+    const child = mcpServerCommand(this.#spec, this.#layout).spawn();
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#pump(child.stdout, async (chunk) => {
+      this.#buffer.append(Buffer.from(chunk));
+      while (true) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.#buffer.readMessage();
+        } catch (error) {
+          this.onerror?.(error as Error);
+          continue;
+        }
+        if (message === null) break;
+        this.onmessage?.(message);
+        // The SDK handles a notification a microtask later but a response
+        // at once: yield, so a progress notification is not overtaken by
+        // the result that followed it in the same chunk.
+        await new Promise<void>((resolve) => queueMicrotask(resolve));
+        await Promise.resolve();
+      }
+    });
+    const decoder = new TextDecoder();
+    this.#pump(child.stderr, (chunk) => {
+      this.stderrTail = (this.stderrTail + decoder.decode(chunk)).slice(-2000);
+    });
+    child.status.then(() => this.#finish());
+    return Promise.resolve();
+  }
+
+  /** Writes one message to the server's stdin. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!this.#writer || this.#closed) {
+      throw new Error("Cannot send: the MCP server process is not running");
+    }
+    await this.#writer.write(
+      new TextEncoder().encode(serializeMessage(message)),
+    );
+  }
+
+  /** Kills the process. */
+  close(): Promise<void> {
+    try {
+      this.#child?.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    this.#finish();
+    return Promise.resolve();
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#writer?.close().catch(() => {});
+    this.onclose?.();
+  }
+
+  async #pump(
+    stream: ReadableStream<Uint8Array>,
+    onChunk: (chunk: Uint8Array) => void | Promise<void>,
+  ): Promise<void> {
+    try {
+      for await (const chunk of stream) await onChunk(chunk);
+    } catch {
+      // The process is gone; status settles and closes the transport.
+    }
+  }
+}
