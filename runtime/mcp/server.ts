@@ -3,7 +3,8 @@
  * an {@link A2eLink}, so that listing, searching, configuring and calling go
  * through the dispatcher like any A2E request. Tools, skills (as tools, and
  * `SKILL.md` instructions as prompts), `search_tools` and
- * `configure_toolkit`.
+ * `configure_toolkit`; and the session's Agent Skills folders as `skill://`
+ * resources with the Skills extension (`skills_extension.ts`).
  *
  * @module
  */
@@ -48,6 +49,12 @@ import {
   methodNotFound,
   readCallParams,
 } from "./call_params.ts";
+import {
+  servedFolders,
+  SkillFileCache,
+  SKILLS_EXTENSION,
+  SkillsServer,
+} from "./skills_extension.ts";
 
 /** The version skillbox reports to MCP clients. */
 export const SERVER_VERSION = "0.1.0";
@@ -56,7 +63,13 @@ export const SERVER_VERSION = "0.1.0";
 export interface McpServerOptions {
   /** The registry's schemas and permissions of a tool, when known. */
   facts?: (name: string) => ToolFacts | undefined;
+  /** The host's digest cache of skill files. @default one per process */
+  skillFiles?: SkillFileCache;
+  /** Skills per page of `skills/list`. @default 100 */
+  skillsPageSize?: number;
 }
+
+const SHARED_SKILL_FILES = new SkillFileCache();
 
 /** A session's MCP server and what its transport must tell it. */
 export interface McpSessionServer {
@@ -95,11 +108,18 @@ export function createMcpServer(
       capabilities: {
         tools: { listChanged: true },
         prompts: { listChanged: true },
+        resources: { listChanged: true },
         logging: {},
+        extensions: { [SKILLS_EXTENSION]: { directoryRead: true } },
       },
     },
   );
   const served: Served = { link, catalog: new SessionCatalog(link), options };
+  const skills = new SkillsServer(
+    async () => servedFolders((await served.catalog.get()).skills.values()),
+    options.skillFiles ?? SHARED_SKILL_FILES,
+    options.skillsPageSize,
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
   // Not `setRequestHandler`: its tools/call wrapper runs zod three times a
   // call (`call_params.ts` says why that matters and what stands in).
@@ -107,7 +127,11 @@ export function createMcpServer(
     request: JSONRPCRequest,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ) => {
-    if (request.method !== "tools/call") throw methodNotFound();
+    if (request.method !== "tools/call") {
+      const answer = skills.handle(request.method, request.params);
+      if (answer === undefined) throw methodNotFound();
+      return answer as Promise<never>;
+    }
     return callTool(served, readCallParams(request.params), extra);
   };
   server.setRequestHandler(
@@ -127,6 +151,7 @@ export function createMcpServer(
       served.catalog.reset();
       server.sendToolListChanged().catch(() => {});
       server.sendPromptListChanged().catch(() => {});
+      server.sendResourceListChanged().catch(() => {});
     },
   };
 }

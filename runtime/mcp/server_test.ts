@@ -126,7 +126,7 @@ Deno.test("a tools/call with bad params gets InvalidParams, and a method nobody 
     assert.equal(calls.length, 0);
     await assert.rejects(
       client.request(
-        { method: "resources/list" } as never,
+        { method: "nothing/here" } as never,
         EmptyResultSchema,
       ),
       (error: McpError) => {
