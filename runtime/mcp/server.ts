@@ -13,14 +13,12 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
-  ErrorCode as McpErrorCode,
   type GetPromptRequest,
   GetPromptRequestSchema,
   type GetPromptResult,
   type JSONRPCRequest,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   type Prompt,
   type ServerNotification,
   type ServerRequest,
@@ -46,6 +44,7 @@ import {
 import { CONFIGURE_TOOL, SEARCH_TOOL } from "./builtin_tools.ts";
 import {
   type CallParams,
+  invalidParams,
   methodNotFound,
   readCallParams,
 } from "./call_params.ts";
@@ -234,10 +233,7 @@ async function getPrompt(
     s.name === request.params.name && s.instructions
   );
   if (!skill) {
-    throw new McpError(
-      McpErrorCode.InvalidParams,
-      `Prompt ${request.params.name} not found`,
-    );
+    throw invalidParams(`Prompt "${request.params.name}" not found`);
   }
   const args = Object.entries(request.params.arguments ?? {});
   const text = skill.instructions +
@@ -250,13 +246,22 @@ async function getPrompt(
   };
 }
 
+// An A2E error as an MCP client reads it: the A2E message type the host
+// names ("Cannot handle \"toolkit/configure/req\": ...") becomes what the
+// client asked for (a method or a built-in tool).
+function a2eError(answer: OutgoingMessage, asked: string): CallToolResult {
+  const message = String(answer.message ?? "").replace(
+    /"[a-z_]+\/[a-z_]+\/(req|resp)"/g,
+    `"${asked}"`,
+  );
+  return errorResult(String(answer.code), message);
+}
+
 function answerToResult(
   answer: OutgoingMessage,
   failureCode: string,
 ): CallToolResult {
-  if (answer.type === "error") {
-    return errorResult(String(answer.code), String(answer.message ?? ""));
-  }
+  if (answer.type === "error") return a2eError(answer, "tools/call");
   if (answer.type === "skill/call/resp") {
     const data = answer.data as SkillResult | null;
     if (!data) {
@@ -288,9 +293,7 @@ async function searchTools(
     query,
     include_deferred: true,
   });
-  if (answer.type === "error") {
-    return errorResult(String(answer.code), String(answer.message ?? ""));
-  }
+  if (answer.type === "error") return a2eError(answer, SEARCH_TOOL.name);
   const tools = (answer.tools as ToolDefinition[]).slice(0, limit).map((t) => ({
     name: t.name,
     description: t.description,
@@ -317,9 +320,7 @@ async function configureToolkit(
     toolkit_name: toolkit,
     config,
   });
-  if (answer.type === "error") {
-    return errorResult(String(answer.code), String(answer.message ?? ""));
-  }
+  if (answer.type === "error") return a2eError(answer, CONFIGURE_TOOL.name);
   const status = String(answer.status ?? "error");
   const message = answer.message === null || answer.message === undefined
     ? null

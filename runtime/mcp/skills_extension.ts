@@ -22,10 +22,10 @@
 
 import { basename, dirname, join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/plain_object.ts";
 import type { SkillDefinition } from "../../protocol/models.ts";
 import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
+import { invalidParams } from "./call_params.ts";
 
 /** The extension's identifier, under `capabilities.extensions`. */
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
@@ -202,7 +202,7 @@ export class SkillsServer {
    * @param method the JSON-RPC method
    * @param params its params
    * @returns the result, or undefined when the method is not one of them
-   * @throws {McpError} `InvalidParams` for an unknown URI or a bad cursor
+   * @throws {Error} `InvalidParams` (-32602) for an unknown URI or a bad cursor
    */
   handle(method: string, params: unknown): Promise<unknown> | undefined {
     const p = isPlainObject(params) ? params : {};
@@ -534,6 +534,6 @@ async function sha256(bytes: Uint8Array): Promise<string> {
   }`;
 }
 
-function invalid(message: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, message);
+function invalid(message: string): Error {
+  return invalidParams(message);
 }
