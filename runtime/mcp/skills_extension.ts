@@ -20,6 +20,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/plain_object.ts";
@@ -108,6 +109,28 @@ interface Manifest {
  */
 export class SkillFileCache {
   #facts = new Map<string, FileFacts>();
+  #frontmatter = new Map<string, Record<string, unknown> | null>();
+
+  /**
+   * The frontmatter of a `SKILL.md`, parsed once per content.
+   *
+   * @param path absolute path
+   * @param digest the file's digest now
+   * @returns the fields, or null without frontmatter
+   */
+  async frontmatter(
+    path: string,
+    digest: string,
+  ): Promise<Record<string, unknown> | null> {
+    const key = `${path}\0${digest}`;
+    if (this.#frontmatter.has(key)) return this.#frontmatter.get(key)!;
+    const fields = readFrontmatter(await Deno.readTextFile(path));
+    for (const k of this.#frontmatter.keys()) {
+      if (k.startsWith(`${path}\0`)) this.#frontmatter.delete(k);
+    }
+    this.#frontmatter.set(key, fields);
+    return fields;
+  }
 
   /**
    * The digest of a file.
@@ -223,13 +246,19 @@ export class SkillsServer {
     return undefined;
   }
 
-  async #manifests(): Promise<Manifest[]> {
-    const out: Manifest[] = [];
-    for (const folder of await this.#folders()) {
-      const manifest = await this.#manifest(folder);
-      if (manifest) out.push(manifest);
-    }
-    return out;
+  // A page of folders, then their manifests: a page reads only its own
+  // folders (one that cannot be served now is left out of its page).
+  async #page(cursor: unknown): Promise<{
+    page: Manifest[];
+    nextCursor?: string;
+  }> {
+    const folders = await this.#folders();
+    const { page, nextCursor } = paginate(folders, cursor, this.#pageSize);
+    const manifests = await Promise.all(page.map((f) => this.#manifest(f)));
+    return {
+      page: manifests.filter((m): m is Manifest => m !== null),
+      ...(nextCursor ? { nextCursor } : {}),
+    };
   }
 
   async #manifest(served: ServedFolder): Promise<Manifest | null> {
@@ -251,8 +280,7 @@ export class SkillsServer {
   }
 
   async #list(cursor: unknown) {
-    const all = await this.#manifests();
-    const { page, nextCursor } = paginate(all, cursor, this.#pageSize);
+    const { page, nextCursor } = await this.#page(cursor);
     return {
       skills: page.map((m) => m.entry),
       ...(nextCursor ? { nextCursor } : {}),
@@ -276,8 +304,7 @@ export class SkillsServer {
   }
 
   async #listResources(cursor: unknown) {
-    const all = await this.#manifests();
-    const { page, nextCursor } = paginate(all, cursor, this.#pageSize);
+    const { page, nextCursor } = await this.#page(cursor);
     return {
       resources: page.map((m) => ({
         uri: m.entry.uri,
@@ -377,9 +404,7 @@ async function buildManifest(
         name: isSkillFile ? "SKILL.md" : e.name,
         dir: false,
       });
-      if (isSkillFile) {
-        frontmatter = readFrontmatter(await Deno.readTextFile(path));
-      }
+      if (isSkillFile) frontmatter = await cache.frontmatter(path, digest);
     }
   };
   await walk("", root);
@@ -518,11 +543,8 @@ function asText(bytes: Uint8Array, mimeType: string): string | null {
 }
 
 function encodeBase64(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    out += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(out);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString("base64");
 }
 
 async function sha256(bytes: Uint8Array): Promise<string> {
