@@ -105,36 +105,46 @@ export function agentSkillsNameProblem(
 }
 
 /**
- * Adds to an Agent Skills folder's warnings that its name breaks the Agent
- * Skills naming rules ({@link agentSkillsNameProblem}): it is still served
- * as a tool and over A2E, but MCP's `skills/list` leaves it out.
+ * Says, in an Agent Skills folder's warnings, that a name breaking the
+ * Agent Skills naming rules ({@link agentSkillsNameProblem}) keeps the
+ * skill out of MCP's `skills/list` (it is still served as a tool and over
+ * A2E): the loader's own warning about the name gets the consequence
+ * appended, or, when the loader's dialect allowed the name (A2E's `_`), a
+ * warning is added.
  *
  * @param record the skill as loaded
- * @returns the record, with the warning added when the name breaks the rules
+ * @returns the record, its warnings saying so when the name breaks the rules
  * @example
  * ```ts
  * import { withNameWarning } from "./load_warnings.ts";
  * import { skill } from "./skill_record.ts";
  * import assert from "node:assert/strict";
- * const record = { definition: skill({ name: "My_Notes", description: "Notes" }), llmConfig: null,
- *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/My_Notes", resources: [] } };
+ * const record = { definition: skill({ name: "my_notes", description: "Notes" }), llmConfig: null,
+ *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/my_notes", resources: [] } };
  * assert.match(String(withNameWarning(record).definition.metadata?.warnings), /left out of MCP skills\/list/);
  * ```
  */
 export function withNameWarning(record: SkillRecord): SkillRecord {
   const run = record.run;
   if (run?.format !== "instructions") return record;
-  const problem = agentSkillsNameProblem(record.definition.name, run.folder);
+  const name = record.definition.name;
+  const problem = agentSkillsNameProblem(name, run.folder);
   if (problem === null) return record;
+  const tail =
+    ": served as a tool and over A2E, but left out of MCP skills/list";
   const metadata = record.definition.metadata ?? {};
   const before = Array.isArray(metadata.warnings) ? metadata.warnings : [];
-  const warning =
-    `${problem}: served as a tool and over A2E, but left out of MCP skills/list`;
+  const said = before.findIndex((w) =>
+    typeof w === "string" && w.startsWith(`name "${name}"`)
+  );
+  const warnings = said < 0
+    ? [...before, problem + tail]
+    : before.map((w, i) => i === said ? `${w}${tail}` : w);
   return {
     ...record,
     definition: {
       ...record.definition,
-      metadata: { ...metadata, warnings: [...before, warning] },
+      metadata: { ...metadata, warnings },
     },
   };
 }
