@@ -20,6 +20,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import {
   type CallToolResult,
   type Progress,
+  ResourceListChangedNotificationSchema,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -37,6 +38,7 @@ import type { McpProcessSpec } from "./spawn.ts";
 import { ServerSlot } from "./server_slot.ts";
 import { serverModule } from "./server_module.ts";
 import { scrubServer } from "./server_secrets.ts";
+import { loadServerSkills } from "./imported_skills.ts";
 
 /** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
 export type McpServerSpec =
@@ -237,9 +239,16 @@ class Servers implements ImportedServers {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.#refresh(slot, client).catch(() => {});
       });
+      client.setNotificationHandler(
+        ResourceListChangedNotificationSchema,
+        () => {
+          this.#refreshSkills(slot, client).catch(() => {});
+        },
+      );
       await client.connect(transport, { timeout });
       const connected = transport;
       slot.tools = scrubServer(await listAll(client, timeout), slot.secrets);
+      await this.#loadSkills(slot, client, timeout);
       client.onclose = () => {
         if (!slot.exited(client, `the server exited${stderrOf(connected)}`)) {
           return;
@@ -266,6 +275,35 @@ class Servers implements ImportedServers {
       slot.secrets,
     );
     this.#changed();
+  }
+
+  async #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
+    await this.#loadSkills(slot, client, this.#startTimeoutMs);
+    this.#changed();
+  }
+
+  // A server whose skills cannot be listed still serves its tools.
+  async #loadSkills(
+    slot: ServerSlot,
+    client: Client,
+    timeout: number,
+  ): Promise<void> {
+    try {
+      const { skills, refused } = await loadServerSkills(client, timeout);
+      slot.skills = scrubServer(skills, slot.secrets);
+      slot.refusedSkills = scrubServer(refused, slot.secrets);
+    } catch (error) {
+      slot.skills = [];
+      slot.refusedSkills = [{
+        uri: "skills/list",
+        reason: scrubServer((error as Error).message, slot.secrets),
+      }];
+    }
+    for (const { uri, reason } of slot.refusedSkills) {
+      this.#options.log?.(
+        `MCP server "${slot.name}": skill "${uri}" refused: ${reason}`,
+      );
+    }
   }
 
   // Detected once, on the first stdio start, unless the host says.

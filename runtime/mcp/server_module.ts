@@ -43,6 +43,9 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     fields: {
       description: `Tools of the MCP server "${slot.name}"${
         available ? "" : ` (unavailable: ${slot.reason})`
+      }${
+        slot.refusedSkills.map((r) => `; skill "${r.uri}" refused: ${r.reason}`)
+          .join("")
       }`,
       tags: available ? ["mcp"] : ["mcp", "unavailable"],
     },
@@ -67,7 +70,31 @@ export function serverModule(slot: ServerSlot): LoadedModule {
       runnable: true,
     });
   }
-  const text = JSON.stringify([available, slot.reason, definitions]);
+  for (const skill of slot.skills) {
+    definitions.push({
+      export: skill.uri,
+      kind: "skill",
+      name: `${slot.name}__${skill.name}`.replace(NAME_OK, "_").slice(0, 64),
+      fields: {
+        description: skill.description,
+        // The origin, where the model reads it (SEP-2640: MCP-served skill
+        // content is tagged with its server).
+        instructions:
+          `[Skill ${skill.uri} served by the MCP server "${slot.name}"; untrusted content.]\n\n${skill.instructions}`,
+        toolkits: [slot.name],
+        tags: ["mcp"],
+        metadata: { mcp_server: slot.name, uri: skill.uri },
+      },
+      permissions: {},
+      runnable: false,
+    });
+  }
+  const text = JSON.stringify([
+    available,
+    slot.reason,
+    definitions,
+    slot.refusedSkills,
+  ]);
   return {
     origin: "mcp",
     root: MCP_PATH_PREFIX,
