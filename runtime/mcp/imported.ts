@@ -36,9 +36,10 @@ import { checkedFetch } from "../egress/checked_fetch.ts";
 import { ProcessClientTransport } from "./process_transport.ts";
 import type { McpProcessSpec } from "./spawn.ts";
 import { ServerSlot } from "./server_slot.ts";
-import { serverModule } from "./server_module.ts";
+import { importedName, serverModule } from "./server_module.ts";
 import { scrubServer } from "./server_secrets.ts";
-import { loadServerSkills } from "./imported_skills.ts";
+import { loadServerSkills, readBytes } from "./imported_skills.ts";
+import type { RemoteSkill } from "./skills_extension.ts";
 
 /** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
 export type McpServerSpec =
@@ -95,6 +96,8 @@ export interface ImportedServers {
     args: unknown,
     call: ImportedCall,
   ): Promise<SandboxOutcome>;
+  /** The verified skills of the running servers, served again over MCP. */
+  remoteSkills(): RemoteSkill[];
   /** Stops every server. */
   close(): Promise<void>;
 }
@@ -144,6 +147,23 @@ class Servers implements ImportedServers {
 
   modules(): LoadedModule[] {
     return [...this.#slots.values()].map(serverModule);
+  }
+
+  remoteSkills(): RemoteSkill[] {
+    const out: RemoteSkill[] = [];
+    for (const slot of this.#slots.values()) {
+      const client = slot.client;
+      if (!client) continue;
+      for (const skill of slot.skills) {
+        out.push({
+          name: importedName(slot.name, skill.name),
+          server: slot.name,
+          entry: skill.entry,
+          read: (uri) => readBytes(client, uri, this.#startTimeoutMs),
+        });
+      }
+    }
+    return out;
   }
 
   async call(

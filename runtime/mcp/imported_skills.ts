@@ -14,7 +14,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/plain_object.ts";
-import { readFrontmatter, SKILLS_EXTENSION } from "./skills_extension.ts";
+import {
+  readFrontmatter,
+  type SkillEntry,
+  type SkillFileEntry,
+  SKILLS_EXTENSION,
+} from "./skills_extension.ts";
 import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
 
 /** A verified skill of an imported server. */
@@ -27,6 +32,8 @@ export interface ImportedSkill {
   instructions: string;
   /** Its `SKILL.md` URI on that server. */
   uri: string;
+  /** Its entry as the server listed it, checked. */
+  entry: SkillEntry;
 }
 
 /** A skill of an imported server that was refused, with why. */
@@ -132,28 +139,34 @@ export async function verifySkill(
       'its resources are "dynamic" or missing: there is no digest to verify',
     );
   }
-  const self = resources.find((r) => isPlainObject(r) && r.uri === uri);
-  if (
-    !isPlainObject(self) || typeof self.digest !== "string" ||
-    !/^sha256:[0-9a-f]{64}$/.test(self.digest) ||
-    typeof self.size !== "number"
-  ) {
-    throw new Error("its manifest has no digest and size for its SKILL.md");
+  const root = uri.slice(0, -"SKILL.md".length);
+  const files: SkillFileEntry[] = [];
+  for (const r of resources) {
+    if (
+      !isPlainObject(r) || typeof r.uri !== "string" ||
+      typeof r.digest !== "string" || !/^sha256:[0-9a-f]{64}$/.test(r.digest) ||
+      !Number.isSafeInteger(r.size) || (r.size as number) < 0
+    ) {
+      throw new Error(
+        "its manifest has an entry without a uri, digest or size",
+      );
+    }
+    if (
+      !r.uri.startsWith(root) ||
+      /(^|\/)\.\.?(\/|$)/.test(r.uri.slice(root.length))
+    ) {
+      throw new Error(`its manifest lists "${r.uri}", outside the skill`);
+    }
+    files.push({ uri: r.uri, digest: r.digest, size: r.size as number });
   }
+  const self = files.find((r) => r.uri === uri);
+  if (!self) throw new Error("its manifest does not list its SKILL.md");
   if (self.size > MAX_SKILL_MD_BYTES) {
     throw new Error(
       `its SKILL.md is ${self.size} bytes, over ${MAX_SKILL_MD_BYTES}`,
     );
   }
-  const read = await client.readResource({ uri }, { timeout: timeoutMs });
-  const content = read.contents.find((c: { uri: string }) => c.uri === uri);
-  if (!content) throw new Error("resources/read returned no content for it");
-  const bytes = "text" in content && typeof content.text === "string"
-    ? new TextEncoder().encode(content.text)
-    : Uint8Array.from(
-      atob("blob" in content ? String(content.blob) : ""),
-      (c) => c.charCodeAt(0),
-    );
+  const bytes = await readBytes(client, uri, timeoutMs);
   if (bytes.length !== self.size) {
     throw new Error(
       `its SKILL.md is ${bytes.length} bytes, the listing promises ${self.size}`,
@@ -170,7 +183,43 @@ export async function verifySkill(
   if (!served || !sameJson(served, frontmatter)) {
     throw new Error("its SKILL.md frontmatter differs from the listing's");
   }
-  return { name, description, instructions: bodyOf(text), uri };
+  return {
+    name,
+    description,
+    instructions: bodyOf(text),
+    uri,
+    entry: { uri, frontmatter, resources: files },
+  };
+}
+
+/**
+ * The bytes of a resource of a server, as `resources/read` returns them
+ * (text encoded as UTF-8, a blob decoded).
+ *
+ * @param client the connected client
+ * @param uri the resource's URI on that server
+ * @param timeoutMs the bound of the read
+ * @returns its bytes
+ * @throws {Error} when the answer has no content for that URI
+ * @example
+ * ```ts ignore
+ * const bytes = await readBytes(client, "skill://greeting/SKILL.md", 10_000);
+ * ```
+ */
+export async function readBytes(
+  client: Client,
+  uri: string,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  const read = await client.readResource({ uri }, { timeout: timeoutMs });
+  const content = read.contents.find((c: { uri: string }) => c.uri === uri);
+  if (!content) throw new Error("resources/read returned no content for it");
+  return "text" in content && typeof content.text === "string"
+    ? new TextEncoder().encode(content.text)
+    : Uint8Array.from(
+      atob("blob" in content ? String(content.blob) : ""),
+      (c) => c.charCodeAt(0),
+    );
 }
 
 function bodyOf(text: string): string {

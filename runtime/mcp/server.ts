@@ -49,6 +49,7 @@ import {
   readCallParams,
 } from "./call_params.ts";
 import {
+  type RemoteSkill,
   servedFolders,
   SkillFileCache,
   SKILLS_EXTENSION,
@@ -66,6 +67,8 @@ export interface McpServerOptions {
   skillFiles?: SkillFileCache;
   /** Skills per page of `skills/list`. @default 100 */
   skillsPageSize?: number;
+  /** The imported servers' verified skills now. @default none */
+  remoteSkills?: () => RemoteSkill[];
 }
 
 const SHARED_SKILL_FILES = new SkillFileCache();
@@ -114,11 +117,22 @@ export function createMcpServer(
     },
   );
   const served: Served = { link, catalog: new SessionCatalog(link), options };
-  const skills = new SkillsServer(
-    async () => servedFolders((await served.catalog.get()).skills.values()),
-    options.skillFiles ?? SHARED_SKILL_FILES,
-    options.skillsPageSize,
-  );
+  const skills = new SkillsServer({
+    folders: async () =>
+      servedFolders((await served.catalog.get()).skills.values()),
+    // Those the session discovers, like its own folders.
+    remote: async () => {
+      const all = options.remoteSkills?.() ?? [];
+      if (all.length === 0) return [];
+      const seen = new Set(
+        [...(await served.catalog.get()).skills.values()].map((s) => s.name),
+      );
+      return all.filter((r) => seen.has(r.name));
+    },
+  }, {
+    cache: options.skillFiles ?? SHARED_SKILL_FILES,
+    pageSize: options.skillsPageSize,
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
   // Not `setRequestHandler`: its tools/call wrapper runs zod three times a
   // call (`call_params.ts` says why that matters and what stands in).

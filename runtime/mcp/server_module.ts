@@ -18,6 +18,24 @@ export const MCP_PATH_PREFIX = "/mcp:/";
 const NAME_OK = /[^A-Za-z0-9_.-]/g;
 
 /**
+ * The registry name of a server's tool or skill: `<server>__<name>`, cut to
+ * what a name may hold.
+ *
+ * @param server the server's name
+ * @param name the tool's or skill's name on it
+ * @returns the name
+ * @example
+ * ```ts
+ * import { importedName } from "./server_module.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(importedName("kit", "wave"), "kit__wave");
+ * ```
+ */
+export function importedName(server: string, name: string): string {
+  return `${server}__${name}`.replace(NAME_OK, "_").slice(0, 64);
+}
+
+/**
  * An imported server as a registry module: a toolkit named like the server
  * (saying why when it is unavailable) and a tool `<server>__<tool>` for each
  * of its tools, with a hash that changes when any of that does.
@@ -57,7 +75,7 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     definitions.push({
       export: tool.name,
       kind: "tool",
-      name: `${slot.name}__${tool.name}`.replace(NAME_OK, "_").slice(0, 64),
+      name: importedName(slot.name, tool.name),
       fields: {
         description: tool.description ?? tool.title ?? tool.name,
         input: tool.inputSchema,
@@ -74,7 +92,7 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     definitions.push({
       export: skill.uri,
       kind: "skill",
-      name: `${slot.name}__${skill.name}`.replace(NAME_OK, "_").slice(0, 64),
+      name: importedName(slot.name, skill.name),
       fields: {
         description: skill.description,
         // The origin, where the model reads it (SEP-2640: MCP-served skill

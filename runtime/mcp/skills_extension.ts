@@ -76,6 +76,43 @@ export interface ServedFolder {
   file: string;
 }
 
+/**
+ * A skill of an imported MCP server, served again under
+ * `mcp-skill://<server>/...` (its origin's path after the scheme), with
+ * the entry its server listed, each read proxied to that server and checked
+ * against that entry before it is answered.
+ */
+export interface RemoteSkill {
+  /** The skill's name in this host (`<server>__<skill>`). */
+  name: string;
+  /** The server's host-assigned name. */
+  server: string;
+  /** The entry as the server listed it (its URIs). */
+  entry: SkillEntry;
+  /** Reads a file of the skill from the server, by its URI there. */
+  read(uri: string): Promise<Uint8Array>;
+}
+
+/** Where a session's skills come from. */
+export interface SkillsSource {
+  /** The session's Agent Skills folders now (called per request). */
+  folders(): Promise<ServedFolder[]>;
+  /** The imported servers' skills the session sees. @default none */
+  remote?(): Promise<RemoteSkill[]>;
+}
+
+/** Options of {@link SkillsServer}. */
+export interface SkillsServerOptions {
+  /** The host's digest cache. */
+  cache: SkillFileCache;
+  /** Skills per page. @default SKILLS_PAGE_SIZE */
+  pageSize?: number;
+}
+
+type Listed =
+  | { kind: "folder"; folder: ServedFolder }
+  | { kind: "remote"; remote: RemoteSkill };
+
 interface FileFacts {
   stamp: string;
   digest: string;
@@ -83,10 +120,8 @@ interface FileFacts {
 
 interface Manifest {
   entry: SkillEntry;
-  /** Absolute path of the skill's folder. */
-  folder: string;
-  /** URI to path relative to the folder. */
-  files: Map<string, string>;
+  /** Reads one of its files (`uri` is one it lists), or null for others. */
+  read(uri: string): Promise<Uint8Array> | null;
   /** Directory URIs (the root without a trailing slash) to their children. */
   dirs: Map<string, { uri: string; name: string; dir: boolean }[]>;
 }
@@ -191,8 +226,8 @@ export function servedFolders(
  * await Deno.mkdir(`${dir}/notes`);
  * await Deno.writeTextFile(`${dir}/notes/SKILL.md`, "---\nname: notes\ndescription: Notes\n---\nBe brief.\n");
  * const skills = new SkillsServer(
- *   () => Promise.resolve([{ name: "notes", folder: `${dir}/notes`, file: "SKILL.md" }]),
- *   new SkillFileCache(),
+ *   { folders: () => Promise.resolve([{ name: "notes", folder: `${dir}/notes`, file: "SKILL.md" }]) },
+ *   { cache: new SkillFileCache() },
  * );
  * const listed = await skills.handle("skills/list", {}) as { skills: { uri: string }[] };
  * assert.equal(listed.skills[0]?.uri, "skill://notes/SKILL.md");
@@ -200,23 +235,18 @@ export function servedFolders(
  * ```
  */
 export class SkillsServer {
-  #folders: () => Promise<ServedFolder[]>;
+  #source: SkillsSource;
   #cache: SkillFileCache;
   #pageSize: number;
 
   /**
-   * @param folders the session's folders now (called per request)
-   * @param cache the host's digest cache
-   * @param pageSize skills per page
+   * @param source the session's skills
+   * @param options the digest cache, page size
    */
-  constructor(
-    folders: () => Promise<ServedFolder[]>,
-    cache: SkillFileCache,
-    pageSize: number = SKILLS_PAGE_SIZE,
-  ) {
-    this.#folders = folders;
-    this.#cache = cache;
-    this.#pageSize = pageSize;
+  constructor(source: SkillsSource, options: SkillsServerOptions) {
+    this.#source = source;
+    this.#cache = options.cache;
+    this.#pageSize = options.pageSize ?? SKILLS_PAGE_SIZE;
   }
 
   /**
@@ -246,22 +276,36 @@ export class SkillsServer {
     return undefined;
   }
 
-  // A page of folders, then their manifests: a page reads only its own
+  async #all(): Promise<Listed[]> {
+    const folders = await this.#source.folders();
+    const remote = (await this.#source.remote?.()) ?? [];
+    return [
+      ...folders.map((folder) => ({ kind: "folder" as const, folder })),
+      ...remote.map((r) => ({ kind: "remote" as const, remote: r })),
+    ];
+  }
+
+  // A page of skills, then their manifests: a page reads only its own
   // folders (one that cannot be served now is left out of its page).
   async #page(cursor: unknown): Promise<{
     page: Manifest[];
     nextCursor?: string;
   }> {
-    const folders = await this.#folders();
-    const { page, nextCursor } = paginate(folders, cursor, this.#pageSize);
-    const manifests = await Promise.all(page.map((f) => this.#manifest(f)));
+    const { page, nextCursor } = paginate(
+      await this.#all(),
+      cursor,
+      this.#pageSize,
+    );
+    const manifests = await Promise.all(page.map((l) => this.#manifest(l)));
     return {
       page: manifests.filter((m): m is Manifest => m !== null),
       ...(nextCursor ? { nextCursor } : {}),
     };
   }
 
-  async #manifest(served: ServedFolder): Promise<Manifest | null> {
+  async #manifest(listed: Listed): Promise<Manifest | null> {
+    if (listed.kind === "remote") return remoteManifest(listed.remote);
+    const served = listed.folder;
     if (agentSkillsNameProblem(served.name, served.folder) !== null) {
       return null;
     }
@@ -273,10 +317,18 @@ export class SkillsServer {
   }
 
   async #byUri(uri: unknown): Promise<Manifest | null> {
-    if (typeof uri !== "string" || !uri.startsWith("skill://")) return null;
+    if (typeof uri !== "string") return null;
+    if (uri.startsWith(REMOTE_SCHEME)) {
+      const remote = ((await this.#source.remote?.()) ?? []).find((r) => {
+        const root = remoteRoot(r);
+        return uri === root || uri.startsWith(`${root}/`);
+      });
+      return remote ? remoteManifest(remote) : null;
+    }
+    if (!uri.startsWith("skill://")) return null;
     const name = uri.slice("skill://".length).split("/")[0];
-    const folder = (await this.#folders()).find((f) => f.name === name);
-    return folder ? await this.#manifest(folder) : null;
+    const folder = (await this.#source.folders()).find((f) => f.name === name);
+    return folder ? await this.#manifest({ kind: "folder", folder }) : null;
   }
 
   async #list(cursor: unknown) {
@@ -319,12 +371,10 @@ export class SkillsServer {
 
   async #read(uri: unknown) {
     const manifest = await this.#byUri(uri);
-    const rel = manifest?.files.get(uri as string);
-    if (!manifest || rel === undefined) {
-      throw invalid(`Resource "${String(uri)}" not found`);
-    }
-    const bytes = await readInside(manifest.folder, rel);
-    const mimeType = mimeTypeOf(rel);
+    const reading = manifest?.read(uri as string);
+    if (!reading) throw invalid(`Resource "${String(uri)}" not found`);
+    const bytes = await reading;
+    const mimeType = mimeTypeOf(String(uri));
     const text = asText(bytes, mimeType);
     return {
       contents: [
@@ -417,8 +467,88 @@ async function buildManifest(
   }
   return {
     entry: { uri: `${root}/SKILL.md`, frontmatter: fm, resources },
-    folder: served.folder,
-    files,
+    read: (uri) => {
+      const rel = files.get(uri);
+      return rel === undefined ? null : readInside(served.folder, rel);
+    },
+    dirs,
+  };
+}
+
+/** The scheme imported servers' skills are served again under. */
+export const REMOTE_SCHEME = "mcp-skill://";
+
+// `skill://acme/refunds/SKILL.md` of server "kit" is
+// `mcp-skill://kit/acme/refunds/SKILL.md` here.
+function remoteUri(server: string, uri: string): string {
+  return `${REMOTE_SCHEME}${server}/${
+    uri.replace(/^[a-z][a-z0-9+.-]*:\/\//, "")
+  }`;
+}
+
+function remoteRoot(remote: RemoteSkill): string {
+  return remoteUri(remote.server, remote.entry.uri).slice(
+    0,
+    -"/SKILL.md".length,
+  );
+}
+
+// The server's entry under this host's URIs; a read is the server's bytes,
+// answered only when they are what its entry promised.
+function remoteManifest(remote: RemoteSkill): Manifest {
+  const origin = new Map<string, SkillFileEntry>();
+  const resources = remote.entry.resources.map((r) => {
+    const uri = remoteUri(remote.server, r.uri);
+    origin.set(uri, r);
+    return { ...r, uri };
+  });
+  const root = remoteRoot(remote);
+  const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
+  const child = (
+    dir: string,
+    c: { uri: string; name: string; dir: boolean },
+  ) => {
+    const list = dirs.get(dir) ?? [];
+    if (!list.some((x) => x.uri === c.uri)) list.push(c);
+    dirs.set(dir, list);
+  };
+  dirs.set(root, []);
+  for (const { uri } of resources) {
+    if (!uri.startsWith(`${root}/`)) continue;
+    const parts = uri.slice(root.length + 1).split("/");
+    let dir = root;
+    parts.forEach((part, i) => {
+      const here = `${dir}/${part}`;
+      child(dir, {
+        uri: here,
+        name: decodeURIComponent(part),
+        dir: i < parts.length - 1,
+      });
+      dir = here;
+    });
+  }
+  return {
+    entry: {
+      uri: remoteUri(remote.server, remote.entry.uri),
+      frontmatter: remote.entry.frontmatter,
+      resources,
+    },
+    read: (uri) => {
+      const file = origin.get(uri);
+      if (!file) return null;
+      return (async () => {
+        const bytes = await remote.read(file.uri);
+        if (bytes.length !== file.size || await sha256(bytes) !== file.digest) {
+          throw Object.assign(
+            new Error(
+              `Resource "${uri}" is not what the MCP server "${remote.server}" listed: its size or digest differs`,
+            ),
+            { code: -32603 },
+          );
+        }
+        return bytes;
+      })();
+    },
     dirs,
   };
 }

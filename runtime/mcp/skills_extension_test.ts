@@ -31,9 +31,8 @@ async function folders(names: string[]): Promise<{
 Deno.test("skills/list pages with nextCursor until the last page, and refuses a cursor it never gave", async () => {
   const { dir, served } = await folders(["a", "b", "c", "d", "e"]);
   const skills = new SkillsServer(
-    () => Promise.resolve(served),
-    new SkillFileCache(),
-    2,
+    { folders: () => Promise.resolve(served) },
+    { cache: new SkillFileCache(), pageSize: 2 },
   );
   try {
     const uris: string[] = [];
@@ -74,14 +73,13 @@ Deno.test("a skill's entry changes with its files, and a folder named unlike its
     join(dir, "other", "SKILL.md"),
     "---\nname: notes-two\ndescription: Misplaced\n---\n",
   );
-  const skills = new SkillsServer(
-    () =>
+  const skills = new SkillsServer({
+    folders: () =>
       Promise.resolve([
         ...served,
         { name: "notes-two", folder: join(dir, "other"), file: "SKILL.md" },
       ]),
-    new SkillFileCache(),
-  );
+  }, { cache: new SkillFileCache() });
   try {
     const first = await skills.handle("skills/list", {}) as {
       skills: { uri: string; resources: { digest: string }[] }[];

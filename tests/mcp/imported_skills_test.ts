@@ -3,7 +3,9 @@
  * (official SDK, stdio, confined like any imported server) serves `greeting`
  * and `tampered` (its listing promises a digest its `SKILL.md` does not
  * have). `greeting` becomes the skill `kit__greeting`, discoverable over A2E
- * and MCP, run by the host's agent loop with the server's tools; `tampered`
+ * and MCP (a tool, and a skill served again as
+ * `mcp-skill://kit/greeting/SKILL.md`), run by the host's agent loop with
+ * the server's tools; `tampered`
  * is refused with the reason and never listed; after the server says its
  * resources changed, its listing is read again.
  */
@@ -13,7 +15,12 @@ import { fileURLToPath } from "node:url";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { SkillDefinition } from "../../protocol/models.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  type McpError,
+  ResultSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectClient } from "../tools/_harness.ts";
 import { connect } from "./_host.ts";
@@ -94,10 +101,40 @@ Deno.test("an imported server's verified skill is discoverable and runs with its
       /skill "skill:\/\/tampered\/SKILL.md" refused: its SKILL.md hashes to sha256:[0-9a-f]{64}, the listing promises sha256:[0-9a-f]{64}/,
     );
 
-    // MCP clients see it as a tool too.
+    // MCP clients see it as a tool too, and as a skill served again under
+    // mcp-skill://<server>/..., each read checked against its server's entry.
     const mcp = await connect(url);
     const { tools } = await mcp.listTools();
     assert.ok(tools.some((t: Tool) => t.name === "kit__greeting"));
+    const listed = await mcp.request(
+      { method: "skills/list", params: {} } as never,
+      ResultSchema,
+    ) as { skills: { uri: string; resources: { digest: string }[] }[] };
+    assert.deepEqual(listed.skills.map((s) => s.uri), [
+      "mcp-skill://kit/greeting/SKILL.md",
+    ]);
+    const read = await mcp.readResource({
+      uri: "mcp-skill://kit/greeting/SKILL.md",
+    });
+    const text = String((read.contents[0] as { text?: string }).text);
+    assert.match(text, /^---\nname: greeting\n/);
+    assert.equal(
+      await sha256(new TextEncoder().encode(text)),
+      listed.skills[0]!.resources[0]!.digest,
+    );
+    for (
+      const uri of [
+        "mcp-skill://kit/tampered/SKILL.md",
+        "mcp-skill://kit/greeting/../tampered/SKILL.md",
+        "skill://greeting/SKILL.md",
+      ]
+    ) {
+      await assert.rejects(
+        mcp.readResource({ uri }),
+        (e: McpError) => e.code === ErrorCode.InvalidParams,
+        uri,
+      );
+    }
 
     // The agent loop runs it with the server's tools.
     const ran = await a2e.request("skill/call/req", {
@@ -128,3 +165,11 @@ Deno.test("an imported server's verified skill is discoverable and runs with its
     a2e.close();
   });
 });
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  );
+  return "sha256:" +
+    Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}
