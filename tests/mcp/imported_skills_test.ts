@@ -149,6 +149,19 @@ Deno.test("an imported server's verified skill is discoverable and runs with its
     assert.match(first, /kit__wave/);
     assert.match(JSON.stringify(mock.requests[1]!.body), /\*waves\*/);
 
+    // The server serves other bytes than it listed: the read is refused.
+    await a2e.request("tool/call/req", {
+      tool_name: "kit__swap",
+      arguments: {},
+    });
+    await assert.rejects(
+      mcp.readResource({ uri: "mcp-skill://kit/greeting/SKILL.md" }),
+      (e: McpError) => {
+        assert.match(e.message, /not what the MCP server "kit" listed/);
+        return true;
+      },
+    );
+
     // The server's listing changes: the host reads it again and says so.
     const changed = a2e.push((m) =>
       m.type === "invoke/event" && m.kind === "tools.changed"
