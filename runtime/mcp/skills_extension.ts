@@ -17,6 +17,12 @@
  * `agentSkillsNameProblem`) is left out: verifiers reject it. It stays a tool
  * and an A2E skill, and the banner says why.
  *
+ * The verified skills of imported MCP servers (`imported_skills.ts`) are
+ * served again under `mcp-skill://<server>/...`, their own scheme so they
+ * never collide with a local name, with the entry their server listed; a
+ * read is proxied to that server and answered only when the bytes have the
+ * listed size and digest.
+ *
  * @module
  */
 
