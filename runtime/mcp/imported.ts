@@ -159,7 +159,18 @@ class Servers implements ImportedServers {
           name: importedName(slot.name, skill.name),
           server: slot.name,
           entry: skill.entry,
-          read: (uri) => readBytes(client, uri, this.#startTimeoutMs),
+          read: async (uri) => {
+            const bytes = await readBytes(client, uri, this.#startTimeoutMs);
+            // What a server says reaches clients scrubbed of its entry's
+            // secrets; a file the scrub would change is refused instead.
+            const text = new TextDecoder().decode(bytes);
+            if (scrubServer(text, slot.secrets) !== text) {
+              throw new Error(
+                `Resource "${uri}" of the MCP server "${slot.name}" holds a value of its env or headers`,
+              );
+            }
+            return bytes;
+          },
         });
       }
     }

@@ -39,13 +39,14 @@ const KIT: McpServerSpec = {
 async function withHost(
   llmUrl: string,
   body: (host: Host, url: string) => Promise<void>,
+  kit: McpServerSpec = KIT,
 ): Promise<void> {
   const skills = await Deno.makeTempDir();
   const host = createHost({
     config: {
       skills: [skills],
       builtinSkills: false,
-      mcpServers: { kit: KIT },
+      mcpServers: { kit },
       sandbox: {
         cacheDir: null,
         memoryMb: 256,
@@ -177,6 +178,32 @@ Deno.test("an imported server's verified skill is discoverable and runs with its
     await mcp.close();
     a2e.close();
   });
+});
+
+Deno.test("an imported skill's file holding a value of its server's env is never served to MCP clients", async () => {
+  await using mock = startMockOpenAI([]);
+  const secret = "hunter2-very-secret";
+  const kit = { ...KIT, env: { ...KIT.env, SECRET_TOKEN: secret } };
+  await withHost(mock.url, async (_host, url) => {
+    const a2e = await connectClient(url.replace("http", "ws") + "/a2e");
+    const discovered = await a2e.request("skill/discover/req", {});
+    const leaky = (discovered.final.skills as SkillDefinition[]).find((s) =>
+      s.name === "kit__leaky"
+    );
+    assert.ok(leaky);
+    assert.doesNotMatch(JSON.stringify(leaky), /hunter2/);
+    const mcp = await connect(url);
+    await assert.rejects(
+      mcp.readResource({ uri: "mcp-skill://kit/leaky/SKILL.md" }),
+      (e: McpError) => {
+        assert.match(e.message, /holds a value of its env or headers/);
+        assert.doesNotMatch(e.message, /hunter2/);
+        return true;
+      },
+    );
+    await mcp.close();
+    a2e.close();
+  }, kit);
 });
 
 async function sha256(bytes: Uint8Array): Promise<string> {
