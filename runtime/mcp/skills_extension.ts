@@ -134,7 +134,9 @@ interface Manifest {
 
 /**
  * Digests of skill files, shared by every session of a host: a file is
- * hashed again only when its size or mtime changed.
+ * hashed again only when its size or mtime changed, and a folder's walk
+ * keeps only the files it found (a long-running host holds only files that
+ * exist).
  *
  * @example
  * ```ts
@@ -143,14 +145,19 @@ interface Manifest {
  * const cache = new SkillFileCache();
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/a.txt`, "hi");
- * const digest = await cache.digest(`${dir}/a.txt`, "2:0");
+ * const walk = cache.walk(dir);
+ * const digest = await walk.digest(`${dir}/a.txt`, "2:0");
+ * walk.done();
  * assert.equal(digest, "sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4");
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class SkillFileCache {
-  #facts = new Map<string, FileFacts>();
-  #frontmatter = new Map<string, Record<string, unknown> | null>();
+  #folders = new Map<string, Map<string, FileFacts>>();
+  #frontmatter = new Map<
+    string,
+    { digest: string; fields: Record<string, unknown> | null }
+  >();
 
   /**
    * The frontmatter of a `SKILL.md`, parsed once per content.
@@ -163,29 +170,40 @@ export class SkillFileCache {
     path: string,
     digest: string,
   ): Promise<Record<string, unknown> | null> {
-    const key = `${path}\0${digest}`;
-    if (this.#frontmatter.has(key)) return this.#frontmatter.get(key)!;
+    const hit = this.#frontmatter.get(path);
+    if (hit?.digest === digest) return hit.fields;
     const fields = readFrontmatter(await Deno.readTextFile(path));
-    for (const k of this.#frontmatter.keys()) {
-      if (k.startsWith(`${path}\0`)) this.#frontmatter.delete(k);
-    }
-    this.#frontmatter.set(key, fields);
+    this.#frontmatter.set(path, { digest, fields });
     return fields;
   }
 
   /**
-   * The digest of a file.
+   * Starts a walk of a skill folder: `digest` hashes a file unless its
+   * stamp is unchanged since the last walk; `done` keeps what this walk
+   * found and forgets the rest.
    *
-   * @param path absolute path
-   * @param stamp its size and mtime: a new stamp hashes it again
-   * @returns `sha256:<hex>`
+   * @param folder absolute path of the folder
+   * @returns the walk's digest function and its end
    */
-  async digest(path: string, stamp: string): Promise<string> {
-    const hit = this.#facts.get(path);
-    if (hit?.stamp === stamp) return hit.digest;
-    const digest = await sha256(await Deno.readFile(path));
-    this.#facts.set(path, { stamp, digest });
-    return digest;
+  walk(folder: string): {
+    digest(path: string, stamp: string): Promise<string>;
+    done(): void;
+  } {
+    const before = this.#folders.get(folder);
+    const now = new Map<string, FileFacts>();
+    return {
+      digest: async (path, stamp) => {
+        const hit = before?.get(path);
+        const facts = hit?.stamp === stamp
+          ? hit
+          : { stamp, digest: await sha256(await Deno.readFile(path)) };
+        now.set(path, facts);
+        return facts.digest;
+      },
+      done: () => {
+        this.#folders.set(folder, now);
+      },
+    };
   }
 }
 
@@ -418,6 +436,7 @@ async function buildManifest(
   const files = new Map<string, string>();
   const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
   const resources: SkillFileEntry[] = [];
+  const walking = cache.walk(served.folder);
   let total = 0;
   let frontmatter: Record<string, unknown> | null = null;
   const walk = async (rel: string, dirUri: string) => {
@@ -449,7 +468,7 @@ async function buildManifest(
       if (total > MAX_SKILL_FILE_BYTES) {
         throw new Error(`more than ${MAX_SKILL_FILE_BYTES} bytes`);
       }
-      const digest = await cache.digest(
+      const digest = await walking.digest(
         path,
         `${info.size}:${info.mtime?.getTime() ?? 0}`,
       );
@@ -464,6 +483,7 @@ async function buildManifest(
     }
   };
   await walk("", root);
+  walking.done();
   const fm = frontmatter as Record<string, unknown> | null;
   if (
     !fm || fm.name !== served.name || typeof fm.description !== "string" ||
