@@ -221,7 +221,10 @@ export function createHost(options: HostOptions = {}): Host {
     log,
   };
   const sse: SseTransport = createSseTransport(context);
-  const mcpOptions = { facts: registryFacts(() => stack?.snapshot ?? null) };
+  const mcpOptions = {
+    facts: registryFacts(() => stack?.snapshot ?? null),
+    remoteSkills: () => stack?.remoteSkills() ?? [],
+  };
   const mcp = createMcpHttp(context, { ...mcpOptions, tokens: config.tokens });
   const app = httpApp({
     context,

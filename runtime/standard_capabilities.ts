@@ -41,6 +41,7 @@ import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
+import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import { routeImported } from "./mcp/route_imported.ts";
 
 /** Options of {@link createStandardCapabilities}. */
@@ -63,6 +64,8 @@ export interface StandardCapabilities {
   ready: Promise<LoadReport>;
   /** The registry's current snapshot; null until the first load. */
   readonly snapshot: RegistrySnapshot | null;
+  /** The imported servers' verified skills, served again over MCP. */
+  remoteSkills(): RemoteSkill[];
   /** Stops watching and kills every sandbox process. */
   close(): Promise<void>;
   /** The live sandbox processes. */
@@ -175,6 +178,7 @@ export function createStandardCapabilities(
     get snapshot() {
       return (registry as Registry | null)?.snapshot ?? null;
     },
+    remoteSkills: () => imported?.remoteSkills() ?? [],
     processes: () => sandbox.processes(),
     endSession: (sessionId) => sandbox.endSession(sessionId),
     registryStatus: () => (statusOf as typeof statusOf)?.() ?? null,

@@ -51,6 +51,8 @@ export interface CatalogView {
     description: string;
     status: string;
     blocked_reason: string | null;
+    /** Its loading warnings (e.g. why MCP's `skills/list` leaves it out). */
+    warnings?: string[];
   }[];
   /** With a query: tool names by BM25 rank (the host's tool index). */
   matches?: string[];

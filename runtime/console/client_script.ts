@@ -77,7 +77,8 @@ function renderCatalog(matches) {
   const skills = $("skills");
   skills.replaceChildren(...catalog.skills.map((s) => el("li", { "data-skill": s.name, class: "status-" + s.status.toLowerCase() },
     el("b", {}, s.name), " ", el("span", { class: "badge" }, s.status), " ",
-    el("span", { class: "muted" }, s.blocked_reason ? "blocked: " + s.blocked_reason : s.description))));
+    el("span", { class: "muted" }, s.blocked_reason ? "blocked: " + s.blocked_reason : s.description),
+    ...(s.warnings || []).map((w) => el("div", { class: "muted", "data-skill-warning": "" }, "warning: " + w)))));
   $("catalog-summary").textContent = catalog.tools.length + " tools, " + catalog.toolkits.length + " toolkits, " + catalog.skills.length + " skills" + (refused.length ? ", " + refused.length + " refused" : "") + (matches ? " · " + matches.length + " match(es)" : "");
 }
 async function loadCatalog() {

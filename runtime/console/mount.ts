@@ -220,6 +220,7 @@ async function catalog(
         blocked_reason: typeof meta.blocked_reason === "string"
           ? meta.blocked_reason
           : null,
+        warnings: Array.isArray(meta.warnings) ? meta.warnings.map(String) : [],
       };
     }),
   };

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/plain_object.ts";
 
 /** A checked `tools/call` request's params. */
@@ -24,11 +24,29 @@ export interface CallParams {
   progressToken?: string | number;
 }
 
-function invalid(why: string): McpError {
-  return new McpError(
-    ErrorCode.InvalidParams,
-    `Invalid tools/call request: ${why}`,
-  );
+function invalid(why: string): Error & { code: number } {
+  return invalidParams(`Invalid tools/call request: ${why}`);
+}
+
+/**
+ * A JSON-RPC `InvalidParams` (-32602) error for a handler to throw. Not an
+ * SDK `McpError`: the SDK sends a thrown error's `message` as is, and an
+ * `McpError`'s starts with "MCP error -32602: ", which the client's
+ * `McpError` then prefixes again.
+ *
+ * @param message what is wrong, sentence case
+ * @returns the error
+ * @example
+ * ```ts
+ * import { invalidParams } from "./call_params.ts";
+ * import assert from "node:assert/strict";
+ * const error = invalidParams('Prompt "x" not found');
+ * assert.equal(error.code, -32602);
+ * assert.equal(error.message, 'Prompt "x" not found');
+ * ```
+ */
+export function invalidParams(message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
 /**
@@ -37,7 +55,7 @@ function invalid(why: string): McpError {
  *
  * @param params the request's `params`
  * @returns the name, arguments and progress token
- * @throws {McpError} `InvalidParams` when they do not fit
+ * @throws {Error} `InvalidParams` (-32602) when they do not fit
  * @example
  * ```ts
  * import { readCallParams } from "./call_params.ts";

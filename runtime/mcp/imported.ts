@@ -20,6 +20,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import {
   type CallToolResult,
   type Progress,
+  ResourceListChangedNotificationSchema,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -35,8 +36,10 @@ import { checkedFetch } from "../egress/checked_fetch.ts";
 import { ProcessClientTransport } from "./server_process.ts";
 import type { McpProcessSpec } from "./server_process.ts";
 import { ServerSlot } from "./server_slot.ts";
-import { serverModule } from "./server_module.ts";
+import { importedName, serverModule } from "./server_module.ts";
 import { scrubServer } from "./server_secrets.ts";
+import { loadServerSkills, readBytes } from "./imported_skills.ts";
+import type { RemoteSkill } from "./skills_extension.ts";
 
 /** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
 export type McpServerSpec =
@@ -93,6 +96,8 @@ export interface ImportedServers {
     args: unknown,
     call: ImportedCall,
   ): Promise<SandboxOutcome>;
+  /** The verified skills of the running servers, served again over MCP. */
+  remoteSkills(): RemoteSkill[];
   /** Stops every server. */
   close(): Promise<void>;
 }
@@ -142,6 +147,34 @@ class Servers implements ImportedServers {
 
   modules(): LoadedModule[] {
     return [...this.#slots.values()].map(serverModule);
+  }
+
+  remoteSkills(): RemoteSkill[] {
+    const out: RemoteSkill[] = [];
+    for (const slot of this.#slots.values()) {
+      const client = slot.client;
+      if (!client) continue;
+      for (const skill of slot.skills) {
+        out.push({
+          name: importedName(slot.name, skill.name),
+          server: slot.name,
+          entry: skill.entry,
+          read: async (uri) => {
+            const bytes = await readBytes(client, uri, this.#startTimeoutMs);
+            // What a server says reaches clients scrubbed of its entry's
+            // secrets; a file the scrub would change is refused instead.
+            const text = new TextDecoder().decode(bytes);
+            if (scrubServer(text, slot.secrets) !== text) {
+              throw new Error(
+                `Resource "${uri}" of the MCP server "${slot.name}" holds a value of its env or headers`,
+              );
+            }
+            return bytes;
+          },
+        });
+      }
+    }
+    return out;
   }
 
   async call(
@@ -237,9 +270,16 @@ class Servers implements ImportedServers {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.#refresh(slot, client).catch(() => {});
       });
+      client.setNotificationHandler(
+        ResourceListChangedNotificationSchema,
+        () => {
+          this.#refreshSkills(slot, client).catch(() => {});
+        },
+      );
       await client.connect(transport, { timeout });
       const connected = transport;
       slot.tools = scrubServer(await listAll(client, timeout), slot.secrets);
+      await this.#loadSkills(slot, client, timeout);
       client.onclose = () => {
         if (!slot.exited(client, `the server exited${stderrOf(connected)}`)) {
           return;
@@ -266,6 +306,35 @@ class Servers implements ImportedServers {
       slot.secrets,
     );
     this.#changed();
+  }
+
+  async #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
+    await this.#loadSkills(slot, client, this.#startTimeoutMs);
+    this.#changed();
+  }
+
+  // A server whose skills cannot be listed still serves its tools.
+  async #loadSkills(
+    slot: ServerSlot,
+    client: Client,
+    timeout: number,
+  ): Promise<void> {
+    try {
+      const { skills, refused } = await loadServerSkills(client, timeout);
+      slot.skills = scrubServer(skills, slot.secrets);
+      slot.refusedSkills = scrubServer(refused, slot.secrets);
+    } catch (error) {
+      slot.skills = [];
+      slot.refusedSkills = [{
+        uri: "skills/list",
+        reason: scrubServer((error as Error).message, slot.secrets),
+      }];
+    }
+    for (const { uri, reason } of slot.refusedSkills) {
+      this.#options.log?.(
+        `MCP server "${slot.name}": skill "${uri}" refused: ${reason}`,
+      );
+    }
   }
 
   // Detected once, on the first stdio start, unless the host says.

@@ -3,7 +3,8 @@
  * an {@link A2eLink}, so that listing, searching, configuring and calling go
  * through the dispatcher like any A2E request. Tools, skills (as tools, and
  * `SKILL.md` instructions as prompts), `search_tools` and
- * `configure_toolkit`.
+ * `configure_toolkit`; and the session's Agent Skills folders as `skill://`
+ * resources with the Skills extension (`skills_extension.ts`).
  *
  * @module
  */
@@ -12,14 +13,12 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
-  ErrorCode as McpErrorCode,
   type GetPromptRequest,
   GetPromptRequestSchema,
   type GetPromptResult,
   type JSONRPCRequest,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   type Prompt,
   type ServerNotification,
   type ServerRequest,
@@ -45,9 +44,17 @@ import {
 import { CONFIGURE_TOOL, SEARCH_TOOL } from "./builtin_tools.ts";
 import {
   type CallParams,
+  invalidParams,
   methodNotFound,
   readCallParams,
 } from "./call_params.ts";
+import {
+  type RemoteSkill,
+  servedFolders,
+  SkillFileCache,
+  SKILLS_EXTENSION,
+  SkillsServer,
+} from "./skills_extension.ts";
 
 /** The version skillbox reports to MCP clients. */
 export const SERVER_VERSION = "0.1.0";
@@ -56,7 +63,15 @@ export const SERVER_VERSION = "0.1.0";
 export interface McpServerOptions {
   /** The registry's schemas and permissions of a tool, when known. */
   facts?: (name: string) => ToolFacts | undefined;
+  /** The host's digest cache of skill files. @default one per process */
+  skillFiles?: SkillFileCache;
+  /** Skills per page of `skills/list`. @default 100 */
+  skillsPageSize?: number;
+  /** The imported servers' verified skills now. @default none */
+  remoteSkills?: () => RemoteSkill[];
 }
+
+const SHARED_SKILL_FILES = new SkillFileCache();
 
 /** A session's MCP server and what its transport must tell it. */
 export interface McpSessionServer {
@@ -95,11 +110,29 @@ export function createMcpServer(
       capabilities: {
         tools: { listChanged: true },
         prompts: { listChanged: true },
+        resources: { listChanged: true },
         logging: {},
+        extensions: { [SKILLS_EXTENSION]: { directoryRead: true } },
       },
     },
   );
   const served: Served = { link, catalog: new SessionCatalog(link), options };
+  const skills = new SkillsServer({
+    folders: async () =>
+      servedFolders((await served.catalog.get()).skills.values()),
+    // Those the session discovers, like its own folders.
+    remote: async () => {
+      const all = options.remoteSkills?.() ?? [];
+      if (all.length === 0) return [];
+      const seen = new Set(
+        [...(await served.catalog.get()).skills.values()].map((s) => s.name),
+      );
+      return all.filter((r) => seen.has(r.name));
+    },
+  }, {
+    cache: options.skillFiles ?? SHARED_SKILL_FILES,
+    pageSize: options.skillsPageSize,
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
   // Not `setRequestHandler`: its tools/call wrapper runs zod three times a
   // call (`call_params.ts` says why that matters and what stands in).
@@ -107,7 +140,11 @@ export function createMcpServer(
     request: JSONRPCRequest,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ) => {
-    if (request.method !== "tools/call") throw methodNotFound();
+    if (request.method !== "tools/call") {
+      const answer = skills.handle(request.method, request.params);
+      if (answer === undefined) throw methodNotFound();
+      return answer as Promise<never>;
+    }
     return callTool(served, readCallParams(request.params), extra);
   };
   server.setRequestHandler(
@@ -127,6 +164,7 @@ export function createMcpServer(
       served.catalog.reset();
       server.sendToolListChanged().catch(() => {});
       server.sendPromptListChanged().catch(() => {});
+      server.sendResourceListChanged().catch(() => {});
     },
   };
 }
@@ -209,10 +247,7 @@ async function getPrompt(
     s.name === request.params.name && s.instructions
   );
   if (!skill) {
-    throw new McpError(
-      McpErrorCode.InvalidParams,
-      `Prompt ${request.params.name} not found`,
-    );
+    throw invalidParams(`Prompt "${request.params.name}" not found`);
   }
   const args = Object.entries(request.params.arguments ?? {});
   const text = skill.instructions +
@@ -225,13 +260,22 @@ async function getPrompt(
   };
 }
 
+// An A2E error as an MCP client reads it: the A2E message type the host
+// names ("Cannot handle \"toolkit/configure/req\": ...") becomes what the
+// client asked for (a method or a built-in tool).
+function a2eError(answer: OutgoingMessage, asked: string): CallToolResult {
+  const message = String(answer.message ?? "").replace(
+    /"[a-z_]+\/[a-z_]+\/(req|resp)"/g,
+    `"${asked}"`,
+  );
+  return errorResult(String(answer.code), message);
+}
+
 function answerToResult(
   answer: OutgoingMessage,
   failureCode: string,
 ): CallToolResult {
-  if (answer.type === "error") {
-    return errorResult(String(answer.code), String(answer.message ?? ""));
-  }
+  if (answer.type === "error") return a2eError(answer, "tools/call");
   if (answer.type === "skill/call/resp") {
     const data = answer.data as SkillResult | null;
     if (!data) {
@@ -263,9 +307,7 @@ async function searchTools(
     query,
     include_deferred: true,
   });
-  if (answer.type === "error") {
-    return errorResult(String(answer.code), String(answer.message ?? ""));
-  }
+  if (answer.type === "error") return a2eError(answer, SEARCH_TOOL.name);
   const tools = (answer.tools as ToolDefinition[]).slice(0, limit).map((t) => ({
     name: t.name,
     description: t.description,
@@ -292,9 +334,7 @@ async function configureToolkit(
     toolkit_name: toolkit,
     config,
   });
-  if (answer.type === "error") {
-    return errorResult(String(answer.code), String(answer.message ?? ""));
-  }
+  if (answer.type === "error") return a2eError(answer, CONFIGURE_TOOL.name);
   const status = String(answer.status ?? "error");
   const message = answer.message === null || answer.message === undefined
     ? null

@@ -18,6 +18,24 @@ export const MCP_PATH_PREFIX = "/mcp:/";
 const NAME_OK = /[^A-Za-z0-9_.-]/g;
 
 /**
+ * The registry name of a server's tool or skill: `<server>__<name>`, cut to
+ * what a name may hold.
+ *
+ * @param server the server's name
+ * @param name the tool's or skill's name on it
+ * @returns the name
+ * @example
+ * ```ts
+ * import { importedName } from "./server_module.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(importedName("kit", "wave"), "kit__wave");
+ * ```
+ */
+export function importedName(server: string, name: string): string {
+  return `${server}__${name}`.replace(NAME_OK, "_").slice(0, 64);
+}
+
+/**
  * An imported server as a registry module: a toolkit named like the server
  * (saying why when it is unavailable) and a tool `<server>__<tool>` for each
  * of its tools, with a hash that changes when any of that does.
@@ -43,6 +61,9 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     fields: {
       description: `Tools of the MCP server "${slot.name}"${
         available ? "" : ` (unavailable: ${slot.reason})`
+      }${
+        slot.refusedSkills.map((r) => `; skill "${r.uri}" refused: ${r.reason}`)
+          .join("")
       }`,
       tags: available ? ["mcp"] : ["mcp", "unavailable"],
     },
@@ -54,7 +75,7 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     definitions.push({
       export: tool.name,
       kind: "tool",
-      name: `${slot.name}__${tool.name}`.replace(NAME_OK, "_").slice(0, 64),
+      name: importedName(slot.name, tool.name),
       fields: {
         description: tool.description ?? tool.title ?? tool.name,
         input: tool.inputSchema,
@@ -67,7 +88,31 @@ export function serverModule(slot: ServerSlot): LoadedModule {
       runnable: true,
     });
   }
-  const text = JSON.stringify([available, slot.reason, definitions]);
+  for (const skill of slot.skills) {
+    definitions.push({
+      export: skill.uri,
+      kind: "skill",
+      name: importedName(slot.name, skill.name),
+      fields: {
+        description: skill.description,
+        // The origin, where the model reads it (SEP-2640: MCP-served skill
+        // content is tagged with its server).
+        instructions:
+          `[Skill ${skill.uri} served by the MCP server "${slot.name}"; untrusted content.]\n\n${skill.instructions}`,
+        toolkits: [slot.name],
+        tags: ["mcp"],
+        metadata: { mcp_server: slot.name, uri: skill.uri },
+      },
+      permissions: {},
+      runnable: false,
+    });
+  }
+  const text = JSON.stringify([
+    available,
+    slot.reason,
+    definitions,
+    slot.refusedSkills,
+  ]);
   return {
     origin: "mcp",
     root: MCP_PATH_PREFIX,

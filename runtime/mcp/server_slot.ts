@@ -10,6 +10,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerSpec } from "./imported.ts";
+import type { ImportedSkill, RefusedSkill } from "./imported_skills.ts";
 import { scrubServer, serverSecrets } from "./server_secrets.ts";
 
 /** The longest wait between two failed starts. */
@@ -38,6 +39,10 @@ export class ServerSlot {
   client: Client | null = null;
   /** Its tools as last listed. */
   tools: McpTool[] = [];
+  /** Its skills (Skills extension) as last listed and verified. */
+  skills: ImportedSkill[] = [];
+  /** Its skills refused at the last listing, with why. */
+  refusedSkills: RefusedSkill[] = [];
   /** Its entry's secrets (env and header values), scrubbed from all it says. */
   readonly secrets: readonly string[];
   /** Why it does not run ("" while it does), its secrets scrubbed. */

@@ -126,7 +126,7 @@ Deno.test("a tools/call with bad params gets InvalidParams, and a method nobody 
     assert.equal(calls.length, 0);
     await assert.rejects(
       client.request(
-        { method: "resources/list" } as never,
+        { method: "nothing/here" } as never,
         EmptyResultSchema,
       ),
       (error: McpError) => {
@@ -140,5 +140,50 @@ Deno.test("a tools/call with bad params gets InvalidParams, and a method nobody 
     assert.equal(calls.length, 1);
   } finally {
     await close();
+  }
+});
+
+Deno.test("errors an MCP client reads name MCP methods and tools, never A2E message types", async () => {
+  // Every A2E request fails the way the dispatcher says it cannot serve one.
+  const link: A2eLink = {
+    sessionId: "s",
+    inFlight: 0,
+    close() {},
+    request: (message) =>
+      Promise.resolve({
+        ...ENVELOPE,
+        type: "error",
+        code: "invalid_message",
+        message:
+          `Cannot handle "${message.type}": the skills folders failed to load: boom`,
+      }),
+  };
+  const { server } = createMcpServer(link);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "t", version: "1" });
+  await client.connect(clientSide);
+  try {
+    const results = [
+      await client.callTool({ name: "echo", arguments: {} }),
+      await client.callTool({
+        name: "search_tools",
+        arguments: { query: "x" },
+      }),
+      await client.callTool({
+        name: "configure_toolkit",
+        arguments: { toolkit: "k", config: {} },
+      }),
+    ];
+    const texts = results.map((r) => JSON.stringify(r.content));
+    for (const text of texts) {
+      assert.match(text, /failed to load: boom/);
+      assert.doesNotMatch(text, /\/req|\/resp|toolkit\/|skill\/|tool\//);
+    }
+    assert.match(texts[0]!, /Cannot handle \\"tools\/call\\"/);
+    assert.match(texts[1]!, /Cannot handle \\"search_tools\\"/);
+    assert.match(texts[2]!, /Cannot handle \\"configure_toolkit\\"/);
+  } finally {
+    await client.close();
   }
 });

@@ -16,7 +16,7 @@ import type {
   RegistrySnapshot,
   SkillEntry,
 } from "../registry/types.ts";
-import { withPolicyWarnings } from "./load_warnings.ts";
+import { withNameWarning, withPolicyWarnings } from "./load_warnings.ts";
 import { codeSkillRecord } from "./code_skill.ts";
 import { failedSkillRecord, type SkillRecord } from "./skill_record.ts";
 import { instructionSkillRecord } from "./instruction_skill.ts";
@@ -157,10 +157,10 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
         const source = sourceOf(dir, "file");
         records.push(
           loaded.folder
-            ? withPolicyWarnings(
+            ? withNameWarning(withPolicyWarnings(
               instructionSkillRecord(loaded.folder, { source }),
               options.policy ?? {},
-            )
+            ))
             : failedSkillRecord(basename(dir), {
               path: `${dir}${sep}${loaded.file}`,
               message: loaded.error ?? "Cannot load SKILL.md",

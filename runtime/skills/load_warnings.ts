@@ -6,6 +6,7 @@
  * @module
  */
 
+import { basename } from "node:path";
 import type { SkillRecord } from "./skill_record.ts";
 import { refusedEnv, splitScriptNet } from "./scripts/script_access.ts";
 
@@ -65,6 +66,84 @@ export function withPolicyWarnings(
     definition: {
       ...record.definition,
       metadata: { ...metadata, warnings: [...before, ...added] },
+    },
+  };
+}
+
+/**
+ * Why an Agent Skills folder's name breaks the Agent Skills naming rules
+ * (1 to 64 lower-case letters, digits and single hyphens, no leading or
+ * trailing hyphen, equal to the folder's name), or null when it keeps them.
+ * MCP clients that verify skills (`skills/list`, SEP-2640) reject a skill
+ * that breaks them, so such a skill is left out of `skills/list`.
+ *
+ * @param name the skill's `name`
+ * @param folder the skill's folder (its last segment is compared)
+ * @returns the problem, or null
+ * @example
+ * ```ts
+ * import { agentSkillsNameProblem } from "./load_warnings.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(agentSkillsNameProblem("find-todos", "/s/find-todos"), null);
+ * assert.match(agentSkillsNameProblem("find_todos", "/s/find_todos") ?? "", /lower-case/);
+ * assert.match(agentSkillsNameProblem("notes", "/s/my-notes") ?? "", /folder "my-notes"/);
+ * ```
+ */
+export function agentSkillsNameProblem(
+  name: string,
+  folder: string,
+): string | null {
+  if (name.length > 64 || !/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) {
+    return `name "${name}" breaks the Agent Skills naming rules (1 to 64 lower-case letters, digits and single hyphens)`;
+  }
+  const dir = basename(folder);
+  if (dir !== name) {
+    return `name "${name}" does not match its folder "${dir}" as the Agent Skills rules require`;
+  }
+  return null;
+}
+
+/**
+ * Says, in an Agent Skills folder's warnings, that a name breaking the
+ * Agent Skills naming rules ({@link agentSkillsNameProblem}) keeps the
+ * skill out of MCP's `skills/list` (it is still served as a tool and over
+ * A2E): the loader's own warning about the name gets the consequence
+ * appended, or, when the loader's dialect allowed the name (A2E's `_`), a
+ * warning is added.
+ *
+ * @param record the skill as loaded
+ * @returns the record, its warnings saying so when the name breaks the rules
+ * @example
+ * ```ts
+ * import { withNameWarning } from "./load_warnings.ts";
+ * import { skill } from "./skill_record.ts";
+ * import assert from "node:assert/strict";
+ * const record = { definition: skill({ name: "my_notes", description: "Notes" }), llmConfig: null,
+ *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/my_notes", resources: [] } };
+ * assert.match(String(withNameWarning(record).definition.metadata?.warnings), /left out of MCP skills\/list/);
+ * ```
+ */
+export function withNameWarning(record: SkillRecord): SkillRecord {
+  const run = record.run;
+  if (run?.format !== "instructions") return record;
+  const name = record.definition.name;
+  const problem = agentSkillsNameProblem(name, run.folder);
+  if (problem === null) return record;
+  const tail =
+    ": served as a tool and over A2E, but left out of MCP skills/list";
+  const metadata = record.definition.metadata ?? {};
+  const before = Array.isArray(metadata.warnings) ? metadata.warnings : [];
+  const said = before.findIndex((w) =>
+    typeof w === "string" && w.startsWith(`name "${name}"`)
+  );
+  const warnings = said < 0
+    ? [...before, problem + tail]
+    : before.map((w, i) => i === said ? `${w}${tail}` : w);
+  return {
+    ...record,
+    definition: {
+      ...record.definition,
+      metadata: { ...metadata, warnings },
     },
   };
 }

@@ -490,11 +490,11 @@ Deno.test("loadSkillFolder() refuses a huge SKILL.md before reading it", async (
   }
 });
 
-Deno.test("the shipped find_todos folder parses with its linked triage guide and no warning", async () => {
+Deno.test("the shipped find-todos folder parses with its linked triage guide and no warning", async () => {
   const skill = await loadSkillFolder(
-    new URL("../../skills/find_todos", import.meta.url).pathname,
+    new URL("../../skills/find-todos", import.meta.url).pathname,
   );
-  assert.equal(skill.name, "find_todos");
+  assert.equal(skill.name, "find-todos");
   assert.deepEqual(skill.toolkits, ["filesystem"]);
   assert.deepEqual(skill.resources, ["reference/triage.md"]);
   assert.equal(skill.output_schema.type, "object");

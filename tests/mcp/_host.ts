@@ -8,6 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { dirname } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
 import { writeFixtures } from "../support/mcp_fixtures.ts";
 
@@ -27,6 +28,8 @@ export interface HostFixtureOptions {
   policy?: Record<string, unknown>;
   /** Extra files for the skills folder, by relative path. */
   files?: Record<string, string>;
+  /** Runs on the skills folder before the host loads it. */
+  setup?: (skills: string) => Promise<void>;
 }
 
 /** Runs `body` against a listening host, then closes it and its folders. */
@@ -38,8 +41,10 @@ export async function withHost(
   const markers = await Deno.makeTempDir();
   await writeFixtures(skills, markers);
   for (const [name, text] of Object.entries(options.files ?? {})) {
+    await Deno.mkdir(dirname(`${skills}/${name}`), { recursive: true });
     await Deno.writeTextFile(`${skills}/${name}`, text);
   }
+  await options.setup?.(skills);
   const host = createHost({
     config: {
       skills: [skills],

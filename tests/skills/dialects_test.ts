@@ -120,7 +120,7 @@ Deno.test("discovery lists every dialect's folder: loaded with warnings, or Bloc
   const lenient = byName.get("Tidy--Imports")!;
   assert.equal(lenient.status, "Published");
   assert.deepEqual(lenient.metadata?.warnings, [
-    'name "Tidy--Imports" breaks the Agent Skills rule (1-64 lower-case letters, digits and "-", no leading, trailing or double "-")',
+    'name "Tidy--Imports" breaks the Agent Skills rule (1-64 lower-case letters, digits and "-", no leading, trailing or double "-"): served as a tool and over A2E, but left out of MCP skills/list',
     'name "Tidy--Imports" does not match its folder "Tidy_Imports"',
   ]);
 
@@ -139,7 +139,7 @@ Deno.test("discovery lists every dialect's folder: loaded with warnings, or Bloc
 
   // The banner's lines: one per warning and per unloadable skill.
   const lines = skillLoadWarnings(records);
-  assert.equal(lines.length, 5, lines.join("\n"));
+  assert.equal(lines.length, 6, lines.join("\n"));
   assert.ok(lines.every((l) => !l.includes("\n")));
   assert.equal(
     lines.filter((l) => l.startsWith('skill "Tidy--Imports" (')).length,
@@ -153,6 +153,13 @@ Deno.test("discovery lists every dialect's folder: loaded with warnings, or Bloc
   );
   assert.ok(
     lines.some((l) => /^skill "broken-yaml" .* cannot be loaded: /.test(l)),
+  );
+  // A2E's dialect allows "_"; MCP clients that verify skills do not.
+  assert.ok(
+    lines.some((l) =>
+      /^skill "csv_digest" .*: name "csv_digest" breaks the Agent Skills naming rules .*: served as a tool and over A2E, but left out of MCP skills\/list$/
+        .test(l)
+    ),
   );
 });
 
@@ -253,11 +260,11 @@ Deno.test("the CLI banner reports each dialect warning on one line", async () =>
     }).output();
     const stderr = new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, stderr);
-    assert.match(stderr, /6 skills from .*; 5 skill warning\(s\) below/);
+    assert.match(stderr, /6 skills from .*; 6 skill warning\(s\) below/);
     const warnings = stderr.split("\n").filter((l) =>
       l.startsWith("skillbox warning: ")
     );
-    assert.equal(warnings.length, 5, stderr);
+    assert.equal(warnings.length, 6, stderr);
     assert.ok(
       warnings.some((l) =>
         /^skillbox warning: skill "Tidy--Imports" \(.*\): name "Tidy--Imports" does not match its folder "Tidy_Imports"$/

@@ -215,7 +215,7 @@ Deno.test(
 );
 
 Deno.test(
-  "find_todos (SKILL.md) runs the agent loop through the Anthropic SDK with intentions and the linked guide",
+  "find-todos (SKILL.md) runs the agent loop through the Anthropic SDK with intentions and the linked guide",
   opts,
   async () => {
     const answer = {
@@ -262,7 +262,7 @@ Deno.test(
       { tokens: ["```json\n", JSON.stringify(answer), "\n```"] },
     ], async ({ stack, mock }) => {
       const agent = await connectA2e(stack.wsUrl);
-      const resp = await agent.request(call("find_todos", { path: "src" }));
+      const resp = await agent.request(call("find-todos", { path: "src" }));
       const result = resp.message.data as SkillResult;
       assert.equal(result.success, true, result.error ?? "");
       assert.deepEqual(result.data, answer);

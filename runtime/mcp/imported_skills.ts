@@ -1,0 +1,252 @@
+/**
+ * Skills of an imported MCP server that declares the Skills extension
+ * (SEP-2640): its `skills/list` entries, each loaded by reading its
+ * `SKILL.md` with `resources/read` and checking the bytes against the
+ * entry (size, `sha256:` digest, frontmatter field by field). A skill whose
+ * entry or file does not hold is refused with the reason and never becomes
+ * runnable. Loading happens when the server starts and when it sends
+ * `notifications/resources/list_changed`: the host loads a skill into its
+ * registry then (only `SKILL.md`; supporting files are not fetched).
+ *
+ * @module
+ */
+
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainObject } from "../../protocol/plain_object.ts";
+import {
+  readFrontmatter,
+  type SkillEntry,
+  type SkillFileEntry,
+  SKILLS_EXTENSION,
+} from "./skills_extension.ts";
+import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
+
+/** A verified skill of an imported server. */
+export interface ImportedSkill {
+  /** Its `name` (the frontmatter's). */
+  name: string;
+  /** Its `description`. */
+  description: string;
+  /** The `SKILL.md` body, after the frontmatter. */
+  instructions: string;
+  /** Its `SKILL.md` URI on that server. */
+  uri: string;
+  /** Its entry as the server listed it, checked. */
+  entry: SkillEntry;
+}
+
+/** A skill of an imported server that was refused, with why. */
+export interface RefusedSkill {
+  /** Its `SKILL.md` URI, as listed. */
+  uri: string;
+  /** Why it was refused, sentence case. */
+  reason: string;
+}
+
+/** Most skills read from one server. */
+const MAX_SKILLS = 1000;
+/** Largest `SKILL.md` loaded (the host's own loader's bound). */
+const MAX_SKILL_MD_BYTES = 256 * 1024;
+
+/**
+ * Lists and verifies the skills of a connected server; none when it does
+ * not declare the extension.
+ *
+ * @param client the connected client
+ * @param timeoutMs the bound of each request
+ * @returns the verified skills and the refused ones
+ * @example A server without the extension has no skills
+ * ```ts ignore
+ * const { skills, refused } = await loadServerSkills(client, 10_000);
+ * ```
+ */
+export async function loadServerSkills(
+  client: Client,
+  timeoutMs: number,
+): Promise<{ skills: ImportedSkill[]; refused: RefusedSkill[] }> {
+  const skills: ImportedSkill[] = [];
+  const refused: RefusedSkill[] = [];
+  if (!client.getServerCapabilities()?.extensions?.[SKILLS_EXTENSION]) {
+    return { skills, refused };
+  }
+  const entries: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.request(
+      { method: "skills/list", params: cursor ? { cursor } : {} } as never,
+      ResultSchema,
+      { timeout: timeoutMs },
+    );
+    entries.push(...(Array.isArray(page.skills) ? page.skills : []));
+    cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
+  } while (cursor && entries.length < MAX_SKILLS);
+  const seen = new Set<string>();
+  for (const entry of entries.slice(0, MAX_SKILLS)) {
+    const uri = isPlainObject(entry) && typeof entry.uri === "string"
+      ? entry.uri
+      : "?";
+    try {
+      const skill = await verifySkill(client, entry, timeoutMs);
+      if (seen.has(skill.name)) {
+        throw new Error(`the name "${skill.name}" is listed twice`);
+      }
+      seen.add(skill.name);
+      skills.push(skill);
+    } catch (error) {
+      refused.push({ uri, reason: (error as Error).message });
+    }
+  }
+  return { skills, refused };
+}
+
+/**
+ * Checks one listed entry and the `SKILL.md` it describes.
+ *
+ * @param client the connected client
+ * @param entry the listed entry, unchecked
+ * @param timeoutMs the bound of the read
+ * @returns the verified skill
+ * @throws {Error} saying what does not hold
+ * @example
+ * ```ts ignore
+ * const skill = await verifySkill(client, listed.skills[0], 10_000);
+ * ```
+ */
+export async function verifySkill(
+  client: Client,
+  entry: unknown,
+  timeoutMs: number,
+): Promise<ImportedSkill> {
+  if (!isPlainObject(entry) || typeof entry.uri !== "string") {
+    throw new Error("the entry has no uri");
+  }
+  const { uri, frontmatter, resources } = entry;
+  if (!isPlainObject(frontmatter) || typeof frontmatter.name !== "string") {
+    throw new Error("the entry has no frontmatter name");
+  }
+  const name = frontmatter.name;
+  const description = frontmatter.description;
+  if (typeof description !== "string" || description.trim() === "") {
+    throw new Error("the entry has no description");
+  }
+  const match = /^[a-z][a-z0-9+.-]*:\/\/(.+)\/SKILL\.md$/.exec(uri);
+  if (!match) throw new Error(`"${uri}" is not the URI of a SKILL.md`);
+  const problem = agentSkillsNameProblem(name, match[1]!);
+  if (problem !== null) throw new Error(problem);
+  if (!Array.isArray(resources)) {
+    throw new Error(
+      'its resources are "dynamic" or missing: there is no digest to verify',
+    );
+  }
+  const root = uri.slice(0, -"SKILL.md".length);
+  const files: SkillFileEntry[] = [];
+  for (const r of resources) {
+    if (
+      !isPlainObject(r) || typeof r.uri !== "string" ||
+      typeof r.digest !== "string" || !/^sha256:[0-9a-f]{64}$/.test(r.digest) ||
+      !Number.isSafeInteger(r.size) || (r.size as number) < 0
+    ) {
+      throw new Error(
+        "its manifest has an entry without a uri, digest or size",
+      );
+    }
+    if (
+      !r.uri.startsWith(root) ||
+      /(^|\/)\.\.?(\/|$)/.test(r.uri.slice(root.length))
+    ) {
+      throw new Error(`its manifest lists "${r.uri}", outside the skill`);
+    }
+    files.push({ uri: r.uri, digest: r.digest, size: r.size as number });
+  }
+  const self = files.find((r) => r.uri === uri);
+  if (!self) throw new Error("its manifest does not list its SKILL.md");
+  if (self.size > MAX_SKILL_MD_BYTES) {
+    throw new Error(
+      `its SKILL.md is ${self.size} bytes, over ${MAX_SKILL_MD_BYTES}`,
+    );
+  }
+  const bytes = await readBytes(client, uri, timeoutMs);
+  if (bytes.length !== self.size) {
+    throw new Error(
+      `its SKILL.md is ${bytes.length} bytes, the listing promises ${self.size}`,
+    );
+  }
+  const digest = await sha256(bytes);
+  if (digest !== self.digest) {
+    throw new Error(
+      `its SKILL.md hashes to ${digest}, the listing promises ${self.digest}`,
+    );
+  }
+  const text = new TextDecoder().decode(bytes);
+  const served = readFrontmatter(text);
+  if (!served || !sameJson(served, frontmatter)) {
+    throw new Error("its SKILL.md frontmatter differs from the listing's");
+  }
+  return {
+    name,
+    description,
+    instructions: bodyOf(text),
+    uri,
+    entry: { uri, frontmatter, resources: files },
+  };
+}
+
+/**
+ * The bytes of a resource of a server, as `resources/read` returns them
+ * (text encoded as UTF-8, a blob decoded).
+ *
+ * @param client the connected client
+ * @param uri the resource's URI on that server
+ * @param timeoutMs the bound of the read
+ * @returns its bytes
+ * @throws {Error} when the answer has no content for that URI
+ * @example
+ * ```ts ignore
+ * const bytes = await readBytes(client, "skill://greeting/SKILL.md", 10_000);
+ * ```
+ */
+export async function readBytes(
+  client: Client,
+  uri: string,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  const read = await client.readResource({ uri }, { timeout: timeoutMs });
+  const content = read.contents.find((c: { uri: string }) => c.uri === uri);
+  if (!content) throw new Error("resources/read returned no content for it");
+  return "text" in content && typeof content.text === "string"
+    ? new TextEncoder().encode(content.text)
+    : Uint8Array.from(
+      atob("blob" in content ? String(content.blob) : ""),
+      (c) => c.charCodeAt(0),
+    );
+}
+
+function bodyOf(text: string): string {
+  const rest = text.slice(text.indexOf("\n") + 1);
+  const close = rest.search(/^---[ \t]*\r?$/m);
+  const after = rest.slice(close);
+  return after.slice(after.indexOf("\n") + 1).trim();
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length &&
+      a.every((v, i) => sameJson(v, b[i]));
+  }
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  }
+  return Object.is(a, b);
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  );
+  return `sha256:${
+    Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("")
+  }`;
+}

@@ -1,0 +1,717 @@
+/**
+ * Skills over MCP (SEP-2640, the `io.modelcontextprotocol/skills`
+ * extension, Final): every Agent Skills folder a session can discover is
+ * served as `skill://<name>/...` resources, with `skills/list`, `skills/get`,
+ * `resources/list`, `resources/read` and `resources/directory/read`.
+ *
+ * What is served of a folder is its manifest: every regular file under it,
+ * found by walking the folder without following symbolic links (a link is
+ * neither listed nor readable, wherever it points), with each file's size and
+ * `sha256:` digest. A read is answered only for a URI the manifest lists,
+ * compared as a string (so `..`, percent-encoded dots or another skill's name
+ * never reach the file system), and only when the file's real path is still
+ * inside the folder's real path. Digests are cached by path, size and mtime:
+ * a listing re-reads only what changed.
+ *
+ * A folder whose name breaks the Agent Skills rules (see
+ * `agentSkillsNameProblem`) is left out: verifiers reject it. It stays a tool
+ * and an A2E skill, and the banner says why.
+ *
+ * The verified skills of imported MCP servers (`imported_skills.ts`) are
+ * served again under `mcp-skill://<server>/...`, their own scheme so they
+ * never collide with a local name, with the entry their server listed; a
+ * read is proxied to that server and answered only when the bytes have the
+ * listed size and digest.
+ *
+ * @module
+ */
+
+import { Buffer } from "node:buffer";
+import { basename, dirname, join, relative, sep } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { isPlainObject } from "../../protocol/plain_object.ts";
+import type { SkillDefinition } from "../../protocol/models.ts";
+import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
+import { invalidParams } from "./call_params.ts";
+
+/** The extension's identifier, under `capabilities.extensions`. */
+export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
+
+/**
+ * The largest skill file `resources/read` returns (16 MiB, the extension's
+ * limit on a whole skill); a larger file is refused with `InvalidParams`.
+ */
+export const MAX_SKILL_FILE_BYTES = 16 * 1024 * 1024;
+
+/** The most files a skill may have to be served (the extension's limit). */
+export const MAX_SKILL_FILES = 512;
+
+/** Skills (or resources) per page of `skills/list` and `resources/list`. */
+export const SKILLS_PAGE_SIZE = 100;
+
+/** How long a client may keep a listing (a change is also notified). */
+const TTL_MS = 60_000;
+
+/** One file of a skill, as the manifest lists it. */
+export interface SkillFileEntry {
+  /** `skill://<name>/<path>`. */
+  uri: string;
+  /** `sha256:` and 64 lower-case hex digits of the file's bytes. */
+  digest: string;
+  /** Its length in bytes. */
+  size: number;
+}
+
+/** A skill entry (SEP-2640 `Skill`). */
+export interface SkillEntry {
+  /** `skill://<name>/SKILL.md`. */
+  uri: string;
+  /** The `SKILL.md` frontmatter, verbatim. */
+  frontmatter: Record<string, unknown>;
+  /** Every file of the folder. */
+  resources: SkillFileEntry[];
+}
+
+/** An Agent Skills folder the session may see. */
+export interface ServedFolder {
+  /** The skill's name (its A2E name, also the URI authority). */
+  name: string;
+  /** Absolute path of the folder. */
+  folder: string;
+  /** The skill file's name in the folder (`SKILL.md`, or `skill.md`). */
+  file: string;
+}
+
+/**
+ * A skill of an imported MCP server, served again under
+ * `mcp-skill://<server>/...` (its origin's path after the scheme), with
+ * the entry its server listed, each read proxied to that server and checked
+ * against that entry before it is answered.
+ */
+export interface RemoteSkill {
+  /** The skill's name in this host (`<server>__<skill>`). */
+  name: string;
+  /** The server's host-assigned name. */
+  server: string;
+  /** The entry as the server listed it (its URIs). */
+  entry: SkillEntry;
+  /** Reads a file of the skill from the server, by its URI there. */
+  read(uri: string): Promise<Uint8Array>;
+}
+
+/** Where a session's skills come from. */
+export interface SkillsSource {
+  /** The session's Agent Skills folders now (called per request). */
+  folders(): Promise<ServedFolder[]>;
+  /** The imported servers' skills the session sees. @default none */
+  remote?(): Promise<RemoteSkill[]>;
+}
+
+/** Options of {@link SkillsServer}. */
+export interface SkillsServerOptions {
+  /** The host's digest cache. */
+  cache: SkillFileCache;
+  /** Skills per page. @default SKILLS_PAGE_SIZE */
+  pageSize?: number;
+}
+
+type Listed =
+  | { kind: "folder"; folder: ServedFolder }
+  | { kind: "remote"; remote: RemoteSkill };
+
+interface FileFacts {
+  stamp: string;
+  digest: string;
+}
+
+interface Manifest {
+  entry: SkillEntry;
+  /** Reads one of its files (`uri` is one it lists), or null for others. */
+  read(uri: string): Promise<Uint8Array> | null;
+  /** Directory URIs (the root without a trailing slash) to their children. */
+  dirs: Map<string, { uri: string; name: string; dir: boolean }[]>;
+}
+
+/**
+ * Digests of skill files, shared by every session of a host: a file is
+ * hashed again only when its size or mtime changed, and a folder's walk
+ * keeps only the files it found (a long-running host holds only files that
+ * exist).
+ *
+ * @example
+ * ```ts
+ * import { SkillFileCache } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * const cache = new SkillFileCache();
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/a.txt`, "hi");
+ * const walk = cache.walk(dir);
+ * const digest = await walk.digest(`${dir}/a.txt`, "2:0");
+ * walk.done();
+ * assert.equal(digest, "sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export class SkillFileCache {
+  #folders = new Map<string, Map<string, FileFacts>>();
+  #frontmatter = new Map<
+    string,
+    { digest: string; fields: Record<string, unknown> | null }
+  >();
+
+  /**
+   * The frontmatter of a `SKILL.md`, parsed once per content.
+   *
+   * @param path absolute path
+   * @param digest the file's digest now
+   * @returns the fields, or null without frontmatter
+   */
+  async frontmatter(
+    path: string,
+    digest: string,
+  ): Promise<Record<string, unknown> | null> {
+    const hit = this.#frontmatter.get(path);
+    if (hit?.digest === digest) return hit.fields;
+    const fields = readFrontmatter(await Deno.readTextFile(path));
+    this.#frontmatter.set(path, { digest, fields });
+    return fields;
+  }
+
+  /**
+   * Starts a walk of a skill folder: `digest` hashes a file unless its
+   * stamp is unchanged since the last walk; `done` keeps what this walk
+   * found and forgets the rest.
+   *
+   * @param folder absolute path of the folder
+   * @returns the walk's digest function and its end
+   */
+  walk(folder: string): {
+    digest(path: string, stamp: string): Promise<string>;
+    done(): void;
+  } {
+    const before = this.#folders.get(folder);
+    const now = new Map<string, FileFacts>();
+    return {
+      digest: async (path, stamp) => {
+        const hit = before?.get(path);
+        const facts = hit?.stamp === stamp
+          ? hit
+          : { stamp, digest: await sha256(await Deno.readFile(path)) };
+        now.set(path, facts);
+        return facts.digest;
+      },
+      done: () => {
+        this.#folders.set(folder, now);
+      },
+    };
+  }
+}
+
+/**
+ * The Agent Skills folders among a session's discovered skills: published
+ * skills loaded from a `SKILL.md`.
+ *
+ * @param skills the session's skills
+ * @returns one per folder, sorted by name
+ * @example
+ * ```ts
+ * import { servedFolders } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * const folders = servedFolders([
+ *   { name: "notes", file_path: "/s/notes/SKILL.md", metadata: { format: "agent_skill" } },
+ *   { name: "code", file_path: "/s/code/code.ts", metadata: null },
+ * ] as never);
+ * assert.deepEqual(folders, [{ name: "notes", folder: "/s/notes", file: "SKILL.md" }]);
+ * ```
+ */
+export function servedFolders(
+  skills: Iterable<SkillDefinition>,
+): ServedFolder[] {
+  const out: ServedFolder[] = [];
+  for (const skill of skills) {
+    if (skill.metadata?.format !== "agent_skill" || !skill.file_path) continue;
+    out.push({
+      name: skill.name,
+      folder: dirname(skill.file_path),
+      file: basename(skill.file_path),
+    });
+  }
+  return out.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/**
+ * Serves the extension's methods over a session's skill folders.
+ *
+ * @example
+ * ```ts
+ * import { SkillFileCache, SkillsServer } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/notes`);
+ * await Deno.writeTextFile(`${dir}/notes/SKILL.md`, "---\nname: notes\ndescription: Notes\n---\nBe brief.\n");
+ * const skills = new SkillsServer(
+ *   { folders: () => Promise.resolve([{ name: "notes", folder: `${dir}/notes`, file: "SKILL.md" }]) },
+ *   { cache: new SkillFileCache() },
+ * );
+ * const listed = await skills.handle("skills/list", {}) as { skills: { uri: string }[] };
+ * assert.equal(listed.skills[0]?.uri, "skill://notes/SKILL.md");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export class SkillsServer {
+  #source: SkillsSource;
+  #cache: SkillFileCache;
+  #pageSize: number;
+
+  /**
+   * @param source the session's skills
+   * @param options the digest cache, page size
+   */
+  constructor(source: SkillsSource, options: SkillsServerOptions) {
+    this.#source = source;
+    this.#cache = options.cache;
+    this.#pageSize = options.pageSize ?? SKILLS_PAGE_SIZE;
+  }
+
+  /**
+   * Answers one of the extension's methods.
+   *
+   * @param method the JSON-RPC method
+   * @param params its params
+   * @returns the result, or undefined when the method is not one of them
+   * @throws {Error} `InvalidParams` (-32602) for an unknown URI or a bad cursor
+   */
+  handle(method: string, params: unknown): Promise<unknown> | undefined {
+    const p = isPlainObject(params) ? params : {};
+    switch (method) {
+      case "skills/list":
+        return this.#list(p.cursor);
+      case "skills/get":
+        return this.#get(p.uri);
+      case "resources/list":
+        return this.#listResources(p.cursor);
+      case "resources/templates/list":
+        return Promise.resolve({ resourceTemplates: [] });
+      case "resources/read":
+        return this.#read(p.uri);
+      case "resources/directory/read":
+        return this.#readDirectory(p.uri, p.cursor);
+    }
+    return undefined;
+  }
+
+  async #all(): Promise<Listed[]> {
+    const folders = await this.#source.folders();
+    const remote = (await this.#source.remote?.()) ?? [];
+    return [
+      ...folders.map((folder) => ({ kind: "folder" as const, folder })),
+      ...remote.map((r) => ({ kind: "remote" as const, remote: r })),
+    ];
+  }
+
+  // A page of skills, then their manifests: a page reads only its own
+  // folders (one that cannot be served now is left out of its page).
+  async #page(cursor: unknown): Promise<{
+    page: Manifest[];
+    nextCursor?: string;
+  }> {
+    const { page, nextCursor } = paginate(
+      await this.#all(),
+      cursor,
+      this.#pageSize,
+    );
+    const manifests = await Promise.all(page.map((l) => this.#manifest(l)));
+    return {
+      page: manifests.filter((m): m is Manifest => m !== null),
+      ...(nextCursor ? { nextCursor } : {}),
+    };
+  }
+
+  async #manifest(listed: Listed): Promise<Manifest | null> {
+    if (listed.kind === "remote") return remoteManifest(listed.remote);
+    const served = listed.folder;
+    if (agentSkillsNameProblem(served.name, served.folder) !== null) {
+      return null;
+    }
+    try {
+      return await buildManifest(served, this.#cache);
+    } catch {
+      return null; // gone, unreadable or over the limits: not served now
+    }
+  }
+
+  async #byUri(uri: unknown): Promise<Manifest | null> {
+    if (typeof uri !== "string") return null;
+    if (uri.startsWith(REMOTE_SCHEME)) {
+      const remote = ((await this.#source.remote?.()) ?? []).find((r) => {
+        const root = remoteRoot(r);
+        return uri === root || uri.startsWith(`${root}/`);
+      });
+      return remote ? remoteManifest(remote) : null;
+    }
+    if (!uri.startsWith("skill://")) return null;
+    const name = uri.slice("skill://".length).split("/")[0];
+    const folder = (await this.#source.folders()).find((f) => f.name === name);
+    return folder ? await this.#manifest({ kind: "folder", folder }) : null;
+  }
+
+  async #list(cursor: unknown) {
+    const { page, nextCursor } = await this.#page(cursor);
+    return {
+      skills: page.map((m) => m.entry),
+      ...(nextCursor ? { nextCursor } : {}),
+      ttlMs: TTL_MS,
+      cacheScope: "private",
+      resultType: "complete",
+    };
+  }
+
+  async #get(uri: unknown) {
+    const manifest = await this.#byUri(uri);
+    if (!manifest || manifest.entry.uri !== uri) {
+      throw invalid(`No skill is served at "${String(uri)}"`);
+    }
+    return {
+      skill: manifest.entry,
+      ttlMs: TTL_MS,
+      cacheScope: "private",
+      resultType: "complete",
+    };
+  }
+
+  async #listResources(cursor: unknown) {
+    const { page, nextCursor } = await this.#page(cursor);
+    return {
+      resources: page.map((m) => ({
+        uri: m.entry.uri,
+        name: String(m.entry.frontmatter.name),
+        description: String(m.entry.frontmatter.description),
+        mimeType: "text/markdown",
+        size: m.entry.resources.find((r) => r.uri === m.entry.uri)?.size,
+      })),
+      ...(nextCursor ? { nextCursor } : {}),
+    };
+  }
+
+  async #read(uri: unknown) {
+    const manifest = await this.#byUri(uri);
+    const reading = manifest?.read(uri as string);
+    if (!reading) throw invalid(`Resource "${String(uri)}" not found`);
+    const bytes = await reading;
+    const mimeType = mimeTypeOf(String(uri));
+    const text = asText(bytes, mimeType);
+    return {
+      contents: [
+        text === null
+          ? { uri, mimeType, blob: encodeBase64(bytes) }
+          : { uri, mimeType, text },
+      ],
+    };
+  }
+
+  async #readDirectory(uri: unknown, cursor: unknown) {
+    const manifest = await this.#byUri(uri);
+    const children = manifest?.dirs.get(uri as string);
+    if (!children) {
+      throw invalid(`"${String(uri)}" is not a directory resource`);
+    }
+    const { page, nextCursor } = paginate(children, cursor, this.#pageSize);
+    return {
+      resources: page.map((c) => ({
+        uri: c.uri,
+        name: c.name,
+        mimeType: c.dir ? "inode/directory" : mimeTypeOf(c.name),
+      })),
+      ...(nextCursor ? { nextCursor } : {}),
+      resultType: "complete",
+    };
+  }
+}
+
+async function buildManifest(
+  served: ServedFolder,
+  cache: SkillFileCache,
+): Promise<Manifest> {
+  const root = `skill://${served.name}`;
+  const files = new Map<string, string>();
+  const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
+  const resources: SkillFileEntry[] = [];
+  const walking = cache.walk(served.folder);
+  let total = 0;
+  let frontmatter: Record<string, unknown> | null = null;
+  const walk = async (rel: string, dirUri: string) => {
+    const children: { uri: string; name: string; dir: boolean }[] = [];
+    dirs.set(dirUri, children);
+    const names: Deno.DirEntry[] = [];
+    for await (const e of Deno.readDir(join(served.folder, rel))) names.push(e);
+    names.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    for (const e of names) {
+      // Links are not followed: neither listed nor readable.
+      if (e.isSymlink) continue;
+      const childRel = rel === "" ? e.name : `${rel}/${e.name}`;
+      const isSkillFile = rel === "" && e.name === served.file;
+      const uri = isSkillFile
+        ? `${root}/SKILL.md`
+        : `${dirUri}/${encodeURIComponent(e.name)}`;
+      if (e.isDirectory) {
+        children.push({ uri, name: e.name, dir: true });
+        await walk(childRel, uri);
+        continue;
+      }
+      if (!e.isFile) continue;
+      if (resources.length >= MAX_SKILL_FILES) {
+        throw new Error(`more than ${MAX_SKILL_FILES} files`);
+      }
+      const path = join(served.folder, childRel);
+      const info = await Deno.lstat(path);
+      total += info.size;
+      if (total > MAX_SKILL_FILE_BYTES) {
+        throw new Error(`more than ${MAX_SKILL_FILE_BYTES} bytes`);
+      }
+      const digest = await walking.digest(
+        path,
+        `${info.size}:${info.mtime?.getTime() ?? 0}`,
+      );
+      resources.push({ uri, digest, size: info.size });
+      files.set(uri, childRel);
+      children.push({
+        uri,
+        name: isSkillFile ? "SKILL.md" : e.name,
+        dir: false,
+      });
+      if (isSkillFile) frontmatter = await cache.frontmatter(path, digest);
+    }
+  };
+  await walk("", root);
+  walking.done();
+  const fm = frontmatter as Record<string, unknown> | null;
+  if (
+    !fm || fm.name !== served.name || typeof fm.description !== "string" ||
+    fm.description.trim() === ""
+  ) {
+    throw new Error("no frontmatter with this name and a description");
+  }
+  return {
+    entry: { uri: `${root}/SKILL.md`, frontmatter: fm, resources },
+    read: (uri) => {
+      const rel = files.get(uri);
+      return rel === undefined ? null : readInside(served.folder, rel);
+    },
+    dirs,
+  };
+}
+
+/** The scheme imported servers' skills are served again under. */
+export const REMOTE_SCHEME = "mcp-skill://";
+
+// `skill://acme/refunds/SKILL.md` of server "kit" is
+// `mcp-skill://kit/acme/refunds/SKILL.md` here.
+function remoteUri(server: string, uri: string): string {
+  return `${REMOTE_SCHEME}${server}/${
+    uri.replace(/^[a-z][a-z0-9+.-]*:\/\//, "")
+  }`;
+}
+
+function remoteRoot(remote: RemoteSkill): string {
+  return remoteUri(remote.server, remote.entry.uri).slice(
+    0,
+    -"/SKILL.md".length,
+  );
+}
+
+// The server's entry under this host's URIs; a read is the server's bytes,
+// answered only when they are what its entry promised.
+function remoteManifest(remote: RemoteSkill): Manifest {
+  const origin = new Map<string, SkillFileEntry>();
+  const resources = remote.entry.resources.map((r) => {
+    const uri = remoteUri(remote.server, r.uri);
+    origin.set(uri, r);
+    return { ...r, uri };
+  });
+  const root = remoteRoot(remote);
+  const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
+  const child = (
+    dir: string,
+    c: { uri: string; name: string; dir: boolean },
+  ) => {
+    const list = dirs.get(dir) ?? [];
+    if (!list.some((x) => x.uri === c.uri)) list.push(c);
+    dirs.set(dir, list);
+  };
+  dirs.set(root, []);
+  for (const { uri } of resources) {
+    if (!uri.startsWith(`${root}/`)) continue;
+    const parts = uri.slice(root.length + 1).split("/");
+    let dir = root;
+    parts.forEach((part, i) => {
+      const here = `${dir}/${part}`;
+      child(dir, {
+        uri: here,
+        name: decodeURIComponent(part),
+        dir: i < parts.length - 1,
+      });
+      dir = here;
+    });
+  }
+  return {
+    entry: {
+      uri: remoteUri(remote.server, remote.entry.uri),
+      frontmatter: remote.entry.frontmatter,
+      resources,
+    },
+    read: (uri) => {
+      const file = origin.get(uri);
+      if (!file) return null;
+      return (async () => {
+        const bytes = await remote.read(file.uri);
+        if (bytes.length !== file.size || await sha256(bytes) !== file.digest) {
+          throw Object.assign(
+            new Error(
+              `Resource "${uri}" is not what the MCP server "${remote.server}" listed: its size or digest differs`,
+            ),
+            { code: -32603 },
+          );
+        }
+        return bytes;
+      })();
+    },
+    dirs,
+  };
+}
+
+/**
+ * The YAML frontmatter of a `SKILL.md`, as the file has it (the block
+ * between the first two `---` lines), or null without one.
+ *
+ * @param text the file
+ * @returns the fields, verbatim
+ * @example
+ * ```ts
+ * import { readFrontmatter } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   readFrontmatter("---\nname: a\ndescription: A\nmetadata:\n  v: 1\n---\nBody"),
+ *   { name: "a", description: "A", metadata: { v: 1 } },
+ * );
+ * assert.equal(readFrontmatter("no frontmatter"), null);
+ * ```
+ */
+export function readFrontmatter(text: string): Record<string, unknown> | null {
+  if (!/^---[ \t]*\r?\n/.test(text)) return null;
+  const rest = text.slice(text.indexOf("\n") + 1);
+  const close = rest.search(/^---[ \t]*\r?$/m);
+  if (close === -1) return null;
+  const parsed = parseYaml(rest.slice(0, close).replace(/\r?\n$/, ""));
+  return isPlainObject(parsed) ? parsed : null;
+}
+
+// Reads `rel` under `folder` only while its real path is inside the
+// folder's real path and it is a regular file within the size bound.
+async function readInside(folder: string, rel: string): Promise<Uint8Array> {
+  const realRoot = await Deno.realPath(folder);
+  const path = join(folder, rel);
+  let real: string;
+  try {
+    real = await Deno.realPath(path);
+  } catch {
+    throw invalid(`Resource "${rel}" not found`);
+  }
+  const inside = relative(realRoot, real);
+  if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) {
+    throw invalid(`Resource "${rel}" is outside its skill's folder`);
+  }
+  const info = await Deno.lstat(real);
+  if (!info.isFile) throw invalid(`Resource "${rel}" is not a file`);
+  if (info.size > MAX_SKILL_FILE_BYTES) {
+    throw invalid(
+      `Resource "${rel}" is too large: ${info.size} bytes, the bound is ${MAX_SKILL_FILE_BYTES}`,
+    );
+  }
+  return await Deno.readFile(real);
+}
+
+function paginate<T>(
+  all: readonly T[],
+  cursor: unknown,
+  size: number,
+): { page: T[]; nextCursor?: string } {
+  let start = 0;
+  if (cursor !== undefined) {
+    start = typeof cursor === "string" && /^[0-9]+$/.test(cursor)
+      ? Number(cursor)
+      : -1;
+    if (start < 0 || start > all.length) {
+      throw invalid(`Invalid cursor "${String(cursor)}"`);
+    }
+  }
+  const end = start + size;
+  return {
+    page: all.slice(start, end),
+    ...(end < all.length ? { nextCursor: String(end) } : {}),
+  };
+}
+
+const MIME: Record<string, string> = {
+  md: "text/markdown",
+  markdown: "text/markdown",
+  txt: "text/plain",
+  json: "application/json",
+  yaml: "application/yaml",
+  yml: "application/yaml",
+  py: "text/x-python",
+  sh: "text/x-shellscript",
+  js: "text/javascript",
+  mjs: "text/javascript",
+  ts: "text/typescript",
+  html: "text/html",
+  css: "text/css",
+  csv: "text/csv",
+  xml: "application/xml",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  svg: "image/svg+xml",
+  pdf: "application/pdf",
+  zip: "application/zip",
+};
+
+function mimeTypeOf(name: string): string {
+  const dot = name.lastIndexOf(".");
+  const ext = dot < 0 ? "" : name.slice(dot + 1).toLowerCase();
+  return MIME[ext] ?? "application/octet-stream";
+}
+
+// Text when the bytes are UTF-8 (a BOM kept, so the bytes a client
+// re-encodes are the bytes hashed) and the type is not a binary one.
+function asText(bytes: Uint8Array, mimeType: string): string | null {
+  if (/^(image|audio|video)\/(?!svg)|^application\/(pdf|zip)$/.test(mimeType)) {
+    return null;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+      bytes,
+    );
+  } catch {
+    return null;
+  }
+}
+
+function encodeBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString("base64");
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  );
+  return `sha256:${
+    Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("")
+  }`;
+}
+
+function invalid(message: string): Error {
+  return invalidParams(message);
+}

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  type ServedFolder,
+  SkillFileCache,
+  SkillsServer,
+} from "./skills_extension.ts";
+
+interface Listed {
+  skills: { uri: string }[];
+  nextCursor?: string;
+}
+
+async function folders(names: string[]): Promise<{
+  dir: string;
+  served: ServedFolder[];
+}> {
+  const dir = await Deno.makeTempDir();
+  const served: ServedFolder[] = [];
+  for (const name of names) {
+    await Deno.mkdir(join(dir, name));
+    await Deno.writeTextFile(
+      join(dir, name, "SKILL.md"),
+      `---\nname: ${name}\ndescription: Skill ${name}\n---\nDo ${name}.\n`,
+    );
+    served.push({ name, folder: join(dir, name), file: "SKILL.md" });
+  }
+  return { dir, served };
+}
+
+Deno.test("skills/list pages with nextCursor until the last page, and refuses a cursor it never gave", async () => {
+  const { dir, served } = await folders(["a", "b", "c", "d", "e"]);
+  const skills = new SkillsServer(
+    { folders: () => Promise.resolve(served) },
+    { cache: new SkillFileCache(), pageSize: 2 },
+  );
+  try {
+    const uris: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await skills.handle(
+        "skills/list",
+        cursor ? { cursor } : {},
+      ) as Listed;
+      uris.push(...page.skills.map((s) => s.uri));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor);
+    assert.equal(pages, 3);
+    assert.deepEqual(uris, [
+      "skill://a/SKILL.md",
+      "skill://b/SKILL.md",
+      "skill://c/SKILL.md",
+      "skill://d/SKILL.md",
+      "skill://e/SKILL.md",
+    ]);
+    for (const cursor of ["x", "-1", "99", 3]) {
+      await assert.rejects(
+        skills.handle("skills/list", { cursor })!,
+        (e: Error & { code: number }) => e.code === -32602,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a skill's entry changes with its files, and a folder named unlike its skill is not served", async () => {
+  const { dir, served } = await folders(["notes"]);
+  await Deno.mkdir(join(dir, "other"));
+  await Deno.writeTextFile(
+    join(dir, "other", "SKILL.md"),
+    "---\nname: notes-two\ndescription: Misplaced\n---\n",
+  );
+  const skills = new SkillsServer({
+    folders: () =>
+      Promise.resolve([
+        ...served,
+        { name: "notes-two", folder: join(dir, "other"), file: "SKILL.md" },
+      ]),
+  }, { cache: new SkillFileCache() });
+  try {
+    const first = await skills.handle("skills/list", {}) as {
+      skills: { uri: string; resources: { digest: string }[] }[];
+    };
+    assert.deepEqual(first.skills.map((s) => s.uri), [
+      "skill://notes/SKILL.md",
+    ]);
+    // A BOM is content: the text returned keeps it, so its bytes match.
+    await Deno.writeTextFile(join(dir, "notes", "extra.md"), "\uFEFFextra");
+    const second = await skills.handle("skills/get", {
+      uri: "skill://notes/SKILL.md",
+    }) as { skill: { resources: { uri: string; size: number }[] } };
+    assert.deepEqual(second.skill.resources.map((r) => [r.uri, r.size]), [
+      ["skill://notes/SKILL.md", 55],
+      ["skill://notes/extra.md", 8],
+    ]);
+    const read = await skills.handle("resources/read", {
+      uri: "skill://notes/extra.md",
+    }) as { contents: { text: string }[] };
+    assert.equal(new TextEncoder().encode(read.contents[0]!.text).length, 8);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

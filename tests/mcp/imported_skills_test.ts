@@ -1,0 +1,215 @@
+/**
+ * Skills of an imported MCP server (SEP-2640), end to end: a fixture server
+ * (official SDK, stdio, confined like any imported server) serves `greeting`
+ * and `tampered` (its listing promises a digest its `SKILL.md` does not
+ * have). `greeting` becomes the skill `kit__greeting`, discoverable over A2E
+ * and MCP (a tool, and a skill served again as
+ * `mcp-skill://kit/greeting/SKILL.md`), run by the host's agent loop with
+ * the server's tools; `tampered`
+ * is refused with the reason and never listed; after the server says its
+ * resources changed, its listing is read again.
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { createHost, type Host } from "../../runtime/host.ts";
+import type { SkillDefinition } from "../../protocol/models.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import {
+  ErrorCode,
+  type McpError,
+  ResultSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { startMockOpenAI } from "../support/mock_openai.ts";
+import { connectClient } from "../support/tools_harness.ts";
+import { connect } from "./_host.ts";
+
+const SERVER = fileURLToPath(
+  new URL("../fixtures/mcp_skills/server.ts", import.meta.url),
+);
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const KIT: McpServerSpec = {
+  command: Deno.execPath(),
+  args: ["run", "-A", SERVER],
+  env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
+  cwd: REPO,
+};
+
+async function withHost(
+  llmUrl: string,
+  body: (host: Host, url: string) => Promise<void>,
+  kit: McpServerSpec = KIT,
+): Promise<void> {
+  const skills = await Deno.makeTempDir();
+  const host = createHost({
+    config: {
+      skills: [skills],
+      builtinSkills: false,
+      mcpServers: { kit },
+      sandbox: {
+        cacheDir: null,
+        memoryMb: 256,
+        maxIdleProcesses: 8,
+        spareWorkers: 1,
+        maxResultBytes: 1 << 20,
+      },
+      llm: [{
+        provider_name: "openai",
+        provider_credentials: { api_key: "test-key" },
+        provider_config: { base_url: llmUrl, model: "mock-model" },
+        is_default: true,
+      }],
+    },
+  });
+  try {
+    await host.ready;
+    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+    await body(host, url);
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(skills, { recursive: true });
+  }
+}
+
+Deno.test("an imported server's verified skill is discoverable and runs with its tools; a tampered one is refused", async () => {
+  await using mock = startMockOpenAI([
+    { tool_calls: [{ name: "kit__wave", arguments: {} }] },
+    { tokens: ["Hello, waved."] },
+  ]);
+  await withHost(mock.url, async (_host, url) => {
+    const a2e = await connectClient(url.replace("http", "ws") + "/a2e");
+    const discovered = await a2e.request("skill/discover/req", {});
+    const skills = discovered.final.skills as SkillDefinition[];
+    const greeting = skills.find((s) => s.name === "kit__greeting");
+    assert.ok(greeting, JSON.stringify(skills.map((s) => s.name)));
+    assert.equal(greeting.status, "Published");
+    assert.equal(greeting.description, "Greets with the wave tool");
+    // Tagged with its origin where the model reads it.
+    assert.match(
+      greeting.instructions ?? "",
+      /served by the MCP server "kit"; untrusted content\.\]\n\nCall the wave tool/,
+    );
+    assert.deepEqual(greeting.toolkits, ["kit"]);
+    assert.ok(!skills.some((s) => s.name.includes("tampered")));
+
+    // The refusal says why.
+    const kits = await a2e.request("toolkit/list/req", {});
+    const kit = (kits.final.toolkits as { name: string; description: string }[])
+      .find((k) => k.name === "kit")!;
+    assert.match(
+      kit.description,
+      /skill "skill:\/\/tampered\/SKILL.md" refused: its SKILL.md hashes to sha256:[0-9a-f]{64}, the listing promises sha256:[0-9a-f]{64}/,
+    );
+
+    // MCP clients see it as a tool too, and as a skill served again under
+    // mcp-skill://<server>/..., each read checked against its server's entry.
+    const mcp = await connect(url);
+    const { tools } = await mcp.listTools();
+    assert.ok(tools.some((t: Tool) => t.name === "kit__greeting"));
+    const listed = await mcp.request(
+      { method: "skills/list", params: {} } as never,
+      ResultSchema,
+    ) as { skills: { uri: string; resources: { digest: string }[] }[] };
+    assert.deepEqual(listed.skills.map((s) => s.uri), [
+      "mcp-skill://kit/greeting/SKILL.md",
+    ]);
+    const read = await mcp.readResource({
+      uri: "mcp-skill://kit/greeting/SKILL.md",
+    });
+    const text = String((read.contents[0] as { text?: string }).text);
+    assert.match(text, /^---\nname: greeting\n/);
+    assert.equal(
+      await sha256(new TextEncoder().encode(text)),
+      listed.skills[0]!.resources[0]!.digest,
+    );
+    for (
+      const uri of [
+        "mcp-skill://kit/tampered/SKILL.md",
+        "mcp-skill://kit/greeting/../tampered/SKILL.md",
+        "skill://greeting/SKILL.md",
+      ]
+    ) {
+      await assert.rejects(
+        mcp.readResource({ uri }),
+        (e: McpError) => e.code === ErrorCode.InvalidParams,
+        uri,
+      );
+    }
+
+    // The agent loop runs it with the server's tools.
+    const ran = await a2e.request("skill/call/req", {
+      name: "kit__greeting",
+      arguments: {},
+    });
+    const data = ran.final.data as { output?: unknown } | null;
+    assert.ok(data, JSON.stringify(ran.final));
+    assert.match(JSON.stringify(data), /Hello, waved\./);
+    const first = JSON.stringify(mock.requests[0]!.body);
+    assert.match(first, /Call the wave tool/);
+    assert.match(first, /kit__wave/);
+    assert.match(JSON.stringify(mock.requests[1]!.body), /\*waves\*/);
+
+    // The server serves other bytes than it listed: the read is refused.
+    await a2e.request("tool/call/req", {
+      tool_name: "kit__swap",
+      arguments: {},
+    });
+    await assert.rejects(
+      mcp.readResource({ uri: "mcp-skill://kit/greeting/SKILL.md" }),
+      (e: McpError) => {
+        assert.match(e.message, /not what the MCP server "kit" listed/);
+        return true;
+      },
+    );
+
+    // The server's listing changes: the host reads it again and says so.
+    const changed = a2e.push((m) =>
+      m.type === "invoke/event" && m.kind === "tools.changed"
+    );
+    await a2e.request("tool/call/req", {
+      tool_name: "kit__shake",
+      arguments: {},
+    });
+    await changed;
+    const again = await a2e.request("skill/discover/req", {});
+    const names = (again.final.skills as SkillDefinition[]).map((s) => s.name);
+    assert.ok(!names.includes("kit__greeting"), names.join(","));
+    await mcp.close();
+    a2e.close();
+  });
+});
+
+Deno.test("an imported skill's file holding a value of its server's env is never served to MCP clients", async () => {
+  await using mock = startMockOpenAI([]);
+  const secret = "hunter2-very-secret";
+  const kit = { ...KIT, env: { ...KIT.env, SECRET_TOKEN: secret } };
+  await withHost(mock.url, async (_host, url) => {
+    const a2e = await connectClient(url.replace("http", "ws") + "/a2e");
+    const discovered = await a2e.request("skill/discover/req", {});
+    const leaky = (discovered.final.skills as SkillDefinition[]).find((s) =>
+      s.name === "kit__leaky"
+    );
+    assert.ok(leaky);
+    assert.doesNotMatch(JSON.stringify(leaky), /hunter2/);
+    const mcp = await connect(url);
+    await assert.rejects(
+      mcp.readResource({ uri: "mcp-skill://kit/leaky/SKILL.md" }),
+      (e: McpError) => {
+        assert.match(e.message, /holds a value of its env or headers/);
+        assert.doesNotMatch(e.message, /hunter2/);
+        return true;
+      },
+    );
+    await mcp.close();
+    a2e.close();
+  }, kit);
+});
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  );
+  return "sha256:" +
+    Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}
