@@ -7,7 +7,7 @@
  */
 
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
-import type { CallEvent } from "../protocol/models.ts";
+import type { CallEvent } from "../protocol/tool.ts";
 import type {
   Call,
   CloseInfo,

@@ -1,7 +1,7 @@
 /**
  * The client's side of the protocol codec: its options become domain
- * requests, encoded by `protocol/request_codec.ts` with every default; the
- * answers are decoded by `protocol/codec.ts` into domain objects.
+ * requests, encoded by `protocol/requests.ts` with every default; the
+ * answers are decoded by `protocol/responses.ts` into domain objects.
  *
  * @module
  */
@@ -9,23 +9,25 @@
 import { SkillboxError } from "../protocol/errors.ts";
 import {
   decodeError,
-  decodeEvent,
-  decodeLlmChoice,
   decodeResponse,
+  type HandshakeResponse,
   isEventType,
-} from "../protocol/codec.ts";
+} from "../protocol/responses.ts";
 import {
   type CallEvent,
-  type Skill,
-  type SkillOutcome,
-  skillOutcome,
+  decodeEvent,
   type Tool,
   type Toolkit,
   type ToolOutcome,
-} from "../protocol/domain.ts";
-import type { JsonObject } from "../protocol/models.ts";
-import { encodeRequest } from "../protocol/request_codec.ts";
-import type { HandshakeResponse } from "../protocol/responses.ts";
+} from "../protocol/tool.ts";
+import {
+  decodeLlmChoice,
+  type Skill,
+  type SkillOutcome,
+  skillOutcome,
+} from "../protocol/skill.ts";
+import type { JsonObject } from "../protocol/plain_object.ts";
+import { encodeRequest } from "../protocol/requests.ts";
 import type { LlmOverride } from "./skills.ts";
 import type { WireMessage } from "./types.ts";
 

@@ -7,7 +7,7 @@
 
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
-import type { JsonObject } from "../protocol/models.ts";
+import type { JsonObject } from "../protocol/plain_object.ts";
 import { closedMessage, Connection, deferred } from "./_connection.ts";
 import {
   ask,
@@ -85,7 +85,7 @@ export interface PingResult {
 /**
  * A connected A2E session. What it returns (tools, toolkits, skills,
  * outcomes, events) are camelCase domain objects decoded from the wire by the
- * protocol codec (`protocol/codec.ts`); only `request()` and push messages
+ * protocol codec (`protocol/responses.ts`); only `request()` and push messages
  * are raw wire messages, snake_case as in A2E-WIRE.md.
  *
  * @example Ping a host, then close

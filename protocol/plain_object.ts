@@ -5,6 +5,9 @@
  * @module
  */
 
+/** A JSON object: what `JSON.parse` makes of `{...}`. */
+export type JsonObject = Record<string, unknown>;
+
 /**
  * Whether a value is a plain object (not null, not an array).
  *
@@ -20,6 +23,6 @@
  */
 export function isPlainObject(
   value: unknown,
-): value is Record<string, unknown> {
+): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -7,8 +7,7 @@
  * @module
  */
 
-import { isObject } from "./_fields.ts";
-import type { JsonObject } from "./models.ts";
+import { isPlainObject as isObject, type JsonObject } from "./plain_object.ts";
 
 /**
  * A schema after `$ref`, `allOf`, `anyOf`/`oneOf` and nullable types have

@@ -36,7 +36,7 @@ import { checkChosenEndpoint, llmFetch } from "./llm_fetch.ts";
 import { DEFAULT_LLM_RULES, type LlmRules } from "./rules.ts";
 import { EgressBroker } from "../egress/broker.ts";
 
-export type { LLMConfig } from "../../protocol/models.ts";
+export type { LLMConfig } from "../../protocol/skill.ts";
 export {
   checkLlmConfig,
   LLM_PROVIDERS,

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Tool } from "../../protocol/domain.ts";
+import type { Tool } from "../../protocol/tool.ts";
 import type { ChatTool } from "../../protocol/chat.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
 

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Tool } from "../../protocol/domain.ts";
+import type { Tool } from "../../protocol/tool.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 

@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { JsonObject } from "../../protocol/models.ts";
+import type { JsonObject } from "../../protocol/plain_object.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
 import type { FieldReader } from "./frontmatter.ts";
 import { parameterMapToSchema } from "./parameter_map.ts";

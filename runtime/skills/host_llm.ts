@@ -10,8 +10,7 @@ import {
   type LlmConfig,
   resolveLlmConfig,
 } from "../llm/config.ts";
-import { encodeLlmChoice } from "../../protocol/codec.ts";
-import type { LlmChoice } from "../../protocol/domain.ts";
+import { encodeLlmChoice, type LlmChoice } from "../../protocol/skill.ts";
 import type { LlmResolver } from "./run.ts";
 
 /**

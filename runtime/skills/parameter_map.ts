@@ -10,9 +10,8 @@
  * @module
  */
 
-import type { JsonObject } from "../../protocol/models.ts";
+import { isPlainObject, type JsonObject } from "../../protocol/plain_object.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
-import { isPlainObject } from "../../protocol/plain_object.ts";
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   string: "string",

@@ -7,8 +7,13 @@
  * @module
  */
 
-import type { JsonObject, LlmChoice, Skill } from "../../protocol/domain.ts";
-import { decodeLlmChoice, encodeLlmChoice } from "../../protocol/codec.ts";
+import type { JsonObject } from "../../protocol/plain_object.ts";
+import {
+  decodeLlmChoice,
+  encodeLlmChoice,
+  type LlmChoice,
+  type Skill,
+} from "../../protocol/skill.ts";
 import type { JsonSchema } from "../../protocol/json_schema.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { CommandRule } from "./tool_names.ts";

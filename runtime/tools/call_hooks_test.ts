@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ToolCallHooks } from "./call_hooks.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 
 Deno.test("ToolCallHooks keeps events up to the bound but relays them all", () => {
   const relayed: CallEvent[] = [];

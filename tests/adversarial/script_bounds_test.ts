@@ -23,7 +23,7 @@ import { parseConfig } from "../../runtime/config.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../skills/_stack.ts";
 import { detectConfinement } from "../../runtime/sandbox/confinement.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const FLOOD_PY = `
 import os, sys, time

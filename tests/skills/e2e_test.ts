@@ -12,7 +12,7 @@ import { startMockOpenAI } from "../support/mock_openai.ts";
 import { startMockAnthropic } from "../support/mock_anthropic.ts";
 import type { MockLlmServer, MockScript } from "../support/mock_openai.ts";
 import { connectA2e, type Received, type Stack, startStack } from "./_stack.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

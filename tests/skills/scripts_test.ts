@@ -14,7 +14,7 @@ import {
 import { DEFAULT_INTERPRETERS } from "../../runtime/skills/scripts/interpreters.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e, type Received, startStack } from "./_stack.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../fixtures/skills/scripts/", import.meta.url),

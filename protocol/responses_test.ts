@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
-import { decodeResponse, encodeResponse } from "./codec.ts";
-import { skillOutcome, tool, toolOutcome } from "./domain.ts";
-import { parseMessage } from "./messages.ts";
-import { decodeRequest, encodeRequest } from "./request_codec.ts";
-import type { AnsweredRequestType, ResponseMap } from "./responses.ts";
+import {
+  type AnsweredRequestType,
+  decodeResponse,
+  encodeResponse,
+  type ResponseMap,
+} from "./responses.ts";
+import { skillOutcome } from "./skill.ts";
+import { tool, toolOutcome } from "./tool.ts";
+import { decodeRequest, encodeRequest, parseMessage } from "./requests.ts";
 
 const BODIES: { [T in AnsweredRequestType]: ResponseMap[T] } = {
   "handshake/req": {

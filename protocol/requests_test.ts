@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
-import { decodeRequestFast } from "./request_codec_fast.ts";
-import { parseMessage, REQUEST_SCHEMAS } from "./messages.ts";
-import { decodeRequest } from "./request_codec.ts";
-import type { RequestType } from "./requests.ts";
-import type { JsonObject } from "./domain.ts";
+import {
+  decodeRequest,
+  decodeRequestFast,
+  parseMessage,
+  REQUEST_SCHEMAS,
+  type RequestType,
+} from "./requests.ts";
+import type { JsonObject } from "./plain_object.ts";
 
 const TYPES = Object.keys(REQUEST_SCHEMAS) as RequestType[];
 
