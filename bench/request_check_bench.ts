@@ -13,7 +13,7 @@ import {
   decodeRequest,
   decodeRequestFast,
   REQUEST_SCHEMAS,
-} from "../protocol/requests.ts";
+} from "../protocol/request_schemas.ts";
 
 const TEXT = JSON.stringify({
   type: "tool/call/req",

@@ -4,8 +4,8 @@ import {
   decodeRequestFast,
   parseMessage,
   REQUEST_SCHEMAS,
-  type RequestType,
-} from "./requests.ts";
+} from "./request_schemas.ts";
+import type { RequestType } from "./requests.ts";
 import type { JsonObject } from "./plain_object.ts";
 
 const TYPES = Object.keys(REQUEST_SCHEMAS) as RequestType[];

@@ -7,7 +7,8 @@ import {
 } from "./responses.ts";
 import { skillOutcome } from "./skill.ts";
 import { tool, toolOutcome } from "./tool.ts";
-import { decodeRequest, encodeRequest, parseMessage } from "./requests.ts";
+import { decodeRequest, parseMessage } from "./request_schemas.ts";
+import { encodeRequest } from "./requests.ts";
 
 const BODIES: { [T in AnsweredRequestType]: ResponseMap[T] } = {
   "handshake/req": {

@@ -154,29 +154,8 @@ export function skillDefinition(
     & Pick<SkillDefinition, "name" | "description">
     & Partial<SkillDefinition>,
 ): SkillDefinition {
-  return {
-    version: "1.0.0",
-    triggers: [],
-    status: "Published",
-    when_to_use: "",
-    argument_hint: "",
-    source: "system",
-    tools: null,
-    toolkits: null,
-    instructions: null,
-    file_path: null,
-    llm_config: null,
-    category: null,
-    tags: null,
-    max_turns: null,
-    timeout_seconds: null,
-    icon: null,
-    metadata: null,
-    input_schema: {},
-    output_schema: {},
-    arguments: null,
-    ...fields,
-  };
+  // The decoder fills the wire defaults; encoding gives the wire form back.
+  return encodeSkill(decodeSkill(fields));
 }
 
 /**

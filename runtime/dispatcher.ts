@@ -18,9 +18,9 @@ import {
 import {
   parseMessage,
   parseValue,
-  type Request,
   salvageId,
-} from "../protocol/requests.ts";
+} from "../protocol/request_schemas.ts";
+import type { Request } from "../protocol/requests.ts";
 import { FairSlots, runsCode } from "./fair_slots.ts";
 import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";

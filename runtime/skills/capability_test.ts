@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { output } from "../../protocol/output.ts";
-import { decodeRequest, REQUEST_SCHEMAS } from "../../protocol/requests.ts";
+import {
+  decodeRequest,
+  REQUEST_SCHEMAS,
+} from "../../protocol/request_schemas.ts";
 import { encodeResponse } from "../../protocol/responses.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";

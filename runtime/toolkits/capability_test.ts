@@ -3,10 +3,9 @@ import { encodeResponse } from "../../protocol/responses.ts";
 import type { Exchange, SessionScope } from "../capability.ts";
 import {
   decodeRequest,
-  type Request,
   REQUEST_SCHEMAS,
-  type RequestType,
-} from "../../protocol/requests.ts";
+} from "../../protocol/request_schemas.ts";
+import type { Request, RequestType } from "../../protocol/requests.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import { buildSnapshot } from "../registry/normalize.ts";
 import { createToolkitsCapability } from "./capability.ts";

@@ -11,8 +11,8 @@ import { SkillboxError } from "../../protocol/errors.ts";
 import {
   decodeRequest,
   REQUEST_SCHEMAS,
-  type RequestType,
-} from "../../protocol/requests.ts";
+} from "../../protocol/request_schemas.ts";
+import type { RequestType } from "../../protocol/requests.ts";
 import type { ToolDefinition, ToolResult } from "../../protocol/tool.ts";
 import { loadRegistry } from "../registry/registry.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";

@@ -8,7 +8,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { decodeRequest, REQUEST_SCHEMAS } from "../../protocol/requests.ts";
+import {
+  decodeRequest,
+  REQUEST_SCHEMAS,
+} from "../../protocol/request_schemas.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import { scanSkillDirs } from "../../runtime/registry/scan.ts";
 import { encodeResponse } from "../../protocol/responses.ts";
