@@ -270,7 +270,7 @@ const NESTED: ReadonlySet<string> = new Set(
  * The precompiled check: a message fresh from `JSON.parse` whose `type` is a
  * known request type, checked and renamed in one pass over the fields
  * derived from its schema. It only ever accepts what zod accepts (and
- * decodes it equally: `requests_test.ts` holds it to zod on fuzzed
+ * decodes it equally: `request_schemas_test.ts` holds it to zod on fuzzed
  * messages); for anything else it answers `undefined` and zod judges.
  *
  * Only for values fresh from `JSON.parse` (plain objects and arrays, no
