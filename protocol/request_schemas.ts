@@ -113,22 +113,38 @@ export const REQUEST_SCHEMAS: {
 // What the precompiled check returns when it cannot decide: zod must.
 const UNSURE = Symbol("unsure");
 
-// Checks one present value; returns it (or zod's copy of it) or UNSURE.
-type Check = (value: unknown) => unknown;
+// How a present value is checked: data read by one switch (checkField), so
+// the call path runs one monomorphic function rather than a closure per
+// field. `unsure` is anything this does not model exactly (objects,
+// unions, unknown refinements): zod judges those.
+type Kind =
+  | "string"
+  | "boolean"
+  | "number"
+  | "literal"
+  | "strings"
+  | "record"
+  | "unsure";
 
 // One field of a request, derived from its zod schema: wire and domain
-// names, the check of a present value, the default when missing (a fresh
-// copy each time, as zod's), and whether it holds a nested wire object.
+// names, how a present value is checked, and what a missing one becomes.
 interface Field {
   readonly wire: string;
   readonly domain: string;
-  readonly check: Check;
-  readonly missing: () => unknown;
+  readonly kind: Kind;
+  readonly nullable: boolean;
+  /** Bounds of a number; the literal's value. */
+  readonly low: number;
+  readonly lowIn: boolean;
+  readonly high: number;
+  readonly highIn: boolean;
+  readonly literal: unknown;
+  /** When missing: "default" (a fresh copy of `fallback`, as zod's), "omit", or "unsure" (required). */
+  readonly missing: "default" | "omit" | "unsure";
+  readonly fallback: unknown;
+  /** Holds a nested wire object (renamed by decodeRequest). */
   readonly nested: boolean;
 }
-
-const unsure = (): typeof UNSURE => UNSURE;
-const omitted = (): undefined => undefined;
 
 // The zod 4 definition fields the plan reads (`schema.def` is public).
 interface Def {
@@ -153,65 +169,113 @@ function defOf(schema: z.ZodType): Def {
   return schema.def as unknown as Def;
 }
 
-// Derives the check of a present value from its zod type. Anything this
-// does not model exactly (objects, unions, unknown refinements) is left to
-// zod: the check only ever accepts what zod accepts.
-function checkOf(schema: z.ZodType): Check {
-  const def = defOf(schema);
+function fieldOf(wire: string, schema: z.ZodType): Field {
+  let def = defOf(schema);
+  let missing: Field["missing"] = "unsure";
+  let fallback: unknown;
+  if (def.type === "default") {
+    [missing, fallback, def] = [
+      "default",
+      def.defaultValue,
+      defOf(def.innerType!),
+    ];
+  } else if (def.type === "optional") {
+    [missing, def] = ["omit", defOf(def.innerType!)];
+  }
+  const nullable = def.type === "nullable";
+  if (nullable) def = defOf(def.innerType!);
+  const field = {
+    wire,
+    domain: camelName(wire),
+    kind: "unsure" as Kind,
+    nullable,
+    low: -Infinity,
+    lowIn: true,
+    high: Infinity,
+    highIn: true,
+    literal: undefined as unknown,
+    missing,
+    fallback,
+    nested: def.type === "object",
+  };
+  const checks = def.checks ?? [];
   switch (def.type) {
     case "string":
-      return def.checks?.length
-        ? unsure
-        : (v) => typeof v === "string" ? v : UNSURE;
     case "boolean":
-      return (v) => typeof v === "boolean" ? v : UNSURE;
+      if (checks.length === 0) field.kind = def.type;
+      break;
     case "number":
-      return numberCheck(def.checks ?? []);
-    case "literal": {
-      const values = def.values ?? [];
-      return (v) => values.includes(v) ? v : UNSURE;
-    }
-    case "nullable": {
-      const inner = checkOf(def.innerType!);
-      return (v) => v === null ? null : inner(v);
-    }
-    case "array": {
-      if (def.checks?.length) return unsure;
-      const element = checkOf(def.element!);
-      // zod builds a new array of the checked elements.
-      return (v) => {
-        if (!Array.isArray(v)) return UNSURE;
-        const out = new Array(v.length);
-        for (let i = 0; i < v.length; i++) {
-          if ((out[i] = element(v[i])) === UNSURE) return UNSURE;
-        }
-        return out;
-      };
-    }
+      field.kind = "number";
+      for (const { _zod: { def: check } } of checks) {
+        if (typeof check.value !== "number") field.kind = "unsure";
+        else if (check.check === "greater_than") {
+          [field.low, field.lowIn] = [check.value, check.inclusive === true];
+        } else if (check.check === "less_than") {
+          [field.high, field.highIn] = [check.value, check.inclusive === true];
+        } else field.kind = "unsure";
+      }
+      break;
+    case "literal":
+      if (def.values?.length === 1) {
+        [field.kind, field.literal] = ["literal", def.values[0]];
+      }
+      break;
+    case "array":
+      if (checks.length === 0 && defOf(def.element!).type === "string") {
+        field.kind = "strings";
+      }
+      break;
     case "record":
-      return defOf(def.keyType!).type === "string" &&
-          defOf(def.valueType!).type === "unknown"
-        ? record
-        : unsure;
+      if (
+        defOf(def.keyType!).type === "string" &&
+        defOf(def.valueType!).type === "unknown"
+      ) field.kind = "record";
+      break;
+  }
+  return field;
+}
+
+// A present value, checked as the field's schema would: the value (or zod's
+// copy of it), or UNSURE.
+function checkField(field: Field, value: unknown): unknown {
+  if (value === null) return field.nullable ? null : UNSURE;
+  switch (field.kind) {
+    case "string":
+      return typeof value === "string" ? value : UNSURE;
+    case "boolean":
+      return typeof value === "boolean" ? value : UNSURE;
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) &&
+          (field.lowIn ? value >= field.low : value > field.low) &&
+          (field.highIn ? value <= field.high : value < field.high)
+        ? value
+        : UNSURE;
+    case "literal":
+      return value === field.literal ? value : UNSURE;
+    case "strings":
+      return strings(value);
+    case "record":
+      return record(value);
     default:
-      return unsure;
+      return UNSURE;
   }
 }
 
-function numberCheck(checks: readonly { _zod: { def: CheckDef } }[]): Check {
-  let low = -Infinity, lowIn = true, high = Infinity, highIn = true;
-  for (const { _zod: { def } } of checks) {
-    if (def.check === "greater_than" && typeof def.value === "number") {
-      [low, lowIn] = [def.value, def.inclusive === true];
-    } else if (def.check === "less_than" && typeof def.value === "number") {
-      [high, highIn] = [def.value, def.inclusive === true];
-    } else return unsure;
-  }
-  return (v) =>
-    typeof v === "number" && Number.isFinite(v) &&
-      (lowIn ? v >= low : v > low) && (highIn ? v <= high : v < high)
-      ? v
-      : UNSURE;
+// A missing value: its default (a fresh array or object each time, as zod
+// clones them), nothing, or UNSURE for a required field.
+function missingField(field: Field): unknown {
+  if (field.missing === "omit") return undefined;
+  if (field.missing === "unsure") return UNSURE;
+  const fallback = field.fallback;
+  if (typeof fallback !== "object" || fallback === null) return fallback;
+  return Array.isArray(fallback) ? [...fallback] : { ...fallback };
+}
+
+// zod builds a new array of the checked elements.
+function strings(value: unknown): unknown {
+  if (!Array.isArray(value)) return UNSURE;
+  for (const item of value) if (typeof item !== "string") return UNSURE;
+  return value.slice();
 }
 
 // zod's record of a value from JSON.parse: a plain object, copied without a
@@ -225,40 +289,14 @@ function record(value: unknown): unknown {
   return copy;
 }
 
-function fieldOf(wire: string, schema: z.ZodType): Field {
-  let def = defOf(schema);
-  let missing: () => unknown = unsure;
-  if (def.type === "default") {
-    const fallback = def.defaultValue;
-    missing = Array.isArray(fallback)
-      ? () => [...fallback]
-      : isPlainObject(fallback)
-      ? () => ({ ...fallback })
-      : () => fallback;
-    schema = def.innerType!;
-  } else if (def.type === "optional") {
-    missing = omitted;
-    schema = def.innerType!;
-  }
-  def = defOf(schema);
-  const inner = def.type === "nullable" ? defOf(def.innerType!) : def;
-  return {
-    wire,
-    domain: camelName(wire),
-    check: checkOf(schema),
-    missing,
-    nested: inner.type === "object",
-  };
-}
-
 // Every request type's fields, derived once from its schema.
 const PLANS: { readonly [T in RequestType]: readonly Field[] } = Object
   .fromEntries(
     Object.entries(REQUEST_SCHEMAS).map(([type, schema]) => [
       type,
-      Object.entries(defOf(schema).shape ?? {}).map(([wire, field]) =>
-        fieldOf(wire, field)
-      ),
+      Object.entries(defOf(schema).shape ?? {})
+        .filter(([wire]) => wire !== "type")
+        .map(([wire, field]) => fieldOf(wire, field)),
     ]),
   ) as { [T in RequestType]: Field[] };
 
@@ -295,10 +333,15 @@ export function decodeRequestFast<T extends RequestType>(
   type: T,
   message: JsonObject,
 ): Request<T> | undefined {
-  const out: JsonObject = {};
-  for (const field of PLANS[type]) {
+  // The caller found the schema by this very `type`.
+  const out: JsonObject = { type };
+  const fields = PLANS[type];
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
     const raw = message[field.wire];
-    const value = raw === undefined ? field.missing() : field.check(raw);
+    const value = raw === undefined
+      ? missingField(field)
+      : checkField(field, raw);
     if (value === UNSURE) return undefined;
     if (value !== undefined) out[field.domain] = value;
   }
