@@ -7,7 +7,7 @@
 
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
-import type { JsonObject } from "../protocol/plain_object.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import { encodeRequest } from "../protocol/requests.ts";
 import { decodeResponse } from "../protocol/responses.ts";
 import { closedMessage, Connection, deferred } from "./_connection.ts";

@@ -61,7 +61,7 @@ export type {
   ToolParameter,
   ToolResult,
 } from "../protocol/tool.ts";
-export type { JsonObject } from "../protocol/plain_object.ts";
+export type { JsonObject } from "../protocol/json.ts";
 export type { SnakeCase, Wire } from "../protocol/wire_names.ts";
 export type {
   Call,

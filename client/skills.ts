@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { JsonObject } from "../protocol/plain_object.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import type { LLMConfig, Skill, SkillOutcome } from "../protocol/skill.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { JsonObject } from "../protocol/plain_object.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import type { Toolkit } from "../protocol/tool.ts";
 import type { RequestOptions } from "./types.ts";
 

@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { JsonObject } from "./plain_object.ts";
+import type { JsonObject } from "./json.ts";
 import type { ToolParameter } from "./tool.ts";
 import {
   applyKeywords,

@@ -15,7 +15,7 @@
 import { z } from "zod";
 import type { ErrorCode } from "./codes.ts";
 import { PROTOCOL_VERSION } from "./envelope.ts";
-import { isPlainObject, type JsonObject } from "./plain_object.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
 import type { Request, RequestType, WireRequest } from "./requests.ts";
 import type { LLMConfig } from "./skill.ts";
 import { camelName, fromWire } from "./wire_names.ts";

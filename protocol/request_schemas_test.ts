@@ -6,7 +6,7 @@ import {
   REQUEST_SCHEMAS,
 } from "./request_schemas.ts";
 import type { RequestType } from "./requests.ts";
-import type { JsonObject } from "./plain_object.ts";
+import type { JsonObject } from "./json.ts";
 import { camelName, snakeName } from "./wire_names.ts";
 import type { z } from "zod";
 

@@ -9,7 +9,7 @@
  */
 
 import { type Envelope, envelope } from "./envelope.ts";
-import { isPlainObject, type JsonObject } from "./plain_object.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
 import { encodeLlmChoice, type LlmChoice } from "./skill.ts";
 import { snakeName, type Wire } from "./wire_names.ts";
 

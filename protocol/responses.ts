@@ -17,7 +17,7 @@ import {
   PROTOCOL_VERSION,
 } from "./envelope.ts";
 import { SkillboxError, type WireError } from "./errors.ts";
-import { isPlainObject as isObject, type JsonObject } from "./plain_object.ts";
+import { isPlainObject as isObject, type JsonObject } from "./json.ts";
 import type { RequestType } from "./requests.ts";
 import {
   decodeSkill,

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isPlainObject as isObject, type JsonObject } from "./plain_object.ts";
+import { isPlainObject as isObject, type JsonObject } from "./json.ts";
 
 /**
  * A schema after `$ref`, `allOf`, `anyOf`/`oneOf` and nullable types have

@@ -7,7 +7,7 @@
  */
 
 import { SKILL_STATUSES, type SkillStatus } from "./codes.ts";
-import { isPlainObject as isObject, type JsonObject } from "./plain_object.ts";
+import { isPlainObject as isObject, type JsonObject } from "./json.ts";
 import { type CallEvent, decodeEvent } from "./tool.ts";
 import { toWire, type Wire } from "./wire_names.ts";
 import {

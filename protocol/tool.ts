@@ -8,7 +8,7 @@
  * @module
  */
 
-import { isPlainObject as isObject, type JsonObject } from "./plain_object.ts";
+import { isPlainObject as isObject, type JsonObject } from "./json.ts";
 import { schemaToParameters } from "./parameters.ts";
 import { toWire, type Wire } from "./wire_names.ts";
 import { list, nullableStr, num, str, strings } from "./_fields.ts";

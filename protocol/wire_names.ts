@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { JsonObject } from "./plain_object.ts";
+import type { JsonObject } from "./json.ts";
 
 /**
  * A camelCase name as A2E spells it on the wire (`durationMs` to

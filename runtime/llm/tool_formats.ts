@@ -12,10 +12,10 @@
 
 import type { Tool } from "../../protocol/tool.ts";
 import type { ChatTool } from "../../protocol/chat.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 
 export type { ChatTool } from "../../protocol/chat.ts";
-export type { JsonSchema } from "../../protocol/json_schema.ts";
+export type { JsonSchema } from "../../protocol/json.ts";
 
 /** What a model is offered of a tool: a view of the domain `Tool`. */
 export type ToolOffer = Pick<Tool, "name" | "description" | "inputSchema">;

@@ -18,7 +18,7 @@ import type {
   ToolDefinition,
   ToolParameter,
 } from "../../protocol/tool.ts";
-import { isPlainObject, type JsonObject } from "../../protocol/plain_object.ts";
+import { isPlainObject, type JsonObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
 
 export type { CallToolResult, McpTool };

@@ -9,7 +9,7 @@
  */
 
 import type { Tool } from "../../protocol/tool.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 
 /**

@@ -7,7 +7,7 @@
  */
 
 import { dirname } from "node:path";
-import type { JsonObject } from "../../protocol/plain_object.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import type { LlmChoice } from "../../protocol/skill.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import {

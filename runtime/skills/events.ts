@@ -8,7 +8,7 @@
 
 import { envelope } from "../../protocol/envelope.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
-import type { JsonObject } from "../../protocol/plain_object.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 /** Options for {@link SkillEventLog}. */

@@ -10,8 +10,11 @@
  * @module
  */
 
-import { isPlainObject, type JsonObject } from "../../protocol/plain_object.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import {
+  isPlainObject,
+  type JsonObject,
+  type JsonSchema,
+} from "../../protocol/json.ts";
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   string: "string",

@@ -13,7 +13,7 @@ import { isOutput, output } from "../../protocol/output.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
-import type { JsonObject } from "../../protocol/plain_object.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import {
   type LlmChoice,
   type Skill,

@@ -7,14 +7,13 @@
  * @module
  */
 
-import type { JsonObject } from "../../protocol/plain_object.ts";
+import type { JsonObject, JsonSchema } from "../../protocol/json.ts";
 import {
   decodeLlmChoice,
   encodeLlmChoice,
   type LlmChoice,
   type Skill,
 } from "../../protocol/skill.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { CommandRule } from "./tool_names.ts";
 import { redactLlmConfig } from "../llm/config.ts";
