@@ -17,7 +17,7 @@ import {
   PROTOCOL_VERSION,
 } from "./envelope.ts";
 import { SkillboxError, type WireError } from "./errors.ts";
-import { isPlainObject as isObject, type JsonObject } from "./json.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
 import type { RequestType } from "./requests.ts";
 import {
   decodeSkill,
@@ -257,7 +257,7 @@ const DECODERS: Decoders = {
     sessionId: str(m.session_id),
     acceptedCaps: (Array.isArray(m.accepted_caps) ? m.accepted_caps : [])
       .flatMap((cap) =>
-        isObject(cap) && typeof cap.capability === "string" &&
+        isPlainObject(cap) && typeof cap.capability === "string" &&
           cap.enabled !== false
           ? [cap.capability]
           : []
@@ -273,7 +273,7 @@ const DECODERS: Decoders = {
     tools: objects(m, "tools", fail).map(decodeTool),
   }),
   "tool/call/req": (m, fail) => {
-    const data = isObject(m.data)
+    const data = isPlainObject(m.data)
       ? m.data
       : fail('the answer has no "data" object');
     return {
@@ -294,8 +294,8 @@ const DECODERS: Decoders = {
   }),
   "skill/call/req": (m) => ({
     name: str(m.name),
-    result: isObject(m.data) ? decodeSkillOutcome(m.data) : null,
-    error: isObject(m.data) ? null : decodeSkillCallError(m.error),
+    result: isPlainObject(m.data) ? decodeSkillOutcome(m.data) : null,
+    error: isPlainObject(m.data) ? null : decodeSkillCallError(m.error),
     createdAt: num(m.created_at),
   }),
 };
@@ -436,12 +436,12 @@ export function decodeError(message: JsonObject): SkillboxError {
     : `Host answered error "${code}"`;
   return new SkillboxError(code, text, {
     retryable: message.retryable === true,
-    detail: isObject(message.detail) ? message.detail : {},
+    detail: isPlainObject(message.detail) ? message.detail : {},
   });
 }
 
 function decodeSkillCallError(value: unknown): SkillCallError {
-  const error = isObject(value) ? value : {};
+  const error = isPlainObject(value) ? value : {};
   const code = error.code ?? error.error_code;
   return {
     code: typeof code === "string" ? code : "skill_error",
@@ -458,7 +458,7 @@ function objects(
   fail: (why: string) => never,
 ): JsonObject[] {
   const value = message[field];
-  if (!Array.isArray(value) || !value.every(isObject)) {
+  if (!Array.isArray(value) || !value.every(isPlainObject)) {
     fail(`"${field}" is not a list of objects`);
   }
   return value as JsonObject[];

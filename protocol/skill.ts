@@ -7,7 +7,7 @@
  */
 
 import { SKILL_STATUSES, type SkillStatus } from "./codes.ts";
-import { isPlainObject as isObject, type JsonObject } from "./json.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
 import { type CallEvent, decodeEvent } from "./tool.ts";
 import { toWire, type Wire } from "./wire_names.ts";
 import {
@@ -192,10 +192,10 @@ export function decodeLlmChoice(wire: JsonObject): LlmChoice {
   const config = wire.provider_config;
   return {
     providerName: str(wire.provider_name),
-    providerCredentials: isObject(wire.provider_credentials)
+    providerCredentials: isPlainObject(wire.provider_credentials)
       ? wire.provider_credentials
       : {},
-    providerConfig: isObject(config) || config === null ? config : false,
+    providerConfig: isPlainObject(config) || config === null ? config : false,
     isDefault: wire.is_default === true,
   };
 }
@@ -253,7 +253,7 @@ export function decodeSkill(wire: JsonObject): Skill {
     toolkits: nullableStrings(wire.toolkits),
     instructions: nullableStr(wire.instructions),
     filePath: nullableStr(wire.file_path),
-    llmConfig: isObject(wire.llm_config)
+    llmConfig: isPlainObject(wire.llm_config)
       ? decodeLlmChoice(wire.llm_config)
       : null,
     category: nullableStr(wire.category),
@@ -263,9 +263,9 @@ export function decodeSkill(wire: JsonObject): Skill {
       ? wire.timeout_seconds
       : null,
     icon: nullableStr(wire.icon),
-    metadata: isObject(wire.metadata) ? wire.metadata : null,
-    inputSchema: isObject(wire.input_schema) ? wire.input_schema : {},
-    outputSchema: isObject(wire.output_schema) ? wire.output_schema : {},
+    metadata: isPlainObject(wire.metadata) ? wire.metadata : null,
+    inputSchema: isPlainObject(wire.input_schema) ? wire.input_schema : {},
+    outputSchema: isPlainObject(wire.output_schema) ? wire.output_schema : {},
     arguments: nullableStrings(wire.arguments),
   };
 }
@@ -307,6 +307,6 @@ export function decodeSkillOutcome(wire: JsonObject): SkillOutcome {
     error: nullableStr(wire.error),
     errorCode: nullableStr(wire.error_code),
     durationMs: num(wire.duration_ms),
-    events: list(wire.events).filter(isObject).map(decodeEvent),
+    events: list(wire.events).filter(isPlainObject).map(decodeEvent),
   };
 }

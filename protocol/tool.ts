@@ -8,7 +8,7 @@
  * @module
  */
 
-import { isPlainObject as isObject, type JsonObject } from "./json.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
 import { schemaToParameters } from "./parameters.ts";
 import { toWire, type Wire } from "./wire_names.ts";
 import { list, nullableStr, num, str, strings } from "./_fields.ts";
@@ -311,14 +311,14 @@ export function parametersToSchema(parameters: readonly unknown[]): JsonObject {
   const properties: Record<string, JsonObject> = {};
   const required: string[] = [];
   for (const item of parameters) {
-    if (!isObject(item) || typeof item.name !== "string") continue;
+    if (!isPlainObject(item) || typeof item.name !== "string") continue;
     const parameter = item as Partial<ToolParameter>;
     const schema: JsonObject = {
       type: str(parameter.type, "any"),
       description: str(parameter.description),
     };
     if (Array.isArray(parameter.enum)) schema.enum = parameter.enum;
-    if (isObject(parameter.properties)) {
+    if (isPlainObject(parameter.properties)) {
       const nested = parametersToSchema(Object.values(parameter.properties));
       schema.properties = nested.properties;
       schema.required = nested.required;
@@ -371,7 +371,7 @@ export function decodeToolOutcome(wire: JsonObject): ToolOutcome {
     error: nullableStr(wire.error),
     errorCode: nullableStr(wire.error_code),
     durationMs: num(wire.duration_ms),
-    events: list(wire.events).filter(isObject).map(decodeEvent),
+    events: list(wire.events).filter(isPlainObject).map(decodeEvent),
   };
 }
 
@@ -413,7 +413,7 @@ export function decodeToolkit(wire: JsonObject): Toolkit {
     category: str(wire.category),
     tags: strings(wire.tags),
     iconSvg: nullableStr(wire.icon_svg),
-    schema: isObject(wire.schema) ? wire.schema : {},
+    schema: isPlainObject(wire.schema) ? wire.schema : {},
     tools: strings(wire.tools),
     configured: wire.configured === true,
     version: str(wire.version, "1.0.0"),
@@ -435,7 +435,7 @@ export function decodeToolkit(wire: JsonObject): Toolkit {
 export function decodeEvent(wire: JsonObject): CallEvent {
   return {
     kind: str(wire.kind, "status"),
-    data: isObject(wire.data) ? wire.data : {},
+    data: isPlainObject(wire.data) ? wire.data : {},
     seq: num(wire.seq),
   };
 }
