@@ -39,7 +39,7 @@ import {
   type Toolkit,
   type ToolOutcome,
 } from "./tool.ts";
-import { toWire } from "./wire_names.ts";
+import { wireEncoder } from "./wire_names.ts";
 import { num, str } from "./_fields.ts";
 
 /** The body of `handshake/resp`. */
@@ -184,7 +184,7 @@ const ENCODERS: Encoders = {
     ok: body.ok,
     reason: body.reason,
   }),
-  "ping": toWire,
+  "ping": wireEncoder<PongResponse>({ uptimeSeconds: true }),
   "tool/list/req": (body) => ({ tools: body.tools.map(encodeTool) }),
   "tool/call/req": (body, now) => ({
     data: encodeToolOutcome(body.result),
@@ -193,7 +193,11 @@ const ENCODERS: Encoders = {
   "toolkit/list/req": (body) => ({
     toolkits: body.toolkits.map(encodeToolkit),
   }),
-  "toolkit/configure/req": toWire,
+  "toolkit/configure/req": wireEncoder<ToolkitConfigureResponse>({
+    toolkitName: true,
+    status: true,
+    message: true,
+  }),
   "skill/discover/req": (body) => ({ skills: body.skills.map(encodeSkill) }),
   "skill/call/req": (body, now) => ({
     name: body.name,

@@ -9,7 +9,7 @@
 import { SKILL_STATUSES, type SkillStatus } from "./codes.ts";
 import { isPlainObject, type JsonObject } from "./json.ts";
 import { type CallEvent, decodeEvent } from "./tool.ts";
-import { toWire, type Wire } from "./wire_names.ts";
+import { type Wire, wireEncoder } from "./wire_names.ts";
 import {
   list,
   nullableStr,
@@ -158,6 +158,49 @@ export function skillDefinition(
   return encodeSkill(decodeSkill(fields));
 }
 
+// The wire fields of each type, every one named (the compiler checks the
+// lists against the types): skill records carry more.
+const encodeChoice = wireEncoder<LlmChoice>({
+  providerName: true,
+  providerCredentials: true,
+  providerConfig: true,
+  isDefault: true,
+});
+const encodeSkillFields = wireEncoder<Skill>({
+  name: true,
+  version: true,
+  description: true,
+  triggers: true,
+  status: true,
+  whenToUse: true,
+  argumentHint: true,
+  source: true,
+  tools: true,
+  toolkits: true,
+  instructions: true,
+  filePath: true,
+  llmConfig: true,
+  category: true,
+  tags: true,
+  maxTurns: true,
+  timeoutSeconds: true,
+  icon: true,
+  metadata: true,
+  inputSchema: true,
+  outputSchema: true,
+  arguments: true,
+});
+const encodeOutcome = wireEncoder<SkillOutcome>({
+  success: true,
+  data: true,
+  summary: true,
+  truncated: true,
+  error: true,
+  errorCode: true,
+  durationMs: true,
+  events: true,
+});
+
 /**
  * Encodes an LLM choice as the wire's `LLMConfig`.
  *
@@ -173,7 +216,7 @@ export function skillDefinition(
  * ```
  */
 export function encodeLlmChoice(choice: LlmChoice): LLMConfig {
-  return toWire(choice);
+  return encodeChoice(choice);
 }
 
 /**
@@ -214,7 +257,7 @@ export function decodeLlmChoice(wire: JsonObject): LlmChoice {
  * ```
  */
 export function encodeSkill(skill: Skill): SkillDefinition {
-  const wire = toWire(skill);
+  const wire = encodeSkillFields(skill);
   // The one nested camelCase object of a skill.
   wire.llm_config = skill.llmConfig && encodeLlmChoice(skill.llmConfig);
   return wire;
@@ -283,7 +326,7 @@ export function decodeSkill(wire: JsonObject): Skill {
  * ```
  */
 export function encodeSkillOutcome(outcome: SkillOutcome): SkillResult {
-  return toWire(outcome);
+  return encodeOutcome(outcome);
 }
 
 /**

@@ -10,7 +10,7 @@
 
 import { isPlainObject, type JsonObject } from "./json.ts";
 import { schemaToParameters } from "./parameters.ts";
-import { toWire, type Wire } from "./wire_names.ts";
+import { type Wire, wireEncoder } from "./wire_names.ts";
 import { list, nullableStr, num, str, strings } from "./_fields.ts";
 
 /** One event of a call (§3). */
@@ -227,6 +227,45 @@ export function toolDefinition(
   };
 }
 
+// The wire fields of each type, every one named (the compiler checks the
+// lists against the types): registry entries and outcomes carry more.
+const encodeToolFields = wireEncoder<
+  Omit<Tool, "inputSchema" | "outputSchema">
+>({
+  name: true,
+  description: true,
+  streaming: true,
+  idempotent: true,
+  tags: true,
+  version: true,
+  toolkit: true,
+  deferLoading: true,
+});
+const encodeOutcome = wireEncoder<ToolOutcome>({
+  success: true,
+  toolName: true,
+  data: true,
+  summary: true,
+  truncated: true,
+  exitCode: true,
+  error: true,
+  errorCode: true,
+  durationMs: true,
+  events: true,
+});
+const encodeKit = wireEncoder<Toolkit>({
+  name: true,
+  alias: true,
+  description: true,
+  category: true,
+  tags: true,
+  iconSvg: true,
+  schema: true,
+  tools: true,
+  configured: true,
+  version: true,
+});
+
 // Listing encodes the same frozen tools again and again; deriving parameters
 // from a schema is the costly part, so keep it per tool object.
 const encodedTools = new WeakMap<Tool, ToolDefinition>();
@@ -250,11 +289,10 @@ const encodedTools = new WeakMap<Tool, ToolDefinition>();
 export function encodeTool(tool: Tool): ToolDefinition {
   const hit = encodedTools.get(tool);
   if (hit) return hit;
-  const { inputSchema, outputSchema, ...rest } = tool;
   const wire: ToolDefinition = {
-    ...toWire(rest),
-    input_parameters: safeParameters(inputSchema),
-    output_parameters: safeParameters(outputSchema),
+    ...encodeToolFields(tool),
+    input_parameters: safeParameters(tool.inputSchema),
+    output_parameters: safeParameters(tool.outputSchema),
     tags: [...tool.tags],
   };
   encodedTools.set(tool, wire);
@@ -344,7 +382,7 @@ export function parametersToSchema(parameters: readonly unknown[]): JsonObject {
  * ```
  */
 export function encodeToolOutcome(outcome: ToolOutcome): ToolResult {
-  return toWire(outcome);
+  return encodeOutcome(outcome);
 }
 
 /**
@@ -390,7 +428,7 @@ export function decodeToolOutcome(wire: JsonObject): ToolOutcome {
  * ```
  */
 export function encodeToolkit(kit: Toolkit): ToolkitDefinition {
-  return toWire(kit);
+  return encodeKit(kit);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The one conversion between A2E's snake_case wire names and skillbox's
  * camelCase names, at the type level ({@link Wire}) and at run time
- * ({@link toWire}, {@link camelName}). Each message is described once, in
+ * ({@link wireEncoder}, {@link camelName}). Each message is described once, in
  * camelCase (and, for requests, by its zod schema typed against
  * `Wire<...>`); its wire form is derived, never restated.
  *
@@ -78,31 +78,46 @@ export function camelName(name: string): string {
 }
 
 /**
- * Renames an object's own keys to their wire names (one level: the values,
- * a caller's data among them, pass through untouched).
+ * Every field of `T`, each named once: an object literal of this type must
+ * list exactly the keys of `T` (the compiler rejects a missing or an extra
+ * one), so an encoder built from it can neither drop nor leak a field.
+ */
+export type FieldList<T> = { readonly [K in keyof T]-?: true };
+
+/**
+ * Builds the encoder of one camelCase type: it copies exactly the listed
+ * fields, under their wire names. Other own properties of the value (an
+ * internal record's path, hash or permissions) never reach the wire.
  *
- * @param value a camelCase object
- * @returns a new object with the same values under snake_case keys
+ * @param fields every field of the type
+ * @returns a function from the type to its wire form (one level: values,
+ *   a caller's data among them, pass through untouched)
  * @example
  * ```ts
- * import { toWire } from "./wire_names.ts";
+ * import { wireEncoder } from "./wire_names.ts";
  * import assert from "node:assert/strict";
- * const wire = toWire({ toolName: "t", data: { someKey: 1 } });
- * assert.deepEqual(wire, { tool_name: "t", data: { someKey: 1 } });
+ * const encode = wireEncoder<{ toolName: string; data: unknown }>({ toolName: true, data: true });
+ * const internal = { toolName: "t", data: { someKey: 1 }, path: "/secret" };
+ * assert.deepEqual(encode(internal), { tool_name: "t", data: { someKey: 1 } });
  * ```
  */
-export function toWire<T extends object>(value: T): Wire<T> {
-  const out: JsonObject = {};
-  const fields = value as JsonObject;
-  for (const key in fields) out[snakeName(key)] = fields[key];
-  // Only the names changed; nested camelCase objects are the caller's to
-  // convert (see encodeSkill).
-  return out as Wire<T>;
+export function wireEncoder<T extends object>(
+  fields: FieldList<T>,
+): (value: T) => Wire<T> {
+  const names = Object.keys(fields);
+  const wires = names.map(snakeName);
+  return (value) => {
+    const from = value as JsonObject;
+    const out: JsonObject = {};
+    for (let i = 0; i < names.length; i++) out[wires[i]!] = from[names[i]!];
+    // Only the names changed; a nested camelCase object is its caller's to
+    // convert (see encodeSkill).
+    return out as Wire<T>;
+  };
 }
 
 /**
- * Renames an object's own wire keys to camelCase (one level), the inverse
- * of {@link toWire}.
+ * Renames an object's own wire keys to camelCase (one level).
  *
  * @param value a snake_case object
  * @returns a new object with the same values under camelCase keys
