@@ -49,7 +49,7 @@ export type {
   ToolkitConfigureRequest,
   ToolkitListRequest,
   ToolListRequest,
-} from "./protocol/messages.ts";
+} from "./protocol/requests.ts";
 export {
   CAPABILITY_NAMES,
   ERROR_CODES,
@@ -115,12 +115,24 @@ export type {
 } from "./client/mod.ts";
 export type {
   LlmChoice,
+  LLMConfig,
   Skill,
+  SkillDefinition,
   SkillOutcome,
+  SkillResult,
+} from "./protocol/skill.ts";
+export type {
+  CallEvent,
   Tool,
+  ToolDefinition,
   Toolkit,
+  ToolkitDefinition,
   ToolOutcome,
-} from "./protocol/domain.ts";
+  ToolParameter,
+  ToolResult,
+} from "./protocol/tool.ts";
+export type { JsonObject } from "./protocol/json.ts";
+export type { SnakeCase, Wire } from "./protocol/wire_names.ts";
 export type {
   AnsweredRequestType,
   HandshakeResponse,
@@ -134,14 +146,3 @@ export type {
   ToolkitListResponse,
   ToolListResponse,
 } from "./protocol/responses.ts";
-export type {
-  CallEvent,
-  JsonObject,
-  LLMConfig,
-  SkillDefinition,
-  SkillResult,
-  ToolDefinition,
-  ToolkitDefinition,
-  ToolParameter,
-  ToolResult,
-} from "./protocol/models.ts";

@@ -24,7 +24,7 @@ import {
   startMockOpenAI,
 } from "../tests/support/mock_openai.ts";
 import { connectA2e } from "../tests/support/skills_host.ts";
-import type { SkillResult } from "../protocol/models.ts";
+import type { SkillResult } from "../protocol/skill.ts";
 
 const FLOODS: Record<string, MockTurn> = {
   "endless text": { flood: "text" },

@@ -1,30 +1,26 @@
 /**
  * The implementations behind {@link ToolAPI}, {@link ToolkitAPI} and
- * {@link SkillAPI}: each method builds its request, picks its deadline and
- * label, and reads the answer through `_wire.ts`.
+ * {@link SkillAPI}: each method fills its request's fields from its options
+ * (every field sent, as the Python SDK does), picks its deadline and label,
+ * and takes what it needs from the decoded answer.
  *
  * @module
  */
 
-import type { Connection } from "./_connection.ts";
+import { SkillboxError } from "../protocol/errors.ts";
+import { encodeRequest, type RequestBody } from "../protocol/requests.ts";
+import {
+  type AnsweredRequestType,
+  decodeResponse,
+  type ResponseMap,
+  type ToolkitConfigureResponse,
+} from "../protocol/responses.ts";
+import { decodeLlmChoice, skillOutcome } from "../protocol/skill.ts";
+import type { Connection, SendOptions } from "./_connection.ts";
 import type { ToolAPI } from "./tools.ts";
 import type { ToolkitAPI } from "./toolkits.ts";
 import type { SkillAPI } from "./skills.ts";
-import {
-  readSkillCall,
-  readSkillDiscover,
-  readToolCall,
-  readToolkitConfigure,
-  readToolkitList,
-  readToolList,
-  skillCallRequest,
-  skillDiscoverRequest,
-  toolCallRequest,
-  toolkitConfigureRequest,
-  toolkitListRequest,
-  toolListRequest,
-} from "./_wire.ts";
-import type { RequestOptions, WireMessage } from "./types.ts";
+import type { Call, RequestOptions } from "./types.ts";
 
 /** What the APIs share with the client that made them. */
 export interface ApiContext {
@@ -36,19 +32,38 @@ export interface ApiContext {
   timeoutGrace: number;
 }
 
+/**
+ * Sends one request and reads its answer: `read` gets the decoded body of
+ * the expected answer type (anything else fails the call).
+ */
+export function send<T extends AnsweredRequestType, R>(
+  connection: Connection,
+  request: RequestBody<T> & { type: T },
+  options: Omit<SendOptions<R>, "decode"> & {
+    read: (body: ResponseMap[T]) => R;
+  },
+): Call<R> {
+  const { read, ...rest } = options;
+  return connection.request(encodeRequest(request), {
+    ...rest,
+    decode: (answer) =>
+      read(decodeResponse(request.type, answer, options.label)),
+  });
+}
+
 /** Sends a request that does not stream and waits for its answer. */
-export function ask<T>(
+export function ask<T extends AnsweredRequestType, R>(
   context: ApiContext,
-  message: WireMessage,
+  request: RequestBody<T> & { type: T },
   label: string,
-  read: (message: WireMessage, label: string) => T,
+  read: (body: ResponseMap[T]) => R,
   options: RequestOptions = {},
-): Promise<T> {
-  return Promise.resolve(context.connection.request(message, {
+): Promise<R> {
+  return Promise.resolve(send(context.connection, request, {
     label,
     timeout: options.timeout ?? context.timeout,
     signal: options.signal,
-    decode: (answer) => read(answer, label),
+    read,
   }));
 }
 
@@ -58,9 +73,15 @@ export function createToolAPI(context: ApiContext): ToolAPI {
     list: (options = {}) =>
       ask(
         context,
-        toolListRequest(options),
+        {
+          type: "tool/list/req",
+          filterKind: options.kind ?? "",
+          filterTags: options.tags ?? [],
+          query: options.query ?? "",
+          includeDeferred: options.includeDeferred ?? false,
+        },
         options.query ? `search tools for "${options.query}"` : "list tools",
-        readToolList,
+        (body) => body.tools,
         options,
       ),
     search: (query, options = {}) => {
@@ -74,21 +95,21 @@ export function createToolAPI(context: ApiContext): ToolAPI {
     call: (name, args = {}, options = {}) => {
       const timeout = options.timeout ?? 30_000;
       const label = `call tool "${name}"`;
-      return context.connection.request(
-        toolCallRequest(name, args, {
-          sessionId: context.sessionId,
-          timeout,
-          streaming: options.streaming ?? true,
-          correlationId: options.correlationId ?? "",
-        }),
-        {
-          label,
-          timeout: timeout + context.timeoutGrace,
-          signal: options.signal,
-          onEvent: options.onEvent,
-          decode: (answer) => readToolCall(answer, label),
-        },
-      );
+      return send(context.connection, {
+        type: "tool/call/req",
+        sessionId: context.sessionId,
+        toolName: name,
+        arguments: args,
+        correlationId: options.correlationId ?? "",
+        streaming: options.streaming ?? true,
+        timeout: wireSeconds(timeout),
+      }, {
+        label,
+        timeout: timeout + context.timeoutGrace,
+        signal: options.signal,
+        onEvent: options.onEvent,
+        read: (body) => body.result,
+      });
     },
   };
   return tools;
@@ -100,19 +121,27 @@ export function createToolkitAPI(context: ApiContext): ToolkitAPI {
     list: (options = {}) =>
       ask(
         context,
-        toolkitListRequest(options),
+        {
+          type: "toolkit/list/req",
+          filterKind: options.kind ?? "",
+          filterTags: options.tags ?? [],
+        },
         "list toolkits",
-        readToolkitList,
+        (body) => body.toolkits,
         options,
       ),
     configure: async (name, config = {}, options = {}) => {
+      const label = `configure toolkit "${name}"`;
       await ask(
         context,
-        toolkitConfigureRequest(name, config, {
+        {
+          type: "toolkit/configure/req",
           sessionId: context.sessionId,
-        }),
-        `configure toolkit "${name}"`,
-        readToolkitConfigure,
+          toolkitName: name,
+          config,
+        },
+        label,
+        (body) => checkConfigured(body, label),
         options,
       );
       // Read back the host's state rather than guess it, as the Python SDK does.
@@ -137,30 +166,61 @@ export function createSkillAPI(context: ApiContext): SkillAPI {
     discover: (options = {}) =>
       ask(
         context,
-        skillDiscoverRequest(options),
+        {
+          type: "skill/discover/req",
+          filterTags: options.tags ?? [],
+          filterCategories: options.categories ?? [],
+        },
         "discover skills",
-        readSkillDiscover,
+        (body) => body.skills,
         options,
       ),
     call: (name, args = {}, options = {}) => {
       const timeout = options.timeout ?? 60_000;
       const label = `call skill "${name}"`;
-      return context.connection.request(
-        skillCallRequest(name, args, {
-          timeout,
-          streaming: options.streaming ?? true,
-          llmOverride: options.llmOverride ?? null,
-          metadata: options.metadata ?? {},
-          correlationId: options.correlationId ?? "",
-        }),
-        {
-          label,
-          timeout: timeout + context.timeoutGrace,
-          signal: options.signal,
-          onEvent: options.onEvent,
-          decode: (answer) => readSkillCall(answer, label),
-        },
-      );
+      const override = options.llmOverride;
+      return send(context.connection, {
+        type: "skill/call/req",
+        name,
+        arguments: args,
+        correlationId: options.correlationId ?? "",
+        timeout: wireSeconds(timeout),
+        streaming: options.streaming ?? true,
+        llmOverride: override ? decodeLlmChoice({ ...override }) : null,
+        metadata: options.metadata ?? {},
+      }, {
+        label,
+        timeout: timeout + context.timeoutGrace,
+        signal: options.signal,
+        onEvent: options.onEvent,
+        // A failure reported in `error` instead of a result becomes an
+        // outcome too, so callers always get one shape.
+        read: (body) =>
+          body.result ?? skillOutcome({
+            success: false,
+            durationMs: 0,
+            error: body.error?.message ?? "Skill answered without a result",
+            errorCode: body.error?.code ?? "skill_error",
+          }),
+      });
     },
   };
+}
+
+// Throws unless the configure answer's status means success.
+function checkConfigured(body: ToolkitConfigureResponse, label: string): void {
+  if (body.status === "ok" || body.status === "configured") return;
+  const why = body.message !== null && body.message !== ""
+    ? body.message
+    : "no detail";
+  throw new SkillboxError(
+    "runtime_error",
+    `Cannot ${label}: status "${body.status}": ${why}`,
+    { detail: { status: body.status, message: body.message } },
+  );
+}
+
+// A2E timeouts are whole seconds; round up so a short limit never becomes 0.
+function wireSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }

@@ -7,7 +7,8 @@
  */
 
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
-import type { CallEvent } from "../protocol/models.ts";
+import { type CallEvent, decodeEvent } from "../protocol/tool.ts";
+import { decodeError, isEventType } from "../protocol/responses.ts";
 import type {
   Call,
   CloseInfo,
@@ -17,7 +18,6 @@ import type {
 } from "./types.ts";
 import { EventStream } from "./_event_stream.ts";
 import { ConnectionClosedError } from "./errors.ts";
-import { isEventType, readError, readEvent } from "./_wire.ts";
 
 /** What a request needs besides its message. */
 export interface SendOptions<T> extends StreamingRequestOptions {
@@ -185,7 +185,7 @@ export class Connection {
       return;
     }
     if (isEvent) {
-      const event = readEvent(msg);
+      const event = decodeEvent(msg);
       pending.events.push(event);
       try {
         pending.onEvent?.(event);
@@ -194,7 +194,7 @@ export class Connection {
         pending.settle({ error });
       }
     } else if (msg.type === "error") {
-      pending.settle({ error: readError(msg) });
+      pending.settle({ error: decodeError(msg) });
     } else {
       pending.settle({ message: msg });
     }

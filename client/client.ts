@@ -7,7 +7,9 @@
 
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
-import type { JsonObject } from "../protocol/models.ts";
+import type { JsonObject } from "../protocol/json.ts";
+import { encodeRequest } from "../protocol/requests.ts";
+import { decodeResponse } from "../protocol/responses.ts";
 import { closedMessage, Connection, deferred } from "./_connection.ts";
 import {
   ask,
@@ -15,12 +17,6 @@ import {
   createToolAPI,
   createToolkitAPI,
 } from "./_apis.ts";
-import {
-  handshakeRequest,
-  pingRequest,
-  readHandshake,
-  readPong,
-} from "./_wire.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import type { SkillAPI } from "./skills.ts";
 import type { ToolkitAPI } from "./toolkits.ts";
@@ -85,7 +81,7 @@ export interface PingResult {
 /**
  * A connected A2E session. What it returns (tools, toolkits, skills,
  * outcomes, events) are camelCase domain objects decoded from the wire by the
- * protocol codec (`protocol/codec.ts`); only `request()` and push messages
+ * protocol codec (`protocol/responses.ts`); only `request()` and push messages
  * are raw wire messages, snake_case as in A2E-WIRE.md.
  *
  * @example Ping a host, then close
@@ -204,16 +200,17 @@ export async function connect(
   try {
     await opened(socket, label, timeout, options.signal);
     const handshake = await connection.request(
-      handshakeRequest({
+      encodeRequest({
+        type: "handshake/req",
         agentId: options.agentId ?? "",
-        caps: options.caps ?? ["tools", "toolkits", "skill"],
-        token: options.token ?? "",
+        agentCaps: options.caps ?? ["tools", "toolkits", "skill"],
+        authToken: options.token ?? "",
       }),
       {
         label,
         timeout,
         signal: options.signal,
-        decode: (answer) => readHandshake(answer, label),
+        decode: (answer) => decodeResponse("handshake/req", answer, label),
       },
     );
     if (!handshake.ok) {
@@ -283,9 +280,9 @@ class SkillboxClient implements Client {
         timeout: this.#timeout,
         timeoutGrace: 0,
       },
-      pingRequest(),
+      { type: "ping" },
       "ping",
-      readPong,
+      (body) => body.uptimeSeconds,
       options,
     );
     return { roundTripMs: performance.now() - started, uptimeSeconds };

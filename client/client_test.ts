@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { SkillboxError } from "../protocol/errors.ts";
-import type { CallEvent } from "../protocol/models.ts";
+import type { CallEvent } from "../protocol/tool.ts";
 import { type Client, connect } from "./client.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import { type FakeHost, type Raw, startFakeHost } from "./_fake_host_test.ts";

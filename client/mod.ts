@@ -45,23 +45,24 @@ export { ERROR_CODES, SKILL_STATUSES } from "../protocol/codes.ts";
 export type { ErrorCode, SkillStatus } from "../protocol/codes.ts";
 export type {
   LlmChoice,
+  LLMConfig,
   Skill,
+  SkillDefinition,
   SkillOutcome,
-  Tool,
-  Toolkit,
-  ToolOutcome,
-} from "../protocol/domain.ts";
+  SkillResult,
+} from "../protocol/skill.ts";
 export type {
   CallEvent,
-  JsonObject,
-  LLMConfig,
-  SkillDefinition,
-  SkillResult,
+  Tool,
   ToolDefinition,
+  Toolkit,
   ToolkitDefinition,
+  ToolOutcome,
   ToolParameter,
   ToolResult,
-} from "../protocol/models.ts";
+} from "../protocol/tool.ts";
+export type { JsonObject } from "../protocol/json.ts";
+export type { SnakeCase, Wire } from "../protocol/wire_names.ts";
 export type {
   Call,
   CloseInfo,

@@ -5,8 +5,8 @@
  * @module
  */
 
-import type { JsonObject, LLMConfig } from "../protocol/models.ts";
-import type { Skill, SkillOutcome } from "../protocol/domain.ts";
+import type { JsonObject } from "../protocol/json.ts";
+import type { LLMConfig, Skill, SkillOutcome } from "../protocol/skill.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
 /** Options of {@link SkillAPI.discover} (`skill/discover/req`). */

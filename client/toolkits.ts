@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { JsonObject, Toolkit } from "../protocol/domain.ts";
+import type { JsonObject } from "../protocol/json.ts";
+import type { Toolkit } from "../protocol/tool.ts";
 import type { RequestOptions } from "./types.ts";
 
 /** Options of {@link ToolkitAPI.list} (`toolkit/list/req`). */

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { JsonObject, Tool, ToolOutcome } from "../protocol/domain.ts";
+import type { JsonObject } from "../protocol/json.ts";
+import type { Tool, ToolOutcome } from "../protocol/tool.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
 /** Options of {@link ToolAPI.list} (`tool/list/req`). */

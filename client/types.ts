@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { CallEvent } from "../protocol/models.ts";
+import type { CallEvent } from "../protocol/tool.ts";
 
 /**
  * One request in flight: a promise (usable wherever one is) of the final
@@ -19,7 +19,7 @@ import type { CallEvent } from "../protocol/models.ts";
  * @example Stream events, then read the result
  * ```ts
  * import type { Call } from "./types.ts";
- * import type { ToolOutcome } from "../protocol/domain.ts";
+ * import type { ToolOutcome } from "../protocol/tool.ts";
  *
  * async function finish(call: Call<ToolOutcome>): Promise<ToolOutcome> {
  *   const progress: unknown[] = [];

@@ -1,28 +1,10 @@
 /**
- * Tolerant readers of wire fields, shared by the codec's decoders: each
- * returns the A2E default when the value is missing or of the wrong type.
+ * Tolerant readers of wire fields, shared by the decoders of `tool.ts`,
+ * `skill.ts` and `responses.ts`: each returns the A2E default when the
+ * value is missing or of the wrong type.
  *
  * @module
  */
-
-import type { JsonObject } from "./models.ts";
-import { isPlainObject } from "./plain_object.ts";
-
-/**
- * Whether a value is a JSON object (not null, not an array).
- *
- * @param value anything
- * @returns true for a plain object
- * @example Tell objects from arrays and null
- * ```ts
- * import { isObject } from "./_fields.ts";
- * import assert from "node:assert/strict";
- * assert.ok(isObject({}) && !isObject([]) && !isObject(null));
- * ```
- */
-export function isObject(value: unknown): value is JsonObject {
-  return isPlainObject(value);
-}
 
 /**
  * A string, or `fallback`.

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { JsonSchema } from "./json_schema.ts";
+import type { JsonSchema } from "./json.ts";
 
 /** A message of an LLM conversation. */
 export interface ChatMessage {

@@ -27,7 +27,8 @@
  * @module
  */
 
-import type { JsonObject, ToolParameter } from "./models.ts";
+import type { JsonObject } from "./json.ts";
+import type { ToolParameter } from "./tool.ts";
 import {
   applyKeywords,
   emptyFlat,

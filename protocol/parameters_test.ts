@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import type { ToolParameter } from "./models.ts";
+import type { ToolParameter } from "./tool.ts";
 import { schemaToParameters } from "./parameters.ts";
 
 /** Asserts every field of every parameter (recursively) has its A2E type. */

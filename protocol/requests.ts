@@ -1,13 +1,17 @@
 /**
- * Every A2E v1.0 request an agent may send, as camelCase domain types keyed
- * by `type`, with the Python SDK's defaults documented per field (the wire
- * name is the field's snake_case form). `messages.ts` checks the wire form
- * and `request_codec.ts` converts it; the answers are in `responses.ts`.
+ * Every A2E v1.0 request an agent may send, as the camelCase type handlers
+ * receive (its wire form is `Wire<...>` of it), and {@link encodeRequest},
+ * what a client sends. The zod schemas that check the wire form, typed
+ * against these types, and the parser built on them are in
+ * `request_schemas.ts` (kept apart so that a client bundle holds no zod).
  *
  * @module
  */
 
-import type { JsonObject, LlmChoice } from "./domain.ts";
+import { type Envelope, envelope } from "./envelope.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
+import { encodeLlmChoice, type LlmChoice } from "./skill.ts";
+import { snakeName, type Wire } from "./wire_names.ts";
 
 /** The envelope fields as an agent may send them (all optional on input). */
 export interface RequestEnvelope {
@@ -158,3 +162,42 @@ export type RequestType = keyof RequestMap;
 export type Request<T extends RequestType = RequestType> = T extends RequestType
   ? RequestMap[T]
   : never;
+
+/** A request as checked on the wire: snake_case, defaults applied. */
+export type WireRequest<T extends RequestType = RequestType> = Wire<
+  Request<T>
+>;
+
+/** A request to encode: the domain request without its envelope. */
+export type RequestBody<T extends RequestType = RequestType> = T extends
+  RequestType ? Omit<Request<T>, "id" | "version" | "ts"> : never;
+
+/**
+ * Encodes a domain request as a complete wire message (fresh envelope).
+ *
+ * @param request the request's type and camelCase fields
+ * @returns the message, snake_case, ready to send
+ * @example Encode a tool list request
+ * ```ts
+ * import { encodeRequest } from "./requests.ts";
+ * import assert from "node:assert/strict";
+ * const msg = encodeRequest({ type: "tool/list/req", filterKind: "", filterTags: ["csv"],
+ *   query: "", includeDeferred: false });
+ * assert.deepEqual(msg.filter_tags, ["csv"]);
+ * assert.equal(msg.version, "1.0");
+ * ```
+ */
+export function encodeRequest<T extends RequestType>(
+  request: RequestBody<T>,
+): Envelope & JsonObject {
+  const fields: JsonObject = {};
+  for (const [key, value] of Object.entries(request)) {
+    if (key === "type") continue;
+    // `llmOverride` is the one field holding a camelCase object; the
+    // others (`arguments`, `config`, `metadata`) are the caller's data.
+    fields[snakeName(key)] = key === "llmOverride" && isPlainObject(value)
+      ? encodeLlmChoice(value as unknown as LlmChoice)
+      : value;
+  }
+  return envelope(request.type, fields);
+}

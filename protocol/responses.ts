@@ -1,20 +1,46 @@
 /**
  * The answer to every A2E request, as a camelCase body keyed by the request
- * type. Handlers return these bodies; the dispatcher wraps one in its
- * envelope with `req_id` and encodes it through `codec.ts`, and the client
- * decodes the wire message back into the same body.
+ * type, and the codec of everything a host sends: answers, events and
+ * errors. Handlers return these bodies; the dispatcher has them encoded here
+ * (envelope and `req_id` added once), and the TS client and the in-process
+ * caller decode the wire message back into the same body.
  *
  * @module
  */
 
-import type {
-  Skill,
-  SkillOutcome,
-  Tool,
-  Toolkit,
-  ToolOutcome,
-} from "./domain.ts";
-import type { RequestType } from "./messages.ts";
+import type { ErrorCode } from "./codes.ts";
+import {
+  type Envelope,
+  envelope,
+  newId,
+  nowSeconds,
+  PROTOCOL_VERSION,
+} from "./envelope.ts";
+import { SkillboxError, type WireError } from "./errors.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
+import type { RequestType } from "./requests.ts";
+import {
+  decodeSkill,
+  decodeSkillOutcome,
+  encodeSkill,
+  encodeSkillOutcome,
+  type Skill,
+  type SkillOutcome,
+} from "./skill.ts";
+import {
+  type CallEvent,
+  decodeTool,
+  decodeToolkit,
+  decodeToolOutcome,
+  encodeTool,
+  encodeToolkit,
+  encodeToolOutcome,
+  type Tool,
+  type Toolkit,
+  type ToolOutcome,
+} from "./tool.ts";
+import { wireEncoder } from "./wire_names.ts";
+import { num, str } from "./_fields.ts";
 
 /** The body of `handshake/resp`. */
 export interface HandshakeResponse {
@@ -131,3 +157,313 @@ export const RESPONSE_TYPE: { readonly [T in AnsweredRequestType]: string } = {
   "skill/discover/req": "skill/discover/resp",
   "skill/call/req": "skill/call/resp",
 };
+
+/** A complete wire message: the envelope plus the type's snake_case fields. */
+export type EncodedMessage = Envelope & Record<string, unknown>;
+
+/** The event message types. */
+export type EventType = "tool/event" | "skill/event" | "invoke/event";
+
+// `now`: the message's `ts`, the default `created_at` (one clock read).
+type Encoders = {
+  readonly [T in AnsweredRequestType]: (
+    body: ResponseMap[T],
+    now: number,
+  ) => JsonObject;
+};
+
+const ENCODERS: Encoders = {
+  "handshake/req": (body) => ({
+    session_id: body.sessionId,
+    accepted_caps: body.acceptedCaps.map((capability) => ({
+      capability,
+      enabled: true,
+      metadata: {},
+    })),
+    max_parallel: body.maxParallel,
+    ok: body.ok,
+    reason: body.reason,
+  }),
+  "ping": wireEncoder<PongResponse>({ uptimeSeconds: true }),
+  "tool/list/req": (body) => ({ tools: body.tools.map(encodeTool) }),
+  "tool/call/req": (body, now) => ({
+    data: encodeToolOutcome(body.result),
+    created_at: body.createdAt ?? now,
+  }),
+  "toolkit/list/req": (body) => ({
+    toolkits: body.toolkits.map(encodeToolkit),
+  }),
+  "toolkit/configure/req": wireEncoder<ToolkitConfigureResponse>({
+    toolkitName: true,
+    status: true,
+    message: true,
+  }),
+  "skill/discover/req": (body) => ({ skills: body.skills.map(encodeSkill) }),
+  "skill/call/req": (body, now) => ({
+    name: body.name,
+    data: body.result && encodeSkillOutcome(body.result),
+    error: body.error,
+    created_at: body.createdAt ?? now,
+  }),
+};
+
+/**
+ * Encodes the answer to a request: its wire type, a fresh envelope,
+ * `req_id`, and the body's fields in snake_case.
+ *
+ * @param type the request type answered
+ * @param reqId the request's `id`
+ * @param body the answer body
+ * @returns the complete message
+ * @example Encode a pong
+ * ```ts
+ * import { encodeResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const msg = encodeResponse("ping", "r1", { uptimeSeconds: 1.5 });
+ * assert.equal(msg.type, "pong");
+ * assert.equal(msg.req_id, "r1");
+ * assert.equal(msg.uptime_seconds, 1.5);
+ * ```
+ */
+export function encodeResponse<T extends AnsweredRequestType>(
+  type: T,
+  reqId: string,
+  body: ResponseMap[T],
+): EncodedMessage {
+  const encode = ENCODERS[type] as (
+    body: ResponseMap[T],
+    now: number,
+  ) => JsonObject;
+  const now = nowSeconds();
+  // One object, built once: every answer passes here, and spreading the
+  // fields into an envelope that is then spread again copied them twice.
+  const message: EncodedMessage = {
+    type: RESPONSE_TYPE[type],
+    id: newId(),
+    version: PROTOCOL_VERSION,
+    ts: now,
+    req_id: reqId,
+  };
+  const fields = encode(body, now);
+  for (const key in fields) message[key] = fields[key];
+  return message;
+}
+
+type Decoders = {
+  readonly [T in AnsweredRequestType]: (
+    message: JsonObject,
+    fail: (why: string) => never,
+  ) => ResponseMap[T];
+};
+
+const DECODERS: Decoders = {
+  "handshake/req": (m) => ({
+    sessionId: str(m.session_id),
+    acceptedCaps: (Array.isArray(m.accepted_caps) ? m.accepted_caps : [])
+      .flatMap((cap) =>
+        isPlainObject(cap) && typeof cap.capability === "string" &&
+          cap.enabled !== false
+          ? [cap.capability]
+          : []
+      ),
+    maxParallel: typeof m.max_parallel === "number" ? m.max_parallel : 4,
+    ok: m.ok !== false,
+    reason: str(m.reason),
+  }),
+  "ping": (m) => ({
+    uptimeSeconds: typeof m.uptime_seconds === "number" ? m.uptime_seconds : 0,
+  }),
+  "tool/list/req": (m, fail) => ({
+    tools: objects(m, "tools", fail).map(decodeTool),
+  }),
+  "tool/call/req": (m, fail) => {
+    const data = isPlainObject(m.data)
+      ? m.data
+      : fail('the answer has no "data" object');
+    return {
+      result: decodeToolOutcome(data),
+      createdAt: num(m.created_at),
+    };
+  },
+  "toolkit/list/req": (m, fail) => ({
+    toolkits: objects(m, "toolkits", fail).map(decodeToolkit),
+  }),
+  "toolkit/configure/req": (m) => ({
+    toolkitName: str(m.toolkit_name),
+    status: str(m.status, "ok"),
+    message: typeof m.message === "string" ? m.message : null,
+  }),
+  "skill/discover/req": (m, fail) => ({
+    skills: objects(m, "skills", fail).map(decodeSkill),
+  }),
+  "skill/call/req": (m) => ({
+    name: str(m.name),
+    result: isPlainObject(m.data) ? decodeSkillOutcome(m.data) : null,
+    error: isPlainObject(m.data) ? null : decodeSkillCallError(m.error),
+    createdAt: num(m.created_at),
+  }),
+};
+
+/**
+ * Decodes the answer to a request back into its body, checking that it is
+ * the expected message type and filling the A2E defaults.
+ *
+ * @param type the request type that was sent
+ * @param message the answer as received
+ * @param label what was being done, for the error message (`"list tools"`)
+ * @returns the answer body
+ * @throws {SkillboxError} `invalid_message` when the answer is of another
+ *   type or lacks what the body needs
+ * @example Decode a tool list
+ * ```ts
+ * import { decodeResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const body = decodeResponse("tool/list/req", {
+ *   type: "tool/list/resp", req_id: "r", tools: [{ name: "echo", description: "Echo" }],
+ * });
+ * assert.equal(body.tools[0]?.name, "echo");
+ * assert.throws(() => decodeResponse("ping", { type: "error" }), /expected "pong"/);
+ * ```
+ */
+export function decodeResponse<T extends AnsweredRequestType>(
+  type: T,
+  message: JsonObject,
+  label = `read "${RESPONSE_TYPE[type]}"`,
+): ResponseMap[T] {
+  const fail = (why: string): never => {
+    throw new SkillboxError("invalid_message", `Cannot ${label}: ${why}`);
+  };
+  const expected = RESPONSE_TYPE[type];
+  if (message.type !== expected) {
+    fail(`expected "${expected}", got "${String(message.type)}"`);
+  }
+  const decode = DECODERS[type] as Decoders[T];
+  return decode(message, fail) as ResponseMap[T];
+}
+
+/**
+ * Encodes one event of a call.
+ *
+ * @param type `tool/event`, `skill/event` or `invoke/event`
+ * @param reqId the call's request id, or `null` for a push event
+ * @param event the event
+ * @returns the complete message
+ * @example
+ * ```ts
+ * import { encodeEvent } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const msg = encodeEvent("tool/event", "r1", { kind: "progress", data: { pct: 5 }, seq: 0 });
+ * assert.equal(msg.req_id, "r1");
+ * assert.equal(msg.kind, "progress");
+ * assert.ok(!("req_id" in encodeEvent("invoke/event", null, { kind: "x", data: {}, seq: 1 })));
+ * ```
+ */
+export function encodeEvent(
+  type: EventType,
+  reqId: string | null,
+  event: CallEvent,
+): EncodedMessage {
+  const fields = { kind: event.kind, data: event.data, seq: event.seq };
+  return reqId === null
+    ? envelope(type, fields)
+    : envelope(type, { req_id: reqId, ...fields });
+}
+
+/**
+ * Tells whether a message type is a streamed event (`*\/event`).
+ *
+ * @param type the message's `type`
+ * @returns true for an event type
+ * @example
+ * ```ts
+ * import { isEventType } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(isEventType("skill/event") && !isEventType("skill/call/resp"));
+ * ```
+ */
+export function isEventType(type: unknown): boolean {
+  return typeof type === "string" && type.endsWith("/event");
+}
+
+/**
+ * Encodes an A2E `error`, every required field set.
+ *
+ * @param reqId the `id` of the request it answers (`""` when unknown)
+ * @param error the code and message, plus optional detail and retryable
+ * @param capabilityName the capability that failed (`""` for core errors)
+ * @returns the complete message
+ * @example
+ * ```ts
+ * import { encodeError } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const msg = encodeError("r1", { code: "parse_error", message: "Bad" });
+ * assert.deepEqual(msg.detail, {});
+ * assert.equal(msg.retryable, false);
+ * ```
+ */
+export function encodeError(
+  reqId: string,
+  error: Pick<WireError, "code" | "message"> & Partial<WireError>,
+  capabilityName = "",
+): EncodedMessage {
+  return envelope("error", {
+    req_id: reqId,
+    code: error.code,
+    message: error.message,
+    detail: error.detail ?? {},
+    retryable: error.retryable ?? false,
+    capability_name: capabilityName,
+  });
+}
+
+/**
+ * Decodes an A2E `error` into the {@link SkillboxError} it stands for.
+ * Codes newer than this side knows are kept verbatim.
+ *
+ * @param message the error as received
+ * @returns the error, to throw
+ * @example
+ * ```ts
+ * import { decodeError } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const e = decodeError({ type: "error", code: "unknown_tool", message: "No tool" });
+ * assert.equal(e.code, "unknown_tool");
+ * ```
+ */
+export function decodeError(message: JsonObject): SkillboxError {
+  const code =
+    (typeof message.code === "string" && message.code !== ""
+      ? message.code
+      : "runtime_error") as ErrorCode;
+  const text = typeof message.message === "string" && message.message !== ""
+    ? message.message
+    : `Host answered error "${code}"`;
+  return new SkillboxError(code, text, {
+    retryable: message.retryable === true,
+    detail: isPlainObject(message.detail) ? message.detail : {},
+  });
+}
+
+function decodeSkillCallError(value: unknown): SkillCallError {
+  const error = isPlainObject(value) ? value : {};
+  const code = error.code ?? error.error_code;
+  return {
+    code: typeof code === "string" ? code : "skill_error",
+    message: typeof error.message === "string"
+      ? error.message
+      : "Skill answered without a result",
+    retryable: error.retryable === true,
+  };
+}
+
+function objects(
+  message: JsonObject,
+  field: string,
+  fail: (why: string) => never,
+): JsonObject[] {
+  const value = message[field];
+  if (!Array.isArray(value) || !value.every(isPlainObject)) {
+    fail(`"${field}" is not a list of objects`);
+  }
+  return value as JsonObject[];
+}

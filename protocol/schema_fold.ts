@@ -7,8 +7,7 @@
  * @module
  */
 
-import { isObject } from "./_fields.ts";
-import type { JsonObject } from "./models.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
 
 /**
  * A schema after `$ref`, `allOf`, `anyOf`/`oneOf` and nullable types have
@@ -169,7 +168,7 @@ export function applyKeywords(flat: Flat, schema: JsonObject): void {
   } else if ("const" in schema && schema.const !== null) {
     flat.enum = [schema.const];
   }
-  if (isObject(schema.properties)) {
+  if (isPlainObject(schema.properties)) {
     flat.properties = {
       ...flat.properties,
       ...(schema.properties as Record<string, JsonObject>),
@@ -180,13 +179,13 @@ export function applyKeywords(flat: Flat, schema: JsonObject): void {
       if (typeof r === "string") flat.required.add(r);
     }
   }
-  if (isObject(schema.items)) flat.items = schema.items;
+  if (isPlainObject(schema.items)) flat.items = schema.items;
   else if (
-    Array.isArray(schema.prefixItems) && isObject(schema.prefixItems[0])
+    Array.isArray(schema.prefixItems) && isPlainObject(schema.prefixItems[0])
   ) {
     flat.items = schema.prefixItems[0];
   }
-  if (isObject(schema.additionalProperties)) {
+  if (isPlainObject(schema.additionalProperties)) {
     flat.additional = schema.additionalProperties;
   }
 

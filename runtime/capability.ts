@@ -7,14 +7,14 @@
  */
 
 import type { CapabilityName } from "../protocol/codes.ts";
-import type { EncodedMessage } from "../protocol/codec.ts";
-import type { Request, RequestType } from "../protocol/messages.ts";
 import type {
   AnsweredRequestType,
+  EncodedMessage,
   ResponseMap,
 } from "../protocol/responses.ts";
+import type { Request, RequestType } from "../protocol/requests.ts";
 
-/** A complete outgoing wire message (encoded by `protocol/codec.ts`). */
+/** A complete outgoing wire message (encoded by `protocol/responses.ts`). */
 export type OutgoingMessage = EncodedMessage;
 
 /** What a handler may know and do about the session a request came on. */

@@ -10,14 +10,17 @@
 import type { Capability, Handler } from "./capability.ts";
 import { SkillboxError, toWireError } from "../protocol/errors.ts";
 import { type CapabilityName, isCapabilityName } from "../protocol/codes.ts";
-import { encodeError, encodeResponse } from "../protocol/codec.ts";
-import type { AnsweredRequestType } from "../protocol/responses.ts";
+import {
+  type AnsweredRequestType,
+  encodeError,
+  encodeResponse,
+} from "../protocol/responses.ts";
 import {
   parseMessage,
   parseValue,
-  type Request,
   salvageId,
-} from "../protocol/messages.ts";
+} from "../protocol/request_schemas.ts";
+import type { Request } from "../protocol/requests.ts";
 import { FairSlots, runsCode } from "./fair_slots.ts";
 import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";

@@ -18,7 +18,7 @@
  */
 
 import { z } from "zod";
-import { describeZodError } from "../protocol/messages.ts";
+import { describeZodError } from "../protocol/request_schemas.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 
 /** One token's quota; a field left out does not limit. */

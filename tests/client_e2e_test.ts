@@ -10,9 +10,8 @@ import assert from "node:assert/strict";
 import { type Client, connect, ConnectionClosedError } from "../client/mod.ts";
 import type { Capability } from "../runtime/capability.ts";
 import { SkillboxError } from "../protocol/errors.ts";
-import { encodeEvent } from "../protocol/codec.ts";
-import { tool, toolOutcome } from "../protocol/domain.ts";
-import type { CallEvent } from "../protocol/models.ts";
+import { encodeEvent } from "../protocol/responses.ts";
+import { type CallEvent, tool, toolOutcome } from "../protocol/tool.ts";
 import { createHost, type Host } from "../runtime/host.ts";
 
 const TOKEN = "e2e-token";

@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import type { Capability } from "../runtime/capability.ts";
-import { encodeEvent } from "../protocol/codec.ts";
-import { toolOutcome } from "../protocol/domain.ts";
+import { encodeEvent } from "../protocol/responses.ts";
+import { toolOutcome } from "../protocol/tool.ts";
 import { startHost } from "./support/host.ts";
 
 const EVENTS = 200;

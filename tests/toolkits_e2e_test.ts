@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost, type Host } from "../runtime/host.ts";
-import type { ToolOutcome } from "../protocol/domain.ts";
+import type { ToolOutcome } from "../protocol/tool.ts";
 
 interface Fixture {
   host: Host;

@@ -7,7 +7,7 @@
  */
 
 import { SchemaViolationError } from "../../protocol/errors.ts";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 /** The providers skillbox speaks. */
 export const LLM_PROVIDERS: readonly ["openai", "anthropic"] = [

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { LLMConfig } from "../../protocol/models.ts";
+import type { LLMConfig } from "../../protocol/skill.ts";
 import { redactUrl } from "./base_url.ts";
 import type { LlmConfig } from "./config_check.ts";
 

@@ -10,9 +10,9 @@
  * @module
  */
 
-import type { Tool } from "../../protocol/domain.ts";
+import type { Tool } from "../../protocol/tool.ts";
 import type { ChatTool } from "../../protocol/chat.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 
 /** What a model is offered of a tool: a view of the domain `Tool`. */
 export type ToolOffer = Pick<Tool, "name" | "description" | "inputSchema">;

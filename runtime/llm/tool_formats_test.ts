@@ -5,8 +5,7 @@ import {
   toolInputSchema,
   toOpenAiTools,
 } from "./tool_formats.ts";
-import { decodeTool } from "../../protocol/codec.ts";
-import { toolDefinition } from "../../protocol/models.ts";
+import { decodeTool, toolDefinition } from "../../protocol/tool.ts";
 
 // A tool as a client decodes it from a host's list: its schema is rebuilt
 // from the wire's parameters.

@@ -14,7 +14,7 @@ import {
   nowSeconds,
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import type { Session } from "../session.ts";
 import type { TransportContext } from "../transports/transport_context.ts";

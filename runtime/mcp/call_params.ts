@@ -12,7 +12,7 @@
  */
 
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 /** A checked `tools/call` request's params. */
 export interface CallParams {

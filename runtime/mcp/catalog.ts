@@ -7,7 +7,8 @@
  * @module
  */
 
-import type { SkillDefinition, ToolDefinition } from "../../protocol/models.ts";
+import type { SkillDefinition } from "../../protocol/skill.ts";
+import type { ToolDefinition } from "../../protocol/tool.ts";
 import type { A2eLink } from "./a2e_link.ts";
 import { CONFIGURE_TOOL, SEARCH_TOOL } from "./builtin_tools.ts";
 

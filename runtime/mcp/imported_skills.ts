@@ -13,7 +13,7 @@
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 import {
   readFrontmatter,
   type SkillEntry,

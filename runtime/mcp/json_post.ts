@@ -23,7 +23,7 @@ import {
   type RequestInfo,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);

@@ -13,7 +13,7 @@ import type {
   LoggingLevel,
   ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 
 /** Options of {@link createEventRelay}. */
 export interface EventRelayOptions {

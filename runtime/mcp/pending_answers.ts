@@ -13,7 +13,7 @@ import {
   nowSeconds,
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 
 interface Waiter {
   resolve: (message: OutgoingMessage) => void;

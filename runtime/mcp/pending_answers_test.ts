@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import { PendingAnswers } from "./pending_answers.ts";
 
 const ENVELOPE = { id: "m", version: "1", ts: 0 };

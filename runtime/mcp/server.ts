@@ -25,11 +25,8 @@ import {
   type Tool as McpTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
-import type {
-  SkillResult,
-  ToolDefinition,
-  ToolResult,
-} from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
+import type { ToolDefinition, ToolResult } from "../../protocol/tool.ts";
 import type { A2eLink } from "./a2e_link.ts";
 import { SessionCatalog } from "./catalog.ts";
 import { createEventRelay } from "./notifications.ts";

@@ -29,8 +29,8 @@
 import { Buffer } from "node:buffer";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { isPlainObject } from "../../protocol/plain_object.ts";
-import type { SkillDefinition } from "../../protocol/models.ts";
+import { isPlainObject } from "../../protocol/json.ts";
+import type { SkillDefinition } from "../../protocol/skill.ts";
 import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
 import { invalidParams } from "./call_params.ts";
 

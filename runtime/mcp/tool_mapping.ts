@@ -15,12 +15,11 @@ import type {
 import type { Permissions } from "../../protocol/permissions.ts";
 import type {
   CallEvent,
-  JsonObject,
-  SkillDefinition,
   ToolDefinition,
   ToolParameter,
-} from "../../protocol/models.ts";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+} from "../../protocol/tool.ts";
+import { isPlainObject, type JsonObject } from "../../protocol/json.ts";
+import type { SkillDefinition } from "../../protocol/skill.ts";
 
 export type { CallToolResult, McpTool };
 
@@ -45,7 +44,7 @@ export interface ToolFacts {
  * @example A read-only tool
  * ```ts
  * import { toMcpTool } from "./tool_mapping.ts";
- * import { toolDefinition } from "../../protocol/models.ts";
+ * import { toolDefinition } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const tool = toMcpTool(toolDefinition({ name: "read_file", description: "Read", idempotent: true }), {
  *   inputSchema: { type: "object", properties: { path: { type: "string" } } },
@@ -86,7 +85,7 @@ export function toMcpTool(tool: ToolDefinition, facts?: ToolFacts): McpTool {
  * @example
  * ```ts
  * import { skillToMcpTool } from "./tool_mapping.ts";
- * import { skillDefinition } from "../../protocol/models.ts";
+ * import { skillDefinition } from "../../protocol/skill.ts";
  * import assert from "node:assert/strict";
  * const tool = skillToMcpTool(skillDefinition({ name: "triage", description: "Sort bugs",
  *   when_to_use: "new bugs" }), "triage");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { toCallToolResult, toMcpTool } from "./tool_mapping.ts";
-import { toolDefinition } from "../../protocol/models.ts";
+import { toolDefinition } from "../../protocol/tool.ts";
 
 Deno.test("toCallToolResult() turns artifacts into image and embedded resource content", () => {
   const png = btoa("\x89PNG-bytes");

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import { describeZodError } from "../../protocol/messages.ts";
+import { describeZodError } from "../../protocol/request_schemas.ts";
 import {
   type Candidate,
   type KitCandidate,

@@ -8,8 +8,8 @@
  * @module
  */
 
-import type { Tool } from "../../protocol/domain.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { Tool } from "../../protocol/tool.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 
 /**

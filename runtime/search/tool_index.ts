@@ -8,8 +8,7 @@
  */
 
 import MiniSearch, { type SearchResult } from "minisearch";
-import { encodeTool } from "../../protocol/codec.ts";
-import type { ToolParameter } from "../../protocol/models.ts";
+import { encodeTool, type ToolParameter } from "../../protocol/tool.ts";
 import {
   type ListedTool,
   matchesFilter,
@@ -104,7 +103,7 @@ const SYNONYM_WEIGHT = 0.4;
  * @example Search and filter
  * ```ts
  * import { ToolIndex } from "./tool_index.ts";
- * import { tool } from "../../protocol/domain.ts";
+ * import { tool } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const listed = (name: string, description: string, deferLoading = false) => ({
  *   ...tool({ name, description, deferLoading }),
@@ -231,7 +230,7 @@ export class ToolIndex<T extends ListedTool = ListedTool> {
    * @example A limit
    * ```ts
    * import { ToolIndex } from "./tool_index.ts";
-   * import { tool } from "../../protocol/domain.ts";
+   * import { tool } from "../../protocol/tool.ts";
    * import assert from "node:assert/strict";
    * const index = new ToolIndex(["git_commit", "git_push", "git_pull"].map((name) => ({
    *   ...tool({ name, description: `Run ${name.replace("_", " ")}` }),

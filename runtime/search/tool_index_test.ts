@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import type { ToolParameter } from "../../protocol/models.ts";
-import { tool as domainTool } from "../../protocol/domain.ts";
-import { parametersToSchema } from "../../protocol/codec.ts";
+import {
+  parametersToSchema,
+  tool as domainTool,
+  type ToolParameter,
+} from "../../protocol/tool.ts";
 import type { ListedTool, ToolOrigin } from "../tools/filter.ts";
 import { ToolIndex } from "./tool_index.ts";
 

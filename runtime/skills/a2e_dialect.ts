@@ -12,8 +12,7 @@
  * @module
  */
 
-import type { JsonObject } from "../../protocol/models.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonObject, JsonSchema } from "../../protocol/json.ts";
 import type { FieldReader } from "./frontmatter.ts";
 import { parameterMapToSchema } from "./parameter_map.ts";
 import { type CommandRule, mapToolNames, splitToolList } from "./tool_names.ts";

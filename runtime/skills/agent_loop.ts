@@ -19,7 +19,7 @@ import type {
   ChatResponse,
   ChatTool,
 } from "../../protocol/chat.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 import {
   stripIntention,
   type ToolOffer,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Skill } from "../../protocol/domain.ts";
+import type { Skill } from "../../protocol/skill.ts";
 import type { AgentTool } from "./agent_loop.ts";
 import type { SkillToolHost } from "./run_types.ts";
 import type { SkillRecord } from "./skill_record.ts";

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { output } from "../../protocol/output.ts";
-import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
-import { decodeRequest } from "../../protocol/request_codec.ts";
-import { encodeResponse } from "../../protocol/codec.ts";
-import type {
-  CallEvent,
-  SkillDefinition,
-  SkillResult,
-} from "../../protocol/models.ts";
+import {
+  decodeRequest,
+  REQUEST_SCHEMAS,
+} from "../../protocol/request_schemas.ts";
+import { encodeResponse } from "../../protocol/responses.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
+import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import { SKILL_EVENT_KINDS } from "../../protocol/codes.ts";
 import {
   createSkillsCapability,

@@ -7,7 +7,8 @@
  */
 
 import { dirname } from "node:path";
-import type { JsonObject, LlmChoice } from "../../protocol/domain.ts";
+import type { JsonObject } from "../../protocol/json.ts";
+import type { LlmChoice } from "../../protocol/skill.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import {
   argumentNames,

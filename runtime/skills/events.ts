@@ -7,7 +7,8 @@
  */
 
 import { envelope } from "../../protocol/envelope.ts";
-import type { CallEvent, JsonObject } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import { eventSize, RESULT_EVENT_BYTES } from "../tools/call_hooks.ts";
 

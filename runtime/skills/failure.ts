@@ -13,7 +13,7 @@ import {
   type Skill,
   type SkillOutcome,
   skillOutcome,
-} from "../../protocol/domain.ts";
+} from "../../protocol/skill.ts";
 import type { SkillEventLog } from "./events.ts";
 
 /**

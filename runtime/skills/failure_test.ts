@@ -4,7 +4,7 @@ import {
   SkillboxError,
   TimeoutError,
 } from "../../protocol/errors.ts";
-import type { Skill } from "../../protocol/domain.ts";
+import type { Skill } from "../../protocol/skill.ts";
 import { SkillEventLog } from "./events.ts";
 import { failSkill, notRunnableError } from "./failure.ts";
 

@@ -9,7 +9,7 @@
 
 import { parseDocument } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/models.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 
 /** A skill file split into its frontmatter mapping and its body. */
 export interface Frontmatter {

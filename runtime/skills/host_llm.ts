@@ -10,8 +10,7 @@ import {
   resolveLlmConfig,
 } from "../llm/config.ts";
 import type { LlmConfig } from "../llm/config_check.ts";
-import { encodeLlmChoice } from "../../protocol/codec.ts";
-import type { LlmChoice } from "../../protocol/domain.ts";
+import { encodeLlmChoice, type LlmChoice } from "../../protocol/skill.ts";
 import type { LlmResolver } from "./run_types.ts";
 
 /**

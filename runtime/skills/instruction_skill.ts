@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { LlmChoice } from "../../protocol/domain.ts";
+import type { LlmChoice } from "../../protocol/skill.ts";
 import type { SkillFolder } from "./skill_md.ts";
 import {
   argumentNames,

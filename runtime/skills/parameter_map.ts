@@ -10,9 +10,11 @@
  * @module
  */
 
-import type { JsonObject } from "../../protocol/models.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+import {
+  isPlainObject,
+  type JsonObject,
+  type JsonSchema,
+} from "../../protocol/json.ts";
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   string: "string",

@@ -13,13 +13,13 @@ import { isOutput, output } from "../../protocol/output.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import {
-  type JsonObject,
   type LlmChoice,
   type Skill,
   type SkillOutcome,
   skillOutcome,
-} from "../../protocol/domain.ts";
+} from "../../protocol/skill.ts";
 import {
   SchemaViolationError,
   SkillboxError,

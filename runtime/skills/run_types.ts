@@ -9,7 +9,8 @@
 
 import type { SessionScope } from "../capability.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
-import type { LlmChoice, Tool } from "../../protocol/domain.ts";
+import type { LlmChoice } from "../../protocol/skill.ts";
+import type { Tool } from "../../protocol/tool.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { EgressBroker } from "../egress/broker.ts";

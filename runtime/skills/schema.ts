@@ -8,7 +8,7 @@
  */
 
 import type { OutputUnit } from "@cfworker/json-schema";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 import { schemaErrors } from "../schema/validator.ts";
 
 /**

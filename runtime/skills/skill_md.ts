@@ -19,7 +19,7 @@
 
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/models.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { FieldReader, splitFrontmatter } from "./frontmatter.ts";
 import {
   checkSkillName,

@@ -7,9 +7,13 @@
  * @module
  */
 
-import type { JsonObject, LlmChoice, Skill } from "../../protocol/domain.ts";
-import { decodeLlmChoice, encodeLlmChoice } from "../../protocol/codec.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonObject, JsonSchema } from "../../protocol/json.ts";
+import {
+  decodeLlmChoice,
+  encodeLlmChoice,
+  type LlmChoice,
+  type Skill,
+} from "../../protocol/skill.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { CommandRule } from "./tool_names.ts";
 import { redactLlmConfig } from "../llm/redact.ts";

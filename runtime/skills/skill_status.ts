@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { Skill } from "../../protocol/domain.ts";
+import type { Skill } from "../../protocol/skill.ts";
 import type { SkillStatus } from "../../protocol/codes.ts";
 import type { SkillRecord } from "./skill_record.ts";
 

@@ -9,7 +9,7 @@
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/models.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import type { FieldReader } from "./frontmatter.ts";
 
 /** The specification's longest `description`, in characters. */

@@ -45,7 +45,7 @@ export interface RegistryToolHostOptions {
  * @example Look a tool up and call it
  * ```ts
  * import { registryToolHost } from "./tool_host.ts";
- * import { toolOutcome } from "../../protocol/domain.ts";
+ * import { toolOutcome } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const tool = { kind: "tool", name: "grep", description: "Search", inputSchema: { type: "object" },
  *   toolkit: "filesystem", prompt: "" };

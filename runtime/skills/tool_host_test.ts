@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { isOutput } from "../../protocol/output.ts";
-import { toolOutcome } from "../../protocol/domain.ts";
+import { toolOutcome } from "../../protocol/tool.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import type { ToolCallRequest } from "../tools/call.ts";
 import { registryToolHost } from "./tool_host.ts";

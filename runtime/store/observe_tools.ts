@@ -9,7 +9,7 @@
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { ToolCaller, ToolCallRequest } from "../tools/call.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import { errorEnd, type RunObserver } from "./observer.ts";
 
 /** What {@link observeToolCaller} needs to find a call's toolkit secrets. */

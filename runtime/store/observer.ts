@@ -8,7 +8,7 @@
  */
 
 import type { SessionScope } from "../capability.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import type { StoredFile } from "./store.ts";
 
 /** What is known when a run starts. */

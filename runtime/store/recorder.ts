@@ -9,7 +9,7 @@
  */
 
 import type { SessionScope } from "../capability.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
 import { Redactor } from "./redact.ts";
 import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";

@@ -6,7 +6,7 @@
  */
 
 import type { Capability } from "../capability.ts";
-import type { Toolkit } from "../../protocol/domain.ts";
+import type { Toolkit } from "../../protocol/tool.ts";
 import type { ToolkitConfigureResponse } from "../../protocol/responses.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitEntry } from "../registry/types.ts";

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { encodeResponse } from "../../protocol/codec.ts";
+import { encodeResponse } from "../../protocol/responses.ts";
 import type { Exchange, SessionScope } from "../capability.ts";
-import type { Request, RequestType } from "../../protocol/messages.ts";
-import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
-import { decodeRequest } from "../../protocol/request_codec.ts";
+import {
+  decodeRequest,
+  REQUEST_SCHEMAS,
+} from "../../protocol/request_schemas.ts";
+import type { Request, RequestType } from "../../protocol/requests.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import { buildSnapshot } from "../registry/normalize.ts";
 import { createToolkitsCapability } from "./capability.ts";

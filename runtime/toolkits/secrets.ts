@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 
 /** What replaces a secret wherever it would have been shown. */
 export const REDACTED = "[redacted]";

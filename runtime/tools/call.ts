@@ -12,7 +12,7 @@ import { GrantCache } from "../sandbox/grants.ts";
 import type { Sandbox, SandboxCall, SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { newId } from "../../protocol/envelope.ts";
-import type { CallEvent } from "../../protocol/domain.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolEntry } from "../registry/types.ts";

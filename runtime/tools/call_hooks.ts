@@ -8,7 +8,7 @@
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 import type { SandboxHooks } from "../sandbox/types.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type { EgressBroker } from "../egress/broker.ts";

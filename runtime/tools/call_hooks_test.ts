@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { eventSize, RESULT_EVENT_BYTES, ToolCallHooks } from "./call_hooks.ts";
 import { SkillEventLog } from "../skills/events.ts";
-import type { CallEvent } from "../../protocol/models.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 
 Deno.test("ToolCallHooks keeps events up to the bound but relays them all", () => {
   const relayed: CallEvent[] = [];

@@ -13,7 +13,7 @@ import {
   type CallEvent,
   type ToolOutcome,
   toolOutcome,
-} from "../../protocol/domain.ts";
+} from "../../protocol/tool.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { SandboxOutcome } from "../sandbox/types.ts";
 import type { ToolEntry } from "../registry/types.ts";

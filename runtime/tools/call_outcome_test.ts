@@ -9,7 +9,7 @@ import {
 import { output } from "../../protocol/output.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { ToolEntry } from "../registry/types.ts";
-import type { CallEvent } from "../../protocol/domain.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
 
 const entry = { name: "peek", toolkit: "kit" } as ToolEntry;
 const none = { events: [] as CallEvent[], eventsCut: false };

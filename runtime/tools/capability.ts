@@ -12,9 +12,9 @@ import type {
   OutgoingMessage,
   SessionScope,
 } from "../capability.ts";
-import { encodeEvent } from "../../protocol/codec.ts";
-import type { Tool, ToolOutcome } from "../../protocol/domain.ts";
-import type { Request } from "../../protocol/messages.ts";
+import { encodeEvent } from "../../protocol/responses.ts";
+import type { Tool, ToolOutcome } from "../../protocol/tool.ts";
+import type { Request } from "../../protocol/requests.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { reindex, toolsChangedEvent } from "./tool_changes.ts";

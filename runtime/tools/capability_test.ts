@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { encodeResponse } from "../../protocol/codec.ts";
+import { encodeResponse } from "../../protocol/responses.ts";
 import { join } from "node:path";
 import {
   createFakeSandbox,
@@ -8,9 +8,12 @@ import {
 } from "../../tests/fixtures/tools/fake_sandbox.ts";
 import type { Exchange, OutgoingMessage, SessionScope } from "../capability.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { REQUEST_SCHEMAS, type RequestType } from "../../protocol/messages.ts";
-import { decodeRequest } from "../../protocol/request_codec.ts";
-import type { ToolDefinition, ToolResult } from "../../protocol/models.ts";
+import {
+  decodeRequest,
+  REQUEST_SCHEMAS,
+} from "../../protocol/request_schemas.ts";
+import type { RequestType } from "../../protocol/requests.ts";
+import type { ToolDefinition, ToolResult } from "../../protocol/tool.ts";
 import { loadRegistry } from "../registry/registry.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { createToolsCapability } from "./capability.ts";

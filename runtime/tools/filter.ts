@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { Tool } from "../../protocol/domain.ts";
+import type { Tool } from "../../protocol/tool.ts";
 
 /** Where a tool comes from: shipped with skillbox, a drop-in file, or MCP. */
 export type ToolOrigin = "builtin" | "file" | "mcp";
@@ -56,7 +56,7 @@ export interface ToolFilter {
  * @example AND semantics
  * ```ts
  * import { hasAllTags } from "./filter.ts";
- * import { tool } from "../../protocol/domain.ts";
+ * import { tool } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const def = tool({ name: "read_csv", description: "", tags: ["files", "csv"] });
  * assert.equal(hasAllTags(def, ["csv", "Files"]), true);
@@ -82,7 +82,7 @@ export function hasAllTags(
  * @example Origin or toolkit
  * ```ts
  * import { matchesKind } from "./filter.ts";
- * import { tool } from "../../protocol/domain.ts";
+ * import { tool } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const entry = {
  *   ...tool({ name: "read_file", description: "", toolkit: "filesystem" }),
@@ -108,7 +108,7 @@ export function matchesKind(entry: ListedTool, kind: string): boolean {
  * @example Deferred tools are left out by default
  * ```ts
  * import { matchesFilter } from "./filter.ts";
- * import { tool } from "../../protocol/domain.ts";
+ * import { tool } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const entry = {
  *   ...tool({ name: "big", description: "", deferLoading: true }),
@@ -134,7 +134,7 @@ export function matchesFilter(entry: ListedTool, filter: ToolFilter): boolean {
  * @example Sort entries
  * ```ts
  * import { compareEntries } from "./filter.ts";
- * import { tool } from "../../protocol/domain.ts";
+ * import { tool } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const e = (name: string) => ({ ...tool({ name, description: "" }), origin: "file" as const });
  * const sorted = [e("b"), e("B"), e("a")].sort(compareEntries);
@@ -157,7 +157,7 @@ export function compareEntries(a: ListedTool, b: ListedTool): number {
  * @example List the non-deferred tools of a toolkit carrying a tag
  * ```ts
  * import { listTools } from "./filter.ts";
- * import { tool } from "../../protocol/domain.ts";
+ * import { tool } from "../../protocol/tool.ts";
  * import assert from "node:assert/strict";
  * const listed = (name: string, tags: string[], deferLoading = false) => ({
  *   ...tool({ name, description: "", tags, toolkit: "fs", deferLoading }),

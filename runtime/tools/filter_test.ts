@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { tool } from "../../protocol/domain.ts";
+import { tool } from "../../protocol/tool.ts";
 import {
   compareEntries,
   hasAllTags,

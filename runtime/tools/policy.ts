@@ -39,7 +39,7 @@
 
 import { z } from "zod";
 import type { Policy } from "../sandbox/permissions.ts";
-import { describeZodError } from "../../protocol/messages.ts";
+import { describeZodError } from "../../protocol/request_schemas.ts";
 
 /** Allow and deny selectors at one level. */
 export interface ToolRules {

@@ -9,7 +9,7 @@
  */
 
 import type { OutgoingMessage } from "../capability.ts";
-import { encodeEvent } from "../../protocol/codec.ts";
+import { encodeEvent } from "../../protocol/responses.ts";
 import type { RegistryChange, ToolEntry } from "../registry/types.ts";
 import type { ToolIndex } from "../search/tool_index.ts";
 

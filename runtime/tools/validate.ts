@@ -14,7 +14,7 @@ export {
   type ValidationIssue,
   type ValidationResult,
 } from "../schema/validator.ts";
-import { isPlainObject } from "../../protocol/plain_object.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 const VALID: ValidationResult = Object.freeze({ valid: true });
 

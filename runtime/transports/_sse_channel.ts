@@ -8,7 +8,7 @@
  */
 
 import type { Session } from "../session.ts";
-import { encodeError } from "../../protocol/codec.ts";
+import { encodeError } from "../../protocol/responses.ts";
 
 /** Delivered messages kept for `Last-Event-ID` replay, per session. */
 export const REPLAY_LIMIT = 1024;

@@ -9,16 +9,13 @@
 import type { OutgoingMessage } from "../capability.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import { Session } from "../session.ts";
+import { decodeError, decodeResponse } from "../../protocol/responses.ts";
 import {
-  decodeError,
+  type CallEvent,
   decodeEvent,
-  decodeResponse,
-} from "../../protocol/codec.ts";
-import type {
-  CallEvent,
-  SkillOutcome,
-  ToolOutcome,
-} from "../../protocol/domain.ts";
+  type ToolOutcome,
+} from "../../protocol/tool.ts";
+import type { SkillOutcome } from "../../protocol/skill.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import {
   newId,

@@ -5,9 +5,9 @@ import {
   encodeError,
   encodeEvent,
   encodeResponse,
-} from "../../protocol/codec.ts";
-import { skillOutcome, toolOutcome } from "../../protocol/domain.ts";
-import type { CallEvent } from "../../protocol/domain.ts";
+} from "../../protocol/responses.ts";
+import { skillOutcome } from "../../protocol/skill.ts";
+import { type CallEvent, toolOutcome } from "../../protocol/tool.ts";
 
 type Answer = (
   session: Session,

@@ -7,8 +7,8 @@ import type {
   OpenSessionOptions,
   TransportContext,
 } from "./transport_context.ts";
-import { encodeEvent, encodeResponse } from "../../protocol/codec.ts";
-import { toolOutcome } from "../../protocol/domain.ts";
+import { encodeEvent, encodeResponse } from "../../protocol/responses.ts";
+import { toolOutcome } from "../../protocol/tool.ts";
 
 const MiB = 1024 * 1024;
 

@@ -6,8 +6,8 @@
  * @module
  */
 
-export type { JsonSchema } from "../../protocol/json_schema.ts";
-import type { JsonSchema } from "../../protocol/json_schema.ts";
+export type { JsonSchema } from "../../protocol/json.ts";
+import type { JsonSchema } from "../../protocol/json.ts";
 
 /**
  * A schema as an author may give it: a JSON Schema object, or a zod v4

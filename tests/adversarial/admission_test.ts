@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { connect } from "../../client/mod.ts";
 import type { Capability } from "../../runtime/capability.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { tool, toolOutcome } from "../../protocol/domain.ts";
+import { tool, toolOutcome } from "../../protocol/tool.ts";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { LimitsConfig } from "../../runtime/config_schema.ts";
 import { openWs, type RawWs } from "../support/ws_client.ts";

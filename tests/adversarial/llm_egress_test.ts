@@ -24,7 +24,7 @@ import {
 } from "../support/mock_openai.ts";
 import { startMockAnthropic } from "../support/mock_anthropic.ts";
 import { type A2eSocket, connectA2e } from "../support/skills_host.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const OPTS = { sanitizeOps: false, sanitizeResources: false };
 

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { LoadReport } from "../../runtime/load_report.ts";
 import { connect } from "../../client/mod.ts";
-import type { ToolOutcome } from "../../protocol/domain.ts";
+import type { ToolOutcome } from "../../protocol/tool.ts";
 
 const OPERATOR_HEADER = "op-header-secret-7f3a";
 const EGRESS_SECRET = "egress-secret-91c2";

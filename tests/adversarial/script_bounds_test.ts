@@ -23,7 +23,7 @@ import { parseConfig } from "../../runtime/config.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../support/skills_host.ts";
 import { detectConfinement } from "../../runtime/confine/confine.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const FLOOD_PY = `
 import os, sys, time

@@ -8,8 +8,8 @@
 
 import type { Capability } from "../../runtime/capability.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { encodeEvent } from "../../protocol/codec.ts";
-import { tool, toolOutcome } from "../../protocol/domain.ts";
+import { encodeEvent } from "../../protocol/responses.ts";
+import { tool, toolOutcome } from "../../protocol/tool.ts";
 
 /** The capability: `tool/list/req` and `tool/call/req`. */
 export const browserTestTools: Capability = {

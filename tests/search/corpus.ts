@@ -6,7 +6,7 @@
  */
 
 import type { ListedTool } from "../../runtime/tools/filter.ts";
-import { tool as domainTool } from "../../protocol/domain.ts";
+import { tool as domainTool } from "../../protocol/tool.ts";
 
 /** A tool as written in `tools.json`. */
 export interface CorpusTool {

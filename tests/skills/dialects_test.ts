@@ -8,11 +8,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REQUEST_SCHEMAS } from "../../protocol/messages.ts";
-import { decodeRequest } from "../../protocol/request_codec.ts";
-import type { SkillDefinition, SkillResult } from "../../protocol/models.ts";
+import {
+  decodeRequest,
+  REQUEST_SCHEMAS,
+} from "../../protocol/request_schemas.ts";
+import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import { scanSkillDirs } from "../../runtime/registry/scan.ts";
-import { encodeResponse } from "../../protocol/codec.ts";
+import { encodeResponse } from "../../protocol/responses.ts";
 import { createSkillsCapability } from "../../runtime/skills/capability.ts";
 import { registryCatalog } from "../../runtime/skills/catalog.ts";
 import { instructionSkillRecord } from "../../runtime/skills/instruction_skill.ts";

@@ -17,7 +17,7 @@ import {
   type Stack,
   startStack,
 } from "../support/skills_host.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

@@ -12,7 +12,7 @@ import { parseConfig } from "../../runtime/config.ts";
 import { openSqliteStore } from "../../runtime/store/sqlite.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../support/skills_host.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../fixtures/skills/history/", import.meta.url),

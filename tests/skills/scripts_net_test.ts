@@ -11,7 +11,7 @@ import { createHost } from "../../runtime/host.ts";
 import { parseConfig } from "../../runtime/config.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../support/skills_host.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../fixtures/skills/net/", import.meta.url),

@@ -18,7 +18,7 @@ import {
   type Received,
   startStack,
 } from "../support/skills_host.ts";
-import type { SkillResult } from "../../protocol/models.ts";
+import type { SkillResult } from "../../protocol/skill.ts";
 
 const FIXTURES = fileURLToPath(
   new URL("../fixtures/skills/scripts/", import.meta.url),

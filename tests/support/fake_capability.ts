@@ -11,8 +11,8 @@
  */
 
 import type { Capability } from "../../runtime/capability.ts";
-import { encodeEvent } from "../../protocol/codec.ts";
-import { tool, toolOutcome } from "../../protocol/domain.ts";
+import { encodeEvent } from "../../protocol/responses.ts";
+import { tool, toolOutcome } from "../../protocol/tool.ts";
 
 /** The fake capability plus what tests observe through it. */
 export interface FakeTools {

@@ -1,9 +1,14 @@
 import assert from "node:assert/strict";
-import { decodeRequestFast } from "./request_codec_fast.ts";
-import { parseMessage, REQUEST_SCHEMAS } from "./messages.ts";
-import { decodeRequest } from "./request_codec.ts";
+import {
+  decodeRequest,
+  decodeRequestFast,
+  parseMessage,
+  REQUEST_SCHEMAS,
+} from "./request_schemas.ts";
 import type { RequestType } from "./requests.ts";
-import type { JsonObject } from "./domain.ts";
+import type { JsonObject } from "./json.ts";
+import { camelName, snakeName } from "./wire_names.ts";
+import type { z } from "zod";
 
 const TYPES = Object.keys(REQUEST_SCHEMAS) as RequestType[];
 
@@ -175,4 +180,17 @@ Deno.test("parseMessage answers the same through either path", () => {
   assert.ok(!bad.ok);
   assert.equal(bad.code, "schema_violation");
   assert.match(bad.message, /timeout/);
+});
+
+Deno.test("every request field's wire name survives camelCase and back", () => {
+  // The names are derived, not listed: a wire name the generic conversion
+  // cannot give back (e.g. "a_1") must fail here, not on the wire.
+  let count = 0;
+  for (const [type, schema] of Object.entries(REQUEST_SCHEMAS)) {
+    for (const wire of Object.keys((schema as unknown as z.ZodObject).shape)) {
+      assert.equal(snakeName(camelName(wire)), wire, `${type}: ${wire}`);
+      count++;
+    }
+  }
+  assert.ok(count > 30, `${count} fields`);
 });

@@ -1,9 +1,14 @@
 import assert from "node:assert/strict";
-import { decodeResponse, encodeResponse } from "./codec.ts";
-import { skillOutcome, tool, toolOutcome } from "./domain.ts";
-import { parseMessage } from "./messages.ts";
-import { decodeRequest, encodeRequest } from "./request_codec.ts";
-import type { AnsweredRequestType, ResponseMap } from "./responses.ts";
+import {
+  type AnsweredRequestType,
+  decodeResponse,
+  encodeResponse,
+  type ResponseMap,
+} from "./responses.ts";
+import { decodeSkill, encodeSkill, skillOutcome } from "./skill.ts";
+import { encodeTool, encodeToolOutcome, tool, toolOutcome } from "./tool.ts";
+import { decodeRequest, parseMessage } from "./request_schemas.ts";
+import { encodeRequest } from "./requests.ts";
 
 const BODIES: { [T in AnsweredRequestType]: ResponseMap[T] } = {
   "handshake/req": {
@@ -186,4 +191,27 @@ Deno.test("encodeRequest() then parse gives the same request back", () => {
       trace: "t",
     },
   );
+});
+
+Deno.test("fields a record carries beyond its wire type never reach the wire", () => {
+  // Registry entries and skill records extend the wire types with a path,
+  // a hash, permissions...: the encoders copy only the listed fields.
+  const extra = { path: "/srv/secret/tool.ts", hash: "abc", permissions: {} };
+  const wireTool = encodeTool({
+    ...tool({ name: "t", description: "d" }),
+    ...extra,
+  } as ReturnType<typeof tool>);
+  const wireSkill = encodeSkill({
+    ...decodeSkill({ name: "s", description: "d" }),
+    ...extra,
+  } as ReturnType<typeof decodeSkill>);
+  const wireOutcome = encodeToolOutcome({
+    ...toolOutcome({ success: true, toolName: "t", durationMs: 1 }),
+    ...extra,
+  } as ReturnType<typeof toolOutcome>);
+  for (const wire of [wireTool, wireSkill, wireOutcome]) {
+    for (const key of Object.keys(extra)) {
+      assert.ok(!(key in wire), `"${key}" leaked: ${JSON.stringify(wire)}`);
+    }
+  }
 });

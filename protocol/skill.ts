@@ -1,0 +1,355 @@
+/**
+ * Skills, skill outcomes and LLM choices: each described once, as the
+ * camelCase type skillbox code handles; its wire form (snake_case,
+ * A2E-WIRE.md §6) is derived by `Wire<...>` and converted here.
+ *
+ * @module
+ */
+
+import { SKILL_STATUSES, type SkillStatus } from "./codes.ts";
+import { isPlainObject, type JsonObject } from "./json.ts";
+import { type CallEvent, decodeEvent } from "./tool.ts";
+import { type Wire, wireEncoder } from "./wire_names.ts";
+import {
+  list,
+  nullableStr,
+  nullableStrings,
+  num,
+  str,
+  strings,
+} from "./_fields.ts";
+
+/** Which LLM provider to use, and how (the wire's `LLMConfig`). */
+export interface LlmChoice {
+  /** The provider, e.g. `openai` or `anthropic`. */
+  providerName: string;
+  /** Its credentials (e.g. `api_key`); never sent back to a client. */
+  providerCredentials: JsonObject;
+  /** Provider options; the Python SDK sends `false` for none. */
+  providerConfig: JsonObject | false | null;
+  /** Whether this is the default provider. */
+  isDefault: boolean;
+}
+
+/** A skill as discovered by agents (the wire's `SkillDefinition`). */
+export interface Skill {
+  /** The unique name agents call it by. */
+  name: string;
+  /** The skill's version. */
+  version: string;
+  /** What the skill does. */
+  description: string;
+  /** Phrases that suggest using it. */
+  triggers: string[];
+  /** Its lifecycle state; only `Published` skills run. */
+  status: SkillStatus;
+  /** When an agent should use it. */
+  whenToUse: string;
+  /** A short hint of the arguments it expects. */
+  argumentHint: string;
+  /** Who put it there: `system`, `user` or `project`. */
+  source: string;
+  /** The tools it may call, or `null`. */
+  tools: string[] | null;
+  /** The toolkits whose tools it may call, or `null`. */
+  toolkits: string[] | null;
+  /** Markdown instructions for the model, or `null`. */
+  instructions: string | null;
+  /** The file it was loaded from, or `null`. */
+  filePath: string | null;
+  /** The LLM provider it uses (no credentials), or `null`. */
+  llmConfig: LlmChoice | null;
+  /** A free-form grouping, or `null`. */
+  category: string | null;
+  /** Free-form labels, or `null`. */
+  tags: string[] | null;
+  /** The most LLM turns a call may take, or `null`. */
+  maxTurns: number | null;
+  /** The longest a call may run, in seconds, or `null`. */
+  timeoutSeconds: number | null;
+  /** An icon for user interfaces, or `null`. */
+  icon: string | null;
+  /** Free-form extra data (e.g. `blocked_reason`), or `null`. */
+  metadata: JsonObject | null;
+  /** JSON Schema of its arguments. */
+  inputSchema: JsonObject;
+  /** JSON Schema of the `data` it returns. */
+  outputSchema: JsonObject;
+  /** The names of its arguments, in order, or `null`. */
+  arguments: string[] | null;
+}
+
+/** The outcome of one skill call (the wire's `SkillResult`). */
+export interface SkillOutcome {
+  /** Whether the skill ran and succeeded; else `errorCode` and `error` say why. */
+  success: boolean;
+  /** What the skill returned, or `null`. */
+  data: unknown;
+  /** A short form of `data`, or `null`. */
+  summary: unknown;
+  /** Whether `data` or `events` were cut to fit the host's limits. */
+  truncated: boolean;
+  /** A human-readable message when the call failed, else `null`. */
+  error: string | null;
+  /** An A2E error code when the call failed, else `null`. */
+  errorCode: string | null;
+  /** How long the call took, in whole milliseconds. */
+  durationMs: number;
+  /** The events the call emitted, in `seq` order. */
+  events: CallEvent[];
+}
+
+/** Which LLM provider a skill uses, and how, as on the wire (§6). */
+export type LLMConfig = Wire<LlmChoice>;
+
+/** A skill as discovered by agents, as on the wire (§6). */
+export type SkillDefinition = Wire<Skill>;
+
+/** The outcome of a skill call as on the wire (§6). */
+export type SkillResult = Wire<SkillOutcome>;
+
+/**
+ * Completes a skill outcome with the A2E defaults.
+ *
+ * @param fields at least `success` and `durationMs`
+ * @returns the outcome, every field present
+ * @example A success
+ * ```ts
+ * import { skillOutcome } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const o = skillOutcome({ success: true, durationMs: 12, data: { rows: 3 } });
+ * assert.equal(o.errorCode, null);
+ * ```
+ */
+export function skillOutcome(
+  fields: Pick<SkillOutcome, "success" | "durationMs"> & Partial<SkillOutcome>,
+): SkillOutcome {
+  return {
+    data: null,
+    summary: null,
+    truncated: false,
+    error: null,
+    errorCode: null,
+    events: [],
+    ...fields,
+  };
+}
+
+/**
+ * Completes a skill definition with A2E's defaults.
+ *
+ * @param fields at least `name` and `description`
+ * @returns a definition with every required field present
+ * @example Fill defaults
+ * ```ts
+ * import { skillDefinition } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const s = skillDefinition({ name: "x", description: "d" });
+ * assert.equal(s.status, "Published");
+ * assert.deepEqual(s.input_schema, {});
+ * ```
+ */
+export function skillDefinition(
+  fields:
+    & Pick<SkillDefinition, "name" | "description">
+    & Partial<SkillDefinition>,
+): SkillDefinition {
+  // The decoder fills the wire defaults; encoding gives the wire form back.
+  return encodeSkill(decodeSkill(fields));
+}
+
+// The wire fields of each type, every one named (the compiler checks the
+// lists against the types): skill records carry more.
+const encodeChoice = wireEncoder<LlmChoice>({
+  providerName: true,
+  providerCredentials: true,
+  providerConfig: true,
+  isDefault: true,
+});
+const encodeSkillFields = wireEncoder<Skill>({
+  name: true,
+  version: true,
+  description: true,
+  triggers: true,
+  status: true,
+  whenToUse: true,
+  argumentHint: true,
+  source: true,
+  tools: true,
+  toolkits: true,
+  instructions: true,
+  filePath: true,
+  llmConfig: true,
+  category: true,
+  tags: true,
+  maxTurns: true,
+  timeoutSeconds: true,
+  icon: true,
+  metadata: true,
+  inputSchema: true,
+  outputSchema: true,
+  arguments: true,
+});
+const encodeOutcome = wireEncoder<SkillOutcome>({
+  success: true,
+  data: true,
+  summary: true,
+  truncated: true,
+  error: true,
+  errorCode: true,
+  durationMs: true,
+  events: true,
+});
+
+/**
+ * Encodes an LLM choice as the wire's `LLMConfig`.
+ *
+ * @param choice the choice
+ * @returns the wire config
+ * @example
+ * ```ts
+ * import { encodeLlmChoice } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeLlmChoice({ providerName: "openai", providerCredentials: {},
+ *   providerConfig: false, isDefault: false });
+ * assert.equal(wire.provider_name, "openai");
+ * ```
+ */
+export function encodeLlmChoice(choice: LlmChoice): LLMConfig {
+  return encodeChoice(choice);
+}
+
+/**
+ * Decodes a wire `LLMConfig`.
+ *
+ * @param wire the config as received
+ * @returns the choice, defaults filled
+ * @example
+ * ```ts
+ * import { decodeLlmChoice } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(decodeLlmChoice({ provider_name: "anthropic" }).providerConfig, false);
+ * ```
+ */
+export function decodeLlmChoice(wire: JsonObject): LlmChoice {
+  const config = wire.provider_config;
+  return {
+    providerName: str(wire.provider_name),
+    providerCredentials: isPlainObject(wire.provider_credentials)
+      ? wire.provider_credentials
+      : {},
+    providerConfig: isPlainObject(config) || config === null ? config : false,
+    isDefault: wire.is_default === true,
+  };
+}
+
+/**
+ * Encodes a skill as the wire's `SkillDefinition`.
+ *
+ * @param skill the skill
+ * @returns the wire definition, every required field present
+ * @example
+ * ```ts
+ * import { encodeSkill, decodeSkill } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const skill = decodeSkill({ name: "notes", description: "Notes", when_to_use: "Often" });
+ * assert.equal(encodeSkill(skill).when_to_use, "Often");
+ * ```
+ */
+export function encodeSkill(skill: Skill): SkillDefinition {
+  const wire = encodeSkillFields(skill);
+  // The one nested camelCase object of a skill.
+  wire.llm_config = skill.llmConfig && encodeLlmChoice(skill.llmConfig);
+  return wire;
+}
+
+/**
+ * Decodes a wire `SkillDefinition`.
+ *
+ * @param wire the definition as received
+ * @returns the skill, defaults filled
+ * @example
+ * ```ts
+ * import { decodeSkill } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const s = decodeSkill({ name: "x", description: "d", max_turns: 3 });
+ * assert.equal(s.status, "Published");
+ * assert.equal(s.maxTurns, 3);
+ * ```
+ */
+export function decodeSkill(wire: JsonObject): Skill {
+  const status = (SKILL_STATUSES as readonly string[]).includes(
+      String(wire.status),
+    )
+    ? wire.status as SkillStatus
+    : "Published";
+  return {
+    name: str(wire.name),
+    version: str(wire.version, "1.0.0"),
+    description: str(wire.description),
+    triggers: strings(wire.triggers),
+    status,
+    whenToUse: str(wire.when_to_use),
+    argumentHint: str(wire.argument_hint),
+    source: str(wire.source, "system"),
+    tools: nullableStrings(wire.tools),
+    toolkits: nullableStrings(wire.toolkits),
+    instructions: nullableStr(wire.instructions),
+    filePath: nullableStr(wire.file_path),
+    llmConfig: isPlainObject(wire.llm_config)
+      ? decodeLlmChoice(wire.llm_config)
+      : null,
+    category: nullableStr(wire.category),
+    tags: nullableStrings(wire.tags),
+    maxTurns: typeof wire.max_turns === "number" ? wire.max_turns : null,
+    timeoutSeconds: typeof wire.timeout_seconds === "number"
+      ? wire.timeout_seconds
+      : null,
+    icon: nullableStr(wire.icon),
+    metadata: isPlainObject(wire.metadata) ? wire.metadata : null,
+    inputSchema: isPlainObject(wire.input_schema) ? wire.input_schema : {},
+    outputSchema: isPlainObject(wire.output_schema) ? wire.output_schema : {},
+    arguments: nullableStrings(wire.arguments),
+  };
+}
+
+/**
+ * Encodes a skill outcome as the wire's `SkillResult`.
+ *
+ * @param outcome the outcome
+ * @returns the wire result
+ * @example
+ * ```ts
+ * import { encodeSkillOutcome, skillOutcome } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(encodeSkillOutcome(skillOutcome({ success: true, durationMs: 4 })).duration_ms, 4);
+ * ```
+ */
+export function encodeSkillOutcome(outcome: SkillOutcome): SkillResult {
+  return encodeOutcome(outcome);
+}
+
+/**
+ * Decodes a wire `SkillResult`.
+ *
+ * @param wire the result as received
+ * @returns the outcome, defaults filled
+ * @example
+ * ```ts
+ * import { decodeSkillOutcome } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(decodeSkillOutcome({ success: false, error_code: "max_turns_exceeded" }).errorCode, "max_turns_exceeded");
+ * ```
+ */
+export function decodeSkillOutcome(wire: JsonObject): SkillOutcome {
+  return {
+    success: wire.success === true,
+    data: wire.data ?? null,
+    summary: wire.summary ?? null,
+    truncated: wire.truncated === true,
+    error: nullableStr(wire.error),
+    errorCode: nullableStr(wire.error_code),
+    durationMs: num(wire.duration_ms),
+    events: list(wire.events).filter(isPlainObject).map(decodeEvent),
+  };
+}

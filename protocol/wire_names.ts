@@ -1,0 +1,135 @@
+/**
+ * The one conversion between A2E's snake_case wire names and skillbox's
+ * camelCase names, at the type level ({@link Wire}) and at run time
+ * ({@link wireEncoder}, {@link camelName}). Each message is described once, in
+ * camelCase (and, for requests, by its zod schema typed against
+ * `Wire<...>`); its wire form is derived, never restated.
+ *
+ * @module
+ */
+
+import type { JsonObject } from "./json.ts";
+
+/**
+ * A camelCase name as A2E spells it on the wire (`durationMs` to
+ * `duration_ms`).
+ */
+export type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
+  ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`
+  : S;
+
+/**
+ * The wire form of a camelCase type: every key in snake_case, deeply, and
+ * writable. Open records (`JsonObject`: a caller's data, a JSON Schema) and
+ * other values pass through unchanged, as they do on the wire.
+ */
+export type Wire<T> = T extends readonly (infer E)[] ? Wire<E>[]
+  : T extends object ? string extends keyof T ? T
+    : {
+      -readonly [K in keyof T as K extends string ? SnakeCase<K> : K]: Wire<
+        T[K]
+      >;
+    }
+  : T;
+
+const snakeNames = new Map<string, string>();
+const camelNames = new Map<string, string>();
+
+/**
+ * The wire name of a camelCase name.
+ *
+ * @param name a camelCase name
+ * @returns its snake_case form
+ * @example
+ * ```ts
+ * import { snakeName } from "./wire_names.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(snakeName("llmOverride"), "llm_override");
+ * ```
+ */
+export function snakeName(name: string): string {
+  let wire = snakeNames.get(name);
+  if (wire === undefined) {
+    wire = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    snakeNames.set(name, wire);
+  }
+  return wire;
+}
+
+/**
+ * The camelCase name of a wire name.
+ *
+ * @param name a snake_case wire name
+ * @returns its camelCase form
+ * @example
+ * ```ts
+ * import { camelName } from "./wire_names.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(camelName("filter_categories"), "filterCategories");
+ * ```
+ */
+export function camelName(name: string): string {
+  let camel = camelNames.get(name);
+  if (camel === undefined) {
+    camel = name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    camelNames.set(name, camel);
+  }
+  return camel;
+}
+
+/**
+ * Every field of `T`, each named once: an object literal of this type must
+ * list exactly the keys of `T` (the compiler rejects a missing or an extra
+ * one), so an encoder built from it can neither drop nor leak a field.
+ */
+export type FieldList<T> = { readonly [K in keyof T]-?: true };
+
+/**
+ * Builds the encoder of one camelCase type: it copies exactly the listed
+ * fields, under their wire names. Other own properties of the value (an
+ * internal record's path, hash or permissions) never reach the wire.
+ *
+ * @param fields every field of the type
+ * @returns a function from the type to its wire form (one level: values,
+ *   a caller's data among them, pass through untouched)
+ * @example
+ * ```ts
+ * import { wireEncoder } from "./wire_names.ts";
+ * import assert from "node:assert/strict";
+ * const encode = wireEncoder<{ toolName: string; data: unknown }>({ toolName: true, data: true });
+ * const internal = { toolName: "t", data: { someKey: 1 }, path: "/secret" };
+ * assert.deepEqual(encode(internal), { tool_name: "t", data: { someKey: 1 } });
+ * ```
+ */
+export function wireEncoder<T extends object>(
+  fields: FieldList<T>,
+): (value: T) => Wire<T> {
+  const names = Object.keys(fields);
+  const wires = names.map(snakeName);
+  return (value) => {
+    const from = value as JsonObject;
+    const out: JsonObject = {};
+    for (let i = 0; i < names.length; i++) out[wires[i]!] = from[names[i]!];
+    // Only the names changed; a nested camelCase object is its caller's to
+    // convert (see encodeSkill).
+    return out as Wire<T>;
+  };
+}
+
+/**
+ * Renames an object's own wire keys to camelCase (one level).
+ *
+ * @param value a snake_case object
+ * @returns a new object with the same values under camelCase keys
+ * @example
+ * ```ts
+ * import { fromWire } from "./wire_names.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(fromWire({ provider_name: "x" }), { providerName: "x" });
+ * ```
+ */
+export function fromWire(value: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key in value) out[camelName(key)] = value[key];
+  return out;
+}
