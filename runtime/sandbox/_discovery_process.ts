@@ -21,7 +21,7 @@ import type { ErrorCode } from "../../protocol/codes.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { sandboxCommand, spawnSandbox } from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
-import { ranOutOfMemory } from "./process_exit.ts";
+import { ranOutOfMemory } from "./spawn.ts";
 
 /** How one discovery process is started. */
 export interface DiscoveryProcessOptions {

@@ -9,9 +9,7 @@
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { OpMessage } from "../../protocol/sandbox/messages.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import type { SandboxProcess } from "./_process.ts";
-import type { Deadlines } from "./deadlines.ts";
-import { runOperation } from "./operation.ts";
+import type { SandboxProcess } from "./sandbox_process.ts";
 import type { ProcessRouter, Route } from "./router.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
@@ -22,13 +20,11 @@ import type { SandboxHooks, SandboxOutcome } from "./types.ts";
  * ```ts
  * import { OpRunner } from "./op_runner.ts";
  * import { ProcessRouter } from "./router.ts";
- * import { Deadlines } from "./deadlines.ts";
  * import assert from "node:assert/strict";
  * const router = new ProcessRouter({ deny: [], deniedTrees: [], memoryMb: 128,
  *   maxIdle: 8, spareWorkers: 0, maxWarmWorkers: 2, maxResultBytes: 1 << 20,
  *   maxEventBytes: 1 << 20, cwd: Deno.cwd() });
- * const deadlines = new Deadlines();
- * const runner = new OpRunner(router, deadlines, 30_000);
+ * const runner = new OpRunner(router, 30_000);
  * const dir = await Deno.makeTempDir();
  * const path = `${dir}/mod.ts`;
  * await Deno.writeTextFile(path, `export default { kind: "tool", name: "a" };`);
@@ -38,27 +34,22 @@ import type { SandboxHooks, SandboxOutcome } from "./types.ts";
  *   { principal: `module:${dir}` }, 10_000, null);
  * assert.equal(outcome.ok, true);
  * await router.close();
- * deadlines.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class OpRunner {
   readonly #router: ProcessRouter;
-  readonly #deadlines: Deadlines;
   readonly #processWaitMs: number;
 
   /**
    * @param router where processes come from
-   * @param deadlines the timer operations' deadlines are kept on
    * @param processWaitMs longest wait for room under the process cap
    */
   constructor(
     router: ProcessRouter,
-    deadlines: Deadlines,
     processWaitMs: number,
   ) {
     this.#router = router;
-    this.#deadlines = deadlines;
     this.#processWaitMs = processWaitMs;
   }
 
@@ -92,16 +83,16 @@ export class OpRunner {
     } catch (err) {
       return Promise.resolve(noProcess(err));
     }
-    const options = { timeoutMs, hooks, router, deadlines: this.#deadlines };
+    const options = { timeoutMs, hooks };
     if (!(found instanceof Promise)) {
-      return runOperation(found, message, options);
+      return found.run(message, options);
     }
     return found.then((proc) => {
       options.timeoutMs = Math.max(
         1,
         timeoutMs - (performance.now() - started),
       );
-      return runOperation(proc, message, options);
+      return proc.run(message, options);
     }, noProcess);
   }
 }

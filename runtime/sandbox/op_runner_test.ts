@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { noProcess, OpRunner } from "./op_runner.ts";
-import { Deadlines } from "./deadlines.ts";
 import type { Route } from "./router.ts";
 import { callOp, fixture, testRouter } from "./_test_support.ts";
 
@@ -11,9 +10,8 @@ const grant = Object.freeze({ read: [dirname(ADD)] });
 
 Deno.test("operations of one principal run on its one process, each bounded by its wait for room", async () => {
   const router = testRouter();
-  const deadlines = new Deadlines();
   try {
-    const runner = new OpRunner(router, deadlines, 30_000);
+    const runner = new OpRunner(router, 30_000);
     const route: Route = { principal: `module:${dirname(ADD)}` };
     const first = await runner.run(
       callOp(ADD, { a: 2, b: 3 }),
@@ -35,15 +33,13 @@ Deno.test("operations of one principal run on its one process, each bounded by i
     assert.equal([...router.processes].length, 1);
   } finally {
     await router.close();
-    deadlines.close();
   }
 });
 
 Deno.test("no room under the cap within the wait bound: timeout; a closed router: sandbox_crash", async () => {
   const router = testRouter({ maxProcesses: 1 });
-  const deadlines = new Deadlines();
   try {
-    const runner = new OpRunner(router, deadlines, 50);
+    const runner = new OpRunner(router, 50);
     // Another principal holds the only process.
     const held = await router.processFor(grant, { principal: "module:/other" });
     const outcome = await runner.run(
@@ -58,9 +54,8 @@ Deno.test("no room under the cap within the wait bound: timeout; a closed router
     held.release();
   } finally {
     await router.close();
-    deadlines.close();
   }
-  const closed = await new OpRunner(router, deadlines, 50).run(
+  const closed = await new OpRunner(router, 50).run(
     callOp(ADD, { a: 1, b: 1 }),
     grant,
     { principal: "module:/x" },

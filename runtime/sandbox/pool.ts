@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { SandboxProcess } from "./_process.ts";
+import type { SandboxProcess } from "./sandbox_process.ts";
 import { DiscoveryCache } from "./discovery.ts";
 import { DiscoveryQueue } from "./discovery_batch.ts";
 import { createDescriber } from "./describe.ts";
@@ -19,7 +19,6 @@ import { DISCOVERY_MAIN } from "./_discovery_process.ts";
 import { Confiner } from "./confiner.ts";
 import type { ConfinementStatus } from "./confinement.ts";
 import { OwnReads } from "./own_reads.ts";
-import { Deadlines } from "./deadlines.ts";
 import { ProcessRouter } from "./router.ts";
 import { OpRunner } from "./op_runner.ts";
 import { PoolCalls } from "./pool_calls.ts";
@@ -84,9 +83,8 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       loadBootstrap,
     ),
   );
-  const deadlines = new Deadlines();
   const calls = new PoolCalls({
-    runner: new OpRunner(router, deadlines, settings.processWaitMs),
+    runner: new OpRunner(router, settings.processWaitMs),
     own,
     policy: settings.policy,
     shared: settings.shared,
@@ -111,7 +109,6 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       for (const proc of router.processes) proc.endSession(sessionId);
     },
     async close(): Promise<void> {
-      deadlines.close();
       await discovery.close();
       await router.close();
     },

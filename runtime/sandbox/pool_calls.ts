@@ -46,13 +46,12 @@ let nextOpId = 0;
  * import { OpRunner } from "./op_runner.ts";
  * import { OwnReads } from "./own_reads.ts";
  * import { ProcessRouter } from "./router.ts";
- * import { Deadlines } from "./deadlines.ts";
  * import assert from "node:assert/strict";
  * const router = new ProcessRouter({ deny: [], deniedTrees: [], memoryMb: 128,
  *   maxIdle: 8, spareWorkers: 0, maxWarmWorkers: 2, maxResultBytes: 1 << 20,
  *   maxEventBytes: 1 << 20, cwd: Deno.cwd() });
  * const calls = new PoolCalls({
- *   runner: new OpRunner(router, new Deadlines(), 1000),
+ *   runner: new OpRunner(router, 1000),
  *   own: new OwnReads({}), policy: {}, shared: new Set(["/skills"]),
  *   describeTimeoutMs: 1000,
  * });

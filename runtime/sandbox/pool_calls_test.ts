@@ -3,7 +3,6 @@ import { dirname } from "node:path";
 import { PoolCalls } from "./pool_calls.ts";
 import { OpRunner } from "./op_runner.ts";
 import { OwnReads } from "./own_reads.ts";
-import { Deadlines } from "./deadlines.ts";
 import { fixture, testRouter } from "./_test_support.ts";
 import type { Policy } from "./permissions.ts";
 import type { SandboxCall, SandboxHooks } from "./types.ts";
@@ -13,9 +12,8 @@ const DYNAMIC = fixture("dynamic_perms");
 
 function setup(policy: Policy = {}) {
   const router = testRouter();
-  const deadlines = new Deadlines();
   const calls = new PoolCalls({
-    runner: new OpRunner(router, deadlines, 30_000),
+    runner: new OpRunner(router, 30_000),
     own: new OwnReads(policy),
     policy,
     shared: new Set(),
@@ -23,7 +21,6 @@ function setup(policy: Policy = {}) {
   });
   const close = async () => {
     await router.close();
-    deadlines.close();
   };
   return { router, calls, close };
 }

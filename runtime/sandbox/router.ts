@@ -15,18 +15,19 @@
 
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import type { SandboxProcess } from "./_process.ts";
+import {
+  type ProcessEvents,
+  type ProcessLimits,
+  SandboxProcess,
+  UNWRAPPED,
+} from "./sandbox_process.ts";
+import { Deadlines } from "./deadlines.ts";
 import { grantKey } from "./permissions.ts";
 import { loadBootstrap } from "./spawn.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { RoomQueue } from "./room_queue.ts";
 import { EndedPrincipals } from "./ended_principals.ts";
 import { type SparePrime, SpareProcesses } from "./spare_processes.ts";
-import {
-  type ProcessLimits,
-  startProcess,
-  UNWRAPPED,
-} from "./start_process.ts";
 
 /** Options of {@link ProcessRouter}. */
 export interface ProcessRouterOptions extends ProcessLimits {
@@ -82,8 +83,10 @@ const MAX_STICKY = 8192;
  * await router.close();
  * ```
  */
-export class ProcessRouter {
+export class ProcessRouter implements ProcessEvents {
   readonly #options: ProcessRouterOptions;
+  /** The one timer every operation's deadline is kept on. */
+  readonly deadlines: Deadlines = new Deadlines();
   readonly #max: number;
   readonly #perPrincipal: number;
   readonly #spreadAt: number;
@@ -107,6 +110,12 @@ export class ProcessRouter {
   readonly #ended = new EndedPrincipals();
   // Never-used processes ahead of new sessions (routed nowhere yet).
   readonly #spares: SpareProcesses<SandboxProcess>;
+  // Processes with stopped operations whose workers have not answered yet:
+  // how many, and whether the process was routed before the first.
+  readonly #stopped = new Map<
+    SandboxProcess,
+    { routed: boolean; pending: number }
+  >();
   // What the last start had: spares are started with it too.
   #made: { bootstrap: string; wrap: CommandWrapper } | null = null;
   #closed = false;
@@ -152,8 +161,44 @@ export class ProcessRouter {
     return this.#start(grant, key, route);
   }
 
-  /** Stops routing new work to a process (it may be spinning). */
-  unroute(proc: SandboxProcess): boolean {
+  /** An operation ended: its process may now be idle. */
+  settled(): void {
+    this.retireIdle();
+  }
+
+  /**
+   * An operation was stopped and its worker told to abort: until it
+   * answers it may be spinning, so no new call is routed to the process
+   * (another may start for its principal meanwhile).
+   */
+  stopping(proc: SandboxProcess): void {
+    const entry = this.#stopped.get(proc) ?? { routed: false, pending: 0 };
+    entry.routed = this.#unroute(proc) || entry.routed;
+    entry.pending++;
+    this.#stopped.set(proc, entry);
+  }
+
+  /**
+   * A stopped worker answered, or did not: it spins, and only killing the
+   * process stops it, once the other calls it serves are over (tainted:
+   * killed once idle). Once every stopped worker of a process answered, it
+   * is routed to again, unless its group filled up meanwhile (then it is
+   * retired the same way).
+   */
+  stopped(proc: SandboxProcess, acknowledged: boolean): void {
+    if (!acknowledged) proc.tainted = true;
+    const entry = this.#stopped.get(proc);
+    if (entry && --entry.pending === 0) {
+      this.#stopped.delete(proc);
+      if (entry.routed && !proc.tainted && !this.#reroute(proc)) {
+        proc.tainted = true;
+      }
+    }
+    this.retireIdle();
+  }
+
+  // Stops routing new work to a process.
+  #unroute(proc: SandboxProcess): boolean {
     const group = this.#groups.get(proc.key);
     const at = group?.indexOf(proc) ?? -1;
     if (!group || at < 0) return false;
@@ -163,8 +208,8 @@ export class ProcessRouter {
     return true;
   }
 
-  /** Routes to a process again, unless its group is full without it. */
-  reroute(proc: SandboxProcess): boolean {
+  // Routes to a process again, unless its group is full without it.
+  #reroute(proc: SandboxProcess): boolean {
     const group = this.#groups.get(proc.key) ?? [];
     if (!proc.usable || group.includes(proc)) return false;
     if (group.length >= this.#perPrincipal) return false;
@@ -223,6 +268,7 @@ export class ProcessRouter {
     for (const proc of this.#all) proc.kill();
     this.#waiters.wake();
     await Promise.all(exits);
+    this.deadlines.close();
   }
 
   #check(route: Route): void {
@@ -341,7 +387,7 @@ export class ProcessRouter {
   // Kills a process and forgets it at once, so nothing is routed to it.
   #retire(proc: SandboxProcess): void {
     this.#spares.forget(proc); // A retired spare is not replaced.
-    this.unroute(proc);
+    this.#unroute(proc);
     if (this.#counted.has(proc)) this.#dying.add(proc);
     proc.kill();
   }
@@ -382,7 +428,14 @@ export class ProcessRouter {
 
   #spawn(key: string, grant: Permissions, routed: boolean): SandboxProcess {
     const { bootstrap, wrap } = this.#made!;
-    const proc = startProcess(this.#options, key, grant, bootstrap, wrap);
+    const proc = SandboxProcess.start(this.#options, {
+      key,
+      grant,
+      bootstrap,
+      wrap,
+      deadlines: this.deadlines,
+      events: this,
+    });
     proc.routed = routed;
     if (routed) this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
     this.#all.add(proc);
@@ -391,7 +444,7 @@ export class ProcessRouter {
       this.#all.delete(proc);
       this.#counted.delete(proc);
       this.#dying.delete(proc);
-      this.unroute(proc);
+      this.#unroute(proc);
       if (this.#spares.forget(proc)) this.#topUpSpares(); // Died: replaced.
       this.#wake();
     });

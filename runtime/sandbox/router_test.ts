@@ -20,19 +20,19 @@ Deno.test("ProcessRouter shares a process per grant and starts another for anoth
   }
 });
 
-Deno.test("ProcessRouter routes nothing to an unrouted process and retires it when tainted", async () => {
+Deno.test("ProcessRouter routes nothing to a process whose stopped worker has not answered, and retires it when its place was taken", async () => {
   const router = testRouter();
   try {
     const grant = { read: [dirname(fixture("add"))] };
     const first = await router.processFor(grant);
     first.release();
-    assert.ok(router.unroute(first));
+    router.stopping(first);
     const second = await router.processFor(grant);
     second.release();
     assert.notEqual(second, first);
-    assert.equal(router.reroute(first), false, "its place is taken");
-    first.tainted = true;
-    router.retireIdle();
+    // The worker answered, but its place is taken: retired once idle.
+    router.stopped(first, true);
+    assert.equal(first.tainted, true);
     await first.exited;
     assert.deepEqual([...router.processes], [second]);
   } finally {

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { callOp, fixture, testRouter } from "./_test_support.ts";
-import type { SandboxProcess } from "./_process.ts";
+import type { SandboxProcess } from "./sandbox_process.ts";
 import type { ProcessRouter } from "./router.ts";
-import { runOperation } from "./operation.ts";
-import { Deadlines } from "./deadlines.ts";
 
 const ADD = fixture("add");
 const grant = Object.freeze({ read: [dirname(ADD)] });
-const deadlines = new Deadlines();
 
 function spares(router: ProcessRouter): SandboxProcess[] {
   return [...router.processes].filter((p) => p.key.startsWith("spare:"));
@@ -29,11 +26,9 @@ async function sessionProcess(
 
 async function add(router: ProcessRouter, proc: SandboxProcess) {
   proc.lease();
-  return await runOperation(proc, callOp(ADD, { a: 2, b: 3 }), {
+  return await proc.run(callOp(ADD, { a: 2, b: 3 }), {
     timeoutMs: 10_000,
     hooks: null,
-    router,
-    deadlines,
   });
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { SandboxProcess } from "./_process.ts";
+import { SandboxProcess } from "./sandbox_process.ts";
+import { Deadlines } from "./deadlines.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 import { testRouter } from "./_test_support.ts";
@@ -47,6 +48,7 @@ Deno.test("a sandbox process that cannot be spawned closes the egress proxy open
       maxWarmWorkers: 1,
       maxResultBytes: 1024,
       maxEventBytes: 1024,
+      deadlines: new Deadlines(),
     })
   );
   await closed(opened.path);
