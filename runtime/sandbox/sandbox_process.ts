@@ -29,7 +29,12 @@ import type { ChatRequest } from "../../protocol/chat.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { unwatchAbort, watchAbort } from "../abort_watch.ts";
 import { privateSocketPath } from "../private_sockets.ts";
-import { exitOutcome, type SandboxCommand, sandboxCommand, spawnSandbox } from "./spawn.ts";
+import {
+  exitOutcome,
+  type SandboxCommand,
+  sandboxCommand,
+  spawnSandbox,
+} from "./spawn.ts";
 import { killTree } from "./_kill_tree.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
 import type { CommandWrapper } from "./confiner.ts";

@@ -17,7 +17,7 @@ import {
   killNaming,
   leftAfter,
   TEST_LIMITS,
-  testRouter,
+  testPool,
 } from "./_test_support.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
@@ -31,8 +31,6 @@ const deadlines = new Deadlines();
 // forever.
 //
 // Without working bubblewrap the test is ignored (its name says so).
-
-
 
 const confiner = new Confiner("auto");
 const status = await confiner.status();
@@ -217,9 +215,9 @@ const hooks: SandboxHooks = {
 };
 
 Deno.test("SandboxProcess.run() answers a spinning call at its deadline and taints its process", async () => {
-  const router = testRouter();
+  const pool = testPool();
   try {
-    const proc = await router.processFor(grant);
+    const proc = await pool.processFor(grant);
     const warm = await proc.run(callOp(SPIN, { spin: false }), {
       timeoutMs: 10_000,
       hooks,
@@ -236,20 +234,20 @@ Deno.test("SandboxProcess.run() answers a spinning call at its deadline and tain
     await proc.exited;
     assert.equal(proc.tainted, true);
   } finally {
-    await router.close();
+    await pool.close();
   }
 });
 
 Deno.test("SandboxProcess.run() cancels a call and keeps its process when the worker stops", async () => {
-  const router = testRouter();
+  const pool = testPool();
   try {
-    const proc = await router.processFor(grant);
+    const proc = await pool.processFor(grant);
     const controller = new AbortController();
     controller.abort();
     const { promise: settled, resolve } = Promise.withResolvers<boolean>();
-    // The process reports the worker's answer to its owner, the router.
-    const stopped = router.stopped.bind(router);
-    router.stopped = (p, acknowledged) => {
+    // The process reports the worker's answer to its owner, the pool.
+    const stopped = pool.stopped.bind(pool);
+    pool.stopped = (p, acknowledged) => {
       stopped(p, acknowledged);
       resolve(acknowledged);
     };
@@ -260,18 +258,18 @@ Deno.test("SandboxProcess.run() cancels a call and keeps its process when the wo
     assert.equal(outcome.ok, false);
     if (!outcome.ok) assert.match(outcome.message, /cancelled/);
     assert.equal(await settled, true);
-    const again = await router.processFor(grant);
+    const again = await pool.processFor(grant);
     again.release();
     assert.equal(again, proc);
     assert.equal(proc.tainted, false);
   } finally {
-    await router.close();
+    await pool.close();
   }
 });
 
 Deno.test("SandboxProcess.run() refuses ctx RPCs when it has no hooks", async () => {
   const dir = await Deno.makeTempDir();
-  const router = testRouter();
+  const pool = testPool();
   try {
     const path = `${dir}/mod.ts`;
     await Deno.writeTextFile(
@@ -281,7 +279,7 @@ Deno.test("SandboxProcess.run() refuses ctx RPCs when it has no hooks", async ()
           try { await ctx.tools.call("x"); } catch (e) { return e.message; }
         } };`,
     );
-    const proc = await router.processFor({ read: [dir] });
+    const proc = await pool.processFor({ read: [dir] });
     const outcome = await proc.run(callOp(path, {}), {
       timeoutMs: 10_000,
       hooks: null,
@@ -292,7 +290,7 @@ Deno.test("SandboxProcess.run() refuses ctx RPCs when it has no hooks", async ()
       truncated: false,
     });
   } finally {
-    await router.close();
+    await pool.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

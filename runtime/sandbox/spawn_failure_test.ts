@@ -3,7 +3,7 @@ import { SandboxProcess } from "./sandbox_process.ts";
 import { Deadlines } from "./deadlines.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
-import { testRouter } from "./_test_support.ts";
+import { testPool } from "./_test_support.ts";
 import type { CommandWrapper } from "./confiner.ts";
 
 const NONE = {
@@ -54,7 +54,7 @@ Deno.test("a sandbox process that cannot be spawned closes the egress proxy open
   await closed(opened.path);
 });
 
-Deno.test("a router whose process cannot be spawned fails the call, leaks no proxy, and starts no spare", async () => {
+Deno.test("a pool whose process cannot be spawned fails the call, leaks no proxy, and starts no spare", async () => {
   const paths: string[] = [];
   const wrap: CommandWrapper = (command) => {
     const opened = proxy();
@@ -65,20 +65,20 @@ Deno.test("a router whose process cannot be spawned fails the call, leaks no pro
       release: () => opened.close(),
     };
   };
-  const router = testRouter({
+  const pool = testPool({
     spareProcesses: 1,
     wrapper: () => Promise.resolve(wrap),
   });
   try {
     await assert.rejects(
       Promise.resolve(
-        router.processFor({}, { principal: "session:a", session: "a" }),
+        pool.processFor({}, { principal: "session:a", session: "a" }),
       ),
     );
     assert.equal(paths.length, 1);
     for (const path of paths) await closed(path);
-    assert.deepEqual([...router.processes], []);
+    assert.deepEqual([...pool.processes], []);
   } finally {
-    await router.close();
+    await pool.close();
   }
 });

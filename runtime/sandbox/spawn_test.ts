@@ -46,7 +46,6 @@ Deno.test("sandboxCommand() never allows everything or remote modules", () => {
   assert.equal(cmd.cwd, "/tmp");
 });
 
-
 const trap: Deno.CommandStatus = {
   success: false,
   code: 133,
