@@ -23,7 +23,7 @@ import {
   SandboxProcess,
   UNWRAPPED,
 } from "./sandbox_process.ts";
-import { Deadlines } from "./deadlines.ts";
+import { Deadlines } from "../deadline.ts";
 import { grantKey } from "./permissions.ts";
 import { loadBootstrap } from "./spawn.ts";
 import type { CommandWrapper } from "./confiner.ts";

@@ -39,7 +39,7 @@ import { killTree } from "./_kill_tree.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
 import type { CommandWrapper } from "./confiner.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
-import type { Deadlines, Expiring } from "./deadlines.ts";
+import type { Deadlines, Expiring } from "../deadline.ts";
 import type {
   ProcessWorkerStats,
   SandboxHooks,
@@ -164,7 +164,7 @@ const ABORT_ACK_MS = 200;
  * ```ts
  * import { SandboxProcess, UNWRAPPED } from "./sandbox_process.ts";
  * import { loadBootstrap } from "./spawn.ts";
- * import { Deadlines } from "./deadlines.ts";
+ * import { Deadlines } from "../deadline.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/mod.ts`,

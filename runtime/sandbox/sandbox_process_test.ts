@@ -9,8 +9,7 @@ import {
   SandboxProcess,
   UNWRAPPED,
 } from "./sandbox_process.ts";
-import { Deadlines } from "./deadlines.ts";
-import { settlesWithin } from "../deadline.ts";
+import { Deadlines, settlesWithin } from "../deadline.ts";
 import {
   callOp,
   fixture,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { SandboxProcess } from "./sandbox_process.ts";
-import { Deadlines } from "./deadlines.ts";
+import { Deadlines } from "../deadline.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 import { testPool } from "./_test_support.ts";
