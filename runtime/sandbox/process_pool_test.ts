@@ -117,6 +117,35 @@ Deno.test("ProcessPool routes nothing to a process whose stopped worker has not 
   }
 });
 
+Deno.test("ProcessPool routes to a process again only once every stopped worker on it answered", async () => {
+  const pool = testPool();
+  try {
+    const grant = Object.freeze({ read: [dirname(fixture("add"))] });
+    const route = { principal: "module:/kit" };
+    const proc = await pool.processFor(grant, route);
+    proc.release();
+    // Two operations stopped on it: either worker may be spinning.
+    pool.stopping(proc);
+    pool.stopping(proc);
+    pool.stopped(proc, true);
+    assert.equal(proc.routed, false, "one worker has not answered yet");
+    pool.stopped(proc, true);
+    assert.equal(proc.routed, true);
+    assert.equal(proc.tainted, false);
+    const again = pool.processFor(grant, route);
+    assert.equal(again, proc);
+    proc.release();
+    // A worker that never answers taints its process at once.
+    pool.stopping(proc);
+    pool.stopping(proc);
+    pool.stopped(proc, false);
+    assert.equal(proc.tainted, true);
+    await proc.exited;
+  } finally {
+    await pool.close();
+  }
+});
+
 Deno.test("ProcessPool refuses work once closed", async () => {
   const pool = testPool();
   await pool.close();
