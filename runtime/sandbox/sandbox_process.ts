@@ -141,13 +141,6 @@ const NOBODY: ProcessEvents = {
   stopped() {},
 };
 
-const GONE: SandboxOutcome = Object.freeze({
-  ok: false,
-  code: "sandbox_crash",
-  message: "Sandbox process is gone",
-  retryable: true,
-});
-
 const STDERR_TAIL = 8192;
 // Sessions remembered per process for telling it their end.
 const MAX_SESSIONS = 8192;
@@ -385,7 +378,12 @@ export class SandboxProcess {
         this.release();
         op.cancel();
       } else if (!this.#begin(op, message)) {
-        op.settle(GONE);
+        op.settle({
+          ok: false,
+          code: "sandbox_crash",
+          message: "Sandbox process is gone",
+          retryable: true,
+        });
       } else {
         // After the frame went out: this runs while the sandbox works.
         this.#context.deadlines.add(op, options.timeoutMs);
