@@ -27,9 +27,9 @@ export interface SandboxCommandOptions {
   /** The script the process runs. @default the sandbox process main */
   main?: URL;
   /**
-   * The host's control socket for this process (`control_socket.ts`): the
-   * process may connect to it, is told its path, and has it bound in when
-   * confined. @default none: frames come on stdin
+   * The host's control socket for this process (`ControlSocket` in
+   * `sandbox_process.ts`): the process may connect to it, is told its path,
+   * and has it bound in when confined. @default none: frames come on stdin
    */
   controlSocket?: string;
 }
