@@ -48,7 +48,7 @@ import {
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { sandboxCommand, spawnSandbox } from "../sandbox/spawn.ts";
 import { killTree } from "../confine/kill_tree.ts";
-import { ranOutOfMemory } from "../sandbox/process_exit.ts";
+import { ranOutOfMemory } from "../sandbox/spawn.ts";
 
 /** Options of {@link DiscoveryQueue}. */
 export interface DiscoveryQueueOptions

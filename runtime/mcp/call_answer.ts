@@ -24,7 +24,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Deadlines, Expiring } from "../sandbox/deadlines.ts";
+import type { Deadlines, Expiring } from "../deadline.ts";
 import { jsonAnswer } from "./json_post.ts";
 import { SSE_STRATEGY, type SseBacklog, type Watched } from "./sse_backlog.ts";
 
@@ -108,7 +108,7 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  * @example An answer within the grace time is one JSON body
  * ```ts
  * import { createCallAnswer } from "./call_answer.ts";
- * import { Deadlines } from "../sandbox/deadlines.ts";
+ * import { Deadlines } from "../deadline.ts";
  * import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
  * import assert from "node:assert/strict";
  * const json = new WebStandardStreamableHTTPServerTransport({

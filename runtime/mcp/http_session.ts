@@ -34,7 +34,7 @@ import {
   createCallAnswer,
   type JsonSender,
 } from "./call_answer.ts";
-import { Deadlines } from "../sandbox/deadlines.ts";
+import { Deadlines } from "../deadline.ts";
 import { lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
 import { cancellations, requestIds, watchAnswer } from "./disconnect.ts";
 import { SseBacklog } from "./sse_backlog.ts";

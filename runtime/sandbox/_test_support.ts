@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the sandbox unit tests: fixture paths, a router, an
+ * Shared pieces of the sandbox unit tests: fixture paths, a pool, an
  * operation message.
  *
  * @module
@@ -7,7 +7,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { OpMessage } from "../../protocol/sandbox/messages.ts";
-import { ProcessRouter, type ProcessRouterOptions } from "./router.ts";
+import { ProcessPool, type ProcessPoolOptions } from "./process_pool.ts";
 
 /** A fixture module's absolute path. */
 export function fixture(name: string): string {
@@ -16,11 +16,11 @@ export function fixture(name: string): string {
   );
 }
 
-/** A router with small limits. */
-export function testRouter(
-  over: Partial<ProcessRouterOptions> = {},
-): ProcessRouter {
-  return new ProcessRouter({
+/** A process pool with small limits. */
+export function testPool(
+  over: Partial<ProcessPoolOptions> = {},
+): ProcessPool {
+  return new ProcessPool({
     deny: [],
     deniedTrees: [],
     memoryMb: 256,

@@ -13,7 +13,7 @@ import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { deniedTreePaths } from "./denied_trees.ts";
 import type { DiscoveryQueueOptions } from "../discovery/queue.ts";
 import type { Policy } from "./permissions.ts";
-import type { ProcessRouterOptions } from "./router.ts";
+import type { ProcessPoolOptions } from "./process_pool.ts";
 import { sandboxEnv } from "./spawn.ts";
 
 /** Options of the sandbox pool (`createSandbox` in `pool.ts`). */
@@ -125,27 +125,27 @@ export function poolSettings(options: SandboxOptions): PoolSettings {
 }
 
 /**
- * The process router's options.
+ * The process pool's options.
  *
  * @param options the pool's options
  * @param settings what {@link poolSettings} made of them
  * @param wrapper confinement's wrapper of a call process's command
- * @returns the router's options
+ * @returns the process pool's options
  * @example The worker budget becomes a count of warm workers
  * ```ts
- * import { poolSettings, routerOptions, WORKER_MB } from "./pool_options.ts";
+ * import { poolSettings, poolOptions, WORKER_MB } from "./pool_options.ts";
  * import assert from "node:assert/strict";
  * const options = { workerBudgetMb: 10 * WORKER_MB };
- * const router = routerOptions(options, poolSettings(options));
- * assert.equal(router.maxWarmWorkers, 10);
- * assert.equal(router.maxProcesses, 32);
+ * const pool = poolOptions(options, poolSettings(options));
+ * assert.equal(pool.maxWarmWorkers, 10);
+ * assert.equal(pool.maxProcesses, 32);
  * ```
  */
-export function routerOptions(
+export function poolOptions(
   options: SandboxOptions,
   settings: PoolSettings,
   wrapper?: () => Promise<CommandWrapper>,
-): ProcessRouterOptions {
+): ProcessPoolOptions {
   return {
     wrapper,
     deny: settings.deny,
@@ -162,6 +162,7 @@ export function routerOptions(
     maxProcesses: options.maxProcesses ?? 32,
     perPrincipal: options.processesPerPrincipal ??
       Math.max(1, navigator.hardwareConcurrency ?? 1),
+    processWaitMs: settings.processWaitMs,
   };
 }
 

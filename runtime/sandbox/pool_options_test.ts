@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   discoveryOptions,
+  poolOptions,
   poolSettings,
-  routerOptions,
   WORKER_MB,
 } from "./pool_options.ts";
 
@@ -26,14 +26,14 @@ Deno.test("pool settings: defaults, the cache folder and policy paths made absol
   assert.equal(poolSettings({ cacheDir: null }).cacheDir, null);
 });
 
-Deno.test("router options: the worker budget sets warm workers unless a count is given", () => {
+Deno.test("process pool options: the worker budget sets warm workers unless a count is given", () => {
   const budget = { workerBudgetMb: 5 * WORKER_MB + 1 };
-  assert.equal(routerOptions(budget, poolSettings(budget)).maxWarmWorkers, 5);
+  assert.equal(poolOptions(budget, poolSettings(budget)).maxWarmWorkers, 5);
   const tiny = { workerBudgetMb: 1 };
-  assert.equal(routerOptions(tiny, poolSettings(tiny)).maxWarmWorkers, 1);
+  assert.equal(poolOptions(tiny, poolSettings(tiny)).maxWarmWorkers, 1);
   const both = { workerBudgetMb: 600, maxWarmWorkers: 3 };
-  assert.equal(routerOptions(both, poolSettings(both)).maxWarmWorkers, 3);
-  const bare = routerOptions({}, poolSettings({}));
+  assert.equal(poolOptions(both, poolSettings(both)).maxWarmWorkers, 3);
+  const bare = poolOptions({}, poolSettings({}));
   assert.equal(bare.maxWarmWorkers, Math.floor(1024 / WORKER_MB));
   assert.equal(bare.memoryMb, 512);
   assert.equal(bare.maxIdle, 8);

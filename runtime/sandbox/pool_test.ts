@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { createSandbox } from "./pool.ts";
-import type { SandboxHooks } from "./types.ts";
+import { dirname } from "node:path";
+import { configKey, createSandbox, PoolCalls, workerKey } from "./pool.ts";
+import { OwnReads } from "./own_reads.ts";
+import { fixture, testPool } from "./_test_support.ts";
+import type { Policy } from "./permissions.ts";
+import type { SandboxCall, SandboxHooks } from "./types.ts";
 
 const ADD = fileURLToPath(
   new URL("../../tests/fixtures/sandbox/add/mod.ts", import.meta.url),
@@ -208,4 +212,179 @@ Deno.test("endSession() drops the session's warm workers in the module process a
   } finally {
     await sandbox.close();
   }
+});
+
+const DYNAMIC = fixture("dynamic_perms");
+
+function setup(policy: Policy = {}) {
+  const pool = testPool();
+  const calls = new PoolCalls({
+    pool,
+    own: new OwnReads(policy),
+    policy,
+    shared: new Set(),
+    describeTimeoutMs: 10_000,
+  });
+  const close = async () => {
+    await pool.close();
+  };
+  return { pool, calls, close };
+}
+
+function addCall(over: Partial<SandboxCall> = {}): SandboxCall {
+  return {
+    path: ADD,
+    export: "default",
+    version: "v1",
+    args: { a: 2, b: 3 },
+    grant: Object.freeze({}),
+    timeoutMs: 10_000,
+    sessionId: "s1",
+    callId: "c1",
+    config: {},
+    metadata: {},
+    isolation: "warm",
+    ...over,
+  };
+}
+
+const events: string[] = [];
+const eventHooks: SandboxHooks = {
+  onEvent: (kind) => events.push(kind),
+  callTool: () => Promise.reject(new Error("none")),
+  chat: () => Promise.reject(new Error("none")),
+};
+
+Deno.test("a call runs in its module's process, with the module's own reads granted", async () => {
+  const { pool, calls, close } = setup();
+  try {
+    const outcome = await calls.call(addCall(), eventHooks);
+    assert.deepEqual(outcome, {
+      ok: true,
+      value: { sum: 5 },
+      truncated: false,
+    });
+    assert.ok(events.includes("progress"), "its events reach the hooks");
+    const keys = [...pool.processes].map((p) => p.key);
+    assert.equal(keys.length, 1);
+    assert.ok(keys[0]!.startsWith(`module:${dirname(ADD)}\u0000`), keys[0]);
+    assert.ok(keys[0]!.includes(dirname(ADD)), "its folder is in the grant");
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("session code runs in the session's own process, per call as well as warm", async () => {
+  const { pool, calls, close } = setup();
+  try {
+    for (const isolation of ["warm", "per-call"] as const) {
+      const outcome = await calls.call(
+        addCall({ principal: "session", isolation, sessionId: "s9" }),
+        eventHooks,
+      );
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
+    const principals = [...pool.processes].map((p) =>
+      p.key.slice(0, p.key.indexOf("\u0000"))
+    );
+    assert.ok(principals.includes("session:s9"), principals.join());
+    assert.ok(!principals.some((p) => p.startsWith("module:")));
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("a call that cannot be built rejects, never throws", async () => {
+  const { calls, close } = setup();
+  try {
+    const bad = addCall({ path: undefined as unknown as string });
+    let threw = false;
+    let result: Promise<unknown> | undefined;
+    try {
+      result = calls.call(bad, eventHooks);
+    } catch {
+      threw = true;
+    }
+    assert.equal(threw, false);
+    await assert.rejects(result!);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("dynamic permissions run with the module's own reads; a policy that denies them refuses", async () => {
+  const { calls, close } = setup();
+  try {
+    const perms = await calls.resolvePermissions(DYNAMIC, "default", {
+      root: "/srv/data",
+    });
+    assert.deepEqual(perms, { read: ["/srv/data"] });
+  } finally {
+    await close();
+  }
+  const denied = setup({ deny: [dirname(DYNAMIC)] });
+  try {
+    await assert.rejects(
+      denied.calls.resolvePermissions(DYNAMIC, "default", {}),
+      (err: Error & { code?: string }) => err.code === "tool_denied",
+    );
+  } finally {
+    await denied.close();
+  }
+});
+
+Deno.test("calls in a row that differ in principal or session each get their own", async () => {
+  const { pool, calls, close } = setup();
+  try {
+    for (
+      const over of [
+        {},
+        {},
+        { principal: "session" as const, sessionId: "s8" },
+        { principal: "session" as const, sessionId: "s9" },
+        {},
+      ]
+    ) {
+      const outcome = await calls.call(addCall(over), eventHooks);
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
+    const principals = new Set(
+      [...pool.processes].map((p) => p.key.slice(0, p.key.indexOf("\u0000"))),
+    );
+    assert.deepEqual(
+      [...principals].sort(),
+      [`module:${dirname(ADD)}`, "session:s8", "session:s9"],
+    );
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("configKey() tells configurations apart, short or long", async () => {
+  assert.notEqual(configKey({ a: 1 }), configKey({ a: 2 }));
+  const a = await configKey({ text: "a".repeat(500) });
+  const b = await configKey({ text: "b".repeat(500) });
+  assert.notEqual(a, b);
+  assert.equal(await configKey({ text: "a".repeat(500) }), a);
+});
+
+Deno.test("configKey() follows a mutable configuration, caches a frozen one", () => {
+  const open: Record<string, unknown> = { a: 1 };
+  assert.equal(configKey(open), '{"a":1}');
+  open.a = 2;
+  assert.equal(configKey(open), '{"a":2}');
+  const frozen = Object.freeze({ b: 1 });
+  assert.equal(configKey(frozen), configKey(frozen));
+});
+
+Deno.test("workerKey() cannot be confused by a separator inside a part", () => {
+  assert.notEqual(
+    workerKey("/a.ts", "v", "s\u0000x", "{}"),
+    workerKey("/a.ts", "v", "s", "x\u0000{}"),
+  );
+});
+
+Deno.test("workerKey() names the session third in its JSON (sandbox processes read it when a session ends)", () => {
+  const key = workerKey("/a.ts", "v1", 's"1', '{"x":1}');
+  assert.equal(JSON.parse(key)[2], 's"1');
 });

@@ -1,8 +1,9 @@
 /**
- * How a sandbox process is started: its command line (the grant as Deno
- * permission flags), its environment and its working folder, in one place,
- * so that wrapping the process (in a container or a namespace) means
- * wrapping this one function.
+ * How a sandbox (or discovery) OS process is started and how its death is
+ * told: its command line (the grant as Deno permission flags), its
+ * environment and its working folder, in one place, so that wrapping the
+ * process (in a container or a namespace) means wrapping this one function;
+ * and V8's heap-limit abort told from any other death.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { readBootstrap } from "./bootstrap_text.ts";
 import { controlArg } from "../../protocol/sandbox/control.ts";
+import type { SandboxOutcome } from "./types.ts";
 
 /** What {@link sandboxCommand} needs. */
 export interface SandboxCommandOptions {
@@ -25,9 +27,9 @@ export interface SandboxCommandOptions {
   /** The script the process runs. @default the sandbox process main */
   main?: URL;
   /**
-   * The host's control socket for this process (`control_socket.ts`): the
-   * process may connect to it, is told its path, and has it bound in when
-   * confined. @default none: frames come on stdin
+   * The host's control socket for this process (`ControlSocket` in
+   * `sandbox_process.ts`): the process may connect to it, is told its path,
+   * and has it bound in when confined. @default none: frames come on stdin
    */
   controlSocket?: string;
 }
@@ -260,4 +262,65 @@ export function spawnSandbox(command: SandboxCommand): Deno.ChildProcess {
     command.release?.();
     throw err;
   }
+}
+
+/**
+ * Whether a process's exit was V8's heap-limit abort. That abort is a
+ * SIGTRAP (exit code 133 through a shell); the stderr check tells it from a
+ * debugger trap, and the signal keeps code printing "out of memory" from
+ * faking one.
+ *
+ * @param status how the process exited
+ * @param stderrTail the end of what it wrote to stderr
+ * @returns true when it ran out of memory
+ * @example A heap-limit trap, and an exit that only says so
+ * ```ts
+ * import { ranOutOfMemory } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * const trap = { success: false, code: 133, signal: "SIGTRAP" as const };
+ * assert.equal(ranOutOfMemory(trap, "Fatal JavaScript out of memory"), true);
+ * const exit = { success: false, code: 1, signal: null };
+ * assert.equal(ranOutOfMemory(exit, "out of memory"), false);
+ * ```
+ */
+export function ranOutOfMemory(
+  status: Deno.CommandStatus,
+  stderrTail: string,
+): boolean {
+  return (status.signal === "SIGTRAP" || status.code === 133) &&
+    /out of memory|heap limit/i.test(stderrTail);
+}
+
+/**
+ * The outcome of the operations a sandbox process's death cut short.
+ *
+ * @param status how the process exited
+ * @param stderrTail the end of what it wrote to stderr
+ * @returns `out_of_memory`, or a retryable `sandbox_crash`
+ * @example A crash is retryable
+ * ```ts
+ * import { exitOutcome } from "./spawn.ts";
+ * import assert from "node:assert/strict";
+ * const crash = exitOutcome({ success: false, code: 1, signal: null }, "");
+ * assert.equal(crash.code, "sandbox_crash");
+ * assert.equal(crash.retryable, true);
+ * ```
+ */
+export function exitOutcome(
+  status: Deno.CommandStatus,
+  stderrTail: string,
+): SandboxOutcome & { ok: false } {
+  return ranOutOfMemory(status, stderrTail)
+    ? {
+      ok: false,
+      code: "out_of_memory",
+      message: "Sandbox process ran out of memory",
+      retryable: false,
+    }
+    : {
+      ok: false,
+      code: "sandbox_crash",
+      message: `Sandbox process exited with code ${status.code}`,
+      retryable: true,
+    };
 }

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { SandboxProcess } from "./_process.ts";
+import { SandboxProcess } from "./sandbox_process.ts";
+import { Deadlines } from "../deadline.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
-import { testRouter } from "./_test_support.ts";
+import { testPool } from "./_test_support.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 
 const NONE = {
@@ -47,12 +48,13 @@ Deno.test("a sandbox process that cannot be spawned closes the egress proxy open
       maxWarmWorkers: 1,
       maxResultBytes: 1024,
       maxEventBytes: 1024,
+      deadlines: new Deadlines(),
     })
   );
   await closed(opened.path);
 });
 
-Deno.test("a router whose process cannot be spawned fails the call, leaks no proxy, and starts no spare", async () => {
+Deno.test("a pool whose process cannot be spawned fails the call, leaks no proxy, and starts no spare", async () => {
   const paths: string[] = [];
   const wrap: CommandWrapper = (command) => {
     const opened = proxy();
@@ -63,20 +65,20 @@ Deno.test("a router whose process cannot be spawned fails the call, leaks no pro
       release: () => opened.close(),
     };
   };
-  const router = testRouter({
+  const pool = testPool({
     spareProcesses: 1,
     wrapper: () => Promise.resolve(wrap),
   });
   try {
     await assert.rejects(
       Promise.resolve(
-        router.processFor({}, { principal: "session:a", session: "a" }),
+        pool.processFor({}, { principal: "session:a", session: "a" }),
       ),
     );
     assert.equal(paths.length, 1);
     for (const path of paths) await closed(path);
-    assert.deepEqual([...router.processes], []);
+    assert.deepEqual([...pool.processes], []);
   } finally {
-    await router.close();
+    await pool.close();
   }
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { sandboxCommand } from "./spawn.ts";
+import { ranOutOfMemory, sandboxCommand } from "./spawn.ts";
 
 Deno.test("sandboxCommand() passes only the environment the grant names", () => {
   Deno.env.set("SKILLBOX_SPAWN_SECRET", "s3cret");
@@ -44,4 +44,37 @@ Deno.test("sandboxCommand() never allows everything or remote modules", () => {
   assert.ok(cmd.args.includes("--no-config"));
   assert.match(cmd.args.at(-1)!, /sandbox\/process\/main\.ts$/);
   assert.equal(cmd.cwd, "/tmp");
+});
+
+const trap: Deno.CommandStatus = {
+  success: false,
+  code: 133,
+  signal: "SIGTRAP",
+};
+
+Deno.test("a heap-limit abort is out of memory; a trap or an exit without the message is not", () => {
+  assert.equal(
+    ranOutOfMemory(trap, "<--- JS stacktrace --->\nheap limit"),
+    true,
+  );
+  assert.equal(
+    ranOutOfMemory(
+      { success: false, code: 1, signal: "SIGTRAP" },
+      "Out Of Memory",
+    ),
+    true,
+  );
+  assert.equal(ranOutOfMemory(trap, "Trace/breakpoint trap"), false);
+  // A skill printing the words and exiting does not fake one.
+  assert.equal(
+    ranOutOfMemory({ success: false, code: 1, signal: null }, "out of memory"),
+    false,
+  );
+  assert.equal(
+    ranOutOfMemory(
+      { success: false, code: 137, signal: "SIGKILL" },
+      "heap limit",
+    ),
+    false,
+  );
 });

@@ -1,5 +1,6 @@
 /**
- * Routing and retirement of sandbox processes. A process serves one
+ * The pool of sandbox processes: routing, the caps, spares and principals.
+ * A process serves one
  * principal with one grant: a module (or toolkit folder) for author code, a
  * session for code a client sent. A principal's work spreads over up to
  * `perPrincipal` processes when one is busy, each session sticking to the
@@ -8,28 +9,29 @@
  * calls wait (in order, never dropped) for room, up to a bound. Tainted
  * processes (a worker that would not stop) are killed once idle, and idle
  * processes beyond a bound are retired least recently used first. Spare
- * processes (see `spare_processes.ts`) are started ahead of new sessions.
+ * processes are started ahead of new sessions. Each process reports what
+ * happened to its operations ({@link ProcessEvents}); the pool decides.
  *
  * @module
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import type { SandboxProcess } from "./_process.ts";
+import {
+  type ProcessEvents,
+  type ProcessLimits,
+  SandboxProcess,
+  UNWRAPPED,
+} from "./sandbox_process.ts";
+import { Deadlines } from "../deadline.ts";
 import { grantKey } from "./permissions.ts";
 import { loadBootstrap } from "./spawn.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
-import { RoomQueue } from "./room_queue.ts";
-import { EndedPrincipals } from "./ended_principals.ts";
-import { type SparePrime, SpareProcesses } from "./spare_processes.ts";
-import {
-  type ProcessLimits,
-  startProcess,
-  UNWRAPPED,
-} from "./start_process.ts";
+import type { OpMessage } from "../../protocol/sandbox/messages.ts";
+import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
-/** Options of {@link ProcessRouter}. */
-export interface ProcessRouterOptions extends ProcessLimits {
+/** Options of {@link ProcessPool}. */
+export interface ProcessPoolOptions extends ProcessLimits {
   /** Idle processes kept (spares included) before the LRU is retired. */
   maxIdle: number;
   /**
@@ -45,6 +47,26 @@ export interface ProcessRouterOptions extends ProcessLimits {
   perPrincipal?: number;
   /** Operations in flight on a process before another is started. @default 8 */
   spreadAt?: number;
+  /** Longest wait for room under the process cap. @default 30 s */
+  processWaitMs?: number;
+}
+
+/** One operation's grant, route, time and hooks (see {@link ProcessPool.run}). */
+export interface PoolRunOptions {
+  /** The checked grant its process runs with. */
+  grant: Permissions;
+  /** Whom the process serves (its `deadline` is set by `run`). */
+  route: Route;
+  /** The call's time, waiting for a process included. */
+  timeoutMs: number;
+  /** Where events and RPCs go; null refuses them. */
+  hooks: SandboxHooks | null;
+}
+
+/** A module a spare pre-loads in a fresh worker (see `PrimeMessage`). */
+export interface SparePrime {
+  primeKey: string;
+  path: string;
 }
 
 /** Who a process serves, and for whom it is picked. */
@@ -63,27 +85,29 @@ export interface Route {
 const MAX_STICKY = 8192;
 
 /**
- * Finds, starts, and retires sandbox processes.
+ * Finds, starts, and retires sandbox processes, and runs operations on them.
  *
  * @example Operations of one principal with one grant share one process
  * ```ts
- * import { ProcessRouter } from "./router.ts";
+ * import { ProcessPool } from "./process_pool.ts";
  * import assert from "node:assert/strict";
- * const router = new ProcessRouter({ deny: [], deniedTrees: [], memoryMb: 128,
+ * const pool = new ProcessPool({ deny: [], deniedTrees: [], memoryMb: 128,
  *   maxIdle: 8, spareWorkers: 1, maxWarmWorkers: 16, maxResultBytes: 1 << 20,
  *   maxEventBytes: 1 << 20, cwd: Deno.cwd() });
  * const grant = Object.freeze({});
  * const route = { principal: "module:/skills/add" };
- * const first = await router.processFor(grant, route);
+ * const first = await pool.processFor(grant, route);
  * first.release();
- * const again = router.processFor(grant, route); // started and ready: no await
+ * const again = pool.processFor(grant, route); // started and ready: no await
  * assert.equal(again, first);
  * first.release();
- * await router.close();
+ * await pool.close();
  * ```
  */
-export class ProcessRouter {
-  readonly #options: ProcessRouterOptions;
+export class ProcessPool implements ProcessEvents {
+  readonly #options: ProcessPoolOptions;
+  /** The one timer every operation's deadline is kept on. */
+  readonly deadlines: Deadlines = new Deadlines();
   readonly #max: number;
   readonly #perPrincipal: number;
   readonly #spreadAt: number;
@@ -107,13 +131,21 @@ export class ProcessRouter {
   readonly #ended = new EndedPrincipals();
   // Never-used processes ahead of new sessions (routed nowhere yet).
   readonly #spares: SpareProcesses<SandboxProcess>;
+  // Processes with stopped operations whose workers have not answered yet:
+  // how many, and whether the process was routed before the first.
+  readonly #stopped = new Map<
+    SandboxProcess,
+    { routed: boolean; pending: number }
+  >();
   // What the last start had: spares are started with it too.
   #made: { bootstrap: string; wrap: CommandWrapper } | null = null;
   #closed = false;
+  readonly #processWaitMs: number;
 
   /** @param options limits and flags of every process */
-  constructor(options: ProcessRouterOptions) {
+  constructor(options: ProcessPoolOptions) {
     this.#options = options;
+    this.#processWaitMs = options.processWaitMs ?? 30_000;
     this.#max = Math.max(1, options.maxProcesses ?? 32);
     this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
     this.#spreadAt = Math.max(1, options.spreadAt ?? 8);
@@ -129,11 +161,43 @@ export class ProcessRouter {
   }
 
   /**
+   * Runs one operation on a process of its principal and grant; never
+   * rejects. Not `async`: with a process at hand (the warm case) the
+   * process's own promise is returned as it is, not wrapped in two more.
+   * Waiting for room under the process cap counts against the call's own
+   * time, and is bounded on its own too.
+   *
+   * @param message the operation
+   * @param options its grant, route, time and hooks (reused as the
+   *   process's run options: `timeoutMs` is lowered by the wait)
+   * @returns the outcome
+   */
+  run(message: OpMessage, options: PoolRunOptions): Promise<SandboxOutcome> {
+    const started = performance.now();
+    const { route, timeoutMs } = options;
+    route.deadline = started + Math.min(timeoutMs, this.#processWaitMs);
+    let found: SandboxProcess | Promise<SandboxProcess>;
+    try {
+      found = this.processFor(options.grant, route);
+    } catch (err) {
+      return Promise.resolve(noProcess(err));
+    }
+    if (!(found instanceof Promise)) return found.run(message, options);
+    return found.then((proc) => {
+      options.timeoutMs = Math.max(
+        1,
+        timeoutMs - (performance.now() - started),
+      );
+      return proc.run(message, options);
+    }, noProcess);
+  }
+
+  /**
    * The leased process for a grant and principal: returned at once (no
    * await) when one is started and ready, else a promise of a started one.
    * The caller starts an operation on it or releases the lease.
    *
-   * @throws {SkillboxError} `runtime_error` once the router is closed;
+   * @throws {SkillboxError} `runtime_error` once the pool is closed;
    *   `timeout` (from the promise) when no room came before the deadline
    */
   processFor(
@@ -152,8 +216,44 @@ export class ProcessRouter {
     return this.#start(grant, key, route);
   }
 
-  /** Stops routing new work to a process (it may be spinning). */
-  unroute(proc: SandboxProcess): boolean {
+  /** An operation ended: its process may now be idle. */
+  settled(): void {
+    this.retireIdle();
+  }
+
+  /**
+   * An operation was stopped and its worker told to abort: until it
+   * answers it may be spinning, so no new call is routed to the process
+   * (another may start for its principal meanwhile).
+   */
+  stopping(proc: SandboxProcess): void {
+    const entry = this.#stopped.get(proc) ?? { routed: false, pending: 0 };
+    entry.routed = this.#unroute(proc) || entry.routed;
+    entry.pending++;
+    this.#stopped.set(proc, entry);
+  }
+
+  /**
+   * A stopped worker answered, or did not: it spins, and only killing the
+   * process stops it, once the other calls it serves are over (tainted:
+   * killed once idle). Once every stopped worker of a process answered, it
+   * is routed to again, unless its group filled up meanwhile (then it is
+   * retired the same way).
+   */
+  stopped(proc: SandboxProcess, acknowledged: boolean): void {
+    if (!acknowledged) proc.tainted = true;
+    const entry = this.#stopped.get(proc);
+    if (entry && --entry.pending === 0) {
+      this.#stopped.delete(proc);
+      if (entry.routed && !proc.tainted && !this.#reroute(proc)) {
+        proc.tainted = true;
+      }
+    }
+    this.retireIdle();
+  }
+
+  // Stops routing new work to a process.
+  #unroute(proc: SandboxProcess): boolean {
     const group = this.#groups.get(proc.key);
     const at = group?.indexOf(proc) ?? -1;
     if (!group || at < 0) return false;
@@ -163,8 +263,8 @@ export class ProcessRouter {
     return true;
   }
 
-  /** Routes to a process again, unless its group is full without it. */
-  reroute(proc: SandboxProcess): boolean {
+  // Routes to a process again, unless its group is full without it.
+  #reroute(proc: SandboxProcess): boolean {
     const group = this.#groups.get(proc.key) ?? [];
     if (!proc.usable || group.includes(proc)) return false;
     if (group.length >= this.#perPrincipal) return false;
@@ -223,6 +323,7 @@ export class ProcessRouter {
     for (const proc of this.#all) proc.kill();
     this.#waiters.wake();
     await Promise.all(exits);
+    this.deadlines.close();
   }
 
   #check(route: Route): void {
@@ -341,7 +442,7 @@ export class ProcessRouter {
   // Kills a process and forgets it at once, so nothing is routed to it.
   #retire(proc: SandboxProcess): void {
     this.#spares.forget(proc); // A retired spare is not replaced.
-    this.unroute(proc);
+    this.#unroute(proc);
     if (this.#counted.has(proc)) this.#dying.add(proc);
     proc.kill();
   }
@@ -382,7 +483,14 @@ export class ProcessRouter {
 
   #spawn(key: string, grant: Permissions, routed: boolean): SandboxProcess {
     const { bootstrap, wrap } = this.#made!;
-    const proc = startProcess(this.#options, key, grant, bootstrap, wrap);
+    const proc = SandboxProcess.start(this.#options, {
+      key,
+      grant,
+      bootstrap,
+      wrap,
+      deadlines: this.deadlines,
+      events: this,
+    });
     proc.routed = routed;
     if (routed) this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
     this.#all.add(proc);
@@ -391,10 +499,229 @@ export class ProcessRouter {
       this.#all.delete(proc);
       this.#counted.delete(proc);
       this.#dying.delete(proc);
-      this.unroute(proc);
+      this.#unroute(proc);
       if (this.#spares.forget(proc)) this.#topUpSpares(); // Died: replaced.
       this.#wake();
     });
     return proc;
+  }
+}
+
+/**
+ * Why no process could be had for an operation, as its outcome: `timeout`
+ * when room under the cap did not come in time, else `sandbox_crash`.
+ *
+ * @param err what the pool threw or rejected with
+ * @returns the outcome (retryable)
+ * @example A failure to start is a retryable crash
+ * ```ts
+ * import { noProcess } from "./process_pool.ts";
+ * import assert from "node:assert/strict";
+ * const outcome = noProcess(new Error("spawn failed"));
+ * assert.equal(outcome.ok, false);
+ * assert.equal(!outcome.ok && outcome.code, "sandbox_crash");
+ * assert.equal(!outcome.ok && outcome.retryable, true);
+ * ```
+ */
+export function noProcess(err: unknown): SandboxOutcome {
+  const timeout = err instanceof SkillboxError && err.code === "timeout";
+  const message = (err as Error).message;
+  return {
+    ok: false,
+    code: timeout ? "timeout" : "sandbox_crash",
+    message: timeout ? message : `Cannot start a sandbox process: ${message}`,
+    retryable: true,
+  };
+}
+
+// Calls waiting for room under the process cap: first come first served (a
+// woken call that still finds no room keeps its place at the front), each
+// with its own deadline.
+/**
+ * The line of calls waiting for room.
+ */
+class RoomQueue {
+  readonly #waiters: (() => void)[] = [];
+  readonly #max: number;
+
+  /** @param max the process cap (named in the timeout's message) */
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Calls waiting. */
+  get length(): number {
+    return this.#waiters.length;
+  }
+
+  /**
+   * Waits to be woken.
+   *
+   * @param deadline `performance.now()` after which the wait fails
+   * @param front whether to wait at the front (woken before, found no room)
+   * @throws {SkillboxError} (rejects) `timeout` past the deadline
+   */
+  wait(deadline: number | undefined, front: boolean): Promise<void> {
+    const started = performance.now();
+    return new Promise<void>((resolve, reject) => {
+      const expire = () => {
+        const at = this.#waiters.indexOf(wake);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        const waited = Math.round(performance.now() - started);
+        reject(
+          new SkillboxError(
+            "timeout",
+            `Cannot start a sandbox process: all ${this.#max} sandbox processes stayed busy for ${waited} ms`,
+            { retryable: true },
+          ),
+        );
+      };
+      const timer = deadline === undefined
+        ? undefined
+        : setTimeout(expire, Math.max(0, deadline - performance.now()));
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      if (front) this.#waiters.unshift(wake);
+      else this.#waiters.push(wake);
+    });
+  }
+
+  /**
+   * Wakes up to `room` waiting calls, oldest first.
+   *
+   * @param room how many may go (all of them when omitted)
+   */
+  wake(room: number = Infinity): void {
+    while (room-- > 0 && this.#waiters.length > 0) this.#waiters.shift()!();
+  }
+}
+
+// Principals whose work ended (closed sessions), remembered so that no
+// process is started for them again and their late calls are refused.
+// Bounded: the oldest are forgotten first.
+// Ended principals remembered.
+const MAX_ENDED = 8192;
+
+/**
+ * The ended principals of a pool.
+ */
+class EndedPrincipals {
+  readonly #ended = new Set<string>();
+
+  /** Remembers that a principal's work ended. */
+  end(principal: string): void {
+    this.#ended.delete(principal);
+    this.#ended.add(principal);
+    if (this.#ended.size > MAX_ENDED) {
+      this.#ended.delete(this.#ended.values().next().value!);
+    }
+  }
+
+  /**
+   * Refuses an ended principal.
+   *
+   * @throws {SkillboxError} `runtime_error` when it has ended
+   */
+  check(principal: string): void {
+    if (this.#ended.has(principal)) {
+      throw new SkillboxError(
+        "runtime_error",
+        "The session has ended: its sandbox processes are retired",
+      );
+    }
+  }
+}
+
+// Spare processes ahead of new sessions: started with the grant session
+// code (`eval_typescript`) last ran under, never used. A new session's
+// first call takes one (it then belongs to that session only) instead of
+// waiting for a whole process to start; the pool starts a replacement.
+// This keeps the list and says what is wanted; the pool starts, counts
+// and retires the processes.
+/** What the list needs of a process. */
+interface SpareCandidate {
+  /** Whether new work may be routed to it (not killed, exited or tainted). */
+  readonly usable: boolean;
+}
+
+/** The grant spares are started with, its canonical key, and the prime. */
+interface SpareGrant {
+  key: string;
+  grant: Permissions;
+  /** The module session code last ran in, per call. @default none */
+  prime?: SparePrime;
+}
+
+/**
+ * The spare processes of a pool.
+ */
+class SpareProcesses<P extends SpareCandidate> {
+  readonly #count: number;
+  readonly #list: P[] = [];
+  #grant: SpareGrant | null = null;
+
+  /** @param count spares kept (0 disables them) */
+  constructor(count: number) {
+    this.#count = Math.max(0, Math.floor(count));
+  }
+
+  /** Spares kept, started or starting. */
+  get size(): number {
+    return this.#list.length;
+  }
+
+  /** Whether a process is a spare (not handed out yet). */
+  has(proc: P): boolean {
+    return this.#list.includes(proc);
+  }
+
+  /**
+   * A session's code is about to run under a grant: spares are started with
+   * it from now on. Spares of another grant are returned (to be retired):
+   * they would never be taken. Spares started from now on also pre-load
+   * `prime` (the module the code runs in, as `eval_typescript`'s).
+   */
+  learn(key: string, grant: Permissions, prime?: SparePrime): P[] {
+    if (this.#count === 0) return [];
+    if (this.#grant?.key === key) {
+      this.#grant.prime = prime;
+      return [];
+    }
+    this.#grant = { key, grant, prime };
+    return this.#list.splice(0);
+  }
+
+  /** The grant another spare should be started with, or null for none. */
+  wanted(): SpareGrant | null {
+    return this.#grant && this.#list.length < this.#count ? this.#grant : null;
+  }
+
+  /** Keeps a process just started as a spare. */
+  add(proc: P): void {
+    this.#list.push(proc);
+  }
+
+  /**
+   * Hands out a usable spare of the grant (it leaves the list for good:
+   * a process is never a spare twice), or null. Unusable ones (killed,
+   * exited) are dropped, never handed out.
+   */
+  take(key: string): P | null {
+    if (this.#grant?.key !== key) return null;
+    while (this.#list.length > 0) {
+      const proc = this.#list.shift()!;
+      if (proc.usable) return proc;
+    }
+    return null;
+  }
+
+  /** Forgets a process (it exited, or is retired); true if it was a spare. */
+  forget(proc: P): boolean {
+    const at = this.#list.indexOf(proc);
+    if (at < 0) return false;
+    this.#list.splice(at, 1);
+    return true;
   }
 }

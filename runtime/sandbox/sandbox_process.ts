@@ -1,0 +1,917 @@
+/**
+ * One sandbox process, host side, the way the MCP SDK's `Protocol` owns one
+ * connection: it spawns the process under confinement with a grant's flags,
+ * writes its frames (the init frame on stdin, the rest on its control
+ * socket), reads its frames back, runs operations on it (deadline, cancel,
+ * `ctx` RPCs, events), aborts and kills it, and turns its death into
+ * outcomes (`out_of_memory`, `sandbox_crash`).
+ *
+ * It decides nothing about other processes: what happened to its
+ * operations is reported to its owner (the pool) through
+ * {@link ProcessEvents}, and the pool decides what to do (retire idle
+ * processes, stop routing to one whose worker may spin, route to it again).
+ *
+ * @module
+ */
+
+import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
+import {
+  decodeSandboxMessage,
+  type HostMessage,
+  type InitMessage,
+  type OpMessage,
+  type RpcMethod,
+  type WorkerPermissions,
+} from "../../protocol/sandbox/messages.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import type { FetchRequest } from "../../protocol/egress.ts";
+import type { ChatRequest } from "../../protocol/chat.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
+import { unwatchAbort, watchAbort } from "../abort_watch.ts";
+import { privateSocketPath } from "../private_sockets.ts";
+import {
+  exitOutcome,
+  type SandboxCommand,
+  sandboxCommand,
+  spawnSandbox,
+} from "./spawn.ts";
+import { killTree } from "../confine/kill_tree.ts";
+import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
+import type { CommandWrapper } from "../confine/sandbox_processes.ts";
+import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
+import type { Deadlines, Expiring } from "../deadline.ts";
+import type {
+  ProcessWorkerStats,
+  SandboxHooks,
+  SandboxOutcome,
+} from "./types.ts";
+
+/** What a sandbox process reports of its workers. */
+export type ProcessStats = ProcessWorkerStats;
+
+/** Limits and flags every sandbox process is started with. */
+export interface ProcessLimits {
+  /** Paths passed as `--deny-read`/`--deny-write` to every process. */
+  deny: string[];
+  /** Trees whose entries (outside their exceptions) are denied the same way. */
+  deniedTrees: DeniedTree[];
+  /** Heap cap per process, in MiB. */
+  memoryMb: number;
+  /** Spare workers per process. */
+  spareWorkers: number;
+  /** Warm workers per process. */
+  maxWarmWorkers: number;
+  /** Result bound (characters of JSON). */
+  maxResultBytes: number;
+  /** Bound on one event or RPC payload. */
+  maxEventBytes: number;
+  /** Working folder of sandbox processes. */
+  cwd: string;
+}
+
+/**
+ * What a process tells its owner about its operations. Each is called
+ * after the operation's outcome is out; none may throw.
+ */
+export interface ProcessEvents {
+  /** An operation ended (answered, failed, timed out or cancelled). */
+  settled(proc: SandboxProcess): void;
+  /**
+   * An operation was stopped (timeout or cancel) and its worker told to
+   * abort: until it acknowledges, the worker may be spinning.
+   */
+  stopping(proc: SandboxProcess): void;
+  /** The worker of a stopped operation acknowledged the abort, or not. */
+  stopped(proc: SandboxProcess, acknowledged: boolean): void;
+}
+
+/** How to start one process (see {@link SandboxProcess.start}). */
+export interface StartOptions {
+  /** The routing key it is started under. */
+  key: string;
+  /** Its grant. */
+  grant: Permissions;
+  /** The worker bootstrap (JavaScript). */
+  bootstrap: string;
+  /** Confinement's wrapper of the command. */
+  wrap: CommandWrapper;
+  /** The timer operations' deadlines are kept on. */
+  deadlines: Deadlines;
+  /** Where it reports its operations. @default nobody */
+  events?: ProcessEvents;
+}
+
+/** What the constructor needs: the command and the init fields. */
+export interface ProcessOptions {
+  /** The grant key it is routed by. */
+  key: string;
+  /** What to spawn (see `sandboxCommand`). */
+  command: SandboxCommand;
+  permissions: WorkerPermissions;
+  bootstrap: string;
+  spares: number;
+  maxWarmWorkers: number;
+  maxResultBytes: number;
+  maxEventBytes: number;
+  /** The timer operations' deadlines are kept on. */
+  deadlines: Deadlines;
+  /** Where it reports its operations. @default nobody */
+  events?: ProcessEvents;
+  /**
+   * Where frames go after the first (the command names its path): stdin
+   * then carries only the init frame. @default none: every frame on stdin
+   */
+  control?: ControlSocket;
+}
+
+/** One operation's limits and hooks (see {@link SandboxProcess.run}). */
+export interface RunOptions {
+  /** Wall-clock limit in milliseconds. */
+  timeoutMs: number;
+  /** Where events and RPCs go; null refuses RPCs and drops events. */
+  hooks: SandboxHooks | null;
+}
+
+/** No wrapping: the process runs unconfined. */
+export const UNWRAPPED: CommandWrapper = (command: SandboxCommand) => command;
+
+const NOBODY: ProcessEvents = {
+  settled() {},
+  stopping() {},
+  stopped() {},
+};
+
+const STDERR_TAIL = 8192;
+// Sessions remembered per process for telling it their end.
+const MAX_SESSIONS = 8192;
+// A nonce line is 33 bytes; anything longer is not one.
+const MAX_HELLO = 256;
+// How long a worker may take to answer an abort before its process is
+// treated as spinning.
+const ABORT_ACK_MS = 200;
+
+/**
+ * One running sandbox process.
+ *
+ * @example Start one, run an operation on it, stop it
+ * ```ts
+ * import { SandboxProcess, UNWRAPPED } from "./sandbox_process.ts";
+ * import { loadBootstrap } from "./spawn.ts";
+ * import { Deadlines } from "../deadline.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/mod.ts`,
+ *   `export default { kind: "tool", name: "a", run: () => 42 };`);
+ * const deadlines = new Deadlines();
+ * const proc = SandboxProcess.start({ deny: [], deniedTrees: [], memoryMb: 128,
+ *   spareWorkers: 0, maxWarmWorkers: 2, maxResultBytes: 1 << 20,
+ *   maxEventBytes: 1 << 20, cwd: Deno.cwd() }, { key: "k",
+ *   grant: { read: [dir] }, bootstrap: await loadBootstrap(),
+ *   wrap: UNWRAPPED, deadlines });
+ * await proc.ready;
+ * const outcome = await proc.run({ t: "op", id: "1", op: "call",
+ *   path: `${dir}/mod.ts`, export: "default", workerKey: "w", args: {},
+ *   config: {}, metadata: {}, session: "", call: "" },
+ *   { timeoutMs: 10_000, hooks: null });
+ * assert.deepEqual(outcome, { ok: true, value: 42, truncated: false });
+ * proc.kill();
+ * await proc.exited;
+ * deadlines.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export class SandboxProcess {
+  /**
+   * The key it is routed by (its principal and grant); a spare's changes
+   * once, when a new session takes it.
+   */
+  key: string;
+  /** Resolves once the process and its spare workers are up. */
+  readonly ready: Promise<void>;
+  /** Whether `ready` has resolved (callers skip awaiting it). */
+  isReady = false;
+  /** Resolves with the exit code once the process is gone and drained. */
+  readonly exited: Promise<number>;
+  /** Whether the pool routes new work here (false once unrouted). */
+  routed = true;
+  /** No new work once set; killed when its operations end. */
+  tainted = false;
+  /** Last time an operation started or ended (for LRU retirement). */
+  lastUsed: number = performance.now();
+  readonly #child: Deno.ChildProcess;
+  readonly #readiness = Promise.withResolvers<void>();
+  readonly #ops = new Map<string, Operation>();
+  readonly #stopWaiters = new Map<string, () => void>();
+  readonly #statsWaiters = new Map<
+    string,
+    (stats: ProcessStats | null) => void
+  >();
+  #nextStats = 0;
+  // Sessions whose operations it ran (warm workers may be kept for them),
+  // so a session's end is told only to processes that saw the session.
+  readonly #sessions = new Set<string>();
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #control: ControlSocket | null;
+  readonly #encoder = new TextEncoder();
+  // What its operations need of it: made once per process, not per call.
+  readonly #context: OperationContext;
+  #stderr = "";
+  #dead = false;
+  // Set once its exit status is reaped (its pid may be reused from then on;
+  // `#dead` waits for the pipes to drain too).
+  #reaped = false;
+  // Set the moment the kill starts: the exit is only observed later (pipes
+  // drain, status is reaped), and work routed in between would crash.
+  #killed = false;
+  // Callers that picked this process and have not started their operation
+  // yet: they count as busy, so retirement cannot kill it under them.
+  #leases = 0;
+  // The frame reader's next read waits while no answer is awaited, until
+  // the next write (see #hold).
+  #heldRead: (() => void) | null = null;
+
+  /**
+   * Starts a sandbox process for a grant: its flags (the grant and the
+   * policy's denials as Deno permissions), its command wrapped by OS
+   * confinement, its control socket, and the init fields its workers need.
+   *
+   * @param limits flags and limits of every process
+   * @param options its key, grant, bootstrap, wrapper, deadline timer and
+   *   event listener
+   * @returns the process, starting
+   */
+  static start(limits: ProcessLimits, options: StartOptions): SandboxProcess {
+    // Made first: the command names it (and binds it in when confined).
+    const control = openControlSocket();
+    try {
+      return new SandboxProcess({
+        key: options.key,
+        command: options.wrap(
+          sandboxCommand({
+            // Listed at each start: what the tree holds now is denied too.
+            flags: grantToFlags(options.grant, [
+              ...limits.deny,
+              ...deniedTreePaths(limits.deniedTrees),
+            ]),
+            grant: options.grant,
+            memoryMb: limits.memoryMb,
+            cwd: limits.cwd,
+            controlSocket: control?.path,
+          }),
+          options.grant,
+        ),
+        permissions: grantToWorkerPermissions(options.grant),
+        bootstrap: options.bootstrap,
+        spares: limits.spareWorkers,
+        maxWarmWorkers: limits.maxWarmWorkers,
+        maxResultBytes: limits.maxResultBytes,
+        maxEventBytes: limits.maxEventBytes,
+        deadlines: options.deadlines,
+        events: options.events,
+        control: control ?? undefined,
+      });
+    } catch (err) {
+      control?.close();
+      throw err;
+    }
+  }
+
+  /** @param options the command, init fields, timer and listener */
+  constructor(options: ProcessOptions) {
+    this.key = options.key;
+    this.#control = options.control ?? null;
+    this.#context = {
+      proc: this,
+      deadlines: options.deadlines,
+      events: options.events ?? NOBODY,
+      abort: (id) => this.#abort(id),
+    };
+    try {
+      this.#child = spawnSandbox(options.command);
+    } catch (err) {
+      this.#control?.close();
+      throw err;
+    }
+    this.#writer = this.#child.stdin.getWriter();
+    this.ready = this.#readiness.promise;
+    // Startup failures surface through `ready`; never as unhandled.
+    this.ready.catch(() => {});
+    const nonce = makeNonce();
+    const init = JSON.stringify(initMessage(nonce, options));
+    if (this.#control === null) this.#write(init);
+    else {
+      // The init frame on stdin, the only one there: it holds the nonce the
+      // process proves itself with on the control socket.
+      this.#control.accept(nonce);
+      this.#writer.write(this.#encoder.encode(init + "\n")).catch(() => {});
+      this.#writer.close().catch(() => {});
+    }
+    const frames = this.#readFrames(
+      nonce,
+      options.maxResultBytes + options.maxEventBytes + 65536,
+    );
+    const stderr = this.#drainStderr();
+    const status = this.#child.status.finally(() => {
+      this.#reaped = true;
+      // The reader reads on to the end of the pipe from now on.
+      this.#releaseRead();
+    });
+    this.exited = Promise.all([status, frames, stderr]).then(([status]) =>
+      this.#onExit(status)
+    );
+    // What confinement opened for it (its egress proxy socket) goes with it.
+    const release = options.command.release;
+    if (release) this.exited.then(release, release);
+    const control = this.#control;
+    if (control) this.exited.finally(() => control.close());
+  }
+
+  /** The OS process id. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Operations in flight, plus leases not yet turned into operations. */
+  get busy(): number {
+    return this.#ops.size + this.#leases;
+  }
+
+  /** Whether the process has exited. */
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+  /** Whether new work may be routed here (not killed, exited or tainted). */
+  get usable(): boolean {
+    return !this.#killed && !this.#dead && !this.tainted;
+  }
+
+  /**
+   * Reserves the process for one operation about to start: it counts as
+   * busy until {@link run} or {@link release}.
+   */
+  lease(): void {
+    this.#leases++;
+  }
+
+  /** Gives back a lease that will not become an operation. */
+  release(): void {
+    if (this.#leases > 0) this.#leases--;
+  }
+
+  /**
+   * Runs one operation on the process (leased for it) and resolves with
+   * its outcome; never rejects. The frame goes out in this turn; the
+   * deadline is kept on the shared timer, the cancel watched on the hooks'
+   * signal. A timeout or cancel answers at once and asks the worker to
+   * abort; the owner hears of it through {@link ProcessEvents}.
+   *
+   * @param message the operation
+   * @param options its deadline and hooks
+   * @returns the outcome
+   */
+  run(message: OpMessage, options: RunOptions): Promise<SandboxOutcome> {
+    return new Promise<SandboxOutcome>((resolve) => {
+      const op = new Operation(this.#context, message, options, resolve);
+      const signal = options.hooks?.signal;
+      if (signal?.aborted) {
+        this.release();
+        op.cancel();
+      } else if (!this.#begin(op, message)) {
+        op.settle({
+          ok: false,
+          code: "sandbox_crash",
+          message: "Sandbox process is gone",
+          retryable: true,
+        });
+      } else {
+        // After the frame went out: this runs while the sandbox works.
+        this.#context.deadlines.add(op, options.timeoutMs);
+        if (signal) watchAbort(signal, op);
+      }
+    });
+  }
+
+  /**
+   * A session ended: a process that ran its operations drops its warm
+   * workers at once. Processes that never saw the session are told nothing.
+   */
+  endSession(session: string): void {
+    if (this.#sessions.delete(session)) {
+      this.send({ t: "end_session", session });
+    }
+  }
+
+  /**
+   * What the process reports of its workers.
+   *
+   * @param session also count this session's warm workers
+   * @returns the report, or null when the process is gone
+   */
+  stats(session?: string): Promise<ProcessStats | null> {
+    if (this.#dead) return Promise.resolve(null);
+    const id = `stats-${++this.#nextStats}`;
+    return new Promise((resolve) => {
+      this.#statsWaiters.set(id, resolve);
+      this.send(
+        session === undefined
+          ? { t: "stats", id }
+          : { t: "stats", id, session },
+      );
+    });
+  }
+
+  /** Sends one host frame. */
+  send(message: HostMessage): void {
+    if (this.#dead) return;
+    this.#write(JSON.stringify(message));
+  }
+
+  /**
+   * Kills the process and what it started (SIGKILL: a busy loop ignores
+   * anything gentler).
+   */
+  kill(): void {
+    if (this.#dead || this.#killed) return;
+    this.#killed = true;
+    // Nothing more reaches its stdin: a main still waiting for frames reads
+    // the end of it and exits.
+    this.#writer.close().catch(() => {});
+    this.#control?.close();
+    // Killed within its first few milliseconds, bubblewrap can die before
+    // its child asked to die with it: that child (Deno, or bwrap still
+    // setting up) would live on, uncounted, running what it was sent and
+    // holding stdout open, so `exited` would never resolve. killTree stops
+    // bwrap first and kills its children with it.
+    killTree(this.#child.pid, () => this.#reaped).catch(() => {});
+  }
+
+  // An operation's frame goes out; it counts as in flight from now on.
+  // False (and nothing sent) when the process is gone.
+  #begin(op: Operation, message: OpMessage): boolean {
+    this.release();
+    if (this.#dead || this.#killed) return false;
+    // The frame goes out first; its outcome cannot arrive before this turn
+    // ends, so the bookkeeping after it is off the call's path.
+    this.send(message);
+    this.#ops.set(message.id, op);
+    this.lastUsed = performance.now();
+    const session = message.session;
+    if (session !== "" && !this.#sessions.has(session)) {
+      // Bounded: a session forgotten here loses its warm workers by LRU.
+      if (this.#sessions.size >= MAX_SESSIONS) {
+        this.#sessions.delete(this.#sessions.values().next().value!);
+      }
+      this.#sessions.add(session);
+    }
+    return true;
+  }
+
+  // The host decided an operation's outcome (timeout, cancel): the process
+  // forgets it and asks the worker to abort. Resolves true when the worker
+  // answered in time (it is not spinning).
+  async #abort(id: string): Promise<boolean> {
+    this.#ops.delete(id);
+    if (this.#dead) return true;
+    let stopped = false;
+    const wait = new Promise<void>((resolve) => {
+      this.#stopWaiters.set(id, () => {
+        stopped = true;
+        resolve();
+      });
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((r) => timer = setTimeout(r, ABORT_ACK_MS));
+    this.send({ t: "abort", id });
+    await Promise.race([wait, bound]);
+    clearTimeout(timer);
+    this.#stopWaiters.delete(id);
+    return stopped;
+  }
+
+  #write(json: string): void {
+    const bytes = this.#encoder.encode(json + "\n");
+    if (this.#control !== null) this.#control.write(bytes);
+    else this.#writer.write(bytes).catch(() => {});
+    this.#releaseRead();
+  }
+
+  // When the frame reader asks for its next read: at once while an answer
+  // is awaited (or before the ready frame, or once the process exited),
+  // else only once the process is written to again. Asking for a read runs
+  // the byte-stream machinery and an op synchronously: held, that runs
+  // while the sandbox works on the next operation, not in the turn an
+  // answer goes back to its caller.
+  readonly #hold = (): Promise<void> | null => {
+    if (this.#reaped || !this.isReady) return null;
+    if (
+      this.#ops.size > 0 || this.#stopWaiters.size > 0 ||
+      this.#statsWaiters.size > 0
+    ) return null;
+    return new Promise((resolve) => this.#heldRead = resolve);
+  };
+
+  #releaseRead(): void {
+    const release = this.#heldRead;
+    if (release === null) return;
+    this.#heldRead = null;
+    release();
+  }
+
+  async #readFrames(nonce: string, maxLineBytes: number): Promise<void> {
+    try {
+      await readFrames(
+        this.#child.stdout,
+        (raw) => this.#onFrame(raw),
+        { nonce, maxLineBytes, hold: this.#hold },
+      );
+    } catch {
+      // The pipe broke: the exit handler answers what is still pending.
+    }
+  }
+
+  #onFrame(raw: unknown): void {
+    const msg = decodeSandboxMessage(raw);
+    if (msg === null) return;
+    switch (msg.t) {
+      case "ready":
+        this.isReady = true;
+        this.#readiness.resolve();
+        return;
+      case "stopped":
+        this.#stopWaiters.get(msg.id)?.();
+        return;
+      case "stats": {
+        const answer = this.#statsWaiters.get(msg.id);
+        this.#statsWaiters.delete(msg.id);
+        answer?.({ workers: msg.workers, sessionWorkers: msg.sessionWorkers });
+        return;
+      }
+    }
+    const op = this.#ops.get(msg.id);
+    if (!op) return;
+    if (msg.t === "event") op.onEvent(msg.kind, msg.data);
+    else if (msg.t === "rpc") op.onRpc(msg.rid, msg.method, msg.payload);
+    else {
+      this.#ops.delete(msg.id);
+      this.lastUsed = performance.now();
+      op.settle(
+        msg.ok ? { ok: true, value: msg.value, truncated: msg.truncated } : {
+          ok: false,
+          code: msg.code,
+          message: msg.message,
+          retryable: msg.retryable,
+        },
+      );
+    }
+  }
+
+  // The process is gone and its pipes drained: whatever still waits on it
+  // is answered, operations with the way it died.
+  #onExit(status: Deno.CommandStatus): number {
+    this.#dead = true;
+    const failure = exitOutcome(status, this.#stderr);
+    this.#readiness.reject(new Error(failure.message));
+    const ops = [...this.#ops.values()];
+    this.#ops.clear();
+    for (const op of ops) op.settle(failure);
+    for (const wake of this.#stopWaiters.values()) wake();
+    for (const answer of this.#statsWaiters.values()) answer(null);
+    this.#statsWaiters.clear();
+    return status.code;
+  }
+
+  async #drainStderr(): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of this.#child.stderr) {
+        // Keep only a tail, for telling an OOM from other deaths.
+        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true }))
+          .slice(-STDERR_TAIL);
+      }
+    } catch {
+      // Ignored: the process is going away.
+    }
+  }
+}
+
+/** The first frame a process reads: its nonce, bootstrap and limits. */
+function initMessage(nonce: string, options: ProcessOptions): InitMessage {
+  return {
+    t: "init",
+    nonce,
+    bootstrap: options.bootstrap,
+    permissions: options.permissions,
+    spares: options.spares,
+    maxWarmWorkers: options.maxWarmWorkers,
+    maxResultBytes: options.maxResultBytes,
+    maxEventBytes: options.maxEventBytes,
+  };
+}
+
+/** What an operation needs of its process. */
+interface OperationContext {
+  readonly proc: SandboxProcess;
+  readonly deadlines: Deadlines;
+  readonly events: ProcessEvents;
+  /** Forgets the operation and asks its worker to abort (see #abort). */
+  readonly abort: (id: string) => Promise<boolean>;
+}
+
+// One operation in flight: relays its events and `ctx` RPCs to the hooks,
+// expires at its deadline, stops on cancel. Its methods are the named steps
+// of the hot path (no closure made per call).
+class Operation implements Expiring {
+  readonly #context: OperationContext;
+  readonly #message: OpMessage;
+  readonly #hooks: SandboxHooks | null;
+  readonly #timeoutMs: number;
+  readonly #resolve: (outcome: SandboxOutcome) => void;
+  #done = false;
+  // Made only when a ctx RPC needs a signal: aborting one builds a
+  // DOMException (a stack capture), too dear for every call.
+  #controller: AbortController | null = null;
+
+  constructor(
+    context: OperationContext,
+    message: OpMessage,
+    options: RunOptions,
+    resolve: (outcome: SandboxOutcome) => void,
+  ) {
+    this.#context = context;
+    this.#message = message;
+    this.#hooks = options.hooks;
+    this.#timeoutMs = options.timeoutMs;
+    this.#resolve = resolve;
+  }
+
+  onEvent(kind: string, data: Record<string, unknown>): void {
+    if (this.#done || !this.#hooks) return;
+    try {
+      this.#hooks.onEvent(kind, data);
+    } catch {
+      // A failing host listener must not break the call.
+    }
+  }
+
+  onRpc(rid: number, method: RpcMethod, payload: unknown): void {
+    const hooks = this.#hooks;
+    if (!hooks) {
+      this.#answer(rid, false, undefined, "Not available here");
+      return;
+    }
+    const signal = (this.#controller ??= new AbortController()).signal;
+    let pending: Promise<unknown>;
+    if (method === "tool") {
+      const p = payload as { name?: unknown; args?: unknown } | null;
+      const args = typeof p?.args === "object" && p.args !== null
+        ? p.args as Record<string, unknown>
+        : {};
+      pending = hooks.callTool(String(p?.name), args, signal);
+    } else if (method === "fetch") {
+      pending = hooks.fetch
+        ? hooks.fetch(payload as FetchRequest, signal)
+        : Promise.reject(new Error("ctx.fetch is not available here"));
+    } else pending = hooks.chat(payload as ChatRequest, signal);
+    Promise.resolve(pending).then(
+      (value) => this.#answer(rid, true, value),
+      (err) => this.#answer(rid, false, undefined, String(err?.message ?? err)),
+    );
+  }
+
+  /** The outcome is known: the caller gets it, then the owner hears. */
+  settle(outcome: SandboxOutcome): void {
+    if (this.#done) return;
+    this.#done = true;
+    const context = this.#context;
+    context.deadlines.remove(this);
+    const signal = this.#hooks?.signal;
+    if (signal) unwatchAbort(signal, this);
+    this.#controller?.abort();
+    this.#resolve(outcome);
+    context.events.settled(context.proc);
+  }
+
+  #answer(rid: number, ok: boolean, value: unknown, error?: string): void {
+    if (this.#done) return;
+    const id = this.#message.id;
+    this.#context.proc.send({ t: "rpc_result", id, rid, ok, value, error });
+  }
+
+  expire(): void {
+    this.#stop("timeout", `Timed out after ${this.#timeoutMs} ms`);
+  }
+
+  /** The call's signal aborted. */
+  cancel(): void {
+    // The reason says why (e.g. the client stopped reading), for the
+    // caller and the run history.
+    const reason = this.#hooks?.signal?.reason;
+    const why = reason instanceof Error ? reason.message : "";
+    this.#stop(
+      "tool_error",
+      why ? `Call was cancelled: ${why}` : "Call was cancelled",
+    );
+  }
+
+  #stop(code: ErrorCode, message: string): void {
+    if (this.#done) return;
+    this.settle({ ok: false, code, message, retryable: false });
+    // Until the worker answers the abort it may be spinning: the owner
+    // routes no new call here meanwhile, or it would queue behind the spin.
+    const { proc, events } = this.#context;
+    events.stopping(proc);
+    this.#context.abort(this.#message.id).then((acknowledged) =>
+      events.stopped(proc, acknowledged)
+    );
+  }
+}
+
+/**
+ * The host's end of a sandbox process's control socket: the Unix socket
+ * the host writes its frames to once the process is started (see
+ * `protocol/sandbox/control.ts` for why a socket and not stdin).
+ *
+ * The socket lives in the host's private socket folder (mode 0700) and is
+ * bound into the process's namespace alone. A connection counts only once
+ * its first line is the process's nonce, which the process read from its
+ * stdin pipe: whoever else might reach the path cannot take the process's
+ * place. The first such connection is kept and the listener closed, so
+ * nothing (no worker of that process either) can connect afterwards.
+ *
+ * @example The process connects, says its nonce, and reads a frame
+ * ```ts
+ * import { ControlSocket } from "./sandbox_process.ts";
+ * import assert from "node:assert/strict";
+ * const control = new ControlSocket();
+ * control.accept("n0");
+ * control.write(new TextEncoder().encode("frame\n"));
+ * const conn = await Deno.connect({ transport: "unix", path: control.path });
+ * await conn.write(new TextEncoder().encode("n0\n"));
+ * const buf = new Uint8Array(16);
+ * const n = await conn.read(buf);
+ * assert.equal(new TextDecoder().decode(buf.subarray(0, n ?? 0)), "frame\n");
+ * conn.close();
+ * control.close();
+ * ```
+ */
+export class ControlSocket {
+  /** The socket's path (the process is told it, and has it bound in). */
+  readonly path: string;
+  readonly #listener: Deno.UnixListener;
+  #listening = true;
+  #conn: Deno.UnixConn | null = null;
+  // Frames written before the process connected, or while one is on its way.
+  #queue: Uint8Array[] = [];
+  #current: Uint8Array | null = null;
+  // Connections that have not said a nonce yet: closed once the process
+  // is found, or the socket closed, so none is held open by its peer.
+  readonly #greeting = new Set<Deno.UnixConn>();
+  #closed = false;
+
+  constructor() {
+    this.path = privateSocketPath();
+    this.#listener = Deno.listen({ transport: "unix", path: this.path });
+  }
+
+  /** Whether the process has connected. */
+  get connected(): boolean {
+    return this.#conn !== null;
+  }
+
+  /**
+   * Starts taking connections: the first whose first line is `nonce` is the
+   * process's; others are closed.
+   *
+   * @param nonce the process's nonce
+   */
+  accept(nonce: string): void {
+    (async () => {
+      for await (const conn of this.#listener) {
+        this.#greeting.add(conn);
+        this.#hello(conn, nonce);
+      }
+    })().catch(() => {
+      // The listener was closed.
+    });
+  }
+
+  /**
+   * Writes one frame (or several) after all those before it.
+   *
+   * @param bytes the framed lines; not changed afterwards by the caller
+   */
+  write(bytes: Uint8Array): void {
+    if (this.#closed) return;
+    if (this.#conn === null || this.#current !== null) {
+      this.#queue.push(bytes);
+      return;
+    }
+    this.#send(bytes);
+  }
+
+  /** Stops listening and closes the connection (the process reads its end). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#queue = [];
+    this.#stopListening();
+    closeQuietly(this.#conn);
+  }
+
+  async #hello(conn: Deno.UnixConn, nonce: string): Promise<void> {
+    const expected = new TextEncoder().encode(nonce + "\n");
+    const got = new Uint8Array(MAX_HELLO);
+    let at = 0;
+    try {
+      while (at < expected.length) {
+        const n = await conn.read(got.subarray(at));
+        if (n === null) break;
+        at += n;
+      }
+    } catch {
+      // Gone: not the process.
+    }
+    this.#greeting.delete(conn);
+    const same = at === expected.length &&
+      expected.every((byte, i) => got[i] === byte);
+    if (!same || this.#conn !== null || this.#closed) {
+      closeQuietly(conn);
+      return;
+    }
+    this.#conn = conn;
+    this.#stopListening();
+    this.#next();
+  }
+
+  #send(bytes: Uint8Array): void {
+    this.#current = bytes;
+    this.#conn!.write(bytes).then(this.#wrote, this.#failed);
+  }
+
+  // Arrow functions: one per socket, not one per write.
+  #wrote = (n: number): void => {
+    if (this.#closed) return;
+    const rest = this.#current!.subarray(n);
+    if (rest.length > 0) return this.#send(rest);
+    this.#current = null;
+    this.#next();
+  };
+
+  #failed = (): void => {
+    // The process is gone; its exit is seen on its pipes.
+    this.close();
+  };
+
+  #next(): void {
+    const bytes = this.#queue.shift();
+    if (bytes !== undefined) this.#send(bytes);
+  }
+
+  #stopListening(): void {
+    for (const conn of this.#greeting) closeQuietly(conn);
+    this.#greeting.clear();
+    if (!this.#listening) return;
+    this.#listening = false;
+    try {
+      this.#listener.close();
+    } catch {
+      // Closed already.
+    }
+    try {
+      Deno.removeSync(this.path);
+    } catch {
+      // Removed with the listener.
+    }
+  }
+}
+
+function closeQuietly(conn: Deno.Conn | null): void {
+  try {
+    conn?.close();
+  } catch {
+    // Closed already.
+  }
+}
+
+/**
+ * A control socket for a new process, or null where none can be made (no
+ * Unix sockets on the platform, or a socket path too long for it): the
+ * process then reads every frame on stdin, as the host and the process both
+ * still can, only slower.
+ *
+ * @returns the socket, or null
+ * @example
+ * ```ts
+ * import { openControlSocket } from "./sandbox_process.ts";
+ * const control = openControlSocket();
+ * control?.close();
+ * ```
+ */
+export function openControlSocket(): ControlSocket | null {
+  try {
+    return new ControlSocket();
+  } catch {
+    return null;
+  }
+}

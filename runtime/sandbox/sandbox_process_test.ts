@@ -1,0 +1,435 @@
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { Confiner } from "../confine/sandbox_processes.ts";
+import { loadBootstrap, SANDBOX_MAIN, sandboxCommand } from "./spawn.ts";
+import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
+import {
+  ControlSocket,
+  openControlSocket,
+  SandboxProcess,
+  UNWRAPPED,
+} from "./sandbox_process.ts";
+import { Deadlines, settlesWithin } from "../deadline.ts";
+import {
+  callOp,
+  fixture,
+  killNaming,
+  leftAfter,
+  TEST_LIMITS,
+  testPool,
+} from "./_test_support.ts";
+import type { SandboxHooks, SandboxOutcome } from "./types.ts";
+
+const deadlines = new Deadlines();
+
+// A confined sandbox process (bubblewrap) killed in its first milliseconds
+// leaves no process behind: every process whose command line names the
+// grant's folder (bwrap, and the Deno it starts in its namespaces) is gone
+// once `exited` resolves, and it resolves at all. The operation sent to it
+// spins at top level, so a process that outlived its bubblewrap would run
+// forever.
+//
+// Without working bubblewrap the test is ignored (its name says so).
+
+const confiner = new Confiner("auto");
+const status = await confiner.status();
+const ROUNDS = 12;
+
+/** What `ps` says of processes (parent, state, command), for a failure. */
+async function states(pids: number[]): Promise<string> {
+  if (pids.length === 0) return "";
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-o", "pid=,ppid=,stat=,args=", "-p", pids.join(",")],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(stdout).trim().slice(0, 400);
+}
+
+type Kill =
+  | "at once"
+  | "at once, a spinning op sent"
+  | "at spawn"
+  | "after a spinning op";
+
+// One confined process granted a fresh folder, killed as `kill` says;
+// returns whether `exited` resolved within the bound and the processes
+// left after it.
+async function oneRound(
+  kill: Kill,
+  bootstrap: string,
+): Promise<{ returned: boolean; left: number[]; states: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_early_kill_" });
+  const path = join(dir, "spin.ts");
+  await Deno.writeTextFile(path, "while (true) {}\nexport default {};\n");
+  const wrap = await confiner.wrapperFor(SANDBOX_MAIN);
+  try {
+    const proc = SandboxProcess.start({ ...TEST_LIMITS, cwd: dir }, {
+      key: "k",
+      grant: { read: [dir] },
+      bootstrap,
+      wrap,
+      deadlines,
+    });
+    if (kill !== "at once" && kill !== "at spawn") {
+      proc.lease();
+      proc.run(callOp(path, {}), { timeoutMs: 60_000, hooks: null });
+    }
+    if (kill === "at spawn") await Promise.resolve();
+    // A few milliseconds in: bwrap is setting up, or Deno is starting.
+    if (kill === "after a spinning op") {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    proc.kill();
+    const returned = await settlesWithin(proc.exited, 10_000);
+    const left = await leftAfter(dir, 3_000);
+    return { returned, left, states: await states(left) };
+  } finally {
+    deadlines.close();
+    // Whatever the test's own processes left is ended here, by pid.
+    await killNaming(dir);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: status.active
+    ? "a confined sandbox process killed in its first milliseconds leaves no process behind"
+    : `a confined sandbox process killed early leaves no process behind [IGNORED: ${status.reason}]`,
+  ignore: !status.active,
+  async fn() {
+    const bootstrap = await loadBootstrap();
+    const kills: Kill[] = [
+      "at once",
+      "at once, a spinning op sent",
+      "at spawn",
+      "after a spinning op",
+    ];
+    const failures: string[] = [];
+    for (const kill of kills) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const { returned, left, states } = await oneRound(kill, bootstrap);
+        if (!returned || left.length > 0) {
+          failures.push(
+            `killed ${kill}, round ${round}: ${
+              returned ? "exited" : "never exited"
+            }, left pids ${left.join(",") || "none"} ${states}`,
+          );
+        }
+      }
+    }
+    assert.deepEqual(failures, []);
+  },
+});
+
+function run(proc: SandboxProcess, path: string): Promise<SandboxOutcome> {
+  proc.lease();
+  return proc.run(callOp(path, { n: 2 }), { timeoutMs: 10_000, hooks: null });
+}
+
+// Three calls answered, then the process stopped: between calls the frame
+// reader is held (nothing awaited) and each write releases it; the kill
+// releases it for good, so `exited` resolves.
+async function answersAndStops(
+  proc: SandboxProcess,
+  path: string,
+): Promise<void> {
+  await proc.ready;
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(await run(proc, path), {
+      ok: true,
+      value: 4,
+      truncated: false,
+    });
+  }
+  proc.kill();
+  await proc.exited;
+  deadlines.close();
+}
+
+async function withModule(
+  fn: (dir: string, path: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_start_" });
+  const path = join(dir, "double.ts");
+  await Deno.writeTextFile(
+    path,
+    "export default { run: (args: { n: number }) => args.n * 2 };\n",
+  );
+  try {
+    await fn(dir, path);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a started process runs operations sent on its control socket", async () => {
+  await withModule(async (dir, path) => {
+    const proc = SandboxProcess.start({ ...TEST_LIMITS, cwd: dir }, {
+      key: "k",
+      grant: { read: [dir] },
+      bootstrap: await loadBootstrap(),
+      wrap: UNWRAPPED,
+      deadlines,
+    });
+    await answersAndStops(proc, path);
+  });
+});
+
+Deno.test("without a control socket (none can be made) a process takes every frame on stdin", async () => {
+  await withModule(async (dir, path) => {
+    const grant = { read: [dir] };
+    const proc = new SandboxProcess({
+      key: "k",
+      command: sandboxCommand({
+        flags: grantToFlags(grant, []),
+        grant,
+        memoryMb: TEST_LIMITS.memoryMb,
+        cwd: dir,
+      }),
+      permissions: grantToWorkerPermissions(grant),
+      bootstrap: await loadBootstrap(),
+      spares: TEST_LIMITS.spareWorkers,
+      maxWarmWorkers: TEST_LIMITS.maxWarmWorkers,
+      maxResultBytes: TEST_LIMITS.maxResultBytes,
+      maxEventBytes: TEST_LIMITS.maxEventBytes,
+      deadlines,
+    });
+    await answersAndStops(proc, path);
+  });
+});
+
+Deno.test("openControlSocket gives a socket where Unix sockets work", () => {
+  const control = openControlSocket();
+  if (Deno.build.os === "windows") return;
+  assert.ok(control !== null);
+  control.close();
+});
+
+const SPIN = fixture("spin_on_demand");
+const grant = Object.freeze({ read: [dirname(SPIN)] });
+const hooks: SandboxHooks = {
+  onEvent() {},
+  callTool: () => Promise.reject(new Error("none")),
+  chat: () => Promise.reject(new Error("none")),
+};
+
+Deno.test("SandboxProcess.run() answers a spinning call at its deadline and taints its process", async () => {
+  const pool = testPool();
+  try {
+    const proc = await pool.processFor(grant);
+    const warm = await proc.run(callOp(SPIN, { spin: false }), {
+      timeoutMs: 10_000,
+      hooks,
+    });
+    assert.deepEqual(warm, { ok: true, value: "ok", truncated: false });
+    proc.lease();
+    const outcome = await proc.run(callOp(SPIN, { spin: true }), {
+      timeoutMs: 300,
+      hooks,
+    });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.equal(outcome.code, "timeout");
+    // The spinning worker never acknowledges: the process is killed.
+    await proc.exited;
+    assert.equal(proc.tainted, true);
+  } finally {
+    await pool.close();
+  }
+});
+
+Deno.test("SandboxProcess.run() cancels a call and keeps its process when the worker stops", async () => {
+  const pool = testPool();
+  try {
+    const proc = await pool.processFor(grant);
+    const controller = new AbortController();
+    controller.abort();
+    const { promise: settled, resolve } = Promise.withResolvers<boolean>();
+    // The process reports the worker's answer to its owner, the pool.
+    const stopped = pool.stopped.bind(pool);
+    pool.stopped = (p, acknowledged) => {
+      stopped(p, acknowledged);
+      resolve(acknowledged);
+    };
+    const outcome = await proc.run(callOp(SPIN, { spin: false }), {
+      timeoutMs: 10_000,
+      hooks: { ...hooks, signal: controller.signal },
+    });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.match(outcome.message, /cancelled/);
+    assert.equal(await settled, true);
+    const again = await pool.processFor(grant);
+    again.release();
+    assert.equal(again, proc);
+    assert.equal(proc.tainted, false);
+  } finally {
+    await pool.close();
+  }
+});
+
+Deno.test("SandboxProcess.run() refuses ctx RPCs when it has no hooks", async () => {
+  const dir = await Deno.makeTempDir();
+  const pool = testPool();
+  try {
+    const path = `${dir}/mod.ts`;
+    await Deno.writeTextFile(
+      path,
+      `export default { kind: "tool", name: "t", description: "d",
+        async run(_a, ctx) {
+          try { await ctx.tools.call("x"); } catch (e) { return e.message; }
+        } };`,
+    );
+    const proc = await pool.processFor({ read: [dir] });
+    const outcome = await proc.run(callOp(path, {}), {
+      timeoutMs: 10_000,
+      hooks: null,
+    });
+    assert.deepEqual(outcome, {
+      ok: true,
+      value: "Not available here",
+      truncated: false,
+    });
+  } finally {
+    await pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const encoder = new TextEncoder();
+
+async function connectWith(path: string, hello: string): Promise<Deno.Conn> {
+  const conn = await Deno.connect({ transport: "unix", path });
+  await conn.write(encoder.encode(hello));
+  return conn;
+}
+
+// Reads until `bytes` bytes came or the connection ended.
+async function readBytes(conn: Deno.Conn, bytes: number): Promise<Uint8Array> {
+  const got = new Uint8Array(bytes);
+  let at = 0;
+  while (at < bytes) {
+    const n = await conn.read(got.subarray(at));
+    if (n === null) break;
+    at += n;
+  }
+  return got.subarray(0, at);
+}
+
+async function ended(conn: Deno.Conn): Promise<boolean> {
+  try {
+    return await conn.read(new Uint8Array(1)) === null;
+  } catch {
+    return true;
+  }
+}
+
+Deno.test("a connection without the nonce is closed and the process still gets its frames, in order", async () => {
+  const control = new ControlSocket();
+  try {
+    control.accept("n0nce");
+    control.write(encoder.encode("one\n"));
+    const impostor = await connectWith(control.path, "guess\n");
+    assert.ok(await ended(impostor), "the impostor was not closed");
+    impostor.close();
+    control.write(encoder.encode("two\n"));
+    const conn = await connectWith(control.path, "n0nce\n");
+    control.write(encoder.encode("three\n"));
+    const got = new TextDecoder().decode(await readBytes(conn, 14));
+    assert.equal(got, "one\ntwo\nthree\n");
+    assert.ok(control.connected);
+    conn.close();
+  } finally {
+    control.close();
+  }
+});
+
+Deno.test("once the process is connected nothing else can connect, with or without the nonce", async () => {
+  const control = new ControlSocket();
+  try {
+    control.accept("n0nce");
+    const conn = await connectWith(control.path, "n0nce\n");
+    control.write(encoder.encode("x\n"));
+    await readBytes(conn, 2);
+    await assert.rejects(
+      Deno.connect({ transport: "unix", path: control.path }),
+    );
+    conn.close();
+  } finally {
+    control.close();
+  }
+});
+
+Deno.test("a large frame arrives whole, before the frames written after it", async () => {
+  const control = new ControlSocket();
+  try {
+    control.accept("n");
+    const conn = await connectWith(control.path, "n\n");
+    // Far more than a socket buffer: written in parts.
+    const big = new Uint8Array(8 << 20).fill(97);
+    big[big.length - 1] = 10;
+    control.write(big);
+    control.write(encoder.encode("after\n"));
+    const got = await readBytes(conn, big.length + 6);
+    assert.equal(got.length, big.length + 6);
+    assert.ok(got.subarray(0, big.length).every((b, i) => b === big[i]));
+    assert.equal(new TextDecoder().decode(got.subarray(big.length)), "after\n");
+    conn.close();
+  } finally {
+    control.close();
+  }
+});
+
+Deno.test("closed, it ends the process's connection, takes no new one, and drops later writes", async () => {
+  const control = new ControlSocket();
+  control.accept("n");
+  const conn = await connectWith(control.path, "n\n");
+  control.write(encoder.encode("a\n"));
+  assert.equal(new TextDecoder().decode(await readBytes(conn, 2)), "a\n");
+  control.close();
+  control.write(encoder.encode("late\n"));
+  assert.ok(await ended(conn));
+  conn.close();
+  await assert.rejects(
+    Deno.connect({ transport: "unix", path: control.path }),
+  );
+  // Closed before anyone connected: the path is gone too.
+  const unused = new ControlSocket();
+  unused.accept("n");
+  unused.close();
+  await assert.rejects(Deno.connect({ transport: "unix", path: unused.path }));
+});
+
+// Whether the peer closed `conn` within a bound (a kept connection would
+// otherwise hang the test).
+function endsSoon(conn: Deno.Conn): Promise<boolean> {
+  return settlesWithin(ended(conn), 5_000);
+}
+
+Deno.test("a connection that never says a nonce is closed once the process is found, and when the socket closes", async () => {
+  const control = new ControlSocket();
+  try {
+    control.accept("n");
+    const silent = await Deno.connect({
+      transport: "unix",
+      path: control.path,
+    });
+    const conn = await connectWith(control.path, "n\n");
+    control.write(encoder.encode("x\n"));
+    await readBytes(conn, 2);
+    assert.ok(await endsSoon(silent), "the silent connection was kept open");
+    silent.close();
+    conn.close();
+  } finally {
+    control.close();
+  }
+  const other = new ControlSocket();
+  other.accept("n");
+  const silent = await Deno.connect({ transport: "unix", path: other.path });
+  // Connections are taken in order: once a later one is answered (closed,
+  // without the nonce), the silent one has been taken too.
+  const wrong = await connectWith(other.path, "wrong\n");
+  assert.ok(await endsSoon(wrong));
+  wrong.close();
+  other.close();
+  assert.ok(await endsSoon(silent), "close left a connection open");
+  silent.close();
+});
