@@ -180,6 +180,9 @@ function connect(url: string, options: PostgresStoreOptions): Sql {
     max: options.max ?? 4,
     connect_timeout: options.connectTimeout ?? 3,
     idle_timeout: 60,
+    // Half a second between reconnects, not the client's growing wait
+    // (up to 20 s): a database back is written again at the next flush.
+    backoff: () => 0.5,
     onnotice: () => {},
     // Cursors and token counts are BIGINT: numbers here, not strings.
     types: {

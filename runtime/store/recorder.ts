@@ -97,6 +97,11 @@ export interface RunRecorderOptions {
   /** Caps of the files kept per run (0: none). @default 4 MiB, 100 files */
   files?: { maxBytes: number; maxFiles: number };
   /**
+   * Runs held while the store cannot take them; beyond, the oldest are
+   * lost, counted in `storeError`. @default {@link MAX_PENDING}
+   */
+  maxPending?: number;
+  /**
    * This host's name in the store (`host.id`): its runs carry it, and its
    * runs left `running` by an earlier life are marked `interrupted`.
    * @default ""
@@ -292,7 +297,8 @@ export class RunRecorder implements RunObserver {
     }
     if (!this.store || this.#closed) return;
     this.#pending.push(done);
-    if (this.#pending.length + this.#unwritten.length > MAX_PENDING) {
+    const bound = this.#options.maxPending ?? MAX_PENDING;
+    if (this.#pending.length + this.#unwritten.length > bound) {
       this.#lose(1);
     }
     this.#schedule();
