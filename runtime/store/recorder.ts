@@ -177,6 +177,11 @@ export class RunRecorder implements RunObserver {
     this.files = keepRunFiles(this.store, options.files, this.#redactor, {
       isOpen: (runId) => this.#open.has(runId),
     });
+    // At once, not at the first run: the runs an earlier life of this host
+    // left `running` are marked `interrupted`.
+    if (this.store) {
+      queueMicrotask(() => this.#closed ? undefined : void this.flush());
+    }
     const retention = options.retention;
     if (this.store && retention) {
       const prune = () => void this.prune();
