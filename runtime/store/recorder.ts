@@ -78,6 +78,43 @@ export type LiveChange =
   | { type: "event"; runId: string; owner: string | null; event: CallEvent }
   | { type: "finished"; run: RunRecord };
 
+/**
+ * A stored run (another host's, still `running`) as the live view shows it.
+ *
+ * @param r the run as stored
+ * @returns its live shape (no progress or tokens: those stay on its host)
+ * @example
+ * ```ts
+ * import { liveOf } from "./recorder.ts";
+ * import assert from "node:assert/strict";
+ * const live = liveOf({
+ *   id: "r1", parentId: null, kind: "tool", name: "nap", toolkit: null, session: "s",
+ *   transport: "sse", tokenLabel: null, host: "h2", startedAt: 1, endedAt: 1, durationMs: 0,
+ *   outcome: "running", error: null, summary: null, args: "{}", result: null, eventCount: 0,
+ *   llmTurns: 0, inputTokens: 0, outputTokens: 0,
+ * });
+ * assert.equal(live.host, "h2");
+ * assert.equal(live.progress, null);
+ * ```
+ */
+export function liveOf(r: RunRecord): LiveRun {
+  return {
+    id: r.id,
+    parentId: r.parentId,
+    kind: r.kind,
+    name: r.name,
+    session: r.session,
+    transport: r.transport,
+    host: r.host ?? "",
+    startedAt: r.startedAt,
+    progress: null,
+    status: "",
+    tokens: "",
+    eventCount: r.eventCount,
+    owner: r.owner ?? null,
+  };
+}
+
 /** Options of {@link RunRecorder}. */
 export interface RunRecorderOptions {
   /** Where finished runs go, or null to keep none. */
@@ -455,29 +492,16 @@ export class RunRecorder implements RunObserver {
   }
 
   #heard(change: FleetChange): void {
-    if (change.type === "finished") {
-      this.#notify({ type: "finished", run: change.run });
-      return;
-    }
-    const r = change.run;
-    this.#notify({
-      type: "started",
-      run: {
-        id: r.id,
-        parentId: r.parentId,
-        kind: r.kind,
-        name: r.name,
-        session: r.session,
-        transport: r.transport,
-        host: r.host ?? "",
-        startedAt: r.startedAt,
-        progress: null,
-        status: "",
-        tokens: "",
-        eventCount: r.eventCount,
-        owner: r.owner ?? null,
-      },
-    });
+    this.#notify(
+      change.type === "finished"
+        ? { type: "finished", run: change.run }
+        : { type: "started", run: liveOf(change.run) },
+    );
+  }
+
+  /** This host's name on its runs (`host.id`). */
+  get host(): string {
+    return this.#options.host ?? "";
   }
 
   #running(open: Open): RunRecord {

@@ -109,32 +109,48 @@ fleetTest(
   "the live view of one host shows the runs another host starts and finishes",
   async (fleet) => {
     const [h1, h2] = fleet.hosts;
-    const res = await fetch(`${h1!.url}/api/live`, {
-      headers: { authorization: `Bearer ${TOKEN}` },
-    });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    const until = async (pattern: RegExp) => {
-      while (!pattern.test(text)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`The live stream ended:\n${text}`);
-        text += value;
-      }
-    };
-    await until(/event: hello/);
     const s = await a2eSession(h2!.url);
+    const live = async () => {
+      const res = await fetch(`${h1!.url}/api/live`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        // A guard against a hang, not a timing: the test fails instead.
+        signal: AbortSignal.timeout(60_000),
+      });
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      return {
+        async until(pattern: RegExp) {
+          while (!pattern.test(text)) {
+            const { value, done } = await reader.read();
+            if (done) throw new Error(`The live stream ended:\n${text}`);
+            text += value;
+          }
+          return text;
+        },
+        cancel: () => reader.cancel(),
+      };
+    };
+    const first = await live();
+    let second: Awaited<ReturnType<typeof live>> | null = null;
     try {
+      await first.until(/event: hello/);
       // A call long enough to be written `running` first, then finished.
-      const call = s.call("nap", { ms: 400 });
-      await until(
+      const call = s.call("nap", { ms: 1500 });
+      await first.until(
         /event: started\ndata: [^\n]*"name":"nap"[^\n]*"host":"h2"/,
       );
+      // A viewer arriving now finds it running in its first snapshot.
+      second = await live();
+      await second.until(
+        /event: hello\ndata: [^\n]*"name":"nap"[^\n]*"host":"h2"/,
+      );
       ok(await call);
-      await until(
+      await first.until(
         /event: finished\ndata: [^\n]*"name":"nap"[^\n]*"host":"h2"/,
       );
     } finally {
-      await reader.cancel();
+      await first.cancel();
+      await second?.cancel();
       await s.close();
     }
   },
