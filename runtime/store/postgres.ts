@@ -218,7 +218,19 @@ async function migrate(sql: Sql): Promise<void> {
   });
 }
 
-/** The PostgreSQL store (see {@link openPostgresStore}). */
+/**
+ * The PostgreSQL store (see {@link openPostgresStore}): every method
+ * answers later, and {@link PostgresRunStore.follow} hears other hosts.
+ *
+ * @example Hear the other hosts' runs (needs a server)
+ * ```ts ignore
+ * import { openPostgresStore } from "./postgres.ts";
+ * const store = await openPostgresStore("postgres://skillbox@db/skillbox");
+ * const stop = store.follow("h1", (change) => console.log(change.type, change.run.host));
+ * stop();
+ * await store.close();
+ * ```
+ */
 export class PostgresRunStore implements RunStore {
   #sql: Sql;
   #migrated: boolean;

@@ -83,7 +83,7 @@ export type LiveChange =
  *
  * @param r the run as stored
  * @returns its live shape (no progress or tokens: those stay on its host)
- * @example
+ * @example Another host's running run, for the live view
  * ```ts
  * import { liveOf } from "./recorder.ts";
  * import assert from "node:assert/strict";

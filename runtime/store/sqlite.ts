@@ -132,6 +132,15 @@ export function openSqliteStore(path: string): SqliteRunStore {
 
 /**
  * The SQLite store: every method answers at once (see {@link openSqliteStore}).
+ *
+ * @example Count at once, no await
+ * ```ts
+ * import { openSqliteStore } from "./sqlite.ts";
+ * import assert from "node:assert/strict";
+ * const store = openSqliteStore(":memory:");
+ * assert.equal(store.count(), 0);
+ * store.close();
+ * ```
  */
 export class SqliteRunStore implements RunStore {
   #db: DatabaseSync;

@@ -75,6 +75,10 @@ export interface Fleet extends AsyncDisposable {
  * The path of `haproxy`, or null when it is not installed.
  *
  * @returns the executable
+ * @example Is HAProxy here
+ * ```ts ignore
+ * const haproxy = haproxyBin(); // "/usr/sbin/haproxy" or null
+ * ```
  */
 export function haproxyBin(): string | null {
   for (const path of ["/usr/sbin/haproxy", "/usr/bin/haproxy"]) {
@@ -93,6 +97,10 @@ export function haproxyBin(): string | null {
  *
  * @param name the test's name
  * @param fn the test, given a running fleet
+ * @example A test with a fleet
+ * ```ts ignore
+ * fleetTest("two hosts", async (fleet) => { await fetch(`${fleet.balancer}/health`); });
+ * ```
  */
 export function fleetTest(
   name: string,
@@ -135,6 +143,10 @@ export function fleetTest(
  *
  * @param options `hosts`: how many (at most 2: the cfg names two)
  * @returns the fleet, stopped with `await using`
+ * @example A fleet for a bench
+ * ```ts ignore
+ * await using fleet = await startFleet();
+ * ```
  */
 export async function startFleet(
   options: { hosts?: number } = {},
@@ -311,6 +323,11 @@ let calls = 0;
  *
  * @param base `http://host:port` (a host or the balancer)
  * @returns the session
+ * @example Call a tool through the balancer
+ * ```ts ignore
+ * const s = await a2eSession("http://127.0.0.1:8787");
+ * await s.call("echo", { n: 1 });
+ * ```
  */
 export async function a2eSession(base: string): Promise<A2eSession> {
   const sse = await openSse(`${base}/a2e`, {
@@ -386,6 +403,10 @@ export async function a2eSession(base: string): Promise<A2eSession> {
  * @param base a host or the balancer
  * @param path e.g. `/api/runs?limit=500`
  * @returns the parsed body
+ * @example Read the stats
+ * ```ts ignore
+ * const stats = await api("http://127.0.0.1:8787", "/api/stats");
+ * ```
  */
 export async function api(base: string, path: string): Promise<Msg> {
   const res = await fetch(`${base}${path}`, {
@@ -404,6 +425,10 @@ export async function api(base: string, path: string): Promise<Msg> {
  * @param base a host or the balancer
  * @param query extra filters, e.g. `name=add`
  * @returns the runs as the API shows them
+ * @example Every echo run
+ * ```ts ignore
+ * const runs = await allRuns("http://127.0.0.1:8787", "name=echo");
+ * ```
  */
 export async function allRuns(base: string, query = ""): Promise<Msg[]> {
   const runs: Msg[] = [];

@@ -19,6 +19,10 @@ export const POSTGRES_INSTALL = "apt-get install -y postgresql";
  * Debian's `/usr/lib/postgresql/<version>/bin`, else null.
  *
  * @returns the folder, or null when PostgreSQL is not installed
+ * @example Find Debian's binaries
+ * ```ts ignore
+ * const bin = postgresBin(); // "/usr/lib/postgresql/15/bin" or null
+ * ```
  */
 export function postgresBin(): string | null {
   const given = Deno.env.get("PG_BIN");
@@ -68,7 +72,7 @@ let databases = 0;
  * @returns the running cluster
  * @throws {Error} when PostgreSQL is missing or does not start (its log
  *   in the message)
- * @example
+ * @example A cluster for one test
  * ```ts ignore
  * await using pg = await startPostgres();
  * const url = await pg.database();
@@ -192,7 +196,7 @@ export async function startPostgres(
  *
  * @param name the test's name
  * @param fn the test, given the cluster and the test context
- * @example
+ * @example A test that needs a database
  * ```ts ignore
  * testWithPostgres("a store", async (pg) => { await pg.database(); });
  * ```
@@ -241,6 +245,10 @@ export function testWithPostgres(
  * A port free on 127.0.0.1 now.
  *
  * @returns the port
+ * @example A port for a server started next
+ * ```ts ignore
+ * const port = freePort();
+ * ```
  */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
