@@ -372,8 +372,10 @@ export function runView(run: RunRecord): Record<string, unknown> {
     token_label: run.tokenLabel,
     host: run.host ?? "",
     started_at: run.startedAt,
-    ended_at: run.endedAt,
-    duration_ms: run.durationMs,
+    // A run written while it runs (a fleet's, or one its host left) has
+    // not ended: no end, no duration.
+    ended_at: run.outcome === "running" ? null : run.endedAt,
+    duration_ms: run.outcome === "running" ? null : run.durationMs,
     outcome: run.outcome,
     error: run.error,
     summary: run.summary,

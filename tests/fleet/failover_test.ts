@@ -58,6 +58,9 @@ fleetTest(
             r.outcome === "running" && r.host === "h1"
           ),
       );
+      // Written while it runs: no end, no duration yet.
+      assert.equal(nap.ended_at, null);
+      assert.equal(nap.duration_ms, null);
       await h1.kill();
       // The client mid-call: its stream ends, the call is answered by an
       // error, and the session is gone (another host does not know it).
