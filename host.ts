@@ -172,7 +172,16 @@ async function serveNetwork(
   stderr(doorsLine(config));
   stderr(
     `history: ${
-      config.store ? `${config.store.path} (store.path)` : "off (store: null)"
+      config.store?.url
+        ? `PostgreSQL ${
+          // The password stays out of the log.
+          config.store.url.replace(
+            /\/\/[^@/]*@/,
+            "//…@",
+          )} (store.url, shared with the fleet)`
+        : config.store
+        ? `${config.store.path} (store.path)`
+        : "off (store: null)"
     }`,
   );
 

@@ -110,9 +110,9 @@ async function queryTime(): Promise<string[]> {
         outcome: i % 7 === 0 ? "tool_error" : "ok",
         result: { rows: i, summary: "x".repeat(200) },
       });
-      if (i % 1000 === 999) recorder.flush();
+      if (i % 1000 === 999) await recorder.flush();
     }
-    recorder.flush();
+    await recorder.flush();
     const writeMs = performance.now() - t0;
     const api = createApi({
       recorder,
@@ -134,7 +134,7 @@ async function queryTime(): Promise<string[]> {
     const s = performance.now();
     await (await api.request("/stats")).json();
     const statsMs = performance.now() - s;
-    recorder.close();
+    await recorder.close();
     return [
       `${RUNS} runs recorded and flushed in ${writeMs.toFixed(0)} ms (${
         (writeMs * 1000 / RUNS).toFixed(1)

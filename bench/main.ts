@@ -21,6 +21,7 @@ import { mcpBench } from "./mcp_bench.ts";
 import { confinementBench } from "./confinement_bench.ts";
 import { consoleBench } from "./console_bench.ts";
 import { egressBench } from "./egress_bench.ts";
+import { fleetBench } from "./fleet_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -42,6 +43,7 @@ export const BENCHES: Bench[] = [
   egressBench,
   consoleBench,
   capacityBench,
+  fleetBench,
 ];
 
 if (import.meta.main) {

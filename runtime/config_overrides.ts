@@ -11,12 +11,14 @@
  * | `SKILLBOX_HOSTNAME` | `listen.hostname` |
  * | `SKILLBOX_PORT` | `listen.port` |
  * | `SKILLBOX_TOKENS` | `tokens` (comma-separated; replaces the file's list) |
+ * | `SKILLBOX_STORE_URL` | `store.url` (a PostgreSQL store shared by a fleet) |
  *
  * @module
  */
 
 import { ConfigError } from "./config_error.ts";
 import type { HostConfig } from "./config_schema.ts";
+import { StoreConfigSchema, toStoreConfig } from "./store/config.ts";
 
 /** Settings given on the command line; unset fields leave the config alone. */
 export interface ConfigFlags {
@@ -110,6 +112,13 @@ function applyEnv(
     out.tokens = env.SKILLBOX_TOKENS.split(",").map((t) => t.trim())
       .filter((t) => t !== "");
     overrides.tokens = "SKILLBOX_TOKENS";
+  }
+  if (env.SKILLBOX_STORE_URL) {
+    out.store = {
+      ...(out.store ?? toStoreConfig(StoreConfigSchema.parse(undefined))!),
+      url: env.SKILLBOX_STORE_URL,
+    };
+    overrides["store.url"] = "SKILLBOX_STORE_URL";
   }
 }
 

@@ -174,6 +174,11 @@ export interface HostConfig {
   store: StoreConfig | null;
   /** Who sees what in the console. @default { adminTokens: [] } */
   console?: ConsoleConfig;
+  /**
+   * This host in a fleet sharing one store (issue 26): `id` names its
+   * runs. @default { id: null } (`hostname:port`)
+   */
+  host?: { id: string | null };
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});
@@ -306,6 +311,9 @@ const ConfigFileSchema = z.strictObject({
   console: z.strictObject({
     admin_tokens: z.array(z.string().min(1)).default([]),
   }).default({ admin_tokens: [] }),
+  host: z.strictObject({
+    id: z.string().min(1).max(200).nullable().default(null),
+  }).default({ id: null }),
 });
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
@@ -441,5 +449,6 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
     ),
     store: toStoreConfig(data.store),
     console: { adminTokens: data.console.admin_tokens },
+    host: { id: data.host.id },
   };
 }

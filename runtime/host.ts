@@ -276,7 +276,7 @@ export function createHost(options: HostOptions = {}): Host {
       await mcp.close();
       await dispatcher.closeCapabilities();
       await stack?.close();
-      operator.close();
+      await operator.close();
       await server.shutdown();
     },
   };

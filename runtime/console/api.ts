@@ -148,56 +148,65 @@ export function createApi(sources: ConsoleSources): Hono {
     c.header("X-Content-Type-Options", "nosniff");
   });
 
-  app.get("/runs", (c) => {
-    recorder.flush();
-    const store = recorder.store;
-    if (!store) return c.json({ runs: [], next: null, stored: false });
-    const page = runsPage(store, c.req.query(), scopeOf(c));
-    return page === null
-      ? c.json({ error: "limit and before must be numbers" }, 400)
-      : c.json(page);
-  });
+  app.get("/runs", (c) =>
+    fromStore(c, async () => {
+      await recorder.flush();
+      const store = recorder.store;
+      if (!store) return c.json({ runs: [], next: null, stored: false });
+      const page = await runsPage(store, c.req.query(), scopeOf(c));
+      return page === null
+        ? c.json({ error: "limit and before must be numbers" }, 400)
+        : c.json(page);
+    }));
 
-  app.get("/runs/:id", (c) => {
-    recorder.flush();
-    const id = c.req.param("id");
-    const scope = scopeOf(c);
-    // Another token's run answers as a missing one: ids do not leak.
-    const live = recorder.running.find((r) =>
-      r.id === id && mayView(scope, r.owner)
-    );
-    if (live) return c.json({ running: true, run: liveView(recorder, live) });
-    const detail = recorder.store?.get(id, scope) ?? null;
-    if (!detail) return c.json({ error: `Unknown run "${id}"` }, 404);
-    return c.json({
-      running: false,
-      run: runView(detail.run),
-      events: detail.events.map(eventView),
-      children: detail.children.map(runView),
-      files: runFileViews(detail.files ?? []),
-    });
-  });
+  app.get("/runs/:id", (c) =>
+    fromStore(c, async () => {
+      await recorder.flush();
+      const id = c.req.param("id");
+      const scope = scopeOf(c);
+      // Another token's run answers as a missing one: ids do not leak.
+      const live = recorder.running.find((r) =>
+        r.id === id && mayView(scope, r.owner)
+      );
+      if (live) {
+        return c.json({ running: true, run: liveView(recorder, live) });
+      }
+      const detail = (await recorder.store?.get(id, scope)) ?? null;
+      if (!detail) return c.json({ error: `Unknown run "${id}"` }, 404);
+      return c.json({
+        running: false,
+        run: runView(detail.run),
+        events: detail.events.map(eventView),
+        children: detail.children.map(runView),
+        files: runFileViews(detail.files ?? []),
+      });
+    }));
 
   // One kept file's content, by its place in this run's list (never by a
   // name a script chose): plain text or bytes that cannot run as a page.
-  app.get("/runs/:id/files/:index", (c) => {
-    recorder.flush();
-    const id = c.req.param("id");
-    const files = recorder.store?.get(id, scopeOf(c))?.files ?? [];
-    const res = fileResponse(files, c.req.param("index"));
-    return res ?? c.json({ error: `No kept file there in run "${id}"` }, 404);
-  });
+  app.get("/runs/:id/files/:index", (c) =>
+    fromStore(c, async () => {
+      await recorder.flush();
+      const id = c.req.param("id");
+      const files = (await recorder.store?.get(id, scopeOf(c)))?.files ?? [];
+      const res = fileResponse(files, c.req.param("index"));
+      return res ??
+        c.json({ error: `No kept file there in run "${id}"` }, 404);
+    }));
 
-  app.get("/stats", (c) => {
-    recorder.flush();
-    const window = Number(c.req.query("window") ?? STATS_WINDOW_S);
-    const seconds = Number.isFinite(window) && window > 0
-      ? window
-      : STATS_WINDOW_S;
-    const timings =
-      recorder.store?.timings(Date.now() - seconds * 1000, scopeOf(c)) ?? [];
-    return c.json({ window_seconds: seconds, stats: statsView(timings) });
-  });
+  app.get("/stats", (c) =>
+    fromStore(c, async () => {
+      await recorder.flush();
+      const window = Number(c.req.query("window") ?? STATS_WINDOW_S);
+      const seconds = Number.isFinite(window) && window > 0
+        ? window
+        : STATS_WINDOW_S;
+      const timings = (await recorder.store?.timings(
+        Date.now() - seconds * 1000,
+        scopeOf(c),
+      )) ?? [];
+      return c.json({ window_seconds: seconds, stats: statsView(timings) });
+    }));
 
   app.get("/catalog", async (c) => {
     const query = (c.req.query("q") ?? "").slice(0, 200);
@@ -272,19 +281,34 @@ function withStatuses(
   };
 }
 
+// A store that cannot be read (a database down) answers 503, not 500:
+// the host is fine, its history is out of reach for now.
+async function fromStore(
+  c: Context,
+  read: () => Promise<Response>,
+): Promise<Response> {
+  try {
+    return await read();
+  } catch (error) {
+    return c.json({
+      error: `Cannot read the run store: ${(error as Error).message}`,
+    }, 503);
+  }
+}
+
 // A page of runs as asked by the query, or null when it is not numbers.
-function runsPage(
+async function runsPage(
   store: RunStore,
   q: Record<string, string>,
   scope: RunScope,
-): Record<string, unknown> | null {
+): Promise<Record<string, unknown> | null> {
   const limit = q.limit ? Number(q.limit) : 50;
   const before = q.before ? Number(q.before) : undefined;
   if (
     !Number.isFinite(limit) ||
     (before !== undefined && !Number.isFinite(before))
   ) return null;
-  const page = store.list({
+  const page = await store.list({
     limit,
     before,
     name: q.name || undefined,
@@ -348,9 +372,12 @@ export function runView(run: RunRecord): Record<string, unknown> {
     session: run.session,
     transport: run.transport,
     token_label: run.tokenLabel,
+    host: run.host ?? "",
     started_at: run.startedAt,
-    ended_at: run.endedAt,
-    duration_ms: run.durationMs,
+    // A run written while it runs (a fleet's, or one its host left) has
+    // not ended: no end, no duration.
+    ended_at: run.outcome === "running" ? null : run.endedAt,
+    duration_ms: run.outcome === "running" ? null : run.durationMs,
     outcome: run.outcome,
     error: run.error,
     summary: run.summary,
@@ -381,6 +408,7 @@ export function liveView(
     name: run.name,
     session: run.session,
     transport: run.transport,
+    host: run.host ?? "",
     started_at: run.startedAt,
     progress: run.progress,
     status: recorder.redactor.text(run.status),

@@ -99,8 +99,8 @@ $("search").addEventListener("input", (e) => {
 let next = null;
 function historyRow(run) {
   return el("tr", { "data-run": run.id, class: run.outcome === "ok" ? "" : "failed", onclick: () => openRun(run.id) },
-    el("td", {}, time(run.ended_at)), el("td", {}, run.parent_id ? "↳ " + run.kind : run.kind), el("td", {}, run.name),
-    el("td", { class: "outcome" }, run.outcome), el("td", {}, Math.round(run.duration_ms)), el("td", {}, run.transport));
+    el("td", {}, time(run.ended_at ?? run.started_at)), el("td", {}, run.parent_id ? "↳ " + run.kind : run.kind), el("td", {}, run.name),
+    el("td", { class: "outcome" }, run.outcome), el("td", {}, run.duration_ms === null ? "…" : Math.round(run.duration_ms)), el("td", {}, run.transport));
 }
 function filters() {
   const data = new FormData($("filters"));
@@ -134,7 +134,7 @@ async function openRun(id) {
   if (run.result !== undefined) parts.push(el("h4", {}, "Result"), el("pre", {}, pretty(run.result)));
   if (body.children && body.children.length) {
     parts.push(el("h4", {}, "Tool calls"), el("ul", {}, ...body.children.map((c) =>
-      el("li", { class: "link", onclick: () => openRun(c.id) }, c.name + " · " + c.outcome + " · " + Math.round(c.duration_ms) + " ms"))));
+      el("li", { class: "link", onclick: () => openRun(c.id) }, c.name + " · " + c.outcome + (c.duration_ms === null ? "" : " · " + Math.round(c.duration_ms) + " ms")))));
   }
   if (body.files && body.files.length) {
     parts.push(el("h4", {}, "Files kept (" + body.files.length + ")"), el("ul", { class: "files" }, ...body.files.map((f) => fileItem(run.id, f))),

@@ -8,7 +8,12 @@
 
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { LiveChange, RunRecorder } from "../store/recorder.ts";
+import {
+  type LiveChange,
+  liveOf,
+  type LiveRun,
+  type RunRecorder,
+} from "../store/recorder.ts";
 import { mayView, type RunScope } from "../store/owner.ts";
 import { liveView, runView } from "./api.ts";
 
@@ -55,11 +60,14 @@ export function liveStream(c: Context, options: LiveStreamOptions): Response {
       wake?.();
     });
     try {
+      const running = [
+        ...recorder.running.filter((r) => mayView(scope, r.owner)),
+        ...await otherHostsRunning(recorder, scope),
+      ];
       await stream.writeSSE({
         event: "hello",
         data: JSON.stringify({
-          running: recorder.running.filter((r) => mayView(scope, r.owner))
-            .map((r) => liveView(recorder, r)),
+          running: running.map((r) => liveView(recorder, r)),
         }),
       });
       while (!closed) {
@@ -91,6 +99,27 @@ export function liveStream(c: Context, options: LiveStreamOptions): Response {
       unsubscribe();
     }
   });
+}
+
+// In a fleet (a store other hosts write), the runs the other hosts have
+// written `running` and not yet finished; none when the store is out of
+// reach (the viewer still gets this host's and every change from now on).
+async function otherHostsRunning(
+  recorder: RunRecorder,
+  scope: RunScope,
+): Promise<LiveRun[]> {
+  const store = recorder.store;
+  if (!store?.follow) return [];
+  try {
+    const page = await store.list({
+      outcome: "running",
+      owner: scope === "all" ? undefined : scope.owner,
+      limit: 500,
+    });
+    return page.runs.filter((r) => r.host !== recorder.host).map(liveOf);
+  } catch {
+    return [];
+  }
 }
 
 function ownerOf(change: LiveChange): string | null | undefined {

@@ -63,7 +63,7 @@ export interface OperatorSurface {
   /** The console routes (mount at `/`). */
   app: Hono;
   /** Writes pending runs and closes the store. */
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
@@ -125,6 +125,7 @@ export function createOperatorSurface(
     describeSession: (session) => describe(session),
     counters: metrics,
     log: options.log,
+    host: hostId(config),
   });
   const app = createConsoleRoutes({
     auth,
@@ -154,6 +155,19 @@ export function createOperatorSurface(
     registryStatus: options.registryStatus,
   });
   return { recorder, metrics, app, close: () => recorder.close() };
+}
+
+// The name this host's runs carry in a shared store: `host.id`, else
+// `hostname:port` (the port as configured).
+function hostId(config: OperatorSurfaceOptions["config"]): string {
+  if (config.host?.id) return config.host.id;
+  let name = "localhost";
+  try {
+    name = Deno.hostname();
+  } catch {
+    // no --allow-sys: the port alone still tells hosts on one machine apart
+  }
+  return `${name}:${config.listen.port}`;
 }
 
 // Whose work a console viewer sees, from the label auth gives a request:

@@ -11,6 +11,11 @@ import { z } from "zod";
 export interface StoreConfig {
   /** The SQLite file, relative to the working folder. @default ".skillbox/skillbox.db" */
   path: string;
+  /**
+   * A PostgreSQL database (`postgres://user:password@host:5432/db`) shared
+   * by a fleet of hosts; when set, `path` is not used. @default null (SQLite)
+   */
+  url?: string | null;
   /** Runs kept; older ones are pruned in the background. @default 10000 */
   maxRuns: number;
   /** Days a run is kept. @default 30 */
@@ -26,6 +31,7 @@ export interface StoreConfig {
 /** The defaults of the `store` section, as written in the file. */
 export const STORE_DEFAULTS = {
   path: ".skillbox/skillbox.db",
+  url: null as string | null,
   max_runs: 10_000,
   max_age_days: 30,
   script_files_max_bytes: 4 * 1024 * 1024,
@@ -38,6 +44,9 @@ type Section = typeof STORE_DEFAULTS;
 export const StoreConfigSchema: z.ZodType<Section | null, unknown> = z
   .strictObject({
     path: z.string().min(1).default(STORE_DEFAULTS.path),
+    url: z.string().regex(/^postgres(ql)?:\/\//, {
+      message: 'expected a "postgres://" URL',
+    }).nullable().default(null),
     max_runs: z.number().int().positive().default(STORE_DEFAULTS.max_runs),
     max_age_days: z.number().positive().default(STORE_DEFAULTS.max_age_days),
     script_files_max_bytes: z.number().int().min(0).default(
@@ -68,6 +77,7 @@ export function toStoreConfig(section: Section | null): StoreConfig | null {
   if (section === null) return null;
   return {
     path: section.path,
+    url: section.url,
     maxRuns: section.max_runs,
     maxAgeDays: section.max_age_days,
     files: {

@@ -1,7 +1,9 @@
 /**
- * Opens the run recorder a host configuration asks for: the SQLite store at
- * `store.path` (relative to the working folder), or none with `store: null`
- * or when the file cannot be opened (reported once; the host keeps serving).
+ * Opens the run recorder a host configuration asks for: the PostgreSQL
+ * store at `store.url` (a fleet's; connected on first use, so a host starts
+ * while its database is down), else the SQLite store at `store.path`
+ * (relative to the working folder), or none with `store: null` or when the
+ * file cannot be opened (reported once; the host keeps serving).
  *
  * @module
  */
@@ -14,6 +16,7 @@ import {
   type RunRecorderOptions,
 } from "./recorder.ts";
 import type { Redactor } from "./redact.ts";
+import { lazyPostgresStore } from "./postgres.ts";
 import { openSqliteStore } from "./sqlite.ts";
 import type { RunStore } from "./store.ts";
 
@@ -27,6 +30,8 @@ export interface OpenRecorderOptions {
   counters?: RunCounters;
   /** Receives the one-time report of a failing store. */
   log?: (line: string) => void;
+  /** This host's name on its runs (`host.id`). @default "" */
+  host?: string;
 }
 
 /**
@@ -49,7 +54,9 @@ export function openRecorder(
   options: OpenRecorderOptions = {},
 ): RunRecorder {
   let store: RunStore | null = null;
-  if (config !== null) {
+  if (config?.url) {
+    store = lazyPostgresStore(config.url);
+  } else if (config !== null) {
     const path = config.path === ":memory:" ? ":memory:" : resolve(config.path);
     try {
       store = openSqliteStore(path);
@@ -70,5 +77,6 @@ export function openRecorder(
     describeSession: options.describeSession,
     counters: options.counters,
     log: options.log,
+    host: options.host,
   });
 }

@@ -14,13 +14,22 @@ import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
 import { Redactor } from "./redact.ts";
 import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
 import { newRunId } from "./run_id.ts";
-import type { RunRecord, RunStore, RunWrite, StoredEvent } from "./store.ts";
+import type {
+  FleetChange,
+  RunRecord,
+  RunStore,
+  RunWrite,
+  StoredEvent,
+} from "./store.ts";
 
 /** Events kept per run in the store; later ones are counted, not kept. */
 export const MAX_KEPT_EVENTS = 500;
 const FLUSH_MS = 100;
+const RETRY_MS = 1000;
 const PRUNE_MS = 10 * 60_000;
-const MAX_PENDING = 10_000;
+/** Runs held for a store that cannot be written; beyond, the oldest are lost (counted). */
+export const MAX_PENDING = 10_000;
+const MAX_BATCH = 500;
 const TOKENS_TAIL = 4000;
 
 /** What the metrics want to hear about runs. */
@@ -52,6 +61,8 @@ export interface LiveRun {
   startedAt: number;
   /** The last `progress` percentage, or null. */
   progress: number | null;
+  /** Which host runs it (`host.id`). @default "" */
+  host?: string;
   /** The last `progress` or `status` message. */
   status: string;
   /** The tail of the LLM tokens streamed so far. */
@@ -66,6 +77,43 @@ export type LiveChange =
   | { type: "started"; run: LiveRun }
   | { type: "event"; runId: string; owner: string | null; event: CallEvent }
   | { type: "finished"; run: RunRecord };
+
+/**
+ * A stored run (another host's, still `running`) as the live view shows it.
+ *
+ * @param r the run as stored
+ * @returns its live shape (no progress or tokens: those stay on its host)
+ * @example Another host's running run, for the live view
+ * ```ts
+ * import { liveOf } from "./recorder.ts";
+ * import assert from "node:assert/strict";
+ * const live = liveOf({
+ *   id: "r1", parentId: null, kind: "tool", name: "nap", toolkit: null, session: "s",
+ *   transport: "sse", tokenLabel: null, host: "h2", startedAt: 1, endedAt: 1, durationMs: 0,
+ *   outcome: "running", error: null, summary: null, args: "{}", result: null, eventCount: 0,
+ *   llmTurns: 0, inputTokens: 0, outputTokens: 0,
+ * });
+ * assert.equal(live.host, "h2");
+ * assert.equal(live.progress, null);
+ * ```
+ */
+export function liveOf(r: RunRecord): LiveRun {
+  return {
+    id: r.id,
+    parentId: r.parentId,
+    kind: r.kind,
+    name: r.name,
+    session: r.session,
+    transport: r.transport,
+    host: r.host ?? "",
+    startedAt: r.startedAt,
+    progress: null,
+    status: "",
+    tokens: "",
+    eventCount: r.eventCount,
+    owner: r.owner ?? null,
+  };
+}
 
 /** Options of {@link RunRecorder}. */
 export interface RunRecorderOptions {
@@ -85,6 +133,17 @@ export interface RunRecorderOptions {
   log?: (line: string) => void;
   /** Caps of the files kept per run (0: none). @default 4 MiB, 100 files */
   files?: { maxBytes: number; maxFiles: number };
+  /**
+   * Runs held while the store cannot take them; beyond, the oldest are
+   * lost, counted in `storeError`. @default {@link MAX_PENDING}
+   */
+  maxPending?: number;
+  /**
+   * This host's name in the store (`host.id`): its runs carry it, and its
+   * runs left `running` by an earlier life are marked `interrupted`.
+   * @default ""
+   */
+  host?: string;
 }
 
 interface Open {
@@ -97,6 +156,8 @@ interface Open {
   provider: string;
   input: number;
   output: number;
+  /** Written as `running` already. */
+  stored: boolean;
 }
 
 interface Finished {
@@ -119,9 +180,9 @@ interface Finished {
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
  * const id = recorder.started({ kind: "tool", name: "add", session, args: { a: 1 } });
  * recorder.finished(id, { outcome: "ok", result: 2 });
- * recorder.flush();
- * assert.equal(recorder.store?.get(id)?.run.result, "2");
- * recorder.close();
+ * await recorder.flush();
+ * assert.equal((await recorder.store?.get(id))?.run.result, "2");
+ * await recorder.close();
  * ```
  */
 export class RunRecorder implements RunObserver {
@@ -131,6 +192,12 @@ export class RunRecorder implements RunObserver {
   readonly files: RunFileKeeper | null;
   #open = new Map<string, Open>();
   #pending: Finished[] = [];
+  // Redacted writes the store has not taken yet (it failed or is busy).
+  #unwritten: RunWrite[] = [];
+  #writing: Promise<void> = Promise.resolve();
+  #interrupted = false;
+  #lost = 0;
+  #unfollow: (() => void) | null = null;
   #listeners = new Set<(change: LiveChange) => void>();
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
   #pruneTimer: ReturnType<typeof setInterval> | undefined;
@@ -147,9 +214,14 @@ export class RunRecorder implements RunObserver {
     this.files = keepRunFiles(this.store, options.files, this.#redactor, {
       isOpen: (runId) => this.#open.has(runId),
     });
+    // At once, not at the first run: the runs an earlier life of this host
+    // left `running` are marked `interrupted`.
+    if (this.store) {
+      queueMicrotask(() => this.#closed ? undefined : void this.flush());
+    }
     const retention = options.retention;
     if (this.store && retention) {
-      const prune = () => this.prune();
+      const prune = () => void this.prune();
       const timer = setInterval(prune, PRUNE_MS);
       Deno.unrefTimer(timer);
       this.#pruneTimer = timer;
@@ -179,6 +251,7 @@ export class RunRecorder implements RunObserver {
       name: start.name.slice(0, 200),
       session: start.session.id,
       transport: who.transport,
+      host: this.#options.host ?? "",
       startedAt,
       progress: null,
       status: "",
@@ -196,8 +269,12 @@ export class RunRecorder implements RunObserver {
       provider: "",
       input: 0,
       output: 0,
+      stored: false,
     });
     if (this.#listeners.size > 0) this.#notify({ type: "started", run: live });
+    // A run still going at the next flush is written `running`: a host
+    // that dies leaves a trace its next life marks `interrupted`.
+    if (this.store) this.#schedule();
     return id;
   }
 
@@ -261,16 +338,32 @@ export class RunRecorder implements RunObserver {
       this.#notify({ type: "finished", run: this.#record(done) });
     }
     if (!this.store || this.#closed) return;
-    if (this.#pending.length >= MAX_PENDING) {
-      this.#pending.shift();
-      this.#options.counters?.eventsDropped(1);
-    }
     this.#pending.push(done);
-    if (this.#flushTimer === undefined && !this.#closed) {
-      const timer = setTimeout(() => this.flush(), FLUSH_MS);
-      Deno.unrefTimer(timer);
-      this.#flushTimer = timer;
+    const bound = this.#options.maxPending ?? MAX_PENDING;
+    if (this.#pending.length + this.#unwritten.length > bound) {
+      this.#lose(1);
     }
+    this.#schedule();
+  }
+
+  #schedule(delay = FLUSH_MS): void {
+    if (this.#flushTimer !== undefined || this.#closed) return;
+    const timer = setTimeout(() => void this.flush(), delay);
+    Deno.unrefTimer(timer);
+    this.#flushTimer = timer;
+  }
+
+  // Drops the oldest held runs, counted: never silently.
+  #lose(count: number): void {
+    let left = count;
+    while (left > 0 && this.#unwritten.length > 0) {
+      this.#unwritten.shift(), left--;
+    }
+    while (left > 0 && this.#pending.length > 0) this.#pending.shift(), left--;
+    const lost = count - left;
+    if (lost === 0) return;
+    this.#lost += lost;
+    for (let i = 0; i < lost; i++) this.#options.counters?.storeError();
   }
 
   /**
@@ -281,52 +374,162 @@ export class RunRecorder implements RunObserver {
    */
   subscribe(listener: (change: LiveChange) => void): () => void {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    // Other hosts' runs are heard only while someone watches.
+    if (this.#listeners.size === 1 && this.store?.follow && !this.#closed) {
+      this.#unfollow = this.store.follow(
+        this.#options.host ?? "",
+        (change) => this.#heard(change),
+      );
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) {
+        this.#unfollow?.();
+        this.#unfollow = null;
+      }
+    };
   }
 
-  /** Writes pending runs now (redacting them first). */
-  flush(): void {
+  /** Runs lost (not written) because the store stayed unwritable. */
+  get lost(): number {
+    return this.#lost;
+  }
+
+  /**
+   * Writes pending runs now (redacting them first), and the runs still
+   * going as `running`. Resolves when the store took them or failed (then
+   * they are held and retried; see {@link MAX_PENDING}).
+   */
+  flush(): Promise<void> {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    if (!this.store || this.#pending.length === 0) return;
+    if (!this.store) return Promise.resolve();
+    this.#take();
+    this.#writing = this.#writing.then(() => this.#write());
+    return this.#writing;
+  }
+
+  // Redacts what finished (and what still runs) into writes, in order.
+  #take(): void {
     const batch = this.#pending;
     this.#pending = [];
-    let writes: RunWrite[];
+    for (const done of batch) {
+      try {
+        this.#unwritten.push({
+          run: this.#record(done),
+          events: this.#events(done),
+          files: this.files?.take(done.open.live.id) ?? [],
+        });
+      } catch (error) {
+        this.#lost++; // counted by #storeFailed
+        this.#storeFailed("write", error);
+      }
+    }
+    for (const open of this.#open.values()) {
+      if (open.stored) continue;
+      open.stored = true;
+      this.#unwritten.push({ run: this.#running(open), events: [] });
+    }
+  }
+
+  async #write(): Promise<void> {
+    const store = this.store;
+    if (!store) return;
     try {
-      writes = batch.map((done) => ({
-        run: this.#record(done),
-        events: this.#events(done),
-        files: this.files?.take(done.open.live.id) ?? [],
-      }));
-      this.store.write(writes);
+      if (!this.#interrupted) {
+        await store.interrupt(this.#options.host ?? "");
+        this.#interrupted = true;
+      }
+      while (this.#unwritten.length > 0) {
+        const batch = this.#unwritten.slice(0, MAX_BATCH);
+        await store.write(batch);
+        this.#unwritten.splice(0, batch.length);
+      }
+      if (this.#failed) {
+        this.#failed = false;
+        this.#options.log?.(
+          `The run store is written again${
+            this.#lost > 0 ? `; ${this.#lost} runs were lost meanwhile` : ""
+          }`,
+        );
+      }
     } catch (error) {
       this.#storeFailed("write", error);
+      if (!this.#closed) this.#schedule(RETRY_MS);
     }
   }
 
   /** Applies the retention now. */
-  prune(): void {
+  async prune(): Promise<void> {
     const retention = this.#options.retention;
     if (!this.store || !retention || this.#closed) return;
     try {
-      this.store.prune(retention);
+      await this.store.prune(retention);
     } catch (error) {
       this.#storeFailed("prune", error);
     }
   }
 
-  /** Writes what is pending, stops the timers and closes the store. */
-  close(): void {
+  /**
+   * Writes what is pending (one attempt), stops the timers and closes the
+   * store. What the store could not take is counted lost.
+   */
+  async close(): Promise<void> {
     if (this.#closed) return;
-    this.flush();
+    const flushed = this.flush();
     this.#closed = true;
+    clearTimeout(this.#flushTimer);
     clearInterval(this.#pruneTimer);
     this.#listeners.clear();
+    this.#unfollow?.();
+    await flushed;
+    this.#lose(this.#unwritten.length + this.#pending.length);
     try {
-      this.store?.close();
+      await this.store?.close();
     } catch {
       // nothing more to report: the host is closing
     }
+  }
+
+  #heard(change: FleetChange): void {
+    this.#notify(
+      change.type === "finished"
+        ? { type: "finished", run: change.run }
+        : { type: "started", run: liveOf(change.run) },
+    );
+  }
+
+  /** This host's name on its runs (`host.id`). */
+  get host(): string {
+    return this.#options.host ?? "";
+  }
+
+  #running(open: Open): RunRecord {
+    const live = open.live;
+    return {
+      id: live.id,
+      parentId: live.parentId,
+      kind: live.kind,
+      name: live.name,
+      toolkit: null,
+      session: live.session,
+      transport: live.transport,
+      tokenLabel: open.tokenLabel,
+      host: this.#options.host ?? "",
+      startedAt: live.startedAt,
+      endedAt: live.startedAt,
+      durationMs: 0,
+      outcome: "running",
+      error: null,
+      summary: null,
+      args: this.#redactor.json(open.args),
+      result: null,
+      eventCount: live.eventCount,
+      llmTurns: open.turns,
+      inputTokens: open.input,
+      outputTokens: open.output,
+      owner: live.owner,
+    };
   }
 
   #notify(change: LiveChange): void {
@@ -363,6 +566,7 @@ export class RunRecorder implements RunObserver {
       session: open.live.session,
       transport: open.live.transport,
       tokenLabel: open.tokenLabel,
+      host: this.#options.host ?? "",
       startedAt: open.live.startedAt,
       endedAt: done.endedAt,
       durationMs: Math.round(done.durationMs * 1000) / 1000,

@@ -5,7 +5,7 @@ import { fakeSession } from "../../tests/support/skill_fakes.ts";
 
 const session = fakeSession();
 
-Deno.test("a recorded run's id begins with its start time, so the store's keys grow in order", () => {
+Deno.test("a recorded run's id begins with its start time, so the store's keys grow in order", async () => {
   const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
   const ids = [0, 1, 2].map((i) =>
     recorder.started({ kind: "tool", name: "add", session, args: { i } })
@@ -15,10 +15,10 @@ Deno.test("a recorded run's id begins with its start time, so the store's keys g
     assert.equal(parseInt(live.id.slice(0, 12), 16), live.startedAt);
   }
   for (const id of ids) recorder.finished(id, { outcome: "ok", result: 1 });
-  recorder.flush();
+  await recorder.flush();
   assert.deepEqual(
-    recorder.store?.list({}).runs.map((r) => r.id),
+    (await recorder.store?.list({}))?.runs.map((r) => r.id),
     [...ids].reverse(),
   );
-  recorder.close();
+  await recorder.close();
 });

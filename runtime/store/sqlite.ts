@@ -9,16 +9,17 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { mayView, type RunScope } from "./owner.ts";
-import type {
-  RunDetail,
-  RunPage,
-  RunQuery,
-  RunRecord,
-  RunStore,
-  RunTiming,
-  RunWrite,
-  StoredEvent,
-  StoredFile,
+import {
+  INTERRUPTED,
+  type RunDetail,
+  type RunPage,
+  type RunQuery,
+  type RunRecord,
+  type RunStore,
+  type RunTiming,
+  type RunWrite,
+  type StoredEvent,
+  type StoredFile,
 } from "./store.ts";
 
 const SCHEMA = `
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS runs (
   llm_turns INTEGER NOT NULL,
   input_tokens INTEGER NOT NULL,
   output_tokens INTEGER NOT NULL,
-  owner TEXT
+  owner TEXT,
+  host TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS runs_name ON runs (name, cursor);
 CREATE INDEX IF NOT EXISTS runs_session ON runs (session, cursor);
@@ -71,7 +73,7 @@ CREATE TABLE IF NOT EXISTS files (
 `;
 
 const COLUMNS =
-  "cursor, id, parent_id, kind, name, toolkit, session, transport, token_label, started_at, ended_at, duration_ms, outcome, error, summary, args, result, event_count, llm_turns, input_tokens, output_tokens, owner";
+  "cursor, id, parent_id, kind, name, toolkit, session, transport, token_label, started_at, ended_at, duration_ms, outcome, error, summary, args, result, event_count, llm_turns, input_tokens, output_tokens, owner, host";
 
 // A store written before runs had owners gains the column; its old rows
 // keep no owner, so only console admins see them.
@@ -82,7 +84,12 @@ function migrate(db: DatabaseSync): void {
   if (!columns.some((c) => c.name === "owner")) {
     db.exec("ALTER TABLE runs ADD COLUMN owner TEXT");
   }
+  // ... and hosts: its old rows name none.
+  if (!columns.some((c) => c.name === "host")) {
+    db.exec("ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT ''");
+  }
   db.exec("CREATE INDEX IF NOT EXISTS runs_owner ON runs (owner, cursor)");
+  db.exec("CREATE INDEX IF NOT EXISTS runs_host ON runs (host, outcome)");
 }
 
 /**
@@ -107,7 +114,7 @@ function migrate(db: DatabaseSync): void {
  * store.close();
  * ```
  */
-export function openSqliteStore(path: string): RunStore {
+export function openSqliteStore(path: string): SqliteRunStore {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
   try {
@@ -123,19 +130,32 @@ export function openSqliteStore(path: string): RunStore {
   return new SqliteRunStore(db);
 }
 
-class SqliteRunStore implements RunStore {
+/**
+ * The SQLite store: every method answers at once (see {@link openSqliteStore}).
+ *
+ * @example Count at once, no await
+ * ```ts
+ * import { openSqliteStore } from "./sqlite.ts";
+ * import assert from "node:assert/strict";
+ * const store = openSqliteStore(":memory:");
+ * assert.equal(store.count(), 0);
+ * store.close();
+ * ```
+ */
+export class SqliteRunStore implements RunStore {
   #db: DatabaseSync;
   #insertRun: StatementSync;
   #insertEvent: StatementSync;
   #insertFile: StatementSync;
   #listCache = new Map<string, StatementSync>();
 
+  /** @param db the open database, its schema in place */
   constructor(db: DatabaseSync) {
     this.#db = db;
     this.#insertRun = db.prepare(
       `INSERT OR REPLACE INTO runs (${
         COLUMNS.replace("cursor, ", "")
-      }) VALUES (${new Array(21).fill("?").join(", ")})`,
+      }) VALUES (${new Array(22).fill("?").join(", ")})`,
     );
     this.#insertEvent = db.prepare(
       "INSERT OR REPLACE INTO events (run_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
@@ -172,6 +192,7 @@ class SqliteRunStore implements RunStore {
           run.inputTokens,
           run.outputTokens,
           run.owner ?? null,
+          run.host ?? "",
         );
         for (const e of events) {
           this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
@@ -197,8 +218,9 @@ class SqliteRunStore implements RunStore {
     if (query.name) where.push("name = ?"), params.push(query.name);
     if (query.kind) where.push("kind = ?"), params.push(query.kind);
     if (query.session) where.push("session = ?"), params.push(query.session);
-    if (query.outcome === "error") where.push("outcome != 'ok'");
-    else if (query.outcome) {
+    if (query.outcome === "error") {
+      where.push("outcome NOT IN ('ok', 'running')");
+    } else if (query.outcome) {
       where.push("outcome = ?"), params.push(query.outcome);
     }
     if (query.before !== undefined) {
@@ -254,10 +276,10 @@ class SqliteRunStore implements RunStore {
   timings(since: number, scope: RunScope = "all"): RunTiming[] {
     const rows = scope === "all"
       ? this.#db.prepare(
-        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? ORDER BY cursor",
+        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running' ORDER BY cursor",
       ).all(since)
       : this.#db.prepare(
-        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND owner = ? ORDER BY cursor",
+        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running' AND owner = ? ORDER BY cursor",
       ).all(since, scope.owner);
     return (rows as Row[]).map((row) => ({
       kind: String(row.kind),
@@ -292,6 +314,13 @@ class SqliteRunStore implements RunStore {
       this.#db.exec("ROLLBACK");
       throw error;
     }
+  }
+
+  interrupt(host: string): number {
+    const changed = this.#db.prepare(
+      `UPDATE runs SET outcome = 'interrupted', error = ? WHERE host = ? AND outcome = 'running'`,
+    ).run(INTERRUPTED, host);
+    return Number(changed.changes);
   }
 
   count(): number {
@@ -335,5 +364,6 @@ function toRecord(row: Row): RunRecord {
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
     owner: text(row.owner),
+    host: String(row.host ?? ""),
   };
 }

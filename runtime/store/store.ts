@@ -1,7 +1,8 @@
 /**
  * The run store interface: what the recorder writes and the console reads.
- * SQLite (`sqlite.ts`) is the embedded implementation; another engine (for a
- * fleet) implements the same interface.
+ * SQLite (`sqlite.ts`) is the embedded implementation; PostgreSQL
+ * (`postgres.ts`) is the one a fleet of hosts shares. A method answers now
+ * (SQLite) or later (a server): callers `await` either.
  *
  * @module
  */
@@ -31,13 +32,21 @@ export interface RunRecord {
    * null: the operator's, shown to console admins only. @default null
    */
   owner?: string | null;
+  /**
+   * Which host ran it (`host.id`, default `hostname:port`).
+   * @default "" (a store written before hosts were recorded)
+   */
+  host?: string;
   /** Start, epoch milliseconds. */
   startedAt: number;
   /** End, epoch milliseconds. */
   endedAt: number;
   /** Wall time in milliseconds. */
   durationMs: number;
-  /** `"ok"` or the A2E error code. */
+  /**
+   * `"ok"`, the A2E error code, `"running"` (written while it runs, so a
+   * restarted host can tell) or `"interrupted"` (its host stopped first).
+   */
   outcome: string;
   /** The error message, redacted, or null. */
   error: string | null;
@@ -141,27 +150,68 @@ export interface RunTiming {
   endedAt: number;
 }
 
-/** Where runs are kept. Every method may throw when the storage fails. */
+/** The error of a run its host left unfinished (marked when it restarted). */
+export const INTERRUPTED =
+  "The host stopped before the run finished (marked when it restarted)";
+
+/** A value now or later: SQLite answers at once, a server later. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** What another host sharing the store did (heard through the store). */
+export interface FleetChange {
+  /** `started` (written while running) or `finished`. */
+  type: "started" | "finished";
+  /** The run as stored (still `running` when started). */
+  run: RunRecord;
+}
+
+/**
+ * Where runs are kept. Every method may throw (or reject) when the storage
+ * fails.
+ */
 export interface RunStore {
-  /** Writes finished runs, all or none. */
-  write(batch: readonly RunWrite[]): void;
+  /**
+   * Writes runs, all or none. A run written again (finished after it was
+   * written `running`) replaces its earlier row.
+   */
+  write(batch: readonly RunWrite[]): Awaitable<void>;
   /** Lists runs, newest first. */
-  list(query: RunQuery): RunPage;
+  list(query: RunQuery): Awaitable<RunPage>;
   /**
    * One run with its events and children, or null (also when `scope` may
    * not see it: the caller cannot tell it apart from a missing run).
    */
-  get(id: string, scope?: RunScope): RunDetail | null;
-  /** Timings of the runs (in `scope`) that ended at or after `since` (epoch ms). */
-  timings(since: number, scope?: RunScope): RunTiming[];
+  get(id: string, scope?: RunScope): Awaitable<RunDetail | null>;
+  /**
+   * Timings of the finished runs (in `scope`) that ended at or after
+   * `since` (epoch ms).
+   */
+  timings(since: number, scope?: RunScope): Awaitable<RunTiming[]>;
   /**
    * Deletes runs beyond `maxRuns` and older than `maxAgeDays`.
    *
    * @returns how many runs were deleted
    */
-  prune(limits: { maxRuns: number; maxAgeDays: number; now?: number }): number;
+  prune(
+    limits: { maxRuns: number; maxAgeDays: number; now?: number },
+  ): Awaitable<number>;
+  /**
+   * Marks the runs `host` left `running` as `interrupted` (the host
+   * restarted before they finished).
+   *
+   * @returns how many runs were marked
+   */
+  interrupt(host: string): Awaitable<number>;
   /** How many runs are kept. */
-  count(): number;
+  count(): Awaitable<number>;
+  /**
+   * Hears the runs other hosts sharing the store start and finish, until
+   * unsubscribed; absent when nothing else can write the store.
+   */
+  follow?(
+    host: string,
+    listener: (change: FleetChange) => void,
+  ): () => void;
   /** Closes the storage. */
-  close(): void;
+  close(): Awaitable<void>;
 }

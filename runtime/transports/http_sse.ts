@@ -71,9 +71,13 @@ export function createSseTransport(context: TransportContext): SseTransport {
       c.req.header("authorization"),
       clientKey(c.env),
     );
-    return typeof opened === "string"
-      ? c.json({ session_id: opened })
-      : c.json({ error: opened.reason }, opened.status);
+    if (typeof opened !== "string") {
+      return c.json({ error: opened.reason }, opened.status);
+    }
+    // In a header too: a load balancer sticks the session to this host by
+    // headers, never by reading JSON bodies (deploy/haproxy.cfg).
+    c.header("X-Session-Id", opened);
+    return c.json({ session_id: opened });
   });
   app.post("/send", (c) => receive(context, channels, c));
   app.get("/stream", (c) => stream(channels, c));

@@ -1,0 +1,551 @@
+/**
+ * The fleet's run store: PostgreSQL through `npm:postgres`, shared by every
+ * host pointed at the same database. The schema is created or migrated at
+ * open (versioned, under an advisory lock so hosts starting together do not
+ * race); every write announces its runs on a `NOTIFY` channel so each host's
+ * live view hears the others'.
+ *
+ * @module
+ */
+
+import postgres from "postgres";
+import { mayView, type RunScope } from "./owner.ts";
+import {
+  type FleetChange,
+  INTERRUPTED,
+  type RunDetail,
+  type RunPage,
+  type RunQuery,
+  type RunRecord,
+  type RunStore,
+  type RunTiming,
+  type RunWrite,
+  type StoredFile,
+} from "./store.ts";
+
+/** The channel runs are announced on. */
+export const CHANNEL = "skillbox_runs";
+
+// Each entry moves the schema one version on; never edit a shipped one.
+const MIGRATIONS: string[] = [
+  `CREATE TABLE skillbox_runs (
+    cursor BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    parent_id TEXT,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    toolkit TEXT,
+    session TEXT NOT NULL,
+    transport TEXT NOT NULL,
+    token_label TEXT,
+    owner TEXT,
+    host TEXT NOT NULL DEFAULT '',
+    started_at DOUBLE PRECISION NOT NULL,
+    ended_at DOUBLE PRECISION NOT NULL,
+    duration_ms DOUBLE PRECISION NOT NULL,
+    outcome TEXT NOT NULL,
+    error TEXT,
+    summary TEXT,
+    args TEXT NOT NULL,
+    result TEXT,
+    event_count INTEGER NOT NULL,
+    llm_turns INTEGER NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL
+  );
+  CREATE INDEX skillbox_runs_name ON skillbox_runs (name, cursor);
+  CREATE INDEX skillbox_runs_session ON skillbox_runs (session, cursor);
+  CREATE INDEX skillbox_runs_outcome ON skillbox_runs (outcome, cursor);
+  CREATE INDEX skillbox_runs_owner ON skillbox_runs (owner, cursor);
+  CREATE INDEX skillbox_runs_host ON skillbox_runs (host, outcome);
+  CREATE INDEX skillbox_runs_parent ON skillbox_runs (parent_id);
+  CREATE INDEX skillbox_runs_ended ON skillbox_runs (ended_at);
+  CREATE TABLE skillbox_events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+  CREATE TABLE skillbox_files (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    data BYTEA,
+    note TEXT,
+    PRIMARY KEY (run_id, seq)
+  );`,
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+const COLUMNS = [
+  "id",
+  "parent_id",
+  "kind",
+  "name",
+  "toolkit",
+  "session",
+  "transport",
+  "token_label",
+  "owner",
+  "host",
+  "started_at",
+  "ended_at",
+  "duration_ms",
+  "outcome",
+  "error",
+  "summary",
+  "args",
+  "result",
+  "event_count",
+  "llm_turns",
+  "input_tokens",
+  "output_tokens",
+] as const;
+
+// Rows per INSERT: PostgreSQL takes at most 65535 parameters a statement.
+const CHUNK = 1000;
+// A NOTIFY payload must stay under 8000 bytes: ids per announcement.
+const IDS_PER_NOTICE = 100;
+
+/** Options of {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Connections kept. @default 4 */
+  max?: number;
+  /** Seconds to wait for a connection before a call fails. @default 3 */
+  connectTimeout?: number;
+}
+
+/**
+ * Opens a PostgreSQL run store, creating or migrating its schema.
+ *
+ * @param url `postgres://user:password@host:port/db` (a Unix socket folder
+ *   as `?host=/path`)
+ * @param options pool size and connection timeout
+ * @returns the store
+ * @throws {Error} when the database cannot be reached or migrated, or was
+ *   written by a newer skillbox
+ * @example Open a store (needs a server)
+ * ```ts ignore
+ * import { openPostgresStore } from "./postgres.ts";
+ * const store = await openPostgresStore("postgres://skillbox@db/skillbox");
+ * console.log(await store.count());
+ * await store.close();
+ * ```
+ */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresRunStore> {
+  const sql = connect(url, options);
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    throw error;
+  }
+  return new PostgresRunStore(sql);
+}
+
+/**
+ * A PostgreSQL store whose schema may not be in place yet: the host starts
+ * with the database down, and the schema is made on the first write that
+ * reaches it (see {@link PostgresRunStore.ready}).
+ *
+ * @param url the database's URL
+ * @param options pool size and connection timeout
+ * @returns the store, not connected yet
+ * @example Open lazily (needs a server to be of use)
+ * ```ts
+ * import { lazyPostgresStore } from "./postgres.ts";
+ * const store = lazyPostgresStore("postgres://skillbox@127.0.0.1:1/none");
+ * await store.close();
+ * ```
+ */
+export function lazyPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): PostgresRunStore {
+  return new PostgresRunStore(connect(url, options), false);
+}
+
+type Sql = postgres.Sql;
+
+function connect(url: string, options: PostgresStoreOptions): Sql {
+  return postgres(url, {
+    max: options.max ?? 4,
+    connect_timeout: options.connectTimeout ?? 3,
+    idle_timeout: 60,
+    // Half a second between reconnects, not the client's growing wait
+    // (up to 20 s): a database back is written again at the next flush.
+    backoff: () => 0.5,
+    onnotice: () => {},
+    // Cursors and token counts are BIGINT: numbers here, not strings.
+    types: {
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (x: number) => String(x),
+        parse: (x: string) => Number(x),
+      },
+    },
+  });
+}
+
+async function migrate(sql: Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('skillbox_schema'))`;
+    await tx`CREATE TABLE IF NOT EXISTS skillbox_schema (version INTEGER NOT NULL)`;
+    const [row] = await tx`SELECT version FROM skillbox_schema`;
+    const version = row ? Number(row.version) : 0;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(
+        `Cannot use the run store: its schema is version ${version}, this skillbox knows up to ${SCHEMA_VERSION}`,
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) {
+      await tx.unsafe(MIGRATIONS[v]!);
+    }
+    if (!row) {
+      await tx`INSERT INTO skillbox_schema (version) VALUES (${SCHEMA_VERSION})`;
+    } else if (version < SCHEMA_VERSION) {
+      await tx`UPDATE skillbox_schema SET version = ${SCHEMA_VERSION}`;
+    }
+  });
+}
+
+/**
+ * The PostgreSQL store (see {@link openPostgresStore}): every method
+ * answers later, and {@link PostgresRunStore.follow} hears other hosts.
+ *
+ * @example Hear the other hosts' runs (needs a server)
+ * ```ts ignore
+ * import { openPostgresStore } from "./postgres.ts";
+ * const store = await openPostgresStore("postgres://skillbox@db/skillbox");
+ * const stop = store.follow("h1", (change) => console.log(change.type, change.run.host));
+ * stop();
+ * await store.close();
+ * ```
+ */
+export class PostgresRunStore implements RunStore {
+  #sql: Sql;
+  #migrated: boolean;
+  #migrating: Promise<void> | null = null;
+
+  /**
+   * @param sql the connection pool
+   * @param migrated whether the schema is known to be in place
+   */
+  constructor(sql: Sql, migrated = true) {
+    this.#sql = sql;
+    this.#migrated = migrated;
+  }
+
+  /** Makes sure the schema is in place (once it has been, at once). */
+  async ready(): Promise<void> {
+    if (this.#migrated) return;
+    this.#migrating ??= migrate(this.#sql).finally(() => {
+      this.#migrating = null;
+    });
+    await this.#migrating;
+    this.#migrated = true;
+  }
+
+  async write(batch: readonly RunWrite[]): Promise<void> {
+    if (batch.length === 0) return;
+    await this.ready();
+    // A run written twice in one batch (running, then finished) keeps the last.
+    const last = new Map<string, RunWrite>();
+    for (const w of batch) last.set(w.run.id, w);
+    const writes = [...last.values()];
+    const ids = writes.map((w) => w.run.id);
+    const rows = writes.map(({ run }) => toRow(run));
+    const events = writes.flatMap(({ run, events }) =>
+      events.map((e) => ({
+        run_id: run.id,
+        seq: e.seq,
+        kind: e.kind,
+        data: e.data,
+        at: e.at,
+      }))
+    );
+    const files = writes.flatMap(({ run, files }) =>
+      (files ?? []).map((f, i) => ({
+        run_id: run.id,
+        seq: i,
+        name: f.name,
+        size: f.size,
+        data: f.data,
+        note: f.note,
+      }))
+    );
+    const started = writes.filter((w) => w.run.outcome === "running")
+      .map((w) => w.run.id);
+    const finished = writes.filter((w) => w.run.outcome !== "running")
+      .map((w) => w.run.id);
+    const host = writes[0]!.run.host ?? "";
+    await this.#sql.begin(async (tx) => {
+      for (const part of chunks(rows, CHUNK)) {
+        await tx`INSERT INTO skillbox_runs ${tx(part, ...COLUMNS)}
+          ON CONFLICT (id) DO UPDATE SET ${
+          tx.unsafe(
+            COLUMNS.filter((c) => c !== "id").map((c) => `${c} = EXCLUDED.${c}`)
+              .join(", "),
+          )
+        }`;
+      }
+      await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
+      for (const part of chunks(events, CHUNK)) {
+        await tx`INSERT INTO skillbox_events ${
+          tx(part, "run_id", "seq", "kind", "data", "at")
+        }`;
+      }
+      if (files.length > 0) {
+        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${ids})`;
+        for (const part of chunks(files, 100)) {
+          await tx`INSERT INTO skillbox_files ${
+            tx(part, "run_id", "seq", "name", "size", "data", "note")
+          }`;
+        }
+      }
+      for (const part of chunks(started, IDS_PER_NOTICE)) {
+        await tx`SELECT pg_notify(${CHANNEL}, ${
+          JSON.stringify({ host, type: "started", ids: part })
+        })`;
+      }
+      for (const part of chunks(finished, IDS_PER_NOTICE)) {
+        await tx`SELECT pg_notify(${CHANNEL}, ${
+          JSON.stringify({ host, type: "finished", ids: part })
+        })`;
+      }
+    });
+  }
+
+  async list(query: RunQuery): Promise<RunPage> {
+    await this.ready();
+    const sql = this.#sql;
+    const limit = Math.min(Math.max(1, query.limit ?? 50), 500);
+    const where = [sql`TRUE`];
+    if (query.name) where.push(sql`name = ${query.name}`);
+    if (query.kind) where.push(sql`kind = ${query.kind}`);
+    if (query.session) where.push(sql`session = ${query.session}`);
+    if (query.outcome === "error") {
+      where.push(sql`outcome NOT IN ('ok', 'running')`);
+    } else if (query.outcome) where.push(sql`outcome = ${query.outcome}`);
+    if (query.before !== undefined) {
+      where.push(sql`cursor < ${query.before}`);
+    }
+    if (query.owner !== undefined) where.push(sql`owner = ${query.owner}`);
+    const condition = where.reduce((a, b) => sql`${a} AND ${b}`);
+    const rows = await sql`SELECT cursor, ${sql(COLUMNS)} FROM skillbox_runs
+      WHERE ${condition} ORDER BY cursor DESC LIMIT ${limit + 1}`;
+    const runs = rows.slice(0, limit).map((row) => ({
+      ...toRecord(row),
+      cursor: Number(row.cursor),
+    }));
+    const last = runs[runs.length - 1];
+    return { runs, next: rows.length > limit && last ? last.cursor : null };
+  }
+
+  async get(id: string, scope: RunScope = "all"): Promise<RunDetail | null> {
+    await this.ready();
+    const sql = this.#sql;
+    const [row] = await sql`SELECT ${
+      sql(COLUMNS)
+    } FROM skillbox_runs WHERE id = ${id}`;
+    if (!row || !mayView(scope, row.owner ?? null)) return null;
+    const [events, children, files] = await Promise.all([
+      sql`SELECT seq, kind, data, at FROM skillbox_events WHERE run_id = ${id} ORDER BY seq`,
+      sql`SELECT ${
+        sql(COLUMNS)
+      } FROM skillbox_runs WHERE parent_id = ${id} ORDER BY started_at, cursor`,
+      sql`SELECT name, size, data, note FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
+    ]);
+    return {
+      run: toRecord(row),
+      events: events.map((e) => ({
+        seq: Number(e.seq),
+        kind: String(e.kind),
+        data: String(e.data),
+        at: Number(e.at),
+      })),
+      children: children.map(toRecord).filter((r) => mayView(scope, r.owner)),
+      files: files.map((f): StoredFile => ({
+        name: String(f.name),
+        size: Number(f.size),
+        data: f.data === null ? null : new Uint8Array(f.data),
+        note: f.note ?? null,
+      })),
+    };
+  }
+
+  async timings(since: number, scope: RunScope = "all"): Promise<RunTiming[]> {
+    await this.ready();
+    const sql = this.#sql;
+    const rows = await sql`SELECT kind, name, outcome, duration_ms, ended_at
+      FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
+      ${scope === "all" ? sql`` : sql`AND owner = ${scope.owner}`}
+      ORDER BY cursor`;
+    return rows.map((row) => ({
+      kind: String(row.kind),
+      name: String(row.name),
+      outcome: String(row.outcome),
+      durationMs: Number(row.duration_ms),
+      endedAt: Number(row.ended_at),
+    }));
+  }
+
+  async prune(
+    limits: { maxRuns: number; maxAgeDays: number; now?: number },
+  ): Promise<number> {
+    await this.ready();
+    const now = limits.now ?? Date.now();
+    const oldest = now - limits.maxAgeDays * 86_400_000;
+    return await this.#sql.begin(async (tx) => {
+      const [keep] = await tx`SELECT cursor FROM skillbox_runs
+        ORDER BY cursor DESC LIMIT 1 OFFSET ${limits.maxRuns - 1}`;
+      const floor = keep ? Number(keep.cursor) : 0;
+      const gone = await tx`DELETE FROM skillbox_runs
+        WHERE cursor < ${floor} OR ended_at < ${oldest} RETURNING id`;
+      const ids = gone.map((r) => String(r.id));
+      if (ids.length > 0) {
+        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
+        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${ids})`;
+      }
+      return ids.length;
+    });
+  }
+
+  async interrupt(host: string): Promise<number> {
+    await this.ready();
+    const done = await this.#sql`UPDATE skillbox_runs
+      SET outcome = 'interrupted', error = ${INTERRUPTED}
+      WHERE host = ${host} AND outcome = 'running' RETURNING id`;
+    return done.length;
+  }
+
+  async count(): Promise<number> {
+    await this.ready();
+    const [row] = await this.#sql`SELECT count(*)::int AS n FROM skillbox_runs`;
+    return Number(row?.n ?? 0);
+  }
+
+  follow(host: string, listener: (change: FleetChange) => void): () => void {
+    const sql = this.#sql;
+    let stopped = false;
+    let unlisten: (() => Promise<void>) | null = null;
+    const heard = async (payload: string) => {
+      let notice: { host?: string; type?: string; ids?: string[] };
+      try {
+        notice = JSON.parse(payload);
+      } catch {
+        return;
+      }
+      if (notice.host === host || !Array.isArray(notice.ids)) return;
+      const type = notice.type === "started" ? "started" : "finished";
+      try {
+        const rows = await sql`SELECT ${
+          sql(COLUMNS)
+        } FROM skillbox_runs WHERE id = ANY(${notice.ids}) ORDER BY cursor`;
+        for (const row of rows) {
+          if (!stopped) listener({ type, run: toRecord(row) });
+        }
+      } catch {
+        // the database went away: the next notice reads again
+      }
+    };
+    // The client re-listens by itself after a reconnect; only the first
+    // LISTEN needs retrying when the database is down at start.
+    const start = () => {
+      if (stopped) return;
+      sql.listen(CHANNEL, (payload) => void heard(payload)).then(
+        (meta) => {
+          if (stopped) void meta.unlisten().catch(() => {});
+          else unlisten = meta.unlisten;
+        },
+        () => {
+          const timer = setTimeout(start, 1000);
+          Deno.unrefTimer(timer);
+        },
+      );
+    };
+    start();
+    return () => {
+      stopped = true;
+      void unlisten?.().catch(() => {});
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.#sql.end({ timeout: 2 });
+  }
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) {
+    out.push(items.slice(i, i + size));
+  }
+  return out;
+}
+
+function toRow(
+  run: RunRecord,
+): Record<(typeof COLUMNS)[number], string | number | null> {
+  return {
+    id: run.id,
+    parent_id: run.parentId,
+    kind: run.kind,
+    name: run.name,
+    toolkit: run.toolkit,
+    session: run.session,
+    transport: run.transport,
+    token_label: run.tokenLabel,
+    owner: run.owner ?? null,
+    host: run.host ?? "",
+    started_at: run.startedAt,
+    ended_at: run.endedAt,
+    duration_ms: run.durationMs,
+    outcome: run.outcome,
+    error: run.error,
+    summary: run.summary,
+    args: run.args,
+    result: run.result,
+    event_count: run.eventCount,
+    llm_turns: run.llmTurns,
+    input_tokens: run.inputTokens,
+    output_tokens: run.outputTokens,
+  };
+}
+
+// deno-lint-ignore no-explicit-any
+function toRecord(row: Record<string, any>): RunRecord {
+  return {
+    id: String(row.id),
+    parentId: row.parent_id ?? null,
+    kind: row.kind === "skill" ? "skill" : "tool",
+    name: String(row.name),
+    toolkit: row.toolkit ?? null,
+    session: String(row.session),
+    transport: String(row.transport),
+    tokenLabel: row.token_label ?? null,
+    owner: row.owner ?? null,
+    host: String(row.host ?? ""),
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+    durationMs: Number(row.duration_ms),
+    outcome: String(row.outcome),
+    error: row.error ?? null,
+    summary: row.summary ?? null,
+    args: String(row.args),
+    result: row.result ?? null,
+    eventCount: Number(row.event_count),
+    llmTurns: Number(row.llm_turns),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+  };
+}

@@ -1,0 +1,250 @@
+// What only the PostgreSQL store does: a versioned schema hosts migrate
+// together, NOTIFY of other hosts' runs, and a database that goes away
+// and comes back while runs are recorded. Against a throwaway cluster.
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { testWithPostgres } from "../../tests/support/postgres.ts";
+import { fakeSession } from "../../tests/support/skill_fakes.ts";
+import {
+  lazyPostgresStore,
+  openPostgresStore,
+  SCHEMA_VERSION,
+} from "./postgres.ts";
+import { type RunCounters, RunRecorder } from "./recorder.ts";
+import type { FleetChange } from "./store.ts";
+
+const session = fakeSession();
+
+function counters(): RunCounters & { errors: number } {
+  const c = {
+    errors: 0,
+    finished() {},
+    llmTurn() {},
+    llmTokens() {},
+    eventsDropped() {},
+    storeError() {
+      c.errors++;
+    },
+  };
+  return c;
+}
+
+testWithPostgres(
+  "hosts opening one database together migrate it once; a newer schema is refused",
+  async (pg) => {
+    const url = await pg.database();
+    const stores = await Promise.all(
+      [1, 2, 3].map(() => openPostgresStore(url)),
+    );
+    const sql = postgres(url, { onnotice: () => {} });
+    try {
+      const rows = await sql`SELECT version FROM skillbox_schema`;
+      assert.deepEqual(rows.map((r) => r.version), [SCHEMA_VERSION]);
+      await sql`UPDATE skillbox_schema SET version = ${SCHEMA_VERSION + 1}`;
+      await assert.rejects(
+        () => openPostgresStore(url),
+        /schema is version 2, this skillbox knows up to 1/,
+      );
+    } finally {
+      await sql.end();
+      for (const s of stores) await s.close();
+    }
+  },
+);
+
+testWithPostgres(
+  "follow() hears the runs other hosts start and finish, not its own",
+  async (pg) => {
+    const url = await pg.database();
+    const a = await openPostgresStore(url);
+    const b = await openPostgresStore(url);
+    const heard: FleetChange[] = [];
+    let wake = () => {};
+    const unfollow = a.follow("h1", (change) => {
+      heard.push(change);
+      wake();
+    });
+    try {
+      const until = async (n: number) => {
+        while (heard.length < n) {
+          await new Promise<void>((resolve) => wake = resolve);
+        }
+      };
+      const record = (id: string, host: string, outcome: string) => ({
+        run: {
+          id,
+          parentId: null,
+          kind: "tool" as const,
+          name: "add",
+          toolkit: null,
+          session: "s",
+          transport: "sse",
+          tokenLabel: null,
+          host,
+          startedAt: 1,
+          endedAt: 2,
+          durationMs: 1,
+          outcome,
+          error: null,
+          summary: null,
+          args: "{}",
+          result: null,
+          eventCount: 0,
+          llmTurns: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+        },
+        events: [],
+      });
+      // LISTEN is set up asynchronously: write until the first one is heard.
+      let n = 0;
+      while (heard.length === 0) {
+        await b.write([record(`warm${n++}`, "h2", "ok")]);
+        await Promise.race([
+          until(1),
+          new Promise((resolve) => setTimeout(resolve, 200)),
+        ]);
+      }
+      heard.length = 0;
+      await a.write([record("mine", "h1", "running")]);
+      await b.write([record("x", "h2", "running")]);
+      await until(1);
+      await b.write([record("x", "h2", "ok")]);
+      await until(2);
+      assert.deepEqual(heard.map((h) => [h.type, h.run.id, h.run.outcome]), [
+        ["started", "x", "running"],
+        ["finished", "x", "ok"],
+      ]);
+      assert.equal(heard[0]!.run.host, "h2");
+    } finally {
+      unfollow();
+      await a.close();
+      await b.close();
+    }
+  },
+);
+
+testWithPostgres(
+  "a database stopped and started while runs are recorded loses none and says so once",
+  async (pg) => {
+    const url = await pg.database();
+    const lines: string[] = [];
+    const c = counters();
+    const recorder = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h1",
+      counters: c,
+      log: (l) => lines.push(l),
+    });
+    try {
+      const finish = (i: number) => {
+        const id = recorder.started({
+          kind: "tool",
+          name: "add",
+          session,
+          args: { i },
+        });
+        recorder.finished(id, { outcome: "ok", result: i });
+      };
+      for (let i = 0; i < 10; i++) finish(i);
+      await recorder.flush();
+      await pg.stop();
+      for (let i = 10; i < 60; i++) {
+        finish(i);
+        if (i % 10 === 0) await recorder.flush();
+      }
+      await recorder.flush();
+      const reports = lines.filter((l) => /run store/.test(l));
+      assert.equal(reports.length, 1, lines.join("\n"));
+      assert.match(reports[0]!, /calls keep working/);
+      assert.ok(c.errors >= 1);
+      await pg.start();
+      await recorder.flush();
+      assert.equal(await recorder.store!.count(), 60);
+      assert.equal(recorder.lost, 0);
+      assert.match(lines.at(-1)!, /written again/);
+    } finally {
+      await recorder.close();
+    }
+  },
+);
+
+testWithPostgres(
+  "beyond what it may hold for a dead database, the recorder counts the runs it loses",
+  async (pg) => {
+    const url = await pg.database();
+    const c = counters();
+    const recorder = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h1",
+      counters: c,
+      maxPending: 5,
+    });
+    try {
+      await pg.stop();
+      for (let i = 0; i < 12; i++) {
+        const id = recorder.started({
+          kind: "tool",
+          name: "add",
+          session,
+          args: {},
+        });
+        recorder.finished(id, { outcome: "ok" });
+        await recorder.flush();
+      }
+      assert.equal(recorder.lost, 7);
+      await pg.start();
+      await recorder.flush();
+      assert.equal(await recorder.store!.count(), 5);
+      assert.ok(c.errors >= 7);
+    } finally {
+      await recorder.close();
+    }
+  },
+);
+
+testWithPostgres(
+  "a host that restarts marks its own unfinished runs interrupted",
+  async (pg) => {
+    const url = await pg.database();
+    const first = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h1",
+    });
+    const other = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h2",
+    });
+    const mine = first.started({
+      kind: "tool",
+      name: "slow",
+      session,
+      args: {},
+    });
+    const theirs = other.started({
+      kind: "tool",
+      name: "slow",
+      session,
+      args: {},
+    });
+    await first.flush();
+    await other.flush();
+    // The first life ends without finishing its run (as a killed host).
+    await first.close();
+    const second = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h1",
+    });
+    try {
+      await second.flush();
+      assert.equal((await second.store!.get(mine))?.run.outcome, "interrupted");
+      assert.equal((await second.store!.get(theirs))?.run.outcome, "running");
+      other.finished(theirs, { outcome: "ok" });
+      await other.flush();
+      assert.equal((await second.store!.get(theirs))?.run.outcome, "ok");
+    } finally {
+      await second.close();
+      await other.close();
+    }
+  },
+);

@@ -1,0 +1,242 @@
+// The run store's behaviour, once per engine: SQLite (embedded) and
+// PostgreSQL (a throwaway cluster the test starts, see
+// tests/support/postgres.ts). Both must answer alike.
+import assert from "node:assert/strict";
+import { testWithPostgres } from "../../tests/support/postgres.ts";
+import { openPostgresStore } from "./postgres.ts";
+import { openSqliteStore } from "./sqlite.ts";
+import { INTERRUPTED, type RunRecord, type RunStore } from "./store.ts";
+
+function run(i: number, over: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id: `r${i}`,
+    parentId: null,
+    kind: "tool",
+    name: i % 2 ? "odd" : "even",
+    toolkit: null,
+    session: "s",
+    transport: "websocket",
+    tokenLabel: null,
+    host: "h1",
+    startedAt: i,
+    endedAt: i,
+    durationMs: i,
+    outcome: i % 3 ? "ok" : "timeout",
+    error: null,
+    summary: null,
+    args: "{}",
+    result: null,
+    eventCount: 1,
+    llmTurns: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    ...over,
+  };
+}
+
+const ids = (page: { runs: { id: string }[] }) => page.runs.map((r) => r.id);
+
+/** The cases every engine passes, each on a fresh, empty store. */
+const CASES: [string, (store: RunStore) => Promise<void>][] = [
+  [
+    "prune() keeps the newest max_runs and drops runs older than max_age_days",
+    async (store) => {
+      const now = 100 * 86_400_000;
+      await store.write(Array.from({ length: 20 }, (_, i) => ({
+        run: run(i, { endedAt: now - (20 - i) * 3_600_000 }),
+        events: [{ seq: 0, kind: "status", data: "{}", at: 0 }],
+      })));
+      assert.equal(await store.prune({ maxRuns: 15, maxAgeDays: 30, now }), 5);
+      assert.equal(await store.count(), 15);
+      assert.equal(await store.get("r4"), null);
+      assert.equal((await store.get("r5"))?.events.length, 1);
+      assert.equal(
+        await store.prune({ maxRuns: 100, maxAgeDays: 10 / 24, now }),
+        5,
+      );
+      assert.equal(ids(await store.list({})).at(-1), "r10");
+    },
+  ],
+  [
+    "list() filters by name, outcome, kind and session, newest first, with a cursor",
+    async (store) => {
+      await store.write(Array.from({ length: 10 }, (_, i) => ({
+        run: run(i, { session: i < 5 ? "a" : "b" }),
+        events: [],
+      })));
+      const odd = await store.list({ name: "odd", limit: 3 });
+      assert.deepEqual(ids(odd), ["r9", "r7", "r5"]);
+      assert.deepEqual(
+        ids(await store.list({ name: "odd", before: odd.next! })),
+        ["r3", "r1"],
+      );
+      assert.deepEqual(ids(await store.list({ outcome: "error" })), [
+        "r9",
+        "r6",
+        "r3",
+        "r0",
+      ]);
+      assert.deepEqual(
+        ids(await store.list({ outcome: "timeout", name: "even" })),
+        ["r6", "r0"],
+      );
+      assert.deepEqual(ids(await store.list({ session: "a", name: "odd" })), [
+        "r3",
+        "r1",
+      ]);
+      assert.equal((await store.list({ kind: "skill" })).runs.length, 0);
+      assert.equal((await store.list({ limit: 10 })).next, null);
+    },
+  ],
+  ["a write that fails leaves nothing half-written", async (store) => {
+    await store.write([{ run: run(1), events: [] }]);
+    const broken = { ...run(2), args: null as unknown as string };
+    await assert.rejects(async () =>
+      await store.write([{ run: run(3), events: [] }, {
+        run: broken,
+        events: [],
+      }])
+    );
+    assert.deepEqual(ids(await store.list({})), ["r1"]);
+  }],
+  [
+    "with an owner, list(), get() and timings() see that owner's runs only",
+    async (store) => {
+      await store.write(Array.from({ length: 6 }, (_, i) => ({
+        run: run(i, {
+          owner: i < 2 ? null : i % 2 ? "sha256:0000000b" : "sha256:0000000a",
+          parentId: i === 5 ? "r3" : null,
+        }),
+        events: [],
+      })));
+      const a = { owner: "sha256:0000000a" } as const;
+      assert.deepEqual(ids(await store.list({ owner: a.owner })), ["r4", "r2"]);
+      const page = await store.list({ owner: a.owner, limit: 1 });
+      assert.deepEqual(
+        ids(await store.list({ owner: a.owner, before: page.next! })),
+        ["r2"],
+      );
+      assert.deepEqual(
+        ids(await store.list({ owner: a.owner, name: "odd" })),
+        [],
+      );
+      assert.equal((await store.list({})).runs.length, 6);
+      assert.equal(await store.get("r3", a), null);
+      assert.equal(await store.get("r0", a), null, "no owner: admins only");
+      assert.equal((await store.get("r4", a))?.run.owner, "sha256:0000000a");
+      assert.equal((await store.get("r0", "all"))?.run.owner, null);
+      assert.deepEqual(
+        (await store.get("r3", { owner: "sha256:0000000b" }))?.children.map((
+          c,
+        ) => c.id),
+        ["r5"],
+      );
+      assert.deepEqual(
+        (await store.timings(0, a)).map((t) => t.durationMs),
+        [2, 4],
+      );
+      assert.equal((await store.timings(0)).length, 6);
+    },
+  ],
+  [
+    "a run and its events, files and host read back as written",
+    async (store) => {
+      const bytes = new Uint8Array([0, 1, 2, 255]);
+      await store.write([{
+        run: run(7, { host: "box:8080", result: '{"n":1}', inputTokens: 12 }),
+        events: [
+          { seq: 0, kind: "progress", data: '{"pct":50}', at: 10 },
+          { seq: 1, kind: "status", data: '{"message":"x"}', at: 11 },
+        ],
+        files: [
+          { name: "a/out.bin", size: 4, data: bytes, note: null },
+          { name: "a/big", size: 9e6, data: null, note: "over the cap" },
+        ],
+      }]);
+      const detail = (await store.get("r7"))!;
+      assert.equal(detail.run.host, "box:8080");
+      assert.equal(detail.run.result, '{"n":1}');
+      assert.equal(detail.run.inputTokens, 12);
+      assert.deepEqual(
+        detail.events.map((e) => [e.seq, e.kind, e.data, e.at]),
+        [
+          [0, "progress", '{"pct":50}', 10],
+          [1, "status", '{"message":"x"}', 11],
+        ],
+      );
+      assert.deepEqual(detail.files?.map((f) => [f.name, f.size, f.note]), [
+        ["a/out.bin", 4, null],
+        ["a/big", 9e6, "over the cap"],
+      ]);
+      assert.deepEqual([...detail.files![0]!.data!], [0, 1, 2, 255]);
+    },
+  ],
+  [
+    "a run written running is replaced when it finishes; running runs stay out of errors and timings",
+    async (store) => {
+      await store.write([{ run: run(1, { outcome: "running" }), events: [] }]);
+      assert.equal((await store.get("r1"))?.run.outcome, "running");
+      assert.deepEqual(ids(await store.list({ outcome: "error" })), []);
+      assert.equal((await store.timings(0)).length, 0);
+      await store.write([{
+        run: run(1, { outcome: "ok", durationMs: 5 }),
+        events: [{ seq: 0, kind: "status", data: "{}", at: 1 }],
+      }]);
+      const detail = (await store.get("r1"))!;
+      assert.equal(detail.run.outcome, "ok");
+      assert.equal(detail.events.length, 1);
+      assert.equal(await store.count(), 1);
+      assert.deepEqual((await store.timings(0)).map((t) => t.durationMs), [5]);
+      // Both in one batch: the last one wins.
+      await store.write([
+        { run: run(2, { outcome: "running" }), events: [] },
+        { run: run(2, { outcome: "ok" }), events: [] },
+      ]);
+      assert.equal((await store.get("r2"))?.run.outcome, "ok");
+    },
+  ],
+  [
+    "interrupt() marks a host's own running runs interrupted, no other's",
+    async (store) => {
+      await store.write([
+        { run: run(1, { outcome: "running", host: "h1" }), events: [] },
+        { run: run(2, { outcome: "running", host: "h2" }), events: [] },
+        { run: run(4, { outcome: "ok", host: "h1" }), events: [] },
+      ]);
+      assert.equal(await store.interrupt("h1"), 1);
+      const r1 = (await store.get("r1"))!.run;
+      assert.equal(r1.outcome, "interrupted");
+      assert.equal(r1.error, INTERRUPTED);
+      assert.equal((await store.get("r2"))?.run.outcome, "running");
+      assert.equal((await store.get("r4"))?.run.outcome, "ok");
+      assert.deepEqual(ids(await store.list({ outcome: "error" })), ["r1"]);
+      assert.equal(await store.interrupt("h1"), 0);
+    },
+  ],
+];
+
+Deno.test("the SQLite store", async (t) => {
+  for (const [name, check] of CASES) {
+    await t.step(name, async () => {
+      const store = openSqliteStore(":memory:");
+      try {
+        await check(store);
+      } finally {
+        store.close();
+      }
+    });
+  }
+});
+
+testWithPostgres("the PostgreSQL store", async (pg, t) => {
+  for (const [name, check] of CASES) {
+    await t.step(name, async () => {
+      const store = await openPostgresStore(await pg.database());
+      try {
+        await check(store);
+      } finally {
+        await store.close();
+      }
+    });
+  }
+});

@@ -1,0 +1,156 @@
+// A fleet losing a part: a host killed mid-call, the database stopped and
+// started under load. Real PostgreSQL, HAProxy and host processes.
+import assert from "node:assert/strict";
+import {
+  type A2eSession,
+  a2eSession,
+  allRuns,
+  api,
+  fleetTest,
+  TOKEN,
+} from "./_fleet.ts";
+import type { Msg } from "../support/wire.ts";
+
+function ok(answer: Msg): void {
+  assert.equal(answer.type, "tool/call/resp", JSON.stringify(answer));
+  assert.equal((answer.data as Msg).success, true, JSON.stringify(answer));
+}
+
+// Waits for a condition the fleet reaches by itself (a write landing, a
+// host marking its runs), failing with `what` if it never does.
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const found = await check().catch(() => undefined);
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Never happened: ${what}`);
+}
+
+fleetTest(
+  "a host killed mid-call: its client gets a clear error, the other host's are unharmed, and its run says interrupted after restart",
+  async (fleet) => {
+    const { balancer, hosts } = fleet;
+    const [h1, h2] = hosts as [typeof hosts[0], typeof hosts[0]];
+    const sessions: A2eSession[] = [];
+    try {
+      // Sessions until each host holds at least two; which host holds one
+      // is read back from the store (the run's host).
+      const on: Record<string, A2eSession[]> = { h1: [], h2: [] };
+      for (let i = 0; on.h1!.length < 2 || on.h2!.length < 2; i++) {
+        assert.ok(i < 40, "the balancer never spread the sessions");
+        const s = await a2eSession(balancer);
+        sessions.push(s);
+        ok(await s.call("echo", { client: `k${i}` }));
+        const runs = await allRuns(balancer, "name=echo");
+        const run = runs.find((r) => (r.arguments as Msg).client === `k${i}`)!;
+        on[String(run.host)]!.push(s);
+      }
+      const victim = on.h1![0]!;
+      const napping = victim.call("nap", { ms: 600_000 });
+      const nap = await until(
+        "the nap is written running on h1",
+        async () =>
+          (await allRuns(h2.url, "name=nap")).find((r) =>
+            r.outcome === "running" && r.host === "h1"
+          ),
+      );
+      // Written while it runs: no end, no duration yet.
+      assert.equal(nap.ended_at, null);
+      assert.equal(nap.duration_ms, null);
+      await h1.kill();
+      // The client mid-call: its stream ends, the call is answered by an
+      // error, and the session is gone (another host does not know it).
+      const answer = await napping;
+      assert.equal(answer.type, "stream/failed", JSON.stringify(answer));
+      const res = await victim.send({
+        type: "tool/call/req",
+        id: "after",
+        tool_name: "echo",
+        arguments: {},
+      });
+      assert.equal(res.status, 404);
+      assert.match(await res.text(), /unknown session/);
+      // The other host's clients are unharmed.
+      for (const s of on.h2!) ok(await s.call("echo", { client: "after" }));
+      // New sessions go to the living host at once, none fails.
+      for (let i = 0; i < 6; i++) {
+        const s = await a2eSession(balancer);
+        sessions.push(s);
+        ok(await s.call("echo", { client: `new${i}` }));
+      }
+      await h1.start();
+      const marked = await until("h1 marks its run interrupted", async () => {
+        const detail = await api(h2.url, `/api/runs/${nap.id}`);
+        const run = detail.run as Msg;
+        return run.outcome === "interrupted" ? run : undefined;
+      });
+      assert.match(
+        String(marked.error),
+        /host stopped before the run finished/,
+      );
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+    }
+  },
+);
+
+fleetTest(
+  "the database stopped and started under load loses no call and no run",
+  async (fleet) => {
+    const { balancer, hosts, pg } = fleet;
+    const SESSIONS = 8, CALLS = 25;
+    const sessions = await Promise.all(
+      Array.from({ length: SESSIONS }, () => a2eSession(balancer)),
+    );
+    let done = 0;
+    let outage: Promise<void> = Promise.resolve();
+    const progress = () => {
+      done++;
+      // Down after a fifth of the calls, up again after three fifths.
+      if (done === (SESSIONS * CALLS) / 5) outage = pg.stop();
+      if (done === (SESSIONS * CALLS * 3) / 5) {
+        outage = outage.then(() => pg.start());
+      }
+    };
+    try {
+      await Promise.all(sessions.map(async (s, i) => {
+        for (let n = 0; n < CALLS; n++) {
+          ok(await s.call("echo", { client: `db${i}`, n }));
+          progress();
+        }
+      }));
+      await outage;
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+    }
+    // Every run reaches the store once it is back.
+    const runs = await until("every run is written", async () => {
+      const all = await allRuns(balancer, "name=echo");
+      return all.length === SESSIONS * CALLS ? all : undefined;
+    });
+    assert.equal(new Set(runs.map((r) => r.id)).size, SESSIONS * CALLS);
+    let failures = 0;
+    for (const h of hosts) {
+      const reports = h.lines.filter((l) =>
+        /Cannot write the run store/.test(l)
+      );
+      assert.ok(reports.length <= 1, reports.join("\n"));
+      if (reports.length === 1) {
+        failures++;
+        assert.ok(
+          h.lines.some((l) => /run store is written again$/.test(l)),
+          h.lines.join("\n"),
+        );
+        const metrics = await (await fetch(`${h.url}/metrics`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        })).text();
+        assert.match(metrics, /skillbox_store_errors_total [1-9]/);
+      }
+    }
+    assert.ok(failures >= 1, "no host saw the database go away");
+  },
+);
