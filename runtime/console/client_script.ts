@@ -100,7 +100,8 @@ let next = null;
 function historyRow(run) {
   return el("tr", { "data-run": run.id, class: run.outcome === "ok" ? "" : "failed", onclick: () => openRun(run.id) },
     el("td", {}, time(run.ended_at ?? run.started_at)), el("td", {}, run.parent_id ? "↳ " + run.kind : run.kind), el("td", {}, run.name),
-    el("td", { class: "outcome" }, run.outcome), el("td", {}, run.duration_ms === null ? "…" : Math.round(run.duration_ms)), el("td", {}, run.transport));
+    el("td", { class: "outcome" }, run.outcome), el("td", {}, run.duration_ms === null ? "…" : Math.round(run.duration_ms)), el("td", {}, run.transport),
+    el("td", {}, run.host || ""));
 }
 function filters() {
   const data = new FormData($("filters"));
@@ -128,7 +129,7 @@ async function openRun(id) {
   const box = $("detail");
   box.hidden = false;
   const parts = [el("h3", {}, run.name + " · " + (run.outcome || "running")),
-    el("p", { class: "muted" }, run.kind + " · " + run.id + " · session " + run.session + (run.token_label ? " · " + run.token_label : "")),
+    el("p", { class: "muted" }, run.kind + " · " + run.id + " · session " + run.session + (run.token_label ? " · " + run.token_label : "") + (run.host ? " · host " + run.host : "")),
     el("h4", {}, "Arguments"), el("pre", {}, pretty(run.arguments))];
   if (run.error) parts.push(el("h4", {}, "Error"), el("pre", { class: "error" }, run.error));
   if (run.result !== undefined) parts.push(el("h4", {}, "Result"), el("pre", {}, pretty(run.result)));

@@ -69,6 +69,7 @@ function HistorySection() {
             <th>outcome</th>
             <th>ms</th>
             <th>transport</th>
+            <th>host</th>
           </tr>
         </thead>
         <tbody id="history-rows"></tbody>

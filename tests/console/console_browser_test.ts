@@ -119,6 +119,11 @@ async function checkDashboard(browser: Browser, kind: string): Promise<void> {
       `[...document.querySelectorAll("#history-rows tr")].some((tr) => tr.children[2]?.textContent === "steps")`,
       { timeout: 10_000 },
     );
+    // Each row names the host that ran it: a fleet's console shows them all.
+    const host = await page.evaluate(
+      `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "steps").children[6]?.textContent ?? ""`,
+    ) as string;
+    assert.match(host, /.+:\d+$/, `host cell "${host}"`);
     await page.evaluate(
       `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "steps").click()`,
     );
