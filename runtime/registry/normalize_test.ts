@@ -343,3 +343,18 @@ Deno.test("buildSnapshot() keeps a name for its holder while the holder's file i
   const gone = buildSnapshot([impostor], { roots, previous: fixed });
   assert.equal(gone.tools.get("echo")?.path, "/s/a.ts");
 });
+
+Deno.test("buildSnapshot() takes two imported MCP servers side by side as two toolkits, not a crowded folder", () => {
+  const server = (name: string) => ({
+    ...mod(`/mcp:/${name}`, [
+      { kind: "toolkit", name, export: "kit" },
+      { name: `${name}_tool`, fields: { toolkit: name } },
+    ]),
+    origin: "mcp" as const,
+    root: "/mcp:/",
+  });
+  const snap = buildSnapshot([server("one"), server("two")]);
+  assert.deepEqual(snap.errors, []);
+  assert.equal(snap.tools.get("one_tool")?.toolkit, "one");
+  assert.equal(snap.tools.get("two_tool")?.toolkit, "two");
+});

@@ -113,7 +113,10 @@ export class Places {
    * @param errors where the reports go
    */
   reportCrowdedFolders(errors: RegistryError[]): void {
-    for (const [dir, kits] of this.#byDir) {
+    for (const [dir, all] of this.#byDir) {
+      // Each imported MCP server is a module with one toolkit of its own;
+      // servers sit side by side under the MCP root and crowd no folder.
+      const kits = all.filter((k) => k.entry.origin !== "mcp");
       const names = [...new Set(kits.map((k) => k.entry.name))];
       if (names.length < 2) continue;
       errors.push({
