@@ -6,20 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const HOST = fileURLToPath(new URL("../host.ts", import.meta.url));
-// The flags of the `host` task: the CLI must work with exactly these.
-const FLAGS = [
-  "--no-prompt",
-  "--unstable-worker-options",
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-];
+import { HOST_FLAGS as FLAGS, HOST_MAIN as HOST } from "./support/host_cli.ts";
 
 async function runCli(args: string[], cwd?: string) {
   const out = await new Deno.Command(Deno.execPath(), {

@@ -6,20 +6,8 @@
  * @module
  */
 
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-
-const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
-const FLAGS = [
-  "--no-prompt",
-  "--unstable-worker-options",
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-];
+import { HOST_FLAGS as FLAGS, HOST_MAIN as HOST } from "../support/host_cli.ts";
 
 /** A running host process. */
 export interface HostProcess extends AsyncDisposable {

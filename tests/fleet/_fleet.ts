@@ -19,19 +19,9 @@ import {
 } from "../support/postgres.ts";
 import { openSse, type SseStream } from "../support/sse_client.ts";
 import type { Msg } from "../support/wire.ts";
+import { HOST_FLAGS as FLAGS, HOST_MAIN as HOST } from "../support/host_cli.ts";
 
-const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 const CFG = fileURLToPath(new URL("../../deploy/haproxy.cfg", import.meta.url));
-const FLAGS = [
-  "--no-prompt",
-  "--unstable-worker-options",
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-];
 
 // A call that lasts as long as asked: long enough to be seen running.
 const NAP = {
