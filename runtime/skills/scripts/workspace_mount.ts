@@ -92,7 +92,14 @@ env -u SHLVL -u _ "$@" <&0 &
 b=$!
 wait "$b"
 c=$?
-while [ -n "$killed" ] && kill -0 "$b" 2>/dev/null; do wait "$b"; c=$?; done
+# A trapped TERM cuts that wait short with 143, and bash may already have
+# reaped bwrap: waiting again returns bwrap's own status (127: none known).
+while [ -n "$killed" ]; do
+  killed=
+  wait "$b" 2>/dev/null
+  r=$?
+  [ "$r" -eq 127 ] || c=$r
+done
 export LC_ALL=C
 cd "$ns/work" || exit "$c"
 read -r free inodes_free < <(stat -f -c '%f %d' "$ns")
