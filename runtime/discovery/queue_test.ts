@@ -12,7 +12,7 @@ import {
 import { loadBootstrap, sandboxEnv } from "../sandbox/spawn.ts";
 import { type CommandWrapper, Confiner } from "../confine/sandbox_processes.ts";
 import { settlesWithin } from "../deadline.ts";
-import { killNaming, leftAfter } from "../sandbox/_test_support.ts";
+import { killNaming, leftAfter } from "../../tests/support/processes.ts";
 
 const BASE = {
   bootstrap: "",

@@ -10,14 +10,8 @@ import {
   UNWRAPPED,
 } from "./sandbox_process.ts";
 import { Deadlines, settlesWithin } from "../deadline.ts";
-import {
-  callOp,
-  fixture,
-  killNaming,
-  leftAfter,
-  TEST_LIMITS,
-  testPool,
-} from "./_test_support.ts";
+import { callOp, fixture, TEST_LIMITS, testPool } from "./_test_support.ts";
+import { killNaming, leftAfter } from "../../tests/support/processes.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
 const deadlines = new Deadlines();
