@@ -5,14 +5,14 @@
  * memory by gigabytes. Every SSE body the session hands out (its own call
  * answers, and the SDK's streams: the GET stream, POSTs answered as SSE)
  * is counted here in bytes, and the session applies the WebSocket path's
- * rule to the total (`../transports/_backlog.ts`): past 8 MiB waiting,
+ * rule to the total (`../transports/backlog.ts`): past 8 MiB waiting,
  * notifications are dropped (final answers still go out); past 64 MiB the
  * session is ended and its calls cancelled.
  *
  * @module
  */
 
-import { backlogAction, type BacklogDecision } from "../transports/_backlog.ts";
+import { backlogAction, type BacklogDecision } from "../transports/backlog.ts";
 
 /**
  * The queuing strategy of a counted SSE body: its queue is measured in

@@ -3,7 +3,7 @@ import { SSE_STRATEGY, SseBacklog } from "./sse_backlog.ts";
 import {
   EVENT_BACKLOG_BYTES,
   MAX_BACKLOG_BYTES,
-} from "../transports/_backlog.ts";
+} from "../transports/backlog.ts";
 
 const MiB = 1024 * 1024;
 

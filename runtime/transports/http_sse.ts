@@ -27,7 +27,7 @@ import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./_backlog.ts";
+import { backlogDecision } from "./backlog.ts";
 import { Channel } from "./_sse_channel.ts";
 import { attachStream } from "./_sse_stream.ts";
 import { readCapped } from "./capped_body.ts";

@@ -28,7 +28,7 @@ export type BacklogDecision = "send" | "drop" | "disconnect";
  * @returns `send`, `drop` (a live event for a slow client), or `disconnect`
  * @example A slow client loses live events, never answers
  * ```ts
- * import { backlogDecision, EVENT_BACKLOG_BYTES } from "./_backlog.ts";
+ * import { backlogDecision, EVENT_BACKLOG_BYTES } from "./backlog.ts";
  * import assert from "node:assert/strict";
  * const event = { type: "tool/event", id: "e", version: "1.0", ts: 0 };
  * const answer = { type: "tool/call/resp", id: "r", version: "1.0", ts: 0 };
@@ -54,7 +54,7 @@ export function backlogDecision(
  * @returns `send`, `drop` or `disconnect`
  * @example An answer is never dropped
  * ```ts
- * import { backlogAction, MAX_BACKLOG_BYTES } from "./_backlog.ts";
+ * import { backlogAction, MAX_BACKLOG_BYTES } from "./backlog.ts";
  * import assert from "node:assert/strict";
  * assert.equal(backlogAction(MAX_BACKLOG_BYTES, false), "send");
  * assert.equal(backlogAction(MAX_BACKLOG_BYTES, true), "drop");
