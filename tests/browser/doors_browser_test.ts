@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { createHost } from "../../runtime/host.ts";
-import { findChromium, launchChromium } from "../support/chromium.ts";
+import { chromiumTest, launchChromium } from "../support/chromium.ts";
 import { browserTestTools } from "./_tools.ts";
 
 const NAME =
@@ -62,95 +62,74 @@ const PAGE_HTML = `<!doctype html>
 </script>
 `;
 
-const chromium = findChromium();
-
-if (chromium === null && Deno.env.get("CI")) {
-  Deno.test(NAME, () => {
-    throw new Error(
-      "Chromium is not installed (no chromium or chromium-browser on PATH, " +
-        "no $CHROMIUM) and CI is set: CI must install it " +
-        "(apt-get install -y chromium; .ci/run does when it is missing)",
-    );
-  });
-} else if (chromium === null) {
-  Deno.test({
-    name: `${NAME} [IGNORED: chromium is not installed; ` +
-      `apt-get install -y chromium to run it]`,
-    ignore: true,
-    fn() {},
-  });
-} else {
-  Deno.test(NAME, async () => {
-    const host = createHost({ capabilities: [browserTestTools] });
-    // What the host answered, by path, as the browser's requests came in.
-    const answered: string[] = [];
-    const hostServer = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      async (request, info) => {
-        const response = await host.fetch(request, info);
-        answered.push(
-          `${request.method} ${
-            new URL(request.url).pathname
-          } ${response.status}`,
+chromiumTest(NAME, async (chromium) => {
+  const host = createHost({ capabilities: [browserTestTools] });
+  // What the host answered, by path, as the browser's requests came in.
+  const answered: string[] = [];
+  const hostServer = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request, info) => {
+      const response = await host.fetch(request, info);
+      answered.push(
+        `${request.method} ${new URL(request.url).pathname} ${response.status}`,
+      );
+      return response;
+    },
+  );
+  const reported = Promise.withResolvers<DoorsReport>();
+  const pageServer = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      const { pathname } = new URL(request.url);
+      if (request.method === "POST" && pathname === "/report") {
+        reported.resolve(await request.json());
+        return new Response(null, { status: 204 });
+      }
+      if (pathname === "/") {
+        return new Response(PAGE_HTML, {
+          headers: { "content-type": "text/html; charset=utf-8" },
+        });
+      }
+      return new Response("not found", { status: 404 });
+    },
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const page = new URL(`http://127.0.0.1:${pageServer.addr.port}/`);
+    page.searchParams.set("target", `127.0.0.1:${hostServer.addr.port}`);
+    await using browser = await launchChromium(chromium, page.href);
+    const report = await Promise.race([
+      reported.promise,
+      browser.exited.then((status) => {
+        throw new Error(
+          `Chromium exited (code ${status.code}) before the page reported; ` +
+            `its stderr:\n${browser.stderr()}`,
         );
-        return response;
-      },
-    );
-    const reported = Promise.withResolvers<DoorsReport>();
-    const pageServer = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      async (request) => {
-        const { pathname } = new URL(request.url);
-        if (request.method === "POST" && pathname === "/report") {
-          reported.resolve(await request.json());
-          return new Response(null, { status: 204 });
-        }
-        if (pathname === "/") {
-          return new Response(PAGE_HTML, {
-            headers: { "content-type": "text/html; charset=utf-8" },
-          });
-        }
-        return new Response("not found", { status: 404 });
-      },
-    );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const page = new URL(`http://127.0.0.1:${pageServer.addr.port}/`);
-      page.searchParams.set("target", `127.0.0.1:${hostServer.addr.port}`);
-      await using browser = await launchChromium(chromium, page.href);
-      const report = await Promise.race([
-        reported.promise,
-        browser.exited.then((status) => {
-          throw new Error(
-            `Chromium exited (code ${status.code}) before the page reported; ` +
-              `its stderr:\n${browser.stderr()}`,
-          );
-        }),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                new Error(
-                  `The page did not report within ${REPORT_TIMEOUT_MS} ms; ` +
-                    `Chromium's stderr:\n${browser.stderr()}`,
-                ),
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `The page did not report within ${REPORT_TIMEOUT_MS} ms; ` +
+                  `Chromium's stderr:\n${browser.stderr()}`,
               ),
-            REPORT_TIMEOUT_MS,
-          );
-        }),
-      ]);
-      assert.equal(report.failure, undefined, report.failure);
-      assert.equal(report.websocket, "failed");
-      // A no-cors answer is opaque to the page either way: what counts is
-      // that the host refused it.
-      assert.match(report.mcp, /^(sent \(opaque\)|failed: TypeError)$/);
-      assert.deepEqual(answered.sort(), ["GET /a2e 403", "POST /mcp 403"]);
-      assert.equal(host.sessionCount, 0);
-    } finally {
-      clearTimeout(timer);
-      await pageServer.shutdown();
-      await hostServer.shutdown();
-      await host.close({ timeoutSeconds: 1 });
-    }
-  });
-}
+            ),
+          REPORT_TIMEOUT_MS,
+        );
+      }),
+    ]);
+    assert.equal(report.failure, undefined, report.failure);
+    assert.equal(report.websocket, "failed");
+    // A no-cors answer is opaque to the page either way: what counts is
+    // that the host refused it.
+    assert.match(report.mcp, /^(sent \(opaque\)|failed: TypeError)$/);
+    assert.deepEqual(answered.sort(), ["GET /a2e 403", "POST /mcp 403"]);
+    assert.equal(host.sessionCount, 0);
+  } finally {
+    clearTimeout(timer);
+    await pageServer.shutdown();
+    await hostServer.shutdown();
+    await host.close({ timeoutSeconds: 1 });
+  }
+});

@@ -28,6 +28,43 @@ export function findChromium(): string | null {
   return null;
 }
 
+/**
+ * Registers a Deno test that needs Chromium: run with the executable when
+ * one is found; a failure when it is missing and `CI` is set (CI must
+ * install it); otherwise an ignored test whose name says how to install it.
+ *
+ * @example
+ * ```ts ignore
+ * chromiumTest("the page loads", async (executable) => {
+ *   await using browser = await launchChromium(executable, "http://127.0.0.1:8000/");
+ * });
+ * ```
+ */
+export function chromiumTest(
+  name: string,
+  fn: (executable: string) => Promise<void>,
+): void {
+  const chromium = findChromium();
+  if (chromium !== null) {
+    Deno.test(name, () => fn(chromium));
+  } else if (Deno.env.get("CI")) {
+    Deno.test(name, () => {
+      throw new Error(
+        "Chromium is not installed (no chromium or chromium-browser on PATH, " +
+          "no $CHROMIUM) and CI is set: CI must install it " +
+          "(apt-get install -y chromium; .ci/run does when it is missing)",
+      );
+    });
+  } else {
+    Deno.test({
+      name: `${name} [IGNORED: chromium is not installed; ` +
+        `apt-get install -y chromium to run it]`,
+      ignore: true,
+      fn() {},
+    });
+  }
+}
+
 /** A running headless Chromium. */
 export interface Browser extends AsyncDisposable {
   /** Resolves when the browser exits on its own (or is killed). */
