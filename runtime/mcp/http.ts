@@ -181,11 +181,16 @@ class Endpoint implements McpHttp {
   }
 }
 
-// Sessions unused for idleMs, with no call under way, are closed.
+// Sessions unused for idleMs, with no call under way and no stream open,
+// are closed: as on the A2E HTTP+SSE transport, a client listening on its
+// GET stream is there, however long it stays quiet.
 function closeIdle(sessions: Map<string, Entry>, idleMs: number): void {
   const now = Date.now();
   for (const entry of sessions.values()) {
-    if (now - entry.lastSeen > idleMs && entry.link.inFlight === 0) {
+    if (
+      now - entry.lastSeen > idleMs && entry.link.inFlight === 0 &&
+      !entry.transport.streaming
+    ) {
       entry.close().catch(() => {});
     }
   }

@@ -154,6 +154,11 @@ export class McpHttpSession implements Transport {
     return this.#backlog.bytes;
   }
 
+  /** Whether an SSE stream of the session is open (its GET stream, say). */
+  get streaming(): boolean {
+    return this.#backlog.open > 0;
+  }
+
   /** Closes the session: its streams end, calls waiting for JSON get an error. */
   close(): Promise<void> {
     return this.#sse.close();

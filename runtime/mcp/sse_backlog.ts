@@ -68,6 +68,17 @@ export class SseBacklog {
   }
 
   /**
+   * How many of the session's SSE bodies are still open (their source has
+   * not ended and the client has not gone): a client listening on its GET
+   * stream is not idle even when it sends nothing.
+   */
+  get open(): number {
+    let count = 0;
+    for (const entry of this.#entries) if (!entry.ended) count++;
+    return count;
+  }
+
+  /**
    * What to do with the next message, given the bytes waiting now.
    *
    * @param live whether it is a notification (dropped first)
