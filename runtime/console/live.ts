@@ -124,6 +124,15 @@ async function otherHostsRunning(
  * @param scope whose runs
  * @returns the runs (none without a shared store)
  * @throws {Error} when the store cannot be read
+ * @example Without a shared store there is no fleet
+ * ```ts
+ * import { fleetRunning } from "./live.ts";
+ * import { openRecorder } from "../store/open.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder({ path: ":memory:", maxRuns: 10, maxAgeDays: 1 });
+ * assert.deepEqual(await fleetRunning(recorder, "all"), []);
+ * await recorder.close();
+ * ```
  */
 export async function fleetRunning(
   recorder: RunRecorder,
