@@ -464,7 +464,11 @@ export class PostgresRunStore implements RunStore {
       ON CONFLICT (host) DO UPDATE SET seen_at = now()`;
   }
 
-  /** @returns every host's heartbeat, with its age by the database's clock */
+  /**
+   * Every host's last heartbeat.
+   *
+   * @returns each host's stamp, with its age by the database's clock
+   */
   async hosts(): Promise<HostBeat[]> {
     await this.ready();
     const rows = await this.#sql`SELECT host,
