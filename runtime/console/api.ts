@@ -10,7 +10,11 @@
  */
 
 import { type Context, Hono } from "hono";
-import type { LiveRun, RunRecorder } from "../store/recorder.ts";
+import {
+  BEAT_LOST_MS,
+  type LiveRun,
+  type RunRecorder,
+} from "../store/recorder.ts";
 import type {
   RunRecord,
   RunStore,
@@ -18,7 +22,7 @@ import type {
   StoredEvent,
 } from "../store/store.ts";
 import { mayView, type RunScope } from "../store/owner.ts";
-import { liveStream } from "./live.ts";
+import { fleetRunning, liveStream } from "./live.ts";
 import { fileResponse, runFileViews } from "./run_files.ts";
 
 /** One entry of the catalog the console shows. */
@@ -218,11 +222,14 @@ export function createApi(sources: ConsoleSources): Hono {
     return c.json(withStatuses(view, registry));
   });
 
-  app.get("/overview", (c) => {
+  app.get("/overview", async (c) => {
     const scope = scopeOf(c);
+    const here = recorder.running.filter((r) => mayView(scope, r.owner));
+    const fleet = await fleetView(recorder, scope, here.length);
     return c.json({
-      running: recorder.running.filter((r) => mayView(scope, r.owner))
-        .map((r) => liveView(recorder, r)),
+      running: [...here, ...fleet.running].map((r) => liveView(recorder, r)),
+      hosts: fleet.hosts,
+      ...(fleet.error ? { fleet_error: fleet.error } : {}),
       sessions: sources.sessions(scope),
       // A process's principal names the session or module it runs for.
       processes: scope === "all" ? sources.processes() : [],
@@ -241,6 +248,81 @@ export function createApi(sources: ConsoleSources): Hono {
       }),
   );
   return app;
+}
+
+/** A host of the fleet, as the overview shows it. */
+export interface HostView {
+  /** Its `host.id`. */
+  id: string;
+  /** Whether it is the host answering. */
+  self: boolean;
+  /** Whether its heartbeat is recent (see `BEAT_LOST_MS`). */
+  alive: boolean;
+  /** Milliseconds since its last heartbeat, or null when it never beat. */
+  last_seen_ms: number | null;
+  /** Its runs in progress (in the viewer's scope). */
+  running: number;
+}
+
+// The overview's fleet: the other hosts' running runs and every host's
+// heartbeat. A host left with running runs is listed even when its
+// heartbeat is gone, so its runs name a host the viewer can see is dead.
+// A token that is no admin sees only the hosts its own runs are on.
+async function fleetView(
+  recorder: RunRecorder,
+  scope: RunScope,
+  runningHere: number,
+): Promise<{ running: LiveRun[]; hosts: HostView[]; error?: string }> {
+  const self: HostView = {
+    id: recorder.host,
+    self: true,
+    alive: true,
+    last_seen_ms: 0,
+    running: runningHere,
+  };
+  const store = recorder.store;
+  if (!store?.hosts) return { running: [], hosts: [self] };
+  try {
+    const [beats, running] = await Promise.all([
+      store.hosts(),
+      fleetRunning(recorder, scope),
+    ]);
+    const count = (id: string) => running.filter((r) => r.host === id).length;
+    const hosts = new Map<string, HostView>([[self.id, self]]);
+    for (const b of beats) {
+      if (b.host === self.id) continue;
+      hosts.set(b.host, {
+        id: b.host,
+        self: false,
+        alive: b.ageMs < BEAT_LOST_MS,
+        last_seen_ms: b.ageMs,
+        running: count(b.host),
+      });
+    }
+    for (const r of running) {
+      const id = r.host ?? "";
+      if (hosts.has(id)) continue;
+      hosts.set(id, {
+        id,
+        self: false,
+        alive: false,
+        last_seen_ms: null,
+        running: count(id),
+      });
+    }
+    const shown = [...hosts.values()].filter((h) =>
+      scope === "all" || h.self || h.running > 0
+    ).sort((a, b) =>
+      Number(b.self) - Number(a.self) || a.id.localeCompare(b.id)
+    );
+    return { running, hosts: shown };
+  } catch (error) {
+    return {
+      running: [],
+      hosts: [self],
+      error: `Cannot read the run store: ${(error as Error).message}`,
+    };
+  }
 }
 
 // The catalog as the operator sees it: every tool with its status (a

@@ -37,7 +37,7 @@ function renderRunning() {
     const bar = el("progress", { max: "100", class: "bar" });
     if (typeof run.progress === "number") bar.value = run.progress;
     list.append(el("li", { class: "run", "data-run": run.id },
-      el("div", {}, el("b", {}, run.name), " ", el("span", { class: "muted" }, run.kind + " · " + run.transport + " · since " + time(run.started_at))),
+      el("div", {}, el("b", {}, run.name), " ", el("span", { class: "muted" }, run.kind + " · " + run.transport + (run.host ? " · host " + run.host : "") + " · since " + time(run.started_at))),
       bar,
       el("div", { class: "status" }, run.status || ""),
       el("pre", { class: "tokens" }, run.tokens || "")));
@@ -197,6 +197,11 @@ async function loadOverview() {
   if (body.sessions.length === 0) $("sessions").append(el("li", { class: "muted" }, own ? "no client sessions of this token" : "no client sessions"));
   $("processes").replaceChildren(...body.processes.map((p) => el("li", {}, "pid " + p.pid + " · " + (p.rss_bytes / 1048576).toFixed(1) + " MiB · " + p.busy + " busy · " + p.principal)));
   if (body.processes.length === 0) $("processes").append(el("li", { class: "muted" }, own ? "shown to console admin tokens only" : "no sandbox processes"));
+  // The fleet's hosts (one without a shared store): alive or gone, by heartbeat.
+  const seen = (h) => h.self ? "this host" : h.last_seen_ms === null ? "never seen" : "seen " + Math.round(h.last_seen_ms / 1000) + " s ago";
+  $("hosts").replaceChildren(...(body.hosts || []).map((h) => el("li", { "data-host": h.id, class: h.alive ? "" : "warn" },
+    h.id + " · " + (h.alive ? "alive" : "gone") + " · " + seen(h) + " · " + h.running + " running")));
+  if (body.fleet_error) $("hosts").append(el("li", { class: "warn" }, body.fleet_error));
   return body;
 }
 
@@ -218,6 +223,7 @@ function follow() {
     const run = JSON.parse(e.data);
     running.set(run.id, run);
     renderRunning();
+    refreshSoon();
   });
   source.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);

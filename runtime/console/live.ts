@@ -101,25 +101,52 @@ export function liveStream(c: Context, options: LiveStreamOptions): Response {
   });
 }
 
-// In a fleet (a store other hosts write), the runs the other hosts have
-// written `running` and not yet finished; none when the store is out of
-// reach (the viewer still gets this host's and every change from now on).
+// The live view's snapshot: none of the other hosts' runs when the store
+// is out of reach (the viewer still gets this host's and every change
+// from now on).
 async function otherHostsRunning(
+  recorder: RunRecorder,
+  scope: RunScope,
+): Promise<LiveRun[]> {
+  try {
+    return await fleetRunning(recorder, scope);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * In a fleet (a store other hosts write), the runs the other hosts have
+ * written `running` and not finished (in `scope`), oldest first; a dead
+ * host's stay until it restarts and marks them `interrupted`.
+ *
+ * @param recorder this host's recorder (its store and host id)
+ * @param scope whose runs
+ * @returns the runs (none without a shared store)
+ * @throws {Error} when the store cannot be read
+ * @example Without a shared store there is no fleet
+ * ```ts
+ * import { fleetRunning } from "./live.ts";
+ * import { openRecorder } from "../store/open.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder({ path: ":memory:", maxRuns: 10, maxAgeDays: 1 });
+ * assert.deepEqual(await fleetRunning(recorder, "all"), []);
+ * await recorder.close();
+ * ```
+ */
+export async function fleetRunning(
   recorder: RunRecorder,
   scope: RunScope,
 ): Promise<LiveRun[]> {
   const store = recorder.store;
   if (!store?.follow) return [];
-  try {
-    const page = await store.list({
-      outcome: "running",
-      owner: scope === "all" ? undefined : scope.owner,
-      limit: 500,
-    });
-    return page.runs.filter((r) => r.host !== recorder.host).map(liveOf);
-  } catch {
-    return [];
-  }
+  const page = await store.list({
+    outcome: "running",
+    owner: scope === "all" ? undefined : scope.owner,
+    limit: 500,
+  });
+  return page.runs.filter((r) => r.host !== recorder.host).map(liveOf)
+    .reverse();
 }
 
 function ownerOf(change: LiveChange): string | null | undefined {

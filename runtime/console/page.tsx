@@ -101,7 +101,7 @@ function StatsSection() {
   );
 }
 
-// Live sessions and sandbox processes.
+// Live sessions, sandbox processes and the fleet's hosts.
 function SystemSection() {
   return (
     <Section id="system" title="Sessions and sandboxes">
@@ -113,6 +113,10 @@ function SystemSection() {
         <div>
           <h3>Sandbox processes</h3>
           <ul id="processes"></ul>
+        </div>
+        <div>
+          <h3>Hosts</h3>
+          <ul id="hosts"></ul>
         </div>
       </div>
     </Section>

@@ -12,6 +12,7 @@ import postgres from "postgres";
 import { mayView, type RunScope } from "./owner.ts";
 import {
   type FleetChange,
+  type HostBeat,
   INTERRUPTED,
   type RunDetail,
   type RunPage,
@@ -76,6 +77,12 @@ const MIGRATIONS: string[] = [
     data BYTEA,
     note TEXT,
     PRIMARY KEY (run_id, seq)
+  );`,
+  // Each host's heartbeat (see `PostgresRunStore.beat`), stamped with the
+  // database's clock so hosts' clocks never enter into who looks alive.
+  `CREATE TABLE skillbox_hosts (
+    host TEXT PRIMARY KEY,
+    seen_at TIMESTAMPTZ NOT NULL
   );`,
 ];
 
@@ -283,20 +290,22 @@ export class PostgresRunStore implements RunStore {
         note: f.note,
       }))
     );
-    const started = writes.filter((w) => w.run.outcome === "running")
-      .map((w) => w.run.id);
-    const finished = writes.filter((w) => w.run.outcome !== "running")
-      .map((w) => w.run.id);
     const host = writes[0]!.run.host ?? "";
     await this.#sql.begin(async (tx) => {
+      // A run inserted finished was never announced as started (it lasted
+      // less than a flush): its start goes out now, just before its end,
+      // so other hosts' live views see both. `xmax = 0` tells an insert
+      // from an update of the row written `running` earlier.
+      const fresh = new Set<string>();
       for (const part of chunks(rows, CHUNK)) {
-        await tx`INSERT INTO skillbox_runs ${tx(part, ...COLUMNS)}
+        const done = await tx`INSERT INTO skillbox_runs ${tx(part, ...COLUMNS)}
           ON CONFLICT (id) DO UPDATE SET ${
           tx.unsafe(
             COLUMNS.filter((c) => c !== "id").map((c) => `${c} = EXCLUDED.${c}`)
               .join(", "),
           )
-        }`;
+        } RETURNING id, (xmax = 0) AS inserted`;
+        for (const row of done) if (row.inserted) fresh.add(String(row.id));
       }
       await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
       for (const part of chunks(events, CHUNK)) {
@@ -312,16 +321,16 @@ export class PostgresRunStore implements RunStore {
           }`;
         }
       }
-      for (const part of chunks(started, IDS_PER_NOTICE)) {
-        await tx`SELECT pg_notify(${CHANNEL}, ${
-          JSON.stringify({ host, type: "started", ids: part })
-        })`;
+      const changes: [Change, string][] = [];
+      for (const { run } of writes) {
+        if (run.outcome === "running" || fresh.has(run.id)) {
+          changes.push(["started", run.id]);
+        }
       }
-      for (const part of chunks(finished, IDS_PER_NOTICE)) {
-        await tx`SELECT pg_notify(${CHANNEL}, ${
-          JSON.stringify({ host, type: "finished", ids: part })
-        })`;
+      for (const { run } of writes) {
+        if (run.outcome !== "running") changes.push(["finished", run.id]);
       }
+      await announce(tx, host, changes);
     });
   }
 
@@ -422,10 +431,53 @@ export class PostgresRunStore implements RunStore {
 
   async interrupt(host: string): Promise<number> {
     await this.ready();
-    const done = await this.#sql`UPDATE skillbox_runs
-      SET outcome = 'interrupted', error = ${INTERRUPTED}
-      WHERE host = ${host} AND outcome = 'running' RETURNING id`;
-    return done.length;
+    return await this.#sql.begin(async (tx) => {
+      const done = await tx`UPDATE skillbox_runs
+        SET outcome = 'interrupted', error = ${INTERRUPTED}
+        WHERE host = ${host} AND outcome = 'running' RETURNING id`;
+      // Other hosts' live views still show them running: they end now.
+      await announce(
+        tx,
+        host,
+        done.map((r): [Change, string] => ["finished", String(r.id)]),
+      );
+      return done.length;
+    });
+  }
+
+  /**
+   * Stamps this host as alive now (the database's clock), or removes its
+   * stamp when it stops cleanly. Hosts call it every few seconds, off the
+   * call path (see the recorder).
+   *
+   * @param host the host's id
+   * @param leaving true when the host stops
+   */
+  async beat(host: string, leaving = false): Promise<void> {
+    await this.ready();
+    if (leaving) {
+      await this.#sql`DELETE FROM skillbox_hosts WHERE host = ${host}`;
+      return;
+    }
+    await this.#sql`INSERT INTO skillbox_hosts (host, seen_at)
+      VALUES (${host}, now())
+      ON CONFLICT (host) DO UPDATE SET seen_at = now()`;
+  }
+
+  /**
+   * Every host's last heartbeat.
+   *
+   * @returns each host's stamp, with its age by the database's clock
+   */
+  async hosts(): Promise<HostBeat[]> {
+    await this.ready();
+    const rows = await this.#sql`SELECT host,
+      extract(epoch FROM now() - seen_at) * 1000 AS age_ms
+      FROM skillbox_hosts ORDER BY host`;
+    return rows.map((r) => ({
+      host: String(r.host),
+      ageMs: Math.max(0, Math.round(Number(r.age_ms))),
+    }));
   }
 
   async count(): Promise<number> {
@@ -439,30 +491,45 @@ export class PostgresRunStore implements RunStore {
     let stopped = false;
     let unlisten: (() => Promise<void>) | null = null;
     const heard = async (payload: string) => {
-      let notice: { host?: string; type?: string; ids?: string[] };
+      let notice: { host?: string; started?: string[]; finished?: string[] };
       try {
         notice = JSON.parse(payload);
       } catch {
         return;
       }
-      if (notice.host === host || !Array.isArray(notice.ids)) return;
-      const type = notice.type === "started" ? "started" : "finished";
+      if (notice.host === host) return;
+      const started = Array.isArray(notice.started) ? notice.started : [];
+      const finished = Array.isArray(notice.finished) ? notice.finished : [];
       try {
-        const rows = await sql`SELECT ${
-          sql(COLUMNS)
-        } FROM skillbox_runs WHERE id = ANY(${notice.ids}) ORDER BY cursor`;
-        for (const row of rows) {
-          if (!stopped) listener({ type, run: toRecord(row) });
+        const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
+          WHERE id = ANY(${[...started, ...finished]})`;
+        const byId = new Map(rows.map((row) => [String(row.id), row]));
+        // Starts first, in the writer's order, then ends.
+        for (
+          const [type, ids] of [["started", started], [
+            "finished",
+            finished,
+          ]] as const
+        ) {
+          for (const id of ids) {
+            const row = byId.get(id);
+            if (row && !stopped) listener({ type, run: toRecord(row) });
+          }
         }
       } catch {
         // the database went away: the next notice reads again
       }
     };
+    // One notice at a time: a run's start is never told after its end.
+    let hearing = Promise.resolve();
+    const hear = (payload: string) => {
+      hearing = hearing.then(() => heard(payload));
+    };
     // The client re-listens by itself after a reconnect; only the first
     // LISTEN needs retrying when the database is down at start.
     const start = () => {
       if (stopped) return;
-      sql.listen(CHANNEL, (payload) => void heard(payload)).then(
+      sql.listen(CHANNEL, hear).then(
         (meta) => {
           if (stopped) void meta.unlisten().catch(() => {});
           else unlisten = meta.unlisten;
@@ -482,6 +549,26 @@ export class PostgresRunStore implements RunStore {
 
   async close(): Promise<void> {
     await this.#sql.end({ timeout: 2 });
+  }
+}
+
+type Change = "started" | "finished";
+
+// Tells the other hosts (inside the writing transaction: sent if it
+// commits, in order) which runs started and finished; a notice carries
+// at most IDS_PER_NOTICE ids, its starts before its ends.
+async function announce(
+  tx: postgres.TransactionSql,
+  host: string,
+  changes: readonly [Change, string][],
+): Promise<void> {
+  for (const part of chunks([...changes], IDS_PER_NOTICE)) {
+    const notice = {
+      host,
+      started: part.filter(([c]) => c === "started").map(([, id]) => id),
+      finished: part.filter(([c]) => c === "finished").map(([, id]) => id),
+    };
+    await tx`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`;
   }
 }
 

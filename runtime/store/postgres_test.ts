@@ -43,7 +43,11 @@ testWithPostgres(
       await sql`UPDATE skillbox_schema SET version = ${SCHEMA_VERSION + 1}`;
       await assert.rejects(
         () => openPostgresStore(url),
-        /schema is version 2, this skillbox knows up to 1/,
+        new RegExp(
+          `schema is version ${
+            SCHEMA_VERSION + 1
+          }, this skillbox knows up to ${SCHEMA_VERSION}`,
+        ),
       );
     } finally {
       await sql.end();
@@ -116,10 +120,73 @@ testWithPostgres(
         ["finished", "x", "ok"],
       ]);
       assert.equal(heard[0]!.run.host, "h2");
+      // A run first written finished (shorter than a flush) is told as
+      // started, then finished; so is each of a batch, starts first.
+      heard.length = 0;
+      await b.write([record("y", "h2", "ok")]);
+      await b.write([record("z1", "h2", "running"), record("z1", "h2", "ok")]);
+      // A last run, heard after the others whatever they told.
+      await b.write([record("end", "h2", "running")]);
+      while (!heard.some((h) => h.run.id === "end")) {
+        await until(heard.length + 1);
+      }
+      assert.deepEqual(heard.map((h) => [h.type, h.run.id]), [
+        ["started", "y"],
+        ["finished", "y"],
+        ["started", "z1"],
+        ["finished", "z1"],
+        ["started", "end"],
+      ]);
+      // A host that restarts ends its left runs in the others' views.
+      heard.length = 0;
+      assert.equal(await b.interrupt("h2"), 1);
+      await until(1);
+      assert.deepEqual(heard.map((h) => [h.type, h.run.id, h.run.outcome]), [
+        ["finished", "end", "interrupted"],
+      ]);
     } finally {
       unfollow();
       await a.close();
       await b.close();
+    }
+  },
+);
+
+testWithPostgres(
+  "hosts stamp themselves alive by the database's clock and leave when they stop",
+  async (pg) => {
+    const url = await pg.database();
+    const a = await openPostgresStore(url);
+    try {
+      await a.beat("h1");
+      await a.beat("h2");
+      const sql = postgres(url, { onnotice: () => {} });
+      try {
+        // h2 beat a minute ago: its age says so, whatever the hosts' clocks.
+        await sql`UPDATE skillbox_hosts SET seen_at = now() - interval '60 seconds'
+          WHERE host = 'h2'`;
+      } finally {
+        await sql.end();
+      }
+      const beats = await a.hosts();
+      assert.deepEqual(beats.map((b) => b.host), ["h1", "h2"]);
+      assert.ok(beats[0]!.ageMs < 5_000, JSON.stringify(beats));
+      assert.ok(beats[1]!.ageMs >= 60_000, JSON.stringify(beats));
+      await a.beat("h1", true);
+      assert.deepEqual((await a.hosts()).map((b) => b.host), ["h2"]);
+      // A recorder beats at once and leaves when it closes.
+      const recorder = new RunRecorder({
+        store: lazyPostgresStore(url),
+        host: "h3",
+      });
+      await recorder.flush();
+      while (!(await a.hosts()).some((b) => b.host === "h3")) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await recorder.close();
+      assert.deepEqual((await a.hosts()).map((b) => b.host), ["h2"]);
+    } finally {
+      await a.close();
     }
   },
 );

@@ -31,6 +31,13 @@ const PRUNE_MS = 10 * 60_000;
 export const MAX_PENDING = 10_000;
 const MAX_BATCH = 500;
 const TOKENS_TAIL = 4000;
+/** How often a host stamps itself alive in a store hosts share. */
+export const BEAT_MS = 2000;
+/**
+ * A host whose stamp is older than this is shown as gone (three beats
+ * missed: a busy host is late, not dead).
+ */
+export const BEAT_LOST_MS = 3 * BEAT_MS;
 
 /** What the metrics want to hear about runs. */
 export interface RunCounters {
@@ -201,6 +208,8 @@ export class RunRecorder implements RunObserver {
   #listeners = new Set<(change: LiveChange) => void>();
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
   #pruneTimer: ReturnType<typeof setInterval> | undefined;
+  #beatTimer: ReturnType<typeof setInterval> | undefined;
+  #beating: Promise<void> | null = null;
   #redactor: Redactor;
   #options: RunRecorderOptions;
   #failed = false;
@@ -218,6 +227,14 @@ export class RunRecorder implements RunObserver {
     // left `running` are marked `interrupted`.
     if (this.store) {
       queueMicrotask(() => this.#closed ? undefined : void this.flush());
+    }
+    // In a fleet, a heartbeat off the call path tells the other hosts'
+    // overviews this one is alive.
+    if (this.store?.beat) {
+      const beat = () => void this.#beat();
+      this.#beatTimer = setInterval(beat, BEAT_MS);
+      Deno.unrefTimer(this.#beatTimer);
+      queueMicrotask(beat);
     }
     const retention = options.retention;
     if (this.store && retention) {
@@ -459,6 +476,29 @@ export class RunRecorder implements RunObserver {
     }
   }
 
+  // A beat goes in line with the writes (one store operation at a time
+  // from the recorder, as ever); one still waiting is not doubled. A
+  // failed one is silent (the write path reports a database that is
+  // down) and the next one tries again.
+  #beat(): Promise<void> {
+    if (this.#beating || this.#closed || !this.store?.beat) {
+      return this.#beating ?? Promise.resolve();
+    }
+    const store = this.store;
+    const beat = this.#writing.then(async () => {
+      try {
+        await store.beat!(this.#options.host ?? "");
+      } catch {
+        // the next beat tries again
+      } finally {
+        this.#beating = null;
+      }
+    });
+    this.#beating = beat;
+    this.#writing = beat;
+    return beat;
+  }
+
   /** Applies the retention now. */
   async prune(): Promise<void> {
     const retention = this.#options.retention;
@@ -480,10 +520,18 @@ export class RunRecorder implements RunObserver {
     this.#closed = true;
     clearTimeout(this.#flushTimer);
     clearInterval(this.#pruneTimer);
+    clearInterval(this.#beatTimer);
     this.#listeners.clear();
     this.#unfollow?.();
     await flushed;
     this.#lose(this.#unwritten.length + this.#pending.length);
+    try {
+      // A host that stops cleanly leaves the fleet's list of hosts.
+      await this.#beating;
+      if (this.store?.beat) await this.store.beat(this.host, true);
+    } catch {
+      // its stamp ages instead
+    }
     try {
       await this.store?.close();
     } catch {

@@ -165,6 +165,14 @@ export interface FleetChange {
   run: RunRecord;
 }
 
+/** A host's last heartbeat in a shared store. */
+export interface HostBeat {
+  /** The host's id (`host.id`). */
+  host: string;
+  /** Milliseconds since it last beat, by the store's clock. */
+  ageMs: number;
+}
+
 /**
  * Where runs are kept. Every method may throw (or reject) when the storage
  * fails.
@@ -212,6 +220,13 @@ export interface RunStore {
     host: string,
     listener: (change: FleetChange) => void,
   ): () => void;
+  /**
+   * Stamps `host` alive now, or (`leaving`) removes its stamp; absent
+   * when nothing else can write the store.
+   */
+  beat?(host: string, leaving?: boolean): Awaitable<void>;
+  /** Every host's last heartbeat (see {@link RunStore.beat}). */
+  hosts?(): Awaitable<HostBeat[]>;
   /** Closes the storage. */
   close(): Awaitable<void>;
 }

@@ -33,6 +33,10 @@ const NAP = {
 
 /** The token every host accepts; it is also a console admin token. */
 export const TOKEN = "fleet-token-0123456789";
+/** Two more tokens every host accepts, not console admins: each sees its own runs only. */
+export const TOKEN_X = "fleet-token-x-0123456789";
+/** See {@link TOKEN_X}. */
+export const TOKEN_Y = "fleet-token-y-0123456789";
 /** The balancer's public name, in every host's `listen.allowed_hosts`. */
 export const PUBLIC_NAME = "skillbox.test";
 const INSTALL = "apt-get install -y postgresql haproxy";
@@ -158,7 +162,7 @@ export async function startFleet(
       const host = await hostProcess(work, `h${i}`, {
         builtin_skills: false,
         skills: [skills],
-        tokens: [TOKEN],
+        tokens: [TOKEN, TOKEN_X, TOKEN_Y],
         console: { admin_tokens: [TOKEN] },
         listen: { hostname: "127.0.0.1", allowed_hosts: [PUBLIC_NAME] },
         store: { url },
@@ -309,9 +313,10 @@ let calls = 0;
 
 /**
  * Opens an A2E session over HTTP+SSE (the raw client speaking what the
- * Python SDK speaks) and handshakes with {@link TOKEN}.
+ * Python SDK speaks) and handshakes with {@link TOKEN} or `options.token`.
  *
  * @param base `http://host:port` (a host or the balancer)
+ * @param options `token`: another token to use
  * @returns the session
  * @example Call a tool through the balancer
  * ```ts ignore
@@ -319,9 +324,13 @@ let calls = 0;
  * await s.call("echo", { n: 1 });
  * ```
  */
-export async function a2eSession(base: string): Promise<A2eSession> {
+export async function a2eSession(
+  base: string,
+  options: { token?: string } = {},
+): Promise<A2eSession> {
+  const token = options.token ?? TOKEN;
   const sse = await openSse(`${base}/a2e`, {
-    headers: { authorization: `Bearer ${TOKEN}` },
+    headers: { authorization: `Bearer ${token}` },
   });
   const stream = await sse.stream();
   const waiting = new Map<string, (m: Msg) => void>();
@@ -364,7 +373,7 @@ export async function a2eSession(base: string): Promise<A2eSession> {
     type: "handshake/req",
     id: `hs${++calls}`,
     version: "1.0",
-    auth_token: TOKEN,
+    auth_token: token,
   });
   if (hello.type !== "handshake/resp") {
     throw new Error(`Handshake failed: ${JSON.stringify(hello)}`);
@@ -392,15 +401,20 @@ export async function a2eSession(base: string): Promise<A2eSession> {
  *
  * @param base a host or the balancer
  * @param path e.g. `/api/runs?limit=500`
+ * @param options `token`: read as another token
  * @returns the parsed body
  * @example Read the stats
  * ```ts ignore
  * const stats = await api("http://127.0.0.1:8787", "/api/stats");
  * ```
  */
-export async function api(base: string, path: string): Promise<Msg> {
+export async function api(
+  base: string,
+  path: string,
+  options: { token?: string } = {},
+): Promise<Msg> {
   const res = await fetch(`${base}${path}`, {
-    headers: { authorization: `Bearer ${TOKEN}` },
+    headers: { authorization: `Bearer ${options.token ?? TOKEN}` },
   });
   const body = await res.json();
   if (!res.ok) {
@@ -432,4 +446,80 @@ export async function allRuns(base: string, query = ""): Promise<Msg[]> {
     if (page.next === null) return runs;
     before = `&before=${page.next}`;
   }
+}
+
+/** A viewer of a host's `/api/live`, reading its text as it comes. */
+export interface LiveViewer {
+  /** Everything read so far. */
+  readonly text: string;
+  /** Reads until `pattern` matches what was read; returns the text. */
+  until(pattern: RegExp): Promise<string>;
+  /** Stops reading. */
+  cancel(): Promise<void>;
+}
+
+/**
+ * Opens a host's `/api/live` as a token.
+ *
+ * @param base a host
+ * @param options `token`: whose view (default {@link TOKEN}, an admin)
+ * @returns the viewer
+ * @example Wait for the first snapshot
+ * ```ts ignore
+ * const live = await liveViewer("http://127.0.0.1:8787");
+ * await live.until(/event: hello/);
+ * await live.cancel();
+ * ```
+ */
+export async function liveViewer(
+  base: string,
+  options: { token?: string } = {},
+): Promise<LiveViewer> {
+  const res = await fetch(`${base}/api/live`, {
+    headers: { authorization: `Bearer ${options.token ?? TOKEN}` },
+    // A guard against a hang, not a timing: the test fails instead.
+    signal: AbortSignal.timeout(120_000),
+  });
+  if (!res.ok) throw new Error(`GET /api/live: ${res.status}`);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  return {
+    get text() {
+      return text;
+    },
+    async until(pattern: RegExp) {
+      while (!pattern.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`The live stream ended:\n${text}`);
+        text += value;
+      }
+      return text;
+    },
+    cancel: () => reader.cancel().catch(() => {}),
+  };
+}
+
+/**
+ * Waits for a condition the fleet reaches by itself (a write landing, a
+ * host marking its runs, a heartbeat ageing), failing with `what` if it
+ * never does (after about 30 s: a hang guard, not a timing).
+ *
+ * @param what the condition, for the failure
+ * @param check resolves with a value once it holds, undefined before
+ * @returns the value
+ * @example Wait for a run to be stored
+ * ```ts ignore
+ * const runs = await until("a run", async () => (await allRuns(url)).at(0));
+ * ```
+ */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const found = await check().catch(() => undefined);
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Never happened: ${what}`);
 }

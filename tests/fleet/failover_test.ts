@@ -8,26 +8,14 @@ import {
   api,
   fleetTest,
   TOKEN,
+  until,
 } from "./_fleet.ts";
 import type { Msg } from "../support/wire.ts";
+import { BEAT_LOST_MS } from "../../runtime/store/recorder.ts";
 
 function ok(answer: Msg): void {
   assert.equal(answer.type, "tool/call/resp", JSON.stringify(answer));
   assert.equal((answer.data as Msg).success, true, JSON.stringify(answer));
-}
-
-// Waits for a condition the fleet reaches by itself (a write landing, a
-// host marking its runs), failing with `what` if it never does.
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const found = await check().catch(() => undefined);
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`Never happened: ${what}`);
 }
 
 fleetTest(
@@ -61,6 +49,19 @@ fleetTest(
       // Written while it runs: no end, no duration yet.
       assert.equal(nap.ended_at, null);
       assert.equal(nap.duration_ms, null);
+      // h2's overview shows the nap running on h1, and h1 alive.
+      const h1Seen = async (alive: boolean) => {
+        const view = await api(h2.url, "/api/overview");
+        const host = (view.hosts as Msg[]).find((h) => h.id === "h1");
+        return host?.alive === alive ? view : undefined;
+      };
+      const before = await until("h2 sees h1 alive", () => h1Seen(true));
+      assert.ok(
+        (before.running as Msg[]).some((r) =>
+          r.id === nap.id && r.host === "h1"
+        ),
+        JSON.stringify(before.running),
+      );
       await h1.kill();
       // The client mid-call: its stream ends, the call is answered by an
       // error, and the session is gone (another host does not know it).
@@ -82,6 +83,19 @@ fleetTest(
         sessions.push(s);
         ok(await s.call("echo", { client: `new${i}` }));
       }
+      // Until h1 is back, h2's overview lists its nap as running on h1, and
+      // says h1 is gone (its heartbeat stopped) and since when.
+      const gone = await until("h2 sees h1 gone", () => h1Seen(false));
+      assert.ok(
+        (gone.running as Msg[]).some((r) => r.id === nap.id && r.host === "h1"),
+        JSON.stringify(gone.running),
+      );
+      const h1Gone = (gone.hosts as Msg[]).find((h) => h.id === "h1")!;
+      assert.ok(
+        Number(h1Gone.last_seen_ms) >= BEAT_LOST_MS,
+        JSON.stringify(h1Gone),
+      );
+      assert.equal(h1Gone.running, 1);
       await h1.start();
       const marked = await until("h1 marks its run interrupted", async () => {
         const detail = await api(h2.url, `/api/runs/${nap.id}`);
@@ -91,6 +105,12 @@ fleetTest(
       assert.match(
         String(marked.error),
         /host stopped before the run finished/,
+      );
+      // Back: alive again, and its interrupted run no longer running.
+      const back = await until("h2 sees h1 back", () => h1Seen(true));
+      assert.ok(
+        !(back.running as Msg[]).some((r) => r.id === nap.id),
+        JSON.stringify(back.running),
       );
     } finally {
       await Promise.all(sessions.map((s) => s.close()));

@@ -10,9 +10,15 @@ import {
   a2eSession,
   allRuns,
   api,
+  type FleetHost,
   fleetTest,
+  type LiveViewer,
+  liveViewer,
   PUBLIC_NAME,
   TOKEN,
+  TOKEN_X,
+  TOKEN_Y,
+  until,
 } from "./_fleet.ts";
 import type { Msg } from "../support/wire.ts";
 
@@ -105,53 +111,104 @@ fleetTest(
   },
 );
 
+// The run whose `finished` event carries `marker` (in its arguments),
+// once its `started` event was seen before it.
+async function startedThenFinished(
+  live: LiveViewer,
+  marker: string,
+): Promise<Msg> {
+  const text = await live.until(
+    new RegExp(`event: finished\ndata: [^\n]*${marker}`),
+  );
+  const line = text.split("\n").find((l) =>
+    l.startsWith("data: ") && l.includes(marker)
+  )!;
+  const run = JSON.parse(line.slice("data: ".length)) as Msg;
+  const started = text.indexOf(`event: started\ndata: {"id":"${run.id}"`);
+  const finished = text.indexOf(`event: finished\ndata: {"id":"${run.id}"`);
+  assert.ok(
+    started >= 0 && started < finished,
+    `started before finished for ${marker}:\n${text}`,
+  );
+  return run;
+}
+
+// The runs a token's overview lists as running.
+async function overviewRunning(base: string, token: string): Promise<Msg[]> {
+  return (await api(base, "/api/overview", { token })).running as Msg[];
+}
+
 fleetTest(
-  "the live view of one host shows the runs another host starts and finishes",
+  "each host's live view and overview show the fleet's runs, and each token only its own",
   async (fleet) => {
-    const [h1, h2] = fleet.hosts;
-    const s = await a2eSession(h2!.url);
-    const live = async () => {
-      const res = await fetch(`${h1!.url}/api/live`, {
-        headers: { authorization: `Bearer ${TOKEN}` },
-        // A guard against a hang, not a timing: the test fails instead.
-        signal: AbortSignal.timeout(60_000),
-      });
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      let text = "";
-      return {
-        async until(pattern: RegExp) {
-          while (!pattern.test(text)) {
-            const { value, done } = await reader.read();
-            if (done) throw new Error(`The live stream ended:\n${text}`);
-            text += value;
-          }
-          return text;
-        },
-        cancel: () => reader.cancel(),
-      };
-    };
-    const first = await live();
-    let second: Awaited<ReturnType<typeof live>> | null = null;
+    const [h1, h2] = fleet.hosts as [FleetHost, FleetHost];
+    const admin = await liveViewer(h1.url);
+    const x = await liveViewer(h1.url, { token: TOKEN_X });
+    const sy = await a2eSession(h2.url, { token: TOKEN_Y });
+    const sx = await a2eSession(h2.url, { token: TOKEN_X });
+    const naps: Promise<Msg>[] = [];
     try {
-      await first.until(/event: hello/);
-      // A call long enough to be written `running` first, then finished.
-      const call = s.call("nap", { ms: 1500 });
-      await first.until(
-        /event: started\ndata: [^\n]*"name":"nap"[^\n]*"host":"h2"/,
+      await admin.until(/event: hello/);
+      await x.until(/event: hello/);
+      // Calls of a millisecond, far shorter than the store's flush, made
+      // on h2: h1's viewers see each start, then its end. Y's first, so
+      // it reaches h1 before X's does.
+      ok(await sy.call("echo", { client: "y-secret" }));
+      ok(await sx.call("echo", { client: "x-own" }));
+      const yRun = await startedThenFinished(admin, "y-secret");
+      const xRun = await startedThenFinished(admin, "x-own");
+      assert.equal((await startedThenFinished(x, "x-own")).id, xRun.id);
+      assert.match(admin.text, /event: started\ndata: [^\n]*"host":"h2"/);
+      // Token X sees nothing of Y's on any host: no event, id or session.
+      const [ySession, xSession] = [yRun.session, xRun.session] as string[];
+      for (const secret of [yRun.id as string, "y-secret", ySession!]) {
+        assert.ok(!x.text.includes(secret), `X saw ${secret}:\n${x.text}`);
+      }
+
+      // Runs in progress on h2, each token's, in h1's overview.
+      naps.push(sy.call("nap", { ms: 600_000, client: "y-nap" }));
+      naps.push(sx.call("nap", { ms: 600_000, client: "x-nap" }));
+      const both = await until("h1's overview lists both naps", async () => {
+        const running = await overviewRunning(h1.url, TOKEN);
+        return running.filter((r) => r.name === "nap").length === 2
+          ? running
+          : undefined;
+      });
+      assert.deepEqual(both.map((r) => r.host), ["h2", "h2"]);
+      const overview = await api(h1.url, "/api/overview");
+      const hosts = overview.hosts as Msg[];
+      assert.deepEqual(
+        hosts.map((h) => [h.id, h.self, h.alive]),
+        [["h1", true, true], ["h2", false, true]],
       );
-      // A viewer arriving now finds it running in its first snapshot.
-      second = await live();
-      await second.until(
-        /event: hello\ndata: [^\n]*"name":"nap"[^\n]*"host":"h2"/,
-      );
-      ok(await call);
-      await first.until(
-        /event: finished\ndata: [^\n]*"name":"nap"[^\n]*"host":"h2"/,
-      );
+      assert.equal(hosts[1]!.running, 2);
+      assert.equal(typeof hosts[1]!.last_seen_ms, "number");
+      // X's overview lists X's nap on h2 and not Y's; Y's the other way.
+      const seenBy = async (token: string) => {
+        const view = await api(h1.url, "/api/overview", { token });
+        const sessions = (view.running as Msg[]).map((r) => r.session);
+        return { sessions, hosts: (view.hosts as Msg[]).map((h) => h.id) };
+      };
+      assert.deepEqual(await seenBy(TOKEN_X), {
+        sessions: [xSession],
+        hosts: ["h1", "h2"],
+      });
+      assert.deepEqual((await seenBy(TOKEN_Y)).sessions, [ySession]);
+      // A viewer arriving now finds the naps running in its first snapshot.
+      const late = await liveViewer(h1.url, { token: TOKEN_X });
+      try {
+        const hello = await late.until(/event: hello\ndata: [^\n]*\n/);
+        assert.match(hello, new RegExp(`"session":"${xSession}"`));
+        assert.ok(!hello.includes(ySession!), hello);
+      } finally {
+        await late.cancel();
+      }
     } finally {
-      await first.cancel();
-      await second?.cancel();
-      await s.close();
+      await admin.cancel();
+      await x.cancel();
+      await sy.close();
+      await sx.close();
+      await Promise.all(naps);
     }
   },
 );
