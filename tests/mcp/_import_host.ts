@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { defaultConfig } from "../../runtime/config.ts";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
 import { within } from "./_host.ts";
@@ -39,7 +40,7 @@ export interface ImportFixture {
 export async function withServers(
   servers: Record<string, McpServerSpec>,
   body: (f: ImportFixture) => Promise<void>,
-  options: { configPath?: string } = {},
+  options: { configPath?: string; allowPrivateHosts?: string[] } = {},
 ): Promise<void> {
   const skills = await Deno.makeTempDir();
   const failures = new Map<string, string>();
@@ -56,6 +57,10 @@ export async function withServers(
       builtinSkills: false,
       mcpServers: servers,
       store: null,
+      egress: {
+        ...defaultConfig().egress,
+        allowPrivateHosts: options.allowPrivateHosts ?? [],
+      },
       sandbox: {
         cacheDir: null,
         memoryMb: 256,

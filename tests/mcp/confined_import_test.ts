@@ -373,3 +373,35 @@ Deno.test({
     }
   },
 });
+
+// The npm registry is the one public host CI reaches.
+const REGISTRY = "https://registry.npmjs.org/";
+const registryReachable = await fetch(REGISTRY, { method: "HEAD" }).then(
+  (r) => r.body?.cancel().then(() => true) ?? true,
+  () => false,
+);
+
+Deno.test({
+  name:
+    "a confined server granted a host verifies its TLS with the system's CA certificates",
+  ignore: ignore || !registryReachable,
+  async fn() {
+    const { root, python } = await pythonVenv();
+    try {
+      await withServers({
+        py: {
+          command: python,
+          args: [PYTHON_SERVER],
+          hosts: ["registry.npmjs.org"],
+        },
+      }, async ({ client, toolsOf }) => {
+        await toolsOf("py");
+        const answer = await importCall(client, "py__where", { url: REGISTRY });
+        assert.equal(JSON.parse(answer.text).fetch, "ok: 200");
+        // Some build machines reach the registry at a private address.
+      }, { allowPrivateHosts: ["registry.npmjs.org"] });
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
