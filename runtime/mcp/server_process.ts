@@ -200,6 +200,9 @@ function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root + "/");
 }
 
+// How long an exited server's stderr may take to be read to its end.
+const STDERR_GRACE_MS = 1000;
+
 // Lines that say where, not what: stack frames (Node's `at`, Python's
 // `File "…", line`), the source excerpt and caret under a Node error, a
 // traceback header, a file:line location, lone braces of an error's
@@ -317,14 +320,24 @@ export class ProcessClientTransport implements Transport {
       }
     });
     const decoder = new TextDecoder();
-    this.#pump(child.stderr, (chunk) => {
+    const stderrRead = this.#pump(child.stderr, (chunk) => {
       const text = decoder.decode(chunk);
       this.stderrTail = (this.stderrTail + text).slice(-2000);
       if (this.stderrHead.length < 4000) {
         this.stderrHead = (this.stderrHead + text).slice(0, 4000);
       }
     });
-    child.status.then(() => this.#finish());
+    // Closed once its stderr is read too, so the reason holds what it
+    // wrote; bounded, as a process it started may keep the pipe open.
+    child.status.then(async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        stderrRead,
+        new Promise((resolve) => timer = setTimeout(resolve, STDERR_GRACE_MS)),
+      ]);
+      clearTimeout(timer);
+      this.#finish();
+    });
     return Promise.resolve();
   }
 
