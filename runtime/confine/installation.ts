@@ -12,8 +12,8 @@
  * - each file or folder named in the arguments that exists (an argument
  *   that reads as a path, absolute or `./`, `../`, is checked by the rule
  *   even when absent), and for a file
- *   the package folder that owns it (up to its `package.json` or
- *   `pyproject.toml`) and the `node_modules` folders above it, where Node
+ *   the package folder that owns it (up to its `package.json`,
+ *   `pyproject.toml` or `deno.json`) and the `node_modules` folders above it, where Node
  *   resolves its imports from.
  *
  * Everything is read-only and goes through the mount rule
@@ -46,7 +46,13 @@ export interface CommandFiles {
   read: string[];
 }
 
-const PACKAGE_FILES = ["package.json", "pyproject.toml"];
+// The files that mark a package's root (Node, Python, Deno).
+const PACKAGE_FILES = [
+  "package.json",
+  "pyproject.toml",
+  "deno.json",
+  "deno.jsonc",
+];
 
 /**
  * Finds the program and the host paths a command needs, read-only.
@@ -174,8 +180,8 @@ function venvFiles(program: string, found: (path: string) => void): void {
 }
 
 /**
- * A script's package folder (up to its `package.json` or
- * `pyproject.toml`) and the `node_modules` folders above it.
+ * A script's package folder (up to its `package.json`, `pyproject.toml`
+ * or `deno.json(c)`) and the `node_modules` folders above it.
  */
 function scriptFiles(file: string, found: (path: string) => void): void {
   let dir = dirname(file);
