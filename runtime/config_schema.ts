@@ -165,8 +165,9 @@ export interface HostConfig {
   llmRules: LlmRules;
   /**
    * MCP servers imported as toolkits, by toolkit name: `{command, args,
-   * env, cwd, writable, hosts}` (stdio; `hosts` reached only through the
-   * egress proxy) or `{url, headers}` (Streamable HTTP).
+   * env, cwd, writable, hosts, read, write}` (stdio; `hosts` reached only
+   * through the egress proxy; `read`/`write` more paths seen confined) or
+   * `{url, headers}` (Streamable HTTP).
    * @default {}
    */
   mcpServers?: Record<string, McpServerSpec>;
@@ -299,6 +300,9 @@ const ConfigFileSchema = z.strictObject({
         // Reached only through the egress proxy, under its address rules.
         hosts: z.array(z.string().min(1)).default([]),
         start_timeout_ms: z.number().int().positive().optional(),
+        // Confined: more paths seen read-only, and the only writable ones.
+        read: z.array(z.string().min(1)).default([]),
+        write: z.array(z.string().min(1)).default([]),
       }),
       z.strictObject({
         url: z.url(),
@@ -444,6 +448,8 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
             writable: spec.writable,
             hosts: spec.hosts,
             startTimeoutMs: spec.start_timeout_ms,
+            read: spec.read,
+            write: spec.write,
           },
       ]),
     ),

@@ -93,3 +93,19 @@ Deno.test("parseConfig() reads sandbox.confinement and the egress section", () =
     /egress\.secrets\.0\.header/,
   );
 });
+
+Deno.test("parseConfig() reads an MCP server's read and write lists", () => {
+  const config = parseConfig(`{ "mcp_servers": {
+    "fs": { "command": "node", "args": ["/x/index.js", "/srv/data"], "write": ["/srv/data"] }
+  } }`);
+  const fs = config.mcpServers?.fs as { read?: string[]; write?: string[] };
+  assert.deepEqual(fs.read, []);
+  assert.deepEqual(fs.write, ["/srv/data"]);
+  assert.throws(
+    () =>
+      parseConfig(
+        '{ "mcp_servers": { "fs": { "command": "x", "write": "/srv" } } }',
+      ),
+    /mcp_servers\.fs/,
+  );
+});

@@ -127,9 +127,16 @@ export function createStandardCapabilities(
   let registry: Registry | null = null;
   let statusOf: (() => RegistryStatus) | null = null;
   let closed = false;
-  const imported = importedServers(config, egress, sandbox, log, () => {
-    (registry as Registry | null)?.reload().catch(() => {});
-  });
+  // The host's own files: never seen by an imported server either.
+  const protect = hostFiles(config, options.configPath);
+  const imported = importedServers(
+    config,
+    { egress, sandbox, protect },
+    log,
+    () => {
+      (registry as Registry | null)?.reload().catch(() => {});
+    },
+  );
   const built = (async () => {
     // Said once, in the banner; "required" without it fails the start here.
     log((await sandbox.confinement()).reason);
@@ -223,8 +230,11 @@ function sandboxFromConfig(
 /** The config's MCP servers, imported as toolkits; null when none. */
 function importedServers(
   config: HostConfig,
-  egress: Broker,
-  sandbox: Sandbox,
+  { egress, sandbox, protect }: {
+    egress: Broker;
+    sandbox: Sandbox;
+    protect: string[];
+  },
   log: (line: string) => void,
   onChange: () => void,
 ): Imported | null {
@@ -232,7 +242,7 @@ function importedServers(
   const servers = Object.fromEntries(
     Object.entries(config.mcpServers ?? {}).map((
       [name, spec],
-    ) => [name, spec.url === undefined ? { ...spec, egress } : spec]),
+    ) => [name, spec.url === undefined ? { ...spec, egress, protect } : spec]),
   );
   if (Object.keys(servers).length === 0) return null;
   return createImportedServers({

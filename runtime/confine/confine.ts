@@ -130,6 +130,20 @@ export interface ConfineSpec {
    * @default none: no way out of the empty network namespace
    */
   egress?: { socket: string; token?: string };
+  /**
+   * The system's CA certificates and resolver configuration, read-only
+   * ({@link SYSTEM_CONFIG}, plus the files `SSL_CERT_FILE`, `SSL_CERT_DIR`
+   * and `NODE_EXTRA_CA_CERTS` in `env` name): a program granted hosts can
+   * verify TLS. Nothing else of `/etc`, and never `/etc/ssl/private`.
+   * @default false
+   */
+  systemConfig?: boolean;
+  /**
+   * Host paths hidden wherever a grant or bind would show them (the host's
+   * config, run history and cache): `/dev/null` is bound over each such
+   * file and an empty read-only tmpfs over each such folder. @default []
+   */
+  hidden?: readonly string[];
 }
 
 /** A command ready for `Deno.Command` (spawn with `clearEnv: true`). */
@@ -141,6 +155,31 @@ export interface ConfinedCommand {
   /** Working folder inside the namespace. */
   cwd: string;
 }
+
+/**
+ * The CA certificates and resolver configuration a confined program sees
+ * with {@link ConfineSpec.systemConfig} (those that exist). `/etc/ssl` is
+ * bound by its public parts only: its `private` folder holds the host's
+ * keys.
+ */
+export const SYSTEM_CONFIG: readonly string[] = [
+  "/etc/ssl/certs",
+  "/etc/ssl/openssl.cnf",
+  "/etc/ssl/cert.pem",
+  "/etc/ca-certificates",
+  "/etc/ca-certificates.conf",
+  "/usr/share/ca-certificates",
+  "/etc/pki/tls/certs",
+  "/etc/pki/ca-trust/extracted",
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/host.conf",
+  "/etc/gai.conf",
+];
+
+// Variables naming CA files a program reads (OpenSSL, Node).
+const CA_VARIABLES = ["SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"];
 
 /** The prlimit binary (util-linux), for {@link ConfineSpec.memoryBytes}. */
 export const PRLIMIT = "/usr/bin/prlimit";
@@ -466,6 +505,11 @@ export function confineArgs(
   for (const b of binds) {
     args.push(b.writable ? "--bind" : "--ro-bind", b.from, b.to);
   }
+  if (spec.systemConfig) args.push(...systemConfigMounts(spec.env));
+  args.push(...hiddenMounts(spec.hidden ?? [], [
+    ...grantMounts(grant).map(([path]) => path),
+    ...binds.map((b) => b.to),
+  ]));
   if (spec.cacheDir) {
     args.push(...cacheMounts(layout.denoDir, spec.cacheDir, spec));
   }
@@ -485,6 +529,55 @@ export function confineArgs(
     env: envOf(layout, spec, program),
     cwd,
   };
+}
+
+// The CA and resolver files, after the grants: a grant cannot replace
+// them. A CA variable names its file from the program's environment; only
+// absolute paths, and never a private key folder.
+function systemConfigMounts(env: Readonly<Record<string, string>>): string[] {
+  const named = CA_VARIABLES.map((v) => env[v]).filter((p): p is string =>
+    p !== undefined && isAbsolute(p) && !p.split("/").includes("private")
+  );
+  return [...SYSTEM_CONFIG, ...named].flatMap((
+    p,
+  ) => ["--ro-bind-try", p, p]);
+}
+
+/**
+ * Covers each hidden path that exists and lies inside a mount (compared by
+ * real paths: a mount through a link covers the same files), where the
+ * mount shows it: a file with `/dev/null` (which cannot even be opened
+ * there: binds are `nodev`), a folder with an empty read-only tmpfs.
+ */
+function hiddenMounts(
+  hidden: readonly string[],
+  mounts: readonly string[],
+): string[] {
+  const args: string[] = [];
+  const real = (p: string) => {
+    try {
+      return Deno.realPathSync(p);
+    } catch {
+      return null;
+    }
+  };
+  const roots = mounts.map((m) => [m, real(m)] as const);
+  const covered = new Set<string>();
+  for (const path of hidden) {
+    const target = real(path);
+    if (target === null) continue;
+    const isDir = Deno.statSync(target).isDirectory;
+    for (const [mount, root] of roots) {
+      if (root === null || !inside(target, root)) continue;
+      const at = join(mount, relative(root, target));
+      if (covered.has(at)) continue;
+      covered.add(at);
+      if (isDir) {
+        args.push("--perms", "0555", "--tmpfs", at, "--remount-ro", at);
+      } else args.push("--ro-bind", "/dev/null", at);
+    }
+  }
+  return args;
 }
 
 // The environment inside: the spec's, HOME and TMPDIR at the private /tmp
@@ -644,7 +737,8 @@ function cacheMounts(
  * The grant's paths as mounts, in the order they must be made: shorter
  * paths first (a nested grant covers its parent's mount), a write grant
  * after a read grant of the same path (so it stays writable). A path both
- * read and written is mounted once, read-write.
+ * read and written is mounted once, read-write; a path inside a mount of
+ * the same kind is not mounted again.
  *
  * @param grant a checked grant (absolute paths)
  * @returns `[path, writable]` pairs
@@ -656,6 +750,8 @@ function cacheMounts(
  *   grantMounts({ read: ["/a/b", "/a"], write: ["/a/b/c", "/a"] }),
  *   [["/a", true], ["/a/b", false], ["/a/b/c", true]],
  * );
+ * assert.deepEqual(grantMounts({ read: ["/v/bin/python", "/v", "/w"] }),
+ *   [["/v", false], ["/w", false]]);
  * ```
  */
 export function grantMounts(grant: Permissions): Array<[string, boolean]> {
@@ -663,9 +759,18 @@ export function grantMounts(grant: Permissions): Array<[string, boolean]> {
   for (const path of grant.read ?? []) mounts.set(path, false);
   for (const path of grant.write ?? []) mounts.set(path, true);
   const depth = (path: string) => path.split("/").filter(Boolean).length;
-  return [...mounts].sort(([a], [b]) =>
+  const sorted = [...mounts].sort(([a], [b]) =>
     depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0)
   );
+  // A path inside a mount of the same kind is shown by it already, and
+  // binding it again could go through a link inside that mount (a virtual
+  // environment's `bin/python`) to a place that is not there.
+  return sorted.filter(([path, writable], i) => {
+    const parent = sorted.slice(0, i).findLast(([p]) =>
+      p !== path && inside(path, p)
+    );
+    return parent === undefined || parent[1] !== writable;
+  });
 }
 
 function inside(path: string, root: string): boolean {

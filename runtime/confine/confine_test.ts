@@ -204,3 +204,94 @@ Deno.test("relayDenoArgs() lets the relay run only the command it wraps", () => 
   assert.ok(!args.some((a) => a === "-A" || a === "--allow-all"));
   assert.throws(() => relayDenoArgs({ token: "ab" }, []), TypeError);
 });
+
+// The pairs `flag a b` of a bwrap command line, for mounts.
+function mounts(args: string[], flag: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  args.forEach((a, i) => {
+    if (a === flag) out.push([args[i + 1]!, args[i + 2]!]);
+  });
+  return out;
+}
+
+Deno.test("confineArgs() binds the CA and resolver files with systemConfig, never /etc/ssl/private", () => {
+  const cmd = confineArgs(LAYOUT, {
+    program: "/usr/bin/python3",
+    args: [],
+    grant: {},
+    env: {
+      SSL_CERT_FILE: "/opt/corp/ca.pem",
+      NODE_EXTRA_CA_CERTS: "/etc/ssl/private/key.pem",
+    },
+    systemConfig: true,
+  });
+  const bound = mounts(cmd.args, "--ro-bind-try").map(([from]) => from);
+  for (
+    const file of [
+      "/etc/ssl/certs",
+      "/usr/share/ca-certificates",
+      "/etc/resolv.conf",
+      "/etc/hosts",
+      "/etc/nsswitch.conf",
+      "/opt/corp/ca.pem",
+    ]
+  ) assert.ok(bound.includes(file), file);
+  assert.ok(!bound.some((p) => p.includes("/private")), bound.join(" "));
+  assert.ok(!bound.includes("/etc/ssl") && !bound.includes("/etc"));
+  const without = confineArgs(LAYOUT, {
+    program: "/usr/bin/python3",
+    args: [],
+    grant: {},
+    env: {},
+  });
+  assert.ok(!without.args.includes("/etc/resolv.conf"));
+});
+
+Deno.test("confineArgs() hides protected host files inside a mount, also through a link", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/skillbox.jsonc`, "{}");
+    await Deno.mkdir(`${dir}/store`);
+    await Deno.symlink(dir, `${dir}-link`);
+    const cmd = confineArgs(LAYOUT, {
+      program: "/usr/bin/python3",
+      args: [],
+      grant: { read: [`${dir}-link`, "/srv/elsewhere"] },
+      env: {},
+      hidden: [`${dir}/skillbox.jsonc`, `${dir}/store`, "/srv/absent"],
+    });
+    // Seen through the link, hidden at the path the mount shows it.
+    assert.deepEqual(mounts(cmd.args, "--ro-bind").slice(-1), [[
+      "/dev/null",
+      `${dir}-link/skillbox.jsonc`,
+    ]]);
+    const tmpfs = cmd.args.indexOf(`${dir}-link/store`);
+    assert.equal(cmd.args[tmpfs - 1], "--tmpfs");
+    assert.equal(cmd.args[tmpfs + 1], "--remount-ro");
+    // Not under a mount, or absent: nothing to hide.
+    const none = confineArgs(LAYOUT, {
+      program: "/usr/bin/python3",
+      args: [],
+      grant: { read: ["/srv/elsewhere"] },
+      env: {},
+      hidden: [`${dir}/skillbox.jsonc`],
+    });
+    assert.ok(!none.args.includes("/dev/null"));
+  } finally {
+    await Deno.remove(`${dir}-link`);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("grantMounts() leaves out a path inside a mount of the same kind", () => {
+  assert.deepEqual(
+    grantMounts({
+      read: ["/v", "/v/bin/python", "/w/data/x"],
+      write: ["/w/data", "/w/data/x/y"],
+    }),
+    [["/v", false], ["/w/data", true], ["/w/data/x", false], [
+      "/w/data/x/y",
+      true,
+    ]],
+  );
+});

@@ -384,7 +384,7 @@ async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
 
 function stderrOf(transport: Transport | null): string {
   const tail = transport instanceof ProcessClientTransport
-    ? transport.stderrTail.trim().split("\n").slice(-3).join(" | ")
+    ? transport.stderrError
     : "";
   return tail ? ` (stderr: ${tail})` : "";
 }

@@ -7,10 +7,15 @@
  * the builder sandboxes and scripts use too): its own user, PID and
  * network namespaces (no network of its own: a server whose config names
  * `hosts` reaches them, and only them, through the host's egress proxy,
- * via the relay started in its namespace before it), its binary read-only
- * (and the system folders when it is not the Deno binary), its working
- * folder read-only unless `writable`, a private `/tmp`, and it dies with
- * the host.
+ * via the relay started in its namespace before it), a private `/tmp`,
+ * and it dies with the host. It sees, read-only, what its command line
+ * needs (`runtime/confine/installation.ts`: its program as named and its
+ * real file, a virtual environment and its base interpreter, a script's
+ * package folder and `node_modules`, the files and folders its arguments
+ * name), the system folders, the CA certificates and resolver files, its
+ * working folder (writable when `writable`), and the entry's `read` and
+ * `write` lists; every path goes through the mount rule
+ * (`runtime/confine/mount_rule.ts`), and the host's own files are hidden.
  *
  * The official SDK frames and parses the messages (`ReadBuffer`,
  * `serializeMessage`); the transport only moves bytes, so that the process
@@ -27,11 +32,9 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Buffer } from "node:buffer";
 import { resolve } from "node:path";
-import {
-  confineArgs,
-  type ConfinementLayout,
-  findProgram,
-} from "../confine/confine.ts";
+import { confineArgs, type ConfinementLayout } from "../confine/confine.ts";
+import { commandFiles } from "../confine/installation.ts";
+import { checkMount } from "../confine/mount_rule.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 
@@ -51,6 +54,22 @@ export interface McpProcessSpec {
   cwd?: string;
   /** Whether a confined server may write its working folder. @default false */
   writable?: boolean;
+  /**
+   * More host paths a confined server sees read-only (relative to `cwd`).
+   * @default []
+   */
+  read?: readonly string[];
+  /**
+   * Host paths a confined server may write (relative to `cwd`): never
+   * implied by `args`. @default []
+   */
+  write?: readonly string[];
+  /**
+   * Host paths a confined server never sees (the host's config, run
+   * history and cache): refused when named, hidden inside any mount.
+   * @default []
+   */
+  protect?: readonly string[];
   /**
    * Hosts a confined server may reach (`name`, `name:port`), only through
    * the egress proxy, which checks them as the broker does. @default []:
@@ -117,33 +136,49 @@ export function mcpServerCommand(
 }
 
 /**
- * Starts a confined server: its binary as the program, its working folder
- * as its only grant (read, or write when `writable`) and its folder inside,
- * and its own egress proxy, closed when it exits, when it has hosts.
+ * Starts a confined server: its program as named (a virtual environment's
+ * interpreter finds its environment from its own path), what its command
+ * line needs read-only, its folder and the entry's `read` and `write`
+ * lists, each through the mount rule, and its own egress proxy, closed when
+ * it exits, when it has hosts.
  */
 function spawnConfined(
   layout: ConfinementLayout,
   spec: McpProcessSpec,
   env: Record<string, string>,
 ): Deno.ChildProcess {
-  const program = findProgram(spec.command, env.PATH ?? "");
-  if (program === null) {
-    throw new Error(`The command "${spec.command}" was not found`);
-  }
   const folder = spec.cwd === undefined ? undefined : resolve(spec.cwd);
+  const rule = { protect: spec.protect ?? [], cwd: folder };
+  const files = commandFiles(spec.command, {
+    ...rule,
+    args: spec.args ?? [],
+    path: env.PATH ?? "",
+  });
+  const named = (by: string) => (p: string) => checkMount(p, { ...rule, by });
+  const read = [...files.read, ...(spec.read ?? []).map(named("read"))];
+  const write = (spec.write ?? []).map(named("write"));
+  if (folder) (spec.writable ? write : read).push(named("cwd")(folder));
   const proxy = (spec.hosts ?? []).length === 0 ? null : openEgressProxy({
     broker: spec.egress ?? new EgressBroker(),
     allow: spec.hosts ?? [],
     principal: `MCP server "${spec.command}"`,
   });
   try {
+    // The Deno binary as named is still Deno (its cache, its libraries).
+    const real = Deno.realPathSync(files.program);
     const cmd = confineArgs(layout, {
-      program,
+      program: real === layout.execPath ? real : files.program,
       args: spec.args ?? [],
-      grant: folder ? { [spec.writable ? "write" : "read"]: [folder] } : {},
+      grant: {
+        // The system folders are bound whole already.
+        read: read.filter((p) => !layout.systemDirs.some((d) => within(p, d))),
+        write,
+      },
       env,
       cwd: folder,
       egress: proxy ? { socket: proxy.path, token: proxy.token } : undefined,
+      systemConfig: true,
+      hidden: spec.protect ?? [],
     });
     const child = new Deno.Command(cmd.command, {
       args: cmd.args,
@@ -159,6 +194,63 @@ function spawnConfined(
     proxy?.close();
     throw err;
   }
+}
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root + "/");
+}
+
+// How long an exited server's stderr may take to be read to its end.
+const STDERR_GRACE_MS = 1000;
+
+// Lines that say where, not what: stack frames (Node's `at`, Python's
+// `File "…", line`), the source excerpt and caret under a Node error, a
+// traceback header, a file:line location, lone braces of an error's
+// properties, Node's version banner.
+const NOISE = [
+  /^at\s/,
+  /^File ".*", line \d+/,
+  /^Traceback \(most recent call last\):$/,
+  /^\^+$/,
+  /^[{}\[\](),;]+$/,
+  /^Node\.js v\d+/,
+  /^(node:)?[\w./@:-]+:\d+(:\d+)?$/,
+  /^\w+: '.*',?$/, // `code: 'MODULE_NOT_FOUND',` inside the braces
+  /^requireStack: \[/,
+];
+const ERRORISH =
+  /error|exception|cannot|can't|could not|denied|not found|no such|fatal|failed|refused|EACCES|EROFS|ENOENT|EPERM/i;
+
+/**
+ * The first meaningful error line of a server's stderr: the first line
+ * that reads as an error (`Error: Cannot find module '/x'`,
+ * `ModuleNotFoundError: No module named 'y'`), else the first line that
+ * is not noise; blank lines, stack frames, indented source excerpts,
+ * carets, lone braces and Node's version banner are skipped.
+ *
+ * @param stderr what the server wrote
+ * @returns the line, trimmed, or null when there is none
+ * @example Node's and Python's start errors
+ * ```ts
+ * import { firstErrorLine } from "./server_process.ts";
+ * import assert from "node:assert/strict";
+ * const node = "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\n" +
+ *   "Error: Cannot find module '/x'\n    at Module._resolveFilename (node:internal)\n" +
+ *   "{\n  code: 'MODULE_NOT_FOUND',\n}\n\nNode.js v20.20.2\n";
+ * assert.equal(firstErrorLine(node), "Error: Cannot find module '/x'");
+ * const py = 'Traceback (most recent call last):\n  File "/s.py", line 1, in <module>\n' +
+ *   "    import y\nModuleNotFoundError: No module named 'y'\n";
+ * assert.equal(firstErrorLine(py), "ModuleNotFoundError: No module named 'y'");
+ * assert.equal(firstErrorLine("\n}\n\nNode.js v20.1.0\n"), null);
+ * ```
+ */
+export function firstErrorLine(stderr: string): string | null {
+  const lines = stderr.split(/\r?\n/).filter((line) => {
+    const t = line.trim();
+    // An indented line is a frame, an excerpt or an error's property.
+    return t !== "" && !/^\s/.test(line) && !NOISE.some((re) => re.test(t));
+  }).map((line) => line.trim().slice(0, 300));
+  return lines.find((l) => ERRORISH.test(l)) ?? lines[0] ?? null;
 }
 
 /**
@@ -179,6 +271,8 @@ export class ProcessClientTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   /** The last lines the server wrote to stderr (for the failure reason). */
   stderrTail = "";
+  /** The first lines the server wrote to stderr (up to 4000 characters). */
+  stderrHead = "";
 
   #spec: McpProcessSpec;
   #layout: ConfinementLayout | null;
@@ -226,11 +320,34 @@ export class ProcessClientTransport implements Transport {
       }
     });
     const decoder = new TextDecoder();
-    this.#pump(child.stderr, (chunk) => {
-      this.stderrTail = (this.stderrTail + decoder.decode(chunk)).slice(-2000);
+    const stderrRead = this.#pump(child.stderr, (chunk) => {
+      const text = decoder.decode(chunk);
+      this.stderrTail = (this.stderrTail + text).slice(-2000);
+      if (this.stderrHead.length < 4000) {
+        this.stderrHead = (this.stderrHead + text).slice(0, 4000);
+      }
     });
-    child.status.then(() => this.#finish());
+    // Closed once its stderr is read too, so the reason holds what it
+    // wrote; bounded, as a process it started may keep the pipe open.
+    child.status.then(async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        stderrRead,
+        new Promise((resolve) => timer = setTimeout(resolve, STDERR_GRACE_MS)),
+      ]);
+      clearTimeout(timer);
+      this.#finish();
+    });
     return Promise.resolve();
+  }
+
+  /**
+   * The first meaningful error line the server wrote to stderr
+   * ({@link firstErrorLine}), or "" when it wrote none.
+   */
+  get stderrError(): string {
+    return firstErrorLine(this.stderrHead) ??
+      firstErrorLine(this.stderrTail) ?? "";
   }
 
   /** Writes one message to the server's stdin. */

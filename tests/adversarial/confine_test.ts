@@ -15,8 +15,10 @@ import { join } from "node:path";
 import { mcpServerCommand } from "../../runtime/mcp/server_process.ts";
 import { confinement, NEEDS_CONFINEMENT } from "./_confined.ts";
 
+// The paths come in the environment: paths named in `args` are mounted
+// (runtime/confine/installation.ts).
 const PROBE =
-  `for p in "$@"; do if [ -e "$p" ]; then echo "visible $p"; fi; done
+  `for p in $WATCHED; do if [ -e "$p" ]; then echo "visible $p"; fi; done
 echo "DENO_DIR=\${DENO_DIR:-unset}"
 echo "uid=$(id -u)"`;
 
@@ -35,7 +37,8 @@ Deno.test({
       ];
       const child = mcpServerCommand({
         command: "sh",
-        args: ["-c", PROBE, "probe", ...watched, dir],
+        args: ["-c", PROBE],
+        env: { WATCHED: [...watched, dir].join(" ") },
         cwd: dir,
       }, layout).spawn();
       await child.stdin.close();

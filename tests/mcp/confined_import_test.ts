@@ -5,7 +5,12 @@
  * denied each, and still lists and calls (with progress) normally. The
  * same probe unconfined succeeds, so the denials are the confinement's.
  * `"required"` without bubblewrap: the server does not start, listed
- * unavailable with the reason.
+ * unavailable with the reason. Through a real host, entries written the
+ * way Claude Desktop's configuration writes them: paths in `args` the
+ * mount rule refuses (`/etc/shadow`, `/`, a link out, a `..` path, `~`)
+ * keep the server from starting, with the rule; the host's config is
+ * hidden inside a folder the server sees; a failed start shows its first
+ * meaningful error line.
  */
 
 import assert from "node:assert/strict";
@@ -17,6 +22,12 @@ import {
 } from "../../runtime/confine/confine.ts";
 import { createImportedServers } from "../../runtime/mcp/imported.ts";
 import type { McpProcessSpec } from "../../runtime/mcp/server_process.ts";
+import {
+  call as importCall,
+  PYTHON_SERVER,
+  pythonVenv,
+  withServers,
+} from "./_import_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_probe_server.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -199,4 +210,198 @@ Deno.test('"required" confinement that does not work: the server is not started,
   } finally {
     await servers.close();
   }
+});
+
+// --- Claude-Desktop-style entries and the mount rule, through a real host ---
+//
+// The Python fixture server under a virtual environment's interpreter: its
+// `where` tool reads the path it is given and says "ok: <bytes>" or
+// "denied: <error>".
+
+const where = async (
+  client: Parameters<Parameters<typeof withServers>[1]>[0]["client"],
+  path: string,
+): Promise<string> => {
+  const answer = await importCall(client, "py__where", { path });
+  assert.equal(answer.isError, false, answer.text);
+  return JSON.parse(answer.text).read;
+};
+
+Deno.test({
+  name:
+    "args naming /etc/shadow, /, a link out, a .. path or ~ are refused with the rule, and the server is not started",
+  ignore,
+  async fn() {
+    const { root, python } = await pythonVenv();
+    const links = await Deno.makeTempDir({ prefix: "skillbox-links-" });
+    await Deno.symlink("/etc", join(links, "etc-link"));
+    await Deno.symlink("/", join(links, "root-link"));
+    const entry = (arg: string) => ({
+      command: python,
+      args: [PYTHON_SERVER, arg],
+    });
+    try {
+      await withServers({
+        shadow: entry("/etc/shadow"),
+        slash: entry("/"),
+        link: entry(join(links, "etc-link")),
+        rootlink: entry(join(links, "root-link", "home")),
+        dots: entry(`${links}/../../etc/passwd`),
+        proc: entry("/proc/self/environ"),
+        tilde: entry("~/.ssh"),
+        home: { command: python, args: [PYTHON_SERVER], read: ["/root"] },
+      }, async ({ failureOf }) => {
+        assert.match(
+          await failureOf("shadow"),
+          /Cannot mount "\/etc\/shadow" named in "args": "\/etc\/shadow" is under "\/etc", never mounted/,
+        );
+        assert.match(
+          await failureOf("slash"),
+          /Cannot mount "\/" named in "args": "\/" is never mounted as a whole/,
+        );
+        assert.match(await failureOf("link"), /"\/etc" is under "\/etc"/);
+        assert.match(
+          await failureOf("rootlink"),
+          /"\/home" is never mounted as a whole/,
+        );
+        assert.match(
+          await failureOf("dots"),
+          /"\/etc\/passwd" is under "\/etc", never mounted/,
+        );
+        assert.match(await failureOf("proc"), /under "\/proc"/);
+        assert.match(await failureOf("tilde"), /"~" is not expanded/);
+        assert.match(
+          await failureOf("home"),
+          /named in "read": "\/root" is never mounted as a whole/,
+        );
+      });
+    } finally {
+      await Deno.remove(links, { recursive: true });
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a confined server sees its args read-only, the CA and resolver files, and neither the host's config nor other host files",
+  ignore,
+  async fn() {
+    const { root, python } = await pythonVenv();
+    const data = await Deno.makeTempDir({ prefix: "skillbox-data-" });
+    const outside = await Deno.makeTempDir({ prefix: "skillbox-outside-" });
+    // The host's config lives inside the folder the server is given.
+    const config = join(data, "skillbox.jsonc");
+    await Deno.writeTextFile(config, '{ "tokens": ["host-secret-token"] }');
+    await Deno.writeTextFile(join(data, "note.txt"), "12345");
+    await Deno.writeTextFile(join(outside, "secret.txt"), "host secret");
+    await Deno.symlink(join(outside, "secret.txt"), join(data, "link.txt"));
+    try {
+      await withServers({
+        py: { command: python, args: [PYTHON_SERVER, data] },
+        named: { command: python, args: [PYTHON_SERVER, config] },
+      }, async ({ client, toolsOf, failureOf }) => {
+        await toolsOf("py");
+        assert.equal(
+          await where(client, join(data, "note.txt")),
+          "ok: 5 bytes",
+        );
+        // Hidden: /dev/null is bound over it (a device on a nodev mount:
+        // it cannot even be opened).
+        assert.match(
+          await where(client, config),
+          /^(denied: PermissionError|ok: 0 bytes)$/,
+        );
+        // A link in the folder points at a path the namespace lacks.
+        assert.match(
+          await where(client, join(data, "link.txt")),
+          /^denied: FileNotFoundError/,
+        );
+        assert.match(
+          await where(client, join(outside, "secret.txt")),
+          /^denied: FileNotFoundError/,
+        );
+        assert.match(await where(client, "/etc/passwd"), /^denied: /);
+        assert.match(await where(client, "/etc/ssl/private"), /^denied: /);
+        for (
+          const file of ["/etc/ssl/certs/ca-certificates.crt", "/etc/hosts"]
+        ) {
+          const onHost = await Deno.stat(file).then(() => true, () => false);
+          if (onHost) assert.match(await where(client, file), /^ok: \d+ bytes/);
+        }
+        assert.match(
+          await failureOf("named"),
+          /named in "args": .*one of the host's own files/,
+        );
+      }, { configPath: config });
+    } finally {
+      await Deno.remove(data, { recursive: true });
+      await Deno.remove(outside, { recursive: true });
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a server that fails to start shows its first meaningful error line, not Node's banner",
+  ignore,
+  async fn() {
+    const { root } = await pythonVenv();
+    // The base interpreter, not the environment's: venv_probe is missing.
+    const base = (await Deno.readTextFile(join(root, "pyvenv.cfg")))
+      .match(/^executable = (.+)$/m)?.[1] ?? "python3";
+    const missing = join(root, "missing.js");
+    try {
+      await withServers({
+        node: { command: "node", args: [missing] },
+        base: { command: base, args: [PYTHON_SERVER] },
+      }, async ({ failureOf }) => {
+        const node = await failureOf("node");
+        assert.match(
+          node,
+          new RegExp(`\\(stderr: Error: Cannot find module '${missing}'\\)$`),
+        );
+        assert.doesNotMatch(node, /Node\.js v/);
+        assert.match(
+          await failureOf("base"),
+          /\(stderr: ModuleNotFoundError: No module named 'venv_probe'\)$/,
+        );
+      });
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+// The npm registry is the one public host CI reaches.
+const REGISTRY = "https://registry.npmjs.org/";
+const registryReachable = await fetch(REGISTRY, { method: "HEAD" }).then(
+  (r) => r.body?.cancel().then(() => true) ?? true,
+  () => false,
+);
+
+Deno.test({
+  name:
+    "a confined server granted a host verifies its TLS with the system's CA certificates",
+  ignore: ignore || !registryReachable,
+  async fn() {
+    const { root, python } = await pythonVenv();
+    try {
+      await withServers({
+        py: {
+          command: python,
+          args: [PYTHON_SERVER],
+          hosts: ["registry.npmjs.org"],
+        },
+      }, async ({ client, toolsOf }) => {
+        await toolsOf("py");
+        const answer = await importCall(client, "py__where", { url: REGISTRY });
+        assert.equal(JSON.parse(answer.text).fetch, "ok: 200");
+        // Some build machines reach the registry at a private address.
+      }, { allowPrivateHosts: ["registry.npmjs.org"] });
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
 });

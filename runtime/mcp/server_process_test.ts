@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { firstErrorLine, ProcessClientTransport } from "./server_process.ts";
+
+Deno.test("firstErrorLine() skips Node's location, excerpt, frames, braces and banner", () => {
+  const stderr = [
+    "node:internal/modules/cjs/loader:1228",
+    "  throw err;",
+    "  ^",
+    "",
+    "Error: Cannot find module '/srv/server/dist/index.js'",
+    "    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)",
+    "    at node:internal/main/run_main_module:28:49 {",
+    "  code: 'MODULE_NOT_FOUND',",
+    "  requireStack: []",
+    "}",
+    "",
+    "Node.js v20.20.2",
+  ].join("\n");
+  assert.equal(
+    firstErrorLine(stderr),
+    "Error: Cannot find module '/srv/server/dist/index.js'",
+  );
+});
+
+Deno.test("firstErrorLine() prefers an error line to a banner the server printed first", () => {
+  const stderr = "Secure MCP Filesystem Server running on stdio\n" +
+    "file:///srv/x.js:3\n" +
+    "Error: EROFS: read-only file system, open '/srv/data/a'\n";
+  assert.equal(
+    firstErrorLine(stderr),
+    "Error: EROFS: read-only file system, open '/srv/data/a'",
+  );
+  assert.equal(firstErrorLine("Starting up\nready\n"), "Starting up");
+  assert.equal(firstErrorLine("\n  \n}\n"), null);
+});
+
+Deno.test("a server's start error is its first meaningful stderr line, the tail kept", async () => {
+  const lines = Array.from({ length: 200 }, (_, i) => `noise line ${i}`);
+  const transport = new ProcessClientTransport({
+    command: "sh",
+    args: [
+      "-c",
+      `echo "Error: first failure" >&2; for l in ${
+        lines.map((l) => `'${l}'`).join(" ")
+      }; do echo "$l" >&2; done; echo "Node.js v20.1.0" >&2`,
+    ],
+  });
+  const closed = new Promise<void>((resolve) => transport.onclose = resolve);
+  await transport.start();
+  await closed;
+  // The tail alone no longer holds the first line; the head does.
+  assert.doesNotMatch(transport.stderrTail, /first failure/);
+  assert.match(transport.stderrTail, /Node\.js v20/);
+  assert.equal(transport.stderrError, "Error: first failure");
+});
