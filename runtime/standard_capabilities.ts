@@ -202,7 +202,8 @@ export function createStandardCapabilities(
     remoteSkills: () => imported?.remoteSkills() ?? [],
     mcpServers: {
       ready: built.then(async () => {
-        await imported?.start();
+        if (!imported) return;
+        await imported.start();
         await (registry as Registry | null)?.reload();
       }),
       starting: () => imported?.starting() ?? [],

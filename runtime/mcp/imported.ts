@@ -399,6 +399,8 @@ class Servers implements ImportedServers {
       if (this.#closed) throw new Error("The host is closing");
       slot.tools = tools;
       client.onclose = () => {
+        // Closed by the host: nothing to report or restart.
+        if (this.#closed) return;
         const reason = `the server exited${stderrOf(connected)}`;
         if (!slot.exited(client, reason, Date.now())) return;
         this.#note(slot, "down", true);
