@@ -6,7 +6,9 @@
  * (`tools.changed`); a server that fails its first start is retried with
  * backoff and comes up when it can, logged once; a crashed server is
  * restarted; closing the host during a start or a backoff leaves no
- * process and no timer (the test sanitizers check the timers).
+ * server process (that no retry timer is left pending is
+ * checked with timers the test holds, in `flapping_test.ts`: Deno's test
+ * sanitizers do not see timers).
  *
  * These servers run unconfined (`sandbox.confinement: "off"`): their
  * signal files live outside their working folder, and how a server is
@@ -290,7 +292,7 @@ Deno.test("a server that crashes is restarted in the background, and backs off w
   }
 });
 
-Deno.test("closing the host while a server starts or backs off leaves no process and no timer", async () => {
+Deno.test("closing the host while one server starts and another backs off leaves no server process", async () => {
   const dir = await Deno.makeTempDir();
   const fifo = join(dir, "never");
   const pid = join(dir, "pid");
@@ -301,7 +303,11 @@ Deno.test("closing the host while a server starts or backs off leaves no process
     await withHost(
       {
         // Never told to go on: still starting when the host closes.
-        stuck: late("--pid", pid, "--wait", fifo),
+        // (its start timeout far away: closing must not wait for it).
+        stuck: {
+          ...late("--pid", pid, "--wait", fifo),
+          startTimeoutMs: 600_000,
+        },
         // Fails, then waits a minute for its retry: the host closes first.
         failing: late("--ready", join(dir, "missing"), "--count", count),
       },
