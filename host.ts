@@ -120,6 +120,7 @@ async function awaitLoad(
   try {
     const report = await host.ready;
     const warnings = report.warnings;
+    const starting = host.mcpServers.starting();
     const summary =
       `${report.tools} tools, ${report.toolkits} toolkits, ${report.skills} skills from ${
         report.dirs.join(", ")
@@ -129,7 +130,11 @@ async function awaitLoad(
           : ""
       }${
         warnings.length > 0 ? `; ${warnings.length} skill warning(s) below` : ""
-      }; auth: ${
+      }${
+        // The host does not wait for them: their tools join when ready.
+        starting.length > 0
+          ? `; MCP servers still starting: ${starting.join(", ")}`
+          : ""}; auth: ${
         config.tokens.length > 0 ? `${config.tokens.length} token(s)` : "off"
       }`;
     return { summary, warnings };

@@ -70,6 +70,7 @@ export type {
   SandboxConfig,
 } from "./runtime/config_schema.ts";
 export type { LoadReport } from "./runtime/load_report.ts";
+export type { McpServersView } from "./runtime/standard_capabilities.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config_check.ts";
 export type { LlmRules } from "./runtime/llm/rules.ts";

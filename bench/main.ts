@@ -18,6 +18,7 @@ import { llmRelayBench } from "./llm_relay_bench.ts";
 import { skillsBench } from "./skills_bench.ts";
 import { capacityBench } from "./capacity_bench.ts";
 import { mcpBench } from "./mcp_bench.ts";
+import { mcpSkillsBench } from "./mcp_skills_bench.ts";
 import { confinementBench } from "./confinement_bench.ts";
 import { consoleBench } from "./console_bench.ts";
 import { egressBench } from "./egress_bench.ts";
@@ -39,6 +40,7 @@ export const BENCHES: Bench[] = [
   llmRelayBench,
   skillsBench,
   mcpBench,
+  mcpSkillsBench,
   confinementBench,
   egressBench,
   consoleBench,

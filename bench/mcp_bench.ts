@@ -232,6 +232,7 @@ export const mcpBench: Bench = {
       }),
     );
     await host.ready;
+    await host.mcpServers.ready;
     const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
     const deno = (args: string[], cwd?: string): StdioCommand => ({
       command: Deno.execPath(),

@@ -171,6 +171,12 @@ export interface HostConfig {
    * @default {}
    */
   mcpServers?: Record<string, McpServerSpec>;
+  /**
+   * How imported servers that fail or crash are retried in the background:
+   * the first wait, doubling up to the cap. @default { retryInitialMs: 1000,
+   * retryMaxMs: 300000 }
+   */
+  mcp?: { retryInitialMs: number; retryMaxMs: number };
   /** The run history (see `runtime/store/config.ts`); null keeps nothing. */
   store: StoreConfig | null;
   /** Who sees what in the console. @default { adminTokens: [] } */
@@ -311,6 +317,10 @@ const ConfigFileSchema = z.strictObject({
       }),
     ]),
   ).default({}),
+  mcp: z.strictObject({
+    retry_initial_ms: z.number().int().positive().default(1_000),
+    retry_max_ms: z.number().int().positive().default(300_000),
+  }).default({ retry_initial_ms: 1_000, retry_max_ms: 300_000 }),
   store: StoreConfigSchema,
   console: z.strictObject({
     admin_tokens: z.array(z.string().min(1)).default([]),
@@ -453,6 +463,10 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
           },
       ]),
     ),
+    mcp: {
+      retryInitialMs: data.mcp.retry_initial_ms,
+      retryMaxMs: Math.max(data.mcp.retry_max_ms, data.mcp.retry_initial_ms),
+    },
     store: toStoreConfig(data.store),
     console: { adminTokens: data.console.admin_tokens },
     host: { id: data.host.id },

@@ -44,6 +44,7 @@ import {
 import { createDoor } from "./doors/guard.ts";
 import {
   createStandardCapabilities,
+  type McpServersView,
   type StandardCapabilities,
 } from "./standard_capabilities.ts";
 import type { LoadReport } from "./load_report.ts";
@@ -96,6 +97,12 @@ export interface Host extends InProcessCalls {
    * (zero counts when the host was given its own capabilities).
    */
   readonly ready: Promise<LoadReport>;
+  /**
+   * The imported MCP servers (`mcp_servers`). The host does not wait for
+   * them: it serves at once, and each server's tools join when it is ready
+   * (clients are told, as on a reload).
+   */
+  readonly mcpServers: McpServersView;
   /**
    * Serves HTTP, WebSocket and SSE on a TCP port.
    *
@@ -183,6 +190,9 @@ export function createHost(options: HostOptions = {}): Host {
   const ready: Promise<LoadReport> = stack?.ready ??
     Promise.resolve(emptyReport());
   ready.catch(() => {});
+  const mcpServers: McpServersView = stack?.mcpServers ??
+    { ready: ready.then(() => {}), starting: () => [] };
+  mcpServers.ready.catch(() => {});
   // The one door in front of every route and upgrade, in-process or not;
   // it also throttles the tokens handshakes present, by client address.
   const door = createDoor({ listen: config.listen, tokens: config.tokens });
@@ -253,6 +263,7 @@ export function createHost(options: HostOptions = {}): Host {
       return sessions.size;
     },
     ready,
+    mcpServers,
     listen(listenOptions = {}) {
       door.listeningOn(listenOptions.hostname ?? config.listen.hostname);
       return server.listen(listenOptions);

@@ -44,6 +44,18 @@ import { createImportedServers } from "./mcp/imported.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import { routeImported } from "./mcp/route_imported.ts";
 
+/** The imported MCP servers as the host shows them. */
+export interface McpServersView {
+  /**
+   * Resolves once every server has come up or failed its first start, and
+   * the registry lists what came up (the host serves before; a failed
+   * server keeps retrying); rejects when the skills folders fail to load.
+   */
+  ready: Promise<void>;
+  /** The servers whose first start has not ended yet. */
+  starting(): string[];
+}
+
 /** Options of {@link createStandardCapabilities}. */
 export interface StandardCapabilitiesOptions {
   /** Sends a push message to every session (the host's `broadcast`). */
@@ -66,6 +78,8 @@ export interface StandardCapabilities {
   readonly snapshot: RegistrySnapshot | null;
   /** The imported servers' verified skills, served again over MCP. */
   remoteSkills(): RemoteSkill[];
+  /** The imported MCP servers, started in the background. */
+  mcpServers: McpServersView;
   /** Stops watching and kills every sandbox process. */
   close(): Promise<void>;
   /** The live sandbox processes. */
@@ -129,18 +143,24 @@ export function createStandardCapabilities(
   let closed = false;
   // The host's own files: never seen by an imported server either.
   const protect = hostFiles(config, options.configPath);
+  // A server that comes up before the first load ends is read again then.
+  let missed = false;
   const imported = importedServers(
     config,
     { egress, sandbox, protect },
     log,
     () => {
-      (registry as Registry | null)?.reload().catch(() => {});
+      const live = registry as Registry | null;
+      if (live) live.reload().catch(() => {});
+      else missed = true;
     },
   );
   const built = (async () => {
     // Said once, in the banner; "required" without it fails the start here.
     log((await sandbox.confinement()).reason);
-    await imported?.start();
+    // Not awaited: the host serves at once, and each server's tools join
+    // the registry when it is ready (its change reloads the registry).
+    imported?.start().catch(() => {});
     const loaded = await loadRegistry({
       sandbox,
       dirs,
@@ -153,6 +173,7 @@ export function createStandardCapabilities(
       throw new SkillboxError("runtime_error", "The host is closing");
     }
     registry = loaded;
+    if (missed) loaded.reload().catch(() => {});
     const catalog = registryCatalog({ registry: loaded, policy: permissions });
     const rules = { tools: policy.tools, permissions };
     statusOf = () => registryStatus(loaded.snapshot, { catalog, rules });
@@ -186,6 +207,14 @@ export function createStandardCapabilities(
       return (registry as Registry | null)?.snapshot ?? null;
     },
     remoteSkills: () => imported?.remoteSkills() ?? [],
+    mcpServers: {
+      ready: built.then(async () => {
+        if (!imported) return;
+        await imported.start();
+        await (registry as Registry | null)?.reload();
+      }),
+      starting: () => imported?.starting() ?? [],
+    },
     processes: () => sandbox.processes(),
     endSession: (sessionId) => sandbox.endSession(sessionId),
     registryStatus: () => (statusOf as typeof statusOf)?.() ?? null,
@@ -252,6 +281,11 @@ function importedServers(
     // HTTP servers are reached under the egress address rules.
     egress,
     onChange,
+    backoff: config.mcp && {
+      initialMs: config.mcp.retryInitialMs,
+      maxMs: config.mcp.retryMaxMs,
+    },
+    maxResultBytes: config.sandbox.maxResultBytes,
   });
 }
 

@@ -6,11 +6,17 @@
  * Each server becomes registry modules (a toolkit `<name>` of origin `mcp`
  * and tools `<name>__<tool>`), and calls routed to it come back as sandbox
  * outcomes, so the tool caller (policy, validation, timeouts, events) is the
- * same as for any tool. A server that fails to start, crashes or hangs is
- * listed unavailable with the reason; its calls fail with `tool_error`; the
- * next call restarts it, with backoff after repeated failures. Its entry's
- * `env` and `headers` values are operator secrets: scrubbed from all the
- * server says (`server_secrets.ts`).
+ * same as for any tool. Servers start in the background: the host serves
+ * at once, and a server's tools join the registry when it is ready (the
+ * registry's reload tells clients, `tools.changed` and MCP `list_changed`).
+ * A server that fails to start or crashes is listed unavailable with the
+ * reason and retried in the background with backoff (`server_slot.ts`);
+ * its calls fail at once with `tool_error` saying when the next attempt is,
+ * or wait for a start already under way. Its image, audio and resource
+ * content becomes artifact events (bounded by `maxResultBytes`), which MCP
+ * clients get back as content of the same type. Its entry's `env` and
+ * `headers` values are operator secrets: scrubbed from all the server says
+ * (`server_secrets.ts`).
  *
  * @module
  */
@@ -35,7 +41,7 @@ import { EgressBroker } from "../egress/broker.ts";
 import { checkedFetch } from "../egress/checked_fetch.ts";
 import { ProcessClientTransport } from "./server_process.ts";
 import type { McpProcessSpec } from "./server_process.ts";
-import { ServerSlot } from "./server_slot.ts";
+import { type Backoff, DEFAULT_BACKOFF, ServerSlot } from "./server_slot.ts";
 import { importedName, serverModule } from "./server_module.ts";
 import { scrubServer } from "./server_secrets.ts";
 import { loadServerSkills, readBytes } from "./imported_skills.ts";
@@ -74,7 +80,32 @@ export interface ImportedServersOptions {
    * allowed). @default a broker that allows only public addresses
    */
   egress?: Pick<EgressBroker, "checkTarget">;
+  /** How failed servers' retries back off. @default DEFAULT_BACKOFF */
+  backoff?: Partial<Backoff>;
+  /**
+   * The most bytes of image, audio and resource content one call passes
+   * on (base64 counted); what does not fit is left out, said in a note, and
+   * the result marked truncated. @default 1048576
+   */
+  maxResultBytes?: number;
+  /** The timers retries wait on (tests drive them). @default globalThis's */
+  timers?: RetryTimers;
+  /** The jitter's random source (tests fix it). @default Math.random */
+  random?: () => number;
 }
+
+/** The timers background retries use. */
+export interface RetryTimers {
+  /** Calls `fn` after `ms`; returns a handle for {@link clear}. */
+  set(fn: () => void, ms: number): unknown;
+  /** Cancels a timer set by {@link set}. */
+  clear(handle: unknown): void;
+}
+
+const GLOBAL_TIMERS: RetryTimers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (handle) => clearTimeout(handle as number),
+};
 
 /** One routed call. */
 export interface ImportedCall {
@@ -85,8 +116,14 @@ export interface ImportedCall {
 
 /** The imported servers. */
 export interface ImportedServers {
-  /** Starts every server (bounded by the start timeout each). */
+  /**
+   * Starts every server in the background; resolves once each has come up
+   * or failed its first attempt (bounded by its start timeout). The host
+   * does not wait for it; failed servers keep retrying until `close`.
+   */
   start(): Promise<void>;
+  /** The names of the servers not yet up after their first attempt. */
+  starting(): string[];
   /** The registry modules: one per server. */
   modules(): LoadedModule[];
   /** Calls a server's tool; never throws. */
@@ -113,6 +150,7 @@ export interface ImportedServers {
  * import assert from "node:assert/strict";
  * const servers = createImportedServers({ servers: { ghost: { command: "/nonexistent" } } });
  * await servers.start();
+ * assert.deepEqual(servers.starting(), []);
  * const kit = servers.modules()[0]!.module.definitions[0]!;
  * assert.match(String(kit.fields.description), /unavailable/);
  * await servers.close();
@@ -131,18 +169,43 @@ class Servers implements ImportedServers {
   #closed = false;
   #detected: Promise<ConfinementStatus> | null = null;
   #egress: Pick<EgressBroker, "checkTarget">;
+  #timers: RetryTimers;
+  #maxResultBytes: number;
+  #first: Promise<void> | null = null;
 
   constructor(options: ImportedServersOptions) {
     this.#options = options;
     this.#startTimeoutMs = options.startTimeoutMs ?? 10_000;
+    const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     for (const [name, spec] of Object.entries(options.servers)) {
-      this.#slots.set(name, new ServerSlot(name, spec));
+      this.#slots.set(
+        name,
+        new ServerSlot(name, spec, { backoff, random: options.random }),
+      );
     }
     this.#egress = options.egress ?? new EgressBroker();
+    this.#timers = options.timers ?? GLOBAL_TIMERS;
+    this.#maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
   }
 
-  async start(): Promise<void> {
-    await Promise.all([...this.#slots.values()].map((s) => this.#connect(s)));
+  start(): Promise<void> {
+    if (this.#first === null && this.#slots.size > 0) {
+      this.#options.log?.(
+        `MCP servers starting in the background: ${
+          [...this.#slots.keys()].join(", ")
+        } (each one's tools join when it is ready)`,
+      );
+    }
+    this.#first ??= Promise.all(
+      [...this.#slots.values()].map((s) => this.#connect(s)),
+    ).then(() => {});
+    return this.#first;
+  }
+
+  starting(): string[] {
+    return [...this.#slots.values()].filter((s) => s.logged === null).map((
+      s,
+    ) => s.name);
   }
 
   modules(): LoadedModule[] {
@@ -198,7 +261,7 @@ class Servers implements ImportedServers {
     call: ImportedCall,
   ): Promise<SandboxOutcome> {
     const server = slot.name;
-    const client = slot.client ?? await this.#restart(slot);
+    const client = slot.client ?? await this.#restart(slot, call.signal);
     if (!(client instanceof Client)) return client;
     try {
       const result = await client.callTool(
@@ -214,7 +277,12 @@ class Servers implements ImportedServers {
             }),
         },
       ) as CallToolResult;
-      return outcomeOf(result);
+      return outcomeOf(result, {
+        maxBytes: this.#maxResultBytes,
+        // Scrubbed here: the artifact events go out before the outcome.
+        onEvent: (kind, data) =>
+          call.onEvent(kind, scrubServer(data, slot.secrets)),
+      });
     } catch (error) {
       const message = (error as Error).message;
       if (/timed out/i.test(message)) {
@@ -232,41 +300,89 @@ class Servers implements ImportedServers {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled(
-      [...this.#slots.values()].map((s) => s.client?.close()),
-    );
+    const slots = [...this.#slots.values()];
+    for (const slot of slots) this.#unschedule(slot);
+    // A start under way is cut short: its process is killed.
+    await Promise.allSettled(slots.map((s) => s.connecting?.close()));
+    await Promise.allSettled(slots.map((s) => s.starting));
+    await Promise.allSettled(slots.map((s) => s.client?.close()));
   }
 
-  // A server not running is started for the call, unless it backs off.
-  async #restart(slot: ServerSlot): Promise<Client | SandboxOutcome> {
+  // A call to a server that is down: it shares a start under way (bounded
+  // by the start timeout and the call's signal), starts it when its next
+  // attempt is due, and otherwise fails at once saying when that is.
+  async #restart(
+    slot: ServerSlot,
+    signal: AbortSignal | undefined,
+  ): Promise<Client | SandboxOutcome> {
     const wait = slot.waitMs(Date.now());
-    if (wait > 0) {
+    if (slot.starting === null && wait > 0) {
       return failure(
-        `MCP server "${slot.name}" is unavailable: ${slot.reason}; next restart in ${wait} ms`,
+        `MCP server "${slot.name}" is unavailable: ${slot.reason}; next attempt in ${
+          Math.ceil(wait / 1000)
+        } s`,
       );
     }
-    await this.#connect(slot);
+    const started = this.#connect(slot);
+    if (signal) {
+      const aborted = Promise.withResolvers<void>();
+      const onAbort = () => aborted.resolve();
+      signal.addEventListener("abort", onAbort, { once: true });
+      await Promise.race([started, aborted.promise]).finally(() =>
+        signal.removeEventListener("abort", onAbort)
+      );
+      if (signal.aborted) {
+        return failure(`MCP server "${slot.name}" is still starting`);
+      }
+    } else {
+      await started;
+    }
     return slot.client ??
       failure(`MCP server "${slot.name}" is unavailable: ${slot.reason}`);
   }
 
   #connect(slot: ServerSlot): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#unschedule(slot);
     slot.starting ??= this.#startSlot(slot).finally(() => {
       slot.starting = null;
+      slot.connecting = null;
+      if (slot.client === null) this.#schedule(slot);
     });
     return slot.starting;
+  }
+
+  // The next attempt of a server that is down, on one timer.
+  #schedule(slot: ServerSlot): void {
+    if (this.#closed || slot.client || slot.starting || slot.timer) return;
+    const wait = Math.max(0, slot.waitMs(Date.now()));
+    slot.timer = this.#timers.set(() => {
+      slot.timer = undefined;
+      this.#connect(slot).catch(() => {});
+    }, wait);
+  }
+
+  #unschedule(slot: ServerSlot): void {
+    if (slot.timer === undefined) return;
+    this.#timers.clear(slot.timer);
+    slot.timer = undefined;
   }
 
   async #startSlot(slot: ServerSlot): Promise<void> {
     const timeout = slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
     const client = new Client({ name: "skillbox", version: "0.1.0" });
     let transport: Transport | null = null;
+    slot.attempts++;
+    const was = slot.reason;
+    if (slot.logged !== null) slot.reason = `restarting (${was})`;
     try {
       transport = await transportFor(
         slot.spec,
         this.#confinement,
         this.#egress,
       );
+      if (this.#closed) throw new Error("The host is closing");
+      slot.connecting = transport;
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.#refresh(slot, client).catch(() => {});
       });
@@ -278,16 +394,22 @@ class Servers implements ImportedServers {
       );
       await client.connect(transport, { timeout });
       const connected = transport;
-      slot.tools = scrubServer(await listAll(client, timeout), slot.secrets);
+      const tools = scrubServer(await listAll(client, timeout), slot.secrets);
       await this.#loadSkills(slot, client, timeout);
+      if (this.#closed) throw new Error("The host is closing");
+      slot.tools = tools;
       client.onclose = () => {
-        if (!slot.exited(client, `the server exited${stderrOf(connected)}`)) {
-          return;
-        }
-        this.#options.log?.(`MCP server "${slot.name}": ${slot.reason}`);
+        // Closed by the host: nothing to report or restart.
+        if (this.#closed) return;
+        const reason = `the server exited${stderrOf(connected)}`;
+        if (!slot.exited(client, reason, Date.now())) return;
+        this.#note(slot, "down", true);
         this.#changed();
+        this.#schedule(slot);
       };
-      slot.started(client);
+      slot.started(client, Date.now());
+      this.#note(slot, "up");
+      this.#changed();
     } catch (error) {
       await client.close().catch(() => {});
       await transport?.close().catch(() => {});
@@ -295,9 +417,33 @@ class Servers implements ImportedServers {
         `${(error as Error).message}${stderrOf(transport)}`,
         Date.now(),
       );
-      this.#options.log?.(`MCP server "${slot.name}" failed: ${slot.reason}`);
+      // Not per attempt: a server failing forever reloads nothing.
+      if (!this.#closed && this.#note(slot, "down")) this.#changed();
     }
-    this.#changed();
+  }
+
+  // One line per change of state, not per attempt: a server that fails
+  // forever is logged once.
+  #note(slot: ServerSlot, state: "up" | "down", crashed = false): boolean {
+    if (slot.logged === state) return false;
+    slot.logged = state;
+    const log = this.#options.log;
+    if (!log) return true;
+    if (state === "up") {
+      log(
+        `MCP server "${slot.name}" is ready: ${slot.tools.length} tool(s), ${slot.skills.length} skill(s)`,
+      );
+      return true;
+    }
+    const { initialMs, maxMs } = slot.backoff;
+    log(
+      `MCP server "${slot.name}"${
+        crashed ? ":" : " failed:"
+      } ${slot.reason}; retrying in the background (${
+        seconds(initialMs)
+      } doubling up to ${seconds(maxMs)})`,
+    );
+    return true;
   }
 
   async #refresh(slot: ServerSlot, client: Client): Promise<void> {
@@ -393,10 +539,49 @@ function failure(message: string): SandboxOutcome {
   return { ok: false, code: "tool_error", message, retryable: true };
 }
 
-function outcomeOf(result: CallToolResult): SandboxOutcome {
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** Where {@link outcomeOf} sends non-text content, and its bound. */
+interface ContentSink {
+  maxBytes: number;
+  onEvent(kind: string, data: Record<string, unknown>): void;
+}
+
+type Content = CallToolResult["content"][number];
+
+/**
+ * A server's call result as a sandbox outcome: its text (or structured
+ * content) is the value; each image, audio and resource item becomes an
+ * `artifact` event (name, mime, base64 chunk, final; a resource's `uri`,
+ * `link: true` for a `resource_link`, `text: true` for a text resource),
+ * up to `maxBytes` of base64 in all.
+ */
+function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
   const texts: string[] = [];
-  for (const c of result.content as CallToolResult["content"]) {
-    if (c.type === "text") texts.push(c.text);
+  const items = result.content as Content[];
+  let others = 0;
+  let left = sink.maxBytes;
+  let cut = false;
+  for (const [i, c] of items.entries()) {
+    if (c.type === "text") {
+      texts.push(c.text);
+      continue;
+    }
+    others++;
+    const artifact = artifactOf(c, i);
+    if (artifact === null) continue;
+    const size = String(artifact.chunk).length;
+    if (size > left) {
+      cut = true;
+      texts.push(
+        `[${c.type} "${artifact.name}" (${artifact.mime}, ${size} bytes of base64) left out: over the ${sink.maxBytes}-byte result limit]`,
+      );
+      continue;
+    }
+    left -= size;
+    sink.onEvent("artifact", artifact);
   }
   if (result.isError) {
     return {
@@ -407,8 +592,75 @@ function outcomeOf(result: CallToolResult): SandboxOutcome {
     };
   }
   const value = result.structuredContent ??
-    (texts.length === result.content.length && texts.length === 1
+    (others > 0
+      ? texts.join("\n")
+      : texts.length === items.length && texts.length === 1
       ? texts[0]
       : result.content);
-  return { ok: true, value, truncated: false };
+  return { ok: true, value, truncated: cut };
+}
+
+function artifactOf(c: Content, index: number): Record<string, unknown> | null {
+  switch (c.type) {
+    case "image":
+    case "audio":
+      return {
+        name: `${c.type}-${index + 1}.${extensionOf(c.mimeType)}`,
+        mime: c.mimeType,
+        chunk: c.data,
+        final: true,
+      };
+    case "resource": {
+      const r = c.resource;
+      const text = "text" in r && typeof r.text === "string";
+      return {
+        name: nameOf(r.uri, index),
+        mime: r.mimeType ?? (text ? "text/plain" : "application/octet-stream"),
+        chunk: text
+          ? toBase64(new TextEncoder().encode(r.text as string))
+          : String("blob" in r ? r.blob : ""),
+        final: true,
+        uri: r.uri,
+        ...(text ? { text: true } : {}),
+      };
+    }
+    case "resource_link":
+      return {
+        name: c.name || nameOf(c.uri, index),
+        mime: c.mimeType ?? "application/octet-stream",
+        chunk: "",
+        final: true,
+        uri: c.uri,
+        link: true,
+        ...(c.description ? { description: c.description } : {}),
+      };
+    default:
+      return null;
+  }
+}
+
+function nameOf(uri: string, index: number): string {
+  const last = uri.split(/[/?#]/).filter(Boolean).pop();
+  return last ? decodeURIComponentSafe(last) : `resource-${index + 1}`;
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function extensionOf(mime: string): string {
+  const sub = mime.split("/")[1]?.split(/[;+]/)[0] ?? "";
+  return /^[a-z0-9.-]{1,16}$/i.test(sub) ? sub : "bin";
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
 }

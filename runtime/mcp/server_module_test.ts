@@ -6,7 +6,7 @@ import { ServerSlot } from "./server_slot.ts";
 Deno.test("serverModule() lists a running server's tools under safe names, and its hash follows the listing", () => {
   const slot = new ServerSlot("my files", { command: "x" });
   const down = serverModule(slot);
-  slot.started({} as Client);
+  slot.started({} as Client, 0);
   slot.tools = [
     {
       name: "read/file",

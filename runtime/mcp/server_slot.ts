@@ -1,20 +1,44 @@
 /**
  * One imported MCP server's state between calls: its client while it runs,
- * its tools, and, while it does not run, why not and when the next start may
- * be tried. Failed starts back off (250 ms doubling, at most 30 s); a crash
- * after a good start may restart at once.
+ * its tools, and, while it does not run, why not and when the next start is
+ * due. Starts that fail, and crashes soon after a start, back off: the
+ * first retry after `initialMs`, doubling up to `maxMs`, each wait shortened
+ * by up to a fifth at random so that many servers do not retry in step. A
+ * server that crashes after running for `stableMs` restarts at once, and its
+ * backoff starts over.
  *
  * @module
  */
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerSpec } from "./imported.ts";
 import type { ImportedSkill, RefusedSkill } from "./imported_skills.ts";
 import { scrubServer, serverSecrets } from "./server_secrets.ts";
 
-/** The longest wait between two failed starts. */
-export const MAX_BACKOFF_MS = 30_000;
+/** How an imported server's restarts back off. */
+export interface Backoff {
+  /** The wait before the first retry. @default 1000 */
+  initialMs: number;
+  /** The longest wait between two attempts. @default 300000 */
+  maxMs: number;
+  /**
+   * How long a server must have run for a crash to restart it at once and
+   * forget the failures before. @default 60000
+   */
+  stableMs: number;
+}
+
+/** The backoff of a server whose entry and `mcp` block say nothing. */
+export const DEFAULT_BACKOFF: Backoff = {
+  initialMs: 1_000,
+  maxMs: 300_000,
+  stableMs: 60_000,
+};
+
+/** Where a server is: starting, up, or down until its next attempt. */
+export type SlotState = "starting" | "up" | "down";
 
 /**
  * An imported server's state.
@@ -23,10 +47,13 @@ export const MAX_BACKOFF_MS = 30_000;
  * ```ts
  * import { ServerSlot } from "./server_slot.ts";
  * import assert from "node:assert/strict";
- * const slot = new ServerSlot("files", { command: "files-mcp" });
+ * const slot = new ServerSlot("files", { command: "files-mcp" }, {
+ *   backoff: { initialMs: 1000, maxMs: 300_000, stableMs: 60_000 },
+ *   random: () => 0,
+ * });
  * slot.failed("exit 1", 0);
  * slot.failed("exit 1", 0);
- * assert.equal(slot.waitMs(0), 500);
+ * assert.equal(slot.waitMs(0), 2000);
  * assert.equal(slot.reason, "exit 1");
  * ```
  */
@@ -35,6 +62,8 @@ export class ServerSlot {
   readonly name: string;
   /** How to start or reach it. */
   readonly spec: McpServerSpec;
+  /** How its restarts back off. */
+  readonly backoff: Backoff;
   /** The connected client, or null while it does not run. */
   client: Client | null = null;
   /** Its tools as last listed. */
@@ -46,31 +75,54 @@ export class ServerSlot {
   /** Its entry's secrets (env and header values), scrubbed from all it says. */
   readonly secrets: readonly string[];
   /** Why it does not run ("" while it does), its secrets scrubbed. */
-  reason = "not started";
+  reason = "starting";
   /** The start under way, if any: calls arriving meanwhile share it. */
   starting: Promise<void> | null = null;
-  #failures = 0;
+  /** The transport of the start under way, closed if the host stops. */
+  connecting: Transport | null = null;
+  /** The timer of the next attempt, while one is due. */
+  timer: unknown = undefined;
+  /** How many attempts were made (a test and the console read it). */
+  attempts = 0;
+  /** The state last logged, so a flapping server is logged once. */
+  logged: SlotState | null = null;
+  #streak = 0;
   #retryAt = 0;
+  #upSince = 0;
+  #random: () => number;
 
   /**
    * @param name the toolkit name
    * @param spec how to start or reach it
+   * @param options its backoff, and the random source of the jitter
    */
-  constructor(name: string, spec: McpServerSpec) {
+  constructor(
+    name: string,
+    spec: McpServerSpec,
+    options: { backoff?: Backoff; random?: () => number } = {},
+  ) {
     this.name = name;
     this.spec = spec;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.#random = options.random ?? Math.random;
     this.secrets = serverSecrets(spec);
+  }
+
+  /** Where it is now. */
+  get state(): SlotState {
+    return this.client !== null ? "up" : this.starting ? "starting" : "down";
   }
 
   /**
    * Records a good start.
    *
    * @param client the connected client
+   * @param now the time, in ms since the epoch
    */
-  started(client: Client): void {
+  started(client: Client, now: number): void {
     this.client = client;
-    this.#failures = 0;
     this.reason = "";
+    this.#upSince = now;
   }
 
   /**
@@ -81,25 +133,32 @@ export class ServerSlot {
    */
   failed(reason: string, now: number): void {
     this.client = null;
-    this.#failures++;
     this.reason = scrubServer(reason, this.secrets);
-    this.#retryAt = now +
-      Math.min(MAX_BACKOFF_MS, 250 * 2 ** (this.#failures - 1));
+    this.#backOff(now);
   }
 
   /**
-   * Records that `client` closed, unless it is no longer this slot's.
+   * Records that `client` closed, unless it is no longer this slot's. A
+   * server that ran for `stableMs` restarts at once; one that crashes
+   * sooner backs off as a failed start does.
    *
    * @param client the client that closed
    * @param reason why
+   * @param now the time, in ms since the epoch
    * @returns whether the slot changed
    */
-  exited(client: Client, reason: string): boolean {
+  exited(client: Client, reason: string, now: number): boolean {
     if (this.client !== client) return false;
     this.client = null;
     this.reason = scrubServer(reason, this.secrets);
-    // A crash after a good start restarts on the next call.
-    this.#retryAt = 0;
+    if (now - this.#upSince >= this.backoff.stableMs) this.#streak = 0;
+    if (this.#streak === 0) {
+      // Once at once; a second early crash backs off.
+      this.#streak = 1;
+      this.#retryAt = now;
+    } else {
+      this.#backOff(now);
+    }
     return true;
   }
 
@@ -111,5 +170,16 @@ export class ServerSlot {
    */
   waitMs(now: number): number {
     return this.#retryAt - now;
+  }
+
+  #backOff(now: number): void {
+    this.#streak++;
+    const { initialMs, maxMs } = this.backoff;
+    const full = Math.min(
+      maxMs,
+      initialMs * 2 ** Math.min(this.#streak - 1, 40),
+    );
+    // Shortened, never lengthened: the cap holds.
+    this.#retryAt = now + Math.round(full * (1 - 0.2 * this.#random()));
   }
 }

@@ -1,50 +1,66 @@
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { MAX_BACKOFF_MS, ServerSlot } from "./server_slot.ts";
+import { DEFAULT_BACKOFF, ServerSlot } from "./server_slot.ts";
 
 // Only its identity matters to the slot.
 const clientA = {} as Client;
 const clientB = {} as Client;
+const exact = { random: () => 0 };
 
-Deno.test("ServerSlot backs off failed starts, doubling from 250 ms up to 30 s, and a good start resets it", () => {
-  const slot = new ServerSlot("s", { command: "x" });
-  assert.equal(slot.reason, "not started");
+Deno.test("ServerSlot backs off failed starts from 1 s, doubling up to 5 min, and never past the cap", () => {
+  const slot = new ServerSlot("s", { command: "x" }, exact);
+  assert.equal(slot.reason, "starting");
   assert.ok(slot.waitMs(0) <= 0, "the first start is not delayed");
   const waits: number[] = [];
-  for (let i = 0; i < 9; i++) {
+  for (let i = 0; i < 12; i++) {
     slot.failed("boom", 1_000);
     waits.push(slot.waitMs(1_000));
   }
   assert.deepEqual(waits, [
-    250,
-    500,
     1_000,
     2_000,
     4_000,
     8_000,
     16_000,
-    MAX_BACKOFF_MS,
-    MAX_BACKOFF_MS,
+    32_000,
+    64_000,
+    128_000,
+    256_000,
+    300_000,
+    300_000,
+    300_000,
   ]);
   assert.equal(slot.client, null);
-  slot.started(clientA);
-  assert.equal(slot.reason, "");
-  assert.equal(slot.client, clientA);
-  slot.failed("again", 1_000);
-  assert.equal(slot.waitMs(1_000), 250, "a good start forgets past failures");
+  assert.equal(slot.state, "down");
 });
 
-Deno.test("ServerSlot.exited() frees the slot for an immediate restart, but ignores a client it no longer holds", () => {
-  const slot = new ServerSlot("s", { url: "http://x" });
-  slot.failed("boom", 0);
-  slot.started(clientB);
-  assert.equal(slot.exited(clientA, "old one"), false);
+Deno.test("ServerSlot's jitter only shortens a wait, by at most a fifth", () => {
+  for (const r of [0, 0.5, 0.999]) {
+    const slot = new ServerSlot("s", { command: "x" }, { random: () => r });
+    for (let i = 0; i < 20; i++) slot.failed("boom", 0);
+    const wait = slot.waitMs(0);
+    assert.ok(wait <= DEFAULT_BACKOFF.maxMs, `${wait}`);
+    assert.ok(wait >= DEFAULT_BACKOFF.maxMs * 0.8, `${wait}`);
+  }
+});
+
+Deno.test("ServerSlot.exited() restarts a crashed server at once, but backs off a second early crash", () => {
+  const backoff = { initialMs: 100, maxMs: 1_000, stableMs: 10_000 };
+  const slot = new ServerSlot("s", { url: "http://x" }, { ...exact, backoff });
+  slot.started(clientB, 0);
+  assert.equal(slot.exited(clientA, "old one", 5), false);
   assert.equal(slot.client, clientB);
   assert.equal(slot.reason, "");
-  assert.equal(slot.exited(clientB, "the server exited"), true);
+  assert.equal(slot.exited(clientB, "the server exited", 5), true);
   assert.equal(slot.client, null);
   assert.equal(slot.reason, "the server exited");
-  assert.ok(slot.waitMs(0) <= 0);
+  assert.ok(slot.waitMs(5) <= 0, "the first crash restarts at once");
+  slot.started(clientA, 10);
+  slot.exited(clientA, "again", 20);
+  assert.equal(slot.waitMs(20), 200, "an early second crash backs off");
+  slot.started(clientB, 300);
+  slot.exited(clientB, "after a long run", 300 + 10_000);
+  assert.ok(slot.waitMs(10_300) <= 0, "a stable run forgets the failures");
 });
 
 Deno.test("ServerSlot scrubs its entry's env and header values from every reason it keeps", () => {
@@ -54,8 +70,8 @@ Deno.test("ServerSlot scrubs its entry's env and header values from every reason
   });
   stdio.failed("exited (stderr: TOKEN=env-secret-1)", 0);
   assert.equal(stdio.reason, "exited (stderr: TOKEN=[redacted])");
-  stdio.started(clientA);
-  stdio.exited(clientA, "the server exited (stderr: env-secret-1)");
+  stdio.started(clientA, 0);
+  stdio.exited(clientA, "the server exited (stderr: env-secret-1)", 0);
   assert.equal(stdio.reason, "the server exited (stderr: [redacted])");
   const url = new ServerSlot("u", {
     url: "https://x.test/mcp",

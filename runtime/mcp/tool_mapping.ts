@@ -2,8 +2,8 @@
  * How skillbox definitions and results look in MCP: A2E tool and skill
  * definitions become MCP tools (JSON Schema input/output, title,
  * annotations), and A2E results become `CallToolResult`s (structured
- * content, a text block, artifacts as images or embedded resources, failures
- * as `isError`).
+ * content, a text block, artifacts as image, audio, embedded resource or
+ * resource link content, failures as `isError`).
  *
  * @module
  */
@@ -185,8 +185,12 @@ export function toCallToolResult(result: ResultLike): CallToolResult {
     : typeof data === "string"
     ? data
     : JSON.stringify(data ?? null);
-  const content: CallToolResult["content"] = [{ type: "text", text }];
-  content.push(...artifactContent(result.events ?? []));
+  const artifacts = artifactContent(result.events ?? []);
+  // An imported tool that answered only an image answers only an image.
+  const content: CallToolResult["content"] = text === "" && artifacts.length > 0
+    ? []
+    : [{ type: "text", text }];
+  content.push(...artifacts);
   return {
     content,
     ...(isPlainObject(data) ? { structuredContent: data } : {}),
@@ -214,32 +218,54 @@ export function errorResult(code: string, message: string): CallToolResult {
   };
 }
 
-// Artifact events carry base64 chunks; a name's chunks join in order.
+// Artifact events carry base64 chunks; a name's chunks join in order. The
+// content type follows the mime type (image, audio) or what an imported
+// server sent (`uri`: its resource, `link`: a resource link, `text`: text).
 function artifactContent(
   events: readonly CallEvent[],
 ): CallToolResult["content"] {
-  const byName = new Map<string, { mime: string; chunks: string[] }>();
+  const byName = new Map<
+    string,
+    { data: Record<string, unknown>; chunks: string[] }
+  >();
   for (const event of events) {
     if (event.kind !== "artifact") continue;
     const name = String(event.data.name ?? "artifact");
-    const slot = byName.get(name) ??
-      {
-        mime: String(event.data.mime ?? "application/octet-stream"),
-        chunks: [],
-      };
+    const slot = byName.get(name) ?? { data: event.data, chunks: [] };
     slot.chunks.push(String(event.data.chunk ?? ""));
     byName.set(name, slot);
   }
   const out: CallToolResult["content"] = [];
-  for (const [name, { mime, chunks }] of byName) {
+  for (const [name, { data, chunks }] of byName) {
+    const mime = String(data.mime ?? "application/octet-stream");
+    const uri = typeof data.uri === "string" ? data.uri : null;
+    if (uri !== null && data.link === true) {
+      out.push({
+        type: "resource_link",
+        uri,
+        name,
+        mimeType: mime,
+        ...(typeof data.description === "string"
+          ? { description: data.description }
+          : {}),
+      });
+      continue;
+    }
     const blob = joinBase64(chunks);
-    if (mime.startsWith("image/")) {
+    if (uri === null && mime.startsWith("image/")) {
       out.push({ type: "image", data: blob, mimeType: mime });
+    } else if (uri === null && mime.startsWith("audio/")) {
+      out.push({ type: "audio", data: blob, mimeType: mime });
+    } else if (uri !== null && data.text === true) {
+      out.push({
+        type: "resource",
+        resource: { uri, mimeType: mime, text: fromBase64Text(blob) },
+      });
     } else {
       out.push({
         type: "resource",
         resource: {
-          uri: `skillbox://artifact/${encodeURIComponent(name)}`,
+          uri: uri ?? `skillbox://artifact/${encodeURIComponent(name)}`,
           mimeType: mime,
           blob,
         },
@@ -247,6 +273,12 @@ function artifactContent(
     }
   }
   return out;
+}
+
+function fromBase64Text(blob: string): string {
+  return new TextDecoder().decode(
+    Uint8Array.from(atob(blob), (ch) => ch.charCodeAt(0)),
+  );
 }
 
 function joinBase64(chunks: string[]): string {

@@ -71,3 +71,66 @@ Deno.test("toMcpTool() marks network and mcp tools open-world and writers destru
   assert.equal(imported.annotations?.openWorldHint, true);
   assert.equal(imported.annotations?.readOnlyHint, false);
 });
+
+Deno.test("toCallToolResult() gives audio, an imported resource (text or blob) and a resource link back their own content types", () => {
+  const wav = btoa("RIFF....WAVE");
+  const artifact = (data: Record<string, unknown>, seq: number) => ({
+    kind: "artifact",
+    data: { final: true, ...data },
+    seq,
+  });
+  const result = toCallToolResult({
+    success: true,
+    data: "",
+    events: [
+      artifact({ name: "audio-1.wav", mime: "audio/wav", chunk: wav }, 0),
+      artifact({
+        name: "notes.txt",
+        mime: "text/plain",
+        chunk: btoa("héllo".replace("é", "e")),
+        uri: "file:///notes.txt",
+        text: true,
+      }, 1),
+      artifact({
+        name: "pic.png",
+        mime: "image/png",
+        chunk: btoa("png"),
+        uri: "test://pic.png",
+      }, 2),
+      artifact({
+        name: "report",
+        mime: "application/pdf",
+        chunk: "",
+        uri: "https://example.test/report.pdf",
+        link: true,
+        description: "The report",
+      }, 3),
+    ],
+  });
+  assert.deepEqual(result.content, [
+    { type: "audio", data: wav, mimeType: "audio/wav" },
+    {
+      type: "resource",
+      resource: {
+        uri: "file:///notes.txt",
+        mimeType: "text/plain",
+        text: "hello",
+      },
+    },
+    {
+      type: "resource",
+      resource: {
+        uri: "test://pic.png",
+        mimeType: "image/png",
+        blob: btoa("png"),
+      },
+    },
+    {
+      type: "resource_link",
+      uri: "https://example.test/report.pdf",
+      name: "report",
+      mimeType: "application/pdf",
+      description: "The report",
+    },
+  ]);
+});

@@ -67,6 +67,8 @@ Deno.test("a stdio MCP server's env secret, printed on stderr as it dies, is red
         },
       },
     });
+    // The host listens before its imported servers are up.
+    await host.waitForLine(/MCP server "leaky" is ready/, 30_000);
     const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
     try {
       const first = await a2e.request("tool/call/req", {
@@ -133,6 +135,7 @@ Deno.test("a URL MCP server that echoes its configured headers has them redacted
       },
     });
     const secrets = [TENANT_SECRET, BEARER_SECRET];
+    await host.waitForLine(/MCP server "echo" is ready/, 30_000);
     const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
     try {
       const called = await a2e.request("tool/call/req", {

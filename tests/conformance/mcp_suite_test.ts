@@ -84,6 +84,17 @@ Deno.test({
       assert.ok(result.success, `The suite failed:\n${summary}`);
       assert.match(summary, /dns-rebinding-protection: 2 passed, 0 failed/);
       assert.match(summary, /tools-call-with-progress: 1 passed/);
+      // The fixtures' artifacts reach the suite as typed content.
+      for (
+        const id of [
+          "tools-call-image",
+          "tools-call-audio",
+          "tools-call-embedded-resource",
+          "tools-call-mixed-content",
+        ]
+      ) {
+        assert.match(summary, new RegExp(`${id}: \\d+ passed, 0 failed`));
+      }
     } finally {
       await host.close({ timeoutSeconds: 1 });
       await Deno.remove(out, { recursive: true });

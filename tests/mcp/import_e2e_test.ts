@@ -55,6 +55,7 @@ async function withHost(
   });
   try {
     await host.ready;
+    await host.mcpServers.ready;
     const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
     await body(host, url.replace("http", "ws") + "/a2e");
   } finally {
