@@ -28,6 +28,11 @@ export const SKILL_PREFIX = "skills/";
 /** `code.max_calls`' default. */
 export const DEFAULT_MAX_CALLS = 1000;
 
+// An inner call may outlive its run_code's deadline by this much: the
+// run_code call's own timeout then always fires first and aborts it (the
+// two deadlines coinciding, either could fire first).
+const DEADLINE_GRACE_MS = 1000;
+
 // A tool's own events that become events of the `run_code` call.
 const RELAYED = new Set(["progress", "status", "log"]);
 
@@ -167,7 +172,7 @@ export class CodeCalls {
    * @returns the function its `tool` RPC calls
    */
   open(run: CodeRun): InnerCall {
-    const deadline = performance.now() + run.timeoutMs;
+    const deadline = performance.now() + run.timeoutMs + DEADLINE_GRACE_MS;
     const lent = new Semaphore(1);
     let calls = 0;
     return async (name, args, signal) => {

@@ -106,6 +106,8 @@ export async function codeHost(
       skills: [skills],
       builtinSkills: true,
       tokens: options.tokens ?? [],
+      // Every token sees every run in the console (the tests read them).
+      console: { adminTokens: options.tokens ?? [] },
       sandbox: { ...base.sandbox, cacheDir: null, memoryMb: 256 },
       limits: { ...base.limits, shutdownTimeoutSeconds: 1, ...options.limits },
       policy: options.policy ?? { permissions: { read: [data] } },
