@@ -43,7 +43,7 @@ const RELAYED = new Set(["progress", "status", "log"]);
  *
  * @param entry the tool's name and origin
  * @returns true for the shipped code-mode tool
- * @example
+ * @example Only the shipped one is code mode
  * ```ts
  * import { isCodeTool } from "./inner_calls.ts";
  * import assert from "node:assert/strict";
