@@ -191,3 +191,36 @@ Deno.test("an MCP client's cancellation of run_code aborts its inner call", asyn
     await client.close();
   }
 });
+
+Deno.test("the README's code-mode example gives what it says", async () => {
+  await using t = await codeHost({ store: false, policy: {} });
+  const client = await connect(t.wsUrl);
+  try {
+    const { data } = await client.tools.call("run_code", {
+      code: `const squares = [];
+for (let i = 1; i <= 5; i++) {
+  squares.push((await tools.eval_typescript({ code: i + " ** 2" })).value);
+}
+squares`,
+    });
+    assert.deepEqual((data as { value: unknown }).value, [1, 4, 9, 16, 25]);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("the README's MCP code-mode example gives what it says", async () => {
+  await using t = await codeHost({ store: false, policy: {} });
+  const mcp = await mcpClient(t.url);
+  try {
+    const result = await mcp.callTool({
+      name: "run_code",
+      arguments: {
+        code: "(await tools.eval_typescript({ code: '6 * 7' })).value",
+      },
+    }) as CallToolResult;
+    assert.equal((result.structuredContent as { value: unknown }).value, 42);
+  } finally {
+    await mcp.close();
+  }
+});
