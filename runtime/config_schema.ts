@@ -183,13 +183,7 @@ export interface HostConfig {
    * Code mode (`run_code`, issue 25): `maxCalls` bounds the inner calls of
    * one run. @default { maxCalls: 1000 }
    */
-  code?: CodeConfig;
-}
-
-/** Code mode's limits (`code` in `skillbox.jsonc`). */
-export interface CodeConfig {
-  /** Inner tool and skill calls one `run_code` may make. @default 1000 */
-  maxCalls: number;
+  code?: { maxCalls: number };
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});

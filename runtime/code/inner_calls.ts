@@ -232,7 +232,11 @@ export class CodeCalls {
       signal: call.signal,
       timeoutSeconds: call.timeoutSeconds,
       parentRunId: run.runId,
-      onEvent: (event: CallEvent) => relay(run, name, event.kind, event.data),
+      // Once run_code has answered (the signal aborts then) its events are
+      // closed: a late event of an aborted inner call is dropped.
+      onEvent: (event: CallEvent) => {
+        if (!call.signal.aborted) relay(run, name, event.kind, event.data);
+      },
     });
     return result.success ? { ok: true, data: result.data } : {
       ok: false,
@@ -261,7 +265,11 @@ export class CodeCalls {
       signal: call.signal,
       timeoutSeconds: call.timeoutSeconds,
       parentRunId: run.runId,
-      onEvent: (kind, data) => relay(run, `${SKILL_PREFIX}${name}`, kind, data),
+      onEvent: (kind, data) => {
+        if (!call.signal.aborted) {
+          relay(run, `${SKILL_PREFIX}${name}`, kind, data);
+        }
+      },
       refuseTool: refuseName,
     });
   }

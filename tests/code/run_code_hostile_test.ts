@@ -321,6 +321,14 @@ Deno.test("run_code cannot call itself, directly or through a skill", async () =
     assert.equal(nest.parent_id, codeRuns[0]!.id);
     const inc = all.find((run) => run.name === "inc")!;
     assert.equal(inc.parent_id, nest.id);
+    // Nor can a skill the client calls reach run_code: its code could
+    // call any tool, beyond the skill's declared ones.
+    const direct = await a.skills.call("nest", {});
+    assert.equal(direct.success, true, JSON.stringify(direct));
+    assert.match(
+      (direct.data as { nested: string }).nested,
+      /^refused: .*limited to the tools it declares/,
+    );
   } finally {
     await a.close();
   }
