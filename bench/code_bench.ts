@@ -189,9 +189,19 @@ async function chain(client: Client): Promise<string[]> {
     await direct();
     await code();
   }
-  const times = { direct: [] as number[], code: [] as number[] };
+  // Where run_code's time goes: its fixed cost (a fresh per-call worker,
+  // as for eval_typescript) is a run_code with no inner call.
+  const empty = async () => {
+    if (await runCode(client, "1") !== 1) throw new Error("1 is not 1");
+  };
+  const times = {
+    direct: [] as number[],
+    code: [] as number[],
+    empty: [] as number[],
+  };
+  const modes = [["direct", direct], ["code", code], ["empty", empty]] as const;
   for (let round = 0; round < CHAIN_ROUNDS; round++) {
-    for (const [mode, fn] of [["direct", direct], ["code", code]] as const) {
+    for (const [mode, fn] of modes) {
       const t0 = performance.now();
       await fn();
       times[mode].push(performance.now() - t0);
@@ -202,6 +212,7 @@ async function chain(client: Client): Promise<string[]> {
     `chain of 20 inc calls, ${CHAIN_ROUNDS} rounds`,
     `  20 MCP tools/call: ${spread(times.direct, "ms")}`,
     `  one run_code:      ${spread(times.code, "ms")}`,
+    `  run_code of "1":   ${spread(times.empty, "ms")} (its fixed cost)`,
     `  run_code is ${ratio.toFixed(2)}× faster (median; goal ≥ 5×: ${
       ratio >= 5 ? "met" : "MISSED"
     })`,
