@@ -23,6 +23,7 @@ import { confinementBench } from "./confinement_bench.ts";
 import { consoleBench } from "./console_bench.ts";
 import { egressBench } from "./egress_bench.ts";
 import { fleetBench } from "./fleet_bench.ts";
+import { codeBench } from "./code_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -46,6 +47,7 @@ export const BENCHES: Bench[] = [
   consoleBench,
   capacityBench,
   fleetBench,
+  codeBench,
 ];
 
 if (import.meta.main) {

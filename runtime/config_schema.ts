@@ -186,6 +186,11 @@ export interface HostConfig {
    * runs. @default { id: null } (`hostname:port`)
    */
   host?: { id: string | null };
+  /**
+   * Code mode (`run_code`, issue 25): `maxCalls` bounds the inner calls of
+   * one run. @default { maxCalls: 1000 }
+   */
+  code?: { maxCalls: number };
 }
 
 const loose = z.record(z.string(), z.unknown()).default({});
@@ -328,6 +333,9 @@ const ConfigFileSchema = z.strictObject({
   host: z.strictObject({
     id: z.string().min(1).max(200).nullable().default(null),
   }).default({ id: null }),
+  code: z.strictObject({
+    max_calls: z.number().int().positive().default(1000),
+  }).default({ max_calls: 1000 }),
 });
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
@@ -470,5 +478,6 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
     store: toStoreConfig(data.store),
     console: { adminTokens: data.console.admin_tokens },
     host: { id: data.host.id },
+    code: { maxCalls: data.code.max_calls },
   };
 }

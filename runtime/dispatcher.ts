@@ -25,7 +25,9 @@ import { FairSlots, runsCode } from "./fair_slots.ts";
 import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";
 import { CallSignal } from "./call_signal.ts";
-import type { Session } from "./session.ts";
+import { Session } from "./session.ts";
+import type { SessionScope } from "./capability.ts";
+import type { Release, Semaphore } from "./semaphore.ts";
 
 /** Four mebibytes: the default `max_message_bytes`. */
 export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
@@ -308,6 +310,60 @@ export class Dispatcher {
       message: `Cannot handle "${request.type}": ${why}`,
     }));
     return false;
+  }
+
+  /**
+   * Admits a call that a running call makes for its session (`run_code`'s
+   * inner calls): counted against the token's `calls_per_minute` as a
+   * `tool/call/req` is, then run in a free slot of the session
+   * (`max_parallel`) and of the host (`max_parallel_host`, the token's
+   * `max_parallel`) when both are free at once, or else in the slot its
+   * caller holds (`lent`, one inner call at a time): an inner call never
+   * waits on the slot its own caller holds, so it cannot deadlock, and no
+   * more calls run than direct calls could.
+   *
+   * @param session the session the outer call runs for
+   * @param slot the outer call's lent slot and the signal that gives up
+   * @returns frees what the call took
+   * @throws {SkillboxError} `runtime_error` (retryable) past the rate quota
+   * @example An inner call takes a free slot
+   * ```ts
+   * import { Dispatcher } from "./dispatcher.ts";
+   * import { Session } from "./session.ts";
+   * import { Semaphore } from "./semaphore.ts";
+   * import assert from "node:assert/strict";
+   * const session = new Session({ send() {}, maxParallel: 2 });
+   * const release = await new Dispatcher().admitInner(session, {
+   *   lent: new Semaphore(1), signal: session.signal,
+   * });
+   * assert.equal(session.limiter.active, 1);
+   * release();
+   * assert.equal(session.limiter.active, 0);
+   * ```
+   */
+  async admitInner(
+    session: SessionScope,
+    slot: { lent: Semaphore; signal: AbortSignal },
+  ): Promise<Release> {
+    const quota = this.#quotas.get(session.token);
+    this.#rate.enforce("tool/call/req", session.token, quota);
+    const limiter = session instanceof Session ? session.limiter : null;
+    const own = limiter ? limiter.tryAcquire() : null;
+    if (own) {
+      const host = this.#slots.tryAcquire({
+        session: session.id,
+        token: session.token,
+        tokenLimit: quota?.maxParallel,
+      });
+      if (host) {
+        return () => {
+          host();
+          own();
+        };
+      }
+      own();
+    }
+    return slot.lent.tryAcquire() ?? await slot.lent.acquire(slot.signal);
   }
 
   // Counted in flight by #route (`session.begin`): every way out ends it.

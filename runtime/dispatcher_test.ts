@@ -4,6 +4,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import { Session } from "./session.ts";
+import { Semaphore } from "./semaphore.ts";
 
 function record() {
   const sent: OutgoingMessage[] = [];
@@ -145,4 +146,46 @@ Deno.test("Dispatcher lets go of a call's own signal once the call is over", asy
   session.close("client left");
   own.abort();
   assert.equal(held.signals[0]?.aborted, false);
+});
+
+Deno.test("admitInner runs an inner call in its caller's lent slot when the session's are taken", async () => {
+  const session = new Session({ send() {}, maxParallel: 1 });
+  const dispatcher = new Dispatcher();
+  // The outer call holds the session's only slot.
+  const outer = session.limiter.tryAcquire()!;
+  const lent = new Semaphore(1);
+  const first = await dispatcher.admitInner(session, {
+    lent,
+    signal: session.signal,
+  });
+  assert.equal(lent.active, 1);
+  // A second inner call waits for the lent slot, not the session's.
+  let second: (() => void) | null = null;
+  const waiting = dispatcher.admitInner(session, {
+    lent,
+    signal: session.signal,
+  })
+    .then((release) => (second = release));
+  await Promise.resolve();
+  assert.equal(second, null);
+  first();
+  await waiting;
+  assert.notEqual(second, null);
+  second!();
+  outer();
+  assert.equal(session.limiter.active, 0);
+  assert.equal(lent.active, 0);
+});
+
+Deno.test("admitInner counts against the token's calls_per_minute", async () => {
+  const session = new Session({ send() {}, maxParallel: 2 });
+  const dispatcher = new Dispatcher({
+    quotas: new Map([["", { callsPerMinute: 1 }]]),
+  });
+  const slot = { lent: new Semaphore(1), signal: session.signal };
+  (await dispatcher.admitInner(session, slot))();
+  await assert.rejects(
+    dispatcher.admitInner(session, slot),
+    /quota of 1 calls per minute/,
+  );
 });

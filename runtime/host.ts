@@ -186,6 +186,9 @@ export function createHost(options: HostOptions = {}): Host {
       log,
       configPath: options.configPath,
       observer: operator.recorder,
+      // run_code's inner calls count against the session's quota and
+      // slots as its direct calls do; the dispatcher is made below.
+      admitInner: (session, slot) => dispatcher.admitInner(session, slot),
     });
   const ready: Promise<LoadReport> = stack?.ready ??
     Promise.resolve(emptyReport());

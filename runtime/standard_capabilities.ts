@@ -21,7 +21,10 @@ import type { CapabilityName } from "../protocol/codes.ts";
 import type { AnsweredRequestType } from "../protocol/responses.ts";
 import { loadRegistry, type Registry } from "./registry/registry.ts";
 import { progressLogger } from "./registry/progress.ts";
-import { createSkillsCapability } from "./skills/capability.ts";
+import {
+  createSkillsCapability,
+  type SkillsCapabilityOptions,
+} from "./skills/capability.ts";
 import { registryCatalog } from "./skills/catalog.ts";
 import { hostFiles, sandboxPolicy, skillDirs } from "./host_paths.ts";
 import { hostLlm } from "./skills/host_llm.ts";
@@ -37,6 +40,12 @@ import {
 } from "./load_report.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
+import {
+  CodeCalls,
+  type InnerAdmission,
+  type InnerSkillRunner,
+} from "./code/inner_calls.ts";
+import { innerSkillRunner } from "./code/inner_skills.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
@@ -66,6 +75,11 @@ export interface StandardCapabilitiesOptions {
   configPath?: string;
   /** Receives every tool call and skill run (history, metrics). */
   observer?: RunObserver;
+  /**
+   * Rate quota and call slots of `run_code`'s inner calls (the
+   * dispatcher's `admitInner`). @default none: inner calls take no slot
+   */
+  admitInner?: InnerAdmission;
 }
 
 /** The standard capabilities, and how to wait for and release them. */
@@ -308,6 +322,15 @@ function buildCapabilities(
   parts: StackParts,
 ): Record<"tools" | "toolkits" | "skill", Capability> {
   const { config, options, policy, configs, sandbox, imported, egress } = parts;
+  // run_code's skills are run with what the skill capability gets, made
+  // below: bound once it exists.
+  let skills: InnerSkillRunner | null = null;
+  const code = new CodeCalls({
+    maxCalls: config.code?.maxCalls,
+    maxResultBytes: config.sandbox.maxResultBytes,
+    admit: options.admitInner,
+    skills: (request) => skills!(request),
+  });
   const tools = createToolsCapability({
     registry: loaded,
     sandbox: imported ? routeImported(sandbox, imported) : sandbox,
@@ -316,8 +339,9 @@ function buildCapabilities(
     broadcast: options.broadcast,
     egress,
     observer: options.observer,
+    code,
   });
-  const skill = createSkillsCapability({
+  const skillOptions: SkillsCapabilityOptions = {
     catalog,
     tools: registryToolHost({
       registry: loaded,
@@ -348,7 +372,9 @@ function buildCapabilities(
       scriptEgress: egress,
     },
     observer: options.observer,
-  });
+  };
+  const skill = createSkillsCapability(skillOptions);
+  skills = innerSkillRunner(skillOptions);
   const toolkits = createToolkitsCapability({ registry: loaded, configs });
   return { tools, toolkits, skill };
 }

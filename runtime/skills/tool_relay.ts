@@ -30,6 +30,7 @@ import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
 import { scriptFilesRoot } from "./scripts/files_root.ts";
 import type { RunFiles } from "../store/observer.ts";
+import { CODE_TOOL } from "../code/inner_calls.ts";
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the
 // skill's to emit.
@@ -107,6 +108,10 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       (options.scripts ?? null) !== null;
     const refusal = !readsFile && !runsScript && !options.allowed.has(tool)
       ? `cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`
+      // Code mode reaches every tool of the session: from a skill it would
+      // widen the skill's declared tools to all of them.
+      : tool === CODE_TOOL
+      ? `cannot call tool "${tool}": a skill's tool calls are limited to the tools it declares, and code run by "${tool}" could call any`
       // `Bash(git:*)`-style narrowing from the skill's frontmatter.
       : tool === COMMAND_TOOL && options.commandRules
       ? commandRefusal(options.commandRules, args)

@@ -63,6 +63,7 @@ export function observeToolCaller(
       const onEvent = request.onEvent;
       const observed: ToolCallRequest = {
         ...request,
+        runId: id,
         onEvent: onEvent
           ? (event: CallEvent) => {
             observer.event(id, event);

@@ -35,6 +35,7 @@ import {
 } from "./call_outcome.ts";
 import type { RunObserver } from "../store/observer.ts";
 import { observeToolCaller } from "../store/observe_tools.ts";
+import { type CodeCalls, isCodeTool } from "../code/inner_calls.ts";
 
 /** Options of {@link createToolCaller}. */
 export interface ToolCallerOptions {
@@ -52,6 +53,11 @@ export interface ToolCallerOptions {
   egress?: EgressBroker;
   /** Receives every call as a run (history, metrics, console). @default none */
   observer?: RunObserver;
+  /**
+   * Code mode's inner calls: the shipped `run_code` calls tools through
+   * this caller (observed) with them. @default none: its calls are refused
+   */
+  code?: CodeCalls;
 }
 
 /** One call. */
@@ -74,6 +80,8 @@ export interface ToolCallRequest {
   metadata?: Record<string, unknown>;
   /** The observer's id of the run making this call (a skill's), if any. */
   parentRunId?: string;
+  /** The observer's id of this call's own run (set by the observer). */
+  runId?: string;
 }
 
 export type { ToolCallOutcome };
@@ -140,11 +148,17 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
     maxEvents: options.maxEvents ?? 1000,
     grants: new GrantCache(options.sandbox, policy.permissions),
     egress: options.egress ?? null,
+    code: options.code ?? null,
+    outer: null,
   };
   const caller: ToolCaller = { call: (request) => callTool(parts, request) };
-  return options.observer
+  const outer = options.observer
     ? observeToolCaller(caller, options.observer, options)
     : caller;
+  // run_code's inner calls go through the outer caller: observed, as a
+  // client's calls are.
+  parts.outer = outer;
+  return outer;
 }
 
 /** What every call of one caller reads: fixed when the caller is made. */
@@ -156,6 +170,9 @@ interface CallerParts {
   readonly maxEvents: number;
   readonly grants: GrantCache;
   readonly egress: EgressBroker | null;
+  readonly code: CodeCalls | null;
+  /** The caller as returned (observed when there is an observer). */
+  outer: ToolCaller | null;
 }
 
 // The call, step by step: each check returns early with a refusal (or
@@ -209,12 +226,19 @@ async function callTool(
       toolkit: entry.toolkit,
     },
   );
+  const call = sandboxCall(entry, request, grant.grant, config, parts.policy);
+  if (parts.code !== null && parts.outer !== null && isCodeTool(entry)) {
+    hooks.inner = parts.code.open({
+      caller: parts.outer,
+      session,
+      runId: request.runId,
+      timeoutMs: call.timeoutMs,
+      onEvent: (kind, data) => hooks.onEvent(kind, data),
+    });
+  }
   let outcome: SandboxOutcome;
   try {
-    outcome = await parts.sandbox.call(
-      sandboxCall(entry, request, grant.grant, config, parts.policy),
-      hooks,
-    );
+    outcome = await parts.sandbox.call(call, hooks);
   } catch (error) {
     outcome = sandboxBroke(error);
   }

@@ -13,6 +13,7 @@ import type { SandboxHooks } from "../sandbox/types.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
+import type { InnerCall } from "../code/inner_calls.ts";
 
 /**
  * The most bytes of events one call's result keeps (as JSON text, counted in
@@ -75,6 +76,11 @@ export class ToolCallHooks implements SandboxHooks {
   readonly events: CallEvent[] = [];
   /** Whether events beyond the bound were dropped from the result. */
   eventsCut = false;
+  /**
+   * The inner calls of the shipped `run_code` (code mode); null refuses
+   * `ctx.tools` as for every other tool.
+   */
+  inner: InnerCall | null = null;
   readonly #request: HookedRequest;
   readonly #secrets: readonly string[];
   readonly #maxEvents: number;
@@ -137,8 +143,13 @@ export class ToolCallHooks implements SandboxHooks {
     this.#request.onEvent?.(event);
   }
 
-  /** Refused: a tool may not call tools. */
-  callTool(): Promise<never> {
+  /** Refused: a tool may not call tools (but `run_code`, through `inner`). */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    if (this.inner !== null) return this.inner(name, args, signal);
     return Promise.reject(
       new SkillboxError(
         "tool_denied",

@@ -14,7 +14,10 @@ Deno.test("ToolCallHooks keeps events up to the bound but relays them all", () =
 
 Deno.test("ToolCallHooks refuses ctx.tools and ctx.llm with tool_denied", async () => {
   const hooks = new ToolCallHooks({}, [], 10);
-  await assert.rejects(hooks.callTool(), { code: "tool_denied" });
+  await assert.rejects(
+    hooks.callTool("add", {}, new AbortController().signal),
+    { code: "tool_denied" },
+  );
   await assert.rejects(hooks.chat(), { code: "tool_denied" });
 });
 

@@ -26,6 +26,7 @@ import type { EgressBroker } from "../egress/broker.ts";
 import { listTools } from "./filter.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import type { RunObserver } from "../store/observer.ts";
+import type { CodeCalls } from "../code/inner_calls.ts";
 
 /** Options of {@link createToolsCapability}. */
 export interface ToolsCapabilityOptions {
@@ -49,6 +50,8 @@ export interface ToolsCapabilityOptions {
   egress?: EgressBroker;
   /** Receives every tool call as a run. @default none */
   observer?: RunObserver;
+  /** `run_code`'s inner calls. @default none: they are refused */
+  code?: CodeCalls;
 }
 
 /** The tools capability, plus what skills need to call tools. */
@@ -116,6 +119,7 @@ export function createToolsCapability(
     maxEvents: options.maxEvents,
     egress: options.egress,
     observer: options.observer,
+    code: options.code,
   });
   // The index follows the registry incrementally (tool_changes.ts).
   const index = new ToolIndex<ToolEntry>([...registry.snapshot.tools.values()]);

@@ -216,5 +216,69 @@ export function evaluatorMain(target?: EvaluatorScope): void {
   };
 }
 
+/** Deno's permission names, all given up before client code runs in place. */
+export const PERMISSION_NAMES = [
+  "read",
+  "write",
+  "net",
+  "env",
+  "run",
+  "sys",
+  "ffi",
+] as const;
+
+/**
+ * Inside the skillbox sandbox a `runs_client_code` tool already runs in a
+ * fresh worker of its own (`isolation: "per-call"`) with `Worker` removed:
+ * evaluate right here, after giving up the last permission it holds
+ * (reading its own folder), so the code gets none at all. `globals` are
+ * defined on the global scope first (`run_code`'s `tools` and `skills`).
+ *
+ * @param code the client's code
+ * @param options where console lines go, the call's signal, the globals
+ * @returns what the evaluator reported
+ * @example Only in a sandbox worker: it revokes every permission
+ * ```ts ignore
+ * const out = await evaluateInPlace("1 + 1", { onConsole() {}, signal });
+ * ```
+ */
+export async function evaluateInPlace(
+  code: string,
+  options: {
+    onConsole: (line: ConsoleLine) => void;
+    signal: AbortSignal;
+    globals?: Record<string, unknown>;
+  },
+): Promise<EvalResult> {
+  const { onConsole, signal } = options;
+  for (const name of PERMISSION_NAMES) {
+    await Deno.permissions.revoke({ name });
+  }
+  for (const [name, value] of Object.entries(options.globals ?? {})) {
+    Object.defineProperty(globalThis, name, {
+      value,
+      writable: false,
+      configurable: false,
+    });
+  }
+  return await new Promise<EvalResult>((resolve, reject) => {
+    signal.addEventListener(
+      "abort",
+      () => reject(signal.reason ?? new Error("The call was aborted")),
+      { once: true },
+    );
+    const scope: EvaluatorScope = {
+      postMessage: (msg) => {
+        const m = msg as EvalResult | (ConsoleLine & { type: "console" });
+        if (m.type === "console") onConsole(m);
+        else resolve(m);
+      },
+      onmessage: null,
+    };
+    evaluatorMain(scope);
+    scope.onmessage?.({ data: { code } });
+  });
+}
+
 /** The worker's source: {@link evaluatorMain}, transpiled, called at once. */
 export const evaluatorSource = `(${evaluatorMain.toString()})();`;

@@ -6,22 +6,16 @@
  */
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
-import type { ConsoleLine, EvalResult, EvaluatorScope } from "./_evaluator.ts";
-import { evaluatorMain, evaluatorSource } from "./_evaluator.ts";
+import type { ConsoleLine, EvalResult } from "./_evaluator.ts";
+import {
+  evaluateInPlace,
+  evaluatorSource,
+  PERMISSION_NAMES,
+} from "./_evaluator.ts";
 
 interface Args {
   code: string;
 }
-
-const PERMISSION_NAMES = [
-  "read",
-  "write",
-  "net",
-  "env",
-  "run",
-  "sys",
-  "ffi",
-] as const;
 
 export default {
   kind: "tool",
@@ -90,7 +84,7 @@ export default {
       ctx.log(line.level === "log" ? "info" : line.level, line.text);
     };
     const result = typeof Worker === "undefined"
-      ? await evaluateInPlace(args.code, onConsole, ctx.signal)
+      ? await evaluateInPlace(args.code, { onConsole, signal: ctx.signal })
       : await evaluateInWorker(args.code, onConsole, ctx.signal);
     const data = {
       value: result.value,
@@ -111,39 +105,6 @@ export default {
 } satisfies ToolDef<Args>;
 
 type Console = (line: ConsoleLine) => void;
-
-/**
- * Inside the skillbox sandbox this tool already runs in a fresh worker of
- * its own (`isolation: "per-call"`) with `Worker` removed: evaluate right
- * here, after giving up the last permission it holds (reading its own
- * folder), so the code gets none at all.
- */
-async function evaluateInPlace(
-  code: string,
-  onConsole: Console,
-  signal: AbortSignal,
-): Promise<EvalResult> {
-  for (const name of PERMISSION_NAMES) {
-    await Deno.permissions.revoke({ name });
-  }
-  return await new Promise<EvalResult>((resolve, reject) => {
-    signal.addEventListener(
-      "abort",
-      () => reject(signal.reason ?? new Error("The call was aborted")),
-      { once: true },
-    );
-    const scope: EvaluatorScope = {
-      postMessage: (msg) => {
-        const m = msg as EvalResult | (ConsoleLine & { type: "console" });
-        if (m.type === "console") onConsole(m);
-        else resolve(m);
-      },
-      onmessage: null,
-    };
-    evaluatorMain(scope);
-    scope.onmessage?.({ data: { code } });
-  });
-}
 
 /** Elsewhere (tests, embedding): a throwaway worker with no permissions. */
 async function evaluateInWorker(

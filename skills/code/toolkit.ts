@@ -1,6 +1,7 @@
 /**
  * The code toolkit: evaluates TypeScript or JavaScript in a fresh, empty
- * sandbox.
+ * sandbox (`eval_typescript`), or with the session's tools and skills as
+ * its only reach (`run_code`, code mode).
  *
  * @module
  */
@@ -13,8 +14,8 @@ export default {
   alias: "Code",
   category: "compute",
   description:
-    "Evaluate TypeScript/JavaScript in a throwaway sandbox with no file, network or environment access: calculations, data transformation, parsing, quick experiments.",
-  tags: ["code", "typescript", "javascript", "eval", "compute"],
+    "Run TypeScript/JavaScript in a throwaway sandbox with no file, network or environment access: pure calculations and parsing (eval_typescript), or code that chains your tools and skills and returns only what matters (run_code).",
+  tags: ["code", "typescript", "javascript", "eval", "compute", "code-mode"],
   // No config, and no permissions at all: the evaluated code gets nothing.
   permissions: {},
 } satisfies ToolkitDef;

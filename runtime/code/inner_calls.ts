@@ -1,0 +1,312 @@
+/**
+ * The host side of code mode (`run_code`, issue 25): the calls the code
+ * makes through its `tools` and `skills` globals. The sandbox only names a
+ * tool (or `skills/<name>`) and its arguments on the `tool` RPC of its own
+ * operation; everything else is bound here, by the host, from the
+ * `run_code` call itself: the session, the parent run, the deadline and the
+ * signal. Each inner call then takes the path a `tool/call/req` of that
+ * session takes: the token's rate quota and the call slots (the
+ * dispatcher's `admitInner`), then the observed tool caller (policy, token
+ * restrictions, argument validation, the session's toolkit configuration,
+ * grant, sandbox, run history as a child run of the `run_code` run).
+ *
+ * @module
+ */
+
+import type { ToolCaller } from "../tools/call.ts";
+import type { SessionScope } from "../capability.ts";
+import type { CallEvent } from "../../protocol/tool.ts";
+import { type Release, Semaphore } from "../semaphore.ts";
+import { toWireError } from "../../protocol/errors.ts";
+
+/** The code-mode tool's name: it never runs as an inner call. */
+export const CODE_TOOL = "run_code";
+
+/** How the sandbox names a skill on the `tool` RPC: `skills/<name>`. */
+export const SKILL_PREFIX = "skills/";
+
+/** `code.max_calls`' default. */
+export const DEFAULT_MAX_CALLS = 1000;
+
+// An inner call may outlive its run_code's deadline by this much: the
+// run_code call's own timeout then always fires first and aborts it (the
+// two deadlines coinciding, either could fire first).
+const DEADLINE_GRACE_MS = 1000;
+
+// A tool's own events that become events of the `run_code` call.
+const RELAYED = new Set(["progress", "status", "log"]);
+
+/**
+ * Whether a registry entry is the shipped `run_code`: only it gets inner
+ * calls (a drop-in tool of the same name is a plain tool, refused
+ * `ctx.tools` as every tool is).
+ *
+ * @param entry the tool's name and origin
+ * @returns true for the shipped code-mode tool
+ * @example Only the shipped one is code mode
+ * ```ts
+ * import { isCodeTool } from "./inner_calls.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isCodeTool({ name: "run_code", origin: "builtin" }), true);
+ * assert.equal(isCodeTool({ name: "run_code", origin: "file" }), false);
+ * ```
+ */
+export function isCodeTool(entry: { name: string; origin: string }): boolean {
+  return entry.name === CODE_TOOL && entry.origin === "builtin";
+}
+
+/** Takes the call slots of one inner call (the dispatcher's `admitInner`). */
+export type InnerAdmission = (
+  session: SessionScope,
+  slot: { lent: Semaphore; signal: AbortSignal },
+) => Promise<Release>;
+
+/** One skill call the code made. */
+export interface InnerSkillRequest {
+  name: string;
+  args: Record<string, unknown>;
+  session: SessionScope;
+  signal: AbortSignal;
+  timeoutSeconds: number;
+  /** The `run_code` run: the skill's run is its child. */
+  parentRunId?: string;
+  /** The skill's own progress/log events, relayed. */
+  onEvent: (kind: string, data: Record<string, unknown>) => void;
+  /** Why a tool may not be called from inside the skill (`run_code`), or null. */
+  refuseTool: (name: string) => InnerFailure | null;
+}
+
+/** Runs a published skill for an inner call; throws A2E errors. */
+export type InnerSkillRunner = (
+  request: InnerSkillRequest,
+) => Promise<{ ok: true; data: unknown } | InnerFailure>;
+
+/** A failed inner call. */
+export interface InnerFailure {
+  ok: false;
+  code: string;
+  message: string;
+}
+
+/** What the sandbox gets back for one inner call (never a throw). */
+export type InnerAnswer =
+  | { ok: true; data: unknown; duration_ms: number }
+  | { ok: false; code: string; message: string; duration_ms: number };
+
+/** Options of {@link CodeCalls}. */
+export interface CodeCallsOptions {
+  /** Inner calls one run may make (`code.max_calls`). @default 1000 */
+  maxCalls?: number;
+  /** The most bytes of JSON one inner result may carry back. @default 1048576 */
+  maxResultBytes?: number;
+  /** Rate quota and call slots. @default none: inner calls share no limit */
+  admit?: InnerAdmission;
+  /** Runs skills. @default none: `skills.*` is refused */
+  skills?: InnerSkillRunner;
+}
+
+/** One `run_code` call, as the host knows it. */
+export interface CodeRun {
+  /** The observed tool caller (the one `tool/call/req` uses). */
+  caller: ToolCaller;
+  /** The session the call runs for. */
+  session: SessionScope;
+  /** The `run_code` call's run, parent of every inner call's run. */
+  runId?: string;
+  /** Milliseconds the `run_code` call may run. */
+  timeoutMs: number;
+  /** Events of the `run_code` call (the relayed inner events go here). */
+  onEvent(kind: string, data: Record<string, unknown>): void;
+}
+
+/** The inner-call function of one run: what the `tool` RPC reaches. */
+export type InnerCall = (
+  name: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<InnerAnswer>;
+
+/**
+ * The inner calls of `run_code` runs.
+ *
+ * @example A run's calls go through the caller, with the run as parent
+ * ```ts
+ * import { CodeCalls } from "./inner_calls.ts";
+ * import assert from "node:assert/strict";
+ * const seen: unknown[] = [];
+ * const caller = { call: (req: { name: string; parentRunId?: string }) => {
+ *   seen.push([req.name, req.parentRunId]);
+ *   return Promise.resolve({ breakLoop: false, entry: {} as never,
+ *     result: { success: true, data: 2, toolName: req.name } as never });
+ * } };
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const call = new CodeCalls({ maxCalls: 1 }).open({
+ *   caller: caller as never, session, runId: "r1", timeoutMs: 1000, onEvent() {},
+ * });
+ * const signal = new AbortController().signal;
+ * assert.equal((await call("add", {}, signal)).ok, true);
+ * assert.deepEqual(seen, [["add", "r1"]]);
+ * const over = await call("add", {}, signal);
+ * assert.equal(over.ok, false);
+ * ```
+ */
+export class CodeCalls {
+  readonly #maxCalls: number;
+  readonly #maxResultBytes: number;
+  readonly #admit: InnerAdmission | null;
+  readonly #skills: InnerSkillRunner | null;
+
+  /** @param options limits, admission and the skill runner */
+  constructor(options: CodeCallsOptions = {}) {
+    this.#maxCalls = options.maxCalls ?? DEFAULT_MAX_CALLS;
+    this.#maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
+    this.#admit = options.admit ?? null;
+    this.#skills = options.skills ?? null;
+  }
+
+  /**
+   * The inner-call function of one `run_code` call. Everything that says
+   * who calls comes from `run`; the sandbox gives a name and arguments.
+   *
+   * @param run the `run_code` call
+   * @returns the function its `tool` RPC calls
+   */
+  open(run: CodeRun): InnerCall {
+    const deadline = performance.now() + run.timeoutMs + DEADLINE_GRACE_MS;
+    const lent = new Semaphore(1);
+    let calls = 0;
+    return async (name, args, signal) => {
+      const t0 = performance.now();
+      const took = () => Math.round(performance.now() - t0);
+      const refusal = ++calls > this.#maxCalls
+        ? {
+          code: "runtime_error",
+          message:
+            `Cannot call "${name}": this run_code already made ${this.#maxCalls} inner calls (code.max_calls)`,
+        }
+        : refuseName(name);
+      if (refusal) return { ok: false, ...refusal, duration_ms: took() };
+      let release: Release | undefined;
+      try {
+        signal.throwIfAborted();
+        release = this.#admit
+          ? await this.#admit(run.session, { lent, signal })
+          : undefined;
+        const timeoutSeconds = Math.max(
+          0.001,
+          (deadline - performance.now()) / 1000,
+        );
+        const outcome = name.startsWith(SKILL_PREFIX)
+          ? await this.#skill(run, name.slice(SKILL_PREFIX.length), args, {
+            signal,
+            timeoutSeconds,
+          })
+          : await this.#tool(run, name, args, { signal, timeoutSeconds });
+        return outcome.ok
+          ? this.#bounded(name, outcome.data, took())
+          : { ...outcome, duration_ms: took() };
+      } catch (error) {
+        const wire = toWireError(error);
+        return {
+          ok: false,
+          code: wire.code,
+          message: wire.message,
+          duration_ms: took(),
+        };
+      } finally {
+        release?.();
+      }
+    };
+  }
+
+  async #tool(
+    run: CodeRun,
+    name: string,
+    args: Record<string, unknown>,
+    call: { signal: AbortSignal; timeoutSeconds: number },
+  ): Promise<{ ok: true; data: unknown } | InnerFailure> {
+    const { result } = await run.caller.call({
+      name,
+      args,
+      session: run.session,
+      signal: call.signal,
+      timeoutSeconds: call.timeoutSeconds,
+      parentRunId: run.runId,
+      // Once run_code has answered (the signal aborts then) its events are
+      // closed: a late event of an aborted inner call is dropped.
+      onEvent: (event: CallEvent) => {
+        if (!call.signal.aborted) relay(run, name, event.kind, event.data);
+      },
+    });
+    return result.success ? { ok: true, data: result.data } : {
+      ok: false,
+      code: result.errorCode ?? "tool_error",
+      message: result.error ?? `Tool "${name}" failed`,
+    };
+  }
+
+  #skill(
+    run: CodeRun,
+    name: string,
+    args: Record<string, unknown>,
+    call: { signal: AbortSignal; timeoutSeconds: number },
+  ): Promise<{ ok: true; data: unknown } | InnerFailure> {
+    if (!this.#skills) {
+      return Promise.resolve({
+        ok: false,
+        code: "unknown_skill",
+        message: `Cannot call skill "${name}": this host runs no skills`,
+      });
+    }
+    return this.#skills({
+      name,
+      args,
+      session: run.session,
+      signal: call.signal,
+      timeoutSeconds: call.timeoutSeconds,
+      parentRunId: run.runId,
+      onEvent: (kind, data) => {
+        if (!call.signal.aborted) {
+          relay(run, `${SKILL_PREFIX}${name}`, kind, data);
+        }
+      },
+      refuseTool: refuseName,
+    });
+  }
+
+  // The answer goes to the sandbox as one frame: a result past the bound is
+  // refused whole (a cut JSON value would be a different value).
+  #bounded(name: string, data: unknown, ms: number): InnerAnswer {
+    const size = data === undefined ? 0 : JSON.stringify(data)?.length ?? 0;
+    if (size > this.#maxResultBytes) {
+      return {
+        ok: false,
+        code: "tool_error",
+        message:
+          `Cannot return the result of "${name}" to the code: ${size} bytes of JSON is over the ${this.#maxResultBytes}-byte bound (sandbox.max_result_bytes)`,
+        duration_ms: ms,
+      };
+    }
+    return { ok: true, data: data ?? null, duration_ms: ms };
+  }
+}
+
+// run_code never runs inside itself, directly or through a skill.
+function refuseName(name: string): InnerFailure | null {
+  return name === CODE_TOOL
+    ? {
+      ok: false,
+      code: "tool_denied",
+      message: `Cannot call "${CODE_TOOL}" from code run by ${CODE_TOOL}`,
+    }
+    : null;
+}
+
+function relay(
+  run: CodeRun,
+  tool: string,
+  kind: string,
+  data: Record<string, unknown>,
+): void {
+  if (RELAYED.has(kind)) run.onEvent(kind, { ...data, tool });
+}

@@ -1,0 +1,131 @@
+/**
+ * The skills `run_code`'s code reaches through its `skills` global: found
+ * in the catalog as `skill/call/req` finds them (unknown and archived ones
+ * refused), run by `runSkill` with the skill capability's own tools,
+ * sandbox, LLM and limits, recorded as a child run of the `run_code` run,
+ * their progress relayed, and `run_code` refused inside them.
+ *
+ * @module
+ */
+
+import type { SkillsCapabilityOptions } from "../skills/capability.ts";
+import { resolveSkillStatus } from "../skills/skill_status.ts";
+import { runSkill } from "../skills/run.ts";
+import { hostLlm } from "../skills/host_llm.ts";
+import { newId } from "../../protocol/envelope.ts";
+import type { SkillToolHost } from "../skills/run_types.ts";
+import type { RunObserver } from "../store/observer.ts";
+import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+
+// The lifecycle events runSkill emits for itself: the `calls` list of
+// run_code says as much; only the skill's work is relayed.
+const RELAYED = new Set(["progress", "status", "log"]);
+
+/**
+ * Makes the skill runner of code mode over what the skill capability was
+ * built with.
+ *
+ * @param options the skill capability's options
+ * @returns the runner {@link CodeCalls} takes
+ * @example An unknown skill is refused
+ * ```ts
+ * import { innerSkillRunner } from "./inner_skills.ts";
+ * import assert from "node:assert/strict";
+ * const run = innerSkillRunner({
+ *   catalog: { skills: () => Promise.resolve([]) },
+ *   tools: { tool: () => undefined, toolkit: () => undefined, call: () => Promise.reject(new Error("no")) },
+ * });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const out = await run({ name: "nope", args: {}, session, signal: session.signal,
+ *   timeoutSeconds: 1, onEvent() {}, refuseTool: () => null });
+ * assert.equal(out.ok ? "" : out.code, "unknown_skill");
+ * ```
+ */
+export function innerSkillRunner(
+  options: SkillsCapabilityOptions,
+): InnerSkillRunner {
+  const archived = new Set(options.archived ?? []);
+  const llm = options.llm ?? hostLlm([]);
+  return async (request) => {
+    const records = await options.catalog.skills();
+    for (const record of records) {
+      if (record.definition.name !== request.name) continue;
+      const definition = resolveSkillStatus(record, {
+        hasTool: (n) => options.tools.tool(n) !== undefined,
+        hasToolkit: (n) => options.tools.toolkit(n) !== undefined,
+        archived,
+      });
+      if (definition.status === "Archived") break;
+      const result = await runSkill(record, definition, {
+        reqId: newId(),
+        arguments: request.args,
+        timeout: request.timeoutSeconds,
+        streaming: false,
+        llmOverride: null,
+        metadata: {},
+        session: request.session,
+        signal: request.signal,
+        tools: refusing(options.tools, request),
+        sandbox: options.sandbox,
+        llm,
+        limits: options.limits,
+        observer: childObserver(options.observer, request),
+      });
+      return result.success ? { ok: true, data: result.data } : {
+        ok: false,
+        code: result.errorCode ?? "skill_error",
+        message: result.error ?? `Skill "${request.name}" failed`,
+      };
+    }
+    return {
+      ok: false,
+      code: "unknown_skill",
+      message: `Unknown skill "${request.name}"`,
+    };
+  };
+}
+
+// The skill's tools, minus run_code: code mode never nests.
+function refusing(
+  tools: SkillToolHost,
+  request: InnerSkillRequest,
+): SkillToolHost {
+  return {
+    tool: (name) => tools.tool(name),
+    toolkit: (name) => tools.toolkit(name),
+    toolkitGrant: tools.toolkitGrant?.bind(tools),
+    call(name, args, options) {
+      const refusal = request.refuseTool(name);
+      if (refusal) {
+        return Promise.resolve({
+          ok: false,
+          code: refusal.code as ErrorCode,
+          message: refusal.message,
+        });
+      }
+      return tools.call(name, args, options);
+    },
+  };
+}
+
+// The skill's run is a child of the run_code run; its own events are
+// relayed as the run_code call's.
+function childObserver(
+  observer: RunObserver | undefined,
+  request: InnerSkillRequest,
+): RunObserver {
+  return {
+    started: (start) =>
+      observer?.started({
+        ...start,
+        parentId: start.parentId ?? request.parentRunId ?? null,
+      }) ?? "",
+    event(runId, event) {
+      observer?.event(runId, event);
+      if (RELAYED.has(event.kind)) request.onEvent(event.kind, event.data);
+    },
+    finished: (runId, end) => observer?.finished(runId, end),
+    files: observer?.files,
+  };
+}
