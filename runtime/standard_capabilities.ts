@@ -43,6 +43,11 @@ import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import { routeImported } from "./mcp/route_imported.ts";
+import {
+  createCodeApi,
+  publishedSkills,
+  routeCodeApi,
+} from "./code/code_api.ts";
 
 /** Options of {@link createStandardCapabilities}. */
 export interface StandardCapabilitiesOptions {
@@ -264,9 +269,22 @@ function buildCapabilities(
   parts: StackParts,
 ): Record<"tools" | "toolkits" | "skill", Capability> {
   const { config, options, policy, configs, sandbox, imported, egress } = parts;
+  // `code_api` is answered in the host, after the checks of every call.
+  const codeApi = createCodeApi({
+    registry: loaded,
+    policy,
+    configs,
+    skills: publishedSkills(catalog, {
+      registry: loaded,
+      archived: config.archivedSkills,
+    }),
+  });
   const tools = createToolsCapability({
     registry: loaded,
-    sandbox: imported ? routeImported(sandbox, imported) : sandbox,
+    sandbox: routeCodeApi(
+      imported ? routeImported(sandbox, imported) : sandbox,
+      codeApi,
+    ),
     configs,
     policy,
     broadcast: options.broadcast,
