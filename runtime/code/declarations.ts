@@ -72,6 +72,14 @@ export interface Declarations {
   omitted: number;
 }
 
+// Characters left below which a function that does not fit ends the
+// list: the rest are counted, not rendered.
+const FULL = 4096;
+
+// Characters of a property's description kept (a function's own keeps
+// `maxDescription`): a hundred properties must not fill the text.
+const PROPERTY_DOC = 500;
+
 const DEFAULTS: Required<DeclarationLimits> = {
   maxDepth: 12,
   maxProperties: 100,
@@ -115,21 +123,31 @@ export function renderDeclarations(
   const declared = { tools: [] as string[], skills: [] as string[] };
   let used = 0;
   let omitted = 0;
-  for (const group of ["tools", "skills"] as const) {
-    for (const fn of input[group]) {
+  // Skills first: there are few, and a registry of thousands of tools must
+  // not crowd them out.
+  const aliasesOf = { tools: [] as string[], skills: [] as string[] };
+  for (const group of ["skills", "tools"] as const) {
+    const list = input[group];
+    for (let i = 0; i < list.length; i++) {
+      const fn = list[i]!;
       const rendered = renderFunction(fn, group, bounds, names);
       const size = rendered.member.length + rendered.aliases.join("").length;
       if (used + size > bounds.maxChars) {
-        omitted++;
         for (const alias of rendered.names) names.delete(alias);
+        if (bounds.maxChars - used < FULL) {
+          omitted += list.length - i;
+          break;
+        }
+        omitted++;
         continue;
       }
       used += size;
-      aliases.push(...rendered.aliases);
+      aliasesOf[group].push(...rendered.aliases);
       members[group].push(rendered.member);
       declared[group].push(fn.name);
     }
   }
+  aliases.push(...aliasesOf.tools, ...aliasesOf.skills);
   const out: string[] = [];
   const header = input.header ?? [];
   if (header.length > 0) out.push(blockComment(header, ""), "");
@@ -436,7 +454,13 @@ class Renderer {
     for (const [name, sub] of shown) {
       const doc = isObject(sub) ? propertyDoc(sub) : "";
       if (doc !== "") {
-        lines.push(docComment(doc, inner, this.#bounds.maxDescription));
+        lines.push(
+          docComment(
+            doc,
+            inner,
+            Math.min(PROPERTY_DOC, this.#bounds.maxDescription),
+          ),
+        );
       }
       const value = this.type(sub, inner, chain, true);
       lines.push(
