@@ -42,6 +42,7 @@ export function dropIns(): Record<string, string> {
   output: { type: "object", properties: { celsius: { type: "number" } }, required: ["celsius"] },
   run: (args) => ({ celsius: args.city.length }),
 };`,
+    // Stands for run_code on a host that does not ship it yet.
     "run_code.ts": tool("run_code", "Stands for the run_code tool"),
     "hostile.ts": hostileTool(),
   };
@@ -131,7 +132,13 @@ export async function startCodeApiHost(): Promise<CodeApiHost> {
     },
   });
   const report = await host.ready;
-  assert.deepEqual(report.errors, [], "the drop-ins load");
+  // The stand-in for run_code is refused where skillbox ships run_code
+  // (shipped names win); code_api must leave it out either way.
+  assert.deepEqual(
+    report.errors.filter((e) => !e.path.endsWith("/run_code.ts")),
+    [],
+    "the drop-ins load",
+  );
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
   return {
     host,
