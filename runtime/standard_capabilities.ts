@@ -52,6 +52,11 @@ import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import { routeImported } from "./mcp/route_imported.ts";
+import {
+  createCodeApi,
+  publishedSkills,
+  routeCodeApi,
+} from "./code/code_api.ts";
 
 /** The imported MCP servers as the host shows them. */
 export interface McpServersView {
@@ -331,9 +336,22 @@ function buildCapabilities(
     admit: options.admitInner,
     skills: (request) => skills!(request),
   });
+  // `code_api` is answered in the host, after the checks of every call.
+  const codeApi = createCodeApi({
+    registry: loaded,
+    policy,
+    configs,
+    skills: publishedSkills(catalog, {
+      registry: loaded,
+      archived: config.archivedSkills,
+    }),
+  });
   const tools = createToolsCapability({
     registry: loaded,
-    sandbox: imported ? routeImported(sandbox, imported) : sandbox,
+    sandbox: routeCodeApi(
+      imported ? routeImported(sandbox, imported) : sandbox,
+      codeApi,
+    ),
     configs,
     policy,
     broadcast: options.broadcast,

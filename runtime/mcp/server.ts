@@ -52,6 +52,7 @@ import {
   SKILLS_EXTENSION,
   SkillsServer,
 } from "./skills_extension.ts";
+import { CODE_API_URI, CodeApiResource } from "./code_api_resource.ts";
 
 /** The version skillbox reports to MCP clients. */
 export const SERVER_VERSION = "0.1.0";
@@ -83,6 +84,8 @@ interface Served {
   link: A2eLink;
   catalog: SessionCatalog;
   options: McpServerOptions;
+  /** Tells a subscribed client that `code_api`'s declarations changed. */
+  codeApiChanged(): void;
 }
 
 /**
@@ -107,13 +110,22 @@ export function createMcpServer(
       capabilities: {
         tools: { listChanged: true },
         prompts: { listChanged: true },
-        resources: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
         logging: {},
         extensions: { [SKILLS_EXTENSION]: { directoryRead: true } },
       },
     },
   );
-  const served: Served = { link, catalog: new SessionCatalog(link), options };
+  const catalog = new SessionCatalog(link);
+  const codeApi = new CodeApiResource({
+    request: (message) => link.request(message),
+    listed: async () => (await catalog.get()).tools.has("code_api"),
+  });
+  const codeApiChanged = () => {
+    if (!codeApi.subscribed) return;
+    server.sendResourceUpdated({ uri: CODE_API_URI }).catch(() => {});
+  };
+  const served: Served = { link, catalog, options, codeApiChanged };
   const skills = new SkillsServer({
     folders: async () =>
       servedFolders((await served.catalog.get()).skills.values()),
@@ -138,7 +150,11 @@ export function createMcpServer(
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ) => {
     if (request.method !== "tools/call") {
-      const answer = skills.handle(request.method, request.params);
+      const answer = codeApi.handle(
+        request.method,
+        request.params,
+        (method, params) => skills.handle(method, params),
+      );
       if (answer === undefined) throw methodNotFound();
       return answer as Promise<never>;
     }
@@ -162,6 +178,7 @@ export function createMcpServer(
       server.sendToolListChanged().catch(() => {});
       server.sendPromptListChanged().catch(() => {});
       server.sendResourceListChanged().catch(() => {});
+      codeApiChanged();
     },
   };
 }
@@ -190,7 +207,11 @@ async function callTool(
   if (name === SEARCH_TOOL.name) {
     return await searchTools(link, args, served.options);
   }
-  if (name === CONFIGURE_TOOL.name) return await configureToolkit(link, args);
+  if (name === CONFIGURE_TOOL.name) {
+    const configured = await configureToolkit(link, args);
+    if (!configured.isError) served.codeApiChanged();
+    return configured;
+  }
   const listed = await catalog.get();
   // A skill added since the list, or a deferred tool: look again once.
   const skill = listed.skills.get(name) ??

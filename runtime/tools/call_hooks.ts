@@ -14,6 +14,7 @@ import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import type { InnerCall } from "../code/inner_calls.ts";
+import type { SessionScope } from "../capability.ts";
 
 /**
  * The most bytes of events one call's result keeps (as JSON text, counted in
@@ -44,6 +45,8 @@ export interface HookedRequest {
   signal?: AbortSignal;
   /** Receives each event as it happens. */
   onEvent?: (event: CallEvent) => void;
+  /** The session calling (a tool the host answers itself reads it). */
+  session?: SessionScope;
 }
 
 /** Where a call's `ctx.fetch` may go, and who performs it. */
@@ -72,6 +75,8 @@ export interface CallEgress {
 export class ToolCallHooks implements SandboxHooks {
   /** The call's abort signal. */
   readonly signal: AbortSignal | undefined;
+  /** The session calling, for a tool the host answers (`code_api`). */
+  readonly session: SessionScope | undefined;
   /** Events kept for the result. */
   readonly events: CallEvent[] = [];
   /** Whether events beyond the bound were dropped from the result. */
@@ -101,6 +106,7 @@ export class ToolCallHooks implements SandboxHooks {
     egress: CallEgress | null = null,
   ) {
     this.signal = request.signal;
+    this.session = request.session;
     this.#request = request;
     this.#secrets = secrets;
     this.#maxEvents = maxEvents;

@@ -1,0 +1,410 @@
+/**
+ * `code_api`, answered by the host: the TypeScript declarations of what
+ * `run_code`'s `tools` and `skills` globals hold for the calling session.
+ *
+ * The tool is an ordinary registry entry (`skills/code/code_api.ts`, in the
+ * `code` toolkit), so a call of it takes the one call path: the policy,
+ * argument validation, the run history and events. Only the last step
+ * differs: where another tool's call goes to a sandbox, {@link routeCodeApi}
+ * answers this one in the host (as `route_imported.ts` sends an imported
+ * MCP tool's call to its server), reading the registry as the calling
+ * session sees it.
+ *
+ * What a session may call, and so what is declared: the registry's tools
+ * (deferred ones included) that the policy lets the session's token call,
+ * whose static grant the permission cap allows, and whose toolkit the
+ * session's configuration makes runnable; never `run_code` itself. Skills:
+ * every `Published` one. A `query` narrows both with the BM25 index the
+ * host's tool search uses.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { SessionScope } from "../capability.ts";
+import { output } from "../../protocol/output.ts";
+import type { Skill } from "../../protocol/skill.ts";
+import { tool } from "../../protocol/tool.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
+import { type SkillCatalog, SYSTEM_SKILLS_DIR } from "../skills/catalog.ts";
+import { resolveSkillStatus } from "../skills/skill_status.ts";
+import { ToolIndex } from "../search/tool_index.ts";
+import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import { ToolCallHooks } from "../tools/call_hooks.ts";
+import { checkToolPolicy, type HostPolicy } from "../tools/policy.ts";
+import { toolStatuses } from "../tools/status.ts";
+import { reindex } from "../tools/tool_changes.ts";
+import {
+  type DeclarationLimits,
+  type DeclaredFunction,
+  renderDeclarations,
+} from "./declarations.ts";
+
+/** The tool's name. */
+export const CODE_API_TOOL = "code_api";
+
+/** The tool `code_api` declares everything for, and never declares. */
+export const RUN_CODE_TOOL = "run_code";
+
+/**
+ * Where the shipped definition of `code_api` lives: only a call of that
+ * module is answered by the host (a drop-in cannot be at this path).
+ */
+export const CODE_API_MODULE: string = SYSTEM_SKILLS_DIR === ""
+  ? ""
+  : join(SYSTEM_SKILLS_DIR, "code", "code_api.ts");
+
+/** How many tools (and skills) a query declares when it names no limit. */
+export const DEFAULT_QUERY_LIMIT = 20;
+
+/** Options of {@link createCodeApi}. */
+export interface CodeApiOptions {
+  /** The live registry; the search index follows its changes. */
+  registry: Pick<Registry, "snapshot" | "onChange">;
+  /** The host policy: tool rules and the permission cap. */
+  policy: Pick<HostPolicy, "tools" | "permissions">;
+  /** The sessions' toolkit configurations. */
+  configs: Pick<ToolkitConfigs, "resolve">;
+  /** The skills a session may call now (`Published`). @default none */
+  skills?: () => Promise<readonly Skill[]>;
+  /** Bounds of the declarations. @default 128 KiB of text */
+  limits?: DeclarationLimits;
+}
+
+/** What a session asks. */
+export interface CodeApiRequest {
+  /** The session whose view is declared. */
+  session: SessionScope;
+  /** Words narrowing the answer; empty: everything. @default "" */
+  query?: string;
+  /** With a query, how many tools and skills at most. @default 20 */
+  limit?: number;
+}
+
+/** The answer (the tool's result `data`, wire names). */
+export interface CodeApiAnswer {
+  /** The TypeScript declarations. */
+  declarations: string;
+  /** The tools declared. */
+  tools: string[];
+  /** The skills declared. */
+  skills: string[];
+  /** Left out to keep the text within its bound. */
+  omitted: number;
+}
+
+/** Declares sessions' code APIs. */
+export interface CodeApi {
+  /**
+   * The declarations for one session now.
+   *
+   * @returns the declarations and what they hold
+   */
+  declare(request: CodeApiRequest): Promise<CodeApiAnswer>;
+  /** Stops following the registry. */
+  close(): void;
+}
+
+const NO_RULES = { allow: [], deny: [], tokens: {} };
+
+/**
+ * Creates the host's `code_api` answerer.
+ *
+ * @param options the registry, policy, configurations and skills
+ * @returns the answerer
+ * @example A tool the policy denies to the session is not declared
+ * ```ts
+ * import { createCodeApi } from "./code_api.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { createToolkitConfigs } from "../toolkits/configs.ts";
+ * import { parseHostPolicy } from "../tools/policy.ts";
+ * import assert from "node:assert/strict";
+ * const def = (name: string) => ({ export: name, kind: "tool" as const, name, permissions: {}, runnable: true,
+ *   fields: { description: `Tool ${name}`, input: { type: "object", properties: { n: { type: "number" } } } } });
+ * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
+ *   path: "/s/t.ts", hash: "h", error: null, definitions: [def("open"), def("shut")] } }]);
+ * const api = createCodeApi({
+ *   registry: { snapshot, onChange: () => () => {} },
+ *   policy: parseHostPolicy({ tools: { deny: ["shut"] } }),
+ *   configs: createToolkitConfigs(),
+ * });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const answer = await api.declare({ session });
+ * assert.deepEqual(answer.tools, ["open"]);
+ * assert.match(answer.declarations, /open: \(args\?: \{/);
+ * api.close();
+ * ```
+ */
+export function createCodeApi(options: CodeApiOptions): CodeApi {
+  const { registry, policy, configs } = options;
+  const limits = { maxChars: 128 * 1024, ...options.limits };
+  // The search index is built on the first query, then follows reloads.
+  let index: ToolIndex<ToolEntry> | null = null;
+  const unsubscribe = registry.onChange((change) => {
+    if (index) reindex(index, change);
+  });
+  const refusedBySnapshot = new WeakMap<RegistrySnapshot, Set<string>>();
+  // Tools whose static grant the permission cap refuses (`tool_denied` on
+  // every call): one pass per snapshot.
+  const refused = (snapshot: RegistrySnapshot) => {
+    let set = refusedBySnapshot.get(snapshot);
+    if (!set) {
+      set = new Set(
+        toolStatuses(snapshot, {
+          tools: NO_RULES,
+          permissions: policy.permissions,
+        }).filter((s) => s.status === "blocked").map((s) => s.name),
+      );
+      refusedBySnapshot.set(snapshot, set);
+    }
+    return set;
+  };
+
+  return {
+    async declare(request) {
+      const query = (request.query ?? "").trim();
+      const limit = query === ""
+        ? Infinity
+        : Math.max(1, Math.floor(request.limit ?? DEFAULT_QUERY_LIMIT));
+      const snapshot = registry.snapshot;
+      const candidates = query === ""
+        ? [...snapshot.tools.values()].sort(byName)
+        : (index ??= new ToolIndex([...snapshot.tools.values()]))
+          .search(query, { includeDeferred: true })
+          .map((hit) => hit.entry);
+      const view = sessionTools(candidates, {
+        snapshot,
+        session: request.session,
+        policy,
+        configs,
+        refused: refused(snapshot),
+        limit,
+      });
+      const published = (await options.skills?.() ?? []).filter((s) =>
+        s.status === "Published"
+      );
+      const skills = query === ""
+        ? [...published].sort(byName)
+        : searchSkills(published, query, limit);
+      const rendered = renderDeclarations({
+        tools: view.tools.map(declared),
+        skills: skills.map(declared),
+        header: header(view.tools.length, skills.length, query),
+        notes: view.notes,
+      }, limits);
+      return {
+        declarations: rendered.text,
+        tools: rendered.tools,
+        skills: rendered.skills,
+        omitted: rendered.omitted,
+      };
+    },
+    close: unsubscribe,
+  };
+}
+
+/** What {@link sessionTools} checks a tool against. */
+interface SessionView {
+  snapshot: RegistrySnapshot;
+  session: SessionScope;
+  policy: Pick<HostPolicy, "tools">;
+  configs: Pick<ToolkitConfigs, "resolve">;
+  refused: Set<string>;
+  limit: number;
+}
+
+// The candidates this session may call now, in order, up to the limit; and
+// a note per toolkit whose configuration keeps its tools from running.
+function sessionTools(
+  candidates: readonly ToolEntry[],
+  view: SessionView,
+): { tools: ToolEntry[]; notes: string[] } {
+  const tools: ToolEntry[] = [];
+  const unconfigured = new Map<string, { problem: string; tools: string[] }>();
+  for (const entry of candidates) {
+    if (tools.length >= view.limit) break;
+    if (entry.name === RUN_CODE_TOOL) continue;
+    if (view.refused.has(entry.name)) continue;
+    if (
+      !checkToolPolicy(view.policy.tools, entry, view.session.token).allowed
+    ) continue;
+    const kit = entry.toolkit === null
+      ? undefined
+      : view.snapshot.toolkits.get(entry.toolkit);
+    if (kit) {
+      const { problem } = view.configs.resolve(view.session, kit);
+      if (problem !== null) {
+        const held = unconfigured.get(kit.name) ??
+          { problem, tools: [] };
+        held.tools.push(entry.name);
+        unconfigured.set(kit.name, held);
+        continue;
+      }
+    }
+    tools.push(entry);
+  }
+  const notes = [...unconfigured].map(([name, { problem, tools }]) =>
+    `Not declared: the tools of toolkit "${name}" (${
+      tools.slice(0, 10).join(", ")
+    }${
+      tools.length > 10 ? `, and ${tools.length - 10} more` : ""
+    }) cannot run until this session configures it (${problem}): send toolkit/configure/req (configure_toolkit over MCP), then ask again.`
+  );
+  return { tools, notes };
+}
+
+// Skills matching the query, best first, through the same BM25 index.
+function searchSkills(
+  skills: readonly Skill[],
+  query: string,
+  limit: number,
+): Skill[] {
+  if (skills.length === 0) return [];
+  const byName = new Map(skills.map((s) => [s.name, s]));
+  const index = new ToolIndex(skills.map((s) => ({
+    ...tool({
+      name: s.name,
+      description: [s.description, s.whenToUse, ...s.triggers].join(" "),
+      inputSchema: s.inputSchema,
+      tags: s.tags ?? [],
+    }),
+    origin: "builtin" as const,
+  })));
+  return index.search(query, { limit, includeDeferred: true })
+    .map((hit) => byName.get(hit.entry.name)!);
+}
+
+function declared(
+  entry: Pick<Skill, "name" | "description" | "inputSchema" | "outputSchema">,
+): DeclaredFunction {
+  return {
+    name: entry.name,
+    description: entry.description,
+    inputSchema: entry.inputSchema,
+    outputSchema: entry.outputSchema,
+  };
+}
+
+function header(tools: number, skills: number, query: string): string[] {
+  return [
+    `What run_code's globals hold for this session: ${tools} tool${
+      tools === 1 ? "" : "s"
+    } and ${skills} skill${skills === 1 ? "" : "s"}${
+      query === "" ? "" : `, those matching the query ${JSON.stringify(query)}`
+    }.`,
+    "`await tools.<name>(args)` resolves to the tool's result data, `await skills.<name>(args)` to the skill's;",
+    "a failed call throws an Error whose `code` is the A2E error code (`tool_denied`, `schema_violation`, ...).",
+  ];
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/**
+ * The skills a session may call now, as the skills capability decides
+ * their status: the catalog's skills that are `Published`.
+ *
+ * @param catalog the host's skill catalog
+ * @param context the live registry (tools and toolkits a skill needs) and
+ *   the names the operator archived
+ * @returns the lookup {@link CodeApiOptions.skills} takes
+ * @example No skills
+ * ```ts
+ * import { publishedSkills } from "./code_api.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import assert from "node:assert/strict";
+ * const skills = publishedSkills({ skills: () => Promise.resolve([]) },
+ *   { registry: { snapshot: buildSnapshot([]) } });
+ * assert.deepEqual(await skills(), []);
+ * ```
+ */
+export function publishedSkills(
+  catalog: Pick<SkillCatalog, "skills">,
+  context: {
+    registry: { readonly snapshot: RegistrySnapshot };
+    archived?: readonly string[];
+  },
+): () => Promise<Skill[]> {
+  const archived = new Set(context.archived ?? []);
+  return async () => {
+    const { snapshot } = context.registry;
+    return (await catalog.skills()).map((record) =>
+      resolveSkillStatus(record, {
+        hasTool: (name) => snapshot.tools.has(name),
+        hasToolkit: (name) => snapshot.toolkits.has(name),
+        archived,
+      })
+    ).filter((skill) => skill.status === "Published");
+  };
+}
+
+/**
+ * Wraps a sandbox so a call of the shipped `code_api` module is answered
+ * in the host, for the session that made it; every other call goes on to
+ * the sandbox. Put it where the tools capability takes its sandbox: the
+ * call has passed the policy, the argument check and the grant by then,
+ * and its run is recorded as any other.
+ *
+ * @param sandbox the sandbox (or the imported servers' router)
+ * @param api the answerer
+ * @param modulePath the module answered. @default CODE_API_MODULE
+ * @returns what the tool caller needs of a sandbox
+ * @example Another tool's call goes to the sandbox
+ * ```ts
+ * import { createCodeApi, routeCodeApi } from "./code_api.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { createToolkitConfigs } from "../toolkits/configs.ts";
+ * import { parseHostPolicy } from "../tools/policy.ts";
+ * import assert from "node:assert/strict";
+ * const api = createCodeApi({ registry: { snapshot: buildSnapshot([]), onChange: () => () => {} },
+ *   policy: parseHostPolicy({}), configs: createToolkitConfigs() });
+ * const routed = routeCodeApi({
+ *   call: () => Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
+ *   resolvePermissions: () => Promise.resolve({}),
+ * }, api);
+ * const call = { path: "/s/other.ts", export: "default", version: "", args: {}, grant: {},
+ *   timeoutMs: 100, sessionId: "s", callId: "c", config: {}, metadata: {}, isolation: "warm" as const };
+ * const hooks = { onEvent() {}, callTool: () => Promise.reject(), chat: () => Promise.reject() };
+ * assert.deepEqual(await routed.call(call, hooks), { ok: true, value: "sandbox", truncated: false });
+ * api.close();
+ * ```
+ */
+export function routeCodeApi(
+  sandbox: Pick<Sandbox, "call" | "resolvePermissions">,
+  api: CodeApi,
+  modulePath: string = CODE_API_MODULE,
+): Pick<Sandbox, "call" | "resolvePermissions"> {
+  return {
+    call(call, hooks) {
+      if (modulePath === "" || call.path !== modulePath) {
+        return sandbox.call(call, hooks);
+      }
+      const session = hooks instanceof ToolCallHooks
+        ? hooks.session
+        : undefined;
+      if (!session) {
+        return Promise.resolve({
+          ok: false,
+          code: "runtime_error",
+          message:
+            `Cannot run tool "${CODE_API_TOOL}": the call has no session to declare for`,
+          retryable: false,
+        });
+      }
+      const args = call.args as { query?: string; limit?: number };
+      return api.declare({ session, query: args.query, limit: args.limit })
+        .then((answer): SandboxOutcome => ({
+          ok: true,
+          // The declarations are what a model reads: the summary (an MCP
+          // client's text) is the text itself.
+          value: output({ data: answer, summary: answer.declarations }),
+          truncated: false,
+        }));
+    },
+    resolvePermissions: (path, exportName, config) =>
+      sandbox.resolvePermissions(path, exportName, config),
+  };
+}

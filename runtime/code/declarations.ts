@@ -1,0 +1,666 @@
+/**
+ * TypeScript declarations of what code mode's `tools` and `skills` globals
+ * hold: one typed function per tool or skill, its argument type read from
+ * its input JSON Schema and its result type from its output schema
+ * (`unknown` when it has none), its description as a doc comment.
+ *
+ * Pure: schemas in, text out. The schemas are the tools' authors' (or an
+ * imported MCP server's), so nothing in them is trusted: names that are not
+ * identifiers are quoted, comments cannot be closed from inside, a `$ref`
+ * cycle cannot loop, and every schema is rendered within a budget (depth,
+ * properties per object, schema nodes per function, characters in all),
+ * with a comment where something was cut. The text always compiles.
+ *
+ * `$ref`s to the schema's own `$defs`/`definitions` (any local JSON
+ * pointer) become named type aliases when they stand under a property or
+ * an array (where TypeScript allows a type to refer to itself), and are
+ * inlined elsewhere; a reference back to a schema being inlined is
+ * `unknown`.
+ *
+ * @module
+ */
+
+/** A tool or skill to declare. */
+export interface DeclaredFunction {
+  /** The name it is called by (`tools.<name>`). */
+  name: string;
+  /** What it does; becomes its doc comment. */
+  description: string;
+  /** JSON Schema of its arguments. */
+  inputSchema: unknown;
+  /** JSON Schema of the data it resolves to; `{}` or absent: `unknown`. */
+  outputSchema?: unknown;
+}
+
+/** Bounds of {@link renderDeclarations}. */
+export interface DeclarationLimits {
+  /** Nesting levels of a type before it is cut to `unknown`. @default 12 */
+  maxDepth?: number;
+  /** Properties of one object before the rest are cut. @default 100 */
+  maxProperties?: number;
+  /** Members of one enum before it is cut to its base type. @default 100 */
+  maxEnum?: number;
+  /** Schema nodes rendered per function (its aliases included). @default 2000 */
+  maxNodes?: number;
+  /** Characters of a description kept. @default 2000 */
+  maxDescription?: number;
+  /** Characters of the whole text; later functions are left out. @default 262144 */
+  maxChars?: number;
+}
+
+/** What to declare. */
+export interface DeclarationInput {
+  /** The session's tools, in the order to print them. */
+  tools: readonly DeclaredFunction[];
+  /** The session's skills, in the order to print them. */
+  skills: readonly DeclaredFunction[];
+  /** Lines for the header comment (untrusted text is made safe). */
+  header?: readonly string[];
+  /** Lines for a closing comment (untrusted text is made safe). */
+  notes?: readonly string[];
+}
+
+/** The declarations, and what they hold. */
+export interface Declarations {
+  /** TypeScript text: aliases, then `declare const tools` and `skills`. */
+  text: string;
+  /** Names of the tools declared. */
+  tools: string[];
+  /** Names of the skills declared. */
+  skills: string[];
+  /** Tools and skills left out to keep within `maxChars`. */
+  omitted: number;
+}
+
+// Characters left below which a function that does not fit ends the
+// list: the rest are counted, not rendered.
+const FULL = 4096;
+
+// Characters of a property's description kept (a function's own keeps
+// `maxDescription`): a hundred properties must not fill the text.
+const PROPERTY_DOC = 500;
+
+const DEFAULTS: Required<DeclarationLimits> = {
+  maxDepth: 12,
+  maxProperties: 100,
+  maxEnum: 100,
+  maxNodes: 2000,
+  maxDescription: 2000,
+  maxChars: 256 * 1024,
+};
+
+/**
+ * Renders the declarations of `tools` and `skills`.
+ *
+ * @param input the tools and skills, and comment lines
+ * @param limits the bounds (see {@link DeclarationLimits})
+ * @returns the text and what it declares
+ * @example One tool
+ * ```ts
+ * import { renderDeclarations } from "./declarations.ts";
+ * import assert from "node:assert/strict";
+ * const { text, tools } = renderDeclarations({
+ *   tools: [{
+ *     name: "add",
+ *     description: "Adds two numbers",
+ *     inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a"] },
+ *     outputSchema: { type: "object", properties: { sum: { type: "number" } }, required: ["sum"] },
+ *   }],
+ *   skills: [],
+ * });
+ * assert.deepEqual(tools, ["add"]);
+ * assert.match(text, /add: \(args: \{\n\s+a: number;\n\s+b\?: number;\n\s+\}\) => Promise<\{\n\s+sum: number;\n\s+\}>;/);
+ * ```
+ */
+export function renderDeclarations(
+  input: DeclarationInput,
+  limits: DeclarationLimits = {},
+): Declarations {
+  const bounds = { ...DEFAULTS, ...limits };
+  const names = new Set<string>();
+  const aliases: string[] = [];
+  const members = { tools: [] as string[], skills: [] as string[] };
+  const declared = { tools: [] as string[], skills: [] as string[] };
+  let used = 0;
+  let omitted = 0;
+  // Skills first: there are few, and a registry of thousands of tools must
+  // not crowd them out.
+  const aliasesOf = { tools: [] as string[], skills: [] as string[] };
+  for (const group of ["skills", "tools"] as const) {
+    const list = input[group];
+    for (let i = 0; i < list.length; i++) {
+      const fn = list[i]!;
+      const rendered = renderFunction(fn, group, bounds, names);
+      const size = rendered.member.length + rendered.aliases.join("").length;
+      if (used + size > bounds.maxChars) {
+        for (const alias of rendered.names) names.delete(alias);
+        if (bounds.maxChars - used < FULL) {
+          omitted += list.length - i;
+          break;
+        }
+        omitted++;
+        continue;
+      }
+      used += size;
+      aliasesOf[group].push(...rendered.aliases);
+      members[group].push(rendered.member);
+      declared[group].push(fn.name);
+    }
+  }
+  aliases.push(...aliasesOf.tools, ...aliasesOf.skills);
+  const out: string[] = [];
+  const header = input.header ?? [];
+  if (header.length > 0) out.push(blockComment(header, ""), "");
+  if (aliases.length > 0) out.push(aliases.join("\n"), "");
+  out.push(constBlock("tools", members.tools), "");
+  out.push(constBlock("skills", members.skills));
+  const notes = [...(input.notes ?? [])];
+  if (omitted > 0) {
+    notes.push(
+      `${omitted} more left out to keep this under ${bounds.maxChars} characters: narrow it with a query.`,
+    );
+  }
+  if (notes.length > 0) out.push("", blockComment(notes, ""));
+  return {
+    text: out.join("\n") + "\n",
+    tools: declared.tools,
+    skills: declared.skills,
+    omitted,
+  };
+}
+
+/**
+ * The TypeScript type of one JSON Schema, on its own (its `$ref`s to its
+ * own definitions inlined, a cycle cut to `unknown`).
+ *
+ * @param schema the JSON Schema
+ * @param limits the bounds (see {@link DeclarationLimits})
+ * @returns the type's text
+ * @example
+ * ```ts
+ * import { schemaType } from "./declarations.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(schemaType({ type: ["string", "null"] }), "string | null");
+ * assert.equal(schemaType({ enum: ["a", "b"] }), '"a" | "b"');
+ * assert.equal(schemaType({ type: "array", items: { type: "integer" } }), "number[]");
+ * ```
+ */
+export function schemaType(
+  schema: unknown,
+  limits: DeclarationLimits = {},
+): string {
+  const bounds = { ...DEFAULTS, ...limits };
+  const r = new Renderer(schema, "Type", bounds, new Set(), false);
+  return r.type(schema, "", []).text;
+}
+
+function constBlock(name: string, members: readonly string[]): string {
+  return members.length === 0
+    ? `declare const ${name}: {};`
+    : `declare const ${name}: {\n${members.join("\n")}\n};`;
+}
+
+interface RenderedFunction {
+  member: string;
+  aliases: string[];
+  names: string[];
+}
+
+function renderFunction(
+  fn: DeclaredFunction,
+  group: "tools" | "skills",
+  bounds: Required<DeclarationLimits>,
+  names: Set<string>,
+): RenderedFunction {
+  const owner = `${group === "tools" ? "" : "skill_"}${fn.name}`;
+  const input = new Renderer(fn.inputSchema, owner, bounds, names, true);
+  const args = input.type(fn.inputSchema, "  ", []);
+  const optional = !hasRequired(fn.inputSchema, fn.inputSchema) &&
+    acceptsEmptyObject(fn.inputSchema);
+  const outputSchema = fn.outputSchema ?? {};
+  const output = new Renderer(
+    outputSchema,
+    `${owner}_result`,
+    bounds,
+    names,
+    true,
+  );
+  const result = output.type(outputSchema, "  ", []);
+  const doc = docComment(fn.description, "  ", bounds.maxDescription);
+  const member = `${doc === "" ? "" : doc + "\n"}  ${key(fn.name)}: (args${
+    optional ? "?" : ""
+  }: ${args.text}) => Promise<${result.text}>;`;
+  return {
+    member,
+    aliases: [...input.aliases, ...output.aliases],
+    names: [...input.names, ...output.names],
+  };
+}
+
+// A rendered type and how tightly it binds: a union (0), an intersection
+// (1), or a primary type (2) that `[]` may follow.
+interface Rendered {
+  text: string;
+  prec: 0 | 1 | 2;
+}
+
+const UNKNOWN: Rendered = { text: "unknown", prec: 2 };
+
+function cut(why: string): Rendered {
+  return { text: `unknown /* cut: ${why} */`, prec: 2 };
+}
+
+// One function's schemas: its aliases (one per `$ref` target that stands
+// under a property or array) and its budget of schema nodes.
+class Renderer {
+  readonly root: unknown;
+  readonly aliases: string[] = [];
+  readonly names: string[] = [];
+  #owner: string;
+  #bounds: Required<DeclarationLimits>;
+  #taken: Set<string>;
+  #useAliases: boolean;
+  #aliasOf = new Map<string, string>();
+  #nodes = 0;
+
+  constructor(
+    root: unknown,
+    owner: string,
+    bounds: Required<DeclarationLimits>,
+    taken: Set<string>,
+    useAliases: boolean,
+  ) {
+    this.root = root;
+    this.#owner = owner;
+    this.#bounds = bounds;
+    this.#taken = taken;
+    this.#useAliases = useAliases;
+  }
+
+  // `chain`: the `$ref`s being inlined here; `guarded`: this position is
+  // under a property or an array, where an alias may refer to itself.
+  type(
+    schema: unknown,
+    indent: string,
+    chain: readonly string[],
+    guarded = false,
+  ): Rendered {
+    if (++this.#nodes > this.#bounds.maxNodes) {
+      return cut(`more than ${this.#bounds.maxNodes} schema nodes`);
+    }
+    if (indent.length / 2 > this.#bounds.maxDepth) {
+      return cut(`nested deeper than ${this.#bounds.maxDepth} levels`);
+    }
+    if (schema === false) return { text: "never", prec: 2 };
+    if (!isObject(schema)) return UNKNOWN;
+    if (typeof schema.$ref === "string") {
+      return this.#ref(schema.$ref, indent, chain, guarded);
+    }
+    const parts: Rendered[] = [];
+    const base = this.#base(schema, indent, chain);
+    if (base !== null) parts.push(base);
+    for (const [word, join] of [["anyOf", " | "], ["oneOf", " | "]] as const) {
+      const list = schema[word];
+      if (!Array.isArray(list) || list.length === 0) continue;
+      const members = list.map((s) => this.type(s, indent, chain, guarded));
+      parts.push(union(members, join));
+    }
+    if (Array.isArray(schema.allOf)) {
+      for (const s of schema.allOf) {
+        parts.push(this.type(s, indent, chain, guarded));
+      }
+    }
+    const known = parts.filter((p) => p.text !== "unknown");
+    let out: Rendered = known.length === 0
+      ? UNKNOWN
+      : known.length === 1
+      ? known[0]!
+      : {
+        text: known.map((p) => p.prec === 0 ? `(${p.text})` : p.text).join(
+          " & ",
+        ),
+        prec: 1,
+      };
+    if (schema.nullable === true && out.text !== "unknown") {
+      out = union([out, { text: "null", prec: 2 }], " | ");
+    }
+    return out;
+  }
+
+  // The schema's own type: const, enum, or its `type` keyword(s).
+  #base(
+    schema: Record<string, unknown>,
+    indent: string,
+    chain: readonly string[],
+  ): Rendered | null {
+    if ("const" in schema) return literal(schema.const);
+    if (Array.isArray(schema.enum)) {
+      if (schema.enum.length <= this.#bounds.maxEnum) {
+        return schema.enum.length === 0
+          ? { text: "never", prec: 2 }
+          : union(schema.enum.map(literal), " | ");
+      }
+    }
+    const types = typeof schema.type === "string"
+      ? [schema.type]
+      : Array.isArray(schema.type)
+      ? schema.type.filter((t): t is string => typeof t === "string")
+      : [];
+    if (types.length === 0) {
+      if (
+        isObject(schema.properties) || "additionalProperties" in schema ||
+        isObject(schema.patternProperties)
+      ) {
+        types.push("object");
+      } else if ("items" in schema || Array.isArray(schema.prefixItems)) {
+        types.push("array");
+      } else return null;
+    }
+    const out: Rendered[] = [];
+    for (const t of new Set(types)) {
+      switch (t) {
+        case "string":
+          out.push({ text: "string", prec: 2 });
+          break;
+        case "number":
+        case "integer":
+          if (!out.some((o) => o.text === "number")) {
+            out.push({ text: "number", prec: 2 });
+          }
+          break;
+        case "boolean":
+          out.push({ text: "boolean", prec: 2 });
+          break;
+        case "null":
+          out.push({ text: "null", prec: 2 });
+          break;
+        case "array":
+          out.push(this.#array(schema, indent, chain));
+          break;
+        case "object":
+          out.push(this.#object(schema, indent, chain));
+          break;
+        default:
+          return UNKNOWN;
+      }
+    }
+    return union(out, " | ");
+  }
+
+  #array(
+    schema: Record<string, unknown>,
+    indent: string,
+    chain: readonly string[],
+  ): Rendered {
+    const tuple = Array.isArray(schema.prefixItems)
+      ? schema.prefixItems
+      : Array.isArray(schema.items)
+      ? schema.items
+      : null;
+    if (tuple !== null) {
+      const rest = Array.isArray(schema.items)
+        ? schema.additionalItems
+        : schema.items;
+      const items = tuple.slice(0, this.#bounds.maxProperties).map((s) =>
+        this.type(s, indent, chain, true).text
+      );
+      if (rest !== false || tuple.length > this.#bounds.maxProperties) {
+        const more = rest === undefined || rest === true ||
+            tuple.length > this.#bounds.maxProperties
+          ? UNKNOWN
+          : this.type(rest, indent, chain, true);
+        items.push(`...${arrayOf(more)}`);
+      }
+      return { text: `[${items.join(", ")}]`, prec: 2 };
+    }
+    if (!("items" in schema)) return { text: "unknown[]", prec: 2 };
+    return {
+      text: arrayOf(this.type(schema.items, indent, chain, true)),
+      prec: 2,
+    };
+  }
+
+  #object(
+    schema: Record<string, unknown>,
+    indent: string,
+    chain: readonly string[],
+  ): Rendered {
+    const props = isObject(schema.properties)
+      ? Object.entries(schema.properties)
+      : [];
+    const required = new Set(
+      Array.isArray(schema.required)
+        ? schema.required.filter((r) => typeof r === "string")
+        : [],
+    );
+    const extra = schema.additionalProperties;
+    const typedExtra = isObject(extra) && !isEmptySchema(extra);
+    // A typed index signature beside properties of other types would make
+    // TypeScript refuse the properties: beside properties it is `unknown`.
+    const open = extra === true || isObject(extra) ||
+      isObject(schema.patternProperties);
+    if (props.length === 0) {
+      if (typedExtra) {
+        const value = this.type(extra, indent + "  ", chain, true);
+        return { text: `Record<string, ${value.text}>`, prec: 2 };
+      }
+      return extra === false
+        ? { text: "Record<string, never>", prec: 2 }
+        : { text: "Record<string, unknown>", prec: 2 };
+    }
+    const inner = indent + "  ";
+    const lines: string[] = [];
+    const shown = props.slice(0, this.#bounds.maxProperties);
+    for (const [name, sub] of shown) {
+      const doc = isObject(sub) ? propertyDoc(sub) : "";
+      if (doc !== "") {
+        lines.push(
+          docComment(
+            doc,
+            inner,
+            Math.min(PROPERTY_DOC, this.#bounds.maxDescription),
+          ),
+        );
+      }
+      const value = this.type(sub, inner, chain, true);
+      lines.push(
+        `${inner}${key(name)}${required.has(name) ? "" : "?"}: ${value.text};`,
+      );
+    }
+    const left = props.length - shown.length;
+    if (left > 0) {
+      lines.push(
+        `${inner}/* cut: ${left} more properties */ [key: string]: unknown;`,
+      );
+    } else if (open) lines.push(`${inner}[key: string]: unknown;`);
+    return { text: `{\n${lines.join("\n")}\n${indent}}`, prec: 2 };
+  }
+
+  #ref(
+    ref: string,
+    indent: string,
+    chain: readonly string[],
+    guarded: boolean,
+  ): Rendered {
+    const target = resolvePointer(this.root, ref);
+    if (target === undefined) return UNKNOWN;
+    if (guarded && this.#useAliases) {
+      return { text: this.#alias(ref, target), prec: 2 };
+    }
+    if (chain.includes(ref)) return cut("refers to itself");
+    return this.type(target, indent, [...chain, ref], guarded);
+  }
+
+  // The alias of a `$ref` target, declared (once) the first time.
+  #alias(ref: string, target: unknown): string {
+    const known = this.#aliasOf.get(ref);
+    if (known !== undefined) return known;
+    const last = ref === "#" ? "Root" : decodePointer(ref.split("/").pop()!);
+    const base = `${ident(this.#owner)}_${ident(last)}`;
+    let name = base;
+    for (let i = 2; this.#taken.has(name); i++) name = `${base}_${i}`;
+    this.#taken.add(name);
+    this.names.push(name);
+    this.#aliasOf.set(ref, name);
+    // The body refers back to its own alias only under a property or an
+    // array, which TypeScript allows.
+    const body = this.type(target, "", [ref]);
+    const doc = isObject(target) ? propertyDoc(target) : "";
+    this.aliases.push(
+      `${
+        doc === ""
+          ? ""
+          : docComment(doc, "", this.#bounds.maxDescription) + "\n"
+      }type ${name} = ${body.text};`,
+    );
+    return name;
+  }
+}
+
+function union(members: Rendered[], join: string): Rendered {
+  const texts = [...new Set(members.map((m) => m.text))];
+  if (texts.includes("unknown")) return UNKNOWN;
+  if (texts.length === 1) return members.find((m) => m.text === texts[0])!;
+  if (join === " | ") return { text: texts.join(" | "), prec: 0 };
+  return { text: texts.join(join), prec: 1 };
+}
+
+function arrayOf(item: Rendered): string {
+  return item.prec === 2 && !item.text.includes("/*")
+    ? `${item.text}[]`
+    : `(${item.text})[]`;
+}
+
+function literal(value: unknown): Rendered {
+  if (typeof value === "string") {
+    return { text: JSON.stringify(value), prec: 2 };
+  }
+  if (typeof value === "number" && Number.isFinite(value)) {
+    return { text: String(value), prec: 2 };
+  }
+  if (typeof value === "boolean" || value === null) {
+    return { text: String(value), prec: 2 };
+  }
+  if (Array.isArray(value)) return { text: "unknown[]", prec: 2 };
+  return isObject(value)
+    ? { text: "Record<string, unknown>", prec: 2 }
+    : UNKNOWN;
+}
+
+// Whether the arguments object has a required property (then `args` is).
+function hasRequired(schema: unknown, root: unknown, depth = 0): boolean {
+  if (!isObject(schema) || depth > 8) return false;
+  if (typeof schema.$ref === "string") {
+    return hasRequired(resolvePointer(root, schema.$ref), root, depth + 1);
+  }
+  if (Array.isArray(schema.required) && schema.required.length > 0) {
+    return true;
+  }
+  return Array.isArray(schema.allOf) &&
+    schema.allOf.some((s) => hasRequired(s, root, depth + 1));
+}
+
+// An object type (or a schema saying nothing): `{}` fits it.
+function acceptsEmptyObject(schema: unknown): boolean {
+  if (!isObject(schema)) return true;
+  const t = schema.type;
+  return t === undefined || t === "object" ||
+    (Array.isArray(t) && t.includes("object"));
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+// Names an object type may hold but that read as something else to a
+// reader (or an old engine): always quoted.
+const QUOTED = new Set(["__proto__", "constructor", "prototype"]);
+
+function key(name: string): string {
+  return IDENTIFIER.test(name) && !QUOTED.has(name)
+    ? name
+    : JSON.stringify(name);
+}
+
+function ident(text: string): string {
+  const out = text.replace(/[^A-Za-z0-9_$]/g, "_").slice(0, 60);
+  return /^[0-9]/.test(out) || out === "" ? `_${out}` : out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isEmptySchema(value: unknown): boolean {
+  return isObject(value) && Object.keys(value).length === 0;
+}
+
+// A property's doc: its description (or title), default and deprecation.
+function propertyDoc(schema: Record<string, unknown>): string {
+  const lines: string[] = [];
+  const text = typeof schema.description === "string"
+    ? schema.description
+    : typeof schema.title === "string"
+    ? schema.title
+    : "";
+  if (text.trim() !== "") lines.push(text.trim());
+  if ("default" in schema) {
+    const json = JSON.stringify(schema.default) ?? "undefined";
+    lines.push(
+      `@default ${json.length > 200 ? json.slice(0, 200) + "…" : json}`,
+    );
+  }
+  if (schema.deprecated === true) lines.push("@deprecated");
+  return lines.join("\n");
+}
+
+/**
+ * Makes untrusted text safe inside a block comment: `*∕` cannot close it.
+ */
+function commentText(text: string): string {
+  return text.replace(/\r\n?/g, "\n").replace(/\*\//g, "*\\/");
+}
+
+function docComment(text: string, indent: string, max: number): string {
+  const trimmed = text.trim();
+  if (trimmed === "") return "";
+  const kept = trimmed.length > max ? trimmed.slice(0, max) + "…" : trimmed;
+  const lines = commentText(kept).split(/\n|\u2028|\u2029/);
+  if (lines.length === 1) return `${indent}/** ${lines[0]} */`;
+  return `${indent}/**\n${
+    lines.map((l) => `${indent} *${l === "" ? "" : " " + l}`).join("\n")
+  }\n${indent} */`;
+}
+
+function blockComment(lines: readonly string[], indent: string): string {
+  const safe = lines.flatMap((l) => commentText(l).split(/\n|\u2028|\u2029/));
+  return `${indent}/*\n${
+    safe.map((l) => `${indent} *${l === "" ? "" : " " + l}`).join("\n")
+  }\n${indent} */`;
+}
+
+// A local JSON pointer (`#`, `#/$defs/Node`, with `~0`, `~1` and percent
+// escapes) into the root schema; undefined for anything else.
+function resolvePointer(root: unknown, ref: string): unknown {
+  if (!ref.startsWith("#")) return undefined;
+  const path = ref.slice(1);
+  if (path === "") return root;
+  if (!path.startsWith("/")) return undefined;
+  let node: unknown = root;
+  for (const raw of path.slice(1).split("/")) {
+    const part = decodePointer(raw);
+    if (Array.isArray(node)) {
+      node = /^(0|[1-9][0-9]*)$/.test(part) ? node[Number(part)] : undefined;
+    } else if (isObject(node) && Object.hasOwn(node, part)) {
+      node = node[part];
+    } else return undefined;
+  }
+  return node;
+}
+
+function decodePointer(part: string): string {
+  let text = part;
+  try {
+    text = decodeURIComponent(part);
+  } catch {
+    // not percent-encoded after all
+  }
+  return text.replace(/~1/g, "/").replace(/~0/g, "~");
+}
