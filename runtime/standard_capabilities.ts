@@ -350,7 +350,7 @@ function buildCapabilities(
     registry: loaded,
     sandbox: routeCodeApi(
       imported ? routeImported(sandbox, imported) : sandbox,
-      codeApi,
+      { api: codeApi },
     ),
     configs,
     policy,

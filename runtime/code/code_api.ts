@@ -42,11 +42,10 @@ import {
   renderDeclarations,
 } from "./declarations.ts";
 
-/** The tool's name. */
-export const CODE_API_TOOL = "code_api";
-
-/** The tool `code_api` declares everything for, and never declares. */
-export const RUN_CODE_TOOL = "run_code";
+// The tool's name, and the tool it declares everything for and never
+// declares.
+const CODE_API_TOOL = "code_api";
+const RUN_CODE_TOOL = "run_code";
 
 /**
  * Where the shipped definition of `code_api` lives: only a call of that
@@ -56,8 +55,8 @@ export const CODE_API_MODULE: string = SYSTEM_SKILLS_DIR === ""
   ? ""
   : join(SYSTEM_SKILLS_DIR, "code", "code_api.ts");
 
-/** How many tools (and skills) a query declares when it names no limit. */
-export const DEFAULT_QUERY_LIMIT = 20;
+// How many tools (and skills) a query declares when it names no limit.
+const DEFAULT_QUERY_LIMIT = 20;
 
 /** Options of {@link createCodeApi}. */
 export interface CodeApiOptions {
@@ -341,6 +340,14 @@ export function publishedSkills(
   };
 }
 
+/** Options of {@link routeCodeApi}. */
+export interface RouteCodeApiOptions {
+  /** The answerer. */
+  api: CodeApi;
+  /** The module answered. @default CODE_API_MODULE */
+  modulePath?: string;
+}
+
 /**
  * Wraps a sandbox so a call of the shipped `code_api` module is answered
  * in the host, for the session that made it; every other call goes on to
@@ -349,8 +356,7 @@ export function publishedSkills(
  * and its run is recorded as any other.
  *
  * @param sandbox the sandbox (or the imported servers' router)
- * @param api the answerer
- * @param modulePath the module answered. @default CODE_API_MODULE
+ * @param options the answerer, and the module it answers
  * @returns what the tool caller needs of a sandbox
  * @example Another tool's call goes to the sandbox
  * ```ts
@@ -364,7 +370,7 @@ export function publishedSkills(
  * const routed = routeCodeApi({
  *   call: () => Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
  *   resolvePermissions: () => Promise.resolve({}),
- * }, api);
+ * }, { api });
  * const call = { path: "/s/other.ts", export: "default", version: "", args: {}, grant: {},
  *   timeoutMs: 100, sessionId: "s", callId: "c", config: {}, metadata: {}, isolation: "warm" as const };
  * const hooks = { onEvent() {}, callTool: () => Promise.reject(), chat: () => Promise.reject() };
@@ -374,9 +380,10 @@ export function publishedSkills(
  */
 export function routeCodeApi(
   sandbox: Pick<Sandbox, "call" | "resolvePermissions">,
-  api: CodeApi,
-  modulePath: string = CODE_API_MODULE,
+  options: RouteCodeApiOptions,
 ): Pick<Sandbox, "call" | "resolvePermissions"> {
+  const { api } = options;
+  const modulePath = options.modulePath ?? CODE_API_MODULE;
   return {
     call(call, hooks) {
       if (modulePath === "" || call.path !== modulePath) {

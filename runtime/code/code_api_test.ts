@@ -190,8 +190,7 @@ Deno.test("routeCodeApi() answers the module's calls for the calling session onl
         Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
       resolvePermissions: () => Promise.resolve({}),
     },
-    api,
-    "/shipped/code_api.ts",
+    { api, modulePath: "/shipped/code_api.ts" },
   );
   const call: SandboxCall = {
     path: "/shipped/code_api.ts",

@@ -176,7 +176,7 @@ export function renderDeclarations(
  * @param schema the JSON Schema
  * @param limits the bounds (see {@link DeclarationLimits})
  * @returns the type's text
- * @example
+ * @example Type arrays, enums and arrays
  * ```ts
  * import { schemaType } from "./declarations.ts";
  * import assert from "node:assert/strict";

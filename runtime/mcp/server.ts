@@ -4,7 +4,8 @@
  * through the dispatcher like any A2E request. Tools, skills (as tools, and
  * `SKILL.md` instructions as prompts), `search_tools` and
  * `configure_toolkit`; and the session's Agent Skills folders as `skill://`
- * resources with the Skills extension (`skills_extension.ts`).
+ * resources with the Skills extension (`skills_extension.ts`), beside
+ * `code_api`'s declarations (`code_api_resource.ts`).
  *
  * @module
  */
