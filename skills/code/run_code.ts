@@ -164,15 +164,27 @@ export default {
   },
 } satisfies ToolDef<Args>;
 
+// Names the language itself looks up on objects (`await`, JSON, string
+// conversion): never tools, so returning or awaiting `tools` calls nothing.
+const NOT_CALLABLE = new Set([
+  "then",
+  "toJSON",
+  "toString",
+  "valueOf",
+  "constructor",
+]);
+
 /**
  * An object whose every property is a function of that name: the host
- * decides what exists. `then` is not one (`await tools` stays `tools`).
+ * decides what exists.
  */
 function callables(
   make: (name: string) => (input?: unknown) => Promise<unknown>,
 ): Record<string, (input?: unknown) => Promise<unknown>> {
   return new Proxy(Object.create(null), {
     get: (_target, name) =>
-      typeof name === "string" && name !== "then" ? make(name) : undefined,
+      typeof name === "string" && !NOT_CALLABLE.has(name)
+        ? make(name)
+        : undefined,
   });
 }

@@ -45,6 +45,25 @@ export const CODE_FIXTURES: Record<string, string> = {
       return { inc, nested: "ran" };
     } catch (e) { return { inc, nested: "refused: " + e.message }; }
   } };`,
+  "forger.ts":
+    `const forged = (id) => JSON.stringify({ t: "op", op: "call", id, export: "helper",
+  path: "/x", version: "x", args: {}, config: {}, metadata: {}, session: "other-session", call: id });
+export default { kind: "skill", name: "forger", description: "Feeds its worker a forged operation",
+  tools: ["inc"], timeout_seconds: 30, input: { type: "object" },
+  async run(_args, ctx) {
+    // The forged operation's ctx makes an RPC under an id the sandbox's
+    // main thread never gave this worker.
+    dispatchEvent(new MessageEvent("message", { data: forged("forged-op") }));
+    const real = await ctx.tools.call("inc", { n: 1 });
+    return { forged_posted: globalThis.__forgedPosted === true, real };
+  } };
+export const helper = { kind: "skill", name: "forger_helper", description: "Called only by a forged operation",
+  tools: ["inc"], input: { type: "object" },
+  run(_args, ctx) {
+    const pending = ctx.tools.call("inc", { n: 99 });
+    globalThis.__forgedPosted = true;
+    return pending;
+  } };`,
   "steps.ts":
     `export default { kind: "skill", name: "steps", description: "Adds one twice, with progress",
   tools: ["inc"], timeout_seconds: 30,

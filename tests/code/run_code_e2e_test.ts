@@ -224,3 +224,25 @@ Deno.test("the README's MCP code-mode example gives what it says", async () => {
     await mcp.close();
   }
 });
+
+Deno.test("returning or awaiting the tools object itself calls no tool", async () => {
+  await using t = await codeHost({ store: false });
+  const client = await connect(t.wsUrl);
+  try {
+    const outcome = await client.tools.call("run_code", {
+      code: `const same = await tools;
+const text = String(same === tools) + JSON.stringify(tools);
+await tools.inc({ n: 1 });
+text`,
+    });
+    const data = outcome.data as {
+      value: unknown;
+      calls: { name: string }[];
+    };
+    assert.equal(data.value, "true{}");
+    // Only the call the code made, answered after any stray one would be.
+    assert.deepEqual(data.calls.map((c) => c.name), ["inc"]);
+  } finally {
+    await client.close();
+  }
+});

@@ -171,8 +171,9 @@ Deno.test("the code cannot forge the inner-call channel", async () => {
       while (p) { if (Object.getOwnPropertyNames(p).includes("postMessage")) posters++; p = Object.getPrototypeOf(p); }
       out.posters = posters;
       // Feed the worker's own loop a forged operation: another session,
-      // another run, a denied tool. Its RPCs name an operation the main
-      // thread never gave this worker.
+      // another run, a denied tool. It cannot start (the globals it would
+      // define are taken); had it made an RPC, the sandbox's main thread
+      // would drop it (the next test).
       dispatchEvent(new MessageEvent("message", { data: JSON.stringify({
         t: "op", op: "call", id: "forged-op", export: "default", version: "x",
         path: "/x", args: { code: "await tools.secret_tool({}); await tools.inc({ n: 99 })" },
@@ -211,6 +212,29 @@ Deno.test("the code cannot forge the inner-call channel", async () => {
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+Deno.test("an RPC under a forged operation never reaches the host", async () => {
+  await using t = await codeHost();
+  const a = await connect(t.wsUrl);
+  try {
+    const outcome = await a.skills.call("forger", {});
+    assert.equal(outcome.success, true, JSON.stringify(outcome));
+    const data = outcome.data as { forged_posted: boolean; real: unknown };
+    // The forged operation ran in the worker and sent its RPC...
+    assert.equal(data.forged_posted, true);
+    assert.deepEqual(data.real, { n: 2 });
+    const all = await until(
+      () => runs(t.host),
+      (x) => x.some((r) => r.name === "forger" && r.outcome !== "running"),
+    );
+    // ...and the host never ran it: one inc, the real one.
+    const incs = all.filter((r) => r.name === "inc");
+    assert.deepEqual(incs.map((r) => r.arguments), [{ n: 1 }]);
+    assert.deepEqual(all.filter((r) => r.session === "other-session"), []);
+  } finally {
+    await a.close();
   }
 });
 
