@@ -246,3 +246,26 @@ text`,
     await client.close();
   }
 });
+
+Deno.test("run_code reads the session's declarations with tools.code_api and calls what they name", async () => {
+  await using t = await codeHost({ store: false });
+  const client = await connect(t.wsUrl);
+  try {
+    const outcome = await client.tools.call("run_code", {
+      code: `const api = await tools.code_api({ query: "adds one" });
+        const names = [...api.declarations.matchAll(/^\\s+(\\w+): \\(args/gm)].map((m) => m[1]);
+        const inc = names.includes("inc") ? await tools.inc({ n: 41 }) : null;
+        ({ names, declaresRunCode: /\\brun_code: /.test(api.declarations), n: inc?.n })`,
+    }, { timeout: 60_000 });
+    assert.equal(outcome.success, true, JSON.stringify(outcome));
+    const value = (outcome.data as {
+      value: { names: string[]; declaresRunCode: boolean; n: number };
+    }).value;
+    assert.ok(value.names.includes("inc"), JSON.stringify(value));
+    // run_code is never offered to the code it runs.
+    assert.equal(value.declaresRunCode, false);
+    assert.equal(value.n, 42);
+  } finally {
+    await client.close();
+  }
+});
