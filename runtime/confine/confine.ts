@@ -14,7 +14,11 @@
  * libraries with Deno's module cache read-only, or, for any other program,
  * the system folders read-only), its runtime files read-only, each read
  * grant read-only, each write grant read-write, the binds it is given, a
- * private `/tmp`, `/proc` of its own PID namespace and a minimal `/dev`.
+ * private `/tmp`, `/proc` of its own PID namespace and a minimal `/dev`;
+ * for an imported MCP server also the CA certificates and resolver files,
+ * and the host's own files hidden wherever a mount would show them. What a
+ * command line needs is found by `installation.ts`, and every path an MCP
+ * server's entry names is held to `mount_rule.ts`.
  *
  * @module
  */
