@@ -14,12 +14,16 @@
  * libraries with Deno's module cache read-only, or, for any other program,
  * the system folders read-only), its runtime files read-only, each read
  * grant read-only, each write grant read-write, the binds it is given, a
- * private `/tmp`, `/proc` of its own PID namespace and a minimal `/dev`.
+ * private `/tmp`, `/proc` of its own PID namespace and a minimal `/dev`;
+ * for an imported MCP server also the CA certificates and resolver files,
+ * and the host's own files hidden wherever a mount would show them. What a
+ * command line needs is found by `installation.ts`, and every path an MCP
+ * server's entry names is held to `mount_rule.ts`.
  *
  * @module
  */
 
-import { dirname, isAbsolute, join, relative } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
@@ -30,6 +34,7 @@ import {
   RELAY_TOKEN_ARG,
 } from "../../protocol/egress_relay.ts";
 import { addedFlags } from "../sandbox/spawn.ts";
+import { mountable } from "./mount_rule.ts";
 
 /**
  * `"auto"`: confine when it works, else say why and run with Deno's
@@ -133,8 +138,9 @@ export interface ConfineSpec {
   /**
    * The system's CA certificates and resolver configuration, read-only
    * ({@link SYSTEM_CONFIG}, plus the files `SSL_CERT_FILE`, `SSL_CERT_DIR`
-   * and `NODE_EXTRA_CA_CERTS` in `env` name): a program granted hosts can
-   * verify TLS. Nothing else of `/etc`, and never `/etc/ssl/private`.
+   * and `NODE_EXTRA_CA_CERTS` in `env` name, when inside those or allowed
+   * by the mount rule): a program granted hosts can verify TLS. Nothing
+   * else of `/etc`, and never `/etc/ssl/private`.
    * @default false
    */
   systemConfig?: boolean;
@@ -505,7 +511,7 @@ export function confineArgs(
   for (const b of binds) {
     args.push(b.writable ? "--bind" : "--ro-bind", b.from, b.to);
   }
-  if (spec.systemConfig) args.push(...systemConfigMounts(spec.env));
+  if (spec.systemConfig) args.push(...systemConfigMounts(spec));
   args.push(...hiddenMounts(spec.hidden ?? [], [
     ...grantMounts(grant).map(([path]) => path),
     ...binds.map((b) => b.to),
@@ -532,11 +538,15 @@ export function confineArgs(
 }
 
 // The CA and resolver files, after the grants: a grant cannot replace
-// them. A CA variable names its file from the program's environment; only
-// absolute paths, and never a private key folder.
-function systemConfigMounts(env: Readonly<Record<string, string>>): string[] {
-  const named = CA_VARIABLES.map((v) => env[v]).filter((p): p is string =>
-    p !== undefined && isAbsolute(p) && !p.split("/").includes("private")
+// them. A CA variable's file (from the program's environment, which the
+// operator's entry wrote) is bound when it is one of those, or a path the
+// mount rule allows; never a private key folder, never a hidden file.
+function systemConfigMounts(spec: ConfineSpec): string[] {
+  const named = CA_VARIABLES.map((v) => spec.env[v]).filter((p): p is string =>
+    p !== undefined && isAbsolute(p) &&
+    !resolve(p).split("/").includes("private") &&
+    (SYSTEM_CONFIG.some((c) => inside(resolve(p), c)) ||
+      mountable(p, { protect: spec.hidden ?? [] }))
   );
   return [...SYSTEM_CONFIG, ...named].flatMap((
     p,

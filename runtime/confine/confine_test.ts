@@ -222,9 +222,22 @@ Deno.test("confineArgs() binds the CA and resolver files with systemConfig, neve
     env: {
       SSL_CERT_FILE: "/opt/corp/ca.pem",
       NODE_EXTRA_CA_CERTS: "/etc/ssl/private/key.pem",
+      SSL_CERT_DIR: "/root/.ssh",
     },
     systemConfig: true,
   });
+  const named = confineArgs(LAYOUT, {
+    program: "/usr/bin/python3",
+    args: [],
+    grant: {},
+    env: {
+      SSL_CERT_FILE: "/etc/ssl/certs/ca-certificates.crt",
+      SSL_CERT_DIR: "/etc/shadow",
+    },
+    systemConfig: true,
+  });
+  assert.ok(named.args.includes("/etc/ssl/certs/ca-certificates.crt"));
+  assert.ok(!named.args.includes("/etc/shadow"));
   const bound = mounts(cmd.args, "--ro-bind-try").map(([from]) => from);
   for (
     const file of [
@@ -237,6 +250,7 @@ Deno.test("confineArgs() binds the CA and resolver files with systemConfig, neve
     ]
   ) assert.ok(bound.includes(file), file);
   assert.ok(!bound.some((p) => p.includes("/private")), bound.join(" "));
+  assert.ok(!bound.includes("/root/.ssh"));
   assert.ok(!bound.includes("/etc/ssl") && !bound.includes("/etc"));
   const without = confineArgs(LAYOUT, {
     program: "/usr/bin/python3",

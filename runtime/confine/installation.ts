@@ -86,6 +86,8 @@ export function commandFiles(
       `Cannot start "${command}": it was not found on PATH`,
     );
   }
+  // The program itself is held to the rule as an argument is.
+  checkMount(program, { ...context, by: "command" });
   const read = new Set<string>();
   const found = (path: string) => {
     if (mountable(path, context)) read.add(path);

@@ -120,3 +120,16 @@ Deno.test("commandFiles() refuses an argument the rule refuses, even absent; wor
   );
   assert.equal(locateProgram("./x", { path: "", cwd: "/nonexistent" }), null);
 });
+
+Deno.test("commandFiles() holds the program to the rule: a link to a host file is refused", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.symlink("/etc/passwd", join(dir, "server"));
+    assert.throws(
+      () => commandFiles(join(dir, "server"), { args: [] }),
+      /named in "command": "\/etc\/passwd" is under "\/etc"/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -170,8 +170,12 @@ function spawnConfined(
       program: real === layout.execPath ? real : files.program,
       args: spec.args ?? [],
       grant: {
-        // The system folders are bound whole already.
-        read: read.filter((p) => !layout.systemDirs.some((d) => within(p, d))),
+        // The system folders are bound whole already; and what the entry
+        // grants write stays writable: a script or argument inside it is
+        // no reason to make part of it read-only.
+        read: read.filter((p) =>
+          ![...layout.systemDirs, ...write].some((d) => within(p, d))
+        ),
         write,
       },
       env,

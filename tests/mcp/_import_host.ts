@@ -133,6 +133,28 @@ export async function call(
 }
 
 /**
+ * Whether `python3 -m venv` works here; null when it does, else why not
+ * (the Python tests then skip with the reason, except under `CI=true`).
+ */
+export const PYTHON_MISSING: string | null = await (async () => {
+  try {
+    const { root } = await pythonVenv();
+    await Deno.remove(root, { recursive: true });
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+})();
+if (PYTHON_MISSING !== null && Deno.env.get("CI") !== "true") {
+  // deno-lint-ignore no-console
+  console.warn(`skipping the Python MCP server tests: ${PYTHON_MISSING}`);
+}
+
+/** Ignore a Python test: no venv here, and not in CI (where it must run). */
+export const IGNORE_PYTHON: boolean = PYTHON_MISSING !== null &&
+  Deno.env.get("CI") !== "true";
+
+/**
  * A virtual environment (stdlib only, no pip) whose site-packages holds
  * `venv_probe`, the module the Python fixture server imports.
  *

@@ -24,6 +24,7 @@ import { createImportedServers } from "../../runtime/mcp/imported.ts";
 import type { McpProcessSpec } from "../../runtime/mcp/server_process.ts";
 import {
   call as importCall,
+  IGNORE_PYTHON,
   PYTHON_SERVER,
   pythonVenv,
   withServers,
@@ -230,7 +231,7 @@ const where = async (
 Deno.test({
   name:
     "args naming /etc/shadow, /, a link out, a .. path or ~ are refused with the rule, and the server is not started",
-  ignore,
+  ignore: ignore || IGNORE_PYTHON,
   async fn() {
     const { root, python } = await pythonVenv();
     const links = await Deno.makeTempDir({ prefix: "skillbox-links-" });
@@ -285,7 +286,7 @@ Deno.test({
 Deno.test({
   name:
     "a confined server sees its args read-only, the CA and resolver files, and neither the host's config nor other host files",
-  ignore,
+  ignore: ignore || IGNORE_PYTHON,
   async fn() {
     const { root, python } = await pythonVenv();
     const data = await Deno.makeTempDir({ prefix: "skillbox-data-" });
@@ -345,7 +346,7 @@ Deno.test({
 Deno.test({
   name:
     "a server that fails to start shows its first meaningful error line, not Node's banner",
-  ignore,
+  ignore: ignore || IGNORE_PYTHON,
   async fn() {
     const { root } = await pythonVenv();
     // The base interpreter, not the environment's: venv_probe is missing.
@@ -384,7 +385,7 @@ const registryReachable = await fetch(REGISTRY, { method: "HEAD" }).then(
 Deno.test({
   name:
     "a confined server granted a host verifies its TLS with the system's CA certificates",
-  ignore: ignore || !registryReachable,
+  ignore: ignore || IGNORE_PYTHON || !registryReachable,
   async fn() {
     const { root, python } = await pythonVenv();
     try {

@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { detectConfinement } from "../../runtime/confine/confine.ts";
 import {
   call,
+  IGNORE_PYTHON,
   PYTHON_SERVER,
   pythonVenv,
   withServers,
@@ -129,6 +130,7 @@ const dist = (server: string) =>
 
 async function dataFolder(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox-data-" });
+  await Deno.mkdir(join(dir, "sub"));
   await Deno.writeTextFile(join(dir, "hello.txt"), "hello from the host");
   return dir;
 }
@@ -144,6 +146,12 @@ Deno.test({
       await withServers({
         fs: entry,
         fsw: { ...entry, write: [data] },
+        // Its folder named inside a folder granted write stays writable.
+        sub: {
+          command: "node",
+          args: [dist("filesystem"), join(data, "sub")],
+          write: [data],
+        },
       }, async ({ client, toolsOf }) => {
         const tools = await toolsOf("fs");
         assert.ok(tools.includes("fs__read_text_file"), tools.join(", "));
@@ -170,6 +178,15 @@ Deno.test({
         assert.equal(
           await Deno.readTextFile(join(data, "rw.txt")),
           "written confined",
+        );
+        const nested = await call(client, "sub__write_file", {
+          path: join(data, "sub", "nested.txt"),
+          content: "nested",
+        });
+        assert.equal(nested.isError, false, nested.text);
+        assert.equal(
+          await Deno.readTextFile(join(data, "sub", "nested.txt")),
+          "nested",
         );
       });
     } finally {
@@ -235,7 +252,7 @@ Deno.test({
 Deno.test({
   name:
     "a Python server run by a virtual environment's interpreter imports what only that environment holds",
-  ignore: !status.active,
+  ignore: !status.active || IGNORE_PYTHON,
   async fn() {
     const { root, python } = await pythonVenv();
     try {
