@@ -143,9 +143,9 @@ export function createStandardCapabilities(
   let closed = false;
   // A server that comes up before the first load ends is read again then.
   let missed = false;
-  const imported = importedServers(config, egress, sandbox, log, () => {
+  const imported = importedServers(config, egress, sandbox, log, async () => {
     const live = registry as Registry | null;
-    if (live) live.reload().catch(() => {});
+    if (live) await live.reload();
     else missed = true;
   });
   const built = (async () => {
@@ -255,7 +255,7 @@ function importedServers(
   egress: Broker,
   sandbox: Sandbox,
   log: (line: string) => void,
-  onChange: () => void,
+  onChange: () => Promise<void>,
 ): Imported | null {
   // A stdio server's hosts go through the same broker's rules.
   const servers = Object.fromEntries(
