@@ -550,6 +550,7 @@ function failure(message: string): SandboxOutcome {
 }
 
 function seconds(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
