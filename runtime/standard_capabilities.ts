@@ -168,9 +168,9 @@ export function createStandardCapabilities(
     config,
     { egress, sandbox, protect },
     log,
-    () => {
+    async () => {
       const live = registry as Registry | null;
-      if (live) live.reload().catch(() => {});
+      if (live) await live.reload();
       else missed = true;
     },
   );
@@ -284,7 +284,7 @@ function importedServers(
     protect: string[];
   },
   log: (line: string) => void,
-  onChange: () => void,
+  onChange: () => Promise<void>,
 ): Imported | null {
   // A stdio server's hosts go through the same broker's rules.
   const servers = Object.fromEntries(

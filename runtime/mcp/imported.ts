@@ -64,8 +64,12 @@ export interface ImportedServersOptions {
   servers: Readonly<Record<string, McpServerSpec>>;
   /** How long a server may take to start and list its tools. @default 10000 */
   startTimeoutMs?: number;
-  /** Called when a server's tools or availability changed. */
-  onChange?: () => void;
+  /**
+   * Called when a server's tools or availability changed; a server that
+   * came up is logged ready once the promise it returns settles (the
+   * registry took its tools).
+   */
+  onChange?: () => void | Promise<void>;
   /** Receives diagnostic lines. */
   log?: (line: string) => void;
   /**
@@ -408,8 +412,9 @@ class Servers implements ImportedServers {
         this.#schedule(slot);
       };
       slot.started(client, Date.now());
+      // "Ready" once its tools are served: after the registry took them.
+      await this.#changed();
       this.#note(slot, "up");
-      this.#changed();
     } catch (error) {
       await client.close().catch(() => {});
       await transport?.close().catch(() => {});
@@ -488,8 +493,13 @@ class Servers implements ImportedServers {
     this.#options.confinement?.() ??
       (this.#detected ??= detectConfinement("auto"));
 
-  #changed(): void {
-    if (!this.#closed) this.#options.onChange?.();
+  async #changed(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      await this.#options.onChange?.();
+    } catch {
+      // The registry reports its own failures.
+    }
   }
 }
 
@@ -540,6 +550,7 @@ function failure(message: string): SandboxOutcome {
 }
 
 function seconds(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 

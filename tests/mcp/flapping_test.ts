@@ -73,7 +73,9 @@ Deno.test("a server that fails forever retries only when its backoff timer fires
     random: () => 0,
     backoff: { initialMs: 1_000, maxMs: 8_000 },
     log: (line) => logs.push(line),
-    onChange: () => changes++,
+    onChange: () => {
+      changes++;
+    },
   });
   try {
     await servers.start();

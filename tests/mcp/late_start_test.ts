@@ -26,6 +26,7 @@ import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
 import { connectClient } from "../support/tools_harness.ts";
+import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
 import { connect, text, within } from "./_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_late_server.ts", import.meta.url));
@@ -325,6 +326,77 @@ Deno.test("closing the host while one server starts and another backs off leaves
     assert.ok(await gone(started), `process ${started} outlived the host`);
     assert.equal(await lineCount(count), 1, "a retry after close");
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task host listens while an imported server is still starting, and its banner says so", async () => {
+  const dir = await Deno.makeTempDir();
+  const fifo = join(dir, "go");
+  await mkfifo(fifo);
+  const skills = join(dir, "skills");
+  await Deno.mkdir(skills);
+  await Deno.writeTextFile(
+    join(dir, "skillbox.jsonc"),
+    JSON.stringify({
+      skills: [skills],
+      builtin_skills: false,
+      store: null,
+      sandbox: { cache_dir: null, confinement: "off" },
+      mcp_servers: {
+        slow: {
+          command: Deno.execPath(),
+          args: ["run", "-A", SERVER, "--wait", fifo],
+          cwd: REPO,
+        },
+      },
+    }),
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...HOST_FLAGS, HOST_MAIN, "--config", "skillbox.jsonc"]
+      .concat(["--port", "0"]),
+    cwd: dir,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const lines = new Lines();
+  const reading = (async () => {
+    let carry = "";
+    for await (
+      const chunk of child.stderr.pipeThrough(new TextDecoderStream())
+    ) {
+      const parts = (carry + chunk).split("\n");
+      carry = parts.pop() ?? "";
+      for (const line of parts) lines.log(line);
+    }
+  })();
+  try {
+    await lines.wait(/skillbox listening: /, "no banner");
+    const banner = lines.all.find((l) => /skillbox listening: /.test(l))!;
+    assert.match(banner, /MCP servers still starting: slow;/);
+    const url = /(http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(banner)![1]!;
+    // Served while the server waits on its pipe.
+    const mcp = await connect(url);
+    const listed = listChanged(mcp);
+    await mcp.ping();
+    const writer = await Deno.open(fifo, { write: true });
+    writer.close();
+    await listed("slow__echo");
+    await lines.wait(
+      /MCP server "slow" is ready: 4 tool\(s\)/,
+      "no ready line",
+    );
+    const echoed = await mcp.callTool({
+      name: "slow__echo",
+      arguments: { text: "late" },
+    });
+    assert.equal(text(echoed as never), "late");
+    await mcp.close();
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await reading.catch(() => {});
     await Deno.remove(dir, { recursive: true });
   }
 });
