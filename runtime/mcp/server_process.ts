@@ -38,6 +38,9 @@ import { checkMount } from "../confine/mount_rule.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 
+/** The default bound of one message from an imported server, in bytes. */
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 /** How to start a stdio MCP server (from `mcp_servers` in the config). */
 export interface McpProcessSpec {
   /** The executable. */
@@ -52,6 +55,11 @@ export interface McpProcessSpec {
    * `/` (confined)
    */
   cwd?: string;
+  /**
+   * The most bytes one message from the server may hold (one line of its
+   * stdout); past it the server is stopped. @default 16 MiB
+   */
+  maxMessageBytes?: number;
   /** Whether a confined server may write its working folder. @default false */
   writable?: boolean;
   /**
@@ -283,6 +291,9 @@ export class ProcessClientTransport implements Transport {
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   #buffer = new ReadBuffer();
+  // Bytes read since the last newline, and the most one message may hold.
+  #pending = 0;
+  #maxLineBytes: number;
   #closed = false;
 
   /**
@@ -292,6 +303,7 @@ export class ProcessClientTransport implements Transport {
   constructor(spec: McpProcessSpec, layout: ConfinementLayout | null = null) {
     this.#spec = spec;
     this.#layout = layout;
+    this.#maxLineBytes = spec.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
 
   /** The process id, once started. */
@@ -305,6 +317,22 @@ export class ProcessClientTransport implements Transport {
     this.#child = child;
     this.#writer = child.stdin.getWriter();
     this.#pump(child.stdout, async (chunk) => {
+      // The SDK's buffer grows until a newline: a server that never ends
+      // its line would hold the host's memory without bound.
+      const end = chunk.lastIndexOf(0x0a);
+      this.#pending = end < 0
+        ? this.#pending + chunk.byteLength
+        : chunk.byteLength - end - 1;
+      if (this.#pending > this.#maxLineBytes) {
+        this.#buffer.clear();
+        this.onerror?.(
+          new Error(
+            `The MCP server wrote a message over ${this.#maxLineBytes} bytes: stopped it`,
+          ),
+        );
+        await this.close();
+        throw new Error("Message too large");
+      }
       this.#buffer.append(Buffer.from(chunk));
       while (true) {
         let message: JSONRPCMessage | null;

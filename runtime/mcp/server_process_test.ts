@@ -53,3 +53,21 @@ Deno.test("a server's start error is its first meaningful stderr line, the tail 
   assert.match(transport.stderrTail, /Node\.js v20/);
   assert.equal(transport.stderrError, "Error: first failure");
 });
+
+Deno.test("a server that never ends its line is stopped at the message bound", async () => {
+  // An endless line on stdout, no newline ever.
+  const transport = new ProcessClientTransport({
+    command: "sh",
+    args: ["-c", "yes x | tr -d '\\n'"],
+    maxMessageBytes: 1 << 20,
+  });
+  const errors: Error[] = [];
+  transport.onerror = (error) => errors.push(error);
+  const closed = new Promise<void>((resolve) => transport.onclose = resolve);
+  await transport.start();
+  await closed;
+  assert.match(
+    errors.map((e) => e.message).join("\n"),
+    /The MCP server wrote a message over 1048576 bytes: stopped it/,
+  );
+});
