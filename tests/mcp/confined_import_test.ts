@@ -361,12 +361,14 @@ Deno.test({
         const node = await failureOf("node");
         assert.match(
           node,
-          new RegExp(`\\(stderr: Error: Cannot find module '${missing}'\\)$`),
+          new RegExp(
+            `\\(stderr: Error: Cannot find module '${missing}'\\)(;|$)`,
+          ),
         );
         assert.doesNotMatch(node, /Node\.js v/);
         assert.match(
           await failureOf("base"),
-          /\(stderr: ModuleNotFoundError: No module named 'venv_probe'\)$/,
+          /\(stderr: ModuleNotFoundError: No module named 'venv_probe'\)(;|$)/,
         );
       });
     } finally {
