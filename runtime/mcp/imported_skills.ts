@@ -4,7 +4,7 @@
  * `SKILL.md` with `resources/read` and checking the bytes against the
  * entry (size, `sha256:` digest, frontmatter field by field). A skill whose
  * entry or file does not hold is refused with the reason and never becomes
- * runnable. A listing over the
+ * runnable (it is listed Blocked with the reason). A listing over the
  * extension's bounds (512 files, 16 MiB in all) is refused too. Loading
  * happens when the server starts and when it sends
  * `notifications/resources/list_changed`: the host loads a skill into its
@@ -45,6 +45,11 @@ export interface ImportedSkill {
 export interface RefusedSkill {
   /** Its `SKILL.md` URI, as listed. */
   uri: string;
+  /**
+   * Its name as listed (the entry's frontmatter `name`), under which it is
+   * shown Blocked; none when the entry has none.
+   */
+  name?: string;
   /** Why it was refused, sentence case. */
   reason: string;
 }
@@ -101,6 +106,7 @@ export async function loadServerSkills(
     } catch (error) {
       refused.push({
         uri,
+        ...listedName(entry),
         reason: (error as Error).message,
       });
     }
@@ -239,6 +245,13 @@ export async function readBytes(
       atob("blob" in content ? String(content.blob) : ""),
       (c) => c.charCodeAt(0),
     );
+}
+
+// The name a refused entry is shown under: its frontmatter's, when listed.
+function listedName(entry: unknown): { name?: string } {
+  const frontmatter = isPlainObject(entry) ? entry.frontmatter : null;
+  const name = isPlainObject(frontmatter) ? frontmatter.name : null;
+  return typeof name === "string" && name.trim() !== "" ? { name } : {};
 }
 
 function bodyOf(text: string): string {

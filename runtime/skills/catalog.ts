@@ -1,7 +1,9 @@
 /**
  * The skill catalog: every skill the host serves now, from the registry's
- * code skills and its Agent Skills folders, with code skills' permissions
- * checked against the policy.
+ * code skills, its Agent Skills folders and its imported MCP servers'
+ * skills, with code skills' permissions checked against the policy. An
+ * imported skill the host refused is Blocked with the reason; the others
+ * read their files through `importedFiles`.
  *
  * @module
  */
@@ -305,13 +307,18 @@ function codeRecord(
   return codeSkillRecord(entry, { source, grant, denied });
 }
 
-// An imported MCP server's skill: run with its files fetched from the
-// server.
+// An imported MCP server's skill: refused by the host (the reason is in
+// its metadata, set by `server_module.ts`, never by the server), or run
+// with its files fetched from the server.
 function importedRecord(
   record: SkillRecord,
   entry: SkillEntry,
   files: ReadonlyMap<string, FetchedSkillFiles>,
 ): SkillRecord {
+  const metadata = entry.fields.metadata as Record<string, unknown> | null;
+  if (typeof metadata?.refused === "string") {
+    return { ...record, run: null, loadProblem: metadata.refused };
+  }
   const fetched = files.get(entry.name);
   if (!fetched || record.run?.format !== "instructions") return record;
   return {
