@@ -235,10 +235,15 @@ Deno.test("a refused imported skill is listed Blocked with the reason and cannot
       ),
       lines.join("\n"),
     );
-    // Not offered to MCP clients as a tool nor as a skill.
+    // Not offered to MCP clients as a tool nor as a prompt.
     const mcp = await connect(url);
     const { tools } = await mcp.listTools();
     assert.ok(!tools.some((t: Tool) => /bloated|tampered/.test(t.name)));
+    const { prompts } = await mcp.listPrompts();
+    assert.ok(prompts.some((p: { name: string }) => p.name === "kit__docs"));
+    assert.ok(
+      !prompts.some((p: { name: string }) => /bloated|tampered/.test(p.name)),
+    );
     await mcp.close();
   });
 });
