@@ -50,6 +50,7 @@ import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
 import { createImportedServers } from "./mcp/imported.ts";
+import { importedSkillFiles } from "./mcp/imported_skill_files.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import { routeImported } from "./mcp/route_imported.ts";
 import {
@@ -193,7 +194,11 @@ export function createStandardCapabilities(
     }
     registry = loaded;
     if (missed) loaded.reload().catch(() => {});
-    const catalog = registryCatalog({ registry: loaded, policy: permissions });
+    const catalog = registryCatalog({
+      registry: loaded,
+      policy: permissions,
+      importedFiles: () => importedSkillFiles(imported?.remoteSkills() ?? []),
+    });
     const rules = { tools: policy.tools, permissions };
     statusOf = () => registryStatus(loaded.snapshot, { catalog, rules });
     const capabilities = buildCapabilities(loaded, catalog, {

@@ -4,9 +4,12 @@
  * `SKILL.md` with `resources/read` and checking the bytes against the
  * entry (size, `sha256:` digest, frontmatter field by field). A skill whose
  * entry or file does not hold is refused with the reason and never becomes
- * runnable. Loading happens when the server starts and when it sends
+ * runnable (it is listed Blocked with the reason). A listing over the
+ * extension's bounds (512 files, 16 MiB in all) is refused too. Loading
+ * happens when the server starts and when it sends
  * `notifications/resources/list_changed`: the host loads a skill into its
- * registry then (only `SKILL.md`; supporting files are not fetched).
+ * registry then (only `SKILL.md`: the supporting files are fetched when the
+ * agent loop reads them, see `imported_skill_files.ts`).
  *
  * @module
  */
@@ -15,6 +18,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/json.ts";
 import {
+  MAX_SKILL_FILE_BYTES,
+  MAX_SKILL_FILES,
   readFrontmatter,
   type SkillEntry,
   type SkillFileEntry,
@@ -40,6 +45,11 @@ export interface ImportedSkill {
 export interface RefusedSkill {
   /** Its `SKILL.md` URI, as listed. */
   uri: string;
+  /**
+   * Its name as listed (the entry's frontmatter `name`), under which it is
+   * shown Blocked; none when the entry has none.
+   */
+  name?: string;
   /** Why it was refused, sentence case. */
   reason: string;
 }
@@ -94,7 +104,11 @@ export async function loadServerSkills(
       seen.add(skill.name);
       skills.push(skill);
     } catch (error) {
-      refused.push({ uri, reason: (error as Error).message });
+      refused.push({
+        uri,
+        ...listedName(entry),
+        reason: (error as Error).message,
+      });
     }
   }
   return { skills, refused };
@@ -159,6 +173,17 @@ export async function verifySkill(
     }
     files.push({ uri: r.uri, digest: r.digest, size: r.size as number });
   }
+  if (files.length > MAX_SKILL_FILES) {
+    throw new Error(
+      `its manifest lists ${files.length} files, over the ${MAX_SKILL_FILES} a skill may have`,
+    );
+  }
+  const total = files.reduce((sum, r) => sum + r.size, 0);
+  if (total > MAX_SKILL_FILE_BYTES) {
+    throw new Error(
+      `its files total ${total} bytes, over the ${MAX_SKILL_FILE_BYTES} a skill may hold`,
+    );
+  }
   const self = files.find((r) => r.uri === uri);
   if (!self) throw new Error("its manifest does not list its SKILL.md");
   if (self.size > MAX_SKILL_MD_BYTES) {
@@ -172,7 +197,7 @@ export async function verifySkill(
       `its SKILL.md is ${bytes.length} bytes, the listing promises ${self.size}`,
     );
   }
-  const digest = await sha256(bytes);
+  const digest = await sha256Digest(bytes);
   if (digest !== self.digest) {
     throw new Error(
       `its SKILL.md hashes to ${digest}, the listing promises ${self.digest}`,
@@ -222,6 +247,13 @@ export async function readBytes(
     );
 }
 
+// The name a refused entry is shown under: its frontmatter's, when listed.
+function listedName(entry: unknown): { name?: string } {
+  const frontmatter = isPlainObject(entry) ? entry.frontmatter : null;
+  const name = isPlainObject(frontmatter) ? frontmatter.name : null;
+  return typeof name === "string" && name.trim() !== "" ? { name } : {};
+}
+
 function bodyOf(text: string): string {
   const rest = text.slice(text.indexOf("\n") + 1);
   const close = rest.search(/^---[ \t]*\r?$/m);
@@ -242,7 +274,22 @@ function sameJson(a: unknown, b: unknown): boolean {
   return Object.is(a, b);
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
+/**
+ * The `sha256:` digest of bytes, as SEP-2640 manifests write it.
+ *
+ * @param bytes the bytes
+ * @returns `sha256:` and 64 lower-case hex digits
+ * @example
+ * ```ts
+ * import { sha256Digest } from "./imported_skills.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   await sha256Digest(new TextEncoder().encode("hi")),
+ *   "sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+ * );
+ * ```
+ */
+export async function sha256Digest(bytes: Uint8Array): Promise<string> {
   const hash = new Uint8Array(
     await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
   );

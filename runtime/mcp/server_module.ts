@@ -37,8 +37,10 @@ export function importedName(server: string, name: string): string {
 
 /**
  * An imported server as a registry module: a toolkit named like the server
- * (saying why when it is unavailable) and a tool `<server>__<tool>` for each
- * of its tools, with a hash that changes when any of that does.
+ * (saying why when it is unavailable), a tool `<server>__<tool>` for each
+ * of its tools and a skill `<server>__<skill>` for each of its skills
+ * (a refused one listed with why), with a hash that changes when any of
+ * that does.
  *
  * @param slot the server's state
  * @returns the registry module
@@ -102,6 +104,31 @@ export function serverModule(slot: ServerSlot): LoadedModule {
         toolkits: [slot.name],
         tags: ["mcp"],
         metadata: { mcp_server: slot.name, uri: skill.uri },
+      },
+      permissions: {},
+      runnable: false,
+    });
+  }
+  // A refused skill is listed Blocked with the reason (`catalog.ts` reads
+  // `metadata.refused`, set here and never by the server), unless a
+  // verified skill holds its name.
+  const names = new Set(slot.skills.map((s) => s.name));
+  for (const refused of slot.refusedSkills) {
+    if (refused.name === undefined || names.has(refused.name)) continue;
+    names.add(refused.name);
+    definitions.push({
+      export: refused.uri,
+      kind: "skill",
+      name: importedName(slot.name, refused.name),
+      fields: {
+        description: `Refused from the MCP server "${slot.name}"`,
+        toolkits: [slot.name],
+        tags: ["mcp"],
+        metadata: {
+          mcp_server: slot.name,
+          uri: refused.uri,
+          refused: refused.reason,
+        },
       },
       permissions: {},
       runnable: false,

@@ -1,7 +1,9 @@
 /**
  * The skill catalog: every skill the host serves now, from the registry's
- * code skills and its Agent Skills folders, with code skills' permissions
- * checked against the policy.
+ * code skills, its Agent Skills folders and its imported MCP servers'
+ * skills, with code skills' permissions checked against the policy. An
+ * imported skill the host refused is Blocked with the reason; the others
+ * read their files through `importedFiles`.
  *
  * @module
  */
@@ -18,7 +20,11 @@ import type {
 } from "../registry/types.ts";
 import { withNameWarning, withPolicyWarnings } from "./load_warnings.ts";
 import { codeSkillRecord } from "./code_skill.ts";
-import { failedSkillRecord, type SkillRecord } from "./skill_record.ts";
+import {
+  failedSkillRecord,
+  type FetchedSkillFiles,
+  type SkillRecord,
+} from "./skill_record.ts";
 import { instructionSkillRecord } from "./instruction_skill.ts";
 import { skillSource } from "./skill_source.ts";
 import {
@@ -58,6 +64,11 @@ export interface RegistryCatalogOptions {
   home?: string | null;
   /** Folders whose skills are `system`. @default [SYSTEM_SKILLS_DIR] */
   systemDirs?: readonly string[];
+  /**
+   * The files of imported MCP servers' skills now, by skill name: such a
+   * skill's `read_skill_file` reads them. @default none
+   */
+  importedFiles?: () => ReadonlyMap<string, FetchedSkillFiles>;
 }
 
 /**
@@ -146,10 +157,18 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
     async skills() {
       const snapshot = options.registry.snapshot;
       const records: SkillRecord[] = [];
+      let imported: ReadonlyMap<string, FetchedSkillFiles> | null = null;
       for (const entry of snapshot.skills.values()) {
-        records.push(
-          codeRecord(entry, sourceOf(entry.path, entry.origin), options.policy),
+        const record = codeRecord(
+          entry,
+          sourceOf(entry.path, entry.origin),
+          options.policy,
         );
+        if (entry.origin !== "mcp") records.push(record);
+        else {
+          imported ??= options.importedFiles?.() ?? new Map();
+          records.push(importedRecord(record, entry, imported));
+        }
       }
       const folders = await Promise.all(snapshot.agentSkills.map(loadFolder));
       snapshot.agentSkills.forEach((dir, i) => {
@@ -286,6 +305,26 @@ function codeRecord(
     else denied = check.reason;
   }
   return codeSkillRecord(entry, { source, grant, denied });
+}
+
+// An imported MCP server's skill: refused by the host (the reason is in
+// its metadata, set by `server_module.ts`, never by the server), or run
+// with its files fetched from the server.
+function importedRecord(
+  record: SkillRecord,
+  entry: SkillEntry,
+  files: ReadonlyMap<string, FetchedSkillFiles>,
+): SkillRecord {
+  const metadata = entry.fields.metadata as Record<string, unknown> | null;
+  if (typeof metadata?.refused === "string") {
+    return { ...record, run: null, loadProblem: metadata.refused };
+  }
+  const fetched = files.get(entry.name);
+  if (!fetched || record.run?.format !== "instructions") return record;
+  return {
+    ...record,
+    run: { ...record.run, resources: fetched.resources, fetched },
+  };
 }
 
 function clash(list: SkillRecord[]): SkillRecord {

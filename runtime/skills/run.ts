@@ -38,6 +38,7 @@ import { createChatRelay, type SkillChat } from "./chat_relay.ts";
 import type { SkillRecord } from "./skill_record.ts";
 import { SkillEventLog } from "./events.ts";
 import { failSkill, notRunnableError } from "./failure.ts";
+import { SkillFileRefusedError } from "./skill_links.ts";
 import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
 import { checkSchema } from "./schema.ts";
 import { summarize } from "./summarize.ts";
@@ -222,7 +223,11 @@ function startRun(
     skill: name,
     allowed,
     files: record.run?.format === "instructions"
-      ? { folder: record.run.folder, resources: record.run.resources }
+      ? {
+        folder: record.run.folder,
+        resources: record.run.resources,
+        fetched: record.run.fetched,
+      }
       : null,
     scripts: scriptLimits(limits, record.run),
     commandRules: commandRulesOf(record),
@@ -339,16 +344,26 @@ async function runCodeSkill(run: SkillRun): Promise<RunValue> {
 
 async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
   const { definition, options, signal } = run;
-  const resources = run.record.run?.format === "instructions"
-    ? run.record.run.resources
-    : [];
+  const files = run.record.run?.format === "instructions"
+    ? run.record.run
+    : null;
+  const resources = files?.resources ?? [];
+  const fetched = files?.fetched;
   const tools = offeredTools(
     run.allowed,
     options.tools,
     commandRulesOf(run.record),
   );
-  if (resources.length > 0) tools.push(readSkillFileTool(resources));
-  tools.push(...await skillScriptTools(run.record.run));
+  if (resources.length > 0) {
+    const tool = readSkillFileTool(resources);
+    tools.push(
+      fetched
+        ? { ...tool, description: `${tool.description}. ${fetched.note}` }
+        : tool,
+    );
+  }
+  // Fetched skills' scripts are not run: no tool offers them.
+  if (!fetched) tools.push(...await skillScriptTools(run.record.run));
   const result = await raceAbort(
     runAgentLoop(options.arguments, {
       name: definition.name,
@@ -365,6 +380,8 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
           return { ok: true, value: await run.callTool(tool, args, intention) };
         } catch (error) {
           signal.throwIfAborted();
+          // A file that is not what was listed: the run fails, unseen.
+          if (error instanceof SkillFileRefusedError) throw error;
           return { ok: false, message: toWireError(error).message };
         }
       },

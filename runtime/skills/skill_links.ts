@@ -13,6 +13,27 @@ import { SkillboxError } from "../../protocol/errors.ts";
 export const MAX_RESOURCE_BYTES = 256 * 1024;
 
 /**
+ * A skill file whose bytes are not what its listing promised (a fetched
+ * file of an imported skill whose size or digest differs): the run that
+ * asked for it fails with this, and the model never sees the bytes.
+ *
+ * @example
+ * ```ts
+ * import { SkillFileRefusedError } from "./skill_links.ts";
+ * import assert from "node:assert/strict";
+ * const error = new SkillFileRefusedError('File "a.md" of skill "kit__a" is refused: its digest differs');
+ * assert.equal(error.code, "skill_error");
+ * ```
+ */
+export class SkillFileRefusedError extends SkillboxError {
+  /** @param message what differs, sentence case */
+  constructor(message: string) {
+    super("skill_error", message);
+    this.name = "SkillFileRefusedError";
+  }
+}
+
+/**
  * Finds the relative link targets of a Markdown body: inline links, images
  * and reference definitions, without URLs, anchors, or paths that climb out
  * of the folder.

@@ -47,6 +47,31 @@ export interface InstructionSkillRun {
   readonly env?: readonly string[];
   /** Hosts its scripts ask for (frontmatter `net`). @default [] */
   readonly net?: readonly string[];
+  /**
+   * Where its files come from when they are not in `folder` (a skill of an
+   * imported MCP server): `resources` are read through it, and its scripts
+   * are never run. @default none
+   */
+  readonly fetched?: FetchedSkillFiles;
+}
+
+/**
+ * The files of a skill fetched from where it is served rather than read
+ * from a folder (a skill of an imported MCP server), each checked before
+ * its text is returned.
+ */
+export interface FetchedSkillFiles {
+  /** The readable paths, relative to the skill's root. */
+  readonly resources: readonly string[];
+  /** Told to the model with `read_skill_file`: their origin, scripts not run. */
+  readonly note: string;
+  /**
+   * Reads one file. Rejects with `tool_denied` for a path that is not one
+   * of `resources` (the model may ask again), and with
+   * `SkillFileRefusedError` (`skill_links.ts`) when the bytes are not what
+   * was listed: the run then fails.
+   */
+  read(path: string): Promise<string>;
 }
 
 /** A skill as the host keeps it. */

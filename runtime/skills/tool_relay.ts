@@ -18,13 +18,14 @@ import {
 } from "../../protocol/errors.ts";
 import type { SkillEventLog } from "./events.ts";
 import { READ_SKILL_FILE_TOOL } from "./agent_tools.ts";
-import { readSkillFile } from "./skill_links.ts";
+import { readSkillFile, SkillFileRefusedError } from "./skill_links.ts";
 import {
   COMMAND_TOOL,
   commandRefusal,
   type CommandRule,
 } from "./tool_names.ts";
 import type { SkillToolHost, SkillToolOutcome } from "./run_types.ts";
+import type { FetchedSkillFiles } from "./skill_record.ts";
 import { summarize } from "./summarize.ts";
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
@@ -35,6 +36,13 @@ import { CODE_TOOL } from "../code/inner_calls.ts";
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the
 // skill's to emit.
 const RELAYED_TOOL_EVENTS = new Set(["progress", "status", "log", "artifact"]);
+
+/** Where a skill's files are: its folder, or fetched. */
+type SkillFiles = {
+  folder: string;
+  resources: readonly string[];
+  fetched?: FetchedSkillFiles;
+};
 
 /** One tool call of a skill; resolves with the tool's value or throws. */
 export type SkillToolCall = (
@@ -52,8 +60,12 @@ export interface ToolRelayOptions {
   scripts?: ScriptLimits | null;
   /** The tools the skill declared (see `allowedTools`). */
   allowed: ReadonlySet<string>;
-  /** The skill's linked files, when it has any (instruction skills). */
-  files: { folder: string; resources: readonly string[] } | null;
+  /**
+   * The skill's linked files, when it has any (instruction skills);
+   * `fetched` when they are fetched, not read from `folder` (an imported
+   * MCP server's skill, whose scripts are not run).
+   */
+  files: SkillFiles | null;
   /** What `run_command` may run (`Bash(git:*)`); null: not narrowed. @default null */
   commandRules?: readonly CommandRule[] | null;
   /** The host's tools. */
@@ -105,8 +117,10 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
     const readsFile = tool === READ_SKILL_FILE_TOOL && files !== null &&
       files.resources.length > 0;
     const runsScript = tool === RUN_SKILL_SCRIPT_TOOL && files !== null &&
-      (options.scripts ?? null) !== null;
-    const refusal = !readsFile && !runsScript && !options.allowed.has(tool)
+      (options.scripts ?? null) !== null && !files.fetched;
+    const refusal = tool === RUN_SKILL_SCRIPT_TOOL && files?.fetched
+      ? `cannot call tool "${tool}": the scripts of a skill served by an MCP server are not run by this host (${READ_SKILL_FILE_TOOL} reads them)`
+      : !readsFile && !runsScript && !options.allowed.has(tool)
       ? `cannot call tool "${tool}": it is not in the skill's "tools" or "toolkits"`
       // Code mode reaches every tool of the session: from a skill it would
       // widen the skill's declared tools to all of them.
@@ -145,7 +159,10 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       error: outcome.message,
       error_code: outcome.code,
     });
-    throw new SkillboxError(outcome.code, outcome.message);
+    // A file that is not what was listed ends the run, not just the call.
+    throw "refused" in outcome && outcome.refused
+      ? outcome.refused
+      : new SkillboxError(outcome.code, outcome.message);
   };
 }
 
@@ -171,17 +188,25 @@ function refuse(
 
 async function readFile(
   skill: string,
-  files: { folder: string; resources: readonly string[] },
+  files: SkillFiles,
   args: Record<string, unknown>,
-): Promise<SkillToolOutcome> {
+): Promise<SkillToolOutcome & { refused?: SkillFileRefusedError }> {
   try {
+    if (files.fetched) {
+      return {
+        ok: true,
+        value: await files.fetched.read(String(args.path ?? "")),
+      };
+    }
     const text = await readSkillFile(
       { name: skill, folder: files.folder, resources: files.resources },
       String(args.path ?? ""),
     );
     return { ok: true, value: text };
   } catch (error) {
-    return failed(error);
+    return error instanceof SkillFileRefusedError
+      ? { ...failed(error), refused: error }
+      : failed(error);
   }
 }
 

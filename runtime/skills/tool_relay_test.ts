@@ -136,3 +136,48 @@ Deno.test("createToolRelay() holds run_command to the skill's command rules", as
   assert.equal(calls.length, 1, "the refused command never reaches the host");
   assert.equal(log.events.at(-1)?.data.error_code, "tool_denied");
 });
+
+Deno.test("createToolRelay() reads a fetched skill's files through it, never runs its scripts, and rethrows a refused file", async () => {
+  const { SkillFileRefusedError } = await import("./skill_links.ts");
+  const asked: string[] = [];
+  const { call, log } = relay({
+    scripts: { interpreters: { ".sh": "sh" } },
+    files: {
+      folder: "",
+      resources: ["guide.md", "scripts/run.sh", "forged.md"],
+      fetched: {
+        resources: ["guide.md", "scripts/run.sh", "forged.md"],
+        note: "Fetched.",
+        read: (path) => {
+          asked.push(path);
+          return path === "forged.md"
+            ? Promise.reject(new SkillFileRefusedError("It is forged"))
+            : Promise.resolve(`text of ${path}`);
+        },
+      },
+    },
+  });
+  assert.equal(
+    await call("read_skill_file", { path: "guide.md" }, null),
+    "text of guide.md",
+  );
+  await assert.rejects(
+    call("run_skill_script", { script: "scripts/run.sh" }, null),
+    /the scripts of a skill served by an MCP server are not run by this host/,
+  );
+  await assert.rejects(
+    call("read_skill_file", { path: "forged.md" }, null),
+    (e) => e instanceof SkillFileRefusedError && /It is forged/.test(e.message),
+  );
+  assert.deepEqual(asked, ["guide.md", "forged.md"]);
+  assert.deepEqual(
+    log.events.map((e) => e.kind),
+    [
+      "tool.started",
+      "tool.completed",
+      "tool.failed",
+      "tool.started",
+      "tool.failed",
+    ],
+  );
+});

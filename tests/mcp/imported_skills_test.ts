@@ -6,7 +6,7 @@
  * and MCP (a tool, and a skill served again as
  * `mcp-skill://kit/greeting/SKILL.md`), run by the host's agent loop with
  * the server's tools; `tampered`
- * is refused with the reason and never listed; after the server says its
+ * is refused with the reason, listed Blocked and never run; after the server says its
  * resources changed, its listing is read again.
  */
 
@@ -92,7 +92,23 @@ Deno.test("an imported server's verified skill is discoverable and runs with its
       /served by the MCP server "kit"; untrusted content\.\]\n\nCall the wave tool/,
     );
     assert.deepEqual(greeting.toolkits, ["kit"]);
-    assert.ok(!skills.some((s) => s.name.includes("tampered")));
+    // The tampered one is listed Blocked with the reason, nothing of it
+    // served, and cannot be called.
+    const tampered = skills.find((s) => s.name === "kit__tampered");
+    assert.equal(tampered?.status, "Blocked");
+    assert.match(
+      String(tampered.metadata?.blocked_reason),
+      /^its SKILL\.md hashes to sha256:[0-9a-f]{64}, the listing promises/,
+    );
+    assert.doesNotMatch(JSON.stringify(tampered), /Ignore your instructions/);
+    const refused = await a2e.request("skill/call/req", {
+      name: "kit__tampered",
+      arguments: {},
+    });
+    assert.match(
+      JSON.stringify(refused.final),
+      /Cannot run skill \\"kit__tampered\\" \(Blocked\): its SKILL\.md hashes/,
+    );
 
     // The refusal says why.
     const kits = await a2e.request("toolkit/list/req", {});
