@@ -7,7 +7,13 @@ import {
   RELAY_FILES,
   RELAY_MAIN,
   relayDenoArgs,
+  relayFlags,
+  relayTokenArg,
 } from "./confine.ts";
+import { prepareSandboxCache } from "./sandbox_processes.ts";
+import { SANDBOX_MAIN, sandboxCommand } from "../sandbox/spawn.ts";
+import { interpreterArgv } from "../skills/scripts/run_script.ts";
+import { controlArg } from "../../protocol/sandbox/control.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 
@@ -308,4 +314,122 @@ Deno.test("grantMounts() leaves out a path inside a mount of the same kind", () 
       true,
     ]],
   );
+});
+
+// Each Deno child's command line as `[subcommand, sorted flags, ...rest]`:
+// the flags before the first positional argument (the main script or the
+// code), in any order (Deno parses them so), and everything from it on.
+function shape(args: readonly string[]): unknown[] {
+  const first = args.findIndex((a, i) => i > 0 && !a.startsWith("-"));
+  const end = first === -1 ? args.length : first;
+  return [args[0], args.slice(1, end).sort(), ...args.slice(end)];
+}
+
+// What each Deno child starts with, pinned: a change here changes what a
+// child may do (fetch, prompt, read a config, use memory, start workers).
+const OWN = ["--quiet", "--no-prompt", "--no-lock", "--no-config"];
+
+Deno.test("every Deno child starts with its own pinned flags", async (t) => {
+  await t.step("a sandbox process", () => {
+    const cmd = sandboxCommand({
+      flags: ["--allow-read=/s"],
+      grant: {},
+      memoryMb: 64,
+      cwd: "/",
+      controlSocket: "/c.sock",
+    });
+    assert.equal(cmd.program, Deno.execPath());
+    assert.deepEqual(shape(cmd.args), [
+      "run",
+      [
+        ...OWN,
+        "--no-remote",
+        "--cached-only",
+        "--unstable-worker-options",
+        "--v8-flags=--max-old-space-size=64,--single-threaded",
+        "--allow-read=/s",
+        "--allow-read=/c.sock",
+        "--allow-write=/c.sock",
+        "--allow-net=unix:/c.sock",
+      ].sort(),
+      fileURLToPath(SANDBOX_MAIN),
+      controlArg("/c.sock"),
+    ]);
+  });
+  await t.step("the egress relay in front of a command", () => {
+    assert.deepEqual(shape(relayDenoArgs({ token: "ab" }, ["/bin/x", "-s"])), [
+      "run",
+      [
+        ...OWN,
+        "--no-remote",
+        ...relayFlags(),
+        "--allow-run=/bin/x",
+      ].sort(),
+      fileURLToPath(RELAY_MAIN),
+      relayTokenArg({ token: "ab" }),
+      "--",
+      "/bin/x",
+      "-s",
+    ]);
+  });
+  await t.step("a Deno skill script", () => {
+    const argv = interpreterArgv({ deno: true }, {
+      deno: "/d/deno",
+      memoryBytes: 64 << 20,
+      filesRoot: { from: "/h/f", to: "/files", writable: true },
+      hosts: ["a.io"],
+    });
+    assert.deepEqual(shape(argv.slice(1)), [
+      "run",
+      [
+        "--no-prompt",
+        "--no-config",
+        "--cached-only",
+        "--allow-read=/skill,/work,/files",
+        "--allow-write=/work,/files",
+        "--allow-net=a.io",
+        "--v8-flags=--max-old-space-size=64",
+      ].sort(),
+    ]);
+    assert.equal(argv[0], "/d/deno");
+  });
+  await t.step("the sandbox cache's warm-up runs", async () => {
+    // A stand-in Deno binary that writes down its arguments.
+    const dir = await Deno.makeTempDir();
+    try {
+      const fake = `${dir}/deno`;
+      await Deno.writeTextFile(
+        fake,
+        '#!/bin/sh\nprintf "%s\\n" "$@" > "$DENO_DIR/args-$1"\n',
+      );
+      await Deno.chmod(fake, 0o755);
+      const cache = await prepareSandboxCache({
+        execPath: fake,
+        denoDir: dir,
+        mains: [SANDBOX_MAIN],
+      });
+      const args = async (sub: string) =>
+        (await Deno.readTextFile(`${cache}/args-${sub}`)).split("\n")
+          .slice(0, -1);
+      assert.deepEqual(shape(await args("run")), [
+        "run",
+        [
+          ...OWN,
+          "--no-remote",
+          "--cached-only",
+          "--unstable-worker-options",
+        ].sort(),
+        fileURLToPath(SANDBOX_MAIN),
+      ]);
+      const evalArgs = await args("eval");
+      assert.deepEqual(shape(evalArgs).slice(0, 2), [
+        "eval",
+        ["--quiet", "--no-lock", "--no-config", "--cached-only"].sort(),
+      ]);
+      assert.equal(evalArgs.length, 6);
+      assert.match(evalArgs[5]!, /^await import\("npm:zod@/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
 });

@@ -169,7 +169,12 @@ export async function runSkillScript(
   const quota = limits.workspace ?? DEFAULT_WORKSPACE_QUOTA;
   const caps = limits.files ?? DEFAULT_COLLECT_CAPS;
   const argv = [
-    ...command(interpreter, layout.execPath, memoryBytes, call, limits),
+    ...interpreterArgv(interpreter, {
+      deno: layout.execPath,
+      memoryBytes,
+      filesRoot: call.filesRoot,
+      hosts: limits.net?.hosts,
+    }),
     `/skill/${call.script}`,
     ...call.args,
   ];
@@ -306,20 +311,35 @@ function outputLogs(
   return { out, onOutput };
 }
 
-// The interpreter's command before the script. The sandboxed Deno runs with
-// no permission but reading the skill, the workspace (and the session's
-// files when mounted) and writing the workspace, from modules already in the
-// cache; the network only to the granted hosts (through the relay).
-function command(
+/**
+ * The interpreter's command before the script. The sandboxed Deno runs
+ * with no permission but reading the skill, the workspace (and the
+ * session's files when mounted) and writing the workspace, from modules
+ * already in the cache; the network only to the granted hosts (through the
+ * relay).
+ *
+ * @param interpreter a system interpreter's path, or the sandboxed Deno
+ * @param options the Deno binary, the memory cap, the files and the hosts
+ * @returns the program and its arguments, the script to follow
+ * @example A system interpreter runs as itself
+ * ```ts
+ * import { interpreterArgv } from "./run_script.ts";
+ * import assert from "node:assert/strict";
+ * const argv = interpreterArgv({ path: "/usr/bin/python3" }, { deno: "/d", memoryBytes: 1 });
+ * assert.deepEqual(argv, ["/usr/bin/python3"]);
+ * ```
+ */
+export function interpreterArgv(
   interpreter: { path: string } | { deno: true },
-  deno: string,
-  memoryBytes: number,
-  call: Pick<ScriptCall, "filesRoot">,
-  limits: Pick<ScriptLimits, "net">,
+  options: {
+    deno: string;
+    memoryBytes: number;
+    filesRoot?: Bind;
+    hosts?: readonly string[];
+  },
 ): string[] {
   if ("path" in interpreter) return [interpreter.path];
-  const files = call.filesRoot;
-  const hosts = limits.net?.hosts ?? [];
+  const { deno, memoryBytes, filesRoot: files, hosts = [] } = options;
   const allowNet = hosts.includes("*")
     ? ["--allow-net"]
     : hosts.length > 0
