@@ -33,7 +33,6 @@ import {
   RELAY_SOCKET,
   RELAY_TOKEN_ARG,
 } from "../../protocol/egress_relay.ts";
-import { addedFlags } from "../sandbox/spawn.ts";
 import { mountable } from "./mount_rule.ts";
 
 /**
@@ -835,6 +834,108 @@ export function relayEnv(): Record<string, string> {
 }
 
 /**
+ * How a Deno child of the host starts (see {@link denoArgs}). The defaults
+ * are the strictest; a child relaxes only what it must.
+ */
+export interface DenoChild {
+  /** `run` a script, or `eval` code (which has every permission). @default "run" */
+  subcommand?: "run" | "eval";
+  /** Deno prints nothing of its own into the child's output. @default true */
+  quiet?: boolean;
+  /** No lockfile is read or written. @default true */
+  noLock?: boolean;
+  /** Remote URL imports are refused outright. @default true */
+  noRemote?: boolean;
+  /**
+   * Modules load from the local cache only. Without it `import("npm:x")`
+   * makes Deno itself fetch from the registry (no net grant needed): an
+   * egress channel. @default true
+   */
+  cachedOnly?: boolean;
+  /** The child starts workers with permissions of their own. @default false */
+  workers?: boolean;
+  /** V8's heap cap in MiB. @default none */
+  heapMb?: number;
+  /**
+   * No V8 background threads (concurrent GC marking, compilers): about
+   * 4 MB less per process, and where many processes share few cores
+   * those threads only compete with them. @default false
+   */
+  singleThreaded?: boolean;
+  /** Permission flags, after Deno's own. @default [] */
+  permissions?: readonly string[];
+}
+
+/**
+ * The Deno arguments of a child of the host, up to its script (or code):
+ * every Deno child (sandbox processes, the sandbox cache's warm-up, the
+ * egress relay, skill scripts) starts from this one list. Always
+ * `--no-config`: no deno.json exists inside the confinement, and the host
+ * project's (found from the script's folder when unconfined) would change
+ * how modules resolve and compile; `--no-prompt` for `run` (a prompt
+ * would wait on a stdin that carries frames or the script's input).
+ *
+ * @param child what the child may do
+ * @returns arguments for the Deno binary, the script (or code) to follow
+ * @example A sandbox process: workers, a heap cap, cached modules only
+ * ```ts
+ * import { denoArgs } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * const args = denoArgs({ workers: true, heapMb: 64, permissions: ["--allow-read=/s"] });
+ * assert.equal(args[0], "run");
+ * assert.ok(args.includes("--cached-only") && args.includes("--no-remote"));
+ * assert.ok(args.includes("--v8-flags=--max-old-space-size=64"));
+ * assert.equal(args.at(-1), "--allow-read=/s");
+ * ```
+ */
+export function denoArgs(child: DenoChild): string[] {
+  const subcommand = child.subcommand ?? "run";
+  const v8 = [
+    ...child.heapMb === undefined
+      ? []
+      : [`--max-old-space-size=${child.heapMb}`],
+    ...child.singleThreaded ? ["--single-threaded"] : [],
+  ];
+  return [
+    subcommand,
+    ...child.quiet === false ? [] : ["--quiet"],
+    ...subcommand === "run" ? ["--no-prompt"] : [],
+    ...child.noLock === false ? [] : ["--no-lock"],
+    "--no-config",
+    ...child.noRemote === false ? [] : ["--no-remote"],
+    ...child.cachedOnly === false ? [] : ["--cached-only"],
+    ...child.workers ? ["--unstable-worker-options"] : [],
+    ...v8.length > 0 ? [`--v8-flags=${v8.join(",")}`] : [],
+    ...child.permissions ?? [],
+  ];
+}
+
+/**
+ * Permission flags to add beside a process's others. Deno merges repeated
+ * list flags, but a list after a bare flag (`--allow-read` then
+ * `--allow-read=x`) narrows it to the list: a kind the process already has
+ * bare is left out.
+ *
+ * @param flags list flags (`--allow-x=...`)
+ * @param existing the process's other arguments
+ * @returns the flags of `flags` to add
+ * @example
+ * ```ts
+ * import { addedFlags } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(addedFlags(["--allow-net=a", "--allow-env=B"], ["--allow-net"]), ["--allow-env=B"]);
+ * ```
+ */
+export function addedFlags(
+  flags: readonly string[],
+  existing: readonly string[],
+): string[] {
+  return flags.filter((flag) =>
+    !existing.includes(flag.slice(0, flag.indexOf("=")))
+  );
+}
+
+/**
  * The Deno permission flags the relay itself needs: listen on its port,
  * and open the bound socket (Deno 2.9 checks a Unix socket connect as net
  * access to `unix:<path>` and as read and write of the path). They go to
@@ -899,14 +1000,11 @@ export function relayDenoArgs(
   const [command, ...args] = argv;
   if (command === undefined) throw new TypeError("The command is empty");
   return [
-    "run",
-    "--quiet",
-    "--no-prompt",
-    "--no-lock",
-    "--no-config",
-    "--no-remote",
-    ...relayFlags(),
-    `--allow-run=${command}`,
+    // Host code that fetches nothing: it has no network of its own.
+    ...denoArgs({
+      cachedOnly: false,
+      permissions: [...relayFlags(), `--allow-run=${command}`],
+    }),
     fileURLToPath(RELAY_MAIN),
     relayTokenArg(proxy),
     "--",

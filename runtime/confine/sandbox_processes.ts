@@ -28,6 +28,7 @@ import {
   type ConfinementLayout,
   type ConfinementMode,
   type ConfinementStatus,
+  denoArgs,
   detectConfinement,
   relayEnv,
   relayFlags,
@@ -256,19 +257,12 @@ export async function prepareSandboxCache(
   }
   const runs = options.mains.filter((m) => m.protocol === "file:").map((m) =>
     run(options.execPath, dir, [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--no-lock",
       // As sandbox processes run (see sandbox/spawn.ts): the source hash of
       // a compiled module includes the config's compiler options, and a
       // confined process, which finds no config, would otherwise compile
       // its main again and retry writing it to the read-only cache for
       // 150 ms (Deno's atomic write backs off 10, 20, ... 50 ms).
-      "--no-config",
-      "--no-remote",
-      "--cached-only",
-      "--unstable-worker-options",
+      ...denoArgs({ workers: true }),
       fileURLToPath(m),
     ])
   );
@@ -277,12 +271,10 @@ export async function prepareSandboxCache(
   )
     .join("");
   runs.push(
+    // Host code importing npm packages only (from the host cache's npm
+    // folder, linked in).
     run(options.execPath, dir, [
-      "eval",
-      "--quiet",
-      "--no-lock",
-      "--no-config",
-      "--cached-only",
+      ...denoArgs({ subcommand: "eval", noRemote: false }),
       imports,
     ]),
   );

@@ -13,6 +13,7 @@ import type { Permissions } from "../../protocol/permissions.ts";
 import { readBootstrap } from "./bootstrap_text.ts";
 import { controlArg } from "../../protocol/sandbox/control.ts";
 import type { SandboxOutcome } from "./types.ts";
+import { addedFlags, denoArgs } from "../confine/confine.ts";
 
 /** What {@link sandboxCommand} needs. */
 export interface SandboxCommandOptions {
@@ -91,27 +92,12 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
   return {
     program: Deno.execPath(),
     args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--no-lock",
-      // No deno.json: none exists inside the confinement, and the host
-      // project's (found from the main script's folder when unconfined)
-      // would change how modules resolve and compile. Also what the
-      // sandbox cache was filled with, so its compiled code matches.
-      "--no-config",
-      // No module may come from the network: remote URLs are refused
-      // outright, and npm packages load only from the local cache. Without
-      // --cached-only, `import("npm:x")` makes the runtime itself fetch
-      // from the registry (no net grant needed): an egress channel.
-      "--no-remote",
-      "--cached-only",
-      "--unstable-worker-options",
-      // No V8 background threads (concurrent GC marking, compilers): about
-      // 4 MB less per process, and on a machine where many sandbox
-      // processes share few cores those threads only compete with them.
-      `--v8-flags=--max-old-space-size=${options.memoryMb},--single-threaded`,
-      ...flags,
+      ...denoArgs({
+        workers: true,
+        heapMb: options.memoryMb,
+        singleThreaded: true,
+        permissions: flags,
+      }),
       main,
       ...(control === undefined ? [] : [controlArg(control)]),
     ],
@@ -128,7 +114,7 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
  *
  * @param path the socket
  * @param existing the process's other flags
- * @returns the flags to add (see {@link addedFlags})
+ * @returns the flags to add (see `addedFlags` in `confine.ts`)
  * @example
  * ```ts
  * import { socketFlags } from "./spawn.ts";
@@ -147,31 +133,6 @@ export function socketFlags(
     `--allow-write=${path}`,
     `--allow-net=unix:${path}`,
   ], existing);
-}
-
-/**
- * Permission flags to add beside a process's others. Deno merges repeated
- * list flags, but a list after a bare flag (`--allow-read` then
- * `--allow-read=x`) narrows it to the list: a kind the process already has
- * bare is left out.
- *
- * @param flags list flags (`--allow-x=...`)
- * @param existing the process's other arguments
- * @returns the flags of `flags` to add
- * @example
- * ```ts
- * import { addedFlags } from "./spawn.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(addedFlags(["--allow-net=a", "--allow-env=B"], ["--allow-net"]), ["--allow-env=B"]);
- * ```
- */
-export function addedFlags(
-  flags: readonly string[],
-  existing: readonly string[],
-): string[] {
-  return flags.filter((flag) =>
-    !existing.includes(flag.slice(0, flag.indexOf("=")))
-  );
 }
 
 /**

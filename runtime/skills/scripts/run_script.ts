@@ -40,6 +40,7 @@ import {
 import {
   type ConfinementLayout,
   type ConfinementMode,
+  denoArgs,
   detectConfinement,
 } from "../../confine/confine.ts";
 
@@ -349,16 +350,20 @@ export function interpreterArgv(
   const write = ["/work", ...(files?.writable ? [files.to] : [])];
   return [
     deno,
-    "run",
-    "--no-prompt",
-    "--no-config",
-    "--cached-only",
-    `--allow-read=${read.join(",")}`,
-    `--allow-write=${write.join(",")}`,
-    ...allowNet,
-    `--v8-flags=--max-old-space-size=${
-      Math.max(16, Math.floor(memoryBytes / 1024 / 1024))
-    }`,
+    // As scripts have always started: Deno's own warnings reach the
+    // script's stderr, and remote modules already in the cache load
+    // (--cached-only still stops any fetch; --no-config finds no lockfile).
+    ...denoArgs({
+      quiet: false,
+      noLock: false,
+      noRemote: false,
+      heapMb: Math.max(16, Math.floor(memoryBytes / 1024 / 1024)),
+      permissions: [
+        `--allow-read=${read.join(",")}`,
+        `--allow-write=${write.join(",")}`,
+        ...allowNet,
+      ],
+    }),
   ];
 }
 
