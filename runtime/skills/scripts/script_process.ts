@@ -211,6 +211,10 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
   };
+  // Its own timer, not `startDeadline` (deadline.ts): the timeout and the
+  // caller's abort act differently and both may come (an abort during the
+  // keeper's grace kills at once), where a deadline's one signal keeps
+  // only the first.
   let backstop: ReturnType<typeof setTimeout> | undefined;
   const timer = setTimeout(() => {
     timedOut = true;
