@@ -321,16 +321,18 @@ export class PostgresRunStore implements RunStore {
           }`;
         }
       }
-      const changes: [Change, string][] = [];
-      for (const { run } of writes) {
-        if (run.outcome === "running" || fresh.has(run.id)) {
-          changes.push(["started", run.id]);
-        }
-      }
-      for (const { run } of writes) {
-        if (run.outcome !== "running") changes.push(["finished", run.id]);
-      }
-      await announce(tx, host, changes);
+      await announce(
+        tx,
+        host,
+        writes.map(({ run }): [Change, string] => [
+          run.outcome === "running"
+            ? "started"
+            : fresh.has(run.id)
+            ? "ran"
+            : "finished",
+          run.id,
+        ]),
+      );
     });
   }
 
@@ -491,31 +493,36 @@ export class PostgresRunStore implements RunStore {
     let stopped = false;
     let unlisten: (() => Promise<void>) | null = null;
     const heard = async (payload: string) => {
-      let notice: { host?: string; started?: string[]; finished?: string[] };
+      let notice: Partial<Record<"host" | Change, unknown>>;
       try {
         notice = JSON.parse(payload);
       } catch {
         return;
       }
       if (notice.host === host) return;
-      const started = Array.isArray(notice.started) ? notice.started : [];
-      const finished = Array.isArray(notice.finished) ? notice.finished : [];
+      const ids = (c: Change) => {
+        const list = notice[c];
+        return Array.isArray(list) ? list.map(String) : [];
+      };
+      const [started, ran, finished] = [
+        ids("started"),
+        ids("ran"),
+        ids("finished"),
+      ];
       try {
         const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
-          WHERE id = ANY(${[...started, ...finished]})`;
+          WHERE id = ANY(${[...started, ...ran, ...finished]})`;
         const byId = new Map(rows.map((row) => [String(row.id), row]));
-        // Starts first, in the writer's order, then ends.
-        for (
-          const [type, ids] of [["started", started], [
-            "finished",
-            finished,
-          ]] as const
-        ) {
-          for (const id of ids) {
+        const tell = (type: "started" | "finished", list: string[]) => {
+          for (const id of list) {
             const row = byId.get(id);
             if (row && !stopped) listener({ type, run: toRecord(row) });
           }
-        }
+        };
+        // Starts first, then ends: a run that ran whole between two
+        // flushes is told started, then finished.
+        tell("started", [...started, ...ran]);
+        tell("finished", [...ran, ...finished]);
       } catch {
         // the database went away: the next notice reads again
       }
@@ -552,24 +559,26 @@ export class PostgresRunStore implements RunStore {
   }
 }
 
-type Change = "started" | "finished";
+// What a notice says of a run: it started (written `running`), it ran
+// whole between two flushes (inserted finished: started and finished),
+// or it finished.
+type Change = "started" | "ran" | "finished";
 
 // Tells the other hosts (inside the writing transaction: sent if it
-// commits, in order) which runs started and finished; a notice carries
-// at most IDS_PER_NOTICE ids, its starts before its ends.
+// commits) which runs started and finished, in notices of at most
+// IDS_PER_NOTICE ids, all in one statement.
 async function announce(
   tx: postgres.TransactionSql,
   host: string,
   changes: readonly [Change, string][],
 ): Promise<void> {
-  for (const part of chunks([...changes], IDS_PER_NOTICE)) {
-    const notice = {
-      host,
-      started: part.filter(([c]) => c === "started").map(([, id]) => id),
-      finished: part.filter(([c]) => c === "finished").map(([, id]) => id),
-    };
-    await tx`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`;
-  }
+  if (changes.length === 0) return;
+  const notices = chunks([...changes], IDS_PER_NOTICE).map((part) => {
+    const notice: Partial<Record<Change, string[]>> = {};
+    for (const [change, id] of part) (notice[change] ??= []).push(id);
+    return JSON.stringify({ host, ...notice });
+  });
+  await tx`SELECT pg_notify(${CHANNEL}, n) FROM unnest(${notices}::text[]) AS n`;
 }
 
 function chunks<T>(items: T[], size: number): T[][] {
