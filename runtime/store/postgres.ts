@@ -191,6 +191,11 @@ function connect(url: string, options: PostgresStoreOptions): Sql {
     // (up to 20 s): a database back is written again at the next flush.
     backoff: () => 0.5,
     onnotice: () => {},
+    // Not the array types' lookup each new connection makes first: its
+    // promise is dropped by the client, so a database stopping at that
+    // moment rejected it unhandled and could end the host (porsager/postgres
+    // issues 1192, 1223). Arrays go as text literals instead (textArray).
+    fetch_types: false,
     // Cursors and token counts are BIGINT: numbers here, not strings.
     types: {
       bigint: {
@@ -307,14 +312,18 @@ export class PostgresRunStore implements RunStore {
         } RETURNING id, (xmax = 0) AS inserted`;
         for (const row of done) if (row.inserted) fresh.add(String(row.id));
       }
-      await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
+      await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
+        textArray(ids)
+      }::text[])`;
       for (const part of chunks(events, CHUNK)) {
         await tx`INSERT INTO skillbox_events ${
           tx(part, "run_id", "seq", "kind", "data", "at")
         }`;
       }
       if (files.length > 0) {
-        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${ids})`;
+        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+          textArray(ids)
+        }::text[])`;
         for (const part of chunks(files, 100)) {
           await tx`INSERT INTO skillbox_files ${
             tx(part, "run_id", "seq", "name", "size", "data", "note")
@@ -424,8 +433,12 @@ export class PostgresRunStore implements RunStore {
         WHERE cursor < ${floor} OR ended_at < ${oldest} RETURNING id`;
       const ids = gone.map((r) => String(r.id));
       if (ids.length > 0) {
-        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
-        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${ids})`;
+        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
+          textArray(ids)
+        }::text[])`;
+        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+          textArray(ids)
+        }::text[])`;
       }
       return ids.length;
     });
@@ -511,7 +524,9 @@ export class PostgresRunStore implements RunStore {
       ];
       try {
         const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
-          WHERE id = ANY(${[...started, ...ran, ...finished]})`;
+          WHERE id = ANY(${
+          textArray([...started, ...ran, ...finished])
+        }::text[])`;
         const byId = new Map(rows.map((row) => [String(row.id), row]));
         const tell = (type: "started" | "finished", list: string[]) => {
           for (const id of list) {
@@ -578,7 +593,18 @@ async function announce(
     for (const [change, id] of part) (notice[change] ??= []).push(id);
     return JSON.stringify({ host, ...notice });
   });
-  await tx`SELECT pg_notify(${CHANNEL}, n) FROM unnest(${notices}::text[]) AS n`;
+  await tx`SELECT pg_notify(${CHANNEL}, n) FROM unnest(${
+    textArray(notices)
+  }::text[]) AS n`;
+}
+
+// A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without
+// the array types' lookup the client cannot send a JS array itself.
+function textArray(items: readonly string[]): string {
+  return `{${
+    items.map((x) => `"${x.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`)
+      .join(",")
+  }}`;
 }
 
 function chunks<T>(items: T[], size: number): T[][] {
