@@ -191,6 +191,11 @@ function connect(url: string, options: PostgresStoreOptions): Sql {
     // (up to 20 s): a database back is written again at the next flush.
     backoff: () => 0.5,
     onnotice: () => {},
+    // Not the array types' lookup each new connection makes first: its
+    // promise is dropped by the client, so a database stopping at that
+    // moment rejected it unhandled and could end the host (porsager/postgres
+    // issues 1192, 1223). Arrays go as text literals instead (textArray).
+    fetch_types: false,
     // Cursors and token counts are BIGINT: numbers here, not strings.
     types: {
       bigint: {
@@ -307,30 +312,36 @@ export class PostgresRunStore implements RunStore {
         } RETURNING id, (xmax = 0) AS inserted`;
         for (const row of done) if (row.inserted) fresh.add(String(row.id));
       }
-      await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
+      await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
+        textArray(ids)
+      }::text[])`;
       for (const part of chunks(events, CHUNK)) {
         await tx`INSERT INTO skillbox_events ${
           tx(part, "run_id", "seq", "kind", "data", "at")
         }`;
       }
       if (files.length > 0) {
-        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${ids})`;
+        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+          textArray(ids)
+        }::text[])`;
         for (const part of chunks(files, 100)) {
           await tx`INSERT INTO skillbox_files ${
             tx(part, "run_id", "seq", "name", "size", "data", "note")
           }`;
         }
       }
-      const changes: [Change, string][] = [];
-      for (const { run } of writes) {
-        if (run.outcome === "running" || fresh.has(run.id)) {
-          changes.push(["started", run.id]);
-        }
-      }
-      for (const { run } of writes) {
-        if (run.outcome !== "running") changes.push(["finished", run.id]);
-      }
-      await announce(tx, host, changes);
+      await announce(
+        tx,
+        host,
+        writes.map(({ run }): [Change, string] => [
+          run.outcome === "running"
+            ? "started"
+            : fresh.has(run.id)
+            ? "ran"
+            : "finished",
+          run.id,
+        ]),
+      );
     });
   }
 
@@ -422,8 +433,12 @@ export class PostgresRunStore implements RunStore {
         WHERE cursor < ${floor} OR ended_at < ${oldest} RETURNING id`;
       const ids = gone.map((r) => String(r.id));
       if (ids.length > 0) {
-        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${ids})`;
-        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${ids})`;
+        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
+          textArray(ids)
+        }::text[])`;
+        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+          textArray(ids)
+        }::text[])`;
       }
       return ids.length;
     });
@@ -491,31 +506,38 @@ export class PostgresRunStore implements RunStore {
     let stopped = false;
     let unlisten: (() => Promise<void>) | null = null;
     const heard = async (payload: string) => {
-      let notice: { host?: string; started?: string[]; finished?: string[] };
+      let notice: Partial<Record<"host" | Change, unknown>>;
       try {
         notice = JSON.parse(payload);
       } catch {
         return;
       }
       if (notice.host === host) return;
-      const started = Array.isArray(notice.started) ? notice.started : [];
-      const finished = Array.isArray(notice.finished) ? notice.finished : [];
+      const ids = (c: Change) => {
+        const list = notice[c];
+        return Array.isArray(list) ? list.map(String) : [];
+      };
+      const [started, ran, finished] = [
+        ids("started"),
+        ids("ran"),
+        ids("finished"),
+      ];
       try {
         const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
-          WHERE id = ANY(${[...started, ...finished]})`;
+          WHERE id = ANY(${
+          textArray([...started, ...ran, ...finished])
+        }::text[])`;
         const byId = new Map(rows.map((row) => [String(row.id), row]));
-        // Starts first, in the writer's order, then ends.
-        for (
-          const [type, ids] of [["started", started], [
-            "finished",
-            finished,
-          ]] as const
-        ) {
-          for (const id of ids) {
+        const tell = (type: "started" | "finished", list: string[]) => {
+          for (const id of list) {
             const row = byId.get(id);
             if (row && !stopped) listener({ type, run: toRecord(row) });
           }
-        }
+        };
+        // Starts first, then ends: a run that ran whole between two
+        // flushes is told started, then finished.
+        tell("started", [...started, ...ran]);
+        tell("finished", [...ran, ...finished]);
       } catch {
         // the database went away: the next notice reads again
       }
@@ -552,24 +574,37 @@ export class PostgresRunStore implements RunStore {
   }
 }
 
-type Change = "started" | "finished";
+// What a notice says of a run: it started (written `running`), it ran
+// whole between two flushes (inserted finished: started and finished),
+// or it finished.
+type Change = "started" | "ran" | "finished";
 
 // Tells the other hosts (inside the writing transaction: sent if it
-// commits, in order) which runs started and finished; a notice carries
-// at most IDS_PER_NOTICE ids, its starts before its ends.
+// commits) which runs started and finished, in notices of at most
+// IDS_PER_NOTICE ids, all in one statement.
 async function announce(
   tx: postgres.TransactionSql,
   host: string,
   changes: readonly [Change, string][],
 ): Promise<void> {
-  for (const part of chunks([...changes], IDS_PER_NOTICE)) {
-    const notice = {
-      host,
-      started: part.filter(([c]) => c === "started").map(([, id]) => id),
-      finished: part.filter(([c]) => c === "finished").map(([, id]) => id),
-    };
-    await tx`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`;
-  }
+  if (changes.length === 0) return;
+  const notices = chunks([...changes], IDS_PER_NOTICE).map((part) => {
+    const notice: Partial<Record<Change, string[]>> = {};
+    for (const [change, id] of part) (notice[change] ??= []).push(id);
+    return JSON.stringify({ host, ...notice });
+  });
+  await tx`SELECT pg_notify(${CHANNEL}, n) FROM unnest(${
+    textArray(notices)
+  }::text[]) AS n`;
+}
+
+// A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without
+// the array types' lookup the client cannot send a JS array itself.
+function textArray(items: readonly string[]): string {
+  return `{${
+    items.map((x) => `"${x.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`)
+      .join(",")
+  }}`;
 }
 
 function chunks<T>(items: T[], size: number): T[][] {

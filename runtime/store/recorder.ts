@@ -234,7 +234,6 @@ export class RunRecorder implements RunObserver {
       const beat = () => void this.#beat();
       this.#beatTimer = setInterval(beat, BEAT_MS);
       Deno.unrefTimer(this.#beatTimer);
-      queueMicrotask(beat);
     }
     const retention = options.retention;
     if (this.store && retention) {
@@ -456,6 +455,8 @@ export class RunRecorder implements RunObserver {
       if (!this.#interrupted) {
         await store.interrupt(this.#options.host ?? "");
         this.#interrupted = true;
+        // The first beat as soon as the store answers, not 2 s later.
+        queueMicrotask(() => void this.#beat());
       }
       while (this.#unwritten.length > 0) {
         const batch = this.#unwritten.slice(0, MAX_BATCH);
@@ -477,11 +478,17 @@ export class RunRecorder implements RunObserver {
   }
 
   // A beat goes in line with the writes (one store operation at a time
-  // from the recorder, as ever); one still waiting is not doubled. A
-  // failed one is silent (the write path reports a database that is
-  // down) and the next one tries again.
+  // from the recorder, as ever); one still waiting is not doubled. While
+  // writes are held for a failing store (or before the store first
+  // answered) there is no beat: a host that cannot write is not shown
+  // alive, and the database is not tried more often than the writes'
+  // retries do. A failed beat is silent (the write path reports a
+  // database that is down).
   #beat(): Promise<void> {
-    if (this.#beating || this.#closed || !this.store?.beat) {
+    if (
+      this.#beating || this.#closed || !this.store?.beat ||
+      !this.#interrupted || this.#unwritten.length > 0
+    ) {
       return this.#beating ?? Promise.resolve();
     }
     const store = this.store;
