@@ -182,7 +182,49 @@ export function lazyPostgresStore(
 
 type Sql = postgres.Sql;
 
+/**
+ * Whether an error was raised by the PostgreSQL client itself: its own
+ * `PostgresError`, or anything thrown from its source files.
+ *
+ * @param error what was thrown or rejected
+ * @returns true for the client's errors
+ * @example
+ * ```ts
+ * import { isDriverError } from "./postgres.ts";
+ * import assert from "node:assert/strict";
+ * const inDriver = new TypeError("Cannot read properties of undefined");
+ * inDriver.stack = "TypeError: x\n    at queryError (file:///c/npm/registry.npmjs.org/postgres/3.4.7/src/connection.js:389:48)";
+ * assert.equal(isDriverError(inDriver), true);
+ * assert.equal(isDriverError(new TypeError("elsewhere")), false);
+ * ```
+ */
+export function isDriverError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === "PostgresError" ||
+    /\/registry\.npmjs\.org\/postgres\/\d[^/]*\//.test(error.stack ?? "");
+}
+
+let guarded = false;
+
+// The client has paths that throw in a socket listener or drop a rejected
+// promise, where no caller can catch (porsager/postgres issues 896, 1192,
+// 1205, 1223): a database going away must not end the host, whose calls
+// do not need it. Only the client's own errors are held; the outage itself
+// is reported by the writes that fail (the recorder's log line and
+// skillbox_store_errors_total).
+function holdDriverErrors(): void {
+  if (guarded) return;
+  guarded = true;
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    if (isDriverError(event.reason)) event.preventDefault();
+  });
+  globalThis.addEventListener("error", (event) => {
+    if (isDriverError(event.error)) event.preventDefault();
+  });
+}
+
 function connect(url: string, options: PostgresStoreOptions): Sql {
+  holdDriverErrors();
   return postgres(url, {
     max: options.max ?? 4,
     connect_timeout: options.connectTimeout ?? 3,

@@ -316,3 +316,29 @@ testWithPostgres(
     }
   },
 );
+
+Deno.test("an error the PostgreSQL client drops does not end the host", async () => {
+  // Opening a store holds the client's own uncatchable errors.
+  const store = lazyPostgresStore("postgres://skillbox@127.0.0.1:1/none");
+  try {
+    const dropped = new TypeError(
+      "Cannot read properties of undefined (reading 'replace')",
+    );
+    dropped.stack =
+      "TypeError: Cannot read properties of undefined (reading 'replace')\n" +
+      "    at queryError (file:///deno/npm/registry.npmjs.org/postgres/3.4.7/src/connection.js:389:48)";
+    // As the client does: a rejected promise nobody awaits, and a throw
+    // in a timer callback (a socket listener in the client).
+    Promise.reject(dropped);
+    const thrown = Promise.withResolvers<void>();
+    setTimeout(() => {
+      thrown.resolve();
+      throw dropped;
+    }, 0);
+    await thrown.promise;
+    // Both are past: a turn of the event loop later the test still runs.
+    await new Promise((r) => setTimeout(r, 0));
+  } finally {
+    await store.close();
+  }
+});
