@@ -127,7 +127,18 @@ export function fleetTest(
     sanitizeResources: false,
     async fn(t) {
       await using fleet = await startFleet();
-      await fn(fleet, t);
+      try {
+        await fn(fleet, t);
+      } catch (error) {
+        // What the hosts said: a host that died or refused is why a
+        // session moved, and the assertion alone does not show it.
+        const said = fleet.hosts.map((h) =>
+          `--- ${h.id}, last lines:\n${h.lines.slice(-40).join("\n")}`
+        ).join("\n");
+        throw new Error(`${(error as Error).message}\n${said}`, {
+          cause: error,
+        });
+      }
     },
   });
 }
@@ -210,6 +221,14 @@ async function hostProcess(
     }).spawn();
     const banner = Promise.withResolvers<void>();
     const proc = child;
+    // An exit the test did not ask for is said where a failure shows it.
+    proc.status.then((status) => {
+      if (child === proc) {
+        lines.push(
+          `[host ${id} exited on its own: code ${status.code}, signal ${status.signal}]`,
+        );
+      }
+    });
     reading = (async () => {
       let carry = "";
       for await (
