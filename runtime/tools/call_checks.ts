@@ -50,17 +50,17 @@ import {
  * ```
  */
 export function admitTool(
-  snapshot: Pick<RegistrySnapshot, "tools" | "blocked">,
+  snapshot: Pick<RegistrySnapshot, "tools" | "blocked" | "toolkits">,
   tools: HostPolicy["tools"],
   name: string,
   token: string,
 ): ToolEntry {
   const entry = snapshot.tools.get(name);
   if (!entry) {
-    const blocked = snapshot.blocked.get(name);
+    const why = snapshot.blocked.get(name) ?? serverDown(snapshot, name);
     throw new SkillboxError(
       "unknown_tool",
-      blocked ? `Unknown tool "${name}": ${blocked}` : `Unknown tool "${name}"`,
+      why ? `Unknown tool "${name}": ${why}` : `Unknown tool "${name}"`,
       { detail: { tool_name: name } },
     );
   }
@@ -71,6 +71,25 @@ export function admitTool(
     });
   }
   return entry;
+}
+
+// An imported server's tools are listed once it is up: a call naming one
+// while its server is starting or down says so, from its toolkit's entry
+// (`<server>__<tool>`, tagged "unavailable" with the reason).
+function serverDown(
+  snapshot: Pick<RegistrySnapshot, "toolkits">,
+  name: string,
+): string | undefined {
+  const cut = name.indexOf("__");
+  if (cut <= 0) return undefined;
+  const kit = snapshot.toolkits.get(name.slice(0, cut));
+  if (!kit?.tags.includes("mcp") || !kit.tags.includes("unavailable")) {
+    return undefined;
+  }
+  const reason = /\(unavailable: (.*)\)/.exec(kit.description)?.[1];
+  return `its MCP server "${kit.name}" is unavailable${
+    reason ? ` (${reason})` : ""
+  }; its tools are listed once it is up`;
 }
 
 /**

@@ -48,6 +48,7 @@ Deno.test("admitTool() throws unknown_tool, saying why a blocked name is blocked
   const { tools } = parseHostPolicy({});
   const blocked = {
     tools: snapshot.tools,
+    toolkits: snapshot.toolkits,
     blocked: new Map([["dup", "two files define it"]]),
   };
   assert.throws(() => admitTool(blocked, tools, "dup", ""), {
@@ -126,4 +127,27 @@ Deno.test("grantRefusal() keeps a SkillboxError's code and grantDenied() names t
   assert.equal(denied.code, "tool_denied");
   assert.equal(denied.message.includes("s3cret"), false);
   assert.deepEqual(denied.detail, { tool_name: "peek", permission: "read" });
+});
+
+Deno.test("admitTool() says when a tool's MCP server is not up", () => {
+  const { tools } = parseHostPolicy({});
+  const kit = (description: string, tags: string[]) => ({
+    tools: snapshot.tools,
+    blocked: new Map<string, string>(),
+    toolkits: new Map([["gh", { name: "gh", description, tags } as never]]),
+  });
+  const down = kit('Tools of the MCP server "gh" (unavailable: starting)', [
+    "mcp",
+    "unavailable",
+  ]);
+  assert.throws(() => admitTool(down, tools, "gh__search", ""), {
+    code: "unknown_tool",
+    message:
+      'Unknown tool "gh__search": its MCP server "gh" is unavailable (starting); its tools are listed once it is up',
+  });
+  // Up, or not an MCP server's: only the name.
+  const up = kit('Tools of the MCP server "gh"', ["mcp"]);
+  assert.throws(() => admitTool(up, tools, "gh__search", ""), {
+    message: 'Unknown tool "gh__search"',
+  });
 });
