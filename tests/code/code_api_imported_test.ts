@@ -35,6 +35,8 @@ Deno.test("code_api declares an imported server's tools, and the ones it adds", 
   });
   try {
     await host.ready;
+    // Imported servers start in the background: wait for calc to be up.
+    await host.mcpServers.ready;
     const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
     const client = await connect(url.replace("http", "ws") + "/a2e");
     try {

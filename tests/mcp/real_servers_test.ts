@@ -170,6 +170,9 @@ Deno.test({
         assert.match(refused.text, /read-only|EROFS|EACCES|denied/i);
         await assert.rejects(Deno.stat(join(data, "ro.txt")));
 
+        // Each server joins when it is up: wait for the other two too.
+        assert.ok((await toolsOf("fsw")).includes("fsw__write_file"));
+        assert.ok((await toolsOf("sub")).includes("sub__write_file"));
         const wrote = await call(client, "fsw__write_file", {
           path: join(data, "rw.txt"),
           content: "written confined",
