@@ -192,20 +192,47 @@ Deno.test("an MCP client's cancellation of run_code aborts its inner call", asyn
   }
 });
 
-Deno.test("the README's code-mode example gives what it says", async () => {
+Deno.test("the README's code-mode example runs as pasted and prints what it says", async () => {
   await using t = await codeHost({ store: false, policy: {} });
-  const client = await connect(t.wsUrl);
+  // The snippet under "## Code mode", as a reader pastes it; only the
+  // package name and the address point at this checkout and this host.
+  const readme = await Deno.readTextFile(
+    new URL("../../README.md", import.meta.url),
+  );
+  const section = readme.slice(readme.indexOf("## Code mode"));
+  const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(snippet, "README.md has a ts block under ## Code mode");
+  const program = snippet
+    .replace(
+      '"@skillbox/skillbox"',
+      JSON.stringify(
+        new URL("../../mod.ts", import.meta.url).href,
+      ),
+    )
+    .replace("ws://127.0.0.1:8787/a2e", t.wsUrl);
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
   try {
-    const { data } = await client.tools.call("run_code", {
-      code: `const squares = [];
-for (let i = 1; i <= 5; i++) {
-  squares.push((await tools.eval_typescript({ code: i + " ** 2" })).value);
-}
-squares`,
-    });
-    assert.deepEqual((data as { value: unknown }).value, [1, 4, 9, 16, 25]);
+    await Deno.writeTextFile(file, program);
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        // The project's import map, as a reader's own project would have.
+        "--config",
+        new URL("../../deno.json", import.meta.url).pathname,
+        "--allow-net",
+        "--allow-read",
+        "--allow-env",
+        file,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const out = new TextDecoder().decode(run.stdout);
+    assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+    assert.match(out, /value: \[ 1, 4, 9, 16, 25 \]/);
+    assert.match(out, /error: null/);
   } finally {
-    await client.close();
+    await Deno.remove(file);
   }
 });
 
