@@ -158,3 +158,19 @@ export async function codeHost(
     },
   };
 }
+
+/**
+ * Reads until `ok` holds: the run store writes in batches off the call's
+ * path, so what a test asks of it shows up a little later. Bounded (10 s).
+ */
+export async function until<T>(
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const value = await read();
+    if (ok(value)) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("The condition never held");
+}

@@ -15,7 +15,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { connect } from "../../client/mod.ts";
 import { getJson } from "../support/console_host.ts";
-import { codeHost } from "./_host.ts";
+import { codeHost, until } from "./_host.ts";
 
 type Run = Record<string, unknown>;
 
@@ -25,19 +25,6 @@ async function mcpClient(url: string): Promise<Client> {
     new StreamableHTTPClientTransport(new URL(url + "/mcp")),
   );
   return client;
-}
-
-// The run store writes in batches: wait until it shows what is asked.
-async function until<T>(
-  read: () => Promise<T>,
-  ok: (value: T) => boolean,
-): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await read();
-    if (ok(value)) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("The condition never held");
 }
 
 const CHAIN = `let x = { n: 0 };

@@ -13,7 +13,7 @@ import { type Client, connect } from "../../client/mod.ts";
 import type { ToolOutcome } from "../../protocol/tool.ts";
 import { getJson } from "../support/console_host.ts";
 import type { Host } from "../../runtime/host.ts";
-import { codeHost } from "./_host.ts";
+import { codeHost, until } from "./_host.ts";
 
 type Run = Record<string, unknown>;
 
@@ -42,20 +42,6 @@ async function runs(host: Host, query = "", token = ""): Promise<Run[]> {
     : {};
   return (await getJson(host, `/api/runs?limit=1000${query}`, auth))
     .runs as Run[];
-}
-
-// Waits for the run store to have what the condition needs (it writes in
-// batches off the call's path).
-async function until<T>(
-  read: () => Promise<T>,
-  ok: (value: T) => boolean,
-): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await read();
-    if (ok(value)) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("The condition never held");
 }
 
 Deno.test("a tool the policy or the token denies throws tool_denied and never runs", async () => {
