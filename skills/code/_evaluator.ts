@@ -282,3 +282,33 @@ export async function evaluateInPlace(
 
 /** The worker's source: {@link evaluatorMain}, transpiled, called at once. */
 export const evaluatorSource = `(${evaluatorMain.toString()})();`;
+
+/**
+ * The console lines a snippet printed, kept for the result and relayed as
+ * the call's log events as they come.
+ *
+ * @param log the call's `ctx.log`
+ * @returns the lines so far and the listener that records them
+ * @example
+ * ```ts
+ * import { consoleRelay } from "./_evaluator.ts";
+ * import assert from "node:assert/strict";
+ * const logged: string[] = [];
+ * const relay = consoleRelay((level, text) => logged.push(`${level} ${text}`));
+ * relay.onConsole({ level: "log", text: "hi" });
+ * assert.deepEqual(relay.lines, [{ level: "log", text: "hi" }]);
+ * assert.deepEqual(logged, ["info hi"]);
+ * ```
+ */
+export function consoleRelay(
+  log: (level: "info" | "debug" | "warn" | "error", text: string) => void,
+): { lines: ConsoleLine[]; onConsole: (line: ConsoleLine) => void } {
+  const lines: ConsoleLine[] = [];
+  return {
+    lines,
+    onConsole: (line) => {
+      lines.push({ level: line.level, text: line.text });
+      log(line.level === "log" ? "info" : line.level, line.text);
+    },
+  };
+}

@@ -8,6 +8,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import type { ConsoleLine, EvalResult } from "./_evaluator.ts";
 import {
+  consoleRelay,
   evaluateInPlace,
   evaluatorSource,
   PERMISSION_NAMES,
@@ -78,11 +79,9 @@ export default {
       throw new TypeError("code must be a string");
     }
     ctx.signal.throwIfAborted();
-    const lines: ConsoleLine[] = [];
-    const onConsole = (line: ConsoleLine) => {
-      lines.push({ level: line.level, text: line.text });
-      ctx.log(line.level === "log" ? "info" : line.level, line.text);
-    };
+    const { lines, onConsole } = consoleRelay((level, text) =>
+      ctx.log(level, text)
+    );
     const result = typeof Worker === "undefined"
       ? await evaluateInPlace(args.code, { onConsole, signal: ctx.signal })
       : await evaluateInWorker(args.code, onConsole, ctx.signal);

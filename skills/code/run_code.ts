@@ -11,8 +11,7 @@
  */
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
-import type { ConsoleLine } from "./_evaluator.ts";
-import { evaluateInPlace } from "./_evaluator.ts";
+import { consoleRelay, evaluateInPlace } from "./_evaluator.ts";
 
 interface Args {
   code: string;
@@ -107,7 +106,9 @@ export default {
         "run_code runs only in the skillbox sandbox: its tools are the host's",
       );
     }
-    const lines: ConsoleLine[] = [];
+    const { lines, onConsole } = consoleRelay((level, text) =>
+      ctx.log(level, text)
+    );
     const calls: CallRecord[] = [];
     const invoke = async (name: string, input: unknown) => {
       let answer: Answer;
@@ -134,10 +135,7 @@ export default {
       throw Object.assign(new Error(answer.message), { code: answer.code });
     };
     const result = await evaluateInPlace(args.code, {
-      onConsole: (line) => {
-        lines.push({ level: line.level, text: line.text });
-        ctx.log(line.level === "log" ? "info" : line.level, line.text);
-      },
+      onConsole,
       signal: ctx.signal,
       globals: {
         tools: callables((name) => (input) => invoke(name, input)),
