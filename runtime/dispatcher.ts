@@ -24,7 +24,7 @@ import type { Request } from "../protocol/requests.ts";
 import { FairSlots, type Release, runsCode, type Semaphore } from "./slots.ts";
 import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";
-import { CallSignal } from "./call_signal.ts";
+import { CallSignal } from "./deadline.ts";
 import { Session } from "./session.ts";
 import type { SessionScope } from "./capability.ts";
 
