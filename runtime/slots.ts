@@ -427,7 +427,7 @@ export class FairSlots {
     const session = this.#session(owner);
     if (!session.queue?.length) {
       const kind = this.#grantable(session);
-      if (kind) return this.#grant(owner.session, kind);
+      if (kind) return this.#grant(owner.session, session, kind);
     }
     this.#forget(owner.session, session);
     return null;
@@ -445,7 +445,9 @@ export class FairSlots {
     const session = this.#session(owner);
     if (!session.queue?.length) {
       const kind = this.#grantable(session);
-      if (kind) return Promise.resolve(this.#grant(owner.session, kind));
+      if (kind) {
+        return Promise.resolve(this.#grant(owner.session, session, kind));
+      }
     }
     session.queue ??= new WaitQueue<Release>(() => {
       this.#waiting--;
@@ -476,8 +478,7 @@ export class FairSlots {
     return this.#pooled < this.#limit ? "pool" : null;
   }
 
-  #grant(id: string, kind: Kind): Release {
-    const session = this.#sessions.get(id)!;
+  #grant(id: string, session: SessionSlots, kind: Kind): Release {
     session.running++;
     session.token.running++;
     this.#running++;
@@ -523,7 +524,8 @@ export class FairSlots {
       }
       if (!best) return;
       this.#waiting--;
-      best.session.queue!.handOver(this.#grant(best.id, best.kind));
+      const { id, session, kind } = best;
+      session.queue!.handOver(this.#grant(id, session, kind));
     }
   }
 }
