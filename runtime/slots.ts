@@ -264,11 +264,8 @@ export class Semaphore {
    */
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#active < this.#limit) {
-      this.#active++;
-      return Promise.resolve(this.#releaser());
-    }
-    return this.#queue.wait({ signal });
+    const free = this.tryAcquire();
+    return free ? Promise.resolve(free) : this.#queue.wait({ signal });
   }
 
   #releaser(): Release {
