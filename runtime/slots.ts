@@ -147,10 +147,7 @@ export class WaitQueue<T = void> {
   handOver(value: T): boolean {
     const waiter = this.#waiters.shift();
     if (!waiter) return false;
-    if (waiter.onAbort) {
-      waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    }
-    clearTimeout(waiter.timer);
+    unhook(waiter);
     waiter.resolve(value);
     return true;
   }
@@ -179,12 +176,17 @@ export class WaitQueue<T = void> {
     const at = this.#waiters.indexOf(waiter);
     if (at < 0) return;
     this.#waiters.splice(at, 1);
-    clearTimeout(waiter.timer);
-    if (waiter.onAbort) {
-      waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    }
+    unhook(waiter);
     waiter.reject(reason);
     this.#onLeave?.();
+  }
+}
+
+// A waiter left the line: its signal and its deadline no longer concern it.
+function unhook<T>(waiter: Waiter<T>): void {
+  clearTimeout(waiter.timer);
+  if (waiter.onAbort) {
+    waiter.signal?.removeEventListener("abort", waiter.onAbort);
   }
 }
 
