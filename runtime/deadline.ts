@@ -1,12 +1,18 @@
 /**
- * Deadlines and abort plumbing written once: a wall-clock deadline that
- * aborts a signal (and follows a parent signal), a race of a promise against
- * a signal, a bounded wait, and many deadlines on one timer
- * ({@link Deadlines}: the sandbox's operations and MCP's pending answers,
- * where a `setTimeout` per call costs more than the rest of the call's
- * bookkeeping). Host code that needs "stop this after N ms or when the
- * caller cancels" uses these instead of its own timer, controller and
- * `Promise.race`.
+ * Deadlines and abort plumbing written once, so that host code needing "stop
+ * this after N ms or when the caller cancels" uses these instead of its own
+ * timer, controller and `Promise.race`:
+ *
+ * - {@link startDeadline}: a wall-clock deadline that aborts a signal and
+ *   follows a parent signal; {@link raceAbort}: a promise raced against a
+ *   signal; {@link settlesWithin}: a bounded wait.
+ * - {@link Deadlines}: many deadlines on one timer (the sandbox's operations
+ *   and MCP's pending answers, where a `setTimeout` per call costs more than
+ *   the rest of the call's bookkeeping).
+ * - {@link watchAbort}: many short-lived things cancelled by one long-lived
+ *   signal (a session's) through one `abort` listener, and
+ *   {@link CallSignal}: a call's own signal, following the session's (and
+ *   its caller's) only while the call runs.
  *
  * @module
  */
@@ -229,4 +235,153 @@ export class Deadlines {
     if (next !== Infinity) this.#arm(next);
     for (const item of expired) item.expire();
   };
+}
+
+/** Something a signal's abort cancels; see {@link watchAbort}. */
+export interface Cancellable {
+  /** Called once when the signal aborts (unless unwatched before). */
+  cancel(reason: unknown): void;
+}
+
+// A signal's watchers are kept on the signal itself: a WeakMap entry per
+// short-lived signal (a call's own) cost more than all the rest of watching.
+const WATCHERS = Symbol("watchers");
+
+interface Watched {
+  [WATCHERS]?: Watchers;
+}
+
+// The one listener of a signal, and what it cancels: an object listener,
+// so no closure per signal.
+class Watchers extends Set<Cancellable> {
+  handleEvent(event: Event): void {
+    const reason = (event.target as AbortSignal).reason;
+    const all = [...this];
+    this.clear();
+    for (const each of all) each.cancel(reason);
+  }
+}
+
+/**
+ * Cancels `item` when `signal` aborts, until {@link unwatchAbort}. The
+ * caller checks `signal.aborted` first: an aborted signal fires no more.
+ * However many come and go, a signal gets one `abort` listener: adding and
+ * removing a listener per call cost two WebIDL option conversions, and a
+ * listener never removed (as the MCP SDK's) piles up on the signal.
+ *
+ * @param signal the long-lived signal
+ * @param item what it cancels
+ * @example
+ * ```ts
+ * import { unwatchAbort, watchAbort } from "./deadline.ts";
+ * import assert from "node:assert/strict";
+ * const session = new AbortController();
+ * const cancelled: string[] = [];
+ * const a = { cancel: () => cancelled.push("a") };
+ * const b = { cancel: () => cancelled.push("b") };
+ * watchAbort(session.signal, a);
+ * watchAbort(session.signal, b);
+ * unwatchAbort(session.signal, a);
+ * session.abort();
+ * assert.deepEqual(cancelled, ["b"]);
+ * ```
+ */
+export function watchAbort(signal: AbortSignal, item: Cancellable): void {
+  const watched = signal as AbortSignal & Watched;
+  let items = watched[WATCHERS];
+  if (items === undefined) {
+    items = new Watchers();
+    watched[WATCHERS] = items;
+    signal.addEventListener("abort", items, { once: true });
+  }
+  items.add(item);
+}
+
+/**
+ * Stops `signal` from cancelling `item` (it is over).
+ *
+ * @param signal the signal it was watched on
+ * @param item what it would have cancelled
+ * @example
+ * ```ts
+ * import { unwatchAbort } from "./deadline.ts";
+ * unwatchAbort(new AbortController().signal, { cancel() {} });
+ * ```
+ */
+export function unwatchAbort(signal: AbortSignal, item: Cancellable): void {
+  (signal as AbortSignal & Watched)[WATCHERS]?.delete(item);
+}
+
+/**
+ * A call's own signal: it aborts when the session's signal does (or the
+ * caller's, when the caller brings one: an MCP request's, an in-process
+ * caller's), and lets go of both once the call is over.
+ *
+ * `AbortSignal.any([session, caller])` did this before, but Deno keeps a
+ * dependent signal that has an `abort` listener (the sandbox puts one on
+ * every call's signal) alive from its sources until it aborts: a session's
+ * signal held every call it ever saw, a leak of over a kilobyte per call,
+ * and each call grew slower as the session aged (tens of µs per MCP call).
+ * The MCP SDK's `Protocol.request` likewise adds an `abort` listener to the
+ * signal it is given and never removes it: given a session's signal, every
+ * call left one behind, and when the session ended each of them sent the
+ * server a `notifications/cancelled` for a request long answered. A call
+ * signal is dropped by the signals it follows when released.
+ *
+ * @example The call ends: the session's end no longer reaches it
+ * ```ts
+ * import { CallSignal } from "./deadline.ts";
+ * import assert from "node:assert/strict";
+ * const session = new AbortController();
+ * const caller = new AbortController();
+ * const done = new CallSignal(session.signal, caller.signal);
+ * done.release();
+ * const running = new CallSignal(session.signal);
+ * session.abort(new Error("session ended"));
+ * assert.equal(done.signal.aborted, false);
+ * assert.equal(running.signal.reason.message, "session ended");
+ * ```
+ */
+export class CallSignal implements Cancellable {
+  readonly #controller = new AbortController();
+  readonly #session: AbortSignal;
+  readonly #caller: AbortSignal | undefined;
+
+  /**
+   * Follows the signals; one already aborted aborts this one at once (the
+   * session's reason first, as `AbortSignal.any` would).
+   *
+   * @param session the session's signal (or another longer-lived one)
+   * @param caller the caller's signal for this call, if it brings one
+   */
+  constructor(session: AbortSignal, caller?: AbortSignal) {
+    this.#session = session;
+    this.#caller = caller;
+    if (session.aborted) this.#controller.abort(session.reason);
+    else if (caller?.aborted) this.#controller.abort(caller.reason);
+    else {
+      watchAbort(session, this);
+      if (caller) watchAbort(caller, this);
+    }
+  }
+
+  /** Aborts when a followed signal does, until released. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /**
+   * Aborts this call's signal (a followed signal aborted).
+   *
+   * @param reason the signal's reason
+   */
+  cancel(reason: unknown): void {
+    this.#controller.abort(reason);
+  }
+
+  /** Stops following the signals (the call is over). Idempotent. */
+  release(): void {
+    unwatchAbort(this.#session, this);
+    if (this.#caller) unwatchAbort(this.#caller, this);
+  }
 }

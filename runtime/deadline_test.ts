@@ -1,5 +1,20 @@
 import assert from "node:assert/strict";
-import { raceAbort, settlesWithin, startDeadline } from "./deadline.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import {
+  CallToolRequestSchema,
+  CancelledNotificationSchema,
+  EmptyResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallSignal,
+  raceAbort,
+  settlesWithin,
+  startDeadline,
+  unwatchAbort,
+  watchAbort,
+} from "./deadline.ts";
 
 const aborted = (signal: AbortSignal) =>
   new Promise<void>((resolve) =>
@@ -78,4 +93,149 @@ Deno.test("raceAbort() resolves with the work, or rejects as the signal aborts",
 Deno.test("settlesWithin() counts a rejection as settled", async () => {
   assert.equal(await settlesWithin(Promise.reject(new Error("x")), 1000), true);
   assert.equal(await settlesWithin(new Promise(() => {}), 1), false);
+});
+
+Deno.test("watchAbort cancels what is still watched, once, with the signal's reason", () => {
+  const session = new AbortController();
+  const seen: unknown[] = [];
+  const items = Array.from({ length: 4 }, (_, i) => ({
+    cancel: (reason: unknown) => seen.push([i, reason]),
+  }));
+  for (const item of items) watchAbort(session.signal, item);
+  unwatchAbort(session.signal, items[1]!);
+  unwatchAbort(session.signal, items[1]!);
+  const reason = new Error("ended");
+  session.abort(reason);
+  session.abort(new Error("again"));
+  assert.deepEqual(seen, [[0, reason], [2, reason], [3, reason]]);
+});
+
+Deno.test("watchAbort keeps the signals apart", () => {
+  const a = new AbortController();
+  const b = new AbortController();
+  let cancelled = 0;
+  watchAbort(a.signal, { cancel: () => cancelled++ });
+  watchAbort(b.signal, { cancel: () => cancelled += 10 });
+  b.abort();
+  assert.equal(cancelled, 10);
+});
+
+Deno.test("CallSignal aborts with whichever signal aborts first, once", async (t) => {
+  for (const first of ["session", "caller"] as const) {
+    await t.step(first, () => {
+      const session = new AbortController();
+      const caller = new AbortController();
+      const call = new CallSignal(session.signal, caller.signal);
+      const fired: unknown[] = [];
+      call.signal.addEventListener(
+        "abort",
+        () => fired.push(call.signal.reason),
+      );
+      const [a, b] = first === "session"
+        ? [session, caller]
+        : [caller, session];
+      a.abort(first);
+      b.abort("second");
+      assert.deepEqual(fired, [first]);
+    });
+  }
+});
+
+Deno.test("CallSignal starts aborted when a signal already is, the session's reason first", () => {
+  const both = new CallSignal(
+    AbortSignal.abort("session"),
+    AbortSignal.abort("caller"),
+  );
+  assert.equal(both.signal.reason, "session");
+  const caller = new CallSignal(
+    new AbortController().signal,
+    AbortSignal.abort("caller"),
+  );
+  assert.equal(caller.signal.reason, "caller");
+  caller.release();
+});
+
+Deno.test("CallSignal released follows neither signal", () => {
+  const session = new AbortController();
+  const caller = new AbortController();
+  const call = new CallSignal(session.signal, caller.signal);
+  call.release();
+  call.release();
+  caller.abort();
+  session.abort();
+  assert.equal(call.signal.aborted, false);
+});
+
+Deno.test("CallSignal of one signal aborts the followers still running, with the reason, and only those", () => {
+  const session = new AbortController();
+  const followers = Array.from(
+    { length: 5 },
+    () => new CallSignal(session.signal),
+  );
+  followers[1]!.release();
+  followers[3]!.release();
+  followers[3]!.release();
+  const reason = new Error("session ended");
+  session.abort(reason);
+  assert.deepEqual(
+    followers.map((f) => f.signal.aborted),
+    [true, false, true, false, true],
+  );
+  assert.equal(followers[0]!.signal.reason, reason);
+  const late = new CallSignal(session.signal);
+  assert.equal(late.signal.aborted, true);
+  assert.equal(late.signal.reason, reason);
+});
+
+// A client and a server that counts the cancellations it is sent.
+async function connected() {
+  const server = new Server({ name: "s", version: "1" }, {
+    capabilities: { tools: {} },
+  });
+  let cancelled = 0;
+  server.setNotificationHandler(CancelledNotificationSchema, () => {
+    cancelled++;
+  });
+  server.setRequestHandler(CallToolRequestSchema, () => ({ content: [] }));
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  const client = new Client({ name: "c", version: "1" });
+  await client.connect(b);
+  // A request after the notifications: they arrive first, in order.
+  const count = async () => {
+    await client.request({ method: "ping" }, EmptyResultSchema);
+    return cancelled;
+  };
+  return { client, count, close: () => client.close() };
+}
+
+Deno.test("calls of a long session with CallSignal send no cancellation of answered requests when it ends", async () => {
+  const { client, count, close } = await connected();
+  const session = new AbortController();
+  for (let i = 0; i < 20; i++) {
+    const follower = new CallSignal(session.signal);
+    try {
+      await client.callTool({ name: "t", arguments: {} }, undefined, {
+        signal: follower.signal,
+      });
+    } finally {
+      follower.release();
+    }
+  }
+  session.abort(new Error("session ended"));
+  assert.equal(await count(), 0);
+  await close();
+});
+
+Deno.test("the SDK's client, given the session's signal itself, cancels every answered request when it ends (why CallSignal exists)", async () => {
+  const { client, count, close } = await connected();
+  const session = new AbortController();
+  for (let i = 0; i < 20; i++) {
+    await client.callTool({ name: "t", arguments: {} }, undefined, {
+      signal: session.signal,
+    });
+  }
+  session.abort(new Error("session ended"));
+  assert.equal(await count(), 20);
+  await close();
 });

@@ -21,13 +21,12 @@ import {
   salvageId,
 } from "../protocol/request_schemas.ts";
 import type { Request } from "../protocol/requests.ts";
-import { FairSlots, runsCode } from "./fair_slots.ts";
+import { FairSlots, type Release, runsCode, type Semaphore } from "./slots.ts";
 import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";
-import { CallSignal } from "./call_signal.ts";
+import { CallSignal } from "./deadline.ts";
 import { Session } from "./session.ts";
 import type { SessionScope } from "./capability.ts";
-import type { Release, Semaphore } from "./semaphore.ts";
 
 /** Four mebibytes: the default `max_message_bytes`. */
 export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
@@ -330,7 +329,7 @@ export class Dispatcher {
    * ```ts
    * import { Dispatcher } from "./dispatcher.ts";
    * import { Session } from "./session.ts";
-   * import { Semaphore } from "./semaphore.ts";
+   * import { Semaphore } from "./slots.ts";
    * import assert from "node:assert/strict";
    * const session = new Session({ send() {}, maxParallel: 2 });
    * const release = await new Dispatcher().admitInner(session, {

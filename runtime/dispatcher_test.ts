@@ -4,7 +4,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import { Session } from "./session.ts";
-import { Semaphore } from "./semaphore.ts";
+import { Semaphore } from "./slots.ts";
 
 function record() {
   const sent: OutgoingMessage[] = [];

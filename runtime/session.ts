@@ -9,7 +9,7 @@
 
 import type { OutgoingMessage, SessionScope } from "./capability.ts";
 import { newId } from "../protocol/envelope.ts";
-import { Semaphore } from "./semaphore.ts";
+import { Semaphore } from "./slots.ts";
 
 /** Where a session's messages travel. */
 export type TransportKind =

@@ -16,7 +16,7 @@
 import type { ToolCaller } from "../tools/call.ts";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
-import { type Release, Semaphore } from "../semaphore.ts";
+import { type Release, Semaphore } from "../slots.ts";
 import { toWireError } from "../../protocol/errors.ts";
 
 /** The code-mode tool's name: it never runs as an inner call. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { CodeCalls, type CodeRun } from "./inner_calls.ts";
 import type { ToolCallRequest } from "../tools/call.ts";
 import { PermissionDeniedError } from "../../protocol/errors.ts";
-import { Semaphore } from "../semaphore.ts";
+import { Semaphore } from "../slots.ts";
 
 const session = {
   id: "s",

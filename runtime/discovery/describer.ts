@@ -11,7 +11,7 @@ import type { DiscoveryCache } from "./cache.ts";
 import type { DiscoveryQueue } from "./queue.ts";
 import { moduleGraph } from "./module_graph.ts";
 import { describeStatically } from "./static.ts";
-import { Semaphore } from "../semaphore.ts";
+import { Semaphore } from "../slots.ts";
 import {
   checkGrant,
   ownReadPaths,

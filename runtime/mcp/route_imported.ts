@@ -7,7 +7,7 @@
  */
 
 import type { Sandbox } from "../sandbox/types.ts";
-import { followSignal } from "./follow_signal.ts";
+import { CallSignal } from "../deadline.ts";
 import type { ImportedServers } from "./imported.ts";
 import { MCP_PATH_PREFIX } from "./server_module.ts";
 
@@ -42,8 +42,8 @@ export function routeImported(
         return sandbox.call(call, hooks);
       }
       // The SDK keeps a listener on the signal it is given for good: give
-      // it one of this call's own, not the session's (follow_signal.ts).
-      const follower = hooks.signal ? followSignal(hooks.signal) : undefined;
+      // it one of this call's own, not the session's (CallSignal).
+      const follower = hooks.signal ? new CallSignal(hooks.signal) : undefined;
       return servers.call(
         call.path.slice(MCP_PATH_PREFIX.length),
         call.export,

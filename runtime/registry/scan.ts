@@ -7,7 +7,7 @@
 
 import { join, resolve } from "node:path";
 import type { Origin, RegistryError } from "./types.ts";
-import { Semaphore } from "../semaphore.ts";
+import { Semaphore } from "../slots.ts";
 
 // An Agent Skills folder's file; A2E's reference skill spells it `skill.md`.
 const SKILL_FILES = new Set(["SKILL.md", "skill.md"]);

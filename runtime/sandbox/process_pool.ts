@@ -24,6 +24,7 @@ import {
   UNWRAPPED,
 } from "./sandbox_process.ts";
 import { Deadlines } from "../deadline.ts";
+import { WaitQueue } from "../slots.ts";
 import { grantKey } from "./permissions.ts";
 import { loadBootstrap } from "./spawn.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
@@ -122,8 +123,9 @@ export class ProcessPool implements ProcessEvents {
   readonly #counted = new Set<SandboxProcess>();
   // Retired (killed) processes that have not exited yet.
   readonly #dying = new Set<SandboxProcess>();
-  // Calls waiting for room under the cap, first come first served.
-  readonly #waiters: RoomQueue;
+  // Calls waiting for room under the cap, first come first served (a
+  // woken call that still finds no room keeps its place at the front).
+  readonly #waiters = new WaitQueue();
   // Grant keys by grant object: checked grants are shared frozen objects,
   // so a warm call costs no canonical JSON.
   readonly #keys = new WeakMap<Permissions, string>();
@@ -149,7 +151,6 @@ export class ProcessPool implements ProcessEvents {
     this.#max = Math.max(1, options.maxProcesses ?? 32);
     this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
     this.#spreadAt = Math.max(1, options.spreadAt ?? 8);
-    this.#waiters = new RoomQueue(this.#max);
     this.#spares = new SpareProcesses(
       Math.min(options.spareProcesses ?? 0, options.maxIdle),
     );
@@ -400,7 +401,16 @@ export class ProcessPool implements ProcessEvents {
       if (!proc) {
         if (!this.#makeRoom()) {
           // Woken calls that still find no room keep their place in line.
-          await this.#waiters.wait(route.deadline, waited++ > 0);
+          await this.#waiters.wait({
+            deadline: route.deadline,
+            front: waited++ > 0,
+            onTimeout: (ms) =>
+              new SkillboxError(
+                "timeout",
+                `Cannot start a sandbox process: all ${this.#max} sandbox processes stayed busy for ${ms} ms`,
+                { retryable: true },
+              ),
+          });
           continue;
         }
         proc = this.#spawn(key, grant, true);
@@ -532,70 +542,6 @@ export function noProcess(err: unknown): SandboxOutcome {
     message: timeout ? message : `Cannot start a sandbox process: ${message}`,
     retryable: true,
   };
-}
-
-// Calls waiting for room under the process cap: first come first served (a
-// woken call that still finds no room keeps its place at the front), each
-// with its own deadline.
-/**
- * The line of calls waiting for room.
- */
-class RoomQueue {
-  readonly #waiters: (() => void)[] = [];
-  readonly #max: number;
-
-  /** @param max the process cap (named in the timeout's message) */
-  constructor(max: number) {
-    this.#max = max;
-  }
-
-  /** Calls waiting. */
-  get length(): number {
-    return this.#waiters.length;
-  }
-
-  /**
-   * Waits to be woken.
-   *
-   * @param deadline `performance.now()` after which the wait fails
-   * @param front whether to wait at the front (woken before, found no room)
-   * @throws {SkillboxError} (rejects) `timeout` past the deadline
-   */
-  wait(deadline: number | undefined, front: boolean): Promise<void> {
-    const started = performance.now();
-    return new Promise<void>((resolve, reject) => {
-      const expire = () => {
-        const at = this.#waiters.indexOf(wake);
-        if (at >= 0) this.#waiters.splice(at, 1);
-        const waited = Math.round(performance.now() - started);
-        reject(
-          new SkillboxError(
-            "timeout",
-            `Cannot start a sandbox process: all ${this.#max} sandbox processes stayed busy for ${waited} ms`,
-            { retryable: true },
-          ),
-        );
-      };
-      const timer = deadline === undefined
-        ? undefined
-        : setTimeout(expire, Math.max(0, deadline - performance.now()));
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      if (front) this.#waiters.unshift(wake);
-      else this.#waiters.push(wake);
-    });
-  }
-
-  /**
-   * Wakes up to `room` waiting calls, oldest first.
-   *
-   * @param room how many may go (all of them when omitted)
-   */
-  wake(room: number = Infinity): void {
-    while (room-- > 0 && this.#waiters.length > 0) this.#waiters.shift()!();
-  }
 }
 
 // Principals whose work ended (closed sessions), remembered so that no

@@ -27,7 +27,6 @@ import type { ErrorCode } from "../../protocol/codes.ts";
 import type { FetchRequest } from "../../protocol/egress.ts";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import { unwatchAbort, watchAbort } from "../abort_watch.ts";
 import { privateSocketPath } from "../private_sockets.ts";
 import {
   exitOutcome,
@@ -39,7 +38,12 @@ import { killTree } from "../confine/kill_tree.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
-import type { Deadlines, Expiring } from "../deadline.ts";
+import {
+  type Deadlines,
+  type Expiring,
+  unwatchAbort,
+  watchAbort,
+} from "../deadline.ts";
 import type {
   ProcessWorkerStats,
   SandboxHooks,
