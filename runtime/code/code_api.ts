@@ -35,7 +35,7 @@ import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import { ToolCallHooks } from "../tools/call.ts";
 import { checkToolPolicy, type HostPolicy } from "../tools/policy.ts";
 import { toolStatuses } from "../tools/status.ts";
-import { reindex } from "../tools/tool_changes.ts";
+import { reindex } from "../tools/capability.ts";
 import {
   type DeclarationLimits,
   type DeclaredFunction,

@@ -1,7 +1,11 @@
 /**
  * The A2E `tools` capability: `tool/list/req` (list and search modes) and
  * `tool/call/req` (A2E-WIRE.md §4), over the registry, the sandbox and the
- * host policy.
+ * host policy. It follows the registry's reloads: its search index is
+ * brought up to date with the tools that changed (one re-indexed tool per
+ * touched file, not all of them), and every session is told with an
+ * `invoke/event` of kind `tools.changed` when tools, toolkits or skills
+ * changed.
  *
  * @module
  */
@@ -16,8 +20,11 @@ import { encodeEvent } from "../../protocol/responses.ts";
 import type { Tool, ToolOutcome } from "../../protocol/tool.ts";
 import type { Request } from "../../protocol/requests.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
-import { reindex, toolsChangedEvent } from "./tool_changes.ts";
+import type {
+  RegistryChange,
+  RegistrySnapshot,
+  ToolEntry,
+} from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -121,7 +128,7 @@ export function createToolsCapability(
     observer: options.observer,
     code: options.code,
   });
-  // The index follows the registry incrementally (tool_changes.ts).
+  // The index follows the registry incrementally.
   const index = new ToolIndex<ToolEntry>([...registry.snapshot.tools.values()]);
   const unsubscribe = registry.onChange((change) => {
     reindex(index, change);
@@ -204,4 +211,72 @@ async function answerCall(
       : undefined,
   });
   return { result };
+}
+
+/**
+ * Brings an index up to date with a reload: removed tools leave it, added
+ * and changed ones are (re-)indexed from the new snapshot.
+ *
+ * @param index the capability's index
+ * @param change what the reload changed
+ * @example One added tool
+ * ```ts
+ * import { reindex } from "./capability.ts";
+ * import { ToolIndex } from "../search/tool_index.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import type { ToolEntry } from "../registry/types.ts";
+ * import assert from "node:assert/strict";
+ * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
+ *   path: "/s/echo.ts", hash: "h", error: null,
+ *   definitions: [{ export: "default", kind: "tool", name: "echo", permissions: {}, runnable: true,
+ *     fields: { description: "Echo", input: { type: "object" } } }],
+ * } }]);
+ * const index = new ToolIndex<ToolEntry>();
+ * const none = { added: [], changed: [], removed: [] };
+ * reindex(index, { snapshot, tools: { ...none, added: ["echo"] }, toolkits: none,
+ *   skills: none, agentSkillsChanged: false, errorsChanged: false });
+ * assert.ok(index.has("echo"));
+ * ```
+ */
+export function reindex(
+  index: ToolIndex<ToolEntry>,
+  change: RegistryChange,
+): void {
+  for (const name of change.tools.removed) index.remove(name);
+  for (const name of [...change.tools.added, ...change.tools.changed]) {
+    const tool = change.snapshot.tools.get(name);
+    if (tool) index.replace(tool);
+  }
+}
+
+// The `tools.changed` push of a reload (its `seq` the snapshot's
+// generation), or null when it changed no tool, toolkit or skill. Skills
+// count: MCP serves them as tools.
+function toolsChangedEvent(
+  change: RegistryChange,
+): OutgoingMessage | null {
+  const touched = change.agentSkillsChanged ||
+    [change.tools, change.toolkits, change.skills].some((c) =>
+      c.added.length + c.changed.length + c.removed.length > 0
+    );
+  if (!touched) return null;
+  return encodeEvent("invoke/event", null, {
+    kind: "tools.changed",
+    data: {
+      added: change.tools.added,
+      changed: change.tools.changed,
+      removed: change.tools.removed,
+      toolkits: [
+        ...change.toolkits.added,
+        ...change.toolkits.changed,
+        ...change.toolkits.removed,
+      ],
+      skills: [
+        ...change.skills.added,
+        ...change.skills.changed,
+        ...change.skills.removed,
+      ],
+    },
+    seq: change.snapshot.generation,
+  });
 }
