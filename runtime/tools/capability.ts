@@ -26,39 +26,24 @@ import type {
   ToolEntry,
 } from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
-import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import type { Sandbox } from "../sandbox/types.ts";
-import { createToolCaller, type ToolCaller } from "./call.ts";
-import type { EgressBroker } from "../egress/broker.ts";
+import {
+  createToolCaller,
+  type ToolCaller,
+  type ToolCallerOptions,
+} from "./call.ts";
 import { listTools } from "./filter.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
-import type { RunObserver } from "../store/observer.ts";
-import type { CodeCalls } from "../code/inner_calls.ts";
 
-/** Options of {@link createToolsCapability}. */
-export interface ToolsCapabilityOptions {
+/** Options of {@link createToolsCapability}: the caller's, and two more. */
+export interface ToolsCapabilityOptions extends ToolCallerOptions {
   /** The live registry; the capability follows its changes. */
   registry: Pick<Registry, "snapshot" | "onChange">;
-  /** Runs tool code. */
-  sandbox: Pick<Sandbox, "call" | "resolvePermissions">;
-  /** Toolkit configurations, shared with the toolkits capability. */
-  configs: ToolkitConfigs;
-  /** The host policy. @default parseHostPolicy({}) */
-  policy?: HostPolicy;
   /**
    * Sends a push message to every session (the host's `broadcast`); called
    * with an `invoke/event` of kind `tools.changed` after each reload that
    * changed tools, toolkits or skills. @default no push
    */
   broadcast?: (message: OutgoingMessage) => void;
-  /** How many events a result keeps. @default 1000 */
-  maxEvents?: number;
-  /** Performs `ctx.fetch` for tools. @default none (ctx.fetch refused) */
-  egress?: EgressBroker;
-  /** Receives every tool call as a run. @default none */
-  observer?: RunObserver;
-  /** `run_code`'s inner calls. @default none: they are refused */
-  code?: CodeCalls;
 }
 
 /** The tools capability, plus what skills need to call tools. */
@@ -118,16 +103,7 @@ export function createToolsCapability(
 ): ToolsCapability {
   const { registry } = options;
   const policy = options.policy ?? parseHostPolicy({});
-  const caller = createToolCaller({
-    registry,
-    sandbox: options.sandbox,
-    configs: options.configs,
-    policy,
-    maxEvents: options.maxEvents,
-    egress: options.egress,
-    observer: options.observer,
-    code: options.code,
-  });
+  const caller = createToolCaller({ ...options, policy });
   // The index follows the registry incrementally.
   const index = new ToolIndex<ToolEntry>([...registry.snapshot.tools.values()]);
   const unsubscribe = registry.onChange((change) => {
