@@ -106,7 +106,7 @@ const Section = z.object({
     allow: list,
     deny: list,
     tokens: z.record(z.string(), Rules).default({}),
-  }).default({ allow: [], deny: [], tokens: {} }),
+  }).prefault({}),
   permissions: z.strictObject({
     read: list,
     write: list,
@@ -117,17 +117,7 @@ const Section = z.object({
     ffi: list,
     deny: list,
     shared_folders: list,
-  }).default({
-    read: [],
-    write: [],
-    net: [],
-    env: [],
-    run: [],
-    sys: [],
-    ffi: [],
-    deny: [],
-    shared_folders: [],
-  }),
+  }).prefault({}),
   max_timeout_seconds: z.number().positive().default(300),
 });
 
