@@ -148,20 +148,11 @@ export function parseHostPolicy(raw: unknown): HostPolicy {
     );
     throw new TypeError(`Invalid host policy: ${detail}`);
   }
-  const { tools, permissions: p, max_timeout_seconds } = parsed.data;
+  const { tools, permissions, max_timeout_seconds } = parsed.data;
+  const { shared_folders, ...paths } = permissions;
   return {
     tools,
-    permissions: {
-      read: p.read,
-      write: p.write,
-      net: p.net,
-      env: p.env,
-      run: p.run,
-      sys: p.sys,
-      ffi: p.ffi,
-      deny: p.deny,
-      sharedFolders: p.shared_folders,
-    },
+    permissions: { ...paths, sharedFolders: shared_folders },
     maxTimeoutMs: Math.round(max_timeout_seconds * 1000),
   };
 }
