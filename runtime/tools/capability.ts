@@ -50,12 +50,6 @@ export interface ToolsCapabilityOptions extends ToolCallerOptions {
 export interface ToolsCapability extends Capability {
   /** The caller behind `tool/call/req`, for `ctx.tools.call` in skills. */
   readonly caller: ToolCaller;
-  /**
-   * A tool, as listed.
-   *
-   * @returns the tool, or undefined for an unknown name
-   */
-  definition(name: string): Tool | undefined;
 }
 
 /**
@@ -75,11 +69,12 @@ export interface ToolsCapability extends Capability {
  *
  * @param options registry, sandbox, configurations, policy, broadcast
  * @returns the capability; `close()` stops following the registry
- * @example List with a stand-in registry
+ * @example Search with a stand-in registry
  * ```ts
  * import { createToolsCapability } from "./capability.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
  * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { decodeRequest, REQUEST_SCHEMAS } from "../../protocol/request_schemas.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
  *   path: "/s/echo.ts", hash: "h", error: null,
@@ -94,7 +89,10 @@ export interface ToolsCapability extends Capability {
  *     resolvePermissions: () => Promise.resolve({}),
  *   },
  * });
- * assert.deepEqual(Object.keys(tools.definition("echo")?.inputSchema.properties ?? {}), ["text"]);
+ * const request = decodeRequest(REQUEST_SCHEMAS["tool/list/req"].parse({ type: "tool/list/req", id: "r1", query: "echo" }));
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const found = await tools.handlers["tool/list/req"]!({ request, session, signal: session.signal } as never);
+ * assert.deepEqual(found.tools.map((tool) => tool.name), ["echo"]);
  * await tools.close?.();
  * ```
  */
@@ -114,7 +112,6 @@ export function createToolsCapability(
   return {
     name: "tools",
     caller,
-    definition: (name) => index.get(name),
     handlers: {
       "tool/list/req": ({ request, session }) =>
         Promise.resolve({

@@ -249,7 +249,11 @@ Deno.test("tool/list/req sends complete definitions with parameters from the sch
     ]);
     assert.equal(def?.input_parameters[1]?.properties?.limit?.type, "integer");
     assert.equal(def?.toolkit, null);
-    assert.equal(s.tools.definition("list_issues")?.toolkit, "github");
+    const all = await s.tools.handlers["tool/list/req"]!(
+      exchange("tool/list/req", {}, session()),
+    );
+    const issues = all.tools.find((tool) => tool.name === "list_issues");
+    assert.equal(issues?.toolkit, "github");
   } finally {
     await s.close();
   }
