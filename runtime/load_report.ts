@@ -12,8 +12,11 @@ import type { RegistryRefusal, RegistrySnapshot } from "./registry/types.ts";
 import type { SkillCatalog } from "./skills/catalog.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
 import type { Policy } from "./sandbox/permissions.ts";
-import { type ToolStatus, toolStatuses } from "./tools/status.ts";
-import type { ToolPolicyConfig } from "./tools/policy.ts";
+import {
+  type ToolPolicyConfig,
+  type ToolStatus,
+  toolStatuses,
+} from "./tools/policy.ts";
 
 /** What the first load of the skills folders found. */
 export interface LoadReport {

@@ -32,10 +32,13 @@ import { resolveSkillStatus } from "../skills/skill_status.ts";
 import { ToolIndex } from "../search/tool_index.ts";
 import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import { ToolCallHooks } from "../tools/call_hooks.ts";
-import { checkToolPolicy, type HostPolicy } from "../tools/policy.ts";
-import { toolStatuses } from "../tools/status.ts";
-import { reindex } from "../tools/tool_changes.ts";
+import { ToolCallHooks } from "../tools/call.ts";
+import {
+  checkToolPolicy,
+  type HostPolicy,
+  toolStatuses,
+} from "../tools/policy.ts";
+import { reindex } from "../tools/capability.ts";
 import {
   type DeclarationLimits,
   type DeclaredFunction,

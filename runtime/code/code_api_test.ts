@@ -4,7 +4,7 @@ import { buildSnapshot } from "../registry/normalize.ts";
 import type { RegistryChange } from "../registry/types.ts";
 import { skill } from "../skills/skill_record.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
-import { ToolCallHooks } from "../tools/call_hooks.ts";
+import { ToolCallHooks } from "../tools/call.ts";
 import { parseHostPolicy } from "../tools/policy.ts";
 import type { SandboxCall } from "../sandbox/types.ts";
 import { createCodeApi, routeCodeApi } from "./code_api.ts";

@@ -117,8 +117,3 @@ Deno.test("schemaErrors() follows the draft named by $schema", () => {
   assert.equal(schemaErrors(schema, 4), null);
   assert.ok(schemaErrors(schema, 5) !== null);
 });
-
-Deno.test("tools/validate.ts re-exports the one validator", async () => {
-  const tools = await import("../tools/validate.ts");
-  assert.equal(tools.validateValue, validateValue);
-});

@@ -10,7 +10,7 @@ import { envelope } from "../../protocol/envelope.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 import type { JsonObject } from "../../protocol/json.ts";
 import type { OutgoingMessage } from "../capability.ts";
-import { eventSize, RESULT_EVENT_BYTES } from "../tools/call_hooks.ts";
+import { eventSize, RESULT_EVENT_BYTES } from "../tools/call.ts";
 
 /** Options for {@link SkillEventLog}. */
 export interface SkillEventLogOptions {

@@ -9,7 +9,7 @@
 
 import type { SessionScope } from "../capability.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
-import { validateValue } from "../tools/validate.ts";
+import { validateValue } from "../schema/validator.ts";
 import { secretValues } from "./secrets.ts";
 
 /** A toolkit's configuration as a session will see it. */

@@ -1,41 +1,54 @@
 /**
- * Calling a tool: look it up, check the policy, validate the arguments,
- * resolve its toolkit configuration and permission grant, run it in the
- * sandbox, and turn the outcome into a {@link ToolOutcome}. Used by the tools
- * capability for `tool/call/req` and by skills for `ctx.tools.call`.
+ * One tool call, start to end, in the order it happens: the caller
+ * ({@link createToolCaller}) and its entry point, `callTool`; the checks
+ * before the code runs (the tool is served and the policy lets the session
+ * use it, its arguments fit its input schema, its toolkit is configured, its
+ * grant could be computed and the policy allows it); the hooks the sandbox
+ * reports through while it runs ({@link ToolCallHooks}); and the outcome, a
+ * {@link ToolCallOutcome}. Used by the tools capability for `tool/call/req`
+ * and by skills for `ctx.tools.call`.
+ *
+ * The toolkit's secrets reach the tool in `ctx.config` only: they are
+ * scrubbed from its events, result and error messages. The checks are plain
+ * functions allocating only on refusal, so a call allocates no closure and
+ * awaits only the grant (when it is not cached yet) and the sandbox.
  *
  * @module
  */
 
 import type { GrantCheck } from "../sandbox/permissions.ts";
 import { GrantCache } from "../sandbox/grants.ts";
-import type { Sandbox, SandboxCall, SandboxOutcome } from "../sandbox/types.ts";
+import type {
+  Sandbox,
+  SandboxCall,
+  SandboxHooks,
+  SandboxOutcome,
+} from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { newId } from "../../protocol/envelope.ts";
-import type { CallEvent } from "../../protocol/tool.ts";
-import type { Permissions } from "../../protocol/permissions.ts";
+import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";
+import { isPlainObject } from "../../protocol/json.ts";
+import { isOutput } from "../../protocol/output.ts";
+import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
+import {
+  type CallEvent,
+  type ToolOutcome,
+  toolOutcome,
+} from "../../protocol/tool.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { ToolEntry } from "../registry/types.ts";
+import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import type { ResolvedConfig, ToolkitConfigs } from "../toolkits/configs.ts";
-import { type HostPolicy, parseHostPolicy } from "./policy.ts";
-import { ToolCallHooks } from "./call_hooks.ts";
+import { scrubSecrets } from "../toolkits/secrets.ts";
+import { validateValue, type ValidationResult } from "../schema/validator.ts";
+import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import type { EgressBroker } from "../egress/broker.ts";
-import {
-  admitTool,
-  argumentsRefusal,
-  configRefusal,
-  grantDenied,
-  grantRefusal,
-} from "./call_checks.ts";
-import {
-  NO_SECRETS,
-  ranOutcome,
-  sandboxBroke,
-  type ToolCallOutcome,
-} from "./call_outcome.ts";
 import type { RunObserver } from "../store/observer.ts";
 import { observeToolCaller } from "../store/observe_tools.ts";
-import { type CodeCalls, isCodeTool } from "../code/inner_calls.ts";
+import {
+  type CodeCalls,
+  type InnerCall,
+  isCodeTool,
+} from "../code/inner_calls.ts";
 
 /** Options of {@link createToolCaller}. */
 export interface ToolCallerOptions {
@@ -84,7 +97,15 @@ export interface ToolCallRequest {
   runId?: string;
 }
 
-export type { ToolCallOutcome };
+/** What a call produced. */
+export interface ToolCallOutcome {
+  /** The outcome (the codec encodes it as the wire's `ToolResult`). */
+  result: ToolOutcome;
+  /** The tool returned an `Output` with `break_loop: true` (agent loops stop). */
+  breakLoop: boolean;
+  /** The entry that ran: the version the call started with. */
+  entry: ToolEntry;
+}
 
 /** Calls tools. */
 export interface ToolCaller {
@@ -106,9 +127,7 @@ export interface ToolCaller {
  * the tool's and its toolkit's permissions, each static or `"dynamic"`
  * (computed in the sandbox from the session's toolkit configuration), each
  * resolved against its own module's folder, then checked against
- * `policy.permissions`. Secrets of the
- * toolkit's configuration reach the tool in `ctx.config` only: they are
- * scrubbed from its events, result and error message.
+ * `policy.permissions`.
  *
  * @param options registry, sandbox, configurations, policy
  * @returns the caller
@@ -175,10 +194,9 @@ interface CallerParts {
   outer: ToolCaller | null;
 }
 
-// The call, step by step: each check returns early with a refusal (or
-// throws an A2E error); the steps are plain functions taking what they
-// need, so a call allocates no closure and awaits only the grant (when it
-// is not cached yet) and the sandbox.
+// The call, step by step: each check returns early with a failed result or
+// throws an A2E error (the dispatcher answers `error`).
+
 async function callTool(
   parts: CallerParts,
   request: ToolCallRequest,
@@ -202,7 +220,15 @@ async function callTool(
   if (kit) {
     resolved = parts.configs.resolve(session, kit);
     if (resolved.problem !== null) {
-      return configRefusal(entry, kit, resolved, started);
+      return failure(
+        entry,
+        "tool_error",
+        resolved.configured
+          ? `Cannot run tool "${entry.name}": the configuration of toolkit "${kit.name}" is invalid: ${resolved.problem}`
+          : `Cannot run tool "${entry.name}": toolkit "${kit.name}" is not configured (${resolved.problem}); send toolkit/configure/req first`,
+        resolved.secrets,
+        started,
+      );
     }
   }
   const { config, secrets } = resolved;
@@ -212,9 +238,23 @@ async function callTool(
     const known = parts.grants.of(entry, kit, config);
     grant = known instanceof Promise ? await known : known;
   } catch (error) {
-    return grantRefusal(entry, error, secrets, started);
+    // A toolkit's dynamic permissions threw, or their sandbox failed.
+    return failure(
+      entry,
+      error instanceof SkillboxError ? error.code : "tool_error",
+      `Cannot run tool "${entry.name}": its permissions could not be computed: ${
+        (error as Error).message
+      }`,
+      secrets,
+      started,
+    );
   }
-  if (!grant.ok) throw grantDenied(request.name, grant, secrets);
+  if (!grant.ok) {
+    throw new PermissionDeniedError(
+      scrub(`Cannot run tool "${request.name}": ${grant.reason}`, secrets),
+      { detail: { tool_name: request.name, permission: grant.permission } },
+    );
+  }
 
   const hooks = new ToolCallHooks(
     request,
@@ -240,10 +280,143 @@ async function callTool(
   try {
     outcome = await parts.sandbox.call(call, hooks);
   } catch (error) {
-    outcome = sandboxBroke(error);
+    // The sandbox promises not to throw for the code's failures: a throw
+    // means it broke, and the call may be retried.
+    outcome = {
+      ok: false,
+      code: error instanceof SkillboxError ? error.code : "sandbox_crash",
+      message: error instanceof Error ? error.message : String(error),
+      retryable: true,
+    };
   }
   return ranOutcome(entry, outcome, hooks, secrets, started);
 }
+
+// The checks before the code runs.
+
+// The served tool a session may call by that name; else `unknown_tool`
+// (saying why, when its name is blocked or its MCP server is down) or the
+// policy's `tool_denied`.
+function admitTool(
+  snapshot: Pick<RegistrySnapshot, "tools" | "blocked" | "toolkits">,
+  tools: HostPolicy["tools"],
+  name: string,
+  token: string,
+): ToolEntry {
+  const entry = snapshot.tools.get(name);
+  if (!entry) {
+    const why = snapshot.blocked.get(name) ?? serverDown(snapshot, name);
+    throw new SkillboxError(
+      "unknown_tool",
+      why ? `Unknown tool "${name}": ${why}` : `Unknown tool "${name}"`,
+      { detail: { tool_name: name } },
+    );
+  }
+  const decision = checkToolPolicy(tools, entry, token);
+  if (!decision.allowed) {
+    throw new PermissionDeniedError(decision.reason, {
+      detail: { tool_name: name },
+    });
+  }
+  return entry;
+}
+
+// An imported server's tools are listed once it is up: a call naming one
+// while its server is starting or down says so, from its toolkit's entry
+// (`<server>__<tool>`, tagged "unavailable" with the reason).
+function serverDown(
+  snapshot: Pick<RegistrySnapshot, "toolkits">,
+  name: string,
+): string | undefined {
+  const cut = name.indexOf("__");
+  if (cut <= 0) return undefined;
+  const kit = snapshot.toolkits.get(name.slice(0, cut));
+  if (!kit?.tags.includes("mcp") || !kit.tags.includes("unavailable")) {
+    return undefined;
+  }
+  const reason = /\(unavailable: (.*)\)/.exec(kit.description)?.[1];
+  return `its MCP server "${kit.name}" is unavailable${
+    reason ? ` (${reason})` : ""
+  }; its tools are listed once it is up`;
+}
+
+// Null when the arguments fit the tool's input schema; else a failed result:
+// `schema_violation`, or `tool_error` when the schema does not compile.
+function argumentsRefusal(
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+  started: number,
+): ToolCallOutcome | null {
+  let check;
+  try {
+    check = validateArguments(entry.inputSchema, args);
+  } catch (error) {
+    return failure(
+      entry,
+      "tool_error",
+      `Cannot run tool "${entry.name}": its input schema is invalid: ${
+        (error as Error).message
+      }`,
+      NO_SECRETS,
+      started,
+    );
+  }
+  if (check.valid) return null;
+  return failure(
+    entry,
+    "schema_violation",
+    `Invalid arguments for tool "${entry.name}": ${check.message}`,
+    NO_SECRETS,
+    started,
+  );
+}
+
+const VALID: ValidationResult = Object.freeze({ valid: true });
+
+// Keywords that constrain nothing an open object schema would check.
+const ANNOTATIONS = new Set([
+  "$schema",
+  "$id",
+  "$comment",
+  "title",
+  "description",
+]);
+
+// Whether each input schema accepts every object (answered once per schema).
+const openSchemas = new WeakMap<object, boolean>();
+
+// The validator's answer, without running it when the schema accepts any
+// object (`{"type": "object", "properties": {}}`, as a tool declared without
+// input gets) and the arguments are one.
+function validateArguments(
+  schema: Record<string, unknown> | boolean,
+  args: Record<string, unknown>,
+): ValidationResult {
+  if (
+    typeof schema === "object" && isPlainObject(args) &&
+    acceptsAnyObject(schema)
+  ) return VALID;
+  return validateValue(schema, args);
+}
+
+function acceptsAnyObject(schema: Record<string, unknown>): boolean {
+  let open = openSchemas.get(schema);
+  if (open === undefined) {
+    open = schema.type === "object" &&
+      Object.entries(schema).every(([key, value]) =>
+        key === "type" ||
+        ANNOTATIONS.has(key) && typeof value === "string" ||
+        key === "properties" && isPlainObject(value) &&
+          Object.keys(value).length === 0 ||
+        key === "additionalProperties" && value === true
+      );
+    openSchemas.set(schema, open);
+  }
+  return open;
+}
+
+// No secrets to scrub (a call outside a toolkit, or before it resolved).
+const NO_SECRETS: readonly string[] = Object.freeze([]);
 
 // A tool outside a toolkit runs with no configuration and no secret.
 const OUTSIDE_A_TOOLKIT: ResolvedConfig = Object.freeze({
@@ -258,7 +431,7 @@ const OUTSIDE_A_TOOLKIT: ResolvedConfig = Object.freeze({
 function sandboxCall(
   entry: ToolEntry,
   request: ToolCallRequest,
-  grant: Permissions,
+  grant: SandboxCall["grant"],
   config: Record<string, unknown>,
   policy: HostPolicy,
 ): SandboxCall {
@@ -279,4 +452,259 @@ function sandboxCall(
     isolation: entry.isolation,
     principal: entry.runsClientCode ? "session" : "module",
   };
+}
+
+// The hooks the sandbox reports through while the code runs.
+
+/**
+ * The most bytes of events one call's result keeps (as JSON text, counted in
+ * UTF-16 units): the count bound alone let 1,000 events of 1 MiB each sit in
+ * the host for one call. Later events are still relayed live.
+ */
+export const RESULT_EVENT_BYTES: number = 8 * 1024 * 1024;
+
+/**
+ * The size of an event as kept for a result, in UTF-16 units of its JSON.
+ *
+ * @param event the event
+ * @returns its JSON text's length
+ * @example
+ * ```ts
+ * import { eventSize } from "./call.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(eventSize({ kind: "log", data: { message: "hi" }, seq: 0 }), 46);
+ * ```
+ */
+export function eventSize(event: CallEvent): number {
+  return JSON.stringify(event).length;
+}
+
+/** What {@link ToolCallHooks} needs from the request. */
+export interface HookedRequest {
+  /** Aborts the call. */
+  signal?: AbortSignal;
+  /** Receives each event as it happens. */
+  onEvent?: (event: CallEvent) => void;
+  /** The session calling (a tool the host answers itself reads it). */
+  session?: SessionScope;
+}
+
+/** Where a call's `ctx.fetch` may go, and who performs it. */
+export interface CallEgress {
+  /** The host's broker. */
+  broker: EgressBroker;
+  /** The call's grant `net` list (the policy bounds it, config narrows it). */
+  net: readonly string[];
+  /** The tool's toolkit, for secrets bound to toolkits. */
+  toolkit: string | null;
+}
+
+/**
+ * The hooks of one tool call: its events scrubbed of the toolkit's secrets,
+ * numbered, kept up to a bound and relayed as they happen; its `ctx.tools`
+ * and `ctx.llm` refused (only skills may use them); its `ctx.fetch`
+ * performed by the host's egress broker within the call's grant.
+ *
+ * @example Events are numbered and scrubbed
+ * ```ts
+ * import { ToolCallHooks } from "./call.ts";
+ * import assert from "node:assert/strict";
+ * const hooks = new ToolCallHooks({}, ["s3cret"], 10);
+ * hooks.onEvent("log", { message: "key s3cret" });
+ * assert.equal(hooks.events[0]?.seq, 0);
+ * assert.ok(!JSON.stringify(hooks.events).includes("s3cret"));
+ * ```
+ */
+export class ToolCallHooks implements SandboxHooks {
+  /** The call's abort signal. */
+  readonly signal: AbortSignal | undefined;
+  /** The session calling, for a tool the host answers (`code_api`). */
+  readonly session: SessionScope | undefined;
+  /** Events kept for the result. */
+  readonly events: CallEvent[] = [];
+  /** Whether events beyond the bound were dropped from the result. */
+  eventsCut = false;
+  /**
+   * The inner calls of the shipped `run_code` (code mode); null refuses
+   * `ctx.tools` as for every other tool.
+   */
+  inner: InnerCall | null = null;
+  readonly #request: HookedRequest;
+  readonly #secrets: readonly string[];
+  readonly #maxEvents: number;
+  readonly #egress: CallEgress | null;
+  #seq = 0;
+  #keptBytes = 0;
+
+  /**
+   * @param request the call's signal and event listener
+   * @param secrets values scrubbed from every event
+   * @param maxEvents how many events the result keeps
+   * @param egress the broker and the call's net grant; null refuses fetch
+   */
+  constructor(
+    request: HookedRequest,
+    secrets: readonly string[],
+    maxEvents: number,
+    egress: CallEgress | null = null,
+  ) {
+    this.signal = request.signal;
+    this.session = request.session;
+    this.#request = request;
+    this.#secrets = secrets;
+    this.#maxEvents = maxEvents;
+    this.#egress = egress;
+  }
+
+  /** `ctx.fetch`: the broker performs it, to the grant's hosts only. */
+  fetch(request: FetchRequest, signal: AbortSignal): Promise<FetchResponse> {
+    const egress = this.#egress;
+    if (!egress) {
+      return Promise.reject(
+        new SkillboxError("tool_denied", "ctx.fetch is not available here"),
+      );
+    }
+    return egress.broker.fetch(request, {
+      allow: [[...egress.net]],
+      toolkit: egress.toolkit,
+      signal,
+    });
+  }
+
+  /** Records and relays one event. */
+  onEvent(kind: string, data: Record<string, unknown>): void {
+    const secrets = this.#secrets;
+    const event: CallEvent = secrets.length === 0
+      ? { kind, data, seq: this.#seq++ }
+      : {
+        kind: scrubSecrets(kind, secrets),
+        data: scrubSecrets(data, secrets),
+        seq: this.#seq++,
+      };
+    if (this.eventsCut || this.events.length >= this.#maxEvents) {
+      this.eventsCut = true;
+    } else {
+      this.#keptBytes += eventSize(event);
+      // Past the byte bound nothing more is kept, so the order stays whole.
+      if (this.#keptBytes <= RESULT_EVENT_BYTES) this.events.push(event);
+      else this.eventsCut = true;
+    }
+    this.#request.onEvent?.(event);
+  }
+
+  /** Refused: a tool may not call tools (but `run_code`, through `inner`). */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    if (this.inner !== null) return this.inner(name, args, signal);
+    return Promise.reject(
+      new SkillboxError(
+        "tool_denied",
+        "Cannot call a tool from a tool: only skills may use ctx.tools",
+      ),
+    );
+  }
+
+  /** Refused: a tool may not use the LLM. */
+  chat(): Promise<never> {
+    return Promise.reject(
+      new SkillboxError(
+        "tool_denied",
+        "Cannot use the LLM from a tool: only skills may use ctx.llm",
+      ),
+    );
+  }
+}
+
+// The outcome: each builder runs once per call and allocates only the
+// outcome it returns.
+
+// Most toolkits hold no secret: the walk over the value is skipped then.
+function scrub<T>(value: T, secrets: readonly string[]): T {
+  return secrets.length === 0 ? value : scrubSecrets(value, secrets);
+}
+
+// Milliseconds since `started`, rounded, never negative.
+function elapsed(started: number): number {
+  return Math.max(0, Math.round(performance.now() - started));
+}
+
+// A call refused before its code ran: a failed result, never `breakLoop`.
+function failure(
+  entry: ToolEntry,
+  code: string,
+  error: string,
+  secrets: readonly string[],
+  started: number,
+): ToolCallOutcome {
+  return {
+    result: toolOutcome({
+      success: false,
+      toolName: entry.name,
+      error: scrub(error, secrets),
+      errorCode: code,
+      durationMs: elapsed(started),
+    }),
+    breakLoop: false,
+    entry,
+  };
+}
+
+// A call that ran: the sandbox's outcome and the events its hooks kept,
+// scrubbed; `breakLoop` when the tool returned an `Output` asking for it.
+function ranOutcome(
+  entry: ToolEntry,
+  outcome: SandboxOutcome,
+  hooks: Pick<ToolCallHooks, "events" | "eventsCut">,
+  secrets: readonly string[],
+  started: number,
+): ToolCallOutcome {
+  return {
+    result: scrub(toResult(entry.name, outcome, hooks, started), secrets),
+    breakLoop: outcome.ok && isOutput(outcome.value) &&
+      outcome.value.break_loop === true,
+    entry,
+  };
+}
+
+function toResult(
+  name: string,
+  outcome: SandboxOutcome,
+  { events, eventsCut }: Pick<ToolCallHooks, "events" | "eventsCut">,
+  started: number,
+): ToolOutcome {
+  if (!outcome.ok) {
+    return toolOutcome({
+      success: false,
+      toolName: name,
+      error: outcome.message,
+      errorCode: outcome.code,
+      durationMs: elapsed(started),
+      truncated: eventsCut,
+      events,
+    });
+  }
+  const value = outcome.value;
+  if (isOutput(value)) {
+    return toolOutcome({
+      success: true,
+      toolName: name,
+      data: value.data ?? null,
+      summary: value.summary ?? null,
+      exitCode: typeof value.exit_code === "number" ? value.exit_code : null,
+      durationMs: elapsed(started),
+      truncated: outcome.truncated || eventsCut,
+      events,
+    });
+  }
+  return toolOutcome({
+    success: true,
+    toolName: name,
+    data: value ?? null,
+    durationMs: elapsed(started),
+    truncated: outcome.truncated || eventsCut,
+    events,
+  });
 }

@@ -1,7 +1,11 @@
 /**
  * The A2E `tools` capability: `tool/list/req` (list and search modes) and
  * `tool/call/req` (A2E-WIRE.md §4), over the registry, the sandbox and the
- * host policy.
+ * host policy. It follows the registry's reloads: its search index is
+ * brought up to date with the tools that changed (one re-indexed tool per
+ * touched file, not all of them), and every session is told with an
+ * `invoke/event` of kind `tools.changed` when tools, toolkits or skills
+ * changed.
  *
  * @module
  */
@@ -16,54 +20,36 @@ import { encodeEvent } from "../../protocol/responses.ts";
 import type { Tool, ToolOutcome } from "../../protocol/tool.ts";
 import type { Request } from "../../protocol/requests.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
-import { reindex, toolsChangedEvent } from "./tool_changes.ts";
+import type {
+  RegistryChange,
+  RegistrySnapshot,
+  ToolEntry,
+} from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
-import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import type { Sandbox } from "../sandbox/types.ts";
-import { createToolCaller, type ToolCaller } from "./call.ts";
-import type { EgressBroker } from "../egress/broker.ts";
+import {
+  createToolCaller,
+  type ToolCaller,
+  type ToolCallerOptions,
+} from "./call.ts";
 import { listTools } from "./filter.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
-import type { RunObserver } from "../store/observer.ts";
-import type { CodeCalls } from "../code/inner_calls.ts";
 
-/** Options of {@link createToolsCapability}. */
-export interface ToolsCapabilityOptions {
+/** Options of {@link createToolsCapability}: the caller's, and two more. */
+export interface ToolsCapabilityOptions extends ToolCallerOptions {
   /** The live registry; the capability follows its changes. */
   registry: Pick<Registry, "snapshot" | "onChange">;
-  /** Runs tool code. */
-  sandbox: Pick<Sandbox, "call" | "resolvePermissions">;
-  /** Toolkit configurations, shared with the toolkits capability. */
-  configs: ToolkitConfigs;
-  /** The host policy. @default parseHostPolicy({}) */
-  policy?: HostPolicy;
   /**
    * Sends a push message to every session (the host's `broadcast`); called
    * with an `invoke/event` of kind `tools.changed` after each reload that
    * changed tools, toolkits or skills. @default no push
    */
   broadcast?: (message: OutgoingMessage) => void;
-  /** How many events a result keeps. @default 1000 */
-  maxEvents?: number;
-  /** Performs `ctx.fetch` for tools. @default none (ctx.fetch refused) */
-  egress?: EgressBroker;
-  /** Receives every tool call as a run. @default none */
-  observer?: RunObserver;
-  /** `run_code`'s inner calls. @default none: they are refused */
-  code?: CodeCalls;
 }
 
 /** The tools capability, plus what skills need to call tools. */
 export interface ToolsCapability extends Capability {
   /** The caller behind `tool/call/req`, for `ctx.tools.call` in skills. */
   readonly caller: ToolCaller;
-  /**
-   * A tool, as listed.
-   *
-   * @returns the tool, or undefined for an unknown name
-   */
-  definition(name: string): Tool | undefined;
 }
 
 /**
@@ -83,11 +69,12 @@ export interface ToolsCapability extends Capability {
  *
  * @param options registry, sandbox, configurations, policy, broadcast
  * @returns the capability; `close()` stops following the registry
- * @example List with a stand-in registry
+ * @example Search with a stand-in registry
  * ```ts
  * import { createToolsCapability } from "./capability.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
  * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { decodeRequest, REQUEST_SCHEMAS } from "../../protocol/request_schemas.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
  *   path: "/s/echo.ts", hash: "h", error: null,
@@ -102,7 +89,10 @@ export interface ToolsCapability extends Capability {
  *     resolvePermissions: () => Promise.resolve({}),
  *   },
  * });
- * assert.deepEqual(Object.keys(tools.definition("echo")?.inputSchema.properties ?? {}), ["text"]);
+ * const request = decodeRequest(REQUEST_SCHEMAS["tool/list/req"].parse({ type: "tool/list/req", id: "r1", query: "echo" }));
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const found = await tools.handlers["tool/list/req"]!({ request, session, signal: session.signal } as never);
+ * assert.deepEqual(found.tools.map((tool) => tool.name), ["echo"]);
  * await tools.close?.();
  * ```
  */
@@ -111,17 +101,8 @@ export function createToolsCapability(
 ): ToolsCapability {
   const { registry } = options;
   const policy = options.policy ?? parseHostPolicy({});
-  const caller = createToolCaller({
-    registry,
-    sandbox: options.sandbox,
-    configs: options.configs,
-    policy,
-    maxEvents: options.maxEvents,
-    egress: options.egress,
-    observer: options.observer,
-    code: options.code,
-  });
-  // The index follows the registry incrementally (tool_changes.ts).
+  const caller = createToolCaller({ ...options, policy });
+  // The index follows the registry incrementally.
   const index = new ToolIndex<ToolEntry>([...registry.snapshot.tools.values()]);
   const unsubscribe = registry.onChange((change) => {
     reindex(index, change);
@@ -131,7 +112,6 @@ export function createToolsCapability(
   return {
     name: "tools",
     caller,
-    definition: (name) => index.get(name),
     handlers: {
       "tool/list/req": ({ request, session }) =>
         Promise.resolve({
@@ -204,4 +184,72 @@ async function answerCall(
       : undefined,
   });
   return { result };
+}
+
+/**
+ * Brings an index up to date with a reload: removed tools leave it, added
+ * and changed ones are (re-)indexed from the new snapshot.
+ *
+ * @param index the capability's index
+ * @param change what the reload changed
+ * @example One added tool
+ * ```ts
+ * import { reindex } from "./capability.ts";
+ * import { ToolIndex } from "../search/tool_index.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import type { ToolEntry } from "../registry/types.ts";
+ * import assert from "node:assert/strict";
+ * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
+ *   path: "/s/echo.ts", hash: "h", error: null,
+ *   definitions: [{ export: "default", kind: "tool", name: "echo", permissions: {}, runnable: true,
+ *     fields: { description: "Echo", input: { type: "object" } } }],
+ * } }]);
+ * const index = new ToolIndex<ToolEntry>();
+ * const none = { added: [], changed: [], removed: [] };
+ * reindex(index, { snapshot, tools: { ...none, added: ["echo"] }, toolkits: none,
+ *   skills: none, agentSkillsChanged: false, errorsChanged: false });
+ * assert.ok(index.has("echo"));
+ * ```
+ */
+export function reindex(
+  index: ToolIndex<ToolEntry>,
+  change: RegistryChange,
+): void {
+  for (const name of change.tools.removed) index.remove(name);
+  for (const name of [...change.tools.added, ...change.tools.changed]) {
+    const tool = change.snapshot.tools.get(name);
+    if (tool) index.replace(tool);
+  }
+}
+
+// The `tools.changed` push of a reload (its `seq` the snapshot's
+// generation), or null when it changed no tool, toolkit or skill. Skills
+// count: MCP serves them as tools.
+function toolsChangedEvent(
+  change: RegistryChange,
+): OutgoingMessage | null {
+  const touched = change.agentSkillsChanged ||
+    [change.tools, change.toolkits, change.skills].some((c) =>
+      c.added.length + c.changed.length + c.removed.length > 0
+    );
+  if (!touched) return null;
+  return encodeEvent("invoke/event", null, {
+    kind: "tools.changed",
+    data: {
+      added: change.tools.added,
+      changed: change.tools.changed,
+      removed: change.tools.removed,
+      toolkits: [
+        ...change.toolkits.added,
+        ...change.toolkits.changed,
+        ...change.toolkits.removed,
+      ],
+      skills: [
+        ...change.skills.added,
+        ...change.skills.changed,
+        ...change.skills.removed,
+      ],
+    },
+    seq: change.snapshot.generation,
+  });
 }

@@ -15,8 +15,11 @@ import {
 import type { RequestType } from "../../protocol/requests.ts";
 import type { ToolDefinition, ToolResult } from "../../protocol/tool.ts";
 import { loadRegistry } from "../registry/registry.ts";
+import { buildSnapshot } from "../registry/normalize.ts";
+import type { RegistryChange, ToolEntry } from "../registry/types.ts";
+import { ToolIndex } from "../search/tool_index.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
-import { createToolsCapability } from "./capability.ts";
+import { createToolsCapability, reindex } from "./capability.ts";
 import { parseHostPolicy } from "./policy.ts";
 import { output } from "../../protocol/output.ts";
 
@@ -246,7 +249,11 @@ Deno.test("tool/list/req sends complete definitions with parameters from the sch
     ]);
     assert.equal(def?.input_parameters[1]?.properties?.limit?.type, "integer");
     assert.equal(def?.toolkit, null);
-    assert.equal(s.tools.definition("list_issues")?.toolkit, "github");
+    const all = await s.tools.handlers["tool/list/req"]!(
+      exchange("tool/list/req", {}, session()),
+    );
+    const issues = all.tools.find((tool) => tool.name === "list_issues");
+    assert.equal(issues?.toolkit, "github");
   } finally {
     await s.close();
   }
@@ -571,4 +578,116 @@ Deno.test("a registry change updates list and search and pushes tools.changed", 
   } finally {
     await s.close();
   }
+});
+
+function snapshotOf(tools: Record<string, string>) {
+  return buildSnapshot(
+    Object.entries(tools).map(([name, description]) => ({
+      origin: "file" as const,
+      root: "/s",
+      module: {
+        path: `/s/${name}.ts`,
+        hash: description,
+        error: null,
+        definitions: [{
+          export: "default",
+          kind: "tool" as const,
+          name,
+          permissions: {},
+          runnable: true,
+          fields: { description, input: { type: "object" } },
+        }],
+      },
+    })),
+  );
+}
+
+const none = { added: [], changed: [], removed: [] };
+
+function change(fields: Partial<RegistryChange>): RegistryChange {
+  return {
+    snapshot: buildSnapshot([]),
+    tools: none,
+    toolkits: none,
+    skills: none,
+    agentSkillsChanged: false,
+    errorsChanged: false,
+    ...fields,
+  };
+}
+
+// The push the capability broadcasts for one reload, if any.
+function pushedFor(reload: RegistryChange): OutgoingMessage | undefined {
+  let follow: ((change: RegistryChange) => void) | undefined;
+  const pushed: OutgoingMessage[] = [];
+  const tools = createToolsCapability({
+    registry: {
+      snapshot: buildSnapshot([]),
+      onChange: (listener) => {
+        follow = listener;
+        return () => {};
+      },
+    },
+    configs: createToolkitConfigs(),
+    sandbox: {
+      call: () => Promise.reject(new Error("unused")),
+      resolvePermissions: () => Promise.resolve({}),
+    },
+    broadcast: (message) => pushed.push(message),
+  });
+  follow?.(reload);
+  void tools.close?.();
+  assert.ok(pushed.length <= 1);
+  return pushed[0];
+}
+
+Deno.test("reindex() removes, adds and replaces the tools a reload touched, and only those", () => {
+  const before = snapshotOf({ a: "Alpha", b: "Beta", c: "Gamma" });
+  const index = new ToolIndex<ToolEntry>(before.tools.values());
+  const untouched = index.get("c");
+  const after = snapshotOf({ b: "Bravo", c: "Gamma", d: "Delta" });
+  reindex(
+    index,
+    change({
+      snapshot: after,
+      tools: { added: ["d"], changed: ["b"], removed: ["a"] },
+    }),
+  );
+  assert.equal(index.has("a"), false);
+  assert.equal(index.get("b")?.description, "Bravo");
+  assert.equal(index.get("d")?.description, "Delta");
+  assert.equal(index.get("c"), untouched);
+  assert.deepEqual(
+    index.search("bravo").map((hit) => hit.entry.name),
+    ["b"],
+  );
+});
+
+Deno.test("a reload pushes tools.changed listing tools, toolkits and skills, seq the generation", () => {
+  const snapshot = snapshotOf({ t: "T" });
+  const event = pushedFor(change({
+    snapshot,
+    tools: { added: ["t"], changed: [], removed: ["old"] },
+    toolkits: { added: [], changed: ["kit"], removed: [] },
+    skills: { added: [], changed: [], removed: ["s"] },
+  }));
+  assert.ok(event);
+  assert.equal(event.type, "invoke/event");
+  assert.equal(event.kind, "tools.changed");
+  assert.equal(event.seq, snapshot.generation);
+  assert.deepEqual(event.data, {
+    added: ["t"],
+    changed: [],
+    removed: ["old"],
+    toolkits: ["kit"],
+    skills: ["s"],
+  });
+});
+
+Deno.test("a reload that changed only errors pushes nothing", () => {
+  assert.equal(pushedFor(change({ errorsChanged: true })), undefined);
+  assert.notEqual(
+    pushedFor(change({ skills: { ...none, added: ["s"] } })),
+    undefined,
+  );
 });

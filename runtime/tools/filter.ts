@@ -18,9 +18,6 @@ import type { Tool } from "../../protocol/tool.ts";
 /** Where a tool comes from: shipped with skillbox, a drop-in file, or MCP. */
 export type ToolOrigin = "builtin" | "file" | "mcp";
 
-/** The origins `filter_kind` recognises, besides toolkit names. */
-export const TOOL_ORIGINS: readonly ToolOrigin[] = ["builtin", "file", "mcp"];
-
 /** What list and search need to know about a tool: the tool and its origin. */
 export interface ListedTool extends Tool {
   /** Where the tool comes from. */
@@ -47,24 +44,8 @@ export interface ToolFilter {
   includeDeferred?: boolean;
 }
 
-/**
- * Tells whether a tool carries every one of `tags` (AND semantics).
- *
- * @param tool the tool
- * @param tags required tags; an empty list matches every tool
- * @returns true when every tag is present (case-insensitive)
- * @example AND semantics
- * ```ts
- * import { hasAllTags } from "./filter.ts";
- * import { tool } from "../../protocol/tool.ts";
- * import assert from "node:assert/strict";
- * const def = tool({ name: "read_csv", description: "", tags: ["files", "csv"] });
- * assert.equal(hasAllTags(def, ["csv", "Files"]), true);
- * assert.equal(hasAllTags(def, ["csv", "json"]), false);
- * assert.equal(hasAllTags(def, []), true);
- * ```
- */
-export function hasAllTags(
+// Whether a tool carries every one of `tags` (AND; case-insensitive).
+function hasAllTags(
   tool: Pick<Tool, "tags">,
   tags: readonly string[],
 ): boolean {
@@ -73,28 +54,8 @@ export function hasAllTags(
   return tags.every((t) => own.has(t.toLowerCase()));
 }
 
-/**
- * Tells whether a tool matches a `filter_kind`: its origin or its toolkit.
- *
- * @param entry the tool and its origin
- * @param kind `builtin`, `file`, `mcp`, a toolkit name, or `""` for any
- * @returns true when the tool matches
- * @example Origin or toolkit
- * ```ts
- * import { matchesKind } from "./filter.ts";
- * import { tool } from "../../protocol/tool.ts";
- * import assert from "node:assert/strict";
- * const entry = {
- *   ...tool({ name: "read_file", description: "", toolkit: "filesystem" }),
- *   origin: "builtin" as const,
- * };
- * assert.equal(matchesKind(entry, "builtin"), true);
- * assert.equal(matchesKind(entry, "filesystem"), true);
- * assert.equal(matchesKind(entry, "mcp"), false);
- * assert.equal(matchesKind(entry, ""), true);
- * ```
- */
-export function matchesKind(entry: ListedTool, kind: string): boolean {
+// Whether a tool matches a `filter_kind`: its origin or its toolkit.
+function matchesKind(entry: ListedTool, kind: string): boolean {
   if (kind === "") return true;
   return entry.origin === kind || entry.toolkit === kind;
 }
@@ -124,24 +85,9 @@ export function matchesFilter(entry: ListedTool, filter: ToolFilter): boolean {
     hasAllTags(entry, filter.filterTags ?? []);
 }
 
-/**
- * Orders tools by name, then toolkit, then origin, comparing code units so
- * the order is the same on every machine and locale.
- *
- * @param a one tool
- * @param b another tool
- * @returns negative, zero or positive, as `Array.prototype.sort` expects
- * @example Sort entries
- * ```ts
- * import { compareEntries } from "./filter.ts";
- * import { tool } from "../../protocol/tool.ts";
- * import assert from "node:assert/strict";
- * const e = (name: string) => ({ ...tool({ name, description: "" }), origin: "file" as const });
- * const sorted = [e("b"), e("B"), e("a")].sort(compareEntries);
- * assert.deepEqual(sorted.map((x) => x.name), ["B", "a", "b"]);
- * ```
- */
-export function compareEntries(a: ListedTool, b: ListedTool): number {
+// By name, then toolkit, then origin, comparing code units so the order is
+// the same on every machine and locale.
+function compareEntries(a: ListedTool, b: ListedTool): number {
   return compare(a.name, b.name) ||
     compare(a.toolkit ?? "", b.toolkit ?? "") ||
     compare(a.origin, b.origin);

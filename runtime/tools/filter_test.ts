@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { tool } from "../../protocol/tool.ts";
 import {
-  compareEntries,
-  hasAllTags,
   type ListedTool,
   listTools,
-  matchesKind,
+  matchesFilter,
   type ToolOrigin,
 } from "./filter.ts";
 
@@ -134,21 +132,21 @@ Deno.test("listTools() returns the caller's own entry objects", () => {
   assert.ok(ENTRIES.includes(first as RegistryEntry));
 });
 
-Deno.test("compareEntries() is code-unit order, not locale order", () => {
+Deno.test("listTools() sorts in code-unit order, not locale order", () => {
   const list = [
     entry("b", "file"),
     entry("a", "file"),
     entry("B", "file"),
     entry("é", "file"),
   ];
-  assert.deepEqual(names(list.sort(compareEntries)), ["B", "a", "b", "é"]);
+  assert.deepEqual(names(listTools(list)), ["B", "a", "b", "é"]);
 });
 
-Deno.test("hasAllTags() and matchesKind() read the tool", () => {
+Deno.test("matchesFilter() reads the tool's tags and kind", () => {
   const e = entry("x", "mcp", { tags: ["A"], toolkit: "kit" });
-  assert.equal(hasAllTags(e, ["a"]), true);
-  assert.equal(hasAllTags(e, ["a", "b"]), false);
-  assert.equal(matchesKind(e, "kit"), true);
-  assert.equal(matchesKind(e, "mcp"), true);
-  assert.equal(matchesKind(e, "file"), false);
+  assert.equal(matchesFilter(e, { filterTags: ["a"] }), true);
+  assert.equal(matchesFilter(e, { filterTags: ["a", "b"] }), false);
+  assert.equal(matchesFilter(e, { filterKind: "kit" }), true);
+  assert.equal(matchesFilter(e, { filterKind: "mcp" }), true);
+  assert.equal(matchesFilter(e, { filterKind: "file" }), false);
 });

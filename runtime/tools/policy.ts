@@ -34,20 +34,26 @@
  * `allow` (a non-empty global `allow` admits only what it names). Denied
  * tools are left out of `tool/list` for that session.
  *
+ * The operator sees every tool's status under the policy, as skills have
+ * one ({@link toolStatuses}): `available`, or `blocked` with why (the tool
+ * rules deny it, or it asks for more than the permission cap grants).
+ * Clients never see this: a session's `tool/list` keeps hiding what it may
+ * not call.
+ *
  * @module
  */
 
+import { dirname } from "node:path";
 import { z } from "zod";
-import type { Policy } from "../sandbox/permissions.ts";
+import {
+  checkGrant,
+  mergePermissions,
+  type Policy,
+  resolvePermissionPaths,
+} from "../sandbox/permissions.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
+import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
-
-/** Allow and deny selectors at one level. */
-export interface ToolRules {
-  /** Selectors a tool must match one of; empty means any. @default [] */
-  allow: string[];
-  /** Selectors that refuse a tool; they beat `allow`. @default [] */
-  deny: string[];
-}
 
 /** Rules for one auth token. */
 export interface TokenRules {
@@ -60,7 +66,11 @@ export interface TokenRules {
 }
 
 /** The `policy.tools` section. */
-export interface ToolPolicyConfig extends ToolRules {
+export interface ToolPolicyConfig {
+  /** Selectors a tool must match one of; empty means any. @default [] */
+  allow: string[];
+  /** Selectors that refuse a tool; they beat `allow`. @default [] */
+  deny: string[];
   /** Rules per auth token, applied before the global ones. @default {} */
   tokens: Record<string, TokenRules>;
 }
@@ -96,7 +106,7 @@ const Section = z.object({
     allow: list,
     deny: list,
     tokens: z.record(z.string(), Rules).default({}),
-  }).default({ allow: [], deny: [], tokens: {} }),
+  }).prefault({}),
   permissions: z.strictObject({
     read: list,
     write: list,
@@ -107,17 +117,7 @@ const Section = z.object({
     ffi: list,
     deny: list,
     shared_folders: list,
-  }).default({
-    read: [],
-    write: [],
-    net: [],
-    env: [],
-    run: [],
-    sys: [],
-    ffi: [],
-    deny: [],
-    shared_folders: [],
-  }),
+  }).prefault({}),
   max_timeout_seconds: z.number().positive().default(300),
 });
 
@@ -148,20 +148,11 @@ export function parseHostPolicy(raw: unknown): HostPolicy {
     );
     throw new TypeError(`Invalid host policy: ${detail}`);
   }
-  const { tools, permissions: p, max_timeout_seconds } = parsed.data;
+  const { tools, permissions, max_timeout_seconds } = parsed.data;
+  const { shared_folders, ...paths } = permissions;
   return {
     tools,
-    permissions: {
-      read: p.read,
-      write: p.write,
-      net: p.net,
-      env: p.env,
-      run: p.run,
-      sys: p.sys,
-      ffi: p.ffi,
-      deny: p.deny,
-      sharedFolders: p.shared_folders,
-    },
+    permissions: { ...paths, sharedFolders: shared_folders },
     maxTimeoutMs: Math.round(max_timeout_seconds * 1000),
   };
 }
@@ -274,4 +265,95 @@ function glob(pattern: string): RegExp {
     if (globs.size < 1024) globs.set(pattern, re);
   }
   return re;
+}
+
+/** A tool as the operator's catalog shows it. */
+export interface ToolStatus {
+  readonly name: string;
+  readonly description: string;
+  readonly toolkit: string | null;
+  readonly tags: readonly string[];
+  readonly origin: string;
+  /** Absolute path of its module. */
+  readonly path: string;
+  readonly status: "available" | "blocked";
+  /** Why it is blocked; null when available. */
+  readonly blockedReason: string | null;
+}
+
+/**
+ * The status of every served tool under the host's rules for a session
+ * without a token: the global tool rules, then the permission cap. A tool
+ * or toolkit whose permissions come from configuration is available here
+ * (its grant is checked per call, against the session's configuration).
+ *
+ * @param snapshot the registry's snapshot
+ * @param rules the policy's tool rules and permission cap
+ * @returns one status per tool, sorted by name
+ * @example A tool the policy denies
+ * ```ts
+ * import { toolStatuses } from "./policy.ts";
+ * import { buildSnapshot } from "../registry/normalize.ts";
+ * import assert from "node:assert/strict";
+ * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
+ *   path: "/s/sh.ts", hash: "h", error: null,
+ *   definitions: [{ export: "default", kind: "tool", name: "sh",
+ *     fields: {}, permissions: { run: ["bash"] }, runnable: true }] } }]);
+ * const [sh] = toolStatuses(snapshot, {
+ *   tools: { allow: [], deny: [], tokens: {} }, permissions: {},
+ * });
+ * assert.equal(sh?.status, "blocked");
+ * assert.match(sh?.blockedReason ?? "", /run/);
+ * ```
+ */
+export function toolStatuses(
+  snapshot: Pick<RegistrySnapshot, "tools" | "toolkits">,
+  rules: { tools: ToolPolicyConfig; permissions: Policy },
+): ToolStatus[] {
+  return [...snapshot.tools.values()].map((entry): ToolStatus => {
+    const decision = checkToolPolicy(rules.tools, entry, "");
+    const reason = decision.allowed
+      ? grantReason(entry, snapshot, rules.permissions)
+      : decision.reason;
+    return {
+      name: entry.name,
+      description: entry.description,
+      toolkit: entry.toolkit,
+      tags: entry.tags,
+      origin: entry.origin,
+      path: entry.path,
+      status: reason === null ? "available" : "blocked",
+      blockedReason: reason,
+    };
+  }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+// The static part of the grant a call would ask for: the tool's own
+// permissions plus its toolkit's, each relative to its module's folder.
+function grantReason(
+  entry: ToolEntry,
+  snapshot: Pick<RegistrySnapshot, "toolkits">,
+  policy: Policy,
+): string | null {
+  const kit = entry.toolkit === null
+    ? undefined
+    : snapshot.toolkits.get(entry.toolkit);
+  const own = staticOf(entry);
+  const fromKit = kit ? staticOf(kit) : {};
+  if (own === null || fromKit === null) return null;
+  const check = checkGrant(mergePermissions(own, fromKit), {
+    modulePath: entry.path,
+    policy,
+  });
+  return check.ok
+    ? null
+    : `Tool "${entry.name}" asks for more than the host policy grants: ${check.reason}`;
+}
+
+function staticOf(
+  owner: { path: string; permissions: Permissions | "dynamic" },
+): Permissions | null {
+  return owner.permissions === "dynamic"
+    ? null
+    : resolvePermissionPaths(owner.permissions, dirname(owner.path));
 }
