@@ -9,15 +9,16 @@
  */
 
 import postgres from "postgres";
-import { mayView, type RunScope } from "./owner.ts";
 import {
   type FleetChange,
   type HostBeat,
   INTERRUPTED,
+  mayView,
   type RunDetail,
   type RunPage,
   type RunQuery,
   type RunRecord,
+  type RunScope,
   type RunStore,
   type RunTiming,
   type RunWrite,

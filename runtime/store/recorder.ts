@@ -1,26 +1,255 @@
 /**
- * The run recorder: a {@link RunObserver} that keeps what is running in
- * memory (for the console's live view), counts it (metrics), and writes
- * finished runs to a {@link RunStore} in batches, off the call's hot path.
- * A store that cannot be opened or written is reported once and the host
- * keeps serving.
+ * Recording runs: the {@link RunObserver} interface through which the tool
+ * caller and the skill runner report every tool call and skill run (over
+ * any transport or the embedding API), {@link observeToolCaller} that wraps
+ * a tool caller so each call is reported, and the {@link RunRecorder} that
+ * keeps what is running in memory (for the console's live view), counts it
+ * (metrics), and writes finished runs to a {@link RunStore} in batches, off
+ * the call's hot path. Observer calls are synchronous and cheap: they only
+ * queue work. A store that cannot be opened or written is reported once and
+ * the host keeps serving.
  *
  * @module
  */
 
+import { resolve } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
-import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
+import { newId } from "../../protocol/envelope.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import type { ToolCaller, ToolCallRequest } from "../tools/call.ts";
+import type { StoreConfig } from "./config.ts";
+import { lazyPostgresStore } from "./postgres.ts";
 import { Redactor } from "./redact.ts";
 import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
-import { newRunId } from "./run_id.ts";
+import { openSqliteStore } from "./sqlite.ts";
 import type {
   FleetChange,
   RunRecord,
   RunStore,
   RunWrite,
   StoredEvent,
+  StoredFile,
 } from "./store.ts";
+
+/** What is known when a run starts. */
+export interface RunStart {
+  /** A tool call or a skill run. */
+  kind: "tool" | "skill";
+  /** The tool's or skill's name, as asked for. */
+  name: string;
+  /** The session it runs for. */
+  session: SessionScope;
+  /** The arguments as given (the observer redacts and caps them). */
+  args: unknown;
+  /** The run this one is part of (a skill's tool call), or null. */
+  parentId?: string | null;
+}
+
+/** How a run ended. */
+export interface RunEnd {
+  /** `"ok"` or the A2E error code. */
+  outcome: string;
+  /** The error message, or null. */
+  error?: string | null;
+  /** The result's data (the observer redacts and caps it). */
+  result?: unknown;
+  /** The result's summary, or null. */
+  summary?: unknown;
+  /** The tool's toolkit, when known. */
+  toolkit?: string | null;
+  /** Values to scrub from everything kept about this run (toolkit secrets). */
+  secrets?: readonly string[];
+}
+
+/**
+ * Receives runs as they start, emit events and finish. Implementations must
+ * not throw and must not block: the call path does not await them.
+ */
+export interface RunObserver {
+  /**
+   * A run started.
+   *
+   * @returns the run's id, passed back to {@link event} and {@link finished}
+   */
+  started(start: RunStart): string;
+  /** The run emitted an event (already numbered). */
+  event(runId: string, event: CallEvent): void;
+  /** The run ended; called exactly once per {@link started}. */
+  finished(runId: string, end: RunEnd): void;
+  /**
+   * Where a run's files go (a skill script's workspace), when runs are
+   * kept with their files; absent or null: files are not kept.
+   */
+  readonly files?: RunFiles | null;
+}
+
+/** Keeps files with a run's record, within caps per run. */
+export interface RunFiles {
+  /** Most bytes of content kept per run, all files together. */
+  readonly maxBytes: number;
+  /** Most files listed per run (kept or not). */
+  readonly maxFiles: number;
+  /**
+   * Attaches files to a run still in progress (past the caps they are
+   * listed without content, or counted); `unlisted` more were left out.
+   *
+   * @returns what was kept
+   */
+  attach(
+    runId: string,
+    files: readonly StoredFile[],
+    unlisted?: number,
+  ): { files: number; bytes: number; truncated: boolean };
+}
+
+/**
+ * Outcome of an error thrown by a call path: its A2E code, else
+ * `runtime_error`.
+ *
+ * @param error what was thrown
+ * @returns the outcome and message for {@link RunEnd}
+ * @example
+ * ```ts
+ * import { errorEnd } from "./recorder.ts";
+ * import { SkillboxError } from "../../protocol/errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(errorEnd(new SkillboxError("unknown_tool", "no")).outcome, "unknown_tool");
+ * assert.equal(errorEnd("boom").outcome, "runtime_error");
+ * ```
+ */
+export function errorEnd(error: unknown): RunEnd {
+  const code = typeof error === "object" && error !== null &&
+      "code" in error && typeof error.code === "string"
+    ? error.code
+    : "runtime_error";
+  return {
+    outcome: code,
+    error: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/** What {@link observeToolCaller} needs to find a call's toolkit secrets. */
+export interface ObserveToolsOptions {
+  /** The registry the caller reads. */
+  registry: Pick<Registry, "snapshot">;
+  /** The toolkit configurations the caller resolves. */
+  configs: Pick<ToolkitConfigs, "resolve">;
+}
+
+/**
+ * Wraps a tool caller so that each call is reported as a run: started,
+ * each event, finished with its result or the error it threw. The one place
+ * tool calls are observed, whether a client, the embedding API or a skill
+ * (as a child run) made them.
+ *
+ * @param caller the caller to wrap
+ * @param observer receives the runs
+ * @param options registry and configurations, for the toolkit's secrets
+ * @returns a caller with the same behaviour
+ * @example Observe one call
+ * ```ts
+ * import { observeToolCaller } from "./recorder.ts";
+ * import { createToolkitConfigs } from "../toolkits/configs.ts";
+ * import assert from "node:assert/strict";
+ * const seen: string[] = [];
+ * const caller = observeToolCaller({
+ *   call: () => Promise.reject(Object.assign(new Error("Unknown tool"), { code: "unknown_tool" })),
+ * }, {
+ *   started: (s) => (seen.push(`start ${s.name}`), "r1"),
+ *   event: () => {},
+ *   finished: (id, end) => seen.push(`end ${id} ${end.outcome}`),
+ * }, { registry: { snapshot: { toolkits: new Map() } } as never, configs: createToolkitConfigs() });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * await assert.rejects(caller.call({ name: "nope", args: {}, session }));
+ * assert.deepEqual(seen, ["start nope", "end r1 unknown_tool"]);
+ * ```
+ */
+export function observeToolCaller(
+  caller: ToolCaller,
+  observer: RunObserver,
+  options: ObserveToolsOptions,
+): ToolCaller {
+  return {
+    call(request) {
+      const id = observer.started({
+        kind: "tool",
+        name: request.name,
+        session: request.session,
+        args: request.args,
+        parentId: request.parentRunId ?? null,
+      });
+      const onEvent = request.onEvent;
+      const observed: ToolCallRequest = {
+        ...request,
+        runId: id,
+        onEvent: onEvent
+          ? (event: CallEvent) => {
+            observer.event(id, event);
+            onEvent(event);
+          }
+          : (event: CallEvent) => observer.event(id, event),
+      };
+      return caller.call(observed).then((outcome) => {
+        const { result, entry } = outcome;
+        const kit = entry.toolkit === null
+          ? undefined
+          : options.registry.snapshot.toolkits.get(entry.toolkit);
+        observer.finished(id, {
+          outcome: result.success ? "ok" : result.errorCode ?? "tool_error",
+          error: result.error ?? null,
+          result: result.data,
+          summary: typeof result.summary === "string" ? result.summary : null,
+          toolkit: entry.toolkit,
+          secrets: kit
+            ? options.configs.resolve(request.session, kit).secrets
+            : [],
+        });
+        return outcome;
+      }, (error) => {
+        observer.finished(id, errorEnd(error));
+        throw error;
+      });
+    },
+  };
+}
+
+/**
+ * Returns a fresh run id, time-ordered so that the run store's id index and
+ * its events' (run_id, seq) key grow at their right edge instead of landing
+ * on a random B-tree page per run (random uuid4 keys made a run's insert
+ * twice as dear as the table grew to 40,000 runs): 12 hex digits of the millisecond timestamp, then
+ * the last 20 hex digits of a fresh A2E id ({@link newId}: 74 bits from the
+ * CSPRNG, the rest uuid4's fixed version and variant bits, so an id cannot
+ * be guessed from another). Still 32 lowercase hex characters, like the
+ * A2E ids.
+ *
+ * @param now the run's start in Unix milliseconds (the caller already read
+ *   the clock)
+ * @returns 32 lowercase hex characters, ordered by `now`
+ * @example Two runs a millisecond apart sort in start order
+ * ```ts
+ * import { newRunId } from "./recorder.ts";
+ * import assert from "node:assert/strict";
+ * const a = newRunId(1_700_000_000_000);
+ * const b = newRunId(1_700_000_000_001);
+ * assert.match(a, /^[0-9a-f]{32}$/);
+ * assert.ok(a < b);
+ * ```
+ */
+export function newRunId(now: number): string {
+  // Formatted once per millisecond: 12 hex digits hold milliseconds until
+  // the year 10889.
+  if (now !== lastNow) {
+    lastNow = now;
+    lastTime = Math.floor(now).toString(16).padStart(12, "0");
+  }
+  return lastTime + newId().slice(12);
+}
+
+let lastNow = -1;
+let lastTime = "";
 
 /** Events kept per run in the store; later ones are counted, not kept. */
 export const MAX_KEPT_EVENTS = 500;
@@ -75,7 +304,7 @@ export interface LiveRun {
   /** The tail of the LLM tokens streamed so far. */
   tokens: string;
   eventCount: number;
-  /** Whose run it is (see `owner.ts`), or null: the operator's. */
+  /** Whose run it is (see `ownerOf` in `store.ts`), or null: the operator's. */
   owner: string | null;
 }
 
@@ -130,7 +359,7 @@ export interface RunRecorderOptions {
   retention?: { maxRuns: number; maxAgeDays: number };
   /** Redacts arguments, results, errors and events. @default no operator secrets */
   redactor?: Redactor;
-  /** Transport, token label and owner (`owner.ts`; absent: none) of a session. */
+  /** Transport, token label and owner (`ownerOf` in `store.ts`; absent: none) of a session. */
   describeSession?: (
     session: SessionScope,
   ) => { transport: string; tokenLabel: string | null; owner?: string | null };
@@ -654,4 +883,57 @@ export class RunRecorder implements RunObserver {
       at,
     }));
   }
+}
+
+/** Options of {@link openRecorder}: those of the recorder but its store's. */
+export type OpenRecorderOptions = Pick<
+  RunRecorderOptions,
+  "redactor" | "describeSession" | "counters" | "log" | "host"
+>;
+
+/**
+ * Opens the recorder for a `store` configuration: the PostgreSQL store at
+ * `store.url` (a fleet's; connected on first use, so a host starts while
+ * its database is down), else the SQLite store at `store.path` (relative to
+ * the working folder), or none with `store: null` or when the file cannot
+ * be opened (reported once; the host keeps serving).
+ *
+ * @param config the `store` section, or null to keep nothing
+ * @param options redaction, session description, counters, log
+ * @returns the recorder (its `store` is null when runs are not kept)
+ * @example Keep nothing
+ * ```ts
+ * import { openRecorder } from "./recorder.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder(null);
+ * assert.equal(recorder.store, null);
+ * recorder.close();
+ * ```
+ */
+export function openRecorder(
+  config: StoreConfig | null,
+  options: OpenRecorderOptions = {},
+): RunRecorder {
+  let store: RunStore | null = null;
+  if (config?.url) {
+    store = lazyPostgresStore(config.url);
+  } else if (config !== null) {
+    const path = config.path === ":memory:" ? ":memory:" : resolve(config.path);
+    try {
+      store = openSqliteStore(path);
+    } catch (error) {
+      options.counters?.storeError();
+      options.log?.(
+        `Cannot open the run store "${path}": ${
+          (error as Error).message
+        }; runs are not recorded, calls keep working (reported once)`,
+      );
+    }
+  }
+  return new RunRecorder({
+    ...options,
+    store,
+    retention: config ?? undefined,
+    files: config?.files,
+  });
 }

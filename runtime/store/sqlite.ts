@@ -8,13 +8,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { mayView, type RunScope } from "./owner.ts";
 import {
   INTERRUPTED,
+  mayView,
   type RunDetail,
   type RunPage,
   type RunQuery,
   type RunRecord,
+  type RunScope,
   type RunStore,
   type RunTiming,
   type RunWrite,

@@ -2,12 +2,22 @@
  * The run store interface: what the recorder writes and the console reads.
  * SQLite (`sqlite.ts`) is the embedded implementation; PostgreSQL
  * (`postgres.ts`) is the one a fleet of hosts shares. A method answers now
- * (SQLite) or later (a server): callers `await` either.
+ * (SQLite) or later (a server): callers `await` either. What the two share
+ * (the columns of a run and their mapping, the list filters) is here.
+ *
+ * Whose a run is: the owner the run history keeps with each run, so the
+ * console shows a token only its own sessions' work. An owner is a short
+ * fingerprint of the configured token the session authenticated with,
+ * never the token, and not the positional label (`token 2`) either: a
+ * label moves to another token when the operator removes or reorders
+ * `tokens`, and the history would move with it. A run with no owner (the
+ * operator's own in-process or stdio calls, a host without tokens, or a row
+ * written before owners were kept) is shown to console admins only.
  *
  * @module
  */
 
-import type { RunScope } from "./owner.ts";
+import { createHash } from "node:crypto";
 
 /** One finished run, redacted and capped, as kept. */
 export interface RunRecord {
@@ -28,7 +38,7 @@ export interface RunRecord {
   /** Which configured token the session used (a label, never the token), or null. */
   tokenLabel: string | null;
   /**
-   * Whose run it is (`ownerOf` the session's token, see `owner.ts`), or
+   * Whose run it is ({@link ownerOf} the session's token), or
    * null: the operator's, shown to console admins only. @default null
    */
   owner?: string | null;
@@ -117,7 +127,7 @@ export interface RunQuery {
   session?: string;
   /** Only runs older than this cursor (the previous page's `next`). */
   before?: number;
-  /** Only runs of this owner (see `owner.ts`). @default every run */
+  /** Only runs of this owner (see {@link ownerOf}). @default every run */
   owner?: string;
 }
 
@@ -229,4 +239,51 @@ export interface RunStore {
   hosts?(): Awaitable<HostBeat[]>;
   /** Closes the storage. */
   close(): Awaitable<void>;
+}
+
+/** Whose runs a console request may see: every run, or one owner's. */
+export type RunScope = "all" | { readonly owner: string };
+
+/**
+ * The owner recorded for runs of sessions that authenticated with a token.
+ * 32 bits of SHA-256 over the token: enough to keep the configured tokens
+ * apart, too few to confirm a guess of a long random token offline.
+ *
+ * @param token a configured token
+ * @returns its owner, `sha256:` and 8 hex digits
+ * @example Stable and not the token
+ * ```ts
+ * import { ownerOf } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(ownerOf("alpha-token"), ownerOf("alpha-token"));
+ * assert.notEqual(ownerOf("alpha-token"), ownerOf("beta-token"));
+ * assert.match(ownerOf("alpha-token"), /^sha256:[0-9a-f]{8}$/);
+ * ```
+ */
+export function ownerOf(token: string): string {
+  const digest = createHash("sha256").update("skillbox run owner\0")
+    .update(token).digest("hex");
+  return `sha256:${digest.slice(0, 8)}`;
+}
+
+/**
+ * Whether a scope may see a run of this owner.
+ *
+ * @param scope the viewer's scope
+ * @param owner the run's owner (null: the operator's, or unknown)
+ * @returns true when the viewer may see it
+ * @example Admins see everything, a token its own runs only
+ * ```ts
+ * import { mayView } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(mayView("all", null), true);
+ * assert.equal(mayView({ owner: "sha256:0a0b0c0d" }, "sha256:0a0b0c0d"), true);
+ * assert.equal(mayView({ owner: "sha256:0a0b0c0d" }, null), false);
+ * ```
+ */
+export function mayView(
+  scope: RunScope,
+  owner: string | null | undefined,
+): boolean {
+  return scope === "all" || (owner != null && owner === scope.owner);
 }

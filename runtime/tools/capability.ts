@@ -25,7 +25,7 @@ import { createToolCaller, type ToolCaller } from "./call.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { listTools } from "./filter.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
-import type { RunObserver } from "../store/observer.ts";
+import type { RunObserver } from "../store/recorder.ts";
 import type { CodeCalls } from "../code/inner_calls.ts";
 
 /** Options of {@link createToolsCapability}. */
