@@ -3,7 +3,7 @@
  * sessions, sandbox processes and memory, LLM turns and tokens, dropped
  * events and store errors, plus the process defaults. Label values are
  * bounded: names come from what is loaded (an unknown name is counted as
- * `(unknown)`, and past {@link MAX_NAMES} distinct names as `(other)`).
+ * `(unknown)`, and past 1000 distinct names as `(other)`).
  *
  * The two metrics every call moves (calls by kind, name and outcome; wall
  * time by kind and name) are kept in plain numbers per label set by
@@ -19,8 +19,8 @@
 import client from "prom-client";
 import type { RunCounters } from "../store/recorder.ts";
 
-/** Distinct tool/skill names given their own label value. */
-export const MAX_NAMES = 1000;
+// Distinct tool/skill names given their own label value.
+const MAX_NAMES = 1000;
 const MAX_PROVIDERS = 32;
 const OUTCOMES_UNKNOWN = new Set(["unknown_tool", "unknown_skill"]);
 
@@ -171,23 +171,6 @@ export function createMetrics(
 // Error codes are a closed set; anything else a sandbox made up is "other".
 function outcomeLabel(outcome: string): string {
   return /^[a-z_]{1,40}$/.test(outcome) ? outcome : "other";
-}
-
-/**
- * Resident memory of a process in bytes (0 where unavailable); see
- * {@link processesRss}.
- *
- * @param pid the process id
- * @returns its RSS in bytes
- * @example
- * ```ts
- * import { processRss } from "./metrics.ts";
- * import assert from "node:assert/strict";
- * assert.ok(processRss(Deno.pid) >= 0);
- * ```
- */
-export function processRss(pid: number): number {
-  return processesRss([pid]).get(pid) ?? 0;
 }
 
 /**

@@ -27,8 +27,8 @@ import {
   toRow,
 } from "./store.ts";
 
-/** The channel runs are announced on. */
-export const CHANNEL = "skillbox_runs";
+// The channel runs are announced on.
+const CHANNEL = "skillbox_runs";
 
 // Each entry moves the schema one version on; never edit a shipped one.
 const MIGRATIONS: string[] = [

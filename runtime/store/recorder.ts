@@ -251,17 +251,18 @@ export function newRunId(now: number): string {
 let lastNow = -1;
 let lastTime = "";
 
-/** Events kept per run in the store; later ones are counted, not kept. */
-export const MAX_KEPT_EVENTS = 500;
+// Events kept per run in the store; later ones are counted, not kept.
+const MAX_KEPT_EVENTS = 500;
 const FLUSH_MS = 100;
 const RETRY_MS = 1000;
 const PRUNE_MS = 10 * 60_000;
-/** Runs held for a store that cannot be written; beyond, the oldest are lost (counted). */
-export const MAX_PENDING = 10_000;
+// Runs held for a store that cannot be written; beyond, the oldest are
+// lost (counted).
+const MAX_PENDING = 10_000;
 const MAX_BATCH = 500;
 const TOKENS_TAIL = 4000;
-/** How often a host stamps itself alive in a store hosts share. */
-export const BEAT_MS = 2000;
+// How often a host stamps itself alive in a store hosts share.
+const BEAT_MS = 2000;
 /**
  * A host whose stamp is older than this is shown as gone (three beats
  * missed: a busy host is late, not dead).
@@ -371,7 +372,7 @@ export interface RunRecorderOptions {
   files?: { maxBytes: number; maxFiles: number };
   /**
    * Runs held while the store cannot take them; beyond, the oldest are
-   * lost, counted in `storeError`. @default {@link MAX_PENDING}
+   * lost, counted in `storeError`. @default 10000
    */
   maxPending?: number;
   /**
@@ -643,7 +644,7 @@ export class RunRecorder implements RunObserver {
   /**
    * Writes pending runs now (redacting them first), and the runs still
    * going as `running`. Resolves when the store took them or failed (then
-   * they are held and retried; see {@link MAX_PENDING}).
+   * they are held and retried; see `maxPending`).
    */
   flush(): Promise<void> {
     clearTimeout(this.#flushTimer);
