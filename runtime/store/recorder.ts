@@ -581,7 +581,7 @@ export class RunRecorder implements RunObserver {
     const dropped = open.live.eventCount - open.events.length;
     if (dropped > 0) this.#options.counters?.eventsDropped(dropped);
     if (this.#listeners.size > 0) {
-      this.#notify({ type: "finished", run: this.#record(done) });
+      this.#notify({ type: "finished", run: this.#record(done.open, done) });
     }
     if (!this.store || this.#closed) return;
     this.#pending.push(done);
@@ -623,7 +623,7 @@ export class RunRecorder implements RunObserver {
     // Other hosts' runs are heard only while someone watches.
     if (this.#listeners.size === 1 && this.store?.follow && !this.#closed) {
       this.#unfollow = this.store.follow(
-        this.#options.host ?? "",
+        this.host,
         (change) => this.#heard(change),
       );
     }
@@ -662,7 +662,7 @@ export class RunRecorder implements RunObserver {
     for (const done of batch) {
       try {
         this.#unwritten.push({
-          run: this.#record(done),
+          run: this.#record(done.open, done),
           events: this.#events(done),
           files: this.files?.take(done.open.live.id) ?? [],
         });
@@ -674,7 +674,7 @@ export class RunRecorder implements RunObserver {
     for (const open of this.#open.values()) {
       if (open.stored) continue;
       open.stored = true;
-      this.#unwritten.push({ run: this.#running(open), events: [] });
+      this.#unwritten.push({ run: this.#record(open), events: [] });
     }
   }
 
@@ -683,7 +683,7 @@ export class RunRecorder implements RunObserver {
     if (!store) return;
     try {
       if (!this.#interrupted) {
-        await store.interrupt(this.#options.host ?? "");
+        await store.interrupt(this.host);
         this.#interrupted = true;
         // The first beat as soon as the store answers, not 2 s later.
         queueMicrotask(() => void this.#beat());
@@ -724,7 +724,7 @@ export class RunRecorder implements RunObserver {
     const store = this.store;
     const beat = this.#writing.then(async () => {
       try {
-        await store.beat!(this.#options.host ?? "");
+        await store.beat!(this.host);
       } catch {
         // the next beat tries again
       } finally {
@@ -789,34 +789,6 @@ export class RunRecorder implements RunObserver {
     return this.#options.host ?? "";
   }
 
-  #running(open: Open): RunRecord {
-    const live = open.live;
-    return {
-      id: live.id,
-      parentId: live.parentId,
-      kind: live.kind,
-      name: live.name,
-      toolkit: null,
-      session: live.session,
-      transport: live.transport,
-      tokenLabel: open.tokenLabel,
-      host: this.#options.host ?? "",
-      startedAt: live.startedAt,
-      endedAt: live.startedAt,
-      durationMs: 0,
-      outcome: "running",
-      error: null,
-      summary: null,
-      args: this.#redactor.json(open.args),
-      result: null,
-      eventCount: live.eventCount,
-      llmTurns: open.turns,
-      inputTokens: open.input,
-      outputTokens: open.output,
-      owner: live.owner,
-    };
-  }
-
   #notify(change: LiveChange): void {
     for (const listener of this.#listeners) {
       try {
@@ -838,26 +810,29 @@ export class RunRecorder implements RunObserver {
     );
   }
 
-  #record(done: Finished): RunRecord {
-    const { open, end } = done;
-    const secrets = end.secrets ?? [];
+  // A finished run as kept, or (no `done`) one still going, written
+  // `running`.
+  #record(open: Open, done?: Finished): RunRecord {
+    const end = done?.end;
+    const secrets = end?.secrets ?? [];
     const r = this.#redactor;
+    const live = open.live;
     return {
-      id: open.live.id,
-      parentId: open.live.parentId,
-      kind: open.live.kind,
-      name: open.live.name,
-      toolkit: end.toolkit ?? null,
-      session: open.live.session,
-      transport: open.live.transport,
+      id: live.id,
+      parentId: live.parentId,
+      kind: live.kind,
+      name: live.name,
+      toolkit: end?.toolkit ?? null,
+      session: live.session,
+      transport: live.transport,
       tokenLabel: open.tokenLabel,
-      host: this.#options.host ?? "",
-      startedAt: open.live.startedAt,
-      endedAt: done.endedAt,
-      durationMs: Math.round(done.durationMs * 1000) / 1000,
-      outcome: end.outcome.slice(0, 100),
-      error: end.error ? r.text(end.error, { secrets }) : null,
-      summary: end.summary === null || end.summary === undefined
+      host: this.host,
+      startedAt: live.startedAt,
+      endedAt: done?.endedAt ?? live.startedAt,
+      durationMs: done ? Math.round(done.durationMs * 1000) / 1000 : 0,
+      outcome: end ? end.outcome.slice(0, 100) : "running",
+      error: end?.error ? r.text(end.error, { secrets }) : null,
+      summary: end?.summary === null || end?.summary === undefined
         ? null
         : r.text(
           typeof end.summary === "string"
@@ -866,12 +841,14 @@ export class RunRecorder implements RunObserver {
           { secrets },
         ),
       args: r.json(open.args, { secrets }),
-      result: end.result === undefined ? null : r.json(end.result, { secrets }),
-      eventCount: open.live.eventCount,
+      result: end?.result === undefined
+        ? null
+        : r.json(end.result, { secrets }),
+      eventCount: live.eventCount,
       llmTurns: open.turns,
       inputTokens: open.input,
       outputTokens: open.output,
-      owner: open.live.owner,
+      owner: live.owner,
     };
   }
 
