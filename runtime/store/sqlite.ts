@@ -155,7 +155,7 @@ export class SqliteRunStore implements RunStore {
     this.#db = db;
     this.#insertRun = db.prepare(
       `INSERT OR REPLACE INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${
-        RUN_COLUMNS.map((c) => `:${c}`).join(", ")
+        RUN_COLUMNS.map(() => "?").join(", ")
       })`,
     );
     this.#insertEvent = db.prepare(
@@ -171,7 +171,8 @@ export class SqliteRunStore implements RunStore {
     this.#db.exec("BEGIN");
     try {
       for (const { run, events, files } of batch) {
-        this.#insertRun.run(toRow(run));
+        // Positional: node:sqlite binds named parameters at twice the cost.
+        this.#insertRun.run(...Object.values(toRow(run)));
         for (const e of events) {
           this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
         }

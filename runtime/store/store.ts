@@ -328,7 +328,8 @@ export type StoredRow = Record<string, any>;
  * A run as a row of its store's runs table ({@link RUN_COLUMNS}).
  *
  * @param run the run
- * @returns its row, snake_case
+ * @returns its row, snake_case, its keys in {@link RUN_COLUMNS} order (SQLite
+ *   binds its values by position)
  * @example A run round-trips through its row
  * ```ts
  * import { fromRow, toRow } from "./store.ts";
