@@ -33,8 +33,7 @@ import {
   sandboxBroke,
   type ToolCallOutcome,
 } from "./call_outcome.ts";
-import type { RunObserver } from "../store/recorder.ts";
-import { observeToolCaller } from "../store/recorder.ts";
+import { observeToolCaller, type RunObserver } from "../store/recorder.ts";
 import { type CodeCalls, isCodeTool } from "../code/inner_calls.ts";
 
 /** Options of {@link createToolCaller}. */
