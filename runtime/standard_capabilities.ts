@@ -13,7 +13,7 @@
 
 import { brokerFromConfig } from "./egress/from_config.ts";
 import { createSandbox, type SandboxProcessInfo } from "./sandbox/pool.ts";
-import type { RunObserver } from "./store/observer.ts";
+import type { RunObserver } from "./store/recorder.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config_schema.ts";
 import { SkillboxError } from "../protocol/errors.ts";

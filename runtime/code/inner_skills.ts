@@ -14,7 +14,7 @@ import { runSkill } from "../skills/run.ts";
 import { hostLlm } from "../skills/host_llm.ts";
 import { newId } from "../../protocol/envelope.ts";
 import type { SkillToolHost } from "../skills/run_types.ts";
-import type { RunObserver } from "../store/observer.ts";
+import type { RunObserver } from "../store/recorder.ts";
 import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 

@@ -21,7 +21,7 @@ import type {
   RunTiming,
   StoredEvent,
 } from "../store/store.ts";
-import { mayView, type RunScope } from "../store/owner.ts";
+import { mayView, type RunScope } from "../store/store.ts";
 import { fleetRunning, liveStream } from "./live.ts";
 import { fileResponse, runFileViews } from "./run_files.ts";
 
@@ -133,7 +133,7 @@ const STATS_WINDOW_S = 3600;
  * @example List runs of an empty history
  * ```ts
  * import { createApi } from "./api.ts";
- * import { openRecorder } from "../store/open.ts";
+ * import { openRecorder } from "../store/recorder.ts";
  * import assert from "node:assert/strict";
  * const recorder = openRecorder({ path: ":memory:", maxRuns: 10, maxAgeDays: 1 });
  * const api = createApi({ recorder, catalog: () => Promise.reject(), sessions: () => [], processes: () => [] });

@@ -14,7 +14,7 @@ import {
   type LiveRun,
   type RunRecorder,
 } from "../store/recorder.ts";
-import { mayView, type RunScope } from "../store/owner.ts";
+import { mayView, type RunScope } from "../store/store.ts";
 import { liveView, runView } from "./api.ts";
 
 const MAX_QUEUE = 2000;
@@ -127,7 +127,7 @@ async function otherHostsRunning(
  * @example Without a shared store there is no fleet
  * ```ts
  * import { fleetRunning } from "./live.ts";
- * import { openRecorder } from "../store/open.ts";
+ * import { openRecorder } from "../store/recorder.ts";
  * import assert from "node:assert/strict";
  * const recorder = openRecorder({ path: ":memory:", maxRuns: 10, maxAgeDays: 1 });
  * assert.deepEqual(await fleetRunning(recorder, "all"), []);

@@ -15,8 +15,8 @@ import {
   type HostMetrics,
   processesRss,
 } from "../metrics/metrics.ts";
-import { openRecorder } from "../store/open.ts";
-import { mayView, ownerOf, type RunScope } from "../store/owner.ts";
+import { openRecorder } from "../store/recorder.ts";
+import { mayView, ownerOf, type RunScope } from "../store/store.ts";
 import type { RunRecorder } from "../store/recorder.ts";
 import { operatorSecrets, Redactor } from "../store/redact.ts";
 import type {

@@ -35,7 +35,7 @@ const MAX_LOGIN_BYTES = 4096;
  * import { createConsoleRoutes } from "./routes.ts";
  * import { createConsoleAuth } from "./auth.ts";
  * import { createMetrics } from "../metrics/metrics.ts";
- * import { openRecorder } from "../store/open.ts";
+ * import { openRecorder } from "../store/recorder.ts";
  * import assert from "node:assert/strict";
  * const recorder = openRecorder(null);
  * const app = createConsoleRoutes({

@@ -33,7 +33,7 @@ import type { SkillRecord } from "./skill_record.ts";
 import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
 import { runSkill } from "./run.ts";
 import type { SkillCatalog } from "./catalog.ts";
-import type { RunObserver } from "../store/observer.ts";
+import type { RunObserver } from "../store/recorder.ts";
 import { hostLlm } from "./host_llm.ts";
 
 /** Options for {@link createSkillsCapability}. */

@@ -45,7 +45,7 @@ import { summarize } from "./summarize.ts";
 import { createToolRelay, type SkillToolCall } from "./tool_relay.ts";
 import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
 import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
-import type { RunObserver } from "../store/observer.ts";
+import type { RunObserver } from "../store/recorder.ts";
 
 /** Everything {@link runSkill} needs besides the skill. */
 export interface RunSkillOptions {

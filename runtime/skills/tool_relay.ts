@@ -30,7 +30,7 @@ import { summarize } from "./summarize.ts";
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
 import { scriptFilesRoot } from "./scripts/files_root.ts";
-import type { RunFiles } from "../store/observer.ts";
+import type { RunFiles } from "../store/recorder.ts";
 import { CODE_TOOL } from "../code/inner_calls.ts";
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the

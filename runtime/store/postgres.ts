@@ -9,23 +9,26 @@
  */
 
 import postgres from "postgres";
-import { mayView, type RunScope } from "./owner.ts";
 import {
   type FleetChange,
+  fromRow,
   type HostBeat,
   INTERRUPTED,
+  listQuery,
+  mayView,
+  RUN_COLUMNS as COLUMNS,
   type RunDetail,
   type RunPage,
   type RunQuery,
-  type RunRecord,
+  type RunScope,
   type RunStore,
   type RunTiming,
   type RunWrite,
-  type StoredFile,
+  toRow,
 } from "./store.ts";
 
-/** The channel runs are announced on. */
-export const CHANNEL = "skillbox_runs";
+// The channel runs are announced on.
+const CHANNEL = "skillbox_runs";
 
 // Each entry moves the schema one version on; never edit a shipped one.
 const MIGRATIONS: string[] = [
@@ -88,31 +91,6 @@ const MIGRATIONS: string[] = [
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-const COLUMNS = [
-  "id",
-  "parent_id",
-  "kind",
-  "name",
-  "toolkit",
-  "session",
-  "transport",
-  "token_label",
-  "owner",
-  "host",
-  "started_at",
-  "ended_at",
-  "duration_ms",
-  "outcome",
-  "error",
-  "summary",
-  "args",
-  "result",
-  "event_count",
-  "llm_turns",
-  "input_tokens",
-  "output_tokens",
-] as const;
 
 // Rows per INSERT: PostgreSQL takes at most 65535 parameters a statement.
 const CHUNK = 1000;
@@ -390,27 +368,13 @@ export class PostgresRunStore implements RunStore {
   async list(query: RunQuery): Promise<RunPage> {
     await this.ready();
     const sql = this.#sql;
-    const limit = Math.min(Math.max(1, query.limit ?? 50), 500);
-    const where = [sql`TRUE`];
-    if (query.name) where.push(sql`name = ${query.name}`);
-    if (query.kind) where.push(sql`kind = ${query.kind}`);
-    if (query.session) where.push(sql`session = ${query.session}`);
-    if (query.outcome === "error") {
-      where.push(sql`outcome NOT IN ('ok', 'running')`);
-    } else if (query.outcome) where.push(sql`outcome = ${query.outcome}`);
-    if (query.before !== undefined) {
-      where.push(sql`cursor < ${query.before}`);
-    }
-    if (query.owner !== undefined) where.push(sql`owner = ${query.owner}`);
-    const condition = where.reduce((a, b) => sql`${a} AND ${b}`);
+    const { where, limit } = listQuery(query);
+    const condition = where.map(([c, v]) =>
+      v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${v}`
+    ).reduce((a, b) => sql`${a} AND ${b}`, sql`TRUE`);
     const rows = await sql`SELECT cursor, ${sql(COLUMNS)} FROM skillbox_runs
       WHERE ${condition} ORDER BY cursor DESC LIMIT ${limit + 1}`;
-    const runs = rows.slice(0, limit).map((row) => ({
-      ...toRecord(row),
-      cursor: Number(row.cursor),
-    }));
-    const last = runs[runs.length - 1];
-    return { runs, next: rows.length > limit && last ? last.cursor : null };
+    return fromRow.page(rows, limit);
   }
 
   async get(id: string, scope: RunScope = "all"): Promise<RunDetail | null> {
@@ -428,20 +392,12 @@ export class PostgresRunStore implements RunStore {
       sql`SELECT name, size, data, note FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
     ]);
     return {
-      run: toRecord(row),
-      events: events.map((e) => ({
-        seq: Number(e.seq),
-        kind: String(e.kind),
-        data: String(e.data),
-        at: Number(e.at),
-      })),
-      children: children.map(toRecord).filter((r) => mayView(scope, r.owner)),
-      files: files.map((f): StoredFile => ({
-        name: String(f.name),
-        size: Number(f.size),
-        data: f.data === null ? null : new Uint8Array(f.data),
-        note: f.note ?? null,
-      })),
+      run: fromRow.run(row),
+      events: events.map(fromRow.event),
+      children: children.map(fromRow.run).filter((r) =>
+        mayView(scope, r.owner)
+      ),
+      files: files.map(fromRow.file),
     };
   }
 
@@ -452,13 +408,7 @@ export class PostgresRunStore implements RunStore {
       FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
       ${scope === "all" ? sql`` : sql`AND owner = ${scope.owner}`}
       ORDER BY cursor`;
-    return rows.map((row) => ({
-      kind: String(row.kind),
-      name: String(row.name),
-      outcome: String(row.outcome),
-      durationMs: Number(row.duration_ms),
-      endedAt: Number(row.ended_at),
-    }));
+    return rows.map(fromRow.timing);
   }
 
   async prune(
@@ -573,7 +523,7 @@ export class PostgresRunStore implements RunStore {
         const tell = (type: "started" | "finished", list: string[]) => {
           for (const id of list) {
             const row = byId.get(id);
-            if (row && !stopped) listener({ type, run: toRecord(row) });
+            if (row && !stopped) listener({ type, run: fromRow.run(row) });
           }
         };
         // Starts first, then ends: a run that ran whole between two
@@ -655,61 +605,4 @@ function chunks<T>(items: T[], size: number): T[][] {
     out.push(items.slice(i, i + size));
   }
   return out;
-}
-
-function toRow(
-  run: RunRecord,
-): Record<(typeof COLUMNS)[number], string | number | null> {
-  return {
-    id: run.id,
-    parent_id: run.parentId,
-    kind: run.kind,
-    name: run.name,
-    toolkit: run.toolkit,
-    session: run.session,
-    transport: run.transport,
-    token_label: run.tokenLabel,
-    owner: run.owner ?? null,
-    host: run.host ?? "",
-    started_at: run.startedAt,
-    ended_at: run.endedAt,
-    duration_ms: run.durationMs,
-    outcome: run.outcome,
-    error: run.error,
-    summary: run.summary,
-    args: run.args,
-    result: run.result,
-    event_count: run.eventCount,
-    llm_turns: run.llmTurns,
-    input_tokens: run.inputTokens,
-    output_tokens: run.outputTokens,
-  };
-}
-
-// deno-lint-ignore no-explicit-any
-function toRecord(row: Record<string, any>): RunRecord {
-  return {
-    id: String(row.id),
-    parentId: row.parent_id ?? null,
-    kind: row.kind === "skill" ? "skill" : "tool",
-    name: String(row.name),
-    toolkit: row.toolkit ?? null,
-    session: String(row.session),
-    transport: String(row.transport),
-    tokenLabel: row.token_label ?? null,
-    owner: row.owner ?? null,
-    host: String(row.host ?? ""),
-    startedAt: Number(row.started_at),
-    endedAt: Number(row.ended_at),
-    durationMs: Number(row.duration_ms),
-    outcome: String(row.outcome),
-    error: row.error ?? null,
-    summary: row.summary ?? null,
-    args: String(row.args),
-    result: row.result ?? null,
-    eventCount: Number(row.event_count),
-    llmTurns: Number(row.llm_turns),
-    inputTokens: Number(row.input_tokens),
-    outputTokens: Number(row.output_tokens),
-  };
 }

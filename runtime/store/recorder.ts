@@ -1,38 +1,268 @@
 /**
- * The run recorder: a {@link RunObserver} that keeps what is running in
- * memory (for the console's live view), counts it (metrics), and writes
- * finished runs to a {@link RunStore} in batches, off the call's hot path.
- * A store that cannot be opened or written is reported once and the host
- * keeps serving.
+ * Recording runs: the {@link RunObserver} interface through which the tool
+ * caller and the skill runner report every tool call and skill run (over
+ * any transport or the embedding API), {@link observeToolCaller} that wraps
+ * a tool caller so each call is reported, and the {@link RunRecorder} that
+ * keeps what is running in memory (for the console's live view), counts it
+ * (metrics), and writes finished runs to a {@link RunStore} in batches, off
+ * the call's hot path. Observer calls are synchronous and cheap: they only
+ * queue work. A store that cannot be opened or written is reported once and
+ * the host keeps serving.
  *
  * @module
  */
 
+import { resolve } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
-import type { RunEnd, RunObserver, RunStart } from "./observer.ts";
+import { newId } from "../../protocol/envelope.ts";
+import type { Registry } from "../registry/registry.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import type { ToolCaller, ToolCallRequest } from "../tools/call.ts";
+import type { StoreConfig } from "./config.ts";
+import { lazyPostgresStore } from "./postgres.ts";
 import { Redactor } from "./redact.ts";
 import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
-import { newRunId } from "./run_id.ts";
+import { openSqliteStore } from "./sqlite.ts";
 import type {
   FleetChange,
   RunRecord,
   RunStore,
   RunWrite,
   StoredEvent,
+  StoredFile,
 } from "./store.ts";
 
-/** Events kept per run in the store; later ones are counted, not kept. */
-export const MAX_KEPT_EVENTS = 500;
+/** What is known when a run starts. */
+export interface RunStart {
+  /** A tool call or a skill run. */
+  kind: "tool" | "skill";
+  /** The tool's or skill's name, as asked for. */
+  name: string;
+  /** The session it runs for. */
+  session: SessionScope;
+  /** The arguments as given (the observer redacts and caps them). */
+  args: unknown;
+  /** The run this one is part of (a skill's tool call), or null. */
+  parentId?: string | null;
+}
+
+/** How a run ended. */
+export interface RunEnd {
+  /** `"ok"` or the A2E error code. */
+  outcome: string;
+  /** The error message, or null. */
+  error?: string | null;
+  /** The result's data (the observer redacts and caps it). */
+  result?: unknown;
+  /** The result's summary, or null. */
+  summary?: unknown;
+  /** The tool's toolkit, when known. */
+  toolkit?: string | null;
+  /** Values to scrub from everything kept about this run (toolkit secrets). */
+  secrets?: readonly string[];
+}
+
+/**
+ * Receives runs as they start, emit events and finish. Implementations must
+ * not throw and must not block: the call path does not await them.
+ */
+export interface RunObserver {
+  /**
+   * A run started.
+   *
+   * @returns the run's id, passed back to {@link event} and {@link finished}
+   */
+  started(start: RunStart): string;
+  /** The run emitted an event (already numbered). */
+  event(runId: string, event: CallEvent): void;
+  /** The run ended; called exactly once per {@link started}. */
+  finished(runId: string, end: RunEnd): void;
+  /**
+   * Where a run's files go (a skill script's workspace), when runs are
+   * kept with their files; absent or null: files are not kept.
+   */
+  readonly files?: RunFiles | null;
+}
+
+/** Keeps files with a run's record, within caps per run. */
+export interface RunFiles {
+  /** Most bytes of content kept per run, all files together. */
+  readonly maxBytes: number;
+  /** Most files listed per run (kept or not). */
+  readonly maxFiles: number;
+  /**
+   * Attaches files to a run still in progress (past the caps they are
+   * listed without content, or counted); `unlisted` more were left out.
+   *
+   * @returns what was kept
+   */
+  attach(
+    runId: string,
+    files: readonly StoredFile[],
+    unlisted?: number,
+  ): { files: number; bytes: number; truncated: boolean };
+}
+
+/**
+ * Outcome of an error thrown by a call path: its A2E code, else
+ * `runtime_error`.
+ *
+ * @param error what was thrown
+ * @returns the outcome and message for {@link RunEnd}
+ * @example
+ * ```ts
+ * import { errorEnd } from "./recorder.ts";
+ * import { SkillboxError } from "../../protocol/errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(errorEnd(new SkillboxError("unknown_tool", "no")).outcome, "unknown_tool");
+ * assert.equal(errorEnd("boom").outcome, "runtime_error");
+ * ```
+ */
+export function errorEnd(error: unknown): RunEnd {
+  const code = typeof error === "object" && error !== null &&
+      "code" in error && typeof error.code === "string"
+    ? error.code
+    : "runtime_error";
+  return {
+    outcome: code,
+    error: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/** What {@link observeToolCaller} needs to find a call's toolkit secrets. */
+export interface ObserveToolsOptions {
+  /** The registry the caller reads. */
+  registry: Pick<Registry, "snapshot">;
+  /** The toolkit configurations the caller resolves. */
+  configs: Pick<ToolkitConfigs, "resolve">;
+}
+
+/**
+ * Wraps a tool caller so that each call is reported as a run: started,
+ * each event, finished with its result or the error it threw. The one place
+ * tool calls are observed, whether a client, the embedding API or a skill
+ * (as a child run) made them.
+ *
+ * @param caller the caller to wrap
+ * @param observer receives the runs
+ * @param options registry and configurations, for the toolkit's secrets
+ * @returns a caller with the same behaviour
+ * @example Observe one call
+ * ```ts
+ * import { observeToolCaller } from "./recorder.ts";
+ * import { createToolkitConfigs } from "../toolkits/configs.ts";
+ * import assert from "node:assert/strict";
+ * const seen: string[] = [];
+ * const caller = observeToolCaller({
+ *   call: () => Promise.reject(Object.assign(new Error("Unknown tool"), { code: "unknown_tool" })),
+ * }, {
+ *   started: (s) => (seen.push(`start ${s.name}`), "r1"),
+ *   event: () => {},
+ *   finished: (id, end) => seen.push(`end ${id} ${end.outcome}`),
+ * }, { registry: { snapshot: { toolkits: new Map() } } as never, configs: createToolkitConfigs() });
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * await assert.rejects(caller.call({ name: "nope", args: {}, session }));
+ * assert.deepEqual(seen, ["start nope", "end r1 unknown_tool"]);
+ * ```
+ */
+export function observeToolCaller(
+  caller: ToolCaller,
+  observer: RunObserver,
+  options: ObserveToolsOptions,
+): ToolCaller {
+  return {
+    call(request) {
+      const id = observer.started({
+        kind: "tool",
+        name: request.name,
+        session: request.session,
+        args: request.args,
+        parentId: request.parentRunId ?? null,
+      });
+      const onEvent = request.onEvent;
+      const observed: ToolCallRequest = {
+        ...request,
+        runId: id,
+        onEvent: onEvent
+          ? (event: CallEvent) => {
+            observer.event(id, event);
+            onEvent(event);
+          }
+          : (event: CallEvent) => observer.event(id, event),
+      };
+      return caller.call(observed).then((outcome) => {
+        const { result, entry } = outcome;
+        const kit = entry.toolkit === null
+          ? undefined
+          : options.registry.snapshot.toolkits.get(entry.toolkit);
+        observer.finished(id, {
+          outcome: result.success ? "ok" : result.errorCode ?? "tool_error",
+          error: result.error ?? null,
+          result: result.data,
+          summary: typeof result.summary === "string" ? result.summary : null,
+          toolkit: entry.toolkit,
+          secrets: kit
+            ? options.configs.resolve(request.session, kit).secrets
+            : [],
+        });
+        return outcome;
+      }, (error) => {
+        observer.finished(id, errorEnd(error));
+        throw error;
+      });
+    },
+  };
+}
+
+/**
+ * Returns a fresh run id, time-ordered so that the run store's id index and
+ * its events' (run_id, seq) key grow at their right edge instead of landing
+ * on a random B-tree page per run (random uuid4 keys made a run's insert
+ * twice as dear as the table grew to 40,000 runs): 12 hex digits of the millisecond timestamp, then
+ * the last 20 hex digits of a fresh A2E id ({@link newId}: 74 bits from the
+ * CSPRNG, the rest uuid4's fixed version and variant bits, so an id cannot
+ * be guessed from another). Still 32 lowercase hex characters, like the
+ * A2E ids.
+ *
+ * @param now the run's start in Unix milliseconds (the caller already read
+ *   the clock)
+ * @returns 32 lowercase hex characters, ordered by `now`
+ * @example Two runs a millisecond apart sort in start order
+ * ```ts
+ * import { newRunId } from "./recorder.ts";
+ * import assert from "node:assert/strict";
+ * const a = newRunId(1_700_000_000_000);
+ * const b = newRunId(1_700_000_000_001);
+ * assert.match(a, /^[0-9a-f]{32}$/);
+ * assert.ok(a < b);
+ * ```
+ */
+export function newRunId(now: number): string {
+  // Formatted once per millisecond: 12 hex digits hold milliseconds until
+  // the year 10889.
+  if (now !== lastNow) {
+    lastNow = now;
+    lastTime = Math.floor(now).toString(16).padStart(12, "0");
+  }
+  return lastTime + newId().slice(12);
+}
+
+let lastNow = -1;
+let lastTime = "";
+
+// Events kept per run in the store; later ones are counted, not kept.
+const MAX_KEPT_EVENTS = 500;
 const FLUSH_MS = 100;
 const RETRY_MS = 1000;
 const PRUNE_MS = 10 * 60_000;
-/** Runs held for a store that cannot be written; beyond, the oldest are lost (counted). */
-export const MAX_PENDING = 10_000;
+// Runs held for a store that cannot be written; beyond, the oldest are
+// lost (counted).
+const MAX_PENDING = 10_000;
 const MAX_BATCH = 500;
 const TOKENS_TAIL = 4000;
-/** How often a host stamps itself alive in a store hosts share. */
-export const BEAT_MS = 2000;
+// How often a host stamps itself alive in a store hosts share.
+const BEAT_MS = 2000;
 /**
  * A host whose stamp is older than this is shown as gone (three beats
  * missed: a busy host is late, not dead).
@@ -75,7 +305,7 @@ export interface LiveRun {
   /** The tail of the LLM tokens streamed so far. */
   tokens: string;
   eventCount: number;
-  /** Whose run it is (see `owner.ts`), or null: the operator's. */
+  /** Whose run it is (see `ownerOf` in `store.ts`), or null: the operator's. */
   owner: string | null;
 }
 
@@ -130,7 +360,7 @@ export interface RunRecorderOptions {
   retention?: { maxRuns: number; maxAgeDays: number };
   /** Redacts arguments, results, errors and events. @default no operator secrets */
   redactor?: Redactor;
-  /** Transport, token label and owner (`owner.ts`; absent: none) of a session. */
+  /** Transport, token label and owner (`ownerOf` in `store.ts`; absent: none) of a session. */
   describeSession?: (
     session: SessionScope,
   ) => { transport: string; tokenLabel: string | null; owner?: string | null };
@@ -142,7 +372,7 @@ export interface RunRecorderOptions {
   files?: { maxBytes: number; maxFiles: number };
   /**
    * Runs held while the store cannot take them; beyond, the oldest are
-   * lost, counted in `storeError`. @default {@link MAX_PENDING}
+   * lost, counted in `storeError`. @default 10000
    */
   maxPending?: number;
   /**
@@ -351,7 +581,7 @@ export class RunRecorder implements RunObserver {
     const dropped = open.live.eventCount - open.events.length;
     if (dropped > 0) this.#options.counters?.eventsDropped(dropped);
     if (this.#listeners.size > 0) {
-      this.#notify({ type: "finished", run: this.#record(done) });
+      this.#notify({ type: "finished", run: this.#record(done.open, done) });
     }
     if (!this.store || this.#closed) return;
     this.#pending.push(done);
@@ -393,7 +623,7 @@ export class RunRecorder implements RunObserver {
     // Other hosts' runs are heard only while someone watches.
     if (this.#listeners.size === 1 && this.store?.follow && !this.#closed) {
       this.#unfollow = this.store.follow(
-        this.#options.host ?? "",
+        this.host,
         (change) => this.#heard(change),
       );
     }
@@ -414,7 +644,7 @@ export class RunRecorder implements RunObserver {
   /**
    * Writes pending runs now (redacting them first), and the runs still
    * going as `running`. Resolves when the store took them or failed (then
-   * they are held and retried; see {@link MAX_PENDING}).
+   * they are held and retried; see `maxPending`).
    */
   flush(): Promise<void> {
     clearTimeout(this.#flushTimer);
@@ -432,7 +662,7 @@ export class RunRecorder implements RunObserver {
     for (const done of batch) {
       try {
         this.#unwritten.push({
-          run: this.#record(done),
+          run: this.#record(done.open, done),
           events: this.#events(done),
           files: this.files?.take(done.open.live.id) ?? [],
         });
@@ -444,7 +674,7 @@ export class RunRecorder implements RunObserver {
     for (const open of this.#open.values()) {
       if (open.stored) continue;
       open.stored = true;
-      this.#unwritten.push({ run: this.#running(open), events: [] });
+      this.#unwritten.push({ run: this.#record(open), events: [] });
     }
   }
 
@@ -453,7 +683,7 @@ export class RunRecorder implements RunObserver {
     if (!store) return;
     try {
       if (!this.#interrupted) {
-        await store.interrupt(this.#options.host ?? "");
+        await store.interrupt(this.host);
         this.#interrupted = true;
         // The first beat as soon as the store answers, not 2 s later.
         queueMicrotask(() => void this.#beat());
@@ -494,7 +724,7 @@ export class RunRecorder implements RunObserver {
     const store = this.store;
     const beat = this.#writing.then(async () => {
       try {
-        await store.beat!(this.#options.host ?? "");
+        await store.beat!(this.host);
       } catch {
         // the next beat tries again
       } finally {
@@ -559,34 +789,6 @@ export class RunRecorder implements RunObserver {
     return this.#options.host ?? "";
   }
 
-  #running(open: Open): RunRecord {
-    const live = open.live;
-    return {
-      id: live.id,
-      parentId: live.parentId,
-      kind: live.kind,
-      name: live.name,
-      toolkit: null,
-      session: live.session,
-      transport: live.transport,
-      tokenLabel: open.tokenLabel,
-      host: this.#options.host ?? "",
-      startedAt: live.startedAt,
-      endedAt: live.startedAt,
-      durationMs: 0,
-      outcome: "running",
-      error: null,
-      summary: null,
-      args: this.#redactor.json(open.args),
-      result: null,
-      eventCount: live.eventCount,
-      llmTurns: open.turns,
-      inputTokens: open.input,
-      outputTokens: open.output,
-      owner: live.owner,
-    };
-  }
-
   #notify(change: LiveChange): void {
     for (const listener of this.#listeners) {
       try {
@@ -608,26 +810,29 @@ export class RunRecorder implements RunObserver {
     );
   }
 
-  #record(done: Finished): RunRecord {
-    const { open, end } = done;
-    const secrets = end.secrets ?? [];
+  // A finished run as kept, or (no `done`) one still going, written
+  // `running`.
+  #record(open: Open, done?: Finished): RunRecord {
+    const end = done?.end;
+    const secrets = end?.secrets ?? [];
     const r = this.#redactor;
+    const live = open.live;
     return {
-      id: open.live.id,
-      parentId: open.live.parentId,
-      kind: open.live.kind,
-      name: open.live.name,
-      toolkit: end.toolkit ?? null,
-      session: open.live.session,
-      transport: open.live.transport,
+      id: live.id,
+      parentId: live.parentId,
+      kind: live.kind,
+      name: live.name,
+      toolkit: end?.toolkit ?? null,
+      session: live.session,
+      transport: live.transport,
       tokenLabel: open.tokenLabel,
-      host: this.#options.host ?? "",
-      startedAt: open.live.startedAt,
-      endedAt: done.endedAt,
-      durationMs: Math.round(done.durationMs * 1000) / 1000,
-      outcome: end.outcome.slice(0, 100),
-      error: end.error ? r.text(end.error, { secrets }) : null,
-      summary: end.summary === null || end.summary === undefined
+      host: this.host,
+      startedAt: live.startedAt,
+      endedAt: done?.endedAt ?? live.startedAt,
+      durationMs: done ? Math.round(done.durationMs * 1000) / 1000 : 0,
+      outcome: end ? end.outcome.slice(0, 100) : "running",
+      error: end?.error ? r.text(end.error, { secrets }) : null,
+      summary: end?.summary === null || end?.summary === undefined
         ? null
         : r.text(
           typeof end.summary === "string"
@@ -636,12 +841,14 @@ export class RunRecorder implements RunObserver {
           { secrets },
         ),
       args: r.json(open.args, { secrets }),
-      result: end.result === undefined ? null : r.json(end.result, { secrets }),
-      eventCount: open.live.eventCount,
+      result: end?.result === undefined
+        ? null
+        : r.json(end.result, { secrets }),
+      eventCount: live.eventCount,
       llmTurns: open.turns,
       inputTokens: open.input,
       outputTokens: open.output,
-      owner: open.live.owner,
+      owner: live.owner,
     };
   }
 
@@ -654,4 +861,57 @@ export class RunRecorder implements RunObserver {
       at,
     }));
   }
+}
+
+/** Options of {@link openRecorder}: those of the recorder but its store's. */
+export type OpenRecorderOptions = Pick<
+  RunRecorderOptions,
+  "redactor" | "describeSession" | "counters" | "log" | "host"
+>;
+
+/**
+ * Opens the recorder for a `store` configuration: the PostgreSQL store at
+ * `store.url` (a fleet's; connected on first use, so a host starts while
+ * its database is down), else the SQLite store at `store.path` (relative to
+ * the working folder), or none with `store: null` or when the file cannot
+ * be opened (reported once; the host keeps serving).
+ *
+ * @param config the `store` section, or null to keep nothing
+ * @param options redaction, session description, counters, log
+ * @returns the recorder (its `store` is null when runs are not kept)
+ * @example Keep nothing
+ * ```ts
+ * import { openRecorder } from "./recorder.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder(null);
+ * assert.equal(recorder.store, null);
+ * recorder.close();
+ * ```
+ */
+export function openRecorder(
+  config: StoreConfig | null,
+  options: OpenRecorderOptions = {},
+): RunRecorder {
+  let store: RunStore | null = null;
+  if (config?.url) {
+    store = lazyPostgresStore(config.url);
+  } else if (config !== null) {
+    const path = config.path === ":memory:" ? ":memory:" : resolve(config.path);
+    try {
+      store = openSqliteStore(path);
+    } catch (error) {
+      options.counters?.storeError();
+      options.log?.(
+        `Cannot open the run store "${path}": ${
+          (error as Error).message
+        }; runs are not recorded, calls keep working (reported once)`,
+      );
+    }
+  }
+  return new RunRecorder({
+    ...options,
+    store,
+    retention: config ?? undefined,
+    files: config?.files,
+  });
 }

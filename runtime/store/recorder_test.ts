@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
-import { RunRecorder } from "./recorder.ts";
-import { openSqliteStore } from "./sqlite.ts";
+import { parseConfig } from "../config.ts";
+import { resolveConfig } from "../config_overrides.ts";
+import { newRunId, openRecorder, RunRecorder } from "./recorder.ts";
+import { PostgresRunStore } from "./postgres.ts";
+import { openSqliteStore, SqliteRunStore } from "./sqlite.ts";
 import { fakeSession } from "../../tests/support/skill_fakes.ts";
 
 const session = fakeSession();
@@ -21,4 +24,87 @@ Deno.test("a recorded run's id begins with its start time, so the store's keys g
     [...ids].reverse(),
   );
   await recorder.close();
+});
+
+Deno.test("newRunId starts with the time in hex and ends with random digits, distinct across refills of the id pool", () => {
+  const now = Date.UTC(2026, 10, 23, 20, 0, 0, 123);
+  const seen = new Set<string>();
+  const digits = new Set<string>();
+  const byPosition = Array.from({ length: 10 }, () => new Set<string>());
+  for (let i = 0; i < 2000; i++) {
+    const id = newRunId(now);
+    assert.match(id, /^[0-9a-f]{32}$/);
+    assert.equal(parseInt(id.slice(0, 12), 16), now);
+    seen.add(id.slice(12));
+    for (const c of id.slice(12)) digits.add(c);
+    byPosition.forEach((set, p) => set.add(id.slice(12 + 2 * p, 14 + 2 * p)));
+  }
+  assert.equal(seen.size, 2000);
+  assert.equal(digits.size, 16);
+  // Same millisecond, and every random byte takes most of its values (a
+  // counter would leave the leading ones fixed): 256, but for uuid4's
+  // version nibble (16) and variant bits (64).
+  byPosition.forEach((set, p) => {
+    const values = p === 0 ? 16 : p === 2 ? 64 : 256;
+    assert.ok(set.size > values * 0.8, `byte ${p}: ${set.size}`);
+  });
+});
+
+Deno.test("newRunId orders ids by start time, with the zero padding that keeps early times in order", () => {
+  const times = [
+    0,
+    1,
+    15,
+    16,
+    4095,
+    1_700_000_000_000,
+    Date.now(),
+    2 ** 48 - 1,
+  ];
+  const ids = times.map((t) => newRunId(t));
+  assert.deepEqual([...ids].sort(), ids);
+  assert.equal(newRunId(1).slice(0, 12), "000000000001");
+  assert.equal(newRunId(1.9).slice(0, 12), "000000000001");
+});
+
+Deno.test("newRunId's time digits are the millisecond in hex over the whole 48-bit range", () => {
+  for (let i = 0; i < 1000; i++) {
+    const ms = Math.floor(Math.random() * 2 ** 48);
+    const id = newRunId(ms);
+    assert.equal(id.slice(0, 12), ms.toString(16).padStart(12, "0"), `${ms}`);
+  }
+});
+
+Deno.test("store.url selects the PostgreSQL store; without it SQLite stays the default", async () => {
+  const sqlite = parseConfig(`{ "store": { "path": ":memory:" } }`);
+  assert.equal(sqlite.store?.url, null);
+  assert.equal(sqlite.host?.id, null);
+  const a = openRecorder(sqlite.store);
+  assert.ok(a.store instanceof SqliteRunStore);
+  await a.close();
+  const pg = parseConfig(
+    `{ "store": { "url": "postgres://u:p@127.0.0.1:1/db" }, "host": { "id": "h7" } }`,
+  );
+  assert.equal(pg.host?.id, "h7");
+  // Connected on first use: a host starts while its database is down.
+  const b = openRecorder(pg.store, { host: "h7" });
+  assert.ok(b.store instanceof PostgresRunStore);
+  await b.close();
+});
+
+Deno.test("SKILLBOX_STORE_URL sets store.url, even over store: null", () => {
+  const off = parseConfig(`{ "store": null }`);
+  const { config, overrides } = resolveConfig(off, {
+    env: { SKILLBOX_STORE_URL: "postgres://db/skillbox" },
+  });
+  assert.equal(config.store?.url, "postgres://db/skillbox");
+  assert.equal(config.store?.maxRuns, 10_000);
+  assert.equal(overrides["store.url"], "SKILLBOX_STORE_URL");
+});
+
+Deno.test("a store.url that is not postgres:// is refused at load", () => {
+  assert.throws(
+    () => parseConfig(`{ "store": { "url": "mysql://db/x" } }`),
+    /store\.url/,
+  );
 });

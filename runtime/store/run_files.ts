@@ -10,7 +10,7 @@
 
 import type { Redactor } from "./redact.ts";
 import type { RunStore, StoredFile } from "./store.ts";
-import type { RunFiles } from "./observer.ts";
+import type { RunFiles } from "./recorder.ts";
 
 /** What of a script's files was kept. */
 export interface FilesKept {

@@ -8,18 +8,20 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { mayView, type RunScope } from "./owner.ts";
 import {
+  fromRow,
   INTERRUPTED,
+  listQuery,
+  mayView,
+  RUN_COLUMNS,
   type RunDetail,
   type RunPage,
   type RunQuery,
-  type RunRecord,
+  type RunScope,
   type RunStore,
   type RunTiming,
   type RunWrite,
-  type StoredEvent,
-  type StoredFile,
+  toRow,
 } from "./store.ts";
 
 const SCHEMA = `
@@ -72,8 +74,7 @@ CREATE TABLE IF NOT EXISTS files (
 ) WITHOUT ROWID;
 `;
 
-const COLUMNS =
-  "cursor, id, parent_id, kind, name, toolkit, session, transport, token_label, started_at, ended_at, duration_ms, outcome, error, summary, args, result, event_count, llm_turns, input_tokens, output_tokens, owner, host";
+const COLUMNS = `cursor, ${RUN_COLUMNS.join(", ")}`;
 
 // A store written before runs had owners gains the column; its old rows
 // keep no owner, so only console admins see them.
@@ -153,9 +154,9 @@ export class SqliteRunStore implements RunStore {
   constructor(db: DatabaseSync) {
     this.#db = db;
     this.#insertRun = db.prepare(
-      `INSERT OR REPLACE INTO runs (${
-        COLUMNS.replace("cursor, ", "")
-      }) VALUES (${new Array(22).fill("?").join(", ")})`,
+      `INSERT OR REPLACE INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${
+        RUN_COLUMNS.map(() => "?").join(", ")
+      })`,
     );
     this.#insertEvent = db.prepare(
       "INSERT OR REPLACE INTO events (run_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
@@ -170,30 +171,8 @@ export class SqliteRunStore implements RunStore {
     this.#db.exec("BEGIN");
     try {
       for (const { run, events, files } of batch) {
-        this.#insertRun.run(
-          run.id,
-          run.parentId,
-          run.kind,
-          run.name,
-          run.toolkit,
-          run.session,
-          run.transport,
-          run.tokenLabel,
-          run.startedAt,
-          run.endedAt,
-          run.durationMs,
-          run.outcome,
-          run.error,
-          run.summary,
-          run.args,
-          run.result,
-          run.eventCount,
-          run.llmTurns,
-          run.inputTokens,
-          run.outputTokens,
-          run.owner ?? null,
-          run.host ?? "",
-        );
+        // Positional: node:sqlite binds named parameters at twice the cost.
+        this.#insertRun.run(...Object.values(toRow(run)));
         for (const e of events) {
           this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
         }
@@ -213,63 +192,41 @@ export class SqliteRunStore implements RunStore {
   }
 
   list(query: RunQuery): RunPage {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (query.name) where.push("name = ?"), params.push(query.name);
-    if (query.kind) where.push("kind = ?"), params.push(query.kind);
-    if (query.session) where.push("session = ?"), params.push(query.session);
-    if (query.outcome === "error") {
-      where.push("outcome NOT IN ('ok', 'running')");
-    } else if (query.outcome) {
-      where.push("outcome = ?"), params.push(query.outcome);
-    }
-    if (query.before !== undefined) {
-      where.push("cursor < ?"), params.push(query.before);
-    }
-    if (query.owner !== undefined) {
-      where.push("owner = ?"), params.push(query.owner);
-    }
-    const limit = Math.min(Math.max(1, query.limit ?? 50), 500);
+    const { where, limit } = listQuery(query);
+    const params = where.flatMap(([, v]) => v === undefined ? [] : [v]);
     const sql = `SELECT ${COLUMNS} FROM runs ${
-      where.length ? `WHERE ${where.join(" AND ")}` : ""
+      where.length
+        ? `WHERE ${
+          where.map(([c, v]) => v === undefined ? c : `${c} ?`).join(" AND ")
+        }`
+        : ""
     } ORDER BY cursor DESC LIMIT ?`;
     let statement = this.#listCache.get(sql);
     if (!statement) {
       statement = this.#db.prepare(sql);
       this.#listCache.set(sql, statement);
     }
-    const rows = statement.all(...params, limit + 1) as Row[];
-    const runs = rows.slice(0, limit).map((row) => ({
-      ...toRecord(row),
-      cursor: Number(row.cursor),
-    }));
-    const last = runs[runs.length - 1];
-    return { runs, next: rows.length > limit && last ? last.cursor : null };
+    return fromRow.page(statement.all(...params, limit + 1), limit);
   }
 
   get(id: string, scope: RunScope = "all"): RunDetail | null {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM runs WHERE id = ?`)
-      .get(id) as Row | undefined;
-    if (!row || !mayView(scope, text(row.owner))) return null;
+      .get(id);
+    if (!row || !mayView(scope, row.owner as string | null)) return null;
     const events = this.#db.prepare(
       "SELECT seq, kind, data, at FROM events WHERE run_id = ? ORDER BY seq",
-    ).all(id) as unknown as StoredEvent[];
-    const children = (this.#db.prepare(
+    ).all(id);
+    const children = this.#db.prepare(
       `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
-    ).all(id) as Row[]).map(toRecord).filter((r) => mayView(scope, r.owner));
-    const files = (this.#db.prepare(
+    ).all(id).map(fromRow.run).filter((r) => mayView(scope, r.owner));
+    const files = this.#db.prepare(
       "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
-    ).all(id) as Row[]).map((f): StoredFile => ({
-      name: String(f.name),
-      size: Number(f.size),
-      data: f.data === null ? null : new Uint8Array(f.data as Uint8Array),
-      note: f.note === null ? null : String(f.note),
-    }));
+    ).all(id);
     return {
-      run: toRecord(row),
-      events: events.map((e) => ({ ...e })),
+      run: fromRow.run(row),
+      events: events.map(fromRow.event),
       children,
-      files,
+      files: files.map(fromRow.file),
     };
   }
 
@@ -281,13 +238,7 @@ export class SqliteRunStore implements RunStore {
       : this.#db.prepare(
         "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running' AND owner = ? ORDER BY cursor",
       ).all(since, scope.owner);
-    return (rows as Row[]).map((row) => ({
-      kind: String(row.kind),
-      name: String(row.name),
-      outcome: String(row.outcome),
-      durationMs: Number(row.duration_ms),
-      endedAt: Number(row.ended_at),
-    }));
+    return rows.map(fromRow.timing);
   }
 
   prune(limits: { maxRuns: number; maxAgeDays: number; now?: number }): number {
@@ -333,37 +284,4 @@ export class SqliteRunStore implements RunStore {
   close(): void {
     if (this.#db.isOpen) this.#db.close();
   }
-}
-
-type Row = Record<string, string | number | null | Uint8Array>;
-
-function text(v: unknown): string | null {
-  return v === null || v === undefined ? null : String(v);
-}
-
-function toRecord(row: Row): RunRecord {
-  return {
-    id: String(row.id),
-    parentId: text(row.parent_id),
-    kind: row.kind === "skill" ? "skill" : "tool",
-    name: String(row.name),
-    toolkit: text(row.toolkit),
-    session: String(row.session),
-    transport: String(row.transport),
-    tokenLabel: text(row.token_label),
-    startedAt: Number(row.started_at),
-    endedAt: Number(row.ended_at),
-    durationMs: Number(row.duration_ms),
-    outcome: String(row.outcome),
-    error: text(row.error),
-    summary: text(row.summary),
-    args: String(row.args),
-    result: text(row.result),
-    eventCount: Number(row.event_count),
-    llmTurns: Number(row.llm_turns),
-    inputTokens: Number(row.input_tokens),
-    outputTokens: Number(row.output_tokens),
-    owner: text(row.owner),
-    host: String(row.host ?? ""),
-  };
 }

@@ -4,6 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { openSqliteStore } from "./sqlite.ts";
 import type { RunRecord } from "./store.ts";
 
+// prune(), list() and owners are checked on SQLite by store_suite_test.ts.
 function run(i: number, over: Partial<RunRecord> = {}): RunRecord {
   return {
     id: `r${i}`,
@@ -30,48 +31,6 @@ function run(i: number, over: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
-Deno.test("prune() keeps the newest max_runs and drops runs older than max_age_days", () => {
-  const store = openSqliteStore(":memory:");
-  const now = 100 * 86_400_000;
-  store.write(Array.from({ length: 20 }, (_, i) => ({
-    run: run(i, { endedAt: now - (20 - i) * 3_600_000 }),
-    events: [{ seq: 0, kind: "status", data: "{}", at: 0 }],
-  })));
-  assert.equal(store.prune({ maxRuns: 15, maxAgeDays: 30, now }), 5);
-  assert.equal(store.count(), 15);
-  assert.equal(store.get("r4"), null);
-  assert.equal(store.get("r5")?.events.length, 1);
-  // Runs older than 10 hours go with max_age_days = 10/24.
-  assert.equal(store.prune({ maxRuns: 100, maxAgeDays: 10 / 24, now }), 5);
-  assert.deepEqual(store.list({}).runs.map((r) => r.id).at(-1), "r10");
-  store.close();
-});
-
-Deno.test("list() filters by name, outcome and kind, newest first, with a cursor", () => {
-  const store = openSqliteStore(":memory:");
-  store.write(
-    Array.from({ length: 10 }, (_, i) => ({ run: run(i), events: [] })),
-  );
-  const odd = store.list({ name: "odd", limit: 3 });
-  assert.deepEqual(odd.runs.map((r) => r.id), ["r9", "r7", "r5"]);
-  assert.deepEqual(
-    store.list({ name: "odd", before: odd.next! }).runs.map((r) => r.id),
-    ["r3", "r1"],
-  );
-  assert.deepEqual(store.list({ outcome: "error" }).runs.map((r) => r.id), [
-    "r9",
-    "r6",
-    "r3",
-    "r0",
-  ]);
-  assert.deepEqual(
-    store.list({ outcome: "timeout", name: "even" }).runs.map((r) => r.id),
-    ["r6", "r0"],
-  );
-  assert.equal(store.list({ kind: "skill" }).runs.length, 0);
-  store.close();
-});
-
 Deno.test("a write that fails leaves nothing half-written", async () => {
   const dir = await Deno.makeTempDir();
   const store = openSqliteStore(join(dir, "a", "runs.db"));
@@ -83,44 +42,6 @@ Deno.test("a write that fails leaves nothing half-written", async () => {
   assert.deepEqual(store.list({}).runs.map((r) => r.id), ["r1"]);
   store.close();
   await Deno.remove(dir, { recursive: true });
-});
-
-Deno.test("with an owner, list(), get() and timings() see that owner's runs only", () => {
-  const store = openSqliteStore(":memory:");
-  store.write(Array.from({ length: 6 }, (_, i) => ({
-    run: run(i, {
-      owner: i < 2 ? null : i % 2 ? "sha256:0000000b" : "sha256:0000000a",
-      parentId: i === 5 ? "r3" : null,
-    }),
-    events: [],
-  })));
-  const a = { owner: "sha256:0000000a" } as const;
-  assert.deepEqual(
-    store.list({ owner: a.owner }).runs.map((r) => r.id),
-    ["r4", "r2"],
-  );
-  const page = store.list({ owner: a.owner, limit: 1 });
-  assert.deepEqual(
-    store.list({ owner: a.owner, before: page.next! }).runs.map((r) => r.id),
-    ["r2"],
-  );
-  // Filters narrow within the owner's runs, never beyond them.
-  assert.deepEqual(
-    store.list({ owner: a.owner, name: "odd" }).runs.map((r) => r.id),
-    [],
-  );
-  assert.equal(store.list({}).runs.length, 6);
-  assert.equal(store.get("r3", a), null);
-  assert.equal(store.get("r0", a), null, "no owner: admins only");
-  assert.equal(store.get("r4", a)?.run.owner, "sha256:0000000a");
-  assert.equal(store.get("r0", "all")?.run.owner, null);
-  assert.deepEqual(
-    store.get("r3", { owner: "sha256:0000000b" })?.children.map((c) => c.id),
-    ["r5"],
-  );
-  assert.deepEqual(store.timings(0, a).map((t) => t.durationMs), [2, 4]);
-  assert.equal(store.timings(0).length, 6);
-  store.close();
 });
 
 Deno.test("a store written before owners gains the column; its old runs have none", async () => {

@@ -2,12 +2,22 @@
  * The run store interface: what the recorder writes and the console reads.
  * SQLite (`sqlite.ts`) is the embedded implementation; PostgreSQL
  * (`postgres.ts`) is the one a fleet of hosts shares. A method answers now
- * (SQLite) or later (a server): callers `await` either.
+ * (SQLite) or later (a server): callers `await` either. What the two share
+ * (the columns of a run and their mapping, the list filters) is here.
+ *
+ * Whose a run is: the owner the run history keeps with each run, so the
+ * console shows a token only its own sessions' work. An owner is a short
+ * fingerprint of the configured token the session authenticated with,
+ * never the token, and not the positional label (`token 2`) either: a
+ * label moves to another token when the operator removes or reorders
+ * `tokens`, and the history would move with it. A run with no owner (the
+ * operator's own in-process or stdio calls, a host without tokens, or a row
+ * written before owners were kept) is shown to console admins only.
  *
  * @module
  */
 
-import type { RunScope } from "./owner.ts";
+import { createHash } from "node:crypto";
 
 /** One finished run, redacted and capped, as kept. */
 export interface RunRecord {
@@ -28,7 +38,7 @@ export interface RunRecord {
   /** Which configured token the session used (a label, never the token), or null. */
   tokenLabel: string | null;
   /**
-   * Whose run it is (`ownerOf` the session's token, see `owner.ts`), or
+   * Whose run it is ({@link ownerOf} the session's token), or
    * null: the operator's, shown to console admins only. @default null
    */
   owner?: string | null;
@@ -117,7 +127,7 @@ export interface RunQuery {
   session?: string;
   /** Only runs older than this cursor (the previous page's `next`). */
   before?: number;
-  /** Only runs of this owner (see `owner.ts`). @default every run */
+  /** Only runs of this owner (see {@link ownerOf}). @default every run */
   owner?: string;
 }
 
@@ -229,4 +239,243 @@ export interface RunStore {
   hosts?(): Awaitable<HostBeat[]>;
   /** Closes the storage. */
   close(): Awaitable<void>;
+}
+
+/** Whose runs a console request may see: every run, or one owner's. */
+export type RunScope = "all" | { readonly owner: string };
+
+/**
+ * The owner recorded for runs of sessions that authenticated with a token.
+ * 32 bits of SHA-256 over the token: enough to keep the configured tokens
+ * apart, too few to confirm a guess of a long random token offline.
+ *
+ * @param token a configured token
+ * @returns its owner, `sha256:` and 8 hex digits
+ * @example Stable and not the token
+ * ```ts
+ * import { ownerOf } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(ownerOf("alpha-token"), ownerOf("alpha-token"));
+ * assert.notEqual(ownerOf("alpha-token"), ownerOf("beta-token"));
+ * assert.match(ownerOf("alpha-token"), /^sha256:[0-9a-f]{8}$/);
+ * ```
+ */
+export function ownerOf(token: string): string {
+  const digest = createHash("sha256").update("skillbox run owner\0")
+    .update(token).digest("hex");
+  return `sha256:${digest.slice(0, 8)}`;
+}
+
+/**
+ * Whether a scope may see a run of this owner.
+ *
+ * @param scope the viewer's scope
+ * @param owner the run's owner (null: the operator's, or unknown)
+ * @returns true when the viewer may see it
+ * @example Admins see everything, a token its own runs only
+ * ```ts
+ * import { mayView } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(mayView("all", null), true);
+ * assert.equal(mayView({ owner: "sha256:0a0b0c0d" }, "sha256:0a0b0c0d"), true);
+ * assert.equal(mayView({ owner: "sha256:0a0b0c0d" }, null), false);
+ * ```
+ */
+export function mayView(
+  scope: RunScope,
+  owner: string | null | undefined,
+): boolean {
+  return scope === "all" || (owner != null && owner === scope.owner);
+}
+
+/** The columns of a run, in the order both stores read and write them. */
+export const RUN_COLUMNS = [
+  "id",
+  "parent_id",
+  "kind",
+  "name",
+  "toolkit",
+  "session",
+  "transport",
+  "token_label",
+  "owner",
+  "host",
+  "started_at",
+  "ended_at",
+  "duration_ms",
+  "outcome",
+  "error",
+  "summary",
+  "args",
+  "result",
+  "event_count",
+  "llm_turns",
+  "input_tokens",
+  "output_tokens",
+] as const;
+
+/** A row of a store's runs table, as written. */
+export type RunRow = Record<
+  (typeof RUN_COLUMNS)[number],
+  string | number | null
+>;
+
+/** A row as a store's driver reads it back. */
+// deno-lint-ignore no-explicit-any
+export type StoredRow = Record<string, any>;
+
+/**
+ * A run as a row of its store's runs table ({@link RUN_COLUMNS}).
+ *
+ * @param run the run
+ * @returns its row, snake_case, its keys in {@link RUN_COLUMNS} order (SQLite
+ *   binds its values by position)
+ * @example A run round-trips through its row
+ * ```ts
+ * import { fromRow, toRow } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * const run = {
+ *   id: "r1", parentId: null, kind: "tool" as const, name: "add", toolkit: null, session: "s",
+ *   transport: "in-process", tokenLabel: null, owner: null, host: "", startedAt: 1, endedAt: 2,
+ *   durationMs: 1, outcome: "ok", error: null, summary: null, args: "{}", result: "3",
+ *   eventCount: 0, llmTurns: 0, inputTokens: 0, outputTokens: 0,
+ * };
+ * assert.equal(toRow(run).parent_id, null);
+ * assert.deepEqual(fromRow.run(toRow(run)), run);
+ * ```
+ */
+export function toRow(run: RunRecord): RunRow {
+  return {
+    id: run.id,
+    parent_id: run.parentId,
+    kind: run.kind,
+    name: run.name,
+    toolkit: run.toolkit,
+    session: run.session,
+    transport: run.transport,
+    token_label: run.tokenLabel,
+    owner: run.owner ?? null,
+    host: run.host ?? "",
+    started_at: run.startedAt,
+    ended_at: run.endedAt,
+    duration_ms: run.durationMs,
+    outcome: run.outcome,
+    error: run.error,
+    summary: run.summary,
+    args: run.args,
+    result: run.result,
+    event_count: run.eventCount,
+    llm_turns: run.llmTurns,
+    input_tokens: run.inputTokens,
+    output_tokens: run.outputTokens,
+  };
+}
+
+function text(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
+/**
+ * What a store read back, from the rows its driver gave: a run (see
+ * {@link toRow}), a page of runs, an event, a file, a timing.
+ *
+ * @example An event row, and a page with a next one
+ * ```ts
+ * import { fromRow } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(fromRow.event({ seq: 1, kind: "status", data: "{}", at: 5 }),
+ *   { seq: 1, kind: "status", data: "{}", at: 5 });
+ * assert.equal(fromRow.page([], 10).next, null);
+ * ```
+ */
+export const fromRow = {
+  /** A run. */
+  run: (row: StoredRow): RunRecord => ({
+    id: String(row.id),
+    parentId: text(row.parent_id),
+    kind: row.kind === "skill" ? "skill" : "tool",
+    name: String(row.name),
+    toolkit: text(row.toolkit),
+    session: String(row.session),
+    transport: String(row.transport),
+    tokenLabel: text(row.token_label),
+    owner: text(row.owner),
+    host: String(row.host ?? ""),
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+    durationMs: Number(row.duration_ms),
+    outcome: String(row.outcome),
+    error: text(row.error),
+    summary: text(row.summary),
+    args: String(row.args),
+    result: text(row.result),
+    eventCount: Number(row.event_count),
+    llmTurns: Number(row.llm_turns),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+  }),
+  /**
+   * A page of runs from the rows a list query read, newest first, each with
+   * its `cursor` (one more than `limit` when there is a next page).
+   */
+  page(rows: readonly StoredRow[], limit: number): RunPage {
+    const runs = rows.slice(0, limit).map((row) => ({
+      ...fromRow.run(row),
+      cursor: Number(row.cursor),
+    }));
+    const last = runs[runs.length - 1];
+    return { runs, next: rows.length > limit && last ? last.cursor : null };
+  },
+  /** A kept event. */
+  event: (e: StoredRow): StoredEvent => ({
+    seq: Number(e.seq),
+    kind: String(e.kind),
+    data: String(e.data),
+    at: Number(e.at),
+  }),
+  /** A kept file. */
+  file: (f: StoredRow): StoredFile => ({
+    name: String(f.name),
+    size: Number(f.size),
+    data: f.data === null ? null : new Uint8Array(f.data),
+    note: text(f.note),
+  }),
+  /** A finished run's timing. */
+  timing: (row: StoredRow): RunTiming => ({
+    kind: String(row.kind),
+    name: String(row.name),
+    outcome: String(row.outcome),
+    durationMs: Number(row.duration_ms),
+    endedAt: Number(row.ended_at),
+  }),
+};
+
+/**
+ * The conditions of a list query, each an SQL fragment and the value that
+ * follows it (none for a fixed condition), and its clamped page size.
+ *
+ * @param query the filters
+ * @returns the conditions, to join with AND, and the page size
+ * @example Failed runs of one tool, the page size capped
+ * ```ts
+ * import { listQuery } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * const { where, limit } = listQuery({ name: "add", outcome: "error", limit: 9999 });
+ * assert.deepEqual(where, [["name =", "add"], ["outcome NOT IN ('ok', 'running')"]]);
+ * assert.equal(limit, 500);
+ * ```
+ */
+export function listQuery(
+  query: RunQuery,
+): { where: [string, (string | number)?][]; limit: number } {
+  const where: [string, (string | number)?][] = [];
+  if (query.name) where.push(["name =", query.name]);
+  if (query.kind) where.push(["kind =", query.kind]);
+  if (query.session) where.push(["session =", query.session]);
+  if (query.outcome === "error") {
+    where.push(["outcome NOT IN ('ok', 'running')"]);
+  } else if (query.outcome) where.push(["outcome =", query.outcome]);
+  if (query.before !== undefined) where.push(["cursor <", query.before]);
+  if (query.owner !== undefined) where.push(["owner =", query.owner]);
+  return { where, limit: Math.min(Math.max(1, query.limit ?? 50), 500) };
 }

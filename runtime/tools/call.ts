@@ -42,8 +42,7 @@ import { scrubSecrets } from "../toolkits/secrets.ts";
 import { validateValue, type ValidationResult } from "../schema/validator.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import type { EgressBroker } from "../egress/broker.ts";
-import type { RunObserver } from "../store/observer.ts";
-import { observeToolCaller } from "../store/observe_tools.ts";
+import { observeToolCaller, type RunObserver } from "../store/recorder.ts";
 import {
   type CodeCalls,
   type InnerCall,
