@@ -24,8 +24,8 @@ import {
   UNWRAPPED,
 } from "./sandbox_process.ts";
 import { Deadlines } from "../deadline.ts";
-import { grantKey } from "./permissions.ts";
-import { loadBootstrap } from "./spawn.ts";
+import { grantKey } from "./grants.ts";
+import { loadBootstrap } from "./bootstrap_text.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import type { OpMessage } from "../../protocol/sandbox/messages.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
@@ -52,7 +52,7 @@ export interface ProcessPoolOptions extends ProcessLimits {
 }
 
 /** One operation's grant, route, time and hooks (see {@link ProcessPool.run}). */
-export interface PoolRunOptions {
+interface PoolRunOptions {
   /** The checked grant its process runs with. */
   grant: Permissions;
   /** Whom the process serves (its `deadline` is set by `run`). */
@@ -64,7 +64,7 @@ export interface PoolRunOptions {
 }
 
 /** A module a spare pre-loads in a fresh worker (see `PrimeMessage`). */
-export interface SparePrime {
+interface SparePrime {
   primeKey: string;
   path: string;
 }

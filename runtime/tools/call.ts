@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { GrantCheck } from "../sandbox/permissions.ts";
+import type { GrantCheck } from "../sandbox/grants.ts";
 import { GrantCache } from "../sandbox/grants.ts";
 import type { Sandbox, SandboxCall, SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";

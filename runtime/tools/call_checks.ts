@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { GrantCheck } from "../sandbox/permissions.ts";
+import type { GrantCheck } from "../sandbox/grants.ts";
 import { PermissionDeniedError, SkillboxError } from "../../protocol/errors.ts";
 import type {
   RegistrySnapshot,

@@ -38,7 +38,7 @@
  */
 
 import { z } from "zod";
-import type { Policy } from "../sandbox/permissions.ts";
+import type { Policy } from "../sandbox/grants.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 
 /** Allow and deny selectors at one level. */

@@ -14,7 +14,7 @@ import {
   mergePermissions,
   type Policy,
   resolvePermissionPaths,
-} from "../sandbox/permissions.ts";
+} from "../sandbox/grants.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { checkToolPolicy, type ToolPolicyConfig } from "./policy.ts";
