@@ -130,7 +130,7 @@ export class ProcessPool implements ProcessEvents {
   // Principals whose work ended (a closed session).
   readonly #ended = new EndedPrincipals();
   // Never-used processes ahead of new sessions (routed nowhere yet).
-  readonly #spares: SpareProcesses<SandboxProcess>;
+  readonly #spares: SpareProcesses;
   // Processes with stopped operations whose workers have not answered yet:
   // how many, and whether the process was routed before the first.
   readonly #stopped = new Map<
@@ -537,9 +537,6 @@ export function noProcess(err: unknown): SandboxOutcome {
 // Calls waiting for room under the process cap: first come first served (a
 // woken call that still finds no room keeps its place at the front), each
 // with its own deadline.
-/**
- * The line of calls waiting for room.
- */
 class RoomQueue {
   readonly #waiters: (() => void)[] = [];
   readonly #max: number;
@@ -601,12 +598,8 @@ class RoomQueue {
 // Principals whose work ended (closed sessions), remembered so that no
 // process is started for them again and their late calls are refused.
 // Bounded: the oldest are forgotten first.
-// Ended principals remembered.
 const MAX_ENDED = 8192;
 
-/**
- * The ended principals of a pool.
- */
 class EndedPrincipals {
   readonly #ended = new Set<string>();
 
@@ -640,12 +633,6 @@ class EndedPrincipals {
 // waiting for a whole process to start; the pool starts a replacement.
 // This keeps the list and says what is wanted; the pool starts, counts
 // and retires the processes.
-/** What the list needs of a process. */
-interface SpareCandidate {
-  /** Whether new work may be routed to it (not killed, exited or tainted). */
-  readonly usable: boolean;
-}
-
 /** The grant spares are started with, its canonical key, and the prime. */
 interface SpareGrant {
   key: string;
@@ -654,27 +641,14 @@ interface SpareGrant {
   prime?: SparePrime;
 }
 
-/**
- * The spare processes of a pool.
- */
-class SpareProcesses<P extends SpareCandidate> {
+class SpareProcesses {
   readonly #count: number;
-  readonly #list: P[] = [];
+  readonly #list: SandboxProcess[] = [];
   #grant: SpareGrant | null = null;
 
   /** @param count spares kept (0 disables them) */
   constructor(count: number) {
     this.#count = Math.max(0, Math.floor(count));
-  }
-
-  /** Spares kept, started or starting. */
-  get size(): number {
-    return this.#list.length;
-  }
-
-  /** Whether a process is a spare (not handed out yet). */
-  has(proc: P): boolean {
-    return this.#list.includes(proc);
   }
 
   /**
@@ -683,7 +657,7 @@ class SpareProcesses<P extends SpareCandidate> {
    * they would never be taken. Spares started from now on also pre-load
    * `prime` (the module the code runs in, as `eval_typescript`'s).
    */
-  learn(key: string, grant: Permissions, prime?: SparePrime): P[] {
+  learn(key: string, grant: Permissions, prime?: SparePrime): SandboxProcess[] {
     if (this.#count === 0) return [];
     if (this.#grant?.key === key) {
       this.#grant.prime = prime;
@@ -699,7 +673,7 @@ class SpareProcesses<P extends SpareCandidate> {
   }
 
   /** Keeps a process just started as a spare. */
-  add(proc: P): void {
+  add(proc: SandboxProcess): void {
     this.#list.push(proc);
   }
 
@@ -708,7 +682,7 @@ class SpareProcesses<P extends SpareCandidate> {
    * a process is never a spare twice), or null. Unusable ones (killed,
    * exited) are dropped, never handed out.
    */
-  take(key: string): P | null {
+  take(key: string): SandboxProcess | null {
     if (this.#grant?.key !== key) return null;
     while (this.#list.length > 0) {
       const proc = this.#list.shift()!;
@@ -718,7 +692,7 @@ class SpareProcesses<P extends SpareCandidate> {
   }
 
   /** Forgets a process (it exited, or is retired); true if it was a spare. */
-  forget(proc: P): boolean {
+  forget(proc: SandboxProcess): boolean {
     const at = this.#list.indexOf(proc);
     if (at < 0) return false;
     this.#list.splice(at, 1);
