@@ -143,10 +143,14 @@ export interface SandboxPool extends Sandbox {
  * ```
  */
 export function createSandbox(options: SandboxOptions = {}): SandboxPool {
-  const settings = poolSettings(options);
+  const settings = sandboxSettings(options);
   const confiner = new Confiner(settings.confinement, options.egress);
   const processes = new ProcessPool(
-    poolOptions(options, settings, () => confiner.wrapperFor(SANDBOX_MAIN)),
+    processPoolOptions(
+      options,
+      settings,
+      () => confiner.wrapperFor(SANDBOX_MAIN),
+    ),
   );
   const own = new OwnReads(settings.policy);
   const discovery = new DiscoveryQueue(
@@ -207,8 +211,8 @@ function processInfo(p: SandboxProcess): SandboxProcessInfo {
   };
 }
 
-/** The options with their defaults, as the pool's parts take them. */
-interface PoolSettings {
+/** The options with their defaults, as the sandbox's parts take them. */
+interface SandboxSettings {
   policy: Policy;
   /** Working folder of sandbox processes (absolute). */
   cwd: string;
@@ -230,15 +234,15 @@ interface PoolSettings {
  * @returns the settings
  * @example Paths made absolute against the working folder
  * ```ts
- * import { poolSettings } from "./sandbox.ts";
+ * import { sandboxSettings } from "./sandbox.ts";
  * import assert from "node:assert/strict";
- * const settings = poolSettings({ cwd: "/srv", policy: { deny: ["/srv/x/../y"] } });
+ * const settings = sandboxSettings({ cwd: "/srv", policy: { deny: ["/srv/x/../y"] } });
  * assert.equal(settings.cacheDir, "/srv/.skillbox-cache");
  * assert.deepEqual(settings.deny, ["/srv/y"]);
- * assert.equal(poolSettings({ cacheDir: null }).cacheDir, null);
+ * assert.equal(sandboxSettings({ cacheDir: null }).cacheDir, null);
  * ```
  */
-export function poolSettings(options: SandboxOptions): PoolSettings {
+export function sandboxSettings(options: SandboxOptions): SandboxSettings {
   const policy = options.policy ?? {};
   const cwd = options.cwd ?? Deno.cwd();
   return {
@@ -261,22 +265,22 @@ export function poolSettings(options: SandboxOptions): PoolSettings {
  * The process pool's options.
  *
  * @param options the pool's options
- * @param settings what {@link poolSettings} made of them
+ * @param settings what {@link sandboxSettings} made of them
  * @param wrapper confinement's wrapper of a call process's command
  * @returns the process pool's options
  * @example The worker budget becomes a count of warm workers
  * ```ts
- * import { poolSettings, poolOptions, WORKER_MB } from "./sandbox.ts";
+ * import { sandboxSettings, processPoolOptions, WORKER_MB } from "./sandbox.ts";
  * import assert from "node:assert/strict";
  * const options = { workerBudgetMb: 10 * WORKER_MB };
- * const pool = poolOptions(options, poolSettings(options));
+ * const pool = processPoolOptions(options, sandboxSettings(options));
  * assert.equal(pool.maxWarmWorkers, 10);
  * assert.equal(pool.maxProcesses, 32);
  * ```
  */
-export function poolOptions(
+export function processPoolOptions(
   options: SandboxOptions,
-  settings: PoolSettings,
+  settings: SandboxSettings,
   wrapper?: () => Promise<CommandWrapper>,
 ): ProcessPoolOptions {
   return {
@@ -304,16 +308,16 @@ export function poolOptions(
  * denied the same paths (and the denied trees' entries, listed now).
  *
  * @param options the pool's options
- * @param settings what {@link poolSettings} made of them
+ * @param settings what {@link sandboxSettings} made of them
  * @param wrapper confinement's wrapper of a discovery process's command
  * @param bootstrap how to load the worker bootstrap
  * @returns the queue's options
  * @example Discovery is denied what call processes are
  * ```ts
- * import { discoveryOptions, poolSettings } from "./sandbox.ts";
+ * import { discoveryOptions, sandboxSettings } from "./sandbox.ts";
  * import assert from "node:assert/strict";
  * const options = { describeTimeoutMs: 100, policy: { deny: ["/d"] } };
- * const queue = discoveryOptions(options, poolSettings(options),
+ * const queue = discoveryOptions(options, sandboxSettings(options),
  *   undefined, () => Promise.resolve(""));
  * assert.equal(queue.timeoutMs, 100);
  * assert.deepEqual(queue.deny, ["/d"]);
@@ -321,7 +325,7 @@ export function poolOptions(
  */
 export function discoveryOptions(
   options: SandboxOptions,
-  settings: PoolSettings,
+  settings: SandboxSettings,
   wrapper: (() => Promise<CommandWrapper>) | undefined,
   bootstrap: () => Promise<string>,
 ): DiscoveryQueueOptions {

@@ -5,9 +5,9 @@ import {
   configKey,
   createSandbox,
   discoveryOptions,
-  poolOptions,
-  poolSettings,
+  processPoolOptions,
   SandboxCalls,
+  sandboxSettings,
   WORKER_MB,
   workerKey,
 } from "./sandbox.ts";
@@ -397,8 +397,8 @@ Deno.test("workerKey() names the session third in its JSON (sandbox processes re
   assert.equal(JSON.parse(key)[2], 's"1');
 });
 
-Deno.test("pool settings: defaults, the cache folder and policy paths made absolute", () => {
-  const settings = poolSettings({
+Deno.test("sandbox settings: defaults, the cache folder and policy paths made absolute", () => {
+  const settings = sandboxSettings({
     cwd: "/srv/host",
     cacheDir: "cache",
     policy: { deny: ["/a/./b"], sharedFolders: ["/skills/"] },
@@ -409,21 +409,30 @@ Deno.test("pool settings: defaults, the cache folder and policy paths made absol
   assert.equal(settings.describeTimeoutMs, 5000);
   assert.equal(settings.processWaitMs, 30_000);
   assert.equal(settings.confinement, "auto");
-  const bare = poolSettings({});
+  const bare = sandboxSettings({});
   assert.equal(bare.cwd, Deno.cwd());
   assert.equal(bare.cacheDir, join(Deno.cwd(), ".skillbox-cache"));
   assert.deepEqual(bare.policy, {});
-  assert.equal(poolSettings({ cacheDir: null }).cacheDir, null);
+  assert.equal(sandboxSettings({ cacheDir: null }).cacheDir, null);
 });
 
 Deno.test("process pool options: the worker budget sets warm workers unless a count is given", () => {
   const budget = { workerBudgetMb: 5 * WORKER_MB + 1 };
-  assert.equal(poolOptions(budget, poolSettings(budget)).maxWarmWorkers, 5);
+  assert.equal(
+    processPoolOptions(budget, sandboxSettings(budget)).maxWarmWorkers,
+    5,
+  );
   const tiny = { workerBudgetMb: 1 };
-  assert.equal(poolOptions(tiny, poolSettings(tiny)).maxWarmWorkers, 1);
+  assert.equal(
+    processPoolOptions(tiny, sandboxSettings(tiny)).maxWarmWorkers,
+    1,
+  );
   const both = { workerBudgetMb: 600, maxWarmWorkers: 3 };
-  assert.equal(poolOptions(both, poolSettings(both)).maxWarmWorkers, 3);
-  const bare = poolOptions({}, poolSettings({}));
+  assert.equal(
+    processPoolOptions(both, sandboxSettings(both)).maxWarmWorkers,
+    3,
+  );
+  const bare = processPoolOptions({}, sandboxSettings({}));
   assert.equal(bare.maxWarmWorkers, Math.floor(1024 / WORKER_MB));
   assert.equal(bare.memoryMb, 512);
   assert.equal(bare.maxIdle, 8);
@@ -448,7 +457,7 @@ Deno.test("discovery options: denied paths and the denied trees' entries, listed
     const bootstrap = () => Promise.resolve("js");
     const queue = discoveryOptions(
       options,
-      poolSettings(options),
+      sandboxSettings(options),
       undefined,
       bootstrap,
     );
