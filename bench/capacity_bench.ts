@@ -18,7 +18,7 @@ import {
   type SandboxOptions,
   type SandboxPool,
   WORKER_MB,
-} from "../runtime/sandbox/pool.ts";
+} from "../runtime/sandbox/sandbox.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 import { formatFigures } from "./sandbox_bench.ts";
 import type { ConfinementMode } from "../runtime/confine/confine.ts";

@@ -8,7 +8,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { createSandbox, type SandboxPool } from "../runtime/sandbox/pool.ts";
+import { createSandbox, type SandboxPool } from "../runtime/sandbox/sandbox.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 import type { ConfinementMode } from "../runtime/confine/confine.ts";
 import type { Bench } from "./main.ts";

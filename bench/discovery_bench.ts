@@ -21,7 +21,7 @@
 import { join } from "node:path";
 import { loadRegistry } from "../runtime/registry/registry.ts";
 import { cpuUsage } from "node:process";
-import { createSandbox } from "../runtime/sandbox/pool.ts";
+import { createSandbox } from "../runtime/sandbox/sandbox.ts";
 import { discoveryUsage } from "../runtime/discovery/queue.ts";
 import type { Bench } from "./main.ts";
 

@@ -9,7 +9,7 @@
  */
 
 import { join } from "node:path";
-import { createSandbox } from "../runtime/sandbox/pool.ts";
+import { createSandbox } from "../runtime/sandbox/sandbox.ts";
 import { EgressBroker } from "../runtime/egress/broker.ts";
 import type { ConfinementMode } from "../runtime/confine/confine.ts";
 import type { Bench } from "./main.ts";

@@ -7,7 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { createSandbox, type SandboxPool } from "../runtime/sandbox/pool.ts";
+import { createSandbox, type SandboxPool } from "../runtime/sandbox/sandbox.ts";
 import { treeRssMb } from "./_rss.ts";
 import type { SandboxCall, SandboxHooks } from "../runtime/sandbox/types.ts";
 import type { Bench } from "./main.ts";

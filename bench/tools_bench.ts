@@ -18,7 +18,7 @@ import { Hono } from "hono";
 import { upgradeWebSocket } from "hono/deno";
 import { join } from "node:path";
 import { loadRegistry } from "../runtime/registry/registry.ts";
-import { createSandbox } from "../runtime/sandbox/pool.ts";
+import { createSandbox } from "../runtime/sandbox/sandbox.ts";
 import { startToolsHost, writeModule } from "../tests/support/tools_harness.ts";
 import { type LatencyStats, latencyStats } from "./_stats.ts";
 import { treeCpuNs } from "./_cpu.ts";

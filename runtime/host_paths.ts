@@ -9,7 +9,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { HostConfig } from "./config_schema.ts";
-import type { Policy } from "./sandbox/permissions.ts";
+import type { Policy } from "./sandbox/grants.ts";
 import type { SkillDir } from "./registry/scan.ts";
 import { SYSTEM_SKILLS_DIR } from "./skills/catalog.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkGrant } from "./sandbox/permissions.ts";
+import { checkGrant } from "./sandbox/grants.ts";
 import { deniedTreePaths } from "./sandbox/denied_trees.ts";
 import { sandboxPolicy } from "./host_paths.ts";
 

@@ -11,7 +11,7 @@ import type { Registry } from "./registry/registry.ts";
 import type { RegistryRefusal, RegistrySnapshot } from "./registry/types.ts";
 import type { SkillCatalog } from "./skills/catalog.ts";
 import { skillLoadWarnings } from "./skills/load_warnings.ts";
-import type { Policy } from "./sandbox/permissions.ts";
+import type { Policy } from "./sandbox/grants.ts";
 import {
   type ToolPolicyConfig,
   type ToolStatus,

@@ -12,7 +12,8 @@
  */
 
 import { brokerFromConfig } from "./egress/from_config.ts";
-import { createSandbox, type SandboxProcessInfo } from "./sandbox/pool.ts";
+import { createSandbox } from "./sandbox/sandbox.ts";
+import type { SandboxProcessInfo } from "./sandbox/types.ts";
 import type { RunObserver } from "./store/recorder.ts";
 import type { Capability, Handler, OutgoingMessage } from "./capability.ts";
 import type { HostConfig } from "./config_schema.ts";

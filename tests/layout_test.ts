@@ -40,7 +40,7 @@ const SHIPPED: Readonly<Record<string, readonly string[]>> = {
   // Its test reads the same text.
   "runtime/sandbox/bootstrap_text_test.ts": ["sandbox/worker/bootstrap.ts"],
   // The main script of a sandbox process, which the host spawns.
-  "runtime/sandbox/spawn.ts": ["sandbox/process/main.ts"],
+  "runtime/sandbox/sandbox_process.ts": ["sandbox/process/main.ts"],
   // The main script of a discovery process, which the host spawns.
   "runtime/discovery/queue.ts": [
     "sandbox/process/discovery_main.ts",
@@ -226,7 +226,10 @@ Deno.test("violations() catches each way of breaking a rule", async (t) => {
       [],
     );
     const spawn = 'new URL("../../sandbox/process/main.ts", import.meta.url)';
-    assert.deepEqual(violations("runtime/sandbox/spawn.ts", spawn), []);
+    assert.deepEqual(
+      violations("runtime/sandbox/sandbox_process.ts", spawn),
+      [],
+    );
     assert.deepEqual(violations("runtime/sandbox/other.ts", spawn), [
       "runtime/sandbox/other.ts names sandbox/process/main.ts without " +
       'shipping it ("../../sandbox/process/main.ts")',

@@ -11,7 +11,7 @@ import {
   relayTokenArg,
 } from "./confine.ts";
 import { prepareSandboxCache } from "./sandbox_processes.ts";
-import { SANDBOX_MAIN, sandboxCommand } from "../sandbox/spawn.ts";
+import { SANDBOX_MAIN, sandboxCommand } from "../sandbox/sandbox_process.ts";
 import { interpreterArgv } from "../skills/scripts/run_script.ts";
 import { controlArg } from "../../protocol/sandbox/control.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";

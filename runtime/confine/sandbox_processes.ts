@@ -35,7 +35,7 @@ import {
   relayTokenArg,
 } from "./confine.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
-import type { SandboxCommand } from "../sandbox/spawn.ts";
+import type { SandboxCommand } from "../sandbox/sandbox_process.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 import { WORKER_ZOD } from "../sandbox/bootstrap_text.ts";
@@ -257,7 +257,7 @@ export async function prepareSandboxCache(
   }
   const runs = options.mains.filter((m) => m.protocol === "file:").map((m) =>
     run(options.execPath, dir, [
-      // As sandbox processes run (see sandbox/spawn.ts): the source hash of
+      // As sandbox processes run (see sandbox/sandbox_process.ts): the source hash of
       // a compiled module includes the config's compiler options, and a
       // confined process, which finds no config, would otherwise compile
       // its main again and retry writing it to the read-only cache for

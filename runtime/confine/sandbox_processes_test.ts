@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { prepareSandboxCache } from "./sandbox_processes.ts";
 import { confineArgs, detectConfinement } from "./confine.ts";
-import { SANDBOX_MAIN } from "../sandbox/spawn.ts";
+import { SANDBOX_MAIN } from "../sandbox/sandbox_process.ts";
 
 const status = await detectConfinement("auto");
 

@@ -12,11 +12,7 @@ import type { DiscoveryQueue } from "./queue.ts";
 import { moduleGraph } from "./module_graph.ts";
 import { describeStatically } from "./static.ts";
 import { Semaphore } from "../slots.ts";
-import {
-  checkGrant,
-  ownReadPaths,
-  type Policy,
-} from "../sandbox/permissions.ts";
+import { checkGrant, ownReadPaths, type Policy } from "../sandbox/grants.ts";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 
 /** What {@link createDescriber} needs. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { createSandbox } from "../sandbox/pool.ts";
+import { createSandbox } from "../sandbox/sandbox.ts";
 import { DiscoveryCache } from "./cache.ts";
 import { discoveryUsage } from "./queue.ts";
 

@@ -46,9 +46,9 @@ import {
   type DiscoveryModule,
 } from "../../protocol/sandbox/discovery.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
-import { sandboxCommand, spawnSandbox } from "../sandbox/spawn.ts";
+import { sandboxCommand, spawnSandbox } from "../sandbox/sandbox_process.ts";
 import { killTree } from "../confine/kill_tree.ts";
-import { ranOutOfMemory } from "../sandbox/spawn.ts";
+import { ranOutOfMemory } from "../sandbox/sandbox_process.ts";
 
 /** Options of {@link DiscoveryQueue}. */
 export interface DiscoveryQueueOptions
@@ -82,7 +82,7 @@ interface Job {
  * @example Describe two modules
  * ```ts
  * import { DiscoveryQueue } from "./queue.ts";
- * import { loadBootstrap } from "../sandbox/spawn.ts";
+ * import { loadBootstrap } from "../sandbox/bootstrap_text.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * for (const name of ["a", "b"]) {
@@ -363,7 +363,7 @@ const STDERR_TAIL = 8192;
  * @example Describe one module
  * ```ts
  * import { runDiscoveryProcess } from "./queue.ts";
- * import { loadBootstrap } from "../sandbox/spawn.ts";
+ * import { loadBootstrap } from "../sandbox/bootstrap_text.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const path = `${dir}/a.ts`;

@@ -9,7 +9,8 @@ import {
   type ModuleAnswer,
   runDiscoveryProcess,
 } from "./queue.ts";
-import { loadBootstrap, sandboxEnv } from "../sandbox/spawn.ts";
+import { loadBootstrap } from "../sandbox/bootstrap_text.ts";
+import { sandboxEnv } from "../sandbox/sandbox_process.ts";
 import { type CommandWrapper, Confiner } from "../confine/sandbox_processes.ts";
 import { settlesWithin } from "../deadline.ts";
 import { killNaming, leftAfter } from "../../tests/support/processes.ts";

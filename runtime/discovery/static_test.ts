@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDiscoveryProcess } from "./queue.ts";
 import { describeStatically, MAX_STATIC_SOURCE } from "./static.ts";
-import { loadBootstrap, sandboxEnv } from "../sandbox/spawn.ts";
+import { loadBootstrap } from "../sandbox/bootstrap_text.ts";
+import { sandboxEnv } from "../sandbox/sandbox_process.ts";
 import { moduleGraph } from "./module_graph.ts";
 
 const LIMIT = { maxResultBytes: 1 << 20 };

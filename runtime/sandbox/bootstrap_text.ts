@@ -58,18 +58,34 @@ export function buildBootstrap(bootstrap: string, describe: string): string {
     stripTypeScriptTypes(bootstrap, { mode: "strip" });
 }
 
+let bootstrapSource: Promise<string> | null = null;
+
 /**
- * Reads and builds the bootstrap (see {@link buildBootstrap}).
+ * The worker bootstrap as JavaScript (see {@link buildBootstrap}), made
+ * once per host. Workers start it from a `blob:` URL (so they need no read
+ * access to skillbox's files); as JavaScript it is not compiled again in
+ * every process, and Deno writes no compiled copy of it into its cache: a
+ * `blob:` URL is new in every process, so that copy was never read again,
+ * and in a confined process (read-only cache) Deno retried the write for
+ * 150 ms.
  *
  * @returns JavaScript source
- * @example The worker bootstrap with describe beside it
+ * @example The worker bootstrap as JavaScript, describe beside it
  * ```ts
- * import { readBootstrap } from "./bootstrap_text.ts";
+ * import { loadBootstrap } from "./bootstrap_text.ts";
  * import assert from "node:assert/strict";
- * assert.match(await readBootstrap(), /^const ZOD = /);
+ * const js = await loadBootstrap();
+ * assert.match(js, /^const ZOD = /);
+ * assert.match(js, /hardening/);
+ * assert.doesNotMatch(js, /import type/);
  * ```
  */
-export async function readBootstrap(): Promise<string> {
+export function loadBootstrap(): Promise<string> {
+  bootstrapSource ??= readBootstrap();
+  return bootstrapSource;
+}
+
+async function readBootstrap(): Promise<string> {
   const read = (path: string) => {
     const url = new URL(path, import.meta.url);
     return url.protocol === "file:"

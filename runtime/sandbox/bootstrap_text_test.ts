@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { buildBootstrap, readBootstrap } from "./bootstrap_text.ts";
+import { buildBootstrap, loadBootstrap } from "./bootstrap_text.ts";
 
 const here = (path: string) => new URL(path, import.meta.url);
 
 Deno.test("the bootstrap carries describe.ts as a data: module, and reads no file", async () => {
-  const js = await readBootstrap();
+  const js = await loadBootstrap();
   const url = JSON.parse(/^const DESCRIBE = (".*");$/m.exec(js)![1]!);
   assert.match(url, /^data:text\/javascript,/);
   const shared = await import(url);
@@ -63,7 +63,7 @@ Deno.test("a bootstrap with a run-time import of a file fails its worker's start
 
 Deno.test("the worker loads the zod deno.json pins, and only deno.json pins it", async () => {
   const project = JSON.parse(await Deno.readTextFile(here("../../deno.json")));
-  const js = await readBootstrap();
+  const js = await loadBootstrap();
   assert.ok(
     js.startsWith(`const ZOD = ${JSON.stringify(project.imports.zod)};`),
   );

@@ -25,8 +25,8 @@ import {
 } from "./sandbox_process.ts";
 import { Deadlines } from "../deadline.ts";
 import { WaitQueue } from "../slots.ts";
-import { grantKey } from "./permissions.ts";
-import { loadBootstrap } from "./spawn.ts";
+import { grantKey } from "./grants.ts";
+import { loadBootstrap } from "./bootstrap_text.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import type { OpMessage } from "../../protocol/sandbox/messages.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
@@ -53,7 +53,7 @@ export interface ProcessPoolOptions extends ProcessLimits {
 }
 
 /** One operation's grant, route, time and hooks (see {@link ProcessPool.run}). */
-export interface PoolRunOptions {
+interface PoolRunOptions {
   /** The checked grant its process runs with. */
   grant: Permissions;
   /** Whom the process serves (its `deadline` is set by `run`). */
@@ -65,7 +65,7 @@ export interface PoolRunOptions {
 }
 
 /** A module a spare pre-loads in a fresh worker (see `PrimeMessage`). */
-export interface SparePrime {
+interface SparePrime {
   primeKey: string;
   path: string;
 }
@@ -132,7 +132,7 @@ export class ProcessPool implements ProcessEvents {
   // Principals whose work ended (a closed session).
   readonly #ended = new EndedPrincipals();
   // Never-used processes ahead of new sessions (routed nowhere yet).
-  readonly #spares: SpareProcesses<SandboxProcess>;
+  readonly #spares: SpareProcesses;
   // Processes with stopped operations whose workers have not answered yet:
   // how many, and whether the process was routed before the first.
   readonly #stopped = new Map<
@@ -547,12 +547,8 @@ export function noProcess(err: unknown): SandboxOutcome {
 // Principals whose work ended (closed sessions), remembered so that no
 // process is started for them again and their late calls are refused.
 // Bounded: the oldest are forgotten first.
-// Ended principals remembered.
 const MAX_ENDED = 8192;
 
-/**
- * The ended principals of a pool.
- */
 class EndedPrincipals {
   readonly #ended = new Set<string>();
 
@@ -586,12 +582,6 @@ class EndedPrincipals {
 // waiting for a whole process to start; the pool starts a replacement.
 // This keeps the list and says what is wanted; the pool starts, counts
 // and retires the processes.
-/** What the list needs of a process. */
-interface SpareCandidate {
-  /** Whether new work may be routed to it (not killed, exited or tainted). */
-  readonly usable: boolean;
-}
-
 /** The grant spares are started with, its canonical key, and the prime. */
 interface SpareGrant {
   key: string;
@@ -600,27 +590,14 @@ interface SpareGrant {
   prime?: SparePrime;
 }
 
-/**
- * The spare processes of a pool.
- */
-class SpareProcesses<P extends SpareCandidate> {
+class SpareProcesses {
   readonly #count: number;
-  readonly #list: P[] = [];
+  readonly #list: SandboxProcess[] = [];
   #grant: SpareGrant | null = null;
 
   /** @param count spares kept (0 disables them) */
   constructor(count: number) {
     this.#count = Math.max(0, Math.floor(count));
-  }
-
-  /** Spares kept, started or starting. */
-  get size(): number {
-    return this.#list.length;
-  }
-
-  /** Whether a process is a spare (not handed out yet). */
-  has(proc: P): boolean {
-    return this.#list.includes(proc);
   }
 
   /**
@@ -629,7 +606,7 @@ class SpareProcesses<P extends SpareCandidate> {
    * they would never be taken. Spares started from now on also pre-load
    * `prime` (the module the code runs in, as `eval_typescript`'s).
    */
-  learn(key: string, grant: Permissions, prime?: SparePrime): P[] {
+  learn(key: string, grant: Permissions, prime?: SparePrime): SandboxProcess[] {
     if (this.#count === 0) return [];
     if (this.#grant?.key === key) {
       this.#grant.prime = prime;
@@ -645,7 +622,7 @@ class SpareProcesses<P extends SpareCandidate> {
   }
 
   /** Keeps a process just started as a spare. */
-  add(proc: P): void {
+  add(proc: SandboxProcess): void {
     this.#list.push(proc);
   }
 
@@ -654,7 +631,7 @@ class SpareProcesses<P extends SpareCandidate> {
    * a process is never a spare twice), or null. Unusable ones (killed,
    * exited) are dropped, never handed out.
    */
-  take(key: string): P | null {
+  take(key: string): SandboxProcess | null {
     if (this.#grant?.key !== key) return null;
     while (this.#list.length > 0) {
       const proc = this.#list.shift()!;
@@ -664,7 +641,7 @@ class SpareProcesses<P extends SpareCandidate> {
   }
 
   /** Forgets a process (it exited, or is retired); true if it was a spare. */
-  forget(proc: P): boolean {
+  forget(proc: SandboxProcess): boolean {
     const at = this.#list.indexOf(proc);
     if (at < 0) return false;
     this.#list.splice(at, 1);

@@ -11,10 +11,18 @@
  * {@link ProcessEvents}, and the pool decides what to do (retire idle
  * processes, stop routing to one whose worker may spin, route to it again).
  *
+ * The command line is here too ({@link sandboxCommand}: the grant as Deno
+ * permission flags, a clean environment, the working folder), in one
+ * place, so that wrapping a process (`runtime/confine/`) means wrapping one
+ * command; discovery processes (`runtime/discovery/queue.ts`) are started
+ * and told dead the same way.
+ *
  * @module
  */
 
+import { fileURLToPath } from "node:url";
 import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
+import { controlArg } from "../../protocol/sandbox/control.ts";
 import {
   decodeSandboxMessage,
   type HostMessage,
@@ -28,14 +36,9 @@ import type { FetchRequest } from "../../protocol/egress.ts";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { privateSocketPath } from "../private_sockets.ts";
-import {
-  exitOutcome,
-  type SandboxCommand,
-  sandboxCommand,
-  spawnSandbox,
-} from "./spawn.ts";
 import { killTree } from "../confine/kill_tree.ts";
-import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
+import { addedFlags, denoArgs } from "../confine/confine.ts";
+import { grantToFlags, grantToWorkerPermissions } from "./grants.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
 import {
@@ -49,9 +52,6 @@ import type {
   SandboxHooks,
   SandboxOutcome,
 } from "./types.ts";
-
-/** What a sandbox process reports of its workers. */
-export type ProcessStats = ProcessWorkerStats;
 
 /** Limits and flags every sandbox process is started with. */
 export interface ProcessLimits {
@@ -90,7 +90,7 @@ export interface ProcessEvents {
 }
 
 /** How to start one process (see {@link SandboxProcess.start}). */
-export interface StartOptions {
+interface StartOptions {
   /** The routing key it is started under. */
   key: string;
   /** Its grant. */
@@ -106,7 +106,7 @@ export interface StartOptions {
 }
 
 /** What the constructor needs: the command and the init fields. */
-export interface ProcessOptions {
+interface ProcessOptions {
   /** The grant key it is routed by. */
   key: string;
   /** What to spawn (see `sandboxCommand`). */
@@ -129,7 +129,7 @@ export interface ProcessOptions {
 }
 
 /** One operation's limits and hooks (see {@link SandboxProcess.run}). */
-export interface RunOptions {
+interface RunOptions {
   /** Wall-clock limit in milliseconds. */
   timeoutMs: number;
   /** Where events and RPCs go; null refuses RPCs and drops events. */
@@ -160,7 +160,7 @@ const ABORT_ACK_MS = 200;
  * @example Start one, run an operation on it, stop it
  * ```ts
  * import { SandboxProcess, UNWRAPPED } from "./sandbox_process.ts";
- * import { loadBootstrap } from "./spawn.ts";
+ * import { loadBootstrap } from "./bootstrap_text.ts";
  * import { Deadlines } from "../deadline.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
@@ -208,7 +208,7 @@ export class SandboxProcess {
   readonly #stopWaiters = new Map<string, () => void>();
   readonly #statsWaiters = new Map<
     string,
-    (stats: ProcessStats | null) => void
+    (stats: ProcessWorkerStats | null) => void
   >();
   #nextStats = 0;
   // Sessions whose operations it ran (warm workers may be kept for them),
@@ -412,7 +412,7 @@ export class SandboxProcess {
    * @param session also count this session's warm workers
    * @returns the report, or null when the process is gone
    */
-  stats(session?: string): Promise<ProcessStats | null> {
+  stats(session?: string): Promise<ProcessWorkerStats | null> {
     if (this.#dead) return Promise.resolve(null);
     const id = `stats-${++this.#nextStats}`;
     return new Promise((resolve) => {
@@ -918,4 +918,222 @@ export function openControlSocket(): ControlSocket | null {
   } catch {
     return null;
   }
+}
+
+// The command line of a sandbox (or discovery) process, and how its death
+// is told.
+
+/** What {@link sandboxCommand} needs. */
+interface SandboxCommandOptions {
+  /** The grant's permission flags (see `grantToFlags`). */
+  flags: string[];
+  /** The grant (its `env` names are passed through, its `run` adds PATH). */
+  grant: Permissions;
+  /** Heap cap in MiB. */
+  memoryMb: number;
+  /** Working folder. */
+  cwd: string;
+  /** The script the process runs. @default the sandbox process main */
+  main?: URL;
+  /**
+   * The host's control socket for this process ({@link ControlSocket}):
+   * the process may connect to it, is told its path,
+   * and has it bound in when confined. @default none: frames come on stdin
+   */
+  controlSocket?: string;
+}
+
+/** A command to spawn: program, arguments, environment, folder. */
+export interface SandboxCommand {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Called once the process has exited (set by confinement). */
+  release?: () => void;
+  /** Unix sockets it connects to, bound in at the same path when confined. */
+  sockets?: string[];
+}
+
+/** The main script of a call sandbox process. */
+export const SANDBOX_MAIN: URL = new URL(
+  "../../sandbox/process/main.ts",
+  import.meta.url,
+);
+
+// Environment a sandbox process needs to find the deno cache and npm; none
+// of it is readable by skill code unless granted by name.
+const PASS_ENV = [
+  "HOME",
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "TMPDIR",
+  "NPM_CONFIG_REGISTRY",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+];
+
+/**
+ * The command that starts one sandbox process for a grant.
+ *
+ * @param options flags, grant, heap cap and folder
+ * @returns the program, its arguments, a clean environment, and the folder
+ * @example No network import, the grant's flags last before the script
+ * ```ts
+ * import { sandboxCommand } from "./sandbox_process.ts";
+ * import assert from "node:assert/strict";
+ * const cmd = sandboxCommand({ flags: ["--allow-read=/s"], grant: {}, memoryMb: 64, cwd: "/" });
+ * assert.ok(cmd.args.includes("--no-remote"));
+ * assert.equal(cmd.args.at(-2), "--allow-read=/s");
+ * assert.equal(cmd.env.PATH, undefined);
+ * ```
+ */
+export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
+  const url = options.main ?? SANDBOX_MAIN;
+  const main = url.protocol === "file:" ? fileURLToPath(url) : url.href;
+  const control = options.controlSocket;
+  const flags = control === undefined
+    ? options.flags
+    : [...options.flags, ...socketFlags(control, options.flags)];
+  return {
+    program: Deno.execPath(),
+    args: [
+      ...denoArgs({
+        workers: true,
+        heapMb: options.memoryMb,
+        singleThreaded: true,
+        permissions: flags,
+      }),
+      main,
+      ...(control === undefined ? [] : [controlArg(control)]),
+    ],
+    env: sandboxEnv(options.grant),
+    cwd: options.cwd,
+    ...(control === undefined ? {} : { sockets: [control] }),
+  };
+}
+
+// The flags that let a process connect to one Unix socket: Deno 2.9 checks
+// a connect as net access to `unix:<path>` and as read and write of the
+// path (only those its other flags do not already give, see `addedFlags`).
+function socketFlags(
+  path: string,
+  existing: readonly string[],
+): string[] {
+  return addedFlags([
+    `--allow-read=${path}`,
+    `--allow-write=${path}`,
+    `--allow-net=unix:${path}`,
+  ], existing);
+}
+
+/**
+ * The environment of a sandbox process: what Deno needs to find its cache,
+ * plus the variables the grant names (and PATH when it may run binaries).
+ *
+ * @param grant the process's grant
+ * @returns a clean environment
+ * @example A clean environment
+ * ```ts
+ * import { sandboxEnv } from "./sandbox_process.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(sandboxEnv({}).NO_COLOR, "1");
+ * ```
+ */
+export function sandboxEnv(grant: Permissions): Record<string, string> {
+  const env: Record<string, string> = {
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  };
+  // Binaries named without a path are found through PATH.
+  const path = (grant.run ?? []).length > 0 ? ["PATH"] : [];
+  for (const name of [...PASS_ENV, ...path, ...(grant.env ?? [])]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/**
+ * Spawns a sandbox command with piped stdio and a clean environment.
+ * Never started: what confinement opened for it (its egress proxy's
+ * listener and socket) is closed now, as its exit would have.
+ *
+ * @param command what to spawn
+ * @returns the child
+ * @throws {Error} when it cannot be spawned (after `release`)
+ * @example A command that cannot start
+ * ```ts
+ * import { spawnSandbox } from "./sandbox_process.ts";
+ * import assert from "node:assert/strict";
+ * let released = false;
+ * assert.throws(() => spawnSandbox({ program: "/nonexistent/deno", args: [],
+ *   env: {}, cwd: "/", release: () => released = true }));
+ * assert.ok(released);
+ * ```
+ */
+export function spawnSandbox(command: SandboxCommand): Deno.ChildProcess {
+  try {
+    return new Deno.Command(command.program, {
+      args: command.args,
+      cwd: command.cwd,
+      clearEnv: true,
+      env: command.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (err) {
+    command.release?.();
+    throw err;
+  }
+}
+
+/**
+ * Whether a process's exit was V8's heap-limit abort. That abort is a
+ * SIGTRAP (exit code 133 through a shell); the stderr check tells it from a
+ * debugger trap, and the signal keeps code printing "out of memory" from
+ * faking one.
+ *
+ * @param status how the process exited
+ * @param stderrTail the end of what it wrote to stderr
+ * @returns true when it ran out of memory
+ * @example A heap-limit trap, and an exit that only says so
+ * ```ts
+ * import { ranOutOfMemory } from "./sandbox_process.ts";
+ * import assert from "node:assert/strict";
+ * const trap = { success: false, code: 133, signal: "SIGTRAP" as const };
+ * assert.equal(ranOutOfMemory(trap, "Fatal JavaScript out of memory"), true);
+ * const exit = { success: false, code: 1, signal: null };
+ * assert.equal(ranOutOfMemory(exit, "out of memory"), false);
+ * ```
+ */
+export function ranOutOfMemory(
+  status: Deno.CommandStatus,
+  stderrTail: string,
+): boolean {
+  return (status.signal === "SIGTRAP" || status.code === 133) &&
+    /out of memory|heap limit/i.test(stderrTail);
+}
+
+// The outcome of the operations a sandbox process's death cut short:
+// `out_of_memory`, or a retryable `sandbox_crash`.
+function exitOutcome(
+  status: Deno.CommandStatus,
+  stderrTail: string,
+): SandboxOutcome & { ok: false } {
+  return ranOutOfMemory(status, stderrTail)
+    ? {
+      ok: false,
+      code: "out_of_memory",
+      message: "Sandbox process ran out of memory",
+      retryable: false,
+    }
+    : {
+      ok: false,
+      code: "sandbox_crash",
+      message: `Sandbox process exited with code ${status.code}`,
+      retryable: true,
+    };
 }

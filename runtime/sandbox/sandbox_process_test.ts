@@ -1,15 +1,21 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { Confiner } from "../confine/sandbox_processes.ts";
-import { loadBootstrap, SANDBOX_MAIN, sandboxCommand } from "./spawn.ts";
-import { grantToFlags, grantToWorkerPermissions } from "./permissions.ts";
+import type { CommandWrapper } from "../confine/sandbox_processes.ts";
+import { loadBootstrap } from "./bootstrap_text.ts";
+import { grantToFlags, grantToWorkerPermissions } from "./grants.ts";
 import {
   ControlSocket,
   openControlSocket,
+  ranOutOfMemory,
+  SANDBOX_MAIN,
+  sandboxCommand,
   SandboxProcess,
   UNWRAPPED,
 } from "./sandbox_process.ts";
 import { Deadlines, settlesWithin } from "../deadline.ts";
+import { EgressBroker } from "../egress/broker.ts";
+import { openEgressProxy } from "../egress/proxy.ts";
 import { callOp, fixture, TEST_LIMITS, testPool } from "./_test_support.ts";
 import { killNaming, leftAfter } from "../../tests/support/processes.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
@@ -426,4 +432,181 @@ Deno.test("a connection that never says a nonce is closed once the process is fo
   other.close();
   assert.ok(await endsSoon(silent), "close left a connection open");
   silent.close();
+});
+
+// The command line, and deaths told apart.
+
+Deno.test("sandboxCommand() passes only the environment the grant names", () => {
+  Deno.env.set("SKILLBOX_SPAWN_SECRET", "s3cret");
+  Deno.env.set("SKILLBOX_SPAWN_OK", "fine");
+  try {
+    const plain = sandboxCommand({
+      flags: [],
+      grant: {},
+      memoryMb: 64,
+      cwd: "/",
+    });
+    assert.equal(plain.env.SKILLBOX_SPAWN_SECRET, undefined);
+    assert.equal(plain.env.PATH, undefined);
+    const granted = sandboxCommand({
+      flags: [],
+      grant: { env: ["SKILLBOX_SPAWN_OK"], run: ["git"] },
+      memoryMb: 64,
+      cwd: "/",
+    });
+    assert.equal(granted.env.SKILLBOX_SPAWN_OK, "fine");
+    assert.equal(granted.env.SKILLBOX_SPAWN_SECRET, undefined);
+    assert.equal(granted.env.PATH, Deno.env.get("PATH"));
+  } finally {
+    Deno.env.delete("SKILLBOX_SPAWN_SECRET");
+    Deno.env.delete("SKILLBOX_SPAWN_OK");
+  }
+});
+
+Deno.test("sandboxCommand() never allows everything or remote modules", () => {
+  const cmd = sandboxCommand({
+    flags: ["--allow-net=x.io"],
+    grant: {},
+    memoryMb: 64,
+    cwd: "/tmp",
+  });
+  assert.ok(!cmd.args.some((a) => a === "-A" || a === "--allow-all"));
+  assert.ok(cmd.args.includes("--cached-only"));
+  assert.ok(
+    cmd.args.includes("--v8-flags=--max-old-space-size=64,--single-threaded"),
+  );
+  // No config: the host project's deno.json never applies inside.
+  assert.ok(cmd.args.includes("--no-config"));
+  assert.match(cmd.args.at(-1)!, /sandbox\/process\/main\.ts$/);
+  assert.equal(cmd.cwd, "/tmp");
+});
+
+Deno.test("sandboxCommand() lets the process reach its control socket, adding only the flags it lacks", () => {
+  const cmd = sandboxCommand({
+    flags: ["--allow-read"],
+    grant: {},
+    memoryMb: 64,
+    cwd: "/",
+    controlSocket: "/s/c.sock",
+  });
+  const at = cmd.args.indexOf("--allow-read");
+  assert.deepEqual(cmd.args.slice(at, at + 3), [
+    "--allow-read",
+    "--allow-write=/s/c.sock",
+    "--allow-net=unix:/s/c.sock",
+  ]);
+  assert.ok(!cmd.args.includes("--allow-read=/s/c.sock"));
+  assert.deepEqual(cmd.sockets, ["/s/c.sock"]);
+});
+
+const trap: Deno.CommandStatus = {
+  success: false,
+  code: 133,
+  signal: "SIGTRAP",
+};
+
+Deno.test("a heap-limit abort is out of memory; a trap or an exit without the message is not", () => {
+  assert.equal(
+    ranOutOfMemory(trap, "<--- JS stacktrace --->\nheap limit"),
+    true,
+  );
+  assert.equal(
+    ranOutOfMemory(
+      { success: false, code: 1, signal: "SIGTRAP" },
+      "Out Of Memory",
+    ),
+    true,
+  );
+  assert.equal(ranOutOfMemory(trap, "Trace/breakpoint trap"), false);
+  // A skill printing the words and exiting does not fake one.
+  assert.equal(
+    ranOutOfMemory({ success: false, code: 1, signal: null }, "out of memory"),
+    false,
+  );
+  assert.equal(
+    ranOutOfMemory(
+      { success: false, code: 137, signal: "SIGKILL" },
+      "heap limit",
+    ),
+    false,
+  );
+});
+
+// Processes that cannot be spawned.
+
+const NONE = {
+  read: false,
+  write: false,
+  net: false,
+  env: false,
+  run: false,
+  sys: false,
+  ffi: false,
+  import: false,
+} as const;
+
+function proxy() {
+  return openEgressProxy({
+    broker: new EgressBroker({ resolve: () => Promise.resolve(["192.0.2.1"]) }),
+    allow: ["example.test"],
+  });
+}
+
+async function closed(path: string): Promise<void> {
+  await assert.rejects(Deno.lstat(path), Deno.errors.NotFound);
+  await assert.rejects(Deno.connect({ transport: "unix", path }));
+}
+
+Deno.test("a sandbox process that cannot be spawned closes the egress proxy opened for it", async () => {
+  const opened = proxy();
+  assert.ok((await Deno.lstat(opened.path)).isSocket);
+  assert.throws(() =>
+    new SandboxProcess({
+      key: "k",
+      command: {
+        program: "/nonexistent/skillbox-deno",
+        args: [],
+        env: {},
+        cwd: Deno.cwd(),
+        release: () => opened.close(),
+      },
+      permissions: NONE,
+      bootstrap: "",
+      spares: 0,
+      maxWarmWorkers: 1,
+      maxResultBytes: 1024,
+      maxEventBytes: 1024,
+      deadlines: new Deadlines(),
+    })
+  );
+  await closed(opened.path);
+});
+
+Deno.test("a pool whose process cannot be spawned fails the call, leaks no proxy, and starts no spare", async () => {
+  const paths: string[] = [];
+  const wrap: CommandWrapper = (command) => {
+    const opened = proxy();
+    paths.push(opened.path);
+    return {
+      ...command,
+      program: "/nonexistent/skillbox-deno",
+      release: () => opened.close(),
+    };
+  };
+  const pool = testPool({
+    spareProcesses: 1,
+    wrapper: () => Promise.resolve(wrap),
+  });
+  try {
+    await assert.rejects(
+      Promise.resolve(
+        pool.processFor({}, { principal: "session:a", session: "a" }),
+      ),
+    );
+    assert.equal(paths.length, 1);
+    for (const path of paths) await closed(path);
+    assert.deepEqual([...pool.processes], []);
+  } finally {
+    await pool.close();
+  }
 });

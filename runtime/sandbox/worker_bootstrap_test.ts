@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readBootstrap } from "./bootstrap_text.ts";
+import { loadBootstrap } from "./bootstrap_text.ts";
 
 type Posted = { t: string; [key: string]: unknown };
 
 // One worker running the real bootstrap, with this test as its process.
 async function startWorker(dir: string) {
   const url = URL.createObjectURL(
-    new Blob([await readBootstrap()], { type: "text/javascript" }),
+    new Blob([await loadBootstrap()], { type: "text/javascript" }),
   );
   const worker = new Worker(url, {
     type: "module",

@@ -10,8 +10,8 @@
 
 import { basename, dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkGrant, resolvePermissionPaths } from "../sandbox/permissions.ts";
-import type { Policy } from "../sandbox/permissions.ts";
+import { checkGrant, resolvePermissionPaths } from "../sandbox/grants.ts";
+import type { Policy } from "../sandbox/grants.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type {
   RegistryRefusal,

@@ -16,7 +16,7 @@
  * @module
  */
 
-import type { GrantCheck } from "../sandbox/permissions.ts";
+import type { GrantCheck } from "../sandbox/grants.ts";
 import { GrantCache } from "../sandbox/grants.ts";
 import type {
   Sandbox,

@@ -50,7 +50,7 @@ import {
   mergePermissions,
   type Policy,
   resolvePermissionPaths,
-} from "../sandbox/permissions.ts";
+} from "../sandbox/grants.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";

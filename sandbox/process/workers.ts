@@ -448,7 +448,7 @@ export function newSlot(worker: Worker, key: string): Slot {
 
 /**
  * The session a warm worker key names: the host builds keys as the JSON of
- * `[path, version, session, configuration]` (`workerKey` in `runtime/sandbox/pool.ts`).
+ * `[path, version, session, configuration]` (`workerKey` in `runtime/sandbox/sandbox.ts`).
  * Read only when a session ends or stats are asked for, never per call.
  *
  * @param key a warm worker key

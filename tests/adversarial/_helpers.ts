@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import type { SandboxPool } from "../../runtime/sandbox/pool.ts";
+import type { SandboxPool } from "../../runtime/sandbox/sandbox.ts";
 import type { Permissions } from "../../sandbox/sdk/types.ts";
 import type { SandboxOutcome } from "../../runtime/sandbox/types.ts";
 

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadRegistry } from "../../runtime/registry/registry.ts";
-import { createSandbox } from "../../runtime/sandbox/pool.ts";
+import { createSandbox } from "../../runtime/sandbox/sandbox.ts";
 
 const HONEST = 12;
 

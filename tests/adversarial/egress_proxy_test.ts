@@ -10,7 +10,10 @@
 
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
+import {
+  createSandbox,
+  type SandboxPool,
+} from "../../runtime/sandbox/sandbox.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { openEgressProxy } from "../../runtime/egress/proxy.ts";
 import { mcpServerCommand } from "../../runtime/mcp/server_process.ts";

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
-import type { Policy } from "../../runtime/sandbox/permissions.ts";
+import {
+  createSandbox,
+  type SandboxPool,
+} from "../../runtime/sandbox/sandbox.ts";
+import type { Policy } from "../../runtime/sandbox/grants.ts";
 import {
   assertNormalCallWorks,
   callFixture,

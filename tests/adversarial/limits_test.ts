@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createSandbox } from "../../runtime/sandbox/pool.ts";
+import { createSandbox } from "../../runtime/sandbox/sandbox.ts";
 import {
   assertNormalCallWorks,
   callFixture,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createSandbox } from "../../runtime/sandbox/pool.ts";
+import { createSandbox } from "../../runtime/sandbox/sandbox.ts";
 import { assertNormalCallWorks, callFixture, valueOf } from "./_helpers.ts";
 
 Deno.test("garbage and forged protocol lines on stdout cannot fake a result", async () => {

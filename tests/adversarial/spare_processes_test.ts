@@ -9,7 +9,10 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
+import {
+  createSandbox,
+  type SandboxPool,
+} from "../../runtime/sandbox/sandbox.ts";
 import type {
   SandboxCall,
   SandboxHooks,

@@ -26,7 +26,10 @@ import {
 import { hostLlm } from "../../runtime/skills/host_llm.ts";
 import { registryToolHost } from "../../runtime/skills/tool_host.ts";
 import type { SkillLimits } from "../../runtime/skills/run_types.ts";
-import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
+import {
+  createSandbox,
+  type SandboxPool,
+} from "../../runtime/sandbox/sandbox.ts";
 import type { LlmConfig } from "../../runtime/llm/config_check.ts";
 
 /** Options of {@link startStack}. */

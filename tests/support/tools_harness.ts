@@ -17,7 +17,10 @@ import { createToolkitsCapability } from "../../runtime/toolkits/capability.ts";
 import { createToolkitConfigs } from "../../runtime/toolkits/configs.ts";
 import { createToolsCapability } from "../../runtime/tools/capability.ts";
 import { parseHostPolicy } from "../../runtime/tools/policy.ts";
-import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
+import {
+  createSandbox,
+  type SandboxPool,
+} from "../../runtime/sandbox/sandbox.ts";
 
 /** A message as received. */
 export type Msg = Record<string, unknown>;

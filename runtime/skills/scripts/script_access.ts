@@ -25,7 +25,7 @@
  */
 
 import type { FieldReader } from "../frontmatter.ts";
-import { checkGrant } from "../../sandbox/permissions.ts";
+import { checkGrant } from "../../sandbox/grants.ts";
 
 /** The frontmatter key of the variables. */
 export const ENV_KEY = "env";

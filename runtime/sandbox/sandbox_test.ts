@@ -1,10 +1,18 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { dirname } from "node:path";
-import { configKey, createSandbox, PoolCalls, workerKey } from "./pool.ts";
-import { OwnReads } from "./own_reads.ts";
+import { dirname, join } from "node:path";
+import {
+  configKey,
+  createSandbox,
+  discoveryOptions,
+  processPoolOptions,
+  SandboxCalls,
+  sandboxSettings,
+  WORKER_MB,
+  workerKey,
+} from "./sandbox.ts";
+import { OwnReads, type Policy } from "./grants.ts";
 import { fixture, testPool } from "./_test_support.ts";
-import type { Policy } from "./permissions.ts";
 import type { SandboxCall, SandboxHooks } from "./types.ts";
 
 const ADD = fileURLToPath(
@@ -218,7 +226,7 @@ const DYNAMIC = fixture("dynamic_perms");
 
 function setup(policy: Policy = {}) {
   const pool = testPool();
-  const calls = new PoolCalls({
+  const calls = new SandboxCalls({
     pool,
     own: new OwnReads(policy),
     policy,
@@ -387,4 +395,79 @@ Deno.test("workerKey() cannot be confused by a separator inside a part", () => {
 Deno.test("workerKey() names the session third in its JSON (sandbox processes read it when a session ends)", () => {
   const key = workerKey("/a.ts", "v1", 's"1', '{"x":1}');
   assert.equal(JSON.parse(key)[2], 's"1');
+});
+
+Deno.test("sandbox settings: defaults, the cache folder and policy paths made absolute", () => {
+  const settings = sandboxSettings({
+    cwd: "/srv/host",
+    cacheDir: "cache",
+    policy: { deny: ["/a/./b"], sharedFolders: ["/skills/"] },
+  });
+  assert.equal(settings.cacheDir, "/srv/host/cache");
+  assert.deepEqual(settings.deny, ["/a/b"]);
+  assert.deepEqual([...settings.shared], ["/skills"]);
+  assert.equal(settings.describeTimeoutMs, 5000);
+  assert.equal(settings.processWaitMs, 30_000);
+  assert.equal(settings.confinement, "auto");
+  const bare = sandboxSettings({});
+  assert.equal(bare.cwd, Deno.cwd());
+  assert.equal(bare.cacheDir, join(Deno.cwd(), ".skillbox-cache"));
+  assert.deepEqual(bare.policy, {});
+  assert.equal(sandboxSettings({ cacheDir: null }).cacheDir, null);
+});
+
+Deno.test("process pool options: the worker budget sets warm workers unless a count is given", () => {
+  const budget = { workerBudgetMb: 5 * WORKER_MB + 1 };
+  assert.equal(
+    processPoolOptions(budget, sandboxSettings(budget)).maxWarmWorkers,
+    5,
+  );
+  const tiny = { workerBudgetMb: 1 };
+  assert.equal(
+    processPoolOptions(tiny, sandboxSettings(tiny)).maxWarmWorkers,
+    1,
+  );
+  const both = { workerBudgetMb: 600, maxWarmWorkers: 3 };
+  assert.equal(
+    processPoolOptions(both, sandboxSettings(both)).maxWarmWorkers,
+    3,
+  );
+  const bare = processPoolOptions({}, sandboxSettings({}));
+  assert.equal(bare.maxWarmWorkers, Math.floor(1024 / WORKER_MB));
+  assert.equal(bare.memoryMb, 512);
+  assert.equal(bare.maxIdle, 8);
+  assert.equal(bare.spareProcesses, 1);
+  assert.equal(bare.maxProcesses, 32);
+  assert.ok(bare.perPrincipal! >= 1);
+  assert.equal(bare.wrapper, undefined);
+});
+
+Deno.test("discovery options: denied paths and the denied trees' entries, listed now", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(root, "secret"));
+    await Deno.mkdir(join(root, "skills"));
+    const options = {
+      memoryMb: 64,
+      policy: {
+        deny: ["/etc/shadow"],
+        deniedTrees: [{ root, except: [join(root, "skills")] }],
+      },
+    };
+    const bootstrap = () => Promise.resolve("js");
+    const queue = discoveryOptions(
+      options,
+      sandboxSettings(options),
+      undefined,
+      bootstrap,
+    );
+    assert.equal(queue.memoryMb, 64);
+    assert.equal(queue.bootstrap, bootstrap);
+    assert.ok(queue.deny.includes("/etc/shadow"));
+    assert.ok(queue.deny.includes(join(root, "secret")), queue.deny.join());
+    assert.ok(!queue.deny.includes(join(root, "skills")));
+    assert.equal(queue.env.NO_COLOR, "1");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

@@ -1,16 +1,15 @@
 /**
- * The host side of the sandbox: a pool of sandbox processes, one per
- * principal and grant (a module or toolkit folder for author code, a
+ * The {@link Sandbox} the host is built with: `createSandbox` and its
+ * options. It turns a call into an operation (its principal, the grant
+ * with the module's own reads, the warm-worker key) and runs it on the
+ * {@link ProcessPool} (`process_pool.ts`), which owns the processes: one
+ * per principal and grant (a module or toolkit folder for author code, a
  * session for code a client sent), each keeping warm workers (keyed by
- * module version, session and toolkit configuration, as many as its memory
- * budget holds) and spare workers; idle processes are retired least
- * recently used first, dead ones replaced on the next call, and the number
- * of processes is capped. Implements the {@link Sandbox} contract: a call
- * becomes an operation frame here (its principal, the grant with the
- * module's own reads, the warm-worker key) and runs on the
- * {@link ProcessPool} (`process_pool.ts`), which owns the processes. A warm
- * call's grant is cached per checked grant and its worker key per
- * configuration, so it awaits nothing before its frame is on the pipe.
+ * module version, session and toolkit configuration, as many as its
+ * memory budget holds) and spare workers. Discovery runs on the discovery
+ * queue (`runtime/discovery/`). A warm call's grant is cached per checked
+ * grant and its worker key per configuration, so it awaits nothing before
+ * its frame is on the pipe.
  *
  * @module
  */
@@ -19,23 +18,29 @@ import { dirname, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
-import type { SandboxProcess } from "./sandbox_process.ts";
 import { DiscoveryCache } from "../discovery/cache.ts";
-import { DiscoveryQueue } from "../discovery/queue.ts";
-import { createDescriber } from "../discovery/describer.ts";
-import { loadBootstrap, SANDBOX_MAIN } from "./spawn.ts";
-import { DISCOVERY_MAIN } from "../discovery/queue.ts";
-import { Confiner } from "../confine/sandbox_processes.ts";
-import type { ConfinementStatus } from "../confine/confine.ts";
-import { absolute, OwnReads } from "./own_reads.ts";
-import { checkGrant, type Policy } from "./permissions.ts";
-import { ProcessPool, type Route } from "./process_pool.ts";
 import {
-  discoveryOptions,
-  poolOptions,
-  poolSettings,
-  type SandboxOptions,
-} from "./pool_options.ts";
+  DISCOVERY_MAIN,
+  DiscoveryQueue,
+  type DiscoveryQueueOptions,
+} from "../discovery/queue.ts";
+import { createDescriber } from "../discovery/describer.ts";
+import type { EgressBroker } from "../egress/broker.ts";
+import { type CommandWrapper, Confiner } from "../confine/sandbox_processes.ts";
+import type { ConfinementMode, ConfinementStatus } from "../confine/confine.ts";
+import { loadBootstrap } from "./bootstrap_text.ts";
+import { deniedTreePaths } from "./denied_trees.ts";
+import { checkGrant, OwnReads, type Policy } from "./grants.ts";
+import {
+  ProcessPool,
+  type ProcessPoolOptions,
+  type Route,
+} from "./process_pool.ts";
+import {
+  SANDBOX_MAIN,
+  sandboxEnv,
+  type SandboxProcess,
+} from "./sandbox_process.ts";
 import type {
   Sandbox,
   SandboxCall,
@@ -44,8 +49,63 @@ import type {
   SandboxProcessInfo,
 } from "./types.ts";
 
-export type { SandboxProcessInfo };
-export { type SandboxOptions, WORKER_MB } from "./pool_options.ts";
+/** Options of the sandbox ({@link createSandbox}). */
+export interface SandboxOptions {
+  /** The host policy (its `deny` and `sharedFolders` apply to every grant). @default {} */
+  policy?: Policy;
+  /** Heap cap per sandbox process, in MiB. @default 512 */
+  memoryMb?: number;
+  /** Idle processes kept before the least recently used is retired. @default 8 */
+  maxIdleProcesses?: number;
+  /** Spare workers kept started in each process. @default 1 */
+  spareWorkers?: number;
+  /** Never-used processes kept ahead of new sessions' code (0: none). @default 1 */
+  spareProcesses?: number;
+  /**
+   * Memory for warm and spare workers per process, in MiB: it sets how many
+   * are kept (at {@link WORKER_MB} each). @default 1024
+   */
+  workerBudgetMb?: number;
+  /** Warm workers kept per process; overrides `workerBudgetMb`. */
+  maxWarmWorkers?: number;
+  /** Live sandbox processes at most; past it calls wait for room. @default 32 */
+  maxProcesses?: number;
+  /** Processes one principal's work may spread over. @default the CPU count */
+  processesPerPrincipal?: number;
+  /** Longest wait for room under `maxProcesses` before `timeout`. @default 30000 */
+  processWaitMs?: number;
+  /** Result bound (characters of JSON); longer results are cut. @default 1048576 */
+  maxResultBytes?: number;
+  /** Bound on one event or RPC payload. @default 1048576 */
+  maxEventBytes?: number;
+  /** How long reading a module's definitions may take. @default 5000 */
+  describeTimeoutMs?: number;
+  /** Discovery cache folder; `null` disables it. @default ".skillbox-cache" in `cwd` */
+  cacheDir?: string | null;
+  /** Working folder of sandbox processes. @default Deno.cwd() */
+  cwd?: string;
+  /**
+   * OS confinement of every sandbox process (see `runtime/confine/confine.ts`):
+   * `"auto"` when it works, `"required"` (processes fail to start without
+   * it), `"off"`. @default "auto"
+   */
+  confinement?: ConfinementMode;
+  /**
+   * The egress broker whose rules a confined process's network follows (a
+   * process whose grant names hosts reaches them only through its proxy).
+   * @default a broker that allows no private hosts
+   */
+  egress?: EgressBroker;
+}
+
+/**
+ * What one warm worker costs, in MiB of resident memory, used to turn a
+ * worker budget into a count. Measured by `bench/capacity_bench.ts` (RSS of
+ * a process before and after 24 more warm workers): 5.8 MiB a worker with a
+ * small module loaded (min 5.80, max 5.83; confined and not; Deno 2.9.6),
+ * rounded up. A worker holding more state costs more.
+ */
+export const WORKER_MB = 6;
 
 /** The pool: a {@link Sandbox} plus a view of its processes. */
 export interface SandboxPool extends Sandbox {
@@ -70,7 +130,7 @@ export interface SandboxPool extends Sandbox {
  * @returns a {@link SandboxPool}; `close()` it when done
  * @example Describe and call a tool
  * ```ts ignore
- * import { createSandbox } from "./pool.ts";
+ * import { createSandbox } from "./sandbox.ts";
  * const sandbox = createSandbox({ cacheDir: null });
  * const described = await sandbox.describe("/abs/skills/add/mod.ts");
  * const outcome = await sandbox.call({
@@ -83,10 +143,14 @@ export interface SandboxPool extends Sandbox {
  * ```
  */
 export function createSandbox(options: SandboxOptions = {}): SandboxPool {
-  const settings = poolSettings(options);
+  const settings = sandboxSettings(options);
   const confiner = new Confiner(settings.confinement, options.egress);
   const processes = new ProcessPool(
-    poolOptions(options, settings, () => confiner.wrapperFor(SANDBOX_MAIN)),
+    processPoolOptions(
+      options,
+      settings,
+      () => confiner.wrapperFor(SANDBOX_MAIN),
+    ),
   );
   const own = new OwnReads(settings.policy);
   const discovery = new DiscoveryQueue(
@@ -97,7 +161,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       loadBootstrap,
     ),
   );
-  const calls = new PoolCalls({
+  const calls = new SandboxCalls({
     pool: processes,
     own,
     policy: settings.policy,
@@ -147,8 +211,141 @@ function processInfo(p: SandboxProcess): SandboxProcessInfo {
   };
 }
 
-/** What {@link PoolCalls} works with. */
-export interface PoolCallsOptions {
+/** The options with their defaults, as the sandbox's parts take them. */
+interface SandboxSettings {
+  policy: Policy;
+  /** Working folder of sandbox processes (absolute). */
+  cwd: string;
+  /** The discovery cache folder (absolute), or null for none. */
+  cacheDir: string | null;
+  /** The policy's denied paths, absolute. */
+  deny: string[];
+  /** Folders whose modules are each their own principal (absolute). */
+  shared: Set<string>;
+  describeTimeoutMs: number;
+  processWaitMs: number;
+  confinement: ConfinementMode;
+}
+
+/**
+ * The options with their defaults filled in.
+ *
+ * @param options the pool's options
+ * @returns the settings
+ * @example Paths made absolute against the working folder
+ * ```ts
+ * import { sandboxSettings } from "./sandbox.ts";
+ * import assert from "node:assert/strict";
+ * const settings = sandboxSettings({ cwd: "/srv", policy: { deny: ["/srv/x/../y"] } });
+ * assert.equal(settings.cacheDir, "/srv/.skillbox-cache");
+ * assert.deepEqual(settings.deny, ["/srv/y"]);
+ * assert.equal(sandboxSettings({ cacheDir: null }).cacheDir, null);
+ * ```
+ */
+export function sandboxSettings(options: SandboxOptions): SandboxSettings {
+  const policy = options.policy ?? {};
+  const cwd = options.cwd ?? Deno.cwd();
+  return {
+    policy,
+    cwd,
+    cacheDir: options.cacheDir === undefined
+      ? resolve(cwd, ".skillbox-cache")
+      : options.cacheDir === null
+      ? null
+      : resolve(cwd, options.cacheDir),
+    deny: (policy.deny ?? []).map((p) => resolve(p)),
+    shared: new Set((policy.sharedFolders ?? []).map((p) => resolve(p))),
+    describeTimeoutMs: options.describeTimeoutMs ?? 5000,
+    processWaitMs: options.processWaitMs ?? 30_000,
+    confinement: options.confinement ?? "auto",
+  };
+}
+
+/**
+ * The process pool's options.
+ *
+ * @param options the pool's options
+ * @param settings what {@link sandboxSettings} made of them
+ * @param wrapper confinement's wrapper of a call process's command
+ * @returns the process pool's options
+ * @example The worker budget becomes a count of warm workers
+ * ```ts
+ * import { sandboxSettings, processPoolOptions, WORKER_MB } from "./sandbox.ts";
+ * import assert from "node:assert/strict";
+ * const options = { workerBudgetMb: 10 * WORKER_MB };
+ * const pool = processPoolOptions(options, sandboxSettings(options));
+ * assert.equal(pool.maxWarmWorkers, 10);
+ * assert.equal(pool.maxProcesses, 32);
+ * ```
+ */
+export function processPoolOptions(
+  options: SandboxOptions,
+  settings: SandboxSettings,
+  wrapper?: () => Promise<CommandWrapper>,
+): ProcessPoolOptions {
+  return {
+    wrapper,
+    deny: settings.deny,
+    deniedTrees: settings.policy.deniedTrees ?? [],
+    memoryMb: options.memoryMb ?? 512,
+    maxIdle: options.maxIdleProcesses ?? 8,
+    spareWorkers: options.spareWorkers ?? 1,
+    spareProcesses: options.spareProcesses ?? 1,
+    maxWarmWorkers: options.maxWarmWorkers ??
+      Math.max(1, Math.floor((options.workerBudgetMb ?? 1024) / WORKER_MB)),
+    maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
+    maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
+    cwd: settings.cwd,
+    maxProcesses: options.maxProcesses ?? 32,
+    perPrincipal: options.processesPerPrincipal ??
+      Math.max(1, navigator.hardwareConcurrency ?? 1),
+    processWaitMs: settings.processWaitMs,
+  };
+}
+
+/**
+ * The discovery queue's options: processes as limited as call processes,
+ * denied the same paths (and the denied trees' entries, listed now).
+ *
+ * @param options the pool's options
+ * @param settings what {@link sandboxSettings} made of them
+ * @param wrapper confinement's wrapper of a discovery process's command
+ * @param bootstrap how to load the worker bootstrap
+ * @returns the queue's options
+ * @example Discovery is denied what call processes are
+ * ```ts
+ * import { discoveryOptions, sandboxSettings } from "./sandbox.ts";
+ * import assert from "node:assert/strict";
+ * const options = { describeTimeoutMs: 100, policy: { deny: ["/d"] } };
+ * const queue = discoveryOptions(options, sandboxSettings(options),
+ *   undefined, () => Promise.resolve(""));
+ * assert.equal(queue.timeoutMs, 100);
+ * assert.deepEqual(queue.deny, ["/d"]);
+ * ```
+ */
+export function discoveryOptions(
+  options: SandboxOptions,
+  settings: SandboxSettings,
+  wrapper: (() => Promise<CommandWrapper>) | undefined,
+  bootstrap: () => Promise<string>,
+): DiscoveryQueueOptions {
+  return {
+    bootstrap,
+    timeoutMs: settings.describeTimeoutMs,
+    memoryMb: options.memoryMb ?? 512,
+    maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
+    deny: [
+      ...settings.deny,
+      ...deniedTreePaths(settings.policy.deniedTrees ?? []),
+    ],
+    cwd: settings.cwd,
+    env: sandboxEnv({}),
+    wrapper,
+  };
+}
+
+/** What {@link SandboxCalls} works with. */
+interface SandboxCallsOptions {
   /** Runs the operations. */
   pool: ProcessPool;
   /** The modules' own reads (their grants). */
@@ -166,18 +363,20 @@ export interface PoolCallsOptions {
 let nextOpId = 0;
 
 /**
- * The pool's `call` and `resolvePermissions`.
+ * The sandbox's `call` and `resolvePermissions`: each made an operation
+ * (its principal, its grant with the module's own reads, its warm-worker
+ * key) and run on the {@link ProcessPool}.
  *
  * @example Whose code a process runs
  * ```ts
- * import { PoolCalls } from "./pool.ts";
- * import { OwnReads } from "./own_reads.ts";
+ * import { SandboxCalls } from "./sandbox.ts";
+ * import { OwnReads } from "./grants.ts";
  * import { ProcessPool } from "./process_pool.ts";
  * import assert from "node:assert/strict";
  * const pool = new ProcessPool({ deny: [], deniedTrees: [], memoryMb: 128,
  *   maxIdle: 8, spareWorkers: 0, maxWarmWorkers: 2, maxResultBytes: 1 << 20,
  *   maxEventBytes: 1 << 20, cwd: Deno.cwd() });
- * const calls = new PoolCalls({
+ * const calls = new SandboxCalls({
  *   pool,
  *   own: new OwnReads({}), policy: {}, shared: new Set(["/skills"]),
  *   describeTimeoutMs: 1000,
@@ -187,7 +386,7 @@ let nextOpId = 0;
  * assert.equal(calls.principalOf("/skills/a.ts", "s1"), "session:s1");
  * ```
  */
-export class PoolCalls {
+export class SandboxCalls {
   readonly #pool: ProcessPool;
   readonly #own: OwnReads;
   readonly #policy: Policy;
@@ -207,7 +406,7 @@ export class PoolCalls {
   };
 
   /** @param options what the calls work with */
-  constructor(options: PoolCallsOptions) {
+  constructor(options: SandboxCallsOptions) {
     this.#pool = options.pool;
     this.#own = options.own;
     this.#policy = options.policy;
@@ -405,7 +604,7 @@ const INLINE_CHARS = 128;
  * @returns the key part
  * @example Short configurations key by their JSON
  * ```ts
- * import { configKey } from "./pool.ts";
+ * import { configKey } from "./sandbox.ts";
  * import assert from "node:assert/strict";
  * assert.equal(configKey({ a: 1 }), '{"a":1}');
  * const long = await configKey({ text: "x".repeat(200) });
@@ -433,7 +632,7 @@ export function configKey(
  * @returns the key
  * @example Another session, another worker
  * ```ts
- * import { workerKey } from "./pool.ts";
+ * import { workerKey } from "./sandbox.ts";
  * import assert from "node:assert/strict";
  * assert.notEqual(workerKey("/a.ts", "v1", "s1", "{}"), workerKey("/a.ts", "v1", "s2", "{}"));
  * ```
@@ -464,4 +663,20 @@ function digestOf(json: string): Promise<string> {
     }
   }
   return digest;
+}
+
+// Normalized absolute paths of the modules called, so a warm call does not
+// normalize its path again (bounded: cleared when full). Relative paths
+// depend on the working folder: resolved every time.
+const absolutePaths = new Map<string, string>();
+
+function absolute(path: string): string {
+  if (!path.startsWith("/")) return resolve(path);
+  let abs = absolutePaths.get(path);
+  if (abs === undefined) {
+    if (absolutePaths.size >= 4096) absolutePaths.clear();
+    abs = resolve(path);
+    absolutePaths.set(path, abs);
+  }
+  return abs;
 }
