@@ -11,7 +11,7 @@ import {
   PERMISSION_KINDS,
   type Permissions,
 } from "../../protocol/permissions.ts";
-import type { WorkerPermissions } from "../../protocol/sandbox/messages.ts";
+import type { WorkerPermissions } from "../../protocol/sandbox/pipe.ts";
 import { deniedByTree, type DeniedTree } from "./denied_trees.ts";
 
 /**

@@ -17,7 +17,7 @@
 
 import { dirname, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
+import type { OpKind, OpMessage } from "../../protocol/sandbox/pipe.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { SandboxProcess } from "./sandbox_process.ts";
 import { DiscoveryCache } from "../discovery/cache.ts";

@@ -27,7 +27,7 @@ import { Deadlines } from "../deadline.ts";
 import { grantKey } from "./permissions.ts";
 import { loadBootstrap } from "./spawn.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
-import type { OpMessage } from "../../protocol/sandbox/messages.ts";
+import type { OpMessage } from "../../protocol/sandbox/pipe.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
 /** Options of {@link ProcessPool}. */

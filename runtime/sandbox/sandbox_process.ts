@@ -14,7 +14,7 @@
  * @module
  */
 
-import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
+import { makeNonce, readFrames } from "../../protocol/sandbox/pipe.ts";
 import {
   decodeSandboxMessage,
   type HostMessage,
@@ -22,7 +22,7 @@ import {
   type OpMessage,
   type RpcMethod,
   type WorkerPermissions,
-} from "../../protocol/sandbox/messages.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { FetchRequest } from "../../protocol/egress.ts";
 import type { ChatRequest } from "../../protocol/chat.ts";

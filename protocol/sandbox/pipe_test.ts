@@ -3,7 +3,104 @@ import {
   decodeHostMessage,
   decodeSandboxMessage,
   decodeWorkerMessage,
-} from "./messages.ts";
+  encodeFrame,
+  FrameSplitter,
+  makeNonce,
+  readFrames,
+  type ReadFramesOptions,
+} from "./pipe.ts";
+
+async function collect(
+  chunks: (string | Uint8Array)[],
+  options: ReadFramesOptions,
+): Promise<unknown[]> {
+  const encoder = new TextEncoder();
+  const stream = ReadableStream.from(
+    chunks.map((c) => typeof c === "string" ? encoder.encode(c) : c),
+  );
+  const out: unknown[] = [];
+  await readFrames(stream, (m) => out.push(m), options);
+  return out;
+}
+
+Deno.test("readFrames() keeps only lines with the nonce, across chunk splits", async () => {
+  const nonce = makeNonce();
+  const frame = encodeFrame(nonce, '{"t":"a"}');
+  const got = await collect([
+    'forged {"t":"x"}\n',
+    frame.slice(0, 10),
+    frame.slice(10),
+    "junk-no-newline",
+    encodeFrame(nonce, '{"t":"b"}'),
+  ], { nonce });
+  assert.deepEqual(got, [{ t: "a" }, { t: "b" }]);
+});
+
+Deno.test("readFrames() drops over-long lines without holding them", async () => {
+  const nonce = "N";
+  let noise = 0;
+  const big = "x".repeat(1000);
+  const got = await collect(
+    [big, big, `N{"t":"late"}\n`, 'N{"t":"ok"}\n'],
+    { nonce, maxLineBytes: 100, onNoise: (n) => noise += n },
+  );
+  assert.deepEqual(got, [{ t: "ok" }]);
+  assert.equal(noise, 2000 + 'N{"t":"late"}'.length);
+});
+
+Deno.test("readFrames() treats bad JSON after the nonce as noise", async () => {
+  const got = await collect(['N{"t":\n', 'N{"t":1}\n'], { nonce: "N" });
+  assert.deepEqual(got, [{ t: 1 }]);
+});
+
+Deno.test("FrameSplitter keeps a partial line when the caller reuses its buffer", () => {
+  const got: unknown[] = [];
+  const splitter = new FrameSplitter((m) => got.push(m), { nonce: "N" });
+  const bytes = new TextEncoder().encode('N{"a":"xyz"}\nN{"b":2}\n');
+  const buffer = new Uint8Array(5);
+  for (let at = 0; at < bytes.length; at += buffer.length) {
+    const part = bytes.subarray(at, at + buffer.length);
+    buffer.set(part);
+    splitter.push(buffer.subarray(0, part.length));
+    buffer.fill(0x7a); // what the next read would overwrite
+  }
+  assert.deepEqual(got, [{ a: "xyz" }, { b: 2 }]);
+});
+
+Deno.test("readFrames() parses a last line that has no newline", async () => {
+  const got = await collect(['N{"t":1}\nN{"t":2}'], { nonce: "N" });
+  assert.deepEqual(got, [{ t: 1 }, { t: 2 }]);
+});
+
+Deno.test("readFrames() asks for the next read only once its hold settles", async () => {
+  const encoder = new TextEncoder();
+  const lines = ['N{"t":1}\n', 'N{"t":2}\n'];
+  let pulls = 0;
+  // Pulled only when read (no high-water mark): `pulls` counts the reads.
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls++;
+      const line = lines.shift();
+      if (line === undefined) controller.close();
+      else controller.enqueue(encoder.encode(line));
+    },
+  }, { highWaterMark: 0 });
+  const got: unknown[] = [];
+  const release = Promise.withResolvers<void>();
+  let holds = 0;
+  const done = readFrames(stream, (m) => got.push(m), {
+    nonce: "N",
+    hold: () => holds++ === 0 ? release.promise : null,
+  });
+  // Let the first read and every turn after it run: the second read waits.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(got, [{ t: 1 }]);
+  assert.equal(pulls, 1);
+  release.resolve();
+  await done;
+  assert.deepEqual(got, [{ t: 1 }, { t: 2 }]);
+  assert.equal(pulls, 3);
+});
 
 Deno.test("decodeSandboxMessage() turns an unknown error code into sandbox_crash", () => {
   const msg = decodeSandboxMessage({
