@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  decodeDiscoveryFrame,
   decodeHostMessage,
   decodeSandboxMessage,
   decodeWorkerMessage,
@@ -218,4 +219,58 @@ Deno.test("decodeSandboxMessage() reads stats with counts a hostile process cann
     { t: "stats", id: "1", workers: 0, sessionWorkers: 0 },
   );
   assert.equal(decodeSandboxMessage({ t: "stats", workers: 1 }), null);
+});
+
+Deno.test("decoders copy only their table's fields from a hostile side, and know no inherited type", () => {
+  const extra = { t: "stopped", id: "1", __proto__: { polluted: true }, x: 1 };
+  assert.deepEqual(decodeSandboxMessage(extra), { t: "stopped", id: "1" });
+  assert.deepEqual(
+    decodeWorkerMessage({ t: "aborted", id: "2", value: "forged" }),
+    { t: "aborted", id: "2" },
+  );
+  for (const t of ["toString", "__proto__", "constructor", 1, null]) {
+    assert.equal(decodeSandboxMessage({ t, id: "1" }), null);
+    assert.equal(decodeWorkerMessage({ t, id: "1" }), null);
+    assert.equal(decodeHostMessage({ t, id: "1" }), null);
+  }
+});
+
+Deno.test("decodeHostMessage() refuses an operation its table refuses, and copies one it must mend", () => {
+  const op = {
+    t: "op",
+    id: "1",
+    op: "call",
+    path: "/s/a.ts",
+    export: "default",
+    workerKey: "k",
+    args: null,
+    config: {},
+    metadata: {},
+    session: "s",
+    call: "c",
+  };
+  assert.equal(decodeHostMessage({ ...op, op: "exec" }), null);
+  assert.equal(decodeHostMessage({ ...op, export: 1 }), null);
+  assert.equal(decodeHostMessage({ ...op, primeKey: "p" })?.t, "op");
+  const mended = decodeHostMessage({ ...op, config: [1], primeKey: 2 });
+  assert.deepEqual(mended, { ...op, config: {} });
+});
+
+Deno.test("decodeDiscoveryFrame() reads both answers and refuses odd indexes and times", () => {
+  assert.deepEqual(
+    decodeDiscoveryFrame({ t: "described", i: 0, ok: true, value: [1] }, 1),
+    { t: "described", i: 0, ok: true, value: [1] },
+  );
+  assert.deepEqual(
+    decodeDiscoveryFrame({ t: "described", i: 0, ok: "no", message: 5 }, 1),
+    { t: "described", i: 0, ok: false, message: "5" },
+  );
+  assert.equal(
+    decodeDiscoveryFrame({ t: "described", i: 1, ok: true }, 1),
+    null,
+  );
+  assert.equal(decodeDiscoveryFrame({ t: "started", i: 0.5 }, 2), null);
+  assert.equal(decodeDiscoveryFrame({ t: "started", i: -1 }, 2), null);
+  assert.equal(decodeDiscoveryFrame({ t: "done", cpuMs: -1 }, 2), null);
+  assert.equal(decodeDiscoveryFrame({ t: "done", cpuMs: Infinity }, 2), null);
 });
