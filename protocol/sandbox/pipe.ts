@@ -318,7 +318,7 @@ export interface DiscoveryInit {
 // would be: a `switch` on `t`, then per shape one call per field and one
 // object literal. V8 then inlines each reader (every call site has one
 // target) and allocates the message once. A generic loop over the fields
-// measured 15 to 30 times slower (bench/pipe_decode_bench.ts): its keyed
+// measured up to 4 times slower (bench/pipe_decode_bench.ts): its keyed
 // loads and stores go megamorphic. The source is made from the tables'
 // own names only (quoted with JSON.stringify), never from a message.
 
