@@ -37,7 +37,7 @@ export function startFloor(
     stderr: "inherit",
   }).spawn();
   const writer = child.stdin.getWriter();
-  // Read as the host reads its sandboxes (protocol/sandbox/frames.ts): into
+  // Read as the host reads its sandboxes (protocol/sandbox/pipe.ts): into
   // one reused buffer, not a fresh 64 KiB chunk per read.
   const reader = child.stdout.getReader({ mode: "byob" });
   let buffer = new Uint8Array(64 * 1024);

@@ -39,12 +39,12 @@
  */
 
 import type { ErrorCode } from "../../protocol/codes.ts";
-import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
+import { makeNonce, readFrames } from "../../protocol/sandbox/pipe.ts";
 import {
   decodeDiscoveryFrame,
   type DiscoveryInit,
   type DiscoveryModule,
-} from "../../protocol/sandbox/discovery.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { sandboxCommand, spawnSandbox } from "../sandbox/sandbox_process.ts";
 import { killTree } from "../confine/kill_tree.ts";

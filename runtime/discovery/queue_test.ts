@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { DiscoveryModule } from "../../protocol/sandbox/discovery.ts";
+import type { DiscoveryModule } from "../../protocol/sandbox/pipe.ts";
 import { join } from "node:path";
 import {
   type BatchReport,

@@ -6,7 +6,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import type { OpMessage } from "../../protocol/sandbox/messages.ts";
+import type { OpMessage } from "../../protocol/sandbox/pipe.ts";
 import { ProcessPool, type ProcessPoolOptions } from "./process_pool.ts";
 
 /** A fixture module's absolute path. */

@@ -15,7 +15,7 @@ import {
   PERMISSION_KINDS,
   type Permissions,
 } from "../../protocol/permissions.ts";
-import type { WorkerPermissions } from "../../protocol/sandbox/messages.ts";
+import type { WorkerPermissions } from "../../protocol/sandbox/pipe.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
 import { deniedByTree, type DeniedTree } from "./denied_trees.ts";
 import type { Sandbox } from "./types.ts";

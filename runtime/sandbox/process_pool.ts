@@ -28,7 +28,7 @@ import { WaitQueue } from "../slots.ts";
 import { grantKey } from "./grants.ts";
 import { loadBootstrap } from "./bootstrap_text.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
-import type { OpMessage } from "../../protocol/sandbox/messages.ts";
+import type { OpMessage } from "../../protocol/sandbox/pipe.ts";
 import type { SandboxHooks, SandboxOutcome } from "./types.ts";
 
 /** Options of {@link ProcessPool}. */

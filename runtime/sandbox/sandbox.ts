@@ -16,7 +16,7 @@
 
 import { dirname, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { OpKind, OpMessage } from "../../protocol/sandbox/messages.ts";
+import type { OpKind, OpMessage } from "../../protocol/sandbox/pipe.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { DiscoveryCache } from "../discovery/cache.ts";
 import {

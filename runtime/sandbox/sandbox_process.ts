@@ -21,16 +21,17 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { makeNonce, readFrames } from "../../protocol/sandbox/frames.ts";
 import { controlArg } from "../../protocol/sandbox/control.ts";
 import {
   decodeSandboxMessage,
   type HostMessage,
   type InitMessage,
+  makeNonce,
   type OpMessage,
+  readFrames,
   type RpcMethod,
   type WorkerPermissions,
-} from "../../protocol/sandbox/messages.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 import type { FetchRequest } from "../../protocol/egress.ts";
 import type { ChatRequest } from "../../protocol/chat.ts";

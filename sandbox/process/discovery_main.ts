@@ -14,16 +14,16 @@
  * @module
  */
 
-import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/frames.ts";
+import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/pipe.ts";
 import type {
   DiscoveryFrame,
   DiscoveryInit,
   DiscoveryModule,
-} from "../../protocol/sandbox/discovery.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import {
   decodeWorkerMessage,
   type ToWorkerMessage,
-} from "../../protocol/sandbox/messages.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";
 
 const encoder = new TextEncoder();

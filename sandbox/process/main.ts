@@ -12,7 +12,7 @@
  * @module
  */
 
-import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/frames.ts";
+import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";
 import {
   decodeHostMessage,
@@ -24,7 +24,7 @@ import {
   type ResultMessage,
   type SandboxMessage,
   type WorkerEvent,
-} from "../../protocol/sandbox/messages.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import { type Slot, WorkerSlots } from "./workers.ts";
 import { relayToken } from "../../protocol/egress_relay.ts";
 import { controlSocketOf } from "../../protocol/sandbox/control.ts";

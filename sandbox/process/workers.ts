@@ -14,8 +14,8 @@
 import type {
   FromWorkerMessage,
   WorkerPermissions,
-} from "../../protocol/sandbox/messages.ts";
-import { decodeWorkerMessage } from "../../protocol/sandbox/messages.ts";
+} from "../../protocol/sandbox/pipe.ts";
+import { decodeWorkerMessage } from "../../protocol/sandbox/pipe.ts";
 
 // Most spare workers kept however bursty new sessions are.
 const MAX_SPARES = 8;

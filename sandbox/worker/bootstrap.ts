@@ -13,7 +13,7 @@ import type {
   OpMessage,
   ToWorkerMessage,
   WorkerEvent,
-} from "../../protocol/sandbox/messages.ts";
+} from "../../protocol/sandbox/pipe.ts";
 import type * as Shared from "../../protocol/describe.ts";
 
 // Defined by the loader ahead of this script (runtime/sandbox/
