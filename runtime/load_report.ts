@@ -10,7 +10,7 @@
 import type { Registry } from "./registry/registry.ts";
 import type { RegistryRefusal, RegistrySnapshot } from "./registry/types.ts";
 import type { SkillCatalog } from "./skills/catalog.ts";
-import { skillLoadWarnings } from "./skills/load_warnings.ts";
+import { skillLoadWarnings } from "./skills/catalog.ts";
 import type { Policy } from "./sandbox/permissions.ts";
 import { type ToolStatus, toolStatuses } from "./tools/status.ts";
 import type { ToolPolicyConfig } from "./tools/policy.ts";

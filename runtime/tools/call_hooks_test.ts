@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { eventSize, RESULT_EVENT_BYTES, ToolCallHooks } from "./call_hooks.ts";
-import { SkillEventLog } from "../skills/events.ts";
+import { SkillEventLog } from "../skills/relays.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 
 Deno.test("ToolCallHooks keeps events up to the bound but relays them all", () => {
