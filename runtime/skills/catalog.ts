@@ -45,6 +45,7 @@ import {
 } from "../../protocol/json.ts";
 import {
   decodeLlmChoice,
+  decodeSkill,
   encodeLlmChoice,
   type LlmChoice,
   type Skill,
@@ -149,29 +150,7 @@ export interface SkillRecord {
 export function skill(
   fields: Pick<Skill, "name" | "description"> & Partial<Skill>,
 ): Skill {
-  return {
-    version: "1.0.0",
-    triggers: [],
-    status: "Published",
-    whenToUse: "",
-    argumentHint: "",
-    source: "system",
-    tools: null,
-    toolkits: null,
-    instructions: null,
-    filePath: null,
-    llmConfig: null,
-    category: null,
-    tags: null,
-    maxTurns: null,
-    timeoutSeconds: null,
-    icon: null,
-    metadata: null,
-    inputSchema: {},
-    outputSchema: {},
-    arguments: null,
-    ...fields,
-  };
+  return { ...decodeSkill({}), ...fields };
 }
 
 /**
@@ -400,13 +379,7 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
           );
         }
       }
-      const byName = new Map<string, SkillRecord[]>();
-      for (const r of records) {
-        byName.set(r.definition.name, [
-          ...(byName.get(r.definition.name) ?? []),
-          r,
-        ]);
-      }
+      const byName = Map.groupBy(records, (r) => r.definition.name);
       const refusedNow: RegistryRefusal[] = [];
       const out = [...byName.values()].map((list) =>
         list.length === 1
@@ -680,33 +653,21 @@ export function instructionSkillRecord(
   options: { source: SkillSource },
 ): SkillRecord {
   const llm = folder.llm && decodeLlmChoice({ ...folder.llm });
-  const definition = skill({
-    name: folder.name,
-    description: folder.description,
-    version: folder.version,
-    triggers: folder.triggers,
-    whenToUse: folder.when_to_use,
-    argumentHint: folder.argument_hint,
-    source: options.source,
-    tools: folder.tools,
-    toolkits: folder.toolkits,
-    instructions: folder.instructions,
-    filePath: folder.file_path,
+  // The manifest's fields are A2E's wire names, so the protocol's decoder
+  // reads them.
+  const definition = {
+    ...decodeSkill({
+      ...folder,
+      source: options.source,
+      metadata: {
+        ...folder.metadata,
+        format: "agent_skill",
+        resources: [...folder.resources],
+      },
+      arguments: argumentNames(folder.input_schema),
+    }),
     llmConfig: llm && redactedChoice(llm),
-    category: folder.category,
-    tags: folder.tags,
-    maxTurns: folder.max_turns,
-    timeoutSeconds: folder.timeout_seconds,
-    icon: folder.icon,
-    metadata: {
-      ...folder.metadata,
-      format: "agent_skill",
-      resources: [...folder.resources],
-    },
-    inputSchema: folder.input_schema,
-    outputSchema: folder.output_schema,
-    arguments: argumentNames(folder.input_schema),
-  });
+  };
   return {
     definition,
     run: {

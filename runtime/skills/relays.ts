@@ -38,7 +38,7 @@ import type { LlmProvider } from "../llm/provider.ts";
 import type { RunFiles } from "../store/observer.ts";
 import { eventSize, RESULT_EVENT_BYTES } from "../tools/call_hooks.ts";
 import { CODE_TOOL } from "../code/inner_calls.ts";
-import type { FetchedSkillFiles } from "./catalog.ts";
+import type { InstructionSkillRun } from "./catalog.ts";
 import {
   READ_SKILL_FILE_TOOL,
   readSkillFile,
@@ -187,11 +187,7 @@ export interface SkillLimits {
 const RELAYED_TOOL_EVENTS = new Set(["progress", "status", "log", "artifact"]);
 
 /** Where a skill's files are: its folder, or fetched. */
-type SkillFiles = {
-  folder: string;
-  resources: readonly string[];
-  fetched?: FetchedSkillFiles;
-};
+type SkillFiles = Pick<InstructionSkillRun, "folder" | "resources" | "fetched">;
 
 /** One tool call of a skill; resolves with the tool's value or throws. */
 export type SkillToolCall = (
@@ -339,18 +335,12 @@ async function readFile(
   files: SkillFiles,
   args: Record<string, unknown>,
 ): Promise<SkillToolOutcome & { refused?: SkillFileRefusedError }> {
+  const path = String(args.path ?? "");
   try {
-    if (files.fetched) {
-      return {
-        ok: true,
-        value: await files.fetched.read(String(args.path ?? "")),
-      };
-    }
-    const text = await readSkillFile(
-      { name: skill, folder: files.folder, resources: files.resources },
-      String(args.path ?? ""),
-    );
-    return { ok: true, value: text };
+    const value = files.fetched
+      ? await files.fetched.read(path)
+      : await readSkillFile({ ...files, name: skill }, path);
+    return { ok: true, value };
   } catch (error) {
     return error instanceof SkillFileRefusedError
       ? { ...failed(error), refused: error }
@@ -360,7 +350,7 @@ async function readFile(
 
 async function runScript(
   options: ToolRelayOptions,
-  files: { folder: string; resources: readonly string[] },
+  files: SkillFiles,
   args: Record<string, unknown>,
   callSignal: AbortSignal | undefined,
   call: number,
@@ -368,7 +358,8 @@ async function runScript(
   const { signal, log, history, parentRunId } = options;
   try {
     const value = await callSkillScript(args, {
-      ...files,
+      folder: files.folder,
+      resources: files.resources,
       limits: options.scripts!,
       timeoutMs: options.remainingMs(),
       signal: withCallSignal(signal, callSignal),

@@ -242,13 +242,7 @@ function startRun(
   const callTool = createToolRelay({
     skill: name,
     allowed,
-    files: record.run?.format === "instructions"
-      ? {
-        folder: record.run.folder,
-        resources: record.run.resources,
-        fetched: record.run.fetched,
-      }
-      : null,
+    files: record.run?.format === "instructions" ? record.run : null,
     scripts: scriptLimits(limits, record.run),
     commandRules: commandRulesOf(record),
     tools: options.tools,

@@ -175,7 +175,9 @@ export function parseSkillMd(
       `Cannot load "${path}": ${(error as Error).message}`,
     );
   }
-  const dialect = readA2eFields(fields);
+  const { tool_names: names, user_invocable, ...declared } = readA2eFields(
+    fields,
+  );
   const env = readScriptEnv(fields);
   const net = readScriptNet(fields);
   const metadata = readSpecMetadata(fields);
@@ -186,35 +188,18 @@ export function parseSkillMd(
     } else metadata[key] = value as JsonObject[string];
   }
   metadata.dialect = a2e ? "a2e" : "agent-skills";
-  const names = dialect.tool_names;
   if (Object.keys(names.mapped).length + names.unknown.length > 0) {
     metadata.tool_names = names;
   }
-  if (dialect.command_rules !== null) {
-    metadata.command_rules = dialect.command_rules.map(describeCommandRule);
+  if (declared.command_rules !== null) {
+    metadata.command_rules = declared.command_rules.map(describeCommandRule);
   }
-  if (dialect.user_invocable !== null) {
-    metadata.user_invocable = dialect.user_invocable;
-  }
+  if (user_invocable !== null) metadata.user_invocable = user_invocable;
   if (fields.warnings.length > 0) metadata.warnings = [...fields.warnings];
   return {
     name,
     description,
-    version: dialect.version,
-    triggers: dialect.triggers,
-    when_to_use: dialect.when_to_use,
-    argument_hint: dialect.argument_hint,
-    tools: dialect.tools,
-    toolkits: dialect.toolkits,
-    max_turns: dialect.max_turns,
-    timeout_seconds: dialect.timeout_seconds,
-    category: dialect.category,
-    tags: dialect.tags,
-    icon: dialect.icon,
-    input_schema: dialect.input_schema,
-    output_schema: dialect.output_schema,
-    llm: dialect.llm,
-    command_rules: dialect.command_rules,
+    ...declared,
     warnings: fields.warnings,
     metadata,
     instructions: body,
