@@ -542,7 +542,9 @@ const positive = (v: unknown): number | null =>
 const object = (v: unknown): JsonObject | null => isPlainObject(v) ? v : null;
 
 /**
- * Builds the record of a code skill module.
+ * Builds the record of a code skill module: its fields, as the module
+ * declared them, read defensively into the domain `Skill`, run in a
+ * sandbox (or in the agent loop when it has `instructions` and no `run`).
  *
  * @param entry the registry's skill entry
  * @param options its source, grant and policy verdict

@@ -516,7 +516,9 @@ export interface SkillEventLogOptions {
 }
 
 /**
- * Collects and relays the events of one skill call.
+ * Collects and relays the events of one skill call: numbers them with a
+ * strictly increasing `seq` from 0, sends each one live as a `skill/event`
+ * when the call streams, and keeps a bounded copy for `SkillResult.events`.
  *
  * @example Number and collect events
  * ```ts
@@ -628,7 +630,9 @@ export function effectiveMaxTurns(
 }
 
 /**
- * Counts the turns of one skill call against its `max_turns`.
+ * Counts the turns (`ctx.llm.chat` calls or agent-loop turns) of one skill
+ * call against its `max_turns`. The first refused turn is remembered: it is
+ * the real cause of whatever the skill does after it.
  *
  * @example The turn after the last one is refused, and remembered
  * ```ts

@@ -421,7 +421,8 @@ function reasonText(reason: unknown): string {
 
 /**
  * Ends a skill call with a failure: emits `skill.failed` and builds the
- * result with every event so far.
+ * result with every event so far. A tool's `tool_error` reads as
+ * `skill_error` at the skill level.
  *
  * @param log the call's event log
  * @param error what went wrong
@@ -989,7 +990,9 @@ export function isEmptySchema(schema: JsonSchema | null | undefined): boolean {
 
 /**
  * Validates a value against a JSON Schema and describes the first real
- * problem, naming the field by its JSON pointer.
+ * problem, naming the field by its JSON pointer: the wording of skill
+ * arguments', outputs' and final answers' failures. The validating is the
+ * host's one validator's (`runtime/schema/validator.ts`).
  *
  * @param schema the JSON Schema (draft 2020-12 keywords)
  * @param value the value to check

@@ -958,7 +958,12 @@ const MAX_DEPTH = 8;
 const MAX_PARAMETERS = 200;
 
 /**
- * Turns a parameter map into an object JSON Schema.
+ * Turns an A2E parameter map (`inputs`/`outputs`) into an object JSON
+ * Schema. A map names each parameter; its value is a type name
+ * (`path: string`) or a mapping with `type`, `description`, `required`,
+ * `enum`, `default`, `items` and nested `properties`. A list of such
+ * mappings, each with a `name` (A2E's `ToolParameter` shape), is read the
+ * same way.
  *
  * @param value the field's value, as parsed from YAML
  * @param key the field's name, for warnings
