@@ -10,13 +10,10 @@
 import type { Registry } from "./registry/registry.ts";
 import type { RegistryRefusal, RegistrySnapshot } from "./registry/types.ts";
 import type { SkillCatalog } from "./skills/catalog.ts";
-import { skillLoadWarnings } from "./skills/load_warnings.ts";
+import { skillLoadWarnings } from "./skills/catalog.ts";
 import type { Policy } from "./sandbox/grants.ts";
-import {
-  type ToolPolicyConfig,
-  type ToolStatus,
-  toolStatuses,
-} from "./tools/policy.ts";
+import { type ToolStatus, toolStatuses } from "./tools/policy.ts";
+import type { ToolPolicyConfig } from "./tools/policy.ts";
 
 /** What the first load of the skills folders found. */
 export interface LoadReport {

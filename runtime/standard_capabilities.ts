@@ -24,12 +24,12 @@ import { loadRegistry, type Registry } from "./registry/registry.ts";
 import { progressLogger } from "./registry/progress.ts";
 import {
   createSkillsCapability,
+  hostLlm,
+  registryToolHost,
   type SkillsCapabilityOptions,
 } from "./skills/capability.ts";
 import { registryCatalog } from "./skills/catalog.ts";
 import { hostFiles, sandboxPolicy, skillDirs } from "./host_paths.ts";
-import { hostLlm } from "./skills/host_llm.ts";
-import { registryToolHost } from "./skills/tool_host.ts";
 import { GrantCache } from "./sandbox/grants.ts";
 import type { RegistrySnapshot } from "./registry/types.ts";
 import {

@@ -27,8 +27,11 @@ import type { Skill } from "../../protocol/skill.ts";
 import { tool } from "../../protocol/tool.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
-import { type SkillCatalog, SYSTEM_SKILLS_DIR } from "../skills/catalog.ts";
-import { resolveSkillStatus } from "../skills/skill_status.ts";
+import {
+  resolveSkillStatus,
+  type SkillCatalog,
+  SYSTEM_SKILLS_DIR,
+} from "../skills/catalog.ts";
 import { ToolIndex } from "../search/tool_index.ts";
 import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { SessionScope } from "../capability.ts";
 import { buildSnapshot } from "../registry/normalize.ts";
 import type { RegistryChange } from "../registry/types.ts";
-import { skill } from "../skills/skill_record.ts";
+import { skill } from "../skills/catalog.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { ToolCallHooks } from "../tools/call.ts";
 import { parseHostPolicy } from "../tools/policy.ts";

@@ -8,12 +8,11 @@
  * @module
  */
 
-import type { SkillsCapabilityOptions } from "../skills/capability.ts";
-import { resolveSkillStatus } from "../skills/skill_status.ts";
+import { hostLlm, type SkillsCapabilityOptions } from "../skills/capability.ts";
+import { resolveSkillStatus } from "../skills/catalog.ts";
 import { runSkill } from "../skills/run.ts";
-import { hostLlm } from "../skills/host_llm.ts";
 import { newId } from "../../protocol/envelope.ts";
-import type { SkillToolHost } from "../skills/run_types.ts";
+import type { SkillToolHost } from "../skills/relays.ts";
 import type { RunObserver } from "../store/recorder.ts";
 import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";

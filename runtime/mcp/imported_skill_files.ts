@@ -28,8 +28,8 @@ import {
   MAX_RESOURCE_BYTES,
   normalizeLink,
   SkillFileRefusedError,
-} from "../skills/skill_links.ts";
-import type { FetchedSkillFiles } from "../skills/skill_record.ts";
+} from "../skills/skill_md.ts";
+import type { FetchedSkillFiles } from "../skills/catalog.ts";
 import { sha256Digest } from "./imported_skills.ts";
 import type { RemoteSkill, SkillFileEntry } from "./skills_extension.ts";
 

@@ -25,7 +25,7 @@ import {
   type SkillFileEntry,
   SKILLS_EXTENSION,
 } from "./skills_extension.ts";
-import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
+import { agentSkillsNameProblem } from "../skills/skill_md.ts";
 
 /** A verified skill of an imported server. */
 export interface ImportedSkill {

@@ -31,7 +31,7 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
-import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
+import { agentSkillsNameProblem } from "../skills/skill_md.ts";
 import { invalidParams } from "./call_params.ts";
 
 /** The extension's identifier, under `capabilities.extensions`. */

@@ -92,8 +92,9 @@ export function validateValue(
 
 /**
  * Validates a value and returns the validator's raw error units, for callers
- * that word failures their own way (see `runtime/skills/schema.ts`). Uses the
- * same compiled-validator cache and draft choice as {@link validateValue}.
+ * that word failures their own way (see `checkSchema` in
+ * `runtime/skills/run.ts`). Uses the same compiled-validator cache and draft
+ * choice as {@link validateValue}.
  *
  * @param schema the JSON Schema
  * @param value the value to check

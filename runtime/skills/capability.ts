@@ -1,8 +1,9 @@
 /**
  * The A2E `skill` capability: `skill/discover/req` and `skill/call/req`.
  *
- * Wiring, in the host (the catalog is `catalog.ts`, the tool host
- * `tool_host.ts`, the LLM resolver `host_llm.ts`):
+ * Wiring, in the host: the catalog (`catalog.ts`), and the tool host and
+ * LLM resolver below, over the registry's tools and the host's configured
+ * LLMs:
  *
  * ```ts ignore
  * const registry = await loadRegistry({ sandbox, dirs, watch: true });
@@ -28,13 +29,27 @@
 
 import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { resolveSkillStatus } from "./skill_status.ts";
-import type { SkillRecord } from "./skill_record.ts";
-import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
-import { runSkill } from "./run.ts";
-import type { SkillCatalog } from "./catalog.ts";
+import { output } from "../../protocol/output.ts";
+import type { ErrorCode } from "../../protocol/codes.ts";
+import { encodeLlmChoice, type LlmChoice } from "../../protocol/skill.ts";
+import type { ToolCaller } from "../tools/call.ts";
+import type { RegistrySnapshot } from "../registry/types.ts";
+import type { ToolkitConfigs } from "../toolkits/configs.ts";
+import type { GrantCache } from "../sandbox/grants.ts";
 import type { RunObserver } from "../store/recorder.ts";
-import { hostLlm } from "./host_llm.ts";
+import {
+  createProvider,
+  type CreateProviderOptions,
+  resolveLlmConfig,
+} from "../llm/config.ts";
+import type { LlmConfig } from "../llm/config_check.ts";
+import {
+  resolveSkillStatus,
+  type SkillCatalog,
+  type SkillRecord,
+} from "./catalog.ts";
+import type { LlmResolver, SkillLimits, SkillToolHost } from "./relays.ts";
+import { runSkill } from "./run.ts";
 
 /** Options for {@link createSkillsCapability}. */
 export interface SkillsCapabilityOptions {
@@ -62,7 +77,7 @@ export interface SkillsCapabilityOptions {
  * @example Discover one skill
  * ```ts
  * import { createSkillsCapability } from "./capability.ts";
- * import { codeSkillRecord } from "./code_skill.ts";
+ * import { codeSkillRecord } from "./catalog.ts";
  * import assert from "node:assert/strict";
  * const record = codeSkillRecord({
  *   path: "/s/a.ts", export: "default", hash: "h", name: "a", runnable: true,
@@ -152,4 +167,170 @@ export function createSkillsCapability(
       },
     },
   };
+}
+
+/** Options for {@link registryToolHost}. */
+export interface RegistryToolHostOptions {
+  /** The live registry. */
+  registry: { readonly snapshot: RegistrySnapshot };
+  /**
+   * The tools capability's caller (`createToolsCapability(...).caller`): the
+   * one path with policy checks, argument validation and the sandbox.
+   */
+  caller: Pick<ToolCaller, "call">;
+  /**
+   * The sessions' toolkit configurations and the grant cache over the host
+   * policy (the ones the tools capability's caller uses), for
+   * `toolkitGrant`. @default none: `toolkitGrant` finds nothing
+   */
+  toolkits?: {
+    configs: Pick<ToolkitConfigs, "resolve">;
+    grants: Pick<GrantCache, "of">;
+  };
+}
+
+/**
+ * A {@link SkillToolHost} over the registry's tools and toolkits that runs
+ * calls through the tools capability's caller, so a skill's tool calls get
+ * the same policy, validation and sandbox as an agent's `tool/call/req`.
+ * A tool's failure comes back as an outcome; an unknown or denied tool
+ * throws, and the skill sees either as a failed call.
+ *
+ * @param options the registry and the caller
+ * @returns the tool host
+ * @example Look a tool up and call it
+ * ```ts
+ * import { registryToolHost } from "./capability.ts";
+ * import { toolOutcome } from "../../protocol/tool.ts";
+ * import assert from "node:assert/strict";
+ * const tool = { kind: "tool", name: "grep", description: "Search", inputSchema: { type: "object" },
+ *   toolkit: "filesystem", prompt: "" };
+ * const snapshot = { generation: 1, tools: new Map([["grep", tool]]),
+ *   toolkits: new Map([["filesystem", { tools: ["grep"] }]]), skills: new Map(),
+ *   blocked: new Map(), agentSkills: [], errors: [], refused: [], roots: [] };
+ * const host = registryToolHost({
+ *   registry: { snapshot } as never,
+ *   caller: { call: (req) => Promise.resolve({ breakLoop: false, entry: tool as never,
+ *     result: toolOutcome({ success: true, toolName: req.name, durationMs: 1, data: { hits: 2 } }) }) },
+ * });
+ * assert.equal(host.tool("grep")?.toolkit, "filesystem");
+ * assert.deepEqual(host.toolkit("filesystem")?.tools, ["grep"]);
+ * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
+ * const outcome = await host.call("grep", {}, { session, signal: session.signal, timeoutMs: 1000 });
+ * assert.deepEqual(outcome, { ok: true, value: { hits: 2 } });
+ * ```
+ */
+export function registryToolHost(
+  options: RegistryToolHostOptions,
+): SkillToolHost {
+  return {
+    // The registry's entries are domain tools with their guidance already.
+    tool: (name) => options.registry.snapshot.tools.get(name),
+    toolkit(name) {
+      const k = options.registry.snapshot.toolkits.get(name);
+      return k ? { tools: k.tools } : undefined;
+    },
+    async toolkitGrant(name, session, override) {
+      const kit = options.registry.snapshot.toolkits.get(name);
+      if (!kit || !options.toolkits) return null;
+      const resolved = options.toolkits.configs.resolve(session, kit);
+      if (!resolved.configured) return null;
+      if (resolved.problem !== null) {
+        return {
+          ok: false,
+          reason:
+            `the configuration of toolkit "${name}" is invalid: ${resolved.problem}`,
+        };
+      }
+      const config = { ...resolved.config, ...override };
+      // The toolkit's own permissions for this configuration, checked as a
+      // call of one of its tools is (same cache, same policy).
+      const check = await options.toolkits.grants.of(kit, undefined, config);
+      return check.ok
+        ? { ok: true, config, grant: check.grant }
+        : { ok: false, reason: check.reason };
+    },
+    async call(
+      name,
+      args,
+      { session, signal, timeoutMs, onEvent, parentRunId },
+    ) {
+      const { result, breakLoop } = await options.caller.call({
+        name,
+        args,
+        session,
+        signal,
+        parentRunId,
+        timeoutSeconds: Math.max(0.001, timeoutMs / 1000),
+        onEvent: onEvent && ((event) => onEvent(event.kind, event.data)),
+      });
+      if (!result.success) {
+        return {
+          ok: false,
+          code: (result.errorCode ?? "tool_error") as ErrorCode,
+          message: result.error ?? `Tool "${name}" failed`,
+        };
+      }
+      return {
+        ok: true,
+        // The agent loop ends on break_loop; it reads it from the marker.
+        value: breakLoop
+          ? output({
+            data: result.data,
+            summary: result.summary,
+            break_loop: true,
+          })
+          : result.data,
+      };
+    },
+  };
+}
+
+/**
+ * An {@link LlmResolver} over the host's `llm` entries (`skillbox.jsonc`):
+ * `llm_override`, else the skill's `llm_config`, else the host default, with
+ * credentials kept in the host (see `runtime/llm/config.ts`).
+ *
+ * @param host the `llm` entries
+ * @param options an env reader for `api_key_env` (@default Deno.env.get),
+ *   the operator's `llm` rules and the egress broker that checks endpoints
+ *   a client or a skill chose (see `createProvider`)
+ * @returns the resolver
+ * @throws nothing itself; the resolver throws `skill_error` naming what to set
+ * @example No provider configured
+ * ```ts
+ * import { hostLlm } from "./capability.ts";
+ * import assert from "node:assert/strict";
+ * assert.throws(() => hostLlm([])({ override: null, skill: null }), /provider/i);
+ * ```
+ */
+export function hostLlm(
+  host: readonly LlmConfig[],
+  options: {
+    env?: (name: string) => string | undefined;
+  } & CreateProviderOptions = {},
+): LlmResolver {
+  // One provider (one SDK client, one connection pool) per distinct
+  // choice: a fresh client per call would pay connection setup every time.
+  const providers = new Map<string, ReturnType<typeof createProvider>>();
+  return ({ override, skill }) => {
+    const resolved = resolveLlmConfig(host, {
+      override: asConfig(override),
+      skill: asConfig(skill),
+      env: options.env,
+    });
+    const key = JSON.stringify(resolved);
+    let provider = providers.get(key);
+    if (!provider) {
+      if (providers.size >= 32) providers.clear(); // overrides are unbounded
+      provider = createProvider(resolved, options);
+      providers.set(key, provider);
+    }
+    return provider;
+  };
+}
+
+// The LLM module reads choices in the configuration's (wire) shape.
+function asConfig(choice: LlmChoice | null): LlmConfig | null {
+  return choice && encodeLlmChoice(choice);
 }

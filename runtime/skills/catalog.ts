@@ -1,9 +1,33 @@
 /**
- * The skill catalog: every skill the host serves now, from the registry's
- * code skills, its Agent Skills folders and its imported MCP servers'
- * skills, with code skills' permissions checked against the policy. An
- * imported skill the host refused is Blocked with the reason; the others
- * read their files through `importedFiles`.
+ * The skills the host serves. Each is kept as a {@link SkillRecord}: the
+ * domain `Skill` an agent discovers (encoded for the wire only by the
+ * protocol codec), how to run it, and its own LLM choice. Records are built
+ * from the registry's code skill modules, its Agent Skills folders
+ * (`skill_md.ts`) and its imported MCP servers' skills, with code skills'
+ * permissions checked against the policy; a skill that cannot load is
+ * still listed, Blocked, with the reason.
+ *
+ * `source` says who put a skill there:
+ *
+ * | source | where the skill was found |
+ * |---|---|
+ * | `system` | skillbox's own `skills/` folder (registry origin `builtin`) |
+ * | `user` | a skills folder under the operator's home directory (e.g. `~/.skillbox/skills`) |
+ * | `project` | any other skills folder the operator configured (e.g. `./skills` beside `skillbox.jsonc`) |
+ *
+ * A skill's status is decided per request, so hot reloads and tool changes
+ * show at once:
+ *
+ * | status | when |
+ * |---|---|
+ * | `Published` | runnable |
+ * | `Blocked` | the file failed to load, it declares a tool or toolkit that does not exist, or asks for more than the policy grants; `metadata.blocked_reason` says which |
+ * | `Archived` | the operator listed it in config: hidden from discover, calls refused as `unknown_skill` |
+ * | `Created` | found but still being validated (the registry has not read it yet) |
+ *
+ * Loading warnings (a dialect's, a script's `env`/`net` the policy does not
+ * grant, a name MCP clients reject) are in discovery's `metadata.warnings`
+ * and, one line each, in the host's banner.
  *
  * @module
  */
@@ -13,25 +37,197 @@ import { fileURLToPath } from "node:url";
 import { checkGrant, resolvePermissionPaths } from "../sandbox/grants.ts";
 import type { Policy } from "../sandbox/grants.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
+import type { SkillStatus } from "../../protocol/codes.ts";
+import {
+  isPlainObject,
+  type JsonObject,
+  type JsonSchema,
+} from "../../protocol/json.ts";
+import {
+  decodeLlmChoice,
+  decodeSkill,
+  encodeLlmChoice,
+  type LlmChoice,
+  type Skill,
+} from "../../protocol/skill.ts";
 import type {
   RegistryRefusal,
   RegistrySnapshot,
   SkillEntry,
 } from "../registry/types.ts";
-import { withNameWarning, withPolicyWarnings } from "./load_warnings.ts";
-import { codeSkillRecord } from "./code_skill.ts";
+import { redactLlmConfig } from "../llm/redact.ts";
 import {
-  failedSkillRecord,
-  type FetchedSkillFiles,
-  type SkillRecord,
-} from "./skill_record.ts";
-import { instructionSkillRecord } from "./instruction_skill.ts";
-import { skillSource } from "./skill_source.ts";
-import {
+  agentSkillsNameProblem,
   findSkillFile,
   loadSkillFolder,
   type SkillFolder,
 } from "./skill_md.ts";
+import type { CommandRule } from "./tool_names.ts";
+import { refusedEnv, splitScriptNet } from "./scripts/script_access.ts";
+
+/** Who put a skill where it was found (see the module doc). */
+export type SkillSource = "system" | "project" | "user";
+
+/** How the host runs a code skill: in a sandbox, through `Sandbox.call`. */
+export interface CodeSkillRun {
+  readonly format: "code";
+  /** Absolute module path. */
+  readonly path: string;
+  readonly export: string;
+  /** The module's content hash. */
+  readonly version: string;
+  /** Absolute-path permissions, already checked against the policy. */
+  readonly grant: Permissions;
+  readonly isolation: "warm" | "per-call";
+}
+
+/** How the host runs an instruction skill: in its agent loop. */
+export interface InstructionSkillRun {
+  readonly format: "instructions";
+  /** The skill's folder; linked files are read from here. */
+  readonly folder: string;
+  /** Linked files readable with `read_skill_file`, relative to `folder`. */
+  readonly resources: readonly string[];
+  /** What `run_command` may run (`Bash(git:*)`); absent or null: not narrowed. */
+  readonly commandRules?: readonly CommandRule[] | null;
+  /** Variables its scripts ask for (frontmatter `env`). @default [] */
+  readonly env?: readonly string[];
+  /** Hosts its scripts ask for (frontmatter `net`). @default [] */
+  readonly net?: readonly string[];
+  /**
+   * Where its files come from when they are not in `folder` (a skill of an
+   * imported MCP server): `resources` are read through it, and its scripts
+   * are never run. @default none
+   */
+  readonly fetched?: FetchedSkillFiles;
+}
+
+/**
+ * The files of a skill fetched from where it is served rather than read
+ * from a folder (a skill of an imported MCP server), each checked before
+ * its text is returned.
+ */
+export interface FetchedSkillFiles {
+  /** The readable paths, relative to the skill's root. */
+  readonly resources: readonly string[];
+  /** Told to the model with `read_skill_file`: their origin, scripts not run. */
+  readonly note: string;
+  /**
+   * Reads one file. Rejects with `tool_denied` for a path that is not one
+   * of `resources` (the model may ask again), and with
+   * `SkillFileRefusedError` (`skill_md.ts`) when the bytes are not what
+   * was listed: the run then fails.
+   */
+  read(path: string): Promise<string>;
+}
+
+/** A skill as the host keeps it. */
+export interface SkillRecord {
+  /** What `skill/discover` lists: complete, `llmConfig` redacted. */
+  readonly definition: Skill;
+  /** How to run it, or null when it cannot be run (load failure). */
+  readonly run: CodeSkillRun | InstructionSkillRun | null;
+  /** The skill's own LLM choice as written, for the host only. */
+  readonly llmConfig: LlmChoice | null;
+  /** Why it cannot run regardless of tools (load failure, policy). */
+  readonly loadProblem: string | null;
+}
+
+/**
+ * Completes a skill with A2E's defaults (the wire `SkillDefinition`'s).
+ *
+ * @param fields at least `name` and `description`
+ * @returns the skill, every field present
+ * @example
+ * ```ts
+ * import { skill } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const s = skill({ name: "a", description: "A" });
+ * assert.equal(s.version, "1.0.0");
+ * assert.equal(s.status, "Published");
+ * ```
+ */
+export function skill(
+  fields: Pick<Skill, "name" | "description"> & Partial<Skill>,
+): Skill {
+  return { ...decodeSkill({}), ...fields };
+}
+
+/**
+ * A skill's LLM choice as a client may see it: no credentials, only the
+ * public provider settings (the LLM module's redaction, through the codec).
+ *
+ * @param choice the choice as written
+ * @returns the redacted choice
+ * @example
+ * ```ts
+ * import { redactedChoice } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const r = redactedChoice({ providerName: "openai", providerCredentials: { api_key: "sk-1" },
+ *   providerConfig: { model: "m", secret: "x" }, isDefault: false });
+ * assert.deepEqual(r.providerCredentials, {});
+ * assert.deepEqual(r.providerConfig, { model: "m" });
+ * ```
+ */
+export function redactedChoice(choice: LlmChoice): LlmChoice {
+  const redacted = redactLlmConfig(encodeLlmChoice(choice));
+  return decodeLlmChoice({ ...redacted });
+}
+
+/**
+ * The argument names a schema declares (its `properties`).
+ *
+ * @param schema the input schema
+ * @returns the names, or null when it declares none
+ * @example
+ * ```ts
+ * import { argumentNames } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(argumentNames({ type: "object", properties: { a: {} } }), ["a"]);
+ * assert.equal(argumentNames({}), null);
+ * ```
+ */
+export function argumentNames(schema: JsonSchema): string[] | null {
+  const props = schema.properties;
+  return typeof props === "object" && props !== null && !Array.isArray(props)
+    ? Object.keys(props as JsonObject)
+    : null;
+}
+
+/**
+ * Builds the record of a skill whose file could not be loaded: listed as
+ * Blocked with the reason, never runnable.
+ *
+ * @param name the skill's name (its folder or file name when unknown)
+ * @param options where it is, why it failed, its source
+ * @returns a Blocked record
+ * @example
+ * ```ts
+ * import { failedSkillRecord, resolveSkillStatus } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const rec = failedSkillRecord("broken", { path: "/s/broken/SKILL.md", message: "YAML error at line 3", source: "user" });
+ * const def = resolveSkillStatus(rec, { hasTool: () => true, hasToolkit: () => true });
+ * assert.equal(def.status, "Blocked");
+ * assert.equal(def.metadata?.blocked_reason, "YAML error at line 3");
+ * ```
+ */
+export function failedSkillRecord(
+  name: string,
+  options: { path: string; message: string; source: SkillSource },
+): SkillRecord {
+  return {
+    definition: skill({
+      name,
+      description: `Could not be loaded: ${options.message}`,
+      source: options.source,
+      filePath: options.path,
+      metadata: {},
+    }),
+    run: null,
+    llmConfig: null,
+    loadProblem: options.message,
+  };
+}
 
 /** Where the skills capability gets its skills. */
 export interface SkillCatalog {
@@ -95,18 +291,10 @@ export interface RegistryCatalogOptions {
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-// Long (about 105 lines): a factory whose closures share one cache of
+// Long (about 100 lines): a factory whose closures share one cache of
 // parsed SKILL.md folders; each closure is short.
 export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
-  const cache = new Map<
-    string,
-    {
-      stamp: string;
-      file: string;
-      folder: SkillFolder | null;
-      error: string | null;
-    }
-  >();
+  const cache = new Map<string, LoadedFolder>();
   // Who held each name at the last request: a later file is the impostor.
   const holders = new Map<string, string>();
   let refused: readonly RegistryRefusal[] = [];
@@ -133,21 +321,12 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
     }
     const hit = cache.get(dir);
     if (hit && hit.stamp === stamp) return hit;
-    let entry: {
-      stamp: string;
-      file: string;
-      folder: SkillFolder | null;
-      error: string | null;
-    };
+    let entry: LoadedFolder;
     try {
       entry = { stamp, file, folder: await loadSkillFolder(dir), error: null };
     } catch (error) {
-      entry = {
-        stamp,
-        file,
-        folder: null,
-        error: error instanceof Error ? error.message : String(error),
-      };
+      const message = error instanceof Error ? error.message : String(error);
+      entry = { stamp, file, folder: null, error: message };
     }
     cache.set(dir, entry);
     return entry;
@@ -200,13 +379,7 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
           );
         }
       }
-      const byName = new Map<string, SkillRecord[]>();
-      for (const r of records) {
-        byName.set(r.definition.name, [
-          ...(byName.get(r.definition.name) ?? []),
-          r,
-        ]);
-      }
+      const byName = Map.groupBy(records, (r) => r.definition.name);
       const refusedNow: RegistryRefusal[] = [];
       const out = [...byName.values()].map((list) =>
         list.length === 1
@@ -224,6 +397,14 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
     },
     refused: () => refused,
   };
+}
+
+/** An Agent Skills folder as last loaded, keyed by its file's size and mtime. */
+interface LoadedFolder {
+  stamp: string;
+  file: string;
+  folder: SkillFolder | null;
+  error: string | null;
 }
 
 // Who keeps a name several skills claim: shipped skills first, then the
@@ -249,18 +430,12 @@ function precedence(
       r.definition.source === "system" ? 0 : 1,
       index < 0 ? roots.length : index,
       path !== "" && path === holder ? 0 : 1,
-    ];
+    ].join(",");
   };
   const ranked = list.map((r) => ({ r, key: rank(r) })).sort((a, b) =>
-    a.key.join(",") < b.key.join(",")
-      ? -1
-      : a.key.join(",") > b.key.join(",")
-      ? 1
-      : 0
+    a.key < b.key ? -1 : a.key > b.key ? 1 : 0
   );
-  const top = ranked.filter((x) =>
-    x.key.join(",") === ranked[0]!.key.join(",")
-  );
+  const top = ranked.filter((x) => x.key === ranked[0]!.key);
   if (top.length > 1 || !ranked[0]!.r.definition.filePath) {
     return clash(list);
   }
@@ -286,7 +461,7 @@ function precedence(
 
 function codeRecord(
   entry: SkillEntry,
-  source: ReturnType<typeof skillSource>,
+  source: SkillSource,
   policy: Policy | undefined,
 ): SkillRecord {
   const folder = dirname(entry.path);
@@ -336,6 +511,424 @@ function clash(list: SkillRecord[]): SkillRecord {
     path: first.definition.filePath ?? "",
     message:
       `Skill name "${first.definition.name}" is defined in ${where}: neither is served`,
-    source: first.definition.source as ReturnType<typeof skillSource>,
+    source: first.definition.source as SkillSource,
   });
+}
+
+/** A code skill as the registry describes it (`SkillEntry` fits). */
+export interface CodeSkillEntry {
+  readonly path: string;
+  readonly export: string;
+  readonly hash: string;
+  readonly name: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly runnable: boolean;
+}
+
+/** Options for {@link codeSkillRecord}. */
+export interface CodeSkillOptions {
+  source: SkillSource;
+  /** The checked grant. @default read of the module's own folder */
+  grant?: Permissions;
+  /** Why the policy refuses its permissions, or null. @default null */
+  denied?: string | null;
+}
+
+const str = (v: unknown): string | null => typeof v === "string" ? v : null;
+const strList = (v: unknown): string[] | null =>
+  Array.isArray(v) && v.every((x) => typeof x === "string") ? [...v] : null;
+const positive = (v: unknown): number | null =>
+  typeof v === "number" && v > 0 && Number.isFinite(v) ? v : null;
+const object = (v: unknown): JsonObject | null => isPlainObject(v) ? v : null;
+
+/**
+ * Builds the record of a code skill module: its fields, as the module
+ * declared them, read defensively into the domain `Skill`, run in a
+ * sandbox (or in the agent loop when it has `instructions` and no `run`).
+ *
+ * @param entry the registry's skill entry
+ * @param options its source, grant and policy verdict
+ * @returns the record; a skill with neither `run` nor `instructions` is
+ *   Blocked
+ * @example A described module
+ * ```ts
+ * import { codeSkillRecord } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const rec = codeSkillRecord({
+ *   path: "/skills/hello/hello.ts", export: "default", hash: "h1", name: "hello",
+ *   fields: { description: "Greets", input_schema: { type: "object", properties: { who: { type: "string" } } } },
+ *   runnable: true,
+ * }, { source: "system" });
+ * assert.equal(rec.definition.status, "Published");
+ * assert.deepEqual(rec.definition.arguments, ["who"]);
+ * assert.equal(rec.run?.format, "code");
+ * ```
+ */
+export function codeSkillRecord(
+  entry: CodeSkillEntry,
+  options: CodeSkillOptions,
+): SkillRecord {
+  const f = entry.fields;
+  const inputSchema = object(f.input_schema) ?? object(f.input) ?? {};
+  const instructions = str(f.instructions);
+  const llm = llmChoiceOf(f.llm_config);
+  const folder = dirname(entry.path);
+  let run: CodeSkillRun | InstructionSkillRun | null = null;
+  let loadProblem = options.denied ?? null;
+  if (entry.runnable) {
+    run = {
+      format: "code",
+      path: entry.path,
+      export: entry.export,
+      version: entry.hash,
+      grant: options.grant ?? { read: [folder] },
+      isolation: f.isolation === "per-call" ? "per-call" : "warm",
+    };
+  } else if (instructions) {
+    // A code module without `run` is an instruction skill in TypeScript.
+    run = { format: "instructions", folder, resources: [] };
+  } else {
+    loadProblem ??=
+      `Skill "${entry.name}" has neither "run" nor "instructions"`;
+  }
+  const definition = skill({
+    name: entry.name,
+    description: str(f.description) ?? "",
+    version: str(f.version) ?? "1.0.0",
+    triggers: strList(f.triggers) ?? [],
+    whenToUse: str(f.when_to_use) ?? "",
+    argumentHint: str(f.argument_hint) ?? "",
+    source: options.source,
+    tools: strList(f.tools),
+    toolkits: strList(f.toolkits),
+    instructions,
+    filePath: entry.path,
+    llmConfig: llm && redactedChoice(llm),
+    category: str(f.category),
+    tags: strList(f.tags),
+    maxTurns: positive(f.max_turns),
+    timeoutSeconds: positive(f.timeout_seconds),
+    icon: str(f.icon),
+    metadata: { ...object(f.metadata), format: "code" },
+    inputSchema,
+    outputSchema: object(f.output_schema) ?? object(f.output) ?? {},
+    arguments: strList(f.arguments) ?? argumentNames(inputSchema),
+  });
+  return { definition, run, llmConfig: llm, loadProblem };
+}
+
+// A module's `llm_config` is author input: only a named provider counts.
+function llmChoiceOf(value: unknown): LlmChoice | null {
+  const v = object(value);
+  if (!v || typeof v.provider_name !== "string") return null;
+  return {
+    providerName: v.provider_name,
+    providerCredentials: object(v.provider_credentials) ?? {},
+    providerConfig: object(v.provider_config) ?? {},
+    isDefault: false,
+  };
+}
+
+/**
+ * Builds the record of an Agent Skills folder.
+ *
+ * @param folder the loaded folder
+ * @param options its source
+ * @returns the record, run by the agent loop
+ * @example
+ * ```ts
+ * import { instructionSkillRecord } from "./catalog.ts";
+ * import { parseSkillMd } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const manifest = parseSkillMd("---\nname: notes\ndescription: Takes notes\n---\nBe brief.");
+ * const rec = instructionSkillRecord(
+ *   { ...manifest, folder: "/s/notes", file_path: "/s/notes/SKILL.md", resources: [] },
+ *   { source: "project" },
+ * );
+ * assert.equal(rec.definition.instructions, "Be brief.");
+ * assert.equal(rec.definition.source, "project");
+ * assert.equal(rec.run?.format, "instructions");
+ * ```
+ */
+export function instructionSkillRecord(
+  folder: SkillFolder,
+  options: { source: SkillSource },
+): SkillRecord {
+  const llm = folder.llm && decodeLlmChoice({ ...folder.llm });
+  // The manifest's fields are A2E's wire names, so the protocol's decoder
+  // reads them.
+  const definition = {
+    ...decodeSkill({
+      ...folder,
+      source: options.source,
+      metadata: {
+        ...folder.metadata,
+        format: "agent_skill",
+        resources: [...folder.resources],
+      },
+      arguments: argumentNames(folder.input_schema),
+    }),
+    llmConfig: llm && redactedChoice(llm),
+  };
+  return {
+    definition,
+    run: {
+      format: "instructions",
+      folder: folder.folder,
+      resources: folder.resources,
+      commandRules: folder.command_rules,
+      env: folder.env ?? [],
+      net: folder.net ?? [],
+    },
+    llmConfig: llm,
+    loadProblem: null,
+  };
+}
+
+/**
+ * Tells a skill's source from where it was found (see the module doc).
+ *
+ * @param path the skill's file or folder
+ * @param options registry origin, home directory
+ * @returns `system` for builtin, `user` under the home directory, else `project`
+ * @example
+ * ```ts
+ * import { skillSource } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(skillSource("/app/skills/a.ts", { origin: "builtin" }), "system");
+ * assert.equal(skillSource("/home/ann/.skillbox/skills/a.ts", { origin: "file", home: "/home/ann" }), "user");
+ * assert.equal(skillSource("/srv/proj/skills/a.ts", { origin: "file", home: "/home/ann" }), "project");
+ * ```
+ */
+export function skillSource(
+  path: string,
+  options: { origin: "file" | "builtin"; home?: string | null },
+): SkillSource {
+  if (options.origin === "builtin") return "system";
+  const home = options.home === undefined ? homeDir() : options.home;
+  if (home) {
+    const rel = relative(resolve(home), resolve(path));
+    if (rel !== "" && !rel.startsWith("..") && !rel.startsWith("/")) {
+      return "user";
+    }
+  }
+  return "project";
+}
+
+function homeDir(): string | null {
+  try {
+    return Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? null;
+  } catch {
+    return null; // no env permission: nothing counts as a user folder
+  }
+}
+
+/** What {@link resolveSkillStatus} checks a skill against. */
+export interface StatusContext {
+  /** Whether a tool of that name is loaded. */
+  hasTool(name: string): boolean;
+  /** Whether a toolkit of that name is loaded. */
+  hasToolkit(name: string): boolean;
+  /** Names the operator archived. @default none */
+  archived?: ReadonlySet<string>;
+  /** Names still being validated. @default none */
+  pending?: ReadonlySet<string>;
+}
+
+/**
+ * Decides a skill's status now: Archived, Created, Blocked (with
+ * `metadata.blocked_reason`) or Published.
+ *
+ * @param record the skill
+ * @param context loaded tools and toolkits, operator lists
+ * @returns the skill with `status` (and reason) set
+ * @example A skill needing a missing tool
+ * ```ts
+ * import { codeSkillRecord, resolveSkillStatus } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const rec = codeSkillRecord({
+ *   path: "/s/a.ts", export: "default", hash: "h", name: "a", runnable: true,
+ *   fields: { description: "A", tools: ["fetch_page"] },
+ * }, { source: "project" });
+ * const def = resolveSkillStatus(rec, { hasTool: () => false, hasToolkit: () => false });
+ * assert.equal(def.status, "Blocked");
+ * assert.match(String(def.metadata?.blocked_reason), /tool "fetch_page"/);
+ * ```
+ */
+export function resolveSkillStatus(
+  record: SkillRecord,
+  context: StatusContext,
+): Skill {
+  const def = record.definition;
+  let status: SkillStatus = "Published";
+  let reason: string | null = null;
+  if (context.archived?.has(def.name)) status = "Archived";
+  else if (context.pending?.has(def.name)) status = "Created";
+  else {
+    reason = record.loadProblem ?? missingDependency(def, context);
+    if (reason !== null) status = "Blocked";
+  }
+  const metadata = { ...def.metadata };
+  delete metadata.blocked_reason;
+  if (reason !== null) metadata.blocked_reason = reason;
+  return { ...def, status, metadata };
+}
+
+function missingDependency(def: Skill, context: StatusContext): string | null {
+  const tools = (def.tools ?? []).filter((t) => !context.hasTool(t));
+  const kits = (def.toolkits ?? []).filter((t) => !context.hasToolkit(t));
+  const parts: string[] = [];
+  if (tools.length > 0) parts.push(`${plural("tool", tools)} ${quoted(tools)}`);
+  if (kits.length > 0) parts.push(`${plural("toolkit", kits)} ${quoted(kits)}`);
+  if (parts.length === 0) return null;
+  return `Skill "${def.name}" needs ${parts.join(" and ")}, which ${
+    tools.length + kits.length > 1 ? "are" : "is"
+  } not loaded`;
+}
+
+function plural(word: string, names: string[]): string {
+  return names.length > 1 ? `${word}s` : word;
+}
+
+function quoted(names: string[]): string {
+  return names.map((t) => `"${t}"`).join(", ");
+}
+
+/**
+ * Adds to an Agent Skills folder's discovery warnings the `env` variables
+ * and `net` hosts its scripts declare that the policy does not grant (its
+ * scripts run without them), one warning naming them per field.
+ *
+ * @param record the skill as loaded
+ * @param policy the policy's `permissions` (`env` and `net`)
+ * @returns the record, with the warnings added when there are any
+ * @example
+ * ```ts
+ * import { skill, withPolicyWarnings } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const record = { definition: skill({ name: "gh", description: "GitHub" }), llmConfig: null,
+ *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/gh", resources: [],
+ *     env: ["GITHUB_TOKEN", "HOME_DIR"], net: ["api.github.com"] } };
+ * const noted = withPolicyWarnings(record, { env: ["HOME_DIR"] });
+ * assert.deepEqual(noted.definition.metadata?.warnings, [
+ *   'field "env": the policy (policy.permissions.env) does not grant "GITHUB_TOKEN": its scripts run without it',
+ *   'field "net": the policy (policy.permissions.net) does not grant "api.github.com": its scripts cannot reach it',
+ * ]);
+ * ```
+ */
+export function withPolicyWarnings(
+  record: SkillRecord,
+  policy: { env?: readonly string[]; net?: readonly string[] },
+): SkillRecord {
+  const run = record.run;
+  if (run?.format !== "instructions") return record;
+  const env = refusedEnv(run.env ?? [], policy.env ?? []);
+  const net = splitScriptNet(run.net ?? [], policy.net ?? []).refused;
+  const refused = (field: string, names: string[], scripts: string) =>
+    names.length === 0 ? [] : [
+      `field "${field}": the policy (policy.permissions.${field}) does not grant ${
+        quoted(names)
+      }: its scripts ${scripts} ${names.length > 1 ? "them" : "it"}`,
+    ];
+  const added = [
+    ...refused("env", env, "run without"),
+    ...refused("net", net, "cannot reach"),
+  ];
+  if (added.length === 0) return record;
+  return withWarnings(record, (before) => [...before, ...added]);
+}
+
+/**
+ * Says, in an Agent Skills folder's warnings, that a name breaking the
+ * Agent Skills naming rules ({@link agentSkillsNameProblem}) keeps the
+ * skill out of MCP's `skills/list` (it is still served as a tool and over
+ * A2E): the loader's own warning about the name gets the consequence
+ * appended, or, when the loader's dialect allowed the name (A2E's `_`), a
+ * warning is added.
+ *
+ * @param record the skill as loaded
+ * @returns the record, its warnings saying so when the name breaks the rules
+ * @example
+ * ```ts
+ * import { skill, withNameWarning } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const record = { definition: skill({ name: "my_notes", description: "Notes" }), llmConfig: null,
+ *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/my_notes", resources: [] } };
+ * assert.match(String(withNameWarning(record).definition.metadata?.warnings), /left out of MCP skills\/list/);
+ * ```
+ */
+export function withNameWarning(record: SkillRecord): SkillRecord {
+  const run = record.run;
+  if (run?.format !== "instructions") return record;
+  const name = record.definition.name;
+  const problem = agentSkillsNameProblem(name, run.folder);
+  if (problem === null) return record;
+  const tail =
+    ": served as a tool and over A2E, but left out of MCP skills/list";
+  return withWarnings(record, (before) => {
+    const said = before.findIndex((w) =>
+      typeof w === "string" && w.startsWith(`name "${name}"`)
+    );
+    return said < 0
+      ? [...before, problem + tail]
+      : before.map((w, i) => i === said ? `${w}${tail}` : w);
+  });
+}
+
+// The record with its discovery warnings replaced by what `change` makes of
+// them.
+function withWarnings(
+  record: SkillRecord,
+  change: (before: unknown[]) => unknown[],
+): SkillRecord {
+  const metadata = record.definition.metadata ?? {};
+  const before = Array.isArray(metadata.warnings) ? metadata.warnings : [];
+  const warnings = change(before);
+  const definition = {
+    ...record.definition,
+    metadata: { ...metadata, warnings },
+  };
+  return { ...record, definition };
+}
+
+/**
+ * Lists the loading warnings of skills, one line each.
+ *
+ * @param records the skills, as the catalog lists them
+ * @returns lines such as `skill "Pdf" (/s/pdf/SKILL.md): name "Pdf" breaks ...`
+ * @example
+ * ```ts
+ * import { failedSkillRecord, skillLoadWarnings } from "./catalog.ts";
+ * import assert from "node:assert/strict";
+ * const rec = failedSkillRecord("bad", { path: "/s/bad/SKILL.md", message: "YAML error at line 2", source: "project" });
+ * assert.deepEqual(skillLoadWarnings([rec]), ['skill "bad" (/s/bad/SKILL.md) cannot be loaded: YAML error at line 2']);
+ * ```
+ */
+export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
+  const lines: string[] = [];
+  for (const { definition, run, loadProblem } of records) {
+    const where = `skill "${definition.name}"${
+      definition.filePath ? ` (${definition.filePath})` : ""
+    }`;
+    if (run === null && loadProblem !== null) {
+      lines.push(`${where} cannot be loaded: ${oneLine(loadProblem)}`);
+      continue;
+    }
+    const warnings = definition.metadata?.warnings;
+    if (!Array.isArray(warnings)) continue;
+    for (const warning of warnings) {
+      lines.push(`${where}: ${oneLine(String(warning))}`);
+    }
+  }
+  return lines;
+}
+
+// A banner line stays one line, and a hostile file cannot flood the terminal.
+function oneLine(text: string): string {
+  let flat = "";
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    flat += code < 0x20 || code === 0x7f ? " " : ch;
+  }
+  return flat.length > 300 ? `${flat.slice(0, 300)}...` : flat;
 }

@@ -1,9 +1,19 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { RegistrySnapshot, SkillEntry } from "../registry/types.ts";
-import { registryCatalog } from "./catalog.ts";
-import { resolveSkillStatus } from "./skill_status.ts";
-import type { SkillRecord } from "./skill_record.ts";
+import {
+  argumentNames,
+  codeSkillRecord,
+  failedSkillRecord,
+  instructionSkillRecord,
+  redactedChoice,
+  registryCatalog,
+  resolveSkillStatus,
+  skill,
+  type SkillRecord,
+  skillSource,
+} from "./catalog.ts";
+import { parseSkillMd } from "./skill_md.ts";
 
 // The status a client would see: the catalog's record, resolved.
 const resolved = (record: SkillRecord | undefined) =>
@@ -161,4 +171,367 @@ Deno.test("registryCatalog() gives a SKILL.md name to the shipped folder, then t
     await Deno.remove(system, { recursive: true });
     await Deno.remove(ops, { recursive: true });
   }
+});
+
+const has = (names: string[]) => (n: string) => names.includes(n);
+
+Deno.test("codeSkillRecord() fills every field from the module's fields", () => {
+  const rec = codeSkillRecord({
+    path: "/skills/a/a.ts",
+    export: "default",
+    hash: "abc",
+    name: "a",
+    runnable: true,
+    fields: {
+      description: "A",
+      version: "2.0.0",
+      triggers: ["do a"],
+      when_to_use: "w",
+      argument_hint: "h",
+      tools: ["t"],
+      toolkits: ["k"],
+      instructions: "i",
+      category: "c",
+      tags: ["x"],
+      max_turns: 3,
+      timeout_seconds: 9,
+      icon: "i.svg",
+      metadata: { owner: "me" },
+      input_schema: { type: "object", properties: { p: { type: "string" } } },
+      output_schema: { type: "string" },
+      isolation: "per-call",
+    },
+  }, { source: "project", grant: { read: ["/skills/a"] } });
+  const d = rec.definition;
+  assert.deepEqual(
+    [
+      d.name,
+      d.version,
+      d.description,
+      d.whenToUse,
+      d.argumentHint,
+      d.source,
+      d.filePath,
+    ],
+    ["a", "2.0.0", "A", "w", "h", "project", "/skills/a/a.ts"],
+  );
+  assert.deepEqual(d.triggers, ["do a"]);
+  assert.deepEqual([d.tools, d.toolkits, d.tags], [["t"], ["k"], ["x"]]);
+  assert.deepEqual([d.maxTurns, d.timeoutSeconds, d.category, d.icon], [
+    3,
+    9,
+    "c",
+    "i.svg",
+  ]);
+  assert.deepEqual(d.arguments, ["p"]);
+  assert.deepEqual(d.metadata, { owner: "me", format: "code" });
+  assert.deepEqual(rec.run, {
+    format: "code",
+    path: "/skills/a/a.ts",
+    export: "default",
+    version: "abc",
+    grant: { read: ["/skills/a"] },
+    isolation: "per-call",
+  });
+});
+
+Deno.test("a code module with instructions and no run is an instruction skill", () => {
+  const rec = codeSkillRecord({
+    path: "/s/i.ts",
+    export: "default",
+    hash: "h",
+    name: "i",
+    runnable: false,
+    fields: { description: "I", instructions: "Do things" },
+  }, { source: "system" });
+  assert.equal(rec.run?.format, "instructions");
+  const none = codeSkillRecord({
+    path: "/s/n.ts",
+    export: "default",
+    hash: "h",
+    name: "n",
+    runnable: false,
+    fields: { description: "N" },
+  }, { source: "system" });
+  const def = resolveSkillStatus(none, {
+    hasTool: has([]),
+    hasToolkit: has([]),
+  });
+  assert.equal(def.status, "Blocked");
+  assert.match(
+    String(def.metadata?.blocked_reason),
+    /neither "run" nor "instructions"/,
+  );
+});
+
+Deno.test("codeSkillRecord() keeps an llm_config's credentials out of what agents discover", () => {
+  const rec = codeSkillRecord({
+    path: "/s/l.ts",
+    export: "default",
+    hash: "h",
+    name: "l",
+    runnable: true,
+    fields: {
+      description: "L",
+      llm_config: {
+        provider_name: "openai",
+        provider_credentials: { api_key: "sk-secret" },
+        provider_config: {
+          model: "m",
+          base_url: "https://u:pw@llm.example/v1",
+        },
+        is_default: true,
+      },
+    },
+  }, { source: "project" });
+  assert.deepEqual(rec.llmConfig?.providerCredentials, {
+    api_key: "sk-secret",
+  });
+  assert.equal(rec.llmConfig?.isDefault, false);
+  assert.deepEqual(rec.definition.llmConfig?.providerCredentials, {});
+  assert.doesNotMatch(JSON.stringify(rec.definition), /sk-secret|pw@/);
+  const bad = codeSkillRecord({
+    path: "/s/b.ts",
+    export: "default",
+    hash: "h",
+    name: "b",
+    runnable: true,
+    fields: { description: "B", llm_config: { provider_name: 7 } },
+  }, { source: "project" });
+  assert.equal(bad.llmConfig, null);
+  assert.equal(bad.definition.llmConfig, null);
+});
+
+Deno.test("instructionSkillRecord() fills the skill from its SKILL.md", () => {
+  const manifest = parseSkillMd(
+    "---\nname: notes\ndescription: Takes notes\nmax_turns: 4\ntags: [a]\n" +
+      "env: [API_TOKEN]\nnet: [api.example.com]\n" +
+      "input_schema:\n  type: object\n  properties:\n    topic: {type: string}\n---\nBe brief.",
+  );
+  const rec = instructionSkillRecord(
+    {
+      ...manifest,
+      folder: "/s/notes",
+      file_path: "/s/notes/SKILL.md",
+      resources: ["ref.md"],
+    },
+    { source: "user" },
+  );
+  const d = rec.definition;
+  assert.deepEqual(
+    [d.name, d.description, d.instructions, d.filePath, d.source, d.maxTurns],
+    ["notes", "Takes notes", "Be brief.", "/s/notes/SKILL.md", "user", 4],
+  );
+  assert.deepEqual(d.tags, ["a"]);
+  assert.deepEqual(d.arguments, ["topic"]);
+  assert.equal(d.metadata?.format, "agent_skill");
+  assert.deepEqual(d.metadata?.resources, ["ref.md"]);
+  assert.deepEqual(rec.run, {
+    format: "instructions",
+    folder: "/s/notes",
+    resources: ["ref.md"],
+    commandRules: manifest.command_rules,
+    env: ["API_TOKEN"],
+    net: ["api.example.com"],
+  });
+  assert.equal(rec.loadProblem, null);
+});
+
+Deno.test("instructionSkillRecord() keeps the llm choice's key for the host only", () => {
+  const manifest = parseSkillMd(
+    "---\nname: n\ndescription: d\nllm:\n  provider_name: openai\n" +
+      "  provider_credentials: {api_key: sk-hidden}\n  provider_config: {model: m}\n---\nx",
+  );
+  const rec = instructionSkillRecord(
+    { ...manifest, folder: "/s/n", file_path: "/s/n/SKILL.md", resources: [] },
+    { source: "project" },
+  );
+  assert.equal(rec.llmConfig?.providerName, "openai");
+  assert.deepEqual(rec.llmConfig?.providerCredentials, {
+    api_key: "sk-hidden",
+  });
+  assert.deepEqual(rec.definition.llmConfig?.providerCredentials, {});
+  assert.deepEqual(rec.definition.llmConfig?.providerConfig, { model: "m" });
+  assert.doesNotMatch(JSON.stringify(rec.definition), /sk-hidden/);
+});
+
+Deno.test("failedSkillRecord() is Blocked and never runnable", () => {
+  const rec = failedSkillRecord("broken", {
+    path: "/s/broken/SKILL.md",
+    message: "YAML error at line 2: bad",
+    source: "project",
+  });
+  assert.equal(rec.run, null);
+  const d = resolveSkillStatus(rec, { hasTool: has([]), hasToolkit: has([]) });
+  assert.equal(d.status, "Blocked");
+  assert.equal(d.filePath, "/s/broken/SKILL.md");
+});
+
+Deno.test("skill() fills A2E's defaults and keeps what it is given", () => {
+  const s = skill({ name: "a", description: "A", maxTurns: 4 });
+  assert.deepEqual(
+    [s.version, s.status, s.source, s.whenToUse, s.tools, s.maxTurns],
+    ["1.0.0", "Published", "system", "", null, 4],
+  );
+  assert.deepEqual([s.inputSchema, s.outputSchema], [{}, {}]);
+});
+
+Deno.test("redactedChoice() drops credentials and private provider settings", () => {
+  const r = redactedChoice({
+    providerName: "anthropic",
+    providerCredentials: { api_key_env: "KEY" },
+    providerConfig: { model: "m", api_key: "inline", headers: { x: "y" } },
+    isDefault: true,
+  });
+  assert.deepEqual(r, {
+    providerName: "anthropic",
+    providerCredentials: {},
+    providerConfig: { model: "m" },
+    isDefault: true,
+  });
+});
+
+Deno.test("argumentNames() reads properties only from an object", () => {
+  assert.deepEqual(argumentNames({ properties: { x: {}, y: {} } }), ["x", "y"]);
+  assert.equal(argumentNames({ properties: ["x"] }), null);
+  assert.equal(argumentNames({ properties: null }), null);
+});
+
+Deno.test("skillSource() tells system, user and project apart", async (t) => {
+  await t.step("builtin is system wherever it is", () => {
+    assert.equal(
+      skillSource("/home/ann/x.ts", { origin: "builtin", home: "/home/ann" }),
+      "system",
+    );
+  });
+  await t.step("under the home directory is user", () => {
+    assert.equal(
+      skillSource("/home/ann/.skillbox/skills/a", {
+        origin: "file",
+        home: "/home/ann",
+      }),
+      "user",
+    );
+  });
+  await t.step(
+    "the home directory itself, a sibling and an escape are project",
+    () => {
+      for (
+        const path of [
+          "/home/ann",
+          "/home/anna/s/a.ts",
+          "/home/ann/../bob/a.ts",
+        ]
+      ) {
+        assert.equal(
+          skillSource(path, { origin: "file", home: "/home/ann" }),
+          "project",
+          path,
+        );
+      }
+    },
+  );
+  await t.step("no home directory: project", () => {
+    assert.equal(
+      skillSource("/x/a.ts", { origin: "file", home: null }),
+      "project",
+    );
+  });
+});
+
+Deno.test("resolveSkillStatus() decides Published, Blocked, Archived and Created", async (t) => {
+  const manifest = parseSkillMd(
+    "---\nname: s\ndescription: d\ntools: [grep]\ntoolkits: [filesystem]\n---\nx",
+  );
+  const rec = instructionSkillRecord(
+    { ...manifest, folder: "/f", file_path: "/f/SKILL.md", resources: [] },
+    { source: "user" },
+  );
+  await t.step("Published when every tool and toolkit is loaded", () => {
+    const d = resolveSkillStatus(rec, {
+      hasTool: has(["grep"]),
+      hasToolkit: has(["filesystem"]),
+    });
+    assert.equal(d.status, "Published");
+    assert.equal(d.metadata?.blocked_reason, undefined);
+  });
+  await t.step("Blocked naming what is missing", () => {
+    const d = resolveSkillStatus(rec, {
+      hasTool: has([]),
+      hasToolkit: has(["filesystem"]),
+    });
+    assert.equal(d.status, "Blocked");
+    assert.equal(
+      d.metadata?.blocked_reason,
+      'Skill "s" needs tool "grep", which is not loaded',
+    );
+  });
+  await t.step("Archived wins", () => {
+    const d = resolveSkillStatus(rec, {
+      hasTool: has([]),
+      hasToolkit: has([]),
+      archived: new Set(["s"]),
+    });
+    assert.equal(d.status, "Archived");
+  });
+  await t.step("Created while pending", () => {
+    const d = resolveSkillStatus(rec, {
+      hasTool: has([]),
+      hasToolkit: has([]),
+      pending: new Set(["s"]),
+    });
+    assert.equal(d.status, "Created");
+  });
+  await t.step("a policy denial blocks with the permission named", () => {
+    const denied = codeSkillRecord({
+      path: "/s/x.ts",
+      export: "default",
+      hash: "h",
+      name: "x",
+      runnable: true,
+      fields: { description: "X" },
+    }, {
+      source: "project",
+      denied: 'Permission "net" for "evil.example" exceeds the host policy',
+    });
+    const d = resolveSkillStatus(denied, {
+      hasTool: has([]),
+      hasToolkit: has([]),
+    });
+    assert.equal(d.status, "Blocked");
+    assert.match(
+      String(d.metadata?.blocked_reason),
+      /"net" for "evil.example"/,
+    );
+  });
+});
+
+Deno.test("resolveSkillStatus() names every missing tool and toolkit, and drops a stale reason", () => {
+  const rec = codeSkillRecord({
+    path: "/s/m.ts",
+    export: "default",
+    hash: "h",
+    name: "m",
+    runnable: true,
+    fields: {
+      description: "M",
+      tools: ["a", "b"],
+      toolkits: ["k"],
+      metadata: { blocked_reason: "forged by the author" },
+    },
+  }, { source: "project" });
+  const blocked = resolveSkillStatus(rec, {
+    hasTool: has([]),
+    hasToolkit: has([]),
+  });
+  assert.equal(
+    blocked.metadata?.blocked_reason,
+    'Skill "m" needs tools "a", "b" and toolkit "k", which are not loaded',
+  );
+  const ok = resolveSkillStatus(rec, {
+    hasTool: has(["a", "b"]),
+    hasToolkit: has(["k"]),
+  });
+  assert.equal(ok.status, "Published");
+  assert.equal(ok.metadata?.blocked_reason, undefined);
 });

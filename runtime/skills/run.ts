@@ -1,10 +1,18 @@
 /**
  * One skill call, from `skill.started` to `skill.completed`/`skill.failed`:
  * argument validation, the effective timeout, the run itself, and output
- * validation. Code skills run in a sandbox through `Sandbox.call`;
- * instruction skills run in the host's agent loop. Both reach tools and the
- * LLM through the same two relays (`tool_relay.ts`, `chat_relay.ts`), with
- * turns counted by `turn_budget.ts` and failures worded by `failure.ts`.
+ * validation. Every failure becomes a `skill.failed` event and a
+ * `success: false` result with an A2E code.
+ *
+ * Code skills run in a sandbox through `Sandbox.call`. Instruction skills
+ * (`SKILL.md`, or a code module with `instructions` and no `run`) run in
+ * the host's agent loop: the model gets the instructions as its system
+ * prompt and the arguments as the user message, calls the skill's declared
+ * tools, and answers. The loop only sequences the conversation: both kinds
+ * reach tools and the LLM through the same two relays (`relays.ts`), which
+ * count turns, emit the `tool.*` and `llm.*` events and hold the skill to
+ * its declared tools, so a code skill's `ctx.llm` / `ctx.tools` and the
+ * loop share one implementation.
  *
  * @module
  */
@@ -13,7 +21,13 @@ import { isOutput, output } from "../../protocol/output.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ChatTool,
+} from "../../protocol/chat.ts";
+import type { JsonObject, JsonSchema } from "../../protocol/json.ts";
 import {
   type LlmChoice,
   type Skill,
@@ -26,26 +40,32 @@ import {
   TimeoutError,
   toWireError,
 } from "../../protocol/errors.ts";
-import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
-import { runAgentLoop } from "./agent_loop.ts";
+import type { OutputUnit } from "@cfworker/json-schema";
+import { schemaErrors } from "../schema/validator.ts";
 import {
-  allowedTools,
-  commandRulesOf,
-  offeredTools,
-  readSkillFileTool,
-} from "./agent_tools.ts";
-import { createChatRelay, type SkillChat } from "./chat_relay.ts";
-import type { SkillRecord } from "./skill_record.ts";
-import { SkillEventLog } from "./events.ts";
-import { failSkill, notRunnableError } from "./failure.ts";
-import { SkillFileRefusedError } from "./skill_links.ts";
-import type { LlmResolver, SkillLimits, SkillToolHost } from "./run_types.ts";
-import { checkSchema } from "./schema.ts";
-import { summarize } from "./summarize.ts";
-import { createToolRelay, type SkillToolCall } from "./tool_relay.ts";
-import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
-import { effectiveMaxTurns, TurnBudget } from "./turn_budget.ts";
+  stripIntention,
+  type ToolOffer,
+  toOpenAiTools,
+} from "../llm/tool_formats.ts";
+import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
 import type { RunObserver } from "../store/recorder.ts";
+import type { SkillRecord } from "./catalog.ts";
+import { READ_SKILL_FILE_TOOL, SkillFileRefusedError } from "./skill_md.ts";
+import { COMMAND_TOOL, type CommandRule } from "./tool_names.ts";
+import {
+  createChatRelay,
+  createToolRelay,
+  effectiveMaxTurns,
+  type LlmResolver,
+  type SkillChat,
+  SkillEventLog,
+  type SkillLimits,
+  type SkillToolCall,
+  type SkillToolHost,
+  summarize,
+  TurnBudget,
+} from "./relays.ts";
+import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
 
 /** Everything {@link runSkill} needs besides the skill. */
 export interface RunSkillOptions {
@@ -83,7 +103,7 @@ export interface RunSkillOptions {
  * @example A code skill on a fake sandbox
  * ```ts
  * import { runSkill } from "./run.ts";
- * import { codeSkillRecord } from "./code_skill.ts";
+ * import { codeSkillRecord } from "./catalog.ts";
  * import assert from "node:assert/strict";
  * const record = codeSkillRecord({
  *   path: "/s/hi.ts", export: "default", hash: "h", name: "hi", runnable: true,
@@ -222,13 +242,7 @@ function startRun(
   const callTool = createToolRelay({
     skill: name,
     allowed,
-    files: record.run?.format === "instructions"
-      ? {
-        folder: record.run.folder,
-        resources: record.run.resources,
-        fetched: record.run.fetched,
-      }
-      : null,
+    files: record.run?.format === "instructions" ? record.run : null,
     scripts: scriptLimits(limits, record.run),
     commandRules: commandRulesOf(record),
     tools: options.tools,
@@ -403,4 +417,646 @@ function formatSeconds(seconds: number): string {
 function reasonText(reason: unknown): string {
   if (reason instanceof Error) return reason.message;
   return typeof reason === "string" && reason ? reason : "the session ended";
+}
+
+/**
+ * Ends a skill call with a failure: emits `skill.failed` and builds the
+ * result with every event so far. A tool's `tool_error` reads as
+ * `skill_error` at the skill level.
+ *
+ * @param log the call's event log
+ * @param error what went wrong
+ * @param durationMs how long the call ran
+ * @returns the failed outcome
+ * @example
+ * ```ts
+ * import { failSkill } from "./run.ts";
+ * import { SkillEventLog } from "./relays.ts";
+ * import assert from "node:assert/strict";
+ * const result = failSkill(new SkillEventLog("r1"), new Error("boom"), 3);
+ * assert.equal(result.success, false);
+ * assert.equal(result.events.at(-1)?.kind, "skill.failed");
+ * ```
+ */
+export function failSkill(
+  log: SkillEventLog,
+  error: unknown,
+  durationMs: number,
+): SkillOutcome {
+  const wire = toWireError(error);
+  const code = wire.code === "tool_error" ? "skill_error" : wire.code;
+  log.emit("skill.failed", {
+    error: wire.message,
+    error_code: code,
+    duration_ms: durationMs,
+  });
+  return skillOutcome({
+    success: false,
+    error: wire.message,
+    errorCode: code,
+    durationMs,
+    events: log.events,
+    truncated: log.truncated,
+  });
+}
+
+/**
+ * The error for a skill that is not `Published` or has nothing to run,
+ * with the reason it is blocked when there is one.
+ *
+ * @param definition the skill's definition
+ * @returns a `skill_error`
+ * @example
+ * ```ts
+ * import { notRunnableError } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const error = notRunnableError({ name: "s", status: "Created" } as never);
+ * assert.equal(error.message, 'Cannot run skill "s" (Created): it is still being validated');
+ * ```
+ */
+export function notRunnableError(definition: Skill): SkillboxError {
+  const why = definition.metadata?.blocked_reason ??
+    (definition.status === "Created"
+      ? "it is still being validated"
+      : "it cannot run");
+  return new SkillboxError(
+    "skill_error",
+    `Cannot run skill "${definition.name}" (${definition.status}): ${why}`,
+  );
+}
+
+/**
+ * The tools a skill may call: its `tools` and every tool of its `toolkits`.
+ *
+ * @param definition the skill
+ * @param tools the host's tools
+ * @returns the allowed tool names
+ * @example
+ * ```ts
+ * import { allowedTools } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const host = {
+ *   tool: () => undefined,
+ *   toolkit: (name: string) => name === "kit" ? { tools: ["b"] } : undefined,
+ *   call: () => Promise.reject(new Error("unused")),
+ * };
+ * const allowed = allowedTools({ tools: ["a"], toolkits: ["kit", "gone"] } as never, host);
+ * assert.deepEqual([...allowed], ["a", "b"]);
+ * ```
+ */
+export function allowedTools(
+  definition: Pick<Skill, "tools" | "toolkits">,
+  tools: SkillToolHost,
+): Set<string> {
+  const allowed = new Set(definition.tools ?? []);
+  for (const kit of definition.toolkits ?? []) {
+    for (const t of tools.toolkit(kit)?.tools ?? []) allowed.add(t);
+  }
+  return allowed;
+}
+
+/**
+ * The allowed tools that are loaded, by name, as the agent loop offers them.
+ *
+ * @param allowed the allowed names (see {@link allowedTools})
+ * @param host the host's tools
+ * @param commandRules the skill's narrowing of `run_command` (told to the
+ *   model in that tool's description, so it does not waste turns on
+ *   commands the relay refuses); null when not narrowed
+ * @returns the tools, sorted by name
+ * @example
+ * ```ts
+ * import { offeredTools } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const host = {
+ *   tool: (name: string) => name === "a"
+ *     ? { name, description: "A", inputSchema: {}, toolkit: null, prompt: "" }
+ *     : undefined,
+ *   toolkit: () => undefined,
+ *   call: () => Promise.reject(new Error("unused")),
+ * };
+ * assert.deepEqual(offeredTools(new Set(["b", "a"]), host).map((t) => t.name), ["a"]);
+ * ```
+ */
+export function offeredTools(
+  allowed: Set<string>,
+  host: SkillToolHost,
+  commandRules: readonly CommandRule[] | null = null,
+): AgentTool[] {
+  const out: AgentTool[] = [];
+  for (const name of [...allowed].sort()) {
+    const info = host.tool(name);
+    if (!info) continue;
+    out.push({
+      name: info.name,
+      description: name === COMMAND_TOOL && commandRules
+        ? `${info.description}\n\n${describeCommandRules(commandRules)}`
+        : info.description,
+      inputSchema: info.inputSchema,
+      prompt: info.prompt,
+    });
+  }
+  return out;
+}
+
+/**
+ * The `read_skill_file` tool, limited to the skill's linked files.
+ *
+ * @param resources the linked paths
+ * @returns the tool as the agent loop offers it
+ * @example
+ * ```ts
+ * import { readSkillFileTool } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const tool = readSkillFileTool(["ref.md"]);
+ * assert.match(tool.description, /"ref\.md"/);
+ * ```
+ */
+export function readSkillFileTool(resources: readonly string[]): AgentTool {
+  return {
+    name: READ_SKILL_FILE_TOOL,
+    description:
+      "Reads one of the files linked from this skill's instructions. Only these paths are readable: " +
+      resources.map((r) => `"${r}"`).join(", "),
+    inputSchema: {
+      type: "object",
+      properties: {
+        path: { type: "string", enum: [...resources] },
+      },
+      required: ["path"],
+    },
+    prompt: "Read a linked file only when the instructions point you to it.",
+  };
+}
+
+/**
+ * Says, for the model, what a narrowed `run_command` may run.
+ *
+ * @param rules the skill's rules (from `Bash(git:*)`-style patterns)
+ * @returns one sentence listing them
+ * @example
+ * ```ts
+ * import { describeCommandRules } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   describeCommandRules([{ words: ["git"], prefix: true }, { words: ["npm", "test"], prefix: false }]),
+ *   "In this skill it may only run: `git` with any arguments; `npm test` exactly. Other commands are refused.",
+ * );
+ * ```
+ */
+export function describeCommandRules(rules: readonly CommandRule[]): string {
+  const each = rules.map((rule) =>
+    `\`${rule.words.join(" ")}\` ${
+      rule.prefix ? "with any arguments" : "exactly"
+    }`
+  );
+  return `In this skill it may only run: ${
+    each.join("; ")
+  }. Other commands are refused.`;
+}
+
+/**
+ * The `run_command` narrowing of a skill (an instructions skill's
+ * `Bash(...)` patterns).
+ *
+ * @param record the skill
+ * @returns its rules; null when `run_command` is not narrowed
+ * @example
+ * ```ts
+ * import { commandRulesOf } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(commandRulesOf({ run: null }), null);
+ * ```
+ */
+export function commandRulesOf(
+  record: Pick<SkillRecord, "run">,
+): readonly CommandRule[] | null {
+  return record.run?.format === "instructions"
+    ? record.run.commandRules ?? null
+    : null;
+}
+
+/** A tool the loop may offer to the model: the domain tool plus its guidance. */
+export interface AgentTool extends ToolOffer {
+  /** Markdown guidance for models (the tool's `prompt`). @default "" */
+  readonly prompt?: string;
+}
+
+/** What running one tool gave the loop. */
+export type AgentToolOutcome =
+  | { ok: true; value: unknown }
+  | { ok: false; message: string };
+
+/** Options for {@link runAgentLoop}. */
+export interface AgentLoopOptions {
+  /** The skill's name, for messages. */
+  name: string;
+  /** The skill's instructions (the `SKILL.md` body). */
+  instructions: string;
+  /** @default "" */
+  whenToUse?: string;
+  /** @default "" */
+  argumentHint?: string;
+  /** The tools offered to the model. @default [] */
+  tools?: readonly AgentTool[];
+  /** The final answer must be JSON matching this, unless empty. @default {} */
+  outputSchema?: JsonSchema;
+  /** One model turn; throws `max_turns_exceeded` past the limit. */
+  chat(request: ChatRequest): Promise<ChatResponse>;
+  /** Runs one tool with the model's arguments (intention removed). */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    intention: string | null,
+  ): Promise<AgentToolOutcome>;
+  /** Stops the loop between steps. */
+  signal?: AbortSignal;
+  /** Longest tool result fed back to the model, in characters. @default 32000 */
+  maxToolResultChars?: number;
+}
+
+/** How the loop ended. */
+export interface AgentLoopResult {
+  /** The answer: parsed JSON when an output schema is set, else the text. */
+  data: unknown;
+  /** A `break_loop` tool result's summary, else null. */
+  summary: unknown;
+  /** Model turns used. */
+  turns: number;
+  /** Whether a tool result with `break_loop: true` ended the loop. */
+  brokeLoop: boolean;
+}
+
+/**
+ * Builds the system prompt: instructions, when to use, argument hint, the
+ * tools' guidance and the answer format.
+ *
+ * @param options the skill's texts, tools and output schema
+ * @returns the system prompt
+ * @example
+ * ```ts
+ * import { buildSystemPrompt } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const prompt = buildSystemPrompt({
+ *   name: "todo", instructions: "Find TODOs.", argumentHint: "a folder path",
+ *   tools: [{ name: "grep", description: "Search", inputSchema: {}, prompt: "Use regex." }],
+ *   outputSchema: { type: "object" },
+ * });
+ * assert.match(prompt, /Find TODOs\./);
+ * assert.match(prompt, /### grep\nUse regex\./);
+ * assert.match(prompt, /only a JSON value/);
+ * ```
+ */
+export function buildSystemPrompt(
+  options: Pick<
+    AgentLoopOptions,
+    | "name"
+    | "instructions"
+    | "whenToUse"
+    | "argumentHint"
+    | "tools"
+    | "outputSchema"
+  >,
+): string {
+  const parts = [
+    `You are running the skill "${options.name}". Follow its instructions.`,
+    options.instructions.trim(),
+  ];
+  if (options.whenToUse?.trim()) {
+    parts.push(`## When this skill applies\n${options.whenToUse.trim()}`);
+  }
+  parts.push(
+    "## Arguments\nThe user message holds the skill's arguments as JSON." +
+      (options.argumentHint?.trim()
+        ? ` Expected: ${options.argumentHint.trim()}`
+        : ""),
+  );
+  const tools = options.tools ?? [];
+  if (tools.length > 0) {
+    const guidance = tools.filter((t) => t.prompt?.trim()).map((t) =>
+      `### ${t.name}\n${t.prompt!.trim()}`
+    );
+    parts.push(
+      "## Tools\nCall the tools you need. Give every call an `intention`: " +
+        "one sentence saying why you make it." +
+        (guidance.length > 0 ? `\n\n${guidance.join("\n\n")}` : ""),
+    );
+  }
+  if (!isEmptySchema(options.outputSchema)) {
+    parts.push(
+      "## Answer\nWhen done, reply with only a JSON value (no prose) " +
+        "matching this JSON Schema:\n```json\n" +
+        JSON.stringify(options.outputSchema, null, 2) + "\n```",
+    );
+  }
+  return parts.join("\n\n");
+}
+
+/**
+ * Runs the loop: model turn, tool calls, results back, until the model
+ * answers without calling a tool, a tool result says `break_loop`, or
+ * `chat` refuses a turn.
+ *
+ * @param args the skill's arguments (the user message)
+ * @param options the skill, its tools, and the host's `chat` / `callTool`
+ * @returns the answer and how the loop ended
+ * @throws {SkillboxError} `max_turns_exceeded` from `chat`, provider
+ *   failures, `schema_violation` when the answer does not match
+ *   `outputSchema`, the abort reason when `signal` aborts
+ * @example A one-tool run with a scripted model
+ * ```ts
+ * import { runAgentLoop } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * let turn = 0;
+ * const result = await runAgentLoop({ n: 2 }, {
+ *   name: "double", instructions: "Double n with the tool.",
+ *   tools: [{ name: "mul", description: "Multiply", inputSchema: { type: "object" } }],
+ *   chat: async (req) => {
+ *     turn++;
+ *     const done = req.messages.some((m) => m.role === "tool");
+ *     return {
+ *       text: done ? "4" : "", stop_reason: done ? "end_turn" : "tool_use", turn,
+ *       tool_calls: done ? [] : [{ id: "c1", name: "mul", arguments: { a: 2, b: 2, intention: "Double it" } }],
+ *       usage: { input_tokens: 1, output_tokens: 1 },
+ *     };
+ *   },
+ *   callTool: async (_name, args, intention) => {
+ *     assert.equal(intention, "Double it");
+ *     return { ok: true, value: Number(args.a) * Number(args.b) };
+ *   },
+ * });
+ * assert.equal(result.data, "4");
+ * assert.equal(result.turns, 2);
+ * ```
+ */
+// Long (about 100 lines): the loop reads as the conversation goes (ask the
+// model, accept or repair its answer, call the tools it asked for); split,
+// its state (messages, turns, the pending repair) would be passed around.
+export async function runAgentLoop(
+  args: Record<string, unknown>,
+  options: AgentLoopOptions,
+): Promise<AgentLoopResult> {
+  const tools = options.tools ?? [];
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const offered: ChatTool[] = tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    // The converters add `intention` unless the tool has its own; reuse
+    // them so the schema offered is the one stripIntention expects.
+    input_schema: toOpenAiTools([t], { intention: true })[0]!.function
+      .parameters,
+  }));
+  const system = buildSystemPrompt(options);
+  const messages: ChatMessage[] = [{
+    role: "user",
+    content: Object.keys(args).length === 0
+      ? "(no arguments)"
+      : JSON.stringify(args, null, 2),
+  }];
+  const limit = options.maxToolResultChars ?? 32_000;
+  let turns = 0;
+  // Set while the model gets its one chance to fix a malformed answer.
+  let violation: SchemaViolationError | null = null;
+
+  while (true) {
+    options.signal?.throwIfAborted();
+    let response: ChatResponse;
+    try {
+      response = await options.chat({
+        system,
+        messages: [...messages],
+        tools: offered.length > 0 ? offered : undefined,
+      });
+    } catch (error) {
+      // Out of turns while repairing: the bad answer is the real failure.
+      if (
+        violation && error instanceof SkillboxError &&
+        error.code === "max_turns_exceeded"
+      ) throw violation;
+      throw error;
+    }
+    turns++;
+    options.signal?.throwIfAborted();
+    if (response.tool_calls.length === 0) {
+      try {
+        return {
+          data: parseFinalAnswer(response.text, options.outputSchema ?? {}),
+          summary: null,
+          turns,
+          brokeLoop: false,
+        };
+      } catch (error) {
+        // One chance to fix the format, if a turn is left.
+        if (violation || !(error instanceof SchemaViolationError)) throw error;
+        violation = error;
+        messages.push({ role: "assistant", content: response.text });
+        messages.push({
+          role: "user",
+          content:
+            `Your answer was rejected: ${error.message}. Reply again with only the corrected JSON.`,
+        });
+        continue;
+      }
+    }
+    messages.push({
+      role: "assistant",
+      content: response.text,
+      tool_calls: response.tool_calls,
+    });
+    for (const call of response.tool_calls) {
+      options.signal?.throwIfAborted();
+      const tool = byName.get(call.name);
+      const { arguments: toolArgs, intention } = stripIntention(
+        call.arguments,
+        tool,
+      );
+      const outcome: AgentToolOutcome = tool
+        ? await options.callTool(call.name, toolArgs, intention)
+        : {
+          ok: false,
+          message: `Tool "${call.name}" is not available to this skill`,
+        };
+      if (outcome.ok && isOutput(outcome.value) && outcome.value.break_loop) {
+        return {
+          data: outcome.value.data ?? null,
+          summary: outcome.value.summary ?? null,
+          turns,
+          brokeLoop: true,
+        };
+      }
+      messages.push({
+        role: "tool",
+        tool_call_id: call.id,
+        content: outcome.ok
+          ? clip(toText(outcome.value), limit)
+          : `Error: ${outcome.message}`,
+      });
+    }
+  }
+}
+
+function toText(value: unknown): string {
+  if (isOutput(value)) value = value.data;
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value) ?? "null";
+  } catch {
+    return String(value);
+  }
+}
+
+function clip(text: string, limit: number): string {
+  return text.length <= limit
+    ? text
+    : `${text.slice(0, limit)}\n[cut: ${text.length - limit} more characters]`;
+}
+
+/**
+ * Reads a model's final answer: the text itself when there is no output
+ * schema, else the JSON in it (a ```json fence or surrounding prose is
+ * tolerated), validated against the schema.
+ *
+ * @param text the model's answer
+ * @param schema the skill's output schema (`{}` for none)
+ * @returns the text, or the parsed and valid JSON value
+ * @throws {SchemaViolationError} when no JSON can be read or it does not match
+ * @example
+ * ```ts
+ * import { parseFinalAnswer } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const schema = { type: "object", required: ["count"], properties: { count: { type: "integer" } } };
+ * assert.deepEqual(parseFinalAnswer('Done:\n```json\n{"count": 3}\n```', schema), { count: 3 });
+ * assert.throws(() => parseFinalAnswer('{"count": "x"}', schema), /field "\/count"/);
+ * assert.equal(parseFinalAnswer("plain", {}), "plain");
+ * ```
+ */
+export function parseFinalAnswer(text: string, schema: JsonSchema): unknown {
+  if (isEmptySchema(schema)) return text;
+  const value = extractJson(text);
+  if (value === undefined) {
+    throw new SchemaViolationError(
+      `The final answer is not JSON matching output_schema: "${
+        text.length > 120 ? `${text.slice(0, 120)}…` : text
+      }"`,
+    );
+  }
+  const problem = checkSchema(schema, value);
+  if (problem !== null) {
+    throw new SchemaViolationError(
+      `The final answer does not match output_schema: ${problem}`,
+    );
+  }
+  return value;
+}
+
+function extractJson(text: string): unknown {
+  const candidates: string[] = [];
+  const fence = /```(?:json|JSON)?\s*\n([\s\S]*?)```/.exec(text);
+  if (fence?.[1]) candidates.push(fence[1]);
+  candidates.push(text.trim());
+  for (const [open, close] of [["{", "}"], ["[", "]"]] as const) {
+    const start = text.indexOf(open);
+    const end = text.lastIndexOf(close);
+    if (start >= 0 && end > start) candidates.push(text.slice(start, end + 1));
+  }
+  for (const candidate of candidates) {
+    try {
+      return JSON.parse(candidate);
+    } catch {
+      // try the next reading
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Tells whether a schema constrains anything. `{}` (the wire default for a
+ * skill without a schema) accepts every value, so callers skip it.
+ *
+ * @param schema a JSON Schema, or null
+ * @returns true when the schema has at least one keyword
+ * @example
+ * ```ts
+ * import { isEmptySchema } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(isEmptySchema({}));
+ * assert.ok(!isEmptySchema({ type: "object" }));
+ * ```
+ */
+export function isEmptySchema(schema: JsonSchema | null | undefined): boolean {
+  return schema === null || schema === undefined ||
+    Object.keys(schema).length === 0;
+}
+
+/**
+ * Validates a value against a JSON Schema and describes the first real
+ * problem, naming the field by its JSON pointer: the wording of skill
+ * arguments', outputs' and final answers' failures. The validating is the
+ * host's one validator's (`runtime/schema/validator.ts`).
+ *
+ * @param schema the JSON Schema (draft 2020-12 keywords)
+ * @param value the value to check
+ * @returns null when valid, else a message like `field "/rows" has type "string", expected "number"`
+ * @example Name the missing field
+ * ```ts
+ * import { checkSchema } from "./run.ts";
+ * import assert from "node:assert/strict";
+ * const schema = { type: "object", required: ["path"], properties: { path: { type: "string" } } };
+ * assert.equal(checkSchema(schema, { path: "a.csv" }), null);
+ * assert.equal(checkSchema(schema, {}), 'field "/path" is required');
+ * ```
+ */
+export function checkSchema(schema: JsonSchema, value: unknown): string | null {
+  if (isEmptySchema(schema)) return null;
+  const errors = schemaErrors(schema, value);
+  return errors === null ? null : describe(pickError(errors));
+}
+
+// Aggregate keywords ("properties", "items", "allOf", ...) only say that a
+// child failed; the child's own error is the one a person can act on.
+const AGGREGATE = new Set([
+  "properties",
+  "items",
+  "prefixItems",
+  "additionalProperties",
+  "allOf",
+  "$ref",
+  "unevaluatedProperties",
+  "patternProperties",
+  "contains",
+]);
+
+function pickError(errors: OutputUnit[]): OutputUnit | undefined {
+  const specific = errors.filter((e) => !AGGREGATE.has(e.keyword));
+  const pool = specific.length > 0 ? specific : errors;
+  // The deepest location is the most precise.
+  return pool.reduce<OutputUnit | undefined>(
+    (best, e) =>
+      !best || e.instanceLocation.length > best.instanceLocation.length
+        ? e
+        : best,
+    undefined,
+  );
+}
+
+function pointer(location: string): string {
+  const p = location.replace(/^#/, "");
+  return p === "" ? "/" : p;
+}
+
+function describe(error: OutputUnit | undefined): string {
+  if (!error) return "value does not match the schema";
+  const where = pointer(error.instanceLocation);
+  if (error.keyword === "required") {
+    const missing = /property "([^"]*)"/.exec(error.error)?.[1];
+    const base = where === "/" ? "" : where;
+    if (missing !== undefined) return `field "${base}/${missing}" is required`;
+  }
+  if (error.keyword === "type") {
+    const m = /type "([^"]*)" is invalid\. Expected "([^"]*)"/.exec(
+      error.error,
+    );
+    if (m) return `field "${where}" has type "${m[1]}", expected "${m[2]}"`;
+  }
+  return `field "${where}": ${error.error.replace(/\.$/, "")}`;
 }

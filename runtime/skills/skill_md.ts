@@ -1,35 +1,40 @@
 /**
  * Agent Skills folders: a `SKILL.md` (or A2E's lower-case `skill.md`) with
- * YAML frontmatter and a Markdown body that is the skill's instructions.
+ * YAML frontmatter and a Markdown body that is the skill's instructions,
+ * read into a manifest; and the files the body links to, read on demand.
  *
- * Every dialect loads: the Agent Skills specification's fields
- * (`spec_fields.ts`), A2E's (`a2e_dialect.ts`, with `inputs`/`outputs`
- * parameter maps), and other runtimes' tool names (`tool_names.ts`). Loading
- * is lenient, as the specification's client guide recommends: a broken rule
- * or a field of the wrong type is a warning (in discovery's
- * `metadata.warnings`), and only YAML that cannot be parsed or a missing
- * description make a skill unloadable. A folder with only `name` and
+ * Every dialect loads: the Agent Skills specification's fields (`name`,
+ * `description`, `license`, `compatibility`, `metadata`), A2E's (`version`,
+ * `triggers`, `when_to_use`, `tools`, `max_turns`, ..., with `inputs` /
+ * `outputs` parameter maps turned into JSON Schema), and other runtimes'
+ * tool names (`tool_names.ts`). Loading is lenient, as the specification's
+ * client guide recommends: a broken rule or a field of the wrong type is a
+ * warning (in discovery's `metadata.warnings`) and the field keeps its
+ * default; only YAML that cannot be parsed, a missing description or a file
+ * too big make a skill unloadable. A folder with only `name` and
  * `description` loads with defaults: no tools, no schema, the host's LLM.
  *
- * Files the body links to are listed, not loaded: the agent loop reads them
- * on demand (`skill_links.ts`).
+ * Files the body links to are listed, not loaded: the agent loop's
+ * `read_skill_file` tool reads them on demand, each checked to stay inside
+ * the folder.
  *
  * @module
  */
 
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { parseDocument } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/json.ts";
-import { FieldReader, splitFrontmatter } from "./frontmatter.ts";
 import {
-  checkSkillName,
-  readDescription,
-  readSpecMetadata,
-  RESERVED_METADATA_KEYS,
-} from "./spec_fields.ts";
-import { A2E_KEYS, type A2eFields, readA2eFields } from "./a2e_dialect.ts";
-import { describeCommandRule } from "./tool_names.ts";
-import { findLinks, insideFolder } from "./skill_links.ts";
+  isPlainObject,
+  type JsonObject,
+  type JsonSchema,
+} from "../../protocol/json.ts";
+import {
+  type CommandRule,
+  describeCommandRule,
+  mapToolNames,
+  splitToolList,
+} from "./tool_names.ts";
 import {
   ENV_KEY,
   NET_KEY,
@@ -77,6 +82,28 @@ export interface ParseSkillMdOptions {
   /** The folder's name: the name to match, and the fallback. @default none */
   folder?: string;
 }
+
+/** Keys that only A2E's dialect uses: one of them makes a file A2E's. */
+export const A2E_KEYS: readonly string[] = [
+  "triggers",
+  "when_to_use",
+  "when-to-use",
+  "argument_hint",
+  "toolkits",
+  "tools",
+  "max_turns",
+  "max-turns",
+  "timeout_seconds",
+  "timeout-seconds",
+  "inputs",
+  "outputs",
+  "input_schema",
+  "output_schema",
+  "llm",
+  "category",
+  "tags",
+  "icon",
+];
 
 // Keys read by the specification's or A2E's readers; any other key is kept
 // in metadata as written (another runtime's field, e.g. `model`).
@@ -148,7 +175,9 @@ export function parseSkillMd(
       `Cannot load "${path}": ${(error as Error).message}`,
     );
   }
-  const dialect = readA2eFields(fields);
+  const { tool_names: names, user_invocable, ...declared } = readA2eFields(
+    fields,
+  );
   const env = readScriptEnv(fields);
   const net = readScriptNet(fields);
   const metadata = readSpecMetadata(fields);
@@ -159,35 +188,18 @@ export function parseSkillMd(
     } else metadata[key] = value as JsonObject[string];
   }
   metadata.dialect = a2e ? "a2e" : "agent-skills";
-  const names = dialect.tool_names;
   if (Object.keys(names.mapped).length + names.unknown.length > 0) {
     metadata.tool_names = names;
   }
-  if (dialect.command_rules !== null) {
-    metadata.command_rules = dialect.command_rules.map(describeCommandRule);
+  if (declared.command_rules !== null) {
+    metadata.command_rules = declared.command_rules.map(describeCommandRule);
   }
-  if (dialect.user_invocable !== null) {
-    metadata.user_invocable = dialect.user_invocable;
-  }
+  if (user_invocable !== null) metadata.user_invocable = user_invocable;
   if (fields.warnings.length > 0) metadata.warnings = [...fields.warnings];
   return {
     name,
     description,
-    version: dialect.version,
-    triggers: dialect.triggers,
-    when_to_use: dialect.when_to_use,
-    argument_hint: dialect.argument_hint,
-    tools: dialect.tools,
-    toolkits: dialect.toolkits,
-    max_turns: dialect.max_turns,
-    timeout_seconds: dialect.timeout_seconds,
-    category: dialect.category,
-    tags: dialect.tags,
-    icon: dialect.icon,
-    input_schema: dialect.input_schema,
-    output_schema: dialect.output_schema,
-    llm: dialect.llm,
-    command_rules: dialect.command_rules,
+    ...declared,
     warnings: fields.warnings,
     metadata,
     instructions: body,
@@ -310,4 +322,963 @@ export async function loadSkillFolder(
     if (await insideFolder(dir, link)) resources.push(link);
   }
   return { ...manifest, folder: dir, file_path: file, resources };
+}
+
+/** A skill file split into its frontmatter mapping and its body. */
+export interface Frontmatter {
+  /** The frontmatter as a plain mapping. */
+  data: Record<string, unknown>;
+  /** The Markdown body, trimmed. */
+  body: string;
+}
+
+/**
+ * Splits a skill file into its YAML frontmatter and Markdown body.
+ *
+ * @param text the whole file (a leading byte-order mark is dropped)
+ * @param path where it came from, for messages
+ * @returns the mapping and the body
+ * @throws {SkillboxError} `skill_error` when there is no frontmatter, it is
+ *   not closed, is not valid YAML (with its line in the file) or is not a
+ *   mapping: the only shapes that make a skill unloadable
+ * @example
+ * ```ts
+ * import { splitFrontmatter } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const { data, body } = splitFrontmatter("---\nname: pdf\n---\n# Use it\n", "SKILL.md");
+ * assert.equal(data.name, "pdf");
+ * assert.equal(body, "# Use it");
+ * assert.throws(() => splitFrontmatter("---\nname: [x\n---\n", "s.md"), /YAML error at line 2/);
+ * ```
+ */
+export function splitFrontmatter(text: string, path: string): Frontmatter {
+  const fail = (detail: string): never => {
+    throw new SkillboxError("skill_error", `Cannot load "${path}": ${detail}`);
+  };
+  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  if (lines[0]?.trim() !== "---") {
+    fail('no YAML frontmatter: the file must start with a "---" line');
+  }
+  const end = lines.findIndex((l, i) =>
+    i > 0 && (l.trimEnd() === "---" || l.trimEnd() === "...")
+  );
+  if (end < 0) fail('the YAML frontmatter has no closing "---" line');
+  const yamlText = lines.slice(1, end).join("\n");
+  const body = lines.slice(end + 1).join("\n").trim();
+
+  let data: unknown;
+  try {
+    const doc = parseDocument(yamlText, { prettyErrors: true });
+    const first = doc.errors[0];
+    if (first) {
+      // The frontmatter starts on the file's second line.
+      const line = (first.linePos?.[0]?.line ?? 0) + 1;
+      const message = first.message.split("\n")[0]?.replace(/ at line.*$/, "");
+      fail(`YAML error at line ${line}: ${message}`);
+    }
+    // A small alias budget defuses "billion laughs" documents.
+    data = doc.toJS({ maxAliasCount: 50 });
+  } catch (error) {
+    if (error instanceof SkillboxError) throw error;
+    fail(`YAML error: ${error instanceof Error ? error.message : error}`);
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    fail("the frontmatter must be a YAML mapping");
+  }
+  return { data: data as Record<string, unknown>, body };
+}
+
+/**
+ * Reads frontmatter fields leniently: a value of the wrong type is dropped
+ * (the field takes its default) and a warning says so, because the Agent
+ * Skills client guide asks hosts to load what they can.
+ *
+ * @example
+ * ```ts
+ * import { FieldReader } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const r = new FieldReader({ max_turns: -2, tags: "a, b", when_to_use: "Often" });
+ * assert.equal(r.positive("max_turns", true), null);
+ * assert.deepEqual(r.strList("tags"), ["a", "b"]);
+ * assert.equal(r.str("when_to_use", "when-to-use"), "Often");
+ * assert.deepEqual(r.warnings, ['field "max_turns" must be a positive integer, got -2: ignored']);
+ * ```
+ */
+export class FieldReader {
+  /** One line per problem found, in the order found. */
+  readonly warnings: string[] = [];
+  readonly #data: Record<string, unknown>;
+
+  /** @param data the frontmatter mapping */
+  constructor(data: Record<string, unknown>) {
+    this.#data = data;
+  }
+
+  /**
+   * The first of `keys` that is set (neither missing nor null).
+   *
+   * @param keys a field's spellings, preferred first
+   * @returns the key found and its value, or null
+   */
+  pick(...keys: string[]): { key: string; value: unknown } | null {
+    for (const key of keys) {
+      const value = this.#data[key];
+      if (value !== undefined && value !== null) return { key, value };
+    }
+    return null;
+  }
+
+  /**
+   * Records a warning.
+   *
+   * @param message one line
+   */
+  warn(message: string): void {
+    this.warnings.push(message);
+  }
+
+  /**
+   * A string field; numbers and booleans are taken as their text.
+   *
+   * @param keys the field's spellings
+   * @returns the string, or null when missing or of the wrong type
+   */
+  str(...keys: string[]): string | null {
+    const found = this.pick(...keys);
+    if (!found) return null;
+    const { key, value } = found;
+    if (typeof value === "number" || typeof value === "boolean") {
+      return String(value);
+    }
+    if (typeof value !== "string") {
+      this.warn(`field "${key}" must be a string: ignored`);
+      return null;
+    }
+    return value;
+  }
+
+  /**
+   * A string field cut to `max` characters, with a warning when cut.
+   *
+   * @param key the field
+   * @param max the most characters kept
+   * @returns the string (cut), or null
+   */
+  capped(key: string, max: number): string | null {
+    const value = this.str(key);
+    if (value === null || value.length <= max) return value;
+    this.warn(
+      `field "${key}" is ${value.length} characters, more than ${max}: cut to ${max}`,
+    );
+    return cut(value, max);
+  }
+
+  /**
+   * A list of strings; a string is split on commas and white space (the
+   * shorthand `tags: a, b` other runtimes write).
+   *
+   * @param keys the field's spellings
+   * @returns the list, or null
+   */
+  strList(...keys: string[]): string[] | null {
+    const found = this.pick(...keys);
+    if (!found) return null;
+    const { key, value } = found;
+    if (typeof value === "string") {
+      return value.split(/[,\s]+/).filter((s) => s.length > 0);
+    }
+    if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
+      this.warn(`field "${key}" must be a list of strings: ignored`);
+      return null;
+    }
+    return [...value as string[]];
+  }
+
+  /**
+   * A positive number (or integer).
+   *
+   * @param key the field; its `-` spelling is read too
+   * @param int whether it must be an integer
+   * @returns the number, or null
+   */
+  positive(key: string, int: boolean): number | null {
+    const found = this.pick(key, key.replaceAll("_", "-"));
+    if (!found) return null;
+    const { value } = found;
+    if (
+      typeof value !== "number" || !(value > 0) || !Number.isFinite(value) ||
+      (int && !Number.isInteger(value))
+    ) {
+      this.warn(
+        `field "${found.key}" must be a positive ${
+          int ? "integer" : "number"
+        }, got ${JSON.stringify(value)}: ignored`,
+      );
+      return null;
+    }
+    return value;
+  }
+
+  /**
+   * A boolean field (`true`/`false`, also as strings).
+   *
+   * @param keys the field's spellings
+   * @returns the boolean, or null
+   */
+  bool(...keys: string[]): boolean | null {
+    const found = this.pick(...keys);
+    if (!found) return null;
+    const { key, value } = found;
+    if (typeof value === "boolean") return value;
+    if (value === "true" || value === "false") return value === "true";
+    this.warn(`field "${key}" must be true or false: ignored`);
+    return null;
+  }
+
+  /**
+   * A mapping field (e.g. a JSON Schema object).
+   *
+   * @param key the field
+   * @returns the mapping, or null
+   */
+  mapping(key: string): JsonObject | null {
+    const found = this.pick(key);
+    if (!found) return null;
+    const { value } = found;
+    if (typeof value !== "object" || Array.isArray(value)) {
+      this.warn(`field "${key}" must be a mapping: ignored`);
+      return null;
+    }
+    return value as JsonObject;
+  }
+}
+
+/**
+ * Cuts a string to at most `max` UTF-16 units without splitting a surrogate
+ * pair.
+ *
+ * @param text the string
+ * @param max the most units kept
+ * @returns the cut string
+ * @example
+ * ```ts
+ * import { cut } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(cut("abc", 2), "ab");
+ * assert.equal(cut("a\u{1F600}", 2), "a");
+ * ```
+ */
+export function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+  return text.slice(0, end);
+}
+
+/** The specification's longest `description`, in characters. */
+export const MAX_DESCRIPTION_CHARS = 1024;
+
+/** The specification's longest `compatibility`, in characters. */
+export const MAX_COMPATIBILITY_CHARS = 500;
+
+/** The specification's name rule: 1-64 lower-case letters, digits, single inner `-`. */
+const SPEC_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** A2E's names are snake_case (its reference skill is `example_analysis`). */
+const A2E_NAME = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
+/** What can name a skill at all: it goes on the wire and into messages. */
+const USABLE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+
+/** Options for {@link checkSkillName}. */
+export interface CheckNameOptions {
+  /** The folder's own name, the fallback and the name to match. @default none */
+  folder?: string;
+  /** The file uses A2E's dialect, whose names may hold `_`. @default false */
+  a2e?: boolean;
+}
+
+/**
+ * Picks a skill's name and says which rules it breaks. A missing or
+ * unusable name (a path, spaces, control characters) falls back to the
+ * folder's name; a usable name that breaks the specification's rule, or
+ * does not match its folder, is kept with a warning.
+ *
+ * @param declared the frontmatter's `name` value, as parsed
+ * @param options the folder name, dialect
+ * @returns the name to serve the skill under, and the warnings
+ * @throws {SkillboxError} `skill_error` when neither the declared name nor
+ *   the folder's name can name a skill
+ * @example
+ * ```ts
+ * import { checkSkillName } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(checkSkillName("pdf-forms", { folder: "pdf-forms" }), { name: "pdf-forms", warnings: [] });
+ * const odd = checkSkillName("PDF--Forms", { folder: "pdf" });
+ * assert.equal(odd.name, "PDF--Forms");
+ * assert.equal(odd.warnings.length, 2);
+ * assert.equal(checkSkillName(undefined, { folder: "notes" }).name, "notes");
+ * ```
+ */
+export function checkSkillName(
+  declared: unknown,
+  options: CheckNameOptions = {},
+): { name: string; warnings: string[] } {
+  const warnings: string[] = [];
+  const folder = options.folder;
+  let name: string;
+  let fromFolder = false;
+  const text = typeof declared === "number" ? String(declared) : declared;
+  if (typeof text === "string" && USABLE_NAME.test(text)) {
+    name = text;
+  } else {
+    const why = text === undefined || text === null
+      ? 'field "name" is missing'
+      : typeof text !== "string"
+      ? 'field "name" must be a string'
+      : `name ${
+        JSON.stringify(text.slice(0, 80))
+      } cannot name a skill (letters, digits, ".", "_" and "-" only, at most 128)`;
+    if (folder === undefined || !USABLE_NAME.test(folder)) {
+      throw new SkillboxError(
+        "skill_error",
+        folder === undefined
+          ? why
+          : `${why}, and the folder name "${folder}" cannot stand in`,
+      );
+    }
+    warnings.push(`${why}: using the folder name "${folder}"`);
+    name = folder;
+    fromFolder = true;
+  }
+  const rule = options.a2e ? A2E_NAME : SPEC_NAME;
+  if (name.length > 64 || !rule.test(name)) {
+    warnings.push(
+      `name "${name}" breaks the Agent Skills rule (1-64 lower-case letters, digits and "-"${
+        options.a2e ? ' or "_"' : ""
+      }, no leading, trailing or double "-")`,
+    );
+  }
+  if (!fromFolder && folder !== undefined && folder !== name) {
+    warnings.push(`name "${name}" does not match its folder "${folder}"`);
+  }
+  return { name, warnings };
+}
+
+/**
+ * Why an Agent Skills folder's name breaks the Agent Skills naming rules
+ * (1 to 64 lower-case letters, digits and single hyphens, no leading or
+ * trailing hyphen, equal to the folder's name), or null when it keeps them.
+ * MCP clients that verify skills (`skills/list`, SEP-2640) reject a skill
+ * that breaks them, so such a skill is left out of `skills/list`.
+ *
+ * @param name the skill's `name`
+ * @param folder the skill's folder (its last segment is compared)
+ * @returns the problem, or null
+ * @example
+ * ```ts
+ * import { agentSkillsNameProblem } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(agentSkillsNameProblem("find-todos", "/s/find-todos"), null);
+ * assert.match(agentSkillsNameProblem("find_todos", "/s/find_todos") ?? "", /lower-case/);
+ * assert.match(agentSkillsNameProblem("notes", "/s/my-notes") ?? "", /folder "my-notes"/);
+ * ```
+ */
+export function agentSkillsNameProblem(
+  name: string,
+  folder: string,
+): string | null {
+  if (name.length > 64 || !SPEC_NAME.test(name)) {
+    return `name "${name}" breaks the Agent Skills naming rules (1 to 64 lower-case letters, digits and single hyphens)`;
+  }
+  const dir = basename(folder);
+  if (dir !== name) {
+    return `name "${name}" does not match its folder "${dir}" as the Agent Skills rules require`;
+  }
+  return null;
+}
+
+/**
+ * Reads `description`: required, cut to {@link MAX_DESCRIPTION_CHARS} with
+ * a warning when longer.
+ *
+ * @param fields the frontmatter reader (warnings go there)
+ * @returns the description
+ * @throws {SkillboxError} `skill_error` when it is missing, empty or not text
+ * @example
+ * ```ts
+ * import { FieldReader, readDescription } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const r = new FieldReader({ description: "x".repeat(2000) });
+ * assert.equal(readDescription(r).length, 1024);
+ * assert.match(r.warnings[0]!, /2000 characters, more than 1024: cut/);
+ * ```
+ */
+export function readDescription(fields: FieldReader): string {
+  const found = fields.pick("description");
+  if (
+    found === null ||
+    (typeof found.value !== "string" && typeof found.value !== "number") ||
+    String(found.value).trim() === ""
+  ) {
+    throw new SkillboxError(
+      "skill_error",
+      found === null || typeof found.value === "string"
+        ? 'field "description" is required'
+        : 'field "description" must be text',
+    );
+  }
+  return fields.capped("description", MAX_DESCRIPTION_CHARS)!;
+}
+
+/** Keys skillbox itself writes into a skill's discovery metadata. */
+export const RESERVED_METADATA_KEYS: readonly string[] = [
+  "blocked_reason",
+  "command_rules",
+  "dialect",
+  "format",
+  "resources",
+  "tool_names",
+  "user_invocable",
+  "warnings",
+];
+
+/**
+ * Reads the specification's `license`, `compatibility` and `metadata` (a
+ * string map; other values are kept with a warning). Keys skillbox writes
+ * itself ({@link RESERVED_METADATA_KEYS}) are dropped from the author's
+ * map, so a skill cannot hide its own warnings.
+ *
+ * @param fields the frontmatter reader (warnings go there)
+ * @returns the discovery metadata these fields make
+ * @example
+ * ```ts
+ * import { FieldReader, readSpecMetadata } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const r = new FieldReader({ license: "MIT", metadata: { author: "ann", warnings: "none" } });
+ * assert.deepEqual(readSpecMetadata(r), { author: "ann", license: "MIT" });
+ * assert.match(r.warnings[0]!, /"metadata.warnings" is reserved/);
+ * ```
+ */
+export function readSpecMetadata(fields: FieldReader): JsonObject {
+  const out: JsonObject = {};
+  const declared = fields.mapping("metadata");
+  for (const [key, value] of Object.entries(declared ?? {})) {
+    if (RESERVED_METADATA_KEYS.includes(key)) {
+      fields.warn(`field "metadata.${key}" is reserved for skillbox: ignored`);
+      continue;
+    }
+    if (typeof value !== "string") {
+      fields.warn(
+        `field "metadata.${key}" should be a string (the specification's metadata is a string map)`,
+      );
+    }
+    out[key] = value;
+  }
+  const license = fields.str("license");
+  if (license !== null) out.license = license;
+  const compatibility = fields.capped("compatibility", MAX_COMPATIBILITY_CHARS);
+  if (compatibility !== null) out.compatibility = compatibility;
+  return out;
+}
+
+/** A skill's own LLM choice, as written in its frontmatter (`llm:`). */
+export interface SkillLlmConfig {
+  provider_name: string;
+  provider_credentials: JsonObject;
+  provider_config: JsonObject;
+}
+
+/** What the A2E fields say, with defaults filled in. */
+export interface A2eFields {
+  version: string;
+  triggers: string[];
+  when_to_use: string;
+  argument_hint: string;
+  /** `user-invocable`. @default null (not said) */
+  user_invocable: boolean | null;
+  /** skillbox tool names, from `tools` and `allowed-tools`. */
+  tools: string[] | null;
+  toolkits: string[] | null;
+  max_turns: number | null;
+  timeout_seconds: number | null;
+  category: string | null;
+  tags: string[] | null;
+  icon: string | null;
+  input_schema: JsonSchema;
+  output_schema: JsonSchema;
+  llm: SkillLlmConfig | null;
+  /** What `run_command` may run; null when not narrowed. */
+  command_rules: CommandRule[] | null;
+  /** Names that were translated, and names that grant nothing. */
+  tool_names: { mapped: Record<string, string[]>; unknown: string[] };
+}
+
+/**
+ * Reads the A2E fields (and the specification's `allowed-tools`).
+ *
+ * @param fields the frontmatter reader (warnings go there)
+ * @returns the fields, with defaults
+ * @example A2E's dialect with other runtimes' tool names
+ * ```ts
+ * import { FieldReader, readA2eFields } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const f = readA2eFields(new FieldReader({
+ *   triggers: ["sum a csv"], argument_hint: "<file>", "user-invocable": true,
+ *   tools: ["Read", "Grep"], inputs: { file: { type: "string", required: true } },
+ * }));
+ * assert.deepEqual(f.tools, ["read_file", "grep"]);
+ * assert.equal(f.argument_hint, "<file>");
+ * assert.deepEqual(f.input_schema.required, ["file"]);
+ * ```
+ */
+export function readA2eFields(fields: FieldReader): A2eFields {
+  const tools = readToolNames(fields, "tools");
+  const allowed = readToolNames(fields, "allowed-tools");
+  let mapping = null;
+  if (tools !== null || allowed !== null) {
+    mapping = mapToolNames([...tools ?? [], ...allowed ?? []]);
+    if (mapping.unknown.length > 0) {
+      fields.warn(
+        `tool names skillbox does not know grant nothing: ${
+          mapping.unknown.map((n) => `"${n}"`).join(", ")
+        }`,
+      );
+    }
+  }
+  return {
+    version: fields.str("version") ?? "1.0.0",
+    triggers: fields.strList("triggers") ?? [],
+    when_to_use: fields.str("when_to_use", "when-to-use") ?? "",
+    argument_hint: fields.str("argument_hint", "argument-hint") ?? "",
+    user_invocable: fields.bool("user-invocable", "user_invocable"),
+    tools: mapping?.tools ?? null,
+    toolkits: fields.strList("toolkits"),
+    max_turns: fields.positive("max_turns", true),
+    timeout_seconds: fields.positive("timeout_seconds", false),
+    category: fields.str("category"),
+    tags: fields.strList("tags"),
+    icon: fields.str("icon"),
+    input_schema: readSchema(fields, "input_schema", "inputs"),
+    output_schema: readSchema(fields, "output_schema", "outputs"),
+    llm: readLlm(fields),
+    command_rules: mapping?.commandRules ?? null,
+    tool_names: {
+      mapped: mapping?.mapped ?? {},
+      unknown: mapping?.unknown ?? [],
+    },
+  };
+}
+
+function readToolNames(fields: FieldReader, key: string): string[] | null {
+  const found = fields.pick(key);
+  if (!found) return null;
+  if (typeof found.value === "string") return splitToolList(found.value);
+  if (
+    Array.isArray(found.value) &&
+    found.value.every((v) => typeof v === "string")
+  ) {
+    return found.value.flatMap(splitToolList);
+  }
+  fields.warn(`field "${key}" must be a list of tool names: ignored`);
+  return null;
+}
+
+function readSchema(
+  fields: FieldReader,
+  schemaKey: string,
+  mapKey: string,
+): JsonSchema {
+  const schema = fields.mapping(schemaKey);
+  const map = fields.pick(mapKey);
+  if (schema !== null) {
+    if (map) {
+      fields.warn(`field "${mapKey}" is ignored: "${schemaKey}" is given`);
+    }
+    return schema as JsonSchema;
+  }
+  if (!map) return {};
+  const converted = parameterMapToSchema(map.value, mapKey);
+  converted.warnings.forEach((w) => fields.warn(w));
+  return converted.schema;
+}
+
+function readLlm(fields: FieldReader): SkillLlmConfig | null {
+  const found = fields.pick("llm");
+  if (!found) return null;
+  const value = found.value;
+  if (typeof value === "string" && value !== "") {
+    return {
+      provider_name: value,
+      provider_credentials: {},
+      provider_config: {},
+    };
+  }
+  const v = isPlainObject(value) ? value : null;
+  if (v === null || typeof v.provider_name !== "string" || !v.provider_name) {
+    fields.warn(
+      'field "llm" must be a provider name or a mapping with "provider_name": the host\'s default LLM is used',
+    );
+    return null;
+  }
+  const obj = (k: string): JsonObject => {
+    const x = v[k];
+    if (x === undefined || x === null) return {};
+    if (typeof x !== "object" || Array.isArray(x)) {
+      fields.warn(`field "llm.${k}" must be a mapping: ignored`);
+      return {};
+    }
+    return x as JsonObject;
+  };
+  return {
+    provider_name: v.provider_name,
+    provider_credentials: obj("provider_credentials"),
+    provider_config: obj("provider_config"),
+  };
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: "string",
+  str: "string",
+  text: "string",
+  integer: "integer",
+  int: "integer",
+  number: "number",
+  float: "number",
+  boolean: "boolean",
+  bool: "boolean",
+  array: "array",
+  list: "array",
+  object: "object",
+  dict: "object",
+  map: "object",
+  null: "null",
+};
+
+// Nesting deeper than this is cut: a parameter map is a form, not a program.
+const MAX_DEPTH = 8;
+const MAX_PARAMETERS = 200;
+
+/**
+ * Turns an A2E parameter map (`inputs`/`outputs`) into an object JSON
+ * Schema. A map names each parameter; its value is a type name
+ * (`path: string`) or a mapping with `type`, `description`, `required`,
+ * `enum`, `default`, `items` and nested `properties`. A list of such
+ * mappings, each with a `name` (A2E's `ToolParameter` shape), is read the
+ * same way.
+ *
+ * @param value the field's value, as parsed from YAML
+ * @param key the field's name, for warnings
+ * @returns the schema, and one warning per entry that could not be read
+ * @example
+ * ```ts
+ * import { parameterMapToSchema } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const { schema, warnings } = parameterMapToSchema({
+ *   path: { type: "str", description: "CSV file", required: true },
+ *   limit: "int",
+ * }, "inputs");
+ * assert.deepEqual(schema, {
+ *   type: "object",
+ *   properties: { path: { type: "string", description: "CSV file" }, limit: { type: "integer" } },
+ *   required: ["path"],
+ * });
+ * assert.deepEqual(warnings, []);
+ * ```
+ */
+export function parameterMapToSchema(
+  value: unknown,
+  key: string,
+): { schema: JsonSchema; warnings: string[] } {
+  const warnings: string[] = [];
+  const schema = objectSchema(value, key, 0, warnings);
+  return { schema: schema ?? {}, warnings };
+}
+
+function objectSchema(
+  value: unknown,
+  path: string,
+  depth: number,
+  warnings: string[],
+): JsonSchema | null {
+  let entries: [string, unknown][];
+  if (Array.isArray(value)) {
+    entries = [];
+    for (const [i, item] of value.entries()) {
+      const name = isPlainObject(item) ? item.name : undefined;
+      if (typeof name !== "string" || name === "") {
+        warnings.push(`field "${path}[${i}]" has no "name": ignored`);
+        continue;
+      }
+      entries.push([name, item]);
+    }
+  } else if (isPlainObject(value)) {
+    entries = Object.entries(value);
+  } else {
+    warnings.push(`field "${path}" must be a parameter map: ignored`);
+    return null;
+  }
+  if (entries.length > MAX_PARAMETERS) {
+    warnings.push(
+      `field "${path}" has ${entries.length} parameters, more than ${MAX_PARAMETERS}: the rest are ignored`,
+    );
+    entries = entries.slice(0, MAX_PARAMETERS);
+  }
+  const properties: JsonObject = {};
+  const required: string[] = [];
+  for (const [name, spec] of entries) {
+    const where = `${path}.${name}`;
+    const prop = parameterSchema(spec, where, depth, warnings);
+    if (prop === null) continue;
+    properties[name] = prop.schema;
+    if (prop.required) required.push(name);
+  }
+  return {
+    type: "object",
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+  };
+}
+
+function parameterSchema(
+  spec: unknown,
+  path: string,
+  depth: number,
+  warnings: string[],
+): { schema: JsonSchema; required: boolean } | null {
+  if (typeof spec === "string") {
+    const type = typeName(spec, path, warnings);
+    return { schema: type ? { type } : {}, required: false };
+  }
+  if (!isPlainObject(spec)) {
+    warnings.push(
+      `field "${path}" must be a type name or a mapping: ignored`,
+    );
+    return null;
+  }
+  const schema: JsonSchema = {};
+  if (spec.type !== undefined) {
+    const type = typeof spec.type === "string"
+      ? typeName(spec.type, path, warnings)
+      : null;
+    if (typeof spec.type !== "string") {
+      warnings.push(`field "${path}.type" must be a type name: ignored`);
+    }
+    if (type) schema.type = type;
+  }
+  if (typeof spec.description === "string") {
+    schema.description = spec.description;
+  }
+  if (Array.isArray(spec.enum)) schema.enum = spec.enum;
+  if (spec.default !== undefined) schema.default = spec.default as never;
+  if (spec.properties !== undefined && spec.properties !== null) {
+    if (depth + 1 >= MAX_DEPTH) {
+      warnings.push(`field "${path}" nests too deep: its properties are cut`);
+    } else {
+      const inner = objectSchema(
+        spec.properties,
+        `${path}.properties`,
+        depth + 1,
+        warnings,
+      );
+      if (inner) Object.assign(schema, inner);
+    }
+  }
+  if (spec.items !== undefined && depth + 1 < MAX_DEPTH) {
+    const item = parameterSchema(
+      spec.items,
+      `${path}.items`,
+      depth + 1,
+      warnings,
+    );
+    if (item) schema.items = item.schema;
+  }
+  return { schema, required: spec.required === true };
+}
+
+function typeName(
+  name: string,
+  path: string,
+  warnings: string[],
+): string | null {
+  const type = Object.hasOwn(TYPE_NAMES, name.toLowerCase())
+    ? TYPE_NAMES[name.toLowerCase()]
+    : undefined;
+  if (type) return type;
+  warnings.push(`field "${path}" has an unknown type "${name}": any value`);
+  return null;
+}
+
+/** The tool the agent loop offers to read a skill's linked files. */
+export const READ_SKILL_FILE_TOOL = "read_skill_file";
+
+/** The biggest linked file `readSkillFile` returns, in bytes. */
+export const MAX_RESOURCE_BYTES = 256 * 1024;
+
+/**
+ * A skill file whose bytes are not what its listing promised (a fetched
+ * file of an imported skill whose size or digest differs): the run that
+ * asked for it fails with this, and the model never sees the bytes.
+ *
+ * @example
+ * ```ts
+ * import { SkillFileRefusedError } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const error = new SkillFileRefusedError('File "a.md" of skill "kit__a" is refused: its digest differs');
+ * assert.equal(error.code, "skill_error");
+ * ```
+ */
+export class SkillFileRefusedError extends SkillboxError {
+  /** @param message what differs, sentence case */
+  constructor(message: string) {
+    super("skill_error", message);
+    this.name = "SkillFileRefusedError";
+  }
+}
+
+/**
+ * Finds the relative link targets of a Markdown body: inline links, images
+ * and reference definitions, without URLs, anchors, or paths that climb out
+ * of the folder.
+ *
+ * @param markdown the body
+ * @returns unique relative paths, in order of first appearance
+ * @example
+ * ```ts
+ * import { findLinks } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const body = "See [a](ref/a.md#top), [web](https://x.dev), [up](../secret) and\n[b]: ./b.txt";
+ * assert.deepEqual(findLinks(body), ["ref/a.md", "b.txt"]);
+ * ```
+ */
+export function findLinks(markdown: string): string[] {
+  const found: string[] = [];
+  const patterns = [
+    /!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
+    /^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s+.*)?$/gm,
+  ];
+  for (const pattern of patterns) {
+    for (const match of markdown.matchAll(pattern)) {
+      const target = normalizeLink(match[1] ?? "");
+      if (target !== null && !found.includes(target)) found.push(target);
+    }
+  }
+  return found;
+}
+
+/**
+ * Normalizes a link target to a path relative to the skill folder.
+ *
+ * @param raw the target as written
+ * @returns the path, or null for URLs, anchors, absolute paths and paths
+ *   that climb out
+ * @example
+ * ```ts
+ * import { normalizeLink } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(normalizeLink("./ref/a%20b.md#x"), "ref/a b.md");
+ * assert.equal(normalizeLink("../up.md"), null);
+ * ```
+ */
+export function normalizeLink(raw: string): string | null {
+  let target = raw.split("#")[0]!.split("?")[0]!;
+  if (target === "" || /^[a-z][a-z0-9+.-]*:/i.test(target)) return null;
+  try {
+    target = decodeURIComponent(target);
+  } catch {
+    return null;
+  }
+  if (isAbsolute(target) || target.startsWith("/")) return null;
+  const parts = target.replaceAll("\\", "/").split("/").filter((p) =>
+    p !== "" && p !== "."
+  );
+  if (parts.length === 0 || parts.includes("..")) return null;
+  return parts.join("/");
+}
+
+/**
+ * Resolves a relative path inside a folder, following links, and tells
+ * whether it is a regular file that stays inside.
+ *
+ * @param dir the folder (a real path)
+ * @param rel the relative path
+ * @returns the file's real path, or null when it leaves the folder, is
+ *   missing or is not a regular file
+ * @example
+ * ```ts
+ * import { insideFolder } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.realPath(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${dir}/a.md`, "a");
+ * assert.equal(await insideFolder(dir, "a.md"), `${dir}/a.md`);
+ * assert.equal(await insideFolder(dir, "../etc/passwd"), null);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function insideFolder(
+  dir: string,
+  rel: string,
+): Promise<string | null> {
+  try {
+    const real = await Deno.realPath(join(dir, rel));
+    const back = relative(dir, real);
+    if (back === "" || back.startsWith("..") || isAbsolute(back)) return null;
+    const info = await Deno.stat(real);
+    return info.isFile ? real : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Reads one of a skill folder's linked files, on demand.
+ *
+ * @param skill the loaded folder (only its `resources` are readable)
+ * @param path a path relative to the folder, as linked
+ * @param options size cap
+ * @returns the file's text
+ * @throws {SkillboxError} `tool_denied` for a file that is not a listed
+ *   resource, `tool_error` when it is too big or unreadable
+ * @example Read a linked file
+ * ```ts
+ * import { loadSkillFolder, readSkillFile } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/SKILL.md`, "---\nname: demo\ndescription: Demo\n---\nSee [notes](notes.md).");
+ * await Deno.writeTextFile(`${dir}/notes.md`, "hi");
+ * const skill = await loadSkillFolder(dir);
+ * assert.equal(await readSkillFile(skill, "./notes.md"), "hi");
+ * await assert.rejects(readSkillFile(skill, "SKILL.md"), /not a file linked/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function readSkillFile(
+  skill: { name: string; folder: string; resources: readonly string[] },
+  path: string,
+  options: { maxBytes?: number } = {},
+): Promise<string> {
+  const rel = normalizeLink(path);
+  if (rel === null || !skill.resources.includes(rel)) {
+    throw new SkillboxError(
+      "tool_denied",
+      `Cannot read "${path}": not a file linked from skill "${skill.name}" (linked: ${
+        skill.resources.map((r) => `"${r}"`).join(", ") || "none"
+      })`,
+    );
+  }
+  // Re-check on every read: the folder may have changed since it was loaded.
+  const real = await insideFolder(skill.folder, rel);
+  if (real === null) {
+    throw new SkillboxError(
+      "tool_denied",
+      `Cannot read "${path}": it no longer resolves inside the skill folder`,
+    );
+  }
+  const maxBytes = options.maxBytes ?? MAX_RESOURCE_BYTES;
+  const info = await Deno.stat(real);
+  if (info.size > maxBytes) {
+    throw new SkillboxError(
+      "tool_error",
+      `Cannot read "${path}": file is larger than ${maxBytes} bytes`,
+    );
+  }
+  return await Deno.readTextFile(real);
 }

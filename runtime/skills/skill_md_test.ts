@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { findSkillFile, loadSkillFolder, parseSkillMd } from "./skill_md.ts";
-import { readSkillFile } from "./skill_links.ts";
+import {
+  findSkillFile,
+  loadSkillFolder,
+  parseSkillMd,
+  readSkillFile,
+} from "./skill_md.ts";
 
 const md = (front: string, body = "Do it.") => `---\n${front}\n---\n${body}\n`;
 const FIXTURES = fileURLToPath(

@@ -17,7 +17,7 @@ import type {
   SandboxOutcome,
 } from "../sandbox/types.ts";
 import { validateValue } from "../schema/validator.ts";
-import { SkillEventLog } from "../skills/events.ts";
+import { SkillEventLog } from "../skills/relays.ts";
 import { output } from "../../protocol/output.ts";
 import {
   type PermissionDeniedError,

@@ -163,7 +163,7 @@ Deno.test("an imported skill's files outside its listing are refused, and its sc
     }
     assert.doesNotMatch(second, /Reads its notes|FORGED-BYTES|Ignore your/);
     // Not offered, so not run (the relay refuses it too: see
-    // tool_relay_test.ts).
+    // runtime/skills/relays_test.ts).
     assert.match(
       second,
       /Tool \\"run_skill_script\\" is not available to this skill/,

@@ -16,9 +16,11 @@ import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import { scanSkillDirs } from "../../runtime/registry/scan.ts";
 import { encodeResponse } from "../../protocol/responses.ts";
 import { createSkillsCapability } from "../../runtime/skills/capability.ts";
-import { registryCatalog } from "../../runtime/skills/catalog.ts";
-import { instructionSkillRecord } from "../../runtime/skills/instruction_skill.ts";
-import { skillLoadWarnings } from "../../runtime/skills/load_warnings.ts";
+import {
+  instructionSkillRecord,
+  registryCatalog,
+  skillLoadWarnings,
+} from "../../runtime/skills/catalog.ts";
 import { loadSkillFolder } from "../../runtime/skills/skill_md.ts";
 import {
   fakeSession,

@@ -16,7 +16,7 @@ import type {
   SkillToolHost,
   SkillToolInfo,
   SkillToolOutcome,
-} from "../../runtime/skills/run_types.ts";
+} from "../../runtime/skills/relays.ts";
 import type {
   ChatRequest,
   ChatResponse,

@@ -18,14 +18,16 @@ import { createToolsCapability } from "../../runtime/tools/capability.ts";
 import { parseHostPolicy } from "../../runtime/tools/policy.ts";
 import { createToolkitsCapability } from "../../runtime/toolkits/capability.ts";
 import { createToolkitConfigs } from "../../runtime/toolkits/configs.ts";
-import { createSkillsCapability } from "../../runtime/skills/capability.ts";
+import {
+  createSkillsCapability,
+  hostLlm,
+  registryToolHost,
+} from "../../runtime/skills/capability.ts";
 import {
   registryCatalog,
   SYSTEM_SKILLS_DIR,
 } from "../../runtime/skills/catalog.ts";
-import { hostLlm } from "../../runtime/skills/host_llm.ts";
-import { registryToolHost } from "../../runtime/skills/tool_host.ts";
-import type { SkillLimits } from "../../runtime/skills/run_types.ts";
+import type { SkillLimits } from "../../runtime/skills/relays.ts";
 import {
   createSandbox,
   type SandboxPool,

@@ -13,7 +13,7 @@
 
 import { resolve } from "node:path";
 import type { SessionScope } from "../../capability.ts";
-import type { SkillToolHost } from "../run_types.ts";
+import type { SkillToolHost } from "../relays.ts";
 
 /** The toolkit whose root a script sees. */
 export const FILES_TOOLKIT = "filesystem";

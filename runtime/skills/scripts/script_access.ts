@@ -24,7 +24,7 @@
  * @module
  */
 
-import type { FieldReader } from "../frontmatter.ts";
+import type { FieldReader } from "../skill_md.ts";
 import { checkGrant } from "../../sandbox/grants.ts";
 
 /** The frontmatter key of the variables. */
@@ -63,7 +63,7 @@ function readList(
  * @returns the names, or null when the skill declares none
  * @example Bad names and loader variables are dropped
  * ```ts
- * import { FieldReader } from "../frontmatter.ts";
+ * import { FieldReader } from "../skill_md.ts";
  * import { readScriptEnv } from "./script_access.ts";
  * import assert from "node:assert/strict";
  * const fields = new FieldReader({ env: ["API_KEY", "bad name", "LD_PRELOAD"] });
@@ -87,7 +87,7 @@ export function readScriptEnv(fields: FieldReader): string[] | null {
  * @returns the hosts (lower-case), or null when the skill declares none
  * @example Hosts are lower-cased, malformed ones dropped
  * ```ts
- * import { FieldReader } from "../frontmatter.ts";
+ * import { FieldReader } from "../skill_md.ts";
  * import { readScriptNet } from "./script_access.ts";
  * import assert from "node:assert/strict";
  * const fields = new FieldReader({ net: ["API.example.com", "bad host", "h:8080"] });

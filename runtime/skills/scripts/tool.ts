@@ -6,9 +6,9 @@
  * @module
  */
 
-import type { AgentTool } from "../agent_loop.ts";
-import type { SkillRecord } from "../skill_record.ts";
-import type { SkillLimits } from "../run_types.ts";
+import type { AgentTool } from "../run.ts";
+import type { SkillRecord } from "../catalog.ts";
+import type { SkillLimits } from "../relays.ts";
 import { runSkillScript, type ScriptLimits } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";

@@ -5,8 +5,13 @@ import {
   TimeoutError,
 } from "../../protocol/errors.ts";
 import type { Skill } from "../../protocol/skill.ts";
-import { SkillEventLog } from "./events.ts";
-import { failSkill, notRunnableError } from "./failure.ts";
+import { SkillEventLog } from "./relays.ts";
+import {
+  checkSchema,
+  failSkill,
+  isEmptySchema,
+  notRunnableError,
+} from "./run.ts";
 
 Deno.test("failSkill() emits skill.failed and maps the code", async (t) => {
   const cases: [string, unknown, string][] = [
@@ -51,4 +56,42 @@ Deno.test("notRunnableError() gives the blocked reason, or why not", () => {
     'Cannot run skill "s" (Blocked): it cannot run',
   );
   assert.equal(notRunnableError(def({})).code, "skill_error");
+});
+
+Deno.test("checkSchema() names the deepest failing field by JSON pointer", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      rows: { type: "number" },
+      opts: {
+        type: "object",
+        properties: { sep: { type: "string" } },
+        required: ["sep"],
+      },
+    },
+    required: ["rows"],
+  };
+  assert.equal(checkSchema(schema, { rows: 1, opts: { sep: "," } }), null);
+  assert.equal(
+    checkSchema(schema, { opts: { sep: "," } }),
+    'field "/rows" is required',
+  );
+  assert.equal(
+    checkSchema(schema, { rows: "1", opts: { sep: "," } }),
+    'field "/rows" has type "string", expected "number"',
+  );
+  assert.equal(
+    checkSchema(schema, { rows: 1, opts: {} }),
+    'field "/opts/sep" is required',
+  );
+});
+
+Deno.test("checkSchema() accepts anything against an empty schema", () => {
+  assert.ok(isEmptySchema({}));
+  assert.equal(checkSchema({}, Symbol.for("x")), null);
+});
+
+Deno.test("checkSchema() words other keywords with the validator's text", () => {
+  const problem = checkSchema({ type: "string", minLength: 3 }, "ab");
+  assert.match(problem ?? "", /^field "\/": /);
 });

@@ -1,8 +1,18 @@
 import assert from "node:assert/strict";
 import type { SessionScope } from "../capability.ts";
-import { SkillEventLog } from "./events.ts";
-import type { SkillToolCallOptions, SkillToolHost } from "./run_types.ts";
-import { createToolRelay, type ToolRelayOptions } from "./tool_relay.ts";
+import {
+  createChatRelay,
+  createToolRelay,
+  effectiveMaxTurns,
+  SkillEventLog,
+  type SkillToolCallOptions,
+  type SkillToolHost,
+  type ToolRelayOptions,
+  TurnBudget,
+} from "./relays.ts";
+import type { ChatRequest } from "../../protocol/chat.ts";
+import type { ChatOptions, LlmProvider } from "../llm/provider.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 
 const session: SessionScope = {
   id: "s",
@@ -138,7 +148,7 @@ Deno.test("createToolRelay() holds run_command to the skill's command rules", as
 });
 
 Deno.test("createToolRelay() reads a fetched skill's files through it, never runs its scripts, and rethrows a refused file", async () => {
-  const { SkillFileRefusedError } = await import("./skill_links.ts");
+  const { SkillFileRefusedError } = await import("./skill_md.ts");
   const asked: string[] = [];
   const { call, log } = relay({
     scripts: { interpreters: { ".sh": "sh" } },
@@ -180,4 +190,136 @@ Deno.test("createToolRelay() reads a fetched skill's files through it, never run
       "tool.failed",
     ],
   );
+});
+
+function fakeProvider(seen: ChatOptions[]): LlmProvider {
+  return {
+    provider: "fake",
+    model: "m1",
+    chat: (_request: ChatRequest, options: ChatOptions = {}) => {
+      seen.push(options);
+      options.onToken?.("a");
+      options.onToken?.("b");
+      return Promise.resolve({
+        text: "ab",
+        tool_calls: [],
+        stop_reason: "end_turn",
+        usage: { input_tokens: 3, output_tokens: 2 },
+        turn: options.turn ?? 1,
+      });
+    },
+  };
+}
+
+Deno.test("createChatRelay() numbers turns and emits llm.* events in order", async () => {
+  const log = new SkillEventLog("r1");
+  const seen: ChatOptions[] = [];
+  let resolved = 0;
+  const chat = createChatRelay({
+    budget: new TurnBudget("s", 5),
+    log,
+    signal: new AbortController().signal,
+    provider: () => {
+      resolved++;
+      return fakeProvider(seen);
+    },
+  });
+  await chat({ messages: [] });
+  await chat({ messages: [] });
+  assert.equal(resolved, 1, "the provider is picked once");
+  assert.deepEqual(seen.map((o) => o.turn), [1, 2]);
+  assert.deepEqual(log.events.map((e) => [e.kind, e.data.turn]), [
+    ["llm.started", 1],
+    ["llm.token", 1],
+    ["llm.token", 1],
+    ["llm.completed", 1],
+    ["llm.started", 2],
+    ["llm.token", 2],
+    ["llm.token", 2],
+    ["llm.completed", 2],
+  ]);
+  assert.deepEqual(log.events[0]?.data, {
+    turn: 1,
+    provider: "fake",
+    model: "m1",
+  });
+  assert.deepEqual(log.events[3]?.data.usage, {
+    input_tokens: 3,
+    output_tokens: 2,
+  });
+});
+
+Deno.test("createChatRelay() refuses the turn over max_turns without calling the provider", async () => {
+  const log = new SkillEventLog("r1");
+  const seen: ChatOptions[] = [];
+  const budget = new TurnBudget("s", 1);
+  const chat = createChatRelay({
+    budget,
+    log,
+    signal: new AbortController().signal,
+    provider: () => fakeProvider(seen),
+  });
+  await chat({ messages: [] });
+  await assert.rejects(chat({ messages: [] }), /reached max_turns \(1\)/);
+  assert.equal(seen.length, 1);
+  assert.equal(budget.exceeded?.code, "max_turns_exceeded");
+  assert.equal(log.events.filter((e) => e.kind === "llm.started").length, 1);
+});
+
+Deno.test("createChatRelay() stops at once when the skill's signal aborted, and joins a call's own signal", async () => {
+  const seen: ChatOptions[] = [];
+  const skill = new AbortController();
+  const chat = createChatRelay({
+    budget: new TurnBudget("s", 5),
+    log: new SkillEventLog("r1"),
+    signal: skill.signal,
+    provider: () => fakeProvider(seen),
+  });
+  const own = new AbortController();
+  await chat({ messages: [] }, own.signal);
+  own.abort("call done");
+  assert.equal(
+    seen[0]?.signal?.aborted,
+    true,
+    "the call's signal reaches the provider",
+  );
+  skill.abort(new Error("timed out"));
+  await assert.rejects(chat({ messages: [] }), /timed out/);
+  assert.equal(seen.length, 1);
+});
+
+Deno.test("effectiveMaxTurns() takes the skill's value, the default, and the policy cap", () => {
+  assert.equal(effectiveMaxTurns(3, {}), 3);
+  assert.equal(effectiveMaxTurns(undefined, { defaultMaxTurns: 4 }), 4);
+  assert.equal(effectiveMaxTurns(null, {}), 10);
+  assert.equal(effectiveMaxTurns(100, {}), 50);
+  assert.equal(effectiveMaxTurns(100, { maxTurns: 7 }), 7);
+});
+
+Deno.test("TurnBudget allows exactly max turns, numbered from 1", () => {
+  const budget = new TurnBudget("plan", 2);
+  budget.check();
+  assert.equal(budget.next(), 1);
+  budget.check();
+  assert.equal(budget.next(), 2);
+  assert.equal(budget.used, 2);
+  assert.equal(budget.exceeded, null);
+  assert.throws(() => budget.check(), (error) => {
+    assert.ok(error instanceof SkillboxError);
+    assert.equal(error.code, "max_turns_exceeded");
+    assert.equal(
+      error.message,
+      'Skill "plan" reached max_turns (2): LLM call 3 refused',
+    );
+    return true;
+  });
+  // Read again through a function: the earlier assert narrowed the getter.
+  const exceeded = (b: TurnBudget) => b.exceeded;
+  assert.equal(exceeded(budget)?.code, "max_turns_exceeded");
+  assert.equal(budget.used, 2);
+});
+
+Deno.test("TurnBudget with no turns refuses the first call", () => {
+  const budget = new TurnBudget("none", 0);
+  assert.throws(() => budget.check(), /LLM call 1 refused/);
 });
