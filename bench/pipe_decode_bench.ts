@@ -2,16 +2,17 @@
  * Decoding the sandbox pipe's messages on the warm call path: the decoders
  * `protocol/sandbox/pipe.ts` derives from its message table, against zod
  * schemas of the same messages. Run: `deno bench bench/pipe_decode_bench.ts`.
- * Measured on issue 23 (2 shared cores, avg per decode, min / median / max
- * of 5 runs): host op 36 / 63 / 67 ns (the hand-written decoder it replaced
- * checked 3 of its 11 fields: 7 / 9 / 14 ns), worker result 18 / 52 / 64 ns
- * (hand-written 10 / 41 / 62), sandbox result 19 / 34 / 74 ns (14 / 21 / 78),
- * worker events 37 / 167 / 332 ns (38 / 123 / 252). zod: host op 435 / 979
- * / 1900 ns, worker result 44 / 143 / 393, worker events 283 / 948 / 1000,
- * sandbox result (a plain union: two shapes share `t`) 432 / 495 / 745
- * (3 runs).
- * A generic loop over the same tables, results not kept: 77 to 160 ns a
- * message (compiled, the same way: 27 to 98 ns).
+ * Measured on issue 23 (2 shared cores, avg per decode): decoders compiled
+ * from the tables into straight-line code with `new Function` took, min /
+ * median / max of 5 runs, host op 36 / 63 / 67 ns (the hand-written decoder
+ * they replaced checked 3 of its 11 fields: 7 / 9 / 14 ns), worker result
+ * 18 / 52 / 64 ns, sandbox result 19 / 34 / 74 ns, worker events 37 / 167 /
+ * 332 ns. The plain loop kept instead (no generated code), 3 runs at load
+ * 2–4: host op 285 / 356 / 406 ns, worker result 124 / 135 / 147, worker
+ * events 168 / 176 / 209, sandbox result 131 / 137 / 144: under 1 µs of a
+ * call of ~200–300 µs. zod: host op 435 / 979 / 1900 ns, worker result 44 /
+ * 143 / 393, worker events 283 / 948 / 1000, sandbox result (a plain union:
+ * two shapes share `t`) 432 / 495 / 745 (3 runs).
  *
  * @module
  */
