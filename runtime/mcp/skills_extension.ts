@@ -32,7 +32,7 @@ import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
 import { agentSkillsNameProblem } from "../skills/load_warnings.ts";
-import { invalidParams } from "./call_params.ts";
+import { invalidParams } from "./tool_mapping.ts";
 
 /** The extension's identifier, under `capabilities.extensions`. */
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
@@ -196,7 +196,7 @@ export class SkillFileCache {
         const hit = before?.get(path);
         const facts = hit?.stamp === stamp
           ? hit
-          : { stamp, digest: await sha256(await Deno.readFile(path)) };
+          : { stamp, digest: await sha256Digest(await Deno.readFile(path)) };
         now.set(path, facts);
         return facts.digest;
       },
@@ -564,7 +564,10 @@ function remoteManifest(remote: RemoteSkill): Manifest {
       if (!file) return null;
       return (async () => {
         const bytes = await remote.read(file.uri);
-        if (bytes.length !== file.size || await sha256(bytes) !== file.digest) {
+        if (
+          bytes.length !== file.size ||
+          await sha256Digest(bytes) !== file.digest
+        ) {
           throw Object.assign(
             new Error(
               `Resource "${uri}" is not what the MCP server "${remote.server}" listed: its size or digest differs`,
@@ -703,7 +706,22 @@ function encodeBase64(bytes: Uint8Array): string {
     .toString("base64");
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
+/**
+ * The `sha256:` digest of bytes, as SEP-2640 manifests write it.
+ *
+ * @param bytes the bytes
+ * @returns `sha256:` and 64 lower-case hex digits
+ * @example
+ * ```ts
+ * import { sha256Digest } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   await sha256Digest(new TextEncoder().encode("hi")),
+ *   "sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+ * );
+ * ```
+ */
+export async function sha256Digest(bytes: Uint8Array): Promise<string> {
   const hash = new Uint8Array(
     await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
   );

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { createSandbox, type SandboxPool } from "../../runtime/sandbox/pool.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { openEgressProxy } from "../../runtime/egress/proxy.ts";
-import { mcpServerCommand } from "../../runtime/mcp/server_process.ts";
+import { mcpServerCommand } from "../../runtime/mcp/imported_process.ts";
 import { confineArgs } from "../../runtime/confine/confine.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { SandboxOutcome } from "../../runtime/sandbox/types.ts";
