@@ -369,7 +369,7 @@ export class SkillsServer {
   async #get(uri: unknown) {
     const manifest = await this.#byUri(uri);
     if (!manifest || manifest.entry.uri !== uri) {
-      throw invalid(`No skill is served at "${String(uri)}"`);
+      throw invalidParams(`No skill is served at "${String(uri)}"`);
     }
     return {
       skill: manifest.entry,
@@ -396,7 +396,7 @@ export class SkillsServer {
   async #read(uri: unknown) {
     const manifest = await this.#byUri(uri);
     const reading = manifest?.read(uri as string);
-    if (!reading) throw invalid(`Resource "${String(uri)}" not found`);
+    if (!reading) throw invalidParams(`Resource "${String(uri)}" not found`);
     const bytes = await reading;
     const mimeType = mimeTypeOf(String(uri));
     const text = asText(bytes, mimeType);
@@ -413,7 +413,7 @@ export class SkillsServer {
     const manifest = await this.#byUri(uri);
     const children = manifest?.dirs.get(uri as string);
     if (!children) {
-      throw invalid(`"${String(uri)}" is not a directory resource`);
+      throw invalidParams(`"${String(uri)}" is not a directory resource`);
     }
     const { page, nextCursor } = paginate(children, cursor, this.#pageSize);
     return {
@@ -617,16 +617,16 @@ async function readInside(folder: string, rel: string): Promise<Uint8Array> {
   try {
     real = await Deno.realPath(path);
   } catch {
-    throw invalid(`Resource "${rel}" not found`);
+    throw invalidParams(`Resource "${rel}" not found`);
   }
   const inside = relative(realRoot, real);
   if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) {
-    throw invalid(`Resource "${rel}" is outside its skill's folder`);
+    throw invalidParams(`Resource "${rel}" is outside its skill's folder`);
   }
   const info = await Deno.lstat(real);
-  if (!info.isFile) throw invalid(`Resource "${rel}" is not a file`);
+  if (!info.isFile) throw invalidParams(`Resource "${rel}" is not a file`);
   if (info.size > MAX_SKILL_FILE_BYTES) {
-    throw invalid(
+    throw invalidParams(
       `Resource "${rel}" is too large: ${info.size} bytes, the bound is ${MAX_SKILL_FILE_BYTES}`,
     );
   }
@@ -644,7 +644,7 @@ function paginate<T>(
       ? Number(cursor)
       : -1;
     if (start < 0 || start > all.length) {
-      throw invalid(`Invalid cursor "${String(cursor)}"`);
+      throw invalidParams(`Invalid cursor "${String(cursor)}"`);
     }
   }
   const end = start + size;
@@ -728,8 +728,4 @@ export async function sha256Digest(bytes: Uint8Array): Promise<string> {
   return `sha256:${
     Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("")
   }`;
-}
-
-function invalid(message: string): Error {
-  return invalidParams(message);
 }
