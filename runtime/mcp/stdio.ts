@@ -1,5 +1,6 @@
 /**
- * MCP over stdio, both ways round.
+ * MCP's newline-delimited JSON-RPC on stdin and stdout: the host's own
+ * stdio transport, and an ordered stdout for servers built on the SDK's.
  *
  * ## The line transport
  *

@@ -40,8 +40,6 @@ import { isPlainObject, type JsonObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";
 
-export type { CallToolResult, McpTool };
-
 /** What the registry knows about a tool beyond its wire definition. */
 export interface ToolFacts {
   /** JSON Schema of the arguments. */
