@@ -74,8 +74,8 @@ export type { McpServersView } from "./runtime/standard_capabilities.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
 export type { LlmConfig } from "./runtime/llm/config_check.ts";
 export type { LlmRules } from "./runtime/llm/rules.ts";
-export type { McpServerSpec } from "./runtime/mcp/imported.ts";
-export type { McpProcessSpec } from "./runtime/mcp/server_process.ts";
+export type { McpServerSpec } from "./runtime/mcp/imported_servers.ts";
+export type { McpProcessSpec } from "./runtime/mcp/imported_process.ts";
 export type { StoreConfig } from "./runtime/store/config.ts";
 export {
   INTENTION_FIELD,

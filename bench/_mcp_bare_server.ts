@@ -19,7 +19,7 @@ import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { orderedStdout } from "../runtime/mcp/stdout.ts";
+import { orderedStdout } from "../runtime/mcp/stdio.ts";
 
 function bareServer(): Server {
   const server = new Server({ name: "bare", version: "1" }, {

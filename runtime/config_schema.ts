@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { checkLlmConfig, type LlmConfig } from "./llm/config_check.ts";
 import { LLM_SECTION, type LlmRules, readLlmSection } from "./llm/rules.ts";
-import type { McpServerSpec } from "./mcp/imported.ts";
+import type { McpServerSpec } from "./mcp/imported_servers.ts";
 import { describeZodError } from "../protocol/request_schemas.ts";
 import { ConfigError } from "./config_error.ts";
 import { parseHostPolicy } from "./tools/policy.ts";

@@ -30,9 +30,9 @@ import {
   type SseTransport,
 } from "./transports/http_sse.ts";
 import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
-import { registryFacts } from "./mcp/registry_facts.ts";
+import { registryFacts } from "./mcp/tool_mapping.ts";
 import { createMcpHttp } from "./mcp/http.ts";
-import { serveMcpStdio } from "./mcp/stdio.ts";
+import { serveMcpStdio } from "./mcp/server.ts";
 import { createOperatorSurface } from "./console/mount.ts";
 import {
   httpApp,

@@ -50,10 +50,12 @@ import { innerSkillRunner } from "./code/inner_skills.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
-import { createImportedServers } from "./mcp/imported.ts";
-import { importedSkillFiles } from "./mcp/imported_skill_files.ts";
+import {
+  createImportedServers,
+  routeImported,
+} from "./mcp/imported_servers.ts";
+import { importedSkillFiles } from "./mcp/imported_skills.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
-import { routeImported } from "./mcp/route_imported.ts";
 import {
   createCodeApi,
   publishedSkills,

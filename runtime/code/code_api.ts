@@ -6,7 +6,7 @@
  * `code` toolkit), so a call of it takes the one call path: the policy,
  * argument validation, the run history and events. Only the last step
  * differs: where another tool's call goes to a sandbox, {@link routeCodeApi}
- * answers this one in the host (as `route_imported.ts` sends an imported
+ * answers this one in the host (as `imported_servers.ts` sends an imported
  * MCP tool's call to its server), reading the registry as the calling
  * session sees it.
  *

@@ -5,7 +5,7 @@ import {
   renderDeclarations,
   schemaType,
 } from "./declarations.ts";
-import { CONFIGURE_TOOL, SEARCH_TOOL } from "../mcp/builtin_tools.ts";
+import { CONFIGURE_TOOL, SEARCH_TOOL } from "../mcp/server.ts";
 
 const HOSTILE = "*/ declare const injected: number; /*";
 

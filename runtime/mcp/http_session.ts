@@ -5,15 +5,71 @@
  * cheaper way for the common POST: a single request that asks for no
  * progress is answered as one JSON body unless it must stream (see
  * {@link createCallAnswer}). When the SDK's transport would take it as it
- * is, the server gets it straight away (see `json_post.ts`); otherwise it
+ * is, the server gets it straight away (see "The common POST" below); otherwise it
  * goes through a stateless SDK transport of its own in JSON response mode
  * (the public `enableJsonResponse` option), which refuses what it refuses.
  *
  * Every message the server sends goes to the transport its request came
  * through; messages about no request go on the session's GET stream. What
  * the session's SSE streams hold for a client that does not read is
- * bounded in bytes (`sse_backlog.ts`): notifications are dropped first,
+ * bounded in bytes (see "The SSE backlog" below): notifications are dropped first,
  * then the session ends and its calls are cancelled, with the reason.
+ *
+ * ## One call's answer
+ *
+ * How one JSON-RPC request posted to `/mcp` without a `progressToken` is
+ * answered: as one JSON body when its answer is the only message there is
+ * to send and comes within `graceMs` (the cheap case, and the common one:
+ * no SSE stream to set up or to parse); otherwise as an SSE stream, as the
+ * SDK answers by default, that carries the request's notifications (log
+ * messages) before its answer. A client that vanishes mid-call is seen when
+ * that stream is cancelled, so at most `graceMs` late.
+ *
+ * The JSON body is built by the SDK's own transport (a stateless one made
+ * for this one request with the public `enableJsonResponse` option), or,
+ * for a plain request the session took itself, as that mode builds it
+ * (see "The common POST"); the SSE events are framed as the SDK frames them.
+ *
+ * ## The common POST
+ *
+ * The common MCP POST, answered without building an SDK transport for it:
+ * one JSON-RPC request, on an initialized session, that the SDK's
+ * `WebStandardStreamableHTTPServerTransport` would accept as it is (its
+ * `Accept`, `Content-Type` and `MCP-Protocol-Version` checks, and the
+ * SDK's own `JSONRPCRequestSchema`, strict), answered by the SDK's `Server`
+ * as one JSON body with the headers the SDK's JSON response mode sends.
+ *
+ * Anything else (a batch, a notification, a header or shape the SDK would
+ * refuse) goes to the SDK's transport, which answers it its own way: this
+ * module only decides when that detour changes nothing. Building the
+ * SDK's transport per POST, copying every header into an object and
+ * parsing the message with zod three times cost about a fifth of the
+ * host's CPU per MCP call.
+ *
+ * ## A client that disconnects
+ *
+ * A Streamable HTTP client that vanishes mid-call: the SSE response stream
+ * that was to carry the answers of its JSON-RPC requests is cancelled (Deno
+ * cancels a response body when the client has gone). Nothing else will ever
+ * read the answers, so the calls are cancelled at once, as a
+ * `notifications/cancelled` from the client would, rather than running on
+ * until the session expires.
+ *
+ * `request.signal` is not used: on Deno it also aborts after every
+ * successful response (the legacy behaviour, which warns), and watching the
+ * response stream sees the same disconnects.
+ *
+ * ## The SSE backlog
+ *
+ * What an MCP session's SSE streams hold for a client that stops reading.
+ * A response body's queue grows with every `enqueue` while the client does
+ * not read, so a tool flooding progress to a stalled MCP client grew host
+ * memory by gigabytes. Every SSE body the session hands out (its own call
+ * answers, and the SDK's streams: the GET stream, POSTs answered as SSE)
+ * is counted here in bytes, and the session applies the WebSocket path's
+ * rule to the total (`../transports/backlog.ts`): past 8 MiB waiting,
+ * notifications are dropped (final answers still go out); past 64 MiB the
+ * session is ended and its calls cancelled.
  *
  * @module
  */
@@ -23,21 +79,23 @@ import type {
   Transport,
   TransportSendOptions,
 } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type {
-  JSONRPCMessage,
-  MessageExtraInfo,
-  RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
 import {
-  answerId,
-  type CallAnswer,
-  createCallAnswer,
-  type JsonSender,
-} from "./call_answer.ts";
-import { Deadlines } from "../deadline.ts";
-import { lazyRequestInfo, plainJsonRequest } from "./json_post.ts";
-import { cancellations, requestIds, watchAnswer } from "./disconnect.ts";
-import { SseBacklog } from "./sse_backlog.ts";
+  ErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type RequestId,
+  type RequestInfo,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
+import { Deadlines, type Expiring } from "../deadline.ts";
+import {
+  armSseKeepAlive,
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+} from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import { isPlainObject } from "../../protocol/json.ts";
+import { backlogAction, type BacklogDecision } from "../transports/backlog.ts";
 
 /** Options of {@link McpHttpSession}. */
 export interface McpHttpSessionOptions {
@@ -332,4 +390,631 @@ function quickRequestId(body: unknown): RequestId | undefined {
     ? params._meta?.progressToken
     : undefined;
   return token === undefined ? id : undefined;
+}
+
+/** Where an answer goes while it may still come as one JSON body. */
+export interface JsonSender {
+  /** Sends the answer (or an error in its place) as the HTTP response. */
+  send(message: JSONRPCMessage): Promise<void>;
+}
+
+/** Options of {@link createCallAnswer}. */
+export interface CallAnswerOptions {
+  /** The request's id. */
+  id: RequestId;
+  /** The MCP session's id, sent back in the `mcp-session-id` header. */
+  sessionId?: string;
+  /** How long the answer may take and still come as one JSON body. */
+  graceMs: number;
+  /** Called once when the client goes away before the answer was sent. */
+  onCancel: () => void;
+  /**
+   * Keeps the grace time: one timer for all of a session's calls instead
+   * of a timer set and cleared per call.
+   */
+  deadlines: Deadlines;
+  /**
+   * Counts what the SSE answer holds for a client that does not read (the
+   * session's total decides what is dropped). @default not counted
+   */
+  backlog?: SseBacklog;
+}
+
+/** One request's answer on its way: JSON, or SSE once it must stream. */
+export interface CallAnswer {
+  /**
+   * Sends one message about the request (a notification, or its answer,
+   * which ends the call).
+   */
+  send(message: JSONRPCMessage): Promise<void>;
+  /**
+   * Resolves with the SSE response once the call must stream; until then
+   * the answer goes to the JSON sender, or, when there is none, resolves
+   * this as one JSON body.
+   */
+  readonly response: Promise<Response>;
+  /**
+   * Ends the call without its answer (the session closed): the client gets
+   * an error answer saying why, as JSON or as the stream's last event.
+   */
+  close(reason?: string): void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Whether a message is the answer to a request (a result or an error).
+ *
+ * @param message a JSON-RPC message
+ * @returns the request id it answers, or undefined
+ * @example
+ * ```ts
+ * import { answerId } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(answerId({ jsonrpc: "2.0", id: 4, result: {} }), 4);
+ * assert.equal(answerId({ jsonrpc: "2.0", method: "notifications/message" }), undefined);
+ * ```
+ */
+export function answerId(message: JSONRPCMessage): RequestId | undefined {
+  return "id" in message && !("method" in message) ? message.id : undefined;
+}
+
+/**
+ * Starts the answer of one request. Route every message about the request
+ * to {@link CallAnswer.send}.
+ *
+ * @param json where the answer goes as one JSON body (the request's own SDK
+ *   transport in JSON response mode); when undefined, the answer resolves
+ *   {@link CallAnswer.response} as the SDK's JSON response mode would send
+ *   it (a plain request the session took itself: no promise to race)
+ * @param options the request id, session id, grace time and cancel hook
+ * @returns the answer
+ * @example An answer within the grace time is one JSON body
+ * ```ts
+ * import { createCallAnswer } from "./http_session.ts";
+ * import { Deadlines } from "../deadline.ts";
+ * import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+ * import assert from "node:assert/strict";
+ * const json = new WebStandardStreamableHTTPServerTransport({
+ *   sessionIdGenerator: undefined, enableJsonResponse: true,
+ * });
+ * json.onmessage = () => {};
+ * const taken = json.handleRequest(new Request("http://x/mcp", {
+ *   method: "POST",
+ *   headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+ *   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+ * }));
+ * const deadlines = new Deadlines({ unref: false });
+ * const answer = createCallAnswer(json, {
+ *   id: 1, graceMs: 1000, onCancel() {}, deadlines,
+ * });
+ * await answer.send({ jsonrpc: "2.0", id: 1, result: {} });
+ * const res = await Promise.race([taken, answer.response]);
+ * assert.equal(res.headers.get("content-type"), "application/json");
+ * assert.deepEqual(await res.json(), { jsonrpc: "2.0", id: 1, result: {} });
+ * deadlines.close();
+ * ```
+ */
+export function createCallAnswer(
+  json: JsonSender | undefined,
+  options: CallAnswerOptions,
+): CallAnswer {
+  return new Answer(json, options);
+}
+
+// One object per call: it is its own grace deadline, so no closures.
+class Answer implements CallAnswer, Expiring {
+  readonly response: Promise<Response>;
+  #respond: (response: Response) => void;
+  #json: JsonSender | undefined;
+  #options: CallAnswerOptions;
+  #state: "waiting" | "streaming" | "done" = "waiting";
+  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #keepAlive: ReturnType<typeof setInterval> | undefined;
+  #clock: Deadlines;
+  #watched: Watched | undefined;
+
+  constructor(json: JsonSender | undefined, options: CallAnswerOptions) {
+    const response = Promise.withResolvers<Response>();
+    this.response = response.promise;
+    this.#respond = response.resolve;
+    this.#json = json;
+    this.#options = options;
+    this.#clock = options.deadlines;
+    this.#clock.add(this, options.graceMs);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#state === "done") return;
+    const last = answerId(message) !== undefined;
+    if (this.#state === "waiting") {
+      if (last) {
+        this.#end();
+        return await this.#answerJson(message);
+      }
+      this.#stream();
+    }
+    this.#event(message);
+    if (last) this.#end();
+  }
+
+  close(reason = "The MCP session closed"): void {
+    if (this.#state === "done") return;
+    // The client gets an error rather than a request that never ends.
+    const error: JSONRPCMessage = {
+      jsonrpc: "2.0",
+      id: this.#options.id,
+      error: { code: ErrorCode.ConnectionClosed, message: reason },
+    };
+    if (this.#state === "streaming") {
+      this.#event(error);
+      return this.#end();
+    }
+    this.#end();
+    this.#answerJson(error).catch(() => {});
+  }
+
+  /** The grace time passed: the answer streams from now on. */
+  expire(): void {
+    if (this.#state === "waiting") this.#stream();
+  }
+
+  #event(message: JSONRPCMessage): void {
+    try {
+      this.#controller?.enqueue(
+        encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+      );
+    } catch {
+      // The client cancelled the stream.
+    }
+  }
+
+  #answerJson(message: JSONRPCMessage): Promise<void> {
+    if (this.#json !== undefined) return this.#json.send(message);
+    this.#respond(jsonAnswer(message, this.#options.sessionId ?? ""));
+    return Promise.resolve();
+  }
+
+  #end(): void {
+    this.#state = "done";
+    this.#clock.remove(this);
+    clearInterval(this.#keepAlive);
+    this.#watched?.end();
+    try {
+      this.#controller?.close();
+    } catch {
+      // Already closed or cancelled.
+    }
+  }
+
+  #stream(): void {
+    this.#clock.remove(this);
+    this.#state = "streaming";
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        this.#controller = c;
+        this.#watched = this.#options.backlog?.watch(c);
+      },
+      cancel: () => {
+        this.#watched?.end();
+        if (this.#state === "done") return;
+        this.#end();
+        this.#options.onCancel();
+      },
+    }, SSE_STRATEGY);
+    this.#keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
+      try {
+        this.#controller?.enqueue(encoder.encode(": keepalive\n\n"));
+      } catch {
+        clearInterval(this.#keepAlive);
+      }
+    });
+    this.#respond(
+      new Response(body, {
+        status: 200,
+        headers: sseHeaders(this.#options),
+      }),
+    );
+  }
+}
+
+function sseHeaders(options: CallAnswerOptions): Record<string, string> {
+  // As the SDK's SSE answers.
+  return {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache, no-transform",
+    "X-Accel-Buffering": "no",
+    ...(options.sessionId === undefined
+      ? {}
+      : { "mcp-session-id": options.sessionId }),
+  };
+}
+
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+
+/**
+ * Tells whether a POST holds one request the SDK would take as it is, with
+ * no progress asked for, so that it may be answered as plain JSON.
+ *
+ * @param request the HTTP request (its headers are read, not its body)
+ * @param body its parsed body
+ * @returns the request, or undefined when the SDK's transport must see it
+ * @example
+ * ```ts
+ * import { plainJsonRequest } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * const post = new Request("http://x/mcp", {
+ *   method: "POST",
+ *   headers: {
+ *     accept: "application/json, text/event-stream",
+ *     "content-type": "application/json",
+ *   },
+ * });
+ * const call = { jsonrpc: "2.0", id: 7, method: "tools/list" };
+ * assert.equal(plainJsonRequest(post, call), call);
+ * assert.equal(plainJsonRequest(post, [call]), undefined);
+ * assert.equal(plainJsonRequest(post, { ...call, extra: 1 }), undefined);
+ * ```
+ */
+export function plainJsonRequest(
+  request: Request,
+  body: unknown,
+): JSONRPCRequest | undefined {
+  if (!isPlainObject(body)) return undefined;
+  const { jsonrpc, id, method, params } = body;
+  if (jsonrpc !== "2.0" || typeof method !== "string") return undefined;
+  if (method === "initialize") return undefined;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
+  for (const key in body) if (!REQUEST_KEYS.has(key)) return undefined;
+  if (params !== undefined) {
+    if (!isPlainObject(params)) return undefined;
+    const meta = params._meta;
+    if (meta !== undefined) {
+      if (!isPlainObject(meta)) return undefined;
+      // Progress streams (SSE); a task link is for the SDK to check.
+      if (meta.progressToken !== undefined) return undefined;
+      if (meta[RELATED_TASK] !== undefined) return undefined;
+    }
+  }
+  const headers = request.headers;
+  const accept = headers.get("accept");
+  if (
+    !accept?.includes("application/json") ||
+    !accept.includes("text/event-stream")
+  ) return undefined;
+  if (!isJsonContentType(headers.get("content-type"))) return undefined;
+  const version = headers.get("mcp-protocol-version");
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return undefined;
+  }
+  return body as unknown as JSONRPCRequest;
+}
+
+/**
+ * The JSON answer to a request, as the SDK's JSON response mode sends it.
+ *
+ * @param message the server's answer
+ * @param sessionId the MCP session's id
+ * @returns a 200 `application/json` response with the `mcp-session-id` header
+ * @example
+ * ```ts
+ * import { jsonAnswer } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * const response = jsonAnswer({ jsonrpc: "2.0", id: 1, result: {} }, "s1");
+ * assert.equal(response.headers.get("mcp-session-id"), "s1");
+ * assert.deepEqual(await response.json(), { jsonrpc: "2.0", id: 1, result: {} });
+ * ```
+ */
+export function jsonAnswer(
+  message: JSONRPCMessage,
+  sessionId: string,
+): Response {
+  return new Response(JSON.stringify(message), {
+    status: 200,
+    headers: {
+      "content-type": "application/json",
+      "mcp-session-id": sessionId,
+    },
+  });
+}
+
+/**
+ * What the SDK tells request handlers of the HTTP request, made only when a
+ * handler reads it.
+ *
+ * @param request the HTTP request
+ * @returns its headers (as one object) and URL, on first read
+ * @example
+ * ```ts
+ * import { lazyRequestInfo } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * const info = lazyRequestInfo(
+ *   new Request("http://x/mcp", { headers: { "x-a": "1" } }),
+ * );
+ * assert.equal(info.headers["x-a"], "1");
+ * assert.equal(info.url?.pathname, "/mcp");
+ * ```
+ */
+export function lazyRequestInfo(request: Request): RequestInfo {
+  return new LazyRequestInfo(request);
+}
+
+// A class, not an object literal with getters: those cost an accessor pair
+// and two closures per call, about 1.5 us.
+class LazyRequestInfo implements RequestInfo {
+  #request: Request;
+  #headers: Record<string, string> | undefined;
+  #url: URL | undefined;
+
+  constructor(request: Request) {
+    this.#request = request;
+  }
+
+  get headers(): Record<string, string> {
+    return this.#headers ??= Object.fromEntries(this.#request.headers);
+  }
+
+  get url(): URL {
+    return this.#url ??= new URL(this.#request.url);
+  }
+}
+
+/**
+ * The ids of the JSON-RPC requests (not notifications or responses) in a
+ * parsed POST body.
+ *
+ * @param body the parsed body: one message or a batch
+ * @returns the request ids, in order
+ * @example
+ * ```ts
+ * import { requestIds } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(requestIds([
+ *   { jsonrpc: "2.0", id: 3, method: "tools/call" },
+ *   { jsonrpc: "2.0", method: "notifications/initialized" },
+ * ]), [3]);
+ * ```
+ */
+export function requestIds(body: unknown): RequestId[] {
+  const ids: RequestId[] = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== "object" || message === null) continue;
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (typeof method !== "string") continue;
+    if (typeof id === "string" || typeof id === "number") ids.push(id);
+  }
+  return ids;
+}
+
+/**
+ * The `notifications/cancelled` a client would send for each request.
+ *
+ * @param ids the requests to cancel
+ * @returns one notification per id
+ * @example
+ * ```ts
+ * import { cancellations } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(cancellations([7]), [{ jsonrpc: "2.0",
+ *   method: "notifications/cancelled",
+ *   params: { requestId: 7, reason: "The client disconnected" } }]);
+ * ```
+ */
+export function cancellations(ids: readonly RequestId[]): JSONRPCMessage[] {
+  return ids.map((requestId) => ({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId, reason: "The client disconnected" },
+  }));
+}
+
+/**
+ * Watches an SSE answer for its client going away: when its stream is
+ * cancelled, or fails, before it was read to its end, `onGone` is called
+ * (once). Its bytes waiting for the client count in the session's
+ * {@link SseBacklog}. Any other answer (JSON, an error, 202) is returned as
+ * it is.
+ *
+ * @param response the SDK's answer to a POST that carried requests
+ * @param onGone cancels the requests
+ * @param backlog the session's SSE backlog @default a backlog of its own
+ * @returns the response to hand out
+ * @example A cancelled stream cancels the calls
+ * ```ts
+ * import { watchAnswer } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * let gone = 0;
+ * const res = watchAnswer(new Response(new ReadableStream(),
+ *   { headers: { "content-type": "text/event-stream" } }), () => gone++);
+ * await res.body!.cancel();
+ * assert.equal(gone, 1);
+ * ```
+ */
+export function watchAnswer(
+  response: Response,
+  onGone: () => void,
+  backlog: SseBacklog = new SseBacklog(),
+): Response {
+  const body = response.body;
+  const streaming = response.headers.get("content-type")?.startsWith(
+    "text/event-stream",
+  );
+  if (body === null || !streaming) return response;
+  return new Response(backlog.meter(body, onGone), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+/**
+ * The queuing strategy of a counted SSE body: its queue is measured in
+ * bytes, and nothing is pulled ahead of the reader.
+ */
+export const SSE_STRATEGY: QueuingStrategy<Uint8Array> = {
+  highWaterMark: 0,
+  size: (chunk) => chunk.byteLength,
+};
+
+/** A watched body: call `end()` once it is closed, cancelled or failed. */
+export interface Watched {
+  /** The body will get no more bytes; it counts until its queue is read. */
+  end(): void;
+}
+
+interface Entry {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  ended: boolean;
+}
+
+/**
+ * The bytes waiting in one MCP session's SSE bodies.
+ *
+ * @example A body nobody reads counts; once read, it does not
+ * ```ts
+ * import { SseBacklog } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * const backlog = new SseBacklog();
+ * const body = backlog.meter(ReadableStream.from([new Uint8Array(10)]));
+ * await Promise.resolve();
+ * const reader = body.getReader();
+ * assert.equal((await reader.read()).value?.byteLength, 10);
+ * assert.equal(backlog.bytes, 0);
+ * assert.equal(backlog.decide(true), "send");
+ * ```
+ */
+export class SseBacklog {
+  #entries = new Set<Entry>();
+
+  /** Bytes enqueued in the session's SSE bodies and not yet read. */
+  get bytes(): number {
+    let total = 0;
+    for (const entry of this.#entries) {
+      // Past `close()` a queue still counts until it is read; a failed or
+      // cancelled body holds nothing.
+      const size = entry.controller.desiredSize;
+      const waiting = size === null ? 0 : -size;
+      if (entry.ended && waiting <= 0) this.#entries.delete(entry);
+      else total += waiting;
+    }
+    return total;
+  }
+
+  /**
+   * How many of the session's SSE bodies are still open (their source has
+   * not ended and the client has not gone): a client listening on its GET
+   * stream is not idle even when it sends nothing.
+   */
+  get open(): number {
+    let count = 0;
+    for (const entry of this.#entries) if (!entry.ended) count++;
+    return count;
+  }
+
+  /**
+   * What to do with the next message, given the bytes waiting now.
+   *
+   * @param live whether it is a notification (dropped first)
+   * @returns `send`, `drop` or `disconnect`
+   */
+  decide(live: boolean): BacklogDecision {
+    return backlogAction(this.bytes, live);
+  }
+
+  /**
+   * Fails every body still counted, dropping what waits in it: the client
+   * was cut off, and its connections must not keep the bytes alive.
+   *
+   * @param reason why, as the bodies' error
+   */
+  abort(reason: string): void {
+    for (const entry of this.#entries) {
+      try {
+        entry.controller.error(new Error(reason));
+      } catch {
+        // Already closed and read.
+      }
+    }
+    this.#entries.clear();
+  }
+
+  /**
+   * Counts the queue of a body built with {@link SSE_STRATEGY}.
+   *
+   * @param controller the body's controller
+   * @returns the handle to end the watch
+   */
+  watch(controller: ReadableStreamDefaultController<Uint8Array>): Watched {
+    const entry: Entry = { controller, ended: false };
+    this.#entries.add(entry);
+    return {
+      end() {
+        entry.ended = true;
+      },
+    };
+  }
+
+  /**
+   * Counts a body built elsewhere (the SDK's): it is read as fast as it is
+   * written, into a counted queue that the client drains.
+   *
+   * @param body the SSE body
+   * @param onGone called once when the client cancels it, or it fails,
+   *   before it was read to its end
+   * @returns the counted body to hand out
+   */
+  meter(
+    body: ReadableStream<Uint8Array>,
+    onGone?: () => void,
+  ): ReadableStream<Uint8Array> {
+    const reader = body.getReader();
+    let watched: Watched | undefined;
+    let settled = false;
+    const gone = () => {
+      watched?.end();
+      if (settled) return;
+      settled = true;
+      onGone?.();
+    };
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        watched = this.watch(controller);
+        drain(reader, controller).then(() => {
+          settled = true;
+          watched?.end();
+        }, gone);
+      },
+      cancel(reason) {
+        gone();
+        return reader.cancel(reason);
+      },
+    }, SSE_STRATEGY);
+  }
+}
+
+// Moves every chunk of `reader` to `controller` as it comes.
+async function drain(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  controller: ReadableStreamDefaultController<Uint8Array>,
+): Promise<void> {
+  while (true) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      try {
+        controller.error(error);
+      } catch {
+        // Cancelled meanwhile.
+      }
+      throw error;
+    }
+    try {
+      if (chunk.done) return controller.close();
+      controller.enqueue(chunk.value);
+    } catch {
+      return; // The client cancelled: `cancel` saw it.
+    }
+  }
 }

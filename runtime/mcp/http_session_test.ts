@@ -6,12 +6,25 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  JSONRPCRequestSchema,
   LATEST_PROTOCOL_VERSION,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import { McpHttpSession } from "./http_session.ts";
+import {
+  jsonAnswer,
+  lazyRequestInfo,
+  McpHttpSession,
+  plainJsonRequest,
+  SSE_STRATEGY,
+  SseBacklog,
+} from "./http_session.ts";
 import { initializeRequest } from "../../tests/support/mcp_fixtures.ts";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import {
+  EVENT_BACKLOG_BYTES,
+  MAX_BACKLOG_BYTES,
+} from "../transports/backlog.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -315,4 +328,202 @@ Deno.test("the GET stream's unread bytes count too: its notifications are droppe
   assert.ok(lines.some((l) => /not keeping up/.test(l)), lines.join("\n"));
   await stream.body?.cancel();
   await server.close();
+});
+
+const GOOD_HEADERS = {
+  accept: "application/json, text/event-stream",
+  "content-type": "application/json",
+  "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+};
+
+const post = (headers: Record<string, string> = GOOD_HEADERS) =>
+  new Request("http://x/mcp", { method: "POST", headers });
+
+const call = { jsonrpc: "2.0", id: 1, method: "tools/call" };
+
+// Bodies the SDK takes and bodies it refuses: the fast path must take a
+// body only when the SDK's own schema does (and it asks for no progress).
+const BODIES: unknown[] = [
+  call,
+  { ...call, id: "a" },
+  { ...call, id: 1.5 },
+  { ...call, id: 2 ** 60 },
+  { ...call, id: null },
+  { ...call, id: true },
+  { ...call, jsonrpc: "1.0" },
+  { id: 1, method: "tools/call" },
+  { ...call, method: 5 },
+  { ...call, method: "initialize" },
+  { ...call, params: { name: "echo", arguments: { a: 1 } } },
+  { ...call, params: [] },
+  { ...call, params: null },
+  { ...call, params: "x" },
+  { ...call, params: { _meta: {} } },
+  { ...call, params: { _meta: { other: 1 } } },
+  { ...call, params: { _meta: null } },
+  { ...call, params: { _meta: [] } },
+  { ...call, params: { _meta: { progressToken: 1 } } },
+  { ...call, params: { _meta: { progressToken: null } } },
+  {
+    ...call,
+    params: {
+      _meta: { "io.modelcontextprotocol/related-task": { taskId: "t" } },
+    },
+  },
+  {
+    ...call,
+    params: { _meta: { "io.modelcontextprotocol/related-task": 5 } },
+  },
+  { ...call, extra: 1 },
+  { ...call, result: {} },
+  [call],
+  null,
+  "x",
+];
+
+Deno.test("plainJsonRequest takes a body only when the SDK's schema does, and no progress is asked for", () => {
+  for (const body of BODIES) {
+    const sdk = JSONRPCRequestSchema.safeParse(body);
+    const plain = sdk.success && sdk.data.method !== "initialize" &&
+      sdk.data.params?._meta?.progressToken === undefined &&
+      sdk.data.params?._meta?.["io.modelcontextprotocol/related-task"] ===
+        undefined;
+    const taken = plainJsonRequest(post(), body) !== undefined;
+    // Never take what the SDK refuses; a body the SDK takes may still go
+    // the SDK's way (e.g. a progress token of null), never the other way.
+    if (taken) {
+      assert.ok(plain, `taken but the SDK refuses: ${JSON.stringify(body)}`);
+    }
+    if (plain) assert.ok(taken, `plain but not taken: ${JSON.stringify(body)}`);
+  }
+});
+
+Deno.test("plainJsonRequest leaves to the SDK every header the SDK would refuse", () => {
+  const variants: [Record<string, string>, boolean][] = [
+    [GOOD_HEADERS, true],
+    [{ ...GOOD_HEADERS, accept: "application/json" }, false],
+    [{ ...GOOD_HEADERS, accept: "text/event-stream" }, false],
+    [{ ...GOOD_HEADERS, accept: "*/*" }, false],
+    [{ ...GOOD_HEADERS, "content-type": "text/plain" }, false],
+    [
+      { ...GOOD_HEADERS, "content-type": "application/json; charset=utf-8" },
+      true,
+    ],
+    [{ ...GOOD_HEADERS, "mcp-protocol-version": "1999-01-01" }, false],
+    [{
+      accept: GOOD_HEADERS.accept,
+      "content-type": GOOD_HEADERS["content-type"],
+    }, true],
+  ];
+  for (const [headers, expected] of variants) {
+    assert.equal(
+      plainJsonRequest(post(headers), call) !== undefined,
+      expected,
+      JSON.stringify(headers),
+    );
+    // The same rule the SDK applies to the content type.
+    if (!expected && headers["content-type"] !== GOOD_HEADERS["content-type"]) {
+      assert.equal(isJsonContentType(headers["content-type"]!), false);
+    }
+  }
+});
+
+Deno.test("jsonAnswer sends the answer as the SDK's JSON response mode does", async () => {
+  const response = jsonAnswer({
+    jsonrpc: "2.0",
+    id: "a",
+    error: { code: -32601, message: "Method not found" },
+  }, "s-1");
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("content-type"), "application/json");
+  assert.equal(response.headers.get("mcp-session-id"), "s-1");
+  assert.deepEqual(await response.json(), {
+    jsonrpc: "2.0",
+    id: "a",
+    error: { code: -32601, message: "Method not found" },
+  });
+});
+
+Deno.test("lazyRequestInfo reads the headers and URL only when asked, once", () => {
+  const request = new Request("http://h/mcp?x=1", {
+    headers: { authorization: "Bearer t" },
+  });
+  const info = lazyRequestInfo(request);
+  assert.equal(info.headers, info.headers);
+  assert.equal(info.headers.authorization, "Bearer t");
+  assert.equal(info.url?.search, "?x=1");
+  assert.equal(info.url, info.url);
+});
+
+const MiB = 1024 * 1024;
+
+Deno.test("SseBacklog counts what a watched body holds until it is read, even past close()", async () => {
+  const backlog = new SseBacklog();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => void (controller = c),
+  }, SSE_STRATEGY);
+  const watched = backlog.watch(controller);
+  controller.enqueue(new Uint8Array(3 * MiB));
+  controller.enqueue(new Uint8Array(MiB));
+  controller.close();
+  watched.end();
+  assert.equal(backlog.bytes, 4 * MiB);
+  const reader = body.getReader();
+  await reader.read();
+  assert.equal(backlog.bytes, MiB);
+  await reader.read();
+  assert.equal(backlog.bytes, 0);
+});
+
+Deno.test("SseBacklog drops live messages past 8 MiB and disconnects past 64 MiB, over all bodies", () => {
+  const backlog = new SseBacklog();
+  const controllers: ReadableStreamDefaultController<Uint8Array>[] = [];
+  for (let i = 0; i < 2; i++) {
+    new ReadableStream<Uint8Array>({
+      start: (c) => void controllers.push(c),
+    }, SSE_STRATEGY);
+    backlog.watch(controllers[i]!);
+  }
+  controllers[0]!.enqueue(new Uint8Array(EVENT_BACKLOG_BYTES / 2 + 1));
+  assert.equal(backlog.decide(true), "send");
+  controllers[1]!.enqueue(new Uint8Array(EVENT_BACKLOG_BYTES / 2));
+  assert.equal(backlog.decide(true), "drop");
+  assert.equal(backlog.decide(false), "send");
+  controllers[1]!.enqueue(new Uint8Array(MAX_BACKLOG_BYTES));
+  assert.equal(backlog.decide(false), "disconnect");
+  backlog.abort("cut off");
+  assert.equal(backlog.bytes, 0);
+});
+
+Deno.test("SseBacklog.meter() counts a foreign body's unread bytes and reports a cancel once", async () => {
+  const backlog = new SseBacklog();
+  let inner!: ReadableStreamDefaultController<Uint8Array>;
+  let gone = 0;
+  const body = backlog.meter(
+    new ReadableStream<Uint8Array>({ start: (c) => void (inner = c) }),
+    () => gone++,
+  );
+  inner.enqueue(new Uint8Array(2 * MiB));
+  inner.enqueue(new Uint8Array(MiB));
+  // The meter moves chunks as they come: wait for it to have taken both.
+  const reader = body.getReader();
+  assert.equal((await reader.read()).value?.byteLength, 2 * MiB);
+  for (let i = 0; i < 100 && backlog.bytes < MiB; i++) await Promise.resolve();
+  assert.equal(backlog.bytes, MiB);
+  await reader.cancel();
+  assert.equal(gone, 1);
+  assert.equal(backlog.bytes, 0);
+});
+
+Deno.test("SseBacklog.abort() fails the bodies, so their bytes are let go", async () => {
+  const backlog = new SseBacklog();
+  let inner!: ReadableStreamDefaultController<Uint8Array>;
+  const body = backlog.meter(
+    new ReadableStream<Uint8Array>({ start: (c) => void (inner = c) }),
+  );
+  inner.enqueue(new Uint8Array(MiB));
+  await Promise.resolve();
+  backlog.abort("The client stopped reading");
+  await assert.rejects(body.getReader().read(), /stopped reading/);
 });

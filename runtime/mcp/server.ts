@@ -5,7 +5,41 @@
  * `SKILL.md` instructions as prompts), `search_tools` and
  * `configure_toolkit`; and the session's Agent Skills folders as `skill://`
  * resources with the Skills extension (`skills_extension.ts`), beside
- * `code_api`'s declarations (`code_api_resource.ts`).
+ * `code_api`'s declarations. Also serves one session on stdio
+ * ({@link serveMcpStdio}); `http.ts` serves sessions over HTTP.
+ *
+ * ## The session's catalog
+ *
+ * One MCP session's view of the host's tools and published skills, loaded
+ * through its {@link A2eLink} on first use and kept until the host says its
+ * tools changed. A skill named like a tool or a built-in MCP tool is listed
+ * as `<name>_skill`.
+ *
+ * ## Built-in tools
+ *
+ * The tools skillbox adds to its MCP tool list: `search_tools` (finds any
+ * tool, deferred ones included, with the same index as A2E search) and
+ * `configure_toolkit` (the session's toolkit configuration).
+ *
+ * ## Events as notifications
+ *
+ * A running call's events as MCP notifications: `progress` as
+ * `notifications/progress` (when the request carried a `progressToken`),
+ * `log` and `status` as `notifications/message` at the matching level, a
+ * skill's `llm.token` text as progress messages, coalesced (sent within
+ * `coalesceMs`, never held until the end), and the other skill events
+ * (`tool.started`, ...) as debug messages.
+ *
+ * ## The `code_api` resource
+ *
+ * `code_api`'s declarations as an MCP resource, `skillbox://code/api.d.ts`
+ * (`text/typescript`), beside the Skills extension's resources: what
+ * `run_code`'s `tools` and `skills` hold for this MCP session. A read
+ * calls `code_api` through the session's host session, so it takes the one
+ * call path (the session's policy, history) and says exactly what the tool
+ * says. A client may subscribe to it: when the registry changes (hot
+ * reload, an imported server's tools) or the session configures a
+ * toolkit, it gets `notifications/resources/updated`.
  *
  * @module
  */
@@ -20,32 +54,34 @@ import {
   type JSONRPCRequest,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
+  type LoggingLevel,
   type Prompt,
   type ServerNotification,
   type ServerRequest,
   type Tool as McpTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
-import type { SkillResult } from "../../protocol/skill.ts";
-import type { ToolDefinition, ToolResult } from "../../protocol/tool.ts";
-import type { A2eLink } from "./a2e_link.ts";
-import { SessionCatalog } from "./catalog.ts";
-import { createEventRelay } from "./notifications.ts";
+import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
+import type {
+  CallEvent,
+  ToolDefinition,
+  ToolResult,
+} from "../../protocol/tool.ts";
+import { type A2eLink, openA2eLink } from "./a2e_link.ts";
+import { StdioLineTransport } from "./stdio.ts";
+import type { TransportContext } from "../transports/transport_context.ts";
 import {
+  type CallParams,
   errorResult,
+  invalidParams,
+  methodNotFound,
   parametersToSchema,
+  readCallParams,
   skillToMcpTool,
   toCallToolResult,
   toMcpTool,
   type ToolFacts,
 } from "./tool_mapping.ts";
-import { CONFIGURE_TOOL, SEARCH_TOOL } from "./builtin_tools.ts";
-import {
-  type CallParams,
-  invalidParams,
-  methodNotFound,
-  readCallParams,
-} from "./call_params.ts";
 import {
   type RemoteSkill,
   servedFolders,
@@ -53,7 +89,7 @@ import {
   SKILLS_EXTENSION,
   SkillsServer,
 } from "./skills_extension.ts";
-import { CODE_API_URI, CodeApiResource } from "./code_api_resource.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 /** The version skillbox reports to MCP clients. */
 export const SERVER_VERSION = "0.1.0";
@@ -145,7 +181,7 @@ export function createMcpServer(
   });
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
   // Not `setRequestHandler`: its tools/call wrapper runs zod three times a
-  // call (`call_params.ts` says why that matters and what stands in).
+  // call (`tool_mapping.ts`'s `tools/call` params section says why that matters).
   server.fallbackRequestHandler = (
     request: JSONRPCRequest,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
@@ -368,4 +404,520 @@ async function configureToolkit(
     structuredContent: structured,
     ...(status === "ok" ? {} : { isError: true }),
   };
+}
+
+/** The tools and skills listed to one MCP session. */
+export interface Catalog {
+  /** By name. */
+  tools: Map<string, ToolDefinition>;
+  /** By MCP name. */
+  skills: Map<string, SkillDefinition>;
+}
+
+/**
+ * A session's catalog, loaded once and reloaded after {@link reset}.
+ *
+ * @example A skill named like a tool is listed as `<name>_skill`
+ * ```ts
+ * import { SessionCatalog } from "./server.ts";
+ * import type { A2eLink } from "./a2e_link.ts";
+ * import assert from "node:assert/strict";
+ * const envelope = { id: "x", version: "1", ts: 0, req_id: "r" };
+ * const link: A2eLink = {
+ *   sessionId: "s", inFlight: 0, close() {},
+ *   request: (m) => Promise.resolve(m.type === "tool/list/req"
+ *     ? { ...envelope, type: "tool/list/resp", tools: [{ name: "echo" }] }
+ *     : { ...envelope, type: "skill/discover/resp",
+ *       skills: [{ name: "echo", status: "Published" }] }),
+ * };
+ * const catalog = await new SessionCatalog(link).get();
+ * assert.deepEqual([...catalog.skills.keys()], ["echo_skill"]);
+ * ```
+ */
+export class SessionCatalog {
+  #link: A2eLink;
+  #cached: Promise<Catalog> | null = null;
+  // Names looked up again once and still unlisted (deferred tools): not
+  // reloaded on every call; forgotten with the catalog on a change.
+  #unlisted = new Set<string>();
+
+  /** @param link the session's host session */
+  constructor(link: A2eLink) {
+    this.#link = link;
+  }
+
+  /**
+   * The catalog, loading it on first use.
+   *
+   * @returns the tools and skills
+   */
+  get(): Promise<Catalog> {
+    return this.#cached ??= loadCatalog(this.#link);
+  }
+
+  /** Forgets the catalog: the host's tools changed. */
+  reset(): void {
+    this.#cached = null;
+    this.#unlisted = new Set();
+  }
+
+  /**
+   * The skill a call to `name` runs, when `name` is in neither list of
+   * `catalog`: a skill added since the list, or a deferred tool. Looks again
+   * once per name until the next {@link reset}.
+   *
+   * @param name the called MCP name
+   * @returns the skill, or undefined for a tool
+   */
+  async lookAgain(name: string): Promise<SkillDefinition | undefined> {
+    if (this.#unlisted.has(name)) return undefined;
+    this.reset();
+    const skill = (await this.get()).skills.get(name);
+    if (!skill) this.#unlisted.add(name);
+    return skill;
+  }
+}
+
+async function loadCatalog(link: A2eLink): Promise<Catalog> {
+  const [toolsAnswer, skillsAnswer] = await Promise.all([
+    link.request({ type: "tool/list/req" }),
+    link.request({ type: "skill/discover/req" }),
+  ]);
+  const tools = new Map<string, ToolDefinition>();
+  if (toolsAnswer.type === "tool/list/resp") {
+    for (const tool of toolsAnswer.tools as ToolDefinition[]) {
+      tools.set(tool.name, tool);
+    }
+  }
+  const skills = new Map<string, SkillDefinition>();
+  if (skillsAnswer.type === "skill/discover/resp") {
+    for (const skill of skillsAnswer.skills as SkillDefinition[]) {
+      if (skill.status !== "Published") continue;
+      const reserved = tools.has(skill.name) ||
+        skill.name === SEARCH_TOOL.name || skill.name === CONFIGURE_TOOL.name;
+      skills.set(reserved ? `${skill.name}_skill` : skill.name, skill);
+    }
+  }
+  return { tools, skills };
+}
+
+/**
+ * `search_tools`: a query in, names, descriptions and input schemas out.
+ *
+ * @example
+ * ```ts
+ * import { SEARCH_TOOL } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(SEARCH_TOOL.name, "search_tools");
+ * ```
+ */
+export const SEARCH_TOOL: McpTool = {
+  name: "search_tools",
+  title: "Search tools",
+  description:
+    "Search every skillbox tool, including deferred ones not in the tool list, by what it does. Returns names, descriptions and input schemas; call a found tool by its name.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string", description: "Words describing the task" },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: 50,
+        description: "How many tools to return (default 10)",
+      },
+    },
+    required: ["query"],
+  },
+  outputSchema: {
+    type: "object",
+    properties: {
+      tools: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            name: { type: "string" },
+            description: { type: "string" },
+            inputSchema: { type: "object" },
+          },
+          required: ["name", "description", "inputSchema"],
+        },
+      },
+    },
+    required: ["tools"],
+  },
+  annotations: {
+    title: "Search tools",
+    readOnlyHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+};
+
+/**
+ * `configure_toolkit`: sets this session's configuration of a toolkit,
+ * validated against the toolkit's schema; secrets are never echoed.
+ *
+ * @example
+ * ```ts
+ * import { CONFIGURE_TOOL } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(CONFIGURE_TOOL.inputSchema.required, ["toolkit", "config"]);
+ * ```
+ */
+export const CONFIGURE_TOOL: McpTool = {
+  name: "configure_toolkit",
+  title: "Configure toolkit",
+  description:
+    "Configure a skillbox toolkit for this session (e.g. a root folder or an API key). The config is validated against the toolkit's schema and never echoed back.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      toolkit: { type: "string", description: "The toolkit's name" },
+      config: { type: "object", description: "The configuration" },
+    },
+    required: ["toolkit", "config"],
+  },
+  outputSchema: {
+    type: "object",
+    properties: {
+      toolkit: { type: "string" },
+      status: { type: "string" },
+      message: { type: ["string", "null"] },
+    },
+    required: ["toolkit", "status"],
+  },
+  annotations: {
+    title: "Configure toolkit",
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+};
+
+/** Options of {@link createEventRelay}. */
+export interface EventRelayOptions {
+  /** The request's `_meta.progressToken`, if any. */
+  progressToken?: string | number;
+  /** Sends one notification related to the request. */
+  send: (notification: ServerNotification) => Promise<void>;
+  /** The `logger` name of log messages (the tool or skill). */
+  logger: string;
+  /** How long token text may wait to be joined with more. @default 25 */
+  coalesceMs?: number;
+}
+
+/** Turns events into notifications. */
+export interface EventRelay {
+  /** Relays one event. */
+  onEvent(event: CallEvent): void;
+  /** Sends buffered token text now; call before sending the result. */
+  flush(): Promise<void>;
+}
+
+const LEVELS: Record<string, LoggingLevel> = {
+  trace: "debug",
+  debug: "debug",
+  info: "info",
+  notice: "notice",
+  warn: "warning",
+  warning: "warning",
+  error: "error",
+  critical: "critical",
+  alert: "alert",
+  emergency: "emergency",
+};
+
+/**
+ * Creates a relay for one call.
+ *
+ * @param options the progress token, the sender and the logger name
+ * @returns the relay
+ * @example Progress becomes a progress notification
+ * ```ts
+ * import { createEventRelay } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * const sent: unknown[] = [];
+ * const relay = createEventRelay({ progressToken: 7, logger: "t",
+ *   send: (n) => { sent.push(n); return Promise.resolve(); } });
+ * relay.onEvent({ kind: "progress", data: { pct: 50, message: "half" }, seq: 0 });
+ * await relay.flush();
+ * assert.deepEqual(sent, [{ method: "notifications/progress",
+ *   params: { progressToken: 7, progress: 50, total: 100, message: "half" } }]);
+ * ```
+ */
+export function createEventRelay(options: EventRelayOptions): EventRelay {
+  return new Relay(options);
+}
+
+// One call's relay; `onEvent` is handed out unbound, hence an arrow field.
+class Relay implements EventRelay {
+  #options: EventRelayOptions;
+  #token: string | number | undefined;
+  #coalesceMs: number;
+  #sending: Promise<void> = Promise.resolve();
+  // MCP asks that progress increase with every notification.
+  #last = 0;
+  #tokens = "";
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: EventRelayOptions) {
+    this.#options = options;
+    this.#token = options.progressToken;
+    this.#coalesceMs = options.coalesceMs ?? 25;
+  }
+
+  readonly onEvent = (event: CallEvent): void => {
+    const data = event.data;
+    switch (event.kind) {
+      case "progress": {
+        this.#flushTokens();
+        const pct = Number(data.pct);
+        this.#progress(
+          Number.isFinite(pct) ? pct : null,
+          String(data.message ?? ""),
+        );
+        return;
+      }
+      case "status":
+        this.#flushTokens();
+        this.#log("info", String(data.message ?? ""));
+        return;
+      case "log":
+        this.#flushTokens();
+        this.#log(
+          LEVELS[String(data.level ?? "info").toLowerCase()] ?? "info",
+          String(data.message ?? ""),
+        );
+        return;
+      case "llm.token":
+        if (this.#token === undefined) return;
+        this.#tokens += String(data.text ?? "");
+        this.#timer ??= setTimeout(this.#flushTokens, this.#coalesceMs);
+        return;
+      case "artifact":
+        return; // Artifacts arrive whole in the result.
+      default:
+        this.#flushTokens();
+        this.#log("debug", { kind: event.kind, ...data });
+    }
+  };
+
+  flush(): Promise<void> {
+    this.#flushTokens();
+    return this.#sending;
+  }
+
+  #send(notification: ServerNotification): void {
+    // In order, and a client gone mid-call must not fail the call.
+    this.#sending = this.#sending.then(() => this.#options.send(notification))
+      .catch(() => {});
+  }
+
+  #progress(value: number | null, message: string): void {
+    const token = this.#token;
+    if (token === undefined) return;
+    const next = value !== null && value > this.#last
+      ? value
+      : this.#last + 0.001;
+    this.#last = next;
+    this.#send({
+      method: "notifications/progress",
+      params: {
+        progressToken: token,
+        progress: next,
+        ...(value !== null ? { total: 100 } : {}),
+        ...(message ? { message } : {}),
+      },
+    });
+  }
+
+  #log(level: LoggingLevel, data: unknown): void {
+    this.#send({
+      method: "notifications/message",
+      params: { level, logger: this.#options.logger, data },
+    });
+  }
+
+  // An arrow field: it is the coalescing timer's callback.
+  #flushTokens = (): void => {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#tokens === "") return;
+    const text = this.#tokens;
+    this.#tokens = "";
+    this.#progress(null, text);
+  };
+}
+
+/** The resource's URI. */
+export const CODE_API_URI = "skillbox://code/api.d.ts";
+
+/** The tool whose answer the resource is. */
+const TOOL = "code_api";
+
+/** What the resource needs of its session. */
+export interface CodeApiSource {
+  /** Sends an A2E request on the session (`A2eLink.request`). */
+  request(
+    message: Record<string, unknown> & { type: string },
+  ): Promise<OutgoingMessage>;
+  /** Whether the session may call `code_api` now (it is in its tool list). */
+  listed(): Promise<boolean>;
+}
+
+/**
+ * Answers the resource's methods in front of another resource server (the
+ * Skills extension's), and tells whether a change must be notified.
+ *
+ * @example The resource is listed first, then the other server's
+ * ```ts
+ * import { CODE_API_URI, CodeApiResource } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * const resource = new CodeApiResource({
+ *   request: () => Promise.reject(new Error("unused")),
+ *   listed: () => Promise.resolve(true),
+ * });
+ * const next = () => Promise.resolve({ resources: [{ uri: "skill://a/SKILL.md" }] });
+ * const listed = await resource.handle("resources/list", {}, next) as { resources: { uri: string }[] };
+ * assert.deepEqual(listed.resources.map((r) => r.uri), [CODE_API_URI, "skill://a/SKILL.md"]);
+ * ```
+ */
+export class CodeApiResource {
+  #source: CodeApiSource;
+  #subscribed = false;
+
+  /** @param source the session's requests and tool list */
+  constructor(source: CodeApiSource) {
+    this.#source = source;
+  }
+
+  /** Whether the client subscribed to the resource. */
+  get subscribed(): boolean {
+    return this.#subscribed;
+  }
+
+  /**
+   * Answers a resource method, passing the rest on to `next`.
+   *
+   * @param method the JSON-RPC method
+   * @param params its params
+   * @param next the other resource server's `handle`
+   * @returns the answer, or `next`'s (undefined: not a method served here)
+   * @throws {Error} `InvalidParams` for a subscription to another resource
+   */
+  handle(
+    method: string,
+    params: unknown,
+    next: (method: string, params: unknown) => Promise<unknown> | undefined,
+  ): Promise<unknown> | undefined {
+    const p = isPlainObject(params) ? params : {};
+    switch (method) {
+      case "resources/list":
+        return this.#list(p, next(method, params));
+      case "resources/read":
+        return p.uri === CODE_API_URI ? this.#read() : next(method, params);
+      case "resources/subscribe":
+      case "resources/unsubscribe":
+        if (p.uri !== CODE_API_URI) {
+          throw invalidParams(
+            `Resource "${
+              String(p.uri)
+            }" offers no subscription: only "${CODE_API_URI}" does`,
+          );
+        }
+        this.#subscribed = method === "resources/subscribe";
+        return Promise.resolve({});
+    }
+    return next(method, params);
+  }
+
+  async #list(
+    params: Record<string, unknown>,
+    rest: Promise<unknown> | undefined,
+  ): Promise<unknown> {
+    const answer = (await rest) as { resources?: unknown[] } | undefined;
+    const resources = answer?.resources ?? [];
+    // On the first page only, and only when the session may call the tool.
+    if (params.cursor !== undefined || !(await this.#source.listed())) {
+      return { ...answer, resources };
+    }
+    return {
+      ...answer,
+      resources: [{
+        uri: CODE_API_URI,
+        name: "code_api",
+        title: "run_code API",
+        description:
+          "TypeScript declarations of what run_code's `tools` and `skills` globals hold for this session",
+        mimeType: "text/typescript",
+      }, ...resources],
+    };
+  }
+
+  async #read(): Promise<unknown> {
+    const answer = await this.#source.request({
+      type: "tool/call/req",
+      tool_name: TOOL,
+      arguments: {},
+    });
+    const result = answer.type === "tool/call/resp"
+      ? answer.data as ToolResult
+      : null;
+    const data = result?.success ? result.data : null;
+    if (!isPlainObject(data) || typeof data.declarations !== "string") {
+      const why = answer.type === "error"
+        ? String(answer.message)
+        : result?.error ?? "no declarations";
+      throw invalidParams(`Cannot read "${CODE_API_URI}": ${why}`);
+    }
+    return {
+      contents: [{
+        uri: CODE_API_URI,
+        mimeType: "text/typescript",
+        text: data.declarations,
+      }],
+    };
+  }
+}
+
+/**
+ * Serves one MCP session on the process's stdin and stdout
+ * (`deno run host --mcp`), trusted like `--stdio` (no token). Logs go to
+ * stderr; the session ends, cancelling its calls, when stdin closes.
+ *
+ * @param context the host as transports see it
+ * @param options tool facts
+ * @returns resolves once stdin has closed
+ * @throws {Error} when the host refuses a session (full or closing)
+ * @example
+ * ```ts ignore
+ * await serveMcpStdio(context);
+ * ```
+ */
+export async function serveMcpStdio(
+  context: TransportContext,
+  options: McpServerOptions = {},
+): Promise<void> {
+  const link = openA2eLink(context, {
+    onPush: (message) => mcp.onPush(message),
+  });
+  if (typeof link === "string") {
+    throw new Error(`Cannot serve MCP on stdio: ${link}`);
+  }
+  const mcp = createMcpServer(link, options);
+  const closed = Promise.withResolvers<void>();
+  mcp.server.onclose = () => {
+    link.close("stdin closed");
+    closed.resolve();
+  };
+  mcp.server.onerror = (error: Error) =>
+    context.log(`MCP stdio: ${error.message}`);
+  const transport = new StdioLineTransport({
+    maxLineBytes: context.dispatcher.maxMessageBytes,
+  });
+  await mcp.server.connect(transport);
+  await closed.promise;
 }

@@ -6,10 +6,11 @@ import {
   EmptyResultSchema,
   ErrorCode,
   type McpError,
+  type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
 import type { A2eLink } from "./a2e_link.ts";
-import { createMcpServer } from "./server.ts";
+import { createEventRelay, createMcpServer, SessionCatalog } from "./server.ts";
 
 const ENVELOPE = { id: "m", version: "1", ts: 0, req_id: "r" };
 
@@ -186,4 +187,144 @@ Deno.test("errors an MCP client reads name MCP methods and tools, never A2E mess
   } finally {
     await client.close();
   }
+});
+
+// A host whose skills can be changed between loads, counting its requests.
+function catalogLink(skills: { name: string; status: string }[]) {
+  const seen: string[] = [];
+  const link: A2eLink = {
+    sessionId: "s",
+    inFlight: 0,
+    close() {},
+    request(message): Promise<OutgoingMessage> {
+      seen.push(message.type);
+      return Promise.resolve(
+        message.type === "tool/list/req"
+          ? { ...ENVELOPE, type: "tool/list/resp", tools: [{ name: "echo" }] }
+          : { ...ENVELOPE, type: "skill/discover/resp", skills: [...skills] },
+      );
+    },
+  };
+  return { link, seen };
+}
+
+Deno.test("SessionCatalog loads once, reloads after reset(), and lists only published skills", async () => {
+  const { link, seen } = catalogLink([
+    { name: "echo", status: "Published" },
+    { name: "search_tools", status: "Published" },
+    { name: "plan", status: "Published" },
+    { name: "draft", status: "Draft" },
+  ]);
+  const catalog = new SessionCatalog(link);
+  const first = await catalog.get();
+  assert.equal(await catalog.get(), first);
+  assert.deepEqual(seen, ["tool/list/req", "skill/discover/req"]);
+  assert.deepEqual([...first.tools.keys()], ["echo"]);
+  assert.deepEqual([...first.skills.keys()], [
+    "echo_skill",
+    "search_tools_skill",
+    "plan",
+  ]);
+  catalog.reset();
+  assert.notEqual(await catalog.get(), first);
+  assert.equal(seen.length, 4);
+});
+
+Deno.test("SessionCatalog.lookAgain() reloads once per unlisted name until the next reset()", async () => {
+  const skills = [{ name: "plan", status: "Published" }];
+  const { link, seen } = catalogLink(skills);
+  const catalog = new SessionCatalog(link);
+  await catalog.get();
+  assert.equal(await catalog.lookAgain("deferred_tool"), undefined);
+  assert.equal(seen.length, 4);
+  assert.equal(await catalog.lookAgain("deferred_tool"), undefined);
+  assert.equal(seen.length, 4, "an unlisted name is not looked up again");
+  skills.push({ name: "fresh", status: "Published" });
+  assert.equal((await catalog.lookAgain("fresh"))?.name, "fresh");
+  assert.equal(seen.length, 6);
+  catalog.reset();
+  assert.equal(await catalog.lookAgain("deferred_tool"), undefined);
+  assert.equal(seen.length, 8, "reset() forgets the unlisted names");
+});
+
+function relay(progressToken?: number) {
+  const sent: ServerNotification[] = [];
+  const r = createEventRelay({
+    progressToken,
+    logger: "t",
+    coalesceMs: 10_000,
+    send: (n) => {
+      sent.push(n);
+      return Promise.resolve();
+    },
+  });
+  return { r, sent };
+}
+
+Deno.test("createEventRelay() joins llm tokens into one progress message and keeps progress increasing", async () => {
+  const { r, sent } = relay(1);
+  r.onEvent({ kind: "progress", data: { pct: 40, message: "a" }, seq: 0 });
+  r.onEvent({ kind: "llm.token", data: { text: "Hel" }, seq: 1 });
+  r.onEvent({ kind: "llm.token", data: { text: "lo" }, seq: 2 });
+  r.onEvent({ kind: "progress", data: { pct: 10, message: "b" }, seq: 3 });
+  await r.flush();
+  const progress = sent.map((n) =>
+    n.params as { progress: number; message?: string }
+  );
+  assert.deepEqual(progress.map((p) => p.message), ["a", "Hello", "b"]);
+  for (let i = 1; i < progress.length; i++) {
+    assert.ok(progress[i]!.progress > progress[i - 1]!.progress);
+  }
+});
+
+Deno.test("createEventRelay() maps log levels and sends no progress without a token", async () => {
+  const { r, sent } = relay();
+  r.onEvent({ kind: "progress", data: { pct: 40 }, seq: 0 });
+  r.onEvent({
+    kind: "log",
+    data: { level: "warn", message: "careful" },
+    seq: 1,
+  });
+  r.onEvent({ kind: "status", data: { message: "busy" }, seq: 2 });
+  r.onEvent({ kind: "tool.started", data: { tool: "x" }, seq: 3 });
+  await r.flush();
+  assert.deepEqual(sent.map((n) => n.method), [
+    "notifications/message",
+    "notifications/message",
+    "notifications/message",
+  ]);
+  assert.deepEqual(sent.map((n) => (n.params as { level: string }).level), [
+    "warning",
+    "info",
+    "debug",
+  ]);
+});
+
+Deno.test("createEventRelay() sends joined llm tokens on its own once the coalescing delay passes", async () => {
+  const { promise: arrived, resolve } = Promise.withResolvers<
+    ServerNotification
+  >();
+  const r = createEventRelay({
+    progressToken: "p",
+    logger: "t",
+    coalesceMs: 1,
+    send: (n) => {
+      resolve(n);
+      return Promise.resolve();
+    },
+  });
+  r.onEvent({ kind: "llm.token", data: { text: "a" }, seq: 0 });
+  r.onEvent({ kind: "llm.token", data: { text: "b" }, seq: 1 });
+  // Bounded: a relay that never sends fails here rather than hanging.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const sent = await Promise.race([
+    arrived,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("No notification")), 2_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  assert.deepEqual(sent, {
+    method: "notifications/progress",
+    params: { progressToken: "p", progress: 0.001, message: "ab" },
+  });
 });

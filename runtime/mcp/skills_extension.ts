@@ -32,7 +32,7 @@ import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
 import { agentSkillsNameProblem } from "../skills/skill_md.ts";
-import { invalidParams } from "./call_params.ts";
+import { invalidParams } from "./tool_mapping.ts";
 
 /** The extension's identifier, under `capabilities.extensions`. */
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
@@ -196,7 +196,7 @@ export class SkillFileCache {
         const hit = before?.get(path);
         const facts = hit?.stamp === stamp
           ? hit
-          : { stamp, digest: await sha256(await Deno.readFile(path)) };
+          : { stamp, digest: await sha256Digest(await Deno.readFile(path)) };
         now.set(path, facts);
         return facts.digest;
       },
@@ -369,7 +369,7 @@ export class SkillsServer {
   async #get(uri: unknown) {
     const manifest = await this.#byUri(uri);
     if (!manifest || manifest.entry.uri !== uri) {
-      throw invalid(`No skill is served at "${String(uri)}"`);
+      throw invalidParams(`No skill is served at "${String(uri)}"`);
     }
     return {
       skill: manifest.entry,
@@ -396,7 +396,7 @@ export class SkillsServer {
   async #read(uri: unknown) {
     const manifest = await this.#byUri(uri);
     const reading = manifest?.read(uri as string);
-    if (!reading) throw invalid(`Resource "${String(uri)}" not found`);
+    if (!reading) throw invalidParams(`Resource "${String(uri)}" not found`);
     const bytes = await reading;
     const mimeType = mimeTypeOf(String(uri));
     const text = asText(bytes, mimeType);
@@ -413,7 +413,7 @@ export class SkillsServer {
     const manifest = await this.#byUri(uri);
     const children = manifest?.dirs.get(uri as string);
     if (!children) {
-      throw invalid(`"${String(uri)}" is not a directory resource`);
+      throw invalidParams(`"${String(uri)}" is not a directory resource`);
     }
     const { page, nextCursor } = paginate(children, cursor, this.#pageSize);
     return {
@@ -564,7 +564,10 @@ function remoteManifest(remote: RemoteSkill): Manifest {
       if (!file) return null;
       return (async () => {
         const bytes = await remote.read(file.uri);
-        if (bytes.length !== file.size || await sha256(bytes) !== file.digest) {
+        if (
+          bytes.length !== file.size ||
+          await sha256Digest(bytes) !== file.digest
+        ) {
           throw Object.assign(
             new Error(
               `Resource "${uri}" is not what the MCP server "${remote.server}" listed: its size or digest differs`,
@@ -614,16 +617,16 @@ async function readInside(folder: string, rel: string): Promise<Uint8Array> {
   try {
     real = await Deno.realPath(path);
   } catch {
-    throw invalid(`Resource "${rel}" not found`);
+    throw invalidParams(`Resource "${rel}" not found`);
   }
   const inside = relative(realRoot, real);
   if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) {
-    throw invalid(`Resource "${rel}" is outside its skill's folder`);
+    throw invalidParams(`Resource "${rel}" is outside its skill's folder`);
   }
   const info = await Deno.lstat(real);
-  if (!info.isFile) throw invalid(`Resource "${rel}" is not a file`);
+  if (!info.isFile) throw invalidParams(`Resource "${rel}" is not a file`);
   if (info.size > MAX_SKILL_FILE_BYTES) {
-    throw invalid(
+    throw invalidParams(
       `Resource "${rel}" is too large: ${info.size} bytes, the bound is ${MAX_SKILL_FILE_BYTES}`,
     );
   }
@@ -641,7 +644,7 @@ function paginate<T>(
       ? Number(cursor)
       : -1;
     if (start < 0 || start > all.length) {
-      throw invalid(`Invalid cursor "${String(cursor)}"`);
+      throw invalidParams(`Invalid cursor "${String(cursor)}"`);
     }
   }
   const end = start + size;
@@ -703,15 +706,26 @@ function encodeBase64(bytes: Uint8Array): string {
     .toString("base64");
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
+/**
+ * The `sha256:` digest of bytes, as SEP-2640 manifests write it.
+ *
+ * @param bytes the bytes
+ * @returns `sha256:` and 64 lower-case hex digits
+ * @example
+ * ```ts
+ * import { sha256Digest } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   await sha256Digest(new TextEncoder().encode("hi")),
+ *   "sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+ * );
+ * ```
+ */
+export async function sha256Digest(bytes: Uint8Array): Promise<string> {
   const hash = new Uint8Array(
     await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
   );
   return `sha256:${
     Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("")
   }`;
-}
-
-function invalid(message: string): Error {
-  return invalidParams(message);
 }

@@ -11,7 +11,7 @@ import { REDACTED } from "../toolkits/secrets.ts";
 import {
   allServerSecrets,
   type ServerSecretSource,
-} from "../mcp/server_secrets.ts";
+} from "../mcp/imported_servers.ts";
 
 // Keys whose string values are secrets whatever the schema says. Numbers
 // stay (`max_tokens`, `input_tokens` are counts, not credentials).

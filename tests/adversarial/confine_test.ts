@@ -12,7 +12,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { mcpServerCommand } from "../../runtime/mcp/server_process.ts";
+import { mcpServerCommand } from "../../runtime/mcp/imported_process.ts";
 import { confinement, NEEDS_CONFINEMENT } from "./_confined.ts";
 
 // The paths come in the environment: paths named in `args` are mounted

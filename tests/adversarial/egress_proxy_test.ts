@@ -16,7 +16,7 @@ import {
 } from "../../runtime/sandbox/sandbox.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { openEgressProxy } from "../../runtime/egress/proxy.ts";
-import { mcpServerCommand } from "../../runtime/mcp/server_process.ts";
+import { mcpServerCommand } from "../../runtime/mcp/imported_process.ts";
 import { confineArgs } from "../../runtime/confine/confine.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { SandboxOutcome } from "../../runtime/sandbox/types.ts";

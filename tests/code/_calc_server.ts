@@ -14,7 +14,7 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import process from "node:process";
-import { orderedStdout } from "../../runtime/mcp/stdout.ts";
+import { orderedStdout } from "../../runtime/mcp/stdio.ts";
 
 const server = new Server({ name: "calc", version: "1.0.0" }, {
   capabilities: { tools: { listChanged: true } },

@@ -26,7 +26,7 @@ import {
   tool,
   within,
 } from "./_code_api_host.ts";
-import { CODE_API_URI } from "../../runtime/mcp/code_api_resource.ts";
+import { CODE_API_URI } from "../../runtime/mcp/server.ts";
 
 async function mcpClient(url: string, token: string): Promise<Client> {
   const client = new Client({ name: "code-api-test", version: "1.0.0" });

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultConfig } from "../../runtime/config.ts";
 import { createHost, type Host } from "../../runtime/host.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { within } from "./_host.ts";
 
 /** The stdlib-only Python MCP server (tool `where`). */

@@ -22,7 +22,7 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import process from "node:process";
-import { orderedStdout } from "../../runtime/mcp/stdout.ts";
+import { orderedStdout } from "../../runtime/mcp/stdio.ts";
 
 /** A 1×1 red PNG. */
 export const PNG =

@@ -26,7 +26,7 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import process from "node:process";
-import { orderedStdout } from "../../runtime/mcp/stdout.ts";
+import { orderedStdout } from "../../runtime/mcp/stdio.ts";
 
 // The server and the count of cancellations its transport brought.
 function makeServer(): { server: Server; counted: (t: Transport) => void } {

@@ -20,8 +20,8 @@ import {
   type ConfinementStatus,
   detectConfinement,
 } from "../../runtime/confine/confine.ts";
-import { createImportedServers } from "../../runtime/mcp/imported.ts";
-import type { McpProcessSpec } from "../../runtime/mcp/server_process.ts";
+import { createImportedServers } from "../../runtime/mcp/imported_servers.ts";
+import type { McpProcessSpec } from "../../runtime/mcp/imported_process.ts";
 import {
   call as importCall,
   IGNORE_PYTHON,

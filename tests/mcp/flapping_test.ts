@@ -15,7 +15,7 @@ import { join } from "node:path";
 import {
   createImportedServers,
   type RetryTimers,
-} from "../../runtime/mcp/imported.ts";
+} from "../../runtime/mcp/imported_servers.ts";
 
 /** Timers the test fires by hand. */
 class HandTimers implements RetryTimers {

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
 import { defaultConfig } from "../../runtime/config.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import {
   type Tool,
   ToolListChangedNotificationSchema,

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type MockTurn, startMockOpenAI } from "../support/mock_openai.ts";
 import { connectClient } from "../support/tools_harness.ts";

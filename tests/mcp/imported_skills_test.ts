@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import {
   ErrorCode,
   type McpError,

@@ -24,7 +24,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { createHost, type Host } from "../../runtime/host.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { connectClient } from "../support/tools_harness.ts";
 import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
 import { connect, text, within } from "./_host.ts";

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { importedSkillFiles } from "./imported_skill_files.ts";
-import { sha256Digest } from "./imported_skills.ts";
-import type { RemoteSkill } from "./skills_extension.ts";
+import { importedSkillFiles } from "./imported_skills.ts";
+import { type RemoteSkill, sha256Digest } from "./skills_extension.ts";
 import { SkillFileRefusedError } from "../skills/skill_md.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);

@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { DEFAULT_BACKOFF, ServerSlot } from "./server_slot.ts";
+import {
+  allServerSecrets,
+  DEFAULT_BACKOFF,
+  MCP_PATH_PREFIX,
+  scrubServer,
+  serverModule,
+  serverSecrets,
+  ServerSlot,
+} from "./imported_servers.ts";
 
 // Only its identity matters to the slot.
 const clientA = {} as Client;
@@ -79,4 +87,78 @@ Deno.test("ServerSlot scrubs its entry's env and header values from every reason
   });
   url.failed("HTTP 401: bad token hdr-secret-2", 0);
   assert.equal(url.reason, "HTTP 401: bad token [redacted]");
+});
+
+Deno.test("serverModule() lists a running server's tools under safe names, and its hash follows the listing", () => {
+  const slot = new ServerSlot("my files", { command: "x" });
+  const down = serverModule(slot);
+  slot.started({} as Client, 0);
+  slot.tools = [
+    {
+      name: "read/file",
+      description: "Reads",
+      inputSchema: { type: "object" },
+      annotations: { idempotentHint: true },
+    },
+    {
+      name: "x".repeat(80),
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object" },
+    },
+  ];
+  const up = serverModule(slot);
+  assert.equal(up.origin, "mcp");
+  assert.equal(up.module.path, `${MCP_PATH_PREFIX}my files`);
+  assert.notEqual(up.module.hash, down.module.hash);
+  const [kit, read, long] = up.module.definitions;
+  assert.deepEqual(kit!.fields.tags, ["mcp"]);
+  assert.equal(read!.name, "my_files__read_file");
+  assert.equal(read!.export, "read/file");
+  assert.equal(read!.fields.idempotent, true);
+  assert.equal("output" in read!.fields, false);
+  assert.equal(long!.name.length, 64);
+  assert.deepEqual(long!.fields.output, { type: "object" });
+  assert.equal(long!.fields.description, "x".repeat(80));
+  assert.equal(serverModule(slot).module.hash, up.module.hash);
+});
+
+Deno.test("serverModule() says why a server is unavailable", () => {
+  const slot = new ServerSlot("s", { url: "http://x" });
+  slot.failed("connection refused", 0);
+  const kit = serverModule(slot).module.definitions[0]!;
+  assert.equal(
+    kit.fields.description,
+    'Tools of the MCP server "s" (unavailable: connection refused)',
+  );
+  assert.deepEqual(kit.fields.tags, ["mcp", "unavailable"]);
+});
+
+Deno.test("serverSecrets() takes env and header values, and the credential after a scheme", () => {
+  assert.deepEqual(
+    serverSecrets({
+      env: { A: "alpha-secret", B: "beta" },
+      headers: { authorization: "Basic dXNlcjpwYXNz", "x-key": "k-1234" },
+    }),
+    ["Basic dXNlcjpwYXNz", "alpha-secret", "dXNlcjpwYXNz", "k-1234", "beta"],
+  );
+});
+
+Deno.test("serverSecrets() leaves out values too short or too common to be credentials", () => {
+  assert.deepEqual(
+    serverSecrets({
+      env: { A: "1", B: "on", C: "true", D: "False", E: "none", F: "  " },
+      headers: { "x-a": "yes", "x-b": "Bearer no" },
+    }),
+    ["Bearer no"],
+  );
+});
+
+Deno.test("scrubServer() replaces the secrets anywhere in a value, keys included", () => {
+  const secrets = serverSecrets({ env: { T: "tok-abcdef" } });
+  assert.deepEqual(
+    scrubServer({ "tok-abcdef": ["saw tok-abcdef"], n: 1 }, secrets),
+    { "[redacted]": ["saw [redacted]"], n: 1 },
+  );
+  assert.equal(scrubServer("untouched", []), "untouched");
+  assert.deepEqual(allServerSecrets(undefined), []);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { type ByteSource, StdioLineTransport } from "./stdio_transport.ts";
+import { type ByteSource, StdioLineTransport } from "./stdio.ts";
 
 const encoder = new TextEncoder();
 

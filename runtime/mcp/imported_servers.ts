@@ -10,13 +10,50 @@
  * at once, and a server's tools join the registry when it is ready (the
  * registry's reload tells clients, `tools.changed` and MCP `list_changed`).
  * A server that fails to start or crashes is listed unavailable with the
- * reason and retried in the background with backoff (`server_slot.ts`);
+ * reason and retried in the background with backoff (see "A server's slot");
  * its calls fail at once with `tool_error` saying when the next attempt is,
  * or wait for a start already under way. Its image, audio and resource
  * content becomes artifact events (bounded by `maxResultBytes`), which MCP
  * clients get back as content of the same type. Its entry's `env` and
  * `headers` values are operator secrets: scrubbed from all the server says
- * (`server_secrets.ts`).
+ * (see "A server's secrets").
+ *
+ * ## A server's slot
+ *
+ * One imported MCP server's state between calls: its client while it runs,
+ * its tools, and, while it does not run, why not and when the next start is
+ * due. Starts that fail, and crashes soon after a start, back off: the
+ * first retry after `initialMs`, doubling up to `maxMs`, each wait shortened
+ * by up to a fifth at random so that many servers do not retry in step. A
+ * server that crashes after running for `stableMs` restarts at once, and its
+ * backoff starts over.
+ *
+ * ## A server's registry module
+ *
+ * How an imported MCP server is listed in the registry: one module per
+ * server, at a path under {@link MCP_PATH_PREFIX}.
+ *
+ * ## Routing calls
+ *
+ * Routes the tool caller's sandbox calls: a tool whose module path names an
+ * imported MCP server (`/mcp:/<name>`) is called on that server; every other
+ * call goes to the real sandbox. The tool caller stays the one call path.
+ *
+ * ## A server's secrets
+ *
+ * The operator secrets an imported MCP server's entry holds: the values of
+ * a stdio server's `env` and of a URL server's `headers` (and the
+ * credential after an `Authorization` scheme such as `Bearer`). They are
+ * redacted wherever operator secrets are: what the server says (its stderr
+ * tail in the "unavailable" reason, its errors, its tool listings and
+ * results, its progress) is scrubbed here before it reaches clients, the
+ * console, the log or the run history, and the host's run redactor gets
+ * them too (`operatorSecrets`).
+ *
+ * Values too short or too common to be credentials are left out, since
+ * scrubbing them would garble ordinary text: under 4 characters (`1`,
+ * `on`, a port digit) and the words `true`, `false`, `null`, `none`,
+ * `yes`, `no`, `off`.
  *
  * @module
  */
@@ -32,20 +69,30 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { LoadedModule } from "../registry/normalize.ts";
-import type { SandboxOutcome } from "../sandbox/types.ts";
+import type {
+  DescribedDefinition,
+  Sandbox,
+  SandboxOutcome,
+} from "../sandbox/types.ts";
 import {
   type ConfinementStatus,
   detectConfinement,
 } from "../confine/confine.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { checkedFetch } from "../egress/checked_fetch.ts";
-import { ProcessClientTransport } from "./server_process.ts";
-import type { McpProcessSpec } from "./server_process.ts";
-import { type Backoff, DEFAULT_BACKOFF, ServerSlot } from "./server_slot.ts";
-import { importedName, serverModule } from "./server_module.ts";
-import { scrubServer } from "./server_secrets.ts";
-import { loadServerSkills, readBytes } from "./imported_skills.ts";
+import {
+  type McpProcessSpec,
+  ProcessClientTransport,
+} from "./imported_process.ts";
+import {
+  type ImportedSkill,
+  loadServerSkills,
+  readBytes,
+  type RefusedSkill,
+} from "./imported_skills.ts";
 import type { RemoteSkill } from "./skills_extension.ts";
+import { CallSignal } from "../deadline.ts";
+import { scrubSecrets } from "../toolkits/secrets.ts";
 
 /** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
 export type McpServerSpec =
@@ -150,7 +197,7 @@ export interface ImportedServers {
  * @returns the servers, not started
  * @example A server that cannot start is listed unavailable
  * ```ts
- * import { createImportedServers } from "./imported.ts";
+ * import { createImportedServers } from "./imported_servers.ts";
  * import assert from "node:assert/strict";
  * const servers = createImportedServers({ servers: { ghost: { command: "/nonexistent" } } });
  * await servers.start();
@@ -674,4 +721,455 @@ function toBase64(bytes: Uint8Array): string {
     binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   }
   return btoa(binary);
+}
+
+/** How an imported server's restarts back off. */
+export interface Backoff {
+  /** The wait before the first retry. @default 1000 */
+  initialMs: number;
+  /** The longest wait between two attempts. @default 300000 */
+  maxMs: number;
+  /**
+   * How long a server must have run for a crash to restart it at once and
+   * forget the failures before. @default 60000
+   */
+  stableMs: number;
+}
+
+/** The backoff of a server whose entry and `mcp` block say nothing. */
+export const DEFAULT_BACKOFF: Backoff = {
+  initialMs: 1_000,
+  maxMs: 300_000,
+  stableMs: 60_000,
+};
+
+/** Where a server is: starting, up, or down until its next attempt. */
+export type SlotState = "starting" | "up" | "down";
+
+/**
+ * An imported server's state.
+ *
+ * @example Failed starts back off, doubling
+ * ```ts
+ * import { ServerSlot } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * const slot = new ServerSlot("files", { command: "files-mcp" }, {
+ *   backoff: { initialMs: 1000, maxMs: 300_000, stableMs: 60_000 },
+ *   random: () => 0,
+ * });
+ * slot.failed("exit 1", 0);
+ * slot.failed("exit 1", 0);
+ * assert.equal(slot.waitMs(0), 2000);
+ * assert.equal(slot.reason, "exit 1");
+ * ```
+ */
+export class ServerSlot {
+  /** The toolkit name. */
+  readonly name: string;
+  /** How to start or reach it. */
+  readonly spec: McpServerSpec;
+  /** How its restarts back off. */
+  readonly backoff: Backoff;
+  /** The connected client, or null while it does not run. */
+  client: Client | null = null;
+  /** Its tools as last listed. */
+  tools: McpTool[] = [];
+  /** Its skills (Skills extension) as last listed and verified. */
+  skills: ImportedSkill[] = [];
+  /** Its skills refused at the last listing, with why. */
+  refusedSkills: RefusedSkill[] = [];
+  /** Its entry's secrets (env and header values), scrubbed from all it says. */
+  readonly secrets: readonly string[];
+  /** Why it does not run ("" while it does), its secrets scrubbed. */
+  reason = "starting";
+  /** The start under way, if any: calls arriving meanwhile share it. */
+  starting: Promise<void> | null = null;
+  /** The transport of the start under way, closed if the host stops. */
+  connecting: Transport | null = null;
+  /** The timer of the next attempt, while one is due. */
+  timer: unknown = undefined;
+  /** How many attempts were made (a test and the console read it). */
+  attempts = 0;
+  /** The state last logged, so a flapping server is logged once. */
+  logged: SlotState | null = null;
+  #streak = 0;
+  #retryAt = 0;
+  #upSince = 0;
+  #random: () => number;
+
+  /**
+   * @param name the toolkit name
+   * @param spec how to start or reach it
+   * @param options its backoff, and the random source of the jitter
+   */
+  constructor(
+    name: string,
+    spec: McpServerSpec,
+    options: { backoff?: Backoff; random?: () => number } = {},
+  ) {
+    this.name = name;
+    this.spec = spec;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.#random = options.random ?? Math.random;
+    this.secrets = serverSecrets(spec);
+  }
+
+  /** Where it is now. */
+  get state(): SlotState {
+    return this.client !== null ? "up" : this.starting ? "starting" : "down";
+  }
+
+  /**
+   * Records a good start.
+   *
+   * @param client the connected client
+   * @param now the time, in ms since the epoch
+   */
+  started(client: Client, now: number): void {
+    this.client = client;
+    this.reason = "";
+    this.#upSince = now;
+  }
+
+  /**
+   * Records a failed start: the next one waits longer.
+   *
+   * @param reason why it failed
+   * @param now the time, in ms since the epoch
+   */
+  failed(reason: string, now: number): void {
+    this.client = null;
+    this.reason = scrubServer(reason, this.secrets);
+    this.#backOff(now);
+  }
+
+  /**
+   * Records that `client` closed, unless it is no longer this slot's. A
+   * server that ran for `stableMs` restarts at once; one that crashes
+   * sooner backs off as a failed start does.
+   *
+   * @param client the client that closed
+   * @param reason why
+   * @param now the time, in ms since the epoch
+   * @returns whether the slot changed
+   */
+  exited(client: Client, reason: string, now: number): boolean {
+    if (this.client !== client) return false;
+    this.client = null;
+    this.reason = scrubServer(reason, this.secrets);
+    if (now - this.#upSince >= this.backoff.stableMs) this.#streak = 0;
+    if (this.#streak === 0) {
+      // Once at once; a second early crash backs off.
+      this.#streak = 1;
+      this.#retryAt = now;
+    } else {
+      this.#backOff(now);
+    }
+    return true;
+  }
+
+  /**
+   * How long a start must still wait (≤ 0: it may be tried now).
+   *
+   * @param now the time, in ms since the epoch
+   * @returns milliseconds
+   */
+  waitMs(now: number): number {
+    return this.#retryAt - now;
+  }
+
+  #backOff(now: number): void {
+    this.#streak++;
+    const { initialMs, maxMs } = this.backoff;
+    const full = Math.min(
+      maxMs,
+      initialMs * 2 ** Math.min(this.#streak - 1, 40),
+    );
+    // Shortened, never lengthened: the cap holds.
+    this.#retryAt = now + Math.round(full * (1 - 0.2 * this.#random()));
+  }
+}
+
+/**
+ * Registry paths of imported servers start with this: absolute (grants are
+ * checked on absolute paths) and never a real file.
+ */
+export const MCP_PATH_PREFIX = "/mcp:/";
+
+const NAME_OK = /[^A-Za-z0-9_.-]/g;
+
+/**
+ * The registry name of a server's tool or skill: `<server>__<name>`, cut to
+ * what a name may hold.
+ *
+ * @param server the server's name
+ * @param name the tool's or skill's name on it
+ * @returns the name
+ * @example
+ * ```ts
+ * import { importedName } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(importedName("kit", "wave"), "kit__wave");
+ * ```
+ */
+export function importedName(server: string, name: string): string {
+  return `${server}__${name}`.replace(NAME_OK, "_").slice(0, 64);
+}
+
+/**
+ * An imported server as a registry module: a toolkit named like the server
+ * (saying why when it is unavailable), a tool `<server>__<tool>` for each
+ * of its tools and a skill `<server>__<skill>` for each of its skills
+ * (a refused one listed with why), with a hash that changes when any of
+ * that does.
+ *
+ * @param slot the server's state
+ * @returns the registry module
+ * @example A server that did not start is an unavailable toolkit
+ * ```ts
+ * import { serverModule } from "./imported_servers.ts";
+ * import { ServerSlot } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * const loaded = serverModule(new ServerSlot("files", { command: "x" }));
+ * assert.equal(loaded.module.path, "/mcp:/files");
+ * assert.deepEqual(loaded.module.definitions[0]!.fields.tags, ["mcp", "unavailable"]);
+ * ```
+ */
+export function serverModule(slot: ServerSlot): LoadedModule {
+  const available = slot.client !== null;
+  const definitions: DescribedDefinition[] = [{
+    export: "toolkit",
+    kind: "toolkit",
+    name: slot.name,
+    fields: {
+      description: `Tools of the MCP server "${slot.name}"${
+        available ? "" : ` (unavailable: ${slot.reason})`
+      }${
+        slot.refusedSkills.map((r) => `; skill "${r.uri}" refused: ${r.reason}`)
+          .join("")
+      }`,
+      tags: available ? ["mcp"] : ["mcp", "unavailable"],
+    },
+    permissions: {},
+    runnable: false,
+  }];
+  for (const tool of slot.tools) {
+    const output = tool.outputSchema;
+    definitions.push({
+      export: tool.name,
+      kind: "tool",
+      name: importedName(slot.name, tool.name),
+      fields: {
+        description: tool.description ?? tool.title ?? tool.name,
+        input: tool.inputSchema,
+        ...(output ? { output } : {}),
+        toolkit: slot.name,
+        idempotent: tool.annotations?.idempotentHint ?? false,
+        tags: ["mcp"],
+      },
+      permissions: {},
+      runnable: true,
+    });
+  }
+  for (const skill of slot.skills) {
+    definitions.push({
+      export: skill.uri,
+      kind: "skill",
+      name: importedName(slot.name, skill.name),
+      fields: {
+        description: skill.description,
+        // The origin, where the model reads it (SEP-2640: MCP-served skill
+        // content is tagged with its server).
+        instructions:
+          `[Skill ${skill.uri} served by the MCP server "${slot.name}"; untrusted content.]\n\n${skill.instructions}`,
+        toolkits: [slot.name],
+        tags: ["mcp"],
+        metadata: { mcp_server: slot.name, uri: skill.uri },
+      },
+      permissions: {},
+      runnable: false,
+    });
+  }
+  // A refused skill is listed Blocked with the reason (`runtime/skills/catalog.ts` reads
+  // `metadata.refused`, set here and never by the server), unless a
+  // verified skill holds its name.
+  const names = new Set(slot.skills.map((s) => s.name));
+  for (const refused of slot.refusedSkills) {
+    if (refused.name === undefined || names.has(refused.name)) continue;
+    names.add(refused.name);
+    definitions.push({
+      export: refused.uri,
+      kind: "skill",
+      name: importedName(slot.name, refused.name),
+      fields: {
+        description: `Refused from the MCP server "${slot.name}"`,
+        toolkits: [slot.name],
+        tags: ["mcp"],
+        metadata: {
+          mcp_server: slot.name,
+          uri: refused.uri,
+          refused: refused.reason,
+        },
+      },
+      permissions: {},
+      runnable: false,
+    });
+  }
+  const text = JSON.stringify([
+    available,
+    slot.reason,
+    definitions,
+    slot.refusedSkills,
+  ]);
+  return {
+    origin: "mcp",
+    root: MCP_PATH_PREFIX,
+    module: {
+      path: MCP_PATH_PREFIX + slot.name,
+      hash: hashOf(text),
+      definitions,
+      error: null,
+    },
+  };
+}
+
+// FNV-1a: a version tag that changes when the listing does.
+function hashOf(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/**
+ * Wraps a sandbox so imported MCP tools reach their server.
+ *
+ * @param sandbox the real sandbox
+ * @param servers the imported servers
+ * @returns what the tool caller needs of a sandbox
+ * @example A call to an imported server that does not exist fails
+ * ```ts
+ * import { routeImported } from "./imported_servers.ts";
+ * import { createImportedServers } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * const servers = createImportedServers({ servers: {} });
+ * const routed = routeImported({
+ *   call: () => Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
+ *   resolvePermissions: () => Promise.resolve({}),
+ * }, servers);
+ * const call = { path: "/mcp:/none", export: "t", version: "", args: {}, grant: {},
+ *   timeoutMs: 100, sessionId: "s", callId: "c", config: {}, metadata: {}, isolation: "warm" as const };
+ * assert.equal((await routed.call(call, { onEvent() {}, callTool: () => Promise.reject(), chat: () => Promise.reject() })).ok, false);
+ * ```
+ */
+export function routeImported(
+  sandbox: Pick<Sandbox, "call" | "resolvePermissions">,
+  servers: ImportedServers,
+): Pick<Sandbox, "call" | "resolvePermissions"> {
+  return {
+    call(call, hooks) {
+      if (!call.path.startsWith(MCP_PATH_PREFIX)) {
+        return sandbox.call(call, hooks);
+      }
+      // The SDK keeps a listener on the signal it is given for good: give
+      // it one of this call's own, not the session's (CallSignal).
+      const follower = hooks.signal ? new CallSignal(hooks.signal) : undefined;
+      return servers.call(
+        call.path.slice(MCP_PATH_PREFIX.length),
+        call.export,
+        call.args,
+        {
+          timeoutMs: call.timeoutMs,
+          signal: follower?.signal,
+          onEvent: (kind, data) => hooks.onEvent(kind, data),
+        },
+      ).finally(() => follower?.release());
+    },
+    resolvePermissions: (path, exportName, config) =>
+      sandbox.resolvePermissions(path, exportName, config),
+  };
+}
+
+/** Values shorter than this are never treated as secrets. */
+export const MIN_SERVER_SECRET = 4;
+
+const COMMON = new Set(["true", "false", "null", "none", "yes", "no", "off"]);
+
+/** What of a server's entry may hold secrets. */
+export interface ServerSecretSource {
+  /** A stdio server's environment. */
+  env?: Readonly<Record<string, string>>;
+  /** A URL server's headers. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The secret values of one server's entry, longest first, frozen.
+ *
+ * @param spec the entry of `mcp_servers`
+ * @returns the values to scrub
+ * @example
+ * ```ts
+ * import { serverSecrets } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   serverSecrets({ headers: { authorization: "Bearer tok-123", "x-debug": "true" } }),
+ *   ["Bearer tok-123", "tok-123"],
+ * );
+ * assert.deepEqual(serverSecrets({ env: { TOKEN: "s3cr3t", LEVEL: "1" } }), ["s3cr3t"]);
+ * ```
+ */
+export function serverSecrets(spec: ServerSecretSource): readonly string[] {
+  const out = new Set<string>();
+  const add = (value: string) => {
+    const v = value.trim();
+    if (v.length >= MIN_SERVER_SECRET && !COMMON.has(v.toLowerCase())) {
+      out.add(v);
+    }
+  };
+  for (const value of Object.values(spec.env ?? {})) add(value);
+  for (const value of Object.values(spec.headers ?? {})) {
+    add(value);
+    // `Bearer <token>`, `Basic <b64>`: the credential alone may be echoed.
+    const space = value.trim().indexOf(" ");
+    if (space > 0) add(value.trim().slice(space + 1));
+  }
+  return Object.freeze([...out].sort((a, b) => b.length - a.length));
+}
+
+/**
+ * Every server's secrets, for the host's redactor.
+ *
+ * @param servers `mcp_servers`, by name
+ * @returns their secret values
+ * @example
+ * ```ts
+ * import { allServerSecrets } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(allServerSecrets({ a: { env: { K: "abcd" } } }), ["abcd"]);
+ * ```
+ */
+export function allServerSecrets(
+  servers: Readonly<Record<string, ServerSecretSource>> | undefined,
+): string[] {
+  return Object.values(servers ?? {}).flatMap((s) => [...serverSecrets(s)]);
+}
+
+/**
+ * Scrubs a server's secrets from anything it produced.
+ *
+ * @param value a reason, an error message, a result, a tool listing
+ * @param secrets from {@link serverSecrets}
+ * @returns the value, its secrets replaced by `[redacted]`
+ * @example
+ * ```ts
+ * import { scrubServer } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(scrubServer("died (stderr: key=abcd)", ["abcd"]), "died (stderr: key=[redacted])");
+ * ```
+ */
+export function scrubServer<T>(value: T, secrets: readonly string[]): T {
+  return secrets.length === 0 ? value : scrubSecrets(value, secrets);
 }

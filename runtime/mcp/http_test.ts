@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { guardRequest } from "./http_guard.ts";
+import { guardRequest } from "./http.ts";
 
 function request(headers: Record<string, string>): Request {
   return new Request("http://localhost:8080/mcp", { method: "POST", headers });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { CallEvent } from "../../protocol/tool.ts";
-import { PendingAnswers } from "./pending_answers.ts";
+import { PendingAnswers } from "./a2e_link.ts";
 
 const ENVELOPE = { id: "m", version: "1", ts: 0 };
 

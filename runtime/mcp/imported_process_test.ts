@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { firstErrorLine, ProcessClientTransport } from "./server_process.ts";
+import { firstErrorLine, ProcessClientTransport } from "./imported_process.ts";
 
 Deno.test("firstErrorLine() skips Node's location, excerpt, frames, braces and banner", () => {
   const stderr = [

@@ -112,7 +112,7 @@ export interface McpServerCommand {
  * @returns the command, stdio piped, environment cleared
  * @example Unconfined: only the declared environment
  * ```ts
- * import { mcpServerCommand } from "./server_process.ts";
+ * import { mcpServerCommand } from "./imported_process.ts";
  * import assert from "node:assert/strict";
  * const child = mcpServerCommand({ command: "env", env: { ONLY: "this" } })
  *   .spawn();
@@ -244,7 +244,7 @@ const ERRORISH =
  * @returns the line, trimmed, or null when there is none
  * @example Node's and Python's start errors
  * ```ts
- * import { firstErrorLine } from "./server_process.ts";
+ * import { firstErrorLine } from "./imported_process.ts";
  * import assert from "node:assert/strict";
  * const node = "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\n" +
  *   "Error: Cannot find module '/x'\n    at Module._resolveFilename (node:internal)\n" +
