@@ -330,17 +330,10 @@ function isObject(value: unknown): value is Raw {
 interface Field {
   name: string;
   read: Reader;
-  // A reader leaves a field out only when it is missing or wrong: asked
-  // about a missing one, it says whether the field is optional.
-  optional: boolean;
 }
 
 function fieldsOf(fields: Fields): Field[] {
-  return Object.entries(fields).map(([name, read]) => ({
-    name,
-    read,
-    optional: read(undefined) === ABSENT,
-  }));
+  return Object.entries(fields).map(([name, read]) => ({ name, read }));
 }
 
 // One shape of `raw`: the message, or REFUSE when a field refuses. `t`
@@ -353,10 +346,11 @@ function readShape(
 ): Raw | Refuse {
   const message: Raw = how.t ? { t: raw.t } : {};
   let same = how.whole && fields.length > 0;
-  for (const { name, read, optional } of fields) {
+  for (const { name, read } of fields) {
     const given = raw[name];
     const value = read(given);
     if (value === REFUSE) return REFUSE;
+    // An optional field's reader leaves it out when it is missing or wrong.
     if (value === ABSENT) {
       same &&= given === undefined;
       continue;
