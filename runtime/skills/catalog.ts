@@ -483,7 +483,7 @@ function codeRecord(
 }
 
 // An imported MCP server's skill: refused by the host (the reason is in
-// its metadata, set by `server_module.ts`, never by the server), or run
+// its metadata, set by `imported_servers.ts`, never by the server), or run
 // with its files fetched from the server.
 function importedRecord(
   record: SkillRecord,
