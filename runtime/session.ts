@@ -10,6 +10,7 @@
 import type { OutgoingMessage, SessionScope } from "./capability.ts";
 import { newId } from "../protocol/envelope.ts";
 import { Semaphore } from "./slots.ts";
+import { settlesWithin } from "./deadline.ts";
 
 /** Where a session's messages travel. */
 export type TransportKind =
@@ -161,20 +162,10 @@ export class Session implements SessionScope {
    * @param timeoutMs how long to wait at most
    * @returns true when everything settled in time
    */
-  async drain(timeoutMs: number): Promise<boolean> {
-    if (this.#inFlight === 0) return true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    const idle = new Promise<true>((resolve) =>
-      this.#idle.push(() => resolve(true))
-    );
-    try {
-      return await Promise.race([idle, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  drain(timeoutMs: number): Promise<boolean> {
+    if (this.#inFlight === 0) return Promise.resolve(true);
+    const idle = new Promise<void>((resolve) => this.#idle.push(resolve));
+    return settlesWithin(idle, timeoutMs);
   }
 
   /**

@@ -35,6 +35,7 @@ import { resolve } from "node:path";
 import { confineArgs, type ConfinementLayout } from "../confine/confine.ts";
 import { commandFiles } from "../confine/installation.ts";
 import { checkMount } from "../confine/mount_rule.ts";
+import { settlesWithin } from "../deadline.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 
@@ -362,12 +363,7 @@ export class ProcessClientTransport implements Transport {
     // Closed once its stderr is read too, so the reason holds what it
     // wrote; bounded, as a process it started may keep the pipe open.
     child.status.then(async () => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        stderrRead,
-        new Promise((resolve) => timer = setTimeout(resolve, STDERR_GRACE_MS)),
-      ]);
-      clearTimeout(timer);
+      await settlesWithin(stderrRead, STDERR_GRACE_MS);
       this.#finish();
     });
     return Promise.resolve();

@@ -45,6 +45,7 @@ import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
 import {
   type Deadlines,
   type Expiring,
+  settlesWithin,
   unwatchAbort,
   watchAbort,
 } from "../deadline.ts";
@@ -478,20 +479,13 @@ export class SandboxProcess {
   async #abort(id: string): Promise<boolean> {
     this.#ops.delete(id);
     if (this.#dead) return true;
-    let stopped = false;
-    const wait = new Promise<void>((resolve) => {
-      this.#stopWaiters.set(id, () => {
-        stopped = true;
-        resolve();
-      });
+    const stopped = new Promise<void>((resolve) => {
+      this.#stopWaiters.set(id, resolve);
     });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<void>((r) => timer = setTimeout(r, ABORT_ACK_MS));
     this.send({ t: "abort", id });
-    await Promise.race([wait, bound]);
-    clearTimeout(timer);
+    const answered = await settlesWithin(stopped, ABORT_ACK_MS);
     this.#stopWaiters.delete(id);
-    return stopped;
+    return answered;
   }
 
   #write(json: string): void {
