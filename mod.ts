@@ -72,8 +72,7 @@ export type {
 export type { LoadReport } from "./runtime/load_report.ts";
 export type { McpServersView } from "./runtime/standard_capabilities.ts";
 export type { StdioOptions } from "./runtime/transports/stdio.ts";
-export type { LlmConfig } from "./runtime/llm/config_check.ts";
-export type { LlmRules } from "./runtime/llm/rules.ts";
+export type { LlmConfig, LlmRules } from "./runtime/llm/config.ts";
 export type { McpServerSpec } from "./runtime/mcp/imported_servers.ts";
 export type { McpProcessSpec } from "./runtime/mcp/imported_process.ts";
 export type { StoreConfig } from "./runtime/store/config.ts";

@@ -18,8 +18,8 @@
 
 // deno-lint-ignore-file no-console
 
-import { createProvider, resolveLlmConfig } from "../runtime/llm/config.ts";
-import type { LlmProvider } from "../runtime/llm/provider.ts";
+import { resolveLlmConfig } from "../runtime/llm/config.ts";
+import { createProvider, type LlmProvider } from "../runtime/llm/provider.ts";
 import { nowMs, type TokenWrite } from "../tests/support/mock_openai.ts";
 import { type RelayAsk, spawnRelayMock } from "./_relay_mock.ts";
 import { formatLatency, latencyStats } from "./_stats.ts";

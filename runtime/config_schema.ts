@@ -9,8 +9,13 @@
  */
 
 import { z } from "zod";
-import { checkLlmConfig, type LlmConfig } from "./llm/config_check.ts";
-import { LLM_SECTION, type LlmRules, readLlmSection } from "./llm/rules.ts";
+import {
+  checkLlmConfig,
+  LLM_SECTION,
+  type LlmConfig,
+  type LlmRules,
+  readLlmSection,
+} from "./llm/config.ts";
 import type { McpServerSpec } from "./mcp/imported_servers.ts";
 import { describeZodError } from "../protocol/request_schemas.ts";
 import { ConfigError } from "./config_error.ts";
@@ -161,7 +166,7 @@ export interface HostConfig {
   toolkits: Record<string, Record<string, unknown>>;
   /** LLM providers (the wire's `LLMConfig` shape). @default [] */
   llm: LlmConfig[];
-  /** The `llm` object form's rules (runtime/llm/rules.ts). */
+  /** The `llm` object form's rules (runtime/llm/config.ts). */
   llmRules: LlmRules;
   /**
    * MCP servers imported as toolkits, by toolkit name: `{command, args,

@@ -1,7 +1,20 @@
 import assert from "node:assert/strict";
-import { checkLlmConfig, type LlmConfig } from "./config_check.ts";
-import { createProvider, resolveLlmConfig } from "./config.ts";
-import { redactLlmConfig } from "./redact.ts";
+import {
+  checkLlmConfig,
+  checkLlmConfigFields,
+  hostApiKey,
+  hostDefault,
+  type LlmConfig,
+  type LlmSelection,
+  providerConfigOf,
+  redactLlmConfig,
+  redactUrl,
+  resolveApiKey,
+  resolveLlmConfig,
+  sameBaseUrl,
+  selectLlmConfig,
+} from "./config.ts";
+import { createProvider } from "./provider.ts";
 import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
 
 const noEnv = () => undefined;
@@ -339,4 +352,262 @@ Deno.test("resolveLlmConfig() tells an operator's endpoint from a chosen one, an
     () => createProvider(official),
     /"https:\/\/api\.anthropic\.com": its host/,
   );
+});
+
+function violation(field: string) {
+  return (e: unknown) =>
+    e instanceof SchemaViolationError &&
+    (e.detail as { field?: string } | undefined)?.field === field;
+}
+
+Deno.test("checkLlmConfig() puts the faulty field's path in the error detail", () => {
+  assert.throws(
+    () => checkLlmConfig({ provider_name: "openai", provider_config: 3 }, "a"),
+    violation("a.provider_config"),
+  );
+  assert.throws(
+    () =>
+      checkLlmConfig({
+        provider_name: "openai",
+        provider_credentials: { api_key_env: 5 },
+      }, "llm.2"),
+    violation("llm.2.provider_credentials.api_key_env"),
+  );
+  assert.throws(
+    () =>
+      checkLlmConfig({
+        provider_name: "anthropic",
+        provider_config: { max_retries: -1 },
+      }, "b"),
+    violation("b.provider_config.max_retries"),
+  );
+  assert.throws(() => checkLlmConfig(["openai"], "c"), violation("c"));
+});
+
+Deno.test("checkLlmConfig() accepts every documented field and returns the value", () => {
+  const value = {
+    provider_name: "openai",
+    provider_credentials: { api_key: "k", api_key_env: "V" },
+    provider_config: {
+      base_url: "http://127.0.0.1:1/v1",
+      model: "m",
+      max_tokens: 1,
+      temperature: 2,
+      max_retries: 0,
+    },
+    is_default: true,
+  };
+  assert.equal(checkLlmConfig(value, "x"), value);
+  for (const empty of [null, false, undefined] as const) {
+    checkLlmConfigFields(
+      { provider_name: "anthropic", provider_config: empty },
+      "x",
+    );
+  }
+});
+
+Deno.test("providerConfigOf() reads false and null as no settings", () => {
+  assert.deepEqual(
+    providerConfigOf({ provider_name: "openai", provider_config: null }),
+    {},
+  );
+  const settings = { model: "m" };
+  assert.equal(
+    providerConfigOf({ provider_name: "openai", provider_config: settings }),
+    settings,
+  );
+});
+
+const SELECTION_HOST: LlmConfig[] = [
+  { provider_name: "openai", provider_config: { model: "a" } },
+  {
+    provider_name: "openai",
+    provider_config: { model: "b" },
+    is_default: true,
+  },
+  { provider_name: "anthropic", provider_config: { model: "c" } },
+];
+
+Deno.test("selectLlmConfig() prefers override, then skill, then host", () => {
+  const override: LlmConfig = { provider_name: "anthropic" };
+  const skill: LlmConfig = { provider_name: "openai" };
+  assert.equal(
+    selectLlmConfig(SELECTION_HOST, { override, skill }).chosen,
+    override,
+  );
+  assert.equal(selectLlmConfig(SELECTION_HOST, { skill }).chosen, skill);
+  const fromHost = selectLlmConfig(SELECTION_HOST, {});
+  assert.equal(fromHost.source, "llm");
+  assert.equal(fromHost.chosen, SELECTION_HOST[1]);
+  assert.equal(fromHost.hostEntry, SELECTION_HOST[1]);
+});
+
+Deno.test("selectLlmConfig() backs a caller's provider with the host's default entry for it", () => {
+  const picked = selectLlmConfig(SELECTION_HOST, {
+    override: { provider_name: "openai" },
+  });
+  assert.equal(picked.source, "llm_override");
+  assert.equal(picked.provider, "openai");
+  assert.equal(picked.hostEntry, SELECTION_HOST[1]); // is_default beats first listed
+  const none = selectLlmConfig([SELECTION_HOST[2]!], {
+    skill: { provider_name: "openai" },
+  });
+  assert.equal(none.hostEntry, undefined);
+});
+
+Deno.test("hostDefault() refuses to guess between several entries", () => {
+  assert.throws(
+    () => hostDefault([SELECTION_HOST[0]!, SELECTION_HOST[2]!]),
+    (e: unknown) =>
+      e instanceof SkillboxError && e.code === "skill_error" &&
+      /2 entries and none sets "is_default"/.test(e.message),
+  );
+  assert.equal(hostDefault(SELECTION_HOST), SELECTION_HOST[1]);
+});
+
+const KEY_HOST: LlmConfig = {
+  provider_name: "openai",
+  provider_credentials: { api_key: "sk-host" },
+  provider_config: { base_url: "http://127.0.0.1:9/v1" },
+};
+
+function select(chosen: LlmConfig, source: LlmSelection["source"]) {
+  return {
+    chosen,
+    source,
+    provider: "openai" as const,
+    hostEntry: source === "llm" ? chosen : KEY_HOST,
+  };
+}
+
+Deno.test("resolveApiKey() lends the host key only to the host's base_url", () => {
+  const same = select({
+    provider_name: "openai",
+    provider_config: { base_url: "http://127.0.0.1:9/v1/" },
+  }, "llm_config");
+  assert.equal(
+    resolveApiKey(same, { baseUrl: "http://127.0.0.1:9/v1/", env: noEnv }),
+    "sk-host",
+  );
+  const elsewhere = select({
+    provider_name: "openai",
+    provider_config: { base_url: "https://u:pw@evil.test/v1?k=1" },
+  }, "llm_config");
+  assert.throws(
+    () => resolveApiKey(elsewhere, { baseUrl: "x", env: noEnv }),
+    // The refused URL is named without its userinfo or query.
+    skillError(/to base_url "https:\/\/evil\.test\/v1" from llm_config/),
+  );
+});
+
+Deno.test("resolveApiKey() uses a caller's literal key as given, anywhere", () => {
+  const own = select({
+    provider_name: "openai",
+    provider_credentials: { api_key: "sk-own" },
+    provider_config: { base_url: "http://elsewhere.test" },
+  }, "llm_override");
+  assert.equal(
+    resolveApiKey(own, { baseUrl: "http://elsewhere.test", env: noEnv }),
+    "sk-own",
+  );
+});
+
+Deno.test("resolveApiKey() refuses api_key_env from a caller without reading it", () => {
+  let read = false;
+  const env = () => {
+    read = true;
+    return "leaked";
+  };
+  const sneaky = select({
+    provider_name: "openai",
+    provider_credentials: { api_key_env: "HOME" },
+  }, "llm_override");
+  assert.throws(
+    () => resolveApiKey(sneaky, { baseUrl: undefined, env }),
+    skillError(/Cannot use "api_key_env" in llm_override/),
+  );
+  assert.equal(read, false);
+});
+
+Deno.test("resolveApiKey() allows no key only for a custom base_url", () => {
+  const bare: LlmConfig = { provider_name: "openai" };
+  const selection = { ...select(bare, "llm"), hostEntry: bare };
+  assert.equal(
+    resolveApiKey(selection, { baseUrl: "http://127.0.0.1:1", env: noEnv }),
+    "",
+  );
+  assert.throws(
+    () => resolveApiKey(selection, { baseUrl: undefined, env: noEnv }),
+    skillError(/"openai" has no API key: .*OPENAI_API_KEY.* on its entry/),
+  );
+});
+
+Deno.test("hostApiKey() prefers the entry's key, then its variable, then the usual one", () => {
+  const env = (n: string) =>
+    ({ MINE: "sk-mine", OPENAI_API_KEY: "sk-conv" })[n];
+  assert.equal(hostApiKey("openai", KEY_HOST, env), "sk-host");
+  assert.equal(
+    hostApiKey("openai", {
+      provider_name: "openai",
+      provider_credentials: { api_key_env: "MINE" },
+    }, env),
+    "sk-mine",
+  );
+  assert.equal(hostApiKey("openai", undefined, env), "sk-conv");
+  assert.equal(hostApiKey("anthropic", undefined, env), undefined);
+  assert.throws(
+    () =>
+      hostApiKey("openai", {
+        provider_name: "openai",
+        provider_credentials: { api_key_env: "UNSET" },
+      }, env),
+    skillError(/environment variable "UNSET"/),
+  );
+});
+
+Deno.test("sameBaseUrl() compares endpoints, unset meaning the official API", () => {
+  assert.ok(sameBaseUrl("anthropic", undefined, "https://api.anthropic.com/"));
+  assert.ok(sameBaseUrl("openai", "http://h.test/v1//", "http://h.test/v1"));
+  assert.ok(!sameBaseUrl("openai", undefined, "https://api.anthropic.com"));
+  assert.ok(!sameBaseUrl("openai", "http://h.test/v1", "http://h.test/v2"));
+  // A lookalike host is another endpoint.
+  assert.ok(
+    !sameBaseUrl("openai", "https://api.openai.com.evil.test/v1", undefined),
+  );
+});
+
+Deno.test("redactUrl() drops userinfo, query and fragment, keeps the path", () => {
+  assert.equal(
+    redactUrl("https://user:sk-1@proxy.test/v1/?api_key=sk-2#sk-3"),
+    "https://proxy.test/v1/",
+  );
+  assert.equal(redactUrl("https://x.test/"), "https://x.test");
+  assert.equal(redactUrl("::"), "");
+});
+
+Deno.test("redactLlmConfig() keeps only the public settings", () => {
+  const safe = redactLlmConfig({
+    provider_name: "anthropic",
+    provider_credentials: { api_key_env: "HOST_SECRET" },
+    provider_config: {
+      model: "m",
+      temperature: 0,
+      max_retries: 2,
+      extra_headers: { "x-api-key": "sk-hidden" },
+    },
+  });
+  assert.deepEqual(safe, {
+    provider_name: "anthropic",
+    provider_credentials: {},
+    provider_config: { model: "m", temperature: 0, max_retries: 2 },
+    is_default: false,
+  });
+});
+
+Deno.test("redactLlmConfig() blanks a base_url that does not parse", () => {
+  const safe = redactLlmConfig({
+    provider_name: "openai",
+    provider_config: { base_url: "sk-secret-not-a-url" },
+  });
+  assert.deepEqual(safe.provider_config, { base_url: "" });
 });

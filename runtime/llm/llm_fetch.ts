@@ -18,7 +18,7 @@ import { SkillboxError } from "../../protocol/errors.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { checkedFetch, type FetchLike } from "../egress/checked_fetch.ts";
 import { hostMatches } from "../egress/hosts.ts";
-import { redactUrl } from "./base_url.ts";
+import { redactUrl } from "./config.ts";
 
 /**
  * What the SDK clients take as `fetch` (they call it with a URL and an init;

@@ -24,7 +24,7 @@ import {
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
 import type { LlmFetch } from "./llm_fetch.ts";
 import { TurnBounds, type TurnLimits } from "./turn_bounds.ts";
-import { DEFAULT_LLM_RULES } from "./rules.ts";
+import { DEFAULT_LLM_RULES } from "./config.ts";
 
 /** What the OpenAI provider needs; `createProvider` builds it from config. */
 export interface OpenAiProviderOptions {

@@ -1,11 +1,23 @@
 /**
- * The contract between the skills capability and an LLM provider: one
- * streaming chat turn at a time.
+ * The contract between the skills capability and an LLM provider (one
+ * streaming chat turn at a time), and how one is built from a resolved
+ * configuration: the endpoint checked, the `fetch` chosen, the provider
+ * picked.
  *
  * @module
  */
 
 import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
+import { EgressBroker } from "../egress/broker.ts";
+import { createAnthropicProvider } from "./anthropic.ts";
+import {
+  DEFAULT_LLM_RULES,
+  type LlmRules,
+  OFFICIAL_BASE_URLS,
+  type ResolvedLlmConfig,
+} from "./config.ts";
+import { checkChosenEndpoint, llmFetch } from "./llm_fetch.ts";
+import { createOpenAiProvider } from "./openai.ts";
 
 /** Options of {@link LlmProvider.chat}. */
 export interface ChatOptions {
@@ -62,4 +74,86 @@ export interface LlmProvider {
    * and provider message; `retryable` for 429 and 5xx)
    */
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
+}
+
+/** Options of {@link createProvider}. */
+export interface CreateProviderOptions {
+  /** The operator's `llm` rules. @default {@link DEFAULT_LLM_RULES} */
+  rules?: LlmRules;
+  /**
+   * Checks every hop to an endpoint a client or a skill chose.
+   * @default a broker with no private hosts allowed
+   */
+  broker?: Pick<EgressBroker, "checkTarget">;
+}
+
+/**
+ * Builds the provider for a resolved configuration. An endpoint a client or
+ * a skill chose must be in `rules.allowedHosts` (checked here, before any
+ * connection) and is reached through the broker's checked fetch; every
+ * provider's turns are bounded by the rules.
+ *
+ * @param config from {@link resolveLlmConfig}
+ * @param options the rules and the broker
+ * @returns an {@link LlmProvider} that streams each turn
+ * @throws {SkillboxError} `tool_denied` for a chosen endpoint the operator
+ * has not allowed
+ * @example A chosen endpoint needs the operator's allow-list
+ * ```ts
+ * import { createProvider } from "./provider.ts";
+ * import { resolveLlmConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const chosen = resolveLlmConfig([], { override: {
+ *   provider_name: "openai",
+ *   provider_config: { base_url: "http://169.254.169.254/v1", model: "m" },
+ * } });
+ * assert.throws(() => createProvider(chosen), /Cannot use LLM endpoint "http:\/\/169\.254\.169\.254\/v1"/);
+ * ```
+ * @example An Anthropic provider
+ * ```ts
+ * import { createProvider } from "./provider.ts";
+ * import { resolveLlmConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const llm = createProvider(resolveLlmConfig([{
+ *   provider_name: "anthropic",
+ *   provider_credentials: { api_key: "sk-ant" },
+ *   provider_config: { model: "claude-haiku" },
+ * }]));
+ * assert.equal(llm.provider, "anthropic");
+ * ```
+ */
+export function createProvider(
+  config: ResolvedLlmConfig,
+  options: CreateProviderOptions = {},
+): LlmProvider {
+  const rules = options.rules ?? DEFAULT_LLM_RULES;
+  const endpoint = config.baseUrl ?? OFFICIAL_BASE_URLS[config.provider];
+  if (!config.operatorEndpoint) {
+    checkChosenEndpoint(endpoint, rules.allowedHosts);
+  }
+  const fetch = llmFetch(endpoint, {
+    // One event holds at most a turn's worth, JSON-escaped, plus framing.
+    maxEventBytes: 2 * rules.maxResponseBytes + 64 * 1024,
+    chosen: config.operatorEndpoint ? undefined : {
+      broker: options.broker ?? new EgressBroker(),
+      allowedHosts: rules.allowedHosts,
+    },
+  });
+  const settings = {
+    // The SDKs refuse an empty key; keyless local servers ignore this one.
+    apiKey: config.apiKey || "no-key",
+    model: config.model,
+    baseUrl: config.baseUrl,
+    maxTokens: config.maxTokens,
+    temperature: config.temperature,
+    maxRetries: config.maxRetries,
+    fetch,
+    limits: rules,
+  };
+  switch (config.provider) {
+    case "openai":
+      return createOpenAiProvider(settings);
+    case "anthropic":
+      return createAnthropicProvider(settings);
+  }
 }

@@ -37,12 +37,8 @@ import type { RegistrySnapshot } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { GrantCache } from "../sandbox/grants.ts";
 import type { RunObserver } from "../store/recorder.ts";
-import {
-  createProvider,
-  type CreateProviderOptions,
-  resolveLlmConfig,
-} from "../llm/config.ts";
-import type { LlmConfig } from "../llm/config_check.ts";
+import { type LlmConfig, resolveLlmConfig } from "../llm/config.ts";
+import { createProvider, type CreateProviderOptions } from "../llm/provider.ts";
 import {
   resolveSkillStatus,
   type SkillCatalog,

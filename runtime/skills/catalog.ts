@@ -55,7 +55,7 @@ import type {
   RegistrySnapshot,
   SkillEntry,
 } from "../registry/types.ts";
-import { redactLlmConfig } from "../llm/redact.ts";
+import { redactLlmConfig } from "../llm/config.ts";
 import {
   agentSkillsNameProblem,
   findSkillFile,

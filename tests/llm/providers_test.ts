@@ -2,9 +2,12 @@
 // speak each provider's real streaming format.
 
 import assert from "node:assert/strict";
-import { createProvider, resolveLlmConfig } from "../../runtime/llm/config.ts";
+import { resolveLlmConfig } from "../../runtime/llm/config.ts";
 import type { ChatMessage } from "../../protocol/chat.ts";
-import type { LlmProvider } from "../../runtime/llm/provider.ts";
+import {
+  createProvider,
+  type LlmProvider,
+} from "../../runtime/llm/provider.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import {
   type MockLlmServer,

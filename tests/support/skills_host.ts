@@ -32,7 +32,7 @@ import {
   createSandbox,
   type SandboxPool,
 } from "../../runtime/sandbox/sandbox.ts";
-import type { LlmConfig } from "../../runtime/llm/config_check.ts";
+import type { LlmConfig } from "../../runtime/llm/config.ts";
 
 /** Options of {@link startStack}. */
 export interface StackOptions {
