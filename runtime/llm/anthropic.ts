@@ -14,41 +14,20 @@ import type {
   ChatResponse,
   ChatToolCall,
 } from "../../protocol/chat.ts";
-import type { ChatOptions, LlmProvider } from "./provider.ts";
+import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
 import {
   type ApiErrorFields,
   mapProviderError,
   parseToolArguments,
   rethrowIfAborted,
   truncatedStreamError,
-} from "./_errors.ts";
+  TurnBounds,
+} from "./_turn.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
-import type { LlmFetch } from "./llm_fetch.ts";
-import { TurnBounds, type TurnLimits } from "./turn_bounds.ts";
-import { DEFAULT_LLM_RULES } from "./config.ts";
-
-/** What the Anthropic provider needs; `createProvider` builds it from config. */
-export interface AnthropicProviderOptions {
-  /** The API key (a placeholder for keyless local servers). */
-  apiKey: string;
-  /** The model every turn uses. */
-  model: string;
-  /** The API root. @default the official API (`https://api.anthropic.com`) */
-  baseUrl?: string;
-  /** Used when a request sets none (the API requires one). @default 1024 */
-  maxTokens?: number;
-  /** Used when a request sets none. @default the API's default */
-  temperature?: number;
-  /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
-  maxRetries?: number;
-  /** The `fetch` the SDK uses (see `llm_fetch.ts`). @default global fetch */
-  fetch?: LlmFetch;
-  /** Bounds of each turn. @default {@link DEFAULT_LLM_RULES}'s */
-  limits?: TurnLimits;
-}
+import { DEFAULT_LLM_RULES, OFFICIAL_BASE_URLS } from "./config.ts";
 
 const PROVIDER = "anthropic";
-const OFFICIAL_BASE_URL = "https://api.anthropic.com";
+const OFFICIAL_BASE_URL = OFFICIAL_BASE_URLS.anthropic;
 const DEFAULT_MAX_TOKENS = 1024;
 
 type MessageParam = Anthropic.MessageParam;
@@ -69,7 +48,7 @@ type Block = Exclude<MessageParam["content"], string>[number];
  */
 // Long because `chat` is inside it (see there); the rest is a few lines.
 export function createAnthropicProvider(
-  options: AnthropicProviderOptions,
+  options: ProviderSettings,
 ): LlmProvider {
   const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URL;
   const client = new Anthropic({

@@ -37,7 +37,7 @@ import { isPlainObject } from "../../protocol/json.ts";
 import type { LLMConfig } from "../../protocol/skill.ts";
 
 /** The providers skillbox speaks. */
-export const LLM_PROVIDERS: readonly ["openai", "anthropic"] = [
+const LLM_PROVIDERS: readonly ["openai", "anthropic"] = [
   "openai",
   "anthropic",
 ];

@@ -13,43 +13,22 @@ import type {
   ChatResponse,
   ChatToolCall,
 } from "../../protocol/chat.ts";
-import type { ChatOptions, LlmProvider } from "./provider.ts";
+import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
 import {
   type ApiErrorFields,
   mapProviderError,
   parseToolArguments,
   rethrowIfAborted,
   truncatedStreamError,
-} from "./_errors.ts";
+  TurnBounds,
+} from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
-import type { LlmFetch } from "./llm_fetch.ts";
-import { TurnBounds, type TurnLimits } from "./turn_bounds.ts";
-import { DEFAULT_LLM_RULES } from "./config.ts";
-
-/** What the OpenAI provider needs; `createProvider` builds it from config. */
-export interface OpenAiProviderOptions {
-  /** The API key (a placeholder for keyless local servers). */
-  apiKey: string;
-  /** The model every turn uses. */
-  model: string;
-  /** The API root. @default the official API (`https://api.openai.com/v1`) */
-  baseUrl?: string;
-  /** Used when a request sets none. @default the server's default */
-  maxTokens?: number;
-  /** Used when a request sets none. @default the server's default */
-  temperature?: number;
-  /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
-  maxRetries?: number;
-  /** The `fetch` the SDK uses (see `llm_fetch.ts`). @default global fetch */
-  fetch?: LlmFetch;
-  /** Bounds of each turn. @default {@link DEFAULT_LLM_RULES}'s */
-  limits?: TurnLimits;
-}
+import { DEFAULT_LLM_RULES, OFFICIAL_BASE_URLS } from "./config.ts";
 
 const PROVIDER = "openai";
 
 /** The official API; other servers take `max_tokens` instead. */
-const OFFICIAL_BASE_URL = "https://api.openai.com/v1";
+const OFFICIAL_BASE_URL = OFFICIAL_BASE_URLS.openai;
 
 /** OpenAI `finish_reason` → the normalized `stop_reason`. */
 const STOP_REASONS: Record<string, string> = {
@@ -80,7 +59,7 @@ const STOP_REASONS: Record<string, string> = {
 // its chunks come (text, tool-call pieces, usage, finish), is inside it,
 // sharing the client and the tokens field chosen once per provider.
 export function createOpenAiProvider(
-  options: OpenAiProviderOptions,
+  options: ProviderSettings,
 ): LlmProvider {
   const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URL;
   const client = new OpenAI({

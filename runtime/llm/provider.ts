@@ -16,7 +16,8 @@ import {
   OFFICIAL_BASE_URLS,
   type ResolvedLlmConfig,
 } from "./config.ts";
-import { checkChosenEndpoint, llmFetch } from "./llm_fetch.ts";
+import { checkChosenEndpoint, type LlmFetch, llmFetch } from "./llm_fetch.ts";
+import type { TurnLimits } from "./_turn.ts";
 import { createOpenAiProvider } from "./openai.ts";
 
 /** Options of {@link LlmProvider.chat}. */
@@ -74,6 +75,35 @@ export interface LlmProvider {
    * and provider message; `retryable` for 429 and 5xx)
    */
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
+}
+
+/**
+ * What a provider needs; {@link createProvider} builds it from a resolved
+ * configuration. The same settings serve both providers.
+ */
+export interface ProviderSettings {
+  /** The API key (a placeholder for keyless local servers). */
+  apiKey: string;
+  /** The model every turn uses. */
+  model: string;
+  /**
+   * The API root. @default the official API (`https://api.openai.com/v1`,
+   * `https://api.anthropic.com`)
+   */
+  baseUrl?: string;
+  /**
+   * Used when a request sets none. @default the server's default (Anthropic,
+   * whose API requires one: 1024)
+   */
+  maxTokens?: number;
+  /** Used when a request sets none. @default the server's default */
+  temperature?: number;
+  /** Retries the SDK makes on 429/5xx/connection errors. @default 0 */
+  maxRetries?: number;
+  /** The `fetch` the SDK uses (see `llm_fetch.ts`). @default global fetch */
+  fetch?: LlmFetch;
+  /** Bounds of each turn. @default {@link DEFAULT_LLM_RULES}'s */
+  limits?: TurnLimits;
 }
 
 /** Options of {@link createProvider}. */
@@ -139,7 +169,7 @@ export function createProvider(
       allowedHosts: rules.allowedHosts,
     },
   });
-  const settings = {
+  const settings: ProviderSettings = {
     // The SDKs refuse an empty key; keyless local servers ignore this one.
     apiKey: config.apiKey || "no-key",
     model: config.model,

@@ -1,15 +1,103 @@
 /**
- * Maps provider SDK failures to {@link SkillboxError}s in one place, so both
- * providers report the same way: provider name, HTTP status, the provider's
- * own message, and whether a retry may help.
+ * What every provider's streamed turn shares: the bounds it is counted
+ * against (bytes and tool calls, so a server cannot flood the host), and
+ * the errors it fails with, mapped from each SDK's failures in one place so
+ * both providers report the same way: provider name, HTTP status, the
+ * provider's own message, and whether a retry may help.
  *
  * @module
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
 
+/** The two limits of a turn. */
+export interface TurnLimits {
+  /** Most UTF-8 bytes of text plus tool-call ids, names and arguments. */
+  maxResponseBytes: number;
+  /** Most tool calls. */
+  maxToolCalls: number;
+}
+
+/**
+ * Counts one turn against its limits.
+ *
+ * @example Text past the limit fails the turn
+ * ```ts
+ * import { TurnBounds } from "./_turn.ts";
+ * import assert from "node:assert/strict";
+ * const bounds = new TurnBounds("openai", { maxResponseBytes: 4, maxToolCalls: 1 });
+ * bounds.add("abcd");
+ * assert.throws(() => bounds.add("é"), /more than 4 bytes/);
+ * ```
+ */
+export class TurnBounds {
+  readonly #provider: string;
+  readonly #limits: TurnLimits;
+  #bytes = 0;
+  #calls = 0;
+
+  /**
+   * Starts a turn's count at zero.
+   *
+   * @param provider named in the error
+   * @param limits the turn's limits
+   */
+  constructor(provider: string, limits: TurnLimits) {
+    this.#provider = provider;
+    this.#limits = limits;
+  }
+
+  /**
+   * Counts a piece of text, a tool call's id, name or arguments.
+   *
+   * @param text the piece as it arrived
+   * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
+   */
+  add(text: string): void {
+    this.#bytes += utf8Length(text);
+    if (this.#bytes <= this.#limits.maxResponseBytes) return;
+    const limit = this.#limits.maxResponseBytes;
+    throw new SkillboxError(
+      "skill_error",
+      `LLM provider "${this.#provider}" sent more than ${limit} bytes of text and tool calls in one turn: the limit is llm.max_response_bytes (${limit})`,
+      { detail: { provider: this.#provider, limit: "max_response_bytes" } },
+    );
+  }
+
+  /**
+   * Counts one new tool call.
+   *
+   * @throws {SkillboxError} `skill_error` past `maxToolCalls`
+   */
+  call(): void {
+    this.#calls++;
+    if (this.#calls <= this.#limits.maxToolCalls) return;
+    const limit = this.#limits.maxToolCalls;
+    throw new SkillboxError(
+      "skill_error",
+      `LLM provider "${this.#provider}" made more than ${limit} tool calls in one turn: the limit is llm.max_tool_calls (${limit})`,
+      { detail: { provider: this.#provider, limit: "max_tool_calls" } },
+    );
+  }
+}
+
+// UTF-8 length without encoding: the text may be large.
+function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4; // a surrogate pair is one 4-byte character
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
 /** What a provider module extracted from its SDK's error. */
-export interface ProviderFailure {
+interface ProviderFailure {
   /** HTTP status, absent for connection failures and mid-stream errors. */
   status?: number;
   /** The provider's own message (from its error body), if any. */
@@ -37,7 +125,7 @@ const RETRYABLE_TYPES = new Set([
  * @param options `cause` and the `baseUrl` (named for connection failures)
  * @returns a `skill_error` with `detail.provider` and `detail.status`
  */
-export function providerError(
+function providerError(
   provider: string,
   failure: ProviderFailure,
   options: { cause?: unknown; baseUrl?: string } = {},
@@ -101,7 +189,7 @@ export interface ApiErrorFields {
  * @returns the error to throw
  * @example A non-SDK failure becomes a provider error
  * ```ts
- * import { mapProviderError } from "./_errors.ts";
+ * import { mapProviderError } from "./_turn.ts";
  * import assert from "node:assert/strict";
  * const error = mapProviderError("openai", new Error("boom"), {
  *   baseUrl: "https://api.openai.com/v1",
@@ -167,7 +255,7 @@ export function truncatedStreamError(provider: string): SkillboxError {
 }
 
 /** A tool call whose streamed arguments are not a JSON object. */
-export function badArgumentsError(
+function badArgumentsError(
   provider: string,
   tool: string,
   text: string,
