@@ -6,6 +6,8 @@
  * rules, and the connection goes to the address that was checked (no
  * second resolution). Operator secrets bound to a host are added only to
  * requests to that host, and their values are cut from what comes back.
+ * The host builds its broker from the `egress` section of the config
+ * ({@link brokerFromConfig}).
  *
  * @module
  */
@@ -14,17 +16,16 @@ import type http from "node:http";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
-import { isIpLiteral, isPublicAddress } from "./address.ts";
-import { allowedByAll, hostMatches, hostOf } from "./hosts.ts";
-import { resolveHost } from "./resolve.ts";
-import { requestAt } from "./request_at.ts";
+import type { EgressConfig } from "../config_schema.ts";
 import {
-  cleanHeaders,
-  parseUrl,
-  redactBytes,
-  redactText,
-  timeoutError,
-} from "./_checks.ts";
+  allowedByAll,
+  hostMatches,
+  hostOf,
+  isIpLiteral,
+  isPublicAddress,
+  requestAt,
+  resolveHost,
+} from "./targets.ts";
 
 /** A request from sandbox code (the `ctx.fetch` wire shape). */
 export type EgressRequest = FetchRequest;
@@ -330,4 +331,141 @@ export class EgressBroker {
       redirects,
     };
   }
+}
+
+/**
+ * The broker for a host configuration.
+ *
+ * @param config the `egress` section
+ * @param env where secret values are read @default Deno.env.get
+ * @returns the broker
+ * @throws {TypeError} when a secret's variable is not set (a start-up
+ * error: the operator named it)
+ * @example
+ * ```ts
+ * import { brokerFromConfig } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * const broker = brokerFromConfig({
+ *   allowPrivateHosts: [],
+ *   secrets: [{ host: "api.example.com", header: "Authorization", valueEnv: "TOKEN", toolkits: [] }],
+ *   maxResponseBytes: 1024,
+ *   timeoutSeconds: 5,
+ * }, (name) => name === "TOKEN" ? "Bearer x" : undefined);
+ * assert.ok(broker);
+ * ```
+ */
+export function brokerFromConfig(
+  config: EgressConfig,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): EgressBroker {
+  const secrets = config.secrets.map((s, i) => {
+    const value = env(s.valueEnv);
+    if (value === undefined || value === "") {
+      throw new TypeError(
+        `egress.secrets.${i}: the environment variable "${s.valueEnv}" is not set`,
+      );
+    }
+    return {
+      host: s.host,
+      header: s.header,
+      value,
+      toolkits: s.toolkits,
+    };
+  });
+  return new EgressBroker({
+    secrets,
+    privateHosts: config.allowPrivateHosts,
+    maxResponseBytes: config.maxResponseBytes,
+    timeoutMs: config.timeoutSeconds * 1000,
+  });
+}
+
+// What crosses the broker: URLs and headers from sandbox code checked
+// before use, and operator secrets cut from answers.
+
+// Set by the broker, never by sandbox code.
+const HOP_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+]);
+const REDACTED = "[REDACTED]";
+
+/** An absolute http(s) URL without credentials, or a `tool_error`. */
+function parseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SkillboxError("tool_error", `"${text}" is not an absolute URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new SkillboxError(
+      "tool_error",
+      `Only http and https URLs are supported, got "${url.protocol}"`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new SkillboxError(
+      "tool_error",
+      "Credentials in the URL are not supported: use headers",
+    );
+  }
+  return url;
+}
+
+/** Sandbox headers, lower-cased, without hop-by-hop ones; refuses line breaks. */
+function cleanHeaders(
+  raw: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    const name = k.toLowerCase();
+    if (HOP_HEADERS.has(name) || typeof v !== "string") continue;
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || /[\r\n\0]/.test(v)) {
+      throw new SkillboxError("tool_error", `Header "${k}" is not valid`);
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+/** The error for an aborted request: `timeout` when the broker's own clock ran out. */
+function timeoutError(signal: AbortSignal): SkillboxError {
+  return signal.reason instanceof DOMException &&
+      signal.reason.name === "TimeoutError"
+    ? new SkillboxError("timeout", "Request timed out")
+    : new SkillboxError("tool_error", "Request was cancelled");
+}
+
+/** The text with every value replaced by a marker. */
+function redactText(text: string, values: string[]): string {
+  let out = text;
+  for (const v of values) out = out.split(v).join(REDACTED);
+  return out;
+}
+
+/** The bytes with every value (as UTF-8) replaced by a marker. */
+function redactBytes(bytes: Buffer, values: string[]): Buffer {
+  let out = bytes;
+  for (const v of values) {
+    const needle = Buffer.from(v);
+    if (out.indexOf(needle) === -1) continue;
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
+      parts.push(out.subarray(at, i), Buffer.from(REDACTED));
+      at = i + needle.length;
+    }
+    parts.push(out.subarray(at));
+    out = Buffer.concat(parts);
+  }
+  return out;
 }

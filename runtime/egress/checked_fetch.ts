@@ -17,7 +17,7 @@
 import type http from "node:http";
 import { Readable } from "node:stream";
 import type { EgressBroker } from "./broker.ts";
-import { requestAt } from "./request_at.ts";
+import { requestAt } from "./targets.ts";
 
 /** What the SDK's client transport takes as `fetch`. */
 export type FetchLike = (

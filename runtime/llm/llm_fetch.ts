@@ -17,7 +17,7 @@
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { checkedFetch, type FetchLike } from "../egress/checked_fetch.ts";
-import { hostMatches } from "../egress/hosts.ts";
+import { hostMatches } from "../egress/targets.ts";
 import { redactUrl } from "./base_url.ts";
 
 /**
