@@ -28,8 +28,7 @@ import { Session } from "../session.ts";
 import { encodeError } from "../../protocol/responses.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./backlog.ts";
-import { readCapped } from "./capped_body.ts";
+import { backlogDecision, readCapped } from "./client_bounds.ts";
 
 /** The HTTP+SSE transport: a Hono app plus the timer that expires sessions. */
 export interface SseTransport {

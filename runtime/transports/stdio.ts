@@ -12,7 +12,7 @@
 
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./backlog.ts";
+import { backlogDecision } from "./client_bounds.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 const encoder = new TextEncoder();
