@@ -27,12 +27,6 @@ import {
   resolveHost,
 } from "./targets.ts";
 
-/** A request from sandbox code (the `ctx.fetch` wire shape). */
-export type EgressRequest = FetchRequest;
-
-/** What the broker answers (the `ctx.fetch` wire shape). */
-export type EgressResponse = FetchResponse;
-
 /** An operator secret, sent as a header to one host only. */
 export interface SecretBinding {
   /** `name` or `name:port` the secret goes to. */
@@ -123,9 +117,9 @@ export class EgressBroker {
    * `tool_error` for a bad request or a failed connection, `timeout`
    */
   async fetch(
-    request: EgressRequest,
+    request: FetchRequest,
     scope: EgressScope,
-  ): Promise<EgressResponse> {
+  ): Promise<FetchResponse> {
     let method = (request.method ?? "GET").toUpperCase();
     if (!METHODS.includes(method)) {
       throw new SkillboxError(
@@ -296,7 +290,7 @@ export class EgressBroker {
     res: http.IncomingMessage,
     injected: SecretBinding[],
     redirects: string[],
-  ): Promise<EgressResponse> {
+  ): Promise<FetchResponse> {
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { EgressBroker, type EgressResponse } from "./broker.ts";
+import { EgressBroker } from "./broker.ts";
+import type { FetchResponse } from "../../protocol/egress.ts";
 
 const SECRET = "op-secret-7f3a9c";
 
@@ -67,7 +68,7 @@ function resolver(names: Record<string, string[]>) {
   };
 }
 
-function text(res: EgressResponse): string {
+function text(res: FetchResponse): string {
   return atob(res.bodyBase64);
 }
 
