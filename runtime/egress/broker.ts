@@ -9,10 +9,18 @@
  * The host builds its broker from the `egress` section of the config
  * ({@link brokerFromConfig}).
  *
+ * {@link checkedFetch} is the one `fetch` the host uses for requests it
+ * makes on someone else's behalf outside `ctx.fetch` (imported Streamable
+ * HTTP MCP servers, LLM endpoints chosen by a client or a skill): every
+ * hop is checked by the same rules, redirects are followed only within the
+ * first URL's origin (so headers, the operator's or an API key, never
+ * leave it), and responses stream (SSE included).
+ *
  * @module
  */
 
 import type http from "node:http";
+import { Readable } from "node:stream";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
@@ -69,6 +77,7 @@ export interface EgressScope {
   signal?: AbortSignal;
 }
 
+const REDIRECTS = [301, 302, 303, 307, 308];
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
@@ -168,7 +177,7 @@ export class EgressBroker {
       const status = res.statusCode ?? 0;
       if (
         request.redirect === "manual" || location === undefined ||
-        ![301, 302, 303, 307, 308].includes(status)
+        !REDIRECTS.includes(status)
       ) {
         return this.#answer(url, res, injected, redirects);
       }
@@ -181,10 +190,7 @@ export class EgressBroker {
       }
       redirects.push(url.href);
       url = parseUrl(new URL(location, url).href);
-      if (
-        status === 303 ||
-        ((status === 301 || status === 302) && method === "POST")
-      ) {
+      if (becomesGet(status, method)) {
         if (method !== "HEAD") method = "GET";
         body = null;
       }
@@ -372,6 +378,133 @@ export function brokerFromConfig(
     maxResponseBytes: config.maxResponseBytes,
     timeoutMs: config.timeoutSeconds * 1000,
   });
+}
+
+// The host's own requests under the broker's rules.
+
+/** What the SDK's client transport takes as `fetch`. */
+export type FetchLike = (
+  url: string | URL,
+  init?: RequestInit,
+) => Promise<Response>;
+
+const MAX_REDIRECTS = 5;
+const CHECK_TIMEOUT_MS = 10_000;
+
+/** Where a {@link checkedFetch} may go. */
+export interface CheckedFetchOptions {
+  /** Requests and redirects must stay on this URL's origin. */
+  origin: URL;
+  /**
+   * Allow-lists every hop's host must match (`name`, `name:port`, `*`), as
+   * the broker's `checkTarget` takes them. @default [["*"]]
+   */
+  allow?: string[][];
+}
+
+/**
+ * A `fetch` to one origin only, under the broker's rules.
+ *
+ * @param broker checks each hop's host and addresses
+ * @param options the origin to stay on, and the allow-lists
+ * @returns the fetch
+ * @example A name that resolves to loopback is refused
+ * ```ts
+ * import { checkedFetch, EgressBroker } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * const broker = new EgressBroker({ resolve: () => Promise.resolve(["127.0.0.1"]) });
+ * const url = new URL("http://mcp.example/mcp");
+ * await assert.rejects(checkedFetch(broker, { origin: url })(url), /not a public address/);
+ * ```
+ */
+export function checkedFetch(
+  broker: Pick<EgressBroker, "checkTarget">,
+  options: CheckedFetchOptions,
+): FetchLike {
+  const { origin } = options;
+  const allow = options.allow ?? [["*"]];
+  return async (input, init = {}) => {
+    let url = new URL(String(input));
+    let method = (init.method ?? "GET").toUpperCase();
+    let body = init.body === undefined || init.body === null
+      ? null
+      : new Uint8Array(await new Response(init.body).arrayBuffer());
+    const headers = new Headers(init.headers);
+    for (let hop = 0;; hop++) {
+      if (url.origin !== origin.origin) {
+        throw new TypeError(
+          `Refusing to send a request to "${url.origin}": the server is "${origin.origin}"`,
+        );
+      }
+      const signal = init.signal
+        ? AbortSignal.any([init.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)])
+        : AbortSignal.timeout(CHECK_TIMEOUT_MS);
+      const address = await broker.checkTarget(url, allow, signal);
+      const res = await send(url, address, {
+        method,
+        headers,
+        body,
+        signal: init.signal ?? undefined,
+      });
+      const location = res.headers.location;
+      const status = res.statusCode ?? 0;
+      if (location === undefined || !REDIRECTS.includes(status)) {
+        return toResponse(res, method);
+      }
+      res.destroy();
+      if (hop >= MAX_REDIRECTS) {
+        throw new TypeError(`Too many redirects (more than ${MAX_REDIRECTS})`);
+      }
+      url = new URL(location, url);
+      if (becomesGet(status, method)) {
+        if (method !== "HEAD") method = "GET";
+        body = null;
+        headers.delete("content-type");
+      }
+    }
+  };
+}
+
+interface Exchange {
+  method: string;
+  headers: Headers;
+  body: Uint8Array | null;
+  signal?: AbortSignal;
+}
+
+// One HTTP exchange to the checked address; resolves at the headers.
+function send(
+  url: URL,
+  address: string,
+  exchange: Exchange,
+): Promise<http.IncomingMessage> {
+  const headers: Record<string, string> = {};
+  exchange.headers.forEach((value, key) => headers[key] = value);
+  return requestAt(url, address, { ...exchange, headers });
+}
+
+function toResponse(res: http.IncomingMessage, method: string): Response {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      headers.append(key, v);
+    }
+  }
+  const status = res.statusCode ?? 502;
+  const empty = method === "HEAD" || [204, 205, 304].includes(status);
+  if (empty) res.destroy();
+  return new Response(
+    empty ? null : Readable.toWeb(res) as ReadableStream<Uint8Array>,
+    { status, statusText: res.statusMessage ?? "", headers },
+  );
+}
+
+// Whether a redirect turns the request into a GET without a body, as
+// fetch does.
+function becomesGet(status: number, method: string): boolean {
+  return status === 303 ||
+    ((status === 301 || status === 302) && method === "POST");
 }
 
 // What crosses the broker: URLs and headers from sandbox code checked

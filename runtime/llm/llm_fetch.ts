@@ -15,8 +15,11 @@
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { EgressBroker } from "../egress/broker.ts";
-import { checkedFetch, type FetchLike } from "../egress/checked_fetch.ts";
+import {
+  checkedFetch,
+  type EgressBroker,
+  type FetchLike,
+} from "../egress/broker.ts";
 import { hostMatches } from "../egress/targets.ts";
 import { redactUrl } from "./base_url.ts";
 
