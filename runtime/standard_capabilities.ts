@@ -11,7 +11,7 @@
  * @module
  */
 
-import { brokerFromConfig } from "./egress/from_config.ts";
+import { brokerFromConfig } from "./egress/broker.ts";
 import { createSandbox } from "./sandbox/sandbox.ts";
 import type { SandboxProcessInfo } from "./sandbox/types.ts";
 import type { RunObserver } from "./store/recorder.ts";

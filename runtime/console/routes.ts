@@ -13,7 +13,7 @@ import { type ConsoleSources, createApi } from "./api.ts";
 import { type ConsoleAuth, COOKIE, setSessionCookie } from "./auth.ts";
 import { CLIENT_SCRIPT, CLIENT_STYLE } from "./client_script.ts";
 import { CONSOLE_CSP, dashboardPage, loginPage } from "./page.tsx";
-import { readCapped } from "../transports/capped_body.ts";
+import { readCapped } from "../transports/client_bounds.ts";
 
 /** Options of {@link createConsoleRoutes}. */
 export interface ConsoleRoutesOptions extends ConsoleSources {

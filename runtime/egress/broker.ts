@@ -6,31 +6,34 @@
  * rules, and the connection goes to the address that was checked (no
  * second resolution). Operator secrets bound to a host are added only to
  * requests to that host, and their values are cut from what comes back.
+ * The host builds its broker from the `egress` section of the config
+ * ({@link brokerFromConfig}).
+ *
+ * {@link checkedFetch} is the one `fetch` the host uses for requests it
+ * makes on someone else's behalf outside `ctx.fetch` (imported Streamable
+ * HTTP MCP servers, LLM endpoints chosen by a client or a skill): every
+ * hop is checked by the same rules, redirects are followed only within the
+ * first URL's origin (so headers, the operator's or an API key, never
+ * leave it), and responses stream (SSE included).
  *
  * @module
  */
 
 import type http from "node:http";
+import { Readable } from "node:stream";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
-import { isIpLiteral, isPublicAddress } from "./address.ts";
-import { allowedByAll, hostMatches, hostOf } from "./hosts.ts";
-import { resolveHost } from "./resolve.ts";
-import { requestAt } from "./request_at.ts";
+import type { EgressConfig } from "../config_schema.ts";
 import {
-  cleanHeaders,
-  parseUrl,
-  redactBytes,
-  redactText,
-  timeoutError,
-} from "./_checks.ts";
-
-/** A request from sandbox code (the `ctx.fetch` wire shape). */
-export type EgressRequest = FetchRequest;
-
-/** What the broker answers (the `ctx.fetch` wire shape). */
-export type EgressResponse = FetchResponse;
+  allowedByAll,
+  hostMatches,
+  hostOf,
+  isIpLiteral,
+  isPublicAddress,
+  requestAt,
+  resolveHost,
+} from "./targets.ts";
 
 /** An operator secret, sent as a header to one host only. */
 export interface SecretBinding {
@@ -74,6 +77,7 @@ export interface EgressScope {
   signal?: AbortSignal;
 }
 
+const REDIRECTS = [301, 302, 303, 307, 308];
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
@@ -122,9 +126,9 @@ export class EgressBroker {
    * `tool_error` for a bad request or a failed connection, `timeout`
    */
   async fetch(
-    request: EgressRequest,
+    request: FetchRequest,
     scope: EgressScope,
-  ): Promise<EgressResponse> {
+  ): Promise<FetchResponse> {
     let method = (request.method ?? "GET").toUpperCase();
     if (!METHODS.includes(method)) {
       throw new SkillboxError(
@@ -173,7 +177,7 @@ export class EgressBroker {
       const status = res.statusCode ?? 0;
       if (
         request.redirect === "manual" || location === undefined ||
-        ![301, 302, 303, 307, 308].includes(status)
+        !REDIRECTS.includes(status)
       ) {
         return this.#answer(url, res, injected, redirects);
       }
@@ -186,10 +190,7 @@ export class EgressBroker {
       }
       redirects.push(url.href);
       url = parseUrl(new URL(location, url).href);
-      if (
-        status === 303 ||
-        ((status === 301 || status === 302) && method === "POST")
-      ) {
+      if (becomesGet(status, method)) {
         if (method !== "HEAD") method = "GET";
         body = null;
       }
@@ -295,7 +296,7 @@ export class EgressBroker {
     res: http.IncomingMessage,
     injected: SecretBinding[],
     redirects: string[],
-  ): Promise<EgressResponse> {
+  ): Promise<FetchResponse> {
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -330,4 +331,268 @@ export class EgressBroker {
       redirects,
     };
   }
+}
+
+/**
+ * The broker for a host configuration.
+ *
+ * @param config the `egress` section
+ * @param env where secret values are read @default Deno.env.get
+ * @returns the broker
+ * @throws {TypeError} when a secret's variable is not set (a start-up
+ * error: the operator named it)
+ * @example
+ * ```ts
+ * import { brokerFromConfig } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * const broker = brokerFromConfig({
+ *   allowPrivateHosts: [],
+ *   secrets: [{ host: "api.example.com", header: "Authorization", valueEnv: "TOKEN", toolkits: [] }],
+ *   maxResponseBytes: 1024,
+ *   timeoutSeconds: 5,
+ * }, (name) => name === "TOKEN" ? "Bearer x" : undefined);
+ * assert.ok(broker);
+ * ```
+ */
+export function brokerFromConfig(
+  config: EgressConfig,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): EgressBroker {
+  const secrets = config.secrets.map((s, i) => {
+    const value = env(s.valueEnv);
+    if (value === undefined || value === "") {
+      throw new TypeError(
+        `egress.secrets.${i}: the environment variable "${s.valueEnv}" is not set`,
+      );
+    }
+    return {
+      host: s.host,
+      header: s.header,
+      value,
+      toolkits: s.toolkits,
+    };
+  });
+  return new EgressBroker({
+    secrets,
+    privateHosts: config.allowPrivateHosts,
+    maxResponseBytes: config.maxResponseBytes,
+    timeoutMs: config.timeoutSeconds * 1000,
+  });
+}
+
+// The host's own requests under the broker's rules.
+
+/** What the SDK's client transport takes as `fetch`. */
+export type FetchLike = (
+  url: string | URL,
+  init?: RequestInit,
+) => Promise<Response>;
+
+const MAX_REDIRECTS = 5;
+const CHECK_TIMEOUT_MS = 10_000;
+
+/** Where a {@link checkedFetch} may go. */
+export interface CheckedFetchOptions {
+  /** Requests and redirects must stay on this URL's origin. */
+  origin: URL;
+  /**
+   * Allow-lists every hop's host must match (`name`, `name:port`, `*`), as
+   * the broker's `checkTarget` takes them. @default [["*"]]
+   */
+  allow?: string[][];
+}
+
+/**
+ * A `fetch` to one origin only, under the broker's rules.
+ *
+ * @param broker checks each hop's host and addresses
+ * @param options the origin to stay on, and the allow-lists
+ * @returns the fetch
+ * @example A name that resolves to loopback is refused
+ * ```ts
+ * import { checkedFetch, EgressBroker } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * const broker = new EgressBroker({ resolve: () => Promise.resolve(["127.0.0.1"]) });
+ * const url = new URL("http://mcp.example/mcp");
+ * await assert.rejects(checkedFetch(broker, { origin: url })(url), /not a public address/);
+ * ```
+ */
+export function checkedFetch(
+  broker: Pick<EgressBroker, "checkTarget">,
+  options: CheckedFetchOptions,
+): FetchLike {
+  const { origin } = options;
+  const allow = options.allow ?? [["*"]];
+  return async (input, init = {}) => {
+    let url = new URL(String(input));
+    let method = (init.method ?? "GET").toUpperCase();
+    let body = init.body === undefined || init.body === null
+      ? null
+      : new Uint8Array(await new Response(init.body).arrayBuffer());
+    const headers = new Headers(init.headers);
+    for (let hop = 0;; hop++) {
+      if (url.origin !== origin.origin) {
+        throw new TypeError(
+          `Refusing to send a request to "${url.origin}": the server is "${origin.origin}"`,
+        );
+      }
+      const signal = init.signal
+        ? AbortSignal.any([init.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)])
+        : AbortSignal.timeout(CHECK_TIMEOUT_MS);
+      const address = await broker.checkTarget(url, allow, signal);
+      const res = await send(url, address, {
+        method,
+        headers,
+        body,
+        signal: init.signal ?? undefined,
+      });
+      const location = res.headers.location;
+      const status = res.statusCode ?? 0;
+      if (location === undefined || !REDIRECTS.includes(status)) {
+        return toResponse(res, method);
+      }
+      res.destroy();
+      if (hop >= MAX_REDIRECTS) {
+        throw new TypeError(`Too many redirects (more than ${MAX_REDIRECTS})`);
+      }
+      url = new URL(location, url);
+      if (becomesGet(status, method)) {
+        if (method !== "HEAD") method = "GET";
+        body = null;
+        headers.delete("content-type");
+      }
+    }
+  };
+}
+
+interface Exchange {
+  method: string;
+  headers: Headers;
+  body: Uint8Array | null;
+  signal?: AbortSignal;
+}
+
+// One HTTP exchange to the checked address; resolves at the headers.
+function send(
+  url: URL,
+  address: string,
+  exchange: Exchange,
+): Promise<http.IncomingMessage> {
+  const headers: Record<string, string> = {};
+  exchange.headers.forEach((value, key) => headers[key] = value);
+  return requestAt(url, address, { ...exchange, headers });
+}
+
+function toResponse(res: http.IncomingMessage, method: string): Response {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      headers.append(key, v);
+    }
+  }
+  const status = res.statusCode ?? 502;
+  const empty = method === "HEAD" || [204, 205, 304].includes(status);
+  if (empty) res.destroy();
+  return new Response(
+    empty ? null : Readable.toWeb(res) as ReadableStream<Uint8Array>,
+    { status, statusText: res.statusMessage ?? "", headers },
+  );
+}
+
+// Whether a redirect turns the request into a GET without a body, as
+// fetch does.
+function becomesGet(status: number, method: string): boolean {
+  return status === 303 ||
+    ((status === 301 || status === 302) && method === "POST");
+}
+
+// What crosses the broker: URLs and headers from sandbox code checked
+// before use, and operator secrets cut from answers.
+
+// Set by the broker, never by sandbox code.
+const HOP_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+]);
+const REDACTED = "[REDACTED]";
+
+/** An absolute http(s) URL without credentials, or a `tool_error`. */
+function parseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SkillboxError("tool_error", `"${text}" is not an absolute URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new SkillboxError(
+      "tool_error",
+      `Only http and https URLs are supported, got "${url.protocol}"`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new SkillboxError(
+      "tool_error",
+      "Credentials in the URL are not supported: use headers",
+    );
+  }
+  return url;
+}
+
+/** Sandbox headers, lower-cased, without hop-by-hop ones; refuses line breaks. */
+function cleanHeaders(
+  raw: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    const name = k.toLowerCase();
+    if (HOP_HEADERS.has(name) || typeof v !== "string") continue;
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || /[\r\n\0]/.test(v)) {
+      throw new SkillboxError("tool_error", `Header "${k}" is not valid`);
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+/** The error for an aborted request: `timeout` when the broker's own clock ran out. */
+function timeoutError(signal: AbortSignal): SkillboxError {
+  return signal.reason instanceof DOMException &&
+      signal.reason.name === "TimeoutError"
+    ? new SkillboxError("timeout", "Request timed out")
+    : new SkillboxError("tool_error", "Request was cancelled");
+}
+
+/** The text with every value replaced by a marker. */
+function redactText(text: string, values: string[]): string {
+  let out = text;
+  for (const v of values) out = out.split(v).join(REDACTED);
+  return out;
+}
+
+/** The bytes with every value (as UTF-8) replaced by a marker. */
+function redactBytes(bytes: Buffer, values: string[]): Buffer {
+  let out = bytes;
+  for (const v of values) {
+    const needle = Buffer.from(v);
+    if (out.indexOf(needle) === -1) continue;
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
+      parts.push(out.subarray(at, i), Buffer.from(REDACTED));
+      at = i + needle.length;
+    }
+    parts.push(out.subarray(at));
+    out = Buffer.concat(parts);
+  }
+  return out;
 }

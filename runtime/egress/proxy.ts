@@ -25,7 +25,7 @@ import net from "node:net";
 import type { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { EgressBroker } from "./broker.ts";
-import { pinnedLookup } from "./request_at.ts";
+import { pinnedLookup } from "./targets.ts";
 import { privateSocketPath } from "../private_sockets.ts";
 
 /** Options of {@link openEgressProxy}. */

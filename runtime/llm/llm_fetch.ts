@@ -4,7 +4,7 @@
  * limit fails the request before the SDK buffers it whole. An endpoint a
  * client or a skill chose also goes through the egress broker's rules, one
  * implementation with `ctx.fetch` and imported MCP servers
- * (`runtime/egress/checked_fetch.ts`): its host must be in
+ * (`checkedFetch` in `runtime/egress/broker.ts`): its host must be in
  * `llm.allowed_hosts`, its name is resolved in the host, every address is
  * checked (`egress.allow_private_hosts` for private ones), the connection
  * goes to the checked address, redirects stay on its origin with every hop
@@ -15,9 +15,12 @@
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { EgressBroker } from "../egress/broker.ts";
-import { checkedFetch, type FetchLike } from "../egress/checked_fetch.ts";
-import { hostMatches } from "../egress/hosts.ts";
+import {
+  checkedFetch,
+  type EgressBroker,
+  type FetchLike,
+} from "../egress/broker.ts";
+import { hostMatches } from "../egress/targets.ts";
 import { redactUrl } from "./config.ts";
 
 /**

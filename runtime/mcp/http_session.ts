@@ -67,7 +67,7 @@
  * memory by gigabytes. Every SSE body the session hands out (its own call
  * answers, and the SDK's streams: the GET stream, POSTs answered as SSE)
  * is counted here in bytes, and the session applies the WebSocket path's
- * rule to the total (`../transports/backlog.ts`): past 8 MiB waiting,
+ * rule to the total (`../transports/client_bounds.ts`): past 8 MiB waiting,
  * notifications are dropped (final answers still go out); past 64 MiB the
  * session is ended and its calls cancelled.
  *
@@ -95,7 +95,10 @@ import {
 } from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { isPlainObject } from "../../protocol/json.ts";
-import { backlogAction, type BacklogDecision } from "../transports/backlog.ts";
+import {
+  backlogAction,
+  type BacklogDecision,
+} from "../transports/client_bounds.ts";
 
 /** Options of {@link McpHttpSession}. */
 export interface McpHttpSessionOptions {

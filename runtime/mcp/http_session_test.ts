@@ -24,7 +24,7 @@ import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js
 import {
   EVENT_BACKLOG_BYTES,
   MAX_BACKLOG_BYTES,
-} from "../transports/backlog.ts";
+} from "../transports/client_bounds.ts";
 
 const HEADERS = {
   "content-type": "application/json",

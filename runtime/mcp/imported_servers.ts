@@ -78,8 +78,7 @@ import {
   type ConfinementStatus,
   detectConfinement,
 } from "../confine/confine.ts";
-import { EgressBroker } from "../egress/broker.ts";
-import { checkedFetch } from "../egress/checked_fetch.ts";
+import { checkedFetch, EgressBroker } from "../egress/broker.ts";
 import {
   type McpProcessSpec,
   ProcessClientTransport,

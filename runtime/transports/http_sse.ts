@@ -16,8 +16,8 @@
  * stream attached and no request for `sse_idle_seconds` expires, which ends
  * its A2E session and cancels its calls.
  *
- * The queue is `_sse_channel.ts`, the stream `_sse_stream.ts`, the capped
- * body read `capped_body.ts`; this module holds the routes.
+ * This module holds the routes, then one transport session's queue
+ * ({@link Channel}), then its event stream ({@link attachStream}).
  *
  * @module
  */
@@ -25,12 +25,10 @@
 import { type Context, Hono } from "hono";
 import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
+import { encodeError } from "../../protocol/responses.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./backlog.ts";
-import { Channel } from "./_sse_channel.ts";
-import { attachStream } from "./_sse_stream.ts";
-import { readCapped } from "./capped_body.ts";
+import { backlogDecision, readCapped } from "./client_bounds.ts";
 
 /** The HTTP+SSE transport: a Hono app plus the timer that expires sessions. */
 export interface SseTransport {
@@ -220,4 +218,252 @@ function noChannel(c: Context, status: 400 | 404, verb: string): Response {
       ? `Cannot ${verb}: missing header "X-Session-Id"`
       : `Cannot ${verb}: unknown session "${c.req.header("x-session-id")}"`,
   }, status);
+}
+
+// One transport session: its A2E session plus the queue of outgoing
+// messages waiting for a stream to pull them, the ones handed to a stream
+// and kept for a `Last-Event-ID` replay, and the wake-up of the stream that
+// waits for them.
+
+/** Delivered messages kept for `Last-Event-ID` replay, per session. */
+export const REPLAY_LIMIT = 1024;
+
+/**
+ * Characters of delivered messages kept for `Last-Event-ID` replay, per
+ * session: a replay only needs what a dropped connection swallowed in
+ * flight, and a count alone let 1,024 large messages pin hundreds of MB.
+ */
+export const REPLAY_CHARS: number = 8 * 1024 * 1024;
+
+/** One outgoing message and its SSE event id. */
+export interface Outgoing {
+  /** The SSE `id:`, counting from 1 per session. */
+  seq: number;
+  /** The message's JSON. */
+  text: string;
+}
+
+/**
+ * One transport session: an A2E session plus its outgoing queue.
+ *
+ * @example Queue, take, and replay after a reconnect
+ * ```ts
+ * import { Channel } from "./http_sse.ts";
+ * import type { Session } from "../session.ts";
+ * import assert from "node:assert/strict";
+ * const channel = new Channel({} as Session);
+ * channel.push('{"a":1}');
+ * channel.push('{"b":2}');
+ * assert.deepEqual(channel.take().map((m) => m.seq), [1, 2]);
+ * channel.resume(1); // the stream saw 1; 2 was lost in flight
+ * assert.deepEqual(channel.queue.map((m) => m.seq), [2]);
+ * ```
+ */
+export class Channel {
+  /** The A2E session. */
+  readonly session: Session;
+  /** Not yet handed to a stream. */
+  queue: Outgoing[] = [];
+  /** Characters waiting in `queue`: how far behind the client is. */
+  backlog = 0;
+  /** Live events dropped because the client fell behind. */
+  dropped = 0;
+  /** Handed to a stream, kept until a `Last-Event-ID` confirms them. */
+  sent: Outgoing[] = [];
+  /** Characters held in `sent`. */
+  sentChars = 0;
+  /** The highest id dropped from `sent` to keep it bounded (0: none). */
+  forgotten = 0;
+  #seq = 0;
+  /** When a request or a stream last touched the session (`performance.now()`). */
+  lastActive: number = performance.now();
+  /** The stream that currently delivers, or null. */
+  attached: symbol | null = null;
+  /** The A2E session ended: streams close once the queue is drained. */
+  ended = false;
+  #wake: (() => void) | null = null;
+
+  /** @param session the A2E session the channel carries */
+  constructor(session: Session) {
+    this.session = session;
+  }
+
+  /** Queues one message and wakes the waiting stream. */
+  push(text: string): void {
+    this.queue.push({ seq: ++this.#seq, text });
+    this.backlog += text.length;
+    this.wake();
+  }
+
+  /** Moves the whole queue to `sent` and returns it. */
+  take(): Outgoing[] {
+    const batch = this.queue;
+    this.queue = [];
+    this.backlog = 0;
+    for (const m of batch) {
+      this.sent.push(m);
+      this.sentChars += m.text.length;
+    }
+    // Bounded by count and by characters: the oldest go first.
+    let drop = 0;
+    while (
+      drop < this.sent.length &&
+      (this.sent.length - drop > REPLAY_LIMIT || this.sentChars > REPLAY_CHARS)
+    ) {
+      const old = this.sent[drop++]!;
+      this.sentChars -= old.text.length;
+      this.forgotten = old.seq;
+    }
+    if (drop > 0) this.sent.splice(0, drop);
+    return batch;
+  }
+
+  /**
+   * A stream reconnected saying it saw everything up to `lastSeen`: what
+   * was handed to the old stream after that (lost with the connection) goes
+   * back in front of the queue. When some of it is no longer kept (the
+   * replay buffer is bounded), an A2E `error` says which ids are gone,
+   * ahead of what could be kept: the client learns of the gap rather than
+   * silently missing messages.
+   */
+  resume(lastSeen: number): void {
+    const gone = this.forgotten > lastSeen
+      ? [this.#gap(lastSeen, this.forgotten)]
+      : [];
+    const after = Math.max(lastSeen, this.forgotten);
+    const lost = this.sent.filter((m) => m.seq > after);
+    this.sent = [];
+    this.sentChars = 0;
+    this.queue = [...gone, ...lost, ...this.queue];
+    for (const m of [...gone, ...lost]) this.backlog += m.text.length;
+  }
+
+  // The error that stands for messages `after + 1` to `upTo`, no longer
+  // kept. It takes the id `upTo`, so ids stay in order on the stream and a
+  // client that saw it resumes after the gap.
+  #gap(after: number, upTo: number): Outgoing {
+    const message = encodeError("", {
+      code: "runtime_error",
+      message: `Cannot replay the events after id "${after}": ids ${
+        after + 1
+      } to ${upTo} are no longer kept (the replay buffer keeps at most ${REPLAY_LIMIT} messages and ${REPLAY_CHARS} characters)`,
+      detail: { last_event_id: after, first_replayed_id: upTo + 1 },
+    });
+    return { seq: upTo, text: JSON.stringify(message) };
+  }
+
+  /** Ends the current {@link Channel.wait}, if any. */
+  wake(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  /** Resolves when there is something to do, or after `ms`. */
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = null;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
+// The event stream of one transport session (`GET /stream`): it attaches
+// to the session's Channel, replacing the stream attached before (a
+// reconnect), and hands it the queued messages only when the HTTP layer
+// pulls, so what the client never asked for stays queued for the next
+// stream. A quiet stream gets a keep-alive comment so that proxies do not
+// cut it.
+
+/** Keep-alive comment interval, so proxies do not cut a quiet stream. */
+const KEEPALIVE_MS = 15_000;
+
+const encoder = new TextEncoder();
+
+/**
+ * Attaches a new stream to a channel. A `Last-Event-ID` (digits) puts back
+ * in front of the queue what the dropped stream was handed after that id.
+ *
+ * @param channel the transport session
+ * @param lastEventId the request's `Last-Event-ID` header, if any
+ * @param keepaliveMs how long a stream stays quiet before a keep-alive
+ * @returns the SSE body: a `: connected` comment, then `id:`/`data:` events
+ * @example The queued message is the first event
+ * ```ts
+ * import { attachStream } from "./http_sse.ts";
+ * import { Channel } from "./http_sse.ts";
+ * import type { Session } from "../session.ts";
+ * import assert from "node:assert/strict";
+ * const channel = new Channel({} as Session);
+ * channel.push('{"type":"pong"}');
+ * const reader = attachStream(channel, undefined).getReader();
+ * const text = new TextDecoder();
+ * assert.equal(text.decode((await reader.read()).value), ": connected\n\n");
+ * assert.equal(text.decode((await reader.read()).value), 'id: 1\ndata: {"type":"pong"}\n\n');
+ * await reader.cancel();
+ * ```
+ */
+export function attachStream(
+  channel: Channel,
+  lastEventId: string | undefined,
+  keepaliveMs: number = KEEPALIVE_MS,
+): ReadableStream<Uint8Array> {
+  if (lastEventId && /^\d+$/.test(lastEventId)) {
+    channel.resume(Number(lastEventId));
+  }
+  // A reconnect replaces the old stream; its pending pull sees it is no
+  // longer attached and ends without taking a message.
+  const me = Symbol("stream");
+  channel.attached = me;
+  channel.wake();
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(": connected\n\n"));
+    },
+    pull: (controller) => pullNext(channel, me, controller, keepaliveMs),
+    cancel() {
+      if (channel.attached === me) {
+        channel.attached = null;
+        channel.lastActive = performance.now();
+      }
+    },
+  }, { highWaterMark: 0 });
+}
+
+// One pull: the whole queue as one chunk, or a keep-alive after a quiet
+// while, or the end (the stream was replaced or the session ended).
+async function pullNext(
+  channel: Channel,
+  me: symbol,
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  keepaliveMs: number,
+): Promise<void> {
+  while (true) {
+    if (channel.attached !== me) return controller.close();
+    if (channel.queue.length > 0) {
+      // Taken only now that the HTTP layer asks for bytes: what the client
+      // never asked for stays queued for the next stream.
+      const batch = channel.take();
+      controller.enqueue(encoder.encode(
+        batch.map((m) => `id: ${m.seq}\ndata: ${m.text}\n\n`).join(""),
+      ));
+      return;
+    }
+    if (channel.ended) return controller.close();
+    const before = performance.now();
+    await channel.wait(keepaliveMs);
+    if (
+      channel.attached === me && channel.queue.length === 0 &&
+      !channel.ended && performance.now() - before >= keepaliveMs
+    ) {
+      controller.enqueue(encoder.encode(": keepalive\n\n"));
+      return;
+    }
+  }
 }

@@ -3,7 +3,7 @@
  * speaks: one session, one JSON message per line on stdin, answers one per
  * line on stdout and nothing else there. The session ends, cancelling its
  * calls, when stdin closes or the agent sends `shutdown`. An agent that
- * stops reading stdout meets the WebSocket path's rule (`backlog.ts`):
+ * stops reading stdout meets the WebSocket path's rule (`client_bounds.ts`):
  * past 8 MiB waiting, live events are dropped; past 64 MiB the session
  * ends.
  *
@@ -12,7 +12,7 @@
 
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./backlog.ts";
+import { backlogDecision } from "./client_bounds.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 const encoder = new TextEncoder();

@@ -9,7 +9,7 @@
 import type { MiddlewareHandler } from "hono";
 import { upgradeWebSocket } from "hono/deno";
 import type { TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./backlog.ts";
+import { backlogDecision } from "./client_bounds.ts";
 import { Session } from "../session.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 

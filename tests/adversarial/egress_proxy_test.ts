@@ -121,7 +121,7 @@ function start(): Fixture {
       const found = NAMES[host];
       return found
         ? Promise.resolve(found)
-        : import("../../runtime/egress/resolve.ts").then((m) =>
+        : import("../../runtime/egress/targets.ts").then((m) =>
           m.resolveHost(host, AbortSignal.timeout(5000))
         );
     },

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readCapped, SALVAGE_BYTES } from "./capped_body.ts";
+import { readCapped, SALVAGE_BYTES } from "./client_bounds.ts";
 
 function chunked(...parts: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
