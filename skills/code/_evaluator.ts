@@ -31,7 +31,7 @@ export interface EvalResult {
 }
 
 /** The message port the evaluator talks through: a worker's global scope. */
-export interface EvaluatorScope {
+interface EvaluatorScope {
   postMessage(msg: unknown): void;
   onmessage: ((e: { data: { code: string } }) => void) | null;
 }
@@ -283,32 +283,61 @@ export async function evaluateInPlace(
 /** The worker's source: {@link evaluatorMain}, transpiled, called at once. */
 export const evaluatorSource = `(${evaluatorMain.toString()})();`;
 
+/** The `console` output field of both code tools: the lines printed. */
+export const CONSOLE_OUTPUT = {
+  type: "array",
+  description: "Console lines with `level` and `text`",
+  items: {
+    type: "object",
+    properties: { level: { type: "string" }, text: { type: "string" } },
+  },
+};
+
+/** The `error` output field of both code tools. */
+export const ERROR_OUTPUT = {
+  type: ["string", "null"],
+  description: "The exception, when the code threw",
+};
+
 /**
- * The console lines a snippet printed, kept for the result and relayed as
- * the call's log events as they come.
+ * Starts a code tool's call: checks `code`, that the call is not already
+ * cancelled, and keeps the console lines the snippet prints for the result
+ * while relaying them as the call's log events as they come.
  *
- * @param log the call's `ctx.log`
+ * @param args the call's arguments
+ * @param ctx the call's `signal` and `log`
  * @returns the lines so far and the listener that records them
  * @example
  * ```ts
- * import { consoleRelay } from "./_evaluator.ts";
+ * import { beginCall } from "./_evaluator.ts";
  * import assert from "node:assert/strict";
  * const logged: string[] = [];
- * const relay = consoleRelay((level, text) => logged.push(`${level} ${text}`));
+ * const relay = beginCall({ code: "1" }, {
+ *   signal: new AbortController().signal,
+ *   log: (level, text) => logged.push(`${level} ${text}`),
+ * });
  * relay.onConsole({ level: "log", text: "hi" });
  * assert.deepEqual(relay.lines, [{ level: "log", text: "hi" }]);
  * assert.deepEqual(logged, ["info hi"]);
  * ```
  */
-export function consoleRelay(
-  log: (level: "info" | "debug" | "warn" | "error", text: string) => void,
+export function beginCall(
+  args: { code: unknown },
+  ctx: {
+    signal: AbortSignal;
+    log: (level: "info" | "debug" | "warn" | "error", text: string) => void;
+  },
 ): { lines: ConsoleLine[]; onConsole: (line: ConsoleLine) => void } {
+  if (typeof args.code !== "string") {
+    throw new TypeError("code must be a string");
+  }
+  ctx.signal.throwIfAborted();
   const lines: ConsoleLine[] = [];
   return {
     lines,
     onConsole: (line) => {
       lines.push({ level: line.level, text: line.text });
-      log(line.level === "log" ? "info" : line.level, line.text);
+      ctx.log(line.level === "log" ? "info" : line.level, line.text);
     },
   };
 }

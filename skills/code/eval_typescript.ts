@@ -8,7 +8,9 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import type { ConsoleLine, EvalResult } from "./_evaluator.ts";
 import {
-  consoleRelay,
+  beginCall,
+  CONSOLE_OUTPUT,
+  ERROR_OUTPUT,
   evaluateInPlace,
   evaluatorSource,
   PERMISSION_NAMES,
@@ -51,21 +53,8 @@ export default {
         description: "The result as Deno.inspect prints it",
       },
       value_type: { type: "string" },
-      console: {
-        type: "array",
-        description: "Console lines with `level` and `text`",
-        items: {
-          type: "object",
-          properties: {
-            level: { type: "string" },
-            text: { type: "string" },
-          },
-        },
-      },
-      error: {
-        type: ["string", "null"],
-        description: "The exception, when the code threw",
-      },
+      console: CONSOLE_OUTPUT,
+      error: ERROR_OUTPUT,
     },
   },
   prompt: [
@@ -75,13 +64,7 @@ export default {
     "- Type errors are not checked: types are stripped, not verified.",
   ].join("\n"),
   async run(args, ctx) {
-    if (typeof args.code !== "string") {
-      throw new TypeError("code must be a string");
-    }
-    ctx.signal.throwIfAborted();
-    const { lines, onConsole } = consoleRelay((level, text) =>
-      ctx.log(level, text)
-    );
+    const { lines, onConsole } = beginCall(args, ctx);
     const result = typeof Worker === "undefined"
       ? await evaluateInPlace(args.code, { onConsole, signal: ctx.signal })
       : await evaluateInWorker(args.code, onConsole, ctx.signal);

@@ -11,7 +11,12 @@
  */
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
-import { consoleRelay, evaluateInPlace } from "./_evaluator.ts";
+import {
+  beginCall,
+  CONSOLE_OUTPUT,
+  ERROR_OUTPUT,
+  evaluateInPlace,
+} from "./_evaluator.ts";
 
 interface Args {
   code: string;
@@ -60,17 +65,7 @@ export default {
     type: "object",
     properties: {
       value: { description: "The result as JSON (null if not serializable)" },
-      console: {
-        type: "array",
-        description: "Console lines with `level` and `text`",
-        items: {
-          type: "object",
-          properties: {
-            level: { type: "string" },
-            text: { type: "string" },
-          },
-        },
-      },
+      console: CONSOLE_OUTPUT,
       calls: {
         type: "array",
         description: "One entry per inner call, in the order they ended",
@@ -84,10 +79,7 @@ export default {
           },
         },
       },
-      error: {
-        type: ["string", "null"],
-        description: "The exception, when the code threw",
-      },
+      error: ERROR_OUTPUT,
     },
   },
   prompt: [
@@ -97,18 +89,12 @@ export default {
     "- No files, network or environment of its own: everything goes through `tools` and `skills`, with your session's permissions and quotas.",
   ].join("\n"),
   async run(args, ctx) {
-    if (typeof args.code !== "string") {
-      throw new TypeError("code must be a string");
-    }
-    ctx.signal.throwIfAborted();
+    const { lines, onConsole } = beginCall(args, ctx);
     if (typeof Worker !== "undefined") {
       throw new Error(
         "run_code runs only in the skillbox sandbox: its tools are the host's",
       );
     }
-    const { lines, onConsole } = consoleRelay((level, text) =>
-      ctx.log(level, text)
-    );
     const calls: CallRecord[] = [];
     const invoke = async (name: string, input: unknown) => {
       let answer: Answer;
