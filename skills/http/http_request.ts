@@ -10,7 +10,6 @@
  */
 
 import type { FetchResponse, ToolDef } from "../../sandbox/sdk/types.ts";
-import { withSummary } from "./_output.ts";
 
 interface Args {
   url: string;
@@ -129,12 +128,14 @@ export default {
       body_encoding: textual ? "text" : "base64",
       truncated,
     };
-    return withSummary(
+    return {
+      __skillbox_output: true,
       data,
-      `${method} ${response.url} → ${response.status} ${response.statusText} (${bytes.length} bytes${
-        truncated ? ", truncated" : ""
-      })`,
-    );
+      summary:
+        `${method} ${response.url} → ${response.status} ${response.statusText} (${bytes.length} bytes${
+          truncated ? ", truncated" : ""
+        })`,
+    };
   },
 } satisfies ToolDef<Args>;
 

@@ -6,7 +6,6 @@
  */
 
 import type { Context, ToolDef } from "../../sandbox/sdk/types.ts";
-import { withExitCode } from "./_output.ts";
 
 interface Args {
   command: string;
@@ -130,13 +129,14 @@ export default {
         stderr_truncated: stderr.truncated,
         duration_ms: Date.now() - started,
       };
-      return withExitCode(
+      return {
+        __skillbox_output: true,
         data,
-        data.exit_code,
-        status.signal
+        summary: status.signal
           ? `"${args.command}" was terminated by ${status.signal}`
           : `"${args.command}" exited with code ${status.code}`,
-      );
+        exit_code: data.exit_code,
+      };
     } finally {
       ctx.signal.removeEventListener("abort", kill);
     }
