@@ -46,7 +46,7 @@ export function fsConfig(config: Record<string, unknown>): FsConfig {
  * @param path an absolute path
  * @returns the normalized path
  */
-export function normalize(path: string): string {
+function normalize(path: string): string {
   const out: string[] = [];
   for (const part of path.split("/")) {
     if (part === "" || part === ".") continue;
@@ -57,7 +57,7 @@ export function normalize(path: string): string {
 }
 
 /** Whether `path` is `base` or inside it (both normalized). */
-export function isInside(base: string, path: string): boolean {
+function isInside(base: string, path: string): boolean {
   return path === base || base === "/" || path.startsWith(base + "/");
 }
 

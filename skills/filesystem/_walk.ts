@@ -22,7 +22,7 @@ export interface WalkEntry {
 }
 
 /** Options of {@link walk}. */
-export interface WalkOptions {
+interface WalkOptions {
   /** Deepest level to list (1 = direct children only). */
   maxDepth: number;
   /** Whether to list and enter names starting with `.`. */
