@@ -1,7 +1,8 @@
 /**
- * The program that runs inside the throwaway worker of `eval_typescript`.
- * It is written as a function so it is type-checked and linted, and shipped
- * to the worker as source text (`evaluatorSource`), because a module may not
+ * How the code toolkit evaluates the client's code: in place inside the
+ * sandbox, or in a throwaway worker elsewhere. The program that runs the code
+ * is written as a function so it is type-checked and linted, and shipped to
+ * the worker as source text (`evaluatorSource`), because a module may not
  * import anything at runtime beyond its own folder.
  *
  * Protocol: the parent posts `{ code }`; the worker posts
@@ -30,6 +31,9 @@ export interface EvalResult {
   error: string | null;
 }
 
+/** What the evaluator posts: console lines while it runs, then its result. */
+type EvalMessage = EvalResult | (ConsoleLine & { type: "console" });
+
 /** The message port the evaluator talks through: a worker's global scope. */
 interface EvaluatorScope {
   postMessage(msg: unknown): void;
@@ -41,7 +45,7 @@ interface EvaluatorScope {
  * `target`, it talks through that instead of the worker's global scope (the
  * in-place mode used inside the skillbox sandbox).
  */
-export function evaluatorMain(target?: EvaluatorScope): void {
+function evaluatorMain(target?: EvaluatorScope): void {
   // Long: kept in one function because the worker runs its source text
   // (`evaluatorSource`, from `toString()`), so it can reference nothing
   // outside its body; each job in it is a short named inner arrow.
@@ -217,7 +221,7 @@ export function evaluatorMain(target?: EvaluatorScope): void {
 }
 
 /** Deno's permission names, all given up before client code runs in place. */
-export const PERMISSION_NAMES = [
+const PERMISSION_NAMES = [
   "read",
   "write",
   "net",
@@ -269,7 +273,7 @@ export async function evaluateInPlace(
     );
     const scope: EvaluatorScope = {
       postMessage: (msg) => {
-        const m = msg as EvalResult | (ConsoleLine & { type: "console" });
+        const m = msg as EvalMessage;
         if (m.type === "console") onConsole(m);
         else resolve(m);
       },
@@ -281,7 +285,93 @@ export async function evaluateInPlace(
 }
 
 /** The worker's source: {@link evaluatorMain}, transpiled, called at once. */
-export const evaluatorSource = `(${evaluatorMain.toString()})();`;
+const evaluatorSource = `(${evaluatorMain.toString()})();`;
+
+/**
+ * Outside the skillbox sandbox (tests, embedding): evaluates in a throwaway
+ * worker with no permissions.
+ *
+ * @param code the client's code
+ * @param options where console lines go, and the call's signal
+ * @returns what the evaluator reported
+ * @example Needs --unstable-worker-options where the caller holds permissions
+ * ```ts ignore
+ * const out = await evaluateInWorker("1 + 1", { onConsole() {}, signal });
+ * ```
+ */
+export async function evaluateInWorker(
+  code: string,
+  options: { onConsole: (line: ConsoleLine) => void; signal: AbortSignal },
+): Promise<EvalResult> {
+  const { onConsole, signal } = options;
+  const worker = new Worker(
+    "data:application/javascript;base64," + toBase64(evaluatorSource),
+    workerOptions(),
+  );
+  let onAbort = () => {};
+  try {
+    return await new Promise<EvalResult>((resolve, reject) => {
+      worker.onmessage = (e: MessageEvent<EvalMessage>) => {
+        const msg = e.data;
+        if (msg.type === "console") onConsole(msg);
+        else resolve(msg);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(`The code crashed its sandbox: ${e.message}`));
+      };
+      onAbort = () =>
+        reject(signal.reason ?? new Error("The call was aborted"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      worker.postMessage({ code });
+    });
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // A busy loop survives terminate(); the sandbox process is killed at
+    // the call's timeout, which is why this tool is isolated per call.
+    worker.terminate();
+  }
+}
+
+/**
+ * Options for the evaluator worker. A worker inherits its parent's
+ * permissions; in the skillbox sandbox this toolkit is granted none, so
+ * inheriting is already "none". Where the caller holds permissions (tests,
+ * embedding), they are dropped with `deno.permissions: "none"`, which needs
+ * `--unstable-worker-options`; without it, refuse rather than leak them.
+ */
+function workerOptions(): WorkerOptions {
+  const holds = PERMISSION_NAMES.some((name) =>
+    Deno.permissions.querySync({ name }).state === "granted"
+  );
+  if (!holds) return { type: "module" };
+  if (!workerOptionsEnabled()) {
+    throw new Error(
+      "eval_typescript runs code with no permissions: run it in the skillbox sandbox, or start Deno with --unstable-worker-options",
+    );
+  }
+  return { type: "module", deno: { permissions: "none" } } as WorkerOptions;
+}
+
+function workerOptionsEnabled(): boolean {
+  try {
+    const argv = Deno.readTextFileSync("/proc/self/cmdline").split("\0");
+    return argv.some((a) =>
+      a === "--unstable-worker-options" || a === "--unstable"
+    );
+  } catch {
+    return false;
+  }
+}
+
+function toBase64(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
 
 /** The `console` output field of both code tools: the lines printed. */
 export const CONSOLE_OUTPUT = {

@@ -6,14 +6,12 @@
  */
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
-import type { ConsoleLine, EvalResult } from "./_evaluator.ts";
 import {
   beginCall,
   CONSOLE_OUTPUT,
   ERROR_OUTPUT,
   evaluateInPlace,
-  evaluatorSource,
-  PERMISSION_NAMES,
+  evaluateInWorker,
 } from "./_evaluator.ts";
 
 interface Args {
@@ -65,9 +63,10 @@ export default {
   ].join("\n"),
   async run(args, ctx) {
     const { lines, onConsole } = beginCall(args, ctx);
-    const result = typeof Worker === "undefined"
-      ? await evaluateInPlace(args.code, { onConsole, signal: ctx.signal })
-      : await evaluateInWorker(args.code, onConsole, ctx.signal);
+    const evaluate = typeof Worker === "undefined"
+      ? evaluateInPlace
+      : evaluateInWorker;
+    const result = await evaluate(args.code, { onConsole, signal: ctx.signal });
     const data = {
       value: result.value,
       display: result.display,
@@ -85,82 +84,3 @@ export default {
     };
   },
 } satisfies ToolDef<Args>;
-
-type Console = (line: ConsoleLine) => void;
-
-/** Elsewhere (tests, embedding): a throwaway worker with no permissions. */
-async function evaluateInWorker(
-  code: string,
-  onConsole: Console,
-  signal: AbortSignal,
-): Promise<EvalResult> {
-  const worker = new Worker(
-    "data:application/javascript;base64," + toBase64(evaluatorSource),
-    workerOptions(),
-  );
-  let onAbort = () => {};
-  try {
-    return await new Promise<EvalResult>((resolve, reject) => {
-      worker.onmessage = (
-        e: MessageEvent<EvalResult | (ConsoleLine & { type: "console" })>,
-      ) => {
-        const msg = e.data;
-        if (msg.type === "console") onConsole(msg);
-        else resolve(msg);
-      };
-      worker.onerror = (e) => {
-        e.preventDefault();
-        reject(new Error(`The code crashed its sandbox: ${e.message}`));
-      };
-      onAbort = () =>
-        reject(signal.reason ?? new Error("The call was aborted"));
-      signal.addEventListener("abort", onAbort, { once: true });
-      worker.postMessage({ code });
-    });
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    // A busy loop survives terminate(); the sandbox process is killed at
-    // the call's timeout, which is why this tool is isolated per call.
-    worker.terminate();
-  }
-}
-
-/**
- * Options for the evaluator worker. A worker inherits its parent's
- * permissions; in the skillbox sandbox this toolkit is granted none, so
- * inheriting is already "none". Where the caller holds permissions (tests,
- * embedding), they are dropped with `deno.permissions: "none"`, which needs
- * `--unstable-worker-options`; without it, refuse rather than leak them.
- */
-function workerOptions(): WorkerOptions {
-  const holds = PERMISSION_NAMES.some((name) =>
-    Deno.permissions.querySync({ name }).state === "granted"
-  );
-  if (!holds) return { type: "module" };
-  if (!workerOptionsEnabled()) {
-    throw new Error(
-      "eval_typescript runs code with no permissions: run it in the skillbox sandbox, or start Deno with --unstable-worker-options",
-    );
-  }
-  return { type: "module", deno: { permissions: "none" } } as WorkerOptions;
-}
-
-function workerOptionsEnabled(): boolean {
-  try {
-    const argv = Deno.readTextFileSync("/proc/self/cmdline").split("\0");
-    return argv.some((a) =>
-      a === "--unstable-worker-options" || a === "--unstable"
-    );
-  } catch {
-    return false;
-  }
-}
-
-function toBase64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(bin);
-}
