@@ -267,7 +267,7 @@ export function createApi(sources: ConsoleSources): Hono {
 }
 
 /** A host of the fleet, as the overview shows it. */
-export interface HostView {
+interface HostView {
   /** Its `host.id`. */
   id: string;
   /** Whether it is the host answering. */
