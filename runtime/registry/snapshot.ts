@@ -29,16 +29,16 @@ import type {
 } from "./types.ts";
 
 /** A definition read from a module, its name not yet granted. */
-export type Candidate<T> = {
+type Candidate<T> = {
   entry: T;
   listed: readonly string[];
   /** The skills folder its file was found under. */
   root: string;
 };
 /** A toolkit candidate: the entry before its tools are known. */
-export type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">>;
+type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">>;
 /** A tool candidate: the entry before its toolkit is known. */
-export type ToolCandidate = Omit<ToolEntry, "toolkit">;
+type ToolCandidate = Omit<ToolEntry, "toolkit">;
 type Kind = RegistryRefusal["kind"];
 type Named = { name: string; path: string; origin: Origin };
 
@@ -59,15 +59,8 @@ const ORIGIN_RANK: Record<Origin, number> = { builtin: 0, mcp: 1, file: 2 };
  * @param entry the refused definition (or the toolkit whose claim was)
  * @param reason the sentence saying why
  * @returns the refusal
- * @example
- * ```ts
- * import { refusal } from "./snapshot.ts";
- * import assert from "node:assert/strict";
- * const r = refusal("tool", { name: "x", path: "/s/x.ts", origin: "file" }, "No");
- * assert.equal(r.reason, "No");
- * ```
  */
-export function refusal(
+function refusal(
   kind: Kind,
   entry: Named,
   reason: string,
@@ -89,15 +82,8 @@ export function refusal(
  * @param entry the definition's path and origin
  * @param root the skills folder it was found under
  * @returns the words, values quoted
- * @example
- * ```ts
- * import { shown } from "./snapshot.ts";
- * import assert from "node:assert/strict";
- * assert.equal(shown({ path: "/x/skills/fs/read.ts", origin: "builtin" }, "/x/skills"), 'builtin "skills/fs/read.ts"');
- * assert.equal(shown({ path: "/ops/read.ts", origin: "file" }, "/ops"), '"/ops/read.ts"');
- * ```
  */
-export function shown(
+function shown(
   entry: { path: string; origin: Origin },
   root: string,
 ): string {
@@ -114,21 +100,8 @@ export function shown(
  * Who gets a name when several definitions of one kind claim it; the
  * losers are told to `refused`, ties of equal standing to `errors` (and
  * the name blocked).
- *
- * @example The shipped tool keeps its name
- * ```ts
- * import { NameRules } from "./snapshot.ts";
- * import assert from "node:assert/strict";
- * const refused: never[] = [];
- * const rules = new NameRules([], undefined, { refused, errors: [], broken: new Map() });
- * const c = (path: string, origin: "builtin" | "file") =>
- *   ({ entry: { name: "read_file", path, origin }, listed: [], root: "/r" });
- * const won = rules.pick("tool", [c("/r/a.ts", "file"), c("/r/b.ts", "builtin")], new Map());
- * assert.equal(won.get("read_file")?.entry.path, "/r/b.ts");
- * assert.equal(refused.length, 1);
- * ```
  */
-export class NameRules {
+class NameRules {
   #roots: readonly RegistryRoot[];
   #previous: RegistrySnapshot | undefined;
   #refused: RegistryRefusal[];
@@ -301,19 +274,8 @@ function byPath<T extends { entry: { path: string } }>(a: T, b: T): number {
 /**
  * Where toolkits are defined, so that a tool's place decides its toolkit
  * and a toolkit's `tools` list claims only loose tools of its own tree.
- *
- * @example A tool naming another folder's toolkit is refused
- * ```ts
- * import { Places } from "./snapshot.ts";
- * import assert from "node:assert/strict";
- * const kit = { entry: { name: "http", path: "/b/http/toolkit.ts", origin: "builtin" }, listed: [], root: "/b" } as never;
- * const places = new Places([kit], new Map([["http", kit]]));
- * const tool = { entry: { name: "x", path: "/s/x.ts", origin: "file" }, listed: [], root: "/s" } as never;
- * const got = places.toolkitOf(tool, "http");
- * assert.ok(typeof got === "object" && got !== null && /"http"/.test(got.refused));
- * ```
  */
-export class Places {
+class Places {
   #byDir = new Map<string, KitCandidate[]>();
   #served: ReadonlyMap<string, KitCandidate>;
 
