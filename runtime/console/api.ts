@@ -25,6 +25,7 @@
 
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
+import type { RegistryStatus } from "../load_report.ts";
 import {
   BEAT_LOST_MS,
   type LiveChange,
@@ -116,27 +117,7 @@ export interface ConsoleSources {
    * Every tool's status and the registry's refusals (the operator's view);
    * null until the skills folders are loaded. @default none
    */
-  registryStatus?(): RegistryStatusView | null;
-}
-
-/** What {@link ConsoleSources.registryStatus} reads from the registry. */
-export interface RegistryStatusView {
-  tools: readonly {
-    name: string;
-    description: string;
-    toolkit: string | null;
-    tags: readonly string[];
-    origin: string;
-    path: string;
-    status: "available" | "blocked";
-    blockedReason: string | null;
-  }[];
-  refused: readonly {
-    kind: string;
-    name: string;
-    path: string;
-    reason: string;
-  }[];
+  registryStatus?(): RegistryStatus | null;
 }
 
 const STATS_WINDOW_S = 3600;
@@ -345,7 +326,7 @@ async function fleetView(
 // denied one too, which a session's list leaves out) and every refusal.
 function withStatuses(
   view: CatalogView,
-  registry: RegistryStatusView | null,
+  registry: RegistryStatus | null,
 ): CatalogView {
   if (registry === null) {
     return {
