@@ -33,7 +33,7 @@ import { serveStdio, type StdioOptions } from "./transports/stdio.ts";
 import { registryFacts } from "./mcp/tool_mapping.ts";
 import { createMcpHttp } from "./mcp/http.ts";
 import { serveMcpStdio } from "./mcp/server.ts";
-import { createOperatorSurface } from "./console/mount.ts";
+import { createOperatorSurface } from "./console/operator_surface.ts";
 import {
   httpApp,
   type ListenAddress,

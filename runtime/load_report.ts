@@ -53,7 +53,7 @@ export interface RegistryStatus {
  * @example An empty registry
  * ```ts
  * import { loadReport } from "./load_report.ts";
- * import { buildSnapshot } from "./registry/normalize.ts";
+ * import { buildSnapshot } from "./registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * const registry = { snapshot: buildSnapshot([]) } as never;
  * const report = await loadReport(registry, {
@@ -111,7 +111,7 @@ export async function loadReport(
  * @example
  * ```ts
  * import { logNewRefusals } from "./load_report.ts";
- * import { buildSnapshot } from "./registry/normalize.ts";
+ * import { buildSnapshot } from "./registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * let listener = (_c: unknown) => {};
  * const registry = {
@@ -148,7 +148,7 @@ export function logNewRefusals(
  * @example
  * ```ts
  * import { registryStatus } from "./load_report.ts";
- * import { buildSnapshot } from "./registry/normalize.ts";
+ * import { buildSnapshot } from "./registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * const status = registryStatus(buildSnapshot([]), {
  *   rules: { tools: { allow: [], deny: [], tokens: {} }, permissions: {} },

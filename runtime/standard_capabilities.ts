@@ -20,8 +20,11 @@ import type { HostConfig } from "./config_schema.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import type { CapabilityName } from "../protocol/codes.ts";
 import type { AnsweredRequestType } from "../protocol/responses.ts";
-import { loadRegistry, type Registry } from "./registry/registry.ts";
-import { progressLogger } from "./registry/progress.ts";
+import {
+  loadRegistry,
+  progressLogger,
+  type Registry,
+} from "./registry/registry.ts";
 import {
   createSkillsCapability,
   hostLlm,

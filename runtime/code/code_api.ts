@@ -122,7 +122,7 @@ const NO_RULES = { allow: [], deny: [], tokens: {} };
  * @example A tool the policy denies to the session is not declared
  * ```ts
  * import { createCodeApi } from "./code_api.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
  * import { parseHostPolicy } from "../tools/policy.ts";
  * import assert from "node:assert/strict";
@@ -319,7 +319,7 @@ function byName(a: { name: string }, b: { name: string }): number {
  * @example No skills
  * ```ts
  * import { publishedSkills } from "./code_api.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * const skills = publishedSkills({ skills: () => Promise.resolve([]) },
  *   { registry: { snapshot: buildSnapshot([]) } });
@@ -367,7 +367,7 @@ export interface RouteCodeApiOptions {
  * @example Another tool's call goes to the sandbox
  * ```ts
  * import { createCodeApi, routeCodeApi } from "./code_api.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
  * import { parseHostPolicy } from "../tools/policy.ts";
  * import assert from "node:assert/strict";

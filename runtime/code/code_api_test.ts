@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { SessionScope } from "../capability.ts";
-import { buildSnapshot } from "../registry/normalize.ts";
+import { buildSnapshot } from "../registry/snapshot.ts";
 import type { RegistryChange } from "../registry/types.ts";
 import { skill } from "../skills/catalog.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";

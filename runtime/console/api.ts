@@ -1,17 +1,35 @@
 /**
  * The console's read-only JSON API: `/api/runs`, `/api/runs/<id>` (with
  * its kept files listed), `/api/runs/<id>/files/<n>` (one kept file's
- * content, see `run_files.ts`), `/api/stats`, `/api/catalog`, `/api/overview` (sessions and sandbox
- * processes) and `/api/live` (SSE). Everything it returns was redacted when
- * recorded, or is redacted here (live data). No CORS headers: browsers on
- * other origins cannot read it.
+ * content), `/api/stats`, `/api/catalog`, `/api/overview` (sessions and
+ * sandbox processes) and `/api/live` (SSE). Everything it returns was
+ * redacted when recorded, or is redacted here (live data). No CORS headers:
+ * browsers on other origins cannot read it.
+ *
+ * `/api/live` streams runs starting, their events, and finishing. Each
+ * viewer has a bounded queue; a viewer that cannot keep up loses events
+ * (counted), never slows a call.
+ *
+ * A run's kept files (a skill script's workspace) are listed with the run
+ * (name, size, kept or not, binary or text), and one file's content is
+ * served on its own, addressed by its place in the run's list, never by its
+ * name (a name is whatever an untrusted script chose: `../../x`, `..`,
+ * `<script>`; it is only ever shown as text). The content is served so that
+ * it can never run in the console's origin: `text/plain` (or
+ * `application/octet-stream`) with `nosniff`, as an attachment, under a CSP
+ * of `default-src 'none'; sandbox` (a browser that opened it anyway would
+ * give it an opaque origin and no script).
  *
  * @module
  */
 
 import { type Context, Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { RegistryStatus } from "../load_report.ts";
 import {
   BEAT_LOST_MS,
+  type LiveChange,
+  liveOf,
   type LiveRun,
   type RunRecorder,
 } from "../store/recorder.ts";
@@ -20,10 +38,9 @@ import type {
   RunStore,
   RunTiming,
   StoredEvent,
+  StoredFile,
 } from "../store/store.ts";
-import { mayView, type RunScope } from "../store/store.ts";
-import { fleetRunning, liveStream } from "./live.ts";
-import { fileResponse, runFileViews } from "./run_files.ts";
+import { mayView, type RunScope, toRow } from "../store/store.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
@@ -100,27 +117,7 @@ export interface ConsoleSources {
    * Every tool's status and the registry's refusals (the operator's view);
    * null until the skills folders are loaded. @default none
    */
-  registryStatus?(): RegistryStatusView | null;
-}
-
-/** What {@link ConsoleSources.registryStatus} reads from the registry. */
-export interface RegistryStatusView {
-  tools: readonly {
-    name: string;
-    description: string;
-    toolkit: string | null;
-    tags: readonly string[];
-    origin: string;
-    path: string;
-    status: "available" | "blocked";
-    blockedReason: string | null;
-  }[];
-  refused: readonly {
-    kind: string;
-    name: string;
-    path: string;
-    reason: string;
-  }[];
+  registryStatus?(): RegistryStatus | null;
 }
 
 const STATS_WINDOW_S = 3600;
@@ -251,7 +248,7 @@ export function createApi(sources: ConsoleSources): Hono {
 }
 
 /** A host of the fleet, as the overview shows it. */
-export interface HostView {
+interface HostView {
   /** Its `host.id`. */
   id: string;
   /** Whether it is the host answering. */
@@ -329,7 +326,7 @@ async function fleetView(
 // denied one too, which a session's list leaves out) and every refusal.
 function withStatuses(
   view: CatalogView,
-  registry: RegistryStatusView | null,
+  registry: RegistryStatus | null,
 ): CatalogView {
   if (registry === null) {
     return {
@@ -444,31 +441,17 @@ function statsView(timings: readonly RunTiming[]): Record<string, unknown>[] {
  * @param run the stored run
  * @returns the JSON view
  */
-export function runView(run: RunRecord): Record<string, unknown> {
+function runView(run: RunRecord): Record<string, unknown> {
+  // The store's row, less whose it is, its texts parsed back.
+  const { owner: _owner, args: _args, ...row } = toRow(run);
   return {
-    id: run.id,
-    parent_id: run.parentId,
-    kind: run.kind,
-    name: run.name,
-    toolkit: run.toolkit,
-    session: run.session,
-    transport: run.transport,
-    token_label: run.tokenLabel,
-    host: run.host ?? "",
-    started_at: run.startedAt,
+    ...row,
     // A run written while it runs (a fleet's, or one its host left) has
     // not ended: no end, no duration.
     ended_at: run.outcome === "running" ? null : run.endedAt,
     duration_ms: run.outcome === "running" ? null : run.durationMs,
-    outcome: run.outcome,
-    error: run.error,
-    summary: run.summary,
     arguments: parse(run.args),
     result: run.result === null ? null : parse(run.result),
-    event_count: run.eventCount,
-    llm_turns: run.llmTurns,
-    input_tokens: run.inputTokens,
-    output_tokens: run.outputTokens,
   };
 }
 
@@ -479,7 +462,7 @@ export function runView(run: RunRecord): Record<string, unknown> {
  * @param run the live run
  * @returns the JSON view
  */
-export function liveView(
+function liveView(
   recorder: RunRecorder,
   run: LiveRun,
 ): Record<string, unknown> {
@@ -520,4 +503,290 @@ function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   const index = Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
   return Math.round(sorted[Math.max(0, index)]! * 100) / 100;
+}
+
+// The live stream (`/api/live`).
+
+const MAX_QUEUE = 2000;
+const HEARTBEAT_MS = 15_000;
+
+/** Options of {@link liveStream}. */
+interface LiveStreamOptions {
+  /** The recorder to follow. */
+  recorder: RunRecorder;
+  /** Counts events the viewer missed. @default none */
+  dropped?: (count: number) => void;
+  /** Whose runs the viewer may see; others' are never queued. @default "all" */
+  scope?: RunScope;
+}
+
+/**
+ * Streams the recorder's changes to one viewer.
+ *
+ * @param c the request context
+ * @param options the recorder, the drop counter and the viewer's scope
+ * @returns the SSE response
+ */
+function liveStream(c: Context, options: LiveStreamOptions): Response {
+  const { recorder, dropped, scope = "all" } = options;
+  c.header("Cache-Control", "no-store");
+  return streamSSE(c, async (stream) => {
+    const queue: LiveChange[] = [];
+    let wake: (() => void) | null = null;
+    let lost = 0;
+    const unsubscribe = recorder.subscribe((change) => {
+      if (!mayView(scope, ownerOf(change))) return;
+      if (queue.length >= MAX_QUEUE) {
+        lost++;
+        return;
+      }
+      queue.push(change);
+      wake?.();
+    });
+    const done = new Promise<void>((resolve) => stream.onAbort(resolve));
+    let closed = false;
+    done.then(() => {
+      closed = true;
+      wake?.();
+    });
+    try {
+      const running = [
+        ...recorder.running.filter((r) => mayView(scope, r.owner)),
+        ...await otherHostsRunning(recorder, scope),
+      ];
+      await stream.writeSSE({
+        event: "hello",
+        data: JSON.stringify({
+          running: running.map((r) => liveView(recorder, r)),
+        }),
+      });
+      while (!closed) {
+        if (queue.length === 0) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            timer = setTimeout(resolve, HEARTBEAT_MS);
+          });
+          wake = null;
+          clearTimeout(timer);
+          if (queue.length === 0 && !closed) {
+            await stream.writeSSE({ event: "ping", data: "{}" });
+          }
+          continue;
+        }
+        if (lost > 0) {
+          dropped?.(lost);
+          await stream.writeSSE({ event: "lost", data: String(lost) });
+          lost = 0;
+        }
+        const change = queue.shift()!;
+        await stream.writeSSE({
+          event: change.type,
+          data: encode(recorder, change),
+        });
+      }
+    } finally {
+      unsubscribe();
+    }
+  });
+}
+
+// The live view's snapshot: none of the other hosts' runs when the store
+// is out of reach (the viewer still gets this host's and every change
+// from now on).
+async function otherHostsRunning(
+  recorder: RunRecorder,
+  scope: RunScope,
+): Promise<LiveRun[]> {
+  try {
+    return await fleetRunning(recorder, scope);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * In a fleet (a store other hosts write), the runs the other hosts have
+ * written `running` and not finished (in `scope`), oldest first; a dead
+ * host's stay until it restarts and marks them `interrupted`.
+ *
+ * @param recorder this host's recorder (its store and host id)
+ * @param scope whose runs
+ * @returns the runs (none without a shared store)
+ * @throws {Error} when the store cannot be read
+ * @example Without a shared store there is no fleet
+ * ```ts
+ * import { fleetRunning } from "./api.ts";
+ * import { openRecorder } from "../store/recorder.ts";
+ * import assert from "node:assert/strict";
+ * const recorder = openRecorder({ path: ":memory:", maxRuns: 10, maxAgeDays: 1 });
+ * assert.deepEqual(await fleetRunning(recorder, "all"), []);
+ * await recorder.close();
+ * ```
+ */
+export async function fleetRunning(
+  recorder: RunRecorder,
+  scope: RunScope,
+): Promise<LiveRun[]> {
+  const store = recorder.store;
+  if (!store?.follow) return [];
+  const page = await store.list({
+    outcome: "running",
+    owner: scope === "all" ? undefined : scope.owner,
+    limit: 500,
+  });
+  return page.runs.filter((r) => r.host !== recorder.host).map(liveOf)
+    .reverse();
+}
+
+function ownerOf(change: LiveChange): string | null | undefined {
+  return change.type === "event" ? change.owner : change.run.owner;
+}
+
+function encode(recorder: RunRecorder, change: LiveChange): string {
+  switch (change.type) {
+    case "started":
+      return JSON.stringify(liveView(recorder, change.run));
+    case "finished":
+      return JSON.stringify(runView(change.run));
+    case "event": {
+      const { seq, kind } = change.event;
+      const data = recorder.redactor.json(change.event.data, {
+        maxChars: 4096,
+      });
+      return `{"run_id":${JSON.stringify(change.runId)},"seq":${seq},"kind":${
+        JSON.stringify(kind)
+      },"data":${data}}`;
+    }
+  }
+}
+
+// A run's kept files.
+
+/** One kept file in a run's detail. */
+export interface RunFileView {
+  /** Its place in the run's list: the `<n>` of its content's URL. */
+  index: number;
+  /** Its path, `<script call>/<path in the workspace>`, as the script named it. */
+  name: string;
+  /** Its size in bytes when the run ended. */
+  size: number;
+  /** Whether its content was kept (false: over a cap, or it held a secret). */
+  kept: boolean;
+  /** Bytes of content kept (0 when not kept). */
+  kept_bytes: number;
+  /** Whether the content is not UTF-8 text (or holds a NUL byte). */
+  binary: boolean;
+  /** Why it was not kept, or the count of files not listed, or null. */
+  note: string | null;
+  /** Where its content is served (relative to `/api/runs/<id>/`), or null. */
+  content: string | null;
+}
+
+/**
+ * The view of a run's kept files.
+ *
+ * @param files the files as stored
+ * @returns their views, in order
+ * @example A text file kept, a binary one, one over the cap
+ * ```ts
+ * import { runFileViews } from "./api.ts";
+ * import assert from "node:assert/strict";
+ * const views = runFileViews([
+ *   { name: "1/a.txt", size: 2, data: new TextEncoder().encode("hi"), note: null },
+ *   { name: "1/b.bin", size: 2, data: new Uint8Array([0xff, 0]), note: null },
+ *   { name: "1/big", size: 9e6, data: null, note: "not kept: over the cap" },
+ * ]);
+ * assert.deepEqual(views.map((v) => [v.kept, v.binary, v.content]), [
+ *   [true, false, "files/0"], [true, true, "files/1"], [false, false, null],
+ * ]);
+ * ```
+ */
+export function runFileViews(files: readonly StoredFile[]): RunFileView[] {
+  return files.map((file, index) => ({
+    index,
+    name: file.name,
+    size: file.size,
+    kept: file.data !== null,
+    kept_bytes: file.data?.length ?? 0,
+    binary: file.data !== null && isBinary(file.data),
+    note: file.note,
+    content: file.data === null ? null : `files/${index}`,
+  }));
+}
+
+/**
+ * The response serving one kept file's content, or null when the run has
+ * no such file or kept none of it.
+ *
+ * @param files the run's files as stored
+ * @param index the file's place in the list, as given in the URL
+ * @returns the response, or null
+ * @example A script's `<script>` is served as plain text, never as a page
+ * ```ts
+ * import { fileResponse } from "./api.ts";
+ * import assert from "node:assert/strict";
+ * const data = new TextEncoder().encode("<script>alert(1)</script>");
+ * const res = fileResponse([{ name: "1/x.html", size: data.length, data, note: null }], "0")!;
+ * assert.equal(res.headers.get("content-type"), "text/plain; charset=utf-8");
+ * assert.match(res.headers.get("content-security-policy")!, /sandbox/);
+ * assert.match(res.headers.get("content-disposition")!, /^attachment;/);
+ * assert.equal(await res.text(), "<script>alert(1)</script>");
+ * assert.equal(fileResponse([], "0"), null);
+ * // The header's name is the last part, reduced; the exact one is encoded.
+ * const named = (name: string) =>
+ *   fileResponse([{ name, size: 1, data: new Uint8Array([0x61]), note: null }], "0")!
+ *     .headers.get("content-disposition");
+ * assert.equal(named('1/../../a "b".txt'),
+ *   `attachment; filename="a__b_.txt"; filename*=UTF-8''a%20%22b%22.txt`);
+ * assert.equal(named("1/.."), `attachment; filename="file"; filename*=UTF-8''..`);
+ * ```
+ */
+export function fileResponse(
+  files: readonly StoredFile[],
+  index: string,
+): Response | null {
+  if (!/^(0|[1-9][0-9]{0,8})$/.test(index)) return null;
+  const file = files[Number(index)];
+  if (!file || file.data === null) return null;
+  const data = file.data;
+  return new Response(data.slice().buffer, {
+    headers: {
+      "Content-Type": isBinary(data)
+        ? "application/octet-stream"
+        : "text/plain; charset=utf-8",
+      "Content-Length": String(data.length),
+      "Content-Disposition": contentDisposition(file.name),
+      "Content-Security-Policy": "default-src 'none'; sandbox",
+      "X-Content-Type-Options": "nosniff",
+      "Cross-Origin-Resource-Policy": "same-origin",
+      "X-Frame-Options": "DENY",
+      "Cache-Control": "no-store",
+    },
+  });
+}
+
+// `attachment` with a safe file name: the last part of `name`, reduced to
+// `[A-Za-z0-9._-]` (no quote, no separator, no control character can reach
+// the header), and the exact name percent-encoded in `filename*`.
+function contentDisposition(name: string): string {
+  const base = name.split("/").pop() ?? "";
+  let ascii = base.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 100);
+  if (/^[._]*$/.test(ascii)) ascii = "file";
+  const exact = encodeURIComponent(base.slice(0, 200)).replace(
+    /['()*]/g,
+    (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase(),
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+// Not UTF-8, or holding a NUL byte.
+function isBinary(data: Uint8Array): boolean {
+  if (data.includes(0)) return true;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(data);
+    return false;
+  } catch {
+    return true;
+  }
 }

@@ -1,8 +1,11 @@
 /**
- * The console's HTML, rendered on the server with Hono's JSX: the dashboard
- * shell (the client script fills it from `/api/*` and keeps it live) and the
- * login form. No inline script or style: the page's CSP allows only the
- * host's own files.
+ * The console's page: its HTML, rendered on the server with Hono's JSX (the
+ * dashboard shell and the login form), and the client script and stylesheet
+ * the host serves as `/console/app.js` and `/console/app.css` (no CDN, no
+ * build step). The script fills the dashboard from `/api/*` and follows
+ * `/api/live`. Every value is shown with `textContent`, never as HTML, so a
+ * tool's output cannot inject markup into the console. No inline script or
+ * style: the page's CSP allows only the host's own files.
  *
  * @module
  */
@@ -208,3 +211,284 @@ export function loginPage(options: { error?: string } = {}): string {
     </Shell>
   );
 }
+
+/** The client script's source. */
+export const CLIENT_SCRIPT: string = `
+const $ = (id) => document.getElementById(id);
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : String(c ?? ""));
+  return node;
+};
+const getJson = async (path) => {
+  const res = await fetch(path, { credentials: "same-origin" });
+  if (res.status === 401) { location.href = "/login"; throw new Error("signed out"); }
+  if (!res.ok) throw new Error(path + ": " + res.status);
+  return res.json();
+};
+const time = (ms) => new Date(ms).toLocaleTimeString();
+const pretty = (v) => typeof v === "string" ? v : JSON.stringify(v, null, 2);
+
+const running = new Map();
+function renderRunning() {
+  const list = $("running-list");
+  list.replaceChildren();
+  for (const run of running.values()) {
+    const bar = el("progress", { max: "100", class: "bar" });
+    if (typeof run.progress === "number") bar.value = run.progress;
+    list.append(el("li", { class: "run", "data-run": run.id },
+      el("div", {}, el("b", {}, run.name), " ", el("span", { class: "muted" }, run.kind + " · " + run.transport + (run.host ? " · host " + run.host : "") + " · since " + time(run.started_at))),
+      bar,
+      el("div", { class: "status" }, run.status || ""),
+      el("pre", { class: "tokens" }, run.tokens || "")));
+  }
+  $("running-empty").hidden = running.size > 0;
+}
+
+let catalog = null;
+function renderCatalog(matches) {
+  const tools = $("tools");
+  tools.replaceChildren();
+  const shown = matches ? new Set(matches) : null;
+  const byKit = new Map();
+  for (const t of catalog.tools) {
+    if (shown && !shown.has(t.name)) continue;
+    const kit = t.toolkit || "(no toolkit)";
+    if (!byKit.has(kit)) byKit.set(kit, []);
+    byKit.get(kit).push(t);
+  }
+  if (matches) {
+    const rank = new Map(matches.map((n, i) => [n, i]));
+    for (const list of byKit.values()) list.sort((a, b) => rank.get(a.name) - rank.get(b.name));
+  }
+  for (const [kit, list] of [...byKit.entries()].sort()) {
+    tools.append(el("h4", {}, kit), el("ul", { class: "tools" },
+      ...list.map((t) => el("li", { "data-tool": t.name, class: "status-" + (t.status || "available") },
+        el("b", {}, t.name), " ",
+        t.status === "blocked" ? el("span", { class: "badge" }, "blocked") : "", " ",
+        el("span", { class: "muted" }, t.blocked_reason ? "blocked: " + t.blocked_reason : t.description)))));
+  }
+  // What the registry read but does not serve, with why (impostors of a
+  // taken name, tools declaring another folder's toolkit).
+  const refused = catalog.refused || [];
+  $("refused").replaceChildren(...refused.map((r) => el("li", { "data-refused": r.name, class: "status-blocked" },
+    el("b", {}, r.kind + " " + r.name), " ", el("span", { class: "badge" }, "refused"), " ", el("span", { class: "muted" }, r.reason))));
+  $("refused-section").hidden = refused.length === 0;
+  const skills = $("skills");
+  skills.replaceChildren(...catalog.skills.map((s) => el("li", { "data-skill": s.name, class: "status-" + s.status.toLowerCase() },
+    el("b", {}, s.name), " ", el("span", { class: "badge" }, s.status), " ",
+    el("span", { class: "muted" }, s.blocked_reason ? "blocked: " + s.blocked_reason : s.description),
+    ...(s.warnings || []).map((w) => el("div", { class: "muted", "data-skill-warning": "" }, "warning: " + w)))));
+  $("catalog-summary").textContent = catalog.tools.length + " tools, " + catalog.toolkits.length + " toolkits, " + catalog.skills.length + " skills" + (refused.length ? ", " + refused.length + " refused" : "") + (matches ? " · " + matches.length + " match(es)" : "");
+}
+async function loadCatalog() {
+  catalog = await getJson("/api/catalog");
+  renderCatalog(null);
+}
+let searchTimer = 0;
+$("search").addEventListener("input", (e) => {
+  clearTimeout(searchTimer);
+  const q = e.target.value.trim();
+  searchTimer = setTimeout(async () => {
+    if (!q) return renderCatalog(null);
+    const found = await getJson("/api/catalog?q=" + encodeURIComponent(q));
+    renderCatalog(found.matches || []);
+  }, 150);
+});
+
+let next = null;
+function historyRow(run) {
+  return el("tr", { "data-run": run.id, class: run.outcome === "ok" ? "" : "failed", onclick: () => openRun(run.id) },
+    el("td", {}, time(run.ended_at ?? run.started_at)), el("td", {}, run.parent_id ? "↳ " + run.kind : run.kind), el("td", {}, run.name),
+    el("td", { class: "outcome" }, run.outcome), el("td", {}, run.duration_ms === null ? "…" : Math.round(run.duration_ms)), el("td", {}, run.transport),
+    el("td", {}, run.host || ""));
+}
+function filters() {
+  const data = new FormData($("filters"));
+  const q = new URLSearchParams();
+  for (const [k, v] of data) if (v) q.set(k, String(v));
+  return q;
+}
+async function loadHistory(more) {
+  const q = filters();
+  if (more && next !== null) q.set("before", String(next));
+  const page = await getJson("/api/runs?" + q);
+  $("store").textContent = page.stored ? "" : "history off (store: null or unavailable)";
+  const rows = $("history-rows");
+  if (!more) rows.replaceChildren();
+  rows.append(...page.runs.map(historyRow));
+  next = page.next;
+  $("more").hidden = next === null;
+}
+$("filters").addEventListener("submit", (e) => { e.preventDefault(); loadHistory(false); });
+$("more").addEventListener("click", () => loadHistory(true));
+
+async function openRun(id) {
+  const body = await getJson("/api/runs/" + encodeURIComponent(id));
+  const run = body.run;
+  const box = $("detail");
+  box.hidden = false;
+  const parts = [el("h3", {}, run.name + " · " + (run.outcome || "running")),
+    el("p", { class: "muted" }, run.kind + " · " + run.id + " · session " + run.session + (run.token_label ? " · " + run.token_label : "") + (run.host ? " · host " + run.host : "")),
+    el("h4", {}, "Arguments"), el("pre", {}, pretty(run.arguments))];
+  if (run.error) parts.push(el("h4", {}, "Error"), el("pre", { class: "error" }, run.error));
+  if (run.result !== undefined) parts.push(el("h4", {}, "Result"), el("pre", {}, pretty(run.result)));
+  if (body.children && body.children.length) {
+    parts.push(el("h4", {}, "Tool calls"), el("ul", {}, ...body.children.map((c) =>
+      el("li", { class: "link", onclick: () => openRun(c.id) }, c.name + " · " + c.outcome + (c.duration_ms === null ? "" : " · " + Math.round(c.duration_ms) + " ms")))));
+  }
+  if (body.files && body.files.length) {
+    parts.push(el("h4", {}, "Files kept (" + body.files.length + ")"), el("ul", { class: "files" }, ...body.files.map((f) => fileItem(run.id, f))),
+      el("pre", { class: "file-view", hidden: "" }));
+  }
+  if (body.events) {
+    parts.push(el("h4", {}, "Events (" + run.event_count + ")"), el("ol", { class: "events" },
+      ...body.events.map((e) => el("li", { "data-kind": e.kind }, el("b", {}, e.kind), " ", el("code", {}, JSON.stringify(e.data))))));
+  }
+  box.replaceChildren(...parts);
+}
+
+// A kept file: its name (a script chose it: text only), size, and what was
+// kept; a text file opens below the list, read with fetch and shown as text.
+const FILE_VIEW_MAX = 256 * 1024;
+function fileItem(runId, f) {
+  const url = "/api/runs/" + encodeURIComponent(runId) + "/" + f.content;
+  const what = !f.kept ? (f.note || "not kept") : f.binary ? "binary" : "text";
+  const item = el("li", { "data-file": String(f.index) }, el("code", { class: "name" }, f.name), " ",
+    el("span", { class: "muted" }, f.size + " B · " + what));
+  if (f.kept && !f.binary) item.append(" ", el("button", { type: "button", class: "view", onclick: () => viewFile(item, url, f) }, "view"));
+  if (f.kept) item.append(" ", el("a", { href: url, download: "" }, "download"));
+  return item;
+}
+async function viewFile(item, url, f) {
+  const res = await fetch(url, { credentials: "same-origin" });
+  if (!res.ok) throw new Error(url + ": " + res.status);
+  const text = await res.text();
+  const box = item.closest(".detail").querySelector(".file-view");
+  box.hidden = false;
+  box.dataset.file = String(f.index);
+  box.textContent = text.length > FILE_VIEW_MAX ? text.slice(0, FILE_VIEW_MAX) + "\\n… (first " + FILE_VIEW_MAX + " characters of " + text.length + ")" : text;
+}
+
+function sparkline(values) {
+  // One sample is drawn as a flat line: a single point would draw nothing.
+  if (values.length === 1) values = [values[0], values[0]];
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 100 20");
+  svg.setAttribute("class", "spark");
+  const max = Math.max(1, ...values);
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", values.map((v, i) => (values.length < 2 ? 0 : (i * 100) / (values.length - 1)).toFixed(1) + "," + (20 - (v / max) * 18).toFixed(1)).join(" "));
+  svg.append(line);
+  return svg;
+}
+async function loadStats() {
+  const body = await getJson("/api/stats");
+  $("stats-rows").replaceChildren(...body.stats.map((s) => el("tr", { "data-stat": s.name },
+    el("td", {}, s.kind + " " + s.name), el("td", {}, s.calls), el("td", {}, s.errors + " (" + Math.round(s.error_rate * 100) + "%)"),
+    el("td", {}, s.p50_ms), el("td", {}, s.p95_ms), el("td", {}, sparkline(s.recent_ms)))));
+}
+async function loadOverview() {
+  const body = await getJson("/api/overview");
+  $("sessions").replaceChildren(...body.sessions.map((s) => el("li", {}, s.transport + " · " + s.id.slice(0, 8) + (s.token_label ? " · " + s.token_label : "") + " · " + s.in_flight + " in flight")));
+  // A token that is not a console admin sees its own sessions' work only.
+  const own = body.scope === "own";
+  if (body.sessions.length === 0) $("sessions").append(el("li", { class: "muted" }, own ? "no client sessions of this token" : "no client sessions"));
+  $("processes").replaceChildren(...body.processes.map((p) => el("li", {}, "pid " + p.pid + " · " + (p.rss_bytes / 1048576).toFixed(1) + " MiB · " + p.busy + " busy · " + p.principal)));
+  if (body.processes.length === 0) $("processes").append(el("li", { class: "muted" }, own ? "shown to console admin tokens only" : "no sandbox processes"));
+  // The fleet's hosts (one without a shared store): alive or gone, by heartbeat.
+  const seen = (h) => h.self ? "this host" : h.last_seen_ms === null ? "never seen" : "seen " + Math.round(h.last_seen_ms / 1000) + " s ago";
+  $("hosts").replaceChildren(...(body.hosts || []).map((h) => el("li", { "data-host": h.id, class: h.alive ? "" : "warn" },
+    h.id + " · " + (h.alive ? "alive" : "gone") + " · " + seen(h) + " · " + h.running + " running")));
+  if (body.fleet_error) $("hosts").append(el("li", { class: "warn" }, body.fleet_error));
+  return body;
+}
+
+let refreshTimer = 0;
+function refreshSoon() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => { loadStats(); loadOverview(); }, 300);
+}
+function follow() {
+  const source = new EventSource("/api/live");
+  source.addEventListener("open", () => { $("conn").textContent = "live"; });
+  source.addEventListener("error", () => { $("conn").textContent = "reconnecting…"; });
+  source.addEventListener("hello", (e) => {
+    running.clear();
+    for (const run of JSON.parse(e.data).running) running.set(run.id, run);
+    renderRunning();
+  });
+  source.addEventListener("started", (e) => {
+    const run = JSON.parse(e.data);
+    running.set(run.id, run);
+    renderRunning();
+    refreshSoon();
+  });
+  source.addEventListener("event", (e) => {
+    const ev = JSON.parse(e.data);
+    const run = running.get(ev.run_id);
+    if (!run) return;
+    if (ev.kind === "progress") {
+      if (typeof ev.data.pct === "number") run.progress = ev.data.pct;
+      if (ev.data.message) run.status = ev.data.message;
+    } else if (ev.kind === "status") run.status = ev.data.message || run.status;
+    else if (ev.kind === "llm.token") run.tokens = ((run.tokens || "") + (ev.data.text || "")).slice(-4000);
+    else return;
+    renderRunning();
+  });
+  source.addEventListener("finished", (e) => {
+    const run = JSON.parse(e.data);
+    running.delete(run.id);
+    renderRunning();
+    const q = filters();
+    if (![...q.keys()].length) $("history-rows").prepend(historyRow(run));
+    refreshSoon();
+  });
+}
+
+await Promise.all([loadCatalog(), loadHistory(false), loadStats(), loadOverview()]);
+follow();
+setInterval(loadOverview, 5000);
+document.body.dataset.ready = "true";
+`;
+
+/** The console's stylesheet, served as `/console/app.css`. */
+export const CLIENT_STYLE: string = `
+:root { color-scheme: light dark; --fg: #1d232a; --muted: #6b7480; --bg: #f6f7f9; --card: #fff; --line: #dde1e6; --accent: #2f6fdf; --bad: #c53030; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e3e6ea; --muted: #98a2ad; --bg: #14171b; --card: #1d2126; --line: #2e343b; --accent: #6ea1ff; --bad: #ff7b7b; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; gap: 1rem; align-items: center; padding: .6rem 1.2rem; border-bottom: 1px solid var(--line); background: var(--card); }
+header h1 { font-size: 1.1rem; margin: 0; }
+main { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 480px), 1fr)); gap: 1rem; padding: 1rem 1.2rem; max-width: 1500px; margin: 0 auto; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; }
+#system li, .detail p { overflow-wrap: anywhere; }
+#running, #history, #catalog { grid-column: 1 / -1; }
+h2 { font-size: 1rem; margin: 0 0 .6rem; } h3 { font-size: .9rem; margin: .4rem 0; } h4 { margin: .6rem 0 .2rem; font-size: .85rem; }
+.muted { color: var(--muted); } .warn { color: var(--bad); font-weight: 600; } .error { color: var(--bad); }
+.columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 220px), 1fr)); gap: 1rem; }
+ul { padding-left: 1.1rem; margin: .2rem 0; } .runs { list-style: none; padding: 0; }
+.run { border-bottom: 1px solid var(--line); padding: .4rem 0; }
+.bar { width: 100%; height: .7rem; accent-color: var(--accent); }
+.tokens { max-height: 6rem; overflow: auto; white-space: pre-wrap; margin: .2rem 0; }
+pre, code { font: 12px/1.4 ui-monospace, monospace; } pre { background: var(--bg); padding: .4rem; border-radius: 4px; overflow: auto; max-height: 18rem; }
+table { width: 100%; border-collapse: collapse; } th, td { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); } th { white-space: nowrap; }
+tbody tr { cursor: pointer; } tr.failed .outcome { color: var(--bad); }
+.filters { display: flex; flex-wrap: wrap; gap: .4rem; margin-bottom: .5rem; }
+input, select, button { font: inherit; padding: .25rem .5rem; border: 1px solid var(--line); border-radius: 4px; background: var(--card); color: var(--fg); }
+#search { width: 100%; margin-bottom: .4rem; }
+.badge { font-size: .75rem; padding: 0 .35rem; border-radius: 3px; border: 1px solid var(--line); }
+.status-blocked .badge { color: var(--bad); border-color: var(--bad); }
+.detail { border-top: 2px solid var(--accent); margin-top: .8rem; padding-top: .4rem; }
+.events { max-height: 20rem; overflow: auto; }
+.files .name, .detail code { overflow-wrap: anywhere; } .file-view { white-space: pre-wrap; overflow-wrap: anywhere; } .link { cursor: pointer; color: var(--accent); }
+.spark { width: 100px; height: 20px; } .spark polyline { fill: none; stroke: var(--accent); stroke-width: 1.5; }
+.inline { display: inline; margin-left: auto; }
+.login { display: block; max-width: 360px; margin: 10vh auto; } .login form { display: grid; gap: .5rem; }
+`;

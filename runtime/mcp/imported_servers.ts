@@ -68,7 +68,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { LoadedModule } from "../registry/normalize.ts";
+import type { LoadedModule } from "../registry/snapshot.ts";
 import type {
   DescribedDefinition,
   Sandbox,

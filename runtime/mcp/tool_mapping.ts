@@ -455,7 +455,7 @@ export function methodNotFound(): Error & { code: number } {
  * @example
  * ```ts
  * import { registryFacts } from "./tool_mapping.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([]);
  * assert.equal(registryFacts(() => snapshot)("nope"), undefined);

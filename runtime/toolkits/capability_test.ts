@@ -7,7 +7,7 @@ import {
 } from "../../protocol/request_schemas.ts";
 import type { Request, RequestType } from "../../protocol/requests.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
-import { buildSnapshot } from "../registry/normalize.ts";
+import { buildSnapshot } from "../registry/snapshot.ts";
 import { createToolkitsCapability } from "./capability.ts";
 import { createToolkitConfigs } from "./configs.ts";
 

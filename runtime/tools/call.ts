@@ -134,7 +134,7 @@ export interface ToolCaller {
  * ```ts
  * import { createToolCaller } from "./call.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
  *   path: "/s/add.ts", hash: "h", error: null,

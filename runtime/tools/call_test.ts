@@ -9,7 +9,7 @@ import {
   createToolkitConfigs,
   type ResolvedConfig,
 } from "../toolkits/configs.ts";
-import { buildSnapshot } from "../registry/normalize.ts";
+import { buildSnapshot } from "../registry/snapshot.ts";
 import { parseHostPolicy } from "./policy.ts";
 import type {
   SandboxCall,

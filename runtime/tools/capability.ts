@@ -73,7 +73,7 @@ export interface ToolsCapability extends Capability {
  * ```ts
  * import { createToolsCapability } from "./capability.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import { decodeRequest, REQUEST_SCHEMAS } from "../../protocol/request_schemas.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
@@ -196,7 +196,7 @@ async function answerCall(
  * ```ts
  * import { reindex } from "./capability.ts";
  * import { ToolIndex } from "../search/tool_index.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import type { ToolEntry } from "../registry/types.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {

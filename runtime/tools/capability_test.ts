@@ -15,7 +15,7 @@ import {
 import type { RequestType } from "../../protocol/requests.ts";
 import type { ToolDefinition, ToolResult } from "../../protocol/tool.ts";
 import { loadRegistry } from "../registry/registry.ts";
-import { buildSnapshot } from "../registry/normalize.ts";
+import { buildSnapshot } from "../registry/snapshot.ts";
 import type { RegistryChange, ToolEntry } from "../registry/types.ts";
 import { ToolIndex } from "../search/tool_index.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";

@@ -293,7 +293,7 @@ export interface ToolStatus {
  * @example A tool the policy denies
  * ```ts
  * import { toolStatuses } from "./policy.ts";
- * import { buildSnapshot } from "../registry/normalize.ts";
+ * import { buildSnapshot } from "../registry/snapshot.ts";
  * import assert from "node:assert/strict";
  * const snapshot = buildSnapshot([{ origin: "file", root: "/s", module: {
  *   path: "/s/sh.ts", hash: "h", error: null,

@@ -6,7 +6,7 @@ import {
   type PolicySubject,
   toolStatuses,
 } from "./policy.ts";
-import { buildSnapshot } from "../registry/normalize.ts";
+import { buildSnapshot } from "../registry/snapshot.ts";
 import type { DescribedDefinition } from "../sandbox/types.ts";
 
 const tool = (

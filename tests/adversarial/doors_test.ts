@@ -16,7 +16,7 @@ import { RAW } from "../support/wire.ts";
 import { openSse } from "../support/sse_client.ts";
 import { httpApp } from "../../runtime/host_http.ts";
 import { createSseTransport } from "../../runtime/transports/http_sse.ts";
-import { createOperatorSurface } from "../../runtime/console/mount.ts";
+import { createOperatorSurface } from "../../runtime/console/operator_surface.ts";
 import { defaultConfig } from "../../runtime/config.ts";
 
 const INITIALIZE = JSON.stringify({

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { DescribedDefinition } from "../sandbox/types.ts";
-import { buildSnapshot, type LoadedModule } from "./normalize.ts";
+import { buildSnapshot, type LoadedModule } from "./snapshot.ts";
 
 function mod(
   path: string,

@@ -1,0 +1,795 @@
+/**
+ * Turns what the sandbox read out of modules into one registry snapshot:
+ * checks each definition's fields, assigns tools to toolkits, and reports
+ * name clashes and broken files instead of letting one definition win.
+ *
+ * Who gets a name several definitions claim ({@link NameRules}): builtin
+ * first, then imported MCP servers, then the skills folders in config
+ * order, then (within one folder) the definition that held the name before.
+ * Trust from place ({@link Places}): a tool's folder gives it its toolkit,
+ * and a toolkit's `tools` list claims only loose tools of its own tree.
+ *
+ * @module
+ */
+
+import { basename, dirname, relative } from "node:path";
+import { z } from "zod";
+import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
+import type { Permissions } from "../../protocol/permissions.ts";
+import { describeZodError } from "../../protocol/request_schemas.ts";
+import type {
+  Origin,
+  RegistryError,
+  RegistryRefusal,
+  RegistryRoot,
+  RegistrySnapshot,
+  SkillEntry,
+  ToolEntry,
+  ToolkitEntry,
+} from "./types.ts";
+
+/** A definition read from a module, its name not yet granted. */
+type Candidate<T> = {
+  entry: T;
+  listed: readonly string[];
+  /** The skills folder its file was found under. */
+  root: string;
+};
+/** A toolkit candidate: the entry before its tools are known. */
+type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">>;
+/** A tool candidate: the entry before its toolkit is known. */
+type ToolCandidate = Omit<ToolEntry, "toolkit">;
+type Kind = RegistryRefusal["kind"];
+type Named = { name: string; path: string; origin: Origin };
+
+const LABEL: Record<Kind, string> = {
+  tool: "Tool",
+  toolkit: "Toolkit",
+  skill: "Skill",
+};
+
+// Shipped code first, then what the operator configured by name (imported
+// MCP servers), then the drop-in folders.
+const ORIGIN_RANK: Record<Origin, number> = { builtin: 0, mcp: 1, file: 2 };
+
+/**
+ * A refusal, frozen.
+ *
+ * @param kind what was refused
+ * @param entry the refused definition (or the toolkit whose claim was)
+ * @param reason the sentence saying why
+ * @returns the refusal
+ */
+function refusal(
+  kind: Kind,
+  entry: Named,
+  reason: string,
+): RegistryRefusal {
+  return Object.freeze({
+    kind,
+    name: entry.name,
+    path: entry.path,
+    origin: entry.origin,
+    reason,
+  });
+}
+
+/**
+ * A definition's file as a reason names it: a shipped one by its place in
+ * skillbox's skills folder, an imported server by its name, a drop-in by
+ * its absolute path.
+ *
+ * @param entry the definition's path and origin
+ * @param root the skills folder it was found under
+ * @returns the words, values quoted
+ */
+function shown(
+  entry: { path: string; origin: Origin },
+  root: string,
+): string {
+  if (entry.origin === "builtin") {
+    return `builtin "${basename(root)}/${relative(root, entry.path)}"`;
+  }
+  if (entry.origin === "mcp") {
+    return `MCP server "${entry.path.slice(root.length)}"`;
+  }
+  return `"${entry.path}"`;
+}
+
+/**
+ * Who gets a name when several definitions of one kind claim it; the
+ * losers are told to `refused`, ties of equal standing to `errors` (and
+ * the name blocked).
+ */
+class NameRules {
+  #roots: readonly RegistryRoot[];
+  #previous: RegistrySnapshot | undefined;
+  #refused: RegistryRefusal[];
+  #errors: RegistryError[];
+  #broken: ReadonlyMap<string, { origin: Origin; root: string }>;
+  /** Who holds each name now (`kind\0name` to path), for the next load. */
+  readonly held = new Map<string, string>();
+
+  constructor(
+    roots: readonly RegistryRoot[],
+    previous: RegistrySnapshot | undefined,
+    out: {
+      refused: RegistryRefusal[];
+      errors: RegistryError[];
+      broken: ReadonlyMap<string, { origin: Origin; root: string }>;
+    },
+  ) {
+    this.#roots = roots;
+    this.#previous = previous;
+    this.#refused = out.refused;
+    this.#errors = out.errors;
+    this.#broken = out.broken;
+  }
+
+  /**
+   * Grants each name to one candidate.
+   *
+   * @param kind the candidates' kind
+   * @param candidates every valid definition of that kind
+   * @param blocked names no definition gets, and why (filled)
+   * @returns the winners by name
+   */
+  pick<T extends Named>(
+    kind: Kind,
+    candidates: readonly Candidate<T>[],
+    blocked: Map<string, string>,
+  ): Map<string, Candidate<T>> {
+    const byName = new Map<string, Candidate<T>[]>();
+    for (const c of candidates) {
+      const list = byName.get(c.entry.name) ?? [];
+      list.push(c);
+      byName.set(c.entry.name, list);
+    }
+    const unique = new Map<string, Candidate<T>>();
+    for (const [name, list] of byName) {
+      const holder = this.#holderPath(kind, name);
+      if (this.#reserved(kind, name, holder, list)) continue;
+      if (list.length === 1) {
+        unique.set(name, list[0]!);
+        this.held.set(`${kind}\0${name}`, list[0]!.entry.path);
+        continue;
+      }
+      const ranked = list.map((c) => ({ c, rank: this.#rank(c, holder) }))
+        .sort((a, b) => compareRank(a.rank, b.rank));
+      const top = ranked.filter((r) =>
+        compareRank(r.rank, ranked[0]!.rank) === 0
+      )
+        .map((r) => r.c);
+      const rest = ranked.slice(top.length).map((r) => r.c);
+      if (top.length === 1) {
+        const winner = top[0]!;
+        unique.set(name, winner);
+        this.held.set(`${kind}\0${name}`, winner.entry.path);
+        for (const c of rest) {
+          this.#refused.push(refusal(
+            kind,
+            c.entry,
+            `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: ` +
+              `the name is taken by ${shown(winner.entry, winner.root)}`,
+          ));
+        }
+        continue;
+      }
+      const message = `${LABEL[kind]} name "${name}" is defined in ${
+        listed(top.map((c) => c.entry.path))
+      }: neither is served`;
+      blocked.set(name, message);
+      for (const c of rest) {
+        this.#refused.push(refusal(
+          kind,
+          c.entry,
+          `${
+            LABEL[kind]
+          } "${name}" in "${c.entry.path}" is refused: ${message}`,
+        ));
+      }
+      for (const c of [...top].sort(byPath)) {
+        this.#errors.push({ path: c.entry.path, name, message });
+      }
+    }
+    return unique;
+  }
+
+  // A holder whose file fails to load for now (an edit half done) keeps
+  // its name against newcomers of no higher standing: they are refused.
+  #reserved<T extends Named>(
+    kind: Kind,
+    name: string,
+    holder: string | null,
+    list: readonly Candidate<T>[],
+  ): boolean {
+    const broken = holder === null ? undefined : this.#broken.get(holder);
+    if (broken === undefined) return false;
+    const standing = this.#standing(broken.origin, broken.root);
+    if (
+      list.some((c) =>
+        compareRank(this.#standing(c.entry.origin, c.root), standing) < 0
+      )
+    ) return false;
+    this.held.set(`${kind}\0${name}`, holder!);
+    for (const c of list) {
+      this.#refused.push(refusal(
+        kind,
+        c.entry,
+        `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: the name ` +
+          `is held by ${shown({ ...broken, path: holder! }, broken.root)}, ` +
+          "which failed to load",
+      ));
+    }
+    return true;
+  }
+
+  // Origin, then the folder's place in the config, then the holder first.
+  #rank(c: Candidate<Named>, holder: string | null): number[] {
+    return [
+      ...this.#standing(c.entry.origin, c.root),
+      c.entry.path === holder ? 0 : 1,
+    ];
+  }
+
+  #standing(origin: Origin, root: string): number[] {
+    const index = this.#roots.findIndex((r) =>
+      r.path === root && r.origin === origin
+    );
+    return [ORIGIN_RANK[origin] ?? 3, index < 0 ? this.#roots.length : index];
+  }
+
+  #holderPath(kind: Kind, name: string): string | null {
+    const previous = this.#previous;
+    if (!previous) return null;
+    const kept = previous.holders?.get(`${kind}\0${name}`);
+    if (kept !== undefined) return kept;
+    const map = kind === "tool"
+      ? previous.tools
+      : kind === "toolkit"
+      ? previous.toolkits
+      : previous.skills;
+    return map.get(name)?.path ?? null;
+  }
+}
+
+function compareRank(a: number[], b: number[]): number {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i]) return a[i]! - b[i]!;
+  }
+  return 0;
+}
+
+function listed(paths: string[]): string {
+  const quoted = paths.sort().map((p) => `"${p}"`);
+  return quoted.length === 2
+    ? `${quoted[0]} and ${quoted[1]}`
+    : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
+}
+
+function byPath<T extends { entry: { path: string } }>(a: T, b: T): number {
+  return a.entry.path < b.entry.path ? -1 : a.entry.path > b.entry.path ? 1 : 0;
+}
+
+/**
+ * Where toolkits are defined, so that a tool's place decides its toolkit
+ * and a toolkit's `tools` list claims only loose tools of its own tree.
+ */
+class Places {
+  #byDir = new Map<string, KitCandidate[]>();
+  #served: ReadonlyMap<string, KitCandidate>;
+
+  constructor(
+    all: readonly KitCandidate[],
+    served: ReadonlyMap<string, KitCandidate>,
+  ) {
+    for (const kit of all) {
+      const dir = dirname(kit.entry.path);
+      this.#byDir.set(dir, [...(this.#byDir.get(dir) ?? []), kit]);
+    }
+    this.#served = served;
+  }
+
+  /**
+   * The tool's toolkit by place.
+   *
+   * @param tool the tool
+   * @param explicit its `toolkit` field, or null
+   * @returns the toolkit's name, null for none, or why the tool is refused
+   */
+  toolkitOf(
+    tool: Candidate<ToolCandidate>,
+    explicit: string | null,
+  ): string | null | { refused: string } {
+    const folder = this.#folderKits(tool);
+    const { name, path } = tool.entry;
+    let target: KitCandidate | undefined;
+    if (explicit !== null) {
+      target = folder.find((k) => k.entry.name === explicit) ??
+        this.#sameFolder(tool, explicit) ??
+        (folder.length === 0 ? this.#lister(tool, explicit) : undefined);
+      if (target === undefined) {
+        return { refused: this.#wrongKit(tool, explicit, folder) };
+      }
+    } else if (folder.length === 1) target = folder[0]!;
+    else return null; // none, or two in one folder (reported); claims later
+    if (this.#served.get(target.entry.name) !== target) {
+      return {
+        refused: `Tool "${name}" in "${path}" is refused: the toolkit of ` +
+          `its folder, "${target.entry.name}" in "${target.entry.path}", ` +
+          "is not served",
+      };
+    }
+    return target.entry.name;
+  }
+
+  /**
+   * The tools a toolkit's `tools` list may claim, or why a claim is refused.
+   *
+   * @param kit the served toolkit
+   * @param tools the served tools by name
+   * @returns each granted tool, or a refusal's reason
+   */
+  *claims(
+    kit: KitCandidate,
+    tools: ReadonlyMap<string, Candidate<ToolCandidate>>,
+  ): Generator<Candidate<ToolCandidate> | string> {
+    for (const name of kit.listed) {
+      const tool = tools.get(name);
+      if (tool === undefined) continue;
+      const folder = this.#folderKits(tool);
+      if (folder.includes(kit)) continue; // its own folder's tool anyway
+      if (folder.length === 0 && this.#inTree(tool, kit)) {
+        yield tool;
+        continue;
+      }
+      const why = folder.length > 0
+        ? `it belongs to toolkit "${folder[0]!.entry.name}" of its folder`
+        : `it is ${shown(tool.entry, tool.root)}, outside the toolkit's ` +
+          "folder";
+      yield `Toolkit "${kit.entry.name}" in "${kit.entry.path}" cannot ` +
+        `claim tool "${name}": ${why}`;
+    }
+  }
+
+  /**
+   * Reports folders holding two toolkits: they give their tools none.
+   *
+   * @param errors where the reports go
+   */
+  reportCrowdedFolders(errors: RegistryError[]): void {
+    for (const [dir, all] of this.#byDir) {
+      // Each imported MCP server is a module with one toolkit of its own;
+      // servers sit side by side under the MCP root and crowd no folder.
+      const kits = all.filter((k) => k.entry.origin !== "mcp");
+      const names = [...new Set(kits.map((k) => k.entry.name))];
+      if (names.length < 2) continue;
+      errors.push({
+        path: kits[1]!.entry.path,
+        name: names[1]!,
+        message: `Folder "${dir}" holds two toolkits "${names[0]}" and ` +
+          `"${names[1]}": its tools need an explicit "toolkit" field`,
+      });
+    }
+  }
+
+  // The toolkits of the tool's folder or the nearest folder above it that
+  // defines any, in the same skills folder and origin. The skills folder
+  // itself is no toolkit folder: a toolkit module at the top would
+  // otherwise claim every loose tool.
+  #folderKits(tool: Candidate<ToolCandidate>): KitCandidate[] {
+    for (let dir = dirname(tool.entry.path);; dir = dirname(dir)) {
+      const rel = relative(tool.root, dir);
+      if (rel === "" || rel.startsWith("..") || dirname(dir) === dir) return [];
+      const here = (this.#byDir.get(dir) ?? []).filter((k) =>
+        k.root === tool.root && k.entry.origin === tool.entry.origin
+      );
+      if (here.length > 0) return here;
+    }
+  }
+
+  // A toolkit defined in the tool's own folder, even at the top of the
+  // skills folder (a loose toolkit beside its loose tools, an imported
+  // server's module).
+  #sameFolder(
+    tool: Candidate<ToolCandidate>,
+    name: string,
+  ): KitCandidate | undefined {
+    return (this.#byDir.get(dirname(tool.entry.path)) ?? []).find((k) =>
+      k.entry.name === name && k.root === tool.root &&
+      k.entry.origin === tool.entry.origin
+    );
+  }
+
+  // The served toolkit of that name, when its list validly claims the tool.
+  #lister(
+    tool: Candidate<ToolCandidate>,
+    name: string,
+  ): KitCandidate | undefined {
+    const kit = this.#served.get(name);
+    return kit && kit.listed.includes(tool.entry.name) &&
+        this.#inTree(tool, kit)
+      ? kit
+      : undefined;
+  }
+
+  #inTree(tool: Candidate<ToolCandidate>, kit: KitCandidate): boolean {
+    return tool.root === kit.root && tool.entry.origin === kit.entry.origin &&
+      tool.entry.path.startsWith(dirname(kit.entry.path) + "/");
+  }
+
+  #wrongKit(
+    tool: Candidate<ToolCandidate>,
+    explicit: string,
+    folder: readonly KitCandidate[],
+  ): string {
+    const other = this.#served.get(explicit);
+    const where = other ? `, defined in ${shown(other.entry, other.root)}` : "";
+    const own = folder.length > 0
+      ? `its folder's is "${folder.map((k) => k.entry.name).join('" or "')}"`
+      : "none is defined in its folder or a folder above it";
+    return `Tool "${tool.entry.name}" in "${tool.entry.path}" is refused: ` +
+      `its "toolkit" field names "${explicit}"${where}, but a tool belongs ` +
+      `to the toolkit of its own folder (${own})`;
+  }
+}
+
+/** A module as read by the sandbox, with where it was found. */
+export interface LoadedModule {
+  readonly module: DescribedModule;
+  readonly origin: Origin;
+  /** The skills folder it was found under (toolkit folders stop there). */
+  readonly root: string;
+}
+
+/** Inputs of {@link buildSnapshot} besides the modules. */
+export interface BuildOptions {
+  /** The new snapshot's generation. @default 0 */
+  generation?: number;
+  /** Agent Skills folders found by the scan. @default [] */
+  agentSkills?: readonly string[];
+  /** Errors met before describing (unreadable folders). @default [] */
+  errors?: readonly RegistryError[];
+  /**
+   * The skills folders in precedence order (builtin first, then the
+   * config's). @default [] (folders of one origin are then of equal standing)
+   */
+  roots?: readonly RegistryRoot[];
+  /** The snapshot this one replaces: its entries keep their names. */
+  previous?: RegistrySnapshot;
+}
+
+// Tool names end up as function names in LLM APIs, which accept only these.
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+const schemaField = z.record(z.string(), z.unknown());
+const tags = z.array(z.string()).default([]);
+
+const ToolFields = z.object({
+  description: z.string().default(""),
+  version: z.string().default("1.0.0"),
+  tags,
+  input: schemaField.optional(),
+  input_schema: schemaField.optional(),
+  output: schemaField.optional(),
+  output_schema: schemaField.optional(),
+  streaming: z.boolean().default(true),
+  idempotent: z.boolean().default(false),
+  defer_loading: z.boolean().default(false),
+  toolkit: z.string().nullable().optional(),
+  prompt: z.string().default(""),
+  isolation: z.enum(["warm", "per-call"]).default("warm"),
+  runs_client_code: z.boolean().default(false),
+});
+
+const ToolkitFields = z.object({
+  alias: z.string().default(""),
+  description: z.string().default(""),
+  category: z.string().default(""),
+  tags,
+  icon_svg: z.string().nullable().default(null),
+  version: z.string().default("1.0.0"),
+  config: schemaField.optional(),
+  tools: z.array(z.string()).default([]),
+});
+
+/**
+ * Builds a snapshot from described modules. Never throws for bad modules:
+ * each problem becomes a {@link RegistryError} and the rest is served.
+ *
+ * Trust comes from place. A tool belongs to the toolkit defined in its
+ * folder or the nearest folder above it (below the skills folder itself);
+ * its `toolkit` field may name that one, or one defined in its own folder
+ * (a loose toolkit beside it, an imported server's module); a loose tool may be claimed by
+ * a toolkit whose folder holds it (its `tools` list). A `toolkit` field
+ * naming any other toolkit refuses the tool, and a `tools` list naming a
+ * tool outside the toolkit's folder tree or origin is a refused claim.
+ *
+ * A name goes to the definition of highest standing: builtin first, then
+ * imported MCP servers, then the skills folders in `roots` order; within
+ * one folder, the definition that held it in `previous` (a file that
+ * appears later with a taken name is the impostor). The others are listed
+ * in `refused`. Two definitions of equal standing, neither the holder,
+ * block the name: neither is served.
+ *
+ * @param modules every module read, in any order
+ * @param options generation, folders, the snapshot replaced, earlier errors
+ * @returns a frozen snapshot with entries sorted by name
+ * @example Two files defining the same tool: neither is served
+ * ```ts
+ * import { buildSnapshot } from "./snapshot.ts";
+ * import assert from "node:assert/strict";
+ * const mod = (path: string) => ({
+ *   origin: "file" as const,
+ *   root: "/s",
+ *   module: {
+ *     path, hash: "h", error: null,
+ *     definitions: [{ export: "default", kind: "tool" as const, name: "echo",
+ *       fields: { description: "Echo" }, permissions: {}, runnable: true }],
+ *   },
+ * });
+ * const snap = buildSnapshot([mod("/s/a.ts"), mod("/s/b.ts")]);
+ * assert.equal(snap.tools.size, 0);
+ * assert.match(snap.blocked.get("echo") ?? "", /"\/s\/a.ts" and "\/s\/b.ts"/);
+ * assert.equal(snap.errors.length, 2);
+ * // The file that held the name before keeps it; the newcomer is refused.
+ * const next = buildSnapshot([mod("/s/a.ts"), mod("/s/b.ts")], {
+ *   previous: buildSnapshot([mod("/s/b.ts")]),
+ * });
+ * assert.equal(next.tools.get("echo")?.path, "/s/b.ts");
+ * assert.match(next.refused[0]?.reason ?? "", /^Tool "echo" in "\/s\/a.ts" is refused: the name is taken by "\/s\/b.ts"/);
+ * ```
+ */
+export function buildSnapshot(
+  modules: readonly LoadedModule[],
+  options: BuildOptions = {},
+): RegistrySnapshot {
+  const errors: RegistryError[] = [...(options.errors ?? [])];
+  const refused: RegistryRefusal[] = [];
+  const { tools, explicitKit, kits, skills } = collect(modules, errors);
+  const roots = options.roots ?? [];
+  const names = new NameRules(roots, options.previous, {
+    refused,
+    errors,
+    broken: brokenModules(modules),
+  });
+  const blocked = new Map<string, string>();
+
+  const uniqueKits = names.pick("toolkit", kits, blocked);
+  const place = new Places(kits, uniqueKits);
+  const placed: Candidate<ToolCandidate>[] = [];
+  const kitOf = new Map<ToolCandidate, string | null>();
+  for (const tool of tools) {
+    const toolkit = place.toolkitOf(tool, explicitKit.get(tool.entry) ?? null);
+    if (typeof toolkit === "object" && toolkit !== null) {
+      refused.push(refusal("tool", tool.entry, toolkit.refused));
+      continue;
+    }
+    kitOf.set(tool.entry, toolkit);
+    placed.push(tool);
+  }
+  const uniqueTools = names.pick("tool", placed, blocked);
+  for (const kit of uniqueKits.values()) {
+    for (const claim of place.claims(kit, uniqueTools)) {
+      if (typeof claim === "string") {
+        refused.push(refusal("toolkit", kit.entry, claim));
+      } else if (kitOf.get(claim.entry) === null) {
+        kitOf.set(claim.entry, kit.entry.name);
+      }
+    }
+  }
+  const uniqueSkills = names.pick("skill", skills, blocked);
+  for (const r of refused) {
+    errors.push({ path: r.path, name: r.name, message: r.reason });
+  }
+  place.reportCrowdedFolders(errors);
+
+  return Object.freeze({
+    generation: options.generation ?? 0,
+    ...entryMaps({ uniqueTools, uniqueKits, uniqueSkills, kitOf }),
+    blocked,
+    agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
+    errors: Object.freeze(errors),
+    refused: Object.freeze(refused),
+    roots: Object.freeze([...roots]),
+    holders: names.held,
+  });
+}
+
+// Modules that failed to load, by path: a name they held stays theirs.
+function brokenModules(
+  modules: readonly LoadedModule[],
+): Map<string, { origin: Origin; root: string }> {
+  const broken = new Map<string, { origin: Origin; root: string }>();
+  for (const { module, origin, root } of modules) {
+    if (module.error !== null) broken.set(module.path, { origin, root });
+  }
+  return broken;
+}
+
+// The served entries, frozen and sorted by name; a toolkit's `tools` are
+// its members.
+function entryMaps(won: {
+  uniqueTools: Map<string, Candidate<ToolCandidate>>;
+  uniqueKits: Map<string, KitCandidate>;
+  uniqueSkills: Map<string, Candidate<SkillEntry>>;
+  kitOf: ReadonlyMap<ToolCandidate, string | null>;
+}) {
+  const members = new Map<string, string[]>();
+  const tools = new Map<string, ToolEntry>();
+  for (const { entry } of sortByName(won.uniqueTools)) {
+    const toolkit = won.kitOf.get(entry) ?? null;
+    tools.set(entry.name, Object.freeze({ ...entry, toolkit }));
+    if (toolkit !== null) {
+      members.set(toolkit, [...(members.get(toolkit) ?? []), entry.name]);
+    }
+  }
+  const toolkits = new Map<string, ToolkitEntry>();
+  for (const { entry } of sortByName(won.uniqueKits)) {
+    const list = (members.get(entry.name) ?? []).sort();
+    toolkits.set(
+      entry.name,
+      Object.freeze({ ...entry, tools: Object.freeze(list) }),
+    );
+  }
+  const skills = new Map<string, SkillEntry>();
+  for (const { entry } of sortByName(won.uniqueSkills)) {
+    skills.set(entry.name, entry);
+  }
+  return { tools, toolkits, skills };
+}
+
+// Every definition of every module, as candidates (names still to be made
+// unique), in path order; refused ones are told to `errors`.
+function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
+  const tools: Candidate<ToolCandidate>[] = [];
+  const explicitKit = new Map<ToolCandidate, string | null>();
+  const kits: KitCandidate[] = [];
+  const skills: Candidate<SkillEntry>[] = [];
+
+  const sorted = [...modules].sort((a, b) =>
+    a.module.path < b.module.path ? -1 : a.module.path > b.module.path ? 1 : 0
+  );
+  for (const { module, origin, root } of sorted) {
+    if (module.error !== null) {
+      errors.push({
+        path: module.path,
+        name: null,
+        message: `Cannot load "${module.path}": ${module.error}`,
+      });
+      continue;
+    }
+    for (const def of module.definitions) {
+      const ref = {
+        path: module.path,
+        export: def.export,
+        hash: module.hash,
+        origin,
+      };
+      const fail = (message: string) =>
+        errors.push({ path: module.path, name: def.name, message });
+      if (typeof def.name !== "string" || !NAME.test(def.name)) {
+        fail(
+          `Cannot load ${def.kind} "${def.name}" from "${module.path}": ` +
+            "a name needs 1 to 64 letters, digits, _ . or -",
+        );
+        continue;
+      }
+      if (def.kind === "tool") {
+        const tool = toolCandidate(def, ref, module.path);
+        if (typeof tool === "string") {
+          fail(tool);
+          continue;
+        }
+        explicitKit.set(tool.entry, tool.toolkit);
+        tools.push({ entry: tool.entry, listed: [], root });
+      } else if (def.kind === "toolkit") {
+        const kit = toolkitCandidate(def, ref, module.path);
+        if (typeof kit === "string") {
+          fail(kit);
+          continue;
+        }
+        kits.push({ ...kit, root });
+      } else if (def.kind === "skill") {
+        skills.push({
+          entry: Object.freeze({
+            ...ref,
+            kind: "skill" as const,
+            name: def.name,
+            fields: Object.freeze({ ...def.fields }),
+            permissions: def.permissions as Permissions | "dynamic",
+            runnable: def.runnable,
+          }),
+          listed: [],
+          root,
+        });
+      } else {
+        fail(
+          `Cannot load "${String(def.name)}" from "${module.path}": ` +
+            `unknown kind "${String((def as { kind: unknown }).kind)}"`,
+        );
+      }
+    }
+  }
+  return { tools, explicitKit, kits, skills };
+}
+
+type ModuleRef = {
+  path: string;
+  export: string;
+  hash: string;
+  origin: Origin;
+};
+// A tool definition's entry and its explicit toolkit, or why it is refused.
+function toolCandidate(
+  def: DescribedDefinition,
+  ref: ModuleRef,
+  path: string,
+): { entry: ToolCandidate; toolkit: string | null } | string {
+  const parsed = ToolFields.safeParse(def.fields);
+  if (!parsed.success) {
+    return `Cannot load tool "${def.name}" from "${path}": ` +
+      describeZodError(parsed.error);
+  }
+  if (!def.runnable) {
+    return `Cannot load tool "${def.name}" from "${path}": it has no "run" function`;
+  }
+  const f = parsed.data;
+  const entry = {
+    ...ref,
+    kind: "tool" as const,
+    name: def.name,
+    description: f.description,
+    version: f.version,
+    tags: Object.freeze([...f.tags]),
+    inputSchema: f.input ?? f.input_schema ??
+      { type: "object", properties: {} },
+    outputSchema: f.output ?? f.output_schema ?? {},
+    streaming: f.streaming,
+    idempotent: f.idempotent,
+    deferLoading: f.defer_loading,
+    prompt: f.prompt,
+    permissions: def.permissions,
+    isolation: f.isolation,
+    runsClientCode: f.runs_client_code,
+  };
+  return { entry, toolkit: f.toolkit ? f.toolkit : null };
+}
+
+// A toolkit definition's entry and the tools it lists, or why it is refused.
+function toolkitCandidate(
+  def: DescribedDefinition,
+  ref: ModuleRef,
+  path: string,
+): Omit<KitCandidate, "root"> | string {
+  const parsed = ToolkitFields.safeParse(def.fields);
+  if (!parsed.success) {
+    return `Cannot load toolkit "${def.name}" from "${path}": ` +
+      describeZodError(parsed.error);
+  }
+  const f = parsed.data;
+  return {
+    entry: {
+      ...ref,
+      kind: "toolkit",
+      name: def.name,
+      alias: f.alias,
+      description: f.description,
+      category: f.category,
+      tags: Object.freeze([...f.tags]),
+      iconSvg: f.icon_svg,
+      version: f.version,
+      configSchema: f.config ?? {},
+      permissions: def.permissions,
+    },
+    listed: f.tools,
+  };
+}
+
+function sortByName<T extends { name: string }>(
+  map: Map<string, Candidate<T>>,
+): Candidate<T>[] {
+  return [...map.values()].sort((a, b) =>
+    a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0
+  );
+}
