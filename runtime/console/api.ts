@@ -40,7 +40,7 @@ import type {
   StoredEvent,
   StoredFile,
 } from "../store/store.ts";
-import { mayView, type RunScope, toRow } from "../store/store.ts";
+import { mayView, type RunScope } from "../store/store.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
@@ -442,16 +442,32 @@ function statsView(timings: readonly RunTiming[]): Record<string, unknown>[] {
  * @returns the JSON view
  */
 function runView(run: RunRecord): Record<string, unknown> {
-  // The store's row, less whose it is, its texts parsed back.
-  const { owner: _owner, args: _args, ...row } = toRow(run);
+  // Field by field, not the store's row less some: what the API shows is a
+  // contract, and a column added to the store must not appear here unasked.
   return {
-    ...row,
+    id: run.id,
+    parent_id: run.parentId,
+    kind: run.kind,
+    name: run.name,
+    toolkit: run.toolkit,
+    session: run.session,
+    transport: run.transport,
+    token_label: run.tokenLabel,
+    host: run.host ?? "",
+    started_at: run.startedAt,
     // A run written while it runs (a fleet's, or one its host left) has
     // not ended: no end, no duration.
     ended_at: run.outcome === "running" ? null : run.endedAt,
     duration_ms: run.outcome === "running" ? null : run.durationMs,
+    outcome: run.outcome,
+    error: run.error,
+    summary: run.summary,
     arguments: parse(run.args),
     result: run.result === null ? null : parse(run.result),
+    event_count: run.eventCount,
+    llm_turns: run.llmTurns,
+    input_tokens: run.inputTokens,
+    output_tokens: run.outputTokens,
   };
 }
 
