@@ -7,11 +7,11 @@
  * @module
  */
 
-import { REDACTED } from "../toolkits/secrets.ts";
 import {
   allServerSecrets,
+  REDACTED,
   type ServerSecretSource,
-} from "../mcp/imported_servers.ts";
+} from "../toolkits/secrets.ts";
 
 // Keys whose string values are secrets whatever the schema says. Numbers
 // stay (`max_tokens`, `input_tokens` are counts, not credentials).

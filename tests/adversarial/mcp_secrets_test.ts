@@ -60,7 +60,7 @@ Deno.test("a stdio MCP server's env secret, printed on stderr as it dies, is red
             "--allow-write=.",
             "leaky_server.ts",
           ],
-          // "1" and "true" are too common to scrub (imported_servers.ts).
+          // "1" and "true" are too common to scrub (toolkits/secrets.ts).
           env: { LEAK_TOKEN: STDIO_SECRET, VERBOSE: "1", COLOR: "true" },
           cwd: folder,
           writable: true,
