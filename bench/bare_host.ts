@@ -5,13 +5,14 @@
  * through a `postMessage` round trip to a worker there (`_floor_child.ts`,
  * the floor bench's child), and back as a `tool/call/resp`.
  *
- * It answers one question about issue 23's yardstick (`floor_bench.ts` in
- * the owners' `shared/bench/`, ratio = call / (echo + floor), goal ≤ 1.5):
- * what ratio does a host that does nothing but cross the same boundaries
- * score? Run the owners' floor bench against it:
+ * It answers one question about issue 23's yardstick (`floor_bench.ts`,
+ * kept with the owners' design notes, not in this repository; ratio =
+ * call / (echo + floor), goal ≤ 1.5): what ratio does a host that does
+ * nothing but cross the same boundaries score? Run the owners' floor bench
+ * against it:
  *
  * ```sh
- * deno run -A bench/bare_host.ts ../shared/bench/floor_bench.ts 3
+ * deno run -A bench/bare_host.ts <path to their floor_bench.ts> 3
  * ```
  *
  * That starts this server, runs `deno run -A <floor_bench.ts> ws://…/a2e`
