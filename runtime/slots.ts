@@ -320,6 +320,9 @@ export function runsCode(type: string): boolean {
 
 type Kind = "floor" | "pool";
 
+// Token records kept before the first sweep.
+const MIN_SWEEP = 1024;
+
 interface SessionSlots {
   token: TokenSlots;
   running: number;
@@ -371,6 +374,10 @@ export class FairSlots {
   #waiting = 0;
   readonly #sessions = new Map<string, SessionSlots>();
   readonly #tokens = new Map<string, TokenSlots>();
+  // A host without auth takes any token a client names: the records of
+  // tokens no session holds are swept once the map doubles, not per call
+  // (a warm call reuses its token's record).
+  #sweepAt = MIN_SWEEP;
 
   /**
    * @param limit the pool: calls beyond each session's first (at least 1)
@@ -398,6 +405,11 @@ export class FairSlots {
   /** Calls waiting for a slot. */
   get waiting(): number {
     return this.#waiting;
+  }
+
+  /** Tokens whose counts are kept now (bounded; see the sweep). */
+  get tokensKept(): number {
+    return this.#tokens.size;
   }
 
   /**
@@ -459,6 +471,7 @@ export class FairSlots {
   #session(owner: SlotOwner): SessionSlots {
     let token = this.#tokens.get(owner.token);
     if (!token) {
+      if (this.#tokens.size >= this.#sweepAt) this.#sweep();
       token = { running: 0, pooled: 0, limit: Infinity };
       this.#tokens.set(owner.token, token);
     }
@@ -469,6 +482,17 @@ export class FairSlots {
       this.#sessions.set(owner.session, session);
     }
     return session;
+  }
+
+  // Forgets the tokens no session record holds (none running or waiting):
+  // a record still held must stay the one its sessions count in.
+  #sweep(): void {
+    const held = new Set<TokenSlots>();
+    for (const session of this.#sessions.values()) held.add(session.token);
+    for (const [key, token] of this.#tokens) {
+      if (!held.has(token)) this.#tokens.delete(key);
+    }
+    this.#sweepAt = Math.max(MIN_SWEEP, 2 * this.#tokens.size);
   }
 
   #grantable(session: SessionSlots): Kind | null {

@@ -227,6 +227,30 @@ Deno.test("FairSlots drops a waiter whose signal aborts", async () => {
   assert.equal(slots.waiting, 0);
 });
 
+Deno.test("FairSlots keeps no record of the tokens of sessions gone idle", async () => {
+  const slots = new FairSlots(4);
+  // A host without auth takes whatever token a client names.
+  const held = await slots.acquire(owner("keep", "kept"));
+  for (let i = 0; i < 5000; i++) {
+    (await slots.acquire(owner(`s${i}`, `t${i}`)))();
+  }
+  assert.ok(slots.tokensKept <= 2048, `kept ${slots.tokensKept}`);
+  // The token of a running call keeps its one record: its limit still holds.
+  const capped = (s: string) => ({ session: s, token: "kept", tokenLimit: 2 });
+  const second = await slots.acquire(capped("keep2"));
+  let third = false;
+  const pending = slots.acquire(capped("keep3")).then((r) => {
+    third = true;
+    return r;
+  });
+  await Promise.resolve();
+  assert.equal(third, false);
+  held();
+  second();
+  (await pending)();
+  assert.equal(third, true);
+});
+
 Deno.test("runsCode() lets lists, discovery and configuration skip slots", () => {
   for (
     const type of [
