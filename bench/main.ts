@@ -24,6 +24,7 @@ import { consoleBench } from "./console_bench.ts";
 import { egressBench } from "./egress_bench.ts";
 import { fleetBench } from "./fleet_bench.ts";
 import { codeBench } from "./code_bench.ts";
+import { warmWalkBench } from "./warm_walk.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -48,6 +49,7 @@ export const BENCHES: Bench[] = [
   capacityBench,
   fleetBench,
   codeBench,
+  warmWalkBench,
 ];
 
 if (import.meta.main) {
