@@ -34,7 +34,19 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const NOOP_TOOL =
   `export default { kind: "tool", name: "noop", description: "Does nothing", input: { type: "object" }, run() { return { ok: true }; } };\n`;
 
-/** One project file a warm call enters, with what runs there per call. */
+/**
+ * One project file a warm call enters, with what runs there per call.
+ *
+ * @example
+ * ```ts
+ * import type { WalkFile } from "./warm_walk.ts";
+ * const file: WalkFile = {
+ *   path: "runtime/session.ts",
+ *   functions: [{ name: "send", perCall: 1 }],
+ * };
+ * console.assert(file.functions.length === 1);
+ * ```
+ */
 export interface WalkFile {
   /** The file's path in the repository (`runtime/session.ts`). */
   path: string;
@@ -230,6 +242,11 @@ async function coveredRun(calls: number): Promise<Counts> {
  *
  * @param calls the calls the second run makes more than the first
  * @returns the files on the walk, sorted by path
+ * @example List the files (starts two hosts: seconds)
+ * ```ts ignore
+ * import { hostWalk } from "./warm_walk.ts";
+ * for (const file of await hostWalk(500)) console.log(file.path);
+ * ```
  */
 export async function hostWalk(calls = 1000): Promise<WalkFile[]> {
   const base = 100;
@@ -253,7 +270,15 @@ function report(walk: WalkFile[]): string[] {
   ];
 }
 
-/** The warm-walk bench for `deno task bench`. */
+/**
+ * The warm-walk bench for `deno task bench` (`deno task bench warm_walk`).
+ *
+ * @example Print its lines
+ * ```ts ignore
+ * import { warmWalkBench } from "./warm_walk.ts";
+ * for (const line of await warmWalkBench.run()) console.log(line);
+ * ```
+ */
 export const warmWalkBench: Bench = {
   name: "warm_walk",
   async run() {
