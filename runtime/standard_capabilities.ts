@@ -409,19 +409,27 @@ function buildCapabilities(
 }
 
 // Offers a capability at once; its handlers wait for the real one. Once it
-// is there, calls go straight through (no extra await on the hot path).
+// is there, its handlers take the waiting ones' places in the table (the
+// dispatcher reads the table on each request): a call goes straight to the
+// real handler, through nothing of this file. When it cannot be built the
+// waiting handlers stay, and say why.
 function deferredCapability(
   name: CapabilityName,
   types: AnsweredRequestType[],
   real: Promise<Capability>,
 ): Capability {
-  let ready: Capability | null = null;
   let failure: unknown = null;
-  real.then((c) => (ready = c), (error) => (failure = error));
   const handlers: Partial<Record<AnsweredRequestType, Handler>> = {};
+  real.then((capability) => {
+    for (const type of types) {
+      const handler = capability.handlers[type] as Handler | undefined;
+      if (handler) handlers[type] = handler;
+    }
+  }, (error) => (failure = error));
   for (const type of types) {
+    // Reached only by calls that came before the real one was there.
     handlers[type] = async (exchange) => {
-      const capability = ready ?? await real.catch(() => null);
+      const capability = await real.catch(() => null);
       const handler = capability?.handlers[type] as Handler | undefined;
       if (!handler) {
         const why = failure instanceof Error
