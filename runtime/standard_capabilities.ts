@@ -45,6 +45,7 @@ import {
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import {
+  CODE_TOOL,
   CodeCalls,
   type InnerAdmission,
   type InnerSkillRunner,
@@ -60,10 +61,11 @@ import {
 import { importedSkillFiles } from "./mcp/imported_skills.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import {
+  CODE_API_TOOL,
   createCodeApi,
   publishedSkills,
-  routeCodeApi,
 } from "./code/code_api.ts";
+import type { HostedTool } from "./tools/call.ts";
 
 /** The imported MCP servers as the host shows them. */
 export interface McpServersView {
@@ -347,7 +349,6 @@ function buildCapabilities(
     admit: options.admitInner,
     skills: (request) => skills!(request),
   });
-  // `code_api` is answered in the host, after the checks of every call.
   const codeApi = createCodeApi({
     registry: loaded,
     policy,
@@ -359,16 +360,19 @@ function buildCapabilities(
   });
   const tools = createToolsCapability({
     registry: loaded,
-    sandbox: routeCodeApi(
-      imported ? routeImported(sandbox, imported) : sandbox,
-      { api: codeApi },
-    ),
+    sandbox: imported ? routeImported(sandbox, imported) : sandbox,
+    // Code mode's shipped tools: run_code runs in the sandbox with its
+    // inner calls, code_api is answered in the host, after the checks of
+    // every call.
+    hosted: new Map<string, HostedTool>([
+      [CODE_TOOL, code],
+      [CODE_API_TOOL, codeApi],
+    ]),
     configs,
     policy,
     broadcast: options.broadcast,
     egress,
     observer: options.observer,
-    code,
   });
   const skillOptions: SkillsCapabilityOptions = {
     catalog,

@@ -642,6 +642,72 @@ Deno.test("a result is walked for secrets only when the toolkit has some", async
   assert.equal(JSON.stringify(secret.result.data).includes("s3cret"), false);
 });
 
+Deno.test("a shipped entry of a hosted tool's name goes to its runner; a drop-in of that name to the sandbox", async () => {
+  const tool = (origin: "builtin" | "file") => ({
+    origin,
+    root: "/r",
+    module: {
+      path: `/r/${origin}/run_code.ts`,
+      hash: "h",
+      error: null,
+      definitions: [{
+        export: "default",
+        kind: "tool" as const,
+        name: "run_code",
+        permissions: {},
+        runnable: true,
+        fields: { description: "Runs code", input: { type: "object" } },
+      }],
+    },
+  });
+  const sandboxed: string[] = [];
+  const hosted: unknown[] = [];
+  const callerOver = (origin: "builtin" | "file") => {
+    const caller = createToolCaller({
+      registry: { snapshot: buildSnapshot([tool(origin)]) },
+      configs: createToolkitConfigs(),
+      sandbox: {
+        call: async (call, hooks) => {
+          sandboxed.push(call.path);
+          // A plain tool's ctx.tools stays refused.
+          await assert.rejects(hooks.callTool("x", {}, session("s").signal), {
+            code: "tool_denied",
+          });
+          return { ok: true, value: "sandbox", truncated: false };
+        },
+        resolvePermissions: () => Promise.resolve({}),
+      },
+      hosted: new Map([["run_code", {
+        run: ({ call, request, caller: outer, sandbox }) => {
+          hosted.push([call.path, request.name, outer === caller]);
+          assert.equal(typeof sandbox.call, "function");
+          return Promise.resolve({
+            ok: true,
+            value: "hosted",
+            truncated: false,
+          });
+        },
+      }]]),
+    });
+    return caller;
+  };
+  const scope = session("s");
+  const shipped = await callerOver("builtin").call({
+    name: "run_code",
+    args: {},
+    session: scope,
+  });
+  const dropIn = await callerOver("file").call({
+    name: "run_code",
+    args: {},
+    session: scope,
+  });
+  assert.equal(shipped.result.data, "hosted");
+  assert.deepEqual(hosted, [["/r/builtin/run_code.ts", "run_code", true]]);
+  assert.equal(dropIn.result.data, "sandbox");
+  assert.deepEqual(sandboxed, ["/r/file/run_code.ts"]);
+});
+
 Deno.test("ToolCallHooks keeps events up to the bound but relays them all", () => {
   const relayed: CallEvent[] = [];
   const hooks = new ToolCallHooks({ onEvent: (e) => relayed.push(e) }, [], 2);
