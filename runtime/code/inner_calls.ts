@@ -3,14 +3,15 @@
  * makes through its `tools` and `skills` globals. The sandbox only names a
  * tool (or `skills/<name>`) and its arguments on the `tool` RPC of its own
  * operation; everything else is bound here, by the host, from the
- * `run_code` call itself (the tool caller routes the shipped `run_code`'s
- * calls to {@link CodeCalls} as a hosted tool; a drop-in of that name is a
- * plain tool, refused `ctx.tools` as every tool is): the session, the parent run, the deadline and the
- * signal. Each inner call then takes the path a `tool/call/req` of that
- * session takes: the token's rate quota and the call slots (the
- * dispatcher's `admitInner`), then the observed tool caller (policy, token
- * restrictions, argument validation, the session's toolkit configuration,
- * grant, sandbox, run history as a child run of the `run_code` run).
+ * `run_code` call itself: the session, the parent run, the deadline and the
+ * signal. The tool caller sends the shipped `run_code`'s calls here
+ * ({@link CodeCalls} is a hosted tool); a drop-in of that name is a plain
+ * tool, refused `ctx.tools` as every tool is. Each inner call then takes
+ * the path a `tool/call/req` of that session takes: the token's rate quota
+ * and the call slots (the dispatcher's `admitInner`), then the observed
+ * tool caller (policy, token restrictions, argument validation, the
+ * session's toolkit configuration, grant, sandbox, run history as a child
+ * run of the `run_code` run).
  *
  * @module
  */
