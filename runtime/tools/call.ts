@@ -15,8 +15,9 @@
  *
  * Where a call runs is decided by its registry entry: a shipped tool the
  * host takes part in ({@link HostedTool}: code mode's `run_code` and
- * `code_api`) goes to its hosted runner, every other call to the sandbox.
- * A drop-in's call looks no further than its entry's origin.
+ * `code_api`) goes to its hosted runner, an imported MCP server's tool to
+ * the imported servers (a hosted runner too), every other call to the
+ * sandbox. A drop-in's call looks no further than its entry's origin.
  *
  * @module
  */
@@ -73,6 +74,12 @@ export interface ToolCallerOptions {
    * @default none: every call goes to the sandbox
    */
   hosted?: ReadonlyMap<string, HostedTool>;
+  /**
+   * Runs the calls of imported MCP servers' tools (entries of origin
+   * `mcp`, which only the imported servers list) in place of the sandbox.
+   * @default none: every call goes to the sandbox
+   */
+  imported?: HostedTool;
 }
 
 /** One call of a {@link HostedTool}, past every check of the call path. */
@@ -90,9 +97,10 @@ export interface HostedCall {
 }
 
 /**
- * A shipped tool the host takes part in running: it answers the call
- * itself (`code_api`), or runs it in the sandbox with what only the host
- * holds (`run_code`'s inner calls). The tool caller routes a call to it by
+ * A tool the host takes part in running: it answers the call itself
+ * (`code_api`), runs it in the sandbox with what only the host holds
+ * (`run_code`'s inner calls), or sends it to an imported MCP server (the
+ * imported servers run all their tools). The tool caller routes a call to it by
  * the call's registry entry; the call's checks have all passed by then,
  * and its run is recorded as any other.
  */
@@ -202,6 +210,7 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
     grants: new GrantCache(options.sandbox, policy.permissions),
     egress: options.egress ?? null,
     hosted: options.hosted ?? NOT_HOSTED,
+    imported: options.imported,
     outer: null,
   };
   const caller: ToolCaller = { call: (request) => callTool(parts, request) };
@@ -226,6 +235,7 @@ interface CallerParts {
   readonly grants: GrantCache;
   readonly egress: EgressBroker | null;
   readonly hosted: ReadonlyMap<string, HostedTool>;
+  readonly imported: HostedTool | undefined;
   /** The caller as returned (observed when there is an observer). */
   outer: ToolCaller | null;
 }
@@ -303,10 +313,13 @@ async function callTool(
     },
   );
   const call = sandboxCall(entry, request, grant.grant, config, parts.policy);
-  // Only a shipped entry can be hosted: a drop-in stops at its origin.
-  const hosted = entry.origin === "builtin"
+  // Only a shipped or an imported entry can be hosted: a drop-in stops at
+  // its origin.
+  const hosted = entry.origin === "file"
+    ? undefined
+    : entry.origin === "builtin"
     ? parts.hosted.get(entry.name)
-    : undefined;
+    : parts.imported;
   let outcome: SandboxOutcome;
   try {
     outcome = await (hosted === undefined
