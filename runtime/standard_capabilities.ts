@@ -54,10 +54,7 @@ import { innerSkillRunner } from "./code/inner_skills.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
-import {
-  createImportedServers,
-  routeImported,
-} from "./mcp/imported_servers.ts";
+import { createImportedServers } from "./mcp/imported_servers.ts";
 import { importedSkillFiles } from "./mcp/imported_skills.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import {
@@ -360,7 +357,7 @@ function buildCapabilities(
   });
   const tools = createToolsCapability({
     registry: loaded,
-    sandbox: imported ? routeImported(sandbox, imported) : sandbox,
+    sandbox,
     // Code mode's shipped tools: run_code runs in the sandbox with its
     // inner calls, code_api is answered in the host, after the checks of
     // every call.
@@ -368,6 +365,9 @@ function buildCapabilities(
       [CODE_TOOL, code],
       [CODE_API_TOOL, codeApi],
     ]),
+    // Imported MCP servers' tools are called on their servers, after the
+    // same checks; no other call passes through the servers.
+    imported: imported ?? undefined,
     configs,
     policy,
     broadcast: options.broadcast,
