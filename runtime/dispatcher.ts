@@ -79,7 +79,10 @@ export interface ReceiveOptions {
  */
 export class Dispatcher {
   #capabilities: Capability[] = [];
-  #handlers = new Map<string, { handler: Handler; capability: Capability }>();
+  // Request type to the capability answering it. Its handler is read from
+  // the capability on each request, so a capability may put another in its
+  // place (the standard ones swap their waiting wrappers out once loaded).
+  #routes = new Map<string, Capability>();
   #tokens: readonly string[];
   #maxMessageBytes: number;
   #slots: FairSlots;
@@ -121,7 +124,9 @@ export class Dispatcher {
   }
 
   /**
-   * Plugs a capability's handlers in.
+   * Plugs a capability's handlers in. Each request reads its handler from
+   * `capability.handlers` then, so one replaced in that table later is the
+   * one later requests reach.
    *
    * @param capability the capability
    * @throws {TypeError} when its name is not an A2E capability name, or a
@@ -135,18 +140,17 @@ export class Dispatcher {
     }
     const types = Object.keys(capability.handlers);
     for (const type of types) {
-      const owner = this.#handlers.get(type);
+      const owner = this.#routes.get(type);
       if (owner) {
         throw new TypeError(
-          `Cannot add capability "${capability.name}": "${type}" is already handled by "${owner.capability.name}"`,
+          `Cannot add capability "${capability.name}": "${type}" is already handled by "${owner.name}"`,
         );
       }
     }
     for (const type of types) {
-      const handler = capability.handlers[type as AnsweredRequestType] as
-        | Handler
-        | undefined;
-      if (handler) this.#handlers.set(type, { handler, capability });
+      if (capability.handlers[type as AnsweredRequestType]) {
+        this.#routes.set(type, capability);
+      }
     }
     this.#capabilities.push(capability);
   }
@@ -371,8 +375,9 @@ export class Dispatcher {
     request: Request<AnsweredRequestType>,
     options?: ReceiveOptions,
   ): Promise<void> {
-    const route = this.#handlers.get(request.type);
-    if (!route) {
+    const route = this.#routes.get(request.type);
+    const handler = route?.handlers[request.type] as Handler | undefined;
+    if (!route || !handler) {
       session.send(encodeError(request.id, {
         code: "invalid_message",
         message: `Cannot handle "${request.type}": the "${
@@ -382,7 +387,7 @@ export class Dispatcher {
       session.end();
       return;
     }
-    const capabilityName = route.capability.name;
+    const capabilityName = route.name;
     if (session.draining) {
       session.send(encodeError(request.id, {
         code: "invalid_message",
@@ -417,7 +422,7 @@ export class Dispatcher {
         releaseHost = this.#slots.tryAcquire(owner) ??
           await this.#slots.acquire(owner, signal);
       }
-      const body = await route.handler({ request, session, signal });
+      const body = await handler({ request, session, signal });
       session.send(encodeResponse(request.type, request.id, body));
     } catch (error) {
       const wire = signal.aborted && !(error instanceof SkillboxError)

@@ -42,6 +42,26 @@ Deno.test("Dispatcher echoes req_id even when a handler omits it", async () => {
   assert.equal(sent[0]?.req_id, "l");
 });
 
+Deno.test("Dispatcher reaches a handler its capability put in place after it was added", async () => {
+  const { sent, session } = record();
+  const handlers: Capability["handlers"] = {
+    "tool/list/req": () =>
+      Promise.reject(new SkillboxError("runtime_error", "Not loaded yet")),
+  };
+  const dispatcher = new Dispatcher({
+    capabilities: [{ name: "tools", handlers }],
+  });
+  await dispatcher.receive(session, '{"type":"tool/list/req","id":"a"}');
+  // As a capability offered before it is loaded does once it is.
+  (handlers as Record<string, unknown>)["tool/list/req"] = () =>
+    Promise.resolve(envelope("tool/list/resp", { tools: [], req_id: "" }));
+  await dispatcher.receive(session, '{"type":"tool/list/req","id":"b"}');
+  assert.deepEqual(sent.map((m) => [m.req_id, m.type]), [
+    ["a", "error"],
+    ["b", "tool/list/resp"],
+  ]);
+});
+
 Deno.test("Dispatcher refuses capabilities outside the A2E list", () => {
   assert.throws(
     () =>

@@ -45,6 +45,7 @@ import {
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import {
+  CODE_TOOL,
   CodeCalls,
   type InnerAdmission,
   type InnerSkillRunner,
@@ -53,17 +54,15 @@ import { innerSkillRunner } from "./code/inner_skills.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
-import {
-  createImportedServers,
-  routeImported,
-} from "./mcp/imported_servers.ts";
+import { createImportedServers } from "./mcp/imported_servers.ts";
 import { importedSkillFiles } from "./mcp/imported_skills.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import {
+  CODE_API_TOOL,
   createCodeApi,
   publishedSkills,
-  routeCodeApi,
 } from "./code/code_api.ts";
+import type { HostedTool } from "./tools/call.ts";
 
 /** The imported MCP servers as the host shows them. */
 export interface McpServersView {
@@ -347,7 +346,6 @@ function buildCapabilities(
     admit: options.admitInner,
     skills: (request) => skills!(request),
   });
-  // `code_api` is answered in the host, after the checks of every call.
   const codeApi = createCodeApi({
     registry: loaded,
     policy,
@@ -359,16 +357,22 @@ function buildCapabilities(
   });
   const tools = createToolsCapability({
     registry: loaded,
-    sandbox: routeCodeApi(
-      imported ? routeImported(sandbox, imported) : sandbox,
-      { api: codeApi },
-    ),
+    sandbox,
+    // Code mode's shipped tools: run_code runs in the sandbox with its
+    // inner calls, code_api is answered in the host, after the checks of
+    // every call.
+    hosted: new Map<string, HostedTool>([
+      [CODE_TOOL, code],
+      [CODE_API_TOOL, codeApi],
+    ]),
+    // Imported MCP servers' tools are called on their servers, after the
+    // same checks; no other call passes through the servers.
+    imported: imported ?? undefined,
     configs,
     policy,
     broadcast: options.broadcast,
     egress,
     observer: options.observer,
-    code,
   });
   const skillOptions: SkillsCapabilityOptions = {
     catalog,
@@ -409,19 +413,27 @@ function buildCapabilities(
 }
 
 // Offers a capability at once; its handlers wait for the real one. Once it
-// is there, calls go straight through (no extra await on the hot path).
+// is there, its handlers take the waiting ones' places in the table (the
+// dispatcher reads the table on each request): a call goes straight to the
+// real handler, through nothing of this file. When it cannot be built the
+// waiting handlers stay, and say why.
 function deferredCapability(
   name: CapabilityName,
   types: AnsweredRequestType[],
   real: Promise<Capability>,
 ): Capability {
-  let ready: Capability | null = null;
   let failure: unknown = null;
-  real.then((c) => (ready = c), (error) => (failure = error));
   const handlers: Partial<Record<AnsweredRequestType, Handler>> = {};
+  real.then((capability) => {
+    for (const type of types) {
+      const handler = capability.handlers[type] as Handler | undefined;
+      if (handler) handlers[type] = handler;
+    }
+  }, (error) => (failure = error));
   for (const type of types) {
+    // Reached only by calls that came before the real one was there.
     handlers[type] = async (exchange) => {
-      const capability = ready ?? await real.catch(() => null);
+      const capability = await real.catch(() => null);
       const handler = capability?.handlers[type] as Handler | undefined;
       if (!handler) {
         const why = failure instanceof Error

@@ -5,10 +5,10 @@
  * The tool is an ordinary registry entry (`skills/code/code_api.ts`, in the
  * `code` toolkit), so a call of it takes the one call path: the policy,
  * argument validation, the run history and events. Only the last step
- * differs: where another tool's call goes to a sandbox, {@link routeCodeApi}
- * answers this one in the host (as `imported_servers.ts` sends an imported
- * MCP tool's call to its server), reading the registry as the calling
- * session sees it.
+ * differs: where another tool's call goes to a sandbox, the tool caller
+ * sends the shipped `code_api`'s to the {@link CodeApi} (a hosted tool,
+ * known by its registry entry), which answers it in the host, reading the
+ * registry as the calling session sees it.
  *
  * What a session may call, and so what is declared: the registry's tools
  * (deferred ones included) that the policy lets the session's token call,
@@ -20,22 +20,17 @@
  * @module
  */
 
-import { join } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import { output } from "../../protocol/output.ts";
 import type { Skill } from "../../protocol/skill.ts";
 import { tool } from "../../protocol/tool.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
-import {
-  resolveSkillStatus,
-  type SkillCatalog,
-  SYSTEM_SKILLS_DIR,
-} from "../skills/catalog.ts";
+import { resolveSkillStatus, type SkillCatalog } from "../skills/catalog.ts";
 import { ToolIndex } from "../search/tool_index.ts";
-import type { Sandbox, SandboxOutcome } from "../sandbox/types.ts";
+import type { SandboxOutcome } from "../sandbox/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import { ToolCallHooks } from "../tools/call.ts";
+import type { HostedCall, HostedTool } from "../tools/call.ts";
 import {
   checkToolPolicy,
   type HostPolicy,
@@ -48,18 +43,15 @@ import {
   renderDeclarations,
 } from "./declarations.ts";
 
-// The tool's name, and the tool it declares everything for and never
-// declares.
-const CODE_API_TOOL = "code_api";
-const RUN_CODE_TOOL = "run_code";
-
 /**
- * Where the shipped definition of `code_api` lives: only a call of that
- * module is answered by the host (a drop-in cannot be at this path).
+ * The tool's name: the shipped entry of that name is answered by the host
+ * (a drop-in cannot take it from the shipped one, and a drop-in of another
+ * name is a plain tool wherever its file sits).
  */
-export const CODE_API_MODULE: string = SYSTEM_SKILLS_DIR === ""
-  ? ""
-  : join(SYSTEM_SKILLS_DIR, "code", "code_api.ts");
+export const CODE_API_TOOL = "code_api";
+
+// The tool it declares everything for, and never declares.
+const RUN_CODE_TOOL = "run_code";
 
 // How many tools (and skills) a query declares when it names no limit.
 const DEFAULT_QUERY_LIMIT = 20;
@@ -100,8 +92,11 @@ export interface CodeApiAnswer {
   omitted: number;
 }
 
-/** Declares sessions' code APIs. */
-export interface CodeApi {
+/**
+ * Declares sessions' code APIs; as a hosted tool, answers the shipped
+ * `code_api`'s calls for the session making each.
+ */
+export interface CodeApi extends HostedTool {
   /**
    * The declarations for one session now.
    *
@@ -167,44 +162,61 @@ export function createCodeApi(options: CodeApiOptions): CodeApi {
     return set;
   };
 
+  const declare = async (
+    request: CodeApiRequest,
+  ): Promise<CodeApiAnswer> => {
+    const query = (request.query ?? "").trim();
+    const limit = query === ""
+      ? Infinity
+      : Math.max(1, Math.floor(request.limit ?? DEFAULT_QUERY_LIMIT));
+    const snapshot = registry.snapshot;
+    const candidates = query === ""
+      ? [...snapshot.tools.values()].sort(byName)
+      : (index ??= new ToolIndex([...snapshot.tools.values()]))
+        .search(query, { includeDeferred: true })
+        .map((hit) => hit.entry);
+    const view = sessionTools(candidates, {
+      snapshot,
+      session: request.session,
+      policy,
+      configs,
+      refused: refused(snapshot),
+      limit,
+    });
+    const published = (await options.skills?.() ?? []).filter((s) =>
+      s.status === "Published"
+    );
+    const skills = query === ""
+      ? [...published].sort(byName)
+      : searchSkills(published, query, limit);
+    const rendered = renderDeclarations({
+      tools: view.tools.map(declared),
+      skills: skills.map(declared),
+      header: header(view.tools.length, skills.length, query),
+      notes: view.notes,
+    }, limits);
+    return {
+      declarations: rendered.text,
+      tools: rendered.tools,
+      skills: rendered.skills,
+      omitted: rendered.omitted,
+    };
+  };
   return {
-    async declare(request) {
-      const query = (request.query ?? "").trim();
-      const limit = query === ""
-        ? Infinity
-        : Math.max(1, Math.floor(request.limit ?? DEFAULT_QUERY_LIMIT));
-      const snapshot = registry.snapshot;
-      const candidates = query === ""
-        ? [...snapshot.tools.values()].sort(byName)
-        : (index ??= new ToolIndex([...snapshot.tools.values()]))
-          .search(query, { includeDeferred: true })
-          .map((hit) => hit.entry);
-      const view = sessionTools(candidates, {
-        snapshot,
+    declare,
+    run({ call, request }: HostedCall): Promise<SandboxOutcome> {
+      const args = call.args as { query?: string; limit?: number };
+      return declare({
         session: request.session,
-        policy,
-        configs,
-        refused: refused(snapshot),
-        limit,
-      });
-      const published = (await options.skills?.() ?? []).filter((s) =>
-        s.status === "Published"
-      );
-      const skills = query === ""
-        ? [...published].sort(byName)
-        : searchSkills(published, query, limit);
-      const rendered = renderDeclarations({
-        tools: view.tools.map(declared),
-        skills: skills.map(declared),
-        header: header(view.tools.length, skills.length, query),
-        notes: view.notes,
-      }, limits);
-      return {
-        declarations: rendered.text,
-        tools: rendered.tools,
-        skills: rendered.skills,
-        omitted: rendered.omitted,
-      };
+        query: args.query,
+        limit: args.limit,
+      }).then((answer): SandboxOutcome => ({
+        ok: true,
+        // The declarations are what a model reads: the summary (an MCP
+        // client's text) is the text itself.
+        value: output({ data: answer, summary: answer.declarations }),
+        truncated: false,
+      }));
     },
     close: unsubscribe,
   };
@@ -343,81 +355,5 @@ export function publishedSkills(
         archived,
       })
     ).filter((skill) => skill.status === "Published");
-  };
-}
-
-/** Options of {@link routeCodeApi}. */
-export interface RouteCodeApiOptions {
-  /** The answerer. */
-  api: CodeApi;
-  /** The module answered. @default CODE_API_MODULE */
-  modulePath?: string;
-}
-
-/**
- * Wraps a sandbox so a call of the shipped `code_api` module is answered
- * in the host, for the session that made it; every other call goes on to
- * the sandbox. Put it where the tools capability takes its sandbox: the
- * call has passed the policy, the argument check and the grant by then,
- * and its run is recorded as any other.
- *
- * @param sandbox the sandbox (or the imported servers' router)
- * @param options the answerer, and the module it answers
- * @returns what the tool caller needs of a sandbox
- * @example Another tool's call goes to the sandbox
- * ```ts
- * import { createCodeApi, routeCodeApi } from "./code_api.ts";
- * import { buildSnapshot } from "../registry/snapshot.ts";
- * import { createToolkitConfigs } from "../toolkits/configs.ts";
- * import { parseHostPolicy } from "../tools/policy.ts";
- * import assert from "node:assert/strict";
- * const api = createCodeApi({ registry: { snapshot: buildSnapshot([]), onChange: () => () => {} },
- *   policy: parseHostPolicy({}), configs: createToolkitConfigs() });
- * const routed = routeCodeApi({
- *   call: () => Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
- *   resolvePermissions: () => Promise.resolve({}),
- * }, { api });
- * const call = { path: "/s/other.ts", export: "default", version: "", args: {}, grant: {},
- *   timeoutMs: 100, sessionId: "s", callId: "c", config: {}, metadata: {}, isolation: "warm" as const };
- * const hooks = { onEvent() {}, callTool: () => Promise.reject(), chat: () => Promise.reject() };
- * assert.deepEqual(await routed.call(call, hooks), { ok: true, value: "sandbox", truncated: false });
- * api.close();
- * ```
- */
-export function routeCodeApi(
-  sandbox: Pick<Sandbox, "call" | "resolvePermissions">,
-  options: RouteCodeApiOptions,
-): Pick<Sandbox, "call" | "resolvePermissions"> {
-  const { api } = options;
-  const modulePath = options.modulePath ?? CODE_API_MODULE;
-  return {
-    call(call, hooks) {
-      if (modulePath === "" || call.path !== modulePath) {
-        return sandbox.call(call, hooks);
-      }
-      const session = hooks instanceof ToolCallHooks
-        ? hooks.session
-        : undefined;
-      if (!session) {
-        return Promise.resolve({
-          ok: false,
-          code: "runtime_error",
-          message:
-            `Cannot run tool "${CODE_API_TOOL}": the call has no session to declare for`,
-          retryable: false,
-        });
-      }
-      const args = call.args as { query?: string; limit?: number };
-      return api.declare({ session, query: args.query, limit: args.limit })
-        .then((answer): SandboxOutcome => ({
-          ok: true,
-          // The declarations are what a model reads: the summary (an MCP
-          // client's text) is the text itself.
-          value: output({ data: answer, summary: answer.declarations }),
-          truncated: false,
-        }));
-    },
-    resolvePermissions: (path, exportName, config) =>
-      sandbox.resolvePermissions(path, exportName, config),
   };
 }

@@ -4,10 +4,9 @@ import { buildSnapshot } from "../registry/snapshot.ts";
 import type { RegistryChange } from "../registry/types.ts";
 import { skill } from "../skills/catalog.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
-import { ToolCallHooks } from "../tools/call.ts";
+import { createToolCaller } from "../tools/call.ts";
 import { parseHostPolicy } from "../tools/policy.ts";
-import type { SandboxCall } from "../sandbox/types.ts";
-import { createCodeApi, routeCodeApi } from "./code_api.ts";
+import { CODE_API_TOOL, createCodeApi } from "./code_api.ts";
 
 function session(id: string, token = ""): SessionScope {
   return {
@@ -178,47 +177,62 @@ Deno.test("createCodeApi() narrows by query and bounds thousands of tools", asyn
   api.close();
 });
 
-Deno.test("routeCodeApi() answers the module's calls for the calling session only", async () => {
+Deno.test("the shipped code_api is answered for the calling session; a drop-in of its name runs as a plain tool", async () => {
   const api = createCodeApi({
     registry: registry(),
     policy,
     configs: createToolkitConfigs(),
   });
-  const routed = routeCodeApi(
-    {
-      call: () =>
-        Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
-      resolvePermissions: () => Promise.resolve({}),
-    },
-    { api, modulePath: "/shipped/code_api.ts" },
-  );
-  const call: SandboxCall = {
-    path: "/shipped/code_api.ts",
-    export: "default",
-    version: "",
+  const ran: string[] = [];
+  const callerOver = (origin: "builtin" | "file") =>
+    createToolCaller({
+      registry: {
+        snapshot: buildSnapshot([{
+          origin,
+          root: "/r",
+          module: {
+            path: "/r/code/code_api.ts",
+            hash: "c",
+            error: null,
+            definitions: [{ ...toolDef("code_api"), export: "default" }],
+          },
+        }]),
+      },
+      configs: createToolkitConfigs(),
+      sandbox: {
+        call: (call) => {
+          ran.push(call.path);
+          return Promise.resolve({
+            ok: true,
+            value: "sandbox",
+            truncated: false,
+          });
+        },
+        resolvePermissions: () => Promise.resolve({}),
+      },
+      hosted: new Map([[CODE_API_TOOL, api]]),
+    });
+  const shipped = callerOver("builtin");
+  const boss = await shipped.call({
+    name: "code_api",
     args: {},
-    grant: {},
-    timeoutMs: 100,
-    sessionId: "b",
-    callId: "c",
-    config: {},
-    metadata: {},
-    isolation: "warm",
-  };
-  const boss = new ToolCallHooks({ session: session("b", "boss") }, [], 10);
-  const answered = await routed.call(call, boss);
-  assert.ok(answered.ok);
-  assert.match(JSON.stringify(answered.value), /admin_only/);
-  // Without the caller's session (another host's hooks) it refuses.
-  const bare = await routed.call(call, {
-    onEvent() {},
-    callTool: () => Promise.reject(),
-    chat: () => Promise.reject(),
+    session: session("b", "boss"),
   });
-  assert.equal(bare.ok, false);
-  assert.deepEqual(
-    await routed.call({ ...call, path: "/s/tools.ts" }, boss),
-    { ok: true, value: "sandbox", truncated: false },
-  );
+  const guest = await shipped.call({
+    name: "code_api",
+    args: { query: "admin" },
+    session: session("g"),
+  });
+  assert.match(JSON.stringify(boss.result.data), /admin_only/);
+  assert.equal(guest.result.success, true);
+  assert.doesNotMatch(JSON.stringify(guest.result.data), /admin_only/);
+  assert.deepEqual(ran, []);
+  const dropIn = await callerOver("file").call({
+    name: "code_api",
+    args: {},
+    session: session("b", "boss"),
+  });
+  assert.equal(dropIn.result.data, "sandbox");
+  assert.deepEqual(ran, ["/r/code/code_api.ts"]);
   api.close();
 });

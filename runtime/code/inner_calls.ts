@@ -4,16 +4,20 @@
  * tool (or `skills/<name>`) and its arguments on the `tool` RPC of its own
  * operation; everything else is bound here, by the host, from the
  * `run_code` call itself: the session, the parent run, the deadline and the
- * signal. Each inner call then takes the path a `tool/call/req` of that
- * session takes: the token's rate quota and the call slots (the
- * dispatcher's `admitInner`), then the observed tool caller (policy, token
- * restrictions, argument validation, the session's toolkit configuration,
- * grant, sandbox, run history as a child run of the `run_code` run).
+ * signal. The tool caller sends the shipped `run_code`'s calls here
+ * ({@link CodeCalls} is a hosted tool); a drop-in of that name is a plain
+ * tool, refused `ctx.tools` as every tool is. Each inner call then takes
+ * the path a `tool/call/req` of that session takes: the token's rate quota
+ * and the call slots (the dispatcher's `admitInner`), then the observed
+ * tool caller (policy, token restrictions, argument validation, the
+ * session's toolkit configuration, grant, sandbox, run history as a child
+ * run of the `run_code` run).
  *
  * @module
  */
 
-import type { ToolCaller } from "../tools/call.ts";
+import type { HostedCall, HostedTool, ToolCaller } from "../tools/call.ts";
+import type { SandboxOutcome } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 import { type Release, Semaphore } from "../slots.ts";
@@ -35,25 +39,6 @@ const DEADLINE_GRACE_MS = 1000;
 
 // A tool's own events that become events of the `run_code` call.
 const RELAYED = new Set(["progress", "status", "log"]);
-
-/**
- * Whether a registry entry is the shipped `run_code`: only it gets inner
- * calls (a drop-in tool of the same name is a plain tool, refused
- * `ctx.tools` as every tool is).
- *
- * @param entry the tool's name and origin
- * @returns true for the shipped code-mode tool
- * @example Only the shipped one is code mode
- * ```ts
- * import { isCodeTool } from "./inner_calls.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isCodeTool({ name: "run_code", origin: "builtin" }), true);
- * assert.equal(isCodeTool({ name: "run_code", origin: "file" }), false);
- * ```
- */
-export function isCodeTool(entry: { name: string; origin: string }): boolean {
-  return entry.name === CODE_TOOL && entry.origin === "builtin";
-}
 
 /** Takes the call slots of one inner call (the dispatcher's `admitInner`). */
 export type InnerAdmission = (
@@ -127,7 +112,8 @@ export type InnerCall = (
 ) => Promise<InnerAnswer>;
 
 /**
- * The inner calls of `run_code` runs.
+ * The inner calls of `run_code` runs: the hosted tool the tool caller runs
+ * the shipped `run_code`'s calls through.
  *
  * @example A run's calls go through the caller, with the run as parent
  * ```ts
@@ -150,7 +136,7 @@ export type InnerCall = (
  * assert.equal(over.ok, false);
  * ```
  */
-export class CodeCalls {
+export class CodeCalls implements HostedTool {
   readonly #maxCalls: number;
   readonly #maxResultBytes: number;
   readonly #admit: InnerAdmission | null;
@@ -162,6 +148,25 @@ export class CodeCalls {
     this.#maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
     this.#admit = options.admit ?? null;
     this.#skills = options.skills ?? null;
+  }
+
+  /**
+   * Runs one call of the shipped `run_code` in the caller's sandbox, its
+   * `ctx.tools` bound to that call's inner calls.
+   *
+   * @param hosted the call, its hooks and request, the caller and sandbox
+   * @returns the sandbox's outcome
+   */
+  run(hosted: HostedCall): Promise<SandboxOutcome> {
+    const { call, hooks, request } = hosted;
+    hooks.inner = this.open({
+      caller: hosted.caller,
+      session: request.session,
+      runId: request.runId,
+      timeoutMs: call.timeoutMs,
+      onEvent: (kind, data) => hooks.onEvent(kind, data),
+    });
+    return hosted.sandbox.call(call, hooks);
   }
 
   /**

@@ -4,9 +4,9 @@
  * HTTP ones over Streamable HTTP through the egress broker's address rules,
  * with their headers sent only to their URL's origin.
  * Each server becomes registry modules (a toolkit `<name>` of origin `mcp`
- * and tools `<name>__<tool>`), and calls routed to it come back as sandbox
- * outcomes, so the tool caller (policy, validation, timeouts, events) is the
- * same as for any tool. Servers start in the background: the host serves
+ * and tools `<name>__<tool>`), and the tool caller sends their calls here
+ * (see "Routing calls"); they come back as sandbox outcomes, so the call
+ * path (policy, validation, timeouts, events) is the same as for any tool. Servers start in the background: the host serves
  * at once, and a server's tools join the registry when it is ready (the
  * registry's reload tells clients, `tools.changed` and MCP `list_changed`).
  * A server that fails to start or crashes is listed unavailable with the
@@ -35,9 +35,13 @@
  *
  * ## Routing calls
  *
- * Routes the tool caller's sandbox calls: a tool whose module path names an
- * imported MCP server (`/mcp:/<name>`) is called on that server; every other
- * call goes to the real sandbox. The tool caller stays the one call path.
+ * The imported servers are a hosted tool of the tool caller
+ * (`ToolCallerOptions.imported`): the caller sends them the call of an
+ * entry of origin `mcp` (only {@link serverModule} makes those), past every
+ * check of the one call path, and the call is made on the server its
+ * module path names (`/mcp:/<name>`). No other call enters this module: a
+ * drop-in's stops at its entry's origin, wherever its file is and whatever
+ * its name.
  *
  * ## A server's secrets
  *
@@ -69,11 +73,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { LoadedModule } from "../registry/snapshot.ts";
-import type {
-  DescribedDefinition,
-  Sandbox,
-  SandboxOutcome,
-} from "../sandbox/types.ts";
+import type { DescribedDefinition, SandboxOutcome } from "../sandbox/types.ts";
+import type { HostedCall, HostedTool } from "../tools/call.ts";
 import {
   type ConfinementStatus,
   detectConfinement,
@@ -164,8 +165,11 @@ export interface ImportedCall {
   onEvent(kind: string, data: Record<string, unknown>): void;
 }
 
-/** The imported servers. */
-export interface ImportedServers {
+/**
+ * The imported servers; as a hosted tool, they run the calls of their
+ * tools' registry entries (origin `mcp`) for the tool caller.
+ */
+export interface ImportedServers extends HostedTool {
   /**
    * Starts every server in the background; resolves once each has come up
    * or failed its first attempt (bounded by its start timeout). The host
@@ -288,6 +292,22 @@ class Servers implements ImportedServers {
       }
     }
     return out;
+  }
+
+  run({ call, hooks }: HostedCall): Promise<SandboxOutcome> {
+    // The SDK keeps a listener on the signal it is given for good: give
+    // it one of this call's own, not the session's (CallSignal).
+    const follower = hooks.signal ? new CallSignal(hooks.signal) : undefined;
+    return this.call(
+      call.path.slice(MCP_PATH_PREFIX.length),
+      call.export,
+      call.args,
+      {
+        timeoutMs: call.timeoutMs,
+        signal: follower?.signal,
+        onEvent: (kind, data) => hooks.onEvent(kind, data),
+      },
+    ).finally(() => follower?.release());
   }
 
   async call(
@@ -1040,53 +1060,4 @@ function hashOf(text: string): string {
     h = Math.imul(h, 0x01000193);
   }
   return (h >>> 0).toString(16).padStart(8, "0");
-}
-
-/**
- * Wraps a sandbox so imported MCP tools reach their server.
- *
- * @param sandbox the real sandbox
- * @param servers the imported servers
- * @returns what the tool caller needs of a sandbox
- * @example A call to an imported server that does not exist fails
- * ```ts
- * import { routeImported } from "./imported_servers.ts";
- * import { createImportedServers } from "./imported_servers.ts";
- * import assert from "node:assert/strict";
- * const servers = createImportedServers({ servers: {} });
- * const routed = routeImported({
- *   call: () => Promise.resolve({ ok: true, value: "sandbox", truncated: false }),
- *   resolvePermissions: () => Promise.resolve({}),
- * }, servers);
- * const call = { path: "/mcp:/none", export: "t", version: "", args: {}, grant: {},
- *   timeoutMs: 100, sessionId: "s", callId: "c", config: {}, metadata: {}, isolation: "warm" as const };
- * assert.equal((await routed.call(call, { onEvent() {}, callTool: () => Promise.reject(), chat: () => Promise.reject() })).ok, false);
- * ```
- */
-export function routeImported(
-  sandbox: Pick<Sandbox, "call" | "resolvePermissions">,
-  servers: ImportedServers,
-): Pick<Sandbox, "call" | "resolvePermissions"> {
-  return {
-    call(call, hooks) {
-      if (!call.path.startsWith(MCP_PATH_PREFIX)) {
-        return sandbox.call(call, hooks);
-      }
-      // The SDK keeps a listener on the signal it is given for good: give
-      // it one of this call's own, not the session's (CallSignal).
-      const follower = hooks.signal ? new CallSignal(hooks.signal) : undefined;
-      return servers.call(
-        call.path.slice(MCP_PATH_PREFIX.length),
-        call.export,
-        call.args,
-        {
-          timeoutMs: call.timeoutMs,
-          signal: follower?.signal,
-          onEvent: (kind, data) => hooks.onEvent(kind, data),
-        },
-      ).finally(() => follower?.release());
-    },
-    resolvePermissions: (path, exportName, config) =>
-      sandbox.resolvePermissions(path, exportName, config),
-  };
 }

@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  createImportedServers,
   DEFAULT_BACKOFF,
   MCP_PATH_PREFIX,
   serverModule,
   ServerSlot,
 } from "./imported_servers.ts";
+import { createToolCaller, ToolCallHooks } from "../tools/call.ts";
+import { createToolkitConfigs } from "../toolkits/configs.ts";
+import { buildSnapshot } from "../registry/snapshot.ts";
 
 // Only its identity matters to the slot.
 const clientA = {} as Client;
@@ -128,4 +132,56 @@ Deno.test("serverModule() says why a server is unavailable", () => {
     'Tools of the MCP server "s" (unavailable: connection refused)',
   );
   assert.deepEqual(kit.fields.tags, ["mcp", "unavailable"]);
+});
+
+Deno.test("the imported servers run a call on the server its path names, and fail one naming no server", async () => {
+  const servers = createImportedServers({ servers: {} });
+  const call = {
+    path: `${MCP_PATH_PREFIX}none`,
+    export: "t",
+    version: "",
+    args: {},
+    grant: {},
+    timeoutMs: 100,
+    sessionId: "s",
+    callId: "c",
+    config: {},
+    metadata: {},
+    isolation: "warm" as const,
+  };
+  const request = {
+    name: "none__t",
+    args: {},
+    signal: new AbortController().signal,
+    onEvent() {},
+    session: {
+      id: "s",
+      token: "",
+      state: new Map(),
+      send() {},
+      signal: new AbortController().signal,
+    },
+  };
+  const sandbox = {
+    call: () => Promise.reject(new Error("not the sandbox")),
+    resolvePermissions: () => Promise.resolve({}),
+  };
+  const caller = createToolCaller({
+    registry: { snapshot: buildSnapshot([]) },
+    configs: createToolkitConfigs(),
+    sandbox,
+  });
+  const outcome = await servers.run({
+    call,
+    hooks: new ToolCallHooks(request, [], 10),
+    request,
+    caller,
+    sandbox,
+  });
+  assert.equal(outcome.ok, false);
+  assert.match(
+    (outcome as { message: string }).message,
+    /Unknown MCP server "none"/,
+  );
+  await servers.close();
 });

@@ -13,6 +13,12 @@
  * functions allocating only on refusal, so a call allocates no closure and
  * awaits only the grant (when it is not cached yet) and the sandbox.
  *
+ * Where a call runs is decided by its registry entry: a shipped tool the
+ * host takes part in ({@link HostedTool}: code mode's `run_code` and
+ * `code_api`) goes to its hosted runner, an imported MCP server's tool to
+ * the imported servers (a hosted runner too), every other call to the
+ * sandbox. A drop-in's call looks no further than its entry's origin.
+ *
  * @module
  */
 
@@ -43,11 +49,7 @@ import { validateValue, type ValidationResult } from "../schema/validator.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import type { EgressBroker } from "../egress/broker.ts";
 import { observeToolCaller, type RunObserver } from "../store/recorder.ts";
-import {
-  type CodeCalls,
-  type InnerCall,
-  isCodeTool,
-} from "../code/inner_calls.ts";
+import type { InnerCall } from "../code/inner_calls.ts";
 
 /** Options of {@link createToolCaller}. */
 export interface ToolCallerOptions {
@@ -66,10 +68,51 @@ export interface ToolCallerOptions {
   /** Receives every call as a run (history, metrics, console). @default none */
   observer?: RunObserver;
   /**
-   * Code mode's inner calls: the shipped `run_code` calls tools through
-   * this caller (observed) with them. @default none: its calls are refused
+   * Shipped tools the host takes part in running, by name: a call of a
+   * shipped (`builtin`) entry of that name goes to its runner in place of
+   * the sandbox; a drop-in of the same name is a plain tool.
+   * @default none: every call goes to the sandbox
    */
-  code?: CodeCalls;
+  hosted?: ReadonlyMap<string, HostedTool>;
+  /**
+   * Runs the calls of imported MCP servers' tools (entries of origin
+   * `mcp`, which only the imported servers list) in place of the sandbox.
+   * @default none: every call goes to the sandbox
+   */
+  imported?: HostedTool;
+}
+
+/** One call of a {@link HostedTool}, past every check of the call path. */
+export interface HostedCall {
+  /** What the sandbox runs (the entry's version, grant, timeout, args). */
+  readonly call: SandboxCall;
+  /** The call's hooks: its events, signal and `ctx.tools`. */
+  readonly hooks: ToolCallHooks;
+  /** The request: the session calling, and the call's run. */
+  readonly request: ToolCallRequest;
+  /** The caller as returned (observed): inner calls go through it. */
+  readonly caller: ToolCaller;
+  /** The sandbox the caller runs every other tool in. */
+  readonly sandbox: Pick<Sandbox, "call">;
+}
+
+/**
+ * A tool the host takes part in running: it answers the call itself
+ * (`code_api`), runs it in the sandbox with what only the host holds
+ * (`run_code`'s inner calls), or sends it to an imported MCP server (the
+ * imported servers run all their tools). The tool caller routes a call to it by
+ * the call's registry entry; the call's checks have all passed by then,
+ * and its run is recorded as any other.
+ */
+export interface HostedTool {
+  /**
+   * Runs one call. The tool's own failures are an outcome, as the
+   * sandbox's are; a throw means the runner broke.
+   *
+   * @param hosted the call, its hooks and request, the caller and sandbox
+   * @returns the outcome
+   */
+  run(hosted: HostedCall): Promise<SandboxOutcome>;
 }
 
 /** One call. */
@@ -166,18 +209,21 @@ export function createToolCaller(options: ToolCallerOptions): ToolCaller {
     maxEvents: options.maxEvents ?? 1000,
     grants: new GrantCache(options.sandbox, policy.permissions),
     egress: options.egress ?? null,
-    code: options.code ?? null,
+    hosted: options.hosted ?? NOT_HOSTED,
+    imported: options.imported,
     outer: null,
   };
   const caller: ToolCaller = { call: (request) => callTool(parts, request) };
   const outer = options.observer
     ? observeToolCaller(caller, options.observer, options)
     : caller;
-  // run_code's inner calls go through the outer caller: observed, as a
-  // client's calls are.
+  // Hosted tools get the outer caller: run_code's inner calls are
+  // observed, as a client's calls are.
   parts.outer = outer;
   return outer;
 }
+
+const NOT_HOSTED: ReadonlyMap<string, HostedTool> = new Map();
 
 /** What every call of one caller reads: fixed when the caller is made. */
 interface CallerParts {
@@ -188,7 +234,8 @@ interface CallerParts {
   readonly maxEvents: number;
   readonly grants: GrantCache;
   readonly egress: EgressBroker | null;
-  readonly code: CodeCalls | null;
+  readonly hosted: ReadonlyMap<string, HostedTool>;
+  readonly imported: HostedTool | undefined;
   /** The caller as returned (observed when there is an observer). */
   outer: ToolCaller | null;
 }
@@ -266,18 +313,24 @@ async function callTool(
     },
   );
   const call = sandboxCall(entry, request, grant.grant, config, parts.policy);
-  if (parts.code !== null && parts.outer !== null && isCodeTool(entry)) {
-    hooks.inner = parts.code.open({
-      caller: parts.outer,
-      session,
-      runId: request.runId,
-      timeoutMs: call.timeoutMs,
-      onEvent: (kind, data) => hooks.onEvent(kind, data),
-    });
-  }
+  // Only a shipped or an imported entry can be hosted: a drop-in stops at
+  // its origin.
+  const hosted = entry.origin === "file"
+    ? undefined
+    : entry.origin === "builtin"
+    ? parts.hosted.get(entry.name)
+    : parts.imported;
   let outcome: SandboxOutcome;
   try {
-    outcome = await parts.sandbox.call(call, hooks);
+    outcome = await (hosted === undefined
+      ? parts.sandbox.call(call, hooks)
+      : hosted.run({
+        call,
+        hooks,
+        request,
+        caller: parts.outer as ToolCaller,
+        sandbox: parts.sandbox,
+      }));
   } catch (error) {
     // The sandbox promises not to throw for the code's failures: a throw
     // means it broke, and the call may be retried.
@@ -484,8 +537,6 @@ export interface HookedRequest {
   signal?: AbortSignal;
   /** Receives each event as it happens. */
   onEvent?: (event: CallEvent) => void;
-  /** The session calling (a tool the host answers itself reads it). */
-  session?: SessionScope;
 }
 
 /** Where a call's `ctx.fetch` may go, and who performs it. */
@@ -517,8 +568,6 @@ export interface CallEgress {
 export class ToolCallHooks implements SandboxHooks {
   /** The call's abort signal. */
   readonly signal: AbortSignal | undefined;
-  /** The session calling, for a tool the host answers (`code_api`). */
-  readonly session: SessionScope | undefined;
   /** Events kept for the result. */
   readonly events: CallEvent[] = [];
   /** Whether events beyond the bound were dropped from the result. */
@@ -548,7 +597,6 @@ export class ToolCallHooks implements SandboxHooks {
     egress: CallEgress | null = null,
   ) {
     this.signal = request.signal;
-    this.session = request.session;
     this.#request = request;
     this.#secrets = secrets;
     this.#maxEvents = maxEvents;

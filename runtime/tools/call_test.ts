@@ -642,6 +642,151 @@ Deno.test("a result is walked for secrets only when the toolkit has some", async
   assert.equal(JSON.stringify(secret.result.data).includes("s3cret"), false);
 });
 
+Deno.test("a shipped entry of a hosted tool's name goes to its runner; a drop-in of that name to the sandbox", async () => {
+  const tool = (origin: "builtin" | "file") => ({
+    origin,
+    root: "/r",
+    module: {
+      path: `/r/${origin}/run_code.ts`,
+      hash: "h",
+      error: null,
+      definitions: [{
+        export: "default",
+        kind: "tool" as const,
+        name: "run_code",
+        permissions: {},
+        runnable: true,
+        fields: { description: "Runs code", input: { type: "object" } },
+      }],
+    },
+  });
+  const sandboxed: string[] = [];
+  const hosted: unknown[] = [];
+  const callerOver = (origin: "builtin" | "file") => {
+    const caller = createToolCaller({
+      registry: { snapshot: buildSnapshot([tool(origin)]) },
+      configs: createToolkitConfigs(),
+      sandbox: {
+        call: async (call, hooks) => {
+          sandboxed.push(call.path);
+          // A plain tool's ctx.tools stays refused.
+          await assert.rejects(hooks.callTool("x", {}, session("s").signal), {
+            code: "tool_denied",
+          });
+          return { ok: true, value: "sandbox", truncated: false };
+        },
+        resolvePermissions: () => Promise.resolve({}),
+      },
+      hosted: new Map([["run_code", {
+        run: ({ call, request, caller: outer, sandbox }) => {
+          hosted.push([call.path, request.name, outer === caller]);
+          assert.equal(typeof sandbox.call, "function");
+          return Promise.resolve({
+            ok: true,
+            value: "hosted",
+            truncated: false,
+          });
+        },
+      }]]),
+    });
+    return caller;
+  };
+  const scope = session("s");
+  const shipped = await callerOver("builtin").call({
+    name: "run_code",
+    args: {},
+    session: scope,
+  });
+  const dropIn = await callerOver("file").call({
+    name: "run_code",
+    args: {},
+    session: scope,
+  });
+  assert.equal(shipped.result.data, "hosted");
+  assert.deepEqual(hosted, [["/r/builtin/run_code.ts", "run_code", true]]);
+  assert.equal(dropIn.result.data, "sandbox");
+  assert.deepEqual(sandboxed, ["/r/file/run_code.ts"]);
+});
+
+Deno.test("an imported server's entry goes to the imported runner; a drop-in with an imported-looking path or name to the sandbox", async () => {
+  const definition = (name: string, exportName: string) => ({
+    export: exportName,
+    kind: "tool" as const,
+    name,
+    permissions: {},
+    runnable: true,
+    fields: { description: name, input: { type: "object" } },
+  });
+  const snapshot = buildSnapshot([
+    {
+      origin: "mcp",
+      root: "/mcp:/",
+      module: {
+        path: "/mcp:/calc",
+        hash: "h",
+        error: null,
+        definitions: [definition("calc__add", "add")],
+      },
+    },
+    // A drop-in under a folder named like the imported servers' paths, its
+    // name and export those of a tool the server could have.
+    {
+      origin: "file",
+      root: "/mcp:/",
+      module: {
+        path: "/mcp:/calc/add.ts",
+        hash: "h",
+        error: null,
+        definitions: [definition("calc__nope", "add")],
+      },
+    },
+    // A shipped tool of an imported-looking name is not imported either.
+    {
+      origin: "builtin",
+      root: "/b",
+      module: {
+        path: "/b/calc__ship.ts",
+        hash: "h",
+        error: null,
+        definitions: [definition("calc__ship", "default")],
+      },
+    },
+  ]);
+  const ran: string[] = [];
+  const caller = createToolCaller({
+    registry: { snapshot },
+    configs: createToolkitConfigs(),
+    sandbox: {
+      call: (call) => {
+        ran.push(`sandbox ${call.path}`);
+        return Promise.resolve({
+          ok: true,
+          value: "sandbox",
+          truncated: false,
+        });
+      },
+      resolvePermissions: () => Promise.resolve({}),
+    },
+    imported: {
+      run: ({ call, request }) => {
+        ran.push(`imported ${call.path} ${call.export} ${request.name}`);
+        return Promise.resolve({ ok: true, value: "server", truncated: false });
+      },
+    },
+  });
+  const scope = session("s");
+  const data = async (name: string) =>
+    (await caller.call({ name, args: {}, session: scope })).result.data;
+  assert.equal(await data("calc__add"), "server");
+  assert.equal(await data("calc__nope"), "sandbox");
+  assert.equal(await data("calc__ship"), "sandbox");
+  assert.deepEqual(ran, [
+    "imported /mcp:/calc add calc__add",
+    "sandbox /mcp:/calc/add.ts",
+    "sandbox /b/calc__ship.ts",
+  ]);
+});
+
 Deno.test("ToolCallHooks keeps events up to the bound but relays them all", () => {
   const relayed: CallEvent[] = [];
   const hooks = new ToolCallHooks({ onEvent: (e) => relayed.push(e) }, [], 2);

@@ -1,6 +1,6 @@
 /**
  * Hostile drop-ins against `code_api`: a file cannot be answered by the
- * host as `code_api` (only the shipped module is, by its path), a drop-in
+ * host as `code_api` (only the shipped entry is, by its origin), a drop-in
  * taking the name is refused, and what a drop-in's schema or description
  * holds stays inside valid TypeScript.
  */
