@@ -196,6 +196,45 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
     },
   ],
   [
+    "a batch of many runs is written in its order: cursors follow it and a run's later write wins",
+    async (store) => {
+      // 70 writes: more than one multi-row statement, and a remainder.
+      const batch = Array.from({ length: 68 }, (_, i) => ({
+        run: run(i),
+        events: [],
+      }));
+      batch[31] = { run: run(31, { outcome: "running" }), events: [] };
+      batch.splice(33, 0, { run: run(31, { outcome: "ok" }), events: [] });
+      batch.push({
+        run: run(67, { outcome: "ok", durationMs: 99 }),
+        events: [],
+      });
+      await store.write(batch);
+      assert.equal(await store.count(), 68);
+      assert.equal((await store.get("r31"))?.run.outcome, "ok");
+      assert.equal((await store.get("r67"))?.run.durationMs, 99);
+      // (A run written again moves to the end on SQLite, not on
+      // PostgreSQL: leave those out.)
+      const others = (list: string[]) =>
+        list.filter((id) => id !== "r31" && id !== "r67");
+      assert.deepEqual(
+        others(ids(await store.list({ limit: 500 }))),
+        others(batch.map((w) => w.run.id)).reverse(),
+      );
+      const broken = { ...run(100), args: null as unknown as string };
+      await assert.rejects(async () =>
+        await store.write([
+          ...Array.from({ length: 40 }, (_, i) => ({
+            run: run(200 + i),
+            events: [],
+          })),
+          { run: broken, events: [] },
+        ])
+      );
+      assert.equal(await store.count(), 68);
+    },
+  ],
+  [
     "interrupt() marks a host's own running runs interrupted, no other's",
     async (store) => {
       await store.write([
