@@ -360,10 +360,13 @@ export interface RunRecorderOptions {
   retention?: { maxRuns: number; maxAgeDays: number };
   /** Redacts arguments, results, errors and events. @default no operator secrets */
   redactor?: Redactor;
-  /** Transport, token label and owner (`ownerOf` in `store.ts`; absent: none) of a session. */
-  describeSession?: (
-    session: SessionScope,
-  ) => { transport: string; tokenLabel: string | null; owner?: string | null };
+  /**
+   * Transport, token label and owner (`ownerOf` in `store.ts`; absent:
+   * none) of a session. Asked once per session: the recorder keeps the
+   * answer for the session's later runs.
+   * @default in-process, no token, no owner
+   */
+  describeSession?: (session: SessionScope) => SessionDescription;
   /** Counts runs for the metrics. @default none */
   counters?: RunCounters;
   /** Receives the one-time report of a failing store. @default ignore */
@@ -382,6 +385,21 @@ export interface RunRecorderOptions {
    */
   host?: string;
 }
+
+/** Who a session is, as its runs record it (see `describeSession`). */
+export interface SessionDescription {
+  /** The session's transport (`websocket`, `sse`, `stdio`, ...). */
+  transport: string;
+  /** Which configured token it used (a label), or null. */
+  tokenLabel: string | null;
+  /** Whose its runs are (`ownerOf` in `store.ts`), or null. @default null */
+  owner?: string | null;
+}
+
+const IN_PROCESS: SessionDescription = Object.freeze({
+  transport: "in-process",
+  tokenLabel: null,
+});
 
 interface Open {
   live: LiveRun;
@@ -428,6 +446,9 @@ export class RunRecorder implements RunObserver {
   /** Where runs' files go, or null when the store keeps none. */
   readonly files: RunFileKeeper | null;
   #open = new Map<string, Open>();
+  // What describeSession said of each session, asked at its first run: a
+  // warm call reads it here instead of calling out.
+  #sessions = new WeakMap<SessionScope, SessionDescription>();
   #pending: Finished[] = [];
   // Redacted writes the store has not taken yet (it failed or is busy).
   #unwritten: RunWrite[] = [];
@@ -488,8 +509,8 @@ export class RunRecorder implements RunObserver {
   started(start: RunStart): string {
     const startedAt = Date.now();
     const id = newRunId(startedAt);
-    const who = this.#options.describeSession?.(start.session) ??
-      { transport: "in-process", tokenLabel: null };
+    const who = this.#sessions.get(start.session) ??
+      this.describe(start.session);
     const live: LiveRun = {
       id,
       parentId: start.parentId ?? null,
@@ -522,6 +543,23 @@ export class RunRecorder implements RunObserver {
     // that dies leaves a trace its next life marks `interrupted`.
     if (this.store) this.#schedule();
     return id;
+  }
+
+  /**
+   * Who a session is, as its runs record it: `describeSession`'s answer,
+   * asked at the session's first run (or here) and kept for the session's
+   * life.
+   *
+   * @param session the session
+   * @returns its transport, token label and owner
+   */
+  describe(session: SessionScope): SessionDescription {
+    let who = this.#sessions.get(session);
+    if (who === undefined) {
+      who = this.#options.describeSession?.(session) ?? IN_PROCESS;
+      this.#sessions.set(session, who);
+    }
+    return who;
   }
 
   event(runId: string, event: CallEvent): void {
