@@ -1,12 +1,13 @@
 /**
  * The run history's write path, off the host: what one warm no-op tool call
- * costs the host in the store. Two figures, in CPU µs per run (this
+ * costs the host in the store. Three figures, in CPU µs per run (this
  * process's user + system time, so the WAL's writes count and another
  * process's load does not): the SQLite store's write of a batch of 200
  * such runs into a file already holding 10,000 (the default `max_runs`,
  * WAL, as a host writes it), and the whole recording of a run by the
  * {@link RunRecorder} (started, finished, and its share of the flush that
- * redacts and writes it).
+ * redacts and writes it); and, per run, the retention's delete of 2,000
+ * runs over the cap.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import type { Bench } from "./main.ts";
 const BATCH = 200;
 const FILLED = 10_000;
 const ROUNDS = 60;
+const PRUNED = 2_000;
 
 // Like a warm call of a no-op tool over WebSocket from one session.
 function batchOf(session: string, size: number): RunWrite[] {
@@ -106,6 +108,32 @@ function storeWrite(): Promise<string> {
   });
 }
 
+// The retention: what deleting a run beyond max_runs costs (each run a
+// host keeps is deleted once, when the cap is reached).
+function storePrune(): Promise<string> {
+  return inTempDir((dir) => {
+    const store = openSqliteStore(join(dir, "runs.db"));
+    const session = crypto.randomUUID().replaceAll("-", "");
+    for (let n = 0; n < FILLED; n += BATCH) {
+      store.write(batchOf(session, BATCH));
+    }
+    const perRun: number[] = [];
+    for (let r = 0; r < ROUNDS / 4; r++) {
+      for (let n = 0; n < PRUNED; n += BATCH) {
+        store.write(batchOf(session, BATCH));
+      }
+      const t0 = cpuUs();
+      const deleted = store.prune({ maxRuns: FILLED, maxAgeDays: 30 });
+      perRun.push((cpuUs() - t0) / deleted);
+      if (deleted !== PRUNED) throw new Error(`pruned ${deleted} runs`);
+    }
+    store.close();
+    return Promise.resolve(
+      `SQLite prune of ${PRUNED} runs over ${FILLED}: ${spread(perRun)}`,
+    );
+  });
+}
+
 // The recorder: what a call costs it, and its flush's share per run.
 function recorderRun(): Promise<string> {
   return inTempDir(async (dir) => {
@@ -159,7 +187,7 @@ function recorderRun(): Promise<string> {
 export const storeBench: Bench = {
   name: "store",
   async run() {
-    return [await storeWrite(), await recorderRun()];
+    return [await storeWrite(), await storePrune(), await recorderRun()];
   },
 };
 

