@@ -17,7 +17,6 @@ import {
   type RunDetail,
   type RunPage,
   type RunQuery,
-  type RunRow,
   type RunScope,
   type RunStore,
   type RunTiming,
@@ -129,12 +128,56 @@ function migrate(db: DatabaseSync): void {
   }
 }
 
-// Runs per INSERT statement of a batch. One statement per run spent about
-// 2.5 µs of a row's 7 on node:sqlite's per-call work (the call, its result
-// object, the statement's reset), now shared by 32 rows. A multi-row INSERT
-// OR REPLACE takes its rows in order, as the statements did (a run written
-// `running`, then finished, ends as the later row).
+// Rows per INSERT statement of a batch (runs, events). One statement per
+// run spent about 2.5 µs of a row's 7 on node:sqlite's per-call work (the
+// call, its result object, the statement's reset), now shared by 32 rows.
+// A multi-row INSERT OR REPLACE takes its rows in order, as the statements
+// did (a run written `running`, then finished, ends as the later row).
 const ROWS_PER_INSERT = 32;
+
+type Value = string | number | null | Uint8Array;
+
+// INSERT OR REPLACE of rows into one table, ROWS_PER_INSERT rows to a
+// statement, in the order they were added. Values are bound by position:
+// node:sqlite binds named parameters at twice the cost.
+class RowsInsert {
+  #one: StatementSync;
+  #many: StatementSync;
+  #width: number;
+  #values: Value[] = [];
+
+  constructor(db: DatabaseSync, table: string, columns: readonly string[]) {
+    const row = `(${columns.map(() => "?").join(", ")})`;
+    const insert = `INSERT OR REPLACE INTO ${table} (${columns.join(", ")})`;
+    this.#one = db.prepare(`${insert} VALUES ${row}`);
+    this.#many = db.prepare(
+      `${insert} VALUES ${Array(ROWS_PER_INSERT).fill(row).join(", ")}`,
+    );
+    this.#width = columns.length;
+  }
+
+  add(row: readonly Value[]): void {
+    this.#values.push(...row);
+    if (this.#values.length === this.#width * ROWS_PER_INSERT) {
+      const values = this.#values;
+      this.#values = [];
+      this.#many.run(...values);
+    }
+  }
+
+  // Writes the rows left over, one statement each.
+  end(): void {
+    const values = this.#values;
+    this.#values = [];
+    for (let at = 0; at < values.length; at += this.#width) {
+      this.#one.run(...values.slice(at, at + this.#width));
+    }
+  }
+
+  clear(): void {
+    this.#values = [];
+  }
+}
 
 /**
  * Opens (creating when missing) a SQLite run store.
@@ -188,24 +231,22 @@ export function openSqliteStore(path: string): SqliteRunStore {
  */
 export class SqliteRunStore implements RunStore {
   #db: DatabaseSync;
-  #insertRun: StatementSync;
-  #insertRuns: StatementSync;
-  #insertEvent: StatementSync;
+  #insertRuns: RowsInsert;
+  #insertEvents: RowsInsert;
   #insertFile: StatementSync;
   #listCache = new Map<string, StatementSync>();
 
   /** @param db the open database, its schema in place */
   constructor(db: DatabaseSync) {
     this.#db = db;
-    const values = `(${RUN_COLUMNS.map(() => "?").join(", ")})`;
-    const insert = `INSERT OR REPLACE INTO runs (${RUN_COLUMNS.join(", ")})`;
-    this.#insertRun = db.prepare(`${insert} VALUES ${values}`);
-    this.#insertRuns = db.prepare(
-      `${insert} VALUES ${Array(ROWS_PER_INSERT).fill(values).join(", ")}`,
-    );
-    this.#insertEvent = db.prepare(
-      "INSERT OR REPLACE INTO events (run_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
-    );
+    this.#insertRuns = new RowsInsert(db, "runs", RUN_COLUMNS);
+    this.#insertEvents = new RowsInsert(db, "events", [
+      "run_id",
+      "seq",
+      "kind",
+      "data",
+      "at",
+    ]);
     this.#insertFile = db.prepare(
       "INSERT OR REPLACE INTO files (run_id, seq, name, size, data, note) VALUES (?, ?, ?, ?, ?, ?)",
     );
@@ -213,31 +254,23 @@ export class SqliteRunStore implements RunStore {
 
   write(batch: readonly RunWrite[]): void {
     if (batch.length === 0) return;
+    const runs = this.#insertRuns;
+    const events = this.#insertEvents;
     this.#db.exec("BEGIN");
     try {
-      // Positional: node:sqlite binds named parameters at twice the cost.
-      const values: RunRow[keyof RunRow][] = [];
-      let at = 0;
-      for (; at + ROWS_PER_INSERT <= batch.length; at += ROWS_PER_INSERT) {
-        values.length = 0;
-        for (let i = at; i < at + ROWS_PER_INSERT; i++) {
-          values.push(...Object.values(toRow(batch[i]!.run)));
-        }
-        this.#insertRuns.run(...values);
-      }
-      for (; at < batch.length; at++) {
-        this.#insertRun.run(...Object.values(toRow(batch[at]!.run)));
-      }
-      for (const { run, events, files } of batch) {
-        for (const e of events) {
-          this.#insertEvent.run(run.id, e.seq, e.kind, e.data, e.at);
-        }
+      for (const { run, events: kept, files } of batch) {
+        runs.add(Object.values(toRow(run)));
+        for (const e of kept) events.add([run.id, e.seq, e.kind, e.data, e.at]);
         (files ?? []).forEach((f, i) =>
           this.#insertFile.run(run.id, i, f.name, f.size, f.data, f.note)
         );
       }
+      runs.end();
+      events.end();
       this.#db.exec("COMMIT");
     } catch (error) {
+      runs.clear();
+      events.clear();
       try {
         this.#db.exec("ROLLBACK");
       } catch {
