@@ -148,3 +148,30 @@ Deno.test("describeSession is asked once per session; every run of the session c
   await bare.close();
   await recorder.close();
 });
+
+Deno.test("the retention runs once max_runs runs were written since it last ran, not only on its timer", async () => {
+  const store = openSqliteStore(":memory:");
+  const recorder = new RunRecorder({
+    store,
+    retention: { maxRuns: 5, maxAgeDays: 30 },
+  });
+  for (let round = 1; round <= 3; round++) {
+    for (let i = 0; i < 5; i++) {
+      const id = recorder.started({
+        kind: "tool",
+        name: "add",
+        session,
+        args: {},
+      });
+      recorder.finished(id, { outcome: "ok" });
+    }
+    await recorder.flush();
+    assert.equal(store.count(), 5, `round ${round}`);
+  }
+  // Fewer than max_runs since: kept until the next prune.
+  const id = recorder.started({ kind: "tool", name: "add", session, args: {} });
+  recorder.finished(id, { outcome: "ok" });
+  await recorder.flush();
+  assert.equal(store.count(), 6);
+  await recorder.close();
+});
