@@ -21,6 +21,7 @@ import { mcpBench } from "./mcp_bench.ts";
 import { mcpSkillsBench } from "./mcp_skills_bench.ts";
 import { confinementBench } from "./confinement_bench.ts";
 import { consoleBench } from "./console_bench.ts";
+import { storeBench } from "./store_bench.ts";
 import { egressBench } from "./egress_bench.ts";
 import { fleetBench } from "./fleet_bench.ts";
 import { codeBench } from "./code_bench.ts";
@@ -46,6 +47,7 @@ export const BENCHES: Bench[] = [
   confinementBench,
   egressBench,
   consoleBench,
+  storeBench,
   capacityBench,
   fleetBench,
   codeBench,

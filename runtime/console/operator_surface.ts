@@ -96,10 +96,6 @@ export function createOperatorSurface(
   const { config } = options;
   const auth = createConsoleAuth(config.tokens);
   const scopeOf = consoleScopes(config, options.log);
-  const described = new WeakMap<
-    SessionScope,
-    { transport: string; tokenLabel: string | null; owner: string | null }
-  >();
   const transportOf = (session: SessionScope) =>
     "transport" in session && typeof session.transport === "string"
       ? session.transport
@@ -122,25 +118,22 @@ export function createOperatorSurface(
     },
     sandbox,
   });
-  // Once per session: the token comparison stays off the per-call path.
-  // Only a configured token makes an owner: the operator's in-process and
-  // stdio sessions, and an open host's, own nothing (admins see them).
-  const describe = (session: SessionScope) => {
-    let found = described.get(session);
-    if (!found) {
-      const label = session.token ? auth.labelOf(session.token) : null;
-      found = {
-        transport: transportOf(session),
-        tokenLabel: session.token ? label ?? "unknown token" : null,
-        owner: label !== null ? ownerOf(session.token) : null,
-      };
-      described.set(session, found);
-    }
-    return found;
+  // The recorder asks once per session and keeps the answer (the sessions
+  // listed below read it there too): the token comparison stays off the
+  // per-call path. Only a configured token makes
+  // an owner: the operator's in-process and stdio sessions, and an open
+  // host's, own nothing (admins see them).
+  const describeSession = (session: SessionScope) => {
+    const label = session.token ? auth.labelOf(session.token) : null;
+    return {
+      transport: transportOf(session),
+      tokenLabel: session.token ? label ?? "unknown token" : null,
+      owner: label !== null ? ownerOf(session.token) : null,
+    };
   };
   const recorder = openRecorder(config.store, {
     redactor: new Redactor(operatorSecrets(config)),
-    describeSession: (session) => describe(session),
+    describeSession,
     counters: metrics,
     log: options.log,
     host: hostId(config),
@@ -151,7 +144,9 @@ export function createOperatorSurface(
     recorder,
     catalog: (query) => catalog(options.request, query),
     sessions: (scope = "all") =>
-      [...options.sessions()].filter((s) => mayView(scope, describe(s).owner))
+      [...options.sessions()].filter((s) =>
+        mayView(scope, recorder.describe(s).owner)
+      )
         .map((s): SessionView => ({
           id: s.id,
           transport: s.transport,

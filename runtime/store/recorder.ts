@@ -15,7 +15,6 @@
 import { resolve } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
-import { newId } from "../../protocol/envelope.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { ToolCaller, ToolCallRequest } from "../tools/call.ts";
@@ -219,11 +218,11 @@ export function observeToolCaller(
  * Returns a fresh run id, time-ordered so that the run store's id index and
  * its events' (run_id, seq) key grow at their right edge instead of landing
  * on a random B-tree page per run (random uuid4 keys made a run's insert
- * twice as dear as the table grew to 40,000 runs): 12 hex digits of the millisecond timestamp, then
- * the last 20 hex digits of a fresh A2E id ({@link newId}: 74 bits from the
- * CSPRNG, the rest uuid4's fixed version and variant bits, so an id cannot
- * be guessed from another). Still 32 lowercase hex characters, like the
- * A2E ids.
+ * twice as dear as the table grew to 40,000 runs): 12 hex digits of the
+ * millisecond timestamp, then 20 hex digits as the tail of a uuid4 has
+ * them (74 bits from the CSPRNG, uuid4's version nibble and variant bits),
+ * so an id cannot be guessed from another. 32 lowercase hex characters,
+ * like the A2E ids.
  *
  * @param now the run's start in Unix milliseconds (the caller already read
  *   the clock)
@@ -243,13 +242,32 @@ export function newRunId(now: number): string {
   // the year 10889.
   if (now !== lastNow) {
     lastNow = now;
-    lastTime = Math.floor(now).toString(16).padStart(12, "0");
+    const time = Math.floor(now).toString(16).padStart(12, "0");
+    for (let i = 0; i < 12; i++) idCodes[i] = time.charCodeAt(i);
   }
-  return lastTime + newId().slice(12);
+  if (randomAt === randomBytes.length) {
+    crypto.getRandomValues(randomBytes);
+    randomAt = 0;
+  }
+  for (let i = 12; i < 32; i += 2) {
+    let b = randomBytes[randomAt++]!;
+    if (i === 12) b = (b & 0x0f) | 0x40;
+    else if (i === 16) b = (b & 0x3f) | 0x80;
+    idCodes[i] = HEX_CODES[b >> 4]!;
+    idCodes[i + 1] = HEX_CODES[b & 15]!;
+  }
+  // One flat string: pieces joined with `+` made a rope that the open
+  // runs' Map flattened again to hash it (about 0.4 µs a run).
+  return String.fromCharCode.apply(null, idCodes);
 }
 
 let lastNow = -1;
-let lastTime = "";
+const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
+// The id's character codes, its time digits kept between runs.
+const idCodes: number[] = new Array(32).fill(48);
+// Ten random bytes per id, drawn 256 ids at a time.
+const randomBytes = new Uint8Array(10 * 256);
+let randomAt = randomBytes.length;
 
 // Events kept per run in the store; later ones are counted, not kept.
 const MAX_KEPT_EVENTS = 500;
@@ -360,10 +378,13 @@ export interface RunRecorderOptions {
   retention?: { maxRuns: number; maxAgeDays: number };
   /** Redacts arguments, results, errors and events. @default no operator secrets */
   redactor?: Redactor;
-  /** Transport, token label and owner (`ownerOf` in `store.ts`; absent: none) of a session. */
-  describeSession?: (
-    session: SessionScope,
-  ) => { transport: string; tokenLabel: string | null; owner?: string | null };
+  /**
+   * Transport, token label and owner (`ownerOf` in `store.ts`; absent:
+   * none) of a session. Asked once per session: the recorder keeps the
+   * answer for the session's later runs.
+   * @default in-process, no token, no owner
+   */
+  describeSession?: (session: SessionScope) => SessionDescription;
   /** Counts runs for the metrics. @default none */
   counters?: RunCounters;
   /** Receives the one-time report of a failing store. @default ignore */
@@ -382,6 +403,21 @@ export interface RunRecorderOptions {
    */
   host?: string;
 }
+
+/** Who a session is, as its runs record it (see `describeSession`). */
+export interface SessionDescription {
+  /** The session's transport (`websocket`, `sse`, `stdio`, ...). */
+  transport: string;
+  /** Which configured token it used (a label), or null. */
+  tokenLabel: string | null;
+  /** Whose its runs are (`ownerOf` in `store.ts`), or null. @default null */
+  owner?: string | null;
+}
+
+const IN_PROCESS: SessionDescription = Object.freeze({
+  transport: "in-process",
+  tokenLabel: null,
+});
 
 interface Open {
   live: LiveRun;
@@ -428,12 +464,17 @@ export class RunRecorder implements RunObserver {
   /** Where runs' files go, or null when the store keeps none. */
   readonly files: RunFileKeeper | null;
   #open = new Map<string, Open>();
+  // What describeSession said of each session, asked at its first run: a
+  // warm call reads it here instead of calling out.
+  #sessions = new WeakMap<SessionScope, SessionDescription>();
   #pending: Finished[] = [];
   // Redacted writes the store has not taken yet (it failed or is busy).
   #unwritten: RunWrite[] = [];
   #writing: Promise<void> = Promise.resolve();
   #interrupted = false;
   #lost = 0;
+  // Runs written since the retention last ran.
+  #sincePrune = 0;
   #unfollow: (() => void) | null = null;
   #listeners = new Set<(change: LiveChange) => void>();
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -488,8 +529,8 @@ export class RunRecorder implements RunObserver {
   started(start: RunStart): string {
     const startedAt = Date.now();
     const id = newRunId(startedAt);
-    const who = this.#options.describeSession?.(start.session) ??
-      { transport: "in-process", tokenLabel: null };
+    const who = this.#sessions.get(start.session) ??
+      this.describe(start.session);
     const live: LiveRun = {
       id,
       parentId: start.parentId ?? null,
@@ -522,6 +563,23 @@ export class RunRecorder implements RunObserver {
     // that dies leaves a trace its next life marks `interrupted`.
     if (this.store) this.#schedule();
     return id;
+  }
+
+  /**
+   * Who a session is, as its runs record it: `describeSession`'s answer,
+   * asked at the session's first run (or here) and kept for the session's
+   * life.
+   *
+   * @param session the session
+   * @returns its transport, token label and owner
+   */
+  describe(session: SessionScope): SessionDescription {
+    let who = this.#sessions.get(session);
+    if (who === undefined) {
+      who = this.#options.describeSession?.(session) ?? IN_PROCESS;
+      this.#sessions.set(session, who);
+    }
+    return who;
   }
 
   event(runId: string, event: CallEvent): void {
@@ -692,6 +750,7 @@ export class RunRecorder implements RunObserver {
         const batch = this.#unwritten.slice(0, MAX_BATCH);
         await store.write(batch);
         this.#unwritten.splice(0, batch.length);
+        this.#sincePrune += batch.length;
       }
       if (this.#failed) {
         this.#failed = false;
@@ -700,6 +759,16 @@ export class RunRecorder implements RunObserver {
             this.#lost > 0 ? `; ${this.#lost} runs were lost meanwhile` : ""
           }`,
         );
+      }
+      // Once max_runs runs were written since the retention last ran, it
+      // runs now, not at its next 10-minute tick: a busy host's table
+      // stays within twice max_runs (a deeper B-tree makes every write
+      // dearer), and each prune is at most max_runs deletes instead of
+      // ten minutes of runs in one statement on the event loop (seconds,
+      // at thousands of calls a second).
+      const retention = this.#options.retention;
+      if (retention && this.#sincePrune >= retention.maxRuns) {
+        await this.prune();
       }
     } catch (error) {
       this.#storeFailed("write", error);
@@ -740,6 +809,7 @@ export class RunRecorder implements RunObserver {
   async prune(): Promise<void> {
     const retention = this.#options.retention;
     if (!this.store || !retention || this.#closed) return;
+    this.#sincePrune = 0;
     try {
       await this.store.prune(retention);
     } catch (error) {

@@ -108,3 +108,70 @@ Deno.test("a store.url that is not postgres:// is refused at load", () => {
     /store\.url/,
   );
 });
+
+Deno.test("describeSession is asked once per session; every run of the session carries its answer", async () => {
+  const asked: string[] = [];
+  const recorder = new RunRecorder({
+    store: openSqliteStore(":memory:"),
+    describeSession: (s) => {
+      asked.push(s.id);
+      return { transport: `t-${s.id}`, tokenLabel: "token 1", owner: s.id };
+    },
+  });
+  const other = { ...fakeSession(), id: "session-2" };
+  const ids = [session, other, session, other, session].map((s) =>
+    recorder.started({ kind: "tool", name: "add", session: s, args: {} })
+  );
+  assert.deepEqual(asked, ["session-1", "session-2"]);
+  assert.deepEqual(recorder.describe(other), {
+    transport: "t-session-2",
+    tokenLabel: "token 1",
+    owner: "session-2",
+  });
+  assert.deepEqual(asked, ["session-1", "session-2"]);
+  for (const id of ids) recorder.finished(id, { outcome: "ok" });
+  await recorder.flush();
+  const runs = (await recorder.store!.list({})).runs;
+  assert.deepEqual(
+    runs.map((r) => [r.session, r.transport, r.tokenLabel, r.owner]).sort(),
+    [
+      ...Array(3).fill(["session-1", "t-session-1", "token 1", "session-1"]),
+      ...Array(2).fill(["session-2", "t-session-2", "token 1", "session-2"]),
+    ].sort(),
+  );
+  // Without describeSession a run is the operator's, in-process.
+  const bare = new RunRecorder({ store: null });
+  assert.deepEqual(bare.describe(session), {
+    transport: "in-process",
+    tokenLabel: null,
+  });
+  await bare.close();
+  await recorder.close();
+});
+
+Deno.test("the retention runs once max_runs runs were written since it last ran, not only on its timer", async () => {
+  const store = openSqliteStore(":memory:");
+  const recorder = new RunRecorder({
+    store,
+    retention: { maxRuns: 5, maxAgeDays: 30 },
+  });
+  for (let round = 1; round <= 3; round++) {
+    for (let i = 0; i < 5; i++) {
+      const id = recorder.started({
+        kind: "tool",
+        name: "add",
+        session,
+        args: {},
+      });
+      recorder.finished(id, { outcome: "ok" });
+    }
+    await recorder.flush();
+    assert.equal(store.count(), 5, `round ${round}`);
+  }
+  // Fewer than max_runs since: kept until the next prune.
+  const id = recorder.started({ kind: "tool", name: "add", session, args: {} });
+  recorder.finished(id, { outcome: "ok" });
+  await recorder.flush();
+  assert.equal(store.count(), 6);
+  await recorder.close();
+});

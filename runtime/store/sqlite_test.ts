@@ -79,3 +79,96 @@ Deno.test("a store written before owners gains the column; its old runs have non
   }
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("indexes an earlier version wrote whole are built again partial, and queries still use them", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "runs.db");
+  openSqliteStore(path).close();
+  const old = new DatabaseSync(path);
+  for (const [name, on] of Object.entries(OLD_INDEXES)) {
+    old.exec(`DROP INDEX ${name}`);
+    old.exec(`CREATE INDEX ${name} ON ${on}`);
+  }
+  old.close();
+  for (let open = 0; open < 2; open++) {
+    const store = openSqliteStore(path);
+    store.write([
+      { run: run(1, { owner: "sha256:00000001" }), events: [] },
+      { run: run(2, { parentId: "r1", outcome: "running" }), events: [] },
+    ]);
+    assert.deepEqual(store.list({ owner: "sha256:00000001" }).runs.length, 1);
+    assert.deepEqual(store.get("r1")?.children.map((c) => c.id), ["r2"]);
+    store.close();
+  }
+  const db = new DatabaseSync(path);
+  const plan = (sql: string) =>
+    db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all().map((r) => r.detail)
+      .join(" | ");
+  for (const name of Object.keys(OLD_INDEXES)) {
+    const { sql } = db.prepare(
+      "SELECT sql FROM sqlite_master WHERE name = ?",
+    ).get(name) as { sql: string };
+    assert.match(sql, / WHERE /, name);
+  }
+  assert.match(
+    plan("SELECT * FROM runs WHERE parent_id = ? ORDER BY started_at, cursor"),
+    /USING INDEX runs_parent/,
+  );
+  assert.match(
+    plan("SELECT * FROM runs WHERE owner = ? ORDER BY cursor DESC LIMIT 5"),
+    /USING INDEX runs_owner/,
+  );
+  assert.match(
+    plan(
+      "UPDATE runs SET outcome = 'interrupted' WHERE host = ? AND outcome = 'running'",
+    ),
+    /USING INDEX runs_host/,
+  );
+  // A run with no owner or parent, written finished, enters neither.
+  const count = (index: string) =>
+    (db.prepare(
+      `SELECT count(*) AS n FROM runs INDEXED BY ${index} WHERE ${
+        index === "runs_host"
+          ? "outcome = 'running'"
+          : `${index === "runs_owner" ? "owner" : "parent_id"} IS NOT NULL`
+      }`,
+    ).get() as { n: number }).n;
+  assert.equal(count("runs_owner"), 1);
+  assert.equal(count("runs_parent"), 1);
+  assert.equal(count("runs_host"), 1);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+// The three indexes as versions before partial indexes wrote them.
+const OLD_INDEXES = {
+  runs_parent: "runs (parent_id)",
+  runs_owner: "runs (owner, cursor)",
+  runs_host: "runs (host, outcome)",
+};
+
+Deno.test("prune() deletes a pruned run's events and files with it, no other run's", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "runs.db");
+  const store = openSqliteStore(path);
+  store.write(Array.from({ length: 6 }, (_, i) => ({
+    run: run(i),
+    events: [
+      { seq: 0, kind: "status", data: "{}", at: i },
+      { seq: 1, kind: "status", data: "{}", at: i },
+    ],
+    files: [{ name: `f${i}`, size: 1, data: new Uint8Array([i]), note: null }],
+  })));
+  // A run written again (running, then finished) keeps its events.
+  store.write([{ run: run(5, { outcome: "ok" }), events: [] }]);
+  assert.equal(store.prune({ maxRuns: 2, maxAgeDays: 30, now: 10 }), 4);
+  store.close();
+  const db = new DatabaseSync(path);
+  const left = (table: string) =>
+    db.prepare(`SELECT DISTINCT run_id FROM ${table} ORDER BY run_id`).all()
+      .map((r) => r.run_id);
+  assert.deepEqual(left("events"), ["r4", "r5"]);
+  assert.deepEqual(left("files"), ["r4", "r5"]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -5,7 +5,12 @@ import assert from "node:assert/strict";
 import { testWithPostgres } from "../../tests/support/postgres.ts";
 import { openPostgresStore } from "./postgres.ts";
 import { openSqliteStore } from "./sqlite.ts";
-import { INTERRUPTED, type RunRecord, type RunStore } from "./store.ts";
+import {
+  INTERRUPTED,
+  type RunRecord,
+  type RunStore,
+  type StoredEvent,
+} from "./store.ts";
 
 function run(i: number, over: Partial<RunRecord> = {}): RunRecord {
   return {
@@ -193,6 +198,58 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
         { run: run(2, { outcome: "ok" }), events: [] },
       ]);
       assert.equal((await store.get("r2"))?.run.outcome, "ok");
+    },
+  ],
+  [
+    "a batch of many runs is written in its order: cursors follow it and a run's later write wins",
+    async (store) => {
+      // 70 writes: more than one multi-row statement, and a remainder.
+      const batch = Array.from({ length: 68 }, (_, i) => ({
+        run: run(i),
+        events: [] as StoredEvent[],
+      }));
+      // And events past one statement's worth, across runs.
+      batch[10]!.events = Array.from({ length: 40 }, (_, seq) => ({
+        seq,
+        kind: "llm.token",
+        data: `{"text":"${seq}"}`,
+        at: seq,
+      }));
+      batch[11]!.events = batch[10]!.events.slice(0, 30);
+      batch[31] = { run: run(31, { outcome: "running" }), events: [] };
+      batch.splice(33, 0, { run: run(31, { outcome: "ok" }), events: [] });
+      batch.push({
+        run: run(67, { outcome: "ok", durationMs: 99 }),
+        events: [],
+      });
+      await store.write(batch);
+      assert.equal(await store.count(), 68);
+      assert.equal((await store.get("r31"))?.run.outcome, "ok");
+      assert.equal((await store.get("r67"))?.run.durationMs, 99);
+      assert.deepEqual(
+        (await store.get("r10"))?.events.map((e) => [e.seq, e.data]),
+        batch[10]!.events.map((e) => [e.seq, e.data]),
+      );
+      assert.equal((await store.get("r11"))?.events.length, 30);
+      // (A run written again moves to the end on SQLite, not on
+      // PostgreSQL: leave those out.)
+      const others = (list: string[]) =>
+        list.filter((id) => id !== "r31" && id !== "r67");
+      assert.deepEqual(
+        others(ids(await store.list({ limit: 500 }))),
+        others(batch.map((w) => w.run.id)).reverse(),
+      );
+      const broken = { ...run(100), args: null as unknown as string };
+      await assert.rejects(async () =>
+        await store.write([
+          ...Array.from({ length: 40 }, (_, i) => ({
+            run: run(200 + i),
+            events: [],
+          })),
+          { run: broken, events: [] },
+        ])
+      );
+      assert.equal(await store.count(), 68);
     },
   ],
   [
