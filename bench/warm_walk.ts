@@ -200,16 +200,19 @@ async function warmCalls(url: string, calls: number): Promise<void> {
 
 // One host run with coverage: start, make `calls` warm calls (after the
 // first, cold one), stop with SIGINT so coverage is written, read it.
-async function coveredRun(calls: number): Promise<Counts> {
+async function coveredRun(
+  calls: number,
+  config: Record<string, unknown>,
+): Promise<Counts> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_walk_" });
   try {
     const tools = join(dir, "tools");
     await Deno.mkdir(tools);
     await Deno.writeTextFile(join(tools, "noop.ts"), NOOP_TOOL);
-    const config = join(dir, "skillbox.jsonc");
+    const configFile = join(dir, "skillbox.jsonc");
     await Deno.writeTextFile(
-      config,
-      JSON.stringify({ store: { path: join(dir, "runs.db") } }),
+      configFile,
+      JSON.stringify({ store: { path: join(dir, "runs.db") }, ...config }),
     );
     const port = freePort();
     const host = new Deno.Command(Deno.execPath(), {
@@ -218,7 +221,7 @@ async function coveredRun(calls: number): Promise<Counts> {
         `--coverage=${join(dir, "coverage")}`,
         ...HOST_FLAGS,
         HOST_MAIN,
-        ...["--port", String(port), "--skills", tools, "--config", config],
+        ...["--port", String(port), "--skills", tools, "--config", configFile],
       ],
       cwd: ROOT,
       stdout: "null",
@@ -241,6 +244,8 @@ async function coveredRun(calls: number): Promise<Counts> {
  * The project files a warm no-op tool call enters in the host.
  *
  * @param calls the calls the second run makes more than the first
+ * @param config more of the host's `skillbox.jsonc` (snake_case), for
+ * example `mcp_servers`; the run store is in a temporary folder
  * @returns the files on the walk, sorted by path
  * @example List the files (starts two hosts: seconds)
  * ```ts ignore
@@ -248,10 +253,13 @@ async function coveredRun(calls: number): Promise<Counts> {
  * for (const file of await hostWalk(500)) console.log(file.path);
  * ```
  */
-export async function hostWalk(calls = 1000): Promise<WalkFile[]> {
+export async function hostWalk(
+  calls = 1000,
+  config: Record<string, unknown> = {},
+): Promise<WalkFile[]> {
   const base = 100;
-  const before = await coveredRun(base);
-  const after = await coveredRun(base + calls);
+  const before = await coveredRun(base, config);
+  const after = await coveredRun(base + calls, config);
   return walkOf(before, after, calls);
 }
 
