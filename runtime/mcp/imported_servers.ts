@@ -6,7 +6,8 @@
  * Each server becomes registry modules (a toolkit `<name>` of origin `mcp`
  * and tools `<name>__<tool>`), and the tool caller sends their calls here
  * (see "Routing calls"); they come back as sandbox outcomes, so the call
- * path (policy, validation, timeouts, events) is the same as for any tool. Servers start in the background: the host serves
+ * path (policy, validation, timeouts, events) is the same as for any tool.
+ * Servers start in the background: the host serves
  * at once, and a server's tools join the registry when it is ready (the
  * registry's reload tells clients, `tools.changed` and MCP `list_changed`).
  * A server that fails to start or crashes is listed unavailable with the

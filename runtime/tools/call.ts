@@ -314,12 +314,15 @@ async function callTool(
   );
   const call = sandboxCall(entry, request, grant.grant, config, parts.policy);
   // Only a shipped or an imported entry can be hosted: a drop-in stops at
-  // its origin.
+  // its origin. Each origin is named, so one added later runs in the
+  // sandbox until it is routed on purpose.
   const hosted = entry.origin === "file"
     ? undefined
     : entry.origin === "builtin"
     ? parts.hosted.get(entry.name)
-    : parts.imported;
+    : entry.origin === "mcp"
+    ? parts.imported
+    : undefined;
   let outcome: SandboxOutcome;
   try {
     outcome = await (hosted === undefined
