@@ -16,7 +16,9 @@
  * ```
  *
  * That starts this server, runs `deno run -A <floor_bench.ts> ws://…/a2e`
- * the given number of times (each prints its JSON line) and stops.
+ * the given number of times (each prints its JSON line) and stops. With
+ * `--direct` first, the child's worker reads the pipe and answers on it
+ * itself (`_floor_child_direct.ts`): one thread hop less than the floor.
  *
  * @module
  */
@@ -24,6 +26,9 @@
 import { fileURLToPath } from "node:url";
 
 const CHILD = fileURLToPath(new URL("./_floor_child.ts", import.meta.url));
+const DIRECT_CHILD = fileURLToPath(
+  new URL("./_floor_child_direct.ts", import.meta.url),
+);
 
 /** A running bare host. */
 export interface BareHost {
@@ -36,6 +41,9 @@ export interface BareHost {
 /**
  * Starts a bare host on a free loopback port.
  *
+ * @param options `direct`: the worker reads and answers the pipe itself,
+ * with no relay through the child's main thread @default false
+ *
  * @example Start one and stop it
  * ```ts ignore
  * import { startBareHost } from "./bare_host.ts";
@@ -46,9 +54,14 @@ export interface BareHost {
  *
  * @returns the running host
  */
-export function startBareHost(): BareHost {
+export function startBareHost(options: { direct?: boolean } = {}): BareHost {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--no-prompt", CHILD],
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      options.direct ? DIRECT_CHILD : CHILD,
+    ],
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
@@ -108,15 +121,16 @@ export function startBareHost(): BareHost {
 }
 
 if (import.meta.main) {
-  const [floorBench, runs = "3"] = Deno.args;
+  const direct = Deno.args[0] === "--direct";
+  const [floorBench, runs = "3"] = Deno.args.slice(direct ? 1 : 0);
   if (floorBench === undefined) {
     // deno-lint-ignore no-console
     console.error(
-      "Usage: deno run -A bench/bare_host.ts <path to floor_bench.ts> [runs]",
+      "Usage: deno run -A bench/bare_host.ts [--direct] <path to floor_bench.ts> [runs]",
     );
     Deno.exit(2);
   }
-  const host = startBareHost();
+  const host = startBareHost({ direct });
   try {
     for (let run = 0; run < Number(runs); run++) {
       const { success } = await new Deno.Command(Deno.execPath(), {
