@@ -21,6 +21,7 @@ import { newRunId, RunRecorder } from "../runtime/store/recorder.ts";
 import { openSqliteStore } from "../runtime/store/sqlite.ts";
 import type { RunWrite } from "../runtime/store/store.ts";
 import type { Bench } from "./main.ts";
+import { latencyStats } from "./_stats.ts";
 
 const BATCH = 200;
 const FILLED = 10_000;
@@ -70,11 +71,10 @@ function cpuUs(): number {
 }
 
 function spread(perRun: number[]): string {
-  const s = [...perRun].sort((a, b) => a - b);
-  const mean = s.reduce((a, b) => a + b, 0) / s.length;
-  return `min ${s[0]!.toFixed(2)} / median ${
-    s[s.length >> 1]!.toFixed(2)
-  } / mean ${mean.toFixed(2)} / max ${s[s.length - 1]!.toFixed(2)} µs per run`;
+  const { min, median, max } = latencyStats(perRun);
+  return `min ${min.toFixed(2)} / median ${median.toFixed(2)} / max ${
+    max.toFixed(2)
+  } µs per run`;
 }
 
 async function inTempDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
@@ -86,14 +86,20 @@ async function inTempDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
+// A store holding FILLED runs (the default max_runs) of one session.
+function filledStore(dir: string) {
+  const store = openSqliteStore(join(dir, "runs.db"));
+  const session = crypto.randomUUID().replaceAll("-", "");
+  for (let n = 0; n < FILLED; n += BATCH) {
+    store.write(batchOf(session, BATCH));
+  }
+  return { store, session };
+}
+
 // The store alone: one transaction of BATCH runs, as the recorder hands it.
 function storeWrite(): Promise<string> {
   return inTempDir((dir) => {
-    const store = openSqliteStore(join(dir, "runs.db"));
-    const session = crypto.randomUUID().replaceAll("-", "");
-    for (let n = 0; n < FILLED; n += BATCH) {
-      store.write(batchOf(session, BATCH));
-    }
+    const { store, session } = filledStore(dir);
     const perRun: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const batch = batchOf(session, BATCH);
@@ -112,11 +118,7 @@ function storeWrite(): Promise<string> {
 // host keeps is deleted once, when the cap is reached).
 function storePrune(): Promise<string> {
   return inTempDir((dir) => {
-    const store = openSqliteStore(join(dir, "runs.db"));
-    const session = crypto.randomUUID().replaceAll("-", "");
-    for (let n = 0; n < FILLED; n += BATCH) {
-      store.write(batchOf(session, BATCH));
-    }
+    const { store, session } = filledStore(dir);
     const perRun: number[] = [];
     for (let r = 0; r < ROUNDS / 4; r++) {
       for (let n = 0; n < PRUNED; n += BATCH) {

@@ -15,6 +15,7 @@
 import { resolve } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
+import { newId } from "../../protocol/envelope.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { ToolCaller, ToolCallRequest } from "../tools/call.ts";
@@ -219,10 +220,10 @@ export function observeToolCaller(
  * its events' (run_id, seq) key grow at their right edge instead of landing
  * on a random B-tree page per run (random uuid4 keys made a run's insert
  * twice as dear as the table grew to 40,000 runs): 12 hex digits of the
- * millisecond timestamp, then 20 hex digits as the tail of a uuid4 has
- * them (74 bits from the CSPRNG, uuid4's version nibble and variant bits),
- * so an id cannot be guessed from another. 32 lowercase hex characters,
- * like the A2E ids.
+ * millisecond timestamp, then the last 20 hex digits of a fresh A2E id
+ * ({@link newId}: 74 bits from the CSPRNG, the rest uuid4's fixed version
+ * and variant bits), so an id cannot be guessed from another. 32 lowercase
+ * hex characters, like the A2E ids.
  *
  * @param now the run's start in Unix milliseconds (the caller already read
  *   the clock)
@@ -242,32 +243,13 @@ export function newRunId(now: number): string {
   // the year 10889.
   if (now !== lastNow) {
     lastNow = now;
-    const time = Math.floor(now).toString(16).padStart(12, "0");
-    for (let i = 0; i < 12; i++) idCodes[i] = time.charCodeAt(i);
+    lastTime = Math.floor(now).toString(16).padStart(12, "0");
   }
-  if (randomAt === randomBytes.length) {
-    crypto.getRandomValues(randomBytes);
-    randomAt = 0;
-  }
-  for (let i = 12; i < 32; i += 2) {
-    let b = randomBytes[randomAt++]!;
-    if (i === 12) b = (b & 0x0f) | 0x40;
-    else if (i === 16) b = (b & 0x3f) | 0x80;
-    idCodes[i] = HEX_CODES[b >> 4]!;
-    idCodes[i + 1] = HEX_CODES[b & 15]!;
-  }
-  // One flat string: pieces joined with `+` made a rope that the open
-  // runs' Map flattened again to hash it (about 0.4 µs a run).
-  return String.fromCharCode.apply(null, idCodes);
+  return lastTime + newId().slice(12);
 }
 
 let lastNow = -1;
-const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
-// The id's character codes, its time digits kept between runs.
-const idCodes: number[] = new Array(32).fill(48);
-// Ten random bytes per id, drawn 256 ids at a time.
-const randomBytes = new Uint8Array(10 * 256);
-let randomAt = randomBytes.length;
+let lastTime = "";
 
 // Events kept per run in the store; later ones are counted, not kept.
 const MAX_KEPT_EVENTS = 500;
