@@ -138,28 +138,24 @@ async function readCoverage(dir: string): Promise<Counts> {
   return counts;
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-async function untilHealthy(port: number, host: Deno.ChildProcess) {
-  let exited = false;
-  host.status.then(() => exited = true);
-  for (let attempt = 0; attempt < 600; attempt++) {
-    if (exited) throw new Error("The host exited before it answered /health");
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/health`);
-      await response.body?.cancel();
-      if (response.ok) return;
-    } catch {
-      // not listening yet
+// The host's A2E WebSocket URL, read from the banner it prints on stderr
+// once it listens (`--port 0`: the system picks the port). The rest of
+// stderr is drained so the host never blocks on it.
+async function listeningUrl(host: Deno.ChildProcess): Promise<string> {
+  const lines = host.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (true) {
+    const { done, value } = await lines.read();
+    if (done) throw new Error(`The host exited before listening: ${seen}`);
+    seen += value;
+    const url = /skillbox listening: (ws:\/\/\S+\/a2e)/.exec(seen)?.[1];
+    if (url !== undefined) {
+      (async () => {
+        while (!(await lines.read()).done);
+      })().catch(() => {});
+      return url;
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error("The host did not answer /health within 30 s");
 }
 
 async function warmCalls(url: string, calls: number): Promise<void> {
@@ -214,24 +210,26 @@ async function coveredRun(
       configFile,
       JSON.stringify({ store: { path: join(dir, "runs.db") }, ...config }),
     );
-    const port = freePort();
     const host = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         `--coverage=${join(dir, "coverage")}`,
         ...HOST_FLAGS,
         HOST_MAIN,
-        ...["--port", String(port), "--skills", tools, "--config", configFile],
+        ...["--port", "0", "--skills", tools, "--config", configFile],
       ],
       cwd: ROOT,
       stdout: "null",
-      stderr: "null",
+      stderr: "piped",
     }).spawn();
     try {
-      await untilHealthy(port, host);
-      await warmCalls(`ws://127.0.0.1:${port}/a2e`, calls + 1);
+      await warmCalls(await listeningUrl(host), calls + 1);
     } finally {
-      host.kill("SIGINT");
+      try {
+        host.kill("SIGINT");
+      } catch {
+        // It exited already (the error above says why).
+      }
       await host.status;
     }
     return await readCoverage(join(dir, "coverage"));
