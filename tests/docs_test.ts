@@ -1,0 +1,113 @@
+/**
+ * The examples a newcomer copies from the README and `docs/` work as printed:
+ * every TypeScript block type-checks, the README's first tool is served and
+ * answers, and its client examples run against a real host.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createHost } from "../runtime/host.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const CONFIG = join(ROOT, "deno.json");
+const README = await Deno.readTextFile(join(ROOT, "README.md"));
+
+/** The ```ts blocks of a Markdown text, in order. */
+function tsBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+/** The first ```ts block after a heading. */
+function blockAfter(heading: string): string {
+  const at = README.indexOf(`\n${heading}\n`);
+  assert.ok(at >= 0, `README has no heading "${heading}"`);
+  const block = tsBlocks(README.slice(at))[0];
+  assert.ok(block, `README has no TypeScript block after "${heading}"`);
+  return block;
+}
+
+async function run(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+Deno.test("every TypeScript block of the README and docs/ type-checks", async () => {
+  const docs = [...Deno.readDirSync(join(ROOT, "docs"))]
+    .filter((e) => e.name.endsWith(".md"))
+    .map((e) => join("docs", e.name));
+  const blocks = [
+    README,
+    ...docs.map((d) => Deno.readTextFileSync(join(ROOT, d))),
+  ]
+    .flatMap(tsBlocks);
+  assert.ok(blocks.length >= 8, `only ${blocks.length} blocks found`);
+  const result = await run(["check", "--doc-only", "README.md", ...docs]);
+  assert.equal(result.code, 0, result.stderr);
+});
+
+Deno.test("the README's first tool is served and answers", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(
+    join(dir, "add.ts"),
+    blockAfter("## Write a first tool"),
+  );
+  const host = createHost({ config: { skills: [dir] } });
+  try {
+    const report = await host.ready;
+    assert.deepEqual(report.errors, []);
+    const outcome = await host.callTool("add", { a: 2, b: 3 });
+    assert.equal(outcome.success, true, String(outcome.error));
+    assert.deepEqual(outcome.data, { sum: 5 });
+    assert.deepEqual(
+      outcome.events.map((e) => [e.kind, e.data]),
+      [["progress", { pct: 50, message: "adding" }]],
+    );
+    // Its arguments are checked against the schema it declares.
+    const refused = await host.callTool("add", { a: 2 });
+    assert.equal(refused.success, false);
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the README's client examples run against a host", async () => {
+  const host = createHost({ config: { skills: [join(ROOT, "skills")] } });
+  const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+  const dir = await Deno.makeTempDir();
+  try {
+    await host.ready;
+    const examples = tsBlocks(README).filter((b) =>
+      b.includes('connect("ws://127.0.0.1:8787/a2e"')
+    );
+    assert.equal(examples.length, 2, "the client and the code-mode example");
+    const printed: string[] = [];
+    for (const [i, example] of examples.entries()) {
+      const file = join(dir, `example_${i}.ts`);
+      await Deno.writeTextFile(
+        file,
+        example.replace(
+          "ws://127.0.0.1:8787/a2e",
+          url.replace("http", "ws") + "/a2e",
+        ),
+      );
+      const result = await run(["run", "--config", CONFIG, "-A", file]);
+      assert.equal(result.code, 0, `example ${i}: ${result.stderr}`);
+      printed.push(result.stdout);
+    }
+    // What the comments beside them promise.
+    assert.match(printed[0]!, /toolName: "eval_typescript"/);
+    assert.match(printed[0]!, /success: true/);
+    assert.match(printed[1]!, /value: \[ 1, 4, 9, 16, 25 \]/);
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
