@@ -13,7 +13,26 @@ import { isPlainObject, type JsonObject } from "./json.ts";
 import { encodeLlmChoice, type LlmChoice } from "./skill.ts";
 import { snakeName, type Wire } from "./wire_names.ts";
 
-/** The envelope fields as an agent may send them (all optional on input). */
+/**
+ * The envelope fields as an agent may send them (all optional on input).
+ *
+ * @example Read the id to answer with
+ * ```ts
+ * import type { RequestEnvelope } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const replyTo = (request: RequestEnvelope): string => request.id;
+ * const sent = parseMessage('{"type":"ping","id":"p1","version":"1.0","ts":1700000000.5}');
+ * assert.ok(sent.ok);
+ * assert.equal(replyTo(sent.request), "p1");
+ * assert.equal(sent.request.ts, 1700000000.5);
+ * // Every envelope field may be left out.
+ * const bare = parseMessage('{"type":"ping"}');
+ * assert.ok(bare.ok);
+ * assert.equal(replyTo(bare.request), "");
+ * assert.equal(bare.request.version, undefined);
+ * ```
+ */
 export interface RequestEnvelope {
   /** The request id; `""` when the agent sent none. */
   id: string;
@@ -23,7 +42,22 @@ export interface RequestEnvelope {
   ts?: number;
 }
 
-/** `handshake/req`. */
+/**
+ * `handshake/req`.
+ *
+ * @example Parse a handshake, defaults filled
+ * ```ts
+ * import type { HandshakeRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const parsed = parseMessage('{"type":"handshake/req","id":"h1","auth_token":"s3cret"}');
+ * assert.ok(parsed.ok && parsed.request.type === "handshake/req");
+ * const hello: HandshakeRequest = parsed.request;
+ * assert.equal(hello.authToken, "s3cret");
+ * assert.equal(hello.agentId, "");
+ * assert.deepEqual(hello.agentCaps, []);
+ * ```
+ */
 export interface HandshakeRequest extends RequestEnvelope {
   /** Always `"handshake/req"`. */
   type: "handshake/req";
@@ -35,13 +69,42 @@ export interface HandshakeRequest extends RequestEnvelope {
   authToken: string | null;
 }
 
-/** `ping`. */
+/**
+ * `ping`.
+ *
+ * @example Send a ping: the envelope is all it carries
+ * ```ts
+ * import { encodeRequest, type PingRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const msg = encodeRequest({ type: "ping" });
+ * assert.deepEqual(Object.keys(msg).sort(), ["id", "ts", "type", "version"]);
+ * const parsed = parseMessage(JSON.stringify(msg));
+ * assert.ok(parsed.ok && parsed.request.type === "ping");
+ * const ping: PingRequest = parsed.request;
+ * assert.equal(ping.id, msg.id);
+ * ```
+ */
 export interface PingRequest extends RequestEnvelope {
   /** Always `"ping"`. */
   type: "ping";
 }
 
-/** `shutdown`: drain in-flight work within `timeout` seconds. */
+/**
+ * `shutdown`: drain in-flight work within `timeout` seconds.
+ *
+ * @example The drain time, sent and defaulted
+ * ```ts
+ * import { encodeRequest, type ShutdownRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(encodeRequest({ type: "shutdown", timeout: 2 }).timeout, 2);
+ * const parsed = parseMessage('{"type":"shutdown","id":"bye"}');
+ * assert.ok(parsed.ok && parsed.request.type === "shutdown");
+ * const shutdown: ShutdownRequest = parsed.request;
+ * assert.equal(shutdown.timeout, 10);
+ * ```
+ */
 export interface ShutdownRequest extends RequestEnvelope {
   /** Always `"shutdown"`. */
   type: "shutdown";
@@ -49,7 +112,25 @@ export interface ShutdownRequest extends RequestEnvelope {
   timeout: number;
 }
 
-/** `tool/list/req`: list mode when `query` is empty, else search mode. */
+/**
+ * `tool/list/req`: list mode when `query` is empty, else search mode.
+ *
+ * @example Search, deferred tools included; a bare request lists
+ * ```ts
+ * import { encodeRequest, type ToolListRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const search = encodeRequest({ type: "tool/list/req", filterKind: "", filterTags: [],
+ *   query: "parse csv", includeDeferred: true });
+ * assert.equal(search.query, "parse csv");
+ * assert.equal(search.include_deferred, true);
+ * const parsed = parseMessage('{"type":"tool/list/req","id":"l1"}');
+ * assert.ok(parsed.ok && parsed.request.type === "tool/list/req");
+ * const list: ToolListRequest = parsed.request;
+ * assert.equal(list.query, "");
+ * assert.equal(list.includeDeferred, false);
+ * ```
+ */
 export interface ToolListRequest extends RequestEnvelope {
   /** Always `"tool/list/req"`. */
   type: "tool/list/req";
@@ -63,7 +144,26 @@ export interface ToolListRequest extends RequestEnvelope {
   includeDeferred: boolean;
 }
 
-/** `tool/call/req`. */
+/**
+ * `tool/call/req`.
+ *
+ * @example Encode a call, then read it as the host does
+ * ```ts
+ * import { encodeRequest, type ToolCallRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeRequest({ type: "tool/call/req", sessionId: "", toolName: "echo",
+ *   arguments: { text: "hi" }, correlationId: "job-7", streaming: false, timeout: 5 });
+ * assert.equal(wire.tool_name, "echo");
+ * assert.equal(wire.correlation_id, "job-7");
+ * const parsed = parseMessage(JSON.stringify(wire));
+ * assert.ok(parsed.ok && parsed.request.type === "tool/call/req");
+ * const call: ToolCallRequest = parsed.request;
+ * assert.equal(call.id, wire.id);
+ * assert.deepEqual(call.arguments, { text: "hi" });
+ * assert.equal(call.timeout, 5);
+ * ```
+ */
 export interface ToolCallRequest extends RequestEnvelope {
   /** Always `"tool/call/req"`. */
   type: "tool/call/req";
@@ -81,7 +181,22 @@ export interface ToolCallRequest extends RequestEnvelope {
   timeout: number;
 }
 
-/** `toolkit/list/req`. */
+/**
+ * `toolkit/list/req`.
+ *
+ * @example List the built-in toolkits tagged `files`
+ * ```ts
+ * import { encodeRequest, type ToolkitListRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeRequest({ type: "toolkit/list/req", filterKind: "builtin", filterTags: ["files"] });
+ * assert.equal(wire.filter_kind, "builtin");
+ * const parsed = parseMessage(JSON.stringify(wire));
+ * assert.ok(parsed.ok && parsed.request.type === "toolkit/list/req");
+ * const list: ToolkitListRequest = parsed.request;
+ * assert.deepEqual(list.filterTags, ["files"]);
+ * ```
+ */
 export interface ToolkitListRequest extends RequestEnvelope {
   /** Always `"toolkit/list/req"`. */
   type: "toolkit/list/req";
@@ -91,7 +206,25 @@ export interface ToolkitListRequest extends RequestEnvelope {
   filterTags: string[];
 }
 
-/** `toolkit/configure/req`. */
+/**
+ * `toolkit/configure/req`.
+ *
+ * @example The configuration goes on the wire as given
+ * ```ts
+ * import { encodeRequest, type ToolkitConfigureRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeRequest({ type: "toolkit/configure/req", sessionId: "", toolkitName: "github",
+ *   config: { baseUrl: "https://api.github.com" } });
+ * assert.equal(wire.toolkit_name, "github");
+ * // The caller's data keeps its own key names.
+ * assert.deepEqual(wire.config, { baseUrl: "https://api.github.com" });
+ * const parsed = parseMessage(JSON.stringify(wire));
+ * assert.ok(parsed.ok && parsed.request.type === "toolkit/configure/req");
+ * const configure: ToolkitConfigureRequest = parsed.request;
+ * assert.deepEqual(configure.config, { baseUrl: "https://api.github.com" });
+ * ```
+ */
 export interface ToolkitConfigureRequest extends RequestEnvelope {
   /** Always `"toolkit/configure/req"`. */
   type: "toolkit/configure/req";
@@ -103,7 +236,21 @@ export interface ToolkitConfigureRequest extends RequestEnvelope {
   config: JsonObject;
 }
 
-/** `skill/discover/req`. */
+/**
+ * `skill/discover/req`.
+ *
+ * @example Parse a discovery filtered by category
+ * ```ts
+ * import type { SkillDiscoverRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const parsed = parseMessage('{"type":"skill/discover/req","id":"d1","filter_categories":["writing"]}');
+ * assert.ok(parsed.ok && parsed.request.type === "skill/discover/req");
+ * const discover: SkillDiscoverRequest = parsed.request;
+ * assert.deepEqual(discover.filterCategories, ["writing"]);
+ * assert.deepEqual(discover.filterTags, []);
+ * ```
+ */
 export interface SkillDiscoverRequest extends RequestEnvelope {
   /** Always `"skill/discover/req"`. */
   type: "skill/discover/req";
@@ -113,7 +260,27 @@ export interface SkillDiscoverRequest extends RequestEnvelope {
   filterCategories: string[];
 }
 
-/** `skill/call/req` (it carries no `session_id`). */
+/**
+ * `skill/call/req` (it carries no `session_id`).
+ *
+ * @example Call a skill with another LLM provider
+ * ```ts
+ * import { encodeRequest, type SkillCallRequest } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import type { LLMConfig } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeRequest({ type: "skill/call/req", name: "summarize", arguments: { url: "https://example.com" },
+ *   correlationId: "", timeout: 60, streaming: false, metadata: { userId: "u1" },
+ *   llmOverride: { providerName: "anthropic", providerCredentials: {}, providerConfig: false, isDefault: false } });
+ * // The LLM choice is converted to its wire names; the caller's metadata is not.
+ * assert.equal((wire.llm_override as LLMConfig).provider_name, "anthropic");
+ * assert.deepEqual(wire.metadata, { userId: "u1" });
+ * const parsed = parseMessage(JSON.stringify(wire));
+ * assert.ok(parsed.ok && parsed.request.type === "skill/call/req");
+ * const call: SkillCallRequest = parsed.request;
+ * assert.equal(call.llmOverride?.providerName, "anthropic");
+ * ```
+ */
 export interface SkillCallRequest extends RequestEnvelope {
   /** Always `"skill/call/req"`. */
   type: "skill/call/req";
@@ -133,7 +300,20 @@ export interface SkillCallRequest extends RequestEnvelope {
   metadata: JsonObject;
 }
 
-/** Every request an agent may send, keyed by `type`. */
+/**
+ * Every request an agent may send, keyed by `type`.
+ *
+ * @example Look a request up by its type
+ * ```ts
+ * import type { RequestMap } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const deadline = (call: RequestMap["tool/call/req"]): number => call.timeout * 1000;
+ * const parsed = parseMessage('{"type":"tool/call/req","id":"c1","tool_name":"echo","arguments":{}}');
+ * assert.ok(parsed.ok && parsed.request.type === "tool/call/req");
+ * assert.equal(deadline(parsed.request), 30_000);
+ * ```
+ */
 export interface RequestMap {
   /** Opens the session: auth and capabilities. */
   "handshake/req": HandshakeRequest;
@@ -155,10 +335,46 @@ export interface RequestMap {
   "skill/call/req": SkillCallRequest;
 }
 
-/** The type of every message an agent may send. */
+/**
+ * The type of every message an agent may send.
+ *
+ * @example Tell a request type from any other message type
+ * ```ts
+ * import type { RequestType } from "./requests.ts";
+ * import { parseMessage, REQUEST_SCHEMAS } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const isRequestType = (type: string): type is RequestType => Object.hasOwn(REQUEST_SCHEMAS, type);
+ * assert.ok(isRequestType("skill/call/req"));
+ * assert.ok(!isRequestType("skill/call/resp"));
+ * const answer = parseMessage('{"type":"skill/call/resp","id":"x"}');
+ * assert.ok(!answer.ok && answer.code === "invalid_message");
+ * ```
+ */
 export type RequestType = keyof RequestMap;
 
-/** A parsed request of type `T`, defaults applied. */
+/**
+ * A parsed request of type `T`, defaults applied.
+ *
+ * @example Handle any parsed request
+ * ```ts
+ * import type { Request } from "./requests.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * function describe(request: Request): string {
+ *   switch (request.type) {
+ *     case "tool/call/req":
+ *       return `call ${request.toolName}`;
+ *     case "skill/call/req":
+ *       return `run ${request.name}`;
+ *     default:
+ *       return request.type;
+ *   }
+ * }
+ * const parsed = parseMessage('{"type":"tool/call/req","id":"c1","tool_name":"echo","arguments":{}}');
+ * assert.ok(parsed.ok);
+ * assert.equal(describe(parsed.request), "call echo");
+ * ```
+ */
 export type Request<T extends RequestType = RequestType> = T extends RequestType
   ? RequestMap[T]
   : never;
