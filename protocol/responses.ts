@@ -42,7 +42,25 @@ import {
 import { wireEncoder } from "./wire_names.ts";
 import { num, str } from "./_fields.ts";
 
-/** The body of `handshake/resp`. */
+/**
+ * The body of `handshake/resp`.
+ *
+ * @example Accept a session, then read it as a client does
+ * ```ts
+ * import { decodeResponse, encodeResponse, type HandshakeResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * function sessionOf(answer: HandshakeResponse): string {
+ *   if (!answer.ok) throw new Error(`Refused: ${answer.reason}`);
+ *   return answer.sessionId;
+ * }
+ * const wire = encodeResponse("handshake/req", "h1", {
+ *   sessionId: "s1", acceptedCaps: ["tools"], maxParallel: 4, ok: true, reason: "",
+ * });
+ * // On the wire each accepted capability is an object.
+ * assert.deepEqual(wire.accepted_caps, [{ capability: "tools", enabled: true, metadata: {} }]);
+ * assert.equal(sessionOf(decodeResponse("handshake/req", wire)), "s1");
+ * ```
+ */
 export interface HandshakeResponse {
   /** The session's id (hex uuid). */
   sessionId: string;
@@ -56,19 +74,65 @@ export interface HandshakeResponse {
   reason: string;
 }
 
-/** The body of `pong`. */
+/**
+ * The body of `pong`.
+ *
+ * @example Read a host's uptime
+ * ```ts
+ * import { decodeResponse, type PongResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const pong: PongResponse = decodeResponse("ping", { type: "pong", req_id: "p1", uptime_seconds: 42.5 });
+ * assert.equal(pong.uptimeSeconds, 42.5);
+ * // A host that leaves it out reads as just started.
+ * assert.equal(decodeResponse("ping", { type: "pong", req_id: "p2" }).uptimeSeconds, 0);
+ * ```
+ */
 export interface PongResponse {
   /** How long the host has been up, in seconds. */
   uptimeSeconds: number;
 }
 
-/** The body of `tool/list/resp`. */
+/**
+ * The body of `tool/list/resp`.
+ *
+ * @example List the tools an answer names, and what they take
+ * ```ts
+ * import { encodeResponse, decodeResponse, type ToolListResponse } from "./responses.ts";
+ * import { tool } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const summary = (list: ToolListResponse): string[] =>
+ *   list.tools.map((t) => `${t.name}(${Object.keys(t.inputSchema.properties ?? {}).join(", ")})`);
+ * const wire = encodeResponse("tool/list/req", "l1", {
+ *   tools: [tool({ name: "echo", description: "Echo",
+ *     inputSchema: { type: "object", properties: { text: { type: "string" } } } })],
+ * });
+ * assert.deepEqual(summary(decodeResponse("tool/list/req", wire)), ["echo(text)"]);
+ * ```
+ */
 export interface ToolListResponse {
   /** The tools found, in the order the host chose. */
   tools: Tool[];
 }
 
-/** The body of `tool/call/resp`. */
+/**
+ * The body of `tool/call/resp`.
+ *
+ * @example The outcome travels as `data`
+ * ```ts
+ * import { decodeResponse, encodeResponse, type ToolCallResponse } from "./responses.ts";
+ * import { toolOutcome } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const body: ToolCallResponse = {
+ *   result: toolOutcome({ success: true, toolName: "echo", durationMs: 3, data: { text: "hi" } }),
+ * };
+ * const wire = encodeResponse("tool/call/req", "c1", body);
+ * assert.deepEqual((wire.data as { data: unknown }).data, { text: "hi" });
+ * assert.equal(wire.created_at, wire.ts);
+ * const answer = decodeResponse("tool/call/req", wire);
+ * assert.ok(answer.result.success);
+ * assert.equal(answer.createdAt, wire.ts);
+ * ```
+ */
 export interface ToolCallResponse {
   /** What the call produced (failures of the tool included). */
   result: ToolOutcome;
@@ -76,13 +140,45 @@ export interface ToolCallResponse {
   createdAt?: number;
 }
 
-/** The body of `toolkit/list/resp`. */
+/**
+ * The body of `toolkit/list/resp`.
+ *
+ * @example Find the toolkits still to configure
+ * ```ts
+ * import { decodeResponse, type ToolkitListResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const toConfigure = (list: ToolkitListResponse): string[] =>
+ *   list.toolkits.filter((kit) => !kit.configured).map((kit) => kit.name);
+ * const answer = decodeResponse("toolkit/list/req", {
+ *   type: "toolkit/list/resp", req_id: "k1",
+ *   toolkits: [{ name: "fs", configured: true }, { name: "github" }],
+ * });
+ * assert.deepEqual(toConfigure(answer), ["github"]);
+ * ```
+ */
 export interface ToolkitListResponse {
   /** The toolkits found, sorted by name. */
   toolkits: Toolkit[];
 }
 
-/** The body of `toolkit/configure/resp`. */
+/**
+ * The body of `toolkit/configure/resp`.
+ *
+ * @example Fail when configuring failed
+ * ```ts
+ * import { decodeResponse, type ToolkitConfigureResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * function check(answer: ToolkitConfigureResponse): void {
+ *   if (answer.status !== "ok") throw new Error(`Cannot configure "${answer.toolkitName}": ${answer.message}`);
+ * }
+ * // `status` reads as "ok" when a host leaves it out.
+ * check(decodeResponse("toolkit/configure/req", { type: "toolkit/configure/resp", toolkit_name: "fs" }));
+ * const refused = decodeResponse("toolkit/configure/req", {
+ *   type: "toolkit/configure/resp", toolkit_name: "github", status: "error", message: "token: required",
+ * });
+ * assert.throws(() => check(refused), /Cannot configure "github": token: required/);
+ * ```
+ */
 export interface ToolkitConfigureResponse {
   /** The toolkit named by the request. */
   toolkitName: string;
@@ -92,13 +188,45 @@ export interface ToolkitConfigureResponse {
   message: string | null;
 }
 
-/** The body of `skill/discover/resp`. */
+/**
+ * The body of `skill/discover/resp`.
+ *
+ * @example Offer the skills found to a user
+ * ```ts
+ * import { decodeResponse, type SkillDiscoverResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const menu = (found: SkillDiscoverResponse): string[] =>
+ *   found.skills.map((s) => `${s.name}: ${s.whenToUse || s.description}`);
+ * const answer = decodeResponse("skill/discover/req", {
+ *   type: "skill/discover/resp", req_id: "d1",
+ *   skills: [{ name: "notes", description: "Take notes", when_to_use: "When asked to remember" }],
+ * });
+ * assert.deepEqual(menu(answer), ["notes: When asked to remember"]);
+ * ```
+ */
 export interface SkillDiscoverResponse {
   /** The skills found, sorted by name. */
   skills: Skill[];
 }
 
-/** Why a skill call got no result at all (e.g. an unknown skill). */
+/**
+ * Why a skill call got no result at all (e.g. an unknown skill).
+ *
+ * @example Turn it into an error to throw
+ * ```ts
+ * import { decodeResponse, type SkillCallError } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const toError = (error: SkillCallError): Error =>
+ *   new Error(`${error.code}: ${error.message}`, { cause: error });
+ * const answer = decodeResponse("skill/call/req", {
+ *   type: "skill/call/resp", req_id: "s1", name: "nope", data: null,
+ *   error: { error_code: "unknown_skill", message: 'No skill "nope"' },
+ * });
+ * assert.ok(answer.error !== null);
+ * assert.equal(toError(answer.error).message, 'unknown_skill: No skill "nope"');
+ * assert.equal(answer.error.retryable, false);
+ * ```
+ */
 export interface SkillCallError {
   /** An A2E error code. */
   code: string;
@@ -108,7 +236,25 @@ export interface SkillCallError {
   retryable: boolean;
 }
 
-/** The body of `skill/call/resp`: exactly one of `result` and `error` is set. */
+/**
+ * The body of `skill/call/resp`: exactly one of `result` and `error` is set.
+ *
+ * @example Read what a skill returned
+ * ```ts
+ * import { decodeResponse, encodeResponse, type SkillCallResponse } from "./responses.ts";
+ * import { skillOutcome } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * function dataOf(answer: SkillCallResponse): unknown {
+ *   if (answer.error) throw new Error(answer.error.message);
+ *   if (!answer.result?.success) throw new Error(answer.result?.error ?? "Skill failed");
+ *   return answer.result.data;
+ * }
+ * const wire = encodeResponse("skill/call/req", "s1", {
+ *   name: "notes", error: null, result: skillOutcome({ success: true, durationMs: 9, data: ["milk"] }),
+ * });
+ * assert.deepEqual(dataOf(decodeResponse("skill/call/req", wire)), ["milk"]);
+ * ```
+ */
 export interface SkillCallResponse {
   /** The skill named by the request. */
   name: string;
@@ -120,10 +266,40 @@ export interface SkillCallResponse {
   createdAt?: number;
 }
 
-/** Every request type that gets an answer (`shutdown` gets none). */
+/**
+ * Every request type that gets an answer (`shutdown` gets none).
+ *
+ * @example Wait for an answer only where one comes
+ * ```ts
+ * import type { RequestType } from "./requests.ts";
+ * import { type AnsweredRequestType, RESPONSE_TYPE } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const answered = (type: RequestType): type is AnsweredRequestType => Object.hasOwn(RESPONSE_TYPE, type);
+ * assert.ok(answered("ping"));
+ * assert.ok(!answered("shutdown"));
+ * ```
+ */
 export type AnsweredRequestType = Exclude<RequestType, "shutdown">;
 
-/** The answer body of each request type. */
+/**
+ * The answer body of each request type.
+ *
+ * @example Type a request and its answer together
+ * ```ts
+ * import { encodeRequest, type RequestBody } from "./requests.ts";
+ * import { type AnsweredRequestType, decodeResponse, encodeResponse, type ResponseMap } from "./responses.ts";
+ * import type { JsonObject } from "./json.ts";
+ * import assert from "node:assert/strict";
+ * type Send = (message: JsonObject) => Promise<JsonObject>;
+ * async function ask<T extends AnsweredRequestType>(send: Send, type: T, body: RequestBody<T>): Promise<ResponseMap[T]> {
+ *   return decodeResponse(type, await send(encodeRequest(body)));
+ * }
+ * // A stand-in for a host that answers every ping.
+ * const send: Send = (message) => Promise.resolve(encodeResponse("ping", String(message.id), { uptimeSeconds: 7 }));
+ * const pong = await ask(send, "ping", { type: "ping" });
+ * assert.equal(pong.uptimeSeconds, 7);
+ * ```
+ */
 export interface ResponseMap {
   /** Answered with `handshake/resp`. */
   "handshake/req": HandshakeResponse;
