@@ -13,7 +13,25 @@ import { schemaToParameters } from "./parameters.ts";
 import { type Wire, wireEncoder } from "./wire_names.ts";
 import { list, nullableStr, num, str, strings } from "./_fields.ts";
 
-/** One event of a call (§3). */
+/**
+ * One event of a call (§3).
+ *
+ * @example Follow a call's progress from its event messages
+ * ```ts
+ * import { type CallEvent, decodeEvent } from "./tool.ts";
+ * import { encodeEvent } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const percent = (event: CallEvent): number | null =>
+ *   event.kind === "progress" && typeof event.data.pct === "number" ? event.data.pct : null;
+ * const received = [
+ *   encodeEvent("tool/event", "c1", { kind: "progress", data: { pct: 40 }, seq: 0 }),
+ *   encodeEvent("tool/event", "c1", { kind: "log", data: { message: "halfway" }, seq: 1 }),
+ * ];
+ * const events = received.map(decodeEvent);
+ * assert.deepEqual(events.map(percent), [40, null]);
+ * assert.deepEqual(events.map((e) => e.seq), [0, 1]);
+ * ```
+ */
 export interface CallEvent {
   /**
    * What happened: `progress`, `status`, `log`, `artifact`, or a skill kind
@@ -26,7 +44,21 @@ export interface CallEvent {
   seq: number;
 }
 
-/** One parameter of a tool, derived from its JSON Schema (§4). */
+/**
+ * One parameter of a tool, derived from its JSON Schema (§4).
+ *
+ * @example Describe a tool's parameters in a prompt
+ * ```ts
+ * import { encodeTool, tool, type ToolParameter } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const line = (p: ToolParameter): string =>
+ *   `${p.name}: ${p.enum ? p.enum.join(" | ") : p.type}${p.required ? "" : " (optional)"}`;
+ * const { input_parameters } = encodeTool(tool({ name: "convert", description: "Convert a file",
+ *   inputSchema: { type: "object", required: ["path"], properties: {
+ *     path: { type: "string" }, to: { type: "string", enum: ["csv", "json"] } } } }));
+ * assert.deepEqual(input_parameters.map(line), ["path: string", "to: csv | json (optional)"]);
+ * ```
+ */
 export interface ToolParameter {
   /** The argument's name: its key in the tool's input object. */
   name: string;
@@ -46,6 +78,21 @@ export interface ToolParameter {
  * A tool: what agents list and call, what skills offer to a model, and what
  * the provider tool formats are derived from. On the wire it is a
  * `ToolDefinition` whose `input_parameters` are derived from `inputSchema`.
+ *
+ * @example Offer tools to a model, deferred ones left out
+ * ```ts
+ * import { type Tool, tool } from "./tool.ts";
+ * import type { ChatTool } from "./chat.ts";
+ * import assert from "node:assert/strict";
+ * const offer = (tools: readonly Tool[]): ChatTool[] =>
+ *   tools.filter((t) => !t.deferLoading)
+ *     .map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+ * const offered = offer([
+ *   tool({ name: "add", description: "Add numbers" }),
+ *   tool({ name: "reindex", description: "Rebuild the index", deferLoading: true }),
+ * ]);
+ * assert.deepEqual(offered, [{ name: "add", description: "Add numbers", input_schema: { type: "object" } }]);
+ * ```
  */
 export interface Tool {
   /** The unique name agents call it by. */
@@ -70,7 +117,23 @@ export interface Tool {
   readonly deferLoading: boolean;
 }
 
-/** The outcome of one tool call (the wire's `ToolResult`). */
+/**
+ * The outcome of one tool call (the wire's `ToolResult`).
+ *
+ * @example Take the data, or throw the tool's failure
+ * ```ts
+ * import { decodeToolOutcome, type ToolOutcome } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * function dataOf(outcome: ToolOutcome): unknown {
+ *   if (!outcome.success) throw new Error(`${outcome.toolName} failed (${outcome.errorCode}): ${outcome.error}`);
+ *   return outcome.data;
+ * }
+ * assert.equal(dataOf(decodeToolOutcome({ success: true, tool_name: "add", data: 3 })), 3);
+ * const failed = decodeToolOutcome({ success: false, tool_name: "fetch_page", error_code: "timeout",
+ *   error: "timed out after 500 ms" });
+ * assert.throws(() => dataOf(failed), /fetch_page failed \(timeout\): timed out after 500 ms/);
+ * ```
+ */
 export interface ToolOutcome {
   /** Whether the tool ran and succeeded; else `errorCode` and `error` say why. */
   success: boolean;
@@ -94,7 +157,21 @@ export interface ToolOutcome {
   events: CallEvent[];
 }
 
-/** A toolkit as listed to agents (the wire's `ToolkitDefinition`). */
+/**
+ * A toolkit as listed to agents (the wire's `ToolkitDefinition`).
+ *
+ * @example Read the settings a toolkit asks for
+ * ```ts
+ * import { decodeToolkit, type Toolkit } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const settings = (kit: Toolkit): string[] =>
+ *   Object.keys((kit.schema.properties ?? {}) as Record<string, unknown>);
+ * const kit = decodeToolkit({ name: "github", tools: ["open_issue"],
+ *   schema: { type: "object", properties: { token: { type: "string" }, org: { type: "string" } } } });
+ * assert.deepEqual(settings(kit), ["token", "org"]);
+ * assert.equal(kit.configured, false);
+ * ```
+ */
 export interface Toolkit {
   /** The unique name agents refer to it by. */
   name: string;
@@ -118,7 +195,22 @@ export interface Toolkit {
   version: string;
 }
 
-/** A tool as listed to agents (§4): its schemas as parameter lists. */
+/**
+ * A tool as listed to agents (§4): its schemas as parameter lists.
+ *
+ * @example The required arguments of a listed tool
+ * ```ts
+ * import { encodeTool, tool, type ToolDefinition } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const required = (def: ToolDefinition): string[] =>
+ *   def.input_parameters.filter((p) => p.required).map((p) => p.name);
+ * const def = encodeTool(tool({ name: "add", description: "Add numbers", inputSchema: {
+ *   type: "object", required: ["a", "b"],
+ *   properties: { a: { type: "number" }, b: { type: "number" }, round: { type: "boolean" } } } }));
+ * assert.deepEqual(required(def), ["a", "b"]);
+ * assert.equal(def.defer_loading, false);
+ * ```
+ */
 export type ToolDefinition =
   & Wire<Omit<Tool, "inputSchema" | "outputSchema">>
   & {
@@ -128,10 +220,36 @@ export type ToolDefinition =
     output_parameters: ToolParameter[];
   };
 
-/** The outcome of a tool call as on the wire (§4). */
+/**
+ * The outcome of a tool call as on the wire (§4).
+ *
+ * @example Read a failure in its wire form
+ * ```ts
+ * import { encodeToolOutcome, toolOutcome, type ToolResult } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const failure = (result: ToolResult): string | null =>
+ *   result.success ? null : `${result.error_code} after ${result.duration_ms} ms`;
+ * const wire = encodeToolOutcome(toolOutcome({ success: false, toolName: "fetch_page", durationMs: 500,
+ *   errorCode: "timeout", error: "timed out" }));
+ * assert.equal(failure(wire), "timeout after 500 ms");
+ * ```
+ */
 export type ToolResult = Wire<ToolOutcome>;
 
-/** A toolkit as listed to agents (§5). */
+/**
+ * A toolkit as listed to agents (§5).
+ *
+ * @example Every field is on the wire, defaults filled
+ * ```ts
+ * import { decodeToolkit, encodeToolkit, type ToolkitDefinition } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const wire: ToolkitDefinition = encodeToolkit(decodeToolkit({ name: "fs", tools: ["read_file"] }));
+ * assert.deepEqual(wire, {
+ *   name: "fs", alias: "", description: "", category: "", tags: [], icon_svg: null,
+ *   schema: {}, tools: ["read_file"], configured: false, version: "1.0.0",
+ * });
+ * ```
+ */
 export type ToolkitDefinition = Wire<Toolkit>;
 
 /**
