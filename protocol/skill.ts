@@ -19,7 +19,20 @@ import {
   strings,
 } from "./_fields.ts";
 
-/** Which LLM provider to use, and how (the wire's `LLMConfig`). */
+/**
+ * Which LLM provider to use, and how (the wire's `LLMConfig`).
+ *
+ * @example Tell which provider a skill uses
+ * ```ts
+ * import { decodeSkill, type LlmChoice } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const provider = (choice: LlmChoice | null): string => choice?.providerName ?? "the host's default";
+ * const pinned = decodeSkill({ name: "draft", llm_config: { provider_name: "anthropic" } });
+ * assert.equal(provider(pinned.llmConfig), "anthropic");
+ * assert.equal(pinned.llmConfig?.providerConfig, false);
+ * assert.equal(provider(decodeSkill({ name: "plain" }).llmConfig), "the host's default");
+ * ```
+ */
 export interface LlmChoice {
   /** The provider, e.g. `openai` or `anthropic`. */
   providerName: string;
@@ -31,7 +44,23 @@ export interface LlmChoice {
   isDefault: boolean;
 }
 
-/** A skill as discovered by agents (the wire's `SkillDefinition`). */
+/**
+ * A skill as discovered by agents (the wire's `SkillDefinition`).
+ *
+ * @example Call a skill with its own time limit
+ * ```ts
+ * import { decodeSkill, type Skill } from "./skill.ts";
+ * import { encodeRequest } from "./requests.ts";
+ * import assert from "node:assert/strict";
+ * const call = (skill: Skill, args: Record<string, unknown>) =>
+ *   encodeRequest({ type: "skill/call/req", name: skill.name, arguments: args, correlationId: "",
+ *     timeout: skill.timeoutSeconds ?? 60, streaming: true, llmOverride: null, metadata: {} });
+ * const skill = decodeSkill({ name: "report", description: "Write a report", timeout_seconds: 120 });
+ * const wire = call(skill, { topic: "sales" });
+ * assert.equal(wire.name, "report");
+ * assert.equal(wire.timeout, 120);
+ * ```
+ */
 export interface Skill {
   /** The unique name agents call it by. */
   name: string;
@@ -79,7 +108,24 @@ export interface Skill {
   arguments: string[] | null;
 }
 
-/** The outcome of one skill call (the wire's `SkillResult`). */
+/**
+ * The outcome of one skill call (the wire's `SkillResult`).
+ *
+ * @example Rebuild the model's text from the call's events
+ * ```ts
+ * import { decodeSkillOutcome, type SkillOutcome } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const streamedText = (outcome: SkillOutcome): string =>
+ *   outcome.events.filter((e) => e.kind === "llm.token").map((e) => String(e.data.text)).join("");
+ * const outcome = decodeSkillOutcome({ success: true, duration_ms: 850, events: [
+ *   { kind: "llm.started", data: { turn: 1 }, seq: 0 },
+ *   { kind: "llm.token", data: { text: "Hel", turn: 1 }, seq: 1 },
+ *   { kind: "llm.token", data: { text: "lo", turn: 1 }, seq: 2 },
+ * ] });
+ * assert.equal(streamedText(outcome), "Hello");
+ * assert.equal(outcome.errorCode, null);
+ * ```
+ */
 export interface SkillOutcome {
   /** Whether the skill ran and succeeded; else `errorCode` and `error` say why. */
   success: boolean;
@@ -99,13 +145,56 @@ export interface SkillOutcome {
   events: CallEvent[];
 }
 
-/** Which LLM provider a skill uses, and how, as on the wire (§6). */
+/**
+ * Which LLM provider a skill uses, and how, as on the wire (§6).
+ *
+ * @example Send an LLM override as the Python SDK does
+ * ```ts
+ * import type { LLMConfig } from "./skill.ts";
+ * import { parseMessage } from "./request_schemas.ts";
+ * import assert from "node:assert/strict";
+ * const override: LLMConfig = { provider_name: "openai", provider_credentials: { api_key: "sk-test" },
+ *   provider_config: false, is_default: false };
+ * const parsed = parseMessage(JSON.stringify({ type: "skill/call/req", id: "s1", name: "draft",
+ *   llm_override: override }));
+ * assert.ok(parsed.ok && parsed.request.type === "skill/call/req");
+ * assert.equal(parsed.request.llmOverride?.providerName, "openai");
+ * assert.deepEqual(parsed.request.llmOverride?.providerCredentials, { api_key: "sk-test" });
+ * ```
+ */
 export type LLMConfig = Wire<LlmChoice>;
 
-/** A skill as discovered by agents, as on the wire (§6). */
+/**
+ * A skill as discovered by agents, as on the wire (§6).
+ *
+ * @example What a bare definition carries on the wire
+ * ```ts
+ * import { type SkillDefinition, skillDefinition } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const def: SkillDefinition = skillDefinition({ name: "notes", description: "Take notes", max_turns: 4 });
+ * assert.equal(def.max_turns, 4);
+ * assert.equal(def.status, "Published");
+ * assert.equal(def.source, "system");
+ * assert.equal(def.llm_config, null);
+ * ```
+ */
 export type SkillDefinition = Wire<Skill>;
 
-/** The outcome of a skill call as on the wire (§6). */
+/**
+ * The outcome of a skill call as on the wire (§6).
+ *
+ * @example Read a failure in its wire form
+ * ```ts
+ * import { encodeSkillOutcome, skillOutcome, type SkillResult } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const failure = (result: SkillResult): string | null =>
+ *   result.success ? null : `${result.error_code}: ${result.error}`;
+ * const wire = encodeSkillOutcome(skillOutcome({ success: false, durationMs: 4000,
+ *   errorCode: "max_turns_exceeded", error: "Stopped after 10 turns" }));
+ * assert.equal(failure(wire), "max_turns_exceeded: Stopped after 10 turns");
+ * assert.deepEqual(wire.events, []);
+ * ```
+ */
 export type SkillResult = Wire<SkillOutcome>;
 
 /**
