@@ -35,7 +35,24 @@ export interface FetchRequest {
   redirect?: "follow" | "manual";
 }
 
-/** What the host answers to a {@link FetchRequest}. */
+/**
+ * What the host answers to a {@link FetchRequest}.
+ *
+ * @example Read a JSON body
+ * ```ts
+ * import type { FetchRequest, FetchResponse } from "./egress.ts";
+ * // `fetch` is a tool's or skill's `ctx.fetch`.
+ * async function getJson(fetch: (request: FetchRequest) => Promise<FetchResponse>, url: string): Promise<unknown> {
+ *   const response = await fetch({ url, headers: { accept: "application/json" } });
+ *   if (response.status !== 200) {
+ *     throw new Error(`Cannot get "${response.url}": ${response.status} ${response.statusText}`);
+ *   }
+ *   if (response.truncated) throw new Error(`Cannot get "${response.url}": the body was cut`);
+ *   const bytes = Uint8Array.from(atob(response.bodyBase64), (c) => c.charCodeAt(0));
+ *   return JSON.parse(new TextDecoder().decode(bytes));
+ * }
+ * ```
+ */
 export interface FetchResponse {
   /** The final URL, after redirects. */
   url: string;

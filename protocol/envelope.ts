@@ -11,6 +11,21 @@ export const PROTOCOL_VERSION = "1.0";
  * The fields every A2E message carries, whatever its type. A type alias, not
  * an interface, so that built messages are assignable to
  * `Record<string, unknown>` (an `OutgoingMessage`).
+ *
+ * @example A request and its answer each carry one
+ * ```ts
+ * import type { Envelope } from "./envelope.ts";
+ * import { encodeRequest } from "./requests.ts";
+ * import { encodeResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const ping: Envelope = encodeRequest({ type: "ping" });
+ * const pong: Envelope = encodeResponse("ping", ping.id, { uptimeSeconds: 1 });
+ * assert.equal(pong.type, "pong");
+ * assert.equal(pong.version, "1.0");
+ * assert.match(pong.id, /^[0-9a-f]{32}$/);
+ * assert.notEqual(pong.id, ping.id);
+ * assert.ok(pong.ts >= ping.ts);
+ * ```
  */
 export type Envelope = {
   /** The message type, e.g. `"tool/call/req"`. */

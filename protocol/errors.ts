@@ -8,7 +8,23 @@
 
 import type { ErrorCode } from "./codes.ts";
 
-/** Options for {@link SkillboxError}. */
+/**
+ * Options for {@link SkillboxError}.
+ *
+ * @example A retryable error with its cause and detail
+ * ```ts
+ * import { SkillboxError, toWireError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * const cause = new TypeError("connection reset");
+ * const error = new SkillboxError("tool_error", 'Cannot run tool "fetch_page": connection reset', {
+ *   cause, retryable: true, detail: { host: "example.com" },
+ * });
+ * assert.equal(error.cause, cause);
+ * const wire = toWireError(error);
+ * assert.equal(wire.retryable, true);
+ * assert.deepEqual(wire.detail, { host: "example.com" });
+ * ```
+ */
 export interface SkillboxErrorOptions extends ErrorOptions {
   /** Whether retrying the same request may succeed. @default false */
   retryable?: boolean;
@@ -125,7 +141,23 @@ export class SchemaViolationError extends SkillboxError {
   }
 }
 
-/** The fields of an A2E `error` message, minus the envelope and `req_id`. */
+/**
+ * The fields of an A2E `error` message, minus the envelope and `req_id`.
+ *
+ * @example Send a thrown error, and read it back
+ * ```ts
+ * import { TimeoutError, toWireError, type WireError } from "./errors.ts";
+ * import { decodeError, encodeError } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * const fields: WireError = toWireError(new TimeoutError('Cannot run tool "slow": timed out after 500 ms'));
+ * const message = encodeError("c1", fields);
+ * assert.equal(message.code, "timeout");
+ * assert.equal(message.req_id, "c1");
+ * const received = decodeError(message);
+ * assert.equal(received.code, "timeout");
+ * assert.equal(received.message, fields.message);
+ * ```
+ */
 export interface WireError {
   /** The A2E error code (`error.code`). */
   code: ErrorCode;

@@ -6,10 +6,44 @@
  * @module
  */
 
-/** A JSON object: what `JSON.parse` makes of `{...}`. */
+/**
+ * A JSON object: what `JSON.parse` makes of `{...}`.
+ *
+ * @example Narrow parsed JSON before decoding it
+ * ```ts
+ * import { isPlainObject, type JsonObject } from "./json.ts";
+ * import { decodeResponse } from "./responses.ts";
+ * import assert from "node:assert/strict";
+ * function uptimeOf(text: string): number {
+ *   const value: unknown = JSON.parse(text);
+ *   if (!isPlainObject(value)) throw new TypeError("Expected a JSON object");
+ *   const message: JsonObject = value;
+ *   return decodeResponse("ping", message).uptimeSeconds;
+ * }
+ * assert.equal(uptimeOf('{"type":"pong","req_id":"p1","uptime_seconds":3}'), 3);
+ * assert.throws(() => uptimeOf("[1]"), /Expected a JSON object/);
+ * ```
+ */
 export type JsonObject = Record<string, unknown>;
 
-/** A JSON Schema object, as the wire, the host and the author SDK carry it. */
+/**
+ * A JSON Schema object, as the wire, the host and the author SDK carry it.
+ *
+ * @example The parameters agents see for a schema
+ * ```ts
+ * import type { JsonSchema } from "./json.ts";
+ * import { schemaToParameters } from "./parameters.ts";
+ * import assert from "node:assert/strict";
+ * const input: JsonSchema = {
+ *   type: "object",
+ *   properties: { city: { type: "string", description: "City name" } },
+ *   required: ["city"],
+ * };
+ * const [city] = schemaToParameters(input);
+ * assert.equal(city?.name, "city");
+ * assert.equal(city?.required, true);
+ * ```
+ */
 export type JsonSchema = Record<string, unknown>;
 
 /**

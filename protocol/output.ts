@@ -10,6 +10,17 @@
 /**
  * What `run` may return instead of plain data, to set the other result
  * fields. Build it with {@link output}.
+ *
+ * @example Return a summary beside the data
+ * ```ts
+ * import { isOutput, type Output, output } from "./output.ts";
+ * import assert from "node:assert/strict";
+ * const run = (rows: string[]): Output => output({ data: rows, summary: `${rows.length} rows`, exit_code: 0 });
+ * // What `run` returned reaches the host as a copy, and is still recognised.
+ * const returned: unknown = structuredClone(run(["a", "b"]));
+ * assert.ok(isOutput(returned));
+ * assert.equal(returned.summary, "2 rows");
+ * ```
  */
 export interface Output {
   /** Marks the object as an {@link Output}; set by {@link output}. */

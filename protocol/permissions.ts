@@ -32,6 +32,20 @@ export type PermissionKind = typeof PERMISSION_KINDS[number];
  * What a module needs from the system. Paths are relative to the module's
  * own folder; hosts are `name` or `name:port`. A grant beyond the host
  * policy makes the definition not runnable.
+ *
+ * @example What discovery reports for a tool's permissions
+ * ```ts
+ * import type { Permissions } from "./permissions.ts";
+ * import { describeExports } from "./describe.ts";
+ * import assert from "node:assert/strict";
+ * const permissions: Permissions = { read: ["./data"], net: ["api.example.com"] };
+ * const mod: Record<string, unknown> = {
+ *   default: { kind: "tool", name: "weather", permissions, run: () => null },
+ * };
+ * const hooks = { zodToJsonSchema: () => null, stringifyObject: String };
+ * const [described] = describeExports(Object.keys(mod), (name) => mod[name], hooks);
+ * assert.deepEqual(described?.permissions, { read: ["./data"], net: ["api.example.com"] });
+ * ```
  */
 export interface Permissions {
   /** Paths the code may read. Its own folder is always readable. */

@@ -13,6 +13,14 @@ import type { JsonObject } from "./json.ts";
 /**
  * A camelCase name as A2E spells it on the wire (`durationMs` to
  * `duration_ms`).
+ *
+ * @example The type and the run-time conversion agree
+ * ```ts
+ * import { type SnakeCase, snakeName } from "./wire_names.ts";
+ * import assert from "node:assert/strict";
+ * const key: SnakeCase<"includeDeferred"> = "include_deferred";
+ * assert.equal(snakeName("includeDeferred"), key);
+ * ```
  */
 export type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
   ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`
@@ -22,6 +30,23 @@ export type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
  * The wire form of a camelCase type: every key in snake_case, deeply, and
  * writable. Open records (`JsonObject`: a caller's data, a JSON Schema) and
  * other values pass through unchanged, as they do on the wire.
+ *
+ * @example The wire form of a type of your own
+ * ```ts
+ * import { type Wire, wireEncoder } from "./wire_names.ts";
+ * import type { JsonObject } from "./json.ts";
+ * import assert from "node:assert/strict";
+ * interface Job {
+ *   jobName: string;
+ *   retryCount: number;
+ *   payload: JsonObject;
+ * }
+ * const encodeJob = wireEncoder<Job>({ jobName: true, retryCount: true, payload: true });
+ * const wire: Wire<Job> = encodeJob({ jobName: "sync", retryCount: 2, payload: { userId: 7 } });
+ * assert.equal(wire.retry_count, 2);
+ * // An open record is the caller's data: its keys keep their names.
+ * assert.deepEqual(wire.payload, { userId: 7 });
+ * ```
  */
 export type Wire<T> = T extends readonly (infer E)[] ? Wire<E>[]
   : T extends object ? string extends keyof T ? T
