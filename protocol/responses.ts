@@ -97,7 +97,7 @@ export interface PongResponse {
  *
  * @example List the tools an answer names, and what they take
  * ```ts
- * import { encodeResponse, decodeResponse, type ToolListResponse } from "./responses.ts";
+ * import { decodeResponse, encodeResponse, type ToolListResponse } from "./responses.ts";
  * import { tool } from "./tool.ts";
  * import assert from "node:assert/strict";
  * const summary = (list: ToolListResponse): string[] =>
