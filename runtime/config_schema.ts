@@ -28,7 +28,25 @@ import {
 import { parseTokenQuotas } from "./quotas.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
 
-/** The listen address. */
+/**
+ * The listen address.
+ *
+ * @example Let a LAN name through the host's door
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const config = parseConfig('{ "listen": { "allowed_hosts": ["skillbox.lan"] } }');
+ * assert.deepEqual(config.listen.allowedHosts, ["skillbox.lan"]);
+ * assert.equal(config.listen.port, 8787);
+ * const host = createHost({ config, capabilities: [] });
+ * const status = async (name: string) =>
+ *   (await host.fetch(new Request(`http://${name}/health`))).status;
+ * assert.equal(await status("skillbox.lan"), 200);
+ * assert.equal(await status("evil.test"), 403);
+ * await host.close();
+ * ```
+ */
 export interface ListenConfig {
   /** The interface to listen on. @default "127.0.0.1" */
   hostname: string;
@@ -43,7 +61,22 @@ export interface ListenConfig {
   allowedOrigins: string[];
 }
 
-/** The limits the host enforces. */
+/**
+ * The limits the host enforces.
+ *
+ * @example Raise one limit; the rest keep their defaults
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { limits } = parseConfig('{ "limits": { "max_parallel": 2 } }');
+ * assert.equal(limits.maxParallel, 2);
+ * assert.equal(limits.maxParallelHost, 64);
+ * assert.throws(
+ *   () => parseConfig('{ "limits": { "max_message_bytes": 100 } }'),
+ *   /limits\.max_message_bytes/,
+ * );
+ * ```
+ */
 export interface LimitsConfig {
   /** Largest message accepted, in UTF-8 bytes. @default 4194304 */
   maxMessageBytes: number;
@@ -67,7 +100,25 @@ export interface LimitsConfig {
   defaultMaxTurns: number;
 }
 
-/** How sandbox processes are run. */
+/**
+ * How sandbox processes are run.
+ *
+ * @example Smaller processes, and confinement or no start
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { sandbox } = parseConfig(
+ *   '{ "sandbox": { "memory_mb": 256, "confinement": "required" } }',
+ * );
+ * assert.equal(sandbox.memoryMb, 256);
+ * assert.equal(sandbox.confinement, "required");
+ * assert.equal(sandbox.processesPerPrincipal, undefined); // the CPU count
+ * assert.throws(
+ *   () => parseConfig('{ "sandbox": { "confinement": "on" } }'),
+ *   /sandbox\.confinement/,
+ * );
+ * ```
+ */
 export interface SandboxConfig {
   /** Heap cap per sandbox process, in MiB. @default 512 */
   memoryMb: number;
@@ -105,7 +156,33 @@ export interface SandboxConfig {
   scriptWorkspaceFiles?: number;
 }
 
-/** An operator secret sent as a header to one host only (`ctx.fetch`). */
+/**
+ * An operator secret sent as a header to one host only (`ctx.fetch`).
+ *
+ * @example Bind a token to one API host
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { egress } = parseConfig(`{ "egress": { "secrets": [{
+ *   "host": "api.example.com",
+ *   "header": "Authorization",
+ *   "value_env": "EXAMPLE_API_TOKEN"
+ * }] } }`);
+ * assert.deepEqual(egress.secrets, [{
+ *   host: "api.example.com",
+ *   header: "Authorization",
+ *   valueEnv: "EXAMPLE_API_TOKEN",
+ *   toolkits: [],
+ * }]);
+ * assert.throws(
+ *   () =>
+ *     parseConfig(`{ "egress": { "secrets": [{
+ *       "host": "api.example.com", "header": "X Key", "value_env": "K"
+ *     }] } }`),
+ *   /egress\.secrets\.0\.header/,
+ * );
+ * ```
+ */
 export interface EgressSecretConfig {
   /** `name` or `name:port` the secret goes to. */
   host: string;
@@ -117,7 +194,21 @@ export interface EgressSecretConfig {
   toolkits: string[];
 }
 
-/** How the host performs requests for sandboxes (`ctx.fetch`). */
+/**
+ * How the host performs requests for sandboxes (`ctx.fetch`).
+ *
+ * @example Allow a local service, keep the default caps
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { egress } = parseConfig(
+ *   '{ "egress": { "allow_private_hosts": ["localhost:11434"] } }',
+ * );
+ * assert.deepEqual(egress.allowPrivateHosts, ["localhost:11434"]);
+ * assert.equal(egress.maxResponseBytes, 8 * 1024 * 1024);
+ * assert.equal(egress.timeoutSeconds, 30);
+ * ```
+ */
 export interface EgressConfig {
   /** Hosts allowed to resolve to loopback, private or link-local addresses. @default [] */
   allowPrivateHosts: string[];
@@ -129,7 +220,23 @@ export interface EgressConfig {
   timeoutSeconds: number;
 }
 
-/** Who sees what in the console and `/api/*` (issue 22). */
+/**
+ * Who sees what in the console and `/api/*` (issue 22).
+ *
+ * @example An admin token must also be an accepted token
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const config = parseConfig(
+ *   '{ "tokens": ["ops", "agent"], "console": { "admin_tokens": ["ops"] } }',
+ * );
+ * assert.deepEqual(config.console?.adminTokens, ["ops"]);
+ * assert.throws(
+ *   () => parseConfig('{ "console": { "admin_tokens": ["ops"] } }'),
+ *   /console\.admin_tokens\.0: not one of "tokens"/,
+ * );
+ * ```
+ */
 export interface ConsoleConfig {
   /**
    * Tokens (each also in `tokens`) whose console and API see every run,
@@ -139,7 +246,26 @@ export interface ConsoleConfig {
   adminTokens: string[];
 }
 
-/** The whole host configuration, with every default applied. */
+/**
+ * The whole host configuration, with every default applied.
+ *
+ * @example Parse a config, then run a host on it
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const config = parseConfig('{ "tokens": ["s3cret"] } // JSONC');
+ * assert.deepEqual(config.skills, ["./skills"]);
+ * assert.equal(config.limits.maxSessions, 1024);
+ * const host = createHost({ config, capabilities: [] });
+ * // With tokens set, MCP clients must bring one.
+ * const mcp = await host.fetch(
+ *   new Request("http://127.0.0.1:8787/mcp", { method: "POST", body: "{}" }),
+ * );
+ * assert.equal(mcp.status, 401);
+ * await host.close();
+ * ```
+ */
 export interface HostConfig {
   /** Where `host.listen()` serves by default. */
   listen: ListenConfig;
