@@ -49,7 +49,24 @@ import {
 } from "./standard_capabilities.ts";
 import type { LoadReport } from "./load_report.ts";
 
-/** Options for {@link createHost}. */
+/**
+ * Options for {@link createHost}.
+ *
+ * @example Set one limit; the rest of the config is defaulted
+ * ```ts
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({
+ *   config: { tokens: ["s3cret"], limits: { maxParallel: 1 } },
+ *   capabilities: [],
+ * });
+ * assert.equal(host.config.limits.maxParallel, 1);
+ * assert.equal(host.config.limits.maxSessions, 1024);
+ * assert.equal(host.config.listen.port, 8787);
+ * assert.deepEqual(host.config.tokens, ["s3cret"]);
+ * await host.close();
+ * ```
+ */
 export interface HostOptions {
   /**
    * The configuration (see `runtime/config.ts`); missing parts take their
@@ -75,6 +92,28 @@ export interface HostOptions {
 /**
  * A running skillbox host. Its `request`, `callTool` and `callSkill` run on
  * the host's trusted in-process session (see {@link InProcessCalls}).
+ *
+ * @example Count an HTTP+SSE session and push to it
+ * ```ts
+ * import { createHost } from "./host.ts";
+ * import { encodeEvent } from "../protocol/responses.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({ capabilities: [] });
+ * assert.equal((await host.ready).tools, 0);
+ * const opened = await host.fetch(
+ *   new Request("http://127.0.0.1:8787/a2e/session", { method: "POST" }),
+ * );
+ * assert.equal(typeof (await opened.json()).session_id, "string");
+ * assert.equal(host.sessionCount, 1);
+ * const push = encodeEvent("invoke/event", null, {
+ *   kind: "tools.changed",
+ *   data: {},
+ *   seq: 1,
+ * });
+ * assert.equal(host.broadcast(push), 1);
+ * await host.close();
+ * assert.equal(host.sessionCount, 0);
+ * ```
  */
 export interface Host extends InProcessCalls {
   /**

@@ -12,7 +12,20 @@ import type { SseTransport } from "./transports/http_sse.ts";
 import type { TransportContext } from "./transports/transport_context.ts";
 import { websocketHandler } from "./transports/websocket.ts";
 
-/** Options for the host's `listen`. */
+/**
+ * Options for the host's `listen`.
+ *
+ * @example Listen on a free loopback port, then shut down
+ * ```ts
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({ capabilities: [] });
+ * const address = await host.listen({ hostname: "127.0.0.1", port: 0 });
+ * const health = await fetch(`${address.url}/health`);
+ * assert.equal((await health.json()).status, "ok");
+ * await host.close();
+ * ```
+ */
 export interface ListenOptions {
   /** The interface to listen on. @default the config's `listen.hostname` */
   hostname?: string;
@@ -20,7 +33,25 @@ export interface ListenOptions {
   port?: number;
 }
 
-/** Where a listening host can be reached. */
+/**
+ * Where a listening host can be reached.
+ *
+ * @example Connect a client where the host listens
+ * ```ts
+ * import { createHost } from "./host.ts";
+ * import { connect } from "../client/mod.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({ capabilities: [], config: { listen: { port: 0 } } });
+ * const { hostname, port, url } = await host.listen();
+ * assert.equal(hostname, "127.0.0.1");
+ * assert.notEqual(port, 0);
+ * assert.equal(url, `http://127.0.0.1:${port}`);
+ * const client = await connect(`${url.replace(/^http/, "ws")}/a2e`);
+ * assert.equal(host.sessionCount, 1);
+ * await client.close();
+ * await host.close();
+ * ```
+ */
 export interface ListenAddress {
   /** The interface the host listens on. */
   hostname: string;
