@@ -48,6 +48,33 @@ export type LlmProviderName = typeof LLM_PROVIDERS[number];
 /**
  * An LLM configuration as written in `skillbox.jsonc`, a skill, or a call
  * (the wire's `LLMConfig`, with every field but `provider_name` optional).
+ *
+ * @example The host's providers, and a skill choosing one
+ * ```ts
+ * import { parseConfig } from "../config.ts";
+ * import { type LlmConfig, selectLlmConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { llm } = parseConfig(`{ "llm": [
+ *   {
+ *     "provider_name": "openai",
+ *     "provider_credentials": { "api_key_env": "OPENAI_API_KEY" },
+ *     "provider_config": { "model": "gpt-4o-mini" },
+ *     "is_default": true
+ *   },
+ *   { "provider_name": "anthropic" }
+ * ] }`);
+ * assert.equal(selectLlmConfig(llm, {}).chosen.provider_name, "openai");
+ * const skill: LlmConfig = {
+ *   provider_name: "anthropic",
+ *   provider_config: { max_tokens: 1024 },
+ * };
+ * // The skill's choice borrows the host's entry for its provider.
+ * assert.equal(selectLlmConfig(llm, { skill }).hostEntry, llm[1]);
+ * assert.throws(
+ *   () => parseConfig('{ "llm": [{ "provider_name": "gemini" }] }'),
+ *   /llm\.0\.provider_name/,
+ * );
+ * ```
  */
 export interface LlmConfig {
   /** `openai` (any Chat Completions server) or `anthropic`. */
@@ -195,7 +222,26 @@ function fail(path: string, problem: string): never {
   });
 }
 
-/** The rules; every field has a default ({@link DEFAULT_LLM_RULES}). */
+/**
+ * The rules; every field has a default ({@link DEFAULT_LLM_RULES}).
+ *
+ * @example Set the rules with the object form of `llm`
+ * ```ts
+ * import { parseConfig } from "../config.ts";
+ * import { DEFAULT_LLM_RULES } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { llmRules } = parseConfig(`{ "llm": {
+ *   "providers": [],
+ *   "max_tool_calls": 8,
+ *   "allowed_hosts": ["127.0.0.1:11434"]
+ * } }`);
+ * assert.equal(llmRules.maxToolCalls, 8);
+ * assert.deepEqual(llmRules.allowedHosts, ["127.0.0.1:11434"]);
+ * assert.equal(llmRules.maxResponseBytes, DEFAULT_LLM_RULES.maxResponseBytes);
+ * // The array form keeps every default.
+ * assert.deepEqual(parseConfig('{ "llm": [] }').llmRules, DEFAULT_LLM_RULES);
+ * ```
+ */
 export interface LlmRules {
   /**
    * Most UTF-8 bytes of streamed text plus tool-call ids, names and
