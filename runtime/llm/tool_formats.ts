@@ -14,10 +14,60 @@ import type { Tool } from "../../protocol/tool.ts";
 import type { ChatTool } from "../../protocol/chat.ts";
 import type { JsonSchema } from "../../protocol/json.ts";
 
-/** What a model is offered of a tool: a view of the domain `Tool`. */
+/**
+ * What a model is offered of a tool: a view of the domain `Tool`.
+ *
+ * @example Offer a bare tool and a listed one
+ * ```ts
+ * import { toAnthropicTools, type ToolOffer } from "./tool_formats.ts";
+ * import { tool } from "../../protocol/tool.ts";
+ * import assert from "node:assert/strict";
+ * const readFile: ToolOffer = {
+ *   name: "read_file",
+ *   description: "Reads a text file",
+ *   inputSchema: {
+ *     $schema: "https://json-schema.org/draft/2020-12/schema",
+ *     type: "object",
+ *     properties: { path: { type: "string" } },
+ *     required: ["path"],
+ *   },
+ * };
+ * // A whole `Tool`, as a host lists it, is an offer as it is.
+ * const listed = tool({ name: "now", description: "Tells the time" });
+ * const [first, second] = toAnthropicTools([readFile, listed]);
+ * assert.deepEqual(first?.input_schema, {
+ *   type: "object",
+ *   properties: { path: { type: "string" } },
+ *   required: ["path"],
+ * });
+ * assert.equal(second?.name, "now");
+ * ```
+ */
 export type ToolOffer = Pick<Tool, "name" | "description" | "inputSchema">;
 
-/** The argument name the model fills with why it makes a call. */
+/**
+ * The argument name the model fills with why it makes a call.
+ *
+ * @example Ask for it, then take it out before the tool runs
+ * ```ts
+ * import {
+ *   INTENTION_FIELD,
+ *   stripIntention,
+ *   toAnthropicTools,
+ * } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const offer = {
+ *   name: "read_file",
+ *   description: "Reads a text file",
+ *   inputSchema: { type: "object", properties: { path: { type: "string" } } },
+ * };
+ * const [tool] = toAnthropicTools([offer], { intention: true });
+ * assert.ok(INTENTION_FIELD in (tool?.input_schema.properties ?? {}));
+ * // What the model sends back; the tool gets only its own arguments.
+ * const input = { path: "notes.md", [INTENTION_FIELD]: "Find the deadline" };
+ * assert.deepEqual(stripIntention(input, offer).arguments, { path: "notes.md" });
+ * ```
+ */
 export const INTENTION_FIELD = "intention";
 
 /** The schema of the added `intention` argument. */
@@ -27,7 +77,24 @@ const INTENTION_SCHEMA: JsonSchema = {
     "One sentence: why you are making this call and what you expect from it.",
 };
 
-/** A JSON Schema for an object: what both APIs take as a tool's input. */
+/**
+ * A JSON Schema for an object: what both APIs take as a tool's input.
+ *
+ * @example `type` is filled in, other keywords kept
+ * ```ts
+ * import { type ObjectSchema, toolInputSchema } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const schema: ObjectSchema = toolInputSchema({
+ *   inputSchema: {
+ *     properties: { n: { type: "integer" } },
+ *     additionalProperties: false,
+ *   },
+ * });
+ * assert.equal(schema.type, "object");
+ * assert.deepEqual(schema.properties, { n: { type: "integer" } });
+ * assert.equal(schema.additionalProperties, false);
+ * ```
+ */
 export interface ObjectSchema {
   /** Always `object`. */
   type: "object";
@@ -39,7 +106,32 @@ export interface ObjectSchema {
   [keyword: string]: unknown;
 }
 
-/** A tool in the OpenAI Chat Completions `tools` format. */
+/**
+ * A tool in the OpenAI Chat Completions `tools` format.
+ *
+ * @example The `tools` of a Chat Completions request
+ * ```ts
+ * import { type OpenAiTool, toOpenAiTools } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const parameters = {
+ *   type: "object",
+ *   properties: { a: { type: "number" }, b: { type: "number" } },
+ *   required: ["a", "b"],
+ * };
+ * const tools: OpenAiTool[] = toOpenAiTools([
+ *   { name: "add", description: "Adds two numbers", inputSchema: parameters },
+ * ]);
+ * const body = JSON.stringify({
+ *   model: "gpt-4o-mini",
+ *   messages: [{ role: "user", content: "What is 2 + 3?" }],
+ *   tools,
+ * });
+ * assert.deepEqual(JSON.parse(body).tools, [{
+ *   type: "function",
+ *   function: { name: "add", description: "Adds two numbers", parameters },
+ * }]);
+ * ```
+ */
 export interface OpenAiTool {
   /** Always `function`. */
   type: "function";
@@ -54,7 +146,31 @@ export interface OpenAiTool {
   };
 }
 
-/** A tool in the Anthropic Messages `tools` format. */
+/**
+ * A tool in the Anthropic Messages `tools` format.
+ *
+ * @example The `tools` of a Messages request
+ * ```ts
+ * import { type AnthropicTool, toAnthropicTools } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const tools: AnthropicTool[] = toAnthropicTools([{
+ *   name: "get_weather",
+ *   description: "Gets the weather of a city",
+ *   inputSchema: { properties: { city: { type: "string" } } },
+ * }]);
+ * const body = JSON.stringify({
+ *   model: "claude-sonnet-4-5",
+ *   max_tokens: 1024,
+ *   messages: [{ role: "user", content: "Is it raining in Oslo?" }],
+ *   tools,
+ * });
+ * assert.deepEqual(JSON.parse(body).tools, [{
+ *   name: "get_weather",
+ *   description: "Gets the weather of a city",
+ *   input_schema: { type: "object", properties: { city: { type: "string" } } },
+ * }]);
+ * ```
+ */
 export interface AnthropicTool {
   /** The tool's name, as the model will call it. */
   name: string;
@@ -64,7 +180,39 @@ export interface AnthropicTool {
   input_schema: ObjectSchema;
 }
 
-/** Options of the converters. */
+/**
+ * Options of the converters.
+ *
+ * @example The intention is added unless the tool has its own
+ * ```ts
+ * import { toOpenAiTools, type ToolFormatOptions } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const tools = [{
+ *   name: "search",
+ *   description: "Searches the notes",
+ *   inputSchema: { type: "object", properties: { q: { type: "string" } } },
+ * }, {
+ *   name: "plan",
+ *   description: "Plans a trip",
+ *   inputSchema: {
+ *     type: "object",
+ *     properties: { intention: { type: "integer" } },
+ *   },
+ * }];
+ * const options: ToolFormatOptions = { intention: true };
+ * const [search, plan] = toOpenAiTools(tools, options);
+ * const names = Object.keys(search?.function.parameters.properties ?? {});
+ * assert.deepEqual(names, ["q", "intention"]);
+ * assert.deepEqual(plan?.function.parameters.properties, {
+ *   intention: { type: "integer" },
+ * });
+ * // Off by default.
+ * const [plain] = toOpenAiTools(tools);
+ * assert.deepEqual(Object.keys(plain?.function.parameters.properties ?? {}), [
+ *   "q",
+ * ]);
+ * ```
+ */
 export interface ToolFormatOptions {
   /**
    * Add an optional `intention` string argument to every tool (unless the
@@ -175,7 +323,26 @@ export function toAnthropicTools(
   }));
 }
 
-/** The arguments without the intention, and the intention. */
+/**
+ * The arguments without the intention, and the intention.
+ *
+ * @example A tool's own `intention` argument is left alone
+ * ```ts
+ * import { type StrippedArguments, stripIntention } from "./tool_formats.ts";
+ * import assert from "node:assert/strict";
+ * const plan = {
+ *   name: "plan",
+ *   description: "Plans a trip",
+ *   inputSchema: {
+ *     type: "object",
+ *     properties: { intention: { type: "string" } },
+ *   },
+ * };
+ * const own: StrippedArguments = stripIntention({ intention: "Rome" }, plan);
+ * assert.deepEqual(own, { arguments: { intention: "Rome" }, intention: null });
+ * assert.equal(stripIntention({ path: "a.txt" }).intention, null);
+ * ```
+ */
 export interface StrippedArguments {
   /** The arguments to pass to the tool. */
   arguments: Record<string, unknown>;
