@@ -64,7 +64,28 @@ import {
 } from "./code/code_api.ts";
 import type { HostedTool } from "./tools/call.ts";
 
-/** The imported MCP servers as the host shows them. */
+/**
+ * The imported MCP servers as the host shows them.
+ *
+ * @example Wait for a server's first start
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const config = parseConfig(JSON.stringify({
+ *   skills: [],
+ *   builtin_skills: false,
+ *   store: null,
+ *   mcp_servers: { ghost: { command: "/nonexistent" } },
+ * }));
+ * const host = createHost({ config });
+ * assert.deepEqual(host.mcpServers.starting(), ["ghost"]);
+ * await host.mcpServers.ready;
+ * // Its first start failed (it is retried in the background).
+ * assert.deepEqual(host.mcpServers.starting(), []);
+ * await host.close();
+ * ```
+ */
 export interface McpServersView {
   /**
    * Resolves once every server has come up or failed its first start, and

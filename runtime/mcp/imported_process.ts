@@ -42,7 +42,27 @@ import { openEgressProxy } from "../egress/proxy.ts";
 /** The default bound of one message from an imported server, in bytes. */
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-/** How to start a stdio MCP server (from `mcp_servers` in the config). */
+/**
+ * How to start a stdio MCP server (from `mcp_servers` in the config).
+ *
+ * @example Run a command in its own folder, with its arguments
+ * ```ts
+ * import { mcpServerCommand, type McpProcessSpec } from "./imported_process.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.realPath(await Deno.makeTempDir());
+ * const spec: McpProcessSpec = {
+ *   command: "sh",
+ *   args: ["-c", "pwd; echo $GREETING"],
+ *   env: { GREETING: "hello" },
+ *   cwd: dir,
+ * };
+ * const child = mcpServerCommand(spec).spawn();
+ * await child.stdin.close();
+ * const out = new TextDecoder().decode((await child.output()).stdout);
+ * assert.equal(out, `${dir}\nhello\n`);
+ * await Deno.remove(dir);
+ * ```
+ */
 export interface McpProcessSpec {
   /** The executable. */
   command: string;

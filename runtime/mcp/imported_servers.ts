@@ -95,7 +95,28 @@ import type { RemoteSkill } from "./skills_extension.ts";
 import { CallSignal } from "../deadline.ts";
 import { scrubServer, serverSecrets } from "../toolkits/secrets.ts";
 
-/** One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL. */
+/**
+ * One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL.
+ *
+ * @example Tell the two kinds of entry apart
+ * ```ts
+ * import { parseConfig } from "../config.ts";
+ * import type { McpServerSpec } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * function describe(spec: McpServerSpec): string {
+ *   return spec.url === undefined
+ *     ? `stdio: ${spec.command} ${spec.args?.join(" ")}`
+ *     : `http: ${spec.url}`;
+ * }
+ * const { mcpServers = {} } = parseConfig(`{ "mcp_servers": {
+ *   "files": { "command": "node", "args": ["/srv/fs/index.js", "/srv/data"] },
+ *   "docs": { "url": "https://mcp.example.com/mcp", "start_timeout_ms": 30000 }
+ * } }`);
+ * assert.equal(describe(mcpServers.files!), "stdio: node /srv/fs/index.js /srv/data");
+ * assert.equal(describe(mcpServers.docs!), "http: https://mcp.example.com/mcp");
+ * assert.equal(mcpServers.docs?.startTimeoutMs, 30000);
+ * ```
+ */
 export type McpServerSpec =
   & {
     /** How long it may take to start and list its tools. @default 10000 */
