@@ -23,7 +23,52 @@ import {
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
 
-/** Options for an in-process call. */
+/**
+ * Options for an in-process call.
+ *
+ * @example Stream a call's events, with a timeout
+ * ```ts
+ * import { createHost } from "../host.ts";
+ * import type { CallOptions } from "./in_process.ts";
+ * import { encodeEvent } from "../../protocol/responses.ts";
+ * import { toolOutcome } from "../../protocol/tool.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({
+ *   capabilities: [{
+ *     name: "tools",
+ *     handlers: {
+ *       "tool/call/req": ({ request, session }) => {
+ *         // Events go out only when the caller asked for a stream.
+ *         if (request.streaming) {
+ *           session.send(encodeEvent("tool/event", request.id, {
+ *             kind: "progress",
+ *             data: { pct: 50 },
+ *             seq: 0,
+ *           }));
+ *         }
+ *         return Promise.resolve({
+ *           result: toolOutcome({
+ *             success: true,
+ *             toolName: request.toolName,
+ *             data: { timeout: request.timeout },
+ *             durationMs: 0,
+ *           }),
+ *         });
+ *       },
+ *     },
+ *   }],
+ * });
+ * const kinds: string[] = [];
+ * const options: CallOptions = {
+ *   onEvent: (event) => kinds.push(event.kind),
+ *   timeout: 5,
+ * };
+ * const outcome = await host.callTool("work", {}, options);
+ * assert.deepEqual(kinds, ["progress"]);
+ * assert.deepEqual(outcome.data, { timeout: 5 });
+ * await host.close();
+ * ```
+ */
 export interface CallOptions {
   /** Receives the call's events as they happen. */
   onEvent?: (event: CallEvent) => void;

@@ -17,7 +17,30 @@ import type { OutgoingMessage } from "../capability.ts";
 
 const encoder = new TextEncoder();
 
-/** Options for {@link serveStdio}. */
+/**
+ * Options for {@link serveStdio}.
+ *
+ * @example Serve a session from memory instead of stdin/stdout
+ * ```ts
+ * import { createHost } from "../host.ts";
+ * import assert from "node:assert/strict";
+ * const host = createHost({ capabilities: [] });
+ * const ping = new TextEncoder().encode('{"type":"ping","id":"p1"}\n');
+ * let written = "";
+ * await host.serveStdio({
+ *   stdin: ReadableStream.from([ping]),
+ *   stdout: new WritableStream({
+ *     write(chunk) {
+ *       written += new TextDecoder().decode(chunk);
+ *     },
+ *   }),
+ * });
+ * const pong = JSON.parse(written);
+ * assert.equal(pong.type, "pong");
+ * assert.equal(pong.req_id, "p1");
+ * await host.close();
+ * ```
+ */
 export interface StdioOptions {
   /** Where messages come from. @default Deno.stdin.readable */
   stdin?: ReadableStream<Uint8Array>;
