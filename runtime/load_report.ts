@@ -15,7 +15,39 @@ import type { Policy } from "./sandbox/grants.ts";
 import { type ToolStatus, toolStatuses } from "./tools/policy.ts";
 import type { ToolPolicyConfig } from "./tools/policy.ts";
 
-/** What the first load of the skills folders found. */
+/**
+ * What the first load of the skills folders found.
+ *
+ * @example Read what a host loaded from its folder
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import { createHost } from "./host.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const tool = (name: string) =>
+ *   `export default { kind: "tool", name: "${name}", description: "A tool", run: () => null };`;
+ * await Deno.writeTextFile(`${dir}/hello.ts`, tool("hello"));
+ * // Two files claiming one name: neither is served.
+ * await Deno.writeTextFile(`${dir}/a.ts`, tool("twin"));
+ * await Deno.writeTextFile(`${dir}/b.ts`, tool("twin"));
+ * const config = parseConfig(JSON.stringify({
+ *   skills: [dir],
+ *   builtin_skills: false,
+ *   store: null,
+ *   sandbox: { cache_dir: null },
+ * }));
+ * const host = createHost({ config });
+ * const report = await host.ready;
+ * assert.equal(report.tools, 1);
+ * assert.deepEqual(report.dirs, [dir]);
+ * assert.deepEqual(report.errors.map((e) => e.path).sort(), [
+ *   `${dir}/a.ts`,
+ *   `${dir}/b.ts`,
+ * ]);
+ * await host.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface LoadReport {
   /** Tools served. */
   tools: number;

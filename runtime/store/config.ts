@@ -7,7 +7,24 @@
 
 import { z } from "zod";
 
-/** Where and how long the run history is kept. */
+/**
+ * Where and how long the run history is kept.
+ *
+ * @example Read the `store` section of a config
+ * ```ts
+ * import { parseConfig } from "../config.ts";
+ * import assert from "node:assert/strict";
+ * const { store } = parseConfig('{ "store": { "max_runs": 500 } }');
+ * assert.equal(store?.maxRuns, 500);
+ * assert.equal(store?.maxAgeDays, 30);
+ * assert.equal(store?.url, null); // SQLite, at `path`
+ * assert.equal(parseConfig('{ "store": null }').store, null);
+ * assert.throws(
+ *   () => parseConfig('{ "store": { "url": "mysql://db/runs" } }'),
+ *   /store\.url: expected a "postgres:\/\/" URL/,
+ * );
+ * ```
+ */
 export interface StoreConfig {
   /** The SQLite file, relative to the working folder. @default ".skillbox/skillbox.db" */
   path: string;
