@@ -3,6 +3,7 @@ import { SkillboxError } from "../protocol/errors.ts";
 import type { CallEvent } from "../protocol/tool.ts";
 import { type Client, connect } from "./client.ts";
 import { ConnectionClosedError } from "./errors.ts";
+import { TimeoutError } from "../protocol/errors.ts";
 import { type FakeHost, type Raw, startFakeHost } from "./_fake_host_test.ts";
 import type { WireMessage } from "./types.ts";
 
@@ -154,6 +155,36 @@ Deno.test("connect() stops when its signal aborts", async (t) => {
 
 Deno.test("connect() rejects a URL that is not ws, wss, http or https", async () => {
   await assert.rejects(connect("ftp://example.com/a2e"), TypeError);
+});
+
+Deno.test("connect() opens its socket with the WebSocket class it is given", async () => {
+  const host = startFakeHost();
+  const urls: string[] = [];
+  const sent: string[] = [];
+  class RecordingWebSocket extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      urls.push(String(url));
+    }
+    override send(
+      data: string | ArrayBufferLike | Blob | ArrayBufferView,
+    ): void {
+      if (typeof data === "string") sent.push(data);
+      super.send(data);
+    }
+  }
+  const client = await connect(host.url, { WebSocket: RecordingWebSocket });
+  const pong = client.ping();
+  const ping = await host.next();
+  host.send("pong", { req_id: ping.id, uptime_seconds: 0 });
+  await pong;
+  assert.deepEqual(urls, [host.url]);
+  assert.deepEqual(sent.map((frame) => JSON.parse(frame).type), [
+    "handshake/req",
+    "ping",
+  ]);
+  await client.close();
+  await host.shutdown();
 });
 
 Deno.test("ping() sends a complete ping and reads the pong", async () => {
@@ -396,6 +427,32 @@ Deno.test("a request without an answer times out after the connection's timeout"
   await dispose();
 });
 
+Deno.test("a request that runs no code honours its own timeout and signal", async (t) => {
+  const { host, client, dispose } = await setup();
+  await t.step(
+    "timeout: a TimeoutError, not the connection's 10 s",
+    async () => {
+      const pinging = client.ping({ timeout: 40 });
+      await host.next();
+      await assert.rejects(
+        pinging,
+        (error: unknown) =>
+          error instanceof TimeoutError &&
+          /ping: timed out after 40 ms/.test(error.message),
+      );
+    },
+  );
+  await t.step("signal: rejects with the signal's reason", async () => {
+    const controller = new AbortController();
+    const listing = client.tools.list({ signal: controller.signal });
+    await host.next();
+    const reason = new Error("the user left");
+    controller.abort(reason);
+    await assert.rejects(listing, (error: unknown) => error === reason);
+  });
+  await dispose();
+});
+
 Deno.test("aborting a call's signal rejects it with the signal's reason", async (t) => {
   const { host, client, dispose } = await setup();
   await t.step("while it runs", async () => {
@@ -552,6 +609,31 @@ Deno.test("tools.list() and tools.search() send their filters", async (t) => {
   await dispose();
 });
 
+Deno.test("toolkits.list() sends its filters", async (t) => {
+  const { host, client, dispose } = await setup();
+  await t.step("none by default", async () => {
+    const listing = client.toolkits.list();
+    const req = await host.next();
+    assertEnvelope(req, "toolkit/list/req");
+    assert.deepEqual([req.filter_kind, req.filter_tags], ["", []]);
+    host.send("toolkit/list/resp", { req_id: req.id, toolkits: [] });
+    assert.deepEqual(await listing, []);
+  });
+  await t.step("kind and tags", async () => {
+    const listing = client.toolkits.list({ kind: "network", tags: ["http"] });
+    const req = await host.next();
+    assert.deepEqual([req.filter_kind, req.filter_tags], ["network", [
+      "http",
+    ]]);
+    host.send("toolkit/list/resp", {
+      req_id: req.id,
+      toolkits: [{ name: "http", tools: [] }],
+    });
+    assert.deepEqual((await listing).map((kit) => kit.name), ["http"]);
+  });
+  await dispose();
+});
+
 Deno.test("toolkits.ensure() configures only a toolkit that is not configured", async (t) => {
   const { host, client, dispose } = await setup();
   const kit = (configured: boolean) => ({
@@ -677,6 +759,35 @@ Deno.test("skills.discover() and skills.call() speak the skill messages", async 
       "llm.token",
     ]);
   });
+  await t.step(
+    "call sends its correlation id and the override's own config",
+    async () => {
+      const call = client.skills.call("sum", {}, {
+        timeout: 1200,
+        correlationId: "triage-1",
+        llmOverride: {
+          provider_name: "anthropic",
+          provider_credentials: { api_key: "k" },
+          provider_config: { model: "m", max_tokens: 2048 },
+        },
+      });
+      const req = await host.next();
+      assert.equal(req.correlation_id, "triage-1");
+      assert.equal(req.timeout, 2);
+      assert.deepEqual(req.llm_override, {
+        provider_name: "anthropic",
+        provider_credentials: { api_key: "k" },
+        provider_config: { model: "m", max_tokens: 2048 },
+        is_default: false,
+      });
+      host.send("skill/call/resp", {
+        req_id: req.id,
+        name: "sum",
+        data: { success: true, data: null },
+      });
+      await call;
+    },
+  );
   await t.step(
     "a response with data null becomes a failed result",
     async () => {
