@@ -9,7 +9,23 @@ import type { JsonObject } from "../protocol/json.ts";
 import type { LLMConfig, Skill, SkillOutcome } from "../protocol/skill.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
-/** Options of {@link SkillAPI.discover} (`skill/discover/req`). */
+/**
+ * Options of {@link SkillAPI.discover} (`skill/discover/req`).
+ *
+ * @example Discover the code review skills
+ * ```ts
+ * import type { SkillAPI } from "./skills.ts";
+ *
+ * async function reviewSkills(skills: SkillAPI): Promise<string[]> {
+ *   // Sent as filter_categories and filter_tags.
+ *   const found = await skills.discover({
+ *     categories: ["code"],
+ *     tags: ["review"],
+ *   });
+ *   return found.map((skill) => skill.name);
+ * }
+ * ```
+ */
 export interface DiscoverSkillsOptions extends RequestOptions {
   /** Only skills carrying these tags. @default [] */
   tags?: string[];
@@ -17,12 +33,51 @@ export interface DiscoverSkillsOptions extends RequestOptions {
   categories?: string[];
 }
 
-/** An LLM override: provider name and credentials, the rest defaulted. */
+/**
+ * An LLM override: provider name and credentials, the rest defaulted.
+ *
+ * @example Run a skill with another model
+ * ```ts
+ * import type { LlmOverride, SkillAPI } from "./skills.ts";
+ * import type { SkillOutcome } from "../protocol/skill.ts";
+ *
+ * async function findTodos(
+ *   skills: SkillAPI,
+ *   apiKey: string,
+ * ): Promise<SkillOutcome> {
+ *   // Sent as `llm_override`, with `is_default: false` filled in.
+ *   const llmOverride: LlmOverride = {
+ *     provider_name: "anthropic",
+ *     provider_credentials: { api_key: apiKey },
+ *     provider_config: { model: "claude-sonnet-4-5", max_tokens: 2048 },
+ *   };
+ *   return await skills.call("find-todos", { path: "src" }, { llmOverride });
+ * }
+ * ```
+ */
 export type LlmOverride =
   & Pick<LLMConfig, "provider_name" | "provider_credentials">
   & Partial<LLMConfig>;
 
-/** Options of {@link SkillAPI.call} (`skill/call/req`). */
+/**
+ * Options of {@link SkillAPI.call} (`skill/call/req`).
+ *
+ * @example Run a skill for up to 90 seconds, with metadata
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { SkillOutcome } from "../protocol/skill.ts";
+ *
+ * async function triage(client: Client): Promise<SkillOutcome> {
+ *   // The host gets `timeout: 90` (whole seconds), `metadata` and
+ *   // `correlation_id`; without `llmOverride`, the skill uses its own LLM.
+ *   return await client.skills.call("find-todos", { path: "src" }, {
+ *     timeout: 90_000,
+ *     metadata: { ticket: "OPS-12" },
+ *     correlationId: "triage-1",
+ *   });
+ * }
+ * ```
+ */
 export interface CallSkillOptions extends StreamingRequestOptions {
   /**
    * The skill's time limit in milliseconds. The host gets it rounded up to

@@ -9,7 +9,20 @@ import type { JsonObject } from "../protocol/json.ts";
 import type { Toolkit } from "../protocol/tool.ts";
 import type { RequestOptions } from "./types.ts";
 
-/** Options of {@link ToolkitAPI.list} (`toolkit/list/req`). */
+/**
+ * Options of {@link ToolkitAPI.list} (`toolkit/list/req`).
+ *
+ * @example List the network toolkits tagged http
+ * ```ts
+ * import type { ToolkitAPI } from "./toolkits.ts";
+ *
+ * async function httpKits(toolkits: ToolkitAPI): Promise<string[]> {
+ *   // Sent as filter_kind and filter_tags.
+ *   const kits = await toolkits.list({ kind: "network", tags: ["http"] });
+ *   return kits.map((kit) => kit.name);
+ * }
+ * ```
+ */
 export interface ListToolkitsOptions extends RequestOptions {
   /** Only toolkits carrying every one of these tags. @default [] */
   tags?: string[];

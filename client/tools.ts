@@ -9,7 +9,24 @@ import type { JsonObject } from "../protocol/json.ts";
 import type { Tool, ToolOutcome } from "../protocol/tool.ts";
 import type { Call, RequestOptions, StreamingRequestOptions } from "./types.ts";
 
-/** Options of {@link ToolAPI.list} (`tool/list/req`). */
+/**
+ * Options of {@link ToolAPI.list} (`tool/list/req`).
+ *
+ * @example List the file tools tagged csv, deferred ones included
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { Tool } from "../protocol/tool.ts";
+ *
+ * async function csvTools(client: Client): Promise<Tool[]> {
+ *   // Sent as filter_tags, filter_kind and include_deferred; query stays "".
+ *   return await client.tools.list({
+ *     tags: ["csv"],
+ *     kind: "file",
+ *     includeDeferred: true,
+ *   });
+ * }
+ * ```
+ */
 export interface ListToolsOptions extends RequestOptions {
   /** Search text; empty lists instead of searching. @default "" */
   query?: string;
@@ -21,10 +38,41 @@ export interface ListToolsOptions extends RequestOptions {
   includeDeferred?: boolean;
 }
 
-/** Options of {@link ToolAPI.search}: {@link ListToolsOptions} minus the query. */
+/**
+ * Options of {@link ToolAPI.search}: {@link ListToolsOptions} minus the query.
+ *
+ * @example Search only the tools tagged csv
+ * ```ts
+ * import type { ToolAPI } from "./tools.ts";
+ *
+ * async function findProfiler(tools: ToolAPI): Promise<string | undefined> {
+ *   // The text is sent as `query`, the filters as for a list.
+ *   const found = await tools.search("profile columns", { tags: ["csv"] });
+ *   return found[0]?.name;
+ * }
+ * ```
+ */
 export type SearchToolsOptions = Omit<ListToolsOptions, "query">;
 
-/** Options of {@link ToolAPI.call} (`tool/call/req`). */
+/**
+ * Options of {@link ToolAPI.call} (`tool/call/req`).
+ *
+ * @example Call a tool with a deadline and a correlation id
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { ToolOutcome } from "../protocol/tool.ts";
+ *
+ * async function profile(client: Client, path: string): Promise<ToolOutcome> {
+ *   // The host gets `timeout: 2` (whole seconds, rounded up) and
+ *   // `correlation_id`; the client waits 1.5 s plus `timeoutGrace`.
+ *   return await client.tools.call("csv_profile", { path }, {
+ *     timeout: 1_500,
+ *     correlationId: "report-7",
+ *     streaming: false,
+ *   });
+ * }
+ * ```
+ */
 export interface CallToolOptions extends StreamingRequestOptions {
   /**
    * The tool's time limit in milliseconds. The host gets it rounded up to
