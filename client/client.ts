@@ -30,13 +30,74 @@ import type {
   WireMessage,
 } from "./types.ts";
 
-/** A WebSocket class: the global one, or any with the same shape. */
+/**
+ * A WebSocket class: the global one, or any with the same shape.
+ *
+ * @example Record every frame the client sends
+ * ```ts
+ * import { connect, type WebSocketConstructor } from "./client.ts";
+ * import assert from "node:assert/strict";
+ *
+ * // A stand-in host: accepts the handshake, answers pings.
+ * const answers: Record<string, object> = {
+ *   "handshake/req": { type: "handshake/resp", session_id: "s1" },
+ *   "ping": { type: "pong", uptime_seconds: 3600 },
+ * };
+ * const server = Deno.serve({ port: 0, onListen() {} }, (request) => {
+ *   const { socket, response } = Deno.upgradeWebSocket(request);
+ *   socket.onmessage = ({ data }) => {
+ *     const msg = JSON.parse(data);
+ *     socket.send(JSON.stringify({ ...answers[msg.type], req_id: msg.id }));
+ *   };
+ *   return response;
+ * });
+ *
+ * const sent: string[] = [];
+ * class RecordingWebSocket extends WebSocket {
+ *   override send(
+ *     data: string | ArrayBufferLike | Blob | ArrayBufferView,
+ *   ): void {
+ *     if (typeof data === "string") sent.push(data);
+ *     super.send(data);
+ *   }
+ * }
+ * const WebSocketClass: WebSocketConstructor = RecordingWebSocket;
+ *
+ * const client = await connect(`ws://127.0.0.1:${server.addr.port}/a2e`, {
+ *   WebSocket: WebSocketClass,
+ * });
+ * await client.ping();
+ * assert.deepEqual(sent.map((frame) => JSON.parse(frame).type), [
+ *   "handshake/req",
+ *   "ping",
+ * ]);
+ * await client.close();
+ * await server.shutdown();
+ * ```
+ */
 export type WebSocketConstructor = new (
   url: string | URL,
   protocols?: string | string[],
 ) => WebSocket;
 
-/** Options of {@link connect}. */
+/**
+ * Options of {@link connect}.
+ *
+ * @example Connect with a token, as a named agent, asking for tools only
+ * ```ts
+ * import { type Client, connect } from "./client.ts";
+ *
+ * async function connectBot(url: string, token: string): Promise<Client> {
+ *   // The handshake carries auth_token, agent_id and agent_caps; what the
+ *   // host granted is in `client.acceptedCaps`.
+ *   return await connect(url, {
+ *     token,
+ *     agentId: "report-bot",
+ *     caps: ["tools"],
+ *   });
+ * }
+ * ```
+ */
 export interface ConnectOptions {
   /** The auth token sent in the handshake (`auth_token`). @default "" */
   token?: string;
@@ -70,7 +131,20 @@ export interface ConnectOptions {
   WebSocket?: WebSocketConstructor;
 }
 
-/** What {@link Client.ping} measures. */
+/**
+ * What {@link Client.ping} measures.
+ *
+ * @example Check a host's health
+ * ```ts
+ * import type { Client } from "./client.ts";
+ *
+ * async function health(client: Client): Promise<string> {
+ *   const { roundTripMs, uptimeSeconds } = await client.ping();
+ *   const hours = Math.floor(uptimeSeconds / 3600);
+ *   return `${roundTripMs < 1000 ? "up" : "slow"} for ${hours} h`;
+ * }
+ * ```
+ */
 export interface PingResult {
   /** Milliseconds from sending `ping` to receiving `pong`. */
   roundTripMs: number;

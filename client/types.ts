@@ -37,7 +37,28 @@ export interface Call<T> extends Promise<T> {
   readonly events: AsyncIterable<CallEvent>;
 }
 
-/** Options every request takes. */
+/**
+ * Options every request takes.
+ *
+ * @example Give up on a request after a deadline, or on cancel
+ * ```ts
+ * import { type Client, TimeoutError } from "./mod.ts";
+ * import type { Tool } from "../protocol/tool.ts";
+ *
+ * async function toolsOrNothing(
+ *   client: Client,
+ *   signal: AbortSignal,
+ * ): Promise<Tool[]> {
+ *   try {
+ *     // Rejects with a TimeoutError after 2 s, or with `signal.reason`.
+ *     return await client.tools.list({ timeout: 2_000, signal });
+ *   } catch (error) {
+ *     if (error instanceof TimeoutError) return [];
+ *     throw error;
+ *   }
+ * }
+ * ```
+ */
 export interface RequestOptions {
   /**
    * How long to wait for the answer, in milliseconds, before failing with a
@@ -49,7 +70,26 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** Options of requests that stream events. */
+/**
+ * Options of requests that stream events.
+ *
+ * @example Show a tool's progress as it arrives
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { ToolOutcome } from "../protocol/tool.ts";
+ *
+ * async function reindex(
+ *   client: Client,
+ *   show: (pct: number) => void,
+ * ): Promise<ToolOutcome> {
+ *   return await client.tools.call("reindex", {}, {
+ *     onEvent: (event) => {
+ *       if (event.kind === "progress") show(Number(event.data.pct));
+ *     },
+ *   });
+ * }
+ * ```
+ */
 export interface StreamingRequestOptions extends RequestOptions {
   /**
    * Called synchronously with each event as it arrives. If it throws, the
@@ -62,6 +102,17 @@ export interface StreamingRequestOptions extends RequestOptions {
  * One A2E message as it is on the wire: the envelope plus the type's own
  * snake_case fields (A2E-WIRE.md). Incoming messages are not validated
  * beyond being JSON objects, so read their fields defensively.
+ *
+ * @example Send a raw ping and read the pong
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { WireMessage } from "./types.ts";
+ *
+ * async function uptime(client: Client): Promise<number> {
+ *   const pong: WireMessage = await client.request("ping");
+ *   return typeof pong.uptime_seconds === "number" ? pong.uptime_seconds : 0;
+ * }
+ * ```
  */
 export interface WireMessage {
   /** The message type, e.g. `"invoke/event"`. */
@@ -80,10 +131,38 @@ export interface WireMessage {
  * Called with each message that answers no pending request, e.g. an
  * `invoke/event` of kind `tools.changed`, or an `error` whose `req_id` could
  * not be read.
+ *
+ * @example Hear when the host's tools change
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { PushHandler } from "./types.ts";
+ *
+ * function watchTools(client: Client, refresh: () => void): () => void {
+ *   const onPush: PushHandler = (message) => {
+ *     if (message.type !== "invoke/event") return;
+ *     if (message.kind === "tools.changed") refresh();
+ *   };
+ *   return client.onPush(onPush); // call it to unsubscribe
+ * }
+ * ```
  */
 export type PushHandler = (message: WireMessage) => void;
 
-/** How the WebSocket closed. */
+/**
+ * How the WebSocket closed.
+ *
+ * @example Tell why the host went away
+ * ```ts
+ * import type { Client } from "./client.ts";
+ * import type { CloseInfo } from "./types.ts";
+ *
+ * async function whyClosed(client: Client): Promise<string> {
+ *   const { code, reason }: CloseInfo = await client.closed;
+ *   if (code === 1000) return "closed cleanly";
+ *   return `closed (${code}): ${reason || "no reason given"}`;
+ * }
+ * ```
+ */
 export interface CloseInfo {
   /** The WebSocket close code (1000 for a clean close, 1006 when dropped). */
   code: number;
