@@ -58,10 +58,10 @@ export type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
  * import { describeExports } from "../../protocol/describe.ts";
  * import assert from "node:assert/strict";
  *
- * const weatherNet: PermissionsSpec = { net: ["api.weather.example"] };
- * const notesRoot: PermissionsSpec = (config) => ({
+ * const weatherNet = { net: ["api.weather.example"] } satisfies PermissionsSpec;
+ * const notesRoot = ((config) => ({
  *   read: typeof config.root === "string" ? [config.root] : [],
- * });
+ * })) satisfies PermissionsSpec;
  * const mod: Record<string, unknown> = {
  *   default: { kind: "toolkit", name: "notes", permissions: notesRoot } satisfies ToolkitDef,
  *   weather: {
@@ -77,10 +77,8 @@ export type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
  * const hooks = { zodToJsonSchema: () => null, stringifyObject: String };
  * const listed = describeExports(Object.keys(mod), (name) => mod[name], hooks);
  * assert.deepEqual(listed.map((def) => def.permissions), ["dynamic", { net: ["api.weather.example"] }]);
- * // ...and the host calls it with each session's.
- * if (typeof notesRoot === "function") {
- *   assert.deepEqual(notesRoot({ root: "/srv/notes" }), { read: ["/srv/notes"] });
- * }
+ * // ...and the host calls it with each session's configuration.
+ * assert.deepEqual(notesRoot({ root: "/srv/notes" }), { read: ["/srv/notes"] });
  * ```
  */
 export type PermissionsSpec =
