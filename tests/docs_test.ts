@@ -106,3 +106,30 @@ Deno.test("the README's client example runs against a host", async () => {
     await Deno.remove(file);
   }
 });
+
+Deno.test("every public symbol's doc comment has an example", async () => {
+  // `deno test --doc` (the test task) runs these examples; this checks they
+  // exist for everything the three entry points export.
+  const missing: string[] = [];
+  for (const entry of ["mod.ts", "sandbox/sdk/mod.ts", "client/mod.ts"]) {
+    const result = await run(["doc", "--json", entry]);
+    assert.equal(result.code, 0, result.stderr);
+    const doc = JSON.parse(result.stdout) as {
+      nodes: Record<string, { symbols?: DocSymbol[] }>;
+    };
+    for (const module of Object.values(doc.nodes)) {
+      for (const symbol of module.symbols ?? []) {
+        const tags = symbol.declarations.flatMap((d) => d.jsDoc?.tags ?? []);
+        if (!tags.some((tag) => tag.kind === "example")) {
+          missing.push(`${entry}: ${symbol.name}`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(missing, [], `${missing.length} without an example`);
+});
+
+interface DocSymbol {
+  name: string;
+  declarations: { jsDoc?: { tags?: { kind: string }[] } }[];
+}
