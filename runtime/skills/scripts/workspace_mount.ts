@@ -28,6 +28,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
 
 /** The workspace quota of one script run (`sandbox.script_workspace_*`). */
@@ -257,17 +258,15 @@ export function markerSplitter(marker: string): {
   push(chunk: Uint8Array): { script: Uint8Array; keeper: Uint8Array };
   end(): Uint8Array;
 } {
-  const mark = new TextEncoder().encode(marker + "\n");
+  const mark = Buffer.from(marker + "\n");
   const empty = new Uint8Array(0);
   let held = empty;
   let found = false;
   return {
     push(chunk) {
       if (found) return { script: empty, keeper: chunk };
-      const all = new Uint8Array(held.length + chunk.length);
-      all.set(held);
-      all.set(chunk, held.length);
-      const at = indexOf(all, mark);
+      const all = Buffer.concat([held, chunk]);
+      const at = all.indexOf(mark);
       if (at >= 0) {
         found = true;
         held = empty;
@@ -279,7 +278,7 @@ export function markerSplitter(marker: string): {
       // Hold back only what could be the marker's start (output waiting
       // on the script's next line still reaches the model live).
       const keep = prefixAtEnd(all, mark);
-      held = all.slice(all.length - keep);
+      held = all.subarray(all.length - keep);
       return { script: all.subarray(0, all.length - keep), keeper: empty };
     },
     end() {
@@ -291,26 +290,9 @@ export function markerSplitter(marker: string): {
 }
 
 // The length of the longest end of `bytes` that begins `mark`.
-function prefixAtEnd(bytes: Uint8Array, mark: Uint8Array): number {
+function prefixAtEnd(bytes: Buffer, mark: Buffer): number {
   for (let k = Math.min(bytes.length, mark.length - 1); k > 0; k--) {
-    let j = 0;
-    while (j < k && bytes[bytes.length - k + j] === mark[j]) j++;
-    if (j === k) return k;
+    if (bytes.subarray(bytes.length - k).equals(mark.subarray(0, k))) return k;
   }
   return 0;
-}
-
-function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
-  const first = needle[0];
-  for (
-    let i = haystack.indexOf(first!);
-    i >= 0;
-    i = haystack.indexOf(first!, i + 1)
-  ) {
-    if (i + needle.length > haystack.length) return -1;
-    let j = 1;
-    while (j < needle.length && haystack[i + j] === needle[j]) j++;
-    if (j === needle.length) return i;
-  }
-  return -1;
 }
