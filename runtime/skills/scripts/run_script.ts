@@ -50,10 +50,6 @@ export interface ScriptLimits {
   interpreters: Readonly<Record<string, string>>;
   /** Address-space cap in bytes. @default 512 MiB */
   memoryBytes?: number;
-  /** Largest artifact sent back, in bytes. @default 1 MiB */
-  maxArtifactBytes?: number;
-  /** `log` events per run. @default 200 */
-  maxLogEvents?: number;
   /**
    * The workspace's quota, `/work` and `/tmp` together
    * (`sandbox.script_workspace_mb`, `sandbox.script_workspace_files`).
@@ -129,6 +125,9 @@ export interface ScriptResult {
 
 const TAIL_CHARS = 4000;
 const LINE_CHARS = 2000;
+// The most `log` events one run sends, and the largest artifact sent back.
+const MAX_LOG_EVENTS = 200;
+const MAX_ARTIFACT_BYTES = 1024 * 1024;
 
 /**
  * Runs one script of a skill, confined; failures to start (no interpreter)
@@ -193,7 +192,7 @@ export async function runSkillScript(
     }
     await Deno.mkdir(dirs.mount, { recursive: true });
     const inputs = await writeInputs(dirs.inputs, call.files ?? {});
-    const { out, onOutput } = outputLogs(call, limits.maxLogEvents ?? 200);
+    const { out, onOutput } = outputLogs(call);
     const exit = await runConfined({
       layout,
       argv,
@@ -231,12 +230,7 @@ export async function runSkillScript(
       leftOut: 0,
       note: null,
     };
-    const artifacts = sendArtifacts(
-      found,
-      inputs,
-      limits.maxArtifactBytes ?? 1024 * 1024,
-      call.onEvent,
-    );
+    const artifacts = sendArtifacts(found, inputs, call.onEvent);
     const kept = call.keep && keepWorkspace(found, inputs, call.keep);
     const stderrTail = exit.timedOut
       ? `${out.stderr}\n[killed: the script ran past its ${call.timeoutMs} ms timeout]`
@@ -288,10 +282,7 @@ function workspaceNote(
 }
 
 // The tails of stdout and stderr, and each chunk as a bounded `log` event.
-function outputLogs(
-  call: ScriptCall,
-  maxLogs: number,
-): {
+function outputLogs(call: ScriptCall): {
   out: { stdout: string; stderr: string };
   onOutput: (stream: "stdout" | "stderr", text: string) => void;
 } {
@@ -299,7 +290,7 @@ function outputLogs(
   let logs = 0;
   const onOutput = (stream: "stdout" | "stderr", text: string) => {
     out[stream] = (out[stream] + text).slice(-TAIL_CHARS);
-    if (logs >= maxLogs) return;
+    if (logs >= MAX_LOG_EVENTS) return;
     logs++;
     call.onEvent("log", {
       level: stream === "stderr" ? "warn" : "info",
@@ -424,7 +415,6 @@ async function writeInputs(
 function sendArtifacts(
   collected: Collected,
   inputs: Map<string, string>,
-  maxBytes: number,
   onEvent: ScriptCall["onEvent"],
 ): ScriptResult["artifacts"] {
   const listed: ScriptResult["artifacts"] = [];
@@ -432,7 +422,7 @@ function sendArtifacts(
     if (data !== null && inputs.get(name) === new TextDecoder().decode(data)) {
       continue;
     }
-    if (data === null || size > maxBytes) {
+    if (data === null || size > MAX_ARTIFACT_BYTES) {
       listed.push({ name, bytes: size, sent: false });
       continue;
     }
