@@ -259,7 +259,6 @@ export async function findSkillFile(
  * files exist inside the folder (symlinks leading out are dropped).
  *
  * @param folder the folder holding the skill file
- * @param options size cap
  * @returns the manifest, the folder, and its readable resources
  * @throws {SkillboxError} `skill_error` when the skill file is missing,
  *   leads out of the folder, is too big, or cannot be loaded
@@ -275,10 +274,7 @@ export async function findSkillFile(
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export async function loadSkillFolder(
-  folder: string,
-  options: { maxBytes?: number } = {},
-): Promise<SkillFolder> {
+export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   const folderName = basename(resolve(folder));
   const dir = await Deno.realPath(resolve(folder));
   const found = await findSkillFile(dir);
@@ -301,13 +297,13 @@ export async function loadSkillFolder(
   if (back.startsWith("..") || isAbsolute(back)) {
     fail("the skill file is a link that leads out of its folder");
   }
-  const maxBytes = options.maxBytes ?? MAX_SKILL_MD_BYTES;
   const info = await Deno.stat(real);
   // Check the size before reading so a huge file is never pulled into memory.
-  if (info.size > maxBytes) fail(`file is larger than ${maxBytes} bytes`);
+  if (info.size > MAX_SKILL_MD_BYTES) {
+    fail(`file is larger than ${MAX_SKILL_MD_BYTES} bytes`);
+  }
   const manifest = parseSkillMd(await Deno.readTextFile(real), {
     path: file,
-    maxBytes,
     folder: folderName,
   });
   if (found!.ignored !== null) {
@@ -1233,7 +1229,6 @@ export async function insideFolder(
  *
  * @param skill the loaded folder (only its `resources` are readable)
  * @param path a path relative to the folder, as linked
- * @param options size cap
  * @returns the file's text
  * @throws {SkillboxError} `tool_denied` for a file that is not a listed
  *   resource, `tool_error` when it is too big or unreadable
@@ -1253,7 +1248,6 @@ export async function insideFolder(
 export async function readSkillFile(
   skill: { name: string; folder: string; resources: readonly string[] },
   path: string,
-  options: { maxBytes?: number } = {},
 ): Promise<string> {
   const rel = normalizeLink(path);
   if (rel === null || !skill.resources.includes(rel)) {
@@ -1272,12 +1266,11 @@ export async function readSkillFile(
       `Cannot read "${path}": it no longer resolves inside the skill folder`,
     );
   }
-  const maxBytes = options.maxBytes ?? MAX_RESOURCE_BYTES;
   const info = await Deno.stat(real);
-  if (info.size > maxBytes) {
+  if (info.size > MAX_RESOURCE_BYTES) {
     throw new SkillboxError(
       "tool_error",
-      `Cannot read "${path}": file is larger than ${maxBytes} bytes`,
+      `Cannot read "${path}": file is larger than ${MAX_RESOURCE_BYTES} bytes`,
     );
   }
   return await Deno.readTextFile(real);

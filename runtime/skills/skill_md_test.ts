@@ -483,11 +483,11 @@ Deno.test("loadSkillFolder() refuses a huge SKILL.md before reading it", async (
   try {
     await Deno.writeTextFile(
       join(dir, "SKILL.md"),
-      md("name: x\ndescription: d", "y".repeat(1000)),
+      md("name: x\ndescription: d", "y".repeat(256 * 1024)),
     );
     await assert.rejects(
-      loadSkillFolder(dir, { maxBytes: 100 }),
-      /larger than 100 bytes/,
+      loadSkillFolder(dir),
+      /larger than 262144 bytes/,
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
