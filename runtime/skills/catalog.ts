@@ -189,9 +189,7 @@ export function redactedChoice(choice: LlmChoice): LlmChoice {
  */
 export function argumentNames(schema: JsonSchema): string[] | null {
   const props = schema.properties;
-  return typeof props === "object" && props !== null && !Array.isArray(props)
-    ? Object.keys(props as JsonObject)
-    : null;
+  return isPlainObject(props) ? Object.keys(props) : null;
 }
 
 /**
@@ -925,10 +923,7 @@ export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
 
 // A banner line stays one line, and a hostile file cannot flood the terminal.
 function oneLine(text: string): string {
-  let flat = "";
-  for (const ch of text) {
-    const code = ch.codePointAt(0)!;
-    flat += code < 0x20 || code === 0x7f ? " " : ch;
-  }
+  // deno-lint-ignore no-control-regex
+  const flat = text.replace(/[\x00-\x1f\x7f]/g, " ");
   return flat.length > 300 ? `${flat.slice(0, 300)}...` : flat;
 }
