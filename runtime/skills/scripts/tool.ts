@@ -9,12 +9,15 @@
 import type { AgentTool } from "../run.ts";
 import type { SkillRecord } from "../catalog.ts";
 import type { SkillLimits } from "../relays.ts";
-import { runSkillScript, type ScriptLimits } from "./run_script.ts";
+import {
+  runSkillScript,
+  type ScriptLimits,
+  type WorkspaceKeep,
+} from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
 import { scriptEnv, splitScriptNet } from "./script_access.ts";
 import { FILES_MOUNT, type FilesRoot } from "./files_root.ts";
-import type { WorkspaceKeep } from "./workspace_keep.ts";
 
 /** The tool's name. */
 export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
