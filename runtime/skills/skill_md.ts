@@ -931,23 +931,23 @@ function readLlm(fields: FieldReader): SkillLlmConfig | null {
   };
 }
 
-const TYPE_NAMES: Readonly<Record<string, string>> = {
-  string: "string",
-  str: "string",
-  text: "string",
-  integer: "integer",
-  int: "integer",
-  number: "number",
-  float: "number",
-  boolean: "boolean",
-  bool: "boolean",
-  array: "array",
-  list: "array",
-  object: "object",
-  dict: "object",
-  map: "object",
-  null: "null",
-};
+const TYPE_NAMES: ReadonlyMap<string, string> = new Map([
+  ["string", "string"],
+  ["str", "string"],
+  ["text", "string"],
+  ["integer", "integer"],
+  ["int", "integer"],
+  ["number", "number"],
+  ["float", "number"],
+  ["boolean", "boolean"],
+  ["bool", "boolean"],
+  ["array", "array"],
+  ["list", "array"],
+  ["object", "object"],
+  ["dict", "object"],
+  ["map", "object"],
+  ["null", "null"],
+]);
 
 // Nesting deeper than this is cut: a parameter map is a form, not a program.
 const MAX_DEPTH = 8;
@@ -1051,14 +1051,11 @@ function parameterSchema(
     return null;
   }
   const schema: JsonSchema = {};
-  if (spec.type !== undefined) {
-    const type = typeof spec.type === "string"
-      ? typeName(spec.type, path, warnings)
-      : null;
-    if (typeof spec.type !== "string") {
-      warnings.push(`field "${path}.type" must be a type name: ignored`);
-    }
+  if (typeof spec.type === "string") {
+    const type = typeName(spec.type, path, warnings);
     if (type) schema.type = type;
+  } else if (spec.type !== undefined) {
+    warnings.push(`field "${path}.type" must be a type name: ignored`);
   }
   if (typeof spec.description === "string") {
     schema.description = spec.description;
@@ -1095,9 +1092,7 @@ function typeName(
   path: string,
   warnings: string[],
 ): string | null {
-  const type = Object.hasOwn(TYPE_NAMES, name.toLowerCase())
-    ? TYPE_NAMES[name.toLowerCase()]
-    : undefined;
+  const type = TYPE_NAMES.get(name.toLowerCase());
   if (type) return type;
   warnings.push(`field "${path}" has an unknown type "${name}": any value`);
   return null;
