@@ -24,17 +24,17 @@
  */
 
 /** Other runtimes' tool names and the skillbox tools they stand for. */
-export const TOOL_NAME_MAP: Readonly<Record<string, readonly string[]>> = {
-  Read: ["read_file"],
-  Glob: ["find_files"],
-  Grep: ["grep"],
-  LS: ["list_dir"],
-  Bash: ["run_command"],
-  Write: ["write_file"],
-  Edit: ["read_file", "write_file"],
-  MultiEdit: ["read_file", "write_file"],
-  WebFetch: ["http_request"],
-};
+export const TOOL_NAME_MAP: ReadonlyMap<string, readonly string[]> = new Map([
+  ["Read", ["read_file"]],
+  ["Glob", ["find_files"]],
+  ["Grep", ["grep"]],
+  ["LS", ["list_dir"]],
+  ["Bash", ["run_command"]],
+  ["Write", ["write_file"]],
+  ["Edit", ["read_file", "write_file"]],
+  ["MultiEdit", ["read_file", "write_file"]],
+  ["WebFetch", ["http_request"]],
+]);
 
 /** The skillbox tool that `Bash` and its patterns map to. */
 export const COMMAND_TOOL = "run_command";
@@ -139,9 +139,7 @@ export function mapToolNames(names: readonly string[]): ToolNameMapping {
       }
       continue;
     }
-    const target = Object.hasOwn(TOOL_NAME_MAP, name)
-      ? TOOL_NAME_MAP[name]
-      : undefined;
+    const target = TOOL_NAME_MAP.get(name);
     if (target) {
       mapped[name] = [...target];
       target.forEach(add);
