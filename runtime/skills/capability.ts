@@ -31,7 +31,7 @@ import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { output } from "../../protocol/output.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
-import { encodeLlmChoice, type LlmChoice } from "../../protocol/skill.ts";
+import { encodeLlmChoice } from "../../protocol/skill.ts";
 import type { ToolCaller } from "../tools/call.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
@@ -288,9 +288,8 @@ export function registryToolHost(
  * credentials kept in the host (see `runtime/llm/config.ts`).
  *
  * @param host the `llm` entries
- * @param options an env reader for `api_key_env` (@default Deno.env.get),
- *   the operator's `llm` rules and the egress broker that checks endpoints
- *   a client or a skill chose (see `createProvider`)
+ * @param options the operator's `llm` rules and the egress broker that
+ *   checks endpoints a client or a skill chose (see `createProvider`)
  * @returns the resolver
  * @throws nothing itself; the resolver throws `skill_error` naming what to set
  * @example No provider configured
@@ -302,18 +301,16 @@ export function registryToolHost(
  */
 export function hostLlm(
   host: readonly LlmConfig[],
-  options: {
-    env?: (name: string) => string | undefined;
-  } & CreateProviderOptions = {},
+  options: CreateProviderOptions = {},
 ): LlmResolver {
   // One provider (one SDK client, one connection pool) per distinct
   // choice: a fresh client per call would pay connection setup every time.
   const providers = new Map<string, ReturnType<typeof createProvider>>();
   return ({ override, skill }) => {
+    // The LLM module reads choices in the configuration's (wire) shape.
     const resolved = resolveLlmConfig(host, {
-      override: asConfig(override),
-      skill: asConfig(skill),
-      env: options.env,
+      override: override && encodeLlmChoice(override),
+      skill: skill && encodeLlmChoice(skill),
     });
     const key = JSON.stringify(resolved);
     let provider = providers.get(key);
@@ -324,9 +321,4 @@ export function hostLlm(
     }
     return provider;
   };
-}
-
-// The LLM module reads choices in the configuration's (wire) shape.
-function asConfig(choice: LlmChoice | null): LlmConfig | null {
-  return choice && encodeLlmChoice(choice);
 }
