@@ -86,8 +86,6 @@ export interface ConfinedExit {
   code: number;
   /** True when the timeout killed it. */
   timedOut: boolean;
-  /** True when the signal aborted it. */
-  aborted: boolean;
   /**
    * The workspace's keeper's report (a `workspace` run), or null when the
    * workspace could not be set up (`code` is then 125, stderr says why).
@@ -203,7 +201,6 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     stderr: "piped",
   }).spawn();
   let timedOut = false;
-  let aborted = false;
   let killed = false;
   const kill = () => {
     killed = true;
@@ -225,12 +222,8 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     } catch { /* already gone */ }
     backstop = setTimeout(kill, KEEPER_GRACE_MS);
   }, Math.max(0, spec.timeoutMs));
-  const onAbort = () => {
-    aborted = true;
-    kill();
-  };
-  spec.signal?.addEventListener("abort", onAbort, { once: true });
-  if (spec.signal?.aborted) onAbort();
+  spec.signal?.addEventListener("abort", kill, { once: true });
+  if (spec.signal?.aborted) kill();
   const feed = (async () => {
     const writer = child.stdin.getWriter();
     try {
@@ -281,13 +274,12 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     return {
       code: report?.code ?? code,
       timedOut,
-      aborted,
       ...spec.workspace && { workspace: report ?? null },
     };
   } finally {
     clearTimeout(timer);
     clearTimeout(backstop);
-    spec.signal?.removeEventListener("abort", onAbort);
+    spec.signal?.removeEventListener("abort", kill);
   }
 }
 
