@@ -225,7 +225,6 @@ export async function runSkillScript(
     const found: Collected = exit.workspace?.files ?? {
       files: [],
       found: 0,
-      leftOut: 0,
       note: null,
     };
     const artifacts = sendArtifacts(found, inputs, call.onEvent);
@@ -488,7 +487,7 @@ export interface KeptSummary {
  *   files: [{ name: "a.txt", size: 3, data: bytes("abc"), note: null },
  *     { name: "b.txt", size: 5, data: bytes("defgh"), note: null },
  *     { name: "in.csv", size: 1, data: bytes("x"), note: null }],
- *   found: 3, leftOut: 0, note: null,
+ *   found: 3, note: null,
  * }, new Map([["in.csv", "x"]]), {
  *   maxBytes: 4, maxFiles: 10,
  *   attach: (files) => (got = files, { files: 1, bytes: 3, truncated: true }),

@@ -42,8 +42,6 @@ export interface Collected {
   files: CollectedFile[];
   /** Regular files found (listed or not). */
   found: number;
-  /** Files left out (not listed, or listed without content). */
-  leftOut: number;
   /** Why some were left out, for the model; null when none was. */
   note: string | null;
 }
@@ -163,7 +161,7 @@ export class KeeperStream {
       code: head.code,
       bytesFull: head.free === 0,
       filesFull: head.inodes === 0,
-      files: { files, found: head.found, leftOut: head.found - sent, note },
+      files: { files, found: head.found, note },
     };
   }
 
