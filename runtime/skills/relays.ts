@@ -165,8 +165,6 @@ export interface SkillLimits {
   scriptEgress?: EgressBroker;
   /** `sandbox.confinement`; scripts run only confined. @default "auto" */
   scriptConfinement?: "auto" | "required" | "off";
-  /** Address-space cap of a skill script, in bytes. @default 512 MiB */
-  scriptMemoryBytes?: number;
   /**
    * A skill script's workspace quota (`sandbox.script_workspace_mb`,
    * `sandbox.script_workspace_files`). @default 64 MiB, 10,000 files
@@ -178,8 +176,6 @@ export interface SkillLimits {
    * @default 4 MiB, 100 files
    */
   scriptFiles?: { maxBytes: number; maxFiles: number };
-  /** Longest tool result fed back to the model, in characters. @default 32000 */
-  maxToolResultChars?: number;
 }
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the

@@ -387,7 +387,6 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
       tools,
       outputSchema: definition.outputSchema,
       signal,
-      maxToolResultChars: options.limits?.maxToolResultChars,
       chat: (request) => run.chat(request),
       callTool: async (tool, args, intention) => {
         try {
@@ -671,8 +670,6 @@ export interface AgentLoopOptions {
   ): Promise<AgentToolOutcome>;
   /** Stops the loop between steps. */
   signal?: AbortSignal;
-  /** Longest tool result fed back to the model, in characters. @default 32000 */
-  maxToolResultChars?: number;
 }
 
 /** How the loop ended. */
@@ -813,7 +810,6 @@ export async function runAgentLoop(
       ? "(no arguments)"
       : JSON.stringify(args, null, 2),
   }];
-  const limit = options.maxToolResultChars ?? 32_000;
   let turns = 0;
   // Set while the model gets its one chance to fix a malformed answer.
   let violation: SchemaViolationError | null = null;
@@ -888,7 +884,7 @@ export async function runAgentLoop(
         role: "tool",
         tool_call_id: call.id,
         content: outcome.ok
-          ? clip(toText(outcome.value), limit)
+          ? clip(toText(outcome.value), MAX_TOOL_RESULT_CHARS)
           : `Error: ${outcome.message}`,
       });
     }
@@ -904,6 +900,9 @@ function toText(value: unknown): string {
     return String(value);
   }
 }
+
+// The longest tool result fed back to the model, in characters.
+const MAX_TOOL_RESULT_CHARS = 32_000;
 
 function clip(text: string, limit: number): string {
   return text.length <= limit

@@ -115,7 +115,6 @@ export function scriptLimits(
   );
   return {
     interpreters: limits.interpreters ?? DEFAULT_INTERPRETERS,
-    memoryBytes: limits.scriptMemoryBytes,
     workspace: limits.scriptWorkspace,
     files: limits.scriptFiles,
     confinement: limits.scriptConfinement,
