@@ -540,12 +540,9 @@ export class FieldReader {
   mapping(key: string): JsonObject | null {
     const found = this.pick(key);
     if (!found) return null;
-    const { value } = found;
-    if (typeof value !== "object" || Array.isArray(value)) {
-      this.warn(`field "${key}" must be a mapping: ignored`);
-      return null;
-    }
-    return value as JsonObject;
+    if (isPlainObject(found.value)) return found.value;
+    this.warn(`field "${key}" must be a mapping: ignored`);
+    return null;
   }
 }
 
@@ -917,12 +914,11 @@ function readLlm(fields: FieldReader): SkillLlmConfig | null {
   }
   const obj = (k: string): JsonObject => {
     const x = v[k];
-    if (x === undefined || x === null) return {};
-    if (typeof x !== "object" || Array.isArray(x)) {
+    if (isPlainObject(x)) return x;
+    if (x !== undefined && x !== null) {
       fields.warn(`field "llm.${k}" must be a mapping: ignored`);
-      return {};
     }
-    return x as JsonObject;
+    return {};
   };
   return {
     provider_name: v.provider_name,
