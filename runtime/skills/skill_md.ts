@@ -378,9 +378,7 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
     if (error instanceof SkillboxError) throw error;
     fail(`YAML error: ${error instanceof Error ? error.message : error}`);
   }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    fail("the frontmatter must be a YAML mapping");
-  }
+  if (!isPlainObject(data)) fail("the frontmatter must be a YAML mapping");
   return { data: data as Record<string, unknown>, body };
 }
 
