@@ -560,10 +560,9 @@ export class SkillEventLog {
    *
    * @param kind the event kind (`skill.started`, `llm.token`, `progress`, ...)
    * @param data the kind's data
-   * @returns the event, or null when the log was already closed
    */
-  emit(kind: string, data: JsonObject): CallEvent | null {
-    if (this.#closed) return null;
+  emit(kind: string, data: JsonObject): void {
+    if (this.#closed) return;
     const terminal = kind === "skill.completed" || kind === "skill.failed";
     if (terminal) this.#closed = true;
     const event: CallEvent = { kind, data, seq: this.#seq++ };
@@ -586,7 +585,6 @@ export class SkillEventLog {
     } catch {
       // A session that went away must not fail the skill; its signal ends it.
     }
-    return event;
   }
 
   /** The events kept so far, in order. */
