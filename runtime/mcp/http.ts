@@ -31,8 +31,6 @@ import { createMcpServer, type McpServerOptions } from "./server.ts";
 export interface McpHttpOptions extends McpServerOptions {
   /** Accepted bearer tokens; empty means no auth. @default [] */
   tokens?: readonly string[];
-  /** Seconds an MCP session may sit unused. @default the SSE idle limit */
-  idleSeconds?: number;
 }
 
 /** The `/mcp` endpoint. */
@@ -57,7 +55,7 @@ interface Entry {
  * Creates the `/mcp` endpoint.
  *
  * @param context the host as transports see it
- * @param options tokens, idle limit, tool facts
+ * @param options tokens, tool facts
  * @returns the endpoint
  * @example Refuse a request without the bearer token
  * ```ts
@@ -96,8 +94,8 @@ class Endpoint implements McpHttp {
     this.#options = options;
     this.#tokens = options.tokens ?? [];
     this.#maxBytes = context.dispatcher.maxMessageBytes;
-    const idleMs = (options.idleSeconds ?? context.limits.sseIdleSeconds) *
-      1000;
+    // As long as an A2E HTTP+SSE session may sit unused.
+    const idleMs = context.limits.sseIdleSeconds * 1000;
     this.#sweep = setInterval(
       () => closeIdle(this.#sessions, idleMs),
       Math.max(1000, Math.min(idleMs / 4, 30_000)),

@@ -98,14 +98,11 @@ export const SERVER_VERSION = "0.1.0";
 export interface McpServerOptions {
   /** The registry's schemas and permissions of a tool, when known. */
   facts?: (name: string) => ToolFacts | undefined;
-  /** The host's digest cache of skill files. @default one per process */
-  skillFiles?: SkillFileCache;
-  /** Skills per page of `skills/list`. @default 100 */
-  skillsPageSize?: number;
   /** The imported servers' verified skills now. @default none */
   remoteSkills?: () => RemoteSkill[];
 }
 
+// One digest cache of skill files for every session of the process.
 const SHARED_SKILL_FILES = new SkillFileCache();
 
 /** A session's MCP server and what its transport must tell it. */
@@ -175,10 +172,7 @@ export function createMcpServer(
       );
       return all.filter((r) => seen.has(r.name));
     },
-  }, {
-    cache: options.skillFiles ?? SHARED_SKILL_FILES,
-    pageSize: options.skillsPageSize,
-  });
+  }, { cache: SHARED_SKILL_FILES });
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(served));
   // Not `setRequestHandler`: its tools/call wrapper runs zod three times a
   // call (`tool_mapping.ts`'s `tools/call` params section says why that matters).
