@@ -716,7 +716,7 @@ function artifactOf(c: Content, index: number): Record<string, unknown> | null {
         name: nameOf(r.uri, index),
         mime: r.mimeType ?? (text ? "text/plain" : "application/octet-stream"),
         chunk: text
-          ? toBase64(new TextEncoder().encode(r.text as string))
+          ? new TextEncoder().encode(r.text as string).toBase64()
           : String("blob" in r ? r.blob : ""),
         final: true,
         uri: r.uri,
@@ -754,14 +754,6 @@ function decodeURIComponentSafe(text: string): string {
 function extensionOf(mime: string): string {
   const sub = mime.split("/")[1]?.split(/[;+]/)[0] ?? "";
   return /^[a-z0-9.-]{1,16}$/i.test(sub) ? sub : "bin";
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
 }
 
 /** How an imported server's restarts back off. */

@@ -273,10 +273,7 @@ export async function readBytes(
   if (!content) throw new Error("resources/read returned no content for it");
   return "text" in content && typeof content.text === "string"
     ? new TextEncoder().encode(content.text)
-    : Uint8Array.from(
-      atob("blob" in content ? String(content.blob) : ""),
-      (c) => c.charCodeAt(0),
-    );
+    : Uint8Array.fromBase64("blob" in content ? String(content.blob) : "");
 }
 
 // The name a refused entry is shown under: its frontmatter's, when listed.

@@ -26,7 +26,6 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/json.ts";
@@ -403,7 +402,7 @@ export class SkillsServer {
     return {
       contents: [
         text === null
-          ? { uri, mimeType, blob: encodeBase64(bytes) }
+          ? { uri, mimeType, blob: bytes.toBase64() }
           : { uri, mimeType, text },
       ],
     };
@@ -701,11 +700,6 @@ function asText(bytes: Uint8Array, mimeType: string): string | null {
   }
 }
 
-function encodeBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    .toString("base64");
-}
-
 /**
  * The `sha256:` digest of bytes, as SEP-2640 manifests write it.
  *
@@ -722,10 +716,9 @@ function encodeBase64(bytes: Uint8Array): string {
  * ```
  */
 export async function sha256Digest(bytes: Uint8Array): Promise<string> {
-  const hash = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  const hash = await crypto.subtle.digest(
+    "SHA-256",
+    bytes as Uint8Array<ArrayBuffer>,
   );
-  return `sha256:${
-    Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("")
-  }`;
+  return `sha256:${new Uint8Array(hash).toHex()}`;
 }

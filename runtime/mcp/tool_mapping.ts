@@ -276,7 +276,11 @@ function artifactContent(
     } else if (uri !== null && data.text === true) {
       out.push({
         type: "resource",
-        resource: { uri, mimeType: mime, text: fromBase64Text(blob) },
+        resource: {
+          uri,
+          mimeType: mime,
+          text: new TextDecoder().decode(Uint8Array.fromBase64(blob)),
+        },
       });
     } else {
       out.push({
@@ -292,28 +296,16 @@ function artifactContent(
   return out;
 }
 
-function fromBase64Text(blob: string): string {
-  return new TextDecoder().decode(
-    Uint8Array.from(atob(blob), (ch) => ch.charCodeAt(0)),
-  );
-}
-
 function joinBase64(chunks: string[]): string {
   if (chunks.length === 1) return chunks[0]!;
-  const parts = chunks.map((c) =>
-    Uint8Array.from(atob(c), (ch) => ch.charCodeAt(0))
-  );
+  const parts = chunks.map((c) => Uint8Array.fromBase64(c));
   const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
     all.set(p, at);
     at += p.length;
   }
-  let binary = "";
-  for (let i = 0; i < all.length; i += 0x8000) {
-    binary += String.fromCharCode(...all.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
+  return all.toBase64();
 }
 
 // MCP requires an object schema at the top.
