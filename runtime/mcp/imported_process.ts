@@ -327,11 +327,6 @@ export class ProcessClientTransport implements Transport {
     this.#maxLineBytes = spec.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
 
-  /** The process id, once started. */
-  get pid(): number | undefined {
-    return this.#child?.pid;
-  }
-
   /** Starts the process. */
   start(): Promise<void> {
     const child = mcpServerCommand(this.#spec, this.#layout).spawn();

@@ -56,13 +56,13 @@ export interface StdioLineTransportOptions {
   output?: ByteSink;
   /** The longest line taken, in bytes. @default 16 MiB */
   maxLineBytes?: number;
-  /** The read buffer's size, in bytes. @default 65536 */
-  readBytes?: number;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const CR = 0x0d;
+// What one read of the input takes at most.
+const READ_BYTES = 64 * 1024;
 
 /**
  * An SDK `Transport` over newline-delimited JSON on a byte source and sink.
@@ -115,7 +115,6 @@ export class StdioLineTransport implements Transport {
   readonly #input: ByteSource;
   readonly #output: ByteSink;
   readonly #splitter: LineSplitter;
-  readonly #readBytes: number;
   #started = false;
   #closed = false;
 
@@ -123,7 +122,6 @@ export class StdioLineTransport implements Transport {
   constructor(options: StdioLineTransportOptions = {}) {
     this.#input = options.input ?? Deno.stdin;
     this.#output = options.output ?? Deno.stdout;
-    this.#readBytes = options.readBytes ?? 64 * 1024;
     const maxLineBytes = options.maxLineBytes ?? 16 * 1024 * 1024;
     this.#splitter = new LineSplitter((line) => this.#onLine(line), {
       maxLineBytes,
@@ -183,7 +181,7 @@ export class StdioLineTransport implements Transport {
   }
 
   async #read(): Promise<void> {
-    const buffer = new Uint8Array(this.#readBytes);
+    const buffer = new Uint8Array(READ_BYTES);
     while (!this.#closed) {
       const n = await this.#input.read(buffer);
       if (n === null) break;
