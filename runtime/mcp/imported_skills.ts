@@ -38,6 +38,7 @@
  */
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { isDeepStrictEqual } from "node:util";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/json.ts";
 import {
@@ -50,10 +51,11 @@ import {
   type SkillFileEntry,
   SKILLS_EXTENSION,
 } from "./skills_extension.ts";
-import { agentSkillsNameProblem } from "../skills/skill_md.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import {
+  agentSkillsNameProblem,
   MAX_RESOURCE_BYTES,
+  MAX_SKILL_MD_BYTES,
   normalizeLink,
   SkillFileRefusedError,
 } from "../skills/skill_md.ts";
@@ -88,8 +90,6 @@ export interface RefusedSkill {
 
 /** Most skills read from one server. */
 const MAX_SKILLS = 1000;
-/** Largest `SKILL.md` loaded (the host's own loader's bound). */
-const MAX_SKILL_MD_BYTES = 256 * 1024;
 
 /**
  * Lists and verifies the skills of a connected server; none when it does
@@ -237,7 +237,7 @@ export async function verifySkill(
   }
   const text = new TextDecoder().decode(bytes);
   const served = readFrontmatter(text);
-  if (!served || !sameJson(served, frontmatter)) {
+  if (!served || !isDeepStrictEqual(served, frontmatter)) {
     throw new Error("its SKILL.md frontmatter differs from the listing's");
   }
   return {
@@ -288,19 +288,6 @@ function bodyOf(text: string): string {
   const close = rest.search(/^---[ \t]*\r?$/m);
   const after = rest.slice(close);
   return after.slice(after.indexOf("\n") + 1).trim();
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length &&
-      a.every((v, i) => sameJson(v, b[i]));
-  }
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length &&
-      keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
-  }
-  return Object.is(a, b);
 }
 
 /** Options of {@link importedSkillFiles}. */
