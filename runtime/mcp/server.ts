@@ -247,7 +247,7 @@ async function callTool(
   // A skill added since the list, or a deferred tool: look again once.
   const skill = listed.skills.get(name) ??
     (listed.tools.has(name) ? undefined : await catalog.lookAgain(name));
-  const relay = createEventRelay({
+  const relay = new EventRelay({
     progressToken: params.progressToken,
     send: (n) => extra.sendNotification(n),
     logger: name,
@@ -591,7 +591,7 @@ export const CONFIGURE_TOOL: McpTool = {
   },
 };
 
-/** Options of {@link createEventRelay}. */
+/** Options of {@link EventRelay}. */
 export interface EventRelayOptions {
   /** The request's `_meta.progressToken`, if any. */
   progressToken?: string | number;
@@ -601,14 +601,6 @@ export interface EventRelayOptions {
   logger: string;
   /** How long token text may wait to be joined with more. @default 25 */
   coalesceMs?: number;
-}
-
-/** Turns events into notifications. */
-export interface EventRelay {
-  /** Relays one event. */
-  onEvent(event: CallEvent): void;
-  /** Sends buffered token text now; call before sending the result. */
-  flush(): Promise<void>;
 }
 
 const LEVELS: Record<string, LoggingLevel> = {
@@ -625,16 +617,14 @@ const LEVELS: Record<string, LoggingLevel> = {
 };
 
 /**
- * Creates a relay for one call.
+ * Turns one call's events into notifications.
  *
- * @param options the progress token, the sender and the logger name
- * @returns the relay
  * @example Progress becomes a progress notification
  * ```ts
- * import { createEventRelay } from "./server.ts";
+ * import { EventRelay } from "./server.ts";
  * import assert from "node:assert/strict";
  * const sent: unknown[] = [];
- * const relay = createEventRelay({ progressToken: 7, logger: "t",
+ * const relay = new EventRelay({ progressToken: 7, logger: "t",
  *   send: (n) => { sent.push(n); return Promise.resolve(); } });
  * relay.onEvent({ kind: "progress", data: { pct: 50, message: "half" }, seq: 0 });
  * await relay.flush();
@@ -642,12 +632,7 @@ const LEVELS: Record<string, LoggingLevel> = {
  *   params: { progressToken: 7, progress: 50, total: 100, message: "half" } }]);
  * ```
  */
-export function createEventRelay(options: EventRelayOptions): EventRelay {
-  return new Relay(options);
-}
-
-// One call's relay; `onEvent` is handed out unbound, hence an arrow field.
-class Relay implements EventRelay {
+export class EventRelay {
   #options: EventRelayOptions;
   #token: string | number | undefined;
   #coalesceMs: number;
@@ -657,12 +642,14 @@ class Relay implements EventRelay {
   #tokens = "";
   #timer: ReturnType<typeof setTimeout> | undefined;
 
+  /** @param options the progress token, the sender and the logger name */
   constructor(options: EventRelayOptions) {
     this.#options = options;
     this.#token = options.progressToken;
     this.#coalesceMs = options.coalesceMs ?? 25;
   }
 
+  /** Relays one event; handed out unbound, hence an arrow field. */
   readonly onEvent = (event: CallEvent): void => {
     const data = event.data;
     switch (event.kind) {
@@ -699,6 +686,11 @@ class Relay implements EventRelay {
     }
   };
 
+  /**
+   * Sends buffered token text now; call before sending the result.
+   *
+   * @returns resolves once every notification so far was sent
+   */
   flush(): Promise<void> {
     this.#flushTokens();
     return this.#sending;

@@ -10,7 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
 import type { A2eLink } from "./a2e_link.ts";
-import { createEventRelay, createMcpServer, SessionCatalog } from "./server.ts";
+import { createMcpServer, EventRelay, SessionCatalog } from "./server.ts";
 
 const ENVELOPE = { id: "m", version: "1", ts: 0, req_id: "r" };
 
@@ -249,7 +249,7 @@ Deno.test("SessionCatalog.lookAgain() reloads once per unlisted name until the n
 
 function relay(progressToken?: number) {
   const sent: ServerNotification[] = [];
-  const r = createEventRelay({
+  const r = new EventRelay({
     progressToken,
     logger: "t",
     coalesceMs: 10_000,
@@ -261,7 +261,7 @@ function relay(progressToken?: number) {
   return { r, sent };
 }
 
-Deno.test("createEventRelay() joins llm tokens into one progress message and keeps progress increasing", async () => {
+Deno.test("EventRelay joins llm tokens into one progress message and keeps progress increasing", async () => {
   const { r, sent } = relay(1);
   r.onEvent({ kind: "progress", data: { pct: 40, message: "a" }, seq: 0 });
   r.onEvent({ kind: "llm.token", data: { text: "Hel" }, seq: 1 });
@@ -277,7 +277,7 @@ Deno.test("createEventRelay() joins llm tokens into one progress message and kee
   }
 });
 
-Deno.test("createEventRelay() maps log levels and sends no progress without a token", async () => {
+Deno.test("EventRelay maps log levels and sends no progress without a token", async () => {
   const { r, sent } = relay();
   r.onEvent({ kind: "progress", data: { pct: 40 }, seq: 0 });
   r.onEvent({
@@ -300,11 +300,11 @@ Deno.test("createEventRelay() maps log levels and sends no progress without a to
   ]);
 });
 
-Deno.test("createEventRelay() sends joined llm tokens on its own once the coalescing delay passes", async () => {
+Deno.test("EventRelay sends joined llm tokens on its own once the coalescing delay passes", async () => {
   const { promise: arrived, resolve } = Promise.withResolvers<
     ServerNotification
   >();
-  const r = createEventRelay({
+  const r = new EventRelay({
     progressToken: "p",
     logger: "t",
     coalesceMs: 1,
