@@ -4,7 +4,7 @@
  * SSE answers: the GET stream, DELETE, initialization, progress), plus a
  * cheaper way for the common POST: a single request that asks for no
  * progress is answered as one JSON body unless it must stream (see
- * {@link createCallAnswer}). When the SDK's transport would take it as it
+ * {@link CallAnswer}). When the SDK's transport would take it as it
  * is, the server gets it straight away (see "The common POST" below); otherwise it
  * goes through a stateless SDK transport of its own in JSON response mode
  * (the public `enableJsonResponse` option), which refuses what it refuses.
@@ -356,7 +356,7 @@ export class McpHttpSession implements Transport {
     sessionId: string,
     json: JsonSender | undefined,
   ): CallAnswer {
-    const call = createCallAnswer(json, {
+    const call = new CallAnswer(json, {
       id,
       sessionId,
       graceMs: this.#graceMs,
@@ -401,7 +401,7 @@ export interface JsonSender {
   send(message: JSONRPCMessage): Promise<void>;
 }
 
-/** Options of {@link createCallAnswer}. */
+/** Options of {@link CallAnswer}. */
 export interface CallAnswerOptions {
   /** The request's id. */
   id: RequestId;
@@ -421,26 +421,6 @@ export interface CallAnswerOptions {
    * session's total decides what is dropped). @default not counted
    */
   backlog?: SseBacklog;
-}
-
-/** One request's answer on its way: JSON, or SSE once it must stream. */
-export interface CallAnswer {
-  /**
-   * Sends one message about the request (a notification, or its answer,
-   * which ends the call).
-   */
-  send(message: JSONRPCMessage): Promise<void>;
-  /**
-   * Resolves with the SSE response once the call must stream; until then
-   * the answer goes to the JSON sender, or, when there is none, resolves
-   * this as one JSON body.
-   */
-  readonly response: Promise<Response>;
-  /**
-   * Ends the call without its answer (the session closed): the client gets
-   * an error answer saying why, as JSON or as the stream's last event.
-   */
-  close(reason?: string): void;
 }
 
 const encoder = new TextEncoder();
@@ -463,18 +443,13 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
 }
 
 /**
- * Starts the answer of one request. Route every message about the request
- * to {@link CallAnswer.send}.
+ * One request's answer on its way: JSON, or SSE once it must stream. Route
+ * every message about the request to {@link CallAnswer.send}. One object
+ * per call: it is its own grace deadline, so no closures.
  *
- * @param json where the answer goes as one JSON body (the request's own SDK
- *   transport in JSON response mode); when undefined, the answer resolves
- *   {@link CallAnswer.response} as the SDK's JSON response mode would send
- *   it (a plain request the session took itself: no promise to race)
- * @param options the request id, session id, grace time and cancel hook
- * @returns the answer
  * @example An answer within the grace time is one JSON body
  * ```ts
- * import { createCallAnswer } from "./http_session.ts";
+ * import { CallAnswer } from "./http_session.ts";
  * import { Deadlines } from "../deadline.ts";
  * import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
  * import assert from "node:assert/strict";
@@ -488,7 +463,7 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  *   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
  * }));
  * const deadlines = new Deadlines({ unref: false });
- * const answer = createCallAnswer(json, {
+ * const answer = new CallAnswer(json, {
  *   id: 1, graceMs: 1000, onCancel() {}, deadlines,
  * });
  * await answer.send({ jsonrpc: "2.0", id: 1, result: {} });
@@ -498,15 +473,12 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  * deadlines.close();
  * ```
  */
-export function createCallAnswer(
-  json: JsonSender | undefined,
-  options: CallAnswerOptions,
-): CallAnswer {
-  return new Answer(json, options);
-}
-
-// One object per call: it is its own grace deadline, so no closures.
-class Answer implements CallAnswer, Expiring {
+export class CallAnswer implements Expiring {
+  /**
+   * Resolves with the SSE response once the call must stream; until then
+   * the answer goes to the JSON sender, or, when there is none, resolves
+   * this as one JSON body.
+   */
   readonly response: Promise<Response>;
   #respond: (response: Response) => void;
   #json: JsonSender | undefined;
@@ -517,6 +489,16 @@ class Answer implements CallAnswer, Expiring {
   #clock: Deadlines;
   #watched: Watched | undefined;
 
+  /**
+   * Starts the answer of one request.
+   *
+   * @param json where the answer goes as one JSON body (the request's own
+   *   SDK transport in JSON response mode); when undefined, the answer
+   *   resolves {@link CallAnswer.response} as the SDK's JSON response mode
+   *   would send it (a plain request the session took itself: no promise
+   *   to race)
+   * @param options the request id, session id, grace time and cancel hook
+   */
   constructor(json: JsonSender | undefined, options: CallAnswerOptions) {
     const response = Promise.withResolvers<Response>();
     this.response = response.promise;
@@ -527,6 +509,12 @@ class Answer implements CallAnswer, Expiring {
     this.#clock.add(this, options.graceMs);
   }
 
+  /**
+   * Sends one message about the request (a notification, or its answer,
+   * which ends the call).
+   *
+   * @param message the message
+   */
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#state === "done") return;
     const last = answerId(message) !== undefined;
@@ -541,6 +529,12 @@ class Answer implements CallAnswer, Expiring {
     if (last) this.#end();
   }
 
+  /**
+   * Ends the call without its answer (the session closed): the client gets
+   * an error answer saying why, as JSON or as the stream's last event.
+   *
+   * @param reason why
+   */
   close(reason = "The MCP session closed"): void {
     if (this.#state === "done") return;
     // The client gets an error rather than a request that never ends.
