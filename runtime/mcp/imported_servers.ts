@@ -92,7 +92,7 @@ import {
   type RefusedSkill,
 } from "./imported_skills.ts";
 import type { RemoteSkill } from "./skills_extension.ts";
-import { CallSignal } from "../deadline.ts";
+import { CallSignal, raceAbort } from "../deadline.ts";
 import { scrubServer, serverSecrets } from "../toolkits/secrets.ts";
 
 /**
@@ -417,12 +417,8 @@ class Servers implements ImportedServers {
     }
     const started = this.#connect(slot);
     if (signal) {
-      const aborted = Promise.withResolvers<void>();
-      const onAbort = () => aborted.resolve();
-      signal.addEventListener("abort", onAbort, { once: true });
-      await Promise.race([started, aborted.promise]).finally(() =>
-        signal.removeEventListener("abort", onAbort)
-      );
+      // A start never rejects: only the signal's abort is swallowed here.
+      await raceAbort(started, signal).catch(() => {});
       if (signal.aborted) {
         return failure(`MCP server "${slot.name}" is still starting`);
       }

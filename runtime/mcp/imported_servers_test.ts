@@ -185,3 +185,37 @@ Deno.test("the imported servers run a call on the server its path names, and fai
   );
   await servers.close();
 });
+
+Deno.test("a call aborted while its server is still starting fails at once, without waiting for the start", async () => {
+  // A "server" that never answers initialize: its start waits out the bound.
+  const servers = createImportedServers({
+    servers: { slow: { command: "sleep", args: ["600"] } },
+    startTimeoutMs: 600_000,
+    confinement: () =>
+      Promise.resolve({
+        mode: "off" as const,
+        active: false,
+        reason: "off",
+        layout: null,
+      }),
+  });
+  const controller = new AbortController();
+  const answer = servers.call("slow", "t", {}, {
+    timeoutMs: 600_000,
+    signal: controller.signal,
+    onEvent() {},
+  });
+  controller.abort();
+  const outcome = await answer;
+  assert.deepEqual(
+    servers.starting(),
+    ["slow"],
+    "the start is still under way",
+  );
+  assert.equal(outcome.ok, false);
+  assert.match(
+    (outcome as { message: string }).message,
+    /MCP server "slow" is still starting/,
+  );
+  await servers.close();
+});
