@@ -460,7 +460,6 @@ class Servers implements ImportedServers {
     const timeout = slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
     const client = new Client({ name: "skillbox", version: "0.1.0" });
     let transport: Transport | null = null;
-    slot.attempts++;
     const was = slot.reason;
     if (slot.logged !== null) slot.reason = `restarting (${was})`;
     try {
@@ -817,8 +816,6 @@ export class ServerSlot {
   connecting: Transport | null = null;
   /** The timer of the next attempt, while one is due. */
   timer: unknown = undefined;
-  /** How many attempts were made (a test and the console read it). */
-  attempts = 0;
   /** The state last logged, so a flapping server is logged once. */
   logged: SlotState | null = null;
   #streak = 0;
