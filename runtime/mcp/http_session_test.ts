@@ -13,7 +13,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   jsonAnswer,
-  lazyRequestInfo,
+  LazyRequestInfo,
   McpHttpSession,
   plainJsonRequest,
   SSE_STRATEGY,
@@ -444,11 +444,11 @@ Deno.test("jsonAnswer sends the answer as the SDK's JSON response mode does", as
   });
 });
 
-Deno.test("lazyRequestInfo reads the headers and URL only when asked, once", () => {
+Deno.test("LazyRequestInfo reads the headers and URL only when asked, once", () => {
   const request = new Request("http://h/mcp?x=1", {
     headers: { authorization: "Bearer t" },
   });
-  const info = lazyRequestInfo(request);
+  const info = new LazyRequestInfo(request);
   assert.equal(info.headers, info.headers);
   assert.equal(info.headers.authorization, "Bearer t");
   assert.equal(info.url?.search, "?x=1");
