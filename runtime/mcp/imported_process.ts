@@ -109,13 +109,7 @@ export interface McpProcessSpec {
    * The host's egress broker (its address rules; an `EgressBroker`).
    * @default a broker that allows no private hosts
    */
-  egress?: {
-    checkTarget(
-      url: URL,
-      allow: string[][],
-      signal: AbortSignal,
-    ): Promise<string>;
-  };
+  egress?: Pick<EgressBroker, "checkTarget">;
 }
 
 /** A command to start (a `Deno.Command`, or a confined one with a proxy). */
