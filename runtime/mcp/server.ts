@@ -744,12 +744,8 @@ export const CODE_API_URI = "skillbox://code/api.d.ts";
 /** The tool whose answer the resource is. */
 const TOOL = "code_api";
 
-/** What the resource needs of its session. */
-export interface CodeApiSource {
-  /** Sends an A2E request on the session (`A2eLink.request`). */
-  request(
-    message: Record<string, unknown> & { type: string },
-  ): Promise<OutgoingMessage>;
+/** What the resource needs of its session: its link's `request`, and more. */
+export interface CodeApiSource extends Pick<A2eLink, "request"> {
   /** Whether the session may call `code_api` now (it is in its tool list). */
   listed(): Promise<boolean>;
 }
