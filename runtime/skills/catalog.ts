@@ -424,14 +424,14 @@ function precedence(
     const index = roots.findIndex((root) =>
       path === root.path || path.startsWith(root.path + sep)
     );
-    return [
-      r.definition.source === "system" ? 0 : 1,
-      index < 0 ? roots.length : index,
-      path !== "" && path === holder ? 0 : 1,
-    ].join(",");
+    // One number, compared as a number: shipped, then the folder's place,
+    // then the holder (a string key sorted folder 10 before folder 2).
+    return (r.definition.source === "system" ? 0 : 1) * 2 * (roots.length + 1) +
+      (index < 0 ? roots.length : index) * 2 +
+      (path !== "" && path === holder ? 0 : 1);
   };
   const ranked = list.map((r) => ({ r, key: rank(r) })).sort((a, b) =>
-    a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+    a.key - b.key
   );
   const top = ranked.filter((x) => x.key === ranked[0]!.key);
   if (top.length > 1 || !ranked[0]!.r.definition.filePath) {

@@ -173,6 +173,42 @@ Deno.test("registryCatalog() gives a SKILL.md name to the shipped folder, then t
   }
 });
 
+Deno.test("registryCatalog() ranks skills folders by their place, also past the tenth", async () => {
+  // Eleven folders, the same name in the third and the eleventh: config
+  // order decides, as numbers ("10" must not sort before "2").
+  const base = await Deno.makeTempDir();
+  try {
+    const roots = [];
+    for (let i = 0; i < 11; i++) {
+      const dir = join(base, `root${i}`);
+      await Deno.mkdir(dir);
+      roots.push({ path: dir, origin: "file" as const });
+    }
+    const folders = [];
+    for (const i of [10, 2]) {
+      const folder = join(roots[i]!.path, "todos");
+      await Deno.mkdir(folder);
+      await Deno.writeTextFile(
+        join(folder, "SKILL.md"),
+        `---\nname: todos\ndescription: From folder ${i}\n---\nDo it.`,
+      );
+      folders.push(folder);
+    }
+    const catalog = registryCatalog({
+      registry: { snapshot: { ...snapshot([], folders), roots } },
+      home: null,
+      systemDirs: [],
+    });
+    const skills = await catalog.skills();
+    assert.equal(skills.length, 1);
+    assert.equal(skills[0]?.definition.description, "From folder 2");
+    assert.equal(resolved(skills[0])?.status, "Published");
+    assert.match(catalog.refused?.()[0]?.path ?? "", /root10/);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
 const has = (names: string[]) => (n: string) => names.includes(n);
 
 Deno.test("codeSkillRecord() fills every field from the module's fields", () => {
