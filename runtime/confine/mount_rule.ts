@@ -215,7 +215,24 @@ export function mountable(path: string, options: MountRuleOptions): boolean {
   }
 }
 
-function within(path: string, root: string): boolean {
-  return path === root || root === "/" ||
-    path.startsWith(root.endsWith("/") ? root : root + "/");
+/**
+ * Whether an absolute, normalized path is `root` or below it: a plain
+ * prefix is not enough (`/srv/data2` is not under `/srv/data`). The one
+ * check every grant, denied tree and mount rule uses.
+ *
+ * @param path the path asked about
+ * @param root the folder it may be in
+ * @returns true when `path` is `root` or inside it
+ * @example
+ * ```ts
+ * import { within } from "./mount_rule.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(within("/srv/data/a.txt", "/srv/data"), true);
+ * assert.equal(within("/srv/data2", "/srv/data"), false);
+ * assert.equal(within("/etc/passwd", "/"), true);
+ * ```
+ */
+export function within(path: string, root: string): boolean {
+  return path === root ||
+    path.startsWith(root.endsWith(sep) ? root : root + sep);
 }

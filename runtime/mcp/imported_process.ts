@@ -34,7 +34,7 @@ import { Buffer } from "node:buffer";
 import { resolve } from "node:path";
 import { confineArgs, type ConfinementLayout } from "../confine/confine.ts";
 import { commandFiles } from "../confine/installation.ts";
-import { checkMount } from "../confine/mount_rule.ts";
+import { checkMount, within } from "../confine/mount_rule.ts";
 import { settlesWithin } from "../deadline.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
@@ -221,10 +221,6 @@ function spawnConfined(
     proxy?.close();
     throw err;
   }
-}
-
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root + "/");
 }
 
 // How long an exited server's stderr may take to be read to its end.

@@ -9,7 +9,8 @@
  */
 
 import { readdirSync } from "node:fs";
-import { join, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
+import { within } from "../confine/mount_rule.ts";
 
 /** A folder denied with everything in it, except some folders inside. */
 export interface DeniedTree {
@@ -17,11 +18,6 @@ export interface DeniedTree {
   root: string;
   /** Folders inside `root` that stay grantable (absolute). */
   except: string[];
-}
-
-function within(path: string, root: string): boolean {
-  return path === root ||
-    path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 /**

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { dirname, isAbsolute, resolve, sep } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import {
   PERMISSION_KINDS,
   type Permissions,
@@ -18,6 +18,7 @@ import {
 import type { WorkerPermissions } from "../../protocol/sandbox/pipe.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
 import { deniedByTree, type DeniedTree } from "./denied_trees.ts";
+import { within } from "../confine/mount_rule.ts";
 import type { Sandbox } from "./types.ts";
 
 /**
@@ -151,11 +152,6 @@ export function resolvePermissionPaths(
     ];
   }
   return out;
-}
-
-function within(path: string, root: string): boolean {
-  return path === root ||
-    path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 function netAllowed(entry: string, policy: string[]): boolean {
