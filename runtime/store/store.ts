@@ -463,6 +463,7 @@ export const fromRow = {
  * const { where, limit } = listQuery({ name: "add", outcome: "error", limit: 9999 });
  * assert.deepEqual(where, [["name =", "add"], ["outcome NOT IN ('ok', 'running')"]]);
  * assert.equal(limit, 500);
+ * assert.equal(listQuery({ limit: 2.5 }).limit, 2);
  * ```
  */
 export function listQuery(
@@ -477,5 +478,7 @@ export function listQuery(
   } else if (query.outcome) where.push(["outcome =", query.outcome]);
   if (query.before !== undefined) where.push(["cursor <", query.before]);
   if (query.owner !== undefined) where.push(["owner =", query.owner]);
-  return { where, limit: Math.min(Math.max(1, query.limit ?? 50), 500) };
+  // Whole: SQLite refuses `LIMIT 2.5` and PostgreSQL a fraction for BIGINT.
+  const limit = Math.trunc(Math.min(Math.max(1, query.limit ?? 50), 500));
+  return { where, limit };
 }

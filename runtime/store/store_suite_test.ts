@@ -63,6 +63,18 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
     },
   ],
   [
+    "list() takes a fractional limit as its whole part (the console passes the query's)",
+    async (store) => {
+      await store.write([1, 2, 3].map((i) => ({ run: run(i), events: [] })));
+      const page = await store.list({ limit: 1.5 });
+      assert.deepEqual(ids(page), ["r3"]);
+      assert.deepEqual(ids(await store.list({ before: page.next! })), [
+        "r2",
+        "r1",
+      ]);
+    },
+  ],
+  [
     "list() filters by name, outcome, kind and session, newest first, with a cursor",
     async (store) => {
       await store.write(Array.from({ length: 10 }, (_, i) => ({
