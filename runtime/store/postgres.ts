@@ -97,20 +97,11 @@ const CHUNK = 1000;
 // A NOTIFY payload must stay under 8000 bytes: ids per announcement.
 const IDS_PER_NOTICE = 100;
 
-/** Options of {@link openPostgresStore}. */
-export interface PostgresStoreOptions {
-  /** Connections kept. @default 4 */
-  max?: number;
-  /** Seconds to wait for a connection before a call fails. @default 3 */
-  connectTimeout?: number;
-}
-
 /**
  * Opens a PostgreSQL run store, creating or migrating its schema.
  *
  * @param url `postgres://user:password@host:port/db` (a Unix socket folder
  *   as `?host=/path`)
- * @param options pool size and connection timeout
  * @returns the store
  * @throws {Error} when the database cannot be reached or migrated, or was
  *   written by a newer skillbox
@@ -124,9 +115,8 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStore(
   url: string,
-  options: PostgresStoreOptions = {},
 ): Promise<PostgresRunStore> {
-  const sql = connect(url, options);
+  const sql = connect(url);
   try {
     await migrate(sql);
   } catch (error) {
@@ -142,7 +132,6 @@ export async function openPostgresStore(
  * reaches it (see {@link PostgresRunStore.ready}).
  *
  * @param url the database's URL
- * @param options pool size and connection timeout
  * @returns the store, not connected yet
  * @example Open lazily (needs a server to be of use)
  * ```ts
@@ -151,11 +140,8 @@ export async function openPostgresStore(
  * await store.close();
  * ```
  */
-export function lazyPostgresStore(
-  url: string,
-  options: PostgresStoreOptions = {},
-): PostgresRunStore {
-  return new PostgresRunStore(connect(url, options), false);
+export function lazyPostgresStore(url: string): PostgresRunStore {
+  return new PostgresRunStore(connect(url), false);
 }
 
 type Sql = postgres.Sql;
@@ -201,11 +187,12 @@ function holdDriverErrors(): void {
   });
 }
 
-function connect(url: string, options: PostgresStoreOptions): Sql {
+// Four connections; a call fails after 3 s without one.
+function connect(url: string): Sql {
   holdDriverErrors();
   return postgres(url, {
-    max: options.max ?? 4,
-    connect_timeout: options.connectTimeout ?? 3,
+    max: 4,
+    connect_timeout: 3,
     idle_timeout: 60,
     // Half a second between reconnects, not the client's growing wait
     // (up to 20 s): a database back is written again at the next flush.
