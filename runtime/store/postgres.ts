@@ -16,6 +16,8 @@ import {
   INTERRUPTED,
   listQuery,
   mayView,
+  oldestKept,
+  type Retention,
   RUN_COLUMNS as COLUMNS,
   type RunDetail,
   type RunPage,
@@ -378,14 +380,7 @@ export class PostgresRunStore implements RunStore {
       } FROM skillbox_runs WHERE parent_id = ${id} ORDER BY started_at, cursor`,
       sql`SELECT name, size, data, note FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
     ]);
-    return {
-      run: fromRow.run(row),
-      events: events.map(fromRow.event),
-      children: children.map(fromRow.run).filter((r) =>
-        mayView(scope, r.owner)
-      ),
-      files: files.map(fromRow.file),
-    };
+    return fromRow.detail(scope, row, { events, children, files });
   }
 
   async timings(since: number, scope: RunScope = "all"): Promise<RunTiming[]> {
@@ -398,12 +393,9 @@ export class PostgresRunStore implements RunStore {
     return rows.map(fromRow.timing);
   }
 
-  async prune(
-    limits: { maxRuns: number; maxAgeDays: number; now?: number },
-  ): Promise<number> {
+  async prune(limits: Retention): Promise<number> {
     await this.ready();
-    const now = limits.now ?? Date.now();
-    const oldest = now - limits.maxAgeDays * 86_400_000;
+    const oldest = oldestKept(limits);
     return await this.#sql.begin(async (tx) => {
       const [keep] = await tx`SELECT cursor FROM skillbox_runs
         ORDER BY cursor DESC LIMIT 1 OFFSET ${limits.maxRuns - 1}`;

@@ -26,6 +26,7 @@ import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
 import { openSqliteStore } from "./sqlite.ts";
 import type {
   FleetChange,
+  Retention,
   RunRecord,
   RunStore,
   RunWrite,
@@ -357,7 +358,7 @@ export interface RunRecorderOptions {
   /** Where finished runs go, or null to keep none. */
   store: RunStore | null;
   /** Retention, applied in the background. @default no pruning */
-  retention?: { maxRuns: number; maxAgeDays: number };
+  retention?: Retention;
   /** Redacts arguments, results, errors and events. @default no operator secrets */
   redactor?: Redactor;
   /**

@@ -13,6 +13,8 @@ import {
   INTERRUPTED,
   listQuery,
   mayView,
+  oldestKept,
+  type Retention,
   RUN_COLUMNS,
   type RunDetail,
   type RunPage,
@@ -302,37 +304,29 @@ export class SqliteRunStore implements RunStore {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM runs WHERE id = ?`)
       .get(id);
     if (!row || !mayView(scope, row.owner as string | null)) return null;
-    const events = this.#db.prepare(
-      "SELECT seq, kind, data, at FROM events WHERE run_id = ? ORDER BY seq",
-    ).all(id);
-    const children = this.#db.prepare(
-      `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
-    ).all(id).map(fromRow.run).filter((r) => mayView(scope, r.owner));
-    const files = this.#db.prepare(
-      "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
-    ).all(id);
-    return {
-      run: fromRow.run(row),
-      events: events.map(fromRow.event),
-      children,
-      files: files.map(fromRow.file),
-    };
+    return fromRow.detail(scope, row, {
+      events: this.#db.prepare(
+        "SELECT seq, kind, data, at FROM events WHERE run_id = ? ORDER BY seq",
+      ).all(id),
+      children: this.#db.prepare(
+        `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
+      ).all(id),
+      files: this.#db.prepare(
+        "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
+      ).all(id),
+    });
   }
 
   timings(since: number, scope: RunScope = "all"): RunTiming[] {
-    const rows = scope === "all"
-      ? this.#db.prepare(
-        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running' ORDER BY cursor",
-      ).all(since)
-      : this.#db.prepare(
-        "SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running' AND owner = ? ORDER BY cursor",
-      ).all(since, scope.owner);
-    return rows.map(fromRow.timing);
+    const owner = scope === "all" ? [] : [scope.owner];
+    return this.#db.prepare(
+      `SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running'${
+        scope === "all" ? "" : " AND owner = ?"
+      } ORDER BY cursor`,
+    ).all(since, ...owner).map(fromRow.timing);
   }
 
-  prune(limits: { maxRuns: number; maxAgeDays: number; now?: number }): number {
-    const now = limits.now ?? Date.now();
-    const oldest = now - limits.maxAgeDays * 86_400_000;
+  prune(limits: Retention): number {
     const keepFrom = this.#db.prepare(
       "SELECT cursor FROM runs ORDER BY cursor DESC LIMIT 1 OFFSET ?",
     ).get(limits.maxRuns - 1) as { cursor: number } | undefined;
@@ -342,7 +336,7 @@ export class SqliteRunStore implements RunStore {
     // more statements read the doomed runs again (a quarter of the cost).
     const deleted = this.#db.prepare(
       "DELETE FROM runs WHERE cursor < ? OR ended_at < ?",
-    ).run(floor, oldest);
+    ).run(floor, oldestKept(limits));
     return Number(deleted.changes);
   }
 

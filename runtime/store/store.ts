@@ -210,9 +210,7 @@ export interface RunStore {
    *
    * @returns how many runs were deleted
    */
-  prune(
-    limits: { maxRuns: number; maxAgeDays: number; now?: number },
-  ): Awaitable<number>;
+  prune(limits: Retention): Awaitable<number>;
   /**
    * Marks the runs `host` left `running` as `interrupted` (the host
    * restarted before they finished).
@@ -239,6 +237,32 @@ export interface RunStore {
   hosts?(): Awaitable<HostBeat[]>;
   /** Closes the storage. */
   close(): Awaitable<void>;
+}
+
+/** What {@link RunStore.prune} keeps. */
+export interface Retention {
+  /** The newest runs kept. */
+  maxRuns: number;
+  /** Days a run is kept after it ended. */
+  maxAgeDays: number;
+  /** The clock, epoch milliseconds. @default Date.now() */
+  now?: number;
+}
+
+/**
+ * The end before which {@link RunStore.prune} deletes a run.
+ *
+ * @param limits the retention
+ * @returns epoch milliseconds: `now` less `maxAgeDays`
+ * @example A day kept
+ * ```ts
+ * import { oldestKept } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(oldestKept({ maxRuns: 10, maxAgeDays: 1, now: 86_400_001 }), 1);
+ * ```
+ */
+export function oldestKept(limits: Retention): number {
+  return (limits.now ?? Date.now()) - limits.maxAgeDays * 86_400_000;
 }
 
 /** Whose runs a console request may see: every run, or one owner's. */
@@ -439,6 +463,22 @@ export const fromRow = {
     size: Number(f.size),
     data: f.data === null ? null : new Uint8Array(f.data),
     note: text(f.note),
+  }),
+  /**
+   * A run's detail from the rows its `get` read: the children `scope` may
+   * not see are left out (the run itself the store checked first).
+   */
+  detail: (
+    scope: RunScope,
+    run: StoredRow,
+    rows: Record<"events" | "children" | "files", readonly StoredRow[]>,
+  ): RunDetail => ({
+    run: fromRow.run(run),
+    events: rows.events.map(fromRow.event),
+    children: rows.children.map(fromRow.run).filter((r) =>
+      mayView(scope, r.owner)
+    ),
+    files: rows.files.map(fromRow.file),
   }),
   /** A finished run's timing. */
   timing: (row: StoredRow): RunTiming => ({
