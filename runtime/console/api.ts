@@ -235,15 +235,7 @@ export function createApi(sources: ConsoleSources): Hono {
     });
   });
 
-  app.get(
-    "/live",
-    (c) =>
-      liveStream(c, {
-        recorder,
-        dropped: sources.eventsDropped,
-        scope: scopeOf(c),
-      }),
-  );
+  app.get("/live", (c) => liveStream(c, sources, scopeOf(c)));
   return app;
 }
 
@@ -526,26 +518,21 @@ function percentile(sorted: number[], p: number): number {
 const MAX_QUEUE = 2000;
 const HEARTBEAT_MS = 15_000;
 
-/** Options of {@link liveStream}. */
-interface LiveStreamOptions {
-  /** The recorder to follow. */
-  recorder: RunRecorder;
-  /** Counts events the viewer missed. @default none */
-  dropped?: (count: number) => void;
-  /** Whose runs the viewer may see; others' are never queued. @default "all" */
-  scope?: RunScope;
-}
-
 /**
- * Streams the recorder's changes to one viewer.
+ * Streams the recorder's changes to one viewer. (Its `Cache-Control:
+ * no-store` is the API middleware's, set over streamSSE's `no-cache`.)
  *
  * @param c the request context
- * @param options the recorder, the drop counter and the viewer's scope
+ * @param sources the recorder and the drop counter
+ * @param scope whose runs the viewer may see; others' are never queued
  * @returns the SSE response
  */
-function liveStream(c: Context, options: LiveStreamOptions): Response {
-  const { recorder, dropped, scope = "all" } = options;
-  c.header("Cache-Control", "no-store");
+function liveStream(
+  c: Context,
+  sources: ConsoleSources,
+  scope: RunScope,
+): Response {
+  const { recorder, eventsDropped: dropped } = sources;
   return streamSSE(c, async (stream) => {
     const queue: LiveChange[] = [];
     let wake: (() => void) | null = null;
@@ -568,7 +555,9 @@ function liveStream(c: Context, options: LiveStreamOptions): Response {
     try {
       const running = [
         ...recorder.running.filter((r) => mayView(scope, r.owner)),
-        ...await otherHostsRunning(recorder, scope),
+        // None of the other hosts' runs when the store is out of reach:
+        // the viewer still gets this host's and every change from now on.
+        ...await fleetRunning(recorder, scope).catch((): LiveRun[] => []),
       ];
       await stream.writeSSE({
         event: "hello",
@@ -605,20 +594,6 @@ function liveStream(c: Context, options: LiveStreamOptions): Response {
       unsubscribe();
     }
   });
-}
-
-// The live view's snapshot: none of the other hosts' runs when the store
-// is out of reach (the viewer still gets this host's and every change
-// from now on).
-async function otherHostsRunning(
-  recorder: RunRecorder,
-  scope: RunScope,
-): Promise<LiveRun[]> {
-  try {
-    return await fleetRunning(recorder, scope);
-  } catch {
-    return [];
-  }
 }
 
 /**
