@@ -25,7 +25,6 @@ import { Redactor } from "./redact.ts";
 import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
 import { openSqliteStore } from "./sqlite.ts";
 import type {
-  FleetChange,
   Retention,
   RunRecord,
   RunStore,
@@ -642,12 +641,8 @@ export class RunRecorder implements RunObserver {
 
   // Drops the oldest held runs, counted: never silently.
   #lose(count: number): void {
-    let left = count;
-    while (left > 0 && this.#unwritten.length > 0) {
-      this.#unwritten.shift(), left--;
-    }
-    while (left > 0 && this.#pending.length > 0) this.#pending.shift(), left--;
-    const lost = count - left;
+    const unwritten = this.#unwritten.splice(0, count).length;
+    const lost = unwritten + this.#pending.splice(0, count - unwritten).length;
     if (lost === 0) return;
     this.#lost += lost;
     for (let i = 0; i < lost; i++) this.#options.counters?.storeError();
@@ -663,10 +658,12 @@ export class RunRecorder implements RunObserver {
     this.#listeners.add(listener);
     // Other hosts' runs are heard only while someone watches.
     if (this.#listeners.size === 1 && this.store?.follow && !this.#closed) {
-      this.#unfollow = this.store.follow(
-        this.host,
-        (change) => this.#heard(change),
-      );
+      this.#unfollow = this.store.follow(this.host, (change) =>
+        this.#notify(
+          change.type === "finished"
+            ? { type: "finished", run: change.run }
+            : { type: "started", run: liveOf(change.run) },
+        ));
     }
     return () => {
       this.#listeners.delete(listener);
@@ -827,14 +824,6 @@ export class RunRecorder implements RunObserver {
     } catch {
       // nothing more to report: the host is closing
     }
-  }
-
-  #heard(change: FleetChange): void {
-    this.#notify(
-      change.type === "finished"
-        ? { type: "finished", run: change.run }
-        : { type: "started", run: liveOf(change.run) },
-    );
   }
 
   /** This host's name on its runs (`host.id`). */
