@@ -96,6 +96,9 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 // Rows per INSERT: PostgreSQL takes at most 65535 parameters a statement.
 const CHUNK = 1000;
+// A run written again (running, then finished) takes every new column.
+const UPDATE_ALL = COLUMNS.filter((c) => c !== "id")
+  .map((c) => `${c} = EXCLUDED.${c}`).join(", ");
 // A NOTIFY payload must stay under 8000 bytes: ids per announcement.
 const IDS_PER_NOTICE = 100;
 
@@ -285,24 +288,12 @@ export class PostgresRunStore implements RunStore {
     const writes = [...last.values()];
     const ids = writes.map((w) => w.run.id);
     const rows = writes.map(({ run }) => toRow(run));
+    // Rows by spreading: each INSERT below names the columns it reads.
     const events = writes.flatMap(({ run, events }) =>
-      events.map((e) => ({
-        run_id: run.id,
-        seq: e.seq,
-        kind: e.kind,
-        data: e.data,
-        at: e.at,
-      }))
+      events.map((e) => ({ run_id: run.id, ...e }))
     );
     const files = writes.flatMap(({ run, files }) =>
-      (files ?? []).map((f, i) => ({
-        run_id: run.id,
-        seq: i,
-        name: f.name,
-        size: f.size,
-        data: f.data,
-        note: f.note,
-      }))
+      (files ?? []).map((f, seq) => ({ run_id: run.id, seq, ...f }))
     );
     const host = writes[0]!.run.host ?? "";
     await this.#sql.begin(async (tx) => {
@@ -313,12 +304,8 @@ export class PostgresRunStore implements RunStore {
       const fresh = new Set<string>();
       for (const part of chunks(rows, CHUNK)) {
         const done = await tx`INSERT INTO skillbox_runs ${tx(part, ...COLUMNS)}
-          ON CONFLICT (id) DO UPDATE SET ${
-          tx.unsafe(
-            COLUMNS.filter((c) => c !== "id").map((c) => `${c} = EXCLUDED.${c}`)
-              .join(", "),
-          )
-        } RETURNING id, (xmax = 0) AS inserted`;
+          ON CONFLICT (id) DO UPDATE SET ${tx.unsafe(UPDATE_ALL)}
+          RETURNING id, (xmax = 0) AS inserted`;
         for (const row of done) if (row.inserted) fresh.add(String(row.id));
       }
       await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
