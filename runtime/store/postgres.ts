@@ -464,12 +464,15 @@ export class PostgresRunStore implements RunStore {
     let stopped = false;
     let unlisten: (() => Promise<void>) | null = null;
     const heard = async (payload: string) => {
-      let notice: Partial<Record<"host" | Change, unknown>>;
+      let notice: Partial<Record<"host" | Change, unknown>> | null;
       try {
         notice = JSON.parse(payload);
       } catch {
         return;
       }
+      // Any client of the database may NOTIFY: only an object can be ours
+      // (JSON `null` here threw, unhandled, and ended the host).
+      if (typeof notice !== "object" || notice === null) return;
       if (notice.host === host) return;
       const ids = (c: Change) => {
         const list = notice[c];

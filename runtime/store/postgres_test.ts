@@ -145,6 +145,20 @@ testWithPostgres(
       assert.deepEqual(heard.map((h) => [h.type, h.run.id, h.run.outcome]), [
         ["finished", "end", "interrupted"],
       ]);
+      // A notice not of ours (JSON `null`, from any client of the
+      // database) is ignored: the runs after it are still heard.
+      heard.length = 0;
+      const other = postgres(url, { onnotice: () => {} });
+      try {
+        await other`SELECT pg_notify('skillbox_runs', 'null')`;
+      } finally {
+        await other.end();
+      }
+      await b.write([record("after", "h2", "running")]);
+      await until(1);
+      assert.deepEqual(heard.map((h) => [h.type, h.run.id]), [
+        ["started", "after"],
+      ]);
     } finally {
       unfollow();
       await a.close();
