@@ -276,30 +276,26 @@ async function fleetView(
       store.hosts(),
       fleetRunning(recorder, scope),
     ]);
-    const count = (id: string) => running.filter((r) => r.host === id).length;
-    const hosts = new Map<string, HostView>([[self.id, self]]);
-    for (const b of beats) {
-      if (b.host === self.id) continue;
-      hosts.set(b.host, {
-        id: b.host,
-        self: false,
-        alive: b.ageMs < BEAT_LOST_MS,
-        last_seen_ms: b.ageMs,
-        running: count(b.host),
-      });
-    }
-    for (const r of running) {
-      const id = r.host ?? "";
-      if (hosts.has(id)) continue;
-      hosts.set(id, {
-        id,
-        self: false,
-        alive: false,
-        last_seen_ms: null,
-        running: count(id),
-      });
-    }
-    const shown = [...hosts.values()].filter((h) =>
+    const ages = new Map(beats.map((b) => [b.host, b.ageMs]));
+    const others = new Set([
+      ...ages.keys(),
+      ...running.map((r) => r.host ?? ""),
+    ]);
+    others.delete(self.id);
+    const hosts = [
+      self,
+      ...[...others].map((id): HostView => {
+        const age = ages.get(id);
+        return {
+          id,
+          self: false,
+          alive: age !== undefined && age < BEAT_LOST_MS,
+          last_seen_ms: age ?? null,
+          running: running.filter((r) => r.host === id).length,
+        };
+      }),
+    ];
+    const shown = hosts.filter((h) =>
       scope === "all" || h.self || h.running > 0
     ).sort((a, b) =>
       Number(b.self) - Number(a.self) || a.id.localeCompare(b.id)
