@@ -121,14 +121,14 @@ const IDS_PER_NOTICE = 100;
 export async function openPostgresStore(
   url: string,
 ): Promise<PostgresRunStore> {
-  const sql = connect(url);
+  const store = lazyPostgresStore(url);
   try {
-    await migrate(sql);
+    await store.ready();
   } catch (error) {
-    await sql.end({ timeout: 1 }).catch(() => {});
+    await store.close().catch(() => {});
     throw error;
   }
-  return new PostgresRunStore(sql);
+  return store;
 }
 
 /**
@@ -146,7 +146,7 @@ export async function openPostgresStore(
  * ```
  */
 export function lazyPostgresStore(url: string): PostgresRunStore {
-  return new PostgresRunStore(connect(url), false);
+  return new PostgresRunStore(connect(url));
 }
 
 type Sql = postgres.Sql;
@@ -257,16 +257,12 @@ async function migrate(sql: Sql): Promise<void> {
  */
 export class PostgresRunStore implements RunStore {
   #sql: Sql;
-  #migrated: boolean;
+  #migrated = false;
   #migrating: Promise<void> | null = null;
 
-  /**
-   * @param sql the connection pool
-   * @param migrated whether the schema is known to be in place
-   */
-  constructor(sql: Sql, migrated = true) {
+  /** @param sql the connection pool (the schema is made by {@link ready}) */
+  constructor(sql: Sql) {
     this.#sql = sql;
-    this.#migrated = migrated;
   }
 
   /** Makes sure the schema is in place (once it has been, at once). */
