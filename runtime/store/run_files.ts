@@ -22,8 +22,6 @@ export interface FilesKept {
   truncated: boolean;
 }
 
-const NOTHING_KEPT = { files: 0, bytes: 0, truncated: false };
-
 // Runs whose files wait to be written; beyond it the oldest are dropped (a
 // run dropped from the recorder's pending writes never takes its files).
 const MAX_RUNS = 1000;
@@ -75,7 +73,7 @@ export function keepRunFiles(
     maxBytes,
     maxFiles,
     attach(runId, files, unlisted = 0) {
-      if (!runs.isOpen(runId)) return { ...NOTHING_KEPT, truncated: true };
+      if (!runs.isOpen(runId)) return { files: 0, bytes: 0, truncated: true };
       let run = kept.get(runId);
       if (!run) {
         if (kept.size >= MAX_RUNS) kept.delete(kept.keys().next().value!);
