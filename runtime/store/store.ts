@@ -504,6 +504,7 @@ export const fromRow = {
  * assert.deepEqual(where, [["name =", "add"], ["outcome NOT IN ('ok', 'running')"]]);
  * assert.equal(limit, 500);
  * assert.equal(listQuery({ limit: 2.5 }).limit, 2);
+ * assert.deepEqual(listQuery({ before: 2.5 }).where, [["cursor <", 3]]);
  * ```
  */
 export function listQuery(
@@ -516,9 +517,13 @@ export function listQuery(
   if (query.outcome === "error") {
     where.push(["outcome NOT IN ('ok', 'running')"]);
   } else if (query.outcome) where.push(["outcome =", query.outcome]);
-  if (query.before !== undefined) where.push(["cursor <", query.before]);
+  // A cursor is a whole number (PostgreSQL's BIGINT refuses `2.5`):
+  // below 2.5 is below 3.
+  if (query.before !== undefined) {
+    where.push(["cursor <", Math.ceil(query.before)]);
+  }
   if (query.owner !== undefined) where.push(["owner =", query.owner]);
-  // Whole: SQLite refuses `LIMIT 2.5` and PostgreSQL a fraction for BIGINT.
+  // Whole: SQLite refuses `LIMIT 2.5` and PostgreSQL a fraction of BIGINT.
   const limit = Math.trunc(Math.min(Math.max(1, query.limit ?? 50), 500));
   return { where, limit };
 }

@@ -63,12 +63,17 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
     },
   ],
   [
-    "list() takes a fractional limit as its whole part (the console passes the query's)",
+    "list() takes a fractional limit or cursor (the console passes the query's)",
     async (store) => {
       await store.write([1, 2, 3].map((i) => ({ run: run(i), events: [] })));
       const page = await store.list({ limit: 1.5 });
       assert.deepEqual(ids(page), ["r3"]);
       assert.deepEqual(ids(await store.list({ before: page.next! })), [
+        "r2",
+        "r1",
+      ]);
+      // A fractional cursor (hand-written in a URL) reads as the next whole one.
+      assert.deepEqual(ids(await store.list({ before: page.next! - 0.5 })), [
         "r2",
         "r1",
       ]);
