@@ -133,7 +133,12 @@ function isPublicIpv6(g: number[]): boolean {
     if (f === 0 || f === 0xffff) return isPublicIpv4(embedded);
     return false;
   }
-  if (a === 0x64 && b === 0xff9b) return isPublicIpv4(embedded); // NAT64
+  if (a === 0x64 && b === 0xff9b) {
+    // NAT64: only the well-known /96 puts the IPv4 address in the last 32
+    // bits; other prefixes (64:ff9b:1::/48) place it elsewhere.
+    const wellKnown = c === 0 && d === 0 && e === 0 && f === 0;
+    return wellKnown && isPublicIpv4(embedded);
+  }
   if (a === 0x2002) {
     return isPublicIpv4([b >> 8, b & 0xff, c >> 8, c & 0xff]); // 6to4
   }

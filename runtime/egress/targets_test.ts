@@ -52,6 +52,17 @@ Deno.test("isPublicAddress() refuses every non-public range and form", () => {
   for (const ip of allowed) assert.equal(isPublicAddress(ip), true, ip);
 });
 
+Deno.test("isPublicAddress() reads an embedded IPv4 only under 64:ff9b::/96", () => {
+  // A /48 translator (the local-use prefix 64:ff9b:1::/48, RFC 8215) takes
+  // the IPv4 address from bits 48-63 and 72-87 (RFC 6052): this one is
+  // 127.0.0.1 there, while its last 32 bits read 8.8.8.8.
+  assert.equal(isPublicAddress("64:ff9b:1:7f00:0:100:808:808"), false);
+  assert.equal(isPublicAddress("64:ff9b:1::8.8.8.8"), false);
+  // Outside the /96 the rest of 64:ff9b::/32 is not global either.
+  assert.equal(isPublicAddress("64:ff9b:0:0:1::8.8.8.8"), false);
+  assert.equal(isPublicAddress("64:ff9b::8.8.8.8"), true);
+});
+
 Deno.test("isIpLiteral() tells addresses from names", () => {
   assert.equal(isIpLiteral("127.0.0.1"), true);
   assert.equal(isIpLiteral("[fe80::1]"), true);
