@@ -235,14 +235,6 @@ function causeMessage(error: Error): string {
 }
 
 /**
- * Rejects with the abort reason when the caller aborted, so a timeout or
- * cancellation surfaces as itself rather than as a provider failure.
- */
-export function rethrowIfAborted(signal: AbortSignal | undefined): void {
-  signal?.throwIfAborted();
-}
-
-/**
  * The stream ended without the provider's end marker (connection dropped
  * mid-answer).
  */

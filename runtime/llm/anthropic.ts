@@ -19,7 +19,6 @@ import {
   type ApiErrorFields,
   mapProviderError,
   parseToolArguments,
-  rethrowIfAborted,
   truncatedStreamError,
   TurnBounds,
 } from "./_turn.ts";
@@ -27,7 +26,6 @@ import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
 import { DEFAULT_LLM_RULES, OFFICIAL_BASE_URLS } from "./config.ts";
 
 const PROVIDER = "anthropic";
-const OFFICIAL_BASE_URL = OFFICIAL_BASE_URLS.anthropic;
 const DEFAULT_MAX_TOKENS = 1024;
 
 type MessageParam = Anthropic.MessageParam;
@@ -50,13 +48,14 @@ type Block = Exclude<MessageParam["content"], string>[number];
 export function createAnthropicProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URL;
+  // Given even when unset, so ANTHROPIC_BASE_URL is not read.
+  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URLS[PROVIDER];
   const client = new Anthropic({
     apiKey: options.apiKey,
     baseURL: baseUrl,
     maxRetries: options.maxRetries ?? 0,
     // The key given is the only credential: ANTHROPIC_AUTH_TOKEN is not read.
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.fetch, // the SDK's default when undefined
   });
   const limits = options.limits ?? DEFAULT_LLM_RULES;
 
@@ -137,11 +136,12 @@ export function createAnthropicProvider(
           }
         }
       } catch (error) {
-        rethrowIfAborted(signal);
+        // A timeout or cancellation surfaces as itself, not as a failure.
+        signal?.throwIfAborted();
         throw mapProviderError(PROVIDER, error, { baseUrl, readApiError });
       }
       // The SDK ends the iteration quietly on abort: say it was aborted.
-      rethrowIfAborted(signal);
+      signal?.throwIfAborted();
       if (!stopped) throw truncatedStreamError(PROVIDER);
 
       const toolCalls: ChatToolCall[] = [...tools.entries()]
@@ -213,18 +213,19 @@ function toAnthropicMessages(
   return { system: system.join("\n\n"), messages };
 }
 
-/** Reads the Anthropic SDK's HTTP error; its body is `{type: "error", error: {type, message}}`. */
+/**
+ * Reads the Anthropic SDK's HTTP error: the SDK has already taken the
+ * message and type out of its body (`{type: "error", error: {type, message}}`).
+ */
 function readApiError(error: unknown): ApiErrorFields | undefined {
   if (!(error instanceof APIError)) return undefined;
-  const body = error.error as
-    | { error?: { message?: unknown; type?: unknown } }
-    | undefined;
   return {
     status: error.status,
-    message: typeof body?.error?.message === "string"
-      ? body.error.message
+    // Typed a string, but copied from the body as it came.
+    message: typeof error.apiMessage === "string"
+      ? error.apiMessage
       : undefined,
     type: error.type ?? undefined,
-    hasBody: body !== undefined,
+    hasBody: error.error !== undefined,
   };
 }

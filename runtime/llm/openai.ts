@@ -18,17 +18,17 @@ import {
   type ApiErrorFields,
   mapProviderError,
   parseToolArguments,
-  rethrowIfAborted,
   truncatedStreamError,
   TurnBounds,
 } from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
-import { DEFAULT_LLM_RULES, OFFICIAL_BASE_URLS } from "./config.ts";
+import {
+  DEFAULT_LLM_RULES,
+  OFFICIAL_BASE_URLS,
+  sameBaseUrl,
+} from "./config.ts";
 
 const PROVIDER = "openai";
-
-/** The official API; other servers take `max_tokens` instead. */
-const OFFICIAL_BASE_URL = OFFICIAL_BASE_URLS.openai;
 
 /** OpenAI `finish_reason` → the normalized `stop_reason`. */
 const STOP_REASONS: Record<string, string> = {
@@ -61,7 +61,8 @@ const STOP_REASONS: Record<string, string> = {
 export function createOpenAiProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URL;
+  // Given even when unset, so OPENAI_BASE_URL is not read.
+  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URLS[PROVIDER];
   const client = new OpenAI({
     apiKey: options.apiKey,
     baseURL: baseUrl,
@@ -70,12 +71,12 @@ export function createOpenAiProvider(
     organization: null,
     project: null,
     adminAPIKey: null,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.fetch, // the SDK's default when undefined
   });
   const limits = options.limits ?? DEFAULT_LLM_RULES;
   // The official API rejects `max_tokens` for reasoning models; compatible
   // servers (Ollama, vLLM, llama.cpp) may not know `max_completion_tokens`.
-  const tokensField = baseUrl.replace(/\/+$/, "") === OFFICIAL_BASE_URL
+  const tokensField = sameBaseUrl(PROVIDER, baseUrl, undefined)
     ? "max_completion_tokens"
     : "max_tokens";
 
@@ -140,11 +141,12 @@ export function createOpenAiProvider(
           if (choice.finish_reason) finish = choice.finish_reason;
         }
       } catch (error) {
-        rethrowIfAborted(signal);
+        // A timeout or cancellation surfaces as itself, not as a failure.
+        signal?.throwIfAborted();
         throw mapProviderError(PROVIDER, error, { baseUrl, readApiError });
       }
       // The SDK ends the iteration quietly on abort: say it was aborted.
-      rethrowIfAborted(signal);
+      signal?.throwIfAborted();
       if (finish === null) throw truncatedStreamError(PROVIDER);
 
       const toolCalls: ChatToolCall[] = calls.filter(Boolean).map((call) => ({
