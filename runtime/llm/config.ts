@@ -691,7 +691,7 @@ const PUBLIC_CONFIG_KEYS = [
  * ```
  */
 export function redactLlmConfig(config: LlmConfig): LLMConfig {
-  const source = config.provider_config || {};
+  const source = providerConfigOf(config);
   const providerConfig: Record<string, unknown> = {};
   for (const key of PUBLIC_CONFIG_KEYS) {
     const value = source[key];
@@ -744,7 +744,7 @@ export interface ResolveLlmOptions {
   /** The skill's `llm_config`. @default null */
   skill?: LlmConfig | null;
   /** Reads an environment variable. @default `Deno.env.get` (undefined when not permitted) */
-  env?: (name: string) => string | undefined;
+  env?: EnvReader;
 }
 
 /**

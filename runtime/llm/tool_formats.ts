@@ -222,7 +222,8 @@ export interface ToolFormatOptions {
 }
 
 /**
- * The object JSON Schema both APIs take as a tool's input.
+ * The object JSON Schema both APIs take as a tool's input; `$schema` is
+ * noise to them and is dropped.
  *
  * @param tool the tool
  * @returns its input schema, `type: "object"` and `properties` always set
@@ -235,7 +236,13 @@ export interface ToolFormatOptions {
  * ```
  */
 export function toolInputSchema(tool: Pick<Tool, "inputSchema">): ObjectSchema {
-  return objectSchema(tool.inputSchema);
+  const { $schema: _ignored, ...rest } = tool.inputSchema;
+  return {
+    ...rest,
+    type: "object",
+    properties: (rest.properties as Record<string, unknown> | undefined) ??
+      {},
+  };
 }
 
 /**
@@ -397,16 +404,5 @@ function withIntention(
   return {
     ...schema,
     properties: { ...properties, [INTENTION_FIELD]: INTENTION_SCHEMA },
-  };
-}
-
-/** Both APIs want an object schema; `$schema` is noise to them. */
-function objectSchema(schema: JsonSchema): ObjectSchema {
-  const { $schema: _ignored, ...rest } = schema;
-  return {
-    ...rest,
-    type: "object",
-    properties: (rest.properties as Record<string, unknown> | undefined) ??
-      {},
   };
 }
