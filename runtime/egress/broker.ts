@@ -440,9 +440,9 @@ export function checkedFetch(
         ? AbortSignal.any([init.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)])
         : AbortSignal.timeout(CHECK_TIMEOUT_MS);
       const address = await broker.checkTarget(url, allow, signal);
-      const res = await send(url, address, {
+      const res = await requestAt(url, address, {
         method,
-        headers,
+        headers: Object.fromEntries(headers),
         body,
         signal: init.signal ?? undefined,
       });
@@ -463,24 +463,6 @@ export function checkedFetch(
       }
     }
   };
-}
-
-interface Exchange {
-  method: string;
-  headers: Headers;
-  body: Uint8Array | null;
-  signal?: AbortSignal;
-}
-
-// One HTTP exchange to the checked address; resolves at the headers.
-function send(
-  url: URL,
-  address: string,
-  exchange: Exchange,
-): Promise<http.IncomingMessage> {
-  const headers: Record<string, string> = {};
-  exchange.headers.forEach((value, key) => headers[key] = value);
-  return requestAt(url, address, { ...exchange, headers });
 }
 
 function toResponse(res: http.IncomingMessage, method: string): Response {
