@@ -34,8 +34,6 @@ export interface EgressProxyOptions {
   broker: Pick<EgressBroker, "checkTarget">;
   /** Hosts the principal may reach (`name`, `name:port`, `*`). */
   allow: readonly string[];
-  /** Who it serves, for messages. @default "sandbox" */
-  principal?: string;
   /** Most connections open at once. @default 64 */
   maxConnections?: number;
   /** Time to send the token and a complete head, and to connect. @default 10000 */
@@ -73,7 +71,6 @@ class BadRequest extends Error {}
 interface Rules {
   broker: Pick<EgressBroker, "checkTarget">;
   allow: string[][];
-  principal: string;
   timeoutMs: number;
 }
 
@@ -107,7 +104,6 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   const rules: Rules = {
     broker: options.broker,
     allow: [[...options.allow]],
-    principal: options.principal ?? "sandbox",
     timeoutMs: options.timeoutMs ?? 10_000,
   };
   const sockets = new Set<net.Socket>();

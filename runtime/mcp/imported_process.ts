@@ -184,7 +184,6 @@ function spawnConfined(
   const proxy = (spec.hosts ?? []).length === 0 ? null : openEgressProxy({
     broker: spec.egress ?? new EgressBroker(),
     allow: spec.hosts ?? [],
-    principal: `MCP server "${spec.command}"`,
   });
   try {
     // The Deno binary as named is still Deno (its cache, its libraries).

@@ -185,7 +185,6 @@ export async function runSkillScript(
       net = openEgressProxy({
         broker: limits.net.broker,
         allow: limits.net.hosts,
-        principal: `skill script "${call.script}"`,
       });
     }
     await Deno.mkdir(dirs.mount, { recursive: true });
