@@ -316,6 +316,11 @@ export class EgressBroker {
       res.destroy();
     }
     const values = injected.map((s) => s.value).filter((v) => v.length > 0);
+    let body = redactBytes(Buffer.concat(chunks), values);
+    // A secret the cut ran through is not found whole: drop its start.
+    if (truncated) {
+      body = body.subarray(0, body.length - cutSecret(body, values));
+    }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) {
       if (v === undefined) continue;
@@ -326,7 +331,7 @@ export class EgressBroker {
       status: res.statusCode ?? 0,
       statusText: res.statusMessage ?? "",
       headers,
-      bodyBase64: redactBytes(Buffer.concat(chunks), values).toString("base64"),
+      bodyBase64: body.toString("base64"),
       truncated,
       redirects,
     };
@@ -559,6 +564,21 @@ function redactText(text: string, values: string[]): string {
   let out = text;
   for (const v of values) out = out.split(v).join(REDACTED);
   return out;
+}
+
+/** How many bytes at the end of a cut body begin one of the values. */
+function cutSecret(bytes: Buffer, values: string[]): number {
+  let longest = 0;
+  for (const v of values) {
+    const needle = Buffer.from(v);
+    for (let n = Math.min(needle.length - 1, bytes.length); n > longest; n--) {
+      if (bytes.subarray(bytes.length - n).equals(needle.subarray(0, n))) {
+        longest = n;
+        break;
+      }
+    }
+  }
+  return longest;
 }
 
 /** The bytes with every value (as UTF-8) replaced by a marker. */

@@ -313,6 +313,28 @@ Deno.test("operator secrets go only to their host, and never come back", async (
   }
 });
 
+Deno.test("a body cut at the limit keeps no part of a secret", async () => {
+  const { server, port } = startServer();
+  const value = `Bearer ${SECRET}`;
+  // The echo is {"method":"GET","auth":"<value>",...}: cut inside the value.
+  const cut = '{"method":"GET","auth":"'.length + value.length - 3;
+  const broker = new EgressBroker({
+    resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
+    privateHosts: ["api.test"],
+    secrets: [{ host: "api.test", header: "Authorization", value }],
+    maxResponseBytes: cut,
+  });
+  try {
+    const res = await broker.fetch({ url: `http://api.test:${port}/` }, {
+      allow: [["*"]],
+    });
+    assert.equal(res.truncated, true);
+    assert.doesNotMatch(text(res), /op-secret/);
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("the broker bounds bodies and time, and narrows by every list", async (t) => {
   const { server, port } = startServer();
   const names = resolver({ "a.test": ["127.0.0.1"], "b.test": ["127.0.0.1"] });
