@@ -208,7 +208,10 @@ async function tunnel(
   rules: Rules,
 ): Promise<void> {
   try {
-    const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:/@\[\]]+):(\d{1,5})$/.exec(
+    // Host name characters only: a URL reads "?", "#" or a backslash as
+    // the end of the host, and would check another port than the one
+    // connected to.
+    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(
       req.url ?? "",
     );
     if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
@@ -217,7 +220,8 @@ async function tunnel(
     // Checked as the https URL it stands for (the port written out).
     const url = new URL(`https://${m[1]}:${m[2]}/`);
     const address = await check(url, rules);
-    const target = await connectTo(address, Number(m[2]), url, rules);
+    const port = Number(url.port || 443); // the port that was checked
+    const target = await connectTo(address, port, url, rules);
     socket.write("HTTP/1.1 200 Connection established\r\n\r\n");
     if (head.length > 0) target.write(head);
     target.on("error", () => socket.destroy());

@@ -134,6 +134,41 @@ Deno.test("openEgressProxy() refuses what the HTTP parser lets through", async (
   }
 });
 
+Deno.test("openEgressProxy() tunnels only to the port it checked", async () => {
+  // A listener on a port the grant does not name.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      await conn.write(new TextEncoder().encode("reached"));
+      conn.close();
+    }
+  })();
+  const proxy = openEgressProxy({
+    broker: new EgressBroker({
+      privateHosts: ["a.test"],
+      resolve: () => Promise.resolve(["127.0.0.1"]),
+    }),
+    allow: ["a.test:443"],
+  });
+  try {
+    const connect = (target: string) =>
+      exchange(proxy, `${proxy.token}\nCONNECT ${target} HTTP/1.1\r\n\r\n`);
+    assert.match(await connect(`a.test:${port}`), /^HTTP\/1.1 403 /);
+    // A URL reads these as the start of a query, a fragment or a path: the
+    // host checked is a.test on 443, the port after them is not.
+    for (const cut of ["?", "#", "\\"]) {
+      const answer = await connect(`a.test${cut}:${port}`);
+      assert.doesNotMatch(answer, /reached/, cut);
+      assert.match(answer, /^HTTP\/1.1 400 /, cut);
+    }
+  } finally {
+    proxy.close();
+    listener.close();
+    await accepting.catch(() => {});
+  }
+});
+
 Deno.test("openEgressProxy() close() removes its socket", async () => {
   const proxy = openEgressProxy({ broker: new EgressBroker(), allow: [] });
   assert.ok((await Deno.stat(proxy.path)).isSocket);
