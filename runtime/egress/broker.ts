@@ -62,8 +62,6 @@ export interface BrokerOptions {
   maxRequestBytes?: number;
   /** Whole request limit, redirects included. @default 30000 */
   timeoutMs?: number;
-  /** @default 5 */
-  maxRedirects?: number;
   /** Name resolution (tests swap it). @default {@link resolveHost} */
   resolve?: (host: string, signal: AbortSignal) => Promise<string[]>;
 }
@@ -78,6 +76,8 @@ export interface EgressScope {
 }
 
 const REDIRECTS = [301, 302, 303, 307, 308];
+// Hops a request may take after the first, in fetch and checkedFetch.
+const MAX_REDIRECTS = 5;
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
@@ -102,7 +102,6 @@ export class EgressBroker {
   readonly #maxResponse: number;
   readonly #maxRequest: number;
   readonly #timeoutMs: number;
-  readonly #maxRedirects: number;
   readonly #resolve: (host: string, signal: AbortSignal) => Promise<string[]>;
 
   /** @param options secrets, private hosts, bounds */
@@ -112,7 +111,6 @@ export class EgressBroker {
     this.#maxResponse = options.maxResponseBytes ?? 8 * 1024 * 1024;
     this.#maxRequest = options.maxRequestBytes ?? 8 * 1024 * 1024;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#maxRedirects = options.maxRedirects ?? 5;
     this.#resolve = options.resolve ?? resolveHost;
   }
 
@@ -182,10 +180,10 @@ export class EgressBroker {
         return this.#answer(url, res, injected, redirects);
       }
       res.destroy();
-      if (hop >= this.#maxRedirects) {
+      if (hop >= MAX_REDIRECTS) {
         throw new SkillboxError(
           "tool_error",
-          `Too many redirects (more than ${this.#maxRedirects})`,
+          `Too many redirects (more than ${MAX_REDIRECTS})`,
         );
       }
       redirects.push(url.href);
@@ -393,7 +391,6 @@ export type FetchLike = (
   init?: RequestInit,
 ) => Promise<Response>;
 
-const MAX_REDIRECTS = 5;
 const CHECK_TIMEOUT_MS = 10_000;
 
 /** Where a {@link checkedFetch} may go. */

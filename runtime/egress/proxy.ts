@@ -34,8 +34,6 @@ export interface EgressProxyOptions {
   broker: Pick<EgressBroker, "checkTarget">;
   /** Hosts the principal may reach (`name`, `name:port`, `*`). */
   allow: readonly string[];
-  /** Most connections open at once. @default 64 */
-  maxConnections?: number;
   /** Time to send the token and a complete head, and to connect. @default 10000 */
   timeoutMs?: number;
 }
@@ -51,6 +49,7 @@ export interface EgressProxy {
 }
 
 const MAX_HEAD = 64 * 1024;
+const MAX_CONNECTIONS = 64; // open at once, per proxy
 const MAX_TOKEN_LINE = 256;
 // Set by the proxy on the hop it makes, never passed on from the client.
 const HOP = new Set([
@@ -100,7 +99,6 @@ interface Rules {
 export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   const path = privateSocketPath();
   const token = randomHex(24);
-  const max = options.maxConnections ?? 64;
   const rules: Rules = {
     broker: options.broker,
     allow: [[...options.allow]],
@@ -142,7 +140,7 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
     refuseOn(socket, new BadRequest(`Malformed request: ${err.message}`));
   });
   const front = net.createServer((socket) => {
-    if (sockets.size >= max) return void socket.destroy();
+    if (sockets.size >= MAX_CONNECTIONS) return void socket.destroy();
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
