@@ -9,14 +9,10 @@
  */
 
 import { SkillboxError } from "../../protocol/errors.ts";
+import { DEFAULT_LLM_RULES, type LlmRules } from "./config.ts";
 
-/** The two limits of a turn. */
-export interface TurnLimits {
-  /** Most UTF-8 bytes of text plus tool-call ids, names and arguments. */
-  maxResponseBytes: number;
-  /** Most tool calls. */
-  maxToolCalls: number;
-}
+/** The two limits of a turn: the operator's `llm` rules for them. */
+export type TurnLimits = Pick<LlmRules, "maxResponseBytes" | "maxToolCalls">;
 
 /**
  * Counts one turn against its limits.
@@ -40,9 +36,9 @@ export class TurnBounds {
    * Starts a turn's count at zero.
    *
    * @param provider named in the error
-   * @param limits the turn's limits
+   * @param limits the turn's limits @default {@link DEFAULT_LLM_RULES}'s
    */
-  constructor(provider: string, limits: TurnLimits) {
+  constructor(provider: string, limits: TurnLimits = DEFAULT_LLM_RULES) {
     this.#provider = provider;
     this.#limits = limits;
   }

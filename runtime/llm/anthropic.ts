@@ -23,7 +23,7 @@ import {
   TurnBounds,
 } from "./_turn.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
-import { DEFAULT_LLM_RULES, OFFICIAL_BASE_URLS } from "./config.ts";
+import { OFFICIAL_BASE_URLS } from "./config.ts";
 
 const PROVIDER = "anthropic";
 const DEFAULT_MAX_TOKENS = 1024;
@@ -57,8 +57,6 @@ export function createAnthropicProvider(
     // The key given is the only credential: ANTHROPIC_AUTH_TOKEN is not read.
     fetch: options.fetch, // the SDK's default when undefined
   });
-  const limits = options.limits ?? DEFAULT_LLM_RULES;
-
   return {
     provider: PROVIDER,
     model: options.model,
@@ -93,7 +91,7 @@ export function createAnthropicProvider(
       >();
       // Throwing inside the loop ends the SDK's stream, which aborts the
       // request: the provider's connection is closed.
-      const bounds = new TurnBounds(PROVIDER, limits);
+      const bounds = new TurnBounds(PROVIDER, options.limits);
       try {
         const stream = await client.messages.create(body, { signal });
         for await (const event of stream) {

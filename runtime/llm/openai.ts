@@ -22,11 +22,7 @@ import {
   TurnBounds,
 } from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
-import {
-  DEFAULT_LLM_RULES,
-  OFFICIAL_BASE_URLS,
-  sameBaseUrl,
-} from "./config.ts";
+import { OFFICIAL_BASE_URLS, sameBaseUrl } from "./config.ts";
 
 const PROVIDER = "openai";
 
@@ -73,7 +69,6 @@ export function createOpenAiProvider(
     adminAPIKey: null,
     fetch: options.fetch, // the SDK's default when undefined
   });
-  const limits = options.limits ?? DEFAULT_LLM_RULES;
   // The official API rejects `max_tokens` for reasoning models; compatible
   // servers (Ollama, vLLM, llama.cpp) may not know `max_completion_tokens`.
   const tokensField = sameBaseUrl(PROVIDER, baseUrl, undefined)
@@ -105,7 +100,7 @@ export function createOpenAiProvider(
       const calls: { id: string; name: string; args: string }[] = [];
       // Throwing inside the loop ends the SDK's stream, which aborts the
       // request: the provider's connection is closed.
-      const bounds = new TurnBounds(PROVIDER, limits);
+      const bounds = new TurnBounds(PROVIDER, options.limits);
       try {
         const stream = await client.chat.completions.create(body, { signal });
         for await (const chunk of stream) {
