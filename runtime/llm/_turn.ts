@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { DEFAULT_LLM_RULES, type LlmRules } from "./config.ts";
 
@@ -256,8 +257,41 @@ function badArgumentsError(
   );
 }
 
+/** A tool call as it streams in: its arguments come as pieces of JSON. */
+export interface StreamedCall {
+  /** The provider's id of the call. */
+  id: string;
+  /** The tool called. */
+  name: string;
+  /** The arguments' JSON text so far. */
+  args: string;
+}
+
+/**
+ * The turn's tool calls in the order of the indexes the provider gave them
+ * (a Map, not an array: an index is the server's number, and a huge or
+ * odd one would make a sparse array to walk, or a property to lose).
+ *
+ * @param provider named in errors
+ * @param calls the calls by index
+ * @returns the calls, arguments parsed
+ * @throws {SkillboxError} `skill_error` for arguments that are not a JSON object
+ */
+export function toolCallsOf(
+  provider: string,
+  calls: Map<number, StreamedCall>,
+): ChatToolCall[] {
+  return [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({
+      id: call.id,
+      name: call.name,
+      arguments: parseToolArguments(provider, call.name, call.args),
+    }));
+}
+
 /** Parses streamed tool arguments; empty text means no arguments. */
-export function parseToolArguments(
+function parseToolArguments(
   provider: string,
   tool: string,
   text: string,

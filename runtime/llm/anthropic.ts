@@ -9,16 +9,13 @@
  */
 
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
-import type {
-  ChatRequest,
-  ChatResponse,
-  ChatToolCall,
-} from "../../protocol/chat.ts";
+import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
 import {
   type ApiErrorFields,
   mapProviderError,
-  parseToolArguments,
+  type StreamedCall,
+  toolCallsOf,
   truncatedStreamError,
   TurnBounds,
 } from "./_turn.ts";
@@ -85,10 +82,7 @@ export function createAnthropicProvider(
       let stopped = false;
       const usage = { input_tokens: 0, output_tokens: 0 };
       // Content blocks by index: tool_use input arrives as JSON pieces.
-      const tools = new Map<
-        number,
-        { id: string; name: string; json: string }
-      >();
+      const tools = new Map<number, StreamedCall>();
       // Throwing inside the loop ends the SDK's stream, which aborts the
       // request: the provider's connection is closed.
       const bounds = new TurnBounds(PROVIDER, options.limits);
@@ -108,7 +102,7 @@ export function createAnthropicProvider(
                 tools.set(event.index, {
                   id: event.content_block.id,
                   name: event.content_block.name,
-                  json: "",
+                  args: "",
                 });
               }
               break;
@@ -120,7 +114,7 @@ export function createAnthropicProvider(
               } else if (event.delta.type === "input_json_delta") {
                 const tool = tools.get(event.index);
                 bounds.add(event.delta.partial_json);
-                if (tool) tool.json += event.delta.partial_json;
+                if (tool) tool.args += event.delta.partial_json;
               }
               break;
             case "message_delta":
@@ -142,16 +136,9 @@ export function createAnthropicProvider(
       signal?.throwIfAborted();
       if (!stopped) throw truncatedStreamError(PROVIDER);
 
-      const toolCalls: ChatToolCall[] = [...tools.entries()]
-        .sort(([a], [b]) => a - b)
-        .map(([, tool]) => ({
-          id: tool.id,
-          name: tool.name,
-          arguments: parseToolArguments(PROVIDER, tool.name, tool.json),
-        }));
       return {
         text,
-        tool_calls: toolCalls,
+        tool_calls: toolCallsOf(PROVIDER, tools),
         stop_reason: stopReason ?? "end_turn",
         usage,
         turn: chat.turn ?? 1,

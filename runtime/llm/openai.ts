@@ -11,13 +11,13 @@ import type {
   ChatMessage,
   ChatRequest,
   ChatResponse,
-  ChatToolCall,
 } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
 import {
   type ApiErrorFields,
   mapProviderError,
-  parseToolArguments,
+  type StreamedCall,
+  toolCallsOf,
   truncatedStreamError,
   TurnBounds,
 } from "./_turn.ts";
@@ -97,7 +97,7 @@ export function createOpenAiProvider(
       let text = "";
       let finish: string | null = null;
       let usage = { input_tokens: 0, output_tokens: 0 };
-      const calls: { id: string; name: string; args: string }[] = [];
+      const calls = new Map<number, StreamedCall>();
       // Throwing inside the loop ends the SDK's stream, which aborts the
       // request: the provider's connection is closed.
       const bounds = new TurnBounds(PROVIDER, options.limits);
@@ -121,8 +121,12 @@ export function createOpenAiProvider(
           // A call's id and name come in its first delta; its arguments
           // arrive in pieces, matched up by `index`.
           for (const part of delta?.tool_calls ?? []) {
-            if (!calls[part.index]) bounds.call();
-            const call = calls[part.index] ??= { id: "", name: "", args: "" };
+            const call = calls.get(part.index) ??
+              { id: "", name: "", args: "" };
+            if (!calls.has(part.index)) {
+              bounds.call();
+              calls.set(part.index, call);
+            }
             if (part.id) bounds.add(call.id = part.id);
             if (part.function?.name) {
               bounds.add(part.function.name);
@@ -144,14 +148,9 @@ export function createOpenAiProvider(
       signal?.throwIfAborted();
       if (finish === null) throw truncatedStreamError(PROVIDER);
 
-      const toolCalls: ChatToolCall[] = calls.filter(Boolean).map((call) => ({
-        id: call.id,
-        name: call.name,
-        arguments: parseToolArguments(PROVIDER, call.name, call.args),
-      }));
       return {
         text,
-        tool_calls: toolCalls,
+        tool_calls: toolCallsOf(PROVIDER, calls),
         stop_reason: STOP_REASONS[finish] ?? finish,
         usage,
         turn: chat.turn ?? 1,
