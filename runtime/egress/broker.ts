@@ -559,7 +559,7 @@ function timeoutError(signal: AbortSignal): SkillboxError {
 /** The text with every value replaced by a marker. */
 function redactText(text: string, values: string[]): string {
   let out = text;
-  for (const v of values) out = out.split(v).join(REDACTED);
+  for (const v of values) out = out.replaceAll(v, REDACTED);
   return out;
 }
 

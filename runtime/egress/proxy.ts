@@ -373,21 +373,21 @@ function asUpstreamError(err: Error, url: URL): SkillboxError {
   );
 }
 
-/** The status and text a refusal is answered with. */
-function refusal(err: unknown): [number, string, string] {
-  const [status, text] = err instanceof BadRequest
-    ? [400, "Bad Request"]
+/** The status and body a refusal is answered with. */
+function refusal(err: unknown): [number, string] {
+  const status = err instanceof BadRequest
+    ? 400
     : err instanceof SkillboxError && err.code === "tool_denied"
-    ? [403, "Forbidden"]
+    ? 403
     : err instanceof SkillboxError && err.code === "timeout"
-    ? [504, "Gateway Timeout"]
-    : [502, "Bad Gateway"];
-  return [status, text, `skillbox egress: ${(err as Error).message}\n`];
+    ? 504
+    : 502;
+  return [status, `skillbox egress: ${(err as Error).message}\n`];
 }
 
 /** Answers an error as a proxy does (nothing was sent on yet). */
 function refuse(res: http.ServerResponse, err: unknown): void {
-  const [status, , body] = refusal(err);
+  const [status, body] = refusal(err);
   res.writeHead(status, {
     "content-type": "text/plain",
     "content-length": String(new TextEncoder().encode(body).length),
@@ -398,7 +398,8 @@ function refuse(res: http.ServerResponse, err: unknown): void {
 
 /** The same on a raw socket (a CONNECT, or a head that did not parse). */
 function refuseOn(socket: net.Socket, err: unknown): void {
-  const [status, text, body] = refusal(err);
+  const [status, body] = refusal(err);
+  const text = http.STATUS_CODES[status];
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain\r\n` +
       `content-length: ${new TextEncoder().encode(body).length}\r\n` +
