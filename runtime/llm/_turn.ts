@@ -10,7 +10,7 @@
 
 import type { ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { DEFAULT_LLM_RULES, type LlmRules } from "./config.ts";
+import { DEFAULT_LLM_RULES, type LlmRules, redactUrl } from "./config.ts";
 
 /** The two limits of a turn: the operator's `llm` rules for them. */
 export type TurnLimits = Pick<LlmRules, "maxResponseBytes" | "maxToolCalls">;
@@ -134,7 +134,8 @@ function providerError(
   let message: string;
   let retryable: boolean;
   if (failure.connection) {
-    const where = options.baseUrl ? ` at "${options.baseUrl}"` : "";
+    // The operator's base_url may carry a key in its userinfo or query.
+    const where = options.baseUrl ? ` at "${redactUrl(options.baseUrl)}"` : "";
     message = `Cannot reach LLM provider "${provider}"${where}${said}`;
     retryable = true;
   } else if (status === undefined) {

@@ -52,6 +52,19 @@ Deno.test("mapProviderError() names the address and cause of a connection failur
   assert.equal(error.retryable, true);
 });
 
+Deno.test("mapProviderError() names the address without what secrets hide in", () => {
+  const error = mapProviderError(
+    "openai",
+    new FakeApiError({ hasBody: false }),
+    {
+      baseUrl: "https://user:sk-1@llm.example/v1?api_key=sk-2#sk-3",
+      readApiError,
+    },
+  );
+  assert.match(error.message, /at "https:\/\/llm\.example\/v1"/);
+  assert.doesNotMatch(error.message, /sk-/);
+});
+
 Deno.test("mapProviderError() passes a SkillboxError through and wraps anything else", () => {
   const own = new SkillboxError("skill_error", "Already mapped");
   assert.equal(map(own), own);
