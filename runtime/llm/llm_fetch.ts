@@ -148,6 +148,12 @@ function chosenFetch(
       return await checked(input, { ...init, headers });
     } catch (error) {
       if (init.signal?.aborted) throw error;
+      // Only a refusal (the broker's checks, checkedFetch's TypeError for
+      // another origin or too many redirects) is the endpoint's fault; a
+      // connection failure goes to the SDK, which reports it as one.
+      if (!(error instanceof SkillboxError || error instanceof TypeError)) {
+        throw error;
+      }
       const reason = error instanceof Error ? error.message : String(error);
       const code = error instanceof SkillboxError ? error.code : "tool_denied";
       throw new SkillboxError(

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { EgressBroker } from "../egress/broker.ts";
 import { checkChosenEndpoint, eventGuard, llmFetch } from "./llm_fetch.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
+import { DEFAULT_LLM_RULES, resolveLlmConfig } from "./config.ts";
+import { createProvider } from "./provider.ts";
 
 async function through(parts: string[], max: number): Promise<string> {
   const body = ReadableStream.from(
@@ -99,4 +102,34 @@ Deno.test("llmFetch() on a chosen endpoint sends only the SDK's headers, to the 
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("a chosen endpoint that refuses the connection is unreachable, not denied", async () => {
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (closed.addr as Deno.NetAddr).port;
+  closed.close(); // nothing listens there now
+  const base = `http://127.0.0.1:${port}/v1`;
+  const llm = createProvider(
+    resolveLlmConfig([], {
+      override: {
+        provider_name: "openai",
+        provider_credentials: { api_key: "k" },
+        provider_config: { base_url: base, model: "m" },
+      },
+    }),
+    {
+      rules: { ...DEFAULT_LLM_RULES, allowedHosts: [`127.0.0.1:${port}`] },
+      broker: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
+    },
+  );
+  await assert.rejects(
+    llm.chat({ messages: [{ role: "user", content: "hi" }] }),
+    (error: unknown) => {
+      assert.ok(error instanceof SkillboxError);
+      assert.equal(error.code, "skill_error");
+      assert.equal(error.retryable, true);
+      assert.match(error.message, /^Cannot reach LLM provider "openai"/);
+      return true;
+    },
+  );
 });
