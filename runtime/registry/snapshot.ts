@@ -18,6 +18,7 @@ import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import type {
+  ModuleRef,
   Origin,
   RegistryError,
   RegistryRefusal,
@@ -147,13 +148,8 @@ class NameRules {
     }
     const unique = new Map<string, Candidate<T>>();
     for (const [name, list] of byName) {
-      const holder = this.#holderPath(kind, name);
+      const holder = this.#previous?.holders?.get(`${kind}\0${name}`) ?? null;
       if (this.#reserved(kind, name, holder, list)) continue;
-      if (list.length === 1) {
-        unique.set(name, list[0]!);
-        this.held.set(`${kind}\0${name}`, list[0]!.entry.path);
-        continue;
-      }
       const ranked = list.map((c) => ({ c, rank: this.#rank(c, holder) }))
         .sort((a, b) => compareRank(a.rank, b.rank));
       const top = ranked.filter((r) =>
@@ -236,20 +232,7 @@ class NameRules {
     const index = this.#roots.findIndex((r) =>
       r.path === root && r.origin === origin
     );
-    return [ORIGIN_RANK[origin] ?? 3, index < 0 ? this.#roots.length : index];
-  }
-
-  #holderPath(kind: Kind, name: string): string | null {
-    const previous = this.#previous;
-    if (!previous) return null;
-    const kept = previous.holders?.get(`${kind}\0${name}`);
-    if (kept !== undefined) return kept;
-    const map = kind === "tool"
-      ? previous.tools
-      : kind === "toolkit"
-      ? previous.toolkits
-      : previous.skills;
-    return map.get(name)?.path ?? null;
+    return [ORIGIN_RANK[origin], index < 0 ? this.#roots.length : index];
   }
 }
 
@@ -676,7 +659,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
         continue;
       }
       if (def.kind === "tool") {
-        const tool = toolCandidate(def, ref, module.path);
+        const tool = toolCandidate(def, ref);
         if (typeof tool === "string") {
           fail(tool);
           continue;
@@ -684,7 +667,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
         explicitKit.set(tool.entry, tool.toolkit);
         tools.push({ entry: tool.entry, listed: [], root });
       } else if (def.kind === "toolkit") {
-        const kit = toolkitCandidate(def, ref, module.path);
+        const kit = toolkitCandidate(def, ref);
         if (typeof kit === "string") {
           fail(kit);
           continue;
@@ -714,25 +697,18 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
   return { tools, explicitKit, kits, skills };
 }
 
-type ModuleRef = {
-  path: string;
-  export: string;
-  hash: string;
-  origin: Origin;
-};
 // A tool definition's entry and its explicit toolkit, or why it is refused.
 function toolCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
-  path: string,
 ): { entry: ToolCandidate; toolkit: string | null } | string {
   const parsed = ToolFields.safeParse(def.fields);
   if (!parsed.success) {
-    return `Cannot load tool "${def.name}" from "${path}": ` +
+    return `Cannot load tool "${def.name}" from "${ref.path}": ` +
       describeZodError(parsed.error);
   }
   if (!def.runnable) {
-    return `Cannot load tool "${def.name}" from "${path}": it has no "run" function`;
+    return `Cannot load tool "${def.name}" from "${ref.path}": it has no "run" function`;
   }
   const f = parsed.data;
   const entry = {
@@ -760,11 +736,10 @@ function toolCandidate(
 function toolkitCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
-  path: string,
 ): Omit<KitCandidate, "root"> | string {
   const parsed = ToolkitFields.safeParse(def.fields);
   if (!parsed.success) {
-    return `Cannot load toolkit "${def.name}" from "${path}": ` +
+    return `Cannot load toolkit "${def.name}" from "${ref.path}": ` +
       describeZodError(parsed.error);
   }
   const f = parsed.data;
