@@ -75,6 +75,12 @@ function refusal(
   });
 }
 
+// The refusal of a definition itself (not of a toolkit's claim).
+function refusedDefinition(kind: Kind, entry: Named, why: string) {
+  const what = `${LABEL[kind]} "${entry.name}" in "${entry.path}"`;
+  return refusal(kind, entry, `${what} is refused: ${why}`);
+}
+
 /**
  * A definition's file as a reason names it: a shipped one by its place in
  * skillbox's skills folder, an imported server by its name, a drop-in by
@@ -162,11 +168,10 @@ class NameRules {
         unique.set(name, winner);
         this.held.set(`${kind}\0${name}`, winner.entry.path);
         for (const c of rest) {
-          this.#refused.push(refusal(
+          this.#refused.push(refusedDefinition(
             kind,
             c.entry,
-            `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: ` +
-              `the name is taken by ${shown(winner.entry, winner.root)}`,
+            `the name is taken by ${shown(winner.entry, winner.root)}`,
           ));
         }
         continue;
@@ -176,13 +181,7 @@ class NameRules {
       }: neither is served`;
       blocked.set(name, message);
       for (const c of rest) {
-        this.#refused.push(refusal(
-          kind,
-          c.entry,
-          `${
-            LABEL[kind]
-          } "${name}" in "${c.entry.path}" is refused: ${message}`,
-        ));
+        this.#refused.push(refusedDefinition(kind, c.entry, message));
       }
       for (const c of [...top].sort(byPath)) {
         this.#errors.push({ path: c.entry.path, name, message });
@@ -209,11 +208,12 @@ class NameRules {
     ) return false;
     this.held.set(`${kind}\0${name}`, holder!);
     for (const c of list) {
-      this.#refused.push(refusal(
+      this.#refused.push(refusedDefinition(
         kind,
         c.entry,
-        `${LABEL[kind]} "${name}" in "${c.entry.path}" is refused: the name ` +
-          `is held by ${shown({ ...broken, path: holder! }, broken.root)}, ` +
+        `the name is held by ${
+          shown({ ...broken, path: holder! }, broken.root)
+        }, ` +
           "which failed to load",
       ));
     }
@@ -285,21 +285,20 @@ class Places {
     explicit: string | null,
   ): string | null | { refused: string } {
     const folder = this.#folderKits(tool);
-    const { name, path } = tool.entry;
     let target: KitCandidate | undefined;
     if (explicit !== null) {
       target = folder.find((k) => k.entry.name === explicit) ??
         this.#sameFolder(tool, explicit) ??
         (folder.length === 0 ? this.#lister(tool, explicit) : undefined);
       if (target === undefined) {
-        return { refused: this.#wrongKit(tool, explicit, folder) };
+        return { refused: this.#wrongKit(explicit, folder) };
       }
     } else if (folder.length === 1) target = folder[0]!;
     else return null; // none, or two in one folder (reported); claims later
     if (this.#served.get(target.entry.name) !== target) {
+      const { name, path } = target.entry;
       return {
-        refused: `Tool "${name}" in "${path}" is refused: the toolkit of ` +
-          `its folder, "${target.entry.name}" in "${target.entry.path}", ` +
+        refused: `the toolkit of its folder, "${name}" in "${path}", ` +
           "is not served",
       };
     }
@@ -401,19 +400,14 @@ class Places {
       tool.entry.path.startsWith(dirname(kit.entry.path) + "/");
   }
 
-  #wrongKit(
-    tool: Candidate<ToolCandidate>,
-    explicit: string,
-    folder: readonly KitCandidate[],
-  ): string {
+  #wrongKit(explicit: string, folder: readonly KitCandidate[]): string {
     const other = this.#served.get(explicit);
     const where = other ? `, defined in ${shown(other.entry, other.root)}` : "";
     const own = folder.length > 0
       ? `its folder's is "${folder.map((k) => k.entry.name).join('" or "')}"`
       : "none is defined in its folder or a folder above it";
-    return `Tool "${tool.entry.name}" in "${tool.entry.path}" is refused: ` +
-      `its "toolkit" field names "${explicit}"${where}, but a tool belongs ` +
-      `to the toolkit of its own folder (${own})`;
+    return `its "toolkit" field names "${explicit}"${where}, but a tool ` +
+      `belongs to the toolkit of its own folder (${own})`;
   }
 }
 
@@ -545,7 +539,7 @@ export function buildSnapshot(
   for (const tool of tools) {
     const toolkit = place.toolkitOf(tool, explicitKit.get(tool.entry) ?? null);
     if (typeof toolkit === "object" && toolkit !== null) {
-      refused.push(refusal("tool", tool.entry, toolkit.refused));
+      refused.push(refusedDefinition("tool", tool.entry, toolkit.refused));
       continue;
     }
     kitOf.set(tool.entry, toolkit);
