@@ -90,14 +90,13 @@ export async function scanSkillDirs(
 ): Promise<ScanResult> {
   const result: ScanResult = { files: [], agentSkills: [], errors: [] };
   const seenDirs = new Set<string>();
-  const seenFiles = new Set<string>();
-  // Folders and files are visited in parallel; each readDir and stat is a
-  // thread-pool job, so bound how many run at once.
+  // Folders and files are visited in parallel; each readDir, stat and
+  // realPath is a thread-pool job, so bound how many run at once.
   const io = new Semaphore(16);
-  const stat = async (path: string) => {
+  const limited = async <T>(job: () => Promise<T>): Promise<T> => {
     const release = await io.acquire();
     try {
-      return await Deno.stat(path);
+      return await job();
     } finally {
       release();
     }
@@ -116,15 +115,7 @@ export async function scanSkillDirs(
   ) => {
     let real: string;
     try {
-      if (known !== undefined) real = known;
-      else {
-        const release = await io.acquire();
-        try {
-          real = await Deno.realPath(dir);
-        } finally {
-          release();
-        }
-      }
+      real = known ?? await limited(() => Deno.realPath(dir));
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound) || dir !== root) {
         result.errors.push(unreadable(dir, error));
@@ -133,15 +124,12 @@ export async function scanSkillDirs(
     }
     if (seenDirs.has(real)) return;
     seenDirs.add(real);
-    const entries: Deno.DirEntry[] = [];
-    const release = await io.acquire();
+    let entries: Deno.DirEntry[];
     try {
-      for await (const entry of Deno.readDir(dir)) entries.push(entry);
+      entries = await limited(() => Array.fromAsync(Deno.readDir(dir)));
     } catch (error) {
       result.errors.push(unreadable(dir, error));
       return;
-    } finally {
-      release();
     }
     if (entries.some((e) => SKILL_FILES.has(e.name) && !e.isDirectory)) {
       result.agentSkills.push(dir);
@@ -155,7 +143,7 @@ export async function scanSkillDirs(
       let isFile = entry.isFile;
       if (entry.isSymlink) {
         try {
-          const info = await stat(path);
+          const info = await limited(() => Deno.stat(path));
           isDir = info.isDirectory;
           isFile = info.isFile;
         } catch {
@@ -173,10 +161,10 @@ export async function scanSkillDirs(
           entry.isSymlink ? undefined : join(real, entry.name),
         );
       } else if (isFile && isDefinitionFile(entry.name)) {
-        if (seenFiles.has(path)) return;
-        seenFiles.add(path);
+        // No file is seen twice: its folder's path is walked once (by
+        // real path, in seenDirs), and a path names one folder.
         try {
-          const info = await stat(path);
+          const info = await limited(() => Deno.stat(path));
           result.files.push({
             path,
             origin,
