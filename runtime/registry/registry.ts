@@ -15,7 +15,12 @@ import type { DescribedModule, Sandbox } from "../sandbox/types.ts";
 import { buildSnapshot, type LoadedModule } from "./snapshot.ts";
 import { isDefinitionFile, type ScannedFile, scanSkillDirs } from "./scan.ts";
 import type { SkillDir } from "./scan.ts";
-import type { NameChanges, RegistryChange, RegistrySnapshot } from "./types.ts";
+import type {
+  NameChanges,
+  RegistryChange,
+  RegistryRoot,
+  RegistrySnapshot,
+} from "./types.ts";
 
 /** Options of {@link loadRegistry}. */
 export interface RegistryOptions {
@@ -27,12 +32,6 @@ export interface RegistryOptions {
   watch?: boolean;
   /** How long to wait for a burst of file events to end. @default 50 */
   debounceMs?: number;
-  /**
-   * How many modules to describe at once. The sandbox batches them into
-   * discovery processes, so by default every module is handed over at once.
-   * @default Infinity
-   */
-  concurrency?: number;
   /** Called after every reload that changed something. */
   onChange?: (change: RegistryChange) => void;
   /**
@@ -112,7 +111,8 @@ export async function loadRegistry(
 
 class LiveRegistry implements Registry {
   #options: RegistryOptions;
-  #dirs: SkillDir[];
+  /** The skills folders, in the order names are granted. */
+  #dirs: RegistryRoot[];
   #snapshot: RegistrySnapshot = buildSnapshot([]);
   #cache = new Map<string, CacheSlot>();
   #listeners = new Set<(change: RegistryChange) => void>();
@@ -234,7 +234,7 @@ class LiveRegistry implements Registry {
       errors: scan.errors,
       // Who wins a name: builtin first, then the folders in config order,
       // then (within one folder) whoever held it before.
-      roots: this.#dirs.map((d) => ({ path: d.path, origin: d.origin! })),
+      roots: this.#dirs,
       previous,
     });
     const agentSkillsChanged = this.#touchedSkillMd ||
@@ -271,38 +271,25 @@ class LiveRegistry implements Registry {
     for (const key of this.#cache.keys()) {
       if (!live.has(key)) this.#cache.delete(key);
     }
-    const out: LoadedModule[] = new Array(files.length);
-    let next = 0;
     let done = 0;
     const started = performance.now();
     const onProgress = this.#options.onProgress;
-    const worker = async () => {
-      while (next < files.length) {
-        const index = next++;
-        const file = files[index]!;
-        out[index] = {
-          module: await this.#describe(file),
-          origin: file.origin,
-          root: file.root,
-        };
-        done++;
-        try {
-          onProgress?.({
-            done,
-            total: files.length,
-            elapsedMs: performance.now() - started,
-          });
-        } catch {
-          // A failing progress listener must not stop the load.
-        }
+    // Every module is handed over at once: the sandbox batches them into
+    // discovery processes and bounds its own file reads.
+    return await Promise.all(files.map(async (file) => {
+      const module = await this.#describe(file);
+      done++;
+      try {
+        onProgress?.({
+          done,
+          total: files.length,
+          elapsedMs: performance.now() - started,
+        });
+      } catch {
+        // A failing progress listener must not stop the load.
       }
-    };
-    const n = Math.max(
-      1,
-      Math.min(files.length, this.#options.concurrency ?? Infinity),
-    );
-    await Promise.all(Array.from({ length: n }, worker));
-    return out;
+      return { module, origin: file.origin, root: file.root };
+    }));
   }
 
   async #describe(file: ScannedFile): Promise<DescribedModule> {
