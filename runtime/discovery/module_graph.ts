@@ -38,7 +38,24 @@ const SPECIFIERS = [
   /\bimport\s*\(\s*["']([^"']+)["']\s*[,)]/g,
 ];
 
-function localTarget(specifier: string, from: string): string | null {
+/**
+ * The file a local import specifier names: a `file:` URL, or a path
+ * relative to the importing file or absolute. Anything else (`npm:`,
+ * `jsr:`, a URL, a bare name) is not local.
+ *
+ * @param specifier the import's specifier
+ * @param from the importing file's absolute path
+ * @returns the absolute path, or null when the specifier is not local
+ * @example Relative, absolute and package specifiers
+ * ```ts
+ * import { localTarget } from "./module_graph.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(localTarget("./b.ts", "/s/a.ts"), "/s/b.ts");
+ * assert.equal(localTarget("file:///x/c.js", "/s/a.ts"), "/x/c.js");
+ * assert.equal(localTarget("npm:zod", "/s/a.ts"), null);
+ * ```
+ */
+export function localTarget(specifier: string, from: string): string | null {
   if (specifier.startsWith("file:")) return fileURLToPath(specifier);
   if (
     specifier.startsWith("./") || specifier.startsWith("../") ||

@@ -35,8 +35,7 @@
  * @module
  */
 
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { localTarget } from "./module_graph.ts";
 import type { DescribedDefinition } from "../sandbox/types.ts";
 import {
   describeExports,
@@ -225,7 +224,10 @@ class StaticGraph {
     const values = specs.filter((s) => s.importKind !== "type");
     // Only type names: whether the import stays is the transpiler's call.
     if (specs.length > 0 && values.length === 0) notStatic();
-    const target = localPath(String((node.source as AstNode).value), from);
+    // Resolved as module_graph.ts does; npm:, jsr:, a URL, a bare name are
+    // not local.
+    const target = localTarget(String((node.source as AstNode).value), from) ??
+      notStatic();
     const namespace = this.namespace(target);
     for (const spec of values) {
       const local = name(spec.local);
@@ -255,16 +257,6 @@ function declare(node: AstNode, scope: Scope): string[] {
     scope.define(name(id), value(d.init as AstNode, scope));
     return name(id);
   });
-}
-
-// The file a local specifier names (as `module_graph.ts` resolves it).
-function localPath(specifier: string, from: string): string {
-  if (specifier.startsWith("file:")) return fileURLToPath(specifier);
-  if (
-    specifier.startsWith("./") || specifier.startsWith("../") ||
-    specifier.startsWith("/")
-  ) return resolve(dirname(from), specifier);
-  return notStatic(); // npm:, jsr:, a URL, a bare name
 }
 
 function moduleName(node: AstNode): string {
