@@ -22,19 +22,13 @@ export interface DescriberOptions {
   queue: Pick<DiscoveryQueue, "describe"> & {
     readonly maxResultBytes?: number;
   };
-  /**
-   * Read modules whose exports are literals from their syntax, without a
-   * Worker (see `static.ts`). @default true
-   */
-  staticPath?: boolean;
   /** Told each module's local files (the pool grants them to calls). */
   onGraph?: (path: string, files: string[]) => void;
-  /**
-   * Modules read and hashed at once. Each file read is a thread-pool job:
-   * a thousand at once would start hundreds of threads. @default 16
-   */
-  ioConcurrency?: number;
 }
+
+// Modules read and hashed at once. Each file read is a thread-pool job: a
+// thousand at once would start hundreds of threads.
+const IO_CONCURRENCY = 16;
 
 /**
  * Makes the `describe` of a {@link Sandbox}.
@@ -62,7 +56,7 @@ export function createDescriber(
   options: DescriberOptions,
 ): (path: string) => Promise<DescribedModule> {
   const { policy, cache, queue } = options;
-  const io = new Semaphore(options.ioConcurrency ?? 16);
+  const io = new Semaphore(IO_CONCURRENCY);
   return async (path) => {
     const abs = resolve(path);
     let hash = "";
@@ -94,12 +88,10 @@ export function createDescriber(
     }
     // A module whose code only declares literals needs no Worker: its
     // definitions are read from its syntax (nothing of it runs).
-    const literal = options.staticPath !== false
-      ? await describeStatically(abs, sources.get(abs) ?? "", {
-        maxResultBytes: queue.maxResultBytes ?? 1024 * 1024,
-        imports: sources,
-      })
-      : null;
+    const literal = await describeStatically(abs, sources.get(abs) ?? "", {
+      maxResultBytes: queue.maxResultBytes ?? 1024 * 1024,
+      imports: sources,
+    });
     const answer = literal
       ? { ok: true as const, value: literal }
       : await queue.describe({ path: abs, read: check.grant.read ?? [] });
