@@ -351,7 +351,6 @@ export const DISCOVERY_MAIN: URL = new URL(
   "../../sandbox/process/discovery_main.ts",
   import.meta.url,
 );
-const MAIN = DISCOVERY_MAIN;
 const STDERR_TAIL = 8192;
 
 /**
@@ -407,7 +406,7 @@ export async function runDiscoveryProcess(
       grant: {},
       memoryMb: options.memoryMb,
       cwd: options.cwd,
-      main: MAIN,
+      main: DISCOVERY_MAIN,
     }),
     env: options.env,
   };
