@@ -37,11 +37,8 @@ import {
   toolStatuses,
 } from "../tools/policy.ts";
 import { reindex } from "../tools/capability.ts";
-import {
-  type DeclarationLimits,
-  type DeclaredFunction,
-  renderDeclarations,
-} from "./declarations.ts";
+import { type DeclarationLimits, renderDeclarations } from "./declarations.ts";
+import { CODE_TOOL } from "./inner_calls.ts";
 
 /**
  * The tool's name: the shipped entry of that name is answered by the host
@@ -49,9 +46,6 @@ import {
  * name is a plain tool wherever its file sits).
  */
 export const CODE_API_TOOL = "code_api";
-
-// The tool it declares everything for, and never declares.
-const RUN_CODE_TOOL = "run_code";
 
 // How many tools (and skills) a query declares when it names no limit.
 const DEFAULT_QUERY_LIMIT = 20;
@@ -190,8 +184,8 @@ export function createCodeApi(options: CodeApiOptions): CodeApi {
       ? [...published].sort(byName)
       : searchSkills(published, query, limit);
     const rendered = renderDeclarations({
-      tools: view.tools.map(declared),
-      skills: skills.map(declared),
+      tools: view.tools,
+      skills,
       header: header(view.tools.length, skills.length, query),
       notes: view.notes,
     }, limits);
@@ -242,7 +236,8 @@ function sessionTools(
   const unconfigured = new Map<string, { problem: string; tools: string[] }>();
   for (const entry of candidates) {
     if (tools.length >= view.limit) break;
-    if (entry.name === RUN_CODE_TOOL) continue;
+    // The tool it declares everything for, and never declares.
+    if (entry.name === CODE_TOOL) continue;
     if (view.refused.has(entry.name)) continue;
     if (
       !checkToolPolicy(view.policy.tools, entry, view.session.token).allowed
@@ -291,17 +286,6 @@ function searchSkills(
   })));
   return index.search(query, { limit, includeDeferred: true })
     .map((hit) => byName.get(hit.entry.name)!);
-}
-
-function declared(
-  entry: Pick<Skill, "name" | "description" | "inputSchema" | "outputSchema">,
-): DeclaredFunction {
-  return {
-    name: entry.name,
-    description: entry.description,
-    inputSchema: entry.inputSchema,
-    outputSchema: entry.outputSchema,
-  };
 }
 
 function header(tools: number, skills: number, query: string): string[] {
