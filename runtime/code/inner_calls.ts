@@ -55,7 +55,7 @@ export interface InnerSkillRequest {
   timeoutSeconds: number;
   /** The `run_code` run: the skill's run is its child. */
   parentRunId?: string;
-  /** The skill's own progress/log events, relayed. */
+  /** The skill's run events; the progress, status and log ones are relayed. */
   onEvent: (kind: string, data: Record<string, unknown>) => void;
   /** Why a tool may not be called from inside the skill (`run_code`), or null. */
   refuseTool: (name: string) => InnerFailure | null;

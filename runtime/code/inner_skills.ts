@@ -17,10 +17,6 @@ import type { RunObserver } from "../store/recorder.ts";
 import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 
-// The lifecycle events runSkill emits for itself: the `calls` list of
-// run_code says as much; only the skill's work is relayed.
-const RELAYED = new Set(["progress", "status", "log"]);
-
 /**
  * Makes the skill runner of code mode over what the skill capability was
  * built with.
@@ -108,8 +104,9 @@ function refusing(
   };
 }
 
-// The skill's run is a child of the run_code run; its own events are
-// relayed as the run_code call's.
+// The skill's run is a child of the run_code run; its events go to the
+// request, whose CodeCalls picks those that become the run_code call's
+// (not runSkill's own lifecycle events: run_code's `calls` says as much).
 function childObserver(
   observer: RunObserver | undefined,
   request: InnerSkillRequest,
@@ -122,7 +119,7 @@ function childObserver(
       }) ?? "",
     event(runId, event) {
       observer?.event(runId, event);
-      if (RELAYED.has(event.kind)) request.onEvent(event.kind, event.data);
+      request.onEvent(event.kind, event.data);
     },
     finished: (runId, end) => observer?.finished(runId, end),
     files: observer?.files,
