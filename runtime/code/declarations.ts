@@ -118,7 +118,6 @@ export function renderDeclarations(
 ): Declarations {
   const bounds = { ...DEFAULTS, ...limits };
   const names = new Set<string>();
-  const aliases: string[] = [];
   const members = { tools: [] as string[], skills: [] as string[] };
   const declared = { tools: [] as string[], skills: [] as string[] };
   let used = 0;
@@ -147,10 +146,10 @@ export function renderDeclarations(
       declared[group].push(fn.name);
     }
   }
-  aliases.push(...aliasesOf.tools, ...aliasesOf.skills);
+  const aliases = [...aliasesOf.tools, ...aliasesOf.skills];
   const out: string[] = [];
   const header = input.header ?? [];
-  if (header.length > 0) out.push(blockComment(header, ""), "");
+  if (header.length > 0) out.push(blockComment(header), "");
   if (aliases.length > 0) out.push(aliases.join("\n"), "");
   out.push(constBlock("tools", members.tools), "");
   out.push(constBlock("skills", members.skills));
@@ -160,7 +159,7 @@ export function renderDeclarations(
       `${omitted} more left out to keep this under ${bounds.maxChars} characters: narrow it with a query.`,
     );
   }
-  if (notes.length > 0) out.push("", blockComment(notes, ""));
+  if (notes.length > 0) out.push("", blockComment(notes));
   return {
     text: out.join("\n") + "\n",
     tools: declared.tools,
@@ -253,7 +252,7 @@ function cut(why: string): Rendered {
 // One function's schemas: its aliases (one per `$ref` target that stands
 // under a property or array) and its budget of schema nodes.
 class Renderer {
-  readonly root: unknown;
+  readonly #root: unknown;
   readonly aliases: string[] = [];
   readonly names: string[] = [];
   #owner: string;
@@ -270,7 +269,7 @@ class Renderer {
     taken: Set<string>,
     useAliases: boolean,
   ) {
-    this.root = root;
+    this.#root = root;
     this.#owner = owner;
     this.#bounds = bounds;
     this.#taken = taken;
@@ -299,11 +298,10 @@ class Renderer {
     const parts: Rendered[] = [];
     const base = this.#base(schema, indent, chain);
     if (base !== null) parts.push(base);
-    for (const [word, join] of [["anyOf", " | "], ["oneOf", " | "]] as const) {
+    for (const word of ["anyOf", "oneOf"]) {
       const list = schema[word];
       if (!Array.isArray(list) || list.length === 0) continue;
-      const members = list.map((s) => this.type(s, indent, chain, guarded));
-      parts.push(union(members, join));
+      parts.push(union(list.map((s) => this.type(s, indent, chain, guarded))));
     }
     if (Array.isArray(schema.allOf)) {
       for (const s of schema.allOf) {
@@ -322,7 +320,7 @@ class Renderer {
         prec: 1,
       };
     if (schema.nullable === true && out.text !== "unknown") {
-      out = union([out, { text: "null", prec: 2 }], " | ");
+      out = union([out, { text: "null", prec: 2 }]);
     }
     return out;
   }
@@ -338,7 +336,7 @@ class Renderer {
       if (schema.enum.length <= this.#bounds.maxEnum) {
         return schema.enum.length === 0
           ? { text: "never", prec: 2 }
-          : union(schema.enum.map(literal), " | ");
+          : union(schema.enum.map(literal));
       }
     }
     const types = typeof schema.type === "string"
@@ -384,7 +382,7 @@ class Renderer {
           return UNKNOWN;
       }
     }
-    return union(out, " | ");
+    return union(out);
   }
 
   #array(
@@ -482,7 +480,7 @@ class Renderer {
     chain: readonly string[],
     guarded: boolean,
   ): Rendered {
-    const target = resolvePointer(this.root, ref);
+    const target = resolvePointer(this.#root, ref);
     if (target === undefined) return UNKNOWN;
     if (guarded && this.#useAliases) {
       return { text: this.#alias(ref, target), prec: 2 };
@@ -517,12 +515,11 @@ class Renderer {
   }
 }
 
-function union(members: Rendered[], join: string): Rendered {
+function union(members: Rendered[]): Rendered {
   const texts = [...new Set(members.map((m) => m.text))];
   if (texts.includes("unknown")) return UNKNOWN;
   if (texts.length === 1) return members.find((m) => m.text === texts[0])!;
-  if (join === " | ") return { text: texts.join(" | "), prec: 0 };
-  return { text: texts.join(join), prec: 1 };
+  return { text: texts.join(" | "), prec: 0 };
 }
 
 function arrayOf(item: Rendered): string {
@@ -629,11 +626,11 @@ function docComment(text: string, indent: string, max: number): string {
   }\n${indent} */`;
 }
 
-function blockComment(lines: readonly string[], indent: string): string {
+function blockComment(lines: readonly string[]): string {
   const safe = lines.flatMap((l) => commentText(l).split(/\n|\u2028|\u2029/));
-  return `${indent}/*\n${
-    safe.map((l) => `${indent} *${l === "" ? "" : " " + l}`).join("\n")
-  }\n${indent} */`;
+  return `/*\n${
+    safe.map((l) => ` *${l === "" ? "" : " " + l}`).join("\n")
+  }\n */`;
 }
 
 // A local JSON pointer (`#`, `#/$defs/Node`, with `~0`, `~1` and percent
