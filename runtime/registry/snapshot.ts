@@ -32,16 +32,20 @@ import type {
 /** A definition read from a module, its name not yet granted. */
 type Candidate<T> = {
   entry: T;
-  listed: readonly string[];
   /** The skills folder its file was found under. */
   root: string;
 };
 /** A toolkit candidate: the entry before its tools are known. */
-type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">>;
+type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">> & {
+  /** The tools its `tools` list claims. */
+  listed: readonly string[];
+};
 /** A tool candidate: the entry before its toolkit is known. */
 type ToolCandidate = Omit<ToolEntry, "toolkit">;
 type Kind = RegistryRefusal["kind"];
 type Named = { name: string; path: string; origin: Origin };
+/** Where a module was found: its origin and skills folder. */
+type FoundIn = { origin: Origin; root: string };
 
 const LABEL: Record<Kind, string> = {
   tool: "Tool",
@@ -113,7 +117,7 @@ class NameRules {
   #previous: RegistrySnapshot | undefined;
   #refused: RegistryRefusal[];
   #errors: RegistryError[];
-  #broken: ReadonlyMap<string, { origin: Origin; root: string }>;
+  #broken: ReadonlyMap<string, FoundIn>;
   /** Who holds each name now (`kind\0name` to path), for the next load. */
   readonly held = new Map<string, string>();
 
@@ -123,7 +127,7 @@ class NameRules {
     out: {
       refused: RegistryRefusal[];
       errors: RegistryError[];
-      broken: ReadonlyMap<string, { origin: Origin; root: string }>;
+      broken: ReadonlyMap<string, FoundIn>;
     },
   ) {
     this.#roots = roots;
@@ -141,18 +145,13 @@ class NameRules {
    * @param blocked names no definition gets, and why (filled)
    * @returns the winners by name
    */
-  pick<T extends Named>(
+  pick<C extends Candidate<Named>>(
     kind: Kind,
-    candidates: readonly Candidate<T>[],
+    candidates: readonly C[],
     blocked: Map<string, string>,
-  ): Map<string, Candidate<T>> {
-    const byName = new Map<string, Candidate<T>[]>();
-    for (const c of candidates) {
-      const list = byName.get(c.entry.name) ?? [];
-      list.push(c);
-      byName.set(c.entry.name, list);
-    }
-    const unique = new Map<string, Candidate<T>>();
+  ): Map<string, C> {
+    const byName = Map.groupBy(candidates, (c) => c.entry.name);
+    const unique = new Map<string, C>();
     for (const [name, list] of byName) {
       const holder = this.#previous?.holders?.get(`${kind}\0${name}`) ?? null;
       if (this.#reserved(kind, name, holder, list)) continue;
@@ -192,11 +191,11 @@ class NameRules {
 
   // A holder whose file fails to load for now (an edit half done) keeps
   // its name against newcomers of no higher standing: they are refused.
-  #reserved<T extends Named>(
+  #reserved(
     kind: Kind,
     name: string,
     holder: string | null,
-    list: readonly Candidate<T>[],
+    list: readonly Candidate<Named>[],
   ): boolean {
     const broken = holder === null ? undefined : this.#broken.get(holder);
     if (broken === undefined) return false;
@@ -259,17 +258,14 @@ function byPath<T extends { entry: { path: string } }>(a: T, b: T): number {
  * and a toolkit's `tools` list claims only loose tools of its own tree.
  */
 class Places {
-  #byDir = new Map<string, KitCandidate[]>();
+  #byDir: Map<string, KitCandidate[]>;
   #served: ReadonlyMap<string, KitCandidate>;
 
   constructor(
     all: readonly KitCandidate[],
     served: ReadonlyMap<string, KitCandidate>,
   ) {
-    for (const kit of all) {
-      const dir = dirname(kit.entry.path);
-      this.#byDir.set(dir, [...(this.#byDir.get(dir) ?? []), kit]);
-    }
+    this.#byDir = Map.groupBy(all, (kit) => dirname(kit.entry.path));
     this.#served = served;
   }
 
@@ -523,12 +519,15 @@ export function buildSnapshot(
 ): RegistrySnapshot {
   const errors: RegistryError[] = [...(options.errors ?? [])];
   const refused: RegistryRefusal[] = [];
-  const { tools, explicitKit, kits, skills } = collect(modules, errors);
+  const { tools, explicitKit, kits, skills, broken } = collect(
+    modules,
+    errors,
+  );
   const roots = options.roots ?? [];
   const names = new NameRules(roots, options.previous, {
     refused,
     errors,
-    broken: brokenModules(modules),
+    broken,
   });
   const blocked = new Map<string, string>();
 
@@ -573,17 +572,6 @@ export function buildSnapshot(
   });
 }
 
-// Modules that failed to load, by path: a name they held stays theirs.
-function brokenModules(
-  modules: readonly LoadedModule[],
-): Map<string, { origin: Origin; root: string }> {
-  const broken = new Map<string, { origin: Origin; root: string }>();
-  for (const { module, origin, root } of modules) {
-    if (module.error !== null) broken.set(module.path, { origin, root });
-  }
-  return broken;
-}
-
 // The served entries, frozen and sorted by name; a toolkit's `tools` are
 // its members.
 function entryMaps(won: {
@@ -617,8 +605,10 @@ function entryMaps(won: {
 }
 
 // Every definition of every module, as candidates (names still to be made
-// unique), in path order; refused ones are told to `errors`.
+// unique), in path order; refused ones are told to `errors`. Modules that
+// failed to load are `broken`, by path: a name they held stays theirs.
 function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
+  const broken = new Map<string, FoundIn>();
   const tools: Candidate<ToolCandidate>[] = [];
   const explicitKit = new Map<ToolCandidate, string | null>();
   const kits: KitCandidate[] = [];
@@ -629,6 +619,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
   );
   for (const { module, origin, root } of sorted) {
     if (module.error !== null) {
+      broken.set(module.path, { origin, root });
       errors.push({
         path: module.path,
         name: null,
@@ -659,7 +650,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
           continue;
         }
         explicitKit.set(tool.entry, tool.toolkit);
-        tools.push({ entry: tool.entry, listed: [], root });
+        tools.push({ entry: tool.entry, root });
       } else if (def.kind === "toolkit") {
         const kit = toolkitCandidate(def, ref);
         if (typeof kit === "string") {
@@ -677,7 +668,6 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
             permissions: def.permissions as Permissions | "dynamic",
             runnable: def.runnable,
           }),
-          listed: [],
           root,
         });
       } else {
@@ -688,7 +678,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
       }
     }
   }
-  return { tools, explicitKit, kits, skills };
+  return { tools, explicitKit, kits, skills, broken };
 }
 
 // A tool definition's entry and its explicit toolkit, or why it is refused.
