@@ -519,10 +519,7 @@ export function buildSnapshot(
 ): RegistrySnapshot {
   const errors: RegistryError[] = [...(options.errors ?? [])];
   const refused: RegistryRefusal[] = [];
-  const { tools, explicitKit, kits, skills, broken } = collect(
-    modules,
-    errors,
-  );
+  const { tools, kits, skills, broken } = collect(modules, errors);
   const roots = options.roots ?? [];
   const names = new NameRules(roots, options.previous, {
     refused,
@@ -536,7 +533,7 @@ export function buildSnapshot(
   const placed: Candidate<ToolCandidate>[] = [];
   const kitOf = new Map<ToolCandidate, string | null>();
   for (const tool of tools) {
-    const toolkit = place.toolkitOf(tool, explicitKit.get(tool.entry) ?? null);
+    const toolkit = place.toolkitOf(tool, tool.explicit);
     if (typeof toolkit === "object" && toolkit !== null) {
       refused.push(refusedDefinition("tool", tool.entry, toolkit.refused));
       continue;
@@ -609,8 +606,8 @@ function entryMaps(won: {
 // failed to load are `broken`, by path: a name they held stays theirs.
 function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
   const broken = new Map<string, FoundIn>();
-  const tools: Candidate<ToolCandidate>[] = [];
-  const explicitKit = new Map<ToolCandidate, string | null>();
+  // Each with its `toolkit` field (or null).
+  const tools: (Candidate<ToolCandidate> & { explicit: string | null })[] = [];
   const kits: KitCandidate[] = [];
   const skills: Candidate<SkillEntry>[] = [];
 
@@ -649,8 +646,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
           fail(tool);
           continue;
         }
-        explicitKit.set(tool.entry, tool.toolkit);
-        tools.push({ entry: tool.entry, root });
+        tools.push({ entry: tool.entry, root, explicit: tool.toolkit });
       } else if (def.kind === "toolkit") {
         const kit = toolkitCandidate(def, ref);
         if (typeof kit === "string") {
@@ -678,7 +674,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
       }
     }
   }
-  return { tools, explicitKit, kits, skills, broken };
+  return { tools, kits, skills, broken };
 }
 
 // A tool definition's entry and its explicit toolkit, or why it is refused.
