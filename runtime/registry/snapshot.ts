@@ -182,7 +182,9 @@ class NameRules {
       for (const c of rest) {
         this.#refused.push(refusedDefinition(kind, c.entry, message));
       }
-      for (const c of [...top].sort(byPath)) {
+      // In path order already: candidates come in path order, and the
+      // ranking's sort is stable.
+      for (const c of top) {
         this.#errors.push({ path: c.entry.path, name, message });
       }
     }
@@ -206,15 +208,10 @@ class NameRules {
       )
     ) return false;
     this.held.set(`${kind}\0${name}`, holder!);
+    const by = shown({ ...broken, path: holder! }, broken.root);
     for (const c of list) {
-      this.#refused.push(refusedDefinition(
-        kind,
-        c.entry,
-        `the name is held by ${
-          shown({ ...broken, path: holder! }, broken.root)
-        }, ` +
-          "which failed to load",
-      ));
+      const why = `the name is held by ${by}, which failed to load`;
+      this.#refused.push(refusedDefinition(kind, c.entry, why));
     }
     return true;
   }
@@ -244,13 +241,7 @@ function compareRank(a: number[], b: number[]): number {
 
 function listed(paths: string[]): string {
   const quoted = paths.sort().map((p) => `"${p}"`);
-  return quoted.length === 2
-    ? `${quoted[0]} and ${quoted[1]}`
-    : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
-}
-
-function byPath<T extends { entry: { path: string } }>(a: T, b: T): number {
-  return a.entry.path < b.entry.path ? -1 : a.entry.path > b.entry.path ? 1 : 0;
+  return `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
 }
 
 /**
