@@ -57,8 +57,6 @@ export interface InnerSkillRequest {
   parentRunId?: string;
   /** The skill's run events; the progress, status and log ones are relayed. */
   onEvent: (kind: string, data: Record<string, unknown>) => void;
-  /** Why a tool may not be called from inside the skill (`run_code`), or null. */
-  refuseTool: (name: string) => InnerFailure | null;
 }
 
 /** Runs a published skill for an inner call; throws A2E errors. */
@@ -189,7 +187,7 @@ export class CodeCalls implements HostedTool {
           message:
             `Cannot call "${name}": this run_code already made ${this.#maxCalls} inner calls (code.max_calls)`,
         }
-        : refuseName(name);
+        : refuseNested(name);
       if (refusal) return { ok: false, ...refusal, duration_ms: took() };
       let release: Release | undefined;
       try {
@@ -275,7 +273,6 @@ export class CodeCalls implements HostedTool {
           relay(run, `${SKILL_PREFIX}${name}`, kind, data);
         }
       },
-      refuseTool: refuseName,
     });
   }
 
@@ -296,8 +293,21 @@ export class CodeCalls implements HostedTool {
   }
 }
 
-// run_code never runs inside itself, directly or through a skill.
-function refuseName(name: string): InnerFailure | null {
+/**
+ * Why a tool may not be called from code run by `run_code` (directly or
+ * inside a skill it calls): `run_code` never runs inside itself.
+ *
+ * @param name the tool called
+ * @returns the refusal, or null when the call may go ahead
+ * @example run_code is refused, any other tool is not
+ * ```ts
+ * import { refuseNested } from "./inner_calls.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(refuseNested("run_code")?.code, "tool_denied");
+ * assert.equal(refuseNested("add"), null);
+ * ```
+ */
+export function refuseNested(name: string): InnerFailure | null {
   return name === CODE_TOOL
     ? {
       ok: false,

@@ -14,7 +14,11 @@ import { runSkill } from "../skills/run.ts";
 import { newId } from "../../protocol/envelope.ts";
 import type { SkillToolHost } from "../skills/relays.ts";
 import type { RunObserver } from "../store/recorder.ts";
-import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
+import {
+  type InnerSkillRequest,
+  type InnerSkillRunner,
+  refuseNested,
+} from "./inner_calls.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
 
 /**
@@ -33,7 +37,7 @@ import type { ErrorCode } from "../../protocol/codes.ts";
  * });
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
  * const out = await run({ name: "nope", args: {}, session, signal: session.signal,
- *   timeoutSeconds: 1, onEvent() {}, refuseTool: () => null });
+ *   timeoutSeconds: 1, onEvent() {} });
  * assert.equal(out.ok ? "" : out.code, "unknown_skill");
  * ```
  */
@@ -61,7 +65,7 @@ export function innerSkillRunner(
         metadata: {},
         session: request.session,
         signal: request.signal,
-        tools: refusing(options.tools, request),
+        tools: refusing(options.tools),
         sandbox: options.sandbox,
         llm,
         limits: options.limits,
@@ -82,16 +86,13 @@ export function innerSkillRunner(
 }
 
 // The skill's tools, minus run_code: code mode never nests.
-function refusing(
-  tools: SkillToolHost,
-  request: InnerSkillRequest,
-): SkillToolHost {
+function refusing(tools: SkillToolHost): SkillToolHost {
   return {
     tool: (name) => tools.tool(name),
     toolkit: (name) => tools.toolkit(name),
     toolkitGrant: tools.toolkitGrant?.bind(tools),
     call(name, args, options) {
-      const refusal = request.refuseTool(name);
+      const refusal = refuseNested(name);
       if (refusal) {
         return Promise.resolve({
           ok: false,
