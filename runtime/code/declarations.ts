@@ -528,16 +528,13 @@ function arrayOf(item: Rendered): string {
     : `(${item.text})[]`;
 }
 
+// A JSON literal is its TypeScript literal type; NaN and the infinities
+// have none.
 function literal(value: unknown): Rendered {
-  if (typeof value === "string") {
-    return { text: JSON.stringify(value), prec: 2 };
-  }
-  if (typeof value === "number" && Number.isFinite(value)) {
-    return { text: String(value), prec: 2 };
-  }
-  if (typeof value === "boolean" || value === null) {
-    return { text: String(value), prec: 2 };
-  }
+  if (
+    typeof value === "string" || typeof value === "boolean" ||
+    value === null || (typeof value === "number" && Number.isFinite(value))
+  ) return { text: JSON.stringify(value), prec: 2 };
   if (Array.isArray(value)) return { text: "unknown[]", prec: 2 };
   return isObject(value)
     ? { text: "Record<string, unknown>", prec: 2 }
