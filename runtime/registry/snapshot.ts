@@ -568,27 +568,24 @@ function entryMaps(won: {
   uniqueSkills: Map<string, Candidate<SkillEntry>>;
   kitOf: ReadonlyMap<ToolCandidate, string | null>;
 }) {
-  const members = new Map<string, string[]>();
   const tools = new Map<string, ToolEntry>();
   for (const { entry } of sortByName(won.uniqueTools)) {
     const toolkit = won.kitOf.get(entry) ?? null;
     tools.set(entry.name, Object.freeze({ ...entry, toolkit }));
-    if (toolkit !== null) {
-      members.set(toolkit, [...(members.get(toolkit) ?? []), entry.name]);
-    }
   }
+  // Tools are in name order, so each toolkit's members are too.
+  const members = Map.groupBy(tools.values(), (tool) => tool.toolkit);
   const toolkits = new Map<string, ToolkitEntry>();
   for (const { entry } of sortByName(won.uniqueKits)) {
-    const list = (members.get(entry.name) ?? []).sort();
+    const list = (members.get(entry.name) ?? []).map((tool) => tool.name);
     toolkits.set(
       entry.name,
       Object.freeze({ ...entry, tools: Object.freeze(list) }),
     );
   }
-  const skills = new Map<string, SkillEntry>();
-  for (const { entry } of sortByName(won.uniqueSkills)) {
-    skills.set(entry.name, entry);
-  }
+  const skills = new Map(
+    sortByName(won.uniqueSkills).map(({ entry }) => [entry.name, entry]),
+  );
   return { tools, toolkits, skills };
 }
 
