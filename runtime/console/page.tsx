@@ -302,8 +302,12 @@ $("search").addEventListener("input", (e) => {
 });
 
 let next = null;
+// Rows the pages brought: the history keeps at least this many, and at
+// least a page (the API's default limit) when live runs push in.
+let loaded = 0;
+const PAGE = 50;
 function historyRow(run) {
-  return el("tr", { "data-run": run.id, class: run.outcome === "ok" ? "" : "failed", onclick: () => openRun(run.id) },
+  return el("tr", { "data-run": run.id, "data-cursor": run.cursor ?? "", class: run.outcome === "ok" ? "" : "failed", onclick: () => openRun(run.id) },
     el("td", {}, time(run.ended_at ?? run.started_at)), el("td", {}, run.parent_id ? "↳ " + run.kind : run.kind), el("td", {}, run.name),
     el("td", { class: "outcome" }, run.outcome), el("td", {}, run.duration_ms === null ? "…" : Math.round(run.duration_ms)), el("td", {}, run.transport),
     el("td", {}, run.host || ""));
@@ -316,14 +320,40 @@ function filters() {
 }
 async function loadHistory(more) {
   const q = filters();
-  if (more && next !== null) q.set("before", String(next));
-  const page = await getJson("/api/runs?" + q);
-  $("store").textContent = page.stored ? "" : "history off (store: null or unavailable)";
   const rows = $("history-rows");
-  if (!more) rows.replaceChildren();
-  rows.append(...page.runs.map(historyRow));
-  next = page.next;
+  // A page may hold runs already shown (live ones, once the oldest rows
+  // were pushed out): each run is listed once, and "more" reads on past
+  // a page with nothing new.
+  for (;;) {
+    if (more && next !== null) q.set("before", String(next));
+    const page = await getJson("/api/runs?" + q);
+    $("store").textContent = page.stored ? "" : "history off (store: null or unavailable)";
+    if (!more) {
+      rows.replaceChildren();
+      loaded = 0;
+    }
+    const shown = new Set([...rows.children].map((tr) => tr.dataset.run));
+    const fresh = page.runs.filter((run) => !shown.has(run.id));
+    rows.append(...fresh.map(historyRow));
+    loaded += fresh.length;
+    next = page.next;
+    if (!more || fresh.length > 0 || next === null) break;
+  }
   $("more").hidden = next === null;
+}
+// A finished run goes on top. A tab left open on a busy host would grow
+// without end, so the oldest rows go past what the pages brought; "more"
+// brings them back, from the last one dropped (or, when that was a live
+// row with no cursor, from the newest run, skipping what is shown).
+function prependFinished(run) {
+  const rows = $("history-rows");
+  rows.prepend(historyRow(run));
+  while (rows.children.length > Math.max(loaded, PAGE)) {
+    const cursor = rows.lastElementChild.dataset.cursor;
+    rows.lastElementChild.remove();
+    next = cursor ? Number(cursor) + 1 : Number.MAX_SAFE_INTEGER;
+    $("more").hidden = false;
+  }
 }
 $("filters").addEventListener("submit", (e) => { e.preventDefault(); loadHistory(false); });
 $("more").addEventListener("click", () => loadHistory(true));
@@ -447,7 +477,7 @@ function follow() {
     running.delete(run.id);
     renderRunning();
     const q = filters();
-    if (![...q.keys()].length) $("history-rows").prepend(historyRow(run));
+    if (![...q.keys()].length) prependFinished(run);
     refreshSoon();
   });
 }

@@ -42,6 +42,7 @@ testInBrowsers(
   async (browser, target) => {
     await checkDashboard(browser, target.kind);
     await checkLogin(browser);
+    await checkHistoryBound(browser);
   },
 );
 
@@ -241,4 +242,57 @@ async function progressValues(page: Page): Promise<number[]> {
     ).catch(() => {});
   }
   return seen;
+}
+
+// A tab left open on a busy host: live runs go on top of the history, which
+// keeps one page of rows (the API's 50) instead of growing without end, and
+// "Older…" brings back the rows pushed out, each once, in order.
+async function checkHistoryBound(browser: Browser): Promise<void> {
+  await using t = await fixtureHost();
+  const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
+  const page = await browser.newPage();
+  try {
+    await page.setViewport(VIEWPORT);
+    const watch = watchProblems(page);
+    await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await page.waitForFunction(
+      `document.getElementById("conn")?.textContent === "live"`,
+      { timeout: 10_000 },
+    );
+    const calls = 60;
+    for (let i = 0; i < calls; i++) {
+      assert.equal((await t.host.callTool("echo", { i })).success, true);
+    }
+    // The table shows exactly the 50 newest runs the store holds, newest
+    // first, once every run is stored and every live row has arrived.
+    const rowIds =
+      `[...document.querySelectorAll("#history-rows tr")].map((tr) => tr.dataset.run)`;
+    await page.waitForFunction(
+      `fetch("/api/runs?limit=100").then((r) => r.json()).then((body) =>
+        body.runs.length === ${calls} &&
+        JSON.stringify(${rowIds}) === JSON.stringify(body.runs.slice(0, 50).map((r) => r.id)))`,
+      { timeout: 15_000, polling: 100 },
+    );
+    assert.equal(
+      await page.evaluate(`document.getElementById("more").hidden`),
+      false,
+    );
+    const stored = await page.evaluate(
+      `fetch("/api/runs?limit=100").then((r) => r.json()).then((body) => body.runs.map((r) => r.id))`,
+    ) as string[];
+    // "Older…" until it hides: every run, once, in the store's order.
+    for (let click = 0; click < 5; click++) {
+      if (await page.evaluate(`document.getElementById("more").hidden`)) break;
+      await page.click("#more");
+      await page.waitForFunction(
+        `document.querySelectorAll("#history-rows tr").length > 50 || document.getElementById("more").hidden`,
+        { timeout: 10_000 },
+      );
+    }
+    assert.deepEqual(await page.evaluate(rowIds), stored);
+    assert.deepEqual(watch.problems, []);
+  } finally {
+    await page.close();
+  }
 }
