@@ -152,9 +152,12 @@ export class EgressBroker {
     let url = parseUrl(request.url);
     const origin = url.origin;
     const redirects: string[] = [];
+    // Every secret sent on any hop: cut from all that comes back.
+    const sent = new Set<string>();
     for (let hop = 0;; hop++) {
       const address = await this.checkTarget(url, scope.allow, signal);
       const injected = this.#secretsFor(url, scope.toolkit ?? null);
+      for (const s of injected) if (s.value) sent.add(s.value);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(callerHeaders)) {
         if (url.origin !== origin && CREDENTIAL_HEADERS.includes(k)) continue;
@@ -177,7 +180,7 @@ export class EgressBroker {
         request.redirect === "manual" || location === undefined ||
         !REDIRECTS.includes(status)
       ) {
-        return this.#answer(url, res, injected, redirects);
+        return this.#answer(url, res, secretForms(sent), redirects);
       }
       res.destroy();
       if (hop >= MAX_REDIRECTS) {
@@ -186,8 +189,25 @@ export class EgressBroker {
           `Too many redirects (more than ${MAX_REDIRECTS})`,
         );
       }
-      redirects.push(url.href);
-      url = parseUrl(new URL(location, url).href);
+      const next = parseUrl(new URL(location, url).href);
+      // An upstream that copies its credential into the Location would
+      // send it, in the URL, to a host it is not bound to.
+      const bound = this.#secretsFor(next, scope.toolkit ?? null)
+        .map((s) => s.value);
+      const carried = [...sent].filter((v) =>
+        !bound.includes(v) &&
+        secretForms([v]).some((form) => next.href.includes(form))
+      );
+      if (carried.length > 0) {
+        throw new SkillboxError(
+          "tool_denied",
+          `Cannot follow the redirect from "${
+            redactText(url.href, secretForms(sent))
+          }": its URL carries an operator secret for another host`,
+        );
+      }
+      redirects.push(redactText(url.href, secretForms(sent)));
+      url = next;
       if (becomesGet(status, method)) {
         if (method !== "HEAD") method = "GET";
         body = null;
@@ -292,7 +312,7 @@ export class EgressBroker {
   async #answer(
     url: URL,
     res: http.IncomingMessage,
-    injected: SecretBinding[],
+    values: string[],
     redirects: string[],
   ): Promise<FetchResponse> {
     const chunks: Buffer[] = [];
@@ -313,7 +333,6 @@ export class EgressBroker {
     } finally {
       res.destroy();
     }
-    const values = injected.map((s) => s.value).filter((v) => v.length > 0);
     let body = redactBytes(Buffer.concat(chunks), values);
     // A secret the cut ran through is not found whole: drop its start.
     if (truncated) {
@@ -325,7 +344,7 @@ export class EgressBroker {
       headers[k] = redactText(Array.isArray(v) ? v.join(", ") : v, values);
     }
     return {
-      url: url.href,
+      url: redactText(url.href, values),
       status: res.statusCode ?? 0,
       statusText: res.statusMessage ?? "",
       headers,
@@ -554,6 +573,16 @@ function timeoutError(signal: AbortSignal): SkillboxError {
       signal.reason.name === "TimeoutError"
     ? new SkillboxError("timeout", "Request timed out")
     : new SkillboxError("tool_error", "Request was cancelled");
+}
+
+/**
+ * The forms a secret may take in what comes back: as sent, and as a URL
+ * writes it (an upstream copying it into a Location or a link).
+ */
+function secretForms(values: Iterable<string>): string[] {
+  const forms = new Set<string>();
+  for (const v of values) forms.add(v).add(encodeURIComponent(v));
+  return [...forms];
 }
 
 /** The text with every value replaced by a marker. */

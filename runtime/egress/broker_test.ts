@@ -31,6 +31,14 @@ function startServer() {
           headers: { location: url.searchParams.get("to")! },
         });
       }
+      if (url.pathname === "/leak-redirect") {
+        // An upstream that copies the credential it got into the Location.
+        const auth = encodeURIComponent(req.headers.get("authorization") ?? "");
+        return new Response(null, {
+          status: 302,
+          headers: { location: `${url.searchParams.get("to")}?leak=${auth}` },
+        });
+      }
       if (url.pathname === "/big") return new Response("x".repeat(10_000));
       if (url.pathname === "/hang") {
         // Answers only when the client gives up (or after 5 s).
@@ -308,6 +316,55 @@ Deno.test("operator secrets go only to their host, and never come back", async (
         assert.equal(seen.at(-1)?.key, SECRET + "-kit");
       },
     );
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a secret an upstream copies into a redirect stays with its host", async (t) => {
+  const { server, port, seen } = startServer();
+  const broker = new EgressBroker({
+    resolve:
+      resolver({ "api.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] })
+        .resolve,
+    privateHosts: ["api.test", "other.test"],
+    secrets: [{
+      host: "api.test",
+      header: "Authorization",
+      value: `Bearer ${SECRET}`,
+    }],
+  });
+  const any = { allow: [["*"]] };
+  try {
+    await t.step("a hop to another host is refused, not sent", async () => {
+      const before = seen.length;
+      await refused(
+        broker.fetch({
+          url:
+            `http://api.test:${port}/leak-redirect?to=http://other.test:${port}/end`,
+        }, any),
+        "tool_denied",
+        /carries an operator secret/,
+      );
+      assert.deepEqual(seen.slice(before).map((s) => s.path), [
+        "/leak-redirect",
+      ]);
+    });
+    await t.step("on its own host, the URLs come back redacted", async () => {
+      const res = await broker.fetch({
+        url:
+          `http://api.test:${port}/leak-redirect?to=http://api.test:${port}/end`,
+      }, any);
+      assert.equal(res.status, 200);
+      assert.equal(seen.at(-1)?.path, "/end");
+      const seenBySandbox = JSON.stringify([
+        res.url,
+        res.redirects,
+        res.headers,
+      ]);
+      assert.doesNotMatch(seenBySandbox, /op-secret/);
+      assert.match(res.url, /REDACTED/);
+    });
   } finally {
     await server.shutdown();
   }
