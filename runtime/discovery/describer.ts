@@ -70,7 +70,7 @@ export function createDescriber(
       sources = graph.sources;
       options.onGraph?.(abs, files);
       const hit = await cache.get(abs, hash);
-      if (hit) return hit;
+      if (hit) return { ...hit, files };
     } catch (err) {
       return {
         path: abs,
@@ -84,7 +84,7 @@ export function createDescriber(
     const own = { read: ownReadPaths(abs, { policy, localFiles: files }) };
     const check = checkGrant(own, { modulePath: abs, policy });
     if (!check.ok) {
-      return { path: abs, hash, definitions: [], error: check.reason };
+      return { path: abs, hash, definitions: [], error: check.reason, files };
     }
     // A module whose code only declares literals needs no Worker: its
     // definitions are read from its syntax (nothing of it runs).
@@ -108,6 +108,6 @@ export function createDescriber(
       const release = await io.acquire();
       await cache.put(described).catch(() => {}).finally(release);
     }
-    return described;
+    return { ...described, files };
   };
 }

@@ -213,11 +213,15 @@ class LiveRegistry implements Registry {
       return;
     }
     // A helper (`_x.ts`), data file or folder changed: modules beside it and
-    // below may import it, so read them again (the sandbox re-hashes).
+    // below may import it, and so may a module elsewhere whose local imports
+    // name it (a helper in a subfolder), so read them again (the sandbox
+    // re-hashes).
     if (!/\.(ts|js|mts|mjs|json|jsonc)$/.test(name)) return;
     const dir = dirname(path);
-    for (const key of this.#cache.keys()) {
-      if (key.startsWith(dir + "/")) this.#cache.delete(key);
+    for (const [key, slot] of this.#cache) {
+      if (key.startsWith(dir + "/") || slot.module.files?.includes(path)) {
+        this.#cache.delete(key);
+      }
     }
   }
 

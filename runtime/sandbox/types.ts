@@ -38,6 +38,11 @@ export interface DescribedModule {
   definitions: DescribedDefinition[];
   /** Why the module could not be read (load error, throw, hang), or null. */
   error: string | null;
+  /**
+   * The local files it is made of (the module and what it imports), when
+   * known: a watcher reads it again when one of them changes.
+   */
+  files?: string[];
 }
 
 /** One call into untrusted code. */

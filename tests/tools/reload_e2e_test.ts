@@ -134,6 +134,46 @@ Deno.test("e2e hot reload: calls in flight finish on their version; add, change,
   }
 });
 
+Deno.test("e2e hot reload: a helper in a subfolder, edited, reloads the module importing it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_helper_e2e_" });
+  await Deno.mkdir(join(dir, "lib"));
+  const words = join(dir, "lib", "_words.ts");
+  await Deno.writeTextFile(words, `export const WORD = "v1";\n`);
+  await Deno.writeTextFile(
+    join(dir, "worded.ts"),
+    `import { WORD } from "./lib/_words.ts";
+export default { kind: "tool", name: "worded", description: "Says " + WORD, run: () => WORD };
+`,
+  );
+  await using h = await startToolsHost({ dirs: [dir] });
+  const c = await connectClient(h.wsUrl);
+  try {
+    const first = await c.request("tool/call/req", {
+      tool_name: "worded",
+      arguments: {},
+    });
+    assert.equal((first.final.data as Msg).data, "v1");
+    const changed = c.push((m) =>
+      m.kind === "tools.changed" &&
+      ((m.data as Msg).changed as string[]).includes("worded")
+    );
+    await Deno.writeTextFile(words, `export const WORD = "v2";\n`);
+    await changed; // fails after 5 s: the module was not read again
+    assert.equal(
+      h.registry.snapshot.tools.get("worded")?.description,
+      "Says v2",
+    );
+    const second = await c.request("tool/call/req", {
+      tool_name: "worded",
+      arguments: {},
+    });
+    assert.equal((second.final.data as Msg).data, "v2");
+  } finally {
+    await c.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("e2e: 1,000 generated tool files load and list correctly", async () => {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_1000_e2e_" });
   const cache = await Deno.makeTempDir({ prefix: "skillbox_1000_cache_" });
