@@ -125,10 +125,16 @@ export class DiscoveryQueue {
     this.maxResultBytes = options.maxResultBytes;
     this.#options = { ...rest, workers: options.workers ?? 3 };
     this.#runBatch = runBatch ?? runDiscoveryProcess;
+    // Loaded once; a failed load is not kept, or every later batch would
+    // fail until a restart.
     let loaded: Promise<string> | null = null;
     this.#bootstrap = typeof bootstrap === "string"
       ? () => Promise.resolve(bootstrap)
-      : () => loaded ??= bootstrap();
+      : () =>
+        loaded ??= bootstrap().catch((err) => {
+          loaded = null;
+          throw err;
+        });
     this.#processes = Math.max(
       1,
       options.processes ?? Math.min(8, navigator.hardwareConcurrency || 2),

@@ -252,6 +252,33 @@ async function oneRound(
   }
 }
 
+Deno.test("a bootstrap that failed to load is loaded again for the next batch", async () => {
+  let loads = 0;
+  const runs: string[][] = [];
+  const queue = new DiscoveryQueue({
+    ...BASE,
+    processes: 1,
+    bootstrap: () =>
+      ++loads === 1
+        ? Promise.reject(new Error("disk hiccup"))
+        : Promise.resolve("bootstrap text"),
+    runBatch: fakeRun(runs),
+  });
+  try {
+    const first = await queue.describe({ path: "a", read: [] });
+    assert.equal(first.ok, false);
+    assert.match(first.ok ? "" : first.message, /disk hiccup/);
+    // The failure is not kept: the next module loads it again and is read.
+    assert.deepEqual(await queue.describe({ path: "b", read: [] }), {
+      ok: true,
+      value: ["b"],
+    });
+    assert.equal(loads, 2);
+  } finally {
+    await queue.close();
+  }
+});
+
 Deno.test({
   name: status.active
     ? "a confined discovery process stopped in its first milliseconds leaves no process behind"
