@@ -80,7 +80,10 @@ export type InnerAnswer =
 export interface CodeCallsOptions {
   /** Inner calls one run may make (`code.max_calls`). @default 1000 */
   maxCalls?: number;
-  /** The most bytes of JSON one inner result may carry back. @default 1048576 */
+  /**
+   * The most characters of JSON one inner result may carry back (the
+   * unit `sandbox.max_result_bytes` counts everywhere). @default 1048576
+   */
   maxResultBytes?: number;
   /** Rate quota and call slots. @default none: inner calls share no limit */
   admit?: InnerAdmission;
@@ -285,7 +288,7 @@ export class CodeCalls implements HostedTool {
         ok: false,
         code: "tool_error",
         message:
-          `Cannot return the result of "${name}" to the code: ${size} bytes of JSON is over the ${this.#maxResultBytes}-byte bound (sandbox.max_result_bytes)`,
+          `Cannot return the result of "${name}" to the code: ${size} characters of JSON is over the bound of ${this.#maxResultBytes} (sandbox.max_result_bytes)`,
         duration_ms: ms,
       };
     }

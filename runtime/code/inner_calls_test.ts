@@ -74,7 +74,7 @@ Deno.test("a thrown A2E error and a result past the bound come back as failures"
   const big = await call("big", {}, signal);
   assert.match(
     big.ok ? "" : big.message,
-    /202 bytes of JSON is over the 100-byte bound/,
+    /202 characters of JSON is over the bound of 100/,
   );
 });
 
