@@ -326,6 +326,12 @@ export interface HostConfig {
 
 const loose = z.record(z.string(), z.unknown()).default({});
 
+// Deno fires a timer longer than 2^31-1 ms after 1 ms: a longer duration
+// would end every handshake, stream or call at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const seconds = z.number().max(Math.floor(MAX_TIMER_MS / 1000));
+const millis = z.number().int().positive().max(MAX_TIMER_MS);
+
 const LIMIT_DEFAULTS = {
   max_message_bytes: 4 * 1024 * 1024,
   max_sessions: 1024,
@@ -386,11 +392,11 @@ const ConfigFileSchema = z.strictObject({
     max_message_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
     max_sessions: z.number().int().positive().default(1024),
     max_pending_sessions: z.number().int().positive().default(128),
-    handshake_timeout_seconds: z.number().positive().default(10),
+    handshake_timeout_seconds: seconds.positive().default(10),
     max_parallel: z.number().int().positive().default(4),
     max_parallel_host: z.number().int().positive().default(64),
-    sse_idle_seconds: z.number().positive().default(300),
-    shutdown_timeout_seconds: z.number().nonnegative().default(10),
+    sse_idle_seconds: seconds.positive().default(300),
+    shutdown_timeout_seconds: seconds.nonnegative().default(10),
     max_turns: z.number().int().positive().default(50),
     default_max_turns: z.number().int().positive().default(10),
   }).default(LIMIT_DEFAULTS),
@@ -406,7 +412,7 @@ const ConfigFileSchema = z.strictObject({
     processes_per_principal: z.number().int().positive().nullable().default(
       null,
     ),
-    process_wait_ms: z.number().int().positive().default(30_000),
+    process_wait_ms: millis.default(30_000),
     max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
     cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
     confinement: z.enum(["auto", "required", "off"]).default("auto"),
@@ -423,7 +429,7 @@ const ConfigFileSchema = z.strictObject({
       toolkits: z.array(z.string().min(1)).default([]),
     })).default([]),
     max_response_bytes: z.number().int().min(1).default(8 * 1024 * 1024),
-    timeout_seconds: z.number().positive().default(30),
+    timeout_seconds: seconds.positive().default(30),
   }).default(EGRESS_DEFAULTS),
   policy: loose,
   toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
@@ -441,7 +447,7 @@ const ConfigFileSchema = z.strictObject({
         writable: z.boolean().default(false),
         // Reached only through the egress proxy, under its address rules.
         hosts: z.array(z.string().min(1)).default([]),
-        start_timeout_ms: z.number().int().positive().optional(),
+        start_timeout_ms: millis.optional(),
         // Confined: more paths seen read-only, and the only writable ones.
         read: z.array(z.string().min(1)).default([]),
         write: z.array(z.string().min(1)).default([]),
@@ -449,13 +455,13 @@ const ConfigFileSchema = z.strictObject({
       z.strictObject({
         url: z.url(),
         headers: z.record(z.string(), z.string()).default({}),
-        start_timeout_ms: z.number().int().positive().optional(),
+        start_timeout_ms: millis.optional(),
       }),
     ]),
   ).default({}),
   mcp: z.strictObject({
-    retry_initial_ms: z.number().int().positive().default(1_000),
-    retry_max_ms: z.number().int().positive().default(300_000),
+    retry_initial_ms: millis.default(1_000),
+    retry_max_ms: millis.default(300_000),
   }).default({ retry_initial_ms: 1_000, retry_max_ms: 300_000 }),
   store: StoreConfigSchema,
   console: z.strictObject({

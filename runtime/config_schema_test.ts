@@ -153,3 +153,33 @@ Deno.test("validateConfig() reads listen.allowed_hosts and allowed_origins, and 
     /listen\.allowed_origins\.0/,
   );
 });
+
+Deno.test("validateConfig() refuses a duration longer than a timer can wait", async (t) => {
+  // Deno fires a setTimeout longer than 2^31-1 ms after 1 ms: such a value
+  // would close every handshake, idle stream or call at once.
+  const cases: [unknown, RegExp][] = [
+    [{ limits: { handshake_timeout_seconds: 3e6 } }, /handshake_timeout/],
+    [{ limits: { sse_idle_seconds: 3e6 } }, /sse_idle_seconds/],
+    [{ limits: { shutdown_timeout_seconds: 3e6 } }, /shutdown_timeout/],
+    [{ sandbox: { process_wait_ms: 2 ** 31 } }, /process_wait_ms/],
+    [{ egress: { timeout_seconds: 3e6 } }, /egress\.timeout_seconds/],
+    [{ mcp: { retry_max_ms: 2 ** 31 } }, /mcp\.retry_max_ms/],
+    [
+      { mcp_servers: { a: { command: "x", start_timeout_ms: 2 ** 31 } } },
+      /start_timeout_ms/,
+    ],
+  ];
+  for (const [value, pattern] of cases) {
+    await t.step(JSON.stringify(value), () => {
+      assert.throws(
+        () => validateConfig(value, "f.jsonc"),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      );
+    });
+  }
+  const longest = validateConfig({
+    limits: { handshake_timeout_seconds: 2_147_483 },
+    sandbox: { process_wait_ms: 2 ** 31 - 1 },
+  }, "f");
+  assert.equal(longest.limits.handshakeTimeoutSeconds, 2_147_483);
+});
