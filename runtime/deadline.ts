@@ -17,6 +17,10 @@
  * @module
  */
 
+// Deno cuts a timer longer than this to 1 ms: a longer wait is capped here
+// (about 24.8 days) rather than ended at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A running deadline; see {@link startDeadline}. */
 export interface Deadline {
   /** Aborted at the deadline, when the parent aborts, or on dispose. */
@@ -63,7 +67,7 @@ export function startDeadline(
   timeoutMs: number,
   options: DeadlineOptions,
 ): Deadline {
-  const ms = Math.max(1, Math.round(timeoutMs));
+  const ms = Math.min(MAX_TIMER_MS, Math.max(1, Math.round(timeoutMs)));
   const ends = performance.now() + ms;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(options.onTimeout()), ms);
@@ -137,7 +141,7 @@ export async function settlesWithin(
 ): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const bound = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+    timer = setTimeout(() => resolve(false), Math.min(ms, MAX_TIMER_MS));
   });
   try {
     return await Promise.race([promise.then(() => true, () => true), bound]);

@@ -239,3 +239,12 @@ Deno.test("the SDK's client, given the session's signal itself, cancels every an
   assert.equal(await count(), 20);
   await close();
 });
+
+Deno.test("startDeadline() keeps a deadline longer than a timer can wait", async () => {
+  // Deno's setTimeout cuts a delay over 2^31-1 ms to 1 ms.
+  const deadline = startDeadline(2 ** 31, { onTimeout: () => "late" });
+  // Timers fire in due order: a 1 ms timer set before this one fires first.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(deadline.signal.aborted, false);
+  deadline.dispose();
+});

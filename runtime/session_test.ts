@@ -39,3 +39,18 @@ Deno.test("Session.close ends the session once: closed, signal aborted, send dro
   session.send({ type: "pong", id: "x", version: "1.0", ts: 0 } as never);
   assert.deepEqual(sent, []);
 });
+
+Deno.test("Session.drain() waits out a bound longer than a timer can", async () => {
+  // A shutdown's `timeout` is the client's: 3e6 s is 2^31 ms and more, which
+  // Deno's setTimeout cut to 1 ms, cancelling the calls it asked to wait for.
+  const session = new Session({ send: () => {} });
+  session.begin();
+  const drained = session.drain(3e6 * 1000);
+  let settled = false;
+  drained.then(() => settled = true);
+  // Timers fire in due order: a 1 ms timer set before this one fires first.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(settled, false);
+  session.end();
+  assert.equal(await drained, true);
+});
