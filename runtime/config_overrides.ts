@@ -108,9 +108,12 @@ function applyEnv(
     out.listen.port = parsePort(env.SKILLBOX_PORT, "SKILLBOX_PORT");
     overrides["listen.port"] = "SKILLBOX_PORT";
   }
-  if (env.SKILLBOX_TOKENS) {
-    out.tokens = env.SKILLBOX_TOKENS.split(",").map((t) => t.trim())
-      .filter((t) => t !== "");
+  // A list naming no token (only commas or spaces) is ignored as an empty
+  // variable is: replacing the file's tokens with none would turn auth off.
+  const tokens = (env.SKILLBOX_TOKENS ?? "").split(",").map((t) => t.trim())
+    .filter((t) => t !== "");
+  if (tokens.length > 0) {
+    out.tokens = tokens;
     overrides.tokens = "SKILLBOX_TOKENS";
   }
   if (env.SKILLBOX_STORE_URL) {

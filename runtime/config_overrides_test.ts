@@ -49,3 +49,16 @@ Deno.test("parsePort() takes only whole numbers from 0 to 65535", () => {
     );
   }
 });
+
+Deno.test("resolveConfig() keeps the file's tokens when SKILLBOX_TOKENS names none", () => {
+  // A variable of only commas or spaces (an unset secret in a template) once
+  // replaced the tokens with none, and the host served without auth.
+  const config = { ...defaultConfig(), tokens: ["file"] };
+  for (const value of [",", " ", " , "]) {
+    const { config: out, overrides } = resolveConfig(config, {
+      env: { SKILLBOX_TOKENS: value },
+    });
+    assert.deepEqual(out.tokens, ["file"]);
+    assert.deepEqual(overrides, {});
+  }
+});
