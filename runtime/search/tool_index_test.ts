@@ -209,3 +209,13 @@ Deno.test("ToolIndex.search() breaks score ties by name", () => {
   ]);
   assert.deepEqual(names(index.search("same words")), ["alpha", "zeta"]);
 });
+
+Deno.test("ToolIndex.search() reads only the first 32 words of a query", () => {
+  // Each word is a prefix and fuzzy lookup over the whole index: a 4 MB
+  // query of distinct words held the event loop for half a second, and
+  // `tool/list/req` runs in no call slot and under no rate quota.
+  const index = new ToolIndex([tool("weather", "Gets the forecast")]);
+  const filler = Array.from({ length: 32 }, (_, i) => `qx${i}word`).join(" ");
+  assert.equal(index.search(`forecast ${filler}`).length, 1);
+  assert.equal(index.search(`${filler} forecast`).length, 0);
+});
