@@ -118,7 +118,8 @@ const Section = z.object({
     deny: list,
     shared_folders: list,
   }).prefault({}),
-  max_timeout_seconds: z.number().positive().default(300),
+  // Deno fires a timer longer than 2^31-1 ms after 1 ms.
+  max_timeout_seconds: z.number().positive().max(2_147_483).default(300),
 });
 
 /**

@@ -200,3 +200,13 @@ Deno.test("toolStatuses() blocks what the policy denies or the cap refuses, with
   // Permissions from configuration are checked per call, not here.
   assert.equal(byName.open?.status, "available");
 });
+
+Deno.test("parseHostPolicy() refuses a timeout cap longer than a timer can wait", () => {
+  // Past 2^31-1 ms Deno fires a timer after 1 ms: a call's deadline then
+  // re-armed the sandbox's shared timer every millisecond while it ran.
+  assert.throws(() => parseHostPolicy({ max_timeout_seconds: 3e6 }), TypeError);
+  assert.equal(
+    parseHostPolicy({ max_timeout_seconds: 2_147_483 }).maxTimeoutMs,
+    2_147_483_000,
+  );
+});
