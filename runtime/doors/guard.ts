@@ -10,6 +10,7 @@
  * @module
  */
 
+import { getPath } from "hono/utils/url";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
 import { AuthThrottle, clientKey } from "./auth_throttle.ts";
 import { HostNames } from "./host_names.ts";
@@ -137,14 +138,10 @@ async function judgeLogin(
   return response;
 }
 
-// A POST of the console's sign-in form.
+// A POST of the console's sign-in form, by the path the router matches
+// ("/%6Cogin" and "/a/../login" reach the form too).
 function isLogin(request: Request): boolean {
-  if (request.method !== "POST") return false;
-  const url = request.url;
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (!url.startsWith("/login", start)) return false;
-  const next = url.charCodeAt(start + 6);
-  return Number.isNaN(next) || next === 63 || next === 35;
+  return request.method === "POST" && getPath(request) === "/login";
 }
 
 /**

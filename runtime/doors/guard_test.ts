@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Hono } from "hono";
 import { createDoor } from "./guard.ts";
 import { AuthThrottle } from "./auth_throttle.ts";
 
@@ -119,6 +120,39 @@ Deno.test("the door counts the sign-in form's 401 answers as wrong tokens", asyn
   now = 1000;
   assert.equal((await login(TOKEN)).status, 303);
   assert.equal((await login("nope")).status, 401);
+});
+
+Deno.test("the door counts wrong tokens on every spelling of the sign-in path the router accepts", async () => {
+  // The router decodes percent escapes and the URL parser removes dot
+  // segments, so "/%6Cogin" and "/a/../login" reach the form too.
+  const app = new Hono().post("/login", async (c) => {
+    const right = await c.req.text() === TOKEN;
+    return c.body(null, right ? 303 : 401);
+  });
+  const door = createDoor({
+    listen: { hostname: "127.0.0.1" },
+    tokens: [TOKEN],
+    throttle: new AuthThrottle({ now: () => 0 }),
+  });
+  const fetch = door.guard((request) => app.fetch(request));
+  const paths = ["/%6Cogin", "/%6c%6F%67%69%6e", "/a/../login", "/%6Cogin?x#y"];
+  for (const path of paths) {
+    const client = from(`10.0.1.${paths.indexOf(path)}`);
+    const login = (token: string) =>
+      fetch(
+        new Request(`http://127.0.0.1:8787${path}`, {
+          method: "POST",
+          body: token,
+        }),
+        client,
+      );
+    for (let i = 0; i < 6; i++) {
+      assert.equal((await login("nope")).status, 401, path);
+    }
+    const blocked = await login(TOKEN);
+    assert.equal(blocked.status, 429, path);
+    await blocked.body?.cancel();
+  }
 });
 
 Deno.test("without tokens the door throttles nothing", async () => {
