@@ -145,7 +145,8 @@ export class HostNames {
     const origin = canonicalOrigin(sent);
     if (origin !== null) {
       if (this.#origins.has(origin.origin)) return undefined;
-      if (origin.host === canonicalHost(host)?.host) return undefined;
+      const own = canonicalHost(host, origin.scheme);
+      if (origin.host === own?.host) return undefined;
     }
     return `Origin "${sent}" is not this host's: add it to listen.allowed_origins`;
   }
@@ -168,14 +169,15 @@ function urlHost(url: string): string {
 }
 
 // A Host value in one spelling: lower case, no trailing dot, IPv6
-// compressed, the default port dropped; null when it is no host.
+// compressed, the scheme's default port dropped; null when it is no host.
 function canonicalHost(
   value: string,
+  scheme = "http",
 ): { name: string; host: string } | null {
   if (!HOST_CHARS.test(value)) return null;
   let url: URL;
   try {
-    url = new URL(`http://${value}`);
+    url = new URL(`${scheme}://${value}`);
   } catch {
     return null;
   }
@@ -186,17 +188,15 @@ function canonicalHost(
   return { name, host: url.port === "" ? name : `${name}:${url.port}` };
 }
 
-// An Origin in one spelling, and its host as canonicalHost spells it.
+// An Origin in one spelling, its scheme, and its host as canonicalHost
+// spells it for that scheme (https keeps port 80, drops 443).
 function canonicalOrigin(
   value: string,
-): { origin: string; host: string } | null {
+): { origin: string; scheme: string; host: string } | null {
   const match = /^(https?):\/\/(.+)$/i.exec(value);
   if (!match) return null;
-  const host = canonicalHost(match[2]!);
-  if (host === null) return null;
   const scheme = match[1]!.toLowerCase();
-  // The scheme's default port is no port.
-  const port = host.host.slice(host.name.length + 1);
-  const plain = (scheme === "https" && port === "443") ? host.name : host.host;
-  return { origin: `${scheme}://${plain}`, host: plain };
+  const host = canonicalHost(match[2]!, scheme);
+  if (host === null) return null;
+  return { origin: `${scheme}://${host.host}`, scheme, host: host.host };
 }

@@ -132,6 +132,22 @@ Deno.test("HostNames wants a browser's Origin to be the host's own, or an allowe
   );
 });
 
+Deno.test("HostNames keeps an https origin's port 80 apart from its default port", () => {
+  const names = new HostNames({
+    hostname: "127.0.0.1",
+    allowedOrigins: ["https://app.example", "https://other.example:80"],
+  });
+  const refusal = (origin: string) =>
+    names.refusal(request({ host: "127.0.0.1:8787", origin }));
+  assert.equal(refusal("https://other.example:80"), undefined);
+  for (const origin of ["https://app.example:80", "https://other.example"]) {
+    assert.equal(
+      refusal(origin),
+      `Origin "${origin}" is not this host's: add it to listen.allowed_origins`,
+    );
+  }
+});
+
 Deno.test("HostNames refuses a browser request from another page that sends no Origin, unless it is a navigation", () => {
   const names = new HostNames({ hostname: "127.0.0.1" });
   const host = "127.0.0.1:8787";
