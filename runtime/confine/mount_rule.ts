@@ -173,14 +173,17 @@ export function checkMount(
     );
   }
   const absolute = resolve(options.cwd ?? "/", path);
-  let real: string | null = null;
-  try {
-    real = Deno.realPathSync(absolute);
-  } catch {
-    // Absent: only the path as written matters.
-  }
+  const real = realPath(absolute);
+  // The home and the host's files are known by their real paths too: a
+  // HOME through a link (/home -> /var/home) still guards the real home.
+  const home = options.home ?? Deno.env.get("HOME");
+  const realRule = {
+    home: home && isAbsolute(home) ? realPath(home) ?? home : home,
+    protect: options.protect?.map((file) => realPath(file) ?? file),
+  };
   for (const candidate of real === null ? [absolute] : [absolute, real]) {
-    const why = mountRefusal(candidate, options);
+    const why = mountRefusal(candidate, options) ??
+      mountRefusal(candidate, realRule);
     if (why !== null) {
       throw new SkillboxError(
         "runtime_error",
@@ -189,6 +192,16 @@ export function checkMount(
     }
   }
   return absolute;
+}
+
+// The real path of what exists, null when it is absent (then only the
+// path as written matters).
+function realPath(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /**

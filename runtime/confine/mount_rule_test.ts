@@ -118,3 +118,33 @@ Deno.test("checkMount() checks the path as written and as its real path", async 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("checkMount() knows the home and the host's files by their real paths too", async () => {
+  // HOME often names the home through a link (/home -> /var/home): the
+  // home's real path, or what holds it, is still the home.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "real/ann/.ssh"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "real/host.jsonc"), "{}");
+    await Deno.symlink(join(dir, "real"), join(dir, "homes"));
+    const rule = {
+      home: join(dir, "homes/ann"),
+      protect: [join(dir, "homes/host.jsonc")],
+    };
+    assert.throws(
+      () => checkMount(join(dir, "real/ann"), { by: "read", ...rule }),
+      /is the home folder or holds it/,
+    );
+    assert.throws(
+      () => checkMount(join(dir, "real"), { by: "read", ...rule }),
+      /is the home folder or holds it/,
+    );
+    assert.throws(
+      () => checkMount(join(dir, "real/host.jsonc"), { by: "read", ...rule }),
+      /one of the host's own files/,
+    );
+    assert.equal(mountable(join(dir, "real/ann/work"), rule), true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
