@@ -33,7 +33,7 @@ import {
   RELAY_SOCKET,
   RELAY_TOKEN_ARG,
 } from "../../protocol/egress_relay.ts";
-import { mountable } from "./mount_rule.ts";
+import { mountable, within } from "./mount_rule.ts";
 
 /**
  * `"auto"`: confine when it works, else say why and run with Deno's
@@ -544,7 +544,7 @@ function systemConfigMounts(spec: ConfineSpec): string[] {
   const named = CA_VARIABLES.map((v) => spec.env[v]).filter((p): p is string =>
     p !== undefined && isAbsolute(p) &&
     !resolve(p).split("/").includes("private") &&
-    (SYSTEM_CONFIG.some((c) => inside(resolve(p), c)) ||
+    (SYSTEM_CONFIG.some((c) => within(resolve(p), c)) ||
       mountable(p, { protect: spec.hidden ?? [] }))
   );
   return [...SYSTEM_CONFIG, ...named].flatMap((
@@ -577,7 +577,7 @@ function hiddenMounts(
     if (target === null) continue;
     const isDir = Deno.statSync(target).isDirectory;
     for (const [mount, root] of roots) {
-      if (root === null || !inside(target, root)) continue;
+      if (root === null || !within(target, root)) continue;
       const at = join(mount, relative(root, target));
       if (covered.has(at)) continue;
       covered.add(at);
@@ -687,7 +687,7 @@ function programMounts(
   const system = (at.grant.run ?? []).length > 0 ? layout.systemDirs : [];
   for (const dir of system) args.push("--ro-bind-try", dir, dir);
   const bind = (path: string) => {
-    if (!system.some((s) => inside(path, s))) {
+    if (!system.some((s) => within(path, s))) {
       args.push("--ro-bind", path, path);
     }
   };
@@ -776,15 +776,10 @@ export function grantMounts(grant: Permissions): Array<[string, boolean]> {
   // environment's `bin/python`) to a place that is not there.
   return sorted.filter(([path, writable], i) => {
     const parent = sorted.slice(0, i).findLast(([p]) =>
-      p !== path && inside(path, p)
+      p !== path && within(path, p)
     );
     return parent === undefined || parent[1] !== writable;
   });
-}
-
-function inside(path: string, root: string): boolean {
-  return path === root || dirname(path) === root ||
-    path.startsWith(root.endsWith("/") ? root : root + "/");
 }
 
 // --- the egress relay: a confined process's only way out ---------------
