@@ -33,7 +33,7 @@ import {
   RELAY_SOCKET,
   RELAY_TOKEN_ARG,
 } from "../../protocol/egress_relay.ts";
-import { mountable, within } from "./mount_rule.ts";
+import { mountable, realPath, within } from "./mount_rule.ts";
 
 /**
  * `"auto"`: confine when it works, else say why and run with Deno's
@@ -563,17 +563,10 @@ function hiddenMounts(
   mounts: readonly string[],
 ): string[] {
   const args: string[] = [];
-  const real = (p: string) => {
-    try {
-      return Deno.realPathSync(p);
-    } catch {
-      return null;
-    }
-  };
-  const roots = mounts.map((m) => [m, real(m)] as const);
+  const roots = mounts.map((m) => [m, realPath(m)] as const);
   const covered = new Set<string>();
   for (const path of hidden) {
-    const target = real(path);
+    const target = realPath(path);
     if (target === null) continue;
     const isDir = Deno.statSync(target).isDirectory;
     for (const [mount, root] of roots) {

@@ -194,9 +194,20 @@ export function checkMount(
   return absolute;
 }
 
-// The real path of what exists, null when it is absent (then only the
-// path as written matters).
-function realPath(path: string): string | null {
+/**
+ * The real path (links resolved) of what exists.
+ *
+ * @param path a path
+ * @returns its real path, or null when it is absent (or may not be looked at)
+ * @example
+ * ```ts
+ * import { realPath } from "./mount_rule.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(realPath("/surely/not/here"), null);
+ * assert.equal(realPath("/"), "/");
+ * ```
+ */
+export function realPath(path: string): string | null {
   try {
     return Deno.realPathSync(path);
   } catch {
