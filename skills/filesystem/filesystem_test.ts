@@ -76,6 +76,48 @@ Deno.test("filesystem tools", async (t) => {
     assert.equal(more.content, `line ${next}\n`);
   });
 
+  await t.step(
+    "read_file stops reading a line longer than its cap",
+    async () => {
+      // A FIFO shows how much the tool reads: the writer offers far more than
+      // the cap, with no newline, and learns the reader left (BrokenPipe).
+      // Buffering a whole line before cutting it would read all of it.
+      const fifo = `${root}/endless`;
+      await new Deno.Command("mkfifo", { args: [fifo] }).output();
+      const offered = 8 << 20;
+      const writer = (async () => {
+        const w = await Deno.open(fifo, { write: true });
+        const chunk = new Uint8Array(1 << 16).fill(97);
+        let written = 0;
+        try {
+          while (written < offered) written += await w.write(chunk);
+        } catch (err) {
+          if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+        } finally {
+          w.close();
+        }
+        return written;
+      })();
+      const r = dataOf(
+        await readFile.run({ path: "endless", max_bytes: 1000 }, ro),
+      );
+      assert.equal(r.content, "a".repeat(1000) + "\n");
+      assert.equal(r.truncated, true);
+      assert.ok((await writer) < offered);
+      await Deno.remove(fifo);
+      // A long line before start_line is skipped whole, and counted once.
+      await Deno.writeTextFile(`${root}/long.txt`, "a".repeat(5000) + "\nb\n");
+      const second = dataOf(
+        await readFile.run(
+          { path: "long.txt", start_line: 2, max_bytes: 10 },
+          ro,
+        ),
+      );
+      assert.equal(second.content, "b\n");
+      assert.equal(second.total_lines, 2);
+    },
+  );
+
   await t.step("read_file refuses binary files and directories", async () => {
     await assert.rejects(
       () => Promise.resolve(readFile.run({ path: "blob.bin" }, ro)),

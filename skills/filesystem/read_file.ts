@@ -136,16 +136,17 @@ class Lines {
   truncated = false;
   /** Read to the end of the file (false when stopped before). */
   reachedEof = true;
+  /** Most bytes of content to keep. */
+  readonly maxBytes: number;
   #outBytes = 0;
   #start: number;
   #end: number;
-  #maxBytes: number;
   #numbered: boolean;
 
   constructor(start: number, end: number, maxBytes: number, numbered: boolean) {
     this.#start = start;
     this.#end = end;
-    this.#maxBytes = maxBytes;
+    this.maxBytes = maxBytes;
     this.#numbered = numbered;
   }
 
@@ -159,10 +160,10 @@ class Lines {
     }
     const text = this.#numbered ? `${this.lineNo}\t${line}` : line;
     const bytes = new TextEncoder().encode(text).length + 1;
-    if (this.#outBytes + bytes > this.#maxBytes) {
+    if (this.#outBytes + bytes > this.maxBytes) {
       if (this.out.length === 0) {
         // A single huge line: return its head rather than nothing.
-        this.out.push(cutUtf8(text, this.#maxBytes));
+        this.out.push(cutUtf8(text, this.maxBytes));
         this.lastIncluded = this.lineNo;
       }
       this.truncated = true;
@@ -189,6 +190,8 @@ async function readInto(
   const file = await Deno.open(abs, { read: true });
   const decoder = new TextDecoder();
   let pending = "";
+  // Set once an overlong line was taken or skipped: its rest is dropped.
+  let skipping = false;
   let first = true;
   try {
     read: for await (const chunk of file.readable) {
@@ -205,8 +208,16 @@ async function readInto(
       while ((nl = pending.indexOf("\n")) >= 0) {
         const line = pending.slice(0, nl).replace(/\r$/, "");
         pending = pending.slice(nl + 1);
-        if (!lines.take(line)) break read;
+        if (skipping) skipping = false;
+        else if (!lines.take(line)) break read;
       }
+      // A line longer than the cap is never kept whole (its UTF-8 is at
+      // least as long as its UTF-16), so it is taken now, not buffered.
+      if (!skipping && pending.length > lines.maxBytes) {
+        if (!lines.take(pending)) break read;
+        skipping = true;
+      }
+      if (skipping) pending = "";
     }
     if (lines.reachedEof) {
       pending += decoder.decode();
