@@ -228,6 +228,8 @@ async function collect(
   let keptBytes = 0;
   let truncated = false;
   let line = "";
+  // Set once an overlong line was logged: its rest is dropped.
+  let skipping = false;
   const emit = (text: string) => {
     if (logs.left > 0) {
       logs.left--;
@@ -242,21 +244,30 @@ async function collect(
       const { value, done } = await reader.read();
       if (done) break;
       if (!truncated) {
-        const bytes = new TextEncoder().encode(value).length;
-        if (keptBytes + bytes <= maxBytes) {
+        const bytes = new TextEncoder().encode(value);
+        if (keptBytes + bytes.length <= maxBytes) {
           kept += value;
-          keptBytes += bytes;
+          keptBytes += bytes.length;
         } else {
-          kept += value.slice(0, Math.max(0, maxBytes - keptBytes));
+          // Cut in bytes, dropping a partial trailing character.
+          const head = bytes.subarray(0, maxBytes - keptBytes);
+          kept += new TextDecoder().decode(head).replace(/\uFFFD$/, "");
           truncated = true;
         }
       }
       line += value;
       let nl: number;
       while ((nl = line.indexOf("\n")) >= 0) {
-        emit(line.slice(0, nl).replace(/\r$/, ""));
+        if (skipping) skipping = false;
+        else emit(line.slice(0, nl).replace(/\r$/, ""));
         line = line.slice(nl + 1);
       }
+      // A line longer than the cap is logged by its head, not held whole.
+      if (!skipping && line.length > maxBytes) {
+        emit(line.slice(0, maxBytes));
+        skipping = true;
+      }
+      if (skipping) line = "";
     }
     if (line !== "") emit(line);
   } finally {

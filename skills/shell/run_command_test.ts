@@ -100,6 +100,23 @@ Deno.test("run_command caps captured output", async () => {
   assert.equal(r.stdout_truncated, true);
 });
 
+Deno.test("run_command bounds a long line and multibyte output in bytes", async () => {
+  // Without a newline, a line was held whole and logged as one event of
+  // any size; and the cap cut characters, not bytes.
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/one_line`, "x".repeat(1 << 20));
+  await Deno.writeTextFile(`${dir}/accents`, "é".repeat(2000));
+  const t = makeCtx({ allowed_commands: allowed, max_output_bytes: 1024 });
+  await runCommand.run({ command: "cat", args: [`${dir}/one_line`] }, t.ctx);
+  assert.deepEqual(t.logs("info"), ["x".repeat(1024)]);
+  const r = dataOf(
+    await runCommand.run({ command: "cat", args: [`${dir}/accents`] }, t.ctx),
+  );
+  assert.equal(r.stdout, "é".repeat(512));
+  assert.equal(r.stdout_truncated, true);
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("run_command kills a long command when the call is aborted", async () => {
   const ac = new AbortController();
   const t = makeCtx({ allowed_commands: allowed }, ac.signal);
