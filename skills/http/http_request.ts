@@ -106,7 +106,7 @@ export default {
     if (response.redirects.length > 0) {
       ctx.status(`Redirected to ${response.url}`);
     }
-    let bytes = fromBase64(response.bodyBase64);
+    let bytes = Uint8Array.fromBase64(response.bodyBase64);
     let truncated = response.truncated;
     if (bytes.length > cfg.maxBody) {
       bytes = bytes.subarray(0, cfg.maxBody);
@@ -124,7 +124,9 @@ export default {
       status: response.status,
       status_text: response.statusText,
       headers: outHeaders,
-      body: textual ? redact(new TextDecoder().decode(bytes)) : toBase64(bytes),
+      body: textual
+        ? redact(new TextDecoder().decode(bytes))
+        : bytes.toBase64(),
       body_encoding: textual ? "text" : "base64",
       truncated,
     };
@@ -208,19 +210,4 @@ function redactor(secrets: string[]): (s: string) => string {
     for (const s of list) out = out.split(s).join(REDACTED);
     return out;
   };
-}
-
-function fromBase64(text: string): Uint8Array {
-  const raw = atob(text);
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
-  return out;
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
 }
