@@ -10,6 +10,10 @@
  * @module
  */
 
+// `resolve` of an absolute path normalizes it lexically: collapses `//`, `.`
+// and `..` (never above `/`) and drops a trailing slash.
+import { resolve as normalize } from "node:path/posix";
+
 /** The filesystem toolkit's configuration with defaults applied. */
 export interface FsConfig {
   /** Absolute, normalized root directory. */
@@ -37,23 +41,6 @@ export function fsConfig(config: Record<string, unknown>): FsConfig {
     );
   }
   return { root: normalize(root), writable: config.writable === true };
-}
-
-/**
- * Normalizes an absolute POSIX path lexically: collapses `//`, `.` and `..`
- * (never above `/`), and drops a trailing slash.
- *
- * @param path an absolute path
- * @returns the normalized path
- */
-function normalize(path: string): string {
-  const out: string[] = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return "/" + out.join("/");
 }
 
 /** Whether `path` is `base` or inside it (both normalized). */
