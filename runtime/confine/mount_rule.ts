@@ -14,7 +14,7 @@
  *   (the CA certificates and resolver files a server needs are added by
  *   the confinement itself, and nothing else of `/etc`) and `/var/run`;
  * - the user's home folder itself and every folder above it, and every
- *   `/home/<user>` as a whole;
+ *   `/home/<user>` as a whole (also where `/home` is a link);
  * - any path through a credential store: `.ssh`, `.gnupg`, `.aws`,
  *   `.azure`, `.kube`, `.docker`, `.password-store`, `.netrc`, `.npmrc`,
  *   `.pypirc`, `.git-credentials`, `.config/gcloud`, `.config/gh`;
@@ -76,6 +76,11 @@ export interface MountRuleOptions {
   home?: string;
   /** Host paths never mounted (nor folders inside them). @default [] */
   protect?: readonly string[];
+  /**
+   * The folder holding users' homes: each folder in it is a home, never
+   * mounted as a whole. @default "/home"
+   */
+  homes?: string;
 }
 
 /**
@@ -114,7 +119,7 @@ export function mountRefusal(
   for (const root of NEVER_UNDER) {
     if (within(p, root)) return `"${p}" is under "${root}", never mounted`;
   }
-  if (dirname(p) === "/home") {
+  if (dirname(p) === resolve(options.homes ?? "/home")) {
     return `"${p}" is a home folder, never mounted as a whole`;
   }
   const home = options.home ?? Deno.env.get("HOME");
@@ -174,12 +179,14 @@ export function checkMount(
   }
   const absolute = resolve(options.cwd ?? "/", path);
   const real = realPath(absolute);
-  // The home and the host's files are known by their real paths too: a
-  // HOME through a link (/home -> /var/home) still guards the real home.
+  // The homes, the home and the host's files are known by their real paths
+  // too: through a link (/home -> /var/home) they still guard the real ones.
   const home = options.home ?? Deno.env.get("HOME");
+  const homes = options.homes ?? "/home";
   const realRule = {
     home: home && isAbsolute(home) ? realPath(home) ?? home : home,
     protect: options.protect?.map((file) => realPath(file) ?? file),
+    homes: realPath(homes) ?? homes,
   };
   for (const candidate of real === null ? [absolute] : [absolute, real]) {
     const why = mountRefusal(candidate, options) ??

@@ -148,3 +148,26 @@ Deno.test("checkMount() knows the home and the host's files by their real paths 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("checkMount() refuses another user's whole home behind a linked homes folder", async () => {
+  // /home -> /var/home: every home under the real folder is a home too,
+  // not only the user's own.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "var/home/other/.ssh"), { recursive: true });
+    await Deno.mkdir(join(dir, "var/home/ann"), { recursive: true });
+    await Deno.symlink(join(dir, "var/home"), join(dir, "home"));
+    const rule = { home: join(dir, "home/ann"), homes: join(dir, "home") };
+    assert.throws(
+      () => checkMount(join(dir, "var/home/other"), { by: "read", ...rule }),
+      /is a home folder, never mounted as a whole/,
+    );
+    assert.throws(
+      () => checkMount(join(dir, "home/other"), { by: "read", ...rule }),
+      /is a home folder, never mounted as a whole/,
+    );
+    assert.equal(mountable(join(dir, "var/home/other/projects"), rule), true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
