@@ -79,11 +79,7 @@ async function checkDashboard(browser: Browser, kind: string): Promise<void> {
     watch.problems.length = 0;
 
     await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
-    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
-    await page.waitForFunction(
-      `document.getElementById("conn")?.textContent === "live"`,
-      { timeout: 10_000 },
-    );
+    await untilLive(page);
 
     // The shipped toolkits and skills are listed.
     const kits = await page.evaluate(
@@ -188,11 +184,7 @@ async function checkLogin(browser: Browser): Promise<void> {
     ]);
     const text = await page.evaluate(`document.body.innerText`) as string;
     assert.equal(new URL(page.url()).pathname, "/", text.slice(0, 200));
-    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
-    await page.waitForFunction(
-      `document.getElementById("conn")?.textContent === "live"`,
-      { timeout: 10_000 },
-    );
+    await untilLive(page);
     assert.equal(await page.evaluate(`document.cookie`), "");
     assert.deepEqual(watch.problems, []);
   } finally {
@@ -255,11 +247,7 @@ async function checkHistoryBound(browser: Browser): Promise<void> {
     await page.setViewport(VIEWPORT);
     const watch = watchProblems(page);
     await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
-    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
-    await page.waitForFunction(
-      `document.getElementById("conn")?.textContent === "live"`,
-      { timeout: 10_000 },
-    );
+    await untilLive(page);
     const calls = 60;
     for (let i = 0; i < calls; i++) {
       assert.equal((await t.host.callTool("echo", { i })).success, true);
@@ -295,4 +283,13 @@ async function checkHistoryBound(browser: Browser): Promise<void> {
   } finally {
     await page.close();
   }
+}
+
+// The page has loaded its data and follows the host's live stream.
+async function untilLive(page: Page): Promise<void> {
+  await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+  await page.waitForFunction(
+    `document.getElementById("conn")?.textContent === "live"`,
+    { timeout: 10_000 },
+  );
 }
