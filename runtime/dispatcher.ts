@@ -28,6 +28,9 @@ import { CallSignal } from "./deadline.ts";
 import { Session } from "./session.ts";
 import type { SessionScope } from "./capability.ts";
 
+const TOKEN_SWITCH =
+  "Cannot change the session's token: a session keeps the token it was admitted with; open a new session to use another";
+
 /** Four mebibytes: the default `max_message_bytes`. */
 export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
 
@@ -275,16 +278,32 @@ export class Dispatcher {
   }
 
   #handshake(session: Session, request: Request<"handshake/req">): void {
-    // A session the Authorization header authenticated keeps its token when
-    // the handshake presents none.
-    const token = request.authToken ||
-      (session.auth === "accepted" ? session.token : "");
+    const token = request.authToken ?? "";
     let reason = "";
+    if (session.auth === "accepted") {
+      // An accepted session keeps its token (one the Authorization header
+      // authenticated too, when the handshake presents none): what it runs
+      // is counted under that token, so another one is refused and changes
+      // nothing, whether that token is valid or not (so this answer tells
+      // a guesser nothing). A plain comparison: the client on this session
+      // knows its token already.
+      if (token !== "" && token !== session.token) reason = TOKEN_SWITCH;
+      this.#answerHandshake(session, request, reason);
+      return;
+    }
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
       else reason = this.#check(session, token) || this.#admit(session, token);
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
+    this.#answerHandshake(session, request, reason);
+  }
+
+  #answerHandshake(
+    session: Session,
+    request: Request<"handshake/req">,
+    reason: string,
+  ): void {
     session.send(encodeResponse("handshake/req", request.id, {
       sessionId: session.id,
       acceptedCaps: reason === "" ? this.#acceptedCaps(request.agentCaps) : [],

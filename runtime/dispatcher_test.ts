@@ -5,6 +5,7 @@ import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import { Session } from "./session.ts";
 import { Semaphore } from "./slots.ts";
+import { Admission } from "./admission.ts";
 
 function record() {
   const sent: OutgoingMessage[] = [];
@@ -208,4 +209,56 @@ Deno.test("admitInner counts against the token's calls_per_minute", async () => 
     dispatcher.admitInner(session, slot),
     /quota of 1 calls per minute/,
   );
+});
+
+Deno.test("Dispatcher refuses a handshake that presents another token on an accepted session, and changes nothing", async (t) => {
+  const admission = new Admission({
+    maxSessions: 8,
+    maxPending: 8,
+    handshakeTimeoutMs: 60_000,
+    requiresAuth: true,
+  });
+  const dispatcher = new Dispatcher({
+    tokens: ["t1", "t2"],
+    admit: (session, token) => admission.admit(session, token),
+  });
+  const handshake = (id: string, token: string | null) =>
+    JSON.stringify({ type: "handshake/req", id, auth_token: token });
+  const { sent, session } = record();
+  admission.open(session);
+  await dispatcher.receive(session, handshake("h1", "t1"));
+  assert.equal(sent.at(-1)?.ok, true);
+  const switches: [string, string][] = [
+    ["a valid one", "t2"],
+    ["an invalid one", "x"],
+  ];
+  for (const [step, token] of switches) {
+    await t.step(step, async () => {
+      await dispatcher.receive(session, handshake(step, token));
+      const answer = sent.at(-1)!;
+      assert.equal(answer.ok, false);
+      assert.deepEqual(answer.accepted_caps, []);
+      assert.match(
+        String(answer.reason),
+        /^Cannot change the session's token: .*open a new session/,
+      );
+      assert.deepEqual([session.auth, session.token], ["accepted", "t1"]);
+      assert.equal(admission.admitted, 1);
+    });
+  }
+  await t.step("its own token, or none, is accepted again", async () => {
+    for (const token of ["t1", "", null]) {
+      await dispatcher.receive(session, handshake("again", token));
+      assert.equal(sent.at(-1)?.ok, true, String(token));
+      assert.equal(session.token, "t1");
+    }
+  });
+  // A second session of t2 is counted under t2; the first never was.
+  const other = record();
+  admission.open(other.session);
+  await dispatcher.receive(other.session, handshake("h2", "t2"));
+  assert.equal(other.sent.at(-1)?.ok, true);
+  assert.equal(admission.admitted, 2);
+  admission.leave(session);
+  admission.leave(other.session);
 });

@@ -22,7 +22,8 @@ export type TransportKind =
 
 /**
  * Where a session stands with auth: `pending` before a handshake, `accepted`
- * after a handshake the host accepted, `refused` after one it refused.
+ * after a handshake the host accepted (for good: the session keeps that
+ * token), `refused` after one it refused.
  */
 export type AuthState = "pending" | "accepted" | "refused";
 
@@ -61,11 +62,10 @@ export class Session implements SessionScope {
   readonly limiter: Semaphore;
   /** The transport carrying this session. */
   readonly transport: TransportKind;
-  /** Where the session stands with auth. */
-  auth: AuthState = "pending";
   /** True once `shutdown` was received: new requests are refused. */
   draining = false;
 
+  #auth: AuthState = "pending";
   #token = "";
   #sink: (message: OutgoingMessage) => void;
   #onEnd?: (reason: string) => void;
@@ -87,7 +87,16 @@ export class Session implements SessionScope {
     this.transport = options.transport ?? "in-process";
   }
 
-  /** The token the session presented in its handshake ("" when none). */
+  /** Where the session stands with auth. */
+  get auth(): AuthState {
+    return this.#auth;
+  }
+
+  /**
+   * The token the session presented in its handshake ("" when none). Once
+   * the session is accepted it never changes: its calls, slots and quotas
+   * are counted under it.
+   */
   get token(): string {
     return this.#token;
   }
@@ -113,13 +122,36 @@ export class Session implements SessionScope {
   }
 
   /**
-   * Records the outcome of a handshake.
+   * Records the outcome of a handshake. An accepted session keeps its
+   * token: what it runs is counted under that token (its quotas, its host
+   * slots, its runs), and a switch would leave some of it counted under the
+   * other.
    *
    * @param auth whether the host accepted it
    * @param token the token presented
+   * @throws {TypeError} when the session was accepted and this would change
+   *   its token or its state
+   * @example A session accepted with one token cannot take another
+   * ```ts
+   * import { Session } from "./session.ts";
+   * import assert from "node:assert/strict";
+   * const session = new Session({ send() {} });
+   * session.authenticate("accepted", "t1");
+   * session.authenticate("accepted", "t1");
+   * assert.throws(() => session.authenticate("accepted", "t2"), TypeError);
+   * assert.equal(session.token, "t1");
+   * ```
    */
   authenticate(auth: AuthState, token: string): void {
-    this.auth = auth;
+    if (
+      this.#auth === "accepted" &&
+      (auth !== "accepted" || token !== this.#token)
+    ) {
+      throw new TypeError(
+        "Cannot change the session's token: it keeps the one it was accepted with",
+      );
+    }
+    this.#auth = auth;
     this.#token = token;
   }
 

@@ -54,3 +54,17 @@ Deno.test("Session.drain() waits out a bound longer than a timer can", async () 
   session.end();
   assert.equal(await drained, true);
 });
+
+Deno.test("Session keeps the token it was accepted with: a refused or pending one may still change", () => {
+  const session = new Session({ send() {} });
+  session.authenticate("refused", "wrong");
+  session.authenticate("accepted", "t1");
+  assert.throws(
+    () => session.authenticate("accepted", "t2"),
+    (error: unknown) =>
+      error instanceof TypeError &&
+      /^Cannot change the session's token/.test(error.message),
+  );
+  assert.throws(() => session.authenticate("refused", "t1"), TypeError);
+  assert.deepEqual([session.auth, session.token], ["accepted", "t1"]);
+});

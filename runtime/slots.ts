@@ -286,7 +286,11 @@ export class Semaphore {
 export interface SlotOwner {
   /** The session's id. */
   session: string;
-  /** The session's auth token ("" when none). */
+  /**
+   * The session's auth token ("" when none). The same for every call of a
+   * session (it keeps the token it was accepted with): its calls count
+   * under the token they asked with first, until none runs or waits.
+   */
   token: string;
   /** The most calls the token's sessions run at once. @default Infinity */
   tokenLimit?: number;
