@@ -31,6 +31,19 @@ import type { SessionScope } from "./capability.ts";
 const TOKEN_SWITCH =
   "Cannot change the session's token: a session keeps the token it was admitted with; open a new session to use another";
 
+/**
+ * The most one session's requests waiting for its slots may weigh: the
+ * host holds each whole, so a client that keeps sending calls while its
+ * slots are taken would otherwise grow the host's memory without end. As
+ * much as a client's unread output may reach
+ * (`transports/client_bounds.ts`).
+ */
+const MAX_WAITING_WEIGHT = 64 * 1024 * 1024;
+
+// What a waiting request weighs beyond its JSON (its request object,
+// promise and waiter), so that many small ones are bounded too.
+const WAITING_UPKEEP = 1024;
+
 /** Four mebibytes: the default `max_message_bytes`. */
 export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
 
@@ -432,7 +445,7 @@ export class Dispatcher {
         const quota = this.#quotas.get(session.token);
         this.#rate.enforce(request.type, session.token, quota);
         releaseSession = session.limiter.tryAcquire() ??
-          await session.limiter.acquire(signal);
+          await waitForSlot(session, request, signal);
         const owner = {
           session: session.id,
           token: session.token,
@@ -457,6 +470,46 @@ export class Dispatcher {
       releaseSession?.();
       session.end();
     }
+  }
+}
+
+// A call that finds its session's slots taken waits for one, holding room
+// for its request while it waits (MAX_WAITING_WEIGHT); past that room it is
+// refused at once, retryable.
+async function waitForSlot(
+  session: Session,
+  request: Request,
+  signal: AbortSignal,
+): Promise<Release> {
+  const weight = WAITING_UPKEEP + jsonLength(request);
+  if (!session.holdWaiting(weight, MAX_WAITING_WEIGHT)) {
+    throw new SkillboxError(
+      "runtime_error",
+      `Cannot handle "${request.type}": this session's calls waiting for a slot hold ${
+        Math.round(session.waitingWeight / 1048576)
+      } MiB; at most ${
+        MAX_WAITING_WEIGHT / 1048576
+      } MiB may wait, retry once some have run`,
+      {
+        retryable: true,
+        detail: { waiting_calls: session.limiter.waiting },
+      },
+    );
+  }
+  try {
+    return await session.limiter.acquire(signal);
+  } finally {
+    session.releaseWaiting(weight);
+  }
+}
+
+// The size of a request as JSON; a value the in-process transport passed
+// that JSON cannot hold weighs nothing more (that caller is trusted).
+function jsonLength(request: Request): number {
+  try {
+    return JSON.stringify(request)?.length ?? 0;
+  } catch {
+    return 0;
   }
 }
 

@@ -74,6 +74,8 @@ export class Session implements SessionScope {
   // WebIDL's brand check, and every answer asks.
   #closed = false;
   #inFlight = 0;
+  // What the requests waiting for one of this session's slots weigh.
+  #waiting = 0;
   // Woken when the last request in flight ends (see drain).
   #idle: (() => void)[] = [];
   #maxParallel: number;
@@ -186,6 +188,35 @@ export class Session implements SessionScope {
     const idle = this.#idle;
     this.#idle = [];
     for (const wake of idle) wake();
+  }
+
+  /** What the requests waiting for a slot of this session weigh (see {@link holdWaiting}). */
+  get waitingWeight(): number {
+    return this.#waiting;
+  }
+
+  /**
+   * Makes room for a request that waits for one of this session's slots:
+   * the host holds each waiting request whole, so what one session has
+   * waiting is bounded. The first waiter always gets room.
+   *
+   * @param weight what the request weighs (its size and upkeep)
+   * @param limit the most all waiting requests may weigh
+   * @returns false, holding nothing, when there is no room
+   */
+  holdWaiting(weight: number, limit: number): boolean {
+    if (this.#waiting > 0 && this.#waiting + weight > limit) return false;
+    this.#waiting += weight;
+    return true;
+  }
+
+  /**
+   * Gives back the room a request held while it waited.
+   *
+   * @param weight what {@link holdWaiting} took
+   */
+  releaseWaiting(weight: number): void {
+    this.#waiting -= weight;
   }
 
   /**

@@ -68,3 +68,17 @@ Deno.test("Session keeps the token it was accepted with: a refused or pending on
   assert.throws(() => session.authenticate("refused", "t1"), TypeError);
   assert.deepEqual([session.auth, session.token], ["accepted", "t1"]);
 });
+
+Deno.test("Session bounds what waits for its slots: the first waiter always gets room, and room given back is free again", () => {
+  const session = new Session({ send() {} });
+  assert.equal(session.holdWaiting(150, 100), true);
+  assert.equal(session.holdWaiting(1, 100), false);
+  assert.equal(session.waitingWeight, 150);
+  session.releaseWaiting(150);
+  assert.equal(session.holdWaiting(60, 100), true);
+  assert.equal(session.holdWaiting(40, 100), true);
+  assert.equal(session.holdWaiting(1, 100), false);
+  session.releaseWaiting(60);
+  session.releaseWaiting(40);
+  assert.equal(session.waitingWeight, 0);
+});
