@@ -280,6 +280,10 @@ export class Dispatcher {
         return Promise.resolve();
       case "shutdown":
         if (!this.#authorized(session, request)) return Promise.resolve();
+        // The first shutdown decides: each drain holds a waiter and a timer
+        // until the session's calls settle, so a repeated one (no answer is
+        // due) must not add another.
+        if (session.draining) return Promise.resolve();
         return shutdown(session, request.timeout);
       default: {
         if (!this.#authorized(session, request)) return Promise.resolve();

@@ -262,3 +262,26 @@ Deno.test("Dispatcher refuses a handshake that presents another token on an acce
   admission.leave(session);
   admission.leave(other.session);
 });
+
+Deno.test("Dispatcher drains a session once however many shutdowns it is sent: each would hold a waiter and a timer", async () => {
+  const { session } = record();
+  const held = holding();
+  const dispatcher = new Dispatcher({ capabilities: [held.capability] });
+  const call = dispatcher.receive(session, '{"type":"tool/list/req","id":"l"}');
+  let drains = 0;
+  const drain = session.drain.bind(session);
+  session.drain = (timeoutMs) => {
+    drains++;
+    return drain(timeoutMs);
+  };
+  const shutdowns = [];
+  for (let i = 0; i < 1000; i++) {
+    shutdowns.push(
+      dispatcher.receive(session, `{"type":"shutdown","id":"s${i}"}`),
+    );
+  }
+  assert.equal(drains, 1);
+  held.answer();
+  await Promise.all([call, ...shutdowns]);
+  assert.equal(session.closed, true);
+});
