@@ -16,6 +16,7 @@ import { openWs, type RawWs } from "../support/ws_client.ts";
 import { openSse } from "../support/sse_client.ts";
 import { initializeRequest } from "../support/mcp_fixtures.ts";
 import { type Msg, RAW } from "../support/wire.ts";
+import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
 
 const A = "token-a";
 const B = "token-b";
@@ -230,5 +231,52 @@ Deno.test("an MCP session answers only the bearer that opened it: another valid 
     assert.deepEqual([...running.peak.keys()], []);
   } finally {
     await host.close({ timeoutSeconds: 1 });
+  }
+});
+
+Deno.test("a session of `host --stdio` keeps the token of its first accepted handshake", async () => {
+  const skills = await Deno.makeTempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...HOST_FLAGS, HOST_MAIN, "--stdio", "--skills", skills],
+    env: { SKILLBOX_TOKENS: `${A},${B}` },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  const wire: Wire = {
+    send: (raw) => writer.write(new TextEncoder().encode(raw + "\n")),
+    async next() {
+      const timer = setTimeout(() => lines.cancel(), 30_000);
+      try {
+        while (!buffer.includes("\n")) {
+          const { done, value } = await lines.read();
+          if (done) throw new Error("stdout ended");
+          buffer += value;
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+      const at = buffer.indexOf("\n");
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 1);
+      return JSON.parse(line);
+    },
+    close: () => writer.close(),
+  };
+  try {
+    assert.equal((await handshake(wire, "h1", A)).ok, true);
+    const switched = await handshake(wire, "h2", B);
+    assert.equal(switched.ok, false, JSON.stringify(switched));
+    assert.match(String(switched.reason), /^Cannot change the session's token/);
+    // Still served, under A.
+    await settle(wire, "p1");
+  } finally {
+    await wire.close();
+    await lines.cancel().catch(() => {});
+    await child.status;
+    await Deno.remove(skills, { recursive: true });
   }
 });
