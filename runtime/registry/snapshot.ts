@@ -333,11 +333,15 @@ class Places {
       const kits = all.filter((k) => k.entry.origin !== "mcp");
       const names = [...new Set(kits.map((k) => k.entry.name))];
       if (names.length < 2) continue;
+      // Reported at the second name's own file: a name defined twice in
+      // the folder must not pair one toolkit's name with another's file.
+      const second = kits.find((k) => k.entry.name === names[1])!;
+      const count = names.length === 2 ? "two" : String(names.length);
       errors.push({
-        path: kits[1]!.entry.path,
-        name: names[1]!,
-        message: `Folder "${dir}" holds two toolkits "${names[0]}" and ` +
-          `"${names[1]}": its tools need an explicit "toolkit" field`,
+        path: second.entry.path,
+        name: second.entry.name,
+        message: `Folder "${dir}" holds ${count} toolkits ` +
+          `${listed([...names])}: its tools need an explicit "toolkit" field`,
       });
     }
   }

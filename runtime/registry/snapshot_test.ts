@@ -358,3 +358,32 @@ Deno.test("buildSnapshot() takes two imported MCP servers side by side as two to
   assert.equal(snap.tools.get("one_tool")?.toolkit, "one");
   assert.equal(snap.tools.get("two_tool")?.toolkit, "two");
 });
+
+Deno.test("buildSnapshot() names a crowded folder's second toolkit with its own file", () => {
+  // The folder is already broken ("a" defined twice) when "b" joins it.
+  const snap = buildSnapshot([
+    mod("/s/kits/a1.ts", [{ kind: "toolkit", name: "a" }]),
+    mod("/s/kits/a2.ts", [{ kind: "toolkit", name: "a" }]),
+    mod("/s/kits/b.ts", [{ kind: "toolkit", name: "b" }]),
+  ]);
+  const crowded = snap.errors.filter((e) => /holds/.test(e.message));
+  assert.deepEqual(crowded, [{
+    path: "/s/kits/b.ts",
+    name: "b",
+    message:
+      'Folder "/s/kits" holds two toolkits "a" and "b": its tools need an explicit "toolkit" field',
+  }]);
+});
+
+Deno.test("buildSnapshot() counts every toolkit of a crowded folder", () => {
+  const snap = buildSnapshot([
+    mod("/s/kits/a.ts", [{ kind: "toolkit", name: "a" }]),
+    mod("/s/kits/b.ts", [{ kind: "toolkit", name: "b" }]),
+    mod("/s/kits/c.ts", [{ kind: "toolkit", name: "c" }]),
+  ]);
+  assert.deepEqual(snap.errors.map((e) => [e.path, e.name, e.message]), [[
+    "/s/kits/b.ts",
+    "b",
+    'Folder "/s/kits" holds 3 toolkits "a", "b" and "c": its tools need an explicit "toolkit" field',
+  ]]);
+});
