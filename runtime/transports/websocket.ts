@@ -64,15 +64,14 @@ export function websocketHandler(
             context.log(
               `Closing a WebSocket client that stopped reading (${socket.bufferedAmount} bytes waiting)`,
             );
-            socket.close(1008, "Client is not reading");
+            socket.close(1008, closeReason("Client is not reading"));
             opened.session?.close("The client stopped reading");
         }
       },
       onEnd: (reason) => {
         if (socket && socket.readyState <= WebSocket.OPEN) {
-          // The reason tells the client why (e.g. no handshake in time);
-          // a close reason is at most 123 bytes.
-          socket.close(1000, reason.slice(0, 120));
+          // The reason tells the client why (e.g. no handshake in time).
+          socket.close(1000, closeReason(reason));
         }
       },
     });
@@ -84,7 +83,7 @@ export function websocketHandler(
       return await upgradeWebSocket(c, {
         onOpen(_event, ws) {
           socket = ws.raw as WebSocket;
-          if (session.closed) socket.close(1001, "Session ended");
+          if (session.closed) socket.close(1001, closeReason("Session ended"));
         },
         onMessage(event) {
           const data = event.data;
@@ -106,4 +105,34 @@ export function websocketHandler(
       throw error;
     }
   };
+}
+
+// Room for a close reason's UTF-8 (RFC 6455 5.5: 125-byte control frames,
+// two of them the code).
+const REASON_BYTES = new Uint8Array(123);
+const encoder = new TextEncoder();
+
+/**
+ * A WebSocket close reason cut to what `close()` accepts: at most 123 bytes
+ * of UTF-8, whole characters only. A longer reason makes `close()` throw a
+ * `SyntaxError`; counting UTF-16 units instead of bytes lets any non-ASCII
+ * reason through too long.
+ *
+ * @param text why the socket closes
+ * @returns its longest prefix that fits
+ * @example A reason of two-byte characters is cut at 61 of them
+ * ```ts
+ * import { closeReason } from "./websocket.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(closeReason("Host closing"), "Host closing");
+ * assert.equal(closeReason("é".repeat(100)), "é".repeat(61));
+ * ```
+ */
+export function closeReason(text: string): string {
+  // A UTF-16 unit takes at most three bytes.
+  if (text.length <= REASON_BYTES.length / 3) return text;
+  // encodeInto writes whole characters only, and `read` counts the units
+  // they took (a surrogate pair is never split).
+  const { read } = encoder.encodeInto(text, REASON_BYTES);
+  return read === text.length ? text : text.slice(0, read);
 }
