@@ -4,6 +4,16 @@
  * doubling with each further failure up to a cap, so guessing a token is
  * slowed to a crawl while other addresses are untouched.
  *
+ * An IPv6 client is counted by its /64 and also by its /56 and /48, each
+ * with four times the allowance of the one below: a holder of a /48 has
+ * 65,536 /64s, and must not get a fresh allowance from each. The wider
+ * counts fall by one every `maxMs`, the rate of one network held at the
+ * cap, so one /64 guessing for hours never holds its neighbours.
+ *
+ * Memory is bounded per prefix length. An address still waiting is never
+ * forgotten to make room (it would start afresh); when the table is full
+ * of them, every address it cannot remember shares one allowance.
+ *
  * @module
  */
 
@@ -15,7 +25,10 @@ export interface AuthThrottleOptions {
   baseMs?: number;
   /** The longest wait, in ms. @default 300000 */
   maxMs?: number;
-  /** Addresses remembered at once (oldest forgotten beyond). @default 10000 */
+  /**
+   * Addresses remembered at once, and as many networks of each wider
+   * prefix. @default 10000
+   */
   maxClients?: number;
   /** The clock, in ms. @default Date.now */
   now?: () => number;
@@ -26,6 +39,21 @@ interface Entry {
   // When the address may try again (ms, by `now`).
   until: number;
   last: number;
+}
+
+// The /64 keys of clientKey(), from which the wider networks are derived.
+const V6_64 =
+  /^([0-9a-f]{1,4}):([0-9a-f]{1,4}):([0-9a-f]{1,4}):([0-9a-f]{1,4})::\/64$/;
+
+// The failures of one prefix length: the addresses (or /64s), the /56s or
+// the /48s.
+class Level {
+  readonly entries = new Map<string, Entry>();
+  // Shared by every key that finds the table full of waiting entries.
+  readonly overflow: Entry = { failures: 0, until: 0, last: 0 };
+  // While full: no entry's wait ends before this, so none can be dropped.
+  fullUntil = 0;
+  constructor(readonly free: number, readonly decays: boolean) {}
 }
 
 /**
@@ -49,26 +77,31 @@ interface Entry {
  * ```
  */
 export class AuthThrottle {
-  #free: number;
   #baseMs: number;
   #maxMs: number;
   #maxClients: number;
   #now: () => number;
-  // Insertion order is the order of last failure: the first is the oldest.
-  #entries = new Map<string, Entry>();
+  // The address (or /64), its /56, its /48.
+  #address: Level;
+  #net56: Level;
+  #net48: Level;
 
   /** @param options the allowance, backoff and memory bound */
   constructor(options: AuthThrottleOptions = {}) {
-    this.#free = options.freeFailures ?? 5;
+    const free = options.freeFailures ?? 5;
     this.#baseMs = options.baseMs ?? 1000;
     this.#maxMs = options.maxMs ?? 300_000;
     this.#maxClients = options.maxClients ?? 10_000;
     this.#now = options.now ?? Date.now;
+    this.#address = new Level(free, false);
+    this.#net56 = new Level(free * 4, true);
+    this.#net48 = new Level(free * 16, true);
   }
 
-  /** How many addresses are remembered. */
+  /** How many addresses and networks are remembered. */
   get size(): number {
-    return this.#entries.size;
+    return this.#address.entries.size + this.#net56.entries.size +
+      this.#net48.entries.size;
   }
 
   /**
@@ -78,10 +111,19 @@ export class AuthThrottle {
    * @returns whole seconds, 0 when it may try now
    */
   retryAfter(client: string): number {
-    if (this.#entries.size === 0) return 0;
-    const entry = this.#entries.get(client);
-    if (entry === undefined) return 0;
-    const left = entry.until - this.#now();
+    // Nothing remembered, nothing shared: the common case costs nothing.
+    if (this.size === 0) return 0;
+    const now = this.#now();
+    let until = this.#entryOf(this.#address, client)?.until ?? 0;
+    const wider = widerNetworks(client);
+    if (wider !== null) {
+      until = Math.max(
+        until,
+        this.#entryOf(this.#net56, wider[0])?.until ?? 0,
+        this.#entryOf(this.#net48, wider[1])?.until ?? 0,
+      );
+    }
+    const left = until - now;
     return left > 0 ? Math.ceil(left / 1000) : 0;
   }
 
@@ -92,46 +134,99 @@ export class AuthThrottle {
    */
   failed(client: string): void {
     const now = this.#now();
-    const entry = this.#entries.get(client) ??
-      { failures: 0, until: 0, last: now };
-    // Forgotten once a full wait has passed since the last failure.
-    if (now - entry.last > 2 * this.#maxMs) entry.failures = 0;
-    entry.failures++;
-    entry.last = now;
-    const over = entry.failures - this.#free;
-    if (over > 0) {
-      entry.until = now + Math.min(this.#baseMs * 2 ** (over - 1), this.#maxMs);
-    }
-    this.#entries.delete(client);
-    this.#entries.set(client, entry);
-    this.#bound(now);
+    this.#count(this.#address, client, now);
+    const wider = widerNetworks(client);
+    if (wider === null) return;
+    this.#count(this.#net56, wider[0], now);
+    this.#count(this.#net48, wider[1], now);
   }
 
   /**
-   * Records a right credential: the address starts afresh.
+   * Records a right credential: the address starts afresh (its wider
+   * networks keep their count, which falls with time).
    *
    * @param client the client's key
    */
   succeeded(client: string): void {
-    if (this.#entries.size > 0) this.#entries.delete(client);
+    const entries = this.#address.entries;
+    if (entries.size > 0) entries.delete(client);
   }
 
-  // Drops entries past use, then the oldest while over the bound.
-  #bound(now: number): void {
-    for (const [client, entry] of this.#entries) {
-      if (
-        this.#entries.size <= this.#maxClients &&
-        now - entry.last <= 2 * this.#maxMs
-      ) break;
-      this.#entries.delete(client);
-    }
+  // The key's entry; the shared one when the table is full without it.
+  #entryOf(level: Level, key: string): Entry | undefined {
+    return level.entries.get(key) ??
+      (level.entries.size >= this.#maxClients ? level.overflow : undefined);
   }
+
+  #count(level: Level, key: string, now: number): void {
+    let entry = level.entries.get(key);
+    const known = entry !== undefined;
+    if (entry === undefined) {
+      this.#makeRoom(level, now);
+      if (level.entries.size < this.#maxClients) {
+        entry = { failures: 0, until: 0, last: now };
+        level.fullUntil = 0; // the newcomer may be dropped before then
+      } else entry = level.overflow;
+    }
+    const idle = now - entry.last;
+    // Forgotten once a full wait has passed since the last failure.
+    if (idle > 2 * this.#maxMs) entry.failures = 0;
+    else if (level.decays) {
+      entry.failures = Math.max(0, entry.failures - idle / this.#maxMs);
+    }
+    entry.failures++;
+    entry.last = now;
+    const over = Math.ceil(entry.failures) - level.free;
+    if (over > 0) {
+      entry.until = now + Math.min(this.#baseMs * 2 ** (over - 1), this.#maxMs);
+    }
+    if (entry === level.overflow) return;
+    // Insertion order is the order of last failure: the first is the oldest.
+    if (known) level.entries.delete(key);
+    level.entries.set(key, entry);
+  }
+
+  // Drops entries past use; when still full, the oldest one not waiting.
+  #makeRoom(level: Level, now: number): void {
+    const entries = level.entries;
+    // Full of waiting entries: none is past use either.
+    if (entries.size >= this.#maxClients && now < level.fullUntil) return;
+    for (const [key, entry] of entries) {
+      if (now - entry.last <= 2 * this.#maxMs) break;
+      entries.delete(key);
+    }
+    if (entries.size < this.#maxClients) return;
+    let soonest = Infinity;
+    // Each waiting entry passed is moved behind, so the next search starts
+    // past it: a table full of waiting entries costs one pass per wait.
+    let left = entries.size;
+    for (const [key, entry] of entries) {
+      if (left-- === 0) break;
+      entries.delete(key);
+      if (entry.until <= now) return;
+      entries.set(key, entry);
+      soonest = Math.min(soonest, entry.until);
+    }
+    level.fullUntil = soonest;
+  }
+}
+
+// The /56 and /48 of a /64 key of clientKey(); null for any other key.
+function widerNetworks(client: string): [string, string] | null {
+  const groups = V6_64.exec(client);
+  if (groups === null) return null;
+  const [, a, b, c, d] = groups;
+  const net56 = (parseInt(d!, 16) & 0xff00).toString(16);
+  return [`${a}:${b}:${c}:${net56}::/56`, `${a}:${b}:${c}::/48`];
 }
 
 /**
  * The key a client's failures are counted under: its IPv4 address, or the
  * /64 network of its IPv6 address (one machine holds a whole /64); "" when
- * the address is unknown (all such clients share one allowance).
+ * the address is unknown (all such clients share one allowance). An IPv6
+ * address that carries an IPv4 client's (IPv4-mapped, NAT64's well-known
+ * prefix, Teredo) is keyed by that IPv4 address: all IPv4 clients behind a
+ * translator share the translator's /64, and one of them must not hold all.
  *
  * @param info the connection info `Deno.serve` gives a handler (Hono's
  *   `c.env` when the host's handler passed it on)
@@ -143,6 +238,7 @@ export class AuthThrottle {
  * const from = (hostname: string) =>
  *   clientKey({ remoteAddr: { transport: "tcp", hostname, port: 1 } });
  * assert.equal(from("::ffff:10.0.0.1"), "10.0.0.1");
+ * assert.equal(from("64:ff9b::a00:2"), "10.0.0.2");
  * assert.equal(from("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
  * assert.equal(clientKey(undefined), "");
  * ```
@@ -153,18 +249,55 @@ export function clientKey(info: unknown): string {
   if (address === undefined || !("hostname" in address)) return "";
   const name = address.hostname;
   if (!name.includes(":")) return name;
-  if (name.startsWith("::ffff:") && name.includes(".")) return name.slice(7);
-  if (name === "::1") return name;
-  return `${expandV6(name).slice(0, 4).join(":")}::/64`;
+  const g = groupsOf(name);
+  if (g === null) return name; // not an address: counted as it is
+  const [a, b, c, d, e, f, h, i] = g;
+  if ((a | b | c | d | e | f | h) === 0 && i === 1) return "::1";
+  // IPv4-mapped (::ffff:0:0/96) and NAT64's well-known prefix (RFC 6052).
+  const mapped = (a | b | c | d | e) === 0 && f === 0xffff;
+  if (mapped || (a === 0x64 && b === 0xff9b && (c | d | e | f) === 0)) {
+    return ipv4(h, i);
+  }
+  // Teredo (RFC 4380): the client's public address, inverted, at the end.
+  if (a === 0x2001 && b === 0) return ipv4(h ^ 0xffff, i ^ 0xffff);
+  // NAT64's local-use prefix (RFC 8215): where the IPv4 address sits
+  // depends on the operator's prefix length, and the translator sets every
+  // other bit, so the whole address names one IPv4 client.
+  if (a === 0x64 && b === 0xff9b && c === 1) {
+    return `${g.map((n) => n.toString(16)).join(":")}/128`;
+  }
+  return `${[a, b, c, d].map((n) => n.toString(16)).join(":")}::/64`;
 }
 
-// The eight groups of an IPv6 address, without leading zeros.
-function expandV6(address: string): string[] {
-  const [head = "", tail] = address.split("::");
+function ipv4(high: number, low: number): string {
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
+type Groups = [number, number, number, number, number, number, number, number];
+
+// The eight groups of an IPv6 address (a zone dropped, a dotted IPv4 tail
+// read), or null when it is not one.
+function groupsOf(address: string): Groups | null {
+  let text = address.split("%")[0]!;
+  if (text.includes(".")) {
+    const cut = text.lastIndexOf(":") + 1;
+    const bytes = text.slice(cut).split(".").map((n) =>
+      /^\d{1,3}$/.test(n) ? Number(n) : 256
+    );
+    if (bytes.length !== 4 || bytes.some((n) => n > 255)) return null;
+    const [w, x, y, z] = bytes as [number, number, number, number];
+    text = `${text.slice(0, cut)}${((w << 8) | x).toString(16)}:${
+      ((y << 8) | z).toString(16)
+    }`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const [head = "", tail] = halves;
   const left = head === "" ? [] : head.split(":");
   const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const middle = Array(Math.max(0, 8 - left.length - right.length)).fill("0");
-  return [...left, ...middle, ...right].map((g) =>
-    g.replace(/^0+(?=.)/, "").toLowerCase()
-  );
+  const gap = 8 - left.length - right.length;
+  if (tail === undefined ? gap !== 0 : gap < 1) return null;
+  const groups = [...left, ...Array(gap).fill("0"), ...right];
+  if (!groups.every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return null;
+  return groups.map((g) => parseInt(g, 16)) as Groups;
 }

@@ -163,3 +163,38 @@ Deno.test("without tokens the door throttles nothing", async () => {
     await res.body?.cancel();
   }
 });
+
+Deno.test("the door holds a /48 whose /64s take turns guessing, and no one else", async () => {
+  const { fetch } = doorFor({ now: () => 0 });
+  const status = async (token: string, address: string) => {
+    const res = await fetch(bearer(token), from(address));
+    await res.body?.cancel();
+    return res.status;
+  };
+  let guesses = 0;
+  for (let i = 0; i < 1000 && guesses < 1000; i++) {
+    for (let j = 0; j < 4; j++) {
+      if (await status("wrong", `2001:db8:1:${i.toString(16)}::1`) === 429) {
+        break;
+      }
+      guesses++;
+    }
+  }
+  assert.ok(guesses < 200, `${guesses} guesses`);
+  assert.equal(await status(TOKEN, "2001:db8:1:ffff::1"), 429);
+  assert.equal(await status(TOKEN, "2001:db8:2::1"), 200);
+});
+
+Deno.test("the door counts IPv4 clients behind NAT64 one by one", async () => {
+  const { fetch } = doorFor({ now: () => 0 });
+  for (let i = 0; i < 6; i++) {
+    const res = await fetch(bearer("wrong"), from("64:ff9b::c000:201"));
+    await res.body?.cancel();
+  }
+  const held = await fetch(bearer(TOKEN), from("64:ff9b::c000:201"));
+  assert.equal(held.status, 429);
+  await held.body?.cancel();
+  const other = await fetch(bearer(TOKEN), from("64:ff9b::c000:202"));
+  assert.equal(other.status, 200);
+  await other.body?.cancel();
+});
