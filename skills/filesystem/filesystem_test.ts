@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { constants, open } from "node:fs/promises";
 import { dataOf, makeCtx } from "../../tests/support/skill_ctx.ts";
 import { globToRegExp } from "./_walk.ts";
 import findFiles from "./find_files.ts";
@@ -367,6 +368,61 @@ Deno.test("filesystem tools", async (t) => {
     );
   });
 
+  await t.step(
+    "grep reads no more than its cap whatever stat says",
+    async () => {
+      // A file that stat reports small and that reads large: a log that
+      // grows between the look and the read, or a /proc file (size 0).
+      // Every stat here, by path or on an open handle, says 20 bytes.
+      await Deno.mkdir(`${root}/logs`);
+      const grown = `${root}/logs/grown.log`;
+      await Deno.writeTextFile(grown, "needle\n".repeat(1_600_000));
+      const restore = await statsSay(20);
+      try {
+        const r = dataOf<{ matches: unknown[]; files_searched: number }>(
+          await grep.run({ pattern: "needle", path: "logs" }, ro),
+        );
+        assert.deepEqual(r.matches, []);
+        assert.equal(r.files_searched, 0);
+      } finally {
+        restore();
+      }
+      // read_file reads a bounded head of it; what it says of the file
+      // (its size) is the open file's, not what a stat by path said.
+      const pathsOnly = await statsSay(20, { handles: false });
+      try {
+        const head = dataOf(
+          await readFile.run({ path: "logs/grown.log", end_line: 1 }, ro),
+        );
+        assert.equal(head.content, "needle\n");
+        assert.equal(head.size, 7 * 1_600_000);
+      } finally {
+        pathsOnly();
+        await Deno.remove(`${root}/logs`, { recursive: true });
+      }
+    },
+  );
+
+  await t.step("grep skips a FIFO without waiting for a writer", async () => {
+    await Deno.mkdir(`${root}/pipes`);
+    const fifo = `${root}/pipes/fifo`;
+    await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    await Deno.symlink(fifo, `${root}/pipes/link`);
+    try {
+      for (const path of ["pipes", "pipes/fifo"]) {
+        const r = dataOf<{ files_searched: number }>(
+          await bounded(grep.run({ pattern: "x", path }, ro), path),
+        );
+        assert.equal(r.files_searched, 0);
+      }
+    } finally {
+      // Should an open be waiting for a writer, this lets it go.
+      await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)
+        .then((h) => h.close(), () => {});
+      await Deno.remove(`${root}/pipes`, { recursive: true });
+    }
+  });
+
   await t.step("stat reports existence and type", async () => {
     const f = dataOf(await stat.run({ path: "a.txt" }, ro));
     assert.equal(f.exists, true);
@@ -389,3 +445,65 @@ Deno.test("filesystem tools", async (t) => {
 
   await Deno.remove(base, { recursive: true });
 });
+
+/**
+ * Makes every stat of a regular file, by path (`Deno.stat`, `Deno.lstat`)
+ * and, unless `handles` is false, on an open handle (`Deno.FsFile`,
+ * `node:fs` FileHandle), report `size` bytes, until the returned function
+ * restores them.
+ */
+async function statsSay(
+  size: number,
+  { handles = true } = {},
+): Promise<() => void> {
+  type StatFn = (this: unknown, ...args: unknown[]) => Promise<unknown>;
+  const handle = await open(import.meta.filename!);
+  const handleProto = Object.getPrototypeOf(handle) as { stat: StatFn };
+  await handle.close();
+  const handleStat = handleProto.stat;
+  const stat = Deno.stat;
+  const lstat = Deno.lstat;
+  const fsFileStat = Deno.FsFile.prototype.stat;
+  const small = (info: Deno.FileInfo) => info.isFile ? { ...info, size } : info;
+  Deno.stat = async (path) => small(await stat(path));
+  Deno.lstat = async (path) => small(await lstat(path));
+  if (!handles) {
+    return () => {
+      Deno.stat = stat;
+      Deno.lstat = lstat;
+    };
+  }
+  Deno.FsFile.prototype.stat = async function () {
+    return small(await fsFileStat.call(this));
+  };
+  handleProto.stat = async function (...args) {
+    const st = await handleStat.apply(this, args) as {
+      isFile(): boolean;
+      size: number;
+    };
+    if (st.isFile()) st.size = size;
+    return st;
+  };
+  return () => {
+    Deno.stat = stat;
+    Deno.lstat = lstat;
+    Deno.FsFile.prototype.stat = fsFileStat;
+    handleProto.stat = handleStat;
+  };
+}
+
+/** The promise's value, or a failure if it has not settled within 10 s. */
+async function bounded<T>(promise: T | Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`"${what}" still waits after 10 s`)),
+      10_000,
+    );
+  });
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

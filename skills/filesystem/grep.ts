@@ -7,6 +7,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, realInside, resolveInRoot } from "./_paths.ts";
+import { readRegularFile } from "./_read.ts";
 import { globToRegExp, looksBinary, walk, type WalkEntry } from "./_walk.ts";
 
 interface Args {
@@ -186,16 +187,15 @@ function compilePattern(args: Args): RegExp {
 
 /**
  * A file's lines; null to skip it (a symlink leaving the root, not a
- * regular file, too large), "binary" for a binary file.
+ * regular file, more than MAX_FILE_BYTES), "binary" for a binary file.
  */
 async function readLines(
   cfg: ReturnType<typeof fsConfig>,
   f: Pick<WalkEntry, "abs" | "type">,
 ): Promise<string[] | "binary" | null> {
   if (f.type === "symlink" && !(await realInside(cfg, f.abs))) return null;
-  const st = await Deno.stat(f.abs).catch(() => null);
-  if (!st?.isFile || st.size > MAX_FILE_BYTES) return null;
-  const bytes = await Deno.readFile(f.abs);
+  const bytes = await readRegularFile(f.abs, MAX_FILE_BYTES);
+  if (bytes === null) return null;
   if (looksBinary(bytes)) return "binary";
   const lines = new TextDecoder().decode(bytes).split(/\r?\n/);
   if (lines.at(-1) === "") lines.pop();

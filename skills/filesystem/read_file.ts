@@ -93,13 +93,22 @@ export default {
       args.max_bytes ?? DEFAULT_MAX_BYTES,
       LIMIT_MAX_BYTES,
     );
-    const info = await Deno.stat(abs);
-    if (info.isDirectory) {
-      throw new Error(`"${rel}" is a directory: use list_dir`);
+    // What the file is comes from the open handle: the path may name
+    // another file by the time it is read.
+    const file = await Deno.open(abs, { read: true });
+    let info: Deno.FileInfo;
+    try {
+      info = await file.stat();
+      if (info.isDirectory) {
+        throw new Error(`"${rel}" is a directory: use list_dir`);
+      }
+    } catch (err) {
+      file.close();
+      throw err;
     }
 
     const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
-    await readInto(abs, rel, info.size, lines);
+    await readInto(file, rel, info.size, lines);
     const { out, lastIncluded, truncated, reachedEof, lineNo } = lines;
 
     const data = {
@@ -178,16 +187,15 @@ class Lines {
 }
 
 /**
- * Streams a file's lines into `lines` until it stops taking them; refuses
- * a file whose first chunk looks binary.
+ * Streams a file's lines into `lines` until it stops taking them, then
+ * closes it; refuses a file whose first chunk looks binary.
  */
 async function readInto(
-  abs: string,
+  file: Deno.FsFile,
   rel: string,
   size: number,
   lines: Lines,
 ): Promise<void> {
-  const file = await Deno.open(abs, { read: true });
   const decoder = new TextDecoder();
   let pending = "";
   // Set once an overlong line was taken or skipped: its rest is dropped.
