@@ -1,8 +1,8 @@
 /**
  * Redaction before anything about a run is kept or shown: values under
  * secret-looking keys are replaced, every known secret (operator tokens, LLM
- * keys, toolkit secrets) is scrubbed from strings, long strings are cut and
- * the whole is size-capped.
+ * keys, toolkit secrets) is scrubbed from strings, whole or cut at either
+ * end (`scrubText`), long strings are cut and the whole is size-capped.
  *
  * @module
  */
@@ -10,6 +10,7 @@
 import {
   allServerSecrets,
   REDACTED,
+  scrubText,
   type ServerSecretSource,
 } from "../toolkits/secrets.ts";
 
@@ -21,6 +22,7 @@ const SECRET_KEY =
 const MIN_SECRET = 4;
 const MAX_DEPTH = 32;
 const MAX_NODES = 5_000;
+const KEYS = Object.freeze({ ends: false });
 
 /** Options of {@link Redactor.json}. */
 export interface RedactOptions {
@@ -88,7 +90,7 @@ export class Redactor {
    */
   text(text: string, options: RedactOptions = {}): string {
     return cut(
-      scrub(text, this.#with(options.secrets)),
+      scrubText(text, this.#with(options.secrets)),
       options.maxString ?? 4000,
     );
   }
@@ -197,7 +199,7 @@ function clean(
   if (typeof value === "string") {
     return secret
       ? REDACTED
-      : cut(scrub(value, walker.secrets), walker.maxString);
+      : cut(scrubText(value, walker.secrets), walker.maxString);
   }
   if (typeof value !== "object" || value === null) {
     return typeof value === "bigint" ? String(value) : value;
@@ -219,7 +221,8 @@ function clean(
       out["…"] = "[…]";
       break;
     }
-    const safeKey = cut(scrub(key, walker.secrets), 200);
+    // A key is never cut: only whole secrets are scrubbed from it.
+    const safeKey = cut(scrubText(key, walker.secrets, KEYS), 200);
     out[safeKey] = clean(
       item,
       secret || SECRET_KEY.test(key),
@@ -227,13 +230,6 @@ function clean(
       walker,
     );
   }
-  return out;
-}
-
-function scrub(text: string, secrets: readonly string[]): string {
-  // REDACTED holds no `$`: replaceAll reads no pattern in it.
-  let out = text;
-  for (const secret of secrets) out = out.replaceAll(secret, REDACTED);
   return out;
 }
 

@@ -104,3 +104,15 @@ Deno.test("operatorSecrets() counts imported MCP servers' env and header values,
     "tok-hdr",
   ]);
 });
+
+Deno.test("Redactor scrubs a secret cut at the end or start of a string, before its own cut", () => {
+  const r = new Redactor(["sk-operator-7f3a9c"]);
+  assert.equal(
+    r.json({ body: "answer: sk-operator-7f", tail: "3a9c ended" }),
+    '{"body":"answer: [redacted]","tail":"[redacted] ended"}',
+  );
+  assert.equal(
+    r.text("says kit-secret-51b", { secrets: ["kit-secret-51be20"] }),
+    "says [redacted]",
+  );
+});

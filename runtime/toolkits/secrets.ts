@@ -133,9 +133,105 @@ export function secretValues(
 }
 
 /**
+ * Replaces the secrets in one text with {@link REDACTED}: every whole
+ * occurrence, and a cut one at either end. Text is cut in places the host
+ * does not see (a tool's own cap, the sandbox's result bound, a broker's
+ * body bound), and a cut through a secret leaves its start at the end of a
+ * string (or its end at the start, when a tail is kept), which is not the
+ * whole secret. So a string that ends with at least 4 of a secret's first
+ * characters, or starts with at least 4 of its last ones, loses them, and
+ * a string of 4 characters or more that is all a piece of a secret is
+ * replaced. A string that merely ends that way loses them too: the price of
+ * never showing a cut secret. An object key is never cut, so it is scrubbed
+ * of whole secrets only (`ends: false`). A secret shorter than 4 characters
+ * is not scrubbed.
+ *
+ * @param text any text
+ * @param secrets the values to scrub
+ * @param options `ends: false` scrubs whole secrets only. @default { ends: true }
+ * @returns the text, secrets replaced (the same string when none occurs)
+ * @example A whole secret, and one cut at the end
+ * ```ts
+ * import { scrubText } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(scrubText("key ghp_abc123 ok", ["ghp_abc123"]), "key [redacted] ok");
+ * assert.equal(scrubText("body: ghp_ab", ["ghp_abc123"]), "body: [redacted]");
+ * assert.equal(scrubText("c123 and more", ["ghp_abc123"]), "[redacted] and more");
+ * assert.equal(scrubText("ends in gh", ["ghp_abc123"]), "ends in gh");
+ * ```
+ */
+export function scrubText(
+  text: string,
+  secrets: readonly string[],
+  options?: { ends?: boolean },
+): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length >= MIN_SCRUB_LENGTH && out.includes(secret)) {
+      out = out.replaceAll(secret, REDACTED);
+    }
+  }
+  if (out.length < MIN_SCRUB_LENGTH || options?.ends === false) return out;
+  let start = 0;
+  let end = 0;
+  for (const secret of secrets) {
+    if (secret.length < MIN_SCRUB_LENGTH) continue;
+    // Cut at both ends: all that is left is a piece of the secret.
+    if (secret.includes(out)) return REDACTED;
+    start = Math.max(start, cutStart(out, secret));
+    end = Math.max(end, cutEnd(out, secret));
+  }
+  if (start === 0 && end === 0) return out;
+  if (start + end >= out.length) return REDACTED;
+  return (start > 0 ? REDACTED : "") + out.slice(start, out.length - end) +
+    (end > 0 ? REDACTED : "");
+}
+
+// How many characters at the end of `text` are the start of `secret` cut
+// short (at least MIN_SCRUB_LENGTH of them; 0 if not). The leftmost place
+// that matches to the end is the longest cut; no string is allocated.
+function cutEnd(text: string, secret: string): number {
+  const first = secret.charCodeAt(0);
+  const last = text.length - MIN_SCRUB_LENGTH;
+  for (
+    let at = Math.max(0, text.length - secret.length + 1);
+    at <= last;
+    at++
+  ) {
+    if (text.charCodeAt(at) !== first) continue;
+    let n = 1;
+    while (
+      at + n < text.length && text.charCodeAt(at + n) === secret.charCodeAt(n)
+    ) n++;
+    if (at + n === text.length) return n;
+  }
+  return 0;
+}
+
+// How many characters at the start of `text` are the end of `secret` cut
+// short (at least MIN_SCRUB_LENGTH; 0 if not).
+function cutStart(text: string, secret: string): number {
+  const first = text.charCodeAt(0);
+  const last = secret.length - MIN_SCRUB_LENGTH;
+  for (let at = Math.max(1, secret.length - text.length); at <= last; at++) {
+    if (secret.charCodeAt(at) !== first) continue;
+    let n = 1;
+    while (
+      at + n < secret.length && secret.charCodeAt(at + n) === text.charCodeAt(n)
+    ) n++;
+    if (at + n === secret.length) return n;
+  }
+  return 0;
+}
+
+// Keys are never cut: only whole secrets are scrubbed from them.
+const KEYS = Object.freeze({ ends: false });
+
+/**
  * Replaces every occurrence of the given secrets in a value (strings found
- * anywhere in it, object keys included) with {@link REDACTED}. Used on tool
- * results, events and error messages before they leave the host.
+ * anywhere in it, object keys included) with {@link REDACTED}, as
+ * {@link scrubText} does. Used on tool results, events and error messages
+ * before they leave the host.
  *
  * @param value any JSON-like value
  * @param secrets values from {@link secretValues}
@@ -153,15 +249,8 @@ export function secretValues(
 export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
   const usable = secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH);
   if (usable.length === 0) return value;
-  const scrubText = (text: string) => {
-    let out = text;
-    for (const secret of usable) {
-      if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
-    }
-    return out;
-  };
   const walk = (v: unknown, depth: number): unknown => {
-    if (typeof v === "string") return scrubText(v);
+    if (typeof v === "string") return scrubText(v, usable);
     if (typeof v !== "object" || v === null || depth > 64) return v;
     if (Array.isArray(v)) {
       let changed = false;
@@ -175,7 +264,7 @@ export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [k, item] of Object.entries(v)) {
-      const key = scrubText(k);
+      const key = scrubText(k, usable, KEYS);
       const next = walk(item, depth + 1);
       if (next !== item || key !== k) changed = true;
       out[key] = next;

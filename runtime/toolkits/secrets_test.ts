@@ -7,6 +7,7 @@ import {
   REDACTED,
   scrubSecrets,
   scrubServer,
+  scrubText,
   secretPaths,
   secretValues,
   serverSecrets,
@@ -126,4 +127,55 @@ Deno.test("scrubServer() replaces the secrets anywhere in a value, keys included
   );
   assert.equal(scrubServer("untouched", []), "untouched");
   assert.deepEqual(allServerSecrets(undefined), []);
+});
+
+Deno.test("scrubText() replaces a secret cut at either end of a string, from 4 characters on", () => {
+  const secret = "tok-7Qm2xV9pL4sK";
+  // The start of a secret left at the end by a cut, at every length.
+  for (let n = 4; n < secret.length; n++) {
+    assert.equal(
+      scrubText(`body ${secret.slice(0, n)}`, [secret]),
+      `body ${REDACTED}`,
+      `${n} characters`,
+    );
+    // And its end left at the start, when a tail was kept.
+    assert.equal(
+      scrubText(`${secret.slice(-n)} tail`, [secret]),
+      `${REDACTED} tail`,
+      `${n} characters`,
+    );
+  }
+  // A string that is all cut secret, at both ends, or with a whole one.
+  assert.equal(scrubText("7Qm2xV", [secret]), REDACTED);
+  assert.equal(
+    scrubText(`L4sK ${secret} tok-7`, [secret]),
+    `${REDACTED} ${REDACTED} ${REDACTED}`,
+  );
+  // The longest cut of any secret goes; three characters stay.
+  assert.equal(
+    scrubText("x tok-7Qm2", ["tok-7Q-other", secret]),
+    `x ${REDACTED}`,
+  );
+  assert.equal(scrubText("x tok", [secret]), "x tok");
+  assert.equal(scrubText("4sK x", [secret]), "4sK x");
+  // Inside a string a piece is not a cut: it stays.
+  assert.equal(scrubText("a tok-7Qm b", [secret]), "a tok-7Qm b");
+  // Nor is a secret under 4 characters scrubbed at all.
+  assert.equal(scrubText("abc ab", ["abc"]), "abc ab");
+});
+
+Deno.test("scrubSecrets() scrubs a cut secret in every string of a value", () => {
+  const secret = "Bearer tok-7Qm2xV9pL4sK";
+  assert.deepEqual(
+    scrubSecrets(
+      { body: "x".repeat(50) + secret.slice(0, 12), list: ["sK ok", "pL4sK"] },
+      [secret],
+    ),
+    { body: "x".repeat(50) + REDACTED, list: ["sK ok", REDACTED] },
+  );
+  // A key is never cut: one that ends like the secret starts stays.
+  assert.deepEqual(
+    scrubSecrets({ "x-tenant": "v" }, ["tenant-secret-51be20"]),
+    { "x-tenant": "v" },
+  );
 });
