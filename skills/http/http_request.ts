@@ -9,6 +9,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import type { FetchResponse, ToolDef } from "../../sandbox/sdk/types.ts";
 
 interface Args {
@@ -24,6 +25,7 @@ const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 const MAX_REDIRECTS = 5;
 const DEFAULT_MAX_BODY = 1_000_000;
 const REDACTED = "[REDACTED]";
+const MARK = Buffer.from(REDACTED);
 
 export default {
   kind: "tool",
@@ -106,27 +108,35 @@ export default {
     if (response.redirects.length > 0) {
       ctx.status(`Redirected to ${response.url}`);
     }
-    let bytes = Uint8Array.fromBase64(response.bodyBase64);
+    // The configured headers are redacted from the body before it is cut,
+    // text or not: a cut through one leaves a start of it that no later
+    // scrubber knows for a secret, so that start is cut off too.
+    const forms = secretForms(Object.values(cfg.headers));
+    const raw = Uint8Array.fromBase64(response.bodyBase64);
+    let bytes = redactBytes(
+      Buffer.from(raw.buffer, raw.byteOffset, raw.length),
+      forms.bytes,
+    );
     let truncated = response.truncated;
     if (bytes.length > cfg.maxBody) {
       bytes = bytes.subarray(0, cfg.maxBody);
       truncated = true;
     }
+    if (truncated) {
+      bytes = bytes.subarray(0, bytes.length - cutForm(bytes, forms.bytes));
+    }
     const contentType = response.headers["content-type"] ?? "";
     const textual = isTextual(contentType, bytes);
-    const redact = redactor(Object.values(cfg.headers));
     const outHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(response.headers)) {
-      outHeaders[k] = redact(v);
+      outHeaders[k] = redactText(v, forms.text);
     }
     const data = {
       url: response.url,
       status: response.status,
       status_text: response.statusText,
       headers: outHeaders,
-      body: textual
-        ? redact(new TextDecoder().decode(bytes))
-        : bytes.toBase64(),
+      body: textual ? new TextDecoder().decode(bytes) : bytes.toBase64(),
       body_encoding: textual ? "text" : "base64",
       truncated,
     };
@@ -196,18 +206,56 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
   return false;
 }
 
-/** Replaces configured secret header values wherever a server echoes them. */
-function redactor(secrets: string[]): (s: string) => string {
-  // Short values would redact ordinary text and protect nothing.
-  const list = secrets.filter((s) => s.length >= 6);
-  // A value like "Bearer abc" may be echoed without its scheme.
-  for (const s of [...list]) {
-    const token = s.replace(/^\S+\s+/, "");
-    if (token !== s && token.length >= 6) list.push(token);
+/**
+ * The forms a configured header value may come back in, longest first: as
+ * sent, and a credential after its scheme ("Bearer abc" may be echoed as
+ * "abc"). Short values would redact ordinary text and protect nothing.
+ */
+function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
+  const forms = new Set<string>();
+  for (const value of values) {
+    forms.add(value).add(value.replace(/^\S+\s+/, ""));
   }
-  return (text) => {
-    let out = text;
-    for (const s of list) out = out.split(s).join(REDACTED);
-    return out;
-  };
+  const text = [...forms].filter((s) => s.length >= 6)
+    .sort((a, b) => b.length - a.length);
+  return { text, bytes: text.map((s) => Buffer.from(s)) };
+}
+
+/** The text with every form replaced by the marker. */
+function redactText(text: string, forms: string[]): string {
+  let out = text;
+  for (const form of forms) out = out.replaceAll(form, REDACTED);
+  return out;
+}
+
+/** The bytes with every form (as UTF-8) replaced by the marker. */
+function redactBytes(bytes: Buffer, forms: Buffer[]): Buffer {
+  let out = bytes;
+  for (const form of forms) {
+    let at = out.indexOf(form);
+    if (at === -1) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (; at !== -1; at = out.indexOf(form, from)) {
+      parts.push(out.subarray(from, at), MARK);
+      from = at + form.length;
+    }
+    parts.push(out.subarray(from));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+/** How many bytes at the end of a cut body begin one of the forms. */
+function cutForm(bytes: Buffer, forms: Buffer[]): number {
+  let longest = 0;
+  for (const form of forms) {
+    for (let n = Math.min(form.length - 1, bytes.length); n > longest; n--) {
+      if (bytes.subarray(bytes.length - n).equals(form.subarray(0, n))) {
+        longest = n;
+        break;
+      }
+    }
+  }
+  return longest;
 }

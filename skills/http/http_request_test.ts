@@ -34,6 +34,13 @@ function startServer() {
           );
         case "/big":
           return new Response("x".repeat(10_000));
+        case "/echo-bin": {
+          // The credential alone, after 10 bytes, in a binary body.
+          const auth = req.headers.get("authorization") ?? "";
+          return new Response("0123456789" + auth.replace(/^Bearer /, ""), {
+            headers: { "content-type": "application/octet-stream" },
+          });
+        }
         case "/bin":
           return new Response(new Uint8Array([0, 1, 2, 255]), {
             headers: { "content-type": "application/octet-stream" },
@@ -130,6 +137,49 @@ Deno.test("http_request against a local server", async (t) => {
       const text = JSON.stringify(out);
       assert.ok(!text.includes(SECRET), "secret leaked into the result");
       assert.match(text, /\[REDACTED\]/);
+    },
+  );
+
+  await t.step(
+    "a secret header is redacted from binary bodies and never cut in two",
+    async () => {
+      const config = {
+        ...local,
+        headers: { Authorization: `Bearer ${SECRET}` },
+      };
+      const whole = dataOf(
+        await httpRequest.run(
+          { url: `${base}/echo-bin` },
+          brokerCtx(config).ctx,
+        ),
+      );
+      assert.equal(whole.body_encoding, "base64");
+      const text = (r: Record<string, unknown>) =>
+        new TextDecoder().decode(Uint8Array.fromBase64(r.body as string));
+      assert.equal(text(whole), "0123456789[REDACTED]");
+      // Redacted before max_body_bytes cuts the body.
+      const cut = dataOf(
+        await httpRequest.run(
+          { url: `${base}/echo-bin` },
+          brokerCtx({ ...config, max_body_bytes: 18 }).ctx,
+        ),
+      );
+      assert.equal(cut.truncated, true);
+      assert.equal(text(cut), "0123456789[REDACTE");
+      // The broker's bound cuts 8 bytes into the credential: the tool
+      // drops that start of it.
+      const broker = new EgressBroker({
+        privateHosts: ["127.0.0.1"],
+        maxResponseBytes: 18,
+      });
+      const early = dataOf(
+        await httpRequest.run(
+          { url: `${base}/echo-bin` },
+          brokerCtx(config, undefined, broker).ctx,
+        ),
+      );
+      assert.equal(early.truncated, true);
+      assert.equal(text(early), "0123456789");
     },
   );
 

@@ -137,3 +137,41 @@ Deno.test("a secret header echoed across max_body_bytes shows no part of it to t
     }
   }
 });
+
+Deno.test("the token alone, echoed across max_body_bytes, shows no part of it", async () => {
+  // The host knows the header's value, "Bearer <token>": only the tool
+  // knows the token alone is a form of it, so the tool cuts it out itself.
+  for (const cut of CUTS.map((n) => n - "Bearer ".length)) {
+    const f = await start(cut);
+    try {
+      const result = await f.host.callTool("http_request", {
+        url: `${f.base}/token`,
+      });
+      assert.equal(result.success, true, String(result.error));
+      assert.equal((result.data as { truncated: boolean }).truncated, true);
+      assertNoPart(JSON.stringify(result), `the result cut at ${cut}`);
+      assertNoPart(await history(f.host), `the history cut at ${cut}`);
+    } finally {
+      await f.close();
+    }
+  }
+});
+
+Deno.test("a secret header echoed in a binary body is not returned, whole or cut", async () => {
+  for (const cut of [1000, CUTS[1]!]) {
+    const f = await start(cut);
+    try {
+      const result = await f.host.callTool("http_request", {
+        url: `${f.base}/bin`,
+      });
+      assert.equal(result.success, true, String(result.error));
+      const data = result.data as { body: string; body_encoding: string };
+      assert.equal(data.body_encoding, "base64");
+      const body = new TextDecoder().decode(Uint8Array.fromBase64(data.body));
+      assert.ok(body.startsWith("x".repeat(PAD)), body);
+      assertNoPart(body, `the binary body cut at ${cut}`);
+    } finally {
+      await f.close();
+    }
+  }
+});
