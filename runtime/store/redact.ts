@@ -90,7 +90,7 @@ export class Redactor {
    */
   text(text: string, options: RedactOptions = {}): string {
     return cut(
-      scrubText(text, this.#with(options.secrets)),
+      scrub(text, this.#with(options.secrets)),
       options.maxString ?? 4000,
     );
   }
@@ -199,7 +199,7 @@ function clean(
   if (typeof value === "string") {
     return secret
       ? REDACTED
-      : cut(scrubText(value, walker.secrets), walker.maxString);
+      : cut(scrub(value, walker.secrets), walker.maxString);
   }
   if (typeof value !== "object" || value === null) {
     return typeof value === "bigint" ? String(value) : value;
@@ -222,7 +222,7 @@ function clean(
       break;
     }
     // A key is never cut: only whole secrets are scrubbed from it.
-    const safeKey = cut(scrubText(key, walker.secrets, KEYS), 200);
+    const safeKey = cut(scrub(key, walker.secrets, KEYS), 200);
     out[safeKey] = clean(
       item,
       secret || SECRET_KEY.test(key),
@@ -231,6 +231,16 @@ function clean(
     );
   }
   return out;
+}
+
+// Without secrets (no operator secret, a call outside a toolkit) a run's
+// strings are kept as they are: no call into the scrubber for each.
+function scrub(
+  text: string,
+  secrets: readonly string[],
+  options?: { ends: boolean },
+): string {
+  return secrets.length === 0 ? text : scrubText(text, secrets, options);
 }
 
 function cut(text: string, max: number): string {
