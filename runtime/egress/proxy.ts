@@ -222,8 +222,12 @@ async function tunnel(
     const target = await connectTo(address, port, url, rules);
     socket.write("HTTP/1.1 200 Connection established\r\n\r\n");
     if (head.length > 0) target.write(head);
+    // Each side's end ends the other: `pipe` alone leaves the upstream
+    // open in the host when the process's side is destroyed (killed, or
+    // the proxy closed) rather than ended.
     target.on("error", () => socket.destroy());
-    socket.on("error", () => target.destroy());
+    target.on("close", () => socket.destroy());
+    socket.on("close", () => target.destroy());
     socket.pipe(target).pipe(socket);
   } catch (err) {
     refuseOn(socket, err);
@@ -245,7 +249,10 @@ async function forward(
       if (!HOP.has(name)) headers.push([name, req.rawHeaders[i + 1]!]);
     }
     headers.push(["connection", "close"]);
-    const answer = await send(url, address, req, headers.flat(), rules);
+    const answer = await send(url, address, req, res, headers.flat(), rules);
+    // The process's connection gone, the upstream goes too: nothing else
+    // ends an answer nobody reads, or one that never comes.
+    res.on("close", () => answer.destroy());
     const back: string[] = [];
     for (let i = 0; i < answer.rawHeaders.length; i += 2) {
       const name = answer.rawHeaders[i]!.toLowerCase();
@@ -303,6 +310,7 @@ function send(
   url: URL,
   address: string,
   req: http.IncomingMessage,
+  res: http.ServerResponse,
   headers: string[],
   rules: Rules,
 ): Promise<http.IncomingMessage> {
@@ -320,6 +328,7 @@ function send(
       agent: false,
       setHost: false,
     }, resolve);
+    res.on("close", () => out.destroy());
     const late = setTimeout(() => {
       out.destroy(new SkillboxError("timeout", `Connecting to "${url.host}"`));
     }, rules.timeoutMs);

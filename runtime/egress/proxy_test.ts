@@ -175,3 +175,113 @@ Deno.test("openEgressProxy() close() removes its socket", async () => {
   proxy.close();
   await assert.rejects(Deno.stat(proxy.path), Deno.errors.NotFound);
 });
+
+/** One upstream connection: resolves when the host side ends it. */
+interface Accepted {
+  ended: Promise<void>;
+}
+
+// A server that accepts, reads the request's head and never answers; each
+// accepted connection resolves when the host side ends it.
+function silentUpstream(): {
+  port: number;
+  next(): Promise<Accepted>;
+  close(): void;
+} {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const waiting: ((accepted: Accepted) => void)[] = [];
+  const ready: Accepted[] = [];
+  const conns: Deno.Conn[] = [];
+  (async () => {
+    for await (const conn of listener) {
+      conns.push(conn);
+      const ended = (async () => {
+        const buf = new Uint8Array(4096);
+        try {
+          while (await conn.read(buf) !== null) { /* read on until EOF */ }
+        } catch {
+          // A reset ends it too.
+        }
+      })();
+      const wake = waiting.shift();
+      if (wake) wake({ ended });
+      else ready.push({ ended });
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    next() {
+      const accepted = ready.shift();
+      if (accepted) return Promise.resolve(accepted);
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    close() {
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+  };
+}
+
+// Resolves with the promise's outcome, or rejects after `ms`: a bound on a
+// wait for an event, not a timing assertion.
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: still open`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("openEgressProxy() ends upstream connections when the process's side goes", async (t) => {
+  const upstream = silentUpstream();
+  const proxy = openEgressProxy({
+    broker: new EgressBroker({
+      privateHosts: ["a.test"],
+      resolve: () => Promise.resolve(["127.0.0.1"]),
+    }),
+    allow: ["a.test"],
+  });
+  const open = async (head: string) => {
+    const conn = await Deno.connect({ transport: "unix", path: proxy.path });
+    await conn.write(new TextEncoder().encode(`${proxy.token}\n${head}`));
+    return { conn, ...await upstream.next() };
+  };
+  const connect = `CONNECT a.test:${upstream.port} HTTP/1.1\r\n\r\n`;
+  const get = `GET http://a.test:${upstream.port}/ HTTP/1.1\r\n` +
+    `Host: a.test:${upstream.port}\r\n\r\n`;
+  try {
+    // A process that drops its connection (killed, or on purpose, to open
+    // another) must not leave the host holding one upstream.
+    for (const [name, head] of [["tunnel", connect], ["request", get]]) {
+      await t.step(`a ${name} whose process connection closes`, async () => {
+        const { conn, ended } = await open(head!);
+        conn.close();
+        await within(ended, 5000, name!);
+      });
+    }
+    await t.step("every open one when the proxy closes", async () => {
+      const tunnel = await open(connect);
+      const request = await open(get);
+      proxy.close();
+      await within(Promise.all([tunnel.ended, request.ended]), 5000, "close");
+      for (const { conn } of [tunnel, request]) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    });
+  } finally {
+    proxy.close();
+    upstream.close();
+  }
+});
