@@ -25,6 +25,7 @@ import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type { EgressConfig } from "../config_schema.ts";
+import { type Release, Semaphore } from "../slots.ts";
 import {
   allowedByAll,
   hostMatches,
@@ -73,7 +74,33 @@ export interface EgressScope {
   /** The calling toolkit, for secrets bound to toolkits. @default null */
   toolkit?: string | null;
   signal?: AbortSignal;
+  /**
+   * Whose requests these are (one call): an owner runs at most
+   * {@link MAX_PARALLEL_FETCHES} at once, the rest wait their turn.
+   * @default each request is its own owner
+   */
+  owner?: object;
 }
+
+/**
+ * Requests one owner (one call) runs at once. Each holds up to
+ * `max_response_bytes` of answer in the host while it runs, so a module
+ * that fires thousands at once would otherwise take the host's memory.
+ *
+ * @example One call's requests share an owner
+ * ```ts
+ * import { EgressBroker, MAX_PARALLEL_FETCHES } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(MAX_PARALLEL_FETCHES, 6);
+ * const broker = new EgressBroker();
+ * const call = {}; // e.g. the call's hooks
+ * await assert.rejects(
+ *   broker.fetch({ url: "http://10.0.0.1/" }, { allow: [["*"]], owner: call }),
+ *   /not a public address/,
+ * );
+ * ```
+ */
+export const MAX_PARALLEL_FETCHES = 6;
 
 const REDIRECTS = [301, 302, 303, 307, 308];
 // Hops a request may take after the first, in fetch and checkedFetch.
@@ -103,6 +130,8 @@ export class EgressBroker {
   readonly #maxRequest: number;
   readonly #timeoutMs: number;
   readonly #resolve: (host: string, signal: AbortSignal) => Promise<string[]>;
+  // Each owner's turns, dropped with the owner (its call).
+  readonly #gates = new WeakMap<object, Semaphore>();
 
   /** @param options secrets, private hosts, bounds */
   constructor(options: BrokerOptions = {}) {
@@ -124,6 +153,38 @@ export class EgressBroker {
    * `tool_error` for a bad request or a failed connection, `timeout`
    */
   async fetch(
+    request: FetchRequest,
+    scope: EgressScope,
+  ): Promise<FetchResponse> {
+    const release = await this.#turn(scope);
+    try {
+      return await this.#fetch(request, scope);
+    } finally {
+      release();
+    }
+  }
+
+  /** Waits for one of the owner's {@link MAX_PARALLEL_FETCHES} turns. */
+  async #turn(scope: EgressScope): Promise<Release> {
+    const owner = scope.owner;
+    if (owner === undefined) return () => {};
+    let gate = this.#gates.get(owner);
+    if (!gate) {
+      this.#gates.set(owner, gate = new Semaphore(MAX_PARALLEL_FETCHES));
+    }
+    const free = gate.tryAcquire();
+    if (free) return free;
+    const release = await gate.acquire(scope.signal).catch(() => {
+      throw new SkillboxError("tool_error", "Request was cancelled");
+    });
+    if (scope.signal?.aborted) {
+      release();
+      throw new SkillboxError("tool_error", "Request was cancelled");
+    }
+    return release;
+  }
+
+  async #fetch(
     request: FetchRequest,
     scope: EgressScope,
   ): Promise<FetchResponse> {

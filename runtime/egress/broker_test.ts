@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { checkedFetch, EgressBroker } from "./broker.ts";
+import { checkedFetch, EgressBroker, MAX_PARALLEL_FETCHES } from "./broker.ts";
 import type { FetchResponse } from "../../protocol/egress.ts";
 
 const SECRET = "op-secret-7f3a9c";
@@ -455,6 +455,73 @@ Deno.test("the broker bounds bodies and time, and narrows by every list", async 
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("one call's requests run a few at a time, and never hold up another call's", async (t) => {
+  // Each request stays in name resolution until the test lets it go: what
+  // has entered it is what the broker runs at once.
+  const entered: Array<{ host: string; go: () => void }> = [];
+  const broker = new EgressBroker({
+    resolve: (host) =>
+      new Promise((_, reject) => {
+        entered.push({ host, go: () => reject(new Error("ENOTFOUND")) });
+      }),
+  });
+  // Nothing on the way to resolution does I/O: one turn of the event loop
+  // lets every request that can start reach it.
+  const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const fetchAs = (owner: object, host: string, signal?: AbortSignal) =>
+    broker.fetch({ url: `http://${host}/` }, {
+      allow: [["*"]],
+      owner,
+      signal,
+    });
+  const failed = (p: Promise<unknown>) =>
+    p.then(() => assert.fail("resolved"), (err: Error) => err.message);
+  const a = {};
+  const fanOut = Array.from({ length: 20 }, () => failed(fetchAs(a, "a.test")));
+  await t.step("the first few start, the rest wait", async () => {
+    await turn();
+    assert.equal(entered.length, MAX_PARALLEL_FETCHES);
+  });
+  await t.step("another call's request starts at once", async () => {
+    const other = failed(fetchAs({}, "b.test"));
+    await turn();
+    assert.equal(entered.at(-1)?.host, "b.test");
+    entered.pop()!.go();
+    assert.match(await other, /Cannot resolve/);
+  });
+  await t.step("each finished request lets the next one start", async () => {
+    for (let done = 0; done < 20; done++) {
+      entered.shift()!.go();
+      await turn();
+      assert.equal(
+        entered.length,
+        Math.min(MAX_PARALLEL_FETCHES, 20 - done - 1),
+      );
+    }
+    for (const message of await Promise.all(fanOut)) {
+      assert.match(message, /Cannot resolve/);
+    }
+  });
+  await t.step(
+    "a waiting request gives up when its call is cancelled",
+    async () => {
+      const held = Array.from(
+        { length: MAX_PARALLEL_FETCHES },
+        () => failed(fetchAs(a, "a.test")),
+      );
+      const cancel = new AbortController();
+      const waiting = fetchAs(a, "a.test", cancel.signal);
+      await turn();
+      cancel.abort();
+      await refused(waiting, "tool_error", /cancelled/);
+      for (const entry of entered.splice(0)) entry.go();
+      await Promise.all(held);
+      await turn();
+      assert.equal(entered.length, 0, "the cancelled request never started");
+    },
+  );
 });
 
 // checkedFetch: the host's own requests.

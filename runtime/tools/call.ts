@@ -618,6 +618,7 @@ export class ToolCallHooks implements SandboxHooks {
       allow: [[...egress.net]],
       toolkit: egress.toolkit,
       signal,
+      owner: this, // the call's requests take turns, not the host's memory
     });
   }
 
