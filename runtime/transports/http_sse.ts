@@ -279,6 +279,8 @@ export class Channel {
   lastActive: number = performance.now();
   /** The stream that currently delivers, or null. */
   attached: symbol | null = null;
+  /** Lets go of what the attached stream has not handed out yet. */
+  dropUnsent: (() => void) | null = null;
   /** The A2E session ended: streams close once the queue is drained. */
   ended = false;
   #wake: (() => void) | null = null;
@@ -295,11 +297,21 @@ export class Channel {
     this.wake();
   }
 
-  /** Moves the whole queue to `sent` and returns it. */
-  take(): Outgoing[] {
-    const batch = this.queue;
-    this.queue = [];
-    this.backlog = 0;
+  /**
+   * Moves the queue to `sent` and returns what was moved: the whole queue,
+   * or its first messages up to `maxChars` characters (at least one).
+   */
+  take(maxChars: number = Infinity): Outgoing[] {
+    let count = 0;
+    for (let chars = 0; count < this.queue.length; count++) {
+      chars += this.queue[count]!.text.length;
+      if (count > 0 && chars > maxChars) break;
+    }
+    const batch = count === this.queue.length
+      ? this.queue
+      : this.queue.slice(0, count);
+    this.queue = count === this.queue.length ? [] : this.queue.slice(count);
+    for (const m of batch) this.backlog -= m.text.length;
     for (const m of batch) {
       this.sent.push(m);
       this.sentChars += m.text.length;
@@ -384,6 +396,28 @@ export class Channel {
 /** Keep-alive comment interval, so proxies do not cut a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
+/**
+ * Most bytes one pull hands the HTTP layer. A client that stops reading
+ * leaves its stream holding the last chunk it was handed for as long as
+ * its connection stays open, replaced or not: so a chunk is small, and
+ * what is not yet handed out stays queued (counted in the backlog) or, for
+ * the rest of one large message, is let go when the stream is replaced.
+ *
+ * @example A large message leaves in chunks
+ * ```ts
+ * import { attachStream, Channel, STREAM_CHUNK_BYTES } from "./http_sse.ts";
+ * import type { Session } from "../session.ts";
+ * import assert from "node:assert/strict";
+ * const channel = new Channel({} as Session);
+ * channel.push(JSON.stringify("x".repeat(2 * STREAM_CHUNK_BYTES)));
+ * const reader = attachStream(channel, undefined).getReader();
+ * await reader.read(); // ": connected"
+ * assert.equal((await reader.read()).value?.length, STREAM_CHUNK_BYTES);
+ * await reader.cancel();
+ * ```
+ */
+export const STREAM_CHUNK_BYTES = 64 * 1024;
+
 const encoder = new TextEncoder();
 
 /**
@@ -420,16 +454,30 @@ export function attachStream(
   // A reconnect replaces the old stream; its pending pull sees it is no
   // longer attached and ends without taking a message.
   const me = Symbol("stream");
+  // A replaced stream whose client stopped reading is never pulled again,
+  // and lives as long as its connection: it must not keep what it holds.
+  channel.dropUnsent?.();
   channel.attached = me;
   channel.wake();
+  // The encoded batch being handed out, one chunk a pull.
+  const out = { bytes: new Uint8Array(0), at: 0 };
+  channel.dropUnsent = () => {
+    out.bytes = new Uint8Array(0);
+    out.at = 0;
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(": connected\n\n"));
     },
-    pull: (controller) => pullNext(channel, me, controller, keepaliveMs),
+    pull: (controller) => {
+      if (channel.attached !== me) return controller.close();
+      if (out.at < out.bytes.length) return void handOut(out, controller);
+      return pullNext(channel, me, controller, keepaliveMs, out);
+    },
     cancel() {
       if (channel.attached === me) {
         channel.attached = null;
+        channel.dropUnsent = null;
         channel.lastActive = performance.now();
       }
     },
@@ -443,17 +491,19 @@ async function pullNext(
   me: symbol,
   controller: ReadableStreamDefaultController<Uint8Array>,
   keepaliveMs: number,
+  out: { bytes: Uint8Array; at: number },
 ): Promise<void> {
   while (true) {
     if (channel.attached !== me) return controller.close();
     if (channel.queue.length > 0) {
       // Taken only now that the HTTP layer asks for bytes: what the client
       // never asked for stays queued for the next stream.
-      const batch = channel.take();
-      controller.enqueue(encoder.encode(
+      const batch = channel.take(STREAM_CHUNK_BYTES);
+      out.bytes = encoder.encode(
         batch.map((m) => `id: ${m.seq}\ndata: ${m.text}\n\n`).join(""),
-      ));
-      return;
+      );
+      out.at = 0;
+      return handOut(out, controller);
     }
     if (channel.ended) return controller.close();
     const before = performance.now();
@@ -466,4 +516,20 @@ async function pullNext(
       return;
     }
   }
+}
+
+// Hands the HTTP layer the next chunk of the batch: a copy, so that a
+// stalled connection holding it pins that chunk, not the whole batch.
+function handOut(
+  out: { bytes: Uint8Array; at: number },
+  controller: ReadableStreamDefaultController<Uint8Array>,
+): void {
+  const end = Math.min(out.at + STREAM_CHUNK_BYTES, out.bytes.length);
+  controller.enqueue(
+    out.at === 0 && end === out.bytes.length
+      ? out.bytes
+      : out.bytes.slice(out.at, end),
+  );
+  out.at = end;
+  if (end === out.bytes.length) out.bytes = new Uint8Array(0);
 }

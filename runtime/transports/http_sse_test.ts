@@ -4,6 +4,7 @@ import {
   Channel,
   REPLAY_CHARS,
   REPLAY_LIMIT,
+  STREAM_CHUNK_BYTES,
 } from "./http_sse.ts";
 import type { Session } from "../session.ts";
 
@@ -124,6 +125,38 @@ Deno.test("attachStream() replays after Last-Event-ID and ends the stream it rep
     "id: 1\ndata: a\n\nid: 2\ndata: b\n\n",
   );
   await second.cancel();
+});
+
+Deno.test("attachStream() hands out a chunk a pull, and a replaced stream keeps none of the rest", async () => {
+  const channel = new Channel({} as Session);
+  const first = attachStream(channel, undefined).getReader();
+  await next(first);
+  const big = "x".repeat(3 * STREAM_CHUNK_BYTES);
+  channel.push(big);
+  channel.push("after");
+  // A client that stops reading holds what it was last handed: a chunk,
+  // never the whole queue.
+  const chunk = await next(first);
+  assert.equal(chunk?.length, STREAM_CHUNK_BYTES);
+  assert.ok(chunk?.startsWith("id: 1\ndata: xxx"));
+  assert.deepEqual(channel.queue.map((m) => m.seq), [2], "the rest waits");
+  assert.equal(channel.backlog, "after".length);
+  // Replaced (no Last-Event-ID: the client accepts losing what was in
+  // flight): the old stream ends, the new one starts with what waited.
+  const second = attachStream(channel, undefined).getReader();
+  assert.equal(await next(first), null);
+  await next(second);
+  assert.equal(await next(second), "id: 2\ndata: after\n\n");
+  await second.cancel();
+  // A reader that keeps reading gets the big message whole, in chunks.
+  const third = new Channel({} as Session);
+  const reader = attachStream(third, undefined).getReader();
+  await next(reader);
+  third.push(big);
+  let got = "";
+  while (!got.endsWith("\n\n")) got += await next(reader);
+  assert.equal(got, `id: 1\ndata: ${big}\n\n`);
+  await reader.cancel();
 });
 
 Deno.test("attachStream() ignores a Last-Event-ID that is not a number", async () => {

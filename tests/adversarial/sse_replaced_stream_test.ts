@@ -1,0 +1,119 @@
+/**
+ * An HTTP+SSE client that opens `GET /a2e/stream`, never reads it, lets
+ * its calls' output pile up, then opens another stream (which replaces
+ * the first) and so on. A replaced stream lives as long as its connection,
+ * and the HTTP layer holds on to the last chunk it was handed: that chunk
+ * used to be the whole queue (all of its calls' output), so each stalled
+ * stream pinned megabytes in the host, without bound. Against a host in
+ * its own process, whose resident memory is measured before and after.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { type HostProcess, startHostProcess } from "./_host_process.ts";
+
+const SKILLS = fileURLToPath(new URL("../fixtures/streams/", import.meta.url));
+const MiB = 1024 * 1024;
+const ROUNDS = Number(Deno.env.get("SSE_ROUNDS") ?? 40);
+
+/** An A2E session over HTTP+SSE whose streams are raw connections. */
+async function sseSession(host: HostProcess) {
+  const opened = await fetch(`${host.url}/a2e/session`, { method: "POST" });
+  const { session_id: id } = await opened.json();
+  const url = new URL(host.url);
+  const conns: Deno.TcpConn[] = [];
+  return {
+    async send(message: object) {
+      const res = await fetch(`${host.url}/a2e/send`, {
+        method: "POST",
+        headers: { "x-session-id": id },
+        body: JSON.stringify(message),
+      });
+      await res.body?.cancel();
+    },
+    /** Opens a stream; `read` drains it, otherwise it is never read. */
+    async stream(read: boolean) {
+      const conn = await Deno.connect({
+        hostname: url.hostname,
+        port: Number(url.port),
+      });
+      conns.push(conn);
+      await conn.write(new TextEncoder().encode(
+        `GET /a2e/stream HTTP/1.1\r\nHost: ${url.host}\r\nX-Session-Id: ${id}\r\n\r\n`,
+      ));
+      if (!read) return;
+      (async () => {
+        const buf = new Uint8Array(1 << 20);
+        while (await conn.read(buf) !== null) { /* drained */ }
+      })().catch(() => {});
+    },
+    close() {
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+  };
+}
+
+/** Waits until `count` runs of the flood tool have ended (the history). */
+async function floodsEnded(host: HostProcess, count: number): Promise<void> {
+  // The history is the host's record that a call ended: polled, bounded.
+  for (let i = 0; i < 1200; i++) {
+    const page = await (await fetch(`${host.url}/api/runs?limit=200`)).json();
+    const ended = (page.runs as Record<string, unknown>[]).filter((r) =>
+      r.name === "flood" && r.ended_at !== null
+    );
+    if (ended.length >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Fewer than ${count} flood runs ended within 60 s`);
+}
+
+Deno.test("an HTTP+SSE client that replaces streams it never reads pins no more than a chunk each", async () => {
+  await using host = await startHostProcess({ skills: [SKILLS] }, {
+    heapMb: 192,
+  });
+  const a2e = await sseSession(host);
+  try {
+    await a2e.stream(true);
+    await a2e.send({ type: "handshake/req", id: "h" });
+    let calls = 0;
+    // About 6 MiB of output a call: 100 events of 64 KiB, and its answer.
+    const flood = async () => {
+      await a2e.send({
+        type: "tool/call/req",
+        id: `f${calls++}`,
+        tool_name: "flood",
+        arguments: { events: 100, bytes: 64 * 1024 },
+        streaming: true,
+      });
+      await floodsEnded(host, calls);
+    };
+    // The same calls to a client that reads: what the host settles at.
+    for (let i = 0; i < ROUNDS / 2; i++) await flood();
+    const before = await host.rssBytes();
+    for (let i = 0; i < ROUNDS; i++) {
+      await a2e.stream(false);
+      await flood();
+    }
+    const after = await host.rssBytes();
+    // deno-lint-ignore no-console
+    console.log(
+      `HTTP+SSE replaced stalled streams: host RSS ${
+        (before / MiB).toFixed(0)
+      } MiB before, ${(after / MiB).toFixed(0)} MiB after ${ROUNDS}`,
+    );
+    assert.ok(
+      after - before < 96 * MiB,
+      `host RSS grew by ${((after - before) / MiB).toFixed(0)} MiB`,
+    );
+  } finally {
+    a2e.close();
+  }
+});
