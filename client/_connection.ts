@@ -186,7 +186,7 @@ export class Connection {
     }
     if (isEvent) {
       const event = decodeEvent(msg);
-      pending.events.push(event);
+      pending.events.push(event, data.length);
       try {
         pending.onEvent?.(event);
       } catch (error) {

@@ -3,6 +3,7 @@ import { SkillboxError } from "../protocol/errors.ts";
 import type { CallEvent } from "../protocol/tool.ts";
 import { type Client, connect } from "./client.ts";
 import { ConnectionClosedError } from "./errors.ts";
+import { KEPT_CHARS } from "./_event_stream.ts";
 import { TimeoutError } from "../protocol/errors.ts";
 import { type FakeHost, type Raw, startFakeHost } from "./_fake_host_test.ts";
 import type { WireMessage } from "./types.ts";
@@ -820,5 +821,35 @@ Deno.test("request() sends any message type and returns the raw answer", async (
   const answer = await call;
   assert.equal(answer.type, "planning/plan/resp");
   assert.deepEqual(answer.steps, [1]);
+  await dispose();
+});
+
+Deno.test("a host that floods a call with events costs the client a bounded replay", async () => {
+  const { host, client, dispose } = await setup();
+  const call = client.tools.call("flood", {});
+  const req = await host.next();
+  // 48 events of 1 MiB: a host that never stops would take it all.
+  const big = "e".repeat(1024 * 1024);
+  for (let seq = 0; seq < 48; seq++) {
+    host.send("tool/event", {
+      req_id: req.id,
+      kind: "log",
+      data: { message: big },
+      seq,
+    });
+  }
+  host.send("tool/call/resp", {
+    req_id: req.id,
+    data: okToolResult("flood", null),
+  });
+  await call;
+  const kept = await collect(call.events);
+  assert.ok(
+    kept.length * big.length <= KEPT_CHARS,
+    `${kept.length} events of 1 MiB kept`,
+  );
+  // The newest are the ones kept, in order.
+  assert.equal(kept.at(-1)?.seq, 47);
+  assert.ok(kept.every((e, i) => i === 0 || e.seq === kept[i - 1]!.seq + 1));
   await dispose();
 });

@@ -33,7 +33,11 @@ import type { CallEvent } from "../protocol/tool.ts";
 export interface Call<T> extends Promise<T> {
   /** The request's message `id`; the host's answers carry it as `req_id`. */
   readonly id: string;
-  /** The call's events in `seq` order as they arrive, replayed from the start. */
+  /**
+   * The call's events in `seq` order as they arrive, replayed from the
+   * start; of a call that sends more than 10,000 events or 16 MiB of them,
+   * a late or slow iterator gets the newest that many.
+   */
   readonly events: AsyncIterable<CallEvent>;
 }
 
