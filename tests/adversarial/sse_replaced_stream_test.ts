@@ -109,8 +109,9 @@ Deno.test("an HTTP+SSE client that replaces streams it never reads pins no more 
         (before / MiB).toFixed(0)
       } MiB before, ${(after / MiB).toFixed(0)} MiB after ${ROUNDS}`,
     );
+    // Before: +488 and +509 MiB; since: +11 to +58 MiB (40 rounds).
     assert.ok(
-      after - before < 96 * MiB,
+      after - before < 192 * MiB,
       `host RSS grew by ${((after - before) / MiB).toFixed(0)} MiB`,
     );
   } finally {
