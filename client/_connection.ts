@@ -49,6 +49,7 @@ export class Connection {
   readonly #abandoned = new Set<string>();
   readonly #pushHandlers = new Set<PushHandler>();
   #closeInfo: CloseInfo | undefined;
+  readonly #resolveClosed: (info: CloseInfo) => void;
   readonly closed: Promise<CloseInfo>;
 
   /** @param socket a WebSocket, open or still opening */
@@ -56,16 +57,23 @@ export class Connection {
     this.#socket = socket;
     const { promise, resolve } = deferred<CloseInfo>();
     this.closed = promise;
+    this.#resolveClosed = resolve;
     socket.addEventListener("message", (event) => this.#receive(event.data));
     socket.addEventListener("close", (event) => {
-      this.#closeInfo = { code: event.code, reason: event.reason };
-      const pending = [...this.#pending.values()];
-      this.#pending.clear();
-      for (const call of pending) {
-        call.settle({ error: this.#closedError(call.label) });
-      }
-      resolve(this.#closeInfo);
+      this.#ended({ code: event.code, reason: event.reason });
     });
+  }
+
+  // The socket closed, or the host never answered the close: once.
+  #ended(info: CloseInfo): void {
+    if (this.#closeInfo !== undefined) return;
+    this.#closeInfo = info;
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const call of pending) {
+      call.settle({ error: this.#closedError(call.label) });
+    }
+    this.#resolveClosed(info);
   }
 
   /** Whether the socket has closed. */
@@ -151,12 +159,25 @@ export class Connection {
     return () => this.#pushHandlers.delete(handler);
   }
 
-  /** Closes the socket and waits until it has closed. */
-  close(): Promise<CloseInfo> {
+  /**
+   * Closes the socket and waits until it has closed, or `waitMs`: a host
+   * that never answers the close handshake (nor drops the connection)
+   * would otherwise hold the caller for ever. Past `waitMs` the connection
+   * counts as dropped (code 1006).
+   */
+  close(waitMs: number = Infinity): Promise<CloseInfo> {
     if (this.#socket.readyState < CLOSING) {
       this.#socket.close(1000, "client closed");
     }
-    return this.closed;
+    if (this.#closeInfo !== undefined || !Number.isFinite(waitMs)) {
+      return this.closed;
+    }
+    const timer = setTimeout(() =>
+      this.#ended({
+        code: 1006,
+        reason: `the host did not answer the close within ${waitMs} ms`,
+      }), waitMs);
+    return this.closed.finally(() => clearTimeout(timer));
   }
 
   #receive(data: unknown): void {

@@ -216,6 +216,8 @@ export interface Client {
   onPush(handler: PushHandler): () => void;
   /**
    * Closes the socket; pending calls fail with a `ConnectionClosedError`.
+   * Waits for the host's close at most the client's `timeout`; past it the
+   * connection counts as dropped (code 1006).
    *
    * @returns how the socket closed
    */
@@ -301,8 +303,9 @@ export async function connect(
       timeoutGrace: options.timeoutGrace ?? 5_000,
     });
   } catch (error) {
-    // A refused or failed handshake leaves nothing to serve: free the socket.
-    await connection.close();
+    // A refused or failed handshake leaves nothing to serve: free the socket
+    // (a host that ignores the close holds it no longer than `timeout`).
+    await connection.close(timeout);
     throw error;
   }
 }
@@ -381,7 +384,7 @@ class SkillboxClient implements Client {
   }
 
   close(): Promise<CloseInfo> {
-    return this.#connection.close();
+    return this.#connection.close(this.#timeout);
   }
 }
 

@@ -853,3 +853,118 @@ Deno.test("a host that floods a call with events costs the client a bounded repl
   assert.ok(kept.every((e, i) => i === 0 || e.seq === kept[i - 1]!.seq + 1));
   await dispose();
 });
+
+/**
+ * A host that accepts the WebSocket upgrade, answers the handshake when
+ * `answer` is set, then goes silent: it never answers the close handshake
+ * nor closes the TCP connection.
+ */
+function startDeafHost(answer: boolean) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  const text = new TextEncoder();
+  const serve = async (conn: Deno.Conn) => {
+    const buf = new Uint8Array(64 * 1024);
+    const n = await conn.read(buf);
+    const head = new TextDecoder().decode(buf.subarray(0, n ?? 0));
+    const key = /sec-websocket-key: *(\S+)/i.exec(head)![1]!;
+    const digest = await crypto.subtle.digest(
+      "SHA-1",
+      text.encode(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
+    );
+    const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
+    await conn.write(text.encode(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n" +
+        `Connection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    ));
+    // The client's first frame is its handshake: masked, under 64 KiB.
+    const got = await conn.read(buf);
+    if (answer && got !== null) {
+      const short = buf[1]! & 0x7f;
+      const at = short === 126 ? 4 : 2;
+      const length = short === 126 ? (buf[2]! << 8) | buf[3]! : short;
+      const mask = buf.subarray(at, at + 4);
+      const payload = buf.slice(at + 4, at + 4 + length)
+        .map((b, i) => b ^ mask[i % 4]!);
+      const request = JSON.parse(new TextDecoder().decode(payload));
+      const reply = text.encode(JSON.stringify({
+        type: "handshake/resp",
+        id: "5e55105e55105e55105e55105e55105f",
+        version: "1.0",
+        ts: Date.now() / 1000,
+        req_id: request.id,
+        session_id: "5e55105e55105e55105e55105e55105e",
+        accepted_caps: [{ capability: "tools", enabled: true, metadata: {} }],
+        max_parallel: 4,
+        ok: true,
+        reason: "",
+      }));
+      await conn.write(
+        new Uint8Array([0x81, 126, reply.length >> 8, reply.length & 0xff]),
+      );
+      await conn.write(reply);
+    }
+    // Reads and drops whatever comes, the close frame included.
+    while (await conn.read(buf) !== null) { /* silent */ }
+  };
+  (async () => {
+    for await (const conn of listener) {
+      conns.push(conn);
+      serve(conn).catch(() => {});
+    }
+  })().catch(() => {});
+  return {
+    url: `ws://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/a2e`,
+    close() {
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+  };
+}
+
+// Rejects after `ms`: a bound on a wait for an event, not a timing assertion.
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: still pending`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("a host that goes silent holds connect() and close() no longer than the timeout", async (t) => {
+  await t.step("connect() whose handshake gets no answer", async () => {
+    const host = startDeafHost(false);
+    try {
+      await within(
+        assert.rejects(
+          connect(host.url, { timeout: 200 }),
+          (error: unknown) => error instanceof TimeoutError,
+        ),
+        10_000,
+        "connect()",
+      );
+    } finally {
+      host.close();
+    }
+  });
+  await t.step("close() the host never answers", async () => {
+    const host = startDeafHost(true);
+    try {
+      const client = await connect(host.url, { timeout: 200 });
+      const pending = client.tools.call("x", {}, { timeout: 60 });
+      const info = await within(client.close(), 10_000, "close()");
+      assert.equal(info.code, 1006);
+      await assert.rejects(pending, ConnectionClosedError);
+    } finally {
+      host.close();
+    }
+  });
+});
