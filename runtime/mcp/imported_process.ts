@@ -106,10 +106,17 @@ export interface McpProcessSpec {
    */
   hosts?: readonly string[];
   /**
-   * The host's egress broker (its address rules; an `EgressBroker`).
+   * The host's egress broker's address check (`EgressBroker.checkTarget`):
+   * the address to connect to, or a throw when the target is not allowed.
    * @default a broker that allows no private hosts
    */
-  egress?: Pick<EgressBroker, "checkTarget">;
+  egress?: {
+    checkTarget(
+      url: URL,
+      allow: string[][],
+      signal: AbortSignal,
+    ): Promise<string>;
+  };
 }
 
 /** A command to start (a `Deno.Command`, or a confined one with a proxy). */
