@@ -492,6 +492,31 @@ export function decodeDiscoveryFrame(
 const READ_CHUNK = 64 * 1024;
 
 /**
+ * The longest line, in bytes, a reader takes from a writer that bounds its
+ * frames in characters of JSON: a character (a UTF-16 unit) is at most 3
+ * bytes of UTF-8, and each frame has an envelope (its type, id, the
+ * nonce, a failure's message of at most {@link MAX_MESSAGE_CHARS}).
+ *
+ * @param chars the writer's bound on a frame's payload, in characters
+ * @returns the line bound in bytes
+ * @example A 1 MiB result bound
+ * ```ts
+ * import { maxFrameBytes } from "./pipe.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(maxFrameBytes(1 << 20), 3 * (1 << 20) + 65536);
+ * ```
+ */
+export function maxFrameBytes(chars: number): number {
+  return 3 * chars + 65536;
+}
+
+/**
+ * Characters of a failure's message (a worker's error, a module that
+ * cannot load) a sandbox writes; the rest is cut.
+ */
+export const MAX_MESSAGE_CHARS = 4096;
+
+/**
  * Makes a fresh nonce for one sandbox process.
  *
  * @returns 32 hex characters from the CSPRNG

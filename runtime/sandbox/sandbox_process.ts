@@ -27,6 +27,7 @@ import {
   type HostMessage,
   type InitMessage,
   makeNonce,
+  maxFrameBytes,
   type OpMessage,
   readFrames,
   type RpcMethod,
@@ -312,9 +313,11 @@ export class SandboxProcess {
       this.#writer.write(this.#encoder.encode(init + "\n")).catch(() => {});
       this.#writer.close().catch(() => {});
     }
+    // Results and events are bounded in characters of JSON, up to 3 bytes
+    // each: a line over this is dropped whole, and its call never answered.
     const frames = this.#readFrames(
       nonce,
-      options.maxResultBytes + options.maxEventBytes + 65536,
+      maxFrameBytes(options.maxResultBytes + options.maxEventBytes),
     );
     const stderr = this.#drainStderr();
     const status = this.#child.status.finally(() => {

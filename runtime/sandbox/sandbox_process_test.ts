@@ -610,3 +610,85 @@ Deno.test("a pool whose process cannot be spawned fails the call, leaks no proxy
     await pool.close();
   }
 });
+
+// Every line the sandbox writes fits the bound the host reads lines with,
+// whatever the text holds: a character of JSON is up to 3 bytes of UTF-8,
+// and a string's escapes count in the result's bound. A line over the
+// host's bound is dropped whole, so its call used to wait for its timeout.
+Deno.test("results, events and errors of any text reach the host within its line bound", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const bootstrap = await loadBootstrap();
+  const call = async (
+    limits: { maxResultBytes: number; maxEventBytes: number },
+    run: string,
+  ) => {
+    const path = join(dir, `m${crypto.randomUUID()}.ts`);
+    await Deno.writeTextFile(path, `export default { run: ${run} };\n`);
+    const proc = SandboxProcess.start({ ...TEST_LIMITS, ...limits, cwd: dir }, {
+      key: "k",
+      grant: { read: [dir] },
+      bootstrap,
+      wrap: UNWRAPPED,
+      deadlines,
+    });
+    const events: Record<string, unknown>[] = [];
+    try {
+      await proc.ready;
+      proc.lease();
+      const outcome = await proc.run(callOp(path, {}), {
+        timeoutMs: 30_000,
+        hooks: { ...hooks, onEvent: (_kind, data) => events.push(data) },
+      });
+      return { outcome, events };
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  };
+  const K64 = 64 * 1024;
+  const K4 = 4 * 1024;
+  try {
+    await t.step("a result of 3-byte characters under the bound", async () => {
+      const { outcome } = await call(
+        { maxResultBytes: K64, maxEventBytes: K4 },
+        `() => "中".repeat(65_000)`,
+      );
+      assert.deepEqual(outcome, {
+        ok: true,
+        value: "中".repeat(65_000),
+        truncated: false,
+      });
+    });
+    await t.step("a result over the bound once escaped", async () => {
+      const { outcome } = await call(
+        { maxResultBytes: K64, maxEventBytes: K4 },
+        `() => "\\u0001".repeat(100_000)`,
+      );
+      assert.equal(outcome.ok, true, JSON.stringify(outcome).slice(0, 200));
+      assert.ok(outcome.ok && outcome.truncated);
+      const json = JSON.stringify(outcome.ok && outcome.value);
+      assert.ok(json.length <= K64 + 2, `${json.length}`);
+    });
+    await t.step("an event of 3-byte characters under the bound", async () => {
+      const { outcome, events } = await call(
+        { maxResultBytes: K4, maxEventBytes: K64 },
+        `(_a, ctx) => { ctx.log("info", "中".repeat(65_000)); return 1; }`,
+      );
+      assert.deepEqual(outcome, { ok: true, value: 1, truncated: false });
+      assert.deepEqual(events, [
+        { level: "info", message: "中".repeat(65_000) },
+      ]);
+    });
+    await t.step("a module's load error of any length", async () => {
+      const { outcome } = await call(
+        { maxResultBytes: K64, maxEventBytes: K4 },
+        `(() => { throw new Error("中".repeat(200_000)); })()`,
+      );
+      assert.equal(outcome.ok, false, JSON.stringify(outcome).slice(0, 200));
+      assert.ok(!outcome.ok && outcome.code === "tool_error", outcome.code);
+      assert.match(!outcome.ok ? outcome.message : "", /^Cannot load module/);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -12,7 +12,11 @@
  * @module
  */
 
-import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/pipe.ts";
+import {
+  encodeFrame,
+  FrameSplitter,
+  MAX_MESSAGE_CHARS,
+} from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";
 import {
   decodeHostMessage,
@@ -62,13 +66,15 @@ function send(message: SandboxMessage): void {
   write(encodeFrame(init.nonce, JSON.stringify(message)));
 }
 
+// A worker's error text may be any length: the host's line bound holds a
+// message this long.
 function crashed(id: string, reason: string): void {
   send({
     t: "result",
     id,
     ok: false,
     code: "sandbox_crash",
-    message: reason,
+    message: reason.slice(0, MAX_MESSAGE_CHARS),
     retryable: true,
   });
 }
@@ -113,7 +119,10 @@ function loadFailed(slot: Slot, msg: OpMessage, err: unknown): void {
     id: msg.id,
     ok: false,
     code: "tool_error",
-    message: `Cannot load module: ${(err as Error).message}`,
+    message: `Cannot load module: ${(err as Error).message}`.slice(
+      0,
+      MAX_MESSAGE_CHARS,
+    ),
     retryable: false,
   });
 }
@@ -230,7 +239,7 @@ function onResult(
         id,
         ok: false,
         code: "tool_error",
-        message: msg.message.slice(0, 4096),
+        message: msg.message.slice(0, MAX_MESSAGE_CHARS),
         retryable: false,
       } satisfies ResultMessage,
     );
