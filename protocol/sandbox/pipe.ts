@@ -511,6 +511,14 @@ export function maxFrameBytes(chars: number): number {
 }
 
 /**
+ * `ctx` RPCs (`ctx.fetch`, `ctx.tools.call`, `ctx.llm.chat`) one operation
+ * may have in flight: each holds host work and memory until it is
+ * answered. The worker bootstrap queues its own past this; the host
+ * refuses any past it (a worker's code can undo what its bootstrap counts).
+ */
+export const MAX_RPCS_IN_FLIGHT = 16;
+
+/**
  * Characters of a failure's message (a worker's error, a module that
  * cannot load) a sandbox writes; the rest is cut.
  */

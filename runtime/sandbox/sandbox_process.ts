@@ -27,6 +27,7 @@ import {
   type HostMessage,
   type InitMessage,
   makeNonce,
+  MAX_RPCS_IN_FLIGHT,
   maxFrameBytes,
   type OpMessage,
   readFrames,
@@ -633,6 +634,8 @@ class Operation implements Expiring {
   // Made only when a ctx RPC needs a signal: aborting one builds a
   // DOMException (a stack capture), too dear for every call.
   #controller: AbortController | null = null;
+  // Its ctx RPCs the hooks have not answered yet.
+  #rpcs = 0;
 
   constructor(
     context: OperationContext,
@@ -662,22 +665,46 @@ class Operation implements Expiring {
       this.#answer(rid, false, undefined, "Not available here");
       return;
     }
+    // Each holds host work and memory until answered: past the bound the
+    // worker's code posted around its bootstrap, which queues its own.
+    if (this.#rpcs >= MAX_RPCS_IN_FLIGHT) {
+      this.#answer(
+        rid,
+        false,
+        undefined,
+        `Too many ctx requests in flight: at most ${MAX_RPCS_IN_FLIGHT} per call`,
+      );
+      return;
+    }
+    this.#rpcs++;
     const signal = (this.#controller ??= new AbortController()).signal;
     let pending: Promise<unknown>;
-    if (method === "tool") {
-      const p = payload as { name?: unknown; args?: unknown } | null;
-      const args = typeof p?.args === "object" && p.args !== null
-        ? p.args as Record<string, unknown>
-        : {};
-      pending = hooks.callTool(String(p?.name), args, signal);
-    } else if (method === "fetch") {
-      pending = hooks.fetch
-        ? hooks.fetch(payload as FetchRequest, signal)
-        : Promise.reject(new Error("ctx.fetch is not available here"));
-    } else pending = hooks.chat(payload as ChatRequest, signal);
+    try {
+      if (method === "tool") {
+        const p = payload as { name?: unknown; args?: unknown } | null;
+        const args = typeof p?.args === "object" && p.args !== null
+          ? p.args as Record<string, unknown>
+          : {};
+        pending = hooks.callTool(String(p?.name), args, signal);
+      } else if (method === "fetch") {
+        pending = hooks.fetch
+          ? hooks.fetch(payload as FetchRequest, signal)
+          : Promise.reject(new Error("ctx.fetch is not available here"));
+      } else pending = hooks.chat(payload as ChatRequest, signal);
+    } catch (err) {
+      // A hook that throws at once must not stop the frame reader (this
+      // runs in it), nor keep its place in the bound.
+      pending = Promise.reject(err);
+    }
     Promise.resolve(pending).then(
-      (value) => this.#answer(rid, true, value),
-      (err) => this.#answer(rid, false, undefined, String(err?.message ?? err)),
+      (value) => {
+        this.#rpcs--;
+        this.#answer(rid, true, value);
+      },
+      (err) => {
+        this.#rpcs--;
+        this.#answer(rid, false, undefined, String(err?.message ?? err));
+      },
     );
   }
 

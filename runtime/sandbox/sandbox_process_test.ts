@@ -15,6 +15,7 @@ import {
 } from "./sandbox_process.ts";
 import { Deadlines, settlesWithin } from "../deadline.ts";
 import { EgressBroker } from "../egress/broker.ts";
+import { MAX_RPCS_IN_FLIGHT } from "../../protocol/sandbox/pipe.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 import { callOp, fixture, TEST_LIMITS, testPool } from "./_test_support.ts";
 import { killNaming, leftAfter } from "../../tests/support/processes.ts";
@@ -689,6 +690,91 @@ Deno.test("results, events and errors of any text reach the host within its line
       assert.match(!outcome.ok ? outcome.message : "", /^Cannot load module/);
     });
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// A worker's ctx RPCs each hold host work and memory until answered (a
+// fetch's body is up to 8 MiB): one operation has a bounded number in
+// flight, whatever its worker posts. This worker's bootstrap is hostile
+// (module code shares the bootstrap's realm, so nothing it counts is
+// trusted): it posts 100 fetches at once and reports each refusal.
+const FLOOD_BOOTSTRAP = `
+let op = "", answered = 0;
+onmessage = (e) => {
+  const m = typeof e.data === "string" ? JSON.parse(e.data) : e.data;
+  if (m.t === "load") postMessage({ t: "loaded" });
+  else if (m.t === "op") {
+    op = m.id;
+    for (let rid = 1; rid <= 100; rid++) {
+      postMessage({ t: "rpc", id: op, rid, method: "fetch", payload: { url: "http://a.test/" } });
+    }
+  } else if (m.t === "rpc_result") {
+    answered++;
+    if (!m.ok) {
+      postMessage({ t: "events", batch: [{ id: op, kind: "log", data: { message: m.error } }] });
+    }
+    if (answered === 100) postMessage({ t: "result", id: op, ok: true, value: "done" });
+  }
+};
+postMessage({ t: "ready" });
+`;
+
+Deno.test("one operation has at most MAX_RPCS_IN_FLIGHT ctx requests in flight in the host; the rest are refused", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "m.ts");
+  await Deno.writeTextFile(path, "export default {};\n");
+  const proc = SandboxProcess.start({ ...TEST_LIMITS, cwd: dir }, {
+    key: "k",
+    grant: { read: [dir] },
+    bootstrap: FLOOD_BOOTSTRAP,
+    wrap: UNWRAPPED,
+    deadlines,
+  });
+  let running = 0;
+  let most = 0;
+  let refused = 0;
+  const held: (() => void)[] = [];
+  const all = Promise.withResolvers<void>();
+  const seen = () => {
+    if (held.length + refused === 100) all.resolve();
+  };
+  try {
+    await proc.ready;
+    proc.lease();
+    const outcome = proc.run(callOp(path, {}), {
+      timeoutMs: 30_000,
+      hooks: {
+        ...hooks,
+        onEvent(_kind, data) {
+          assert.match(String(data.message), /Too many ctx requests in flight/);
+          refused++;
+          seen();
+        },
+        fetch() {
+          most = Math.max(most, ++running);
+          return new Promise((resolve) => {
+            held.push(() => {
+              running--;
+              resolve({ status: 200, headers: {}, body: "" } as never);
+            });
+            seen();
+          });
+        },
+      },
+    });
+    await Promise.race([all.promise, outcome]);
+    assert.equal(most, MAX_RPCS_IN_FLIGHT);
+    assert.equal(refused, 100 - MAX_RPCS_IN_FLIGHT);
+    for (const release of held) release();
+    assert.deepEqual(await outcome, {
+      ok: true,
+      value: "done",
+      truncated: false,
+    });
+  } finally {
+    proc.kill();
+    await proc.exited;
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadBootstrap } from "./bootstrap_text.ts";
+import { MAX_RPCS_IN_FLIGHT } from "../../protocol/sandbox/pipe.ts";
 
 type Posted = { t: string; [key: string]: unknown };
 
@@ -101,4 +102,57 @@ Deno.test("ctx.signal is aborted by an abort, whether read before or after it", 
     worker.terminate();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("ctx requests past MAX_RPCS_IN_FLIGHT wait in the worker, and all are answered in order", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const path = join(dir, "many.ts");
+  await Deno.writeTextFile(
+    path,
+    `export default { kind: "tool", name: "many", run: (_args, ctx) =>
+      Promise.all(Array.from({ length: 40 }, (_, i) => ctx.fetch({ url: String(i) }))) };`,
+  );
+  const { worker, next, inbox } = await startWorker(dir);
+  try {
+    worker.postMessage({ t: "load", path });
+    await next("loaded");
+    worker.postMessage(op("1", path));
+    let answered = 0;
+    while (answered < 40) {
+      const batch = [];
+      for (let i = 0; i < Math.min(MAX_RPCS_IN_FLIGHT, 40 - answered); i++) {
+        batch.push(await next("rpc"));
+      }
+      // Everything the worker posted before this answer is in the inbox.
+      worker.postMessage({ t: "abort", id: "none" });
+      await next("aborted");
+      assert.equal(inbox.filter((m) => m.t === "rpc").length, 0);
+      for (const rpc of batch) {
+        const url = (rpc.payload as { url: string }).url;
+        worker.postMessage({
+          t: "rpc_result",
+          id: "1",
+          rid: rpc.rid,
+          ok: true,
+          value: url,
+        });
+        answered++;
+      }
+    }
+    const result = await next("result");
+    assert.deepEqual(
+      result.value,
+      Array.from({ length: 40 }, (_, i) => String(i)),
+    );
+  } finally {
+    worker.terminate();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the bootstrap's bound on ctx requests is the host's", async () => {
+  const source = await Deno.readTextFile(
+    new URL("../../sandbox/worker/bootstrap.ts", import.meta.url),
+  );
+  assert.match(source, new RegExp(`const MAX_RPCS = ${MAX_RPCS_IN_FLIGHT};`));
 });

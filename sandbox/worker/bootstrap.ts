@@ -38,6 +38,9 @@ type WorkerScope = typeof globalThis & {
 // go to the main thread per batch (one batch in flight at a time).
 const MAX_QUEUE = 1024;
 const BATCH = 128;
+// ctx RPCs one operation has in flight; the host refuses any past it
+// (MAX_RPCS_IN_FLIGHT in protocol/sandbox/pipe.ts), so later ones wait here.
+const MAX_RPCS = 16;
 
 const scope = globalThis as WorkerScope;
 const post: (message: unknown) => void = scope.postMessage.bind(scope);
@@ -89,6 +92,8 @@ const pendingRpc = new Map<
   { resolve: (v: unknown) => void; reject: (e: Error) => void }
 >();
 let nextRid = 1;
+// Per operation: its RPCs in flight, and those waiting for one to end.
+const rpcsOf = new Map<string, { sent: number; waiting: (() => void)[] }>();
 const queue: WorkerEvent[] = [];
 const coalesce = new Map<string, WorkerEvent>();
 const dropped = new Map<string, number>();
@@ -151,8 +156,23 @@ function rpc(id: string, method: "tool" | "chat" | "fetch", payload: unknown) {
   const rid = nextRid++;
   return new Promise<unknown>((resolve, reject) => {
     pendingRpc.set(rid, { resolve, reject });
-    post({ t: "rpc", id, rid, method, payload });
+    const send = () => post({ t: "rpc", id, rid, method, payload });
+    let rpcs = rpcsOf.get(id);
+    if (rpcs === undefined) rpcsOf.set(id, rpcs = { sent: 0, waiting: [] });
+    if (rpcs.sent < MAX_RPCS) {
+      rpcs.sent++;
+      send();
+    } else rpcs.waiting.push(send);
   });
+}
+
+// An RPC of `id` was answered: the next waiting one goes.
+function rpcAnswered(id: string): void {
+  const rpcs = rpcsOf.get(id);
+  if (rpcs === undefined) return;
+  const next = rpcs.waiting.shift();
+  if (next) next();
+  else rpcs.sent--;
 }
 
 function toBase64(bytes: Uint8Array | string): string {
@@ -327,6 +347,8 @@ function answer(id: string, value: unknown, failed = false): void {
     return;
   }
   running.delete(id);
+  // Its RPCs still waiting are never sent: the host would not answer them.
+  rpcsOf.delete(id);
   let message = failed ? errorMessage(value) : "";
   if (!failed) {
     try {
@@ -384,6 +406,7 @@ async function onMessage(e: Event): Promise<void> {
     case "rpc_result": {
       const pending = pendingRpc.get(msg.rid);
       pendingRpc.delete(msg.rid);
+      if (pending) rpcAnswered(msg.id);
       if (msg.ok) pending?.resolve(msg.value);
       else pending?.reject(new Error(msg.error ?? "RPC failed"));
       break;
