@@ -273,6 +273,12 @@ export interface InitMessage {
   maxResultBytes: number;
   /** Serialized bound for one event or RPC payload. */
   maxEventBytes: number;
+  /**
+   * Resident memory cap of the whole process in MiB (0: none): V8's heap
+   * cap holds one isolate's heap, not binary buffers nor the sum of the
+   * workers', so the process watches its own resident size.
+   */
+  maxResidentMb: number;
 }
 
 /**

@@ -65,6 +65,12 @@ export interface ProcessLimits {
   deniedTrees: DeniedTree[];
   /** Heap cap per process, in MiB. */
   memoryMb: number;
+  /**
+   * Resident memory cap of the whole process, workers and binary buffers
+   * included, in MiB: past it the process ends and its calls fail with
+   * `out_of_memory`. @default none
+   */
+  residentMb?: number;
   /** Spare workers per process. */
   spareWorkers: number;
   /** Warm workers per process. */
@@ -121,6 +127,8 @@ interface ProcessOptions {
   maxWarmWorkers: number;
   maxResultBytes: number;
   maxEventBytes: number;
+  /** Resident memory cap in MiB (see {@link ProcessLimits}). @default none */
+  residentMb?: number;
   /** The timer operations' deadlines are kept on. */
   deadlines: Deadlines;
   /** Where it reports its operations. @default nobody */
@@ -274,6 +282,7 @@ export class SandboxProcess {
         maxWarmWorkers: limits.maxWarmWorkers,
         maxResultBytes: limits.maxResultBytes,
         maxEventBytes: limits.maxEventBytes,
+        residentMb: limits.residentMb,
         deadlines: options.deadlines,
         events: options.events,
         control: control ?? undefined,
@@ -609,6 +618,7 @@ function initMessage(nonce: string, options: ProcessOptions): InitMessage {
     maxWarmWorkers: options.maxWarmWorkers,
     maxResultBytes: options.maxResultBytes,
     maxEventBytes: options.maxEventBytes,
+    maxResidentMb: options.residentMb ?? 0,
   };
 }
 

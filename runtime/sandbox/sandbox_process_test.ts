@@ -778,3 +778,43 @@ Deno.test("one operation has at most MAX_RPCS_IN_FLIGHT ctx requests in flight i
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+// V8's heap cap (`--max-old-space-size`) holds one isolate's heap: not the
+// memory of binary buffers, nor the sum of a process's workers (each has
+// its own). A process is held to its resident cap as a whole.
+Deno.test("a process holding binary buffers past its resident cap ends with out_of_memory", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "buffers.ts");
+  await Deno.writeTextFile(
+    path,
+    `const kept = [];
+     export default { run() {
+       for (let i = 0; i < 16; i++) kept.push(new Uint8Array(64 << 20).fill(1));
+       return new Promise(() => {});
+     } };\n`,
+  );
+  const proc = SandboxProcess.start(
+    { ...TEST_LIMITS, memoryMb: 64, residentMb: 256, cwd: dir },
+    {
+      key: "k",
+      grant: { read: [dir] },
+      bootstrap: await loadBootstrap(),
+      wrap: UNWRAPPED,
+      deadlines,
+    },
+  );
+  try {
+    await proc.ready;
+    proc.lease();
+    const outcome = await proc.run(callOp(path, {}), {
+      timeoutMs: 30_000,
+      hooks: null,
+    });
+    assert.equal(outcome.ok, false);
+    assert.equal(!outcome.ok && outcome.code, "out_of_memory");
+  } finally {
+    proc.kill();
+    await proc.exited;
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -301,8 +301,34 @@ function start(first: InitMessage): void {
     onMessage: onWorkerMessage,
     onCrash: crashed,
   });
+  if (init.maxResidentMb > 0) watchResidentSize(init.maxResidentMb);
   // The host sends nothing else until it has this answer.
   slots.sparesReady().then(() => send({ t: "ready" }));
+}
+
+// How often the process's resident size is read (about 5 µs a read).
+const RESIDENT_CHECK_MS = 100;
+
+// V8's heap cap holds each isolate's heap alone: binary buffers are
+// outside it, and each worker has a heap of its own. So the process reads
+// its resident size and ends itself past the cap, the way V8 ends a
+// process at its heap limit (exit code 133, "out of memory" on stderr),
+// which the host reports as `out_of_memory`. Workers run on other
+// threads: their code cannot hold this one's timer back.
+function watchResidentSize(capMb: number): void {
+  const cap = capMb * 1024 * 1024;
+  setInterval(() => {
+    const rss = Deno.memoryUsage().rss;
+    if (rss <= cap) return;
+    const mb = Math.round(rss / (1024 * 1024));
+    try {
+      Deno.stderr.writeSync(encoder.encode(
+        `\nSandbox process out of memory: ${mb} MiB resident, over its cap of ${capMb} MiB\n`,
+      ));
+    } finally {
+      Deno.exit(133);
+    }
+  }, RESIDENT_CHECK_MS);
 }
 
 /** Where frames are read from: stdin or the control socket. */
