@@ -647,14 +647,30 @@ export class FrameSplitter {
 
   // One complete line: a frame when it carries the nonce and JSON after it.
   #line(line: Uint8Array): void {
-    const text = this.#decoder.decode(line);
     const nonce = this.#nonce;
+    // A nonce-framed line is the nonce and a JSON object: one too short for
+    // that, or not ending in "}", is noise told from its bytes. Untrusted
+    // code shares the stream and may print lines by the million; decoding
+    // each, and throwing for each, held the reader's thread microseconds
+    // a line.
+    if (
+      nonce !== "" &&
+      (line.length < nonce.length + 2 || line[line.length - 1] !== CLOSE)
+    ) {
+      this.#onNoise?.(line.length);
+      return;
+    }
+    const text = this.#decoder.decode(line);
     const at = nonce === "" ? 0 : text.lastIndexOf(nonce);
+    if (at < 0) {
+      this.#onNoise?.(line.length);
+      return;
+    }
+    const json = at === 0 && nonce === ""
+      ? text
+      : text.slice(at + nonce.length);
     let message: unknown;
-    let json = "";
     try {
-      if (at < 0) throw new SyntaxError("No nonce");
-      json = at === 0 && nonce === "" ? text : text.slice(at + nonce.length);
       message = JSON.parse(json);
     } catch {
       this.#onNoise?.(line.length);
@@ -663,6 +679,9 @@ export class FrameSplitter {
     this.#onFrame(message, json);
   }
 }
+
+// The last byte of every nonce-framed line ("}" of its JSON object).
+const CLOSE = 0x7d;
 
 /**
  * Reads frames from a byte stream with a {@link FrameSplitter}, calling

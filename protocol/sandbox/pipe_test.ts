@@ -274,3 +274,35 @@ Deno.test("decodeDiscoveryFrame() reads both answers and refuses odd indexes and
   assert.equal(decodeDiscoveryFrame({ t: "done", cpuMs: -1 }, 2), null);
   assert.equal(decodeDiscoveryFrame({ t: "done", cpuMs: Infinity }, 2), null);
 });
+
+// A sandbox's stdout is shared with its untrusted code, which can print
+// as many lines as it likes: each line the host decodes (and each parse
+// failure it throws and catches) costs it microseconds, so lines of
+// newlines in a loop held the host's thread for a quarter of a second a
+// 64 KiB chunk. A line that cannot be a frame is told from its bytes.
+Deno.test("FrameSplitter tells noise lines that cannot be frames without decoding them", () => {
+  const nonce = makeNonce();
+  const got: unknown[] = [];
+  let noise = 0;
+  const splitter = new FrameSplitter((m) => got.push(m), {
+    nonce,
+    onNoise: () => noise++,
+  });
+  const decode = TextDecoder.prototype.decode;
+  let decoded = 0;
+  TextDecoder.prototype.decode = function (...args) {
+    decoded++;
+    return decode.apply(this, args);
+  };
+  try {
+    const noiseLines = "\n" + "x\n" + "a line printed by a skill\n" +
+      `${nonce.slice(0, 20)}\n` + '{"t":"ready"}' + "garbage\n";
+    splitter.push(new TextEncoder().encode(noiseLines.repeat(1000)));
+    assert.equal(decoded, 0);
+    assert.equal(noise, 5000);
+    splitter.push(new TextEncoder().encode(encodeFrame(nonce, '{"t":"ok"}')));
+    assert.deepEqual(got, [{ t: "ok" }]);
+  } finally {
+    TextDecoder.prototype.decode = decode;
+  }
+});
