@@ -608,16 +608,31 @@ async function transportFor(
   return new ProcessClientTransport(spec, status.layout);
 }
 
+// The most of a server's tool listing the host keeps: tools, pages read,
+// and characters of the tools' JSON. A server that pages on past them
+// (empty pages with fresh cursors, a fat tool a page) is read no further:
+// each page has its own timeout, but the listing as a whole would hold a
+// start, and the host's memory, without end.
+const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
+
 async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
-  do {
+  let chars = 0;
+  for (let pages = 0; pages < MAX_LISTING.pages; pages++) {
     const page = await client.listTools(cursor ? { cursor } : undefined, {
       timeout,
     });
-    tools.push(...page.tools);
+    for (const tool of page.tools) {
+      chars += JSON.stringify(tool).length;
+      if (tools.length >= MAX_LISTING.tools || chars > MAX_LISTING.chars) {
+        return tools;
+      }
+      tools.push(tool);
+    }
     cursor = page.nextCursor;
-  } while (cursor && tools.length < 10_000);
+    if (!cursor) break;
+  }
   return tools;
 }
 

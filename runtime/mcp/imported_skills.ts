@@ -91,6 +91,9 @@ export interface RefusedSkill {
 /** Most skills read from one server. */
 const MAX_SKILLS = 1000;
 
+/** Most skills/list pages read from one server. */
+const MAX_SKILL_PAGES = 100;
+
 /**
  * Lists and verifies the skills of a connected server; none when it does
  * not declare the extension.
@@ -114,15 +117,20 @@ export async function loadServerSkills(
   }
   const entries: unknown[] = [];
   let cursor: string | undefined;
-  do {
+  // Pages are counted too: empty pages with fresh cursors would hold the
+  // server's start (and a refresh) for ever.
+  for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
     const page = await client.request(
       { method: "skills/list", params: cursor ? { cursor } : {} } as never,
       ResultSchema,
       { timeout: timeoutMs },
     );
-    entries.push(...(Array.isArray(page.skills) ? page.skills : []));
+    if (Array.isArray(page.skills)) {
+      entries.push(...page.skills.slice(0, MAX_SKILLS - entries.length));
+    }
     cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
-  } while (cursor && entries.length < MAX_SKILLS);
+    if (!cursor || entries.length >= MAX_SKILLS) break;
+  }
   const seen = new Set<string>();
   for (const entry of entries.slice(0, MAX_SKILLS)) {
     const uri = isPlainObject(entry) && typeof entry.uri === "string"

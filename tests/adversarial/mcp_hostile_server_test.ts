@@ -1,0 +1,135 @@
+/**
+ * A compromised imported MCP server against the host's imported servers:
+ * listings that page on for ever or grow without end, list_changed storms,
+ * and tool names that reach into another server's namespace. Each server
+ * is a real process (`_hostile_mcp_server.ts`), talked to over stdio.
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import {
+  createImportedServers,
+  type ImportedServers,
+  type McpServerSpec,
+} from "../../runtime/mcp/imported_servers.ts";
+
+const SERVER = fileURLToPath(
+  new URL("./_hostile_mcp_server.ts", import.meta.url),
+);
+
+function hostile(env: Record<string, string>): McpServerSpec {
+  return {
+    command: Deno.execPath(),
+    args: ["run", "--allow-env", "--allow-write", SERVER],
+    env,
+    // Fast enough that a stuck listing shows, slow enough for a load.
+    startTimeoutMs: 30_000,
+  };
+}
+
+async function withServers(
+  servers: Record<string, McpServerSpec>,
+  fn: (s: ImportedServers, changes: () => number) => Promise<void>,
+): Promise<void> {
+  let changes = 0;
+  const imported = createImportedServers({
+    servers,
+    // The host's own detection would confine them where bwrap works:
+    // these tests are about what the server says, not where it runs.
+    confinement: () =>
+      Promise.resolve({
+        mode: "off",
+        active: false,
+        reason: "off in this test",
+        layout: null,
+      }),
+    onChange: () => {
+      changes++;
+    },
+  });
+  try {
+    await fn(imported, () => changes);
+  } finally {
+    await imported.close();
+  }
+}
+
+function toolkit(servers: ImportedServers, name: string) {
+  const module = servers.modules().find((m) =>
+    m.module.path === `/mcp:/${name}`
+  )!;
+  return module.module.definitions;
+}
+
+async function requests(log: string, method: string): Promise<number> {
+  const text = await Deno.readTextFile(log).catch(() => "");
+  return text.split("\n").filter((l) => l === method).length;
+}
+
+Deno.test("a server paging empty tool lists for ever does not hold its start", async () => {
+  const log = await Deno.makeTempFile();
+  await withServers({
+    endless: hostile({ HOSTILE_MODE: "endless-tools", HOSTILE_LOG: log }),
+  }, async (servers) => {
+    // Before: the host read every page; the server gives up after 5000
+    // and exits, and its start failed.
+    await servers.start();
+    const [kit] = toolkit(servers, "endless");
+    assert.deepEqual(
+      kit!.fields.tags,
+      ["mcp"],
+      String(kit!.fields.description),
+    );
+    const pages = await requests(log, "tools/list");
+    assert.ok(pages <= 100, `${pages} tools/list pages read`);
+  });
+  await Deno.remove(log);
+});
+
+Deno.test("a server paging empty skill lists for ever does not hold its start", async () => {
+  const log = await Deno.makeTempFile();
+  await withServers({
+    endless: hostile({ HOSTILE_MODE: "endless-skills", HOSTILE_LOG: log }),
+  }, async (servers) => {
+    await servers.start();
+    const [kit] = toolkit(servers, "endless");
+    assert.deepEqual(
+      kit!.fields.tags,
+      ["mcp"],
+      String(kit!.fields.description),
+    );
+    const pages = await requests(log, "skills/list");
+    assert.ok(pages <= 100, `${pages} skills/list pages read`);
+  });
+  await Deno.remove(log);
+});
+
+Deno.test("a server's tool listing is kept to 16 MiB however many pages it serves", async () => {
+  const log = await Deno.makeTempFile();
+  await withServers({
+    // 1 MiB a page; before, the host read all 200 (200 MiB) and failed
+    // when the server gave up.
+    fat: hostile({
+      HOSTILE_MODE: "fat-tools",
+      HOSTILE_PAGES: "200",
+      HOSTILE_LOG: log,
+    }),
+  }, async (servers) => {
+    await servers.start();
+    const [kit, ...tools] = toolkit(servers, "fat");
+    assert.deepEqual(
+      kit!.fields.tags,
+      ["mcp"],
+      String(kit!.fields.description),
+    );
+    const chars = tools.reduce(
+      (n, t) => n + String(t.fields.description).length,
+      0,
+    );
+    assert.ok(chars <= 16 << 20, `${chars} characters of descriptions kept`);
+    assert.ok(tools.length >= 1, "what fits is kept");
+    const pages = await requests(log, "tools/list");
+    assert.ok(pages <= 17, `${pages} tools/list pages read`);
+  });
+  await Deno.remove(log);
+});
