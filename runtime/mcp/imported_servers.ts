@@ -534,17 +534,21 @@ class Servers implements ImportedServers {
     return true;
   }
 
-  async #refresh(slot: ServerSlot, client: Client): Promise<void> {
-    slot.tools = scrubServer(
-      await listAll(client, this.#startTimeoutMs),
-      slot.secrets,
-    );
-    this.#changed();
+  #refresh(slot: ServerSlot, client: Client): Promise<void> {
+    return slot.relist("tools", async () => {
+      slot.tools = scrubServer(
+        await listAll(client, this.#startTimeoutMs),
+        slot.secrets,
+      );
+      this.#changed();
+    });
   }
 
-  async #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
-    await this.#loadSkills(slot, client, this.#startTimeoutMs);
-    this.#changed();
+  #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
+    return slot.relist("skills", async () => {
+      await this.#loadSkills(slot, client, this.#startTimeoutMs);
+      this.#changed();
+    });
   }
 
   // A server whose skills cannot be listed still serves its tools.
@@ -837,6 +841,8 @@ export class ServerSlot {
   #retryAt = 0;
   #upSince = 0;
   #random: () => number;
+  // Per listing: whether one is under way, and whether another is due.
+  #relisting = new Map<"tools" | "skills", boolean>();
 
   /**
    * @param name the toolkit name
@@ -907,6 +913,47 @@ export class ServerSlot {
       this.#backOff(now);
     }
     return true;
+  }
+
+  /**
+   * Lists again on a server's `list_changed`: while a listing is under way,
+   * the notifications that arrive meanwhile are owed one more listing after
+   * it, however many they are. A server sending thousands would otherwise
+   * have the host list (and the registry reload) thousands of times.
+   *
+   * @param what the listing
+   * @param list reads it and takes it
+   * @returns settles when no listing is owed
+   * @example Three notifications during one listing cost two listings
+   * ```ts
+   * import { ServerSlot } from "./imported_servers.ts";
+   * import assert from "node:assert/strict";
+   * const slot = new ServerSlot("s", { command: "x" });
+   * let lists = 0;
+   * const list = async () => {
+   *   lists++;
+   *   await Promise.resolve();
+   * };
+   * await Promise.all([1, 2, 3].map(() => slot.relist("tools", list)));
+   * assert.equal(lists, 2);
+   * ```
+   */
+  async relist(
+    what: "tools" | "skills",
+    list: () => Promise<void>,
+  ): Promise<void> {
+    if (this.#relisting.has(what)) {
+      this.#relisting.set(what, true);
+      return;
+    }
+    try {
+      do {
+        this.#relisting.set(what, false);
+        await list();
+      } while (this.#relisting.get(what));
+    } finally {
+      this.#relisting.delete(what);
+    }
   }
 
   /**

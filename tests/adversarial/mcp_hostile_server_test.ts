@@ -133,3 +133,22 @@ Deno.test("a server's tool listing is kept to 16 MiB however many pages it serve
   });
   await Deno.remove(log);
 });
+
+Deno.test("a storm of tools/list_changed costs one listing in flight and one after it", async () => {
+  await withServers({
+    stormy: hostile({ HOSTILE_TOOLS: "storm,count", HOSTILE_STORM: "2000" }),
+  }, async (servers, changes) => {
+    await servers.start();
+    const before = changes();
+    const call = { timeoutMs: 30_000, onEvent: () => {} };
+    const storm = await servers.call("stormy", "storm", {}, call);
+    assert.equal(storm.ok, true);
+    // The storm came before its call's answer, and every listing the host
+    // asked for in answer to it was written to the server before this
+    // call: the count is of all of them (before: 2001).
+    const count = await servers.call("stormy", "count", {}, call);
+    assert.ok(count.ok);
+    assert.ok(Number(count.value) <= 3, `${count.value} tools/list read`);
+    assert.ok(changes() - before <= 2, `${changes() - before} reloads`);
+  });
+});
