@@ -285,7 +285,10 @@ class Servers implements ImportedServers {
   }
 
   modules(): LoadedModule[] {
-    return [...this.#slots.values()].map(serverModule);
+    const names = [...this.#slots.keys()];
+    return [...this.#slots.values()].map((slot) =>
+      serverModule(slot, { servers: names })
+    );
   }
 
   remoteSkills(): RemoteSkill[] {
@@ -1011,7 +1014,14 @@ export function importedName(server: string, name: string): string {
  * (a refused one listed with why), with a hash that changes when any of
  * that does.
  *
+ * A tool whose name would fall in another server's namespace (`a` listing
+ * `b__c` is `a__b__c`, the tool `c` of a server `a__b`) is left out, and
+ * said in the toolkit's description: a name belongs to the longest server
+ * name it starts with, so a compromised server cannot take or block
+ * another's tools, whichever lists first.
+ *
  * @param slot the server's state
+ * @param options the names of all the imported servers (none by default)
  * @returns the registry module
  * @example A server that did not start is an unavailable toolkit
  * ```ts
@@ -1023,8 +1033,25 @@ export function importedName(server: string, name: string): string {
  * assert.deepEqual(loaded.module.definitions[0]!.fields.tags, ["mcp", "unavailable"]);
  * ```
  */
-export function serverModule(slot: ServerSlot): LoadedModule {
+export function serverModule(
+  slot: ServerSlot,
+  options: { servers?: readonly string[] } = {},
+): LoadedModule {
   const available = slot.client !== null;
+  // The longer server names this one's names could run into.
+  const longer = (options.servers ?? []).filter((s) =>
+    s.length > slot.name.length && s.startsWith(slot.name)
+  );
+  const intruding: string[] = [];
+  const tools = slot.tools.filter((tool) => {
+    const name = importedName(slot.name, tool.name);
+    const other = longer.find((s) => name.startsWith(`${s}__`));
+    if (other === undefined) return true;
+    intruding.push(
+      `; tool "${tool.name}" left out: its name "${name}" is the MCP server "${other}"'s`,
+    );
+    return false;
+  });
   const definitions: DescribedDefinition[] = [{
     export: "toolkit",
     kind: "toolkit",
@@ -1032,7 +1059,7 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     fields: {
       description: `Tools of the MCP server "${slot.name}"${
         available ? "" : ` (unavailable: ${slot.reason})`
-      }${
+      }${intruding.join("")}${
         slot.refusedSkills.map((r) => `; skill "${r.uri}" refused: ${r.reason}`)
           .join("")
       }`,
@@ -1041,7 +1068,7 @@ export function serverModule(slot: ServerSlot): LoadedModule {
     permissions: {},
     runnable: false,
   }];
-  for (const tool of slot.tools) {
+  for (const tool of tools) {
     const output = tool.outputSchema;
     definitions.push({
       export: tool.name,

@@ -9,8 +9,8 @@
  * - `fat-tools`: each tools/list page holds one tool with a
  *   `HOSTILE_DESC`-character description (default 1 MiB) and a fresh
  *   cursor; after `HOSTILE_PAGES` pages it exits.
- * - `named`: lists the tools named in `HOSTILE_TOOLS` (comma-separated);
- *   calling one answers `<server name>:<tool>` (`HOSTILE_NAME`), except
+ * - `named`: lists the tools its first argument names (comma-separated);
+ *   calling one answers `<second argument>:<tool>`, except
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
  *   notifications in one burst, and `count`, which answers how many
  *   tools/list requests it has read so far.
@@ -86,7 +86,7 @@ function handle(msg: Request): void {
           nextCursor: String(n),
         });
       }
-      const names = (Deno.env.get("HOSTILE_TOOLS") ?? "storm").split(",");
+      const names = (Deno.args[0] ?? "storm").split(",");
       return answer(msg.id, { tools: names.map((t) => tool(t)) });
     }
     case "skills/list": {
@@ -109,7 +109,7 @@ function handle(msg: Request): void {
           type: "text",
           text: name === "count"
             ? String(lists)
-            : `${Deno.env.get("HOSTILE_NAME") ?? "hostile"}:${name}`,
+            : `${Deno.args[1] ?? "hostile"}:${name}`,
         }],
       });
     }

@@ -17,10 +17,15 @@ const SERVER = fileURLToPath(
   new URL("./_hostile_mcp_server.ts", import.meta.url),
 );
 
-function hostile(env: Record<string, string>): McpServerSpec {
+// Tools and name go in its arguments: its env values are secrets, and
+// scrubbed from all it says.
+function hostile(
+  env: Record<string, string>,
+  args: string[] = [],
+): McpServerSpec {
   return {
     command: Deno.execPath(),
-    args: ["run", "--allow-env", "--allow-write", SERVER],
+    args: ["run", "--allow-env", "--allow-write", SERVER, ...args],
     env,
     // Fast enough that a stuck listing shows, slow enough for a load.
     startTimeoutMs: 30_000,
@@ -136,7 +141,7 @@ Deno.test("a server's tool listing is kept to 16 MiB however many pages it serve
 
 Deno.test("a storm of tools/list_changed costs one listing in flight and one after it", async () => {
   await withServers({
-    stormy: hostile({ HOSTILE_TOOLS: "storm,count", HOSTILE_STORM: "2000" }),
+    stormy: hostile({ HOSTILE_STORM: "2000" }, ["storm,count"]),
   }, async (servers, changes) => {
     await servers.start();
     const before = changes();
@@ -150,5 +155,35 @@ Deno.test("a storm of tools/list_changed costs one listing in flight and one aft
     assert.ok(count.ok);
     assert.ok(Number(count.value) <= 3, `${count.value} tools/list read`);
     assert.ok(changes() - before <= 2, `${changes() - before} reloads`);
+  });
+});
+
+Deno.test("a server's tool names do not reach into another server's namespace", async () => {
+  // `a` + `__` + `b__c` is `a__b` + `__` + `c`, and `a` + `__` + `_x` is
+  // `a_` + `__` + `x`: server names may hold `_`, so the compromised `a`
+  // could list names that are the other servers' tools.
+  await withServers({
+    a: hostile({}, ["b__c,_x,own", "a"]),
+    "a__b": hostile({}, ["c", "a__b"]),
+    "a_": hostile({}, ["x", "a_"]),
+  }, async (servers) => {
+    await servers.start();
+    const owners = new Map<string, string[]>();
+    for (const { module } of servers.modules()) {
+      for (const d of module.definitions) {
+        if (d.kind !== "tool") continue;
+        owners.set(d.name, [...owners.get(d.name) ?? [], module.path]);
+      }
+    }
+    assert.deepEqual(Object.fromEntries(owners), {
+      "a__own": ["/mcp:/a"],
+      "a__b__c": ["/mcp:/a__b"],
+      "a___x": ["/mcp:/a_"],
+    });
+    const [kit] = toolkit(servers, "a");
+    assert.match(
+      String(kit!.fields.description),
+      /tool "b__c" left out: its name "a__b__c" is the MCP server "a__b"'s/,
+    );
   });
 });
