@@ -600,10 +600,12 @@ async function transportFor(
 ): Promise<Transport> {
   if (spec.url !== undefined) {
     const url = new URL(spec.url);
+    // Operator headers go to this origin only: no redirect leaves it.
+    const fetch = checkedFetch(egress, { origin: url });
     return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...spec.headers } },
-      // Operator headers go to this origin only: no redirect leaves it.
-      fetch: checkedFetch(egress, { origin: url }),
+      fetch: async (input: string | URL, init?: RequestInit) =>
+        boundedBody(await fetch(input, init)),
     });
   }
   const status = await confinement();
@@ -621,6 +623,59 @@ async function transportFor(
 // each page has its own timeout, but the listing as a whole would hold a
 // start, and the host's memory, without end.
 const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
+
+/** The most bytes one message from an HTTP server may hold. */
+const MAX_HTTP_MESSAGE_BYTES = 16 << 20;
+
+// The SDK reads a JSON answer whole (`response.json()`) and an SSE event
+// until its blank line: either would take in all a server sends. Past
+// MAX_HTTP_MESSAGE_BYTES in one body (JSON) or one event (SSE), the body
+// errors, which cancels the server's stream; the request then fails or
+// times out as one the server never answered.
+function boundedBody(res: Response): Response {
+  if (res.body === null) return res;
+  const sse = /^text\/event-stream/i.test(
+    res.headers.get("content-type") ?? "",
+  );
+  const max = MAX_HTTP_MESSAGE_BYTES;
+  // Bytes since the last event's end, and the last bytes' line ends.
+  let since = 0;
+  let eol = false;
+  let cr = false;
+  const bound = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      if (!sse) {
+        since += chunk.byteLength;
+      } else {
+        for (let i = 0; i < chunk.byteLength; i++) {
+          const b = chunk[i]!;
+          since++;
+          if (b === 0x0a && cr) {
+            cr = false; // a CRLF is one line end, counted at its CR
+          } else if (b === 0x0a || b === 0x0d) {
+            if (eol) since = 0; // a blank line: the event ended
+            eol = true;
+            cr = b === 0x0d;
+          } else {
+            eol = cr = false;
+          }
+        }
+      }
+      if (since > max) {
+        controller.error(
+          new Error(`The MCP server sent a message over ${max} bytes`),
+        );
+        return;
+      }
+      controller.enqueue(chunk);
+    },
+  });
+  return new Response(res.body.pipeThrough(bound), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+}
 
 async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
   const tools: McpTool[] = [];

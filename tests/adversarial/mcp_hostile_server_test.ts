@@ -12,6 +12,7 @@ import {
   type ImportedServers,
   type McpServerSpec,
 } from "../../runtime/mcp/imported_servers.ts";
+import { EgressBroker } from "../../runtime/egress/broker.ts";
 
 const SERVER = fileURLToPath(
   new URL("./_hostile_mcp_server.ts", import.meta.url),
@@ -187,3 +188,75 @@ Deno.test("a server's tool names do not reach into another server's namespace", 
     );
   });
 });
+
+// An HTTP MCP server on loopback whose answers stream `total` bytes, 1 MiB
+// at a time: `json` one JSON body, `sse` one event that never ends. Says
+// how many bytes it sent before the host stopped reading.
+function fatHttpServer(kind: "json" | "sse", total: number) {
+  let sent = 0;
+  const done = Promise.withResolvers<void>();
+  const chunk = new TextEncoder().encode("x".repeat(1 << 20));
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      if (req.method !== "POST") return new Response(null, { status: 405 });
+      const head = kind === "json"
+        ? '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18",' +
+          '"capabilities":{},"serverInfo":{"name":"fat","version":"1"},' +
+          '"instructions":"'
+        : 'event: message\ndata: {"jsonrpc":"2.0","id":0,"result":{"x":"';
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode(head));
+        },
+        pull(c) {
+          if (sent >= total) {
+            c.enqueue(new TextEncoder().encode(kind === "json" ? '"}}' : ""));
+            c.close();
+            done.resolve();
+            return;
+          }
+          sent += chunk.length;
+          c.enqueue(chunk);
+        },
+        cancel() {
+          done.resolve();
+        },
+      });
+      return new Response(body, {
+        headers: {
+          "content-type": kind === "json"
+            ? "application/json"
+            : "text/event-stream",
+        },
+      });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/mcp`,
+    sent: () => sent,
+    done: done.promise,
+    close: () => server.shutdown(),
+  };
+}
+
+for (const kind of ["json", "sse"] as const) {
+  Deno.test(`an HTTP server's ${kind} answer is read to 16 MiB, no further`, async () => {
+    const fat = fatHttpServer(kind, 64 << 20);
+    const servers = createImportedServers({
+      servers: { fat: { url: fat.url, startTimeoutMs: 3_000 } },
+      egress: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
+    });
+    try {
+      await servers.start();
+      await fat.done;
+      // Before: all 64 MiB were taken in, to be parsed as one message.
+      assert.ok(fat.sent() <= 20 << 20, `${fat.sent()} bytes read`);
+      const [kit] = toolkit(servers, "fat");
+      assert.deepEqual(kit!.fields.tags, ["mcp", "unavailable"]);
+    } finally {
+      await servers.close();
+      await fat.close();
+    }
+  });
+}
