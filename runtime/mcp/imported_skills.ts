@@ -188,6 +188,9 @@ export async function verifySkill(
   if (!match) throw new Error(`"${uri}" is not the URI of a SKILL.md`);
   const problem = agentSkillsNameProblem(name, match[1]!);
   if (problem !== null) throw new Error(problem);
+  if (!plainPath(match[1]!)) {
+    throw new Error(`"${uri}" has an empty, dot or encoded-slash segment`);
+  }
   if (!Array.isArray(resources)) {
     throw new Error(
       'its resources are "dynamic" or missing: there is no digest to verify',
@@ -205,10 +208,7 @@ export async function verifySkill(
         "its manifest has an entry without a uri, digest or size",
       );
     }
-    if (
-      !r.uri.startsWith(root) ||
-      /(^|\/)\.\.?(\/|$)/.test(r.uri.slice(root.length))
-    ) {
+    if (!r.uri.startsWith(root) || !plainPath(r.uri.slice(root.length))) {
       throw new Error(`its manifest lists "${r.uri}", outside the skill`);
     }
     files.push({ uri: r.uri, digest: r.digest, size: r.size as number });
@@ -282,6 +282,23 @@ export async function readBytes(
   return "text" in content && typeof content.text === "string"
     ? new TextEncoder().encode(content.text)
     : Uint8Array.fromBase64("blob" in content ? String(content.blob) : "");
+}
+
+// Whether every segment of a URI's path, percent-decoded, is a plain
+// name: not empty, `.` or `..`, holding no slash, backslash or NUL. The
+// URIs are served again to this host's MCP clients, some of which keep a
+// skill's files under its URI's path.
+function plainPath(path: string): boolean {
+  return path.split("/").every((segment) => {
+    let name: string;
+    try {
+      name = decodeURIComponent(segment);
+    } catch {
+      return false;
+    }
+    return name !== "" && name !== "." && name !== ".." &&
+      !/[\/\\\0]/.test(name);
+  });
 }
 
 // The name a refused entry is shown under: its frontmatter's, when listed.

@@ -9,6 +9,10 @@
  * - `fat-tools`: each tools/list page holds one tool with a
  *   `HOSTILE_DESC`-character description (default 1 MiB) and a fresh
  *   cursor; after `HOSTILE_PAGES` pages it exits.
+ * - `odd-skills`: serves, by the Skills extension, skills whose URIs try
+ *   to leave where they are: `skill://../../evil/SKILL.md`, a skill
+ *   `skill://dots/SKILL.md` with a file `skill://dots/%2e%2e/%2e%2e/x.md`,
+ *   and a well-formed `skill://fine/SKILL.md` with `skill://fine/a%20b.md`.
  * - `named`: lists the tools its first argument names (comma-separated);
  *   calling one answers `<second argument>:<tool>`, except
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
@@ -28,6 +32,36 @@ const descChars = Number(Deno.env.get("HOSTILE_DESC") ?? String(1 << 20));
 const logFile = Deno.env.get("HOSTILE_LOG");
 const encoder = new TextEncoder();
 let answered = 0;
+
+// The odd-skills mode's files, by URI, and its listing.
+const skillFiles = new Map<string, string>();
+const skillEntries: unknown[] = [];
+async function addSkill(uri: string, name: string, extra: string[] = []) {
+  const md = `---\nname: ${name}\ndescription: Skill ${name}\n---\nBody\n`;
+  skillFiles.set(uri, md);
+  const root = uri.slice(0, -"SKILL.md".length);
+  for (const file of extra) skillFiles.set(root + file, "x");
+  const resources = [];
+  for (const u of [uri, ...extra.map((f) => root + f)]) {
+    const bytes = encoder.encode(skillFiles.get(u)!);
+    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    resources.push({
+      uri: u,
+      digest: `sha256:${hash.toHex()}`,
+      size: bytes.length,
+    });
+  }
+  skillEntries.push({
+    uri,
+    frontmatter: { name, description: `Skill ${name}` },
+    resources,
+  });
+}
+if (mode === "odd-skills") {
+  await addSkill("skill://../../evil/SKILL.md", "evil");
+  await addSkill("skill://dots/SKILL.md", "dots", ["%2e%2e/%2e%2e/x.md"]);
+  await addSkill("skill://fine/SKILL.md", "fine", ["a%20b.md"]);
+}
 let lists = 0;
 
 function write(message: unknown): void {
@@ -50,7 +84,12 @@ const tool = (name: string, description = name) => ({
 interface Request {
   id?: unknown;
   method?: string;
-  params?: { protocolVersion?: string; cursor?: string; name?: string };
+  params?: {
+    protocolVersion?: string;
+    cursor?: string;
+    name?: string;
+    uri?: string;
+  };
 }
 
 function handle(msg: Request): void {
@@ -65,7 +104,7 @@ function handle(msg: Request): void {
         serverInfo: { name: "hostile", version: "1" },
         capabilities: {
           tools: { listChanged: true },
-          ...(mode === "endless-skills"
+          ...(mode === "endless-skills" || mode === "odd-skills"
             ? {
               resources: {},
               extensions: { "io.modelcontextprotocol/skills": {} },
@@ -90,9 +129,20 @@ function handle(msg: Request): void {
       return answer(msg.id, { tools: names.map((t) => tool(t)) });
     }
     case "skills/list": {
+      if (mode === "odd-skills") {
+        return answer(msg.id, { skills: skillEntries });
+      }
       if (++answered > pages) Deno.exit(3);
       const n = Number(msg.params?.cursor ?? "0") + 1;
       return answer(msg.id, { skills: [], nextCursor: String(n) });
+    }
+    case "resources/read": {
+      const uri = String(msg.params?.uri);
+      const text = skillFiles.get(uri);
+      if (text !== undefined) {
+        return answer(msg.id, { contents: [{ uri, text }] });
+      }
+      break;
     }
     case "tools/call": {
       const name = String(msg.params?.name);
@@ -113,13 +163,12 @@ function handle(msg: Request): void {
         }],
       });
     }
-    default:
-      write({
-        jsonrpc: "2.0",
-        id: msg.id,
-        error: { code: -32601, message: "Method not found" },
-      });
   }
+  write({
+    jsonrpc: "2.0",
+    id: msg.id,
+    error: { code: -32601, message: "Method not found" },
+  });
 }
 
 let buffered = "";

@@ -260,3 +260,20 @@ for (const kind of ["json", "sse"] as const) {
     }
   });
 }
+
+Deno.test("a server's skill URIs with dot segments, raw or encoded, are refused", async () => {
+  await withServers({
+    odd: hostile({ HOSTILE_MODE: "odd-skills" }),
+  }, async (servers) => {
+    await servers.start();
+    // Before: all three were verified and served again to MCP clients
+    // (`mcp-skill://odd/../../evil/SKILL.md`, a file `%2e%2e/%2e%2e/x.md`
+    // listed in a directory named "..").
+    assert.deepEqual(servers.remoteSkills().map((s) => s.name), ["odd__fine"]);
+    const refused = toolkit(servers, "odd").filter((d) =>
+      d.kind === "skill" &&
+      (d.fields.metadata as Record<string, unknown>).refused !== undefined
+    ).map((d) => d.name).sort();
+    assert.deepEqual(refused, ["odd__dots", "odd__evil"]);
+  });
+});
