@@ -724,10 +724,10 @@ type Content = CallToolResult["content"][number];
 
 /**
  * A server's call result as a sandbox outcome: its text (or structured
- * content) is the value; each image, audio and resource item becomes an
- * `artifact` event (name, mime, base64 chunk, final; a resource's `uri`,
- * `link: true` for a `resource_link`, `text: true` for a text resource),
- * up to `maxBytes` of base64 in all.
+ * content) is the value, cut to `maxBytes` characters of JSON; each image,
+ * audio and resource item becomes an `artifact` event (name, mime, base64
+ * chunk, final; a resource's `uri`, `link: true` for a `resource_link`,
+ * `text: true` for a text resource), up to `maxBytes` of base64 in all.
  */
 function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
   const texts: string[] = [];
@@ -758,7 +758,8 @@ function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
     return {
       ok: false,
       code: "tool_error",
-      message: texts.join("\n") || "The MCP tool failed",
+      // As a sandbox tool's error message is cut.
+      message: (texts.join("\n") || "The MCP tool failed").slice(0, 4096),
       retryable: false,
     };
   }
@@ -768,7 +769,18 @@ function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
       : texts.length === items.length && texts.length === 1
       ? texts[0]
       : result.content);
-  return { ok: true, value, truncated: cut };
+  // Held to the bound a sandbox tool's result is (`max_result_bytes`, in
+  // characters of JSON), cut the same way: a string to its first
+  // characters, anything else to the start of its JSON.
+  const json = JSON.stringify(value) ?? "null";
+  if (json.length <= sink.maxBytes) return { ok: true, value, truncated: cut };
+  return {
+    ok: true,
+    value: typeof value === "string"
+      ? value.slice(0, sink.maxBytes)
+      : json.slice(0, sink.maxBytes),
+    truncated: true,
+  };
 }
 
 function artifactOf(c: Content, index: number): Record<string, unknown> | null {

@@ -16,8 +16,9 @@
  * - `named`: lists the tools its first argument names (comma-separated);
  *   calling one answers `<second argument>:<tool>`, except
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
- *   notifications in one burst, and `count`, which answers how many
- *   tools/list requests it has read so far.
+ *   notifications in one burst, `count`, which answers how many
+ *   tools/list requests it has read so far, `big` (4 MiB of text), `many`
+ *   (200,000 text items) and `big-error` (4 MiB of error text).
  *
  * Every request's method is appended to the file `HOSTILE_LOG`, one line
  * each, when it is set.
@@ -153,6 +154,21 @@ function handle(msg: Request): void {
             method: "notifications/tools/list_changed",
           });
         }
+      }
+      const big = "y".repeat(4 << 20);
+      if (name === "big" || name === "big-error") {
+        return answer(msg.id, {
+          content: [{ type: "text", text: big }],
+          isError: name === "big-error",
+        });
+      }
+      if (name === "many") {
+        return answer(msg.id, {
+          content: Array.from(
+            { length: 200_000 },
+            () => ({ type: "text", text: "z" }),
+          ),
+        });
       }
       return answer(msg.id, {
         content: [{

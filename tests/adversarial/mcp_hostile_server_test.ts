@@ -277,3 +277,28 @@ Deno.test("a server's skill URIs with dot segments, raw or encoded, are refused"
     assert.deepEqual(refused, ["odd__dots", "odd__evil"]);
   });
 });
+
+Deno.test("a server's result is held to max_result_bytes as a sandbox tool's is", async () => {
+  await withServers({
+    fat: hostile({}, ["big,many,big-error"]),
+  }, async (servers) => {
+    await servers.start();
+    const call = { timeoutMs: 30_000, onEvent: () => {} };
+    // Before: 4 MiB and 200,000 items were passed on whole (a sandbox
+    // tool's result is cut to 1 MiB and marked truncated).
+    for (const tool of ["big", "many"]) {
+      const out = await servers.call("fat", tool, {}, call);
+      assert.ok(out.ok, tool);
+      // The sandbox's cut: a string to 1 MiB characters, anything else to
+      // the first 1 MiB characters of its JSON.
+      const size = typeof out.value === "string"
+        ? out.value.length
+        : JSON.stringify(out.value).length;
+      assert.ok(size <= 1 << 20, `${tool}: ${size} characters`);
+      assert.equal(out.truncated, true, tool);
+    }
+    const failed = await servers.call("fat", "big-error", {}, call);
+    assert.ok(!failed.ok);
+    assert.ok(failed.message.length <= 4096, `${failed.message.length}`);
+  });
+});
