@@ -94,6 +94,7 @@ import {
 import type { RemoteSkill } from "./skills_extension.ts";
 import { CallSignal, raceAbort } from "../deadline.ts";
 import { scrubServer, serverSecrets } from "../toolkits/secrets.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 /**
  * One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL.
@@ -1081,6 +1082,10 @@ export function importedName(server: string, name: string): string {
  * (a refused one listed with why), with a hash that changes when any of
  * that does.
  *
+ * Its tools' schemas lose their regular expressions (`pattern`,
+ * `patternProperties`): the host validates arguments against them on its
+ * own thread, and a server's expression could backtrack for minutes.
+ *
  * A tool whose name would fall in another server's namespace (`a` listing
  * `b__c` is `a__b__c`, the tool `c` of a server `a__b`) is left out, and
  * said in the toolkit's description: a name belongs to the longest server
@@ -1136,14 +1141,14 @@ export function serverModule(
     runnable: false,
   }];
   for (const tool of tools) {
-    const output = tool.outputSchema;
+    const output = tool.outputSchema && withoutRegexes(tool.outputSchema);
     definitions.push({
       export: tool.name,
       kind: "tool",
       name: importedName(slot.name, tool.name),
       fields: {
         description: tool.description ?? tool.title ?? tool.name,
-        input: tool.inputSchema,
+        input: withoutRegexes(tool.inputSchema),
         ...(output ? { output } : {}),
         toolkit: slot.name,
         idempotent: tool.annotations?.idempotentHint ?? false,
@@ -1213,6 +1218,41 @@ export function serverModule(
       error: null,
     },
   };
+}
+
+// Keywords whose values are data, not schemas.
+const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples"]);
+
+// The host checks an imported tool's arguments (and a skill the tool's
+// results) against its schemas on its own thread, where a server's regular
+// expression could backtrack for minutes on a crafted string ("^(a+)+$"
+// on "a" × 40 and "!"). They are dropped: `pattern` (`propertyNames` too)
+// and `patternProperties`, with the `additionalProperties` and
+// `unevaluatedProperties` beside it, so that the host refuses nothing the
+// server's own schema takes; the server checks its own arguments. A
+// schema too deep to walk is checked as any object.
+function withoutRegexes<T>(schema: T): T | { type: "object" } {
+  try {
+    return strip(schema) as T;
+  } catch {
+    return { type: "object" };
+  }
+}
+
+function strip(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(strip);
+  if (!isPlainObject(schema)) return schema;
+  const patterned = isPlainObject(schema.patternProperties);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "pattern" && typeof value === "string") continue;
+    if (
+      patterned && (key === "patternProperties" ||
+        key === "additionalProperties" || key === "unevaluatedProperties")
+    ) continue;
+    out[key] = DATA_KEYWORDS.has(key) ? value : strip(value);
+  }
+  return out;
 }
 
 // FNV-1a: a version tag that changes when the listing does.

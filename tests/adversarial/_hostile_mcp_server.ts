@@ -18,7 +18,8 @@
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
  *   notifications in one burst, `count`, which answers how many
  *   tools/list requests it has read so far, `big` (4 MiB of text), `many`
- *   (200,000 text items) and `big-error` (4 MiB of error text).
+ *   (200,000 text items) and `big-error` (4 MiB of error text); `regex`
+ *   is listed with schemas whose regular expressions backtrack for ever.
  *
  * Every request's method is appended to the file `HOSTILE_LOG`, one line
  * each, when it is set.
@@ -93,6 +94,24 @@ interface Request {
   };
 }
 
+// A regular expression that backtracks for ever on "aaaa…a!", in every
+// place a schema may hold one.
+const SLOW = "^(a+)+$";
+const REGEX_TOOL = {
+  name: "regex",
+  inputSchema: {
+    type: "object",
+    properties: { s: { type: "string", pattern: SLOW } },
+    patternProperties: { [SLOW]: { type: "string" } },
+    propertyNames: { pattern: "^(a|s|aa+!?)$" },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: "object",
+    properties: { r: { type: "string", pattern: SLOW } },
+  },
+};
+
 function handle(msg: Request): void {
   if (msg.method === undefined || msg.id === undefined) return;
   if (logFile) {
@@ -127,7 +146,9 @@ function handle(msg: Request): void {
         });
       }
       const names = (Deno.args[0] ?? "storm").split(",");
-      return answer(msg.id, { tools: names.map((t) => tool(t)) });
+      return answer(msg.id, {
+        tools: names.map((t) => t === "regex" ? REGEX_TOOL : tool(t)),
+      });
     }
     case "skills/list": {
       if (mode === "odd-skills") {

@@ -13,6 +13,7 @@ import {
   type McpServerSpec,
 } from "../../runtime/mcp/imported_servers.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
+import { validateValue } from "../../runtime/schema/validator.ts";
 
 const SERVER = fileURLToPath(
   new URL("./_hostile_mcp_server.ts", import.meta.url),
@@ -300,5 +301,26 @@ Deno.test("a server's result is held to max_result_bytes as a sandbox tool's is"
     const failed = await servers.call("fat", "big-error", {}, call);
     assert.ok(!failed.ok);
     assert.ok(failed.message.length <= 4096, `${failed.message.length}`);
+  });
+});
+
+Deno.test("a server's schemas bring no regular expression for the host to run", async () => {
+  await withServers({
+    re: hostile({}, ["regex"]),
+  }, async (servers) => {
+    await servers.start();
+    const [, tool] = toolkit(servers, "re");
+    // Before: the host's validator ran `^(a+)+$` on each argument (and
+    // property name): "a" × 30 and "!" held the host's event loop for
+    // seconds, every few more characters doubling it.
+    const schemas = JSON.stringify([tool!.fields.input, tool!.fields.output]);
+    assert.doesNotMatch(schemas, /"pattern(Properties)?":/);
+    const hostile = "a".repeat(40) + "!";
+    const input = tool!.fields.input as Record<string, unknown>;
+    // Still an object schema of its properties; the server checks the rest.
+    assert.deepEqual(validateValue(input, { s: hostile, [hostile]: "x" }), {
+      valid: true,
+    });
+    assert.equal(validateValue(input, { s: 1 }).valid, false);
   });
 });
