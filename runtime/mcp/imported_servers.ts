@@ -158,8 +158,10 @@ export interface ImportedServersOptions {
   backoff?: Partial<Backoff>;
   /**
    * The most bytes of image, audio and resource content one call passes
-   * on (base64 counted); what does not fit is left out, said in a note, and
-   * the result marked truncated. @default 1048576
+   * on (each item's artifact event counted as JSON, its base64 with it);
+   * what does not fit is left out, said in a note, and the result marked
+   * truncated. Its value (text or structured content) is cut to as many
+   * characters of JSON. @default 1048576
    */
   maxResultBytes?: number;
   /** The timers retries wait on (tests drive them). @default globalThis's */
@@ -745,14 +747,17 @@ function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
     const artifact = artifactOf(c, i);
     if (artifact === null) continue;
     const size = String(artifact.chunk).length;
-    if (size > left) {
+    // The whole event counts: a link has no base64, and 100,000 of them
+    // would otherwise all go out.
+    const whole = JSON.stringify(artifact).length;
+    if (whole > left) {
       cut = true;
       texts.push(
         `[${c.type} "${artifact.name}" (${artifact.mime}, ${size} bytes of base64) left out: over the ${sink.maxBytes}-byte result limit]`,
       );
       continue;
     }
-    left -= size;
+    left -= whole;
     sink.onEvent("artifact", artifact);
   }
   if (result.isError) {

@@ -18,7 +18,7 @@
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
  *   notifications in one burst, `count`, which answers how many
  *   tools/list requests it has read so far, `big` (4 MiB of text), `many`
- *   (200,000 text items) and `big-error` (4 MiB of error text); `regex`
+ *   (200,000 text items) and `big-error` (4 MiB of error text), `links` (100,000 resource links); `regex`
  *   is listed with schemas whose regular expressions backtrack for ever.
  *
  * Every request's method is appended to the file `HOSTILE_LOG`, one line
@@ -181,6 +181,15 @@ function handle(msg: Request): void {
         return answer(msg.id, {
           content: [{ type: "text", text: big }],
           isError: name === "big-error",
+        });
+      }
+      if (name === "links") {
+        return answer(msg.id, {
+          content: Array.from({ length: 100_000 }, (_, i) => ({
+            type: "resource_link",
+            uri: `https://example.com/${i}`,
+            name: `link-${i}`,
+          })),
         });
       }
       if (name === "many") {

@@ -324,3 +324,25 @@ Deno.test("a server's schemas bring no regular expression for the host to run", 
     assert.equal(validateValue(input, { s: 1 }).valid, false);
   });
 });
+
+Deno.test("a server's resource links count against the result bound", async () => {
+  await withServers({
+    links: hostile({}, ["links"]),
+  }, async (servers) => {
+    await servers.start();
+    let events = 0;
+    let bytes = 0;
+    const out = await servers.call("links", "links", {}, {
+      timeoutMs: 30_000,
+      onEvent: (_kind, data) => {
+        events++;
+        bytes += JSON.stringify(data).length;
+      },
+    });
+    assert.ok(out.ok);
+    // Before: a link has no base64, so it counted nothing: 100,000
+    // artifact events went out.
+    assert.ok(bytes <= 1 << 20, `${events} artifact events, ${bytes} bytes`);
+    assert.equal(out.truncated, true);
+  });
+});
