@@ -305,7 +305,15 @@ class Servers implements ImportedServers {
           server: slot.name,
           entry: skill.entry,
           read: async (uri) => {
-            const bytes = await readBytes(client, uri, this.#startTimeoutMs);
+            let bytes: Uint8Array;
+            try {
+              bytes = await readBytes(client, uri, this.#startTimeoutMs);
+            } catch (error) {
+              // The server's own words: they may say its secrets back.
+              throw new Error(
+                scrubServer((error as Error).message, slot.secrets),
+              );
+            }
             // What a server says reaches clients scrubbed of its entry's
             // secrets; a file the scrub would change is refused instead.
             const text = new TextDecoder().decode(bytes);

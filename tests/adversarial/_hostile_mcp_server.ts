@@ -12,7 +12,8 @@
  * - `odd-skills`: serves, by the Skills extension, skills whose URIs try
  *   to leave where they are: `skill://../../evil/SKILL.md`, a skill
  *   `skill://dots/SKILL.md` with a file `skill://dots/%2e%2e/%2e%2e/x.md`,
- *   and a well-formed `skill://fine/SKILL.md` with `skill://fine/a%20b.md`.
+ *   and a well-formed `skill://fine/SKILL.md` with `skill://fine/a%20b.md`,
+ *   whose read fails with an error holding `HOSTILE_SECRET`.
  * - `named`: lists the tools its first argument names (comma-separated);
  *   calling one answers `<second argument>:<tool>`, except
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
@@ -160,6 +161,17 @@ function handle(msg: Request): void {
     }
     case "resources/read": {
       const uri = String(msg.params?.uri);
+      if (uri === "skill://fine/a%20b.md") {
+        // Its env's secret, said back in an error.
+        return write({
+          jsonrpc: "2.0",
+          id: msg.id,
+          error: {
+            code: -32603,
+            message: `Cannot read: ${Deno.env.get("HOSTILE_SECRET")}`,
+          },
+        });
+      }
       const text = skillFiles.get(uri);
       if (text !== undefined) {
         return answer(msg.id, { contents: [{ uri, text }] });

@@ -346,3 +346,22 @@ Deno.test("a server's resource links count against the result bound", async () =
     assert.equal(out.truncated, true);
   });
 });
+
+Deno.test("a server's error reading a skill file is scrubbed of its secrets", async () => {
+  const secret = "skill-read-secret-0001";
+  await withServers({
+    odd: hostile({ HOSTILE_MODE: "odd-skills", HOSTILE_SECRET: secret }),
+  }, async (servers) => {
+    await servers.start();
+    const [fine] = servers.remoteSkills();
+    assert.equal(fine?.name, "odd__fine");
+    // Before: the server's own words went on to the MCP client (and to
+    // the agent loop's read_skill_file) with the secret in them.
+    const error = await fine!.read("skill://fine/a%20b.md").then(
+      () => assert.fail("the read should fail"),
+      (e: Error) => e,
+    );
+    assert.match(error.message, /Cannot read/);
+    assert.ok(!error.message.includes(secret), error.message);
+  });
+});
