@@ -91,6 +91,12 @@ export interface RefusedSkill {
 /** Most skills read from one server. */
 const MAX_SKILLS = 1000;
 
+/**
+ * Most bytes of SKILL.md kept from one server: its skills' instructions
+ * are held in the registry and listed to every client.
+ */
+const MAX_SERVER_SKILL_MD_BYTES = 16 * 1024 * 1024;
+
 /** Most skills/list pages read from one server. */
 const MAX_SKILL_PAGES = 100;
 
@@ -132,12 +138,21 @@ export async function loadServerSkills(
     if (!cursor || entries.length >= MAX_SKILLS) break;
   }
   const seen = new Set<string>();
+  let total = 0;
   for (const entry of entries.slice(0, MAX_SKILLS)) {
     const uri = isPlainObject(entry) && typeof entry.uri === "string"
       ? entry.uri
       : "?";
     try {
+      // Checked before it is read: a verified SKILL.md is its listed size.
+      const size = listedSize(entry);
+      if (total + size > MAX_SERVER_SKILL_MD_BYTES) {
+        throw new Error(
+          `its SKILL.md would take the server over the ${MAX_SERVER_SKILL_MD_BYTES} bytes of SKILL.md a server may serve`,
+        );
+      }
       const skill = await verifySkill(client, entry, timeoutMs);
+      total += size;
       if (seen.has(skill.name)) {
         throw new Error(`the name "${skill.name}" is listed twice`);
       }
@@ -299,6 +314,19 @@ function plainPath(path: string): boolean {
     return name !== "" && name !== "." && name !== ".." &&
       !/[\/\\\0]/.test(name);
   });
+}
+
+// The size an entry lists for its SKILL.md (0 when it lists none; such
+// an entry is refused by verifySkill).
+function listedSize(entry: unknown): number {
+  if (!isPlainObject(entry) || !Array.isArray(entry.resources)) return 0;
+  const self = entry.resources.find((r: unknown) =>
+    isPlainObject(r) && r.uri === entry.uri
+  );
+  const size = isPlainObject(self) ? self.size : 0;
+  return Number.isSafeInteger(size) && (size as number) > 0
+    ? size as number
+    : 0;
 }
 
 // The name a refused entry is shown under: its frontmatter's, when listed.

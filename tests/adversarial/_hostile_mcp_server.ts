@@ -14,6 +14,7 @@
  *   `skill://dots/SKILL.md` with a file `skill://dots/%2e%2e/%2e%2e/x.md`,
  *   and a well-formed `skill://fine/SKILL.md` with `skill://fine/a%20b.md`,
  *   whose read fails with an error holding `HOSTILE_SECRET`.
+ * - `fat-skills`: serves 100 skills whose SKILL.md are 200 KiB each.
  * - `named`: lists the tools its first argument names (comma-separated);
  *   calling one answers `<second argument>:<tool>`, except
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
@@ -39,8 +40,15 @@ let answered = 0;
 // The odd-skills mode's files, by URI, and its listing.
 const skillFiles = new Map<string, string>();
 const skillEntries: unknown[] = [];
-async function addSkill(uri: string, name: string, extra: string[] = []) {
-  const md = `---\nname: ${name}\ndescription: Skill ${name}\n---\nBody\n`;
+async function addSkill(
+  uri: string,
+  name: string,
+  extra: string[] = [],
+  body = 4,
+) {
+  const md = `---\nname: ${name}\ndescription: Skill ${name}\n---\n${
+    "b".repeat(body)
+  }\n`;
   skillFiles.set(uri, md);
   const root = uri.slice(0, -"SKILL.md".length);
   for (const file of extra) skillFiles.set(root + file, "x");
@@ -59,6 +67,12 @@ async function addSkill(uri: string, name: string, extra: string[] = []) {
     frontmatter: { name, description: `Skill ${name}` },
     resources,
   });
+}
+if (mode === "fat-skills") {
+  // 100 skills of 200 KiB each: 20 MiB in all.
+  for (let i = 0; i < 100; i++) {
+    await addSkill(`skill://s${i}/SKILL.md`, `s${i}`, [], 200 * 1024);
+  }
 }
 if (mode === "odd-skills") {
   await addSkill("skill://../../evil/SKILL.md", "evil");
@@ -125,7 +139,7 @@ function handle(msg: Request): void {
         serverInfo: { name: "hostile", version: "1" },
         capabilities: {
           tools: { listChanged: true },
-          ...(mode === "endless-skills" || mode === "odd-skills"
+          ...(mode.endsWith("-skills")
             ? {
               resources: {},
               extensions: { "io.modelcontextprotocol/skills": {} },
@@ -152,7 +166,7 @@ function handle(msg: Request): void {
       });
     }
     case "skills/list": {
-      if (mode === "odd-skills") {
+      if (mode !== "endless-skills") {
         return answer(msg.id, { skills: skillEntries });
       }
       if (++answered > pages) Deno.exit(3);

@@ -365,3 +365,29 @@ Deno.test("a server's error reading a skill file is scrubbed of its secrets", as
     assert.ok(!error.message.includes(secret), error.message);
   });
 });
+
+Deno.test("a server's skills are kept to 16 MiB of SKILL.md in all", async () => {
+  await withServers({
+    fat: hostile({ HOSTILE_MODE: "fat-skills" }),
+  }, async (servers) => {
+    await servers.start();
+    const skills = toolkit(servers, "fat").filter((d) => d.kind === "skill");
+    const kept = skills.filter((d) =>
+      (d.fields.metadata as Record<string, unknown>).refused === undefined
+    );
+    const chars = kept.reduce(
+      (n, d) => n + String(d.fields.instructions).length,
+      0,
+    );
+    // Before: all 100 (20 MiB) were kept, and listed again at each
+    // resources/list_changed; 1000 of 256 KiB each would be 256 MiB.
+    assert.ok(chars <= 16 << 20, `${kept.length} skills, ${chars} characters`);
+    assert.ok(kept.length >= 1);
+    assert.match(
+      String(
+        (skills.at(-1)!.fields.metadata as Record<string, unknown>).refused,
+      ),
+      /over the 16777216 bytes of SKILL\.md a server may serve/,
+    );
+  });
+});
