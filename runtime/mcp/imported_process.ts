@@ -17,20 +17,22 @@
  * `write` lists; every path goes through the mount rule
  * (`runtime/confine/mount_rule.ts`), and the host's own files are hidden.
  *
- * The official SDK frames and parses the messages (`ReadBuffer`,
- * `serializeMessage`); the transport only moves bytes, so that the process
- * is started here instead of by the SDK's own spawner.
+ * The official SDK serializes and parses the messages
+ * (`serializeMessage`, `deserializeMessage`); the transport splits lines
+ * itself, each held as its chunks and joined once, up to `maxMessageBytes`
+ * (the SDK's `ReadBuffer` copies its whole buffer at every chunk and stops
+ * at 10 MiB of its own), and starts the process here instead of by the
+ * SDK's own spawner.
  *
  * @module
  */
 
 import {
-  ReadBuffer,
+  deserializeMessage,
   serializeMessage,
 } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { Buffer } from "node:buffer";
 import { resolve } from "node:path";
 import { confineArgs, type ConfinementLayout } from "../confine/confine.ts";
 import { commandFiles } from "../confine/installation.ts";
@@ -229,6 +231,17 @@ function spawnConfined(
   }
 }
 
+// One line's chunks as one array of `bytes` bytes.
+function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
 // How long an exited server's stderr may take to be read to its end.
 const STDERR_GRACE_MS = 1000;
 
@@ -302,13 +315,16 @@ export class ProcessClientTransport implements Transport {
   stderrTail = "";
   /** The first lines the server wrote to stderr (up to 4000 characters). */
   stderrHead = "";
+  /** Why the host stopped the server ("" unless it did). */
+  fault = "";
 
   #spec: McpProcessSpec;
   #layout: ConfinementLayout | null;
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  #buffer = new ReadBuffer();
-  // Bytes read since the last newline, and the most one message may hold.
+  // The chunks of the line under way, their bytes, and the most one
+  // message may hold.
+  #chunks: Uint8Array[] = [];
   #pending = 0;
   #maxLineBytes: number;
   #closed = false;
@@ -328,39 +344,37 @@ export class ProcessClientTransport implements Transport {
     const child = mcpServerCommand(this.#spec, this.#layout).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
-    this.#pump(child.stdout, async (chunk) => {
-      // The SDK's buffer grows until a newline: a server that never ends
-      // its line would hold the host's memory without bound.
-      const end = chunk.lastIndexOf(0x0a);
-      this.#pending = end < 0
-        ? this.#pending + chunk.byteLength
-        : chunk.byteLength - end - 1;
-      if (this.#pending > this.#maxLineBytes) {
-        this.#buffer.clear();
-        this.onerror?.(
-          new Error(
-            `The MCP server wrote a message over ${this.#maxLineBytes} bytes: stopped it`,
-          ),
-        );
-        await this.close();
-        throw new Error("Message too large");
-      }
-      this.#buffer.append(Buffer.from(chunk));
-      while (true) {
-        let message: JSONRPCMessage | null;
+    const lines = new TextDecoder();
+    const stdout = this.#pump(child.stdout, async (chunk) => {
+      let start = 0;
+      for (let end; (end = chunk.indexOf(0x0a, start)) >= 0; start = end + 1) {
+        const piece = chunk.subarray(start, end);
+        // A server that never ends its line would hold the host's memory.
+        this.#bound(piece.byteLength);
+        const line = this.#chunks.length === 0
+          ? piece
+          : joined([...this.#chunks, piece], this.#pending);
+        this.#chunks = [];
+        this.#pending = 0;
+        const text = lines.decode(line).replace(/\r$/, "");
+        if (text === "") continue;
+        let message: JSONRPCMessage;
         try {
-          message = this.#buffer.readMessage();
+          message = deserializeMessage(text);
         } catch (error) {
           this.onerror?.(error as Error);
           continue;
         }
-        if (message === null) break;
         this.onmessage?.(message);
         // The SDK handles a notification a microtask later but a response
         // at once: yield, so a progress notification is not overtaken by
         // the result that followed it in the same chunk.
         await new Promise<void>((resolve) => queueMicrotask(resolve));
         await Promise.resolve();
+      }
+      if (start < chunk.byteLength) {
+        this.#bound(chunk.byteLength - start);
+        this.#chunks.push(chunk.slice(start));
       }
     });
     const decoder = new TextDecoder();
@@ -377,7 +391,24 @@ export class ProcessClientTransport implements Transport {
       await settlesWithin(stderrRead, STDERR_GRACE_MS);
       this.#finish();
     });
+    // Reading its stdout stopped (a message over the bound): a server no
+    // longer read is stopped, not left running deaf.
+    stdout.then(() => {
+      if (!this.#closed && this.fault !== "") this.close();
+    });
     return Promise.resolve();
+  }
+
+  // Counts `bytes` more of the line under way; past the bound, says why
+  // and throws, which ends the read loop.
+  #bound(bytes: number): void {
+    this.#pending += bytes;
+    if (this.#pending <= this.#maxLineBytes) return;
+    this.#chunks = [];
+    this.fault =
+      `The MCP server wrote a message over ${this.#maxLineBytes} bytes: stopped it`;
+    this.onerror?.(new Error(this.fault));
+    throw new Error(this.fault);
   }
 
   /**

@@ -400,7 +400,11 @@ class Servers implements ImportedServers {
           retryable: true,
         };
       }
-      return failure(`MCP server "${server}": ${message}`);
+      // A call cut short by the server's end says why it ended.
+      const down = slot.client !== client && slot.reason !== ""
+        ? ` (${slot.reason})`
+        : "";
+      return failure(`MCP server "${server}": ${message}${down}`);
     }
   }
 
@@ -502,7 +506,10 @@ class Servers implements ImportedServers {
       client.onclose = () => {
         // Closed by the host: nothing to report or restart.
         if (this.#closed) return;
-        const reason = `the server exited${stderrOf(connected)}`;
+        const fault = connected instanceof ProcessClientTransport
+          ? connected.fault
+          : "";
+        const reason = fault || `the server exited${stderrOf(connected)}`;
         if (!slot.exited(client, reason, Date.now())) return;
         this.#note(slot, "down", true);
         this.#changed();

@@ -20,7 +20,8 @@
  *   `storm`, which first sends `HOSTILE_STORM` tools/list_changed
  *   notifications in one burst, `count`, which answers how many
  *   tools/list requests it has read so far, `big` (4 MiB of text), `many`
- *   (200,000 text items) and `big-error` (4 MiB of error text), `links` (100,000 resource links); `regex`
+ *   (200,000 text items) and `big-error` (4 MiB of error text), `links` (100,000 resource links), `huge` (12 MiB of text) and
+ *   `over` (17 MiB); `regex`
  *   is listed with schemas whose regular expressions backtrack for ever.
  *
  * Every request's method is appended to the file `HOSTILE_LOG`, one line
@@ -201,6 +202,15 @@ function handle(msg: Request): void {
             method: "notifications/tools/list_changed",
           });
         }
+      }
+      if (name === "huge" || name === "over") {
+        // 12 MiB: under the host's 16 MiB bound; 17 MiB: over it.
+        return answer(msg.id, {
+          content: [{
+            type: "text",
+            text: "y".repeat(name === "huge" ? 12 << 20 : 17 << 20),
+          }],
+        });
       }
       const big = "y".repeat(4 << 20);
       if (name === "big" || name === "big-error") {

@@ -391,3 +391,21 @@ Deno.test("a server's skills are kept to 16 MiB of SKILL.md in all", async () =>
     );
   });
 });
+
+Deno.test("a stdio server's message is bounded at 16 MiB, and one over it stops the server saying so", async () => {
+  await withServers({
+    big: hostile({}, ["huge,over,count"]),
+  }, async (servers) => {
+    await servers.start();
+    const call = { timeoutMs: 30_000, onEvent: () => {} };
+    // Before: the SDK's own buffer stopped at 10 MiB, threw in the read
+    // loop, and reading stopped: "Connection closed", and the server was
+    // left running unread.
+    const huge = await servers.call("big", "huge", {}, call);
+    assert.ok(huge.ok, huge.ok ? "" : huge.message);
+    assert.equal(huge.truncated, true);
+    const over = await servers.call("big", "over", {}, call);
+    assert.ok(!over.ok);
+    assert.match(over.message, /over 16777216 bytes/);
+  });
+});
