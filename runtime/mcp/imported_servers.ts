@@ -95,6 +95,7 @@ import type { RemoteSkill } from "./skills_extension.ts";
 import { CallSignal, raceAbort } from "../deadline.ts";
 import { scrubServer, serverSecrets } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import { isDeepStrictEqual } from "node:util";
 
 /**
  * One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL.
@@ -557,17 +558,22 @@ class Servers implements ImportedServers {
 
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
     return slot.relist("tools", async () => {
-      slot.tools = scrubServer(
+      const tools = scrubServer(
         await listAll(client, this.#startTimeoutMs),
         slot.secrets,
       );
+      // A reload scans every skills folder: not for the same listing.
+      if (isDeepStrictEqual(tools, slot.tools)) return;
+      slot.tools = tools;
       this.#changed();
     });
   }
 
   #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
     return slot.relist("skills", async () => {
+      const was = [slot.skills, slot.refusedSkills];
       await this.#loadSkills(slot, client, this.#startTimeoutMs);
+      if (isDeepStrictEqual(was, [slot.skills, slot.refusedSkills])) return;
       this.#changed();
     });
   }

@@ -252,7 +252,8 @@ for (const kind of ["json", "sse"] as const) {
       await servers.start();
       await fat.done;
       // Before: all 64 MiB were taken in, to be parsed as one message.
-      assert.ok(fat.sent() <= 20 << 20, `${fat.sent()} bytes read`);
+      // Now 16 MiB, and what the loopback socket's buffers took ahead.
+      assert.ok(fat.sent() <= 32 << 20, `${fat.sent()} bytes read`);
       const [kit] = toolkit(servers, "fat");
       assert.deepEqual(kit!.fields.tags, ["mcp", "unavailable"]);
     } finally {
@@ -407,5 +408,25 @@ Deno.test("a stdio server's message is bounded at 16 MiB, and one over it stops 
     const over = await servers.call("big", "over", {}, call);
     assert.ok(!over.ok);
     assert.match(over.message, /over 16777216 bytes/);
+  });
+});
+
+Deno.test("a list_changed that changes nothing reloads nothing", async () => {
+  await withServers({
+    stormy: hostile({ HOSTILE_STORM: "50" }, ["storm,count"]),
+  }, async (servers, changes) => {
+    await servers.start();
+    const before = changes();
+    const call = { timeoutMs: 30_000, onEvent: () => {} };
+    for (let i = 0; i < 3; i++) {
+      assert.ok((await servers.call("stormy", "storm", {}, call)).ok);
+    }
+    // Each count is answered after every listing asked for before it:
+    // twice, so the listing owed after the first is answered too.
+    await servers.call("stormy", "count", {}, call);
+    await servers.call("stormy", "count", {}, call);
+    // Before: each listing reloaded the registry (a scan of every skills
+    // folder) though the tools were the same: 2 per storm.
+    assert.equal(changes() - before, 0);
   });
 });
