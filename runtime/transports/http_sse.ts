@@ -23,6 +23,7 @@
  */
 
 import { type Context, Hono } from "hono";
+import { isAcceptedToken } from "../admission.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import { encodeError } from "../../protocol/responses.ts";
@@ -78,7 +79,7 @@ export function createSseTransport(context: TransportContext): SseTransport {
     return c.json({ session_id: opened });
   });
   app.post("/send", (c) => receive(context, channels, c));
-  app.get("/stream", (c) => stream(channels, c));
+  app.get("/stream", (c) => stream(context, channels, c));
   return {
     app,
     get size() {
@@ -140,6 +141,10 @@ function openChannel(
   });
   if (!(session instanceof Session)) return session;
   box.channel = new Channel(session);
+  // Admitted by its header: every request must show that token again.
+  if (authorization !== undefined && session.auth === "accepted") {
+    box.channel.bearer = session.token;
+  }
   channels.set(id, box.channel);
   return id;
 }
@@ -176,7 +181,7 @@ async function receive(
   channels: Channels,
   c: Context,
 ): Promise<Response> {
-  const found = findChannel(channels, c.req.header("x-session-id"));
+  const found = findChannel(context, channels, c);
   if (typeof found === "number") return noChannel(c, found, "send");
   found.lastActive = performance.now();
   const body = await readCapped(
@@ -192,8 +197,12 @@ async function receive(
 }
 
 // `GET /stream`: the session's event stream.
-function stream(channels: Channels, c: Context): Response {
-  const found = findChannel(channels, c.req.header("x-session-id"));
+function stream(
+  context: TransportContext,
+  channels: Channels,
+  c: Context,
+): Response {
+  const found = findChannel(context, channels, c);
   if (typeof found === "number") return noChannel(c, found, "stream");
   return new Response(attachStream(found, c.req.header("last-event-id")), {
     headers: {
@@ -204,12 +213,60 @@ function stream(channels: Channels, c: Context): Response {
   });
 }
 
+// The request's transport session. Another token's session is as good as
+// unknown (as on MCP's `/mcp`), so a request can neither read nor drive a
+// session whose token it does not show.
 function findChannel(
+  context: TransportContext,
   channels: Channels,
-  id: string | undefined,
+  c: Context,
 ): Channel | 400 | 404 {
+  const id = c.req.header("x-session-id");
   if (!id) return 400;
-  return channels.get(id) ?? 404;
+  const channel = channels.get(id);
+  if (channel === undefined) return 404;
+  if (!context.dispatcher.requiresAuth) return channel;
+  return showsToken(channel, c.req.header("authorization")) ? channel : 404;
+}
+
+/**
+ * Whether a request may use a transport session, by its `Authorization`
+ * header, on a host with tokens. A session bound to a token (opened with
+ * it in the header, or admitted and then shown it) answers only requests
+ * that show that token. Until it is admitted, the handshake decides; and
+ * a client that presents its token only in the handshake, never in a
+ * header, has its session id as its one credential.
+ *
+ * @param channel the transport session
+ * @param authorization the request's `Authorization` header
+ * @returns whether the request may use it
+ * @example A session bound to a token refuses another, and none
+ * ```ts
+ * import { Channel, showsToken } from "./http_sse.ts";
+ * import type { Session } from "../session.ts";
+ * import assert from "node:assert/strict";
+ * const channel = new Channel({ auth: "accepted", token: "a" } as Session);
+ * assert.equal(showsToken(channel, undefined), true);
+ * assert.equal(showsToken(channel, "Bearer a"), true); // binds it
+ * assert.equal(showsToken(channel, undefined), false);
+ * assert.equal(showsToken(channel, "Bearer b"), false);
+ * ```
+ */
+export function showsToken(
+  channel: Channel,
+  authorization: string | undefined,
+): boolean {
+  const shown = authorization === undefined
+    ? undefined
+    : (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? "");
+  if (channel.bearer !== null) {
+    return shown !== undefined && isAcceptedToken([channel.bearer], shown);
+  }
+  const session = channel.session;
+  if (session.auth !== "accepted" || shown === undefined) return true;
+  if (!isAcceptedToken([session.token], shown)) return false;
+  channel.bearer = session.token;
+  return true;
 }
 
 function noChannel(c: Context, status: 400 | 404, verb: string): Response {
@@ -281,6 +338,12 @@ export class Channel {
   attached: symbol | null = null;
   /** Lets go of what the attached stream has not handed out yet. */
   dropUnsent: (() => void) | null = null;
+  /**
+   * The token every request on this session must show in its
+   * `Authorization` header, once bound (see {@link showsToken}); null
+   * before.
+   */
+  bearer: string | null = null;
   /** The A2E session ended: streams close once the queue is drained. */
   ended = false;
   #wake: (() => void) | null = null;

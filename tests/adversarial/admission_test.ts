@@ -150,9 +150,11 @@ Deno.test("a token holder gets in while 2,000 token-less sessions and 200 unauth
     });
     assert.equal(res.status, 200);
     const { session_id: sseId } = await res.json();
+    // Its requests show the token too: a session opened with it answers
+    // no other.
     const sent = await fetch(`${http}/a2e/send`, {
       method: "POST",
-      headers: { "x-session-id": sseId },
+      headers: { "x-session-id": sseId, authorization: `Bearer ${TOKEN}` },
       body: RAW.handshake("h1", { auth_token: TOKEN }),
     });
     assert.equal(sent.status, 200);

@@ -40,7 +40,9 @@ export async function openSse(
     headers: open.headers,
   });
   const { session_id: sessionId } = await res.json();
-  const headers = { "x-session-id": sessionId };
+  // On every request, as the Python SDK sends its `headers`: a session
+  // opened with a token answers only requests that present it.
+  const headers = { ...open.headers, "x-session-id": sessionId };
   // Sent on reconnect, as a browser's EventSource does.
   let lastEventId = "";
   return {
