@@ -94,6 +94,8 @@ export interface LimitsConfig {
   sseIdleSeconds: number;
   /** How long `close()` waits for in-flight calls. @default 10 */
   shutdownTimeoutSeconds: number;
+  /** How long a request body may take to arrive (408 past it). @default 60 */
+  requestBodySeconds: number;
   /** The most LLM turns any skill may take (caps `max_turns`). @default 50 */
   maxTurns: number;
   /** `max_turns` of a skill that sets none. @default 10 */
@@ -341,6 +343,7 @@ const LIMIT_DEFAULTS = {
   max_parallel_host: 64,
   sse_idle_seconds: 300,
   shutdown_timeout_seconds: 10,
+  request_body_seconds: 60,
   max_turns: 50,
   default_max_turns: 10,
 };
@@ -397,6 +400,7 @@ const ConfigFileSchema = z.strictObject({
     max_parallel_host: z.number().int().positive().default(64),
     sse_idle_seconds: seconds.positive().default(300),
     shutdown_timeout_seconds: seconds.nonnegative().default(10),
+    request_body_seconds: seconds.positive().default(60),
     max_turns: z.number().int().positive().default(50),
     default_max_turns: z.number().int().positive().default(10),
   }).default(LIMIT_DEFAULTS),
@@ -551,6 +555,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       maxParallelHost: data.limits.max_parallel_host,
       sseIdleSeconds: data.limits.sse_idle_seconds,
       shutdownTimeoutSeconds: data.limits.shutdown_timeout_seconds,
+      requestBodySeconds: data.limits.request_body_seconds,
       maxTurns: data.limits.max_turns,
       defaultMaxTurns: data.limits.default_max_turns,
     },

@@ -44,7 +44,11 @@ import {
   dashboardPage,
   loginPage,
 } from "./page.tsx";
-import { readCapped } from "../transports/client_bounds.ts";
+import {
+  bodyTimedOut,
+  bodyTimeoutMs,
+  readCapped,
+} from "../transports/client_bounds.ts";
 
 /** A session as the host knows it. */
 export interface HostSessionInfo extends SessionScope {
@@ -141,6 +145,7 @@ export function createOperatorSurface(
   const app = createConsoleRoutes({
     auth,
     metrics,
+    bodyTimeoutMs: bodyTimeoutMs(config.limits),
     recorder,
     catalog: (query) => catalog(options.request, query),
     sessions: (scope = "all") =>
@@ -267,6 +272,8 @@ export interface ConsoleRoutesOptions extends ConsoleSources {
   auth: ConsoleAuth;
   /** The metrics served at `/metrics`. */
   metrics: HostMetrics;
+  /** How long the sign-in form's body may take. @default 60000 */
+  bodyTimeoutMs?: number;
 }
 
 const MAX_LOGIN_BYTES = 4096;
@@ -313,9 +320,12 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
     // A foreign Origin never gets here (the host's door refuses it), and
     // the door throttles this form's wrong tokens by their 401.
     if (!auth.required) return c.redirect("/", 303);
+    const timeoutMs = options.bodyTimeoutMs ?? bodyTimeoutMs({});
     const body = await readCapped(c.req.raw.body, MAX_LOGIN_BYTES, {
       stopAtCap: true,
+      timeoutMs,
     });
+    if (body.timedOut) return c.json({ error: bodyTimedOut(timeoutMs) }, 408);
     const token = body.over
       ? null
       : new URLSearchParams(body.text).get("token");

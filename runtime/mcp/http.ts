@@ -16,12 +16,14 @@
  * @module
  */
 
-import {
-  readRequestBody,
-  requestBodyTooLargeMessage,
-} from "@modelcontextprotocol/sdk/server/requestBody.js";
+import { requestBodyTooLargeMessage } from "@modelcontextprotocol/sdk/server/requestBody.js";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
 import { jsonError } from "../doors/guard.ts";
+import {
+  bodyTimedOut,
+  bodyTimeoutMs,
+  readCapped,
+} from "../transports/client_bounds.ts";
 import { McpHttpSession } from "./http_session.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
@@ -87,6 +89,7 @@ class Endpoint implements McpHttp {
   #tokens: readonly string[];
   #sessions = new Map<string, Entry>();
   #maxBytes: number;
+  #body: BodyBounds;
   #sweep: ReturnType<typeof setInterval>;
 
   constructor(context: TransportContext, options: McpHttpOptions) {
@@ -94,6 +97,10 @@ class Endpoint implements McpHttp {
     this.#options = options;
     this.#tokens = options.tokens ?? [];
     this.#maxBytes = context.dispatcher.maxMessageBytes;
+    this.#body = {
+      maxBytes: this.#maxBytes,
+      timeoutMs: bodyTimeoutMs(context.limits),
+    };
     // As long as an A2E HTTP+SSE session may sit unused.
     const idleMs = context.limits.sseIdleSeconds * 1000;
     this.#sweep = setInterval(
@@ -131,7 +138,7 @@ class Endpoint implements McpHttp {
     if (request.method !== "POST") {
       return await entry.transport.handleRequest(request);
     }
-    return await post(entry.transport, request, this.#maxBytes);
+    return await post(entry.transport, request, this.#body);
   }
 
   async close(): Promise<void> {
@@ -178,7 +185,8 @@ class Endpoint implements McpHttp {
       close().catch(() => {});
     };
     await mcp.server.connect(transport);
-    const response = await transport.handleRequest(request);
+    // Its body is read here, under the same bounds as any POST's.
+    const response = await post(transport, request, this.#body);
     // Not an initialize request: nothing to keep.
     if (transport.sessionId === undefined) await close();
     return response;
@@ -204,17 +212,20 @@ function closeIdle(sessions: Map<string, Entry>, idleMs: number): void {
 async function post(
   transport: McpHttpSession,
   request: Request,
-  maxBytes: number,
+  bounds: BodyBounds,
 ): Promise<Response> {
-  const body = await readBody(request, maxBytes);
-  if (body.tooLarge) {
+  const body = await readBody(request, bounds);
+  if (body.refused !== undefined) {
+    const message = body.refused === 408
+      ? bodyTimedOut(bounds.timeoutMs)
+      : requestBodyTooLargeMessage(bounds.maxBytes);
     return new Response(
       JSON.stringify({
         jsonrpc: "2.0",
-        error: { code: -32000, message: requestBodyTooLargeMessage(maxBytes) },
+        error: { code: -32000, message },
         id: null,
       }),
-      { status: 413, headers: { "content-type": "application/json" } },
+      { status: body.refused, headers: { "content-type": "application/json" } },
     );
   }
   let parsedBody: unknown;
@@ -233,21 +244,30 @@ async function post(
   return await transport.post(request, parsedBody);
 }
 
-// A body of known length is taken whole (Deno's fast path; the server
-// holds the client to its Content-Length); any other is read with a bound.
+/** How large a POST's body may be, and how long it may take. */
+interface BodyBounds {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+// A body declared too large is refused unread; any other is read up to
+// the cap and the time bound, as every route's body (client_bounds.ts).
 async function readBody(
   request: Request,
-  maxBytes: number,
-): Promise<{ tooLarge: false; text: string } | { tooLarge: true }> {
+  bounds: BodyBounds,
+): Promise<{ refused?: undefined; text: string } | { refused: 408 | 413 }> {
   const length = Number(request.headers.get("content-length") ?? NaN);
-  if (!Number.isSafeInteger(length) || length < 0) {
-    return await readRequestBody(request, maxBytes);
-  }
-  if (length > maxBytes) {
+  if (Number.isSafeInteger(length) && length > bounds.maxBytes) {
     await request.body?.cancel().catch(() => {});
-    return { tooLarge: true };
+    return { refused: 413 };
   }
-  return { tooLarge: false, text: await request.text() };
+  const body = await readCapped(request.body, bounds.maxBytes, {
+    stopAtCap: true,
+    timeoutMs: bounds.timeoutMs,
+  });
+  if (body.timedOut) return { refused: 408 };
+  if (body.over) return { refused: 413 };
+  return { text: body.text };
 }
 
 /**

@@ -74,33 +74,100 @@ export function backlogAction(
   return "send";
 }
 
-// Request bodies read up to a cap.
+// Request bodies read up to a cap, in bounded time.
 
 /** A body read up to a cap. */
 export interface CappedBody {
   /** The text: all of it, or (over the cap) the start, to salvage an id. */
   text: string;
-  /** How many bytes the body had. */
+  /** How many bytes the body had, or were read before reading stopped. */
   bytes: number;
   /** Whether it was over the cap. */
   over: boolean;
+  /** Present when reading stopped before the body's end, at the cap or past {@link READ_ON_FACTOR} times it. */
+  cut?: true;
+  /** Present when the body took longer than `timeoutMs`: answer 408. */
+  timedOut?: true;
 }
 
 /** How much of an oversize body is kept to find the request's id in. */
 export const SALVAGE_BYTES = 4096;
 
 /**
+ * How far past the cap a body is read (discarding) before reading stops:
+ * up to this many times the cap in all. A client that sends a message a
+ * little too large reads its answer rather than a reset; one that sends
+ * without end is cut.
+ */
+export const READ_ON_FACTOR = 4;
+
+/**
+ * How long a request body may take by default, in ms
+ * (`limits.request_body_seconds`): a client that trickles its body, or
+ * stops sending it, does not hold the request for ever.
+ */
+export const BODY_TIMEOUT_MS = 60_000;
+
+/**
+ * How long a request body may take, in ms, by the host's limits.
+ *
+ * @param limits the host's `limits` (`requestBodySeconds`)
+ * @returns the bound in ms
+ * @example
+ * ```ts
+ * import { bodyTimeoutMs } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(bodyTimeoutMs({ requestBodySeconds: 2 }), 2000);
+ * ```
+ */
+export function bodyTimeoutMs(
+  limits: { requestBodySeconds?: number },
+): number {
+  // A context built by hand may lack it: the default, never NaN.
+  return (limits.requestBodySeconds ?? BODY_TIMEOUT_MS / 1000) * 1000;
+}
+
+/**
+ * The sentence a 408 answer carries.
+ *
+ * @param timeoutMs the bound that passed
+ * @returns the error message
+ * @example
+ * ```ts
+ * import { bodyTimedOut } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(bodyTimedOut(60_000), "Cannot read the request body: it took longer than 60 s");
+ * ```
+ */
+export function bodyTimedOut(timeoutMs: number): string {
+  return `Cannot read the request body: it took longer than ${
+    timeoutMs / 1000
+  } s`;
+}
+
+/** Options of {@link readCapped}. */
+export interface ReadCappedOptions {
+  /** Stop reading at the cap rather than read on. @default false */
+  stopAtCap?: boolean;
+  /** How long the whole body may take, in ms. @default BODY_TIMEOUT_MS */
+  timeoutMs?: number;
+}
+
+/**
  * Reads a body, keeping at most `max` bytes; on overflow the start is kept
- * to salvage the request's id. By default it reads to the end even past
- * the limit: cutting the upload short would make many clients report a
- * reset instead of reading the answer. With `stopAtCap` it stops reading
- * there (`bytes` then counts what was read): for a form nobody needs an
- * answer to beyond "too large", where reading on only costs the host.
+ * to salvage the request's id. By default it reads on past the limit,
+ * discarding, up to {@link READ_ON_FACTOR} times it: cutting a slightly
+ * large upload short would make many clients report a reset instead of
+ * reading the answer, and reading an endless one would never end. With
+ * `stopAtCap` it stops at the cap: for a form nobody needs an answer to
+ * beyond "too large". However it stops early, the body is cancelled.
+ * A body that takes longer than `timeoutMs` is cancelled too.
  *
  * @param body the request's body, or null
  * @param max the cap in bytes
- * @param options `stopAtCap`: cancel the body once it is over the cap
- * @returns the text, its size, and whether it was over the cap
+ * @param options `stopAtCap`, `timeoutMs`
+ * @returns the text, its size, whether it was over the cap, and whether
+ *   reading stopped early (`cut`) or ran out of time (`timedOut`)
  * @example Under and over the cap
  * ```ts
  * import { readCapped } from "./client_bounds.ts";
@@ -108,26 +175,52 @@ export const SALVAGE_BYTES = 4096;
  * const body = (s: string) => new Response(s).body;
  * assert.deepEqual(await readCapped(body("hello"), 10), { text: "hello", bytes: 5, over: false });
  * assert.equal((await readCapped(body("hello"), 4)).over, true);
+ * const never = new ReadableStream<Uint8Array>();
+ * assert.equal((await readCapped(never, 4, { timeoutMs: 10 })).timedOut, true);
  * ```
  */
 export async function readCapped(
   body: ReadableStream<Uint8Array> | null,
   max: number,
-  options: { stopAtCap?: boolean } = {},
+  options: ReadCappedOptions = {},
 ): Promise<CappedBody> {
   if (!body) return { text: "", bytes: 0, over: false };
+  const stopAt = options.stopAtCap ? max : max * READ_ON_FACTOR;
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   let over = false;
-  // Breaking out of the loop cancels the body.
-  for await (const chunk of body) {
-    bytes += chunk.byteLength;
-    // Past the limit, keep reading but discard (or stop).
-    if (bytes > max) {
+  let timedOut = false;
+  // Cancelling ends the pending read: it resolves as done.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, options.timeoutMs ?? BODY_TIMEOUT_MS);
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes <= max) {
+        chunks.push(value);
+        continue;
+      }
       over = true;
-      if (options.stopAtCap) break;
-    } else chunks.push(chunk);
+      // Past the limit, read on but discard, up to where reading stops.
+      if (bytes > stopAt) {
+        await reader.cancel().catch(() => {});
+        const first = chunks[0] ?? value;
+        const text = new TextDecoder().decode(first.slice(0, SALVAGE_BYTES));
+        return { text, bytes, over, cut: true };
+      }
+    }
+  } catch (error) {
+    // A read fails once the body is cancelled or the client went away.
+    if (!timedOut) throw error;
+  } finally {
+    clearTimeout(timer);
   }
+  if (timedOut) return { text: "", bytes, over, timedOut: true };
   if (over) {
     const first = chunks[0]?.slice(0, SALVAGE_BYTES) ?? new Uint8Array();
     return { text: new TextDecoder().decode(first), bytes, over };

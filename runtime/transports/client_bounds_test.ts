@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readCapped, SALVAGE_BYTES } from "./client_bounds.ts";
+import { READ_ON_FACTOR, readCapped, SALVAGE_BYTES } from "./client_bounds.ts";
 
 function chunked(...parts: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -54,4 +54,39 @@ Deno.test("readCapped() with stopAtCap cancels an oversize body at the cap", asy
   assert.equal(out.bytes, 5000);
   assert.equal(cancelled, true);
   assert.ok(pulls <= 6, `${pulls} chunks pulled`);
+});
+
+Deno.test("readCapped() cuts an endless body at READ_ON_FACTOR times the cap", async () => {
+  let cancelled = false;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(new Uint8Array(1000));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const out = await readCapped(endless, 4500);
+  assert.equal(out.over, true);
+  assert.equal(out.cut, true);
+  assert.equal(out.bytes, 4500 * READ_ON_FACTOR + 1000);
+  assert.equal(cancelled, true);
+});
+
+Deno.test("readCapped() stops a body that takes longer than timeoutMs", async () => {
+  let cancelled = false;
+  // One byte, then nothing: a trickle that stopped.
+  const stalled = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new Uint8Array(1));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const out = await readCapped(stalled, 4500, { timeoutMs: 20 });
+  assert.equal(out.timedOut, true);
+  assert.equal(out.bytes, 1);
+  assert.equal(out.text, "");
+  assert.equal(cancelled, true);
 });

@@ -29,7 +29,12 @@ import { Session } from "../session.ts";
 import { encodeError } from "../../protocol/responses.ts";
 import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
-import { backlogDecision, readCapped } from "./client_bounds.ts";
+import {
+  backlogDecision,
+  bodyTimedOut,
+  bodyTimeoutMs,
+  readCapped,
+} from "./client_bounds.ts";
 
 /** The HTTP+SSE transport: a Hono app plus the timer that expires sessions. */
 export interface SseTransport {
@@ -184,16 +189,21 @@ async function receive(
   const found = findChannel(context, channels, c);
   if (typeof found === "number") return noChannel(c, found, "send");
   found.lastActive = performance.now();
-  const body = await readCapped(
-    c.req.raw.body,
-    context.dispatcher.maxMessageBytes,
-  );
-  if (body.over) {
-    context.dispatcher.rejectOversize(found.session, body.bytes, body.text);
-  } else {
+  const max = context.dispatcher.maxMessageBytes;
+  const timeoutMs = bodyTimeoutMs(context.limits);
+  const body = await readCapped(c.req.raw.body, max, { timeoutMs });
+  if (body.timedOut) return c.json({ error: bodyTimedOut(timeoutMs) }, 408);
+  if (!body.over) {
     context.dispatcher.receive(found.session, body.text);
+    return c.json({ ok: true });
   }
-  return c.json({ ok: true });
+  // The stream says so too, to the request's id when it could be read.
+  context.dispatcher.rejectOversize(found.session, body.bytes, body.text);
+  if (!body.cut) return c.json({ ok: true });
+  return c.json({
+    error:
+      `Cannot accept message: over ${body.bytes} bytes exceeds the limit of ${max} bytes`,
+  }, 413);
 }
 
 // `GET /stream`: the session's event stream.
