@@ -214,6 +214,12 @@ function stream(
 ): Response {
   const found = findChannel(context, channels, c);
   if (typeof found === "number") return noChannel(c, found, "stream");
+  if (found.streams >= MAX_OPEN_STREAMS) {
+    return c.json({
+      error:
+        `Cannot stream: the session already has ${found.streams} stream connections open (at most ${MAX_OPEN_STREAMS}): close one first`,
+    }, 429);
+  }
   return new Response(attachStream(found, c.req.header("last-event-id")), {
     headers: {
       "content-type": "text/event-stream",
@@ -354,6 +360,12 @@ export class Channel {
    * before.
    */
   bearer: string | null = null;
+  /**
+   * Streams whose connection is still open: the attached one, and those it
+   * replaced that were not pulled since (a client that stops reading
+   * leaves them so until it closes the connection).
+   */
+  streams = 0;
   /** The A2E session ended: streams close once the queue is drained. */
   ended = false;
   #wake: (() => void) | null = null;
@@ -466,6 +478,16 @@ export class Channel {
 // stream. A quiet stream gets a keep-alive comment so that proxies do not
 // cut it.
 
+/**
+ * Most streams of one session whose connections are open at once. A new
+ * stream replaces the attached one, which ends at its next pull; but one
+ * whose client stopped reading is never pulled again, and holds its
+ * connection and its last chunk until the client closes it. Past this
+ * many, a new stream is refused (429), so one session cannot pile them
+ * up.
+ */
+export const MAX_OPEN_STREAMS = 8;
+
 /** Keep-alive comment interval, so proxies do not cut a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
@@ -531,6 +553,13 @@ export function attachStream(
   // and lives as long as its connection: it must not keep what it holds.
   channel.dropUnsent?.();
   channel.attached = me;
+  channel.streams++;
+  let open = true;
+  const end = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (open) channel.streams--;
+    open = false;
+    controller.close();
+  };
   channel.wake();
   // The encoded batch being handed out, one chunk a pull.
   const out = { bytes: new Uint8Array(0), at: 0 };
@@ -543,11 +572,13 @@ export function attachStream(
       controller.enqueue(encoder.encode(": connected\n\n"));
     },
     pull: (controller) => {
-      if (channel.attached !== me) return controller.close();
+      if (channel.attached !== me) return end(controller);
       if (out.at < out.bytes.length) return void handOut(out, controller);
-      return pullNext(channel, me, controller, keepaliveMs, out);
+      return pullNext(channel, me, end, controller, keepaliveMs, out);
     },
     cancel() {
+      if (open) channel.streams--;
+      open = false;
       if (channel.attached === me) {
         channel.attached = null;
         channel.dropUnsent = null;
@@ -562,12 +593,13 @@ export function attachStream(
 async function pullNext(
   channel: Channel,
   me: symbol,
+  end: (controller: ReadableStreamDefaultController<Uint8Array>) => void,
   controller: ReadableStreamDefaultController<Uint8Array>,
   keepaliveMs: number,
   out: { bytes: Uint8Array; at: number },
 ): Promise<void> {
   while (true) {
-    if (channel.attached !== me) return controller.close();
+    if (channel.attached !== me) return end(controller);
     if (channel.queue.length > 0) {
       // Taken only now that the HTTP layer asks for bytes: what the client
       // never asked for stays queued for the next stream.
@@ -578,7 +610,7 @@ async function pullNext(
       out.at = 0;
       return handOut(out, controller);
     }
-    if (channel.ended) return controller.close();
+    if (channel.ended) return end(controller);
     const before = performance.now();
     await channel.wait(keepaliveMs);
     if (

@@ -182,3 +182,20 @@ Deno.test("attachStream() sends a keep-alive when quiet and closes once the sess
   assert.equal(await next(reader), "id: 1\ndata: last\n\n");
   assert.equal(await next(reader), null);
 });
+
+Deno.test("attachStream() counts the streams whose connections are open until each ends or is cancelled", async () => {
+  const c = channel();
+  const first = attachStream(c, undefined).getReader();
+  await first.read(); // ": connected"
+  const pending = first.read(); // a pull waits for a message
+  // Never read: a client that stopped reading.
+  const stalled = attachStream(c, undefined);
+  assert.equal((await pending).done, true); // replaced: it ends at its pull
+  assert.equal(c.streams, 1);
+  const third = attachStream(c, undefined).getReader();
+  assert.equal(c.streams, 2); // the stalled one is never pulled again
+  await stalled.cancel(); // its client closed the connection
+  assert.equal(c.streams, 1);
+  await third.cancel();
+  assert.equal(c.streams, 0);
+});

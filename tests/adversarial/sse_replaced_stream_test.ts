@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { type HostProcess, startHostProcess } from "./_host_process.ts";
+import { MAX_OPEN_STREAMS } from "../../runtime/transports/http_sse.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/streams/", import.meta.url));
 const MiB = 1024 * 1024;
@@ -35,14 +36,30 @@ async function sseSession(host: HostProcess) {
     },
     /** Opens a stream; `read` drains it, otherwise it is never read. */
     async stream(read: boolean) {
-      const conn = await Deno.connect({
-        hostname: url.hostname,
-        port: Number(url.port),
-      });
+      // A session holds at most MAX_OPEN_STREAMS stream connections: at
+      // the bound, this client closes its oldest (never read) one, and
+      // tries again until the host has seen it go.
+      if (conns.length >= MAX_OPEN_STREAMS) conns.shift()!.close();
+      let conn: Deno.TcpConn | undefined;
+      for (let i = 0; i < 500 && conn === undefined; i++) {
+        const tried = await Deno.connect({
+          hostname: url.hostname,
+          port: Number(url.port),
+        });
+        await tried.write(new TextEncoder().encode(
+          `GET /a2e/stream HTTP/1.1\r\nHost: ${url.host}\r\nX-Session-Id: ${id}\r\n\r\n`,
+        ));
+        const head = new Uint8Array(64);
+        const n = await tried.read(head);
+        const line = new TextDecoder().decode(head.subarray(0, n ?? 0));
+        if (line.startsWith("HTTP/1.1 200")) conn = tried;
+        else {
+          tried.close();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+      if (conn === undefined) throw new Error("No stream within 10 s");
       conns.push(conn);
-      await conn.write(new TextEncoder().encode(
-        `GET /a2e/stream HTTP/1.1\r\nHost: ${url.host}\r\nX-Session-Id: ${id}\r\n\r\n`,
-      ));
       if (!read) return;
       (async () => {
         const buf = new Uint8Array(1 << 20);
