@@ -39,11 +39,13 @@
  */
 
 import type { ErrorCode } from "../../protocol/codes.ts";
-import { makeNonce, readFrames } from "../../protocol/sandbox/pipe.ts";
 import {
   decodeDiscoveryFrame,
   type DiscoveryInit,
   type DiscoveryModule,
+  makeNonce,
+  maxFrameBytes,
+  readFrames,
 } from "../../protocol/sandbox/pipe.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { sandboxCommand, spawnSandbox } from "../sandbox/sandbox_process.ts";
@@ -528,7 +530,8 @@ export async function runDiscoveryProcess(
     child.status.finally(() => exited = true),
     readFrames(child.stdout, onFrame, {
       nonce,
-      maxLineBytes: options.maxResultBytes + 65536,
+      // The sandbox bounds a definition in characters, the reader in bytes.
+      maxLineBytes: maxFrameBytes(options.maxResultBytes),
     }).catch(() => {}),
     drainStderr(),
   ]);

@@ -196,6 +196,35 @@ Deno.test("a discovery process reports its CPU time, counted in discoveryUsage()
   }
 });
 
+// The sandbox bounds a definition in characters of JSON; the host reads
+// lines in bytes, and a character is up to 3 of them. A definition under
+// the bound in characters but over it in bytes used to be dropped as an
+// overlong line, and the module failed as if its process had crashed.
+Deno.test("a definition under the bound in characters loads, however many bytes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "wide.ts");
+    await Deno.writeTextFile(
+      path,
+      `export default { kind: "tool", name: "wide", description: "語".repeat(60_000) };`,
+    );
+    const report = await runDiscoveryProcess([{ path, read: [path] }], {
+      ...BASE,
+      maxResultBytes: 100_000,
+      timeoutMs: 20_000,
+      memoryMb: 256,
+      env: sandboxEnv({}),
+      bootstrap: await loadBootstrap(),
+      workers: 1,
+    });
+    assert.equal(report.failure, null);
+    const answer = report.answers.get(0);
+    assert.equal(answer?.ok, true, JSON.stringify(answer)?.slice(0, 200));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 // A confined discovery process (bubblewrap) stopped in its first
 // milliseconds, or timed out at once, leaves no process behind: every
 // process whose command line names the batch's folder (bwrap, and the Deno
