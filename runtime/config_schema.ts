@@ -184,9 +184,31 @@ export interface SandboxConfig {
  *   /egress\.secrets\.0\.header/,
  * );
  * ```
+ * @example Allow plain http for a service on the host's own network
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const { egress } = parseConfig(`{ "egress": { "secrets": [{
+ *   "host": "http://metrics.internal:9090",
+ *   "header": "X-Api-Key",
+ *   "value_env": "METRICS_KEY"
+ * }] } }`);
+ * assert.equal(egress.secrets[0]!.host, "http://metrics.internal:9090");
+ * // A path would never match a request: refused at start.
+ * assert.throws(
+ *   () =>
+ *     parseConfig(`{ "egress": { "secrets": [{
+ *       "host": "https://api.example.com/v1", "header": "X-Key", "value_env": "K"
+ *     }] } }`),
+ *   /egress\.secrets\.0\.host/,
+ * );
+ * ```
  */
 export interface EgressSecretConfig {
-  /** `name` or `name:port` the secret goes to. */
+  /**
+   * `name` or `name:port` the secret goes to, over `https:` only (sandbox
+   * code chooses the scheme); `http://name[:port]` allows plain `http:` too.
+   */
   host: string;
   /** The header it rides in. */
   header: string;
@@ -427,7 +449,10 @@ const ConfigFileSchema = z.strictObject({
   egress: z.strictObject({
     allow_private_hosts: z.array(z.string().min(1)).default([]),
     secrets: z.array(z.strictObject({
-      host: z.string().min(1),
+      host: z.string().regex(
+        /^(https?:\/\/)?[^/\s]+\/?$/i,
+        "expected a host name, optionally with :port, after http:// or https://",
+      ),
       header: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/),
       value_env: z.string().min(1),
       toolkits: z.array(z.string().min(1)).default([]),

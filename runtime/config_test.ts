@@ -92,6 +92,22 @@ Deno.test("parseConfig() reads sandbox.confinement and the egress section", () =
       ),
     /egress\.secrets\.0\.header/,
   );
+  for (const host of ["http://a", "HTTPS://a:8443/", "a:80", "[::1]:80"]) {
+    const { egress } = parseConfig(JSON.stringify({
+      egress: { secrets: [{ host, header: "X", value_env: "V" }] },
+    }));
+    assert.equal(egress.secrets[0]?.host, host);
+  }
+  for (const host of ["https://a/v1", "ftp://a", "a b", ""]) {
+    assert.throws(
+      () =>
+        parseConfig(JSON.stringify({
+          egress: { secrets: [{ host, header: "X", value_env: "V" }] },
+        })),
+      /egress\.secrets\.0\.host/,
+      host,
+    );
+  }
 });
 
 Deno.test("parseConfig() reads an MCP server's read and write lists", () => {

@@ -5,7 +5,9 @@
  * resolves to (in the host, `/etc/hosts` included) against the address
  * rules, and the connection goes to the address that was checked (no
  * second resolution). Operator secrets bound to a host are added only to
- * requests to that host, and their values are cut from what comes back.
+ * requests to that host, over `https:` unless the binding names `http://`
+ * (a plain-`http:` request that would carry one is refused), and their
+ * values are cut from what comes back.
  * The host builds its broker from the `egress` section of the config
  * ({@link brokerFromConfig}).
  *
@@ -36,9 +38,16 @@ import {
   resolveHost,
 } from "./targets.ts";
 
-/** An operator secret, sent as a header to one host only. */
+/**
+ * An operator secret, sent as a header to one host only, and over `https:`
+ * only unless the binding names `http://`: sandbox code chooses the URL's
+ * scheme, and a secret sent over plain `http:` is readable on the path.
+ */
 export interface SecretBinding {
-  /** `name` or `name:port` the secret goes to. */
+  /**
+   * `name` or `name:port` the secret goes to, over `https:`; prefixed with
+   * `http://`, over plain `http:` as well (`https://` changes nothing).
+   */
   host: string;
   /** The header it is sent in (e.g. `Authorization`). */
   header: string;
@@ -124,7 +133,7 @@ const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
  * ```
  */
 export class EgressBroker {
-  readonly #secrets: SecretBinding[];
+  readonly #secrets: BoundSecret[];
   readonly #privateHosts: string[];
   readonly #maxResponse: number;
   readonly #maxRequest: number;
@@ -135,7 +144,7 @@ export class EgressBroker {
 
   /** @param options secrets, private hosts, bounds */
   constructor(options: BrokerOptions = {}) {
-    this.#secrets = [...(options.secrets ?? [])];
+    this.#secrets = (options.secrets ?? []).map(boundSecret);
     this.#privateHosts = [...(options.privateHosts ?? [])];
     this.#maxResponse = options.maxResponseBytes ?? 8 * 1024 * 1024;
     this.#maxRequest = options.maxRequestBytes ?? 8 * 1024 * 1024;
@@ -218,6 +227,13 @@ export class EgressBroker {
     for (let hop = 0;; hop++) {
       const address = await this.checkTarget(url, scope.allow, signal);
       const injected = this.#secretsFor(url, scope.toolkit ?? null);
+      if (url.protocol === "http:" && injected.some((s) => !s.plainHttp)) {
+        // Refused, not sent without it: the module learns why at once.
+        throw new SkillboxError(
+          "tool_denied",
+          `Cannot send a request to "${url.origin}": an operator secret for it goes over https only (use https; the operator allows plain http by binding it to "http://${url.host}")`,
+        );
+      }
       for (const s of injected) if (s.value) sent.add(s.value);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(callerHeaders)) {
@@ -337,9 +353,9 @@ export class EgressBroker {
     return addresses[0]!;
   }
 
-  #secretsFor(url: URL, toolkit: string | null): SecretBinding[] {
+  #secretsFor(url: URL, toolkit: string | null): BoundSecret[] {
     return this.#secrets.filter((s) =>
-      hostMatches(url, s.host) &&
+      hostMatches(url, s.target) &&
       (!s.toolkits?.length ||
         (toolkit !== null && s.toolkits.includes(toolkit)))
     );
@@ -414,6 +430,21 @@ export class EgressBroker {
       redirects,
     };
   }
+}
+
+// A binding as the broker matches it: its host entry without the scheme.
+interface BoundSecret extends SecretBinding {
+  target: string;
+  plainHttp: boolean;
+}
+
+function boundSecret(binding: SecretBinding): BoundSecret {
+  const m = /^(https?):\/\/([^/]*)\/?$/i.exec(binding.host.trim());
+  return {
+    ...binding,
+    target: m ? m[2]! : binding.host,
+    plainHttp: m !== null && m[1]!.toLowerCase() === "http",
+  };
 }
 
 /**

@@ -255,9 +255,13 @@ Deno.test("operator secrets go only to their host, and never come back", async (
     resolve: names.resolve,
     privateHosts: ["api.test", "other.test"],
     secrets: [
-      { host: "api.test", header: "Authorization", value: `Bearer ${SECRET}` },
       {
-        host: "other.test",
+        host: "http://api.test",
+        header: "Authorization",
+        value: `Bearer ${SECRET}`,
+      },
+      {
+        host: "http://other.test",
         header: "X-Api-Key",
         value: SECRET + "-kit",
         toolkits: ["http"],
@@ -321,6 +325,77 @@ Deno.test("operator secrets go only to their host, and never come back", async (
   }
 });
 
+Deno.test("an operator secret goes over plain http only when its binding says http://", async (t) => {
+  const { server, port, seen } = startServer();
+  const names = resolver({
+    "api.test": ["127.0.0.1"],
+    "open.test": ["127.0.0.1"],
+  });
+  const broker = (host: string) =>
+    new EgressBroker({
+      resolve: names.resolve,
+      privateHosts: ["api.test", "open.test"],
+      secrets: [{ host, header: "Authorization", value: `Bearer ${SECRET}` }],
+    });
+  const any = { allow: [["*"]] };
+  try {
+    for (const host of ["api.test", `api.test:${port}`, "HTTPS://api.test/"]) {
+      await t.step(`bound to "${host}": refused, nothing sent`, async () => {
+        const before = seen.length;
+        await refused(
+          broker(host).fetch({ url: `http://api.test:${port}/x?q=1` }, any),
+          "tool_denied",
+          new RegExp(
+            `Cannot send a request to "http://api\\.test:${port}": an operator secret for it goes over https only`,
+          ),
+        );
+        assert.equal(seen.length, before);
+      });
+    }
+    await t.step("nor reached by a redirect over http", async () => {
+      const before = seen.length;
+      await refused(
+        broker("api.test").fetch({
+          url: `http://open.test:${port}/redirect?to=http://api.test:${port}/`,
+        }, any),
+        "tool_denied",
+        /goes over https only/,
+      );
+      assert.deepEqual(seen.slice(before).map((s) => s.path), ["/redirect"]);
+      assert.equal(seen.at(-1)?.auth, null);
+    });
+    await t.step(
+      "another toolkit's secret stands in no one's way",
+      async () => {
+        const other = new EgressBroker({
+          resolve: names.resolve,
+          privateHosts: ["api.test"],
+          secrets: [{
+            host: "api.test",
+            header: "Authorization",
+            value: `Bearer ${SECRET}`,
+            toolkits: ["http"],
+          }],
+        });
+        const res = await other.fetch({ url: `http://api.test:${port}/` }, {
+          allow: [["*"]],
+          toolkit: "shell",
+        });
+        assert.equal(res.status, 200);
+        assert.equal(seen.at(-1)?.auth, null);
+      },
+    );
+    for (const host of ["http://api.test", `HTTP://api.test:${port}/`]) {
+      await t.step(`bound to "${host}": sent`, async () => {
+        await broker(host).fetch({ url: `http://api.test:${port}/` }, any);
+        assert.equal(seen.at(-1)?.auth, `Bearer ${SECRET}`);
+      });
+    }
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("a secret an upstream copies into a redirect stays with its host", async (t) => {
   const { server, port, seen } = startServer();
   const broker = new EgressBroker({
@@ -329,7 +404,7 @@ Deno.test("a secret an upstream copies into a redirect stays with its host", asy
         .resolve,
     privateHosts: ["api.test", "other.test"],
     secrets: [{
-      host: "api.test",
+      host: "http://api.test",
       header: "Authorization",
       value: `Bearer ${SECRET}`,
     }],
@@ -378,7 +453,7 @@ Deno.test("a body cut at the limit keeps no part of a secret", async () => {
   const broker = new EgressBroker({
     resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
     privateHosts: ["api.test"],
-    secrets: [{ host: "api.test", header: "Authorization", value }],
+    secrets: [{ host: "http://api.test", header: "Authorization", value }],
     maxResponseBytes: cut,
   });
   try {

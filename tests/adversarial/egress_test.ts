@@ -57,7 +57,8 @@ async function start(allowPrivate: string[]): Promise<Fixture> {
       egress: {
         allowPrivateHosts: allowPrivate,
         secrets: [{
-          host: "localhost",
+          // The test's server speaks plain http: the binding says so.
+          host: "http://localhost",
           header: "Authorization",
           valueEnv: SECRET_ENV,
           toolkits: ["http"],

@@ -134,7 +134,7 @@ async function serve(
       egress: {
         allowPrivateHosts: ["127.0.0.1"],
         secrets: [{
-          host: `127.0.0.1:${port}`,
+          host: `http://127.0.0.1:${port}`, // the echo server is plain http
           header: "X-Egress-Secret",
           valueEnv: SECRET_ENV,
           toolkits: ["http"],
