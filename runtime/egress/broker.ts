@@ -513,7 +513,17 @@ export interface CheckedFetchOptions {
    * the broker's `checkTarget` takes them. @default [["*"]]
    */
   allow?: string[][];
+  /**
+   * Whole-request bound: from the call until the response body ends,
+   * redirects included; past it the request is aborted (a server that
+   * trickles its headers or its body holds a connection no longer). The
+   * caller's own signal may end it sooner. @default 600000
+   */
+  timeoutMs?: number;
 }
+
+// As long as the LLM SDKs wait for a request by default.
+const REQUEST_TIMEOUT_MS = 600_000;
 
 /**
  * A `fetch` to one origin only, under the broker's rules.
@@ -536,8 +546,48 @@ export function checkedFetch(
 ): FetchLike {
   const { origin } = options;
   const allow = options.allow ?? [["*"]];
+  const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
   return async (input, init = {}) => {
     let url = new URL(String(input));
+    // Callers' signals may never abort (the MCP SDK's lasts as long as
+    // its transport): this clock is the request's own, stopped at the end.
+    const clock = new AbortController();
+    const timer = setTimeout(() => {
+      clock.abort(
+        new SkillboxError(
+          "timeout",
+          `Request to "${url.origin}" timed out after ${timeoutMs / 1000} s`,
+        ),
+      );
+    }, timeoutMs);
+    const whole = init.signal
+      ? AbortSignal.any([init.signal, clock.signal])
+      : clock.signal;
+    try {
+      const { res, method } = await checkedRequest(
+        url,
+        init,
+        whole,
+        (next) => url = next,
+      );
+      if (res.closed) clearTimeout(timer);
+      else res.once("close", () => clearTimeout(timer));
+      return toResponse(res, method);
+    } catch (error) {
+      clearTimeout(timer);
+      if (clock.signal.aborted) throw clock.signal.reason;
+      throw error;
+    }
+  };
+
+  // Each hop checked, on the origin; resolves at the last hop's headers.
+  async function checkedRequest(
+    first: URL,
+    init: RequestInit,
+    whole: AbortSignal,
+    onHop: (url: URL) => void,
+  ): Promise<{ res: http.IncomingMessage; method: string }> {
+    let url = first;
     let method = (init.method ?? "GET").toUpperCase();
     let body = init.body === undefined || init.body === null
       ? null
@@ -549,33 +599,35 @@ export function checkedFetch(
           `Refusing to send a request to "${url.origin}": the server is "${origin.origin}"`,
         );
       }
-      const signal = init.signal
-        ? AbortSignal.any([init.signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)])
-        : AbortSignal.timeout(CHECK_TIMEOUT_MS);
+      const signal = AbortSignal.any([
+        whole,
+        AbortSignal.timeout(CHECK_TIMEOUT_MS),
+      ]);
       const address = await broker.checkTarget(url, allow, signal);
       const res = await requestAt(url, address, {
         method,
         headers: Object.fromEntries(headers),
         body,
-        signal: init.signal ?? undefined,
+        signal: whole,
       });
       const location = res.headers.location;
       const status = res.statusCode ?? 0;
       if (location === undefined || !REDIRECTS.includes(status)) {
-        return toResponse(res, method);
+        return { res, method };
       }
       res.destroy();
       if (hop >= MAX_REDIRECTS) {
         throw new TypeError(`Too many redirects (more than ${MAX_REDIRECTS})`);
       }
       url = new URL(location, url);
+      onHop(url);
       if (becomesGet(status, method)) {
         if (method !== "HEAD") method = "GET";
         body = null;
         headers.delete("content-type");
       }
     }
-  };
+  }
 }
 
 function toResponse(res: http.IncomingMessage, method: string): Response {

@@ -729,3 +729,98 @@ Deno.test("checkedFetch() refuses a host outside its allow-lists before any conn
     assert.equal((await allowed(url)).status, 200);
   });
 });
+
+/**
+ * A server that trickles: after the request it sends one byte every 50 ms,
+ * headers never finished (`body: false`) or a body never ended. `closed`
+ * resolves when the client ends the connection.
+ */
+function trickler(body: boolean) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let onClosed = () => {};
+  const closed = new Promise<void>((resolve) => onClosed = resolve);
+  let conn: Deno.Conn | null = null;
+  const served = (async () => {
+    const c = conn = await listener.accept();
+    const enc = new TextEncoder();
+    await c.read(new Uint8Array(65536));
+    if (body) {
+      await c.write(enc.encode(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+      ));
+    } else await c.write(enc.encode("HTTP/1.1 200 OK\r\nx-slow: "));
+    const timer = setInterval(() => {
+      c.write(enc.encode(body ? "1\r\n:\r\n" : "a")).catch(() => {});
+    }, 50);
+    // The client ending the connection is the only way out.
+    while (await c.read(new Uint8Array(1024)).catch(() => null) !== null);
+    clearInterval(timer);
+    onClosed();
+  })();
+  const { port } = listener.addr as Deno.NetAddr;
+  return {
+    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    closed,
+    async close() {
+      listener.close();
+      try {
+        (conn as Deno.Conn | null)?.close();
+      } catch {
+        // Already closed.
+      }
+      await served.catch(() => {});
+    },
+  };
+}
+
+/** The promise's outcome, or "pending" once `ms` passed. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | "pending"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<"pending">((r) => timer = setTimeout(() => r("pending"), ms)),
+  ]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("checkedFetch() ends a request whose server trickles, whatever the caller's signal", async (t) => {
+  const broker = new EgressBroker({ privateHosts: ["127.0.0.1"] });
+  // As the MCP SDK's transport calls it: a signal aborted only on close.
+  const forever = new AbortController();
+  await t.step("headers never finished", async () => {
+    const server = trickler(false);
+    const options = { origin: server.url, timeoutMs: 300 };
+    try {
+      const res = checkedFetch(broker, options)(server.url, {
+        method: "POST",
+        body: "{}",
+        signal: forever.signal,
+      }).catch((error: Error) => error);
+      const outcome = await within(res, 5_000);
+      assert.ok(outcome instanceof SkillboxError, String(outcome));
+      assert.equal(outcome.code, "timeout");
+      assert.match(
+        outcome.message,
+        /Request to "http:\/\/127\.0\.0\.1:\d+" timed out after 0\.3 s/,
+      );
+      assert.notEqual(await within(server.closed, 5_000), "pending");
+    } finally {
+      await server.close();
+    }
+  });
+  await t.step("a body never ended", async () => {
+    const server = trickler(true);
+    const options = { origin: server.url, timeoutMs: 300 };
+    try {
+      const res = await checkedFetch(broker, options)(server.url, {
+        signal: forever.signal,
+      });
+      assert.equal(res.status, 200);
+      const read = res.text().then(() => "ended", (e: Error) => e);
+      const outcome = await within(read, 5_000);
+      assert.ok(outcome instanceof Error, String(outcome));
+      assert.notEqual(await within(server.closed, 5_000), "pending");
+    } finally {
+      await server.close();
+    }
+  });
+});
