@@ -21,6 +21,8 @@
  * @module
  */
 
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
@@ -297,12 +299,9 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   if (back.startsWith("..") || isAbsolute(back)) {
     fail("the skill file is a link that leads out of its folder");
   }
-  const info = await Deno.stat(real);
-  // Check the size before reading so a huge file is never pulled into memory.
-  if (info.size > MAX_SKILL_MD_BYTES) {
-    fail(`file is larger than ${MAX_SKILL_MD_BYTES} bytes`);
-  }
-  const manifest = parseSkillMd(await Deno.readTextFile(real), {
+  const read = await readRegularFile(real, MAX_SKILL_MD_BYTES);
+  if (typeof read !== "string") fail(read.problem);
+  const manifest = parseSkillMd(read as string, {
     path: file,
     folder: folderName,
   });
@@ -1255,12 +1254,61 @@ export async function readSkillFile(
       `Cannot read "${path}": it no longer resolves inside the skill folder`,
     );
   }
-  const info = await Deno.stat(real);
-  if (info.size > MAX_RESOURCE_BYTES) {
-    throw new SkillboxError(
-      "tool_error",
-      `Cannot read "${path}": file is larger than ${MAX_RESOURCE_BYTES} bytes`,
-    );
+  const read = await readRegularFile(real, MAX_RESOURCE_BYTES);
+  if (typeof read === "string") return read;
+  throw new SkillboxError(
+    "tool_error",
+    `Cannot read "${path}": ${read.problem}`,
+  );
+}
+
+// How a folder's file is opened: never through a link put in its place
+// since it was checked, and without waiting for a writer (a named pipe
+// blocks an ordinary open until one comes, holding a thread forever).
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) |
+  (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Reads a file of a skill folder as text, checking what was opened rather
+ * than what a path named a moment before (the folder may change while it
+ * is read): it must be a regular file, and no more than `max` bytes are
+ * ever read, however it grows.
+ *
+ * @param path the file's real path (a link there is refused)
+ * @param max the largest size accepted, in bytes
+ * @returns the text, or why it was not read
+ */
+async function readRegularFile(
+  path: string,
+  max: number,
+): Promise<string | { problem: string }> {
+  let handle;
+  try {
+    handle = await open(path, OPEN_FLAGS);
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
   }
-  return await Deno.readTextFile(real);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return { problem: "it is not a regular file" };
+    // Bigger is refused before reading, so a huge file is never pulled in.
+    if (info.size > max) return { problem: `file is larger than ${max} bytes` };
+    const buffer = new Uint8Array(max + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(
+        buffer,
+        length,
+        buffer.length - length,
+        length,
+      );
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    // Grown since its size was read.
+    if (length > max) return { problem: `file is larger than ${max} bytes` };
+    return new TextDecoder().decode(buffer.subarray(0, length));
+  } finally {
+    await handle.close();
+  }
 }
