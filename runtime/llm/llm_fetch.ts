@@ -9,7 +9,8 @@
  * checked (`egress.allow_private_hosts` for private ones), the connection
  * goes to the checked address, redirects stay on its origin with every hop
  * checked, and only the SDK's own headers are sent (none an environment
- * variable added).
+ * variable added). The operator's own endpoint is reached with the global
+ * fetch, and its redirects are followed only on its own origin.
  *
  * @module
  */
@@ -119,7 +120,7 @@ export function llmFetch(
 ): LlmFetch {
   const base = options.chosen
     ? chosenFetch(endpoint, options.chosen)
-    : (input: string | URL, init?: RequestInit) => fetch(input, init);
+    : ownOriginFetch(endpoint);
   return async (input, init) => {
     const res = await base(input instanceof Request ? input.url : input, init);
     if (!res.body) return res;
@@ -127,6 +128,55 @@ export function llmFetch(
       res.body.pipeThrough(eventGuard(options.maxEventBytes)),
       { status: res.status, statusText: res.statusText, headers: res.headers },
     );
+  };
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
+// The operator's endpoint, reached with the global fetch: a redirect is
+// followed only on the endpoint's own origin. Another origin could be an
+// address only the host can reach (metadata, an internal service), which
+// would get the conversation and answer into the error the skill reads.
+function ownOriginFetch(endpoint: string): FetchLike {
+  const origin = new URL(endpoint).origin;
+  return async (input, init = {}) => {
+    let url = new URL(String(input));
+    let request: RequestInit = { ...init, redirect: "manual" };
+    for (let hop = 0;; hop++) {
+      const res = await fetch(url, request);
+      const location = res.headers.get("location");
+      if (!REDIRECTS.has(res.status) || location === null) return res;
+      await res.body?.cancel();
+      const next = new URL(location, url);
+      if (next.origin !== origin) {
+        throw new SkillboxError(
+          "skill_error",
+          `LLM endpoint "${
+            redactUrl(endpoint)
+          }" redirected to another origin, "${next.origin}": not followed`,
+        );
+      }
+      if (hop >= MAX_REDIRECTS) {
+        throw new SkillboxError(
+          "skill_error",
+          `LLM endpoint "${
+            redactUrl(endpoint)
+          }" redirected more than ${MAX_REDIRECTS} times`,
+        );
+      }
+      // As fetch does: these turn a POST into a GET without its body.
+      const method = (request.method ?? "GET").toUpperCase();
+      if (
+        res.status === 303 ||
+        ((res.status === 301 || res.status === 302) && method === "POST")
+      ) {
+        const headers = new Headers(request.headers);
+        headers.delete("content-type");
+        request = { ...request, method: "GET", body: null, headers };
+      }
+      url = next;
+    }
   };
 }
 
