@@ -235,7 +235,8 @@ export function createApi(sources: ConsoleSources): Hono {
     });
   });
 
-  app.get("/live", (c) => liveStream(c, sources, scopeOf(c)));
+  const feeds: LiveFeeds = new Map();
+  app.get("/live", (c) => liveStream(c, sources, scopeOf(c), feeds));
   return app;
 }
 
@@ -513,6 +514,14 @@ function percentile(sorted: number[], p: number): number {
 
 const MAX_QUEUE = 2000;
 const HEARTBEAT_MS = 15_000;
+// Feeds one viewer (a token, or every admin together) holds open. Each is
+// a listener every call of every client runs through; beyond this its
+// oldest is ended, so a reloaded page is never locked out and one token
+// cannot end another's.
+const MAX_FEEDS_PER_VIEWER = 8;
+
+/** The open feeds, by viewer (`all` or the token's owner), oldest first. */
+type LiveFeeds = Map<string, Set<{ abort(): void }>>;
 
 /**
  * Streams the recorder's changes to one viewer. (Its `Cache-Control:
@@ -521,15 +530,27 @@ const HEARTBEAT_MS = 15_000;
  * @param c the request context
  * @param sources the recorder and the drop counter
  * @param scope whose runs the viewer may see; others' are never queued
+ * @param feeds the open feeds, this one's viewer's oldest ended past the cap
  * @returns the SSE response
  */
 function liveStream(
   c: Context,
   sources: ConsoleSources,
   scope: RunScope,
+  feeds: LiveFeeds,
 ): Response {
   const { recorder, eventsDropped: dropped } = sources;
+  const viewer = scope === "all" ? "all" : scope.owner;
   return streamSSE(c, async (stream) => {
+    let mine = feeds.get(viewer);
+    if (!mine) feeds.set(viewer, mine = new Set());
+    for (const oldest of mine) {
+      if (mine.size < MAX_FEEDS_PER_VIEWER) break;
+      mine.delete(oldest);
+      // Ends it even while a write waits on a client that does not read.
+      oldest.abort();
+    }
+    mine.add(stream);
     const queue: LiveChange[] = [];
     let wake: (() => void) | null = null;
     let lost = 0;
@@ -588,6 +609,8 @@ function liveStream(
       }
     } finally {
       unsubscribe();
+      mine.delete(stream);
+      if (mine.size === 0 && feeds.get(viewer) === mine) feeds.delete(viewer);
     }
   });
 }
