@@ -378,7 +378,43 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
     fail(`YAML error: ${error instanceof Error ? error.message : error}`);
   }
   if (!isPlainObject(data)) fail("the frontmatter must be a YAML mapping");
+  // Aliases under the budget still share nodes: written out (discovery's
+  // metadata, the console) they could make a 200 KB file 20 MB of JSON, or
+  // never end when one names a node it is inside of.
+  const most = EXPANSION * yamlText.length + 4096;
+  if (expandsPast(data, most)) {
+    fail(`the frontmatter's YAML aliases expand it past ${most} bytes`);
+  }
   return { data: data as Record<string, unknown>, body };
+}
+
+// What a frontmatter may become, written out, for each character of its
+// YAML: without aliases JSON is at most about 2.5 times as long (`[~,~]`).
+const EXPANSION = 4;
+
+// Whether a parsed value, written out as JSON, would pass `max` characters
+// (about: quotes and separators counted, escapes not), without writing it.
+// A value inside itself is endless, so past any limit.
+function expandsPast(value: unknown, max: number): boolean {
+  let size = 0;
+  const inside = new Set<object>();
+  const walk = (node: unknown): boolean => {
+    if (typeof node === "string") size += node.length + 3;
+    else if (node === null || typeof node !== "object") {
+      size += String(node).length + 1;
+    } else {
+      if (inside.has(node)) return true;
+      inside.add(node);
+      size += 2;
+      const entries = Array.isArray(node) ? node : Object.entries(node);
+      for (const entry of entries) {
+        if (size > max || walk(entry)) return true;
+      }
+      inside.delete(node);
+    }
+    return size > max;
+  };
+  return walk(value);
 }
 
 /**

@@ -77,3 +77,67 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "a SKILL.md whose YAML aliases loop or expand a hundredfold is not loadable, and discovery still lists its neighbours",
+  OPTS,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "skillbox-skill-alias-" });
+    const write = async (name: string, front: string) => {
+      await Deno.mkdir(join(dir, name));
+      await Deno.writeTextFile(
+        join(dir, name, "SKILL.md"),
+        `---\nname: ${name}\ndescription: A skill (tests only).\n${front}---\n\nSay ok.\n`,
+      );
+    };
+    await write("good", "");
+    // An alias inside the node it names: a structure that never ends.
+    await write("loop", "notes: &a [1, *a]\n");
+    // 100,000 items named 49 times (under the alias budget): about 200 KB
+    // of file, 20 MB of JSON in every discovery answer.
+    const items = Array(100_000).fill("x").join(",");
+    await write(
+      "wide",
+      `l0: &l0 [${items}]\nl1: [${Array(49).fill("*l0").join(",")}]\n`,
+    );
+    const config = parseConfig(JSON.stringify({
+      skills: [dir],
+      builtin_skills: false,
+      sandbox: { cache_dir: null },
+    }));
+    const host = createHost({ config });
+    try {
+      const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+      await host.ready;
+      const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
+      try {
+        const found = await agent.request({ type: "skill/discover/req" });
+        const skills = found.message.skills as {
+          name: string;
+          description: string;
+        }[];
+        assert.ok(Array.isArray(skills), JSON.stringify(found.message));
+        assert.deepEqual(skills.map((s) => s.name).sort(), [
+          "good",
+          "loop",
+          "wide",
+        ]);
+        for (const name of ["loop", "wide"]) {
+          assert.match(
+            skills.find((s) => s.name === name)!.description,
+            /^Could not be loaded: .*the frontmatter's YAML aliases expand it past \d+ bytes/,
+          );
+        }
+        assert.ok(
+          JSON.stringify(found.message).length < 64 * 1024,
+          "the discovery answer carries the expansion",
+        );
+      } finally {
+        await agent.close();
+      }
+    } finally {
+      await host.close({ timeoutSeconds: 1 });
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
