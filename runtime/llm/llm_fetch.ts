@@ -124,6 +124,7 @@ export function llmFetch(
   return async (input, init) => {
     const res = await base(input instanceof Request ? input.url : input, init);
     if (!res.body) return res;
+    if (!res.ok) return await boundedErrorBody(res, options.maxEventBytes);
     return new Response(
       res.body.pipeThrough(eventGuard(options.maxEventBytes)),
       { status: res.status, statusText: res.statusText, headers: res.headers },
@@ -213,6 +214,37 @@ function chosenFetch(
       );
     }
   };
+}
+
+// An error answer's body, read here within `max` bytes in all: the SDKs
+// read it whole before they throw, and blank lines in it would pass the
+// event bound. Past `max` the connection is dropped and the turn fails.
+async function boundedErrorBody(
+  res: Response,
+  max: number,
+): Promise<Response> {
+  const reader = res.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw new SkillboxError(
+        "skill_error",
+        `LLM endpoint answered HTTP ${res.status} with an error body of more than ${max} bytes: the limit follows llm.max_response_bytes`,
+        { detail: { limit: "max_response_bytes", status: res.status } },
+      );
+    }
+    chunks.push(value);
+  }
+  return new Response(new Blob(chunks as BlobPart[]), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 function endpointError(endpoint: string, reason: string): SkillboxError {
