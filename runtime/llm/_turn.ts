@@ -47,10 +47,13 @@ export class TurnBounds {
   /**
    * Counts a piece of text, a tool call's id, name or arguments.
    *
-   * @param text the piece as it arrived
+   * @param piece the piece as it arrived: typed a string, but the SDKs pass
+   *   the server's JSON through unchecked, and a number or an object is
+   *   appended as its string form, so that is what is counted
    * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
    */
-  add(text: string): void {
+  add(piece: unknown): void {
+    const text = typeof piece === "string" ? piece : String(piece);
     this.#bytes += utf8Length(text);
     if (this.#bytes <= this.#limits.maxResponseBytes) return;
     const limit = this.#limits.maxResponseBytes;
