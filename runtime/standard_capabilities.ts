@@ -193,7 +193,7 @@ export function createStandardCapabilities(
   let missed = false;
   const imported = importedServers(
     config,
-    { egress, sandbox, protect },
+    { egress, sandbox, protect, maxCallMs: policy.maxTimeoutMs },
     log,
     async () => {
       const live = registry as Registry | null;
@@ -309,10 +309,11 @@ function sandboxFromConfig(
 /** The config's MCP servers, imported as toolkits; null when none. */
 function importedServers(
   config: HostConfig,
-  { egress, sandbox, protect }: {
+  { egress, sandbox, protect, maxCallMs }: {
     egress: Broker;
     sandbox: Sandbox;
     protect: string[];
+    maxCallMs: number;
   },
   log: (line: string) => void,
   onChange: () => Promise<void>,
@@ -330,6 +331,8 @@ function importedServers(
     confinement: () => sandbox.confinement(),
     // HTTP servers are reached under the egress address rules.
     egress,
+    // A call's request outlives the longest call, and is still bounded.
+    requestTimeoutMs: Math.max(600_000, maxCallMs + 10_000),
     onChange,
     backoff: config.mcp && {
       initialMs: config.mcp.retryInitialMs,

@@ -155,6 +155,13 @@ export interface ImportedServersOptions {
    * allowed). @default a broker that allows only public addresses
    */
   egress?: Pick<EgressBroker, "checkTarget">;
+  /**
+   * How long one HTTP request to a URL server may take, headers and body:
+   * a call's POST (which the MCP SDK never aborts when the call times out)
+   * or the listening stream (which the SDK then opens again). Keep it
+   * above the longest call the policy allows. @default 600000
+   */
+  requestTimeoutMs?: number;
   /** How failed servers' retries back off. @default DEFAULT_BACKOFF */
   backoff?: Partial<Backoff>;
   /**
@@ -486,6 +493,7 @@ class Servers implements ImportedServers {
         slot.spec,
         this.#confinement,
         this.#egress,
+        this.#options.requestTimeoutMs,
       );
       if (this.#closed) throw new Error("The host is closing");
       slot.connecting = transport;
@@ -621,11 +629,12 @@ async function transportFor(
   spec: McpServerSpec,
   confinement: () => Promise<ConfinementStatus>,
   egress: Pick<EgressBroker, "checkTarget">,
+  timeoutMs: number | undefined,
 ): Promise<Transport> {
   if (spec.url !== undefined) {
     const url = new URL(spec.url);
     // Operator headers go to this origin only: no redirect leaves it.
-    const fetch = checkedFetch(egress, { origin: url });
+    const fetch = checkedFetch(egress, { origin: url, timeoutMs });
     return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...spec.headers } },
       fetch: async (input: string | URL, init?: RequestInit) =>

@@ -14,6 +14,7 @@ import {
 } from "../../runtime/mcp/imported_servers.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { validateValue } from "../../runtime/schema/validator.ts";
+import { settlesWithin } from "../../runtime/deadline.ts";
 
 const SERVER = fileURLToPath(
   new URL("./_hostile_mcp_server.ts", import.meta.url),
@@ -429,4 +430,76 @@ Deno.test("a list_changed that changes nothing reloads nothing", async () => {
     // folder) though the tools were the same: 2 per storm.
     assert.equal(changes() - before, 0);
   });
+});
+
+// An HTTP MCP server on loopback that answers its start, then trickles a
+// tools/call answer for ever: a byte of an SSE comment every 50 ms. The MCP
+// SDK never aborts a call's POST when the call times out, so only the
+// request's own clock ends it. Says when the host let the connection go.
+function tricklingHttpServer() {
+  const released = Promise.withResolvers<void>();
+  const json = (id: unknown, result: unknown) =>
+    Response.json({ jsonrpc: "2.0", id, result });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      if (req.method !== "POST") return new Response(null, { status: 405 });
+      const message = await req.json();
+      if (message.id === undefined) return new Response(null, { status: 202 });
+      if (message.method === "initialize") {
+        return json(message.id, {
+          protocolVersion: message.params.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "slow", version: "1" },
+        });
+      }
+      if (message.method === "tools/list") {
+        return json(message.id, {
+          tools: [{ name: "wait", inputSchema: { type: "object" } }],
+        });
+      }
+      let timer: ReturnType<typeof setInterval> | undefined;
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          timer = setInterval(() => c.enqueue(new Uint8Array([58])), 50);
+        },
+        cancel() {
+          clearInterval(timer);
+          released.resolve();
+        },
+      });
+      return new Response(body, {
+        headers: { "content-type": "text/event-stream" },
+      });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/mcp`,
+    released: released.promise,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test("a call's request to an HTTP server that trickles for ever ends on its clock", async () => {
+  const slow = tricklingHttpServer();
+  const servers = createImportedServers({
+    servers: { slow: { url: slow.url, startTimeoutMs: 10_000 } },
+    egress: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
+    requestTimeoutMs: 1_000,
+  });
+  try {
+    await servers.start();
+    const out = await servers.call("slow", "wait", {}, {
+      timeoutMs: 200,
+      onEvent: () => {},
+    });
+    assert.equal(out.ok, false);
+    // Before: the POST stayed open, one host connection for each such
+    // call, until the server chose to stop (checkedFetch had no clock).
+    const ended = await settlesWithin(slow.released, 10_000);
+    assert.ok(ended, "the call's request was still open after 10 s");
+  } finally {
+    await servers.close();
+    await slow.close();
+  }
 });
