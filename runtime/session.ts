@@ -9,6 +9,7 @@
 
 import type { OutgoingMessage, SessionScope } from "./capability.ts";
 import { newId } from "../protocol/envelope.ts";
+import { encodeError, isEventType } from "../protocol/responses.ts";
 import { Semaphore } from "./slots.ts";
 import { settlesWithin } from "./deadline.ts";
 
@@ -167,9 +168,25 @@ export class Session implements SessionScope {
     if (this.closed) return;
     try {
       this.#sink(message);
-    } catch {
-      // The transport failed under us (socket half-closed): the session's
-      // close event follows, which aborts the calls.
+    } catch (error) {
+      // Either the transport failed under us (socket half-closed: the
+      // session's close event follows, which aborts the calls), or the
+      // message could not be encoded (a cycle, a BigInt). A request still
+      // gets an answer; if the transport is gone, that fails quietly too.
+      const { type, req_id: reqId } = message;
+      if (
+        typeof reqId !== "string" || type === "error" || isEventType(type)
+      ) return;
+      try {
+        this.#sink(encodeError(reqId, {
+          code: "runtime_error",
+          message: `Cannot encode the answer to "${type}": ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        }));
+      } catch {
+        // The transport is gone.
+      }
     }
   }
 

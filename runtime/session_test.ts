@@ -82,3 +82,25 @@ Deno.test("Session bounds what waits for its slots: the first waiter always gets
   session.releaseWaiting(40);
   assert.equal(session.waitingWeight, 0);
 });
+
+Deno.test("Session.send answers a request whose answer cannot be encoded with an error", () => {
+  const wire: string[] = [];
+  // As the WebSocket, SSE and stdio transports do: encode, then write.
+  const session = new Session({
+    send: (m) => wire.push(JSON.stringify(m)),
+  });
+  const cyclic: Record<string, unknown> = { type: "pong", req_id: "r1" };
+  cyclic.self = cyclic;
+  session.send(cyclic as never);
+  // Before: the TypeError was taken for a failed transport, and the
+  // request was never answered.
+  assert.equal(wire.length, 1);
+  const answer = JSON.parse(wire[0]!);
+  assert.equal(answer.type, "error");
+  assert.equal(answer.req_id, "r1");
+  assert.equal(answer.code, "runtime_error");
+  assert.match(answer.message, /^Cannot encode the answer to "pong": /);
+  // An event that cannot be encoded is dropped: its call's answer follows.
+  session.send({ type: "tool/call/event", req_id: "r2", n: 1n } as never);
+  assert.equal(wire.length, 1);
+});
