@@ -259,6 +259,9 @@ const PRUNE_MS = 10 * 60_000;
 // Runs held for a store that cannot be written; beyond, the oldest are
 // lost (counted).
 const MAX_PENDING = 10_000;
+// Bytes of redacted runs held for such a store: a run may carry 4 MiB of
+// files and 500 events of 4 KiB, so 10,000 runs alone bound nothing.
+const MAX_PENDING_BYTES = 64 << 20;
 const MAX_BATCH = 500;
 const TOKENS_TAIL = 4000;
 // How often a host stamps itself alive in a store hosts share.
@@ -379,6 +382,12 @@ export interface RunRecorderOptions {
    */
   maxPending?: number;
   /**
+   * Bytes of redacted runs (text, events, files) held while the store
+   * cannot take them; beyond, the oldest are lost, counted as with
+   * `maxPending`. @default 64 MiB
+   */
+  maxPendingBytes?: number;
+  /**
    * This host's name in the store (`host.id`): its runs carry it, and its
    * runs left `running` by an earlier life are marked `interrupted`.
    * @default ""
@@ -452,6 +461,12 @@ export class RunRecorder implements RunObserver {
   #pending: Finished[] = [];
   // Redacted writes the store has not taken yet (it failed or is busy).
   #unwritten: RunWrite[] = [];
+  // The size of each of #unwritten (see sizeOf), and their sum.
+  #sizes: number[] = [];
+  #held = 0;
+  // Writes dropped from #unwritten's front by #lose, ever: a write in
+  // flight tells how many of its batch went while it waited.
+  #shifted = 0;
   #writing: Promise<void> = Promise.resolve();
   #interrupted = false;
   #lost = 0;
@@ -641,11 +656,33 @@ export class RunRecorder implements RunObserver {
 
   // Drops the oldest held runs, counted: never silently.
   #lose(count: number): void {
-    const unwritten = this.#unwritten.splice(0, count).length;
+    const unwritten = this.#drop(count);
+    this.#shifted += unwritten;
     const lost = unwritten + this.#pending.splice(0, count - unwritten).length;
     if (lost === 0) return;
     this.#lost += lost;
     for (let i = 0; i < lost; i++) this.#options.counters?.storeError();
+  }
+
+  // Forgets the oldest held writes (written or lost).
+  #drop(count: number): number {
+    const gone = this.#unwritten.splice(0, count).length;
+    for (const size of this.#sizes.splice(0, gone)) this.#held -= size;
+    return gone;
+  }
+
+  // Holds a redacted write; beyond the bytes bound the oldest are lost.
+  #hold(write: RunWrite): void {
+    const size = sizeOf(write);
+    this.#unwritten.push(write);
+    this.#sizes.push(size);
+    this.#held += size;
+    const bound = this.#options.maxPendingBytes ?? MAX_PENDING_BYTES;
+    let over = 0;
+    for (let held = this.#held; held > bound; over++) {
+      held -= this.#sizes[over]!;
+    }
+    if (over > 0) this.#lose(over);
   }
 
   /**
@@ -699,7 +736,7 @@ export class RunRecorder implements RunObserver {
     this.#pending = [];
     for (const done of batch) {
       try {
-        this.#unwritten.push({
+        this.#hold({
           run: this.#record(done.open, done),
           events: this.#events(done),
           files: this.files?.take(done.open.live.id) ?? [],
@@ -712,7 +749,7 @@ export class RunRecorder implements RunObserver {
     for (const open of this.#open.values()) {
       if (open.stored) continue;
       open.stored = true;
-      this.#unwritten.push({ run: this.#record(open), events: [] });
+      this.#hold({ run: this.#record(open), events: [] });
     }
   }
 
@@ -728,8 +765,12 @@ export class RunRecorder implements RunObserver {
       }
       while (this.#unwritten.length > 0) {
         const batch = this.#unwritten.slice(0, MAX_BATCH);
+        const shifted = this.#shifted;
         await store.write(batch);
-        this.#unwritten.splice(0, batch.length);
+        // Those of the batch lost while it was written are gone already.
+        this.#drop(
+          batch.length - Math.min(batch.length, this.#shifted - shifted),
+        );
         this.#sincePrune += batch.length;
       }
       if (this.#failed) {
@@ -903,6 +944,18 @@ export class RunRecorder implements RunObserver {
       at,
     }));
   }
+}
+
+// About the bytes a held write takes: its texts (UTF-16), events and files.
+function sizeOf(write: RunWrite): number {
+  const run = write.run;
+  let size = 512 + 2 * (run.args.length + (run.result?.length ?? 0) +
+        (run.error?.length ?? 0) + (run.summary?.length ?? 0));
+  for (const event of write.events) size += 64 + 2 * event.data.length;
+  for (const file of write.files ?? []) {
+    size += 64 + 2 * file.name.length + (file.data?.length ?? 0);
+  }
+  return size;
 }
 
 /** Options of {@link openRecorder}: those of the recorder but its store's. */

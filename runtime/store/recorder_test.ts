@@ -4,6 +4,7 @@ import { resolveConfig } from "../config_overrides.ts";
 import { newRunId, openRecorder, RunRecorder } from "./recorder.ts";
 import { PostgresRunStore } from "./postgres.ts";
 import { openSqliteStore, SqliteRunStore } from "./sqlite.ts";
+import type { RunStore } from "./store.ts";
 import { fakeSession } from "../../tests/support/skill_fakes.ts";
 
 const session = fakeSession();
@@ -173,5 +174,57 @@ Deno.test("the retention runs once max_runs runs were written since it last ran,
   recorder.finished(id, { outcome: "ok" });
   await recorder.flush();
   assert.equal(store.count(), 6);
+  await recorder.close();
+});
+
+Deno.test("what the recorder holds for a store that is down is bounded in bytes, not only in runs", async () => {
+  // A database that is down, then back: what it is handed is what was held.
+  let down = true;
+  let files = 0;
+  let bytes = 0;
+  const refuse = () => {
+    if (down) throw new Error("connection refused");
+  };
+  const store: RunStore = {
+    write(batch) {
+      refuse();
+      for (const w of batch) {
+        for (const f of w.files ?? []) files++, bytes += f.data?.length ?? 0;
+      }
+    },
+    list: () => ({ runs: [], next: null }),
+    get: () => null,
+    timings: () => [],
+    prune: () => 0,
+    interrupt: () => (refuse(), 0),
+    count: () => 0,
+    close() {},
+  };
+  const recorder = new RunRecorder({ store });
+  // A skill run's scripts may leave 4 MiB of files (the default cap): 40
+  // runs of them held while the store is down were 160 MiB of memory.
+  const data = new Uint8Array(4 << 20).fill(0x61);
+  const runs = 40;
+  for (let i = 0; i < runs; i++) {
+    const id = recorder.started({
+      kind: "skill",
+      name: "s",
+      session,
+      args: {},
+    });
+    recorder.files!.attach(id, [{
+      name: "a/out.txt",
+      size: data.length,
+      data,
+      note: null,
+    }]);
+    recorder.finished(id, { outcome: "ok" });
+    await recorder.flush();
+  }
+  down = false;
+  await recorder.flush();
+  assert.ok(bytes <= 64 << 20, `held ${bytes} bytes of files`);
+  assert.ok(recorder.lost >= runs - 16, `lost ${recorder.lost}`);
+  assert.equal(files + recorder.lost, runs);
   await recorder.close();
 });
