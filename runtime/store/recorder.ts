@@ -468,6 +468,8 @@ export class RunRecorder implements RunObserver {
   // flight tells how many of its batch went while it waited.
   #shifted = 0;
   #writing: Promise<void> = Promise.resolve();
+  // The write queued behind #writing and not yet begun, or null.
+  #next: Promise<void> | null = null;
   #interrupted = false;
   #lost = 0;
   // Runs written since the retention last ran.
@@ -726,8 +728,17 @@ export class RunRecorder implements RunObserver {
     this.#flushTimer = undefined;
     if (!this.store) return Promise.resolve();
     this.#take();
-    this.#writing = this.#writing.then(() => this.#write());
-    return this.#writing;
+    // A write not yet begun writes everything held when it begins: a
+    // flush asked meanwhile (each console request asks one) waits for it
+    // rather than queueing one more try of a store that hangs.
+    if (this.#next) return this.#next;
+    const next = this.#writing.then(() => {
+      this.#next = null;
+      return this.#write();
+    });
+    this.#next = next;
+    this.#writing = next;
+    return next;
   }
 
   // Redacts what finished (and what still runs) into writes, in order.

@@ -228,3 +228,37 @@ Deno.test("what the recorder holds for a store that is down is bounded in bytes,
   assert.equal(files + recorder.lost, runs);
   await recorder.close();
 });
+
+Deno.test("flushes asked while a write waits on the store share one next write, not one each", async () => {
+  // A database that hangs (an unreachable address: each try waits out the
+  // connect timeout), and a console asked 20 times meanwhile: each request
+  // flushes before it reads.
+  let tries = 0;
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => open = resolve);
+  const store: RunStore = {
+    async write() {
+      tries++;
+      await gate;
+      throw new Error("connect timeout");
+    },
+    list: () => ({ runs: [], next: null }),
+    get: () => null,
+    timings: () => [],
+    prune: () => 0,
+    interrupt: () => 0,
+    count: () => 0,
+    close() {},
+  };
+  const recorder = new RunRecorder({ store });
+  const id = recorder.started({ kind: "tool", name: "add", session, args: {} });
+  recorder.finished(id, { outcome: "ok" });
+  const first = recorder.flush();
+  while (tries === 0) await Promise.resolve();
+  const asked = Array.from({ length: 20 }, () => recorder.flush());
+  open();
+  await Promise.all([first, ...asked]);
+  // The one in flight, then one for all 20.
+  assert.equal(tries, 2);
+  await recorder.close();
+});
