@@ -283,13 +283,13 @@ export class PostgresRunStore implements RunStore {
     for (const w of batch) last.set(w.run.id, w);
     const writes = [...last.values()];
     const ids = writes.map((w) => w.run.id);
-    const rows = writes.map(({ run }) => toRow(run));
+    const rows = writes.map(({ run }) => noNul(toRow(run)));
     // Rows by spreading: each INSERT below names the columns it reads.
     const events = writes.flatMap(({ run, events }) =>
-      events.map((e) => ({ run_id: run.id, ...e }))
+      events.map((e) => noNul({ run_id: run.id, ...e }))
     );
     const files = writes.flatMap(({ run, files }) =>
-      (files ?? []).map((f, seq) => ({ run_id: run.id, seq, ...f }))
+      (files ?? []).map((f, seq) => noNul({ run_id: run.id, seq, ...f }))
     );
     const host = writes[0]!.run.host ?? "";
     await this.#sql.begin(async (tx) => {
@@ -553,6 +553,20 @@ async function announce(
   await tx`SELECT pg_notify(${CHANNEL}, n) FROM unnest(${
     textArray(notices)
   }::text[]) AS n`;
+}
+
+// PostgreSQL's text holds no NUL character, and one refused the whole
+// batch, retried for ever: a client's tool name or a module's error
+// message put one there. Replaced in the row (a fresh object) as JSON
+// text already escapes it.
+function noNul<T extends Record<string, unknown>>(row: T): T {
+  for (const key in row) {
+    const value = row[key];
+    if (typeof value === "string" && value.includes("\0")) {
+      row[key] = value.replaceAll("\0", "\uFFFD") as T[typeof key];
+    }
+  }
+  return row;
 }
 
 // A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without

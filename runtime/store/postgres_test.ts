@@ -356,3 +356,43 @@ Deno.test("an error the PostgreSQL client drops does not end the host", async ()
     await store.close();
   }
 });
+
+testWithPostgres(
+  "a run whose texts hold a NUL character is written, not a batch refused for ever",
+  async (pg) => {
+    const url = await pg.database();
+    const recorder = new RunRecorder({ store: lazyPostgresStore(url) });
+    try {
+      // A client names a tool that does not exist; a tool's error says
+      // what its module threw. PostgreSQL's text refuses NUL: the whole
+      // batch failed, was retried each second, and every later run with
+      // it, for every token, until the held runs were lost.
+      const bad = recorder.started({
+        kind: "tool",
+        name: "a\u0000b",
+        session,
+        args: {},
+      });
+      recorder.finished(bad, {
+        outcome: "unknown_tool",
+        error: 'Unknown tool "a\u0000b"',
+        summary: "\u0000",
+      });
+      const good = recorder.started({
+        kind: "tool",
+        name: "add",
+        session,
+        args: {},
+      });
+      recorder.finished(good, { outcome: "ok" });
+      await recorder.flush();
+      assert.equal(recorder.lost, 0);
+      assert.equal(await recorder.store!.count(), 2);
+      const run = (await recorder.store!.get(bad))!.run;
+      assert.equal(run.name, "a\uFFFDb");
+      assert.equal(run.error, 'Unknown tool "a\uFFFDb"');
+    } finally {
+      await recorder.close();
+    }
+  },
+);
