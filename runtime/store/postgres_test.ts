@@ -396,3 +396,47 @@ testWithPostgres(
     }
   },
 );
+
+testWithPostgres(
+  "token counts an LLM endpoint answers as fractions or past BIGINT are written as whole numbers",
+  async (pg) => {
+    const url = await pg.database();
+    const recorder = new RunRecorder({ store: lazyPostgresStore(url) });
+    try {
+      // The usage is the endpoint's answer, as it sent it: `1.5` or `1e30`
+      // into BIGINT refused the whole batch, retried for ever.
+      const odd = recorder.started({
+        kind: "skill",
+        name: "s",
+        session,
+        args: {},
+      });
+      recorder.event(odd, {
+        kind: "llm.started",
+        seq: 0,
+        data: { provider: "p" },
+      });
+      recorder.event(odd, {
+        kind: "llm.completed",
+        seq: 1,
+        data: { usage: { input_tokens: 1.5, output_tokens: 1e30 } },
+      });
+      recorder.finished(odd, { outcome: "ok" });
+      const good = recorder.started({
+        kind: "tool",
+        name: "add",
+        session,
+        args: {},
+      });
+      recorder.finished(good, { outcome: "ok" });
+      await recorder.flush();
+      assert.equal(recorder.lost, 0);
+      assert.equal(await recorder.store!.count(), 2);
+      const run = (await recorder.store!.get(odd))!.run;
+      assert.equal(run.inputTokens, 1);
+      assert.ok(Number.isSafeInteger(run.outputTokens), `${run.outputTokens}`);
+    } finally {
+      await recorder.close();
+    }
+  },
+);

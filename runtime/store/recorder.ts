@@ -609,8 +609,8 @@ export class RunRecorder implements RunObserver {
         break;
       case "llm.completed": {
         const usage = (data.usage ?? {}) as Record<string, unknown>;
-        const input = Number(usage.input_tokens ?? 0) || 0;
-        const output = Number(usage.output_tokens ?? 0) || 0;
+        const input = tokenCount(usage.input_tokens);
+        const output = tokenCount(usage.output_tokens);
         open.input += input;
         open.output += output;
         this.#options.counters?.llmTokens(open.provider, "input", input);
@@ -940,8 +940,8 @@ export class RunRecorder implements RunObserver {
         : r.json(end.result, { secrets }),
       eventCount: live.eventCount,
       llmTurns: open.turns,
-      inputTokens: open.input,
-      outputTokens: open.output,
+      inputTokens: Math.min(open.input, Number.MAX_SAFE_INTEGER),
+      outputTokens: Math.min(open.output, Number.MAX_SAFE_INTEGER),
       owner: live.owner,
     };
   }
@@ -955,6 +955,14 @@ export class RunRecorder implements RunObserver {
       at,
     }));
   }
+}
+
+// A token count as the LLM endpoint answered it, made a whole number the
+// stores' integer columns take (PostgreSQL's BIGINT refused `1.5` and
+// `1e30`, and with them the whole batch): not a number or below 0 is 0.
+function tokenCount(value: unknown): number {
+  const n = Math.trunc(Number(value ?? 0));
+  return n > 0 ? Math.min(n, Number.MAX_SAFE_INTEGER) : 0;
 }
 
 // About the bytes a held write takes: its texts (UTF-16), events and files.
