@@ -253,6 +253,10 @@ let lastTime = "";
 
 // Events kept per run in the store; later ones are counted, not kept.
 const MAX_KEPT_EVENTS = 500;
+// And bytes of them held while the run goes on: a module's events may be
+// 1 MiB each (the sandbox's cap), 500 MiB a run; the store keeps 4 KiB of
+// each anyway. As much as a call's result keeps (RESULT_EVENT_BYTES).
+const MAX_KEPT_EVENT_BYTES = 8 << 20;
 const FLUSH_MS = 100;
 const RETRY_MS = 1000;
 const PRUNE_MS = 10 * 60_000;
@@ -416,6 +420,8 @@ interface Open {
   args: unknown;
   t0: number;
   events: { event: CallEvent; at: number }[];
+  /** About the bytes of `events`; -1 once past the bound (none more kept). */
+  eventBytes: number;
   turns: number;
   provider: string;
   input: number;
@@ -551,6 +557,7 @@ export class RunRecorder implements RunObserver {
       args: start.args,
       t0: performance.now(),
       events: [],
+      eventBytes: 0,
       turns: 0,
       provider: "",
       input: 0,
@@ -585,8 +592,12 @@ export class RunRecorder implements RunObserver {
     const open = this.#open.get(runId);
     if (!open) return;
     open.live.eventCount++;
-    if (open.events.length < MAX_KEPT_EVENTS) {
-      open.events.push({ event, at: Date.now() });
+    if (open.events.length < MAX_KEPT_EVENTS && open.eventBytes >= 0) {
+      open.eventBytes += roughSize(event.data);
+      // Past the byte bound nothing more is kept, so the order stays whole.
+      if (open.eventBytes <= MAX_KEPT_EVENT_BYTES) {
+        open.events.push({ event, at: Date.now() });
+      } else open.eventBytes = -1;
     }
     const data = event.data;
     switch (event.kind) {
@@ -963,6 +974,32 @@ export class RunRecorder implements RunObserver {
 function tokenCount(value: unknown): number {
   const n = Math.trunc(Number(value ?? 0));
   return n > 0 ? Math.min(n, Number.MAX_SAFE_INTEGER) : 0;
+}
+
+// About the bytes of an event's data, its top level's strings counted
+// without serializing them (a log or token event is one string).
+function roughSize(data: Record<string, unknown>): number {
+  let size = 64;
+  for (const key in data) {
+    const value = data[key];
+    size += key.length +
+      (typeof value === "string"
+        ? value.length
+        : typeof value === "object" && value !== null
+        ? jsonLength(value)
+        : 8);
+  }
+  return size;
+}
+
+// An observer must not throw: a value JSON cannot hold counts as nothing
+// (the redactor writes it as a string at the end).
+function jsonLength(value: object): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 // About the bytes a held write takes: its texts (UTF-16), events and files.

@@ -262,3 +262,25 @@ Deno.test("flushes asked while a write waits on the store share one next write, 
   assert.equal(tries, 2);
   await recorder.close();
 });
+
+Deno.test("the events a run keeps for the history are bounded in bytes while it runs", async () => {
+  const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
+  const id = recorder.started({ kind: "tool", name: "t", session, args: {} });
+  // A tool's module may log 1 MiB events (the sandbox's cap): 500 of them
+  // were 500 MiB held in the host until the run ended.
+  const big = "x".repeat(1 << 20);
+  for (let seq = 0; seq < 500; seq++) {
+    recorder.event(id, { kind: "log", seq, data: { message: big } });
+  }
+  recorder.event(id, { kind: "log", seq: 500, data: { message: "end" } });
+  recorder.finished(id, { outcome: "ok" });
+  await recorder.flush();
+  const detail = (await recorder.store!.get(id))!;
+  assert.equal(detail.run.eventCount, 501);
+  assert.ok(detail.events.length <= 8, `${detail.events.length} kept`);
+  assert.deepEqual(
+    detail.events.map((e) => e.seq),
+    detail.events.map((_, i) => i),
+  );
+  await recorder.close();
+});
