@@ -25,6 +25,10 @@ export interface FilesKept {
 // Runs whose files wait to be written; beyond it the oldest are dropped (a
 // run dropped from the recorder's pending writes never takes its files).
 const MAX_RUNS = 1000;
+// Bytes of content kept for all those runs together: 1000 runs of 4 MiB
+// (the default cap a run) were 4 GiB of the host's memory. Past it a file
+// is listed without content.
+const MAX_HELD_BYTES = 128 << 20;
 
 /** The files of the runs in progress, taken when a run is written. */
 export interface RunFileKeeper extends RunFiles {
@@ -69,6 +73,10 @@ export function keepRunFiles(
   const { maxBytes, maxFiles } = caps ?? { maxBytes: 4 << 20, maxFiles: 100 };
   if (store === null || maxBytes <= 0 || maxFiles <= 0) return null;
   const kept = new Map<string, KeptFiles>();
+  const host = { held: 0, max: MAX_HELD_BYTES };
+  const forget = (run: KeptFiles | undefined) => {
+    if (run) host.held -= run.bytes;
+  };
   return {
     maxBytes,
     maxFiles,
@@ -76,8 +84,12 @@ export function keepRunFiles(
       if (!runs.isOpen(runId)) return { files: 0, bytes: 0, truncated: true };
       let run = kept.get(runId);
       if (!run) {
-        if (kept.size >= MAX_RUNS) kept.delete(kept.keys().next().value!);
-        run = new KeptFiles({ maxBytes, maxFiles }, redactor);
+        if (kept.size >= MAX_RUNS) {
+          const oldest = kept.keys().next().value!;
+          forget(kept.get(oldest));
+          kept.delete(oldest);
+        }
+        run = new KeptFiles({ maxBytes, maxFiles }, redactor, host);
         kept.set(runId, run);
       }
       return run.add(files, unlisted);
@@ -85,6 +97,7 @@ export function keepRunFiles(
     take(runId) {
       const run = kept.get(runId);
       kept.delete(runId);
+      forget(run);
       return run?.list() ?? [];
     },
   };
@@ -115,17 +128,27 @@ export class KeptFiles {
   #files: StoredFile[] = [];
   #bytes = 0;
   #dropped = 0;
+  #host: { held: number; readonly max: number } | undefined;
 
   /**
    * @param caps most bytes of content and most files listed, per run
    * @param redactor scrubs the operator's secrets
+   * @param host bytes held by every run's files, and their most (shared by
+   *   the runs; this one adds what it keeps) @default no bound across runs
    */
   constructor(
     caps: { maxBytes: number; maxFiles: number },
     redactor: Redactor,
+    host?: { held: number; readonly max: number },
   ) {
     this.#caps = caps;
     this.#redactor = redactor;
+    this.#host = host;
+  }
+
+  /** Bytes of content kept. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /**
@@ -150,11 +173,18 @@ export class KeptFiles {
         note =
           `not kept: over the ${this.#caps.maxBytes}-byte cap of a run's files`;
       }
+      const host = this.#host;
+      if (data !== null && host && host.held + data.length > host.max) {
+        data = null;
+        note =
+          `not kept: the host holds ${host.max} bytes of runs' files not yet written`;
+      }
       if (data !== null) {
         data = this.#scrub(data);
         if (data === null) note = "not kept: it holds an operator secret";
       }
       this.#bytes += data?.length ?? 0;
+      if (host) host.held += data?.length ?? 0;
       if (data === null) kept.truncated = true;
       else kept.files++, kept.bytes += data.length;
       this.#files.push({

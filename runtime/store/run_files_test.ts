@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { KeptFiles } from "./run_files.ts";
+import { keepRunFiles, KeptFiles } from "./run_files.ts";
+import type { RunStore } from "./store.ts";
 import { Redactor } from "./redact.ts";
 
 const SECRET = "sk-operator-secret-1234";
@@ -30,4 +31,29 @@ Deno.test("a kept text file has the operator's secrets scrubbed; a binary one ho
   assert.deepEqual([...clean!.data!], [0xff, 0]);
   assert.equal(summary.files, 2);
   assert.equal(summary.truncated, true);
+});
+
+Deno.test("the files kept for runs not yet written are bounded in bytes across runs, not only per run", () => {
+  const keeper = keepRunFiles(
+    {} as RunStore,
+    undefined,
+    new Redactor(),
+    { isOpen: () => true },
+  )!;
+  // Each run may keep 4 MiB (the default cap); 100 skill runs going at
+  // once held 400 MiB in the host.
+  const data = new Uint8Array(4 << 20).fill(0x61);
+  const file = { name: "1/out.txt", size: data.length, data, note: null };
+  const kept = Array.from(
+    { length: 100 },
+    (_, i) => keeper.attach(`r${i}`, [file]),
+  );
+  const held = kept.reduce((sum, k) => sum + k.bytes, 0);
+  assert.ok(held <= 128 << 20, `held ${held} bytes`);
+  const last = keeper.take("r99");
+  assert.equal(last[0]!.data, null);
+  assert.match(last[0]!.note!, /not kept: .*runs' files/);
+  // Taken (written), its bytes are free again.
+  for (let i = 0; i < 99; i++) keeper.take(`r${i}`);
+  assert.equal(keeper.attach("r100", [file]).bytes, data.length);
 });
