@@ -342,16 +342,17 @@ export class PostgresRunStore implements RunStore {
     const sql = this.#sql;
     const { where, limit } = listQuery(query);
     const condition = where.map(([c, v]) =>
-      v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${v}`
+      v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${textOf(v)}`
     ).reduce((a, b) => sql`${a} AND ${b}`, sql`TRUE`);
     const rows = await sql`SELECT cursor, ${sql(COLUMNS)} FROM skillbox_runs
       WHERE ${condition} ORDER BY cursor DESC LIMIT ${limit + 1}`;
     return fromRow.page(rows, limit);
   }
 
-  async get(id: string, scope: RunScope = "all"): Promise<RunDetail | null> {
+  async get(asked: string, scope: RunScope = "all"): Promise<RunDetail | null> {
     await this.ready();
     const sql = this.#sql;
+    const id = textOf(asked);
     const [row] = await sql`SELECT ${
       sql(COLUMNS)
     } FROM skillbox_runs WHERE id = ${id}`;
@@ -567,6 +568,14 @@ function noNul<T extends Record<string, unknown>>(row: T): T {
     }
   }
   return row;
+}
+
+// A value from a URL (a filter, a run id) as it was written: NUL as
+// U+FFFD, as noNul() writes it, so that PostgreSQL does not refuse it.
+function textOf<T>(value: T): T {
+  return typeof value === "string" && value.includes("\0")
+    ? value.replaceAll("\0", "\uFFFD") as T
+    : value;
 }
 
 // A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without

@@ -518,9 +518,14 @@ export function listQuery(
     where.push(["outcome NOT IN ('ok', 'running')"]);
   } else if (query.outcome) where.push(["outcome =", query.outcome]);
   // A cursor is a whole number (PostgreSQL's BIGINT refuses `2.5`):
-  // below 2.5 is below 3.
+  // below 2.5 is below 3. Past any cursor (`1e300` refused as out of
+  // BIGINT's range) reads as the safe integers' end: every cursor is in it.
   if (query.before !== undefined) {
-    where.push(["cursor <", Math.ceil(query.before)]);
+    const before = Math.min(
+      Math.max(query.before, -Number.MAX_SAFE_INTEGER),
+      Number.MAX_SAFE_INTEGER,
+    );
+    where.push(["cursor <", Math.ceil(before)]);
   }
   if (query.owner !== undefined) where.push(["owner =", query.owner]);
   // Whole: SQLite refuses `LIMIT 2.5` and PostgreSQL a fraction of BIGINT.

@@ -80,6 +80,22 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
     },
   ],
   [
+    "a cursor past any run, or a NUL in a filter or an id, is read, not a 503",
+    async (store) => {
+      await store.write([1, 2].map((i) => ({ run: run(i), events: [] })));
+      // Both come from a URL (`?before=1e300`, `/runs/a%00b`): PostgreSQL
+      // refused them (BIGINT out of range, NUL in text), and the console
+      // answered 503 as if the store were down.
+      assert.deepEqual(ids(await store.list({ before: 1e300 })), ["r2", "r1"]);
+      assert.deepEqual(ids(await store.list({ before: -1e300 })), []);
+      assert.deepEqual(ids(await store.list({ name: "o\u0000dd" })), []);
+      assert.equal(await store.get("r\u00001"), null);
+      // `/api/stats?window=1e300` and `?window=0.0001`, as the console asks.
+      assert.equal((await store.timings(-1e303)).length, 2);
+      assert.equal((await store.timings(1.5)).length, 1);
+    },
+  ],
+  [
     "list() filters by name, outcome, kind and session, newest first, with a cursor",
     async (store) => {
       await store.write(Array.from({ length: 10 }, (_, i) => ({
