@@ -37,6 +37,11 @@ export const DEFAULT_MAX_CALLS = 1000;
 // two deadlines coinciding, either could fire first).
 const DEADLINE_GRACE_MS = 1000;
 
+// How far under the bound a cut result's JSON may end: the cut stops
+// before a character whose escape (`\u0001`, six characters) would pass
+// it, and the string's two quotes count here.
+const CUT_WINDOW = 6;
+
 // A tool's own events that become events of the `run_code` call.
 const RELAYED = new Set(["progress", "status", "log"]);
 
@@ -209,7 +214,7 @@ export class CodeCalls implements HostedTool {
           })
           : await this.#tool(run, name, args, { signal, timeoutSeconds });
         return outcome.ok
-          ? this.#bounded(name, outcome.data, took())
+          ? this.#bounded(name, outcome, took())
           : { ...outcome, duration_ms: took() };
       } catch (error) {
         const wire = toWireError(error);
@@ -230,7 +235,7 @@ export class CodeCalls implements HostedTool {
     name: string,
     args: Record<string, unknown>,
     call: { signal: AbortSignal; timeoutSeconds: number },
-  ): Promise<{ ok: true; data: unknown } | InnerFailure> {
+  ): Promise<{ ok: true; data: unknown; cut?: boolean } | InnerFailure> {
     const { result } = await run.caller.call({
       name,
       args,
@@ -244,11 +249,13 @@ export class CodeCalls implements HostedTool {
         if (!call.signal.aborted) relay(run, name, event.kind, event.data);
       },
     });
-    return result.success ? { ok: true, data: result.data } : {
-      ok: false,
-      code: result.errorCode ?? "tool_error",
-      message: result.error ?? `Tool "${name}" failed`,
-    };
+    return result.success
+      ? { ok: true, data: result.data, cut: result.truncated }
+      : {
+        ok: false,
+        code: result.errorCode ?? "tool_error",
+        message: result.error ?? `Tool "${name}" failed`,
+      };
   }
 
   #skill(
@@ -280,15 +287,28 @@ export class CodeCalls implements HostedTool {
   }
 
   // The answer goes to the sandbox as one frame: a result past the bound is
-  // refused whole (a cut JSON value would be a different value).
-  #bounded(name: string, data: unknown, ms: number): InnerAnswer {
+  // refused whole (a cut JSON value would be a different value). The
+  // sandbox already cut a tool's result to the bound, and before a
+  // character that takes six as JSON (`\u0001`) the cut one's JSON is a
+  // little under it: a result flagged truncated that reaches within
+  // CUT_WINDOW of the bound was cut (the flag alone may be its events').
+  #bounded(
+    name: string,
+    outcome: { data: unknown; cut?: boolean },
+    ms: number,
+  ): InnerAnswer {
+    const { data } = outcome;
     const size = data === undefined ? 0 : JSON.stringify(data)?.length ?? 0;
-    if (size > this.#maxResultBytes) {
+    const bound = outcome.cut === true
+      ? this.#maxResultBytes - CUT_WINDOW
+      : this.#maxResultBytes;
+    if (size > bound) {
       return {
         ok: false,
         code: "tool_error",
-        message:
-          `Cannot return the result of "${name}" to the code: ${size} characters of JSON is over the bound of ${this.#maxResultBytes} (sandbox.max_result_bytes)`,
+        message: size > this.#maxResultBytes
+          ? `Cannot return the result of "${name}" to the code: ${size} characters of JSON is over the bound of ${this.#maxResultBytes} (sandbox.max_result_bytes)`
+          : `Cannot return the result of "${name}" to the code: it was cut to the bound of ${this.#maxResultBytes} characters of JSON (sandbox.max_result_bytes)`,
         duration_ms: ms,
       };
     }

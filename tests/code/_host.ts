@@ -32,8 +32,8 @@ export const CODE_FIXTURES: Record<string, string> = {
   async run(args) { await new Promise((r) => setTimeout(r, args.ms)); return { slept: args.ms }; } };`,
   "big.ts":
     `export default { kind: "tool", name: "big", description: "Returns a string of size characters",
-  input: { type: "object", properties: { size: { type: "number" } }, required: ["size"] },
-  run(args) { return { text: "x".repeat(args.size) }; } };`,
+  input: { type: "object", properties: { size: { type: "number" }, bare: { type: "boolean" }, control: { type: "number" } }, required: ["size"] },
+  run(args) { const text = "x".repeat(args.size) + "\\u0001".repeat(args.control ?? 0); return args.bare ? text : { text }; } };`,
   "nest.ts":
     `export default { kind: "skill", name: "nest", description: "Tries to run code from inside a skill",
   tools: ["run_code", "inc"], timeout_seconds: 30,

@@ -370,6 +370,31 @@ Deno.test("a huge inner result is refused with a clear error, and the host goes 
   }
 });
 
+Deno.test("an inner result the sandbox cut is refused, never handed on cut", async () => {
+  await using t = await codeHost({ store: false });
+  const a = await connect(t.wsUrl);
+  try {
+    // The sandbox cuts a string to its longest prefix whose JSON literal
+    // fits the bound (1,048,576 characters here): before a control
+    // character (six characters as JSON) the cut one's JSON is a little
+    // under the bound. Directly, the outcome says it was cut.
+    const args = { size: 1_048_576 - 3, bare: true, control: 10 };
+    const direct = await a.tools.call("big", args);
+    assert.equal(direct.truncated, true);
+    assert.equal((direct.data as string).length, args.size);
+    const r = await runCode(
+      a,
+      `let out;
+       try { out = (await tools.big(${JSON.stringify(args)})).length }
+       catch (e) { out = e.code + ": " + e.message }
+       out`,
+    );
+    assert.match(String(r.value), /^tool_error: .*max_result_bytes/);
+  } finally {
+    await a.close();
+  }
+});
+
 Deno.test("cancelling run_code mid-chain aborts its inner call and starts no more", async () => {
   await using t = await codeHost();
   const cancel = new AbortController();
