@@ -64,10 +64,21 @@ export interface InnerSkillRequest {
   onEvent: (kind: string, data: Record<string, unknown>) => void;
 }
 
+/**
+ * What one inner call got: the data, and whether the host cut the result
+ * (or its events) to its bounds, as `ToolOutcome.truncated` says.
+ */
+export interface InnerSuccess {
+  ok: true;
+  data: unknown;
+  /** The outcome was `truncated`. @default false */
+  cut?: boolean;
+}
+
 /** Runs a published skill for an inner call; throws A2E errors. */
 export type InnerSkillRunner = (
   request: InnerSkillRequest,
-) => Promise<{ ok: true; data: unknown } | InnerFailure>;
+) => Promise<InnerSuccess | InnerFailure>;
 
 /** A failed inner call. */
 export interface InnerFailure {
@@ -235,7 +246,7 @@ export class CodeCalls implements HostedTool {
     name: string,
     args: Record<string, unknown>,
     call: { signal: AbortSignal; timeoutSeconds: number },
-  ): Promise<{ ok: true; data: unknown; cut?: boolean } | InnerFailure> {
+  ): Promise<InnerSuccess | InnerFailure> {
     const { result } = await run.caller.call({
       name,
       args,
@@ -263,7 +274,7 @@ export class CodeCalls implements HostedTool {
     name: string,
     args: Record<string, unknown>,
     call: { signal: AbortSignal; timeoutSeconds: number },
-  ): Promise<{ ok: true; data: unknown } | InnerFailure> {
+  ): Promise<InnerSuccess | InnerFailure> {
     if (!this.#skills) {
       return Promise.resolve({
         ok: false,

@@ -71,11 +71,13 @@ export function innerSkillRunner(
         limits: options.limits,
         observer: childObserver(options.observer, request),
       });
-      return result.success ? { ok: true, data: result.data } : {
-        ok: false,
-        code: result.errorCode ?? "skill_error",
-        message: result.error ?? `Skill "${request.name}" failed`,
-      };
+      return result.success
+        ? { ok: true, data: result.data, cut: result.truncated }
+        : {
+          ok: false,
+          code: result.errorCode ?? "skill_error",
+          message: result.error ?? `Skill "${request.name}" failed`,
+        };
     }
     return {
       ok: false,

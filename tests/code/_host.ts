@@ -64,6 +64,10 @@ export const helper = { kind: "skill", name: "forger_helper", description: "Call
     globalThis.__forgedPosted = true;
     return pending;
   } };`,
+  "big_skill.ts":
+    `export default { kind: "skill", name: "big_skill", description: "Returns a string of size characters, then control ones",
+  input: { type: "object", properties: { size: { type: "number" }, control: { type: "number" } }, required: ["size"] },
+  run(args) { return "x".repeat(args.size) + "\\u0001".repeat(args.control ?? 0); } };`,
   "steps.ts":
     `export default { kind: "skill", name: "steps", description: "Adds one twice, with progress",
   tools: ["inc"], timeout_seconds: 30,

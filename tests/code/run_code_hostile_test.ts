@@ -395,6 +395,28 @@ Deno.test("an inner result the sandbox cut is refused, never handed on cut", asy
   }
 });
 
+Deno.test("a skill result the sandbox cut is refused, never handed on cut", async () => {
+  await using t = await codeHost({ store: false });
+  const a = await connect(t.wsUrl);
+  try {
+    // As for a tool (above): the cut string's JSON is under the bound.
+    const args = { size: 1_048_576 - 3, control: 10 };
+    const direct = await a.skills.call("big_skill", args);
+    assert.equal(direct.truncated, true);
+    assert.equal((direct.data as string).length, args.size);
+    const r = await runCode(
+      a,
+      `let out;
+       try { out = (await skills.big_skill(${JSON.stringify(args)})).length }
+       catch (e) { out = e.code + ": " + e.message }
+       out`,
+    );
+    assert.match(String(r.value), /^tool_error: .*max_result_bytes/);
+  } finally {
+    await a.close();
+  }
+});
+
 Deno.test("cancelling run_code mid-chain aborts its inner call and starts no more", async () => {
   await using t = await codeHost();
   const cancel = new AbortController();
