@@ -206,7 +206,7 @@ export class CodeCalls implements HostedTool {
           message:
             `Cannot call "${name}": this run_code already made ${this.#maxCalls} inner calls (code.max_calls)`,
         }
-        : refuseNested(name);
+        : refuseNested(name) ?? refuseShape(name, args);
       if (refusal) return { ok: false, ...refusal, duration_ms: took() };
       let release: Release | undefined;
       try {
@@ -347,6 +347,23 @@ export function refuseNested(name: string): InnerFailure | null {
       ok: false,
       code: "tool_denied",
       message: `Cannot call "${CODE_TOOL}" from code run by ${CODE_TOOL}`,
+    }
+    : null;
+}
+
+// The sandbox passes any object as the arguments; the wire takes only a
+// plain object (`arguments: []` is refused there), and so a tool or skill
+// whose input schema is open would get an array only from here.
+function refuseShape(
+  name: string,
+  args: Record<string, unknown>,
+): InnerFailure | null {
+  return Array.isArray(args)
+    ? {
+      ok: false,
+      code: "schema_violation",
+      message:
+        `Invalid arguments for "${name}": they must be an object, not an array`,
     }
     : null;
 }

@@ -68,6 +68,12 @@ export const helper = { kind: "skill", name: "forger_helper", description: "Call
     `export default { kind: "skill", name: "big_skill", description: "Returns a string of size characters, then control ones",
   input: { type: "object", properties: { size: { type: "number" }, control: { type: "number" } }, required: ["size"] },
   run(args) { return "x".repeat(args.size) + "\\u0001".repeat(args.control ?? 0); } };`,
+  "args_shape.ts":
+    `export default { kind: "tool", name: "args_shape", description: "Says what its arguments are",
+  input: {}, run(args) { return { array: Array.isArray(args), type: typeof args }; } };`,
+  "args_shape_skill.ts":
+    `export default { kind: "skill", name: "args_shape_skill", description: "Says what its arguments are",
+  input: {}, run(args) { return { array: Array.isArray(args), type: typeof args }; } };`,
   "steps.ts":
     `export default { kind: "skill", name: "steps", description: "Adds one twice, with progress",
   tools: ["inc"], timeout_seconds: 30,

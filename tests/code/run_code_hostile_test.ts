@@ -417,6 +417,35 @@ Deno.test("a skill result the sandbox cut is refused, never handed on cut", asyn
   }
 });
 
+Deno.test("inner arguments that are not an object are refused, as on the wire", async () => {
+  await using t = await codeHost({ store: false });
+  const a = await connect(t.wsUrl);
+  try {
+    // A module declared with an open input schema still gets an object.
+    const direct = await a.tools.call("args_shape", {});
+    assert.deepEqual(direct.data, { array: false, type: "object" });
+    const r = await runCode(
+      a,
+      `const out = [];
+       for (const call of [() => tools.args_shape([1, 2]),
+                           () => skills.args_shape_skill(["x"]),
+                           () => tools.args_shape(null),
+                           () => tools.args_shape({})]) {
+         try { out.push(await call()) } catch (e) { out.push(e.code) }
+       }
+       out`,
+    );
+    assert.deepEqual(r.value, [
+      "schema_violation",
+      "schema_violation",
+      { array: false, type: "object" },
+      { array: false, type: "object" },
+    ]);
+  } finally {
+    await a.close();
+  }
+});
+
 Deno.test("cancelling run_code mid-chain aborts its inner call and starts no more", async () => {
   await using t = await codeHost();
   const cancel = new AbortController();
