@@ -73,6 +73,11 @@ export interface InnerSuccess {
   data: unknown;
   /** The outcome was `truncated`. @default false */
   cut?: boolean;
+  /**
+   * Some of its events were dropped, so `cut` may be theirs alone.
+   * @default false
+   */
+  eventsCut?: boolean;
 }
 
 /** Runs a published skill for an inner call; throws A2E errors. */
@@ -140,7 +145,7 @@ export type InnerCall = (
  * const caller = { call: (req: { name: string; parentRunId?: string }) => {
  *   seen.push([req.name, req.parentRunId]);
  *   return Promise.resolve({ breakLoop: false, entry: {} as never,
- *     result: { success: true, data: 2, toolName: req.name } as never });
+ *     result: { success: true, data: 2, toolName: req.name, truncated: false, events: [] } as never });
  * } };
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
  * const call = new CodeCalls({ maxCalls: 1 }).open({
@@ -247,6 +252,7 @@ export class CodeCalls implements HostedTool {
     args: Record<string, unknown>,
     call: { signal: AbortSignal; timeoutSeconds: number },
   ): Promise<InnerSuccess | InnerFailure> {
+    let seen = 0;
     const { result } = await run.caller.call({
       name,
       args,
@@ -257,11 +263,17 @@ export class CodeCalls implements HostedTool {
       // Once run_code has answered (the signal aborts then) its events are
       // closed: a late event of an aborted inner call is dropped.
       onEvent: (event: CallEvent) => {
+        seen++;
         if (!call.signal.aborted) relay(run, name, event.kind, event.data);
       },
     });
     return result.success
-      ? { ok: true, data: result.data, cut: result.truncated }
+      ? {
+        ok: true,
+        data: result.data,
+        cut: result.truncated,
+        eventsCut: seen > result.events.length,
+      }
       : {
         ok: false,
         code: result.errorCode ?? "tool_error",
@@ -299,20 +311,20 @@ export class CodeCalls implements HostedTool {
 
   // The answer goes to the sandbox as one frame: a result past the bound is
   // refused whole (a cut JSON value would be a different value). The
-  // sandbox already cut a tool's result to the bound, and before a
-  // character that takes six as JSON (`\u0001`) the cut one's JSON is a
-  // little under it: a result flagged truncated that reaches within
-  // CUT_WINDOW of the bound was cut (the flag alone may be its events').
-  #bounded(
-    name: string,
-    outcome: { data: unknown; cut?: boolean },
-    ms: number,
-  ): InnerAnswer {
+  // sandbox already cut a tool's result to the bound (an output()'s data
+  // may become its JSON text, far under it): a result flagged truncated
+  // whose events are whole was cut. When events were dropped too the flag
+  // may be theirs, and only the size tells: before a character that takes
+  // six as JSON (`\u0001`) a cut string's JSON ends a little under the
+  // bound, within CUT_WINDOW of it.
+  #bounded(name: string, outcome: InnerSuccess, ms: number): InnerAnswer {
     const { data } = outcome;
     const size = data === undefined ? 0 : JSON.stringify(data)?.length ?? 0;
-    const bound = outcome.cut === true
+    const bound = outcome.cut !== true
+      ? this.#maxResultBytes
+      : outcome.eventsCut === true
       ? this.#maxResultBytes - CUT_WINDOW
-      : this.#maxResultBytes;
+      : -1;
     if (size > bound) {
       return {
         ok: false,

@@ -26,7 +26,13 @@ function fakeRun(
         return {
           breakLoop: false,
           entry: {} as never,
-          result: { success: true, data, toolName: req.name } as never,
+          result: {
+            success: true,
+            data,
+            toolName: req.name,
+            truncated: false,
+            events: [],
+          } as never,
         };
       },
     },

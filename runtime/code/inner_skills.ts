@@ -72,7 +72,12 @@ export function innerSkillRunner(
         observer: childObserver(options.observer, request),
       });
       return result.success
-        ? { ok: true, data: result.data, cut: result.truncated }
+        ? {
+          ok: true,
+          data: result.data,
+          cut: result.truncated,
+          eventsCut: eventsCut(result.events),
+        }
         : {
           ok: false,
           code: result.errorCode ?? "skill_error",
@@ -85,6 +90,13 @@ export function innerSkillRunner(
       message: `Unknown skill "${request.name}"`,
     };
   };
+}
+
+// The terminal event is always kept, numbered after every event the skill
+// emitted: fewer kept than that, some were dropped.
+function eventsCut(events: readonly { seq: number }[]): boolean {
+  const last = events.at(-1);
+  return last !== undefined && last.seq + 1 > events.length;
 }
 
 // The skill's tools, minus run_code: code mode never nests.

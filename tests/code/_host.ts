@@ -22,7 +22,10 @@ export const CODE_FIXTURES: Record<string, string> = {
   input: { type: "object" }, run() { return { secret: "should never run" }; } };`,
   "chatty.ts":
     `export default { kind: "tool", name: "chatty", description: "Reports progress and a log line",
-  input: { type: "object" }, run(_a, ctx) { ctx.progress(50, "half way"); ctx.log("info", "chatty says hi"); return { done: true }; } };`,
+  input: { type: "object", properties: { more: { type: "number" } } },
+  run(args, ctx) { ctx.progress(50, "half way"); ctx.log("info", "chatty says hi");
+    for (let i = 0; i < (args.more ?? 0); i++) ctx.progress(50, "again");
+    return { done: true }; } };`,
   "wait.ts":
     `export default { kind: "tool", name: "wait", description: "Waits until cancelled",
   input: { type: "object" }, run(_a, ctx) { ctx.status("waiting"); return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted")))); } };`,
@@ -32,8 +35,10 @@ export const CODE_FIXTURES: Record<string, string> = {
   async run(args) { await new Promise((r) => setTimeout(r, args.ms)); return { slept: args.ms }; } };`,
   "big.ts":
     `export default { kind: "tool", name: "big", description: "Returns a string of size characters",
-  input: { type: "object", properties: { size: { type: "number" }, bare: { type: "boolean" }, control: { type: "number" } }, required: ["size"] },
-  run(args) { const text = "x".repeat(args.size) + "\\u0001".repeat(args.control ?? 0); return args.bare ? text : { text }; } };`,
+  input: { type: "object", properties: { size: { type: "number" }, bare: { type: "boolean" }, control: { type: "number" }, summary: { type: "number" } }, required: ["size"] },
+  run(args) { const text = "x".repeat(args.size) + "\\u0001".repeat(args.control ?? 0);
+    if (args.summary) return { __skillbox_output: true, data: { text }, summary: "s".repeat(args.summary) };
+    return args.bare ? text : { text }; } };`,
   "nest.ts":
     `export default { kind: "skill", name: "nest", description: "Tries to run code from inside a skill",
   tools: ["run_code", "inc"], timeout_seconds: 30,

@@ -395,6 +395,34 @@ Deno.test("an inner result the sandbox cut is refused, never handed on cut", asy
   }
 });
 
+Deno.test("an inner result the sandbox turned into its JSON text is refused", async () => {
+  await using t = await codeHost({ store: false });
+  const a = await connect(t.wsUrl);
+  try {
+    // An output() whose whole JSON is over the bound has its data cut
+    // alone: an object becomes its JSON text, a string far under the bound.
+    const args = { size: 1_048_576 - 1000, summary: 5000 };
+    const direct = await a.tools.call("big", args);
+    assert.equal(direct.truncated, true);
+    assert.equal(typeof direct.data, "string");
+    const r = await runCode(
+      a,
+      `let out;
+       try { out = typeof (await tools.big(${JSON.stringify(args)})) }
+       catch (e) { out = e.code + ": " + e.message }
+       out`,
+    );
+    assert.match(String(r.value), /^tool_error: .*max_result_bytes/);
+    // Truncated for its events alone, a whole result still goes through.
+    const chatty = await a.tools.call("chatty", { more: 1500 });
+    assert.equal(chatty.truncated, true);
+    const whole = await runCode(a, `await tools.chatty({ more: 1500 })`);
+    assert.deepEqual(whole.value, { done: true });
+  } finally {
+    await a.close();
+  }
+});
+
 Deno.test("a skill result the sandbox cut is refused, never handed on cut", async () => {
   await using t = await codeHost({ store: false });
   const a = await connect(t.wsUrl);
