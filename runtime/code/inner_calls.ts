@@ -253,7 +253,7 @@ export class CodeCalls implements HostedTool {
     call: { signal: AbortSignal; timeoutSeconds: number },
   ): Promise<InnerSuccess | InnerFailure> {
     let seen = 0;
-    const { result } = await run.caller.call({
+    const { result, entry } = await run.caller.call({
       name,
       args,
       session: run.session,
@@ -271,7 +271,9 @@ export class CodeCalls implements HostedTool {
       ? {
         ok: true,
         data: result.data,
-        cut: result.truncated,
+        // The importer cuts to a string of the bound, whose JSON is over
+        // it, and flags a left-out artifact too: the size tells its cuts.
+        cut: result.truncated && entry.origin !== "mcp",
         eventsCut: seen > result.events.length,
       }
       : {

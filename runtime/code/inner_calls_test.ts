@@ -114,3 +114,36 @@ Deno.test("a skill call without a skill runner is refused as unknown", async () 
   const answer = await call("skills/csv_profile", {}, signal);
   assert.equal(answer.ok ? "" : answer.code, "unknown_skill");
 });
+
+Deno.test("an imported tool's whole data goes through though an artifact was left out", async () => {
+  // The importer cuts a result to a string of exactly the bound (its JSON
+  // is then over it), and flags truncated when it leaves an artifact out
+  // with the data whole: for its tools the size alone tells a cut.
+  const outcome = (origin: string, data: unknown) => ({
+    call: () =>
+      Promise.resolve({
+        breakLoop: false,
+        entry: { origin } as never,
+        result: {
+          success: true,
+          data,
+          toolName: "x",
+          truncated: true,
+          events: [],
+        } as never,
+      }),
+  });
+  const open = (origin: string, data: unknown) =>
+    new CodeCalls({ maxResultBytes: 100 }).open({
+      ...fakeRun(() => null),
+      caller: outcome(origin, data),
+    });
+  const signal = new AbortController().signal;
+  const whole = await open("mcp", { rows: 3 })("github__search", {}, signal);
+  assert.deepEqual(whole.ok && whole.data, { rows: 3 });
+  const cut = await open("mcp", "y".repeat(100))("github__search", {}, signal);
+  assert.equal(cut.ok, false);
+  // A sandbox tool's flag, its events whole, is its data's.
+  const local = await open("file", { rows: 3 })("local", {}, signal);
+  assert.equal(local.ok, false);
+});
