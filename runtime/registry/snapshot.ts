@@ -8,6 +8,7 @@
  * order, then (within one folder) the definition that held the name before.
  * Trust from place ({@link Places}): a tool's folder gives it its toolkit,
  * and a toolkit's `tools` list claims only loose tools of its own tree.
+ * An imported server's namespace ({@link Namespaces}) is closed to drop-ins.
  *
  * @module
  */
@@ -402,6 +403,56 @@ class Places {
   }
 }
 
+/**
+ * The imported MCP servers' namespaces: server `kit` names its tools and
+ * skills `kit__<name>`, and a drop-in there would be taken over whenever the
+ * server starts listing that name (imported servers outrank drop-ins). So a
+ * drop-in's name in a configured server's namespace is refused whether the
+ * server lists it or not, and no name changes hands at runtime.
+ */
+class Namespaces {
+  // Longest first: a name belongs to the longest server name it starts with.
+  #prefixes: { server: string; prefix: string }[];
+
+  constructor(modules: readonly LoadedModule[]) {
+    this.#prefixes = modules.filter((m) => m.origin === "mcp")
+      .map((m) => m.module.path.slice(m.root.length))
+      .map((server) => ({ server, prefix: `${server}__` }))
+      .sort((a, b) => b.prefix.length - a.prefix.length);
+  }
+
+  /**
+   * The candidates outside every server's namespace; the others are told
+   * to `refused`.
+   *
+   * @param kind the candidates' kind
+   * @param candidates the candidates
+   * @param refused where refusals go
+   * @returns the candidates kept
+   */
+  outside<C extends Candidate<Named>>(
+    kind: Kind,
+    candidates: readonly C[],
+    refused: RegistryRefusal[],
+  ): C[] {
+    if (this.#prefixes.length === 0) return [...candidates];
+    return candidates.filter((c) => {
+      if (c.entry.origin !== "file") return true;
+      const space = this.#prefixes.find((p) =>
+        c.entry.name.startsWith(p.prefix)
+      );
+      if (space === undefined) return true;
+      refused.push(refusedDefinition(
+        kind,
+        c.entry,
+        `its name is in the namespace of the MCP server "${space.server}" ` +
+          `("${space.prefix}"), whose names are the server's`,
+      ));
+      return false;
+    });
+  }
+}
+
 /** A module as read by the sandbox, with where it was found. */
 export interface LoadedModule {
   readonly module: DescribedModule;
@@ -478,7 +529,8 @@ const ToolkitFields = z.object({
  * one folder, the definition that held it in `previous` (a file that
  * appears later with a taken name is the impostor). The others are listed
  * in `refused`. Two definitions of equal standing, neither the holder,
- * block the name: neither is served.
+ * block the name: neither is served. A drop-in named `<server>__...` for
+ * an imported MCP server is refused, listed by that server or not.
  *
  * @param modules every module read, in any order
  * @param options generation, folders, the snapshot replaced, earlier errors
@@ -514,7 +566,12 @@ export function buildSnapshot(
 ): RegistrySnapshot {
   const errors: RegistryError[] = [...(options.errors ?? [])];
   const refused: RegistryRefusal[] = [];
-  const { tools, kits, skills, broken } = collect(modules, errors);
+  const collected = collect(modules, errors);
+  const { broken } = collected;
+  const spaces = new Namespaces(modules);
+  const tools = spaces.outside("tool", collected.tools, refused);
+  const kits = spaces.outside("toolkit", collected.kits, refused);
+  const skills = spaces.outside("skill", collected.skills, refused);
   const roots = options.roots ?? [];
   const names = new NameRules(roots, options.previous, {
     refused,

@@ -387,3 +387,54 @@ Deno.test("buildSnapshot() counts every toolkit of a crowded folder", () => {
     'Folder "/s/kits" holds 3 toolkits "a", "b" and "c": its tools need an explicit "toolkit" field',
   ]]);
 });
+
+Deno.test("buildSnapshot() refuses a drop-in named in an imported server's namespace, listed or not", () => {
+  const server = (name: string, tools: string[]) => ({
+    ...mod(`/mcp:/${name}`, [
+      { kind: "toolkit", name, export: "kit" },
+      ...tools.map((t) => ({
+        name: `${name}__${t}`,
+        export: t,
+        fields: { toolkit: name },
+      })),
+    ]),
+    origin: "mcp" as const,
+    root: "/mcp:/",
+  });
+  const dropIns = [
+    // The server does not list "send" (yet): served now, it would be taken
+    // over the moment the server starts listing it.
+    mod("/s/send.ts", [{ name: "kit__send" }]),
+    mod("/s/read.ts", [{ name: "kit__read" }]),
+    mod("/s/deep.ts", [{ name: "kit__sub__x" }]),
+    mod("/s/skill.ts", [{ kind: "skill", name: "kit__howto" }]),
+    mod("/s/kit.ts", [{ kind: "toolkit", name: "kit__more" }]),
+    mod("/s/plain.ts", [{ name: "kitten__x" }]),
+  ];
+  const snap = buildSnapshot([
+    server("kit", ["read"]),
+    server("kit__sub", []),
+    ...dropIns,
+  ]);
+  assert.equal(snap.tools.has("kit__send"), false);
+  assert.equal(snap.tools.get("kit__read")?.origin, "mcp");
+  assert.equal(snap.tools.has("kit__sub__x"), false);
+  assert.equal(snap.skills.has("kit__howto"), false);
+  assert.equal(snap.toolkits.has("kit__more"), false);
+  assert.equal(snap.tools.get("kitten__x")?.origin, "file");
+  const reasons = snap.refused.map((r) => r.reason).sort();
+  assert.deepEqual(reasons, [
+    'Skill "kit__howto" in "/s/skill.ts" is refused: its name is in the namespace of the MCP server "kit" ("kit__"), whose names are the server\'s',
+    'Tool "kit__read" in "/s/read.ts" is refused: its name is in the namespace of the MCP server "kit" ("kit__"), whose names are the server\'s',
+    'Tool "kit__send" in "/s/send.ts" is refused: its name is in the namespace of the MCP server "kit" ("kit__"), whose names are the server\'s',
+    'Tool "kit__sub__x" in "/s/deep.ts" is refused: its name is in the namespace of the MCP server "kit__sub" ("kit__sub__"), whose names are the server\'s',
+    'Toolkit "kit__more" in "/s/kit.ts" is refused: its name is in the namespace of the MCP server "kit" ("kit__"), whose names are the server\'s',
+  ]);
+  // The same refusal whether the server lists the name or not: nothing
+  // changes hands when a server's listing changes.
+  const later = buildSnapshot([server("kit", ["read", "send"]), ...dropIns], {
+    previous: snap,
+  });
+  assert.equal(later.tools.get("kit__send")?.origin, "mcp");
+  assert.ok(later.refused.some((r) => r.path === "/s/send.ts"));
+});

@@ -729,7 +729,8 @@ Deno.test("an imported server's entry goes to the imported runner; a drop-in wit
       },
     },
     // A drop-in under a folder named like the imported servers' paths, its
-    // name and export those of a tool the server could have.
+    // export that of a tool the server could have (a name in the server's
+    // namespace, "calc__nope", is refused by the registry: below).
     {
       origin: "file",
       root: "/mcp:/",
@@ -737,7 +738,10 @@ Deno.test("an imported server's entry goes to the imported runner; a drop-in wit
         path: "/mcp:/calc/add.ts",
         hash: "h",
         error: null,
-        definitions: [definition("calc__nope", "add")],
+        definitions: [
+          definition("calc_nope", "add"),
+          definition("calc__nope", "add"),
+        ],
       },
     },
     // A shipped tool of an imported-looking name is not imported either.
@@ -778,7 +782,8 @@ Deno.test("an imported server's entry goes to the imported runner; a drop-in wit
   const data = async (name: string) =>
     (await caller.call({ name, args: {}, session: scope })).result.data;
   assert.equal(await data("calc__add"), "server");
-  assert.equal(await data("calc__nope"), "sandbox");
+  assert.equal(snapshot.tools.has("calc__nope"), false);
+  assert.equal(await data("calc_nope"), "sandbox");
   assert.equal(await data("calc__ship"), "sandbox");
   assert.deepEqual(ran, [
     "imported /mcp:/calc add calc__add",
