@@ -18,6 +18,7 @@ import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
+import { MAX_SCHEMA_STEPS, secretPaths } from "../toolkits/secrets.ts";
 import type {
   ModuleRef,
   Origin,
@@ -772,6 +773,15 @@ function toolkitCandidate(
       describeZodError(parsed.error);
   }
   const f = parsed.data;
+  // Every listing and call of the toolkit walks its configuration schema
+  // for secret fields, on the host's thread: refuse one too long to walk.
+  try {
+    secretPaths(f.config ?? {});
+  } catch {
+    return `Cannot load toolkit "${def.name}" from "${ref.path}": its ` +
+      `"config" schema takes more than ${MAX_SCHEMA_STEPS} steps to walk ` +
+      "for secret fields (`$ref`s branching at every level)";
+  }
   return {
     entry: {
       ...ref,

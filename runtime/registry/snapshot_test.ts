@@ -438,3 +438,18 @@ Deno.test("buildSnapshot() refuses a drop-in named in an imported server's names
   assert.equal(later.tools.get("kit__send")?.origin, "mcp");
   assert.ok(later.refused.some((r) => r.path === "/s/send.ts"));
 });
+
+Deno.test("buildSnapshot() refuses a toolkit whose config schema is too long to walk", () => {
+  const loop = { properties: { a: { $ref: "#" }, b: { $ref: "#" } } };
+  const snap = buildSnapshot([
+    mod("/s/loop/toolkit.ts", [{
+      kind: "toolkit",
+      name: "loop",
+      fields: { config: loop },
+    }]),
+  ]);
+  assert.equal(snap.toolkits.has("loop"), false);
+  assert.deepEqual(snap.errors.map((e) => e.message), [
+    'Cannot load toolkit "loop" from "/s/loop/toolkit.ts": its "config" schema takes more than 10000 steps to walk for secret fields (`$ref`s branching at every level)',
+  ]);
+});

@@ -17,12 +17,30 @@ export const REDACTED = "[redacted]";
 const MIN_SCRUB_LENGTH = 4;
 
 /**
+ * How many schema nodes {@link secretPaths} visits at most (each visit of a
+ * node reached through several `$ref`s counts): the registry refuses a
+ * toolkit whose configuration schema takes more.
+ *
+ * @example A walk too long throws
+ * ```ts
+ * import { MAX_SCHEMA_STEPS, secretPaths } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * const loop = { properties: { a: { $ref: "#" }, b: { $ref: "#" } } };
+ * assert.equal(MAX_SCHEMA_STEPS, 10_000);
+ * assert.throws(() => secretPaths(loop), /more than 10000 steps/);
+ * ```
+ */
+export const MAX_SCHEMA_STEPS = 10_000;
+
+/**
  * Lists the paths of secret fields in a configuration schema, following
  * `properties`, `items`, `additionalProperties`, `anyOf`/`oneOf`/`allOf` and
  * local `$ref`s. `*` in a path stands for any key or index.
  *
  * @param schema the toolkit's configuration schema
  * @returns dotted paths such as `"token"` or `"headers.*"`
+ * @throws {RangeError} when the walk takes more than
+ * {@link MAX_SCHEMA_STEPS} steps
  * @example
  * ```ts
  * import { secretPaths } from "./secrets.ts";
@@ -39,8 +57,18 @@ const MIN_SCRUB_LENGTH = 4;
  */
 export function secretPaths(schema: JsonSchema): string[] {
   const out = new Set<string>();
+  let steps = 0;
   const walk = (node: unknown, path: string[], depth: number) => {
     if (typeof node !== "object" || node === null || depth > 32) return;
+    // The depth alone does not bound the walk: a schema of a few lines
+    // whose properties each `$ref` the whole schema branches at every
+    // level (4 of them: 4^16 steps), on the host's thread.
+    if (++steps > MAX_SCHEMA_STEPS) {
+      throw new RangeError(
+        "Cannot find the secret fields of a schema: it takes more than " +
+          `${MAX_SCHEMA_STEPS} steps to walk`,
+      );
+    }
     const s = node as Record<string, unknown>;
     if (s.secret === true) {
       out.add(path.join("."));

@@ -179,3 +179,31 @@ Deno.test("scrubSecrets() scrubs a cut secret in every string of a value", () =>
     { "x-tenant": "v" },
   );
 });
+
+Deno.test("secretPaths() stops a schema whose $refs branch at every level", () => {
+  const loop = {
+    type: "object",
+    properties: {
+      a: { $ref: "#" },
+      b: { $ref: "#" },
+      c: { $ref: "#" },
+      d: { $ref: "#" },
+      token: { type: "string", secret: true },
+    },
+  };
+  assert.throws(
+    () => secretPaths(loop),
+    new RangeError(
+      "Cannot find the secret fields of a schema: it takes more than 10000 steps to walk",
+    ),
+  );
+  // A schema referring to itself once still has its secrets found.
+  const tree = {
+    type: "object",
+    properties: {
+      child: { $ref: "#" },
+      token: { type: "string", secret: true },
+    },
+  };
+  assert.ok(secretPaths(tree).includes("child.child.token"));
+});

@@ -1,0 +1,79 @@
+/**
+ * Hostile JSON Schemas in modules, tried against a real host: a toolkit
+ * whose configuration schema refers to itself from several properties
+ * (each walk of it for secret fields branches at every level) must not hold
+ * the host's thread when a client lists toolkits; it is refused at load with
+ * its reason, and the other definitions keep working for every session.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createHost } from "../../runtime/host.ts";
+import { connect } from "../../client/mod.ts";
+
+// Four properties each referring to the whole schema: walked to depth 32,
+// 4^16 branches.
+const LOOP_KIT = `export default {
+  kind: "toolkit",
+  name: "loop",
+  description: "Refers to itself",
+  config: {
+    type: "object",
+    properties: {
+      a: { $ref: "#" }, b: { $ref: "#" }, c: { $ref: "#" }, d: { $ref: "#" },
+      token: { type: "string", secret: true },
+    },
+  },
+};
+`;
+
+const HELLO = `export default {
+  kind: "tool",
+  name: "hello",
+  description: "Says hello",
+  run: () => ({ text: "hello" }),
+};
+`;
+
+Deno.test("a toolkit whose config schema branches without end is refused and holds no one's listing", async () => {
+  const ops = await Deno.makeTempDir({ prefix: "schemas_ops_" });
+  await Deno.mkdir(join(ops, "loop"));
+  await Deno.writeTextFile(join(ops, "loop", "toolkit.ts"), LOOP_KIT);
+  await Deno.writeTextFile(join(ops, "hello.ts"), HELLO);
+  const host = createHost({
+    log: () => {},
+    config: {
+      skills: [ops],
+      builtinSkills: false,
+      sandbox: {
+        cacheDir: null,
+        memoryMb: 256,
+        maxIdleProcesses: 4,
+        spareWorkers: 1,
+        maxResultBytes: 1 << 20,
+      },
+    },
+  });
+  try {
+    const report = await host.ready;
+    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+    const error = report.errors.find((e) => /loop/.test(e.path));
+    assert.ok(error, JSON.stringify(report.errors));
+    assert.match(
+      error.message,
+      /^Cannot load toolkit "loop" from ".*toolkit\.ts": its "config" schema takes more than 10000 steps to walk/,
+    );
+    const client = await connect(url.replace("http", "ws") + "/a2e");
+    try {
+      const kits = await client.toolkits.list();
+      assert.deepEqual(kits.map((k) => k.name), []);
+      const out = await client.tools.call("hello", {});
+      assert.equal(out.success, true, JSON.stringify(out));
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(ops, { recursive: true });
+  }
+});
