@@ -19,6 +19,7 @@ import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { MAX_SCHEMA_STEPS, secretPaths } from "../toolkits/secrets.ts";
+import { MAX_FAN_OUT, schemaFanOut } from "../schema/validator.ts";
 import type {
   ModuleRef,
   Origin,
@@ -741,6 +742,14 @@ function toolCandidate(
     return `Cannot load tool "${def.name}" from "${ref.path}": it has no "run" function`;
   }
   const f = parsed.data;
+  for (const field of ["input", "input_schema", "output", "output_schema"]) {
+    const schema = f[field as keyof typeof f] as Record<string, unknown>;
+    if (schema === undefined) continue;
+    const broad = tooBroad(schema, field);
+    if (broad) {
+      return `Cannot load tool "${def.name}" from "${ref.path}": ${broad}`;
+    }
+  }
   const entry = {
     ...ref,
     kind: "tool" as const,
@@ -773,6 +782,10 @@ function toolkitCandidate(
       describeZodError(parsed.error);
   }
   const f = parsed.data;
+  const broad = f.config && tooBroad(f.config, "config");
+  if (broad) {
+    return `Cannot load toolkit "${def.name}" from "${ref.path}": ${broad}`;
+  }
   // Every listing and call of the toolkit walks its configuration schema
   // for secret fields, on the host's thread: refuse one too long to walk.
   try {
@@ -798,6 +811,15 @@ function toolkitCandidate(
     },
     listed: f.tools,
   };
+}
+
+// Why a schema the host validates values against, on its own thread, is
+// refused (see schemaFanOut), or null.
+function tooBroad(schema: Record<string, unknown>, field: string) {
+  return schemaFanOut(schema) > MAX_FAN_OUT
+    ? `its "${field}" schema applies more than ${MAX_FAN_OUT} subschemas ` +
+      'to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)'
+    : null;
 }
 
 function sortByName<T extends { name: string }>(

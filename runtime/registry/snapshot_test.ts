@@ -453,3 +453,49 @@ Deno.test("buildSnapshot() refuses a toolkit whose config schema is too long to 
     'Cannot load toolkit "loop" from "/s/loop/toolkit.ts": its "config" schema takes more than 10000 steps to walk for secret fields (`$ref`s branching at every level)',
   ]);
 });
+
+Deno.test("buildSnapshot() refuses a tool whose schema applies too many subschemas to one value", () => {
+  // 30 definitions, each "anyOf" the one before twice: every value is
+  // checked against 2^30 subschemas, on the host's thread.
+  const defs: Record<string, unknown> = { l0: { type: "string" } };
+  for (let i = 1; i <= 30; i++) {
+    const ref = { $ref: `#/$defs/l${i - 1}` };
+    defs[`l${i}`] = { anyOf: [ref, { ...ref }] };
+  }
+  const doubling = {
+    $defs: defs,
+    type: "object",
+    properties: { x: { $ref: "#/$defs/l30" } },
+  };
+  // A recursive schema that consumes the value as it recurses is fine.
+  const tree = {
+    type: "object",
+    properties: {
+      left: { $ref: "#" },
+      right: { $ref: "#" },
+      value: { anyOf: [{ type: "number" }, { type: "string" }] },
+    },
+  };
+  const snap = buildSnapshot([
+    mod("/s/bomb.ts", [{ name: "bomb", fields: { input: doubling } }]),
+    mod("/s/out.ts", [{ name: "out", fields: { output: doubling } }]),
+    mod("/s/loop.ts", [{
+      name: "loop",
+      fields: { input: { anyOf: [{ $ref: "#" }] } },
+    }]),
+    mod("/s/tree.ts", [{ name: "tree", fields: { input: tree } }]),
+    mod("/s/kit/toolkit.ts", [{
+      kind: "toolkit",
+      name: "kit",
+      fields: { config: doubling },
+    }]),
+  ]);
+  assert.deepEqual([...snap.tools.keys()], ["tree"]);
+  assert.equal(snap.toolkits.size, 0);
+  assert.deepEqual(snap.errors.map((e) => e.message), [
+    'Cannot load tool "bomb" from "/s/bomb.ts": its "input" schema applies more than 1000 subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)',
+    'Cannot load toolkit "kit" from "/s/kit/toolkit.ts": its "config" schema applies more than 1000 subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)',
+    'Cannot load tool "loop" from "/s/loop.ts": its "input" schema applies more than 1000 subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)',
+    'Cannot load tool "out" from "/s/out.ts": its "output" schema applies more than 1000 subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)',
+  ]);
+});

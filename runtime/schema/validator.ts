@@ -9,7 +9,9 @@
  */
 
 import {
+  dereference,
   type OutputUnit,
+  type Schema,
   type SchemaDraft,
   Validator,
 } from "@cfworker/json-schema";
@@ -261,4 +263,102 @@ function pointerToPath(pointer: string): string {
     }
     return s.replaceAll("~1", "/").replaceAll("~0", "~");
   }).join(".");
+}
+
+/**
+ * The most subschemas {@link schemaFanOut} counts: a schema applying more to
+ * one value is refused by the registry.
+ *
+ * @example
+ * ```ts
+ * import { MAX_FAN_OUT } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(MAX_FAN_OUT, 1000);
+ * ```
+ */
+export const MAX_FAN_OUT = 1000;
+
+// Keywords applying their subschemas to the value itself (not to a child).
+const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"];
+const IN_PLACE = ["not", "if", "then", "else"];
+const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"];
+
+/**
+ * How many subschemas a schema applies to one value at most, through
+ * `allOf`/`anyOf`/`oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas` and
+ * `$ref`, counted with repeats: the validator checks every branch (it
+ * gathers every error), so thirty definitions each `anyOf` the one before
+ * twice make 2^30 checks of every value, on the host's thread. Subschemas
+ * applied to a child of the value (`properties`, `items`, ...) start a new
+ * count. Saturates at {@link MAX_FAN_OUT} + 1, also for a schema that
+ * applies itself to the same value (a loop the validator never leaves).
+ *
+ * @param schema a JSON Schema
+ * @returns the count, at most `MAX_FAN_OUT + 1`
+ * @example Branches counted with repeats
+ * ```ts
+ * import { MAX_FAN_OUT, schemaFanOut } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * const string = { type: "string" };
+ * assert.equal(schemaFanOut({ anyOf: [string, { allOf: [string] }] }), 4);
+ * assert.equal(schemaFanOut({ not: { $ref: "#" } }), MAX_FAN_OUT + 1);
+ * ```
+ */
+export function schemaFanOut(
+  schema: Record<string, unknown> | boolean,
+): number {
+  if (typeof schema !== "object" || schema === null) return 1;
+  const cap = MAX_FAN_OUT + 1;
+  let lookup: Record<string, Schema | boolean>;
+  try {
+    // A copy: dereferencing marks each node with its absolute `$ref`.
+    lookup = dereference(structuredClone(schema) as Schema);
+  } catch {
+    return 1; // not compilable: the validator says so itself
+  }
+  const memo = new Map<object, number>();
+  const open = new Set<object>();
+  const count = (node: unknown): number => {
+    if (typeof node !== "object" || node === null || Array.isArray(node)) {
+      return 1;
+    }
+    const known = memo.get(node);
+    if (known !== undefined) return known;
+    if (open.has(node)) return cap;
+    open.add(node);
+    const s = node as Record<string, unknown>;
+    let total = 1;
+    const add = (sub: unknown) => {
+      total = Math.min(cap, total + count(sub));
+    };
+    for (const key of IN_PLACE_LISTS) {
+      const list = s[key];
+      if (Array.isArray(list)) list.forEach(add);
+    }
+    for (const key of IN_PLACE) if (key in s) add(s[key]);
+    for (const key of IN_PLACE_MAPS) {
+      const map = s[key];
+      if (typeof map !== "object" || map === null) continue;
+      for (const sub of Object.values(map)) if (!Array.isArray(sub)) add(sub);
+    }
+    if (typeof s.$ref === "string") {
+      add(lookup[String(s.__absolute_ref__ ?? s.$ref)]);
+    }
+    if (typeof s.$recursiveRef === "string") {
+      add(lookup[String(s.__absolute_recursive_ref__ ?? s.$recursiveRef)]);
+    }
+    open.delete(node);
+    memo.set(node, total);
+    return total;
+  };
+  let most = 0;
+  try {
+    for (const node of Object.values(lookup)) {
+      most = Math.max(most, count(node));
+      if (most >= cap) break;
+    }
+  } catch {
+    return cap; // a chain of `$ref`s too long to follow
+  }
+  return most;
 }

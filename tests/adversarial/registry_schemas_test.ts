@@ -4,6 +4,8 @@
  * (each walk of it for secret fields branches at every level) must not hold
  * the host's thread when a client lists toolkits; it is refused at load with
  * its reason, and the other definitions keep working for every session.
+ * Likewise a tool whose input schema, thirty lines long, makes every call's
+ * arguments be checked against 2^30 subschemas.
  */
 
 import assert from "node:assert/strict";
@@ -27,6 +29,20 @@ const LOOP_KIT = `export default {
 };
 `;
 
+// Thirty definitions, each "anyOf" the one before twice.
+const BOMB = `const defs = { l0: { type: "string" } };
+for (let i = 1; i <= 30; i++) {
+  defs["l" + i] = { anyOf: [{ $ref: "#/$defs/l" + (i - 1) }, { $ref: "#/$defs/l" + (i - 1) }] };
+}
+export default {
+  kind: "tool",
+  name: "bomb",
+  description: "Checks its arguments forever",
+  input: { $defs: defs, type: "object", properties: { x: { $ref: "#/$defs/l30" } } },
+  run: () => ({ text: "never" }),
+};
+`;
+
 const HELLO = `export default {
   kind: "tool",
   name: "hello",
@@ -35,11 +51,12 @@ const HELLO = `export default {
 };
 `;
 
-Deno.test("a toolkit whose config schema branches without end is refused and holds no one's listing", async () => {
+Deno.test("a toolkit or tool whose schema branches without end is refused and holds no one's listing or call", async () => {
   const ops = await Deno.makeTempDir({ prefix: "schemas_ops_" });
   await Deno.mkdir(join(ops, "loop"));
   await Deno.writeTextFile(join(ops, "loop", "toolkit.ts"), LOOP_KIT);
   await Deno.writeTextFile(join(ops, "hello.ts"), HELLO);
+  await Deno.writeTextFile(join(ops, "bomb.ts"), BOMB);
   const host = createHost({
     log: () => {},
     config: {
@@ -63,10 +80,22 @@ Deno.test("a toolkit whose config schema branches without end is refused and hol
       error.message,
       /^Cannot load toolkit "loop" from ".*toolkit\.ts": its "config" schema takes more than 10000 steps to walk/,
     );
+    const bomb = report.errors.find((e) => /bomb\.ts$/.test(e.path));
+    assert.ok(bomb, JSON.stringify(report.errors));
+    assert.match(
+      bomb.message,
+      /^Cannot load tool "bomb" from ".*bomb\.ts": its "input" schema applies more than 1000 subschemas to one value/,
+    );
     const client = await connect(url.replace("http", "ws") + "/a2e");
     try {
       const kits = await client.toolkits.list();
       assert.deepEqual(kits.map((k) => k.name), []);
+      const called = await client.tools.call("bomb", { x: "s" }).then(
+        (outcome) => JSON.stringify(outcome),
+        (error: Error) => error.message,
+      );
+      assert.match(called, /bomb/);
+      assert.doesNotMatch(called, /never/);
       const out = await client.tools.call("hello", {});
       assert.equal(out.success, true, JSON.stringify(out));
     } finally {
