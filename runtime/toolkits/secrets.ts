@@ -34,8 +34,10 @@ export const MAX_SCHEMA_STEPS = 10_000;
 
 /**
  * Lists the paths of secret fields in a configuration schema, following
- * `properties`, `items`, `additionalProperties`, `anyOf`/`oneOf`/`allOf` and
- * local `$ref`s. `*` in a path stands for any key or index.
+ * `properties`, `patternProperties`, `additionalProperties`, `items`,
+ * `prefixItems`, `anyOf`/`oneOf`/`allOf`, `if`/`then`/`else`,
+ * `dependentSchemas` and local `$ref`s. `*` in a path stands for any key or
+ * index; a tuple's place is its index.
  *
  * @param schema the toolkit's configuration schema
  * @returns dotted paths such as `"token"` or `"headers.*"`
@@ -83,6 +85,28 @@ export function secretPaths(schema: JsonSchema): string[] {
         for (const branch of list) walk(branch, path, depth + 1);
       }
     }
+    // Also the value itself: a secret declared only under a condition.
+    for (const key of ["if", "then", "else"]) walk(s[key], path, depth + 1);
+    if (typeof s.dependentSchemas === "object" && s.dependentSchemas !== null) {
+      for (const sub of Object.values(s.dependentSchemas)) {
+        walk(sub, path, depth + 1);
+      }
+    }
+    if (
+      typeof s.patternProperties === "object" && s.patternProperties !== null
+    ) {
+      for (const sub of Object.values(s.patternProperties)) {
+        walk(sub, [...path, "*"], depth + 1);
+      }
+    }
+    // A tuple's places by index (`prefixItems`, or `items` as a list before
+    // draft 2020-12).
+    const tuple = Array.isArray(s.prefixItems)
+      ? s.prefixItems
+      : Array.isArray(s.items)
+      ? s.items
+      : [];
+    tuple.forEach((sub, i) => walk(sub, [...path, String(i)], depth + 1));
     if (typeof s.properties === "object" && s.properties !== null) {
       for (const [name, sub] of Object.entries(s.properties)) {
         walk(sub, [...path, name], depth + 1);
@@ -91,7 +115,9 @@ export function secretPaths(schema: JsonSchema): string[] {
     if (typeof s.additionalProperties === "object") {
       walk(s.additionalProperties, [...path, "*"], depth + 1);
     }
-    if (typeof s.items === "object") walk(s.items, [...path, "*"], depth + 1);
+    if (typeof s.items === "object" && !Array.isArray(s.items)) {
+      walk(s.items, [...path, "*"], depth + 1);
+    }
   };
   walk(schema, [], 0);
   return [...out].filter((p) => p !== "");

@@ -207,3 +207,58 @@ Deno.test("secretPaths() stops a schema whose $refs branch at every level", () =
   };
   assert.ok(secretPaths(tree).includes("child.child.token"));
 });
+
+Deno.test("secretPaths() finds secrets under patternProperties, tuples and if/then/else", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      keys: {
+        type: "object",
+        patternProperties: { "^k_": { type: "string", secret: true } },
+      },
+      pair: {
+        type: "array",
+        prefixItems: [{ type: "string" }, { type: "string", secret: true }],
+      },
+      old_pair: {
+        type: "array",
+        items: [{ type: "string", secret: true }],
+      },
+      auth: {
+        type: "object",
+        if: { properties: { kind: { const: "token" } } },
+        then: { properties: { token: { type: "string", secret: true } } },
+        else: { properties: { password: { type: "string", secret: true } } },
+        dependentSchemas: {
+          user: { properties: { pin: { type: "string", secret: true } } },
+        },
+      },
+    },
+  };
+  assert.deepEqual(secretPaths(schema).sort(), [
+    "auth.password",
+    "auth.pin",
+    "auth.token",
+    "keys.*",
+    "old_pair.0",
+    "pair.1",
+  ]);
+  const config = {
+    keys: { k_one: "key-one-secret" },
+    pair: ["user", "pair-secret"],
+    old_pair: ["old-pair-secret"],
+    auth: {
+      kind: "token",
+      token: "token-secret",
+      user: "u",
+      pin: "pin-secret",
+    },
+  };
+  assert.deepEqual(secretValues(schema, config).sort(), [
+    "key-one-secret",
+    "old-pair-secret",
+    "pair-secret",
+    "pin-secret",
+    "token-secret",
+  ]);
+});
