@@ -68,6 +68,26 @@ export class LineSplitter {
   }
 
   /**
+   * True while the line under way is past the cap (it will be dropped,
+   * and reported when it ends): a reader that stops such a writer at once
+   * need not wait for a newline that may never come.
+   *
+   * @example A line past the cap, before its newline
+   * ```ts
+   * import { LineSplitter } from "./lines.ts";
+   * import assert from "node:assert/strict";
+   * const splitter = new LineSplitter(() => {}, { maxLineBytes: 4 });
+   * splitter.push(new TextEncoder().encode("abcdef"));
+   * assert.equal(splitter.overflowing, true);
+   * splitter.push(new TextEncoder().encode("\n"));
+   * assert.equal(splitter.overflowing, false);
+   * ```
+   */
+  get overflowing(): boolean {
+    return this.#dropping;
+  }
+
+  /**
    * Takes the next bytes of the stream.
    *
    * @param chunk bytes; not kept after the call returns

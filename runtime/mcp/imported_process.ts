@@ -19,10 +19,10 @@
  *
  * The official SDK serializes and parses the messages
  * (`serializeMessage`, `deserializeMessage`); the transport splits lines
- * itself, each held as its chunks and joined once, up to `maxMessageBytes`
- * (the SDK's `ReadBuffer` copies its whole buffer at every chunk and stops
- * at 10 MiB of its own), and starts the process here instead of by the
- * SDK's own spawner.
+ * with the project's `LineSplitter` (`protocol/lines.ts`), up to
+ * `maxMessageBytes` (the SDK's `ReadBuffer` copies its whole buffer at
+ * every chunk and stops at 10 MiB of its own), and starts the process here
+ * instead of by the SDK's own spawner.
  *
  * @module
  */
@@ -40,6 +40,7 @@ import { checkMount, within } from "../confine/mount_rule.ts";
 import { settlesWithin } from "../deadline.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
+import { LineSplitter } from "../../protocol/lines.ts";
 
 /** The default bound of one message from an imported server, in bytes. */
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -231,17 +232,6 @@ function spawnConfined(
   }
 }
 
-// One line's chunks as one array of `bytes` bytes.
-function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
 // How long an exited server's stderr may take to be read to its end.
 const STDERR_GRACE_MS = 1000;
 
@@ -322,10 +312,7 @@ export class ProcessClientTransport implements Transport {
   #layout: ConfinementLayout | null;
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  // The chunks of the line under way, their bytes, and the most one
-  // message may hold.
-  #chunks: Uint8Array[] = [];
-  #pending = 0;
+  // The most one message may hold.
   #maxLineBytes: number;
   #closed = false;
 
@@ -344,23 +331,23 @@ export class ProcessClientTransport implements Transport {
     const child = mcpServerCommand(this.#spec, this.#layout).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
-    const lines = new TextDecoder();
+    const text = new TextDecoder();
+    const lines: Uint8Array[] = [];
+    // A server that never ends its line would hold the host's memory: the
+    // splitter holds none of a line past the bound, and the server stops.
+    let over = false;
+    const splitter = new LineSplitter((line) => lines.push(line), {
+      maxLineBytes: this.#maxLineBytes,
+      onOversize: () => over = true,
+    });
     const stdout = this.#pump(child.stdout, async (chunk) => {
-      let start = 0;
-      for (let end; (end = chunk.indexOf(0x0a, start)) >= 0; start = end + 1) {
-        const piece = chunk.subarray(start, end);
-        // A server that never ends its line would hold the host's memory.
-        this.#bound(piece.byteLength);
-        const line = this.#chunks.length === 0
-          ? piece
-          : joined([...this.#chunks, piece], this.#pending);
-        this.#chunks = [];
-        this.#pending = 0;
-        const text = lines.decode(line).replace(/\r$/, "");
-        if (text === "") continue;
+      splitter.push(chunk);
+      for (const line of lines.splice(0)) {
+        const json = text.decode(line).replace(/\r$/, "");
+        if (json === "") continue;
         let message: JSONRPCMessage;
         try {
-          message = deserializeMessage(text);
+          message = deserializeMessage(json);
         } catch (error) {
           this.onerror?.(error as Error);
           continue;
@@ -372,10 +359,7 @@ export class ProcessClientTransport implements Transport {
         await new Promise<void>((resolve) => queueMicrotask(resolve));
         await Promise.resolve();
       }
-      if (start < chunk.byteLength) {
-        this.#bound(chunk.byteLength - start);
-        this.#chunks.push(chunk.slice(start));
-      }
+      if (over || splitter.overflowing) this.#overflowed();
     });
     const decoder = new TextDecoder();
     const stderrRead = this.#pump(child.stderr, (chunk) => {
@@ -399,12 +383,9 @@ export class ProcessClientTransport implements Transport {
     return Promise.resolve();
   }
 
-  // Counts `bytes` more of the line under way; past the bound, says why
-  // and throws, which ends the read loop.
-  #bound(bytes: number): void {
-    this.#pending += bytes;
-    if (this.#pending <= this.#maxLineBytes) return;
-    this.#chunks = [];
+  // A message past the bound: says why and throws, which ends the read
+  // loop (and so the server).
+  #overflowed(): never {
     this.fault =
       `The MCP server wrote a message over ${this.#maxLineBytes} bytes: stopped it`;
     this.onerror?.(new Error(this.fault));
