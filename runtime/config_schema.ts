@@ -242,6 +242,12 @@ export interface EgressConfig {
   maxResponseBytes: number;
   /** Whole request limit, redirects included. @default 30 */
   timeoutSeconds: number;
+  /**
+   * `ctx.fetch` requests the host runs at once for all calls, each holding
+   * up to `maxResponseBytes`; turns go fairly to tokens, then sessions.
+   * @default 32
+   */
+  maxParallelHost?: number;
 }
 
 /**
@@ -391,6 +397,7 @@ const EGRESS_DEFAULTS = {
   secrets: [],
   max_response_bytes: 8 * 1024 * 1024,
   timeout_seconds: 30,
+  max_parallel_host: 32,
 };
 
 const ConfigFileSchema = z.strictObject({
@@ -459,6 +466,7 @@ const ConfigFileSchema = z.strictObject({
     })).default([]),
     max_response_bytes: z.number().int().min(1).default(8 * 1024 * 1024),
     timeout_seconds: seconds.positive().default(30),
+    max_parallel_host: z.number().int().positive().default(32),
   }).default(EGRESS_DEFAULTS),
   policy: loose,
   toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
@@ -611,6 +619,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       })),
       maxResponseBytes: data.egress.max_response_bytes,
       timeoutSeconds: data.egress.timeout_seconds,
+      maxParallelHost: data.egress.max_parallel_host,
     },
     policy: data.policy,
     toolkits: data.toolkits,

@@ -66,6 +66,16 @@ Deno.test("parseConfig() reads sandbox.confinement and the egress section", () =
   const defaults = parseConfig("{}");
   assert.equal(defaults.sandbox.confinement, "auto");
   assert.deepEqual(defaults.egress.secrets, []);
+  assert.equal(defaults.egress.maxParallelHost, 32);
+  assert.equal(
+    parseConfig('{ "egress": { "max_parallel_host": 3 } }').egress
+      .maxParallelHost,
+    3,
+  );
+  assert.throws(
+    () => parseConfig('{ "egress": { "max_parallel_host": 0 } }'),
+    /egress\.max_parallel_host/,
+  );
   const config = parseConfig(`{
     "sandbox": { "confinement": "required" },
     "egress": {

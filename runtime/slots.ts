@@ -353,7 +353,9 @@ interface TokenSlots {
  * holding the fewest, then to the oldest waiter. A token may also be capped
  * in total (its `max_parallel` quota). Each session's queue is already
  * bounded by its own `max_parallel`. Running calls are bounded by `limit`
- * plus one per session with a call.
+ * plus one per session with a call. Without floors (`floors: false`, for
+ * work that never waits on other work of its session, such as the host's
+ * outgoing requests), every slot is from the pool: at most `limit` run.
  *
  * @example A session holding every pool slot cannot stop another's call
  * ```ts
@@ -373,6 +375,7 @@ interface TokenSlots {
  */
 export class FairSlots {
   readonly #limit: number;
+  readonly #floors: boolean;
   #pooled = 0;
   #running = 0;
   #waiting = 0;
@@ -385,15 +388,17 @@ export class FairSlots {
 
   /**
    * @param limit the pool: calls beyond each session's first (at least 1)
+   * @param options `floors: false` gives sessions no slot of their own
    * @throws {RangeError} when `limit` is not a positive integer
    */
-  constructor(limit: number) {
+  constructor(limit: number, options: { floors?: boolean } = {}) {
     if (!Number.isInteger(limit) || limit < 1) {
       throw new RangeError(
         `Cannot create call slots: limit "${limit}" is not a positive integer`,
       );
     }
     this.#limit = limit;
+    this.#floors = options.floors ?? true;
   }
 
   /** Calls running now (floors and pool). */
@@ -501,7 +506,7 @@ export class FairSlots {
 
   #grantable(session: SessionSlots): Kind | null {
     if (session.token.running >= session.token.limit) return null;
-    if (session.running === 0) return "floor";
+    if (session.running === 0 && this.#floors) return "floor";
     return this.#pooled < this.#limit ? "pool" : null;
   }
 

@@ -263,3 +263,18 @@ Deno.test("runsCode() lets lists, discovery and configuration skip slots", () =>
   assert.equal(runsCode("tool/call/req"), true);
   assert.equal(runsCode("skill/call/req"), true);
 });
+
+Deno.test("FairSlots without floors runs at most its limit, whatever the sessions", async () => {
+  const slots = new FairSlots(2, { floors: false });
+  const a = slots.tryAcquire({ session: "a", token: "" });
+  const b = slots.tryAcquire({ session: "b", token: "" });
+  assert.ok(a && b);
+  // With floors, a third session would start at once on its own slot.
+  assert.equal(slots.tryAcquire({ session: "c", token: "" }), null);
+  const c = slots.acquire({ session: "c", token: "" });
+  assert.equal(slots.waiting, 1);
+  a();
+  (await c)();
+  b();
+  assert.equal(slots.running, 0);
+});

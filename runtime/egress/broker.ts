@@ -27,7 +27,12 @@ import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { FetchRequest, FetchResponse } from "../../protocol/egress.ts";
 import type { EgressConfig } from "../config_schema.ts";
-import { type Release, Semaphore } from "../slots.ts";
+import {
+  FairSlots,
+  type Release,
+  Semaphore,
+  type SlotOwner,
+} from "../slots.ts";
 import {
   allowedByAll,
   hostMatches,
@@ -72,6 +77,13 @@ export interface BrokerOptions {
   maxRequestBytes?: number;
   /** Whole request limit, redirects included. @default 30000 */
   timeoutMs?: number;
+  /**
+   * Requests run at once for all calls: each holds up to
+   * `maxResponseBytes` of answer in the host, so this bounds the host's
+   * memory for them. Turns go to the token holding fewest, then to its
+   * session holding fewest. @default 32
+   */
+  maxParallelHost?: number;
   /** Name resolution (tests swap it). @default {@link resolveHost} */
   resolve?: (host: string, signal: AbortSignal) => Promise<string[]>;
 }
@@ -89,6 +101,12 @@ export interface EgressScope {
    * @default each request is its own owner
    */
   owner?: object;
+  /**
+   * The session and token asking, for the host's turns
+   * ({@link BrokerOptions.maxParallelHost}).
+   * @default one session and token for every request
+   */
+  principal?: SlotOwner;
 }
 
 /**
@@ -110,6 +128,9 @@ export interface EgressScope {
  * ```
  */
 export const MAX_PARALLEL_FETCHES = 6;
+
+// The principal of a request that names none.
+const ANYONE: SlotOwner = { session: "", token: "" };
 
 const REDIRECTS = [301, 302, 303, 307, 308];
 // Hops a request may take after the first, in fetch and checkedFetch.
@@ -141,6 +162,8 @@ export class EgressBroker {
   readonly #resolve: (host: string, signal: AbortSignal) => Promise<string[]>;
   // Each owner's turns, dropped with the owner (its call).
   readonly #gates = new WeakMap<object, Semaphore>();
+  // The host's turns, shared fairly by tokens, then by sessions.
+  readonly #hostTurns: FairSlots;
 
   /** @param options secrets, private hosts, bounds */
   constructor(options: BrokerOptions = {}) {
@@ -150,6 +173,9 @@ export class EgressBroker {
     this.#maxRequest = options.maxRequestBytes ?? 8 * 1024 * 1024;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#resolve = options.resolve ?? resolveHost;
+    this.#hostTurns = new FairSlots(options.maxParallelHost ?? 32, {
+      floors: false,
+    });
   }
 
   /**
@@ -166,9 +192,21 @@ export class EgressBroker {
     scope: EgressScope,
   ): Promise<FetchResponse> {
     const release = await this.#turn(scope);
+    let host: Release;
+    try {
+      host = this.#hostTurns.tryAcquire(scope.principal ?? ANYONE) ??
+        await this.#hostTurns.acquire(
+          scope.principal ?? ANYONE,
+          scope.signal,
+        );
+    } catch {
+      release();
+      throw new SkillboxError("tool_error", "Request was cancelled");
+    }
     try {
       return await this.#fetch(request, scope);
     } finally {
+      host();
       release();
     }
   }
@@ -491,6 +529,7 @@ export function brokerFromConfig(
     privateHosts: config.allowPrivateHosts,
     maxResponseBytes: config.maxResponseBytes,
     timeoutMs: config.timeoutSeconds * 1000,
+    maxParallelHost: config.maxParallelHost,
   });
 }
 

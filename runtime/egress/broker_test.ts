@@ -824,3 +824,82 @@ Deno.test("checkedFetch() ends a request whose server trickles, whatever the cal
     }
   });
 });
+
+Deno.test("the host runs at most maxParallelHost requests at once, shared by tokens, then sessions", async (t) => {
+  // As above: a request waits in name resolution until the test lets it go.
+  const entered: Array<{ host: string; go: () => void }> = [];
+  const broker = new EgressBroker({
+    maxParallelHost: 4,
+    resolve: (host) =>
+      new Promise((_, reject) => {
+        entered.push({ host, go: () => reject(new Error("ENOTFOUND")) });
+      }),
+  });
+  const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const fetchAs = (
+    principal: { session: string; token: string },
+    host: string,
+    signal?: AbortSignal,
+  ) =>
+    broker.fetch({ url: `http://${host}/` }, {
+      allow: [["*"]],
+      owner: {}, // a call of its own each: the per-call bound is not it
+      principal,
+      signal,
+    }).then(() => "answered", (err: Error) => err.message);
+  const flood = { session: "a1", token: "flooder" };
+  // 40 calls of one token, each one fetch: 40 × max_response_bytes held
+  // at once before.
+  const floods = Array.from({ length: 40 }, () => fetchAs(flood, "a.test"));
+  await t.step("no more than the bound start", async () => {
+    await turn();
+    assert.equal(entered.length, 4);
+  });
+  const other = fetchAs({ session: "b1", token: "other" }, "b.test");
+  const sameTokenOtherSession = fetchAs(
+    { session: "a2", token: "flooder" },
+    "c.test",
+  );
+  await t.step("a freed turn goes to the token holding fewest", async () => {
+    entered.shift()!.go();
+    await turn();
+    assert.equal(entered.length, 4);
+    assert.equal(entered.at(-1)?.host, "b.test");
+  });
+  await t.step("then to the token's session holding fewest", async () => {
+    entered.shift()!.go();
+    await turn();
+    assert.equal(entered.at(-1)?.host, "c.test");
+  });
+  await t.step(
+    "every request ends, never more than the bound at once",
+    async () => {
+      let most = 0;
+      while (entered.length > 0) {
+        most = Math.max(most, entered.length);
+        entered.shift()!.go();
+        await turn();
+      }
+      assert.equal(most, 4);
+      for (const message of [...await Promise.all(floods), await other]) {
+        assert.match(message, /Cannot resolve/);
+      }
+      assert.match(await sameTokenOtherSession, /Cannot resolve/);
+    },
+  );
+  await t.step(
+    "a request waiting its turn gives up when cancelled",
+    async () => {
+      const held = Array.from({ length: 4 }, () => fetchAs(flood, "a.test"));
+      const cancel = new AbortController();
+      const waiting = fetchAs(flood, "a.test", cancel.signal);
+      await turn();
+      cancel.abort();
+      assert.match(await waiting, /cancelled/);
+      for (const entry of entered.splice(0)) entry.go();
+      await Promise.all(held);
+      await turn();
+      assert.equal(entered.length, 0, "the cancelled request never started");
+    },
+  );
+});

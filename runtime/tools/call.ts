@@ -310,6 +310,7 @@ async function callTool(
       broker: parts.egress,
       net: grant.grant.net ?? [],
       toolkit: entry.toolkit,
+      session: request.session,
     },
   );
   const call = sandboxCall(entry, request, grant.grant, config, parts.policy);
@@ -550,6 +551,8 @@ export interface CallEgress {
   net: readonly string[];
   /** The tool's toolkit, for secrets bound to toolkits. */
   toolkit: string | null;
+  /** The calling session: the host's turns are shared by sessions and tokens. */
+  session?: SessionScope;
 }
 
 /**
@@ -619,6 +622,9 @@ export class ToolCallHooks implements SandboxHooks {
       toolkit: egress.toolkit,
       signal,
       owner: this, // the call's requests take turns, not the host's memory
+      principal: egress.session === undefined
+        ? undefined
+        : { session: egress.session.id, token: egress.session.token },
     });
   }
 
