@@ -16,8 +16,9 @@
  * or wait for a start already under way. Its image, audio and resource
  * content becomes artifact events (bounded by `maxResultBytes`), which MCP
  * clients get back as content of the same type. Its entry's `env` and
- * `headers` values are operator secrets: scrubbed from all the server says
- * (see "A server's secrets").
+ * `headers` values, its URL's credentials and its secret-named `args` are
+ * operator secrets: scrubbed from all the server says (see "A server's
+ * secrets").
  *
  * ## A server's slot
  *
@@ -48,7 +49,12 @@
  *
  * The operator secrets an imported MCP server's entry holds: the values of
  * a stdio server's `env` and of a URL server's `headers` (and the
- * credential after an `Authorization` scheme such as `Bearer`). They are
+ * credential after an `Authorization` scheme such as `Bearer`), the URL's
+ * user name, password and query values (`?key=...`), and of a stdio
+ * server's `args` the value of each flag or `NAME=value` whose name holds
+ * `key`, `token`, `secret`, `password`, `passwd`, `auth` or `credential`
+ * (`--api-key X`, `--token=X`, `API_KEY=X`); other args (paths, package
+ * names) stay readable (`serverSecrets`). They are
  * redacted wherever operator secrets are: what the server says (its stderr
  * tail in the "unavailable" reason, its errors, its tool listings and
  * results, its progress) is scrubbed here before it reaches clients, the
@@ -931,7 +937,7 @@ export class ServerSlot {
   skills: ImportedSkill[] = [];
   /** Its skills refused at the last listing, with why. */
   refusedSkills: RefusedSkill[] = [];
-  /** Its entry's secrets (env and header values), scrubbed from all it says. */
+  /** Its entry's secrets (`serverSecrets`), scrubbed from all it says. */
   readonly secrets: readonly string[];
   /** Why it does not run ("" while it does), its secrets scrubbed. */
   reason = "starting";

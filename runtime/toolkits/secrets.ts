@@ -390,7 +390,8 @@ function pointer(root: unknown, ref: string): unknown {
 }
 
 // An imported MCP server is a toolkit too: its entry's `env` and `headers`
-// values are its secrets, scrubbed from all it produces and from history.
+// values, its URL's userinfo and query values, and its secret-named args
+// are its secrets, scrubbed from all it produces and from history.
 
 /** Values shorter than this are never treated as secrets. */
 export const MIN_SERVER_SECRET = 4;
@@ -403,10 +404,24 @@ export interface ServerSecretSource {
   env?: Readonly<Record<string, string>>;
   /** A URL server's headers. */
   headers?: Readonly<Record<string, string>>;
+  /** A URL server's URL: its userinfo and query values. */
+  url?: string;
+  /** A stdio server's arguments: the values of secret-named ones. */
+  args?: readonly string[];
 }
 
+// An argument (`--api-key`, `API_TOKEN=`) whose name says its value is a
+// credential; paths, package names and the like stay readable.
+const SECRET_NAME = /key|token|secret|password|passwd|auth|credential/i;
+
 /**
- * The secret values of one server's entry, longest first, frozen.
+ * The secret values of one server's entry, longest first, frozen: the
+ * values of its `env` and `headers` (and the credential after a scheme
+ * such as `Bearer`), its URL's user name and password and every query
+ * value, and, of its `args`, the value of a flag whose name holds `key`,
+ * `token`, `secret`, `password`, `passwd`, `auth` or `credential`
+ * (`--api-key X`, `--api-key=X`) and of a `NAME=value` argument whose name
+ * does. Values under 4 characters and words such as `true` are left out.
  *
  * @param spec the entry of `mcp_servers`
  * @returns the values to scrub
@@ -419,6 +434,19 @@ export interface ServerSecretSource {
  *   ["Bearer tok-123", "tok-123"],
  * );
  * assert.deepEqual(serverSecrets({ env: { TOKEN: "s3cr3t", LEVEL: "1" } }), ["s3cr3t"]);
+ * ```
+ * @example The URL's credentials, and secret args
+ * ```ts
+ * import { serverSecrets } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   serverSecrets({ url: "https://ops-user:pw-12345@mcp.example/mcp?key=k-5678&v=2" }),
+ *   ["ops-user", "pw-12345", "k-5678"],
+ * );
+ * assert.deepEqual(
+ *   serverSecrets({ args: ["/srv/index.js", "--api-key", "sk-1234", "API_TOKEN=t-9876"] }),
+ *   ["sk-1234", "t-9876"],
+ * );
  * ```
  */
 export function serverSecrets(spec: ServerSecretSource): readonly string[] {
@@ -436,7 +464,50 @@ export function serverSecrets(spec: ServerSecretSource): readonly string[] {
     const space = value.trim().indexOf(" ");
     if (space > 0) add(value.trim().slice(space + 1));
   }
+  if (spec.url !== undefined) urlSecrets(spec.url, add);
+  if (spec.args !== undefined) argSecrets(spec.args, add);
   return Object.freeze([...out].sort((a, b) => b.length - a.length));
+}
+
+// A URL's user name and password, and its query values, as written and
+// decoded (an error may quote either).
+function urlSecrets(text: string, add: (value: string) => void): void {
+  const url = URL.parse(text);
+  if (url === null) return;
+  const both = (raw: string) => {
+    add(raw);
+    try {
+      add(decodeURIComponent(raw));
+    } catch {
+      // A malformed escape: the raw form is all there is.
+    }
+  };
+  both(url.username);
+  both(url.password);
+  for (const pair of url.search.slice(1).split("&")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) continue;
+    both(pair.slice(eq + 1));
+    both(pair.slice(eq + 1).replaceAll("+", " "));
+  }
+}
+
+// `--api-key X`, `--api-key=X`, `API_KEY=X`: the value of an argument
+// whose name says it is a credential. A flag followed by another flag
+// takes no value.
+function argSecrets(
+  args: readonly string[],
+  add: (value: string) => void,
+): void {
+  let flag = false;
+  for (const arg of args) {
+    const eq = arg.indexOf("=");
+    if (flag && !arg.startsWith("-")) add(arg);
+    else if (eq > 0 && SECRET_NAME.test(arg.slice(0, eq))) {
+      add(arg.slice(eq + 1));
+    }
+    flag = eq < 0 && arg.startsWith("-") && SECRET_NAME.test(arg);
+  }
 }
 
 /**

@@ -119,6 +119,51 @@ Deno.test("serverSecrets() leaves out values too short or too common to be crede
   );
 });
 
+Deno.test("serverSecrets() takes a URL's user name, password and query values, as written and decoded", () => {
+  assert.deepEqual(
+    serverSecrets({
+      url:
+        "https://ops-user:p%40ss-word@mcp.example:8443/mcp?key=k3y%2Bv&api_key=a+b+c+d&v=2&flag",
+    }),
+    [
+      "p%40ss-word",
+      "p@ss-word",
+      "ops-user",
+      "k3y%2Bv",
+      "a+b+c+d",
+      "a b c d",
+      "k3y+v",
+    ],
+  );
+  // Host, port and path are no secrets; a URL that does not parse has none.
+  assert.deepEqual(serverSecrets({ url: "https://mcp.example:8443/mcp" }), []);
+  assert.deepEqual(serverSecrets({ url: "not a url" }), []);
+});
+
+Deno.test("serverSecrets() takes the values of secret-named args only", () => {
+  assert.deepEqual(
+    serverSecrets({
+      args: [
+        "run",
+        "--allow-env=API_KEY",
+        "/srv/node_modules/@scope/server/index.js",
+        "--api-key",
+        "sk-test-123456",
+        "--token=tok-abcdef",
+        "API_SECRET=s3cr3t-value",
+        "--client-credential",
+        "cred-42-x",
+        "--password",
+        "--verbose",
+        "--port",
+        "8080",
+        "/srv/data",
+      ],
+    }),
+    ["sk-test-123456", "s3cr3t-value", "tok-abcdef", "cred-42-x"],
+  );
+});
+
 Deno.test("scrubServer() replaces the secrets anywhere in a value, keys included", () => {
   const secrets = serverSecrets({ env: { T: "tok-abcdef" } });
   assert.deepEqual(

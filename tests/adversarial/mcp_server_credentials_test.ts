@@ -1,0 +1,205 @@
+/**
+ * Credentials an operator writes into an imported MCP server's entry
+ * outside `env` and `headers` are operator secrets too: a URL server's
+ * userinfo and query values (`https://user:pw@host/mcp?key=...`), and a
+ * stdio server's secret arguments (`--api-key X`, `--token=X`,
+ * `API_KEY=X`). A server that says its request URL back in an error, or
+ * prints its argv on stderr as it dies, must not carry them to clients (A2E
+ * and MCP), the console's catalog and history, or the host's log. Against a
+ * host in its own process, configured as an operator would.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { connectClient } from "../support/tools_harness.ts";
+import { type HostProcess, startHostProcess } from "./_host_process.ts";
+
+const PASSWORD = "s3cret-pass";
+const QUERY_KEY = "k3y-value-123";
+const API_KEY = "sk-test-123456";
+const TOKEN = "tok-abcdef-99";
+const ENV_ARG = "ak-xyz-7777";
+
+/** Everything the console shows: its catalog and every run in full. */
+async function consoleText(host: HostProcess): Promise<string> {
+  const parts = [await (await fetch(`${host.url}/api/catalog`)).text()];
+  const page = await (await fetch(`${host.url}/api/runs?limit=200`)).json();
+  parts.push(JSON.stringify(page));
+  for (const run of page.runs as { id: string }[]) {
+    parts.push(await (await fetch(`${host.url}/api/runs/${run.id}`)).text());
+  }
+  return parts.join("\n");
+}
+
+function assertNoSecret(text: string, secrets: string[], where: string): void {
+  for (const secret of secrets) {
+    assert.ok(
+      !text.includes(secret),
+      `${where} shows "${secret}": ${text.slice(0, 2000)}`,
+    );
+  }
+}
+
+/**
+ * A Streamable HTTP server whose one tool `fail` is answered with HTTP 500
+ * and a body that says back the whole request URL and its Authorization
+ * header, as a careless gateway's error page does.
+ */
+function serveUrlEcho(): { port: number } & AsyncDisposable {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method === "POST") {
+        const body = await request.clone().json().catch(() => null);
+        if (body?.method === "tools/call") {
+          return new Response(
+            `upstream refused ${request.url} (authorization: ${
+              request.headers.get("authorization")
+            })`,
+            { status: 500 },
+          );
+        }
+      }
+      const mcp = new Server({ name: "creds", version: "1.0.0" }, {
+        capabilities: { tools: {} },
+      });
+      mcp.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: [{
+          name: "fail",
+          description: "Fails, saying its request URL back",
+          inputSchema: { type: "object" },
+        }],
+      }));
+      mcp.setRequestHandler(CallToolRequestSchema, () => ({ content: [] }));
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      await mcp.connect(transport);
+      return await transport.handleRequest(request);
+    },
+  );
+  return {
+    port: server.addr.port,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+Deno.test("a URL MCP server's userinfo password and query key, said back in an error, are redacted for clients, the console and the log", async () => {
+  await using echo = serveUrlEcho();
+  const skills = await Deno.makeTempDir({ prefix: "creds-" });
+  try {
+    await using host = await startHostProcess({
+      skills: [skills],
+      egress: { allow_private_hosts: ["127.0.0.1"] },
+      mcp_servers: {
+        creds: {
+          url:
+            `http://operator:${PASSWORD}@127.0.0.1:${echo.port}/mcp?key=${QUERY_KEY}&api_key=${QUERY_KEY}-2`,
+        },
+      },
+    });
+    const secrets = [PASSWORD, QUERY_KEY];
+    await host.waitForLine(/MCP server "creds" is ready/, 30_000);
+    const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
+    try {
+      const called = await a2e.request("tool/call/req", {
+        tool_name: "creds__fail",
+        arguments: {},
+      });
+      const answer = JSON.stringify(called.final);
+      assert.equal((called.final.data as { success: boolean }).success, false);
+      // The server did say its URL back: it is there, redacted.
+      assert.match(answer, /upstream refused/);
+      assert.match(answer, /\[redacted\]/);
+      assertNoSecret(answer, secrets, "the A2E answer");
+    } finally {
+      await a2e.close();
+    }
+
+    const mcp = new McpClient({ name: "t", version: "1" });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`)),
+    );
+    try {
+      const result = await mcp.callTool({ name: "creds__fail", arguments: {} });
+      const text = JSON.stringify(result);
+      assert.equal(result.isError, true);
+      assert.match(text, /upstream refused/);
+      assertNoSecret(text, secrets, "the MCP result");
+    } finally {
+      await mcp.close();
+    }
+
+    const shown = await consoleText(host);
+    assert.match(shown, /upstream refused/);
+    assertNoSecret(shown, secrets, "the console");
+    assertNoSecret(host.lines.join("\n"), secrets, "the host's log");
+  } finally {
+    await Deno.remove(skills, { recursive: true });
+  }
+});
+
+// Prints its arguments on stderr and dies at start, as a CLI that echoes
+// its usage line does.
+const ARGV_SERVER = `
+Deno.stderr.writeSync(new TextEncoder().encode("bad usage: " + Deno.args.join(" ") + "\\n"));
+Deno.exit(2);
+`;
+
+Deno.test("a stdio MCP server's secret args, printed on stderr as it dies, are redacted for clients, the console and the log; the others stay", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "argv-" });
+  await Deno.writeTextFile(join(folder, "argv_server.ts"), ARGV_SERVER);
+  try {
+    await using host = await startHostProcess({
+      skills: [folder],
+      mcp_servers: {
+        argv: {
+          command: Deno.execPath(),
+          args: [
+            "run",
+            "argv_server.ts",
+            "--api-key",
+            API_KEY,
+            `--token=${TOKEN}`,
+            `API_KEY=${ENV_ARG}`,
+            "--port",
+            "8080",
+            "/srv/data-folder",
+          ],
+          cwd: folder,
+        },
+      },
+    });
+    const secrets = [API_KEY, TOKEN, ENV_ARG];
+    await host.waitForLine(/MCP server "argv" failed/, 30_000);
+    const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
+    try {
+      const kits = await a2e.request("toolkit/list/req", {});
+      const kitText = JSON.stringify(kits.final);
+      // Its usage line is there, the secrets redacted, the rest readable.
+      assert.match(kitText, /bad usage: --api-key \[redacted\]/);
+      assert.match(kitText, /--port 8080 \/srv\/data-folder/);
+      assertNoSecret(kitText, secrets, "the A2E toolkit list");
+    } finally {
+      await a2e.close();
+    }
+
+    const shown = await consoleText(host);
+    assert.match(shown, /bad usage: /);
+    assertNoSecret(shown, secrets, "the console");
+    const log = host.lines.join("\n");
+    assert.match(log, /bad usage: /);
+    assertNoSecret(log, secrets, "the host's log");
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
