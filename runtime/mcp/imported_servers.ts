@@ -99,7 +99,11 @@ import {
 } from "./imported_skills.ts";
 import type { RemoteSkill } from "./skills_extension.ts";
 import { CallSignal, raceAbort } from "../deadline.ts";
-import { scrubServer, serverSecrets } from "../toolkits/secrets.ts";
+import {
+  basicAuthOf,
+  scrubServer,
+  serverSecrets,
+} from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
 import { isDeepStrictEqual } from "node:util";
 
@@ -639,10 +643,20 @@ async function transportFor(
 ): Promise<Transport> {
   if (spec.url !== undefined) {
     const url = new URL(spec.url);
+    // The URL's user name and password go as Basic auth (fetch sends no
+    // credentials from a URL), unless the operator set Authorization.
+    const basic = basicAuthOf(url);
+    url.username = "";
+    url.password = "";
+    const headers: Record<string, string> = { ...spec.headers };
+    const named = Object.keys(headers).some((name) =>
+      name.toLowerCase() === "authorization"
+    );
+    if (basic !== null && !named) headers.authorization = basic;
     // Operator headers go to this origin only: no redirect leaves it.
     const fetch = checkedFetch(egress, { origin: url, timeoutMs });
     return new StreamableHTTPClientTransport(url, {
-      requestInit: { headers: { ...spec.headers } },
+      requestInit: { headers },
       fetch: async (input: string | URL, init?: RequestInit) =>
         boundedBody(await fetch(input, init)),
     });

@@ -441,7 +441,13 @@ const SECRET_NAME = /key|token|secret|password|passwd|auth|credential/i;
  * import assert from "node:assert/strict";
  * assert.deepEqual(
  *   serverSecrets({ url: "https://ops-user:pw-12345@mcp.example/mcp?key=k-5678&v=2" }),
- *   ["ops-user", "pw-12345", "k-5678"],
+ *   [
+ *     "Basic b3BzLXVzZXI6cHctMTIzNDU=", // what the host sends for them
+ *     "b3BzLXVzZXI6cHctMTIzNDU=",
+ *     "ops-user",
+ *     "pw-12345",
+ *     "k-5678",
+ *   ],
  * );
  * assert.deepEqual(
  *   serverSecrets({ args: ["/srv/index.js", "--api-key", "sk-1234", "API_TOKEN=t-9876"] }),
@@ -484,12 +490,47 @@ function urlSecrets(text: string, add: (value: string) => void): void {
   };
   both(url.username);
   both(url.password);
+  const basic = basicAuthOf(url);
+  if (basic !== null) {
+    add(basic);
+    add(basic.slice("Basic ".length));
+  }
   for (const pair of url.search.slice(1).split("&")) {
     const eq = pair.indexOf("=");
     if (eq < 0) continue;
     both(pair.slice(eq + 1));
     both(pair.slice(eq + 1).replaceAll("+", " "));
   }
+}
+
+/**
+ * The `Authorization` value for a URL's user name and password: fetch
+ * refuses a URL with credentials, so a URL server's are sent this way
+ * (RFC 7617, UTF-8).
+ *
+ * @param url the server's URL
+ * @returns `Basic <base64 of user:password>`, or null without credentials
+ * @example
+ * ```ts
+ * import { basicAuthOf } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(basicAuthOf(new URL("https://ops:pw%40x@h/mcp")), "Basic b3BzOnB3QHg=");
+ * assert.equal(basicAuthOf(new URL("https://h/mcp")), null);
+ * ```
+ */
+export function basicAuthOf(url: URL): string | null {
+  if (url.username === "" && url.password === "") return null;
+  const decoded = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  const bytes = new TextEncoder().encode(
+    `${decoded(url.username)}:${decoded(url.password)}`,
+  );
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
 }
 
 // `--api-key X`, `--api-key=X`, `API_KEY=X`: the value of an argument

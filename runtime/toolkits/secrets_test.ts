@@ -126,6 +126,9 @@ Deno.test("serverSecrets() takes a URL's user name, password and query values, a
         "https://ops-user:p%40ss-word@mcp.example:8443/mcp?key=k3y%2Bv&api_key=a+b+c+d&v=2&flag",
     }),
     [
+      // What the host sends for them (Basic auth), whole and alone.
+      "Basic b3BzLXVzZXI6cEBzcy13b3Jk",
+      "b3BzLXVzZXI6cEBzcy13b3Jk",
       "p%40ss-word",
       "p@ss-word",
       "ops-user",

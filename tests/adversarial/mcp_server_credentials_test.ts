@@ -53,10 +53,18 @@ function assertNoSecret(text: string, secrets: string[], where: string): void {
  * and a body that says back the whole request URL and its Authorization
  * header, as a careless gateway's error page does.
  */
-function serveUrlEcho(): { port: number } & AsyncDisposable {
+function serveUrlEcho(
+  requireAuthorization?: string,
+): { port: number } & AsyncDisposable {
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
+      if (
+        requireAuthorization !== undefined &&
+        request.headers.get("authorization") !== requireAuthorization
+      ) {
+        return new Response("unauthorized", { status: 401 });
+      }
       if (request.method === "POST") {
         const body = await request.clone().json().catch(() => null);
         if (body?.method === "tools/call") {
@@ -107,7 +115,8 @@ Deno.test("a URL MCP server's userinfo password and query key, said back in an e
         },
       },
     });
-    const secrets = [PASSWORD, QUERY_KEY];
+    // The password goes to the server as Basic auth, which it says back.
+    const secrets = [PASSWORD, QUERY_KEY, btoa(`operator:${PASSWORD}`)];
     await host.waitForLine(/MCP server "creds" is ready/, 30_000);
     const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
     try {
@@ -143,6 +152,38 @@ Deno.test("a URL MCP server's userinfo password and query key, said back in an e
     assert.match(shown, /upstream refused/);
     assertNoSecret(shown, secrets, "the console");
     assertNoSecret(host.lines.join("\n"), secrets, "the host's log");
+  } finally {
+    await Deno.remove(skills, { recursive: true });
+  }
+});
+
+Deno.test("a URL MCP server's user name and password are sent as Basic auth, and an Authorization header wins", async () => {
+  const basic = `Basic ${btoa(`operator:${PASSWORD}`)}`;
+  await using echo = serveUrlEcho(basic);
+  const skills = await Deno.makeTempDir({ prefix: "creds-" });
+  try {
+    await using host = await startHostProcess({
+      skills: [skills],
+      egress: { allow_private_hosts: ["127.0.0.1"] },
+      mcp_servers: {
+        basic: {
+          url: `http://operator:${PASSWORD}@127.0.0.1:${echo.port}/mcp`,
+        },
+        // The operator's header is sent in its place: this one is refused.
+        header: {
+          url: `http://operator:${PASSWORD}@127.0.0.1:${echo.port}/mcp`,
+          headers: { Authorization: "Bearer other-token-1" },
+        },
+      },
+    });
+    await host.waitForLine(/MCP server "basic" is ready/, 30_000);
+    await host.waitForLine(
+      /MCP server "header"[^\n]*(401|unauthorized|fail|not)/i,
+      30_000,
+    );
+    const catalog = await (await fetch(`${host.url}/api/catalog`)).text();
+    assert.match(catalog, /basic__fail/);
+    assert.doesNotMatch(catalog, /header__fail/);
   } finally {
     await Deno.remove(skills, { recursive: true });
   }
