@@ -337,7 +337,7 @@ class Servers implements ImportedServers {
             const text = new TextDecoder().decode(bytes);
             if (scrubServer(text, slot.secrets) !== text) {
               throw new Error(
-                `Resource "${uri}" of the MCP server "${slot.name}" holds a value of its env or headers`,
+                `Resource "${uri}" of the MCP server "${slot.name}" holds one of its secrets (a value of its env or headers, its URL's credentials or a secret arg)`,
               );
             }
             return bytes;

@@ -213,7 +213,10 @@ Deno.test("an imported skill's file holding a value of its server's env is never
     await assert.rejects(
       mcp.readResource({ uri: "mcp-skill://kit/leaky/SKILL.md" }),
       (e: McpError) => {
-        assert.match(e.message, /holds a value of its env or headers/);
+        assert.match(
+          e.message,
+          /holds one of its secrets \(a value of its env or headers/,
+        );
         assert.doesNotMatch(e.message, /hunter2/);
         return true;
       },
