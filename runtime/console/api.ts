@@ -1,6 +1,7 @@
 /**
  * The console's read-only JSON API: `/api/runs`, `/api/runs/<id>` (with
- * its kept files listed), `/api/runs/<id>/files/<n>` (one kept file's
+ * its kept files listed and the first page of its children),
+ * `/api/runs/<id>/children` (the next pages), `/api/runs/<id>/files/<n>` (one kept file's
  * content), `/api/stats`, `/api/catalog`, `/api/overview` (sessions and
  * sandbox processes) and `/api/live` (SSE). Everything it returns was
  * redacted when recorded, or is redacted here (live data). No CORS headers:
@@ -36,6 +37,7 @@ import {
 import type {
   RunRecord,
   RunStore,
+  RunSummary,
   RunTiming,
   StoredEvent,
   StoredFile,
@@ -178,8 +180,35 @@ export function createApi(sources: ConsoleSources): Hono {
         running: false,
         run: runView(detail.run),
         events: detail.events.map(eventView),
-        children: detail.children.map(runView),
+        // One page of summaries: a run_code run's 1,000 calls, whole, were
+        // about 35 MB in one answer.
+        children: detail.children.map(childView),
+        children_total: detail.childCount,
+        children_next: detail.childrenNext,
         files: runFileViews(detail.files ?? []),
+      });
+    }));
+
+  // The pages of a run's children after the one its detail carried.
+  app.get("/runs/:id/children", (c) =>
+    fromStore(c, async () => {
+      await recorder.flush();
+      const store = recorder.store;
+      if (!store) return c.json({ children: [], next: null });
+      const limit = c.req.query("limit");
+      let page;
+      try {
+        page = await store.children(c.req.param("id"), {
+          after: c.req.query("after"),
+          limit: limit === undefined ? undefined : Number(limit),
+        }, scopeOf(c));
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        return c.json({ error: error.message }, 400);
+      }
+      return c.json({
+        children: page.children.map(childView),
+        next: page.next,
       });
     }));
 
@@ -453,6 +482,30 @@ function runView(run: RunRecord): Record<string, unknown> {
     summary: run.summary,
     arguments: parse(run.args),
     result: run.result === null ? null : parse(run.result),
+    event_count: run.eventCount,
+    llm_turns: run.llmTurns,
+    input_tokens: run.inputTokens,
+    output_tokens: run.outputTokens,
+  };
+}
+
+// A child run as a run's detail lists it: what the console's list shows,
+// not its arguments, result or texts (open the child for those).
+function childView(run: RunSummary): Record<string, unknown> {
+  return {
+    id: run.id,
+    parent_id: run.parentId,
+    kind: run.kind,
+    name: run.name,
+    toolkit: run.toolkit,
+    session: run.session,
+    transport: run.transport,
+    token_label: run.tokenLabel,
+    host: run.host ?? "",
+    started_at: run.startedAt,
+    ended_at: run.outcome === "running" ? null : run.endedAt,
+    duration_ms: run.outcome === "running" ? null : run.durationMs,
+    outcome: run.outcome,
     event_count: run.eventCount,
     llm_turns: run.llmTurns,
     input_tokens: run.inputTokens,

@@ -369,8 +369,29 @@ async function openRun(id) {
   if (run.error) parts.push(el("h4", {}, "Error"), el("pre", { class: "error" }, run.error));
   if (run.result !== undefined) parts.push(el("h4", {}, "Result"), el("pre", {}, pretty(run.result)));
   if (body.children && body.children.length) {
-    parts.push(el("h4", {}, "Tool calls"), el("ul", {}, ...body.children.map((c) =>
-      el("li", { class: "link", onclick: () => openRun(c.id) }, c.name + " · " + c.outcome + (c.duration_ms === null ? "" : " · " + Math.round(c.duration_ms) + " ms")))));
+    // A page of children at a time (a run_code run may have 1,000): the
+    // rest load on asking, each page after the last one shown.
+    const list = el("ul", { class: "children" }, ...body.children.map(childItem));
+    const count = el("span", { class: "muted" });
+    const more = el("button", { type: "button", class: "more-children" }, "more tool calls");
+    let next = body.children_next;
+    const shown = () => {
+      count.textContent = " (" + list.children.length + " of " + body.children_total + ")";
+      more.hidden = next === null;
+    };
+    more.addEventListener("click", async () => {
+      more.disabled = true;
+      try {
+        const page = await getJson("/api/runs/" + encodeURIComponent(run.id) + "/children?after=" + encodeURIComponent(next));
+        list.append(...page.children.map(childItem));
+        next = page.next;
+        shown();
+      } finally {
+        more.disabled = false;
+      }
+    });
+    shown();
+    parts.push(el("h4", {}, "Tool calls", count), list, more);
   }
   if (body.files && body.files.length) {
     parts.push(el("h4", {}, "Files kept (" + body.files.length + ")"), el("ul", { class: "files" }, ...body.files.map((f) => fileItem(run.id, f))),
@@ -381,6 +402,10 @@ async function openRun(id) {
       ...body.events.map((e) => el("li", { "data-kind": e.kind }, el("b", {}, e.kind), " ", el("code", {}, JSON.stringify(e.data))))));
   }
   box.replaceChildren(...parts);
+}
+
+function childItem(c) {
+  return el("li", { class: "link", "data-child": c.id, onclick: () => openRun(c.id) }, c.name + " · " + c.outcome + (c.duration_ms === null ? "" : " · " + Math.round(c.duration_ms) + " ms"));
 }
 
 // A kept file: its name (a script chose it: text only), size, and what was

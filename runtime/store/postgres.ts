@@ -10,6 +10,9 @@
 
 import postgres from "postgres";
 import {
+  type ChildPage,
+  type ChildQuery,
+  childrenQuery,
   type FleetChange,
   fromRow,
   type HostBeat,
@@ -26,6 +29,7 @@ import {
   type RunStore,
   type RunTiming,
   type RunWrite,
+  SUMMARY_COLUMNS,
   toRow,
 } from "./store.ts";
 
@@ -357,14 +361,42 @@ export class PostgresRunStore implements RunStore {
       sql(COLUMNS)
     } FROM skillbox_runs WHERE id = ${id}`;
     if (!row || !mayView(scope, row.owner ?? null)) return null;
-    const [events, children, files] = await Promise.all([
+    const [events, [count], children, files] = await Promise.all([
       sql`SELECT seq, kind, data, at FROM skillbox_events WHERE run_id = ${id} ORDER BY seq`,
-      sql`SELECT ${
-        sql(COLUMNS)
-      } FROM skillbox_runs WHERE parent_id = ${id} ORDER BY started_at, cursor`,
+      sql`SELECT count(*) AS n FROM skillbox_runs WHERE parent_id = ${id}
+        ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}`,
+      this.children(id, {}, scope),
       sql`SELECT name, size, data, note FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
     ]);
-    return fromRow.detail(scope, row, { events, children, files });
+    return fromRow.detail(row, {
+      events,
+      files,
+      children,
+      childCount: Number(count?.n ?? 0),
+    });
+  }
+
+  async children(
+    parentId: string,
+    query: ChildQuery,
+    scope: RunScope = "all",
+  ): Promise<ChildPage> {
+    const { after, limit } = childrenQuery(query);
+    await this.ready();
+    const sql = this.#sql;
+    const rows = await sql`SELECT ${
+      sql(SUMMARY_COLUMNS as string[])
+    } FROM skillbox_runs WHERE parent_id = ${textOf(parentId)}
+      ${
+      after
+        ? sql`AND (started_at, cursor) > (${after[0]}::float8, ${
+          after[1]
+        }::bigint)`
+        : sql``
+    }
+      ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}
+      ORDER BY started_at, cursor LIMIT ${limit + 1}`;
+    return fromRow.children(rows, limit);
   }
 
   async timings(since: number, scope: RunScope = "all"): Promise<RunTiming[]> {

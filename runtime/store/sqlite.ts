@@ -9,6 +9,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import {
+  type ChildPage,
+  type ChildQuery,
+  childrenQuery,
   fromRow,
   INTERRUPTED,
   listQuery,
@@ -23,6 +26,7 @@ import {
   type RunStore,
   type RunTiming,
   type RunWrite,
+  SUMMARY_COLUMNS,
   toRow,
 } from "./store.ts";
 
@@ -304,17 +308,47 @@ export class SqliteRunStore implements RunStore {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM runs WHERE id = ?`)
       .get(id);
     if (!row || !mayView(scope, row.owner as string | null)) return null;
-    return fromRow.detail(scope, row, {
+    const owner = scope === "all" ? [] : [scope.owner];
+    const count = this.#db.prepare(
+      `SELECT count(*) AS n FROM runs WHERE parent_id = ?${
+        scope === "all" ? "" : " AND owner = ?"
+      }`,
+    ).get(id, ...owner) as { n: number };
+    return fromRow.detail(row, {
       events: this.#db.prepare(
         "SELECT seq, kind, data, at FROM events WHERE run_id = ? ORDER BY seq",
       ).all(id),
-      children: this.#db.prepare(
-        `SELECT ${COLUMNS} FROM runs WHERE parent_id = ? ORDER BY started_at, cursor`,
-      ).all(id),
+      children: this.children(id, {}, scope),
+      childCount: Number(count.n),
       files: this.#db.prepare(
         "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
       ).all(id),
     });
+  }
+
+  children(
+    parentId: string,
+    query: ChildQuery,
+    scope: RunScope = "all",
+  ): ChildPage {
+    const { after, limit } = childrenQuery(query);
+    const params: (string | number)[] = [parentId];
+    let where = "parent_id = ?";
+    if (after) {
+      where += " AND (started_at, cursor) > (?, ?)";
+      params.push(...after);
+    }
+    if (scope !== "all") {
+      where += " AND owner = ?";
+      params.push(scope.owner);
+    }
+    return fromRow.children(
+      this.#db.prepare(
+        `SELECT ${SUMMARY_COLUMNS.join(", ")} FROM runs WHERE ${where}
+          ORDER BY started_at, cursor LIMIT ?`,
+      ).all(...params, limit + 1),
+      limit,
+    );
   }
 
   timings(since: number, scope: RunScope = "all"): RunTiming[] {

@@ -139,14 +139,49 @@ export interface RunPage {
   next: number | null;
 }
 
-/** One run with its events and child runs. */
+/**
+ * A child run as a run's detail lists it: no arguments, result, summary or
+ * error (each up to 16 KiB or 4,000 characters; open the child for them).
+ */
+export type RunSummary = Omit<
+  RunRecord,
+  "args" | "result" | "summary" | "error"
+>;
+
+/** The most children one answer carries (a run's detail, one page). */
+export const CHILD_PAGE = 100;
+
+/** Which children {@link RunStore.children} reads. */
+export interface ChildQuery {
+  /** Only children after this cursor (the previous page's `next`). */
+  after?: string;
+  /** Most children returned. @default 100 (at most {@link CHILD_PAGE}) */
+  limit?: number;
+}
+
+/** A page of a run's children, in start order. */
+export interface ChildPage {
+  /** The children. */
+  children: RunSummary[];
+  /** The cursor of the next page, or null at the end. */
+  next: string | null;
+}
+
+/** One run with its events and the first page of its child runs. */
 export interface RunDetail {
   /** The run. */
   run: RunRecord;
   /** Its kept events. */
   events: StoredEvent[];
-  /** The runs it made (a skill's tool calls), oldest first. */
-  children: RunRecord[];
+  /**
+   * The first {@link CHILD_PAGE} runs it made (a skill's or `run_code`'s
+   * tool calls), oldest first; {@link RunStore.children} reads the rest.
+   */
+  children: RunSummary[];
+  /** How many children it has (that the scope may see). */
+  childCount: number;
+  /** The cursor of the children's next page, or null when all are here. */
+  childrenNext: string | null;
   /** The files it left (skill scripts' workspaces). @default [] */
   files?: StoredFile[];
 }
@@ -200,6 +235,17 @@ export interface RunStore {
    * not see it: the caller cannot tell it apart from a missing run).
    */
   get(id: string, scope?: RunScope): Awaitable<RunDetail | null>;
+  /**
+   * A page of a run's children (those `scope` may see), in start order:
+   * the pages after the one {@link RunStore.get} carried.
+   *
+   * @throws {RangeError} when `query.after` is not a cursor this store gave
+   */
+  children(
+    parentId: string,
+    query: ChildQuery,
+    scope?: RunScope,
+  ): Awaitable<ChildPage>;
   /**
    * Timings of the finished runs (in `scope`) that ended at or after
    * `since` (epoch ms).
@@ -338,6 +384,17 @@ export const RUN_COLUMNS = [
   "output_tokens",
 ] as const;
 
+/**
+ * The columns of a child run's summary ({@link RunSummary}), and `cursor`
+ * (its page's cursor is its start and cursor).
+ */
+export const SUMMARY_COLUMNS: readonly string[] = [
+  "cursor",
+  ...RUN_COLUMNS.filter((c) =>
+    c !== "args" && c !== "result" && c !== "summary" && c !== "error"
+  ),
+];
+
 /** A row of a store's runs table, as written. */
 export type RunRow = Record<
   (typeof RUN_COLUMNS)[number],
@@ -464,20 +521,54 @@ export const fromRow = {
     data: f.data === null ? null : new Uint8Array(f.data),
     note: text(f.note),
   }),
+  /** A child run's summary (a row of {@link SUMMARY_COLUMNS}). */
+  summary: (row: StoredRow): RunSummary => ({
+    id: String(row.id),
+    parentId: text(row.parent_id),
+    kind: row.kind === "skill" ? "skill" : "tool",
+    name: String(row.name),
+    toolkit: text(row.toolkit),
+    session: String(row.session),
+    transport: String(row.transport),
+    tokenLabel: text(row.token_label),
+    owner: text(row.owner),
+    host: String(row.host ?? ""),
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+    durationMs: Number(row.duration_ms),
+    outcome: String(row.outcome),
+    eventCount: Number(row.event_count),
+    llmTurns: Number(row.llm_turns),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+  }),
   /**
-   * A run's detail from the rows its `get` read: the children `scope` may
-   * not see are left out (the run itself the store checked first).
+   * A page of children from the rows a children query read (one more than
+   * `limit` when there is a next page), in start order.
    */
+  children(rows: readonly StoredRow[], limit: number): ChildPage {
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      children: page.map(fromRow.summary),
+      next: rows.length > limit && last
+        ? `${Number(last.started_at)}_${Number(last.cursor)}`
+        : null,
+    };
+  },
+  /** A run's detail from the rows its `get` read. */
   detail: (
-    scope: RunScope,
     run: StoredRow,
-    rows: Record<"events" | "children" | "files", readonly StoredRow[]>,
+    rows: Record<"events" | "files", readonly StoredRow[]> & {
+      children: ChildPage;
+      childCount: number;
+    },
   ): RunDetail => ({
     run: fromRow.run(run),
     events: rows.events.map(fromRow.event),
-    children: rows.children.map(fromRow.run).filter((r) =>
-      mayView(scope, r.owner)
-    ),
+    children: rows.children.children,
+    childCount: rows.childCount,
+    childrenNext: rows.children.next,
     files: rows.files.map(fromRow.file),
   }),
   /** A finished run's timing. */
@@ -531,4 +622,43 @@ export function listQuery(
   // Whole: SQLite refuses `LIMIT 2.5` and PostgreSQL a fraction of BIGINT.
   const limit = Math.trunc(Math.min(Math.max(1, query.limit ?? 50), 500));
   return { where, limit };
+}
+
+/**
+ * A children query's page size and where it starts: after the child that
+ * started at `after[0]` with cursor `after[1]` (start order, ties by
+ * cursor), or from the first.
+ *
+ * @param query the page asked for
+ * @returns the start (or null) and the clamped page size
+ * @throws {RangeError} when `after` is not a cursor a page gave
+ * @example A cursor a page gave, and one made up
+ * ```ts
+ * import { childrenQuery } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(childrenQuery({ after: "12.5_7", limit: 1e6 }), { after: [12.5, 7], limit: 100 });
+ * assert.deepEqual(childrenQuery({}), { after: null, limit: 100 });
+ * assert.throws(() => childrenQuery({ after: "7" }), RangeError);
+ * ```
+ */
+export function childrenQuery(
+  query: ChildQuery,
+): { after: [number, number] | null; limit: number } {
+  // Not a number (`limit=abc` in a URL) reads as the default.
+  const asked = Number.isFinite(query.limit) ? query.limit! : CHILD_PAGE;
+  const limit = Math.trunc(Math.min(Math.max(1, asked), CHILD_PAGE));
+  if (query.after === undefined) return { after: null, limit };
+  const match = /^(-?[0-9.e+-]+)_([0-9]{1,16})$/.exec(query.after);
+  const startedAt = Number(match?.[1]);
+  const cursor = Number(match?.[2]);
+  if (
+    !match || !Number.isFinite(startedAt) || !Number.isSafeInteger(cursor)
+  ) {
+    throw new RangeError(
+      `Cannot read the children's cursor "${
+        query.after.slice(0, 100)
+      }": it is not one a page gave`,
+    );
+  }
+  return { after: [startedAt, cursor], limit };
 }

@@ -6,6 +6,8 @@ import { testWithPostgres } from "../../tests/support/postgres.ts";
 import { openPostgresStore } from "./postgres.ts";
 import { openSqliteStore } from "./sqlite.ts";
 import {
+  CHILD_PAGE,
+  childrenQuery,
   INTERRUPTED,
   type RunRecord,
   type RunStore,
@@ -174,6 +176,66 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
         [2, 4],
       );
       assert.equal((await store.timings(0)).length, 6);
+    },
+  ],
+  [
+    "get() carries one page of a run's children, children() pages the rest",
+    async (store) => {
+      // A run_code run making code.max_calls (1,000) inner calls, each
+      // with arguments and a result near the 16 KiB cap.
+      const big = JSON.stringify("x".repeat(16_000));
+      const kids = Array.from({ length: 1000 }, (_, i) => ({
+        run: run(i + 1, {
+          parentId: "r0",
+          startedAt: 1000 + Math.floor(i / 2),
+          args: big,
+          result: big,
+          error: "e".repeat(4000),
+        }),
+        events: [],
+      }));
+      await store.write([{ run: run(0), events: [] }]);
+      // Written in reverse, so the store's own order (its cursor) is not
+      // the start order the pages follow.
+      for (let i = 1000; i > 0; i -= 250) {
+        await store.write(kids.slice(i - 250, i).reverse());
+      }
+      const detail = (await store.get("r0"))!;
+      assert.equal(detail.children.length, CHILD_PAGE);
+      assert.equal(detail.childCount, 1000);
+      assert.ok(detail.childrenNext);
+      assert.ok(
+        detail.children.every((c) => !("args" in c) && !("result" in c)),
+        "children are summaries",
+      );
+      const seen = detail.children.map((c) => c.id);
+      let next: string | null = detail.childrenNext;
+      while (next !== null) {
+        const page = await store.children("r0", { after: next, limit: 300 });
+        assert.ok(page.children.length <= CHILD_PAGE);
+        seen.push(...page.children.map((c) => c.id));
+        next = page.next;
+      }
+      // Start order, ties in the store's order (written later: after).
+      const order = kids.map((k) => k.run.id);
+      for (let i = 0; i < order.length; i += 2) {
+        [order[i], order[i + 1]] = [order[i + 1]!, order[i]!];
+      }
+      assert.deepEqual(seen, order, "start order, each once");
+      // Another owner's children are neither shown nor counted.
+      await store.write([{
+        run: run(2000, { parentId: "r0", owner: "sha256:0000000c" }),
+        events: [],
+      }]);
+      const mine = (await store.get("r0", { owner: "sha256:0000000c" }))!;
+      assert.equal(mine, null, "r0 is the operator's");
+      const page = await store.children("r0", { limit: 5 }, {
+        owner: "sha256:0000000c",
+      });
+      assert.deepEqual(page.children.map((c) => c.id), ["r2000"]);
+      assert.equal(page.next, null);
+      assert.equal((await store.get("r0"))?.childCount, 1001);
+      assert.throws(() => childrenQuery({ after: "x" }), RangeError);
     },
   ],
   [

@@ -43,6 +43,7 @@ testInBrowsers(
     await checkDashboard(browser, target.kind);
     await checkLogin(browser);
     await checkHistoryBound(browser);
+    await checkChildrenPaged(browser);
   },
 );
 
@@ -282,6 +283,65 @@ async function checkHistoryBound(browser: Browser): Promise<void> {
     assert.deepEqual(watch.problems, []);
   } finally {
     await page.close();
+  }
+}
+
+// A run with more children than one answer carries shows the first page,
+// says how many there are, and loads the rest on "more tool calls".
+async function checkChildrenPaged(browser: Browser): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_console_" });
+  try {
+    await Deno.mkdir(join(dir, "skills"));
+    await Deno.writeTextFile(
+      join(dir, "skills", "many_adds.ts"),
+      `export default { kind: "skill", name: "many_adds", description: "Adds 150 times",
+  tools: ["add"], timeout_seconds: 60, input: { type: "object" },
+  async run(_args, ctx) {
+    for (let i = 0; i < 150; i++) await ctx.tools.call("add", { a: i, b: 1 });
+    return { done: true };
+  } };`,
+    );
+    await using t = await fixtureHost({ dir });
+    const result = await t.host.callSkill("many_adds", {});
+    assert.equal(result.success, true, JSON.stringify(result));
+    const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
+    const page = await browser.newPage();
+    try {
+      await page.setViewport(VIEWPORT);
+      const watch = watchProblems(page);
+      await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
+      await untilLive(page);
+      const row =
+        `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "many_adds")`;
+      await page.waitForFunction(`${row} !== undefined`, { timeout: 10_000 });
+      await page.evaluate(`${row}.click()`);
+      const items =
+        `document.querySelectorAll("#detail ul.children li").length`;
+      await page.waitForFunction(`${items} === 100`, { timeout: 10_000 });
+      assert.match(
+        await page.evaluate(
+          `document.querySelector("#detail h4 .muted")?.textContent ?? ""`,
+        ) as string,
+        /\(100 of 150\)/,
+      );
+      await page.click("#detail .more-children");
+      await page.waitForFunction(`${items} === 150`, { timeout: 10_000 });
+      assert.equal(
+        await page.evaluate(
+          `document.querySelector("#detail .more-children").hidden`,
+        ),
+        true,
+      );
+      const ids = await page.evaluate(
+        `[...document.querySelectorAll("#detail ul.children li")].map((li) => li.dataset.child)`,
+      ) as string[];
+      assert.equal(new Set(ids).size, 150, "each child once");
+      assert.deepEqual(watch.problems, []);
+    } finally {
+      await page.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
 
