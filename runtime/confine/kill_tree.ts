@@ -1,96 +1,256 @@
 /**
- * Kills a confined process and the processes it started, for a process
- * under bubblewrap killed early (sandbox processes, discovery processes).
+ * Kills a sandbox or discovery process killed early, and every process it
+ * started: confined (bubblewrap) or not.
  *
  * @module
  */
 
+// Bounds of the walk: past either, what was found so far is killed.
+const STOP_BOUND_MS = 2000;
+const MAX_PROCESSES = 8192;
+
 /**
- * SIGKILL to a process and the processes it started. A confined process is
- * bubblewrap: killed in its first milliseconds, before the Deno it starts in
- * its namespaces asked to die with it (or before that child even ran Deno),
- * the child lives on, unseen: running the batch it was already sent (a
- * spinning module: forever) or stuck in bubblewrap's set-up, and holding the
- * output pipe open. So the process is stopped first (stopped, it cannot
- * start another), its children are listed from a table read after it
- * showed as stopped, then all are killed. Its child is the PID namespace's
- * first process: killing it ends everything inside. An unconfined process
- * (Deno, workers are threads) has no children; stopping it first costs
- * nothing.
+ * SIGKILL to a process and every process it started. The whole tree is
+ * stopped first (a stopped process starts no other), level by level: the
+ * process list is read and each new descendant in it stopped; the states
+ * of those it did not show stopped are read until they are (every thread:
+ * a thread busy in a clone completes it before it stops; one seen running
+ * again, continued by another, is stopped again); the list is read again;
+ * until a list read after all showed stopped shows none new. Then all are
+ * killed. Bounded: 2 s and 8192 processes, past which what was found is
+ * killed. The process itself is stopped before this returns its promise:
+ * close its pipes after calling it, or an unconfined main that reads their
+ * end may exit first and leave what it started to init, out of reach.
+ *
+ * Descendants are those by parentage, plus the members of any process group
+ * or session a descendant started (`setsid`): the orphan a session leader's
+ * subshell left behind is found by its session. Never the host's own group
+ * or session, which an unconfined process shares (Deno starts no new one).
+ * Not found: a process whose parent exited before the kill and that stayed
+ * in the host's group (a double fork re-parents it to init); only a PID
+ * namespace holds those, and bubblewrap gives one.
+ *
+ * Confined, the process is bubblewrap and its child the first process of a
+ * PID namespace: killing that child ends everything inside, so a descendant
+ * in another PID namespace than the process is killed without being stopped
+ * or waited for, and what it started is not walked. That keeps the confined
+ * case at two list reads, as before the tree was walked. Killed in its first
+ * milliseconds, bubblewrap can die before the Deno it starts asked to die
+ * with it: stopped first, it cannot, and that child is killed with it.
  *
  * @param pid the process
  * @param gone whether it has already exited (its pid may be reused)
- * @example Kill a shell and the sleep it started
+ * @example Kill a shell and the sleep its subshell started
  * ```ts
  * import { killTree } from "./kill_tree.ts";
  * import assert from "node:assert/strict";
- * const child = new Deno.Command("sh", { args: ["-c", "sleep 60 & wait"] }).spawn();
+ * const child = new Deno.Command("sh", {
+ *   args: ["-c", "(sleep 60 & wait) & wait"],
+ *   stdout: "piped",
+ * }).spawn();
  * let exited = false;
- * const status = child.status.finally(() => exited = true);
+ * child.status.finally(() => exited = true);
  * await killTree(child.pid, () => exited);
- * assert.equal((await status).signal, "SIGKILL");
+ * // Its stdout ends once the sleep, which holds it too, is gone.
+ * assert.equal((await child.output()).signal, "SIGKILL");
  * ```
  */
 export async function killTree(
   pid: number,
   gone: () => boolean,
 ): Promise<void> {
-  const signal = (target: number, sig: Deno.Signal) => {
-    try {
-      Deno.kill(target, sig);
-      return true;
-    } catch {
-      return false; // already gone
-    }
-  };
   if (gone() || !signal(pid, "SIGSTOP")) return;
-  // A signal is taken when the process next leaves the kernel (a clone in
-  // progress completes first): bounded wait for it to show as stopped.
-  const end = Date.now() + 2000;
-  let table = await processTable();
-  while (
-    !gone() && table !== null && Date.now() < end &&
-    table.find((p) => p.pid === pid)?.stopped === false
-  ) {
-    await new Promise((r) => setTimeout(r, 1));
-    table = await processTable();
+  const end = Date.now() + STOP_BOUND_MS;
+  // Every descendant found: whether it is in another PID namespace than
+  // the process (undefined: not known yet).
+  const members = new Map<number, boolean | undefined>([[pid, false]]);
+  let tree: number[] = [];
+  // Whether every member outside another namespace showed stopped before
+  // the next list is read (so that list misses none of their children).
+  let stopped = false;
+  // The first list says which namespace each process is in (then read for
+  // the new ones only: the column costs a read of every process's links).
+  let first = true;
+  while (!gone()) {
+    const table = await listProcesses(first);
+    if (table === null || gone()) break;
+    const rows = new Map(table.map((row) => [row.pid, row]));
+    const own = first ? rows.get(pid)?.pidns ?? null : null;
+    first = false;
+    tree = treeOf(table, pid, members);
+    const fresh = new Set(tree.filter((p) => !members.has(p)));
+    if (fresh.size === 0 && stopped) break;
+    for (const p of fresh) {
+      const ns = rows.get(p)?.pidns ?? null;
+      const inner = own !== null && ns !== null && ns !== own;
+      members.set(p, inner ? true : undefined);
+      if (!inner) signal(p, "SIGSTOP");
+    }
+    // Those this list showed stopped (one thread, signalled before) stay
+    // so; the others' states are read until they are.
+    const pending = [...members].filter(([p, inner]) => {
+      if (inner) return false;
+      const row = rows.get(p);
+      return fresh.has(p) || row === undefined || !row.stopped ||
+        row.threads !== 1;
+    }).map(([p]) => p);
+    stopped = pending.length === 0 ||
+      await waitStopped(pid, pending, members, end);
+    if (!stopped || members.size >= MAX_PROCESSES) break;
   }
-  if (gone()) return;
-  // Listed again: a table is read one process at a time, so the one that
-  // showed it stopped may have missed a child it made just before stopping
-  // (read before the child existed). Stopped, it makes no more: a table
-  // read from now on holds them all.
-  table = await processTable() ?? table;
-  if (gone()) return;
-  const children = (table ?? []).filter((p) => p.ppid === pid);
-  signal(pid, "SIGKILL");
-  for (const child of children) signal(child.pid, "SIGKILL");
+  if (!gone()) signal(pid, "SIGKILL");
+  // Not the process when it is gone: its pid may be another's now; the
+  // others were stopped, or end with their namespace.
+  for (const p of tree) if (p !== pid) signal(p, "SIGKILL");
 }
 
-/** One process of {@link processTable}. */
-interface ProcessRow {
-  pid: number;
-  ppid: number;
-  stopped: boolean;
+function signal(target: number, sig: Deno.Signal): boolean {
+  // Never the host, whatever a table says.
+  if (target === Deno.pid) return false;
+  try {
+    Deno.kill(target, sig);
+    return true;
+  } catch {
+    return false; // already gone
+  }
 }
 
 /**
- * Every process's parent and whether it is stopped: from `/proc` when this
- * process may read it (Deno asks for `--allow-all` there), else from `ps`
- * (with `--allow-run`, as the host runs); null when neither answers.
+ * The process and its descendants in a list (at most
+ * {@link MAX_PROCESSES}), not walking past one known to be in another PID
+ * namespace (what it started ends with it).
  */
-async function processTable(): Promise<ProcessRow[] | null> {
+function treeOf(
+  table: ProcessRow[],
+  pid: number,
+  members: Map<number, boolean | undefined>,
+): number[] {
+  if (!table.some((row) => row.pid === pid)) return [];
+  const host = table.find((row) => row.pid === Deno.pid);
+  const index = (key: "ppid" | "pgid" | "sid") => {
+    const map = new Map<number, number[]>();
+    for (const row of table) {
+      const list = map.get(row[key]);
+      if (list) list.push(row.pid);
+      else map.set(row[key], [row.pid]);
+    }
+    return map;
+  };
+  const byParent = index("ppid");
+  const byGroup = index("pgid");
+  const bySession = index("sid");
+  const tree = [pid];
+  const seen = new Set(tree);
+  for (let i = 0; i < tree.length && tree.length < MAX_PROCESSES; i++) {
+    const member = tree[i]!;
+    if (members.get(member) === true) continue;
+    const found = [
+      ...byParent.get(member) ?? [],
+      // A group or session whose id is a member's pid is one it started
+      // (a pid is not reused while a group or session holds it).
+      ...(member !== host?.pgid ? byGroup.get(member) ?? [] : []),
+      ...(member !== host?.sid ? bySession.get(member) ?? [] : []),
+    ];
+    for (const p of found) {
+      if (seen.has(p) || p === Deno.pid) continue;
+      seen.add(p);
+      tree.push(p);
+    }
+  }
+  return tree.slice(0, MAX_PROCESSES);
+}
+
+/**
+ * Reads the states of `pending` members until each shows stopped (bounded
+ * by `end`; one seen running is sent SIGSTOP again, as another member may
+ * have continued it), and learns which are in another PID namespace than
+ * `pid` (those need not stop). Forgets those that exited. Whether all
+ * showed stopped.
+ */
+async function waitStopped(
+  pid: number,
+  pending: number[],
+  members: Map<number, boolean | undefined>,
+  end: number,
+): Promise<boolean> {
+  for (;;) {
+    // Namespaces asked for only when one is not known (they cost).
+    const unknown = pending.some((p) => members.get(p) === undefined);
+    const states = await processStates([pid, ...pending], unknown);
+    if (states === null) return false;
+    const own = states.get(pid)?.pidns ?? null;
+    const running: number[] = [];
+    for (const p of pending) {
+      const state = states.get(p);
+      if (state === undefined) {
+        members.delete(p); // exited
+        continue;
+      }
+      if (members.get(p) === undefined) {
+        const inner = own !== null && state.pidns !== null &&
+          state.pidns !== own;
+        members.set(p, inner);
+        if (inner) continue;
+      }
+      if (!state.stopped) running.push(p);
+    }
+    if (running.length === 0) return true;
+    if (Date.now() >= end) return false;
+    for (const p of running) signal(p, "SIGSTOP");
+    pending = running;
+    // A signal is taken when the process next leaves the kernel (a clone
+    // in progress completes first): look again shortly.
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** One process of {@link listProcesses}. */
+interface ProcessRow {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  /** Its main thread stopped, or a zombie. */
+  stopped: boolean;
+  /** NaN when unknown. */
+  threads: number;
+  /** Its PID namespace, null when not asked for or unknown. */
+  pidns: string | null;
+}
+
+/** One process of {@link processStates}. */
+interface ProcessState {
+  /** Every thread stopped, or a zombie: it starts nothing more. */
+  stopped: boolean;
+  /** Its PID namespace, null when not asked for or unknown. */
+  pidns: string | null;
+}
+
+const STOPPED = /^[TtZX]/;
+
+/**
+ * Every process's parent, group, session and main thread's state (and PID
+ * namespace when `withNs`): from `/proc` when this process may read it
+ * (Deno asks for `--allow-all` there), else from `ps` (with `--allow-run`,
+ * as the host runs); null when neither answers.
+ */
+async function listProcesses(withNs: boolean): Promise<ProcessRow[] | null> {
   try {
     const rows: ProcessRow[] = [];
     for (const entry of Deno.readDirSync("/proc")) {
       if (!/^\d+$/.test(entry.name)) continue;
       try {
-        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-        const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const [state, ppid, pgid, sid, threads] = statFields(
+          Deno.readTextFileSync(`/proc/${entry.name}/stat`),
+        );
         rows.push({
           pid: Number(entry.name),
-          ppid: Number(ppid),
-          stopped: state === "T" || state === "t",
+          ppid,
+          pgid,
+          sid,
+          stopped: STOPPED.test(state),
+          threads,
+          pidns: withNs ? namespaceOf(entry.name) : null,
         });
       } catch {
         // Gone meanwhile.
@@ -100,23 +260,120 @@ async function processTable(): Promise<ProcessRow[] | null> {
   } catch {
     // Not readable: ask ps.
   }
+  // `-` for a namespace ps may not read; a ps without a column is asked
+  // again without it.
+  const fields = "pid=,ppid=,pgid=,sid=,stat=";
+  const lines =
+    await ps(["-A", "-o", fields + (withNs ? ",nlwp=,pidns=" : ",nlwp=")]) ??
+      await ps(["-A", "-o", fields]);
+  return lines?.flatMap(([pid, ppid, pgid, sid, stat, threads, pidns]) =>
+    pid && ppid && pgid && sid && stat
+      ? [{
+        pid: Number(pid),
+        ppid: Number(ppid),
+        pgid: Number(pgid),
+        sid: Number(sid),
+        stopped: STOPPED.test(stat),
+        threads: Number(threads),
+        pidns: pidns && pidns !== "-" ? pidns : null,
+      }]
+      : []
+  ) ?? null;
+}
+
+/**
+ * The state (of every thread) and PID namespace (when `withNs`) of each of
+ * `pids` still alive, read as {@link listProcesses} reads; null when
+ * neither answers.
+ */
+async function processStates(
+  pids: number[],
+  withNs: boolean,
+): Promise<Map<number, ProcessState> | null> {
+  const states = new Map<number, ProcessState>();
   try {
-    const { stdout, success } = await new Deno.Command("ps", {
-      args: ["-A", "-o", "pid=,ppid=,stat="],
+    Deno.readDirSync("/proc/self");
+    for (const pid of pids) {
+      try {
+        const [state, , , , threads] = statFields(
+          Deno.readTextFileSync(`/proc/${pid}/stat`),
+        );
+        let stopped = STOPPED.test(state);
+        if (stopped && threads > 1) {
+          for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+            const path = `/proc/${pid}/task/${task.name}/stat`;
+            stopped &&= STOPPED.test(
+              statFields(Deno.readTextFileSync(path))[0],
+            );
+          }
+        }
+        const pidns = withNs ? namespaceOf(String(pid)) : null;
+        states.set(pid, { stopped, pidns });
+      } catch {
+        // Exited.
+      }
+    }
+    return states;
+  } catch {
+    // Not readable: ask ps.
+  }
+  // One line a thread (-L). A ps without -L or the column is asked for
+  // the main threads' states.
+  const list = pids.join(",");
+  const fields = withNs ? "pid=,stat=,pidns=" : "pid=,stat=";
+  const lines = await ps(["-L", "-p", list, "-o", fields]) ??
+    await ps(["-p", list, "-o", "pid=,stat="]);
+  if (lines === null) return null;
+  for (const [pid, stat, pidns] of lines) {
+    if (!pid || !stat) continue;
+    const state = states.get(Number(pid));
+    if (state) state.stopped &&= STOPPED.test(stat);
+    else {
+      states.set(Number(pid), {
+        stopped: STOPPED.test(stat),
+        pidns: pidns && pidns !== "-" ? pidns : null,
+      });
+    }
+  }
+  return states;
+}
+
+// A process's PID namespace; null when not ours to see (then it is walked
+// as if in ours).
+function namespaceOf(pid: string): string | null {
+  try {
+    return Deno.readLinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return null;
+  }
+}
+
+// A stat file's state, parent, group, session and thread count.
+function statFields(stat: string): [string, number, number, number, number] {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return [
+    fields[0] ?? "",
+    Number(fields[1]),
+    Number(fields[2]),
+    Number(fields[3]),
+    Number(fields[17]),
+  ];
+}
+
+// The words of each line `ps` prints; null when it fails or prints nothing
+// (the process itself is always asked for, so nothing means a failure).
+async function ps(args: string[]): Promise<string[][] | null> {
+  try {
+    const { stdout } = await new Deno.Command("ps", {
+      args,
       stdout: "piped",
       stderr: "null",
       stdin: "null",
     }).output();
-    if (!success) return null;
-    return new TextDecoder().decode(stdout).split("\n").flatMap((line) => {
-      const [pid, ppid, stat] = line.trim().split(/\s+/);
-      if (!pid || !ppid || !stat) return [];
-      return [{
-        pid: Number(pid),
-        ppid: Number(ppid),
-        stopped: /^[Tt]/.test(stat),
-      }];
-    });
+    const lines = new TextDecoder().decode(stdout).split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .filter((words) => words[0] !== "");
+    return lines.length > 0 ? lines : null;
   } catch {
     return null;
   }
