@@ -453,16 +453,18 @@ export class SandboxProcess {
   kill(): void {
     if (this.#dead || this.#killed) return;
     this.#killed = true;
-    // Nothing more reaches its stdin: a main still waiting for frames reads
-    // the end of it and exits.
-    this.#writer.close().catch(() => {});
-    this.#control?.close();
     // Killed within its first few milliseconds, bubblewrap can die before
     // its child asked to die with it: that child (Deno, or bwrap still
     // setting up) would live on, uncounted, running what it was sent and
     // holding stdout open, so `exited` would never resolve. killTree stops
-    // bwrap first and kills its children with it.
+    // bwrap first and kills its children with it. It stops the process at
+    // once, before the ends below: unconfined, a main that read them would
+    // exit by itself, leaving what it started to init, out of reach.
     killTree(this.#child.pid, () => this.#reaped).catch(() => {});
+    // Nothing more reaches its stdin: a main still waiting for frames reads
+    // the end of it and exits.
+    this.#writer.close().catch(() => {});
+    this.#control?.close();
   }
 
   // An operation's frame goes out; it counts as in flight from now on.
