@@ -421,7 +421,9 @@ const SECRET_NAME = /key|token|secret|password|passwd|auth|credential/i;
  * value, and, of its `args`, the value of a flag whose name holds `key`,
  * `token`, `secret`, `password`, `passwd`, `auth` or `credential`
  * (`--api-key X`, `--api-key=X`) and of a `NAME=value` argument whose name
- * does. Values under 4 characters and words such as `true` are left out.
+ * does, and the credentials of a URL or such a header
+ * (`Authorization: Bearer X`) in an argument. Values under 4 characters and
+ * words such as `true` are left out.
  *
  * @param spec the entry of `mcp_servers`
  * @returns the values to scrub
@@ -533,9 +535,15 @@ export function basicAuthOf(url: URL): string | null {
   return `Basic ${btoa(String.fromCharCode(...bytes))}`;
 }
 
+// A URL anywhere in an argument (`https://u:pw@host/mcp?key=X`, also
+// after `--url=`), and a header (`Authorization: Bearer X`).
+const URL_IN_ARG = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+const HEADER_ARG = /^([A-Za-z0-9_-]+):\s*(\S.*)$/;
+
 // `--api-key X`, `--api-key=X`, `API_KEY=X`: the value of an argument
 // whose name says it is a credential. A flag followed by another flag
-// takes no value.
+// takes no value. A bridge such as `mcp-remote` takes the remote server's
+// URL and headers as arguments: their credentials too.
 function argSecrets(
   args: readonly string[],
   add: (value: string) => void,
@@ -548,6 +556,15 @@ function argSecrets(
       add(arg.slice(eq + 1));
     }
     flag = eq < 0 && arg.startsWith("-") && SECRET_NAME.test(arg);
+    for (const [url] of arg.matchAll(URL_IN_ARG)) urlSecrets(url, add);
+    const [, name = "", raw = ""] = HEADER_ARG.exec(arg) ?? [];
+    if (SECRET_NAME.test(name)) {
+      const value = raw.trim();
+      add(value);
+      // `Bearer <token>`: the credential alone may be echoed.
+      const space = value.indexOf(" ");
+      if (space > 0) add(value.slice(space + 1));
+    }
   }
 }
 

@@ -310,3 +310,31 @@ Deno.test("secretPaths() finds secrets under patternProperties, tuples and if/th
     "token-secret",
   ]);
 });
+
+Deno.test("serverSecrets() takes the credentials of a URL and a header passed as args", () => {
+  const found = serverSecrets({
+    args: [
+      "mcp-remote",
+      "https://ops-user:pw-12345@remote.example/mcp?api_key=k-5678",
+      "--url=https://remote.example/sse?sig=s-9012",
+      "--header",
+      "Authorization: Bearer tok-3456",
+      "X-Trace:on-7890",
+      "/srv/index.js",
+    ],
+  });
+  for (
+    const value of [
+      "ops-user",
+      "pw-12345",
+      "k-5678",
+      "s-9012",
+      "Bearer tok-3456",
+      "tok-3456",
+    ]
+  ) assert.ok(found.includes(value), value);
+  // Paths, hosts, and headers not named as credentials stay readable.
+  for (
+    const value of ["remote.example", "/srv/index.js", "on-7890", "mcp-remote"]
+  ) assert.ok(!found.some((s) => s.includes(value)), value);
+});

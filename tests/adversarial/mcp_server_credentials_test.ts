@@ -244,3 +244,53 @@ Deno.test("a stdio MCP server's secret args, printed on stderr as it dies, are r
     await Deno.remove(folder, { recursive: true });
   }
 });
+
+const URL_ARG_KEY = "uk-remote-31415";
+const URL_ARG_PASSWORD = "up-remote-2718";
+const HEADER_TOKEN = "ht-bearer-16180";
+
+// A bridge such as `mcp-remote` takes the remote server's URL and headers
+// as arguments: `mcp-remote https://host/mcp?api_key=X --header
+// "Authorization: Bearer Y"`. Neither is a secret-named flag's value.
+Deno.test("a stdio MCP server's URL and header args, printed on stderr as it dies, are redacted; the rest stays", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "argv-" });
+  await Deno.writeTextFile(join(folder, "argv_server.ts"), ARGV_SERVER);
+  try {
+    await using host = await startHostProcess({
+      skills: [folder],
+      mcp_servers: {
+        bridge: {
+          command: Deno.execPath(),
+          args: [
+            "run",
+            "argv_server.ts",
+            `https://ops:${URL_ARG_PASSWORD}@remote.example/mcp?api_key=${URL_ARG_KEY}`,
+            "--header",
+            `Authorization: Bearer ${HEADER_TOKEN}`,
+            "--transport",
+            "http-only",
+          ],
+          cwd: folder,
+        },
+      },
+    });
+    const secrets = [URL_ARG_KEY, URL_ARG_PASSWORD, HEADER_TOKEN];
+    await host.waitForLine(/MCP server "bridge" failed/, 30_000);
+    const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
+    try {
+      const kits = await a2e.request("toolkit/list/req", {});
+      const kitText = JSON.stringify(kits.final);
+      assert.match(kitText, /bad usage: https:\/\/.*remote\.example\/mcp/);
+      assert.match(kitText, /--transport http-only/);
+      assertNoSecret(kitText, secrets, "the A2E toolkit list");
+    } finally {
+      await a2e.close();
+    }
+    assertNoSecret(await consoleText(host), secrets, "the console");
+    const log = host.lines.join("\n");
+    assert.match(log, /bad usage: /);
+    assertNoSecret(log, secrets, "the host's log");
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
