@@ -88,10 +88,16 @@ const HEX: readonly string[] = Array.from(
  * ```
  */
 export function nowSeconds(): number {
-  // Date.now() can land on a whole second; the Python client wants a float
-  // either way, and JSON cannot tell 1.0 from 1, so add sub-ms precision.
-  return (Date.now() + (performance.now() % 1)) / 1000;
+  // The process's start on the wall clock plus its monotonic clock: never
+  // earlier than the last answer's time (Date.now() plus a fraction of
+  // performance.now() went back when the fraction wrapped within one
+  // millisecond). The Python client wants a float, and JSON cannot tell
+  // 1.0 from 1: a whole second gets a microsecond.
+  const seconds = (TIME_ORIGIN + performance.now()) / 1000;
+  return Number.isInteger(seconds) ? seconds + 1e-6 : seconds;
 }
+
+const TIME_ORIGIN = performance.timeOrigin;
 
 /**
  * Wraps the fields of a message in a complete envelope: fresh `id`,
