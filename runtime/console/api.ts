@@ -460,37 +460,19 @@ function statsView(timings: readonly RunTiming[]): Record<string, unknown>[] {
  * @returns the JSON view
  */
 function runView(run: RunRecord): Record<string, unknown> {
-  // Field by field, not the store's row less some: what the API shows is a
-  // contract, and a column added to the store must not appear here unasked.
   return {
-    id: run.id,
-    parent_id: run.parentId,
-    kind: run.kind,
-    name: run.name,
-    toolkit: run.toolkit,
-    session: run.session,
-    transport: run.transport,
-    token_label: run.tokenLabel,
-    host: run.host ?? "",
-    started_at: run.startedAt,
-    // A run written while it runs (a fleet's, or one its host left) has
-    // not ended: no end, no duration.
-    ended_at: run.outcome === "running" ? null : run.endedAt,
-    duration_ms: run.outcome === "running" ? null : run.durationMs,
-    outcome: run.outcome,
+    ...childView(run),
     error: run.error,
     summary: run.summary,
     arguments: parse(run.args),
     result: run.result === null ? null : parse(run.result),
-    event_count: run.eventCount,
-    llm_turns: run.llmTurns,
-    input_tokens: run.inputTokens,
-    output_tokens: run.outputTokens,
   };
 }
 
 // A child run as a run's detail lists it: what the console's list shows,
-// not its arguments, result or texts (open the child for those).
+// not its arguments, result or texts (open the child for those). Field by
+// field, not the store's row less some: what the API shows is a contract,
+// and a column added to the store must not appear here unasked.
 function childView(run: RunSummary): Record<string, unknown> {
   return {
     id: run.id,

@@ -470,30 +470,13 @@ function text(v: unknown): string | null {
  * ```
  */
 export const fromRow = {
-  /** A run. */
+  /** A run: its summary and its texts. */
   run: (row: StoredRow): RunRecord => ({
-    id: String(row.id),
-    parentId: text(row.parent_id),
-    kind: row.kind === "skill" ? "skill" : "tool",
-    name: String(row.name),
-    toolkit: text(row.toolkit),
-    session: String(row.session),
-    transport: String(row.transport),
-    tokenLabel: text(row.token_label),
-    owner: text(row.owner),
-    host: String(row.host ?? ""),
-    startedAt: Number(row.started_at),
-    endedAt: Number(row.ended_at),
-    durationMs: Number(row.duration_ms),
-    outcome: String(row.outcome),
+    ...fromRow.summary(row),
     error: text(row.error),
     summary: text(row.summary),
     args: String(row.args),
     result: text(row.result),
-    eventCount: Number(row.event_count),
-    llmTurns: Number(row.llm_turns),
-    inputTokens: Number(row.input_tokens),
-    outputTokens: Number(row.output_tokens),
   }),
   /**
    * A page of runs from the rows a list query read, newest first, each with

@@ -6,6 +6,7 @@
  * @module
  */
 
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import { HOST_FLAGS as FLAGS, HOST_MAIN as HOST } from "../support/host_cli.ts";
 
@@ -150,4 +151,32 @@ async function rssOf(pid: number): Promise<number> {
     args: ["-o", "rss=", "-p", String(pid)],
   }).output();
   return Number(new TextDecoder().decode(out.stdout).trim()) * 1024;
+}
+
+/**
+ * Everything the console shows a host's operator: its catalog and every
+ * run in full (for tests that a secret reaches none of it).
+ */
+export async function consoleText(host: HostProcess): Promise<string> {
+  const parts = [await (await fetch(`${host.url}/api/catalog`)).text()];
+  const page = await (await fetch(`${host.url}/api/runs?limit=200`)).json();
+  parts.push(JSON.stringify(page));
+  for (const run of page.runs as { id: string }[]) {
+    parts.push(await (await fetch(`${host.url}/api/runs/${run.id}`)).text());
+  }
+  return parts.join("\n");
+}
+
+/** Fails, naming where, when the text holds any of the secrets. */
+export function assertNoSecret(
+  text: string,
+  secrets: string[],
+  where: string,
+): void {
+  for (const secret of secrets) {
+    assert.ok(
+      !text.includes(secret),
+      `${where} shows "${secret}": ${text.slice(0, 2000)}`,
+    );
+  }
 }

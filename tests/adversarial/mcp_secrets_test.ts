@@ -13,7 +13,11 @@ import { join } from "node:path";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connectClient } from "../support/tools_harness.ts";
-import { type HostProcess, startHostProcess } from "./_host_process.ts";
+import {
+  assertNoSecret,
+  consoleText,
+  startHostProcess,
+} from "./_host_process.ts";
 import { serveEchoHeaders } from "../fixtures/mcp_secrets/echo_headers_server.ts";
 
 const LEAKY = fileURLToPath(
@@ -22,26 +26,6 @@ const LEAKY = fileURLToPath(
 const STDIO_SECRET = "stdio-secret-7f3a9c";
 const TENANT_SECRET = "tenant-secret-51be20";
 const BEARER_SECRET = "bearer-secret-d04e77";
-
-/** Everything the console shows: its catalog and every run in full. */
-async function consoleText(host: HostProcess): Promise<string> {
-  const parts = [await (await fetch(`${host.url}/api/catalog`)).text()];
-  const page = await (await fetch(`${host.url}/api/runs?limit=200`)).json();
-  parts.push(JSON.stringify(page));
-  for (const run of page.runs as { id: string }[]) {
-    parts.push(await (await fetch(`${host.url}/api/runs/${run.id}`)).text());
-  }
-  return parts.join("\n");
-}
-
-function assertNoSecret(text: string, secrets: string[], where: string): void {
-  for (const secret of secrets) {
-    assert.ok(
-      !text.includes(secret),
-      `${where} shows "${secret}": ${text.slice(0, 2000)}`,
-    );
-  }
-}
 
 Deno.test("a stdio MCP server's env secret, printed on stderr as it dies, is redacted for clients, the console and the log", async () => {
   // The server runs from a folder of its own it may write (its marker).

@@ -20,33 +20,17 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "../support/tools_harness.ts";
-import { type HostProcess, startHostProcess } from "./_host_process.ts";
+import {
+  assertNoSecret,
+  consoleText,
+  startHostProcess,
+} from "./_host_process.ts";
 
 const PASSWORD = "s3cret-pass";
 const QUERY_KEY = "k3y-value-123";
 const API_KEY = "sk-test-123456";
 const TOKEN = "tok-abcdef-99";
 const ENV_ARG = "ak-xyz-7777";
-
-/** Everything the console shows: its catalog and every run in full. */
-async function consoleText(host: HostProcess): Promise<string> {
-  const parts = [await (await fetch(`${host.url}/api/catalog`)).text()];
-  const page = await (await fetch(`${host.url}/api/runs?limit=200`)).json();
-  parts.push(JSON.stringify(page));
-  for (const run of page.runs as { id: string }[]) {
-    parts.push(await (await fetch(`${host.url}/api/runs/${run.id}`)).text());
-  }
-  return parts.join("\n");
-}
-
-function assertNoSecret(text: string, secrets: string[], where: string): void {
-  for (const secret of secrets) {
-    assert.ok(
-      !text.includes(secret),
-      `${where} shows "${secret}": ${text.slice(0, 2000)}`,
-    );
-  }
-}
 
 /**
  * A Streamable HTTP server whose one tool `fail` is answered with HTTP 500
