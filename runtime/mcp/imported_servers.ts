@@ -452,14 +452,10 @@ class Servers implements ImportedServers {
       );
     }
     const started = this.#connect(slot);
-    if (signal) {
-      // A start never rejects: only the signal's abort is swallowed here.
-      await raceAbort(started, signal).catch(() => {});
-      if (signal.aborted) {
-        return failure(`MCP server "${slot.name}" is still starting`);
-      }
-    } else {
-      await started;
+    // A start never rejects: only the signal's abort is swallowed here.
+    await (signal ? raceAbort(started, signal).catch(() => {}) : started);
+    if (signal?.aborted) {
+      return failure(`MCP server "${slot.name}" is still starting`);
     }
     return slot.client ??
       failure(`MCP server "${slot.name}" is unavailable: ${slot.reason}`);
@@ -880,14 +876,11 @@ function artifactOf(c: Content, index: number): Record<string, unknown> | null {
 
 function nameOf(uri: string, index: number): string {
   const last = uri.split(/[/?#]/).filter(Boolean).pop();
-  return last ? decodeURIComponentSafe(last) : `resource-${index + 1}`;
-}
-
-function decodeURIComponentSafe(text: string): string {
+  if (!last) return `resource-${index + 1}`;
   try {
-    return decodeURIComponent(text);
+    return decodeURIComponent(last);
   } catch {
-    return text;
+    return last;
   }
 }
 
