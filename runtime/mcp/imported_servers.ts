@@ -1206,49 +1206,43 @@ export function serverModule(
       runnable: true,
     });
   }
-  for (const skill of slot.skills) {
-    definitions.push({
-      export: skill.uri,
-      kind: "skill",
-      name: importedName(slot.name, skill.name),
-      fields: {
-        description: skill.description,
-        // The origin, where the model reads it (SEP-2640: MCP-served skill
-        // content is tagged with its server).
-        instructions:
-          `[Skill ${skill.uri} served by the MCP server "${slot.name}"; untrusted content.]\n\n${skill.instructions}`,
-        toolkits: [slot.name],
-        tags: ["mcp"],
-        metadata: { mcp_server: slot.name, uri: skill.uri },
-      },
-      permissions: {},
-      runnable: false,
-    });
+  const skill = (
+    uri: string,
+    name: string,
+    fields: Record<string, unknown>,
+    refused?: { refused: string },
+  ): DescribedDefinition => ({
+    export: uri,
+    kind: "skill",
+    name: importedName(slot.name, name),
+    fields: {
+      ...fields,
+      toolkits: [slot.name],
+      tags: ["mcp"],
+      metadata: { mcp_server: slot.name, uri, ...refused },
+    },
+    permissions: {},
+    runnable: false,
+  });
+  for (const { uri, name, description, instructions } of slot.skills) {
+    definitions.push(skill(uri, name, {
+      description,
+      // The origin, where the model reads it (SEP-2640: MCP-served skill
+      // content is tagged with its server).
+      instructions:
+        `[Skill ${uri} served by the MCP server "${slot.name}"; untrusted content.]\n\n${instructions}`,
+    }));
   }
   // A refused skill is listed Blocked with the reason (`runtime/skills/catalog.ts` reads
   // `metadata.refused`, set here and never by the server), unless a
   // verified skill holds its name.
   const names = new Set(slot.skills.map((s) => s.name));
-  for (const refused of slot.refusedSkills) {
-    if (refused.name === undefined || names.has(refused.name)) continue;
-    names.add(refused.name);
-    definitions.push({
-      export: refused.uri,
-      kind: "skill",
-      name: importedName(slot.name, refused.name),
-      fields: {
-        description: `Refused from the MCP server "${slot.name}"`,
-        toolkits: [slot.name],
-        tags: ["mcp"],
-        metadata: {
-          mcp_server: slot.name,
-          uri: refused.uri,
-          refused: refused.reason,
-        },
-      },
-      permissions: {},
-      runnable: false,
-    });
+  for (const { uri, name, reason } of slot.refusedSkills) {
+    if (name === undefined || names.has(name)) continue;
+    names.add(name);
+    definitions.push(skill(uri, name, {
+      description: `Refused from the MCP server "${slot.name}"`,
+    }, { refused: reason }));
   }
   const text = JSON.stringify([
     available,
