@@ -88,7 +88,6 @@ class Endpoint implements McpHttp {
   #options: McpHttpOptions;
   #tokens: readonly string[];
   #sessions = new Map<string, Entry>();
-  #maxBytes: number;
   #body: BodyBounds;
   #sweep: ReturnType<typeof setInterval>;
 
@@ -96,9 +95,8 @@ class Endpoint implements McpHttp {
     this.#context = context;
     this.#options = options;
     this.#tokens = options.tokens ?? [];
-    this.#maxBytes = context.dispatcher.maxMessageBytes;
     this.#body = {
-      maxBytes: this.#maxBytes,
+      maxBytes: context.dispatcher.maxMessageBytes,
       timeoutMs: bodyTimeoutMs(context.limits),
     };
     // As long as an A2E HTTP+SSE session may sit unused.
@@ -161,7 +159,7 @@ class Endpoint implements McpHttp {
     }
     const mcp = createMcpServer(link, this.#options);
     const transport = new McpHttpSession({
-      maxRequestBodySize: this.#maxBytes,
+      maxRequestBodySize: this.#body.maxBytes,
       // Its calls are cancelled saying why, before the session closes.
       onStalled: (reason) => link.close(reason),
       log: (line) => this.#context.log(line),
