@@ -164,13 +164,11 @@ export class McpHttpSession implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   readonly #sse: WebStandardStreamableHTTPServerTransport;
   readonly #calls = new Map<RequestId, CallAnswer>();
-  readonly #maxBytes: number;
+  readonly #options: McpHttpSessionOptions;
   readonly #graceMs: number;
   // Kept alive like the calls it serves: it is closed with the session.
   readonly #deadlines = new Deadlines({ unref: false });
   readonly #backlog = new SseBacklog();
-  readonly #onStalled: ((reason: string) => void) | undefined;
-  readonly #log: ((line: string) => void) | undefined;
   #dropped = 0;
   #closeReason: string | undefined;
 
@@ -180,10 +178,8 @@ export class McpHttpSession implements Transport {
    * @param options the initialization hook, body limit and JSON grace time
    */
   constructor(options: McpHttpSessionOptions) {
-    this.#maxBytes = options.maxRequestBodySize;
+    this.#options = options;
     this.#graceMs = options.jsonGraceMs ?? 1000;
-    this.#onStalled = options.onStalled;
-    this.#log = options.log;
     this.#sse = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       maxRequestBodySize: options.maxRequestBodySize,
@@ -289,7 +285,7 @@ export class McpHttpSession implements Transport {
   #overflow(decision: "drop" | "disconnect"): void {
     if (decision === "drop") {
       if (this.#dropped++ === 0) {
-        this.#log?.(
+        this.#options.log?.(
           "An MCP client is not keeping up: dropping notifications (calls still collect their events in their results)",
         );
       }
@@ -298,10 +294,10 @@ export class McpHttpSession implements Transport {
     const bytes = this.#backlog.bytes;
     this.#closeReason =
       `The MCP client stopped reading: ${bytes} bytes were waiting on its SSE streams`;
-    this.#log?.(
+    this.#options.log?.(
       `Ending an MCP session whose client stopped reading (${bytes} bytes waiting)`,
     );
-    this.#onStalled?.(this.#closeReason);
+    this.#options.onStalled?.(this.#closeReason);
     this.#backlog.abort(this.#closeReason);
     this.close().catch(() => {});
   }
@@ -337,7 +333,7 @@ export class McpHttpSession implements Transport {
     const json = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      maxRequestBodySize: this.#maxBytes,
+      maxRequestBodySize: this.#options.maxRequestBodySize,
     });
     let call: CallAnswer | undefined;
     json.onerror = (error: Error) => this.onerror?.(error);
@@ -486,7 +482,6 @@ export class CallAnswer implements Expiring {
   #state: "waiting" | "streaming" | "done" = "waiting";
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
-  #clock: Deadlines;
   #watched: Watched | undefined;
 
   /**
@@ -505,8 +500,7 @@ export class CallAnswer implements Expiring {
     this.#respond = response.resolve;
     this.#json = json;
     this.#options = options;
-    this.#clock = options.deadlines;
-    this.#clock.add(this, options.graceMs);
+    options.deadlines.add(this, options.graceMs);
   }
 
   /**
@@ -574,7 +568,7 @@ export class CallAnswer implements Expiring {
 
   #end(): void {
     this.#state = "done";
-    this.#clock.remove(this);
+    this.#options.deadlines.remove(this);
     clearInterval(this.#keepAlive);
     this.#watched?.end();
     try {
@@ -585,7 +579,7 @@ export class CallAnswer implements Expiring {
   }
 
   #stream(): void {
-    this.#clock.remove(this);
+    this.#options.deadlines.remove(this);
     this.#state = "streaming";
     const body = new ReadableStream<Uint8Array>({
       start: (c) => {
