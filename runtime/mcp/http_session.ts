@@ -375,9 +375,7 @@ export class McpHttpSession implements Transport {
 // The id of a body that is one request (not initialize) asking for no
 // progress: those may be answered as JSON.
 function quickRequestId(body: unknown): RequestId | undefined {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return undefined;
-  }
+  if (!isPlainObject(body)) return undefined;
   const { id, method, params } = body as {
     id?: unknown;
     method?: unknown;
@@ -600,25 +598,16 @@ export class CallAnswer implements Expiring {
         clearInterval(this.#keepAlive);
       }
     });
-    this.#respond(
-      new Response(body, {
-        status: 200,
-        headers: sseHeaders(this.#options),
-      }),
-    );
+    const sessionId = this.#options.sessionId;
+    // As the SDK's SSE answers.
+    const headers: Record<string, string> = {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache, no-transform",
+      "X-Accel-Buffering": "no",
+      ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }),
+    };
+    this.#respond(new Response(body, { status: 200, headers }));
   }
-}
-
-function sseHeaders(options: CallAnswerOptions): Record<string, string> {
-  // As the SDK's SSE answers.
-  return {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache, no-transform",
-    "X-Accel-Buffering": "no",
-    ...(options.sessionId === undefined
-      ? {}
-      : { "mcp-session-id": options.sessionId }),
-  };
 }
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -766,8 +755,8 @@ export class LazyRequestInfo implements RequestInfo {
 export function requestIds(body: unknown): RequestId[] {
   const ids: RequestId[] = [];
   for (const message of Array.isArray(body) ? body : [body]) {
-    if (typeof message !== "object" || message === null) continue;
-    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (!isPlainObject(message)) continue;
+    const { id, method } = message;
     if (typeof method !== "string") continue;
     if (typeof id === "string" || typeof id === "number") ids.push(id);
   }
