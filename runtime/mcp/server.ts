@@ -374,10 +374,7 @@ async function configureToolkit(
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
   const toolkit = typeof args.toolkit === "string" ? args.toolkit : "";
-  const config = typeof args.config === "object" && args.config !== null &&
-      !Array.isArray(args.config)
-    ? args.config
-    : {};
+  const config = isPlainObject(args.config) ? args.config : {};
   const answer = await link.request({
     type: "toolkit/configure/req",
     toolkit_name: toolkit,
