@@ -377,11 +377,9 @@ export function importedSkillFiles(
   remotes: readonly RemoteSkill[],
   options: ImportedSkillFilesOptions = {},
 ): Map<string, FetchedSkillFiles> {
-  const out = new Map<string, FetchedSkillFiles>();
-  for (const remote of remotes) {
-    out.set(remote.name, skillFiles(remote, options.maxFileBytes));
-  }
-  return out;
+  return new Map(
+    remotes.map((r) => [r.name, skillFiles(r, options.maxFileBytes)]),
+  );
 }
 
 function skillFiles(
