@@ -114,10 +114,6 @@ export interface SkillsServerOptions {
   pageSize?: number;
 }
 
-type Listed =
-  | { kind: "folder"; folder: ServedFolder }
-  | { kind: "remote"; remote: RemoteSkill };
-
 interface FileFacts {
   stamp: string;
   digest: string;
@@ -299,13 +295,9 @@ export class SkillsServer {
     return undefined;
   }
 
-  async #all(): Promise<Listed[]> {
+  async #all(): Promise<(ServedFolder | RemoteSkill)[]> {
     const folders = await this.#source.folders();
-    const remote = (await this.#source.remote?.()) ?? [];
-    return [
-      ...folders.map((folder) => ({ kind: "folder" as const, folder })),
-      ...remote.map((r) => ({ kind: "remote" as const, remote: r })),
-    ];
+    return [...folders, ...(await this.#source.remote?.()) ?? []];
   }
 
   // A page of skills, then their manifests: a page reads only its own
@@ -326,9 +318,10 @@ export class SkillsServer {
     };
   }
 
-  async #manifest(listed: Listed): Promise<Manifest | null> {
-    if (listed.kind === "remote") return remoteManifest(listed.remote);
-    const served = listed.folder;
+  async #manifest(
+    served: ServedFolder | RemoteSkill,
+  ): Promise<Manifest | null> {
+    if ("entry" in served) return remoteManifest(served);
     if (agentSkillsNameProblem(served.name, served.folder) !== null) {
       return null;
     }
@@ -351,7 +344,7 @@ export class SkillsServer {
     if (!uri.startsWith("skill://")) return null;
     const name = uri.slice("skill://".length).split("/")[0];
     const folder = (await this.#source.folders()).find((f) => f.name === name);
-    return folder ? await this.#manifest({ kind: "folder", folder }) : null;
+    return folder ? await this.#manifest(folder) : null;
   }
 
   async #list(cursor: unknown) {
