@@ -48,8 +48,15 @@ export const MAX_SKILL_FILES = 512;
 /** Skills (or resources) per page of `skills/list` and `resources/list`. */
 export const SKILLS_PAGE_SIZE = 100;
 
-/** How long a client may keep a listing (a change is also notified). */
-const TTL_MS = 60_000;
+/**
+ * How long a client may keep a listing or a skill (a change is also
+ * notified), and that it holds all there is.
+ */
+const CACHING = {
+  ttlMs: 60_000,
+  cacheScope: "private",
+  resultType: "complete",
+} as const;
 
 /** One file of a skill, as the manifest lists it. */
 export interface SkillFileEntry {
@@ -352,9 +359,7 @@ export class SkillsServer {
     return {
       skills: page.map((m) => m.entry),
       ...(nextCursor ? { nextCursor } : {}),
-      ttlMs: TTL_MS,
-      cacheScope: "private",
-      resultType: "complete",
+      ...CACHING,
     };
   }
 
@@ -363,12 +368,7 @@ export class SkillsServer {
     if (!manifest || manifest.entry.uri !== uri) {
       throw invalidParams(`No skill is served at "${String(uri)}"`);
     }
-    return {
-      skill: manifest.entry,
-      ttlMs: TTL_MS,
-      cacheScope: "private",
-      resultType: "complete",
-    };
+    return { skill: manifest.entry, ...CACHING };
   }
 
   async #listResources(cursor: unknown) {
