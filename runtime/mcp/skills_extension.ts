@@ -522,28 +522,21 @@ function remoteManifest(remote: RemoteSkill): Manifest {
   });
   const root = remoteRoot(remote);
   const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
-  const child = (
-    dir: string,
-    c: { uri: string; name: string; dir: boolean },
-  ) => {
-    const list = dirs.get(dir) ?? [];
-    if (!list.some((x) => x.uri === c.uri)) list.push(c);
-    dirs.set(dir, list);
-  };
   dirs.set(root, []);
   for (const { uri } of resources) {
     if (!uri.startsWith(`${root}/`)) continue;
     const parts = uri.slice(root.length + 1).split("/");
     let dir = root;
-    parts.forEach((part, i) => {
+    for (const [i, part] of parts.entries()) {
       const here = `${dir}/${part}`;
-      child(dir, {
-        uri: here,
-        name: decodeURIComponent(part),
-        dir: i < parts.length - 1,
-      });
+      const children = dirs.get(dir) ?? [];
+      if (!children.some((c) => c.uri === here)) {
+        const name = decodeURIComponent(part);
+        children.push({ uri: here, name, dir: i < parts.length - 1 });
+      }
+      dirs.set(dir, children);
       dir = here;
-    });
+    }
   }
   return {
     entry: {
