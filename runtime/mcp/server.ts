@@ -631,7 +631,6 @@ const LEVELS: Record<string, LoggingLevel> = {
  */
 export class EventRelay {
   #options: EventRelayOptions;
-  #token: string | number | undefined;
   #coalesceMs: number;
   #sending: Promise<void> = Promise.resolve();
   // MCP asks that progress increase with every notification.
@@ -642,7 +641,6 @@ export class EventRelay {
   /** @param options the progress token, the sender and the logger name */
   constructor(options: EventRelayOptions) {
     this.#options = options;
-    this.#token = options.progressToken;
     this.#coalesceMs = options.coalesceMs ?? 25;
   }
 
@@ -671,7 +669,7 @@ export class EventRelay {
         );
         return;
       case "llm.token":
-        if (this.#token === undefined) return;
+        if (this.#options.progressToken === undefined) return;
         this.#tokens += String(data.text ?? "");
         this.#timer ??= setTimeout(this.#flushTokens, this.#coalesceMs);
         return;
@@ -700,7 +698,7 @@ export class EventRelay {
   }
 
   #progress(value: number | null, message: string): void {
-    const token = this.#token;
+    const token = this.#options.progressToken;
     if (token === undefined) return;
     const next = value !== null && value > this.#last
       ? value
