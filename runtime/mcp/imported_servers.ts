@@ -551,21 +551,15 @@ class Servers implements ImportedServers {
   #note(slot: ServerSlot, state: "up" | "down", crashed = false): boolean {
     if (slot.logged === state) return false;
     slot.logged = state;
-    const log = this.#options.log;
-    if (!log) return true;
-    if (state === "up") {
-      log(
-        `MCP server "${slot.name}" is ready: ${slot.tools.length} tool(s), ${slot.skills.length} skill(s)`,
-      );
-      return true;
-    }
     const { initialMs, maxMs } = slot.backoff;
-    log(
-      `MCP server "${slot.name}"${
-        crashed ? ":" : " failed:"
-      } ${slot.reason}; retrying in the background (${
-        seconds(initialMs)
-      } doubling up to ${seconds(maxMs)})`,
+    this.#options.log?.(
+      state === "up"
+        ? `MCP server "${slot.name}" is ready: ${slot.tools.length} tool(s), ${slot.skills.length} skill(s)`
+        : `MCP server "${slot.name}"${
+          crashed ? ":" : " failed:"
+        } ${slot.reason}; retrying in the background (${
+          seconds(initialMs)
+        } doubling up to ${seconds(maxMs)})`,
     );
     return true;
   }
