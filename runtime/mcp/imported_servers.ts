@@ -809,10 +809,11 @@ function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
       retryable: false,
     };
   }
+  // With no other content, texts holds each item's text and nothing else.
   const value = result.structuredContent ??
     (others > 0
       ? texts.join("\n")
-      : texts.length === items.length && texts.length === 1
+      : texts.length === 1
       ? texts[0]
       : result.content);
   // Held to the bound a sandbox tool's result is (`max_result_bytes`, in
