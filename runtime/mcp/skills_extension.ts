@@ -26,11 +26,12 @@
  * @module
  */
 
-import { basename, dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
 import { agentSkillsNameProblem } from "../skills/skill_md.ts";
+import { within } from "../confine/mount_rule.ts";
 import { invalidParams } from "./tool_mapping.ts";
 
 /** The extension's identifier, under `capabilities.extensions`. */
@@ -604,8 +605,8 @@ async function readInside(folder: string, rel: string): Promise<Uint8Array> {
   } catch {
     throw invalidParams(`Resource "${rel}" not found`);
   }
-  const inside = relative(realRoot, real);
-  if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) {
+  // Strictly below the folder: a name may start with ".." ("..draft.md").
+  if (real === realRoot || !within(real, realRoot)) {
     throw invalidParams(`Resource "${rel}" is outside its skill's folder`);
   }
   const info = await Deno.lstat(real);

@@ -104,3 +104,25 @@ Deno.test("a skill's entry changes with its files, and a folder named unlike its
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("resources/read answers a listed file whose name starts with two dots", async () => {
+  const { dir, served } = await folders(["notes"]);
+  await Deno.writeTextFile(join(dir, "notes", "..draft.md"), "draft");
+  const skills = new SkillsServer(
+    { folders: () => Promise.resolve(served) },
+    { cache: new SkillFileCache() },
+  );
+  try {
+    const got = await skills.handle("skills/get", {
+      uri: "skill://notes/SKILL.md",
+    }) as { skill: { resources: { uri: string }[] } };
+    const uri = "skill://notes/..draft.md";
+    assert.ok(got.skill.resources.some((r) => r.uri === uri));
+    const read = await skills.handle("resources/read", { uri }) as {
+      contents: { text?: string }[];
+    };
+    assert.equal(read.contents[0]?.text, "draft");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
