@@ -307,17 +307,16 @@ export class McpHttpSession implements Transport {
     parsedBody: unknown,
     id: RequestId,
   ): Promise<Response> {
-    const sessionId = this.#sse.sessionId;
-    if (sessionId === undefined) {
+    if (this.#sse.sessionId === undefined) {
       // Not initialized: the session transport says so its own way.
       return await this.#sse.handleRequest(request, { parsedBody });
     }
     const message = plainJsonRequest(request, parsedBody);
     if (message === undefined) {
-      return await this.#viaSdk(request, parsedBody, id, sessionId);
+      return await this.#viaSdk(request, parsedBody, id);
     }
     // Its answer, JSON or SSE, is the call's response: no promise to race.
-    const call = this.#track(id, sessionId, undefined);
+    const call = this.#track(id);
     this.onmessage?.(message, { requestInfo: new LazyRequestInfo(request) });
     return await call.response;
   }
@@ -328,7 +327,6 @@ export class McpHttpSession implements Transport {
     request: Request,
     parsedBody: unknown,
     id: RequestId,
-    sessionId: string,
   ): Promise<Response> {
     const json = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -339,7 +337,7 @@ export class McpHttpSession implements Transport {
     json.onerror = (error: Error) => this.onerror?.(error);
     // Called only once the SDK has accepted the request.
     json.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      call = this.#track(id, sessionId, json);
+      call = this.#track(id, json);
       this.onmessage?.(message, extra);
     };
     const answered = json.handleRequest(request, { parsedBody });
@@ -347,14 +345,11 @@ export class McpHttpSession implements Transport {
   }
 
   // The answer of one request on its way, until it is sent or cancelled.
-  #track(
-    id: RequestId,
-    sessionId: string,
-    json: JsonSender | undefined,
-  ): CallAnswer {
+  #track(id: RequestId, json?: JsonSender): CallAnswer {
     const call = new CallAnswer(json, {
       id,
-      sessionId,
+      // Set once the session is initialized, as it is for every call.
+      sessionId: this.#sse.sessionId,
       graceMs: this.#graceMs,
       deadlines: this.#deadlines,
       backlog: this.#backlog,
