@@ -7,7 +7,8 @@
  * WAL, as a host writes it), and the whole recording of a run by the
  * {@link RunRecorder} (started, finished, and its share of the flush that
  * redacts and writes it); and, per run, the retention's delete of 2,000
- * runs over the cap.
+ * runs over the cap: all the operator's, and one token's of a store two
+ * tokens and the operator share.
  *
  * @module
  */
@@ -29,7 +30,11 @@ const ROUNDS = 60;
 const PRUNED = 2_000;
 
 // Like a warm call of a no-op tool over WebSocket from one session.
-function batchOf(session: string, size: number): RunWrite[] {
+function batchOf(
+  session: string,
+  size: number,
+  owner: string | null = null,
+): RunWrite[] {
   const out: RunWrite[] = [];
   for (let i = 0; i < size; i++) {
     const now = Date.now();
@@ -42,8 +47,8 @@ function batchOf(session: string, size: number): RunWrite[] {
         toolkit: null,
         session,
         transport: "websocket",
-        tokenLabel: null,
-        owner: null,
+        tokenLabel: owner === null ? null : "token 1",
+        owner,
         host: "bench-host:8080",
         startedAt: now,
         endedAt: now,
@@ -136,6 +141,40 @@ function storePrune(): Promise<string> {
   });
 }
 
+// The retention where tokens share the store: one token (A) floods it,
+// B and the operator hold FILLED / 10 runs each; each prune deletes
+// PRUNED of A's runs only (the old retention, the oldest of anyone's).
+function storePruneShared(): Promise<string> {
+  return inTempDir((dir) => {
+    const store = openSqliteStore(join(dir, "runs.db"));
+    const session = crypto.randomUUID().replaceAll("-", "");
+    const a = "sha256:aaaaaaaa";
+    for (let n = 0; n < FILLED / 10; n += BATCH) {
+      store.write(batchOf(session, BATCH, "sha256:bbbbbbbb"));
+      store.write(batchOf(session, BATCH, null));
+    }
+    for (let n = 0; n < FILLED * 0.8; n += BATCH) {
+      store.write(batchOf(session, BATCH, a));
+    }
+    const perRun: number[] = [];
+    for (let r = 0; r < ROUNDS / 4; r++) {
+      for (let n = 0; n < PRUNED; n += BATCH) {
+        store.write(batchOf(session, BATCH, a));
+      }
+      const t0 = cpuUs();
+      const deleted = store.prune({ maxRuns: FILLED, maxAgeDays: 30 });
+      perRun.push((cpuUs() - t0) / deleted);
+      if (deleted !== PRUNED) throw new Error(`pruned ${deleted} runs`);
+    }
+    store.close();
+    return Promise.resolve(
+      `SQLite prune of ${PRUNED} of one token's runs over ${FILLED} (two tokens and the operator): ${
+        spread(perRun)
+      }`,
+    );
+  });
+}
+
 // The recorder: what a call costs it, and its flush's share per run.
 function recorderRun(): Promise<string> {
   return inTempDir(async (dir) => {
@@ -189,7 +228,12 @@ function recorderRun(): Promise<string> {
 export const storeBench: Bench = {
   name: "store",
   async run() {
-    return [await storeWrite(), await storePrune(), await recorderRun()];
+    return [
+      await storeWrite(),
+      await storePrune(),
+      await storePruneShared(),
+      await recorderRun(),
+    ];
   },
 };
 

@@ -20,6 +20,7 @@ import {
   listQuery,
   mayView,
   oldestKept,
+  overShares,
   type Retention,
   RUN_COLUMNS as COLUMNS,
   type RunDetail,
@@ -413,12 +414,20 @@ export class PostgresRunStore implements RunStore {
     await this.ready();
     const oldest = oldestKept(limits);
     return await this.#sql.begin(async (tx) => {
-      const [keep] = await tx`SELECT cursor FROM skillbox_runs
-        ORDER BY cursor DESC LIMIT 1 OFFSET ${limits.maxRuns - 1}`;
-      const floor = keep ? Number(keep.cursor) : 0;
-      const gone = await tx`DELETE FROM skillbox_runs
-        WHERE cursor < ${floor} OR ended_at < ${oldest} RETURNING id`;
-      const ids = gone.map((r) => String(r.id));
+      const old = await tx`DELETE FROM skillbox_runs
+        WHERE ended_at < ${oldest} RETURNING id`;
+      const ids = old.map((r) => String(r.id));
+      const held = await tx`SELECT owner, count(*) AS n FROM skillbox_runs
+        GROUP BY owner`;
+      const counts = new Map<string | null, number>(
+        held.map((r) => [r.owner ?? null, Number(r.n)]),
+      );
+      const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      if (total > limits.maxRuns) {
+        for (const [owner, keep] of overShares(counts, limits.maxRuns)) {
+          ids.push(...await pruneOwner(tx, owner, keep));
+        }
+      }
       if (ids.length > 0) {
         await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
           textArray(ids)
@@ -625,4 +634,31 @@ function chunks<T>(items: T[], size: number): T[][] {
     out.push(items.slice(i, i + size));
   }
   return out;
+}
+
+// Deletes an owner's runs older than its `keep` newest, but not a child
+// whose parent is kept; then the deleted runs' children (and theirs).
+// Returns the ids of every run deleted.
+async function pruneOwner(
+  tx: postgres.TransactionSql,
+  owner: string | null,
+  keep: number,
+): Promise<string[]> {
+  const whose = owner === null ? tx`owner IS NULL` : tx`owner = ${owner}`;
+  const [floor] = keep === 0 ? [] : await tx`SELECT cursor FROM skillbox_runs
+    WHERE ${whose} ORDER BY cursor DESC LIMIT 1 OFFSET ${keep - 1}`;
+  const below = floor ? Number(floor.cursor) : Number.MAX_SAFE_INTEGER;
+  let gone = (await tx`DELETE FROM skillbox_runs r WHERE ${whose}
+    AND cursor < ${below} AND (parent_id IS NULL OR NOT EXISTS
+      (SELECT 1 FROM skillbox_runs p WHERE p.id = r.parent_id))
+    RETURNING id`).map((r) => String(r.id));
+  const ids = [...gone];
+  while (gone.length > 0) {
+    gone =
+      (await tx`DELETE FROM skillbox_runs WHERE parent_id = ANY(${
+        textArray(gone)
+      }::text[]) RETURNING id`).map((r) => String(r.id));
+    ids.push(...gone);
+  }
+  return ids;
 }

@@ -17,6 +17,7 @@ import {
   listQuery,
   mayView,
   oldestKept,
+  overShares,
   type Retention,
   RUN_COLUMNS,
   type RunDetail,
@@ -361,17 +362,75 @@ export class SqliteRunStore implements RunStore {
   }
 
   prune(limits: Retention): number {
-    const keepFrom = this.#db.prepare(
-      "SELECT cursor FROM runs ORDER BY cursor DESC LIMIT 1 OFFSET ?",
-    ).get(limits.maxRuns - 1) as { cursor: number } | undefined;
-    const floor = keepFrom ? Number(keepFrom.cursor) : 0;
-    // One statement, so one transaction: the runs_deleted trigger takes
-    // each run's events and files with it, a key lookup each, where two
-    // more statements read the doomed runs again (a quarter of the cost).
-    const deleted = this.#db.prepare(
-      "DELETE FROM runs WHERE cursor < ? OR ended_at < ?",
-    ).run(floor, oldestKept(limits));
-    return Number(deleted.changes);
+    const db = this.#db;
+    db.exec("BEGIN");
+    try {
+      // Each DELETE takes its runs' events and files by the runs_deleted
+      // trigger, a key lookup each, where more statements would read the
+      // doomed runs again (a quarter of the cost).
+      let deleted = Number(
+        db.prepare("DELETE FROM runs WHERE ended_at < ?")
+          .run(oldestKept(limits)).changes,
+      );
+      const total = this.count();
+      if (total > limits.maxRuns) {
+        // Both counts from indexes: a run's owner is stored after its
+        // texts, read from the table it may cost an overflow page a run.
+        const counts = new Map<string | null, number>();
+        let owned = 0;
+        for (
+          const { owner, n } of db.prepare(
+            "SELECT owner, count(*) AS n FROM runs WHERE owner IS NOT NULL GROUP BY owner",
+          ).all() as { owner: string; n: number }[]
+        ) {
+          counts.set(owner, Number(n));
+          owned += Number(n);
+        }
+        if (total > owned) counts.set(null, total - owned);
+        for (const [owner, keep] of overShares(counts, limits.maxRuns)) {
+          deleted += this.#pruneOwner(owner, keep);
+        }
+      }
+      db.exec("COMMIT");
+      return deleted;
+    } catch (error) {
+      try {
+        db.exec("ROLLBACK");
+      } catch {
+        // the transaction is already gone
+      }
+      throw error;
+    }
+  }
+
+  // Deletes an owner's runs older than its `keep` newest, but not a child
+  // whose parent is kept; then the deleted runs' children (and theirs).
+  #pruneOwner(owner: string | null, keep: number): number {
+    const db = this.#db;
+    // `owner = ?` reads the partial index on owners; the operator's runs
+    // are found by the cursor alone.
+    const whose = owner === null ? "owner IS NULL" : "owner = ?";
+    const who = owner === null ? [] : [owner];
+    const floor = keep === 0 ? undefined : db.prepare(
+      `SELECT cursor FROM runs WHERE ${whose} ORDER BY cursor DESC LIMIT 1 OFFSET ?`,
+    ).get(...who, keep - 1) as { cursor: number } | undefined;
+    const below = floor ? Number(floor.cursor) : Number.MAX_SAFE_INTEGER;
+    let gone = db.prepare(
+      `DELETE FROM runs WHERE ${whose} AND cursor < ? AND (parent_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM runs p WHERE p.id = runs.parent_id))
+        RETURNING id`,
+    ).all(...who, below) as { id: string }[];
+    let deleted = gone.length;
+    const children = db.prepare(
+      "DELETE FROM runs WHERE parent_id IN (SELECT value FROM json_each(?)) RETURNING id",
+    );
+    while (gone.length > 0) {
+      gone = children.all(JSON.stringify(gone.map((r) => r.id))) as {
+        id: string;
+      }[];
+      deleted += gone.length;
+    }
+    return deleted;
   }
 
   interrupt(host: string): number {

@@ -252,7 +252,10 @@ export interface RunStore {
    */
   timings(since: number, scope?: RunScope): Awaitable<RunTiming[]>;
   /**
-   * Deletes runs beyond `maxRuns` and older than `maxAgeDays`.
+   * Deletes runs older than `maxAgeDays`, then, when more than `maxRuns`
+   * are left, the oldest runs of each owner over its share (see
+   * {@link overShares}). A run's children go with it, and stay while it
+   * is kept.
    *
    * @returns how many runs were deleted
    */
@@ -309,6 +312,55 @@ export interface Retention {
  */
 export function oldestKept(limits: Retention): number {
   return (limits.now ?? Date.now()) - limits.maxAgeDays * 86_400_000;
+}
+
+/**
+ * How many runs each owner over its fair share of `maxRuns` keeps, when
+ * the store holds more than `maxRuns`: max-min fairness, so no owner (a
+ * token, or null: the operator's) loses a run while it holds no more than
+ * an equal share of what the others leave, and one token's flood of calls
+ * prunes only its own history. Owners within their share are not listed.
+ *
+ * @param counts the runs each owner holds
+ * @param maxRuns the runs kept in all
+ * @returns each owner over its share, and how many of its newest runs it
+ *   keeps (0 when there are more owners than `maxRuns`)
+ * @example A flood of A's is pruned down to what B and the operator leave
+ * ```ts
+ * import { overShares } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * const counts = new Map([["sha256:aaaaaaaa", 40], ["sha256:bbbbbbbb", 3], [null, 2]]);
+ * assert.deepEqual(overShares(counts, 10), new Map([["sha256:aaaaaaaa", 5]]));
+ * // Two owners over a third each share what the third leaves.
+ * assert.deepEqual(overShares(new Map([["a", 9], ["b", 8], [null, 1]]), 10),
+ *   new Map([["b", 4], ["a", 5]]));
+ * assert.deepEqual(overShares(counts, 100), new Map());
+ * ```
+ */
+export function overShares(
+  counts: ReadonlyMap<string | null, number>,
+  maxRuns: number,
+): Map<string | null, number> {
+  const owners = [...counts].sort((a, b) => a[1] - b[1]);
+  const over = new Map<string | null, number>();
+  let left = maxRuns;
+  for (let i = 0; i < owners.length; i++) {
+    const held = owners[i]![1];
+    const others = owners.length - i;
+    const share = Math.floor(left / others);
+    if (held <= share) {
+      left -= held;
+      continue;
+    }
+    // Every owner from here holds more than the share: each keeps it,
+    // and the largest ones the runs a whole share leaves over.
+    const spare = left - share * others;
+    for (let j = i; j < owners.length; j++) {
+      over.set(owners[j]![0], share + (j >= owners.length - spare ? 1 : 0));
+    }
+    break;
+  }
+  return over;
 }
 
 /** Whose runs a console request may see: every run, or one owner's. */

@@ -46,6 +46,106 @@ const ids = (page: { runs: { id: string }[] }) => page.runs.map((r) => r.id);
 /** The cases every engine passes, each on a fresh, empty store. */
 const CASES: [string, (store: RunStore) => Promise<void>][] = [
   [
+    "prune() over max_runs takes the runs of the owner holding most, never another's fair share",
+    async (store) => {
+      const b = "sha256:bbbbbbbb";
+      const a = "sha256:aaaaaaaa";
+      // B and the operator first (the oldest), then A floods: 40 runs
+      // where 10 are kept in all.
+      await store.write([
+        ...[0, 1, 2].map((i) => ({ run: run(i, { owner: b }), events: [] })),
+        ...[3, 4].map((i) => ({ run: run(i, { owner: null }), events: [] })),
+      ]);
+      for (let at = 5; at < 45; at += 10) {
+        await store.write(Array.from({ length: 10 }, (_, i) => ({
+          run: run(at + i, { owner: a }),
+          events: [{ seq: 0, kind: "status", data: "{}", at: 0 }],
+        })));
+      }
+      const now = 45;
+      assert.equal(await store.prune({ maxRuns: 10, maxAgeDays: 30, now }), 35);
+      assert.equal(await store.count(), 10);
+      assert.deepEqual(ids(await store.list({ owner: b })), ["r2", "r1", "r0"]);
+      assert.deepEqual(
+        ids(await store.list({ limit: 500 })).filter((id) =>
+          ["r3", "r4"].includes(id)
+        ),
+        ["r4", "r3"],
+      );
+      assert.deepEqual(ids(await store.list({ owner: a })), [
+        "r44",
+        "r43",
+        "r42",
+        "r41",
+        "r40",
+      ]);
+      assert.equal(await store.get("r39"), null);
+      // Within its share, nothing more of A's goes; the age limit still
+      // takes anyone's.
+      assert.equal(await store.prune({ maxRuns: 10, maxAgeDays: 30, now }), 0);
+      assert.equal(
+        await store.prune({ maxRuns: 10, maxAgeDays: 1, now: 86_400_003 }),
+        3,
+      );
+      assert.deepEqual(ids(await store.list({ owner: b })), []);
+    },
+  ],
+  [
+    "prune() keeps a run and its children together: pruned with it, kept with it",
+    async (store) => {
+      const a = "sha256:aaaaaaaa";
+      await store.write(Array.from({ length: 30 }, (_, i) => ({
+        run: run(100 + i, { owner: "sha256:bbbbbbbb" }),
+        events: [],
+      })));
+      // p is written running, then ten more runs, its children and p
+      // finished (PostgreSQL keeps its first cursor, SQLite moves it on);
+      // q's children and q are written at once, then five more.
+      const child = (i: number, parentId: string) =>
+        run(i, { owner: a, parentId });
+      await store.write([{
+        run: run(1, { owner: a, outcome: "running" }),
+        events: [],
+      }]);
+      await store.write(Array.from({ length: 10 }, (_, i) => ({
+        run: run(10 + i, { owner: a }),
+        events: [],
+      })));
+      await store.write([
+        ...[20, 21, 22].map((i) => ({ run: child(i, "r1"), events: [] })),
+        { run: run(1, { owner: a, outcome: "ok" }), events: [] },
+        ...[30, 31, 32].map((i) => ({ run: child(i, "r2"), events: [] })),
+        { run: run(2, { owner: a }), events: [] },
+      ]);
+      await store.write(Array.from({ length: 2 }, (_, i) => ({
+        run: run(40 + i, { owner: a }),
+        events: [],
+      })));
+      // A: 1 + 10 + 3 + 1 + 3 + 1 + 2 = 21 runs, B 30; 18 kept: 9 each.
+      await store.prune({ maxRuns: 18, maxAgeDays: 30, now: 50 });
+      const kept = new Set(ids(await store.list({ owner: a, limit: 500 })));
+      for (
+        const [parent, children] of [["r1", [20, 21, 22]], ["r2", [
+          30,
+          31,
+          32,
+        ]]] as const
+      ) {
+        assert.deepEqual(
+          children.map((i) => kept.has(`r${i}`)),
+          children.map(() => kept.has(parent)),
+          `${parent} and its children: ${[...kept]}`,
+        );
+      }
+      // q ended last but two: it and its children are kept, over the share.
+      assert.ok(kept.has("r2"));
+      assert.equal(
+        (await store.list({ owner: "sha256:bbbbbbbb" })).runs.length,
+        9,
+      );
+    },
+  ],
+  [
     "prune() keeps the newest max_runs and drops runs older than max_age_days",
     async (store) => {
       const now = 100 * 86_400_000;
