@@ -35,6 +35,7 @@ import {
   type RunRecorder,
 } from "../store/recorder.ts";
 import type {
+  RunFileEntry,
   RunRecord,
   RunStore,
   RunSummary,
@@ -42,7 +43,7 @@ import type {
   StoredEvent,
   StoredFile,
 } from "../store/store.ts";
-import { mayView, type RunScope } from "../store/store.ts";
+import { isBinary, mayView, type RunScope } from "../store/store.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
@@ -218,8 +219,13 @@ export function createApi(sources: ConsoleSources): Hono {
     fromStore(c, async () => {
       await recorder.flush();
       const id = c.req.param("id");
-      const files = (await recorder.store?.get(id, scopeOf(c)))?.files ?? [];
-      const res = fileResponse(files, c.req.param("index"));
+      const index = c.req.param("index");
+      // That file alone: a run keeps up to 4 MiB of files
+      // (store.script_files_max_bytes), all read for one of them before.
+      const file = /^(0|[1-9][0-9]{0,8})$/.test(index)
+        ? await recorder.store?.file(id, Number(index), scopeOf(c))
+        : null;
+      const res = fileResponse(file ?? null);
       return res ??
         c.json({ error: `No kept file there in run "${id}"` }, 404);
     }));
@@ -731,68 +737,62 @@ export interface RunFileView {
 /**
  * The view of a run's kept files.
  *
- * @param files the files as stored
+ * @param files the files as a run's detail lists them
  * @returns their views, in order
  * @example A text file kept, a binary one, one over the cap
  * ```ts
  * import { runFileViews } from "./api.ts";
  * import assert from "node:assert/strict";
  * const views = runFileViews([
- *   { name: "1/a.txt", size: 2, data: new TextEncoder().encode("hi"), note: null },
- *   { name: "1/b.bin", size: 2, data: new Uint8Array([0xff, 0]), note: null },
- *   { name: "1/big", size: 9e6, data: null, note: "not kept: over the cap" },
+ *   { name: "1/a.txt", size: 2, kept: true, keptBytes: 2, binary: false, note: null },
+ *   { name: "1/b.bin", size: 2, kept: true, keptBytes: 2, binary: true, note: null },
+ *   { name: "1/big", size: 9e6, kept: false, keptBytes: 0, binary: false, note: "not kept: over the cap" },
  * ]);
  * assert.deepEqual(views.map((v) => [v.kept, v.binary, v.content]), [
  *   [true, false, "files/0"], [true, true, "files/1"], [false, false, null],
  * ]);
  * ```
  */
-export function runFileViews(files: readonly StoredFile[]): RunFileView[] {
+export function runFileViews(files: readonly RunFileEntry[]): RunFileView[] {
   return files.map((file, index) => ({
     index,
     name: file.name,
     size: file.size,
-    kept: file.data !== null,
-    kept_bytes: file.data?.length ?? 0,
-    binary: file.data !== null && isBinary(file.data),
+    kept: file.kept,
+    kept_bytes: file.keptBytes,
+    binary: file.binary,
     note: file.note,
-    content: file.data === null ? null : `files/${index}`,
+    content: file.kept ? `files/${index}` : null,
   }));
 }
 
 /**
- * The response serving one kept file's content, or null when the run has
- * no such file or kept none of it.
+ * The response serving one kept file's content, or null when there is no
+ * such file or none of it was kept.
  *
- * @param files the run's files as stored
- * @param index the file's place in the list, as given in the URL
+ * @param file the file as stored ({@link RunStore.file}), or null
  * @returns the response, or null
  * @example A script's `<script>` is served as plain text, never as a page
  * ```ts
  * import { fileResponse } from "./api.ts";
  * import assert from "node:assert/strict";
  * const data = new TextEncoder().encode("<script>alert(1)</script>");
- * const res = fileResponse([{ name: "1/x.html", size: data.length, data, note: null }], "0")!;
+ * const res = fileResponse({ name: "1/x.html", size: data.length, data, note: null })!;
  * assert.equal(res.headers.get("content-type"), "text/plain; charset=utf-8");
  * assert.match(res.headers.get("content-security-policy")!, /sandbox/);
  * assert.match(res.headers.get("content-disposition")!, /^attachment;/);
  * assert.equal(await res.text(), "<script>alert(1)</script>");
- * assert.equal(fileResponse([], "0"), null);
+ * assert.equal(fileResponse(null), null);
  * // The header's name is the last part, reduced; the exact one is encoded.
  * const named = (name: string) =>
- *   fileResponse([{ name, size: 1, data: new Uint8Array([0x61]), note: null }], "0")!
+ *   fileResponse({ name, size: 1, data: new Uint8Array([0x61]), note: null })!
  *     .headers.get("content-disposition");
  * assert.equal(named('1/../../a "b".txt'),
  *   `attachment; filename="a__b_.txt"; filename*=UTF-8''a%20%22b%22.txt`);
  * assert.equal(named("1/.."), `attachment; filename="file"; filename*=UTF-8''..`);
  * ```
  */
-export function fileResponse(
-  files: readonly StoredFile[],
-  index: string,
-): Response | null {
-  if (!/^(0|[1-9][0-9]{0,8})$/.test(index)) return null;
-  const file = files[Number(index)];
+export function fileResponse(file: StoredFile | null): Response | null {
   if (!file || file.data === null) return null;
   const data = file.data;
   return new Response(data.slice().buffer, {
@@ -823,15 +823,4 @@ function contentDisposition(name: string): string {
     (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase(),
   );
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
-}
-
-// Not UTF-8, or holding a NUL byte.
-function isBinary(data: Uint8Array): boolean {
-  if (data.includes(0)) return true;
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data);
-    return false;
-  } catch {
-    return true;
-  }
 }

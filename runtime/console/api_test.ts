@@ -61,6 +61,7 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
       next: null,
     }),
     get: () => null,
+    file: () => null,
     children: () => ({ children: [], next: null }),
     timings: () => [],
     prune: () => 0,
@@ -175,5 +176,124 @@ testWithPostgres(
   "a run's detail carries one page of its 1,000 children (PostgreSQL)",
   async (pg) => {
     await manyChildren(await openPostgresStore(await pg.database()));
+  },
+);
+
+// A run's kept files are up to 4 MiB (store.script_files_max_bytes) of a
+// script's workspace: its detail and each download read every byte of
+// them, to list names and sizes or to serve one.
+async function keptFiles(inner: RunStore): Promise<void> {
+  const MiB = 1 << 20;
+  let read = 0;
+  const count = (value: unknown) => {
+    const files = (value as { files?: { data?: unknown }[] } | null)?.files;
+    for (const f of [value, ...(files ?? [])]) {
+      const data = (f as { data?: unknown } | null)?.data;
+      if (data instanceof Uint8Array) read += data.length;
+    }
+    return value;
+  };
+  // Counts the file bytes each store method hands the API.
+  const store = new Proxy(inner, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const out = value.apply(target, args);
+        return out instanceof Promise ? out.then(count) : count(out);
+      };
+    },
+  });
+  const bytes = (fill: number, size = MiB) => new Uint8Array(size).fill(fill);
+  await store.write([{
+    run: {
+      id: "k",
+      parentId: null,
+      kind: "skill",
+      name: "scripted",
+      toolkit: null,
+      session: "s",
+      transport: "websocket",
+      tokenLabel: null,
+      host: "h1",
+      startedAt: 1,
+      endedAt: 2,
+      durationMs: 1,
+      outcome: "ok",
+      error: null,
+      summary: null,
+      args: "{}",
+      result: null,
+      eventCount: 0,
+      llmTurns: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+    },
+    events: [],
+    files: [
+      { name: "1/a.txt", size: MiB, data: bytes(0x61), note: null },
+      { name: "1/b.txt", size: MiB, data: bytes(0x62), note: null },
+      { name: "1/c.bin", size: MiB, data: bytes(0xff), note: null },
+      { name: "1/empty", size: 0, data: bytes(0, 0), note: null },
+      { name: "1/big", size: 9 * MiB, data: null, note: "not kept: over" },
+    ],
+  }]);
+  const recorder = new RunRecorder({ store, host: "h1" });
+  const api = createApi({
+    recorder,
+    catalog: () => Promise.reject(new Error("no catalog")),
+    sessions: () => [],
+    processes: () => [],
+  });
+  try {
+    read = 0;
+    const detail = await (await api.request("/runs/k")).json();
+    assert.deepEqual(
+      detail.files.map((
+        f: Record<string, unknown>,
+      ) => [f.name, f.size, f.kept, f.kept_bytes, f.binary, f.content]),
+      [
+        ["1/a.txt", MiB, true, MiB, false, "files/0"],
+        ["1/b.txt", MiB, true, MiB, false, "files/1"],
+        ["1/c.bin", MiB, true, MiB, true, "files/2"],
+        ["1/empty", 0, true, 0, false, "files/3"],
+        ["1/big", 9 * MiB, false, 0, false, null],
+      ],
+    );
+    assert.equal(read, 0, "file bytes read to list the files");
+    read = 0;
+    const one = await api.request("/runs/k/files/1");
+    assert.equal(one.status, 200);
+    assert.equal(one.headers.get("content-type"), "text/plain; charset=utf-8");
+    assert.deepEqual(new Uint8Array(await one.arrayBuffer()), bytes(0x62));
+    assert.equal(read, MiB, "file bytes read to serve one file");
+    const binary = await api.request("/runs/k/files/2");
+    assert.equal(
+      binary.headers.get("content-type"),
+      "application/octet-stream",
+    );
+    await binary.body?.cancel();
+    assert.equal((await api.request("/runs/k/files/3")).status, 200);
+    read = 0;
+    for (const missing of ["4", "5", "x", "01", "-1"]) {
+      const res = await api.request(`/runs/k/files/${missing}`);
+      assert.equal(res.status, 404, missing);
+      await res.body?.cancel();
+    }
+    assert.equal((await api.request("/runs/nope/files/0")).status, 404);
+    assert.equal(read, 0);
+  } finally {
+    await recorder.close();
+  }
+}
+
+Deno.test("a run's detail lists its files and a download reads one file's bytes (SQLite)", async () => {
+  await keptFiles(openSqliteStore(":memory:"));
+});
+
+testWithPostgres(
+  "a run's detail lists its files and a download reads one file's bytes (PostgreSQL)",
+  async (pg) => {
+    await keptFiles(await openPostgresStore(await pg.database()));
   },
 );

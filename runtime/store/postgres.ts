@@ -13,10 +13,12 @@ import {
   type ChildPage,
   type ChildQuery,
   childrenQuery,
+  FILE_ENTRY_COLUMNS,
   type FleetChange,
   fromRow,
   type HostBeat,
   INTERRUPTED,
+  isBinary,
   listQuery,
   mayView,
   oldestKept,
@@ -30,6 +32,7 @@ import {
   type RunStore,
   type RunTiming,
   type RunWrite,
+  type StoredFile,
   SUMMARY_COLUMNS,
   toRow,
 } from "./store.ts";
@@ -94,6 +97,9 @@ const MIGRATIONS: string[] = [
     host TEXT PRIMARY KEY,
     seen_at TIMESTAMPTZ NOT NULL
   );`,
+  // Whether a file is binary, noted when written, so listing a run's
+  // files reads none of them (null: written before, told by reading it).
+  `ALTER TABLE skillbox_files ADD COLUMN is_binary BOOLEAN;`,
 ];
 
 /** The schema version this code writes. */
@@ -294,7 +300,14 @@ export class PostgresRunStore implements RunStore {
       events.map((e) => noNul({ run_id: run.id, ...e }))
     );
     const files = writes.flatMap(({ run, files }) =>
-      (files ?? []).map((f, seq) => noNul({ run_id: run.id, seq, ...f }))
+      (files ?? []).map((f, seq) =>
+        noNul({
+          run_id: run.id,
+          seq,
+          ...f,
+          is_binary: f.data !== null && isBinary(f.data),
+        })
+      )
     );
     const host = writes[0]!.run.host ?? "";
     await this.#sql.begin(async (tx) => {
@@ -323,7 +336,16 @@ export class PostgresRunStore implements RunStore {
         }::text[])`;
         for (const part of chunks(files, 100)) {
           await tx`INSERT INTO skillbox_files ${
-            tx(part, "run_id", "seq", "name", "size", "data", "note")
+            tx(
+              part,
+              "run_id",
+              "seq",
+              "name",
+              "size",
+              "data",
+              "note",
+              "is_binary",
+            )
           }`;
         }
       }
@@ -367,7 +389,9 @@ export class PostgresRunStore implements RunStore {
       sql`SELECT count(*) AS n FROM skillbox_runs WHERE parent_id = ${id}
         ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}`,
       this.children(id, {}, scope),
-      sql`SELECT name, size, data, note FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
+      sql`SELECT ${
+        sql.unsafe(FILE_ENTRY_COLUMNS)
+      } FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
     ]);
     return fromRow.detail(row, {
       events,
@@ -375,6 +399,23 @@ export class PostgresRunStore implements RunStore {
       children,
       childCount: Number(count?.n ?? 0),
     });
+  }
+
+  async file(
+    runId: string,
+    index: number,
+    scope: RunScope = "all",
+  ): Promise<StoredFile | null> {
+    // Past a file's place (a seq is an INTEGER): none there.
+    if (!Number.isSafeInteger(index) || index < 0 || index > 2 ** 31 - 1) {
+      return null;
+    }
+    await this.ready();
+    const [row] = await this.#sql`SELECT r.owner, f.name, f.size, f.data,
+      f.note FROM skillbox_files f JOIN skillbox_runs r ON r.id = f.run_id
+      WHERE f.run_id = ${textOf(runId)} AND f.seq = ${index}`;
+    if (!row || !mayView(scope, row.owner ?? null)) return null;
+    return fromRow.file(row);
   }
 
   async children(

@@ -12,8 +12,10 @@ import {
   type ChildPage,
   type ChildQuery,
   childrenQuery,
+  FILE_ENTRY_COLUMNS,
   fromRow,
   INTERRUPTED,
+  isBinary,
   listQuery,
   mayView,
   oldestKept,
@@ -27,6 +29,7 @@ import {
   type RunStore,
   type RunTiming,
   type RunWrite,
+  type StoredFile,
   SUMMARY_COLUMNS,
   toRow,
 } from "./store.ts";
@@ -76,6 +79,7 @@ CREATE TABLE IF NOT EXISTS files (
   size INTEGER NOT NULL,
   data BLOB,
   note TEXT,
+  is_binary INTEGER,
   PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS runs_deleted AFTER DELETE ON runs BEGIN
@@ -110,6 +114,14 @@ function migrate(db: DatabaseSync): void {
   // ... and hosts: its old rows name none.
   if (!columns.some((c) => c.name === "host")) {
     db.exec("ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT ''");
+  }
+  // ... and files whether they are binary: its old files are told by
+  // reading them, when listed.
+  const fileColumns = db.prepare("PRAGMA table_info(files)").all() as {
+    name: string;
+  }[];
+  if (!fileColumns.some((c) => c.name === "is_binary")) {
+    db.exec("ALTER TABLE files ADD COLUMN is_binary INTEGER");
   }
   // An index written whole by an earlier version is built again partial,
   // once; in one transaction, so two hosts opening the file at once agree.
@@ -255,7 +267,7 @@ export class SqliteRunStore implements RunStore {
       "at",
     ]);
     this.#insertFile = db.prepare(
-      "INSERT OR REPLACE INTO files (run_id, seq, name, size, data, note) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO files (run_id, seq, name, size, data, note, is_binary) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
   }
 
@@ -269,7 +281,15 @@ export class SqliteRunStore implements RunStore {
         runs.add(Object.values(toRow(run)));
         for (const e of kept) events.add([run.id, e.seq, e.kind, e.data, e.at]);
         (files ?? []).forEach((f, i) =>
-          this.#insertFile.run(run.id, i, f.name, f.size, f.data, f.note)
+          this.#insertFile.run(
+            run.id,
+            i,
+            f.name,
+            f.size,
+            f.data,
+            f.note,
+            f.data !== null && isBinary(f.data) ? 1 : 0,
+          )
         );
       }
       runs.end();
@@ -322,9 +342,22 @@ export class SqliteRunStore implements RunStore {
       children: this.children(id, {}, scope),
       childCount: Number(count.n),
       files: this.#db.prepare(
-        "SELECT name, size, data, note FROM files WHERE run_id = ? ORDER BY seq",
+        `SELECT ${FILE_ENTRY_COLUMNS} FROM files WHERE run_id = ? ORDER BY seq`,
       ).all(id),
     });
+  }
+
+  file(
+    runId: string,
+    index: number,
+    scope: RunScope = "all",
+  ): StoredFile | null {
+    const row = this.#db.prepare(
+      `SELECT r.owner, f.name, f.size, f.data, f.note FROM files f
+        JOIN runs r ON r.id = f.run_id WHERE f.run_id = ? AND f.seq = ?`,
+    ).get(runId, index);
+    if (!row || !mayView(scope, row.owner as string | null)) return null;
+    return fromRow.file(row);
   }
 
   children(

@@ -172,3 +172,34 @@ Deno.test("prune() deletes a pruned run's events and files with it, no other run
   db.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("files written before is_binary was noted are listed as binary or text all the same", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "runs.db");
+  const store = openSqliteStore(path);
+  store.write([{ run: run(1), events: [] }]);
+  store.close();
+  const old = new DatabaseSync(path);
+  old.exec("DROP TABLE files");
+  old.exec(`CREATE TABLE files (run_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    name TEXT NOT NULL, size INTEGER NOT NULL, data BLOB, note TEXT,
+    PRIMARY KEY (run_id, seq)) WITHOUT ROWID`);
+  const insert = old.prepare("INSERT INTO files VALUES ('r1', ?, ?, ?, ?, ?)");
+  insert.run(0, "a.txt", 2, new TextEncoder().encode("hi"), null);
+  insert.run(1, "b.bin", 2, new Uint8Array([0xff, 0]), null);
+  insert.run(2, "big", 9e6, null, "over the cap");
+  old.close();
+  const again = openSqliteStore(path);
+  assert.deepEqual(
+    again.get("r1")?.files?.map((f) => [f.name, f.kept, f.keptBytes, f.binary]),
+    [["a.txt", true, 2, false], ["b.bin", true, 2, true], [
+      "big",
+      false,
+      0,
+      false,
+    ]],
+  );
+  assert.deepEqual([...again.file("r1", 1)!.data!], [0xff, 0]);
+  again.close();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -103,6 +103,50 @@ export interface StoredFile {
   note: string | null;
 }
 
+/**
+ * A file a run left, as its run's detail lists it: what it is, not its
+ * content ({@link RunStore.file} reads that, one file at a time).
+ */
+export interface RunFileEntry {
+  /** Its path, `<script call>/<path in the workspace>`. */
+  name: string;
+  /** Its size in bytes when the run ended. */
+  size: number;
+  /** Whether its content was kept. */
+  kept: boolean;
+  /** Bytes of content kept (0 when not kept). */
+  keptBytes: number;
+  /** Whether the content kept is not UTF-8 text (see {@link isBinary}). */
+  binary: boolean;
+  /** Why it is not kept (over the cap, holds a secret), or null. */
+  note: string | null;
+}
+
+/**
+ * Whether a file's content is not UTF-8 text, or holds a NUL byte (served
+ * as bytes, not shown as text). The stores note it when a file is written.
+ *
+ * @param data the content
+ * @returns true when it is binary
+ * @example Text, and not
+ * ```ts
+ * import { isBinary } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isBinary(new TextEncoder().encode("héllo")), false);
+ * assert.equal(isBinary(new Uint8Array([0x61, 0])), true);
+ * assert.equal(isBinary(new Uint8Array([0xff])), true);
+ * ```
+ */
+export function isBinary(data: Uint8Array): boolean {
+  if (data.includes(0)) return true;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(data);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** A finished run and its kept events, written together. */
 export interface RunWrite {
   /** The run. */
@@ -182,8 +226,11 @@ export interface RunDetail {
   childCount: number;
   /** The cursor of the children's next page, or null when all are here. */
   childrenNext: string | null;
-  /** The files it left (skill scripts' workspaces). @default [] */
-  files?: StoredFile[];
+  /**
+   * The files it left (skill scripts' workspaces), without their content.
+   * @default []
+   */
+  files?: RunFileEntry[];
 }
 
 /** One finished run's timing, for statistics. */
@@ -235,6 +282,15 @@ export interface RunStore {
    * not see it: the caller cannot tell it apart from a missing run).
    */
   get(id: string, scope?: RunScope): Awaitable<RunDetail | null>;
+  /**
+   * One file a run left, with its content: the `index`th of its detail's
+   * `files`; null when there is none there, or `scope` may not see the run.
+   */
+  file(
+    runId: string,
+    index: number,
+    scope?: RunScope,
+  ): Awaitable<StoredFile | null>;
   /**
    * A page of a run's children (those `scope` may see), in start order:
    * the pages after the one {@link RunStore.get} carried.
@@ -447,6 +503,15 @@ export const SUMMARY_COLUMNS: readonly string[] = [
   ),
 ];
 
+/**
+ * What both stores read of a file to list it: its size and flags, and its
+ * content only when it was written before `is_binary` was noted (so it is
+ * told from that). `length()` of a blob (SQLite) or a `bytea` (PostgreSQL)
+ * reads its stored length, not its bytes.
+ */
+export const FILE_ENTRY_COLUMNS =
+  "name, size, data IS NOT NULL AS kept, length(data) AS kept_bytes, is_binary, CASE WHEN is_binary IS NULL THEN data END AS data, note";
+
 /** A row of a store's runs table, as written. */
 export type RunRow = Record<
   (typeof RUN_COLUMNS)[number],
@@ -549,11 +614,24 @@ export const fromRow = {
     data: String(e.data),
     at: Number(e.at),
   }),
-  /** A kept file. */
+  /** A kept file, with its content. */
   file: (f: StoredRow): StoredFile => ({
     name: String(f.name),
     size: Number(f.size),
     data: f.data === null ? null : new Uint8Array(f.data),
+    note: text(f.note),
+  }),
+  /**
+   * A file as a detail lists it, from a row of {@link FILE_ENTRY_COLUMNS}.
+   */
+  fileEntry: (f: StoredRow): RunFileEntry => ({
+    name: String(f.name),
+    size: Number(f.size),
+    kept: Boolean(f.kept),
+    keptBytes: Number(f.kept_bytes ?? 0),
+    binary: f.is_binary === null || f.is_binary === undefined
+      ? f.data != null && isBinary(new Uint8Array(f.data))
+      : Boolean(f.is_binary),
     note: text(f.note),
   }),
   /** A child run's summary (a row of {@link SUMMARY_COLUMNS}). */
@@ -604,7 +682,7 @@ export const fromRow = {
     children: rows.children.children,
     childCount: rows.childCount,
     childrenNext: rows.children.next,
-    files: rows.files.map(fromRow.file),
+    files: rows.files.map(fromRow.fileEntry),
   }),
   /** A finished run's timing. */
   timing: (row: StoredRow): RunTiming => ({

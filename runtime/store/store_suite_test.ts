@@ -368,7 +368,20 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
         ["a/out.bin", 4, null],
         ["a/big", 9e6, "over the cap"],
       ]);
-      assert.deepEqual([...detail.files![0]!.data!], [0, 1, 2, 255]);
+      // The detail lists the files, their content is read one at a time.
+      assert.deepEqual(
+        detail.files?.map((f) => [f.kept, f.keptBytes, f.binary, "data" in f]),
+        [[true, 4, true, false], [false, 0, false, false]],
+      );
+      assert.deepEqual([...(await store.file("r7", 0))!.data!], [0, 1, 2, 255]);
+      assert.equal((await store.file("r7", 1))!.data, null);
+      assert.equal(await store.file("r7", 2), null);
+      assert.equal(await store.file("r8", 0), null);
+      assert.equal(
+        await store.file("r7", 0, { owner: "sha256:0000000c" }),
+        null,
+      );
+      assert.equal(await store.file("r7", 2 ** 40), null);
     },
   ],
   [
