@@ -10,24 +10,29 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { connect } from "../../client/mod.ts";
-import { fixtureHost, getJson } from "../support/console_host.ts";
+import {
+  fixtureHost,
+  type FixtureHostOptions,
+  getJson,
+} from "../support/console_host.ts";
+import { testWithPostgres } from "../support/postgres.ts";
+
+type StoreSection = NonNullable<FixtureHostOptions["store"]>;
 
 const A = "retention-token-a-7d2e9c4b1f";
 const B = "retention-token-b-3f8a6e0c5d";
 // B's 3 runs are within its share of 10 (half, with A the only other).
 const MAX_RUNS = 10;
 
-Deno.test("a token calling many times max_runs prunes its own runs, never the other token's few", async () => {
+// Two tokens' sessions call over WebSocket: B a few times, then A many
+// times max_runs.
+async function flood(store: (dir: string) => Promise<StoreSection>) {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_retention_" });
   await using t = await fixtureHost({
     dir,
     tokens: [A, B],
     adminTokens: [A],
-    store: {
-      path: join(dir, "store", "runs.db"),
-      maxRuns: MAX_RUNS,
-      maxAgeDays: 30,
-    },
+    store: await store(dir),
   });
   const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
   const ws = url.replace("http", "ws") + "/a2e";
@@ -56,4 +61,29 @@ Deno.test("a token calling many times max_runs prunes its own runs, never the ot
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+Deno.test("a token calling many times max_runs prunes its own runs, never the other token's few (SQLite)", async () => {
+  await flood((dir) =>
+    Promise.resolve({
+      path: join(dir, "store", "runs.db"),
+      maxRuns: MAX_RUNS,
+      maxAgeDays: 30,
+    })
+  );
 });
+
+testWithPostgres(
+  "a token calling many times max_runs prunes its own runs, never the other token's few (PostgreSQL)",
+  async (pg) => {
+    const url = await pg.database();
+    await flood(() =>
+      Promise.resolve({
+        path: "unused.db",
+        url,
+        maxRuns: MAX_RUNS,
+        maxAgeDays: 30,
+      })
+    );
+  },
+);
