@@ -13,7 +13,6 @@ import {
   type ChildPage,
   type ChildQuery,
   childrenQuery,
-  FILE_ENTRY_COLUMNS,
   type FleetChange,
   fromRow,
   type HostBeat,
@@ -104,6 +103,13 @@ const MIGRATIONS: string[] = [
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+// What a run's detail reads of its files: sizes and flags, and the content
+// only of a file written before is_binary was noted (to tell it). A large
+// bytea is stored out of line (TOAST): the row and its length() read none
+// of it.
+const FILE_ENTRY_COLUMNS =
+  "name, size, data IS NOT NULL AS kept, length(data) AS kept_bytes, is_binary, CASE WHEN is_binary IS NULL THEN data END AS data, note";
 
 // Rows per INSERT: PostgreSQL takes at most 65535 parameters a statement.
 const CHUNK = 1000;

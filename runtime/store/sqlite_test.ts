@@ -169,6 +169,7 @@ Deno.test("prune() deletes a pruned run's events and files with it, no other run
       .map((r) => r.run_id);
   assert.deepEqual(left("events"), ["r4", "r5"]);
   assert.deepEqual(left("files"), ["r4", "r5"]);
+  assert.deepEqual(left("file_list"), ["r4", "r5"]);
   db.close();
   await Deno.remove(dir, { recursive: true });
 });

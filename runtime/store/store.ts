@@ -503,15 +503,6 @@ export const SUMMARY_COLUMNS: readonly string[] = [
   ),
 ];
 
-/**
- * What both stores read of a file to list it: its size and flags, and its
- * content only when it was written before `is_binary` was noted (so it is
- * told from that). `length()` of a blob (SQLite) or a `bytea` (PostgreSQL)
- * reads its stored length, not its bytes.
- */
-export const FILE_ENTRY_COLUMNS =
-  "name, size, data IS NOT NULL AS kept, length(data) AS kept_bytes, is_binary, CASE WHEN is_binary IS NULL THEN data END AS data, note";
-
 /** A row of a store's runs table, as written. */
 export type RunRow = Record<
   (typeof RUN_COLUMNS)[number],
@@ -622,7 +613,9 @@ export const fromRow = {
     note: text(f.note),
   }),
   /**
-   * A file as a detail lists it, from a row of {@link FILE_ENTRY_COLUMNS}.
+   * A file as a detail lists it, from a row of `name, size, kept,
+   * kept_bytes, is_binary, note` and, when `is_binary` is null (a file
+   * written before it was noted), `data`.
    */
   fileEntry: (f: StoredRow): RunFileEntry => ({
     name: String(f.name),
