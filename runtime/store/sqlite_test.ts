@@ -174,7 +174,7 @@ Deno.test("prune() deletes a pruned run's events and files with it, no other run
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("files written before is_binary was noted are listed as binary or text all the same", async () => {
+Deno.test("files written before file_list are listed as binary or text all the same", async () => {
   const dir = await Deno.makeTempDir();
   const path = join(dir, "runs.db");
   const store = openSqliteStore(path);
@@ -202,5 +202,33 @@ Deno.test("files written before is_binary was noted are listed as binary or text
   );
   assert.deepEqual([...again.file("r1", 1)!.data!], [0xff, 0]);
   again.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a run's detail lists its files without reading their rows (file_list)", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "runs.db");
+  const store = openSqliteStore(path);
+  store.write([{
+    run: run(1),
+    events: [],
+    files: [{
+      name: "1/a.txt",
+      size: 2,
+      data: new TextEncoder().encode("hi"),
+      note: null,
+    }],
+  }]);
+  // Reading any column of a files row reads all of its content (the table
+  // is WITHOUT ROWID): with those rows gone, the listing is unchanged.
+  const other = new DatabaseSync(path);
+  other.exec("DELETE FROM files");
+  other.close();
+  assert.deepEqual(
+    store.get("r1")?.files?.map((f) => [f.name, f.kept, f.keptBytes]),
+    [["1/a.txt", true, 2]],
+  );
+  assert.equal(store.file("r1", 0), null);
+  store.close();
   await Deno.remove(dir, { recursive: true });
 });
