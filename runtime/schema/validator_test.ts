@@ -117,3 +117,209 @@ Deno.test("schemaErrors() follows the draft named by $schema", () => {
   assert.equal(schemaErrors(schema, 4), null);
   assert.ok(schemaErrors(schema, 5) !== null);
 });
+
+// A value going down ONE branch: `{x: {a: {a: ...}}}`, `depth` levels of `a`
+// (never the same object under two keys: that value would have 2^depth paths).
+function chain(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return { x: value };
+}
+
+// `L` applies itself twice to the same child: the work doubles each level.
+function cyclicAllOf(): Record<string, unknown> {
+  const branch = { properties: { a: { $ref: "#/$defs/L" } } };
+  return {
+    type: "object",
+    properties: { x: { $ref: "#/$defs/L" } },
+    $defs: { L: { allOf: [branch, structuredClone(branch)] } },
+  };
+}
+
+// The same doubling without any cycle: D0 refers to D1 twice, D1 to D2, ...
+function doublingDefs(count: number): Record<string, unknown> {
+  const defs: Record<string, unknown> = {};
+  for (let i = 0; i < count; i++) {
+    const next = { $ref: `#/$defs/D${i + 1}` };
+    defs[`D${i}`] = {
+      allOf: [{ properties: { a: next } }, { properties: { a: { ...next } } }],
+    };
+  }
+  defs[`D${count}`] = { type: "object" };
+  return {
+    type: "object",
+    properties: { x: { $ref: "#/$defs/D0" } },
+    $defs: defs,
+  };
+}
+
+// Deep enough that the old, unbounded validator took about a second.
+const DEEP = 18;
+
+const REFUSED = "The value takes more than 200,000 schema steps to check";
+
+Deno.test("validateValue() refuses a value that takes too many schema steps", async (t) => {
+  await t.step("a self-referencing allOf", () => {
+    assert.deepEqual(validateValue(cyclicAllOf(), chain(DEEP)), {
+      valid: false,
+      issues: [{
+        path: "",
+        problem: "takes more than 200,000 schema steps to check",
+      }],
+      message: REFUSED,
+    });
+  });
+  await t.step("an acyclic chain of $defs", () => {
+    assert.equal(
+      problems(doublingDefs(DEEP), chain(DEEP)),
+      REFUSED,
+    );
+  });
+  await t.step("schemaErrors() says it in one unit", () => {
+    const errors = schemaErrors(cyclicAllOf(), chain(DEEP));
+    assert.equal(errors?.length, 1);
+    assert.equal(errors?.[0]?.instanceLocation, "#");
+    assert.equal(errors?.[0]?.error, `${REFUSED}.`);
+  });
+  await t.step("the same schemas still check a shallow value", () => {
+    assert.ok(validateValue(cyclicAllOf(), chain(8)).valid);
+    assert.ok(validateValue(doublingDefs(DEEP), chain(8)).valid);
+  });
+});
+
+Deno.test("validateValue() still checks large legitimate values", async (t) => {
+  await t.step("a deep binary tree schema down one branch", () => {
+    const tree = {
+      $defs: {
+        node: {
+          type: "object",
+          properties: {
+            value: { type: "number" },
+            left: { $ref: "#/$defs/node" },
+            right: { $ref: "#/$defs/node" },
+          },
+          required: ["value"],
+        },
+      },
+      $ref: "#/$defs/node",
+    };
+    let value: Record<string, unknown> = { value: 0 };
+    for (let i = 1; i < 300; i++) {
+      value = i % 2 ? { value: i, left: value } : { value: i, right: value };
+    }
+    assert.ok(validateValue(tree, value).valid);
+    (value.left as Record<string, unknown>).value = "x";
+    assert.equal(
+      problems(tree, value),
+      '"left.value" must be of type number, got string',
+    );
+  });
+  await t.step("the JSON-value anyOf schema", () => {
+    const json = {
+      $defs: {
+        json: {
+          anyOf: [
+            { type: ["null", "boolean", "number", "string"] },
+            { type: "array", items: { $ref: "#/$defs/json" } },
+            {
+              type: "object",
+              additionalProperties: { $ref: "#/$defs/json" },
+            },
+          ],
+        },
+      },
+      $ref: "#/$defs/json",
+    };
+    let value: unknown = [1, "a", null, { b: true }];
+    for (let i = 0; i < 150; i++) value = { [`k${i}`]: value, n: i };
+    assert.ok(validateValue(json, value).valid);
+  });
+  await t.step("an array of 20,000 objects", () => {
+    const rows = {
+      type: "array",
+      items: {
+        type: "object",
+        properties: { id: { type: "integer" }, name: { type: "string" } },
+        required: ["id", "name"],
+      },
+    };
+    const value = Array.from({ length: 20_000 }, (_, id) => ({
+      id,
+      name: `row ${id}`,
+    }));
+    assert.ok(validateValue(rows, value).valid);
+  });
+});
+
+Deno.test("compiling leaves the schema object as it was", () => {
+  const schema = cyclicAllOf();
+  const before = JSON.stringify(schema);
+  const copy = structuredClone(schema);
+  const names = (o: object | undefined) => Object.getOwnPropertyNames(o ?? {});
+  const defs = schema.$defs as { L: { allOf: object[] } };
+  const namesBefore = [schema, defs.L, defs.L.allOf[0]].map(names);
+  assert.ok(validateValue(schema, chain(3)).valid);
+  assert.equal(JSON.stringify(schema), before);
+  assert.deepEqual(schema, copy);
+  assert.deepEqual([schema, defs.L, defs.L.allOf[0]].map(names), namesBefore);
+});
+
+Deno.test("an instance key named like the counted keyword checks as before", async (t) => {
+  await t.step("properties, required and additionalProperties", () => {
+    const schema = {
+      type: "object",
+      properties: { $ref: { type: "string" } },
+      required: ["$ref"],
+      additionalProperties: false,
+    };
+    assert.ok(validateValue(schema, { $ref: "a" }).valid);
+    assert.equal(
+      problems(schema, { $ref: 1 }),
+      '"$ref" must be of type string, got number',
+    );
+    assert.equal(problems(schema, {}), '"$ref" is required');
+    assert.equal(
+      problems({ type: "object", additionalProperties: false }, { $ref: 1 }),
+      '"$ref" is not allowed',
+    );
+  });
+  await t.step("draft-07 dependencies keyed by it", () => {
+    const schema = {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      dependencies: { $ref: ["b"], c: { required: ["$ref"] } },
+    };
+    assert.ok(validateValue(schema, { a: 1 }).valid);
+    assert.ok(validateValue(schema, { $ref: 1, b: 2 }).valid);
+    assert.ok(!validateValue(schema, { $ref: 1 }).valid);
+    assert.ok(!validateValue(schema, { c: 1 }).valid);
+    assert.ok(validateValue(schema, { c: 1, $ref: 1, b: 1 }).valid);
+  });
+  await t.step("a $ref to the dependencies map itself", () => {
+    const schema = {
+      dependencies: { c: ["b"] },
+      properties: { inner: { $ref: "#/dependencies" } },
+    };
+    assert.ok(validateValue(schema, { c: 1, b: 1, inner: { $ref: 1 } }).valid);
+    assert.ok(!validateValue(schema, { c: 1, inner: { $ref: 1 } }).valid);
+  });
+});
+
+Deno.test("each validation counts its own steps", () => {
+  const numbers = { type: "array", items: { type: "number" } };
+  const many = (n: number) => new Array(n).fill(1);
+  // A refused validation leaves no count behind.
+  assert.ok(!validateValue(numbers, many(250_000)).valid);
+  assert.ok(validateValue(numbers, many(150_000)).valid);
+  // One run inside another (here from a getter of the value) counts apart,
+  // and the outer one goes on from its own count.
+  const outer = many(100_000);
+  let inner: boolean | undefined;
+  Object.defineProperty(outer, 50_000, {
+    get: () => {
+      inner = validateValue(numbers, many(150_000)).valid;
+      return 1;
+    },
+  });
+  assert.ok(validateValue(numbers, outer).valid);
+  assert.equal(inner, true);
+});
