@@ -15,6 +15,11 @@ import {
   type SchemaDraft,
   Validator,
 } from "@cfworker/json-schema";
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from "@modelcontextprotocol/sdk/validation";
 
 /** One problem found, by field path. */
 export interface ValidationIssue {
@@ -117,6 +122,41 @@ export function schemaErrors(
   value: unknown,
 ): OutputUnit[] | null {
   return runValidator(compile(schema), value);
+}
+
+/**
+ * The host's validator in the shape the MCP SDK's `Client` takes as its
+ * `jsonSchemaValidator`: the client checks each structured result of an
+ * imported tool against the server's output schema on the host's thread,
+ * with Ajv by default, whose work a hostile schema doubles at each level of
+ * the value. This one is {@link validateValue}, bounded by
+ * {@link MAX_SCHEMA_STEPS}, on the schema as `prepare` gives it.
+ *
+ * @param prepare turns the server's schema into the one checked
+ * @returns the provider to pass as `jsonSchemaValidator`
+ * @example Check a structured result
+ * ```ts
+ * import { mcpSchemaValidator } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * const check = mcpSchemaValidator().getValidator({ type: "object", required: ["n"] });
+ * assert.equal(check({ n: 1 }).valid, true);
+ * assert.equal(check({}).errorMessage, '"n" is required');
+ * ```
+ */
+export function mcpSchemaValidator(
+  prepare: (schema: JsonSchemaType) => Record<string, unknown> = (s) => s,
+): jsonSchemaValidator {
+  return {
+    getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+      const checked = prepare(schema);
+      return (input) => {
+        const result = validateValue(checked, input);
+        return result.valid
+          ? { valid: true, data: input as T, errorMessage: undefined }
+          : { valid: false, data: undefined, errorMessage: result.message };
+      };
+    },
+  };
 }
 
 function compile(schema: Record<string, unknown> | boolean): Validator {
@@ -238,16 +278,26 @@ function countApplications(
       for (const name in map) todo.push((map as Record<string, unknown>)[name]);
     }
     const own = Object.getOwnPropertyDescriptor(s, COUNTED_KEY);
-    const value = own?.value;
+    if (own !== undefined) {
+      Object.defineProperty(s, ORIGINAL, { value: own.value });
+    }
     Object.defineProperty(s, COUNTED_KEY, {
-      get: () => {
-        if (++steps > MAX_SCHEMA_STEPS) throw TOO_MANY_STEPS;
-        return value;
-      },
+      get: countStep,
       enumerable: own?.enumerable ?? false,
       configurable: true,
     });
   }
+}
+
+// The property's own value, for a node that had one.
+const ORIGINAL = Symbol("uncounted $ref");
+
+// One getter for every node: a getter per node would give each node its own
+// hidden class, and validate()'s keyword reads would all go megamorphic
+// (measured: a trivial validation went from 0.9 to 1.7 µs).
+function countStep(this: Record<PropertyKey, unknown>): unknown {
+  if (++steps > MAX_SCHEMA_STEPS) throw TOO_MANY_STEPS;
+  return this[ORIGINAL];
 }
 
 // One validation, with its own step count: the count of a validation that
