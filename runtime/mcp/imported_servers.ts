@@ -106,6 +106,7 @@ import {
 } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
 import { isDeepStrictEqual } from "node:util";
+import { mcpSchemaValidator } from "../schema/validator.ts";
 
 /**
  * One entry of `mcp_servers`: a stdio command or a Streamable HTTP URL.
@@ -490,7 +491,11 @@ class Servers implements ImportedServers {
 
   async #startSlot(slot: ServerSlot): Promise<void> {
     const timeout = slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
-    const client = new Client({ name: "skillbox", version: "0.1.0" });
+    const client = new Client({ name: "skillbox", version: "0.1.0" }, {
+      // It checks structured results against the server's output schema on
+      // this thread: bounded, and without the server's regexes.
+      jsonSchemaValidator: mcpSchemaValidator(withoutRegexes),
+    });
     let transport: Transport | null = null;
     const was = slot.reason;
     if (slot.logged !== null) slot.reason = `restarting (${was})`;
