@@ -26,6 +26,7 @@ import { egressBench } from "./egress_bench.ts";
 import { fleetBench } from "./fleet_bench.ts";
 import { codeBench } from "./code_bench.ts";
 import { warmWalkBench } from "./warm_walk.ts";
+import { schemaStepsBench } from "./schema_steps_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -52,6 +53,7 @@ export const BENCHES: Bench[] = [
   fleetBench,
   codeBench,
   warmWalkBench,
+  schemaStepsBench,
 ];
 
 if (import.meta.main) {
