@@ -175,6 +175,40 @@ Deno.test("validateValue() refuses a value that takes too many schema steps", as
       REFUSED,
     );
   });
+  await t.step("nodes under an unknown keyword, reached by $ref", () => {
+    const branch = { properties: { a: { $ref: "#/hidden/L" } } };
+    const schema = {
+      properties: { x: { $ref: "#/hidden/L" } },
+      hidden: { L: { allOf: [branch, structuredClone(branch)] } },
+    };
+    assert.equal(problems(schema, chain(DEEP)), REFUSED);
+  });
+  await t.step("a draft-07 dependency named like a keyword", () => {
+    // `dereference` does not index `dependencies.enum` (it reads the map as
+    // a schema and skips `enum`); validate() still applies it, and a $ref
+    // in it resolves when written absolute.
+    const ref = { $ref: "#/definitions/L" };
+    const back = "https://github.com/cfworker#/definitions/L";
+    const schema = {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      properties: { x: ref },
+      definitions: {
+        L: {
+          dependencies: {
+            enum: {
+              allOf: [
+                { properties: { a: { $ref: back } } },
+                { properties: { a: { $ref: back } } },
+              ],
+            },
+          },
+        },
+      },
+    };
+    let value: Record<string, unknown> = {};
+    for (let i = 0; i < DEEP; i++) value = { enum: 1, a: value };
+    assert.equal(problems(schema, { x: value }), REFUSED);
+  });
   await t.step("schemaErrors() says it in one unit", () => {
     const errors = schemaErrors(cyclicAllOf(), chain(DEEP));
     assert.equal(errors?.length, 1);
