@@ -277,11 +277,30 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       ...(intention ? { intention } : {}),
     });
     const t0 = performance.now();
-    const outcome = readsFile
-      ? await readFile(options.skill, files, args)
-      : runsScript
-      ? await runScript(options, files, args, callSignal, ++scriptCalls)
-      : await runTool(options, tool, args, callSignal);
+    let outcome: SkillToolOutcome;
+    // Set when a file is not what was listed: that ends the run, not just
+    // the call.
+    let refused: SkillFileRefusedError | null = null;
+    try {
+      outcome = readsFile
+        ? { ok: true, value: await readFile(options.skill, files, args) }
+        : runsScript
+        ? {
+          ok: true,
+          value: await runScript(
+            options,
+            files,
+            args,
+            callSignal,
+            ++scriptCalls,
+          ),
+        }
+        : await runTool(options, tool, args, callSignal);
+    } catch (error) {
+      if (readsFile && error instanceof SkillFileRefusedError) refused = error;
+      const wire = toWireError(error);
+      outcome = { ok: false, code: wire.code, message: wire.message };
+    }
     const took = Math.round(performance.now() - t0);
     if (outcome.ok) {
       log.emit("tool.completed", {
@@ -299,10 +318,7 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       error: outcome.message,
       error_code: outcome.code,
     });
-    // A file that is not what was listed ends the run, not just the call.
-    throw "refused" in outcome && outcome.refused
-      ? outcome.refused
-      : new SkillboxError(outcome.code, outcome.message);
+    throw refused ?? new SkillboxError(outcome.code, outcome.message);
   };
 }
 
@@ -326,84 +342,69 @@ function refuse(
   return denial;
 }
 
-async function readFile(
+// A linked file's text: fetched, or read from the folder.
+function readFile(
   skill: string,
   files: SkillFiles,
   args: Record<string, unknown>,
-): Promise<SkillToolOutcome & { refused?: SkillFileRefusedError }> {
+): Promise<string> {
   const path = String(args.path ?? "");
-  try {
-    const value = files.fetched
-      ? await files.fetched.read(path)
-      : await readSkillFile({ ...files, name: skill }, path);
-    return { ok: true, value };
-  } catch (error) {
-    return error instanceof SkillFileRefusedError
-      ? { ...failed(error), refused: error }
-      : failed(error);
-  }
+  return files.fetched
+    ? files.fetched.read(path)
+    : readSkillFile({ ...files, name: skill }, path);
 }
 
-async function runScript(
+function runScript(
   options: ToolRelayOptions,
   files: SkillFiles,
   args: Record<string, unknown>,
   callSignal: AbortSignal | undefined,
   call: number,
-): Promise<SkillToolOutcome> {
+): Promise<unknown> {
   const { signal, log, history, parentRunId } = options;
-  try {
-    const value = await callSkillScript(args, {
-      folder: files.folder,
-      resources: files.resources,
-      limits: options.scripts!,
-      timeoutMs: options.remainingMs(),
-      signal: withCallSignal(signal, callSignal),
-      onEvent: (kind, data) =>
-        log.emit(kind, { ...data, tool: RUN_SKILL_SCRIPT_TOOL }),
-      filesRoot: () =>
-        scriptFilesRoot(options.allowed, options.tools, options.session),
-      // Each call's files under its number: two calls may write one name.
-      keep: history && parentRunId
-        ? {
-          maxBytes: history.maxBytes,
-          maxFiles: history.maxFiles,
-          attach: (kept, unlisted) =>
-            history.attach(
-              parentRunId,
-              kept.map((f) => ({ ...f, name: `${call}/${f.name}` })),
-              unlisted,
-            ),
-        }
-        : undefined,
-    });
-    return { ok: true, value };
-  } catch (error) {
-    return failed(error);
-  }
+  return callSkillScript(args, {
+    folder: files.folder,
+    resources: files.resources,
+    limits: options.scripts!,
+    timeoutMs: options.remainingMs(),
+    signal: withCallSignal(signal, callSignal),
+    onEvent: (kind, data) =>
+      log.emit(kind, { ...data, tool: RUN_SKILL_SCRIPT_TOOL }),
+    filesRoot: () =>
+      scriptFilesRoot(options.allowed, options.tools, options.session),
+    // Each call's files under its number: two calls may write one name.
+    keep: history && parentRunId
+      ? {
+        maxBytes: history.maxBytes,
+        maxFiles: history.maxFiles,
+        attach: (kept, unlisted) =>
+          history.attach(
+            parentRunId,
+            kept.map((f) => ({ ...f, name: `${call}/${f.name}` })),
+            unlisted,
+          ),
+      }
+      : undefined,
+  });
 }
 
-async function runTool(
+function runTool(
   options: ToolRelayOptions,
   tool: string,
   args: Record<string, unknown>,
   callSignal: AbortSignal | undefined,
 ): Promise<SkillToolOutcome> {
   const { signal, log } = options;
-  try {
-    return await options.tools.call(tool, args, {
-      session: options.session,
-      signal: withCallSignal(signal, callSignal),
-      timeoutMs: options.remainingMs(),
-      parentRunId: options.parentRunId,
-      // A long tool's progress is the skill's progress: relay it live.
-      onEvent: (kind, data) => {
-        if (RELAYED_TOOL_EVENTS.has(kind)) log.emit(kind, { ...data, tool });
-      },
-    });
-  } catch (error) {
-    return failed(error);
-  }
+  return options.tools.call(tool, args, {
+    session: options.session,
+    signal: withCallSignal(signal, callSignal),
+    timeoutMs: options.remainingMs(),
+    parentRunId: options.parentRunId,
+    // A long tool's progress is the skill's progress: relay it live.
+    onEvent: (kind, data) => {
+      if (RELAYED_TOOL_EVENTS.has(kind)) log.emit(kind, { ...data, tool });
+    },
+  });
 }
 
 // The skill call's signal, joined with one call's own when it has one.
@@ -412,11 +413,6 @@ function withCallSignal(
   callSignal: AbortSignal | undefined,
 ): AbortSignal {
   return callSignal ? AbortSignal.any([signal, callSignal]) : signal;
-}
-
-function failed(error: unknown): SkillToolOutcome {
-  const wire = toWireError(error);
-  return { ok: false, code: wire.code, message: wire.message };
 }
 
 /** One LLM turn of a skill, optionally with its own abort signal. */
