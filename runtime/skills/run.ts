@@ -49,7 +49,7 @@ import {
 } from "../llm/tool_formats.ts";
 import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
 import type { RunObserver } from "../store/recorder.ts";
-import type { SkillRecord } from "./catalog.ts";
+import type { InstructionSkillRun, SkillRecord } from "./catalog.ts";
 import { READ_SKILL_FILE_TOOL, SkillFileRefusedError } from "./skill_md.ts";
 import { COMMAND_TOOL, type CommandRule } from "./tool_names.ts";
 import {
@@ -239,12 +239,13 @@ function startRun(
       options.llm({ override: options.llmOverride, skill: record.llmConfig }),
   });
   const allowed = allowedTools(definition, options.tools);
+  const files = record.run?.format === "instructions" ? record.run : null;
   const callTool = createToolRelay({
     skill: name,
     allowed,
-    files: record.run?.format === "instructions" ? record.run : null,
+    files,
     scripts: scriptLimits(limits, record.run),
-    commandRules: commandRulesOf(record),
+    commandRules: files?.commandRules ?? null,
     tools: options.tools,
     session: options.session,
     log,
@@ -264,6 +265,7 @@ function startRun(
       remainingMs: deadline.remainingMs,
       budget,
       allowed,
+      files,
       chat,
       callTool,
     },
@@ -280,6 +282,8 @@ interface SkillRun {
   remainingMs: () => number;
   budget: TurnBudget;
   allowed: Set<string>;
+  /** The instruction skill's files; null for a code skill. */
+  files: InstructionSkillRun | null;
   chat: SkillChat;
   callTool: SkillToolCall;
 }
@@ -357,16 +361,13 @@ async function runCodeSkill(run: SkillRun): Promise<RunValue> {
 }
 
 async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
-  const { definition, options, signal } = run;
-  const files = run.record.run?.format === "instructions"
-    ? run.record.run
-    : null;
+  const { definition, options, signal, files } = run;
   const resources = files?.resources ?? [];
   const fetched = files?.fetched;
   const tools = offeredTools(
     run.allowed,
     options.tools,
-    commandRulesOf(run.record),
+    files?.commandRules ?? null,
   );
   if (resources.length > 0) {
     const tool = readSkillFileTool(resources);
@@ -377,7 +378,7 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
     );
   }
   // Fetched skills' scripts are not run: no tool offers them.
-  if (!fetched) tools.push(...await skillScriptTools(run.record.run));
+  if (!fetched) tools.push(...await skillScriptTools(files));
   const result = await raceAbort(
     runAgentLoop(options.arguments, {
       name: definition.name,
@@ -612,27 +613,6 @@ export function describeCommandRules(rules: readonly CommandRule[]): string {
   return `In this skill it may only run: ${
     each.join("; ")
   }. Other commands are refused.`;
-}
-
-/**
- * The `run_command` narrowing of a skill (an instructions skill's
- * `Bash(...)` patterns).
- *
- * @param record the skill
- * @returns its rules; null when `run_command` is not narrowed
- * @example
- * ```ts
- * import { commandRulesOf } from "./run.ts";
- * import assert from "node:assert/strict";
- * assert.equal(commandRulesOf({ run: null }), null);
- * ```
- */
-export function commandRulesOf(
-  record: Pick<SkillRecord, "run">,
-): readonly CommandRule[] | null {
-  return record.run?.format === "instructions"
-    ? record.run.commandRules ?? null
-    : null;
 }
 
 /** A tool the loop may offer to the model: the domain tool plus its guidance. */
