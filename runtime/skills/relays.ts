@@ -270,7 +270,19 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       : tool === COMMAND_TOOL && options.commandRules
       ? commandRefusal(options.commandRules, args)
       : null;
-    if (refusal !== null) throw refuse(options, tool, args, refusal);
+    if (refusal !== null) {
+      const denial = new PermissionDeniedError(
+        `Skill "${options.skill}" ${refusal}`,
+      );
+      log.emit("tool.failed", {
+        tool,
+        arguments: summarize(args),
+        duration_ms: 0,
+        error: denial.message,
+        error_code: denial.code,
+      });
+      throw denial;
+    }
     log.emit("tool.started", {
       tool,
       arguments: summarize(args),
@@ -320,26 +332,6 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
     });
     throw refused ?? new SkillboxError(outcome.code, outcome.message);
   };
-}
-
-// A refused call: say so in the events, and throw the denial.
-function refuse(
-  options: ToolRelayOptions,
-  tool: string,
-  args: Record<string, unknown>,
-  refusal: string,
-): PermissionDeniedError {
-  const denial = new PermissionDeniedError(
-    `Skill "${options.skill}" ${refusal}`,
-  );
-  options.log.emit("tool.failed", {
-    tool,
-    arguments: summarize(args),
-    duration_ms: 0,
-    error: denial.message,
-    error_code: denial.code,
-  });
-  return denial;
 }
 
 // A linked file's text: fetched, or read from the folder.
