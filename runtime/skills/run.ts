@@ -305,7 +305,19 @@ function refuseToStart(
   if (definition.status !== "Published" || record.run === null) {
     return notRunnableError(definition);
   }
-  const problem = checkSchema(definition.inputSchema, args);
+  let problem: string | null;
+  try {
+    problem = checkSchema(definition.inputSchema, args);
+  } catch (error) {
+    // The skill's own schema is broken (a $ref that resolves nowhere).
+    const why = error instanceof Error ? error.message : String(error);
+    return new SkillboxError(
+      "skill_error",
+      `Cannot run skill "${definition.name}": its input_schema cannot be used: ${
+        why.split("\n")[0]
+      }`,
+    );
+  }
   if (problem === null) return null;
   return new SchemaViolationError(
     `Invalid arguments for skill "${definition.name}": ${problem}`,

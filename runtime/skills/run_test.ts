@@ -11,7 +11,10 @@ import {
   failSkill,
   isEmptySchema,
   notRunnableError,
+  runSkill,
 } from "./run.ts";
+import { instructionSkillRecord } from "./catalog.ts";
+import { parseSkillMd } from "./skill_md.ts";
 
 Deno.test("failSkill() emits skill.failed and maps the code", async (t) => {
   const cases: [string, unknown, string][] = [
@@ -94,4 +97,63 @@ Deno.test("checkSchema() accepts anything against an empty schema", () => {
 Deno.test("checkSchema() words other keywords with the validator's text", () => {
   const problem = checkSchema({ type: "string", minLength: 3 }, "ab");
   assert.match(problem ?? "", /^field "\/": /);
+});
+
+Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot use", async () => {
+  // A skill folder's author writes its input_schema; a $ref that resolves
+  // nowhere makes the validator throw. The call must still end with
+  // skill.failed, and the run it started must be finished.
+  const manifest = parseSkillMd(
+    '---\nname: refs\ndescription: Refs\ninput_schema:\n  $ref: "#/nope"\n---\nGo.',
+  );
+  const record = instructionSkillRecord(
+    {
+      ...manifest,
+      folder: "/s/refs",
+      file_path: "/s/refs/SKILL.md",
+      resources: [],
+    },
+    { source: "project" },
+  );
+  const ended: string[] = [];
+  const result = await runSkill(record, record.definition, {
+    reqId: "r1",
+    arguments: {},
+    timeout: 5,
+    streaming: false,
+    llmOverride: null,
+    metadata: {},
+    session: {
+      id: "s",
+      token: "",
+      state: new Map(),
+      send() {},
+      signal: new AbortController().signal,
+    },
+    signal: new AbortController().signal,
+    tools: {
+      tool: () => undefined,
+      toolkit: () => undefined,
+      call: () => Promise.reject(new Error("unused")),
+    },
+    llm: () => {
+      throw new Error("no LLM");
+    },
+    observer: {
+      started: () => "run1",
+      event() {},
+      finished: (id, end) => ended.push(`${id} ${end.outcome}`),
+    },
+  });
+  assert.equal(result.success, false);
+  assert.equal(result.errorCode, "skill_error");
+  assert.match(
+    result.error ?? "",
+    /^Cannot run skill "refs": its input_schema cannot be used: Unresolved \$ref "#\/nope"/,
+  );
+  assert.deepEqual(result.events.map((e) => e.kind), [
+    "skill.started",
+    "skill.failed",
+  ]);
+  assert.deepEqual(ended, [`run1 ${result.errorCode}`]);
 });
