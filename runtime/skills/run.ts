@@ -1030,14 +1030,9 @@ function pickError(errors: OutputUnit[]): OutputUnit | undefined {
   );
 }
 
-function pointer(location: string): string {
-  const p = location.replace(/^#/, "");
-  return p === "" ? "/" : p;
-}
-
 function describe(error: OutputUnit | undefined): string {
   if (!error) return "value does not match the schema";
-  const where = pointer(error.instanceLocation);
+  const where = error.instanceLocation.replace(/^#/, "") || "/";
   if (error.keyword === "required") {
     const missing = /property "([^"]*)"/.exec(error.error)?.[1];
     const base = where === "/" ? "" : where;
