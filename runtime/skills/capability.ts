@@ -116,14 +116,12 @@ export function createSkillsCapability(
         const categories = request.filterCategories.map((c) => c.toLowerCase());
         const skills = (await current())
           .map((s) => s.definition)
-          .filter((d) => d.status !== "Archived")
           .filter((d) => {
             const own = new Set((d.tags ?? []).map((t) => t.toLowerCase()));
-            return tags.every((t) => own.has(t));
+            const category = (d.category ?? "").toLowerCase();
+            return d.status !== "Archived" && tags.every((t) => own.has(t)) &&
+              categories.every((c) => category === c);
           })
-          .filter((d) =>
-            categories.every((c) => (d.category ?? "").toLowerCase() === c)
-          )
           .sort((a, b) => a.name.localeCompare(b.name));
         return { skills };
       },
