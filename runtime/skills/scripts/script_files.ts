@@ -52,7 +52,12 @@ export async function listSkillScripts(
       }
     }
   };
-  await walk(join(folder, "scripts"), 0);
+  // Links inside are never followed (isFile and isDirectory are false for
+  // them); nor is a `scripts` that is itself a link, out to a host folder.
+  const scripts = join(folder, "scripts");
+  if ((await Deno.lstat(scripts).catch(() => null))?.isDirectory) {
+    await walk(scripts, 0);
+  }
   for (const r of resources) {
     if (!SCRIPT_EXTENSIONS.has(extname(r))) continue;
     const info = await Deno.lstat(join(folder, r)).catch(() => null);
