@@ -259,18 +259,12 @@ function workspaceNote(
   report: KeeperReport,
   quota: WorkspaceQuota,
 ): string | null {
-  const what = [
-    ...report.bytesFull
-      ? [
-        `${
-          (quota.bytes / 1024 / 1024).toFixed(0)
-        } MiB (sandbox.script_workspace_mb)`,
-      ]
-      : [],
-    ...report.filesFull
-      ? [`${quota.files} files (sandbox.script_workspace_files)`]
-      : [],
-  ];
+  const mib = (quota.bytes / 1024 / 1024).toFixed(0);
+  const what: string[] = [];
+  if (report.bytesFull) what.push(`${mib} MiB (sandbox.script_workspace_mb)`);
+  if (report.filesFull) {
+    what.push(`${quota.files} files (sandbox.script_workspace_files)`);
+  }
   if (what.length === 0) return null;
   return `The workspace (/work and /tmp) reached its quota of ${
     what.join(" and ")
