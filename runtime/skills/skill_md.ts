@@ -1171,8 +1171,10 @@ export class SkillFileRefusedError extends SkillboxError {
  */
 export function findLinks(markdown: string): string[] {
   const found: string[] = [];
+  // No "[" in a link's text, no "(" in its target: each match attempt then
+  // stops at the next one's start, so a body is scanned in linear time.
   const patterns = [
-    /!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
+    /!?\[[^[\]\n]*\]\(\s*<?([^()\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
     /^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s+.*)?$/gm,
   ];
   for (const pattern of patterns) {

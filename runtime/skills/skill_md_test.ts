@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  findLinks,
   findSkillFile,
   loadSkillFolder,
+  MAX_SKILL_MD_BYTES,
   parseSkillMd,
   readSkillFile,
 } from "./skill_md.ts";
@@ -503,4 +505,21 @@ Deno.test("the shipped find-todos folder parses with its linked triage guide and
   assert.deepEqual(skill.resources, ["reference/triage.md"]);
   assert.equal(skill.output_schema.type, "object");
   assert.deepEqual(skill.warnings, []);
+});
+
+Deno.test("findLinks() scans a hostile body once, not once per bracket", () => {
+  // A link's text may not hold "[" and its target may not hold "(": where
+  // they could, every "[" of a body such as "[[[[..." or "![](![](..."
+  // rescanned the rest of it, and one 256 KiB SKILL.md held the host's
+  // event loop for a minute while it loaded. The same links are found
+  // either way, except a target cut at "(" (it was cut at ")" before, so
+  // "b(1).md" was read as "b(1").
+  assert.deepEqual(findLinks("[a [b](c.md)"), ["c.md"]);
+  assert.deepEqual(findLinks("[a](b(1).md) and [d](e.md)"), ["e.md"]);
+  const size = MAX_SKILL_MD_BYTES - 100;
+  for (const unit of ["[", "![](", "[](", "[](x ", '[](x "']) {
+    const body = unit.repeat(Math.floor(size / unit.length));
+    const m = parseSkillMd(md("name: a\ndescription: A", body));
+    assert.deepEqual(m.links, []);
+  }
 });
