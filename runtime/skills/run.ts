@@ -160,7 +160,7 @@ export async function runSkill(
   const refusal = refuseToStart(record, definition, options.arguments);
   if (refusal !== null) return done(failSkill(log, refusal, elapsed()));
 
-  const { run, deadline } = startRun(record, definition, options, log, runId);
+  const run = startRun(record, definition, options, log, runId);
   const { signal, budget } = run;
 
   try {
@@ -194,7 +194,7 @@ export async function runSkill(
       elapsed(),
     ));
   } finally {
-    deadline.dispose(); // stops anything still running for this call
+    run.deadline.dispose(); // stops anything still running for this call
   }
 }
 
@@ -206,7 +206,7 @@ function startRun(
   options: RunSkillOptions,
   log: SkillEventLog,
   runId: string,
-): { run: SkillRun; deadline: Deadline } {
+): SkillRun {
   const name = definition.name;
   const limits = options.limits ?? {};
   const timeoutSeconds = Math.min(
@@ -255,20 +255,17 @@ function startRun(
     history: options.observer?.files,
   });
   return {
+    record,
+    definition,
+    options,
+    log,
     deadline,
-    run: {
-      record,
-      definition,
-      options,
-      log,
-      signal,
-      remainingMs: deadline.remainingMs,
-      budget,
-      allowed,
-      files,
-      chat,
-      callTool,
-    },
+    signal,
+    budget,
+    allowed,
+    files,
+    chat,
+    callTool,
   };
 }
 
@@ -279,7 +276,8 @@ interface SkillRun {
   options: RunSkillOptions;
   log: SkillEventLog;
   signal: AbortSignal;
-  remainingMs: () => number;
+  /** Disposed when the call ends; its `remainingMs` is the time left. */
+  deadline: Deadline;
   budget: TurnBudget;
   allowed: Set<string>;
   /** The instruction skill's files; null for a code skill. */
@@ -342,7 +340,7 @@ async function runCodeSkill(run: SkillRun): Promise<RunValue> {
       version: record.run.version,
       args: options.arguments,
       grant: record.run.grant,
-      timeoutMs: run.remainingMs(),
+      timeoutMs: run.deadline.remainingMs(),
       sessionId: options.session.id,
       callId: options.reqId,
       config: {},
