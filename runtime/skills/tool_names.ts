@@ -116,7 +116,6 @@ export function mapToolNames(names: readonly string[]): ToolNameMapping {
   const mapped: Record<string, string[]> = {};
   const unknown: string[] = [];
   const rules: CommandRule[] = [];
-  let narrowed = false;
   let unrestricted = false;
   const add = (tool: string) => {
     if (!tools.includes(tool)) tools.push(tool);
@@ -133,10 +132,7 @@ export function mapToolNames(names: readonly string[]): ToolNameMapping {
       mapped[name] = [COMMAND_TOOL];
       add(COMMAND_TOOL);
       if (rule === null) unrestricted = true;
-      else {
-        narrowed = true;
-        rules.push(rule);
-      }
+      else rules.push(rule);
       continue;
     }
     const target = TOOL_NAME_MAP.get(name);
@@ -155,7 +151,7 @@ export function mapToolNames(names: readonly string[]): ToolNameMapping {
     tools,
     mapped,
     unknown,
-    commandRules: narrowed && !unrestricted ? rules : null,
+    commandRules: rules.length > 0 && !unrestricted ? rules : null,
   };
 }
 
