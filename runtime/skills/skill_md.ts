@@ -281,7 +281,8 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   const dir = await Deno.realPath(resolve(folder));
   const found = await findSkillFile(dir);
   const file = join(dir, found?.name ?? SKILL_MD_NAMES[0]!);
-  const fail = (detail: string, cause?: unknown): never => {
+  // Typed where declared, so a call narrows like a throw.
+  const fail: (detail: string, cause?: unknown) => never = (detail, cause) => {
     throw new SkillboxError("skill_error", `Cannot load "${file}": ${detail}`, {
       cause,
     });
@@ -289,7 +290,7 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   if (found === null) fail("the folder has no SKILL.md or skill.md");
   // A skill file that is a link out of its folder would put a host file into
   // the instructions sent to clients and the LLM.
-  let real = "";
+  let real: string;
   try {
     real = await Deno.realPath(file);
   } catch (error) {
@@ -301,14 +302,10 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   }
   const read = await readRegularFile(real, MAX_SKILL_MD_BYTES);
   if (typeof read !== "string") fail(read.problem);
-  const manifest = parseSkillMd(read as string, {
-    path: file,
-    folder: folderName,
-  });
-  if (found!.ignored !== null) {
-    const warning = `the folder also has "${
-      found!.ignored
-    }", which is ignored: "${found!.name}" is read`;
+  const manifest = parseSkillMd(read, { path: file, folder: folderName });
+  if (found.ignored !== null) {
+    const warning =
+      `the folder also has "${found.ignored}", which is ignored: "${found.name}" is read`;
     manifest.warnings.push(warning);
     manifest.metadata.warnings = [...manifest.warnings];
   }
