@@ -344,7 +344,7 @@ export interface Frontmatter {
  * ```
  */
 export function splitFrontmatter(text: string, path: string): Frontmatter {
-  const fail = (detail: string): never => {
+  const fail: (detail: string) => never = (detail) => {
     throw new SkillboxError("skill_error", `Cannot load "${path}": ${detail}`);
   };
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
@@ -382,7 +382,7 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
   if (expandsPast(data, most)) {
     fail(`the frontmatter's YAML aliases expand it past ${most} bytes`);
   }
-  return { data: data as Record<string, unknown>, body };
+  return { data, body };
 }
 
 // What a frontmatter may become, written out, for each character of its
