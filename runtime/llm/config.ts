@@ -33,7 +33,6 @@
 
 import { z } from "zod";
 import { SchemaViolationError, SkillboxError } from "../../protocol/errors.ts";
-import { isPlainObject } from "../../protocol/json.ts";
 import type { LLMConfig } from "../../protocol/skill.ts";
 
 /** The providers skillbox speaks. */
@@ -94,6 +93,47 @@ export interface LlmConfig {
   is_default?: boolean;
 }
 
+const OBJECT = "expected an object";
+const STRING = "expected a string";
+const POSITIVE = "expected a positive integer";
+const NON_NEGATIVE = "expected a non-negative integer";
+const TEMPERATURE = "expected a number from 0 to 2";
+const URL_TEXT = "expected an http(s) URL";
+
+/**
+ * What {@link checkLlmConfig} accepts, each field with the message that
+ * names what was expected. Unknown fields pass (the SDKs' own settings).
+ */
+const LLM_CONFIG = z.object({
+  provider_name: z.enum(LLM_PROVIDERS, {
+    error: (issue) =>
+      `expected one of ${
+        LLM_PROVIDERS.map((p) => `"${p}"`).join(", ")
+      } (use "openai" with base_url for compatible servers), got ${
+        JSON.stringify(issue.input)
+      }`,
+  }),
+  provider_credentials: z.object({
+    api_key: z.string(STRING).optional(),
+    api_key_env: z.string(STRING).optional(),
+  }, OBJECT).nullish(),
+  // `false` is the Python SDK's "none", as null is.
+  provider_config: z.preprocess(
+    (value) => value === false ? null : value,
+    z.object({
+      base_url: z.string(URL_TEXT).refine(URL.canParse, URL_TEXT).optional(),
+      model: z.string(STRING).optional(),
+      max_tokens: z.number(POSITIVE)
+        .refine((n) => Number.isInteger(n) && n > 0, POSITIVE).optional(),
+      temperature: z.number(TEMPERATURE).min(0, TEMPERATURE)
+        .max(2, TEMPERATURE).optional(),
+      max_retries: z.number(NON_NEGATIVE)
+        .refine((n) => Number.isInteger(n) && n >= 0, NON_NEGATIVE)
+        .optional(),
+    }, OBJECT).nullish(),
+  ),
+}, OBJECT);
+
 /**
  * Checks the shape of one configuration, naming the faulty field.
  *
@@ -112,14 +152,18 @@ export interface LlmConfig {
  * ```
  */
 export function checkLlmConfig(value: unknown, where: string): LlmConfig {
-  if (!isPlainObject(value)) fail(where, "expected an object");
-  checkLlmConfigFields(value as unknown as LlmConfig, where);
-  return value as unknown as LlmConfig;
+  const result = LLM_CONFIG.safeParse(value);
+  if (result.success) return value as LlmConfig;
+  const issue = result.error.issues[0]!; // the first field, in field order
+  const path = [where, ...issue.path].join(".");
+  throw new SchemaViolationError(`${path}: ${issue.message}`, {
+    detail: { field: path },
+  });
 }
 
 /**
- * Checks the fields of a configuration already typed as one (the caller
- * vouches that it is an object).
+ * {@link checkLlmConfig} for a configuration already typed as one (one that
+ * came through a wire decoder, which checks only that it is an object).
  *
  * @param config the configuration
  * @param where the field path to name in errors
@@ -135,23 +179,7 @@ export function checkLlmConfig(value: unknown, where: string): LlmConfig {
  * ```
  */
 export function checkLlmConfigFields(config: LlmConfig, where: string): void {
-  if (!(LLM_PROVIDERS as readonly string[]).includes(config.provider_name)) {
-    fail(
-      `${where}.provider_name`,
-      `expected one of ${
-        LLM_PROVIDERS.map((p) => `"${p}"`).join(", ")
-      } (use "openai" with base_url for compatible servers), got ${
-        JSON.stringify(config.provider_name)
-      }`,
-    );
-  }
-  checkCredentials(config.provider_credentials, where);
-  const pc = config.provider_config;
-  if (pc === undefined || pc === null || pc === false) return;
-  if (!isPlainObject(pc)) {
-    fail(`${where}.provider_config`, "expected an object");
-  }
-  checkProviderConfig(pc, (key) => `${where}.provider_config.${key}`);
+  checkLlmConfig(config, where);
 }
 
 /**
@@ -169,57 +197,6 @@ export function checkLlmConfigFields(config: LlmConfig, where: string): void {
  */
 export function providerConfigOf(config: LlmConfig): Record<string, unknown> {
   return config.provider_config || {};
-}
-
-function checkCredentials(credentials: unknown, where: string): void {
-  if (credentials === undefined || credentials === null) return;
-  if (!isPlainObject(credentials)) {
-    fail(`${where}.provider_credentials`, "expected an object");
-  }
-  for (const key of ["api_key", "api_key_env"]) {
-    if (key in credentials && typeof credentials[key] !== "string") {
-      fail(`${where}.provider_credentials.${key}`, "expected a string");
-    }
-  }
-}
-
-function checkProviderConfig(
-  pc: Record<string, unknown>,
-  at: (key: string) => string,
-): void {
-  if (pc.base_url !== undefined) {
-    if (typeof pc.base_url !== "string" || !URL.canParse(pc.base_url)) {
-      fail(at("base_url"), "expected an http(s) URL");
-    }
-  }
-  if (pc.model !== undefined && typeof pc.model !== "string") {
-    fail(at("model"), "expected a string");
-  }
-  if (
-    pc.max_tokens !== undefined &&
-    !(Number.isInteger(pc.max_tokens) && (pc.max_tokens as number) > 0)
-  ) {
-    fail(at("max_tokens"), "expected a positive integer");
-  }
-  if (
-    pc.temperature !== undefined &&
-    !(typeof pc.temperature === "number" && pc.temperature >= 0 &&
-      pc.temperature <= 2)
-  ) {
-    fail(at("temperature"), "expected a number from 0 to 2");
-  }
-  if (
-    pc.max_retries !== undefined &&
-    !(Number.isInteger(pc.max_retries) && (pc.max_retries as number) >= 0)
-  ) {
-    fail(at("max_retries"), "expected a non-negative integer");
-  }
-}
-
-function fail(path: string, problem: string): never {
-  throw new SchemaViolationError(`${path}: ${problem}`, {
-    detail: { field: path },
-  });
 }
 
 /**
