@@ -10,6 +10,7 @@
 
 import type { ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 import { DEFAULT_LLM_RULES, type LlmRules, redactUrl } from "./config.ts";
 
 /** The two limits of a turn: the operator's `llm` rules for them. */
@@ -247,20 +248,6 @@ export function truncatedStreamError(provider: string): SkillboxError {
   );
 }
 
-/** A tool call whose streamed arguments are not a JSON object. */
-function badArgumentsError(
-  provider: string,
-  tool: string,
-  text: string,
-): SkillboxError {
-  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  return new SkillboxError(
-    "skill_error",
-    `LLM provider "${provider}" sent tool call "${tool}" with arguments that are not a JSON object: "${shown}"`,
-    { retryable: true, detail: { provider, status: null, tool } },
-  );
-}
-
 /** A tool call as it streams in: its arguments come as pieces of JSON. */
 export interface StreamedCall {
   /** The provider's id of the call. */
@@ -294,21 +281,27 @@ export function toolCallsOf(
     }));
 }
 
-/** Parses streamed tool arguments; empty text means no arguments. */
+/**
+ * Parses streamed tool arguments; empty text means no arguments.
+ *
+ * @throws {SkillboxError} `skill_error` when they are not a JSON object
+ */
 function parseToolArguments(
   provider: string,
   tool: string,
   text: string,
 ): Record<string, unknown> {
   if (text.trim() === "") return {};
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    const value = JSON.parse(text);
+    if (isPlainObject(value)) return value;
   } catch {
-    throw badArgumentsError(provider, tool, text);
+    // Not JSON: the same error as JSON that is not an object.
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw badArgumentsError(provider, tool, text);
-  }
-  return value as Record<string, unknown>;
+  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  throw new SkillboxError(
+    "skill_error",
+    `LLM provider "${provider}" sent tool call "${tool}" with arguments that are not a JSON object: "${shown}"`,
+    { retryable: true, detail: { provider, status: null, tool } },
+  );
 }
