@@ -205,11 +205,9 @@ function chosenFetch(
       if (!(error instanceof SkillboxError || error instanceof TypeError)) {
         throw error;
       }
-      const reason = error instanceof Error ? error.message : String(error);
-      const code = error instanceof SkillboxError ? error.code : "tool_denied";
       throw new SkillboxError(
-        code,
-        `Cannot use LLM endpoint "${redactUrl(endpoint)}": ${reason}`,
+        error instanceof SkillboxError ? error.code : "tool_denied",
+        `Cannot use LLM endpoint "${redactUrl(endpoint)}": ${error.message}`,
         { cause: error },
       );
     }
