@@ -22,7 +22,7 @@
 
 import http from "node:http";
 import net from "node:net";
-import type { Buffer } from "node:buffer";
+import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { EgressBroker } from "./broker.ts";
 import { pinnedLookup } from "./targets.ts";
@@ -176,19 +176,17 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
  */
 function readToken(socket: net.Socket, token: string): Promise<boolean> {
   return new Promise((resolve) => {
-    let seen: Uint8Array = new Uint8Array(0);
+    let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
-      const all = new Uint8Array(seen.length + chunk.length);
-      all.set(seen);
-      all.set(chunk, seen.length);
-      seen = all;
+      seen = Buffer.concat([seen, chunk]);
       const nl = seen.indexOf(10);
       if (nl < 0 && seen.length < MAX_TOKEN_LINE) return;
       socket.off("data", onData);
       socket.off("end", onEnd);
       socket.pause();
-      const line = nl < 0 ? "" : new TextDecoder().decode(seen.subarray(0, nl));
-      if (nl < 0 || line.trim() !== token) return resolve(false);
+      if (nl < 0 || seen.toString("utf8", 0, nl).trim() !== token) {
+        return resolve(false);
+      }
       if (nl + 1 < seen.length) socket.unshift(seen.subarray(nl + 1));
       resolve(true);
     };
@@ -417,6 +415,5 @@ function refuseOn(socket: net.Socket, err: unknown): void {
 }
 
 function randomHex(bytes: number): string {
-  return [...crypto.getRandomValues(new Uint8Array(bytes))]
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
+  return crypto.getRandomValues(Buffer.alloc(bytes)).toString("hex");
 }
