@@ -546,8 +546,13 @@ class Servers implements ImportedServers {
         `${(error as Error).message}${stderrOf(transport)}`,
         Date.now(),
       );
-      // Not per attempt: a server failing forever reloads nothing.
-      if (!this.#closed && this.#note(slot, "down")) this.#changed();
+      // Not per attempt: a server failing forever reloads nothing. Logged
+      // once the registry lists it down, as "ready" once it lists its tools:
+      // whoever acts on the line finds the reason in the toolkit list.
+      if (!this.#closed && slot.logged !== "down") {
+        await this.#changed();
+        this.#note(slot, "down");
+      }
     }
   }
 

@@ -219,3 +219,42 @@ Deno.test("a call aborted while its server is still starting fails at once, with
   );
   await servers.close();
 });
+
+Deno.test("a server that fails to start is logged as failed only once the registry lists it down", async () => {
+  // Clients that act on the log line (or a test waiting for it) must find
+  // the reason in the toolkit list, as "ready" waits for its tools.
+  let reloaded = 0;
+  const lines: string[] = [];
+  let release!: () => void;
+  const reloading = new Promise<void>((resolve) => release = resolve);
+  const asked = Promise.withResolvers<void>();
+  const servers = createImportedServers({
+    servers: { ghost: { command: "/nonexistent/ghost" } },
+    log: (line) => lines.push(line),
+    onChange: async () => {
+      asked.resolve();
+      await reloading;
+      reloaded++;
+    },
+    confinement: () =>
+      Promise.resolve({
+        mode: "off" as const,
+        active: false,
+        reason: "off",
+        layout: null,
+      }),
+  });
+  const started = servers.start();
+  // The registry is reloading: no line says it failed yet.
+  await asked.promise;
+  assert.deepEqual(
+    lines.filter((l) => l.includes('"ghost" failed')),
+    [],
+    "logged before the registry listed it down",
+  );
+  release();
+  await started;
+  assert.equal(reloaded, 1);
+  assert.equal(lines.filter((l) => l.includes('"ghost" failed')).length, 1);
+  await servers.close();
+});
