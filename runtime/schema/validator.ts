@@ -283,7 +283,9 @@ function countApplications(
     for (const key of CHILD) todo.push(s[key]);
     for (const key of CHILD_LISTS) {
       const list = s[key];
-      if (Array.isArray(list)) todo.push(...list);
+      // Not `push(...list)`: a list of a few hundred thousand schemas
+      // would pass the engine's limit on arguments.
+      if (Array.isArray(list)) { for (const sub of list) todo.push(sub); }
     }
     for (const key of CHILD_MAPS) {
       const map = s[key];
