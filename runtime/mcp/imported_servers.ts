@@ -551,7 +551,7 @@ class Servers implements ImportedServers {
       // whoever acts on the line finds the reason in the toolkit list.
       if (!this.#closed && slot.logged !== "down") {
         await this.#changed();
-        this.#note(slot, "down");
+        if (!this.#closed) this.#note(slot, "down");
       }
     }
   }
