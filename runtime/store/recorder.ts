@@ -260,8 +260,8 @@ const MAX_KEPT_EVENT_BYTES = 8 << 20;
 const FLUSH_MS = 100;
 const RETRY_MS = 1000;
 const PRUNE_MS = 10 * 60_000;
-// Runs held for a store that cannot be written; beyond, the oldest are
-// lost (counted).
+// Runs held for a store that cannot be written; beyond, the oldest of
+// whoever holds the most are lost (counted).
 const MAX_PENDING = 10_000;
 // Bytes of redacted runs held for such a store: a run may carry 4 MiB of
 // files and 500 events of 4 KiB, so 10,000 runs alone bound nothing.
@@ -381,14 +381,16 @@ export interface RunRecorderOptions {
   /** Caps of the files kept per run (0: none). @default 4 MiB, 100 files */
   files?: { maxBytes: number; maxFiles: number };
   /**
-   * Runs held while the store cannot take them; beyond, the oldest are
-   * lost, counted in `storeError`. @default 10000
+   * Runs held while the store cannot take them; beyond, the oldest runs of
+   * the owner holding the most are lost, counted in `storeError`: each
+   * owner keeps its fair share, as the store's retention does (see
+   * `overShares` in `store.ts`). @default 10000
    */
   maxPending?: number;
   /**
    * Bytes of redacted runs (text, events, files) held while the store
-   * cannot take them; beyond, the oldest are lost, counted as with
-   * `maxPending`. @default 64 MiB
+   * cannot take them; beyond, the oldest runs of the owner holding the
+   * most bytes are lost, counted as with `maxPending`. @default 64 MiB
    */
   maxPendingBytes?: number;
   /**
@@ -437,6 +439,28 @@ interface Finished {
   durationMs: number;
 }
 
+// A redacted run held until the store takes it: the write itself, with
+// the hold's bookkeeping (the store reads only the write's fields).
+interface Held extends RunWrite {
+  // About its bytes (see sizeOf).
+  size: number;
+  // Carried by the write in flight.
+  sent: boolean;
+  // Taken out of the hold by a bound while sent: that write decides
+  // whether it was lost.
+  dropped: boolean;
+}
+
+// One owner's held runs, oldest first from `head` (the slots before it
+// are emptied, and cut off once they are most of the array).
+interface HeldQueue {
+  owner: string | null;
+  runs: (Held | undefined)[];
+  head: number;
+  // The sum of their sizes.
+  bytes: number;
+}
+
 /**
  * Records runs. Call {@link flush} to write pending runs at once (the console
  * does before it reads) and {@link close} when the host stops.
@@ -465,14 +489,14 @@ export class RunRecorder implements RunObserver {
   // warm call reads it here instead of calling out.
   #sessions = new WeakMap<SessionScope, SessionDescription>();
   #pending: Finished[] = [];
-  // Redacted writes the store has not taken yet (it failed or is busy).
-  #unwritten: RunWrite[] = [];
-  // The size of each of #unwritten (see sizeOf), and their sum.
-  #sizes: number[] = [];
-  #held = 0;
-  // Writes dropped from #unwritten's front by #lose, ever: a write in
-  // flight tells how many of its batch went while it waited.
-  #shifted = 0;
+  // Redacted runs the store has not taken yet (it failed or is busy), a
+  // queue per owner: past a bound the one holding the most loses its
+  // oldest, so one token's flood of calls during an outage costs only its
+  // own runs (a run is added or dropped at a queue's ends, never searched
+  // for). And how many runs and bytes they hold in all.
+  #held = new Map<string | null, HeldQueue>();
+  #heldRuns = 0;
+  #heldBytes = 0;
   #writing: Promise<void> = Promise.resolve();
   // The write queued behind #writing and not yet begun, or null.
   #next: Promise<void> | null = null;
@@ -654,9 +678,9 @@ export class RunRecorder implements RunObserver {
     if (!this.store || this.#closed) return;
     this.#pending.push(done);
     const bound = this.#options.maxPending ?? MAX_PENDING;
-    if (this.#pending.length + this.#unwritten.length > bound) {
-      this.#lose(1);
-    }
+    // Past the bound (a store down for a while), what finished is redacted
+    // now, so that the bound drops fairly by owner.
+    if (this.#pending.length + this.#heldRuns > bound) this.#takeFinished();
     this.#schedule();
   }
 
@@ -667,35 +691,99 @@ export class RunRecorder implements RunObserver {
     this.#flushTimer = timer;
   }
 
-  // Drops the oldest held runs, counted: never silently.
+  // Counts runs lost: never silently.
   #lose(count: number): void {
-    const unwritten = this.#drop(count);
-    this.#shifted += unwritten;
-    const lost = unwritten + this.#pending.splice(0, count - unwritten).length;
-    if (lost === 0) return;
-    this.#lost += lost;
-    for (let i = 0; i < lost; i++) this.#options.counters?.storeError();
+    this.#lost += count;
+    for (let i = 0; i < count; i++) this.#options.counters?.storeError();
   }
 
-  // Forgets the oldest held writes (written or lost).
-  #drop(count: number): number {
-    const gone = this.#unwritten.splice(0, count).length;
-    for (const size of this.#sizes.splice(0, gone)) this.#held -= size;
-    return gone;
-  }
-
-  // Holds a redacted write; beyond the bytes bound the oldest are lost.
-  #hold(write: RunWrite): void {
-    const size = sizeOf(write);
-    this.#unwritten.push(write);
-    this.#sizes.push(size);
-    this.#held += size;
-    const bound = this.#options.maxPendingBytes ?? MAX_PENDING_BYTES;
-    let over = 0;
-    for (let held = this.#held; held > bound; over++) {
-      held -= this.#sizes[over]!;
+  // Holds a redacted write. Past a bound, the owner holding the most runs
+  // (or bytes) loses its oldest, one at a time: an owner holding no more
+  // than its max-min fair share is never the one holding the most while
+  // the hold is over its bound, so it loses nothing (the share
+  // `overShares` in store.ts gives the store's retention).
+  #hold(held: Held): void {
+    const owner = held.run.owner ?? null;
+    let queue = this.#held.get(owner);
+    if (queue === undefined) {
+      queue = { owner, runs: [], head: 0, bytes: 0 };
+      this.#held.set(owner, queue);
     }
-    if (over > 0) this.#lose(over);
+    held.size = sizeOf(held);
+    queue.runs.push(held);
+    queue.bytes += held.size;
+    this.#heldRuns++;
+    this.#heldBytes += held.size;
+    const maxRuns = this.#options.maxPending ?? MAX_PENDING;
+    while (this.#heldRuns > maxRuns) this.#dropOldest(false);
+    const maxBytes = this.#options.maxPendingBytes ?? MAX_PENDING_BYTES;
+    while (this.#heldBytes > maxBytes) this.#dropOldest(true);
+  }
+
+  // Takes the oldest run of the owner holding the most runs (or bytes) out
+  // of the hold: lost, or, when the write in flight carries it, lost only
+  // if that write fails (it may be written already).
+  #dropOldest(bytes: boolean): void {
+    let most: HeldQueue | undefined;
+    let max = -1;
+    for (const queue of this.#held.values()) {
+      const held = bytes ? queue.bytes : queue.runs.length - queue.head;
+      if (held > max) most = queue, max = held;
+    }
+    const held = this.#shift(most!);
+    if (held.sent) held.dropped = true;
+    else this.#lose(1);
+  }
+
+  // Takes a queue's oldest run out of the hold.
+  #shift(queue: HeldQueue): Held {
+    const held = queue.runs[queue.head]!;
+    // The slot is emptied: a lost run's text and files are not kept.
+    queue.runs[queue.head++] = undefined;
+    queue.bytes -= held.size;
+    this.#heldRuns--;
+    this.#heldBytes -= held.size;
+    if (queue.head === queue.runs.length) this.#held.delete(queue.owner);
+    else if (queue.head >= 1024 && 2 * queue.head >= queue.runs.length) {
+      queue.runs.splice(0, queue.head);
+      queue.head = 0;
+    }
+    return held;
+  }
+
+  // The oldest held runs, owner after owner (a run's `running` and
+  // finished writes, and a skill's tool calls, are one owner's, in
+  // order), marked sent.
+  #batch(): Held[] {
+    const batch: Held[] = [];
+    for (const queue of this.#held.values()) {
+      const end = Math.min(
+        queue.runs.length,
+        queue.head + MAX_BATCH - batch.length,
+      );
+      for (let i = queue.head; i < end; i++) {
+        const held = queue.runs[i]!;
+        held.sent = true;
+        batch.push(held);
+      }
+      if (batch.length === MAX_BATCH) break;
+    }
+    return batch;
+  }
+
+  // Ends a write. Written: its runs leave the hold, and those a bound
+  // dropped meanwhile were written after all, not lost. Failed: those are
+  // lost, and the rest stay held for the next try. Either way no run is
+  // written twice: the dropped ones are no longer held, the others are
+  // still at their queues' fronts (a drop takes the oldest, sent first).
+  #settle(batch: Held[], written: boolean): void {
+    let lost = 0;
+    for (const held of batch) {
+      held.sent = false;
+      if (held.dropped) lost += written ? 0 : 1;
+      else if (written) this.#shift(this.#held.get(held.run.owner ?? null)!);
+    }
+    this.#lose(lost);
   }
 
   /**
@@ -754,6 +842,21 @@ export class RunRecorder implements RunObserver {
 
   // Redacts what finished (and what still runs) into writes, in order.
   #take(): void {
+    this.#takeFinished();
+    for (const open of this.#open.values()) {
+      if (open.stored) continue;
+      open.stored = true;
+      this.#hold({
+        run: this.#record(open),
+        events: [],
+        size: 0,
+        sent: false,
+        dropped: false,
+      });
+    }
+  }
+
+  #takeFinished(): void {
     const batch = this.#pending;
     this.#pending = [];
     for (const done of batch) {
@@ -762,16 +865,14 @@ export class RunRecorder implements RunObserver {
           run: this.#record(done.open, done),
           events: this.#events(done),
           files: this.files?.take(done.open.live.id) ?? [],
+          size: 0,
+          sent: false,
+          dropped: false,
         });
       } catch (error) {
         this.#lost++; // counted by #storeFailed
         this.#storeFailed("write", error);
       }
-    }
-    for (const open of this.#open.values()) {
-      if (open.stored) continue;
-      open.stored = true;
-      this.#hold({ run: this.#record(open), events: [] });
     }
   }
 
@@ -785,14 +886,15 @@ export class RunRecorder implements RunObserver {
         // The first beat as soon as the store answers, not 2 s later.
         queueMicrotask(() => void this.#beat());
       }
-      while (this.#unwritten.length > 0) {
-        const batch = this.#unwritten.slice(0, MAX_BATCH);
-        const shifted = this.#shifted;
-        await store.write(batch);
-        // Those of the batch lost while it was written are gone already.
-        this.#drop(
-          batch.length - Math.min(batch.length, this.#shifted - shifted),
-        );
+      while (this.#heldRuns > 0) {
+        const batch = this.#batch();
+        try {
+          await store.write(batch);
+        } catch (error) {
+          this.#settle(batch, false);
+          throw error;
+        }
+        this.#settle(batch, true);
         this.#sincePrune += batch.length;
       }
       if (this.#failed) {
@@ -829,7 +931,7 @@ export class RunRecorder implements RunObserver {
   #beat(): Promise<void> {
     if (
       this.#beating || this.#closed || !this.store?.beat ||
-      !this.#interrupted || this.#unwritten.length > 0
+      !this.#interrupted || this.#heldRuns > 0
     ) {
       return this.#beating ?? Promise.resolve();
     }
@@ -874,7 +976,10 @@ export class RunRecorder implements RunObserver {
     this.#listeners.clear();
     this.#unfollow?.();
     await flushed;
-    this.#lose(this.#unwritten.length + this.#pending.length);
+    this.#lose(this.#heldRuns + this.#pending.length);
+    this.#held.clear();
+    this.#heldRuns = this.#heldBytes = 0;
+    this.#pending = [];
     try {
       // A host that stops cleanly leaves the fleet's list of hosts.
       await this.#beating;

@@ -288,3 +288,180 @@ Deno.test("the events a run keeps for the history are bounded in bytes while it 
   );
   await recorder.close();
 });
+
+// A store that refuses writes while `down`, and whose writes wait on
+// `gate` when one is set: what it took, in order, is in `written`.
+function heldStore() {
+  const held = {
+    down: false,
+    gate: null as Promise<void> | null,
+    tries: 0,
+    written: [] as string[],
+    store: null as unknown as RunStore,
+  };
+  held.store = {
+    async write(batch) {
+      held.tries++;
+      if (held.gate) await held.gate;
+      if (held.down) throw new Error("connection refused");
+      for (const w of batch) held.written.push(w.run.id);
+    },
+    list: () => ({ runs: [], next: null }),
+    get: () => null,
+    file: () => null,
+    children: () => ({ children: [], next: null }),
+    timings: () => [],
+    prune: () => 0,
+    interrupt: () => {
+      if (held.down) throw new Error("connection refused");
+      return 0;
+    },
+    count: () => 0,
+    close() {},
+  };
+  return held;
+}
+
+// Counts the recorder's store errors, and keeps its log.
+function watched() {
+  const seen = { errors: 0, lines: [] as string[] };
+  return {
+    seen,
+    counters: {
+      finished() {},
+      llmTurn() {},
+      llmTokens() {},
+      eventsDropped() {},
+      storeError: () => void seen.errors++,
+    },
+    log: (line: string) => void seen.lines.push(line),
+    // Each session is its own owner (a token of its own).
+    describeSession: (s: { id: string }) => ({
+      transport: "websocket",
+      tokenLabel: s.id,
+      owner: s.id,
+    }),
+  };
+}
+
+const alice = { ...fakeSession(), id: "alice" };
+const bob = { ...fakeSession(), id: "bob" };
+
+// One finished run of the session's owner; a large one keeps about 15 Ki
+// chars of result (the redactor cuts a string at 2,000, and a result at 16
+// Ki): about 30 KiB held.
+function call(recorder: RunRecorder, who: typeof alice, large = false): string {
+  const id = recorder.started({
+    kind: "tool",
+    name: "add",
+    session: who,
+    args: {},
+  });
+  recorder.finished(id, {
+    outcome: "ok",
+    result: large ? Array(8).fill("x".repeat(1900)) : 1,
+  });
+  return id;
+}
+
+Deno.test("a token flooding calls while the store is down loses its own held runs, never another token's few", async () => {
+  const held = heldStore();
+  const w = watched();
+  const recorder = new RunRecorder({ store: held.store, ...w, maxPending: 10 });
+  held.down = true;
+  const few = [0, 1, 2].map(() => call(recorder, bob));
+  await recorder.flush();
+  const flood: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    flood.push(call(recorder, alice));
+    if (i % 10 === 9) await recorder.flush();
+  }
+  await recorder.flush();
+  // Bob's 3 are within his share of 10; Alice keeps the 7 he leaves.
+  assert.equal(recorder.lost, 33);
+  held.down = false;
+  await recorder.flush();
+  assert.deepEqual(
+    held.written.filter((id) => few.includes(id)).sort(),
+    [...few].sort(),
+  );
+  assert.deepEqual(
+    held.written.filter((id) => flood.includes(id)).sort(),
+    flood.slice(-7).sort(),
+  );
+  assert.equal(held.written.length, 10);
+  assert.match(w.seen.lines.at(-1)!, /written again; 33 runs were lost/);
+  assert.ok(w.seen.errors >= 33, `${w.seen.errors} store errors`);
+  await recorder.close();
+});
+
+Deno.test("past the held bytes' bound a token's flood of large runs loses its own, never another token's small ones", async () => {
+  const held = heldStore();
+  const w = watched();
+  const recorder = new RunRecorder({
+    store: held.store,
+    ...w,
+    maxPendingBytes: 256 << 10,
+  });
+  held.down = true;
+  const few = [0, 1, 2].map(() => call(recorder, bob));
+  await recorder.flush();
+  // About 30 KiB held each: 40 are about five times the bound.
+  const flood: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    flood.push(call(recorder, alice, true));
+    if (i % 10 === 9) await recorder.flush();
+  }
+  await recorder.flush();
+  held.down = false;
+  await recorder.flush();
+  assert.deepEqual(
+    held.written.filter((id) => few.includes(id)).sort(),
+    [...few].sort(),
+  );
+  const kept = held.written.filter((id) => flood.includes(id));
+  assert.ok(kept.length >= 4 && kept.length <= 8, `${kept.length} kept`);
+  // Alice's newest are those kept.
+  assert.deepEqual(kept.sort(), flood.slice(-kept.length).sort());
+  assert.equal(recorder.lost, 40 - kept.length);
+  await recorder.close();
+});
+
+Deno.test("runs dropped while their write was in flight are not written twice, and lost only if that write fails", async (t) => {
+  for (const fails of [false, true]) {
+    await t.step(fails ? "the write fails" : "the write succeeds", async () => {
+      const held = heldStore();
+      const w = watched();
+      const recorder = new RunRecorder({
+        store: held.store,
+        ...w,
+        maxPending: 4,
+      });
+      let open = () => {};
+      held.gate = new Promise<void>((resolve) => open = resolve);
+      const sent = [0, 1, 2].map(() => call(recorder, alice));
+      const first = recorder.flush();
+      while (held.tries === 0) await Promise.resolve();
+      // The write of Alice's 3 hangs; meanwhile Bob's one run and 6 more of
+      // Alice's take the hold past its 4: hers go, the 3 in flight first.
+      const quiet = call(recorder, bob);
+      const later = [0, 1, 2, 3, 4, 5].map(() => call(recorder, alice));
+      held.down = fails;
+      open();
+      await first;
+      held.gate = null;
+      held.down = false;
+      await recorder.flush();
+      const expected = [...(fails ? [] : sent), quiet, ...later.slice(3)];
+      assert.equal(new Set(held.written).size, held.written.length);
+      assert.deepEqual([...held.written].sort(), expected.sort());
+      assert.equal(recorder.lost, 10 - expected.length);
+      // One store error per run lost, and one for the failed write.
+      assert.equal(w.seen.errors, recorder.lost + (fails ? 1 : 0));
+      if (fails) {
+        assert.match(w.seen.lines.at(-1)!, /written again; 6 runs were lost/);
+      }
+      await recorder.close();
+    });
+  }
+});
