@@ -3,7 +3,8 @@
  * in the catalog as `skill/call/req` finds them (unknown and archived ones
  * refused), run by `runSkill` with the skill capability's own tools,
  * sandbox, LLM and limits, recorded as a child run of the `run_code` run,
- * their progress relayed, and `run_code` refused inside them.
+ * their progress relayed. `run_code` is refused inside them as inside any
+ * skill: a skill's tool relay (`skills/relays.ts`) refuses it.
  *
  * @module
  */
@@ -12,14 +13,8 @@ import { hostLlm, type SkillsCapabilityOptions } from "../skills/capability.ts";
 import { resolveSkillStatus } from "../skills/catalog.ts";
 import { runSkill } from "../skills/run.ts";
 import { newId } from "../../protocol/envelope.ts";
-import type { SkillToolHost } from "../skills/relays.ts";
 import type { RunObserver } from "../store/recorder.ts";
-import {
-  type InnerSkillRequest,
-  type InnerSkillRunner,
-  refuseNested,
-} from "./inner_calls.ts";
-import type { ErrorCode } from "../../protocol/codes.ts";
+import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
 
 /**
  * Makes the skill runner of code mode over what the skill capability was
@@ -47,48 +42,48 @@ export function innerSkillRunner(
   const archived = new Set(options.archived ?? []);
   const llm = options.llm ?? hostLlm([]);
   return async (request) => {
-    const records = await options.catalog.skills();
-    for (const record of records) {
-      if (record.definition.name !== request.name) continue;
-      const definition = resolveSkillStatus(record, {
-        hasTool: (n) => options.tools.tool(n) !== undefined,
-        hasToolkit: (n) => options.tools.toolkit(n) !== undefined,
-        archived,
-      });
-      if (definition.status === "Archived") break;
-      const result = await runSkill(record, definition, {
-        reqId: newId(),
-        arguments: request.args,
-        timeout: request.timeoutSeconds,
-        streaming: false,
-        llmOverride: null,
-        metadata: {},
-        session: request.session,
-        signal: request.signal,
-        tools: refusing(options.tools),
-        sandbox: options.sandbox,
-        llm,
-        limits: options.limits,
-        observer: childObserver(options.observer, request),
-      });
-      return result.success
-        ? {
-          ok: true,
-          data: result.data,
-          cut: result.truncated,
-          eventsCut: eventsCut(result.events),
-        }
-        : {
-          ok: false,
-          code: result.errorCode ?? "skill_error",
-          message: result.error ?? `Skill "${request.name}" failed`,
-        };
+    const record = (await options.catalog.skills()).find((r) =>
+      r.definition.name === request.name
+    );
+    const definition = record && resolveSkillStatus(record, {
+      hasTool: (n) => options.tools.tool(n) !== undefined,
+      hasToolkit: (n) => options.tools.toolkit(n) !== undefined,
+      archived,
+    });
+    if (!record || !definition || definition.status === "Archived") {
+      return {
+        ok: false,
+        code: "unknown_skill",
+        message: `Unknown skill "${request.name}"`,
+      };
     }
-    return {
-      ok: false,
-      code: "unknown_skill",
-      message: `Unknown skill "${request.name}"`,
-    };
+    const result = await runSkill(record, definition, {
+      reqId: newId(),
+      arguments: request.args,
+      timeout: request.timeoutSeconds,
+      streaming: false,
+      llmOverride: null,
+      metadata: {},
+      session: request.session,
+      signal: request.signal,
+      tools: options.tools,
+      sandbox: options.sandbox,
+      llm,
+      limits: options.limits,
+      observer: childObserver(options.observer, request),
+    });
+    return result.success
+      ? {
+        ok: true,
+        data: result.data,
+        cut: result.truncated,
+        eventsCut: eventsCut(result.events),
+      }
+      : {
+        ok: false,
+        code: result.errorCode ?? "skill_error",
+        message: result.error ?? `Skill "${request.name}" failed`,
+      };
   };
 }
 
@@ -97,26 +92,6 @@ export function innerSkillRunner(
 function eventsCut(events: readonly { seq: number }[]): boolean {
   const last = events.at(-1);
   return last !== undefined && last.seq + 1 > events.length;
-}
-
-// The skill's tools, minus run_code: code mode never nests.
-function refusing(tools: SkillToolHost): SkillToolHost {
-  return {
-    tool: (name) => tools.tool(name),
-    toolkit: (name) => tools.toolkit(name),
-    toolkitGrant: tools.toolkitGrant?.bind(tools),
-    call(name, args, options) {
-      const refusal = refuseNested(name);
-      if (refusal) {
-        return Promise.resolve({
-          ok: false,
-          code: refusal.code as ErrorCode,
-          message: refusal.message,
-        });
-      }
-      return tools.call(name, args, options);
-    },
-  };
 }
 
 // The skill's run is a child of the run_code run; its events go to the
