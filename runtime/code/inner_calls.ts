@@ -51,16 +51,17 @@ export type InnerAdmission = (
   slot: { lent: Semaphore; signal: AbortSignal },
 ) => Promise<Release>;
 
-/** One skill call the code made. */
-export interface InnerSkillRequest {
+/** One tool or skill call the code made, bound to its `run_code` call. */
+export interface InnerRequest {
+  /** The tool's name, or the skill's (without `skills/`). */
   name: string;
   args: Record<string, unknown>;
   session: SessionScope;
   signal: AbortSignal;
   timeoutSeconds: number;
-  /** The `run_code` run: the skill's run is its child. */
+  /** The `run_code` run: the call's run is its child. */
   parentRunId?: string;
-  /** The skill's run events; the progress, status and log ones are relayed. */
+  /** The call's events; the progress, status and log ones are relayed. */
   onEvent: (kind: string, data: Record<string, unknown>) => void;
 }
 
@@ -82,7 +83,7 @@ export interface InnerSuccess {
 
 /** Runs a published skill for an inner call; throws A2E errors. */
 export type InnerSkillRunner = (
-  request: InnerSkillRequest,
+  request: InnerRequest,
 ) => Promise<InnerSuccess | InnerFailure>;
 
 /** A failed inner call. */
@@ -211,7 +212,22 @@ export class CodeCalls implements HostedTool {
           message:
             `Cannot call "${name}": this run_code already made ${this.#maxCalls} inner calls (code.max_calls)`,
         }
-        : refuseNested(name) ?? refuseShape(name, args);
+        : name === CODE_TOOL
+        ? {
+          code: "tool_denied",
+          message: `Cannot call "${CODE_TOOL}" from code run by ${CODE_TOOL}`,
+        }
+        // The sandbox passes any object as the arguments; the wire takes
+        // only a plain object (`arguments: []` is refused there), and so a
+        // tool or skill whose input schema is open would get an array only
+        // from here.
+        : Array.isArray(args)
+        ? {
+          code: "schema_violation",
+          message:
+            `Invalid arguments for "${name}": they must be an object, not an array`,
+        }
+        : null;
       if (refusal) return { ok: false, ...refusal, duration_ms: took() };
       let release: Release | undefined;
       try {
@@ -219,27 +235,35 @@ export class CodeCalls implements HostedTool {
         release = this.#admit
           ? await this.#admit(run.session, { lent, signal })
           : undefined;
-        const timeoutSeconds = Math.max(
-          0.001,
-          (deadline - performance.now()) / 1000,
-        );
+        const request = {
+          args,
+          session: run.session,
+          signal,
+          timeoutSeconds: Math.max(
+            0.001,
+            (deadline - performance.now()) / 1000,
+          ),
+          parentRunId: run.runId,
+          // Once run_code has answered (the signal aborts then) its events
+          // are closed: a late event of an aborted inner call is dropped.
+          onEvent: (kind: string, data: Record<string, unknown>) => {
+            if (!signal.aborted && RELAYED.has(kind)) {
+              run.onEvent(kind, { ...data, tool: name });
+            }
+          },
+        };
         const outcome = name.startsWith(SKILL_PREFIX)
-          ? await this.#skill(run, name.slice(SKILL_PREFIX.length), args, {
-            signal,
-            timeoutSeconds,
+          ? await this.#skill({
+            ...request,
+            name: name.slice(SKILL_PREFIX.length),
           })
-          : await this.#tool(run, name, args, { signal, timeoutSeconds });
+          : await this.#tool(run.caller, { ...request, name });
         return outcome.ok
           ? this.#bounded(name, outcome, took())
           : { ...outcome, duration_ms: took() };
       } catch (error) {
-        const wire = toWireError(error);
-        return {
-          ok: false,
-          code: wire.code,
-          message: wire.message,
-          duration_ms: took(),
-        };
+        const { code, message } = toWireError(error);
+        return { ok: false, code, message, duration_ms: took() };
       } finally {
         release?.();
       }
@@ -247,24 +271,15 @@ export class CodeCalls implements HostedTool {
   }
 
   async #tool(
-    run: CodeRun,
-    name: string,
-    args: Record<string, unknown>,
-    call: { signal: AbortSignal; timeoutSeconds: number },
+    caller: ToolCaller,
+    request: InnerRequest,
   ): Promise<InnerSuccess | InnerFailure> {
     let seen = 0;
-    const { result, entry } = await run.caller.call({
-      name,
-      args,
-      session: run.session,
-      signal: call.signal,
-      timeoutSeconds: call.timeoutSeconds,
-      parentRunId: run.runId,
-      // Once run_code has answered (the signal aborts then) its events are
-      // closed: a late event of an aborted inner call is dropped.
+    const { result, entry } = await caller.call({
+      ...request,
       onEvent: (event: CallEvent) => {
         seen++;
-        if (!call.signal.aborted) relay(run, name, event.kind, event.data);
+        request.onEvent(event.kind, event.data);
       },
     });
     return result.success
@@ -279,35 +294,15 @@ export class CodeCalls implements HostedTool {
       : {
         ok: false,
         code: result.errorCode ?? "tool_error",
-        message: result.error ?? `Tool "${name}" failed`,
+        message: result.error ?? `Tool "${request.name}" failed`,
       };
   }
 
-  #skill(
-    run: CodeRun,
-    name: string,
-    args: Record<string, unknown>,
-    call: { signal: AbortSignal; timeoutSeconds: number },
-  ): Promise<InnerSuccess | InnerFailure> {
-    if (!this.#skills) {
-      return Promise.resolve({
-        ok: false,
-        code: "unknown_skill",
-        message: `Cannot call skill "${name}": this host runs no skills`,
-      });
-    }
-    return this.#skills({
-      name,
-      args,
-      session: run.session,
-      signal: call.signal,
-      timeoutSeconds: call.timeoutSeconds,
-      parentRunId: run.runId,
-      onEvent: (kind, data) => {
-        if (!call.signal.aborted) {
-          relay(run, `${SKILL_PREFIX}${name}`, kind, data);
-        }
-      },
+  #skill(request: InnerRequest): Promise<InnerSuccess | InnerFailure> {
+    return this.#skills?.(request) ?? Promise.resolve({
+      ok: false,
+      code: "unknown_skill",
+      message: `Cannot call skill "${request.name}": this host runs no skills`,
     });
   }
 
@@ -339,54 +334,4 @@ export class CodeCalls implements HostedTool {
     }
     return { ok: true, data: data ?? null, duration_ms: ms };
   }
-}
-
-/**
- * Why a tool may not be called from code run by `run_code` (directly or
- * inside a skill it calls): `run_code` never runs inside itself.
- *
- * @param name the tool called
- * @returns the refusal, or null when the call may go ahead
- * @example run_code is refused, any other tool is not
- * ```ts
- * import { refuseNested } from "./inner_calls.ts";
- * import assert from "node:assert/strict";
- * assert.equal(refuseNested("run_code")?.code, "tool_denied");
- * assert.equal(refuseNested("add"), null);
- * ```
- */
-export function refuseNested(name: string): InnerFailure | null {
-  return name === CODE_TOOL
-    ? {
-      ok: false,
-      code: "tool_denied",
-      message: `Cannot call "${CODE_TOOL}" from code run by ${CODE_TOOL}`,
-    }
-    : null;
-}
-
-// The sandbox passes any object as the arguments; the wire takes only a
-// plain object (`arguments: []` is refused there), and so a tool or skill
-// whose input schema is open would get an array only from here.
-function refuseShape(
-  name: string,
-  args: Record<string, unknown>,
-): InnerFailure | null {
-  return Array.isArray(args)
-    ? {
-      ok: false,
-      code: "schema_violation",
-      message:
-        `Invalid arguments for "${name}": they must be an object, not an array`,
-    }
-    : null;
-}
-
-function relay(
-  run: CodeRun,
-  tool: string,
-  kind: string,
-  data: Record<string, unknown>,
-): void {
-  if (RELAYED.has(kind)) run.onEvent(kind, { ...data, tool });
 }

@@ -14,7 +14,7 @@ import { resolveSkillStatus } from "../skills/catalog.ts";
 import { runSkill } from "../skills/run.ts";
 import { newId } from "../../protocol/envelope.ts";
 import type { RunObserver } from "../store/recorder.ts";
-import type { InnerSkillRequest, InnerSkillRunner } from "./inner_calls.ts";
+import type { InnerRequest, InnerSkillRunner } from "./inner_calls.ts";
 
 /**
  * Makes the skill runner of code mode over what the skill capability was
@@ -99,7 +99,7 @@ function eventsCut(events: readonly { seq: number }[]): boolean {
 // (not runSkill's own lifecycle events: run_code's `calls` says as much).
 function childObserver(
   observer: RunObserver | undefined,
-  request: InnerSkillRequest,
+  request: InnerRequest,
 ): RunObserver {
   return {
     started: (start) =>
