@@ -20,6 +20,8 @@
  * @module
  */
 
+import { isPlainObject } from "../../protocol/json.ts";
+
 /** A tool or skill to declare. */
 export interface DeclaredFunction {
   /** The name it is called by (`tools.<name>`). */
@@ -118,21 +120,21 @@ export function renderDeclarations(
 ): Declarations {
   const bounds = { ...DEFAULTS, ...limits };
   const names = new Set<string>();
-  const members = { tools: [] as string[], skills: [] as string[] };
-  const declared = { tools: [] as string[], skills: [] as string[] };
+  const kept = {
+    tools: [] as RenderedFunction[],
+    skills: [] as RenderedFunction[],
+  };
   let used = 0;
   let omitted = 0;
   // Skills first: there are few, and a registry of thousands of tools must
   // not crowd them out.
-  const aliasesOf = { tools: [] as string[], skills: [] as string[] };
   for (const group of ["skills", "tools"] as const) {
     const list = input[group];
     for (let i = 0; i < list.length; i++) {
-      const fn = list[i]!;
-      const rendered = renderFunction(fn, group, bounds, names);
+      const rendered = renderFunction(list[i]!, group, bounds, names);
       const size = rendered.member.length + rendered.aliases.join("").length;
       if (used + size > bounds.maxChars) {
-        for (const alias of rendered.names) names.delete(alias);
+        for (const alias of rendered.aliasNames) names.delete(alias);
         if (bounds.maxChars - used < FULL) {
           omitted += list.length - i;
           break;
@@ -141,18 +143,16 @@ export function renderDeclarations(
         continue;
       }
       used += size;
-      aliasesOf[group].push(...rendered.aliases);
-      members[group].push(rendered.member);
-      declared[group].push(fn.name);
+      kept[group].push(rendered);
     }
   }
-  const aliases = [...aliasesOf.tools, ...aliasesOf.skills];
+  const aliases = [...kept.tools, ...kept.skills].flatMap((f) => f.aliases);
   const out: string[] = [];
   const header = input.header ?? [];
   if (header.length > 0) out.push(blockComment(header), "");
   if (aliases.length > 0) out.push(aliases.join("\n"), "");
-  out.push(constBlock("tools", members.tools), "");
-  out.push(constBlock("skills", members.skills));
+  out.push(constBlock("tools", kept.tools), "");
+  out.push(constBlock("skills", kept.skills));
   const notes = [...(input.notes ?? [])];
   if (omitted > 0) {
     notes.push(
@@ -162,8 +162,8 @@ export function renderDeclarations(
   if (notes.length > 0) out.push("", blockComment(notes));
   return {
     text: out.join("\n") + "\n",
-    tools: declared.tools,
-    skills: declared.skills,
+    tools: kept.tools.map((f) => f.name),
+    skills: kept.skills.map((f) => f.name),
     omitted,
   };
 }
@@ -193,16 +193,21 @@ export function schemaType(
   return r.type(schema, "", []).text;
 }
 
-function constBlock(name: string, members: readonly string[]): string {
-  return members.length === 0
+function constBlock(name: string, kept: readonly RenderedFunction[]): string {
+  return kept.length === 0
     ? `declare const ${name}: {};`
-    : `declare const ${name}: {\n${members.join("\n")}\n};`;
+    : `declare const ${name}: {\n${kept.map((f) => f.member).join("\n")}\n};`;
 }
 
 interface RenderedFunction {
+  /** The name it is called by. */
+  name: string;
+  /** Its line(s) in the `declare const` block. */
   member: string;
+  /** The type aliases it needs. */
   aliases: string[];
-  names: string[];
+  /** The names of those aliases. */
+  aliasNames: string[];
 }
 
 function renderFunction(
@@ -230,9 +235,10 @@ function renderFunction(
     optional ? "?" : ""
   }: ${args.text}) => Promise<${result.text}>;`;
   return {
+    name: fn.name,
     member,
     aliases: [...input.aliases, ...output.aliases],
-    names: [...input.names, ...output.names],
+    aliasNames: [...input.names, ...output.names],
   };
 }
 
@@ -291,7 +297,7 @@ class Renderer {
       return cut(`nested deeper than ${this.#bounds.maxDepth} levels`);
     }
     if (schema === false) return { text: "never", prec: 2 };
-    if (!isObject(schema)) return UNKNOWN;
+    if (!isPlainObject(schema)) return UNKNOWN;
     if (typeof schema.$ref === "string") {
       return this.#ref(schema.$ref, indent, chain, guarded);
     }
@@ -346,8 +352,8 @@ class Renderer {
       : [];
     if (types.length === 0) {
       if (
-        isObject(schema.properties) || "additionalProperties" in schema ||
-        isObject(schema.patternProperties)
+        isPlainObject(schema.properties) || "additionalProperties" in schema ||
+        isPlainObject(schema.patternProperties)
       ) {
         types.push("object");
       } else if ("items" in schema || Array.isArray(schema.prefixItems)) {
@@ -358,19 +364,14 @@ class Renderer {
     for (const t of new Set(types)) {
       switch (t) {
         case "string":
-          out.push({ text: "string", prec: 2 });
+        case "boolean":
+        case "null":
+          out.push({ text: t, prec: 2 });
           break;
+        // union() keeps one "number" for both.
         case "number":
         case "integer":
-          if (!out.some((o) => o.text === "number")) {
-            out.push({ text: "number", prec: 2 });
-          }
-          break;
-        case "boolean":
-          out.push({ text: "boolean", prec: 2 });
-          break;
-        case "null":
-          out.push({ text: "null", prec: 2 });
+          out.push({ text: "number", prec: 2 });
           break;
         case "array":
           out.push(this.#array(schema, indent, chain));
@@ -423,7 +424,7 @@ class Renderer {
     indent: string,
     chain: readonly string[],
   ): Rendered {
-    const props = isObject(schema.properties)
+    const props = isPlainObject(schema.properties)
       ? Object.entries(schema.properties)
       : [];
     const required = new Set(
@@ -432,11 +433,11 @@ class Renderer {
         : [],
     );
     const extra = schema.additionalProperties;
-    const typedExtra = isObject(extra) && !isEmptySchema(extra);
+    const typedExtra = isPlainObject(extra) && Object.keys(extra).length > 0;
     // A typed index signature beside properties of other types would make
     // TypeScript refuse the properties: beside properties it is `unknown`.
-    const open = extra === true || isObject(extra) ||
-      isObject(schema.patternProperties);
+    const open = extra === true || isPlainObject(extra) ||
+      isPlainObject(schema.patternProperties);
     if (props.length === 0) {
       if (typedExtra) {
         const value = this.type(extra, indent + "  ", chain, true);
@@ -450,7 +451,7 @@ class Renderer {
     const lines: string[] = [];
     const shown = props.slice(0, this.#bounds.maxProperties);
     for (const [name, sub] of shown) {
-      const doc = isObject(sub) ? propertyDoc(sub) : "";
+      const doc = isPlainObject(sub) ? propertyDoc(sub) : "";
       if (doc !== "") {
         lines.push(
           docComment(
@@ -503,7 +504,7 @@ class Renderer {
     // The body refers back to its own alias only under a property or an
     // array, which TypeScript allows.
     const body = this.type(target, "", [ref]);
-    const doc = isObject(target) ? propertyDoc(target) : "";
+    const doc = isPlainObject(target) ? propertyDoc(target) : "";
     this.aliases.push(
       `${
         doc === ""
@@ -536,14 +537,14 @@ function literal(value: unknown): Rendered {
     value === null || (typeof value === "number" && Number.isFinite(value))
   ) return { text: JSON.stringify(value), prec: 2 };
   if (Array.isArray(value)) return { text: "unknown[]", prec: 2 };
-  return isObject(value)
+  return isPlainObject(value)
     ? { text: "Record<string, unknown>", prec: 2 }
     : UNKNOWN;
 }
 
 // Whether the arguments object has a required property (then `args` is).
 function hasRequired(schema: unknown, root: unknown, depth = 0): boolean {
-  if (!isObject(schema) || depth > 8) return false;
+  if (!isPlainObject(schema) || depth > 8) return false;
   if (typeof schema.$ref === "string") {
     return hasRequired(resolvePointer(root, schema.$ref), root, depth + 1);
   }
@@ -556,7 +557,7 @@ function hasRequired(schema: unknown, root: unknown, depth = 0): boolean {
 
 // An object type (or a schema saying nothing): `{}` fits it.
 function acceptsEmptyObject(schema: unknown): boolean {
-  if (!isObject(schema)) return true;
+  if (!isPlainObject(schema)) return true;
   const t = schema.type;
   return t === undefined || t === "object" ||
     (Array.isArray(t) && t.includes("object"));
@@ -578,14 +579,6 @@ function ident(text: string): string {
   return /^[0-9]/.test(out) || out === "" ? `_${out}` : out;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isEmptySchema(value: unknown): boolean {
-  return isObject(value) && Object.keys(value).length === 0;
-}
-
 // A property's doc: its description (or title), default and deprecation.
 function propertyDoc(schema: Record<string, unknown>): string {
   const lines: string[] = [];
@@ -605,29 +598,31 @@ function propertyDoc(schema: Record<string, unknown>): string {
   return lines.join("\n");
 }
 
-/**
- * Makes untrusted text safe inside a block comment: `*∕` cannot close it.
- */
-function commentText(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(/\*\//g, "*\\/");
+// Untrusted text as the lines of a block comment: `*/` cannot close it,
+// and every line break (CR, LS, PS too) starts a line of its own.
+function commentLines(text: string): string[] {
+  return text.replace(/\r\n?/g, "\n").replace(/\*\//g, "*\\/")
+    .split(/\n|\u2028|\u2029/);
+}
+
+function comment(open: "/*" | "/**", lines: string[], indent: string): string {
+  const body = lines.map((l) => `${indent} *${l === "" ? "" : " " + l}`);
+  return `${indent}${open}\n${body.join("\n")}\n${indent} */`;
 }
 
 function docComment(text: string, indent: string, max: number): string {
   const trimmed = text.trim();
   if (trimmed === "") return "";
-  const kept = trimmed.length > max ? trimmed.slice(0, max) + "…" : trimmed;
-  const lines = commentText(kept).split(/\n|\u2028|\u2029/);
-  if (lines.length === 1) return `${indent}/** ${lines[0]} */`;
-  return `${indent}/**\n${
-    lines.map((l) => `${indent} *${l === "" ? "" : " " + l}`).join("\n")
-  }\n${indent} */`;
+  const lines = commentLines(
+    trimmed.length > max ? trimmed.slice(0, max) + "…" : trimmed,
+  );
+  return lines.length === 1
+    ? `${indent}/** ${lines[0]} */`
+    : comment("/**", lines, indent);
 }
 
 function blockComment(lines: readonly string[]): string {
-  const safe = lines.flatMap((l) => commentText(l).split(/\n|\u2028|\u2029/));
-  return `/*\n${
-    safe.map((l) => ` *${l === "" ? "" : " " + l}`).join("\n")
-  }\n */`;
+  return comment("/*", lines.flatMap(commentLines), "");
 }
 
 // A local JSON pointer (`#`, `#/$defs/Node`, with `~0`, `~1` and percent
@@ -642,7 +637,7 @@ function resolvePointer(root: unknown, ref: string): unknown {
     const part = decodePointer(raw);
     if (Array.isArray(node)) {
       node = /^(0|[1-9][0-9]*)$/.test(part) ? node[Number(part)] : undefined;
-    } else if (isObject(node) && Object.hasOwn(node, part)) {
+    } else if (isPlainObject(node) && Object.hasOwn(node, part)) {
       node = node[part];
     } else return undefined;
   }
