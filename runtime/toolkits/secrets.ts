@@ -87,17 +87,11 @@ export function secretPaths(schema: JsonSchema): string[] {
     }
     // Also the value itself: a secret declared only under a condition.
     for (const key of ["if", "then", "else"]) walk(s[key], path, depth + 1);
-    if (typeof s.dependentSchemas === "object" && s.dependentSchemas !== null) {
-      for (const sub of Object.values(s.dependentSchemas)) {
-        walk(sub, path, depth + 1);
-      }
+    for (const [, sub] of entries(s.dependentSchemas)) {
+      walk(sub, path, depth + 1);
     }
-    if (
-      typeof s.patternProperties === "object" && s.patternProperties !== null
-    ) {
-      for (const sub of Object.values(s.patternProperties)) {
-        walk(sub, [...path, "*"], depth + 1);
-      }
+    for (const [, sub] of entries(s.patternProperties)) {
+      walk(sub, [...path, "*"], depth + 1);
     }
     // A tuple's places by index (`prefixItems`, or `items` as a list before
     // draft 2020-12).
@@ -107,10 +101,8 @@ export function secretPaths(schema: JsonSchema): string[] {
       ? s.items
       : [];
     tuple.forEach((sub, i) => walk(sub, [...path, String(i)], depth + 1));
-    if (typeof s.properties === "object" && s.properties !== null) {
-      for (const [name, sub] of Object.entries(s.properties)) {
-        walk(sub, [...path, name], depth + 1);
-      }
+    for (const [name, sub] of entries(s.properties)) {
+      walk(sub, [...path, name], depth + 1);
     }
     if (typeof s.additionalProperties === "object") {
       walk(s.additionalProperties, [...path, "*"], depth + 1);
@@ -121,6 +113,13 @@ export function secretPaths(schema: JsonSchema): string[] {
   };
   walk(schema, [], 0);
   return [...out].filter((p) => p !== "");
+}
+
+// The entries of a schema keyword that maps names to schemas.
+function entries(value: unknown): [string, unknown][] {
+  return typeof value === "object" && value !== null
+    ? Object.entries(value)
+    : [];
 }
 
 /**
