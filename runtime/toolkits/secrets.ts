@@ -392,9 +392,6 @@ function pointer(root: unknown, ref: string): unknown {
 // values, its URL's userinfo and query values, and its secret-named args
 // are its secrets, scrubbed from all it produces and from history.
 
-/** Values shorter than this are never treated as secrets. */
-export const MIN_SERVER_SECRET = 4;
-
 const COMMON = new Set(["true", "false", "null", "none", "yes", "no", "off"]);
 
 /** What of a server's entry may hold secrets. */
@@ -460,20 +457,26 @@ export function serverSecrets(spec: ServerSecretSource): readonly string[] {
   const out = new Set<string>();
   const add = (value: string) => {
     const v = value.trim();
-    if (v.length >= MIN_SERVER_SECRET && !COMMON.has(v.toLowerCase())) {
+    if (v.length >= MIN_SCRUB_LENGTH && !COMMON.has(v.toLowerCase())) {
       out.add(v);
     }
   };
   for (const value of Object.values(spec.env ?? {})) add(value);
   for (const value of Object.values(spec.headers ?? {})) {
-    add(value);
-    // `Bearer <token>`, `Basic <b64>`: the credential alone may be echoed.
-    const space = value.trim().indexOf(" ");
-    if (space > 0) add(value.trim().slice(space + 1));
+    headerSecrets(value, add);
   }
   if (spec.url !== undefined) urlSecrets(spec.url, add);
   if (spec.args !== undefined) argSecrets(spec.args, add);
   return Object.freeze([...out].sort((a, b) => b.length - a.length));
+}
+
+// A header's value, and the credential after its scheme (`Bearer <token>`,
+// `Basic <b64>`): the credential alone may be echoed.
+function headerSecrets(value: string, add: (value: string) => void): void {
+  const v = value.trim();
+  add(v);
+  const space = v.indexOf(" ");
+  if (space > 0) add(v.slice(space + 1));
 }
 
 // A URL's user name and password, and its query values, as written and
@@ -483,11 +486,7 @@ function urlSecrets(text: string, add: (value: string) => void): void {
   if (url === null) return;
   const both = (raw: string) => {
     add(raw);
-    try {
-      add(decodeURIComponent(raw));
-    } catch {
-      // A malformed escape: the raw form is all there is.
-    }
+    add(decoded(raw));
   };
   both(url.username);
   both(url.password);
@@ -521,17 +520,19 @@ function urlSecrets(text: string, add: (value: string) => void): void {
  */
 export function basicAuthOf(url: URL): string | null {
   if (url.username === "" && url.password === "") return null;
-  const decoded = (part: string) => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  };
   const bytes = new TextEncoder().encode(
     `${decoded(url.username)}:${decoded(url.password)}`,
   );
   return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
+// A percent-encoded part decoded; a malformed escape: the part as written.
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 // A URL anywhere in an argument (`https://u:pw@host/mcp?key=X`, also
@@ -556,14 +557,8 @@ function argSecrets(
     }
     flag = eq < 0 && arg.startsWith("-") && SECRET_NAME.test(arg);
     for (const [url] of arg.matchAll(URL_IN_ARG)) urlSecrets(url, add);
-    const [, name = "", raw = ""] = HEADER_ARG.exec(arg) ?? [];
-    if (SECRET_NAME.test(name)) {
-      const value = raw.trim();
-      add(value);
-      // `Bearer <token>`: the credential alone may be echoed.
-      const space = value.indexOf(" ");
-      if (space > 0) add(value.slice(space + 1));
-    }
+    const [, name = "", value = ""] = HEADER_ARG.exec(arg) ?? [];
+    if (SECRET_NAME.test(name)) headerSecrets(value, add);
   }
 }
 
