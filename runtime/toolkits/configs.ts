@@ -11,6 +11,7 @@ import type { SessionScope } from "../capability.ts";
 import type { ToolkitEntry } from "../registry/types.ts";
 import { validateValue } from "../schema/validator.ts";
 import { secretValues } from "./secrets.ts";
+import { isPlainObject } from "../../protocol/json.ts";
 
 /** A toolkit's configuration as a session will see it. */
 export interface ResolvedConfig {
@@ -73,19 +74,17 @@ const STATE_KEY = "toolkits";
  * assert.deepEqual(configs.resolve(session, kit).config, { writable: true, root: "/data" });
  * ```
  */
-// Long (about 90 lines): a factory whose methods (resolve, configure,
-// clear) share the host's configs and the per-session map; each is short.
 export function createToolkitConfigs(
   preconfigured: Record<string, unknown> = {},
 ): ToolkitConfigs {
   const host = new Map<string, Record<string, unknown>>();
   for (const [name, value] of Object.entries(preconfigured)) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    if (!isPlainObject(value)) {
       throw new TypeError(
         `Invalid host config: "toolkits.${name}" must be an object`,
       );
     }
-    host.set(name, value as Record<string, unknown>);
+    host.set(name, value);
   }
 
   const sessionMap = (session: SessionScope) => {
@@ -102,11 +101,7 @@ export function createToolkitConfigs(
   const merge = (
     kit: ToolkitEntry,
     own: Record<string, unknown> | undefined,
-  ) => ({
-    ...defaults(kit.configSchema),
-    ...(host.get(kit.name) ?? {}),
-    ...(own ?? {}),
-  });
+  ) => ({ ...defaults(kit.configSchema), ...host.get(kit.name), ...own });
 
   const check = (kit: ToolkitEntry, config: Record<string, unknown>) => {
     let result;
