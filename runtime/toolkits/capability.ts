@@ -98,20 +98,12 @@ export function createToolkitsCapability(
         }
         const snapshot = registry.snapshot;
         const kit = snapshot.toolkits.get(name);
-        if (!kit) {
-          const blocked = snapshot.blocked.get(name);
-          return answer(
-            "error",
-            blocked
-              ? `Cannot configure toolkit "${name}": ${blocked}`
-              : `Cannot configure toolkit "${name}": no such toolkit`,
-          );
-        }
-        const problem = configs.configure(session, kit, request.config);
-        return problem === null ? answer("ok", null) : answer(
-          "error",
-          `Cannot configure toolkit "${name}": ${problem}`,
-        );
+        const problem = kit
+          ? configs.configure(session, kit, request.config)
+          : snapshot.blocked.get(name) || "no such toolkit";
+        return problem === null
+          ? answer("ok", null)
+          : answer("error", `Cannot configure toolkit "${name}": ${problem}`);
       },
     },
   };
