@@ -26,11 +26,12 @@ import { toWireError } from "../../protocol/errors.ts";
 /** The code-mode tool's name: it never runs as an inner call. */
 export const CODE_TOOL = "run_code";
 
-/** How the sandbox names a skill on the `tool` RPC: `skills/<name>`. */
-export const SKILL_PREFIX = "skills/";
+// How the sandbox names a skill on the `tool` RPC: `skills/<name>`
+// (skills/code/run_code.ts).
+const SKILL_PREFIX = "skills/";
 
-/** `code.max_calls`' default. */
-export const DEFAULT_MAX_CALLS = 1000;
+// `code.max_calls`' default.
+const DEFAULT_MAX_CALLS = 1000;
 
 // An inner call may outlive its run_code's deadline by this much: the
 // run_code call's own timeout then always fires first and aborts it (the
