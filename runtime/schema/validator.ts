@@ -499,6 +499,69 @@ function pointerToPath(pointer: string): string {
   }).join(".");
 }
 
+/** A schema's copy whose references resolve as the validator's do. */
+export interface SchemaRefs {
+  /** The copy, to walk in place of the schema. */
+  root: Record<string, unknown>;
+  /** Every node of the copy a reference can name (the validator's index). */
+  nodes: unknown[];
+  /**
+   * The nodes a node of the copy names by `$ref` and `$recursiveRef`
+   * (undefined for a name the validator cannot resolve either).
+   */
+  refsOf(node: Record<string, unknown>): unknown[];
+}
+
+/**
+ * Resolves a schema's references the way the validator does: against
+ * `$id` bases, to `$anchor`s, through `~` and percent escapes. Anything
+ * else that follows `$ref`s (secret fields, fan-out) should use it, or it
+ * may miss a subschema the validator applies. Works on a copy (resolving
+ * marks nodes).
+ *
+ * @param schema a JSON Schema
+ * @returns the copy and its references, or null when the validator cannot
+ * index the schema either (two nodes with one `$id`, a malformed URI): it
+ * then refuses every value, so there is nothing to follow
+ * @example Follow an escaped pointer and an anchor
+ * ```ts
+ * import { schemaRefs } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * const refs = schemaRefs({
+ *   properties: { a: { $ref: "#/$defs/api%20key" }, b: { $ref: "#pin" } },
+ *   $defs: { "api key": { type: "string" }, pin: { $anchor: "pin", type: "number" } },
+ * })!;
+ * const { a, b } = refs.root.properties as Record<string, Record<string, unknown>>;
+ * assert.deepEqual(refs.refsOf(a!), [{ type: "string" }]);
+ * assert.deepEqual(refs.refsOf(b!), [{ $anchor: "pin", type: "number" }]);
+ * ```
+ */
+export function schemaRefs(schema: Record<string, unknown>): SchemaRefs | null {
+  const root = structuredClone(schema);
+  let lookup: Record<string, unknown>;
+  try {
+    lookup = dereference(root as Schema);
+  } catch {
+    return null;
+  }
+  return {
+    root,
+    nodes: Object.values(lookup),
+    refsOf(node) {
+      const targets: unknown[] = [];
+      if (typeof node.$ref === "string") {
+        targets.push(lookup[String(node.__absolute_ref__ ?? node.$ref)]);
+      }
+      if (typeof node.$recursiveRef === "string") {
+        targets.push(
+          lookup[String(node.__absolute_recursive_ref__ ?? node.$recursiveRef)],
+        );
+      }
+      return targets;
+    },
+  };
+}
+
 /**
  * The most subschemas {@link schemaFanOut} counts: a schema applying more to
  * one value is refused by the registry.
@@ -543,13 +606,8 @@ export function schemaFanOut(
 ): number {
   if (typeof schema !== "object" || schema === null) return 1;
   const cap = MAX_FAN_OUT + 1;
-  let lookup: Record<string, Schema | boolean>;
-  try {
-    // A copy: dereferencing marks each node with its absolute `$ref`.
-    lookup = dereference(structuredClone(schema) as Schema);
-  } catch {
-    return 1; // not compilable: the validator says so itself
-  }
+  const refs = schemaRefs(schema);
+  if (refs === null) return 1; // not compilable: the validator says so itself
   const memo = new Map<object, number>();
   const open = new Set<object>();
   const count = (node: unknown): number => {
@@ -575,19 +633,14 @@ export function schemaFanOut(
       if (typeof map !== "object" || map === null) continue;
       for (const sub of Object.values(map)) if (!Array.isArray(sub)) add(sub);
     }
-    if (typeof s.$ref === "string") {
-      add(lookup[String(s.__absolute_ref__ ?? s.$ref)]);
-    }
-    if (typeof s.$recursiveRef === "string") {
-      add(lookup[String(s.__absolute_recursive_ref__ ?? s.$recursiveRef)]);
-    }
+    for (const target of refs.refsOf(s)) add(target);
     open.delete(node);
     memo.set(node, total);
     return total;
   };
   let most = 0;
   try {
-    for (const node of Object.values(lookup)) {
+    for (const node of refs.nodes) {
       most = Math.max(most, count(node));
       if (most >= cap) break;
     }

@@ -8,6 +8,7 @@
  */
 
 import type { JsonSchema } from "../../protocol/json.ts";
+import { schemaRefs } from "../schema/validator.ts";
 
 /** What replaces a secret wherever it would have been shown. */
 export const REDACTED = "[redacted]";
@@ -36,7 +37,8 @@ export const MAX_SCHEMA_STEPS = 10_000;
  * Lists the paths of secret fields in a configuration schema, following
  * `properties`, `patternProperties`, `additionalProperties`, `items`,
  * `prefixItems`, `anyOf`/`oneOf`/`allOf`, `if`/`then`/`else`,
- * `dependentSchemas` and local `$ref`s. `*` in a path stands for any key or
+ * `dependentSchemas` and `$ref`s (resolved as the validator resolves them,
+ * see `schemaRefs`). `*` in a path stands for any key or
  * index; a tuple's place is its index.
  *
  * @param schema the toolkit's configuration schema
@@ -76,9 +78,7 @@ export function secretPaths(schema: JsonSchema): string[] {
       out.add(path.join("."));
       return;
     }
-    if (typeof s.$ref === "string" && s.$ref.startsWith("#")) {
-      walk(pointer(schema, s.$ref), path, depth + 1);
-    }
+    for (const target of refs?.refsOf(s) ?? []) walk(target, path, depth + 1);
     for (const key of ["anyOf", "oneOf", "allOf"]) {
       const list = s[key];
       if (Array.isArray(list)) {
@@ -111,7 +111,11 @@ export function secretPaths(schema: JsonSchema): string[] {
       walk(s.items, [...path, "*"], depth + 1);
     }
   };
-  walk(schema, [], 0);
+  // References are followed where the validator follows them: a secret
+  // behind one it resolves and this walk did not (an escaped name, an
+  // anchor) would be checked and kept, but never redacted.
+  const refs = schemaRefs(schema);
+  walk(refs?.root ?? schema, [], 0);
   return [...out].filter((p) => p !== "");
 }
 
@@ -375,17 +379,6 @@ function visit(
     if (rest.length === 0) fn(holder, key);
     else visit(holder[key], rest, fn);
   }
-}
-
-function pointer(root: unknown, ref: string): unknown {
-  let node: unknown = root;
-  for (const raw of ref.replace(/^#\/?/, "").split("/")) {
-    if (raw === "") continue;
-    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
-    if (typeof node !== "object" || node === null) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
 }
 
 // An imported MCP server is a toolkit too: its entry's `env` and `headers`

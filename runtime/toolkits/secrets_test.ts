@@ -12,6 +12,7 @@ import {
   secretValues,
   serverSecrets,
 } from "./secrets.ts";
+import { validateValue } from "../schema/validator.ts";
 
 Deno.test("secretPaths() finds zod .meta({ secret: true }) fields in the JSON Schema", () => {
   const schema = z.toJSONSchema(z.object({
@@ -337,4 +338,59 @@ Deno.test("serverSecrets() takes the credentials of a URL and a header passed as
   for (
     const value of ["remote.example", "/srv/index.js", "on-7890", "mcp-remote"]
   ) assert.ok(!found.some((s) => s.includes(value)), value);
+});
+
+Deno.test("secretPaths() finds every $ref the validator follows: escapes, anchors, ids", () => {
+  const schema = {
+    $id: "https://example.test/config.json",
+    type: "object",
+    properties: {
+      spaced: { $ref: "#/$defs/api%20key" },
+      slashed: { $ref: "#/$defs/a~1b" },
+      anchored: { $ref: "#pin" },
+      by_id: { $ref: "password.json" },
+    },
+    $defs: {
+      "api key": { type: "string", secret: true },
+      "a/b": { type: "string", secret: true },
+      pin: { $anchor: "pin", type: "string", secret: true },
+      pw: { $id: "password.json", type: "string", secret: true },
+    },
+  };
+  // Each reference is one the validator resolves: the configuration
+  // below is checked against all four definitions.
+  const config = {
+    spaced: "key-secret-1",
+    slashed: "slash-secret-2",
+    anchored: "anchor-secret-3",
+    by_id: "id-secret-4",
+  };
+  assert.equal(validateValue(schema, config).valid, true);
+  assert.equal(validateValue(schema, { ...config, by_id: 4 }).valid, false);
+  assert.equal(validateValue(schema, { ...config, spaced: 1 }).valid, false);
+  assert.deepEqual(secretPaths(schema).sort(), [
+    "anchored",
+    "by_id",
+    "slashed",
+    "spaced",
+  ]);
+  assert.deepEqual(
+    Object.values(redactConfig(schema, config)),
+    new Array(4).fill(REDACTED),
+  );
+});
+
+Deno.test("secretPaths() still reads a schema the validator cannot compile", () => {
+  // Two nodes claim one URI: cfworker refuses to index the schema, so no
+  // configuration is ever accepted under it; its toolkit still loads.
+  const schema = {
+    type: "object",
+    properties: {
+      a: { $id: "https://example.test/same", type: "string", secret: true },
+      b: { $id: "https://example.test/same", type: "string" },
+      c: { $ref: "#/properties/a" },
+    },
+  };
+  assert.throws(() => validateValue(schema, {}), /Cannot compile schema/);
+  assert.ok(secretPaths(schema).includes("a"));
 });
