@@ -521,7 +521,7 @@ export class RunRecorder implements RunObserver {
     this.#options = options;
     this.#redactor = options.redactor ?? new Redactor();
     this.files = keepRunFiles(this.store, options.files, this.#redactor, {
-      isOpen: (runId) => this.#open.has(runId),
+      ownerOf: (runId) => this.#open.get(runId)?.live.owner,
     });
     // At once, not at the first run: the runs an earlier life of this host
     // left `running` are marked `interrupted`.

@@ -29,6 +29,10 @@ const MAX_RUNS = 1000;
 // (the default cap a run) were 4 GiB of the host's memory. Past it a file
 // is listed without content.
 const MAX_HELD_BYTES = 128 << 20;
+// And for one owner's runs (a client token, or the operator): half of it,
+// so one client's skill runs going at once cannot leave none for another.
+// Nothing kept is taken back (a run's scripts were told what was kept).
+const MAX_OWNER_BYTES = MAX_HELD_BYTES / 2;
 
 /** The files of the runs in progress, taken when a run is written. */
 export interface RunFileKeeper extends RunFiles {
@@ -47,17 +51,18 @@ export interface RunFileKeeper extends RunFiles {
  * @param store the run store, or null (then none are kept)
  * @param caps most bytes and files per run @default 4 MiB, 100 files
  * @param redactor scrubs the operator's secrets
- * @param runs whether a run is still in progress (only those get files)
+ * @param runs whose a run in progress is (`ownerOf` in `store.ts`), or
+ * undefined when it is not in progress (only those get files)
  * @returns the keeper, or null when nothing is kept
  * @example
  * ```ts
  * import { keepRunFiles } from "./run_files.ts";
  * import { Redactor } from "./redact.ts";
  * import assert from "node:assert/strict";
- * const open = new Set(["r1"]);
+ * const open = new Map([["r1", "token-a"]]);
  * const store = {} as never;
- * assert.equal(keepRunFiles(null, undefined, new Redactor(), { isOpen: () => true }), null);
- * const keeper = keepRunFiles(store, undefined, new Redactor(), { isOpen: (id) => open.has(id) })!;
+ * assert.equal(keepRunFiles(null, undefined, new Redactor(), { ownerOf: () => null }), null);
+ * const keeper = keepRunFiles(store, undefined, new Redactor(), { ownerOf: (id) => open.get(id) })!;
  * keeper.attach("r1", [{ name: "1/a.txt", size: 1, data: new Uint8Array([65]), note: null }]);
  * keeper.attach("r2", [{ name: "1/b.txt", size: 1, data: new Uint8Array([66]), note: null }]);
  * assert.deepEqual(keeper.take("r1").map((f) => f.name), ["1/a.txt"]);
@@ -68,39 +73,100 @@ export function keepRunFiles(
   store: RunStore | null,
   caps: { maxBytes: number; maxFiles: number } | undefined,
   redactor: Redactor,
-  runs: { isOpen(runId: string): boolean },
+  runs: { ownerOf(runId: string): string | null | undefined },
 ): RunFileKeeper | null {
   const { maxBytes, maxFiles } = caps ?? { maxBytes: 4 << 20, maxFiles: 100 };
   if (store === null || maxBytes <= 0 || maxFiles <= 0) return null;
-  const kept = new Map<string, KeptFiles>();
-  const host = { held: 0, max: MAX_HELD_BYTES };
-  const forget = (run: KeptFiles | undefined) => {
-    if (run) host.held -= run.bytes;
+  const kept = new Map<string, { files: KeptFiles; share: Share }>();
+  const host: FilesBudget = {
+    held: 0,
+    max: MAX_HELD_BYTES,
+    note:
+      `not kept: the host holds ${MAX_HELD_BYTES} bytes of runs' files not yet written`,
+  };
+  // Each owner's budget, while it has runs holding files here.
+  const shares = new Map<string | null, Share>();
+  const forget = (runId: string) => {
+    const run = kept.get(runId);
+    if (!run) return;
+    kept.delete(runId);
+    host.held -= run.files.bytes;
+    run.share.held -= run.files.bytes;
+    if (--run.share.runs === 0) shares.delete(run.share.owner);
   };
   return {
     maxBytes,
     maxFiles,
     attach(runId, files, unlisted = 0) {
-      if (!runs.isOpen(runId)) return { files: 0, bytes: 0, truncated: true };
+      const owner = runs.ownerOf(runId);
+      if (owner === undefined) return { files: 0, bytes: 0, truncated: true };
       let run = kept.get(runId);
       if (!run) {
-        if (kept.size >= MAX_RUNS) {
-          const oldest = kept.keys().next().value!;
-          forget(kept.get(oldest));
-          kept.delete(oldest);
+        if (kept.size >= MAX_RUNS) forget(kept.keys().next().value!);
+        let share = shares.get(owner);
+        if (!share) {
+          share = {
+            owner,
+            runs: 0,
+            held: 0,
+            max: MAX_OWNER_BYTES,
+            note:
+              `not kept: one client's runs' files not yet written are capped at ${MAX_OWNER_BYTES} bytes`,
+          };
+          shares.set(owner, share);
         }
-        run = new KeptFiles({ maxBytes, maxFiles }, redactor, host);
+        share.runs++;
+        const budgets = [host, share];
+        run = {
+          files: new KeptFiles({ maxBytes, maxFiles }, redactor, budgets),
+          share,
+        };
         kept.set(runId, run);
       }
-      return run.add(files, unlisted);
+      return run.files.add(files, unlisted);
     },
     take(runId) {
-      const run = kept.get(runId);
-      kept.delete(runId);
-      forget(run);
-      return run?.list() ?? [];
+      const files = kept.get(runId)?.files.list() ?? [];
+      forget(runId);
+      return files;
     },
   };
+}
+
+// An owner's budget, and how many of its runs hold files here.
+interface Share extends FilesBudget {
+  readonly owner: string | null;
+  runs: number;
+}
+
+/**
+ * Bytes of kept files that several runs share, and their most: each run
+ * adds what it keeps, and a file that would pass `max` is listed without
+ * content, with `note` as the reason.
+ *
+ * @example A budget two runs share
+ * ```ts
+ * import { type FilesBudget, KeptFiles } from "./run_files.ts";
+ * import { Redactor } from "./redact.ts";
+ * import assert from "node:assert/strict";
+ * const budget: FilesBudget = { held: 0, max: 4, note: "not kept: spent" };
+ * const caps = { maxBytes: 100, maxFiles: 10 };
+ * const data = new Uint8Array([65, 66, 67]);
+ * const file = (name: string) => ({ name, size: 3, data, note: null });
+ * new KeptFiles(caps, new Redactor(), [budget]).add([file("1/a")]);
+ * const second = new KeptFiles(caps, new Redactor(), [budget]);
+ * assert.equal(second.add([file("1/b")]).bytes, 0);
+ * assert.equal(second.list()[0]!.note, "not kept: spent");
+ * assert.equal(budget.held, 3);
+ * ```
+ */
+export interface FilesBudget {
+  /** Bytes kept by every run sharing it. */
+  held: number;
+  /** The most. */
+  readonly max: number;
+  /** Why a file over it is not kept (`not kept: ...`). */
+  readonly note: string;
 }
 
 /**
@@ -128,22 +194,22 @@ export class KeptFiles {
   #files: StoredFile[] = [];
   #bytes = 0;
   #dropped = 0;
-  #host: { held: number; readonly max: number } | undefined;
+  #budgets: readonly FilesBudget[];
 
   /**
    * @param caps most bytes of content and most files listed, per run
    * @param redactor scrubs the operator's secrets
-   * @param host bytes held by every run's files, and their most (shared by
-   *   the runs; this one adds what it keeps) @default no bound across runs
+   * @param budgets bounds shared with other runs (the host's, the
+   *   owner's); this one adds what it keeps to each @default none
    */
   constructor(
     caps: { maxBytes: number; maxFiles: number },
     redactor: Redactor,
-    host?: { held: number; readonly max: number },
+    budgets: readonly FilesBudget[] = [],
   ) {
     this.#caps = caps;
     this.#redactor = redactor;
-    this.#host = host;
+    this.#budgets = budgets;
   }
 
   /** Bytes of content kept. */
@@ -173,18 +239,18 @@ export class KeptFiles {
         note =
           `not kept: over the ${this.#caps.maxBytes}-byte cap of a run's files`;
       }
-      const host = this.#host;
-      if (data !== null && host && host.held + data.length > host.max) {
-        data = null;
-        note =
-          `not kept: the host holds ${host.max} bytes of runs' files not yet written`;
+      for (const budget of this.#budgets) {
+        if (data !== null && budget.held + data.length > budget.max) {
+          data = null;
+          note = budget.note;
+        }
       }
       if (data !== null) {
         data = this.#scrub(data);
         if (data === null) note = "not kept: it holds an operator secret";
       }
       this.#bytes += data?.length ?? 0;
-      if (host) host.held += data?.length ?? 0;
+      for (const budget of this.#budgets) budget.held += data?.length ?? 0;
       if (data === null) kept.truncated = true;
       else kept.files++, kept.bytes += data.length;
       this.#files.push({

@@ -38,7 +38,7 @@ Deno.test("the files kept for runs not yet written are bounded in bytes across r
     {} as RunStore,
     undefined,
     new Redactor(),
-    { isOpen: () => true },
+    { ownerOf: () => null },
   )!;
   // Each run may keep 4 MiB (the default cap); 100 skill runs going at
   // once held 400 MiB in the host.
@@ -56,4 +56,31 @@ Deno.test("the files kept for runs not yet written are bounded in bytes across r
   // Taken (written), its bytes are free again.
   for (let i = 0; i < 99; i++) keeper.take(`r${i}`);
   assert.equal(keeper.attach("r100", [file]).bytes, data.length);
+});
+
+Deno.test("one client's runs cannot take the whole files budget from another's", () => {
+  const owners = new Map<string, string | null>();
+  const keeper = keepRunFiles(
+    {} as RunStore,
+    undefined,
+    new Redactor(),
+    { ownerOf: (runId) => owners.get(runId) },
+  )!;
+  const data = new Uint8Array(4 << 20).fill(0x61);
+  const file = { name: "1/out.txt", size: data.length, data, note: null };
+  // Client A's 40 skill runs going at once, 4 MiB each: 160 MiB asked.
+  for (let i = 0; i < 40; i++) {
+    owners.set(`a${i}`, "token-a");
+    keeper.attach(`a${i}`, [file]);
+  }
+  const a39 = keeper.take("a39");
+  assert.equal(a39[0]!.data, null);
+  assert.match(a39[0]!.note!, /not kept: one client's runs' files/);
+  // Client B's run and the operator's still keep theirs.
+  owners.set("b", "token-b").set("op", null);
+  assert.equal(keeper.attach("b", [file]).bytes, data.length);
+  assert.equal(keeper.attach("op", [file]).bytes, data.length);
+  assert.equal(keeper.take("b")[0]!.data?.length, data.length);
+  // A run that is not open gets nothing.
+  assert.equal(keeper.attach("gone", [file]).truncated, true);
 });
