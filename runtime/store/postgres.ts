@@ -457,10 +457,18 @@ export class PostgresRunStore implements RunStore {
     return rows.map(fromRow.timing);
   }
 
+  /**
+   * Prunes as {@link RunStore.prune} does; without `limits.now`, by the
+   * database's clock: every host prunes the fleet's runs, and one whose
+   * clock ran 30 days ahead deleted every host's runs of the last 23 days.
+   */
   async prune(limits: Retention): Promise<number> {
     await this.ready();
-    const oldest = oldestKept(limits);
     return await this.#sql.begin(async (tx) => {
+      const [clock] = limits.now === undefined
+        ? await tx`SELECT extract(epoch FROM now())::float8 * 1000 AS now`
+        : [{ now: limits.now }];
+      const oldest = oldestKept({ ...limits, now: Number(clock!.now) });
       const old = await tx`DELETE FROM skillbox_runs
         WHERE ended_at < ${oldest} RETURNING id`;
       const ids = old.map((r) => String(r.id));

@@ -440,3 +440,63 @@ testWithPostgres(
     }
   },
 );
+
+testWithPostgres(
+  "a host whose clock runs ahead prunes by the database's clock, not the fleet's recent runs",
+  async (pg) => {
+    const url = await pg.database();
+    const store = await openPostgresStore(url);
+    const realNow = Date.now;
+    try {
+      // A run another host (its clock right) finished just now.
+      const endedAt = realNow();
+      await store.write([{
+        run: {
+          id: "recent",
+          parentId: null,
+          kind: "tool",
+          name: "add",
+          toolkit: null,
+          session: "s",
+          transport: "sse",
+          tokenLabel: null,
+          host: "h2",
+          startedAt: endedAt - 5,
+          endedAt,
+          durationMs: 5,
+          outcome: "ok",
+          error: null,
+          summary: null,
+          args: "{}",
+          result: null,
+          eventCount: 0,
+          llmTurns: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+        },
+        events: [],
+      }]);
+      // This host's clock is 30 days ahead; it keeps 7 days, as the
+      // recorder asks (no `now`: the store's clock).
+      Date.now = () => realNow() + 30 * 86_400_000;
+      const pruned = await store.prune({ maxRuns: 100, maxAgeDays: 7 });
+      Date.now = realNow;
+      assert.equal(pruned, 0);
+      assert.equal(await store.count(), 1);
+      // By the database's clock a run ended 8 days ago is past 7 days.
+      await store.write([{
+        run: {
+          ...(await store.get("recent"))!.run,
+          id: "old",
+          endedAt: endedAt - 8 * 86_400_000,
+        },
+        events: [],
+      }]);
+      assert.equal(await store.prune({ maxRuns: 100, maxAgeDays: 7 }), 1);
+      assert.equal(await store.get("old"), null);
+    } finally {
+      Date.now = realNow;
+      await store.close();
+    }
+  },
+);

@@ -350,7 +350,10 @@ export interface Retention {
   maxRuns: number;
   /** Days a run is kept after it ended. */
   maxAgeDays: number;
-  /** The clock, epoch milliseconds. @default Date.now() */
+  /**
+   * The clock, epoch milliseconds. @default the store's: this host's
+   * (SQLite), the database's (PostgreSQL: hosts' clocks differ)
+   */
   now?: number;
 }
 
