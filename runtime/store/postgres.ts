@@ -209,12 +209,19 @@ function holdDriverErrors(): void {
   });
 }
 
-// Four connections; a call fails after 3 s without one.
+// Four connections; a call fails after 3 s without one, and a statement
+// after 5 s waiting on a lock (see `lock_timeout` below).
 function connect(url: string): Sql {
   holdDriverErrors();
   return postgres(url, {
     max: 4,
     connect_timeout: 3,
+    // A statement waiting on a lock (an operator's LOCK TABLE, a migration
+    // queued behind a long transaction, a host frozen mid-write) waited
+    // for ever, and with it every console read and this host's writes.
+    // Now it fails: the console answers 503, the writes are held and
+    // retried. The URL's `?lock_timeout=` (milliseconds) overrides it.
+    connection: { lock_timeout: 5000 },
     idle_timeout: 60,
     // Half a second between reconnects, not the client's growing wait
     // (up to 20 s): a database back is written again at the next flush.

@@ -500,3 +500,83 @@ testWithPostgres(
     }
   },
 );
+
+testWithPostgres(
+  "a statement waiting on a lock gives up: the history answers an error and runs are held, not hung",
+  async (pg) => {
+    const url = await pg.database();
+    const lines: string[] = [];
+    const c = counters();
+    const recorder = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h1",
+      counters: c,
+      log: (l) => lines.push(l),
+    });
+    // A guard against a hang, not a timing: the test fails instead.
+    const unhung = async <T>(what: string, promise: Promise<T>) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const hung = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} hung`)), 60_000);
+      });
+      try {
+        return await Promise.race([promise, hung]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    const finish = () => {
+      const id = recorder.started({
+        kind: "tool",
+        name: "add",
+        session,
+        args: {},
+      });
+      recorder.finished(id, { outcome: "ok" });
+    };
+    const locker = postgres(url, { onnotice: () => {}, max: 1 });
+    const release = Promise.withResolvers<void>();
+    try {
+      finish();
+      await recorder.flush();
+      assert.equal(await recorder.store!.count(), 1);
+      // An operator's LOCK TABLE, a migration's ALTER queued behind a
+      // long transaction, a host frozen mid-write: the table is locked
+      // and stays so. Reads and writes waited for ever.
+      const locked = Promise.withResolvers<void>();
+      const holding = locker.begin(async (tx) => {
+        await tx`LOCK TABLE skillbox_runs IN ACCESS EXCLUSIVE MODE`;
+        locked.resolve();
+        await release.promise;
+      });
+      holding.catch(locked.reject);
+      await locked.promise;
+      finish();
+      await unhung(
+        "a read and a write of a locked table",
+        Promise.all([
+          assert.rejects(
+            async () => await recorder.store!.list({}),
+            /lock timeout/,
+          ),
+          recorder.flush(),
+        ]),
+      );
+      assert.ok(c.errors >= 1);
+      assert.match(
+        lines.join("\n"),
+        /Cannot write the run store: .*lock timeout/,
+      );
+      release.resolve();
+      await holding;
+      // Held meanwhile, written once the lock is gone.
+      await recorder.flush();
+      assert.equal(await recorder.store!.count(), 2);
+      assert.equal(recorder.lost, 0);
+    } finally {
+      release.resolve();
+      await locker.end();
+      await recorder.close();
+    }
+  },
+);

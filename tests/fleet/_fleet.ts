@@ -63,6 +63,8 @@ export interface Fleet extends AsyncDisposable {
   readonly hosts: FleetHost[];
   /** The database cluster. */
   readonly pg: ThrowawayPostgres;
+  /** The hosts' `store.url`: the fleet's database in that cluster. */
+  readonly storeUrl: string;
 }
 
 /**
@@ -192,6 +194,7 @@ export async function startFleet(
       balancer,
       hosts,
       pg,
+      storeUrl: url,
       [Symbol.asyncDispose]: () => moved.disposeAsync(),
     };
   } catch (error) {

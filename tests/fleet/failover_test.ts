@@ -1,6 +1,7 @@
 // A fleet losing a part: a host killed mid-call, the database stopped and
 // started under load. Real PostgreSQL, HAProxy and host processes.
 import assert from "node:assert/strict";
+import postgres from "postgres";
 import {
   type A2eSession,
   a2eSession,
@@ -172,5 +173,59 @@ fleetTest(
       }
     }
     assert.ok(failures >= 1, "no host saw the database go away");
+  },
+);
+
+fleetTest(
+  "a run table locked for good: calls go on, every host's history answers 503, not a hang, and the runs are written once it is free",
+  async (fleet) => {
+    const { balancer, hosts } = fleet;
+    const session = await a2eSession(balancer);
+    const locker = postgres(fleet.storeUrl, { onnotice: () => {}, max: 1 });
+    const release = Promise.withResolvers<void>();
+    try {
+      ok(await session.call("echo", { n: 0 }));
+      await until(
+        "the first run is listed",
+        async () =>
+          (await allRuns(balancer, "name=echo")).length === 1
+            ? true
+            : undefined,
+      );
+      // Someone's LOCK TABLE (or a migration queued behind a long
+      // transaction), held: every host's reads and writes waited on it.
+      const locked = Promise.withResolvers<void>();
+      const holding = locker.begin(async (tx) => {
+        await tx`LOCK TABLE skillbox_runs IN ACCESS EXCLUSIVE MODE`;
+        locked.resolve();
+        await release.promise;
+      });
+      holding.catch(locked.reject);
+      await locked.promise;
+      ok(await session.call("echo", { n: 1 }));
+      await Promise.all(hosts.map(async (h) => {
+        const res = await fetch(`${h.url}/api/runs?name=echo`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+          // A guard against a hang, not a timing: the test fails instead.
+          signal: AbortSignal.timeout(60_000),
+        }).catch((error) => {
+          throw new Error(`${h.id}'s /api/runs: ${error}`);
+        });
+        const body = await res.json();
+        assert.equal(res.status, 503, `${h.id}: ${JSON.stringify(body)}`);
+        assert.match(body.error, /lock timeout/);
+      }));
+      release.resolve();
+      await holding;
+      const runs = await until("both runs are listed", async () => {
+        const all = await allRuns(balancer, "name=echo");
+        return all.length === 2 ? all : undefined;
+      });
+      assert.deepEqual(runs.map((r) => (r.arguments as Msg).n).sort(), [0, 1]);
+    } finally {
+      release.resolve();
+      await locker.end();
+      await session.close();
+    }
   },
 );
