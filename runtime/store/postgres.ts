@@ -563,6 +563,17 @@ export class PostgresRunStore implements RunStore {
     const sql = this.#sql;
     let stopped = false;
     let unlisten: (() => Promise<void>) | null = null;
+    // The other hosts' runs this host last knew running. A notice sent
+    // while its LISTEN connection was down (a network blip, a database
+    // restart) is never heard: the runs it ended stayed running in every
+    // viewer for good. Each LISTEN after the first tells what became of
+    // them, and the runs that started meanwhile.
+    const running = new Set<string>();
+    // Those the last catching up told finished: the notice of a write
+    // that committed after the LISTEN but before that read is not told
+    // again when it is heard.
+    let ended = new Set<string>();
+    let listens = 0;
     const heard = async (payload: string) => {
       let notice: Partial<Record<"host" | Change, unknown>> | null;
       try {
@@ -598,9 +609,35 @@ export class PostgresRunStore implements RunStore {
         // Starts first, then ends: a run that ran whole between two
         // flushes is told started, then finished.
         tell("started", [...started, ...ran]);
-        tell("finished", [...ran, ...finished]);
+        tell("finished", [
+          ...ran,
+          ...finished.filter((id) => !ended.delete(id)),
+        ]);
+        for (const id of started) if (byId.has(id)) running.add(id);
+        for (const id of [...ran, ...finished]) running.delete(id);
       } catch {
         // the database went away: the next notice reads again
+      }
+    };
+    const caughtUp = async () => {
+      const again = listens++ > 0;
+      ended = new Set();
+      try {
+        const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
+          WHERE (outcome = 'running' AND host <> ${host})
+          OR id = ANY(${textArray([...running])}::text[])`;
+        const known = new Set(running);
+        running.clear();
+        for (const row of rows) {
+          const run = fromRow.run(row);
+          const now = run.outcome === "running";
+          if (now) running.add(run.id);
+          if (!again || stopped || now === known.has(run.id)) continue;
+          if (!now) ended.add(run.id);
+          listener({ type: now ? "started" : "finished", run });
+        }
+      } catch {
+        // the database went away again: the next LISTEN reads again
       }
     };
     // One notice at a time: a run's start is never told after its end.
@@ -608,11 +645,14 @@ export class PostgresRunStore implements RunStore {
     const hear = (payload: string) => {
       hearing = hearing.then(() => heard(payload));
     };
+    const listened = () => {
+      hearing = hearing.then(caughtUp);
+    };
     // The client re-listens by itself after a reconnect; only the first
     // LISTEN needs retrying when the database is down at start.
     const start = () => {
       if (stopped) return;
-      sql.listen(CHANNEL, hear).then(
+      sql.listen(CHANNEL, hear, listened).then(
         (meta) => {
           if (stopped) void meta.unlisten().catch(() => {});
           else unlisten = meta.unlisten;

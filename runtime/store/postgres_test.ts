@@ -580,3 +580,105 @@ testWithPostgres(
     }
   },
 );
+
+testWithPostgres(
+  "follow() tells the runs that finished while its LISTEN connection was down",
+  async (pg) => {
+    const url = await pg.database();
+    const name = new URL(url).pathname.slice(1);
+    const a = await openPostgresStore(url);
+    const b = await openPostgresStore(url);
+    const admin = postgres(pg.url, { onnotice: () => {}, max: 1 });
+    const heard: string[] = [];
+    let wake = () => {};
+    const unfollow = a.follow("h1", (change) => {
+      heard.push(`${change.type} ${change.run.id} ${change.run.outcome}`);
+      wake();
+    });
+    const hear = async (line: string) => {
+      while (!heard.includes(line)) {
+        await new Promise<void>((resolve) => wake = resolve);
+      }
+    };
+    const record = (id: string, outcome: string) => ({
+      run: {
+        id,
+        parentId: null,
+        kind: "tool" as const,
+        name: "add",
+        toolkit: null,
+        session: "s",
+        transport: "sse",
+        tokenLabel: null,
+        host: "h2",
+        startedAt: 1,
+        endedAt: 2,
+        durationMs: 1,
+        outcome,
+        error: null,
+        summary: null,
+        args: "{}",
+        result: null,
+        eventCount: 0,
+        llmTurns: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+      },
+      events: [],
+    });
+    try {
+      // LISTEN is set up asynchronously: write until the first is heard.
+      for (let n = 0; heard.length === 0; n++) {
+        await b.write([record(`warm${n}`, "ok")]);
+        await Promise.race([
+          hear(`finished warm${n} ok`),
+          new Promise((resolve) => setTimeout(resolve, 200)),
+        ]);
+      }
+      await b.write([record("x", "running")]);
+      await hear("started x running");
+      // h1's LISTEN connection drops (a network blip, a proxy's idle
+      // cut) and cannot come back yet, while h2, connected, finishes x.
+      await admin.unsafe(
+        `ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`,
+      );
+      const [cut] = await admin`SELECT pg_terminate_backend(pid, 10000) AS done
+        FROM pg_stat_activity WHERE datname = ${name}
+        AND query ILIKE 'listen %'`;
+      assert.equal(cut?.done, true);
+      await b.write([record("x", "ok")]);
+      await b.write([record("z", "running")]);
+      await admin.unsafe(
+        `ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`,
+      );
+      // Once h1 listens again: x is over in its viewers' eyes too, z
+      // runs, and later runs are heard as before.
+      await b.write([record("y", "running")]);
+      for (let n = 0; !heard.includes("started y running"); n++) {
+        await Promise.race([
+          hear("started y running"),
+          new Promise((resolve) => setTimeout(resolve, 200)),
+        ]);
+        if (!heard.includes("started y running")) {
+          await b.write([record("y", "running")]);
+        }
+      }
+      const after = heard.slice(heard.indexOf("started x running"))
+        .filter((h) => !/warm/.test(h));
+      assert.equal(after[0], "started x running");
+      assert.deepEqual(after.slice(1, 3).sort(), [
+        "finished x ok",
+        "started z running",
+      ]);
+      // (y may have been written more than once before it was heard.)
+      assert.deepEqual([...new Set(after.slice(3))], ["started y running"]);
+    } finally {
+      unfollow();
+      await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+        .catch(() => {});
+      await admin.end();
+      await a.close();
+      await b.close();
+    }
+  },
+);
