@@ -643,27 +643,23 @@ export class PostgresRunStore implements RunStore {
     // One notice at a time: a run's start is never told after its end.
     let hearing = Promise.resolve();
     const hear = (payload: string) => {
-      hearing = hearing.then(() => heard(payload));
+      if (!stopped) hearing = hearing.then(() => heard(payload));
     };
     const listened = () => {
-      hearing = hearing.then(caughtUp);
+      if (!stopped) hearing = hearing.then(caughtUp);
     };
-    // The client re-listens by itself after a reconnect; only the first
-    // LISTEN needs retrying when the database is down at start.
-    const start = () => {
-      if (stopped) return;
-      sql.listen(CHANNEL, hear, listened).then(
-        (meta) => {
-          if (stopped) void meta.unlisten().catch(() => {});
-          else unlisten = meta.unlisten;
-        },
-        () => {
-          const timer = setTimeout(start, 1000);
-          Deno.unrefTimer(timer);
-        },
-      );
-    };
-    start();
+    // The client listens again by itself after any failure, the first one
+    // included: a retry of ours added one more listener each time, and
+    // every notice was told once per retry. A LISTEN whose first try
+    // failed gives nothing to unlisten it with: once stopped, its
+    // listener does nothing.
+    sql.listen(CHANNEL, hear, listened).then(
+      (meta) => {
+        if (stopped) void meta.unlisten().catch(() => {});
+        else unlisten = meta.unlisten;
+      },
+      () => {},
+    );
     return () => {
       stopped = true;
       void unlisten?.().catch(() => {});

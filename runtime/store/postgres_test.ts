@@ -682,3 +682,123 @@ testWithPostgres(
     }
   },
 );
+
+testWithPostgres(
+  "follow() begun while the database is unreachable hears each run once when it is back",
+  async (pg) => {
+    const url = await pg.database();
+    // A door in front of the database: while shut it answers every
+    // connection as a server still starting up does (FATAL 57P03),
+    // counting them; once open it passes them through.
+    const field = (code: string, text: string) => `${code}${text}\0`;
+    const body = new TextEncoder().encode(
+      field("S", "FATAL") + field("V", "FATAL") + field("C", "57P03") +
+        field("M", "the database system is starting up") + "\0",
+    );
+    const refusal = new Uint8Array(5 + body.length);
+    refusal[0] = 0x45; // 'E', an ErrorResponse
+    new DataView(refusal.buffer).setInt32(1, 4 + body.length);
+    refusal.set(body, 5);
+    const door = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    let open = false;
+    let cut = 0;
+    let cutWake = () => {};
+    const pipes: Promise<unknown>[] = [];
+    const conns: Deno.Conn[] = [];
+    const serving = (async () => {
+      for await (const conn of door) {
+        conns.push(conn);
+        if (!open) {
+          // After the client's startup message, as a server would.
+          await conn.read(new Uint8Array(1024)).catch(() => null);
+          await conn.write(refusal).catch(() => 0);
+          conn.close();
+          cut++;
+          cutWake();
+          continue;
+        }
+        const db = await Deno.connect({ hostname: "127.0.0.1", port: pg.port });
+        conns.push(db);
+        pipes.push(
+          conn.readable.pipeTo(db.writable).catch(() => {}),
+          db.readable.pipeTo(conn.writable).catch(() => {}),
+        );
+      }
+    })();
+    const behind = new URL(url);
+    behind.port = String((door.addr as Deno.NetAddr).port);
+    const a = lazyPostgresStore(behind.href);
+    const b = await openPostgresStore(url);
+    const heard: string[] = [];
+    let wake = () => {};
+    const unfollow = a.follow("h1", (change) => {
+      heard.push(`${change.type} ${change.run.id}`);
+      wake();
+    });
+    const record = (id: string) => ({
+      run: {
+        id,
+        parentId: null,
+        kind: "tool" as const,
+        name: "add",
+        toolkit: null,
+        session: "s",
+        transport: "sse",
+        tokenLabel: null,
+        host: "h2",
+        startedAt: 1,
+        endedAt: 2,
+        durationMs: 1,
+        outcome: "ok",
+        error: null,
+        summary: null,
+        args: "{}",
+        result: null,
+        eventCount: 0,
+        llmTurns: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+      },
+      events: [],
+    });
+    try {
+      // The LISTEN is tried, and tried again, while the door is shut.
+      while (cut < 4) await new Promise<void>((r) => cutWake = r);
+      open = true;
+      // Once it listens, a run another host ran is heard.
+      for (let n = 0; !heard.includes("finished r0"); n++) {
+        if (n > 0) await new Promise((r) => setTimeout(r, 200));
+        await b.write([record("r0")]);
+      }
+      // A notice's copies (one per listener the LISTEN holds for this
+      // follow) are all told before the next notice's first.
+      const hear = async (line: string) => {
+        while (!heard.includes(line)) {
+          await new Promise<void>((r) => wake = r);
+        }
+      };
+      await b.write([record("end")]);
+      await hear("finished end");
+      await b.write([record("after")]);
+      await hear("finished after");
+      assert.deepEqual(heard.filter((h) => / end$/.test(h)), [
+        "started end",
+        "finished end",
+      ]);
+    } finally {
+      unfollow();
+      await a.close();
+      await b.close();
+      door.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch {
+          // closed already
+        }
+      }
+      await serving.catch(() => {});
+      await Promise.all(pipes);
+    }
+  },
+);
