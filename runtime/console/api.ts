@@ -153,7 +153,7 @@ export function createApi(sources: ConsoleSources): Hono {
   });
 
   app.get("/runs", (c) =>
-    fromStore(c, async () => {
+    fromStore(c, scopeOf(c), async () => {
       await recorder.flush();
       const store = recorder.store;
       if (!store) return c.json({ runs: [], next: null, stored: false });
@@ -164,7 +164,7 @@ export function createApi(sources: ConsoleSources): Hono {
     }));
 
   app.get("/runs/:id", (c) =>
-    fromStore(c, async () => {
+    fromStore(c, scopeOf(c), async () => {
       await recorder.flush();
       const id = c.req.param("id");
       const scope = scopeOf(c);
@@ -192,7 +192,7 @@ export function createApi(sources: ConsoleSources): Hono {
 
   // The pages of a run's children after the one its detail carried.
   app.get("/runs/:id/children", (c) =>
-    fromStore(c, async () => {
+    fromStore(c, scopeOf(c), async () => {
       await recorder.flush();
       const store = recorder.store;
       if (!store) return c.json({ children: [], next: null });
@@ -215,23 +215,26 @@ export function createApi(sources: ConsoleSources): Hono {
 
   // One kept file's content, by its place in this run's list (never by a
   // name a script chose): plain text or bytes that cannot run as a page.
-  app.get("/runs/:id/files/:index", (c) =>
-    fromStore(c, async () => {
-      await recorder.flush();
-      const id = c.req.param("id");
-      const index = c.req.param("index");
-      // That file alone: a run keeps up to 4 MiB of files
-      // (store.script_files_max_bytes), all read for one of them before.
-      const file = /^(0|[1-9][0-9]{0,8})$/.test(index)
-        ? await recorder.store?.file(id, Number(index), scopeOf(c))
-        : null;
-      const res = fileResponse(file ?? null);
-      return res ??
-        c.json({ error: `No kept file there in run "${id}"` }, 404);
-    }));
+  app.get(
+    "/runs/:id/files/:index",
+    (c) =>
+      fromStore(c, scopeOf(c), async () => {
+        await recorder.flush();
+        const id = c.req.param("id");
+        const index = c.req.param("index");
+        // That file alone: a run keeps up to 4 MiB of files
+        // (store.script_files_max_bytes), all read for one of them before.
+        const file = /^(0|[1-9][0-9]{0,8})$/.test(index)
+          ? await recorder.store?.file(id, Number(index), scopeOf(c))
+          : null;
+        const res = fileResponse(file ?? null);
+        return res ??
+          c.json({ error: `No kept file there in run "${id}"` }, 404);
+      }),
+  );
 
   app.get("/stats", (c) =>
-    fromStore(c, async () => {
+    fromStore(c, scopeOf(c), async () => {
       await recorder.flush();
       const window = Number(c.req.query("window") ?? STATS_WINDOW_S);
       const seconds = Number.isFinite(window) && window > 0
@@ -341,7 +344,7 @@ async function fleetView(
     return {
       running: [],
       hosts: [self],
-      error: `Cannot read the run store: ${(error as Error).message}`,
+      error: storeFailure(scope, error),
     };
   }
 }
@@ -388,15 +391,24 @@ function withStatuses(
 // the host is fine, its history is out of reach for now.
 async function fromStore(
   c: Context,
+  scope: RunScope,
   read: () => Promise<Response>,
 ): Promise<Response> {
   try {
     return await read();
   } catch (error) {
-    return c.json({
-      error: `Cannot read the run store: ${(error as Error).message}`,
-    }, 503);
+    return c.json({ error: storeFailure(scope, error) }, 503);
   }
+}
+
+// Why the store cannot be read. The driver's words name the database's
+// address and user (`connect ECONNREFUSED 10.0.0.5:5432`, `password
+// authentication failed for user ...`): the operator's to see, not every
+// client's.
+function storeFailure(scope: RunScope, error: unknown): string {
+  return scope === "all"
+    ? `Cannot read the run store: ${(error as Error).message}`
+    : "Cannot read the run store: it is unavailable (the operator's console says why)";
 }
 
 // A page of runs as asked by the query, or null when it is not numbers.

@@ -3,7 +3,7 @@ import { openRecorder, RunRecorder } from "../store/recorder.ts";
 import { testWithPostgres } from "../../tests/support/postgres.ts";
 import { openPostgresStore } from "../store/postgres.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
-import type { RunStore } from "../store/store.ts";
+import type { RunScope, RunStore } from "../store/store.ts";
 import { createApi } from "./api.ts";
 
 Deno.test("/live is served no-store, over streamSSE's no-cache", async () => {
@@ -297,3 +297,42 @@ testWithPostgres(
     await keptFiles(await openPostgresStore(await pg.database()));
   },
 );
+
+Deno.test("a store that cannot be read is named to admins only: the driver's words carry its address and user", async () => {
+  const down = () =>
+    Promise.reject(
+      new Error(
+        'password authentication failed for user "skillbox" at 10.0.0.5:5432',
+      ),
+    );
+  const store = {
+    write: () => Promise.resolve(),
+    list: down,
+    get: down,
+    hosts: down,
+    interrupt: () => Promise.resolve(),
+  } as unknown as RunStore;
+  const recorder = new RunRecorder({ store, host: "h1" });
+  let scope: RunScope = { owner: "sha256:00000000" };
+  const api = createApi({
+    recorder,
+    catalog: () => Promise.reject(new Error("no catalog")),
+    sessions: () => [],
+    processes: () => [],
+    scope: () => scope,
+  });
+  const read = async (path: string) => {
+    const res = await api.request(path);
+    return { status: res.status, text: await res.text() };
+  };
+  for (const path of ["/runs", "/runs/r1", "/overview"]) {
+    const own = await read(path);
+    assert.doesNotMatch(own.text, /10\.0\.0\.5|skillbox"/, path);
+    assert.match(own.text, /Cannot read the run store/, path);
+  }
+  assert.equal((await read("/runs")).status, 503);
+  scope = "all";
+  assert.match((await read("/runs")).text, /10\.0\.0\.5:5432/);
+  assert.match((await read("/overview")).text, /10\.0\.0\.5:5432/);
+  await recorder.close();
+});
