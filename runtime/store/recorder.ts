@@ -502,6 +502,11 @@ export class RunRecorder implements RunObserver {
   #next: Promise<void> | null = null;
   #interrupted = false;
   #lost = 0;
+  // Set by a failed write: the next writes are one run at a time (see
+  // #probe), and how many such passes began.
+  #probing = false;
+  #probes = 0;
+  #refused = 0;
   // Runs written since the retention last ran.
   #sincePrune = 0;
   #unfollow: (() => void) | null = null;
@@ -887,11 +892,16 @@ export class RunRecorder implements RunObserver {
         queueMicrotask(() => void this.#beat());
       }
       while (this.#heldRuns > 0) {
+        if (this.#probing) {
+          await this.#probe(store);
+          continue;
+        }
         const batch = this.#batch();
         try {
           await store.write(batch);
         } catch (error) {
           this.#settle(batch, false);
+          this.#probing = true;
           throw error;
         }
         this.#settle(batch, true);
@@ -919,6 +929,52 @@ export class RunRecorder implements RunObserver {
       this.#storeFailed("write", error);
       if (!this.#closed) this.#schedule(RETRY_MS);
     }
+  }
+
+  // After a failed write: each owner's oldest run alone, starting with
+  // another owner each pass. A store may refuse one run for good (a value
+  // it cannot take; a NUL in PostgreSQL's text once did) and with it every
+  // batch: held for ever, its owner within its share, every other owner's
+  // runs would be dropped instead. A run refused right after the store
+  // took another is that run: lost, counted and said. A first refusal
+  // ends the pass, as a store that is down refuses everything; the next
+  // pass starts elsewhere. A pass that tried every owner ends the probing.
+  async #probe(store: RunStore): Promise<void> {
+    const owners = [...this.#held.keys()];
+    const start = this.#probes++ % owners.length;
+    let took = false;
+    for (let i = 0; i < owners.length; i++) {
+      const queue = this.#held.get(owners[(start + i) % owners.length]!);
+      if (queue === undefined) continue; // its runs were written or lost
+      const held = queue.runs[queue.head]!;
+      held.sent = true;
+      try {
+        await store.write([held]);
+      } catch (error) {
+        const dropped = held.dropped;
+        this.#settle([held], false);
+        if (!took) throw error;
+        if (!dropped) this.#refuse(queue, error);
+        continue;
+      }
+      this.#settle([held], true);
+      this.#sincePrune++;
+      took = true;
+    }
+    this.#probing = false;
+  }
+
+  // Loses a queue's oldest run, which the store refused while it took
+  // others.
+  #refuse(queue: HeldQueue, error: unknown): void {
+    this.#shift(queue);
+    this.#lose(1);
+    if (this.#refused++ > 0) return;
+    this.#options.log?.(
+      `The run store refused a run it cannot take, which was dropped: ${
+        (error as Error)?.message ?? String(error)
+      } (reported once)`,
+    );
   }
 
   // A beat goes in line with the writes (one store operation at a time

@@ -465,3 +465,40 @@ Deno.test("runs dropped while their write was in flight are not written twice, a
     });
   }
 });
+
+Deno.test("a run the store refuses for good is lost once the store takes others, not held while everyone else's are dropped", async () => {
+  const held = heldStore();
+  const w = watched();
+  const recorder = new RunRecorder({ store: held.store, ...w, maxPending: 20 });
+  // The store refuses one of Bob's runs whatever it is written with (a
+  // value it cannot take), and takes everything else.
+  let poison = "";
+  const write = held.store.write.bind(held.store);
+  held.store.write = (batch) => {
+    if (batch.some((r) => r.run.id === poison)) {
+      throw new Error("invalid byte sequence for encoding");
+    }
+    return write(batch);
+  };
+  poison = call(recorder, bob);
+  await recorder.flush();
+  const alices: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    alices.push(call(recorder, alice));
+    if (i % 5 === 4) await recorder.flush();
+  }
+  await recorder.flush();
+  assert.deepEqual([...held.written].sort(), [...alices].sort());
+  assert.equal(recorder.lost, 1);
+  assert.ok(
+    w.seen.lines.some((l) =>
+      /refused a run it cannot take, which was dropped: invalid byte/.test(l)
+    ),
+    w.seen.lines.join("\n"),
+  );
+  // Bob's next run is written: nothing of his is held any more.
+  const next = call(recorder, bob);
+  await recorder.flush();
+  assert.equal(held.written.at(-1), next);
+  await recorder.close();
+});
