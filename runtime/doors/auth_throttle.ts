@@ -211,6 +211,25 @@ export class AuthThrottle {
   }
 }
 
+/**
+ * The widest network a client's failures are counted in: the /48 of an
+ * IPv6 /64 key, the key itself otherwise. The door judges sign-ins from
+ * one such network one at a time, so none escapes the others' failures.
+ *
+ * @param client the client's key ({@link clientKey})
+ * @returns the network's key
+ * @example
+ * ```ts
+ * import { widestNetwork } from "./auth_throttle.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(widestNetwork("2001:db8:1:2::/64"), "2001:db8:1::/48");
+ * assert.equal(widestNetwork("10.0.0.1"), "10.0.0.1");
+ * ```
+ */
+export function widestNetwork(client: string): string {
+  return widerNetworks(client)?.[1] ?? client;
+}
+
 // The /56 and /48 of a /64 key of clientKey(); null for any other key.
 function widerNetworks(client: string): [string, string] | null {
   const groups = V6_64.exec(client);

@@ -12,7 +12,7 @@
 
 import { getPath } from "hono/utils/url";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
-import { AuthThrottle, clientKey } from "./auth_throttle.ts";
+import { AuthThrottle, clientKey, widestNetwork } from "./auth_throttle.ts";
 import { HostNames } from "./host_names.ts";
 
 /** A request handler as `Deno.serve` calls it. */
@@ -86,6 +86,8 @@ export function createDoor(options: DoorOptions): Door {
   const names = new HostNames(options.listen);
   const tokens = options.tokens;
   const throttle = options.throttle ?? new AuthThrottle();
+  // The last sign-in under way from each network (see inTurn).
+  const signIns = new Map<string, Promise<void>>();
   return {
     listeningOn: (hostname) => names.listeningOn(hostname),
     checkToken(client, token) {
@@ -103,36 +105,61 @@ export function createDoor(options: DoorOptions): Door {
       if (why !== undefined) return jsonError(403, why);
       if (tokens.length === 0) return handler(request, info);
       const authorization = request.headers.get("authorization");
-      const login = authorization === null && isLogin(request);
-      if (authorization === null && !login) return handler(request, info);
+      if (authorization === null) {
+        if (!isLogin(request)) return handler(request, info);
+        const client = clientKey(info);
+        const judge = () =>
+          judgeLogin(() => handler(request, info), throttle, client);
+        return inTurn(signIns, widestNetwork(client), judge);
+      }
       const client = clientKey(info);
       const wait = throttle.retryAfter(client);
-      if (wait > 0) {
-        return jsonError(429, tooMany(wait), { "Retry-After": String(wait) });
-      }
-      if (authorization !== null) {
-        if (bearerToken(authorization, tokens) === null) {
-          throttle.failed(client);
-        } else throttle.succeeded(client);
-        return handler(request, info);
-      }
-      return judgeLogin(handler(request, info), throttle, client);
+      if (wait > 0) return throttled(wait);
+      if (bearerToken(authorization, tokens) === null) {
+        throttle.failed(client);
+      } else throttle.succeeded(client);
+      return handler(request, info);
     },
   };
+}
+
+function throttled(seconds: number): Response {
+  return jsonError(429, tooMany(seconds), { "Retry-After": String(seconds) });
 }
 
 function tooMany(seconds: number): string {
   return `Too many failed sign-in attempts from this address: try again in ${seconds} s`;
 }
 
+// Runs `judge` once the sign-ins before it from the same network are
+// judged. A sign-in is judged by its answer, once its form is read: one
+// checked meanwhile would not meet their failures, and a guesser sending
+// its guesses at once would have them all judged.
+function inTurn(
+  queue: Map<string, Promise<void>>,
+  key: string,
+  judge: () => Promise<Response>,
+): Promise<Response> {
+  const before = queue.get(key);
+  const answer = before === undefined ? judge() : before.then(judge);
+  const done = answer.then(() => {}, () => {});
+  queue.set(key, done);
+  done.then(() => {
+    if (queue.get(key) === done) queue.delete(key);
+  });
+  return answer;
+}
+
 // The console's sign-in form answers 401 to a wrong token, a redirect to a
 // right one.
 async function judgeLogin(
-  answer: Response | Promise<Response>,
+  answer: () => Response | Promise<Response>,
   throttle: AuthThrottle,
   client: string,
 ): Promise<Response> {
-  const response = await answer;
+  const wait = throttle.retryAfter(client);
+  if (wait > 0) return throttled(wait);
+  const response = await answer();
   if (response.status === 401) throttle.failed(client);
   else if (response.status < 400) throttle.succeeded(client);
   return response;
