@@ -11,6 +11,7 @@ import type { McpHttp } from "./mcp/http.ts";
 import type { SseTransport } from "./transports/http_sse.ts";
 import type { TransportContext } from "./transports/transport_context.ts";
 import { websocketHandler } from "./transports/websocket.ts";
+import { BodyReadError } from "./transports/client_bounds.ts";
 
 /**
  * Options for the host's `listen`.
@@ -183,7 +184,8 @@ function isMcpPath(url: string): boolean {
 }
 
 // A route that threw: 500, and a line for the log. Hono rethrows what is
-// not an Error, and so does this.
+// not an Error, and so does this. A body the client cut short is its own
+// doing: 400, and no line (a client could otherwise write to the log).
 function failed(
   log: (message: string) => void,
   method: string,
@@ -191,6 +193,9 @@ function failed(
   error: unknown,
 ): Response {
   if (!(error instanceof Error)) throw error;
+  if (error instanceof BodyReadError) {
+    return Response.json({ error: error.message }, { status: 400 });
+  }
   log(`Cannot handle ${method} ${path}: ${error.message}`);
   return Response.json({ error: "Internal error" }, { status: 500 });
 }

@@ -145,6 +145,33 @@ export function bodyTimedOut(timeoutMs: number): string {
   } s`;
 }
 
+/**
+ * A request body that could not be read to its end: the client stopped
+ * sending it (closed or half-closed its connection) or sent a malformed
+ * one. The client's doing, not a failure of the host's: the host answers
+ * 400 and logs nothing (`runtime/host_http.ts`).
+ *
+ * @example A body whose stream fails
+ * ```ts
+ * import { BodyReadError, readCapped } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * const body = new ReadableStream<Uint8Array>({
+ *   pull: (controller) => controller.error(new Error("connection closed")),
+ * });
+ * await assert.rejects(readCapped(body, 10), BodyReadError);
+ * ```
+ */
+export class BodyReadError extends Error {
+  /** @param cause why the read failed */
+  constructor(cause: unknown) {
+    super(
+      "Cannot read the request body: the client stopped sending it before its end, or sent it malformed",
+      { cause },
+    );
+    this.name = "BodyReadError";
+  }
+}
+
 /** Options of {@link readCapped}. */
 export interface ReadCappedOptions {
   /** Stop reading at the cap rather than read on. @default false */
@@ -216,7 +243,7 @@ export async function readCapped(
     }
   } catch (error) {
     // A read fails once the body is cancelled or the client went away.
-    if (!timedOut) throw error;
+    if (!timedOut) throw new BodyReadError(error);
   } finally {
     clearTimeout(timer);
   }
@@ -283,6 +310,8 @@ export async function readRequestText(
     // The client went on too slowly: its read ends with the connection.
     text.catch(() => {});
     return { refused: 408 };
+  } catch (error) {
+    throw new BodyReadError(error);
   } finally {
     clearTimeout(timer);
   }
