@@ -6,8 +6,7 @@
  * @module
  */
 
-import type { MiddlewareHandler } from "hono";
-import { upgradeWebSocket } from "hono/deno";
+import type { Context, Handler } from "hono";
 import type { TransportContext } from "./transport_context.ts";
 import { backlogDecision } from "./client_bounds.ts";
 import { Session } from "../session.ts";
@@ -17,8 +16,9 @@ import { clientKey } from "../doors/auth_throttle.ts";
  * Builds the Hono handler that upgrades `GET /a2e` to an A2E session.
  *
  * @param context the host as transports see it
- * @returns a Hono middleware answering 426 to non-upgrade requests, 401 to
- *   an invalid `Authorization` header and 503 when no session can be opened
+ * @returns a Hono handler answering 426 to non-upgrade requests, 400 to
+ *   a malformed upgrade, 401 to an invalid `Authorization` header and 503
+ *   when no session can be opened
  * @example Mount it on a Hono app
  * ```ts ignore
  * import { Hono } from "hono";
@@ -29,8 +29,8 @@ import { clientKey } from "../doors/auth_throttle.ts";
  */
 export function websocketHandler(
   context: TransportContext,
-): MiddlewareHandler {
-  return async (c) => {
+): Handler {
+  return (c) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
       return c.json({
         error: "Cannot serve A2E on this request: expected a WebSocket upgrade",
@@ -79,32 +79,43 @@ export function websocketHandler(
       return c.json({ error: session.reason }, session.status);
     }
     opened.session = session;
+    let upgraded: { socket: WebSocket; response: Response };
     try {
-      return await upgradeWebSocket(c, {
-        onOpen(_event, ws) {
-          socket = ws.raw as WebSocket;
-          if (session.closed) socket.close(1001, closeReason("Session ended"));
-        },
-        onMessage(event) {
-          const data = event.data;
-          if (typeof data === "string") {
-            context.dispatcher.receive(session, data);
-          } else {
-            context.dispatcher.rejectBinary(session);
-          }
-        },
-        onClose() {
-          session.close("WebSocket closed");
-        },
-        onError() {
-          session.close("WebSocket failed");
-        },
-      });
+      upgraded = Deno.upgradeWebSocket(c.req.raw, upgradeOptions(c));
     } catch (error) {
       session.close("WebSocket upgrade failed");
-      throw error;
+      // Deno refuses a malformed upgrade (a missing Sec-WebSocket-Key,
+      // no "Upgrade" in Connection): the client's error, not the host's.
+      if (!(error instanceof TypeError)) throw error;
+      return c.json({
+        error: `Cannot upgrade to a WebSocket: ${error.message}`,
+      }, 400);
     }
+    const ws = upgraded.socket;
+    ws.onopen = () => {
+      socket = ws;
+      if (session.closed) ws.close(1001, closeReason("Session ended"));
+    };
+    ws.onmessage = (event) => {
+      const data = event.data;
+      if (typeof data === "string") {
+        context.dispatcher.receive(session, data);
+      } else {
+        context.dispatcher.rejectBinary(session);
+      }
+    };
+    ws.onclose = () => session.close("WebSocket closed");
+    ws.onerror = () => session.close("WebSocket failed");
+    return upgraded.response;
   };
+}
+
+// The client's first subprotocol is accepted, as Hono's helper did: a
+// browser fails a connection whose offered protocol the server ignores.
+function upgradeOptions(c: Context): Deno.UpgradeWebSocketOptions {
+  const protocol = c.req.header("sec-websocket-protocol")?.split(",")[0]
+    ?.trim();
+  return protocol ? { protocol } : {};
 }
 
 // Room for a close reason's UTF-8 (RFC 6455 5.5: 125-byte control frames,
