@@ -2,7 +2,11 @@
  * Failed authentication, throttled per client address: after a few wrong
  * credentials an address must wait before its next attempt, the wait
  * doubling with each further failure up to a cap, so guessing a token is
- * slowed to a crawl while other addresses are untouched.
+ * slowed to a crawl while other addresses are untouched. A right credential
+ * clears nothing: a client holding one token would otherwise win a fresh
+ * allowance of guesses at every other token (an admin's) each time it used
+ * its own. The count is forgotten once the address has been quiet for two
+ * of the longest waits.
  *
  * An IPv6 client is counted by its /64 and also by its /56 and /48, each
  * with four times the allowance of the one below: a holder of a /48 has
@@ -72,8 +76,6 @@ class Level {
  * assert.equal(throttle.retryAfter("10.0.0.2"), 0);
  * now = 1000;
  * assert.equal(throttle.retryAfter("10.0.0.1"), 0);
- * throttle.succeeded("10.0.0.1");
- * assert.equal(throttle.size, 0);
  * ```
  */
 export class AuthThrottle {
@@ -139,17 +141,6 @@ export class AuthThrottle {
     if (wider === null) return;
     this.#count(this.#net56, wider[0], now);
     this.#count(this.#net48, wider[1], now);
-  }
-
-  /**
-   * Records a right credential: the address starts afresh (its wider
-   * networks keep their count, which falls with time).
-   *
-   * @param client the client's key
-   */
-  succeeded(client: string): void {
-    const entries = this.#address.entries;
-    if (entries.size > 0) entries.delete(client);
   }
 
   // The key's entry; the shared one when the table is full without it.

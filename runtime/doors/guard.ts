@@ -94,10 +94,7 @@ export function createDoor(options: DoorOptions): Door {
       const wait = client === undefined ? 0 : throttle.retryAfter(client);
       if (wait > 0) return tooMany(wait);
       const accepted = isAcceptedToken(tokens, token);
-      if (client !== undefined) {
-        if (accepted) throttle.succeeded(client);
-        else throttle.failed(client);
-      }
+      if (!accepted && client !== undefined) throttle.failed(client);
       return accepted ? "" : "Invalid auth token";
     },
     guard: (handler) => (request, info) => {
@@ -105,20 +102,21 @@ export function createDoor(options: DoorOptions): Door {
       if (why !== undefined) return jsonError(403, why);
       if (tokens.length === 0) return handler(request, info);
       const authorization = request.headers.get("authorization");
-      if (authorization === null) {
-        if (!isLogin(request)) return handler(request, info);
-        const client = clientKey(info);
-        const judge = () =>
-          judgeLogin(() => handler(request, info), throttle, client);
-        return inTurn(signIns, widestNetwork(client), judge);
-      }
+      const login = isLogin(request);
+      if (authorization === null && !login) return handler(request, info);
       const client = clientKey(info);
-      const wait = throttle.retryAfter(client);
-      if (wait > 0) return throttled(wait);
-      if (bearerToken(authorization, tokens) === null) {
-        throttle.failed(client);
-      } else throttle.succeeded(client);
-      return handler(request, info);
+      if (authorization !== null) {
+        const wait = throttle.retryAfter(client);
+        if (wait > 0) return throttled(wait);
+        if (bearerToken(authorization, tokens) === null) {
+          throttle.failed(client);
+        }
+      }
+      // The form's token is judged too, whatever bearer came with it.
+      if (!login) return handler(request, info);
+      const judge = () =>
+        judgeLogin(() => handler(request, info), throttle, client);
+      return inTurn(signIns, widestNetwork(client), judge);
     },
   };
 }
@@ -161,7 +159,6 @@ async function judgeLogin(
   if (wait > 0) return throttled(wait);
   const response = await answer();
   if (response.status === 401) throttle.failed(client);
-  else if (response.status < 400) throttle.succeeded(client);
   return response;
 }
 

@@ -87,17 +87,56 @@ Deno.test("the door makes an address wait after repeated wrong tokens, without c
   );
   assert.equal(plain.status, 200);
   await plain.body?.cancel();
-  // After the wait the right token works, and starts the address afresh.
+  // After the wait the right token works, but does not start the address
+  // afresh: its next wrong one makes it wait again, 2 s.
   now = 1000;
   const right = await fetch(bearer(TOKEN), from("10.0.0.1"));
   assert.equal(right.status, 200);
   await right.body?.cancel();
-  for (let i = 0; i < 5; i++) {
-    await (await fetch(bearer("again"), from("10.0.0.1"))).body?.cancel();
+  await (await fetch(bearer("again"), from("10.0.0.1"))).body?.cancel();
+  const again = await fetch(bearer(TOKEN), from("10.0.0.1"));
+  assert.equal(again.status, 429);
+  assert.equal(again.headers.get("retry-after"), "2");
+  await again.body?.cancel();
+});
+
+Deno.test("a holder of one token gets no fresh guesses at another from using its own", async () => {
+  let now = 0;
+  const { fetch } = doorFor({ tokens: [TOKEN, "ops"], now: () => now });
+  // Five guesses at the admin's token, then its own token, again and again:
+  // each right request used to clear the count.
+  const statuses: number[] = [];
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 5; i++) {
+      const guess = await fetch(bearer(`op${round}${i}`), from("10.0.0.5"));
+      statuses.push(guess.status);
+      await guess.body?.cancel();
+    }
+    now += 60_000; // past any wait
+    await (await fetch(bearer(TOKEN), from("10.0.0.5"))).body?.cancel();
   }
-  const fresh = await fetch(bearer(TOKEN), from("10.0.0.1"));
-  assert.equal(fresh.status, 200);
-  await fresh.body?.cancel();
+  // 5 free guesses, then one a round after each wait: 8 of 20 checked.
+  assert.equal(statuses.filter((s) => s !== 429).length, 5 + 3);
+});
+
+Deno.test("the sign-in form's wrong tokens count when the request also carries a right bearer", async () => {
+  const { fetch } = doorFor({ now: () => 0 });
+  const login = (form: string) =>
+    fetch(
+      new Request("http://127.0.0.1:8787/login", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: form,
+      }),
+      from("10.0.0.8"),
+    );
+  for (let i = 0; i < 6; i++) {
+    const wrong = await login(`guess-${i}`);
+    assert.equal(wrong.status, 401);
+  }
+  const blocked = await login("guess-6");
+  assert.equal(blocked.status, 429);
+  await blocked.body?.cancel();
 });
 
 Deno.test("the door counts the sign-in form's 401 answers as wrong tokens", async () => {
