@@ -240,8 +240,12 @@ export function createApi(sources: ConsoleSources): Hono {
       const seconds = Number.isFinite(window) && window > 0
         ? window
         : STATS_WINDOW_S;
-      const timings = (await recorder.store?.timings(
-        Date.now() - seconds * 1000,
+      const store = recorder.store;
+      // The window by a shared store's clock, not this host's: a host whose
+      // clock ran 2 hours ahead showed none of the fleet's last hour.
+      const now = (await store?.now?.()) ?? Date.now();
+      const timings = (await store?.timings(
+        now - seconds * 1000,
         scopeOf(c),
       )) ?? [];
       return c.json({ window_seconds: seconds, stats: statsView(timings) });

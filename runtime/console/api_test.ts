@@ -336,3 +336,62 @@ Deno.test("a store that cannot be read is named to admins only: the driver's wor
   assert.match((await read("/overview")).text, /10\.0\.0\.5:5432/);
   await recorder.close();
 });
+
+// In a fleet every host reads one store: a host whose clock ran 2 hours
+// ahead asked for the runs ended after its "an hour ago", an hour in every
+// other host's future, and showed no stats at all.
+testWithPostgres(
+  "/stats reads its window by the shared store's clock, not this host's",
+  async (pg) => {
+    const store = await openPostgresStore(await pg.database());
+    const ended = Date.now() - 60_000;
+    await store.write([{
+      run: {
+        id: "r1",
+        parentId: null,
+        kind: "tool",
+        name: "add",
+        toolkit: null,
+        session: "s",
+        transport: "sse",
+        tokenLabel: null,
+        host: "h2",
+        startedAt: ended - 5,
+        endedAt: ended,
+        durationMs: 5,
+        outcome: "ok",
+        error: null,
+        summary: null,
+        args: "{}",
+        result: "3",
+        eventCount: 0,
+        llmTurns: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+      },
+      events: [],
+    }]);
+    const recorder = new RunRecorder({ store, host: "h1" });
+    const api = createApi({
+      recorder,
+      catalog: () => Promise.reject(new Error("no catalog")),
+      sessions: () => [],
+      processes: () => [],
+    });
+    const realNow = Date.now;
+    try {
+      Date.now = () => realNow() + 2 * 3600_000;
+      const body = await (await api.request("/stats")).json();
+      Date.now = realNow;
+      assert.deepEqual(
+        body.stats.map((
+          s: { name: string; calls: number },
+        ) => [s.name, s.calls]),
+        [["add", 1]],
+      );
+    } finally {
+      Date.now = realNow;
+      await recorder.close();
+    }
+  },
+);

@@ -553,6 +553,18 @@ export class PostgresRunStore implements RunStore {
     }));
   }
 
+  /**
+   * The database's clock.
+   *
+   * @returns epoch milliseconds
+   */
+  async now(): Promise<number> {
+    await this.ready();
+    const [row] = await this.#sql`SELECT
+      extract(epoch FROM now())::float8 * 1000 AS now`;
+    return Number(row!.now);
+  }
+
   async count(): Promise<number> {
     await this.ready();
     const [row] = await this.#sql`SELECT count(*)::int AS n FROM skillbox_runs`;

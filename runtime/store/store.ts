@@ -340,6 +340,12 @@ export interface RunStore {
   beat?(host: string, leaving?: boolean): Awaitable<void>;
   /** Every host's last heartbeat (see {@link RunStore.beat}). */
   hosts?(): Awaitable<HostBeat[]>;
+  /**
+   * The store's clock, epoch milliseconds: a shared store's, so every host
+   * of a fleet reads one window of runs whatever its own clock says.
+   * Absent when the store is this host's alone (its clock is `Date.now()`).
+   */
+  now?(): Awaitable<number>;
   /** Closes the storage. */
   close(): Awaitable<void>;
 }
