@@ -124,6 +124,13 @@ export interface ConsoleSources {
 }
 
 const STATS_WINDOW_S = 3600;
+// Store reads one viewer (a token, or the admins together) has running at
+// once, and waiting their turn. The PostgreSQL store's 4 connections are
+// shared, first come first served, by every viewer and by the recorder's
+// writes: one token's flood of slow reads took all four and held every
+// other token's reads behind them. Its reads now wait in its own line.
+const READS_PER_VIEWER = 1;
+const MAX_WAITING_READS = 16;
 
 /**
  * Creates the API routes (mount under `/api`).
@@ -145,6 +152,12 @@ const STATS_WINDOW_S = 3600;
 export function createApi(sources: ConsoleSources): Hono {
   const { recorder } = sources;
   const scopeOf = (c: Context): RunScope => sources.scope?.(c) ?? "all";
+  const lines = new ReadLines();
+  const fromStore = (
+    c: Context,
+    scope: RunScope,
+    read: () => Promise<Response>,
+  ) => readStore(c, scope, lines, read);
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -264,7 +277,11 @@ export function createApi(sources: ConsoleSources): Hono {
   app.get("/overview", async (c) => {
     const scope = scopeOf(c);
     const here = recorder.running.filter((r) => mayView(scope, r.owner));
-    const fleet = await fleetView(recorder, scope, here.length);
+    const fleet = await lines.run(
+      viewerOf(scope),
+      () => fleetView(recorder, scope, here.length),
+    );
+    if (fleet === null) return tooManyReads(c);
     return c.json({
       running: [...here, ...fleet.running].map((r) => liveView(recorder, r)),
       hosts: fleet.hosts,
@@ -278,7 +295,7 @@ export function createApi(sources: ConsoleSources): Hono {
   });
 
   const feeds: LiveFeeds = new Map();
-  app.get("/live", (c) => liveStream(c, sources, scopeOf(c), feeds));
+  app.get("/live", (c) => liveStream(c, sources, scopeOf(c), { feeds, lines }));
   return app;
 }
 
@@ -392,16 +409,57 @@ function withStatuses(
 }
 
 // A store that cannot be read (a database down) answers 503, not 500:
-// the host is fine, its history is out of reach for now.
-async function fromStore(
+// the host is fine, its history is out of reach for now. The read waits
+// its viewer's turn; a viewer with too many waiting is told to retry.
+async function readStore(
   c: Context,
   scope: RunScope,
+  lines: ReadLines,
   read: () => Promise<Response>,
 ): Promise<Response> {
   try {
-    return await read();
+    return await lines.run(viewerOf(scope), read) ?? tooManyReads(c);
   } catch (error) {
     return c.json({ error: storeFailure(scope, error) }, 503);
+  }
+}
+
+function tooManyReads(c: Context): Response {
+  c.header("Retry-After", "1");
+  return c.json({
+    error:
+      `Too many reads at once for this token: ${MAX_WAITING_READS} are waiting; retry after 1 s`,
+  }, 429);
+}
+
+// Whose line a request's reads wait in (and whose feeds it counts with).
+function viewerOf(scope: RunScope): string {
+  return scope === "all" ? "all" : scope.owner;
+}
+
+/** Each viewer's store reads: at most {@link READS_PER_VIEWER} at once. */
+class ReadLines {
+  #lines = new Map<string, { running: number; waiting: (() => void)[] }>();
+
+  /**
+   * Runs `read` in `viewer`'s turn.
+   *
+   * @returns what it returned, or null when the viewer's line is full
+   */
+  async run<T>(viewer: string, read: () => Promise<T>): Promise<T | null> {
+    let line = this.#lines.get(viewer);
+    if (!line) this.#lines.set(viewer, line = { running: 0, waiting: [] });
+    if (line.running < READS_PER_VIEWER) line.running++;
+    else if (line.waiting.length >= MAX_WAITING_READS) return null;
+    else await new Promise<void>((turn) => line.waiting.push(turn));
+    try {
+      return await read();
+    } finally {
+      // The slot passes to the next waiting read, else it is freed.
+      const next = line.waiting.shift();
+      if (next) next();
+      else if (--line.running === 0) this.#lines.delete(viewer);
+    }
   }
 }
 
@@ -587,17 +645,18 @@ type LiveFeeds = Map<string, Set<{ abort(): void }>>;
  * @param c the request context
  * @param sources the recorder and the drop counter
  * @param scope whose runs the viewer may see; others' are never queued
- * @param feeds the open feeds, this one's viewer's oldest ended past the cap
+ * @param open the open feeds (this one's viewer's oldest ended past the
+ *   cap) and the viewers' store reads (the hello's runs wait their turn)
  * @returns the SSE response
  */
 function liveStream(
   c: Context,
   sources: ConsoleSources,
   scope: RunScope,
-  feeds: LiveFeeds,
+  { feeds, lines }: { feeds: LiveFeeds; lines: ReadLines },
 ): Response {
   const { recorder, eventsDropped: dropped } = sources;
-  const viewer = scope === "all" ? "all" : scope.owner;
+  const viewer = viewerOf(scope);
   return streamSSE(c, async (stream) => {
     let mine = feeds.get(viewer);
     if (!mine) feeds.set(viewer, mine = new Set());
@@ -631,7 +690,8 @@ function liveStream(
         ...recorder.running.filter((r) => mayView(scope, r.owner)),
         // None of the other hosts' runs when the store is out of reach:
         // the viewer still gets this host's and every change from now on.
-        ...await fleetRunning(recorder, scope).catch((): LiveRun[] => []),
+        ...(await lines.run(viewer, () => fleetRunning(recorder, scope))
+          .catch(() => null) ?? []),
       ];
       await stream.writeSSE({
         event: "hello",

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import postgres from "postgres";
 import { openRecorder, RunRecorder } from "../store/recorder.ts";
 import { testWithPostgres } from "../../tests/support/postgres.ts";
 import { openPostgresStore } from "../store/postgres.ts";
@@ -391,6 +392,105 @@ testWithPostgres(
       );
     } finally {
       Date.now = realNow;
+      await recorder.close();
+    }
+  },
+);
+
+// The PostgreSQL store has a pool of 4 connections, in FIFO order: one
+// token's requests, each waiting on a slow statement, took all four and
+// every other token's reads (and the recorder's writes) waited behind
+// them. Here a lock makes token A's reads wait (its run's events are
+// locked) until token B has its answer: before, B's read waited behind
+// A's until A's gave up on the lock (5 s, `lock_timeout`), so A got 503s.
+testWithPostgres(
+  "one token's flood of reads waits in its own line, not in the store's pool",
+  async (pg) => {
+    const url = await pg.database();
+    const store = await openPostgresStore(url);
+    const run = (id: string, owner: string) => ({
+      id,
+      parentId: null,
+      kind: "tool" as const,
+      name: "add",
+      toolkit: null,
+      session: "s",
+      transport: "sse",
+      tokenLabel: "token 1",
+      owner,
+      host: "h1",
+      startedAt: 1,
+      endedAt: 2,
+      durationMs: 1,
+      outcome: "ok",
+      error: null,
+      summary: null,
+      args: "{}",
+      result: "3",
+      eventCount: 0,
+      llmTurns: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+    });
+    await store.write([
+      { run: run("a1", "sha256:aaaaaaaa"), events: [] },
+      { run: run("b1", "sha256:bbbbbbbb"), events: [] },
+    ]);
+    const recorder = new RunRecorder({ store, host: "h1" });
+    const api = createApi({
+      recorder,
+      catalog: () => Promise.reject(new Error("no catalog")),
+      sessions: () => [],
+      processes: () => [],
+      scope: (c) => ({ owner: c.req.header("x-owner")! }),
+    });
+    const as = (owner: string, path: string) =>
+      api.request(path, { headers: { "x-owner": owner } });
+    const locker = postgres(url, { onnotice: () => {} });
+    try {
+      const locked = Promise.withResolvers<void>();
+      const release = Promise.withResolvers<void>();
+      const holder = locker.begin(async (tx) => {
+        await tx`LOCK TABLE skillbox_events IN ACCESS EXCLUSIVE MODE`;
+        locked.resolve();
+        await release.promise;
+      });
+      await locked.promise;
+      const flood = Array.from(
+        { length: 40 },
+        () => as("sha256:aaaaaaaa", "/runs/a1"),
+      );
+      // B asks once A's reads wait on the lock (as a slow read would).
+      const waiting = () =>
+        locker`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND datname = current_database()`;
+      while ((await waiting())[0]!.n === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const b = await as("sha256:bbbbbbbb", "/runs");
+      release.resolve();
+      await holder;
+      assert.equal(b.status, 200);
+      assert.deepEqual(
+        (await b.json()).runs.map((r: { id: string }) => r.id),
+        ["b1"],
+      );
+      const answers = await Promise.all(flood);
+      const statuses = answers.map((r) => r.status);
+      // A's reads waited their turn and were answered, none gave up on the
+      // lock; past its line's bound A is told to come back.
+      assert.deepEqual(
+        statuses.filter((s) => s !== 429),
+        Array(statuses.filter((s) => s !== 429).length).fill(200),
+        `statuses: ${statuses}`,
+      );
+      const texts = await Promise.all(answers.map((r) => r.text()));
+      const refused = statuses.indexOf(429);
+      assert.ok(refused >= 0, `statuses: ${statuses}`);
+      assert.equal(answers[refused]!.headers.get("retry-after"), "1");
+      assert.match(JSON.parse(texts[refused]!).error, /Too many reads/);
+    } finally {
+      await locker.end();
       await recorder.close();
     }
   },
