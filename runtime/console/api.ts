@@ -103,8 +103,11 @@ export interface ProcessView {
 export interface ConsoleSources {
   /** The recorder (live runs, store). */
   recorder: RunRecorder;
-  /** Tools, toolkits and skills; searched when `query` is not empty. */
-  catalog(query: string): Promise<CatalogView>;
+  /**
+   * Tools, toolkits and skills; searched when `query` is not empty. In
+   * `scope`, the tools its token's sessions may list.
+   */
+  catalog(query: string, scope: RunScope): Promise<CatalogView>;
   /** Live sessions (in `scope`: a token sees its own only). */
   sessions(scope?: RunScope): SessionView[];
   /** Live sandbox processes (shown to console admins only). */
@@ -266,9 +269,10 @@ export function createApi(sources: ConsoleSources): Hono {
 
   app.get("/catalog", async (c) => {
     const query = (c.req.query("q") ?? "").slice(0, 200);
-    const view = await sources.catalog(query);
+    const scope = scopeOf(c);
+    const view = await sources.catalog(query, scope);
     // Refusals and denials name operator folders: for admins only.
-    const registry = scopeOf(c) === "all"
+    const registry = scope === "all"
       ? sources.registryStatus?.() ?? null
       : null;
     return c.json(withStatuses(view, registry));

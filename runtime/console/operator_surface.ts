@@ -22,6 +22,7 @@ import {
 } from "../metrics/metrics.ts";
 import { openRecorder } from "../store/recorder.ts";
 import { mayView, ownerOf, type RunScope } from "../store/store.ts";
+import { checkToolPolicy, parseHostPolicy } from "../tools/policy.ts";
 import type { RunRecorder } from "../store/recorder.ts";
 import { operatorSecrets, Redactor } from "../store/redact.ts";
 import {
@@ -142,12 +143,21 @@ export function createOperatorSurface(
     log: options.log,
     host: hostId(config),
   });
+  const listable = toolsListable(config, options.registryStatus);
   const app = createConsoleRoutes({
     auth,
     metrics,
     bodyTimeoutMs: bodyTimeoutMs(config.limits),
     recorder,
-    catalog: (query) => catalog(options.request, query),
+    catalog: async (query, scope) => {
+      const view = await catalog(options.request, query);
+      if (scope === "all") return view;
+      // The operator's list, less what this token's sessions cannot list.
+      const mayList = listable(scope.owner);
+      view.tools = view.tools.filter((t) => mayList(t.name));
+      if (view.matches) view.matches = view.matches.filter(mayList);
+      return view;
+    },
     sessions: (scope = "all") =>
       [...options.sessions()].filter((s) =>
         mayView(scope, recorder.describe(s).owner)
@@ -214,6 +224,27 @@ function consoleScopes(
     const found = label === null ? undefined : byLabel.get(label);
     if (!found) return nobody;
     return found.admin ? "all" : { owner: found.owner };
+  };
+}
+
+// Whether a tool is listed to a token's sessions (by its owner): the
+// policy's rules for that token (`policy.tools.tokens`) hide tools from
+// its `tool/list`, and the console lists it no more. A tool the registry
+// does not know (not loaded yet) is not listed.
+function toolsListable(
+  config: HostConfig,
+  status: OperatorSurfaceOptions["registryStatus"],
+): (owner: string) => (name: string) => boolean {
+  const rules = parseHostPolicy(config.policy).tools;
+  const tokens = new Map(config.tokens.map((t) => [ownerOf(t), t]));
+  return (owner) => {
+    const token = tokens.get(owner) ?? "";
+    const tools = new Map(status?.()?.tools.map((t) => [t.name, t]) ?? []);
+    return (name) => {
+      const tool = tools.get(name);
+      return tool !== undefined &&
+        checkToolPolicy(rules, tool, token).allowed;
+    };
   };
 }
 

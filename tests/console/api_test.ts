@@ -6,7 +6,10 @@
  */
 
 import assert from "node:assert/strict";
-import { fixtureHost, getJson } from "../support/console_host.ts";
+import { join } from "node:path";
+import { createHost } from "../../runtime/host.ts";
+import { defaultConfig } from "../../runtime/config.ts";
+import { fixtureHost, FIXTURES, getJson } from "../support/console_host.ts";
 
 const TOKEN = "console-test-token-1";
 
@@ -314,4 +317,51 @@ Deno.test("an admin token sees the operator's runs and the sandbox processes", a
     authorization: "Bearer console-test-token-2",
   });
   assert.deepEqual(other.runs, []);
+});
+
+// `policy.tools.tokens` hides tools from one token's sessions: `tool/list`
+// never lists them. The console's catalog was the operator's list for
+// every token, so that token read their names, descriptions and tags
+// there, and found them by search.
+Deno.test("/api/catalog lists a token only the tools its policy lets its sessions list", async () => {
+  const ADMIN = "console-admin-token-9";
+  const dir = await Deno.makeTempDir({ prefix: "skillbox_console_" });
+  await Deno.mkdir(join(dir, "skills"));
+  for (const [name, source] of Object.entries(FIXTURES)) {
+    await Deno.writeTextFile(join(dir, "skills", name), source);
+  }
+  const host = createHost({
+    config: {
+      skills: [join(dir, "skills")],
+      builtinSkills: false,
+      tokens: [ADMIN, TOKEN],
+      console: { adminTokens: [ADMIN] },
+      sandbox: { ...defaultConfig().sandbox, cacheDir: null },
+      store: null,
+      policy: {
+        tools: { tokens: { [TOKEN]: { deny: ["oom", "toolkit:vault"] } } },
+      },
+    },
+  });
+  try {
+    await host.ready;
+    const as = (token: string, path: string) =>
+      getJson(host, path, { authorization: `Bearer ${token}` });
+    const names = (c: Record<string, unknown>) =>
+      (c.tools as { name: string }[]).map((t) => t.name);
+    const mine = await as(TOKEN, "/api/catalog");
+    assert.ok(names(mine).includes("add"), `${names(mine)}`);
+    assert.deepEqual(
+      names(mine).filter((n) => n === "oom" || n === "leak"),
+      [],
+    );
+    const found = await as(TOKEN, "/api/catalog?q=heap");
+    assert.ok(!(found.matches as string[]).includes("oom"));
+    // The operator's view is unchanged.
+    const all = await as(ADMIN, "/api/catalog");
+    assert.ok(names(all).includes("oom") && names(all).includes("leak"));
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+    await Deno.remove(dir, { recursive: true });
+  }
 });
