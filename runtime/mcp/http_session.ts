@@ -185,8 +185,15 @@ export class McpHttpSession implements Transport {
       maxRequestBodySize: options.maxRequestBodySize,
       onsessioninitialized: options.onsessioninitialized,
     });
-    this.#sse.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) =>
+    this.#sse.onmessage = (
+      message: JSONRPCMessage,
+      extra?: MessageExtraInfo,
+    ) => {
       this.onmessage?.(message, extra);
+      if ("method" in message && message.method === CANCELLED) {
+        this.#cancelled(message.params?.requestId);
+      }
+    };
     this.#sse.onerror = (error: Error) => this.onerror?.(error);
     this.#sse.onclose = () => {
       this.#deadlines.close();
@@ -360,6 +367,18 @@ export class McpHttpSession implements Transport {
     });
     this.#calls.set(id, call);
     return call;
+  }
+
+  // The client cancelled a request: its server sends no answer (MCP asks
+  // for none), so its response ends here, empty, rather than staying open
+  // (a connection, a keep-alive timer and a session never idle) until the
+  // session ends.
+  #cancelled(id: unknown): void {
+    if (typeof id !== "string" && typeof id !== "number") return;
+    const call = this.#calls.get(id);
+    if (call === undefined) return;
+    this.#calls.delete(id);
+    call.cancelled();
   }
 
   #cancel(ids: readonly RequestId[]): void {
@@ -538,6 +557,17 @@ export class CallAnswer implements Expiring {
     this.#answerJson(error).catch(() => {});
   }
 
+  /**
+   * The client cancelled the request: its answer will not come. The
+   * response ends with no answer (an empty SSE stream when none was sent
+   * yet).
+   */
+  cancelled(): void {
+    if (this.#state === "done") return;
+    if (this.#state === "waiting") this.#stream();
+    this.#end();
+  }
+
   /** The grace time passed: the answer streams from now on. */
   expire(): void {
     if (this.#state === "waiting") this.#stream();
@@ -606,6 +636,7 @@ export class CallAnswer implements Expiring {
 }
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
+const CANCELLED = "notifications/cancelled";
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 
 /**

@@ -1,0 +1,77 @@
+/**
+ * A hostile (or careless) MCP client of the host's `/mcp` endpoint: what it
+ * leaves behind on the host must be freed.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { created, initializeRequest } from "../support/mcp_fixtures.ts";
+import { withHost } from "./_host.ts";
+
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+// Opens a raw MCP session; `post` sends one message on it.
+async function rawSession(url: string) {
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url + "/mcp", {
+      method: "POST",
+      headers: { ...HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
+  const init = await post(initializeRequest("raw"));
+  assert.equal(init.status, 200);
+  await init.body?.cancel();
+  const session = {
+    "mcp-session-id": init.headers.get("mcp-session-id")!,
+    "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+  };
+  const ready = await post(
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    session,
+  );
+  await ready.body?.cancel();
+  return {
+    id: session["mcp-session-id"],
+    post: (body: unknown) => post(body, session),
+  };
+}
+
+Deno.test("a silent call the client cancels ends its POST at once, with no answer", async () => {
+  await withHost({}, async ({ url, markers }) => {
+    const session = await rawSession(url);
+    const started = join(markers, "started");
+    const held = join(markers, "held");
+    // No progress token: the answer the session sends itself, as JSON or
+    // (past its grace time) as SSE.
+    const res = await session.post({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "hold", arguments: { started, marker: held } },
+    });
+    const body = res.text();
+    await created(started, 10_000);
+    const cancel = await session.post({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 3, reason: "changed my mind" },
+    });
+    assert.equal(cancel.status, 202);
+    await cancel.body?.cancel();
+    await created(held, 10_000);
+    assert.equal(await Deno.readTextFile(held), "aborted");
+    // Ending the session ends a POST the cancellation left open, with an
+    // error event naming the closed session: there must be none.
+    const del = await fetch(url + "/mcp", {
+      method: "DELETE",
+      headers: { "mcp-session-id": session.id },
+    });
+    await del.body?.cancel();
+    const sent = (await body).split("\n").filter((l) => l.startsWith("data:"));
+    assert.deepEqual(sent, []);
+  });
+});
