@@ -164,6 +164,9 @@ export class McpHttpSession implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   readonly #sse: WebStandardStreamableHTTPServerTransport;
   readonly #calls = new Map<RequestId, CallAnswer>();
+  // Requests posted alone through the SDK's transport, not yet answered:
+  // the SSE stream of one of them is its own, to end when it is cancelled.
+  readonly #alone = new Set<RequestId>();
   readonly #options: McpHttpSessionOptions;
   readonly #graceMs: number;
   // Kept alive like the calls it serves: it is closed with the session.
@@ -250,7 +253,10 @@ export class McpHttpSession implements Transport {
     const answers = answerId(message);
     const id = answers ?? options?.relatedRequestId;
     const call = id === undefined ? undefined : this.#calls.get(id);
-    if (call === undefined) return this.#sse.send(message, options);
+    if (call === undefined) {
+      if (answers !== undefined) this.#alone.delete(answers);
+      return this.#sse.send(message, options);
+    }
     if (answers !== undefined) this.#calls.delete(answers);
     return call.send(message);
   }
@@ -283,7 +289,11 @@ export class McpHttpSession implements Transport {
       return await this.#quick(request, parsedBody, id);
     }
     const ids = requestIds(parsedBody);
+    // Before the SDK sees it: its answer may come before the await ends.
+    const alone = ids.length === 1 && !Array.isArray(parsedBody);
+    if (alone) this.#alone.add(ids[0]);
     const response = await this.#sse.handleRequest(request, { parsedBody });
+    if (alone && !isEventStream(response)) this.#alone.delete(ids[0]);
     if (ids.length === 0) return response;
     return watchAnswer(response, () => this.#cancel(ids), this.#backlog);
   }
@@ -376,12 +386,16 @@ export class McpHttpSession implements Transport {
   #cancelled(id: unknown): void {
     if (typeof id !== "string" && typeof id !== "number") return;
     const call = this.#calls.get(id);
-    if (call === undefined) return;
-    this.#calls.delete(id);
-    call.cancelled();
+    if (call !== undefined) {
+      this.#calls.delete(id);
+      return call.cancelled();
+    }
+    // The SDK's stream, when it carries no other request.
+    if (this.#alone.delete(id)) this.#sse.closeSSEStream(id);
   }
 
   #cancel(ids: readonly RequestId[]): void {
+    for (const id of ids) this.#alone.delete(id);
     for (const message of cancellations(ids)) this.onmessage?.(message);
   }
 }
@@ -839,15 +853,19 @@ export function watchAnswer(
   backlog: SseBacklog = new SseBacklog(),
 ): Response {
   const body = response.body;
-  const streaming = response.headers.get("content-type")?.startsWith(
-    "text/event-stream",
-  );
-  if (body === null || !streaming) return response;
+  if (body === null || !isEventStream(response)) return response;
   return new Response(backlog.meter(body, onGone), {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
+}
+
+// Whether a response is an SSE stream.
+function isEventStream(response: Response): boolean {
+  return response.headers.get("content-type")?.startsWith(
+    "text/event-stream",
+  ) ?? false;
 }
 
 /**

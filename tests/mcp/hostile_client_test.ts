@@ -75,3 +75,58 @@ Deno.test("a silent call the client cancels ends its POST at once, with no answe
     assert.deepEqual(sent, []);
   });
 });
+
+Deno.test("a call with a progress token the client cancels ends its SSE stream", async () => {
+  await withHost({}, async ({ url, markers }) => {
+    const session = await rawSession(url);
+    const marker = join(markers, "waited");
+    // With a progress token the answer is the SDK transport's SSE stream.
+    const res = await session.post({
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: {
+        name: "wait_for_abort",
+        arguments: { marker },
+        _meta: { progressToken: "p" },
+      },
+    });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes("notifications/progress")) {
+      const { done, value } = await reader.read();
+      assert.ok(!done, "the stream ended before the call started");
+      seen += value;
+    }
+    const cancel = await session.post({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 4, reason: "changed my mind" },
+    });
+    assert.equal(cancel.status, 202);
+    await cancel.body?.cancel();
+    await created(marker, 10_000);
+    // The stream ends with the session still open; the bound only turns a
+    // stream left open into a failure rather than a hung test.
+    const ended = (async () => {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) return "ended";
+        seen += value;
+      }
+    })();
+    const bound = Promise.withResolvers<string>();
+    const timer = setTimeout(() => bound.resolve("still open"), 10_000);
+    const outcome = await Promise.race([ended, bound.promise]);
+    clearTimeout(timer);
+    const del = await fetch(url + "/mcp", {
+      method: "DELETE",
+      headers: { "mcp-session-id": session.id },
+    });
+    await del.body?.cancel();
+    await ended;
+    assert.equal(outcome, "ended");
+    // No answer was sent for the cancelled request.
+    assert.doesNotMatch(seen, /"id":4/);
+  });
+});
