@@ -183,11 +183,14 @@ class Endpoint implements McpHttp {
       close().catch(() => {});
     };
     await mcp.server.connect(transport);
-    // Its body is read here, under the same bounds as any POST's.
-    const response = await post(transport, request, this.#body);
-    // Not an initialize request: nothing to keep.
-    if (transport.sessionId === undefined) await close();
-    return response;
+    try {
+      // Its body is read here, under the same bounds as any POST's.
+      return await post(transport, request, this.#body);
+    } finally {
+      // Not an initialize request, or a body that never came whole (the
+      // client went away): nothing to keep, and its host session is freed.
+      if (transport.sessionId === undefined) await close();
+    }
   }
 }
 

@@ -130,3 +130,26 @@ Deno.test("a call with a progress token the client cancels ends its SSE stream",
     assert.doesNotMatch(seen, /"id":4/);
   });
 });
+
+Deno.test("a POST opening a session whose body fails midway leaves no host session behind", async () => {
+  await withHost({}, async ({ host, url }) => {
+    // With a Content-Length and without (a chunked body): two ways of
+    // reading it.
+    for (const length of ["1000", undefined]) {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"jsonrpc":"2.0",'));
+          // The client goes away before the rest.
+          controller.error(new Error("connection reset"));
+        },
+      });
+      const headers: Record<string, string> = { ...HEADERS };
+      if (length !== undefined) headers["content-length"] = length;
+      const res = await host.fetch(
+        new Request(url + "/mcp", { method: "POST", headers, body }),
+      );
+      await res.body?.cancel();
+      assert.equal(host.sessionCount, 0, `content-length ${length}`);
+    }
+  });
+});
