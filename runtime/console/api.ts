@@ -44,6 +44,7 @@ import type {
   StoredFile,
 } from "../store/store.ts";
 import { isBinary, mayView, type RunScope } from "../store/store.ts";
+import { Semaphore } from "../slots.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
@@ -443,7 +444,7 @@ function viewerOf(scope: RunScope): string {
 
 /** Each viewer's store reads: at most {@link READS_PER_VIEWER} at once. */
 class ReadLines {
-  #lines = new Map<string, { running: number; waiting: (() => void)[] }>();
+  #lines = new Map<string, Semaphore>();
 
   /**
    * Runs `read` in `viewer`'s turn.
@@ -452,17 +453,14 @@ class ReadLines {
    */
   async run<T>(viewer: string, read: () => Promise<T>): Promise<T | null> {
     let line = this.#lines.get(viewer);
-    if (!line) this.#lines.set(viewer, line = { running: 0, waiting: [] });
-    if (line.running < READS_PER_VIEWER) line.running++;
-    else if (line.waiting.length >= MAX_WAITING_READS) return null;
-    else await new Promise<void>((turn) => line.waiting.push(turn));
+    if (!line) this.#lines.set(viewer, line = new Semaphore(READS_PER_VIEWER));
+    if (line.waiting >= MAX_WAITING_READS) return null;
+    const release = await line.acquire();
     try {
       return await read();
     } finally {
-      // The slot passes to the next waiting read, else it is freed.
-      const next = line.waiting.shift();
-      if (next) next();
-      else if (--line.running === 0) this.#lines.delete(viewer);
+      release();
+      if (line.active === 0) this.#lines.delete(viewer);
     }
   }
 }
