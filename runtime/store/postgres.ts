@@ -471,11 +471,9 @@ export class PostgresRunStore implements RunStore {
    */
   async prune(limits: Retention): Promise<number> {
     await this.ready();
+    const now = limits.now ?? await this.now();
     return await this.#sql.begin(async (tx) => {
-      const [clock] = limits.now === undefined
-        ? await tx`SELECT extract(epoch FROM now())::float8 * 1000 AS now`
-        : [{ now: limits.now }];
-      const oldest = oldestKept({ ...limits, now: Number(clock!.now) });
+      const oldest = oldestKept({ ...limits, now });
       const old = await tx`DELETE FROM skillbox_runs
         WHERE ended_at < ${oldest} RETURNING id`;
       const ids = old.map((r) => String(r.id));
