@@ -432,7 +432,11 @@ function buildCapabilities(
   };
   const skill = createSkillsCapability(skillOptions);
   skills = innerSkillRunner(skillOptions);
-  const toolkits = createToolkitsCapability({ registry: loaded, configs });
+  const toolkits = createToolkitsCapability({
+    registry: loaded,
+    configs,
+    tools: policy.tools,
+  });
   return { tools, toolkits, skill };
 }
 

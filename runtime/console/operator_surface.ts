@@ -156,6 +156,14 @@ export function createOperatorSurface(
       const mayList = listable(scope.owner);
       view.tools = view.tools.filter((t) => mayList(t.name));
       if (view.matches) view.matches = view.matches.filter(mayList);
+      // A toolkit as the token's `toolkit/list` shows it: only the tools it
+      // may list, and not at all when it may list none of them.
+      view.toolkits = view.toolkits.flatMap((kit) => {
+        const tools = kit.tools.filter(mayList);
+        return tools.length > 0 || kit.tools.length === 0
+          ? [{ ...kit, tools }]
+          : [];
+      });
       return view;
     },
     sessions: (scope = "all") =>

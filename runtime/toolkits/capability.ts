@@ -9,7 +9,8 @@ import type { Capability } from "../capability.ts";
 import type { Toolkit } from "../../protocol/tool.ts";
 import type { ToolkitConfigureResponse } from "../../protocol/responses.ts";
 import type { Registry } from "../registry/registry.ts";
-import type { ToolkitEntry } from "../registry/types.ts";
+import type { RegistrySnapshot, ToolkitEntry } from "../registry/types.ts";
+import { checkToolPolicy, type ToolPolicyConfig } from "../tools/policy.ts";
 import type { ToolkitConfigs } from "./configs.ts";
 import { publicSchema } from "./secrets.ts";
 
@@ -19,6 +20,12 @@ export interface ToolkitsCapabilityOptions {
   registry: Pick<Registry, "snapshot">;
   /** Shared with the tools capability, which hands configs to tools. */
   configs: ToolkitConfigs;
+  /**
+   * The `policy.tools` rules: a session's listing names only the tools it
+   * may list, and a toolkit none of whose tools it may list is, for that
+   * session, a toolkit that does not exist. @default no rules
+   */
+  tools?: ToolPolicyConfig;
 }
 
 /**
@@ -32,6 +39,10 @@ export interface ToolkitsCapabilityOptions {
  * `toolkit/configure/req`: always answers `toolkit/configure/resp`; an
  * empty or unknown name, or a config failing the schema, gets `status:
  * "error"` and a message naming the field, never its value.
+ *
+ * Both follow the tools policy (`tools`): a toolkit is listed with the
+ * tools the session may list, and one with tools, none of which it may
+ * list, is neither listed nor configurable: it is answered as unknown.
  *
  * @param options the registry and the configuration store
  * @returns the capability, to pass to `createHost`
@@ -62,6 +73,21 @@ export function createToolkitsCapability(
   options: ToolkitsCapabilityOptions,
 ): Capability {
   const { registry, configs } = options;
+  // The kit as this session may see it, or null when it may see none of it.
+  const visible = (
+    snapshot: RegistrySnapshot,
+    kit: ToolkitEntry,
+    token: string,
+  ): ToolkitEntry | null => {
+    if (!options.tools || kit.tools.length === 0) return kit;
+    const rules = options.tools;
+    const tools = kit.tools.filter((name) => {
+      const tool = snapshot.tools.get(name);
+      return tool !== undefined && checkToolPolicy(rules, tool, token).allowed;
+    });
+    if (tools.length === 0) return null;
+    return tools.length === kit.tools.length ? kit : { ...kit, tools };
+  };
   return {
     name: "toolkits",
     handlers: {
@@ -69,7 +95,10 @@ export function createToolkitsCapability(
         const tags = request.filterTags.map((t) => t.toLowerCase());
         const kind = request.filterKind;
         const toolkits: Toolkit[] = [];
-        for (const kit of registry.snapshot.toolkits.values()) {
+        const snapshot = registry.snapshot;
+        for (const entry of snapshot.toolkits.values()) {
+          const kit = visible(snapshot, entry, session.token);
+          if (kit === null) continue;
           if (kind !== "" && kit.origin !== kind && kit.category !== kind) {
             continue;
           }
@@ -97,7 +126,8 @@ export function createToolkitsCapability(
           );
         }
         const snapshot = registry.snapshot;
-        const kit = snapshot.toolkits.get(name);
+        const listed = snapshot.toolkits.get(name);
+        const kit = listed && visible(snapshot, listed, session.token);
         const problem = kit
           ? configs.configure(session, kit, request.config)
           : snapshot.blocked.get(name) || "no such toolkit";
