@@ -19,7 +19,7 @@ import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { MAX_SCHEMA_STEPS, secretPaths } from "../toolkits/secrets.ts";
-import { MAX_FAN_OUT, schemaFanOut } from "../schema/validator.ts";
+import { MAX_FAN_OUT, schemaFanOut, slowPattern } from "../schema/validator.ts";
 import type {
   ModuleRef,
   Origin,
@@ -814,12 +814,14 @@ function toolkitCandidate(
 }
 
 // Why a schema the host validates values against, on its own thread, is
-// refused (see schemaFanOut), or null.
+// refused (see schemaFanOut and slowPattern), or null.
 function tooBroad(schema: Record<string, unknown>, field: string) {
-  return schemaFanOut(schema) > MAX_FAN_OUT
-    ? `its "${field}" schema applies more than ${MAX_FAN_OUT} subschemas ` +
-      'to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)'
-    : null;
+  if (schemaFanOut(schema) > MAX_FAN_OUT) {
+    return `its "${field}" schema applies more than ${MAX_FAN_OUT} ` +
+      'subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)';
+  }
+  const slow = slowPattern(schema);
+  return slow && `its "${field}" schema's ${slow}`;
 }
 
 function sortByName<T extends { name: string }>(

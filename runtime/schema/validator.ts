@@ -5,6 +5,14 @@
  * `$schema`). Failures are described by field path without ever quoting the
  * value that failed — the value may be a secret.
  *
+ * Schemas come from modules, and values from clients, and all of it is
+ * checked on the host's one thread: so each validation is bounded in schema
+ * steps ({@link MAX_SCHEMA_STEPS}), and regular expressions (`pattern`,
+ * `patternProperties`) run in RE2's linear-time engine (`re2js`), not in
+ * JavaScript's backtracking one, where `^(a+)+$` takes 2^n steps to refuse
+ * n "a"s and a "!". A pattern RE2 cannot take (lookaround, backreferences)
+ * makes its schema one that does not compile.
+ *
  * @module
  */
 
@@ -15,6 +23,7 @@ import {
   type SchemaDraft,
   Validator,
 } from "@cfworker/json-schema";
+import { RE2JS } from "re2js";
 import type {
   JsonSchemaType,
   JsonSchemaValidator,
@@ -39,11 +48,13 @@ export type ValidationResult =
     message: string;
   };
 
-// A compiled schema: its validator, and whether any of its nodes has
-// `uniqueItems`, whose pairs are charged before it runs (see pairSteps).
+// A compiled schema: its validator, whether any of its nodes has
+// `uniqueItems`, whose pairs are charged before it runs (see pairSteps),
+// and, when it has patterns, the `RegExp` its validation runs with.
 interface Compiled {
   validator: Validator;
   uniqueItems: boolean;
+  regExp: RegExpConstructor | null;
 }
 
 const validators = new WeakMap<object, Compiled>();
@@ -183,8 +194,13 @@ function compile(schema: Record<string, unknown> | boolean): Compiled {
     );
     // The same index the validator built (its own is private): dereferencing
     // again finds the same nodes, already marked.
-    const uniqueItems = countApplications(copy, dereference(copy as Schema));
-    compiled = { validator, uniqueItems };
+    const patterns = new Set<string>();
+    const uniqueItems = countApplications(
+      copy,
+      Object.values(dereference(copy as Schema)),
+      patterns,
+    );
+    compiled = { validator, uniqueItems, regExp: linearRegExp(patterns) };
   } catch (error) {
     throw new TypeError(`Cannot compile schema: ${(error as Error).message}`, {
       cause: error,
@@ -263,13 +279,15 @@ const CHILD_MAPS = [
 // indexed, also under an unknown keyword), and every subschema of those.
 // The accessor returns the property's own value and keeps its enumerability,
 // so a node also used as a map (`dependencies` is both) reads the same.
-// Returns whether any of those nodes has `uniqueItems`.
+// Returns whether any of those nodes has `uniqueItems`, and adds their
+// regular expressions to `patterns`.
 function countApplications(
   root: unknown,
-  lookup: Record<string, unknown>,
+  nodes: unknown[],
+  patterns: Set<string>,
 ): boolean {
   let uniqueItems = false;
-  const todo: unknown[] = [root, ...Object.values(lookup)];
+  const todo: unknown[] = [root, ...nodes];
   const seen = new Set<object>();
   while (todo.length > 0) {
     const node = todo.pop();
@@ -280,6 +298,11 @@ function countApplications(
     seen.add(node);
     const s = node as Record<string, unknown>;
     if (s.uniqueItems === true) uniqueItems = true;
+    if (typeof s.pattern === "string") patterns.add(s.pattern);
+    const keyed = s.patternProperties;
+    if (typeof keyed === "object" && keyed !== null && !Array.isArray(keyed)) {
+      for (const key in keyed) patterns.add(key);
+    }
     for (const key of CHILD) todo.push(s[key]);
     for (const key of CHILD_LISTS) {
       const list = s[key];
@@ -319,11 +342,20 @@ function countStep(this: Record<PropertyKey, unknown>): unknown {
 // One validation, with its own step count: the count of a validation that
 // (somehow) runs inside another is put back when it ends, thrown or not.
 function runValidator(
-  { validator, uniqueItems }: Compiled,
+  { validator, uniqueItems, regExp }: Compiled,
   value: unknown,
 ): OutputUnit[] | null {
   const outer = steps;
   steps = 0;
+  // cfworker builds each pattern with `new RegExp(source, "u")` as it
+  // validates, and has no hook for another engine: for the length of this
+  // synchronous call, the constructor it finds answers the schema's own
+  // patterns with their RE2 matchers (see linearRegExp).
+  let native: RegExpConstructor | null = null;
+  if (regExp !== null) {
+    native = globalThis.RegExp;
+    globalThis.RegExp = regExp;
+  }
   try {
     if (uniqueItems) chargePairs(value);
     const result = validator.validate(value);
@@ -341,6 +373,60 @@ function runValidator(
     }];
   } finally {
     steps = outer;
+    if (native !== null) globalThis.RegExp = native;
+  }
+}
+
+// A `RegExp` constructor for one schema's validation: its patterns, by
+// source, as RE2 matchers (their `test` is what cfworker calls; RE2 reads
+// a JavaScript string by code points, as the "u" flag does); any other
+// source (a value checked as `format: "regex"` is only compiled) goes to
+// the real constructor. Null for a schema without patterns.
+function linearRegExp(patterns: Set<string>): RegExpConstructor | null {
+  if (patterns.size === 0) return null;
+  const native = globalThis.RegExp;
+  const linear = new Map<string, RE2JS>();
+  for (const source of patterns) {
+    try {
+      linear.set(source, RE2JS.compile(source));
+    } catch (error) {
+      throw new Error(
+        `pattern "${source}" cannot be matched in linear time (lookaround ` +
+          `and backreferences cannot): ${(error as Error).message}`,
+      );
+    }
+  }
+  return function (source: string, flags?: string) {
+    return linear.get(source) ?? new native(source, flags);
+  } as unknown as RegExpConstructor;
+}
+
+/**
+ * Why a schema's regular expressions cannot all be matched in linear time:
+ * the first `pattern` or `patternProperties` key that RE2 does not take
+ * (lookaround, backreferences), or null. The registry refuses such a
+ * module at load; validating against its schema would throw.
+ *
+ * @param schema the JSON Schema
+ * @returns the problem, naming the pattern, or null
+ * @example A lookahead is refused, a plain pattern is not
+ * ```ts
+ * import { slowPattern } from "./validator.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(slowPattern({ type: "string", pattern: "^(a+)+$" }), null);
+ * assert.match(slowPattern({ properties: { s: { pattern: "^(?=a)b" } } })!, /"\^\(\?=a\)b"/);
+ * ```
+ */
+export function slowPattern(schema: Record<string, unknown>): string | null {
+  const refs = schemaRefs(schema);
+  if (refs === null) return null; // not compilable: the validator says so
+  const patterns = new Set<string>();
+  countApplications(refs.root, refs.nodes, patterns);
+  try {
+    linearRegExp(patterns);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { schemaErrors, validateValue } from "./validator.ts";
+import { schemaErrors, slowPattern, validateValue } from "./validator.ts";
 
 function problems(schema: Record<string, unknown>, value: unknown): string {
   const r = validateValue(schema, value);
@@ -418,4 +418,80 @@ Deno.test("a schema listing hundreds of thousands of subschemas still compiles",
     problems({ prefixItems }, [1]),
     '"0" must be 0',
   );
+});
+
+Deno.test("patterns are matched in linear time, as JavaScript matches them", async (t) => {
+  await t.step("what JavaScript accepts and refuses, RE2 does too", () => {
+    const cases: [string, string[]][] = [
+      ["^[a-z0-9_-]{3,16}$", ["abc", "a", "ab_c-9", "ABC", "a b c", ""]],
+      ["^\\d{4}-\\d{2}-\\d{2}$", ["2026-11-28", "26-11-28", "2026-1-28x"]],
+      ["b", ["abc", "xyz"]],
+      ["^\\p{L}+$", ["héllo", "h3llo", "日本"]],
+      ["^.$", ["😀", "ab", "\n"]],
+      ["^(a|b)*c$", ["ababc", "abd"]],
+      ["^\\S+@\\S+$", ["a@b", "a @b"]],
+    ];
+    for (const [pattern, values] of cases) {
+      for (const value of values) {
+        const native = new RegExp(pattern, "u").test(value);
+        const r = validateValue({ type: "string", pattern }, value);
+        assert.equal(r.valid, native, `${pattern} on ${JSON.stringify(value)}`);
+      }
+    }
+  });
+
+  await t.step("a backtracking pattern refuses a long value", () => {
+    // JavaScript's engine takes 2^n steps here: hours at this length.
+    const schema = {
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(a+)+$" } },
+      patternProperties: { "^(b+)+$": { type: "number" } },
+    };
+    const r = validateValue(schema, { s: "a".repeat(5_000) + "!" });
+    assert.ok(!r.valid);
+    assert.equal(r.message, '"s" does not match pattern');
+    const key = "b".repeat(5_000) + "!";
+    assert.ok(validateValue(schema, { [key]: "not a number" }).valid);
+    assert.ok(!validateValue(schema, { bb: "not a number" }).valid);
+  });
+
+  await t.step(
+    "the global RegExp is JavaScript's again after each validation",
+    () => {
+      const native = globalThis.RegExp;
+      validateValue({ type: "string", pattern: "^a$" }, "a");
+      assert.equal(globalThis.RegExp, native);
+      const deep = { type: "array", items: { $ref: "#" }, pattern: "x" };
+      let value: unknown = [];
+      for (let i = 0; i < 10_000; i++) value = [value];
+      assert.ok(!validateValue(deep, value).valid); // thrown inside, caught
+      assert.equal(globalThis.RegExp, native);
+    },
+  );
+
+  await t.step("format: regex still checks a value is a pattern", () => {
+    const schema = { type: "string", format: "regex", pattern: "^[(a-z]+$" };
+    assert.ok(validateValue(schema, "(ab").valid === false);
+    assert.ok(validateValue(schema, "ab").valid);
+  });
+
+  await t.step("lookaround and backreferences are refused", () => {
+    for (const pattern of ["^(?=a)b", "(?<!a)b", "(a)\\1"]) {
+      const schema = { properties: { s: { type: "string", pattern } } };
+      assert.match(
+        slowPattern(schema) ?? "",
+        /cannot be matched in linear time/,
+      );
+      assert.throws(
+        () => validateValue(schema, { s: "a" }),
+        /Cannot compile schema: pattern/,
+      );
+    }
+    assert.equal(slowPattern({ patternProperties: { "^x_": {} } }), null);
+    assert.match(
+      slowPattern({ $defs: { k: { patternProperties: { "(?=x)": {} } } } }) ??
+        "",
+      /"\(\?=x\)"/,
+    );
+  });
 });
