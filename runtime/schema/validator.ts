@@ -388,7 +388,7 @@ function linearRegExp(patterns: Set<string>): RegExpConstructor | null {
   const linear = new Map<string, RE2JS>();
   for (const source of patterns) {
     try {
-      linear.set(source, RE2JS.compile(source));
+      linear.set(source, RE2JS.compile(toRe2(source)));
     } catch (error) {
       throw new Error(
         `pattern "${source}" cannot be matched in linear time (lookaround ` +
@@ -399,6 +399,69 @@ function linearRegExp(patterns: Set<string>): RegExpConstructor | null {
   return function (source: string, flags?: string) {
     return linear.get(source) ?? new native(source, flags);
   } as unknown as RegExpConstructor;
+}
+
+// What JavaScript's `\s` matches ("u" flag): RE2's is ASCII only.
+const SPACE =
+  "\\t\\n\\v\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}" +
+  "\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
+
+// A JSON Schema pattern (ECMA-262, "u" flag) in RE2's syntax, matching
+// what JavaScript matches: `\uXXXX` and `\u{X}` become `\x{X}`, `\s`/`\S`
+// and `.` get JavaScript's classes (RE2's are narrower or wider), `[^]`
+// is any character, and `[\b]`, `\cX` their control characters. Anything
+// else RE2 reads as JavaScript does, or refuses (lookaround, backrefs).
+function toRe2(source: string): string {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === "\\") {
+      const next = source[i + 1] ?? "";
+      i++;
+      if (next === "u") {
+        const braced = source[i + 1] === "{";
+        const end = braced ? source.indexOf("}", i) : i + 5;
+        const hex = source.slice(i + (braced ? 2 : 1), braced ? end : end);
+        if (/^[0-9a-fA-F]{1,6}$/.test(hex) && (braced || hex.length === 4)) {
+          out += `\\x{${hex}}`;
+          i = braced ? end : end - 1;
+          continue;
+        }
+      } else if (next === "s") {
+        out += inClass ? SPACE : `[${SPACE}]`;
+        continue;
+      } else if (next === "S" && !inClass) {
+        out += `[^${SPACE}]`;
+        continue;
+      } else if (next === "b" && inClass) {
+        out += "\\x{8}";
+        continue;
+      } else if (next === "c" && /^[A-Za-z]$/.test(source[i + 1] ?? "")) {
+        out += `\\x{${(source.charCodeAt(++i) % 32).toString(16)}}`;
+        continue;
+      }
+      out += c + next;
+    } else if (inClass) {
+      if (c === "]") inClass = false;
+      out += c;
+    } else if (c === "[") {
+      if (source.startsWith("[^]", i)) {
+        out += "(?s:.)";
+        i += 2;
+        continue;
+      }
+      inClass = true;
+      out += c;
+      // A "]" right after "[" or "[^" closes an empty class in JavaScript.
+      if (source[i + 1] === "^") out += source[++i];
+    } else if (c === ".") {
+      out += "[^\\n\\r\\x{2028}\\x{2029}]";
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 /**

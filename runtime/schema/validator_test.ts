@@ -429,7 +429,14 @@ Deno.test("patterns are matched in linear time, as JavaScript matches them", asy
       ["^\\p{L}+$", ["héllo", "h3llo", "日本"]],
       ["^.$", ["😀", "ab", "\n"]],
       ["^(a|b)*c$", ["ababc", "abd"]],
-      ["^\\S+@\\S+$", ["a@b", "a @b"]],
+      ["^\\S+@\\S+$", ["a@b", "a @b", "a\u00a0@b"]],
+      ["^[\\u0020-\\u007e]*$", ["ok ~", "é", ""]],
+      ["^\\u{1F600}\\s\\u0041$", ["😀\u2028A", "😀 B"]],
+      ["^[\\s\\d]+$", ["1\u00a02", "1x"]],
+      ["^a.b$", ["a-b", "a\rb", "a\u2028b", "a\nb"]],
+      ["^[^]$", ["\n", "ab"]],
+      ["^[\\b]\\cJ$", ["\b\n", "b\n"]],
+      ["^a$", ["a", "a\n"]],
     ];
     for (const [pattern, values] of cases) {
       for (const value of values) {
