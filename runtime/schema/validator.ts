@@ -11,13 +11,17 @@
  * `patternProperties`) run in RE2's linear-time engine (`re2js`), not in
  * JavaScript's backtracking one, where `^(a+)+$` takes 2^n steps to refuse
  * n "a"s and a "!". A pattern RE2 cannot take (lookaround, backreferences)
- * makes its schema one that does not compile.
+ * makes its schema one that does not compile, unless it stands beside a
+ * `format` the validator checks: zod writes `z.hostname()` as `format:
+ * "hostname"` and a lookahead `pattern`; there the format is checked and
+ * the pattern is not.
  *
  * @module
  */
 
 import {
   dereference,
+  format as FORMATS,
   type OutputUnit,
   type Schema,
   type SchemaDraft,
@@ -194,7 +198,7 @@ function compile(schema: Record<string, unknown> | boolean): Compiled {
     );
     // The same index the validator built (its own is private): dereferencing
     // again finds the same nodes, already marked.
-    const patterns = new Set<string>();
+    const patterns = new Map<string, boolean>();
     const uniqueItems = countApplications(
       copy,
       Object.values(dereference(copy as Schema)),
@@ -280,12 +284,15 @@ const CHILD_MAPS = [
 // The accessor returns the property's own value and keeps its enumerability,
 // so a node also used as a map (`dependencies` is both) reads the same.
 // Returns whether any of those nodes has `uniqueItems`, and adds their
-// regular expressions to `patterns`.
+// regular expressions to `patterns`: true for one that must be checked,
+// false for a `pattern` beside a `format` the validator checks.
 function countApplications(
   root: unknown,
   nodes: unknown[],
-  patterns: Set<string>,
+  patterns: Map<string, boolean>,
 ): boolean {
+  const add = (source: string, strict: boolean) =>
+    patterns.set(source, strict || patterns.get(source) === true);
   let uniqueItems = false;
   const todo: unknown[] = [root, ...nodes];
   const seen = new Set<object>();
@@ -298,10 +305,14 @@ function countApplications(
     seen.add(node);
     const s = node as Record<string, unknown>;
     if (s.uniqueItems === true) uniqueItems = true;
-    if (typeof s.pattern === "string") patterns.add(s.pattern);
+    if (typeof s.pattern === "string") {
+      const checked = typeof s.format === "string" &&
+        Object.hasOwn(FORMATS, s.format);
+      add(s.pattern, !checked);
+    }
     const keyed = s.patternProperties;
     if (typeof keyed === "object" && keyed !== null && !Array.isArray(keyed)) {
-      for (const key in keyed) patterns.add(key);
+      for (const key in keyed) add(key, true);
     }
     for (const key of CHILD) todo.push(s[key]);
     for (const key of CHILD_LISTS) {
@@ -382,14 +393,20 @@ function runValidator(
 // a JavaScript string by code points, as the "u" flag does); any other
 // source (a value checked as `format: "regex"` is only compiled) goes to
 // the real constructor. Null for a schema without patterns.
-function linearRegExp(patterns: Set<string>): RegExpConstructor | null {
+function linearRegExp(
+  patterns: Map<string, boolean>,
+): RegExpConstructor | null {
   if (patterns.size === 0) return null;
   const native = globalThis.RegExp;
-  const linear = new Map<string, RE2JS>();
-  for (const source of patterns) {
+  const linear = new Map<string, { test(text: string): boolean }>();
+  for (const [source, strict] of patterns) {
     try {
       linear.set(source, RE2JS.compile(toRe2(source)));
     } catch (error) {
+      if (!strict) {
+        linear.set(source, UNCHECKED);
+        continue;
+      }
       throw new Error(
         `pattern "${source}" cannot be matched in linear time (lookaround ` +
           `and backreferences cannot): ${(error as Error).message}`,
@@ -405,6 +422,9 @@ function linearRegExp(patterns: Set<string>): RegExpConstructor | null {
 const SPACE =
   "\\t\\n\\v\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}" +
   "\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
+
+// A pattern left to the `format` beside it.
+const UNCHECKED = { test: () => true };
 
 // A JSON Schema pattern (ECMA-262, "u" flag) in RE2's syntax, matching
 // what JavaScript matches: `\uXXXX` and `\u{X}` become `\x{X}`, `\s`/`\S`
@@ -467,8 +487,10 @@ function toRe2(source: string): string {
 /**
  * Why a schema's regular expressions cannot all be matched in linear time:
  * the first `pattern` or `patternProperties` key that RE2 does not take
- * (lookaround, backreferences), or null. The registry refuses such a
- * module at load; validating against its schema would throw.
+ * (lookaround, backreferences), or null. A `pattern` beside a `format` the
+ * validator checks is not one: the format is checked in its place. The
+ * registry refuses a module with such a schema at load; validating against
+ * it would throw.
  *
  * @param schema the JSON Schema
  * @returns the problem, naming the pattern, or null
@@ -478,12 +500,13 @@ function toRe2(source: string): string {
  * import assert from "node:assert/strict";
  * assert.equal(slowPattern({ type: "string", pattern: "^(a+)+$" }), null);
  * assert.match(slowPattern({ properties: { s: { pattern: "^(?=a)b" } } })!, /"\^\(\?=a\)b"/);
+ * assert.equal(slowPattern({ format: "hostname", pattern: "^(?=.{1,253}$)[a-z.]+$" }), null);
  * ```
  */
 export function slowPattern(schema: Record<string, unknown>): string | null {
   const refs = schemaRefs(schema);
   if (refs === null) return null; // not compilable: the validator says so
-  const patterns = new Set<string>();
+  const patterns = new Map<string, boolean>();
   countApplications(refs.root, refs.nodes, patterns);
   try {
     linearRegExp(patterns);

@@ -495,6 +495,29 @@ Deno.test("patterns are matched in linear time, as JavaScript matches them", asy
       );
     }
     assert.equal(slowPattern({ patternProperties: { "^x_": {} } }), null);
+    // zod's z.hostname(): a format the validator checks, and a lookahead.
+    const host = {
+      type: "string",
+      format: "hostname",
+      pattern: "^(?=.{1,9}$)[a-z.]+$",
+    };
+    assert.equal(slowPattern(host), null);
+    assert.ok(validateValue(host, "example.com").valid); // 11 > 9: unchecked
+    assert.ok(!validateValue(host, "not a host!").valid);
+    const zod = z.toJSONSchema(
+      z.object({ h: z.hostname(), d: z.iso.duration() }),
+    );
+    assert.equal(slowPattern(zod as Record<string, unknown>), null);
+    assert.ok(
+      validateValue(zod as Record<string, unknown>, { h: "a.b", d: "P1D" })
+        .valid,
+    );
+    assert.ok(
+      !validateValue(zod as Record<string, unknown>, { h: "a b", d: "P1D" })
+        .valid,
+    );
+    const unknown = { type: "string", format: "emoji", pattern: "^(?=x)" };
+    assert.match(slowPattern(unknown) ?? "", /linear time/);
     assert.match(
       slowPattern({ $defs: { k: { patternProperties: { "(?=x)": {} } } } }) ??
         "",
