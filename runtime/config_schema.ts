@@ -90,6 +90,8 @@ export interface LimitsConfig {
   maxParallel: number;
   /** Capability requests running at once across sessions. @default 64 */
   maxParallelHost: number;
+  /** MCP skill, resource and prompt requests one token (all clients without a token together) has in flight, until its answer is sent; more are refused. @default 4 */
+  mcpReadsPerToken: number;
   /** An HTTP+SSE transport session with no stream and no request for this long expires. @default 300 */
   sseIdleSeconds: number;
   /** How long `close()` waits for in-flight calls. @default 10 */
@@ -369,6 +371,7 @@ const LIMIT_DEFAULTS = {
   handshake_timeout_seconds: 10,
   max_parallel: 4,
   max_parallel_host: 64,
+  mcp_reads_per_token: 4,
   sse_idle_seconds: 300,
   shutdown_timeout_seconds: 10,
   request_body_seconds: 60,
@@ -427,6 +430,7 @@ const ConfigFileSchema = z.strictObject({
     handshake_timeout_seconds: seconds.positive().default(10),
     max_parallel: z.number().int().positive().default(4),
     max_parallel_host: z.number().int().positive().default(64),
+    mcp_reads_per_token: z.number().int().positive().default(4),
     sse_idle_seconds: seconds.positive().default(300),
     shutdown_timeout_seconds: seconds.nonnegative().default(10),
     request_body_seconds: seconds.positive().default(60),
@@ -586,6 +590,7 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
       handshakeTimeoutSeconds: data.limits.handshake_timeout_seconds,
       maxParallel: data.limits.max_parallel,
       maxParallelHost: data.limits.max_parallel_host,
+      mcpReadsPerToken: data.limits.mcp_reads_per_token,
       sseIdleSeconds: data.limits.sse_idle_seconds,
       shutdownTimeoutSeconds: data.limits.shutdown_timeout_seconds,
       requestBodySeconds: data.limits.request_body_seconds,

@@ -25,6 +25,7 @@ import {
   readRequestText,
 } from "../transports/client_bounds.ts";
 import { McpHttpSession } from "./http_session.ts";
+import { ReadsInFlight } from "./reads_in_flight.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
@@ -89,6 +90,8 @@ class Endpoint implements McpHttp {
   #tokens: readonly string[];
   #sessions = new Map<string, Entry>();
   #body: BodyBounds;
+  // Across every session and connection of a token.
+  #reads: ReadsInFlight;
   #sweep: ReturnType<typeof setInterval>;
 
   constructor(context: TransportContext, options: McpHttpOptions) {
@@ -99,6 +102,7 @@ class Endpoint implements McpHttp {
       maxBytes: context.dispatcher.maxMessageBytes,
       timeoutMs: bodyTimeoutMs(context.limits),
     };
+    this.#reads = new ReadsInFlight(context.limits.mcpReadsPerToken);
     // As long as an A2E HTTP+SSE session may sit unused.
     const idleMs = context.limits.sseIdleSeconds * 1000;
     this.#sweep = setInterval(
@@ -136,7 +140,13 @@ class Endpoint implements McpHttp {
     if (request.method !== "POST") {
       return await entry.transport.handleRequest(request);
     }
-    return await post(entry.transport, request, this.#body);
+    return await post(
+      entry.transport,
+      request,
+      this.#body,
+      this.#reads,
+      entry.token,
+    );
   }
 
   async close(): Promise<void> {
@@ -209,11 +219,15 @@ function closeIdle(sessions: Map<string, Entry>, idleMs: number): void {
   }
 }
 
-// Reads the body here to learn what it holds (see McpHttpSession.post).
+// Reads the body here to learn what it holds (see McpHttpSession.post),
+// and what it asks of the principal's reads in flight (an initialize POST
+// asks nothing).
 async function post(
   transport: McpHttpSession,
   request: Request,
   bounds: BodyBounds,
+  reads?: ReadsInFlight,
+  principal = "",
 ): Promise<Response> {
   const body = await readRequestText(request, bounds);
   if (body.refused !== undefined) {
@@ -242,7 +256,18 @@ async function post(
       }),
     );
   }
-  return await transport.post(request, parsedBody);
+  const held = reads?.take(parsedBody, principal);
+  if (held === undefined) return await transport.post(request, parsedBody);
+  if (held instanceof Response) return held;
+  try {
+    return reads!.hold(
+      await transport.post(request, parsedBody),
+      held,
+    );
+  } catch (error) {
+    held();
+    throw error;
+  }
 }
 
 /** How large a POST's body may be, and how long it may take. */
