@@ -184,7 +184,7 @@ export function createMcpServer(
       const answer = codeApi.handle(
         request.method,
         request.params,
-        (method, params) => skills.handle(method, params),
+        (method, params) => skills.handle(method, params, extra.signal),
       );
       if (answer === undefined) throw methodNotFound();
       return answer as Promise<never>;

@@ -129,8 +129,11 @@ interface FileFacts {
 
 interface Manifest {
   entry: SkillEntry;
-  /** Reads one of its files (`uri` is one it lists), or null for others. */
-  read(uri: string): Promise<Uint8Array> | null;
+  /**
+   * Reads one of its files (`uri` is one it lists), or null for others;
+   * `signal` stops a local read.
+   */
+  read(uri: string, signal?: AbortSignal): Promise<Uint8Array> | null;
   /** Directory URIs (the root without a trailing slash) to their children. */
   dirs: Map<string, { uri: string; name: string; dir: boolean }[]>;
 }
@@ -281,10 +284,16 @@ export class SkillsServer {
    *
    * @param method the JSON-RPC method
    * @param params its params
+   * @param signal the request's: a cancelled read stops reading (its answer
+   *   would be dropped, and its bytes no longer count in flight)
    * @returns the result, or undefined when the method is not one of them
    * @throws {Error} `InvalidParams` (-32602) for an unknown URI or a bad cursor
    */
-  handle(method: string, params: unknown): Promise<unknown> | undefined {
+  handle(
+    method: string,
+    params: unknown,
+    signal?: AbortSignal,
+  ): Promise<unknown> | undefined {
     const p = isPlainObject(params) ? params : {};
     switch (method) {
       case "skills/list":
@@ -296,7 +305,7 @@ export class SkillsServer {
       case "resources/templates/list":
         return Promise.resolve({ resourceTemplates: [] });
       case "resources/read":
-        return this.#read(p.uri);
+        return this.#read(p.uri, signal);
       case "resources/directory/read":
         return this.#readDirectory(p.uri, p.cursor);
     }
@@ -386,11 +395,14 @@ export class SkillsServer {
     };
   }
 
-  async #read(uri: unknown) {
+  async #read(uri: unknown, signal: AbortSignal | undefined) {
     const manifest = await this.#byUri(uri);
-    const reading = manifest?.read(uri as string);
+    signal?.throwIfAborted();
+    const reading = manifest?.read(uri as string, signal);
     if (!reading) throw invalidParams(`Resource "${String(uri)}" not found`);
     const bytes = await reading;
+    // Not made into an answer nobody will send.
+    signal?.throwIfAborted();
     const mimeType = mimeTypeOf(String(uri));
     const text = asText(bytes, mimeType);
     return {
@@ -486,9 +498,9 @@ async function buildManifest(
   }
   return {
     entry: { uri: `${root}/SKILL.md`, frontmatter: fm, resources },
-    read: (uri) => {
+    read: (uri, signal) => {
       const rel = files.get(uri);
-      return rel === undefined ? null : readInside(served.folder, rel);
+      return rel === undefined ? null : readInside(served.folder, rel, signal);
     },
     dirs,
   };
@@ -596,7 +608,11 @@ export function readFrontmatter(text: string): Record<string, unknown> | null {
 
 // Reads `rel` under `folder` only while its real path is inside the
 // folder's real path and it is a regular file within the size bound.
-async function readInside(folder: string, rel: string): Promise<Uint8Array> {
+async function readInside(
+  folder: string,
+  rel: string,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   const realRoot = await Deno.realPath(folder);
   const path = join(folder, rel);
   let real: string;
@@ -616,7 +632,7 @@ async function readInside(folder: string, rel: string): Promise<Uint8Array> {
       `Resource "${rel}" is too large: ${info.size} bytes, the bound is ${MAX_SKILL_FILE_BYTES}`,
     );
   }
-  return await Deno.readFile(real);
+  return await Deno.readFile(real, { signal });
 }
 
 function paginate<T>(

@@ -126,3 +126,32 @@ Deno.test("resources/read answers a listed file whose name starts with two dots"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("resources/read stops when its request is cancelled, and answers nothing", async () => {
+  const { dir, served } = await folders(["a"]);
+  const cancel = new AbortController();
+  const skills = new SkillsServer({
+    // The client cancels while the host looks for the file.
+    folders: () => {
+      cancel.abort(new Error("cancelled by the client"));
+      return Promise.resolve(served);
+    },
+  }, { cache: new SkillFileCache() });
+  try {
+    await assert.rejects(
+      skills.handle(
+        "resources/read",
+        { uri: "skill://a/SKILL.md" },
+        cancel.signal,
+      )!,
+      /cancelled by the client/,
+    );
+    // Not cancelled: read.
+    const read = await skills.handle("resources/read", {
+      uri: "skill://a/SKILL.md",
+    }) as { contents: { text: string }[] };
+    assert.match(read.contents[0]!.text, /Do a\./);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
