@@ -430,12 +430,11 @@ interface Open {
   output: number;
   /** Written as `running` already. */
   stored: boolean;
-}
-
-interface Finished {
-  open: Open;
-  end: RunEnd;
+  /** How it ended, once it did; until then null. */
+  end: RunEnd | null;
+  /** When it ended (its start until then). */
   endedAt: number;
+  /** How long it ran (0 until it ended). */
   durationMs: number;
 }
 
@@ -488,7 +487,7 @@ export class RunRecorder implements RunObserver {
   // What describeSession said of each session, asked at its first run: a
   // warm call reads it here instead of calling out.
   #sessions = new WeakMap<SessionScope, SessionDescription>();
-  #pending: Finished[] = [];
+  #pending: Open[] = [];
   // Redacted runs the store has not taken yet (it failed or is busy), a
   // queue per owner: past a bound the one holding the most loses its
   // oldest, so one token's flood of calls during an outage costs only its
@@ -592,6 +591,9 @@ export class RunRecorder implements RunObserver {
       input: 0,
       output: 0,
       stored: false,
+      end: null,
+      endedAt: startedAt,
+      durationMs: 0,
     });
     if (this.#listeners.size > 0) this.#notify({ type: "started", run: live });
     // A run still going at the next flush is written `running`: a host
@@ -667,21 +669,22 @@ export class RunRecorder implements RunObserver {
     const open = this.#open.get(runId);
     if (!open) return;
     this.#open.delete(runId);
-    const durationMs = performance.now() - open.t0;
-    const done: Finished = { open, end, endedAt: Date.now(), durationMs };
+    open.end = end;
+    open.endedAt = Date.now();
+    open.durationMs = performance.now() - open.t0;
     this.#options.counters?.finished(
       open.live.kind,
       open.live.name,
       end.outcome,
-      durationMs / 1000,
+      open.durationMs / 1000,
     );
     const dropped = open.live.eventCount - open.events.length;
     if (dropped > 0) this.#options.counters?.eventsDropped(dropped);
     if (this.#listeners.size > 0) {
-      this.#notify({ type: "finished", run: this.#record(done.open, done) });
+      this.#notify({ type: "finished", run: this.#record(open) });
     }
     if (!this.store || this.#closed) return;
-    this.#pending.push(done);
+    this.#pending.push(open);
     const bound = this.#options.maxPending ?? MAX_PENDING;
     // Past the bound (a store down for a while), what finished is redacted
     // now, so that the bound drops fairly by owner.
@@ -864,12 +867,12 @@ export class RunRecorder implements RunObserver {
   #takeFinished(): void {
     const batch = this.#pending;
     this.#pending = [];
-    for (const done of batch) {
+    for (const open of batch) {
       try {
         this.#hold({
-          run: this.#record(done.open, done),
-          events: this.#events(done),
-          files: this.files?.take(done.open.live.id) ?? [],
+          run: this.#record(open),
+          events: this.#events(open),
+          files: this.files?.take(open.live.id) ?? [],
           size: 0,
           sent: false,
           dropped: false,
@@ -1076,10 +1079,10 @@ export class RunRecorder implements RunObserver {
     );
   }
 
-  // A finished run as kept, or (no `done`) one still going, written
+  // A finished run as kept, or (no `end` yet) one still going, written
   // `running`.
-  #record(open: Open, done?: Finished): RunRecord {
-    const end = done?.end;
+  #record(open: Open): RunRecord {
+    const end = open.end;
     const secrets = end?.secrets ?? [];
     const r = this.#redactor;
     const live = open.live;
@@ -1094,8 +1097,8 @@ export class RunRecorder implements RunObserver {
       tokenLabel: open.tokenLabel,
       host: this.host,
       startedAt: live.startedAt,
-      endedAt: done?.endedAt ?? live.startedAt,
-      durationMs: done ? Math.round(done.durationMs * 1000) / 1000 : 0,
+      endedAt: open.endedAt,
+      durationMs: Math.round(open.durationMs * 1000) / 1000,
       outcome: end ? end.outcome.slice(0, 100) : "running",
       error: end?.error ? r.text(end.error, { secrets }) : null,
       summary: end?.summary === null || end?.summary === undefined
@@ -1118,9 +1121,9 @@ export class RunRecorder implements RunObserver {
     };
   }
 
-  #events(done: Finished): StoredEvent[] {
-    const secrets = done.end.secrets ?? [];
-    return done.open.events.map(({ event, at }) => ({
+  #events(open: Open): StoredEvent[] {
+    const secrets = open.end?.secrets ?? [];
+    return open.events.map(({ event, at }) => ({
       seq: event.seq,
       kind: event.kind.slice(0, 100),
       data: this.#redactor.json(event.data, { secrets, maxChars: 4096 }),
