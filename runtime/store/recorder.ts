@@ -710,14 +710,21 @@ export class RunRecorder implements RunObserver {
   // than its max-min fair share is never the one holding the most while
   // the hold is over its bound, so it loses nothing (the share
   // `overShares` in store.ts gives the store's retention).
-  #hold(held: Held): void {
-    const owner = held.run.owner ?? null;
+  #hold(run: RunRecord, events: StoredEvent[], files?: StoredFile[]): void {
+    const held: Held = {
+      run,
+      events,
+      files,
+      size: sizeOf(run, events, files),
+      sent: false,
+      dropped: false,
+    };
+    const owner = run.owner ?? null;
     let queue = this.#held.get(owner);
     if (queue === undefined) {
       queue = { owner, runs: [], head: 0, bytes: 0 };
       this.#held.set(owner, queue);
     }
-    held.size = sizeOf(held);
     queue.runs.push(held);
     queue.bytes += held.size;
     this.#heldRuns++;
@@ -854,13 +861,7 @@ export class RunRecorder implements RunObserver {
     for (const open of this.#open.values()) {
       if (open.stored) continue;
       open.stored = true;
-      this.#hold({
-        run: this.#record(open),
-        events: [],
-        size: 0,
-        sent: false,
-        dropped: false,
-      });
+      this.#hold(this.#record(open), []);
     }
   }
 
@@ -869,14 +870,11 @@ export class RunRecorder implements RunObserver {
     this.#pending = [];
     for (const open of batch) {
       try {
-        this.#hold({
-          run: this.#record(open),
-          events: this.#events(open),
-          files: this.files?.take(open.live.id) ?? [],
-          size: 0,
-          sent: false,
-          dropped: false,
-        });
+        this.#hold(
+          this.#record(open),
+          this.#events(open),
+          this.files?.take(open.live.id) ?? [],
+        );
       } catch (error) {
         this.#lost++; // counted by #storeFailed
         this.#storeFailed("write", error);
@@ -1167,12 +1165,15 @@ function jsonLength(value: object): number {
 }
 
 // About the bytes a held write takes: its texts (UTF-16), events and files.
-function sizeOf(write: RunWrite): number {
-  const run = write.run;
+function sizeOf(
+  run: RunRecord,
+  events: readonly StoredEvent[],
+  files: readonly StoredFile[] = [],
+): number {
   let size = 512 + 2 * (run.args.length + (run.result?.length ?? 0) +
         (run.error?.length ?? 0) + (run.summary?.length ?? 0));
-  for (const event of write.events) size += 64 + 2 * event.data.length;
-  for (const file of write.files ?? []) {
+  for (const event of events) size += 64 + 2 * event.data.length;
+  for (const file of files) {
     size += 64 + 2 * file.name.length + (file.data?.length ?? 0);
   }
   return size;
