@@ -882,9 +882,9 @@ export class RunRecorder implements RunObserver {
     }
   }
 
+  // Called by flush only, which has a store.
   async #write(): Promise<void> {
-    const store = this.store;
-    if (!store) return;
+    const store = this.store!;
     try {
       if (!this.#interrupted) {
         await store.interrupt(this.host);
@@ -1032,11 +1032,11 @@ export class RunRecorder implements RunObserver {
     clearInterval(this.#beatTimer);
     this.#listeners.clear();
     this.#unfollow?.();
+    // The flush took what was pending, and nothing finishes once closed.
     await flushed;
-    this.#lose(this.#heldRuns + this.#pending.length);
+    this.#lose(this.#heldRuns);
     this.#held.clear();
     this.#heldRuns = this.#heldBytes = 0;
-    this.#pending = [];
     try {
       // A host that stops cleanly leaves the fleet's list of hosts.
       await this.#beating;
