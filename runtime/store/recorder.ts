@@ -184,12 +184,10 @@ export function observeToolCaller(
       const observed: ToolCallRequest = {
         ...request,
         runId: id,
-        onEvent: onEvent
-          ? (event: CallEvent) => {
-            observer.event(id, event);
-            onEvent(event);
-          }
-          : (event: CallEvent) => observer.event(id, event),
+        onEvent: (event: CallEvent) => {
+          observer.event(id, event);
+          onEvent?.(event);
+        },
       };
       return caller.call(observed).then((outcome) => {
         const { result, entry } = outcome;
