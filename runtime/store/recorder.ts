@@ -533,16 +533,13 @@ export class RunRecorder implements RunObserver {
     // In a fleet, a heartbeat off the call path tells the other hosts'
     // overviews this one is alive.
     if (this.store?.beat) {
-      const beat = () => void this.#beat();
-      this.#beatTimer = setInterval(beat, BEAT_MS);
+      this.#beatTimer = setInterval(() => void this.#beat(), BEAT_MS);
       Deno.unrefTimer(this.#beatTimer);
     }
-    const retention = options.retention;
-    if (this.store && retention) {
+    if (this.store && options.retention) {
       const prune = () => void this.prune();
-      const timer = setInterval(prune, PRUNE_MS);
-      Deno.unrefTimer(timer);
-      this.#pruneTimer = timer;
+      this.#pruneTimer = setInterval(prune, PRUNE_MS);
+      Deno.unrefTimer(this.#pruneTimer);
       queueMicrotask(prune);
     }
   }
@@ -560,8 +557,7 @@ export class RunRecorder implements RunObserver {
   started(start: RunStart): string {
     const startedAt = Date.now();
     const id = newRunId(startedAt);
-    const who = this.#sessions.get(start.session) ??
-      this.describe(start.session);
+    const who = this.describe(start.session);
     const live: LiveRun = {
       id,
       parentId: start.parentId ?? null,
@@ -569,7 +565,7 @@ export class RunRecorder implements RunObserver {
       name: start.name.slice(0, 200),
       session: start.session.id,
       transport: who.transport,
-      host: this.#options.host ?? "",
+      host: this.host,
       startedAt,
       progress: null,
       status: "",
@@ -692,9 +688,8 @@ export class RunRecorder implements RunObserver {
 
   #schedule(delay = FLUSH_MS): void {
     if (this.#flushTimer !== undefined || this.#closed) return;
-    const timer = setTimeout(() => void this.flush(), delay);
-    Deno.unrefTimer(timer);
-    this.#flushTimer = timer;
+    this.#flushTimer = setTimeout(() => void this.flush(), delay);
+    Deno.unrefTimer(this.#flushTimer);
   }
 
   // Counts runs lost: never silently.
