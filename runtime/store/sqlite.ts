@@ -137,16 +137,29 @@ function migrate(db: DatabaseSync): void {
   };
   const indexes = Object.entries(PARTIAL_INDEXES);
   if (!indexes.some(([name, on]) => stale(name, on))) return;
-  db.exec("BEGIN IMMEDIATE");
-  try {
+  transaction(db, "BEGIN IMMEDIATE", () => {
     for (const [name, on] of indexes) {
       if (!stale(name, on)) continue;
       db.exec(`DROP INDEX IF EXISTS ${name}`);
       db.exec(`CREATE INDEX ${name} ON ${on}`);
     }
+  });
+}
+
+// Runs `work` in one transaction, begun with `begin`: committed, or
+// rolled back and its error thrown again.
+function transaction<T>(db: DatabaseSync, begin: string, work: () => T): T {
+  db.exec(begin);
+  try {
+    const result = work();
     db.exec("COMMIT");
+    return result;
   } catch (error) {
-    db.exec("ROLLBACK");
+    try {
+      db.exec("ROLLBACK");
+    } catch {
+      // the transaction is already gone
+    }
     throw error;
   }
 }
@@ -198,7 +211,7 @@ class RowsInsert {
   }
 
   clear(): void {
-    this.#values = [];
+    this.#values.length = 0;
   }
 }
 
@@ -283,8 +296,10 @@ export class SqliteRunStore implements RunStore {
     if (batch.length === 0) return;
     const runs = this.#insertRuns;
     const events = this.#insertEvents;
-    this.#db.exec("BEGIN");
-    try {
+    // What a failed write left unwritten is not this one's.
+    runs.clear();
+    events.clear();
+    transaction(this.#db, "BEGIN", () => {
       for (const { run, events: kept, files } of batch) {
         runs.add(Object.values(toRow(run)));
         for (const e of kept) events.add([run.id, e.seq, e.kind, e.data, e.at]);
@@ -304,17 +319,7 @@ export class SqliteRunStore implements RunStore {
       }
       runs.end();
       events.end();
-      this.#db.exec("COMMIT");
-    } catch (error) {
-      runs.clear();
-      events.clear();
-      try {
-        this.#db.exec("ROLLBACK");
-      } catch {
-        // the transaction is already gone
-      }
-      throw error;
-    }
+    });
   }
 
   list(query: RunQuery): RunPage {
@@ -418,8 +423,7 @@ export class SqliteRunStore implements RunStore {
 
   prune(limits: Retention): number {
     const db = this.#db;
-    db.exec("BEGIN");
-    try {
+    return transaction(db, "BEGIN", () => {
       // Each DELETE takes its runs' events and files by the runs_deleted
       // trigger, a key lookup each, where more statements would read the
       // doomed runs again (a quarter of the cost).
@@ -446,16 +450,8 @@ export class SqliteRunStore implements RunStore {
           deleted += this.#pruneOwner(owner, keep);
         }
       }
-      db.exec("COMMIT");
       return deleted;
-    } catch (error) {
-      try {
-        db.exec("ROLLBACK");
-      } catch {
-        // the transaction is already gone
-      }
-      throw error;
-    }
+    });
   }
 
   // Deletes an owner's runs older than its `keep` newest, but not a child
