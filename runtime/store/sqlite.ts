@@ -146,6 +146,11 @@ function migrate(db: DatabaseSync): void {
   });
 }
 
+// The condition a scope adds to a query of runs, and its value.
+function scoped(scope: RunScope): [string, string[]] {
+  return scope === "all" ? ["", []] : [" AND owner = ?", [scope.owner]];
+}
+
 // Runs `work` in one transaction, begun with `begin`: committed, or
 // rolled back and its error thrown again.
 function transaction<T>(db: DatabaseSync, begin: string, work: () => T): T {
@@ -344,11 +349,9 @@ export class SqliteRunStore implements RunStore {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM runs WHERE id = ?`)
       .get(id);
     if (!row || !mayView(scope, row.owner as string | null)) return null;
-    const owner = scope === "all" ? [] : [scope.owner];
+    const [mine, owner] = scoped(scope);
     const count = this.#db.prepare(
-      `SELECT count(*) AS n FROM runs WHERE parent_id = ?${
-        scope === "all" ? "" : " AND owner = ?"
-      }`,
+      `SELECT count(*) AS n FROM runs WHERE parent_id = ?${mine}`,
     ).get(id, ...owner) as { n: number };
     return fromRow.detail(row, {
       events: this.#db.prepare(
@@ -393,31 +396,22 @@ export class SqliteRunStore implements RunStore {
     scope: RunScope = "all",
   ): ChildPage {
     const { after, limit } = childrenQuery(query);
-    const params: (string | number)[] = [parentId];
-    let where = "parent_id = ?";
-    if (after) {
-      where += " AND (started_at, cursor) > (?, ?)";
-      params.push(...after);
-    }
-    if (scope !== "all") {
-      where += " AND owner = ?";
-      params.push(scope.owner);
-    }
+    const [mine, owner] = scoped(scope);
+    const from = after ? " AND (started_at, cursor) > (?, ?)" : "";
     return fromRow.children(
       this.#db.prepare(
-        `SELECT ${SUMMARY_COLUMNS.join(", ")} FROM runs WHERE ${where}
+        `SELECT ${SUMMARY_COLUMNS.join(", ")} FROM runs
+          WHERE parent_id = ?${from}${mine}
           ORDER BY started_at, cursor LIMIT ?`,
-      ).all(...params, limit + 1),
+      ).all(parentId, ...after ?? [], ...owner, limit + 1),
       limit,
     );
   }
 
   timings(since: number, scope: RunScope = "all"): RunTiming[] {
-    const owner = scope === "all" ? [] : [scope.owner];
+    const [mine, owner] = scoped(scope);
     return this.#db.prepare(
-      `SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running'${
-        scope === "all" ? "" : " AND owner = ?"
-      } ORDER BY cursor`,
+      `SELECT kind, name, outcome, duration_ms, ended_at FROM runs WHERE ended_at >= ? AND outcome != 'running'${mine} ORDER BY cursor`,
     ).all(since, ...owner).map(fromRow.timing);
   }
 
