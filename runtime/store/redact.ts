@@ -102,11 +102,10 @@ export class Redactor {
   // change must not leave a secret out.
   #with(more: readonly string[] | undefined): readonly string[] {
     if (more === undefined || more.length === 0) return this.#secrets;
-    if (!Object.isFrozen(more)) return usable([...this.#secrets, ...more]);
     let merged = this.#merged.get(more);
     if (merged === undefined) {
       merged = usable([...this.#secrets, ...more]);
-      this.#merged.set(more, merged);
+      if (Object.isFrozen(more)) this.#merged.set(more, merged);
     }
     return merged;
   }
