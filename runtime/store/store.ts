@@ -187,10 +187,10 @@ export interface RunPage {
  * A child run as a run's detail lists it: no arguments, result, summary or
  * error (each up to 16 KiB or 4,000 characters; open the child for them).
  */
-export type RunSummary = Omit<
-  RunRecord,
-  "args" | "result" | "summary" | "error"
->;
+export type RunSummary = Omit<RunRecord, (typeof DETAIL_ONLY)[number]>;
+
+// The texts a run's summary leaves out (the columns of its own detail).
+const DETAIL_ONLY = ["args", "result", "summary", "error"] as const;
 
 /** The most children one answer carries (a run's detail, one page). */
 export const CHILD_PAGE = 100;
@@ -507,9 +507,7 @@ export const RUN_COLUMNS = [
  */
 export const SUMMARY_COLUMNS: readonly string[] = [
   "cursor",
-  ...RUN_COLUMNS.filter((c) =>
-    c !== "args" && c !== "result" && c !== "summary" && c !== "error"
-  ),
+  ...RUN_COLUMNS.filter((c) => !DETAIL_ONLY.some((text) => text === c)),
 ];
 
 /** A row of a store's runs table, as written. */
