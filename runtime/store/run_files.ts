@@ -234,21 +234,15 @@ export class KeptFiles {
         continue;
       }
       let { data, note } = file;
-      if (data !== null && this.#bytes + data.length > this.#caps.maxBytes) {
-        data = null;
-        note =
-          `not kept: over the ${this.#caps.maxBytes}-byte cap of a run's files`;
-      }
-      for (const budget of this.#budgets) {
-        if (data !== null && budget.held + data.length > budget.max) {
-          data = null;
-          note = budget.note;
-        }
-      }
-      if (data !== null) {
+      let over = data === null ? null : this.#over(data.length);
+      if (data !== null && over === null) {
         data = this.#scrub(data);
         if (data === null) note = "not kept: it holds an operator secret";
+        // A secret's stand-in may be longer than the secret: the caps
+        // hold for the bytes kept.
+        else over = this.#over(data.length);
       }
+      if (over !== null) data = null, note = over;
       this.#bytes += data?.length ?? 0;
       for (const budget of this.#budgets) budget.held += data?.length ?? 0;
       if (data === null) kept.truncated = true;
@@ -277,6 +271,18 @@ export class KeptFiles {
       note:
         `${this.#dropped} more files not listed (cap: ${this.#caps.maxFiles} per run)`,
     }];
+  }
+
+  // Why `length` more bytes are not kept (over the run's cap, or a budget
+  // it shares), or null when they fit.
+  #over(length: number): string | null {
+    if (this.#bytes + length > this.#caps.maxBytes) {
+      return `not kept: over the ${this.#caps.maxBytes}-byte cap of a run's files`;
+    }
+    for (const budget of this.#budgets) {
+      if (budget.held + length > budget.max) return budget.note;
+    }
+    return null;
   }
 
   // Text with the secrets replaced; a binary file holding one: null.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { keepRunFiles, KeptFiles } from "./run_files.ts";
+import { type FilesBudget, keepRunFiles, KeptFiles } from "./run_files.ts";
 import type { RunStore } from "./store.ts";
 import { Redactor } from "./redact.ts";
 
@@ -83,4 +83,23 @@ Deno.test("one client's runs cannot take the whole files budget from another's",
   assert.equal(keeper.take("b")[0]!.data?.length, data.length);
   // A run that is not open gets nothing.
   assert.equal(keeper.attach("gone", [file]).truncated, true);
+});
+
+Deno.test("the caps hold for the bytes kept when scrubbing a secret makes a file longer", () => {
+  // "[redacted]" is longer than the secret it stands for: 40 bytes of
+  // "abcd" scrubbed are 100.
+  const data = new TextEncoder().encode("abcd".repeat(10));
+  const file = { name: "1/a.txt", size: data.length, data, note: null };
+  const redactor = new Redactor(["abcd"]);
+  const run = new KeptFiles({ maxBytes: 40, maxFiles: 10 }, redactor);
+  assert.equal(run.add([file]).truncated, true);
+  assert.ok(run.bytes <= 40, `${run.bytes} bytes kept`);
+  assert.match(run.list()[0]!.note!, /over the 40-byte cap/);
+  const budget: FilesBudget = { held: 0, max: 40, note: "not kept: spent" };
+  const shared = new KeptFiles({ maxBytes: 1000, maxFiles: 10 }, redactor, [
+    budget,
+  ]);
+  assert.equal(shared.add([file]).bytes, 0);
+  assert.ok(budget.held <= 40, `${budget.held} bytes held`);
+  assert.equal(shared.list()[0]!.note, "not kept: spent");
 });
