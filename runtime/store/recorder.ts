@@ -481,6 +481,10 @@ export class RunRecorder implements RunObserver {
   readonly store: RunStore | null;
   /** Where runs' files go, or null when the store keeps none. */
   readonly files: RunFileKeeper | null;
+  /** The redactor used for everything kept or shown. */
+  readonly redactor: Redactor;
+  /** This host's name on its runs (`host.id`). */
+  readonly host: string;
   #open = new Map<string, Open>();
   // What describeSession said of each session, asked at its first run: a
   // warm call reads it here instead of calling out.
@@ -512,7 +516,6 @@ export class RunRecorder implements RunObserver {
   #pruneTimer: ReturnType<typeof setInterval> | undefined;
   #beatTimer: ReturnType<typeof setInterval> | undefined;
   #beating: Promise<void> | null = null;
-  #redactor: Redactor;
   #options: RunRecorderOptions;
   #failed = false;
   #closed = false;
@@ -521,8 +524,9 @@ export class RunRecorder implements RunObserver {
   constructor(options: RunRecorderOptions) {
     this.store = options.store;
     this.#options = options;
-    this.#redactor = options.redactor ?? new Redactor();
-    this.files = keepRunFiles(this.store, options.files, this.#redactor, {
+    this.redactor = options.redactor ?? new Redactor();
+    this.host = options.host ?? "";
+    this.files = keepRunFiles(this.store, options.files, this.redactor, {
       ownerOf: (runId) => this.#open.get(runId)?.live.owner,
     });
     // At once, not at the first run: the runs an earlier life of this host
@@ -547,11 +551,6 @@ export class RunRecorder implements RunObserver {
   /** The runs in progress, oldest first. */
   get running(): LiveRun[] {
     return [...this.#open.values()].map((o) => ({ ...o.live }));
-  }
-
-  /** The redactor used for everything kept or shown. */
-  get redactor(): Redactor {
-    return this.#redactor;
   }
 
   started(start: RunStart): string {
@@ -1044,11 +1043,6 @@ export class RunRecorder implements RunObserver {
     }
   }
 
-  /** This host's name on its runs (`host.id`). */
-  get host(): string {
-    return this.#options.host ?? "";
-  }
-
   #notify(change: LiveChange): void {
     for (const listener of this.#listeners) {
       try {
@@ -1075,7 +1069,7 @@ export class RunRecorder implements RunObserver {
   #record(open: Open): RunRecord {
     const end = open.end;
     const secrets = end?.secrets ?? [];
-    const r = this.#redactor;
+    const r = this.redactor;
     const live = open.live;
     return {
       id: live.id,
@@ -1117,7 +1111,7 @@ export class RunRecorder implements RunObserver {
     return open.events.map(({ event, at }) => ({
       seq: event.seq,
       kind: event.kind.slice(0, 100),
-      data: this.#redactor.json(event.data, { secrets, maxChars: 4096 }),
+      data: this.redactor.json(event.data, { secrets, maxChars: 4096 }),
       at,
     }));
   }
