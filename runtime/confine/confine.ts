@@ -121,6 +121,14 @@ export interface ConfineSpec {
    * only `npm` and `remote` in it
    */
   cacheDir?: string;
+  /**
+   * Whether a grant whose path goes through a link may be mounted from
+   * where the link leads now: module code that may write beside a link
+   * may have planted it, and a mount shows its target. Called with the
+   * real path about to be bound, only when it differs from the grant's
+   * path; a grant it refuses is not mounted. @default any target
+   */
+  admitLink?: (real: string, writable: boolean) => boolean;
   /** Host paths seen at another path inside, after the grants. @default none */
   binds?: ReadonlyArray<{ from: string; to: string; writable?: boolean }>;
   /** Working folder inside. @default "/" */
@@ -448,13 +456,15 @@ async function denoDir(execPath: string): Promise<string> {
  *   links: [["/lib", "usr/lib"]] as Array<[string, string]>,
  *   denoDir: "/c/deno", systemDirs: ["/usr"],
  * };
+ * const data = Deno.realPathSync(Deno.makeTempDirSync());
  * const cmd = confineArgs(layout, {
- *   grant: { read: ["/srv/data"] }, runtimeFiles: ["/app/main.ts"],
+ *   grant: { read: [data] }, runtimeFiles: ["/app/main.ts"],
  *   args: ["run", "/app/main.ts"], env: { K: "v" },
  * });
  * assert.equal(cmd.command, "/usr/bin/bwrap");
  * assert.ok(cmd.args.includes("--unshare-net"));
- * assert.equal(cmd.args[cmd.args.indexOf("/srv/data") - 1], "--ro-bind-try");
+ * assert.equal(cmd.args[cmd.args.indexOf(data) - 1], "--ro-bind-try");
+ * Deno.removeSync(data);
  * assert.deepEqual(cmd.args.slice(-3), ["/opt/deno", "run", "/app/main.ts"]);
  * assert.equal(cmd.env.DENO_DIR, "/c/deno");
  * ```
@@ -497,7 +507,14 @@ export function confineArgs(
   const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir);
   args.push(...programMounts(layout, { program, grant, deno, spec }));
   for (const [path, writable] of grantMounts(grant)) {
-    args.push(writable ? "--bind-try" : "--ro-bind-try", path, path);
+    // bwrap follows links in a source: bind the real path, resolved once
+    // and admitted, never a path that could lead elsewhere by then.
+    const source = realPath(path);
+    if (source === null) continue;
+    if (source !== path && spec.admitLink?.(source, writable) === false) {
+      continue;
+    }
+    args.push(writable ? "--bind-try" : "--ro-bind-try", source, path);
   }
   const binds: NonNullable<ConfineSpec["binds"]> = [
     ...spec.binds ?? [],

@@ -54,8 +54,14 @@ Deno.test("detectConfinement() confines where bwrap works", {
 });
 
 Deno.test("confineArgs() isolates every namespace and binds only the grant", () => {
+  // Real folders: a grant is bound from its real path, and one that does
+  // not exist is not bound.
+  const srv = Deno.realPathSync(Deno.makeTempDirSync());
+  const [input, output] = [`${srv}/in`, `${srv}/out`];
+  Deno.mkdirSync(input);
+  Deno.mkdirSync(output);
   const cmd = confineArgs(LAYOUT, {
-    grant: { read: ["/srv/in"], write: ["/srv/out"], env: ["K"] },
+    grant: { read: [input], write: [output], env: ["K"] },
     runtimeFiles: ["/app/sandbox/main.ts"],
     args: ["run", "/app/sandbox/main.ts"],
     env: { K: "v" },
@@ -74,11 +80,11 @@ Deno.test("confineArgs() isolates every namespace and binds only the grant", () 
   ) assert.ok(cmd.args.includes(flag), flag);
   const pairs = (flag: string) =>
     cmd.args.flatMap((a, i) => a === flag ? [cmd.args[i + 1]] : []);
-  assert.deepEqual(pairs("--bind-try"), ["/srv/out"]);
+  assert.deepEqual(pairs("--bind-try"), [output]);
   assert.deepEqual(pairs("--ro-bind-try"), [
     "/root/.cache/deno/npm",
     "/root/.cache/deno/remote",
-    "/srv/in",
+    input,
   ]);
   assert.deepEqual(pairs("--ro-bind"), [
     "/usr/lib/x86_64-linux-gnu",
@@ -86,7 +92,7 @@ Deno.test("confineArgs() isolates every namespace and binds only the grant", () 
     "/app/sandbox/main.ts",
   ]);
   // The private /tmp comes before the grants (which may live under /tmp).
-  assert.ok(cmd.args.indexOf("/tmp") < cmd.args.indexOf("/srv/in"));
+  assert.ok(cmd.args.indexOf("/tmp") < cmd.args.indexOf(input));
   assert.deepEqual(cmd.env, {
     K: "v",
     DENO_DIR: "/root/.cache/deno",
@@ -97,6 +103,36 @@ Deno.test("confineArgs() isolates every namespace and binds only the grant", () 
   });
   // Environment values never go on the command line (other users see it).
   assert.ok(!cmd.args.includes("v"));
+  Deno.removeSync(srv, { recursive: true });
+});
+
+Deno.test("confineArgs() binds a grant from its real path, a link's target only when admitted", () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync());
+  const [real, link, gone] = [`${root}/real`, `${root}/link`, `${root}/gone`];
+  Deno.mkdirSync(real);
+  Deno.symlinkSync(real, link);
+  const base = { runtimeFiles: [], args: [], env: {} };
+  const grant = { read: [link, gone], write: [root] };
+  const seen: Array<[string, boolean]> = [];
+  const binds = (admit: boolean) =>
+    confineArgs(LAYOUT, {
+      ...base,
+      grant,
+      admitLink: (path, writable) => {
+        seen.push([path, writable]);
+        return admit;
+      },
+    }).args.join(" ");
+  const admitted = binds(true);
+  // The link's target at the link's path: what bwrap would have followed
+  // to, fixed now, and a grant that does not exist is not bound at all.
+  assert.match(admitted, new RegExp(`--ro-bind-try ${real} ${link}( |$)`));
+  assert.doesNotMatch(admitted, new RegExp(gone));
+  assert.deepEqual(seen, [[real, false]]);
+  const refused = binds(false);
+  assert.doesNotMatch(refused, new RegExp(`${link}( |$)`));
+  assert.match(refused, new RegExp(`--bind-try ${root} ${root}`));
+  Deno.removeSync(root, { recursive: true });
 });
 
 Deno.test("confineArgs() binds system folders only for a run grant", () => {

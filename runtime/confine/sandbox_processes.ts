@@ -18,7 +18,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DatabaseSync } from "node:sqlite";
 import type { Permissions } from "../../protocol/permissions.ts";
@@ -34,7 +34,10 @@ import {
   relayFlags,
   relayTokenArg,
 } from "./confine.ts";
+import { realPath, within } from "./mount_rule.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
+import type { Policy } from "../sandbox/grants.ts";
+import { deniedByTree } from "../sandbox/denied_trees.ts";
 import type { SandboxCommand } from "../sandbox/sandbox_process.ts";
 import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
@@ -67,15 +70,22 @@ export class Confiner {
   readonly mode: ConfinementMode;
   readonly #wrappers = new Map<string, Promise<CommandWrapper>>();
   readonly #egress: EgressBroker;
+  readonly #policy: Policy;
 
   /**
    * @param mode `sandbox.confinement`
-   * @param egress the broker whose rules a confined process's network
-   * follows @default a broker with no private hosts allowed
+   * @param options `egress`: the broker whose rules a confined process's
+   * network follows (@default a broker with no private hosts allowed);
+   * `policy`: the host policy, which a grant reached through a link must
+   * also meet where the link leads (@default {})
    */
-  constructor(mode: ConfinementMode, egress?: EgressBroker) {
+  constructor(
+    mode: ConfinementMode,
+    options: { egress?: EgressBroker; policy?: Policy } = {},
+  ) {
     this.mode = mode;
-    this.#egress = egress ?? new EgressBroker();
+    this.#egress = options.egress ?? new EgressBroker();
+    this.#policy = options.policy ?? {};
   }
 
   /**
@@ -126,12 +136,14 @@ export class Confiner {
       caches.set(main.href, cache);
     }
     const cacheDir = await cache;
+    const policy = this.#policy;
     return (command, grant) =>
       (grant.net ?? []).length === 0
-        ? confined(layout, command, grant, { runtimeFiles, cacheDir })
+        ? confined(layout, command, grant, { runtimeFiles, cacheDir, policy })
         : this.#withEgress(layout, command, grant, {
           runtimeFiles,
           cacheDir,
+          policy,
           main: mainArg,
         });
   }
@@ -146,7 +158,12 @@ export class Confiner {
     layout: ConfinementLayout,
     command: SandboxCommand,
     grant: Permissions,
-    at: { runtimeFiles: string[]; cacheDir?: string; main: string },
+    at: {
+      runtimeFiles: string[];
+      cacheDir?: string;
+      policy: Policy;
+      main: string;
+    },
   ): SandboxCommand {
     const proxy = openEgressProxy({ broker: this.#egress, allow: grant.net! });
     try {
@@ -180,13 +197,21 @@ export class Confiner {
  * arguments inside bwrap, with only the granted variables (and `PATH` for
  * a `run` grant) left of its environment, and its sockets (its control
  * socket) bound in at their paths, read-only: connecting to a socket is
- * not a write to its mount.
+ * not a write to its mount. A grant is checked against the policy as
+ * written (`grants.ts`); one reached through a link, which module code
+ * with a write grant and a binary that makes links can plant, is mounted
+ * only where the policy would grant the link's target.
  */
 function confined(
   layout: ConfinementLayout,
   command: SandboxCommand,
   grant: Permissions,
-  at: { runtimeFiles: string[]; cacheDir?: string; egressSocket?: string },
+  at: {
+    runtimeFiles: string[];
+    cacheDir?: string;
+    policy: Policy;
+    egressSocket?: string;
+  },
 ): SandboxCommand {
   const keep = new Set(grant.env ?? []);
   if ((grant.run ?? []).length > 0) keep.add("PATH");
@@ -199,10 +224,34 @@ function confined(
     runtimeFiles: at.runtimeFiles,
     env,
     cacheDir: at.cacheDir,
+    admitLink: (real, writable) => grantable(real, writable, at.policy),
     binds: (command.sockets ?? []).map((path) => ({ from: path, to: path })),
     egress: at.egressSocket ? { socket: at.egressSocket } : undefined,
   });
   return { program: cmd.command, args: cmd.args, env: cmd.env, cwd: cmd.cwd };
+}
+
+/**
+ * Whether the policy grants a real path: inside the real path of one of
+ * its roots of that kind, and neither denied nor in a denied tree (both
+ * compared as written and as real paths).
+ */
+function grantable(real: string, writable: boolean, policy: Policy): boolean {
+  const both = (path: string) => {
+    const absolute = resolve(path);
+    return [absolute, realPath(absolute) ?? absolute];
+  };
+  const roots = (policy[writable ? "write" : "read"] ?? []).flatMap(both);
+  const deny = (policy.deny ?? []).flatMap(both);
+  const trees = (policy.deniedTrees ?? []).flatMap((tree) =>
+    both(tree.root).map((root, i) => ({
+      root,
+      except: tree.except.map((e) => both(e)[i]!),
+    }))
+  );
+  return roots.some((root) => within(real, root)) &&
+    !deny.some((d) => within(real, d) || within(d, real)) &&
+    !deniedByTree(real, trees);
 }
 
 /** Name of the sandbox cache folder inside the host's `DENO_DIR`. */

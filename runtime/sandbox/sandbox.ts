@@ -156,7 +156,10 @@ export interface SandboxPool extends Sandbox {
  */
 export function createSandbox(options: SandboxOptions = {}): SandboxPool {
   const settings = sandboxSettings(options);
-  const confiner = new Confiner(settings.confinement, options.egress);
+  const confiner = new Confiner(settings.confinement, {
+    egress: options.egress,
+    policy: settings.policy,
+  });
   const processes = new ProcessPool(
     processPoolOptions(
       options,

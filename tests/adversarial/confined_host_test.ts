@@ -187,3 +187,78 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "a link planted where another grant's mount comes from never shows the host" +
+    NEEDS_CONFINEMENT,
+  ignore,
+  async fn() {
+    // Module code with a write grant and an allowed binary that makes links
+    // plants one where a later process's grant is mounted from: bubblewrap
+    // follows links in a mount's source, so that process would see the
+    // link's target (here a host folder no grant names) at its grant.
+    const data = await Deno.makeTempDir({ prefix: "granted_" });
+    const outside = await Deno.makeTempDir({ prefix: "outside_" });
+    const skills = await Deno.makeTempDir({ prefix: "skills_" });
+    await Deno.writeTextFile(join(outside, "secret.txt"), "TOP-SECRET\n");
+    const view = join(data, "view");
+    const tool = async (name: string, permissions: object, run: string) => {
+      await Deno.mkdir(join(skills, name));
+      await Deno.writeTextFile(
+        join(skills, name, "mod.ts"),
+        `export default {
+           kind: "tool", name: "${name}", description: "${name}",
+           permissions: ${JSON.stringify(permissions)},
+           async run() { ${run} },
+         };`,
+      );
+    };
+    await tool(
+      "planter",
+      { write: [data], run: ["ln"] },
+      `const out = await new Deno.Command("ln", {
+         args: ["-s", ${JSON.stringify(outside)}, ${JSON.stringify(view)}],
+       }).output();
+       return { code: out.code };`,
+    );
+    await tool(
+      "reader",
+      { read: [view] },
+      `return Deno.readTextFileSync(${
+        JSON.stringify(join(view, "secret.txt"))
+      });`,
+    );
+    const host = createHost({
+      config: {
+        skills: [skills],
+        sandbox: {
+          cacheDir: null,
+          memoryMb: 256,
+          maxIdleProcesses: 8,
+          spareWorkers: 1,
+          maxResultBytes: 1 << 20,
+          confinement: "required",
+        },
+        policy: { permissions: { read: [data], write: [data], run: ["ln"] } },
+      },
+    });
+    try {
+      const { errors } = await host.ready;
+      assert.deepEqual(errors, []);
+      const planted = await host.callTool("planter", {});
+      assert.equal(planted.success, true, String(planted.error));
+      assert.deepEqual(planted.data, { code: 0 });
+      // The link is there on the host, pointing outside every grant.
+      assert.equal((await Deno.lstat(view)).isSymlink, true);
+      const read = await host.callTool("reader", {});
+      assert.equal(leaked(read), false, "the reader saw the host's folder");
+      assert.equal(read.success, false);
+    } finally {
+      await host.close({ timeoutSeconds: 1 });
+      for (const dir of [data, outside, skills]) {
+        await Deno.remove(dir, { recursive: true });
+      }
+    }
+  },
+});
