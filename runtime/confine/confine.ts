@@ -58,7 +58,26 @@ export interface ConfinementLayout {
    * (a `run` grant, or a program that is not Deno): `/usr` and friends.
    */
   systemDirs: string[];
+  /**
+   * A bash that closes every descriptor above stderr before it becomes
+   * bwrap ({@link CLOSE_INHERITED}). @default none: a descriptor the host
+   * inherited without close-on-exec reaches the confined program
+   */
+  closer?: string;
 }
+
+/**
+ * What the {@link ConfinementLayout.closer} runs before it becomes bwrap
+ * (`$0`, its arguments after; through `env`, which leaves bash's `SHLVL`
+ * out of the program's environment): Deno opens every descriptor close-on-exec
+ * and gives a child only its stdio, but one the host inherited without
+ * close-on-exec (a supervisor's pipe, a log file, a terminal) passes
+ * through every exec, and Deno has no way to close a raw descriptor.
+ */
+export const CLOSE_INHERITED = "export -n PWD OLDPWD; " +
+  'for f in /proc/self/fd/*; do f=${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done; ' +
+  // bash exports SHLVL to what it runs; bwrap sets PWD itself.
+  'exec /usr/bin/env -u SHLVL "$0" "$@"';
 
 /** What {@link detectConfinement} found. */
 export interface ConfinementStatus {
@@ -311,6 +330,7 @@ async function probe(
     links: await topLinks(),
     denoDir: await denoDir(execPath),
     systemDirs: await existing(SYSTEM_DIRS),
+    ...await closer(),
   };
   const cmd = confineArgs(layout, { grant: {}, args: ["--version"], env: {} });
   const run = await new Deno.Command(cmd.command, {
@@ -406,6 +426,14 @@ async function topLinks(): Promise<Array<[string, string]>> {
     if (info?.isSymlink) links.push([path, await Deno.readLink(path)]);
   }
   return links;
+}
+
+// The bash that closes inherited descriptors, when it runs here.
+async function closer(): Promise<{ closer?: string }> {
+  const bash = findProgram("bash", "/usr/bin:/bin");
+  if (bash === null) return {};
+  const run = await output(bash, ["-c", CLOSE_INHERITED, "true"]);
+  return run === null ? {} : { closer: bash };
 }
 
 /** Real folders (not links) among the paths. */
@@ -546,8 +574,8 @@ export function confineArgs(
     args.push(layout.execPath, ...main.map((a) => relayPath(a)));
   } else args.push(...argv);
   return {
-    command: layout.bwrap,
-    args,
+    command: layout.closer ?? layout.bwrap,
+    args: layout.closer ? ["-c", CLOSE_INHERITED, layout.bwrap, ...args] : args,
     env: envOf(layout, spec, program),
     cwd,
   };

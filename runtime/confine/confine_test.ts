@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import {
+  CLOSE_INHERITED,
   confineArgs,
   detectConfinement,
   grantMounts,
@@ -51,6 +52,8 @@ Deno.test("detectConfinement() confines where bwrap works", {
   }
   assert.match(status.reason, /bubblewrap/);
   assert.equal(status.layout?.execPath, await Deno.realPath(Deno.execPath()));
+  // bash runs here (the adversarial tests start bwrap through it).
+  assert.ok(status.layout?.closer?.endsWith("/bash"));
 });
 
 Deno.test("confineArgs() isolates every namespace and binds only the grant", () => {
@@ -133,6 +136,19 @@ Deno.test("confineArgs() binds a grant from its real path, a link's target only 
   assert.doesNotMatch(refused, new RegExp(`${link}( |$)`));
   assert.match(refused, new RegExp(`--bind-try ${root} ${root}`));
   Deno.removeSync(root, { recursive: true });
+});
+
+Deno.test("confineArgs() starts bwrap through the closer when there is one", () => {
+  const base = { runtimeFiles: [], args: ["x"], grant: {}, env: {} };
+  const direct = confineArgs(LAYOUT, base);
+  const closed = confineArgs({ ...LAYOUT, closer: "/usr/bin/bash" }, base);
+  assert.equal(closed.command, "/usr/bin/bash");
+  assert.deepEqual(closed.args, [
+    "-c",
+    CLOSE_INHERITED,
+    LAYOUT.bwrap,
+    ...direct.args,
+  ]);
 });
 
 Deno.test("confineArgs() binds system folders only for a run grant", () => {

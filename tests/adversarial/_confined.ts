@@ -46,6 +46,12 @@ export interface RunConfinedOptions {
   env?: Record<string, string>;
   /** Extra Deno flags. @default ["--allow-all"] */
   flags?: string[];
+  /**
+   * A host file the spawner holds open as fd 9, without close-on-exec, when
+   * it starts the confined command: as a host started by a careless parent
+   * holds what it inherited. @default none
+   */
+  heldOpen?: string;
 }
 
 /**
@@ -75,8 +81,11 @@ export async function spawnConfined(
     ],
     env: options.env ?? {},
   });
-  const child = new Deno.Command(cmd.command, {
-    args: cmd.args,
+  const held = options.heldOpen;
+  const child = new Deno.Command(held ? "/bin/bash" : cmd.command, {
+    args: held
+      ? ["-c", 'exec 9<"$0"; exec "$@"', held, cmd.command, ...cmd.args]
+      : cmd.args,
     env: cmd.env,
     clearEnv: true,
     cwd: cmd.cwd,

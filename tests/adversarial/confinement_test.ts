@@ -318,6 +318,52 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a confined process inherits no descriptor the host inherited" +
+    NEEDS_CONFINEMENT,
+  ignore,
+  async fn() {
+    // Deno opens everything close-on-exec, but a descriptor the host got
+    // from its own parent without it (a supervisor's pipe, a log file, a
+    // terminal) passes through every exec: bwrap's, then the program's.
+    const outside = await Deno.makeTempDir({ prefix: "outside_" });
+    const secret = join(outside, "secret.txt");
+    await Deno.writeTextFile(secret, "TOP-SECRET\n");
+    try {
+      const run = await runConfined(
+        `const r = await new Deno.Command("sh", {
+          args: ["-c", "ls /proc/self/fd; cat <&9"],
+        }).output();
+        const text = new TextDecoder();
+        console.log(JSON.stringify({
+          fds: [...Deno.readDirSync("/proc/self/fd")].map((e) => {
+            try {
+              return Deno.readLinkSync("/proc/self/fd/" + e.name);
+            } catch {
+              return "";
+            }
+          }),
+          child: text.decode(r.stdout) + text.decode(r.stderr),
+        }));`,
+        {
+          grant: { run: ["sh"] },
+          env: { PATH: "/usr/bin:/bin" },
+          heldOpen: secret,
+        },
+      );
+      assert.equal(run.code, 0, run.stderr);
+      const seen = JSON.parse(run.stdout);
+      assert.doesNotMatch(seen.child, /TOP-SECRET/);
+      // The child tried, and fd 9 was not there; nor is the file open in
+      // the process itself.
+      assert.match(seen.child, /9: Bad file descriptor/);
+      assert.ok(!seen.fds.includes(secret), `fds: ${seen.fds}`);
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "killing the confined process takes its whole process tree down" +
     NEEDS_CONFINEMENT,
   ignore,
