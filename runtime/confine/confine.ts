@@ -64,7 +64,24 @@ export interface ConfinementLayout {
    * inherited without close-on-exec reaches the confined program
    */
   closer?: string;
+  /**
+   * The cap on tasks (processes and threads) of a program that can fork:
+   * any program but Deno, and Deno with a `run` grant. Set by detection
+   * where {@link PRLIMIT} exists, to {@link MAX_TASKS}. @default none
+   */
+  maxTasks?: number;
 }
+
+/**
+ * The tasks (processes and threads) one confined program may have at once:
+ * RLIMIT_NPROC, set by `prlimit` inside the namespace, where it counts the
+ * confined uid of that user namespace only (so a fork bomb stops there,
+ * and the host's other processes do not count). A Deno sandbox process
+ * with 16 workers has about 24 threads; a headless browser a few hundred.
+ * The kernel does not enforce it when the host runs as root (the confined
+ * uid maps to root's).
+ */
+export const MAX_TASKS = 1024;
 
 /**
  * What the {@link ConfinementLayout.closer} runs before it becomes bwrap
@@ -331,6 +348,10 @@ async function probe(
     denoDir: await denoDir(execPath),
     systemDirs: await existing(SYSTEM_DIRS),
     ...await closer(),
+    ...await Deno.stat(PRLIMIT).then(
+      () => ({ maxTasks: MAX_TASKS }),
+      () => ({}),
+    ),
   };
   const cmd = confineArgs(layout, { grant: {}, args: ["--version"], env: {} });
   const run = await new Deno.Command(cmd.command, {
@@ -518,10 +539,16 @@ export function confineArgs(
   const deno = relayed || program === layout.execPath;
   // The command the namespace runs (behind the relay, if any): under
   // prlimit when capped.
-  const argv = [
+  const forks = program !== layout.execPath ||
+    (spec.grant.run ?? []).length > 0;
+  const limits = [
     ...(spec.memoryBytes ?? 0) > 0
-      ? [PRLIMIT, `--as=${Math.floor(spec.memoryBytes!)}`, "--"]
+      ? [`--as=${Math.floor(spec.memoryBytes!)}`]
       : [],
+    ...forks && layout.maxTasks ? [`--nproc=${layout.maxTasks}`] : [],
+  ];
+  const argv = [
+    ...limits.length > 0 ? [PRLIMIT, ...limits, "--"] : [],
     program,
     ...spec.args,
   ];

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import {
   CLOSE_INHERITED,
   confineArgs,
+  type ConfinementLayout,
   detectConfinement,
   grantMounts,
   RELAY_FILES,
@@ -149,6 +150,32 @@ Deno.test("confineArgs() starts bwrap through the closer when there is one", () 
     LAYOUT.bwrap,
     ...direct.args,
   ]);
+});
+
+Deno.test("confineArgs() caps the tasks of a program that can fork", () => {
+  const layout = { ...LAYOUT, maxTasks: 7 };
+  const base = { runtimeFiles: [], args: ["a"], env: {} };
+  const line = (
+    spec: Parameters<typeof confineArgs>[1],
+    at: ConfinementLayout = layout,
+  ) => confineArgs(at, spec).args.join(" ");
+  const python = { ...base, program: "/usr/bin/python3", grant: {} };
+  assert.match(
+    line(python),
+    / -- \/usr\/bin\/prlimit --nproc=7 -- \/usr\/bin\/python3 a$/,
+  );
+  assert.match(
+    line({ ...python, memoryBytes: 1024 }),
+    / -- \/usr\/bin\/prlimit --as=1024 --nproc=7 -- \/usr\/bin\/python3 a$/,
+  );
+  // Deno forks only with a run grant.
+  assert.doesNotMatch(line({ ...base, grant: {} }), /--nproc/);
+  assert.match(
+    line({ ...base, grant: { run: ["git"] } }),
+    / -- \/usr\/bin\/prlimit --nproc=7 -- \/usr\/lib\/deno\/deno a$/,
+  );
+  // Without prlimit found on the machine, nothing is capped.
+  assert.doesNotMatch(line(python, LAYOUT), /--nproc/);
 });
 
 Deno.test("confineArgs() binds system folders only for a run grant", () => {

@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { confineArgs, MAX_TASKS } from "../../runtime/confine/confine.ts";
 import {
   confinement,
   NEEDS_CONFINEMENT,
@@ -360,6 +361,43 @@ Deno.test({
     } finally {
       await Deno.remove(outside, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: "a fork bomb in a confined program stops at its task cap" +
+    NEEDS_CONFINEMENT,
+  ignore,
+  async fn() {
+    // The cap is RLIMIT_NPROC inside the namespace, which the kernel does
+    // not enforce on a host running as root (the confined uid maps to
+    // root's): run as nobody there, as a host should.
+    const cmd = confineArgs(confinement.layout!, {
+      program: "/bin/sh",
+      // dash stops at the first fork that fails; each line counts one.
+      args: [
+        "-c",
+        'i=0; while [ "$i" -lt 1500 ]; do sleep 60 & i=$((i+1)); echo "$i"; done',
+      ],
+      grant: {},
+      env: {},
+    });
+    const asNobody = Deno.uid() === 0
+      ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+      : [];
+    const [program, ...args] = [...asNobody, cmd.command, ...cmd.args];
+    const out = await new Deno.Command(program!, {
+      args,
+      env: cmd.env,
+      clearEnv: true,
+      cwd: "/",
+      stdin: "null",
+    }).output();
+    const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+    const started = Number(lines.at(-1));
+    assert.ok(started > 100, `it ran: ${started} started`);
+    assert.ok(started < MAX_TASKS, `${started} started`);
+    assert.match(new TextDecoder().decode(out.stderr), /fork/i);
   },
 });
 
