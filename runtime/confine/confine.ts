@@ -699,8 +699,9 @@ function commonFolder(files: readonly string[]): string {
 /**
  * The namespaces and the bare root: its own user (mapped to nobody, no
  * capabilities, no nested user namespaces), PIDs, network (loopback only,
- * down), IPC, hostname and cgroup view; its own `/proc`, a minimal `/dev`
- * and a private `/tmp` of `tmpMb` MiB, or `tmpDir` bound there.
+ * down), IPC, hostname and cgroup view; its own `/proc`, a minimal,
+ * read-only `/dev` with a `/dev/shm` of `tmpMb` MiB, and a private `/tmp`
+ * of `tmpMb` MiB, or `tmpDir` bound there.
  */
 function namespaceArgs(tmpMb: number, tmpDir?: string): string[] {
   return [
@@ -726,8 +727,19 @@ function namespaceArgs(tmpMb: number, tmpDir?: string): string[] {
     "--new-session",
     "--proc",
     "/proc",
+    // bwrap's /dev is a tmpfs the confined user may write, bounded by
+    // nothing but half the host's memory: read-only (its device binds stay
+    // usable), with a /dev/shm of /tmp's size for shared memory.
     "--dev",
     "/dev",
+    "--remount-ro",
+    "/dev",
+    "--perms",
+    "01777",
+    "--size",
+    String(tmpMb * 1024 * 1024),
+    "--tmpfs",
+    "/dev/shm",
     ...(tmpDir
       ? ["--bind", tmpDir, "/tmp"]
       : ["--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp"]),

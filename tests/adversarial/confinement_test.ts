@@ -365,6 +365,41 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a confined program fills no memory through /dev" + NEEDS_CONFINEMENT,
+  ignore,
+  async fn() {
+    // bwrap's /dev is a tmpfs of its own, writable by the confined user and
+    // bounded only by half the host's memory: past /tmp's bound and a
+    // script's workspace quota.
+    const cmd = confineArgs(confinement.layout!, {
+      program: "/bin/sh",
+      args: [
+        "-c",
+        "dd if=/dev/zero of=/dev/shm/fill bs=1M count=200 2>/dev/null; " +
+        "dd if=/dev/zero of=/dev/fill bs=1M count=200 2>/dev/null; " +
+        'wc -c /dev/shm/fill /dev/fill; echo "/dev/null" > /dev/null && echo null ok',
+      ],
+      grant: {},
+      env: {},
+      tmpMb: 16,
+    });
+    const out = await new Deno.Command(cmd.command, {
+      args: cmd.args,
+      env: cmd.env,
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) +
+      new TextDecoder().decode(out.stderr);
+    const shm = Number(/(\d+) \/dev\/shm\/fill/.exec(text)?.[1] ?? 0);
+    assert.ok(shm > 0, `it wrote to /dev/shm: ${text}`);
+    assert.ok(shm <= 16 * 1024 * 1024, `${shm} bytes in /dev/shm`);
+    assert.doesNotMatch(text, /\d+ \/dev\/fill/, text);
+    assert.match(text, /null ok/);
+  },
+});
+
+Deno.test({
   name: "a fork bomb in a confined program stops at its task cap" +
     NEEDS_CONFINEMENT,
   ignore,
