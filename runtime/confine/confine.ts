@@ -453,7 +453,7 @@ async function topLinks(): Promise<Array<[string, string]>> {
 async function closer(): Promise<{ closer?: string }> {
   const bash = findProgram("bash", "/usr/bin:/bin");
   if (bash === null) return {};
-  const run = await output(bash, ["-c", CLOSE_INHERITED, "true"]);
+  const run = await output(bash, ["-p", "-c", CLOSE_INHERITED, "true"]);
   return run === null ? {} : { closer: bash };
 }
 
@@ -602,7 +602,11 @@ export function confineArgs(
   } else args.push(...argv);
   return {
     command: layout.closer ?? layout.bwrap,
-    args: layout.closer ? ["-c", CLOSE_INHERITED, layout.bwrap, ...args] : args,
+    // -p: bash takes no functions, BASH_ENV or SHELLOPTS from the
+    // program's environment, which it runs in on the host.
+    args: layout.closer
+      ? ["-p", "-c", CLOSE_INHERITED, layout.bwrap, ...args]
+      : args,
     env: envOf(layout, spec, program),
     cwd,
   };

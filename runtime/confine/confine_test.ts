@@ -145,6 +145,7 @@ Deno.test("confineArgs() starts bwrap through the closer when there is one", () 
   const closed = confineArgs({ ...LAYOUT, closer: "/usr/bin/bash" }, base);
   assert.equal(closed.command, "/usr/bin/bash");
   assert.deepEqual(closed.args, [
+    "-p",
     "-c",
     CLOSE_INHERITED,
     LAYOUT.bwrap,

@@ -365,6 +365,46 @@ Deno.test({
 });
 
 Deno.test({
+  name: "nothing in a confined program's environment runs before bwrap" +
+    NEEDS_CONFINEMENT,
+  ignore,
+  async fn() {
+    // The environment is the program's (granted host variables, an
+    // imported server's entry), and it reaches the bash that closes
+    // inherited descriptors first, on the host: an exported function named
+    // like a builtin, or BASH_ENV, would run there, unconfined.
+    const host = await Deno.makeTempDir({ prefix: "outside_" });
+    const proof = join(host, "ran-on-the-host");
+    const hook = `echo HOST-SIDE > ${proof}`;
+    await Deno.writeTextFile(join(host, "bash_env"), hook);
+    const cmd = confineArgs(confinement.layout!, {
+      program: "/bin/sh",
+      args: ["-c", "echo confined"],
+      grant: {},
+      env: {
+        "BASH_FUNC_exec%%": `() { ${hook}; }`,
+        "BASH_FUNC_eval%%": `() { ${hook}; }`,
+        BASH_ENV: join(host, "bash_env"),
+        SHELLOPTS: "xtrace",
+        PS4: `$(${hook})`,
+      },
+    });
+    try {
+      const out = await new Deno.Command(cmd.command, {
+        args: cmd.args,
+        env: cmd.env,
+        clearEnv: true,
+        stdin: "null",
+      }).output();
+      assert.equal(new TextDecoder().decode(out.stdout), "confined\n");
+      await assert.rejects(Deno.stat(proof), Deno.errors.NotFound);
+    } finally {
+      await Deno.remove(host, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "a confined program fills no memory through /dev" + NEEDS_CONFINEMENT,
   ignore,
   async fn() {
