@@ -85,16 +85,38 @@ export const MAX_TASKS = 1024;
 
 /**
  * What the {@link ConfinementLayout.closer} runs before it becomes bwrap
- * (`$0`, its arguments after; through `env`, which leaves bash's `SHLVL`
- * out of the program's environment): Deno opens every descriptor close-on-exec
- * and gives a child only its stdio, but one the host inherited without
- * close-on-exec (a supervisor's pipe, a log file, a terminal) passes
- * through every exec, and Deno has no way to close a raw descriptor.
+ * (`$0`; then how many grants it opens, their real paths, and bwrap's
+ * arguments). First it closes every descriptor above stderr: Deno opens
+ * its own close-on-exec and gives a child only its stdio, but one the host
+ * inherited without close-on-exec (a supervisor's pipe, a log file, a
+ * terminal) passes through every exec, and Deno has no way to close a raw
+ * descriptor. Then it opens each grant at descriptors 3, 4, ... (bwrap's
+ * `--bind-fd` mounts what is open, not a path it resolves again) and
+ * checks, with one `readlink` of all of them, that each is still the real
+ * path the host resolved and admitted: a folder on it swapped for a link
+ * since then fails the start (125) instead of mounting the link's target.
+ * It runs bwrap through `env`, which leaves bash's `SHLVL` out of the
+ * program's environment (bwrap sets `PWD` itself).
  */
-export const CLOSE_INHERITED = "export -n PWD OLDPWD; " +
-  'for f in /proc/self/fd/*; do f=${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done; ' +
-  // bash exports SHLVL to what it runs; bwrap sets PWD itself.
-  'exec /usr/bin/env -u SHLVL "$0" "$@"';
+export const CLOSE_INHERITED = [
+  "export -n PWD OLDPWD",
+  'for f in /proc/self/fd/*; do f=${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done',
+  "n=$1; shift; want=(); links=()",
+  "for ((i = 3; i < n + 3; i++)); do",
+  '  eval "exec $i<\\"\\$1\\"" || exit 125',
+  '  want+=("$1"); links+=("/proc/$$/fd/$i"); shift',
+  "done",
+  "if ((n > 0)); then",
+  '  mapfile -t got < <(/usr/bin/readlink -- "${links[@]}")',
+  "  for ((i = 0; i < n; i++)); do",
+  '    [ "${got[i]}" = "${want[i]}" ] || {',
+  '      echo "Cannot confine: \\"${want[i]}\\" changed while it was mounted" >&2',
+  "      exit 125",
+  "    }",
+  "  done",
+  "fi",
+  'exec /usr/bin/env -u SHLVL "$0" "$@"',
+].join("\n");
 
 /** What {@link detectConfinement} found. */
 export interface ConfinementStatus {
@@ -453,7 +475,14 @@ async function topLinks(): Promise<Array<[string, string]>> {
 async function closer(): Promise<{ closer?: string }> {
   const bash = findProgram("bash", "/usr/bin:/bin");
   if (bash === null) return {};
-  const run = await output(bash, ["-p", "-c", CLOSE_INHERITED, "true"]);
+  const run = await output(bash, [
+    "-p",
+    "-c",
+    CLOSE_INHERITED,
+    "/usr/bin/true",
+    "1",
+    "/",
+  ]);
   return run === null ? {} : { closer: bash };
 }
 
@@ -561,15 +590,23 @@ export function confineArgs(
     : { ...spec.grant, run: [...spec.grant.run ?? [], ...runs] };
   const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir);
   args.push(...programMounts(layout, { program, grant, deno, spec }));
+  // What the closer opens, in order, at descriptors 3, 4, ...
+  const opened: string[] = [];
   for (const [path, writable] of grantMounts(grant)) {
     // bwrap follows links in a source: bind the real path, resolved once
-    // and admitted, never a path that could lead elsewhere by then.
+    // and admitted, never a path that could lead elsewhere by then (the
+    // closer checks it still is that path when it opens it).
     const source = realPath(path);
     if (source === null) continue;
     if (source !== path && spec.admitLink?.(source, writable) === false) {
       continue;
     }
-    args.push(writable ? "--bind-try" : "--ro-bind-try", source, path);
+    if (layout.closer) {
+      const fd = String(3 + opened.push(source) - 1);
+      args.push(writable ? "--bind-fd" : "--ro-bind-fd", fd, path);
+    } else {
+      args.push(writable ? "--bind-try" : "--ro-bind-try", source, path);
+    }
   }
   const binds: NonNullable<ConfineSpec["binds"]> = [
     ...spec.binds ?? [],
@@ -605,7 +642,15 @@ export function confineArgs(
     // -p: bash takes no functions, BASH_ENV or SHELLOPTS from the
     // program's environment, which it runs in on the host.
     args: layout.closer
-      ? ["-p", "-c", CLOSE_INHERITED, layout.bwrap, ...args]
+      ? [
+        "-p",
+        "-c",
+        CLOSE_INHERITED,
+        layout.bwrap,
+        String(opened.length),
+        ...opened,
+        ...args,
+      ]
       : args,
     env: envOf(layout, spec, program),
     cwd,

@@ -142,15 +142,31 @@ Deno.test("confineArgs() binds a grant from its real path, a link's target only 
 Deno.test("confineArgs() starts bwrap through the closer when there is one", () => {
   const base = { runtimeFiles: [], args: ["x"], grant: {}, env: {} };
   const direct = confineArgs(LAYOUT, base);
-  const closed = confineArgs({ ...LAYOUT, closer: "/usr/bin/bash" }, base);
+  const layout = { ...LAYOUT, closer: "/usr/bin/bash" };
+  const closed = confineArgs(layout, base);
   assert.equal(closed.command, "/usr/bin/bash");
   assert.deepEqual(closed.args, [
     "-p",
     "-c",
     CLOSE_INHERITED,
     LAYOUT.bwrap,
+    "0",
     ...direct.args,
   ]);
+  // Grants: the closer opens their real paths, bwrap mounts what is open.
+  const root = Deno.realPathSync(Deno.makeTempDirSync());
+  Deno.mkdirSync(`${root}/in`);
+  Deno.symlinkSync(`${root}/in`, `${root}/link`);
+  const granted = confineArgs(layout, {
+    ...base,
+    grant: { read: [`${root}/link`], write: [root] },
+  }).args;
+  assert.deepEqual(granted.slice(4, 7), ["2", root, `${root}/in`]);
+  const line = granted.join(" ");
+  assert.match(line, new RegExp(` --bind-fd 3 ${root} `));
+  assert.match(line, new RegExp(` --ro-bind-fd 4 ${root}/link `));
+  assert.doesNotMatch(line, new RegExp(`-bind-try ${root}`));
+  Deno.removeSync(root, { recursive: true });
 });
 
 Deno.test("confineArgs() caps the tasks of a program that can fork", () => {

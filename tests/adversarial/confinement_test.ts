@@ -405,6 +405,48 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a grant swapped for a link after it was resolved is never mounted" +
+    NEEDS_CONFINEMENT,
+  ignore,
+  async fn() {
+    // The race a concurrent process with a write grant and `ln` could win:
+    // the host resolves and admits a grant's real path, then, before bwrap
+    // mounts it, a folder on that path becomes a link to the host.
+    const granted = await Deno.realPath(
+      await Deno.makeTempDir({ prefix: "granted_" }),
+    );
+    const outside = await Deno.makeTempDir({ prefix: "outside_" });
+    await Deno.writeTextFile(join(outside, "secret.txt"), "TOP-SECRET\n");
+    const view = join(granted, "view");
+    await Deno.mkdir(view);
+    try {
+      const cmd = confineArgs(confinement.layout!, {
+        program: "/bin/sh",
+        args: ["-c", `cat ${view}/secret.txt; ls ${view}`],
+        grant: { read: [view] },
+        env: {},
+      });
+      await Deno.remove(view);
+      await Deno.symlink(outside, view);
+      const out = await new Deno.Command(cmd.command, {
+        args: cmd.args,
+        env: cmd.env,
+        clearEnv: true,
+        stdin: "null",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) +
+        new TextDecoder().decode(out.stderr);
+      assert.doesNotMatch(text, /TOP-SECRET|secret\.txt\n/);
+      assert.notEqual(out.code, 0, text);
+      assert.match(text, /changed while it was mounted/);
+    } finally {
+      await Deno.remove(granted, { recursive: true });
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "a confined program fills no memory through /dev" + NEEDS_CONFINEMENT,
   ignore,
   async fn() {
