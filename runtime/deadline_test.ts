@@ -248,3 +248,12 @@ Deno.test("startDeadline() keeps a deadline longer than a timer can wait", async
   assert.equal(deadline.signal.aborted, false);
   deadline.dispose();
 });
+
+Deno.test("raceAbort() on a signal already aborted still handles the work's later failure", async () => {
+  const controller = new AbortController();
+  controller.abort(new Error("timed out"));
+  // Work started before the race, failing once it sees the signal: left
+  // unhandled, its rejection would end the host's process.
+  const work = Promise.reject(new Error("aborted work"));
+  await assert.rejects(raceAbort(work, controller.signal), /timed out/);
+});

@@ -1,0 +1,59 @@
+/**
+ * Defects the seeded fuzz campaign (`fuzz_test.ts`) found, each held by a
+ * plain test of the one message that showed it, against a host in its own
+ * process (so a crash shows as the process dying, an uncaught error as a
+ * line on its stderr).
+ */
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { crashLines, type Msg, wsWire } from "../support/fuzz_drive.ts";
+import { startHostProcess } from "./_host_process.ts";
+
+const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
+
+async function answerTo(
+  wire: Awaited<ReturnType<typeof wsWire>>,
+  id: string,
+): Promise<Msg> {
+  for (;;) {
+    const found = wire.received.find((m) =>
+      m.req_id === id && !String(m.type).endsWith("/event")
+    );
+    if (found) return found;
+    const before = wire.received.length;
+    await wire.arrival(30_000);
+    assert.ok(wire.received.length > before, `No answer to "${id}"`);
+  }
+}
+
+Deno.test("a skill call with a timeout under a millisecond is answered and the host lives on", async () => {
+  await using host = await startHostProcess({ skills: [SKILLS] });
+  const wire = await wsWire(`${host.url.replace("http", "ws")}/a2e`);
+  try {
+    // The deadline passes while the run starts (reading the skill's
+    // scripts): a race, so several calls make it likely.
+    for (let i = 0; i < 10; i++) {
+      wire.send(JSON.stringify({
+        type: "skill/call/req",
+        id: `tiny${i}`,
+        name: "notes",
+        arguments: {},
+        timeout: 0.0001,
+      }));
+    }
+    for (let i = 0; i < 10; i++) {
+      const answer = await answerTo(wire, `tiny${i}`);
+      assert.equal(answer.type, "skill/call/resp", JSON.stringify(answer));
+      const data = answer.data as Msg;
+      assert.equal(data.success, false);
+      // Timed out, or failed first for want of an LLM.
+      assert.match(String(data.error_code), /^(timeout|skill_error)$/);
+    }
+    wire.send(JSON.stringify({ type: "ping", id: "after" }));
+    assert.equal((await answerTo(wire, "after")).type, "pong");
+  } finally {
+    await wire.close();
+  }
+  assert.deepEqual(crashLines(host.lines), []);
+});
