@@ -464,7 +464,12 @@ function checkValue(
   fromJson: boolean,
 ): ParseSuccess | ParseFailure {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    const what = Array.isArray(value) ? "an array" : typeof value;
+    // `typeof null` is "object": name it, or the message contradicts itself.
+    const what = value === null || value === undefined
+      ? String(value)
+      : Array.isArray(value)
+      ? "an array"
+      : `a ${typeof value}`;
     return {
       ok: false,
       code: "invalid_message",

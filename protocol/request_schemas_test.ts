@@ -194,3 +194,25 @@ Deno.test("every request field's wire name survives camelCase and back", () => {
   }
   assert.ok(count > 30, `${count} fields`);
 });
+
+Deno.test("parseMessage() names what arrived instead of a JSON object", () => {
+  // `typeof null` is "object": "expected a JSON object, got object" says
+  // nothing to the client that sent `null`.
+  for (
+    const [raw, what] of [
+      ["null", "null"],
+      ["[1]", "an array"],
+      ['"ping"', "a string"],
+      ["42", "a number"],
+      ["true", "a boolean"],
+    ]
+  ) {
+    const r = parseMessage(raw!);
+    assert.ok(!r.ok);
+    assert.equal(r.code, "invalid_message");
+    assert.equal(
+      r.message,
+      `Cannot accept message: expected a JSON object, got ${what}`,
+    );
+  }
+});
