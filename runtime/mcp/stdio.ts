@@ -32,7 +32,10 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   ErrorCode,
   type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainObject } from "../../protocol/json.ts";
 import { LineSplitter } from "../../protocol/lines.ts";
 import { Writable } from "node:stream";
 
@@ -209,21 +212,78 @@ export class StdioLineTransport implements Transport {
       );
       return;
     }
-    // The SDK's Server checks the message's shape itself.
+    // The SDK's Server drops, unanswered, a message its schemas refuse: a
+    // client waiting on its id would wait forever. The common shape is
+    // checked here without zod; anything else by the SDK's own schema.
+    // One with no id to answer goes on to the SDK, which logs it.
+    if (
+      !isPlainRequest(message) &&
+      !JSONRPCMessageSchema.safeParse(message).success
+    ) {
+      const id = requestId(message);
+      if (id !== null) {
+        this.#refuse(
+          ErrorCode.InvalidRequest,
+          "Invalid Request: not a JSON-RPC 2.0 request, notification or response the MCP schema accepts",
+          id,
+        );
+        return;
+      }
+    }
     this.onmessage?.(message);
   }
 
-  // An answer to a line that is no message: JSON-RPC says `id: null`.
-  #refuse(code: number, message: string): void {
+  // An answer to a line that is no message: JSON-RPC says `id: null`
+  // unless the request's id can be read.
+  #refuse(
+    code: number,
+    message: string,
+    id: string | number | null = null,
+  ): void {
     this.onerror?.(new Error(message));
     void this.send(
       {
         jsonrpc: "2.0",
-        id: null,
+        id,
         error: { code, message },
       } as unknown as JSONRPCMessage,
     );
   }
+}
+
+// A request or notification of the shape nearly all are (the SDK's strict
+// schema: these four fields at most, an id that is a string or an
+// integer, params an object whose `_meta` is absent or holds at most a
+// progress token): what the SDK surely takes.
+function isPlainRequest(message: unknown): boolean {
+  if (!isPlainObject(message)) return false;
+  if (message.jsonrpc !== "2.0" || typeof message.method !== "string") {
+    return false;
+  }
+  for (const key in message) {
+    if (
+      key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params"
+    ) return false;
+  }
+  const { id, params } = message;
+  if (id !== undefined && !isId(id)) return false;
+  if (params === undefined) return true;
+  if (!isPlainObject(params)) return false;
+  const meta = params._meta;
+  return meta === undefined ||
+    (isPlainObject(meta) && (meta.progressToken === undefined ||
+      isId(meta.progressToken)) &&
+      meta[RELATED_TASK_META_KEY] === undefined);
+}
+
+// A JSON-RPC id or progress token: a string or an integer.
+function isId(value: unknown): boolean {
+  return typeof value === "string" || Number.isInteger(value);
+}
+
+function requestId(message: unknown): string | number | null {
+  const id = isPlainObject(message) ? message.id : undefined;
+  return isId(id) ? id as string | number : null;
 }
 
 /**

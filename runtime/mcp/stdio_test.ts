@@ -149,3 +149,45 @@ Deno.test("StdioLineTransport refuses a second start", async () => {
   assert.throws(() => transport.start(), /started already/);
   await transport.close();
 });
+
+Deno.test("StdioLineTransport answers JSON that is no JSON-RPC message when it has an id, and goes on", async () => {
+  // The SDK's Server drops a message its schemas refuse (an extra field,
+  // params that are no object, another jsonrpc): the client would wait
+  // for an answer forever.
+  const input = chunks(
+    '{"jsonrpc":"2.0","id":4,"method":"ping","extra":1}\n',
+    '{"jsonrpc":"2.0","id":"five","method":"prompts/get","params":"x"}\n',
+    '{"jsonrpc":"1.0","id":6,"method":"ping"}\n',
+    '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"_meta":{"progressToken":1.5}}}\n',
+    '{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n',
+    "[]\n",
+    '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":"p"}}}\n',
+    '{"jsonrpc":"2.0","id":9,"result":{}}\n',
+  );
+  const out = sink();
+  const { messages } = await run(
+    new StdioLineTransport({ input: input.source, output: out.output }),
+    input.end,
+  );
+  // No id to answer: the SDK sees them, and logs them, as before.
+  assert.deepEqual(messages, [
+    { jsonrpc: "2.0", id: 1.5, method: "ping" },
+    [],
+    {
+      jsonrpc: "2.0",
+      id: 8,
+      method: "tools/call",
+      params: { name: "t", _meta: { progressToken: "p" } },
+    },
+    { jsonrpc: "2.0", id: 9, result: {} },
+  ]);
+  const answers = out.lines as {
+    id: unknown;
+    error: { code: number; message: string };
+  }[];
+  assert.deepEqual(answers.map((a) => a.id), [4, "five", 6, 7]);
+  for (const answer of answers) {
+    assert.equal(answer.error.code, -32600);
+    assert.match(answer.error.message, /^Invalid Request: /);
+  }
+});
