@@ -90,6 +90,8 @@ import {
   SkillsServer,
 } from "./skills_extension.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import { describeZodError } from "../../protocol/request_schemas.ts";
+import { z } from "zod";
 
 /** The version skillbox reports to MCP clients. */
 export const SERVER_VERSION = "0.1.0";
@@ -199,6 +201,7 @@ export function createMcpServer(
     GetPromptRequestSchema,
     (request: GetPromptRequest) => getPrompt(served.catalog, request),
   );
+  refuseParamsAsInvalid(server);
   return {
     server,
     onPush(message) {
@@ -212,6 +215,33 @@ export function createMcpServer(
       codeApiChanged();
     },
   };
+}
+
+type RequestHandler = (request: unknown, extra: unknown) => unknown;
+
+// The SDK answers a request whose params its schema refuses (`initialize`,
+// `prompts/get`, `logging/setLevel`, ...) with InternalError (-32603) and
+// zod's issues as multi-line JSON: a client's own mistake, reported as the
+// server's. Each handler the SDK holds (set by `setRequestHandler`, which
+// throws zod's error synchronously) answers InvalidParams, in one line.
+// tools/call takes the fallback handler: nothing changes on its path.
+function refuseParamsAsInvalid(server: Server): void {
+  const handlers = (server as unknown as {
+    _requestHandlers: Map<string, RequestHandler>;
+  })._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, (request, extra) => {
+      try {
+        return handler(request, extra);
+      } catch (error) {
+        // The SDK parses with `zod/v4-mini`: its errors are core's.
+        if (!(error instanceof z.core.$ZodError)) throw error;
+        throw invalidParams(
+          `Invalid ${method} request: ${describeZodError(error as z.ZodError)}`,
+        );
+      }
+    });
+  }
 }
 
 async function listTools(served: Served): Promise<{ tools: McpTool[] }> {

@@ -328,3 +328,44 @@ Deno.test("EventRelay sends joined llm tokens on its own once the coalescing del
     params: { progressToken: "p", progress: 0.001, message: "ab" },
   });
 });
+
+Deno.test("a request whose params the SDK's schema refuses is answered InvalidParams in one line, not InternalError with zod's issues", async () => {
+  const { link } = fakeLink();
+  const { server } = createMcpServer(link);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const answers = new Map<unknown, Record<string, unknown>>();
+  let arrived = () => {};
+  clientSide.onmessage = (message: unknown) => {
+    const m = message as Record<string, unknown>;
+    answers.set(m.id, m);
+    arrived();
+  };
+  await clientSide.start();
+  const bad = [
+    { method: "prompts/get", params: { name: "x", arguments: { a: 1 } } },
+    { method: "tools/list", params: { cursor: 5 } },
+    { method: "logging/setLevel", params: { level: "loud" } },
+    {
+      method: "initialize",
+      params: { protocolVersion: 1, capabilities: "x", clientInfo: {} },
+    },
+  ];
+  for (const [id, request] of bad.entries()) {
+    await clientSide.send({ jsonrpc: "2.0", id, ...request });
+  }
+  while (answers.size < bad.length) {
+    await new Promise<void>((resolve) => arrived = resolve);
+  }
+  for (const [id, request] of bad.entries()) {
+    const error = answers.get(id)!.error as { code: number; message: string };
+    assert.ok(error, JSON.stringify(answers.get(id)));
+    assert.equal(error.code, ErrorCode.InvalidParams, JSON.stringify(error));
+    assert.ok(!error.message.includes("\n"), error.message);
+    assert.match(
+      error.message,
+      new RegExp(`^Invalid ${request.method} request: params`),
+    );
+  }
+  await clientSide.close();
+});
