@@ -342,7 +342,7 @@ export function a2eMutants(
     const rounds = rng.chance(0.15) ? 0 : 1 + rng.int(3);
     for (let r = 0; r < rounds; r++) mutateObject(rng, message, notes);
     let raw = JSON.stringify(message);
-    switch (rng.int(14)) {
+    switch (rng.int(15)) {
       case 0:
         raw = withDuplicate(raw, rng.pick(["id", "type", "arguments"]), {
           dup: true,
@@ -363,10 +363,24 @@ export function a2eMutants(
         },${raw.slice(1).replace(/"id":"[^"]*",?/, "")}`;
         notes.push("odd-id");
         break;
+      case 4:
+        // Over the host's 4 MiB message bound, id first (it is salvaged).
+        if (rng.chance(0.25)) {
+          raw = `{"id":"${id}",${raw.slice(1, -1)},"pad":"${
+            "p".repeat(4.5 * 1024 * 1024)
+          }"}`;
+          notes.push("huge");
+        }
+        break;
     }
     out.push({
       raw,
-      answerId: isValidShutdown(raw) ? null : readableId(raw),
+      // Too large to parse: the host salvages the first id.
+      answerId: notes.at(-1) === "huge"
+        ? id
+        : isValidShutdown(raw)
+        ? null
+        : readableId(raw),
       note: notes.join(" "),
     });
   }

@@ -34,6 +34,8 @@ const EVENT_TYPES = new Set(["tool/event", "skill/event", "invoke/event"]);
 
 /** One A2E session, however it is carried. */
 export interface A2eWire {
+  /** Resolves when the connection has closed. */
+  readonly closed: Promise<void>;
   send(raw: string): Promise<void>;
   /** Every message received so far, in order. */
   readonly received: readonly Msg[];
@@ -160,6 +162,14 @@ export async function driveA2eBatch(
   }
   for (const msg of received()) assertA2eShape(msg, String(msg.req_id));
   if (Deno.env.get("FUZZ_VERBOSE")) summarize(received());
+  const dump = Deno.env.get("FUZZ_DUMP");
+  if (dump) {
+    Deno.writeTextFileSync(
+      dump,
+      received().map((m) => JSON.stringify(m).slice(0, 2000) + "\n").join(""),
+      { append: true },
+    );
+  }
 }
 
 /** A WebSocket carrying one A2E session. */
@@ -183,6 +193,7 @@ export async function wsWire(url: string): Promise<A2eWire> {
   });
   return {
     received,
+    closed,
     send(raw) {
       socket.send(raw);
       return Promise.resolve();
@@ -241,6 +252,7 @@ export async function sseWire(base: string): Promise<A2eWire> {
   })();
   return {
     received,
+    closed: reading,
     async send(raw) {
       const res = await fetch(`${base}/send`, {
         method: "POST",
@@ -289,6 +301,7 @@ export function stdioWire(
     child,
     stderr,
     received,
+    closed: reading,
     send: (raw) => writer.write(new TextEncoder().encode(raw + "\n")),
     arrival: (ms) => waitFor((w) => wake = w, ms),
     async close() {
@@ -371,6 +384,8 @@ function assertMcpMessage(msg: Msg, note: string): void {
   if ("error" in msg) {
     const error = msg.error as Msg;
     assert.ok(Number.isInteger(error.code), `${note}: ${JSON.stringify(msg)}`);
+    // A client's bad input is its own mistake, not the server's.
+    assert.notEqual(error.code, -32603, `${note}: ${JSON.stringify(msg)}`);
     assert.equal(typeof error.message, "string", note);
     assert.doesNotMatch(String(error.message), /\n\s+at /, note);
   }
@@ -497,8 +512,12 @@ export async function assertHistoryReadable(base: string): Promise<void> {
 
 /** Lines of a host's stderr that show an uncaught error or a stack trace. */
 export function crashLines(lines: readonly string[]): string[] {
-  return lines.filter((line) =>
-    /uncaught|unhandled|panicked|^\s+at .+:\d+:\d+\)?$|RangeError|TypeError|Maximum call stack/i
+  // Deno colours what it prints on a crash: the escapes are matched.
+  // deno-lint-ignore no-control-regex
+  return lines.map((line) => line.replace(/\x1b\[[0-9;]*m/g, "")).filter((
+    line,
+  ) =>
+    /^error: Uncaught|^\s+at .+:\d+:\d+\)?$|panicked|Maximum call stack/
       .test(line)
   );
 }
@@ -518,4 +537,74 @@ function summarize(messages: readonly Msg[]): void {
   }
   // deno-lint-ignore no-console
   console.error(counts);
+}
+
+/** A host process on `--mcp`: one MCP session as NDJSON on stdin/stdout. */
+export function mcpStdioWire(
+  command: Deno.Command,
+): A2eWire & { child: Deno.ChildProcess; stderr: Promise<string> } {
+  // The same line framing as A2E's stdio: only the messages differ.
+  return stdioWire(command);
+}
+
+/**
+ * Sends one batch of MCP mutants as lines on an `--mcp` session and asserts
+ * each readable id of a single (not batched) request was answered once.
+ *
+ * @param wire the session (initialized or not: both are fuzzed)
+ * @param batch seed and count
+ */
+export async function driveMcpStdioBatch(
+  wire: A2eWire,
+  batch: { seed: number; count: number },
+): Promise<void> {
+  const from = wire.received.length;
+  const expected = new Map<unknown, string[]>();
+  for (const mutant of mcpMutants(batch.seed, batch)) {
+    await wire.send(mutant.raw);
+    // A batch is no message on stdio: the SDK logs it and answers nothing.
+    if (mutant.raw.startsWith("[")) continue;
+    for (const id of mutant.ids) {
+      expected.set(id, [...expected.get(id) ?? [], mutant.note]);
+    }
+  }
+  const last = `end${batch.seed}`;
+  await wire.send(JSON.stringify({ jsonrpc: "2.0", id: last, method: "ping" }));
+  expected.set(last, ["sentinel"]);
+  const answers = () => {
+    const byId = new Map<unknown, Msg[]>();
+    for (const msg of wire.received.slice(from)) {
+      if (!("result" in msg || "error" in msg)) continue;
+      byId.set(msg.id, [...byId.get(msg.id) ?? [], msg]);
+    }
+    return byId;
+  };
+  const deadline = Date.now() + STUCK_MS;
+  const missing = () =>
+    [...expected].filter(([id, notes]) =>
+      (answers().get(id)?.length ?? 0) < notes.length
+    );
+  while (missing().length > 0) {
+    assert.ok(
+      Date.now() < deadline,
+      `Stuck: no answer to ${
+        missing().slice(0, 8).map(([id, notes]) =>
+          `${JSON.stringify(id)} (${notes.join("; ").slice(0, 200)})`
+        ).join(", ")
+      }`,
+    );
+    await wire.arrival(deadline - Date.now());
+  }
+  for (const [id, list] of answers()) {
+    for (const msg of list) assertMcpMessage(msg, JSON.stringify(id));
+    if (id === null) {
+      assert.ok(list.every((m) => "error" in m), JSON.stringify(list));
+      continue;
+    }
+    assert.equal(
+      list.length,
+      expected.get(id)?.length,
+      `${JSON.stringify(id)}: ${JSON.stringify(list).slice(0, 500)}`,
+    );
+  }
 }
