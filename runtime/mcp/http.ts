@@ -17,6 +17,13 @@
  */
 
 import { requestBodyTooLargeMessage } from "@modelcontextprotocol/sdk/server/requestBody.js";
+import {
+  ErrorCode,
+  InitializeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import { isPlainObject } from "../../protocol/json.ts";
+import { describeZodError } from "../../protocol/request_schemas.ts";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
 import { jsonError } from "../doors/guard.ts";
 import {
@@ -256,6 +263,10 @@ async function post(
       }),
     );
   }
+  if (transport.sessionId === undefined) {
+    const refused = refuseInitialize(parsedBody);
+    if (refused) return refused;
+  }
   const held = reads?.take(parsedBody, principal);
   if (held === undefined) return await transport.post(request, parsedBody);
   if (held instanceof Response) return held;
@@ -268,6 +279,31 @@ async function post(
     held();
     throw error;
   }
+}
+
+// The SDK takes an `initialize` its schema refuses for no initialize at all
+// and answers "Bad Request: Server not initialized", id null: the client
+// learns nothing. Say what is wrong with it, to its id.
+function refuseInitialize(body: unknown): Response | undefined {
+  if (!isPlainObject(body) || body.method !== "initialize") return undefined;
+  const checked = InitializeRequestSchema.safeParse(body);
+  if (checked.success) return undefined;
+  const id = typeof body.id === "string" || Number.isInteger(body.id)
+    ? body.id
+    : null;
+  return new Response(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      error: {
+        code: ErrorCode.InvalidParams,
+        message: `Invalid initialize request: ${
+          describeZodError(checked.error as unknown as z.ZodError)
+        }`,
+      },
+      id,
+    }),
+    { status: 400, headers: { "content-type": "application/json" } },
+  );
 }
 
 /** How large a POST's body may be, and how long it may take. */

@@ -57,3 +57,48 @@ Deno.test("a skill call with a timeout under a millisecond is answered and the h
   }
   assert.deepEqual(crashLines(host.lines), []);
 });
+
+Deno.test("an MCP initialize with wrong params is refused naming the field, with its id", async () => {
+  await using host = await startHostProcess({ skills: [SKILLS] });
+  for (
+    const [params, field] of [
+      [{}, "params.protocolVersion"],
+      [{
+        protocolVersion: 5,
+        capabilities: {},
+        clientInfo: { name: "c", version: "1" },
+      }, "params.protocolVersion"],
+      [{
+        protocolVersion: "2025-06-18",
+        capabilities: "all",
+        clientInfo: { name: "c", version: "1" },
+      }, "params.capabilities"],
+    ] as const
+  ) {
+    const res = await fetch(`${host.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "initialize",
+        params,
+      }),
+    });
+    // It was answered "Bad Request: Server not initialized", id null: the
+    // SDK took it for no initialize at all.
+    assert.equal(res.status, 400);
+    const answer = await res.json();
+    assert.equal(answer.id, 7, JSON.stringify(answer));
+    assert.equal(answer.error.code, -32602, JSON.stringify(answer));
+    assert.match(
+      answer.error.message,
+      new RegExp(`^Invalid initialize request: ${field}: `),
+    );
+    assert.equal(res.headers.get("mcp-session-id"), null);
+  }
+  assert.deepEqual(crashLines(host.lines), []);
+});
