@@ -829,10 +829,11 @@ export class CodeApiResource {
       case "resources/subscribe":
       case "resources/unsubscribe":
         if (p.uri !== CODE_API_URI) {
+          // Never String(): an own `toString` key would throw.
           throw invalidParams(
-            `Resource "${
-              String(p.uri)
-            }" offers no subscription: only "${CODE_API_URI}" does`,
+            `Resource ${
+              JSON.stringify(p.uri) ?? "undefined"
+            } offers no subscription: only "${CODE_API_URI}" does`,
           );
         }
         this.#subscribed = method === "resources/subscribe";

@@ -10,7 +10,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
 import type { A2eLink } from "./a2e_link.ts";
-import { createMcpServer, EventRelay, SessionCatalog } from "./server.ts";
+import {
+  CodeApiResource,
+  createMcpServer,
+  EventRelay,
+  SessionCatalog,
+} from "./server.ts";
 
 const ENVELOPE = { id: "m", version: "1", ts: 0, req_id: "r" };
 
@@ -368,4 +373,24 @@ Deno.test("a request whose params the SDK's schema refuses is answered InvalidPa
     );
   }
   await clientSide.close();
+});
+
+Deno.test("a subscription to a uri that is an object is refused naming it, not with a TypeError", () => {
+  const resource = new CodeApiResource({
+    request: () => Promise.reject(new Error("unused")),
+    listed: () => Promise.resolve(true),
+  });
+  // JSON.parse makes `toString` an own key: String() on it throws.
+  const uri = JSON.parse('{"toString":{"polluted":"yes"}}');
+  assert.throws(
+    () => resource.handle("resources/subscribe", { uri }, () => undefined),
+    (error: Error & { code?: number }) => {
+      assert.equal(error.code, -32602, error.message);
+      assert.match(
+        error.message,
+        /^Resource \{"toString":\{"polluted":"yes"\}\} offers no subscription/,
+      );
+      return true;
+    },
+  );
 });

@@ -46,6 +46,16 @@ export const MAX_SKILL_FILE_BYTES = 16 * 1024 * 1024;
 /** The most files a skill may have to be served (the extension's limit). */
 export const MAX_SKILL_FILES = 512;
 
+// The methods SkillsServer.handle answers.
+const METHODS: ReadonlySet<string> = new Set([
+  "skills/list",
+  "skills/get",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/directory/read",
+]);
+
 /** Skills (or resources) per page of `skills/list` and `resources/list`. */
 export const SKILLS_PAGE_SIZE = 100;
 
@@ -294,7 +304,20 @@ export class SkillsServer {
     params: unknown,
     signal?: AbortSignal,
   ): Promise<unknown> | undefined {
+    if (!METHODS.has(method)) return undefined;
     const p = isPlainObject(params) ? params : {};
+    // A uri or cursor that is no string is the client's mistake, said so:
+    // never made a string (an own `toString` key would throw).
+    const odd = p.uri !== undefined && typeof p.uri !== "string"
+      ? "uri"
+      : p.cursor !== undefined && typeof p.cursor !== "string"
+      ? "cursor"
+      : undefined;
+    if (odd !== undefined) {
+      return Promise.reject(invalidParams(
+        `Invalid ${method} request: params.${odd} must be a string`,
+      ));
+    }
     switch (method) {
       case "skills/list":
         return this.#list(p.cursor);

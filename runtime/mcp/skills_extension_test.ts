@@ -155,3 +155,44 @@ Deno.test("resources/read stops when its request is cancelled, and answers nothi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a uri or cursor that is no string is refused as InvalidParams, never turned into a string", async () => {
+  const { dir, served } = await folders(["a"]);
+  const skills = new SkillsServer(
+    { folders: () => Promise.resolve(served) },
+    { cache: new SkillFileCache() },
+  );
+  try {
+    // JSON.parse makes `toString` an own key: String() on it throws a
+    // TypeError, answered InternalError (-32603).
+    const odd = JSON.parse('{"toString":{"polluted":"yes"},"x":1}');
+    for (
+      const [method, params, field] of [
+        ["skills/get", { uri: odd }, "uri"],
+        ["resources/read", { uri: odd }, "uri"],
+        ["resources/directory/read", { uri: odd }, "uri"],
+        ["resources/read", { uri: 5 }, "uri"],
+        ["skills/list", { cursor: odd }, "cursor"],
+        [
+          "resources/directory/read",
+          { uri: "skill://a", cursor: odd },
+          "cursor",
+        ],
+      ] as const
+    ) {
+      await assert.rejects(
+        async () => await skills.handle(method, params),
+        (error: Error & { code?: number }) => {
+          assert.equal(error.code, -32602, `${method}: ${error.message}`);
+          assert.equal(
+            error.message,
+            `Invalid ${method} request: params.${field} must be a string`,
+          );
+          return true;
+        },
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
