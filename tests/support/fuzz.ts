@@ -527,7 +527,9 @@ export function mcpMutants(
     const notes = [String(message.method)];
     if ("id" in message) {
       message.id = rng.chance(0.1)
-        ? rng.pick([null, 1.5, true, [1], { a: 1 }, -1, "", "\uD800"])
+        // Odd, but never an id in flight again: reusing one is the
+        // client's fault, which JSON-RPC leaves undefined.
+        ? rng.pick([null, 1.5, true, [1], { a: 1 }, -next++, `\uD800${next++}`])
         : rng.chance(0.5)
         ? next++
         : `m${next++}`;
