@@ -94,6 +94,41 @@ Deno.test("fuzzed A2E and MCP messages get clear answers and the host serves on"
   }
 });
 
+Deno.test("on a host with tokens, fuzzed messages before an accepted handshake are answered and serve nothing", async () => {
+  await using host = await startHostProcess({
+    skills: [SKILLS],
+    tokens: ["tok-fuzz-5c1e07a9"],
+  });
+  const said = () => host.lines.slice(-40).join("\n");
+  await explained(said, async () => {
+    for (let b = 0; b < BATCHES; b++) {
+      for (
+        const wire of [
+          await wsWire(`${host.url.replace("http", "ws")}/a2e`),
+          await sseWire(`${host.url}/a2e`),
+        ]
+      ) {
+        await driveA2eBatch(wire, {
+          seed: SEED * 1000 + 500 + b,
+          count: COUNT,
+          handshake: b % 2 === 0,
+          prefix: "t",
+        });
+        // No fuzzed handshake holds the token: nothing is served.
+        for (const msg of wire.received) {
+          assert.ok(
+            msg.type === "error" ||
+              (msg.type === "handshake/resp" && msg.ok === false),
+            JSON.stringify(msg).slice(0, 400),
+          );
+        }
+        await wire.close();
+      }
+    }
+    assert.deepEqual(crashLines(host.lines), []);
+  });
+});
+
 Deno.test("clients that vanish mid-call, or speak after a shutdown, cost the host nothing and lose no run", async (t) => {
   // An HTTP+SSE client that drops its stream may reconnect: its session
   // and calls live on until it has been idle this long.
