@@ -8,6 +8,7 @@
  * @module
  */
 
+import net from "node:net";
 import postgres from "postgres";
 import {
   type ChildPage,
@@ -163,7 +164,8 @@ export async function openPostgresStore(
  * ```
  */
 export function lazyPostgresStore(url: string): PostgresRunStore {
-  return new PostgresRunStore(connect(url));
+  const { sql, answerMs, cut } = connect(url);
+  return new PostgresRunStore(sql, { answerMs, cut });
 }
 
 type Sql = postgres.Sql;
@@ -186,7 +188,7 @@ type Sql = postgres.Sql;
  */
 export function isDriverError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  return error.name === "PostgresError" ||
+  return error.name === "PostgresError" || error instanceof NoAnswer ||
     /\/registry\.npmjs\.org\/postgres\/\d[^/]*\//.test(error.stack ?? "");
 }
 
@@ -209,11 +211,69 @@ function holdDriverErrors(): void {
   });
 }
 
-// Four connections; a call fails after 3 s without one, and a statement
-// after 5 s waiting on a lock (see `lock_timeout` below).
-function connect(url: string): Sql {
+// A store call's bound when the URL's `?query_timeout=` (milliseconds,
+// `0`: none) does not set one. A server that stops answering (its
+// processes stopped, a network path dropping packets) held a query for
+// ever, or for TCP's retransmissions (about 15 minutes), and with it every
+// console read and this host's writes. Well above legitimate work: a write
+// of 1,000 runs of 32 KiB took 6 s, and a prune deletes at most about
+// max_runs runs at a time (see the recorder).
+const QUERY_TIMEOUT_MS = 30_000;
+const QUERY_TIMEOUT = /([?&])query_timeout=([^&#]*)&?/;
+
+// The store's error when the server gave no answer in time: the client's
+// own (see isDriverError), as the sockets it was on fail with it.
+class NoAnswer extends Error {}
+
+// What the store needs of its pool: the pool, the bound on each call, and
+// a way to drop every connection the pool and its LISTEN hold.
+interface Pool {
+  sql: Sql;
+  answerMs: number;
+  cut: (error?: Error) => void;
+}
+
+// Four connections; a call fails after 3 s without one, a statement after
+// 5 s waiting on a lock (see `lock_timeout` below), and a store call after
+// `query_timeout` without an answer (see PostgresRunStore's #answered).
+function connect(given: string): Pool {
   holdDriverErrors();
-  return postgres(url, {
+  const [, , ms] = given.match(QUERY_TIMEOUT) ?? [];
+  // At most nine digits: a timer of more than 2^31 ms fires at once.
+  if (ms !== undefined && !/^\d{1,9}$/.test(ms)) {
+    throw new Error(
+      `Cannot use the run store: query_timeout must be milliseconds, not "${ms}"`,
+    );
+  }
+  const answerMs = ms === undefined ? QUERY_TIMEOUT_MS : Number(ms);
+  // Not a server setting: the client's own, kept from the server, which
+  // refuses a parameter it does not know.
+  const url = given.replace(QUERY_TIMEOUT, "$1").replace(/[?&]$/, "");
+  // The client has no bound of its own on a query and cannot drop one
+  // connection from outside (its cancel() opens another connection, which
+  // a frozen server does not answer either): it is given the sockets, so
+  // that a call past its bound destroys them, failing what waits on them
+  // with the store's error; the pool and its LISTEN connect again as after
+  // any failure. Connecting itself is bounded by connect_timeout.
+  const sockets = new Set<net.Socket>();
+  let next = 0;
+  const socket = (
+    o: { host: string[]; port: number[]; path: string | false },
+  ) => {
+    const i = next++ % o.host.length;
+    const s = o.path
+      ? net.connect(o.path)
+      : net.connect(o.port[i]!, o.host[i]!);
+    // Named as the client names its own, for its errors' messages.
+    Object.assign(s, { host: o.host[i], port: o.port[i] });
+    // Not by their close events: the client removes every listener of a
+    // socket it upgrades to TLS.
+    for (const old of sockets) if (old.destroyed) sockets.delete(old);
+    sockets.add(s);
+    return s;
+  };
+  const sql = postgres(url, {
+    ...{ socket } as object,
     max: 4,
     connect_timeout: 3,
     // A statement waiting on a lock (an operator's LOCK TABLE, a migration
@@ -242,6 +302,11 @@ function connect(url: string): Sql {
       },
     },
   });
+  const cut = (error?: Error) => {
+    for (const s of sockets) s.destroy(error);
+    sockets.clear();
+  };
+  return { sql, answerMs, cut };
 }
 
 async function migrate(sql: Sql): Promise<void> {
@@ -281,136 +346,186 @@ async function migrate(sql: Sql): Promise<void> {
  */
 export class PostgresRunStore implements RunStore {
   #sql: Sql;
+  #answerMs: number;
+  #cut: (error?: Error) => void;
   #migrated = false;
   #migrating: Promise<void> | null = null;
 
-  /** @param sql the connection pool (the schema is made by {@link ready}) */
-  constructor(sql: Sql) {
+  /**
+   * @param sql the connection pool (the schema is made by {@link ready})
+   * @param bound how long a call waits for the server (`answerMs`, 0: for
+   *   ever) and how to drop the connections when it gave no answer
+   */
+  constructor(
+    sql: Sql,
+    bound: { answerMs: number; cut: (error?: Error) => void } = {
+      answerMs: 0,
+      cut: () => {},
+    },
+  ) {
     this.#sql = sql;
+    this.#answerMs = bound.answerMs;
+    this.#cut = bound.cut;
   }
 
   /** Makes sure the schema is in place (once it has been, at once). */
   async ready(): Promise<void> {
     if (this.#migrated) return;
-    this.#migrating ??= migrate(this.#sql).finally(() => {
-      this.#migrating = null;
-    });
+    this.#migrating ??= this.#answered(() => migrate(this.#sql)).finally(
+      () => {
+        this.#migrating = null;
+      },
+    );
     await this.#migrating;
     this.#migrated = true;
   }
 
+  // A call (one statement or one transaction) the server gave no answer
+  // within the bound fails with the store's error, and so does every
+  // other on the pool's sockets, which are dropped: a server that stops
+  // answering stops them all, and the pool must not hand out a connection
+  // still waiting on it. Its LISTEN connection is dropped too, and listens
+  // again once the server answers (see follow()).
+  async #answered<T>(work: () => Promise<T>): Promise<T> {
+    const ms = this.#answerMs;
+    if (ms === 0) return await work();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new NoAnswer(
+          `PostgreSQL gave no answer in ${ms} ms (store.url's query_timeout)`,
+        );
+        this.#cut(error);
+        reject(error);
+      }, ms);
+    });
+    try {
+      return await Promise.race([work(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async write(batch: readonly RunWrite[]): Promise<void> {
-    if (batch.length === 0) return;
-    await this.ready();
-    // A run written twice in one batch (running, then finished) keeps the last.
-    const last = new Map<string, RunWrite>();
-    for (const w of batch) last.set(w.run.id, w);
-    const writes = [...last.values()];
-    const ids = writes.map((w) => w.run.id);
-    const rows = writes.map(({ run }) => noNul(toRow(run)));
-    // Rows by spreading: each INSERT below names the columns it reads.
-    const events = writes.flatMap(({ run, events }) =>
-      events.map((e) => noNul({ run_id: run.id, ...e }))
-    );
-    const files = writes.flatMap(({ run, files }) =>
-      (files ?? []).map((f, seq) =>
-        noNul({
-          run_id: run.id,
-          seq,
-          ...f,
-          is_binary: f.data !== null && isBinary(f.data),
-        })
-      )
-    );
-    const host = writes[0]!.run.host ?? "";
-    await this.#sql.begin(async (tx) => {
-      // A run inserted finished was never announced as started (it lasted
-      // less than a flush): its start goes out now, just before its end,
-      // so other hosts' live views see both. `xmax = 0` tells an insert
-      // from an update of the row written `running` earlier.
-      const fresh = new Set<string>();
-      for (const part of chunks(rows, CHUNK)) {
-        const done = await tx`INSERT INTO skillbox_runs ${tx(part, ...COLUMNS)}
-          ON CONFLICT (id) DO UPDATE SET ${tx.unsafe(UPDATE_ALL)}
-          RETURNING id, (xmax = 0) AS inserted`;
-        for (const row of done) if (row.inserted) fresh.add(String(row.id));
-      }
-      await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
-        textArray(ids)
-      }::text[])`;
-      for (const part of chunks(events, CHUNK)) {
-        await tx`INSERT INTO skillbox_events ${
-          tx(part, "run_id", "seq", "kind", "data", "at")
-        }`;
-      }
-      if (files.length > 0) {
-        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+    return await this.#answered(async () => {
+      if (batch.length === 0) return;
+      await this.ready();
+      // A run written twice in one batch (running, then finished) keeps the last.
+      const last = new Map<string, RunWrite>();
+      for (const w of batch) last.set(w.run.id, w);
+      const writes = [...last.values()];
+      const ids = writes.map((w) => w.run.id);
+      const rows = writes.map(({ run }) => noNul(toRow(run)));
+      // Rows by spreading: each INSERT below names the columns it reads.
+      const events = writes.flatMap(({ run, events }) =>
+        events.map((e) => noNul({ run_id: run.id, ...e }))
+      );
+      const files = writes.flatMap(({ run, files }) =>
+        (files ?? []).map((f, seq) =>
+          noNul({
+            run_id: run.id,
+            seq,
+            ...f,
+            is_binary: f.data !== null && isBinary(f.data),
+          })
+        )
+      );
+      const host = writes[0]!.run.host ?? "";
+      await this.#sql.begin(async (tx) => {
+        // A run inserted finished was never announced as started (it lasted
+        // less than a flush): its start goes out now, just before its end,
+        // so other hosts' live views see both. `xmax = 0` tells an insert
+        // from an update of the row written `running` earlier.
+        const fresh = new Set<string>();
+        for (const part of chunks(rows, CHUNK)) {
+          const done = await tx`INSERT INTO skillbox_runs ${
+            tx(part, ...COLUMNS)
+          }
+            ON CONFLICT (id) DO UPDATE SET ${tx.unsafe(UPDATE_ALL)}
+            RETURNING id, (xmax = 0) AS inserted`;
+          for (const row of done) if (row.inserted) fresh.add(String(row.id));
+        }
+        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
           textArray(ids)
         }::text[])`;
-        for (const part of chunks(files, 100)) {
-          await tx`INSERT INTO skillbox_files ${
-            tx(
-              part,
-              "run_id",
-              "seq",
-              "name",
-              "size",
-              "data",
-              "note",
-              "is_binary",
-            )
+        for (const part of chunks(events, CHUNK)) {
+          await tx`INSERT INTO skillbox_events ${
+            tx(part, "run_id", "seq", "kind", "data", "at")
           }`;
         }
-      }
-      await announce(
-        tx,
-        host,
-        writes.map(({ run }): [Change, string] => [
-          run.outcome === "running"
-            ? "started"
-            : fresh.has(run.id)
-            ? "ran"
-            : "finished",
-          run.id,
-        ]),
-      );
+        if (files.length > 0) {
+          await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+            textArray(ids)
+          }::text[])`;
+          for (const part of chunks(files, 100)) {
+            await tx`INSERT INTO skillbox_files ${
+              tx(
+                part,
+                "run_id",
+                "seq",
+                "name",
+                "size",
+                "data",
+                "note",
+                "is_binary",
+              )
+            }`;
+          }
+        }
+        await announce(
+          tx,
+          host,
+          writes.map(({ run }): [Change, string] => [
+            run.outcome === "running"
+              ? "started"
+              : fresh.has(run.id)
+              ? "ran"
+              : "finished",
+            run.id,
+          ]),
+        );
+      });
     });
   }
 
   async list(query: RunQuery): Promise<RunPage> {
-    await this.ready();
-    const sql = this.#sql;
-    const { where, limit } = listQuery(query);
-    const condition = where.map(([c, v]) =>
-      v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${textOf(v)}`
-    ).reduce((a, b) => sql`${a} AND ${b}`, sql`TRUE`);
-    const rows = await sql`SELECT cursor, ${sql(COLUMNS)} FROM skillbox_runs
-      WHERE ${condition} ORDER BY cursor DESC LIMIT ${limit + 1}`;
-    return fromRow.page(rows, limit);
+    return await this.#answered(async () => {
+      await this.ready();
+      const sql = this.#sql;
+      const { where, limit } = listQuery(query);
+      const condition = where.map(([c, v]) =>
+        v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${textOf(v)}`
+      ).reduce((a, b) => sql`${a} AND ${b}`, sql`TRUE`);
+      const rows = await sql`SELECT cursor, ${sql(COLUMNS)} FROM skillbox_runs
+        WHERE ${condition} ORDER BY cursor DESC LIMIT ${limit + 1}`;
+      return fromRow.page(rows, limit);
+    });
   }
 
   async get(asked: string, scope: RunScope = "all"): Promise<RunDetail | null> {
-    await this.ready();
-    const sql = this.#sql;
-    const id = textOf(asked);
-    const [row] = await sql`SELECT ${
-      sql(COLUMNS)
-    } FROM skillbox_runs WHERE id = ${id}`;
-    if (!row || !mayView(scope, row.owner ?? null)) return null;
-    const [events, [count], children, files] = await Promise.all([
-      sql`SELECT seq, kind, data, at FROM skillbox_events WHERE run_id = ${id} ORDER BY seq`,
-      sql`SELECT count(*) AS n FROM skillbox_runs WHERE parent_id = ${id}
-        ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}`,
-      this.children(id, {}, scope),
-      sql`SELECT ${
-        sql.unsafe(FILE_ENTRY_COLUMNS)
-      } FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
-    ]);
-    return fromRow.detail(row, {
-      events,
-      files,
-      children,
-      childCount: Number(count?.n ?? 0),
+    return await this.#answered(async () => {
+      await this.ready();
+      const sql = this.#sql;
+      const id = textOf(asked);
+      const [row] = await sql`SELECT ${
+        sql(COLUMNS)
+      } FROM skillbox_runs WHERE id = ${id}`;
+      if (!row || !mayView(scope, row.owner ?? null)) return null;
+      const [events, [count], children, files] = await Promise.all([
+        sql`SELECT seq, kind, data, at FROM skillbox_events WHERE run_id = ${id} ORDER BY seq`,
+        sql`SELECT count(*) AS n FROM skillbox_runs WHERE parent_id = ${id}
+          ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}`,
+        this.children(id, {}, scope),
+        sql`SELECT ${
+          sql.unsafe(FILE_ENTRY_COLUMNS)
+        } FROM skillbox_files WHERE run_id = ${id} ORDER BY seq`,
+      ]);
+      return fromRow.detail(row, {
+        events,
+        files,
+        children,
+        childCount: Number(count?.n ?? 0),
+      });
     });
   }
 
@@ -419,16 +534,18 @@ export class PostgresRunStore implements RunStore {
     index: number,
     scope: RunScope = "all",
   ): Promise<StoredFile | null> {
-    // Past a file's place (a seq is an INTEGER): none there.
-    if (!Number.isSafeInteger(index) || index < 0 || index > 2 ** 31 - 1) {
-      return null;
-    }
-    await this.ready();
-    const [row] = await this.#sql`SELECT r.owner, f.name, f.size, f.data,
-      f.note FROM skillbox_files f JOIN skillbox_runs r ON r.id = f.run_id
-      WHERE f.run_id = ${textOf(runId)} AND f.seq = ${index}`;
-    if (!row || !mayView(scope, row.owner ?? null)) return null;
-    return fromRow.file(row);
+    return await this.#answered(async () => {
+      // Past a file's place (a seq is an INTEGER): none there.
+      if (!Number.isSafeInteger(index) || index < 0 || index > 2 ** 31 - 1) {
+        return null;
+      }
+      await this.ready();
+      const [row] = await this.#sql`SELECT r.owner, f.name, f.size, f.data,
+        f.note FROM skillbox_files f JOIN skillbox_runs r ON r.id = f.run_id
+        WHERE f.run_id = ${textOf(runId)} AND f.seq = ${index}`;
+      if (!row || !mayView(scope, row.owner ?? null)) return null;
+      return fromRow.file(row);
+    });
   }
 
   async children(
@@ -436,32 +553,36 @@ export class PostgresRunStore implements RunStore {
     query: ChildQuery,
     scope: RunScope = "all",
   ): Promise<ChildPage> {
-    const { after, limit } = childrenQuery(query);
-    await this.ready();
-    const sql = this.#sql;
-    const rows = await sql`SELECT ${
-      sql(SUMMARY_COLUMNS as string[])
-    } FROM skillbox_runs WHERE parent_id = ${textOf(parentId)}
-      ${
-      after
-        ? sql`AND (started_at, cursor) > (${after[0]}::float8, ${
-          after[1]
-        }::bigint)`
-        : sql``
-    }
-      ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}
-      ORDER BY started_at, cursor LIMIT ${limit + 1}`;
-    return fromRow.children(rows, limit);
+    return await this.#answered(async () => {
+      const { after, limit } = childrenQuery(query);
+      await this.ready();
+      const sql = this.#sql;
+      const rows = await sql`SELECT ${
+        sql(SUMMARY_COLUMNS as string[])
+      } FROM skillbox_runs WHERE parent_id = ${textOf(parentId)}
+        ${
+        after
+          ? sql`AND (started_at, cursor) > (${after[0]}::float8, ${
+            after[1]
+          }::bigint)`
+          : sql``
+      }
+        ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}
+        ORDER BY started_at, cursor LIMIT ${limit + 1}`;
+      return fromRow.children(rows, limit);
+    });
   }
 
   async timings(since: number, scope: RunScope = "all"): Promise<RunTiming[]> {
-    await this.ready();
-    const sql = this.#sql;
-    const rows = await sql`SELECT kind, name, outcome, duration_ms, ended_at
-      FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
-      ${scope === "all" ? sql`` : sql`AND owner = ${scope.owner}`}
-      ORDER BY cursor`;
-    return rows.map(fromRow.timing);
+    return await this.#answered(async () => {
+      await this.ready();
+      const sql = this.#sql;
+      const rows = await sql`SELECT kind, name, outcome, duration_ms, ended_at
+        FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
+        ${scope === "all" ? sql`` : sql`AND owner = ${scope.owner}`}
+        ORDER BY cursor`;
+      return rows.map(fromRow.timing);
+    });
   }
 
   /**
@@ -470,49 +591,53 @@ export class PostgresRunStore implements RunStore {
    * clock ran 30 days ahead deleted every host's runs of the last 23 days.
    */
   async prune(limits: Retention): Promise<number> {
-    await this.ready();
-    const now = limits.now ?? await this.now();
-    return await this.#sql.begin(async (tx) => {
-      const oldest = oldestKept({ ...limits, now });
-      const old = await tx`DELETE FROM skillbox_runs
-        WHERE ended_at < ${oldest} RETURNING id`;
-      const ids = old.map((r) => String(r.id));
-      const held = await tx`SELECT owner, count(*) AS n FROM skillbox_runs
-        GROUP BY owner`;
-      const counts = new Map<string | null, number>(
-        held.map((r) => [r.owner ?? null, Number(r.n)]),
-      );
-      const total = [...counts.values()].reduce((a, b) => a + b, 0);
-      if (total > limits.maxRuns) {
-        for (const [owner, keep] of overShares(counts, limits.maxRuns)) {
-          ids.push(...await pruneOwner(tx, owner, keep));
+    return await this.#answered(async () => {
+      await this.ready();
+      const now = limits.now ?? await this.now();
+      return await this.#sql.begin(async (tx) => {
+        const oldest = oldestKept({ ...limits, now });
+        const old = await tx`DELETE FROM skillbox_runs
+          WHERE ended_at < ${oldest} RETURNING id`;
+        const ids = old.map((r) => String(r.id));
+        const held = await tx`SELECT owner, count(*) AS n FROM skillbox_runs
+          GROUP BY owner`;
+        const counts = new Map<string | null, number>(
+          held.map((r) => [r.owner ?? null, Number(r.n)]),
+        );
+        const total = [...counts.values()].reduce((a, b) => a + b, 0);
+        if (total > limits.maxRuns) {
+          for (const [owner, keep] of overShares(counts, limits.maxRuns)) {
+            ids.push(...await pruneOwner(tx, owner, keep));
+          }
         }
-      }
-      if (ids.length > 0) {
-        await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
-          textArray(ids)
-        }::text[])`;
-        await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
-          textArray(ids)
-        }::text[])`;
-      }
-      return ids.length;
+        if (ids.length > 0) {
+          await tx`DELETE FROM skillbox_events WHERE run_id = ANY(${
+            textArray(ids)
+          }::text[])`;
+          await tx`DELETE FROM skillbox_files WHERE run_id = ANY(${
+            textArray(ids)
+          }::text[])`;
+        }
+        return ids.length;
+      });
     });
   }
 
   async interrupt(host: string): Promise<number> {
-    await this.ready();
-    return await this.#sql.begin(async (tx) => {
-      const done = await tx`UPDATE skillbox_runs
-        SET outcome = 'interrupted', error = ${INTERRUPTED}
-        WHERE host = ${host} AND outcome = 'running' RETURNING id`;
-      // Other hosts' live views still show them running: they end now.
-      await announce(
-        tx,
-        host,
-        done.map((r): [Change, string] => ["finished", String(r.id)]),
-      );
-      return done.length;
+    return await this.#answered(async () => {
+      await this.ready();
+      return await this.#sql.begin(async (tx) => {
+        const done = await tx`UPDATE skillbox_runs
+          SET outcome = 'interrupted', error = ${INTERRUPTED}
+          WHERE host = ${host} AND outcome = 'running' RETURNING id`;
+        // Other hosts' live views still show them running: they end now.
+        await announce(
+          tx,
+          host,
+          done.map((r): [Change, string] => ["finished", String(r.id)]),
+        );
+        return done.length;
+      });
     });
   }
 
@@ -525,14 +650,16 @@ export class PostgresRunStore implements RunStore {
    * @param leaving true when the host stops
    */
   async beat(host: string, leaving = false): Promise<void> {
-    await this.ready();
-    if (leaving) {
-      await this.#sql`DELETE FROM skillbox_hosts WHERE host = ${host}`;
-      return;
-    }
-    await this.#sql`INSERT INTO skillbox_hosts (host, seen_at)
-      VALUES (${host}, now())
-      ON CONFLICT (host) DO UPDATE SET seen_at = now()`;
+    return await this.#answered(async () => {
+      await this.ready();
+      if (leaving) {
+        await this.#sql`DELETE FROM skillbox_hosts WHERE host = ${host}`;
+        return;
+      }
+      await this.#sql`INSERT INTO skillbox_hosts (host, seen_at)
+        VALUES (${host}, now())
+        ON CONFLICT (host) DO UPDATE SET seen_at = now()`;
+    });
   }
 
   /**
@@ -541,14 +668,16 @@ export class PostgresRunStore implements RunStore {
    * @returns each host's stamp, with its age by the database's clock
    */
   async hosts(): Promise<HostBeat[]> {
-    await this.ready();
-    const rows = await this.#sql`SELECT host,
-      extract(epoch FROM now() - seen_at) * 1000 AS age_ms
-      FROM skillbox_hosts ORDER BY host`;
-    return rows.map((r) => ({
-      host: String(r.host),
-      ageMs: Math.max(0, Math.round(Number(r.age_ms))),
-    }));
+    return await this.#answered(async () => {
+      await this.ready();
+      const rows = await this.#sql`SELECT host,
+        extract(epoch FROM now() - seen_at) * 1000 AS age_ms
+        FROM skillbox_hosts ORDER BY host`;
+      return rows.map((r) => ({
+        host: String(r.host),
+        ageMs: Math.max(0, Math.round(Number(r.age_ms))),
+      }));
+    });
   }
 
   /**
@@ -557,16 +686,21 @@ export class PostgresRunStore implements RunStore {
    * @returns epoch milliseconds
    */
   async now(): Promise<number> {
-    await this.ready();
-    const [row] = await this.#sql`SELECT
-      extract(epoch FROM now())::float8 * 1000 AS now`;
-    return Number(row!.now);
+    return await this.#answered(async () => {
+      await this.ready();
+      const [row] = await this.#sql`SELECT
+        extract(epoch FROM now())::float8 * 1000 AS now`;
+      return Number(row!.now);
+    });
   }
 
   async count(): Promise<number> {
-    await this.ready();
-    const [row] = await this.#sql`SELECT count(*)::int AS n FROM skillbox_runs`;
-    return Number(row?.n ?? 0);
+    return await this.#answered(async () => {
+      await this.ready();
+      const [row] = await this
+        .#sql`SELECT count(*)::int AS n FROM skillbox_runs`;
+      return Number(row?.n ?? 0);
+    });
   }
 
   follow(host: string, listener: (change: FleetChange) => void): () => void {
@@ -605,10 +739,12 @@ export class PostgresRunStore implements RunStore {
         ids("finished"),
       ];
       try {
-        const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
+        const rows = await this.#answered(() =>
+          sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
           WHERE id = ANY(${
-          textArray([...started, ...ran, ...finished])
-        }::text[])`;
+            textArray([...started, ...ran, ...finished])
+          }::text[])`
+        );
         const byId = new Map(rows.map((row) => [String(row.id), row]));
         const tell = (type: "started" | "finished", list: string[]) => {
           for (const id of list) {
@@ -633,9 +769,11 @@ export class PostgresRunStore implements RunStore {
       const again = listens++ > 0;
       ended = new Set();
       try {
-        const rows = await sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
+        const rows = await this.#answered(() =>
+          sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
           WHERE (outcome = 'running' AND host <> ${host})
-          OR id = ANY(${textArray([...running])}::text[])`;
+          OR id = ANY(${textArray([...running])}::text[])`
+        );
         const known = new Set(running);
         running.clear();
         for (const row of rows) {
@@ -678,6 +816,9 @@ export class PostgresRunStore implements RunStore {
 
   async close(): Promise<void> {
     await this.#sql.end({ timeout: 2 });
+    // Ending asks the server to close; one that does not answer leaves
+    // the sockets open, and with them the process.
+    this.#cut();
   }
 }
 

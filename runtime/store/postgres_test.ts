@@ -802,3 +802,120 @@ testWithPostgres(
     }
   },
 );
+
+testWithPostgres(
+  "a frozen server: a read fails with the store's own error, not a hang, and runs held meanwhile are written once it thaws",
+  async (pg) => {
+    const base = await pg.database();
+    // A bound set low for the test; the default is 30 s.
+    const url = `${base}?query_timeout=1500`;
+    const lines: string[] = [];
+    const c = counters();
+    const recorder = new RunRecorder({
+      store: lazyPostgresStore(url),
+      host: "h1",
+      counters: c,
+      log: (l) => lines.push(l),
+    });
+    const other = await openPostgresStore(url);
+    const heard: FleetChange[] = [];
+    let wake = () => {};
+    const unfollow = other.follow("h2", (change) => {
+      heard.push(change);
+      wake();
+    });
+    const finish = (n: number) => {
+      const id = recorder.started({
+        kind: "tool",
+        name: `add${n}`,
+        session,
+        args: {},
+      });
+      recorder.finished(id, { outcome: "ok" });
+    };
+    // What answers first: the store (a value or its own error), or a
+    // guard far past the bound. The guard winning is the hang.
+    const answer = <T>(promise: T | Promise<T>) =>
+      Promise.race([
+        Promise.resolve(promise).then(
+          (value) => ({ value }),
+          (error: Error) => ({ error }),
+        ),
+        new Promise<{ hung: true }>((resolve) =>
+          AbortSignal.timeout(30_000).onabort = () => resolve({ hung: true })
+        ),
+      ]);
+    // The server's side of the other host's LISTEN connection.
+    const watcher = postgres(base, { onnotice: () => {}, max: 1 });
+    // Its pid once it listens (a new one, not `gone`); a notice sent
+    // before is never heard.
+    const listening = async (gone?: number) => {
+      for (let i = 0;; i++) {
+        const pids = (await watcher`SELECT pid FROM pg_stat_activity
+          WHERE query ILIKE 'listen %'`).map((r) => Number(r.pid));
+        if (pids.length === 1 && pids[0] !== gone) return pids[0];
+        assert.ok(i < 600, `no new LISTEN: ${pids}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    try {
+      const before = await listening();
+      finish(1);
+      await recorder.flush();
+      assert.equal(await recorder.store!.count(), 1);
+      while (!heard.some((h) => h.run.name === "add1")) {
+        await new Promise<void>((resolve) => wake = resolve);
+      }
+      // Every process of the server stopped: the kernel still takes the
+      // bytes sent, nothing answers them.
+      await pg.freeze();
+      finish(2);
+      const [listed, got, flushed] = await Promise.all([
+        answer(recorder.store!.list({})),
+        answer(other.get("nothing")),
+        answer(recorder.flush()),
+      ]);
+      assert.ok("error" in listed, `list(): ${JSON.stringify(listed)}`);
+      assert.match(
+        listed.error.message,
+        /PostgreSQL gave no answer in 1500 ms/,
+      );
+      assert.ok("error" in got, `get(): ${JSON.stringify(got)}`);
+      assert.ok(!("hung" in flushed), "the write hung");
+      assert.ok(c.errors >= 1);
+      assert.match(lines.join("\n"), /Cannot write the run store: /);
+      pg.thaw();
+      // The other host dropped its LISTEN connection with the rest and
+      // listens again once the server answers.
+      await listening(before);
+      // Held meanwhile, written once the server answers; a new write and
+      // a read go through, and the other host's live view hears again.
+      finish(3);
+      await recorder.flush();
+      assert.equal(await recorder.store!.count(), 3);
+      assert.equal((await recorder.store!.list({})).runs.length, 3);
+      assert.equal(recorder.lost, 0);
+      while (!heard.some((h) => h.run.name === "add3")) {
+        await new Promise<void>((resolve) => wake = resolve);
+      }
+    } finally {
+      pg.thaw();
+      await watcher.end({ timeout: 1 });
+      unfollow();
+      await other.close();
+      await recorder.close();
+    }
+  },
+);
+
+Deno.test("store.url's query_timeout must be milliseconds", () => {
+  for (const bad of ["abc", "-1", "1.5", "", "9999999999"]) {
+    assert.throws(
+      () =>
+        lazyPostgresStore(
+          `postgres://skillbox@127.0.0.1:1/none?query_timeout=${bad}`,
+        ),
+      new RegExp(`query_timeout must be milliseconds, not "${bad}"`),
+    );
+  }
+});

@@ -229,3 +229,54 @@ fleetTest(
     }
   },
 );
+
+fleetTest(
+  "a frozen database server: calls go on, every host's history answers 503 within its bound, not a hang, and the runs are written once it thaws",
+  async (fleet) => {
+    const { balancer, hosts, pg } = fleet;
+    const session = await a2eSession(balancer);
+    try {
+      ok(await session.call("echo", { n: 0 }));
+      await until(
+        "the first run is listed",
+        async () =>
+          (await allRuns(balancer, "name=echo")).length === 1
+            ? true
+            : undefined,
+      );
+      // Every process of the server stopped: connections stay open, the
+      // kernel takes what the hosts send, nothing answers. A read waited
+      // for ever (the hosts' default bound is 30 s).
+      await pg.freeze();
+      ok(await session.call("echo", { n: 1 }));
+      await Promise.all(hosts.map(async (h) => {
+        const res = await fetch(`${h.url}/api/runs?name=echo`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+          // A guard against a hang, far past the bound: not a timing.
+          signal: AbortSignal.timeout(120_000),
+        }).catch((error) => {
+          throw new Error(`${h.id}'s /api/runs: ${error}`);
+        });
+        const body = await res.json();
+        assert.equal(res.status, 503, `${h.id}: ${JSON.stringify(body)}`);
+        // The bound's own error, or the next connection's timeout once
+        // the host dropped the connections the server stopped answering.
+        assert.match(body.error, /no answer in 30000 ms|CONNECT_TIMEOUT/);
+      }));
+      pg.thaw();
+      const runs = await until("both runs are listed", async () => {
+        const all = await allRuns(balancer, "name=echo");
+        return all.length === 2 ? all : undefined;
+      });
+      assert.deepEqual(runs.map((r) => (r.arguments as Msg).n).sort(), [0, 1]);
+      ok(await session.call("echo", { n: 2 }));
+      await until("a run after the thaw is listed", async () => {
+        const all = await allRuns(balancer, "name=echo");
+        return all.length === 3 ? all : undefined;
+      });
+    } finally {
+      pg.thaw();
+      await session.close();
+    }
+  },
+);

@@ -58,6 +58,13 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
+  /**
+   * Stops every process of the server (SIGSTOP: the postmaster and all it
+   * started): the kernel still takes what clients send, nothing answers.
+   */
+  freeze(): Promise<void>;
+  /** Lets the frozen processes run again (SIGCONT). */
+  thaw(): void;
   /** Stops it and removes its folder. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -148,6 +155,11 @@ export async function startPostgres(
     run([join(bin, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"]);
   await start();
   let running = true;
+  let frozen: number[] = [];
+  const thaw = () => {
+    for (const pid of frozen) Deno.kill(pid, "SIGCONT");
+    frozen = [];
+  };
   const url = `postgres://skillbox@127.0.0.1:${port}/postgres`;
   const cluster: ThrowawayPostgres = {
     port,
@@ -174,7 +186,21 @@ export async function startPostgres(
       await start();
       running = true;
     },
+    async freeze() {
+      const main = Number(
+        (await Deno.readTextFile(join(data, "postmaster.pid"))).split("\n")[0],
+      );
+      const children = (await output(["ps", "-eo", "pid=,ppid="]))
+        .trim().split("\n").map((line) => line.trim().split(/\s+/).map(Number))
+        .filter(([, ppid]) => ppid === main).map(([pid]) => pid!);
+      for (const pid of [main, ...children]) {
+        Deno.kill(pid, "SIGSTOP");
+        frozen.push(pid);
+      }
+    },
+    thaw,
     async close() {
+      thaw();
       if (running) {
         await run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop"])
           .catch(() => {});
