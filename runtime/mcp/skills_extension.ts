@@ -27,10 +27,12 @@
  */
 
 import { basename, dirname, join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { isPlainObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
-import { agentSkillsNameProblem } from "../skills/skill_md.ts";
+import {
+  agentSkillsNameProblem,
+  splitFrontmatter,
+} from "../skills/skill_md.ts";
 import { within } from "../confine/mount_rule.ts";
 import { invalidParams } from "./tool_mapping.ts";
 
@@ -605,7 +607,9 @@ function remoteManifest(remote: RemoteSkill): Manifest {
 
 /**
  * The YAML frontmatter of a `SKILL.md`, as the file has it (the block
- * between the first two `---` lines), or null without one.
+ * between the first two `---` lines), or null without one. Read as the
+ * skill loader reads it (`splitFrontmatter`: a byte-order mark, CRLF, the
+ * bound on YAML aliases): the text may be an imported server's.
  *
  * @param text the file
  * @returns the fields, verbatim
@@ -621,12 +625,11 @@ function remoteManifest(remote: RemoteSkill): Manifest {
  * ```
  */
 export function readFrontmatter(text: string): Record<string, unknown> | null {
-  if (!/^---[ \t]*\r?\n/.test(text)) return null;
-  const rest = text.slice(text.indexOf("\n") + 1);
-  const close = rest.search(/^---[ \t]*\r?$/m);
-  if (close === -1) return null;
-  const parsed = parseYaml(rest.slice(0, close).replace(/\r?\n$/, ""));
-  return isPlainObject(parsed) ? parsed : null;
+  try {
+    return splitFrontmatter(text, "SKILL.md").data;
+  } catch {
+    return null;
+  }
 }
 
 // Reads `rel` under `folder` only while its real path is inside the

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  readFrontmatter,
   type ServedFolder,
   SkillFileCache,
   SkillsServer,
@@ -195,4 +196,31 @@ Deno.test("a uri or cursor that is no string is refused as InvalidParams, never 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("readFrontmatter() reads a SKILL.md as the skill loader does", async (t) => {
+  await t.step("a byte-order mark and CRLF lines", () => {
+    assert.deepEqual(
+      readFrontmatter(
+        "\ufeff---\r\nname: bom\r\ndescription: d\r\n---\r\nbody\r\n",
+      ),
+      { name: "bom", description: "d" },
+    );
+  });
+  await t.step("aliases that would expand past the loader's bound", () => {
+    // 40 short lines; each level names the one before nine times, so the
+    // value written out (as skills/list sends an imported server's
+    // frontmatter) would be 9^12 leaves.
+    const lines = [
+      "---",
+      "name: x",
+      "description: d",
+      "l0: &l0 [a,a,a,a,a,a,a,a,a]",
+    ];
+    for (let i = 1; i < 12; i++) {
+      lines.push(`l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(",")}]`);
+    }
+    lines.push("---", "");
+    assert.equal(readFrontmatter(lines.join("\n")), null);
+  });
 });
