@@ -27,15 +27,11 @@
 import { Semaphore } from "../slots.ts";
 import type { Release } from "../slots.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import { SKILLS_METHODS } from "./skills_extension.ts";
 
 /** The requests that count: they serve skill files, listings and prompts. */
 export const BOUNDED_METHODS: ReadonlySet<string> = new Set([
-  "resources/read",
-  "resources/directory/read",
-  "resources/list",
-  "resources/templates/list",
-  "skills/list",
-  "skills/get",
+  ...SKILLS_METHODS,
   "prompts/list",
   "prompts/get",
 ]);

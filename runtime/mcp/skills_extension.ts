@@ -48,8 +48,8 @@ export const MAX_SKILL_FILE_BYTES = 16 * 1024 * 1024;
 /** The most files a skill may have to be served (the extension's limit). */
 export const MAX_SKILL_FILES = 512;
 
-// The methods SkillsServer.handle answers.
-const METHODS: ReadonlySet<string> = new Set([
+/** The methods {@link SkillsServer.handle} answers. */
+export const SKILLS_METHODS: ReadonlySet<string> = new Set([
   "skills/list",
   "skills/get",
   "resources/list",
@@ -306,7 +306,7 @@ export class SkillsServer {
     params: unknown,
     signal?: AbortSignal,
   ): Promise<unknown> | undefined {
-    if (!METHODS.has(method)) return undefined;
+    if (!SKILLS_METHODS.has(method)) return undefined;
     const p = isPlainObject(params) ? params : {};
     // A uri or cursor that is no string is the client's mistake, said so:
     // never made a string (an own `toString` key would throw).

@@ -33,7 +33,6 @@ import {
   ErrorCode,
   type JSONRPCMessage,
   JSONRPCMessageSchema,
-  RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/json.ts";
 import { LineSplitter } from "../../protocol/lines.ts";
@@ -213,13 +212,10 @@ export class StdioLineTransport implements Transport {
       return;
     }
     // The SDK's Server drops, unanswered, a message its schemas refuse: a
-    // client waiting on its id would wait forever. The common shape is
-    // checked here without zod; anything else by the SDK's own schema.
-    // One with no id to answer goes on to the SDK, which logs it.
-    if (
-      !isPlainRequest(message) &&
-      !JSONRPCMessageSchema.safeParse(message).success
-    ) {
+    // client waiting on its id would wait forever. Its own schema judges
+    // here (0.4 µs for a tools/call); one with no id to answer goes on to
+    // the SDK, which logs it.
+    if (!JSONRPCMessageSchema.safeParse(message).success) {
       const id = requestId(message);
       if (id !== null) {
         this.#refuse(
@@ -251,32 +247,7 @@ export class StdioLineTransport implements Transport {
   }
 }
 
-// A request or notification of the shape nearly all are (the SDK's strict
-// schema: these four fields at most, an id that is a string or an
-// integer, params an object whose `_meta` is absent or holds at most a
-// progress token): what the SDK surely takes.
-function isPlainRequest(message: unknown): boolean {
-  if (!isPlainObject(message)) return false;
-  if (message.jsonrpc !== "2.0" || typeof message.method !== "string") {
-    return false;
-  }
-  for (const key in message) {
-    if (
-      key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params"
-    ) return false;
-  }
-  const { id, params } = message;
-  if (id !== undefined && !isId(id)) return false;
-  if (params === undefined) return true;
-  if (!isPlainObject(params)) return false;
-  const meta = params._meta;
-  return meta === undefined ||
-    (isPlainObject(meta) && (meta.progressToken === undefined ||
-      isId(meta.progressToken)) &&
-      meta[RELATED_TASK_META_KEY] === undefined);
-}
-
-// A JSON-RPC id or progress token: a string or an integer.
+// A JSON-RPC id: a string or an integer.
 function isId(value: unknown): boolean {
   return typeof value === "string" || Number.isInteger(value);
 }
