@@ -293,7 +293,7 @@ export function createHost(options: HostOptions = {}): Host {
     closing: () => closing,
   });
   const handle = door.guard(mcpFirst(app, { mcp, log }));
-  const server = listener(config.listen, handle);
+  const server = listener(config.listen, handle, log);
 
   const host: Host = {
     fetch: handle,

@@ -204,8 +204,18 @@ function failed(
  * The host's TCP listener: listens once (a second call rejects), and shuts
  * down if it did.
  *
+ * Deno.serve's accept loop ends at its first failed accept and closes the
+ * listening socket: a flood of idle connections that takes every file
+ * descriptor the process may open (EMFILE) does that, and the rejection of
+ * the server's `finished` would end the host with every session. Here the
+ * sessions already open are served on, and the host listens again on the
+ * same address (backing off from 0.1 s to 5 s) until it can; meanwhile a
+ * new connection is refused. It says so once per outage through `log`, and
+ * again once it has accepted for 10 s.
+ *
  * @param defaults where to listen unless `listen` is told otherwise
  * @param fetch the HTTP handler
+ * @param log where the listener says it stopped and started accepting
  * @returns `listen`, and `shutdown` for closing
  * @example Listen on a free port, then shut down
  * ```ts
@@ -224,38 +234,101 @@ function failed(
 export function listener(
   defaults: Pick<ListenConfig, "hostname" | "port">,
   fetch: Deno.ServeHandler,
+  log: (message: string) => void = () => {},
 ): {
   listen(options?: ListenOptions): Promise<ListenAddress>;
   shutdown(): Promise<void>;
 } {
-  let server: Deno.HttpServer | undefined;
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Since when the host has not been accepting, while it is not.
+  let outageSince: number | undefined;
+  let delay = RELISTEN_FIRST_MS;
+
+  const later = (ms: number, then: () => void) => {
+    clearTimeout(timer);
+    timer = setTimeout(then, ms);
+    // A host that stops for another reason is not held up by a retry.
+    Deno.unrefTimer(timer);
+  };
+  // Starts a server and watches it: a failed one is replaced.
+  const serve = (hostname: string, port: number) => {
+    const started = startServer(hostname, port, fetch);
+    const current = started.server;
+    server = current;
+    current.finished.catch((error: unknown) => {
+      if (stopped || server !== current) return;
+      if (outageSince === undefined) {
+        outageSince = Date.now();
+        delay = RELISTEN_FIRST_MS;
+        log(
+          `The host stopped accepting connections on ${hostname}:${current.addr.port} (${
+            (error as Error)?.message ?? error
+          }); sessions already open are served, and it listens again as soon as it can`,
+        );
+      }
+      // The port it had, also when it was asked for any (0).
+      retry(hostname, current.addr.port);
+    });
+    return started.address;
+  };
+  const retry = (hostname: string, port: number) => {
+    later(delay, () => {
+      if (stopped) return;
+      try {
+        serve(hostname, port);
+      } catch {
+        // Still no descriptor for a socket, or the port was taken.
+        retry(hostname, port);
+        return;
+      }
+      // Accepting again, for now: said once it has lasted.
+      later(RELISTEN_HEALTHY_MS, () => {
+        if (outageSince === undefined || stopped) return;
+        const seconds = ((Date.now() - outageSince) / 1000).toFixed(1);
+        outageSince = undefined;
+        log(`The host accepts connections again (after ${seconds} s)`);
+      });
+    });
+    delay = Math.min(delay * 2, RELISTEN_MAX_MS);
+  };
+
   return {
     listen(options: ListenOptions = {}) {
       if (server) {
         return Promise.reject(new Error("Cannot listen: already listening"));
       }
       try {
-        const started = startServer(
+        return serve(
           options.hostname ?? defaults.hostname,
           options.port ?? defaults.port,
-          fetch,
         );
-        server = started.server;
-        return started.address;
       } catch (error) {
         return Promise.reject(error);
       }
     },
-    shutdown: async () => await server?.shutdown(),
+    shutdown: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await server?.shutdown();
+    },
   };
 }
+
+// The first wait before listening again after the listener failed, the
+// longest between two tries, and how long the host must accept again
+// before it says it recovered.
+const RELISTEN_FIRST_MS = 100;
+const RELISTEN_MAX_MS = 5_000;
+const RELISTEN_HEALTHY_MS = 10_000;
 
 /** Serves `fetch` on a TCP port; `address` resolves once listening. */
 function startServer(
   hostname: string,
   port: number,
   fetch: Deno.ServeHandler,
-): { server: Deno.HttpServer; address: Promise<ListenAddress> } {
+): { server: Deno.HttpServer<Deno.NetAddr>; address: Promise<ListenAddress> } {
   const address = Promise.withResolvers<ListenAddress>();
   const server = Deno.serve({
     hostname,

@@ -29,12 +29,13 @@ export interface HostProcess extends AsyncDisposable {
  * store and cache go in a fresh folder) on a free port.
  *
  * @param config the configuration file's content
- * @param options `heapMb`: the host's V8 old-space limit
+ * @param options `heapMb`: the host's V8 old-space limit; `maxOpenFiles`:
+ *   its file descriptor limit (run under `prlimit`)
  * @returns the running host
  */
 export async function startHostProcess(
   config: Record<string, unknown>,
-  options: { heapMb?: number } = {},
+  options: { heapMb?: number; maxOpenFiles?: number } = {},
 ): Promise<HostProcess> {
   const work = await Deno.makeTempDir({ prefix: "skillbox-host-" });
   const file = join(work, "skillbox.jsonc");
@@ -47,8 +48,13 @@ export async function startHostProcess(
       sandbox: { cache_dir: join(work, "cache"), ...config.sandbox as object },
     }),
   );
-  const child = new Deno.Command(Deno.execPath(), {
+  // prlimit runs the host in its own place (exec): the child is the host.
+  const limit = options.maxOpenFiles
+    ? [`--nofile=${options.maxOpenFiles}`, Deno.execPath()]
+    : [];
+  const child = new Deno.Command(limit.length ? "prlimit" : Deno.execPath(), {
     args: [
+      ...limit,
       "run",
       ...FLAGS,
       // A small heap makes garbage collected early, so that RSS shows what
