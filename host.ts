@@ -38,8 +38,16 @@ Precedence: flags, then SKILLBOX_CONFIG, SKILLBOX_HOSTNAME, SKILLBOX_PORT,
 SKILLBOX_TOKENS (comma-separated), then the config file, then defaults.
 `;
 
+// A log line is told to whoever reads stderr. Once nobody does (the pipe's
+// reader exited: a supervisor, `| head`), writing fails with a broken pipe,
+// and the host serves on (and drains on SIGTERM) rather than die of a line
+// nobody would read.
 function stderr(line: string): void {
-  Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
+  try {
+    Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
+  } catch {
+    // Nobody reads it.
+  }
 }
 
 type Flags = ReturnType<typeof parseFlags>;
