@@ -75,7 +75,8 @@ interface Rules {
 
 /**
  * Opens a proxy socket for one principal. Synchronous: the socket exists
- * when this returns, so a process can be started against it at once.
+ * when this returns, so a process can be started against it at once; when
+ * it cannot be made, this throws.
  *
  * @param options the broker, the principal's hosts, bounds
  * @returns the socket's path and token, and `close`
@@ -151,7 +152,16 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
       socket.resume();
     });
   });
+  // A socket that cannot be made (no descriptor left, its folder gone) is
+  // known at once (node:net binds a Unix socket synchronously) and thrown,
+  // so that the process is not started; the error event that follows would
+  // otherwise be uncaught and end the host.
+  front.on("error", () => {});
   front.listen(path);
+  if (!front.listening) {
+    front.close();
+    throw new Error(`Cannot open an egress proxy socket at ${path}`);
+  }
   let closed = false;
   return {
     path,

@@ -285,3 +285,46 @@ Deno.test("openEgressProxy() ends upstream connections when the process's side g
     upstream.close();
   }
 });
+
+Deno.test("a proxy whose socket cannot be made throws, and the host process lives on", async () => {
+  // A process with no descriptor left (a connection flood, a leak): the
+  // socket cannot be made. Its failure used to come as an uncaught error
+  // event that ended the process.
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(
+    script,
+    `import { openEgressProxy } from ${
+      JSON.stringify(new URL("./proxy.ts", import.meta.url).href)
+    };
+import { EgressBroker } from ${
+      JSON.stringify(new URL("./broker.ts", import.meta.url).href)
+    };
+const broker = new EgressBroker();
+const held = [];
+try { for (;;) held.push(Deno.openSync("/dev/null")); } catch { /* none left */ }
+try {
+  openEgressProxy({ broker, allow: ["a.example"] });
+  console.log("opened");
+} catch (error) {
+  console.log("threw: " + error.message);
+}
+await new Promise((resolve) => setTimeout(resolve, 200));
+for (const file of held) file.close();
+console.log("alive");
+`,
+  );
+  try {
+    const out = await new Deno.Command("prlimit", {
+      args: ["--nofile=128", Deno.execPath(), "run", "-A", script],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.match(stdout, /threw: Cannot open an egress proxy socket/, stderr);
+    assert.match(stdout, /alive/, stderr);
+    assert.equal(out.code, 0, stderr);
+  } finally {
+    await Deno.remove(script);
+  }
+});
