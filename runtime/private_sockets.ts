@@ -1,9 +1,9 @@
 /**
  * Where the host's private Unix sockets live (each egress proxy, each
  * sandbox process's control socket): one folder per host process, made on
- * first use with mode 0700, removed when the host exits. Each socket has a
- * random name; a confined process sees only its own sockets (bound into
- * its namespace).
+ * first use with mode 0700 (again if it was removed), removed when the host
+ * exits. Each socket has a random name; a confined process sees only its
+ * own sockets (bound into its namespace).
  *
  * @module
  */
@@ -11,6 +11,10 @@
 import { join } from "node:path";
 
 let dir: string | null = null;
+// Every folder this process made: a folder removed while the host ran (a
+// /tmp cleaner on a host up for weeks) is made again, under a new name,
+// rather than no sandbox process or egress proxy starting from then on.
+const made: string[] = [];
 
 /**
  * A fresh socket path in the host's socket folder.
@@ -24,19 +28,31 @@ let dir: string | null = null;
  * ```
  */
 export function privateSocketPath(): string {
-  if (dir === null) {
+  if (dir === null || !isDirectory(dir)) {
     // Short: a Unix socket path has room for about 107 bytes.
     dir = Deno.makeTempDirSync({ prefix: "skillbox-sockets-" });
-    const made = dir;
-    globalThis.addEventListener("unload", () => {
-      try {
-        Deno.removeSync(made, { recursive: true });
-      } catch {
-        // Already gone.
-      }
-    });
+    if (made.push(dir) === 1) {
+      globalThis.addEventListener("unload", () => {
+        for (const folder of made) {
+          try {
+            Deno.removeSync(folder, { recursive: true });
+          } catch {
+            // Already gone.
+          }
+        }
+      });
+    }
   }
   const name = [...crypto.getRandomValues(new Uint8Array(12))]
     .map((b) => b.toString(16).padStart(2, "0")).join("");
   return join(dir, `${name}.sock`);
+}
+
+// lstat: a link planted where the folder was is not the folder.
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }

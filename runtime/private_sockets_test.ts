@@ -15,3 +15,14 @@ Deno.test("socket paths are fresh, short enough for a Unix socket, in one folder
   const listener = Deno.listen({ transport: "unix", path: a });
   listener.close();
 });
+
+Deno.test("the folder is made again when something removed it (a /tmp cleaner on a long-running host)", async () => {
+  const before = dirname(privateSocketPath());
+  await Deno.remove(before, { recursive: true });
+  const path = privateSocketPath();
+  const info = await Deno.stat(dirname(path));
+  assert.ok(info.isDirectory);
+  if (Deno.build.os !== "windows") assert.equal(info.mode! & 0o777, 0o700);
+  const listener = Deno.listen({ transport: "unix", path });
+  listener.close();
+});
