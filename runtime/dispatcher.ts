@@ -7,6 +7,7 @@
  * @module
  */
 
+import { getHeapStatistics } from "node:v8";
 import type { Capability, Handler } from "./capability.ts";
 import { SkillboxError, toWireError } from "../protocol/errors.ts";
 import { type CapabilityName, isCapabilityName } from "../protocol/codes.ts";
@@ -44,6 +45,17 @@ const MAX_WAITING_WEIGHT = 64 * 1024 * 1024;
 // promise and waiter), so that many small ones are bounded too.
 const WAITING_UPKEEP = 1024;
 
+/**
+ * What all sessions' calls waiting or running may weigh together by
+ * default: an eighth of the host's V8 heap (512 MiB under Deno's default
+ * 4 GiB), so that even twice that, as arguments held and copied while
+ * they run, leaves the host room. Without it, sessions each within their
+ * own 64 MiB filled the heap and V8 ended the host.
+ */
+function defaultMaxHeldBytes(): number {
+  return Math.floor(getHeapStatistics().heap_size_limit / 8);
+}
+
 /** Four mebibytes: the default `max_message_bytes`. */
 export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
 
@@ -57,6 +69,13 @@ export interface DispatcherOptions {
   maxMessageBytes?: number;
   /** Capability requests running at once across all sessions. @default 64 */
   maxParallelHost?: number;
+  /**
+   * What the calls of all sessions waiting or running may weigh together
+   * (their JSON, plus 1 KiB each); past it, a session holding more than
+   * its equal share is refused, retryable. In-process calls are not
+   * counted. @default an eighth of the V8 heap limit
+   */
+  maxHeldBytes?: number;
   /** `performance.now()` at host start, for `uptime_seconds`. @default now */
   startedAt?: number;
   /** Quotas by token (`policy.tokens`). @default none */
@@ -108,6 +127,10 @@ export class Dispatcher {
   #check = (_: Session, token: string): string =>
     isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token";
   #startedAt: number;
+  #maxHeld: number;
+  // What each session's calls waiting or running weigh, and their sum.
+  #heldBy = new Map<Session, number>();
+  #held = 0;
 
   /** @param options capabilities, tokens and limits */
   constructor(options: DispatcherOptions = {}) {
@@ -119,6 +142,7 @@ export class Dispatcher {
     this.#admit = options.admit ?? (() => "");
     if (options.checkToken) this.#check = options.checkToken;
     this.#startedAt = options.startedAt ?? performance.now();
+    this.#maxHeld = options.maxHeldBytes ?? defaultMaxHeldBytes();
     for (const capability of options.capabilities ?? []) {
       this.addCapability(capability);
     }
@@ -200,7 +224,12 @@ export class Dispatcher {
       session.send(encodeError(parsed.reqId, parsed));
       return Promise.resolve();
     }
-    return this.#route(session, parsed.request, options);
+    return this.#route(
+      session,
+      parsed.request,
+      options,
+      WAITING_UPKEEP + raw.length,
+    );
   }
 
   /**
@@ -221,7 +250,10 @@ export class Dispatcher {
       session.send(encodeError(parsed.reqId, parsed));
       return Promise.resolve();
     }
-    return this.#route(session, parsed.request, options);
+    // A client's value (MCP) weighs its JSON; an embedder's own calls
+    // (in-process) are trusted and not counted.
+    const weight = options?.json ? WAITING_UPKEEP + jsonLength(value) : 0;
+    return this.#route(session, parsed.request, options, weight);
   }
 
   /**
@@ -262,10 +294,13 @@ export class Dispatcher {
     await Promise.allSettled(this.#capabilities.map((c) => c.close?.()));
   }
 
+  // `weight`: what the request weighs while it waits or runs (0: not
+  // counted), for the host's bound on what calls hold.
   #route(
     session: Session,
     request: Request,
-    options?: ReceiveOptions,
+    options: ReceiveOptions | undefined,
+    weight: number,
   ): Promise<void> {
     switch (request.type) {
       case "handshake/req":
@@ -289,7 +324,7 @@ export class Dispatcher {
         if (!this.#authorized(session, request)) return Promise.resolve();
         // In flight (for drain) until #call's last step.
         session.begin();
-        return this.#call(session, request, options);
+        return this.#call(session, request, options, weight);
       }
     }
   }
@@ -409,7 +444,8 @@ export class Dispatcher {
   async #call(
     session: Session,
     request: Request<AnsweredRequestType>,
-    options?: ReceiveOptions,
+    options: ReceiveOptions | undefined,
+    weight: number,
   ): Promise<void> {
     const route = this.#routes.get(request.type);
     const handler = route?.handlers[request.type] as Handler | undefined;
@@ -439,6 +475,7 @@ export class Dispatcher {
     const signal = own?.signal ?? session.signal;
     let releaseSession: (() => void) | undefined;
     let releaseHost: (() => void) | undefined;
+    let held = 0;
     try {
       // Session slot first, so one busy session never holds host slots
       // while it waits on its own limit. A free slot is taken at once.
@@ -448,6 +485,10 @@ export class Dispatcher {
       if (runsCode(request.type)) {
         const quota = this.#quotas.get(session.token);
         this.#rate.enforce(request.type, session.token, quota);
+        if (weight > 0) {
+          this.#hold(session, request, weight);
+          held = weight;
+        }
         releaseSession = session.limiter.tryAcquire() ??
           await waitForSlot(session, request, signal);
         const owner = {
@@ -472,9 +513,48 @@ export class Dispatcher {
       own?.release();
       releaseHost?.();
       releaseSession?.();
+      if (held > 0) this.#release(session, held);
       session.end();
     }
   }
+
+  // Counts a call's weight as held until #release, or refuses it: past the
+  // host's bound, a session may still hold up to an equal share of it, so
+  // that one client's many sessions cannot keep another's small calls out,
+  // and the sum stays within about twice the bound.
+  #hold(session: Session, request: Request, weight: number): void {
+    const mine = this.#heldBy.get(session) ?? 0;
+    const holders = this.#heldBy.size + (mine === 0 ? 1 : 0);
+    if (
+      this.#held + weight > this.#maxHeld &&
+      mine + weight > this.#maxHeld / holders
+    ) {
+      throw new SkillboxError(
+        "runtime_error",
+        `Cannot handle "${request.type}": the host holds ${
+          mebibytes(this.#held)
+        } MiB of calls waiting or running (at most ${
+          mebibytes(this.#maxHeld)
+        } MiB), ${
+          mebibytes(mine)
+        } MiB of them this session's; retry once some have run`,
+        { retryable: true },
+      );
+    }
+    this.#heldBy.set(session, mine + weight);
+    this.#held += weight;
+  }
+
+  #release(session: Session, weight: number): void {
+    const left = (this.#heldBy.get(session) ?? weight) - weight;
+    if (left > 0) this.#heldBy.set(session, left);
+    else this.#heldBy.delete(session);
+    this.#held -= weight;
+  }
+}
+
+function mebibytes(bytes: number): number {
+  return Math.round(bytes / 1048576);
 }
 
 // A call that finds its session's slots taken waits for one, holding room
@@ -509,7 +589,7 @@ async function waitForSlot(
 
 // The size of a request as JSON; a value the in-process transport passed
 // that JSON cannot hold weighs nothing more (that caller is trusted).
-function jsonLength(request: Request): number {
+function jsonLength(request: unknown): number {
   try {
     return JSON.stringify(request)?.length ?? 0;
   } catch {
