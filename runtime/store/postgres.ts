@@ -100,6 +100,9 @@ const MIGRATIONS: string[] = [
   // Whether a file is binary, noted when written, so listing a run's
   // files reads none of them (null: written before, told by reading it).
   `ALTER TABLE skillbox_files ADD COLUMN is_binary BOOLEAN;`,
+  // Which host process made the stamp: two live hosts given one host.id
+  // each find the other's (see `PostgresRunStore.beat`).
+  `ALTER TABLE skillbox_hosts ADD COLUMN instance TEXT;`,
 ];
 
 /** The schema version this code writes. */
@@ -648,17 +651,37 @@ export class PostgresRunStore implements RunStore {
    *
    * @param host the host's id
    * @param leaving true when the host stops
+   * @param instance this host process
+   * @returns the replaced stamp's age in milliseconds when another
+   *   instance made it, else null
    */
-  async beat(host: string, leaving = false): Promise<void> {
+  async beat(
+    host: string,
+    leaving = false,
+    instance?: string,
+  ): Promise<number | null> {
     return await this.#answered(async () => {
       await this.ready();
       if (leaving) {
         await this.#sql`DELETE FROM skillbox_hosts WHERE host = ${host}`;
-        return;
+        return null;
       }
-      await this.#sql`INSERT INTO skillbox_hosts (host, seen_at)
-        VALUES (${host}, now())
-        ON CONFLICT (host) DO UPDATE SET seen_at = now()`;
+      // The WITH reads the stamp as it was before this statement.
+      const [row] = await this.#sql`WITH old AS (
+          SELECT instance,
+            extract(epoch FROM now() - seen_at) * 1000 AS age_ms
+          FROM skillbox_hosts WHERE host = ${host}
+        )
+        INSERT INTO skillbox_hosts (host, seen_at, instance)
+        VALUES (${host}, now(), ${instance ?? null})
+        ON CONFLICT (host) DO UPDATE
+          SET seen_at = now(), instance = EXCLUDED.instance
+        RETURNING (SELECT instance FROM old) AS old_instance,
+          (SELECT age_ms FROM old) AS old_age_ms`;
+      const old = row?.old_instance;
+      return typeof old === "string" && old !== instance
+        ? Math.max(0, Math.round(Number(row!.old_age_ms)))
+        : null;
     });
   }
 

@@ -207,6 +207,59 @@ testWithPostgres(
 );
 
 testWithPostgres(
+  "two live hosts given one host.id each hear of the other; a restarted one does not",
+  async (pg) => {
+    const url = await pg.database();
+    const a = await openPostgresStore(url);
+    try {
+      // The store: a stamp another instance made, with its age.
+      assert.equal(await a.beat("h", false, "first"), null);
+      const age = await a.beat("h", false, "second");
+      assert.ok(typeof age === "number" && age < 5_000, String(age));
+      assert.equal(await a.beat("h", false, "second"), null);
+      // Two recorders with one host id, each beating every 2 s: each says
+      // so once its beats have found the other's twice in a row.
+      const lines: string[] = [];
+      const one = new RunRecorder({
+        store: lazyPostgresStore(url),
+        host: "twin",
+        log: (l) => lines.push(`one: ${l}`),
+      });
+      const two = new RunRecorder({
+        store: lazyPostgresStore(url),
+        host: "twin",
+        log: (l) => lines.push(`two: ${l}`),
+      });
+      // Restarted in place: the same id, one instance at a time, says
+      // nothing, though its first beat finds its predecessor's fresh.
+      await a.beat("alone", false, "predecessor");
+      const alone = new RunRecorder({
+        store: lazyPostgresStore(url),
+        host: "alone",
+        log: (l) => lines.push(`alone: ${l}`),
+      });
+      try {
+        const said = (who: string) =>
+          lines.some((l) => l.startsWith(`${who}: Another live host`));
+        const end = Date.now() + 30_000;
+        while (!(said("one") && said("two")) && Date.now() < end) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok(said("one") && said("two"), lines.join("\n"));
+        assert.match(lines.find((l) => l.startsWith("one: "))!, /"twin"/);
+        assert.ok(!said("alone"), lines.join("\n"));
+      } finally {
+        await one.close();
+        await two.close();
+        await alone.close();
+      }
+    } finally {
+      await a.close();
+    }
+  },
+);
+
+testWithPostgres(
   "a database stopped and started while runs are recorded loses none and says so once",
   async (pg) => {
     const url = await pg.database();

@@ -516,6 +516,10 @@ export class RunRecorder implements RunObserver {
   #pruneTimer: ReturnType<typeof setInterval> | undefined;
   #beatTimer: ReturnType<typeof setInterval> | undefined;
   #beating: Promise<void> | null = null;
+  // This host process, on its heartbeats; how many beats in a row found
+  // another one's fresh stamp under the same host id.
+  readonly #instance = crypto.randomUUID();
+  #shared = 0;
   #options: RunRecorderOptions;
   #failed = false;
   #closed = false;
@@ -977,6 +981,21 @@ export class RunRecorder implements RunObserver {
   // alive, and the database is not tried more often than the writes'
   // retries do. A failed beat is silent (the write path reports a
   // database that is down).
+  // Another host process stamped this host id within a beat of ours, twice
+  // in a row: two live hosts were given one host.id (a predecessor that
+  // died is seen at most once). Said once: each marks the runs the other
+  // has running `interrupted` when it starts, and the fleet's list of
+  // hosts shows them as one.
+  #sameId(otherAgeMs: number | null | void): void {
+    const fresh = typeof otherAgeMs === "number" &&
+      otherAgeMs < BEAT_MS * 1.5;
+    this.#shared = fresh ? this.#shared + 1 : 0;
+    if (this.#shared !== 2) return;
+    this.#options.log?.(
+      `Another live host uses host.id "${this.host}" in the same run store: give each host of a fleet its own host.id (runs either one has running are marked interrupted when the other starts)`,
+    );
+  }
+
   #beat(): Promise<void> {
     if (
       this.#beating || this.#closed || !this.store?.beat ||
@@ -987,7 +1006,7 @@ export class RunRecorder implements RunObserver {
     const store = this.store;
     const beat = this.#writing.then(async () => {
       try {
-        await store.beat!(this.host);
+        this.#sameId(await store.beat!(this.host, false, this.#instance));
       } catch {
         // the next beat tries again
       } finally {

@@ -334,10 +334,19 @@ export interface RunStore {
     listener: (change: FleetChange) => void,
   ): () => void;
   /**
-   * Stamps `host` alive now, or (`leaving`) removes its stamp; absent
-   * when nothing else can write the store.
+   * Stamps `host` alive now, as `instance` (one host process), or
+   * (`leaving`) removes its stamp; absent when nothing else can write the
+   * store.
+   *
+   * @returns when the stamp replaced was another instance's, its age in
+   *   milliseconds (two live hosts share the id when it keeps being
+   *   fresh); else null
    */
-  beat?(host: string, leaving?: boolean): Awaitable<void>;
+  beat?(
+    host: string,
+    leaving?: boolean,
+    instance?: string,
+  ): Awaitable<number | null | void>;
   /** Every host's last heartbeat (see {@link RunStore.beat}). */
   hosts?(): Awaitable<HostBeat[]>;
   /**
