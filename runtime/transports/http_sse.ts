@@ -12,9 +12,10 @@
  * missed, so those in-flight bytes are the one thing it may lose. What is
  * kept for a replay is bounded (`REPLAY_LIMIT` messages, `REPLAY_CHARS`
  * characters); a replay that asks for more gets an A2E `error` naming the
- * ids that are gone. A transport session with no
- * stream attached and no request for `sse_idle_seconds` expires, which ends
- * its A2E session and cancels its calls.
+ * ids that are gone. What all sessions keep, and what their clients have
+ * not pulled yet, is bounded together too ({@link HeldOutput}). A transport
+ * session with no stream attached and no request for `sse_idle_seconds`
+ * expires, which ends its A2E session and cancels its calls.
  *
  * This module holds the routes, then one transport session's queue
  * ({@link Channel}), then its event stream ({@link attachStream}).
@@ -22,6 +23,7 @@
  * @module
  */
 
+import { getHeapStatistics } from "node:v8";
 import { type Context, Hono } from "hono";
 import { isAcceptedToken } from "../admission.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
@@ -65,6 +67,7 @@ type Channels = Map<string, Channel>;
  */
 export function createSseTransport(context: TransportContext): SseTransport {
   const channels: Channels = new Map();
+  const held = new HeldOutput();
   const sweep = startExpiry(channels, context.limits.sseIdleSeconds * 1000);
   const app = new Hono();
   app.get("/health", (c) => c.json({ status: "ok" }));
@@ -72,6 +75,7 @@ export function createSseTransport(context: TransportContext): SseTransport {
     const opened = openChannel(
       context,
       channels,
+      held,
       c.req.header("authorization"),
       clientKey(c.env),
     );
@@ -94,6 +98,7 @@ export function createSseTransport(context: TransportContext): SseTransport {
       clearInterval(sweep);
       for (const channel of channels.values()) {
         channel.session.close("Host closing");
+        channel.release();
       }
       channels.clear();
     },
@@ -111,6 +116,7 @@ function startExpiry(
     for (const [id, channel] of channels) {
       if (channel.attached === null && now - channel.lastActive > idleMs) {
         channels.delete(id);
+        channel.release();
         channel.session.close("HTTP+SSE transport session expired");
       }
     }
@@ -123,6 +129,7 @@ function startExpiry(
 function openChannel(
   context: TransportContext,
   channels: Channels,
+  held: HeldOutput,
   authorization: string | undefined,
   client: string,
 ): string | Refusal {
@@ -141,11 +148,12 @@ function openChannel(
       if (!channel) return;
       channel.ended = true;
       channels.delete(id);
+      channel.release();
       channel.wake();
     },
   });
   if (!(session instanceof Session)) return session;
-  box.channel = new Channel(session);
+  box.channel = new Channel(session, held);
   // Admitted by its header: every request must show that token again.
   if (authorization !== undefined && session.auth === "accepted") {
     box.channel.bearer = session.token;
@@ -160,7 +168,11 @@ function deliver(
   channel: Channel,
   message: OutgoingMessage,
 ): void {
-  switch (backlogDecision(channel.backlog, message)) {
+  const overShare = channel.overShare();
+  const decision = overShare
+    ? "disconnect"
+    : backlogDecision(channel.backlog, message);
+  switch (decision) {
     case "send":
       channel.push(JSON.stringify(message));
       return;
@@ -173,7 +185,11 @@ function deliver(
       return;
     case "disconnect":
       context.log(
-        `Ending an SSE session whose client stopped reading (${channel.backlog} characters waiting)`,
+        `Ending an SSE session whose client stopped reading (${channel.backlog} characters waiting${
+          overShare
+            ? ", more than its share of what all SSE sessions may have waiting"
+            : ""
+        })`,
       );
       channel.session.close("The client stopped reading");
   }
@@ -308,6 +324,67 @@ export const REPLAY_LIMIT = 1024;
  */
 export const REPLAY_CHARS: number = 8 * 1024 * 1024;
 
+/**
+ * What all of the transport's sessions hold for their clients, in
+ * characters: kept for a replay, and queued but not yet pulled. Each
+ * session's own bounds ({@link REPLAY_CHARS}; 64 MiB unread before it is
+ * ended) times the sessions a host admits would pass its heap, and V8
+ * would end the host. Past `maxChars`, each of the two is brought back to
+ * an equal share per session: replay buffers over it are cut (a replay
+ * past what is kept gets the gap's error), and a session whose unread
+ * messages pass it is ended as one that stopped reading.
+ *
+ * @example Two sessions keep an equal share of a small bound
+ * ```ts
+ * import { Channel, HeldOutput } from "./http_sse.ts";
+ * import type { Session } from "../session.ts";
+ * import assert from "node:assert/strict";
+ * const held = new HeldOutput(100);
+ * const a = new Channel({} as Session, held);
+ * const b = new Channel({} as Session, held);
+ * a.push("x".repeat(60));
+ * a.take();
+ * b.push("y".repeat(60));
+ * b.take();
+ * assert.equal(held.kept, 0); // each kept 60 > 50: both forgotten
+ * assert.equal(a.forgotten, 1);
+ * ```
+ */
+export class HeldOutput {
+  /**
+   * The bound of each of the two, in characters. @default a sixteenth of
+   * the V8 heap limit (256 Mi characters under Deno's default 4 GiB)
+   */
+  readonly maxChars: number;
+  /** Characters queued for clients, not yet pulled. */
+  queued = 0;
+  /** Characters kept for replays. */
+  kept = 0;
+  /** The sessions counted. */
+  readonly channels: Set<Channel> = new Set();
+
+  /** @param maxChars the bound of each of the two, in characters */
+  constructor(
+    maxChars: number = Math.floor(getHeapStatistics().heap_size_limit / 16),
+  ) {
+    this.maxChars = maxChars;
+  }
+
+  /** An equal share of the bound per session. */
+  get share(): number {
+    return this.maxChars / Math.max(1, this.channels.size);
+  }
+
+  /** Past the bound, cuts every replay buffer over an equal share to it. */
+  trimKept(): void {
+    if (this.kept <= this.maxChars) return;
+    const share = this.share;
+    for (const channel of this.channels) {
+      if (channel.sentChars > share) channel.forget(share);
+    }
+  }
+}
+
 /** One outgoing message and its SSE event id. */
 export interface Outgoing {
   /** The SSE `id:`, counting from 1 per session. */
@@ -348,6 +425,8 @@ export class Channel {
   /** The highest id dropped from `sent` to keep it bounded (0: none). */
   forgotten = 0;
   #seq = 0;
+  // What the transport's sessions hold together; null once released.
+  #held: HeldOutput | null;
   /** When a request or a stream last touched the session (`performance.now()`). */
   lastActive: number = performance.now();
   /** The stream that currently delivers, or null. */
@@ -370,16 +449,76 @@ export class Channel {
   ended = false;
   #wake: (() => void) | null = null;
 
-  /** @param session the A2E session the channel carries */
-  constructor(session: Session) {
+  /**
+   * @param session the A2E session the channel carries
+   * @param held what the transport's sessions hold together, counted in
+   *   until {@link release} @default a bound of its own
+   */
+  constructor(session: Session, held: HeldOutput = new HeldOutput()) {
     this.session = session;
+    this.#held = held;
+    held.channels.add(this);
+  }
+
+  /** Stops counting this session in what the transport's sessions hold. */
+  release(): void {
+    const held = this.#held;
+    if (held === null) return;
+    this.#held = null;
+    held.channels.delete(this);
+    held.queued -= this.backlog;
+    held.kept -= this.sentChars;
+  }
+
+  /**
+   * Whether the sessions' unread messages together pass their bound and
+   * this one's more than an equal share of it: it is ended as a client
+   * that stopped reading would be.
+   */
+  overShare(): boolean {
+    const held = this.#held;
+    return held !== null && held.queued > held.maxChars &&
+      this.backlog > held.share;
   }
 
   /** Queues one message and wakes the waiting stream. */
   push(text: string): void {
     this.queue.push({ seq: ++this.#seq, text });
-    this.backlog += text.length;
+    this.#queued(text.length);
     this.wake();
+  }
+
+  #queued(chars: number): void {
+    this.backlog += chars;
+    if (this.#held) this.#held.queued += chars;
+  }
+
+  #kept(chars: number): void {
+    this.sentChars += chars;
+    if (this.#held) this.#held.kept += chars;
+  }
+
+  /**
+   * Forgets the oldest messages kept for a replay until at most `maxCount`
+   * and `maxChars` are (a replay past them gets the gap's error).
+   *
+   * @param maxChars characters to keep at most
+   * @param maxCount messages to keep at most
+   */
+  forget(maxChars: number, maxCount: number = REPLAY_LIMIT): void {
+    let drop = 0;
+    let chars = 0;
+    while (
+      drop < this.sent.length &&
+      (this.sent.length - drop > maxCount || this.sentChars - chars > maxChars)
+    ) {
+      const old = this.sent[drop++]!;
+      chars += old.text.length;
+      this.forgotten = old.seq;
+    }
+    if (drop === 0) return;
+    this.sent.splice(0, drop);
+    this.#kept(-chars);
   }
 
   /**
@@ -396,22 +535,16 @@ export class Channel {
       ? this.queue
       : this.queue.slice(0, count);
     this.queue = count === this.queue.length ? [] : this.queue.slice(count);
-    for (const m of batch) this.backlog -= m.text.length;
+    let chars = 0;
     for (const m of batch) {
       this.sent.push(m);
-      this.sentChars += m.text.length;
+      chars += m.text.length;
     }
+    this.#queued(-chars);
+    this.#kept(chars);
     // Bounded by count and by characters: the oldest go first.
-    let drop = 0;
-    while (
-      drop < this.sent.length &&
-      (this.sent.length - drop > REPLAY_LIMIT || this.sentChars > REPLAY_CHARS)
-    ) {
-      const old = this.sent[drop++]!;
-      this.sentChars -= old.text.length;
-      this.forgotten = old.seq;
-    }
-    if (drop > 0) this.sent.splice(0, drop);
+    this.forget(REPLAY_CHARS);
+    this.#held?.trimKept();
     return batch;
   }
 
@@ -429,10 +562,10 @@ export class Channel {
       : [];
     const after = Math.max(lastSeen, this.forgotten);
     const lost = this.sent.filter((m) => m.seq > after);
+    this.#kept(-this.sentChars);
     this.sent = [];
-    this.sentChars = 0;
     this.queue = [...gone, ...lost, ...this.queue];
-    for (const m of [...gone, ...lost]) this.backlog += m.text.length;
+    for (const m of [...gone, ...lost]) this.#queued(m.text.length);
   }
 
   // The error that stands for messages `after + 1` to `upTo`, no longer
