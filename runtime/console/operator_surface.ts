@@ -46,6 +46,7 @@ import {
   loginPage,
 } from "./page.tsx";
 import {
+  bodiesBusyMessage,
   bodyTimedOut,
   bodyTimeoutMs,
   readCapped,
@@ -365,6 +366,10 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
       timeoutMs,
     });
     if (body.timedOut) return c.json({ error: bodyTimedOut(timeoutMs) }, 408);
+    if (body.busy) {
+      c.header("Retry-After", "1");
+      return c.json({ error: bodiesBusyMessage() }, 503);
+    }
     const token = body.over
       ? null
       : new URLSearchParams(body.text).get("token");

@@ -27,6 +27,7 @@ import { describeZodError } from "../../protocol/request_schemas.ts";
 import { bearerToken, isAcceptedToken } from "../admission.ts";
 import { jsonError } from "../doors/guard.ts";
 import {
+  bodiesBusyMessage,
   bodyTimedOut,
   bodyTimeoutMs,
   readRequestText,
@@ -240,6 +241,8 @@ async function post(
   if (body.refused !== undefined) {
     const message = body.refused === 408
       ? bodyTimedOut(bounds.timeoutMs)
+      : body.refused === 503
+      ? bodiesBusyMessage()
       : requestBodyTooLargeMessage(bounds.maxBytes);
     return new Response(
       JSON.stringify({

@@ -88,6 +88,71 @@ export interface CappedBody {
   cut?: true;
   /** Present when the body took longer than `timeoutMs`: answer 408. */
   timedOut?: true;
+  /**
+   * Present when the bodies being read at once hold too much and this one
+   * more than its share ({@link MAX_BODIES_BYTES}): answer 503, retry.
+   */
+  busy?: true;
+}
+
+/**
+ * What the request bodies being read at once may hold together, in the
+ * whole process. Each body is held whole until it has all come (up to
+ * `max_message_bytes`), and a client that sends many bodies but their
+ * last bytes holds that much per connection, up to the open-file limit:
+ * far past the machine's memory. Past this bound, a body holding more than
+ * an equal share of it is refused (503, retry later), so small requests
+ * still go through.
+ */
+export const MAX_BODIES_BYTES: number = 256 * 1024 * 1024;
+
+const reading = { bytes: 0, bodies: 0 };
+
+/**
+ * Why a body was refused for {@link MAX_BODIES_BYTES}, for the answer.
+ *
+ * @returns the message
+ * @example
+ * ```ts
+ * import { bodiesBusyMessage } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(bodiesBusyMessage(), /retry/);
+ * ```
+ */
+export function bodiesBusyMessage(): string {
+  return `Cannot read the request body now: the request bodies being read hold more than ${
+    MAX_BODIES_BYTES / 1048576
+  } MiB together, this one more than its share; retry in a moment`;
+}
+
+// One body's part of what bodies being read hold: taken as it comes,
+// given back once it is read (or refused).
+class BodyHold {
+  #bytes = 0;
+  #open = true;
+
+  constructor() {
+    reading.bodies++;
+  }
+
+  take(bytes: number): boolean {
+    if (
+      reading.bytes + bytes > MAX_BODIES_BYTES &&
+      this.#bytes + bytes > MAX_BODIES_BYTES / reading.bodies
+    ) {
+      return false;
+    }
+    this.#bytes += bytes;
+    reading.bytes += bytes;
+    return true;
+  }
+
+  release(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    reading.bytes -= this.#bytes;
+    reading.bodies--;
+  }
 }
 
 /** How much of an oversize body is kept to find the request's id in. */
@@ -215,6 +280,7 @@ export async function readCapped(
   const stopAt = options.stopAtCap ? max : max * READ_ON_FACTOR;
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
+  const hold = new BodyHold();
   let bytes = 0;
   let over = false;
   let timedOut = false;
@@ -229,6 +295,10 @@ export async function readCapped(
       if (done) break;
       bytes += value.byteLength;
       if (bytes <= max) {
+        if (!hold.take(value.byteLength)) {
+          await reader.cancel().catch(() => {});
+          return { text: "", bytes, over: false, busy: true };
+        }
         chunks.push(value);
         continue;
       }
@@ -246,6 +316,7 @@ export async function readCapped(
     if (!timedOut) throw new BodyReadError(error);
   } finally {
     clearTimeout(timer);
+    hold.release();
   }
   if (timedOut) return { text: "", bytes, over, timedOut: true };
   if (over) {
@@ -264,7 +335,8 @@ export async function readCapped(
 /**
  * Reads a request's whole body as text, within `maxBytes` and `timeoutMs`,
  * refusing rather than salvaging: 413 past the cap (a declared length
- * over it unread), 408 past the time. A body of declared length within
+ * over it unread), 408 past the time, 503 past its share of what bodies
+ * being read may hold ({@link MAX_BODIES_BYTES}). A body of declared length within
  * the cap is taken whole (Deno's fast path: about 5 µs a request less
  * than a stream reader; the server holds the client to its length),
  * raced against the clock: past it the answer goes out, and the pending
@@ -285,7 +357,9 @@ export async function readCapped(
 export async function readRequestText(
   request: Request,
   bounds: { maxBytes: number; timeoutMs: number },
-): Promise<{ refused?: undefined; text: string } | { refused: 408 | 413 }> {
+): Promise<
+  { refused?: undefined; text: string } | { refused: 408 | 413 | 503 }
+> {
   const length = Number(request.headers.get("content-length") ?? NaN);
   if (!Number.isSafeInteger(length) || length < 0) {
     const body = await readCapped(request.body, bounds.maxBytes, {
@@ -293,11 +367,19 @@ export async function readRequestText(
       timeoutMs: bounds.timeoutMs,
     });
     if (body.timedOut) return { refused: 408 };
+    if (body.busy) return { refused: 503 };
     return body.over ? { refused: 413 } : { text: body.text };
   }
   if (length > bounds.maxBytes) {
     await request.body?.cancel().catch(() => {});
     return { refused: 413 };
+  }
+  // Its declared length is held from the start: Deno reads it whole.
+  const hold = new BodyHold();
+  if (!hold.take(length)) {
+    hold.release();
+    await request.body?.cancel().catch(() => {});
+    return { refused: 503 };
   }
   const text = request.text();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -314,5 +396,7 @@ export async function readRequestText(
     throw new BodyReadError(error);
   } finally {
     clearTimeout(timer);
+    // A body answered 408 may still be coming: it is no longer waited for.
+    hold.release();
   }
 }

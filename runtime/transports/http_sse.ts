@@ -33,6 +33,7 @@ import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
 import {
   backlogDecision,
+  bodiesBusyMessage,
   bodyTimedOut,
   bodyTimeoutMs,
   readCapped,
@@ -209,6 +210,10 @@ async function receive(
   const timeoutMs = bodyTimeoutMs(context.limits);
   const body = await readCapped(c.req.raw.body, max, { timeoutMs });
   if (body.timedOut) return c.json({ error: bodyTimedOut(timeoutMs) }, 408);
+  if (body.busy) {
+    c.header("Retry-After", "1");
+    return c.json({ error: bodiesBusyMessage() }, 503);
+  }
   if (!body.over) {
     context.dispatcher.receive(found.session, body.text);
     return c.json({ ok: true });
