@@ -44,7 +44,6 @@ import { isPlainObject } from "../../protocol/json.ts";
 import {
   MAX_SKILL_FILE_BYTES,
   MAX_SKILL_FILES,
-  readFrontmatter,
   type RemoteSkill,
   sha256Digest,
   type SkillEntry,
@@ -54,10 +53,12 @@ import {
 import { SkillboxError } from "../../protocol/errors.ts";
 import {
   agentSkillsNameProblem,
+  type Frontmatter,
   MAX_RESOURCE_BYTES,
   MAX_SKILL_MD_BYTES,
   normalizeLink,
   SkillFileRefusedError,
+  splitFrontmatter,
 } from "../skills/skill_md.ts";
 import type { FetchedSkillFiles } from "../skills/catalog.ts";
 
@@ -258,15 +259,20 @@ export async function verifySkill(
       `its SKILL.md hashes to ${digest}, the listing promises ${self.digest}`,
     );
   }
-  const text = new TextDecoder().decode(bytes);
-  const served = readFrontmatter(text);
-  if (!served || !isDeepStrictEqual(served, frontmatter)) {
+  // Read as the skill loader reads a SKILL.md: frontmatter and body.
+  let served: Frontmatter | undefined;
+  try {
+    served = splitFrontmatter(new TextDecoder().decode(bytes), uri);
+  } catch {
+    // None the loader would read: refused below.
+  }
+  if (!served || !isDeepStrictEqual(served.data, frontmatter)) {
     throw new Error("its SKILL.md frontmatter differs from the listing's");
   }
   return {
     name,
     description,
-    instructions: bodyOf(text),
+    instructions: served.body,
     uri,
     entry: { uri, frontmatter, resources: files },
   };
@@ -334,13 +340,6 @@ function listedName(entry: unknown): { name?: string } {
   const frontmatter = isPlainObject(entry) ? entry.frontmatter : null;
   const name = isPlainObject(frontmatter) ? frontmatter.name : null;
   return typeof name === "string" && name.trim() !== "" ? { name } : {};
-}
-
-function bodyOf(text: string): string {
-  const rest = text.slice(text.indexOf("\n") + 1);
-  const close = rest.search(/^---[ \t]*\r?$/m);
-  const after = rest.slice(close);
-  return after.slice(after.indexOf("\n") + 1).trim();
 }
 
 /** Options of {@link importedSkillFiles}. */
