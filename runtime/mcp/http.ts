@@ -244,13 +244,9 @@ async function post(
       : body.refused === 503
       ? bodiesBusyMessage()
       : requestBodyTooLargeMessage(bounds.maxBytes);
-    return new Response(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        error: { code: -32000, message },
-        id: null,
-      }),
-      { status: body.refused, headers: { "content-type": "application/json" } },
+    return Response.json(
+      { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
+      { status: body.refused },
     );
   }
   let parsedBody: unknown;
@@ -294,19 +290,16 @@ function refuseInitialize(body: unknown): Response | undefined {
   const id = typeof body.id === "string" || Number.isInteger(body.id)
     ? body.id
     : null;
-  return new Response(
-    JSON.stringify({
-      jsonrpc: "2.0",
-      error: {
-        code: ErrorCode.InvalidParams,
-        message: `Invalid initialize request: ${
-          describeZodError(checked.error as unknown as z.ZodError)
-        }`,
-      },
-      id,
-    }),
-    { status: 400, headers: { "content-type": "application/json" } },
-  );
+  return Response.json({
+    jsonrpc: "2.0",
+    error: {
+      code: ErrorCode.InvalidParams,
+      message: `Invalid initialize request: ${
+        describeZodError(checked.error as unknown as z.ZodError)
+      }`,
+    },
+    id,
+  }, { status: 400 });
 }
 
 /** How large a POST's body may be, and how long it may take. */

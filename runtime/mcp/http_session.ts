@@ -730,13 +730,7 @@ export function jsonAnswer(
   message: JSONRPCMessage,
   sessionId: string,
 ): Response {
-  return new Response(JSON.stringify(message), {
-    status: 200,
-    headers: {
-      "content-type": "application/json",
-      "mcp-session-id": sessionId,
-    },
-  });
+  return Response.json(message, { headers: { "mcp-session-id": sessionId } });
 }
 
 /**

@@ -177,10 +177,7 @@ function refusal(body: unknown, message: string): Response {
         data: { quota: "mcp_reads_per_token", retryable: true },
       },
     }));
-  return new Response(
-    JSON.stringify(Array.isArray(body) ? errors : errors[0]),
-    { status: 200, headers: { "content-type": "application/json" } },
-  );
+  return Response.json(Array.isArray(body) ? errors : errors[0]);
 }
 
 // `body` handed on in slices of at most SLICE_BYTES; `onEnd` once when it
