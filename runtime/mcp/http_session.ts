@@ -284,16 +284,16 @@ export class McpHttpSession implements Transport {
    * @returns JSON, SSE, 202 or an error
    */
   async post(request: Request, parsedBody: unknown): Promise<Response> {
-    const id = quickRequestId(parsedBody);
-    if (id !== undefined && !this.#calls.has(id)) {
+    const ids = requestIds(parsedBody);
+    const alone = ids.length === 1 && !Array.isArray(parsedBody);
+    const id = ids[0]!;
+    if (alone && !this.#calls.has(id) && mayAnswerAsJson(parsedBody)) {
       return await this.#quick(request, parsedBody, id);
     }
-    const ids = requestIds(parsedBody);
     // Before the SDK sees it: its answer may come before the await ends.
-    const alone = ids.length === 1 && !Array.isArray(parsedBody);
-    if (alone) this.#alone.add(ids[0]);
+    if (alone) this.#alone.add(id);
     const response = await this.#sse.handleRequest(request, { parsedBody });
-    if (alone && !isEventStream(response)) this.#alone.delete(ids[0]);
+    if (alone && !isEventStream(response)) this.#alone.delete(id);
     if (ids.length === 0) return response;
     return watchAnswer(response, () => this.#cancel(ids), this.#backlog);
   }
@@ -400,21 +400,16 @@ export class McpHttpSession implements Transport {
   }
 }
 
-// The id of a body that is one request (not initialize) asking for no
-// progress: those may be answered as JSON.
-function quickRequestId(body: unknown): RequestId | undefined {
-  if (!isPlainObject(body)) return undefined;
-  const { id, method, params } = body as {
-    id?: unknown;
-    method?: unknown;
+// Whether a request posted alone may be answered as JSON: not initialize,
+// and asking for no progress.
+function mayAnswerAsJson(request: unknown): boolean {
+  const { method, params } = request as {
+    method: string;
     params?: { _meta?: { progressToken?: unknown } };
   };
-  if (typeof method !== "string" || method === "initialize") return undefined;
-  if (typeof id !== "string" && typeof id !== "number") return undefined;
-  const token = typeof params === "object" && params !== null
-    ? params._meta?.progressToken
-    : undefined;
-  return token === undefined ? id : undefined;
+  if (method === "initialize") return false;
+  return typeof params !== "object" || params === null ||
+    params._meta?.progressToken === undefined;
 }
 
 /** Where an answer goes while it may still come as one JSON body. */
