@@ -161,10 +161,10 @@ export class StdioLineTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
     try {
-      let bytes = encoder.encode(JSON.stringify(message) + "\n");
-      while (bytes.length > 0) {
-        bytes = bytes.subarray(this.#output.writeSync(bytes));
-      }
+      writeAllSync(
+        this.#output,
+        encoder.encode(JSON.stringify(message) + "\n"),
+      );
     } catch (error) {
       // Nobody reads our answers any more: the session is over.
       this.onerror?.(error as Error);
@@ -247,14 +247,17 @@ export class StdioLineTransport implements Transport {
   }
 }
 
-// A JSON-RPC id: a string or an integer.
-function isId(value: unknown): boolean {
-  return typeof value === "string" || Number.isInteger(value);
-}
-
+// A message's JSON-RPC id, when it has one: a string or an integer.
 function requestId(message: unknown): string | number | null {
   const id = isPlainObject(message) ? message.id : undefined;
-  return isId(id) ? id as string | number : null;
+  return typeof id === "string" || Number.isInteger(id)
+    ? id as string | number
+    : null;
+}
+
+// A sink may take only some of the bytes at a time.
+function writeAllSync(sink: ByteSink, bytes: Uint8Array): void {
+  while (bytes.length > 0) bytes = bytes.subarray(sink.writeSync(bytes));
 }
 
 /**
@@ -272,16 +275,14 @@ function requestId(message: unknown): string | number | null {
  * assert.deepEqual(seen, [3]);
  * ```
  */
-export function orderedStdout(
-  out: { writeSync(bytes: Uint8Array): number } = Deno.stdout,
-): Writable {
+export function orderedStdout(out: ByteSink = Deno.stdout): Writable {
   return new Writable({
     write(chunk, encoding, done) {
       try {
-        let bytes: Uint8Array = typeof chunk === "string"
-          ? encoder.encode(chunk)
-          : chunk;
-        while (bytes.length > 0) bytes = bytes.subarray(out.writeSync(bytes));
+        writeAllSync(
+          out,
+          typeof chunk === "string" ? encoder.encode(chunk) : chunk,
+        );
         done();
       } catch (error) {
         done(error as Error);
