@@ -55,6 +55,7 @@ import {
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
   type LoggingLevel,
+  LoggingLevelSchema,
   type Prompt,
   type ServerNotification,
   type ServerRequest,
@@ -633,18 +634,13 @@ export interface EventRelayOptions {
   coalesceMs?: number;
 }
 
-const LEVELS: Record<string, LoggingLevel> = {
-  trace: "debug",
-  debug: "debug",
-  info: "info",
-  notice: "notice",
-  warn: "warning",
-  warning: "warning",
-  error: "error",
-  critical: "critical",
-  alert: "alert",
-  emergency: "emergency",
-};
+// MCP's levels, and the two a skill may name otherwise. A Map: a level
+// such as "constructor" must not find Object's prototype.
+const LEVELS = new Map<string, LoggingLevel>([
+  ...LoggingLevelSchema.options.map((l: LoggingLevel) => [l, l] as const),
+  ["trace", "debug"],
+  ["warn", "warning"],
+]);
 
 /**
  * Turns one call's events into notifications.
@@ -697,7 +693,7 @@ export class EventRelay {
       case "log":
         this.#flushTokens();
         this.#log(
-          LEVELS[String(data.level ?? "info").toLowerCase()] ?? "info",
+          LEVELS.get(String(data.level ?? "info").toLowerCase()) ?? "info",
           String(data.message ?? ""),
         );
         return;

@@ -292,8 +292,16 @@ Deno.test("EventRelay maps log levels and sends no progress without a token", as
   });
   r.onEvent({ kind: "status", data: { message: "busy" }, seq: 2 });
   r.onEvent({ kind: "tool.started", data: { tool: "x" }, seq: 3 });
+  // A name of Object's prototype is no level: it was sent as a function,
+  // which JSON drops, leaving a notification without its level.
+  r.onEvent({
+    kind: "log",
+    data: { level: "constructor", message: "odd" },
+    seq: 4,
+  });
   await r.flush();
   assert.deepEqual(sent.map((n) => n.method), [
+    "notifications/message",
     "notifications/message",
     "notifications/message",
     "notifications/message",
@@ -302,6 +310,7 @@ Deno.test("EventRelay maps log levels and sends no progress without a token", as
     "warning",
     "info",
     "debug",
+    "info",
   ]);
 });
 
