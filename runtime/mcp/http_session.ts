@@ -84,6 +84,7 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
   type MessageExtraInfo,
+  RELATED_TASK_META_KEY,
   type RequestId,
   type RequestInfo,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -193,7 +194,7 @@ export class McpHttpSession implements Transport {
       extra?: MessageExtraInfo,
     ) => {
       this.onmessage?.(message, extra);
-      if ("method" in message && message.method === CANCELLED) {
+      if ("method" in message && message.method === "notifications/cancelled") {
         this.#cancelled(message.params?.requestId);
       }
     };
@@ -644,8 +645,6 @@ export class CallAnswer implements Expiring {
   }
 }
 
-const RELATED_TASK = "io.modelcontextprotocol/related-task";
-const CANCELLED = "notifications/cancelled";
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 
 /**
@@ -689,7 +688,7 @@ export function plainJsonRequest(
       if (!isPlainObject(meta)) return undefined;
       // Progress streams (SSE); a task link is for the SDK to check.
       if (meta.progressToken !== undefined) return undefined;
-      if (meta[RELATED_TASK] !== undefined) return undefined;
+      if (meta[RELATED_TASK_META_KEY] !== undefined) return undefined;
     }
   }
   const headers = request.headers;
