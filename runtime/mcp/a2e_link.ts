@@ -22,8 +22,6 @@ import {
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
-import type { Dispatcher } from "../dispatcher.ts";
-import type { Session } from "../session.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
 
 /** Options of one request over a link. */
@@ -115,55 +113,32 @@ export function openA2eLink(
   });
   if (typeof session === "string") return session;
   session.authenticate("accepted", token);
-  return new SessionLink(context.dispatcher, session, pending);
-}
-
-// The link over an open, authenticated host session.
-class SessionLink implements A2eLink {
-  readonly sessionId: string;
-  #dispatcher: Dispatcher;
-  #session: Session;
-  #pending: PendingAnswers;
-
-  constructor(
-    dispatcher: Dispatcher,
-    session: Session,
-    pending: PendingAnswers,
-  ) {
-    this.sessionId = session.id;
-    this.#dispatcher = dispatcher;
-    this.#session = session;
-    this.#pending = pending;
-  }
-
-  get inFlight(): number {
-    return this.#pending.size;
-  }
-
-  request(
-    message: Record<string, unknown> & { type: string },
-    options: LinkRequestOptions = {},
-  ): Promise<OutgoingMessage> {
-    if (this.#session.closed) {
-      return Promise.resolve(
-        errorAnswer("", "Cannot call: the session has ended"),
-      );
-    }
-    const id = newId();
-    const answer = this.#pending.wait(id, options.onEvent);
-    // Made of an MCP request's parts, decoded from JSON.
-    this.#dispatcher.receiveValue(this.#session, {
-      ...message,
-      id,
-      version: PROTOCOL_VERSION,
-      ts: nowSeconds(),
-    }, { signal: options.signal, json: true });
-    return answer;
-  }
-
-  close(reason = "MCP session ended"): void {
-    this.#session.close(reason);
-  }
+  return {
+    sessionId: session.id,
+    get inFlight() {
+      return pending.size;
+    },
+    request(message, requestOptions = {}) {
+      if (session.closed) {
+        return Promise.resolve(
+          errorAnswer("", "Cannot call: the session has ended"),
+        );
+      }
+      const id = newId();
+      const answer = pending.wait(id, requestOptions.onEvent);
+      // Made of an MCP request's parts, decoded from JSON.
+      context.dispatcher.receiveValue(session, {
+        ...message,
+        id,
+        version: PROTOCOL_VERSION,
+        ts: nowSeconds(),
+      }, { signal: requestOptions.signal, json: true });
+      return answer;
+    },
+    close(reason = "MCP session ended") {
+      session.close(reason);
+    },
+  };
 }
 
 interface Waiter {
