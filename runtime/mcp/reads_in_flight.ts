@@ -81,15 +81,15 @@ export class ReadsInFlight {
    *   (its requests are not served)
    */
   take(body: unknown, principal: string): Release | Response | undefined {
-    const count = boundedRequests(body);
-    if (count === 0) return undefined;
+    const bounded = (Array.isArray(body) ? body : [body]).filter(isBounded);
+    if (bounded.length === 0) return undefined;
     let gate = this.#principals.get(principal);
     if (gate === undefined) {
       gate = new Semaphore(this.#limit);
       this.#principals.set(principal, gate);
     }
     const taken: Release[] = [];
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < bounded.length; i++) {
       const release = gate.tryAcquire();
       if (release === null) break;
       taken.push(release);
@@ -104,9 +104,9 @@ export class ReadsInFlight {
         this.#principals.delete(principal);
       }
     };
-    if (taken.length === count) return release;
+    if (taken.length === bounded.length) return release;
     release();
-    return refusal(body, this.#refusedMessage(body, principal));
+    return refusal(body, this.#refusedMessage(bounded[0]!.method, principal));
   }
 
   /**
@@ -133,35 +133,20 @@ export class ReadsInFlight {
     });
   }
 
-  #refusedMessage(body: unknown, principal: string): string {
+  #refusedMessage(method: string, principal: string): string {
     const whose = principal === ""
       ? "the quota of clients without a token"
       : "this token's quota";
-    return `Cannot handle "${
-      firstBoundedMethod(body)
-    }": ${whose} of ${this.#limit} skill, resource and prompt requests in flight is used up: an answer counts until its client has read it`;
+    return `Cannot handle "${method}": ${whose} of ${this.#limit} skill, resource and prompt requests in flight is used up: an answer counts until its client has read it`;
   }
 }
 
-// The bounded requests (with an id: notifications get no answer) of a body.
-function boundedRequests(body: unknown): number {
-  if (!Array.isArray(body)) return isBounded(body) ? 1 : 0;
-  let count = 0;
-  for (const message of body) if (isBounded(message)) count++;
-  return count;
-}
-
-function isBounded(message: unknown): boolean {
+// A bounded request (with an id: notifications get no answer).
+function isBounded(message: unknown): message is { method: string } {
   if (!isPlainObject(message)) return false;
   const { method, id } = message;
   return typeof method === "string" && BOUNDED_METHODS.has(method) &&
     (typeof id === "string" || typeof id === "number");
-}
-
-function firstBoundedMethod(body: unknown): string {
-  const messages = Array.isArray(body) ? body : [body];
-  const first = messages.find(isBounded) as { method: string };
-  return first.method;
 }
 
 // Every request of the POST gets the refusal (a batch is refused whole).
