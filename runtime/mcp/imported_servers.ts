@@ -558,8 +558,8 @@ class Servers implements ImportedServers {
 
   // One line per change of state, not per attempt: a server that fails
   // forever is logged once.
-  #note(slot: ServerSlot, state: "up" | "down", crashed = false): boolean {
-    if (slot.logged === state) return false;
+  #note(slot: ServerSlot, state: "up" | "down", crashed = false): void {
+    if (slot.logged === state) return;
     slot.logged = state;
     const { initialMs, maxMs } = slot.backoff;
     this.#options.log?.(
@@ -571,7 +571,6 @@ class Servers implements ImportedServers {
           seconds(initialMs)
         } doubling up to ${seconds(maxMs)})`,
     );
-    return true;
   }
 
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
