@@ -913,9 +913,6 @@ export const DEFAULT_BACKOFF: Backoff = {
   stableMs: 60_000,
 };
 
-/** Where a server is: starting, up, or down until its next attempt. */
-export type SlotState = "starting" | "up" | "down";
-
 /**
  * An imported server's state.
  *
@@ -959,7 +956,7 @@ export class ServerSlot {
   /** The timer of the next attempt, while one is due. */
   timer: unknown = undefined;
   /** The state last logged, so a flapping server is logged once. */
-  logged: SlotState | null = null;
+  logged: "up" | "down" | null = null;
   #streak = 0;
   #retryAt = 0;
   #upSince = 0;
@@ -982,11 +979,6 @@ export class ServerSlot {
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.#random = options.random ?? Math.random;
     this.secrets = serverSecrets(spec);
-  }
-
-  /** Where it is now. */
-  get state(): SlotState {
-    return this.client !== null ? "up" : this.starting ? "starting" : "down";
   }
 
   /**

@@ -39,8 +39,9 @@ Deno.test("ServerSlot backs off failed starts from 1 s, doubling up to 5 min, an
     300_000,
     300_000,
   ]);
+  // Down: neither running nor starting.
   assert.equal(slot.client, null);
-  assert.equal(slot.state, "down");
+  assert.equal(slot.starting, null);
 });
 
 Deno.test("ServerSlot's jitter only shortens a wait, by at most a fifth", () => {
