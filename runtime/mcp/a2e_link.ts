@@ -34,8 +34,6 @@ export interface LinkRequestOptions {
 
 /** A host session driven by an MCP session. */
 export interface A2eLink {
-  /** The host session's id. */
-  readonly sessionId: string;
   /** How many requests await their answer. */
   readonly inFlight: number;
   /**
@@ -114,7 +112,6 @@ export function openA2eLink(
   if (typeof session === "string") return session;
   session.authenticate("accepted", token);
   return {
-    sessionId: session.id,
     get inFlight() {
       return pending.size;
     },

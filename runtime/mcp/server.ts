@@ -449,7 +449,7 @@ export interface Catalog {
  * import assert from "node:assert/strict";
  * const envelope = { id: "x", version: "1", ts: 0, req_id: "r" };
  * const link: A2eLink = {
- *   sessionId: "s", inFlight: 0, close() {},
+ *   inFlight: 0, close() {},
  *   request: (m) => Promise.resolve(m.type === "tool/list/req"
  *     ? { ...envelope, type: "tool/list/resp", tools: [{ name: "echo" }] }
  *     : { ...envelope, type: "skill/discover/resp",

@@ -54,7 +54,6 @@ function fakeLink() {
     }
   };
   const link: A2eLink = {
-    sessionId: "s",
     inFlight: 0,
     close() {},
     request: (message) => Promise.resolve(answer(message)),
@@ -152,7 +151,6 @@ Deno.test("a tools/call with bad params gets InvalidParams, and a method nobody 
 Deno.test("errors an MCP client reads name MCP methods and tools, never A2E message types", async () => {
   // Every A2E request fails the way the dispatcher says it cannot serve one.
   const link: A2eLink = {
-    sessionId: "s",
     inFlight: 0,
     close() {},
     request: (message) =>
@@ -198,7 +196,6 @@ Deno.test("errors an MCP client reads name MCP methods and tools, never A2E mess
 function catalogLink(skills: { name: string; status: string }[]) {
   const seen: string[] = [];
   const link: A2eLink = {
-    sessionId: "s",
     inFlight: 0,
     close() {},
     request(message): Promise<OutgoingMessage> {
