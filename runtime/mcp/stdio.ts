@@ -277,7 +277,7 @@ function writeAllSync(sink: ByteSink, bytes: Uint8Array): void {
  */
 export function orderedStdout(out: ByteSink = Deno.stdout): Writable {
   return new Writable({
-    write(chunk, encoding, done) {
+    write(chunk, _encoding, done) {
       try {
         writeAllSync(
           out,
@@ -287,7 +287,6 @@ export function orderedStdout(out: ByteSink = Deno.stdout): Writable {
       } catch (error) {
         done(error as Error);
       }
-      void encoding;
     },
   });
 }
