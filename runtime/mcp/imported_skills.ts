@@ -140,7 +140,7 @@ export async function loadServerSkills(
   }
   const seen = new Set<string>();
   let total = 0;
-  for (const entry of entries.slice(0, MAX_SKILLS)) {
+  for (const entry of entries) {
     const uri = isPlainObject(entry) && typeof entry.uri === "string"
       ? entry.uri
       : "?";
