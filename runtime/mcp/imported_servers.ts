@@ -98,6 +98,7 @@ import {
   type RefusedSkill,
 } from "./imported_skills.ts";
 import type { RemoteSkill } from "./skills_extension.ts";
+import { SERVER_VERSION } from "./server.ts";
 import { CallSignal, raceAbort } from "../deadline.ts";
 import {
   basicAuthOf,
@@ -491,7 +492,7 @@ class Servers implements ImportedServers {
 
   async #startSlot(slot: ServerSlot): Promise<void> {
     const timeout = slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
-    const client = new Client({ name: "skillbox", version: "0.1.0" }, {
+    const client = new Client({ name: "skillbox", version: SERVER_VERSION }, {
       // It checks structured results against the server's output schema on
       // this thread: bounded, and without the server's regexes.
       jsonSchemaValidator: mcpSchemaValidator(withoutRegexes),

@@ -94,7 +94,7 @@ import { isPlainObject } from "../../protocol/json.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { z } from "zod";
 
-/** The version skillbox reports to MCP clients. */
+/** The version skillbox reports to MCP clients and imported servers. */
 export const SERVER_VERSION = "0.1.0";
 
 /** Options of {@link createMcpServer}. */
