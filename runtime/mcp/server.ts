@@ -303,7 +303,7 @@ async function callTool(
     { onEvent: relay.onEvent, signal: extra.signal },
   );
   await relay.flush();
-  return answerToResult(answer, skill ? "skill_error" : "tool_error");
+  return answerToResult(answer);
 }
 
 async function listPrompts(
@@ -354,17 +354,14 @@ function a2eError(answer: OutgoingMessage, asked: string): CallToolResult {
   return errorResult(String(answer.code), message);
 }
 
-function answerToResult(
-  answer: OutgoingMessage,
-  failureCode: string,
-): CallToolResult {
+function answerToResult(answer: OutgoingMessage): CallToolResult {
   if (answer.type === "error") return a2eError(answer, "tools/call");
   if (answer.type === "skill/call/resp") {
     const data = answer.data as SkillResult | null;
     if (!data) {
       const error = (answer.error ?? {}) as Record<string, unknown>;
       return errorResult(
-        String(error.code ?? failureCode),
+        String(error.code ?? "skill_error"),
         String(error.message ?? "The skill returned no result"),
       );
     }
