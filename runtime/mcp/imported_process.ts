@@ -331,7 +331,8 @@ export class ProcessClientTransport implements Transport {
     const child = mcpServerCommand(this.#spec, this.#layout).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
-    const text = new TextDecoder();
+    // Not streaming: it holds no state between the lines and chunks.
+    const decoder = new TextDecoder();
     const lines: Uint8Array[] = [];
     // A server that never ends its line would hold the host's memory: the
     // splitter holds none of a line past the bound, and the server stops.
@@ -343,7 +344,7 @@ export class ProcessClientTransport implements Transport {
     const stdout = this.#pump(child.stdout, async (chunk) => {
       splitter.push(chunk);
       for (const line of lines.splice(0)) {
-        const json = text.decode(line).replace(/\r$/, "");
+        const json = decoder.decode(line).replace(/\r$/, "");
         if (json === "") continue;
         let message: JSONRPCMessage;
         try {
@@ -361,7 +362,6 @@ export class ProcessClientTransport implements Transport {
       }
       if (over || splitter.overflowing) this.#overflowed();
     });
-    const decoder = new TextDecoder();
     const stderrRead = this.#pump(child.stderr, (chunk) => {
       const text = decoder.decode(chunk);
       this.stderrTail = (this.stderrTail + text).slice(-2000);
