@@ -156,7 +156,7 @@ export function createMcpServer(
   const catalog = new SessionCatalog(link);
   const codeApi = new CodeApiResource({
     request: (message) => link.request(message),
-    listed: async () => (await catalog.get()).tools.has("code_api"),
+    listed: async () => (await catalog.get()).tools.has(CODE_API_TOOL),
   });
   const codeApiChanged = () => {
     if (!codeApi.subscribed) return;
@@ -763,7 +763,7 @@ export class EventRelay {
 export const CODE_API_URI = "skillbox://code/api.d.ts";
 
 /** The tool whose answer the resource is. */
-const TOOL = "code_api";
+const CODE_API_TOOL = "code_api";
 
 /** What the resource needs of its session: its link's `request`, and more. */
 export interface CodeApiSource extends Pick<A2eLink, "request"> {
@@ -864,7 +864,7 @@ export class CodeApiResource {
   async #read(): Promise<unknown> {
     const answer = await this.#source.request({
       type: "tool/call/req",
-      tool_name: TOOL,
+      tool_name: CODE_API_TOOL,
       arguments: {},
     });
     const result = answer.type === "tool/call/resp"
