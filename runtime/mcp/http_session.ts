@@ -99,6 +99,7 @@ import { isPlainObject } from "../../protocol/json.ts";
 import {
   backlogAction,
   type BacklogDecision,
+  unreadOutput,
 } from "../transports/client_bounds.ts";
 
 /** Options of {@link McpHttpSession}. */
@@ -173,6 +174,8 @@ export class McpHttpSession implements Transport {
   // Kept alive like the calls it serves: it is closed with the session.
   readonly #deadlines = new Deadlines({ unref: false });
   readonly #backlog = new SseBacklog();
+  // Counted with every connection's unread output until the session closes.
+  readonly #unwatch = unreadOutput.watch(() => this.#backlog.bytes);
   #dropped = 0;
   #closeReason: string | undefined;
 
@@ -200,6 +203,7 @@ export class McpHttpSession implements Transport {
     };
     this.#sse.onerror = (error: Error) => this.onerror?.(error);
     this.#sse.onclose = () => {
+      this.#unwatch();
       this.#deadlines.close();
       for (const call of this.#calls.values()) call.close(this.#closeReason);
       this.#calls.clear();
@@ -243,12 +247,15 @@ export class McpHttpSession implements Transport {
     options?: TransportSendOptions,
   ): Promise<void> {
     if (this.#closeReason !== undefined) return Promise.resolve();
-    // Notifications are the live events: dropped first.
-    const decision = this.#backlog.decide(
-      "method" in message && !("id" in message),
-    );
+    // Notifications are the live events: dropped first. Past its share of
+    // what all clients may leave unread, the session ends as one that
+    // stopped reading.
+    const overShare = unreadOutput.overShare(this.#backlog.bytes);
+    const decision = overShare
+      ? "disconnect"
+      : this.#backlog.decide("method" in message && !("id" in message));
     if (decision !== "send") {
-      this.#overflow(decision);
+      this.#overflow(decision, overShare);
       return Promise.resolve();
     }
     const answers = answerId(message);
@@ -300,7 +307,7 @@ export class McpHttpSession implements Transport {
   }
 
   // The client fell behind: drop a notification, or end the session.
-  #overflow(decision: "drop" | "disconnect"): void {
+  #overflow(decision: "drop" | "disconnect", overShare = false): void {
     if (decision === "drop") {
       if (this.#dropped++ === 0) {
         this.#options.log?.(
@@ -313,7 +320,11 @@ export class McpHttpSession implements Transport {
     this.#closeReason =
       `The MCP client stopped reading: ${bytes} bytes were waiting on its SSE streams`;
     this.#options.log?.(
-      `Ending an MCP session whose client stopped reading (${bytes} bytes waiting)`,
+      `Ending an MCP session whose client stopped reading (${bytes} bytes waiting${
+        overShare
+          ? ", more than its share of what all clients may leave unread"
+          : ""
+      })`,
     );
     this.#options.onStalled?.(this.#closeReason);
     this.#backlog.abort(this.#closeReason);

@@ -9,6 +9,7 @@
 
 // Output waiting for a slow client.
 
+import { getHeapStatistics } from "node:v8";
 import type { OutgoingMessage } from "../capability.ts";
 
 /**
@@ -75,6 +76,84 @@ export function backlogAction(
 }
 
 // Request bodies read up to a cap, in bounded time.
+
+/**
+ * What the clients of every connection have left unread, bounded together:
+ * each connection may leave up to {@link MAX_BACKLOG_BYTES} waiting, and a
+ * host admits a thousand sessions, each holding that much (in the server's
+ * buffers, outside the V8 heap) until the kernel's out-of-memory killer
+ * ends the host. Each connection tells what it has waiting through the
+ * function it registers; past `maxBytes` in all, a connection over an
+ * equal share is told to disconnect, as one that stopped reading.
+ *
+ * @example One connection over its share of a small bound
+ * ```ts
+ * import { UnreadOutput } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * const unread = new UnreadOutput(100);
+ * let a = 80, b = 30;
+ * unread.watch(() => a);
+ * const stop = unread.watch(() => b);
+ * assert.equal(unread.overShare(a), true); // 110 in all, 80 > 50
+ * assert.equal(unread.overShare(b), false);
+ * stop();
+ * ```
+ */
+export class UnreadOutput {
+  /** The bound for all connections together, in bytes. */
+  readonly maxBytes: number;
+  #measures = new Set<() => number>();
+  #total = 0;
+  #summedAt = -Infinity;
+
+  /**
+   * @param maxBytes the bound @default an eighth of the V8 heap limit
+   *   (512 MiB under Deno's default 4 GiB): the host's memory as its
+   *   operator sized it
+   */
+  constructor(
+    maxBytes: number = Math.floor(getHeapStatistics().heap_size_limit / 8),
+  ) {
+    this.maxBytes = maxBytes;
+  }
+
+  /**
+   * Counts one connection's unread output until the returned function is
+   * called.
+   *
+   * @param measure tells the bytes waiting for the client now
+   * @returns stops counting it
+   */
+  watch(measure: () => number): () => void {
+    this.#measures.add(measure);
+    return () => void this.#measures.delete(measure);
+  }
+
+  /**
+   * Whether a connection with `bytes` waiting must disconnect: it holds
+   * more than an equal share while all together pass the bound. Only a
+   * connection over its share sums the others (at most every 100 ms).
+   *
+   * @param bytes the connection's unread output
+   * @returns true to disconnect it
+   */
+  overShare(bytes: number): boolean {
+    if (bytes <= this.maxBytes / Math.max(1, this.#measures.size)) {
+      return false;
+    }
+    const now = performance.now();
+    if (now - this.#summedAt > 100) {
+      let total = 0;
+      for (const measure of this.#measures) total += measure();
+      this.#total = total;
+      this.#summedAt = now;
+    }
+    return this.#total > this.maxBytes;
+  }
+}
+
+/** The process's one {@link UnreadOutput}: every transport's connections. */
+export const unreadOutput: UnreadOutput = new UnreadOutput();
 
 /** A body read up to a cap. */
 export interface CappedBody {

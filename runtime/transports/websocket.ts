@@ -8,7 +8,7 @@
 
 import type { Context, Handler } from "hono";
 import type { TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./client_bounds.ts";
+import { backlogDecision, unreadOutput } from "./client_bounds.ts";
 import { Session } from "../session.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 
@@ -49,7 +49,11 @@ export function websocketHandler(
       client: clientKey(c.env), // the listener's connection info
       send: (message) => {
         if (socket?.readyState !== WebSocket.OPEN) return;
-        switch (backlogDecision(socket.bufferedAmount, message)) {
+        const waiting = socket.bufferedAmount;
+        const overShare = unreadOutput.overShare(waiting);
+        switch (
+          overShare ? "disconnect" : backlogDecision(waiting, message)
+        ) {
           case "send":
             socket.send(JSON.stringify(message));
             return;
@@ -62,7 +66,11 @@ export function websocketHandler(
             return;
           case "disconnect":
             context.log(
-              `Closing a WebSocket client that stopped reading (${socket.bufferedAmount} bytes waiting)`,
+              `Closing a WebSocket client that stopped reading (${waiting} bytes waiting${
+                overShare
+                  ? ", more than its share of what all clients may leave unread"
+                  : ""
+              })`,
             );
             socket.close(1008, closeReason("Client is not reading"));
             opened.session?.close("The client stopped reading");
@@ -92,6 +100,7 @@ export function websocketHandler(
       }, 400);
     }
     const ws = upgraded.socket;
+    const unwatch = unreadOutput.watch(() => ws.bufferedAmount);
     ws.onopen = () => {
       socket = ws;
       if (session.closed) ws.close(1001, closeReason("Session ended"));
@@ -104,8 +113,14 @@ export function websocketHandler(
         context.dispatcher.rejectBinary(session);
       }
     };
-    ws.onclose = () => session.close("WebSocket closed");
-    ws.onerror = () => session.close("WebSocket failed");
+    ws.onclose = () => {
+      unwatch();
+      session.close("WebSocket closed");
+    };
+    ws.onerror = () => {
+      unwatch();
+      session.close("WebSocket failed");
+    };
     return upgraded.response;
   };
 }
