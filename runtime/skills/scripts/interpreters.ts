@@ -16,6 +16,8 @@
  * @module
  */
 
+import { isPlainObject } from "../../../protocol/json.ts";
+
 /** The interpreter name that means the sandboxed Deno. */
 export const DENO_INTERPRETER = "deno";
 
@@ -53,7 +55,7 @@ export function parseInterpreters(
   const raw = policy?.interpreters;
   const map: Record<string, string> = { ...DEFAULT_INTERPRETERS };
   if (raw === undefined) return map;
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+  if (!isPlainObject(raw)) {
     throw new TypeError(
       "policy.interpreters: must map extensions to program names or null",
     );

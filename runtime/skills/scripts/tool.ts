@@ -6,6 +6,7 @@
  * @module
  */
 
+import { isPlainObject } from "../../../protocol/json.ts";
 import type { AgentTool } from "../run.ts";
 import type { SkillRecord } from "../catalog.ts";
 import type { SkillLimits } from "../relays.ts";
@@ -183,7 +184,7 @@ export async function callSkillScript(
   }
   const files = args.files ?? {};
   if (
-    typeof files !== "object" || files === null || Array.isArray(files) ||
+    !isPlainObject(files) ||
     Object.values(files).some((v) => typeof v !== "string")
   ) {
     throw new Error('"files" must map paths to text');
