@@ -79,8 +79,6 @@ export interface SkillMdManifest
 export interface ParseSkillMdOptions {
   /** Where the text came from, for messages. @default "SKILL.md" */
   path?: string;
-  /** Size cap in bytes. @default MAX_SKILL_MD_BYTES */
-  maxBytes?: number;
   /** The folder's name: the name to match, and the fallback. @default none */
   folder?: string;
 }
@@ -128,7 +126,7 @@ const READ_KEYS = new Set([
  * Parses the text of a skill file.
  *
  * @param text the whole file
- * @param options where it came from, size cap, folder name
+ * @param options where it came from, folder name
  * @returns the manifest with defaults filled in and warnings collected
  * @throws {SkillboxError} `skill_error` when the file is too big, has no
  *   frontmatter or a YAML error (with its line), lacks a description, or has
@@ -150,15 +148,14 @@ export function parseSkillMd(
   options: ParseSkillMdOptions = {},
 ): SkillMdManifest {
   const path = options.path ?? "SKILL.md";
-  const maxBytes = options.maxBytes ?? MAX_SKILL_MD_BYTES;
   // Characters never outnumber UTF-8 bytes, so this first check is cheap.
   if (
-    text.length > maxBytes ||
-    new TextEncoder().encode(text).length > maxBytes
+    text.length > MAX_SKILL_MD_BYTES ||
+    new TextEncoder().encode(text).length > MAX_SKILL_MD_BYTES
   ) {
     throw new SkillboxError(
       "skill_error",
-      `Cannot load "${path}": file is larger than ${maxBytes} bytes`,
+      `Cannot load "${path}": file is larger than ${MAX_SKILL_MD_BYTES} bytes`,
     );
   }
   const { data, body } = splitFrontmatter(text, path);
