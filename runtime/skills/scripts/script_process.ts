@@ -267,12 +267,10 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
       await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
     }
     await Promise.all([pumps, feed]);
-    const code = status.signal !== null
-      ? 128 + signalNumber(status.signal)
-      : status.code;
     const report = stream?.end() ?? null;
     return {
-      code: report?.code ?? code,
+      // Deno reports a run ended by a signal as the shell does: 128 + its number.
+      code: report?.code ?? status.code,
       timedOut,
       ...spec.workspace && { workspace: report ?? null },
     };
@@ -281,8 +279,4 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     clearTimeout(backstop);
     spec.signal?.removeEventListener("abort", kill);
   }
-}
-
-function signalNumber(signal: Deno.Signal): number {
-  return signal === "SIGKILL" ? 9 : signal === "SIGTERM" ? 15 : 1;
 }
