@@ -51,6 +51,7 @@ import {
 } from "./tool_names.ts";
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
+import type { CollectCaps } from "./scripts/workspace_files.ts";
 import { scriptFilesRoot } from "./scripts/files_root.ts";
 
 /**
@@ -175,7 +176,7 @@ export interface SkillLimits {
    * (`store.script_files_max_bytes`, `store.script_files_max`).
    * @default 4 MiB, 100 files
    */
-  scriptFiles?: { maxBytes: number; maxFiles: number };
+  scriptFiles?: CollectCaps;
 }
 
 // The kinds of a tool's own events a skill relays; lifecycle kinds are the

@@ -23,6 +23,7 @@ import type { EgressBroker } from "../../egress/broker.ts";
 import { type EgressProxy, openEgressProxy } from "../../egress/proxy.ts";
 import type { StoredFile } from "../../store/store.ts";
 import {
+  type CollectCaps,
   type Collected,
   DEFAULT_COLLECT_CAPS,
   type KeeperReport,
@@ -59,7 +60,7 @@ export interface ScriptLimits {
    * (`store.script_files_max_bytes`, `store.script_files_max`).
    * @default 4 MiB, 100 files
    */
-  files?: { maxBytes: number; maxFiles: number };
+  files?: CollectCaps;
   /**
    * `sandbox.confinement`: scripts run only confined, so when confinement
    * is off or does not work here a script is refused. @default "auto"
@@ -439,12 +440,11 @@ function mimeOf(name: string): string {
   } as Record<string, string>)[ext] ?? "application/octet-stream";
 }
 
-/** Where a run's files go, and the caps. */
-export interface WorkspaceKeep {
-  /** Most bytes of content kept. */
-  maxBytes: number;
-  /** Most files listed. */
-  maxFiles: number;
+/**
+ * Where a run's files go, and the caps: most bytes of content kept, most
+ * files listed.
+ */
+export interface WorkspaceKeep extends CollectCaps {
   /**
    * Receives the files (names relative to the workspace) and how many more
    * were not listed; returns what was kept.

@@ -30,6 +30,7 @@
 
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
+import type { CollectCaps } from "./workspace_files.ts";
 
 /** The workspace quota of one script run (`sandbox.script_workspace_*`). */
 export interface WorkspaceQuota {
@@ -182,7 +183,7 @@ export function keeperCommand(
   run: {
     dirs: WorkspaceDirs;
     quota: WorkspaceQuota;
-    caps: { maxBytes: number; maxFiles: number };
+    caps: CollectCaps;
     marker: string;
   },
 ): { program: string; args: string[] } {
