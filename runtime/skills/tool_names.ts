@@ -112,25 +112,23 @@ export function splitToolList(text: string): string[] {
  * ```
  */
 export function mapToolNames(names: readonly string[]): ToolNameMapping {
-  const tools: string[] = [];
+  // Sets: a name written twice is listed once, where first written.
+  const tools = new Set<string>();
   const mapped: Record<string, string[]> = {};
-  const unknown: string[] = [];
+  const unknown = new Set<string>();
   const rules: CommandRule[] = [];
   let unrestricted = false;
-  const add = (tool: string) => {
-    if (!tools.includes(tool)) tools.push(tool);
-  };
   for (const name of names) {
     const pattern = /^([A-Za-z][\w-]*)\((.*)\)$/s.exec(name);
     if (pattern) {
       const [, base, inner] = pattern;
       const rule = base === "Bash" ? parseCommandPattern(inner!) : undefined;
       if (rule === undefined) {
-        if (!unknown.includes(name)) unknown.push(name);
+        unknown.add(name);
         continue;
       }
       mapped[name] = [COMMAND_TOOL];
-      add(COMMAND_TOOL);
+      tools.add(COMMAND_TOOL);
       if (rule === null) unrestricted = true;
       else rules.push(rule);
       continue;
@@ -138,19 +136,19 @@ export function mapToolNames(names: readonly string[]): ToolNameMapping {
     const target = TOOL_NAME_MAP.get(name);
     if (target) {
       mapped[name] = [...target];
-      target.forEach(add);
+      target.forEach((tool) => tools.add(tool));
       if (target.includes(COMMAND_TOOL)) unrestricted = true;
     } else if (/^[a-z][a-z0-9_.-]*$/.test(name) && !name.startsWith("mcp__")) {
-      add(name);
+      tools.add(name);
       if (name === COMMAND_TOOL) unrestricted = true;
-    } else if (!unknown.includes(name)) {
-      unknown.push(name);
+    } else {
+      unknown.add(name);
     }
   }
   return {
-    tools,
+    tools: [...tools],
     mapped,
-    unknown,
+    unknown: [...unknown],
     commandRules: rules.length > 0 && !unrestricted ? rules : null,
   };
 }
