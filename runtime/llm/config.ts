@@ -149,6 +149,10 @@ const LLM_CONFIG = z.object({
  *   () => checkLlmConfig({ provider_name: "openai", provider_config: { max_tokens: -1 } }, "llm[0]"),
  *   /llm\[0\]\.provider_config\.max_tokens/,
  * );
+ * assert.throws(
+ *   () => checkLlmConfig({ provider_name: "gemini" }, "llm_override"),
+ *   /^SchemaViolationError: llm_override\.provider_name/,
+ * );
  * ```
  */
 export function checkLlmConfig(value: unknown, where: string): LlmConfig {
@@ -159,27 +163,6 @@ export function checkLlmConfig(value: unknown, where: string): LlmConfig {
   throw new SchemaViolationError(`${path}: ${issue.message}`, {
     detail: { field: path },
   });
-}
-
-/**
- * {@link checkLlmConfig} for a configuration already typed as one (one that
- * came through a wire decoder, which checks only that it is an object).
- *
- * @param config the configuration
- * @param where the field path to name in errors
- * @throws {SchemaViolationError} naming the field and what was expected
- * @example An unknown provider
- * ```ts
- * import { checkLlmConfigFields } from "./config.ts";
- * import assert from "node:assert/strict";
- * assert.throws(
- *   () => checkLlmConfigFields({ provider_name: "gemini" }, "llm_override"),
- *   /^SchemaViolationError: llm_override\.provider_name/,
- * );
- * ```
- */
-export function checkLlmConfigFields(config: LlmConfig, where: string): void {
-  checkLlmConfig(config, where);
 }
 
 /**
@@ -771,9 +754,9 @@ export function resolveLlmConfig(
   host: readonly LlmConfig[],
   options: ResolveLlmOptions = {},
 ): ResolvedLlmConfig {
-  host.forEach((entry, i) => checkLlmConfigFields(entry, `llm[${i}]`));
-  if (options.override) checkLlmConfigFields(options.override, "llm_override");
-  if (options.skill) checkLlmConfigFields(options.skill, "llm_config");
+  host.forEach((entry, i) => checkLlmConfig(entry, `llm[${i}]`));
+  if (options.override) checkLlmConfig(options.override, "llm_override");
+  if (options.skill) checkLlmConfig(options.skill, "llm_config");
 
   const selection = selectLlmConfig(host, options);
   const { provider, hostEntry, source } = selection;

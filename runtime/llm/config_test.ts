@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import {
   checkLlmConfig,
-  checkLlmConfigFields,
   hostApiKey,
   hostDefault,
   type LlmConfig,
@@ -399,7 +398,7 @@ Deno.test("checkLlmConfig() accepts every documented field and returns the value
   };
   assert.equal(checkLlmConfig(value, "x"), value);
   for (const empty of [null, false, undefined] as const) {
-    checkLlmConfigFields(
+    checkLlmConfig(
       { provider_name: "anthropic", provider_config: empty },
       "x",
     );
