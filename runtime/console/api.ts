@@ -159,9 +159,8 @@ export function createApi(sources: ConsoleSources): Hono {
   const lines = new ReadLines();
   const fromStore = (
     c: Context,
-    scope: RunScope,
-    read: () => Promise<Response>,
-  ) => readStore(c, scope, lines, read);
+    read: (scope: RunScope) => Promise<Response>,
+  ) => readStore(c, scopeOf(c), { recorder, lines }, read);
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -170,21 +169,18 @@ export function createApi(sources: ConsoleSources): Hono {
   });
 
   app.get("/runs", (c) =>
-    fromStore(c, scopeOf(c), async () => {
-      await recorder.flush();
+    fromStore(c, async (scope) => {
       const store = recorder.store;
       if (!store) return c.json({ runs: [], next: null, stored: false });
-      const page = await runsPage(store, c.req.query(), scopeOf(c));
+      const page = await runsPage(store, c.req.query(), scope);
       return page === null
         ? c.json({ error: "limit and before must be numbers" }, 400)
         : c.json(page);
     }));
 
   app.get("/runs/:id", (c) =>
-    fromStore(c, scopeOf(c), async () => {
-      await recorder.flush();
+    fromStore(c, async (scope) => {
       const id = c.req.param("id");
-      const scope = scopeOf(c);
       // Another token's run answers as a missing one: ids do not leak.
       const live = recorder.running.find((r) =>
         r.id === id && mayView(scope, r.owner)
@@ -209,8 +205,7 @@ export function createApi(sources: ConsoleSources): Hono {
 
   // The pages of a run's children after the one its detail carried.
   app.get("/runs/:id/children", (c) =>
-    fromStore(c, scopeOf(c), async () => {
-      await recorder.flush();
+    fromStore(c, async (scope) => {
       const store = recorder.store;
       if (!store) return c.json({ children: [], next: null });
       const limit = c.req.query("limit");
@@ -219,7 +214,7 @@ export function createApi(sources: ConsoleSources): Hono {
         page = await store.children(c.req.param("id"), {
           after: c.req.query("after"),
           limit: limit === undefined ? undefined : Number(limit),
-        }, scopeOf(c));
+        }, scope);
       } catch (error) {
         if (!(error instanceof RangeError)) throw error;
         return c.json({ error: error.message }, 400);
@@ -235,14 +230,13 @@ export function createApi(sources: ConsoleSources): Hono {
   app.get(
     "/runs/:id/files/:index",
     (c) =>
-      fromStore(c, scopeOf(c), async () => {
-        await recorder.flush();
+      fromStore(c, async (scope) => {
         const id = c.req.param("id");
         const index = c.req.param("index");
         // That file alone: a run keeps up to 4 MiB of files
         // (store.script_files_max_bytes), all read for one of them before.
         const file = /^(0|[1-9][0-9]{0,8})$/.test(index)
-          ? await recorder.store?.file(id, Number(index), scopeOf(c))
+          ? await recorder.store?.file(id, Number(index), scope)
           : null;
         const res = fileResponse(file ?? null);
         return res ??
@@ -251,8 +245,7 @@ export function createApi(sources: ConsoleSources): Hono {
   );
 
   app.get("/stats", (c) =>
-    fromStore(c, scopeOf(c), async () => {
-      await recorder.flush();
+    fromStore(c, async (scope) => {
       const window = Number(c.req.query("window") ?? STATS_WINDOW_S);
       const seconds = Number.isFinite(window) && window > 0
         ? window
@@ -263,7 +256,7 @@ export function createApi(sources: ConsoleSources): Hono {
       const now = (await store?.now?.()) ?? Date.now();
       const timings = (await store?.timings(
         now - seconds * 1000,
-        scopeOf(c),
+        scope,
       )) ?? [];
       return c.json({ window_seconds: seconds, stats: statsView(timings) });
     }));
@@ -416,14 +409,19 @@ function withStatuses(
 // A store that cannot be read (a database down) answers 503, not 500:
 // the host is fine, its history is out of reach for now. The read waits
 // its viewer's turn; a viewer with too many waiting is told to retry.
+// Runs still pending in the recorder are written first, so a read sees
+// every run that has finished.
 async function readStore(
   c: Context,
   scope: RunScope,
-  lines: ReadLines,
-  read: () => Promise<Response>,
+  { recorder, lines }: { recorder: RunRecorder; lines: ReadLines },
+  read: (scope: RunScope) => Promise<Response>,
 ): Promise<Response> {
   try {
-    return await lines.run(viewerOf(scope), read) ?? tooManyReads(c);
+    return await lines.run(viewerOf(scope), async () => {
+      await recorder.flush();
+      return read(scope);
+    }) ?? tooManyReads(c);
   } catch (error) {
     return c.json({ error: storeFailure(scope, error) }, 503);
   }
