@@ -12,7 +12,7 @@
  */
 
 import { Hono } from "hono";
-import { getCookie } from "hono/cookie";
+import { deleteCookie } from "hono/cookie";
 import type { OutgoingMessage, SessionScope } from "../capability.ts";
 import type { HostConfig } from "../config_schema.ts";
 import {
@@ -379,12 +379,12 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
     return c.redirect("/", 303);
   });
   app.post("/logout", (c) => {
-    const cookie = getCookie(c, COOKIE);
+    const cookie = deleteCookie(c, COOKIE, {
+      path: "/",
+      httpOnly: true,
+      sameSite: "Strict",
+    });
     if (cookie) auth.logout(cookie);
-    c.header(
-      "Set-Cookie",
-      `${COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`,
-    );
     return c.redirect(auth.required ? "/login" : "/", 303);
   });
 
