@@ -132,9 +132,30 @@ export const MAX_PARALLEL_FETCHES = 6;
 // The principal of a request that names none.
 const ANYONE: SlotOwner = { session: "", token: "" };
 
-const REDIRECTS = [301, 302, 303, 307, 308];
-// Hops a request may take after the first, in fetch and checkedFetch.
-const MAX_REDIRECTS = 5;
+/**
+ * The statuses whose `Location` a request follows, as fetch does.
+ *
+ * @example
+ * ```ts
+ * import { REDIRECTS } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(REDIRECTS.includes(307) && !REDIRECTS.includes(304));
+ * ```
+ */
+export const REDIRECTS: readonly number[] = [301, 302, 303, 307, 308];
+
+/**
+ * Hops a request may take after the first: in {@link EgressBroker.fetch},
+ * {@link checkedFetch} and the LLM providers' fetch.
+ *
+ * @example
+ * ```ts
+ * import { MAX_REDIRECTS } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(MAX_REDIRECTS, 5);
+ * ```
+ */
+export const MAX_REDIRECTS = 5;
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
@@ -686,9 +707,22 @@ function toResponse(res: http.IncomingMessage, method: string): Response {
   );
 }
 
-// Whether a redirect turns the request into a GET without a body, as
-// fetch does.
-function becomesGet(status: number, method: string): boolean {
+/**
+ * Whether a redirect turns the request into a GET without a body, as
+ * fetch does: a 303, or a 301 or 302 answering a POST.
+ *
+ * @param status the redirect's status
+ * @param method the request's method, upper case
+ * @returns true when the next hop is a GET without a body
+ * @example
+ * ```ts
+ * import { becomesGet } from "./broker.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(becomesGet(302, "POST"), true);
+ * assert.equal(becomesGet(307, "POST"), false);
+ * ```
+ */
+export function becomesGet(status: number, method: string): boolean {
   return status === 303 ||
     ((status === 301 || status === 302) && method === "POST");
 }

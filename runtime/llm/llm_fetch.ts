@@ -17,9 +17,12 @@
 
 import { SkillboxError } from "../../protocol/errors.ts";
 import {
+  becomesGet,
   checkedFetch,
   type EgressBroker,
   type FetchLike,
+  MAX_REDIRECTS,
+  REDIRECTS,
 } from "../egress/broker.ts";
 import { hostMatches } from "../egress/targets.ts";
 import { redactUrl } from "./config.ts";
@@ -132,9 +135,6 @@ export function llmFetch(
   };
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const MAX_REDIRECTS = 5;
-
 // The operator's endpoint, reached with the global fetch: a redirect is
 // followed only on the endpoint's own origin. Another origin could be an
 // address only the host can reach (metadata, an internal service), which
@@ -147,7 +147,7 @@ function ownOriginFetch(endpoint: string): FetchLike {
     for (let hop = 0;; hop++) {
       const res = await fetch(url, request);
       const location = res.headers.get("location");
-      if (!REDIRECTS.has(res.status) || location === null) return res;
+      if (!REDIRECTS.includes(res.status) || location === null) return res;
       await res.body?.cancel();
       const next = new URL(location, url);
       if (next.origin !== origin) {
@@ -166,12 +166,8 @@ function ownOriginFetch(endpoint: string): FetchLike {
           }" redirected more than ${MAX_REDIRECTS} times`,
         );
       }
-      // As fetch does: these turn a POST into a GET without its body.
       const method = (request.method ?? "GET").toUpperCase();
-      if (
-        res.status === 303 ||
-        ((res.status === 301 || res.status === 302) && method === "POST")
-      ) {
+      if (becomesGet(res.status, method)) {
         const headers = new Headers(request.headers);
         headers.delete("content-type");
         request = { ...request, method: "GET", body: null, headers };
