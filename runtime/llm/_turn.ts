@@ -54,8 +54,7 @@ export class TurnBounds {
    * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
    */
   add(piece: unknown): void {
-    const text = typeof piece === "string" ? piece : String(piece);
-    this.#bytes += utf8Length(text);
+    this.#bytes += utf8Length(String(piece));
     if (this.#bytes <= this.#limits.maxResponseBytes) return;
     const limit = this.#limits.maxResponseBytes;
     throw new SkillboxError(
