@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Msg, wsWire } from "../support/fuzz_drive.ts";
+import { answerTo, type Msg, wsWire } from "../support/fuzz_drive.ts";
 import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
@@ -79,18 +79,3 @@ Deno.test("a host whose stderr reader is gone drains its calls on SIGTERM and ex
     await Deno.remove(work, { recursive: true });
   }
 });
-
-async function answerTo(
-  wire: Awaited<ReturnType<typeof wsWire>>,
-  id: string,
-): Promise<Msg> {
-  for (;;) {
-    const found = wire.received.find((m) =>
-      m.req_id === id && !String(m.type).endsWith("/event")
-    );
-    if (found) return found;
-    const before = wire.received.length;
-    await wire.arrival(30_000);
-    assert.ok(wire.received.length > before, `No answer to "${id}"`);
-  }
-}

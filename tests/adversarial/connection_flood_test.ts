@@ -11,7 +11,12 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { crashLines, type Msg, wsWire } from "../support/fuzz_drive.ts";
+import {
+  answerTo,
+  crashLines,
+  type Msg,
+  wsWire,
+} from "../support/fuzz_drive.ts";
 import { startHostProcess } from "./_host_process.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
@@ -19,21 +24,6 @@ const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
 // below what the test process may open.
 const MAX_OPEN_FILES = 256;
 const FLOOD = 2 * MAX_OPEN_FILES;
-
-async function answerTo(
-  wire: Awaited<ReturnType<typeof wsWire>>,
-  id: string,
-): Promise<Msg> {
-  for (;;) {
-    const found = wire.received.find((m) =>
-      m.req_id === id && !String(m.type).endsWith("/event")
-    );
-    if (found) return found;
-    const before = wire.received.length;
-    await wire.arrival(30_000);
-    assert.ok(wire.received.length > before, `No answer to "${id}"`);
-  }
-}
 
 async function echo(
   wire: Awaited<ReturnType<typeof wsWire>>,

@@ -7,25 +7,15 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { crashLines, type Msg, wsWire } from "../support/fuzz_drive.ts";
+import {
+  answerTo,
+  crashLines,
+  type Msg,
+  wsWire,
+} from "../support/fuzz_drive.ts";
 import { startHostProcess } from "./_host_process.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
-
-async function answerTo(
-  wire: Awaited<ReturnType<typeof wsWire>>,
-  id: string,
-): Promise<Msg> {
-  for (;;) {
-    const found = wire.received.find((m) =>
-      m.req_id === id && !String(m.type).endsWith("/event")
-    );
-    if (found) return found;
-    const before = wire.received.length;
-    await wire.arrival(30_000);
-    assert.ok(wire.received.length > before, `No answer to "${id}"`);
-  }
-}
 
 Deno.test("a skill call with a timeout under a millisecond is answered and the host lives on", async () => {
   await using host = await startHostProcess({ skills: [SKILLS] });

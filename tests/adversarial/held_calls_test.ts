@@ -10,7 +10,12 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { crashLines, type Msg, wsWire } from "../support/fuzz_drive.ts";
+import {
+  answerTo,
+  crashLines,
+  type Msg,
+  wsWire,
+} from "../support/fuzz_drive.ts";
 import { startHostProcess } from "./_host_process.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
@@ -22,18 +27,6 @@ const BIG_CALLS = 16;
 const PAD = "x".repeat(4_000_000);
 
 type Wire = Awaited<ReturnType<typeof wsWire>>;
-
-async function answerTo(wire: Wire, id: string): Promise<Msg> {
-  for (;;) {
-    const found = wire.received.find((m) =>
-      m.req_id === id && !String(m.type).endsWith("/event")
-    );
-    if (found) return found;
-    const before = wire.received.length;
-    await wire.arrival(60_000);
-    assert.ok(wire.received.length > before, `No answer to "${id}"`);
-  }
-}
 
 Deno.test("sessions that together send more than the host can hold get refusals; the host and other sessions go on", async () => {
   await using host = await startHostProcess({ skills: [SKILLS] }, {
@@ -63,7 +56,7 @@ Deno.test("sessions that together send more than the host can hold get refusals;
       }
       // Each message was taken (held or refused) once a ping is answered.
       wire.send(JSON.stringify({ type: "ping", id: "sent" }));
-      await answerTo(wire, "sent").catch((error) => {
+      await answerTo(wire, "sent", 60_000).catch((error) => {
         throw new Error(
           `${error.message}; the host's stderr ends:\n${
             host.lines.slice(-5).join("\n")

@@ -13,7 +13,12 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { crashLines, type Msg, wsWire } from "../support/fuzz_drive.ts";
+import {
+  answerTo,
+  crashLines,
+  type Msg,
+  wsWire,
+} from "../support/fuzz_drive.ts";
 import { startHostProcess } from "./_host_process.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
@@ -76,19 +81,6 @@ function maskedText(payload: Uint8Array): Uint8Array {
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) {
     at += await conn.write(bytes.subarray(at));
-  }
-}
-
-async function answerTo(
-  wire: Awaited<ReturnType<typeof wsWire>>,
-  id: string,
-): Promise<Msg> {
-  for (;;) {
-    const found = wire.received.find((m) => m.req_id === id);
-    if (found) return found;
-    const before = wire.received.length;
-    await wire.arrival(30_000);
-    assert.ok(wire.received.length > before, `No answer to "${id}"`);
   }
 }
 

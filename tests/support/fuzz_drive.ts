@@ -475,6 +475,26 @@ export async function assertMcpServes(url: string): Promise<void> {
     .then((r) => r.body?.cancel());
 }
 
+/**
+ * The answer to request `id` on an A2E wire (not its events), waiting for
+ * the messages still to come; fails when none comes within `ms`.
+ */
+export async function answerTo(
+  wire: A2eWire,
+  id: string,
+  ms = 30_000,
+): Promise<Msg> {
+  for (;;) {
+    const found = wire.received.find((m) =>
+      m.req_id === id && !String(m.type).endsWith("/event")
+    );
+    if (found) return found;
+    const before = wire.received.length;
+    await wire.arrival(ms);
+    assert.ok(wire.received.length > before, `No answer to "${id}"`);
+  }
+}
+
 /** Asserts a fresh A2E session answers a ping and a trivial tool call. */
 export async function assertA2eServes(wire: A2eWire): Promise<void> {
   const from = wire.received.length;
