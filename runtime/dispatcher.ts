@@ -490,7 +490,7 @@ export class Dispatcher {
           held = weight;
         }
         releaseSession = session.limiter.tryAcquire() ??
-          await waitForSlot(session, request, signal);
+          await waitForSlot(session, request, weight, signal);
         const owner = {
           session: session.id,
           token: session.token,
@@ -560,12 +560,15 @@ function mebibytes(bytes: number): number {
 // A call that finds its session's slots taken waits for one, holding room
 // for its request while it waits (MAX_WAITING_WEIGHT); past that room it is
 // refused at once, retryable.
+// `known`: what #route weighed it (0 for an in-process call, weighed here
+// only when it must wait).
 async function waitForSlot(
   session: Session,
   request: Request,
+  known: number,
   signal: AbortSignal,
 ): Promise<Release> {
-  const weight = WAITING_UPKEEP + jsonLength(request);
+  const weight = known > 0 ? known : WAITING_UPKEEP + jsonLength(request);
   if (!session.holdWaiting(weight, MAX_WAITING_WEIGHT)) {
     throw new SkillboxError(
       "runtime_error",

@@ -96,11 +96,7 @@ import {
 } from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { isPlainObject } from "../../protocol/json.ts";
-import {
-  backlogAction,
-  type BacklogDecision,
-  unreadOutput,
-} from "../transports/client_bounds.ts";
+import { backlogAction, unreadOutput } from "../transports/client_bounds.ts";
 
 /** Options of {@link McpHttpSession}. */
 export interface McpHttpSessionOptions {
@@ -250,10 +246,11 @@ export class McpHttpSession implements Transport {
     // Notifications are the live events: dropped first. Past its share of
     // what all clients may leave unread, the session ends as one that
     // stopped reading.
-    const overShare = unreadOutput.overShare(this.#backlog.bytes);
+    const waiting = this.#backlog.bytes;
+    const overShare = unreadOutput.overShare(waiting);
     const decision = overShare
       ? "disconnect"
-      : this.#backlog.decide("method" in message && !("id" in message));
+      : backlogAction(waiting, "method" in message && !("id" in message));
     if (decision !== "send") {
       this.#overflow(decision, overShare);
       return Promise.resolve();
@@ -900,7 +897,6 @@ interface Entry {
  * const reader = body.getReader();
  * assert.equal((await reader.read()).value?.byteLength, 10);
  * assert.equal(backlog.bytes, 0);
- * assert.equal(backlog.decide(true), "send");
  * ```
  */
 export class SseBacklog {
@@ -929,16 +925,6 @@ export class SseBacklog {
     let count = 0;
     for (const entry of this.#entries) if (!entry.ended) count++;
     return count;
-  }
-
-  /**
-   * What to do with the next message, given the bytes waiting now.
-   *
-   * @param live whether it is a notification (dropped first)
-   * @returns `send`, `drop` or `disconnect`
-   */
-  decide(live: boolean): BacklogDecision {
-    return backlogAction(this.bytes, live);
   }
 
   /**

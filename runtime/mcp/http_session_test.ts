@@ -22,6 +22,7 @@ import {
 import { initializeRequest } from "../../tests/support/mcp_fixtures.ts";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import {
+  backlogAction,
   EVENT_BACKLOG_BYTES,
   MAX_BACKLOG_BYTES,
 } from "../transports/client_bounds.ts";
@@ -486,12 +487,12 @@ Deno.test("SseBacklog drops live messages past 8 MiB and disconnects past 64 MiB
     backlog.watch(controllers[i]!);
   }
   controllers[0]!.enqueue(new Uint8Array(EVENT_BACKLOG_BYTES / 2 + 1));
-  assert.equal(backlog.decide(true), "send");
+  assert.equal(backlogAction(backlog.bytes, true), "send");
   controllers[1]!.enqueue(new Uint8Array(EVENT_BACKLOG_BYTES / 2));
-  assert.equal(backlog.decide(true), "drop");
-  assert.equal(backlog.decide(false), "send");
+  assert.equal(backlogAction(backlog.bytes, true), "drop");
+  assert.equal(backlogAction(backlog.bytes, false), "send");
   controllers[1]!.enqueue(new Uint8Array(MAX_BACKLOG_BYTES));
-  assert.equal(backlog.decide(false), "disconnect");
+  assert.equal(backlogAction(backlog.bytes, false), "disconnect");
   backlog.abort("cut off");
   assert.equal(backlog.bytes, 0);
 });
