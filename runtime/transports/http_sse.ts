@@ -37,6 +37,8 @@ import {
   bodyTimedOut,
   bodyTimeoutMs,
   readCapped,
+  UnreadOutput,
+  unreadOutput,
 } from "./client_bounds.ts";
 
 /** The HTTP+SSE transport: a Hono app plus the timer that expires sessions. */
@@ -68,7 +70,7 @@ type Channels = Map<string, Channel>;
  */
 export function createSseTransport(context: TransportContext): SseTransport {
   const channels: Channels = new Map();
-  const held = new HeldOutput();
+  const held = new HeldOutput(undefined, unreadOutput);
   const sweep = startExpiry(channels, context.limits.sseIdleSeconds * 1000);
   const app = new Hono();
   app.get("/health", (c) => c.json({ status: "ok" }));
@@ -188,7 +190,7 @@ function deliver(
       context.log(
         `Ending an SSE session whose client stopped reading (${channel.backlog} characters waiting${
           overShare
-            ? ", more than its share of what all SSE sessions may have waiting"
+            ? ", more than its share of what all clients may leave unread"
             : ""
         })`,
       );
@@ -330,14 +332,14 @@ export const REPLAY_LIMIT = 1024;
 export const REPLAY_CHARS: number = 8 * 1024 * 1024;
 
 /**
- * What all of the transport's sessions hold for their clients, in
- * characters: kept for a replay, and queued but not yet pulled. Each
- * session's own bounds ({@link REPLAY_CHARS}; 64 MiB unread before it is
- * ended) times the sessions a host admits would pass its heap, and V8
- * would end the host. Past `maxChars`, each of the two is brought back to
- * an equal share per session: replay buffers over it are cut (a replay
- * past what is kept gets the gap's error), and a session whose unread
- * messages pass it is ended as one that stopped reading.
+ * What all of the transport's sessions hold for their clients: kept for a
+ * replay, and queued but not yet pulled. Each session's own bounds
+ * ({@link REPLAY_CHARS}; 64 MiB unread before it is ended) times the
+ * sessions a host admits would pass its heap, and V8 would end the host.
+ * Past `maxChars` kept in all, replay buffers over an equal share are cut
+ * to it (a replay past what is kept gets the gap's error). What waits
+ * unread is counted with every other connection's ({@link UnreadOutput}):
+ * a session over its share of that is ended as one that stopped reading.
  *
  * @example Two sessions keep an equal share of a small bound
  * ```ts
@@ -357,22 +359,28 @@ export const REPLAY_CHARS: number = 8 * 1024 * 1024;
  */
 export class HeldOutput {
   /**
-   * The bound of each of the two, in characters. @default a sixteenth of
-   * the V8 heap limit (256 Mi characters under Deno's default 4 GiB)
+   * The bound of what replays keep, in characters. @default a sixteenth
+   * of the V8 heap limit (256 Mi characters under Deno's default 4 GiB)
    */
   readonly maxChars: number;
-  /** Characters queued for clients, not yet pulled. */
-  queued = 0;
   /** Characters kept for replays. */
   kept = 0;
   /** The sessions counted. */
   readonly channels: Set<Channel> = new Set();
+  /** Where the sessions' unread messages are counted. */
+  readonly unread: UnreadOutput;
 
-  /** @param maxChars the bound of each of the two, in characters */
+  /**
+   * @param maxChars the bound of what replays keep, in characters
+   * @param unread where unread messages are counted @default a bound of
+   *   its own
+   */
   constructor(
     maxChars: number = Math.floor(getHeapStatistics().heap_size_limit / 16),
+    unread: UnreadOutput = new UnreadOutput(),
   ) {
     this.maxChars = maxChars;
+    this.unread = unread;
   }
 
   /** An equal share of the bound per session. */
@@ -432,6 +440,7 @@ export class Channel {
   #seq = 0;
   // What the transport's sessions hold together; null once released.
   #held: HeldOutput | null;
+  readonly #unwatch: () => void;
   /** When a request or a stream last touched the session (`performance.now()`). */
   lastActive: number = performance.now();
   /** The stream that currently delivers, or null. */
@@ -463,6 +472,7 @@ export class Channel {
     this.session = session;
     this.#held = held;
     held.channels.add(this);
+    this.#unwatch = held.unread.watch(() => this.backlog);
   }
 
   /** Stops counting this session in what the transport's sessions hold. */
@@ -470,32 +480,25 @@ export class Channel {
     const held = this.#held;
     if (held === null) return;
     this.#held = null;
+    this.#unwatch();
     held.channels.delete(this);
-    held.queued -= this.backlog;
     held.kept -= this.sentChars;
   }
 
   /**
-   * Whether the sessions' unread messages together pass their bound and
-   * this one's more than an equal share of it: it is ended as a client
+   * Whether this session is over its share of what all clients leave
+   * unread while together they pass their bound: it is ended as a client
    * that stopped reading would be.
    */
   overShare(): boolean {
-    const held = this.#held;
-    return held !== null && held.queued > held.maxChars &&
-      this.backlog > held.share;
+    return this.#held !== null && this.#held.unread.overShare(this.backlog);
   }
 
   /** Queues one message and wakes the waiting stream. */
   push(text: string): void {
     this.queue.push({ seq: ++this.#seq, text });
-    this.#queued(text.length);
+    this.backlog += text.length;
     this.wake();
-  }
-
-  #queued(chars: number): void {
-    this.backlog += chars;
-    if (this.#held) this.#held.queued += chars;
   }
 
   #kept(chars: number): void {
@@ -545,7 +548,7 @@ export class Channel {
       this.sent.push(m);
       chars += m.text.length;
     }
-    this.#queued(-chars);
+    this.backlog -= chars;
     this.#kept(chars);
     // Bounded by count and by characters: the oldest go first.
     this.forget(REPLAY_CHARS);
@@ -570,7 +573,7 @@ export class Channel {
     this.#kept(-this.sentChars);
     this.sent = [];
     this.queue = [...gone, ...lost, ...this.queue];
-    for (const m of [...gone, ...lost]) this.#queued(m.text.length);
+    for (const m of [...gone, ...lost]) this.backlog += m.text.length;
   }
 
   // The error that stands for messages `after + 1` to `upTo`, no longer
