@@ -8,10 +8,11 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createHost, type Host } from "../../runtime/host.ts";
 import { type Client, connect } from "../../client/mod.ts";
 import type { ToolOutcome } from "../../protocol/tool.ts";
+import { privateSocketPath } from "../../runtime/private_sockets.ts";
 
 interface Served {
   host: Host;
@@ -91,7 +92,13 @@ async function runningOrFailed(
   ]);
 }
 
-// Sandbox processes (not discovery ones) that are children of this process.
+// The folder of this module's control sockets: every sandbox process a host
+// here starts names its socket in its arguments. `deno test --parallel` runs
+// other test modules in this same process (each with a folder of its own),
+// so being a child of this process does not make a sandbox process ours.
+const SOCKETS = dirname(privateSocketPath());
+
+// Sandbox processes (not discovery ones) that hosts of this module started.
 async function sandboxProcesses(): Promise<number> {
   const out = await new Deno.Command("ps", {
     args: ["--ppid", String(Deno.pid), "-o", "args="],
@@ -99,7 +106,9 @@ async function sandboxProcesses(): Promise<number> {
     stderr: "null",
   }).output();
   return new TextDecoder().decode(out.stdout).split("\n")
-    .filter((line) => line.includes("sandbox/process/main.ts")).length;
+    .filter((line) =>
+      line.includes("sandbox/process/main.ts") && line.includes(SOCKETS)
+    ).length;
 }
 
 // Code that reads raw fd 0 of its process (Deno does not permission-check
