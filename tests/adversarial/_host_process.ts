@@ -14,6 +14,8 @@ import { HOST_FLAGS as FLAGS, HOST_MAIN as HOST } from "../support/host_cli.ts";
 export interface HostProcess extends AsyncDisposable {
   /** `http://127.0.0.1:PORT` */
   readonly url: string;
+  /** Its process id. */
+  readonly pid: number;
   /** Its folder: config, store, cache. */
   readonly work: string;
   /** What it printed on stderr so far, one entry a line. */
@@ -30,12 +32,18 @@ export interface HostProcess extends AsyncDisposable {
  *
  * @param config the configuration file's content
  * @param options `heapMb`: the host's V8 old-space limit; `maxOpenFiles`:
- *   its file descriptor limit (run under `prlimit`)
+ *   its file descriptor limit (run under `prlimit`); `env`: variables set
+ *   for it alone (a test's own `TMPDIR`: under `deno test --parallel`
+ *   other test modules share the test process's environment)
  * @returns the running host
  */
 export async function startHostProcess(
   config: Record<string, unknown>,
-  options: { heapMb?: number; maxOpenFiles?: number } = {},
+  options: {
+    heapMb?: number;
+    maxOpenFiles?: number;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<HostProcess> {
   const work = await Deno.makeTempDir({ prefix: "skillbox-host-" });
   const file = join(work, "skillbox.jsonc");
@@ -69,6 +77,7 @@ export async function startHostProcess(
       "0",
     ],
     cwd: work,
+    env: options.env,
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -139,6 +148,7 @@ export async function startHostProcess(
     const port = /127\.0\.0\.1:(\d+)\//.exec(banner)?.[1];
     return {
       url: `http://127.0.0.1:${port}`,
+      pid: child.pid,
       work,
       lines,
       waitForLine,

@@ -9,17 +9,17 @@
  * from it is bounded by `store.script_files_max_bytes` /
  * `store.script_files_max` while it reads.
  *
- * Memory is the host process's peak RSS (`VmHWM`, reset through
- * `/proc/self/clear_refs` before each case); disk is the size of the
- * folder the host makes its workspaces in (`TMPDIR`), sampled by the
+ * The host runs in its own process, with a `TMPDIR` of its own. Memory is
+ * that process's peak RSS (`VmHWM`, reset through its `clear_refs` before
+ * each case); disk is the size of the folder the host makes its
+ * workspaces in (its `TMPDIR`), sampled by the
  * script's own parking: it waits for a file the test writes into the
  * skill's (read-only) folder, so the test measures while the workspace is
  * at its fullest.
  */
 
 import assert from "node:assert/strict";
-import { createHost } from "../../runtime/host.ts";
-import { parseConfig } from "../../runtime/config.ts";
+import { startHostProcess } from "./_host_process.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../support/skills_host.ts";
 import { detectConfinement } from "../../runtime/confine/confine.ts";
@@ -87,20 +87,20 @@ interface Seen {
 
 const MIB = 1024 * 1024;
 
-// Resets this process's peak RSS (Deno's permissions keep /proc/self's
-// files read-only to the test; a child writes it).
-async function peakReset(): Promise<number> {
-  const clear = `/proc/${Deno.pid}/clear_refs`;
+// Resets the peak RSS of process `pid` (Deno's permissions keep /proc's
+// files out of the test's reach; a child writes it).
+async function peakReset(pid: number): Promise<number> {
+  const clear = `/proc/${pid}/clear_refs`;
   const done = await new Deno.Command("sh", {
     args: ["-c", `echo 5 > ${clear}`],
   }).output();
   assert.ok(done.success, new TextDecoder().decode(done.stderr));
-  return statusKb("VmRSS") * 1024;
+  return statusKb(pid, "VmRSS") * 1024;
 }
 
-function statusKb(field: string): number {
+function statusKb(pid: number, field: string): number {
   const status = new TextDecoder().decode(
-    new Deno.Command("cat", { args: [`/proc/${Deno.pid}/status`] })
+    new Deno.Command("cat", { args: [`/proc/${pid}/status`] })
       .outputSync().stdout,
   );
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]);
@@ -163,12 +163,11 @@ Deno.test({
         }],
       };
     });
-    const oldTmp = Deno.env.get("TMPDIR");
-    Deno.env.set("TMPDIR", tmp);
-    const config = parseConfig(JSON.stringify({
+    // Its own process: the test process's peak RSS and TMPDIR are shared
+    // with the test modules `deno test --parallel` runs beside this one.
+    const host = await startHostProcess({
       skills: [skills],
-      builtin_skills: false,
-      sandbox: { cache_dir: null, script_workspace_mb: 64 },
+      sandbox: { script_workspace_mb: 64 },
       store: null,
       llm: [{
         provider_name: "openai",
@@ -176,12 +175,10 @@ Deno.test({
         provider_config: { base_url: mock.url, model: "mock-model" },
         is_default: true,
       }],
-    }));
-    const host = createHost({ config });
+    }, { env: { TMPDIR: tmp } });
     const figures: string[] = [];
     try {
-      const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-      const ws = url.replace("http", "ws") + "/a2e";
+      const ws = host.url.replace("http", "ws") + "/a2e";
       const agent = await connectA2e(ws);
       const other = await connectA2e(ws);
       const call = async (
@@ -214,13 +211,13 @@ Deno.test({
       // other session's script runs meanwhile.
       let tmpPeak = 0;
       let otherResult: Seen | undefined;
-      let rss = await peakReset();
+      let rss = await peakReset(host.pid);
       const dd = await call(agent, "dd", async () => {
         tmpPeak = await diskBytes(tmp);
         otherResult = await call(other, "hello");
         await Deno.writeTextFile(`${folder}/go-dd`, "");
       });
-      const ddGrowth = statusKb("VmHWM") * 1024 - rss;
+      const ddGrowth = statusKb(host.pid, "VmHWM") * 1024 - rss;
       figures.push(
         `dd: host disk under TMPDIR ${tmpBefore} -> ${tmpPeak} bytes, peak RSS +${
           (ddGrowth / MIB).toFixed(1)
@@ -240,9 +237,9 @@ Deno.test({
       ]);
 
       // 2. 3,000 sparse 1 MiB files: at most the caps collected, noted.
-      rss = await peakReset();
+      rss = await peakReset(host.pid);
       const sparse = await call(agent, "sparse");
-      const sparseGrowth = statusKb("VmHWM") * 1024 - rss;
+      const sparseGrowth = statusKb(host.pid, "VmHWM") * 1024 - rss;
       figures.push(`sparse: peak RSS +${(sparseGrowth / MIB).toFixed(1)} MiB`);
       assert.match(String(sparse.result.stdout_tail), /made 3000/, sparse.raw);
       const listed = sparse.result.artifacts as {
@@ -265,9 +262,9 @@ Deno.test({
       );
 
       // 3. Many tiny files: the workspace's file count is the kernel's too.
-      rss = await peakReset();
+      rss = await peakReset(host.pid);
       const small = await call(agent, "small");
-      const smallGrowth = statusKb("VmHWM") * 1024 - rss;
+      const smallGrowth = statusKb(host.pid, "VmHWM") * 1024 - rss;
       figures.push(`small: peak RSS +${(smallGrowth / MIB).toFixed(1)} MiB`);
       assert.match(
         String(small.result.stdout_tail),
@@ -286,9 +283,9 @@ Deno.test({
       ]);
 
       // 5. One sparse 1 TiB file: listed, never read.
-      rss = await peakReset();
+      rss = await peakReset(host.pid);
       const huge = await call(agent, "huge");
-      const hugeGrowth = statusKb("VmHWM") * 1024 - rss;
+      const hugeGrowth = statusKb(host.pid, "VmHWM") * 1024 - rss;
       figures.push(`huge: peak RSS +${(hugeGrowth / MIB).toFixed(1)} MiB`);
       assert.deepEqual(huge.result.artifacts, [
         { name: "huge", bytes: 2 ** 40, sent: false },
@@ -307,9 +304,7 @@ Deno.test({
       // The figures for the report (issue 22's closing note).
       // deno-lint-ignore no-console
       console.log(figures.join("\n"));
-      if (oldTmp === undefined) Deno.env.delete("TMPDIR");
-      else Deno.env.set("TMPDIR", oldTmp);
-      await host.close({ timeoutSeconds: 1 });
+      await host[Symbol.asyncDispose]();
       await mock.close();
       await Deno.remove(root, { recursive: true });
     }

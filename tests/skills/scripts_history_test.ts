@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createHost } from "../../runtime/host.ts";
-import { parseConfig } from "../../runtime/config.ts";
 import { openSqliteStore } from "../../runtime/store/sqlite.ts";
+import { startHostProcess } from "../adversarial/_host_process.ts";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectA2e } from "../support/skills_host.ts";
 import type { SkillResult } from "../../protocol/skill.ts";
@@ -18,31 +17,20 @@ const FIXTURES = fileURLToPath(
   new URL("../fixtures/skills/history/", import.meta.url),
 );
 
-// Runs `fn` with a private temporary folder (other tests on the machine
-// make script workspaces in the shared one), then returns the script
-// workspaces left in it.
-async function leftWorkspaces(fn: () => Promise<void>): Promise<string[]> {
-  const tmp = await Deno.makeTempDir();
-  const old = Deno.env.get("TMPDIR");
-  Deno.env.set("TMPDIR", tmp);
-  try {
-    // The runner's Deno.makeTempDir() lands there.
-    const probe = await Deno.makeTempDir({ prefix: "probe-" });
-    assert.ok(probe.startsWith(tmp + "/"));
-    await Deno.remove(probe);
-    await fn();
-    return [...Deno.readDirSync(tmp)].filter((e) =>
-      e.name.startsWith("skillbox-script-")
-    ).map((e) => e.name);
-  } finally {
-    if (old === undefined) Deno.env.delete("TMPDIR");
-    else Deno.env.set("TMPDIR", old);
-    await Deno.remove(tmp, { recursive: true });
-  }
+/** What one skill call of workspace-writer left. */
+interface Written {
+  /** The results of its two script runs, as the model was fed them. */
+  fed: Record<string, unknown>[];
+  /** The script workspaces left in the host's temporary folder. */
+  left: string[];
 }
 
-// Runs workspace-writer twice in one skill call on a host with `store`.
-async function runWriter(store: unknown): Promise<Record<string, unknown>[]> {
+// Runs workspace-writer twice in one skill call on a host with `store`, in
+// a process of its own with a private temporary folder (where the runner's
+// Deno.makeTempDir() lands: other tests make script workspaces in the
+// shared one, and `deno test --parallel` shares this process's TMPDIR).
+async function runWriter(store: unknown): Promise<Written> {
+  const tmp = await Deno.makeTempDir();
   const mock = await startMockOpenAI((req) => {
     const tools = (req.body.messages as { role: string }[]).filter((m) =>
       m.role === "tool"
@@ -54,11 +42,9 @@ async function runWriter(store: unknown): Promise<Record<string, unknown>[]> {
       }],
     };
   });
-  const host = createHost({
-    config: parseConfig(JSON.stringify({
+  try {
+    const host = await startHostProcess({
       skills: [FIXTURES],
-      builtin_skills: false,
-      sandbox: { cache_dir: null },
       store,
       llm: [{
         provider_name: "openai",
@@ -66,32 +52,53 @@ async function runWriter(store: unknown): Promise<Record<string, unknown>[]> {
         provider_config: { base_url: mock.url, model: "mock-model" },
         is_default: true,
       }],
-    })),
-  });
-  try {
-    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-    await host.ready;
-    const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
-    const resp = await agent.request({
-      type: "skill/call/req",
-      name: "workspace-writer",
-      arguments: { task: "write" },
-      timeout: 30,
-    });
-    const result = resp.message.data as SkillResult;
-    assert.equal(result.success, true, result.error ?? "");
-    await agent.close();
+    }, { env: { TMPDIR: tmp } });
+    try {
+      // The runner makes workspaces with Deno.makeTempDir(): in this folder
+      // when the host's TMPDIR names it (else no workspace left would prove
+      // nothing).
+      assert.ok(
+        (await environ(host.pid)).includes(`TMPDIR=${tmp}`),
+        `the host's TMPDIR is not ${tmp}`,
+      );
+      const agent = await connectA2e(host.url.replace("http", "ws") + "/a2e");
+      const resp = await agent.request({
+        type: "skill/call/req",
+        name: "workspace-writer",
+        arguments: { task: "write" },
+        timeout: 30,
+      });
+      const result = resp.message.data as SkillResult;
+      assert.equal(result.success, true, result.error ?? "");
+      await agent.close();
+    } finally {
+      await host[Symbol.asyncDispose]();
+    }
     const messages = mock.requests.at(-1)!.body.messages as {
       role: string;
       content: string;
     }[];
-    return messages.filter((m) => m.role === "tool").map((m) =>
-      JSON.parse(m.content)
-    );
+    return {
+      fed: messages.filter((m) => m.role === "tool").map((m) =>
+        JSON.parse(m.content)
+      ),
+      left: entries(tmp).filter((name) => name.startsWith("skillbox-script-")),
+    };
   } finally {
-    await host.close({ timeoutSeconds: 1 });
     await mock.close();
+    await Deno.remove(tmp, { recursive: true });
   }
+}
+
+// `cat`, not a read: Deno wants --allow-all for /proc/<pid>.
+async function environ(pid: number): Promise<string[]> {
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/environ`] })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\0");
+}
+
+function entries(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name);
 }
 
 Deno.test(
@@ -101,17 +108,12 @@ Deno.test(
     const dir = await Deno.makeTempDir();
     try {
       const db = join(dir, "runs.db");
-      let fed: Record<string, unknown>[] = [];
-      assert.deepEqual(
-        await leftWorkspaces(async () => {
-          fed = await runWriter({
-            path: db,
-            script_files_max_bytes: 60,
-            script_files_max: 4,
-          });
-        }),
-        [],
-      );
+      const { fed, left } = await runWriter({
+        path: db,
+        script_files_max_bytes: 60,
+        script_files_max: 4,
+      });
+      assert.deepEqual(left, []);
       assert.equal(fed.length, 2);
       // Sorted: a.txt (6), big.bin (100: over), n1.txt (2), n2.txt (2);
       // n3.txt and sub/deep.txt not listed.
@@ -165,13 +167,8 @@ Deno.test(
   "with the store off, nothing is kept and the workspace is removed",
   { sanitizeOps: false, sanitizeResources: false },
   async () => {
-    let fed: Record<string, unknown>[] = [];
-    assert.deepEqual(
-      await leftWorkspaces(async () => {
-        fed = await runWriter(null);
-      }),
-      [],
-    );
+    const { fed, left } = await runWriter(null);
+    assert.deepEqual(left, []);
     assert.equal(fed.length, 2);
     assert.equal(fed[0]!.stdout_tail, "wrote\n");
     assert.equal(fed[0]!.kept_for_history, undefined);
