@@ -409,10 +409,17 @@ export class PostgresRunStore implements RunStore {
     }
   }
 
-  async write(batch: readonly RunWrite[]): Promise<void> {
+  // A call once the schema is in place, bounded as #answered says.
+  async #call<T>(work: () => Promise<T>): Promise<T> {
     return await this.#answered(async () => {
-      if (batch.length === 0) return;
       await this.ready();
+      return await work();
+    });
+  }
+
+  async write(batch: readonly RunWrite[]): Promise<void> {
+    if (batch.length === 0) return;
+    return await this.#call(async () => {
       // A run written twice in one batch (running, then finished) keeps the last.
       const last = new Map<string, RunWrite>();
       for (const w of batch) last.set(w.run.id, w);
@@ -492,8 +499,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async list(query: RunQuery): Promise<RunPage> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const sql = this.#sql;
       const { where, limit } = listQuery(query);
       const condition = where.map(([c, v]) =>
@@ -506,8 +512,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async get(asked: string, scope: RunScope = "all"): Promise<RunDetail | null> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const sql = this.#sql;
       const id = textOf(asked);
       const [row] = await sql`SELECT ${
@@ -537,12 +542,11 @@ export class PostgresRunStore implements RunStore {
     index: number,
     scope: RunScope = "all",
   ): Promise<StoredFile | null> {
-    return await this.#answered(async () => {
-      // Past a file's place (a seq is an INTEGER): none there.
-      if (!Number.isSafeInteger(index) || index < 0 || index > 2 ** 31 - 1) {
-        return null;
-      }
-      await this.ready();
+    // Past a file's place (a seq is an INTEGER): none there.
+    if (!Number.isSafeInteger(index) || index < 0 || index > 2 ** 31 - 1) {
+      return null;
+    }
+    return await this.#call(async () => {
       const [row] = await this.#sql`SELECT r.owner, f.name, f.size, f.data,
         f.note FROM skillbox_files f JOIN skillbox_runs r ON r.id = f.run_id
         WHERE f.run_id = ${textOf(runId)} AND f.seq = ${index}`;
@@ -556,9 +560,8 @@ export class PostgresRunStore implements RunStore {
     query: ChildQuery,
     scope: RunScope = "all",
   ): Promise<ChildPage> {
-    return await this.#answered(async () => {
-      const { after, limit } = childrenQuery(query);
-      await this.ready();
+    const { after, limit } = childrenQuery(query);
+    return await this.#call(async () => {
       const sql = this.#sql;
       const rows = await sql`SELECT ${
         sql(SUMMARY_COLUMNS as string[])
@@ -577,8 +580,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async timings(since: number, scope: RunScope = "all"): Promise<RunTiming[]> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const sql = this.#sql;
       const rows = await sql`SELECT kind, name, outcome, duration_ms, ended_at
         FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
@@ -594,8 +596,7 @@ export class PostgresRunStore implements RunStore {
    * clock ran 30 days ahead deleted every host's runs of the last 23 days.
    */
   async prune(limits: Retention): Promise<number> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const now = limits.now ?? await this.now();
       return await this.#sql.begin(async (tx) => {
         const oldest = oldestKept({ ...limits, now });
@@ -627,8 +628,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async interrupt(host: string): Promise<number> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       return await this.#sql.begin(async (tx) => {
         const done = await tx`UPDATE skillbox_runs
           SET outcome = 'interrupted', error = ${INTERRUPTED}
@@ -660,8 +660,7 @@ export class PostgresRunStore implements RunStore {
     leaving = false,
     instance?: string,
   ): Promise<number | null> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       if (leaving) {
         await this.#sql`DELETE FROM skillbox_hosts WHERE host = ${host}`;
         return null;
@@ -691,8 +690,7 @@ export class PostgresRunStore implements RunStore {
    * @returns each host's stamp, with its age by the database's clock
    */
   async hosts(): Promise<HostBeat[]> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const rows = await this.#sql`SELECT host,
         extract(epoch FROM now() - seen_at) * 1000 AS age_ms
         FROM skillbox_hosts ORDER BY host`;
@@ -709,8 +707,7 @@ export class PostgresRunStore implements RunStore {
    * @returns epoch milliseconds
    */
   async now(): Promise<number> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const [row] = await this.#sql`SELECT
         extract(epoch FROM now())::float8 * 1000 AS now`;
       return Number(row!.now);
@@ -718,8 +715,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async count(): Promise<number> {
-    return await this.#answered(async () => {
-      await this.ready();
+    return await this.#call(async () => {
       const [row] = await this
         .#sql`SELECT count(*)::int AS n FROM skillbox_runs`;
       return Number(row?.n ?? 0);
