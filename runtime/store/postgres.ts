@@ -870,12 +870,7 @@ async function announce(
 // message put one there. Replaced in the row (a fresh object) as JSON
 // text already escapes it.
 function noNul<T extends Record<string, unknown>>(row: T): T {
-  for (const key in row) {
-    const value = row[key];
-    if (typeof value === "string" && value.includes("\0")) {
-      row[key] = value.replaceAll("\0", "\uFFFD") as T[typeof key];
-    }
-  }
+  for (const key in row) row[key] = textOf(row[key]);
   return row;
 }
 
