@@ -7,6 +7,7 @@
  * @module
  */
 
+import { readEnv } from "../llm/config.ts";
 import {
   allServerSecrets,
   REDACTED,
@@ -172,14 +173,6 @@ export function operatorSecrets(
   walk(config.llm, false, 0);
   walk(config.toolkits, false, 0);
   return [...out];
-}
-
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
 }
 
 interface Walker {
