@@ -584,7 +584,7 @@ export class PostgresRunStore implements RunStore {
       const sql = this.#sql;
       const rows = await sql`SELECT kind, name, outcome, duration_ms, ended_at
         FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
-        ${scope === "all" ? sql`` : sql`AND owner = ${scope.owner}`}
+        ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}
         ORDER BY cursor`;
       return rows.map(fromRow.timing);
     });
