@@ -21,15 +21,10 @@
 import { confineArgs, type ConfinementLayout } from "../../confine/confine.ts";
 import {
   keeperCommand,
+  type KeeperRun,
   markerSplitter,
-  type WorkspaceDirs,
-  type WorkspaceQuota,
 } from "./workspace_mount.ts";
-import {
-  type CollectCaps,
-  type KeeperReport,
-  KeeperStream,
-} from "./workspace_files.ts";
+import { type KeeperReport, KeeperStream } from "./workspace_files.ts";
 
 /** One bind: a host path seen at `to` inside. */
 export interface Bind {
@@ -72,12 +67,7 @@ export interface ConfinedSpec {
    * the run's `marker` on the keeper's stdout (see `workspace_mount.ts`).
    * @default none: the binds only
    */
-  workspace?: {
-    dirs: WorkspaceDirs;
-    quota: WorkspaceQuota;
-    caps: CollectCaps;
-    marker: string;
-  };
+  workspace?: KeeperRun;
 }
 
 /** How a confined run ended. */

@@ -158,12 +158,23 @@ export function workspaceDirs(dir: string): WorkspaceDirs {
   };
 }
 
+/** One run's workspace under the keeper. */
+export interface KeeperRun {
+  /** The run's folders. */
+  dirs: WorkspaceDirs;
+  /** The tmpfs's quota. */
+  quota: WorkspaceQuota;
+  /** The caps of what is sent back. */
+  caps: CollectCaps;
+  /** What the keeper writes before its report (see {@link newMarker}). */
+  marker: string;
+}
+
 /**
  * A confined command under the keeper.
  *
  * @param inner bwrap's command line
- * @param run the run's folders, quota, caps of what is sent back, and the
- *   marker (see {@link newMarker})
+ * @param run the run's workspace
  * @returns the keeper's command line (the program is `unshare`)
  * @example
  * ```ts
@@ -180,12 +191,7 @@ export function workspaceDirs(dir: string): WorkspaceDirs {
  */
 export function keeperCommand(
   inner: { program: string; args: readonly string[] },
-  run: {
-    dirs: WorkspaceDirs;
-    quota: WorkspaceQuota;
-    caps: CollectCaps;
-    marker: string;
-  },
+  run: KeeperRun,
 ): { program: string; args: string[] } {
   const { dirs, quota, caps } = run;
   return {
