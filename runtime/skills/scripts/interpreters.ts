@@ -1,6 +1,6 @@
 /**
  * `policy.interpreters` in `skillbox.jsonc`: which program runs a skill
- * script, by its extension. The operator's map is laid over the default
+ * script, by its extension, and where that program is found. The operator's map is laid over the default
  * one; `null` turns an extension off, and an extension in neither map is
  * refused. `"deno"` means the sandboxed Deno (a confined `deno run` with no
  * permission but reading the skill and the workspace, writing the
@@ -16,6 +16,7 @@
  * @module
  */
 
+import { extname, join } from "node:path";
 import { isPlainObject } from "../../../protocol/json.ts";
 
 /** The interpreter name that means the sandboxed Deno. */
@@ -77,4 +78,74 @@ export function parseInterpreters(
     }
   }
   return map;
+}
+
+/** Where the confinement looks for interpreters (the bound system). */
+const SYSTEM_BIN = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+/**
+ * The interpreter of a script by the policy, or why it cannot run.
+ *
+ * @param script the script's relative path
+ * @param interpreters the policy's extension → program map
+ * @returns the program's absolute path, `deno` for the sandboxed Deno,
+ *   or a message the model can read
+ * @example
+ * ```ts
+ * import { findInterpreter } from "./interpreters.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok("path" in await findInterpreter("a.sh", { ".sh": "sh" }));
+ * assert.ok("deno" in await findInterpreter("a.ts", { ".ts": "deno" }));
+ * const refused = await findInterpreter("a.rb", { ".sh": "sh" });
+ * assert.ok("error" in refused && /no interpreter for "\.rb"/.test(refused.error));
+ * ```
+ */
+export async function findInterpreter(
+  script: string,
+  interpreters: Readonly<Record<string, string>>,
+): Promise<{ path: string } | { deno: true } | { error: string }> {
+  const ext = extname(script);
+  const program = Object.hasOwn(interpreters, ext)
+    ? interpreters[ext]
+    : undefined;
+  if (!program) {
+    const allowed = Object.keys(interpreters).sort().join(", ") || "none";
+    return {
+      error: `Cannot run "${script}": the policy allows no interpreter for ` +
+        `"${ext || "(no extension)"}" files (allowed: ${allowed})`,
+    };
+  }
+  if (program === DENO_INTERPRETER) return { deno: true };
+  if (program.includes("/")) {
+    return {
+      error: `Cannot run "${script}": interpreter "${program}" must be a ` +
+        "program name, found in /usr/local/bin, /usr/bin or /bin",
+    };
+  }
+  for (const dir of SYSTEM_BIN) {
+    const path = join(dir, program);
+    if (await isExecutableFile(path)) return { path };
+  }
+  return {
+    error: `Cannot run "${script}": its interpreter "${program}" is not ` +
+      "installed on this machine",
+  };
+}
+
+/**
+ * Whether a path is a file someone may execute (links followed).
+ *
+ * @param path the path
+ * @returns false when it is missing, not a file, or has no execute bit
+ * @example
+ * ```ts
+ * import { isExecutableFile } from "./interpreters.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(await isExecutableFile("/bin/sh"), true);
+ * assert.equal(await isExecutableFile("/nonexistent"), false);
+ * ```
+ */
+export async function isExecutableFile(path: string): Promise<boolean> {
+  const info = await Deno.stat(path).catch(() => null);
+  return info !== null && info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
 }

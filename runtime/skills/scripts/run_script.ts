@@ -18,7 +18,7 @@
 import { dirname, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./script_process.ts";
-import { findInterpreter } from "./script_files.ts";
+import { findInterpreter, isExecutableFile } from "./interpreters.ts";
 import type { EgressBroker } from "../../egress/broker.ts";
 import { type EgressProxy, openEgressProxy } from "../../egress/proxy.ts";
 import type { StoredFile } from "../../store/store.ts";
@@ -374,8 +374,7 @@ async function missingProgram(
   programs: readonly string[],
 ): Promise<string | null> {
   for (const path of programs) {
-    const info = await Deno.stat(path).catch(() => null);
-    if (!info?.isFile || !((info.mode ?? 0) & 0o111)) return path;
+    if (!(await isExecutableFile(path))) return path;
   }
   return null;
 }

@@ -1,13 +1,12 @@
 /**
  * Which scripts a skill carries: the files under its `scripts/` folder and
- * the linked files with a script extension, and which interpreter runs one
- * by the policy's `interpreters` map (extension → program name).
+ * the linked files with a script extension (`interpreters.ts` says which
+ * program runs one).
  *
  * @module
  */
 
 import { extname, join, relative } from "node:path";
-import { DENO_INTERPRETER } from "./interpreters.ts";
 
 /** Extensions that count as scripts among a skill's linked files. */
 const SCRIPT_EXTENSIONS = new Set([".py", ".sh", ".js", ".ts", ".bash"]);
@@ -64,57 +63,4 @@ export async function listSkillScripts(
     if (info?.isFile) found.add(r);
   }
   return [...found].sort();
-}
-
-/** Where the confinement looks for interpreters (the bound system). */
-const SYSTEM_BIN = ["/usr/local/bin", "/usr/bin", "/bin"];
-
-/**
- * The interpreter of a script by the policy, or why it cannot run.
- *
- * @param script the script's relative path
- * @param interpreters the policy's extension → program map
- * @returns the program's absolute path, `deno` for the sandboxed Deno,
- *   or a message the model can read
- * @example
- * ```ts
- * import { findInterpreter } from "./script_files.ts";
- * import assert from "node:assert/strict";
- * assert.ok("path" in await findInterpreter("a.sh", { ".sh": "sh" }));
- * assert.ok("deno" in await findInterpreter("a.ts", { ".ts": "deno" }));
- * const refused = await findInterpreter("a.rb", { ".sh": "sh" });
- * assert.ok("error" in refused && /no interpreter for "\.rb"/.test(refused.error));
- * ```
- */
-export async function findInterpreter(
-  script: string,
-  interpreters: Readonly<Record<string, string>>,
-): Promise<{ path: string } | { deno: true } | { error: string }> {
-  const ext = extname(script);
-  const program = Object.hasOwn(interpreters, ext)
-    ? interpreters[ext]
-    : undefined;
-  if (!program) {
-    const allowed = Object.keys(interpreters).sort().join(", ") || "none";
-    return {
-      error: `Cannot run "${script}": the policy allows no interpreter for ` +
-        `"${ext || "(no extension)"}" files (allowed: ${allowed})`,
-    };
-  }
-  if (program === DENO_INTERPRETER) return { deno: true };
-  if (program.includes("/")) {
-    return {
-      error: `Cannot run "${script}": interpreter "${program}" must be a ` +
-        "program name, found in /usr/local/bin, /usr/bin or /bin",
-    };
-  }
-  for (const dir of SYSTEM_BIN) {
-    const path = join(dir, program);
-    const info = await Deno.stat(path).catch(() => null);
-    if (info?.isFile && (info.mode ?? 0) & 0o111) return { path };
-  }
-  return {
-    error: `Cannot run "${script}": its interpreter "${program}" is not ` +
-      "installed on this machine",
-  };
 }
