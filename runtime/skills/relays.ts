@@ -34,6 +34,7 @@ import type { Permissions } from "../../protocol/permissions.ts";
 import type { LlmChoice } from "../../protocol/skill.ts";
 import type { CallEvent, Tool } from "../../protocol/tool.ts";
 import type { EgressBroker } from "../egress/broker.ts";
+import type { ConfinementMode } from "../confine/confine.ts";
 import type { LlmProvider } from "../llm/provider.ts";
 import type { RunFiles } from "../store/recorder.ts";
 import { eventSize, RESULT_EVENT_BYTES } from "../tools/call.ts";
@@ -52,6 +53,7 @@ import {
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
 import type { CollectCaps } from "./scripts/workspace_files.ts";
+import type { WorkspaceQuota } from "./scripts/workspace_mount.ts";
 import { scriptFilesRoot } from "./scripts/files_root.ts";
 
 /**
@@ -165,12 +167,12 @@ export interface SkillLimits {
   /** The host's egress broker; none: scripts get no network. @default none */
   scriptEgress?: EgressBroker;
   /** `sandbox.confinement`; scripts run only confined. @default "auto" */
-  scriptConfinement?: "auto" | "required" | "off";
+  scriptConfinement?: ConfinementMode;
   /**
    * A skill script's workspace quota (`sandbox.script_workspace_mb`,
    * `sandbox.script_workspace_files`). @default 64 MiB, 10,000 files
    */
-  scriptWorkspace?: { bytes: number; files: number };
+  scriptWorkspace?: WorkspaceQuota;
   /**
    * What the host reads back from a script's workspace
    * (`store.script_files_max_bytes`, `store.script_files_max`).

@@ -14,6 +14,7 @@
 import { resolve } from "node:path";
 import type { SessionScope } from "../../capability.ts";
 import type { SkillToolHost } from "../relays.ts";
+import type { Bind } from "./script_process.ts";
 
 /** The toolkit whose root a script sees. */
 export const FILES_TOOLKIT = "filesystem";
@@ -26,7 +27,7 @@ const WRITE_TOOL = "write_file";
 
 /** The root bound into a script's namespace, or why not. */
 export type FilesRoot =
-  | { bind: { from: string; to: string; writable: boolean } }
+  | { bind: Bind }
   | { refused: string };
 
 /**

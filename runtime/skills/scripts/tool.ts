@@ -12,8 +12,8 @@ import type { SkillRecord } from "../catalog.ts";
 import type { SkillLimits } from "../relays.ts";
 import {
   runSkillScript,
+  type ScriptCall,
   type ScriptLimits,
-  type WorkspaceKeep,
 } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
@@ -126,21 +126,20 @@ export function scriptLimits(
   };
 }
 
-/** What {@link callSkillScript} needs besides the arguments. */
-export interface SkillScriptContext {
-  folder: string;
+/**
+ * What {@link callSkillScript} needs besides the arguments: the skill's
+ * folder, time, events and history as {@link ScriptCall} takes them.
+ */
+export interface SkillScriptContext
+  extends
+    Pick<ScriptCall, "folder" | "timeoutMs" | "signal" | "onEvent" | "keep"> {
   resources: readonly string[];
   limits: ScriptLimits;
-  timeoutMs: number;
-  signal: AbortSignal;
-  onEvent: (kind: "log" | "artifact", data: Record<string, unknown>) => void;
   /**
    * The session's filesystem mount for this run (see `files_root.ts`).
    * @default none
    */
   filesRoot?: () => Promise<FilesRoot | null>;
-  /** Keeps the workspace for the run's history. @default not kept */
-  keep?: WorkspaceKeep;
 }
 
 /**
