@@ -238,7 +238,7 @@ export function keeperCommand(
  */
 export function newMarker(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return Buffer.from(bytes).toString("hex");
 }
 
 /**
