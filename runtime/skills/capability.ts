@@ -218,12 +218,10 @@ export function registryToolHost(
   options: RegistryToolHostOptions,
 ): SkillToolHost {
   return {
-    // The registry's entries are domain tools with their guidance already.
+    // The registry's entries are domain tools with their guidance already,
+    // and toolkits with their tools' names.
     tool: (name) => options.registry.snapshot.tools.get(name),
-    toolkit(name) {
-      const k = options.registry.snapshot.toolkits.get(name);
-      return k ? { tools: k.tools } : undefined;
-    },
+    toolkit: (name) => options.registry.snapshot.toolkits.get(name),
     async toolkitGrant(name, session, override) {
       const kit = options.registry.snapshot.toolkits.get(name);
       if (!kit || !options.toolkits) return null;
