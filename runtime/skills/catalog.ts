@@ -35,6 +35,7 @@
 import { basename, dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGrant, resolvePermissionPaths } from "../sandbox/grants.ts";
+import { within } from "../confine/mount_rule.ts";
 import type { Policy } from "../sandbox/grants.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { SkillStatus } from "../../protocol/codes.ts";
@@ -299,8 +300,7 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
   const systemDirs = (options.systemDirs ?? [SYSTEM_SKILLS_DIR]).filter((d) =>
     d !== ""
   ).map((d) => resolve(d));
-  const isSystem = (path: string) =>
-    systemDirs.some((d) => path === d || path.startsWith(d + sep));
+  const isSystem = (path: string) => systemDirs.some((d) => within(path, d));
   const sourceOf = (path: string, origin: string) =>
     skillSource(path, {
       origin: origin === "builtin" || isSystem(path) ? "builtin" : "file",
@@ -421,9 +421,7 @@ function precedence(
   const roots = state.snapshot.roots;
   const rank = (r: SkillRecord) => {
     const path = r.definition.filePath ?? "";
-    const index = roots.findIndex((root) =>
-      path === root.path || path.startsWith(root.path + sep)
-    );
+    const index = roots.findIndex((root) => within(path, root.path));
     // One number, compared as a number: shipped, then the folder's place,
     // then the holder (a string key sorted folder 10 before folder 2).
     return (r.definition.source === "system" ? 0 : 1) * 2 * (roots.length + 1) +
@@ -439,7 +437,7 @@ function precedence(
   }
   const winner = ranked[0]!.r;
   const winnerPath = winner.definition.filePath!;
-  const root = roots.find((r) => winnerPath.startsWith(r.path + sep));
+  const root = roots.find((r) => within(winnerPath, r.path));
   const taken = winner.definition.source === "system" && root
     ? `builtin "${basename(root.path)}/${relative(root.path, winnerPath)}"`
     : `"${winnerPath}"`;

@@ -23,9 +23,10 @@
 
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
+import { within } from "../confine/mount_rule.ts";
 import {
   isPlainObject,
   type JsonObject,
@@ -293,8 +294,7 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error), error);
   }
-  const back = relative(dir, real);
-  if (back.startsWith("..") || isAbsolute(back)) {
+  if (!within(real, dir)) {
     fail("the skill file is a link that leads out of its folder");
   }
   const read = await readRegularFile(real, MAX_SKILL_MD_BYTES);
@@ -1235,8 +1235,7 @@ export async function insideFolder(
 ): Promise<string | null> {
   try {
     const real = await Deno.realPath(join(dir, rel));
-    const back = relative(dir, real);
-    if (back === "" || back.startsWith("..") || isAbsolute(back)) return null;
+    if (real === dir || !within(real, dir)) return null;
     const info = await Deno.stat(real);
     return info.isFile ? real : null;
   } catch {
