@@ -703,10 +703,8 @@ export function skillSource(
   if (options.origin === "builtin") return "system";
   const home = options.home === undefined ? homeDir() : options.home;
   if (home) {
-    const rel = relative(resolve(home), resolve(path));
-    if (rel !== "" && !rel.startsWith("..") && !rel.startsWith("/")) {
-      return "user";
-    }
+    const [dir, at] = [resolve(home), resolve(path)];
+    if (at !== dir && within(at, dir)) return "user";
   }
   return "project";
 }
