@@ -244,7 +244,7 @@ function startRun(
     skill: name,
     allowed,
     files,
-    scripts: scriptLimits(limits, record.run),
+    scripts: scriptLimits(limits, files),
     commandRules: files?.commandRules ?? null,
     tools: options.tools,
     session: options.session,

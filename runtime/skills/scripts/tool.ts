@@ -8,7 +8,7 @@
 
 import { isPlainObject } from "../../../protocol/json.ts";
 import type { AgentTool } from "../run.ts";
-import type { SkillRecord } from "../catalog.ts";
+import type { InstructionSkillRun } from "../catalog.ts";
 import type { SkillLimits } from "../relays.ts";
 import {
   runSkillScript,
@@ -71,7 +71,7 @@ export function runSkillScriptTool(scripts: readonly string[]): AgentTool {
  * The tools a skill's run offers for its scripts: `run_skill_script` when an
  * instructions skill carries any, else none.
  *
- * @param run the skill's run (`SkillRecord.run`)
+ * @param run the instruction skill's run, or null for a code skill
  * @returns zero or one tool
  * @example
  * ```ts
@@ -81,9 +81,9 @@ export function runSkillScriptTool(scripts: readonly string[]): AgentTool {
  * ```
  */
 export async function skillScriptTools(
-  run: SkillRecord["run"],
+  run: InstructionSkillRun | null,
 ): Promise<AgentTool[]> {
-  if (run?.format !== "instructions") return [];
+  if (run === null) return [];
   const scripts = await listSkillScripts(run.folder, run.resources);
   return scripts.length > 0 ? [runSkillScriptTool(scripts)] : [];
 }
@@ -92,7 +92,8 @@ export async function skillScriptTools(
  * The script limits of a run, from the host's skill limits and the skill.
  *
  * @param limits the host's limits
- * @param run the skill's run (`SkillRecord.run`): its declared variables
+ * @param run the instruction skill's run (its declared variables and
+ *   hosts), or null for a code skill
  * @returns interpreters (the default when unset), the memory cap, the
  *   confinement mode, the variables granted and the hosts granted (with
  *   the broker their requests go through)
@@ -107,11 +108,10 @@ export async function skillScriptTools(
  */
 export function scriptLimits(
   limits: SkillLimits,
-  run: SkillRecord["run"] = null,
+  run: InstructionSkillRun | null = null,
 ): ScriptLimits {
-  const instructions = run?.format === "instructions" ? run : null;
   const { granted } = splitScriptNet(
-    instructions?.net ?? [],
+    run?.net ?? [],
     limits.scriptNetGrant ?? [],
   );
   return {
@@ -119,7 +119,7 @@ export function scriptLimits(
     workspace: limits.scriptWorkspace,
     files: limits.scriptFiles,
     confinement: limits.scriptConfinement,
-    env: scriptEnv(instructions?.env ?? [], limits.scriptEnvGrant ?? []),
+    env: scriptEnv(run?.env ?? [], limits.scriptEnvGrant ?? []),
     net: granted.length > 0 && limits.scriptEgress
       ? { broker: limits.scriptEgress, hosts: granted }
       : undefined,
