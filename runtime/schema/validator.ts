@@ -107,7 +107,7 @@ export function validateValue(
   schema: Record<string, unknown> | boolean,
   value: unknown,
 ): ValidationResult {
-  const errors = schemaErrors(schema, value);
+  const errors = runValidator(compile(schema), value);
   if (errors === null) return { valid: true };
   const issues = describe(errors);
   return {
@@ -117,33 +117,6 @@ export function validateValue(
       i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
     ).join("; "),
   };
-}
-
-/**
- * Validates a value and returns the validator's raw error units, for callers
- * that word failures their own way (see `checkSchema` in
- * `runtime/skills/run.ts`). Uses the same compiled-validator cache and draft
- * choice as {@link validateValue}.
- *
- * @param schema the JSON Schema
- * @param value the value to check
- * @returns null when valid, else every error unit, outermost first
- * @throws {TypeError} when the schema itself cannot be compiled
- * @example The error units of a missing field
- * ```ts
- * import { schemaErrors } from "./validator.ts";
- * import assert from "node:assert/strict";
- * const schema = { type: "object", required: ["path"] };
- * assert.equal(schemaErrors(schema, { path: "a" }), null);
- * const errors = schemaErrors(schema, {}) ?? [];
- * assert.ok(errors.some((e) => e.keyword === "required"));
- * ```
- */
-export function schemaErrors(
-  schema: Record<string, unknown> | boolean,
-  value: unknown,
-): OutputUnit[] | null {
-  return runValidator(compile(schema), value);
 }
 
 /**

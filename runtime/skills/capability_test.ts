@@ -223,11 +223,11 @@ Deno.test("skill/call/req refuses arguments that break input_schema, naming the 
   const missing = await call({ name: "a", arguments: {} });
   assert.equal(missing.data?.success, false);
   assert.equal(missing.data?.error_code, "schema_violation");
-  assert.match(missing.data?.error ?? "", /"\/rows" is required/);
+  assert.match(missing.data?.error ?? "", /"rows" is required/);
   const wrong = await call({ name: "a", arguments: { rows: "many" } });
   assert.match(
     wrong.data?.error ?? "",
-    /"\/rows" has type "string", expected "integer"/,
+    /"rows" must be of type integer, got string/,
   );
   assert.equal(ran, false);
   assert.deepEqual(kinds(wrong.data!.events), [
@@ -457,7 +457,7 @@ Deno.test("output that breaks output_schema fails with schema_violation saying w
   assert.equal(result.error_code, "schema_violation");
   assert.match(
     result.error ?? "",
-    /output_schema: field "\/rows" has type "string"/,
+    /output_schema: "rows" must be of type integer, got string/,
   );
   assert.equal(result.events.at(-1)?.kind, "skill.failed");
 });

@@ -40,8 +40,7 @@ import {
   TimeoutError,
   toWireError,
 } from "../../protocol/errors.ts";
-import type { OutputUnit } from "@cfworker/json-schema";
-import { schemaErrors } from "../schema/validator.ts";
+import { validateValue } from "../schema/validator.ts";
 import {
   stripIntention,
   type ToolOffer,
@@ -978,69 +977,25 @@ export function isEmptySchema(schema: JsonSchema | null | undefined): boolean {
 }
 
 /**
- * Validates a value against a JSON Schema and describes the first real
- * problem, naming the field by its JSON pointer: the wording of skill
- * arguments', outputs' and final answers' failures. The validating is the
- * host's one validator's (`runtime/schema/validator.ts`).
+ * Validates a value against a JSON Schema and says what is wrong, in the
+ * words tool arguments' failures use (the host's one validator,
+ * `runtime/schema/validator.ts`, which never quotes the value): skill
+ * arguments, outputs and final answers.
  *
  * @param schema the JSON Schema (draft 2020-12 keywords)
  * @param value the value to check
- * @returns null when valid, else a message like `field "/rows" has type "string", expected "number"`
+ * @returns null when valid, else a message like `"rows" must be of type number, got string`
  * @example Name the missing field
  * ```ts
  * import { checkSchema } from "./run.ts";
  * import assert from "node:assert/strict";
  * const schema = { type: "object", required: ["path"], properties: { path: { type: "string" } } };
  * assert.equal(checkSchema(schema, { path: "a.csv" }), null);
- * assert.equal(checkSchema(schema, {}), 'field "/path" is required');
+ * assert.equal(checkSchema(schema, {}), '"path" is required');
  * ```
  */
 export function checkSchema(schema: JsonSchema, value: unknown): string | null {
   if (isEmptySchema(schema)) return null;
-  const errors = schemaErrors(schema, value);
-  return errors === null ? null : describe(pickError(errors));
-}
-
-// Aggregate keywords ("properties", "items", "allOf", ...) only say that a
-// child failed; the child's own error is the one a person can act on.
-const AGGREGATE = new Set([
-  "properties",
-  "items",
-  "prefixItems",
-  "additionalProperties",
-  "allOf",
-  "$ref",
-  "unevaluatedProperties",
-  "patternProperties",
-  "contains",
-]);
-
-function pickError(errors: OutputUnit[]): OutputUnit | undefined {
-  const specific = errors.filter((e) => !AGGREGATE.has(e.keyword));
-  const pool = specific.length > 0 ? specific : errors;
-  // The deepest location is the most precise.
-  return pool.reduce<OutputUnit | undefined>(
-    (best, e) =>
-      !best || e.instanceLocation.length > best.instanceLocation.length
-        ? e
-        : best,
-    undefined,
-  );
-}
-
-function describe(error: OutputUnit | undefined): string {
-  if (!error) return "value does not match the schema";
-  const where = error.instanceLocation.replace(/^#/, "") || "/";
-  if (error.keyword === "required") {
-    const missing = /property "([^"]*)"/.exec(error.error)?.[1];
-    const base = where === "/" ? "" : where;
-    if (missing !== undefined) return `field "${base}/${missing}" is required`;
-  }
-  if (error.keyword === "type") {
-    const m = /type "([^"]*)" is invalid\. Expected "([^"]*)"/.exec(
-      error.error,
-    );
-    if (m) return `field "${where}" has type "${m[1]}", expected "${m[2]}"`;
-  }
-  return `field "${where}": ${error.error.replace(/\.$/, "")}`;
+  const result = validateValue(schema, value);
+  return result.valid ? null : result.message;
 }

@@ -61,7 +61,7 @@ Deno.test("notRunnableError() gives the blocked reason, or why not", () => {
   assert.equal(notRunnableError(def({})).code, "skill_error");
 });
 
-Deno.test("checkSchema() names the deepest failing field by JSON pointer", () => {
+Deno.test("checkSchema() names the failing field by its path", () => {
   const schema = {
     type: "object",
     properties: {
@@ -77,15 +77,15 @@ Deno.test("checkSchema() names the deepest failing field by JSON pointer", () =>
   assert.equal(checkSchema(schema, { rows: 1, opts: { sep: "," } }), null);
   assert.equal(
     checkSchema(schema, { opts: { sep: "," } }),
-    'field "/rows" is required',
+    '"rows" is required',
   );
   assert.equal(
     checkSchema(schema, { rows: "1", opts: { sep: "," } }),
-    'field "/rows" has type "string", expected "number"',
+    '"rows" must be of type number, got string',
   );
   assert.equal(
     checkSchema(schema, { rows: 1, opts: {} }),
-    'field "/opts/sep" is required',
+    '"opts.sep" is required',
   );
 });
 
@@ -94,9 +94,9 @@ Deno.test("checkSchema() accepts anything against an empty schema", () => {
   assert.equal(checkSchema({}, Symbol.for("x")), null);
 });
 
-Deno.test("checkSchema() words other keywords with the validator's text", () => {
-  const problem = checkSchema({ type: "string", minLength: 3 }, "ab");
-  assert.match(problem ?? "", /^field "\/": /);
+Deno.test("checkSchema() words other keywords without quoting the value", () => {
+  const problem = checkSchema({ type: "number", maximum: 3 }, 12345);
+  assert.equal(problem, "The value is greater than 3");
 });
 
 Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot use", async () => {
