@@ -26,7 +26,12 @@
 
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { checkMount, mountable, type MountRuleOptions } from "./mount_rule.ts";
+import {
+  checkMount,
+  mountable,
+  type MountRuleOptions,
+  realPath,
+} from "./mount_rule.ts";
 
 /** Where a command runs (for {@link commandFiles}). */
 export interface CommandContext extends MountRuleOptions {
@@ -237,14 +242,6 @@ function stat(path: string): Deno.FileInfo | null {
 function lstat(path: string): Deno.FileInfo | null {
   try {
     return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
-function realPath(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
   } catch {
     return null;
   }
