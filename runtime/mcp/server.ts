@@ -63,10 +63,11 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { OutgoingMessage } from "../capability.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
-import type {
-  CallEvent,
-  ToolDefinition,
-  ToolResult,
+import {
+  type CallEvent,
+  parametersToSchema,
+  type ToolDefinition,
+  type ToolResult,
 } from "../../protocol/tool.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { StdioLineTransport } from "./stdio.ts";
@@ -76,7 +77,6 @@ import {
   errorResult,
   invalidParams,
   methodNotFound,
-  parametersToSchema,
   readCallParams,
   skillToMcpTool,
   toCallToolResult,

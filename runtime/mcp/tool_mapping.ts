@@ -31,10 +31,10 @@ import {
   type Tool as McpTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Permissions } from "../../protocol/permissions.ts";
-import type {
-  CallEvent,
-  ToolDefinition,
-  ToolParameter,
+import {
+  type CallEvent,
+  parametersToSchema,
+  type ToolDefinition,
 } from "../../protocol/tool.ts";
 import { isPlainObject, type JsonObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
@@ -120,45 +120,6 @@ export function skillToMcpTool(skill: SkillDefinition, name: string): McpTool {
     }`,
     inputSchema: objectSchema(skill.input_schema ?? {}),
     annotations: { title: titleOf(skill.name), openWorldHint: true },
-  };
-}
-
-/**
- * A2E parameters back to JSON Schema, for tools the registry cannot
- * describe (a host serving its own capabilities).
- *
- * @param parameters the wire parameters
- * @returns an object schema
- * @example
- * ```ts
- * import { parametersToSchema } from "./tool_mapping.ts";
- * import assert from "node:assert/strict";
- * const schema = parametersToSchema([{ name: "n", type: "integer", description: "", required: true, enum: null, properties: null }]);
- * assert.deepEqual(schema.required, ["n"]);
- * ```
- */
-export function parametersToSchema(
-  parameters: readonly ToolParameter[],
-): JsonObject {
-  const properties: JsonObject = {};
-  const required: string[] = [];
-  for (const p of parameters) {
-    const property: JsonObject = { type: p.type };
-    if (p.description) property.description = p.description;
-    if (p.enum) property.enum = p.enum;
-    if (p.properties) {
-      Object.assign(
-        property,
-        parametersToSchema(Object.values(p.properties)),
-      );
-    }
-    properties[p.name] = property;
-    if (p.required) required.push(p.name);
-  }
-  return {
-    type: "object",
-    properties,
-    ...(required.length > 0 ? { required } : {}),
   };
 }
 

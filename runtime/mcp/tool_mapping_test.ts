@@ -187,3 +187,46 @@ Deno.test("readCallParams() takes exactly what the SDK's CallToolRequestSchema t
     }
   }
 });
+
+Deno.test("toMcpTool() without registry facts rebuilds the schema from the A2E parameters", () => {
+  const tool = toMcpTool({
+    ...toolDefinition({ name: "find", description: "Find" }),
+    input_parameters: [
+      {
+        name: "q",
+        type: "string",
+        description: "Query",
+        required: true,
+        enum: null,
+        properties: null,
+      },
+      {
+        name: "opts",
+        type: "object",
+        description: "",
+        required: false,
+        enum: null,
+        properties: {
+          limit: {
+            name: "limit",
+            type: "integer",
+            description: "",
+            required: true,
+            enum: null,
+            properties: null,
+          },
+        },
+      },
+    ],
+  });
+  assert.equal(tool.inputSchema.type, "object");
+  assert.deepEqual(tool.inputSchema.required, ["q"]);
+  const props = tool.inputSchema.properties as Record<string, unknown>;
+  assert.deepEqual(props.q, { type: "string", description: "Query" });
+  assert.deepEqual(props.opts, {
+    type: "object",
+    description: "",
+    properties: { limit: { type: "integer", description: "" } },
+    required: ["limit"],
+  });
+});
