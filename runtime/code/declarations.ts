@@ -231,7 +231,7 @@ function renderFunction(
   );
   const result = output.type(outputSchema, "  ", []);
   const doc = docComment(fn.description, "  ", bounds.maxDescription);
-  const member = `${doc === "" ? "" : doc + "\n"}  ${key(fn.name)}: (args${
+  const member = `${doc}  ${key(fn.name)}: (args${
     optional ? "?" : ""
   }: ${args.text}) => Promise<${result.text}>;`;
   return {
@@ -450,21 +450,12 @@ class Renderer {
     const inner = indent + "  ";
     const lines: string[] = [];
     const shown = props.slice(0, this.#bounds.maxProperties);
+    const maxDoc = Math.min(PROPERTY_DOC, this.#bounds.maxDescription);
     for (const [name, sub] of shown) {
-      const doc = isPlainObject(sub) ? propertyDoc(sub) : "";
-      if (doc !== "") {
-        lines.push(
-          docComment(
-            doc,
-            inner,
-            Math.min(PROPERTY_DOC, this.#bounds.maxDescription),
-          ),
-        );
-      }
+      const doc = docComment(propertyDoc(sub), inner, maxDoc);
       const value = this.type(sub, inner, chain, true);
-      lines.push(
-        `${inner}${key(name)}${required.has(name) ? "" : "?"}: ${value.text};`,
-      );
+      const mark = required.has(name) ? "" : "?";
+      lines.push(`${doc}${inner}${key(name)}${mark}: ${value.text};`);
     }
     const left = props.length - shown.length;
     if (left > 0) {
@@ -504,14 +495,12 @@ class Renderer {
     // The body refers back to its own alias only under a property or an
     // array, which TypeScript allows.
     const body = this.type(target, "", [ref]);
-    const doc = isPlainObject(target) ? propertyDoc(target) : "";
-    this.aliases.push(
-      `${
-        doc === ""
-          ? ""
-          : docComment(doc, "", this.#bounds.maxDescription) + "\n"
-      }type ${name} = ${body.text};`,
+    const doc = docComment(
+      propertyDoc(target),
+      "",
+      this.#bounds.maxDescription,
     );
+    this.aliases.push(`${doc}type ${name} = ${body.text};`);
     return name;
   }
 }
@@ -580,7 +569,8 @@ function ident(text: string): string {
 }
 
 // A property's doc: its description (or title), default and deprecation.
-function propertyDoc(schema: Record<string, unknown>): string {
+function propertyDoc(schema: unknown): string {
+  if (!isPlainObject(schema)) return "";
   const lines: string[] = [];
   const text = typeof schema.description === "string"
     ? schema.description
@@ -610,15 +600,17 @@ function comment(open: "/*" | "/**", lines: string[], indent: string): string {
   return `${indent}${open}\n${body.join("\n")}\n${indent} */`;
 }
 
+// The doc comment of a declaration at `indent`, ending in a line break
+// (the declaration follows it); "" when there is nothing to say.
 function docComment(text: string, indent: string, max: number): string {
   const trimmed = text.trim();
   if (trimmed === "") return "";
   const lines = commentLines(
     trimmed.length > max ? trimmed.slice(0, max) + "…" : trimmed,
   );
-  return lines.length === 1
+  return (lines.length === 1
     ? `${indent}/** ${lines[0]} */`
-    : comment("/**", lines, indent);
+    : comment("/**", lines, indent)) + "\n";
 }
 
 function blockComment(lines: readonly string[]): string {
