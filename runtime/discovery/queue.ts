@@ -202,12 +202,10 @@ export class DiscoveryQueue {
   }
 
   async #run(batch: Job[]): Promise<void> {
-    const answered = new Set<number>();
-    const onAnswer = (i: number, answer: ModuleAnswer) => {
-      if (answered.has(i)) return;
-      answered.add(i);
+    // A job's promise keeps its first answer: one told early through
+    // onAnswer and again in the report settles it once.
+    const onAnswer = (i: number, answer: ModuleAnswer) =>
       batch[i]!.resolve(answer);
-    };
     const report = await this.#bootstrap().then((bootstrap) =>
       this.#runBatch(
         batch.map((j) => j.module),
