@@ -50,6 +50,7 @@ import {
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { sandboxCommand, spawnSandbox } from "../sandbox/sandbox_process.ts";
 import { killTree } from "../confine/kill_tree.ts";
+import { grantToFlags } from "../sandbox/grants.ts";
 import { ranOutOfMemory } from "../sandbox/sandbox_process.ts";
 
 /** Options of {@link DiscoveryQueue}. */
@@ -394,21 +395,12 @@ export async function runDiscoveryProcess(
   const { signal, onAnswer } = options;
   const nonce = makeNonce();
   const union = [...new Set(modules.flatMap((m) => m.read))].sort();
-  const deny = options.deny.length > 0
-    ? [
-      `--deny-read=${options.deny.join(",")}`,
-      `--deny-write=${options.deny.join(",")}`,
-    ]
-    : [];
   // The same command as every sandbox process, run with the discovery main.
   // The only permission: reading the batch's own files. No write, net, env,
   // run, sys or ffi, so a worker cannot get more than this either.
   const unconfined = {
     ...sandboxCommand({
-      flags: [
-        ...(union.length > 0 ? [`--allow-read=${union.join(",")}`] : []),
-        ...deny,
-      ],
+      flags: grantToFlags({ read: union }, options.deny),
       grant: {},
       memoryMb: options.memoryMb,
       cwd: options.cwd,
