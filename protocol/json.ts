@@ -64,3 +64,29 @@ export function isPlainObject(
 ): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/**
+ * One segment of a JSON Pointer as a `$ref` carries it (`#/$defs/a~1b`),
+ * decoded: percent escapes first (a `$ref` is a URI fragment), then `~1`
+ * to `/` and `~0` to `~`. A malformed escape (`%zz`, in an untrusted
+ * schema) is read as written instead of throwing.
+ *
+ * @param segment the segment, without its `/`
+ * @returns the property name it stands for
+ * @example Escapes of both kinds, and one that is not an escape
+ * ```ts
+ * import { pointerSegment } from "./json.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(pointerSegment("a~1b%20c~0"), "a/b c~");
+ * assert.equal(pointerSegment("%zz"), "%zz");
+ * ```
+ */
+export function pointerSegment(segment: string): string {
+  let text = segment;
+  try {
+    text = decodeURIComponent(segment);
+  } catch {
+    // Not a percent escape after all: keep the segment as written.
+  }
+  return text.replaceAll("~1", "/").replaceAll("~0", "~");
+}

@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { JsonObject } from "./json.ts";
+import { type JsonObject, pointerSegment } from "./json.ts";
 import type { ToolParameter } from "./tool.ts";
 import {
   applyKeywords,
@@ -234,11 +234,10 @@ class Converter {
     const pointer = ref.slice(1);
     if (pointer === "" || pointer === "/") return this.#root;
     for (const raw of pointer.split("/").slice(1)) {
-      const key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll(
-        "~0",
-        "~",
-      );
+      const key = pointerSegment(raw);
+      // Own keys only: `#/__proto__` names no schema in the document.
       if (node === null || typeof node !== "object") return undefined;
+      if (!Object.hasOwn(node, key)) return undefined;
       node = (node as Record<string, unknown>)[key];
     }
     return isSchema(node) ? node : undefined;

@@ -128,6 +128,24 @@ Deno.test("schemaToParameters() resolves $ref into $defs and definitions", () =>
   assert.equal(p.to?.properties?.y?.required, false);
 });
 
+Deno.test("schemaToParameters() reads a hostile $ref's escapes as the validator does", () => {
+  // An imported tool's schema is untrusted: a malformed percent escape used
+  // to throw (URIError) and cost the tool its whole parameter list.
+  const params = schemaToParameters({
+    type: "object",
+    properties: {
+      bad: { $ref: "#/$defs/%zz" },
+      escaped: { $ref: "#/$defs/100%25" },
+      proto: { $ref: "#/__proto__" },
+    },
+    $defs: { "%zz": { type: "boolean" }, "100%": { type: "integer" } },
+  });
+  const p = byName(params);
+  assert.equal(p.bad?.type, "boolean");
+  assert.equal(p.escaped?.type, "integer");
+  assert.equal(p.proto?.type, "any", "only the document's own keys resolve");
+});
+
 Deno.test("schemaToParameters() maps unions and nullable types", async (t) => {
   await t.step("a nullable type array keeps the non-null type", () => {
     const [p] = schemaToParameters({

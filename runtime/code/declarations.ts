@@ -20,7 +20,7 @@
  * @module
  */
 
-import { isPlainObject } from "../../protocol/json.ts";
+import { isPlainObject, pointerSegment } from "../../protocol/json.ts";
 
 /** A tool or skill to declare. */
 export interface DeclaredFunction {
@@ -485,7 +485,7 @@ class Renderer {
   #alias(ref: string, target: unknown): string {
     const known = this.#aliasOf.get(ref);
     if (known !== undefined) return known;
-    const last = ref === "#" ? "Root" : decodePointer(ref.split("/").pop()!);
+    const last = ref === "#" ? "Root" : pointerSegment(ref.split("/").pop()!);
     const base = `${ident(this.#owner)}_${ident(last)}`;
     let name = base;
     for (let i = 2; this.#taken.has(name); i++) name = `${base}_${i}`;
@@ -626,7 +626,7 @@ function resolvePointer(root: unknown, ref: string): unknown {
   if (!path.startsWith("/")) return undefined;
   let node: unknown = root;
   for (const raw of path.slice(1).split("/")) {
-    const part = decodePointer(raw);
+    const part = pointerSegment(raw);
     if (Array.isArray(node)) {
       node = /^(0|[1-9][0-9]*)$/.test(part) ? node[Number(part)] : undefined;
     } else if (isPlainObject(node) && Object.hasOwn(node, part)) {
@@ -634,14 +634,4 @@ function resolvePointer(root: unknown, ref: string): unknown {
     } else return undefined;
   }
   return node;
-}
-
-function decodePointer(part: string): string {
-  let text = part;
-  try {
-    text = decodeURIComponent(part);
-  } catch {
-    // not percent-encoded after all
-  }
-  return text.replace(/~1/g, "/").replace(/~0/g, "~");
 }

@@ -28,6 +28,7 @@ import {
   Validator,
 } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
+import { pointerSegment } from "../../protocol/json.ts";
 import type {
   JsonSchemaType,
   JsonSchemaValidator,
@@ -633,15 +634,7 @@ function toIssue(error: OutputUnit): ValidationIssue {
 function pointerToPath(pointer: string): string {
   const trimmed = pointer.replace(/^#\/?/, "");
   if (trimmed === "") return "";
-  return trimmed.split("/").map((segment) => {
-    let s = segment;
-    try {
-      s = decodeURIComponent(s);
-    } catch {
-      // Keep the raw segment: a path is still better than none.
-    }
-    return s.replaceAll("~1", "/").replaceAll("~0", "~");
-  }).join(".");
+  return trimmed.split("/").map(pointerSegment).join(".");
 }
 
 /** A schema's copy whose references resolve as the validator's do. */
