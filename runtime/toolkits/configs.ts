@@ -14,7 +14,7 @@ import { secretValues } from "./secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
 
 /** A toolkit's configuration as a session will see it. */
-export interface ResolvedConfig {
+export interface SessionToolkitConfig {
   /** True once the session configured it or the host config does. */
   configured: boolean;
   /** Schema defaults, then host config, then the session's configuration. */
@@ -42,7 +42,7 @@ export interface ToolkitConfigs {
     config: Record<string, unknown>,
   ): string | null;
   /** The configuration a session's call of the toolkit's tools gets. */
-  resolve(session: SessionScope, toolkit: ToolkitEntry): ResolvedConfig;
+  resolve(session: SessionScope, toolkit: ToolkitEntry): SessionToolkitConfig;
   /** Whether the host config names a toolkit. */
   preconfigured(name: string): boolean;
 }
@@ -121,7 +121,7 @@ export function createToolkitConfigs(
   // keeps merging, validation and the secrets walk off the per-call path.
   const resolvedCache = new WeakMap<
     ToolkitEntry,
-    WeakMap<Record<string, unknown>, ResolvedConfig>
+    WeakMap<Record<string, unknown>, SessionToolkitConfig>
   >();
   const hostOnly: Record<string, unknown> = {};
 
@@ -151,7 +151,7 @@ export function createToolkitConfigs(
           config: Object.freeze(config),
           problem: check(kit, config),
           secrets: Object.freeze(secretValues(kit.configSchema, config)),
-        }) as ResolvedConfig;
+        }) as SessionToolkitConfig;
         byOwn.set(key, resolved);
       }
       return resolved;

@@ -43,7 +43,10 @@ import {
 } from "../../protocol/tool.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
-import type { ResolvedConfig, ToolkitConfigs } from "../toolkits/configs.ts";
+import type {
+  SessionToolkitConfig,
+  ToolkitConfigs,
+} from "../toolkits/configs.ts";
 import { scrubSecrets } from "../toolkits/secrets.ts";
 import { validateValue, type ValidationResult } from "../schema/validator.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
@@ -475,7 +478,7 @@ function acceptsAnyObject(schema: Record<string, unknown>): boolean {
 const NO_SECRETS: readonly string[] = Object.freeze([]);
 
 // A tool outside a toolkit runs with no configuration and no secret.
-const OUTSIDE_A_TOOLKIT: ResolvedConfig = Object.freeze({
+const OUTSIDE_A_TOOLKIT: SessionToolkitConfig = Object.freeze({
   configured: false,
   config: Object.freeze({}),
   problem: null,

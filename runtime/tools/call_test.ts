@@ -7,7 +7,7 @@ import {
 } from "./call.ts";
 import {
   createToolkitConfigs,
-  type ResolvedConfig,
+  type SessionToolkitConfig,
 } from "../toolkits/configs.ts";
 import { buildSnapshot } from "../registry/snapshot.ts";
 import { parseHostPolicy } from "./policy.ts";
@@ -290,7 +290,7 @@ const answered: Answer = () =>
 function callerOf(snapshot: Snapshot, options: {
   policy?: Parameters<typeof parseHostPolicy>[0];
   answer?: Answer;
-  resolved?: ResolvedConfig;
+  resolved?: SessionToolkitConfig;
   permissions?: () => Promise<Record<string, string[]>>;
   maxEvents?: number;
 } = {}) {
@@ -309,7 +309,7 @@ function callerOf(snapshot: Snapshot, options: {
 }
 
 // A configuration with the toolkit's secret, valid unless `problem` is set.
-function withSecret(problem: string | null = null): ResolvedConfig {
+function withSecret(problem: string | null = null): SessionToolkitConfig {
   return {
     configured: true,
     config: Object.freeze({}),
