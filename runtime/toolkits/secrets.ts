@@ -222,6 +222,7 @@ export function scrubText(
   secrets: readonly string[],
   options?: { ends?: boolean },
 ): string {
+  secrets = longestFirst(secrets);
   let out = text;
   for (const secret of secrets) {
     if (secret.length >= MIN_SCRUB_LENGTH && out.includes(secret)) {
@@ -281,6 +282,18 @@ function cutStart(text: string, secret: string): number {
   return 0;
 }
 
+// Longest first, so that a secret inside another is never replaced before
+// it (which would leave the rest of the longer one showing). Lists are
+// usually in that order already: then the list itself, not a copy.
+function longestFirst(secrets: readonly string[]): readonly string[] {
+  for (let i = 1; i < secrets.length; i++) {
+    if (secrets[i]!.length > secrets[i - 1]!.length) {
+      return [...secrets].sort((a, b) => b.length - a.length);
+    }
+  }
+  return secrets;
+}
+
 // Keys are never cut: only whole secrets are scrubbed from them.
 const KEYS = Object.freeze({ ends: false });
 
@@ -304,7 +317,9 @@ const KEYS = Object.freeze({ ends: false });
  * ```
  */
 export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
-  const usable = secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH);
+  const usable = longestFirst(
+    secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH),
+  );
   if (usable.length === 0) return value;
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") return scrubText(v, usable);

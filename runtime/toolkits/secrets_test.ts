@@ -178,6 +178,16 @@ Deno.test("scrubServer() replaces the secrets anywhere in a value, keys included
   assert.deepEqual(allServerSecrets(undefined), []);
 });
 
+Deno.test("scrubText() and scrubSecrets() replace a secret whole when a shorter one is inside it, in any order", () => {
+  // Shorter first, the shorter one used to be replaced first and leave
+  // most of the longer one showing ("[redacted]-1234-extra").
+  const secrets = ["pass", "pass-1234-extra"];
+  assert.equal(scrubText("x pass-1234-extra y", secrets), "x [redacted] y");
+  assert.deepEqual(scrubSecrets({ "pass-1234-extra": "a pass" }, secrets), {
+    "[redacted]": "a [redacted]",
+  });
+});
+
 Deno.test("scrubText() replaces a secret cut at either end of a string, from 4 characters on", () => {
   const secret = "tok-7Qm2xV9pL4sK";
   // The start of a secret left at the end by a cut, at every length.
