@@ -11,7 +11,7 @@
  * @module
  */
 
-import { brokerFromConfig } from "./egress/broker.ts";
+import { brokerFromConfig, type EgressBroker } from "./egress/broker.ts";
 import { createSandbox } from "./sandbox/sandbox.ts";
 import type { SandboxProcessInfo } from "./sandbox/types.ts";
 import type { RunObserver } from "./store/recorder.ts";
@@ -51,10 +51,13 @@ import {
   type InnerSkillRunner,
 } from "./code/inner_calls.ts";
 import { innerSkillRunner } from "./code/inner_skills.ts";
-import { parseHostPolicy } from "./tools/policy.ts";
+import { type HostPolicy, parseHostPolicy } from "./tools/policy.ts";
 import { createToolkitsCapability } from "./toolkits/capability.ts";
 import { createToolkitConfigs } from "./toolkits/configs.ts";
-import { createImportedServers } from "./mcp/imported_servers.ts";
+import {
+  createImportedServers,
+  type ImportedServers,
+} from "./mcp/imported_servers.ts";
 import { importedSkillFiles } from "./mcp/imported_skills.ts";
 import type { RemoteSkill } from "./mcp/skills_extension.ts";
 import {
@@ -279,15 +282,12 @@ export function createStandardCapabilities(
 }
 
 type Sandbox = ReturnType<typeof createSandbox>;
-type Broker = ReturnType<typeof brokerFromConfig>;
-type Imported = ReturnType<typeof createImportedServers>;
-type HostPolicy = ReturnType<typeof parseHostPolicy>;
 
 /** The sandbox pool, under the config's limits and the sandbox policy. */
 function sandboxFromConfig(
   config: HostConfig,
   policy: HostPolicy["permissions"],
-  egress: Broker,
+  egress: EgressBroker,
 ): Sandbox {
   return createSandbox({
     policy,
@@ -310,14 +310,14 @@ function sandboxFromConfig(
 function importedServers(
   config: HostConfig,
   { egress, sandbox, protect, maxCallMs }: {
-    egress: Broker;
+    egress: EgressBroker;
     sandbox: Sandbox;
     protect: string[];
     maxCallMs: number;
   },
   log: (line: string) => void,
   onChange: () => Promise<void>,
-): Imported | null {
+): ImportedServers | null {
   // A stdio server's hosts go through the same broker's rules.
   const servers = Object.fromEntries(
     Object.entries(config.mcpServers ?? {}).map((
@@ -350,8 +350,8 @@ interface StackParts {
   policy: HostPolicy;
   configs: ReturnType<typeof createToolkitConfigs>;
   sandbox: Sandbox;
-  imported: Imported | null;
-  egress: Broker;
+  imported: ImportedServers | null;
+  egress: EgressBroker;
 }
 
 /** The `tools`, `toolkits` and `skill` capabilities over a loaded registry. */
