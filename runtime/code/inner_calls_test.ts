@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CodeCalls, type CodeRun } from "./inner_calls.ts";
-import type { ToolCallRequest } from "../tools/call.ts";
+import type { SessionToolCall } from "../tools/call.ts";
 import { PermissionDeniedError } from "../../protocol/errors.ts";
 import { Semaphore } from "../slots.ts";
 
@@ -14,8 +14,8 @@ const session = {
 
 // A run over a stand-in caller that records what it was asked.
 function fakeRun(
-  answer: (req: ToolCallRequest) => unknown,
-  seen: ToolCallRequest[] = [],
+  answer: (req: SessionToolCall) => unknown,
+  seen: SessionToolCall[] = [],
 ): CodeRun & { events: [string, Record<string, unknown>][] } {
   const events: [string, Record<string, unknown>][] = [];
   return {
@@ -47,7 +47,7 @@ function fakeRun(
 const signal = new AbortController().signal;
 
 Deno.test("an inner call carries the run's session, parent and time, never the sandbox's", async () => {
-  const seen: ToolCallRequest[] = [];
+  const seen: SessionToolCall[] = [];
   const call = new CodeCalls().open(fakeRun(() => ({ n: 2 }), seen));
   const answer = await call("inc", { n: 1 }, signal);
   assert.deepEqual(answer.ok ? answer.data : null, { n: 2 });

@@ -28,7 +28,7 @@ import {
   type SkillBody,
 } from "../../tests/support/skill_fakes.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
-import type { ToolCallRequest } from "../tools/call.ts";
+import type { SessionToolCall } from "../tools/call.ts";
 
 function codeSkill(
   name: string,
@@ -745,7 +745,7 @@ Deno.test("registryToolHost() hands out the registry's tool as the domain tool, 
 });
 
 Deno.test("registryToolHost() turns a failed outcome into a failure with its code, and a break_loop into an output", async () => {
-  const seen: ToolCallRequest[] = [];
+  const seen: SessionToolCall[] = [];
   const outcomes = [
     {
       result: toolOutcome({

@@ -18,7 +18,7 @@ import type { CallEvent } from "../../protocol/tool.ts";
 import { newId } from "../../protocol/envelope.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
-import type { ToolCaller, ToolCallRequest } from "../tools/call.ts";
+import type { SessionToolCall, ToolCaller } from "../tools/call.ts";
 import type { StoreConfig } from "./config.ts";
 import { lazyPostgresStore } from "./postgres.ts";
 import { Redactor } from "./redact.ts";
@@ -181,7 +181,7 @@ export function observeToolCaller(
         parentId: request.parentRunId ?? null,
       });
       const onEvent = request.onEvent;
-      const observed: ToolCallRequest = {
+      const observed: SessionToolCall = {
         ...request,
         runId: id,
         onEvent: (event: CallEvent) => {

@@ -92,7 +92,7 @@ export interface HostedCall {
   /** The call's hooks: its events, signal and `ctx.tools`. */
   readonly hooks: ToolCallHooks;
   /** The request: the session calling, and the call's run. */
-  readonly request: ToolCallRequest;
+  readonly request: SessionToolCall;
   /** The caller as returned (observed): inner calls go through it. */
   readonly caller: ToolCaller;
   /** The sandbox the caller runs every other tool in. */
@@ -118,8 +118,11 @@ export interface HostedTool {
   run(hosted: HostedCall): Promise<SandboxOutcome>;
 }
 
-/** One call. */
-export interface ToolCallRequest {
+/**
+ * One call of a tool by a session, as the host's callers make it (not the
+ * wire's `ToolCallRequest`, `protocol/requests.ts`).
+ */
+export interface SessionToolCall {
   /** The tool's name. */
   name: string;
   /** The arguments, checked against the tool's input schema. */
@@ -162,7 +165,7 @@ export interface ToolCaller {
    * @throws {PermissionDeniedError} `tool_denied` when the policy refuses
    *   the tool or a permission it needs
    */
-  call(request: ToolCallRequest): Promise<ToolCallOutcome>;
+  call(request: SessionToolCall): Promise<ToolCallOutcome>;
 }
 
 /**
@@ -248,7 +251,7 @@ interface CallerParts {
 
 async function callTool(
   parts: CallerParts,
-  request: ToolCallRequest,
+  request: SessionToolCall,
 ): Promise<ToolCallOutcome> {
   const started = performance.now();
   const { session } = request;
@@ -489,7 +492,7 @@ const OUTSIDE_A_TOOLKIT: SessionToolkitConfig = Object.freeze({
 // timeout is the request's, capped by the policy.
 function sandboxCall(
   entry: ToolEntry,
-  request: ToolCallRequest,
+  request: SessionToolCall,
   grant: SandboxCall["grant"],
   config: Record<string, unknown>,
   policy: HostPolicy,
