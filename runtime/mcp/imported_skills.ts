@@ -44,9 +44,9 @@ import { isPlainObject } from "../../protocol/json.ts";
 import {
   MAX_SKILL_FILE_BYTES,
   MAX_SKILL_FILES,
+  type McpSkillEntry,
   type RemoteSkill,
   sha256Digest,
-  type SkillEntry,
   type SkillFileEntry,
   SKILLS_EXTENSION,
 } from "./skills_extension.ts";
@@ -73,7 +73,7 @@ export interface ImportedSkill {
   /** Its `SKILL.md` URI on that server. */
   uri: string;
   /** Its entry as the server listed it, checked. */
-  entry: SkillEntry;
+  entry: McpSkillEntry;
 }
 
 /** A skill of an imported server that was refused, with why. */

@@ -82,7 +82,7 @@ export interface SkillFileEntry {
 }
 
 /** A skill entry (SEP-2640 `Skill`). */
-export interface SkillEntry {
+export interface McpSkillEntry {
   /** `skill://<name>/SKILL.md`. */
   uri: string;
   /** The `SKILL.md` frontmatter, verbatim. */
@@ -113,7 +113,7 @@ export interface RemoteSkill {
   /** The server's host-assigned name. */
   server: string;
   /** The entry as the server listed it (its URIs). */
-  entry: SkillEntry;
+  entry: McpSkillEntry;
   /** Reads a file of the skill from the server, by its URI there. */
   read(uri: string): Promise<Uint8Array>;
 }
@@ -140,7 +140,7 @@ interface FileFacts {
 }
 
 interface Manifest {
-  entry: SkillEntry;
+  entry: McpSkillEntry;
   /**
    * Reads one of its files (`uri` is one it lists), or null for others;
    * `signal` stops a local read.
