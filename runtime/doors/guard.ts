@@ -16,7 +16,7 @@ import { AuthThrottle, clientKey, widestNetwork } from "./auth_throttle.ts";
 import { HostNames } from "./host_names.ts";
 
 /** A request handler as `Deno.serve` calls it. */
-export type Handler = (
+export type HttpHandler = (
   request: Request,
   info?: Deno.ServeHandlerInfo,
 ) => Response | Promise<Response>;
@@ -43,7 +43,7 @@ export interface Door {
    * @param handler what a request that passes reaches
    * @returns the guarded handler
    */
-  guard(handler: Handler): Handler;
+  guard(handler: HttpHandler): HttpHandler;
   /**
    * Learns the address the host listens on (a wildcard adds the
    * machine's interface addresses).
