@@ -1,8 +1,8 @@
 /**
  * `policy.interpreters` in `skillbox.jsonc`: which program runs a skill
- * script, by its extension, and where that program is found. The operator's map is laid over the default
- * one; `null` turns an extension off, and an extension in neither map is
- * refused. `"deno"` means the sandboxed Deno (a confined `deno run` with no
+ * script, by its extension, and where that program is found. The
+ * operator's map is laid over the default one; `null` turns an extension
+ * off, and an extension in neither map is refused. `"deno"` means the sandboxed Deno (a confined `deno run` with no
  * permission but reading the skill and the workspace, writing the
  * workspace); any other value is a program name looked up in the
  * confinement's `/usr/local/bin`, `/usr/bin` and `/bin`.

@@ -131,8 +131,9 @@ export function scriptLimits(
  * folder, time, events and history as {@link ScriptCall} takes them.
  */
 export interface SkillScriptContext
-  extends
-    Pick<ScriptCall, "folder" | "timeoutMs" | "signal" | "onEvent" | "keep"> {
+  extends Pick<ScriptCall, "folder" | "timeoutMs" | "onEvent" | "keep"> {
+  /** Ends the script: a skill's scripts always stop with the skill. */
+  signal: AbortSignal;
   resources: readonly string[];
   limits: ScriptLimits;
   /**
