@@ -11,19 +11,18 @@ import { readEnv } from "../llm/config.ts";
 import {
   allServerSecrets,
   REDACTED,
+  scrubKey,
   scrubText,
   type ServerSecretSource,
+  usableSecrets,
 } from "../toolkits/secrets.ts";
 
 // Keys whose string values are secrets whatever the schema says. Numbers
 // stay (`max_tokens`, `input_tokens` are counts, not credentials).
 const SECRET_KEY =
   /secret|passw(or)?d|token|api[-_]?key|authori[sz]ation|cookie|credential|private[-_]?key|bearer/i;
-// Shorter secrets are not scrubbed from free text (it would garble it).
-const MIN_SECRET = 4;
 const MAX_DEPTH = 32;
 const MAX_NODES = 5_000;
-const KEYS = Object.freeze({ ends: false });
 
 /** Options of {@link Redactor.json}. */
 export interface RedactOptions {
@@ -53,7 +52,7 @@ export class Redactor {
 
   /** @param secrets the operator's secrets, scrubbed from everything */
   constructor(secrets: Iterable<string> = []) {
-    this.#secrets = usable(secrets);
+    this.#secrets = usableSecrets(secrets);
   }
 
   /**
@@ -105,7 +104,7 @@ export class Redactor {
     if (more === undefined || more.length === 0) return this.#secrets;
     let merged = this.#merged.get(more);
     if (merged === undefined) {
-      merged = usable([...this.#secrets, ...more]);
+      merged = usableSecrets([...this.#secrets, ...more]);
       if (Object.isFrozen(more)) this.#merged.set(more, merged);
     }
     return merged;
@@ -214,7 +213,10 @@ function clean(
       break;
     }
     // A key is never cut: only whole secrets are scrubbed from it.
-    const safeKey = cut(scrub(key, walker.secrets, KEYS), 200);
+    const safeKey = cut(
+      walker.secrets.length === 0 ? key : scrubKey(key, walker.secrets),
+      200,
+    );
     out[safeKey] = clean(
       item,
       secret || SECRET_KEY.test(key),
@@ -227,22 +229,12 @@ function clean(
 
 // Without secrets (no operator secret, a call outside a toolkit) a run's
 // strings are kept as they are: no call into the scrubber for each.
-function scrub(
-  text: string,
-  secrets: readonly string[],
-  options?: { ends: boolean },
-): string {
-  return secrets.length === 0 ? text : scrubText(text, secrets, options);
+function scrub(text: string, secrets: readonly string[]): string {
+  return secrets.length === 0 ? text : scrubText(text, secrets);
 }
 
 function cut(text: string, max: number): string {
   return text.length > max
     ? `${text.slice(0, max)}… (${text.length} chars)`
     : text;
-}
-
-// Longest first, so a secret containing another is replaced whole.
-function usable(secrets: Iterable<string>): string[] {
-  return [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET)
-    .sort((a, b) => b.length - a.length);
 }

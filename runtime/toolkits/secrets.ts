@@ -298,6 +298,43 @@ function longestFirst(secrets: readonly string[]): readonly string[] {
 const KEYS = Object.freeze({ ends: false });
 
 /**
+ * Scrubs an object key: whole secrets only, since a key is never cut.
+ *
+ * @param key an object key
+ * @param secrets the values to scrub
+ * @returns the key, whole secrets replaced with {@link REDACTED}
+ * @example
+ * ```ts
+ * import { scrubKey } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(scrubKey("ghp_abc123", ["ghp_abc123"]), "[redacted]");
+ * assert.equal(scrubKey("ghp_ab", ["ghp_abc123"]), "ghp_ab");
+ * ```
+ */
+export function scrubKey(key: string, secrets: readonly string[]): string {
+  return scrubText(key, secrets, KEYS);
+}
+
+/**
+ * The secrets worth scrubbing from a list: each once, none shorter than
+ * the shortest that is scrubbed, longest first (so that a secret inside
+ * another is never replaced before it).
+ *
+ * @param secrets any secret values
+ * @returns a new list, ready for {@link scrubText}
+ * @example
+ * ```ts
+ * import { usableSecrets } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(usableSecrets(["abcd", "on", "abcdef", "abcd"]), ["abcdef", "abcd"]);
+ * ```
+ */
+export function usableSecrets(secrets: Iterable<string>): string[] {
+  return [...new Set(secrets)].filter((s) => s.length >= MIN_SCRUB_LENGTH)
+    .sort((a, b) => b.length - a.length);
+}
+
+/**
  * Replaces every occurrence of the given secrets in a value (strings found
  * anywhere in it, object keys included) with {@link REDACTED}, as
  * {@link scrubText} does. Used on tool results, events and error messages
@@ -336,7 +373,7 @@ export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [k, item] of Object.entries(v)) {
-      const key = scrubText(k, usable, KEYS);
+      const key = scrubKey(k, usable);
       const next = walk(item, depth + 1);
       if (next !== item || key !== k) changed = true;
       out[key] = next;
