@@ -90,3 +90,29 @@ export function pointerSegment(segment: string): string {
   }
   return text.replaceAll("~1", "/").replaceAll("~0", "~");
 }
+
+/**
+ * The length of a value as JSON text, or 0 for a value JSON cannot hold (a
+ * cycle, a `bigint`) or leaves out (`undefined`): for weighing a value
+ * against a bound, where throwing would be worse than counting it light.
+ *
+ * @param value anything
+ * @returns `JSON.stringify(value).length`, or 0 when that throws or is undefined
+ * @example
+ * ```ts
+ * import { jsonLength } from "./json.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(jsonLength({ a: 1 }), 7);
+ * const cycle: Record<string, unknown> = {};
+ * cycle.self = cycle;
+ * assert.equal(jsonLength(cycle), 0);
+ * assert.equal(jsonLength(undefined), 0);
+ * ```
+ */
+export function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}

@@ -27,6 +27,7 @@ import { isAcceptedToken } from "./admission.ts";
 import { CallRate, type TokenQuota } from "./quotas.ts";
 import { CallSignal } from "./deadline.ts";
 import { Session } from "./session.ts";
+import { jsonLength } from "../protocol/json.ts";
 import type { SessionScope } from "./capability.ts";
 
 const TOKEN_SWITCH =
@@ -568,6 +569,8 @@ async function waitForSlot(
   known: number,
   signal: AbortSignal,
 ): Promise<Release> {
+  // A value the in-process transport passed that JSON cannot hold weighs
+  // nothing more (that caller is trusted).
   const weight = known > 0 ? known : WAITING_UPKEEP + jsonLength(request);
   if (!session.holdWaiting(weight, MAX_WAITING_WEIGHT)) {
     throw new SkillboxError(
@@ -587,16 +590,6 @@ async function waitForSlot(
     return await session.limiter.acquire(signal);
   } finally {
     session.releaseWaiting(weight);
-  }
-}
-
-// The size of a request as JSON; a value the in-process transport passed
-// that JSON cannot hold weighs nothing more (that caller is trusted).
-function jsonLength(request: unknown): number {
-  try {
-    return JSON.stringify(request)?.length ?? 0;
-  } catch {
-    return 0;
   }
 }
 

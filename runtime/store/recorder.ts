@@ -16,6 +16,7 @@ import { resolve } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 import { newId } from "../../protocol/envelope.ts";
+import { jsonLength } from "../../protocol/json.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
 import type { SessionToolCall, ToolCaller } from "../tools/call.ts";
@@ -1145,7 +1146,9 @@ function tokenCount(value: unknown): number {
 }
 
 // About the bytes of an event's data, its top level's strings counted
-// without serializing them (a log or token event is one string).
+// without serializing them (a log or token event is one string). An
+// observer must not throw: a value JSON cannot hold counts as nothing (the
+// redactor writes it as a string at the end).
 function roughSize(data: Record<string, unknown>): number {
   let size = 64;
   for (const key in data) {
@@ -1158,16 +1161,6 @@ function roughSize(data: Record<string, unknown>): number {
         : 8);
   }
   return size;
-}
-
-// An observer must not throw: a value JSON cannot hold counts as nothing
-// (the redactor writes it as a string at the end).
-function jsonLength(value: object): number {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return 0;
-  }
 }
 
 // About the bytes a held write takes: its texts (UTF-16), events and files.
