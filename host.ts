@@ -17,6 +17,7 @@ import {
   type ResolvedConfig,
 } from "./runtime/config_overrides.ts";
 import { createHost } from "./runtime/host.ts";
+import { LogLines } from "./runtime/log_lines.ts";
 
 const USAGE = `Usage: deno run host [options]
 
@@ -38,17 +39,9 @@ Precedence: flags, then SKILLBOX_CONFIG, SKILLBOX_HOSTNAME, SKILLBOX_PORT,
 SKILLBOX_TOKENS (comma-separated), then the config file, then defaults.
 `;
 
-// A log line is told to whoever reads stderr. Once nobody does (the pipe's
-// reader exited: a supervisor, `| head`), writing fails with a broken pipe,
-// and the host serves on (and drains on SIGTERM) rather than die of a line
-// nobody would read.
-function stderr(line: string): void {
-  try {
-    Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
-  } catch {
-    // Nobody reads it.
-  }
-}
+// Log lines go to stderr in the background: a reader that stops reading
+// must not stop the host (see runtime/log_lines.ts).
+const stderr = new LogLines(Deno.stderr);
 
 type Flags = ReturnType<typeof parseFlags>;
 
@@ -99,7 +92,7 @@ async function resolveSettings(
     return resolved;
   } catch (error) {
     if (error instanceof ConfigError) {
-      stderr(`skillbox: ${error.message}`);
+      stderr.log(`skillbox: ${error.message}`);
       return 1;
     }
     throw error;
@@ -147,7 +140,7 @@ async function awaitLoad(
       }`;
     return { summary, warnings };
   } catch (error) {
-    stderr(`skillbox: cannot load skills: ${(error as Error).message}`);
+    stderr.log(`skillbox: cannot load skills: ${(error as Error).message}`);
     await host.close({ timeoutSeconds: 0 });
     return null;
   }
@@ -168,7 +161,7 @@ async function serveNetwork(
   try {
     address = await host.listen();
   } catch (error) {
-    stderr(
+    stderr.log(
       `skillbox: cannot listen on ${config.listen.hostname}:${config.listen.port}: ${
         (error as Error).message
       }`,
@@ -176,14 +169,16 @@ async function serveNetwork(
     return 1;
   }
   const ws = address.url.replace(/^http/, "ws");
-  stderr(
+  stderr.log(
     `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/mcp (MCP), ${address.url}/health (${loaded.summary})`,
   );
-  if (from) stderr(`skillbox settings: ${from}`);
-  for (const line of loaded.warnings) stderr(`skillbox warning: ${line}`);
-  stderr(consoleLine(address.url, config.tokens.length > 0, address.hostname));
-  stderr(doorsLine(config));
-  stderr(
+  if (from) stderr.log(`skillbox settings: ${from}`);
+  for (const line of loaded.warnings) stderr.log(`skillbox warning: ${line}`);
+  stderr.log(
+    consoleLine(address.url, config.tokens.length > 0, address.hostname),
+  );
+  stderr.log(doorsLine(config));
+  stderr.log(
     `history: ${
       config.store?.url
         ? `PostgreSQL ${
@@ -203,7 +198,7 @@ async function serveNetwork(
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   await stopped.promise;
-  stderr("skillbox shutting down");
+  stderr.log("skillbox shutting down");
   await host.close();
   return 0;
 }
@@ -219,7 +214,7 @@ async function main(args: string[]): Promise<number> {
   try {
     flags = parseFlags(args);
   } catch (error) {
-    stderr(`skillbox: ${(error as Error).message} (see --help)`);
+    stderr.log(`skillbox: ${(error as Error).message} (see --help)`);
     return 2;
   }
   if (flags.help) {
@@ -232,7 +227,7 @@ async function main(args: string[]): Promise<number> {
   const host = createHost({
     config,
     configPath: overrides.config,
-    log: (line) => stderr(`skillbox: ${line}`),
+    log: (line) => stderr.log(`skillbox: ${line}`),
   });
   const loaded = await awaitLoad(host, config);
   if (loaded === null) return 1;
@@ -240,16 +235,16 @@ async function main(args: string[]): Promise<number> {
     .join(", ");
 
   if (flags.mcp) {
-    stderr(`skillbox serving one MCP session on stdio (${loaded.summary})`);
-    if (from) stderr(`skillbox settings: ${from}`);
+    stderr.log(`skillbox serving one MCP session on stdio (${loaded.summary})`);
+    if (from) stderr.log(`skillbox settings: ${from}`);
     await host.serveMcpStdio();
     await host.close({ timeoutSeconds: 0 });
     return 0;
   }
   if (flags.stdio) {
-    stderr(`skillbox serving one A2E session on stdio (${loaded.summary})`);
-    if (from) stderr(`skillbox settings: ${from}`);
-    for (const line of loaded.warnings) stderr(`skillbox warning: ${line}`);
+    stderr.log(`skillbox serving one A2E session on stdio (${loaded.summary})`);
+    if (from) stderr.log(`skillbox settings: ${from}`);
+    for (const line of loaded.warnings) stderr.log(`skillbox warning: ${line}`);
     await host.serveStdio();
     await host.close({ timeoutSeconds: 0 });
     return 0;
@@ -281,5 +276,9 @@ function doorsLine(config: HostConfig): string {
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
+  const code = await main(Deno.args);
+  // The last lines, unless stderr stays unread (then they go with the
+  // process).
+  await stderr.written(2000);
+  Deno.exit(code);
 }

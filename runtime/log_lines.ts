@@ -1,0 +1,123 @@
+/**
+ * The host's log lines on their way to stderr: in order, written in the
+ * background, and bounded.
+ *
+ * A reader that stops reading without closing (a paused pager, a log driver
+ * that blocks while its buffer is full, as Docker's does by default) fills
+ * the pipe, and a synchronous write would then stop the whole host at its
+ * next line. So lines wait here, up to a bound; past it they are counted and
+ * dropped, and the count is told once the reader reads again. Once nobody
+ * reads (the reader exited: a supervisor, `| head`) writing fails with a
+ * broken pipe, and the host serves on rather than die of a line nobody
+ * would read.
+ *
+ * @module
+ */
+
+/** Where lines go: `Deno.stderr`, or anything that writes like it. */
+export interface LineSink {
+  /** Writes some of the bytes, resolving to how many. */
+  write(bytes: Uint8Array): Promise<number>;
+}
+
+/**
+ * Log lines written in order in the background, at most `maxWaiting` bytes
+ * of them waiting for the reader.
+ *
+ * @example Lines wait for a reader that is slow, and none is lost
+ * ```ts
+ * import { LogLines } from "./log_lines.ts";
+ * import assert from "node:assert/strict";
+ * const out: string[] = [];
+ * const sink = {
+ *   async write(bytes: Uint8Array) {
+ *     await new Promise((r) => setTimeout(r, 1));
+ *     out.push(new TextDecoder().decode(bytes));
+ *     return bytes.length;
+ *   },
+ * };
+ * const lines = new LogLines(sink);
+ * lines.log("first");
+ * lines.log("second");
+ * await lines.written(1000);
+ * assert.equal(out.join(""), "first\nsecond\n");
+ * ```
+ */
+export class LogLines {
+  #sink: LineSink;
+  #maxWaiting: number;
+  #waiting: Uint8Array[] = [];
+  #bytes = 0;
+  #dropped = 0;
+  #writing: Promise<void> | null = null;
+  #gone = false;
+
+  /**
+   * @param sink where the lines go
+   * @param maxWaiting the most bytes waiting to be written; later lines are
+   * dropped (and counted) until the reader catches up. @default 1 MiB
+   */
+  constructor(sink: LineSink, maxWaiting = 1 << 20) {
+    this.#sink = sink;
+    this.#maxWaiting = maxWaiting;
+  }
+
+  /**
+   * Logs one line (a newline is added). Never throws, never waits.
+   *
+   * @param line the text
+   */
+  log(line: string): void {
+    if (this.#gone) return;
+    const bytes = new TextEncoder().encode(line + "\n");
+    if (this.#bytes + bytes.length > this.#maxWaiting) {
+      this.#dropped++;
+      return;
+    }
+    this.#waiting.push(bytes);
+    this.#bytes += bytes.length;
+    this.#writing ??= this.#write();
+  }
+
+  /**
+   * Waits until every line logged so far is written (or the sink failed),
+   * for at most `ms`: a reader that stays paused must not keep the process
+   * from exiting.
+   *
+   * @param ms the most to wait
+   */
+  async written(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#writing,
+      new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
+    ]);
+    clearTimeout(timer);
+  }
+
+  async #write(): Promise<void> {
+    try {
+      while (this.#waiting.length > 0) {
+        const line = this.#waiting.shift()!;
+        for (let at = 0; at < line.length;) {
+          at += await this.#sink.write(line.subarray(at));
+        }
+        this.#bytes -= line.length;
+        if (this.#dropped > 0 && this.#waiting.length === 0) {
+          const dropped = this.#dropped;
+          this.#dropped = 0;
+          this.log(
+            `skillbox: ${dropped} log line(s) dropped: stderr was not read`,
+          );
+        }
+      }
+    } catch {
+      // Nobody reads them.
+      this.#gone = true;
+      this.#waiting = [];
+      this.#bytes = 0;
+    } finally {
+      this.#writing = null;
+    }
+  }
+}
