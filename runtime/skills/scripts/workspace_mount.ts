@@ -207,7 +207,10 @@ export function keeperCommand(
       "--pdeathsig",
       "KILL",
       "--",
+      // -p: the keeper runs outside bwrap with the script's environment,
+      // so it takes no functions, BASH_ENV or SHELLOPTS from it.
       BASH,
+      "-p",
       "-c",
       KEEPER,
       "skillbox-keeper",

@@ -113,3 +113,31 @@ Deno.test(
     );
   },
 );
+
+Deno.test(
+  "the keeper's bash takes no startup file or function from the script's environment",
+  confined,
+  async () => {
+    // The names never reach a script through its skill's `env` (they are
+    // refused there); this is the keeper's own guard, outside bwrap.
+    const host = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${host}/startup.sh`, `touch ${host}/sourced\n`);
+      const { result } = await run("printf ok > out.txt", {
+        env: {
+          BASH_ENV: `${host}/startup.sh`,
+          "BASH_FUNC_mkdir%%":
+            `() { touch ${host}/called; command mkdir "$@"; }`,
+        },
+      });
+      assert.equal(result.exit_code, 0, result.stderr_tail);
+      assert.deepEqual(result.artifacts, [
+        { name: "out.txt", bytes: 2, sent: true },
+      ]);
+      const made = [...Deno.readDirSync(host)].map((e) => e.name).sort();
+      assert.deepEqual(made, ["startup.sh"]);
+    } finally {
+      await Deno.remove(host, { recursive: true });
+    }
+  },
+);
