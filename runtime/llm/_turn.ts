@@ -96,18 +96,6 @@ function utf8Length(text: string): number {
   return n;
 }
 
-/** What a provider module extracted from its SDK's error. */
-interface ProviderFailure {
-  /** HTTP status, absent for connection failures and mid-stream errors. */
-  status?: number;
-  /** The provider's own message (from its error body), if any. */
-  message?: string;
-  /** The provider's error type (`rate_limit_error`, `overloaded_error`). */
-  type?: string;
-  /** The request never got an answer (DNS, refused, reset). */
-  connection?: boolean;
-}
-
 /** Error types a provider sends mid-stream that a retry may clear. */
 const RETRYABLE_TYPES = new Set([
   "overloaded_error",
@@ -116,54 +104,6 @@ const RETRYABLE_TYPES = new Set([
   "rate_limit_error",
   "rate_limit_exceeded",
 ]);
-
-/**
- * Builds the error for a failed provider call.
- *
- * @param provider `openai` or `anthropic`
- * @param failure what went wrong
- * @param options `cause` and the `baseUrl` (named for connection failures)
- * @returns a `skill_error` with `detail.provider` and `detail.status`
- */
-function providerError(
-  provider: string,
-  failure: ProviderFailure,
-  options: { cause?: unknown; baseUrl?: string } = {},
-): SkillboxError {
-  const { status, type } = failure;
-  // Sentence-case house style: no trailing period after the detail.
-  const detail = failure.message?.trim().replace(/\.+$/, "");
-  const said = detail ? `: ${detail}` : "";
-  let message: string;
-  let retryable: boolean;
-  if (failure.connection) {
-    // The operator's base_url may carry a key in its userinfo or query.
-    const where = options.baseUrl ? ` at "${redactUrl(options.baseUrl)}"` : "";
-    message = `Cannot reach LLM provider "${provider}"${where}${said}`;
-    retryable = true;
-  } else if (status === undefined) {
-    const kind = type ? ` (${type})` : "";
-    message = `LLM provider "${provider}" failed mid-stream${kind}${said}`;
-    retryable = type !== undefined && RETRYABLE_TYPES.has(type);
-  } else {
-    const hint = status === 401
-      ? " (check provider_credentials or the variable api_key_env names)"
-      : "";
-    message =
-      `LLM provider "${provider}" answered HTTP ${status}${hint}${said}`;
-    retryable = status === 408 || status === 409 || status === 429 ||
-      status >= 500;
-  }
-  return new SkillboxError("skill_error", message, {
-    cause: options.cause,
-    retryable,
-    detail: {
-      provider,
-      status: status ?? null,
-      ...(type ? { type } : {}),
-    },
-  });
-}
 
 /** What a provider module read from its SDK's own HTTP error class. */
 export interface ApiErrorFields {
@@ -212,20 +152,46 @@ export function mapProviderError(
   // connection or stream error: their message is the clear one.
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (cause instanceof SkillboxError) return cause;
-  const api = options.readApiError(error);
-  const context = { cause: error, baseUrl: options.baseUrl };
-  if (api !== undefined && error instanceof Error) {
-    return providerError(provider, {
-      status: api.status,
-      message: api.message ??
-        (api.status === undefined ? causeMessage(error) : undefined),
-      type: api.type,
-      connection: api.status === undefined && !api.hasBody,
-    }, context);
+  const api = error instanceof Error ? options.readApiError(error) : undefined;
+  const status = api?.status;
+  const type = api?.type;
+  const text = !(error instanceof Error)
+    ? String(error)
+    : api
+    ? api.message ?? (status === undefined ? causeMessage(error) : undefined)
+    : error.message;
+  // Sentence-case house style: no trailing period after the detail.
+  const detail = text?.trim().replace(/\.+$/, "");
+  const said = detail ? `: ${detail}` : "";
+  let message: string;
+  let retryable: boolean;
+  if (api && status === undefined && !api.hasBody) {
+    // The operator's base_url may carry a key in its userinfo or query.
+    const where = options.baseUrl ? ` at "${redactUrl(options.baseUrl)}"` : "";
+    message = `Cannot reach LLM provider "${provider}"${where}${said}`;
+    retryable = true;
+  } else if (status === undefined) {
+    const kind = type ? ` (${type})` : "";
+    message = `LLM provider "${provider}" failed mid-stream${kind}${said}`;
+    retryable = type !== undefined && RETRYABLE_TYPES.has(type);
+  } else {
+    const hint = status === 401
+      ? " (check provider_credentials or the variable api_key_env names)"
+      : "";
+    message =
+      `LLM provider "${provider}" answered HTTP ${status}${hint}${said}`;
+    retryable = status === 408 || status === 409 || status === 429 ||
+      status >= 500;
   }
-  return providerError(provider, {
-    message: error instanceof Error ? error.message : String(error),
-  }, context);
+  return new SkillboxError("skill_error", message, {
+    cause: error,
+    retryable,
+    detail: {
+      provider,
+      status: status ?? null,
+      ...(type ? { type } : {}),
+    },
+  });
 }
 
 /** A connection failure's own reason (refused, reset) beats "Connection error". */
