@@ -1,52 +1,83 @@
 /**
- * What every provider's streamed turn shares: the bounds it is counted
- * against (bytes and tool calls, so a server cannot flood the host), and
- * the errors it fails with, mapped from each SDK's failures in one place so
+ * What every provider's streamed turn shares: its text and tool calls
+ * gathered as they come, the bounds they are counted against (bytes and
+ * tool calls, so a server cannot flood the host), how the turn ends
+ * (aborted, cut short, or answered), and the errors it fails with, mapped from each SDK's failures in one place so
  * both providers report the same way: provider name, HTTP status, the
  * provider's own message, and whether a retry may help.
  *
  * @module
  */
 
-import type { ChatToolCall } from "../../protocol/chat.ts";
+import type { ChatResponse, ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import type { ChatOptions } from "./provider.ts";
 import { DEFAULT_LLM_RULES, type LlmRules, redactUrl } from "./config.ts";
 
 /** The two limits of a turn: the operator's `llm` rules for them. */
 export type TurnLimits = Pick<LlmRules, "maxResponseBytes" | "maxToolCalls">;
 
 /**
- * Counts one turn against its limits.
+ * One turn as it streams in: its text, tool calls and usage, every piece
+ * counted against the turn's limits as it arrives.
  *
  * @example Text past the limit fails the turn
  * ```ts
- * import { TurnBounds } from "./_turn.ts";
+ * import { StreamedTurn } from "./_turn.ts";
  * import assert from "node:assert/strict";
- * const bounds = new TurnBounds("openai", { maxResponseBytes: 4, maxToolCalls: 1 });
- * bounds.add("abcd");
- * assert.throws(() => bounds.add("é"), /more than 4 bytes/);
+ * const turn = new StreamedTurn("openai", { maxResponseBytes: 4, maxToolCalls: 1 });
+ * turn.addText("abcd");
+ * assert.equal(turn.text, "abcd");
+ * assert.throws(() => turn.addText("é"), /more than 4 bytes/);
  * ```
  */
-export class TurnBounds {
+export class StreamedTurn {
+  /** The text so far. */
+  text = "";
+  /**
+   * The tool calls so far, by the provider's index (a Map, not an array:
+   * an index is the server's number, and a huge or odd one would make a
+   * sparse array to walk, or a property to lose).
+   */
+  readonly calls: Map<number, StreamedCall> = new Map();
+  /** The token counts as the provider last reported them. */
+  usage: ChatResponse["usage"] = { input_tokens: 0, output_tokens: 0 };
   readonly #provider: string;
   readonly #limits: TurnLimits;
+  readonly #onToken: ((text: string) => void) | undefined;
   #bytes = 0;
-  #calls = 0;
 
   /**
    * Starts a turn's count at zero.
    *
    * @param provider named in the error
    * @param limits the turn's limits @default {@link DEFAULT_LLM_RULES}'s
+   * @param onToken receives each piece of text as it arrives
    */
-  constructor(provider: string, limits: TurnLimits = DEFAULT_LLM_RULES) {
+  constructor(
+    provider: string,
+    limits: TurnLimits = DEFAULT_LLM_RULES,
+    onToken?: (text: string) => void,
+  ) {
     this.#provider = provider;
     this.#limits = limits;
+    this.#onToken = onToken;
   }
 
   /**
-   * Counts a piece of text, a tool call's id, name or arguments.
+   * Counts a piece of text, adds it and passes it on to `onToken`.
+   *
+   * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
+   */
+  addText(piece: string): void {
+    this.add(piece);
+    this.text += piece;
+    this.#onToken?.(piece);
+  }
+
+  /**
+   * Counts a tool call's id, name or arguments.
    *
    * @param piece the piece as it arrived: typed a string, but the SDKs pass
    *   the server's JSON through unchecked, and a number or an object is
@@ -65,19 +96,42 @@ export class TurnBounds {
   }
 
   /**
-   * Counts one new tool call.
+   * The tool call at the provider's index, made (and counted) the first
+   * time the index comes.
    *
+   * @param index the provider's index of the call
+   * @returns the call, to fill in as its pieces come
    * @throws {SkillboxError} `skill_error` past `maxToolCalls`
    */
-  call(): void {
-    this.#calls++;
-    if (this.#calls <= this.#limits.maxToolCalls) return;
+  callAt(index: number): StreamedCall {
+    let call = this.calls.get(index);
+    if (call) return call;
     const limit = this.#limits.maxToolCalls;
-    throw new SkillboxError(
-      "skill_error",
-      `LLM provider "${this.#provider}" made more than ${limit} tool calls in one turn: the limit is llm.max_tool_calls (${limit})`,
-      { detail: { provider: this.#provider, limit: "max_tool_calls" } },
-    );
+    if (this.calls.size >= limit) {
+      throw new SkillboxError(
+        "skill_error",
+        `LLM provider "${this.#provider}" made more than ${limit} tool calls in one turn: the limit is llm.max_tool_calls (${limit})`,
+        { detail: { provider: this.#provider, limit: "max_tool_calls" } },
+      );
+    }
+    this.calls.set(index, call = { id: "", name: "", args: "" });
+    return call;
+  }
+
+  /**
+   * The turn's tool calls in the order of their indexes, arguments parsed.
+   *
+   * @throws {SkillboxError} `skill_error` for arguments that are not a JSON
+   *   object
+   */
+  toolCalls(): ChatToolCall[] {
+    return [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, call]) => ({
+        id: call.id,
+        name: call.name,
+        arguments: parseToolArguments(this.#provider, call.name, call.args),
+      }));
   }
 }
 
@@ -201,16 +255,80 @@ function causeMessage(error: Error): string {
     : error.message;
 }
 
+/** What {@link streamTurn} needs besides the chat's own options. */
+export interface TurnOptions extends ChatOptions {
+  /** `openai` or `anthropic`, named in errors. */
+  provider: string;
+  /** The provider's API root, named for connection failures. */
+  baseUrl: string;
+  /** The provider's reader of its SDK error class (undefined when not one). */
+  readApiError: (error: unknown) => ApiErrorFields | undefined;
+  /** Bounds of the turn. @default {@link DEFAULT_LLM_RULES}'s */
+  limits?: TurnLimits;
+}
+
 /**
- * The stream ended without the provider's end marker (connection dropped
- * mid-answer).
+ * Runs one provider's streamed turn: `read` consumes the SDK's stream into
+ * the turn and returns the normalized stop reason, or null when the stream
+ * ended without the provider's end marker (the connection dropped
+ * mid-answer). Throwing inside `read` (a bound passed) ends the SDK's
+ * stream, which aborts the request: the provider's connection is closed.
+ *
+ * @param options the provider, its error reader, limits and chat options
+ * @param read reads the stream into the turn
+ * @returns the assembled response
+ * @throws the signal's reason when it aborts; otherwise a `skill_error`
+ *   ({@link mapProviderError})
+ * @example A stream without its end marker fails the turn
+ * ```ts
+ * import { streamTurn } from "./_turn.ts";
+ * import assert from "node:assert/strict";
+ * const options = {
+ *   provider: "openai",
+ *   baseUrl: "https://api.openai.com/v1",
+ *   readApiError: () => undefined,
+ * };
+ * const res = await streamTurn(options, (turn) => {
+ *   turn.addText("hi");
+ *   return Promise.resolve("end_turn");
+ * });
+ * assert.equal(res.text, "hi");
+ * await assert.rejects(
+ *   streamTurn(options, () => Promise.resolve(null)),
+ *   /closed the stream before the answer ended/,
+ * );
+ * ```
  */
-export function truncatedStreamError(provider: string): SkillboxError {
-  return new SkillboxError(
-    "skill_error",
-    `LLM provider "${provider}" closed the stream before the answer ended`,
-    { retryable: true, detail: { provider, status: null } },
-  );
+export async function streamTurn(
+  options: TurnOptions,
+  read: (turn: StreamedTurn) => Promise<string | null>,
+): Promise<ChatResponse> {
+  const { provider, signal } = options;
+  const turn = new StreamedTurn(provider, options.limits, options.onToken);
+  let stopReason: string | null;
+  try {
+    stopReason = await read(turn);
+  } catch (error) {
+    // A timeout or cancellation surfaces as itself, not as a failure.
+    signal?.throwIfAborted();
+    throw mapProviderError(provider, error, options);
+  }
+  // The SDKs end the iteration quietly on abort: say it was aborted.
+  signal?.throwIfAborted();
+  if (stopReason === null) {
+    throw new SkillboxError(
+      "skill_error",
+      `LLM provider "${provider}" closed the stream before the answer ended`,
+      { retryable: true, detail: { provider, status: null } },
+    );
+  }
+  return {
+    text: turn.text,
+    tool_calls: turn.toolCalls(),
+    stop_reason: stopReason,
+    usage: turn.usage,
+    turn: options.turn ?? 1,
+  };
 }
 
 /** A tool call as it streams in: its arguments come as pieces of JSON. */
@@ -221,29 +339,6 @@ export interface StreamedCall {
   name: string;
   /** The arguments' JSON text so far. */
   args: string;
-}
-
-/**
- * The turn's tool calls in the order of the indexes the provider gave them
- * (a Map, not an array: an index is the server's number, and a huge or
- * odd one would make a sparse array to walk, or a property to lose).
- *
- * @param provider named in errors
- * @param calls the calls by index
- * @returns the calls, arguments parsed
- * @throws {SkillboxError} `skill_error` for arguments that are not a JSON object
- */
-export function toolCallsOf(
-  provider: string,
-  calls: Map<number, StreamedCall>,
-): ChatToolCall[] {
-  return [...calls.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, call]) => ({
-      id: call.id,
-      name: call.name,
-      arguments: parseToolArguments(provider, call.name, call.args),
-    }));
 }
 
 /**

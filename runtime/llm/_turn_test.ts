@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { type ApiErrorFields, mapProviderError, TurnBounds } from "./_turn.ts";
+import {
+  type ApiErrorFields,
+  mapProviderError,
+  StreamedTurn,
+} from "./_turn.ts";
 
 class FakeApiError extends Error {
   constructor(readonly fields: ApiErrorFields, options?: ErrorOptions) {
@@ -77,8 +81,8 @@ Deno.test("mapProviderError() passes a SkillboxError through and wraps anything 
   );
 });
 
-Deno.test("TurnBounds counts UTF-8 bytes, not UTF-16 units", () => {
-  const bounds = new TurnBounds("openai", {
+Deno.test("StreamedTurn counts UTF-8 bytes, not UTF-16 units", () => {
+  const bounds = new StreamedTurn("openai", {
     maxResponseBytes: 10,
     maxToolCalls: 1,
   });
@@ -94,15 +98,16 @@ Deno.test("TurnBounds counts UTF-8 bytes, not UTF-16 units", () => {
   );
 });
 
-Deno.test("TurnBounds fails the call past max_tool_calls", () => {
-  const bounds = new TurnBounds("anthropic", {
+Deno.test("StreamedTurn fails the call past max_tool_calls", () => {
+  const bounds = new StreamedTurn("anthropic", {
     maxResponseBytes: 1,
     maxToolCalls: 2,
   });
-  bounds.call();
-  bounds.call();
+  bounds.callAt(0);
+  bounds.callAt(1);
+  bounds.callAt(1); // the same call again: not counted
   assert.throws(
-    () => bounds.call(),
+    () => bounds.callAt(2),
     /made more than 2 tool calls in one turn: the limit is llm\.max_tool_calls \(2\)/,
   );
 });

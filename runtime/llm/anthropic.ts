@@ -9,16 +9,9 @@
  */
 
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
-import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
+import type { ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import {
-  type ApiErrorFields,
-  mapProviderError,
-  type StreamedCall,
-  toolCallsOf,
-  truncatedStreamError,
-  TurnBounds,
-} from "./_turn.ts";
+import { type ApiErrorFields, streamTurn } from "./_turn.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
 import { OFFICIAL_BASE_URLS } from "./config.ts";
 
@@ -54,14 +47,19 @@ export function createAnthropicProvider(
     // The key given is the only credential: ANTHROPIC_AUTH_TOKEN is not read.
     fetch: options.fetch, // the SDK's default when undefined
   });
+  const turnOptions = {
+    provider: PROVIDER,
+    baseUrl,
+    readApiError,
+    limits: options.limits,
+  };
   return {
     provider: PROVIDER,
     model: options.model,
-    // Long (about 85 lines): one streamed request as the events come
-    // (text, tool_use input pieces by block, usage, stop), kept in one
-    // function so the stream's state stays local to it.
+    // One streamed request as the events come (text, tool_use input
+    // pieces by block, usage, stop), kept in one function so the stream's
+    // state stays local to it.
     async chat(request: ChatRequest, chat: ChatOptions = {}) {
-      const { signal, onToken } = chat;
       const temperature = request.temperature ?? options.temperature;
       const { system, messages } = toAnthropicMessages(request);
       const body: Anthropic.MessageCreateParamsStreaming = {
@@ -77,72 +75,50 @@ export function createAnthropicProvider(
           : {}),
       };
 
-      let text = "";
-      let stopReason: string | null = null;
-      let stopped = false;
-      const usage = { input_tokens: 0, output_tokens: 0 };
-      // Content blocks by index: tool_use input arrives as JSON pieces.
-      const tools = new Map<number, StreamedCall>();
-      // Throwing inside the loop ends the SDK's stream, which aborts the
-      // request: the provider's connection is closed.
-      const bounds = new TurnBounds(PROVIDER, options.limits);
-      try {
-        const stream = await client.messages.create(body, { signal });
+      return await streamTurn({ ...chat, ...turnOptions }, async (turn) => {
+        let stopReason: string | null = null;
+        let stopped = false;
+        const stream = await client.messages.create(body, {
+          signal: chat.signal,
+        });
         for await (const event of stream) {
           switch (event.type) {
             case "message_start":
-              usage.input_tokens = event.message.usage.input_tokens;
-              usage.output_tokens = event.message.usage.output_tokens;
+              turn.usage = {
+                input_tokens: event.message.usage.input_tokens,
+                output_tokens: event.message.usage.output_tokens,
+              };
               break;
             case "content_block_start":
+              // tool_use blocks by index: their input comes as JSON pieces.
               if (event.content_block.type === "tool_use") {
-                if (!tools.has(event.index)) bounds.call();
-                bounds.add(event.content_block.id);
-                bounds.add(event.content_block.name);
-                tools.set(event.index, {
-                  id: event.content_block.id,
-                  name: event.content_block.name,
-                  args: "",
-                });
+                const call = turn.callAt(event.index);
+                turn.add(call.id = event.content_block.id);
+                turn.add(call.name = event.content_block.name);
+                call.args = "";
               }
               break;
             case "content_block_delta":
               if (event.delta.type === "text_delta") {
-                bounds.add(event.delta.text);
-                text += event.delta.text;
-                onToken?.(event.delta.text);
+                turn.addText(event.delta.text);
               } else if (event.delta.type === "input_json_delta") {
-                const tool = tools.get(event.index);
-                bounds.add(event.delta.partial_json);
-                if (tool) tool.args += event.delta.partial_json;
+                const call = turn.calls.get(event.index);
+                turn.add(event.delta.partial_json);
+                if (call) call.args += event.delta.partial_json;
               }
               break;
             case "message_delta":
               stopReason = event.delta.stop_reason ?? stopReason;
               // `output_tokens` here is cumulative for the message.
-              usage.output_tokens = event.usage.output_tokens;
+              turn.usage.output_tokens = event.usage.output_tokens;
               break;
             case "message_stop":
               stopped = true;
               break;
           }
         }
-      } catch (error) {
-        // A timeout or cancellation surfaces as itself, not as a failure.
-        signal?.throwIfAborted();
-        throw mapProviderError(PROVIDER, error, { baseUrl, readApiError });
-      }
-      // The SDK ends the iteration quietly on abort: say it was aborted.
-      signal?.throwIfAborted();
-      if (!stopped) throw truncatedStreamError(PROVIDER);
-
-      return {
-        text,
-        tool_calls: toolCallsOf(PROVIDER, tools),
-        stop_reason: stopReason ?? "end_turn",
-        usage,
-        turn: chat.turn ?? 1,
-      } satisfies ChatResponse;
+        return stopped ? stopReason ?? "end_turn" : null;
+      });
     },
   };
 }

@@ -7,20 +7,9 @@
  */
 
 import OpenAI, { APIError } from "openai";
-import type {
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-} from "../../protocol/chat.ts";
+import type { ChatMessage, ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import {
-  type ApiErrorFields,
-  mapProviderError,
-  type StreamedCall,
-  toolCallsOf,
-  truncatedStreamError,
-  TurnBounds,
-} from "./_turn.ts";
+import { type ApiErrorFields, streamTurn } from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
 import { OFFICIAL_BASE_URLS, sameBaseUrl } from "./config.ts";
 
@@ -51,9 +40,9 @@ const STOP_REASONS: Record<string, string> = {
  * assert.equal(llm.provider, "openai");
  * ```
  */
-// Long (about 85 lines) because `chat`, one streamed request handled as
-// its chunks come (text, tool-call pieces, usage, finish), is inside it,
-// sharing the client and the tokens field chosen once per provider.
+// Long because `chat`, one streamed request handled as its chunks come
+// (text, tool-call pieces, usage, finish), is inside it, sharing the
+// client and the tokens field chosen once per provider.
 export function createOpenAiProvider(
   options: ProviderSettings,
 ): LlmProvider {
@@ -74,12 +63,17 @@ export function createOpenAiProvider(
   const tokensField = sameBaseUrl(PROVIDER, baseUrl, undefined)
     ? "max_completion_tokens"
     : "max_tokens";
+  const turnOptions = {
+    provider: PROVIDER,
+    baseUrl,
+    readApiError,
+    limits: options.limits,
+  };
 
   return {
     provider: PROVIDER,
     model: options.model,
     async chat(request: ChatRequest, chat: ChatOptions = {}) {
-      const { signal, onToken } = chat;
       const maxTokens = request.max_tokens ?? options.maxTokens;
       const temperature = request.temperature ?? options.temperature;
       const body: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
@@ -94,18 +88,14 @@ export function createOpenAiProvider(
           : {}),
       };
 
-      let text = "";
-      let finish: string | null = null;
-      let usage = { input_tokens: 0, output_tokens: 0 };
-      const calls = new Map<number, StreamedCall>();
-      // Throwing inside the loop ends the SDK's stream, which aborts the
-      // request: the provider's connection is closed.
-      const bounds = new TurnBounds(PROVIDER, options.limits);
-      try {
-        const stream = await client.chat.completions.create(body, { signal });
+      return await streamTurn({ ...chat, ...turnOptions }, async (turn) => {
+        let finish: string | null = null;
+        const stream = await client.chat.completions.create(body, {
+          signal: chat.signal,
+        });
         for await (const chunk of stream) {
           if (chunk.usage) {
-            usage = {
+            turn.usage = {
               input_tokens: chunk.usage.prompt_tokens,
               output_tokens: chunk.usage.completion_tokens,
             };
@@ -113,48 +103,25 @@ export function createOpenAiProvider(
           const choice = chunk.choices[0];
           if (!choice) continue;
           const delta = choice.delta;
-          if (delta?.content) {
-            bounds.add(delta.content);
-            text += delta.content;
-            onToken?.(delta.content);
-          }
+          if (delta?.content) turn.addText(delta.content);
           // A call's id and name come in its first delta; its arguments
           // arrive in pieces, matched up by `index`.
           for (const part of delta?.tool_calls ?? []) {
-            const call = calls.get(part.index) ??
-              { id: "", name: "", args: "" };
-            if (!calls.has(part.index)) {
-              bounds.call();
-              calls.set(part.index, call);
-            }
-            if (part.id) bounds.add(call.id = part.id);
+            const call = turn.callAt(part.index);
+            if (part.id) turn.add(call.id = part.id);
             if (part.function?.name) {
-              bounds.add(part.function.name);
+              turn.add(part.function.name);
               call.name += part.function.name;
             }
             if (part.function?.arguments) {
-              bounds.add(part.function.arguments);
+              turn.add(part.function.arguments);
               call.args += part.function.arguments;
             }
           }
           if (choice.finish_reason) finish = choice.finish_reason;
         }
-      } catch (error) {
-        // A timeout or cancellation surfaces as itself, not as a failure.
-        signal?.throwIfAborted();
-        throw mapProviderError(PROVIDER, error, { baseUrl, readApiError });
-      }
-      // The SDK ends the iteration quietly on abort: say it was aborted.
-      signal?.throwIfAborted();
-      if (finish === null) throw truncatedStreamError(PROVIDER);
-
-      return {
-        text,
-        tool_calls: toolCallsOf(PROVIDER, calls),
-        stop_reason: STOP_REASONS[finish] ?? finish,
-        usage,
-        turn: chat.turn ?? 1,
-      } satisfies ChatResponse;
+        return finish === null ? null : STOP_REASONS[finish] ?? finish;
+      });
     },
   };
 }
