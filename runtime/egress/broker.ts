@@ -624,70 +624,55 @@ export function checkedFetch(
       ? AbortSignal.any([init.signal, clock.signal])
       : clock.signal;
     try {
-      const { res, method } = await checkedRequest(
-        url,
-        init,
-        whole,
-        (next) => url = next,
-      );
-      if (res.closed) clearTimeout(timer);
-      else res.once("close", () => clearTimeout(timer));
-      return toResponse(res, method);
+      let method = (init.method ?? "GET").toUpperCase();
+      const headers = new Headers(init.headers);
+      let body = init.body === undefined || init.body === null
+        ? null
+        : new Uint8Array(await new Response(init.body).arrayBuffer());
+      // Each hop checked, on the origin, until the last hop's headers.
+      for (let hop = 0;; hop++) {
+        if (url.origin !== origin.origin) {
+          throw new TypeError(
+            `Refusing to send a request to "${url.origin}": the server is "${origin.origin}"`,
+          );
+        }
+        const signal = AbortSignal.any([
+          whole,
+          AbortSignal.timeout(CHECK_TIMEOUT_MS),
+        ]);
+        const address = await broker.checkTarget(url, allow, signal);
+        const res = await requestAt(url, address, {
+          method,
+          headers: Object.fromEntries(headers),
+          body,
+          signal: whole,
+        });
+        const location = res.headers.location;
+        const status = res.statusCode ?? 0;
+        if (location === undefined || !REDIRECTS.includes(status)) {
+          if (res.closed) clearTimeout(timer);
+          else res.once("close", () => clearTimeout(timer));
+          return toResponse(res, method);
+        }
+        res.destroy();
+        if (hop >= MAX_REDIRECTS) {
+          throw new TypeError(
+            `Too many redirects (more than ${MAX_REDIRECTS})`,
+          );
+        }
+        url = new URL(location, url);
+        if (becomesGet(status, method)) {
+          if (method !== "HEAD") method = "GET";
+          body = null;
+          headers.delete("content-type");
+        }
+      }
     } catch (error) {
       clearTimeout(timer);
       if (clock.signal.aborted) throw clock.signal.reason;
       throw error;
     }
   };
-
-  // Each hop checked, on the origin; resolves at the last hop's headers.
-  async function checkedRequest(
-    first: URL,
-    init: RequestInit,
-    whole: AbortSignal,
-    onHop: (url: URL) => void,
-  ): Promise<{ res: http.IncomingMessage; method: string }> {
-    let url = first;
-    let method = (init.method ?? "GET").toUpperCase();
-    let body = init.body === undefined || init.body === null
-      ? null
-      : new Uint8Array(await new Response(init.body).arrayBuffer());
-    const headers = new Headers(init.headers);
-    for (let hop = 0;; hop++) {
-      if (url.origin !== origin.origin) {
-        throw new TypeError(
-          `Refusing to send a request to "${url.origin}": the server is "${origin.origin}"`,
-        );
-      }
-      const signal = AbortSignal.any([
-        whole,
-        AbortSignal.timeout(CHECK_TIMEOUT_MS),
-      ]);
-      const address = await broker.checkTarget(url, allow, signal);
-      const res = await requestAt(url, address, {
-        method,
-        headers: Object.fromEntries(headers),
-        body,
-        signal: whole,
-      });
-      const location = res.headers.location;
-      const status = res.statusCode ?? 0;
-      if (location === undefined || !REDIRECTS.includes(status)) {
-        return { res, method };
-      }
-      res.destroy();
-      if (hop >= MAX_REDIRECTS) {
-        throw new TypeError(`Too many redirects (more than ${MAX_REDIRECTS})`);
-      }
-      url = new URL(location, url);
-      onHop(url);
-      if (becomesGet(status, method)) {
-        if (method !== "HEAD") method = "GET";
-        body = null;
-        headers.delete("content-type");
-      }
-    }
-  }
 }
 
 function toResponse(res: http.IncomingMessage, method: string): Response {
