@@ -301,15 +301,21 @@ export class EgressBroker {
       }
       // Operator secrets win over whatever sandbox code set in their place.
       for (const s of injected) headers[s.header.toLowerCase()] = s.value;
-      const res = await this.#send(
-        url,
-        address,
+      const res = await requestAt(url, address, {
         method,
         headers,
         body,
         signal,
-        timeout,
-      );
+      }).catch((err: Error) => {
+        if (timeout.aborted) throw timeoutError(signal);
+        if (signal.aborted) {
+          throw new SkillboxError("tool_error", "Request was cancelled");
+        }
+        throw new SkillboxError(
+          "tool_error",
+          `Request to "${url.host}" failed: ${err.message}`,
+        );
+      });
       const location = res.headers.location;
       const status = res.statusCode ?? 0;
       if (
@@ -418,30 +424,6 @@ export class EgressBroker {
       (!s.toolkits?.length ||
         (toolkit !== null && s.toolkits.includes(toolkit)))
     );
-  }
-
-  /** One HTTP exchange to a checked address; resolves at the headers. */
-  async #send(
-    url: URL,
-    address: string,
-    method: string,
-    headers: Record<string, string>,
-    body: Buffer | null,
-    signal: AbortSignal,
-    timeout: AbortSignal,
-  ): Promise<http.IncomingMessage> {
-    try {
-      return await requestAt(url, address, { method, headers, body, signal });
-    } catch (err) {
-      if (timeout.aborted) throw timeoutError(signal);
-      if (signal.aborted) {
-        throw new SkillboxError("tool_error", "Request was cancelled");
-      }
-      throw new SkillboxError(
-        "tool_error",
-        `Request to "${url.host}" failed: ${(err as Error).message}`,
-      );
-    }
   }
 
   /** Reads a bounded body and cuts injected secrets out of the answer. */
