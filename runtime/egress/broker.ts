@@ -520,12 +520,7 @@ export function brokerFromConfig(
         `egress.secrets.${i}: the environment variable "${s.valueEnv}" is not set`,
       );
     }
-    return {
-      host: s.host,
-      header: s.header,
-      value,
-      toolkits: s.toolkits,
-    };
+    return { ...s, value };
   });
   return new EgressBroker({
     secrets,
