@@ -170,13 +170,9 @@ export function createProvider(
     },
   });
   const settings: ProviderSettings = {
+    ...config,
     // The SDKs refuse an empty key; keyless local servers ignore this one.
     apiKey: config.apiKey || "no-key",
-    model: config.model,
-    baseUrl: config.baseUrl,
-    maxTokens: config.maxTokens,
-    temperature: config.temperature,
-    maxRetries: config.maxRetries,
     fetch,
     limits: rules,
   };
