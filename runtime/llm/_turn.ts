@@ -9,6 +9,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import type { ChatResponse, ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { isPlainObject } from "../../protocol/json.ts";
@@ -85,7 +86,8 @@ export class StreamedTurn {
    * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
    */
   add(piece: unknown): void {
-    this.#bytes += utf8Length(String(piece));
+    // Counted without encoding a copy: the text may be large.
+    this.#bytes += Buffer.byteLength(String(piece));
     if (this.#bytes <= this.#limits.maxResponseBytes) return;
     const limit = this.#limits.maxResponseBytes;
     throw new SkillboxError(
@@ -133,21 +135,6 @@ export class StreamedTurn {
         arguments: parseToolArguments(this.#provider, call.name, call.args),
       }));
   }
-}
-
-// UTF-8 length without encoding: the text may be large.
-function utf8Length(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      n += 4; // a surrogate pair is one 4-byte character
-      i++;
-    } else n += 3;
-  }
-  return n;
 }
 
 /** Error types a provider sends mid-stream that a retry may clear. */
