@@ -99,7 +99,7 @@ interface Rules {
  */
 export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   const path = privateSocketPath();
-  const token = randomHex(24);
+  const token = crypto.getRandomValues(Buffer.alloc(24)).toString("hex");
   const rules: Rules = {
     broker: options.broker,
     allow: [[...options.allow]],
@@ -422,8 +422,4 @@ function refuseOn(socket: net.Socket, err: unknown): void {
       `content-length: ${new TextEncoder().encode(body).length}\r\n` +
       `connection: close\r\n\r\n${body}`,
   );
-}
-
-function randomHex(bytes: number): string {
-  return crypto.getRandomValues(Buffer.alloc(bytes)).toString("hex");
 }
