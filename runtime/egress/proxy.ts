@@ -22,6 +22,7 @@
 
 import http from "node:http";
 import net from "node:net";
+import { once } from "node:events";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { EgressBroker } from "./broker.ts";
@@ -360,27 +361,23 @@ function check(url: URL, rules: Rules): Promise<string> {
 }
 
 /** Connects to a checked address within the proxy's time. */
-function connectTo(
+async function connectTo(
   address: string,
   port: number,
   url: URL,
   rules: Rules,
 ): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const target = net.connect({ host: address, port });
-    const late = setTimeout(() => {
-      target.destroy();
-      reject(new SkillboxError("timeout", `Connecting to "${url.host}"`));
-    }, rules.timeoutMs);
-    target.once("connect", () => {
-      clearTimeout(late);
-      resolve(target);
-    });
-    target.once("error", (err) => {
-      clearTimeout(late);
-      reject(asUpstreamError(err, url));
-    });
-  });
+  const target = net.connect({ host: address, port });
+  const late = AbortSignal.timeout(rules.timeoutMs);
+  try {
+    await once(target, "connect", { signal: late });
+    return target;
+  } catch (err) {
+    target.destroy();
+    throw late.aborted
+      ? new SkillboxError("timeout", `Connecting to "${url.host}"`)
+      : asUpstreamError(err as Error, url);
+  }
 }
 
 function asUpstreamError(err: Error, url: URL): SkillboxError {
