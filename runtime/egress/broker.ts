@@ -441,7 +441,6 @@ export class EgressBroker {
         const room = this.#maxResponse - size;
         if (chunk.length > room) {
           chunks.push(chunk.subarray(0, room));
-          size += room;
           truncated = true;
           break;
         }
