@@ -2,9 +2,10 @@
  * What every provider's streamed turn shares: its text and tool calls
  * gathered as they come, the bounds they are counted against (bytes and
  * tool calls, so a server cannot flood the host), how the turn ends
- * (aborted, cut short, or answered), and the errors it fails with, mapped from each SDK's failures in one place so
- * both providers report the same way: provider name, HTTP status, the
- * provider's own message, and whether a retry may help.
+ * (aborted, cut short, or answered), and the errors it fails with, mapped
+ * from each SDK's failures in one place so both providers report the same
+ * way: provider name, HTTP status, the provider's own message, and whether
+ * a retry may help.
  *
  * @module
  */
