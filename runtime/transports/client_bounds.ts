@@ -25,28 +25,79 @@ export const MAX_BACKLOG_BYTES: number = 64 * 1024 * 1024;
 /** What to do with one outgoing message. */
 export type BacklogDecision = "send" | "drop" | "disconnect";
 
+/** Options of {@link slowClientRule}. */
+export interface SlowClientOptions {
+  /** The client as the log names it, e.g. "An SSE client". */
+  client: string;
+  /**
+   * What the log says when the client is given up, e.g. "Ending an SSE
+   * session whose client stopped reading".
+   */
+  stopping: string;
+  /** What the output waiting is counted in. @default "bytes" */
+  unit?: string;
+  /**
+   * Whether the connection holds more than its share of what all clients
+   * leave unread ({@link UnreadOutput}): it is given up too. @default never
+   */
+  overShare?: (waiting: number) => boolean;
+  /** Where the rule says what it does. */
+  log: (message: string) => void;
+}
+
 /**
- * Decides what to do with a message given how much output already waits.
+ * One connection's rule for a client that falls behind, the same on every
+ * A2E transport: {@link backlogAction} decides by the output waiting, and
+ * the log says so once when live events start being dropped and when the
+ * client is given up.
  *
- * @param backlogBytes output queued for the client and not yet taken
- * @param message the message to send
- * @returns `send`, `drop` (a live event for a slow client), or `disconnect`
+ * @param options how the log names the client, and its share of the bound
+ * @returns decides what to do with one outgoing message, given the output
+ *   already waiting
  * @example A slow client loses live events, never answers
  * ```ts
- * import { backlogDecision, EVENT_BACKLOG_BYTES } from "./client_bounds.ts";
+ * import { EVENT_BACKLOG_BYTES, slowClientRule } from "./client_bounds.ts";
  * import assert from "node:assert/strict";
+ * const lines: string[] = [];
+ * const decide = slowClientRule({
+ *   client: "A test client",
+ *   stopping: "Ending a test session whose client stopped reading",
+ *   log: (line) => lines.push(line),
+ * });
  * const event = { type: "tool/event", id: "e", version: "1.0", ts: 0 };
  * const answer = { type: "tool/call/resp", id: "r", version: "1.0", ts: 0 };
- * assert.equal(backlogDecision(0, event), "send");
- * assert.equal(backlogDecision(EVENT_BACKLOG_BYTES + 1, event), "drop");
- * assert.equal(backlogDecision(EVENT_BACKLOG_BYTES + 1, answer), "send");
+ * assert.equal(decide(0, event), "send");
+ * assert.equal(decide(EVENT_BACKLOG_BYTES + 1, event), "drop");
+ * assert.equal(decide(EVENT_BACKLOG_BYTES + 1, event), "drop");
+ * assert.equal(decide(EVENT_BACKLOG_BYTES + 1, answer), "send");
+ * assert.equal(lines.length, 1); // said once
  * ```
  */
-export function backlogDecision(
-  backlogBytes: number,
-  message: OutgoingMessage,
-): BacklogDecision {
-  return backlogAction(backlogBytes, message.type.endsWith("/event"));
+export function slowClientRule(
+  options: SlowClientOptions,
+): (waiting: number, message: OutgoingMessage) => BacklogDecision {
+  let dropped = 0;
+  return (waiting, message) => {
+    const overShare = options.overShare?.(waiting) ?? false;
+    const decision = overShare
+      ? "disconnect"
+      : backlogAction(waiting, message.type.endsWith("/event"));
+    if (decision === "drop" && dropped++ === 0) {
+      options.log(
+        `${options.client} is not keeping up: dropping live events (calls still collect them in their results)`,
+      );
+    }
+    if (decision === "disconnect") {
+      options.log(
+        `${options.stopping} (${waiting} ${options.unit ?? "bytes"} waiting${
+          overShare
+            ? ", more than its share of what all clients may leave unread"
+            : ""
+        })`,
+      );
+    }
+    return decision;
+  };
 }
 
 /**

@@ -29,14 +29,13 @@ import { isAcceptedToken } from "../admission.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import { encodeError } from "../../protocol/responses.ts";
-import type { OutgoingMessage } from "../capability.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
 import {
-  backlogDecision,
   bodiesBusyMessage,
   bodyTimedOut,
   bodyTimeoutMs,
   readCapped,
+  slowClientRule,
   UnreadOutput,
   unreadOutput,
 } from "./client_bounds.ts";
@@ -139,12 +138,27 @@ function openChannel(
   // The session's sink needs the channel, and the channel the session.
   const box: { channel?: Channel } = {};
   const id = crypto.randomUUID().replaceAll("-", "");
+  const decide = slowClientRule({
+    client: "An SSE client",
+    stopping: "Ending an SSE session whose client stopped reading",
+    unit: "characters",
+    overShare: () => box.channel?.overShare() ?? false,
+    log: (line) => context.log(line),
+  });
   const session = context.admitSession({
     transport: "sse",
     authorization,
     client,
     send: (message) => {
-      if (box.channel) deliver(context, box.channel, message);
+      const channel = box.channel;
+      if (!channel) return;
+      switch (decide(channel.backlog, message)) {
+        case "send":
+          channel.push(JSON.stringify(message));
+          return;
+        case "disconnect":
+          channel.session.close("The client stopped reading");
+      }
     },
     onEnd: () => {
       const channel = box.channel;
@@ -163,39 +177,6 @@ function openChannel(
   }
   channels.set(id, box.channel);
   return id;
-}
-
-// Queues one outgoing message, unless the client fell too far behind.
-function deliver(
-  context: TransportContext,
-  channel: Channel,
-  message: OutgoingMessage,
-): void {
-  const overShare = channel.overShare();
-  const decision = overShare
-    ? "disconnect"
-    : backlogDecision(channel.backlog, message);
-  switch (decision) {
-    case "send":
-      channel.push(JSON.stringify(message));
-      return;
-    case "drop":
-      if (channel.dropped++ === 0) {
-        context.log(
-          "An SSE client is not keeping up: dropping live events (calls still collect them in their results)",
-        );
-      }
-      return;
-    case "disconnect":
-      context.log(
-        `Ending an SSE session whose client stopped reading (${channel.backlog} characters waiting${
-          overShare
-            ? ", more than its share of what all clients may leave unread"
-            : ""
-        })`,
-      );
-      channel.session.close("The client stopped reading");
-  }
 }
 
 // `POST /send`: one message in; the answer travels on the stream, so this
@@ -429,8 +410,6 @@ export class Channel {
   queue: Outgoing[] = [];
   /** Characters waiting in `queue`: how far behind the client is. */
   backlog = 0;
-  /** Live events dropped because the client fell behind. */
-  dropped = 0;
   /** Handed to a stream, kept until a `Last-Event-ID` confirms them. */
   sent: Outgoing[] = [];
   /** Characters held in `sent`. */

@@ -12,7 +12,7 @@
 
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./transport_context.ts";
-import { backlogDecision } from "./client_bounds.ts";
+import { slowClientRule } from "./client_bounds.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 const encoder = new TextEncoder();
@@ -130,7 +130,11 @@ class StdoutLines {
   #onStalled: () => void;
   #writes: Promise<void> = Promise.resolve();
   #waiting = 0;
-  #dropped = 0;
+  #decide = slowClientRule({
+    client: "A stdio client",
+    stopping: "Ending a stdio session whose client stopped reading",
+    log: (line) => this.#context.log(line),
+  });
 
   constructor(
     writer: WritableStreamDefaultWriter<Uint8Array>,
@@ -148,21 +152,9 @@ class StdoutLines {
   }
 
   send(message: OutgoingMessage): void {
-    switch (backlogDecision(this.#waiting, message)) {
-      case "drop":
-        if (this.#dropped++ === 0) {
-          this.#context.log(
-            "A stdio client is not keeping up: dropping live events (calls still collect them in their results)",
-          );
-        }
-        return;
-      case "disconnect":
-        this.#context.log(
-          `Ending a stdio session whose client stopped reading (${this.#waiting} bytes waiting)`,
-        );
-        this.#onStalled();
-        return;
-    }
+    const decision = this.#decide(this.#waiting, message);
+    if (decision === "disconnect") this.#onStalled();
+    if (decision !== "send") return;
     const line = encoder.encode(JSON.stringify(message) + "\n");
     this.#waiting += line.byteLength;
     // Chained so that lines never interleave and order is kept.

@@ -8,7 +8,7 @@
 
 import type { Context, Handler } from "hono";
 import type { TransportContext } from "./transport_context.ts";
-import { backlogDecision, unreadOutput } from "./client_bounds.ts";
+import { slowClientRule, unreadOutput } from "./client_bounds.ts";
 import { Session } from "../session.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 
@@ -39,7 +39,12 @@ export function websocketHandler(
     // The socket exists only once open; nothing is sent to a session before
     // its first message, so the sink can be bound late.
     let socket: WebSocket | undefined;
-    let dropped = 0;
+    const decide = slowClientRule({
+      client: "A WebSocket client",
+      stopping: "Closing a WebSocket client that stopped reading",
+      overShare: (waiting) => unreadOutput.overShare(waiting),
+      log: (line) => context.log(line),
+    });
     // A client that stops reading never answers the close handshake: end
     // its session at once rather than when the socket finally closes.
     const opened: { session?: { close(reason: string): void } } = {};
@@ -49,29 +54,11 @@ export function websocketHandler(
       client: clientKey(c.env), // the listener's connection info
       send: (message) => {
         if (socket?.readyState !== WebSocket.OPEN) return;
-        const waiting = socket.bufferedAmount;
-        const overShare = unreadOutput.overShare(waiting);
-        switch (
-          overShare ? "disconnect" : backlogDecision(waiting, message)
-        ) {
+        switch (decide(socket.bufferedAmount, message)) {
           case "send":
             socket.send(JSON.stringify(message));
             return;
-          case "drop":
-            if (dropped++ === 0) {
-              context.log(
-                "A WebSocket client is not keeping up: dropping live events (calls still collect them in their results)",
-              );
-            }
-            return;
           case "disconnect":
-            context.log(
-              `Closing a WebSocket client that stopped reading (${waiting} bytes waiting${
-                overShare
-                  ? ", more than its share of what all clients may leave unread"
-                  : ""
-              })`,
-            );
             socket.close(1008, closeReason("Client is not reading"));
             opened.session?.close("The client stopped reading");
         }
