@@ -71,7 +71,7 @@ export async function serveStdio(
   const writer = (options.stdout ?? Deno.stdout.writable).getWriter();
   const reader = stdin.getReader();
   const opened: { session?: { close(reason: string): void } } = {};
-  const lines = new StdoutLines(writer, context, () => {
+  const lines = stdoutLines(writer, context, () => {
     opened.session?.close("The client stopped reading");
   });
   const session = context.openSession({
@@ -117,55 +117,40 @@ export async function serveStdio(
     }
   } finally {
     session.close("stdin closed");
-    await lines.written;
+    await lines.written();
     writer.releaseLock();
   }
 }
 
 // The lines for stdout, written in order, with the bytes still waiting
 // counted: an agent that stops reading meets the backlog rule.
-class StdoutLines {
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #context: TransportContext;
-  #onStalled: () => void;
-  #writes: Promise<void> = Promise.resolve();
-  #waiting = 0;
-  #decide = slowClientRule({
+function stdoutLines(
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  context: TransportContext,
+  onStalled: () => void,
+): { send(message: OutgoingMessage): void; written(): Promise<void> } {
+  let writes: Promise<void> = Promise.resolve();
+  let waiting = 0;
+  const decide = slowClientRule({
     client: "A stdio client",
     stopping: "Ending a stdio session whose client stopped reading",
-    log: (line) => this.#context.log(line),
+    log: (line) => context.log(line),
   });
-
-  constructor(
-    writer: WritableStreamDefaultWriter<Uint8Array>,
-    context: TransportContext,
-    onStalled: () => void,
-  ) {
-    this.#writer = writer;
-    this.#context = context;
-    this.#onStalled = onStalled;
-  }
-
-  /** Resolves once every line handed over so far is written. */
-  get written(): Promise<void> {
-    return this.#writes;
-  }
-
-  send(message: OutgoingMessage): void {
-    const decision = this.#decide(this.#waiting, message);
-    if (decision === "disconnect") this.#onStalled();
-    if (decision !== "send") return;
-    const line = encoder.encode(JSON.stringify(message) + "\n");
-    this.#waiting += line.byteLength;
-    // Chained so that lines never interleave and order is kept.
-    this.#writes = this.#writes.then(() => this.#writer.write(line)).catch(
-      (error) => {
-        this.#context.log(
-          `Cannot write to stdout: ${(error as Error).message}`,
-        );
-      },
-    ).finally(() => {
-      this.#waiting -= line.byteLength;
-    });
-  }
+  return {
+    send(message) {
+      const decision = decide(waiting, message);
+      if (decision === "disconnect") onStalled();
+      if (decision !== "send") return;
+      const line = encoder.encode(JSON.stringify(message) + "\n");
+      waiting += line.byteLength;
+      // Chained so that lines never interleave and order is kept.
+      writes = writes.then(() => writer.write(line)).catch((error) => {
+        context.log(`Cannot write to stdout: ${(error as Error).message}`);
+      }).finally(() => {
+        waiting -= line.byteLength;
+      });
+    },
+    // Resolves once every line handed over so far is written.
+    written: () => writes,
+  };
 }
