@@ -514,19 +514,14 @@ export class Channel {
    */
   take(maxChars: number = Infinity): Outgoing[] {
     let count = 0;
-    for (let chars = 0; count < this.queue.length; count++) {
-      chars += this.queue[count]!.text.length;
-      if (count > 0 && chars > maxChars) break;
-    }
-    const batch = count === this.queue.length
-      ? this.queue
-      : this.queue.slice(0, count);
-    this.queue = count === this.queue.length ? [] : this.queue.slice(count);
     let chars = 0;
-    for (const m of batch) {
-      this.sent.push(m);
+    for (const m of this.queue) {
+      if (count > 0 && chars + m.text.length > maxChars) break;
       chars += m.text.length;
+      count++;
     }
+    const batch = this.queue.splice(0, count);
+    for (const m of batch) this.sent.push(m);
     this.backlog -= chars;
     this.#kept(chars);
     // Bounded by count and by characters: the oldest go first.
