@@ -25,7 +25,7 @@
 
 import { getHeapStatistics } from "node:v8";
 import { type Context, Hono } from "hono";
-import { isAcceptedToken } from "../admission.ts";
+import { bearerToken } from "../admission.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
 import { encodeError } from "../../protocol/responses.ts";
@@ -276,16 +276,14 @@ export function showsToken(
   channel: Channel,
   authorization: string | undefined,
 ): boolean {
-  const shown = authorization === undefined
-    ? undefined
-    : (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? "");
   if (channel.bearer !== null) {
-    return shown !== undefined && isAcceptedToken([channel.bearer], shown);
+    return typeof bearerToken(authorization, [channel.bearer]) === "string";
   }
   const session = channel.session;
-  if (session.auth !== "accepted" || shown === undefined) return true;
-  if (!isAcceptedToken([session.token], shown)) return false;
-  channel.bearer = session.token;
+  if (session.auth !== "accepted") return true;
+  const shown = bearerToken(authorization, [session.token]);
+  if (shown === null) return false;
+  if (shown !== undefined) channel.bearer = session.token;
   return true;
 }
 
