@@ -12,6 +12,7 @@ import type { SseTransport } from "./transports/http_sse.ts";
 import type { TransportContext } from "./transports/transport_context.ts";
 import { websocketHandler } from "./transports/websocket.ts";
 import { BodyReadError } from "./transports/client_bounds.ts";
+import type { HttpHandler } from "./doors/guard.ts";
 
 /**
  * Options for the host's `listen`.
@@ -149,10 +150,7 @@ export function httpApp(parts: HttpParts): Hono {
 export function mcpFirst(
   app: Hono,
   parts: { mcp: Pick<McpHttp, "handle">; log: (message: string) => void },
-): (
-  request: Request,
-  info?: Deno.ServeHandlerInfo,
-) => Response | Promise<Response> {
+): HttpHandler {
   const { mcp, log } = parts;
   // One handler for the POSTs, so that a call makes no closure.
   const postFailed = (error: unknown) => failed(log, "POST", "/mcp", error);
