@@ -668,26 +668,57 @@ export function attachStream(
   channel.attached = me;
   channel.streams++;
   let open = true;
-  const end = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    if (open) channel.streams--;
-    open = false;
-    controller.close();
-  };
   channel.wake();
   // The encoded batch being handed out, one chunk a pull.
-  const out = { bytes: new Uint8Array(0), at: 0 };
-  channel.dropUnsent = () => {
-    out.bytes = new Uint8Array(0);
-    out.at = 0;
+  let out = new Uint8Array(0);
+  let at = 0;
+  const dropUnsent = () => {
+    out = new Uint8Array(0);
+    at = 0;
   };
+  channel.dropUnsent = dropUnsent;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(": connected\n\n"));
     },
-    pull: (controller) => {
-      if (channel.attached !== me) return end(controller);
-      if (out.at < out.bytes.length) return void handOut(out, controller);
-      return pullNext(channel, me, end, controller, keepaliveMs, out);
+    // One pull: the next chunk of the batch, or a keep-alive after a quiet
+    // while, or the end (the stream was replaced or the session ended).
+    async pull(controller) {
+      while (channel.attached === me) {
+        if (at === out.length && channel.queue.length > 0) {
+          // Taken only now that the HTTP layer asks for bytes: what the
+          // client never asked for stays queued for the next stream.
+          const batch = channel.take(STREAM_CHUNK_BYTES);
+          out = encoder.encode(
+            batch.map((m) => `id: ${m.seq}\ndata: ${m.text}\n\n`).join(""),
+          );
+          at = 0;
+        }
+        if (at < out.length) {
+          // A copy, so that a stalled connection holding the chunk pins
+          // that chunk, not the whole batch.
+          const end = Math.min(at + STREAM_CHUNK_BYTES, out.length);
+          controller.enqueue(
+            at === 0 && end === out.length ? out : out.slice(at, end),
+          );
+          at = end;
+          if (at === out.length) dropUnsent(); // all handed out: let it go
+          return;
+        }
+        if (channel.ended) break;
+        const before = performance.now();
+        await channel.wait(keepaliveMs);
+        if (
+          channel.attached === me && channel.queue.length === 0 &&
+          !channel.ended && performance.now() - before >= keepaliveMs
+        ) {
+          controller.enqueue(encoder.encode(": keepalive\n\n"));
+          return;
+        }
+      }
+      if (open) channel.streams--;
+      open = false;
+      controller.close();
     },
     cancel() {
       if (open) channel.streams--;
@@ -699,55 +730,4 @@ export function attachStream(
       }
     },
   }, { highWaterMark: 0 });
-}
-
-// One pull: the whole queue as one chunk, or a keep-alive after a quiet
-// while, or the end (the stream was replaced or the session ended).
-async function pullNext(
-  channel: Channel,
-  me: symbol,
-  end: (controller: ReadableStreamDefaultController<Uint8Array>) => void,
-  controller: ReadableStreamDefaultController<Uint8Array>,
-  keepaliveMs: number,
-  out: { bytes: Uint8Array; at: number },
-): Promise<void> {
-  while (true) {
-    if (channel.attached !== me) return end(controller);
-    if (channel.queue.length > 0) {
-      // Taken only now that the HTTP layer asks for bytes: what the client
-      // never asked for stays queued for the next stream.
-      const batch = channel.take(STREAM_CHUNK_BYTES);
-      out.bytes = encoder.encode(
-        batch.map((m) => `id: ${m.seq}\ndata: ${m.text}\n\n`).join(""),
-      );
-      out.at = 0;
-      return handOut(out, controller);
-    }
-    if (channel.ended) return end(controller);
-    const before = performance.now();
-    await channel.wait(keepaliveMs);
-    if (
-      channel.attached === me && channel.queue.length === 0 &&
-      !channel.ended && performance.now() - before >= keepaliveMs
-    ) {
-      controller.enqueue(encoder.encode(": keepalive\n\n"));
-      return;
-    }
-  }
-}
-
-// Hands the HTTP layer the next chunk of the batch: a copy, so that a
-// stalled connection holding it pins that chunk, not the whole batch.
-function handOut(
-  out: { bytes: Uint8Array; at: number },
-  controller: ReadableStreamDefaultController<Uint8Array>,
-): void {
-  const end = Math.min(out.at + STREAM_CHUNK_BYTES, out.bytes.length);
-  controller.enqueue(
-    out.at === 0 && end === out.bytes.length
-      ? out.bytes
-      : out.bytes.slice(out.at, end),
-  );
-  out.at = end;
-  if (end === out.bytes.length) out.bytes = new Uint8Array(0);
 }
