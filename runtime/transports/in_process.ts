@@ -159,15 +159,52 @@ export interface InProcessCalls {
 export function createInProcessTransport(
   options: InProcessOptions,
 ): InProcessTransport {
-  const pending: Pending = new Map();
+  // The requests waiting for their answers, by request id.
+  const pending = new Map<string, Waiter>();
   const session = new Session({
     transport: "in-process",
     maxParallel: options.maxParallel,
-    send: (message) => settle(pending, message),
+    // An event goes to its request's listener, a final answer resolves its
+    // request; what no request waits for is dropped.
+    send: (message) => {
+      const waiter = pending.get(String(message.req_id ?? ""));
+      if (!waiter) return;
+      if (message.type.endsWith("/event")) {
+        waiter.onEvent?.(decodeEvent(message));
+        return;
+      }
+      pending.delete(String(message.req_id));
+      waiter.resolve(message);
+    },
   });
   session.authenticate("accepted", "");
-  const request: InProcessCalls["request"] = (message, callOptions = {}) =>
-    send(options, session, pending, message, callOptions);
+  // One request through the dispatcher, enveloped here; resolves with its
+  // final answer. A handshake or shutdown has no answer, so it is refused.
+  const request: InProcessCalls["request"] = (message, callOptions = {}) => {
+    if (message.type === "handshake/req" || message.type === "shutdown") {
+      return Promise.reject(
+        new TypeError(
+          `Cannot send "${message.type}" in-process: it has no answer`,
+        ),
+      );
+    }
+    if (options.closing()) {
+      return Promise.reject(
+        new SkillboxError("runtime_error", "Cannot call: the host is closed"),
+      );
+    }
+    const id = newId();
+    const answer = new Promise<OutgoingMessage>((resolve) => {
+      pending.set(id, { resolve, onEvent: callOptions.onEvent });
+    });
+    options.dispatcher.receiveValue(session, {
+      ...message,
+      id,
+      version: PROTOCOL_VERSION,
+      ts: nowSeconds(),
+    }, { signal: callOptions.signal });
+    return answer;
+  };
   return {
     session,
     request,
@@ -182,56 +219,6 @@ export function createInProcessTransport(
 interface Waiter {
   resolve: (message: OutgoingMessage) => void;
   onEvent?: (event: CallEvent) => void;
-}
-
-/** The requests waiting for their answers, by request id. */
-type Pending = Map<string, Waiter>;
-
-// The session's sink: an event goes to its request's listener, a final
-// answer resolves its request; what no request waits for is dropped.
-function settle(pending: Pending, message: OutgoingMessage): void {
-  const waiter = pending.get(String(message.req_id ?? ""));
-  if (!waiter) return;
-  if (message.type.endsWith("/event")) {
-    waiter.onEvent?.(decodeEvent(message));
-    return;
-  }
-  pending.delete(String(message.req_id));
-  waiter.resolve(message);
-}
-
-// One request through the dispatcher, enveloped here; resolves with its
-// final answer. A handshake or shutdown has no answer, so it is refused.
-function send(
-  options: InProcessOptions,
-  session: Session,
-  pending: Pending,
-  message: Record<string, unknown> & { type: string },
-  callOptions: CallOptions,
-): Promise<OutgoingMessage> {
-  if (message.type === "handshake/req" || message.type === "shutdown") {
-    return Promise.reject(
-      new TypeError(
-        `Cannot send "${message.type}" in-process: it has no answer`,
-      ),
-    );
-  }
-  if (options.closing()) {
-    return Promise.reject(
-      new SkillboxError("runtime_error", "Cannot call: the host is closed"),
-    );
-  }
-  const id = newId();
-  const answer = new Promise<OutgoingMessage>((resolve) => {
-    pending.set(id, { resolve, onEvent: callOptions.onEvent });
-  });
-  options.dispatcher.receiveValue(session, {
-    ...message,
-    id,
-    version: PROTOCOL_VERSION,
-    ts: nowSeconds(),
-  }, { signal: callOptions.signal });
-  return answer;
 }
 
 // `tool/call/req`, streaming when there is a listener; its result decoded.
