@@ -433,12 +433,13 @@ export async function readCapped(
         continue;
       }
       over = true;
+      // The start is kept to salvage the id from, also when the first
+      // chunk is already over the cap.
+      if (chunks.length === 0) chunks.push(value.slice(0, SALVAGE_BYTES));
       // Past the limit, read on but discard, up to where reading stops.
       if (bytes > stopAt) {
         await reader.cancel().catch(() => {});
-        const first = chunks[0] ?? value;
-        const text = new TextDecoder().decode(first.slice(0, SALVAGE_BYTES));
-        return { text, bytes, over, cut: true };
+        return { text: salvage(chunks[0]!), bytes, over, cut: true };
       }
     }
   } catch (error) {
@@ -449,10 +450,7 @@ export async function readCapped(
     hold.release();
   }
   if (timedOut) return { text: "", bytes, over, timedOut: true };
-  if (over) {
-    const first = chunks[0]?.slice(0, SALVAGE_BYTES) ?? new Uint8Array();
-    return { text: new TextDecoder().decode(first), bytes, over };
-  }
+  if (over) return { text: salvage(chunks[0]!), bytes, over };
   const all = new Uint8Array(bytes);
   let at = 0;
   for (const chunk of chunks) {
@@ -460,6 +458,11 @@ export async function readCapped(
     at += chunk.byteLength;
   }
   return { text: new TextDecoder().decode(all), bytes, over: false };
+}
+
+// The start of an oversize body, as text, to find the request's id in.
+function salvage(first: Uint8Array): string {
+  return new TextDecoder().decode(first.subarray(0, SALVAGE_BYTES));
 }
 
 /**

@@ -37,6 +37,13 @@ Deno.test("readCapped() reads an oversize body to its end, keeping only the star
   assert.equal(out.text, head.slice(0, SALVAGE_BYTES));
 });
 
+Deno.test("readCapped() keeps the start of a body whose first chunk is over the cap", async () => {
+  const body = `{"id":"r1","pad":"${"x".repeat(40)}"}`;
+  // Over the cap, but not past READ_ON_FACTOR times it: read to its end.
+  const out = await readCapped(chunked(body), 20);
+  assert.deepEqual(out, { text: body, bytes: body.length, over: true });
+});
+
 Deno.test("readCapped() with stopAtCap cancels an oversize body at the cap", async () => {
   let cancelled = false;
   let pulls = 0;
