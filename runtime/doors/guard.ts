@@ -114,9 +114,14 @@ export function createDoor(options: DoorOptions): Door {
       }
       // The form's token is judged too, whatever bearer came with it.
       if (!login) return handler(request, info);
-      const judge = () =>
-        judgeLogin(() => handler(request, info), throttle, client);
-      return inTurn(signIns, widestNetwork(client), judge);
+      return inTurn(signIns, widestNetwork(client), async () => {
+        const wait = throttle.retryAfter(client);
+        if (wait > 0) return throttled(wait);
+        // The form answers 401 to a wrong token, a redirect to a right one.
+        const response = await handler(request, info);
+        if (response.status === 401) throttle.failed(client);
+        return response;
+      });
     },
   };
 }
@@ -146,20 +151,6 @@ function inTurn(
     if (queue.get(key) === done) queue.delete(key);
   });
   return answer;
-}
-
-// The console's sign-in form answers 401 to a wrong token, a redirect to a
-// right one.
-async function judgeLogin(
-  answer: () => Response | Promise<Response>,
-  throttle: AuthThrottle,
-  client: string,
-): Promise<Response> {
-  const wait = throttle.retryAfter(client);
-  if (wait > 0) return throttled(wait);
-  const response = await answer();
-  if (response.status === 401) throttle.failed(client);
-  return response;
 }
 
 // A POST of the console's sign-in form, by the path the router matches
