@@ -205,13 +205,44 @@ export function createInProcessTransport(
     }, { signal: callOptions.signal });
     return answer;
   };
+  // A tool or skill call, streaming when there is a listener; an `error`
+  // answer is thrown.
+  const call = async (
+    message: Record<string, unknown> & { type: string },
+    callOptions: CallOptions,
+  ): Promise<OutgoingMessage> => {
+    const answer = await request({
+      ...message,
+      streaming: callOptions.onEvent !== undefined,
+      ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
+    }, callOptions);
+    if (answer.type === "error") throw decodeError(answer);
+    return answer;
+  };
   return {
     session,
     request,
-    callTool: (name, args, callOptions = {}) =>
-      callTool(request, name, args, callOptions),
-    callSkill: (name, args, callOptions = {}) =>
-      callSkill(request, name, args, callOptions),
+    async callTool(name, args, callOptions = {}) {
+      const answer = await call({
+        type: "tool/call/req",
+        tool_name: name,
+        arguments: args,
+      }, callOptions);
+      return decodeResponse("tool/call/req", answer).result;
+    },
+    async callSkill(name, args, callOptions = {}) {
+      const answer = await call({
+        type: "skill/call/req",
+        name,
+        arguments: args,
+      }, callOptions);
+      const body = decodeResponse("skill/call/req", answer);
+      if (body.result) return body.result;
+      throw new SkillboxError(
+        body.error?.code as SkillboxError["code"] ?? "skill_error",
+        body.error?.message ?? `Skill "${name}" returned no result`,
+      );
+    },
   };
 }
 
@@ -219,46 +250,4 @@ export function createInProcessTransport(
 interface Waiter {
   resolve: (message: OutgoingMessage) => void;
   onEvent?: (event: CallEvent) => void;
-}
-
-// `tool/call/req`, streaming when there is a listener; its result decoded.
-async function callTool(
-  request: InProcessCalls["request"],
-  name: string,
-  args: Record<string, unknown>,
-  callOptions: CallOptions,
-): Promise<ToolOutcome> {
-  const answer = await request({
-    type: "tool/call/req",
-    tool_name: name,
-    arguments: args,
-    streaming: callOptions.onEvent !== undefined,
-    ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
-  }, callOptions);
-  if (answer.type === "error") throw decodeError(answer);
-  return decodeResponse("tool/call/req", answer).result;
-}
-
-// `skill/call/req`, streaming when there is a listener; its result decoded,
-// or the skill's error thrown.
-async function callSkill(
-  request: InProcessCalls["request"],
-  name: string,
-  args: Record<string, unknown>,
-  callOptions: CallOptions,
-): Promise<SkillOutcome> {
-  const answer = await request({
-    type: "skill/call/req",
-    name,
-    arguments: args,
-    streaming: callOptions.onEvent !== undefined,
-    ...(callOptions.timeout ? { timeout: callOptions.timeout } : {}),
-  }, callOptions);
-  if (answer.type === "error") throw decodeError(answer);
-  const body = decodeResponse("skill/call/req", answer);
-  if (body.result) return body.result;
-  throw new SkillboxError(
-    body.error?.code as SkillboxError["code"] ?? "skill_error",
-    body.error?.message ?? `Skill "${name}" returned no result`,
-  );
 }
