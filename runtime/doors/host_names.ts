@@ -85,13 +85,10 @@ export class HostNames {
   listeningOn(hostname: string): void {
     this.#addListenName(hostname);
     if (!WILDCARDS.has(hostname)) return;
-    let interfaces: Deno.NetworkInterfaceInfo[] = [];
     // Without --allow-sys: loopback and allowed_hosts only (never a prompt).
     const sys = { name: "sys", kind: "networkInterfaces" } as const;
-    if (Deno.permissions.querySync(sys).state === "granted") {
-      interfaces = Deno.networkInterfaces();
-    }
-    for (const { address } of interfaces) {
+    if (Deno.permissions.querySync(sys).state !== "granted") return;
+    for (const { address } of Deno.networkInterfaces()) {
       if (!address.includes("%")) this.#addListenName(address);
     }
   }
