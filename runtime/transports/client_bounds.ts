@@ -493,8 +493,10 @@ export async function readRequestText(
 ): Promise<
   { refused?: undefined; text: string } | { refused: 408 | 413 | 503 }
 > {
-  const length = Number(request.headers.get("content-length") ?? NaN);
-  if (!Number.isSafeInteger(length) || length < 0) {
+  const declared = request.headers.get("content-length") ?? "";
+  // Digits only: Number() reads "" as 0 and "0x10" as 16.
+  const length = /^\d+$/.test(declared) ? Number(declared) : NaN;
+  if (!Number.isSafeInteger(length)) {
     const body = await readCapped(request.body, bounds.maxBytes, {
       stopAtCap: true,
       timeoutMs: bounds.timeoutMs,

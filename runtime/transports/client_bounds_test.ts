@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { READ_ON_FACTOR, readCapped, SALVAGE_BYTES } from "./client_bounds.ts";
+import {
+  READ_ON_FACTOR,
+  readCapped,
+  readRequestText,
+  SALVAGE_BYTES,
+} from "./client_bounds.ts";
 
 function chunked(...parts: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -96,4 +101,20 @@ Deno.test("readCapped() stops a body that takes longer than timeoutMs", async ()
   assert.equal(out.bytes, 1);
   assert.equal(out.text, "");
   assert.equal(cancelled, true);
+});
+
+Deno.test("readRequestText() caps a body whose Content-Length is not digits", async (t) => {
+  for (const declared of ["", "0x1", "1e1"]) {
+    await t.step(JSON.stringify(declared), async () => {
+      const request = new Request("http://x/", {
+        method: "POST",
+        body: "x".repeat(100),
+        headers: { "content-length": declared },
+      });
+      const bounds = { maxBytes: 10, timeoutMs: 1000 };
+      assert.deepEqual(await readRequestText(request, bounds), {
+        refused: 413,
+      });
+    });
+  }
 });
