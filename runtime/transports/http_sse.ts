@@ -74,13 +74,7 @@ export function createSseTransport(context: TransportContext): SseTransport {
   const app = new Hono();
   app.get("/health", (c) => c.json({ status: "ok" }));
   app.post("/session", (c) => {
-    const opened = openChannel(
-      context,
-      channels,
-      held,
-      c.req.header("authorization"),
-      clientKey(c.env),
-    );
+    const opened = openChannel(context, channels, held, c);
     if (typeof opened !== "string") {
       return c.json({ error: opened.reason }, opened.status);
     }
@@ -132,9 +126,9 @@ function openChannel(
   context: TransportContext,
   channels: Channels,
   held: HeldOutput,
-  authorization: string | undefined,
-  client: string,
+  c: Context,
 ): string | Refusal {
+  const authorization = c.req.header("authorization");
   // The session's sink needs the channel, and the channel the session.
   const box: { channel?: Channel } = {};
   const id = crypto.randomUUID().replaceAll("-", "");
@@ -148,7 +142,7 @@ function openChannel(
   const session = context.admitSession({
     transport: "sse",
     authorization,
-    client,
+    client: clientKey(c.env), // the listener's connection info
     send: (message) => {
       const channel = box.channel;
       if (!channel) return;
