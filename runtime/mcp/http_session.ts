@@ -96,7 +96,11 @@ import {
 } from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { isPlainObject } from "../../protocol/json.ts";
-import { backlogAction, unreadOutput } from "../transports/client_bounds.ts";
+import {
+  type BacklogDecision,
+  slowClientRule,
+  unreadOutput,
+} from "../transports/client_bounds.ts";
 
 /** Options of {@link McpHttpSession}. */
 export interface McpHttpSessionOptions {
@@ -172,7 +176,21 @@ export class McpHttpSession implements Transport {
   readonly #backlog = new SseBacklog();
   // Counted with every connection's unread output until the session closes.
   readonly #unwatch = unreadOutput.watch(() => this.#backlog.bytes);
-  #dropped = 0;
+  // Notifications are the live events: dropped first. Past its share of
+  // what all clients may leave unread, the session ends as one that
+  // stopped reading.
+  readonly #slowClient: (
+    waiting: number,
+    message: JSONRPCMessage,
+  ) => BacklogDecision = slowClientRule<JSONRPCMessage>({
+    client: "An MCP client",
+    live: (message) => "method" in message && !("id" in message),
+    dropping:
+      "notifications (calls still collect their events in their results)",
+    stopping: "Ending an MCP session whose client stopped reading",
+    overShare: (waiting) => unreadOutput.overShare(waiting),
+    log: (line) => this.#options.log?.(line),
+  });
   #closeReason: string | undefined;
 
   /**
@@ -243,17 +261,13 @@ export class McpHttpSession implements Transport {
     options?: TransportSendOptions,
   ): Promise<void> {
     if (this.#closeReason !== undefined) return Promise.resolve();
-    // Notifications are the live events: dropped first. Past its share of
-    // what all clients may leave unread, the session ends as one that
-    // stopped reading.
-    const waiting = this.#backlog.bytes;
-    const overShare = unreadOutput.overShare(waiting);
-    const decision = overShare
-      ? "disconnect"
-      : backlogAction(waiting, "method" in message && !("id" in message));
-    if (decision !== "send") {
-      this.#overflow(decision, overShare);
-      return Promise.resolve();
+    const bytes = this.#backlog.bytes;
+    switch (this.#slowClient(bytes, message)) {
+      case "drop":
+        return Promise.resolve();
+      case "disconnect":
+        this.#stalled(bytes);
+        return Promise.resolve();
     }
     const answers = answerId(message);
     const id = answers ?? options?.relatedRequestId;
@@ -303,26 +317,10 @@ export class McpHttpSession implements Transport {
     return watchAnswer(response, () => this.#cancel(ids), this.#backlog);
   }
 
-  // The client fell behind: drop a notification, or end the session.
-  #overflow(decision: "drop" | "disconnect", overShare = false): void {
-    if (decision === "drop") {
-      if (this.#dropped++ === 0) {
-        this.#options.log?.(
-          "An MCP client is not keeping up: dropping notifications (calls still collect their events in their results)",
-        );
-      }
-      return;
-    }
-    const bytes = this.#backlog.bytes;
+  // The client stopped reading: the session ends.
+  #stalled(bytes: number): void {
     this.#closeReason =
       `The MCP client stopped reading: ${bytes} bytes were waiting on its SSE streams`;
-    this.#options.log?.(
-      `Ending an MCP session whose client stopped reading (${bytes} bytes waiting${
-        overShare
-          ? ", more than its share of what all clients may leave unread"
-          : ""
-      })`,
-    );
     this.#options.onStalled?.(this.#closeReason);
     this.#backlog.abort(this.#closeReason);
     this.close().catch(() => {});

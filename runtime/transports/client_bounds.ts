@@ -26,9 +26,19 @@ export const MAX_BACKLOG_BYTES: number = 64 * 1024 * 1024;
 export type BacklogDecision = "send" | "drop" | "disconnect";
 
 /** Options of {@link slowClientRule}. */
-export interface SlowClientOptions {
+export interface SlowClientOptions<M> {
   /** The client as the log names it, e.g. "An SSE client". */
   client: string;
+  /**
+   * Whether a message is a live event, dropped first. @default an A2E
+   * message whose type ends in `/event`
+   */
+  live?: (message: M) => boolean;
+  /**
+   * What the log says is dropped. @default "live events (calls still
+   * collect them in their results)"
+   */
+  dropping?: string;
   /**
    * What the log says when the client is given up, e.g. "Ending an SSE
    * session whose client stopped reading".
@@ -73,18 +83,23 @@ export interface SlowClientOptions {
  * assert.equal(lines.length, 1); // said once
  * ```
  */
-export function slowClientRule(
-  options: SlowClientOptions,
-): (waiting: number, message: OutgoingMessage) => BacklogDecision {
+export function slowClientRule<M = OutgoingMessage>(
+  options: SlowClientOptions<M>,
+): (waiting: number, message: M) => BacklogDecision {
+  const live = options.live ??
+    ((message: M) => (message as OutgoingMessage).type.endsWith("/event"));
   let dropped = 0;
   return (waiting, message) => {
     const overShare = options.overShare?.(waiting) ?? false;
     const decision = overShare
       ? "disconnect"
-      : backlogAction(waiting, message.type.endsWith("/event"));
+      : backlogAction(waiting, live(message));
     if (decision === "drop" && dropped++ === 0) {
       options.log(
-        `${options.client} is not keeping up: dropping live events (calls still collect them in their results)`,
+        `${options.client} is not keeping up: dropping ${
+          options.dropping ??
+            "live events (calls still collect them in their results)"
+        }`,
       );
     }
     if (decision === "disconnect") {
