@@ -25,7 +25,6 @@ import {
   type HostMessage,
   type InitMessage,
   type OpMessage,
-  type ResultMessage,
   type SandboxMessage,
   type WorkerEvent,
 } from "../../protocol/sandbox/pipe.ts";
@@ -66,16 +65,21 @@ function send(message: SandboxMessage): void {
   write(encodeFrame(init.nonce, JSON.stringify(message)));
 }
 
-// A worker's error text may be any length: the host's line bound holds a
-// message this long.
-function crashed(id: string, reason: string): void {
+// A failed operation's answer. A worker's error text may be any length:
+// the host's line bound holds a message this long. Only a crash is worth
+// retrying (in a fresh worker).
+function fail(
+  id: string,
+  code: "sandbox_crash" | "tool_error",
+  message: string,
+): void {
   send({
     t: "result",
     id,
     ok: false,
-    code: "sandbox_crash",
-    message: reason.slice(0, MAX_MESSAGE_CHARS),
-    retryable: true,
+    code,
+    message: message.slice(0, MAX_MESSAGE_CHARS),
+    retryable: code === "sandbox_crash",
   });
 }
 
@@ -114,17 +118,7 @@ function loadFailed(slot: Slot, msg: OpMessage, err: unknown): void {
   // A module that fails to load is not worth keeping warm.
   slots.retire(slot);
   slots.release(slot, msg.id);
-  send({
-    t: "result",
-    id: msg.id,
-    ok: false,
-    code: "tool_error",
-    message: `Cannot load module: ${(err as Error).message}`.slice(
-      0,
-      MAX_MESSAGE_CHARS,
-    ),
-    retryable: false,
-  });
+  fail(msg.id, "tool_error", `Cannot load module: ${(err as Error).message}`);
 }
 
 // The worker gets the host's operation as it came, as its JSON text: a
@@ -231,41 +225,24 @@ function onResult(
 ): void {
   const id = msg.id;
   if (!slot.ops.has(id)) return;
-  let line: string;
-  if (!msg.ok) {
-    line = JSON.stringify(
-      {
-        t: "result",
-        id,
-        ok: false,
-        code: "tool_error",
-        message: msg.message.slice(0, MAX_MESSAGE_CHARS),
-        retryable: false,
-      } satisfies ResultMessage,
-    );
-  } else {
+  if (!msg.ok) fail(id, "tool_error", msg.message);
+  else {
     try {
       const { json, truncated } = serializeResult(
         msg.value,
         init.maxResultBytes,
       );
-      line = `{"t":"result","id":${
-        JSON.stringify(id)
-      },"ok":true,"truncated":${truncated},"value":${json}}`;
+      write(encodeFrame(
+        init.nonce,
+        `{"t":"result","id":${
+          JSON.stringify(id)
+        },"ok":true,"truncated":${truncated},"value":${json}}`,
+      ));
     } catch (err) {
-      line = JSON.stringify(
-        {
-          t: "result",
-          id,
-          ok: false,
-          code: "tool_error",
-          message: `Result is not serializable: ${(err as Error).message}`,
-          retryable: false,
-        } satisfies ResultMessage,
-      );
+      const why = (err as Error).message;
+      fail(id, "tool_error", `Result is not serializable: ${why}`);
     }
   }
-  write(encodeFrame(init.nonce, line));
   slots.release(slot, id);
   const next = slot.primeAfter;
   slot.primeAfter = null;
@@ -299,7 +276,7 @@ function start(first: InitMessage): void {
     spares: init.spares,
     maxWarm: init.maxWarmWorkers,
     onMessage: onWorkerMessage,
-    onCrash: crashed,
+    onCrash: (id, reason) => fail(id, "sandbox_crash", reason),
   });
   if (init.maxResidentMb > 0) watchResidentSize(init.maxResidentMb);
   // The host sends nothing else until it has this answer.
