@@ -34,6 +34,7 @@ import {
   RELAY_TOKEN_ARG,
 } from "../../protocol/egress_relay.ts";
 import { mountable, realPath, within } from "./mount_rule.ts";
+import { locateProgram } from "./installation.ts";
 
 /**
  * `"auto"`: confine when it works, else say why and run with Deno's
@@ -357,7 +358,7 @@ async function probe(
     return `bubblewrap needs Linux, this is ${Deno.build.os}`;
   }
   const bwrap = options.bwrap ??
-    findProgram("bwrap", Deno.env.get("PATH") ?? "");
+    locatedRealPath("bwrap", Deno.env.get("PATH") ?? "");
   if (!bwrap) return "bwrap was not found on PATH (install bubblewrap)";
   const version = await output(bwrap, ["--version"]);
   if (version === null) return `"${bwrap}" does not run`;
@@ -394,32 +395,10 @@ async function probe(
   return { layout, version: version.trim() };
 }
 
-/**
- * The real path of a program, looked up on `PATH` unless it names a path.
- *
- * @param command a program name, or a path
- * @param path the `PATH` to search (absolute folders only)
- * @returns its real path, or null when not found
- * @example A program on PATH, and one that is not there
- * ```ts
- * import { findProgram } from "./confine.ts";
- * import assert from "node:assert/strict";
- * assert.equal(findProgram("sh", "/usr/bin:/bin"), Deno.realPathSync("/usr/bin/sh"));
- * assert.equal(findProgram("surely-not-a-program", "/usr/bin"), null);
- * ```
- */
-export function findProgram(command: string, path: string): string | null {
-  const candidates = command.includes("/")
-    ? [command]
-    : path.split(":").filter((d) => isAbsolute(d)).map((d) => join(d, command));
-  for (const candidate of candidates) {
-    try {
-      if (Deno.statSync(candidate).isFile) return Deno.realPathSync(candidate);
-    } catch {
-      // Not here.
-    }
-  }
-  return null;
+// A program on PATH, by its real path.
+function locatedRealPath(command: string, path: string): string | null {
+  const located = locateProgram(command, { path });
+  return located === null ? null : realPath(located);
 }
 
 async function output(command: string, args: string[]): Promise<string | null> {
@@ -473,7 +452,7 @@ async function topLinks(): Promise<Array<[string, string]>> {
 
 // The bash that closes inherited descriptors, when it runs here.
 async function closer(): Promise<{ closer?: string }> {
-  const bash = findProgram("bash", "/usr/bin:/bin");
+  const bash = locatedRealPath("bash", "/usr/bin:/bin");
   if (bash === null) return {};
   const run = await output(bash, [
     "-p",
