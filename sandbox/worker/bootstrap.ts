@@ -179,11 +179,7 @@ function toBase64(bytes: Uint8Array | string): string {
   const data = typeof bytes === "string"
     ? new TextEncoder().encode(bytes)
     : bytes;
-  let s = "";
-  for (let i = 0; i < data.length; i += 0x8000) {
-    s += String.fromCharCode(...data.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
+  return data.toBase64();
 }
 
 // The signal of an operation, made on first use.
