@@ -1061,22 +1061,6 @@ export function relayFlags(existing: readonly string[] = []): string[] {
 }
 
 /**
- * The argument that hands the relay its token.
- *
- * @param proxy the open proxy
- * @returns one argument for the relay's process
- * @example The token argument
- * ```ts
- * import { relayTokenArg } from "./confine.ts";
- * import assert from "node:assert/strict";
- * assert.equal(relayTokenArg({ token: "ab" }), "--skillbox-egress-token=ab");
- * ```
- */
-export function relayTokenArg(proxy: { token: string }): string {
-  return RELAY_TOKEN_ARG + proxy.token;
-}
-
-/**
  * The Deno arguments that run `argv` behind the relay (after the Deno
  * binary): the relay's permissions, `--allow-run` of the command only.
  *
@@ -1106,7 +1090,7 @@ export function relayDenoArgs(
       permissions: [...relayFlags(), `--allow-run=${command}`],
     }),
     fileURLToPath(RELAY_MAIN),
-    relayTokenArg(proxy),
+    RELAY_TOKEN_ARG + proxy.token,
     "--",
     command,
     ...args,

@@ -10,12 +10,12 @@ import {
   RELAY_MAIN,
   relayDenoArgs,
   relayFlags,
-  relayTokenArg,
 } from "./confine.ts";
 import { prepareSandboxCache } from "./sandbox_processes.ts";
 import { SANDBOX_MAIN, sandboxCommand } from "../sandbox/sandbox_process.ts";
 import { interpreterArgv } from "../skills/scripts/run_script.ts";
 import { controlArg } from "../../protocol/sandbox/control.ts";
+import { RELAY_TOKEN_ARG } from "../../protocol/egress_relay.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 
@@ -462,7 +462,7 @@ Deno.test("every Deno child starts with its own pinned flags", async (t) => {
         "--allow-run=/bin/x",
       ].sort(),
       fileURLToPath(RELAY_MAIN),
-      relayTokenArg({ token: "ab" }),
+      RELAY_TOKEN_ARG + "ab",
       "--",
       "/bin/x",
       "-s",

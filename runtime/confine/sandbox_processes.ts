@@ -32,9 +32,9 @@ import {
   detectConfinement,
   relayEnv,
   relayFlags,
-  relayTokenArg,
 } from "./confine.ts";
 import { realPath, within } from "./mount_rule.ts";
+import { RELAY_TOKEN_ARG } from "../../protocol/egress_relay.ts";
 import { moduleGraph } from "../discovery/module_graph.ts";
 import type { Policy } from "../sandbox/grants.ts";
 import { deniedByTree } from "../sandbox/denied_trees.ts";
@@ -174,7 +174,7 @@ export class Confiner {
         1,
         ...relayFlags(command.args),
         at.main,
-        relayTokenArg(proxy),
+        RELAY_TOKEN_ARG + proxy.token,
       );
       const done = confined(layout, { ...command, args }, grant, {
         ...at,
