@@ -95,7 +95,7 @@ export class WorkerSlots {
   /** Starts spare workers up to the configured count. */
   refillSpares(): void {
     while (this.#spares.length < this.#options.spares) {
-      this.#spares.push(this.#spawn(""));
+      this.#spares.push(this.#spawn());
     }
   }
 
@@ -204,7 +204,7 @@ export class WorkerSlots {
     if (!slot) {
       // A call waited for a worker start: keep more spares from now on.
       this.#target = Math.min(this.#target + 1, MAX_SPARES);
-      slot = this.#spawn("");
+      slot = this.#spawn();
     }
     this.#scheduleRefill();
     slot.key = key;
@@ -239,7 +239,7 @@ export class WorkerSlots {
     if (this.#primed.has(primeKey) || this.#live >= this.#options.maxWarm) {
       return;
     }
-    const slot = this.#spawn("");
+    const slot = this.#spawn();
     slot.retiring = true;
     this.load(slot, path).catch(() => {});
     this.#primed.set(primeKey, slot);
@@ -364,19 +364,33 @@ export class WorkerSlots {
         this.#refilling = false;
         return;
       }
-      this.#spares.push(this.#spawn(""));
+      this.#spares.push(this.#spawn());
       setTimeout(step, 0);
     };
     setTimeout(step, 0);
   }
 
-  #spawn(key: string): Slot {
+  // A fresh worker, in no warm key yet.
+  #spawn(): Slot {
     this.#live++;
     const worker = new Worker(this.#options.bootstrapUrl, {
       type: "module",
       deno: { permissions: this.#options.permissions },
     } as WorkerOptions);
-    const slot = newSlot(worker, key);
+    const ready = Promise.withResolvers<void>();
+    const slot: Slot = {
+      worker,
+      key: "",
+      ready: ready.promise,
+      loaded: null,
+      isLoaded: false,
+      ops: new Set(),
+      retiring: false,
+      dead: false,
+      onReady: () => ready.resolve(),
+      onLoad: null,
+      primeAfter: null,
+    };
     const onMessage = this.#options.onMessage;
     worker.onmessage = (e: MessageEvent<unknown>) => {
       if (slot.dead) return;
@@ -394,7 +408,9 @@ export class WorkerSlots {
 /** One worker and the operations it runs. */
 export interface Slot {
   worker: Worker;
+  /** Its warm key ("" for a spare or fresh one). */
   key: string;
+  /** Resolves once the worker posts `ready` (`onReady`). */
   ready: Promise<void>;
   loaded: Promise<void> | null;
   /** Set once `loaded` has resolved: operations skip the await. */
@@ -407,43 +423,6 @@ export interface Slot {
   onLoad: ((error: string | null) => void) | null;
   /** Pre-load a replacement with this module once the operation is answered. */
   primeAfter: { primeKey: string; path: string } | null;
-}
-
-/**
- * A slot for a worker just started.
- *
- * @param worker the worker
- * @param key its warm key ("" for a spare or fresh one)
- * @returns the slot; its `ready` resolves once `onReady` is called
- * @example
- * ```ts
- * import { newSlot } from "./workers.ts";
- * import assert from "node:assert/strict";
- * const worker = new Worker(URL.createObjectURL(new Blob([""],
- *   { type: "text/javascript" })), { type: "module" });
- * const slot = newSlot(worker, "");
- * slot.onReady();
- * await slot.ready;
- * assert.equal(slot.ops.size, 0);
- * worker.terminate();
- * ```
- */
-export function newSlot(worker: Worker, key: string): Slot {
-  let onReady = () => {};
-  const ready = new Promise<void>((resolve) => onReady = resolve);
-  return {
-    worker,
-    key,
-    ready,
-    loaded: null,
-    isLoaded: false,
-    ops: new Set(),
-    retiring: false,
-    dead: false,
-    onReady,
-    onLoad: null,
-    primeAfter: null,
-  };
 }
 
 /**
