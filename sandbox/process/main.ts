@@ -130,11 +130,9 @@ function postOp(slot: Slot, msg: OpMessage, json: string): void {
 }
 
 function abort(id: string): void {
-  if (slots.cancelPending(id)) {
-    send({ t: "stopped", id });
-    return;
-  }
-  const slot = slots.byOp.get(id);
+  // Still waiting for its turn, or not running (answered already): no
+  // worker to stop.
+  const slot = slots.cancelPending(id) ? undefined : slots.byOp.get(id);
   if (!slot) {
     send({ t: "stopped", id });
     return;
