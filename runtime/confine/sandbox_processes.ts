@@ -135,17 +135,16 @@ export class Confiner {
       }).catch(() => undefined);
       caches.set(main.href, cache);
     }
-    const cacheDir = await cache;
-    const policy = this.#policy;
+    const at: Prepared = {
+      layout,
+      runtimeFiles,
+      cacheDir: await cache,
+      policy: this.#policy,
+    };
     return (command, grant) =>
       (grant.net ?? []).length === 0
-        ? confined(layout, command, grant, { runtimeFiles, cacheDir, policy })
-        : this.#withEgress(layout, command, grant, {
-          runtimeFiles,
-          cacheDir,
-          policy,
-          main: mainArg,
-        });
+        ? confined(command, grant, at)
+        : this.#withEgress(command, grant, { ...at, main: mainArg });
   }
 
   /**
@@ -155,15 +154,9 @@ export class Confiner {
    * closed when the process exits.
    */
   #withEgress(
-    layout: ConfinementLayout,
     command: SandboxCommand,
     grant: Permissions,
-    at: {
-      runtimeFiles: string[];
-      cacheDir?: string;
-      policy: Policy;
-      main: string;
-    },
+    at: Prepared & { main: string },
   ): SandboxCommand {
     const proxy = openEgressProxy({ broker: this.#egress, allow: grant.net! });
     try {
@@ -176,7 +169,7 @@ export class Confiner {
         at.main,
         RELAY_TOKEN_ARG + proxy.token,
       );
-      const done = confined(layout, { ...command, args }, grant, {
+      const done = confined({ ...command, args }, grant, {
         ...at,
         egressSocket: proxy.path,
       });
@@ -192,6 +185,17 @@ export class Confiner {
   }
 }
 
+// What a pool's wrapper prepared once for every process of one main
+// script, and the host policy.
+interface Prepared {
+  layout: ConfinementLayout;
+  /** The main script and its local imports. */
+  runtimeFiles: string[];
+  /** The sandbox cache, when it could be prepared. */
+  cacheDir?: string;
+  policy: Policy;
+}
+
 /**
  * The confined form of a sandbox process's command: the same Deno
  * arguments inside bwrap, with only the granted variables (and `PATH` for
@@ -203,22 +207,16 @@ export class Confiner {
  * only where the policy would grant the link's target.
  */
 function confined(
-  layout: ConfinementLayout,
   command: SandboxCommand,
   grant: Permissions,
-  at: {
-    runtimeFiles: string[];
-    cacheDir?: string;
-    policy: Policy;
-    egressSocket?: string;
-  },
+  at: Prepared & { egressSocket?: string },
 ): SandboxCommand {
   const keep = new Set(grant.env ?? []);
   if ((grant.run ?? []).length > 0) keep.add("PATH");
   const env = Object.fromEntries(
     Object.entries(command.env).filter(([name]) => keep.has(name)),
   );
-  const cmd = confineArgs(layout, {
+  const cmd = confineArgs(at.layout, {
     args: command.args,
     grant,
     runtimeFiles: at.runtimeFiles,
