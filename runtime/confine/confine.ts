@@ -708,20 +708,13 @@ function envOf(
   };
 }
 
-// A relay file's path inside the namespace (other arguments unchanged).
+// A relay file's path inside the namespace (other arguments unchanged):
+// where it is in the checkout, under RELAY_DIR, so that its relative
+// imports still resolve.
 function relayPath(path: string): string {
   return RELAY_FILES.includes(path)
-    ? join(RELAY_DIR, relative(commonFolder(RELAY_FILES), path))
+    ? join(RELAY_DIR, relative(CHECKOUT, path))
     : path;
-}
-
-// The deepest folder holding every file (the relay's imports are relative).
-function commonFolder(files: readonly string[]): string {
-  let top = dirname(files[0]!);
-  while (!files.every((f) => f.startsWith(top + "/")) && top !== "/") {
-    top = dirname(top);
-  }
-  return top;
 }
 
 /**
@@ -908,6 +901,9 @@ export const RELAY_FILES: readonly string[] = [
 
 /** Where the relay's files are inside a namespace that runs it in front of a program. */
 export const RELAY_DIR = "/run/skillbox/relay";
+
+// The folder holding every relay file: skillbox's own checkout.
+const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * The environment that sends a process's HTTP clients to the relay (both
