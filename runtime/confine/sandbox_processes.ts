@@ -255,9 +255,6 @@ function grantable(real: string, writable: boolean, policy: Policy): boolean {
 /** Name of the sandbox cache folder inside the host's `DENO_DIR`. */
 export const SANDBOX_CACHE_NAME = "skillbox_sandbox";
 
-// What the worker bootstrap imports at run time (see sandbox/worker/).
-const WORKER_IMPORTS = [WORKER_ZOD];
-
 /** What {@link prepareSandboxCache} needs. */
 export interface SandboxCacheOptions {
   /** The Deno binary (the one confined processes run). */
@@ -313,16 +310,12 @@ export async function prepareSandboxCache(
       fileURLToPath(m),
     ])
   );
-  const imports = WORKER_IMPORTS.map((s) =>
-    `await import(${JSON.stringify(s)});`
-  )
-    .join("");
   runs.push(
-    // Host code importing npm packages only (from the host cache's npm
-    // folder, linked in).
+    // Host code importing the one npm package the worker bootstrap imports
+    // at run time (from the host cache's npm folder, linked in).
     run(options.execPath, dir, [
       ...denoArgs({ subcommand: "eval", noRemote: false }),
-      imports,
+      `await import(${JSON.stringify(WORKER_ZOD)});`,
     ]),
   );
   await Promise.all(runs);
