@@ -264,9 +264,11 @@ export const CONFINED_UID = 65534;
 // binaries an allowed `run` needs.
 const TOP_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 const SYSTEM_DIRS = ["/usr", ...TOP_DIRS, "/etc/alternatives"];
-// The folders of Deno's cache a sandbox reads: npm packages and remote
-// modules, both only ever loaded from the cache (`--cached-only`).
-const DENO_DIR_PARTS = ["npm", "remote"];
+/**
+ * The folders of Deno's cache a sandbox reads: npm packages and remote
+ * modules, both only ever loaded from the cache (`--cached-only`).
+ */
+export const DENO_DIR_PARTS: readonly string[] = ["npm", "remote"];
 /** Deno's SQLite caches a confined process reads (see `sandbox_processes.ts`). */
 export const CACHE_DATABASES: readonly string[] = [
   "v8_code_cache_v2",

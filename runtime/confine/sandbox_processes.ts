@@ -28,6 +28,7 @@ import {
   type ConfinementLayout,
   type ConfinementMode,
   type ConfinementStatus,
+  DENO_DIR_PARTS,
   denoArgs,
   detectConfinement,
   relayEnv,
@@ -291,7 +292,7 @@ export async function prepareSandboxCache(
 ): Promise<string> {
   const dir = options.dir ?? join(options.denoDir, SANDBOX_CACHE_NAME);
   await Deno.mkdir(dir, { recursive: true });
-  for (const part of ["npm", "remote"]) {
+  for (const part of DENO_DIR_PARTS) {
     await Deno.symlink(join(options.denoDir, part), join(dir, part)).catch(
       (err) => {
         // Another host prepared it first.
