@@ -100,12 +100,12 @@ export class WorkerSlots {
   }
 
   /**
-   * Calls `use` with the slot for an operation ({@link take}): at once when
-   * no worker must be started for it, else in turn. Starting a worker
-   * blocks this thread for 10 to 50 ms, so starts for new keys run one per
-   * macrotask, oldest first: answers of warm workers and host frames go
-   * out between them, and no operation waits behind more than one start
-   * that is not its own turn.
+   * Calls `use` with the slot for an operation ({@link take}) in its turn,
+   * when {@link takeReady} found that a worker must be started for it.
+   * Starting a worker blocks this thread for 10 to 50 ms, so starts for new
+   * keys run one per macrotask, oldest first: answers of warm workers and
+   * host frames go out between them, and no operation waits behind more
+   * than one start that is not its own turn.
    *
    * @param id the operation (see {@link cancelPending})
    */
@@ -116,11 +116,6 @@ export class WorkerSlots {
     path: string,
     use: (slot: Slot) => void,
   ): void {
-    const slot = this.takeReady(key, primeKey, path);
-    if (slot !== null) {
-      use(slot);
-      return;
-    }
     this.#pending.set(id, () => use(this.take(key, primeKey, path)));
     this.#pump();
   }
