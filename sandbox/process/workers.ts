@@ -88,15 +88,10 @@ export class WorkerSlots {
   /** Resolves once every spare worker is up (starting them first). */
   sparesReady(): Promise<void> {
     this.#target = Math.max(this.#target, this.#options.spares);
-    this.refillSpares();
-    return Promise.all(this.#spares.map((s) => s.ready)).then(() => {});
-  }
-
-  /** Starts spare workers up to the configured count. */
-  refillSpares(): void {
     while (this.#spares.length < this.#options.spares) {
       this.#spares.push(this.#spawn());
     }
+    return Promise.all(this.#spares.map((s) => s.ready)).then(() => {});
   }
 
   /**
@@ -248,18 +243,13 @@ export class WorkerSlots {
   /**
    * A session ended: its warm workers go, idle ones at once, busy ones when
    * their operations end.
-   *
-   * @returns how many warm workers it had
    */
-  endSession(session: string): number {
-    let ended = 0;
+  endSession(session: string): void {
     for (const slot of [...this.#warm.values()]) {
       if (sessionOfKey(slot.key) !== session) continue;
-      ended++;
       this.retire(slot);
       if (slot.ops.size === 0) this.#terminate(slot);
     }
-    return ended;
   }
 
   /** Workers alive, and warm workers kept for `session`. */
