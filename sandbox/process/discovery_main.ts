@@ -25,24 +25,13 @@ import {
   type ToWorkerMessage,
 } from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";
+import { readFrom, writeOut } from "./_stdio.ts";
 
-const encoder = new TextEncoder();
 const MAX_MESSAGE = 4096;
-
-// Synchronous, whole-frame writes: the host always drains the pipe.
-function write(text: string): void {
-  const bytes = encoder.encode(text);
-  let at = 0;
-  try {
-    while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
-  } catch {
-    Deno.exit(0); // the host is gone
-  }
-}
 
 function send(init: DiscoveryInit, frame: DiscoveryFrame | string): void {
   const json = typeof frame === "string" ? frame : JSON.stringify(frame);
-  write(encodeFrame(init.nonce, json));
+  writeOut(encodeFrame(init.nonce, json));
 }
 
 function failed(init: DiscoveryInit, i: number, message: string): void {
@@ -160,12 +149,7 @@ async function readInit(): Promise<DiscoveryInit | null> {
   const splitter = new FrameSplitter((raw) => {
     init ??= raw as DiscoveryInit;
   }, { maxLineBytes: Number.MAX_SAFE_INTEGER });
-  const buffer = new Uint8Array(64 * 1024);
-  while (init === null) {
-    const n = await Deno.stdin.read(buffer);
-    if (n === null) break;
-    splitter.push(buffer.subarray(0, n));
-  }
+  await readFrom(Deno.stdin, splitter, () => init !== null);
   return init;
 }
 

@@ -18,6 +18,7 @@ import {
   MAX_MESSAGE_CHARS,
 } from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";
+import { readFrom, writeOut } from "./_stdio.ts";
 import {
   decodeHostMessage,
   type EventMessage,
@@ -41,28 +42,8 @@ const encoder = new TextEncoder();
 let init: InitMessage;
 let slots: WorkerSlots;
 const abortAcks = new Map<string, () => void>();
-// Lines are encoded into this one buffer when they fit (a UTF-16 unit is at
-// most 3 UTF-8 bytes): no fresh array per answer. Longer ones get their own.
-const OUT = new Uint8Array(64 * 1024);
-// Written synchronously: an async write runs on a blocking-pool thread, one
-// more thread hop on every answer. The host always drains the pipe, so a
-// full pipe stalls this thread only briefly, and that stall is the
-// back-pressure on an event flood.
-function write(lines: string): void {
-  const bytes = lines.length * 3 <= OUT.length
-    ? OUT.subarray(0, encoder.encodeInto(lines, OUT).written)
-    : encoder.encode(lines);
-  let at = 0;
-  try {
-    while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
-  } catch {
-    // The host closed the pipe: it is gone.
-    Deno.exit(0);
-  }
-}
-
 function send(message: SandboxMessage): void {
-  write(encodeFrame(init.nonce, JSON.stringify(message)));
+  writeOut(encodeFrame(init.nonce, JSON.stringify(message)));
 }
 
 // A failed operation's answer. A worker's error text may be any length:
@@ -197,7 +178,7 @@ function onEvents(slot: Slot, batch: WorkerEvent[]): void {
     lines += encodeFrame(init.nonce, json);
   }
   // The ack waits for the pipe: that is the back-pressure on a flood.
-  write(lines);
+  writeOut(lines);
   if (!slot.dead) slot.worker.postMessage({ t: "ack" });
 }
 
@@ -230,7 +211,7 @@ function onResult(
         msg.value,
         init.maxResultBytes,
       );
-      write(encodeFrame(
+      writeOut(encodeFrame(
         init.nonce,
         `{"t":"result","id":${
           JSON.stringify(id)
@@ -304,26 +285,6 @@ function watchResidentSize(capMb: number): void {
       Deno.exit(133);
     }
   }, RESIDENT_CHECK_MS);
-}
-
-/** Where frames are read from: stdin or the control socket. */
-interface FrameSource {
-  read(buffer: Uint8Array): Promise<number | null>;
-}
-
-// Reads straight into one buffer: no stream, no async iterator, one promise
-// per chunk. Stops at the end, or once `enough` says so.
-async function readFrom(
-  source: FrameSource,
-  splitter: FrameSplitter,
-  enough: () => boolean = () => false,
-): Promise<void> {
-  const buffer = new Uint8Array(64 * 1024);
-  while (!enough()) {
-    const n = await source.read(buffer);
-    if (n === null) return;
-    splitter.push(buffer.subarray(0, n));
-  }
 }
 
 async function main(): Promise<void> {
