@@ -141,10 +141,8 @@ function flush() {
   post({ t: "events", batch });
 }
 
+// Resolves once the queued events are out (asked only while some are).
 function drained(): Promise<void> {
-  if (!inFlight && queue.length === 0 && dropped.size === 0) {
-    return Promise.resolve();
-  }
   return new Promise((resolve) => {
     drainWaiters.push(resolve);
     flush();
