@@ -211,14 +211,10 @@ function scriptFiles(file: string, found: (path: string) => void): void {
 function shebang(file: string): string | null {
   let head: string;
   try {
-    const f = Deno.openSync(file);
-    try {
-      const buf = new Uint8Array(256);
-      const n = f.readSync(buf) ?? 0;
-      head = new TextDecoder().decode(buf.subarray(0, n));
-    } finally {
-      f.close();
-    }
+    using f = Deno.openSync(file);
+    const buf = new Uint8Array(256);
+    const n = f.readSync(buf) ?? 0;
+    head = new TextDecoder().decode(buf.subarray(0, n));
   } catch {
     return null;
   }
