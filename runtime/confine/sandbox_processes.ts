@@ -333,14 +333,10 @@ export async function prepareSandboxCache(
 function settle(path: string): void {
   try {
     Deno.statSync(path);
-    const db = new DatabaseSync(path);
-    try {
-      db.exec("PRAGMA busy_timeout = 1000");
-      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      db.exec("PRAGMA journal_mode = DELETE");
-    } finally {
-      db.close();
-    }
+    using db = new DatabaseSync(path);
+    db.exec("PRAGMA busy_timeout = 1000");
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.exec("PRAGMA journal_mode = DELETE");
   } catch {
     // Colder, never wrong.
   }
