@@ -256,8 +256,8 @@ const CA_VARIABLES = ["SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"];
 /** The prlimit binary (util-linux), for {@link ConfineSpec.memoryBytes}. */
 export const PRLIMIT = "/usr/bin/prlimit";
 
-/** The uid and gid the confined process runs as (`nobody`). */
-export const CONFINED_UID = 65534;
+// The uid and gid the confined process runs as (`nobody`).
+const CONFINED_UID = 65534;
 
 // Top-level folders that merged-/usr systems make links (recreated inside so
 // the ELF interpreter path /lib64/ld-linux... resolves), or that hold
@@ -901,8 +901,9 @@ export const RELAY_FILES: readonly string[] = [
   "../../protocol/egress_relay.ts",
 ].map((p) => fileURLToPath(new URL(p, import.meta.url)));
 
-/** Where the relay's files are inside a namespace that runs it in front of a program. */
-export const RELAY_DIR = "/run/skillbox/relay";
+// Where the relay's files are inside a namespace that runs it in front of
+// a program.
+const RELAY_DIR = "/run/skillbox/relay";
 
 // The folder holding every relay file: skillbox's own checkout.
 const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url));

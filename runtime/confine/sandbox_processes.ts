@@ -253,8 +253,8 @@ function grantable(real: string, writable: boolean, policy: Policy): boolean {
     !deniedByTree(real, trees);
 }
 
-/** Name of the sandbox cache folder inside the host's `DENO_DIR`. */
-export const SANDBOX_CACHE_NAME = "skillbox_sandbox";
+// Name of the sandbox cache folder inside the host's `DENO_DIR`.
+const SANDBOX_CACHE_NAME = "skillbox_sandbox";
 
 /** What {@link prepareSandboxCache} needs. */
 export interface SandboxCacheOptions {
