@@ -14,14 +14,13 @@
  * @module
  */
 
-import { encodeFrame, FrameSplitter } from "../../protocol/sandbox/pipe.ts";
-import type {
-  DiscoveryFrame,
-  DiscoveryInit,
-  DiscoveryModule,
-} from "../../protocol/sandbox/pipe.ts";
 import {
   decodeWorkerMessage,
+  type DiscoveryFrame,
+  type DiscoveryInit,
+  type DiscoveryModule,
+  encodeFrame,
+  FrameSplitter,
   type ToWorkerMessage,
 } from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";

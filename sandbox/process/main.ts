@@ -13,22 +13,20 @@
  */
 
 import {
-  encodeFrame,
-  FrameSplitter,
-  MAX_MESSAGE_CHARS,
-} from "../../protocol/sandbox/pipe.ts";
-import { serializeResult } from "./_truncate.ts";
-import { readFrom, writeOut } from "./_stdio.ts";
-import {
   decodeHostMessage,
+  encodeFrame,
   type EventMessage,
+  FrameSplitter,
   type FromWorkerMessage,
   type HostMessage,
   type InitMessage,
+  MAX_MESSAGE_CHARS,
   type OpMessage,
   type SandboxMessage,
   type WorkerEvent,
 } from "../../protocol/sandbox/pipe.ts";
+import { serializeResult } from "./_truncate.ts";
+import { readFrom, writeOut } from "./_stdio.ts";
 import { type Slot, WorkerSlots } from "./workers.ts";
 import { relayToken } from "../../protocol/egress_relay.ts";
 import { controlSocketOf } from "../../protocol/sandbox/control.ts";
@@ -42,6 +40,7 @@ const encoder = new TextEncoder();
 let init: InitMessage;
 let slots: WorkerSlots;
 const abortAcks = new Map<string, () => void>();
+
 function send(message: SandboxMessage): void {
   writeOut(encodeFrame(init.nonce, JSON.stringify(message)));
 }
