@@ -11,11 +11,11 @@
  * @module
  */
 
-import type {
-  FromWorkerMessage,
-  WorkerPermissions,
+import {
+  decodeWorkerMessage,
+  type FromWorkerMessage,
+  type WorkerPermissions,
 } from "../../protocol/sandbox/pipe.ts";
-import { decodeWorkerMessage } from "../../protocol/sandbox/pipe.ts";
 
 // Most spare workers kept however bursty new sessions are.
 const MAX_SPARES = 8;
