@@ -137,17 +137,13 @@ export function globToRegExp(glob: string): RegExp {
     } else if (c === "," && braces > 0) {
       re += "|";
     } else if (c === "\\" && i + 1 < pattern.length) {
-      re += escapeRegExp(pattern[++i]!);
+      re += RegExp.escape(pattern[++i]!);
     } else {
-      re += escapeRegExp(c);
+      re += RegExp.escape(c);
     }
   }
   if (braces > 0) throw new SyntaxError(`Unclosed "{" in glob "${glob}"`);
   return new RegExp(`^${anyDepth ? "(?:[^/]*/)*" : ""}${re}$`);
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
 /**

@@ -174,7 +174,7 @@ export default {
 /** The pattern as a RegExp (escaped with `fixed_strings`). */
 function compilePattern(args: Args): RegExp {
   const source = args.fixed_strings
-    ? args.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    ? RegExp.escape(args.pattern)
     : args.pattern;
   try {
     return new RegExp(source, args.ignore_case ? "i" : "");
