@@ -9,6 +9,20 @@
 /** The type of a directory entry. */
 export type EntryType = "file" | "dir" | "symlink" | "other";
 
+/**
+ * The type of a directory entry or of an lstat result.
+ *
+ * @param entry what `Deno.readDir` or `Deno.lstat` said
+ * @returns its type; a symlink is never followed
+ */
+export function entryType(
+  entry: Pick<Deno.DirEntry, "isFile" | "isDirectory" | "isSymlink">,
+): EntryType {
+  if (entry.isSymlink) return "symlink";
+  if (entry.isDirectory) return "dir";
+  return entry.isFile ? "file" : "other";
+}
+
 /** One entry found by {@link walk}. */
 export interface WalkEntry {
   /** Absolute path. */
@@ -64,13 +78,7 @@ export async function* walk(
         abs: `${dir === "/" ? "" : dir}/${e.name}`,
         rel: rel ? `${rel}/${e.name}` : e.name,
         name: e.name,
-        type: e.isSymlink
-          ? "symlink"
-          : e.isDirectory
-          ? "dir"
-          : e.isFile
-          ? "file"
-          : "other",
+        type: entryType(e),
         depth,
       };
       yield entry;

@@ -7,6 +7,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, realInside, resolveInRoot } from "./_paths.ts";
+import { entryType } from "./_walk.ts";
 
 interface Args {
   path: string;
@@ -68,13 +69,7 @@ export default {
         `"${rel}" does not exist`,
       );
     }
-    const type = info.isSymlink
-      ? "symlink"
-      : info.isDirectory
-      ? "dir"
-      : info.isFile
-      ? "file"
-      : "other";
+    const type = entryType(info);
     const data: Record<string, unknown> = {
       path: rel,
       exists: true,
