@@ -94,17 +94,12 @@ export default {
       LIMIT_MAX_BYTES,
     );
     // What the file is comes from the open handle: the path may name
-    // another file by the time it is read.
-    const file = await Deno.open(abs, { read: true });
-    let info: Deno.FileInfo;
-    try {
-      info = await file.stat();
-      if (info.isDirectory) {
-        throw new Error(`"${rel}" is a directory: use list_dir`);
-      }
-    } catch (err) {
-      file.close();
-      throw err;
+    // another file by the time it is read. Disposing closes it unless the
+    // stream, read to its end or cancelled, already did.
+    using file = await Deno.open(abs, { read: true });
+    const info = await file.stat();
+    if (info.isDirectory) {
+      throw new Error(`"${rel}" is a directory: use list_dir`);
     }
 
     const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
@@ -187,8 +182,8 @@ class Lines {
 }
 
 /**
- * Streams a file's lines into `lines` until it stops taking them, then
- * closes it; refuses a file whose first chunk looks binary.
+ * Streams a file's lines into `lines` until it stops taking them;
+ * refuses a file whose first chunk looks binary.
  */
 async function readInto(
   file: Deno.FsFile,
@@ -201,42 +196,34 @@ async function readInto(
   // Set once an overlong line was taken or skipped: its rest is dropped.
   let skipping = false;
   let first = true;
-  try {
-    read: for await (const chunk of file.readable) {
-      if (first) {
-        first = false;
-        if (looksBinary(chunk)) {
-          throw new Error(
-            `"${rel}" looks like a binary file (${size} bytes): read_file returns text only`,
-          );
-        }
+  read: for await (const chunk of file.readable) {
+    if (first) {
+      first = false;
+      if (looksBinary(chunk)) {
+        throw new Error(
+          `"${rel}" looks like a binary file (${size} bytes): read_file returns text only`,
+        );
       }
-      pending += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, nl).replace(/\r$/, "");
-        pending = pending.slice(nl + 1);
-        if (skipping) skipping = false;
-        else if (!lines.take(line)) break read;
-      }
-      // A line longer than the cap is never kept whole (its UTF-8 is at
-      // least as long as its UTF-16), so it is taken now, not buffered.
-      if (!skipping && pending.length > lines.maxBytes) {
-        if (!lines.take(pending)) break read;
-        skipping = true;
-      }
-      if (skipping) pending = "";
     }
-    if (lines.reachedEof) {
-      pending += decoder.decode();
-      if (pending !== "") lines.take(pending.replace(/\r$/, ""));
+    pending += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl).replace(/\r$/, "");
+      pending = pending.slice(nl + 1);
+      if (skipping) skipping = false;
+      else if (!lines.take(line)) break read;
     }
-  } finally {
-    // Breaking out of the loop cancels the stream, which closes the file;
-    // closing again would throw.
-    try {
-      file.close();
-    } catch { /* already closed */ }
+    // A line longer than the cap is never kept whole (its UTF-8 is at
+    // least as long as its UTF-16), so it is taken now, not buffered.
+    if (!skipping && pending.length > lines.maxBytes) {
+      if (!lines.take(pending)) break read;
+      skipping = true;
+    }
+    if (skipping) pending = "";
+  }
+  if (lines.reachedEof) {
+    pending += decoder.decode();
+    if (pending !== "") lines.take(pending.replace(/\r$/, ""));
   }
 }
 
