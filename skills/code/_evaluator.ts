@@ -99,14 +99,9 @@ function evaluatorMain(target?: EvaluatorScope): void {
     print("error", ["Unhandled promise rejection:", e.reason]);
   });
 
-  const toUrl = (src: string) => {
-    const bytes = new TextEncoder().encode(src);
-    let bin = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) {
-      bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    }
-    return "data:application/typescript;base64," + btoa(bin);
-  };
+  const toUrl = (src: string) =>
+    "data:application/typescript;base64," +
+    new TextEncoder().encode(src).toBase64();
   // deno-lint-ignore no-explicit-any
   type AnyFn = new (...a: string[]) => (...a: any[]) => any;
   const AsyncFunction = (async () => {}).constructor as AnyFn;
@@ -305,7 +300,8 @@ export async function evaluateInWorker(
 ): Promise<EvalResult> {
   const { onConsole, signal } = options;
   const worker = new Worker(
-    "data:application/javascript;base64," + toBase64(evaluatorSource),
+    "data:application/javascript;base64," +
+      new TextEncoder().encode(evaluatorSource).toBase64(),
     workerOptions(),
   );
   let onAbort = () => {};
@@ -362,15 +358,6 @@ function workerOptionsEnabled(): boolean {
   } catch {
     return false;
   }
-}
-
-function toBase64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(bin);
 }
 
 /** The `console` output field of both code tools: the lines printed. */
