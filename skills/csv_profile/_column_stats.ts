@@ -6,7 +6,7 @@
  * @module
  */
 
-import { NumericStats, round } from "./_numeric_stats.ts";
+import { NumericStats, type NumericSummary, round } from "./_numeric_stats.ts";
 
 /** The inferred type of a column. */
 export type ColumnType =
@@ -18,8 +18,11 @@ export type ColumnType =
   | "datetime"
   | "string";
 
-/** The profile of one column. */
-export interface ColumnProfile {
+/**
+ * The profile of one column; the {@link NumericSummary} fields are set for
+ * numeric columns only.
+ */
+export interface ColumnProfile extends Partial<NumericSummary> {
   name: string;
   type: ColumnType;
   /** Empty cells (and `NA`, `null`, `NaN`, `N/A`). */
@@ -33,14 +36,6 @@ export interface ColumnProfile {
   samples: string[];
   /** Most frequent values (when not capped). */
   top: { value: string; count: number }[];
-  /** Numeric columns only. */
-  min?: number;
-  max?: number;
-  mean?: number;
-  median?: number;
-  stddev?: number;
-  /** True when the median came from a sample of the values. */
-  median_approximate?: boolean;
   /** String columns only: shortest and longest value, in characters. */
   min_length?: number;
   max_length?: number;
