@@ -108,10 +108,11 @@ export default {
     },
   },
   async run(args: Args, ctx: Context): Promise<Output> {
+    // CsvProfiler applies the defaults.
     const options = {
-      header: args.header ?? true,
-      sampleSize: args.sample_size ?? 5,
-      maxDistinct: args.max_distinct ?? 10_000,
+      header: args.header,
+      sampleSize: args.sample_size,
+      maxDistinct: args.max_distinct,
     };
     const start = (firstText: string) => {
       const delimiter = args.delimiter ?? sniffDelimiter(firstText);
