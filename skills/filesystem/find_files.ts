@@ -6,7 +6,7 @@
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, resolveInRoot } from "./_paths.ts";
+import { fsConfig, relative, resolveInRoot } from "./_paths.ts";
 import { globToRegExp, walk } from "./_walk.ts";
 
 interface Args {
@@ -104,7 +104,7 @@ export default {
         truncated = true;
         break;
       }
-      paths.push(rel === "." ? e.rel : `${rel}/${e.rel}`);
+      paths.push(relative(cfg.root, e.abs));
     }
     if (visited >= MAX_VISITED) truncated = true;
     return withSummary(

@@ -6,7 +6,7 @@
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, realInside, resolveInRoot } from "./_paths.ts";
+import { fsConfig, realInside, relative, resolveInRoot } from "./_paths.ts";
 import { readRegularFile } from "./_read.ts";
 import { globToRegExp, looksBinary, walk, type WalkEntry } from "./_walk.ts";
 
@@ -131,7 +131,6 @@ export default {
           maxVisited: MAX_VISITED,
         })
         : oneFile(abs, rel);
-    const prefix = info.isDirectory && rel !== "." ? `${rel}/` : "";
 
     const matches: Match[] = [];
     let searched = 0;
@@ -148,7 +147,7 @@ export default {
         continue;
       }
       searched++;
-      const path = info.isDirectory ? prefix + f.rel : rel;
+      const path = relative(cfg.root, f.abs);
       const found = matchLines(lines, regex, { path, context, max }, matches);
       if (found.full) {
         truncated = true;

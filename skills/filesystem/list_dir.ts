@@ -6,7 +6,7 @@
 
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, resolveInRoot } from "./_paths.ts";
+import { fsConfig, relative, resolveInRoot } from "./_paths.ts";
 import { type EntryType, walk } from "./_walk.ts";
 
 interface Args {
@@ -110,7 +110,7 @@ export default {
         break;
       }
       const entry: Entry = {
-        path: rel === "." ? e.rel : `${rel}/${e.rel}`,
+        path: relative(cfg.root, e.abs),
         type: e.type,
       };
       if (e.type === "file") {
