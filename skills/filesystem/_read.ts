@@ -38,20 +38,15 @@ export async function readRegularFile(
   abs: string,
   maxBytes: number,
 ): Promise<Uint8Array | null> {
-  let handle: FileHandle;
-  try {
-    handle = await open(abs, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    // Gone since it was listed, or not readable: nothing to search.
-    return null;
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile() || info.size > maxBytes) return null;
-    return await readAtMost(handle, maxBytes, info.size);
-  } finally {
-    await handle.close();
-  }
+  await using handle = await open(
+    abs,
+    constants.O_RDONLY | constants.O_NONBLOCK,
+  ).catch(() => null);
+  // Gone since it was listed, or not readable: nothing to search.
+  if (handle === null) return null;
+  const info = await handle.stat();
+  if (!info.isFile() || info.size > maxBytes) return null;
+  return await readAtMost(handle, maxBytes, info.size);
 }
 
 /**
