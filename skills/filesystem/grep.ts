@@ -123,14 +123,18 @@ export default {
     );
 
     const info = await Deno.stat(abs);
-    const files: AsyncIterable<Pick<WalkEntry, "abs" | "rel" | "type">> =
-      info.isDirectory
-        ? walk(abs, {
-          maxDepth: 64,
-          includeHidden: args.include_hidden ?? false,
-          maxVisited: MAX_VISITED,
-        })
-        : oneFile(abs, rel);
+    // A file is searched as a walk of one entry: the glob sees its name.
+    const files = info.isDirectory
+      ? walk(abs, {
+        maxDepth: 64,
+        includeHidden: args.include_hidden ?? false,
+        maxVisited: MAX_VISITED,
+      })
+      : [{
+        abs,
+        rel: rel.slice(rel.lastIndexOf("/") + 1),
+        type: "file" as const,
+      }];
 
     const matches: Match[] = [];
     let searched = 0;
@@ -231,11 +235,4 @@ function clip(line: string): string {
   return line.length > MAX_LINE_CHARS
     ? line.slice(0, MAX_LINE_CHARS) + "…"
     : line;
-}
-
-async function* oneFile(
-  abs: string,
-  rel: string,
-): AsyncGenerator<Pick<WalkEntry, "abs" | "rel" | "type">> {
-  yield { abs, rel: rel.slice(rel.lastIndexOf("/") + 1), type: "file" };
 }
