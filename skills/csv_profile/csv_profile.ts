@@ -30,12 +30,11 @@ const PAGE_BYTES = 1_000_000;
 /** Inline text is profiled in slices so progress moves. */
 const SLICE_CHARS = 256 * 1024;
 
+/** The fields of a `read_file` result this skill reads. */
 interface ReadPage {
   content: string;
   truncated: boolean;
   next_start_line: number | null;
-  end_line: number;
-  start_line: number;
   size: number;
 }
 

@@ -31,12 +31,12 @@ const FILE_BYTES = 60_000;
 /** Bytes of each related file the model asks for. */
 const RELATED_BYTES = 20_000;
 
+/** The fields of a `read_file` result this skill reads. */
 interface ReadPage {
   path: string;
   content: string;
   truncated: boolean;
   end_line: number;
-  size: number;
 }
 
 export default {
