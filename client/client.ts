@@ -12,6 +12,7 @@ import { encodeRequest } from "../protocol/requests.ts";
 import { decodeResponse } from "../protocol/responses.ts";
 import { closedMessage, Connection, deferred } from "./_connection.ts";
 import {
+  type ApiContext,
   ask,
   createSkillAPI,
   createToolAPI,
@@ -295,13 +296,12 @@ export async function connect(
         detail: { reason: handshake.reason },
       });
     }
-    return new SkillboxClient(connection, {
+    return new SkillboxClient({
+      connection,
       sessionId: handshake.sessionId,
-      acceptedCaps: handshake.acceptedCaps,
-      maxParallel: handshake.maxParallel,
       timeout,
       timeoutGrace: options.timeoutGrace ?? 5_000,
-    });
+    }, handshake);
   } catch (error) {
     // A refused or failed handshake leaves nothing to serve: free the socket
     // (a host that ignores the close holds it no longer than `timeout`).
@@ -318,31 +318,17 @@ class SkillboxClient implements Client {
   readonly toolkits: ToolkitAPI;
   readonly skills: SkillAPI;
   readonly closed: Promise<CloseInfo>;
-  readonly #connection: Connection;
-  readonly #timeout: number;
+  readonly #context: ApiContext;
 
   constructor(
-    connection: Connection,
-    session: {
-      sessionId: string;
-      acceptedCaps: string[];
-      maxParallel: number;
-      timeout: number;
-      timeoutGrace: number;
-    },
+    context: ApiContext,
+    handshake: { acceptedCaps: string[]; maxParallel: number },
   ) {
-    this.#connection = connection;
-    this.#timeout = session.timeout;
-    this.sessionId = session.sessionId;
-    this.acceptedCaps = Object.freeze([...session.acceptedCaps]);
-    this.maxParallel = session.maxParallel;
-    this.closed = connection.closed;
-    const context = {
-      connection,
-      sessionId: session.sessionId,
-      timeout: session.timeout,
-      timeoutGrace: session.timeoutGrace,
-    };
+    this.#context = context;
+    this.sessionId = context.sessionId;
+    this.acceptedCaps = Object.freeze([...handshake.acceptedCaps]);
+    this.maxParallel = handshake.maxParallel;
+    this.closed = context.connection.closed;
     this.tools = createToolAPI(context);
     this.toolkits = createToolkitAPI(context);
     this.skills = createSkillAPI(context);
@@ -351,12 +337,7 @@ class SkillboxClient implements Client {
   async ping(options: RequestOptions = {}): Promise<PingResult> {
     const started = performance.now();
     const uptimeSeconds = await ask(
-      {
-        connection: this.#connection,
-        sessionId: this.sessionId,
-        timeout: this.#timeout,
-        timeoutGrace: 0,
-      },
+      this.#context,
       { type: "ping" },
       "ping",
       (body) => body.uptimeSeconds,
@@ -370,9 +351,9 @@ class SkillboxClient implements Client {
     fields: JsonObject = {},
     options: StreamingRequestOptions = {},
   ): Call<WireMessage> {
-    return this.#connection.request(envelope(type, fields), {
+    return this.#context.connection.request(envelope(type, fields), {
       label: `send "${type}"`,
-      timeout: options.timeout ?? this.#timeout,
+      timeout: options.timeout ?? this.#context.timeout,
       signal: options.signal,
       onEvent: options.onEvent,
       decode: (answer) => answer,
@@ -380,11 +361,11 @@ class SkillboxClient implements Client {
   }
 
   onPush(handler: PushHandler): () => void {
-    return this.#connection.onPush(handler);
+    return this.#context.connection.onPush(handler);
   }
 
   close(): Promise<CloseInfo> {
-    return this.#connection.close(this.#timeout);
+    return this.#context.connection.close(this.#context.timeout);
   }
 }
 
