@@ -132,24 +132,21 @@ export function relative(root: string, abs: string): string {
   return root === "/" ? abs.slice(1) : abs.slice(root.length + 1);
 }
 
+/** Whether an absolute `path` ends inside root, never leaving it once in. */
 function staysInside(root: string, path: string): boolean {
-  return isInside(root, normalize(path)) && !climbsAbove(root, path);
-}
-
-function climbsAbove(root: string, path: string): boolean {
   // Walk the path component by component; at no point may the current
-  // directory be outside root once we have entered it.
+  // directory be outside root once we have entered it. The walk resolves
+  // `.`, `..` and `//` as `normalize` does, so its end is the path itself.
   const stack: string[] = [];
   let entered = false;
   for (const part of path.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") stack.pop();
     else stack.push(part);
-    const cur = "/" + stack.join("/");
-    if (isInside(root, cur)) entered = true;
-    else if (entered) return true;
+    if (isInside(root, "/" + stack.join("/"))) entered = true;
+    else if (entered) return false;
   }
-  return false;
+  return isInside(root, "/" + stack.join("/"));
 }
 
 async function realRootOf(cfg: FsConfig): Promise<string> {
