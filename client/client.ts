@@ -8,8 +8,6 @@
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import type { JsonObject } from "../protocol/json.ts";
-import { encodeRequest } from "../protocol/requests.ts";
-import { decodeResponse } from "../protocol/responses.ts";
 import { closedMessage, Connection, deferred } from "./_connection.ts";
 import {
   type ApiContext,
@@ -17,6 +15,7 @@ import {
   createSkillAPI,
   createToolAPI,
   createToolkitAPI,
+  send,
 } from "./_apis.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import type { SkillAPI } from "./skills.ts";
@@ -276,20 +275,12 @@ export async function connect(
   const connection = new Connection(socket);
   try {
     await opened(socket, label, timeout, options.signal);
-    const handshake = await connection.request(
-      encodeRequest({
-        type: "handshake/req",
-        agentId: options.agentId ?? "",
-        agentCaps: options.caps ?? ["tools", "toolkits", "skill"],
-        authToken: options.token ?? "",
-      }),
-      {
-        label,
-        timeout,
-        signal: options.signal,
-        decode: (answer) => decodeResponse("handshake/req", answer, label),
-      },
-    );
+    const handshake = await send(connection, {
+      type: "handshake/req",
+      agentId: options.agentId ?? "",
+      agentCaps: options.caps ?? ["tools", "toolkits", "skill"],
+      authToken: options.token ?? "",
+    }, { label, timeout, signal: options.signal, read: (body) => body });
     if (!handshake.ok) {
       const reason = handshake.reason || "no reason given";
       throw new SkillboxError("unauthorized", `Cannot ${label}: ${reason}`, {
