@@ -29,10 +29,7 @@ export interface WalkEntry {
   abs: string;
   /** Path relative to the walk's base, with `/` separators. */
   rel: string;
-  name: string;
   type: EntryType;
-  /** 1 for the base's direct children. */
-  depth: number;
 }
 
 /** Options of {@link walk}. */
@@ -77,9 +74,7 @@ export async function* walk(
       const entry: WalkEntry = {
         abs: `${dir === "/" ? "" : dir}/${e.name}`,
         rel: rel ? `${rel}/${e.name}` : e.name,
-        name: e.name,
         type: entryType(e),
-        depth,
       };
       yield entry;
       if (entry.type === "dir" && depth < opts.maxDepth) {
