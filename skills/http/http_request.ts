@@ -202,8 +202,8 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
     /^text\/|json|xml|javascript|ecmascript|x-www-form-urlencoded|csv|yaml|toml|graphql/
       .test(ct)
   ) return true;
-  if (ct === "") return !bytes.subarray(0, 8192).includes(0);
-  return false;
+  // Untyped: text unless it has a NUL byte near the start, like git.
+  return ct === "" && !bytes.subarray(0, 8192).includes(0);
 }
 
 /**
