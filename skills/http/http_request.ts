@@ -102,11 +102,9 @@ export default {
       body: method === "GET" || method === "HEAD" ? undefined : body,
       redirect: args.follow_redirects === false ? "manual" : "follow",
     });
-    for (const hop of response.redirects.slice(1)) {
+    // `redirects` starts with the URL asked for; the last hop is the answer's.
+    for (const hop of [...response.redirects, response.url].slice(1)) {
       ctx.status(`Redirected to ${hop}`);
-    }
-    if (response.redirects.length > 0) {
-      ctx.status(`Redirected to ${response.url}`);
     }
     // The configured headers are redacted from the body before it is cut,
     // text or not: a cut through one leaves a start of it that no later
