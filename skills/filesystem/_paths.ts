@@ -12,7 +12,7 @@
 
 // `resolve` of an absolute path normalizes it lexically: collapses `//`, `.`
 // and `..` (never above `/`) and drops a trailing slash.
-import { resolve as normalize } from "node:path/posix";
+import { dirname, resolve as normalize } from "node:path/posix";
 
 /** The filesystem toolkit's configuration with defaults applied. */
 export interface FsConfig {
@@ -101,7 +101,7 @@ export async function resolveInRoot(
       if (probe === cfg.root) {
         throw new Error(`The root "${cfg.root}" does not exist`);
       }
-      probe = probe.slice(0, probe.lastIndexOf("/")) || "/";
+      probe = dirname(probe);
     }
   }
   return { abs, rel: relative(cfg.root, abs) };

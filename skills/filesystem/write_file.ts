@@ -4,6 +4,7 @@
  * @module
  */
 
+import { dirname } from "node:path/posix";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, resolveInRoot } from "./_paths.ts";
@@ -67,9 +68,7 @@ export default {
         `"${rel}" already exists: use mode "overwrite" or "append"`,
       );
     }
-    await Deno.mkdir(abs.slice(0, abs.lastIndexOf("/")) || "/", {
-      recursive: true,
-    });
+    await Deno.mkdir(dirname(abs), { recursive: true });
     const bytes = new TextEncoder().encode(args.content);
     await Deno.writeFile(abs, bytes, {
       append: mode === "append",
