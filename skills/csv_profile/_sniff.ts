@@ -31,9 +31,8 @@ export function sniffDelimiter(sample: string): string {
     const p = new CsvParser(d, (row) => counts.push(row.length));
     p.feed(sample.slice(0, 64 * 1024));
     const lines = counts.slice(0, 20);
-    if (lines.length === 0) continue;
-    const first = lines[0]!;
-    if (first < 2) continue;
+    const first = lines[0];
+    if (first === undefined || first < 2) continue;
     const consistent = lines.filter((n) => n === first).length;
     const score = consistent * 1000 + first;
     if (score > bestScore) {
