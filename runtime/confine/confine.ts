@@ -578,7 +578,7 @@ export function confineArgs(
     // and admitted, never a path that could lead elsewhere by then (the
     // closer checks it still is that path when it opens it).
     const source = realPath(path);
-    if (source === null) continue;
+    if (source === null || !openable(source)) continue;
     if (source !== path && spec.admitLink?.(source, writable) === false) {
       continue;
     }
@@ -654,6 +654,19 @@ function systemConfigMounts(spec: ConfineSpec): string[] {
   ) => ["--ro-bind-try", p, p]);
 }
 
+// A FIFO or a socket is never mounted from a grant: the closer opens each
+// grant, and opening a FIFO waits for a writer (a start that never ends:
+// another module that may write there could stop this one's starts); a
+// socket cannot be opened at all.
+function openable(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    return !info.isFifo && !info.isSocket;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Covers each hidden path that exists and lies inside a mount (compared by
  * real paths: a mount through a link covers the same files), where the
@@ -664,6 +677,7 @@ function hiddenMounts(
   hidden: readonly string[],
   mounts: readonly string[],
 ): string[] {
+  if (hidden.length === 0) return [];
   const args: string[] = [];
   const roots = mounts.map((m) => [m, realPath(m)] as const);
   const covered = new Set<string>();

@@ -169,6 +169,33 @@ Deno.test("confineArgs() starts bwrap through the closer when there is one", () 
   Deno.removeSync(root, { recursive: true });
 });
 
+Deno.test("confineArgs() never opens or binds a FIFO or a socket a grant names", async () => {
+  // Opening a FIFO waits for a writer: the closer would never become bwrap,
+  // and a module that can write where another's grant points could stop
+  // every start of that module's processes.
+  const root = Deno.realPathSync(Deno.makeTempDirSync());
+  const [fifo, socket, file] = [`${root}/fifo`, `${root}/sock`, `${root}/f`];
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.ok(made.success, "mkfifo failed");
+  const listener = Deno.listen({ transport: "unix", path: socket });
+  Deno.writeTextFileSync(file, "x");
+  const base = { runtimeFiles: [], args: ["x"], env: {} };
+  const grant = { read: [fifo, socket, file] };
+  try {
+    const layout = { ...LAYOUT, closer: "/usr/bin/bash" };
+    const closed = confineArgs(layout, { ...base, grant }).args;
+    assert.deepEqual(closed.slice(4, 6), ["1", file]);
+    const direct = confineArgs(LAYOUT, { ...base, grant }).args.join(" ");
+    assert.match(direct, new RegExp(`--ro-bind-try ${file} ${file}`));
+    for (const line of [closed.join(" "), direct]) {
+      assert.doesNotMatch(line, new RegExp(`${fifo}|${socket}`));
+    }
+  } finally {
+    listener.close();
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
 Deno.test("confineArgs() caps the tasks of a program that can fork", () => {
   const layout = { ...LAYOUT, maxTasks: 7 };
   const base = { runtimeFiles: [], args: ["a"], env: {} };
