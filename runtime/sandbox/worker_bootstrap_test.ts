@@ -149,3 +149,44 @@ Deno.test("ctx requests past MAX_RPCS_IN_FLIGHT wait in the worker, and all are 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ctx.artifact sends text and bytes as base64 of their UTF-8", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const path = join(dir, "art.ts");
+  await Deno.writeTextFile(
+    path,
+    `export default { kind: "tool", name: "art", run: (args, ctx) => {
+      ctx.artifact("a.txt", "text/plain", "héllo");
+      ctx.artifact("b.bin", "application/octet-stream", new Uint8Array([0, 255, 62, 63]), true);
+      return 1;
+    } };`,
+  );
+  const { worker, next } = await startWorker(dir);
+  try {
+    worker.postMessage({ t: "load", path });
+    await next("loaded");
+    worker.postMessage(op("a", path));
+    const batch: { kind: string; data: Record<string, unknown> }[] = [];
+    while (batch.length < 2) {
+      batch.push(...(await next("events")).batch as typeof batch);
+    }
+    assert.deepEqual(batch.map((e) => [e.kind, e.data]), [
+      ["artifact", {
+        name: "a.txt",
+        mime: "text/plain",
+        chunk: "aMOpbGxv",
+        final: false,
+      }],
+      ["artifact", {
+        name: "b.bin",
+        mime: "application/octet-stream",
+        chunk: "AP8+Pw==",
+        final: true,
+      }],
+    ]);
+    assert.equal((await next("result")).id, "a");
+  } finally {
+    worker.terminate();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
