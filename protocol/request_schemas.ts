@@ -425,7 +425,7 @@ export function parseMessage(raw: string): ParseSuccess | ParseFailure {
       reqId: salvageId(raw),
     };
   }
-  return checkValue(value, true);
+  return parseValue(value, true);
 }
 
 /**
@@ -452,16 +452,6 @@ export function parseMessage(raw: string): ParseSuccess | ParseFailure {
 export function parseValue(
   value: unknown,
   json = false,
-): ParseSuccess | ParseFailure {
-  return checkValue(value, json);
-}
-
-// `fromJson`: the value is fresh from JSON.parse, so the precompiled check
-// may decide it (see decodeRequestFast); otherwise, and whenever that
-// check is unsure, the zod schema decides.
-function checkValue(
-  value: unknown,
-  fromJson: boolean,
 ): ParseSuccess | ParseFailure {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     // `typeof null` is "object": name it, or the message contradicts itself.
@@ -509,7 +499,10 @@ function checkValue(
       type,
     };
   }
-  if (fromJson) {
+  // A value fresh from JSON.parse may be decided by the precompiled check
+  // (see decodeRequestFast); otherwise, and whenever that check is unsure,
+  // the zod schema decides.
+  if (json) {
     const request = decodeRequestFast(type as RequestType, record);
     if (request !== undefined) return { ok: true, request };
   }
