@@ -351,7 +351,7 @@ export class EgressBroker {
       redirects.push(redactText(url.href, secretForms(sent)));
       url = next;
       if (becomesGet(status, method)) {
-        if (method !== "HEAD") method = "GET";
+        method = "GET";
         body = null;
       }
     }
@@ -638,7 +638,7 @@ export function checkedFetch(
         }
         url = new URL(location, url);
         if (becomesGet(status, method)) {
-          if (method !== "HEAD") method = "GET";
+          method = "GET";
           body = null;
           headers.delete("content-type");
         }
@@ -670,7 +670,8 @@ function toResponse(res: http.IncomingMessage, method: string): Response {
 
 /**
  * Whether a redirect turns the request into a GET without a body, as
- * fetch does: a 303, or a 301 or 302 answering a POST.
+ * fetch does: a 303 answering anything but a GET or a HEAD, or a 301 or
+ * 302 answering a POST.
  *
  * @param status the redirect's status
  * @param method the request's method, upper case
@@ -681,11 +682,14 @@ function toResponse(res: http.IncomingMessage, method: string): Response {
  * import assert from "node:assert/strict";
  * assert.equal(becomesGet(302, "POST"), true);
  * assert.equal(becomesGet(307, "POST"), false);
+ * assert.equal(becomesGet(303, "PUT"), true);
+ * assert.equal(becomesGet(303, "HEAD"), false);
  * ```
  */
 export function becomesGet(status: number, method: string): boolean {
-  return status === 303 ||
-    ((status === 301 || status === 302) && method === "POST");
+  return status === 303
+    ? method !== "GET" && method !== "HEAD"
+    : (status === 301 || status === 302) && method === "POST";
 }
 
 // What crosses the broker: URLs and headers from sandbox code checked

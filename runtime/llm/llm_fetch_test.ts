@@ -133,3 +133,36 @@ Deno.test("a chosen endpoint that refuses the connection is unreachable, not den
     },
   );
 });
+
+Deno.test("llmFetch() follows a 303 on its own origin as fetch does: a POST becomes a GET, a HEAD stays a HEAD", async () => {
+  const seen: string[] = [];
+  const server = Deno.serve({ port: 0, onListen() {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    seen.push(`${req.method} ${path}`);
+    return path === "/v1/a"
+      ? new Response(null, { status: 303, headers: { location: "/v1/b" } })
+      : new Response("ok");
+  });
+  try {
+    const fetch = llmFetch(`http://127.0.0.1:${server.addr.port}/v1`, {
+      maxEventBytes: 1024,
+    });
+    const url = `http://127.0.0.1:${server.addr.port}/v1/a`;
+    for (const method of ["POST", "HEAD"]) {
+      const res = await fetch(url, {
+        method,
+        body: method === "POST" ? "{}" : undefined,
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, 200);
+    }
+    assert.deepEqual(seen, [
+      "POST /v1/a",
+      "GET /v1/b",
+      "HEAD /v1/a",
+      "HEAD /v1/b",
+    ]);
+  } finally {
+    await server.shutdown();
+  }
+});
