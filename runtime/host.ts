@@ -261,14 +261,9 @@ export function createHost(options: HostOptions = {}): Host {
     }
     return opened;
   };
-  const openSession = (open: OpenSessionOptions): Session | string => {
-    const opened = admitSession(open);
-    return opened instanceof Session ? opened : opened.reason;
-  };
   const context = {
     dispatcher,
     limits: config.limits,
-    openSession,
     admitSession,
     log,
   };

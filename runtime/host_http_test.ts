@@ -82,7 +82,6 @@ Deno.test("mcpFirst answers every request to /mcp as the Hono route does", async
   const mcp = createMcpHttp({
     dispatcher: new Dispatcher({ maxMessageBytes: 256 }),
     limits: defaultConfig().limits,
-    openSession: open,
     admitSession: open,
     log() {},
   }, { tokens: ["t"] });

@@ -23,6 +23,7 @@ import {
 } from "../../protocol/envelope.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
+import { Session } from "../session.ts";
 
 /** Options of one request over a link. */
 export interface LinkRequestOptions {
@@ -81,7 +82,6 @@ export interface A2eLinkOptions {
  * const link = openA2eLink({
  *   dispatcher: new Dispatcher(),
  *   limits: defaultConfig().limits,
- *   openSession: open,
  *   admitSession: open,
  *   log() {},
  * });
@@ -96,7 +96,7 @@ export function openA2eLink(
 ): A2eLink | string {
   const pending = new PendingAnswers();
   const token = options.token ?? "";
-  const session = context.openSession({
+  const session = context.admitSession({
     transport: "mcp",
     authorization: token === "" ? undefined : `Bearer ${token}`,
     send(message) {
@@ -109,7 +109,7 @@ export function openA2eLink(
       pending.cancelAll(`Cancelled: ${reason}`);
     },
   });
-  if (typeof session === "string") return session;
+  if (!(session instanceof Session)) return session.reason;
   session.authenticate("accepted", token);
   return {
     get inFlight() {

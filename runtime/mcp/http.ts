@@ -76,7 +76,6 @@ interface Entry {
  * import assert from "node:assert/strict";
  * const mcp = createMcpHttp({
  *   dispatcher: new Dispatcher(), limits: defaultConfig().limits,
- *   openSession: () => "closed",
  *   admitSession: () => ({ status: 503, reason: "closed" }), log() {},
  * }, { tokens: ["t"] });
  * const res = await mcp.handle(new Request("http://x/mcp", { method: "POST", body: "{}" }));

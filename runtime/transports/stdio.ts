@@ -12,6 +12,7 @@
 
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./transport_context.ts";
+import { Session } from "../session.ts";
 import { slowClientRule } from "./client_bounds.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
@@ -74,16 +75,16 @@ export async function serveStdio(
   const lines = stdoutLines(writer, context, () => {
     opened.session?.close("The client stopped reading");
   });
-  const session = context.openSession({
+  const session = context.admitSession({
     transport: "stdio",
     send: (message) => lines.send(message),
     onEnd: () => {
       reader.cancel().catch(() => {});
     },
   });
-  if (typeof session === "string") {
+  if (!(session instanceof Session)) {
     reader.releaseLock();
-    throw new Error(`Cannot serve stdio: ${session}`);
+    throw new Error(`Cannot serve stdio: ${session.reason}`);
   }
   opened.session = session;
 

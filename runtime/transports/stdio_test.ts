@@ -24,7 +24,6 @@ Deno.test("serveStdio() drops live events past 8 MiB unwritten, and ends the ses
   const context: TransportContext = {
     dispatcher: new Dispatcher(),
     limits: defaultConfig().limits,
-    openSession: open,
     admitSession: open,
     log: (line) => logs.push(line),
   };

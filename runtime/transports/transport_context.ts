@@ -45,13 +45,8 @@ export interface TransportContext {
   /** The host's limits. */
   readonly limits: LimitsConfig;
   /**
-   * Opens a session, or returns a sentence saying why not (the host is full
-   * or closing).
-   */
-  openSession(options: OpenSessionOptions): Session | string;
-  /**
-   * Opens a session or says why not, with the HTTP status to answer
-   * (transports that carry an `Authorization` header use this).
+   * Opens a session, or says why not (the host is full or closing, a token
+   * is refused) with the HTTP status to answer where there is one.
    */
   admitSession(options: OpenSessionOptions): Session | Refusal;
   /** Writes one diagnostic line (never to stdout). */

@@ -16,7 +16,6 @@ function serveA2e() {
     },
     limits: {},
     log() {},
-    openSession: () => "unused",
     admitSession(options: ConstructorParameters<typeof Session>[0]) {
       const session = new Session(options);
       const heard = new Promise<void>((resolve) => hear.set(session, resolve));
