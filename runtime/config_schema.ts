@@ -364,45 +364,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const seconds = z.number().max(Math.floor(MAX_TIMER_MS / 1000));
 const millis = z.number().int().positive().max(MAX_TIMER_MS);
 
-const LIMIT_DEFAULTS = {
-  max_message_bytes: 4 * 1024 * 1024,
-  max_sessions: 1024,
-  max_pending_sessions: 128,
-  handshake_timeout_seconds: 10,
-  max_parallel: 4,
-  max_parallel_host: 64,
-  mcp_reads_per_token: 4,
-  sse_idle_seconds: 300,
-  shutdown_timeout_seconds: 10,
-  request_body_seconds: 60,
-  max_turns: 50,
-  default_max_turns: 10,
-};
-
-const SANDBOX_DEFAULTS = {
-  memory_mb: 512,
-  max_idle_processes: 8,
-  spare_workers: 1,
-  spare_processes: 1,
-  worker_budget_mb: 1024,
-  max_processes: 32,
-  processes_per_principal: null as number | null,
-  process_wait_ms: 30_000,
-  max_result_bytes: 1024 * 1024,
-  cache_dir: ".skillbox-cache" as string | null,
-  confinement: "auto" as const,
-  script_workspace_mb: 64,
-  script_workspace_files: 10_000,
-};
-
-const EGRESS_DEFAULTS = {
-  allow_private_hosts: [],
-  secrets: [],
-  max_response_bytes: 8 * 1024 * 1024,
-  timeout_seconds: 30,
-  max_parallel_host: 32,
-};
-
 const ConfigFileSchema = z.strictObject({
   $schema: z.string().optional(),
   listen: z.strictObject({
@@ -436,7 +397,7 @@ const ConfigFileSchema = z.strictObject({
     request_body_seconds: seconds.positive().default(60),
     max_turns: z.number().int().positive().default(50),
     default_max_turns: z.number().int().positive().default(10),
-  }).default(LIMIT_DEFAULTS),
+  }).prefault({}),
   builtin_skills: z.boolean().default(true),
   archived_skills: z.array(z.string().min(1)).default([]),
   sandbox: z.strictObject({
@@ -456,7 +417,7 @@ const ConfigFileSchema = z.strictObject({
     script_workspace_mb: z.number().int().min(1).max(65536).default(64),
     script_workspace_files: z.number().int().min(16).max(10_000_000)
       .default(10_000),
-  }).default(SANDBOX_DEFAULTS),
+  }).prefault({}),
   egress: z.strictObject({
     allow_private_hosts: z.array(z.string().min(1)).default([]),
     secrets: z.array(z.strictObject({
@@ -471,7 +432,7 @@ const ConfigFileSchema = z.strictObject({
     max_response_bytes: z.number().int().min(1).default(8 * 1024 * 1024),
     timeout_seconds: seconds.positive().default(30),
     max_parallel_host: z.number().int().positive().default(32),
-  }).default(EGRESS_DEFAULTS),
+  }).prefault({}),
   policy: loose,
   toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
     {},
@@ -503,17 +464,17 @@ const ConfigFileSchema = z.strictObject({
   mcp: z.strictObject({
     retry_initial_ms: millis.default(1_000),
     retry_max_ms: millis.default(300_000),
-  }).default({ retry_initial_ms: 1_000, retry_max_ms: 300_000 }),
+  }).prefault({}),
   store: StoreConfigSchema,
   console: z.strictObject({
     admin_tokens: z.array(z.string().min(1)).default([]),
-  }).default({ admin_tokens: [] }),
+  }).prefault({}),
   host: z.strictObject({
     id: z.string().min(1).max(200).nullable().default(null),
-  }).default({ id: null }),
+  }).prefault({}),
   code: z.strictObject({
     max_calls: z.number().int().positive().default(1000),
-  }).default({ max_calls: 1000 }),
+  }).prefault({}),
 });
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
