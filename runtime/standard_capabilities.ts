@@ -180,18 +180,24 @@ export function createStandardCapabilities(
   const log = options.log ?? (() => {});
   const dirs = skillDirs(config);
   const policy = parseHostPolicy(config.policy);
+  // The host's own files: never seen by a sandbox or an imported server.
+  const protect = hostFiles(config, options.configPath);
   const permissions = sandboxPolicy(policy.permissions, {
     served: dirs.map((d) => d.path),
-    hostFiles: hostFiles(config, options.configPath),
+    hostFiles: protect,
   });
   const configs = createToolkitConfigs(config.toolkits);
   const egress = brokerFromConfig(config.egress);
-  const sandbox = sandboxFromConfig(config, permissions, egress);
+  // The config's sandbox section names the pool's options (the script
+  // workspace fields are the skill capability's, and ignored here).
+  const sandbox = createSandbox({
+    ...config.sandbox,
+    policy: permissions,
+    egress,
+  });
   let registry: Registry | null = null;
   let statusOf: (() => RegistryStatus) | null = null;
   let closed = false;
-  // The host's own files: never seen by an imported server either.
-  const protect = hostFiles(config, options.configPath);
   // A server that comes up before the first load ends is read again then.
   let missed = false;
   const imported = importedServers(
@@ -282,29 +288,6 @@ export function createStandardCapabilities(
 }
 
 type Sandbox = ReturnType<typeof createSandbox>;
-
-/** The sandbox pool, under the config's limits and the sandbox policy. */
-function sandboxFromConfig(
-  config: HostConfig,
-  policy: HostPolicy["permissions"],
-  egress: EgressBroker,
-): Sandbox {
-  return createSandbox({
-    policy,
-    memoryMb: config.sandbox.memoryMb,
-    maxIdleProcesses: config.sandbox.maxIdleProcesses,
-    spareWorkers: config.sandbox.spareWorkers,
-    spareProcesses: config.sandbox.spareProcesses,
-    workerBudgetMb: config.sandbox.workerBudgetMb,
-    maxProcesses: config.sandbox.maxProcesses,
-    processesPerPrincipal: config.sandbox.processesPerPrincipal,
-    processWaitMs: config.sandbox.processWaitMs,
-    maxResultBytes: config.sandbox.maxResultBytes,
-    cacheDir: config.sandbox.cacheDir,
-    confinement: config.sandbox.confinement ?? "auto",
-    egress,
-  });
-}
 
 /** The config's MCP servers, imported as toolkits; null when none. */
 function importedServers(
