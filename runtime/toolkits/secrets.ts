@@ -2,7 +2,7 @@
  * Secrets in toolkit configurations: fields whose schema says `secret: true`
  * (zod's `.meta({ secret: true })` lands there too). Their values reach only
  * the toolkit's own tools; everything that might show them to a client or a
- * log goes through {@link redactConfig} or {@link scrubSecrets} first.
+ * log goes through {@link scrubSecrets} first.
  *
  * @module
  */
@@ -124,34 +124,6 @@ function entries(value: unknown): [string, unknown][] {
   return typeof value === "object" && value !== null
     ? Object.entries(value)
     : [];
-}
-
-/**
- * Returns a copy of a configuration with every secret value replaced by
- * {@link REDACTED}. Safe to show to a client or write to a log.
- *
- * @param schema the toolkit's configuration schema
- * @param config a configuration
- * @returns a deep copy with secrets replaced
- * @example
- * ```ts
- * import { redactConfig } from "./secrets.ts";
- * import assert from "node:assert/strict";
- * const schema = { type: "object", properties: { token: { type: "string", secret: true } } };
- * assert.deepEqual(redactConfig(schema, { token: "ghp_x", root: "/tmp" }), { token: "[redacted]", root: "/tmp" });
- * ```
- */
-export function redactConfig(
-  schema: JsonSchema,
-  config: Record<string, unknown>,
-): Record<string, unknown> {
-  const copy = structuredClone(config);
-  for (const path of secretPaths(schema)) {
-    visit(copy, path.split("."), (holder, key) => {
-      holder[key] = REDACTED;
-    });
-  }
-  return copy;
 }
 
 /**

@@ -3,7 +3,6 @@ import { z } from "zod";
 import {
   allServerSecrets,
   publicSchema,
-  redactConfig,
   REDACTED,
   scrubSecrets,
   scrubServer,
@@ -41,7 +40,7 @@ Deno.test("secretPaths() follows $ref, unions and arrays", () => {
   assert.deepEqual(secretPaths(schema), ["creds.key", "keys.*", "either"]);
 });
 
-Deno.test("redactConfig() and secretValues() cover nested secrets and leave the input alone", () => {
+Deno.test("secretValues() covers nested secrets", () => {
   const schema = {
     type: "object",
     properties: {
@@ -56,13 +55,6 @@ Deno.test("redactConfig() and secretValues() cover nested secrets and leave the 
     pin: 4242,
     root: "/tmp",
   };
-  assert.deepEqual(redactConfig(schema, config), {
-    token: REDACTED,
-    headers: { Authorization: REDACTED },
-    pin: REDACTED,
-    root: "/tmp",
-  });
-  assert.equal(config.token, "ghp_abcdef", "the input is not changed");
   assert.deepEqual(secretValues(schema, config), [
     "Bearer xyz123",
     "ghp_abcdef",
@@ -385,8 +377,8 @@ Deno.test("secretPaths() finds every $ref the validator follows: escapes, anchor
     "spaced",
   ]);
   assert.deepEqual(
-    Object.values(redactConfig(schema, config)),
-    new Array(4).fill(REDACTED),
+    secretValues(schema, config).sort(),
+    Object.values(config).sort(),
   );
 });
 
