@@ -534,92 +534,55 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   return toHostConfig(data, llm);
 }
 
+// The file's snake_case names of one section as the host's camelCase ones,
+// one level deep: a value that maps names of its own (an `env`, `headers`)
+// keeps them as written.
+type Camel<S extends string> = S extends `${infer A}_${infer B}`
+  ? `${A}${Capitalize<Camel<B>>}`
+  : S;
+type CamelKeys<T> = { [K in keyof T as K extends string ? Camel<K> : K]: T[K] };
+
+function camelKeys<T extends object>(section: T): CamelKeys<T> {
+  return Object.fromEntries(
+    Object.entries(section).map(([key, value]) => [
+      key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+      value,
+    ]),
+  ) as CamelKeys<T>;
+}
+
 function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
   return {
-    listen: {
-      hostname: data.listen.hostname,
-      port: data.listen.port,
-      allowedHosts: data.listen.allowed_hosts,
-      allowedOrigins: data.listen.allowed_origins,
-    },
+    listen: camelKeys(data.listen),
     skills: data.skills,
     tokens: data.tokens,
-    limits: {
-      maxMessageBytes: data.limits.max_message_bytes,
-      maxSessions: data.limits.max_sessions,
-      maxPendingSessions: data.limits.max_pending_sessions,
-      handshakeTimeoutSeconds: data.limits.handshake_timeout_seconds,
-      maxParallel: data.limits.max_parallel,
-      maxParallelHost: data.limits.max_parallel_host,
-      mcpReadsPerToken: data.limits.mcp_reads_per_token,
-      sseIdleSeconds: data.limits.sse_idle_seconds,
-      shutdownTimeoutSeconds: data.limits.shutdown_timeout_seconds,
-      requestBodySeconds: data.limits.request_body_seconds,
-      maxTurns: data.limits.max_turns,
-      defaultMaxTurns: data.limits.default_max_turns,
-    },
+    limits: camelKeys(data.limits),
     builtinSkills: data.builtin_skills,
     archivedSkills: data.archived_skills,
     sandbox: {
-      memoryMb: data.sandbox.memory_mb,
-      maxIdleProcesses: data.sandbox.max_idle_processes,
-      spareWorkers: data.sandbox.spare_workers,
-      spareProcesses: data.sandbox.spare_processes,
-      workerBudgetMb: data.sandbox.worker_budget_mb,
-      maxProcesses: data.sandbox.max_processes,
+      ...camelKeys(data.sandbox),
       processesPerPrincipal: data.sandbox.processes_per_principal ?? undefined,
-      processWaitMs: data.sandbox.process_wait_ms,
-      maxResultBytes: data.sandbox.max_result_bytes,
-      cacheDir: data.sandbox.cache_dir,
-      confinement: data.sandbox.confinement,
-      scriptWorkspaceMb: data.sandbox.script_workspace_mb,
-      scriptWorkspaceFiles: data.sandbox.script_workspace_files,
     },
     egress: {
-      allowPrivateHosts: data.egress.allow_private_hosts,
-      secrets: data.egress.secrets.map((s) => ({
-        host: s.host,
-        header: s.header,
-        valueEnv: s.value_env,
-        toolkits: s.toolkits,
-      })),
-      maxResponseBytes: data.egress.max_response_bytes,
-      timeoutSeconds: data.egress.timeout_seconds,
-      maxParallelHost: data.egress.max_parallel_host,
+      ...camelKeys(data.egress),
+      secrets: data.egress.secrets.map(camelKeys),
     },
     policy: data.policy,
     toolkits: data.toolkits,
     llm,
     llmRules: readLlmSection(data.llm).rules,
     mcpServers: Object.fromEntries(
-      Object.entries(data.mcp_servers).map(([name, spec]) => [
-        name,
-        "url" in spec
-          ? {
-            url: spec.url,
-            headers: spec.headers,
-            startTimeoutMs: spec.start_timeout_ms,
-          }
-          : {
-            command: spec.command,
-            args: spec.args,
-            env: spec.env,
-            cwd: spec.cwd,
-            writable: spec.writable,
-            hosts: spec.hosts,
-            startTimeoutMs: spec.start_timeout_ms,
-            read: spec.read,
-            write: spec.write,
-          },
-      ]),
+      Object.entries(data.mcp_servers).map((
+        [name, spec],
+      ) => [name, camelKeys(spec)]),
     ),
     mcp: {
       retryInitialMs: data.mcp.retry_initial_ms,
       retryMaxMs: Math.max(data.mcp.retry_max_ms, data.mcp.retry_initial_ms),
     },
     store: toStoreConfig(data.store),
-    console: { adminTokens: data.console.admin_tokens },
-    host: { id: data.host.id },
-    code: { maxCalls: data.code.max_calls },
+    console: camelKeys(data.console),
+    host: data.host,
+    code: camelKeys(data.code),
   };
 }
