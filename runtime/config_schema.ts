@@ -356,8 +356,6 @@ export interface HostConfig {
   code?: { maxCalls: number };
 }
 
-const loose = z.record(z.string(), z.unknown()).default({});
-
 // Deno fires a timer longer than 2^31-1 ms after 1 ms: a longer duration
 // would end every handshake, stream or call at once.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -433,7 +431,7 @@ const ConfigFileSchema = z.strictObject({
     timeout_seconds: seconds.positive().default(30),
     max_parallel_host: z.number().int().positive().default(32),
   }).prefault({}),
-  policy: loose,
+  policy: z.record(z.string(), z.unknown()).default({}),
   toolkits: z.record(z.string(), z.record(z.string(), z.unknown())).default(
     {},
   ),
@@ -524,14 +522,14 @@ export function validateConfig(value: unknown, file: string): HostConfig {
       `${file}: console.admin_tokens.${stray}: not one of "tokens" (an admin token must also be an accepted token)`,
     );
   }
+  const { entries, path, rules } = readLlmSection(data.llm);
   let llm: LlmConfig[];
   try {
-    const { entries, path } = readLlmSection(data.llm);
     llm = entries.map((entry, i) => checkLlmConfig(entry, `${path}.${i}`));
   } catch (error) {
     throw new ConfigError(`${file}: ${(error as Error).message}`);
   }
-  return toHostConfig(data, llm);
+  return { ...toHostConfig(data), llm, llmRules: rules };
 }
 
 // The file's snake_case names of one section as the host's camelCase ones,
@@ -551,7 +549,8 @@ function camelKeys<T extends object>(section: T): CamelKeys<T> {
   ) as CamelKeys<T>;
 }
 
-function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
+// Every section but the LLM one, which validateConfig has read already.
+function toHostConfig(data: ConfigFile): Omit<HostConfig, "llm" | "llmRules"> {
   return {
     listen: camelKeys(data.listen),
     skills: data.skills,
@@ -569,8 +568,6 @@ function toHostConfig(data: ConfigFile, llm: LlmConfig[]): HostConfig {
     },
     policy: data.policy,
     toolkits: data.toolkits,
-    llm,
-    llmRules: readLlmSection(data.llm).rules,
     mcpServers: Object.fromEntries(
       Object.entries(data.mcp_servers).map((
         [name, spec],
