@@ -205,8 +205,7 @@ export function createStandardCapabilities(
     { egress, sandbox, protect, maxCallMs: policy.maxTimeoutMs },
     log,
     async () => {
-      const live = registry as Registry | null;
-      if (live) await live.reload();
+      if (registry) await registry.reload();
       else missed = true;
     },
   );
@@ -263,24 +262,24 @@ export function createStandardCapabilities(
     capabilities,
     ready: built.then((b) => b.report),
     get snapshot() {
-      return (registry as Registry | null)?.snapshot ?? null;
+      return registry?.snapshot ?? null;
     },
     remoteSkills: () => imported?.remoteSkills() ?? [],
     mcpServers: {
       ready: built.then(async () => {
         if (!imported) return;
         await imported.start();
-        await (registry as Registry | null)?.reload();
+        await registry?.reload();
       }),
       starting: () => imported?.starting() ?? [],
     },
     processes: () => sandbox.processes(),
     endSession: (sessionId) => sandbox.endSession(sessionId),
-    registryStatus: () => (statusOf as typeof statusOf)?.() ?? null,
+    registryStatus: () => statusOf?.() ?? null,
     async close() {
       closed = true;
       await built.catch(() => {});
-      await (registry as Registry | null)?.close();
+      await registry?.close();
       await imported?.close();
       await sandbox.close();
     },
