@@ -416,7 +416,7 @@ function toRe2(source: string): string {
       if (next === "u") {
         const braced = source[i + 1] === "{";
         const end = braced ? source.indexOf("}", i) : i + 5;
-        const hex = source.slice(i + (braced ? 2 : 1), braced ? end : end);
+        const hex = source.slice(i + (braced ? 2 : 1), end);
         if (/^[0-9a-fA-F]{1,6}$/.test(hex) && (braced || hex.length === 4)) {
           out += `\\x{${hex}}`;
           i = braced ? end : end - 1;
