@@ -102,7 +102,7 @@ import { SERVER_VERSION } from "./server.ts";
 import { CallSignal, raceAbort } from "../deadline.ts";
 import {
   basicAuthOf,
-  scrubServer,
+  scrubSecrets,
   serverSecrets,
 } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
@@ -331,13 +331,13 @@ class Servers implements ImportedServers {
             } catch (error) {
               // The server's own words: they may say its secrets back.
               throw new Error(
-                scrubServer((error as Error).message, slot.secrets),
+                scrubSecrets((error as Error).message, slot.secrets),
               );
             }
             // What a server says reaches clients scrubbed of its entry's
             // secrets; a file the scrub would change is refused instead.
             const text = new TextDecoder().decode(bytes);
-            if (scrubServer(text, slot.secrets) !== text) {
+            if (scrubSecrets(text, slot.secrets) !== text) {
               throw new Error(
                 `Resource "${uri}" of the MCP server "${slot.name}" holds one of its secrets (a value of its env or headers, its URL's credentials or a secret arg)`,
               );
@@ -374,7 +374,7 @@ class Servers implements ImportedServers {
   ): Promise<SandboxOutcome> {
     const slot = this.#slots.get(server);
     if (!slot) return failure(`Unknown MCP server "${server}"`);
-    return scrubServer(
+    return scrubSecrets(
       await this.#call(slot, tool, args, call),
       slot.secrets,
     );
@@ -399,7 +399,7 @@ class Servers implements ImportedServers {
           onprogress: (p: Progress) =>
             call.onEvent("progress", {
               pct: p.total ? (p.progress / p.total) * 100 : p.progress,
-              message: scrubServer(p.message ?? "", slot.secrets),
+              message: scrubSecrets(p.message ?? "", slot.secrets),
             }),
         },
       ) as CallToolResult;
@@ -407,7 +407,7 @@ class Servers implements ImportedServers {
         maxBytes: this.#maxResultBytes,
         // Scrubbed here: the artifact events go out before the outcome.
         onEvent: (kind, data) =>
-          call.onEvent(kind, scrubServer(data, slot.secrets)),
+          call.onEvent(kind, scrubSecrets(data, slot.secrets)),
       });
     } catch (error) {
       const message = (error as Error).message;
@@ -520,7 +520,7 @@ class Servers implements ImportedServers {
       );
       await client.connect(transport, { timeout });
       const connected = transport;
-      const tools = scrubServer(await listAll(client, timeout), slot.secrets);
+      const tools = scrubSecrets(await listAll(client, timeout), slot.secrets);
       await this.#loadSkills(slot, client, timeout);
       if (this.#closed) throw new Error("The host is closing");
       slot.tools = tools;
@@ -576,7 +576,7 @@ class Servers implements ImportedServers {
 
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
     return slot.relist("tools", async () => {
-      const tools = scrubServer(
+      const tools = scrubSecrets(
         await listAll(client, this.#startTimeoutMs),
         slot.secrets,
       );
@@ -604,13 +604,13 @@ class Servers implements ImportedServers {
   ): Promise<void> {
     try {
       const { skills, refused } = await loadServerSkills(client, timeout);
-      slot.skills = scrubServer(skills, slot.secrets);
-      slot.refusedSkills = scrubServer(refused, slot.secrets);
+      slot.skills = scrubSecrets(skills, slot.secrets);
+      slot.refusedSkills = scrubSecrets(refused, slot.secrets);
     } catch (error) {
       slot.skills = [];
       slot.refusedSkills = [{
         uri: "skills/list",
-        reason: scrubServer((error as Error).message, slot.secrets),
+        reason: scrubSecrets((error as Error).message, slot.secrets),
       }];
     }
     for (const { uri, reason } of slot.refusedSkills) {
@@ -1002,7 +1002,7 @@ export class ServerSlot {
    */
   failed(reason: string, now: number): void {
     this.client = null;
-    this.reason = scrubServer(reason, this.secrets);
+    this.reason = scrubSecrets(reason, this.secrets);
     this.#backOff(now);
   }
 
@@ -1019,7 +1019,7 @@ export class ServerSlot {
   exited(client: Client, reason: string, now: number): boolean {
     if (this.client !== client) return false;
     this.client = null;
-    this.reason = scrubServer(reason, this.secrets);
+    this.reason = scrubSecrets(reason, this.secrets);
     if (now - this.#upSince >= this.backoff.stableMs) this.#streak = 0;
     if (this.#streak === 0) {
       // Once at once; a second early crash backs off.

@@ -596,20 +596,3 @@ export function allServerSecrets(
 ): string[] {
   return Object.values(servers ?? {}).flatMap((s) => [...serverSecrets(s)]);
 }
-
-/**
- * Scrubs a server's secrets from anything it produced.
- *
- * @param value a reason, an error message, a result, a tool listing
- * @param secrets from {@link serverSecrets}
- * @returns the value, its secrets replaced by `[redacted]`
- * @example
- * ```ts
- * import { scrubServer } from "./secrets.ts";
- * import assert from "node:assert/strict";
- * assert.equal(scrubServer("died (stderr: key=abcd)", ["abcd"]), "died (stderr: key=[redacted])");
- * ```
- */
-export function scrubServer<T>(value: T, secrets: readonly string[]): T {
-  return secrets.length === 0 ? value : scrubSecrets(value, secrets);
-}

@@ -5,7 +5,6 @@ import {
   publicSchema,
   REDACTED,
   scrubSecrets,
-  scrubServer,
   scrubText,
   secretPaths,
   secretValues,
@@ -160,13 +159,13 @@ Deno.test("serverSecrets() takes the values of secret-named args only", () => {
   );
 });
 
-Deno.test("scrubServer() replaces the secrets anywhere in a value, keys included", () => {
+Deno.test("scrubSecrets() replaces a server's secrets anywhere in a value, keys included", () => {
   const secrets = serverSecrets({ env: { T: "tok-abcdef" } });
   assert.deepEqual(
-    scrubServer({ "tok-abcdef": ["saw tok-abcdef"], n: 1 }, secrets),
+    scrubSecrets({ "tok-abcdef": ["saw tok-abcdef"], n: 1 }, secrets),
     { "[redacted]": ["saw [redacted]"], n: 1 },
   );
-  assert.equal(scrubServer("untouched", []), "untouched");
+  assert.equal(scrubSecrets("untouched", []), "untouched");
   assert.deepEqual(allServerSecrets(undefined), []);
 });
 
