@@ -167,8 +167,7 @@ export async function openPostgresStore(
  * ```
  */
 export function lazyPostgresStore(url: string): PostgresRunStore {
-  const { sql, answerMs, cut } = connect(url);
-  return new PostgresRunStore(sql, { answerMs, cut });
+  return new PostgresRunStore(connect(url));
 }
 
 type Sql = postgres.Sql;
@@ -355,20 +354,14 @@ export class PostgresRunStore implements RunStore {
   #migrating: Promise<void> | null = null;
 
   /**
-   * @param sql the connection pool (the schema is made by {@link ready})
-   * @param bound how long a call waits for the server (`answerMs`, 0: for
-   *   ever) and how to drop the connections when it gave no answer
+   * @param pool the connection pool (the schema is made by {@link ready}),
+   *   how long a call waits for the server (`answerMs`, 0: for ever) and
+   *   how to drop the connections when it gave no answer
    */
-  constructor(
-    sql: Sql,
-    bound: { answerMs: number; cut: (error?: Error) => void } = {
-      answerMs: 0,
-      cut: () => {},
-    },
-  ) {
-    this.#sql = sql;
-    this.#answerMs = bound.answerMs;
-    this.#cut = bound.cut;
+  constructor(pool: Pool) {
+    this.#sql = pool.sql;
+    this.#answerMs = pool.answerMs;
+    this.#cut = pool.cut;
   }
 
   /** Makes sure the schema is in place (once it has been, at once). */
