@@ -350,8 +350,9 @@ export class PostgresRunStore implements RunStore {
   #sql: Sql;
   #answerMs: number;
   #cut: (error?: Error) => void;
-  #migrated = false;
-  #migrating: Promise<void> | null = null;
+  // The schema's making, kept once it succeeded; a failed one is tried
+  // again by the next call.
+  #schema: Promise<void> | null = null;
 
   /**
    * @param pool the connection pool (the schema is made by {@link ready}),
@@ -366,14 +367,11 @@ export class PostgresRunStore implements RunStore {
 
   /** Makes sure the schema is in place (once it has been, at once). */
   async ready(): Promise<void> {
-    if (this.#migrated) return;
-    this.#migrating ??= this.#answered(() => migrate(this.#sql)).finally(
-      () => {
-        this.#migrating = null;
-      },
-    );
-    await this.#migrating;
-    this.#migrated = true;
+    this.#schema ??= this.#answered(() => migrate(this.#sql)).catch((error) => {
+      this.#schema = null;
+      throw error;
+    });
+    await this.#schema;
   }
 
   // A call (one statement or one transaction) the server gave no answer
