@@ -975,13 +975,6 @@ export class RunRecorder implements RunObserver {
     );
   }
 
-  // A beat goes in line with the writes (one store operation at a time
-  // from the recorder, as ever); one still waiting is not doubled. While
-  // writes are held for a failing store (or before the store first
-  // answered) there is no beat: a host that cannot write is not shown
-  // alive, and the database is not tried more often than the writes'
-  // retries do. A failed beat is silent (the write path reports a
-  // database that is down).
   // Another host process stamped this host id within a beat of ours, twice
   // in a row: two live hosts were given one host.id (a predecessor that
   // died is seen at most once). Said once: each marks the runs the other
@@ -997,6 +990,13 @@ export class RunRecorder implements RunObserver {
     );
   }
 
+  // A beat goes in line with the writes (one store operation at a time
+  // from the recorder, as ever); one still waiting is not doubled. While
+  // writes are held for a failing store (or before the store first
+  // answered) there is no beat: a host that cannot write is not shown
+  // alive, and the database is not tried more often than the writes'
+  // retries do. A failed beat is silent (the write path reports a
+  // database that is down).
   #beat(): Promise<void> {
     if (
       this.#beating || this.#closed || !this.store?.beat ||
