@@ -86,6 +86,16 @@ export interface RunObserver {
   readonly files?: RunFiles | null;
 }
 
+/** What of a script's files was kept. */
+export interface FilesKept {
+  /** Files kept with their content. */
+  files: number;
+  /** Bytes of content kept. */
+  bytes: number;
+  /** True when some file was not kept (over a cap, a secret) or not listed. */
+  truncated: boolean;
+}
+
 /** Keeps files with a run's record, within caps per run. */
 export interface RunFiles {
   /** Most bytes of content kept per run, all files together. */
@@ -102,7 +112,7 @@ export interface RunFiles {
     runId: string,
     files: readonly StoredFile[],
     unlisted?: number,
-  ): { files: number; bytes: number; truncated: boolean };
+  ): FilesKept;
 }
 
 /**

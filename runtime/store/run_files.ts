@@ -10,17 +10,7 @@
 
 import type { Redactor } from "./redact.ts";
 import type { RunStore, StoredFile } from "./store.ts";
-import type { RunFiles } from "./recorder.ts";
-
-/** What of a script's files was kept. */
-export interface FilesKept {
-  /** Files kept with their content. */
-  files: number;
-  /** Bytes of content kept. */
-  bytes: number;
-  /** True when some file was not kept (over a cap, a secret) or not listed. */
-  truncated: boolean;
-}
+import type { FilesKept, RunFiles } from "./recorder.ts";
 
 // Runs whose files wait to be written; beyond it the oldest are dropped (a
 // run dropped from the recorder's pending writes never takes its files).
