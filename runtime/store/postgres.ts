@@ -743,11 +743,9 @@ export class PostgresRunStore implements RunStore {
         const list = notice[c];
         return Array.isArray(list) ? list.map(String) : [];
       };
-      const [started, ran, finished] = [
-        ids("started"),
-        ids("ran"),
-        ids("finished"),
-      ];
+      const started = ids("started");
+      const ran = ids("ran");
+      const finished = ids("finished");
       try {
         const rows = await this.#answered(() =>
           sql`SELECT ${sql(COLUMNS)} FROM skillbox_runs
