@@ -45,8 +45,8 @@ export interface StoreConfig {
   files?: { maxBytes: number; maxFiles: number };
 }
 
-/** The defaults of the `store` section, as written in the file. */
-export const STORE_DEFAULTS = {
+// The defaults of the `store` section, as written in the file.
+const STORE_DEFAULTS = {
   path: ".skillbox/skillbox.db",
   url: null as string | null,
   max_runs: 10_000,
