@@ -157,10 +157,25 @@ export function createApi(sources: ConsoleSources): Hono {
   const { recorder } = sources;
   const scopeOf = (c: Context): RunScope => sources.scope?.(c) ?? "all";
   const lines = new ReadLines();
-  const fromStore = (
+  // A store that cannot be read (a database down) answers 503, not 500:
+  // the host is fine, its history is out of reach for now. The read waits
+  // its viewer's turn; a viewer with too many waiting is told to retry.
+  // Runs still pending in the recorder are written first, so a read sees
+  // every run that has finished.
+  const fromStore = async (
     c: Context,
     read: (scope: RunScope) => Promise<Response>,
-  ) => readStore(c, scopeOf(c), { recorder, lines }, read);
+  ): Promise<Response> => {
+    const scope = scopeOf(c);
+    try {
+      return await lines.run(viewerOf(scope), async () => {
+        await recorder.flush();
+        return read(scope);
+      }) ?? tooManyReads(c);
+    } catch (error) {
+      return c.json({ error: storeFailure(scope, error) }, 503);
+    }
+  };
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -404,27 +419,6 @@ function withStatuses(
       reason: r.reason,
     })),
   };
-}
-
-// A store that cannot be read (a database down) answers 503, not 500:
-// the host is fine, its history is out of reach for now. The read waits
-// its viewer's turn; a viewer with too many waiting is told to retry.
-// Runs still pending in the recorder are written first, so a read sees
-// every run that has finished.
-async function readStore(
-  c: Context,
-  scope: RunScope,
-  { recorder, lines }: { recorder: RunRecorder; lines: ReadLines },
-  read: (scope: RunScope) => Promise<Response>,
-): Promise<Response> {
-  try {
-    return await lines.run(viewerOf(scope), async () => {
-      await recorder.flush();
-      return read(scope);
-    }) ?? tooManyReads(c);
-  } catch (error) {
-    return c.json({ error: storeFailure(scope, error) }, 503);
-  }
 }
 
 function tooManyReads(c: Context): Response {
