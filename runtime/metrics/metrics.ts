@@ -54,7 +54,7 @@ export interface HostMetrics extends RunCounters {
  * assert.match(await metrics.text(), /skillbox_calls_total\{kind="tool",name="add",outcome="ok"\} 1/);
  * ```
  */
-// Long (about 110 lines): the metric declarations, one after another, and
+// Long (about 100 lines): the metric declarations, one after another, and
 // the few methods that move them; splitting would only scatter the list.
 export function createMetrics(
   sources: MetricsSources & { defaults?: boolean } = {},
@@ -124,21 +124,8 @@ export function createMetrics(
     help: "Failures to open or write the run store",
     registers: [registry],
   });
-  const names = new Set<string>();
-  const providers = new Set<string>();
-  const nameLabel = (name: string, outcome: string) => {
-    if (OUTCOMES_UNKNOWN.has(outcome)) return "(unknown)";
-    if (names.has(name)) return name;
-    if (names.size >= MAX_NAMES) return "(other)";
-    names.add(name);
-    return name;
-  };
-  const providerLabel = (provider: string) => {
-    if (providers.has(provider)) return provider;
-    if (providers.size >= MAX_PROVIDERS) return "(other)";
-    providers.add(provider);
-    return provider;
-  };
+  const nameLabel = boundedLabel(MAX_NAMES);
+  const providerLabel = boundedLabel(MAX_PROVIDERS);
 
   return {
     contentType: registry.contentType,
@@ -146,7 +133,7 @@ export function createMetrics(
     finished(kind, name, outcome, seconds) {
       calls.record(
         kind,
-        nameLabel(name, outcome),
+        OUTCOMES_UNKNOWN.has(outcome) ? "(unknown)" : nameLabel(name),
         outcomeLabel(outcome),
         seconds,
       );
@@ -165,6 +152,18 @@ export function createMetrics(
     storeError() {
       storeErrors.inc();
     },
+  };
+}
+
+// A label value as given while fewer than `max` distinct ones were seen,
+// else "(other)": a series is kept per value.
+function boundedLabel(max: number): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (seen.has(value)) return value;
+    if (seen.size >= max) return "(other)";
+    seen.add(value);
+    return value;
   };
 }
 
