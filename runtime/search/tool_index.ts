@@ -156,12 +156,7 @@ export class ToolIndex<T extends ListedTool = ListedTool> {
         weights: { prefix: 0.3, fuzzy: 0.3 },
       },
     });
-    const batch: IndexedDoc[] = [];
-    for (const entry of entries) {
-      const doc = this.#claim(entry);
-      batch.push(doc);
-    }
-    this.#search.addAll(batch);
+    this.#search.addAll(Array.from(entries, (entry) => this.#claim(entry)));
   }
 
   /** How many tools the index holds, deferred ones included. */
