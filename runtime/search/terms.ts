@@ -172,12 +172,7 @@ export function normalizeTerm(word: string): string | null {
  * ```
  */
 export function terms(text: string): string[] {
-  const out: string[] = [];
-  for (const word of tokenize(text)) {
-    const term = normalizeTerm(word);
-    if (term !== null) out.push(term);
-  }
-  return out;
+  return tokenize(text).map(normalizeTerm).filter((t) => t !== null);
 }
 
 const VOWEL = /[aeiouy]/;
