@@ -75,20 +75,14 @@ const SYNONYM_GROUPS: string[][] = [
 ];
 
 /** Normalized term -> the other normalized terms of its groups. */
-const SYNONYMS: ReadonlyMap<string, readonly string[]> = (() => {
-  const map = new Map<string, Set<string>>();
-  for (const group of SYNONYM_GROUPS) {
-    const normalized = group.map((w) => normalizeTerm(w)).filter((t) =>
-      t !== null
-    );
-    for (const term of normalized) {
-      const others = map.get(term) ?? new Set<string>();
-      for (const other of normalized) if (other !== term) others.add(other);
-      map.set(term, others);
-    }
+const SYNONYMS = new Map<string, readonly string[]>();
+for (const group of SYNONYM_GROUPS) {
+  const normalized = group.map(normalizeTerm).filter((t) => t !== null);
+  for (const term of normalized) {
+    const others = normalized.filter((other) => other !== term);
+    SYNONYMS.set(term, [...new Set([...SYNONYMS.get(term) ?? [], ...others])]);
   }
-  return new Map([...map].map(([k, v]) => [k, [...v]]));
-})();
+}
 
 /** How much a synonym counts next to the word itself. */
 const SYNONYM_WEIGHT = 0.4;
