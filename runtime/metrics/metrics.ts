@@ -327,8 +327,15 @@ export class CallMetrics {
     }
     let duration = byName.get(name);
     if (duration === undefined) {
-      duration = this.#newDuration(kind, name);
+      duration = {
+        labels: { kind, name },
+        count: 0,
+        sum: 0,
+        buckets: this.#bounds.map(() => 0),
+        outcomes: new Map(),
+      };
       byName.set(name, duration);
+      this.#durations.push(duration);
     }
     let calls = duration.outcomes.get(outcome);
     if (calls === undefined) {
@@ -347,18 +354,6 @@ export class CallMetrics {
         break;
       }
     }
-  }
-
-  #newDuration(kind: string, name: string): DurationSeries {
-    const series: DurationSeries = {
-      labels: { kind, name },
-      count: 0,
-      sum: 0,
-      buckets: this.#bounds.map(() => 0),
-      outcomes: new Map(),
-    };
-    this.#durations.push(series);
-    return series;
   }
 }
 
