@@ -106,13 +106,15 @@ export function createOperatorSurface(
     "transport" in session && typeof session.transport === "string"
       ? session.transport
       : "in-process";
-  const sandbox = () => {
+  const processes = () => {
     const list = options.processes();
-    let rss = 0;
-    for (const bytes of processesRss(list.map((p) => p.pid)).values()) {
-      rss += bytes;
-    }
-    return { processes: list.length, rssBytes: rss };
+    const rss = processesRss(list.map((p) => p.pid));
+    return list.map((p): ProcessView => ({
+      pid: p.pid,
+      principal: principal(p.grant),
+      busy: p.busy,
+      rss_bytes: rss.get(p.pid) ?? 0,
+    }));
   };
   const metrics = createMetrics({
     sessions: () => {
@@ -122,7 +124,11 @@ export function createOperatorSurface(
       }
       return counts;
     },
-    sandbox,
+    sandbox: () => {
+      const list = processes();
+      const rssBytes = list.reduce((sum, p) => sum + p.rss_bytes, 0);
+      return { processes: list.length, rssBytes };
+    },
   });
   // The recorder asks once per session and keeps the answer (the sessions
   // listed below read it there too): the token comparison stays off the
@@ -177,16 +183,7 @@ export function createOperatorSurface(
           token_label: s.token ? auth.labelOf(s.token) : null,
           in_flight: s.inFlight,
         })),
-    processes: () => {
-      const list = options.processes();
-      const rss = processesRss(list.map((p) => p.pid));
-      return list.map((p): ProcessView => ({
-        pid: p.pid,
-        principal: principal(p.grant),
-        busy: p.busy,
-        rss_bytes: rss.get(p.pid) ?? 0,
-      }));
-    },
+    processes,
     eventsDropped: (n) => metrics.eventsDropped(n),
     scope: (c) => scopeOf(auth.check(c)),
     registryStatus: options.registryStatus,
