@@ -11,10 +11,16 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 
-/** The session cookie's name. */
-export const COOKIE = "skillbox_console";
+const COOKIE = "skillbox_console";
+// Set and cleared with the same flags: a clearing Set-Cookie for another
+// path would leave the session's cookie in the browser.
+const COOKIE_FLAGS = {
+  httpOnly: true,
+  sameSite: "Strict",
+  path: "/",
+} as const;
 const SESSION_MS = 12 * 3600_000;
 // Console sessions one token may hold; its oldest is ended beyond, never
 // another token's (a flood of sign-ins cannot sign the operator out).
@@ -29,10 +35,10 @@ export interface ConsoleAuth {
    * null. Compared in time independent of where they differ.
    */
   labelOf(token: string): string | null;
-  /** Starts a console session for a label; returns the cookie value. */
-  login(label: string): string;
-  /** Ends a console session. */
-  logout(cookie: string): void;
+  /** Starts a console session for a label and sets its cookie. */
+  login(c: Context, label: string): void;
+  /** Ends the request's console session, if any, and clears its cookie. */
+  logout(c: Context): void;
   /** The label a request is authenticated as, or null. */
   check(c: Context): string | null;
   /** Middleware refusing unauthenticated requests. */
@@ -94,7 +100,7 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
   return {
     required: known.length > 0,
     labelOf,
-    login(label) {
+    login(c, label) {
       let mine = byLabel.get(label);
       if (!mine) byLabel.set(label, mine = new Set());
       for (const oldest of mine) {
@@ -104,9 +110,16 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
       const id = crypto.getRandomValues(new Uint8Array(32)).toHex();
       sessions.set(id, { label, expires: Date.now() + SESSION_MS });
       mine.add(id);
-      return id;
+      setCookie(c, COOKIE, id, {
+        ...COOKIE_FLAGS,
+        secure: new URL(c.req.url).protocol === "https:",
+        maxAge: SESSION_MS / 1000,
+      });
     },
-    logout: end,
+    logout(c) {
+      const cookie = deleteCookie(c, COOKIE, COOKIE_FLAGS);
+      if (cookie) end(cookie);
+    },
     check,
     guard(kind) {
       return async (c, next) => {
@@ -117,22 +130,6 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
       };
     },
   };
-}
-
-/**
- * Sets the session cookie on a response.
- *
- * @param c the request context
- * @param value the cookie value from {@link ConsoleAuth.login}
- */
-export function setSessionCookie(c: Context, value: string): void {
-  setCookie(c, COOKIE, value, {
-    httpOnly: true,
-    sameSite: "Strict",
-    path: "/",
-    secure: new URL(c.req.url).protocol === "https:",
-    maxAge: SESSION_MS / 1000,
-  });
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

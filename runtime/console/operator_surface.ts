@@ -12,7 +12,6 @@
  */
 
 import { Hono } from "hono";
-import { deleteCookie } from "hono/cookie";
 import type { OutgoingMessage, SessionScope } from "../capability.ts";
 import type { HostConfig } from "../config_schema.ts";
 import {
@@ -32,12 +31,7 @@ import {
   type ProcessView,
   type SessionView,
 } from "./api.ts";
-import {
-  type ConsoleAuth,
-  COOKIE,
-  createConsoleAuth,
-  setSessionCookie,
-} from "./auth.ts";
+import { type ConsoleAuth, createConsoleAuth } from "./auth.ts";
 import {
   CLIENT_SCRIPT,
   CLIENT_STYLE,
@@ -372,16 +366,11 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
       : new URLSearchParams(body.text).get("token");
     const label = token ? auth.labelOf(token) : null;
     if (label === null) return html(loginPage({ error: "Unknown token" }), 401);
-    setSessionCookie(c, auth.login(label));
+    auth.login(c, label);
     return c.redirect("/", 303);
   });
   app.post("/logout", (c) => {
-    const cookie = deleteCookie(c, COOKIE, {
-      path: "/",
-      httpOnly: true,
-      sameSite: "Strict",
-    });
-    if (cookie) auth.logout(cookie);
+    auth.logout(c);
     return c.redirect(auth.required ? "/login" : "/", 303);
   });
 
