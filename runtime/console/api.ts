@@ -673,12 +673,7 @@ function liveStream(
       queue.push(change);
       wake?.();
     });
-    const done = new Promise<void>((resolve) => stream.onAbort(resolve));
-    let closed = false;
-    done.then(() => {
-      closed = true;
-      wake?.();
-    });
+    stream.onAbort(() => wake?.());
     try {
       const running = [
         ...recorder.running.filter((r) => mayView(scope, r.owner)),
@@ -693,7 +688,7 @@ function liveStream(
           running: running.map((r) => liveView(recorder, r)),
         }),
       });
-      while (!closed) {
+      while (!stream.aborted) {
         if (queue.length === 0) {
           let timer: ReturnType<typeof setTimeout> | undefined;
           await new Promise<void>((resolve) => {
@@ -702,7 +697,7 @@ function liveStream(
           });
           wake = null;
           clearTimeout(timer);
-          if (queue.length === 0 && !closed) {
+          if (queue.length === 0 && !stream.aborted) {
             await stream.writeSSE({ event: "ping", data: "{}" });
           }
           continue;
