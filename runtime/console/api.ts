@@ -665,7 +665,8 @@ function liveStream(
     let wake: (() => void) | null = null;
     let lost = 0;
     const unsubscribe = recorder.subscribe((change) => {
-      if (!mayView(scope, ownerOf(change))) return;
+      const owner = change.type === "event" ? change.owner : change.run.owner;
+      if (!mayView(scope, owner)) return;
       if (queue.length >= MAX_QUEUE) {
         lost++;
         return;
@@ -753,10 +754,6 @@ export async function fleetRunning(
   });
   return page.runs.filter((r) => r.host !== recorder.host).map(liveOf)
     .reverse();
-}
-
-function ownerOf(change: LiveChange): string | null | undefined {
-  return change.type === "event" ? change.owner : change.run.owner;
 }
 
 function encode(recorder: RunRecorder, change: LiveChange): string {
