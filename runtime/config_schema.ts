@@ -27,6 +27,7 @@ import {
 } from "./store/config.ts";
 import { parseTokenQuotas } from "./quotas.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
+import { DEFAULT_WORKSPACE_QUOTA } from "./skills/scripts/workspace_mount.ts";
 
 /**
  * The listen address.
@@ -412,9 +413,10 @@ const ConfigFileSchema = z.strictObject({
     max_result_bytes: z.number().int().min(1024).default(1024 * 1024),
     cache_dir: z.string().min(1).nullable().default(".skillbox-cache"),
     confinement: z.enum(["auto", "required", "off"]).default("auto"),
-    script_workspace_mb: z.number().int().min(1).max(65536).default(64),
+    script_workspace_mb: z.number().int().min(1).max(65536)
+      .default(DEFAULT_WORKSPACE_QUOTA.bytes / (1024 * 1024)),
     script_workspace_files: z.number().int().min(16).max(10_000_000)
-      .default(10_000),
+      .default(DEFAULT_WORKSPACE_QUOTA.files),
   }).prefault({}),
   egress: z.strictObject({
     allow_private_hosts: z.array(z.string().min(1)).default([]),

@@ -43,6 +43,7 @@ import {
   registryStatus,
 } from "./load_report.ts";
 import { parseInterpreters } from "./skills/scripts/interpreters.ts";
+import { DEFAULT_WORKSPACE_QUOTA } from "./skills/scripts/workspace_mount.ts";
 import { createToolsCapability } from "./tools/capability.ts";
 import {
   CODE_TOOL,
@@ -401,9 +402,13 @@ function buildCapabilities(
       defaultMaxTurns: config.limits.defaultMaxTurns,
       interpreters: parseInterpreters(config.policy),
       scriptConfinement: config.sandbox.confinement,
+      // The fields are optional for configs built in code (tests, embedders).
       scriptWorkspace: {
-        bytes: (config.sandbox.scriptWorkspaceMb ?? 64) * 1024 * 1024,
-        files: config.sandbox.scriptWorkspaceFiles ?? 10_000,
+        bytes: config.sandbox.scriptWorkspaceMb === undefined
+          ? DEFAULT_WORKSPACE_QUOTA.bytes
+          : config.sandbox.scriptWorkspaceMb * 1024 * 1024,
+        files: config.sandbox.scriptWorkspaceFiles ??
+          DEFAULT_WORKSPACE_QUOTA.files,
       },
       scriptFiles: config.store?.files,
       scriptEnvGrant: policy.permissions.env,
