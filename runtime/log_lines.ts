@@ -14,6 +14,8 @@
  * @module
  */
 
+const encoder = new TextEncoder();
+
 /** Where lines go: `Deno.stderr`, or anything that writes like it. */
 export interface LineSink {
   /** Writes some of the bytes, resolving to how many. */
@@ -69,7 +71,7 @@ export class LogLines {
    */
   log(line: string): void {
     if (this.#gone) return;
-    const bytes = new TextEncoder().encode(line + "\n");
+    const bytes = encoder.encode(line + "\n");
     if (this.#bytes + bytes.length > this.#maxWaiting) {
       this.#dropped++;
       return;

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { answerTo, type Msg, wsWire } from "../support/fuzz_drive.ts";
-import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
+import { HOST_FLAGS, HOST_MAIN, readListening } from "../support/host_cli.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
 
@@ -36,14 +36,7 @@ Deno.test("a host whose stderr reader is gone drains its calls on SIGTERM and ex
     // Its banner names the port; then nobody reads its stderr again.
     const reader = child.stderr.pipeThrough(new TextDecoderStream())
       .getReader();
-    let seen = "";
-    let port: string | undefined;
-    while (port === undefined) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, `The host ended before listening:\n${seen}`);
-      seen += value;
-      port = /skillbox listening: ws:\/\/127\.0\.0\.1:(\d+)\//.exec(seen)?.[1];
-    }
+    const { port } = await readListening(reader);
     await reader.cancel();
 
     const wire = await wsWire(`ws://127.0.0.1:${port}/a2e`);

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answerTo, type Msg, wsWire } from "../support/fuzz_drive.ts";
-import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
+import { HOST_FLAGS, HOST_MAIN, readListening } from "../support/host_cli.ts";
 
 const REFUSED = 1500;
 
@@ -39,42 +39,41 @@ Deno.test("a host whose stderr is not read serves on and loses no log line", asy
     .getReader();
   let seen = "";
   try {
-    let port: string | undefined;
-    while (port === undefined) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, `The host ended before listening:\n${seen}`);
-      seen += value;
-      port = /skillbox listening: ws:\/\/127\.0\.0\.1:(\d+)\//.exec(seen)?.[1];
-    }
-    // From here on nobody reads the host's stderr, and nobody closes it.
-    // Each new file claims the name "holder.ts" holds, so the reload refuses
-    // it and logs why; "marker" is the one it accepts.
-    for (let i = 0; i < REFUSED; i++) {
-      await Deno.writeTextFile(join(skills, `dup_${i}.ts`), tool("dup", "no"));
-    }
-    await Deno.writeTextFile(join(skills, "marker.ts"), tool("marker", "here"));
-
-    // The reload that logs the refusals also makes "marker" callable. A
-    // host stuck writing a log line answers neither this call nor /health.
-    const wire = await within(
-      wsWire(`ws://127.0.0.1:${port}/a2e`),
-      "The host stopped accepting sessions",
-    );
+    const listening = await readListening(reader);
+    seen = listening.seen;
+    // A session, open before the reloads, is told of each one.
+    const wire = await wsWire(`ws://127.0.0.1:${listening.port}/a2e`);
     try {
-      let answer: Msg | undefined;
-      for (let attempt = 0; answer === undefined; attempt++) {
-        assert.ok(attempt < 600, "The marker tool never came");
-        const id = `call-${attempt}`;
-        await wire.send(JSON.stringify({
-          type: "tool/call/req",
-          id,
-          tool_name: "marker",
-          arguments: {},
-        }));
-        const reply = await answerTo(wire, id, 20_000);
-        if (reply.type === "tool/call/resp") answer = reply;
-        else await wire.arrival(100); // Not loaded yet: ask again.
+      await wire.send(JSON.stringify({ type: "ping", id: "hello" }));
+      await answerTo(wire, "hello");
+      // From here on nobody reads the host's stderr, and nobody closes it.
+      // Each new file claims the name "holder.ts" holds, so the reload
+      // refuses it and logs why; "marker" is the one it accepts.
+      for (let i = 0; i < REFUSED; i++) {
+        await Deno.writeTextFile(
+          join(skills, `dup_${i}.ts`),
+          tool("dup", "no"),
+        );
       }
+      await Deno.writeTextFile(
+        join(skills, "marker.ts"),
+        tool("marker", "here"),
+      );
+
+      // The reload that adds "marker" comes last, after those that logged
+      // the refusals. A host stuck writing a log line says nothing more.
+      while (!wire.received.some(addsMarker)) {
+        const before = wire.received.length;
+        await wire.arrival(20_000);
+        assert.ok(wire.received.length > before, "The host stopped talking");
+      }
+      await wire.send(JSON.stringify({
+        type: "tool/call/req",
+        id: "call",
+        tool_name: "marker",
+        arguments: {},
+      }));
+      const answer = await answerTo(wire, "call", 20_000);
       assert.equal((answer.data as Msg).data, "here", JSON.stringify(answer));
     } catch (error) {
       child.kill("SIGKILL"); // A stuck host would never close the session.
@@ -82,13 +81,13 @@ Deno.test("a host whose stderr is not read serves on and loses no log line", asy
     } finally {
       await wire.close();
     }
-    const health = await fetch(`http://127.0.0.1:${port}/health`, {
+    const health = await fetch(`http://127.0.0.1:${listening.port}/health`, {
       signal: AbortSignal.timeout(20_000),
     });
     assert.equal(health.status, 200);
     await health.body?.cancel();
 
-    // Read again: every refusal was kept, in order, none dropped.
+    // Read again: every refusal was kept, none dropped.
     child.kill("SIGTERM");
     for (;;) {
       const { value, done } = await reader.read();
@@ -118,17 +117,8 @@ function tool(name: string, answer: string): string {
   return `export default { kind: "tool", name: "${name}", description: "A tool", input: { type: "object" }, run() { return "${answer}"; } };\n`;
 }
 
-// The promise's value, or a failure once a stuck host has had 20 s.
-async function within<T>(promise: Promise<T>, stuck: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(stuck)), 20_000);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+// The host's push telling its sessions that "marker" joined.
+function addsMarker(message: Msg): boolean {
+  return message.type === "invoke/event" && message.kind === "tools.changed" &&
+    ((message.data as Msg).added as string[]).includes("marker");
 }
