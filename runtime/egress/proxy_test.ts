@@ -328,3 +328,92 @@ console.log("alive");
     await Deno.remove(script);
   }
 });
+
+// A listener that never accepts, with its queue full: the kernel drops the
+// SYNs that follow, so a connect to it neither completes nor fails, as with
+// a target whose packets are dropped on the way.
+async function unansweredPort(): Promise<{ port: number; close(): void }> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const held: Deno.Conn[] = [];
+  const close = () => {
+    for (const conn of held) conn.close();
+    listener.close();
+  };
+  // The queue's length is the kernel's to choose (511 on Linux for Deno):
+  // connect until one connect hangs.
+  for (let i = 0; i < 5000; i++) {
+    const connecting = Deno.connect({ hostname: "127.0.0.1", port });
+    const conn = await Promise.race([
+      connecting,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 300)),
+    ]);
+    if (conn === null) {
+      connecting.then((late) => late.close(), () => {});
+      return { port, close };
+    }
+    held.push(conn);
+  }
+  close();
+  throw new Error("the listener's queue never filled");
+}
+
+Deno.test("openEgressProxy() answers 504 when a target does not answer in time", async (t) => {
+  const target = await unansweredPort();
+  const broker = (
+    resolve: (host: string, signal: AbortSignal) => Promise<string[]>,
+  ) => new EgressBroker({ privateHosts: ["a.test", "slow.test"], resolve });
+  const proxy = openEgressProxy({
+    broker: broker(() => Promise.resolve(["127.0.0.1"])),
+    allow: ["a.test"],
+    timeoutMs: 500,
+  });
+  // A name server that never answers: the check itself is on the clock
+  // (the resolver gives up when its signal aborts, as resolveHost does).
+  const unresolved = openEgressProxy({
+    broker: broker((_host, signal) =>
+      new Promise<string[]>((_, reject) =>
+        signal.addEventListener("abort", () => reject(signal.reason))
+      )
+    ),
+    allow: ["slow.test"],
+    timeoutMs: 500,
+  });
+  try {
+    for (
+      const [name, head] of [
+        ["a tunnel", `CONNECT a.test:${target.port} HTTP/1.1\r\n\r\n`],
+        [
+          "a request",
+          `GET http://a.test:${target.port}/ HTTP/1.1\r\n` +
+          `Host: a.test:${target.port}\r\n\r\n`,
+        ],
+      ]
+    ) {
+      await t.step(`${name} whose connect never completes`, async () => {
+        const answer = await within(
+          exchange(proxy, `${proxy.token}\n${head}`),
+          5000,
+          name!,
+        );
+        assert.match(answer, /^HTTP\/1.1 504 /);
+        assert.match(answer, /skillbox egress: Connecting to "a\.test:\d+"/);
+      });
+    }
+    await t.step("a name that never resolves", async () => {
+      const answer = await within(
+        exchange(
+          unresolved,
+          `${unresolved.token}\nCONNECT slow.test:443 HTTP/1.1\r\n\r\n`,
+        ),
+        5000,
+        "resolving",
+      );
+      assert.match(answer, /^HTTP\/1.1 504 /);
+    });
+  } finally {
+    proxy.close();
+    unresolved.close();
+    target.close();
+  }
+});
