@@ -400,6 +400,13 @@ export class PostgresRunStore implements RunStore {
     }
   }
 
+  /** `AND owner = …` for a scope that sees one owner's runs, else nothing. */
+  #owned(scope: RunScope) {
+    return scope === "all"
+      ? this.#sql``
+      : this.#sql`AND owner = ${textOf(scope.owner)}`;
+  }
+
   // A call once the schema is in place, bounded as #answered says.
   async #call<T>(work: () => Promise<T>): Promise<T> {
     return await this.#answered(async () => {
@@ -513,7 +520,7 @@ export class PostgresRunStore implements RunStore {
       const [events, [count], children, files] = await Promise.all([
         sql`SELECT seq, kind, data, at FROM skillbox_events WHERE run_id = ${id} ORDER BY seq`,
         sql`SELECT count(*) AS n FROM skillbox_runs WHERE parent_id = ${id}
-          ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}`,
+          ${this.#owned(scope)}`,
         this.children(id, {}, scope),
         sql`SELECT ${
           sql.unsafe(FILE_ENTRY_COLUMNS)
@@ -564,7 +571,7 @@ export class PostgresRunStore implements RunStore {
           }::bigint)`
           : sql``
       }
-        ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}
+        ${this.#owned(scope)}
         ORDER BY started_at, cursor LIMIT ${limit + 1}`;
       return fromRow.children(rows, limit);
     });
@@ -575,7 +582,7 @@ export class PostgresRunStore implements RunStore {
       const sql = this.#sql;
       const rows = await sql`SELECT kind, name, outcome, duration_ms, ended_at
         FROM skillbox_runs WHERE ended_at >= ${since} AND outcome != 'running'
-        ${scope === "all" ? sql`` : sql`AND owner = ${textOf(scope.owner)}`}
+        ${this.#owned(scope)}
         ORDER BY cursor`;
       return rows.map(fromRow.timing);
     });
