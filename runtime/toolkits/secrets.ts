@@ -35,11 +35,12 @@ export const MAX_SCHEMA_STEPS = 10_000;
 
 /**
  * Lists the paths of secret fields in a configuration schema, following
- * `properties`, `patternProperties`, `additionalProperties`, `items`,
- * `prefixItems`, `anyOf`/`oneOf`/`allOf`, `if`/`then`/`else`,
- * `dependentSchemas` and `$ref`s (resolved as the validator resolves them,
- * see `schemaRefs`). `*` in a path stands for any key or
- * index; a tuple's place is its index.
+ * `properties`, `patternProperties`, `additionalProperties`,
+ * `unevaluatedProperties`, `items`, `prefixItems`, `additionalItems`,
+ * `unevaluatedItems`, `contains`, `anyOf`/`oneOf`/`allOf`,
+ * `if`/`then`/`else`, `dependentSchemas`, `dependencies` and `$ref`s
+ * (resolved as the validator resolves them, see `schemaRefs`). `*` in a
+ * path stands for any key or index; a tuple's place is its index.
  *
  * @param schema the toolkit's configuration schema
  * @returns dotted paths such as `"token"` or `"headers.*"`
@@ -87,8 +88,13 @@ export function secretPaths(schema: JsonSchema): string[] {
     }
     // Also the value itself: a secret declared only under a condition.
     for (const key of ["if", "then", "else"]) walk(s[key], path, depth + 1);
-    for (const [, sub] of entries(s.dependentSchemas)) {
-      walk(sub, path, depth + 1);
+    // A schema that applies to the object itself once a property is there
+    // (`dependencies` before draft 2019-09, where a list of names is not
+    // a schema).
+    for (const key of ["dependentSchemas", "dependencies"]) {
+      for (const [, sub] of entries(s[key])) {
+        if (!Array.isArray(sub)) walk(sub, path, depth + 1);
+      }
     }
     for (const [, sub] of entries(s.patternProperties)) {
       walk(sub, [...path, "*"], depth + 1);
@@ -104,11 +110,8 @@ export function secretPaths(schema: JsonSchema): string[] {
     for (const [name, sub] of entries(s.properties)) {
       walk(sub, [...path, name], depth + 1);
     }
-    if (typeof s.additionalProperties === "object") {
-      walk(s.additionalProperties, [...path, "*"], depth + 1);
-    }
-    if (typeof s.items === "object" && !Array.isArray(s.items)) {
-      walk(s.items, [...path, "*"], depth + 1);
+    for (const key of ANY_MEMBER) {
+      if (!Array.isArray(s[key])) walk(s[key], [...path, "*"], depth + 1);
     }
   };
   // References are followed where the validator follows them: a secret
@@ -118,6 +121,17 @@ export function secretPaths(schema: JsonSchema): string[] {
   walk(refs?.root ?? schema, [], 0);
   return [...out].filter((p) => p !== "");
 }
+
+// The keywords whose schema the validator applies to members not named
+// one by one: a secret under any of them is a secret at any key or index.
+const ANY_MEMBER = [
+  "additionalProperties",
+  "unevaluatedProperties",
+  "items", // a schema; a list is a tuple, walked by index above
+  "additionalItems",
+  "unevaluatedItems",
+  "contains",
+];
 
 // The entries of a schema keyword that maps names to schemas.
 function entries(value: unknown): [string, unknown][] {

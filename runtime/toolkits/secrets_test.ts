@@ -395,3 +395,72 @@ Deno.test("secretPaths() still reads a schema the validator cannot compile", () 
   assert.throws(() => validateValue(schema, {}), /Cannot compile schema/);
   assert.ok(secretPaths(schema).includes("a"));
 });
+
+Deno.test("secretPaths() finds secrets under every keyword the validator applies to members", () => {
+  // Each of these keywords makes the validator check a value against a
+  // schema that says `secret: true`: a configuration it accepts must not
+  // show that value anywhere.
+  const schema = {
+    type: "object",
+    properties: {
+      extra: {
+        type: "object",
+        properties: { region: { type: "string" } },
+        unevaluatedProperties: { type: "string", secret: true },
+      },
+      rest: {
+        type: "array",
+        items: [{ type: "string" }],
+        additionalItems: { type: "string", secret: true },
+      },
+      tail: {
+        type: "array",
+        prefixItems: [{ type: "string" }],
+        unevaluatedItems: { type: "string", secret: true },
+      },
+      some: {
+        type: "array",
+        contains: { type: "string", secret: true },
+      },
+      auth: {
+        type: "object",
+        dependencies: {
+          user: { properties: { pin: { type: "string", secret: true } } },
+          region: ["user"],
+        },
+      },
+    },
+  };
+  assert.deepEqual(secretPaths(schema).sort(), [
+    "auth.pin",
+    "extra.*",
+    "rest.*",
+    "some.*",
+    "tail.*",
+  ]);
+  const config = {
+    extra: { region: "eu", api_key: "extra-key-secret" },
+    rest: ["first", "rest-secret"],
+    tail: ["first", "tail-secret"],
+    some: ["some-secret"],
+    auth: { user: "u", pin: "pin-secret" },
+  };
+  // The validator accepts it, so these values reach the toolkit's tools.
+  assert.equal(validateValue(schema, config).valid, true);
+  const values = secretValues(schema, config);
+  for (
+    const secret of [
+      "extra-key-secret",
+      "rest-secret",
+      "tail-secret",
+      "some-secret",
+      "pin-secret",
+    ]
+  ) {
+    assert.ok(values.includes(secret), secret);
+    assert.doesNotMatch(
+      JSON.stringify(scrubSecrets(config, values)),
+      new RegExp(secret),
+    );
+  }
+});
