@@ -358,7 +358,7 @@ async function unansweredPort(): Promise<{ port: number; close(): void }> {
   throw new Error("the listener's queue never filled");
 }
 
-Deno.test("openEgressProxy() answers 504 when a target does not answer in time", async (t) => {
+Deno.test("openEgressProxy() keeps each step on its clock", async (t) => {
   const target = await unansweredPort();
   const broker = (
     resolve: (host: string, signal: AbortSignal) => Promise<string[]>,
@@ -400,6 +400,13 @@ Deno.test("openEgressProxy() answers 504 when a target does not answer in time",
         assert.match(answer, /skillbox egress: Connecting to "a\.test:\d+"/);
       });
     }
+    await t.step("a connection that never sends its head", async () => {
+      const conn = await Deno.connect({ transport: "unix", path: proxy.path });
+      await conn.write(new TextEncoder().encode(`${proxy.token}\nGET http`));
+      const closed = conn.read(new Uint8Array(1024)).catch(() => null);
+      assert.equal(await within(closed, 5000, "a head half sent"), null);
+      conn.close();
+    });
     await t.step("a name that never resolves", async () => {
       const answer = await within(
         exchange(
