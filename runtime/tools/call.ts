@@ -749,23 +749,15 @@ function toResult(
       events,
     });
   }
+  // A marked `Output` carries its data beside a summary and an exit code.
   const value = outcome.value;
-  if (isOutput(value)) {
-    return toolOutcome({
-      success: true,
-      toolName: name,
-      data: value.data ?? null,
-      summary: value.summary ?? null,
-      exitCode: typeof value.exit_code === "number" ? value.exit_code : null,
-      durationMs: elapsed(started),
-      truncated: outcome.truncated || eventsCut,
-      events,
-    });
-  }
+  const marked = isOutput(value) ? value : null;
   return toolOutcome({
     success: true,
     toolName: name,
-    data: value ?? null,
+    data: (marked === null ? value : marked.data) ?? null,
+    summary: marked?.summary ?? null,
+    exitCode: typeof marked?.exit_code === "number" ? marked.exit_code : null,
     durationMs: elapsed(started),
     truncated: outcome.truncated || eventsCut,
     events,
