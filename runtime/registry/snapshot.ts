@@ -682,13 +682,16 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
         hash: module.hash,
         origin,
       };
-      const fail = (message: string) =>
-        errors.push({ path: module.path, name: def.name, message });
+      // Every refusal of a known kind says what and where the same way.
+      const fail = (why: string) =>
+        errors.push({
+          path: module.path,
+          name: def.name,
+          message:
+            `Cannot load ${def.kind} "${def.name}" from "${module.path}": ${why}`,
+        });
       if (typeof def.name !== "string" || !NAME.test(def.name)) {
-        fail(
-          `Cannot load ${def.kind} "${def.name}" from "${module.path}": ` +
-            "a name needs 1 to 64 letters, digits, _ . or -",
-        );
+        fail("a name needs 1 to 64 letters, digits, _ . or -");
         continue;
       }
       if (def.kind === "tool") {
@@ -718,37 +721,33 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
           root,
         });
       } else {
-        fail(
-          `Cannot load "${String(def.name)}" from "${module.path}": ` +
+        errors.push({
+          path: module.path,
+          name: def.name,
+          message: `Cannot load "${String(def.name)}" from "${module.path}": ` +
             `unknown kind "${String((def as { kind: unknown }).kind)}"`,
-        );
+        });
       }
     }
   }
   return { tools, kits, skills, broken };
 }
 
-// A tool definition's entry and its explicit toolkit, or why it is refused.
+// A tool definition's entry and its explicit toolkit, or why it is refused
+// (the reason alone: collect() says which definition and file).
 function toolCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
 ): { entry: ToolCandidate; toolkit: string | null } | string {
   const parsed = ToolFields.safeParse(def.fields);
-  if (!parsed.success) {
-    return `Cannot load tool "${def.name}" from "${ref.path}": ` +
-      describeZodError(parsed.error);
-  }
-  if (!def.runnable) {
-    return `Cannot load tool "${def.name}" from "${ref.path}": it has no "run" function`;
-  }
+  if (!parsed.success) return describeZodError(parsed.error);
+  if (!def.runnable) return 'it has no "run" function';
   const f = parsed.data;
   for (const field of ["input", "input_schema", "output", "output_schema"]) {
     const schema = f[field as keyof typeof f] as Record<string, unknown>;
     if (schema === undefined) continue;
     const broad = tooBroad(schema, field);
-    if (broad) {
-      return `Cannot load tool "${def.name}" from "${ref.path}": ${broad}`;
-    }
+    if (broad) return broad;
   }
   const entry = {
     ...ref,
@@ -771,29 +770,24 @@ function toolCandidate(
   return { entry, toolkit: f.toolkit ? f.toolkit : null };
 }
 
-// A toolkit definition's entry and the tools it lists, or why it is refused.
+// A toolkit definition's entry and the tools it lists, or why it is refused
+// (the reason alone: collect() says which definition and file).
 function toolkitCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
 ): Omit<KitCandidate, "root"> | string {
   const parsed = ToolkitFields.safeParse(def.fields);
-  if (!parsed.success) {
-    return `Cannot load toolkit "${def.name}" from "${ref.path}": ` +
-      describeZodError(parsed.error);
-  }
+  if (!parsed.success) return describeZodError(parsed.error);
   const f = parsed.data;
   const broad = f.config && tooBroad(f.config, "config");
-  if (broad) {
-    return `Cannot load toolkit "${def.name}" from "${ref.path}": ${broad}`;
-  }
+  if (broad) return broad;
   // Every listing and call of the toolkit walks its configuration schema
   // for secret fields, on the host's thread: refuse one too long to walk.
   try {
     secretPaths(f.config ?? {});
   } catch {
-    return `Cannot load toolkit "${def.name}" from "${ref.path}": its ` +
-      `"config" schema takes more than ${MAX_SCHEMA_STEPS} steps to walk ` +
-      "for secret fields (`$ref`s branching at every level)";
+    return `its "config" schema takes more than ${MAX_SCHEMA_STEPS} steps ` +
+      "to walk for secret fields (`$ref`s branching at every level)";
   }
   return {
     entry: {
