@@ -558,7 +558,7 @@ export interface CallEgress {
   /** The tool's toolkit, for secrets bound to toolkits. */
   toolkit: string | null;
   /** The calling session: the host's turns are shared by sessions and tokens. */
-  session?: SessionScope;
+  session: SessionScope;
 }
 
 /**
@@ -628,9 +628,7 @@ export class ToolCallHooks implements SandboxHooks {
       toolkit: egress.toolkit,
       signal,
       owner: this, // the call's requests take turns, not the host's memory
-      principal: egress.session === undefined
-        ? undefined
-        : { session: egress.session.id, token: egress.session.token },
+      principal: { session: egress.session.id, token: egress.session.token },
     });
   }
 
