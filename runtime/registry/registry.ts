@@ -35,8 +35,8 @@ export interface RegistryOptions {
   /** Called after every reload that changed something. */
   onChange?: (change: RegistryChange) => void;
   /**
-   * Told how far a reload is, after each module (see `progressLogger` in
-   * `progress.ts` for terminal lines).
+   * Told how far a reload is, after each module ({@link progressLogger}
+   * turns it into terminal lines).
    */
   onProgress?: (progress: LoadProgress) => void;
   /**

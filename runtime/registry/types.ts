@@ -14,8 +14,8 @@ import type { Permissions } from "../../protocol/permissions.ts";
 
 /**
  * Where a definition comes from: a drop-in file in a user skills folder
- * (`file`), or a module shipped with skillbox (`builtin`). `tool/list/req`'s
- * `filter_kind` matches it.
+ * (`file`), a module shipped with skillbox (`builtin`), or an imported MCP
+ * server (`mcp`). `tool/list/req`'s `filter_kind` matches it.
  */
 export type Origin = "file" | "builtin" | "mcp";
 
