@@ -22,8 +22,7 @@
  * @module
  */
 
-import type { GrantCheck } from "../sandbox/grants.ts";
-import { GrantCache } from "../sandbox/grants.ts";
+import { GrantCache, type GrantCheck } from "../sandbox/grants.ts";
 import type {
   Sandbox,
   SandboxCall,
