@@ -338,12 +338,13 @@ class Renderer {
     chain: readonly string[],
   ): Rendered | null {
     if ("const" in schema) return literal(schema.const);
-    if (Array.isArray(schema.enum)) {
-      if (schema.enum.length <= this.#bounds.maxEnum) {
-        return schema.enum.length === 0
-          ? { text: "never", prec: 2 }
-          : union(schema.enum.map(literal));
-      }
+    // An enum past the bound falls through to its base type.
+    if (
+      Array.isArray(schema.enum) && schema.enum.length <= this.#bounds.maxEnum
+    ) {
+      return schema.enum.length === 0
+        ? { text: "never", prec: 2 }
+        : union(schema.enum.map(literal));
     }
     const types = typeof schema.type === "string"
       ? [schema.type]
@@ -443,9 +444,8 @@ class Renderer {
         const value = this.type(extra, indent + "  ", chain, true);
         return { text: `Record<string, ${value.text}>`, prec: 2 };
       }
-      return extra === false
-        ? { text: "Record<string, never>", prec: 2 }
-        : { text: "Record<string, unknown>", prec: 2 };
+      const value = extra === false ? "never" : "unknown";
+      return { text: `Record<string, ${value}>`, prec: 2 };
     }
     const inner = indent + "  ";
     const lines: string[] = [];
