@@ -183,18 +183,13 @@ export function createCodeApi(options: CodeApiOptions): CodeApi {
     const skills = query === ""
       ? [...published].sort(byName)
       : searchSkills(published, query, limit);
-    const rendered = renderDeclarations({
+    const { text, ...declared } = renderDeclarations({
       tools: view.tools,
       skills,
       header: header(view.tools.length, skills.length, query),
       notes: view.notes,
     }, limits);
-    return {
-      declarations: rendered.text,
-      tools: rendered.tools,
-      skills: rendered.skills,
-      omitted: rendered.omitted,
-    };
+    return { declarations: text, ...declared };
   };
   return {
     declare,
