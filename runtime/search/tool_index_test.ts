@@ -4,7 +4,8 @@ import {
   tool as domainTool,
   type ToolParameter,
 } from "../../protocol/tool.ts";
-import type { ListedTool, ToolOrigin } from "../tools/filter.ts";
+import type { Origin } from "../registry/types.ts";
+import type { ListedTool } from "../tools/filter.ts";
 import { ToolIndex } from "./tool_index.ts";
 
 interface Entry extends ListedTool {
@@ -18,7 +19,7 @@ function tool(
     tags?: string[];
     toolkit?: string;
     deferred?: boolean;
-    origin?: ToolOrigin;
+    origin?: Origin;
     params?: ToolParameter[];
     revision?: number;
   } = {},

@@ -14,14 +14,12 @@
  */
 
 import type { Tool } from "../../protocol/tool.ts";
-
-/** Where a tool comes from: shipped with skillbox, a drop-in file, or MCP. */
-export type ToolOrigin = "builtin" | "file" | "mcp";
+import type { Origin } from "../registry/types.ts";
 
 /** What list and search need to know about a tool: the tool and its origin. */
 export interface ListedTool extends Tool {
   /** Where the tool comes from. */
-  readonly origin: ToolOrigin;
+  readonly origin: Origin;
 }
 
 /** Filters of a `tool/list/req`, camelCased. */

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import { tool } from "../../protocol/tool.ts";
-import {
-  type ListedTool,
-  listTools,
-  matchesFilter,
-  type ToolOrigin,
-} from "./filter.ts";
+import type { Origin } from "../registry/types.ts";
+import { type ListedTool, listTools, matchesFilter } from "./filter.ts";
 
 interface RegistryEntry extends ListedTool {
   path: string;
@@ -13,7 +9,7 @@ interface RegistryEntry extends ListedTool {
 
 function entry(
   name: string,
-  origin: ToolOrigin,
+  origin: Origin,
   opts: { tags?: string[]; toolkit?: string; deferred?: boolean } = {},
 ): RegistryEntry {
   return {
