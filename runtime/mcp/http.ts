@@ -37,6 +37,7 @@ import { ReadsInFlight } from "./reads_in_flight.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
 import { type A2eLink, openA2eLink } from "./a2e_link.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
+import { requestId } from "./stdio.ts";
 
 /** Options of {@link createMcpHttp}. */
 export interface McpHttpOptions extends McpServerOptions {
@@ -286,9 +287,6 @@ function refuseInitialize(body: unknown): Response | undefined {
   if (!isPlainObject(body) || body.method !== "initialize") return undefined;
   const checked = InitializeRequestSchema.safeParse(body);
   if (checked.success) return undefined;
-  const id = typeof body.id === "string" || Number.isInteger(body.id)
-    ? body.id
-    : null;
   return Response.json({
     jsonrpc: "2.0",
     error: {
@@ -297,7 +295,7 @@ function refuseInitialize(body: unknown): Response | undefined {
         describeZodError(checked.error as unknown as z.ZodError)
       }`,
     },
-    id,
+    id: requestId(body),
   }, { status: 400 });
 }
 

@@ -247,8 +247,22 @@ export class StdioLineTransport implements Transport {
   }
 }
 
-// A message's JSON-RPC id, when it has one: a string or an integer.
-function requestId(message: unknown): string | number | null {
+/**
+ * A message's JSON-RPC id, to answer it with: a string or an integer, or
+ * null when it has none that can be read (JSON-RPC's id for such answers).
+ *
+ * @param message a parsed message, valid or not
+ * @returns its id, or null
+ * @example
+ * ```ts
+ * import { requestId } from "./stdio.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(requestId({ jsonrpc: "2.0", id: 7, method: "ping" }), 7);
+ * assert.equal(requestId({ id: 1.5 }), null);
+ * assert.equal(requestId("not an object"), null);
+ * ```
+ */
+export function requestId(message: unknown): string | number | null {
   const id = isPlainObject(message) ? message.id : undefined;
   return typeof id === "string" || Number.isInteger(id)
     ? id as string | number
