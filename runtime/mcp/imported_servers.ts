@@ -106,6 +106,7 @@ import {
   serverSecrets,
 } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { mcpSchemaValidator } from "../schema/validator.ts";
 
@@ -1252,7 +1253,8 @@ export function serverModule(
     root: MCP_PATH_PREFIX,
     module: {
       path: MCP_PATH_PREFIX + slot.name,
-      hash: hashOf(text),
+      // A version tag that changes when the listing does.
+      hash: createHash("sha256").update(text).digest("hex"),
       definitions,
       error: null,
     },
@@ -1292,14 +1294,4 @@ function strip(schema: unknown): unknown {
     out[key] = DATA_KEYWORDS.has(key) ? value : strip(value);
   }
   return out;
-}
-
-// FNV-1a: a version tag that changes when the listing does.
-function hashOf(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, "0");
 }
