@@ -39,6 +39,7 @@ import {
 import { isPlainObject, type JsonObject } from "../../protocol/json.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";
+import { Buffer } from "node:buffer";
 
 /** What the registry knows about a tool beyond its wire definition. */
 export interface ToolFacts {
@@ -259,14 +260,8 @@ function artifactContent(
 
 function joinBase64(chunks: string[]): string {
   if (chunks.length === 1) return chunks[0]!;
-  const parts = chunks.map((c) => Uint8Array.fromBase64(c));
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return all.toBase64();
+  return Buffer.concat(chunks.map((c) => Uint8Array.fromBase64(c)))
+    .toBase64();
 }
 
 // MCP requires an object schema at the top.
