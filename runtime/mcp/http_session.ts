@@ -787,14 +787,33 @@ export class LazyRequestInfo implements RequestInfo {
  * ```
  */
 export function requestIds(body: unknown): RequestId[] {
-  const ids: RequestId[] = [];
-  for (const message of Array.isArray(body) ? body : [body]) {
-    if (!isPlainObject(message)) continue;
-    const { id, method } = message;
-    if (typeof method !== "string") continue;
-    if (typeof id === "string" || typeof id === "number") ids.push(id);
-  }
-  return ids;
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.filter(isRequest).map((request) => request.id);
+}
+
+/**
+ * Whether a parsed message is a JSON-RPC request, one that gets an answer:
+ * a string `method` and a string or number `id` (a notification has no id,
+ * a response no method).
+ *
+ * @param message a parsed message, valid or not
+ * @returns whether it is a request
+ * @example
+ * ```ts
+ * import { isRequest } from "./http_session.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isRequest({ jsonrpc: "2.0", id: 3, method: "tools/call" }), true);
+ * assert.equal(isRequest({ jsonrpc: "2.0", method: "notifications/initialized" }), false);
+ * assert.equal(isRequest({ jsonrpc: "2.0", id: 3, result: {} }), false);
+ * ```
+ */
+export function isRequest(
+  message: unknown,
+): message is { id: RequestId; method: string } {
+  if (!isPlainObject(message)) return false;
+  const { id, method } = message;
+  return typeof method === "string" &&
+    (typeof id === "string" || typeof id === "number");
 }
 
 /**

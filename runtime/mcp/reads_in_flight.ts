@@ -28,6 +28,7 @@ import { Semaphore } from "../slots.ts";
 import type { Release } from "../slots.ts";
 import { isPlainObject } from "../../protocol/json.ts";
 import { SKILLS_METHODS } from "./skills_extension.ts";
+import { isRequest } from "./http_session.ts";
 
 /** The requests that count: they serve skill files, listings and prompts. */
 export const BOUNDED_METHODS: ReadonlySet<string> = new Set([
@@ -143,10 +144,7 @@ export class ReadsInFlight {
 
 // A bounded request (with an id: notifications get no answer).
 function isBounded(message: unknown): message is { method: string } {
-  if (!isPlainObject(message)) return false;
-  const { method, id } = message;
-  return typeof method === "string" && BOUNDED_METHODS.has(method) &&
-    (typeof id === "string" || typeof id === "number");
+  return isRequest(message) && BOUNDED_METHODS.has(message.method);
 }
 
 // Every request of the POST gets the refusal (a batch is refused whole).
