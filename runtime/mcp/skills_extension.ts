@@ -348,15 +348,13 @@ export class SkillsServer {
     page: Manifest[];
     nextCursor?: string;
   }> {
-    const { page, nextCursor } = paginate(
-      await this.#all(),
-      cursor,
-      this.#pageSize,
+    const paged = paginate(await this.#all(), cursor, this.#pageSize);
+    const manifests = await Promise.all(
+      paged.page.map((l) => this.#manifest(l)),
     );
-    const manifests = await Promise.all(page.map((l) => this.#manifest(l)));
     return {
+      ...paged,
       page: manifests.filter((m): m is Manifest => m !== null),
-      ...(nextCursor ? { nextCursor } : {}),
     };
   }
 
@@ -390,12 +388,8 @@ export class SkillsServer {
   }
 
   async #list(cursor: unknown) {
-    const { page, nextCursor } = await this.#page(cursor);
-    return {
-      skills: page.map((m) => m.entry),
-      ...(nextCursor ? { nextCursor } : {}),
-      ...CACHING,
-    };
+    const { page, ...next } = await this.#page(cursor);
+    return { skills: page.map((m) => m.entry), ...next, ...CACHING };
   }
 
   async #get(uri: unknown) {
@@ -407,7 +401,7 @@ export class SkillsServer {
   }
 
   async #listResources(cursor: unknown) {
-    const { page, nextCursor } = await this.#page(cursor);
+    const { page, ...next } = await this.#page(cursor);
     return {
       resources: page.map((m) => ({
         uri: m.entry.uri,
@@ -416,7 +410,7 @@ export class SkillsServer {
         mimeType: "text/markdown",
         size: m.entry.resources.find((r) => r.uri === m.entry.uri)?.size,
       })),
-      ...(nextCursor ? { nextCursor } : {}),
+      ...next,
     };
   }
 
@@ -445,14 +439,14 @@ export class SkillsServer {
     if (!children) {
       throw invalidParams(`"${String(uri)}" is not a directory resource`);
     }
-    const { page, nextCursor } = paginate(children, cursor, this.#pageSize);
+    const { page, ...next } = paginate(children, cursor, this.#pageSize);
     return {
       resources: page.map((c) => ({
         uri: c.uri,
         name: c.name,
         mimeType: c.dir ? "inode/directory" : mimeTypeOf(c.name),
       })),
-      ...(nextCursor ? { nextCursor } : {}),
+      ...next,
       resultType: "complete",
     };
   }
@@ -661,6 +655,8 @@ async function readInside(
   return await Deno.readFile(real, { signal });
 }
 
+// One page of `all` from `cursor`; its `nextCursor` is absent on the last
+// page, so the answers spread it as it is.
 function paginate<T>(
   all: readonly T[],
   cursor: unknown,
