@@ -22,12 +22,24 @@ function spawnStdio() {
     async send(raw: string) {
       await writer.write(new TextEncoder().encode(raw + "\n"));
     },
-    async next(timeoutMs = 10_000): Promise<Msg> {
-      const timer = setTimeout(() => lines.cancel(), timeoutMs);
+    // A bound on a wait, not a timing assertion: generous, since the host's
+    // cold start on a loaded 2-core machine has taken over 10 s.
+    async next(timeoutMs = 60_000): Promise<Msg> {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        lines.cancel();
+      }, timeoutMs);
       try {
         while (!buffer.includes("\n")) {
           const { done, value } = await lines.read();
-          if (done) throw new Error("stdout ended");
+          if (done) {
+            throw new Error(
+              late
+                ? `No line on stdout within ${timeoutMs} ms`
+                : "stdout ended",
+            );
+          }
           buffer += value;
         }
       } finally {
