@@ -154,10 +154,7 @@ export function parseSkillMd(
     text.length > MAX_SKILL_MD_BYTES ||
     new TextEncoder().encode(text).length > MAX_SKILL_MD_BYTES
   ) {
-    throw new SkillboxError(
-      "skill_error",
-      `Cannot load "${path}": file is larger than ${MAX_SKILL_MD_BYTES} bytes`,
-    );
+    cannotLoad(path, `file is larger than ${MAX_SKILL_MD_BYTES} bytes`);
   }
   const { data, body } = splitFrontmatter(text, path);
   const fields = new FieldReader(data);
@@ -170,10 +167,7 @@ export function parseSkillMd(
     name = checked.name;
     description = readDescription(fields);
   } catch (error) {
-    throw new SkillboxError(
-      "skill_error",
-      `Cannot load "${path}": ${(error as Error).message}`,
-    );
+    cannotLoad(path, (error as Error).message);
   }
   const { tool_names: names, user_invocable, ...declared } = readA2eFields(
     fields,
@@ -280,11 +274,8 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
   const found = await findSkillFile(dir);
   const file = join(dir, found?.name ?? SKILL_MD_NAMES[0]!);
   // Typed where declared, so a call narrows like a throw.
-  const fail: (detail: string, cause?: unknown) => never = (detail, cause) => {
-    throw new SkillboxError("skill_error", `Cannot load "${file}": ${detail}`, {
-      cause,
-    });
-  };
+  const fail: (detail: string, cause?: unknown) => never = (d, c) =>
+    cannotLoad(file, d, c);
   if (found === null) fail("the folder has no SKILL.md or skill.md");
   // A skill file that is a link out of its folder would put a host file into
   // the instructions sent to clients and the LLM.
@@ -311,6 +302,14 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
     if (await insideFolder(dir, link)) resources.push(link);
   }
   return { ...manifest, folder: dir, file_path: file, resources };
+}
+
+// The one shape of a skill file that cannot be loaded: a `skill_error`
+// naming the file.
+function cannotLoad(path: string, detail: string, cause?: unknown): never {
+  throw new SkillboxError("skill_error", `Cannot load "${path}": ${detail}`, {
+    cause,
+  });
 }
 
 /** A skill file split into its frontmatter mapping and its body. */
@@ -341,9 +340,7 @@ export interface Frontmatter {
  * ```
  */
 export function splitFrontmatter(text: string, path: string): Frontmatter {
-  const fail: (detail: string) => never = (detail) => {
-    throw new SkillboxError("skill_error", `Cannot load "${path}": ${detail}`);
-  };
+  const fail: (detail: string) => never = (d) => cannotLoad(path, d);
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
   if (lines[0]?.trim() !== "---") {
     fail('no YAML frontmatter: the file must start with a "---" line');
