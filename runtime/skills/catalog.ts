@@ -353,10 +353,10 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
         const source = sourceOf(dir, "file");
         records.push(
           loaded.folder
-            ? withNameWarning(withPolicyWarnings(
-              instructionSkillRecord(loaded.folder, { source }),
-              options.policy ?? {},
-            ))
+            ? instructionSkillRecord(
+              withServingWarnings(loaded.folder, options.policy ?? {}),
+              { source },
+            )
             : failedSkillRecord(basename(dir), {
               path: `${dir}${sep}${loaded.file}`,
               message: loaded.error ?? "Cannot load SKILL.md",
@@ -789,100 +789,68 @@ function quoted(names: string[]): string {
 }
 
 /**
- * Adds to an Agent Skills folder's discovery warnings the `env` variables
- * and `net` hosts its scripts declare that the policy does not grant (its
- * scripts run without them), one warning naming them per field.
+ * Adds to an Agent Skills folder's discovery warnings what serving it
+ * under this host means. The `env` variables and `net` hosts its scripts
+ * declare that the policy does not grant (its scripts run without them),
+ * one warning naming them per field. And a name that breaks the Agent
+ * Skills naming rules ({@link agentSkillsNameProblem}) keeps the skill out
+ * of MCP's `skills/list` (it is still served as a tool and over A2E): the
+ * loader's own warning about the name gets the consequence appended, or,
+ * when the loader's dialect allowed the name (A2E's `_`), a warning is
+ * added.
  *
- * @param record the skill as loaded
+ * @param folder the folder as loaded
  * @param policy the policy's `permissions` (`env` and `net`)
- * @returns the record, with the warnings added when there are any
+ * @returns the folder, with the warnings added when there are any
  * @example
  * ```ts
- * import { skill, withPolicyWarnings } from "./catalog.ts";
+ * import { withServingWarnings } from "./catalog.ts";
+ * import { parseSkillMd } from "./skill_md.ts";
  * import assert from "node:assert/strict";
- * const record = { definition: skill({ name: "gh", description: "GitHub" }), llmConfig: null,
- *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/gh", resources: [],
- *     env: ["GITHUB_TOKEN", "HOME_DIR"], net: ["api.github.com"] } };
- * const noted = withPolicyWarnings(record, { env: ["HOME_DIR"] });
- * assert.deepEqual(noted.definition.metadata?.warnings, [
+ * const manifest = parseSkillMd(
+ *   "---\nname: gh\ndescription: GitHub\nenv: [GITHUB_TOKEN, HOME_DIR]\nnet: [api.github.com]\n---\n",
+ *   { folder: "gh" },
+ * );
+ * const folder = { ...manifest, folder: "/s/gh", file_path: "/s/gh/SKILL.md", resources: [] };
+ * const served = withServingWarnings(folder, { env: ["HOME_DIR"] });
+ * assert.deepEqual(served.metadata.warnings, [
  *   'field "env": the policy (policy.permissions.env) does not grant "GITHUB_TOKEN": its scripts run without it',
  *   'field "net": the policy (policy.permissions.net) does not grant "api.github.com": its scripts cannot reach it',
  * ]);
+ * const odd = withServingWarnings({ ...folder, name: "my_notes", folder: "/s/my_notes" }, {});
+ * assert.match(String(odd.metadata.warnings), /left out of MCP skills\/list/);
  * ```
  */
-export function withPolicyWarnings(
-  record: SkillRecord,
+export function withServingWarnings(
+  folder: SkillFolder,
   policy: { env?: readonly string[]; net?: readonly string[] },
-): SkillRecord {
-  const run = record.run;
-  if (run?.format !== "instructions") return record;
-  const env = refusedEnv(run.env ?? [], policy.env ?? []);
-  const net = splitScriptNet(run.net ?? [], policy.net ?? []).refused;
-  const refused = (field: string, names: string[], scripts: string) =>
-    names.length === 0 ? [] : [
+): SkillFolder {
+  const warnings = [...folder.warnings];
+  const refused = (field: string, names: string[], scripts: string) => {
+    if (names.length === 0) return;
+    warnings.push(
       `field "${field}": the policy (policy.permissions.${field}) does not grant ${
         quoted(names)
       }: its scripts ${scripts} ${names.length > 1 ? "them" : "it"}`,
-    ];
-  const added = [
-    ...refused("env", env, "run without"),
-    ...refused("net", net, "cannot reach"),
-  ];
-  if (added.length === 0) return record;
-  return withWarnings(record, (before) => [...before, ...added]);
-}
-
-/**
- * Says, in an Agent Skills folder's warnings, that a name breaking the
- * Agent Skills naming rules ({@link agentSkillsNameProblem}) keeps the
- * skill out of MCP's `skills/list` (it is still served as a tool and over
- * A2E): the loader's own warning about the name gets the consequence
- * appended, or, when the loader's dialect allowed the name (A2E's `_`), a
- * warning is added.
- *
- * @param record the skill as loaded
- * @returns the record, its warnings saying so when the name breaks the rules
- * @example
- * ```ts
- * import { skill, withNameWarning } from "./catalog.ts";
- * import assert from "node:assert/strict";
- * const record = { definition: skill({ name: "my_notes", description: "Notes" }), llmConfig: null,
- *   loadProblem: null, run: { format: "instructions" as const, folder: "/s/my_notes", resources: [] } };
- * assert.match(String(withNameWarning(record).definition.metadata?.warnings), /left out of MCP skills\/list/);
- * ```
- */
-export function withNameWarning(record: SkillRecord): SkillRecord {
-  const run = record.run;
-  if (run?.format !== "instructions") return record;
-  const name = record.definition.name;
-  const problem = agentSkillsNameProblem(name, run.folder);
-  if (problem === null) return record;
-  const tail =
-    ": served as a tool and over A2E, but left out of MCP skills/list";
-  return withWarnings(record, (before) => {
-    const said = before.findIndex((w) =>
-      typeof w === "string" && w.startsWith(`name "${name}"`)
     );
-    return said < 0
-      ? [...before, problem + tail]
-      : before.map((w, i) => i === said ? `${w}${tail}` : w);
-  });
-}
-
-// The record with its discovery warnings replaced by what `change` makes of
-// them.
-function withWarnings(
-  record: SkillRecord,
-  change: (before: unknown[]) => unknown[],
-): SkillRecord {
-  const metadata = record.definition.metadata ?? {};
-  const before = Array.isArray(metadata.warnings) ? metadata.warnings : [];
-  const warnings = change(before);
-  const definition = {
-    ...record.definition,
-    metadata: { ...metadata, warnings },
   };
-  return { ...record, definition };
+  refused("env", refusedEnv(folder.env ?? [], policy.env ?? []), "run without");
+  refused(
+    "net",
+    splitScriptNet(folder.net ?? [], policy.net ?? []).refused,
+    "cannot reach",
+  );
+  const name = folder.name;
+  const problem = agentSkillsNameProblem(name, folder.folder);
+  if (problem !== null) {
+    const tail =
+      ": served as a tool and over A2E, but left out of MCP skills/list";
+    const said = warnings.findIndex((w) => w.startsWith(`name "${name}"`));
+    if (said < 0) warnings.push(problem + tail);
+    else warnings[said] += tail;
+  }
+  if (warnings.length === 0) return folder;
+  return { ...folder, warnings, metadata: { ...folder.metadata, warnings } };
 }
 
 /**
