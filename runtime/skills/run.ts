@@ -125,7 +125,6 @@ export async function runSkill(
   definition: Skill,
   options: RunSkillOptions,
 ): Promise<SkillOutcome> {
-  const limits = options.limits ?? {};
   const name = definition.name;
   const observer = options.observer;
   const runId = observer?.started({
@@ -145,7 +144,7 @@ export async function runSkill(
   };
   const log = new SkillEventLog(options.reqId, {
     send: options.streaming ? (m) => options.session.send(m) : undefined,
-    maxEvents: limits.maxEvents,
+    maxEvents: options.limits?.maxEvents,
     onEvent: observer && ((event) => observer.event(runId, event)),
   });
   const started = performance.now();
