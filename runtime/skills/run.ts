@@ -372,11 +372,7 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
   const { definition, options, signal, files } = run;
   const resources = files?.resources ?? [];
   const fetched = files?.fetched;
-  const tools = offeredTools(
-    run.allowed,
-    options.tools,
-    files?.commandRules ?? null,
-  );
+  const tools = offeredTools(run.allowed, options.tools, files?.commandRules);
   if (resources.length > 0) {
     const tool = readSkillFileTool(resources);
     tools.push(
