@@ -850,16 +850,14 @@ export interface A2eFields {
 export function readA2eFields(fields: FieldReader): A2eFields {
   const tools = readToolNames(fields, "tools");
   const allowed = readToolNames(fields, "allowed-tools");
-  let mapping = null;
-  if (tools !== null || allowed !== null) {
-    mapping = mapToolNames([...tools ?? [], ...allowed ?? []]);
-    if (mapping.unknown.length > 0) {
-      fields.warn(
-        `tool names skillbox does not know grant nothing: ${
-          mapping.unknown.map((n) => `"${n}"`).join(", ")
-        }`,
-      );
-    }
+  // Mapping no names maps nothing and narrows nothing.
+  const mapping = mapToolNames([...tools ?? [], ...allowed ?? []]);
+  if (mapping.unknown.length > 0) {
+    fields.warn(
+      `tool names skillbox does not know grant nothing: ${
+        mapping.unknown.map((n) => `"${n}"`).join(", ")
+      }`,
+    );
   }
   return {
     version: fields.str("version") ?? "1.0.0",
@@ -867,7 +865,9 @@ export function readA2eFields(fields: FieldReader): A2eFields {
     when_to_use: fields.str("when_to_use", "when-to-use") ?? "",
     argument_hint: fields.str("argument_hint", "argument-hint") ?? "",
     user_invocable: fields.bool("user-invocable", "user_invocable"),
-    tools: mapping?.tools ?? null,
+    // Discovery tells a file that declares no tool list (null) from one
+    // that declares an empty one.
+    tools: tools === null && allowed === null ? null : mapping.tools,
     toolkits: fields.strList("toolkits"),
     max_turns: fields.positive("max_turns", true),
     timeout_seconds: fields.positive("timeout_seconds", false),
@@ -877,11 +877,8 @@ export function readA2eFields(fields: FieldReader): A2eFields {
     input_schema: readSchema(fields, "input_schema", "inputs"),
     output_schema: readSchema(fields, "output_schema", "outputs"),
     llm: readLlm(fields),
-    command_rules: mapping?.commandRules ?? null,
-    tool_names: {
-      mapped: mapping?.mapped ?? {},
-      unknown: mapping?.unknown ?? [],
-    },
+    command_rules: mapping.commandRules,
+    tool_names: { mapped: mapping.mapped, unknown: mapping.unknown },
   };
 }
 
