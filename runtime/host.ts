@@ -48,6 +48,7 @@ import {
   type StandardCapabilities,
 } from "./standard_capabilities.ts";
 import type { LoadReport } from "./load_report.ts";
+import { printableLine } from "./log_lines.ts";
 
 /**
  * Options for {@link createHost}.
@@ -85,7 +86,11 @@ export interface HostOptions {
   capabilities?: readonly Capability[];
   /** The config file the config came from, kept out of every sandbox. */
   configPath?: string;
-  /** Receives diagnostic lines. @default ignore them */
+  /**
+   * Receives diagnostic lines, each one printable line (controls escaped,
+   * see `printableLine`): they quote what modules and servers wrote.
+   * @default ignore them
+   */
   log?: (message: string) => void;
 }
 
@@ -202,7 +207,8 @@ export function createHost(options: HostOptions = {}): Host {
   // function of its own (createDispatch, sessionGate, httpApp, listener,
   // drain), and splitting the list would only pass the parts around.
   const config = fullConfig(options.config);
-  const log = options.log ?? (() => {});
+  const given = options.log;
+  const log = given ? (line: string) => given(printableLine(line)) : () => {};
   const startedAt = performance.now();
   // The stack's push messages go to the host's sessions, which exist only
   // once `host` does: route through a late-bound function.

@@ -76,8 +76,8 @@ export interface RegistryStatus {
 }
 
 /**
- * What the first load found; each file that failed is logged (a refusal
- * as its own sentence, which names its file).
+ * What the first load found; each file that failed is logged, as the
+ * registry's sentence that names it.
  *
  * @param loaded the loaded registry
  * @param options the skill catalog, the folders read, the log
@@ -105,14 +105,8 @@ export async function loadReport(
 ): Promise<LoadReport> {
   const { catalog, log } = options;
   const snapshot = loaded.snapshot;
-  const refusals = new Set(snapshot.refused.map((r) => r.reason));
-  for (const error of snapshot.errors) {
-    log(
-      refusals.has(error.message)
-        ? error.message
-        : `Cannot load "${error.path}": ${error.message}`,
-    );
-  }
+  // Each message names its file already (RegistryError.message).
+  for (const error of snapshot.errors) log(error.message);
   const skills = await catalog.skills();
   const refused = [...snapshot.refused, ...(catalog.refused?.() ?? [])];
   return {

@@ -82,7 +82,7 @@ export interface RegistryError {
   readonly path: string;
   /** The definition's name when the problem is with one definition. */
   readonly name: string | null;
-  /** Sentence case, values quoted. */
+  /** A whole sentence that names the file at fault; values quoted. */
   readonly message: string;
 }
 

@@ -888,6 +888,6 @@ export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
 // A banner line stays one line, and a hostile file cannot flood the terminal.
 function oneLine(text: string): string {
   // deno-lint-ignore no-control-regex
-  const flat = text.replace(/[\x00-\x1f\x7f]/g, " ");
+  const flat = text.replace(/[\x00-\x1f\x7f-\x9f]/g, " ");
   return flat.length > 300 ? `${flat.slice(0, 300)}...` : flat;
 }
