@@ -56,7 +56,10 @@ import { ranOutOfMemory } from "../sandbox/sandbox_process.ts";
 /** Options of {@link DiscoveryQueue}. */
 export interface DiscoveryQueueOptions
   extends Omit<DiscoveryProcessOptions, "workers" | "bootstrap"> {
-  /** The worker bootstrap as JavaScript, or how to load it (once). */
+  /**
+   * The worker bootstrap as JavaScript, or how to load it (called for each
+   * batch: `loadBootstrap` keeps what it read, not a failure).
+   */
   bootstrap: string | (() => Promise<string>);
   /**
    * Discovery processes running at once. Starting a Worker blocks its
@@ -128,16 +131,9 @@ export class DiscoveryQueue {
     this.maxResultBytes = options.maxResultBytes;
     this.#options = { ...rest, workers: options.workers ?? 3 };
     this.#runBatch = runBatch ?? runDiscoveryProcess;
-    // Loaded once; a failed load is not kept, or every later batch would
-    // fail until a restart.
-    let loaded: Promise<string> | null = null;
     this.#bootstrap = typeof bootstrap === "string"
       ? () => Promise.resolve(bootstrap)
-      : () =>
-        loaded ??= bootstrap().catch((err) => {
-          loaded = null;
-          throw err;
-        });
+      : bootstrap;
     this.#processes = Math.max(
       1,
       options.processes ?? Math.min(8, navigator.hardwareConcurrency || 2),

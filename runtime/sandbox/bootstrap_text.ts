@@ -81,7 +81,12 @@ let bootstrapSource: Promise<string> | null = null;
  * ```
  */
 export function loadBootstrap(): Promise<string> {
-  bootstrapSource ??= readBootstrap();
+  // A failed read is not kept, or every later start would fail until a
+  // restart.
+  bootstrapSource ??= readBootstrap().catch((err) => {
+    bootstrapSource = null;
+    throw err;
+  });
   return bootstrapSource;
 }
 
