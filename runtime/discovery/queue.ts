@@ -48,10 +48,14 @@ import {
   readFrames,
 } from "../../protocol/sandbox/pipe.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
-import { sandboxCommand, spawnSandbox } from "../sandbox/sandbox_process.ts";
+import {
+  ranOutOfMemory,
+  sandboxCommand,
+  spawnSandbox,
+  stderrTail,
+} from "../sandbox/sandbox_process.ts";
 import { killTree } from "../confine/kill_tree.ts";
 import { grantToFlags } from "../sandbox/grants.ts";
-import { ranOutOfMemory } from "../sandbox/sandbox_process.ts";
 
 /** Options of {@link DiscoveryQueue}. */
 export interface DiscoveryQueueOptions
@@ -354,7 +358,6 @@ export const DISCOVERY_MAIN: URL = new URL(
   "../../sandbox/process/discovery_main.ts",
   import.meta.url,
 );
-const STDERR_TAIL = 8192;
 
 /**
  * Runs one batch in a discovery process.
@@ -500,26 +503,14 @@ export async function runDiscoveryProcess(
     );
   };
 
-  let stderr = "";
-  const drainStderr = async () => {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of child.stderr) {
-        stderr = (stderr + decoder.decode(chunk, { stream: true }))
-          .slice(-STDERR_TAIL);
-      }
-    } catch {
-      // The process is going away.
-    }
-  };
-  const [status] = await Promise.all([
+  const [status, , stderr] = await Promise.all([
     child.status.finally(() => exited = true),
     readFrames(child.stdout, onFrame, {
       nonce,
       // The sandbox bounds a definition in characters, the reader in bytes.
       maxLineBytes: maxFrameBytes(options.maxResultBytes),
     }).catch(() => {}),
-    drainStderr(),
+    stderrTail(child),
   ]);
   signal?.removeEventListener("abort", onAbort);
   clearTimeout(watchdog);

@@ -157,6 +157,7 @@ const NOBODY: ProcessEvents = {
   stopped() {},
 };
 
+// Characters of stderr kept (see stderrTail).
 const STDERR_TAIL = 8192;
 // Sessions remembered per process for telling it their end.
 const MAX_SESSIONS = 8192;
@@ -231,7 +232,6 @@ export class SandboxProcess {
   readonly #encoder = new TextEncoder();
   // What its operations need of it: made once per process, not per call.
   readonly #context: OperationContext;
-  #stderr = "";
   #dead = false;
   // Set once its exit status is reaped (its pid may be reused from then on;
   // `#dead` waits for the pipes to drain too).
@@ -329,15 +329,13 @@ export class SandboxProcess {
       nonce,
       maxFrameBytes(options.maxResultBytes + options.maxEventBytes),
     );
-    const stderr = this.#drainStderr();
     const status = this.#child.status.finally(() => {
       this.#reaped = true;
       // The reader reads on to the end of the pipe from now on.
       this.#releaseRead();
     });
-    this.exited = Promise.all([status, frames, stderr]).then(([status]) =>
-      this.#onExit(status)
-    );
+    this.exited = Promise.all([status, frames, stderrTail(this.#child)])
+      .then(([status, , stderr]) => this.#onExit(status, stderr));
     // What confinement opened for it (its egress proxy socket) goes with it.
     const release = options.command.release;
     if (release) this.exited.then(release, release);
@@ -582,9 +580,9 @@ export class SandboxProcess {
 
   // The process is gone and its pipes drained: whatever still waits on it
   // is answered, operations with the way it died.
-  #onExit(status: Deno.CommandStatus): number {
+  #onExit(status: Deno.CommandStatus, stderrTail: string): number {
     this.#dead = true;
-    const failure = exitOutcome(status, this.#stderr);
+    const failure = exitOutcome(status, stderrTail);
     this.#readiness.reject(new Error(failure.message));
     const ops = [...this.#ops.values()];
     this.#ops.clear();
@@ -593,19 +591,6 @@ export class SandboxProcess {
     for (const answer of this.#statsWaiters.values()) answer(null);
     this.#statsWaiters.clear();
     return status.code;
-  }
-
-  async #drainStderr(): Promise<void> {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of this.#child.stderr) {
-        // Keep only a tail, for telling an OOM from other deaths.
-        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true }))
-          .slice(-STDERR_TAIL);
-      }
-    } catch {
-      // Ignored: the process is going away.
-    }
   }
 }
 
@@ -1125,6 +1110,42 @@ export function spawnSandbox(command: SandboxCommand): Deno.ChildProcess {
     command.release?.();
     throw err;
   }
+}
+
+/**
+ * Reads a sandbox (or discovery) process's stderr to its end, keeping only
+ * the tail: enough to tell an out-of-memory abort from other deaths
+ * ({@link ranOutOfMemory}), bounded however much the process writes.
+ *
+ * @param child the process
+ * @returns the last 8192 characters it wrote to stderr
+ * @example What a process wrote last
+ * ```ts
+ * import { stderrTail } from "./sandbox_process.ts";
+ * import assert from "node:assert/strict";
+ * const child = new Deno.Command(Deno.execPath(), {
+ *   args: ["eval", "console.error('x'.repeat(9000) + 'end')"],
+ *   stdout: "null", stderr: "piped",
+ * }).spawn();
+ * const tail = await stderrTail(child);
+ * await child.status;
+ * assert.equal(tail.length, 8192);
+ * assert.ok(tail.endsWith("end\n"));
+ * ```
+ */
+export async function stderrTail(child: Deno.ChildProcess): Promise<string> {
+  const decoder = new TextDecoder();
+  let tail = "";
+  try {
+    for await (const chunk of child.stderr) {
+      tail = (tail + decoder.decode(chunk, { stream: true })).slice(
+        -STDERR_TAIL,
+      );
+    }
+  } catch {
+    // Ignored: the process is going away.
+  }
+  return tail;
 }
 
 /**
