@@ -100,35 +100,31 @@ export interface ProcessEvents {
 }
 
 /** How to start one process (see {@link SandboxProcess.start}). */
-interface StartOptions {
-  /** The routing key it is started under. */
-  key: string;
+interface StartOptions
+  extends Pick<ProcessOptions, "key" | "bootstrap" | "deadlines" | "events"> {
   /** Its grant. */
   grant: Permissions;
-  /** The worker bootstrap (JavaScript). */
-  bootstrap: string;
   /** Confinement's wrapper of the command. */
   wrap: CommandWrapper;
-  /** The timer operations' deadlines are kept on. */
-  deadlines: Deadlines;
-  /** Where it reports its operations. @default nobody */
-  events?: ProcessEvents;
 }
 
-/** What the constructor needs: the command and the init fields. */
-interface ProcessOptions {
-  /** The grant key it is routed by. */
+/** What the constructor needs: the command, the init fields and limits. */
+interface ProcessOptions extends
+  Pick<
+    ProcessLimits,
+    | "spareWorkers"
+    | "maxWarmWorkers"
+    | "maxResultBytes"
+    | "maxEventBytes"
+    | "residentMb"
+  > {
+  /** The routing key it is started under (its principal and grant). */
   key: string;
   /** What to spawn (see `sandboxCommand`). */
   command: SandboxCommand;
   permissions: WorkerPermissions;
+  /** The worker bootstrap (JavaScript). */
   bootstrap: string;
-  spares: number;
-  maxWarmWorkers: number;
-  maxResultBytes: number;
-  maxEventBytes: number;
-  /** Resident memory cap in MiB (see {@link ProcessLimits}). @default none */
-  residentMb?: number;
   /** The timer operations' deadlines are kept on. */
   deadlines: Deadlines;
   /** Where it reports its operations. @default nobody */
@@ -261,7 +257,8 @@ export class SandboxProcess {
     const control = openControlSocket();
     try {
       return new SandboxProcess({
-        key: options.key,
+        ...limits,
+        ...options,
         command: options.wrap(
           sandboxCommand({
             // Listed at each start: what the tree holds now is denied too.
@@ -277,14 +274,6 @@ export class SandboxProcess {
           options.grant,
         ),
         permissions: grantToWorkerPermissions(options.grant),
-        bootstrap: options.bootstrap,
-        spares: limits.spareWorkers,
-        maxWarmWorkers: limits.maxWarmWorkers,
-        maxResultBytes: limits.maxResultBytes,
-        maxEventBytes: limits.maxEventBytes,
-        residentMb: limits.residentMb,
-        deadlines: options.deadlines,
-        events: options.events,
         control: control ?? undefined,
       });
     } catch (err) {
@@ -601,7 +590,7 @@ function initMessage(nonce: string, options: ProcessOptions): InitMessage {
     nonce,
     bootstrap: options.bootstrap,
     permissions: options.permissions,
-    spares: options.spares,
+    spares: options.spareWorkers,
     maxWarmWorkers: options.maxWarmWorkers,
     maxResultBytes: options.maxResultBytes,
     maxEventBytes: options.maxEventBytes,
