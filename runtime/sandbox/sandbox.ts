@@ -16,7 +16,7 @@
 
 import { dirname, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
-import type { OpKind, OpMessage } from "../../protocol/sandbox/pipe.ts";
+import type { OpMessage } from "../../protocol/sandbox/pipe.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { DiscoveryCache } from "../discovery/cache.ts";
 import {
@@ -499,15 +499,25 @@ export class SandboxCalls {
       policy: this.#policy,
     });
     if (!check.ok) throw new SkillboxError("tool_denied", check.reason);
-    const outcome = await this.#pool.run(
-      ownOp("permissions", abs, exportName, config),
-      {
-        grant: check.grant,
-        route: { principal: this.principalOf(abs, null) },
-        timeoutMs: this.#describeTimeoutMs,
-        hooks: null,
-      },
-    );
+    const message: OpMessage = {
+      t: "op",
+      id: String(++nextOpId),
+      op: "permissions",
+      path: abs,
+      export: exportName,
+      workerKey: "",
+      args: null,
+      config,
+      metadata: {},
+      session: "",
+      call: "",
+    };
+    const outcome = await this.#pool.run(message, {
+      grant: check.grant,
+      route: { principal: this.principalOf(abs, null) },
+      timeoutMs: this.#describeTimeoutMs,
+      hooks: null,
+    });
     if (!outcome.ok) {
       throw new SkillboxError(
         outcome.code,
@@ -583,29 +593,6 @@ export class SandboxCalls {
     }
     return last;
   }
-}
-
-// An operation that needs only the module's own folder (describe,
-// permissions).
-function ownOp(
-  op: OpKind,
-  path: string,
-  exportName: string,
-  config: Record<string, unknown>,
-): OpMessage {
-  return {
-    t: "op",
-    id: String(++nextOpId),
-    op,
-    path,
-    export: exportName,
-    workerKey: "",
-    args: null,
-    config,
-    metadata: {},
-    session: "",
-    call: "",
-  };
 }
 
 // Keys of configuration objects already seen: resolved configurations are
