@@ -419,11 +419,8 @@ export class SandboxProcess {
     const id = `stats-${++this.#nextStats}`;
     return new Promise((resolve) => {
       this.#statsWaiters.set(id, resolve);
-      this.send(
-        session === undefined
-          ? { t: "stats", id }
-          : { t: "stats", id, session },
-      );
+      // An undefined session is left out of the JSON.
+      this.send({ t: "stats", id, session });
     });
   }
 
