@@ -84,6 +84,8 @@ export interface Route {
 
 // Sessions remembered per principal's process, before the oldest goes.
 const MAX_STICKY = 8192;
+// Ended principals remembered, before the oldest goes.
+const MAX_ENDED = 8192;
 
 /**
  * Finds, starts, and retires sandbox processes, and runs operations on them.
@@ -129,8 +131,9 @@ export class ProcessPool implements ProcessEvents {
   // Grant keys by grant object: checked grants are shared frozen objects,
   // so a warm call costs no canonical JSON.
   readonly #keys = new WeakMap<Permissions, string>();
-  // Principals whose work ended (a closed session).
-  readonly #ended = new EndedPrincipals();
+  // Principals whose work ended (closed sessions), remembered so that no
+  // process is started for them again and their late calls are refused.
+  readonly #ended = new Set<string>();
   // Never-used processes ahead of new sessions (routed nowhere yet).
   readonly #spares: SpareProcesses;
   // Processes with stopped operations whose workers have not answered yet:
@@ -198,8 +201,9 @@ export class ProcessPool implements ProcessEvents {
    * await) when one is started and ready, else a promise of a started one.
    * The caller starts an operation on it or releases the lease.
    *
-   * @throws {SkillboxError} `runtime_error` once the pool is closed;
-   *   `timeout` (from the promise) when no room came before the deadline
+   * @throws {SkillboxError} `runtime_error` once the pool is closed or
+   *   the principal ended; `timeout` (from the promise) when no room came
+   *   before the deadline
    */
   processFor(
     grant: Permissions,
@@ -302,7 +306,11 @@ export class ProcessPool implements ProcessEvents {
    * @returns how many processes were retired
    */
   endPrincipal(principal: string): number {
-    this.#ended.end(principal);
+    this.#ended.delete(principal);
+    this.#ended.add(principal);
+    if (this.#ended.size > MAX_ENDED) {
+      this.#ended.delete(this.#ended.values().next().value!);
+    }
     const prefix = principal + "\u0000";
     let retired = 0;
     for (const proc of this.#all) {
@@ -331,7 +339,12 @@ export class ProcessPool implements ProcessEvents {
     if (this.#closed) {
       throw new SkillboxError("runtime_error", "Sandbox is closed");
     }
-    this.#ended.check(route.principal);
+    if (this.#ended.has(route.principal)) {
+      throw new SkillboxError(
+        "runtime_error",
+        "The session has ended: its sandbox processes are retired",
+      );
+    }
   }
 
   #keyOf(grant: Permissions): string {
@@ -542,38 +555,6 @@ export function noProcess(err: unknown): SandboxOutcome {
     message: timeout ? message : `Cannot start a sandbox process: ${message}`,
     retryable: true,
   };
-}
-
-// Principals whose work ended (closed sessions), remembered so that no
-// process is started for them again and their late calls are refused.
-// Bounded: the oldest are forgotten first.
-const MAX_ENDED = 8192;
-
-class EndedPrincipals {
-  readonly #ended = new Set<string>();
-
-  /** Remembers that a principal's work ended. */
-  end(principal: string): void {
-    this.#ended.delete(principal);
-    this.#ended.add(principal);
-    if (this.#ended.size > MAX_ENDED) {
-      this.#ended.delete(this.#ended.values().next().value!);
-    }
-  }
-
-  /**
-   * Refuses an ended principal.
-   *
-   * @throws {SkillboxError} `runtime_error` when it has ended
-   */
-  check(principal: string): void {
-    if (this.#ended.has(principal)) {
-      throw new SkillboxError(
-        "runtime_error",
-        "The session has ended: its sandbox processes are retired",
-      );
-    }
-  }
 }
 
 // Spare processes ahead of new sessions: started with the grant session
