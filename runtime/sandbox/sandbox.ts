@@ -176,13 +176,7 @@ export function createSandbox(options: SandboxOptions = {}): SandboxPool {
       loadBootstrap,
     ),
   );
-  const calls = new SandboxCalls({
-    pool: processes,
-    own,
-    policy: settings.policy,
-    shared: settings.shared,
-    describeTimeoutMs: settings.describeTimeoutMs,
-  });
+  const calls = new SandboxCalls({ ...settings, pool: processes, own });
   return {
     // Discovery runs in batches (see discovery/queue.ts for why that is
     // safe enough and what it leaves exposed).
@@ -228,6 +222,7 @@ function processInfo(p: SandboxProcess): SandboxProcessInfo {
 
 /** The options with their defaults, as the sandbox's parts take them. */
 interface SandboxSettings {
+  /** The host policy every grant is checked against. */
   policy: Policy;
   /** Working folder of sandbox processes (absolute). */
   cwd: string;
@@ -237,6 +232,7 @@ interface SandboxSettings {
   deny: string[];
   /** Folders whose modules are each their own principal (absolute). */
   shared: Set<string>;
+  /** Deadline of a module's describe and of a permissions operation. */
   describeTimeoutMs: number;
   processWaitMs: number;
   confinement: ConfinementMode;
@@ -367,17 +363,12 @@ export function discoveryOptions(
 }
 
 /** What {@link SandboxCalls} works with. */
-interface SandboxCallsOptions {
+interface SandboxCallsOptions
+  extends Pick<SandboxSettings, "policy" | "shared" | "describeTimeoutMs"> {
   /** Runs the operations. */
   pool: ProcessPool;
   /** The modules' own reads (their grants). */
   own: OwnReads;
-  /** The host policy every grant is checked against. */
-  policy: Policy;
-  /** Folders whose modules are each their own principal (absolute). */
-  shared: Set<string>;
-  /** Deadline of a permissions operation. */
-  describeTimeoutMs: number;
 }
 
 // Operation ids: unique per host. They need not be secret: a sandbox's
