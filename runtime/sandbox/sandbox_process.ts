@@ -312,12 +312,17 @@ export class SandboxProcess {
       this.#writer.write(this.#encoder.encode(init + "\n")).catch(() => {});
       this.#writer.close().catch(() => {});
     }
-    // Results and events are bounded in characters of JSON, up to 3 bytes
-    // each: a line over this is dropped whole, and its call never answered.
-    const frames = this.#readFrames(
+    const frames = readFrames(this.#child.stdout, (raw) => this.#onFrame(raw), {
       nonce,
-      maxFrameBytes(options.maxResultBytes + options.maxEventBytes),
-    );
+      // Results and events are bounded in characters of JSON, up to 3 bytes
+      // each: a line over this is dropped whole, and its call never answered.
+      maxLineBytes: maxFrameBytes(
+        options.maxResultBytes + options.maxEventBytes,
+      ),
+      hold: this.#hold,
+    }).catch(() => {
+      // The pipe broke: the exit handler answers what is still pending.
+    });
     const status = this.#child.status.finally(() => {
       this.#reaped = true;
       // The reader reads on to the end of the pipe from now on.
@@ -514,18 +519,6 @@ export class SandboxProcess {
     if (release === null) return;
     this.#heldRead = null;
     release();
-  }
-
-  async #readFrames(nonce: string, maxLineBytes: number): Promise<void> {
-    try {
-      await readFrames(
-        this.#child.stdout,
-        (raw) => this.#onFrame(raw),
-        { nonce, maxLineBytes, hold: this.#hold },
-      );
-    } catch {
-      // The pipe broke: the exit handler answers what is still pending.
-    }
   }
 
   #onFrame(raw: unknown): void {
