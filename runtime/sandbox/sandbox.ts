@@ -14,6 +14,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { OpMessage } from "../../protocol/sandbox/pipe.ts";
@@ -456,9 +457,9 @@ export class SandboxCalls {
       const config = call.isolation === "per-call"
         ? ""
         : configKey(call.config);
-      if (found instanceof Promise || config instanceof Promise) {
-        return Promise.all([found, config]).then(([grant, key]) =>
-          this.#callWith(call, hooks, abs, grant, key)
+      if (found instanceof Promise) {
+        return found.then((grant) =>
+          this.#callWith(call, hooks, abs, grant, config)
         );
       }
       return this.#callWith(call, hooks, abs, found, config);
@@ -588,17 +589,13 @@ export class SandboxCalls {
 
 // Keys of configuration objects already seen: resolved configurations are
 // frozen and shared across calls, so a warm call costs no JSON.
-const byObject = new WeakMap<object, string | Promise<string>>();
-// Digests of long configurations (a digest is async: an event-loop turn),
-// bounded, oldest dropped first.
-const digests = new Map<string, Promise<string>>();
-const MAX_DIGESTS = 256;
+const byObject = new WeakMap<object, string>();
 // Configurations up to this length key warm workers by their JSON itself.
 const INLINE_CHARS = 128;
 
 /**
  * The part of a warm worker's key that stands for a configuration: its JSON
- * when short, else a digest of it (then a promise, the first time).
+ * when short, else a digest of it.
  *
  * @param config the call's `ctx.config`
  * @returns the key part
@@ -607,17 +604,18 @@ const INLINE_CHARS = 128;
  * import { configKey } from "./sandbox.ts";
  * import assert from "node:assert/strict";
  * assert.equal(configKey({ a: 1 }), '{"a":1}');
- * const long = await configKey({ text: "x".repeat(200) });
+ * const long = configKey({ text: "x".repeat(200) });
  * assert.match(long, /^[0-9a-f]{24}$/);
  * ```
  */
-export function configKey(
-  config: Record<string, unknown>,
-): string | Promise<string> {
+export function configKey(config: Record<string, unknown>): string {
   const known = byObject.get(config);
   if (known !== undefined) return known;
   const json = JSON.stringify(config);
-  const key = json.length <= INLINE_CHARS ? json : digestOf(json);
+  // A synchronous digest: a call awaits nothing before its frame is sent.
+  const key = json.length <= INLINE_CHARS
+    ? json
+    : createHash("sha256").update(json).digest("hex").slice(0, 24);
   if (Object.isFrozen(config)) byObject.set(config, key);
   return key;
 }
@@ -645,24 +643,6 @@ export function workerKey(
 ): string {
   // JSON: no part can forge a separator.
   return JSON.stringify([path, version, session, config]);
-}
-
-function digestOf(json: string): Promise<string> {
-  let digest = digests.get(json);
-  if (!digest) {
-    digest = crypto.subtle.digest("SHA-256", new TextEncoder().encode(json))
-      .then((d) =>
-        Array.from(
-          new Uint8Array(d).slice(0, 12),
-          (b) => b.toString(16).padStart(2, "0"),
-        ).join("")
-      );
-    digests.set(json, digest);
-    if (digests.size > MAX_DIGESTS) {
-      digests.delete(digests.keys().next().value!);
-    }
-  }
-  return digest;
 }
 
 // Normalized absolute paths of the modules called, so a warm call does not
