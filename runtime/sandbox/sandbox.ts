@@ -260,11 +260,9 @@ export function sandboxSettings(options: SandboxOptions): SandboxSettings {
   return {
     policy,
     cwd,
-    cacheDir: options.cacheDir === undefined
-      ? resolve(cwd, ".skillbox-cache")
-      : options.cacheDir === null
+    cacheDir: options.cacheDir === null
       ? null
-      : resolve(cwd, options.cacheDir),
+      : resolve(cwd, options.cacheDir ?? ".skillbox-cache"),
     deny: (policy.deny ?? []).map((p) => resolve(p)),
     shared: new Set((policy.sharedFolders ?? []).map((p) => resolve(p))),
     describeTimeoutMs: options.describeTimeoutMs ?? 5000,
