@@ -502,8 +502,8 @@ export class GrantCache {
       if (hit && hit.kit === kit) return hit.check;
       const check = this.#check(
         entry,
-        staticPermissions(entry, own),
-        kit ? staticPermissions(kit, kits) : {},
+        declaredBy(entry, own),
+        kit ? declaredBy(kit, kits) : {},
       );
       this.#static.set(entry, { kit, check });
       return check;
@@ -553,8 +553,9 @@ export class GrantCache {
   }
 }
 
-// Relative paths are relative to the folder of the declaring module.
-function staticPermissions(
+// What an owner declares (statically or from its permissions function),
+// its relative paths resolved against the folder of its module.
+function declaredBy(
   owner: PermissionOwner,
   permissions: Permissions,
 ): Permissions {
@@ -579,7 +580,7 @@ class PermissionCache {
     config: Record<string, unknown>,
   ): Promise<Permissions> {
     if (owner.permissions !== "dynamic") {
-      return Promise.resolve(staticPermissions(owner, owner.permissions));
+      return Promise.resolve(declaredBy(owner, owner.permissions));
     }
     const key = JSON.stringify([owner.path, owner.export, owner.hash, config]);
     let resolved = this.#entries.get(key);
@@ -591,9 +592,7 @@ class PermissionCache {
         owner.path,
         owner.export,
         config,
-      ).then((declared) =>
-        resolvePermissionPaths(declared, dirname(owner.path))
-      );
+      ).then((declared) => declaredBy(owner, declared));
       this.#entries.set(key, resolved);
       // A failure is not cached: the next call tries again.
       resolved.catch(() => this.#entries.delete(key));
