@@ -387,8 +387,15 @@ export class OwnReads {
   grant(path: string): Permissions | Promise<Permissions> {
     const files = this.#files.get(path);
     if (files || !this.#shared.has(dirname(path))) {
+      // Only the imports the policy lets it read, as discovery checks them:
+      // files are recorded before that check (a module refused for them
+      // may still have an earlier version served), or read here.
+      const allowed = files?.filter((file) =>
+        checkGrant({ read: [file] }, { modulePath: path, policy: this.#policy })
+          .ok
+      );
       return {
-        read: ownReadPaths(path, { policy: this.#policy, localFiles: files }),
+        read: ownReadPaths(path, { policy: this.#policy, localFiles: allowed }),
       };
     }
     return moduleGraph(path).then((graph) => {

@@ -241,7 +241,7 @@ Deno.test("OwnReads gives a file in a shared folder its file and local imports o
       'import { x } from "./lib.ts";\nexport default x;\n',
     );
     await Deno.writeTextFile(join(dir, "other.ts"), "export default 2;\n");
-    const own = new OwnReads({ sharedFolders: [dir] });
+    const own = new OwnReads({ read: [dir], sharedFolders: [dir] });
     const grant = await own.withGrant(join(dir, "tool.ts"), Object.freeze({}));
     assert.deepEqual(
       [...grant.read!].sort(),
@@ -251,6 +251,26 @@ Deno.test("OwnReads gives a file in a shared folder its file and local imports o
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("OwnReads grants no import the policy does not let it read", () => {
+  // A module in a shared folder whose file now imports what the policy
+  // keeps from modules: discovery refuses it, but records its files first,
+  // and an earlier version of it may still be served.
+  const policy = {
+    read: ["/s"],
+    deny: ["/s/keys"],
+    sharedFolders: ["/s"],
+  };
+  const own = new OwnReads(policy);
+  own.remember("/s/a.ts", [
+    "/s/a.ts",
+    "/s/lib.ts",
+    "/private/secret.ts",
+    "/s/keys/key.ts",
+  ]);
+  const grant = own.withGrant("/s/a.ts", Object.freeze({})) as Permissions;
+  assert.deepEqual([...grant.read!].sort(), ["/s/a.ts", "/s/lib.ts"]);
 });
 
 Deno.test("OwnReads merges once per frozen grant and never shares across modules", () => {
