@@ -533,8 +533,13 @@ export interface CodeSkillOptions {
 const str = (v: unknown): string | null => typeof v === "string" ? v : null;
 const strList = (v: unknown): string[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === "string") ? [...v] : null;
-const positive = (v: unknown): number | null =>
-  typeof v === "number" && v > 0 && Number.isFinite(v) ? v : null;
+// `int`: a count (max_turns), which SKILL.md's reader also holds to whole
+// numbers; 2.5 turns would allow three.
+const positive = (v: unknown, int = false): number | null =>
+  typeof v === "number" && v > 0 && Number.isFinite(v) &&
+    (!int || Number.isInteger(v))
+    ? v
+    : null;
 const object = (v: unknown): JsonObject | null => isPlainObject(v) ? v : null;
 
 /**
@@ -602,7 +607,7 @@ export function codeSkillRecord(
     llmConfig: llm && redactedChoice(llm),
     category: str(f.category),
     tags: strList(f.tags),
-    maxTurns: positive(f.max_turns),
+    maxTurns: positive(f.max_turns, true),
     timeoutSeconds: positive(f.timeout_seconds),
     icon: str(f.icon),
     metadata: { ...object(f.metadata), format: "code" },

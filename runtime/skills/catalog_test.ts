@@ -571,3 +571,20 @@ Deno.test("resolveSkillStatus() names every missing tool and toolkit, and drops 
   assert.equal(ok.status, "Published");
   assert.equal(ok.metadata?.blocked_reason, undefined);
 });
+
+Deno.test("codeSkillRecord() takes max_turns only as a whole number, as SKILL.md does", () => {
+  const turns = (max_turns: unknown) =>
+    codeSkillRecord({
+      path: "/s/t.ts",
+      export: "default",
+      hash: "h",
+      name: "t",
+      runnable: true,
+      fields: { description: "T", max_turns, timeout_seconds: 2.5 },
+    }, { source: "system" }).definition;
+  // 2.5 turns allowed a third; it is ignored as any invalid value is.
+  assert.equal(turns(2.5).maxTurns, null);
+  assert.equal(turns(3).maxTurns, 3);
+  // A timeout may be a fraction of a second.
+  assert.equal(turns(3).timeoutSeconds, 2.5);
+});
