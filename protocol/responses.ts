@@ -40,7 +40,7 @@ import {
   type ToolOutcome,
 } from "./tool.ts";
 import { wireEncoder } from "./wire_names.ts";
-import { num, str } from "./_fields.ts";
+import { list, nullableStr, num, str } from "./_fields.ts";
 
 /**
  * The body of `handshake/resp`.
@@ -435,7 +435,7 @@ type Decoders = {
 const DECODERS: Decoders = {
   "handshake/req": (m) => ({
     sessionId: str(m.session_id),
-    acceptedCaps: (Array.isArray(m.accepted_caps) ? m.accepted_caps : [])
+    acceptedCaps: list(m.accepted_caps)
       .flatMap((cap) =>
         isPlainObject(cap) && typeof cap.capability === "string" &&
           cap.enabled !== false
@@ -467,7 +467,7 @@ const DECODERS: Decoders = {
   "toolkit/configure/req": (m) => ({
     toolkitName: str(m.toolkit_name),
     status: str(m.status, "ok"),
-    message: typeof m.message === "string" ? m.message : null,
+    message: nullableStr(m.message),
   }),
   "skill/discover/req": (m, fail) => ({
     skills: objects(m, "skills", fail).map(decodeSkill),
@@ -624,10 +624,8 @@ function decodeSkillCallError(value: unknown): SkillCallError {
   const error = isPlainObject(value) ? value : {};
   const code = error.code ?? error.error_code;
   return {
-    code: typeof code === "string" ? code : "skill_error",
-    message: typeof error.message === "string"
-      ? error.message
-      : "Skill answered without a result",
+    code: str(code, "skill_error"),
+    message: str(error.message, "Skill answered without a result"),
     retryable: error.retryable === true,
   };
 }
