@@ -9,6 +9,7 @@
 import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 import { type CallEvent, decodeEvent } from "../protocol/tool.ts";
 import { decodeError, isEventType } from "../protocol/responses.ts";
+import { isPlainObject } from "../protocol/json.ts";
 import type {
   Call,
   CloseInfo,
@@ -189,10 +190,7 @@ export class Connection {
     } catch {
       return;
     }
-    if (
-      typeof message !== "object" || message === null ||
-      Array.isArray(message)
-    ) return;
+    if (!isPlainObject(message)) return;
     const msg = message as WireMessage;
     const reqId = typeof msg.req_id === "string" ? msg.req_id : "";
     const pending = reqId === "" ? undefined : this.#pending.get(reqId);
