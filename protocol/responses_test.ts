@@ -215,3 +215,10 @@ Deno.test("fields a record carries beyond its wire type never reach the wire", (
     }
   }
 });
+
+Deno.test("decodeSkill() reads a status only from the string itself", () => {
+  assert.equal(decodeSkill({ name: "s", status: "Blocked" }).status, "Blocked");
+  for (const status of [["Blocked"], { toString: () => "Blocked" }, 1]) {
+    assert.equal(decodeSkill({ name: "s", status }).status, "Published");
+  }
+});

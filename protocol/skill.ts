@@ -367,11 +367,10 @@ export function encodeSkill(skill: Skill): SkillDefinition {
  * ```
  */
 export function decodeSkill(wire: JsonObject): Skill {
-  const status = (SKILL_STATUSES as readonly string[]).includes(
-      String(wire.status),
-    )
-    ? wire.status as SkillStatus
-    : "Published";
+  // Compared with ===, so only the string itself is a status (String() of
+  // ["Blocked"] is "Blocked" too).
+  const status = SKILL_STATUSES.find((known) => known === wire.status) ??
+    "Published";
   return {
     name: str(wire.name),
     version: str(wire.version, "1.0.0"),
