@@ -433,13 +433,12 @@ export function encodeTool(tool: Tool): ToolDefinition {
  * ```
  */
 export function decodeTool(wire: JsonObject): Tool {
+  const outputs = list(wire.output_parameters);
   return {
     name: str(wire.name),
     description: str(wire.description),
     inputSchema: parametersToSchema(list(wire.input_parameters)),
-    outputSchema: list(wire.output_parameters).length === 0
-      ? {}
-      : parametersToSchema(list(wire.output_parameters)),
+    outputSchema: outputs.length === 0 ? {} : parametersToSchema(outputs),
     streaming: wire.streaming !== false,
     idempotent: wire.idempotent === true,
     tags: strings(wire.tags),
