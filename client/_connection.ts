@@ -133,12 +133,7 @@ export class Connection {
     signal?.addEventListener("abort", onAbort, { once: true });
     deadline.timer = setTimeout(() => {
       this.#abandon(id);
-      settle({
-        error: new TimeoutError(
-          `Cannot ${label}: timed out after ${timeout} ms`,
-          { retryable: true },
-        ),
-      });
+      settle({ error: timedOut(label, timeout) });
     }, timeout);
     try {
       this.#socket.send(JSON.stringify(message));
@@ -280,6 +275,16 @@ class CallHandle<T> implements Call<T> {
   finally(onFinally?: (() => void) | null): Promise<T> {
     return this.#result.finally(onFinally);
   }
+}
+
+/**
+ * The error of a request, or of connecting, that outlived its limit: the
+ * host may just be slow, so it is retryable.
+ */
+export function timedOut(label: string, timeout: number): TimeoutError {
+  return new TimeoutError(`Cannot ${label}: timed out after ${timeout} ms`, {
+    retryable: true,
+  });
 }
 
 /** `Cannot <label>: connection closed (code N): reason`, leaving out blanks. */

@@ -5,10 +5,15 @@
  * @module
  */
 
-import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
+import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import type { JsonObject } from "../protocol/json.ts";
-import { closedMessage, Connection, deferred } from "./_connection.ts";
+import {
+  closedMessage,
+  Connection,
+  deferred,
+  timedOut,
+} from "./_connection.ts";
 import {
   type ApiContext,
   ask,
@@ -390,15 +395,7 @@ async function opened(
       ),
     );
   const onAbort = () => reject(signal?.reason);
-  const timer = setTimeout(
-    () =>
-      reject(
-        new TimeoutError(`Cannot ${label}: timed out after ${timeout} ms`, {
-          retryable: true,
-        }),
-      ),
-    timeout,
-  );
+  const timer = setTimeout(() => reject(timedOut(label, timeout)), timeout);
   socket.addEventListener("open", onOpen);
   socket.addEventListener("close", onClose);
   signal?.addEventListener("abort", onAbort);
