@@ -607,13 +607,9 @@ export function encodeError(
  * ```
  */
 export function decodeError(message: JsonObject): SkillboxError {
-  const code =
-    (typeof message.code === "string" && message.code !== ""
-      ? message.code
-      : "runtime_error") as ErrorCode;
-  const text = typeof message.message === "string" && message.message !== ""
-    ? message.message
-    : `Host answered error "${code}"`;
+  // An empty string says no more than a missing field.
+  const code = (str(message.code) || "runtime_error") as ErrorCode;
+  const text = str(message.message) || `Host answered error "${code}"`;
   return new SkillboxError(code, text, {
     retryable: message.retryable === true,
     detail: isPlainObject(message.detail) ? message.detail : {},
