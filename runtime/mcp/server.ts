@@ -93,6 +93,7 @@ import {
 import { isPlainObject } from "../../protocol/json.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { z } from "zod";
+import { CODE_API_TOOL } from "../code/code_api.ts";
 
 /** The version skillbox reports to MCP clients and imported servers. */
 export const SERVER_VERSION = "0.1.0";
@@ -761,9 +762,6 @@ export class EventRelay {
 
 /** The resource's URI. */
 export const CODE_API_URI = "skillbox://code/api.d.ts";
-
-/** The tool whose answer the resource is. */
-const CODE_API_TOOL = "code_api";
 
 /** What the resource needs of its session: its link's `request`, and more. */
 export interface CodeApiSource extends Pick<A2eLink, "request"> {
