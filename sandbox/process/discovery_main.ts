@@ -21,12 +21,11 @@ import {
   type DiscoveryModule,
   encodeFrame,
   FrameSplitter,
+  MAX_MESSAGE_CHARS,
   type ToWorkerMessage,
 } from "../../protocol/sandbox/pipe.ts";
 import { serializeResult } from "./_truncate.ts";
 import { readFrom, writeOut } from "./_stdio.ts";
-
-const MAX_MESSAGE = 4096;
 
 function send(init: DiscoveryInit, frame: DiscoveryFrame | string): void {
   const json = typeof frame === "string" ? frame : JSON.stringify(frame);
@@ -38,7 +37,7 @@ function failed(init: DiscoveryInit, i: number, message: string): void {
     t: "described",
     i,
     ok: false,
-    message: message.slice(0, MAX_MESSAGE),
+    message: message.slice(0, MAX_MESSAGE_CHARS),
   });
 }
 
@@ -104,9 +103,7 @@ function describeOne(
         finish(() => failed(init, i, `Module exited with code ${msg.code}`));
       } else if (msg.t === "result" && msg.id === "describe") {
         finish(() =>
-          msg.ok
-            ? answer(init, i, msg.value)
-            : failed(init, i, String(msg.message))
+          msg.ok ? answer(init, i, msg.value) : failed(init, i, msg.message)
         );
       }
     };
