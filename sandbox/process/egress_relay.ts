@@ -76,7 +76,7 @@ async function relay(
   socket: string,
   preamble: Uint8Array,
 ): Promise<void> {
-  let upstream: Deno.Conn;
+  let upstream: Deno.Conn | undefined;
   try {
     upstream = await Deno.connect({ transport: "unix", path: socket });
     let at = 0;
@@ -84,6 +84,8 @@ async function relay(
       at += await upstream.write(preamble.subarray(at));
     }
   } catch {
+    // A proxy that took the connection but not the token: close it too.
+    upstream?.close();
     conn.close();
     return;
   }
