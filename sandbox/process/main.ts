@@ -163,14 +163,17 @@ function onEvents(slot: Slot, batch: WorkerEvent[]): void {
   let lines = "";
   for (const ev of batch) {
     if (!slot.ops.has(ev.id)) continue;
-    let json = JSON.stringify({ t: "event", ...ev } satisfies EventMessage);
-    if (json.length > init.maxEventBytes) {
+    let json = jsonOf({ t: "event", ...ev } satisfies EventMessage);
+    if (json === null || json.length > init.maxEventBytes) {
+      const what = json === null
+        ? "an event that is not JSON"
+        : "an oversized event";
       json = JSON.stringify(
         {
           t: "event",
           id: ev.id,
           kind: "log",
-          data: { level: "warn", message: "Dropped an oversized event" },
+          data: { level: "warn", message: `Dropped ${what}` },
         } satisfies EventMessage,
       );
     }
@@ -183,18 +186,29 @@ function onEvents(slot: Slot, batch: WorkerEvent[]): void {
 
 function onRpc(slot: Slot, msg: FromWorkerMessage & { t: "rpc" }): void {
   if (!slot.ops.has(msg.id)) return;
-  const json = JSON.stringify(msg.payload ?? null);
-  if (json.length > init.maxEventBytes) {
+  const json = jsonOf(msg.payload ?? null);
+  if (json === null || json.length > init.maxEventBytes) {
     slot.worker.postMessage({
       t: "rpc_result",
       id: msg.id,
       rid: msg.rid,
       ok: false,
-      error: "Request too large",
+      error: json === null ? "Request is not JSON" : "Request too large",
     });
     return;
   }
   send({ ...msg, payload: JSON.parse(json) });
+}
+
+// A worker's value as JSON, or null when it has none: structured clone
+// carries a BigInt or a cycle that JSON.stringify throws on, and a throw
+// here would end the process with every call in it.
+function jsonOf(value: unknown): string | null {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return null;
+  }
 }
 
 function onResult(
