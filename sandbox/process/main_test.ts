@@ -13,26 +13,33 @@ const MODULE = `export default {
     if (args.send === "rpc") {
       return await ctx.tools.call("x", { a: 1n }).catch((e) => e.message);
     }
-    if (args.send === "wait") await new Promise((r) => setTimeout(r, 300));
+    if (args.send === "message") {
+      // Past the bootstrap's own String(): the worker's globals are its.
+      globalThis.String = (value) => value;
+      const error = new Error("x");
+      error.message = { toString: 1, valueOf: 1 };
+      throw error;
+    }
+    if (args.send === "wait") await new Promise((r) => setTimeout(r, 1000));
     return "ok";
   },
 };
 `;
 
-Deno.test("the sandbox process survives events and requests that are not JSON", async () => {
+Deno.test("the sandbox process survives worker values that JSON or String() refuse", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/mod.ts`;
   await Deno.writeTextFile(path, MODULE);
   const sandbox = createSandbox({ cacheDir: null });
   const logs: unknown[] = [];
-  const call = (send: string, sessionId: string) =>
+  const call = (send: string, sessionId: string, timeoutMs = 10_000) =>
     sandbox.call({
       path,
       export: "default",
       version: "v1",
       args: { send },
       grant: { read: [dir] },
-      timeoutMs: 10_000,
+      timeoutMs,
       sessionId,
       callId: crypto.randomUUID(),
       config: {},
@@ -62,6 +69,9 @@ Deno.test("the sandbox process survives events and requests that are not JSON", 
       value: "Request is not JSON",
       truncated: false,
     });
+    // Unreadable, the answer is ignored: the call times out, alone.
+    const unreadable = await call("message", "s3", 500);
+    assert.equal(!unreadable.ok && unreadable.code, "timeout");
     assert.deepEqual(await other, { ok: true, value: "ok", truncated: false });
   } finally {
     await sandbox.close();

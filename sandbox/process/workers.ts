@@ -379,7 +379,14 @@ export class WorkerSlots {
     const onMessage = this.#options.onMessage;
     worker.onmessage = (e: MessageEvent<unknown>) => {
       if (slot.dead) return;
-      const message = decodeWorkerMessage(e.data);
+      let message: FromWorkerMessage | null;
+      try {
+        message = decodeWorkerMessage(e.data);
+      } catch {
+        // A field String() cannot convert ({ toString: 1 }): a throw here
+        // would end the process with every call in it.
+        return;
+      }
       if (message !== null) onMessage(slot, message);
     };
     worker.onerror = (e) => {

@@ -354,10 +354,10 @@ function answer(id: string, value: unknown, failed = false): void {
   post({ t: "result", id, ok: false, code: "tool_error", message });
 }
 
+// Always a string: code may set an Error's message to any value.
 function errorMessage(err: unknown): string {
   try {
-    if (err instanceof Error) return err.message;
-    return String(err);
+    return String(err instanceof Error ? err.message : err);
   } catch {
     return "Unknown error";
   }
