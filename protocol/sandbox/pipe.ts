@@ -43,8 +43,24 @@ const string = (raw: unknown): string | Refuse =>
   typeof raw === "string" ? raw : REFUSE;
 const optionalString = (raw: unknown): string | Absent =>
   typeof raw === "string" ? raw : ABSENT;
-const text = (raw: unknown): string => String(raw);
-const number = (raw: unknown): number => Number(raw);
+// Never throw: a worker's message is a structured clone of what the module
+// built, and String() or Number() of an object whose toString or valueOf is
+// not a function throws (a throw here would end the sandbox process, and
+// every session's call in it).
+const text = (raw: unknown): string => {
+  try {
+    return String(raw);
+  } catch {
+    return "(not text)";
+  }
+};
+const number = (raw: unknown): number => {
+  try {
+    return Number(raw);
+  } catch {
+    return NaN;
+  }
+};
 const flag = (raw: unknown): boolean => raw === true;
 // `ok` of a result: the success variant only when it is exactly `true`.
 const succeeded = (raw: unknown): true | Refuse => raw === true || REFUSE;

@@ -153,6 +153,33 @@ Deno.test("decodeWorkerMessage() checks what a hostile worker posts", () => {
     t: "events",
     batch: [],
   });
+  // What String() and Number() throw on (structured clone keeps these
+  // properties) reads as "(not text)" and no number, never a throw.
+  const hostile = { toString: 1, valueOf: 1 };
+  assert.deepEqual(
+    decodeWorkerMessage({ t: "load_error", message: hostile }),
+    { t: "load_error", message: "(not text)" },
+  );
+  assert.deepEqual(
+    decodeWorkerMessage({
+      t: "result",
+      ok: false,
+      id: "1",
+      code: hostile,
+      message: hostile,
+    }),
+    {
+      t: "result",
+      ok: false,
+      id: "1",
+      code: "(not text)",
+      message: "(not text)",
+    },
+  );
+  assert.deepEqual(decodeWorkerMessage({ t: "exit", code: hostile }), {
+    t: "exit",
+    code: NaN,
+  });
 });
 
 Deno.test("decodeHostMessage() keeps an operation whole for the worker", () => {
