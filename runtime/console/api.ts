@@ -498,31 +498,20 @@ async function runsPage(
 // Per tool and skill: calls, errors, p50/p95 and the recent durations,
 // busiest first.
 function statsView(timings: readonly RunTiming[]): Record<string, unknown>[] {
-  const groups = new Map<
-    string,
-    { kind: string; name: string; durations: number[]; errors: number }
-  >();
-  for (const t of timings) {
-    const key = `${t.kind}\u0000${t.name}`;
-    let group = groups.get(key);
-    if (!group) {
-      group = { kind: t.kind, name: t.name, durations: [], errors: 0 };
-      groups.set(key, group);
-    }
-    group.durations.push(t.durationMs);
-    if (t.outcome !== "ok") group.errors++;
-  }
-  return [...groups.values()].map((g) => {
-    const sorted = [...g.durations].sort((a, b) => a - b);
+  const groups = Map.groupBy(timings, (t) => `${t.kind}\u0000${t.name}`);
+  return [...groups.values()].map((group) => {
+    const durations = group.map((t) => t.durationMs);
+    const errors = group.filter((t) => t.outcome !== "ok").length;
+    const sorted = durations.toSorted((a, b) => a - b);
     return {
-      kind: g.kind,
-      name: g.name,
-      calls: g.durations.length,
-      errors: g.errors,
-      error_rate: g.errors / g.durations.length,
+      kind: group[0]!.kind,
+      name: group[0]!.name,
+      calls: durations.length,
+      errors,
+      error_rate: errors / durations.length,
       p50_ms: percentile(sorted, 0.5),
       p95_ms: percentile(sorted, 0.95),
-      recent_ms: g.durations.slice(-40),
+      recent_ms: durations.slice(-40),
     };
   }).sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
 }
