@@ -869,7 +869,9 @@ function contentDisposition(name: string): string {
   const base = name.split("/").pop() ?? "";
   let ascii = base.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 100);
   if (/^[._]*$/.test(ascii)) ascii = "file";
-  const exact = encodeURIComponent(base.slice(0, 200)).replace(
+  // Well-formed: a cut through an emoji's surrogate pair made
+  // encodeURIComponent throw, and the download answered 503.
+  const exact = encodeURIComponent(base.slice(0, 200).toWellFormed()).replace(
     /['()*]/g,
     (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase(),
   );

@@ -5,7 +5,7 @@ import { testWithPostgres } from "../../tests/support/postgres.ts";
 import { openPostgresStore } from "../store/postgres.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { RunScope, RunStore } from "../store/store.ts";
-import { createApi } from "./api.ts";
+import { createApi, fileResponse } from "./api.ts";
 
 Deno.test("/live is served no-store, over streamSSE's no-cache", async () => {
   const recorder = openRecorder({
@@ -495,3 +495,16 @@ testWithPostgres(
     }
   },
 );
+
+Deno.test("a kept file's long name cut through an emoji still downloads", async () => {
+  const name = `1/${"a".repeat(199)}\u{1F600}`;
+  const data = new Uint8Array([0x61]);
+  const res = fileResponse({ name, size: 1, data, note: null })!;
+  assert.equal(
+    res.headers.get("content-disposition"),
+    `attachment; filename="${"a".repeat(100)}"; filename*=UTF-8''${
+      "a".repeat(199)
+    }%EF%BF%BD`,
+  );
+  assert.equal(await res.text(), "a");
+});
