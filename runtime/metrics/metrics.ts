@@ -401,40 +401,27 @@ class DurationHistogram extends client.Histogram<"kind" | "name"> {
     const values: HistogramLine[] = [];
     const bucket = `${this.#name}_bucket`;
     for (const series of this.#series) {
-      const shared = series.labels;
+      const line = (
+        labels: HistogramLine["labels"],
+        value: number,
+        metricName: string,
+        exemplar: null | undefined,
+      ): HistogramLine => ({
+        labels,
+        sharedLabels: series.labels,
+        value,
+        metricName,
+        exemplar,
+      });
       let below = 0;
       this.#bounds.forEach((le, i) => {
         below += series.buckets[i]!;
-        values.push({
-          labels: { le },
-          sharedLabels: shared,
-          value: below,
-          metricName: bucket,
-          exemplar: null,
-        });
+        values.push(line({ le }, below, bucket, null));
       });
       values.push(
-        {
-          labels: { le: "+Inf" },
-          sharedLabels: shared,
-          value: series.count,
-          metricName: bucket,
-          exemplar: null,
-        },
-        {
-          labels: {},
-          sharedLabels: shared,
-          value: series.sum,
-          metricName: `${this.#name}_sum`,
-          exemplar: undefined,
-        },
-        {
-          labels: {},
-          sharedLabels: shared,
-          value: series.count,
-          metricName: `${this.#name}_count`,
-          exemplar: undefined,
-        },
+        line({ le: "+Inf" }, series.count, bucket, null),
+        line({}, series.sum, `${this.#name}_sum`, undefined),
+        line({}, series.count, `${this.#name}_count`, undefined),
       );
     }
     return Promise.resolve({
