@@ -64,6 +64,9 @@ export function createMetrics(
     client.collectDefaultMetrics({ register: registry });
   }
   // Created first, as the two metrics were: the exposition keeps its order.
+  // Read once per scrape, for both sandbox gauges: under the host's
+  // permissions each read runs `ps`, about 10 ms that block the event loop.
+  let sandbox: { processes: number; rssBytes: number } | undefined;
   const calls = new CallMetrics(registry, {
     calls: {
       name: "skillbox_calls_total",
@@ -92,7 +95,7 @@ export function createMetrics(
     help: "Live sandbox processes",
     registers: [registry],
     collect() {
-      this.set(sources.sandbox?.().processes ?? 0);
+      this.set(sandbox?.processes ?? 0);
     },
   });
   new client.Gauge({
@@ -100,7 +103,7 @@ export function createMetrics(
     help: "Resident memory of all sandbox processes",
     registers: [registry],
     collect() {
-      this.set(sources.sandbox?.().rssBytes ?? 0);
+      this.set(sandbox?.rssBytes ?? 0);
     },
   });
   const tokens = new client.Counter({
@@ -129,7 +132,10 @@ export function createMetrics(
 
   return {
     contentType: registry.contentType,
-    text: () => registry.metrics(),
+    text: () => {
+      sandbox = sources.sandbox?.();
+      return registry.metrics();
+    },
     finished(kind, name, outcome, seconds) {
       calls.record(
         kind,
