@@ -17,7 +17,7 @@ import type { HostConfig } from "../config_schema.ts";
 import {
   createMetrics,
   type HostMetrics,
-  processesRss,
+  rssReader,
 } from "../metrics/metrics.ts";
 import { openRecorder } from "../store/recorder.ts";
 import { mayView, ownerOf, type RunScope } from "../store/store.ts";
@@ -100,9 +100,11 @@ export function createOperatorSurface(
     "transport" in session && typeof session.transport === "string"
       ? session.transport
       : "in-process";
+  // Once a second at most: see rssReader.
+  const rssOf = rssReader(1000);
   const processes = () => {
     const list = options.processes();
-    const rss = processesRss(list.map((p) => p.pid));
+    const rss = rssOf(list.map((p) => p.pid));
     return list.map((p): ProcessView => ({
       pid: p.pid,
       principal: principal(p.grant),

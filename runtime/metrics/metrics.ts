@@ -225,6 +225,45 @@ export function processesRss(pids: readonly number[]): Map<number, number> {
   return found;
 }
 
+/**
+ * {@link processesRss} read at most once per `ms`, the last reading
+ * answering in between (a process started since reads 0 until the next).
+ * Where `/proc` may not be read, a reading is a synchronous `ps` of about
+ * 10 ms on the host's thread, and any token may scrape `/metrics`: a flood
+ * of scrapes must not turn into a flood of those.
+ *
+ * @param ms how long a reading serves
+ * @param read how to read (tests count the readings) @default processesRss
+ * @returns the reader
+ * @example Two asks within the interval read once
+ * ```ts
+ * import { rssReader } from "./metrics.ts";
+ * import assert from "node:assert/strict";
+ * let reads = 0;
+ * const rss = rssReader(60_000, (pids) => {
+ *   reads++;
+ *   return new Map(pids.map((p) => [p, 1]));
+ * });
+ * assert.equal(rss([1]).get(1), 1);
+ * assert.equal(rss([1]).get(1), 1);
+ * assert.equal(reads, 1);
+ * ```
+ */
+export function rssReader(
+  ms: number,
+  read: (pids: readonly number[]) => Map<number, number> = processesRss,
+): (pids: readonly number[]) => Map<number, number> {
+  let at = -Infinity;
+  let last = new Map<number, number>();
+  return (pids) => {
+    if (performance.now() - at >= ms) {
+      last = read(pids);
+      at = performance.now();
+    }
+    return last;
+  };
+}
+
 // A process's RSS from /proc; null when it is gone; throws when /proc may
 // not be read at all.
 function procRss(pid: number): number | null {
