@@ -759,12 +759,14 @@ function timeoutError(signal: AbortSignal): SkillboxError {
 
 /**
  * The forms a secret may take in what comes back: as sent, and as a URL
- * writes it (an upstream copying it into a Location or a link).
+ * writes it (an upstream copying it into a Location or a link). Longest
+ * first: a value that begins another would otherwise be cut out first
+ * and leave the rest of the longer one in the clear.
  */
 function secretForms(values: Iterable<string>): string[] {
   const forms = new Set<string>();
   for (const v of values) forms.add(v).add(encodeURIComponent(v));
-  return [...forms];
+  return [...forms].sort((a, b) => b.length - a.length);
 }
 
 /** The text with every value replaced by a marker. */

@@ -325,6 +325,33 @@ Deno.test("operator secrets go only to their host, and never come back", async (
   }
 });
 
+Deno.test("a secret that begins another leaves no part of the longer one", async () => {
+  const { server, port } = startServer();
+  const names = resolver({ "api.test": ["127.0.0.1"] });
+  const broker = new EgressBroker({
+    resolve: names.resolve,
+    privateHosts: ["api.test"],
+    // The shorter value is bound first, so it would be cut out first.
+    secrets: [
+      { host: "http://api.test", header: "X-Api-Key", value: "Bearer op-1" },
+      {
+        host: "http://api.test",
+        header: "Authorization",
+        value: "Bearer op-1-rest-of-it",
+      },
+    ],
+  });
+  try {
+    const res = await broker.fetch({ url: `http://api.test:${port}/` }, {
+      allow: [["*"]],
+    });
+    assert.doesNotMatch(text(res), /rest-of-it/);
+    assert.equal(res.headers["x-echo"], "[REDACTED]");
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("an operator secret goes over plain http only when its binding says http://", async (t) => {
   const { server, port, seen } = startServer();
   const names = resolver({
