@@ -341,12 +341,14 @@ async function unansweredPort(): Promise<{ port: number; close(): void }> {
     listener.close();
   };
   // The queue's length is the kernel's to choose (511 on Linux for Deno):
-  // connect until one connect hangs.
+  // connect until one connect hangs. A dropped SYN is sent again after 1 s
+  // and 3 s, and dropped again while the queue is full: a connect still
+  // open after 2 s is one of those, not one slowed by a loaded machine.
   for (let i = 0; i < 5000; i++) {
     const connecting = Deno.connect({ hostname: "127.0.0.1", port });
     const conn = await Promise.race([
       connecting,
-      new Promise<null>((resolve) => setTimeout(() => resolve(null), 300)),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 2000)),
     ]);
     if (conn === null) {
       connecting.then((late) => late.close(), () => {});
