@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { answerTo, type Msg, wsWire } from "../support/fuzz_drive.ts";
-import { HOST_FLAGS, HOST_MAIN, readListening } from "../support/host_cli.ts";
+import { readListening, spawnHostCli } from "../support/host_cli.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/fuzz/", import.meta.url));
 
@@ -25,17 +25,12 @@ Deno.test("a host whose stderr reader is gone drains its calls on SIGTERM and ex
       sandbox: { cache_dir: join(work, "cache") },
     }),
   );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...HOST_FLAGS, HOST_MAIN, "--config", config, "--port", "0"],
-    cwd: work,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const { child, stderr: reader } = spawnHostCli(
+    ["--config", config, "--port", "0"],
+    work,
+  );
   try {
     // Its banner names the port; then nobody reads its stderr again.
-    const reader = child.stderr.pipeThrough(new TextDecoderStream())
-      .getReader();
     const { port } = await readListening(reader);
     await reader.cancel();
 

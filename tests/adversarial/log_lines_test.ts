@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost } from "../../mod.ts";
-import { HOST_FLAGS, HOST_MAIN, readListening } from "../support/host_cli.ts";
+import { readListening, spawnHostCli } from "../support/host_cli.ts";
 
 // What the module's error says: colour, a forged line, a C1 escape start
 // (U+009B), a right-to-left override.
@@ -47,24 +47,11 @@ function assertPrintable(lines: string[]): void {
 
 Deno.test("a module's error reaches the operator's terminal as one printable line", async () => {
   const dir = await hostileFolder();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...HOST_FLAGS,
-      HOST_MAIN,
-      "--skills",
-      join(dir, "skills"),
-      "--port",
-      "0",
-    ],
-    cwd: dir,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const { child, stderr: reader } = spawnHostCli(
+    ["--skills", join(dir, "skills"), "--port", "0"],
+    dir,
+  );
   try {
-    const reader = child.stderr.pipeThrough(new TextDecoderStream())
-      .getReader();
     // The load's failures are logged before the banner.
     const { seen } = await readListening(reader);
     await reader.cancel();

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answerTo, type Msg, wsWire } from "../support/fuzz_drive.ts";
-import { HOST_FLAGS, HOST_MAIN, readListening } from "../support/host_cli.ts";
+import { readListening, spawnHostCli } from "../support/host_cli.ts";
 
 const REFUSED = 1500;
 
@@ -28,15 +28,7 @@ Deno.test("a host whose stderr is not read serves on and loses no log line", asy
       sandbox: { cache_dir: join(work, "cache") },
     }),
   );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...HOST_FLAGS, HOST_MAIN, "--port", "0"],
-    cwd: work,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream())
-    .getReader();
+  const { child, stderr: reader } = spawnHostCli(["--port", "0"], work);
   let seen = "";
   try {
     const listening = await readListening(reader);

@@ -57,3 +57,37 @@ export async function readListening(
     if (port !== undefined) return { port, seen };
   }
 }
+
+/** A host CLI process started by {@link spawnHostCli}. */
+export interface HostCli {
+  /** The process: kill it and await its status when done. */
+  child: Deno.ChildProcess;
+  /** Its stderr, as text; hand it to {@link readListening}. */
+  stderr: ReadableStreamDefaultReader<string>;
+}
+
+/**
+ * Starts the host as `deno run host` does, with `args` after the main
+ * script, in `cwd`; stdin and stdout are closed and stderr is piped, since
+ * the banner and the log are where tests read it.
+ *
+ * @example
+ * ```ts ignore
+ * import { readListening, spawnHostCli } from "./host_cli.ts";
+ * const host = spawnHostCli(["--port", "0"], Deno.cwd());
+ * const { port } = await readListening(host.stderr);
+ * host.child.kill("SIGTERM");
+ * await host.child.status;
+ * ```
+ */
+export function spawnHostCli(args: string[], cwd: string): HostCli {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...HOST_FLAGS, HOST_MAIN, ...args],
+    cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  return { child, stderr };
+}
