@@ -53,6 +53,12 @@ type Schema = JsonObject;
 /** How deep nested object/array schemas are followed before stopping. */
 const MAX_DEPTH = 32;
 
+// Schema nodes one conversion may fold. Parameters are derived on the
+// host's thread from untrusted schemas (an imported tool's), and a schema
+// that refers to its next level twice, per level, stands for exponentially
+// many parameters in a few KB: the depth bound alone does not stop that.
+const MAX_STEPS = 10_000;
+
 /**
  * Converts a JSON Schema into A2E tool parameters.
  *
@@ -65,6 +71,8 @@ const MAX_DEPTH = 32;
  * @param options see {@linkcode SchemaToParametersOptions}
  * @returns the parameters, every field present with its A2E type
  * @throws {TypeError} when `schema` is neither an object, a boolean, nor absent
+ * @throws {RangeError} when converting it takes more than 10,000 steps
+ *   (schema nodes folded): a schema whose references fan out
  * @example A zod-style object schema
  * ```ts
  * import { schemaToParameters } from "./parameters.ts";
@@ -121,6 +129,7 @@ export function schemaToParameters(
 
 class Converter {
   #root: Schema;
+  #steps = 0;
 
   constructor(root: Schema) {
     this.#root = root;
@@ -194,6 +203,13 @@ class Converter {
 
   /** Folds a schema into one shape; `refs` holds the `$ref`s being followed. */
   flatten(schema: Schema | boolean, refs: Set<string>): Flat {
+    if (++this.#steps > MAX_STEPS) {
+      throw new RangeError(
+        `Cannot convert schema to parameters: it takes more than ${
+          MAX_STEPS.toLocaleString("en-US")
+        } steps`,
+      );
+    }
     const flat = emptyFlat();
     if (typeof schema !== "object" || schema === null) return flat;
     const own = stringField(schema, "description") ??

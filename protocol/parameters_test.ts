@@ -146,6 +146,52 @@ Deno.test("schemaToParameters() reads a hostile $ref's escapes as the validator 
   assert.equal(p.proto?.type, "any", "only the document's own keys resolve");
 });
 
+Deno.test("schemaToParameters() refuses a schema whose references fan out", async (t) => {
+  // An imported tool's schema is untrusted, and its parameters are derived
+  // on the host's thread. Each level refers to the next one twice, so a
+  // 2 KB schema twenty levels deep stands for 2^20 parameters (or union
+  // branches): walking them all held the thread for seconds, for ever at
+  // forty levels.
+  function fanOut(levels: number, twice: (next: object) => object) {
+    const defs: Record<string, object> = {};
+    for (let i = 0; i < levels; i++) {
+      defs[`d${i}`] = twice({ $ref: `#/$defs/d${i + 1}` });
+    }
+    defs[`d${levels}`] = { type: "object", properties: { z: {} } };
+    return {
+      type: "object",
+      properties: { root: { $ref: "#/$defs/d0" } },
+      $defs: defs,
+    };
+  }
+  await t.step("two properties referring to the next level", () => {
+    const schema = fanOut(20, (next) => ({
+      type: "object",
+      properties: { a: next, b: next },
+    }));
+    assert.throws(
+      () => schemaToParameters(schema),
+      (error: unknown) =>
+        error instanceof RangeError &&
+        error.message ===
+          "Cannot convert schema to parameters: it takes more than 10,000 steps",
+    );
+  });
+  await t.step("a union of two references to the next level", () => {
+    const schema = fanOut(20, (next) => ({ anyOf: [next, { ...next }] }));
+    assert.throws(() => schemaToParameters(schema), RangeError);
+  });
+  await t.step("a wide schema within the bound converts", () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 2000 }, (_, i) => [`p${i}`, { type: "string" }]),
+    );
+    assert.equal(
+      schemaToParameters({ type: "object", properties }).length,
+      2000,
+    );
+  });
+});
+
 Deno.test("schemaToParameters() maps unions and nullable types", async (t) => {
   await t.step("a nullable type array keeps the non-null type", () => {
     const [p] = schemaToParameters({
