@@ -577,6 +577,30 @@ Deno.test("an answer of the wrong type fails the call with invalid_message", asy
   await dispose();
 });
 
+Deno.test("a hostile host's answer of another type fails the call with invalid_message", async (t) => {
+  const { host, client, dispose } = await setup();
+  const invalid = (error: unknown) =>
+    error instanceof SkillboxError && error.code === "invalid_message" &&
+    error.message.startsWith('Cannot list tools: expected "tool/list/resp"');
+  await t.step("a type that String() refuses", async () => {
+    const listing = client.tools.list();
+    const req = await host.next();
+    host.send("tool/list/resp", { req_id: req.id, type: { toString: 1 } });
+    await assert.rejects(listing, invalid);
+  });
+  await t.step("a type holding a terminal escape sequence", async () => {
+    const listing = client.tools.list();
+    const req = await host.next();
+    host.send("tool/list/resp", { req_id: req.id, type: "x\u001b[2J" });
+    await assert.rejects(
+      listing,
+      (error: unknown) =>
+        invalid(error) && !(error as Error).message.includes("\u001b"),
+    );
+  });
+  await dispose();
+});
+
 Deno.test("tools.list() and tools.search() send their filters", async (t) => {
   const { host, client, dispose } = await setup();
   await t.step("list", async () => {

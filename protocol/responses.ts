@@ -511,7 +511,12 @@ export function decodeResponse<T extends AnsweredRequestType>(
   };
   const expected = RESPONSE_TYPE[type];
   if (message.type !== expected) {
-    fail(`expected "${expected}", got "${String(message.type)}"`);
+    // A hostile host's `type` may be an object String() refuses, or hold
+    // escape sequences for the terminal that shows this message.
+    const got = typeof message.type === "string"
+      ? JSON.stringify(message.type)
+      : "no type";
+    fail(`expected "${expected}", got ${got}`);
   }
   const decode = DECODERS[type] as Decoders[T];
   return decode(message, fail) as ResponseMap[T];
