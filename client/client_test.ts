@@ -601,6 +601,26 @@ Deno.test("a hostile host's answer of another type fails the call with invalid_m
   await dispose();
 });
 
+Deno.test("tools.list() reads parameters nested deeper than the stack", async () => {
+  const { host, client, dispose } = await setup();
+  // Written as text: JSON.stringify cannot nest this deep either.
+  const levels = 20_000;
+  const parameter =
+    '{"name":"n","type":"object","properties":{"n":'.repeat(levels) +
+    '{"name":"leaf","type":"string"}' + "}}".repeat(levels);
+  const listing = client.tools.list();
+  const req = await host.next();
+  host.sendRaw(
+    `{"type":"tool/list/resp","id":"a1","version":"1.0","ts":1,` +
+      `"req_id":${JSON.stringify(req.id)},` +
+      `"tools":[{"name":"deep","input_parameters":[${parameter}]}]}`,
+  );
+  const [deep] = await listing;
+  assert.equal(deep?.name, "deep");
+  assert.ok(deep?.inputSchema.properties);
+  await dispose();
+});
+
 Deno.test("tools.list() and tools.search() send their filters", async (t) => {
   const { host, client, dispose } = await setup();
   await t.step("list", async () => {

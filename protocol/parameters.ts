@@ -50,13 +50,30 @@ export interface SchemaToParametersOptions {
 /** A JSON Schema node as we read it: an object or a boolean schema. */
 type Schema = JsonObject;
 
-/** How deep nested object/array schemas are followed before stopping. */
-const MAX_DEPTH = 32;
+/**
+ * How deep nested object/array schemas are followed before stopping: a
+ * parameter list nests at most this deep, and one read off the wire is read
+ * no deeper.
+ *
+ * @example A list nested one level too deep loses its innermost properties
+ * ```ts
+ * import { MAX_PARAMETER_DEPTH, schemaToParameters } from "./parameters.ts";
+ * import assert from "node:assert/strict";
+ * let schema: Record<string, unknown> = { type: "string" };
+ * for (let i = 0; i <= MAX_PARAMETER_DEPTH + 1; i++) {
+ *   schema = { type: "object", properties: { n: schema } };
+ * }
+ * let levels = 0;
+ * for (let p = schemaToParameters(schema)[0]; p; p = p.properties?.n) levels++;
+ * assert.equal(levels, MAX_PARAMETER_DEPTH + 1);
+ * ```
+ */
+export const MAX_PARAMETER_DEPTH = 32;
 
 // Schema nodes one conversion may fold. Parameters are derived on the
 // host's thread from untrusted schemas (an imported tool's), and a schema
 // that refers to its next level twice, per level, stands for exponentially
-// many parameters in a few KB: the depth bound alone does not stop that.
+// many parameters in a few KB: MAX_PARAMETER_DEPTH alone does not stop that.
 const MAX_STEPS = 10_000;
 
 /**
@@ -141,7 +158,9 @@ class Converter {
     refs: Set<string>,
     depth: number,
   ): ToolParameter[] | null {
-    if (!flat.properties || flat.recursive || depth > MAX_DEPTH) return null;
+    if (!flat.properties || flat.recursive || depth > MAX_PARAMETER_DEPTH) {
+      return null;
+    }
     return Object.entries(flat.properties).map(([name, sub]) =>
       this.parameter(name, sub, flat.required.has(name), refs, depth + 1)
     );
@@ -166,7 +185,9 @@ class Converter {
         ? this.flatten(flat.items, inner)
         : null;
       // Nested arrays read as "array of array of string".
-      while (item && item.type === "array" && chain.length < MAX_DEPTH) {
+      while (
+        item && item.type === "array" && chain.length < MAX_PARAMETER_DEPTH
+      ) {
         chain.push("array");
         item = item.items ? this.flatten(item.items, inner) : null;
       }

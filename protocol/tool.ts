@@ -9,7 +9,7 @@
  */
 
 import { isPlainObject, type JsonObject } from "./json.ts";
-import { schemaToParameters } from "./parameters.ts";
+import { MAX_PARAMETER_DEPTH, schemaToParameters } from "./parameters.ts";
 import { type Wire, wireEncoder } from "./wire_names.ts";
 import { list, nullableStr, num, str, strings } from "./_fields.ts";
 
@@ -452,6 +452,9 @@ export function decodeTool(wire: JsonObject): Tool {
  * Rebuilds an object JSON Schema from A2E tool parameters.
  *
  * @param parameters the parameters (anything else in the list is skipped)
+ * @param depth how deep this list is nested: past
+ *   {@link MAX_PARAMETER_DEPTH}, which no encoder writes, nested lists are
+ *   left out (a hostile host's nesting must not take the stack) @default 0
  * @returns `{type: "object", properties, required}`
  * @example
  * ```ts
@@ -462,7 +465,10 @@ export function decodeTool(wire: JsonObject): Tool {
  * assert.deepEqual(s.properties, { q: { type: "string", description: "Query", enum: ["a"] } });
  * ```
  */
-export function parametersToSchema(parameters: readonly unknown[]): JsonObject {
+export function parametersToSchema(
+  parameters: readonly unknown[],
+  depth = 0,
+): JsonObject {
   const properties: Record<string, JsonObject> = {};
   const required: string[] = [];
   for (const item of parameters) {
@@ -473,8 +479,11 @@ export function parametersToSchema(parameters: readonly unknown[]): JsonObject {
       description: str(parameter.description),
     };
     if (Array.isArray(parameter.enum)) schema.enum = parameter.enum;
-    if (isPlainObject(parameter.properties)) {
-      const nested = parametersToSchema(Object.values(parameter.properties));
+    if (isPlainObject(parameter.properties) && depth < MAX_PARAMETER_DEPTH) {
+      const nested = parametersToSchema(
+        Object.values(parameter.properties),
+        depth + 1,
+      );
       schema.properties = nested.properties;
       schema.required = nested.required;
     }
