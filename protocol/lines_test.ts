@@ -69,3 +69,29 @@ Deno.test("LineSplitter passes empty lines through (callers decide what they mea
   splitter.push(encode("\n\nx\n"));
   assert.deepEqual(lines, ["", "", "x"]);
 });
+
+Deno.test("LineSplitter holds a line trickled a byte a chunk in its bytes, not a chunk each", async () => {
+  // A writer sharing the pipe (an imported MCP server, a module writing to
+  // fd 1) can pace its writes so that each read brings one byte. Holding a
+  // copy per chunk cost ~200 bytes of heap per byte of the line: a line
+  // under a 16 MiB cap could take gigabytes and abort the host. Here a
+  // 1 MiB line must fit a process whose heap is capped at 32 MiB.
+  const script = `
+    import { LineSplitter } from ${
+    JSON.stringify(import.meta.resolve("./lines.ts"))
+  };
+    let length = -1;
+    const splitter = new LineSplitter((line) => length = line.length);
+    const bytes = new Uint8Array(1024).fill(0x61);
+    for (let i = 0; i < 1024 * 1024; i++) splitter.push(bytes.subarray(i % 1024, i % 1024 + 1));
+    splitter.push(new Uint8Array([0x0a]));
+    console.log(length);
+  `;
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--max-old-space-size=32", script],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  assert.equal(code, 0);
+  assert.equal(decode(stdout).trim(), String(1024 * 1024));
+});
