@@ -682,9 +682,7 @@ export class FrameSplitter {
       this.#onNoise?.(line.length);
       return;
     }
-    const json = at === 0 && nonce === ""
-      ? text
-      : text.slice(at + nonce.length);
+    const json = text.slice(at + nonce.length);
     let message: unknown;
     try {
       message = JSON.parse(json);
@@ -726,41 +724,32 @@ export async function readFrames(
   options: ReadFramesOptions = {},
 ): Promise<void> {
   const splitter = new FrameSplitter(onFrame, options);
-  let byob: ReadableStreamBYOBReader | null = null;
+  let byob: ReadableStreamBYOBReader | undefined;
   try {
     byob = stream.getReader({ mode: "byob" });
   } catch {
     // Not a byte stream: read chunks as the stream makes them.
   }
-  if (byob === null) {
-    const reader = stream.getReader();
-    try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        splitter.push(value);
-        const held = options.hold?.() ?? null;
-        if (held !== null) await held;
+  const reader = byob ?? stream.getReader();
+  // One buffer for the whole stream: a default reader allocates a fresh
+  // 64 KiB chunk for every read, which the GC then has to collect.
+  let buffer = new Uint8Array(READ_CHUNK);
+  try {
+    while (true) {
+      const { done, value } = byob === undefined
+        ? await (reader as ReadableStreamDefaultReader<Uint8Array>).read()
+        : await byob.read(buffer);
+      if (done || value === undefined) break;
+      splitter.push(value);
+      // A BYOB read hands back the buffer it was given: read into it again.
+      if (byob !== undefined) {
+        buffer = new Uint8Array(value.buffer as ArrayBuffer);
       }
-    } finally {
-      reader.releaseLock();
+      const held = options.hold?.() ?? null;
+      if (held !== null) await held;
     }
-  } else {
-    // One buffer for the whole stream: a default reader allocates a fresh
-    // 64 KiB chunk for every read, which the GC then has to collect.
-    let buffer = new Uint8Array(READ_CHUNK);
-    try {
-      while (true) {
-        const { done, value } = await byob.read(buffer);
-        if (done || value === undefined) break;
-        splitter.push(value);
-        buffer = new Uint8Array(value.buffer);
-        const held = options.hold?.() ?? null;
-        if (held !== null) await held;
-      }
-    } finally {
-      byob.releaseLock();
-    }
+  } finally {
+    reader.releaseLock();
   }
   splitter.end();
 }
