@@ -222,3 +222,33 @@ Deno.test("decodeSkill() reads a status only from the string itself", () => {
     assert.equal(decodeSkill({ name: "s", status }).status, "Published");
   }
 });
+
+Deno.test("a host's parameter named __proto__ stays a parameter where __proto__ sets the prototype", async () => {
+  // Deno has no Object.prototype.__proto__ setter, but the client also runs
+  // in browsers and Node: there, assigning a host's parameter name to a
+  // plain object made `__proto__` the object's prototype. Checked in a
+  // process that has the setter.
+  const script = `
+    import { decodeTool } from ${
+    JSON.stringify(import.meta.resolve("./tool.ts"))
+  };
+    const tool = decodeTool(JSON.parse(
+      '{"name":"t","input_parameters":[{"name":"__proto__","type":"string","required":true}]}',
+    ));
+    const properties = tool.inputSchema.properties;
+    const inherited = [];
+    for (const key in properties) inherited.push(key);
+    console.log(JSON.stringify({ own: Object.keys(properties), inherited, required: tool.inputSchema.required }));
+  `;
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--unstable-unsafe-proto", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.equal(code, 0);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(stdout)), {
+    own: ["__proto__"],
+    inherited: ["__proto__"],
+    required: ["__proto__"],
+  });
+});

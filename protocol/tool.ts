@@ -469,7 +469,9 @@ export function parametersToSchema(
   parameters: readonly unknown[],
   depth = 0,
 ): JsonObject {
-  const properties: Record<string, JsonObject> = {};
+  // Entries, not assignments: a host's parameter named `__proto__` would
+  // set the prototype of a plain object where that setter exists.
+  const properties: [string, JsonObject][] = [];
   const required: string[] = [];
   for (const item of parameters) {
     if (!isPlainObject(item) || typeof item.name !== "string") continue;
@@ -487,10 +489,14 @@ export function parametersToSchema(
       schema.properties = nested.properties;
       schema.required = nested.required;
     }
-    properties[item.name] = schema;
+    properties.push([item.name, schema]);
     if (parameter.required === true) required.push(item.name);
   }
-  return { type: "object", properties, required };
+  return {
+    type: "object",
+    properties: Object.fromEntries(properties),
+    required,
+  };
 }
 
 /**
