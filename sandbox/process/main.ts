@@ -144,6 +144,10 @@ function onWorkerMessage(slot: Slot, msg: FromWorkerMessage): void {
       slots.kill(slot, `Sandbox worker exited with code ${msg.code}`);
       return;
     case "aborted":
+      // Only the worker running it answers for an operation: a module can
+      // make its bootstrap say "aborted" for any id, and a forged answer
+      // would keep another worker's spinning loop alive.
+      if (!slot.ops.has(msg.id)) return;
       abortAcks.get(msg.id)?.();
       abortAcks.delete(msg.id);
       return;
