@@ -102,14 +102,18 @@ export default {
       body: method === "GET" || method === "HEAD" ? undefined : body,
       redirect: args.follow_redirects === false ? "manual" : "follow",
     });
+    // The server chose the redirect targets and the status text: it may
+    // have put a configured header's value in them.
+    const forms = secretForms(Object.values(cfg.headers));
+    const url = redactText(response.url, forms.text);
+    const statusText = redactText(response.statusText, forms.text);
     // `redirects` starts with the URL asked for; the last hop is the answer's.
     for (const hop of [...response.redirects, response.url].slice(1)) {
-      ctx.status(`Redirected to ${hop}`);
+      ctx.status(`Redirected to ${redactText(hop, forms.text)}`);
     }
     // The configured headers are redacted from the body before it is cut,
     // text or not: a cut through one leaves a start of it that no later
     // scrubber knows for a secret, so that start is cut off too.
-    const forms = secretForms(Object.values(cfg.headers));
     const raw = Uint8Array.fromBase64(response.bodyBase64);
     let bytes = redactBytes(
       Buffer.from(raw.buffer, raw.byteOffset, raw.length),
@@ -130,9 +134,9 @@ export default {
       outHeaders[k] = redactText(v, forms.text);
     }
     const data = {
-      url: response.url,
+      url,
       status: response.status,
-      status_text: response.statusText,
+      status_text: statusText,
       headers: outHeaders,
       body: textual ? new TextDecoder().decode(bytes) : bytes.toBase64(),
       body_encoding: textual ? "text" : "base64",
@@ -142,7 +146,7 @@ export default {
       __skillbox_output: true,
       data,
       summary:
-        `${method} ${response.url} → ${response.status} ${response.statusText} (${bytes.length} bytes${
+        `${method} ${url} → ${response.status} ${statusText} (${bytes.length} bytes${
           truncated ? ", truncated" : ""
         })`,
     };

@@ -50,6 +50,14 @@ function startServer() {
             status: 302,
             headers: { location: "/echo" },
           });
+        case "/redirect-leak": {
+          // A hostile server puts the credential in where it sends us.
+          const auth = req.headers.get("authorization") ?? "";
+          return new Response(null, {
+            status: 302,
+            headers: { location: `/echo?t=${auth.replace(/^Bearer /, "")}` },
+          });
+        }
         case "/redirect-away":
           return new Response(null, {
             status: 302,
@@ -137,6 +145,20 @@ Deno.test("http_request against a local server", async (t) => {
       const text = JSON.stringify(out);
       assert.ok(!text.includes(SECRET), "secret leaked into the result");
       assert.match(text, /\[REDACTED\]/);
+    },
+  );
+
+  await t.step(
+    "a secret default header is redacted from redirect URLs",
+    async () => {
+      const { ctx, events } = brokerCtx({
+        ...local,
+        headers: { Authorization: `Bearer ${SECRET}` },
+      });
+      const out = await httpRequest.run({ url: `${base}/redirect-leak` }, ctx);
+      assert.equal(dataOf(out).url, `${base}/echo?t=[REDACTED]`);
+      const text = JSON.stringify([out, events]);
+      assert.ok(!text.includes(SECRET), `secret leaked: ${text}`);
     },
   );
 
