@@ -33,6 +33,7 @@ const SLICE_CHARS = 256 * 1024;
 /** The fields of a `read_file` result this skill reads. */
 interface ReadPage {
   content: string;
+  end_line: number;
   truncated: boolean;
   next_start_line: number | null;
   size: number;
@@ -150,13 +151,15 @@ async function profilePath(
       await ctx.tools.call("read_file", {
         path,
         start_line: line,
-        max_bytes: PAGE_BYTES,
+        // Room for the partial character (3 bytes at most) a cut drops: a
+        // line cut at the cap then comes back longer than a page.
+        max_bytes: PAGE_BYTES + 4,
       }),
     ) as ReadPage;
     const pageBytes = new TextEncoder().encode(page.content).length;
     // read_file cuts a line longer than the page and still moves on:
     // profiling half a record would be silently wrong.
-    if (page.truncated && pageBytes > PAGE_BYTES) {
+    if (page.end_line === line && pageBytes > PAGE_BYTES + 1) {
       throw new Error(
         `Line ${line} of "${path}" is longer than ${PAGE_BYTES} bytes`,
       );
