@@ -173,13 +173,21 @@ function evaluatorMain(target?: EvaluatorScope): void {
       ? (Object.getPrototypeOf(v)?.constructor?.name ?? "object")
       : typeof v;
 
-  const describeError = (err: unknown) =>
-    err instanceof Error
-      ? `${err.name}: ${err.message}`.replace(
-        /data:application\/typescript;base64,[A-Za-z0-9+/=]+/g,
-        "<code>",
-      )
-      : `Uncaught ${inspect(err)}`;
+  // The code chose what it threw: its message may refuse String(), its
+  // name be a throwing getter. Unreported, the call would wait for its
+  // timeout.
+  const describeError = (err: unknown) => {
+    try {
+      return err instanceof Error
+        ? `${err.name}: ${err.message}`.replace(
+          /data:application\/typescript;base64,[A-Za-z0-9+/=]+/g,
+          "<code>",
+        )
+        : `Uncaught ${inspect(err)}`;
+    } catch {
+      return "Uncaught exception that cannot be shown as text";
+    }
+  };
 
   scope.onmessage = async (e) => {
     let result: Omit<EvalResult, "type">;

@@ -153,3 +153,19 @@ Deno.test("eval_typescript never lends the caller's permissions", async () => {
     assert.match(String(err), /--unstable-worker-options/);
   }
 });
+
+Deno.test("eval_typescript reports an exception that refuses to be text", async () => {
+  // Unanswered, the call would wait until its timeout: the late line stands
+  // for it.
+  const late = "setTimeout(() => console.log('late'), 3000);\n";
+  const r = await runIsolated([
+    "const e = new Error('x'); e.message = { toString: 1, valueOf: 1 }; throw e",
+    "const e = new Error('x'); Object.defineProperty(e, 'name', { get() { throw 1; } }); throw e",
+    "throw new Proxy({}, { getPrototypeOf() { throw 1; }, get() { throw 1; }, ownKeys() { throw 1; } })",
+  ].map((code) => ({ code: late + code, abort_on_log: "late" })));
+  for (const ran of r) {
+    assert.equal(ran.thrown, undefined, JSON.stringify(ran));
+    assert.equal(ran.out?.exit_code, 1);
+    assert.equal(typeof ran.out?.data.error, "string");
+  }
+});
