@@ -83,7 +83,6 @@ export default {
     if (args.body !== undefined && args.json !== undefined) {
       throw new TypeError("Give body or json, not both");
     }
-    checkUrl(args.url);
     const headers: Record<string, string> = { ...cfg.headers };
     for (const [k, v] of Object.entries(args.headers ?? {})) headers[k] = v;
     let body = args.body;
@@ -176,26 +175,6 @@ function httpConfig(config: Record<string, unknown>): HttpConfig {
       ? config.max_body_bytes
       : DEFAULT_MAX_BODY,
   };
-}
-
-// Early, clear errors for what the broker would refuse anyway.
-function checkUrl(text: string): void {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new TypeError(`"${text}" is not an absolute URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TypeError(
-      `Only http and https URLs are supported, got "${url.protocol}"`,
-    );
-  }
-  if (url.username || url.password) {
-    throw new TypeError(
-      "Credentials in the URL are not supported: use headers",
-    );
-  }
 }
 
 function isTextual(contentType: string, bytes: Uint8Array): boolean {
