@@ -39,7 +39,8 @@ const ABORT_ACK_MS = 150;
 const encoder = new TextEncoder();
 let init: InitMessage;
 let slots: WorkerSlots;
-const abortAcks = new Map<string, () => void>();
+// Aborts sent, by operation: the worker told, and what its answer does.
+const abortAcks = new Map<string, { slot: Slot; ack: () => void }>();
 
 function send(message: SandboxMessage): void {
   writeOut(encodeFrame(init.nonce, JSON.stringify(message)));
@@ -118,13 +119,16 @@ function abort(id: string): void {
     return;
   }
   const timer = setTimeout(() => abortAcks.delete(id), ABORT_ACK_MS);
-  abortAcks.set(id, () => {
-    clearTimeout(timer);
-    // The worker's event loop answered, so it is not spinning: retiring it
-    // (once its other operations end) really stops it.
-    slots.retire(slot);
-    slots.release(slot, id);
-    send({ t: "stopped", id });
+  abortAcks.set(id, {
+    slot,
+    ack: () => {
+      clearTimeout(timer);
+      // The worker's event loop answered, so it is not spinning: retiring
+      // it (once its other operations end) really stops it.
+      slots.retire(slot);
+      slots.release(slot, id);
+      send({ t: "stopped", id });
+    },
   });
   slot.worker.postMessage({ t: "abort", id });
 }
@@ -143,14 +147,16 @@ function onWorkerMessage(slot: Slot, msg: FromWorkerMessage): void {
     case "exit":
       slots.kill(slot, `Sandbox worker exited with code ${msg.code}`);
       return;
-    case "aborted":
-      // Only the worker running it answers for an operation: a module can
-      // make its bootstrap say "aborted" for any id, and a forged answer
-      // would keep another worker's spinning loop alive.
-      if (!slot.ops.has(msg.id)) return;
-      abortAcks.get(msg.id)?.();
+    case "aborted": {
+      // Only the worker told answers for an operation: a module can make
+      // its bootstrap say "aborted" for any id, and a forged answer would
+      // keep another worker's spinning loop alive.
+      const pending = abortAcks.get(msg.id);
+      if (pending?.slot !== slot) return;
       abortAcks.delete(msg.id);
+      pending.ack();
       return;
+    }
     case "events":
       onEvents(slot, msg.batch);
       return;
