@@ -46,7 +46,9 @@ export interface ColumnProfile extends Partial<NumericSummary> {
 
 const NULLS = new Set(["", "na", "n/a", "null", "nan", "none", "-"]);
 const INTEGER = /^[+-]?\d+$/;
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+// One way only to split a run of digits (the point belongs to the optional
+// fraction): `\d+\.?\d*` backtracks quadratically on a long cell.
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const BOOLEAN = new Set(["true", "false", "yes", "no"]);
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATETIME =
