@@ -44,6 +44,7 @@ const MAX_RPCS = 16;
 
 const scope = globalThis as WorkerScope;
 const post: (message: unknown) => void = scope.postMessage.bind(scope);
+const clone = structuredClone;
 
 // --- hardening: runs before any user code is loaded -----------------------
 {
@@ -138,7 +139,24 @@ function flush() {
     if (coalesce.get(key) === ev) coalesce.delete(key);
   }
   inFlight = true;
-  post({ t: "events", batch });
+  try {
+    post({ t: "events", batch });
+  } catch {
+    // A value structured clone refuses (a function as a progress message):
+    // unsent, the batch would never be acknowledged and every later event
+    // and answer of this worker would wait for it.
+    post({ t: "events", batch: batch.map(cloneable) });
+  }
+}
+
+function cloneable(ev: WorkerEvent): WorkerEvent {
+  try {
+    clone(ev.data);
+    return ev;
+  } catch {
+    const message = "Dropped an event that cannot be sent";
+    return { id: ev.id, kind: "log", data: { level: "warn", message } };
+  }
 }
 
 // Resolves once the queued events are out (asked only while some are).
