@@ -46,6 +46,11 @@ export interface RunStart {
   args: unknown;
   /** The run this one is part of (a skill's tool call), or null. */
   parentId?: string | null;
+  /**
+   * Values to scrub from everything kept about this run until its end
+   * names its own (a toolkit's secrets). @default []
+   */
+  secrets?: readonly string[];
 }
 
 /** How a run ended. */
@@ -171,7 +176,7 @@ export interface ObserveToolsOptions {
  *   started: (s) => (seen.push(`start ${s.name}`), "r1"),
  *   event: () => {},
  *   finished: (id, end) => seen.push(`end ${id} ${end.outcome}`),
- * }, { registry: { snapshot: { toolkits: new Map() } } as never, configs: createToolkitConfigs() });
+ * }, { registry: { snapshot: { tools: new Map(), toolkits: new Map() } } as never, configs: createToolkitConfigs() });
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
  * await assert.rejects(caller.call({ name: "nope", args: {}, session }));
  * assert.deepEqual(seen, ["start nope", "end r1 unknown_tool"]);
@@ -182,14 +187,25 @@ export function observeToolCaller(
   observer: RunObserver,
   options: ObserveToolsOptions,
 ): ToolCaller {
+  // A toolkit's secrets for a session. Known before the call too: the row
+  // written while it runs, and the one of a call that throws, keep its
+  // arguments scrubbed as a finished call's are.
+  const secretsOf = (session: SessionScope, toolkit: string | null) => {
+    const kit = toolkit === null
+      ? undefined
+      : options.registry.snapshot.toolkits.get(toolkit);
+    return kit ? options.configs.resolve(session, kit).secrets : [];
+  };
   return {
     call(request) {
+      const tool = options.registry.snapshot.tools.get(request.name);
       const id = observer.started({
         kind: "tool",
         name: request.name,
         session: request.session,
         args: request.args,
         parentId: request.parentRunId ?? null,
+        secrets: secretsOf(request.session, tool?.toolkit ?? null),
       });
       const onEvent = request.onEvent;
       const observed: SessionToolCall = {
@@ -202,18 +218,13 @@ export function observeToolCaller(
       };
       return caller.call(observed).then((outcome) => {
         const { result, entry } = outcome;
-        const kit = entry.toolkit === null
-          ? undefined
-          : options.registry.snapshot.toolkits.get(entry.toolkit);
         observer.finished(id, {
           outcome: result.success ? "ok" : result.errorCode ?? "tool_error",
           error: result.error ?? null,
           result: result.data,
           summary: typeof result.summary === "string" ? result.summary : null,
           toolkit: entry.toolkit,
-          secrets: kit
-            ? options.configs.resolve(request.session, kit).secrets
-            : [],
+          secrets: secretsOf(request.session, entry.toolkit),
         });
         return outcome;
       }, (error) => {
@@ -429,6 +440,8 @@ interface Open {
   live: LiveRun;
   tokenLabel: string | null;
   args: unknown;
+  // Its toolkit's secrets as known at its start (see #secrets).
+  secrets: readonly string[];
   t0: number;
   events: { event: CallEvent; at: number }[];
   /** About the bytes of `events`; -1 once past the bound (none more kept). */
@@ -591,6 +604,7 @@ export class RunRecorder implements RunObserver {
       live,
       tokenLabel: who.tokenLabel,
       args: start.args,
+      secrets: start.secrets ?? [],
       t0: performance.now(),
       events: [],
       eventBytes: 0,
@@ -1098,7 +1112,7 @@ export class RunRecorder implements RunObserver {
   // `running`.
   #record(open: Open): RunRecord {
     const end = open.end;
-    const secrets = end?.secrets ?? [];
+    const secrets = this.#secrets(open);
     const r = this.redactor;
     const live = open.live;
     return {
@@ -1136,8 +1150,15 @@ export class RunRecorder implements RunObserver {
     };
   }
 
+  // The secrets scrubbed from a run: its end's, else (still running, or
+  // ended by an error that names none) those known at its start.
+  #secrets(open: Open): readonly string[] {
+    const named = open.end?.secrets;
+    return named !== undefined && named.length > 0 ? named : open.secrets;
+  }
+
   #events(open: Open): StoredEvent[] {
-    const secrets = open.end?.secrets ?? [];
+    const secrets = this.#secrets(open);
     return open.events.map(({ event, at }) => ({
       seq: event.seq,
       kind: event.kind.slice(0, 100),

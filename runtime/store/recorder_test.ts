@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "../config.ts";
 import { resolveConfig } from "../config_overrides.ts";
-import { newRunId, openRecorder, RunRecorder } from "./recorder.ts";
+import {
+  newRunId,
+  observeToolCaller,
+  openRecorder,
+  RunRecorder,
+} from "./recorder.ts";
+import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { PostgresRunStore } from "./postgres.ts";
 import { openSqliteStore, SqliteRunStore } from "./sqlite.ts";
 import type { RunStore } from "./store.ts";
@@ -500,5 +506,66 @@ Deno.test("a run the store refuses for good is lost once the store takes others,
   const next = call(recorder, bob);
   await recorder.flush();
   assert.equal(held.written.at(-1), next);
+  await recorder.close();
+});
+
+// A recorder observing calls of a toolkit's tool (`gh__issue`) whose
+// configuration holds a secret under a key that does not look secret.
+function toolkitCalls(call: () => Promise<unknown>) {
+  const kit = {
+    kind: "toolkit" as const,
+    name: "gh",
+    configSchema: {
+      type: "object",
+      properties: { pat: { type: "string", secret: true } },
+    },
+  };
+  const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
+  const caller = observeToolCaller({ call: call as never }, recorder, {
+    registry: {
+      snapshot: {
+        tools: new Map([["gh__issue", { toolkit: "gh" }]]),
+        toolkits: new Map([["gh", kit]]),
+      },
+    } as never,
+    configs: createToolkitConfigs({ gh: { pat: "pat-7c1e99d0f2" } }),
+  });
+  const args = { note: "see pat-7c1e99d0f2" };
+  return {
+    recorder,
+    call: () => caller.call({ name: "gh__issue", args, session } as never),
+    lastRun: async () => (await recorder.store!.list({})).runs[0]!,
+  };
+}
+
+Deno.test("a toolkit's call written while it runs has the toolkit's secrets scrubbed from its arguments", async () => {
+  let release!: () => void;
+  const ran = new Promise<void>((resolve) => release = resolve);
+  const { recorder, call, lastRun } = toolkitCalls(async () => {
+    await ran;
+    return { result: { success: true, data: null }, entry: { toolkit: "gh" } };
+  });
+  const calling = call();
+  // Written `running`: what a host that dies leaves for good.
+  await recorder.flush();
+  const running = await lastRun();
+  assert.equal(running.outcome, "running");
+  assert.equal(running.args, '{"note":"see [redacted]"}');
+  release();
+  await calling;
+  await recorder.flush();
+  assert.equal((await lastRun()).args, '{"note":"see [redacted]"}');
+  await recorder.close();
+});
+
+Deno.test("a toolkit's call that throws has the toolkit's secrets scrubbed from its arguments", async () => {
+  const { recorder, call, lastRun } = toolkitCalls(() =>
+    Promise.reject(Object.assign(new Error("Denied"), { code: "tool_denied" }))
+  );
+  await assert.rejects(call());
+  await recorder.flush();
+  const run = await lastRun();
+  assert.equal(run.outcome, "tool_denied");
+  assert.equal(run.args, '{"note":"see [redacted]"}');
   await recorder.close();
 });
