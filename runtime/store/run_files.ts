@@ -3,7 +3,7 @@
  * the store's caps: at most `maxFiles` listed (the rest counted in a last
  * entry), content kept only while the run's total stays within `maxBytes`
  * (a file over it is listed with a note), the operator's secrets scrubbed
- * from text, and a binary file holding one not kept.
+ * from names and text, and a binary file holding one not kept.
  *
  * @module
  */
@@ -238,7 +238,9 @@ export class KeptFiles {
       if (data === null) kept.truncated = true;
       else kept.files++, kept.bytes += data.length;
       this.#files.push({
-        name: file.name.slice(0, 500),
+        // Scrubbed whole, then cut: a cut first could leave a secret's start.
+        name: this.#redactor.text(file.name, { maxString: Infinity })
+          .slice(0, 500),
         size: file.size,
         data,
         note,

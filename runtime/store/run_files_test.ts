@@ -103,3 +103,20 @@ Deno.test("the caps hold for the bytes kept when scrubbing a secret makes a file
   assert.ok(budget.held <= 40, `${budget.held} bytes held`);
   assert.equal(shared.list()[0]!.note, "not kept: spent");
 });
+
+Deno.test("a kept file's name has the operator's secrets scrubbed, as its content has", () => {
+  const kept = new KeptFiles(
+    { maxBytes: 1 << 20, maxFiles: 10 },
+    new Redactor([SECRET]),
+  );
+  // A script names a file by what an echoing server sent back: the secret
+  // the egress broker put in its request.
+  kept.add([
+    { name: `1/${SECRET}.txt`, size: 2, data: bytes("ok"), note: null },
+    { name: `1/${"d".repeat(490)}${SECRET}`, size: 0, data: null, note: null },
+  ]);
+  const [named, deep] = kept.list();
+  assert.equal(named!.name, "1/[redacted].txt");
+  assert.ok(!deep!.name.includes(SECRET.slice(0, 8)), deep!.name);
+  assert.ok(deep!.name.length <= 500);
+});
