@@ -589,7 +589,7 @@ export class RunRecorder implements RunObserver {
       id,
       parentId: start.parentId ?? null,
       kind: start.kind,
-      name: start.name.slice(0, 200),
+      name: this.redactor.name(start.name, { secrets: start.secrets }),
       session: start.session.id,
       transport: who.transport,
       host: this.host,
@@ -1161,7 +1161,7 @@ export class RunRecorder implements RunObserver {
     const secrets = this.#secrets(open);
     return open.events.map(({ event, at }) => ({
       seq: event.seq,
-      kind: event.kind.slice(0, 100),
+      kind: this.redactor.name(event.kind, { secrets, maxChars: 100 }),
       data: this.redactor.json(event.data, { secrets, maxChars: 4096 }),
       at,
     }));

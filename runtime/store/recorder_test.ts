@@ -8,6 +8,7 @@ import {
   RunRecorder,
 } from "./recorder.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
+import { Redactor } from "./redact.ts";
 import { PostgresRunStore } from "./postgres.ts";
 import { openSqliteStore, SqliteRunStore } from "./sqlite.ts";
 import type { RunStore } from "./store.ts";
@@ -567,5 +568,29 @@ Deno.test("a toolkit's call that throws has the toolkit's secrets scrubbed from 
   const run = await lastRun();
   assert.equal(run.outcome, "tool_denied");
   assert.equal(run.args, '{"note":"see [redacted]"}');
+  await recorder.close();
+});
+
+Deno.test("a run's name and its events' kinds have the operator's secrets scrubbed, as its texts have", async () => {
+  const secret = "sk-operator-5be0c2d9a1";
+  const recorder = new RunRecorder({
+    store: openSqliteStore(":memory:"),
+    redactor: new Redactor([secret]),
+  });
+  // Chosen by a module: run_code's code names the tool it calls, and a
+  // worker's own messages name an event's kind.
+  const id = recorder.started({
+    kind: "tool",
+    name: `x-${secret}`,
+    session,
+    args: {},
+  });
+  assert.equal(recorder.running[0]!.name, "x-[redacted]");
+  recorder.event(id, { kind: `k-${secret}`, data: {}, seq: 0 });
+  recorder.finished(id, { outcome: "unknown_tool" });
+  await recorder.flush();
+  const detail = (await recorder.store!.get(id))!;
+  assert.equal(detail.run.name, "x-[redacted]");
+  assert.equal(detail.events[0]!.kind, "k-[redacted]");
   await recorder.close();
 });

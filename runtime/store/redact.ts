@@ -28,7 +28,10 @@ const MAX_NODES = 5_000;
 export interface RedactOptions {
   /** More secrets to scrub for this value (a toolkit's). @default [] */
   secrets?: readonly string[];
-  /** Longest JSON text kept; longer becomes a preview. @default 16384 */
+  /**
+   * Longest JSON text kept, longer becomes a preview (`json`); longest
+   * name kept (`name`). @default 16384 (`json`), 200 (`name`)
+   */
   maxChars?: number;
   /** Longest string kept inside the value. @default 2000 */
   maxString?: number;
@@ -93,6 +96,31 @@ export class Redactor {
       scrub(text, this.#with(options.secrets)),
       options.maxString ?? 4000,
     );
+  }
+
+  /**
+   * Scrubs whole secrets from a name (a run's, an event's kind, a file's),
+   * then cuts it. A name is written whole, so no piece of a secret is
+   * looked for at its ends: that would garble a tool `my_test` beside a
+   * token `test-…`.
+   *
+   * @param name the name as given
+   * @param options per-call secrets, and the cap (`maxChars`, @default 200)
+   * @returns the name, whole secrets replaced
+   * @example A secret in a file's name, and a name ending as a secret begins
+   * ```ts
+   * import { Redactor } from "./redact.ts";
+   * import assert from "node:assert/strict";
+   * const redactor = new Redactor(["test-token-5"]);
+   * assert.equal(redactor.name("1/test-token-5.txt"), "1/[redacted].txt");
+   * assert.equal(redactor.name("my_test"), "my_test");
+   * assert.equal(redactor.name("abcdef", { maxChars: 3 }), "abc");
+   * ```
+   */
+  name(name: string, options: RedactOptions = {}): string {
+    const secrets = this.#with(options.secrets);
+    const scrubbed = secrets.length === 0 ? name : scrubKey(name, secrets);
+    return scrubbed.slice(0, options.maxChars ?? 200);
   }
 
   // The operator's secrets plus a call's. A toolkit's secrets come as one

@@ -238,9 +238,7 @@ export class KeptFiles {
       if (data === null) kept.truncated = true;
       else kept.files++, kept.bytes += data.length;
       this.#files.push({
-        // Scrubbed whole, then cut: a cut first could leave a secret's start.
-        name: this.#redactor.text(file.name, { maxString: Infinity })
-          .slice(0, 500),
+        name: this.#redactor.name(file.name, { maxChars: 500 }),
         size: file.size,
         data,
         note,
