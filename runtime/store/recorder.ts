@@ -653,7 +653,11 @@ export class RunRecorder implements RunObserver {
       } else open.eventBytes = -1;
     }
     const data = event.data;
-    switch (event.kind) {
+    // Only a skill's LLM relay makes `llm.*` events: a tool's module names
+    // its events as it likes (its worker's globals are its own), and its
+    // turns would count tokens no provider was paid for.
+    const llm = event.kind.startsWith("llm.");
+    switch (llm && open.live.kind !== "skill" ? "" : event.kind) {
       case "progress":
         if (typeof data.pct === "number") open.live.progress = data.pct;
         if (typeof data.message === "string") open.live.status = data.message;

@@ -594,3 +594,50 @@ Deno.test("a run's name and its events' kinds have the operator's secrets scrubb
   assert.equal(detail.events[0]!.kind, "k-[redacted]");
   await recorder.close();
 });
+
+Deno.test("a tool's events named as LLM turns count no turns or tokens: only a skill's LLM relay makes them", async () => {
+  const counted: string[] = [];
+  const recorder = new RunRecorder({
+    store: openSqliteStore(":memory:"),
+    counters: {
+      finished() {},
+      llmTurn: (provider) => counted.push(`turn ${provider}`),
+      llmTokens: (provider, direction, n) =>
+        counted.push(`${provider} ${direction} ${n}`),
+      eventsDropped() {},
+      storeError() {},
+    },
+  });
+  // A module's worker can name its events' kinds (its globals are its own).
+  const forge = (kind: "tool" | "skill") => {
+    const id = recorder.started({ kind, name: "x", session, args: {} });
+    recorder.event(id, {
+      kind: "llm.started",
+      data: { provider: "openai" },
+      seq: 0,
+    });
+    recorder.event(id, {
+      kind: "llm.completed",
+      data: { usage: { input_tokens: 1e12, output_tokens: 1e12 } },
+      seq: 1,
+    });
+    recorder.finished(id, { outcome: "ok" });
+    return id;
+  };
+  const tool = forge("tool");
+  assert.deepEqual(counted, []);
+  await recorder.flush();
+  const run = (await recorder.store!.get(tool))!.run;
+  assert.deepEqual([run.llmTurns, run.inputTokens, run.outputTokens], [
+    0,
+    0,
+    0,
+  ]);
+  assert.equal(run.eventCount, 2);
+  // A skill's are counted, as its LLM relay emits them.
+  const skill = forge("skill");
+  assert.equal(counted.length, 3);
+  await recorder.flush();
+  assert.equal((await recorder.store!.get(skill))!.run.llmTurns, 1);
+  await recorder.close();
+});
