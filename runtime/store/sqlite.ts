@@ -5,7 +5,7 @@
  * @module
  */
 
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import {
@@ -243,7 +243,14 @@ class RowsInsert {
  * ```
  */
 export function openSqliteStore(path: string): SqliteRunStore {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") {
+    // The history holds every token's arguments, outputs and kept files:
+    // a folder made here is 0700 and a new file 0600, and SQLite gives the
+    // -wal and -shm files the database's mode. An existing file keeps the
+    // mode its operator gave it (a store shared on purpose).
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, "a", 0o600));
+  }
   const db = new DatabaseSync(path);
   try {
     db.exec("PRAGMA busy_timeout = 2000");

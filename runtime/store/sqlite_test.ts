@@ -232,3 +232,28 @@ Deno.test("a run's detail lists its files without reading their rows (file_list)
   store.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a new store is readable by the host's user only; an existing file keeps its mode", async () => {
+  const dir = await Deno.makeTempDir();
+  const folder = join(dir, "sub");
+  const path = join(folder, "runs.db");
+  const store = openSqliteStore(path);
+  store.write([{ run: run(1), events: [] }]);
+  const mode = (p: string) => (Deno.statSync(p).mode ?? 0) & 0o777;
+  // Every token's arguments, outputs and kept files are in it.
+  assert.equal(mode(folder).toString(8), "700");
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    assert.equal(mode(file).toString(8), "600", file);
+  }
+  store.close();
+
+  // An operator who shares the file on purpose keeps the mode they gave it.
+  const shared = join(dir, "shared.db");
+  Deno.writeFileSync(shared, new Uint8Array());
+  Deno.chmodSync(shared, 0o640);
+  const reopened = openSqliteStore(shared);
+  reopened.write([{ run: run(2), events: [] }]);
+  assert.equal(mode(shared).toString(8), "640");
+  reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
