@@ -354,7 +354,13 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
 
   let data: unknown;
   try {
-    const doc = parseDocument(yamlText, { prettyErrors: true });
+    // YAML 1.1's tags (`!!set`, `!!binary`, `!!timestamp`, ...) would make
+    // a Set, Map, Buffer or Date: read as plain values, the frontmatter is
+    // JSON, as served and as compared with an imported server's listing.
+    const doc = parseDocument(yamlText, {
+      prettyErrors: true,
+      resolveKnownTags: false,
+    });
     const first = doc.errors[0];
     if (first) {
       // The frontmatter starts on the file's second line.

@@ -8,6 +8,7 @@ import {
   MAX_SKILL_MD_BYTES,
   parseSkillMd,
   readSkillFile,
+  splitFrontmatter,
 } from "./skill_md.ts";
 
 const md = (front: string, body = "Do it.") => `---\n${front}\n---\n${body}\n`;
@@ -522,4 +523,25 @@ Deno.test("findLinks() scans a hostile body once, not once per bracket", () => {
     const m = parseSkillMd(md("name: a\ndescription: A", body));
     assert.deepEqual(m.links, []);
   }
+});
+
+Deno.test("splitFrontmatter() reads YAML 1.1 tags as plain JSON values, never as Set, Map, Buffer or Date", () => {
+  const { data } = splitFrontmatter(
+    md([
+      "name: a",
+      "description: A",
+      "bin: !!binary aGk=",
+      "when: !!timestamp 2001-12-14",
+      "kinds: !!set {x, y}",
+      "order: !!omap [k: 1]",
+      // A set that holds itself slipped past the check for endless values.
+      "loop: &l !!set { ? *l }",
+    ].join("\n")),
+    "SKILL.md",
+  );
+  // What a client is served is what was parsed: nothing lost or changed.
+  assert.deepEqual(JSON.parse(JSON.stringify(data)), data);
+  assert.equal(data.bin, "aGk=");
+  assert.equal(data.when, "2001-12-14");
+  assert.deepEqual(data.kinds, { x: null, y: null });
 });
