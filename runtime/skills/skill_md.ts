@@ -360,6 +360,8 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
     const doc = parseDocument(yamlText, {
       prettyErrors: true,
       resolveKnownTags: false,
+      // Its warnings (a collection as a key) would go to the host's stderr.
+      logLevel: "error",
     });
     const first = doc.errors[0];
     if (first) {

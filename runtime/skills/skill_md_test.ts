@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import {
   findLinks,
@@ -544,4 +545,21 @@ Deno.test("splitFrontmatter() reads YAML 1.1 tags as plain JSON values, never as
   assert.equal(data.bin, "aGk=");
   assert.equal(data.when, "2001-12-14");
   assert.deepEqual(data.kinds, { x: null, y: null });
+});
+
+Deno.test("splitFrontmatter() writes nothing to the host's stderr for a hostile file", () => {
+  const warned: unknown[] = [];
+  const original = process.emitWarning;
+  process.emitWarning = (...args: unknown[]) => void warned.push(args[0]);
+  try {
+    splitFrontmatter(
+      md(
+        'name: a\ndescription: A\n? [ "\\e[31mkey" ]\n: 1\n? !!binary aGk=\n: 2',
+      ),
+      "SKILL.md",
+    );
+  } finally {
+    process.emitWarning = original;
+  }
+  assert.deepEqual(warned, []);
 });
