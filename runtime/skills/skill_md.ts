@@ -24,7 +24,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename, isAbsolute, join, resolve } from "node:path";
-import { parseDocument } from "yaml";
+import { type Document, isScalar, parseDocument, visit } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { within } from "../confine/mount_rule.ts";
 import {
@@ -362,8 +362,18 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
       resolveKnownTags: false,
       // Its warnings (a collection as a key) would go to the host's stderr.
       logLevel: "error",
+      // Its check compares each key with every earlier one: a 256 KiB
+      // mapping held the host's thread for minutes. duplicateKeyAt() is
+      // the same check, linear.
+      uniqueKeys: false,
     });
+    const duplicate = duplicateKeyAt(doc);
     const first = doc.errors[0];
+    if (duplicate !== null && !(first && first.pos[0] < duplicate)) {
+      // The frontmatter starts on the file's second line.
+      const line = yamlText.slice(0, duplicate).split("\n").length + 1;
+      fail(`YAML error at line ${line}: Map keys must be unique`);
+    }
     if (first) {
       // The frontmatter starts on the file's second line.
       const line = (first.linePos?.[0]?.line ?? 0) + 1;
@@ -385,6 +395,26 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
     fail(`the frontmatter's YAML aliases expand it past ${most} bytes`);
   }
   return { data, body };
+}
+
+// Where the first key that repeats an earlier key of its mapping starts,
+// or null. Keys compare as yaml's own check compares them: scalars by
+// value, other keys never.
+function duplicateKeyAt(doc: Document): number | null {
+  let at: number | null = null;
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        // A Set finds NaN equal to NaN; yaml's === does not.
+        if (!isScalar(key) || Number.isNaN(key.value)) continue;
+        const start = key.range?.[0] ?? 0;
+        if (seen.has(key.value) && (at === null || start < at)) at = start;
+        seen.add(key.value);
+      }
+    },
+  });
+  return at;
 }
 
 // What a frontmatter may become, written out, for each character of its

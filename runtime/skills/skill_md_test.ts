@@ -563,3 +563,43 @@ Deno.test("splitFrontmatter() writes nothing to the host's stderr for a hostile 
   }
   assert.deepEqual(warned, []);
 });
+
+Deno.test("splitFrontmatter() finds a duplicate key among thousands at once", () => {
+  // yaml's own check compared each key with every earlier one: a 256 KiB
+  // mapping of short keys held the host's thread for minutes.
+  const keys: string[] = [];
+  for (let i = 0, size = 0; size < MAX_SKILL_MD_BYTES - 200; i++) {
+    keys.push(`k${i.toString(36)}: 1`);
+    size += keys.at(-1)!.length + 1;
+  }
+  const started = performance.now();
+  const { data } = splitFrontmatter(md(keys.join("\n")), "SKILL.md");
+  assert.equal(Object.keys(data).length, keys.length);
+  assert.throws(
+    () => splitFrontmatter(md([...keys, "k1: 2"].join("\n")), "SKILL.md"),
+    new RegExp(
+      `YAML error at line ${keys.length + 2}: Map keys must be unique`,
+    ),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  // Seconds on a loaded machine, as yaml reads 256 KiB; minutes before.
+  assert.ok(seconds < 60, `took ${seconds} s`);
+  // Keys compare as yaml compares them: scalars by value, in flow
+  // mappings and nested ones too, a collection never equal to another.
+  for (
+    const dup of [
+      "a: 1\nb:\n  c: 1\n  c: 2",
+      "x: {a: 1, a: 2}",
+      "100: a\n1e2: b",
+    ]
+  ) {
+    assert.throws(
+      () => splitFrontmatter(md(dup), "s.md"),
+      /Map keys must be unique/,
+    );
+  }
+  assert.deepEqual(
+    splitFrontmatter(md('1: a\n"1": b\n? [x]\n: c\n? [x]\n: d'), "s.md").data,
+    { 1: "b", "[ x ]": "d" },
+  );
+});
