@@ -446,6 +446,11 @@ function expandsPast(value: unknown, max: number): boolean {
   return walk(value);
 }
 
+// The most warnings a skill file's reader keeps, and the longest, in
+// characters (some quote the value refused).
+const MAX_WARNINGS = 100;
+const MAX_WARNING_CHARS = 400;
+
 /**
  * Reads frontmatter fields leniently: a value of the wrong type is dropped
  * (the field takes its default) and a warning says so, because the Agent
@@ -463,7 +468,10 @@ function expandsPast(value: unknown, max: number): boolean {
  * ```
  */
 export class FieldReader {
-  /** One line per problem found, in the order found. */
+  /**
+   * One line per problem found, in the order found: at most 100, then
+   * one saying more were left out.
+   */
   readonly warnings: string[] = [];
   readonly #data: Record<string, unknown>;
 
@@ -492,7 +500,17 @@ export class FieldReader {
    * @param message one line
    */
   warn(message: string): void {
-    this.warnings.push(message);
+    // Served with every discover and printed in the banner: a hostile file
+    // made 29,000 of them, 11 times its own size.
+    const count = this.warnings.length;
+    if (count < MAX_WARNINGS) {
+      const line = cut(message, MAX_WARNING_CHARS);
+      this.warnings.push(line === message ? line : `${line}…`);
+    } else if (count === MAX_WARNINGS) {
+      this.warnings.push(
+        `more warnings were left out: at most ${MAX_WARNINGS} are kept`,
+      );
+    }
   }
 
   /**

@@ -603,3 +603,28 @@ Deno.test("splitFrontmatter() finds a duplicate key among thousands at once", ()
     { 1: "b", "[ x ]": "d" },
   );
 });
+
+Deno.test("parseSkillMd() keeps a bounded number of warnings, each one line long at most", () => {
+  // Every non-string metadata value is a warning: a full file made about
+  // 29,000, served with every discover at 11 times the file's size.
+  const keys: string[] = [];
+  for (let i = 0, size = 0; size < MAX_SKILL_MD_BYTES - 200; i++) {
+    keys.push(` k${i.toString(36)}: 1`);
+    size += keys.at(-1)!.length + 1;
+  }
+  const text = md(`name: a\ndescription: A\nmetadata:\n${keys.join("\n")}`);
+  const m = parseSkillMd(text);
+  assert.ok(m.warnings.length <= 101, `${m.warnings.length} warnings`);
+  assert.match(m.warnings.at(-1)!, /more warnings were left out/);
+  assert.ok(JSON.stringify(m.metadata).length < 4 * text.length);
+  // A warning quoting a value quotes a bounded part of it.
+  const big = parseSkillMd(
+    md(`name: a\ndescription: A\nmax_turns: "${"x".repeat(100_000)}"`),
+  );
+  assert.equal(big.warnings.length, 1);
+  assert.ok(big.warnings[0]!.length <= 500, `${big.warnings[0]!.length}`);
+  assert.match(
+    big.warnings[0]!,
+    /^field "max_turns" must be a positive integer/,
+  );
+});
