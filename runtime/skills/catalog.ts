@@ -348,6 +348,9 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
         }
       }
       const folders = await Promise.all(snapshot.agentSkills.map(loadFolder));
+      // A folder no longer listed is forgotten, not kept for the host's life.
+      const listed = new Set(snapshot.agentSkills);
+      for (const dir of cache.keys()) if (!listed.has(dir)) cache.delete(dir);
       snapshot.agentSkills.forEach((dir, i) => {
         const loaded = folders[i]!;
         const source = sourceOf(dir, "file");

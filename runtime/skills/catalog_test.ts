@@ -588,3 +588,31 @@ Deno.test("codeSkillRecord() takes max_turns only as a whole number, as SKILL.md
   // A timeout may be a fraction of a second.
   assert.equal(turns(3).timeoutSeconds, 2.5);
 });
+
+Deno.test("registryCatalog() forgets a folder the registry no longer lists", async () => {
+  // Its cache kept every folder ever loaded: a removed one stayed in
+  // memory for the host's life, and came back as it was then.
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "SKILL.md");
+    const write = async (description: string) => {
+      await Deno.writeTextFile(
+        file,
+        `---\nname: notes\ndescription: ${description}\n---\nBe brief.`,
+      );
+      await Deno.utime(file, 1_700_000_000, 1_700_000_000);
+    };
+    await write("One");
+    const registry = { snapshot: snapshot([], [dir]) };
+    const catalog = registryCatalog({ registry, home: null });
+    assert.equal((await catalog.skills())[0]?.definition.description, "One");
+    registry.snapshot = snapshot([], []);
+    assert.deepEqual(await catalog.skills(), []);
+    // Same size, same mtime: only a fresh read tells the two apart.
+    await write("Two");
+    registry.snapshot = snapshot([], [dir]);
+    assert.equal((await catalog.skills())[0]?.definition.description, "Two");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
