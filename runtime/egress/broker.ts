@@ -455,15 +455,19 @@ export class EgressBroker {
     if (truncated) {
       body = body.subarray(0, body.length - cutSecret(body, values));
     }
+    // Header names arrive lower-cased: one that carries a secret in any
+    // case cannot be cut, so it is dropped.
+    const lowered = values.map((v) => v.toLowerCase());
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) {
-      if (v === undefined) continue;
+      if (v === undefined || lowered.some((l) => k.includes(l))) continue;
       headers[k] = redactText(Array.isArray(v) ? v.join(", ") : v, values);
     }
     return {
       url: redactText(url.href, values),
       status: res.statusCode ?? 0,
-      statusText: res.statusMessage ?? "",
+      // The reason phrase is the upstream's text too.
+      statusText: redactText(res.statusMessage ?? "", values),
       headers,
       bodyBase64: body.toString("base64"),
       truncated,

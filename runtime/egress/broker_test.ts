@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { checkedFetch, EgressBroker, MAX_PARALLEL_FETCHES } from "./broker.ts";
 import type { FetchResponse } from "../../protocol/egress.ts";
@@ -929,4 +930,36 @@ Deno.test("the host runs at most maxParallelHost requests at once, shared by tok
       assert.equal(entered.length, 0, "the cancelled request never started");
     },
   );
+});
+
+Deno.test("a secret an upstream echoes in its status line or a header name never comes back", async () => {
+  // A raw server: the reason phrase and header names are the upstream's to
+  // write, and an echoing one writes the credential it got there too.
+  const server = createServer((req, res) => {
+    const auth = String(req.headers.authorization ?? "");
+    res.setHeader(encodeURIComponent(auth), "1");
+    res.writeHead(401, `Invalid token ${auth}`);
+    res.end("no");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const broker = new EgressBroker({
+    resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
+    privateHosts: ["api.test"],
+    secrets: [{
+      host: "http://api.test",
+      header: "Authorization",
+      value: `Bearer ${SECRET}`,
+    }],
+  });
+  try {
+    const res = await broker.fetch({ url: `http://api.test:${port}/` }, {
+      allow: [["*"]],
+    });
+    assert.equal(res.status, 401);
+    assert.equal(res.statusText, "Invalid token [REDACTED]");
+    assert.doesNotMatch(JSON.stringify(res), /op-secret/);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
