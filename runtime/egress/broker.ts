@@ -35,6 +35,7 @@ import {
 } from "../slots.ts";
 import {
   allowedByAll,
+  HOP_HEADERS,
   hostMatches,
   hostOf,
   isIpLiteral,
@@ -699,19 +700,8 @@ export function becomesGet(status: number, method: string): boolean {
 // What crosses the broker: URLs and headers from sandbox code checked
 // before use, and operator secrets cut from answers.
 
-// Set by the broker, never by sandbox code.
-const HOP_HEADERS = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-]);
+// The broker frames the body it sends itself (requestAt).
+const BODY_FRAMING = ["content-length", "transfer-encoding"];
 const REDACTED = "[REDACTED]";
 
 /** An absolute http(s) URL without credentials, or a `tool_error`. */
@@ -744,7 +734,8 @@ function cleanHeaders(
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw)) {
     const name = k.toLowerCase();
-    if (HOP_HEADERS.has(name) || typeof v !== "string") continue;
+    if (HOP_HEADERS.has(name) || BODY_FRAMING.includes(name)) continue;
+    if (typeof v !== "string") continue;
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || /[\r\n\0]/.test(v)) {
       throw new SkillboxError("tool_error", `Header "${k}" is not valid`);
     }

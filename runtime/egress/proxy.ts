@@ -26,7 +26,7 @@ import { once } from "node:events";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
 import type { EgressBroker } from "./broker.ts";
-import { pinnedLookup } from "./targets.ts";
+import { HOP_HEADERS, pinnedLookup } from "./targets.ts";
 import { privateSocketPath } from "../private_sockets.ts";
 
 /** Options of {@link openEgressProxy}. */
@@ -52,18 +52,6 @@ export interface EgressProxy {
 const MAX_HEAD = 64 * 1024;
 const MAX_CONNECTIONS = 64; // open at once, per proxy
 const MAX_TOKEN_LINE = 256;
-// Set by the proxy on the hop it makes, never passed on from the client.
-const HOP = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authorization",
-  "proxy-authenticate",
-  "te",
-  "trailer",
-  "upgrade",
-]);
 
 /** A malformed or refused request: answered 400. */
 class BadRequest extends Error {}
@@ -252,10 +240,12 @@ async function forward(
   try {
     const url = requestUrl(req);
     const address = await check(url, rules);
+    // The body's framing (`content-length`, `transfer-encoding`) goes on
+    // as the client framed it (see send).
     const headers: Array<[string, string]> = [["host", url.host]];
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i]!.toLowerCase();
-      if (!HOP.has(name)) headers.push([name, req.rawHeaders[i + 1]!]);
+      if (!HOP_HEADERS.has(name)) headers.push([name, req.rawHeaders[i + 1]!]);
     }
     headers.push(["connection", "close"]);
     const answer = await send(url, address, req, res, headers.flat(), rules);

@@ -309,6 +309,31 @@ export function pinnedLookup(address: string): LookupFunction {
   };
 }
 
+/**
+ * Headers that belong to one hop (RFC 9110 §7.6.1, plus `host` and the
+ * legacy `proxy-connection`): whoever makes a hop sets them, and the
+ * broker and the proxy never pass them on from the code that asked.
+ *
+ * @example
+ * ```ts
+ * import { HOP_HEADERS } from "./targets.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(HOP_HEADERS.has("proxy-authorization"));
+ * assert.ok(!HOP_HEADERS.has("authorization"));
+ * ```
+ */
+export const HOP_HEADERS: ReadonlySet<string> = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "upgrade",
+]);
+
 /** What {@link requestAt} sends. */
 export interface AddressedRequest {
   method: string;
