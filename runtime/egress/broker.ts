@@ -160,6 +160,9 @@ export const MAX_REDIRECTS = 5;
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+// Not sent with an operator secret: an echo of it compressed, or cut in
+// slices, is not found in the answer to be cut out.
+const RESHAPING_HEADERS = ["accept-encoding", "range", "if-range"];
 
 /**
  * Performs requests for sandboxes under the operator's rules.
@@ -298,6 +301,7 @@ export class EgressBroker {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(callerHeaders)) {
         if (url.origin !== origin && CREDENTIAL_HEADERS.includes(k)) continue;
+        if (injected.length > 0 && RESHAPING_HEADERS.includes(k)) continue;
         headers[k] = v;
       }
       // Operator secrets win over whatever sandbox code set in their place.
@@ -323,6 +327,7 @@ export class EgressBroker {
         request.redirect === "manual" || location === undefined ||
         !REDIRECTS.includes(status)
       ) {
+        if (injected.length > 0) refuseEncoded(url, res);
         return this.#answer(url, res, secretForms(sent), redirects);
       }
       res.destroy();
@@ -742,6 +747,21 @@ function cleanHeaders(
     out[name] = v;
   }
   return out;
+}
+
+/**
+ * Refuses an answer to a request that carried an operator secret when it
+ * comes encoded although none was asked for: the secret would not be found
+ * in it to be cut.
+ */
+function refuseEncoded(url: URL, res: http.IncomingMessage): void {
+  const coding = res.headers["content-encoding"]?.trim().toLowerCase();
+  if (!coding || coding === "identity") return;
+  res.destroy();
+  throw new SkillboxError(
+    "tool_error",
+    `Cannot read the answer from "${url.host}": it came encoded ("${coding}") unasked, and an operator secret sent with the request could not be cut from it`,
+  );
 }
 
 /** The error for an aborted request: `timeout` when the broker's own clock ran out. */

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { Buffer } from "node:buffer";
+import { gzipSync } from "node:zlib";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { checkedFetch, EgressBroker, MAX_PARALLEL_FETCHES } from "./broker.ts";
 import type { FetchResponse } from "../../protocol/egress.ts";
@@ -959,6 +961,85 @@ Deno.test("a secret an upstream echoes in its status line or a header name never
     assert.equal(res.status, 401);
     assert.equal(res.statusText, "Invalid token [REDACTED]");
     assert.doesNotMatch(JSON.stringify(res), /op-secret/);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+Deno.test("a secret an upstream echoes cannot come back compressed or in ranges", async (t) => {
+  // A server as nginx with gzip and ranges on answers: compressed when
+  // asked, a slice when asked. Either way the echo's bytes are not the
+  // secret's, so the cut would not find it.
+  const seen: Array<{ encoding?: string; range?: string }> = [];
+  const server = createServer((req, res) => {
+    seen.push({
+      encoding: req.headers["accept-encoding"],
+      range: req.headers.range,
+    });
+    const echo = Buffer.from(`{"auth":"${req.headers.authorization}"}`);
+    if (req.url === "/always-gzip" || req.headers["accept-encoding"]) {
+      res.writeHead(200, { "content-encoding": "gzip" });
+      return void res.end(gzipSync(echo));
+    }
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
+    if (range) {
+      res.writeHead(206, {
+        "content-range": `bytes ${range[1]}-${range[2]}/${echo.length}`,
+      });
+      return void res.end(echo.subarray(+range[1]!, +range[2]! + 1));
+    }
+    res.end(echo);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const names = resolver({
+    "api.test": ["127.0.0.1"],
+    "cdn.test": ["127.0.0.1"],
+  });
+  const broker = new EgressBroker({
+    resolve: names.resolve,
+    privateHosts: ["api.test", "cdn.test"],
+    secrets: [{
+      host: "http://api.test",
+      header: "Authorization",
+      value: `Bearer ${SECRET}`,
+    }],
+  });
+  const any = { allow: [["*"]] };
+  const url = `http://api.test:${port}/`;
+  try {
+    await t.step("the coding it asks for is not passed on", async () => {
+      const res = await broker.fetch({
+        url,
+        headers: { "Accept-Encoding": "gzip" },
+      }, any);
+      assert.equal(seen.at(-1)?.encoding, undefined);
+      assert.equal(text(res), '{"auth":"[REDACTED]"}');
+    });
+    await t.step("an answer compressed unasked is refused", async () => {
+      await refused(
+        broker.fetch({ url: `${url}always-gzip` }, any),
+        "tool_error",
+        /encoded \("gzip"\).*operator secret/,
+      );
+    });
+    await t.step("a range it asks for is not passed on", async () => {
+      // Two slices that each hold part of the secret, none of it whole.
+      const cut = '{"auth":"Bearer op-sec'.length;
+      for (const range of [`bytes=0-${cut - 1}`, `bytes=${cut}-99`]) {
+        const res = await broker.fetch({ url, headers: { Range: range } }, any);
+        assert.equal(seen.at(-1)?.range, undefined);
+        assert.equal(res.status, 200);
+        assert.doesNotMatch(text(res), /op-sec|ret-7f/);
+      }
+    });
+    await t.step("a host with no secret gets both as asked", async () => {
+      await broker.fetch({
+        url: `http://cdn.test:${port}/`,
+        headers: { "Accept-Encoding": "gzip", Range: "bytes=0-3" },
+      }, any);
+      assert.deepEqual(seen.at(-1), { encoding: "gzip", range: "bytes=0-3" });
+    });
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
