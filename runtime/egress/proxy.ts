@@ -265,7 +265,7 @@ async function forward(
     answer.pipe(res);
   } catch (err) {
     if (res.headersSent) res.destroy();
-    else refuse(res, err);
+    else refuseOn(req.socket, err);
   }
 }
 
@@ -377,8 +377,12 @@ function asUpstreamError(err: Error, url: URL): SkillboxError {
   );
 }
 
-/** The status and body a refusal is answered with. */
-function refusal(err: unknown): [number, string] {
+/**
+ * Answers an error as a proxy does, before anything was sent on, on the
+ * raw socket: a CONNECT and a head that did not parse have no response
+ * object, and one way serves all three.
+ */
+function refuseOn(socket: net.Socket, err: unknown): void {
   const status = err instanceof BadRequest
     ? 400
     : err instanceof SkillboxError && err.code === "tool_denied"
@@ -386,23 +390,7 @@ function refusal(err: unknown): [number, string] {
     : err instanceof SkillboxError && err.code === "timeout"
     ? 504
     : 502;
-  return [status, `skillbox egress: ${(err as Error).message}\n`];
-}
-
-/** Answers an error as a proxy does (nothing was sent on yet). */
-function refuse(res: http.ServerResponse, err: unknown): void {
-  const [status, body] = refusal(err);
-  res.writeHead(status, {
-    "content-type": "text/plain",
-    "content-length": String(new TextEncoder().encode(body).length),
-    connection: "close",
-  });
-  res.end(body);
-}
-
-/** The same on a raw socket (a CONNECT, or a head that did not parse). */
-function refuseOn(socket: net.Socket, err: unknown): void {
-  const [status, body] = refusal(err);
+  const body = `skillbox egress: ${(err as Error).message}\n`;
   const text = http.STATUS_CODES[status];
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain\r\n` +
