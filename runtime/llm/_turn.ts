@@ -68,28 +68,32 @@ export class StreamedTurn {
   }
 
   /**
-   * Counts a piece of text, adds it and passes it on to `onToken`.
+   * Counts a piece of text, adds it and passes it on to `onToken`, as a
+   * string ({@link add}).
    *
    * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
    */
-  addText(piece: string): void {
-    this.add(piece);
-    this.text += piece;
-    this.#onToken?.(piece);
+  addText(piece: unknown): void {
+    const text = this.add(piece);
+    this.text += text;
+    this.#onToken?.(text);
   }
 
   /**
    * Counts a tool call's id, name or arguments.
    *
    * @param piece the piece as it arrived: typed a string, but the SDKs pass
-   *   the server's JSON through unchecked, and a number or an object is
-   *   appended as its string form, so that is what is counted
+   *   the server's JSON through unchecked
+   * @returns its string form, what was counted: only that may be kept or
+   *   passed on (an object counted as "[object Object]" but kept whole
+   *   would carry any size past the bound)
    * @throws {SkillboxError} `skill_error` past `maxResponseBytes`
    */
-  add(piece: unknown): void {
+  add(piece: unknown): string {
+    const text = String(piece);
     // Counted without encoding a copy: the text may be large.
-    this.#bytes += Buffer.byteLength(String(piece));
-    if (this.#bytes <= this.#limits.maxResponseBytes) return;
+    this.#bytes += Buffer.byteLength(text);
+    if (this.#bytes <= this.#limits.maxResponseBytes) return text;
     const limit = this.#limits.maxResponseBytes;
     throw new SkillboxError(
       "skill_error",

@@ -93,8 +93,8 @@ export function createAnthropicProvider(
               // tool_use blocks by index: their input comes as JSON pieces.
               if (event.content_block.type === "tool_use") {
                 const call = turn.callAt(event.index);
-                turn.add(call.id = event.content_block.id);
-                turn.add(call.name = event.content_block.name);
+                call.id = turn.add(event.content_block.id);
+                call.name = turn.add(event.content_block.name);
                 call.args = "";
               }
               break;
@@ -103,8 +103,8 @@ export function createAnthropicProvider(
                 turn.addText(event.delta.text);
               } else if (event.delta.type === "input_json_delta") {
                 const call = turn.calls.get(event.index);
-                turn.add(event.delta.partial_json);
-                if (call) call.args += event.delta.partial_json;
+                const piece = turn.add(event.delta.partial_json);
+                if (call) call.args += piece;
               }
               break;
             case "message_delta":

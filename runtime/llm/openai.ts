@@ -108,14 +108,10 @@ export function createOpenAiProvider(
           // arrive in pieces, matched up by `index`.
           for (const part of delta?.tool_calls ?? []) {
             const call = turn.callAt(part.index);
-            if (part.id) turn.add(call.id = part.id);
-            if (part.function?.name) {
-              turn.add(part.function.name);
-              call.name += part.function.name;
-            }
+            if (part.id) call.id = turn.add(part.id);
+            if (part.function?.name) call.name += turn.add(part.function.name);
             if (part.function?.arguments) {
-              turn.add(part.function.arguments);
-              call.args += part.function.arguments;
+              call.args += turn.add(part.function.arguments);
             }
           }
           if (choice.finish_reason) finish = choice.finish_reason;

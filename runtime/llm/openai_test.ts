@@ -69,3 +69,43 @@ Deno.test("openai: tool calls are kept by the server's index, whatever it is", a
     "last",
   ]);
 });
+
+Deno.test("openai: text and ids that are not strings count as what they add, and pass on as strings", async () => {
+  // A server's JSON goes through the SDK unchecked. An object counted as
+  // its string form ("[object Object]", 15 bytes) but passed on whole let
+  // each event carry a megabyte past llm.max_response_bytes.
+  const big = { pad: "x".repeat(64 * 1024) };
+  const chunk = (delta: unknown) => ({
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "m",
+    choices: [{ index: 0, delta, finish_reason: null }],
+  });
+  const pieces = [
+    ...Array.from({ length: 20 }, () => chunk({ content: big })),
+    chunk({
+      tool_calls: [{
+        index: 0,
+        id: big,
+        function: { name: big, arguments: "" },
+      }],
+    }),
+    { ...FINISH, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+  ];
+  await using server = streaming(pieces);
+  const llm = createOpenAiProvider({
+    apiKey: "k",
+    model: "m",
+    baseUrl: server.url,
+    limits: { maxResponseBytes: 64 * 1024, maxToolCalls: 4 },
+  });
+  const tokens: unknown[] = [];
+  const res = await llm.chat({ messages: [{ role: "user", content: "go" }] }, {
+    onToken: (text) => tokens.push(text),
+  });
+  assert.ok(tokens.every((t) => t === "[object Object]"), "tokens are strings");
+  assert.equal(res.text, "[object Object]".repeat(20));
+  assert.equal(res.tool_calls[0]?.id, "[object Object]");
+  assert.equal(res.tool_calls[0]?.name, "[object Object]");
+});
