@@ -86,7 +86,7 @@ export function createDoor(options: DoorOptions): Door {
   const names = new HostNames(options.listen);
   const tokens = options.tokens;
   const throttle = options.throttle ?? new AuthThrottle();
-  // The last sign-in under way from each network (see inTurn).
+  // The last sign-in being judged, or waiting to be, from each network.
   const signIns = new Map<string, Promise<void>>();
   return {
     listeningOn: (hostname) => names.listeningOn(hostname),
@@ -114,16 +114,62 @@ export function createDoor(options: DoorOptions): Door {
       }
       // The form's token is judged too, whatever bearer came with it.
       if (!login) return handler(request, info);
-      return inTurn(signIns, widestNetwork(client), async () => {
-        const wait = throttle.retryAfter(client);
-        if (wait > 0) return throttled(wait);
-        // The form answers 401 to a wrong token, a redirect to a right one.
-        const response = await handler(request, info);
-        if (response.status === 401) throttle.failed(client);
-        return response;
-      });
+      return signIn(handler, request, info, client);
     },
   };
+
+  // A sign-in is judged by its answer, once its form is read: one checked
+  // meanwhile would not meet the failures of those before it, and a guesser
+  // sending its guesses at once would have them all judged. So each takes
+  // a turn of its network, but only once its whole form has come (the
+  // handler sees the form's end only then): a client trickling a form
+  // holds no one else's sign-in, as it did when the turn came first.
+  async function signIn(
+    handler: HttpHandler,
+    request: Request,
+    info: Deno.ServeHandlerInfo | undefined,
+    client: string,
+  ): Promise<Response> {
+    const wait = throttle.retryAfter(client);
+    if (wait > 0) return throttled(wait);
+    let release: (() => void) | undefined;
+    let answered = false;
+    let refused: Response | undefined;
+    const form = request.body?.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        async flush() {
+          const turn = await takeTurn(signIns, widestNetwork(client));
+          // Answered meanwhile (the handler gave up on the form): pass on.
+          if (answered) return turn();
+          release = turn;
+          const wait = throttle.retryAfter(client);
+          if (wait > 0) {
+            refused = throttled(wait);
+            throw new Error(tooMany(wait)); // fails the form's read
+          }
+        },
+      }),
+    );
+    try {
+      let response: Response;
+      try {
+        response = await handler(
+          form ? new Request(request, { body: form }) : request,
+          info,
+        );
+      } catch (error) {
+        if (refused) return refused;
+        throw error;
+      }
+      if (refused) return refused;
+      // The form answers 401 to a wrong token, a redirect to a right one.
+      if (response.status === 401) throttle.failed(client);
+      return response;
+    } finally {
+      answered = true;
+      release?.(); // counted first: the next one meets this failure
+    }
+  }
 }
 
 function throttled(seconds: number): Response {
@@ -134,23 +180,20 @@ function tooMany(seconds: number): string {
   return `Too many failed sign-in attempts from this address: try again in ${seconds} s`;
 }
 
-// Runs `judge` once the sign-ins before it from the same network are
-// judged. A sign-in is judged by its answer, once its form is read: one
-// checked meanwhile would not meet their failures, and a guesser sending
-// its guesses at once would have them all judged.
-function inTurn(
+// Waits until the sign-ins before it from the same network are judged;
+// resolves with the release that lets the next one go.
+async function takeTurn(
   queue: Map<string, Promise<void>>,
   key: string,
-  judge: () => Promise<Response>,
-): Promise<Response> {
+): Promise<() => void> {
   const before = queue.get(key);
-  const answer = before === undefined ? judge() : before.then(judge);
-  const done = answer.then(() => {}, () => {});
+  const { promise: done, resolve: release } = Promise.withResolvers<void>();
   queue.set(key, done);
   done.then(() => {
     if (queue.get(key) === done) queue.delete(key);
   });
-  return answer;
+  await before;
+  return release;
 }
 
 // A POST of the console's sign-in form, by the path the router matches

@@ -237,3 +237,33 @@ Deno.test("the door counts IPv4 clients behind NAT64 one by one", async () => {
   assert.equal(other.status, 200);
   await other.body?.cancel();
 });
+
+Deno.test("a sign-in whose form never ends holds no other sign-in from its network", async () => {
+  // Behind a reverse proxy every client shares one address: a sign-in that
+  // held the network's turn while its form trickled in held every other.
+  const { fetch } = doorFor();
+  const login = (body: BodyInit) =>
+    fetch(
+      new Request("http://127.0.0.1:8787/login", { method: "POST", body }),
+      from("10.0.0.9"),
+    );
+  let trickle: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const stalled = login(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        trickle = controller;
+        controller.enqueue(new TextEncoder().encode("ri"));
+      },
+    }),
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const right = await Promise.race([
+    login(TOKEN),
+    new Promise<string>((resolve) => timer = setTimeout(resolve, 2000, "")),
+  ]);
+  clearTimeout(timer);
+  trickle!.close();
+  assert.equal((await stalled).status, 401);
+  assert.ok(right instanceof Response, "the right token waited");
+  assert.equal(right.status, 303);
+});
