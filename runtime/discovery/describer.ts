@@ -1,7 +1,7 @@
 /**
- * Reading a module's definitions: hash its local import graph, answer from
- * the discovery cache when the version is known, otherwise check its own
- * read grant against the policy and describe it in a discovery batch.
+ * Reading a module's definitions: hash its local import graph, check its
+ * own read grant against the policy, then answer from the discovery cache
+ * when the version is known, otherwise describe it in a discovery batch.
  *
  * @module
  */
@@ -69,23 +69,25 @@ export function createDescriber(
       files = graph.files;
       sources = graph.sources;
       options.onGraph?.(abs, files);
-      const hit = await cache.get(abs, hash);
-      if (hit) return { ...hit, files };
     } catch (err) {
+      release();
       return {
         path: abs,
         hash,
         definitions: [],
         error: `Cannot read module: ${(err as Error).message}`,
       };
-    } finally {
-      release();
     }
+    // Checked before the cache answers: a policy narrowed since the
+    // description was kept refuses the module like a new one.
     const own = { read: ownReadPaths(abs, { policy, localFiles: files }) };
     const check = checkGrant(own, { modulePath: abs, policy });
     if (!check.ok) {
+      release();
       return { path: abs, hash, definitions: [], error: check.reason, files };
     }
+    const hit = await cache.get(abs, hash).finally(release);
+    if (hit) return { ...hit, files };
     // A module whose code only declares literals needs no Worker: its
     // definitions are read from its syntax (nothing of it runs).
     const literal = await describeStatically(abs, sources.get(abs) ?? "", {
