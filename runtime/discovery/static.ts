@@ -100,7 +100,7 @@ export async function describeStatically(
   const files = new Map(options.imports ?? []);
   files.set(path, source);
   try {
-    const graph = new StaticGraph(parse, files);
+    const graph = new StaticGraph(parse, files, options.maxResultBytes);
     const described = describeNamespace(graph.namespace(path));
     const json = JSON.stringify(described);
     if (json.length > options.maxResultBytes) return null;
@@ -128,10 +128,16 @@ class StaticGraph {
   readonly #files: ReadonlyMap<string, string>;
   readonly #done = new Map<string, Map<string, unknown>>();
   readonly #evaluating = new Set<string>();
+  readonly #maxWeight: number;
 
-  constructor(parse: Parse, files: ReadonlyMap<string, string>) {
+  constructor(
+    parse: Parse,
+    files: ReadonlyMap<string, string>,
+    maxWeight: number,
+  ) {
     this.#parse = parse;
     this.#files = files;
+    this.#maxWeight = maxWeight;
   }
 
   /** The namespace (export name to value) of one file of the graph. */
@@ -159,7 +165,7 @@ class StaticGraph {
   // before any statement runs, as a module's are.
   #evaluate(path: string, program: AstNode): Map<string, unknown> {
     const body = program.body as AstNode[];
-    const scope = new Scope();
+    const scope = new Scope(this.#maxWeight);
     for (const statement of body) {
       if (statement.type === "ImportDeclaration") {
         this.#link(path, statement, scope);
@@ -284,6 +290,11 @@ function notStatic(): never {
 // defined yet (a TDZ error when run) or at all is not static.
 class Scope {
   readonly #values = new Map<string, unknown>();
+  /** The heaviest value it may make (see {@link weigh}). */
+  readonly maxWeight: number;
+  constructor(maxWeight: number) {
+    this.maxWeight = maxWeight;
+  }
   define(name: string, value: unknown): void {
     this.#values.set(name, value);
   }
@@ -294,6 +305,24 @@ class Scope {
   has(name: string): boolean {
     return this.#values.has(name);
   }
+}
+
+// The weight of each array and object the evaluator made: about the
+// characters of its JSON, its parts counted each time they are named. A
+// 64 KiB module can name one value 2^40 times (`[a, a]` nested 40 deep,
+// `a + a`, `[a, a].join(a)`): serializing or building that would hold the
+// host's thread or memory, where a worker is stopped at its deadline. So a
+// value heavier than the answer bound gives up as it is made.
+const weights = new WeakMap<object, number>();
+
+function weightOf(v: unknown): number {
+  if (typeof v === "string") return v.length;
+  return typeof v === "object" && v !== null ? weights.get(v) ?? 1 : 1;
+}
+
+// Checks a value about to be made against the bound; returns its weight.
+function weigh(weight: number, scope: Scope): number {
+  return weight > scope.maxWeight ? notStatic() : weight;
 }
 
 const GLOBALS = new Map<string, unknown>([
@@ -338,12 +367,17 @@ function value(node: AstNode, scope: Scope): unknown {
       return concat(node, scope);
     case "CallExpression":
       return join(node, scope);
-    case "ArrayExpression":
-      return (node.elements as (AstNode | null)[]).map((element) =>
+    case "ArrayExpression": {
+      const list = (node.elements as (AstNode | null)[]).map((element) =>
         element === null || element.type === "SpreadElement"
           ? notStatic()
           : value(element, scope)
       );
+      let weight = list.length + 2;
+      for (const item of list) weight += weightOf(item);
+      weights.set(list, weigh(weight, scope));
+      return list;
+    }
     case "ObjectExpression":
       return object(node, scope);
     case "ArrowFunctionExpression":
@@ -379,6 +413,7 @@ function concat(node: AstNode, scope: Scope): string | number {
   const right = value(node.right as AstNode, scope);
   const ok = (v: unknown) => typeof v === "string" || typeof v === "number";
   if (!ok(left) || !ok(right)) notStatic();
+  weigh(weightOf(left) + weightOf(right), scope);
   return (left as string) + (right as string);
 }
 
@@ -396,11 +431,13 @@ function join(node: AstNode, scope: Scope): string {
   const separator = args[0] ? value(args[0], scope) : ",";
   if (!Array.isArray(list) || !list.every(isPrimitive)) notStatic();
   if (typeof separator !== "string") notStatic();
+  weigh(weightOf(list) + separator.length * list.length, scope);
   return list.join(separator);
 }
 
 function object(node: AstNode, scope: Scope): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  let weight = 2;
   for (const property of node.properties as AstNode[]) {
     const method = property.type === "ObjectMethod";
     if (!method && property.type !== "ObjectProperty") notStatic();
@@ -410,6 +447,7 @@ function object(node: AstNode, scope: Scope): Record<string, unknown> {
     // `__proto__: x` sets the prototype; `toJSON` would run in JSON.stringify.
     if (key === "__proto__" || key === "toJSON") notStatic();
     const v = method ? placeholder() : value(property.value as AstNode, scope);
+    weight = weigh(weight + key.length + weightOf(v) + 4, scope);
     // A data property, as an object literal defines it (a repeated key
     // keeps its first place and its last value).
     Object.defineProperty(out, key, {
@@ -419,6 +457,7 @@ function object(node: AstNode, scope: Scope): Record<string, unknown> {
       configurable: true,
     });
   }
+  weights.set(out, weight);
   return out;
 }
 

@@ -220,6 +220,43 @@ Deno.test("the static path refuses long sources and long answers", async () => {
   assert.equal(await describeStatically("/a.ts", deep, LIMIT), null);
 });
 
+Deno.test("the static path gives up on a value that names another many times", async (t) => {
+  // A 64 KiB module can name one value 2^40 times ([a, a] nested, a + a,
+  // [a, a].join(a)): serialized in the host, that held its one thread for
+  // ever (or its memory), where a worker is stopped at its deadline.
+  const shapes: [string, string][] = [
+    ["arrays", "[a, a]"],
+    ["objects", "{ l: a, r: a }"],
+    ["strings", "a + a"],
+    ["joins", "[a, a, a, a].join(a)"],
+  ];
+  for (const [label, step] of shapes) {
+    await t.step(label, async () => {
+      const lines = ['const a0 = "xxxxxxxx";'];
+      for (let i = 1; i <= 40; i++) {
+        lines.push(`const a${i} = ${step.replaceAll("a", `a${i - 1}`)};`);
+      }
+      lines.push(
+        'export default { kind: "tool", name: "t", d: a40, run: () => 1 };',
+      );
+      const url = new URL("./static.ts", import.meta.url).href;
+      const script = `import { describeStatically } from ${JSON.stringify(url)};
+        const got = await describeStatically("/a.ts", Deno.args[0],
+          { maxResultBytes: 1 << 20 });
+        console.log(JSON.stringify(got));`;
+      // In a process of its own: on failure it never ends, and is killed.
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--quiet", script, lines.join("\n")],
+        stdout: "piped",
+        stderr: "inherit",
+        signal: AbortSignal.timeout(20_000),
+      }).output();
+      assert.equal(out.code, 0, "still serializing after 20 s");
+      assert.equal(new TextDecoder().decode(out.stdout).trim(), "null");
+    });
+  }
+});
+
 Deno.test("the static path never runs a line of the module in the host", async () => {
   const marker = "__skillbox_static_pwned";
   const hostile = [
