@@ -19,6 +19,12 @@ export interface ModuleGraph {
   sources: ReadonlyMap<string, string>;
 }
 
+/**
+ * Most bytes read of one local file: the host reads whatever a module
+ * imports, and a file past this fails the module's read.
+ */
+export const MAX_MODULE_FILE_BYTES = 16 * 1024 * 1024;
+
 // Value imports and re-exports with a literal local specifier. `import type`
 // is erased at run time, so it is neither loaded nor part of the grant.
 // Between the keyword and `from`, binding names may be string literals
@@ -92,10 +98,13 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
     if (seen.has(file)) continue;
     let text: string | null;
     try {
-      text = await Deno.readTextFile(file);
+      text = await readRegularFile(file);
     } catch (err) {
-      if (file === root) throw err;
+      if (file === root || err instanceof RangeError) throw err;
       text = null;
+    }
+    if (text === null && file === root) {
+      throw new Deno.errors.NotFound(`"${file}" is not a regular file`);
     }
     seen.set(file, text);
     if (text === null) continue;
@@ -120,4 +129,39 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
       [...seen].filter((e): e is [string, string] => e[1] !== null),
     ),
   };
+}
+
+// A module names any path it likes: `import "/dev/zero"` was read into the
+// host's memory at hundreds of MiB a second, a FIFO held the read (and its
+// thread) for ever. Only a regular file is read, up to the bound; anything
+// else is null (absent).
+async function readRegularFile(file: string): Promise<string | null> {
+  // Checked before opening: opening a FIFO waits for a writer.
+  if (!(await Deno.stat(file)).isFile) return null;
+  const handle = await Deno.open(file);
+  // Checked again on what was opened: the path may have changed since.
+  if (!(await handle.stat()).isFile) {
+    handle.close();
+    return null;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  // The stream closes the file at its end, or when the loop leaves early.
+  for await (const chunk of handle.readable) {
+    size += chunk.length;
+    if (size > MAX_MODULE_FILE_BYTES) {
+      throw new RangeError(
+        `File "${file}" is larger than ${MAX_MODULE_FILE_BYTES} bytes`,
+      );
+    }
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  // As Deno.readTextFile decodes: a byte order mark is kept.
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
 }

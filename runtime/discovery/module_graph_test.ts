@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { moduleGraph } from "./module_graph.ts";
+import { MAX_MODULE_FILE_BYTES, moduleGraph } from "./module_graph.ts";
 
 async function graphOf(
   files: Record<string, string>,
@@ -57,6 +57,55 @@ Deno.test("moduleGraph still leaves out type-only imports and non-local specifie
   });
   try {
     assert.deepEqual(files, ["a.ts", "main.ts"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("moduleGraph reads no device, pipe or oversized file a module imports", async () => {
+  // The host reads what a dropped-in module imports: `import "/dev/zero"`
+  // filled its memory at about 450 MiB/s, a FIFO held the read for ever.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const fifo = join(dir, "pipe.ts");
+    await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    await Deno.writeTextFile(
+      join(dir, "main.ts"),
+      'import "/dev/zero";\nimport "./pipe.ts";\nimport "./big.ts";\n',
+    );
+    const big = await Deno.open(join(dir, "big.ts"), {
+      create: true,
+      write: true,
+    });
+    await big.truncate(MAX_MODULE_FILE_BYTES + 1);
+    big.close();
+    const script = `import { moduleGraph } from ${
+      JSON.stringify(new URL("./module_graph.ts", import.meta.url).href)
+    };
+      try {
+        const graph = await moduleGraph(Deno.args[0]);
+        console.log(JSON.stringify(graph.files));
+      } catch (err) {
+        console.log(JSON.stringify(err.message));
+      }`;
+    // In a process of its own: on failure it never ends, and is killed.
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--quiet", script, join(dir, "main.ts")],
+      stdout: "piped",
+      stderr: "inherit",
+      signal: AbortSignal.timeout(10_000),
+    }).output();
+    assert.equal(out.code, 0, "still reading after 10 s");
+    const got = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(
+      got,
+      `File "${
+        join(dir, "big.ts")
+      }" is larger than ${MAX_MODULE_FILE_BYTES} bytes`,
+    );
+    await Deno.remove(join(dir, "big.ts"));
+    const graph = await moduleGraph(join(dir, "main.ts"));
+    assert.deepEqual(graph.files, [join(dir, "main.ts")]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
