@@ -5,6 +5,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -156,12 +157,7 @@ async function readRegularFile(file: string): Promise<string | null> {
     }
     chunks.push(chunk);
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
   // As Deno.readTextFile decodes: a byte order mark is kept.
-  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+  return new TextDecoder("utf-8", { ignoreBOM: true })
+    .decode(Buffer.concat(chunks, size));
 }
