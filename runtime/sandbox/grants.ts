@@ -76,8 +76,6 @@ export type GrantCheck =
     reason: string;
   };
 
-const KEYS = PERMISSION_KINDS;
-
 // Kinds whose policy may say `"*"` (any host, variable or key). Deno takes
 // no `*` in a list (`--allow-net=*` and `--allow-sys=*` refuse to start), so
 // a grant holding `"*"` (possible only when the policy holds it, see
@@ -137,7 +135,7 @@ export function resolvePermissionPaths(
   moduleDir: string,
 ): Permissions {
   const out: Permissions = {};
-  for (const key of KEYS) {
+  for (const key of PERMISSION_KINDS) {
     const list = permissions[key];
     if (!Array.isArray(list)) continue;
     const pathLike = key === "read" || key === "write" || key === "ffi";
@@ -194,7 +192,7 @@ export function checkGrant(
     reason: `Permission "${permission}" for "${value}" exceeds the host policy`,
   });
   const grant: Permissions = {};
-  for (const key of KEYS) {
+  for (const key of PERMISSION_KINDS) {
     const list = key === "read"
       ? [...new Set([...own, ...(requested.read ?? [])])]
       : requested[key] ?? [];
@@ -250,7 +248,7 @@ export function mergePermissions(
   b: Permissions,
 ): Permissions {
   const out: Permissions = {};
-  for (const key of KEYS) {
+  for (const key of PERMISSION_KINDS) {
     const list = [...new Set([...(a[key] ?? []), ...(b[key] ?? [])])];
     if (list.length > 0) out[key] = list;
   }
@@ -279,7 +277,7 @@ export function grantToFlags(
   deny: string[] = [],
 ): string[] {
   const flags: string[] = [];
-  for (const key of KEYS) {
+  for (const key of PERMISSION_KINDS) {
     const list = grant[key];
     if (!list || list.length === 0) continue;
     flags.push(
@@ -315,7 +313,7 @@ export function grantToWorkerPermissions(
   grant: Permissions,
 ): WorkerPermissions {
   const out = { import: false } as WorkerPermissions;
-  for (const key of KEYS) {
+  for (const key of PERMISSION_KINDS) {
     const list = grant[key];
     out[key] = !list || list.length === 0
       ? false
@@ -340,7 +338,7 @@ export function grantToWorkerPermissions(
  */
 export function grantKey(grant: Permissions): string {
   const out: Record<string, string[]> = {};
-  for (const key of KEYS) {
+  for (const key of PERMISSION_KINDS) {
     const list = grant[key];
     if (list && list.length > 0) out[key] = [...new Set(list)].sort();
   }
