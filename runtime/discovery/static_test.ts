@@ -220,6 +220,31 @@ Deno.test("the static path refuses long sources and long answers", async () => {
   assert.equal(await describeStatically("/a.ts", deep, LIMIT), null);
 });
 
+Deno.test("the static path parses at most MAX_STATIC_SOURCE of a module's whole graph", async () => {
+  // Each file under the bound, the graph over it: parsed in the host's one
+  // thread, 300 such files held it for 38 s, where a worker has a deadline.
+  const half = Math.ceil(MAX_STATIC_SOURCE / 2);
+  const pad = (text: string) => text + " ".repeat(half - text.length);
+  const imports = new Map([
+    ["/s/a.ts", pad(`export const a = 1;\n`)],
+    ["/s/b.ts", pad(`export const b = 2;\n`)],
+  ]);
+  const module = `import { a } from "./a.ts";\nimport { b } from "./b.ts";
+    export default { kind: "tool", name: "t", n: a + b, run: () => 1 };`;
+  const one = new Map([...imports].slice(0, 1));
+  const alone = `import { a } from "./a.ts";
+    export default { kind: "tool", name: "t", n: a, run: () => 1 };`;
+  const read = await describeStatically("/s/m.ts", alone, {
+    ...LIMIT,
+    imports: one,
+  });
+  assert.equal(read?.[0]?.fields.n, 1);
+  assert.equal(
+    await describeStatically("/s/m.ts", module, { ...LIMIT, imports }),
+    null,
+  );
+});
+
 Deno.test("the static path gives up on a value that names another many times", async (t) => {
   // A 64 KiB module can name one value 2^40 times ([a, a] nested, a + a,
   // [a, a].join(a)): serialized in the host, that held its one thread for
