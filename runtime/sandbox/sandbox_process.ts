@@ -681,7 +681,17 @@ class Operation implements Expiring {
         this.#rpcs--;
         this.#answer(rid, false, undefined, String(err?.message ?? err));
       },
-    );
+    ).catch(() => {
+      // A value JSON cannot hold (a BigInt, a cycle) or an error String()
+      // refuses threw above, before anything was sent: uncaught, it would
+      // end the host.
+      this.#answer(
+        rid,
+        false,
+        undefined,
+        "Cannot answer the ctx request: the host's answer cannot be sent",
+      );
+    });
   }
 
   /** The outcome is known: the caller gets it, then the owner hears. */

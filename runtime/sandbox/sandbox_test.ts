@@ -116,6 +116,46 @@ Deno.test("ctx.tools.call reaches hooks.callTool and gets its answer", async () 
   }
 });
 
+Deno.test("a ctx answer JSON cannot hold fails that ctx call, not the host", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/caller`);
+    await Deno.writeTextFile(
+      `${dir}/caller/mod.ts`,
+      `export default { kind: "skill", name: "caller", description: "d",
+        async run(_a, ctx) {
+          const out = [];
+          for (const name of ["big", "odd"]) {
+            try { await ctx.tools.call(name); } catch (e) { out.push(e.message); }
+          }
+          return out;
+        } };`,
+    );
+    const sandbox = createSandbox({ cacheDir: null });
+    try {
+      const outcome = await sandbox.call(
+        call({ path: `${dir}/caller/mod.ts` }),
+        {
+          ...hooks,
+          // A value JSON.stringify refuses, an error String() refuses.
+          callTool: (name) =>
+            name === "big"
+              ? Promise.resolve({ n: 1n })
+              : Promise.reject(Object.create(null)),
+        },
+      );
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+      const [big, odd] = (outcome as { value: string[] }).value;
+      assert.match(big ?? "", /cannot be sent/);
+      assert.match(odd ?? "", /cannot be sent/);
+    } finally {
+      await sandbox.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("call() never routes to a process just retired as least recently used", async () => {
   const dir = await Deno.makeTempDir();
   const sandbox = createSandbox({ cacheDir: null, maxIdleProcesses: 1 });
