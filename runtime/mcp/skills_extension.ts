@@ -707,7 +707,8 @@ const MIME: Record<string, string> = {
 function mimeTypeOf(name: string): string {
   const dot = name.lastIndexOf(".");
   const ext = dot < 0 ? "" : name.slice(dot + 1).toLowerCase();
-  return MIME[ext] ?? "application/octet-stream";
+  // Own keys only: a file ending in `.constructor` must not find Object.
+  return Object.hasOwn(MIME, ext) ? MIME[ext]! : "application/octet-stream";
 }
 
 // Text when the bytes are UTF-8 (a BOM kept, so the bytes a client

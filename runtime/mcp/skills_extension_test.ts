@@ -224,3 +224,32 @@ Deno.test("readFrontmatter() reads a SKILL.md as the skill loader does", async (
     assert.equal(readFrontmatter(lines.join("\n")), null);
   });
 });
+
+Deno.test("a file named like an Object.prototype key gets a string mime type", async () => {
+  const { dir, served } = await folders(["odd"]);
+  for (const name of ["x.__proto__", "x.constructor"]) {
+    await Deno.writeTextFile(join(dir, "odd", name), "hi");
+  }
+  const skills = new SkillsServer(
+    { folders: () => Promise.resolve(served) },
+    { cache: new SkillFileCache() },
+  );
+  try {
+    // Before: `MIME[ext]` found `Object` for "constructor", and the
+    // answer went out with no mime type (a function is no JSON).
+    const listed = await skills.handle("resources/directory/read", {
+      uri: "skill://odd",
+    }) as { resources: { name: string; mimeType: unknown }[] };
+    for (const r of listed.resources) {
+      assert.equal(typeof r.mimeType, "string", r.name);
+    }
+    for (const name of ["x.__proto__", "x.constructor"]) {
+      const read = await skills.handle("resources/read", {
+        uri: `skill://odd/${name}`,
+      }) as { contents: { mimeType: unknown }[] };
+      assert.equal(read.contents[0]?.mimeType, "application/octet-stream");
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
