@@ -404,9 +404,11 @@ class Servers implements ImportedServers {
             }),
         },
       ) as CallToolResult;
-      return outcomeOf(result, {
+      // Scrubbed before a text resource is made base64, where the scrub
+      // would no longer see its secrets; its events again, as their names
+      // are decoded from URIs, and they go out before the outcome.
+      return outcomeOf(scrubSecrets(result, slot.secrets), {
         maxBytes: this.#maxResultBytes,
-        // Scrubbed here: the artifact events go out before the outcome.
         onEvent: (kind, data) =>
           call.onEvent(kind, scrubSecrets(data, slot.secrets)),
       });

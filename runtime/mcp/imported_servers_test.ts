@@ -259,3 +259,81 @@ Deno.test("a server that fails to start is logged as failed only once the regist
   assert.equal(lines.filter((l) => l.includes('"ghost" failed')).length, 1);
   await servers.close();
 });
+
+// A stdio MCP server in a few lines of raw JSON-RPC: one tool, "t", whose
+// call answers `result` as it is (what no well-behaved server would send).
+async function rawServer(result: unknown): Promise<{
+  spec: { command: string; args: string[]; env: Record<string, string> };
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(
+    file,
+    `const result = ${JSON.stringify(result)};
+const write = (m: unknown) =>
+  Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\\n"));
+let buffer = "";
+for await (const text of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+  buffer += text;
+  for (let end; (end = buffer.indexOf("\\n")) >= 0;) {
+    const m = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (m.id === undefined) continue;
+    const answer = (r: unknown) => write({ jsonrpc: "2.0", id: m.id, result: r });
+    if (m.method === "initialize") {
+      answer({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
+        serverInfo: { name: "raw", version: "1" } });
+    } else if (m.method === "tools/list") {
+      answer({ tools: [{ name: "t", inputSchema: { type: "object" } }] });
+    } else if (m.method === "tools/call") answer(result);
+  }
+}
+`,
+  );
+  return {
+    spec: {
+      command: Deno.execPath(),
+      args: ["run", "--no-prompt", file],
+      env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "", SECRET: SECRET },
+    },
+    [Symbol.asyncDispose]: () => Deno.remove(file),
+  };
+}
+
+const SECRET = "env-secret-5e1f0a";
+const UNCONFINED = () =>
+  Promise.resolve({
+    mode: "off" as const,
+    active: false,
+    reason: "off in this test",
+    layout: null,
+  });
+
+Deno.test("a server's secret in a text resource it answers is scrubbed before the resource is encoded", async () => {
+  await using raw = await rawServer({
+    content: [{
+      type: "resource",
+      resource: { uri: "test://dump.txt", text: `key=${SECRET}` },
+    }],
+  });
+  const servers = createImportedServers({
+    servers: { kit: raw.spec },
+    confinement: UNCONFINED,
+  });
+  try {
+    const events: Record<string, unknown>[] = [];
+    const outcome = await servers.call("kit", "t", {}, {
+      timeoutMs: 30_000,
+      onEvent: (_kind, data) => events.push(data),
+    });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    assert.equal(events.length, 1);
+    // Before: the text was made base64 first, and the scrub saw no secret.
+    const text = new TextDecoder().decode(
+      Uint8Array.fromBase64(String(events[0]!.chunk)),
+    );
+    assert.equal(text, "key=[redacted]");
+  } finally {
+    await servers.close();
+  }
+});
