@@ -197,25 +197,35 @@ export function errorResult(code: string, message: string): CallToolResult {
   };
 }
 
-// Artifact events carry base64 chunks; a name's chunks join in order. The
-// content type follows the mime type (image, audio) or what an imported
-// server sent (`uri`: its resource, `link`: a resource link, `text`: text).
+// Artifact events carry base64 chunks; a name's chunks join in order up
+// to its `final` one, after which the name starts another artifact (an
+// imported server's resources whose URIs end alike). The content type
+// follows the mime type (image, audio) or what an imported server sent
+// (`uri`: its resource, `link`: a resource link, `text`: text).
 function artifactContent(
   events: readonly CallEvent[],
 ): CallToolResult["content"] {
-  const byName = new Map<
-    string,
-    { data: Record<string, unknown>; chunks: string[] }
-  >();
+  type Artifact = {
+    name: string;
+    data: Record<string, unknown>;
+    chunks: string[];
+  };
+  const artifacts: Artifact[] = [];
+  const unfinished = new Map<string, Artifact>();
   for (const event of events) {
     if (event.kind !== "artifact") continue;
     const name = String(event.data.name ?? "artifact");
-    const slot = byName.get(name) ?? { data: event.data, chunks: [] };
-    slot.chunks.push(String(event.data.chunk ?? ""));
-    byName.set(name, slot);
+    let artifact = unfinished.get(name);
+    if (artifact === undefined) {
+      artifact = { name, data: event.data, chunks: [] };
+      artifacts.push(artifact);
+      unfinished.set(name, artifact);
+    }
+    artifact.chunks.push(String(event.data.chunk ?? ""));
+    if (event.data.final === true) unfinished.delete(name);
   }
   const out: CallToolResult["content"] = [];
-  for (const [name, { data, chunks }] of byName) {
+  for (const { name, data, chunks } of artifacts) {
     const mime = String(data.mime ?? "application/octet-stream");
     const uri = typeof data.uri === "string" ? data.uri : null;
     if (uri !== null && data.link === true) {

@@ -230,3 +230,72 @@ Deno.test("toMcpTool() without registry facts rebuilds the schema from the A2E p
     required: ["limit"],
   });
 });
+
+Deno.test("toCallToolResult() keeps two finished artifacts of one name apart", () => {
+  // An imported server's two resources whose URIs end alike, and two links.
+  const artifact = (uri: string, text: string, seq: number) => ({
+    kind: "artifact",
+    data: {
+      name: "index.html",
+      mime: "text/html",
+      chunk: btoa(text),
+      final: true,
+      uri,
+      text: true,
+    },
+    seq,
+  });
+  const link = (uri: string, seq: number) => ({
+    kind: "artifact",
+    data: {
+      name: "out",
+      mime: "text/plain",
+      chunk: "",
+      final: true,
+      uri,
+      link: true,
+    },
+    seq,
+  });
+  const result = toCallToolResult({
+    success: true,
+    data: "",
+    events: [
+      artifact("test://a/index.html", "A", 0),
+      artifact("test://b/index.html", "B", 1),
+      link("test://x/out", 2),
+      link("test://y/out", 3),
+    ],
+  });
+  // Before: one resource "AB" under the first URI, and one link.
+  assert.deepEqual(result.content, [
+    {
+      type: "resource",
+      resource: {
+        uri: "test://a/index.html",
+        mimeType: "text/html",
+        text: "A",
+      },
+    },
+    {
+      type: "resource",
+      resource: {
+        uri: "test://b/index.html",
+        mimeType: "text/html",
+        text: "B",
+      },
+    },
+    {
+      type: "resource_link",
+      uri: "test://x/out",
+      name: "out",
+      mimeType: "text/plain",
+    },
+    {
+      type: "resource_link",
+      uri: "test://y/out",
+      name: "out",
+      mimeType: "text/plain",
+    },
+  ]);
+});
