@@ -22,7 +22,8 @@
  * with the project's `LineSplitter` (`protocol/lines.ts`), up to
  * `maxMessageBytes` (the SDK's `ReadBuffer` copies its whole buffer at
  * every chunk and stops at 10 MiB of its own), and starts the process here
- * instead of by the SDK's own spawner.
+ * instead of by the SDK's own spawner. A server that stops reading its
+ * stdin is stopped once 64 MiB of the host's messages wait for it.
  *
  * @module
  */
@@ -44,6 +45,13 @@ import { LineSplitter } from "../../protocol/lines.ts";
 
 /** The default bound of one message from an imported server, in bytes. */
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The most bytes the host's messages may wait for a server to read its
+ * stdin: a server that stops reading (and sends pings meanwhile, each
+ * answered) would otherwise have them wait in the host's memory.
+ */
+const MAX_UNREAD_BYTES = 64 * 1024 * 1024;
 
 /**
  * How to start a stdio MCP server (from `mcp_servers` in the config).
@@ -314,6 +322,8 @@ export class ProcessClientTransport implements Transport {
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   // The most one message may hold.
   #maxLineBytes: number;
+  // Bytes sent and not yet taken by the server's stdin.
+  #unread = 0;
   #closed = false;
 
   /**
@@ -406,9 +416,20 @@ export class ProcessClientTransport implements Transport {
     if (!this.#writer || this.#closed) {
       throw new Error("Cannot send: the MCP server process is not running");
     }
-    await this.#writer.write(
-      new TextEncoder().encode(serializeMessage(message)),
-    );
+    const bytes = new TextEncoder().encode(serializeMessage(message));
+    this.#unread += bytes.length;
+    if (this.#unread > MAX_UNREAD_BYTES) {
+      this.fault =
+        `The MCP server stopped reading its stdin: over ${MAX_UNREAD_BYTES} bytes were waiting for it: stopped it`;
+      this.onerror?.(new Error(this.fault));
+      await this.close();
+      throw new Error(this.fault);
+    }
+    try {
+      await this.#writer.write(bytes);
+    } finally {
+      this.#unread -= bytes.length;
+    }
   }
 
   /** Kills the process. */

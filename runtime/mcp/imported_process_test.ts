@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { firstErrorLine, ProcessClientTransport } from "./imported_process.ts";
+import { settlesWithin } from "../deadline.ts";
 
 Deno.test("firstErrorLine() skips Node's location, excerpt, frames, braces and banner", () => {
   const stderr = [
@@ -69,5 +70,33 @@ Deno.test("a server that never ends its line is stopped at the message bound", a
   assert.match(
     errors.map((e) => e.message).join("\n"),
     /The MCP server wrote a message over 1048576 bytes: stopped it/,
+  );
+});
+
+Deno.test("a server that stops reading its stdin is stopped once 64 MiB wait for it", async () => {
+  // It never reads: what the host sends it (an answer to each of its
+  // pings, say) would wait in the host's memory without end.
+  const transport = new ProcessClientTransport({
+    command: "sleep",
+    args: ["600"],
+  });
+  const closed = new Promise<void>((resolve) => transport.onclose = resolve);
+  await transport.start();
+  const answer = {
+    jsonrpc: "2.0" as const,
+    id: 1,
+    result: { pad: "x".repeat(1 << 20) },
+  };
+  const sends: Promise<void>[] = [];
+  for (let i = 0; i < 80 && transport.fault === ""; i++) {
+    sends.push(transport.send(answer).catch(() => {}));
+  }
+  const stopped = await settlesWithin(closed, 10_000);
+  if (!stopped) await transport.close();
+  await Promise.all(sends);
+  assert.ok(stopped, "the server is still running");
+  assert.match(
+    transport.fault,
+    /The MCP server stopped reading its stdin: over 67108864 bytes were waiting for it: stopped it/,
   );
 });
