@@ -73,12 +73,16 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
+  type JSONRPCMessage,
   type Progress,
   ResourceListChangedNotificationSchema,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type {
+  Transport,
+  TransportSendOptions,
+} from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { LoadedModule } from "../registry/snapshot.ts";
 import type { DescribedDefinition, SandboxOutcome } from "../sandbox/types.ts";
 import type { HostedCall, HostedTool } from "../tools/call.ts";
@@ -658,11 +662,13 @@ async function transportFor(
     if (basic !== null && !named) headers.authorization = basic;
     // Operator headers go to this origin only: no redirect leaves it.
     const fetch = checkedFetch(egress, { origin: url, timeoutMs });
-    return new StreamableHTTPClientTransport(url, {
-      requestInit: { headers },
-      fetch: async (input: string | URL, init?: RequestInit) =>
-        boundedBody(await fetch(input, init)),
-    });
+    return boundedAnswers(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers },
+        fetch: async (input: string | URL, init?: RequestInit) =>
+          boundedBody(await fetch(input, init)),
+      }),
+    );
   }
   const status = await confinement();
   if (status.mode === "required" && !status.active) {
@@ -671,6 +677,41 @@ async function transportFor(
     );
   }
   return new ProcessClientTransport(spec, status.layout);
+}
+
+/** The most answers to an HTTP server's own requests sent at once. */
+const MAX_ANSWERS_IN_FLIGHT = 16;
+
+// The SDK answers each request of a server (a ping) with a POST of its
+// own, which lasts as long as the server holds it: a server sending
+// thousands of pings and answering none of those POSTs held as many of
+// the host's sockets, for the whole request timeout. Past
+// MAX_ANSWERS_IN_FLIGHT answers under way, another is not sent (the SDK
+// reports the send's failure and goes on); the host's own requests and
+// notifications are not counted: its calls bound them.
+function boundedAnswers(transport: Transport): Transport {
+  const send = transport.send.bind(transport);
+  let inFlight = 0;
+  transport.send = async (
+    message: JSONRPCMessage,
+    options?: TransportSendOptions,
+  ) => {
+    if (!("id" in message) || "method" in message) {
+      return await send(message, options);
+    }
+    if (inFlight >= MAX_ANSWERS_IN_FLIGHT) {
+      throw new Error(
+        `The MCP server holds ${MAX_ANSWERS_IN_FLIGHT} answers to its requests unanswered: not sending another`,
+      );
+    }
+    inFlight++;
+    try {
+      await send(message, options);
+    } finally {
+      inFlight--;
+    }
+  };
+  return transport;
 }
 
 // The most of a server's tool listing the host keeps: tools, pages read,

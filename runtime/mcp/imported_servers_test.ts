@@ -337,3 +337,72 @@ Deno.test("a server's secret in a text resource it answers is scrubbed before th
     await servers.close();
   }
 });
+
+Deno.test("an HTTP server's flood of pings holds at most 16 of the host's connections", async () => {
+  // Each ping's answer is a POST of its own; the server holds every one.
+  let held = 0;
+  const waiting: (() => void)[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const message = await request.json();
+      const json = (result: unknown) =>
+        Response.json({ jsonrpc: "2.0", id: message.id, result }, {
+          headers: { "mcp-session-id": "s" },
+        });
+      if (message.method === undefined) {
+        held++;
+        return await new Promise<Response>((resolve) =>
+          waiting.push(() => resolve(new Response(null, { status: 202 })))
+        );
+      }
+      if (message.id === undefined) return new Response(null, { status: 202 });
+      switch (message.method) {
+        case "initialize":
+          return json({
+            protocolVersion: message.params.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: "pings", version: "1" },
+          });
+        case "tools/list": {
+          const event = (m: unknown) =>
+            `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+          const pings = Array.from(
+            { length: 500 },
+            (_, i) => event({ jsonrpc: "2.0", id: `p${i}`, method: "ping" }),
+          );
+          const tools = [{ name: "t", inputSchema: { type: "object" } }];
+          return new Response(
+            pings.join("") +
+              event({ jsonrpc: "2.0", id: message.id, result: { tools } }),
+            { headers: { "content-type": "text/event-stream" } },
+          );
+        }
+      }
+      return json({ content: [{ type: "text", text: "done" }] });
+    },
+  );
+  const servers = createImportedServers({
+    servers: { pings: { url: `http://127.0.0.1:${server.addr.port}/mcp` } },
+    egress: { checkTarget: () => Promise.resolve("127.0.0.1") },
+  });
+  try {
+    await servers.start();
+    // The pings came before the listing's result: their answers were all
+    // sent, or refused, before this call.
+    for (let i = 0; i < 3; i++) {
+      const outcome = await servers.call("pings", "t", {}, {
+        timeoutMs: 30_000,
+        onEvent() {},
+      });
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
+    // Before: all 500 POSTs, and as many sockets, held for 10 minutes.
+    assert.ok(held <= 16, `${held} answers held`);
+  } finally {
+    for (const release of waiting) release();
+    await servers.close();
+    await server.shutdown();
+  }
+});
