@@ -110,6 +110,7 @@ import {
   serverSecrets,
 } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import { MAX_MESSAGE_CHARS } from "../../protocol/sandbox/pipe.ts";
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { mcpSchemaValidator } from "../schema/validator.ts";
@@ -336,7 +337,7 @@ class Servers implements ImportedServers {
             } catch (error) {
               // The server's own words: they may say its secrets back.
               throw new Error(
-                scrubSecrets((error as Error).message, slot.secrets),
+                said((error as Error).message, slot.secrets),
               );
             }
             // What a server says reaches clients scrubbed of its entry's
@@ -379,10 +380,15 @@ class Servers implements ImportedServers {
   ): Promise<SandboxOutcome> {
     const slot = this.#slots.get(server);
     if (!slot) return failure(`Unknown MCP server "${server}"`);
-    return scrubSecrets(
+    const outcome = scrubSecrets(
       await this.#call(slot, tool, args, call),
       slot.secrets,
     );
+    // As a sandbox tool's failure is cut, after the scrub (cut first, a
+    // secret across the cut would leave its start).
+    return outcome.ok
+      ? outcome
+      : { ...outcome, message: outcome.message.slice(0, MAX_MESSAGE_CHARS) };
   }
 
   async #call(
@@ -612,12 +618,15 @@ class Servers implements ImportedServers {
     try {
       const { skills, refused } = await loadServerSkills(client, timeout);
       slot.skills = scrubSecrets(skills, slot.secrets);
-      slot.refusedSkills = scrubSecrets(refused, slot.secrets);
+      slot.refusedSkills = refused.map((r) => ({
+        ...scrubSecrets(r, slot.secrets),
+        reason: said(r.reason, slot.secrets),
+      }));
     } catch (error) {
       slot.skills = [];
       slot.refusedSkills = [{
         uri: "skills/list",
-        reason: scrubSecrets((error as Error).message, slot.secrets),
+        reason: said((error as Error).message, slot.secrets),
       }];
     }
     for (const { uri, reason } of slot.refusedSkills) {
@@ -802,6 +811,12 @@ function stderrOf(transport: Transport | null): string {
   return tail ? ` (stderr: ${tail})` : "";
 }
 
+// What a server said, as the host keeps and shows it: scrubbed of its
+// secrets, then cut as a sandbox's failure message is.
+function said(text: string, secrets: readonly string[]): string {
+  return scrubSecrets(text, secrets).slice(0, MAX_MESSAGE_CHARS);
+}
+
 function failure(message: string): SandboxOutcome {
   return { ok: false, code: "tool_error", message, retryable: true };
 }
@@ -858,8 +873,8 @@ function outcomeOf(result: CallToolResult, sink: ContentSink): SandboxOutcome {
     return {
       ok: false,
       code: "tool_error",
-      // As a sandbox tool's error message is cut.
-      message: (texts.join("\n") || "The MCP tool failed").slice(0, 4096),
+      // Cut in `call`, once its secrets are scrubbed.
+      message: texts.join("\n") || "The MCP tool failed",
       retryable: false,
     };
   }
@@ -1046,7 +1061,7 @@ export class ServerSlot {
    */
   failed(reason: string, now: number): void {
     this.client = null;
-    this.reason = scrubSecrets(reason, this.secrets);
+    this.reason = said(reason, this.secrets);
     this.#backOff(now);
   }
 
@@ -1063,7 +1078,7 @@ export class ServerSlot {
   exited(client: Client, reason: string, now: number): boolean {
     if (this.client !== client) return false;
     this.client = null;
-    this.reason = scrubSecrets(reason, this.secrets);
+    this.reason = said(reason, this.secrets);
     if (now - this.#upSince >= this.backoff.stableMs) this.#streak = 0;
     if (this.#streak === 0) {
       // Once at once; a second early crash backs off.

@@ -10,6 +10,7 @@ import {
 import { createToolCaller, ToolCallHooks } from "../tools/call.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { buildSnapshot } from "../registry/snapshot.ts";
+import { MAX_MESSAGE_CHARS } from "../../protocol/sandbox/pipe.ts";
 
 // Only its identity matters to the slot.
 const clientA = {} as Client;
@@ -262,7 +263,10 @@ Deno.test("a server that fails to start is logged as failed only once the regist
 
 // A stdio MCP server in a few lines of raw JSON-RPC: one tool, "t", whose
 // call answers `result` as it is (what no well-behaved server would send).
-async function rawServer(result: unknown): Promise<{
+async function rawServer(result: unknown, errors: {
+  initialize?: string;
+  "tools/call"?: string;
+} = {}): Promise<{
   spec: { command: string; args: string[]; env: Record<string, string> };
   [Symbol.asyncDispose](): Promise<void>;
 }> {
@@ -270,6 +274,7 @@ async function rawServer(result: unknown): Promise<{
   await Deno.writeTextFile(
     file,
     `const result = ${JSON.stringify(result)};
+const errors = ${JSON.stringify(errors)};
 const write = (m: unknown) =>
   Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\\n"));
 let buffer = "";
@@ -280,7 +285,9 @@ for await (const text of Deno.stdin.readable.pipeThrough(new TextDecoderStream()
     buffer = buffer.slice(end + 1);
     if (m.id === undefined) continue;
     const answer = (r: unknown) => write({ jsonrpc: "2.0", id: m.id, result: r });
-    if (m.method === "initialize") {
+    if (errors[m.method] !== undefined) {
+      write({ jsonrpc: "2.0", id: m.id, error: { code: -32000, message: errors[m.method] } });
+    } else if (m.method === "initialize") {
       answer({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
         serverInfo: { name: "raw", version: "1" } });
     } else if (m.method === "tools/list") {
@@ -405,4 +412,54 @@ Deno.test("an HTTP server's flood of pings holds at most 16 of the host's connec
     await servers.close();
     await server.shutdown();
   }
+});
+
+Deno.test("a server's error messages are cut as a sandbox tool's are, after its secrets are scrubbed", async (t) => {
+  // The secret straddles the cut: scrubbed first, no part of it is left.
+  const said = `${"x".repeat(MAX_MESSAGE_CHARS - 60)} ${SECRET} ${
+    "y".repeat(1 << 20)
+  }`;
+  await t.step("a call's JSON-RPC error", async () => {
+    await using raw = await rawServer({}, { "tools/call": said });
+    const servers = createImportedServers({
+      servers: { kit: raw.spec },
+      confinement: UNCONFINED,
+    });
+    try {
+      const outcome = await servers.call("kit", "t", {}, {
+        timeoutMs: 30_000,
+        onEvent() {},
+      });
+      assert.equal(outcome.ok, false);
+      const { message } = outcome as { message: string };
+      // Before: all 1 MiB of it.
+      assert.ok(message.length <= MAX_MESSAGE_CHARS, `${message.length}`);
+      assert.match(message, /\[redacted\]/);
+    } finally {
+      await servers.close();
+    }
+  });
+  await t.step(
+    "a start's error, kept as why the server is unavailable",
+    async () => {
+      await using raw = await rawServer({}, { initialize: said });
+      const servers = createImportedServers({
+        servers: { kit: raw.spec },
+        confinement: UNCONFINED,
+      });
+      try {
+        await servers.start();
+        const kit = servers.modules()[0]!.module.definitions[0]!;
+        const description = String(kit.fields.description);
+        // Before: listed to every client, 1 MiB long.
+        assert.ok(
+          description.length <= MAX_MESSAGE_CHARS + 100,
+          `${description.length}`,
+        );
+        assert.match(description, /\[redacted\]/);
+      } finally {
+        await servers.close();
+      }
+    },
+  );
 });
