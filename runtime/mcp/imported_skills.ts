@@ -5,7 +5,8 @@
  * entry (size, `sha256:` digest, frontmatter field by field). A skill whose
  * entry or file does not hold is refused with the reason and never becomes
  * runnable (it is listed Blocked with the reason). A listing over the
- * extension's bounds (512 files, 16 MiB in all) is refused too. Loading
+ * extension's bounds (512 files, 16 MiB in all) is refused too, and a
+ * server's `skills/list` is read to 16 MiB of JSON, no further. Loading
  * happens when the server starts and when it sends
  * `notifications/resources/list_changed`: the host loads a skill into its
  * registry then (only `SKILL.md`: the supporting files are fetched when the
@@ -102,6 +103,12 @@ const MAX_SERVER_SKILL_MD_BYTES = 16 * 1024 * 1024;
 const MAX_SKILL_PAGES = 100;
 
 /**
+ * Most characters of JSON of skills/list entries read from one server: the
+ * pages are held until every entry is checked, and each may be 16 MiB.
+ */
+const MAX_SKILL_LISTING_CHARS = 16 * 1024 * 1024;
+
+/**
  * Lists and verifies the skills of a connected server; none when it does
  * not declare the extension.
  *
@@ -124,16 +131,22 @@ export async function loadServerSkills(
   }
   const entries: unknown[] = [];
   let cursor: string | undefined;
+  let chars = 0;
+  let cut = false;
   // Pages are counted too: empty pages with fresh cursors would hold the
   // server's start (and a refresh) for ever.
-  for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
+  reading: for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
     const page = await client.request(
       { method: "skills/list", params: cursor ? { cursor } : {} } as never,
       ResultSchema,
       { timeout: timeoutMs },
     );
-    if (Array.isArray(page.skills)) {
-      entries.push(...page.skills.slice(0, MAX_SKILLS - entries.length));
+    for (const entry of Array.isArray(page.skills) ? page.skills : []) {
+      if (entries.length >= MAX_SKILLS) break reading;
+      chars += JSON.stringify(entry)?.length ?? 0;
+      cut = chars > MAX_SKILL_LISTING_CHARS;
+      if (cut) break reading;
+      entries.push(entry);
     }
     cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
     if (!cursor || entries.length >= MAX_SKILLS) break;
@@ -166,6 +179,13 @@ export async function loadServerSkills(
         reason: (error as Error).message,
       });
     }
+  }
+  if (cut) {
+    refused.push({
+      uri: "skills/list",
+      reason:
+        `its skill listing is over ${MAX_SKILL_LISTING_CHARS} characters of JSON: the rest was not read`,
+    });
   }
   return { skills, refused };
 }

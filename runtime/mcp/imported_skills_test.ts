@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
-import { importedSkillFiles } from "./imported_skills.ts";
-import { type RemoteSkill, sha256Digest } from "./skills_extension.ts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { importedSkillFiles, loadServerSkills } from "./imported_skills.ts";
+import {
+  type RemoteSkill,
+  sha256Digest,
+  SKILLS_EXTENSION,
+} from "./skills_extension.ts";
 import { SkillFileRefusedError } from "../skills/skill_md.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -111,5 +116,30 @@ Deno.test("importedSkillFiles() refuses bytes other than listed, and says why a 
   await assert.rejects(
     files.read("image.bin"),
     /it is not UTF-8 text \(3 bytes\)/,
+  );
+});
+
+Deno.test("loadServerSkills() reads a server's skill listing to 16 MiB, no further", async () => {
+  // Each page one entry of 1 MiB and a fresh cursor: 100 pages were read
+  // and held at once (100 times 16 MiB for a server sending the most).
+  const fat = "x".repeat(1 << 20);
+  let pages = 0;
+  const client = {
+    getServerCapabilities: () => ({ extensions: { [SKILLS_EXTENSION]: {} } }),
+    request: () => {
+      pages++;
+      return Promise.resolve({
+        skills: [{ uri: `skill://s${pages}/SKILL.md`, frontmatter: { fat } }],
+        nextCursor: String(pages),
+      });
+    },
+    readResource: () => Promise.reject(new Error("not read")),
+  } as unknown as Client;
+  const { skills, refused } = await loadServerSkills(client, 1000);
+  assert.equal(skills.length, 0);
+  assert.ok(pages <= 17, `${pages} pages read`);
+  assert.match(
+    refused.at(-1)?.reason ?? "",
+    /its skill listing is over 16777216 characters of JSON/,
   );
 });
