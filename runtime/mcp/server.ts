@@ -678,26 +678,23 @@ export class EventRelay {
       case "progress": {
         this.#flushTokens();
         const pct = Number(data.pct);
-        this.#progress(
-          Number.isFinite(pct) ? pct : null,
-          String(data.message ?? ""),
-        );
+        this.#progress(Number.isFinite(pct) ? pct : null, text(data.message));
         return;
       }
       case "status":
         this.#flushTokens();
-        this.#log("info", String(data.message ?? ""));
+        this.#log("info", text(data.message));
         return;
       case "log":
         this.#flushTokens();
         this.#log(
-          LEVELS.get(String(data.level ?? "info").toLowerCase()) ?? "info",
-          String(data.message ?? ""),
+          LEVELS.get(text(data.level).toLowerCase()) ?? "info",
+          text(data.message),
         );
         return;
       case "llm.token":
         if (this.#options.progressToken === undefined) return;
-        this.#tokens += String(data.text ?? "");
+        this.#tokens += text(data.text);
         this.#timer ??= setTimeout(this.#flushTokens, this.#coalesceMs);
         return;
       case "artifact":
@@ -758,6 +755,19 @@ export class EventRelay {
     this.#tokens = "";
     this.#progress(null, text);
   };
+}
+
+// An event's field as text: a tool passes some on as it gave them, and
+// String() would call an object's own `toString` (and throw when it is
+// no function, losing the event); JSON cannot hold a BigInt or a cycle.
+function text(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return "";
+  }
 }
 
 /** The resource's URI. */

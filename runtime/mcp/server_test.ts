@@ -400,3 +400,20 @@ Deno.test("a subscription to a uri that is an object is refused naming it, not w
     },
   );
 });
+
+Deno.test("EventRelay relays a message that is no string as its JSON, never calling its toString", async () => {
+  // A sandbox tool's ctx.progress() passes its message on as it is; an
+  // own `toString` that is no function made String() throw, and the
+  // event was lost.
+  const { r, sent } = relay(1);
+  const hostile = { toString: 1 };
+  r.onEvent({ kind: "progress", data: { pct: 5, message: hostile }, seq: 0 });
+  r.onEvent({ kind: "status", data: { message: hostile }, seq: 1 });
+  r.onEvent({ kind: "log", data: { level: hostile, message: 7 }, seq: 2 });
+  await r.flush();
+  assert.deepEqual(sent.map((n) => n.params), [
+    { progressToken: 1, progress: 5, total: 100, message: '{"toString":1}' },
+    { level: "info", logger: "t", data: '{"toString":1}' },
+    { level: "info", logger: "t", data: "7" },
+  ]);
+});
