@@ -333,7 +333,7 @@ class Servers implements ImportedServers {
           read: async (uri) => {
             let bytes: Uint8Array;
             try {
-              bytes = await readBytes(client, uri, this.#startTimeoutMs);
+              bytes = await readBytes(client, uri, this.#timeoutOf(slot));
             } catch (error) {
               // The server's own words: they may say its secrets back.
               throw new Error(
@@ -504,7 +504,7 @@ class Servers implements ImportedServers {
   }
 
   async #startSlot(slot: ServerSlot): Promise<void> {
-    const timeout = slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
+    const timeout = this.#timeoutOf(slot);
     const client = new Client({ name: "skillbox", version: SERVER_VERSION }, {
       // It checks structured results against the server's output schema on
       // this thread: bounded, and without the server's regexes.
@@ -590,7 +590,7 @@ class Servers implements ImportedServers {
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
     return slot.relist("tools", async () => {
       const tools = scrubSecrets(
-        await listAll(client, this.#startTimeoutMs),
+        await listAll(client, this.#timeoutOf(slot)),
         slot.secrets,
       );
       // A reload scans every skills folder: not for the same listing.
@@ -603,7 +603,7 @@ class Servers implements ImportedServers {
   #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
     return slot.relist("skills", async () => {
       const was = [slot.skills, slot.refusedSkills];
-      await this.#loadSkills(slot, client, this.#startTimeoutMs);
+      await this.#loadSkills(slot, client, this.#timeoutOf(slot));
       if (isDeepStrictEqual(was, [slot.skills, slot.refusedSkills])) return;
       this.#changed();
     });
@@ -634,6 +634,12 @@ class Servers implements ImportedServers {
         `MCP server "${slot.name}": skill "${uri}" refused: ${reason}`,
       );
     }
+  }
+
+  // The bound of each request a start makes, and of each listing and read
+  // after it: the entry's own, else the host's.
+  #timeoutOf(slot: ServerSlot): number {
+    return slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
   }
 
   // Detected once, on the first stdio start, unless the host says.

@@ -11,6 +11,7 @@ import { createToolCaller, ToolCallHooks } from "../tools/call.ts";
 import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { buildSnapshot } from "../registry/snapshot.ts";
 import { MAX_MESSAGE_CHARS } from "../../protocol/sandbox/pipe.ts";
+import { settlesWithin } from "../deadline.ts";
 
 // Only its identity matters to the slot.
 const clientA = {} as Client;
@@ -266,7 +267,7 @@ Deno.test("a server that fails to start is logged as failed only once the regist
 async function rawServer(result: unknown, errors: {
   initialize?: string;
   "tools/call"?: string;
-} = {}): Promise<{
+} = {}, slowRelistMs = 0): Promise<{
   spec: { command: string; args: string[]; env: Record<string, string> };
   [Symbol.asyncDispose](): Promise<void>;
 }> {
@@ -275,6 +276,8 @@ async function rawServer(result: unknown, errors: {
     file,
     `const result = ${JSON.stringify(result)};
 const errors = ${JSON.stringify(errors)};
+const slowRelistMs = ${slowRelistMs};
+let lists = 0;
 const write = (m: unknown) =>
   Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\\n"));
 let buffer = "";
@@ -291,8 +294,14 @@ for await (const text of Deno.stdin.readable.pipeThrough(new TextDecoderStream()
       answer({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
         serverInfo: { name: "raw", version: "1" } });
     } else if (m.method === "tools/list") {
-      answer({ tools: [{ name: "t", inputSchema: { type: "object" } }] });
-    } else if (m.method === "tools/call") answer(result);
+      // Listed again (after a call, with a tool more), it answers late.
+      const tools = [{ name: "t", inputSchema: { type: "object" } }];
+      if (lists++ === 0) answer({ tools });
+      else setTimeout(() => answer({ tools: [...tools, { ...tools[0], name: "u" }] }), slowRelistMs);
+    } else if (m.method === "tools/call") {
+      answer(result);
+      if (slowRelistMs > 0) write({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    }
   }
 }
 `,
@@ -462,4 +471,34 @@ Deno.test("a server's error messages are cut as a sandbox tool's are, after its 
       }
     },
   );
+});
+
+Deno.test("a server's tools are listed again within its entry's start timeout, not the host's", async () => {
+  await using raw = await rawServer({ content: [] }, {}, 1000);
+  const changed = Promise.withResolvers<void>();
+  let started = false;
+  const servers = createImportedServers({
+    servers: { kit: { ...raw.spec, startTimeoutMs: 30_000 } },
+    // The host's default is shorter than the second listing takes.
+    startTimeoutMs: 200,
+    confinement: UNCONFINED,
+    onChange: () => {
+      if (started) changed.resolve();
+    },
+  });
+  try {
+    await servers.start();
+    started = true;
+    const outcome = await servers.call("kit", "t", {}, {
+      timeoutMs: 30_000,
+      onEvent() {},
+    });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    // Before: the listing timed out after 200 ms, and "u" never came.
+    assert.ok(await settlesWithin(changed.promise, 10_000), "not listed again");
+    const names = servers.modules()[0]!.module.definitions.map((d) => d.name);
+    assert.deepEqual(names, ["kit", "kit__t", "kit__u"]);
+  } finally {
+    await servers.close();
+  }
 });
