@@ -8,7 +8,7 @@
  */
 
 import type { JsonSchema } from "../../protocol/json.ts";
-import { schemaRefs } from "../schema/validator.ts";
+import { type SchemaRefs, schemaRefs } from "../schema/validator.ts";
 
 /** What replaces a secret wherever it would have been shown. */
 export const REDACTED = "[redacted]";
@@ -64,7 +64,7 @@ export function secretPaths(schema: JsonSchema): string[] {
   const out = new Set<string>();
   let steps = 0;
   const walk = (node: unknown, path: string[], depth: number) => {
-    if (typeof node !== "object" || node === null || depth > 32) return;
+    if (!isObject(node) || depth > 32) return;
     // The depth alone does not bound the walk: a schema of a few lines
     // whose properties each `$ref` the whole schema branches at every
     // level (4 of them: 4^16 steps), on the host's thread.
@@ -74,44 +74,15 @@ export function secretPaths(schema: JsonSchema): string[] {
           `${MAX_SCHEMA_STEPS} steps to walk`,
       );
     }
-    const s = node as Record<string, unknown>;
-    if (s.secret === true) {
+    if (node.secret === true) {
       out.add(path.join("."));
       return;
     }
-    for (const target of refs?.refsOf(s) ?? []) walk(target, path, depth + 1);
-    for (const key of ["anyOf", "oneOf", "allOf"]) {
-      const list = s[key];
-      if (Array.isArray(list)) {
-        for (const branch of list) walk(branch, path, depth + 1);
-      }
-    }
-    // Also the value itself: a secret declared only under a condition.
-    for (const key of ["if", "then", "else"]) walk(s[key], path, depth + 1);
-    // A schema that applies to the object itself once a property is there
-    // (`dependencies` before draft 2019-09, where a list of names is not
-    // a schema).
-    for (const key of ["dependentSchemas", "dependencies"]) {
-      for (const [, sub] of entries(s[key])) {
-        if (!Array.isArray(sub)) walk(sub, path, depth + 1);
-      }
-    }
-    for (const [, sub] of entries(s.patternProperties)) {
-      walk(sub, [...path, "*"], depth + 1);
-    }
-    // A tuple's places by index (`prefixItems`, or `items` as a list before
-    // draft 2020-12).
-    const tuple = Array.isArray(s.prefixItems)
-      ? s.prefixItems
-      : Array.isArray(s.items)
-      ? s.items
-      : [];
-    tuple.forEach((sub, i) => walk(sub, [...path, String(i)], depth + 1));
-    for (const [name, sub] of entries(s.properties)) {
-      walk(sub, [...path, name], depth + 1);
-    }
-    for (const key of ANY_MEMBER) {
-      if (!Array.isArray(s[key])) walk(s[key], [...path, "*"], depth + 1);
+    for (const [place, sub] of subschemas(node, refs)) {
+      const next = place === null
+        ? path
+        : [...path, place === ANY ? "*" : place];
+      walk(sub, next, depth + 1);
     }
   };
   // References are followed where the validator follows them: a secret
@@ -120,6 +91,53 @@ export function secretPaths(schema: JsonSchema): string[] {
   const refs = schemaRefs(schema);
   walk(refs?.root ?? schema, [], 0);
   return [...out].filter((p) => p !== "");
+}
+
+// Where a subschema applies: to the value itself (null), to the member of
+// one key (a tuple's place by its index), or to every member (ANY).
+const ANY: unique symbol = Symbol("any member");
+type Place = null | string | typeof ANY;
+
+// A schema node's subschemas and where each applies, following the
+// keywords the validator applies (see secretPaths).
+function* subschemas(
+  s: Record<string, unknown>,
+  refs: SchemaRefs | null,
+): Generator<[Place, unknown]> {
+  for (const target of refs?.refsOf(s) ?? []) yield [null, target];
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    const list = s[key];
+    if (Array.isArray(list)) {
+      for (const branch of list) yield [null, branch];
+    }
+  }
+  // Also the value itself: a secret declared only under a condition.
+  for (const key of ["if", "then", "else"]) yield [null, s[key]];
+  // A schema that applies to the object itself once a property is there
+  // (`dependencies` before draft 2019-09, where a list of names is not
+  // a schema).
+  for (const key of ["dependentSchemas", "dependencies"]) {
+    for (const [, sub] of entries(s[key])) {
+      if (!Array.isArray(sub)) yield [null, sub];
+    }
+  }
+  for (const [, sub] of entries(s.patternProperties)) yield [ANY, sub];
+  // A tuple's places by index (`prefixItems`, or `items` as a list before
+  // draft 2020-12).
+  const tuple = Array.isArray(s.prefixItems)
+    ? s.prefixItems
+    : Array.isArray(s.items)
+    ? s.items
+    : [];
+  for (const [i, sub] of tuple.entries()) yield [String(i), sub];
+  for (const [name, sub] of entries(s.properties)) yield [name, sub];
+  for (const key of ANY_MEMBER) {
+    if (!Array.isArray(s[key])) yield [ANY, s[key]];
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
 }
 
 // The keywords whose schema the validator applies to members not named
@@ -142,7 +160,10 @@ function entries(value: unknown): [string, unknown][] {
 
 /**
  * Collects the secret values present in a configuration (strings, and
- * numbers as text), for {@link scrubSecrets}.
+ * numbers as text), for {@link scrubSecrets}: the values under the fields
+ * {@link secretPaths} lists, at any depth of a recursive schema. A
+ * configuration too long to walk with its schema (more than 200,000
+ * subschemas applied) has all its values taken as secret.
  *
  * @param schema the toolkit's configuration schema
  * @param config a configuration
@@ -159,21 +180,57 @@ export function secretValues(
   schema: JsonSchema,
   config: Record<string, unknown>,
 ): string[] {
+  const refs = schemaRefs(schema);
+  // The configuration is walked with its schema, not by a list of paths: a
+  // recursive schema has no end of paths, and a field name may hold a dot.
+  // Each schema node is applied once to each value, so the walk ends.
+  const applied = new Map<unknown, Set<object>>();
+  const secret: unknown[] = [];
+  const todo: [unknown, unknown][] = [[refs?.root ?? schema, config]];
+  let steps = 0;
+  while (todo.length > 0) {
+    const [node, value] = todo.pop()!;
+    if (!isObject(node)) continue;
+    const nodes = applied.get(value) ?? new Set();
+    if (nodes.has(node)) continue;
+    applied.set(value, nodes.add(node));
+    if (++steps > MAX_CONFIG_STEPS) {
+      // Too long to tell which fields are secret: all of them are.
+      secret.push(config);
+      break;
+    }
+    if (node.secret === true) {
+      secret.push(value);
+      continue;
+    }
+    for (const [place, sub] of subschemas(node, refs)) {
+      if (!isObject(sub)) continue;
+      if (place === null) todo.push([sub, value]);
+      else if (isObject(value)) {
+        const keys = place === ANY ? Object.keys(value) : [place];
+        for (const key of keys) {
+          if (Object.hasOwn(value, key)) todo.push([sub, value[key]]);
+        }
+      }
+    }
+  }
   const values = new Set<string>();
-  const collect = (value: unknown) => {
+  while (secret.length > 0) {
+    const value = secret.pop();
     if (typeof value === "string" || typeof value === "number") {
       values.add(String(value));
-    } else if (typeof value === "object" && value !== null) {
-      for (const v of Object.values(value)) collect(v);
+    } else if (isObject(value)) {
+      for (const member of Object.values(value)) secret.push(member);
     }
-  };
-  for (const path of secretPaths(schema)) {
-    visit(config, path.split("."), (holder, key) => collect(holder[key]));
   }
   return [...values].filter((v) => v.length > 0).sort((a, b) =>
     b.length - a.length
   );
 }
+
+// How many (schema node, value) pairs secretValues() applies at most: as
+// many validation steps as the validator takes (its MAX_SCHEMA_STEPS).
+const MAX_CONFIG_STEPS = 200_000;
 
 /**
  * Replaces the secrets in one text with {@link REDACTED}: every whole
@@ -400,23 +457,6 @@ export function publicSchema(schema: JsonSchema): JsonSchema {
     return out;
   };
   return walk(schema, 0) as JsonSchema;
-}
-
-function visit(
-  value: unknown,
-  path: string[],
-  fn: (holder: Record<string, unknown>, key: string) => void,
-): void {
-  if (typeof value !== "object" || value === null) return;
-  const [head, ...rest] = path;
-  if (head === undefined) return;
-  const holder = value as Record<string, unknown>;
-  const keys = head === "*" ? Object.keys(holder) : [head];
-  for (const key of keys) {
-    if (!Object.hasOwn(holder, key)) continue;
-    if (rest.length === 0) fn(holder, key);
-    else visit(holder[key], rest, fn);
-  }
 }
 
 // An imported MCP server is a toolkit too: its entry's `env` and `headers`

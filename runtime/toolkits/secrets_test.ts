@@ -464,3 +464,47 @@ Deno.test("secretPaths() finds secrets under every keyword the validator applies
     );
   }
 });
+
+Deno.test("secretValues() finds a secret however deep a recursive schema nests it", () => {
+  const tree = {
+    type: "object",
+    properties: {
+      child: { $ref: "#" },
+      token: { type: "string", secret: true },
+    },
+  };
+  let config: Record<string, unknown> = { token: "deep-secret-40" };
+  for (let i = 0; i < 40; i++) config = { child: config };
+  assert.deepEqual(secretValues(tree, config), ["deep-secret-40"]);
+});
+
+Deno.test("secretValues() finds a secret whose field name holds a dot", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      "api.key": { type: "string", secret: true },
+      "*": { type: "string" },
+    },
+  };
+  assert.deepEqual(
+    secretValues(schema, { "api.key": "dotted-secret", "*": "plain" }),
+    ["dotted-secret"],
+  );
+});
+
+Deno.test("secretValues() takes every value as secret when the walk is too long", () => {
+  const schema = {
+    type: "object",
+    properties: { token: { type: "string", secret: true } },
+    additionalProperties: { type: "string" },
+  };
+  const config: Record<string, unknown> = { token: "the-token" };
+  for (let i = 0; i < 200_000; i++) config[`k${i}`] = `v${i}`;
+  const values = secretValues(schema, config);
+  assert.ok(values.includes("the-token"));
+  assert.ok(values.includes("v199999"));
+  // Below the bound only the secret field is.
+  assert.deepEqual(secretValues(schema, { token: "the-token", a: "v1" }), [
+    "the-token",
+  ]);
+});
