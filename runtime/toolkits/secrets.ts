@@ -381,7 +381,8 @@ export function usableSecrets(secrets: Iterable<string>): string[] {
  * Replaces every occurrence of the given secrets in a value (strings found
  * anywhere in it, object keys included) with {@link REDACTED}, as
  * {@link scrubText} does. Used on tool results, events and error messages
- * before they leave the host.
+ * before they leave the host. Past 64 levels of nesting, a part in which a
+ * secret shows is replaced whole.
  *
  * @param value any JSON-like value
  * @param secrets values from {@link secretValues}
@@ -403,7 +404,10 @@ export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
   if (usable.length === 0) return value;
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") return scrubText(v, usable);
-    if (typeof v !== "object" || v === null || depth > 64) return v;
+    if (typeof v !== "object" || v === null) return v;
+    // Deeper than a call stack is safe for: the subtree is kept whole or,
+    // if a secret shows anywhere in it, replaced whole.
+    if (depth > 64) return showsSecret(v, usable) ? REDACTED : v;
     if (Array.isArray(v)) {
       let changed = false;
       const out = v.map((item) => {
@@ -424,6 +428,26 @@ export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
     return changed ? out : v;
   };
   return walk(value, 0) as T;
+}
+
+// Whether scrubText() would change any string or key in a value, walked
+// without recursion (a value from JSON may nest thousands of levels).
+function showsSecret(value: object, secrets: readonly string[]): boolean {
+  const todo: unknown[] = [value];
+  const seen = new Set<object>(); // a value built in the host may be cyclic
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (typeof v === "string") {
+      if (scrubText(v, secrets) !== v) return true;
+    } else if (isObject(v) && !seen.has(v)) {
+      seen.add(v);
+      for (const [key, item] of Object.entries(v)) {
+        if (scrubKey(key, secrets) !== key) return true;
+        todo.push(item);
+      }
+    }
+  }
+  return false;
 }
 
 /**

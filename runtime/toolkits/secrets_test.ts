@@ -492,6 +492,19 @@ Deno.test("secretValues() finds a secret whose field name holds a dot", () => {
   );
 });
 
+Deno.test("scrubSecrets() scrubs a secret however deep a value nests it", () => {
+  let deep: unknown = { note: "token ghp_deep123 leaked" };
+  for (let i = 0; i < 100; i++) deep = [deep];
+  assert.doesNotMatch(
+    JSON.stringify(scrubSecrets(deep, ["ghp_deep123"])),
+    /ghp_deep/,
+  );
+  // Past the depth walked one by one, a subtree without secrets is kept.
+  let clean: unknown = { note: "nothing here" };
+  for (let i = 0; i < 100; i++) clean = [clean];
+  assert.equal(scrubSecrets(clean, ["ghp_deep123"]), clean);
+});
+
 Deno.test("secretValues() takes every value as secret when the walk is too long", () => {
   const schema = {
     type: "object",
@@ -507,4 +520,12 @@ Deno.test("secretValues() takes every value as secret when the walk is too long"
   assert.deepEqual(secretValues(schema, { token: "the-token", a: "v1" }), [
     "the-token",
   ]);
+});
+
+Deno.test("scrubSecrets() ends on a cyclic value nested deeper than it walks one by one", () => {
+  const cyclic: unknown[] = [];
+  cyclic.push(cyclic, "clean");
+  let deep: unknown = cyclic;
+  for (let i = 0; i < 100; i++) deep = [deep];
+  assert.equal(scrubSecrets(deep, ["ghp_deep123"]), deep);
 });
