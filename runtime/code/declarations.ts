@@ -46,7 +46,10 @@ export interface DeclarationLimits {
   maxNodes?: number;
   /** Characters of a description kept. @default 2000 */
   maxDescription?: number;
-  /** Characters of the whole text; later functions are left out. @default 262144 */
+  /**
+   * Characters of the whole text; later functions are left out, and one
+   * whose schemas render longer is never rendered whole. @default 262144
+   */
   maxChars?: number;
 }
 
@@ -132,7 +135,10 @@ export function renderDeclarations(
     const list = input[group];
     for (let i = 0; i < list.length; i++) {
       const rendered = renderFunction(list[i]!, group, bounds, names);
-      const size = rendered.member.length + rendered.aliases.join("").length;
+      // One too long is left out without its text being built whole.
+      const size = rendered.tooLong
+        ? Infinity
+        : rendered.member.length + rendered.aliases.join("").length;
       if (used + size > bounds.maxChars) {
         for (const alias of rendered.aliasNames) names.delete(alias);
         if (bounds.maxChars - used < FULL) {
@@ -208,6 +214,8 @@ interface RenderedFunction {
   aliases: string[];
   /** The names of those aliases. */
   aliasNames: string[];
+  /** Whether its schemas render longer than `maxChars` (then cut short). */
+  tooLong: boolean;
 }
 
 function renderFunction(
@@ -237,6 +245,7 @@ function renderFunction(
   return {
     name: fn.name,
     member,
+    tooLong: input.tooLong || output.tooLong,
     aliases: [...input.aliases, ...output.aliases],
     aliasNames: [...input.names, ...output.names],
   };
@@ -267,6 +276,20 @@ class Renderer {
   #useAliases: boolean;
   #aliasOf = new Map<string, string>();
   #nodes = 0;
+  // Characters of names, literals and docs rendered: a text is made of
+  // them, and an inlined `$ref` renders its target's again.
+  #chars = 0;
+
+  /** Whether what it rendered outgrew `maxChars` (then it was cut). */
+  get tooLong(): boolean {
+    return this.#chars > this.#bounds.maxChars;
+  }
+
+  // Counts a piece of text against the budget, and returns it.
+  #spend<T extends string | Rendered>(piece: T): T {
+    this.#chars += typeof piece === "string" ? piece.length : piece.text.length;
+    return piece;
+  }
 
   constructor(
     root: unknown,
@@ -292,6 +315,9 @@ class Renderer {
   ): Rendered {
     if (++this.#nodes > this.#bounds.maxNodes) {
       return cut(`more than ${this.#bounds.maxNodes} schema nodes`);
+    }
+    if (this.tooLong) {
+      return cut(`longer than ${this.#bounds.maxChars} characters`);
     }
     if (indent.length / 2 > this.#bounds.maxDepth) {
       return cut(`nested deeper than ${this.#bounds.maxDepth} levels`);
@@ -337,14 +363,18 @@ class Renderer {
     indent: string,
     chain: readonly string[],
   ): Rendered | null {
-    if ("const" in schema) return literal(schema.const);
+    if ("const" in schema) return this.#spend(literal(schema.const));
     // An enum past the bound falls through to its base type.
     if (
       Array.isArray(schema.enum) && schema.enum.length <= this.#bounds.maxEnum
     ) {
-      return schema.enum.length === 0
-        ? { text: "never", prec: 2 }
-        : union(schema.enum.map(literal));
+      // Member by member: one enum may be megabytes of text.
+      const members: Rendered[] = [];
+      for (const member of schema.enum) {
+        if (this.tooLong) return UNKNOWN; // its function is left out
+        members.push(this.#spend(literal(member)));
+      }
+      return members.length === 0 ? { text: "never", prec: 2 } : union(members);
     }
     const types = typeof schema.type === "string"
       ? [schema.type]
@@ -452,10 +482,12 @@ class Renderer {
     const shown = props.slice(0, this.#bounds.maxProperties);
     const maxDoc = Math.min(PROPERTY_DOC, this.#bounds.maxDescription);
     for (const [name, sub] of shown) {
-      const doc = docComment(propertyDoc(sub), inner, maxDoc);
+      const doc = this.#spend(docComment(propertyDoc(sub), inner, maxDoc));
       const value = this.type(sub, inner, chain, true);
       const mark = required.has(name) ? "" : "?";
-      lines.push(`${doc}${inner}${key(name)}${mark}: ${value.text};`);
+      lines.push(
+        `${doc}${inner}${this.#spend(key(name))}${mark}: ${value.text};`,
+      );
     }
     const left = props.length - shown.length;
     if (left > 0) {

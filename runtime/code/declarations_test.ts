@@ -379,3 +379,34 @@ async function check(files: string[]): Promise<{ code: number; text: string }> {
   const decode = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code: out.code, text: decode(out.stdout) + decode(out.stderr) };
 }
+
+Deno.test("renderDeclarations() stops rendering a schema that outgrows the text", () => {
+  // One enum, inlined by every branch of an allOf: two kilobytes of schema
+  // would render to megabytes of text before being left out as too long.
+  let reads = 0;
+  const members = Array.from(
+    { length: 10 },
+    (_, i) => `${i}`.padEnd(1000, "x"),
+  );
+  const counted = new Proxy(members, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  const hostile: DeclaredFunction = {
+    name: "wide_enum",
+    description: "",
+    inputSchema: {
+      allOf: Array.from({ length: 1999 }, () => ({ $ref: "#/$defs/d" })),
+      $defs: { d: { enum: counted } },
+    },
+  };
+  const { tools, omitted } = renderDeclarations(
+    { tools: [hostile, TRICKY[0]!], skills: [] },
+    { maxChars: 30_000 },
+  );
+  assert.deepEqual(tools, ["add"]);
+  assert.equal(omitted, 1);
+  assert.ok(reads < 200, `${reads} enum members rendered`);
+});
