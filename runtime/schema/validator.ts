@@ -531,19 +531,20 @@ function draftOf(schema: unknown): SchemaDraft {
 
 function describe(errors: OutputUnit[]): ValidationIssue[] {
   // A union failing says so once; the reasons each branch failed are noise.
-  const unions = errors.filter((e) =>
-    e.keyword === "anyOf" || e.keyword === "oneOf" || e.keyword === "not"
-  ).map((e) => e.keywordLocation + "/");
+  const unions = new Set(
+    errors.filter((e) =>
+      e.keyword === "anyOf" || e.keyword === "oneOf" || e.keyword === "not"
+    ).map((e) => e.keywordLocation),
+  );
+  // Every location some error lies under: looked up, not searched for, as
+  // a client's value can fail tens of thousands of times.
+  const parents = new Set(errors.flatMap((e) => ancestors(e.keywordLocation)));
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    if (unions.some((u) => error.keywordLocation.startsWith(u))) continue;
-    if (
-      WRAPPERS.has(error.keyword) &&
-      errors.some((e) =>
-        e.keywordLocation.startsWith(error.keywordLocation + "/")
-      )
-    ) continue;
+    const location = error.keywordLocation;
+    if (ancestors(location).some((a) => unions.has(a))) continue;
+    if (WRAPPERS.has(error.keyword) && parents.has(location)) continue;
     // `additionalProperties: false` also reports each extra property as a
     // failed `false` schema; the additionalProperties error already says it.
     if (error.keyword === "false" && errors.length > 1) continue;
@@ -556,6 +557,19 @@ function describe(errors: OutputUnit[]): ValidationIssue[] {
   return issues.length > 0
     ? issues
     : [{ path: "", problem: "does not match the schema" }];
+}
+
+// The locations a keyword location lies under (`#/a/b`: `#` and `#/a`).
+function ancestors(location: string): string[] {
+  const out: string[] = [];
+  for (
+    let i = location.indexOf("/");
+    i >= 0;
+    i = location.indexOf("/", i + 1)
+  ) {
+    out.push(location.slice(0, i));
+  }
+  return out;
 }
 
 function toIssue(error: OutputUnit): ValidationIssue {
