@@ -355,8 +355,10 @@ class Places {
   // otherwise claim every loose tool.
   #folderKits(tool: Candidate<ToolCandidate>): KitCandidate[] {
     for (let dir = dirname(tool.entry.path);; dir = dirname(dir)) {
+      // Up to the skills folder, not past it (a folder may be named "..x").
       const rel = relative(tool.root, dir);
-      if (rel === "" || rel.startsWith("..") || dirname(dir) === dir) return [];
+      const outside = rel === ".." || rel.startsWith("../");
+      if (rel === "" || outside || dirname(dir) === dir) return [];
       const here = (this.#byDir.get(dir) ?? []).filter((k) =>
         k.root === tool.root && k.entry.origin === tool.entry.origin
       );

@@ -499,3 +499,19 @@ Deno.test("buildSnapshot() refuses a tool whose schema applies too many subschem
     'Cannot load tool "out" from "/s/out.ts": its "output" schema applies more than 1000 subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)',
   ]);
 });
+
+Deno.test("buildSnapshot() gives a folder named like '..x' its own toolkit's tools", () => {
+  const snap = buildSnapshot([
+    mod("/s/..fs/toolkit.ts", [{ kind: "toolkit", name: "fs" }]),
+    mod("/s/..fs/read.ts", [{ name: "read" }]),
+    mod("/s/web.ts", [{
+      kind: "toolkit",
+      name: "web",
+      fields: { tools: ["read"] },
+    }]),
+  ]);
+  // The folder is inside the skills folder: its tool is its toolkit's,
+  // and another toolkit's list cannot take it.
+  assert.equal(snap.tools.get("read")?.toolkit, "fs");
+  assert.deepEqual(snap.toolkits.get("web")?.tools, []);
+});
