@@ -466,22 +466,40 @@ function showsSecret(value: object, secrets: readonly string[]): boolean {
  * ```
  */
 export function publicSchema(schema: JsonSchema): JsonSchema {
-  const walk = (node: unknown, depth: number): unknown => {
-    if (typeof node !== "object" || node === null || depth > 64) return node;
-    if (Array.isArray(node)) return node.map((n) => walk(n, depth + 1));
-    const s = node as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(s)) {
-      if (
-        s.secret === true &&
-        (k === "default" || k === "examples" || k === "const" || k === "enum")
-      ) continue;
-      out[k] = walk(v, depth + 1);
+  // Without recursion, and to any depth: a module's schema may nest
+  // thousands of levels, and a secret's default down there is one still.
+  const copies = new Map<object, Record<string, unknown>>();
+  const copyOf = (node: unknown): unknown => {
+    if (!isObject(node)) return node;
+    let copy = copies.get(node);
+    if (copy === undefined) {
+      copy = (Array.isArray(node) ? [] : {}) as Record<string, unknown>;
+      copies.set(node, copy);
+      todo.push([node, copy]);
     }
-    return out;
+    return copy;
   };
-  return walk(schema, 0) as JsonSchema;
+  const todo: [Record<string, unknown>, Record<string, unknown>][] = [];
+  const out = copyOf(schema) as JsonSchema;
+  while (todo.length > 0) {
+    const [node, copy] = todo.pop()!;
+    const secret = !Array.isArray(node) && node.secret === true;
+    for (const [k, v] of Object.entries(node)) {
+      if (secret && HIDDEN.has(k)) continue;
+      // Defined, not assigned: a key "__proto__" stays a key.
+      Object.defineProperty(copy, k, {
+        value: copyOf(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return out;
 }
+
+// What a secret field's schema loses before a client sees it.
+const HIDDEN = new Set(["default", "examples", "const", "enum"]);
 
 // An imported MCP server is a toolkit too: its entry's `env` and `headers`
 // values, its URL's userinfo and query values, and its secret-named args

@@ -529,3 +529,18 @@ Deno.test("scrubSecrets() ends on a cyclic value nested deeper than it walks one
   for (let i = 0; i < 100; i++) deep = [deep];
   assert.equal(scrubSecrets(deep, ["ghp_deep123"]), deep);
 });
+
+Deno.test("publicSchema() strips a secret field's default however deep it is", () => {
+  // As a schema arrives from a module: parsed, `__proto__` an own key.
+  let deep: Record<string, unknown> = JSON.parse(
+    '{ "type": "string", "secret": true, "default": "deep-default-1", "__proto__": { "a": 1 } }',
+  );
+  for (let i = 0; i < 5000; i++) {
+    deep = { type: "object", properties: { next: deep } };
+  }
+  const shown = publicSchema(deep);
+  const text = JSON.stringify(shown);
+  assert.doesNotMatch(text, /deep-default-1/);
+  assert.match(text, /"__proto__":\{"a":1\}/);
+  assert.notEqual(shown, deep);
+});
