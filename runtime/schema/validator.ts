@@ -114,10 +114,27 @@ export function validateValue(
   return {
     valid: false,
     issues,
-    message: issues.map((i) =>
-      i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
-    ).join("; "),
+    message: oneLine(
+      issues.map((i) =>
+        i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
+      ).join("; "),
+    ),
   };
+}
+
+// Control characters and line separators, as a client's key may hold them.
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+// The message is one line of text, logged and shown in terminals: a key's
+// escape sequences and line breaks appear escaped (`\u001b`, `\n`).
+function oneLine(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    const json = JSON.stringify(c).slice(1, -1);
+    return json !== c
+      ? json
+      : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
 }
 
 /**

@@ -526,3 +526,20 @@ Deno.test("validateValue() describes tens of thousands of failed unions quickly"
   });
   assert.ok(took < 20_000, `${Math.round(took)} ms`);
 });
+
+Deno.test("validateValue() shows a key's control characters escaped in its message", () => {
+  const schema = {
+    type: "object",
+    properties: {},
+    additionalProperties: false,
+  };
+  const result = validateValue(schema, { "\x1b[2J\r\nfake: line\u2028": 1 });
+  assert.ok(!result.valid);
+  // The issue keeps the key as it is; the one-line message (logged, shown
+  // in a terminal) gets no escape sequence or line break from a client.
+  assert.equal(result.issues[0]?.path, "\x1b[2J\r\nfake: line\u2028");
+  assert.equal(
+    result.message,
+    '"\\u001b[2J\\r\\nfake: line\\u2028" is not allowed',
+  );
+});
