@@ -160,9 +160,14 @@ export const MAX_REDIRECTS = 5;
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
-// Not sent with an operator secret: an echo of it compressed, or cut in
-// slices, is not found in the answer to be cut out.
-const RESHAPING_HEADERS = ["accept-encoding", "range", "if-range"];
+// Not sent with an operator secret: an echo of it compressed, cut in
+// slices or in another charset is not found in the answer to be cut out.
+const RESHAPING_HEADERS = [
+  "accept-encoding",
+  "accept-charset",
+  "range",
+  "if-range",
+];
 
 /**
  * Performs requests for sandboxes under the operator's rules.
@@ -773,14 +778,19 @@ function timeoutError(signal: AbortSignal): SkillboxError {
 }
 
 /**
- * The forms a secret may take in what comes back: as sent, and as a URL
- * writes it (an upstream copying it into a Location or a link). Longest
- * first: a value that begins another would otherwise be cut out first
- * and leave the rest of the longer one in the clear.
+ * The forms a secret may take in what comes back: as sent, as a URL writes
+ * it (an upstream copying it into a Location or a link), and as a JSON
+ * string writes it, with "/" as "\/" too (PHP's json_encode; base64 keys
+ * hold "/"). Longest first: a value that begins another would otherwise be
+ * cut out first and leave the rest of the longer one in the clear.
  */
 function secretForms(values: Iterable<string>): string[] {
   const forms = new Set<string>();
-  for (const v of values) forms.add(v).add(encodeURIComponent(v));
+  for (const v of values) {
+    const json = JSON.stringify(v).slice(1, -1);
+    forms.add(v).add(encodeURIComponent(v)).add(json)
+      .add(json.replaceAll("/", "\\/"));
+  }
   return [...forms].sort((a, b) => b.length - a.length);
 }
 

@@ -1044,3 +1044,55 @@ Deno.test("a secret an upstream echoes cannot come back compressed or in ranges"
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+Deno.test("a secret an upstream echoes in another charset or JSON-escaped never comes back", async (t) => {
+  // Base64 keys hold "/", which PHP's json_encode writes "\/"; a server
+  // that honours Accept-Charset writes the echo in UTF-16.
+  const key = "op/secret+7f3a9c/==";
+  const seen: Array<string | undefined> = [];
+  const server = createServer((req, res) => {
+    const charset = req.headers["accept-charset"] as string | undefined;
+    seen.push(charset);
+    const auth = String(req.headers.authorization ?? "");
+    if (req.url === "/php") {
+      const escaped = JSON.stringify(auth).replaceAll("/", "\\/");
+      return void res.end(`{"auth":${escaped}}`);
+    }
+    if (/utf-16/i.test(charset ?? "")) {
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-16le" });
+      return void res.end(Buffer.from(auth, "utf16le"));
+    }
+    res.end(auth);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const broker = new EgressBroker({
+    resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
+    privateHosts: ["api.test"],
+    secrets: [{
+      host: "http://api.test",
+      header: "Authorization",
+      value: `Bearer ${key}`,
+    }],
+  });
+  const any = { allow: [["*"]] };
+  try {
+    await t.step("the charset it asks for is not passed on", async () => {
+      const res = await broker.fetch({
+        url: `http://api.test:${port}/`,
+        headers: { "Accept-Charset": "utf-16" },
+      }, any);
+      assert.equal(seen.at(-1), undefined);
+      assert.equal(text(res), "[REDACTED]");
+    });
+    await t.step("an echo with its slashes escaped is cut", async () => {
+      const res = await broker.fetch(
+        { url: `http://api.test:${port}/php` },
+        any,
+      );
+      assert.equal(text(res), '{"auth":"[REDACTED]"}');
+    });
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
