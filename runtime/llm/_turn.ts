@@ -314,13 +314,25 @@ export async function streamTurn(
       { retryable: true, detail: { provider, status: null } },
     );
   }
+  // The SDKs pass the server's JSON through unchecked: a stop reason or a
+  // count may be any JSON value, which the store and the skill would take
+  // as sent.
   return {
     text: turn.text,
     tool_calls: turn.toolCalls(),
-    stop_reason: stopReason,
-    usage: turn.usage,
+    stop_reason: typeof stopReason === "string" ? stopReason : "unknown",
+    usage: {
+      input_tokens: tokenCount(turn.usage.input_tokens),
+      output_tokens: tokenCount(turn.usage.output_tokens),
+    },
     turn: options.turn ?? 1,
   };
+}
+
+/** A count as sent if it is one; a fraction cut, past the safe range capped, else 0. */
+function tokenCount(value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) return 0;
+  return Math.min(Math.max(Math.trunc(value), 0), Number.MAX_SAFE_INTEGER);
 }
 
 /** A tool call as it streams in: its arguments come as pieces of JSON. */

@@ -4,6 +4,7 @@ import {
   type ApiErrorFields,
   mapProviderError,
   StreamedTurn,
+  streamTurn,
 } from "./_turn.ts";
 
 class FakeApiError extends Error {
@@ -110,4 +111,34 @@ Deno.test("StreamedTurn fails the call past max_tool_calls", () => {
     () => bounds.callAt(2),
     /made more than 2 tool calls in one turn: the limit is llm\.max_tool_calls \(2\)/,
   );
+});
+
+Deno.test("streamTurn() answers a stop reason and usage a server sent as no string or count as safe values", async () => {
+  // The SDKs pass the server's JSON through unchecked: a hostile endpoint's
+  // object or huge number reached ChatResponse (and the store) as sent.
+  const options = {
+    provider: "openai",
+    baseUrl: "http://127.0.0.1:9/v1",
+    readApiError: () => undefined,
+  };
+  const res = await streamTurn(options, (turn) => {
+    turn.usage = {
+      input_tokens: { n: 1 } as unknown as number,
+      output_tokens: 1e300,
+    };
+    return Promise.resolve({ x: 1 } as unknown as string);
+  });
+  assert.equal(res.stop_reason, "unknown");
+  assert.deepEqual(res.usage, {
+    input_tokens: 0,
+    output_tokens: Number.MAX_SAFE_INTEGER,
+  });
+  for (const [count, expected] of [[-5, 0], [2.7, 2], [Infinity, 0], [7, 7]]) {
+    const ok = await streamTurn(options, (turn) => {
+      turn.usage = { input_tokens: count!, output_tokens: 0 };
+      return Promise.resolve("end_turn");
+    });
+    assert.equal(ok.usage.input_tokens, expected, `count ${count}`);
+    assert.equal(ok.stop_reason, "end_turn");
+  }
 });

@@ -15,13 +15,16 @@ import { OFFICIAL_BASE_URLS, sameBaseUrl } from "./config.ts";
 
 const PROVIDER = "openai";
 
-/** OpenAI `finish_reason` → the normalized `stop_reason`. */
-const STOP_REASONS: Record<string, string> = {
-  stop: "end_turn",
-  tool_calls: "tool_use",
-  function_call: "tool_use",
-  length: "max_tokens",
-};
+/**
+ * OpenAI `finish_reason` → the normalized `stop_reason`. A Map: the server
+ * names the key, and an object's lookup of "constructor" finds Object.
+ */
+const STOP_REASONS = new Map<unknown, string>([
+  ["stop", "end_turn"],
+  ["tool_calls", "tool_use"],
+  ["function_call", "tool_use"],
+  ["length", "max_tokens"],
+]);
 
 /**
  * Creates a provider for the OpenAI Chat Completions API.
@@ -116,7 +119,7 @@ export function createOpenAiProvider(
           }
           if (choice.finish_reason) finish = choice.finish_reason;
         }
-        return finish === null ? null : STOP_REASONS[finish] ?? finish;
+        return finish === null ? null : STOP_REASONS.get(finish) ?? finish;
       });
     },
   };

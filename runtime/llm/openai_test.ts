@@ -109,3 +109,20 @@ Deno.test("openai: text and ids that are not strings count as what they add, and
   assert.equal(res.tool_calls[0]?.id, "[object Object]");
   assert.equal(res.tool_calls[0]?.name, "[object Object]");
 });
+
+Deno.test("openai: a finish_reason named like an Object property is passed on as the string sent", async () => {
+  // STOP_REASONS was a plain object: "constructor" looked up Object itself,
+  // and a function went out as the turn's stop_reason.
+  for (const reason of ["constructor", "toString", "__proto__"]) {
+    await using server = streaming([
+      { ...FINISH, choices: [{ index: 0, delta: {}, finish_reason: reason }] },
+    ]);
+    const llm = createOpenAiProvider({
+      apiKey: "k",
+      model: "m",
+      baseUrl: server.url,
+    });
+    const res = await llm.chat({ messages: [{ role: "user", content: "go" }] });
+    assert.equal(res.stop_reason, reason);
+  }
+});
