@@ -40,8 +40,7 @@ import {
   loginPage,
 } from "./page.tsx";
 import {
-  bodiesBusyMessage,
-  bodyTimedOut,
+  bodyRefusal,
   bodyTimeoutMs,
   readCapped,
 } from "../transports/client_bounds.ts";
@@ -358,11 +357,8 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono {
       stopAtCap: true,
       timeoutMs,
     });
-    if (body.timedOut) return c.json({ error: bodyTimedOut(timeoutMs) }, 408);
-    if (body.busy) {
-      c.header("Retry-After", "1");
-      return c.json({ error: bodiesBusyMessage() }, 503);
-    }
+    const refusal = bodyRefusal(body, timeoutMs);
+    if (refusal) return refusal;
     const token = body.over
       ? null
       : new URLSearchParams(body.text).get("token");

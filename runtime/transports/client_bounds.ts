@@ -356,6 +356,38 @@ export function bodyTimedOut(timeoutMs: number): string {
 }
 
 /**
+ * The answer to a body refused for time (408) or for what bodies being
+ * read hold together (503, retry in a second), or undefined when it was
+ * read: the same for every route that reads a body with {@link readCapped}.
+ *
+ * @param body what {@link readCapped} read
+ * @param timeoutMs the bound it was read within, named in the 408
+ * @returns the refusal, or undefined
+ * @example A body that took too long
+ * ```ts
+ * import { bodyRefusal } from "./client_bounds.ts";
+ * import assert from "node:assert/strict";
+ * const body = { text: "", bytes: 0, over: false, timedOut: true as const };
+ * assert.equal(bodyRefusal(body, 1000)?.status, 408);
+ * assert.equal(bodyRefusal({ ...body, timedOut: undefined }, 1000), undefined);
+ * ```
+ */
+export function bodyRefusal(
+  body: CappedBody,
+  timeoutMs: number,
+): Response | undefined {
+  if (body.timedOut) {
+    return Response.json({ error: bodyTimedOut(timeoutMs) }, { status: 408 });
+  }
+  if (body.busy) {
+    return Response.json({ error: bodiesBusyMessage() }, {
+      status: 503,
+      headers: { "Retry-After": "1" },
+    });
+  }
+}
+
+/**
  * A request body that could not be read to its end: the client stopped
  * sending it (closed or half-closed its connection) or sent a malformed
  * one. The client's doing, not a failure of the host's: the host answers

@@ -31,8 +31,7 @@ import { Session } from "../session.ts";
 import { encodeError } from "../../protocol/responses.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
 import {
-  bodiesBusyMessage,
-  bodyTimedOut,
+  bodyRefusal,
   bodyTimeoutMs,
   readCapped,
   slowClientRule,
@@ -186,11 +185,8 @@ async function receive(
   const max = context.dispatcher.maxMessageBytes;
   const timeoutMs = bodyTimeoutMs(context.limits);
   const body = await readCapped(c.req.raw.body, max, { timeoutMs });
-  if (body.timedOut) return c.json({ error: bodyTimedOut(timeoutMs) }, 408);
-  if (body.busy) {
-    c.header("Retry-After", "1");
-    return c.json({ error: bodiesBusyMessage() }, 503);
-  }
+  const refusal = bodyRefusal(body, timeoutMs);
+  if (refusal) return refusal;
   if (!body.over) {
     context.dispatcher.receive(found.session, body.text);
     return c.json({ ok: true });
