@@ -508,3 +508,40 @@ Deno.test("a kept file's long name cut through an emoji still downloads", async 
   );
   assert.equal(await res.text(), "a");
 });
+
+// A viewer token chooses the window: any finite number of seconds. The
+// bound it makes reaches the store as a fraction or far below any run, and
+// PostgreSQL's BIGINT column must take both (what is read stays within the
+// store's retention).
+testWithPostgres(
+  "/stats answers any window a query names, falling back to an hour",
+  async (pg) => {
+    const store = await openPostgresStore(await pg.database());
+    const recorder = new RunRecorder({ store, host: "h1" });
+    const api = createApi({
+      recorder,
+      catalog: () => Promise.reject(new Error("no catalog")),
+      sessions: () => [],
+      processes: () => [],
+    });
+    try {
+      for (
+        const [window, seconds] of [
+          ["0.0001", 0.0001],
+          ["1e300", 1e300],
+          ["-5", 3600],
+          ["x", 3600],
+          ["Infinity", 3600],
+          ["120", 120],
+        ] as const
+      ) {
+        const res = await api.request(`/stats?window=${window}`);
+        const body = await res.json();
+        assert.equal(res.status, 200, `window=${window}: ${body.error}`);
+        assert.equal(body.window_seconds, seconds, `window=${window}`);
+      }
+    } finally {
+      await recorder.close();
+    }
+  },
+);
