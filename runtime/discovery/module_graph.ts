@@ -7,8 +7,12 @@
 
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+const { O_NOCTTY, O_NONBLOCK, O_RDONLY } = constants;
 
 /** The local files a module is made of, and their combined hash. */
 export interface ModuleGraph {
@@ -145,27 +149,29 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
 // thread) for ever. Only a regular file is read, up to the bound; anything
 // else is null (absent).
 async function readRegularFile(file: string): Promise<string | null> {
-  // Checked before opening: opening a FIFO waits for a writer.
+  // Checked before opening, so that no device is opened at all.
   if (!(await Deno.stat(file)).isFile) return null;
-  const handle = await Deno.open(file);
-  // Checked again on what was opened: the path may have changed since.
-  if (!(await handle.stat()).isFile) {
-    handle.close();
-    return null;
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  // The stream closes the file at its end, or when the loop leaves early.
-  for await (const chunk of handle.readable) {
-    size += chunk.length;
-    if (size > MAX_MODULE_FILE_BYTES) {
-      throw new RangeError(
-        `File "${file}" is larger than ${MAX_MODULE_FILE_BYTES} bytes`,
-      );
+  // Non-blocking: the path may have been swapped to a FIFO since the stat,
+  // and a blocking open of a FIFO waits for a writer for ever.
+  const handle = await open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  try {
+    // Checked again on what was opened.
+    if (!(await handle.stat()).isFile()) return null;
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of handle.createReadStream({ autoClose: false })) {
+      size += chunk.length;
+      if (size > MAX_MODULE_FILE_BYTES) {
+        throw new RangeError(
+          `File "${file}" is larger than ${MAX_MODULE_FILE_BYTES} bytes`,
+        );
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+    // As Deno.readTextFile decodes: a byte order mark is kept.
+    return new TextDecoder("utf-8", { ignoreBOM: true })
+      .decode(Buffer.concat(chunks, size));
+  } finally {
+    await handle.close();
   }
-  // As Deno.readTextFile decodes: a byte order mark is kept.
-  return new TextDecoder("utf-8", { ignoreBOM: true })
-    .decode(Buffer.concat(chunks, size));
 }

@@ -142,3 +142,34 @@ Deno.test("moduleGraph reads a file of many unfinished imports in linear time", 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("moduleGraph does not wait on a file swapped to a FIFO after its stat", async () => {
+  // A module's import renamed over by a FIFO between the stat and the open
+  // held the open (a thread and one of discovery's I/O slots) for ever.
+  // The swap is played by a stat that still sees the regular file.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await new Deno.Command("mkfifo", { args: [join(dir, "b.ts")] }).output();
+    await Deno.writeTextFile(join(dir, "main.ts"), 'import "./b.ts";\n');
+    const script = `import { moduleGraph } from ${
+      JSON.stringify(new URL("./module_graph.ts", import.meta.url).href)
+    };
+      const stat = Deno.stat;
+      Deno.stat = async (path) => ({ ...(await stat(path)), isFile: true });
+      const graph = await moduleGraph(Deno.args[0]);
+      console.log(JSON.stringify(graph.files));`;
+    // In a process of its own: on failure it never ends, and is killed.
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--quiet", script, join(dir, "main.ts")],
+      stdout: "piped",
+      stderr: "inherit",
+      signal: AbortSignal.timeout(10_000),
+    }).output();
+    assert.equal(out.code, 0, "still opening after 10 s");
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [
+      join(dir, "main.ts"),
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
