@@ -485,7 +485,7 @@ export async function runDiscoveryProcess(
         frame.i,
         setTimeout(() => {
           if (answers.has(frame.i)) return;
-          const message = `Timed out after ${options.timeoutMs} ms`;
+          const message = `Timed out after ${Math.round(options.timeoutMs)} ms`;
           settle(frame.i, { ok: false, code: "timeout", message });
           failure ??= { code: "timeout", message };
           kill();

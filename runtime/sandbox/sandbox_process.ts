@@ -714,7 +714,7 @@ class Operation implements Expiring {
   }
 
   expire(): void {
-    this.#stop("timeout", `Timed out after ${this.#timeoutMs} ms`);
+    this.#stop("timeout", `Timed out after ${Math.round(this.#timeoutMs)} ms`);
   }
 
   /** The call's signal aborted. */
