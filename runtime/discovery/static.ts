@@ -30,7 +30,7 @@
  * many shapes.
  *
  * The parser (Babel's, from npm) reads untrusted text in the host: it only
- * builds a tree, never evaluates it, and graphs over 64 KiB in all are not
+ * builds a tree, never evaluates it, and graphs over 16 KiB in all are not
  * tried (parsing takes the host's thread, about 2 ms a KiB).
  *
  * @module
@@ -45,9 +45,11 @@ import {
 
 /**
  * Modules whose graph holds more than this (characters, the module and
- * the local files it imports) always run in their Worker.
+ * the local files it imports) always run in their Worker. Each describe
+ * parses in the host's one thread with no deadline; the shipped modules
+ * that take this path are under 10 KB.
  */
-export const MAX_STATIC_SOURCE = 64 * 1024;
+export const MAX_STATIC_SOURCE = 16 * 1024;
 
 /** Options of {@link describeStatically}. */
 export interface StaticOptions {
@@ -317,7 +319,7 @@ class Scope {
 
 // The weight of each array and object the evaluator made: about the
 // characters of its JSON, its parts counted each time they are named. A
-// 64 KiB module can name one value 2^40 times (`[a, a]` nested 40 deep,
+// module of a few lines can name one value 2^40 times (`[a, a]` nested 40 deep,
 // `a + a`, `[a, a].join(a)`): serializing or building that would hold the
 // host's thread or memory, where a worker is stopped at its deadline. So a
 // value heavier than the answer bound gives up as it is made.
