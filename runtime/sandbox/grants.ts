@@ -360,9 +360,12 @@ export function grantKey(grant: Permissions): string {
  * ```
  */
 export class OwnReads {
+  /** Modules whose files are kept before the oldest goes (read again). */
+  static readonly MAX_MODULES = 16_384;
   readonly #policy: Policy;
   readonly #shared: Set<string>;
-  // Local import files of modules directly in a shared folder.
+  // Local import files of modules directly in a shared folder. Bounded:
+  // whoever adds and removes files in a served folder would grow it.
   readonly #files = new Map<string, string[]>();
   // Merged grants per checked grant (checked grants are shared, frozen).
   readonly #merged = new WeakMap<
@@ -378,6 +381,12 @@ export class OwnReads {
 
   /** Records a module's local import files (known from discovery). */
   remember(path: string, files: string[]): void {
+    // Only a module directly in a shared folder reads by its files.
+    if (!this.#shared.has(dirname(path))) return;
+    this.#files.delete(path);
+    if (this.#files.size >= OwnReads.MAX_MODULES) {
+      this.#files.delete(this.#files.keys().next().value!);
+    }
     this.#files.set(path, files);
   }
 
@@ -397,7 +406,7 @@ export class OwnReads {
       };
     }
     return moduleGraph(path).then((graph) => {
-      this.#files.set(path, graph.files);
+      this.remember(path, graph.files);
       return this.grant(path);
     });
   }

@@ -273,6 +273,23 @@ Deno.test("OwnReads grants no import the policy does not let it read", () => {
   assert.deepEqual([...grant.read!].sort(), ["/s/a.ts", "/s/lib.ts"]);
 });
 
+Deno.test("OwnReads keeps at most MAX_MODULES modules' files, the oldest going first", async () => {
+  // Each module ever described was kept for good: whoever can add and
+  // remove files in a served folder grew the host without end.
+  const own = new OwnReads({ read: ["/s"], sharedFolders: ["/s"] });
+  const max = OwnReads.MAX_MODULES;
+  for (let i = 0; i < max; i++) own.remember(`/s/m${i}.ts`, [`/s/m${i}.ts`]);
+  // A module in a folder of its own reads that folder: nothing is kept.
+  own.remember("/s/x/mod.ts", ["/s/x/mod.ts", "/s/x/lib.ts"]);
+  assert.deepEqual(own.grant("/s/m0.ts"), { read: ["/s/m0.ts"] });
+  own.remember(`/s/m${max}.ts`, [`/s/m${max}.ts`]);
+  assert.deepEqual(own.grant(`/s/m${max}.ts`), { read: [`/s/m${max}.ts`] });
+  // Forgotten: its files are read again (here it does not exist).
+  const first = own.grant("/s/m0.ts");
+  assert.ok(first instanceof Promise);
+  await assert.rejects(first, Deno.errors.NotFound);
+});
+
 Deno.test("OwnReads merges once per frozen grant and never shares across modules", () => {
   const own = new OwnReads({});
   const grant = Object.freeze({ read: ["/data"] });
