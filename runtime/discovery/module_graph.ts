@@ -153,7 +153,13 @@ async function readRegularFile(file: string): Promise<string | null> {
   if (!(await Deno.stat(file)).isFile) return null;
   // Non-blocking: the path may have been swapped to a FIFO since the stat,
   // and a blocking open of a FIFO waits for a writer for ever.
-  const handle = await open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  const handle = await open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY).catch(
+    (err) => {
+      // Removed since the stat: as missing as a module whose stat failed.
+      if (err?.code === "ENOENT") throw new Deno.errors.NotFound(err.message);
+      throw err;
+    },
+  );
   try {
     // Checked again on what was opened.
     if (!(await handle.stat()).isFile()) return null;

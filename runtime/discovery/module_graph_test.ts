@@ -173,3 +173,19 @@ Deno.test("moduleGraph does not wait on a file swapped to a FIFO after its stat"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("moduleGraph throws NotFound for a module removed after its stat", async () => {
+  // The removal is played by a stat that still sees a regular file.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const stat = Deno.stat;
+  Deno.stat = async () => ({ ...(await stat(dir)), isFile: true });
+  try {
+    await assert.rejects(
+      moduleGraph(join(dir, "gone.ts")),
+      Deno.errors.NotFound,
+    );
+  } finally {
+    Deno.stat = stat;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
