@@ -229,8 +229,12 @@ async function readRelated(
   if (call.name !== "read_file" || reads.related >= reads.max) {
     return "Error: no more files may be read; answer now.";
   }
-  const path = String(call.arguments.path ?? "");
   reads.related++;
+  // The model's arguments are untrusted: they may be null or hold any JSON.
+  const path = call.arguments?.path;
+  if (typeof path !== "string") {
+    return 'Error: read_file needs a "path" string.';
+  }
   try {
     const other = unwrap(
       await ctx.tools.call("read_file", {
