@@ -104,11 +104,11 @@ export default {
     // The server chose the redirect targets and the status text: it may
     // have put a configured header's value in them.
     const forms = secretForms(Object.values(cfg.headers));
-    const url = redactText(response.url, forms.text);
+    const url = redactUrl(response.url, forms.text);
     const statusText = redactText(response.statusText, forms.text);
     // `redirects` starts with the URL asked for; the last hop is the answer's.
     for (const hop of [...response.redirects, response.url].slice(1)) {
-      ctx.status(`Redirected to ${redactText(hop, forms.text)}`);
+      ctx.status(`Redirected to ${redactUrl(hop, forms.text)}`);
     }
     // The configured headers are redacted from the body before it is cut,
     // text or not: a cut through one leaves a start of it that no later
@@ -190,12 +190,16 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
 /**
  * The forms a configured header value may come back in, longest first: as
  * sent, and a credential after its scheme ("Bearer abc" may be echoed as
- * "abc"). Short values would redact ordinary text and protect nothing.
+ * "abc"), each also percent-encoded and JSON-escaped as an echoing server
+ * writes it. Short values would redact ordinary text and protect nothing.
  */
 function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
   const forms = new Set<string>();
   for (const value of values) {
-    forms.add(value).add(value.replace(/^\S+\s+/, ""));
+    for (const form of [value, value.replace(/^\S+\s+/, "")]) {
+      forms.add(form).add(encodeURIComponent(form))
+        .add(JSON.stringify(form).slice(1, -1));
+    }
   }
   const text = [...forms].filter((s) => s.length >= 6)
     .sort((a, b) => b.length - a.length);
@@ -207,6 +211,29 @@ function redactText(text: string, forms: string[]): string {
   let out = text;
   for (const form of forms) out = out.replaceAll(form, REDACTED);
   return out;
+}
+
+/**
+ * A URL with every form replaced by the marker, also where its server
+ * percent-encoded a form in any other way (lower-case hex, letters): then
+ * the URL is given decoded, since its encoded form cannot be told apart.
+ */
+function redactUrl(url: string, forms: string[]): string {
+  const raw = redactText(url, forms);
+  const decoded = raw.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      // Not UTF-8 as a whole: a stray byte must not hide the ASCII ones.
+      return run.replace(
+        /%([0-7][0-9a-f])/gi,
+        (_, hex) => String.fromCharCode(parseInt(hex, 16)),
+      );
+    }
+  });
+  return forms.some((form) => decoded.includes(form))
+    ? redactText(decoded, forms)
+    : raw;
 }
 
 /** The bytes with every form (as UTF-8) replaced by the marker. */

@@ -58,6 +58,20 @@ function startServer() {
             headers: { location: `/echo?t=${auth.replace(/^Bearer /, "")}` },
           });
         }
+        case "/redirect-leak-encoded": {
+          // The same, percent-encoded as a careful server would, or not.
+          const cred = (req.headers.get("authorization") ?? "")
+            .replace(/^Bearer /, "");
+          const how = url.searchParams.get("how");
+          const t = how === "component"
+            ? encodeURIComponent(cred)
+            : (how === "stray" ? "%ff" : "") +
+              cred.replace(/./g, (c) => `%${c.charCodeAt(0).toString(16)}`);
+          return new Response(null, {
+            status: 302,
+            headers: { location: `/echo?t=${t}` },
+          });
+        }
         case "/redirect-away":
           return new Response(null, {
             status: 302,
@@ -159,6 +173,40 @@ Deno.test("http_request against a local server", async (t) => {
       assert.equal(dataOf(out).url, `${base}/echo?t=[REDACTED]`);
       const text = JSON.stringify([out, events]);
       assert.ok(!text.includes(SECRET), `secret leaked: ${text}`);
+    },
+  );
+
+  await t.step(
+    "a secret header is redacted when it comes back encoded",
+    async () => {
+      const odd = 'k3y "quoted" with spaces/and+plus';
+      for (const how of ["component", "lower", "stray"]) {
+        const { ctx, events } = brokerCtx({
+          ...local,
+          headers: { Authorization: `Bearer ${odd}` },
+        });
+        const out = await httpRequest.run(
+          { url: `${base}/redirect-leak-encoded?how=${how}` },
+          ctx,
+        );
+        // The final page echoes the header as JSON, escaped.
+        const text = JSON.stringify([out, events]) + dataOf(out).body;
+        for (
+          const form of [
+            odd,
+            encodeURIComponent(odd),
+            JSON.stringify(odd).slice(1, -1),
+          ]
+        ) {
+          assert.ok(!text.includes(form), `${how}: secret leaked: ${text}`);
+        }
+        const url = dataOf(out).url as string;
+        assert.ok(
+          !decodeURIComponent(url.replace("%ff", "")).includes(odd),
+          `${how}: ${url}`,
+        );
+        assert.match(url, /\[REDACTED\]/);
+      }
     },
   );
 
