@@ -119,6 +119,28 @@ Deno.test("filesystem tools", async (t) => {
     },
   );
 
+  await t.step("read_file does not wait for a FIFO's writer", async () => {
+    const fifo = `${root}/lonely`;
+    await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    const read = Promise.resolve(readFile.run({ path: "lonely" }, ro))
+      .catch((err: Error) => err);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), 5_000);
+    });
+    const first = await Promise.race([read, late]);
+    clearTimeout(timer);
+    if (first === "late") {
+      // Release the blocked open so the test can end, then fail.
+      const w = await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      await w.close();
+      await read;
+    }
+    await Deno.remove(fifo);
+    assert.notEqual(first, "late", "read_file waited for a writer");
+    assert.match(String(first), /"lonely" is a FIFO that nothing writes to/);
+  });
+
   await t.step("read_file refuses binary files and directories", async () => {
     await assert.rejects(
       () => Promise.resolve(readFile.run({ path: "blob.bin" }, ro)),

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { constants, type FileHandle, open } from "node:fs/promises";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, resolveInRoot } from "./_paths.ts";
@@ -93,17 +94,29 @@ export default {
       args.max_bytes ?? DEFAULT_MAX_BYTES,
       LIMIT_MAX_BYTES,
     );
-    // What the file is comes from the open handle: the path may name
-    // another file by the time it is read. Disposing closes it unless the
-    // stream, read to its end or cancelled, already did.
-    using file = await Deno.open(abs, { read: true });
-    const info = await file.stat();
-    if (info.isDirectory) {
-      throw new Error(`"${rel}" is a directory: use list_dir`);
-    }
-
+    // A FIFO is opened without waiting: a blocking open would hold the
+    // call, and a thread of the shared process, until a writer came.
+    await using probe = await open(
+      abs,
+      constants.O_RDONLY | constants.O_NONBLOCK,
+    );
     const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
-    await readInto(file, rel, info.size, lines);
+    let size: number;
+    if ((await probe.stat()).isFIFO()) {
+      size = 0;
+      await readInto(fifoChunks(probe, rel, ctx.signal), rel, size, lines);
+    } else {
+      // What the file is comes from the open handle: the path may name
+      // another file by the time it is read. Disposing closes it unless
+      // the stream, read to its end or cancelled, already did.
+      using file = await Deno.open(abs, { read: true });
+      const info = await file.stat();
+      if (info.isDirectory) {
+        throw new Error(`"${rel}" is a directory: use list_dir`);
+      }
+      size = info.size;
+      await readInto(file.readable, rel, size, lines);
+    }
     const { out, lastIncluded, truncated, reachedEof, lineNo } = lines;
 
     const data = {
@@ -112,7 +125,7 @@ export default {
       start_line: start,
       end_line: lastIncluded,
       total_lines: reachedEof ? lineNo : null,
-      size: info.size,
+      size,
       truncated,
       next_start_line: truncated ? lastIncluded + 1 : null,
     };
@@ -181,12 +194,55 @@ class Lines {
   }
 }
 
+/** How long a FIFO may stay without a writer before it is refused. */
+const FIFO_WRITER_MS = 1_000;
+/** The pause between reads of a FIFO that has nothing to read yet. */
+const FIFO_POLL_MS = 10;
+
+/**
+ * The chunks of a FIFO opened without waiting. A read answers at once:
+ * bytes, EAGAIN while a writer is there but silent, or nothing when no
+ * writer is: the end once one has been seen, else a wait for one that
+ * gives up after {@link FIFO_WRITER_MS}.
+ */
+async function* fifoChunks(
+  handle: FileHandle,
+  rel: string,
+  signal: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  const since = Date.now();
+  let writerSeen = false;
+  while (true) {
+    signal.throwIfAborted();
+    const buf = new Uint8Array(1 << 16);
+    let n: number;
+    try {
+      n = (await handle.read(buf, 0, buf.length, null)).bytesRead;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "EAGAIN") throw err;
+      writerSeen = true;
+      await new Promise((wake) => setTimeout(wake, FIFO_POLL_MS));
+      continue;
+    }
+    if (n > 0) {
+      writerSeen = true;
+      yield buf.subarray(0, n);
+    } else if (writerSeen) {
+      return;
+    } else if (Date.now() - since > FIFO_WRITER_MS) {
+      throw new Error(`"${rel}" is a FIFO that nothing writes to`);
+    } else {
+      await new Promise((wake) => setTimeout(wake, FIFO_POLL_MS));
+    }
+  }
+}
+
 /**
  * Streams a file's lines into `lines` until it stops taking them;
  * refuses a file whose first chunk looks binary.
  */
 async function readInto(
-  file: Deno.FsFile,
+  chunks: AsyncIterable<Uint8Array>,
   rel: string,
   size: number,
   lines: Lines,
@@ -196,7 +252,7 @@ async function readInto(
   // Set once an overlong line was taken or skipped: its rest is dropped.
   let skipping = false;
   let first = true;
-  read: for await (const chunk of file.readable) {
+  read: for await (const chunk of chunks) {
     if (first) {
       first = false;
       if (looksBinary(chunk)) {
