@@ -7,7 +7,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, relative, resolveInRoot } from "./_paths.ts";
-import { globToRegExp, walk } from "./_walk.ts";
+import { compileGlob, walk } from "./_walk.ts";
 
 interface Args {
   pattern: string;
@@ -75,7 +75,7 @@ export default {
   async run(args, ctx) {
     const cfg = fsConfig(ctx.config);
     const { abs, rel } = await resolveInRoot(cfg, args.path ?? ".");
-    const regex = globToRegExp(args.pattern);
+    const glob = compileGlob(args.pattern);
     const want = args.type ?? "file";
     const max = Math.min(
       args.max_results ?? DEFAULT_MAX_RESULTS,
@@ -99,7 +99,7 @@ export default {
       const isDir = e.type === "dir";
       if (want === "file" && isDir) continue;
       if (want === "dir" && !isDir) continue;
-      if (!regex.test(e.rel)) continue;
+      if (!glob.test(e.rel)) continue;
       if (paths.length >= max) {
         truncated = true;
         break;

@@ -8,7 +8,7 @@ import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, realInside, relative, resolveInRoot } from "./_paths.ts";
 import { readRegularFile } from "./_read.ts";
-import { globToRegExp, looksBinary, walk, type WalkEntry } from "./_walk.ts";
+import { compileGlob, looksBinary, walk, type WalkEntry } from "./_walk.ts";
 
 interface Args {
   pattern: string;
@@ -115,7 +115,7 @@ export default {
     const cfg = fsConfig(ctx.config);
     const { abs, rel } = await resolveInRoot(cfg, args.path ?? ".");
     const regex = compilePattern(args);
-    const filter = args.glob ? globToRegExp(args.glob) : null;
+    const filter = args.glob ? compileGlob(args.glob) : null;
     const context = Math.min(Math.max(args.context ?? 0, 0), 20);
     const max = Math.min(
       args.max_matches ?? DEFAULT_MAX_MATCHES,
