@@ -6,6 +6,7 @@
  * @module
  */
 
+import { MemoryBudget } from "./_memory_budget.ts";
 import { NumericStats, type NumericSummary, round } from "./_numeric_stats.ts";
 
 /** The inferred type of a column. */
@@ -50,6 +51,8 @@ const INTEGER = /^[+-]?\d+$/;
 // fraction): `\d+\.?\d*` backtracks quadratically on a long cell.
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const BOOLEAN = new Set(["true", "false", "yes", "no"]);
+// The estimated size of a kept string beyond its characters (a map entry).
+const ENTRY_BYTES = 64;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATETIME =
   /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -80,7 +83,8 @@ export class ColumnStats {
   #counts = new Map<string, number>();
   #capped = false;
   #samples: string[] = [];
-  #numbers = new NumericStats();
+  #numbers: NumericStats;
+  #budget: MemoryBudget;
   #minLength = Infinity;
   #maxLength = 0;
   #earliest: string | null = null;
@@ -88,15 +92,18 @@ export class ColumnStats {
 
   /**
    * @param name the column's name
-   * @param caps distinct values tracked and samples kept
+   * @param caps distinct values tracked and samples kept, and the memory
+   *   shared with other columns (unbounded by default)
    */
   constructor(
     name: string,
-    caps: { maxDistinct: number; sampleSize: number },
+    caps: { maxDistinct: number; sampleSize: number; budget?: MemoryBudget },
   ) {
     this.#name = name;
     this.#maxDistinct = caps.maxDistinct;
     this.#sampleSize = caps.sampleSize;
+    this.#budget = caps.budget ?? new MemoryBudget(Infinity);
+    this.#numbers = new NumericStats(undefined, this.#budget);
   }
 
   /** Adds one cell (trimmed; null spellings count as empty). */
@@ -157,16 +164,21 @@ export class ColumnStats {
   }
 
   #count(value: string): void {
+    const bytes = 2 * value.length + ENTRY_BYTES;
     if (
-      this.#samples.length < this.#sampleSize && !this.#samples.includes(value)
+      this.#samples.length < this.#sampleSize &&
+      !this.#samples.includes(value) && this.#budget.take(bytes)
     ) {
       this.#samples.push(value);
     }
     if (this.#capped) return;
     const c = this.#counts.get(value);
     if (c !== undefined) this.#counts.set(value, c + 1);
-    else if (this.#counts.size < this.#maxDistinct) this.#counts.set(value, 1);
-    else this.#capped = true;
+    else if (
+      this.#counts.size < this.#maxDistinct && this.#budget.take(bytes)
+    ) {
+      this.#counts.set(value, 1);
+    } else this.#capped = true;
   }
 
   // ISO dates order as text.

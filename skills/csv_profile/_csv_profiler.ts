@@ -7,6 +7,10 @@
 
 import { type ColumnProfile, ColumnStats } from "./_column_stats.ts";
 import { CsvParser } from "./_csv_parser.ts";
+import { MemoryBudget } from "./_memory_budget.ts";
+
+// The estimated size of an empty column's profile.
+const COLUMN_BYTES = 2048;
 
 /** Options for {@link CsvProfiler}. */
 export interface ProfilerOptions {
@@ -16,6 +20,11 @@ export interface ProfilerOptions {
   maxDistinct?: number;
   /** Sample values kept per column. @default 5 */
   sampleSize?: number;
+  /**
+   * Memory the whole profile may hold, estimated: past it, distinct values
+   * are capped and medians sampled. @default 67108864 (64 MiB)
+   */
+  maxBytes?: number;
 }
 
 /** The profile of a whole file. */
@@ -52,6 +61,7 @@ export interface CsvProfile {
 export class CsvProfiler {
   #parser: CsvParser;
   #options: Required<ProfilerOptions>;
+  #budget: MemoryBudget;
   #columns: ColumnStats[] | null = null;
   #rows = 0;
   #ragged = 0;
@@ -68,7 +78,9 @@ export class CsvProfiler {
       header: options.header ?? true,
       maxDistinct: options.maxDistinct ?? 10_000,
       sampleSize: options.sampleSize ?? 5,
+      maxBytes: options.maxBytes ?? 64 << 20,
     };
+    this.#budget = new MemoryBudget(this.#options.maxBytes);
     this.#parser = new CsvParser(delimiter, (row) => this.#row(row));
   }
 
@@ -103,7 +115,13 @@ export class CsvProfiler {
       const names = o.header
         ? uniqueNames(row)
         : row.map((_, i) => `column_${i + 1}`);
-      this.#columns = names.map((n) => new ColumnStats(n, o));
+      if (!this.#budget.take(names.length * COLUMN_BYTES)) {
+        throw new RangeError(
+          `Cannot profile ${names.length} columns within ${o.maxBytes} bytes of memory`,
+        );
+      }
+      const caps = { ...o, budget: this.#budget };
+      this.#columns = names.map((n) => new ColumnStats(n, caps));
       if (o.header) return;
     }
     this.#rows++;

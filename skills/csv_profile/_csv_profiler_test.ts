@@ -44,3 +44,39 @@ Deno.test("uniqueNames() numbers repeats and names blanks", () => {
     "x_3",
   ]);
 });
+
+Deno.test("CsvProfiler keeps all its columns within one memory budget", async (t) => {
+  await t.step("distinct values stop being tracked at the budget", () => {
+    const p = new CsvProfiler(",", { maxBytes: 100_000 });
+    const rows = Array.from(
+      { length: 2_000 },
+      (_, i) => `${"x".repeat(100)}${i},${"y".repeat(100)}${i}`,
+    );
+    p.feed(`a,b\n${rows.join("\n")}\n`);
+    const profile = p.finish();
+    assert.equal(profile.rows, 2_000);
+    for (const column of profile.columns) {
+      assert.equal(column.distinct_capped, true);
+      assert.ok(column.distinct < 2_000);
+    }
+  });
+
+  await t.step("numbers kept for the median stop at the budget", () => {
+    const p = new CsvProfiler(",", { maxBytes: 100_000 });
+    const rows = Array.from({ length: 20_000 }, (_, i) => `${i},${-i}`);
+    p.feed(`a,b\n${rows.join("\n")}\n`);
+    const [a, b] = p.finish().columns;
+    assert.equal(a?.median_approximate, true);
+    assert.equal(b?.median_approximate, true);
+    // Min, max and mean still see every number.
+    assert.deepEqual([a?.min, a?.max, a?.mean], [0, 19_999, 9_999.5]);
+  });
+
+  await t.step("more columns than the budget holds are refused", () => {
+    const p = new CsvProfiler(",", { maxBytes: 100_000 });
+    assert.throws(
+      () => p.feed(`${Array.from({ length: 1_000 }, (_, i) => i)}\n1\n`),
+      /Cannot profile 1000 columns/,
+    );
+  });
+});

@@ -4,8 +4,14 @@
  * @module
  */
 
+import { MemoryBudget } from "./_memory_budget.ts";
+
 // Numbers kept per column for the median; beyond it, a reservoir sample.
 const MEDIAN_KEEP = 200_000;
+// Numbers kept whatever the budget, so a median always has a sample.
+const FREE_KEEP = 100;
+// The estimated size of one kept number.
+const NUMBER_BYTES = 16;
 
 /** The statistics of a numeric column. */
 export interface NumericSummary {
@@ -42,10 +48,18 @@ export class NumericStats {
   #max = -Infinity;
   #values: number[] = [];
   #keep: number;
+  #budget: MemoryBudget;
 
-  /** @param keep values kept for the median. @default 200000 */
-  constructor(keep: number = MEDIAN_KEEP) {
+  /**
+   * @param keep values kept for the median. @default 200000
+   * @param budget memory shared with other columns. @default unbounded
+   */
+  constructor(
+    keep: number = MEDIAN_KEEP,
+    budget: MemoryBudget = new MemoryBudget(Infinity),
+  ) {
     this.#keep = keep;
+    this.#budget = budget;
   }
 
   /** Adds one number. */
@@ -57,7 +71,13 @@ export class NumericStats {
     const delta = x - this.#mean;
     this.#mean += delta / this.#n;
     this.#m2 += delta * (x - this.#mean);
-    if (this.#values.length < this.#keep) this.#values.push(x);
+    const kept = this.#values.length;
+    if (
+      kept < this.#keep && kept >= FREE_KEEP && !this.#budget.take(NUMBER_BYTES)
+    ) {
+      this.#keep = kept; // out of memory: sample from here on
+    }
+    if (kept < this.#keep) this.#values.push(x);
     else {
       const j = Math.floor(Math.random() * this.#n);
       if (j < this.#keep) this.#values[j] = x;
