@@ -110,6 +110,8 @@ type GlobPart =
   | { alts: GlobPart[][] };
 
 const notSlash = (c: string) => c !== "/";
+/** The longest glob compiled. */
+const MAX_GLOB = 4096;
 /** What a trailing `**` does not match, as a RegExp's `.` does not. */
 const LINE_ENDS = new Set(["\n", "\r", "\u2028", "\u2029"]);
 
@@ -126,6 +128,7 @@ const LINE_ENDS = new Set(["\n", "\r", "\u2028", "\u2029"]);
  * @param glob the pattern
  * @returns its matcher
  * @throws {SyntaxError} on an unbalanced `[` or `{`
+ * @throws {RangeError} on a glob longer than 4096 characters
  * @example Match paths at any depth
  * ```ts
  * import { compileGlob } from "./_walk.ts";
@@ -136,6 +139,10 @@ const LINE_ENDS = new Set(["\n", "\r", "\u2028", "\u2029"]);
  * ```
  */
 export function compileGlob(glob: string): GlobMatcher {
+  // Matching takes time in proportion to the glob too.
+  if (glob.length > MAX_GLOB) {
+    throw new RangeError(`A glob may have at most ${MAX_GLOB} characters`);
+  }
   let pattern = glob.replace(/^\.\//, "");
   const anyDepth = !pattern.includes("/");
   if (pattern.endsWith("/")) pattern += "**";
@@ -165,7 +172,11 @@ export function compileGlob(glob: string): GlobMatcher {
         // `a**b` is not a globstar; treat as a single-segment wildcard.
         i += 1;
       }
-      seq().push({ repeat: notSlash });
+      // `**` inside a name and `***` are one star: one state, not many.
+      const last = seq().at(-1);
+      if (!(last && "repeat" in last && last.repeat === notSlash)) {
+        seq().push({ repeat: notSlash });
+      }
     } else if (c === "?") {
       seq().push({ char: notSlash });
     } else if (c === "[") {
@@ -239,11 +250,15 @@ function buildStates(
 /** Whether the automaton, run on every way at once, ends on the match. */
 function runStates(states: GlobState[], start: number, path: string): boolean {
   let current = new Set<number>();
-  const enter = (set: Set<number>, at: number) => {
-    if (set.has(at)) return;
-    set.add(at);
-    const state = states[at]!;
-    if (!state.test) { for (const out of state.outs) enter(set, out); }
+  // Iterative: a glob of many stars chains as many moves without a character.
+  const enter = (set: Set<number>, from: number) => {
+    const todo = [from];
+    for (let at = todo.pop(); at !== undefined; at = todo.pop()) {
+      if (set.has(at)) continue;
+      set.add(at);
+      const state = states[at]!;
+      if (!state.test) todo.push(...state.outs);
+    }
   };
   enter(current, start);
   for (const c of path.split("")) {

@@ -351,6 +351,9 @@ Deno.test("filesystem tools", async (t) => {
     assert.ok(!compileGlob("*a".repeat(6) + "*b").test("a".repeat(40)));
     assert.ok(!compileGlob("*a".repeat(9) + "*b").test("a".repeat(60)));
     assert.ok(compileGlob("*a".repeat(9) + "*b").test("a".repeat(60) + "b"));
+    // However many stars, and as long as a glob may be.
+    assert.ok(!compileGlob("*".repeat(4095) + "b").test("a".repeat(200)));
+    assert.throws(() => compileGlob("*".repeat(4097)), RangeError);
     const ms = performance.now() - started;
     assert.ok(ms < 500, `took ${ms} ms`);
   });
