@@ -246,7 +246,11 @@ async function post(
       : requestBodyTooLargeMessage(bounds.maxBytes);
     return Response.json(
       { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
-      { status: body.refused },
+      {
+        status: body.refused,
+        // Busy, not refused for good: as the other transports say.
+        headers: body.refused === 503 ? { "Retry-After": "1" } : {},
+      },
     );
   }
   let parsedBody: unknown;
