@@ -461,7 +461,8 @@ export class SessionCatalog {
   #link: A2eLink;
   #cached: Promise<Catalog> | null = null;
   // Names looked up again once and still unlisted (deferred tools): not
-  // reloaded on every call; forgotten with the catalog on a change.
+  // reloaded on every call; forgotten with the catalog on a change. The
+  // client names them: past MAX_UNLISTED, the oldest is forgotten.
   #unlisted = new Set<string>();
 
   /** @param link the session's host session */
@@ -494,12 +495,22 @@ export class SessionCatalog {
    */
   async lookAgain(name: string): Promise<SkillDefinition | undefined> {
     if (this.#unlisted.has(name)) return undefined;
-    this.reset();
+    // The catalog only: reset() would forget the other unlisted names, and
+    // a client alternating two deferred tools would reload on every call.
+    this.#cached = null;
     const skill = (await this.get()).skills.get(name);
-    if (!skill) this.#unlisted.add(name);
+    if (!skill) {
+      if (this.#unlisted.size >= MAX_UNLISTED) {
+        this.#unlisted.delete(this.#unlisted.values().next().value!);
+      }
+      this.#unlisted.add(name);
+    }
     return skill;
   }
 }
+
+// Unlisted names one session's catalog remembers.
+const MAX_UNLISTED = 256;
 
 async function loadCatalog(link: A2eLink): Promise<Catalog> {
   const [toolsAnswer, skillsAnswer] = await Promise.all([

@@ -417,3 +417,24 @@ Deno.test("EventRelay relays a message that is no string as its JSON, never call
     { level: "info", logger: "t", data: "7" },
   ]);
 });
+
+Deno.test("SessionCatalog.lookAgain() remembers many unlisted names, not just the last, and forgets the oldest past 256", async () => {
+  const { link, seen } = catalogLink([]);
+  const catalog = new SessionCatalog(link);
+  await catalog.get();
+  // A client alternating two deferred tools: each name reloads once.
+  for (let i = 0; i < 10; i++) {
+    assert.equal(
+      await catalog.lookAgain(i % 2 ? "tool_a" : "tool_b"),
+      undefined,
+    );
+  }
+  assert.equal(seen.length, 6, "two names, two reloads");
+  // Names the client makes up hold at most 256 entries.
+  for (let i = 0; i < 255; i++) await catalog.lookAgain(`made_up_${i}`);
+  assert.equal(seen.length, 6 + 2 * 255);
+  await catalog.lookAgain("tool_a");
+  assert.equal(seen.length, 6 + 2 * 255, "tool_a is still remembered");
+  await catalog.lookAgain("tool_b");
+  assert.equal(seen.length, 6 + 2 * 256, "tool_b was the oldest, forgotten");
+});
