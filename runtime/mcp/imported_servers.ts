@@ -110,6 +110,7 @@ import {
   serverSecrets,
 } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
+import { schemaToParameters } from "../../protocol/parameters.ts";
 import { MAX_MESSAGE_CHARS } from "../../protocol/sandbox/pipe.ts";
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
@@ -272,6 +273,8 @@ class Servers implements ImportedServers {
   #startTimeoutMs: number;
   #slots = new Map<string, ServerSlot>();
   #closed = false;
+  // The digest of each server's last tool listing (see listAll).
+  #listed = new Map<ServerSlot, string>();
   #detected: Promise<ConfinementStatus> | null = null;
   #egress: Pick<EgressBroker, "checkTarget">;
   #timers: RetryTimers;
@@ -533,10 +536,12 @@ class Servers implements ImportedServers {
       );
       await client.connect(transport, { timeout });
       const connected = transport;
-      const tools = scrubSecrets(await listAll(client, timeout), slot.secrets);
+      const { tools, digest } = await listAll(client, timeout);
+      const kept = scrubSecrets(affordable(tools), slot.secrets);
       await this.#loadSkills(slot, client, timeout);
       if (this.#closed) throw new Error("The host is closing");
-      slot.tools = tools;
+      slot.tools = kept;
+      this.#listed.set(slot, digest);
       client.onclose = () => {
         // Closed by the host: nothing to report or restart.
         if (this.#closed) return;
@@ -589,13 +594,11 @@ class Servers implements ImportedServers {
 
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
     return slot.relist("tools", async () => {
-      const tools = scrubSecrets(
-        await listAll(client, this.#timeoutOf(slot)),
-        slot.secrets,
-      );
+      const { tools, digest } = await listAll(client, this.#timeoutOf(slot));
       // A reload scans every skills folder: not for the same listing.
-      if (isDeepStrictEqual(tools, slot.tools)) return;
-      slot.tools = tools;
+      if (digest === this.#listed.get(slot)) return;
+      this.#listed.set(slot, digest);
+      slot.tools = scrubSecrets(affordable(tools), slot.secrets);
       this.#changed();
     });
   }
@@ -736,6 +739,13 @@ function boundedAnswers(transport: Transport): Transport {
 // start, and the host's memory, without end.
 const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
 
+// The host converts each tool's schemas to parameters on its own thread
+// (protocol/parameters.ts), each stopped at its own step bound, about
+// 100 ms: thousands of tools at that bound would hold the thread for
+// minutes. The listing is read no further once converting it took this
+// long (a plain tool takes tens of µs: 10,000 of them about 0.3 s).
+const MAX_LISTING_CONVERSION_MS = 1000;
+
 /** The most bytes one message from an HTTP server may hold. */
 const MAX_HTTP_MESSAGE_BYTES = 16 << 20;
 
@@ -789,23 +799,50 @@ function boundedBody(res: Response): Response {
   });
 }
 
-async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
+// A server's listing, and a digest of what it listed: relisted alike, it is
+// neither converted again nor reloaded.
+async function listAll(
+  client: Client,
+  timeout: number,
+): Promise<{ tools: McpTool[]; digest: string }> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   let chars = 0;
+  const digest = createHash("sha256");
   for (let pages = 0; pages < MAX_LISTING.pages; pages++) {
     const page = await client.listTools(cursor ? { cursor } : undefined, {
       timeout,
     });
     for (const tool of page.tools) {
-      chars += JSON.stringify(tool).length;
+      const text = JSON.stringify(tool);
+      chars += text.length;
       if (tools.length >= MAX_LISTING.tools || chars > MAX_LISTING.chars) {
-        return tools;
+        return { tools, digest: digest.digest("hex") };
       }
+      digest.update(text);
       tools.push(tool);
     }
     cursor = page.nextCursor;
     if (!cursor) break;
+  }
+  return { tools, digest: digest.digest("hex") };
+}
+
+// The tools of a listing up to where converting their schemas took
+// MAX_LISTING_CONVERSION_MS, timed by converting them once here.
+function affordable(tools: McpTool[]): McpTool[] {
+  const start = performance.now();
+  for (const [i, tool] of tools.entries()) {
+    if (performance.now() - start >= MAX_LISTING_CONVERSION_MS) {
+      return tools.slice(0, i);
+    }
+    for (const schema of [tool.inputSchema, tool.outputSchema]) {
+      try {
+        schemaToParameters(schema);
+      } catch {
+        // Past its step bound: the registry lists it with no parameters.
+      }
+    }
   }
   return tools;
 }
