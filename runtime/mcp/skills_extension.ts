@@ -375,11 +375,14 @@ export class SkillsServer {
   async #byUri(uri: unknown): Promise<Manifest | null> {
     if (typeof uri !== "string") return null;
     if (uri.startsWith(REMOTE_SCHEME)) {
-      const remote = ((await this.#source.remote?.()) ?? []).find((r) => {
-        const root = remoteRoot(r);
-        return uri === root || uri.startsWith(`${root}/`);
-      });
-      return remote ? remoteManifest(remote) : null;
+      // The longest root: a server's skill at a/b/ is nested in its a/.
+      let found: { remote: RemoteSkill; root: string } | undefined;
+      for (const remote of (await this.#source.remote?.()) ?? []) {
+        const root = remoteRoot(remote);
+        if (uri !== root && !uri.startsWith(`${root}/`)) continue;
+        if (root.length > (found?.root.length ?? -1)) found = { remote, root };
+      }
+      return found ? remoteManifest(found.remote) : null;
     }
     if (!uri.startsWith("skill://")) return null;
     const name = uri.slice("skill://".length).split("/")[0];

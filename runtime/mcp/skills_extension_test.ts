@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   readFrontmatter,
+  type RemoteSkill,
   type ServedFolder,
+  sha256Digest,
   SkillFileCache,
   SkillsServer,
 } from "./skills_extension.ts";
@@ -252,4 +254,48 @@ Deno.test("a file named like an Object.prototype key gets a string mime type", a
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("a server's skill nested in another of its skills is found at its own URIs", async () => {
+  const text = (s: string) => new TextEncoder().encode(s);
+  const files: Record<string, Uint8Array> = {
+    "skill://a/SKILL.md": text("---\nname: a\ndescription: A\n---\nA"),
+    "skill://a/b/SKILL.md": text("---\nname: b\ndescription: B\n---\nB"),
+  };
+  const remote = async (name: string, uri: string): Promise<RemoteSkill> => ({
+    name: `kit__${name}`,
+    server: "kit",
+    entry: {
+      uri,
+      frontmatter: { name, description: name.toUpperCase() },
+      resources: [{
+        uri,
+        size: files[uri]!.length,
+        digest: await sha256Digest(files[uri]!),
+      }],
+    },
+    read: (u) => Promise.resolve(files[u]!),
+  });
+  const remotes = [
+    await remote("a", "skill://a/SKILL.md"),
+    await remote("b", "skill://a/b/SKILL.md"),
+  ];
+  const skills = new SkillsServer({
+    folders: () => Promise.resolve([]),
+    remote: () => Promise.resolve(remotes),
+  }, { cache: new SkillFileCache() });
+  const uri = "mcp-skill://kit/a/b/SKILL.md";
+  // Before: skill a, whose root prefixes the URI, answered for it.
+  const got = await skills.handle("skills/get", { uri }) as {
+    skill: { uri: string };
+  };
+  assert.equal(got.skill.uri, uri);
+  const read = await skills.handle("resources/read", { uri }) as {
+    contents: { text: string }[];
+  };
+  assert.match(read.contents[0]!.text, /\nB$/);
+  const outer = await skills.handle("resources/read", {
+    uri: "mcp-skill://kit/a/SKILL.md",
+  }) as { contents: { text: string }[] };
+  assert.match(outer.contents[0]!.text, /\nA$/);
 });
