@@ -137,6 +137,8 @@ export interface SkillsServerOptions {
 interface FileFacts {
   stamp: string;
   digest: string;
+  /** A `SKILL.md`'s frontmatter, once read (null without one). */
+  fields?: Record<string, unknown> | null;
 }
 
 interface Manifest {
@@ -152,9 +154,11 @@ interface Manifest {
 
 /**
  * Digests of skill files, shared by every session of a host: a file is
- * hashed again only when its size or mtime changed, and a folder's walk
- * keeps only the files it found (a long-running host holds only files that
- * exist).
+ * hashed again (and a `SKILL.md`'s frontmatter parsed again) only when its
+ * size or mtime changed, and a folder's walk keeps only the files it found.
+ * At most {@link MAX_CACHED_FOLDERS} folders are kept, the least recently
+ * walked forgotten first: a long-running host holds no entry for every
+ * folder it ever served.
  *
  * @example
  * ```ts
@@ -172,39 +176,19 @@ interface Manifest {
  */
 export class SkillFileCache {
   #folders = new Map<string, Map<string, FileFacts>>();
-  #frontmatter = new Map<
-    string,
-    { digest: string; fields: Record<string, unknown> | null }
-  >();
-
-  /**
-   * The frontmatter of a `SKILL.md`, parsed once per content.
-   *
-   * @param path absolute path
-   * @param digest the file's digest now
-   * @returns the fields, or null without frontmatter
-   */
-  async frontmatter(
-    path: string,
-    digest: string,
-  ): Promise<Record<string, unknown> | null> {
-    const hit = this.#frontmatter.get(path);
-    if (hit?.digest === digest) return hit.fields;
-    const fields = readFrontmatter(await Deno.readTextFile(path));
-    this.#frontmatter.set(path, { digest, fields });
-    return fields;
-  }
 
   /**
    * Starts a walk of a skill folder: `digest` hashes a file unless its
-   * stamp is unchanged since the last walk; `done` keeps what this walk
-   * found and forgets the rest.
+   * stamp is unchanged since the last walk, `frontmatter` reads the fields
+   * of a `SKILL.md` it digested; `done` keeps what this walk found and
+   * forgets the rest.
    *
    * @param folder absolute path of the folder
-   * @returns the walk's digest function and its end
+   * @returns the walk's digest and frontmatter functions and its end
    */
   walk(folder: string): {
     digest(path: string, stamp: string): Promise<string>;
+    frontmatter(path: string): Promise<Record<string, unknown> | null>;
     done(): void;
   } {
     const before = this.#folders.get(folder);
@@ -218,12 +202,36 @@ export class SkillFileCache {
         now.set(path, facts);
         return facts.digest;
       },
+      frontmatter: async (path) => {
+        const facts = now.get(path);
+        if (facts?.fields !== undefined) return facts.fields;
+        const fields = readFrontmatter(await Deno.readTextFile(path));
+        if (facts) facts.fields = fields;
+        return fields;
+      },
       done: () => {
+        // Last in the map's order: the least recently walked come first.
+        this.#folders.delete(folder);
+        if (this.#folders.size >= MAX_CACHED_FOLDERS) {
+          this.#folders.delete(this.#folders.keys().next().value!);
+        }
         this.#folders.set(folder, now);
       },
     };
   }
 }
+
+/**
+ * The most skill folders a {@link SkillFileCache} keeps.
+ *
+ * @example
+ * ```ts
+ * import { MAX_CACHED_FOLDERS } from "./skills_extension.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(MAX_CACHED_FOLDERS, 1024);
+ * ```
+ */
+export const MAX_CACHED_FOLDERS = 1024;
 
 /**
  * The Agent Skills folders among a session's discovered skills: published
@@ -506,7 +514,7 @@ async function buildManifest(
         name: isSkillFile ? "SKILL.md" : e.name,
         dir: false,
       });
-      if (isSkillFile) frontmatter = await cache.frontmatter(path, digest);
+      if (isSkillFile) frontmatter = await walking.frontmatter(path);
     }
   };
   await walk("", root);

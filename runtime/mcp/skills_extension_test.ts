@@ -299,3 +299,27 @@ Deno.test("a server's skill nested in another of its skills is found at its own 
   }) as { contents: { text: string }[] };
   assert.match(outer.contents[0]!.text, /\nA$/);
 });
+
+Deno.test("SkillFileCache forgets the folders least recently walked past 1024", async () => {
+  const cache = new SkillFileCache();
+  const dir = await Deno.makeTempDir();
+  const file = join(dir, "a.txt");
+  const digestOf = async () => {
+    const walk = cache.walk(dir);
+    const digest = await walk.digest(file, "2:0");
+    walk.done();
+    return digest;
+  };
+  try {
+    await Deno.writeTextFile(file, "aa");
+    const first = await digestOf();
+    // Same stamp: the cached digest is kept.
+    await Deno.writeTextFile(file, "bb");
+    assert.equal(await digestOf(), first);
+    // Before: one entry per folder ever walked, kept for ever.
+    for (let i = 0; i < 1024; i++) cache.walk(join(dir, `gone${i}`)).done();
+    assert.notEqual(await digestOf(), first, "the folder was forgotten");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
