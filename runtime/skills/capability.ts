@@ -309,12 +309,12 @@ export function hostLlm(
       skill: skill && encodeLlmChoice(skill),
     });
     const key = JSON.stringify(resolved);
-    let provider = providers.get(key);
-    if (!provider) {
-      if (providers.size >= 32) providers.clear(); // overrides are unbounded
-      provider = createProvider(resolved, options);
-      providers.set(key, provider);
-    }
+    // Least recently used first out: overrides are unbounded, and one
+    // client cycling them must not flush the providers others are using.
+    const provider = providers.get(key) ?? createProvider(resolved, options);
+    providers.delete(key); // a Map keeps insertion order: re-add as newest
+    providers.set(key, provider);
+    if (providers.size > 32) providers.delete(providers.keys().next().value!);
     return provider;
   };
 }

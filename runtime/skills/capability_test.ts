@@ -10,6 +10,7 @@ import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import { SKILL_EVENT_KINDS } from "../../protocol/codes.ts";
 import {
   createSkillsCapability,
+  hostLlm,
   registryToolHost,
   type SkillsCapabilityOptions,
 } from "./capability.ts";
@@ -797,4 +798,31 @@ Deno.test("registryToolHost() turns a failed outcome into a failure with its cod
     stopped.ok && isOutput(stopped.value) && stopped.value.break_loop,
     true,
   );
+});
+
+Deno.test("hostLlm() evicts one provider at a time, so a client cycling overrides keeps others' providers", () => {
+  const llm = hostLlm([{
+    provider_name: "openai",
+    provider_credentials: { api_key: "sk-host" },
+    provider_config: { model: "m" },
+    is_default: true,
+  }]);
+  const mine = llm({ override: null, skill: null });
+  const cycle = (i: number) =>
+    llm({
+      override: {
+        providerName: "openai",
+        providerCredentials: {},
+        providerConfig: { model: `m${i}` },
+        isDefault: false,
+      },
+      skill: null,
+    });
+  for (let i = 0; i < 31; i++) cycle(i); // the cache is full now
+  assert.equal(llm({ override: null, skill: null }), mine);
+  for (let i = 31; i < 100; i++) {
+    cycle(i);
+    // In use between the other client's calls, so never the least recent.
+    assert.equal(llm({ override: null, skill: null }), mine);
+  }
 });
