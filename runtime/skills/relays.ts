@@ -568,7 +568,11 @@ export class SkillEventLog {
     } else {
       this.#truncated = true;
     }
-    this.#onEvent?.(event);
+    try {
+      this.#onEvent?.(event);
+    } catch {
+      // An observer's failure must not fail the skill, nor its skill.failed.
+    }
     try {
       this.#send?.(
         envelope("skill/event", { req_id: this.#reqId, ...event }),

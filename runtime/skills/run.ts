@@ -149,19 +149,18 @@ export async function runSkill(
   });
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  log.emit("skill.started", {
-    name,
-    version: definition.version,
-    arguments: summarize(options.arguments),
-  });
-
-  const refusal = refuseToStart(record, definition, options.arguments);
-  if (refusal !== null) return done(failSkill(log, refusal, elapsed()));
-
-  const run = startRun(record, definition, options, log, runId);
-  const { signal, budget } = run;
-
+  // Every path from here ends in done(): a run left open would show as
+  // running until the host stops.
+  let run: SkillRun | undefined;
   try {
+    log.emit("skill.started", {
+      name,
+      version: definition.version,
+      arguments: summarize(options.arguments),
+    });
+    const refusal = refuseToStart(record, definition, options.arguments);
+    if (refusal !== null) throw refusal;
+    run = startRun(record, definition, options, log, runId);
     const { value, truncated } = record.run?.format === "code"
       ? await runCodeSkill(run)
       : await runInstructionSkill(run);
@@ -174,7 +173,10 @@ export async function runSkill(
         { detail: { where: "output" } },
       );
     }
-    log.emit("skill.completed", { duration_ms: elapsed(), turns: budget.used });
+    log.emit("skill.completed", {
+      duration_ms: elapsed(),
+      turns: run.budget.used,
+    });
     return done(skillOutcome({
       success: true,
       data,
@@ -188,11 +190,11 @@ export async function runSkill(
     // threw afterwards; max_turns likewise wins over the skill's reaction.
     return done(failSkill(
       log,
-      signal.aborted ? signal.reason : budget.exceeded ?? error,
+      run?.signal.aborted ? run.signal.reason : run?.budget.exceeded ?? error,
       elapsed(),
     ));
   } finally {
-    run.deadline.dispose(); // stops anything still running for this call
+    run?.deadline.dispose(); // stops anything still running for this call
   }
 }
 

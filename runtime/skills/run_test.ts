@@ -157,3 +157,74 @@ Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot
   ]);
   assert.deepEqual(ended, [`run1 ${result.errorCode}`]);
 });
+
+Deno.test("runSkill() finishes the run it started when a step before the run throws", async (t) => {
+  // Past observer.started() every path must reach finished(): a run left
+  // open shows as running in the recorder until the host stops.
+  const manifest = parseSkillMd(
+    "---\nname: kits\ndescription: Kits\ntoolkits: [web]\n---\nGo.",
+  );
+  const record = instructionSkillRecord(
+    {
+      ...manifest,
+      folder: "/s/kits",
+      file_path: "/s/kits/SKILL.md",
+      resources: [],
+    },
+    { source: "project" },
+  );
+  const call = async (
+    fakes: { toolkit?: () => undefined; event?: () => void },
+  ) => {
+    const ended: string[] = [];
+    const result = await runSkill(record, record.definition, {
+      reqId: "r1",
+      arguments: {},
+      timeout: 5,
+      streaming: false,
+      llmOverride: null,
+      metadata: {},
+      session: {
+        id: "s",
+        token: "",
+        state: new Map(),
+        send() {},
+        signal: new AbortController().signal,
+      },
+      signal: new AbortController().signal,
+      tools: {
+        tool: () => undefined,
+        toolkit: fakes.toolkit ?? (() => undefined),
+        call: () => Promise.reject(new Error("unused")),
+      },
+      llm: () => {
+        throw new Error("no LLM");
+      },
+      observer: {
+        started: () => "run1",
+        event: fakes.event ?? (() => {}),
+        finished: (id, end) => ended.push(`${id} ${end.outcome}`),
+      },
+    });
+    assert.equal(result.success, false);
+    assert.equal(result.events.at(-1)?.kind, "skill.failed");
+    assert.deepEqual(ended, [`run1 ${result.errorCode}`]);
+    return result;
+  };
+  await t.step("the tool host's toolkit lookup throws", async () => {
+    const result = await call({
+      toolkit: () => {
+        throw new Error("registry is reloading");
+      },
+    });
+    assert.equal(result.error, "registry is reloading");
+  });
+  await t.step("the observer's event hook throws", async () => {
+    const result = await call({
+      event: () => {
+        throw new Error("console went away");
+      },
+    });
+    assert.equal(result.error, "no LLM");
+  });
+});
