@@ -15,7 +15,7 @@
  * @module
  */
 
-import { dirname, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./script_process.ts";
 import { findInterpreter, isExecutableFile } from "./interpreters.ts";
@@ -189,7 +189,7 @@ export async function runSkillScript(
       });
     }
     await Deno.mkdir(dirs.mount, { recursive: true });
-    const inputs = await writeInputs(dirs.inputs, call.files ?? {});
+    const inputs = await writeInputs(dirs.inputs, call, quota);
     const { out, onOutput } = outputLogs(call);
     const exit = await runConfined({
       layout,
@@ -383,19 +383,36 @@ async function missingProgram(
 // their paths and contents so unchanged inputs are not sent back as artifacts.
 async function writeInputs(
   workspace: string,
-  files: Readonly<Record<string, string>>,
+  { script, files = {} }: Pick<ScriptCall, "script" | "files">,
+  quota: WorkspaceQuota,
 ): Promise<Map<string, string>> {
+  // The host's temp dir is no tmpfs of the quota (the keeper copies the
+  // inputs into one): files over it are refused before any is written.
   const inputs = new Map<string, string>();
-  await Deno.mkdir(workspace, { recursive: true });
+  const folders = new Set<string>();
   for (const [name, text] of Object.entries(files)) {
     const path = resolve(workspace, name);
     const rel = relative(workspace, path);
     if (rel === "" || rel.startsWith("..")) {
       throw new Error(`Input file "${name}" must stay inside the workspace`);
     }
+    for (let d = dirname(rel); d !== "."; d = dirname(d)) folders.add(d);
+    inputs.set(rel, text);
+  }
+  let bytes = 0;
+  for (const text of inputs.values()) {
+    bytes += new TextEncoder().encode(text).length;
+  }
+  if (bytes > quota.bytes || inputs.size + folders.size > quota.files) {
+    throw new Error(
+      `Cannot run "${script}": Cannot set up the script's workspace: the input files do not fit its quota of ${quota.bytes} bytes and ${quota.files} files`,
+    );
+  }
+  await Deno.mkdir(workspace, { recursive: true });
+  for (const [rel, text] of inputs) {
+    const path = join(workspace, rel);
     await Deno.mkdir(dirname(path), { recursive: true });
     await Deno.writeTextFile(path, text);
-    inputs.set(rel, text);
   }
   return inputs;
 }

@@ -115,6 +115,52 @@ Deno.test(
 );
 
 Deno.test(
+  "input files over the quota are refused before the host writes any of them",
+  confined,
+  async (t) => {
+    // They come from the model (or a client's tool call): the host's temp
+    // dir is no tmpfs of the quota, so nothing may land there first.
+    const written: string[] = [];
+    const original = Deno.writeTextFile;
+    Deno.writeTextFile = (path, ...rest) => {
+      written.push(String(path));
+      return original(path, ...rest);
+    };
+    try {
+      const cases: [string, Record<string, string>][] = [
+        ["bytes", {
+          "in-a.txt": "x".repeat(600_000),
+          "in-b.txt": "x".repeat(600_000),
+        }],
+        [
+          "files",
+          Object.fromEntries(
+            Array.from({ length: 70 }, (_, i) => [`in-${i}.txt`, ""]),
+          ),
+        ],
+        [
+          "folders",
+          Object.fromEntries(
+            Array.from({ length: 40 }, (_, i) => [`in-${i}/x.txt`, ""]),
+          ),
+        ],
+      ];
+      for (const [name, files] of cases) {
+        await t.step(name, async () => {
+          await assert.rejects(
+            run("true", { files }),
+            /Cannot run "s\.sh": Cannot set up the script's workspace: the input files do not fit its quota of 1048576 bytes and \d+ files/,
+          );
+          assert.deepEqual(written.filter((p) => p.includes("in-")), []);
+        });
+      }
+    } finally {
+      Deno.writeTextFile = original;
+    }
+  },
+);
+
+Deno.test(
   "the keeper's bash takes no startup file or function from the script's environment",
   confined,
   async () => {
