@@ -27,6 +27,7 @@ import { basename, isAbsolute, join, resolve } from "node:path";
 import { type Document, isScalar, parseDocument, visit } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { within } from "../confine/mount_rule.ts";
+import { printableLine } from "../log_lines.ts";
 import {
   isPlainObject,
   type JsonObject,
@@ -502,10 +503,12 @@ export class FieldReader {
   warn(message: string): void {
     // Served with every discover and printed in the banner: a hostile file
     // made 29,000 of them, 11 times its own size.
+    // A key or value quoted in one may hold a newline or an escape.
+    const printable = printableLine(message);
     const count = this.warnings.length;
     if (count < MAX_WARNINGS) {
-      const line = cut(message, MAX_WARNING_CHARS);
-      this.warnings.push(line === message ? line : `${line}…`);
+      const line = cut(printable, MAX_WARNING_CHARS);
+      this.warnings.push(line === printable ? line : `${line}…`);
     } else if (count === MAX_WARNINGS) {
       this.warnings.push(
         `more warnings were left out: at most ${MAX_WARNINGS} are kept`,

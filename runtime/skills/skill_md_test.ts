@@ -628,3 +628,16 @@ Deno.test("parseSkillMd() keeps a bounded number of warnings, each one line long
     /^field "max_turns" must be a positive integer/,
   );
 });
+
+Deno.test("parseSkillMd() words a warning that quotes a hostile key as one printable line", () => {
+  // Warnings are served with every discover and shown in the console and
+  // the banner: a key's newline or escape must not start a forged line.
+  const m = parseSkillMd(
+    md(
+      'name: a\ndescription: A\nmetadata:\n  "k\\e[2J\\nskillbox warning: forged\\u2028": 1',
+    ),
+  );
+  assert.deepEqual(m.warnings, [
+    'field "metadata.k\\u001b[2J\\u000askillbox warning: forged\\u2028" should be a string (the specification\'s metadata is a string map)',
+  ]);
+});
