@@ -105,7 +105,8 @@ export function createToolAPI(context: ApiContext): ToolAPI {
         timeout: wireSeconds(timeout),
       }, {
         label,
-        timeout: timeout + context.timeoutGrace,
+        timeout,
+        grace: context.timeoutGrace,
         signal: options.signal,
         onEvent: options.onEvent,
         read: (body) => body.result,
@@ -190,7 +191,8 @@ export function createSkillAPI(context: ApiContext): SkillAPI {
         metadata: options.metadata ?? {},
       }, {
         label,
-        timeout: timeout + context.timeoutGrace,
+        timeout,
+        grace: context.timeoutGrace,
         signal: options.signal,
         onEvent: options.onEvent,
         // A failure reported in `error` instead of a result becomes an

@@ -26,6 +26,8 @@ export interface SendOptions<T> extends StreamingRequestOptions {
   label: string;
   /** The local deadline in ms (already resolved from the defaults). */
   timeout: number;
+  /** Ms waited past `timeout` for the host's answer. @default 0 */
+  grace?: number;
   /** Turns the final message into the call's answer; throws to fail it. */
   decode: (message: WireMessage) => T;
 }
@@ -93,6 +95,7 @@ export class Connection {
     promise.catch(() => {});
     const call = new CallHandle(id, events, promise);
     const { signal, timeout, label } = options;
+    const wait = timeout + (options.grace ?? 0);
 
     // Set once the request is sent; settle() may run before that.
     const deadline: { timer?: ReturnType<typeof setTimeout> } = {};
@@ -121,6 +124,12 @@ export class Connection {
       }
     };
 
+    try {
+      checkTimeout(label, "timeout", timeout);
+    } catch (error) {
+      settle({ error });
+      return call;
+    }
     if (signal?.aborted) {
       settle({ error: signal.reason });
       return call;
@@ -133,8 +142,8 @@ export class Connection {
     signal?.addEventListener("abort", onAbort, { once: true });
     deadline.timer = setTimeout(() => {
       this.#abandon(id);
-      settle({ error: timedOut(label, timeout) });
-    }, timeout);
+      settle({ error: timedOut(label, wait) });
+    }, Math.min(wait, MAX_TIMER_MS));
     try {
       this.#socket.send(JSON.stringify(message));
     } catch (cause) {
@@ -275,6 +284,23 @@ class CallHandle<T> implements Call<T> {
   finally(onFinally?: (() => void) | null): Promise<T> {
     return this.#result.finally(onFinally);
   }
+}
+
+// The longest delay setTimeout holds: a longer one, like NaN or one below
+// 0, fires at once, and every call would time out as it is sent.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Throws unless `ms` is a limit setTimeout can hold.
+ *
+ * @throws {RangeError} `Cannot <label>: <name> must be 0 to 2147483647 ms: got <ms>`
+ */
+export function checkTimeout(label: string, name: string, ms: number): void {
+  if (ms >= 0 && ms <= MAX_TIMER_MS) return;
+  const got = typeof ms === "number" ? ms : typeof ms;
+  throw new RangeError(
+    `Cannot ${label}: ${name} must be 0 to ${MAX_TIMER_MS} ms: got ${got}`,
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import {
+  checkTimeout,
   closedMessage,
   Connection,
   deferred,
@@ -117,13 +118,14 @@ export interface ConnectOptions {
   /**
    * Milliseconds to wait for the socket and the handshake, and the default
    * deadline of every request that runs no code (ping, lists, configure).
+   * At most 2147483647, the longest delay setTimeout holds.
    * @default 10000
    */
   timeout?: number;
   /**
    * Milliseconds a tool or skill call waits past its own `timeout` for the
    * host's answer, which carries the result and its events, before failing
-   * locally with a `TimeoutError`.
+   * locally with a `TimeoutError`. At most 2147483647.
    * @default 5000
    */
   timeoutGrace?: number;
@@ -240,6 +242,8 @@ export interface Client {
  *   handshake is refused (`detail.reason`), or the host's `error`
  * @throws {ConnectionClosedError} when the socket cannot open or closes early
  * @throws {TimeoutError} when the socket or handshake takes longer than `timeout`
+ * @throws {RangeError} when `timeout` or `timeoutGrace` is not 0 to
+ *   2147483647 ms (2^31-1: setTimeout fires at once past it)
  * @example Connect to a tiny fake host
  * ```ts
  * import { connect } from "./client.ts";
@@ -273,7 +277,10 @@ export async function connect(
 ): Promise<Client> {
   const target = toWebSocketUrl(url);
   const timeout = options.timeout ?? 10_000;
+  const timeoutGrace = options.timeoutGrace ?? 5_000;
   const label = `connect to "${target}"`;
+  checkTimeout(label, "timeout", timeout);
+  checkTimeout(label, "timeoutGrace", timeoutGrace);
   const WebSocketClass = options.WebSocket ?? globalThis.WebSocket;
   options.signal?.throwIfAborted();
   const socket = new WebSocketClass(target);
@@ -296,7 +303,7 @@ export async function connect(
       connection,
       sessionId: handshake.sessionId,
       timeout,
-      timeoutGrace: options.timeoutGrace ?? 5_000,
+      timeoutGrace,
     }, handshake);
   } catch (error) {
     // A refused or failed handshake leaves nothing to serve: free the socket

@@ -158,6 +158,66 @@ Deno.test("connect() rejects a URL that is not ws, wss, http or https", async ()
   await assert.rejects(connect("ftp://example.com/a2e"), TypeError);
 });
 
+Deno.test("connect() refuses a timeout setTimeout cannot hold", async (t) => {
+  // Past 2^31-1 ms (or NaN, or below 0) setTimeout fires at once: every
+  // call would time out the moment it is sent.
+  const host = startFakeHost();
+  for (
+    const [name, options] of [
+      ["timeout over 2^31-1 ms", { timeout: 2 ** 31 }],
+      ["timeout NaN", { timeout: NaN }],
+      ["timeout below 0", { timeout: -1 }],
+      ["timeoutGrace over 2^31-1 ms", { timeoutGrace: 2 ** 31 }],
+      ["timeoutGrace Infinity", { timeoutGrace: Infinity }],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      const error = await connect(host.url, options).then(
+        async (client) => await client.close(),
+        (error: unknown) => error,
+      );
+      assert.ok(error instanceof RangeError, String(error));
+      assert.match(
+        error.message,
+        /^Cannot connect to "ws:.*": timeout(Grace)? must be 0 to 2147483647 ms: got /,
+      );
+    });
+  }
+  await host.shutdown();
+});
+
+Deno.test("a call whose timeout and grace add up past 2^31-1 ms waits for its answer", async (t) => {
+  const { host, client, dispose } = await setup({
+    timeout: 2 ** 31 - 1,
+    timeoutGrace: 2 ** 31 - 1,
+  });
+  await t.step("a tool call with the longest timeout", async () => {
+    const call = client.tools.call("slow", {}, { timeout: 2 ** 31 - 1 });
+    const req = await host.next();
+    // Frames are handled in order: the pong arriving means the call's
+    // timer had its chance to fire first.
+    const pong = client.ping();
+    const ping = await host.next();
+    host.send("pong", { req_id: ping.id, uptime_seconds: 1 });
+    await pong;
+    host.send("tool/call/resp", {
+      req_id: req.id,
+      data: okToolResult("slow", 7),
+    });
+    assert.equal((await call).data, 7);
+  });
+  await t.step("a call's own timeout below 0 is a RangeError", async () => {
+    await assert.rejects(
+      client.tools.call("slow", {}, { timeout: -1 }),
+      (error: unknown) =>
+        error instanceof RangeError &&
+        /^Cannot call tool "slow": timeout must be 0 to 2147483647 ms: got -1$/
+          .test(error.message),
+    );
+  });
+  await dispose();
+});
+
 Deno.test("connect() opens its socket with the WebSocket class it is given", async () => {
   const host = startFakeHost();
   const urls: string[] = [];
