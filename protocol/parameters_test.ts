@@ -348,3 +348,48 @@ Deno.test("schemaToParameters() handles roots that are not objects", async (t) =
     assert.throws(() => schemaToParameters([]), TypeError);
   });
 });
+
+Deno.test("schemaToParameters() folds a wide anyOf or allOf in linear time", async () => {
+  // An imported MCP server's or a module's schema is converted on the
+  // host's one thread. Folding each variant used to copy everything folded
+  // so far: 2,000 object variants of 10 properties (355 KB) held the
+  // thread for 2 minutes, 4,000 enums of 10 values (273 KB) for 5 s.
+  const script = `
+    import { schemaToParameters } from ${
+    JSON.stringify(import.meta.resolve("./parameters.ts"))
+  };
+    const range = (n, f) => Array.from({ length: n }, (_, i) => f(i));
+    const objects = range(3000, (i) => ({
+      type: "object",
+      properties: Object.fromEntries(range(10, (j) => ["p" + i + "_" + j, true])),
+      required: range(10, (j) => "p0_" + j),
+    }));
+    const enums = range(9000, (i) => ({ enum: range(10, (j) => i * 10 + j) }));
+    const types = range(9000, (i) => ({ type: "t" + i }));
+    const counts = [];
+    for (const wide of [{ anyOf: objects }, { allOf: objects }, { anyOf: enums }, { anyOf: types }]) {
+      try {
+        const [a] = schemaToParameters({ type: "object", properties: { a: wide } });
+        counts.push(a.enum?.length ?? a.description.split(" or ").length);
+      } catch (error) {
+        counts.push(error.name);
+      }
+    }
+    console.log(JSON.stringify(counts));
+  `;
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", script],
+    stdout: "piped",
+    stderr: "null",
+    // Linear folding takes well under a second; the old code took minutes.
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  assert.equal(code, 0);
+  // 30,000 properties are more parameters than one conversion makes.
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(stdout)), [
+    "RangeError",
+    "RangeError",
+    90_000,
+    9_000,
+  ]);
+});

@@ -81,13 +81,32 @@ export function merge(into: Flat, from: Flat, all: boolean): void {
   }
   if (from.description) into.description = from.description;
   if (from.enum) into.enum = from.enum;
-  if (from.properties) {
-    into.properties = { ...into.properties, ...from.properties };
-  }
+  if (from.properties) addProperties(into, from.properties);
   for (const r of from.required) into.required.add(r);
   into.items = from.items ?? into.items;
   into.additional = from.additional ?? into.additional;
   into.recursive ||= from.recursive;
+}
+
+// Adds `properties` to `into`'s own object (every shape's is a fresh one),
+// in place: a copy per `allOf` part made a wide one quadratic. Defined, not
+// assigned, so a key named `__proto__` stays a key where that setter exists.
+function addProperties(
+  into: Flat,
+  properties: Record<string, JsonObject>,
+): void {
+  if (into.properties === null) {
+    into.properties = { ...properties };
+    return;
+  }
+  for (const [key, value] of Object.entries(properties)) {
+    Object.defineProperty(into.properties, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
 }
 
 /**
@@ -111,19 +130,30 @@ export function foldUnion(variants: Flat[]): Flat | null {
   if (!first) return null;
   const objects = variants.every((v) => v.type === "object");
   const literals = variants.every((v) => v.enum !== null);
+  // Each part is built once from all variants: folding them one by one
+  // copied what was folded so far, and a wide union in an untrusted
+  // schema held the host's thread for minutes.
   const merged = { ...first, required: new Set(first.required) };
-  for (const v of variants.slice(1)) {
-    if (objects) {
-      merged.properties = { ...merged.properties, ...v.properties };
-      merged.required = new Set(
-        [...merged.required].filter((r) => v.required.has(r)),
-      );
-    } else if (literals) {
-      merged.enum = [...(merged.enum ?? []), ...(v.enum ?? [])];
+  if (objects && variants.length > 1) {
+    merged.properties = Object.fromEntries(
+      variants.flatMap((v) => Object.entries(v.properties ?? {})),
+    );
+    const counts = new Map<string, number>();
+    for (const v of variants) {
+      for (const r of v.required) counts.set(r, (counts.get(r) ?? 0) + 1);
     }
-    if (v.type !== merged.type && !merged.alternatives.includes(v.type)) {
-      merged.alternatives.push(v.type);
-    }
+    merged.required = new Set(
+      [...first.required].filter((r) => counts.get(r) === variants.length),
+    );
+  } else if (literals) {
+    merged.enum = variants.flatMap((v) => v.enum ?? []);
+  }
+  merged.alternatives = [...first.alternatives];
+  const named = new Set(merged.alternatives);
+  for (const v of variants) {
+    if (v.type === first.type || named.has(v.type)) continue;
+    named.add(v.type);
+    merged.alternatives.push(v.type);
   }
   if (!literals && !objects) merged.enum = null;
   if (merged.enum) merged.enum = [...new Set(merged.enum)];
