@@ -75,6 +75,9 @@ export const MAX_PARAMETER_DEPTH = 32;
 // that refers to its next level twice, per level, stands for exponentially
 // many parameters in a few KB: MAX_PARAMETER_DEPTH alone does not stop that.
 const MAX_STEPS = 10_000;
+// Enum values one conversion may read: a `$ref` to one long enum is a step
+// per reference, yet each copies the whole list into its parameter.
+const MAX_ENUM_VALUES = 100_000;
 
 /**
  * Converts a JSON Schema into A2E tool parameters.
@@ -89,7 +92,8 @@ const MAX_STEPS = 10_000;
  * @returns the parameters, every field present with its A2E type
  * @throws {TypeError} when `schema` is neither an object, a boolean, nor absent
  * @throws {RangeError} when converting it takes more than 10,000 steps
- *   (schema nodes folded): a schema whose references fan out
+ *   (schema nodes folded) or reads more than 100,000 enum values: a schema
+ *   whose references fan out
  * @example A zod-style object schema
  * ```ts
  * import { schemaToParameters } from "./parameters.ts";
@@ -147,6 +151,7 @@ export function schemaToParameters(
 class Converter {
   #root: Schema;
   #steps = 0;
+  #enumValues = 0;
 
   constructor(root: Schema) {
     this.#root = root;
@@ -233,6 +238,16 @@ class Converter {
     }
     const flat = emptyFlat();
     if (typeof schema !== "object" || schema === null) return flat;
+    if (Array.isArray(schema.enum)) {
+      this.#enumValues += schema.enum.length;
+      if (this.#enumValues > MAX_ENUM_VALUES) {
+        throw new RangeError(
+          `Cannot convert schema to parameters: it reads more than ${
+            MAX_ENUM_VALUES.toLocaleString("en-US")
+          } enum values`,
+        );
+      }
+    }
     const own = stringField(schema, "description") ??
       stringField(schema, "title");
     const ref = stringField(schema, "$ref");

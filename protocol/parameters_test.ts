@@ -393,3 +393,22 @@ Deno.test("schemaToParameters() folds a wide anyOf or allOf in linear time", asy
     9_000,
   ]);
 });
+
+Deno.test("schemaToParameters() refuses a schema whose enum references multiply", () => {
+  // One 20,000-value enum referenced by 100 properties (120 KB) made 2
+  // million enum strings; 200 references to 100,000 values (594 KB) held
+  // the host's thread 18 s and 774 MB, and a few more aborted it.
+  const schema = {
+    type: "object",
+    $defs: { e: { enum: Array.from({ length: 20_000 }, (_, i) => i) } },
+    properties: Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`p${i}`, { $ref: "#/$defs/e" }]),
+    ),
+  };
+  assert.throws(
+    () => schemaToParameters(schema),
+    (error: unknown) =>
+      error instanceof RangeError &&
+      /more than 100,000 enum values/.test(error.message),
+  );
+});
