@@ -17,6 +17,8 @@
  * @module
  */
 
+import { type Cancellable, unwatchAbort, watchAbort } from "./deadline.ts";
+
 /** Gives back a slot taken from a {@link Semaphore} or {@link FairSlots}; idempotent. */
 export type Release = () => void;
 
@@ -39,12 +41,11 @@ export interface WaitOptions {
 // queues can be compared (FairSlots: the older waiter goes first).
 let arrivals = 0;
 
-interface Waiter<T> {
+interface Waiter<T> extends Cancellable {
   arrival: number;
   resolve: (value: T) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -109,13 +110,14 @@ export class WaitQueue<T = void> {
         resolve,
         reject,
         signal,
-        onAbort: undefined,
         timer: undefined,
+        cancel: (reason) => this.#leave(waiter, reason),
       };
-      if (signal) {
-        waiter.onAbort = () => this.#leave(waiter, signal.reason);
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
+      // One listener per signal however many wait on it (a session's
+      // signal, shared by all its waiting calls): with a listener each,
+      // every removal scanned all the others, and a client that queued
+      // 20 000 calls then left held the host's thread for minutes.
+      if (signal) watchAbort(signal, waiter);
       if (deadline !== undefined) {
         const started = performance.now();
         waiter.timer = setTimeout(() => {
@@ -185,9 +187,7 @@ export class WaitQueue<T = void> {
 // A waiter left the line: its signal and its deadline no longer concern it.
 function unhook<T>(waiter: Waiter<T>): void {
   clearTimeout(waiter.timer);
-  if (waiter.onAbort) {
-    waiter.signal?.removeEventListener("abort", waiter.onAbort);
-  }
+  if (waiter.signal) unwatchAbort(waiter.signal, waiter);
 }
 
 /**
