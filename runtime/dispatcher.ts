@@ -614,5 +614,11 @@ function capabilityFor(type: string): string {
 
 function abortReason(signal: AbortSignal): string {
   const reason = signal.reason;
-  return reason instanceof Error ? reason.message : String(reason);
+  // An in-process caller's reason may be anything, even a value String()
+  // refuses: that must not turn the answer into a rejection of receive().
+  try {
+    return reason instanceof Error ? reason.message : String(reason);
+  } catch {
+    return "aborted by its caller";
+  }
 }

@@ -285,3 +285,20 @@ Deno.test("Dispatcher drains a session once however many shutdowns it is sent: e
   await Promise.all([call, ...shutdowns]);
   assert.equal(session.closed, true);
 });
+
+Deno.test("receiveValue() answers a call its caller aborted with a reason String() refuses", async () => {
+  const sent: OutgoingMessage[] = [];
+  const session = new Session({ send: (m) => sent.push(m) });
+  const caller = new AbortController();
+  caller.abort(Object.create(null));
+  await new Dispatcher({ capabilities: [failing] }).receiveValue(session, {
+    type: "tool/call/req",
+    id: "c1",
+    version: "1.0",
+    ts: 0,
+    tool_name: "t",
+    arguments: {},
+  }, { signal: caller.signal });
+  assert.equal(sent[0]?.type, "error");
+  assert.equal(sent[0]?.req_id, "c1");
+});
