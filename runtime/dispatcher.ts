@@ -499,6 +499,9 @@ export class Dispatcher {
         };
         releaseHost = this.#slots.tryAcquire(owner) ??
           await this.#slots.acquire(owner, signal);
+        // A slot can be handed over in the turn the signal aborts: such a
+        // call must not start, as a handler may only listen for an abort.
+        if (signal.aborted) throw signal.reason;
       }
       const body = await handler({ request, session, signal });
       session.send(encodeResponse(request.type, request.id, body));

@@ -6,6 +6,7 @@ import { envelope } from "../protocol/envelope.ts";
 import { Session } from "./session.ts";
 import { Semaphore } from "./slots.ts";
 import { Admission } from "./admission.ts";
+import { settlesWithin } from "./deadline.ts";
 
 function record() {
   const sent: OutgoingMessage[] = [];
@@ -301,4 +302,38 @@ Deno.test("receiveValue() answers a call its caller aborted with a reason String
   }, { signal: caller.signal });
   assert.equal(sent[0]?.type, "error");
   assert.equal(sent[0]?.req_id, "c1");
+});
+
+Deno.test("Dispatcher never starts a handler for a call whose signal aborted while it waited", async () => {
+  const started: string[] = [];
+  const listening: Capability = {
+    name: "tools",
+    handlers: {
+      // Settles only on an abort it sees happen.
+      "tool/call/req": ({ request, signal }) => {
+        started.push(request.id);
+        return new Promise((_, reject) =>
+          signal.addEventListener("abort", () => reject(signal.reason))
+        );
+      },
+    },
+  };
+  const session = new Session({ send() {}, maxParallel: 1 });
+  const dispatcher = new Dispatcher({ capabilities: [listening] });
+  const calls = ["c0", "c1", "c2"].map((id) =>
+    dispatcher.receive(
+      session,
+      JSON.stringify({
+        type: "tool/call/req",
+        id,
+        version: "1.0",
+        ts: 0,
+        tool_name: "t",
+        arguments: {},
+      }),
+    )
+  );
+  session.close("client left");
+  assert.equal(await settlesWithin(Promise.all(calls), 5000), true);
+  assert.deepEqual(started, ["c0"]);
 });
