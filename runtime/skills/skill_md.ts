@@ -49,6 +49,13 @@ import {
 /** The biggest skill file accepted, in bytes. */
 export const MAX_SKILL_MD_BYTES = 256 * 1024;
 
+/**
+ * The longest YAML frontmatter accepted, in characters. yaml reads a
+ * full-size file of short keys in seconds on the host's one thread, and real
+ * frontmatter (a name, a description, a few schemas) is a few KiB.
+ */
+export const MAX_FRONTMATTER_CHARS = 32 * 1024;
+
 /** The file names that make a folder a skill, preferred first. */
 export const SKILL_MD_NAMES: readonly string[] = ["SKILL.md", "skill.md"];
 
@@ -328,7 +335,8 @@ export interface Frontmatter {
  * @param path where it came from, for messages
  * @returns the mapping and the body
  * @throws {SkillboxError} `skill_error` when there is no frontmatter, it is
- *   not closed, is not valid YAML (with its line in the file) or is not a
+ *   not closed, is longer than {@link MAX_FRONTMATTER_CHARS}, is not valid
+ *   YAML (with its line in the file) or is not a
  *   mapping: the only shapes that make a skill unloadable
  * @example
  * ```ts
@@ -351,6 +359,11 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
   );
   if (end < 0) fail('the YAML frontmatter has no closing "---" line');
   const yamlText = lines.slice(1, end).join("\n");
+  if (yamlText.length > MAX_FRONTMATTER_CHARS) {
+    fail(
+      `the YAML frontmatter is longer than ${MAX_FRONTMATTER_CHARS} characters`,
+    );
+  }
   const body = lines.slice(end + 1).join("\n").trim();
 
   let data: unknown;

@@ -6,6 +6,7 @@ import {
   findLinks,
   findSkillFile,
   loadSkillFolder,
+  MAX_FRONTMATTER_CHARS,
   MAX_SKILL_MD_BYTES,
   parseSkillMd,
   readSkillFile,
@@ -217,11 +218,11 @@ Deno.test("parseSkillMd() needs a description and cuts a long one", async (t) =>
       'field "description" is 1500 characters, more than 1024: cut to 1024',
     ]);
   });
-  await t.step("a 200 KB description under the cap is cut", () => {
-    const text = md(`name: a\ndescription: ${"m".repeat(200 * 1024)}`);
+  await t.step("a 30 KB description under the frontmatter's cap is cut", () => {
+    const text = md(`name: a\ndescription: ${"m".repeat(30 * 1024)}`);
     const m = parseSkillMd(text);
     assert.equal(m.description.length, 1024);
-    assert.match(m.warnings[0]!, /204800 characters, more than 1024: cut/);
+    assert.match(m.warnings[0]!, /30720 characters, more than 1024: cut/);
   });
   await t.step(
     "a 1 MB description under the default cap is refused unread",
@@ -566,9 +567,10 @@ Deno.test("splitFrontmatter() writes nothing to the host's stderr for a hostile 
 
 Deno.test("splitFrontmatter() finds a duplicate key among thousands at once", () => {
   // yaml's own check compared each key with every earlier one: a 256 KiB
-  // mapping of short keys held the host's thread for minutes.
+  // mapping of short keys held the host's thread for minutes (a full
+  // frontmatter of them is tried here).
   const keys: string[] = [];
-  for (let i = 0, size = 0; size < MAX_SKILL_MD_BYTES - 200; i++) {
+  for (let i = 0, size = 0; size < MAX_FRONTMATTER_CHARS - 200; i++) {
     keys.push(`k${i.toString(36)}: 1`);
     size += keys.at(-1)!.length + 1;
   }
@@ -582,7 +584,7 @@ Deno.test("splitFrontmatter() finds a duplicate key among thousands at once", ()
     ),
   );
   const seconds = (performance.now() - started) / 1000;
-  // Seconds on a loaded machine, as yaml reads 256 KiB; minutes before.
+  // Under a second as yaml reads 32 KiB; seconds on a loaded machine.
   assert.ok(seconds < 60, `took ${seconds} s`);
   // Keys compare as yaml compares them: scalars by value, in flow
   // mappings and nested ones too, a collection never equal to another.
@@ -608,7 +610,7 @@ Deno.test("parseSkillMd() keeps a bounded number of warnings, each one line long
   // Every non-string metadata value is a warning: a full file made about
   // 29,000, served with every discover at 11 times the file's size.
   const keys: string[] = [];
-  for (let i = 0, size = 0; size < MAX_SKILL_MD_BYTES - 200; i++) {
+  for (let i = 0, size = 0; size < MAX_FRONTMATTER_CHARS - 200; i++) {
     keys.push(` k${i.toString(36)}: 1`);
     size += keys.at(-1)!.length + 1;
   }
@@ -619,7 +621,7 @@ Deno.test("parseSkillMd() keeps a bounded number of warnings, each one line long
   assert.ok(JSON.stringify(m.metadata).length < 4 * text.length);
   // A warning quoting a value quotes a bounded part of it.
   const big = parseSkillMd(
-    md(`name: a\ndescription: A\nmax_turns: "${"x".repeat(100_000)}"`),
+    md(`name: a\ndescription: A\nmax_turns: "${"x".repeat(30_000)}"`),
   );
   assert.equal(big.warnings.length, 1);
   assert.ok(big.warnings[0]!.length <= 500, `${big.warnings[0]!.length}`);
@@ -640,4 +642,18 @@ Deno.test("parseSkillMd() words a warning that quotes a hostile key as one print
   assert.deepEqual(m.warnings, [
     'field "metadata.k\\u001b[2J\\u000askillbox warning: forged\\u2028" should be a string (the specification\'s metadata is a string map)',
   ]);
+});
+
+Deno.test("splitFrontmatter() refuses a frontmatter past its own bound before parsing it", () => {
+  // yaml reads a full-size file of short keys or flow items in seconds,
+  // all of them on the host's one thread; real frontmatter is a few KiB.
+  const items = `x: [${"1,".repeat(100_000)}1]`;
+  const started = performance.now();
+  assert.throws(
+    () => splitFrontmatter(md(`name: a\ndescription: A\n${items}`), "s.md"),
+    /Cannot load "s\.md": the YAML frontmatter is longer than 32768 characters$/,
+  );
+  const ms = performance.now() - started;
+  assert.ok(ms < 1000, `took ${ms} ms`);
+  assert.equal(MAX_FRONTMATTER_CHARS, 32 * 1024);
 });
