@@ -45,6 +45,12 @@ export interface SchemaToParametersOptions {
    * @default {"result"}
    */
   rootName?: string;
+  /**
+   * A budget shared with other conversions, drawn from as well as this
+   * conversion's own bound (see {@linkcode ConversionBudget}).
+   * @default {undefined} the conversion's own bound only
+   */
+  budget?: ConversionBudget;
 }
 
 /** A JSON Schema node as we read it: an object or a boolean schema. */
@@ -80,6 +86,68 @@ const MAX_STEPS = 10_000;
 const MAX_ENUM_VALUES = 100_000;
 
 /**
+ * Work conversions may do: schema nodes folded (steps) and enum values
+ * read. Each conversion has its own (10,000 steps, 100,000 enum values);
+ * one given in {@linkcode SchemaToParametersOptions.budget} is drawn from
+ * too, so that many conversions (an imported server's whole listing) stop
+ * after a fixed amount of work, however fast the machine.
+ *
+ * @example Two conversions drawing from one budget
+ * ```ts
+ * import { ConversionBudget, schemaToParameters } from "./parameters.ts";
+ * import assert from "node:assert/strict";
+ * const budget = new ConversionBudget({ steps: 3, enumValues: 10 });
+ * const schema = { type: "object", properties: { q: { type: "string" } } };
+ * schemaToParameters(schema, { budget });
+ * assert.equal(budget.steps, 2);
+ * assert.throws(() => schemaToParameters(schema, { budget }), RangeError);
+ * assert.ok(budget.spent);
+ * ```
+ */
+export class ConversionBudget {
+  /** The steps taken so far. */
+  steps = 0;
+  /** The enum values read so far. */
+  enumValues = 0;
+  #max: { steps: number; enumValues: number };
+
+  /** @param max the most steps and enum values it allows */
+  constructor(max: { steps: number; enumValues: number }) {
+    this.#max = max;
+  }
+
+  /** Whether a conversion has gone past it. */
+  get spent(): boolean {
+    return this.steps > this.#max.steps ||
+      this.enumValues > this.#max.enumValues;
+  }
+
+  /**
+   * Counts one step that reads `enumValues` values.
+   *
+   * @param enumValues the enum values the step reads
+   * @throws {RangeError} when that goes past the budget
+   */
+  take(enumValues: number): void {
+    if (++this.steps > this.#max.steps) {
+      throw new RangeError(
+        `Cannot convert schema to parameters: it takes more than ${
+          this.#max.steps.toLocaleString("en-US")
+        } steps`,
+      );
+    }
+    this.enumValues += enumValues;
+    if (this.enumValues > this.#max.enumValues) {
+      throw new RangeError(
+        `Cannot convert schema to parameters: it reads more than ${
+          this.#max.enumValues.toLocaleString("en-US")
+        } enum values`,
+      );
+    }
+  }
+}
+
+/**
  * Converts a JSON Schema into A2E tool parameters.
  *
  * An object schema (or a union of object schemas) gives one parameter per
@@ -92,8 +160,8 @@ const MAX_ENUM_VALUES = 100_000;
  * @returns the parameters, every field present with its A2E type
  * @throws {TypeError} when `schema` is neither an object, a boolean, nor absent
  * @throws {RangeError} when converting it takes more than 10,000 steps
- *   (schema nodes folded) or reads more than 100,000 enum values: a schema
- *   whose references fan out
+ *   (schema nodes folded) or reads more than 100,000 enum values (a schema
+ *   whose references fan out), or goes past `options.budget`
  * @example A zod-style object schema
  * ```ts
  * import { schemaToParameters } from "./parameters.ts";
@@ -134,7 +202,7 @@ export function schemaToParameters(
     );
   }
   const root = schema as Schema;
-  const converter = new Converter(root);
+  const converter = new Converter(root, options.budget);
   const refs = new Set<string>();
   const resolved = converter.flatten(root, refs);
   if (resolved.type === "object" || resolved.properties) {
@@ -150,11 +218,15 @@ export function schemaToParameters(
 
 class Converter {
   #root: Schema;
-  #steps = 0;
-  #enumValues = 0;
+  #budgets: ConversionBudget[];
 
-  constructor(root: Schema) {
+  constructor(root: Schema, shared: ConversionBudget | undefined) {
     this.#root = root;
+    const own = new ConversionBudget({
+      steps: MAX_STEPS,
+      enumValues: MAX_ENUM_VALUES,
+    });
+    this.#budgets = shared ? [own, shared] : [own];
   }
 
   /** Builds the parameters of an object shape. */
@@ -229,25 +301,13 @@ class Converter {
 
   /** Folds a schema into one shape; `refs` holds the `$ref`s being followed. */
   flatten(schema: Schema | boolean, refs: Set<string>): Flat {
-    if (++this.#steps > MAX_STEPS) {
-      throw new RangeError(
-        `Cannot convert schema to parameters: it takes more than ${
-          MAX_STEPS.toLocaleString("en-US")
-        } steps`,
-      );
-    }
+    const enumValues = typeof schema === "object" && schema !== null &&
+        Array.isArray(schema.enum)
+      ? schema.enum.length
+      : 0;
+    for (const budget of this.#budgets) budget.take(enumValues);
     const flat = emptyFlat();
     if (typeof schema !== "object" || schema === null) return flat;
-    if (Array.isArray(schema.enum)) {
-      this.#enumValues += schema.enum.length;
-      if (this.#enumValues > MAX_ENUM_VALUES) {
-        throw new RangeError(
-          `Cannot convert schema to parameters: it reads more than ${
-            MAX_ENUM_VALUES.toLocaleString("en-US")
-          } enum values`,
-        );
-      }
-    }
     const own = stringField(schema, "description") ??
       stringField(schema, "title");
     const ref = stringField(schema, "$ref");

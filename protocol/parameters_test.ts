@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import type { ToolParameter } from "./tool.ts";
-import { schemaToParameters } from "./parameters.ts";
+import { ConversionBudget, schemaToParameters } from "./parameters.ts";
 
 /** Asserts every field of every parameter (recursively) has its A2E type. */
 function assertComplete(params: ToolParameter[]): void {
@@ -349,49 +349,54 @@ Deno.test("schemaToParameters() handles roots that are not objects", async (t) =
   });
 });
 
-Deno.test("schemaToParameters() folds a wide anyOf or allOf in linear time", async () => {
+Deno.test("schemaToParameters() folds a wide anyOf or allOf one step per variant", async (t) => {
   // An imported MCP server's or a module's schema is converted on the
   // host's one thread. Folding each variant used to copy everything folded
   // so far: 2,000 object variants of 10 properties (355 KB) held the
   // thread for 2 minutes, 4,000 enums of 10 values (273 KB) for 5 s.
-  const script = `
-    import { schemaToParameters } from ${
-    JSON.stringify(import.meta.resolve("./parameters.ts"))
-  };
-    const range = (n, f) => Array.from({ length: n }, (_, i) => f(i));
-    const objects = range(3000, (i) => ({
+  const range = <T>(n: number, f: (i: number) => T) =>
+    Array.from({ length: n }, (_, i) => f(i));
+  const objects = (n: number) =>
+    range(n, (i) => ({
       type: "object",
-      properties: Object.fromEntries(range(10, (j) => ["p" + i + "_" + j, true])),
-      required: range(10, (j) => "p0_" + j),
+      properties: Object.fromEntries(range(10, (j) => [`p${i}_${j}`, true])),
+      required: range(10, (j) => `p0_${j}`),
     }));
-    const enums = range(9000, (i) => ({ enum: range(10, (j) => i * 10 + j) }));
-    const types = range(9000, (i) => ({ type: "t" + i }));
-    const counts = [];
-    for (const wide of [{ anyOf: objects }, { allOf: objects }, { anyOf: enums }, { anyOf: types }]) {
-      try {
-        const [a] = schemaToParameters({ type: "object", properties: { a: wide } });
-        counts.push(a.enum?.length ?? a.description.split(" or ").length);
-      } catch (error) {
-        counts.push(error.name);
-      }
+  const enums = (n: number) =>
+    range(n, (i) => ({ enum: range(10, (j) => i * 10 + j) }));
+  const types = (n: number) => range(n, (i) => ({ type: `t${i}` }));
+  // The steps a conversion takes, read off a budget it cannot spend.
+  const convert = (wide: Record<string, unknown>) => {
+    const budget = new ConversionBudget({ steps: 1e9, enumValues: 1e9 });
+    const schema = { type: "object", properties: { a: wide } };
+    try {
+      const [a] = schemaToParameters(schema, { budget });
+      return {
+        steps: budget.steps,
+        count: a!.enum?.length ?? a!.description.split(" or ").length,
+      };
+    } catch (error) {
+      return { steps: budget.steps, count: (error as Error).name };
     }
-    console.log(JSON.stringify(counts));
-  `;
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", script],
-    stdout: "piped",
-    stderr: "null",
-    // Linear folding takes well under a second; the old code took minutes.
-    signal: AbortSignal.timeout(20_000),
-  }).output();
-  assert.equal(code, 0);
-  // 30,000 properties are more parameters than one conversion makes.
-  assert.deepEqual(JSON.parse(new TextDecoder().decode(stdout)), [
-    "RangeError",
-    "RangeError",
-    90_000,
-    9_000,
-  ]);
+  };
+  await t.step("30,000 properties are more parameters than one makes", () => {
+    assert.equal(convert({ anyOf: objects(3000) }).count, "RangeError");
+    assert.equal(convert({ allOf: objects(3000) }).count, "RangeError");
+  });
+  await t.step("9,000 enums or types fold whole, a step each", () => {
+    for (const [variants, count] of [[enums, 90_000], [types, 9000]] as const) {
+      const half = convert({ anyOf: variants(4500) });
+      const whole = convert({ anyOf: variants(9000) });
+      assert.equal(whole.count, count);
+      assert.equal(whole.steps - half.steps, 4500);
+    }
+  });
+  await t.step("an allOf of object variants takes a step each", () => {
+    const few = convert({ allOf: objects(10) });
+    const more = convert({ allOf: objects(20) });
+    // The variants, then a parameter for each of their properties.
+    assert.equal(more.steps - few.steps, 10 + 100);
+  });
 });
 
 Deno.test("schemaToParameters() refuses a schema whose enum references multiply", () => {
