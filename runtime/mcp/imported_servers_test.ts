@@ -12,6 +12,7 @@ import { createToolkitConfigs } from "../toolkits/configs.ts";
 import { buildSnapshot } from "../registry/snapshot.ts";
 import { MAX_MESSAGE_CHARS } from "../../protocol/sandbox/pipe.ts";
 import { settlesWithin } from "../deadline.ts";
+import { rawServer } from "../../tests/support/raw_mcp_server.ts";
 
 // Only its identity matters to the slot.
 const clientA = {} as Client;
@@ -262,59 +263,8 @@ Deno.test("a server that fails to start is logged as failed only once the regist
   await servers.close();
 });
 
-// A stdio MCP server in a few lines of raw JSON-RPC: one tool, "t", whose
-// call answers `result` as it is (what no well-behaved server would send).
-async function rawServer(result: unknown, errors: {
-  initialize?: string;
-  "tools/call"?: string;
-} = {}, slowRelistMs = 0): Promise<{
-  spec: { command: string; args: string[]; env: Record<string, string> };
-  [Symbol.asyncDispose](): Promise<void>;
-}> {
-  const file = await Deno.makeTempFile({ suffix: ".ts" });
-  await Deno.writeTextFile(
-    file,
-    `const result = ${JSON.stringify(result)};
-const errors = ${JSON.stringify(errors)};
-const slowRelistMs = ${slowRelistMs};
-let lists = 0;
-const write = (m: unknown) =>
-  Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\\n"));
-let buffer = "";
-for await (const text of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-  buffer += text;
-  for (let end; (end = buffer.indexOf("\\n")) >= 0;) {
-    const m = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    if (m.id === undefined) continue;
-    const answer = (r: unknown) => write({ jsonrpc: "2.0", id: m.id, result: r });
-    if (errors[m.method] !== undefined) {
-      write({ jsonrpc: "2.0", id: m.id, error: { code: -32000, message: errors[m.method] } });
-    } else if (m.method === "initialize") {
-      answer({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
-        serverInfo: { name: "raw", version: "1" } });
-    } else if (m.method === "tools/list") {
-      // Listed again (after a call, with a tool more), it answers late.
-      const tools = [{ name: "t", inputSchema: { type: "object" } }];
-      if (lists++ === 0) answer({ tools });
-      else setTimeout(() => answer({ tools: [...tools, { ...tools[0], name: "u" }] }), slowRelistMs);
-    } else if (m.method === "tools/call") {
-      answer(result);
-      if (slowRelistMs > 0) write({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
-    }
-  }
-}
-`,
-  );
-  return {
-    spec: {
-      command: Deno.execPath(),
-      args: ["run", "--no-prompt", file],
-      env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "", SECRET: SECRET },
-    },
-    [Symbol.asyncDispose]: () => Deno.remove(file),
-  };
-}
+// The raw server's one tool, "t".
+const TOOL_T = { name: "t", inputSchema: { type: "object" } };
 
 const SECRET = "env-secret-5e1f0a";
 const UNCONFINED = () =>
@@ -327,11 +277,14 @@ const UNCONFINED = () =>
 
 Deno.test("a server's secret in a text resource it answers is scrubbed before the resource is encoded", async () => {
   await using raw = await rawServer({
-    content: [{
-      type: "resource",
-      resource: { uri: "test://dump.txt", text: `key=${SECRET}` },
-    }],
-  });
+    listings: [[TOOL_T]],
+    result: {
+      content: [{
+        type: "resource",
+        resource: { uri: "test://dump.txt", text: `key=${SECRET}` },
+      }],
+    },
+  }, { SECRET });
   const servers = createImportedServers({
     servers: { kit: raw.spec },
     confinement: UNCONFINED,
@@ -429,7 +382,10 @@ Deno.test("a server's error messages are cut as a sandbox tool's are, after its 
     "y".repeat(1 << 20)
   }`;
   await t.step("a call's JSON-RPC error", async () => {
-    await using raw = await rawServer({}, { "tools/call": said });
+    await using raw = await rawServer({
+      listings: [[TOOL_T]],
+      errors: { "tools/call": said },
+    }, { SECRET });
     const servers = createImportedServers({
       servers: { kit: raw.spec },
       confinement: UNCONFINED,
@@ -451,7 +407,9 @@ Deno.test("a server's error messages are cut as a sandbox tool's are, after its 
   await t.step(
     "a start's error, kept as why the server is unavailable",
     async () => {
-      await using raw = await rawServer({}, { initialize: said });
+      await using raw = await rawServer({ errors: { initialize: said } }, {
+        SECRET,
+      });
       const servers = createImportedServers({
         servers: { kit: raw.spec },
         confinement: UNCONFINED,
@@ -474,7 +432,12 @@ Deno.test("a server's error messages are cut as a sandbox tool's are, after its 
 });
 
 Deno.test("a server's tools are listed again within its entry's start timeout, not the host's", async () => {
-  await using raw = await rawServer({ content: [] }, {}, 1000);
+  await using raw = await rawServer({
+    // Listed again (after a call, with a tool more), it answers late.
+    listings: [[TOOL_T], [TOOL_T, { ...TOOL_T, name: "u" }]],
+    relistDelayMs: 1000,
+    notify: "call",
+  });
   const changed = Promise.withResolvers<void>();
   let started = false;
   const servers = createImportedServers({

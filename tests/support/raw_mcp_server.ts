@@ -1,0 +1,108 @@
+/**
+ * A stdio MCP server in a few lines of raw JSON-RPC, for the tests of
+ * imported servers: it answers what its {@link RawServerConfig} says, as
+ * it is (including what no well-behaved server would send). Run as a
+ * script, it serves; imported, {@link rawServer} gives the `mcp_servers`
+ * entry that starts it.
+ *
+ * @module
+ */
+
+/** What the raw server answers. */
+export interface RawServerConfig {
+  /** Its `tools/list` answers, in turn and round again. @default [[]] */
+  listings?: unknown[][];
+  /** A listing after the first is answered this late. @default 0 */
+  relistDelayMs?: number;
+  /** What `tools/call` answers. @default {content: []} */
+  result?: unknown;
+  /** The error message a method answers instead, by method. */
+  errors?: Record<string, string>;
+  /**
+   * After which answers it sends `notifications/tools/list_changed`: each
+   * call's, or each listing's after the first. @default none
+   */
+  notify?: "call" | "list";
+}
+
+/**
+ * Writes `config` to a temporary file and gives the `mcp_servers` entry
+ * that runs this file as a server on it.
+ *
+ * @param config what the server answers
+ * @param env the entry's extra `env` (its values are the server's secrets)
+ * @returns the entry, and the disposal that removes the file
+ */
+export async function rawServer(
+  config: RawServerConfig,
+  env: Record<string, string> = {},
+): Promise<{
+  spec: { command: string; args: string[]; env: Record<string, string> };
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify(config));
+  return {
+    spec: {
+      command: Deno.execPath(),
+      args: [
+        "run",
+        "--no-prompt",
+        `--allow-read=${file}`,
+        import.meta.filename!,
+        file,
+      ],
+      env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "", ...env },
+    },
+    [Symbol.asyncDispose]: () => Deno.remove(file),
+  };
+}
+
+async function serve(config: RawServerConfig): Promise<void> {
+  const listings = config.listings ?? [[]];
+  const write = (m: unknown) =>
+    Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+  const changed = () =>
+    write({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+  let lists = 0;
+  let buffer = "";
+  const input = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
+  for await (const text of input) {
+    buffer += text;
+    for (let end; (end = buffer.indexOf("\n")) >= 0;) {
+      const m = JSON.parse(buffer.slice(0, end));
+      buffer = buffer.slice(end + 1);
+      if (m.id === undefined) continue;
+      const answer = (result: unknown) =>
+        write({ jsonrpc: "2.0", id: m.id, result });
+      const error = config.errors?.[m.method];
+      if (error !== undefined) {
+        write({
+          jsonrpc: "2.0",
+          id: m.id,
+          error: { code: -32000, message: error },
+        });
+      } else if (m.method === "initialize") {
+        answer({
+          protocolVersion: m.params.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "raw", version: "1" },
+        });
+      } else if (m.method === "tools/list") {
+        const tools = listings[lists % listings.length];
+        const first = lists++ === 0;
+        setTimeout(() => {
+          answer({ tools });
+          if (!first && config.notify === "list") changed();
+        }, first ? 0 : config.relistDelayMs ?? 0);
+      } else if (m.method === "tools/call") {
+        answer(config.result ?? { content: [] });
+        if (config.notify === "call") changed();
+      }
+    }
+  }
+}
+
+if (import.meta.main) {
+  await serve(JSON.parse(await Deno.readTextFile(Deno.args[0]!)));
+}
