@@ -110,7 +110,10 @@ import {
   serverSecrets,
 } from "../toolkits/secrets.ts";
 import { isPlainObject } from "../../protocol/json.ts";
-import { schemaToParameters } from "../../protocol/parameters.ts";
+import {
+  ConversionBudget,
+  schemaToParameters,
+} from "../../protocol/parameters.ts";
 import { MAX_MESSAGE_CHARS } from "../../protocol/sandbox/pipe.ts";
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
@@ -740,11 +743,11 @@ function boundedAnswers(transport: Transport): Transport {
 const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
 
 // The host converts each tool's schemas to parameters on its own thread
-// (protocol/parameters.ts), each stopped at its own step bound, about
-// 100 ms: thousands of tools at that bound would hold the thread for
-// minutes. The listing is read no further once converting it took this
-// long (a plain tool takes tens of µs: 10,000 of them about 0.3 s).
-const MAX_LISTING_CONVERSION_MS = 1000;
+// (protocol/parameters.ts), each stopped at its own bound (10,000 steps,
+// about 100 ms): thousands of tools at that bound would hold the thread
+// for minutes. The listing is read no further once converting it took
+// this much work, about a second's (a plain tool takes a few steps).
+const MAX_LISTING_CONVERSION = { steps: 100_000, enumValues: 1_000_000 };
 
 /** The most bytes one message from an HTTP server may hold. */
 const MAX_HTTP_MESSAGE_BYTES = 16 << 20;
@@ -828,19 +831,17 @@ async function listAll(
   return { tools, digest: digest.digest("hex") };
 }
 
-// The tools of a listing up to where converting their schemas took
-// MAX_LISTING_CONVERSION_MS, timed by converting them once here.
+// The tools of a listing up to where converting their schemas spent
+// MAX_LISTING_CONVERSION, counted by converting them once here.
 function affordable(tools: McpTool[]): McpTool[] {
-  const start = performance.now();
+  const budget = new ConversionBudget(MAX_LISTING_CONVERSION);
   for (const [i, tool] of tools.entries()) {
-    if (performance.now() - start >= MAX_LISTING_CONVERSION_MS) {
-      return tools.slice(0, i);
-    }
     for (const schema of [tool.inputSchema, tool.outputSchema]) {
       try {
-        schemaToParameters(schema);
+        schemaToParameters(schema, { budget });
       } catch {
-        // Past its step bound: the registry lists it with no parameters.
+        // Past its own bound, the registry lists it with no parameters.
+        if (budget.spent) return tools.slice(0, i);
       }
     }
   }
