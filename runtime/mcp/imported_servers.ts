@@ -194,7 +194,10 @@ export interface ImportedServersOptions {
    * characters of JSON. @default 1048576
    */
   maxResultBytes?: number;
-  /** The timers retries wait on (tests drive them). @default globalThis's */
+  /**
+   * The timers retries and the pauses between relists wait on (tests drive
+   * them). @default globalThis's
+   */
   timers?: RetryTimers;
   /** The jitter's random source (tests fix it). @default Math.random */
   random?: () => number;
@@ -283,6 +286,8 @@ class Servers implements ImportedServers {
   #timers: RetryTimers;
   #maxResultBytes: number;
   #first: Promise<void> | null = null;
+  // The pauses between relists under way, ended when the host closes.
+  #pauses = new Set<() => void>();
 
   constructor(options: ImportedServersOptions) {
     this.#options = options;
@@ -451,6 +456,7 @@ class Servers implements ImportedServers {
     this.#closed = true;
     const slots = [...this.#slots.values()];
     for (const slot of slots) this.#unschedule(slot);
+    for (const end of this.#pauses) end();
     // A start under way is cut short: its process is killed.
     await Promise.allSettled(slots.map((s) => s.connecting?.close()));
     await Promise.allSettled(slots.map((s) => s.starting));
@@ -595,8 +601,41 @@ class Servers implements ImportedServers {
     );
   }
 
+  // A server's relists of one kind are spaced by RELIST_SPACING_MS: one
+  // alternating two listings with list_changed would otherwise have the
+  // host convert and reload them back to back. Notifications during the
+  // pause are owed one listing after it (ServerSlot.relist).
+  #relist(
+    slot: ServerSlot,
+    what: "tools" | "skills",
+    list: () => Promise<void>,
+  ): Promise<void> {
+    return slot.relist(what, async () => {
+      if (this.#closed) return;
+      try {
+        await list();
+      } finally {
+        await this.#pause(RELIST_SPACING_MS);
+      }
+    });
+  }
+
+  // Resolves after `ms` on the host's timers, or once the host closes.
+  #pause(ms: number): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const end = () => {
+        this.#pauses.delete(end);
+        this.#timers.clear(handle);
+        resolve();
+      };
+      const handle = this.#timers.set(end, ms);
+      this.#pauses.add(end);
+    });
+  }
+
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
-    return slot.relist("tools", async () => {
+    return this.#relist(slot, "tools", async () => {
       const { tools, digest } = await listAll(client, this.#timeoutOf(slot));
       // A reload scans every skills folder: not for the same listing.
       if (digest === this.#listed.get(slot)) return;
@@ -607,7 +646,7 @@ class Servers implements ImportedServers {
   }
 
   #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
-    return slot.relist("skills", async () => {
+    return this.#relist(slot, "skills", async () => {
       const was = [slot.skills, slot.refusedSkills];
       await this.#loadSkills(slot, client, this.#timeoutOf(slot));
       if (isDeepStrictEqual(was, [slot.skills, slot.refusedSkills])) return;
@@ -699,6 +738,9 @@ async function transportFor(
   }
   return new ProcessClientTransport(spec, status.layout);
 }
+
+/** The least time between two listings of a server's tools (or skills). */
+const RELIST_SPACING_MS = 1000;
 
 /** The most answers to an HTTP server's own requests sent at once. */
 const MAX_ANSWERS_IN_FLIGHT = 16;

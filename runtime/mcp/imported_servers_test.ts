@@ -436,7 +436,7 @@ Deno.test("a server's tools are listed again within its entry's start timeout, n
     // Listed again (after a call, with a tool more), it answers late.
     listings: [[TOOL_T], [TOOL_T, { ...TOOL_T, name: "u" }]],
     relistDelayMs: 1000,
-    notify: "call",
+    notifyAfter: ["call"],
   });
   const changed = Promise.withResolvers<void>();
   let started = false;
@@ -461,6 +461,57 @@ Deno.test("a server's tools are listed again within its entry's start timeout, n
     assert.ok(await settlesWithin(changed.promise, 10_000), "not listed again");
     const names = servers.modules()[0]!.module.definitions.map((d) => d.name);
     assert.deepEqual(names, ["kit", "kit__t", "kit__u"]);
+  } finally {
+    await servers.close();
+  }
+});
+
+Deno.test("a server alternating two listings with list_changed is listed again once per spacing", async () => {
+  await using raw = await rawServer({
+    // Each listing differs from the one before, and says it changed.
+    listings: [[TOOL_T], [TOOL_T, { ...TOOL_T, name: "u" }]],
+    notifyAfter: ["call", "relist"],
+  });
+  // The pauses between listings, driven here.
+  const pending = new Set<{ fn: () => void; ms: number }>();
+  let paused = Promise.withResolvers<void>();
+  const timers = {
+    set(fn: () => void, ms: number) {
+      const timer = { fn, ms };
+      pending.add(timer);
+      paused.resolve();
+      return timer;
+    },
+    clear: (timer: unknown) => pending.delete(timer as never),
+  };
+  let changes = 0;
+  const servers = createImportedServers({
+    servers: { kit: raw.spec },
+    confinement: UNCONFINED,
+    timers,
+    onChange: () => void changes++,
+  });
+  const tools = () =>
+    servers.modules()[0]!.module.definitions.map((d) => d.name).join();
+  try {
+    await servers.start();
+    assert.equal(changes, 1);
+    await servers.call("kit", "t", {}, { timeoutMs: 30_000, onEvent() {} });
+    for (
+      const listed of ["kit,kit__t,kit__u", "kit,kit__t", "kit,kit__t,kit__u"]
+    ) {
+      // Before: no pause, and the server was listed back to back for ever.
+      assert.ok(await settlesWithin(paused.promise, 10_000), "no pause");
+      assert.equal(tools(), listed);
+      assert.equal(pending.size, 1);
+      const [timer] = pending;
+      assert.equal(timer!.ms, 1000);
+      paused = Promise.withResolvers<void>();
+      pending.delete(timer!);
+      timer!.fn();
+    }
+    assert.ok(await settlesWithin(paused.promise, 10_000), "no pause");
+    assert.equal(changes, 5);
   } finally {
     await servers.close();
   }

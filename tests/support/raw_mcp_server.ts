@@ -20,9 +20,9 @@ export interface RawServerConfig {
   errors?: Record<string, string>;
   /**
    * After which answers it sends `notifications/tools/list_changed`: each
-   * call's, or each listing's after the first. @default none
+   * call's, each listing's after the first. @default []
    */
-  notify?: "call" | "list";
+  notifyAfter?: ("call" | "relist")[];
 }
 
 /**
@@ -60,6 +60,7 @@ export async function rawServer(
 
 async function serve(config: RawServerConfig): Promise<void> {
   const listings = config.listings ?? [[]];
+  const notify = new Set(config.notifyAfter);
   const write = (m: unknown) =>
     Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\n"));
   const changed = () =>
@@ -93,11 +94,11 @@ async function serve(config: RawServerConfig): Promise<void> {
         const first = lists++ === 0;
         setTimeout(() => {
           answer({ tools });
-          if (!first && config.notify === "list") changed();
+          if (!first && notify.has("relist")) changed();
         }, first ? 0 : config.relistDelayMs ?? 0);
       } else if (m.method === "tools/call") {
         answer(config.result ?? { content: [] });
-        if (config.notify === "call") changed();
+        if (notify.has("call")) changed();
       }
     }
   }
