@@ -601,23 +601,33 @@ class Servers implements ImportedServers {
     );
   }
 
-  // A server's relists of one kind are spaced by RELIST_SPACING_MS: one
-  // alternating two listings with list_changed would otherwise have the
-  // host convert and reload them back to back. Notifications during the
-  // pause are owed one listing after it (ServerSlot.relist).
-  #relist(
+  // Lists again on a server's `list_changed`: the notifications arriving
+  // while a listing is under way, or in the RELIST_SPACING_MS pause after
+  // it, are owed one listing after that, however many they are. A server
+  // sending thousands, or alternating two listings with one after each,
+  // would otherwise have the host list, convert and reload back to back.
+  async #relist(
     slot: ServerSlot,
     what: "tools" | "skills",
     list: () => Promise<void>,
   ): Promise<void> {
-    return slot.relist(what, async () => {
-      if (this.#closed) return;
-      try {
-        await list();
-      } finally {
-        await this.#pause(RELIST_SPACING_MS);
-      }
-    });
+    if (slot.relisting.has(what)) {
+      slot.relisting.set(what, true);
+      return;
+    }
+    try {
+      do {
+        slot.relisting.set(what, false);
+        if (this.#closed) return;
+        try {
+          await list();
+        } finally {
+          await this.#pause(RELIST_SPACING_MS);
+        }
+      } while (slot.relisting.get(what));
+    } finally {
+      slot.relisting.delete(what);
+    }
   }
 
   // Resolves after `ms` on the host's timers, or once the host closes.
@@ -1107,8 +1117,8 @@ export class ServerSlot {
   #retryAt = 0;
   #upSince = 0;
   #random: () => number;
-  // Per listing: whether one is under way, and whether another is due.
-  #relisting = new Map<"tools" | "skills", boolean>();
+  /** Per listing: whether one is under way, and whether another is due. */
+  readonly relisting = new Map<"tools" | "skills", boolean>();
 
   /**
    * @param name the toolkit name
@@ -1174,47 +1184,6 @@ export class ServerSlot {
       this.#backOff(now);
     }
     return true;
-  }
-
-  /**
-   * Lists again on a server's `list_changed`: while a listing is under way,
-   * the notifications that arrive meanwhile are owed one more listing after
-   * it, however many they are. A server sending thousands would otherwise
-   * have the host list (and the registry reload) thousands of times.
-   *
-   * @param what the listing
-   * @param list reads it and takes it
-   * @returns settles when no listing is owed
-   * @example Three notifications during one listing cost two listings
-   * ```ts
-   * import { ServerSlot } from "./imported_servers.ts";
-   * import assert from "node:assert/strict";
-   * const slot = new ServerSlot("s", { command: "x" });
-   * let lists = 0;
-   * const list = async () => {
-   *   lists++;
-   *   await Promise.resolve();
-   * };
-   * await Promise.all([1, 2, 3].map(() => slot.relist("tools", list)));
-   * assert.equal(lists, 2);
-   * ```
-   */
-  async relist(
-    what: "tools" | "skills",
-    list: () => Promise<void>,
-  ): Promise<void> {
-    if (this.#relisting.has(what)) {
-      this.#relisting.set(what, true);
-      return;
-    }
-    try {
-      do {
-        this.#relisting.set(what, false);
-        await list();
-      } while (this.#relisting.get(what));
-    } finally {
-      this.#relisting.delete(what);
-    }
   }
 
   /**
