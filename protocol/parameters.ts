@@ -129,20 +129,16 @@ export class ConversionBudget {
    * @throws {RangeError} when that goes past the budget
    */
   take(enumValues: number): void {
-    if (++this.steps > this.#max.steps) {
-      throw new RangeError(
-        `Cannot convert schema to parameters: it takes more than ${
-          this.#max.steps.toLocaleString("en-US")
-        } steps`,
-      );
-    }
+    this.steps++;
     this.enumValues += enumValues;
-    if (this.enumValues > this.#max.enumValues) {
-      throw new RangeError(
-        `Cannot convert schema to parameters: it reads more than ${
-          this.#max.enumValues.toLocaleString("en-US")
-        } enum values`,
-      );
+    const { steps, enumValues: values } = this.#max;
+    const over = this.steps > steps
+      ? `takes more than ${steps.toLocaleString("en-US")} steps`
+      : this.enumValues > values
+      ? `reads more than ${values.toLocaleString("en-US")} enum values`
+      : "";
+    if (over) {
+      throw new RangeError(`Cannot convert schema to parameters: it ${over}`);
     }
   }
 }
@@ -218,15 +214,15 @@ export function schemaToParameters(
 
 class Converter {
   #root: Schema;
-  #budgets: ConversionBudget[];
+  #own = new ConversionBudget({
+    steps: MAX_STEPS,
+    enumValues: MAX_ENUM_VALUES,
+  });
+  #shared: ConversionBudget | undefined;
 
   constructor(root: Schema, shared: ConversionBudget | undefined) {
     this.#root = root;
-    const own = new ConversionBudget({
-      steps: MAX_STEPS,
-      enumValues: MAX_ENUM_VALUES,
-    });
-    this.#budgets = shared ? [own, shared] : [own];
+    this.#shared = shared;
   }
 
   /** Builds the parameters of an object shape. */
@@ -305,7 +301,8 @@ class Converter {
         Array.isArray(schema.enum)
       ? schema.enum.length
       : 0;
-    for (const budget of this.#budgets) budget.take(enumValues);
+    this.#own.take(enumValues);
+    this.#shared?.take(enumValues);
     const flat = emptyFlat();
     if (typeof schema !== "object" || schema === null) return flat;
     const own = stringField(schema, "description") ??
