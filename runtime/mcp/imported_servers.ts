@@ -546,11 +546,12 @@ class Servers implements ImportedServers {
       await client.connect(transport, { timeout });
       const connected = transport;
       const { tools, digest } = await listAll(client, timeout);
-      const kept = scrubSecrets(affordable(tools), slot.secrets);
+      // Taken before the skills are read: a relist on a list_changed
+      // meanwhile ends later, with the newer listing.
+      slot.tools = scrubSecrets(affordable(tools), slot.secrets);
+      this.#listed.set(slot, digest);
       await this.#loadSkills(slot, client, timeout);
       if (this.#closed) throw new Error("The host is closing");
-      slot.tools = kept;
-      this.#listed.set(slot, digest);
       client.onclose = () => {
         // Closed by the host: nothing to report or restart.
         if (this.#closed) return;

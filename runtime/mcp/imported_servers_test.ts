@@ -516,3 +516,26 @@ Deno.test("a server alternating two listings with list_changed is listed again o
     await servers.close();
   }
 });
+
+Deno.test("a listing that changes while a server starts is not lost to the start's older one", async () => {
+  await using raw = await rawServer({
+    // Listed once, it says its tools changed, and answers for its skills
+    // only once it has been listed again: the relist ends mid-start.
+    listings: [[TOOL_T], [TOOL_T, { ...TOOL_T, name: "u" }]],
+    notifyAfter: ["list"],
+    skillsAfterRelist: true,
+  });
+  const servers = createImportedServers({
+    servers: { kit: raw.spec },
+    confinement: UNCONFINED,
+  });
+  try {
+    await servers.start();
+    const names = servers.modules()[0]!.module.definitions.map((d) => d.name);
+    // Before: the start's first listing overwrote the relist's, and "u"
+    // was never listed.
+    assert.deepEqual(names, ["kit", "kit__t", "kit__u"]);
+  } finally {
+    await servers.close();
+  }
+});

@@ -20,9 +20,15 @@ export interface RawServerConfig {
   errors?: Record<string, string>;
   /**
    * After which answers it sends `notifications/tools/list_changed`: each
-   * call's, each listing's after the first. @default []
+   * call's, the first listing's, each listing's after the first.
+   * @default []
    */
-  notifyAfter?: ("call" | "relist")[];
+  notifyAfter?: ("call" | "list" | "relist")[];
+  /**
+   * It serves the skills extension, and answers `skills/list` (no skills)
+   * only once it has answered a second `tools/list`. @default false
+   */
+  skillsAfterRelist?: boolean;
 }
 
 /**
@@ -66,6 +72,7 @@ async function serve(config: RawServerConfig): Promise<void> {
   const changed = () =>
     write({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
   let lists = 0;
+  let answerSkills: (() => void) | null = null;
   let buffer = "";
   const input = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
   for await (const text of input) {
@@ -86,7 +93,12 @@ async function serve(config: RawServerConfig): Promise<void> {
       } else if (m.method === "initialize") {
         answer({
           protocolVersion: m.params.protocolVersion,
-          capabilities: { tools: {} },
+          capabilities: {
+            tools: {},
+            ...(config.skillsAfterRelist
+              ? { extensions: { "io.modelcontextprotocol/skills": {} } }
+              : {}),
+          },
           serverInfo: { name: "raw", version: "1" },
         });
       } else if (m.method === "tools/list") {
@@ -94,8 +106,12 @@ async function serve(config: RawServerConfig): Promise<void> {
         const first = lists++ === 0;
         setTimeout(() => {
           answer({ tools });
-          if (!first && notify.has("relist")) changed();
+          if (notify.has(first ? "list" : "relist")) changed();
+          if (!first) answerSkills?.();
         }, first ? 0 : config.relistDelayMs ?? 0);
+      } else if (m.method === "skills/list") {
+        answerSkills = () => answer({ skills: [] });
+        if (lists > 1) answerSkills();
       } else if (m.method === "tools/call") {
         answer(config.result ?? { content: [] });
         if (notify.has("call")) changed();
