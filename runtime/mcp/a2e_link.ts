@@ -21,7 +21,7 @@ import {
   nowSeconds,
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
-import type { CallEvent } from "../../protocol/tool.ts";
+import { type CallEvent, decodeEvent } from "../../protocol/tool.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
 import { Session } from "../session.ts";
 
@@ -199,11 +199,7 @@ export class PendingAnswers {
       : undefined;
     if (!waiter) return false;
     if (message.type.endsWith("/event")) {
-      waiter.onEvent?.({
-        kind: String(message.kind ?? "status"),
-        data: (message.data ?? {}) as Record<string, unknown>,
-        seq: Number(message.seq ?? 0),
-      });
+      waiter.onEvent?.(decodeEvent(message));
       return true;
     }
     this.#waiters.delete(reqId as string);
