@@ -111,7 +111,11 @@ export class ConversionBudget {
   enumValues = 0;
   #max: { steps: number; enumValues: number };
 
-  /** @param max the most steps and enum values it allows */
+  /**
+   * Creates a budget with nothing spent.
+   *
+   * @param max the most steps and enum values it allows
+   */
   constructor(max: { steps: number; enumValues: number }) {
     this.#max = max;
   }
