@@ -5,7 +5,19 @@ import { testWithPostgres } from "../../tests/support/postgres.ts";
 import { openPostgresStore } from "../store/postgres.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { RunScope, RunStore } from "../store/store.ts";
-import { createApi, fileResponse } from "./api.ts";
+import { type ConsoleSources, createApi, fileResponse } from "./api.ts";
+import { addRun, testRun } from "../../tests/support/runs.ts";
+
+// The API over a recorder, with no catalog, sessions or processes.
+function apiOf(recorder: RunRecorder, more: Partial<ConsoleSources> = {}) {
+  return createApi({
+    recorder,
+    catalog: () => Promise.reject(new Error("no catalog")),
+    sessions: () => [],
+    processes: () => [],
+    ...more,
+  });
+}
 
 Deno.test("/live is served no-store, over streamSSE's no-cache", async () => {
   const recorder = openRecorder({
@@ -13,12 +25,7 @@ Deno.test("/live is served no-store, over streamSSE's no-cache", async () => {
     maxRuns: 10,
     maxAgeDays: 1,
   });
-  const api = createApi({
-    recorder,
-    catalog: () => Promise.reject(new Error("no catalog")),
-    sessions: () => [],
-    processes: () => [],
-  });
+  const api = apiOf(recorder);
   const abort = new AbortController();
   const res = await api.request("/live", { signal: abort.signal });
   assert.equal(res.headers.get("cache-control"), "no-store");
@@ -32,27 +39,13 @@ Deno.test("/live is served no-store, over streamSSE's no-cache", async () => {
 
 Deno.test("/overview lists every other host: beating, gone, or only named by a run", async () => {
   const running = (id: string, host: string) => ({
-    id,
-    parentId: null,
-    kind: "tool" as const,
-    name: "nap",
-    toolkit: null,
-    session: "s",
-    transport: "sse",
-    tokenLabel: null,
-    host,
-    startedAt: 1,
-    endedAt: 1,
-    durationMs: 0,
-    outcome: "running",
-    error: null,
-    summary: null,
-    args: "{}",
-    result: null,
-    eventCount: 0,
-    llmTurns: 0,
-    inputTokens: 0,
-    outputTokens: 0,
+    ...addRun(id, {
+      name: "nap",
+      host,
+      endedAt: 1,
+      durationMs: 0,
+      outcome: "running",
+    }),
     cursor: 1,
   });
   const store: RunStore = {
@@ -78,12 +71,7 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
     close() {},
   };
   const recorder = new RunRecorder({ store, host: "h1" });
-  const api = createApi({
-    recorder,
-    catalog: () => Promise.reject(new Error("no catalog")),
-    sessions: () => [],
-    processes: () => [],
-  });
+  const api = apiOf(recorder);
   const view = await (await api.request("/overview")).json();
   assert.deepEqual(view.hosts, [
     { id: "h1", self: true, alive: true, last_seen_ms: 0, running: 0 },
@@ -100,29 +88,19 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
 // whole, in one answer (about 35 MB).
 async function manyChildren(store: RunStore): Promise<void> {
   const big = JSON.stringify("x".repeat(16_000));
-  const child = (i: number) => ({
-    id: `c${i}`,
-    parentId: "p",
-    kind: "tool" as const,
-    name: "inc",
-    toolkit: null,
-    session: "s",
-    transport: "websocket",
-    tokenLabel: null,
-    host: "h1",
-    startedAt: 1000 + i,
-    endedAt: 1001 + i,
-    durationMs: 1,
-    outcome: "ok",
-    error: null,
-    summary: null,
-    args: big,
-    result: big,
-    eventCount: 0,
-    llmTurns: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-  });
+  const child = (i: number) =>
+    testRun(i, {
+      id: `c${i}`,
+      parentId: "p",
+      name: "inc",
+      startedAt: 1000 + i,
+      endedAt: 1001 + i,
+      durationMs: 1,
+      outcome: "ok",
+      args: big,
+      result: big,
+      eventCount: 0,
+    });
   await store.write([{
     run: { ...child(-1), id: "p", parentId: null, name: "run_code" },
     events: [],
@@ -136,12 +114,7 @@ async function manyChildren(store: RunStore): Promise<void> {
     );
   }
   const recorder = new RunRecorder({ store, host: "h1" });
-  const api = createApi({
-    recorder,
-    catalog: () => Promise.reject(new Error("no catalog")),
-    sessions: () => [],
-    processes: () => [],
-  });
+  const api = apiOf(recorder);
   try {
     const res = await api.request("/runs/p");
     const text = await res.text();
@@ -207,29 +180,12 @@ async function keptFiles(inner: RunStore): Promise<void> {
   });
   const bytes = (fill: number, size = MiB) => new Uint8Array(size).fill(fill);
   await store.write([{
-    run: {
-      id: "k",
-      parentId: null,
+    run: addRun("k", {
       kind: "skill",
       name: "scripted",
-      toolkit: null,
-      session: "s",
       transport: "websocket",
-      tokenLabel: null,
       host: "h1",
-      startedAt: 1,
-      endedAt: 2,
-      durationMs: 1,
-      outcome: "ok",
-      error: null,
-      summary: null,
-      args: "{}",
-      result: null,
-      eventCount: 0,
-      llmTurns: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-    },
+    }),
     events: [],
     files: [
       { name: "1/a.txt", size: MiB, data: bytes(0x61), note: null },
@@ -240,12 +196,7 @@ async function keptFiles(inner: RunStore): Promise<void> {
     ],
   }]);
   const recorder = new RunRecorder({ store, host: "h1" });
-  const api = createApi({
-    recorder,
-    catalog: () => Promise.reject(new Error("no catalog")),
-    sessions: () => [],
-    processes: () => [],
-  });
+  const api = apiOf(recorder);
   try {
     read = 0;
     const detail = await (await api.request("/runs/k")).json();
@@ -315,13 +266,7 @@ Deno.test("a store that cannot be read is named to admins only: the driver's wor
   } as unknown as RunStore;
   const recorder = new RunRecorder({ store, host: "h1" });
   let scope: RunScope = { owner: "sha256:00000000" };
-  const api = createApi({
-    recorder,
-    catalog: () => Promise.reject(new Error("no catalog")),
-    sessions: () => [],
-    processes: () => [],
-    scope: () => scope,
-  });
+  const api = apiOf(recorder, { scope: () => scope });
   const read = async (path: string) => {
     const res = await api.request(path);
     return { status: res.status, text: await res.text() };
@@ -347,38 +292,16 @@ testWithPostgres(
     const store = await openPostgresStore(await pg.database());
     const ended = Date.now() - 60_000;
     await store.write([{
-      run: {
-        id: "r1",
-        parentId: null,
-        kind: "tool",
-        name: "add",
-        toolkit: null,
-        session: "s",
-        transport: "sse",
-        tokenLabel: null,
-        host: "h2",
+      run: addRun("r1", {
         startedAt: ended - 5,
         endedAt: ended,
         durationMs: 5,
-        outcome: "ok",
-        error: null,
-        summary: null,
-        args: "{}",
         result: "3",
-        eventCount: 0,
-        llmTurns: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-      },
+      }),
       events: [],
     }]);
     const recorder = new RunRecorder({ store, host: "h1" });
-    const api = createApi({
-      recorder,
-      catalog: () => Promise.reject(new Error("no catalog")),
-      sessions: () => [],
-      processes: () => [],
-    });
+    const api = apiOf(recorder);
     const realNow = Date.now;
     try {
       Date.now = () => realNow() + 2 * 3600_000;
@@ -408,40 +331,14 @@ testWithPostgres(
   async (pg) => {
     const url = await pg.database();
     const store = await openPostgresStore(url);
-    const run = (id: string, owner: string) => ({
-      id,
-      parentId: null,
-      kind: "tool" as const,
-      name: "add",
-      toolkit: null,
-      session: "s",
-      transport: "sse",
-      tokenLabel: "token 1",
-      owner,
-      host: "h1",
-      startedAt: 1,
-      endedAt: 2,
-      durationMs: 1,
-      outcome: "ok",
-      error: null,
-      summary: null,
-      args: "{}",
-      result: "3",
-      eventCount: 0,
-      llmTurns: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-    });
+    const run = (id: string, owner: string) =>
+      addRun(id, { tokenLabel: "token 1", owner, host: "h1", result: "3" });
     await store.write([
       { run: run("a1", "sha256:aaaaaaaa"), events: [] },
       { run: run("b1", "sha256:bbbbbbbb"), events: [] },
     ]);
     const recorder = new RunRecorder({ store, host: "h1" });
-    const api = createApi({
-      recorder,
-      catalog: () => Promise.reject(new Error("no catalog")),
-      sessions: () => [],
-      processes: () => [],
+    const api = apiOf(recorder, {
       scope: (c) => ({ owner: c.req.header("x-owner")! }),
     });
     const as = (owner: string, path: string) =>
@@ -518,12 +415,7 @@ testWithPostgres(
   async (pg) => {
     const store = await openPostgresStore(await pg.database());
     const recorder = new RunRecorder({ store, host: "h1" });
-    const api = createApi({
-      recorder,
-      catalog: () => Promise.reject(new Error("no catalog")),
-      sessions: () => [],
-      processes: () => [],
-    });
+    const api = apiOf(recorder);
     try {
       for (
         const [window, seconds] of [

@@ -12,6 +12,7 @@ import {
 } from "./postgres.ts";
 import { type RunCounters, RunRecorder } from "./recorder.ts";
 import type { FleetChange } from "./store.ts";
+import { addRun } from "../../tests/support/runs.ts";
 
 const session = fakeSession();
 
@@ -75,29 +76,7 @@ testWithPostgres(
         }
       };
       const record = (id: string, host: string, outcome: string) => ({
-        run: {
-          id,
-          parentId: null,
-          kind: "tool" as const,
-          name: "add",
-          toolkit: null,
-          session: "s",
-          transport: "sse",
-          tokenLabel: null,
-          host,
-          startedAt: 1,
-          endedAt: 2,
-          durationMs: 1,
-          outcome,
-          error: null,
-          summary: null,
-          args: "{}",
-          result: null,
-          eventCount: 0,
-          llmTurns: 0,
-          inputTokens: 0,
-          outputTokens: 0,
-        },
+        run: addRun(id, { host, outcome }),
         events: [],
       });
       // LISTEN is set up asynchronously: write until the first one is heard.
@@ -504,29 +483,11 @@ testWithPostgres(
       // A run another host (its clock right) finished just now.
       const endedAt = realNow();
       await store.write([{
-        run: {
-          id: "recent",
-          parentId: null,
-          kind: "tool",
-          name: "add",
-          toolkit: null,
-          session: "s",
-          transport: "sse",
-          tokenLabel: null,
-          host: "h2",
+        run: addRun("recent", {
           startedAt: endedAt - 5,
           endedAt,
           durationMs: 5,
-          outcome: "ok",
-          error: null,
-          summary: null,
-          args: "{}",
-          result: null,
-          eventCount: 0,
-          llmTurns: 0,
-          inputTokens: 0,
-          outputTokens: 0,
-        },
+        }),
         events: [],
       }]);
       // This host's clock is 30 days ahead; it keeps 7 days, as the
@@ -654,29 +615,7 @@ testWithPostgres(
       }
     };
     const record = (id: string, outcome: string) => ({
-      run: {
-        id,
-        parentId: null,
-        kind: "tool" as const,
-        name: "add",
-        toolkit: null,
-        session: "s",
-        transport: "sse",
-        tokenLabel: null,
-        host: "h2",
-        startedAt: 1,
-        endedAt: 2,
-        durationMs: 1,
-        outcome,
-        error: null,
-        summary: null,
-        args: "{}",
-        result: null,
-        eventCount: 0,
-        llmTurns: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-      },
+      run: addRun(id, { outcome }),
       events: [],
     });
     try {
@@ -788,32 +727,7 @@ testWithPostgres(
       heard.push(`${change.type} ${change.run.id}`);
       wake();
     });
-    const record = (id: string) => ({
-      run: {
-        id,
-        parentId: null,
-        kind: "tool" as const,
-        name: "add",
-        toolkit: null,
-        session: "s",
-        transport: "sse",
-        tokenLabel: null,
-        host: "h2",
-        startedAt: 1,
-        endedAt: 2,
-        durationMs: 1,
-        outcome: "ok",
-        error: null,
-        summary: null,
-        args: "{}",
-        result: null,
-        eventCount: 0,
-        llmTurns: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-      },
-      events: [],
-    });
+    const record = (id: string) => ({ run: addRun(id), events: [] });
     try {
       // The LISTEN is tried, and tried again, while the door is shut.
       while (cut < 4) await new Promise<void>((r) => cutWake = r);

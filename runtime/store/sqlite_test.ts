@@ -2,34 +2,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { openSqliteStore } from "./sqlite.ts";
-import type { RunRecord } from "./store.ts";
+import { testRun as run } from "../../tests/support/runs.ts";
 
 // prune(), list() and owners are checked on SQLite by store_suite_test.ts.
-function run(i: number, over: Partial<RunRecord> = {}): RunRecord {
-  return {
-    id: `r${i}`,
-    parentId: null,
-    kind: "tool",
-    name: i % 2 ? "odd" : "even",
-    toolkit: null,
-    session: "s",
-    transport: "websocket",
-    tokenLabel: null,
-    startedAt: i,
-    endedAt: i,
-    durationMs: i,
-    outcome: i % 3 ? "ok" : "timeout",
-    error: null,
-    summary: null,
-    args: "{}",
-    result: null,
-    eventCount: 1,
-    llmTurns: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    ...over,
-  };
-}
 
 Deno.test("a write that fails leaves nothing half-written", async () => {
   const dir = await Deno.makeTempDir();

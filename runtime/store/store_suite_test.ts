@@ -9,37 +9,10 @@ import {
   CHILD_PAGE,
   childrenQuery,
   INTERRUPTED,
-  type RunRecord,
   type RunStore,
   type StoredEvent,
 } from "./store.ts";
-
-function run(i: number, over: Partial<RunRecord> = {}): RunRecord {
-  return {
-    id: `r${i}`,
-    parentId: null,
-    kind: "tool",
-    name: i % 2 ? "odd" : "even",
-    toolkit: null,
-    session: "s",
-    transport: "websocket",
-    tokenLabel: null,
-    host: "h1",
-    startedAt: i,
-    endedAt: i,
-    durationMs: i,
-    outcome: i % 3 ? "ok" : "timeout",
-    error: null,
-    summary: null,
-    args: "{}",
-    result: null,
-    eventCount: 1,
-    llmTurns: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    ...over,
-  };
-}
+import { testRun as run } from "../../tests/support/runs.ts";
 
 const ids = (page: { runs: { id: string }[] }) => page.runs.map((r) => r.id);
 
