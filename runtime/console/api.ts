@@ -611,6 +611,9 @@ function percentile(sorted: number[], p: number): number {
 // The live stream (`/api/live`).
 
 const MAX_QUEUE = 2000;
+// And bytes of events held for a viewer that does not read: a module's
+// may be 1 MiB each (the sandbox's cap), and 2,000 of them were 2 GiB.
+const MAX_QUEUE_BYTES = 8 << 20;
 const HEARTBEAT_MS = 15_000;
 // Feeds one viewer (a token, or every admin together) holds open. Each is
 // a listener every call of every client runs through; beyond this its
@@ -653,13 +656,15 @@ function liveStream(
     const queue: LiveChange[] = [];
     let wake: (() => void) | null = null;
     let lost = 0;
+    let queuedBytes = 0;
     const unsubscribe = recorder.subscribe((change) => {
       const owner = change.type === "event" ? change.owner : change.run.owner;
       if (!mayView(scope, owner)) return;
-      if (queue.length >= MAX_QUEUE) {
+      if (queue.length >= MAX_QUEUE || queuedBytes >= MAX_QUEUE_BYTES) {
         lost++;
         return;
       }
+      if (change.type === "event") queuedBytes += change.size;
       queue.push(change);
       wake?.();
     });
@@ -698,6 +703,7 @@ function liveStream(
           lost = 0;
         }
         const change = queue.shift()!;
+        if (change.type === "event") queuedBytes -= change.size;
         await stream.writeSSE({
           event: change.type,
           data: encode(recorder, change),

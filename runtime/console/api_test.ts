@@ -437,3 +437,48 @@ testWithPostgres(
     }
   },
 );
+
+// A module's events may be up to 1 MiB each (the sandbox's cap): a live
+// feed that is not read held up to 2,000 of them whole, about 2 GiB, for
+// as long as its viewer kept it open. What it holds is bounded in bytes:
+// past the bound, events are counted lost, as past the count.
+Deno.test("a live feed nobody reads holds a bounded size of events, not 2,000 of 1 MiB", async () => {
+  const recorder = openRecorder(null);
+  const api = apiOf(recorder);
+  const abort = new AbortController();
+  const res = await api.request("/live", { signal: abort.signal });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("event: hello")) text += (await reader.read()).value;
+  const session = {
+    id: "s",
+    token: "",
+    state: new Map(),
+    send() {},
+    signal: new AbortController().signal,
+  };
+  const id = recorder.started({ kind: "tool", name: "big", session, args: {} });
+  const big = "x".repeat(1 << 20);
+  const SENT = 64;
+  for (let seq = 0; seq < SENT; seq++) {
+    recorder.event(id, { kind: "log", seq, data: { message: big } });
+  }
+  // Read what the feed held: at each read one more small event, heard
+  // once the feed has room again, after the count of those it lost.
+  let seq = SENT;
+  while (
+    !/^event: (lost|event\ndata: .*"seq":\d+,"kind":"status")/m.test(text)
+  ) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+    recorder.event(id, { kind: "status", seq: seq++, data: { message: "." } });
+  }
+  abort.abort();
+  await reader.cancel();
+  await recorder.close();
+  const delivered = text.match(/"kind":"log"/g)?.length ?? 0;
+  const lost = Number(/^event: lost\ndata: (\d+)$/m.exec(text)?.[1] ?? 0);
+  assert.ok(delivered <= 16, `${delivered} events of 1 MiB were held`);
+  assert.ok(lost >= SENT - 16, `${lost} lost`);
+});

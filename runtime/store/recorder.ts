@@ -339,7 +339,14 @@ export interface LiveRun {
 /** A change the live view hears about. */
 export type LiveChange =
   | { type: "started"; run: LiveRun }
-  | { type: "event"; runId: string; owner: string | null; event: CallEvent }
+  | {
+    type: "event";
+    runId: string;
+    owner: string | null;
+    event: CallEvent;
+    /** About the bytes of its data (its top level's strings counted). */
+    size: number;
+  }
   | { type: "finished"; run: RunRecord };
 
 /**
@@ -687,7 +694,9 @@ export class RunRecorder implements RunObserver {
       }
     }
     if (this.#listeners.size > 0) {
-      this.#notify({ type: "event", runId, owner: open.live.owner, event });
+      const { owner } = open.live;
+      const size = roughSize(data);
+      this.#notify({ type: "event", runId, owner, event, size });
     }
   }
 
