@@ -421,6 +421,7 @@ testWithPostgres(
         const [window, seconds] of [
           ["0.0001", 0.0001],
           ["1e300", 1e300],
+          ["1e306", 1e306],
           ["-5", 3600],
           ["x", 3600],
           ["Infinity", 3600],
