@@ -206,8 +206,10 @@ export function mapProviderError(
     : api
     ? api.message ?? (status === undefined ? causeMessage(error) : undefined)
     : error.message;
-  // Sentence-case house style: no trailing period after the detail.
-  const detail = text?.trim().replace(/\.+$/, "");
+  // Sentence-case house style: no trailing period after the detail. The
+  // lookbehind starts a match only where a run of dots starts: `\.+$` alone
+  // took quadratic time on a message of dots not at its end.
+  const detail = text?.trim().replace(/(?<!\.)\.+$/, "");
   const said = detail ? `: ${detail}` : "";
   let message: string;
   let retryable: boolean;

@@ -368,7 +368,9 @@ export function redactUrl(url: string): string {
 }
 
 function normalize(provider: LlmProviderName, url: string | undefined) {
-  return (url ?? OFFICIAL_BASE_URLS[provider]).replace(/\/+$/, "");
+  // From where a run of slashes starts only: `\/+$` alone took quadratic
+  // time on a client's base_url of slashes not at its end.
+  return (url ?? OFFICIAL_BASE_URLS[provider]).replace(/(?<!\/)\/+$/, "");
 }
 
 /** Where the applied configuration came from. */

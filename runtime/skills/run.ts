@@ -936,7 +936,9 @@ export function parseFinalAnswer(text: string, schema: JsonSchema): unknown {
 
 function extractJson(text: string): unknown {
   const candidates: string[] = [];
-  const fence = /```(?:json|JSON)?\s*\n([\s\S]*?)```/.exec(text);
+  // Only spaces before the newline: `\s*\n` could reach the newline many
+  // ways, and an unclosed fence of newlines took quadratic time.
+  const fence = /```(?:json|JSON)?[^\S\n]*\n([\s\S]*?)```/.exec(text);
   if (fence?.[1]) candidates.push(fence[1]);
   candidates.push(text.trim());
   for (const [open, close] of [["{", "}"], ["[", "]"]] as const) {
