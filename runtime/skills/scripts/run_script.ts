@@ -444,16 +444,20 @@ function sendArtifacts(
   return listed;
 }
 
+// A Map: the script names the file, and an object's lookup of
+// "constructor" finds Object, a function JSON drops from the event.
+const MIME_TYPES = new Map([
+  ["json", "application/json"],
+  ["csv", "text/csv"],
+  ["txt", "text/plain"],
+  ["md", "text/markdown"],
+  ["html", "text/html"],
+  ["png", "image/png"],
+]);
+
 function mimeOf(name: string): string {
   const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
-  return ({
-    json: "application/json",
-    csv: "text/csv",
-    txt: "text/plain",
-    md: "text/markdown",
-    html: "text/html",
-    png: "image/png",
-  } as Record<string, string>)[ext] ?? "application/octet-stream";
+  return MIME_TYPES.get(ext) ?? "application/octet-stream";
 }
 
 /**
