@@ -56,7 +56,7 @@ import type {
   RegistrySnapshot,
   SkillEntry,
 } from "../registry/types.ts";
-import { redactLlmConfig } from "../llm/config.ts";
+import { readEnv, redactLlmConfig } from "../llm/config.ts";
 import {
   agentSkillsNameProblem,
   findSkillFile,
@@ -709,20 +709,15 @@ export function skillSource(
   options: { origin: "file" | "builtin"; home?: string | null },
 ): SkillSource {
   if (options.origin === "builtin") return "system";
-  const home = options.home === undefined ? homeDir() : options.home;
+  // readEnv: without env permission, nothing counts as a user folder.
+  const home = options.home === undefined
+    ? readEnv("HOME") ?? readEnv("USERPROFILE")
+    : options.home;
   if (home) {
     const [dir, at] = [resolve(home), resolve(path)];
     if (at !== dir && within(at, dir)) return "user";
   }
   return "project";
-}
-
-function homeDir(): string | null {
-  try {
-    return Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? null;
-  } catch {
-    return null; // no env permission: nothing counts as a user folder
-  }
 }
 
 /** What {@link resolveSkillStatus} checks a skill against. */
