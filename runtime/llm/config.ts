@@ -591,12 +591,9 @@ export function readEnv(name: string): string | undefined {
 // A borrowed host key only goes where the host sends it.
 function checkBorrowedKeyTarget(selection: LlmSelection): void {
   const { chosen, source, provider, hostEntry } = selection;
-  const ownBase = providerConfigOf(chosen).base_url as string | undefined;
+  const ownBase = baseUrlOf(chosen);
   if (ownBase === undefined) return;
-  const hostBase = hostEntry
-    ? providerConfigOf(hostEntry).base_url as string | undefined
-    : undefined;
-  if (sameBaseUrl(provider, ownBase, hostBase)) return;
+  if (sameBaseUrl(provider, ownBase, baseUrlOf(hostEntry))) return;
   throw new SkillboxError(
     "skill_error",
     `Cannot send the host's "${provider}" credentials to base_url "${
@@ -604,6 +601,11 @@ function checkBorrowedKeyTarget(selection: LlmSelection): void {
     }" from ${source}: give "provider_credentials.api_key" or use the host's base_url`,
     { detail: { provider } },
   );
+}
+
+// A configuration's base_url (checkLlmConfig made it a string if set).
+function baseUrlOf(config: LlmConfig | undefined): string | undefined {
+  return config && providerConfigOf(config).base_url as string | undefined;
 }
 
 function missingKeyError(
@@ -782,11 +784,7 @@ export function resolveLlmConfig(
   const operatorEndpoint = source === "llm" ||
     host.some((entry) =>
       entry.provider_name === provider &&
-      sameBaseUrl(
-        provider,
-        baseUrl,
-        providerConfigOf(entry).base_url as string | undefined,
-      )
+      sameBaseUrl(provider, baseUrl, baseUrlOf(entry))
     );
   return {
     provider,
