@@ -81,7 +81,13 @@ export function createOpenAiProvider(
       const temperature = request.temperature ?? options.temperature;
       const body: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
         model: options.model,
-        messages: toOpenAiMessages(request),
+        // The system prompt first.
+        messages: [
+          ...(request.system
+            ? [{ role: "system" as const, content: request.system }]
+            : []),
+          ...request.messages.map(toOpenAiMessage),
+        ],
         stream: true,
         stream_options: { include_usage: true },
         ...(maxTokens === undefined ? {} : { [tokensField]: maxTokens }),
@@ -125,16 +131,7 @@ export function createOpenAiProvider(
   };
 }
 
-/** Maps our history to Chat Completions messages (system prompt first). */
-function toOpenAiMessages(
-  request: ChatRequest,
-): OpenAI.Chat.ChatCompletionMessageParam[] {
-  const out: OpenAI.Chat.ChatCompletionMessageParam[] = [];
-  if (request.system) out.push({ role: "system", content: request.system });
-  for (const message of request.messages) out.push(toOpenAiMessage(message));
-  return out;
-}
-
+/** Maps one message of our history to a Chat Completions message. */
 function toOpenAiMessage(
   message: ChatMessage,
 ): OpenAI.Chat.ChatCompletionMessageParam {
