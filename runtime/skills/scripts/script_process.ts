@@ -7,13 +7,13 @@
  * root holding only the system folders (for a system interpreter) or the
  * Deno binary and its libraries, the given binds, a private `/tmp`, an
  * empty environment plus the given variables. `prlimit --as` inside caps
- * its memory; at the timeout bwrap gets SIGKILL, `--die-with-parent` takes the
- * namespace's pid 1 with it and the kernel ends the whole PID namespace.
- * With a `workspace`, `/work` and `/tmp` are a quota-bound tmpfs set up by
- * a keeper around bwrap (see `workspace_mount.ts`): at the timeout the
- * keeper ends bwrap, and either way it sends the workspace's files back
- * (bounded) before the tmpfs goes. With `egress`, the script runs behind
- * the egress relay in its namespace (still with no network of its own).
+ * its memory. `/work` and `/tmp` are a quota-bound tmpfs set up by a keeper
+ * around bwrap (see `workspace_mount.ts`): at the timeout the keeper ends
+ * bwrap (`--die-with-parent` takes the namespace's pid 1 with it and the
+ * kernel ends the whole PID namespace), and either way it sends the
+ * workspace's files back (bounded) before the tmpfs goes. With `egress`,
+ * the script runs behind the egress relay in its namespace (still with no
+ * network of its own).
  *
  * @module
  */
@@ -65,9 +65,8 @@ export interface ConfinedSpec {
    * `/work` and `/tmp` as a tmpfs of this quota, the inputs copied in from
    * `dirs.inputs`; the files left in `/work` come back within `caps`, after
    * the run's `marker` on the keeper's stdout (see `workspace_mount.ts`).
-   * @default none: the binds only
    */
-  workspace?: KeeperRun;
+  workspace: KeeperRun;
 }
 
 /** How a confined run ended. */
@@ -77,10 +76,10 @@ export interface ConfinedExit {
   /** True when the timeout killed it. */
   timedOut: boolean;
   /**
-   * The workspace's keeper's report (a `workspace` run), or null when the
-   * workspace could not be set up (`code` is then 125, stderr says why).
+   * The workspace's keeper's report, or null when the workspace could not
+   * be set up (`code` is then 125, stderr says why).
    */
-  workspace?: KeeperReport | null;
+  workspace: KeeperReport | null;
 }
 
 // How long the keeper gets to end bwrap at the timeout before it is killed
@@ -88,41 +87,48 @@ export interface ConfinedExit {
 const KEEPER_GRACE_MS = 5_000;
 
 /**
- * The command line of a confined script (bwrap, under the keeper with a
- * workspace).
+ * The command line of a confined script: bwrap, under the keeper of its
+ * workspace.
  *
  * @param spec the run
  * @returns the program, its arguments and whole environment
  * @example A Python script sees /usr, the skill and its workspace
  * ```ts
  * import { scriptCommand } from "./script_process.ts";
+ * import { DEFAULT_WORKSPACE_QUOTA, workspaceDirs } from "./workspace_mount.ts";
+ * import { DEFAULT_COLLECT_CAPS } from "./workspace_files.ts";
  * import assert from "node:assert/strict";
  * const cmd = scriptCommand({
  *   layout: { bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: ["/opt/lib"],
  *     links: [], denoDir: "/c/deno", systemDirs: ["/usr"] },
  *   argv: ["/usr/bin/python3", "/skill/a.py"], env: { LANG: "C.UTF-8" },
- *   binds: [{ from: "/s", to: "/skill" }, { from: "/w", to: "/work", writable: true }],
- *   cwd: "/work", timeoutMs: 1000, memoryBytes: 1 << 28,
+ *   binds: [{ from: "/s", to: "/skill" }], cwd: "/work", timeoutMs: 1000, memoryBytes: 1 << 28,
+ *   workspace: { dirs: workspaceDirs("/w"), quota: DEFAULT_WORKSPACE_QUOTA,
+ *     caps: DEFAULT_COLLECT_CAPS, marker: "m" },
  * });
- * assert.equal(cmd.program, "/usr/bin/bwrap");
+ * assert.equal(cmd.program, "/usr/bin/unshare"); // the keeper, around bwrap
+ * assert.ok(cmd.args.includes("/usr/bin/bwrap"));
  * assert.deepEqual(cmd.args.slice(-5),
  *   ["/usr/bin/prlimit", "--as=268435456", "--", "/usr/bin/python3", "/skill/a.py"]);
  * assert.ok(cmd.args.includes("--unshare-user") && cmd.args.includes("--unshare-net"));
- * assert.equal(cmd.args[cmd.args.indexOf("/w") - 1], "--bind");
+ * assert.equal(cmd.args[cmd.args.indexOf("/w/ns/work") - 1], "--bind");
  * assert.ok(!cmd.args.includes("/opt/deno") && !cmd.args.includes("/c/deno/npm"));
  * assert.deepEqual(cmd.env, { LANG: "C.UTF-8", HOME: "/tmp", TMPDIR: "/tmp" });
  * ```
  * @example Behind the relay
  * ```ts
  * import { scriptCommand } from "./script_process.ts";
+ * import { DEFAULT_WORKSPACE_QUOTA, workspaceDirs } from "./workspace_mount.ts";
+ * import { DEFAULT_COLLECT_CAPS } from "./workspace_files.ts";
  * import assert from "node:assert/strict";
  * const cmd = scriptCommand({
  *   layout: { bwrap: "/usr/bin/bwrap", execPath: "/opt/deno", libDirs: [],
  *     links: [], denoDir: "/c/deno", systemDirs: ["/usr"] },
  *   argv: ["/usr/bin/python3", "/skill/a.py"], env: {}, binds: [], cwd: "/work",
  *   timeoutMs: 1000, memoryBytes: 1 << 28, egress: { socket: "/h/e.sock", token: "ab" },
+ *   workspace: { dirs: workspaceDirs("/w"), quota: DEFAULT_WORKSPACE_QUOTA,
+ *     caps: DEFAULT_COLLECT_CAPS, marker: "m" },
  * });
- * assert.equal(cmd.program, "/usr/bin/bwrap");
  * assert.equal(cmd.env.HTTPS_PROXY, "http://127.0.0.1:3128");
  * assert.deepEqual(cmd.args.slice(-5),
  *   ["/usr/bin/prlimit", "--as=268435456", "--", "/usr/bin/python3", "/skill/a.py"]);
@@ -132,7 +138,7 @@ const KEEPER_GRACE_MS = 5_000;
 export function scriptCommand(
   spec: Omit<ConfinedSpec, "onOutput" | "signal" | "stdin">,
 ): { program: string; args: string[]; env: Record<string, string> } {
-  const dirs = spec.workspace?.dirs;
+  const dirs = spec.workspace.dirs;
   const confined = confineArgs(spec.layout, {
     program: spec.argv[0],
     args: spec.argv.slice(1),
@@ -141,18 +147,16 @@ export function scriptCommand(
     env: spec.env,
     binds: [
       ...spec.binds,
-      ...dirs ? [{ from: dirs.work, to: "/work", writable: true }] : [],
+      { from: dirs.work, to: "/work", writable: true },
     ],
-    tmpDir: dirs?.tmp,
+    tmpDir: dirs.tmp,
     cwd: spec.cwd,
     egress: spec.egress,
   });
-  const run = spec.workspace
-    ? keeperCommand(
-      { program: confined.command, args: confined.args },
-      spec.workspace,
-    )
-    : { program: confined.command, args: confined.args };
+  const run = keeperCommand(
+    { program: confined.command, args: confined.args },
+    spec.workspace,
+  );
   return { ...run, env: confined.env };
 }
 
@@ -166,17 +170,25 @@ export function scriptCommand(
  * ```ts
  * import { runConfined } from "./script_process.ts";
  * import { detectConfinement } from "../../confine/confine.ts";
+ * import { DEFAULT_WORKSPACE_QUOTA, newMarker, workspaceDirs } from "./workspace_mount.ts";
+ * import { DEFAULT_COLLECT_CAPS } from "./workspace_files.ts";
  * import assert from "node:assert/strict";
  * const { layout } = await detectConfinement("auto");
  * if (layout) {
+ *   const dirs = workspaceDirs(await Deno.makeTempDir());
+ *   await Deno.mkdir(dirs.mount); // where the keeper mounts its tmpfs
  *   let out = "";
  *   const exit = await runConfined({
  *     layout, argv: ["/usr/bin/sh", "-c", "echo $GREETING $(id -u)"], binds: [],
- *     env: { GREETING: "hi" }, cwd: "/tmp", timeoutMs: 10_000, memoryBytes: 1 << 28,
+ *     env: { GREETING: "hi" }, cwd: "/work", timeoutMs: 10_000, memoryBytes: 1 << 28,
+ *     workspace: { dirs, quota: DEFAULT_WORKSPACE_QUOTA, caps: DEFAULT_COLLECT_CAPS,
+ *       marker: newMarker() },
  *     onOutput: (_s, t) => out += t,
  *   });
+ *   await Deno.remove(dirs.dir, { recursive: true });
  *   assert.equal(exit.code, 0);
  *   assert.equal(out, "hi 65534\n");
+ *   assert.deepEqual(exit.workspace?.files.files, []);
  * }
  * ```
  */
@@ -205,7 +217,6 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
   let backstop: ReturnType<typeof setTimeout> | undefined;
   const timer = setTimeout(() => {
     timedOut = true;
-    if (!spec.workspace) return kill();
     // The keeper ends bwrap and still hands the workspace over.
     try {
       child.kill("SIGTERM");
@@ -222,8 +233,8 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     } catch { /* the script closed its stdin */ }
   })();
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
-  const split = spec.workspace && markerSplitter(spec.workspace.marker);
-  const stream = spec.workspace && new KeeperStream(spec.workspace.caps);
+  const split = markerSplitter(spec.workspace.marker);
+  const stream = new KeeperStream(spec.workspace.caps);
   const pump = async (
     reader: ReadableStreamDefaultReader<Uint8Array>,
     name: "stdout" | "stderr",
@@ -236,13 +247,13 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     while (true) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (name === "stdout" && split && stream) {
+      if (name === "stdout") {
         const parts = split.push(value);
         emit(parts.script);
         stream.push(parts.keeper);
       } else emit(value);
     }
-    emit(name === "stdout" && split ? split.end() : new Uint8Array(0), true);
+    emit(name === "stdout" ? split.end() : new Uint8Array(0), true);
   };
   const pumps = Promise.all([
     pump(readers[0]!, "stdout"),
@@ -257,12 +268,12 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
       await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
     }
     await Promise.all([pumps, feed]);
-    const report = stream?.end() ?? null;
+    const report = stream.end();
     return {
       // Deno reports a run ended by a signal as the shell does: 128 + its number.
       code: report?.code ?? status.code,
       timedOut,
-      ...spec.workspace && { workspace: report ?? null },
+      workspace: report,
     };
   } finally {
     clearTimeout(timer);
