@@ -16,6 +16,7 @@ import { SkillboxError } from "../../protocol/errors.ts";
 import { isPlainObject } from "../../protocol/json.ts";
 import type { ChatOptions } from "./provider.ts";
 import { DEFAULT_LLM_RULES, type LlmRules, redactUrl } from "./config.ts";
+import { scrubText } from "../toolkits/secrets.ts";
 
 /** The two limits of a turn: the operator's `llm` rules for them. */
 export type TurnLimits = Pick<LlmRules, "maxResponseBytes" | "maxToolCalls">;
@@ -171,8 +172,9 @@ export interface ApiErrorFields {
  *
  * @param provider `openai` or `anthropic`
  * @param error what the SDK threw
- * @param options `baseUrl` (named for connection failures) and the
- *   provider's reader of its SDK error class (undefined when not one)
+ * @param options `baseUrl` (named for connection failures), the
+ *   provider's reader of its SDK error class (undefined when not one), and
+ *   the `apiKey` sent, scrubbed from the provider's message
  * @returns the error to throw
  * @example A non-SDK failure becomes a provider error
  * ```ts
@@ -191,6 +193,7 @@ export function mapProviderError(
   options: {
     baseUrl: string;
     readApiError: (error: unknown) => ApiErrorFields | undefined;
+    apiKey?: string;
   },
 ): Error {
   if (error instanceof SkillboxError) return error;
@@ -209,7 +212,10 @@ export function mapProviderError(
   // Sentence-case house style: no trailing period after the detail. The
   // lookbehind starts a match only where a run of dots starts: `\.+$` alone
   // took quadratic time on a message of dots not at its end.
-  const detail = text?.trim().replace(/(?<!\.)\.+$/, "");
+  // A server that echoes the credential it got would hand the host's key
+  // to the skill's caller.
+  const detail = scrubText(text ?? "", [options.apiKey ?? ""]).trim()
+    .replace(/(?<!\.)\.+$/, "");
   const said = detail ? `: ${detail}` : "";
   let message: string;
   let retryable: boolean;
@@ -257,6 +263,8 @@ export interface TurnOptions extends ChatOptions {
   baseUrl: string;
   /** The provider's reader of its SDK error class (undefined when not one). */
   readApiError: (error: unknown) => ApiErrorFields | undefined;
+  /** The key the request carried, scrubbed from error messages. @default none */
+  apiKey?: string;
   /** Bounds of the turn. @default {@link DEFAULT_LLM_RULES}'s */
   limits?: TurnLimits;
 }

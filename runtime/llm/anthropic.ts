@@ -52,6 +52,7 @@ export function createAnthropicProvider(
     baseUrl,
     readApiError,
     limits: options.limits,
+    apiKey: options.apiKey,
   };
   return {
     provider: PROVIDER,

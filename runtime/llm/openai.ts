@@ -71,6 +71,7 @@ export function createOpenAiProvider(
     baseUrl,
     readApiError,
     limits: options.limits,
+    apiKey: options.apiKey,
   };
 
   return {
