@@ -150,20 +150,15 @@ function ownOriginFetch(endpoint: string): FetchLike {
       if (!REDIRECTS.includes(res.status) || location === null) return res;
       await res.body?.cancel();
       const next = new URL(location, url);
-      if (next.origin !== origin) {
+      const refused = next.origin !== origin
+        ? `to another origin, "${next.origin}": not followed`
+        : hop >= MAX_REDIRECTS
+        ? `more than ${MAX_REDIRECTS} times`
+        : null;
+      if (refused !== null) {
         throw new SkillboxError(
           "skill_error",
-          `LLM endpoint "${
-            redactUrl(endpoint)
-          }" redirected to another origin, "${next.origin}": not followed`,
-        );
-      }
-      if (hop >= MAX_REDIRECTS) {
-        throw new SkillboxError(
-          "skill_error",
-          `LLM endpoint "${
-            redactUrl(endpoint)
-          }" redirected more than ${MAX_REDIRECTS} times`,
+          `LLM endpoint "${redactUrl(endpoint)}" redirected ${refused}`,
         );
       }
       const method = (request.method ?? "GET").toUpperCase();
