@@ -120,7 +120,7 @@ function evaluatorMain(target?: EvaluatorScope): void {
    * Script eval gives the completion value for free, but cannot `await`.
    */
   const withReturn = (body: string) => {
-    const lines = body.replace(/\s+$/, "").split("\n");
+    const lines = body.trimEnd().split("\n");
     for (let k = 1; k <= Math.min(lines.length, 40); k++) {
       const tail = lines.slice(-k).join("\n").trim().replace(/;$/, "");
       if (tail === "") continue;
