@@ -12,6 +12,8 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const { O_NOCTTY, O_NONBLOCK, O_RDONLY } = constants;
+// As Deno.readTextFile decodes: a byte order mark is kept.
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** The local files a module is made of, and their combined hash. */
 export interface ModuleGraph {
@@ -24,8 +26,9 @@ export interface ModuleGraph {
 }
 
 /**
- * Most bytes read of one local file: the host reads whatever a module
- * imports, and a file past this fails the module's read.
+ * Most bytes read of one local file, and of a module and its local imports
+ * in all: the host reads and holds whatever a module imports, and a file or
+ * a graph past this fails the module's read.
  */
 export const MAX_MODULE_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -89,6 +92,8 @@ export function localTarget(specifier: string, from: string): string | null {
  * @param path absolute path of the module
  * @returns the files and the hash
  * @throws {Deno.errors.NotFound} when the module itself does not exist
+ * @throws {RangeError} when a file, or the module and its imports in all,
+ *   exceed {@link MAX_MODULE_FILE_BYTES}
  * @example Hash a module
  * ```ts
  * import { moduleGraph } from "./module_graph.ts";
@@ -105,19 +110,27 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
   const root = resolve(path);
   const seen = new Map<string, string | null>();
   const todo = [root];
+  let total = 0;
   while (todo.length > 0) {
     const file = todo.pop()!;
     if (seen.has(file)) continue;
-    let text: string | null;
+    let bytes: Uint8Array | null;
     try {
-      text = await readRegularFile(file);
+      bytes = await readRegularFile(file);
     } catch (err) {
       if (file === root || err instanceof RangeError) throw err;
-      text = null;
+      bytes = null;
     }
-    if (text === null && file === root) {
+    if (bytes === null && file === root) {
       throw new Deno.errors.NotFound(`"${file}" is not a regular file`);
     }
+    total += bytes?.length ?? 0;
+    if (total > MAX_MODULE_FILE_BYTES) {
+      throw new RangeError(
+        `Module "${root}" and its imports are larger than ${MAX_MODULE_FILE_BYTES} bytes in all`,
+      );
+    }
+    const text = bytes && UTF8.decode(bytes);
     seen.set(file, text);
     if (text === null) continue;
     for (const pattern of SPECIFIERS) {
@@ -147,7 +160,7 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
 // host's memory at hundreds of MiB a second, a FIFO held the read (and its
 // thread) for ever. Only a regular file is read, up to the bound; anything
 // else is null (absent).
-async function readRegularFile(file: string): Promise<string | null> {
+async function readRegularFile(file: string): Promise<Uint8Array | null> {
   // Checked before opening, so that no device is opened at all.
   if (!(await Deno.stat(file)).isFile) return null;
   // Non-blocking: the path may have been swapped to a FIFO since the stat,
@@ -190,9 +203,7 @@ async function readRegularFile(file: string): Promise<string | null> {
         );
       }
     }
-    // As Deno.readTextFile decodes: a byte order mark is kept.
-    return new TextDecoder("utf-8", { ignoreBOM: true })
-      .decode(buffer.subarray(0, size));
+    return buffer.subarray(0, size);
   } finally {
     closeSync(fd);
   }

@@ -189,3 +189,23 @@ Deno.test("moduleGraph throws NotFound for a module removed after its stat", asy
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("moduleGraph refuses a module whose imports exceed the bound in all", async () => {
+  // Each file under the bound, the graph over it: every file was read and
+  // held in the host's memory (and its one thread) whatever their number.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const half = "x".repeat(MAX_MODULE_FILE_BYTES / 2);
+    await Deno.writeTextFile(join(dir, "a.ts"), half);
+    await Deno.writeTextFile(join(dir, "b.ts"), half);
+    const main = join(dir, "main.ts");
+    await Deno.writeTextFile(main, 'import "./a.ts";\nimport "./b.ts";\n');
+    await assert.rejects(moduleGraph(main), {
+      name: "RangeError",
+      message:
+        `Module "${main}" and its imports are larger than ${MAX_MODULE_FILE_BYTES} bytes in all`,
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
