@@ -2,19 +2,56 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MAX_MODULE_FILE_BYTES, moduleGraph } from "./module_graph.ts";
 
-async function graphOf(
-  files: Record<string, string>,
-): Promise<{ dir: string; files: string[] }> {
+// Runs a test in a fresh folder (its real path), removed afterwards.
+async function inTempDir(test: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.realPath(await Deno.makeTempDir());
-  for (const [name, text] of Object.entries(files)) {
-    await Deno.writeTextFile(join(dir, name), text);
+  try {
+    await test(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
-  const graph = await moduleGraph(join(dir, "main.ts"));
-  return { dir, files: graph.files.map((f) => f.slice(dir.length + 1)) };
+}
+
+// The files of main.ts's graph, relative to a folder holding `files`.
+async function graphOf(files: Record<string, string>): Promise<string[]> {
+  let names: string[] = [];
+  await inTempDir(async (dir) => {
+    for (const [name, text] of Object.entries(files)) {
+      await Deno.writeTextFile(join(dir, name), text);
+    }
+    const graph = await moduleGraph(join(dir, "main.ts"));
+    names = graph.files.map((f) => f.slice(dir.length + 1));
+  });
+  return names;
+}
+
+// The files of a module's graph, or its error's message, read in a process
+// of its own after `prelude`: on failure it never ends, and is killed.
+async function graphInProcess(
+  main: string,
+  prelude = "",
+): Promise<string[] | string> {
+  const script = `import { moduleGraph } from ${
+    JSON.stringify(new URL("./module_graph.ts", import.meta.url).href)
+  };
+    ${prelude}
+    try {
+      console.log(JSON.stringify((await moduleGraph(Deno.args[0])).files));
+    } catch (err) {
+      console.log(JSON.stringify(err.message));
+    }`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--quiet", script, main],
+    stdout: "piped",
+    stderr: "inherit",
+    signal: AbortSignal.timeout(10_000),
+  }).output();
+  assert.equal(out.code, 0, "still reading after 10 s");
+  return JSON.parse(new TextDecoder().decode(out.stdout));
 }
 
 Deno.test("moduleGraph follows imports whose binding names are string literals", async () => {
-  const { dir, files } = await graphOf({
+  const files = await graphOf({
     "main.ts": [
       'import { "quoted name" as x } from "./a.ts";',
       "import { 'single quoted' as y, plain } from './b.ts';",
@@ -30,22 +67,11 @@ Deno.test("moduleGraph follows imports whose binding names are string literals",
     "d.ts": "export const w = 1;",
     "e.ts": 'const v = 1; export { v as "from" };',
   });
-  try {
-    assert.deepEqual(files, [
-      "a.ts",
-      "b.ts",
-      "c.ts",
-      "d.ts",
-      "e.ts",
-      "main.ts",
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  assert.deepEqual(files, ["a.ts", "b.ts", "c.ts", "d.ts", "e.ts", "main.ts"]);
 });
 
 Deno.test("moduleGraph still leaves out type-only imports and non-local specifiers", async () => {
-  const { dir, files } = await graphOf({
+  const files = await graphOf({
     "main.ts": [
       'import type { "quoted" as T } from "./types.ts";',
       'import { "x" as x } from "npm:zod@4.6.7";',
@@ -55,18 +81,13 @@ Deno.test("moduleGraph still leaves out type-only imports and non-local specifie
     "types.ts": "export type T = 1;",
     "a.ts": "export const a = 1;",
   });
-  try {
-    assert.deepEqual(files, ["a.ts", "main.ts"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  assert.deepEqual(files, ["a.ts", "main.ts"]);
 });
 
 Deno.test("moduleGraph reads no device, pipe or oversized file a module imports", async () => {
   // The host reads what a dropped-in module imports: `import "/dev/zero"`
   // filled its memory at about 450 MiB/s, a FIFO held the read for ever.
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  try {
+  await inTempDir(async (dir) => {
     const fifo = join(dir, "pipe.ts");
     await new Deno.Command("mkfifo", { args: [fifo] }).output();
     await Deno.writeTextFile(
@@ -79,26 +100,8 @@ Deno.test("moduleGraph reads no device, pipe or oversized file a module imports"
     });
     await big.truncate(MAX_MODULE_FILE_BYTES + 1);
     big.close();
-    const script = `import { moduleGraph } from ${
-      JSON.stringify(new URL("./module_graph.ts", import.meta.url).href)
-    };
-      try {
-        const graph = await moduleGraph(Deno.args[0]);
-        console.log(JSON.stringify(graph.files));
-      } catch (err) {
-        console.log(JSON.stringify(err.message));
-      }`;
-    // In a process of its own: on failure it never ends, and is killed.
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--quiet", script, join(dir, "main.ts")],
-      stdout: "piped",
-      stderr: "inherit",
-      signal: AbortSignal.timeout(10_000),
-    }).output();
-    assert.equal(out.code, 0, "still reading after 10 s");
-    const got = JSON.parse(new TextDecoder().decode(out.stdout));
     assert.equal(
-      got,
+      await graphInProcess(join(dir, "main.ts")),
       `File "${
         join(dir, "big.ts")
       }" is larger than ${MAX_MODULE_FILE_BYTES} bytes`,
@@ -106,95 +109,57 @@ Deno.test("moduleGraph reads no device, pipe or oversized file a module imports"
     await Deno.remove(join(dir, "big.ts"));
     const graph = await moduleGraph(join(dir, "main.ts"));
     assert.deepEqual(graph.files, [join(dir, "main.ts")]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("moduleGraph reads a file of many unfinished imports in linear time", async () => {
   // Each `import` used to scan on to the end of the file for its `from`:
   // 180 KB of `import x ` held the host's thread for 59 s.
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  try {
+  await inTempDir(async (dir) => {
     const main = join(dir, "main.ts");
     await Deno.writeTextFile(
       main,
       'import { a } from "./a.ts";\n' + "import x export y ".repeat(20_000),
     );
     await Deno.writeTextFile(join(dir, "a.ts"), "export const a = 1;");
-    const script = `import { moduleGraph } from ${
-      JSON.stringify(new URL("./module_graph.ts", import.meta.url).href)
-    };
-      console.log(JSON.stringify((await moduleGraph(Deno.args[0])).files));`;
-    // In a process of its own: on failure it runs on, and is killed.
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--quiet", script, main],
-      stdout: "piped",
-      stderr: "inherit",
-      signal: AbortSignal.timeout(10_000),
-    }).output();
-    assert.equal(out.code, 0, "still scanning after 10 s");
-    assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [
-      join(dir, "a.ts"),
-      main,
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    assert.deepEqual(await graphInProcess(main), [join(dir, "a.ts"), main]);
+  });
 });
 
 Deno.test("moduleGraph does not wait on a file swapped to a FIFO after its stat", async () => {
   // A module's import renamed over by a FIFO between the stat and the open
   // held the open (a thread and one of discovery's I/O slots) for ever.
   // The swap is played by a stat that still sees the regular file.
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  try {
+  await inTempDir(async (dir) => {
     await new Deno.Command("mkfifo", { args: [join(dir, "b.ts")] }).output();
-    await Deno.writeTextFile(join(dir, "main.ts"), 'import "./b.ts";\n');
-    const script = `import { moduleGraph } from ${
-      JSON.stringify(new URL("./module_graph.ts", import.meta.url).href)
-    };
-      const stat = Deno.stat;
-      Deno.stat = async (path) => ({ ...(await stat(path)), isFile: true });
-      const graph = await moduleGraph(Deno.args[0]);
-      console.log(JSON.stringify(graph.files));`;
-    // In a process of its own: on failure it never ends, and is killed.
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--quiet", script, join(dir, "main.ts")],
-      stdout: "piped",
-      stderr: "inherit",
-      signal: AbortSignal.timeout(10_000),
-    }).output();
-    assert.equal(out.code, 0, "still opening after 10 s");
-    assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [
-      join(dir, "main.ts"),
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    const main = join(dir, "main.ts");
+    await Deno.writeTextFile(main, 'import "./b.ts";\n');
+    const fakeStat = `const stat = Deno.stat;
+      Deno.stat = async (path) => ({ ...(await stat(path)), isFile: true });`;
+    assert.deepEqual(await graphInProcess(main, fakeStat), [main]);
+  });
 });
 
 Deno.test("moduleGraph throws NotFound for a module removed after its stat", async () => {
   // The removal is played by a stat that still sees a regular file.
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  const stat = Deno.stat;
-  Deno.stat = async () => ({ ...(await stat(dir)), isFile: true });
-  try {
-    await assert.rejects(
-      moduleGraph(join(dir, "gone.ts")),
-      Deno.errors.NotFound,
-    );
-  } finally {
-    Deno.stat = stat;
-    await Deno.remove(dir, { recursive: true });
-  }
+  await inTempDir(async (dir) => {
+    const stat = Deno.stat;
+    Deno.stat = async () => ({ ...(await stat(dir)), isFile: true });
+    try {
+      await assert.rejects(
+        moduleGraph(join(dir, "gone.ts")),
+        Deno.errors.NotFound,
+      );
+    } finally {
+      Deno.stat = stat;
+    }
+  });
 });
 
 Deno.test("moduleGraph refuses a module whose imports exceed the bound in all", async () => {
   // Each file under the bound, the graph over it: every file was read and
   // held in the host's memory (and its one thread) whatever their number.
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  try {
+  await inTempDir(async (dir) => {
     const half = "x".repeat(MAX_MODULE_FILE_BYTES / 2);
     await Deno.writeTextFile(join(dir, "a.ts"), half);
     await Deno.writeTextFile(join(dir, "b.ts"), half);
@@ -205,7 +170,5 @@ Deno.test("moduleGraph refuses a module whose imports exceed the bound in all", 
       message:
         `Module "${main}" and its imports are larger than ${MAX_MODULE_FILE_BYTES} bytes in all`,
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
