@@ -40,21 +40,16 @@ export const MAX_MODULE_FILE_BYTES = 16 * 1024 * 1024;
 // keyword: each search then scans only up to the next one, where it
 // scanned on to a `;` or the end of the file (quadratic: 180 KB of
 // `import x ` held the host's thread for 59 s).
-const clause = (keyword: string) =>
-  String.raw`(?:(?!\b${keyword}\b)[^'";]|"[^"\n]*"|'[^'\n]*')*?`;
+const fromClause = (keyword: string) =>
+  new RegExp(
+    String.raw`\b${keyword}\s+(?!type\b)` +
+      String.raw`(?:(?!\b${keyword}\b)[^'";]|"[^"\n]*"|'[^'\n]*')*?` +
+      String.raw`\bfrom\s*["']([^"']+)["']`,
+    "g",
+  );
 const SPECIFIERS = [
-  new RegExp(
-    String.raw`\bimport\s+(?!type\b)${
-      clause("import")
-    }\bfrom\s*["']([^"']+)["']`,
-    "g",
-  ),
-  new RegExp(
-    String.raw`\bexport\s+(?!type\b)${
-      clause("export")
-    }\bfrom\s*["']([^"']+)["']`,
-    "g",
-  ),
+  fromClause("import"),
+  fromClause("export"),
   /\bimport\s*["']([^"']+)["']/g,
   /\bimport\s*\(\s*["']([^"']+)["']\s*[,)]/g,
 ];
