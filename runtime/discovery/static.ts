@@ -67,14 +67,6 @@ type Parse = (
   options: { sourceType: "module"; plugins: string[] },
 ) => { program: AstNode };
 
-let parser: Promise<Parse> | null = null;
-
-// Loaded on the first cold module only: a cached load never pays for it.
-function loadParser(): Promise<Parse> {
-  parser ??= import("@babel/parser").then((m) => m.parse as unknown as Parse);
-  return parser;
-}
-
 /**
  * Reads a module's definitions without running it, when its code is only
  * declarations of literals (see the module doc for the accepted grammar).
@@ -102,7 +94,9 @@ export async function describeStatically(
   source: string,
   options: StaticOptions,
 ): Promise<DescribedDefinition[] | null> {
-  const parse = await loadParser();
+  // Loaded on the first cold module only (and then kept by the module
+  // loader): a cached load never pays for it.
+  const parse = (await import("@babel/parser")).parse as unknown as Parse;
   const files = new Map(options.imports ?? []);
   files.set(path, source);
   try {
