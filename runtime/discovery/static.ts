@@ -198,7 +198,7 @@ class StaticGraph {
           if (spec.type !== "ExportSpecifier") notStatic();
           if (spec.exportKind === "type") continue;
           locals.set(
-            moduleName(spec.exported as AstNode),
+            propertyKey(spec.exported as AstNode),
             name(spec.local),
           );
         }
@@ -247,7 +247,7 @@ class StaticGraph {
       }
       const imported = spec.type === "ImportDefaultSpecifier"
         ? "default"
-        : moduleName(spec.imported as AstNode);
+        : propertyKey(spec.imported as AstNode);
       if (!namespace.has(imported)) notStatic();
       scope.define(local, namespace.get(imported));
     }
@@ -267,11 +267,6 @@ function declare(node: AstNode, scope: Scope): string[] {
     scope.define(name(id), value(d.init as AstNode, scope));
     return name(id);
   });
-}
-
-function moduleName(node: AstNode): string {
-  if (node.type === "StringLiteral") return node.value as string;
-  return name(node);
 }
 
 // --- the literal grammar -------------------------------------------------
@@ -465,6 +460,8 @@ function object(node: AstNode, scope: Scope): Record<string, unknown> {
   return out;
 }
 
+// An object's key, or a name a module imports or exports (`"a b"` in
+// `export { x as "a b" }`; the parser refuses a number there).
 function propertyKey(key: AstNode): string {
   if (key.type === "Identifier") return name(key);
   if (key.type === "StringLiteral") return key.value as string;
