@@ -9,7 +9,7 @@
 import { resolve } from "node:path";
 import type { DiscoveryCache } from "./cache.ts";
 import type { DiscoveryQueue } from "./queue.ts";
-import { moduleGraph } from "./module_graph.ts";
+import { type ModuleGraph, moduleGraph } from "./module_graph.ts";
 import { describeStatically } from "./static.ts";
 import { Semaphore } from "../slots.ts";
 import { checkGrant, ownReadPaths, type Policy } from "../sandbox/grants.ts";
@@ -59,25 +59,21 @@ export function createDescriber(
   const io = new Semaphore(IO_CONCURRENCY);
   return async (path) => {
     const abs = resolve(path);
-    let hash = "";
-    let files: string[];
-    let sources: ReadonlyMap<string, string>;
+    let graph: ModuleGraph;
     const release = await io.acquire();
     try {
-      const graph = await moduleGraph(abs);
-      hash = graph.hash;
-      files = graph.files;
-      sources = graph.sources;
-      options.onGraph?.(abs, files);
+      graph = await moduleGraph(abs);
+      options.onGraph?.(abs, graph.files);
     } catch (err) {
       release();
       return {
         path: abs,
-        hash,
+        hash: "",
         definitions: [],
         error: `Cannot read module: ${(err as Error).message}`,
       };
     }
+    const { hash, files, sources } = graph;
     // Checked before the cache answers: a policy narrowed since the
     // description was kept refuses the module like a new one.
     const own = { read: ownReadPaths(abs, { policy, localFiles: files }) };
