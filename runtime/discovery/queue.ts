@@ -242,7 +242,15 @@ export class DiscoveryQueue {
       this.#retries.push(unanswered);
     } else if (batch.length === 1) {
       // Alone in its process: the failure is this module's own.
-      unanswered[0]!.resolve(soloFailure(failure));
+      unanswered[0]!.resolve(
+        failure.code === "out_of_memory"
+          ? {
+            ok: false,
+            code: "out_of_memory",
+            message: "Ran out of memory while loading",
+          }
+          : { ok: false, code: "sandbox_crash", message: failure.message },
+      );
     } else if (unanswered.length === 1) {
       this.#retries.push(unanswered);
     } else {
@@ -250,19 +258,6 @@ export class DiscoveryQueue {
       this.#retries.push(unanswered.slice(0, half), unanswered.slice(half));
     }
   }
-}
-
-function soloFailure(
-  failure: { code: ErrorCode; message: string },
-): Extract<ModuleAnswer, { ok: false }> {
-  if (failure.code === "out_of_memory") {
-    return {
-      ok: false,
-      code: "out_of_memory",
-      message: "Ran out of memory while loading",
-    };
-  }
-  return { ok: false, code: "sandbox_crash", message: failure.message };
 }
 
 function closedAnswer(): ModuleAnswer {
