@@ -180,7 +180,7 @@ class StaticGraph {
         ? statement.declaration as AstNode | null
         : statement;
       if (declared?.type === "FunctionDeclaration" && declared.id) {
-        scope.define(name(declared.id), placeholder());
+        scope.set(name(declared.id), placeholder());
       }
     }
     const exports = new Map<string, unknown>();
@@ -242,14 +242,14 @@ class StaticGraph {
     for (const spec of values) {
       const local = name(spec.local);
       if (spec.type === "ImportNamespaceSpecifier") {
-        scope.define(local, NAMESPACE);
+        scope.set(local, NAMESPACE);
         continue;
       }
       const imported = spec.type === "ImportDefaultSpecifier"
         ? "default"
         : propertyKey(spec.imported as AstNode);
       if (!namespace.has(imported)) notStatic();
-      scope.define(local, namespace.get(imported));
+      scope.set(local, namespace.get(imported));
     }
   }
 }
@@ -264,7 +264,7 @@ function declare(node: AstNode, scope: Scope): string[] {
   return (node.declarations as AstNode[]).map((d) => {
     const id = d.id as AstNode;
     if (id.type !== "Identifier" || !d.init) notStatic();
-    scope.define(name(id), value(d.init as AstNode, scope));
+    scope.set(name(id), value(d.init as AstNode, scope));
     return name(id);
   });
 }
@@ -287,22 +287,14 @@ function notStatic(): never {
 
 // A module's bindings, defined in evaluation order: reading one that is not
 // defined yet (a TDZ error when run) or at all is not static.
-class Scope {
-  readonly #values = new Map<string, unknown>();
-  /** The heaviest value it may make (see {@link weigh}). */
-  readonly maxWeight: number;
-  constructor(maxWeight: number) {
-    this.maxWeight = maxWeight;
+class Scope extends Map<string, unknown> {
+  /** @param maxWeight the heaviest value it may make (see {@link weigh}) */
+  constructor(readonly maxWeight: number) {
+    super();
   }
-  define(name: string, value: unknown): void {
-    this.#values.set(name, value);
-  }
-  get(name: string): unknown {
-    if (this.#values.has(name)) return this.#values.get(name);
+  override get(name: string): unknown {
+    if (this.has(name)) return super.get(name);
     return notStatic(); // not declared yet (a TDZ error), or not at all
-  }
-  has(name: string): boolean {
-    return this.#values.has(name);
   }
 }
 
