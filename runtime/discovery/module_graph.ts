@@ -32,6 +32,12 @@ export interface ModuleGraph {
  */
 export const MAX_MODULE_FILE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Most files (found or not) in a module's graph, the module included: each
+ * costs a stat, and a missing file no bytes.
+ */
+export const MAX_MODULE_GRAPH_FILES = 1024;
+
 // Value imports and re-exports with a literal local specifier. `import type`
 // is erased at run time, so it is neither loaded nor part of the grant.
 // Between the keyword and `from`, binding names may be string literals
@@ -88,7 +94,8 @@ export function localTarget(specifier: string, from: string): string | null {
  * @returns the files and the hash
  * @throws {Deno.errors.NotFound} when the module itself does not exist
  * @throws {RangeError} when a file, or the module and its imports in all,
- *   exceed {@link MAX_MODULE_FILE_BYTES}
+ *   exceed {@link MAX_MODULE_FILE_BYTES}, or they are more than
+ *   {@link MAX_MODULE_GRAPH_FILES} files
  * @example Hash a module
  * ```ts
  * import { moduleGraph } from "./module_graph.ts";
@@ -109,6 +116,11 @@ export async function moduleGraph(path: string): Promise<ModuleGraph> {
   while (todo.length > 0) {
     const file = todo.pop()!;
     if (seen.has(file)) continue;
+    if (seen.size === MAX_MODULE_GRAPH_FILES) {
+      throw new RangeError(
+        `Module "${root}" and its imports are more than ${MAX_MODULE_GRAPH_FILES} files`,
+      );
+    }
     let bytes: Uint8Array | null;
     try {
       bytes = await readRegularFile(file);

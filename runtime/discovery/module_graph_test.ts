@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MAX_MODULE_FILE_BYTES, moduleGraph } from "./module_graph.ts";
+import {
+  MAX_MODULE_FILE_BYTES,
+  MAX_MODULE_GRAPH_FILES,
+  moduleGraph,
+} from "./module_graph.ts";
 
 // Runs a test in a fresh folder (its real path), removed afterwards.
 async function inTempDir(test: (dir: string) => Promise<void>): Promise<void> {
@@ -170,5 +174,39 @@ Deno.test("moduleGraph refuses a module whose imports exceed the bound in all", 
       message:
         `Module "${main}" and its imports are larger than ${MAX_MODULE_FILE_BYTES} bytes in all`,
     });
+  });
+});
+
+Deno.test("moduleGraph refuses a module importing more files than the bound", async () => {
+  // Each import costs a stat, found or not: 100,000 imports of missing
+  // files in 2 MB kept one module's read going for 27 s, past the bytes
+  // bound (a missing file has none).
+  await inTempDir(async (dir) => {
+    const main = join(dir, "main.ts");
+    const imports = Array.from(
+      { length: MAX_MODULE_GRAPH_FILES - 1 },
+      (_, i) => `import "./m${i}.ts";\n`,
+    );
+    await Deno.writeTextFile(main, imports.join(""));
+    const stat = Deno.stat;
+    let stats = 0;
+    Deno.stat = (path) => (stats++, stat(path));
+    try {
+      // The module and its imports at the bound: read, as before.
+      assert.deepEqual((await moduleGraph(main)).files, [main]);
+      assert.equal(stats, MAX_MODULE_GRAPH_FILES);
+      await Deno.writeTextFile(main, 'import "./one_more.ts";\n', {
+        append: true,
+      });
+      stats = 0;
+      await assert.rejects(moduleGraph(main), {
+        name: "RangeError",
+        message:
+          `Module "${main}" and its imports are more than ${MAX_MODULE_GRAPH_FILES} files`,
+      });
+      assert.ok(stats <= MAX_MODULE_GRAPH_FILES, `${stats} stats`);
+    } finally {
+      Deno.stat = stat;
+    }
   });
 });
