@@ -1,12 +1,30 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runDiscoveryProcess } from "./queue.ts";
+import { type BatchReport, runDiscoveryProcess } from "./queue.ts";
+import type { DiscoveryModule } from "../../protocol/sandbox/pipe.ts";
 import { describeStatically, MAX_STATIC_SOURCE } from "./static.ts";
 import { loadBootstrap } from "../sandbox/bootstrap_text.ts";
 import { sandboxEnv } from "../sandbox/sandbox_process.ts";
 import { moduleGraph } from "./module_graph.ts";
 
 const LIMIT = { maxResultBytes: 1 << 20 };
+
+// What real workers answer for `modules`, in one discovery process.
+async function workerAnswers(
+  modules: DiscoveryModule[],
+  cwd: string,
+): Promise<BatchReport> {
+  return await runDiscoveryProcess(modules, {
+    bootstrap: await loadBootstrap(),
+    workers: 3,
+    timeoutMs: 30_000,
+    memoryMb: 256,
+    maxResultBytes: LIMIT.maxResultBytes,
+    deny: [],
+    cwd,
+    env: sandboxEnv({}),
+  });
+}
 
 // Shapes the static path must answer, exactly as a worker does.
 const LITERAL: [string, string][] = [
@@ -161,18 +179,9 @@ Deno.test("the static path answers exactly what a worker answers, for every lite
       await Deno.writeTextFile(path, source);
       return path;
     }));
-    const report = await runDiscoveryProcess(
+    const report = await workerAnswers(
       paths.map((path) => ({ path, read: [path] })),
-      {
-        bootstrap: await loadBootstrap(),
-        workers: 3,
-        timeoutMs: 30_000,
-        memoryMb: 256,
-        maxResultBytes: LIMIT.maxResultBytes,
-        deny: [],
-        cwd: dir,
-        env: sandboxEnv({}),
-      },
+      dir,
     );
     for (const [i, [label, source]] of LITERAL.entries()) {
       const worker = report.answers.get(i);
@@ -365,18 +374,9 @@ Deno.test("the static path follows local imports of literal modules, as a worker
     }
     const names = Object.keys(IMPORTING_LITERAL);
     const paths = names.map((name) => join(dir, name));
-    const report = await runDiscoveryProcess(
+    const report = await workerAnswers(
       paths.map((path) => ({ path, read: [dir] })),
-      {
-        bootstrap: await loadBootstrap(),
-        workers: 3,
-        timeoutMs: 30_000,
-        memoryMb: 256,
-        maxResultBytes: LIMIT.maxResultBytes,
-        deny: [],
-        cwd: dir,
-        env: sandboxEnv({}),
-      },
+      dir,
     );
     const statically = async (path: string) => {
       const graph = await moduleGraph(path);
@@ -422,18 +422,9 @@ Deno.test("the static path agrees with workers on the shipped skills", async () 
   }
   paths.sort();
   const graphs = await Promise.all(paths.map((path) => moduleGraph(path)));
-  const report = await runDiscoveryProcess(
+  const report = await workerAnswers(
     paths.map((path, i) => ({ path, read: graphs[i]!.files })),
-    {
-      bootstrap: await loadBootstrap(),
-      workers: 3,
-      timeoutMs: 30_000,
-      memoryMb: 256,
-      maxResultBytes: LIMIT.maxResultBytes,
-      deny: [],
-      cwd: root,
-      env: sandboxEnv({}),
-    },
+    root,
   );
   let read = 0;
   for (const [i, path] of paths.entries()) {
