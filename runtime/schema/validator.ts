@@ -49,7 +49,10 @@ export type ValidationResult =
   | {
     valid: false;
     issues: ValidationIssue[];
-    /** All issues as one line: `"a.b" is required; "c" must be ...`. */
+    /**
+     * The issues as one line: `"a.b" is required; "c" must be ...`, the
+     * first 20 of them, then `and 1,234 more`.
+     */
     message: string;
   };
 
@@ -111,16 +114,18 @@ export function validateValue(
   const errors = runValidator(compile(schema), value);
   if (errors === null) return { valid: true };
   const issues = describe(errors);
-  return {
-    valid: false,
-    issues,
-    message: oneLine(
-      issues.map((i) =>
-        i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
-      ).join("; "),
-    ),
-  };
+  // The message goes back to the client and into the run history: all of
+  // 60,000 failing items would make it megabytes.
+  const named = issues.slice(0, MESSAGE_ISSUES).map((i) =>
+    i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
+  );
+  const more = issues.length - named.length;
+  if (more > 0) named.push(`and ${more.toLocaleString("en-US")} more`);
+  return { valid: false, issues, message: oneLine(named.join("; ")) };
 }
+
+// The most issues a validation message names.
+const MESSAGE_ISSUES = 20;
 
 // Control characters and line separators, as a client's key may hold them.
 // deno-lint-ignore no-control-regex

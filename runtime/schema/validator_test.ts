@@ -583,3 +583,19 @@ Deno.test("validateValue() shows a key's control characters escaped in its messa
     '"\\u001b[2J\\r\\nfake: line\\u2028" is not allowed',
   );
 });
+
+Deno.test("validateValue() names the first 20 issues in its message and counts the rest", () => {
+  // The message goes back to the client and into the run history: 60,000
+  // failing items made one of several megabytes from a 300 KB value.
+  const schema = { type: "array", items: { type: "number" } };
+  const result = validateValue(schema, new Array(60_000).fill(true));
+  assert.ok(!result.valid);
+  assert.equal(result.issues.length, 60_000);
+  const first = Array.from(
+    { length: 20 },
+    (_, i) => `"${i}" must be of type number, got boolean`,
+  );
+  assert.equal(result.message, `${first.join("; ")}; and 59,980 more`);
+  const few = validateValue(schema, new Array(20).fill(true));
+  assert.equal(few.valid ? "" : few.message, first.join("; "));
+});
