@@ -372,7 +372,8 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
     // a Set, Map, Buffer or Date: read as plain values, the frontmatter is
     // JSON, as served and as compared with an imported server's listing.
     const doc = parseDocument(yamlText, {
-      prettyErrors: true,
+      // Not its " at line N, column M" and excerpt: the line is counted here.
+      prettyErrors: false,
       resolveKnownTags: false,
       // Its warnings (a collection as a key) would go to the host's stderr.
       logLevel: "error",
@@ -381,18 +382,16 @@ export function splitFrontmatter(text: string, path: string): Frontmatter {
       // the same check, linear.
       uniqueKeys: false,
     });
+    // The earlier of yaml's first error and a duplicate key.
     const duplicate = duplicateKeyAt(doc);
     const first = doc.errors[0];
-    if (duplicate !== null && !(first && first.pos[0] < duplicate)) {
+    const error = duplicate !== null && !(first && first.pos[0] < duplicate)
+      ? { at: duplicate, message: "Map keys must be unique" }
+      : first && { at: first.pos[0], message: first.message.split("\n")[0] };
+    if (error) {
       // The frontmatter starts on the file's second line.
-      const line = yamlText.slice(0, duplicate).split("\n").length + 1;
-      fail(`YAML error at line ${line}: Map keys must be unique`);
-    }
-    if (first) {
-      // The frontmatter starts on the file's second line.
-      const line = (first.linePos?.[0]?.line ?? 0) + 1;
-      const message = first.message.split("\n")[0]?.replace(/ at line.*$/, "");
-      fail(`YAML error at line ${line}: ${message}`);
+      const line = yamlText.slice(0, error.at).split("\n").length + 1;
+      fail(`YAML error at line ${line}: ${error.message}`);
     }
     // A small alias budget defuses "billion laughs" documents.
     data = doc.toJS({ maxAliasCount: 50 });
