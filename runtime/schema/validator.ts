@@ -251,13 +251,15 @@ const STEPS_KEYWORD = "schemaSteps";
 // destructuring its keywords, `$ref` first: an accessor there counts it.
 const COUNTED_KEY = "$ref";
 
+// Keywords applying their subschemas to the value itself (not to a child).
+const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"];
+const IN_PLACE = ["not", "if", "then", "else"];
+const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"];
+
 // Keywords whose value validate() applies as one schema, as a list of
 // schemas (`items` is either), or as a map of them.
 const CHILD = [
-  "not",
-  "if",
-  "then",
-  "else",
+  ...IN_PLACE,
   "items",
   "additionalItems",
   "unevaluatedItems",
@@ -266,13 +268,8 @@ const CHILD = [
   "unevaluatedProperties",
   "propertyNames",
 ];
-const CHILD_LISTS = ["items", "prefixItems", "allOf", "anyOf", "oneOf"];
-const CHILD_MAPS = [
-  "properties",
-  "patternProperties",
-  "dependentSchemas",
-  "dependencies",
-];
+const CHILD_LISTS = [...IN_PLACE_LISTS, "items", "prefixItems"];
+const CHILD_MAPS = [...IN_PLACE_MAPS, "properties", "patternProperties"];
 
 // Gives every object validate() can be applied to a counting accessor: the
 // root, every node `$ref`/`$recursiveRef` can reach (whatever `dereference`
@@ -748,11 +745,6 @@ export function schemaRefs(schema: Record<string, unknown>): SchemaRefs | null {
  * ```
  */
 export const MAX_FAN_OUT = 1000;
-
-// Keywords applying their subschemas to the value itself (not to a child).
-const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"];
-const IN_PLACE = ["not", "if", "then", "else"];
-const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"];
 
 /**
  * How many subschemas a schema applies to one value at most, through
