@@ -462,13 +462,9 @@ export class FairSlots {
    */
   acquire(owner: SlotOwner, signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    const free = this.tryAcquire(owner);
+    if (free) return Promise.resolve(free);
     const session = this.#session(owner);
-    if (!session.queue?.length) {
-      const kind = this.#grantable(session);
-      if (kind) {
-        return Promise.resolve(this.#grant(owner.session, session, kind));
-      }
-    }
     session.queue ??= new WaitQueue<Release>(() => {
       this.#waiting--;
       this.#forget(owner.session, session);
