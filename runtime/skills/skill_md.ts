@@ -1229,7 +1229,8 @@ export class SkillFileRefusedError extends SkillboxError {
  * ```
  */
 export function findLinks(markdown: string): string[] {
-  const found: string[] = [];
+  // A Set: a hostile body holds tens of thousands of distinct links.
+  const found = new Set<string>();
   // No "[" in a link's text, no "(" in its target: each match attempt then
   // stops at the next one's start, so a body is scanned in linear time.
   const patterns = [
@@ -1239,10 +1240,10 @@ export function findLinks(markdown: string): string[] {
   for (const pattern of patterns) {
     for (const match of markdown.matchAll(pattern)) {
       const target = normalizeLink(match[1] ?? "");
-      if (target !== null && !found.includes(target)) found.push(target);
+      if (target !== null) found.add(target);
     }
   }
-  return found;
+  return [...found];
 }
 
 /**

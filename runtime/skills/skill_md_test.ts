@@ -510,6 +510,40 @@ Deno.test("the shipped find-todos folder parses with its linked triage guide and
   assert.deepEqual(skill.warnings, []);
 });
 
+Deno.test("findLinks() keeps n distinct links in work linear in n", () => {
+  // Each link was looked for among those already found: a 256 KiB body of
+  // 30,000 distinct links held the host's thread for about 30 s. Counted
+  // here: the items Array.prototype.includes may compare.
+  const includes = Object.getOwnPropertyDescriptor(
+    Array.prototype,
+    "includes",
+  )!;
+  let compared = 0;
+  Object.defineProperty(Array.prototype, "includes", {
+    ...includes,
+    value(this: unknown[], ...args: unknown[]) {
+      compared += this.length;
+      return includes.value.apply(this, args);
+    },
+  });
+  const work = (n: number) => {
+    compared = 0;
+    const targets = Array.from({ length: n }, (_, i) => `${i}.md`);
+    const body = targets.map((t) => `[a](${t}) [again](${t})`).join("\n");
+    assert.deepEqual(findLinks(body), targets);
+    return compared;
+  };
+  let small, large;
+  try {
+    small = work(1_000);
+    large = work(4_000);
+  } finally {
+    Object.defineProperty(Array.prototype, "includes", includes);
+  }
+  // Four times the links: four times the work at most, not sixteen.
+  assert.ok(large <= 4 * small, `${small} then ${large} items compared`);
+});
+
 Deno.test("findLinks() scans a hostile body once, not once per bracket", () => {
   // A link's text may not hold "[" and its target may not hold "(": where
   // they could, every "[" of a body such as "[[[[..." or "![](![](..."
