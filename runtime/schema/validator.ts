@@ -548,22 +548,53 @@ function draftOf(schema: unknown): SchemaDraft {
   return "2020-12";
 }
 
+// A keyword location in the tree of an error list's locations, one node
+// per `/`-separated segment.
+interface LocationNode {
+  parent: LocationNode | null;
+  children: Map<string, LocationNode>;
+  // An error of a union (`anyOf`, `oneOf`, `not`) is at this location.
+  union: boolean;
+}
+
 function describe(errors: OutputUnit[]): ValidationIssue[] {
-  // A union failing says so once; the reasons each branch failed are noise.
-  const unions = new Set(
-    errors.filter((e) =>
-      e.keyword === "anyOf" || e.keyword === "oneOf" || e.keyword === "not"
-    ).map((e) => e.keywordLocation),
-  );
-  // Every location some error lies under: looked up, not searched for, as
-  // a client's value can fail tens of thousands of times.
-  const parents = new Set(errors.flatMap((e) => ancestors(e.keywordLocation)));
+  // Locations, as a client's value can fail a hundred thousand times, each
+  // a location as long as the value is deep: walked segment by segment,
+  // never compared or hashed whole for each of their ancestors.
+  const grow = (parent: LocationNode | null): LocationNode => ({
+    parent,
+    children: new Map(),
+    union: false,
+  });
+  const root = grow(null);
+  // Most errors share a location with others (every item of an array).
+  const located = new Map<string, LocationNode>();
+  const nodes = errors.map((error) => {
+    let node = located.get(error.keywordLocation);
+    if (!node) {
+      node = root;
+      for (const segment of error.keywordLocation.split("/")) {
+        let child = node.children.get(segment);
+        if (!child) node.children.set(segment, child = grow(node));
+        node = child;
+      }
+      located.set(error.keywordLocation, node);
+    }
+    if (["anyOf", "oneOf", "not"].includes(error.keyword)) node.union = true;
+    return node;
+  });
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
-  for (const error of errors) {
-    const location = error.keywordLocation;
-    if (ancestors(location).some((a) => unions.has(a))) continue;
-    if (WRAPPERS.has(error.keyword) && parents.has(location)) continue;
+  for (const [i, error] of errors.entries()) {
+    const node = nodes[i]!;
+    // A union failing says so once; the reasons each branch failed are noise.
+    let inUnion = false;
+    for (let up = node.parent; up && !inUnion; up = up.parent) {
+      inUnion = up.union;
+    }
+    if (inUnion) continue;
+    // A wrapper with an error under it: that error says what failed.
+    if (WRAPPERS.has(error.keyword) && node.children.size > 0) continue;
     // `additionalProperties: false` also reports each extra property as a
     // failed `false` schema; the additionalProperties error already says it.
     if (error.keyword === "false" && errors.length > 1) continue;
@@ -576,19 +607,6 @@ function describe(errors: OutputUnit[]): ValidationIssue[] {
   return issues.length > 0
     ? issues
     : [{ path: "", problem: "does not match the schema" }];
-}
-
-// The locations a keyword location lies under (`#/a/b`: `#` and `#/a`).
-function ancestors(location: string): string[] {
-  const out: string[] = [];
-  for (
-    let i = location.indexOf("/");
-    i >= 0;
-    i = location.indexOf("/", i + 1)
-  ) {
-    out.push(location.slice(0, i));
-  }
-  return out;
 }
 
 function toIssue(error: OutputUnit): ValidationIssue {

@@ -599,3 +599,65 @@ Deno.test("validateValue() names the first 20 issues in its message and counts t
   const few = validateValue(schema, new Array(20).fill(true));
   assert.equal(few.valid ? "" : few.message, first.join("; "));
 });
+
+Deno.test("validateValue() describes failures n levels deep in work linear in n", () => {
+  // Each error's schema location grows with the value's depth under a
+  // recursive schema, and each of its ancestors was hashed whole: 20,000
+  // items ten arrays deep held the host's thread for 15 s, a hundred deep
+  // for minutes. Counted here: the characters of the strings looked up in
+  // a Set or Map while the failures are described.
+  const schema = {
+    $ref: "#/$defs/n",
+    $defs: {
+      n: {
+        anyOf: [{ type: "number" }, {
+          type: "array",
+          items: { $ref: "#/$defs/n" },
+        }],
+      },
+    },
+  };
+  const methods = [
+    [Set.prototype, "has"],
+    [Set.prototype, "add"],
+    [Map.prototype, "has"],
+    [Map.prototype, "get"],
+    [Map.prototype, "set"],
+  ] as const;
+  const originals = methods.map(([proto, name]) =>
+    Object.getOwnPropertyDescriptor(proto, name)!
+  );
+  let hashed = 0;
+  const work = (depth: number) => {
+    let value: unknown = new Array(500).fill(true);
+    for (let i = 0; i < depth; i++) value = [value];
+    hashed = 0;
+    const result = validateValue(schema, value);
+    assert.equal(
+      result.valid ? "" : result.message,
+      "The value does not match any of the allowed schemas",
+    );
+    return hashed;
+  };
+  for (const [i, [proto, name]] of methods.entries()) {
+    const original = originals[i]!.value;
+    Object.defineProperty(proto, name, {
+      ...originals[i],
+      value(this: unknown, key: unknown, ...rest: unknown[]) {
+        if (typeof key === "string") hashed += key.length;
+        return original.call(this, key, ...rest);
+      },
+    });
+  }
+  let shallow, deep;
+  try {
+    shallow = work(10);
+    deep = work(40);
+  } finally {
+    methods.forEach(([proto, name], i) =>
+      Object.defineProperty(proto, name, originals[i]!)
+    );
+  }
+  // Four times as deep: four times the work or so, not sixteen.
+  assert.ok(deep < 8 * shallow, `${shallow} then ${deep} characters`);
+});
