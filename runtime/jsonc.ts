@@ -25,10 +25,18 @@ import { ConfigError } from "./config_error.ts";
  */
 export function parseJsonc(text: string, file: string): unknown {
   const errors: ParseError[] = [];
-  const value = parse(text, errors, {
-    allowTrailingComma: true,
-    disallowComments: false,
-  });
+  let value: unknown;
+  try {
+    value = parse(text, errors, {
+      allowTrailingComma: true,
+      disallowComments: false,
+    });
+  } catch (error) {
+    // The parser recurses once per nesting level: a few thousand levels
+    // exhaust the stack.
+    if (!(error instanceof RangeError)) throw error;
+    throw new ConfigError(`${file}: nested too deeply to read`);
+  }
   const first = errors[0];
   if (first) {
     const { line, column } = lineColumn(text, first.offset);
