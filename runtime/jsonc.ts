@@ -11,7 +11,7 @@ import { ConfigError } from "./config_error.ts";
 /**
  * Parses JSONC text.
  *
- * @param text the text (comments and trailing commas allowed)
+ * @param source the text (comments and trailing commas allowed)
  * @param file the file name used in error messages
  * @returns the value
  * @throws {ConfigError} `file:line:column: Problem` at the first syntax error
@@ -23,7 +23,10 @@ import { ConfigError } from "./config_error.ts";
  * assert.throws(() => parseJsonc('{\n  "a": }', "a.jsonc"), /^ConfigError: a\.jsonc:2:8: Value expected$/);
  * ```
  */
-export function parseJsonc(text: string, file: string): unknown {
+export function parseJsonc(source: string, file: string): unknown {
+  // Some editors start a UTF-8 file with a byte order mark, which
+  // Deno.readTextFile keeps and JSON does not allow.
+  const text = source.replace(/^\uFEFF/, "");
   const errors: ParseError[] = [];
   let value: unknown;
   try {

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { ConfigError } from "../../runtime/config_error.ts";
-import { parseConfig } from "../../runtime/config.ts";
+import { loadConfig, parseConfig } from "../../runtime/config.ts";
 
 Deno.test("parseConfig() refuses a file nested deeper than its parser's stack with a ConfigError", () => {
   for (
@@ -21,5 +21,15 @@ Deno.test("parseConfig() refuses a file nested deeper than its parser's stack wi
         e instanceof ConfigError &&
         e.message === "deep.jsonc: nested too deeply to read",
     );
+  }
+});
+
+Deno.test("loadConfig() reads a file that starts with a byte order mark", async () => {
+  const path = await Deno.makeTempFile({ suffix: ".jsonc" });
+  try {
+    await Deno.writeTextFile(path, '\uFEFF{ "tokens": ["t1"] }');
+    assert.deepEqual((await loadConfig(path)).tokens, ["t1"]);
+  } finally {
+    await Deno.remove(path);
   }
 });
