@@ -44,7 +44,8 @@ export interface ResolvedConfig {
  * @param config the config from the file (or `defaultConfig()`)
  * @param options the flags and the environment to read
  * @returns the final config and the overrides applied
- * @throws {ConfigError} when an environment variable is malformed
+ * @throws {ConfigError} when an environment variable is malformed or a flag
+ *   value is empty
  * @example Flags beat the environment
  * ```ts
  * import { resolveConfig } from "./config_overrides.ts";
@@ -130,6 +131,18 @@ function applyFlags(
   overrides: Record<string, string>,
   flags: ConfigFlags,
 ): void {
+  // The file refuses an empty value too; `--token "$UNSET"` would
+  // otherwise make a host no client can sign in to.
+  const given = [
+    ["--hostname", [flags.hostname]],
+    ["--skills", flags.skills],
+    ["--token", flags.tokens],
+  ] as const;
+  for (const [flag, values] of given) {
+    if (values?.includes("")) {
+      throw new ConfigError(`Invalid ${flag} "": expected a non-empty value`);
+    }
+  }
   if (flags.hostname !== undefined) {
     out.listen.hostname = flags.hostname;
     overrides["listen.hostname"] = "--hostname";

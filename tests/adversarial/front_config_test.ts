@@ -6,7 +6,15 @@
 
 import assert from "node:assert/strict";
 import { ConfigError } from "../../runtime/config_error.ts";
-import { loadConfig, parseConfig } from "../../runtime/config.ts";
+import {
+  defaultConfig,
+  loadConfig,
+  parseConfig,
+} from "../../runtime/config.ts";
+import {
+  type ConfigFlags,
+  resolveConfig,
+} from "../../runtime/config_overrides.ts";
 
 Deno.test("parseConfig() refuses a file nested deeper than its parser's stack with a ConfigError", () => {
   for (
@@ -31,5 +39,27 @@ Deno.test("loadConfig() reads a file that starts with a byte order mark", async 
     assert.deepEqual((await loadConfig(path)).tokens, ["t1"]);
   } finally {
     await Deno.remove(path);
+  }
+});
+
+Deno.test("resolveConfig() refuses an empty flag value, as the file refuses an empty one", async (t) => {
+  // `--token "$TOKEN"` with TOKEN unset: a host no client can sign in to
+  // (a handshake with no token is refused as missing one), while its banner
+  // says "auth: 1 token(s)".
+  for (
+    const [flags, name] of [
+      [{ tokens: ["t1", ""] }, "--token"],
+      [{ skills: [""] }, "--skills"],
+      [{ hostname: "" }, "--hostname"],
+    ] satisfies [ConfigFlags, string][]
+  ) {
+    await t.step(name, () => {
+      assert.throws(
+        () => resolveConfig(defaultConfig(), { flags }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.message === `Invalid ${name} "": expected a non-empty value`,
+      );
+    });
   }
 });
