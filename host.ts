@@ -182,9 +182,10 @@ async function serveNetwork(
     `history: ${
       config.store?.url
         ? `PostgreSQL ${
-          // The password stays out of the log.
+          // The password stays out of the log; it may hold an "@" (the
+          // driver, as URL, ends the user and password at the last one).
           config.store.url.replace(
-            /\/\/[^@/]*@/,
+            /\/\/[^/]*@/,
             "//…@",
           )} (store.url, shared with the fleet)`
         : config.store
