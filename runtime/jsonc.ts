@@ -1,11 +1,18 @@
 /**
  * JSONC (JSON with comments and trailing commas) read with `jsonc-parser`,
- * failing at the first syntax error with its `file:line:column`.
+ * failing at the first syntax error, or a key repeated in one object, with
+ * its `file:line:column`.
  *
  * @module
  */
 
-import { parse, type ParseError, printParseErrorCode } from "jsonc-parser";
+import {
+  type Node,
+  parse,
+  type ParseError,
+  parseTree,
+  printParseErrorCode,
+} from "jsonc-parser";
 import { ConfigError } from "./config_error.ts";
 
 /**
@@ -15,6 +22,7 @@ import { ConfigError } from "./config_error.ts";
  * @param file the file name used in error messages
  * @returns the value
  * @throws {ConfigError} `file:line:column: Problem` at the first syntax error
+ *   or repeated key
  * @example Comments are fine, a missing value is not
  * ```ts
  * import { parseJsonc } from "./jsonc.ts";
@@ -29,11 +37,11 @@ export function parseJsonc(source: string, file: string): unknown {
   const text = source.replace(/^\uFEFF/, "");
   const errors: ParseError[] = [];
   let value: unknown;
+  let root: Node | undefined;
   try {
-    value = parse(text, errors, {
-      allowTrailingComma: true,
-      disallowComments: false,
-    });
+    value = parse(text, errors, { allowTrailingComma: true });
+    // The same text as nodes, to find a repeated key `parse` let through.
+    root = parseTree(text, [], { allowTrailingComma: true });
   } catch (error) {
     // The parser recurses once per nesting level: a few thousand levels
     // exhaust the stack.
@@ -41,15 +49,35 @@ export function parseJsonc(source: string, file: string): unknown {
     throw new ConfigError(`${file}: nested too deeply to read`);
   }
   const first = errors[0];
-  if (first) {
-    const { line, column } = lineColumn(text, first.offset);
+  const repeated = repeatedKey(root);
+  if (first || repeated) {
+    const offset = first?.offset ?? repeated!.offset;
+    const { line, column } = lineColumn(text, offset);
     throw new ConfigError(
       `${file}:${line}:${column}: ${
-        describeParseError(printParseErrorCode(first.error))
+        first
+          ? describeParseError(printParseErrorCode(first.error))
+          : `Duplicate key "${repeated!.value}"`
       }`,
     );
   }
   return value;
+}
+
+// The first key that repeats one before it in the same object: JSON keeps
+// the last value silently, and a second "tokens": [] would turn auth off.
+function repeatedKey(root: Node | undefined): Node | undefined {
+  const nodes = root ? [root] : [];
+  for (let node = nodes.pop(); node; node = nodes.pop()) {
+    const keys = new Set<unknown>();
+    for (const child of node.children ?? []) {
+      nodes.push(child);
+      const key = child.children?.[0];
+      if (node.type !== "object" || !key) continue;
+      if (keys.has(key.value)) return key;
+      keys.add(key.value);
+    }
+  }
 }
 
 function lineColumn(text: string, offset: number) {

@@ -63,3 +63,28 @@ Deno.test("resolveConfig() refuses an empty flag value, as the file refuses an e
     });
   }
 });
+
+Deno.test("parseConfig() refuses a key given twice in one object, naming where", () => {
+  // JSON keeps the last silently: a second "tokens" lower in a long file
+  // would turn auth off.
+  assert.throws(
+    () =>
+      parseConfig(
+        '{\n  "tokens": ["s3cret"],\n  "limits": {},\n  "tokens": []\n}',
+        "dup.jsonc",
+      ),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      e.message === 'dup.jsonc:4:3: Duplicate key "tokens"',
+  );
+  assert.throws(
+    () => parseConfig('{ "listen": { "port": 1, "port": 2 } }', "dup.jsonc"),
+    /^ConfigError: dup\.jsonc:1:26: Duplicate key "port"$/,
+  );
+  // The same key in two objects is no repeat.
+  assert.equal(
+    parseConfig('{ "egress": { "secrets": [] }, "store": { "path": "r.db" } }')
+      .egress.secrets.length,
+    0,
+  );
+});
