@@ -16,7 +16,7 @@ import {
   resolveConfig,
   type ResolvedConfig,
 } from "./runtime/config_overrides.ts";
-import { createHost } from "./runtime/host.ts";
+import { createHost, type Host } from "./runtime/host.ts";
 import { LogLines } from "./runtime/log_lines.ts";
 
 const USAGE = `Usage: deno run host [options]
@@ -99,8 +99,6 @@ async function resolveSettings(
   }
 }
 
-type Host = ReturnType<typeof createHost>;
-
 /** What the startup lines say about the loaded skills. */
 interface Loaded {
   /** The summary: counts, folders, failures, warnings, auth. */
@@ -120,25 +118,25 @@ async function awaitLoad(
 ): Promise<Loaded | null> {
   try {
     const report = await host.ready;
-    const warnings = report.warnings;
     const starting = host.mcpServers.starting();
-    const summary =
+    const parts = [
       `${report.tools} tools, ${report.toolkits} toolkits, ${report.skills} skills from ${
         report.dirs.join(", ")
-      }${
-        report.errors.length > 0
-          ? `; ${report.errors.length} file(s) failed to load (see above)`
-          : ""
-      }${
-        warnings.length > 0 ? `; ${warnings.length} skill warning(s) below` : ""
-      }${
-        // The host does not wait for them: their tools join when ready.
-        starting.length > 0
-          ? `; MCP servers still starting: ${starting.join(", ")}`
-          : ""}; auth: ${
-        config.tokens.length > 0 ? `${config.tokens.length} token(s)` : "off"
-      }`;
-    return { summary, warnings };
+      }`,
+    ];
+    if (report.errors.length > 0) {
+      parts.push(`${report.errors.length} file(s) failed to load (see above)`);
+    }
+    if (report.warnings.length > 0) {
+      parts.push(`${report.warnings.length} skill warning(s) below`);
+    }
+    // The host does not wait for them: their tools join when ready.
+    if (starting.length > 0) {
+      parts.push(`MCP servers still starting: ${starting.join(", ")}`);
+    }
+    const tokens = config.tokens.length;
+    parts.push(`auth: ${tokens > 0 ? `${tokens} token(s)` : "off"}`);
+    return { summary: parts.join("; "), warnings: report.warnings };
   } catch (error) {
     stderr.log(`skillbox: cannot load skills: ${(error as Error).message}`);
     await host.close({ timeoutSeconds: 0 });
@@ -154,8 +152,7 @@ async function awaitLoad(
 async function serveNetwork(
   host: Host,
   config: HostConfig,
-  loaded: Loaded,
-  from: string,
+  banner: (serving: string) => void,
 ): Promise<number> {
   let address;
   try {
@@ -169,11 +166,9 @@ async function serveNetwork(
     return 1;
   }
   const ws = address.url.replace(/^http/, "ws");
-  stderr.log(
-    `skillbox listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/mcp (MCP), ${address.url}/health (${loaded.summary})`,
+  banner(
+    `listening: ${ws}/a2e (WebSocket), ${address.url}/a2e (HTTP+SSE), ${address.url}/mcp (MCP), ${address.url}/health`,
   );
-  if (from) stderr.log(`skillbox settings: ${from}`);
-  for (const line of loaded.warnings) stderr.log(`skillbox warning: ${line}`);
   stderr.log(
     consoleLine(address.url, config.tokens.length > 0, address.hostname),
   );
@@ -232,25 +227,21 @@ async function main(args: string[]): Promise<number> {
   });
   const loaded = await awaitLoad(host, config);
   if (loaded === null) return 1;
-  const from = Object.entries(overrides).map(([k, v]) => `${k} from ${v}`)
-    .join(", ");
-
-  if (flags.mcp) {
-    stderr.log(`skillbox serving one MCP session on stdio (${loaded.summary})`);
-    if (from) stderr.log(`skillbox settings: ${from}`);
-    await host.serveMcpStdio();
-    await host.close({ timeoutSeconds: 0 });
-    return 0;
-  }
-  if (flags.stdio) {
-    stderr.log(`skillbox serving one A2E session on stdio (${loaded.summary})`);
-    if (from) stderr.log(`skillbox settings: ${from}`);
+  // What is served and the load summary, where settings came from, then
+  // each skill warning.
+  const banner = (serving: string) => {
+    stderr.log(`skillbox ${serving} (${loaded.summary})`);
+    const from = Object.entries(overrides).map(([k, v]) => `${k} from ${v}`);
+    if (from.length > 0) stderr.log(`skillbox settings: ${from.join(", ")}`);
     for (const line of loaded.warnings) stderr.log(`skillbox warning: ${line}`);
-    await host.serveStdio();
+  };
+  if (flags.mcp || flags.stdio) {
+    banner(`serving one ${flags.mcp ? "MCP" : "A2E"} session on stdio`);
+    await (flags.mcp ? host.serveMcpStdio() : host.serveStdio());
     await host.close({ timeoutSeconds: 0 });
     return 0;
   }
-  return await serveNetwork(host, config, loaded, from);
+  return await serveNetwork(host, config, banner);
 }
 
 // Where the console is, and whether anyone reaching it may read it.
