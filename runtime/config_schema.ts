@@ -502,19 +502,6 @@ export function validateConfig(value: unknown, file: string): HostConfig {
     throw new ConfigError(`${file}: ${describeZodError(parsed.error)}`);
   }
   const data = parsed.data;
-  // The policy and LLM sections belong to their modules; check them here so
-  // a bad file fails at start with its field path, not at the first call.
-  try {
-    parseHostPolicy(data.policy);
-    parseTokenQuotas(data.policy, data.tokens);
-    parseInterpreters(data.policy);
-  } catch (error) {
-    throw new ConfigError(
-      `${file}: ${
-        (error as Error).message.replace(/^Invalid host policy: /, "")
-      }`,
-    );
-  }
   // By index, never by value: the value is a secret.
   const stray = data.console.admin_tokens.findIndex((t) =>
     !data.tokens.includes(t)
@@ -526,10 +513,18 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   }
   const { entries, path, rules } = readLlmSection(data.llm);
   let llm: LlmConfig[];
+  // The policy and LLM sections belong to their modules; check them here so
+  // a bad file fails at start with its field path, not at the first call.
   try {
+    parseHostPolicy(data.policy);
+    parseTokenQuotas(data.policy, data.tokens);
+    parseInterpreters(data.policy);
     llm = entries.map((entry, i) => checkLlmConfig(entry, `${path}.${i}`));
   } catch (error) {
-    throw new ConfigError(`${file}: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    throw new ConfigError(
+      `${file}: ${message.replace(/^Invalid host policy: /, "")}`,
+    );
   }
   return { ...toHostConfig(data), llm, llmRules: rules };
 }
