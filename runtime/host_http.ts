@@ -293,18 +293,13 @@ export function listener(
   };
 
   return {
-    listen(options: ListenOptions = {}) {
-      if (server) {
-        return Promise.reject(new Error("Cannot listen: already listening"));
-      }
-      try {
-        return serve(
-          options.hostname ?? defaults.hostname,
-          options.port ?? defaults.port,
-        );
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    // Async: a second call, or a port Deno.serve cannot take, rejects.
+    async listen(options: ListenOptions = {}) {
+      if (server) throw new Error("Cannot listen: already listening");
+      return await serve(
+        options.hostname ?? defaults.hostname,
+        options.port ?? defaults.port,
+      );
     },
     shutdown: async () => {
       stopped = true;
