@@ -95,7 +95,8 @@ export class LogLines {
   /**
    * @param sink where the lines go
    * @param maxWaiting the most bytes waiting to be written; later lines are
-   * dropped (and counted) until the reader catches up. @default 1 MiB
+   * dropped (and counted) until the reader catches up, and a line longer
+   * than this is cut to it. @default 1 MiB
    */
   constructor(sink: LineSink, maxWaiting = 1 << 20) {
     this.#sink = sink;
@@ -110,7 +111,16 @@ export class LogLines {
    */
   log(line: string): void {
     if (this.#gone) return;
-    const bytes = encoder.encode(printableLine(line) + "\n");
+    const text = printableLine(line) + "\n";
+    let bytes = encoder.encode(text);
+    if (bytes.length > this.#maxWaiting) {
+      // It would never fit, and nothing waiting would drain to say it was
+      // dropped: its start goes (encodeInto writes whole characters only).
+      bytes = new Uint8Array(this.#maxWaiting);
+      const { written } = encoder.encodeInto(text, bytes.subarray(0, -1));
+      bytes[written] = 10; // "\n"
+      bytes = bytes.subarray(0, written + 1);
+    }
     if (this.#bytes + bytes.length > this.#maxWaiting) {
       this.#dropped++;
       return;

@@ -59,6 +59,19 @@ Deno.test("LogLines never waits for a paused reader, and drops past its bound", 
   assert.ok(paused.text().endsWith("stderr was not read\nafter\n"));
 });
 
+Deno.test("LogLines writes the start of a line longer than its whole bound", async () => {
+  // Dropped, it was lost unsaid: nothing waiting drains to report it, and
+  // a CLI whose one error line was that long exited with no word.
+  const paused = pausedSink();
+  paused.resume();
+  const lines = new LogLines(paused.sink, 100);
+  lines.log(`skillbox: ${"é".repeat(200)}`);
+  await lines.written(10_000);
+  const text = paused.text();
+  assert.match(text, /^skillbox: (é)+\n$/);
+  assert.ok(new TextEncoder().encode(text).length <= 100);
+});
+
 Deno.test("LogLines.written gives up on a reader that stays paused", async () => {
   const paused = pausedSink();
   const lines = new LogLines(paused.sink);
