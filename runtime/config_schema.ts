@@ -18,6 +18,7 @@ import {
 } from "./llm/config.ts";
 import type { McpServerSpec } from "./mcp/imported_servers.ts";
 import { describeZodError } from "../protocol/request_schemas.ts";
+import { camelName } from "../protocol/wire_names.ts";
 import { ConfigError } from "./config_error.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import {
@@ -539,10 +540,7 @@ type CamelKeys<T> = { [K in keyof T as K extends string ? Camel<K> : K]: T[K] };
 
 function camelKeys<T extends object>(section: T): CamelKeys<T> {
   return Object.fromEntries(
-    Object.entries(section).map(([key, value]) => [
-      key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
-      value,
-    ]),
+    Object.entries(section).map(([key, value]) => [camelName(key), value]),
   ) as CamelKeys<T>;
 }
 
