@@ -173,21 +173,7 @@ async function serveNetwork(
     consoleLine(address.url, config.tokens.length > 0, address.hostname),
   );
   stderr.log(doorsLine(config));
-  stderr.log(
-    `history: ${
-      config.store?.url
-        ? `PostgreSQL ${
-          // The password stays out of the log; it may hold an "@" (the
-          // driver, as URL, ends the user and password at the last one).
-          config.store.url.replace(
-            /\/\/[^/]*@/,
-            "//…@",
-          )} (store.url, shared with the fleet)`
-        : config.store
-        ? `${config.store.path} (store.path)`
-        : "off (store: null)"
-    }`,
-  );
+  stderr.log(historyLine(config.store));
 
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
@@ -254,6 +240,16 @@ function consoleLine(url: string, tokens: boolean, hostname: string): string {
       ? ", loopback: any local process may use it"
       : `; WARNING: reachable on ${hostname}`
   })`;
+}
+
+// Where the runs are kept. A database's password stays out of the log; it
+// may hold an "@" (the driver, as URL, ends the user and password at the
+// last one).
+function historyLine(store: HostConfig["store"]): string {
+  if (!store) return "history: off (store: null)";
+  if (!store.url) return `history: ${store.path} (store.path)`;
+  const shown = store.url.replace(/\/\/[^/]*@/, "//…@");
+  return `history: PostgreSQL ${shown} (store.url, shared with the fleet)`;
 }
 
 // What keeps web pages out, and guessers when there are tokens.
