@@ -252,8 +252,21 @@ export function listener(
   };
   // Starts a server and watches it: a failed one is replaced.
   const serve = (hostname: string, port: number) => {
-    const started = startServer(hostname, port, fetch);
-    const current = started.server;
+    const address = Promise.withResolvers<ListenAddress>();
+    const current = Deno.serve({
+      hostname,
+      port,
+      onListen: (addr) => {
+        const shown = addr.hostname.includes(":")
+          ? `[${addr.hostname}]`
+          : addr.hostname;
+        address.resolve({
+          hostname: addr.hostname,
+          port: addr.port,
+          url: `http://${shown}:${addr.port}`,
+        });
+      },
+    }, fetch);
     server = current;
     current.finished.catch((error: unknown) => {
       if (stopped || server !== current) return;
@@ -269,7 +282,7 @@ export function listener(
       // The port it had, also when it was asked for any (0).
       retry(hostname, current.addr.port);
     });
-    return started.address;
+    return address.promise;
   };
   const retry = (hostname: string, port: number) => {
     later(delay, () => {
@@ -315,27 +328,3 @@ export function listener(
 const RELISTEN_FIRST_MS = 100;
 const RELISTEN_MAX_MS = 5_000;
 const RELISTEN_HEALTHY_MS = 10_000;
-
-/** Serves `fetch` on a TCP port; `address` resolves once listening. */
-function startServer(
-  hostname: string,
-  port: number,
-  fetch: Deno.ServeHandler,
-): { server: Deno.HttpServer<Deno.NetAddr>; address: Promise<ListenAddress> } {
-  const address = Promise.withResolvers<ListenAddress>();
-  const server = Deno.serve({
-    hostname,
-    port,
-    onListen: (addr) => {
-      const shown = addr.hostname.includes(":")
-        ? `[${addr.hostname}]`
-        : addr.hostname;
-      address.resolve({
-        hostname: addr.hostname,
-        port: addr.port,
-        url: `http://${shown}:${addr.port}`,
-      });
-    },
-  }, fetch);
-  return { server, address: address.promise };
-}
