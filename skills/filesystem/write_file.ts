@@ -7,7 +7,13 @@
 import { dirname } from "node:path/posix";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, resolveInRoot } from "./_paths.ts";
+import {
+  type FsConfig,
+  fsConfig,
+  realInside,
+  resolveInRoot,
+  type RootPath,
+} from "./_paths.ts";
 
 interface Args {
   path: string;
@@ -63,17 +69,10 @@ export default {
       throw err;
     });
     if (existing?.isDirectory) throw new Error(`"${rel}" is a directory`);
-    if (existing && mode === "create") {
-      throw new Error(
-        `"${rel}" already exists: use mode "overwrite" or "append"`,
-      );
-    }
     await Deno.mkdir(dirname(abs), { recursive: true });
     const bytes = new TextEncoder().encode(args.content);
-    await Deno.writeFile(abs, bytes, {
-      append: mode === "append",
-      createNew: mode === "create",
-    });
+    if (!existing || mode === "create") await createFile(abs, rel, bytes);
+    else await writeExisting(cfg, { abs, rel }, bytes, mode);
     const verb = mode === "append" ? "Appended" : "Wrote";
     return withSummary(
       { path: rel, bytes_written: bytes.length, created: existing === null },
@@ -81,3 +80,47 @@ export default {
     );
   },
 } satisfies ToolDef<Args>;
+
+// The file may be swapped for a symlink after resolveInRoot's check, and Deno
+// opens a path by resolving its symlinks first (O_NOFOLLOW does not help), so
+// neither write below opens the path to create or truncate a file.
+
+/** Creates `abs` from a temporary file: `link` never follows a symlink. */
+async function createFile(abs: string, rel: string, bytes: Uint8Array) {
+  const temp = `${dirname(abs)}/.write_file-${crypto.randomUUID()}`;
+  await Deno.writeFile(temp, bytes, { createNew: true });
+  try {
+    await Deno.link(temp, abs);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+    throw new Error(
+      `"${rel}" already exists: use mode "overwrite" or "append"`,
+    );
+  } finally {
+    await Deno.remove(temp);
+  }
+}
+
+/**
+ * Writes into the file opened at `abs` once it is known to be the file at
+ * the path `abs` leads to inside root (an inside symlink may lead there).
+ */
+async function writeExisting(
+  cfg: FsConfig,
+  { abs, rel }: RootPath,
+  bytes: Uint8Array,
+  mode: "overwrite" | "append",
+) {
+  using file = await Deno.open(abs, { write: true, append: mode === "append" });
+  const opened = await file.stat();
+  const real = await Deno.realPath(abs);
+  const there = await Deno.lstat(real);
+  if (
+    !await realInside(cfg, real) || opened.ino !== there.ino ||
+    opened.dev !== there.dev
+  ) {
+    throw new Error(`"${rel}" was replaced while being written: not written`);
+  }
+  if (mode === "overwrite") await file.truncate();
+  for (let n = 0; n < bytes.length;) n += await file.write(bytes.subarray(n));
+}
