@@ -211,14 +211,13 @@ export function checkGrant(
         }
       } else if (key === "net") {
         if (!netAllowed(value, policy.net ?? [])) return refuse(key, value);
-      } else if (key === "env" || key === "sys") {
+      } else {
+        // env and sys: what the policy names, or anything under its "*";
+        // run and ffi: only what the policy names exactly.
         const allowed = policy[key] ?? [];
-        if (!allowed.includes("*") && !allowed.includes(value)) {
+        if (!unrestricted(key, allowed) && !allowed.includes(value)) {
           return refuse(key, value);
         }
-      } else if (!(policy[key] ?? []).includes(value)) {
-        // run and ffi: only what the policy names exactly.
-        return refuse(key, value);
       }
     }
     if (list.length > 0) grant[key] = [...list].sort();
