@@ -126,6 +126,33 @@ export async function realInside(cfg: FsConfig, abs: string): Promise<boolean> {
   }
 }
 
+/**
+ * Checks that a file opened at `abs` is the one at the real location of
+ * `abs`, inside root. Deno resolves a path's symlinks before it opens it
+ * (O_NOFOLLOW does not help), so a symlink swapped in after
+ * {@link resolveInRoot}'s check is followed: the open file is compared with
+ * what is there now.
+ *
+ * @param cfg the toolkit config
+ * @param abs the path it was opened at
+ * @param opened the open file's stat
+ * @returns true when it is the file inside root
+ */
+export async function openedInside(
+  cfg: FsConfig,
+  abs: string,
+  opened: { ino: number | null; dev: number },
+): Promise<boolean> {
+  try {
+    const real = await Deno.realPath(abs);
+    const there = await Deno.lstat(real);
+    return opened.ino === there.ino && opened.dev === there.dev &&
+      await realInside(cfg, real);
+  } catch {
+    return false;
+  }
+}
+
 /** The root relative path of an absolute path under root. */
 export function relative(root: string, abs: string): string {
   if (abs === root) return ".";

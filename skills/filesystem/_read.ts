@@ -10,14 +10,18 @@
  */
 
 import { constants, type FileHandle, open } from "node:fs/promises";
+import { type FsConfig, openedInside } from "./_paths.ts";
 
 /**
  * Reads a regular file whole when it holds at most `maxBytes`.
  *
  * It is opened without waiting (a FIFO would otherwise hold the call until
  * a writer came), then skipped when the open handle is not a regular file,
- * or when more than `maxBytes` are there or arrive while it is read.
+ * or when more than `maxBytes` are there or arrive while it is read, or
+ * when it is not the file inside root (a symlink swapped in: see
+ * `openedInside`).
  *
+ * @param cfg the toolkit config
  * @param abs absolute path
  * @param maxBytes the most bytes to return
  * @returns the bytes, or null to skip the file
@@ -26,15 +30,17 @@ import { constants, type FileHandle, open } from "node:fs/promises";
  * ```ts
  * import { readRegularFile } from "./_read.ts";
  * import assert from "node:assert/strict";
- * const path = await Deno.makeTempFile();
- * await Deno.writeTextFile(path, "hello");
- * const bytes = await readRegularFile(path, 10);
+ * const root = await Deno.makeTempDir();
+ * const cfg = { root, writable: false };
+ * await Deno.writeTextFile(`${root}/a.txt`, "hello");
+ * const bytes = await readRegularFile(cfg, `${root}/a.txt`, 10);
  * assert.equal(new TextDecoder().decode(bytes!), "hello");
- * assert.equal(await readRegularFile(path, 4), null);
- * await Deno.remove(path);
+ * assert.equal(await readRegularFile(cfg, `${root}/a.txt`, 4), null);
+ * await Deno.remove(root, { recursive: true });
  * ```
  */
 export async function readRegularFile(
+  cfg: FsConfig,
   abs: string,
   maxBytes: number,
 ): Promise<Uint8Array | null> {
@@ -46,6 +52,7 @@ export async function readRegularFile(
   if (handle === null) return null;
   const info = await handle.stat();
   if (!info.isFile() || info.size > maxBytes) return null;
+  if (!await openedInside(cfg, abs, info)) return null;
   return await readAtMost(handle, maxBytes, info.size);
 }
 

@@ -197,7 +197,7 @@ async function readLines(
   f: Pick<WalkEntry, "abs" | "type">,
 ): Promise<string[] | "binary" | null> {
   if (f.type === "symlink" && !(await realInside(cfg, f.abs))) return null;
-  const bytes = await readRegularFile(f.abs, MAX_FILE_BYTES);
+  const bytes = await readRegularFile(cfg, f.abs, MAX_FILE_BYTES);
   if (bytes === null) return null;
   if (looksBinary(bytes)) return "binary";
   const lines = new TextDecoder().decode(bytes).split(/\r?\n/);

@@ -7,7 +7,7 @@
 import { constants, type FileHandle, open } from "node:fs/promises";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, resolveInRoot } from "./_paths.ts";
+import { fsConfig, openedInside, resolveInRoot } from "./_paths.ts";
 import { looksBinary } from "./_walk.ts";
 
 interface Args {
@@ -101,8 +101,11 @@ export default {
       constants.O_RDONLY | constants.O_NONBLOCK,
     );
     const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
+    const replaced = new Error(`"${rel}" was replaced while being opened`);
+    const probed = await probe.stat();
+    if (!await openedInside(cfg, abs, probed)) throw replaced;
     let size: number;
-    if ((await probe.stat()).isFIFO()) {
+    if (probed.isFIFO()) {
       size = 0;
       await readInto(fifoChunks(probe, rel, ctx.signal), rel, size, lines);
     } else {
@@ -111,6 +114,7 @@ export default {
       // the stream, read to its end or cancelled, already did.
       using file = await Deno.open(abs, { read: true });
       const info = await file.stat();
+      if (!await openedInside(cfg, abs, info)) throw replaced;
       if (info.isDirectory) {
         throw new Error(`"${rel}" is a directory: use list_dir`);
       }

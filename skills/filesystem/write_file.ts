@@ -10,7 +10,7 @@ import { withSummary } from "./_output.ts";
 import {
   type FsConfig,
   fsConfig,
-  realInside,
+  openedInside,
   resolveInRoot,
   type RootPath,
 } from "./_paths.ts";
@@ -101,10 +101,7 @@ async function createFile(abs: string, rel: string, bytes: Uint8Array) {
   }
 }
 
-/**
- * Writes into the file opened at `abs` once it is known to be the file at
- * the path `abs` leads to inside root (an inside symlink may lead there).
- */
+/** Writes into an existing file once it is known to be the one inside root. */
 async function writeExisting(
   cfg: FsConfig,
   { abs, rel }: RootPath,
@@ -112,13 +109,7 @@ async function writeExisting(
   mode: "overwrite" | "append",
 ) {
   using file = await Deno.open(abs, { write: true, append: mode === "append" });
-  const opened = await file.stat();
-  const real = await Deno.realPath(abs);
-  const there = await Deno.lstat(real);
-  if (
-    !await realInside(cfg, real) || opened.ino !== there.ino ||
-    opened.dev !== there.dev
-  ) {
+  if (!await openedInside(cfg, abs, await file.stat())) {
     throw new Error(`"${rel}" was replaced while being written: not written`);
   }
   if (mode === "overwrite") await file.truncate();
