@@ -95,32 +95,29 @@ export default {
       LIMIT_MAX_BYTES,
     );
     // A FIFO is opened without waiting: a blocking open would hold the
-    // call, and a thread of the shared process, until a writer came.
-    await using probe = await open(
+    // call, and a thread of the shared process, until a writer came. What
+    // the file is comes from this open handle, which is the one read: the
+    // path may name another file by then.
+    await using file = await open(
       abs,
       constants.O_RDONLY | constants.O_NONBLOCK,
     );
-    const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
-    const replaced = new Error(`"${rel}" was replaced while being opened`);
-    const probed = await probe.stat();
-    if (!await openedInside(cfg, abs, probed)) throw replaced;
-    let size: number;
-    if (probed.isFIFO()) {
-      size = 0;
-      await readInto(fifoChunks(probe, rel, ctx.signal), rel, size, lines);
-    } else {
-      // What the file is comes from the open handle: the path may name
-      // another file by the time it is read. Disposing closes it unless
-      // the stream, read to its end or cancelled, already did.
-      using file = await Deno.open(abs, { read: true });
-      const info = await file.stat();
-      if (!await openedInside(cfg, abs, info)) throw replaced;
-      if (info.isDirectory) {
-        throw new Error(`"${rel}" is a directory: use list_dir`);
-      }
-      size = info.size;
-      await readInto(file.readable, rel, size, lines);
+    const info = await file.stat();
+    if (!await openedInside(cfg, abs, info)) {
+      throw new Error(`"${rel}" was replaced while being opened`);
     }
+    if (info.isDirectory()) {
+      throw new Error(`"${rel}" is a directory: use list_dir`);
+    }
+    const fifo = info.isFIFO();
+    const size = fifo ? 0 : info.size;
+    const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
+    await readInto(
+      fifo ? fifoChunks(file, rel, ctx.signal) : file.readableWebStream(),
+      rel,
+      size,
+      lines,
+    );
     const { out, lastIncluded, truncated, reachedEof, lineNo } = lines;
 
     const data = {
