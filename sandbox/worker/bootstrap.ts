@@ -191,13 +191,6 @@ function rpcAnswered(id: string): void {
   else rpcs.sent--;
 }
 
-function toBase64(bytes: Uint8Array | string): string {
-  const data = typeof bytes === "string"
-    ? new TextEncoder().encode(bytes)
-    : bytes;
-  return data.toBase64();
-}
-
 // The signal of an operation, made on first use.
 function signalOf(id: string): AbortSignal {
   const known = running.get(id);
@@ -229,7 +222,9 @@ function makeContext(msg: OpMessage): Record<string, unknown> {
       emit(id, "artifact", {
         name: String(name),
         mime: String(mime),
-        chunk: toBase64(bytes),
+        chunk:
+          (typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes)
+            .toBase64(),
         final: Boolean(final),
       }),
     tools: Object.freeze({
