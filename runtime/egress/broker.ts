@@ -333,7 +333,7 @@ export class EgressBroker {
         !REDIRECTS.includes(status)
       ) {
         if (injected.length > 0) refuseEncoded(url, res);
-        return this.#answer(url, res, secretForms(sent), redirects);
+        return this.#answer(url, res, secretCut(sent), redirects);
       }
       res.destroy();
       if (hop >= MAX_REDIRECTS) {
@@ -355,11 +355,11 @@ export class EgressBroker {
         throw new SkillboxError(
           "tool_denied",
           `Cannot follow the redirect from "${
-            redactText(url.href, secretForms(sent))
+            secretCut(sent).whole(url.href)
           }": its URL carries an operator secret for another host`,
         );
       }
-      redirects.push(redactText(url.href, secretForms(sent)));
+      redirects.push(secretCut(sent).whole(url.href));
       url = next;
       if (becomesGet(status, method)) {
         method = "GET";
@@ -441,7 +441,7 @@ export class EgressBroker {
   async #answer(
     url: URL,
     res: http.IncomingMessage,
-    values: string[],
+    cut: SecretCut,
     redirects: string[],
   ): Promise<FetchResponse> {
     const chunks: Buffer[] = [];
@@ -461,26 +461,24 @@ export class EgressBroker {
     } finally {
       res.destroy();
     }
-    let body = redactBytes(Buffer.concat(chunks), values);
+    let body = cut.whole(Buffer.concat(chunks).toString("latin1"));
     // A secret the cut ran through is not found whole: drop its start.
-    if (truncated) {
-      body = body.subarray(0, body.length - cutSecret(body, values));
-    }
+    if (truncated) body = cut.end(body);
     // Header names arrive lower-cased: one that carries a secret in any
     // case cannot be cut, so it is dropped.
-    const lowered = values.map((v) => v.toLowerCase());
+    const lowered = cut.forms.map((v) => v.toLowerCase());
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) {
       if (v === undefined || lowered.some((l) => k.includes(l))) continue;
-      headers[k] = redactText(Array.isArray(v) ? v.join(", ") : v, values);
+      headers[k] = cut.whole(Array.isArray(v) ? v.join(", ") : v);
     }
     return {
-      url: redactText(url.href, values),
+      url: cut.whole(url.href),
       status: res.statusCode ?? 0,
       // The reason phrase is the upstream's text too.
-      statusText: redactText(res.statusMessage ?? "", values),
+      statusText: cut.whole(res.statusMessage ?? ""),
       headers,
-      bodyBase64: body.toString("base64"),
+      bodyBase64: Buffer.from(body, "latin1").toString("base64"),
       truncated,
       redirects,
     };
@@ -794,42 +792,75 @@ function secretForms(values: Iterable<string>): string[] {
   return [...forms].sort((a, b) => b.length - a.length);
 }
 
-/** The text with every value replaced by a marker. */
-function redactText(text: string, values: string[]): string {
-  let out = text;
-  for (const v of values) out = out.replaceAll(v, REDACTED);
-  return out;
+/** Cuts the secrets sent from text read one character per byte (latin1). */
+interface SecretCut {
+  /** The forms of the secrets ({@link secretForms}). */
+  forms: string[];
+  /** The text with every form replaced by a marker. */
+  whole(text: string): string;
+  /** A text cut at a limit without the start of a form at its end. */
+  end(text: string): string;
 }
 
-/** How many bytes at the end of a cut body begin one of the values. */
-function cutSecret(bytes: Buffer, values: string[]): number {
-  let longest = 0;
-  for (const v of values) {
-    const needle = Buffer.from(v);
-    for (let n = Math.min(needle.length - 1, bytes.length); n > longest; n--) {
-      if (bytes.subarray(bytes.length - n).equals(needle.subarray(0, n))) {
-        longest = n;
-        break;
-      }
-    }
-  }
-  return longest;
+/**
+ * Cuts each form of the secrets as written, and with any of its characters
+ * as an HTML character reference (`&#x2F;`, `&#47;`, `&sol;`, the ";"
+ * optional as browsers read them): a page that shows the request it got
+ * escapes it.
+ */
+function secretCut(values: Iterable<string>): SecretCut {
+  const forms = secretForms(values);
+  if (forms.length === 0) return { forms, whole: (t) => t, end: (t) => t };
+  const chars = forms.map((f) => Array.from(f, charPattern));
+  // One form at a time, longest first (see secretForms).
+  const wholes = chars.map((c) => new RegExp(c.join(""), "g"));
+  // The start of a form: its first characters, each followed by the next.
+  const begun = new RegExp(
+    `(?:${
+      chars.map((c) =>
+        c.slice(0, -1).reduceRight(
+          (rest, p) => p + (rest && `(?:${rest})?`),
+          "",
+        )
+      ).join("|")
+    })$`,
+  );
+  // Enough of a text's end for the longest form, every character escaped.
+  const reach = forms[0]!.length * 24;
+  return {
+    forms,
+    whole: (text) => wholes.reduce((t, re) => t.replace(re, REDACTED), text),
+    end(text) {
+      const from = Math.max(0, text.length - reach);
+      // A reference the cut ran through may be a form's next character.
+      const tail = text.slice(from).replace(/&#?[0-9A-Za-z]*$/, "");
+      return text.slice(0, from + (begun.exec(tail)?.index ?? tail.length));
+    },
+  };
 }
 
-/** The bytes with every value (as UTF-8) replaced by a marker. */
-function redactBytes(bytes: Buffer, values: string[]): Buffer {
-  let out = bytes;
-  for (const v of values) {
-    const needle = Buffer.from(v);
-    if (out.indexOf(needle) === -1) continue;
-    const parts: Buffer[] = [];
-    let at = 0;
-    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
-      parts.push(out.subarray(at, i), Buffer.from(REDACTED));
-      at = i + needle.length;
-    }
-    parts.push(out.subarray(at));
-    out = Buffer.concat(parts);
-  }
-  return out;
+// HTML's names for ASCII characters (the WHATWG list), by character.
+const NAMED = Map.groupBy(
+  [
+    '\tTab \nNewLine !excl "quot "QUOT #num $dollar %percnt &amp &AMP',
+    "'apos (lpar )rpar *ast *midast +plus ,comma .period /sol :colon ;semi",
+    "<lt <LT =equals >gt >GT ?quest @commat [lsqb [lbrack \\bsol ]rsqb",
+    "]rbrack ^Hat _lowbar _UnderBar `grave `DiacriticalGrave {lcub {lbrace",
+    "|verbar |vert |VerticalLine }rcub }rbrace",
+  ].join(" ").split(" "),
+  (entry) => entry[0]!,
+);
+
+// One character as a pattern: its UTF-8 bytes, or a reference to it by
+// decimal or hexadecimal number (any leading zeros) or by name.
+function charPattern(char: string): string {
+  const code = char.codePointAt(0)!;
+  const hex = code.toString(16).replace(
+    /[a-f]/g,
+    (d) => `[${d}${d.toUpperCase()}]`,
+  );
+  const named = (NAMED.get(char) ?? []).map((entry) => `|&${entry.slice(1)}`);
+  return `(?:${
+    RegExp.escape(Buffer.from(char).toString("latin1"))
+  }|(?:&#0*${code}|&#[xX]0*${hex}${named.join("")});?)`;
 }

@@ -1096,3 +1096,59 @@ Deno.test("a secret an upstream echoes in another charset or JSON-escaped never 
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+Deno.test("a secret an upstream echoes HTML-escaped never comes back", async (t) => {
+  // An error page that shows the request's headers escapes them for HTML:
+  // "/" as &#x2F; (OWASP), &#47; or &sol;, or every character by number.
+  const key = "op/secret+7f3a9c/==";
+  const escapers: Record<string, (s: string) => string> = {
+    hex: (s) => s.replaceAll("/", "&#x2F;"),
+    decimal: (s) => s.replaceAll("/", "&#47;"),
+    named: (s) =>
+      s.replaceAll("/", "&sol;").replaceAll("+", "&plus;")
+        .replaceAll("=", "&equals;"),
+    every: (s) => [...s].map((c) => `&#${c.codePointAt(0)};`).join(""),
+    loose: (s) => s.replaceAll("/", "&#x002f").replaceAll("=", "&#61"),
+  };
+  const server = createServer((req, res) => {
+    const escape = escapers[req.url!.slice(1)]!;
+    res.end(`<p>${escape(String(req.headers.authorization))}</p>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const brokerCutAt = (maxResponseBytes?: number) =>
+    new EgressBroker({
+      resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
+      privateHosts: ["api.test"],
+      secrets: [{
+        host: "http://api.test",
+        header: "Authorization",
+        value: `Bearer ${key}`,
+      }],
+      maxResponseBytes,
+    });
+  const any = { allow: [["*"]] };
+  try {
+    for (const name of Object.keys(escapers)) {
+      await t.step(`escaped "${name}", whole`, async () => {
+        const res = await brokerCutAt().fetch(
+          { url: `http://api.test:${port}/${name}` },
+          any,
+        );
+        assert.equal(text(res), "<p>[REDACTED]</p>");
+      });
+    }
+    await t.step("cut after a reference, or inside one", async () => {
+      for (const cut of ["<p>Bearer op&#x2F;sec", "<p>Bearer op&#x2"]) {
+        const res = await brokerCutAt(cut.length).fetch(
+          { url: `http://api.test:${port}/hex` },
+          any,
+        );
+        assert.equal(res.truncated, true);
+        assert.equal(text(res), "<p>");
+      }
+    });
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
