@@ -18,7 +18,6 @@ import { z } from "zod";
 import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
-import { MAX_SCHEMA_STEPS, secretPaths } from "../toolkits/secrets.ts";
 import { MAX_FAN_OUT, schemaFanOut, slowPattern } from "../schema/validator.ts";
 import type {
   ModuleRef,
@@ -783,14 +782,6 @@ function toolkitCandidate(
   const f = parsed.data;
   const broad = f.config && tooBroad(f.config, "config");
   if (broad) return broad;
-  // Every listing and call of the toolkit walks its configuration schema
-  // for secret fields, on the host's thread: refuse one too long to walk.
-  try {
-    secretPaths(f.config ?? {});
-  } catch {
-    return `its "config" schema takes more than ${MAX_SCHEMA_STEPS} steps ` +
-      "to walk for secret fields (`$ref`s branching at every level)";
-  }
   return {
     entry: {
       ...ref,

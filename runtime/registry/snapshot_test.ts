@@ -439,7 +439,9 @@ Deno.test("buildSnapshot() refuses a drop-in named in an imported server's names
   assert.ok(later.refused.some((r) => r.path === "/s/send.ts"));
 });
 
-Deno.test("buildSnapshot() refuses a toolkit whose config schema is too long to walk", () => {
+Deno.test("buildSnapshot() loads a toolkit whose config schema refers to itself from several places", () => {
+  // Its secrets are found by walking a configuration with it, each schema
+  // node once per value (see secretValues), so nothing here is refused.
   const loop = { properties: { a: { $ref: "#" }, b: { $ref: "#" } } };
   const snap = buildSnapshot([
     mod("/s/loop/toolkit.ts", [{
@@ -448,10 +450,8 @@ Deno.test("buildSnapshot() refuses a toolkit whose config schema is too long to 
       fields: { config: loop },
     }]),
   ]);
-  assert.equal(snap.toolkits.has("loop"), false);
-  assert.deepEqual(snap.errors.map((e) => e.message), [
-    'Cannot load toolkit "loop" from "/s/loop/toolkit.ts": its "config" schema takes more than 10000 steps to walk for secret fields (`$ref`s branching at every level)',
-  ]);
+  assert.equal(snap.toolkits.has("loop"), true);
+  assert.deepEqual(snap.errors, []);
 });
 
 Deno.test("buildSnapshot() refuses a tool whose schema applies too many subschemas to one value", () => {

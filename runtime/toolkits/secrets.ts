@@ -17,89 +17,13 @@ export const REDACTED = "[redacted]";
 // "1" or "on" in a tool's output would garble it and protect nothing.
 const MIN_SCRUB_LENGTH = 4;
 
-/**
- * How many schema nodes {@link secretPaths} visits at most (each visit of a
- * node reached through several `$ref`s counts): the registry refuses a
- * toolkit whose configuration schema takes more.
- *
- * @example A walk too long throws
- * ```ts
- * import { MAX_SCHEMA_STEPS, secretPaths } from "./secrets.ts";
- * import assert from "node:assert/strict";
- * const loop = { properties: { a: { $ref: "#" }, b: { $ref: "#" } } };
- * assert.equal(MAX_SCHEMA_STEPS, 10_000);
- * assert.throws(() => secretPaths(loop), /more than 10000 steps/);
- * ```
- */
-export const MAX_SCHEMA_STEPS = 10_000;
-
-/**
- * Lists the paths of secret fields in a configuration schema, following
- * `properties`, `patternProperties`, `additionalProperties`,
- * `unevaluatedProperties`, `items`, `prefixItems`, `additionalItems`,
- * `unevaluatedItems`, `contains`, `anyOf`/`oneOf`/`allOf`,
- * `if`/`then`/`else`, `dependentSchemas`, `dependencies` and `$ref`s
- * (resolved as the validator resolves them, see `schemaRefs`). `*` in a
- * path stands for any key or index; a tuple's place is its index.
- *
- * @param schema the toolkit's configuration schema
- * @returns dotted paths such as `"token"` or `"headers.*"`
- * @throws {RangeError} when the walk takes more than
- * {@link MAX_SCHEMA_STEPS} steps
- * @example
- * ```ts
- * import { secretPaths } from "./secrets.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(secretPaths({
- *   type: "object",
- *   properties: {
- *     root: { type: "string" },
- *     token: { type: "string", secret: true },
- *     headers: { type: "object", additionalProperties: { type: "string", secret: true } },
- *   },
- * }), ["token", "headers.*"]);
- * ```
- */
-export function secretPaths(schema: JsonSchema): string[] {
-  const out = new Set<string>();
-  let steps = 0;
-  const walk = (node: unknown, path: string[], depth: number) => {
-    if (!isObject(node) || depth > 32) return;
-    // The depth alone does not bound the walk: a schema of a few lines
-    // whose properties each `$ref` the whole schema branches at every
-    // level (4 of them: 4^16 steps), on the host's thread.
-    if (++steps > MAX_SCHEMA_STEPS) {
-      throw new RangeError(
-        "Cannot find the secret fields of a schema: it takes more than " +
-          `${MAX_SCHEMA_STEPS} steps to walk`,
-      );
-    }
-    if (node.secret === true) {
-      out.add(path.join("."));
-      return;
-    }
-    for (const [place, sub] of subschemas(node, refs)) {
-      const next = place === null
-        ? path
-        : [...path, place === ANY ? "*" : place];
-      walk(sub, next, depth + 1);
-    }
-  };
-  // References are followed where the validator follows them: a secret
-  // behind one it resolves and this walk did not (an escaped name, an
-  // anchor) would be checked and kept, but never redacted.
-  const refs = schemaRefs(schema);
-  walk(refs?.root ?? schema, [], 0);
-  return [...out].filter((p) => p !== "");
-}
-
 // Where a subschema applies: to the value itself (null), to the member of
 // one key (a tuple's place by its index), or to every member (ANY).
 const ANY: unique symbol = Symbol("any member");
 type Place = null | string | typeof ANY;
 
 // A schema node's subschemas and where each applies, following the
-// keywords the validator applies (see secretPaths).
+// keywords the validator applies (see secretValues).
 function* subschemas(
   s: Record<string, unknown>,
   refs: SchemaRefs | null,
@@ -160,10 +84,15 @@ function entries(value: unknown): [string, unknown][] {
 
 /**
  * Collects the secret values present in a configuration (strings, and
- * numbers as text), for {@link scrubSecrets}: the values under the fields
- * {@link secretPaths} lists, at any depth of a recursive schema. A
- * configuration too long to walk with its schema (more than 200,000
- * subschemas applied) has all its values taken as secret.
+ * numbers as text), for {@link scrubSecrets}: the values under fields whose
+ * schema says `secret: true`, found by following `properties`,
+ * `patternProperties`, `additionalProperties`, `unevaluatedProperties`,
+ * `items`, `prefixItems`, `additionalItems`, `unevaluatedItems`,
+ * `contains`, `anyOf`/`oneOf`/`allOf`, `if`/`then`/`else`,
+ * `dependentSchemas`, `dependencies` and `$ref`s (resolved as the
+ * validator resolves them, see `schemaRefs`), at any depth of a recursive
+ * schema. A configuration too long to walk with its schema (more than
+ * 200,000 subschemas applied) has all its values taken as secret.
  *
  * @param schema the toolkit's configuration schema
  * @param config a configuration
@@ -180,6 +109,9 @@ export function secretValues(
   schema: JsonSchema,
   config: Record<string, unknown>,
 ): string[] {
+  // References are followed where the validator follows them: a secret
+  // behind one it resolves and this walk did not (an escaped name, an
+  // anchor) would be checked and kept, but never redacted.
   const refs = schemaRefs(schema);
   // The configuration is walked with its schema, not by a list of paths: a
   // recursive schema has no end of paths, and a field name may hold a dot.

@@ -1,11 +1,12 @@
 /**
  * Hostile JSON Schemas in modules, tried against a real host: a toolkit
  * whose configuration schema refers to itself from several properties
- * (each walk of it for secret fields branches at every level) must not hold
- * the host's thread when a client lists toolkits; it is refused at load with
- * its reason, and the other definitions keep working for every session.
- * Likewise a tool whose input schema, thirty lines long, makes every call's
- * arguments be checked against 2^30 subschemas.
+ * (walked by paths, it branches at every level) must not hold the host's
+ * thread when a client lists toolkits: its secrets are found by walking a
+ * configuration with it, so it loads. A tool whose input schema, thirty
+ * lines long, makes every call's arguments be checked against 2^30
+ * subschemas is refused at load with its reason, and the other definitions
+ * keep working for every session.
  */
 
 import assert from "node:assert/strict";
@@ -75,11 +76,7 @@ Deno.test("a toolkit or tool whose schema branches without end is refused and ho
     const report = await host.ready;
     const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
     const error = report.errors.find((e) => /loop/.test(e.path));
-    assert.ok(error, JSON.stringify(report.errors));
-    assert.match(
-      error.message,
-      /^Cannot load toolkit "loop" from ".*toolkit\.ts": its "config" schema takes more than 10000 steps to walk/,
-    );
+    assert.equal(error, undefined, JSON.stringify(report.errors));
     const bomb = report.errors.find((e) => /bomb\.ts$/.test(e.path));
     assert.ok(bomb, JSON.stringify(report.errors));
     assert.match(
@@ -89,7 +86,7 @@ Deno.test("a toolkit or tool whose schema branches without end is refused and ho
     const client = await connect(url.replace("http", "ws") + "/a2e");
     try {
       const kits = await client.toolkits.list();
-      assert.deepEqual(kits.map((k) => k.name), []);
+      assert.deepEqual(kits.map((k) => k.name), ["loop"]);
       const called = await client.tools.call("bomb", { x: "s" }).then(
         (outcome) => JSON.stringify(outcome),
         (error: Error) => error.message,
