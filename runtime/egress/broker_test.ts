@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Buffer } from "node:buffer";
 import { gzipSync } from "node:zlib";
 import { SkillboxError } from "../../protocol/errors.ts";
@@ -90,6 +91,37 @@ async function refused(p: Promise<unknown>, code: string, pattern: RegExp) {
     assert.match(err.message, pattern);
     return true;
   });
+}
+
+/**
+ * A raw node:http upstream on loopback, reached as "api.test", to which a
+ * broker sends `value` as Authorization over plain http, and as
+ * "cdn.test" with no secret; disposing of it closes the server.
+ */
+async function rawUpstream(
+  handler: RequestListener,
+  options: { value?: string; maxResponseBytes?: number } = {},
+) {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const broker = new EgressBroker({
+    resolve: resolver({ "api.test": ["127.0.0.1"], "cdn.test": ["127.0.0.1"] })
+      .resolve,
+    privateHosts: ["api.test", "cdn.test"],
+    secrets: [{
+      host: "http://api.test",
+      header: "Authorization",
+      value: options.value ?? `Bearer ${SECRET}`,
+    }],
+    maxResponseBytes: options.maxResponseBytes,
+  });
+  return {
+    port,
+    broker,
+    [Symbol.asyncDispose]: () =>
+      new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 Deno.test("the broker refuses names and literals that reach non-public addresses", async (t) => {
@@ -937,33 +969,18 @@ Deno.test("the host runs at most maxParallelHost requests at once, shared by tok
 Deno.test("a secret an upstream echoes in its status line or a header name never comes back", async () => {
   // A raw server: the reason phrase and header names are the upstream's to
   // write, and an echoing one writes the credential it got there too.
-  const server = createServer((req, res) => {
+  await using upstream = await rawUpstream((req, res) => {
     const auth = String(req.headers.authorization ?? "");
     res.setHeader(encodeURIComponent(auth), "1");
     res.writeHead(401, `Invalid token ${auth}`);
     res.end("no");
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  const broker = new EgressBroker({
-    resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
-    privateHosts: ["api.test"],
-    secrets: [{
-      host: "http://api.test",
-      header: "Authorization",
-      value: `Bearer ${SECRET}`,
-    }],
-  });
-  try {
-    const res = await broker.fetch({ url: `http://api.test:${port}/` }, {
-      allow: [["*"]],
-    });
-    assert.equal(res.status, 401);
-    assert.equal(res.statusText, "Invalid token [REDACTED]");
-    assert.doesNotMatch(JSON.stringify(res), /op-secret/);
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+  const res = await upstream.broker.fetch({
+    url: `http://api.test:${upstream.port}/`,
+  }, { allow: [["*"]] });
+  assert.equal(res.status, 401);
+  assert.equal(res.statusText, "Invalid token [REDACTED]");
+  assert.doesNotMatch(JSON.stringify(res), /op-secret/);
 });
 
 Deno.test("a secret an upstream echoes cannot come back compressed or in ranges", async (t) => {
@@ -971,7 +988,7 @@ Deno.test("a secret an upstream echoes cannot come back compressed or in ranges"
   // asked, a slice when asked. Either way the echo's bytes are not the
   // secret's, so the cut would not find it.
   const seen: Array<{ encoding?: string; range?: string }> = [];
-  const server = createServer((req, res) => {
+  await using upstream = await rawUpstream((req, res) => {
     seen.push({
       encoding: req.headers["accept-encoding"],
       range: req.headers.range,
@@ -990,59 +1007,41 @@ Deno.test("a secret an upstream echoes cannot come back compressed or in ranges"
     }
     res.end(echo);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  const names = resolver({
-    "api.test": ["127.0.0.1"],
-    "cdn.test": ["127.0.0.1"],
-  });
-  const broker = new EgressBroker({
-    resolve: names.resolve,
-    privateHosts: ["api.test", "cdn.test"],
-    secrets: [{
-      host: "http://api.test",
-      header: "Authorization",
-      value: `Bearer ${SECRET}`,
-    }],
-  });
+  const { broker, port } = upstream;
   const any = { allow: [["*"]] };
   const url = `http://api.test:${port}/`;
-  try {
-    await t.step("the coding it asks for is not passed on", async () => {
-      const res = await broker.fetch({
-        url,
-        headers: { "Accept-Encoding": "gzip" },
-      }, any);
-      assert.equal(seen.at(-1)?.encoding, undefined);
-      assert.equal(text(res), '{"auth":"[REDACTED]"}');
-    });
-    await t.step("an answer compressed unasked is refused", async () => {
-      await refused(
-        broker.fetch({ url: `${url}always-gzip` }, any),
-        "tool_error",
-        /encoded \("gzip"\).*operator secret/,
-      );
-    });
-    await t.step("a range it asks for is not passed on", async () => {
-      // Two slices that each hold part of the secret, none of it whole.
-      const cut = '{"auth":"Bearer op-sec'.length;
-      for (const range of [`bytes=0-${cut - 1}`, `bytes=${cut}-99`]) {
-        const res = await broker.fetch({ url, headers: { Range: range } }, any);
-        assert.equal(seen.at(-1)?.range, undefined);
-        assert.equal(res.status, 200);
-        assert.doesNotMatch(text(res), /op-sec|ret-7f/);
-      }
-    });
-    await t.step("a host with no secret gets both as asked", async () => {
-      await broker.fetch({
-        url: `http://cdn.test:${port}/`,
-        headers: { "Accept-Encoding": "gzip", Range: "bytes=0-3" },
-      }, any);
-      assert.deepEqual(seen.at(-1), { encoding: "gzip", range: "bytes=0-3" });
-    });
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await t.step("the coding it asks for is not passed on", async () => {
+    const res = await broker.fetch({
+      url,
+      headers: { "Accept-Encoding": "gzip" },
+    }, any);
+    assert.equal(seen.at(-1)?.encoding, undefined);
+    assert.equal(text(res), '{"auth":"[REDACTED]"}');
+  });
+  await t.step("an answer compressed unasked is refused", async () => {
+    await refused(
+      broker.fetch({ url: `${url}always-gzip` }, any),
+      "tool_error",
+      /encoded \("gzip"\).*operator secret/,
+    );
+  });
+  await t.step("a range it asks for is not passed on", async () => {
+    // Two slices that each hold part of the secret, none of it whole.
+    const cut = '{"auth":"Bearer op-sec'.length;
+    for (const range of [`bytes=0-${cut - 1}`, `bytes=${cut}-99`]) {
+      const res = await broker.fetch({ url, headers: { Range: range } }, any);
+      assert.equal(seen.at(-1)?.range, undefined);
+      assert.equal(res.status, 200);
+      assert.doesNotMatch(text(res), /op-sec|ret-7f/);
+    }
+  });
+  await t.step("a host with no secret gets both as asked", async () => {
+    await broker.fetch({
+      url: `http://cdn.test:${port}/`,
+      headers: { "Accept-Encoding": "gzip", Range: "bytes=0-3" },
+    }, any);
+    assert.deepEqual(seen.at(-1), { encoding: "gzip", range: "bytes=0-3" });
+  });
 });
 
 Deno.test("a secret an upstream echoes in another charset or JSON-escaped never comes back", async (t) => {
@@ -1050,7 +1049,7 @@ Deno.test("a secret an upstream echoes in another charset or JSON-escaped never 
   // that honours Accept-Charset writes the echo in UTF-16.
   const key = "op/secret+7f3a9c/==";
   const seen: Array<string | undefined> = [];
-  const server = createServer((req, res) => {
+  await using upstream = await rawUpstream((req, res) => {
     const charset = req.headers["accept-charset"] as string | undefined;
     seen.push(charset);
     const auth = String(req.headers.authorization ?? "");
@@ -1063,38 +1062,24 @@ Deno.test("a secret an upstream echoes in another charset or JSON-escaped never 
       return void res.end(Buffer.from(auth, "utf16le"));
     }
     res.end(auth);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  const broker = new EgressBroker({
-    resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
-    privateHosts: ["api.test"],
-    secrets: [{
-      host: "http://api.test",
-      header: "Authorization",
-      value: `Bearer ${key}`,
-    }],
-  });
+  }, { value: `Bearer ${key}` });
+  const { broker, port } = upstream;
   const any = { allow: [["*"]] };
-  try {
-    await t.step("the charset it asks for is not passed on", async () => {
-      const res = await broker.fetch({
-        url: `http://api.test:${port}/`,
-        headers: { "Accept-Charset": "utf-16" },
-      }, any);
-      assert.equal(seen.at(-1), undefined);
-      assert.equal(text(res), "[REDACTED]");
-    });
-    await t.step("an echo with its slashes escaped is cut", async () => {
-      const res = await broker.fetch(
-        { url: `http://api.test:${port}/php` },
-        any,
-      );
-      assert.equal(text(res), '{"auth":"[REDACTED]"}');
-    });
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await t.step("the charset it asks for is not passed on", async () => {
+    const res = await broker.fetch({
+      url: `http://api.test:${port}/`,
+      headers: { "Accept-Charset": "utf-16" },
+    }, any);
+    assert.equal(seen.at(-1), undefined);
+    assert.equal(text(res), "[REDACTED]");
+  });
+  await t.step("an echo with its slashes escaped is cut", async () => {
+    const res = await broker.fetch(
+      { url: `http://api.test:${port}/php` },
+      any,
+    );
+    assert.equal(text(res), '{"auth":"[REDACTED]"}');
+  });
 });
 
 Deno.test("a secret an upstream echoes HTML-escaped never comes back", async (t) => {
@@ -1110,45 +1095,31 @@ Deno.test("a secret an upstream echoes HTML-escaped never comes back", async (t)
     every: (s) => [...s].map((c) => `&#${c.codePointAt(0)};`).join(""),
     loose: (s) => s.replaceAll("/", "&#x002f").replaceAll("=", "&#61"),
   };
-  const server = createServer((req, res) => {
-    const escape = escapers[req.url!.slice(1)]!;
-    res.end(`<p>${escape(String(req.headers.authorization))}</p>`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  const brokerCutAt = (maxResponseBytes?: number) =>
-    new EgressBroker({
-      resolve: resolver({ "api.test": ["127.0.0.1"] }).resolve,
-      privateHosts: ["api.test"],
-      secrets: [{
-        host: "http://api.test",
-        header: "Authorization",
-        value: `Bearer ${key}`,
-      }],
-      maxResponseBytes,
-    });
+  const upstream = (maxResponseBytes?: number) =>
+    rawUpstream((req, res) => {
+      const escape = escapers[req.url!.slice(1)]!;
+      res.end(`<p>${escape(String(req.headers.authorization))}</p>`);
+    }, { value: `Bearer ${key}`, maxResponseBytes });
   const any = { allow: [["*"]] };
-  try {
-    for (const name of Object.keys(escapers)) {
-      await t.step(`escaped "${name}", whole`, async () => {
-        const res = await brokerCutAt().fetch(
-          { url: `http://api.test:${port}/${name}` },
-          any,
-        );
-        assert.equal(text(res), "<p>[REDACTED]</p>");
-      });
-    }
-    await t.step("cut after a reference, or inside one", async () => {
-      for (const cut of ["<p>Bearer op&#x2F;sec", "<p>Bearer op&#x2"]) {
-        const res = await brokerCutAt(cut.length).fetch(
-          { url: `http://api.test:${port}/hex` },
-          any,
-        );
-        assert.equal(res.truncated, true);
-        assert.equal(text(res), "<p>");
-      }
+  for (const name of Object.keys(escapers)) {
+    await t.step(`escaped "${name}", whole`, async () => {
+      await using whole = await upstream();
+      const res = await whole.broker.fetch(
+        { url: `http://api.test:${whole.port}/${name}` },
+        any,
+      );
+      assert.equal(text(res), "<p>[REDACTED]</p>");
     });
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
   }
+  await t.step("cut after a reference, or inside one", async () => {
+    for (const at of ["<p>Bearer op&#x2F;sec", "<p>Bearer op&#x2"]) {
+      await using cut = await upstream(at.length);
+      const res = await cut.broker.fetch(
+        { url: `http://api.test:${cut.port}/hex` },
+        any,
+      );
+      assert.equal(res.truncated, true);
+      assert.equal(text(res), "<p>");
+    }
+  });
 });
