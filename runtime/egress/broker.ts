@@ -222,17 +222,12 @@ export class EgressBroker {
     scope: EgressScope,
   ): Promise<FetchResponse> {
     const release = await this.#turn(scope);
-    let host: Release;
-    try {
-      host = this.#hostTurns.tryAcquire(scope.principal ?? ANYONE) ??
-        await this.#hostTurns.acquire(
-          scope.principal ?? ANYONE,
-          scope.signal,
-        );
-    } catch {
-      release();
-      throw new SkillboxError("tool_error", "Request was cancelled");
-    }
+    const host = await this.#hostTurns
+      .acquire(scope.principal ?? ANYONE, scope.signal)
+      .catch(() => {
+        release();
+        throw new SkillboxError("tool_error", "Request was cancelled");
+      });
     try {
       return await this.#fetch(request, scope);
     } finally {
@@ -249,8 +244,6 @@ export class EgressBroker {
     if (!gate) {
       this.#gates.set(owner, gate = new Semaphore(MAX_PARALLEL_FETCHES));
     }
-    const free = gate.tryAcquire();
-    if (free) return free;
     const release = await gate.acquire(scope.signal).catch(() => {
       throw new SkillboxError("tool_error", "Request was cancelled");
     });
