@@ -240,10 +240,10 @@ export class EgressBroker {
   async #turn(scope: EgressScope): Promise<Release> {
     const owner = scope.owner;
     if (owner === undefined) return () => {};
-    let gate = this.#gates.get(owner);
-    if (!gate) {
-      this.#gates.set(owner, gate = new Semaphore(MAX_PARALLEL_FETCHES));
-    }
+    const gate = this.#gates.getOrInsertComputed(
+      owner,
+      () => new Semaphore(MAX_PARALLEL_FETCHES),
+    );
     const release = await gate.acquire(scope.signal).catch(() => {
       throw new SkillboxError("tool_error", "Request was cancelled");
     });

@@ -48,6 +48,8 @@ export interface ToolkitConfigs {
 }
 
 const STATE_KEY = "toolkits";
+// A session's own configurations (its state under STATE_KEY), by toolkit.
+type OwnConfigs = Map<string, Record<string, unknown>>;
 
 /**
  * Creates the configuration store.
@@ -87,16 +89,8 @@ export function createToolkitConfigs(
     host.set(name, value);
   }
 
-  const sessionMap = (session: SessionScope) => {
-    let map = session.state.get(STATE_KEY) as
-      | Map<string, Record<string, unknown>>
-      | undefined;
-    if (!map) {
-      map = new Map();
-      session.state.set(STATE_KEY, map);
-    }
-    return map;
-  };
+  const sessionMap = (session: SessionScope) =>
+    session.state.getOrInsertComputed(STATE_KEY, () => new Map()) as OwnConfigs;
 
   const merge = (
     kit: ToolkitEntry,
@@ -136,25 +130,17 @@ export function createToolkitConfigs(
     },
     resolve(session, kit) {
       const own = sessionMap(session).get(kit.name);
-      let byOwn = resolvedCache.get(kit);
-      if (!byOwn) {
-        byOwn = new WeakMap();
-        resolvedCache.set(kit, byOwn);
-      }
-      const key = own ?? hostOnly;
-      let resolved = byOwn.get(key);
-      if (!resolved) {
+      const byOwn = resolvedCache.getOrInsertComputed(kit, () => new WeakMap());
+      return byOwn.getOrInsertComputed(own ?? hostOnly, () => {
         const config = merge(kit, own);
-        resolved = Object.freeze({
+        return Object.freeze({
           configured: own !== undefined || host.has(kit.name),
           // Shared by every call that resolves the same: frozen against edits.
           config: Object.freeze(config),
           problem: check(kit, config),
           secrets: Object.freeze(secretValues(kit.configSchema, config)),
         }) as SessionToolkitConfig;
-        byOwn.set(key, resolved);
-      }
-      return resolved;
+      });
     },
     preconfigured: (name) => host.has(name),
   };
