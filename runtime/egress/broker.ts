@@ -22,6 +22,7 @@
  */
 
 import type http from "node:http";
+import { isIP } from "node:net";
 import { Readable } from "node:stream";
 import { Buffer } from "node:buffer";
 import { SkillboxError } from "../../protocol/errors.ts";
@@ -38,7 +39,6 @@ import {
   HOP_HEADERS,
   hostMatches,
   hostOf,
-  isIpLiteral,
   isPublicAddress,
   requestAt,
   resolveHost,
@@ -395,7 +395,8 @@ export class EgressBroker {
       );
     }
     const host = hostOf(url);
-    const addresses = isIpLiteral(host)
+    // A URL writes an address literal in one canonical form.
+    const addresses = isIP(host)
       ? [host]
       : await this.#resolve(host, signal).catch((err: Error) => {
         if (signal.aborted) throw timeoutError(signal);

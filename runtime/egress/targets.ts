@@ -45,27 +45,6 @@ export function isPublicAddress(ip: string): boolean {
   return v6 !== null && isPublicIpv6(v6);
 }
 
-/**
- * Whether text is an IP address literal (IPv4 dotted, or IPv6 with or
- * without brackets), as opposed to a name to resolve.
- *
- * @param host a URL hostname
- * @returns true for address literals
- * @example
- * ```ts
- * import { isIpLiteral } from "./targets.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isIpLiteral("[::1]"), true);
- * assert.equal(isIpLiteral("example.com"), false);
- * ```
- */
-export function isIpLiteral(host: string): boolean {
-  const h = host.startsWith("[") && host.endsWith("]")
-    ? host.slice(1, -1)
-    : host;
-  return parseIpv4(h) !== null || parseIpv6(h) !== null;
-}
-
 function parseIpv4(s: string): number[] | null {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
   if (!m) return null;

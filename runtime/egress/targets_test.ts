@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  allowedByAll,
-  hostMatches,
-  isIpLiteral,
-  isPublicAddress,
-} from "./targets.ts";
+import { allowedByAll, hostMatches, isPublicAddress } from "./targets.ts";
 
 Deno.test("isPublicAddress() refuses every non-public range and form", () => {
   const refused = [
@@ -61,14 +56,6 @@ Deno.test("isPublicAddress() reads an embedded IPv4 only under 64:ff9b::/96", ()
   // Outside the /96 the rest of 64:ff9b::/32 is not global either.
   assert.equal(isPublicAddress("64:ff9b:0:0:1::8.8.8.8"), false);
   assert.equal(isPublicAddress("64:ff9b::8.8.8.8"), true);
-});
-
-Deno.test("isIpLiteral() tells addresses from names", () => {
-  assert.equal(isIpLiteral("127.0.0.1"), true);
-  assert.equal(isIpLiteral("[fe80::1]"), true);
-  assert.equal(isIpLiteral("::1"), true);
-  assert.equal(isIpLiteral("localhost"), false);
-  assert.equal(isIpLiteral("0x7f.1"), false);
 });
 
 Deno.test("hostMatches() matches hosts and ports like --allow-net", () => {
