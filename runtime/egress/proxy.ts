@@ -151,13 +151,11 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
     front.close();
     throw new Error(`Cannot open an egress proxy socket at ${path}`);
   }
-  let closed = false;
   return {
     path,
     token,
+    // Idempotent: a second call finds no server, sockets or file left.
     close() {
-      if (closed) return;
-      closed = true;
       front.close();
       for (const socket of sockets) socket.destroy();
       try {
