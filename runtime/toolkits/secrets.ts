@@ -330,9 +330,7 @@ export function usableSecrets(secrets: Iterable<string>): string[] {
  * ```
  */
 export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
-  const usable = longestFirst(
-    secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH),
-  );
+  const usable = usableSecrets(secrets);
   if (usable.length === 0) return value;
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") return scrubText(v, usable);
