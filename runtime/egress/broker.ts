@@ -845,16 +845,22 @@ const NAMED = Map.groupBy(
   (entry) => entry[0]!,
 );
 
-// One character as a pattern: its UTF-8 bytes, or a reference to it by
-// decimal or hexadecimal number (any leading zeros) or by name.
+// One character as a pattern: its UTF-8 bytes, itself (Node sends a
+// header value in latin1), or a reference to it by decimal or hexadecimal
+// number (any leading zeros) or by name.
 function charPattern(char: string): string {
   const code = char.codePointAt(0)!;
   const hex = code.toString(16).replace(
     /[a-f]/g,
     (d) => `[${d}${d.toUpperCase()}]`,
   );
-  const named = (NAMED.get(char) ?? []).map((entry) => `|&${entry.slice(1)}`);
-  return `(?:${
-    RegExp.escape(Buffer.from(char).toString("latin1"))
-  }|(?:&#0*${code}|&#[xX]0*${hex}${named.join("")});?)`;
+  const written = new Set([Buffer.from(char).toString("latin1"), char]);
+  const references = [
+    `&#0*${code}`,
+    `&#[xX]0*${hex}`,
+    ...(NAMED.get(char) ?? []).map((entry) => `&${entry.slice(1)}`),
+  ];
+  return `(?:${[...written].map(RegExp.escape).join("|")}|(?:${
+    references.join("|")
+  });?)`;
 }

@@ -1123,3 +1123,17 @@ Deno.test("a secret an upstream echoes HTML-escaped never comes back", async (t)
     }
   });
 });
+
+Deno.test("a secret outside ASCII an upstream echoes never comes back", async () => {
+  // Node sends a header value in latin1: the echo holds its latin1 bytes.
+  await using upstream = await rawUpstream((req, res) => {
+    const auth = String(req.headers.authorization);
+    res.setHeader("x-echo", auth);
+    res.end(Buffer.from(auth, "latin1"));
+  }, { value: "Bearer sécret-7f3a" });
+  const res = await upstream.broker.fetch({
+    url: `http://api.test:${upstream.port}/`,
+  }, { allow: [["*"]] });
+  assert.equal(res.headers["x-echo"], "[REDACTED]");
+  assert.equal(text(res), "[REDACTED]");
+});
