@@ -244,14 +244,11 @@ export class EgressBroker {
       owner,
       () => new Semaphore(MAX_PARALLEL_FETCHES),
     );
-    const release = await gate.acquire(scope.signal).catch(() => {
+    // A turn handed over as the signal aborts is given back by fetch(),
+    // whose host turn refuses an aborted signal.
+    return await gate.acquire(scope.signal).catch(() => {
       throw new SkillboxError("tool_error", "Request was cancelled");
     });
-    if (scope.signal?.aborted) {
-      release();
-      throw new SkillboxError("tool_error", "Request was cancelled");
-    }
-    return release;
   }
 
   async #fetch(
