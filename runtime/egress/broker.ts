@@ -823,8 +823,10 @@ function secretCut(values: Iterable<string>): SecretCut {
     whole: (text) => wholes.reduce((t, re) => t.replace(re, REDACTED), text),
     end(text) {
       const from = Math.max(0, text.length - reach);
-      // A reference the cut ran through may be a form's next character.
-      const tail = text.slice(from).replace(/&#?[0-9A-Za-z]*$/, "");
+      // A reference or escape the cut ran through may be a form's next
+      // character.
+      const tail = text.slice(from)
+        .replace(/(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3})?)$/, "");
       return text.slice(0, from + (begun.exec(tail)?.index ?? tail.length));
     },
   };
@@ -843,21 +845,21 @@ const NAMED = Map.groupBy(
 );
 
 // One character as a pattern: its UTF-8 bytes, itself (Node sends a
-// header value in latin1), or a reference to it by decimal or hexadecimal
-// number (any leading zeros) or by name.
+// header value in latin1), a JSON "\u" escape, or an HTML reference to it
+// by decimal or hexadecimal number (any leading zeros) or by name.
 function charPattern(char: string): string {
   const code = char.codePointAt(0)!;
-  const hex = code.toString(16).replace(
-    /[a-f]/g,
-    (d) => `[${d}${d.toUpperCase()}]`,
-  );
-  const written = new Set([Buffer.from(char).toString("latin1"), char]);
+  const digits = code.toString(16);
+  const hex = digits.replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+  const written = [...new Set([Buffer.from(char).toString("latin1"), char])]
+    .map(RegExp.escape);
+  if (code <= 0xffff) {
+    written.push(`\\\\u${"0".repeat(4 - digits.length)}${hex}`);
+  }
   const references = [
     `&#0*${code}`,
     `&#[xX]0*${hex}`,
     ...(NAMED.get(char) ?? []).map((entry) => `&${entry.slice(1)}`),
   ];
-  return `(?:${[...written].map(RegExp.escape).join("|")}|(?:${
-    references.join("|")
-  });?)`;
+  return `(?:${written.join("|")}|(?:${references.join("|")});?)`;
 }

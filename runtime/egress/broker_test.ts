@@ -1126,14 +1126,27 @@ Deno.test("a secret an upstream echoes HTML-escaped never comes back", async (t)
 
 Deno.test("a secret outside ASCII an upstream echoes never comes back", async () => {
   // Node sends a header value in latin1: the echo holds its latin1 bytes.
+  // A JSON encoder may write it in \u escapes (Python's ensure_ascii), and
+  // "&", "<", ">" too (Go's encoding/json).
   await using upstream = await rawUpstream((req, res) => {
     const auth = String(req.headers.authorization);
     res.setHeader("x-echo", auth);
+    if (req.url === "/json") {
+      const escaped = auth.replace(
+        /[^ -%'-;=?-~]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      );
+      return void res.end(`{"auth":"${escaped}"}`);
+    }
     res.end(Buffer.from(auth, "latin1"));
-  }, { value: "Bearer sécret-7f3a" });
+  }, { value: "Bearer sécret&7f3a" });
   const res = await upstream.broker.fetch({
     url: `http://api.test:${upstream.port}/`,
   }, { allow: [["*"]] });
   assert.equal(res.headers["x-echo"], "[REDACTED]");
   assert.equal(text(res), "[REDACTED]");
+  const json = await upstream.broker.fetch({
+    url: `http://api.test:${upstream.port}/json`,
+  }, { allow: [["*"]] });
+  assert.equal(text(json), '{"auth":"[REDACTED]"}');
 });
