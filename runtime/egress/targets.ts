@@ -72,7 +72,10 @@ function isPublicIpv4([a = 0, b = 0, c = 0]: number[]): boolean {
 
 /** IPv6 text (with `::`, a zone, an IPv4 tail) as 8 groups, or null. */
 function parseIpv6(s: string): number[] | null {
-  let text = s.replace(/%.*$/, "");
+  // The zone (after "%") is cut with indexOf: /%.*$/ backtracked on many
+  // "%" before a line break, quadratic on the host's thread.
+  const zone = s.indexOf("%");
+  let text = zone < 0 ? s : s.slice(0, zone);
   if (!text.includes(":")) return null;
   const tail: number[] = [];
   const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);

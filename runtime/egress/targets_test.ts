@@ -84,3 +84,10 @@ Deno.test("allowedByAll() needs a match in every list", () => {
   assert.ok(allowedByAll(url, [["a.io"], ["*", "b.io"]]));
   assert.ok(!allowedByAll(url, [["a.io"], []]));
 });
+
+Deno.test("isPublicAddress() reads an address before its zone, and a run of % as nothing", () => {
+  assert.equal(isPublicAddress("2606:4700::1%eth0"), true);
+  assert.equal(isPublicAddress("fe80::1%eth0"), false);
+  // Took seconds with the zone cut by /%.*$/ (backtracking before the "\n").
+  assert.equal(isPublicAddress("%".repeat(20_000) + "\nx"), false);
+});
