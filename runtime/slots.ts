@@ -68,7 +68,13 @@ interface Waiter<T> extends Cancellable {
  * ```
  */
 export class WaitQueue<T = void> {
-  readonly #waiters: Waiter<T>[] = [];
+  // Two lines: those put back at the front (rare, few: the newest first),
+  // then the rest in arrival order. The rest are a Set, so a waiter leaves
+  // in one step: spliced out of an array, each leaver moved all behind it,
+  // and a client cancelling 40,000 queued calls one by one held the host's
+  // thread for seconds.
+  readonly #front: Waiter<T>[] = [];
+  readonly #rest = new Set<Waiter<T>>();
   readonly #onLeave: (() => void) | undefined;
 
   /**
@@ -81,7 +87,7 @@ export class WaitQueue<T = void> {
 
   /** Waiters in line. */
   get length(): number {
-    return this.#waiters.length;
+    return this.#front.length + this.#rest.size;
   }
 
   /**
@@ -89,7 +95,7 @@ export class WaitQueue<T = void> {
    * queue), or `Infinity` when none waits.
    */
   get firstArrival(): number {
-    return this.#waiters[0]?.arrival ?? Infinity;
+    return this.#first()?.arrival ?? Infinity;
   }
 
   /**
@@ -129,8 +135,8 @@ export class WaitQueue<T = void> {
           );
         }, Math.max(0, deadline - performance.now()));
       }
-      if (options.front) this.#waiters.unshift(waiter);
-      else this.#waiters.push(waiter);
+      if (options.front) this.#front.unshift(waiter);
+      else this.#rest.add(waiter);
     });
   }
 
@@ -147,8 +153,9 @@ export class WaitQueue<T = void> {
    * ```
    */
   handOver(value: T): boolean {
-    const waiter = this.#waiters.shift();
+    const waiter = this.#first();
     if (!waiter) return false;
+    this.#remove(waiter);
     unhook(waiter);
     waiter.resolve(value);
     return true;
@@ -174,10 +181,21 @@ export class WaitQueue<T = void> {
     while (count-- > 0 && this.handOver()) { /* next */ }
   }
 
+  #first(): Waiter<T> | undefined {
+    if (this.#front.length > 0) return this.#front[0];
+    for (const waiter of this.#rest) return waiter;
+  }
+
+  // Whether the waiter was in line (it leaves it).
+  #remove(waiter: Waiter<T>): boolean {
+    if (this.#rest.delete(waiter)) return true;
+    const at = this.#front.indexOf(waiter);
+    if (at >= 0) this.#front.splice(at, 1);
+    return at >= 0;
+  }
+
   #leave(waiter: Waiter<T>, reason: unknown): void {
-    const at = this.#waiters.indexOf(waiter);
-    if (at < 0) return;
-    this.#waiters.splice(at, 1);
+    if (!this.#remove(waiter)) return;
     unhook(waiter);
     waiter.reject(reason);
     this.#onLeave?.();
