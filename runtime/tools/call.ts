@@ -319,12 +319,9 @@ async function callTool(
     },
   );
   const call = sandboxCall(entry, request, grant.grant, config, parts.policy);
-  // Only a shipped or an imported entry can be hosted: a drop-in stops at
-  // its origin. Each origin is named, so one added later runs in the
-  // sandbox until it is routed on purpose.
-  const hosted = entry.origin === "file"
-    ? undefined
-    : entry.origin === "builtin"
+  // Only a shipped or an imported entry can be hosted: a drop-in (or an
+  // origin added later, until it is routed on purpose) runs in the sandbox.
+  const hosted = entry.origin === "builtin"
     ? parts.hosted.get(entry.name)
     : entry.origin === "mcp"
     ? parts.imported
