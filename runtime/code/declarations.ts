@@ -174,31 +174,6 @@ export function renderDeclarations(
   };
 }
 
-/**
- * The TypeScript type of one JSON Schema, on its own (its `$ref`s to its
- * own definitions inlined, a cycle cut to `unknown`).
- *
- * @param schema the JSON Schema
- * @param limits the bounds (see {@link DeclarationLimits})
- * @returns the type's text
- * @example Type arrays, enums and arrays
- * ```ts
- * import { schemaType } from "./declarations.ts";
- * import assert from "node:assert/strict";
- * assert.equal(schemaType({ type: ["string", "null"] }), "string | null");
- * assert.equal(schemaType({ enum: ["a", "b"] }), '"a" | "b"');
- * assert.equal(schemaType({ type: "array", items: { type: "integer" } }), "number[]");
- * ```
- */
-export function schemaType(
-  schema: unknown,
-  limits: DeclarationLimits = {},
-): string {
-  const bounds = { ...DEFAULTS, ...limits };
-  const r = new Renderer(schema, "Type", bounds, new Set(), false);
-  return r.type(schema, "", []).text;
-}
-
 function constBlock(name: string, kept: readonly RenderedFunction[]): string {
   return kept.length === 0
     ? `declare const ${name}: {};`
@@ -225,18 +200,12 @@ function renderFunction(
   names: Set<string>,
 ): RenderedFunction {
   const owner = `${group === "tools" ? "" : "skill_"}${fn.name}`;
-  const input = new Renderer(fn.inputSchema, owner, bounds, names, true);
+  const input = new Renderer(fn.inputSchema, owner, bounds, names);
   const args = input.type(fn.inputSchema, "  ", []);
   const optional = !hasRequired(fn.inputSchema, fn.inputSchema) &&
     acceptsEmptyObject(fn.inputSchema);
   const outputSchema = fn.outputSchema ?? {};
-  const output = new Renderer(
-    outputSchema,
-    `${owner}_result`,
-    bounds,
-    names,
-    true,
-  );
+  const output = new Renderer(outputSchema, `${owner}_result`, bounds, names);
   const result = output.type(outputSchema, "  ", []);
   const doc = docComment(fn.description, "  ", bounds.maxDescription);
   const member = `${doc}  ${key(fn.name)}: (args${
@@ -273,7 +242,6 @@ class Renderer {
   #owner: string;
   #bounds: Required<DeclarationLimits>;
   #taken: Set<string>;
-  #useAliases: boolean;
   #aliasOf = new Map<string, string>();
   #nodes = 0;
   // Characters of names, literals and docs rendered: a text is made of
@@ -296,13 +264,11 @@ class Renderer {
     owner: string,
     bounds: Required<DeclarationLimits>,
     taken: Set<string>,
-    useAliases: boolean,
   ) {
     this.#root = root;
     this.#owner = owner;
     this.#bounds = bounds;
     this.#taken = taken;
-    this.#useAliases = useAliases;
   }
 
   // `chain`: the `$ref`s being inlined here; `guarded`: this position is
@@ -506,9 +472,7 @@ class Renderer {
   ): Rendered {
     const target = resolvePointer(this.#root, ref);
     if (target === undefined) return UNKNOWN;
-    if (guarded && this.#useAliases) {
-      return { text: this.#alias(ref, target), prec: 2 };
-    }
+    if (guarded) return { text: this.#alias(ref, target), prec: 2 };
     if (chain.includes(ref)) return cut("refers to itself");
     return this.type(target, indent, [...chain, ref], guarded);
   }

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type DeclaredFunction,
-  renderDeclarations,
-  schemaType,
-} from "./declarations.ts";
+import { type DeclaredFunction, renderDeclarations } from "./declarations.ts";
 import { CONFIGURE_TOOL, SEARCH_TOOL } from "../mcp/server.ts";
 
 const HOSTILE = "*/ declare const injected: number; /*";
@@ -199,55 +195,59 @@ function deepSchema(levels: number): Record<string, unknown> {
   return schema;
 }
 
-Deno.test("schemaType() maps the JSON Schema keywords real tools use", () => {
-  assert.equal(schemaType({ type: "integer" }), "number");
-  assert.equal(schemaType({ type: ["string", "null"] }), "string | null");
-  assert.equal(schemaType({ type: "string", nullable: true }), "string | null");
-  assert.equal(schemaType({ enum: ["a", 1, null] }), '"a" | 1 | null');
-  assert.equal(schemaType({ const: "x" }), '"x"');
-  assert.equal(schemaType({ type: "string", format: "date-time" }), "string");
+// A schema's type as renderDeclarations() prints it for a tool's result.
+function resultType(schema: unknown): string {
+  const { text } = renderDeclarations({
+    tools: [{
+      name: "t",
+      description: "",
+      inputSchema: {},
+      outputSchema: schema,
+    }],
+    skills: [],
+  });
+  return /=> Promise<([^]*)>;\n\};/.exec(text)?.[1] ?? text;
+}
+
+Deno.test("renderDeclarations() maps the JSON Schema keywords real tools use", () => {
+  assert.equal(resultType({ type: "integer" }), "number");
+  assert.equal(resultType({ type: ["string", "null"] }), "string | null");
+  assert.equal(resultType({ type: "string", nullable: true }), "string | null");
+  assert.equal(resultType({ enum: ["a", 1, null] }), '"a" | 1 | null');
+  assert.equal(resultType({ const: "x" }), '"x"');
+  assert.equal(resultType({ type: "string", format: "date-time" }), "string");
   assert.equal(
-    schemaType({ type: "array", items: { type: ["string", "number"] } }),
+    resultType({ type: "array", items: { type: ["string", "number"] } }),
     "(string | number)[]",
   );
   assert.equal(
-    schemaType({ type: "array", prefixItems: [{ type: "string" }] }),
+    resultType({ type: "array", prefixItems: [{ type: "string" }] }),
     "[string, ...unknown[]]",
   );
   assert.equal(
-    schemaType({ anyOf: [{ type: "string" }, { type: "boolean" }] }),
+    resultType({ anyOf: [{ type: "string" }, { type: "boolean" }] }),
     "string | boolean",
   );
   assert.equal(
-    schemaType({ allOf: [{ anyOf: [{ const: 1 }, { const: 2 }] }, {}] }),
+    resultType({ allOf: [{ anyOf: [{ const: 1 }, { const: 2 }] }, {}] }),
     "1 | 2",
   );
   assert.equal(
-    schemaType({ type: "object", additionalProperties: { type: "number" } }),
+    resultType({ type: "object", additionalProperties: { type: "number" } }),
     "Record<string, number>",
   );
-  assert.equal(schemaType({ type: "object" }), "Record<string, unknown>");
-  assert.equal(schemaType({}), "unknown");
-  assert.equal(schemaType(false), "never");
-  assert.equal(schemaType({ type: "float" }), "unknown");
+  assert.equal(resultType({ type: "object" }), "Record<string, unknown>");
+  assert.equal(resultType({}), "unknown");
+  assert.equal(resultType(false), "never");
+  assert.equal(resultType({ type: "float" }), "unknown");
   assert.equal(
-    schemaType({
+    resultType({
       type: "object",
       properties: { a: { type: "string", description: "The a" } },
       required: ["a"],
     }),
-    "{\n  /** The a */\n  a: string;\n}",
+    "{\n    /** The a */\n    a: string;\n  }",
   );
-});
-
-Deno.test("schemaType() cuts a $ref cycle instead of looping", () => {
-  const text = schemaType({
-    $ref: "#/$defs/n",
-    $defs: {
-      n: { type: "object", properties: { next: { $ref: "#/$defs/n" } } },
-    },
-  });
-  assert.match(text, /next\?: unknown \/\* cut: refers to itself \*\//);
 });
 
 Deno.test("renderDeclarations() declares recursive $refs as named aliases", () => {
