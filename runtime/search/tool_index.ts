@@ -10,6 +10,7 @@
 import MiniSearch, { type SearchResult } from "minisearch";
 import { encodeTool, type ToolParameter } from "../../protocol/tool.ts";
 import {
+  compareCodeUnits,
   type ListedTool,
   matchesFilter,
   type ToolFilter,
@@ -253,7 +254,7 @@ export class ToolIndex<T extends ListedTool = ListedTool> {
     );
     // Equal scores are common (tools that differ only in a parameter); order
     // them by name so results do not depend on insertion order.
-    results.sort((a, b) => b.score - a.score || compare(a.id, b.id));
+    results.sort((a, b) => b.score - a.score || compareCodeUnits(a.id, b.id));
     const limit = options.limit ?? Infinity;
     const hits: ToolSearchHit<T>[] = [];
     for (const result of results) {
@@ -327,8 +328,4 @@ function parameterText(params: readonly ToolParameter[]): string {
   };
   walk(params, 0);
   return parts.join(" ");
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -86,9 +86,9 @@ export function matchesFilter(entry: ListedTool, filter: ToolFilter): boolean {
 // By name, then toolkit, then origin, comparing code units so the order is
 // the same on every machine and locale.
 function compareEntries(a: ListedTool, b: ListedTool): number {
-  return compare(a.name, b.name) ||
-    compare(a.toolkit ?? "", b.toolkit ?? "") ||
-    compare(a.origin, b.origin);
+  return compareCodeUnits(a.name, b.name) ||
+    compareCodeUnits(a.toolkit ?? "", b.toolkit ?? "") ||
+    compareCodeUnits(a.origin, b.origin);
 }
 
 /**
@@ -123,6 +123,20 @@ export function listTools<T extends ListedTool>(
   return out.sort(compareEntries);
 }
 
-function compare(a: string, b: string): number {
+/**
+ * Orders two strings by UTF-16 code units, as `<` does: the same order on
+ * every machine and locale (`localeCompare` is neither).
+ *
+ * @param a one string
+ * @param b the other
+ * @returns negative when `a` comes first, positive when `b` does, else 0
+ * @example
+ * ```ts
+ * import { compareCodeUnits } from "./filter.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(["b", "a", "B"].sort(compareCodeUnits), ["B", "a", "b"]);
+ * ```
+ */
+export function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -54,6 +54,7 @@ import {
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
+import { compareCodeUnits } from "./filter.ts";
 
 /** Rules for one auth token. */
 export interface TokenRules {
@@ -326,7 +327,7 @@ export function toolStatuses(
       status: reason === null ? "available" : "blocked",
       blockedReason: reason,
     };
-  }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  }).sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 // The static part of the grant a call would ask for: the tool's own
