@@ -254,11 +254,7 @@ class LiveRegistry implements Registry {
         JSON.stringify(previous.errors) !== JSON.stringify(next.errors) ||
         !sameEntries(previous.blocked, next.blocked),
     };
-    const changed = change.errorsChanged || agentSkillsChanged ||
-      [change.tools, change.toolkits, change.skills].some((c) =>
-        c.added.length + c.changed.length + c.removed.length > 0
-      );
-    if (!changed) return null;
+    if (!change.errorsChanged && !changesWhatIsServed(change)) return null;
     this.#snapshot = next;
     for (const listener of this.#listeners) {
       try {
@@ -338,6 +334,32 @@ function diff<T>(
     if (!after.has(name)) removed.push(name);
   }
   return { added, changed, removed };
+}
+
+/**
+ * Whether a reload changed what is served: a tool, toolkit or skill added,
+ * changed or removed, or the Agent Skills folders (their lists are read
+ * from these).
+ *
+ * @param change the reload's change
+ * @returns false when only the errors (or nothing) changed
+ * @example Only the errors changed
+ * ```ts
+ * import { changesWhatIsServed } from "./registry.ts";
+ * import { buildSnapshot } from "./snapshot.ts";
+ * import assert from "node:assert/strict";
+ * const none = { added: [], changed: [], removed: [] };
+ * const change = { snapshot: buildSnapshot([]), tools: none, toolkits: none,
+ *   skills: none, agentSkillsChanged: false, errorsChanged: true };
+ * assert.equal(changesWhatIsServed(change), false);
+ * assert.equal(changesWhatIsServed({ ...change, skills: { ...none, added: ["a"] } }), true);
+ * ```
+ */
+export function changesWhatIsServed(change: RegistryChange): boolean {
+  return change.agentSkillsChanged ||
+    [change.tools, change.toolkits, change.skills].some((c) =>
+      c.added.length + c.changed.length + c.removed.length > 0
+    );
 }
 
 function sameEntries(

@@ -19,7 +19,7 @@ import type {
 import { encodeEvent } from "../../protocol/responses.ts";
 import type { Tool, ToolOutcome } from "../../protocol/tool.ts";
 import type { Request } from "../../protocol/requests.ts";
-import type { Registry } from "../registry/registry.ts";
+import { changesWhatIsServed, type Registry } from "../registry/registry.ts";
 import type {
   RegistryChange,
   RegistrySnapshot,
@@ -228,11 +228,7 @@ export function reindex(
 function toolsChangedEvent(
   change: RegistryChange,
 ): OutgoingMessage | null {
-  const touched = change.agentSkillsChanged ||
-    [change.tools, change.toolkits, change.skills].some((c) =>
-      c.added.length + c.changed.length + c.removed.length > 0
-    );
-  if (!touched) return null;
+  if (!changesWhatIsServed(change)) return null;
   return encodeEvent("invoke/event", null, {
     kind: "tools.changed",
     data: {
