@@ -126,8 +126,12 @@ export function tokenize(text: string): string[] {
   return words;
 }
 
-/** Words joined by single hyphens: "SHA-256", "e-mail", "x-api-key". */
-const HYPHENATED = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
+/**
+ * Words joined by single hyphens: "SHA-256", "e-mail", "x-api-key". Tried
+ * at word starts only: a match never starts inside a word, and trying from
+ * every letter made a long word cost its length squared.
+ */
+const HYPHENATED = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
 
 /**
  * Lower-cases and stems one word, or drops it (stop words, bare numbers).

@@ -65,3 +65,25 @@ Deno.test("terms() is what a query searches", () => {
   ]);
   assert.deepEqual(terms(""), []);
 });
+
+Deno.test("tokenize() reads a megabyte-long word in one pass", () => {
+  // Tool descriptions are indexed on the host's thread and have no bound:
+  // the compound pattern was tried from every letter of a word, so one
+  // 40 KB word held the thread for half a minute, and a megabyte for hours.
+  const word = "a".repeat(1024 * 1024);
+  assert.deepEqual(tokenize(word), [word]);
+  assert.deepEqual(tokenize(`x-${word}`), ["x", word, `x${word}`]);
+});
+
+Deno.test("tokenize() joins each run of single-hyphened words once", () => {
+  assert.deepEqual(tokenize("a--b-c- -d-e ab-"), [
+    "a",
+    "b",
+    "c",
+    "d",
+    "e",
+    "ab",
+    "bc",
+    "de",
+  ]);
+});
