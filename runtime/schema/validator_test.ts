@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { slowPattern, validateValue } from "./validator.ts";
+import { callbacksDuring } from "../../tests/support/callbacks.ts";
 
 function problems(schema: Record<string, unknown>, value: unknown): string {
   const r = validateValue(schema, value);
@@ -506,41 +507,6 @@ Deno.test("patterns are matched in linear time, as JavaScript matches them", asy
     );
   });
 });
-
-// Calls of the callbacks given to Array.prototype's iterating methods while
-// `run` runs: a count of the work done that a pass over every pair of n
-// things makes grow as n squared.
-function callbacksDuring(run: () => void): number {
-  const methods = ["some", "every", "filter", "find", "findIndex", "forEach"];
-  const originals = methods.map((name) =>
-    Object.getOwnPropertyDescriptor(Array.prototype, name)!
-  );
-  let calls = 0;
-  for (const [i, name] of methods.entries()) {
-    const original = originals[i]!.value;
-    Object.defineProperty(Array.prototype, name, {
-      ...originals[i],
-      value(
-        this: unknown[],
-        test: (...a: unknown[]) => unknown,
-        self: unknown,
-      ) {
-        const counted = (
-          ...args: unknown[]
-        ) => (calls++, test.apply(self, args));
-        return original.call(this, counted);
-      },
-    });
-  }
-  try {
-    run();
-  } finally {
-    methods.forEach((name, i) =>
-      Object.defineProperty(Array.prototype, name, originals[i]!)
-    );
-  }
-  return calls;
-}
 
 Deno.test("validateValue() describes n failed unions in work linear in n", () => {
   // A client's arguments: 40,000 items each failing a union take 120,000

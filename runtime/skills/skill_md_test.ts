@@ -12,6 +12,7 @@ import {
   readSkillFile,
   splitFrontmatter,
 } from "./skill_md.ts";
+import { callbacksDuring } from "../../tests/support/callbacks.ts";
 
 const md = (front: string, body = "Do it.") => `---\n${front}\n---\n${body}\n`;
 const FIXTURES = fileURLToPath(
@@ -598,41 +599,6 @@ Deno.test("splitFrontmatter() writes nothing to the host's stderr for a hostile 
   }
   assert.deepEqual(warned, []);
 });
-
-// Calls of the callbacks given to Array.prototype's iterating methods while
-// `run` runs: a count of the work done that a pass over every pair of n
-// things makes grow as n squared.
-function callbacksDuring(run: () => void): number {
-  const methods = ["some", "every", "filter", "find", "findIndex", "forEach"];
-  const originals = methods.map((name) =>
-    Object.getOwnPropertyDescriptor(Array.prototype, name)!
-  );
-  let calls = 0;
-  for (const [i, name] of methods.entries()) {
-    const original = originals[i]!.value;
-    Object.defineProperty(Array.prototype, name, {
-      ...originals[i],
-      value(
-        this: unknown[],
-        test: (...a: unknown[]) => unknown,
-        self: unknown,
-      ) {
-        const counted = (
-          ...args: unknown[]
-        ) => (calls++, test.apply(self, args));
-        return original.call(this, counted);
-      },
-    });
-  }
-  try {
-    run();
-  } finally {
-    methods.forEach((name, i) =>
-      Object.defineProperty(Array.prototype, name, originals[i]!)
-    );
-  }
-  return calls;
-}
 
 Deno.test("splitFrontmatter() finds a duplicate key among n keys in work linear in n", () => {
   // yaml's own check compared each key with every earlier one: a 256 KiB
