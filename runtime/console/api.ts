@@ -611,8 +611,10 @@ function percentile(sorted: number[], p: number): number {
 // The live stream (`/api/live`).
 
 const MAX_QUEUE = 2000;
-// And bytes of events held for a viewer that does not read: a module's
-// may be 1 MiB each (the sandbox's cap), and 2,000 of them were 2 GiB.
+// And bytes of events and finished runs held for a viewer that does not
+// read: a module's events may be 1 MiB each (the sandbox's cap), and
+// 2,000 of them were 2 GiB; 2,000 finished runs, 16 KiB of arguments
+// and of result each, were 150 MB.
 const MAX_QUEUE_BYTES = 8 << 20;
 const HEARTBEAT_MS = 15_000;
 // Feeds one viewer (a token, or every admin together) holds open. Each is
@@ -664,7 +666,7 @@ function liveStream(
         lost++;
         return;
       }
-      if (change.type === "event") queuedBytes += change.size;
+      if (change.type !== "started") queuedBytes += change.size;
       queue.push(change);
       wake?.();
     });
@@ -703,7 +705,7 @@ function liveStream(
           lost = 0;
         }
         const change = queue.shift()!;
-        if (change.type === "event") queuedBytes -= change.size;
+        if (change.type !== "started") queuedBytes -= change.size;
         await stream.writeSSE({
           event: change.type,
           data: encode(recorder, change),

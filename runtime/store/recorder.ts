@@ -347,7 +347,12 @@ export type LiveChange =
     /** About the bytes of its data (its top level's strings counted). */
     size: number;
   }
-  | { type: "finished"; run: RunRecord };
+  | {
+    type: "finished";
+    run: RunRecord;
+    /** About its bytes (its texts counted). */
+    size: number;
+  };
 
 /**
  * A stored run (another host's, still `running`) as the live view shows it.
@@ -624,7 +629,10 @@ export class RunRecorder implements RunObserver {
       endedAt: startedAt,
       durationMs: 0,
     });
-    if (this.#listeners.size > 0) this.#notify({ type: "started", run: live });
+    // A copy: a change held for a viewer must not grow with the run.
+    if (this.#listeners.size > 0) {
+      this.#notify({ type: "started", run: { ...live } });
+    }
     // A run still going at the next flush is written `running`: a host
     // that dies leaves a trace its next life marks `interrupted`.
     if (this.store) this.#schedule();
@@ -716,7 +724,8 @@ export class RunRecorder implements RunObserver {
     const dropped = open.live.eventCount - open.events.length;
     if (dropped > 0) this.#options.counters?.eventsDropped(dropped);
     if (this.#listeners.size > 0) {
-      this.#notify({ type: "finished", run: this.#record(open) });
+      const run = this.#record(open);
+      this.#notify({ type: "finished", run, size: sizeOf(run) });
     }
     if (!this.store || this.#closed) return;
     this.#pending.push(open);
@@ -848,7 +857,7 @@ export class RunRecorder implements RunObserver {
       this.#unfollow = this.store.follow(this.host, (change) =>
         this.#notify(
           change.type === "finished"
-            ? { type: "finished", run: change.run }
+            ? { type: "finished", run: change.run, size: sizeOf(change.run) }
             : { type: "started", run: liveOf(change.run) },
         ));
     }
@@ -1210,7 +1219,7 @@ function roughSize(data: Record<string, unknown>): number {
 // About the bytes a held write takes: its texts (UTF-16), events and files.
 function sizeOf(
   run: RunRecord,
-  events: readonly StoredEvent[],
+  events: readonly StoredEvent[] = [],
   files: readonly StoredFile[] = [],
 ): number {
   let size = 512 + 2 * (run.args.length + (run.result?.length ?? 0) +
