@@ -17,6 +17,7 @@ import { RunRecorder } from "../runtime/store/recorder.ts";
 import { openSqliteStore } from "../runtime/store/sqlite.ts";
 import { connectClient } from "../tests/support/tools_harness.ts";
 import { fixtureHost } from "../tests/support/console_host.ts";
+import { countFileReads } from "../tests/support/runs.ts";
 import { latencyStats } from "./_stats.ts";
 import type { Bench } from "./main.ts";
 
@@ -159,23 +160,8 @@ const FILE_BYTES = 40 * 1024;
 async function keptFiles(): Promise<string[]> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_bench_console_" });
   try {
-    const inner = openSqliteStore(join(dir, "runs.db"));
-    let read = 0;
-    const count = (value: unknown) => {
-      const files = (value as { files?: unknown[] } | null)?.files ?? [];
-      for (const f of [value, ...files]) {
-        const data = (f as { data?: unknown } | null)?.data;
-        if (data instanceof Uint8Array) read += data.length;
-      }
-      return value;
-    };
-    const store = new Proxy(inner, {
-      get(target, key) {
-        const value = Reflect.get(target, key);
-        if (typeof value !== "function") return value;
-        return (...args: unknown[]) => count(value.apply(target, args));
-      },
-    });
+    const counted = countFileReads(openSqliteStore(join(dir, "runs.db")));
+    const store = counted.store;
     const text = new TextEncoder().encode("x".repeat(FILE_BYTES - 1) + "\n");
     store.write([{
       run: {
@@ -217,7 +203,7 @@ async function keptFiles(): Promise<string[]> {
     });
     const measure = async (path: (q: number) => string) => {
       const times: number[] = [];
-      read = 0;
+      counted.read = 0;
       for (let q = 0; q < QUERIES; q++) {
         const s = performance.now();
         const res = await api.request(path(q));
@@ -225,9 +211,9 @@ async function keptFiles(): Promise<string[]> {
         times.push(performance.now() - s);
         if (!res.ok) throw new Error(`${path(q)}: ${res.status}`);
       }
-      return `${(read / QUERIES / 1024).toFixed(0)} KiB of files read, ${
-        fmt(times)
-      }`;
+      return `${
+        (counted.read / QUERIES / 1024).toFixed(0)
+      } KiB of files read, ${fmt(times)}`;
     };
     const detail = await measure(() => "/runs/scripted");
     const one = await measure((q) => `/runs/scripted/files/${q % FILES}`);

@@ -6,7 +6,13 @@ import { openPostgresStore } from "../store/postgres.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { RunScope, RunStore } from "../store/store.ts";
 import { type ConsoleSources, createApi, fileResponse } from "./api.ts";
-import { addRun, testRun } from "../../tests/support/runs.ts";
+import {
+  addRun,
+  countFileReads,
+  emptyStore,
+  startRun,
+  testRun,
+} from "../../tests/support/runs.ts";
 
 // The API over a recorder, with no catalog, sessions or processes.
 function apiOf(recorder: RunRecorder, more: Partial<ConsoleSources> = {}) {
@@ -48,19 +54,11 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
     }),
     cursor: 1,
   });
-  const store: RunStore = {
-    write() {},
+  const store = emptyStore({
     list: () => ({
       runs: [running("r2", "h2"), running("r3", "h3"), running("r1", "h1")],
       next: null,
     }),
-    get: () => null,
-    file: () => null,
-    children: () => ({ children: [], next: null }),
-    timings: () => [],
-    prune: () => 0,
-    interrupt: () => 0,
-    count: () => 0,
     follow: () => () => {},
     beat() {},
     hosts: () => [
@@ -68,8 +66,7 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
       { host: "h2", ageMs: 100 },
       { host: "h4", ageMs: 99_999 },
     ],
-    close() {},
-  };
+  });
   const recorder = new RunRecorder({ store, host: "h1" });
   const api = apiOf(recorder);
   const view = await (await api.request("/overview")).json();
@@ -158,26 +155,9 @@ testWithPostgres(
 // them, to list names and sizes or to serve one.
 async function keptFiles(inner: RunStore): Promise<void> {
   const MiB = 1 << 20;
-  let read = 0;
-  const count = (value: unknown) => {
-    const files = (value as { files?: { data?: unknown }[] } | null)?.files;
-    for (const f of [value, ...(files ?? [])]) {
-      const data = (f as { data?: unknown } | null)?.data;
-      if (data instanceof Uint8Array) read += data.length;
-    }
-    return value;
-  };
   // Counts the file bytes each store method hands the API.
-  const store = new Proxy(inner, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        const out = value.apply(target, args);
-        return out instanceof Promise ? out.then(count) : count(out);
-      };
-    },
-  });
+  const counted = countFileReads(inner);
+  const store = counted.store;
   const bytes = (fill: number, size = MiB) => new Uint8Array(size).fill(fill);
   await store.write([{
     run: addRun("k", {
@@ -198,7 +178,7 @@ async function keptFiles(inner: RunStore): Promise<void> {
   const recorder = new RunRecorder({ store, host: "h1" });
   const api = apiOf(recorder);
   try {
-    read = 0;
+    counted.read = 0;
     const detail = await (await api.request("/runs/k")).json();
     assert.deepEqual(
       detail.files.map((
@@ -212,13 +192,13 @@ async function keptFiles(inner: RunStore): Promise<void> {
         ["1/big", 9 * MiB, false, 0, false, null],
       ],
     );
-    assert.equal(read, 0, "file bytes read to list the files");
-    read = 0;
+    assert.equal(counted.read, 0, "file bytes read to list the files");
+    counted.read = 0;
     const one = await api.request("/runs/k/files/1");
     assert.equal(one.status, 200);
     assert.equal(one.headers.get("content-type"), "text/plain; charset=utf-8");
     assert.deepEqual(new Uint8Array(await one.arrayBuffer()), bytes(0x62));
-    assert.equal(read, MiB, "file bytes read to serve one file");
+    assert.equal(counted.read, MiB, "file bytes read to serve one file");
     const binary = await api.request("/runs/k/files/2");
     assert.equal(
       binary.headers.get("content-type"),
@@ -226,14 +206,14 @@ async function keptFiles(inner: RunStore): Promise<void> {
     );
     await binary.body?.cancel();
     assert.equal((await api.request("/runs/k/files/3")).status, 200);
-    read = 0;
+    counted.read = 0;
     for (const missing of ["4", "5", "x", "01", "-1"]) {
       const res = await api.request(`/runs/k/files/${missing}`);
       assert.equal(res.status, 404, missing);
       await res.body?.cancel();
     }
     assert.equal((await api.request("/runs/nope/files/0")).status, 404);
-    assert.equal(read, 0);
+    assert.equal(counted.read, 0);
   } finally {
     await recorder.close();
   }
@@ -451,14 +431,7 @@ Deno.test("a live feed nobody reads holds a bounded size of events, not 2,000 of
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
   while (!text.includes("event: hello")) text += (await reader.read()).value;
-  const session = {
-    id: "s",
-    token: "",
-    state: new Map(),
-    send() {},
-    signal: new AbortController().signal,
-  };
-  const id = recorder.started({ kind: "tool", name: "big", session, args: {} });
+  const id = startRun(recorder, { name: "big" });
   const big = "x".repeat(1 << 20);
   const SENT = 64;
   for (let seq = 0; seq < SENT; seq++) {

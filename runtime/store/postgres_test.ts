@@ -4,17 +4,33 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { testWithPostgres } from "../../tests/support/postgres.ts";
-import { fakeSession } from "../../tests/support/skill_fakes.ts";
 import {
   lazyPostgresStore,
   openPostgresStore,
   SCHEMA_VERSION,
 } from "./postgres.ts";
-import { type RunCounters, RunRecorder } from "./recorder.ts";
+import {
+  type RunCounters,
+  RunRecorder,
+  type RunRecorderOptions,
+} from "./recorder.ts";
 import type { FleetChange } from "./store.ts";
-import { addRun } from "../../tests/support/runs.ts";
+import { addRun, startRun } from "../../tests/support/runs.ts";
 
-const session = fakeSession();
+// A recorder writing to the database at `url` as host `h1`, what it logs
+// and counts kept; `options` replace any of its options.
+function recorderOn(url: string, options: Partial<RunRecorderOptions> = {}) {
+  const lines: string[] = [];
+  const c = counters();
+  const recorder = new RunRecorder({
+    store: lazyPostgresStore(url),
+    host: "h1",
+    counters: c,
+    log: (l) => lines.push(l),
+    ...options,
+  });
+  return { recorder, lines, c };
+}
 
 function counters(): RunCounters & { errors: number } {
   const c = {
@@ -169,10 +185,7 @@ testWithPostgres(
       await a.beat("h1", true);
       assert.deepEqual((await a.hosts()).map((b) => b.host), ["h2"]);
       // A recorder beats at once and leaves when it closes.
-      const recorder = new RunRecorder({
-        store: lazyPostgresStore(url),
-        host: "h3",
-      });
+      const { recorder } = recorderOn(url, { host: "h3" });
       await recorder.flush();
       while (!(await a.hosts()).some((b) => b.host === "h3")) {
         await new Promise((r) => setTimeout(r, 20));
@@ -199,24 +212,21 @@ testWithPostgres(
       // Two recorders with one host id, each beating every 2 s: each says
       // so once its beats have found the other's twice in a row.
       const lines: string[] = [];
-      const one = new RunRecorder({
-        store: lazyPostgresStore(url),
+      const one = recorderOn(url, {
         host: "twin",
         log: (l) => lines.push(`one: ${l}`),
-      });
-      const two = new RunRecorder({
-        store: lazyPostgresStore(url),
+      }).recorder;
+      const two = recorderOn(url, {
         host: "twin",
         log: (l) => lines.push(`two: ${l}`),
-      });
+      }).recorder;
       // Restarted in place: the same id, one instance at a time, says
       // nothing, though its first beat finds its predecessor's fresh.
       await a.beat("alone", false, "predecessor");
-      const alone = new RunRecorder({
-        store: lazyPostgresStore(url),
+      const alone = recorderOn(url, {
         host: "alone",
         log: (l) => lines.push(`alone: ${l}`),
-      });
+      }).recorder;
       try {
         const said = (who: string) =>
           lines.some((l) => l.startsWith(`${who}: Another live host`));
@@ -242,22 +252,10 @@ testWithPostgres(
   "a database stopped and started while runs are recorded loses none and says so once",
   async (pg) => {
     const url = await pg.database();
-    const lines: string[] = [];
-    const c = counters();
-    const recorder = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h1",
-      counters: c,
-      log: (l) => lines.push(l),
-    });
+    const { recorder, lines, c } = recorderOn(url);
     try {
       const finish = (i: number) => {
-        const id = recorder.started({
-          kind: "tool",
-          name: "add",
-          session,
-          args: { i },
-        });
+        const id = startRun(recorder, { args: { i } });
         recorder.finished(id, { outcome: "ok", result: i });
       };
       for (let i = 0; i < 10; i++) finish(i);
@@ -287,22 +285,11 @@ testWithPostgres(
   "beyond what it may hold for a dead database, the recorder counts the runs it loses",
   async (pg) => {
     const url = await pg.database();
-    const c = counters();
-    const recorder = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h1",
-      counters: c,
-      maxPending: 5,
-    });
+    const { recorder, c } = recorderOn(url, { maxPending: 5 });
     try {
       await pg.stop();
       for (let i = 0; i < 12; i++) {
-        const id = recorder.started({
-          kind: "tool",
-          name: "add",
-          session,
-          args: {},
-        });
+        const id = startRun(recorder);
         recorder.finished(id, { outcome: "ok" });
         await recorder.flush();
       }
@@ -321,34 +308,15 @@ testWithPostgres(
   "a host that restarts marks its own unfinished runs interrupted",
   async (pg) => {
     const url = await pg.database();
-    const first = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h1",
-    });
-    const other = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h2",
-    });
-    const mine = first.started({
-      kind: "tool",
-      name: "slow",
-      session,
-      args: {},
-    });
-    const theirs = other.started({
-      kind: "tool",
-      name: "slow",
-      session,
-      args: {},
-    });
+    const first = recorderOn(url).recorder;
+    const other = recorderOn(url, { host: "h2" }).recorder;
+    const mine = startRun(first, { name: "slow" });
+    const theirs = startRun(other, { name: "slow" });
     await first.flush();
     await other.flush();
     // The first life ends without finishing its run (as a killed host).
     await first.close();
-    const second = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h1",
-    });
+    const second = recorderOn(url).recorder;
     try {
       await second.flush();
       assert.equal((await second.store!.get(mine))?.run.outcome, "interrupted");
@@ -393,29 +361,19 @@ testWithPostgres(
   "a run whose texts hold a NUL character is written, not a batch refused for ever",
   async (pg) => {
     const url = await pg.database();
-    const recorder = new RunRecorder({ store: lazyPostgresStore(url) });
+    const { recorder } = recorderOn(url);
     try {
       // A client names a tool that does not exist; a tool's error says
       // what its module threw. PostgreSQL's text refuses NUL: the whole
       // batch failed, was retried each second, and every later run with
       // it, for every token, until the held runs were lost.
-      const bad = recorder.started({
-        kind: "tool",
-        name: "a\u0000b",
-        session,
-        args: {},
-      });
+      const bad = startRun(recorder, { name: "a\u0000b" });
       recorder.finished(bad, {
         outcome: "unknown_tool",
         error: 'Unknown tool "a\u0000b"',
         summary: "\u0000",
       });
-      const good = recorder.started({
-        kind: "tool",
-        name: "add",
-        session,
-        args: {},
-      });
+      const good = startRun(recorder);
       recorder.finished(good, { outcome: "ok" });
       await recorder.flush();
       assert.equal(recorder.lost, 0);
@@ -433,16 +391,11 @@ testWithPostgres(
   "token counts an LLM endpoint answers as fractions or past BIGINT are written as whole numbers",
   async (pg) => {
     const url = await pg.database();
-    const recorder = new RunRecorder({ store: lazyPostgresStore(url) });
+    const { recorder } = recorderOn(url);
     try {
       // The usage is the endpoint's answer, as it sent it: `1.5` or `1e30`
       // into BIGINT refused the whole batch, retried for ever.
-      const odd = recorder.started({
-        kind: "skill",
-        name: "s",
-        session,
-        args: {},
-      });
+      const odd = startRun(recorder, { kind: "skill", name: "s" });
       recorder.event(odd, {
         kind: "llm.started",
         seq: 0,
@@ -454,12 +407,7 @@ testWithPostgres(
         data: { usage: { input_tokens: 1.5, output_tokens: 1e30 } },
       });
       recorder.finished(odd, { outcome: "ok" });
-      const good = recorder.started({
-        kind: "tool",
-        name: "add",
-        session,
-        args: {},
-      });
+      const good = startRun(recorder);
       recorder.finished(good, { outcome: "ok" });
       await recorder.flush();
       assert.equal(recorder.lost, 0);
@@ -519,14 +467,7 @@ testWithPostgres(
   "a statement waiting on a lock gives up: the history answers an error and runs are held, not hung",
   async (pg) => {
     const url = await pg.database();
-    const lines: string[] = [];
-    const c = counters();
-    const recorder = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h1",
-      counters: c,
-      log: (l) => lines.push(l),
-    });
+    const { recorder, lines, c } = recorderOn(url);
     // A guard against a hang, not a timing: the test fails instead.
     const unhung = async <T>(what: string, promise: Promise<T>) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -540,12 +481,7 @@ testWithPostgres(
       }
     };
     const finish = () => {
-      const id = recorder.started({
-        kind: "tool",
-        name: "add",
-        session,
-        args: {},
-      });
+      const id = startRun(recorder);
       recorder.finished(id, { outcome: "ok" });
     };
     const locker = postgres(url, { onnotice: () => {}, max: 1 });
@@ -776,14 +712,7 @@ testWithPostgres(
     const base = await pg.database();
     // A bound set low for the test; the default is 30 s.
     const url = `${base}?query_timeout=1500`;
-    const lines: string[] = [];
-    const c = counters();
-    const recorder = new RunRecorder({
-      store: lazyPostgresStore(url),
-      host: "h1",
-      counters: c,
-      log: (l) => lines.push(l),
-    });
+    const { recorder, lines, c } = recorderOn(url);
     const other = await openPostgresStore(url);
     const heard: FleetChange[] = [];
     let wake = () => {};
@@ -792,12 +721,7 @@ testWithPostgres(
       wake();
     });
     const finish = (n: number) => {
-      const id = recorder.started({
-        kind: "tool",
-        name: `add${n}`,
-        session,
-        args: {},
-      });
+      const id = startRun(recorder, { name: `add${n}` });
       recorder.finished(id, { outcome: "ok" });
     };
     // What answers first: the store (a value or its own error), or a

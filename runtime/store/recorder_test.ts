@@ -13,14 +13,13 @@ import { PostgresRunStore } from "./postgres.ts";
 import { openSqliteStore, SqliteRunStore } from "./sqlite.ts";
 import type { RunStore } from "./store.ts";
 import { fakeSession } from "../../tests/support/skill_fakes.ts";
+import { emptyStore, startRun } from "../../tests/support/runs.ts";
 
 const session = fakeSession();
 
 Deno.test("a recorded run's id begins with its start time, so the store's keys grow in order", async () => {
   const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
-  const ids = [0, 1, 2].map((i) =>
-    recorder.started({ kind: "tool", name: "add", session, args: { i } })
-  );
+  const ids = [0, 1, 2].map((i) => startRun(recorder, { args: { i } }));
   for (const live of recorder.running) {
     assert.match(live.id, /^[0-9a-f]{32}$/);
     assert.equal(parseInt(live.id.slice(0, 12), 16), live.startedAt);
@@ -128,7 +127,7 @@ Deno.test("describeSession is asked once per session; every run of the session c
   });
   const other = { ...fakeSession(), id: "session-2" };
   const ids = [session, other, session, other, session].map((s) =>
-    recorder.started({ kind: "tool", name: "add", session: s, args: {} })
+    startRun(recorder, { session: s })
   );
   assert.deepEqual(asked, ["session-1", "session-2"]);
   assert.deepEqual(recorder.describe(other), {
@@ -165,19 +164,14 @@ Deno.test("the retention runs once max_runs runs were written since it last ran,
   });
   for (let round = 1; round <= 3; round++) {
     for (let i = 0; i < 5; i++) {
-      const id = recorder.started({
-        kind: "tool",
-        name: "add",
-        session,
-        args: {},
-      });
+      const id = startRun(recorder);
       recorder.finished(id, { outcome: "ok" });
     }
     await recorder.flush();
     assert.equal(store.count(), 5, `round ${round}`);
   }
   // Fewer than max_runs since: kept until the next prune.
-  const id = recorder.started({ kind: "tool", name: "add", session, args: {} });
+  const id = startRun(recorder);
   recorder.finished(id, { outcome: "ok" });
   await recorder.flush();
   assert.equal(store.count(), 6);
@@ -192,35 +186,22 @@ Deno.test("what the recorder holds for a store that is down is bounded in bytes,
   const refuse = () => {
     if (down) throw new Error("connection refused");
   };
-  const store: RunStore = {
+  const store = emptyStore({
     write(batch) {
       refuse();
       for (const w of batch) {
         for (const f of w.files ?? []) files++, bytes += f.data?.length ?? 0;
       }
     },
-    list: () => ({ runs: [], next: null }),
-    get: () => null,
-    file: () => null,
-    children: () => ({ children: [], next: null }),
-    timings: () => [],
-    prune: () => 0,
     interrupt: () => (refuse(), 0),
-    count: () => 0,
-    close() {},
-  };
+  });
   const recorder = new RunRecorder({ store });
   // A skill run's scripts may leave 4 MiB of files (the default cap): 40
   // runs of them held while the store is down were 160 MiB of memory.
   const data = new Uint8Array(4 << 20).fill(0x61);
   const runs = 40;
   for (let i = 0; i < runs; i++) {
-    const id = recorder.started({
-      kind: "skill",
-      name: "s",
-      session,
-      args: {},
-    });
+    const id = startRun(recorder, { kind: "skill", name: "s" });
     recorder.files!.attach(id, [{
       name: "a/out.txt",
       size: data.length,
@@ -245,24 +226,15 @@ Deno.test("flushes asked while a write waits on the store share one next write, 
   let tries = 0;
   let open = () => {};
   const gate = new Promise<void>((resolve) => open = resolve);
-  const store: RunStore = {
+  const store = emptyStore({
     async write() {
       tries++;
       await gate;
       throw new Error("connect timeout");
     },
-    list: () => ({ runs: [], next: null }),
-    get: () => null,
-    file: () => null,
-    children: () => ({ children: [], next: null }),
-    timings: () => [],
-    prune: () => 0,
-    interrupt: () => 0,
-    count: () => 0,
-    close() {},
-  };
+  });
   const recorder = new RunRecorder({ store });
-  const id = recorder.started({ kind: "tool", name: "add", session, args: {} });
+  const id = startRun(recorder);
   recorder.finished(id, { outcome: "ok" });
   const first = recorder.flush();
   while (tries === 0) await Promise.resolve();
@@ -276,7 +248,7 @@ Deno.test("flushes asked while a write waits on the store share one next write, 
 
 Deno.test("the events a run keeps for the history are bounded in bytes while it runs", async () => {
   const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
-  const id = recorder.started({ kind: "tool", name: "t", session, args: {} });
+  const id = startRun(recorder, { name: "t" });
   // A tool's module may log 1 MiB events (the sandbox's cap): 500 of them
   // were 500 MiB held in the host until the run ended.
   const big = "x".repeat(1 << 20);
@@ -306,26 +278,18 @@ function heldStore() {
     written: [] as string[],
     store: null as unknown as RunStore,
   };
-  held.store = {
+  held.store = emptyStore({
     async write(batch) {
       held.tries++;
       if (held.gate) await held.gate;
       if (held.down) throw new Error("connection refused");
       for (const w of batch) held.written.push(w.run.id);
     },
-    list: () => ({ runs: [], next: null }),
-    get: () => null,
-    file: () => null,
-    children: () => ({ children: [], next: null }),
-    timings: () => [],
-    prune: () => 0,
     interrupt: () => {
       if (held.down) throw new Error("connection refused");
       return 0;
     },
-    count: () => 0,
-    close() {},
-  };
+  });
   return held;
 }
 
@@ -358,12 +322,7 @@ const bob = { ...fakeSession(), id: "bob" };
 // chars of result (the redactor cuts a string at 2,000, and a result at 16
 // Ki): about 30 KiB held.
 function call(recorder: RunRecorder, who: typeof alice, large = false): string {
-  const id = recorder.started({
-    kind: "tool",
-    name: "add",
-    session: who,
-    args: {},
-  });
+  const id = startRun(recorder, { session: who });
   recorder.finished(id, {
     outcome: "ok",
     result: large ? Array(8).fill("x".repeat(1900)) : 1,
@@ -579,12 +538,7 @@ Deno.test("a run's name and its events' kinds have the operator's secrets scrubb
   });
   // Chosen by a module: run_code's code names the tool it calls, and a
   // worker's own messages name an event's kind.
-  const id = recorder.started({
-    kind: "tool",
-    name: `x-${secret}`,
-    session,
-    args: {},
-  });
+  const id = startRun(recorder, { name: `x-${secret}` });
   assert.equal(recorder.running[0]!.name, "x-[redacted]");
   recorder.event(id, { kind: `k-${secret}`, data: {}, seq: 0 });
   recorder.finished(id, { outcome: "unknown_tool" });
@@ -610,7 +564,7 @@ Deno.test("a tool's events named as LLM turns count no turns or tokens: only a s
   });
   // A module's worker can name its events' kinds (its globals are its own).
   const forge = (kind: "tool" | "skill") => {
-    const id = recorder.started({ kind, name: "x", session, args: {} });
+    const id = startRun(recorder, { kind, name: "x" });
     recorder.event(id, {
       kind: "llm.started",
       data: { provider: "openai" },

@@ -10,14 +10,7 @@
 import assert from "node:assert/strict";
 import { type LiveChange, openRecorder } from "../../runtime/store/recorder.ts";
 import { createApi } from "../../runtime/console/api.ts";
-
-const session = {
-  id: "s",
-  token: "",
-  state: new Map(),
-  send() {},
-  signal: new AbortController().signal,
-};
+import { startRun } from "../support/runs.ts";
 
 // Arguments and a result each kept whole (seven strings of 2,000
 // characters: within the redactor's 2,000 per string and 16 KiB a value),
@@ -43,12 +36,7 @@ Deno.test("a live feed nobody reads holds a bounded size of finished runs, not 2
   // 400 runs are about 29 MB; 8 MiB hold about 116 of them.
   const SENT = 400;
   for (let i = 0; i < SENT; i++) {
-    const id = recorder.started({
-      kind: "tool",
-      name: "big",
-      session,
-      args: big,
-    });
+    const id = startRun(recorder, { name: "big", args: big });
     recorder.finished(id, {
       outcome: "ok",
       result: big,
@@ -63,7 +51,7 @@ Deno.test("a live feed nobody reads holds a bounded size of finished runs, not 2
     if (done) break;
     read += value;
     recorder.finished(
-      recorder.started({ kind: "tool", name: "small", session, args: {} }),
+      startRun(recorder, { name: "small" }),
       { outcome: "ok" },
     );
   }
@@ -80,12 +68,7 @@ Deno.test("a queued started change holds the run as it started, not what its lat
   const recorder = openRecorder(null);
   const heard: LiveChange[] = [];
   recorder.subscribe((change) => heard.push(change));
-  const id = recorder.started({
-    kind: "tool",
-    name: "grow",
-    session,
-    args: {},
-  });
+  const id = startRun(recorder, { name: "grow" });
   // A module's event may be 1 MiB (the sandbox's cap): a feed holding
   // 2,000 started changes held 2 GiB through them once each run said so.
   const message = "z".repeat(1 << 20);

@@ -19,6 +19,27 @@ function ok(answer: Msg): void {
   assert.equal((answer.data as Msg).success, true, JSON.stringify(answer));
 }
 
+// Every host's history of echo runs answers 503, its error matching
+// `expected`; `guardMs` guards against a hang (the test fails instead),
+// far past any bound: not a timing.
+async function everyHistoryFails(
+  hosts: readonly { id: string; url: string }[],
+  expected: RegExp,
+  guardMs: number,
+): Promise<void> {
+  await Promise.all(hosts.map(async (h) => {
+    const res = await fetch(`${h.url}/api/runs?name=echo`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: AbortSignal.timeout(guardMs),
+    }).catch((error) => {
+      throw new Error(`${h.id}'s /api/runs: ${error}`);
+    });
+    const body = await res.json();
+    assert.equal(res.status, 503, `${h.id}: ${JSON.stringify(body)}`);
+    assert.match(body.error, expected);
+  }));
+}
+
 fleetTest(
   "a host killed mid-call: its client gets a clear error, the other host's are unharmed, and its run says interrupted after restart",
   async (fleet) => {
@@ -203,18 +224,7 @@ fleetTest(
       holding.catch(locked.reject);
       await locked.promise;
       ok(await session.call("echo", { n: 1 }));
-      await Promise.all(hosts.map(async (h) => {
-        const res = await fetch(`${h.url}/api/runs?name=echo`, {
-          headers: { authorization: `Bearer ${TOKEN}` },
-          // A guard against a hang, not a timing: the test fails instead.
-          signal: AbortSignal.timeout(60_000),
-        }).catch((error) => {
-          throw new Error(`${h.id}'s /api/runs: ${error}`);
-        });
-        const body = await res.json();
-        assert.equal(res.status, 503, `${h.id}: ${JSON.stringify(body)}`);
-        assert.match(body.error, /lock timeout/);
-      }));
+      await everyHistoryFails(hosts, /lock timeout/, 60_000);
       release.resolve();
       await holding;
       const runs = await until("both runs are listed", async () => {
@@ -249,20 +259,10 @@ fleetTest(
       // for ever (the hosts' default bound is 30 s).
       await pg.freeze();
       ok(await session.call("echo", { n: 1 }));
-      await Promise.all(hosts.map(async (h) => {
-        const res = await fetch(`${h.url}/api/runs?name=echo`, {
-          headers: { authorization: `Bearer ${TOKEN}` },
-          // A guard against a hang, far past the bound: not a timing.
-          signal: AbortSignal.timeout(120_000),
-        }).catch((error) => {
-          throw new Error(`${h.id}'s /api/runs: ${error}`);
-        });
-        const body = await res.json();
-        assert.equal(res.status, 503, `${h.id}: ${JSON.stringify(body)}`);
-        // The bound's own error, or the next connection's timeout once
-        // the host dropped the connections the server stopped answering.
-        assert.match(body.error, /no answer in 30000 ms|CONNECT_TIMEOUT/);
-      }));
+      // The bound's own error, or the next connection's timeout once the
+      // host dropped the connections the server stopped answering.
+      const error = /no answer in 30000 ms|CONNECT_TIMEOUT/;
+      await everyHistoryFails(hosts, error, 120_000);
       pg.thaw();
       const runs = await until("both runs are listed", async () => {
         const all = await allRuns(balancer, "name=echo");
