@@ -40,6 +40,33 @@ function Section(props: { id: string; title: string; children: Child }) {
   );
 }
 
+// A table's head, and its body (by id) the client script fills.
+function Table(props: { head: string[]; body: string }) {
+  // Rendered once on the server: no keys to reconcile (Hono would write
+  // them out as attributes).
+  // deno-lint-ignore jsx-key
+  const cells = props.head.map((name) => <th>{name}</th>);
+  return (
+    <table>
+      <thead>
+        <tr>{cells}</tr>
+      </thead>
+      <tbody id={props.body}></tbody>
+    </table>
+  );
+}
+
+// A column of a `.columns` grid: its heading, and its list (by id) the
+// client script fills.
+function Column(props: { title: string; list: string }) {
+  return (
+    <div>
+      <h3>{props.title}</h3>
+      <ul id={props.list}></ul>
+    </div>
+  );
+}
+
 // The history: filters, the runs, and the opened run (files and all).
 function HistorySection() {
   return (
@@ -63,20 +90,10 @@ function HistorySection() {
         />
         <button type="submit">Filter</button>
       </form>
-      <table>
-        <thead>
-          <tr>
-            <th>ended</th>
-            <th>kind</th>
-            <th>name</th>
-            <th>outcome</th>
-            <th>ms</th>
-            <th>transport</th>
-            <th>host</th>
-          </tr>
-        </thead>
-        <tbody id="history-rows"></tbody>
-      </table>
+      <Table
+        head={["ended", "kind", "name", "outcome", "ms", "transport", "host"]}
+        body="history-rows"
+      />
       <button id="more" type="button" hidden>Older…</button>
       <div id="detail" class="detail" hidden></div>
     </Section>
@@ -87,19 +104,10 @@ function HistorySection() {
 function StatsSection() {
   return (
     <Section id="stats" title="Per tool and skill (last hour)">
-      <table>
-        <thead>
-          <tr>
-            <th>name</th>
-            <th>calls</th>
-            <th>errors</th>
-            <th>p50 ms</th>
-            <th>p95 ms</th>
-            <th>latency</th>
-          </tr>
-        </thead>
-        <tbody id="stats-rows"></tbody>
-      </table>
+      <Table
+        head={["name", "calls", "errors", "p50 ms", "p95 ms", "latency"]}
+        body="stats-rows"
+      />
     </Section>
   );
 }
@@ -109,18 +117,9 @@ function SystemSection() {
   return (
     <Section id="system" title="Sessions and sandboxes">
       <div class="columns">
-        <div>
-          <h3>Sessions</h3>
-          <ul id="sessions"></ul>
-        </div>
-        <div>
-          <h3>Sandbox processes</h3>
-          <ul id="processes"></ul>
-        </div>
-        <div>
-          <h3>Hosts</h3>
-          <ul id="hosts"></ul>
-        </div>
+        <Column title="Sessions" list="sessions" />
+        <Column title="Sandbox processes" list="processes" />
+        <Column title="Hosts" list="hosts" />
       </div>
     </Section>
   );
@@ -165,10 +164,7 @@ export function dashboardPage(options: { auth: boolean }): string {
               <h3>Tools by toolkit</h3>
               <div id="tools"></div>
             </div>
-            <div>
-              <h3>Skills</h3>
-              <ul id="skills"></ul>
-            </div>
+            <Column title="Skills" list="skills" />
           </div>
           <div id="refused-section" hidden>
             <h3>Refused</h3>
