@@ -263,6 +263,32 @@ Deno.test("filesystem tools", async (t) => {
     await Deno.remove(`${root}/new`, { recursive: true });
   });
 
+  await t.step("a write that fails part-way leaves no temp file", async () => {
+    // As a full disk would: the temporary file exists, half written, when
+    // the write throws.
+    const writeFileAsIs = Deno.writeFile;
+    Deno.writeFile = async (path, data, options) => {
+      const half = (data as Uint8Array).subarray(0, 2);
+      await writeFileAsIs(path, half, options);
+      throw new Error("No space left on device (os error 28)");
+    };
+    await Deno.mkdir(`${root}/full`);
+    try {
+      await assert.rejects(
+        () =>
+          Promise.resolve(
+            writeFile.run({ path: "full/n.txt", content: "hello" }, rw),
+          ),
+        /No space left/,
+      );
+    } finally {
+      Deno.writeFile = writeFileAsIs;
+    }
+    const left = await Array.fromAsync(Deno.readDir(`${root}/full`));
+    assert.deepEqual(left.map((e) => e.name), []);
+    await Deno.remove(`${root}/full`);
+  });
+
   await t.step("list_dir lists entries with types and sizes", async () => {
     const r = dataOf<
       { entries: { path: string; type: string; size?: number }[] }

@@ -88,8 +88,8 @@ export default {
 /** Creates `abs` from a temporary file: `link` never follows a symlink. */
 async function createFile(abs: string, rel: string, bytes: Uint8Array) {
   const temp = `${dirname(abs)}/.write_file-${crypto.randomUUID()}`;
-  await Deno.writeFile(temp, bytes, { createNew: true });
   try {
+    await Deno.writeFile(temp, bytes, { createNew: true });
     await Deno.link(temp, abs);
   } catch (err) {
     if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
@@ -97,7 +97,10 @@ async function createFile(abs: string, rel: string, bytes: Uint8Array) {
       `"${rel}" already exists: use mode "overwrite" or "append"`,
     );
   } finally {
-    await Deno.remove(temp);
+    // A write that failed before creating the file leaves nothing to remove.
+    await Deno.remove(temp).catch((err) => {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    });
   }
 }
 
