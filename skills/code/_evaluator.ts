@@ -368,6 +368,21 @@ function workerOptionsEnabled(): boolean {
   }
 }
 
+/**
+ * The input schema of both code tools: the code, and nothing else.
+ *
+ * @param description what the tool tells the model about its code
+ * @returns the JSON Schema
+ */
+export function codeInput(description: string): Record<string, unknown> {
+  return {
+    type: "object",
+    properties: { code: { type: "string", description } },
+    required: ["code"],
+    additionalProperties: false,
+  };
+}
+
 /** The `console` output field of both code tools: the lines printed. */
 export const CONSOLE_OUTPUT = {
   type: "array",

@@ -8,6 +8,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import {
   beginCall,
+  codeInput,
   CONSOLE_OUTPUT,
   ERROR_OUTPUT,
   evaluateInPlace,
@@ -30,18 +31,9 @@ export default {
   // only, so it can read (raw fd 0, memory) and crash nothing of others.
   runs_client_code: true,
   permissions: {},
-  input: {
-    type: "object",
-    properties: {
-      code: {
-        type: "string",
-        description:
-          "TypeScript or JavaScript. Top-level await works. The last expression is the result; with import/export statements the module's default export is",
-      },
-    },
-    required: ["code"],
-    additionalProperties: false,
-  },
+  input: codeInput(
+    "TypeScript or JavaScript. Top-level await works. The last expression is the result; with import/export statements the module's default export is",
+  ),
   output: {
     type: "object",
     properties: {

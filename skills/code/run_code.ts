@@ -13,6 +13,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import {
   beginCall,
+  codeInput,
   CONSOLE_OUTPUT,
   ERROR_OUTPUT,
   evaluateInPlace,
@@ -49,18 +50,9 @@ export default {
   // The code is the client's: it runs in processes of the calling session.
   runs_client_code: true,
   permissions: {},
-  input: {
-    type: "object",
-    properties: {
-      code: {
-        type: "string",
-        description:
-          "TypeScript or JavaScript; top-level await works. Use `tools.<name>(args)` and `skills.<name>(args)`. The last expression (or a top-level `return`) is the result.",
-      },
-    },
-    required: ["code"],
-    additionalProperties: false,
-  },
+  input: codeInput(
+    "TypeScript or JavaScript; top-level await works. Use `tools.<name>(args)` and `skills.<name>(args)`. The last expression (or a top-level `return`) is the result.",
+  ),
   output: {
     type: "object",
     properties: {
