@@ -32,14 +32,20 @@ export interface WalkEntry {
   type: EntryType;
 }
 
+/** The most entries a walk of a whole tree visits, bounding a call's work. */
+export const MAX_WALK_ENTRIES = 200_000;
+
 /** Options of {@link walk}. */
 interface WalkOptions {
-  /** Deepest level to list (1 = direct children only). */
-  maxDepth: number;
+  /** Deepest level to list (1 = direct children only). @default 64 */
+  maxDepth?: number;
   /** Whether to list and enter names starting with `.`. */
   includeHidden: boolean;
-  /** Stop after this many entries (the caller reports truncation). */
-  maxVisited: number;
+  /**
+   * Stop after this many entries (the caller reports truncation).
+   * @default MAX_WALK_ENTRIES
+   */
+  maxVisited?: number;
 }
 
 /**
@@ -53,6 +59,7 @@ export async function* walk(
   base: string,
   opts: WalkOptions,
 ): AsyncGenerator<WalkEntry> {
+  const { maxDepth = 64, maxVisited = MAX_WALK_ENTRIES } = opts;
   let visited = 0;
   async function* inner(
     dir: string,
@@ -70,17 +77,17 @@ export async function* walk(
     entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const e of entries) {
       if (!opts.includeHidden && e.name.startsWith(".")) continue;
-      if (++visited > opts.maxVisited) return;
+      if (++visited > maxVisited) return;
       const entry: WalkEntry = {
         abs: `${dir === "/" ? "" : dir}/${e.name}`,
         rel: rel ? `${rel}/${e.name}` : e.name,
         type: entryType(e),
       };
       yield entry;
-      if (entry.type === "dir" && depth < opts.maxDepth) {
+      if (entry.type === "dir" && depth < maxDepth) {
         yield* inner(entry.abs, entry.rel, depth + 1);
       }
-      if (visited > opts.maxVisited) return;
+      if (visited > maxVisited) return;
     }
   }
   yield* inner(base, "", 1);

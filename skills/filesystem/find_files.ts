@@ -7,7 +7,7 @@
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, relative, resolveInRoot } from "./_paths.ts";
-import { compileGlob, walk } from "./_walk.ts";
+import { compileGlob, MAX_WALK_ENTRIES, walk } from "./_walk.ts";
 
 interface Args {
   pattern: string;
@@ -19,7 +19,6 @@ interface Args {
 
 const DEFAULT_MAX_RESULTS = 500;
 const LIMIT_MAX_RESULTS = 10_000;
-const MAX_VISITED = 200_000;
 
 export default {
   kind: "tool",
@@ -88,13 +87,7 @@ export default {
     const paths: string[] = [];
     let truncated = false;
     let visited = 0;
-    for await (
-      const e of walk(abs, {
-        maxDepth: 64,
-        includeHidden,
-        maxVisited: MAX_VISITED,
-      })
-    ) {
+    for await (const e of walk(abs, { includeHidden })) {
       visited++;
       const isDir = e.type === "dir";
       if (want === "file" && isDir) continue;
@@ -106,7 +99,7 @@ export default {
       }
       paths.push(relative(cfg.root, e.abs));
     }
-    if (visited >= MAX_VISITED) truncated = true;
+    if (visited >= MAX_WALK_ENTRIES) truncated = true;
     return withSummary(
       { paths, truncated },
       `${paths.length} paths match "${args.pattern}" in "${rel}"${

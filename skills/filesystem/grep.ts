@@ -33,7 +33,6 @@ const DEFAULT_MAX_MATCHES = 100;
 const LIMIT_MAX_MATCHES = 5_000;
 const MAX_FILE_BYTES = 10_000_000;
 const MAX_LINE_CHARS = 500;
-const MAX_VISITED = 200_000;
 
 export default {
   kind: "tool",
@@ -125,11 +124,7 @@ export default {
     const info = await Deno.stat(abs);
     // A file is searched as a walk of one entry: the glob sees its name.
     const files = info.isDirectory
-      ? walk(abs, {
-        maxDepth: 64,
-        includeHidden: args.include_hidden ?? false,
-        maxVisited: MAX_VISITED,
-      })
+      ? walk(abs, { includeHidden: args.include_hidden ?? false })
       : [{
         abs,
         rel: rel.slice(rel.lastIndexOf("/") + 1),
