@@ -189,14 +189,16 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
 
 /**
  * The forms a configured header value may come back in, longest first: as
- * sent, and a credential after its scheme ("Bearer abc" may be echoed as
- * "abc"), each also percent-encoded and JSON-escaped as an echoing server
- * writes it. Short values would redact ordinary text and protect nothing.
+ * sent, a credential after its scheme ("Bearer abc" may be echoed as "abc"),
+ * and a Basic credential decoded ("user:pass", and "pass"), each also
+ * percent-encoded and JSON-escaped as an echoing server writes it. Short
+ * values would redact ordinary text and protect nothing.
  */
 function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
   const forms = new Set<string>();
   for (const value of values) {
-    for (const form of [value, value.replace(/^\S+\s+/, "")]) {
+    const afterScheme = value.replace(/^\S+\s+/, "");
+    for (const form of [value, afterScheme, ...decodedBasic(value)]) {
       forms.add(form).add(encodeURIComponent(form))
         .add(JSON.stringify(form).slice(1, -1));
     }
@@ -204,6 +206,18 @@ function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
   const text = [...forms].filter((s) => s.length >= 6)
     .sort((a, b) => b.length - a.length);
   return { text, bytes: text.map((s) => Buffer.from(s)) };
+}
+
+/** A `Basic` header's credential decoded, and its password alone. */
+function decodedBasic(value: string): string[] {
+  const base64 = /^basic\s+(\S+)$/i.exec(value)?.[1];
+  if (base64 === undefined) return [];
+  try {
+    const pair = new TextDecoder().decode(Uint8Array.fromBase64(base64));
+    return [pair, pair.slice(pair.indexOf(":") + 1)];
+  } catch {
+    return []; // not base64: the forms as sent still cover it
+  }
 }
 
 /** The text with every form replaced by the marker. */

@@ -72,6 +72,15 @@ function startServer() {
             headers: { location: `/echo?t=${t}` },
           });
         }
+        case "/echo-basic": {
+          // A debugging endpoint that shows the Basic credential decoded.
+          const auth = req.headers.get("authorization") ?? "";
+          return new Response(
+            new TextDecoder().decode(
+              Uint8Array.fromBase64(auth.replace(/^Basic /, "")),
+            ),
+          );
+        }
         case "/redirect-away":
           return new Response(null, {
             status: 302,
@@ -159,6 +168,22 @@ Deno.test("http_request against a local server", async (t) => {
       const text = JSON.stringify(out);
       assert.ok(!text.includes(SECRET), "secret leaked into the result");
       assert.match(text, /\[REDACTED\]/);
+    },
+  );
+
+  await t.step(
+    "a Basic credential is redacted when it comes back decoded",
+    async () => {
+      const basic = `Basic ${
+        new TextEncoder().encode(`agent:${SECRET}`).toBase64()
+      }`;
+      const out = await httpRequest.run(
+        { url: `${base}/echo-basic` },
+        brokerCtx({ ...local, headers: { Authorization: basic } }).ctx,
+      );
+      const text = JSON.stringify(out);
+      assert.ok(!text.includes(SECRET), `secret leaked: ${text}`);
+      assert.equal(dataOf(out).body, "[REDACTED]");
     },
   );
 
