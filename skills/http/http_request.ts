@@ -191,16 +191,18 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
  * The forms a configured header value may come back in, longest first: as
  * sent, a credential after its scheme ("Bearer abc" may be echoed as "abc"),
  * and a Basic credential decoded ("user:pass", and "pass"), each also
- * percent-encoded and JSON-escaped as an echoing server writes it. Short
- * values would redact ordinary text and protect nothing.
+ * percent-encoded and JSON-escaped as an echoing server writes it (PHP
+ * writes "/" as "\/"). Short values would redact ordinary text and protect
+ * nothing.
  */
 function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
   const forms = new Set<string>();
   for (const value of values) {
     const afterScheme = value.replace(/^\S+\s+/, "");
     for (const form of [value, afterScheme, ...decodedBasic(value)]) {
-      forms.add(form).add(encodeURIComponent(form))
-        .add(JSON.stringify(form).slice(1, -1));
+      const json = JSON.stringify(form).slice(1, -1);
+      forms.add(form).add(encodeURIComponent(form)).add(json)
+        .add(json.replaceAll("/", "\\/"));
     }
   }
   const text = [...forms].filter((s) => s.length >= 6)

@@ -81,6 +81,13 @@ function startServer() {
             ),
           );
         }
+        case "/echo-php":
+          // PHP's json_encode escapes every "/" as "\/".
+          return new Response(
+            JSON.stringify({ auth: req.headers.get("authorization") })
+              .replaceAll("/", "\\/"),
+            { headers: { "content-type": "application/json" } },
+          );
         case "/redirect-away":
           return new Response(null, {
             status: 302,
@@ -184,6 +191,21 @@ Deno.test("http_request against a local server", async (t) => {
       const text = JSON.stringify(out);
       assert.ok(!text.includes(SECRET), `secret leaked: ${text}`);
       assert.equal(dataOf(out).body, "[REDACTED]");
+    },
+  );
+
+  await t.step(
+    "a secret is redacted when a server escapes its slashes",
+    async () => {
+      const token = "ab/cd+ef/gh/ij==";
+      const out = await httpRequest.run(
+        { url: `${base}/echo-php` },
+        brokerCtx({ ...local, headers: { Authorization: `Bearer ${token}` } })
+          .ctx,
+      );
+      const text = dataOf(out).body as string;
+      assert.ok(!text.includes(token.replaceAll("/", "\\/")), text);
+      assert.equal(text, '{"auth":"[REDACTED]"}');
     },
   );
 
