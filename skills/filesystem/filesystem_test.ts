@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { constants, open } from "node:fs/promises";
 import { dataOf, makeCtx } from "../../tests/support/skill_ctx.ts";
-import { compileGlob } from "./_walk.ts";
+import { compileGlob, MAX_WALK_ENTRIES } from "./_walk.ts";
 import findFiles from "./find_files.ts";
 import grep from "./grep.ts";
 import listDir from "./list_dir.ts";
@@ -464,6 +464,34 @@ Deno.test("filesystem tools", async (t) => {
       }
     },
   );
+
+  await t.step("grep stopped at the walk's bound says so", async () => {
+    // A folder of more entries than a walk visits, without making them.
+    const crowded = `${root}/crowded`;
+    await Deno.mkdir(crowded);
+    const readDir = Deno.readDir;
+    Deno.readDir = (path) =>
+      path !== crowded ? readDir(path) : (async function* () {
+        for (let i = 0; i <= MAX_WALK_ENTRIES; i++) {
+          yield {
+            name: `f${i}`,
+            isFile: true,
+            isDirectory: false,
+            isSymlink: false,
+          };
+        }
+      })();
+    try {
+      // The glob matches none of them: nothing is opened.
+      const g = dataOf<{ truncated: boolean }>(
+        await grep.run({ pattern: "x", path: "crowded", glob: "*.none" }, ro),
+      );
+      assert.equal(g.truncated, true);
+    } finally {
+      Deno.readDir = readDir;
+      await Deno.remove(crowded);
+    }
+  });
 
   await t.step("grep skips a FIFO without waiting for a writer", async () => {
     await Deno.mkdir(`${root}/pipes`);

@@ -8,7 +8,13 @@ import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, realInside, relative, resolveInRoot } from "./_paths.ts";
 import { readRegularFile } from "./_read.ts";
-import { compileGlob, looksBinary, walk, type WalkEntry } from "./_walk.ts";
+import {
+  compileGlob,
+  looksBinary,
+  MAX_WALK_ENTRIES,
+  walk,
+  type WalkEntry,
+} from "./_walk.ts";
 
 interface Args {
   pattern: string;
@@ -136,7 +142,9 @@ export default {
     let matched = 0;
     let binary = 0;
     let truncated = false;
+    let visited = 0;
     for await (const f of files) {
+      visited++;
       if (f.type !== "file" && f.type !== "symlink") continue;
       if (filter && !filter.test(f.rel)) continue;
       const lines = await readLines(cfg, f);
@@ -154,16 +162,22 @@ export default {
       }
       if (found.hit) matched++;
     }
+    // The walk stops at its bound silently: the search did not cover all.
+    const capped = visited >= MAX_WALK_ENTRIES;
     return withSummary(
       {
         matches,
         files_searched: searched,
         files_matched: matched,
         skipped_binary: binary,
-        truncated,
+        truncated: truncated || capped,
       },
       `${matches.length} matches in ${matched} of ${searched} files${
-        truncated ? " (stopped at max_matches)" : ""
+        truncated
+          ? " (stopped at max_matches)"
+          : capped
+          ? ` (stopped after ${MAX_WALK_ENTRIES} entries)`
+          : ""
       }`,
     );
   },
