@@ -100,18 +100,14 @@ export default {
     };
     ctx.signal.addEventListener("abort", kill, { once: true });
     try {
-      if (args.stdin !== undefined) {
-        const w = child.stdin.getWriter();
-        // A program that exits without reading stdin closes the pipe; that is
-        // its business, not an error of the call.
-        await w.write(new TextEncoder().encode(args.stdin)).catch(() => {});
-        await w.close().catch(() => {});
-      }
       const logs = { left: MAX_LOG_LINES };
+      // Output is read while stdin is written: a program that answers as it
+      // reads (cat, sort -m) stops reading once its unread output fills.
       const [stdout, stderr, status] = await Promise.all([
         collect(child.stdout, "info", ctx, cfg.maxOutput, logs),
         collect(child.stderr, "warn", ctx, cfg.maxOutput, logs),
         child.status,
+        args.stdin !== undefined && writeStdin(child, args.stdin),
       ]);
       if (killed) {
         throw new Error(
@@ -274,6 +270,14 @@ async function collect(
     ctx.signal.removeEventListener("abort", onAbort);
   }
   return { text: kept, truncated };
+}
+
+async function writeStdin(child: Deno.ChildProcess, text: string) {
+  const w = child.stdin.getWriter();
+  // A program that exits without reading stdin closes the pipe; that is its
+  // business, not an error of the call.
+  await w.write(new TextEncoder().encode(text)).catch(() => {});
+  await w.close().catch(() => {});
 }
 
 function abortReason(signal: AbortSignal): string {

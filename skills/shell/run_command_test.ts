@@ -89,6 +89,21 @@ Deno.test("run_command passes stdin, cwd and only the configured env", async () 
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("run_command reads output while it writes a large stdin", async () => {
+  // cat echoes as it reads: with its output unread, its stdout pipe fills,
+  // it stops reading stdin, and a write of all of stdin first never ends.
+  // The signal only bounds a failure: it aborts a call still waiting.
+  const stdin = "x".repeat(1_000_000);
+  const out = await runCommand.run(
+    { command: "cat", stdin },
+    makeCtx({ allowed_commands: allowed }, AbortSignal.timeout(20_000)).ctx,
+  );
+  const r = dataOf(out);
+  assert.equal(r.exit_code, 0);
+  assert.equal(r.stdout, stdin.slice(0, 100_000));
+  assert.equal(r.stdout_truncated, true);
+});
+
 Deno.test("run_command caps captured output", async () => {
   const r = dataOf(
     await runCommand.run(
