@@ -111,20 +111,21 @@ export default {
     }
     // The configured headers are redacted from the body before it is cut,
     // text or not: a cut through one leaves a start of it that no later
-    // scrubber knows for a secret, so that start is cut off too.
+    // scrubber knows for a secret, so that start is cut off too. The body
+    // is read one character per byte (latin1): a form's UTF-8 bytes match
+    // wherever they stand.
     const raw = Uint8Array.fromBase64(response.bodyBase64);
-    let bytes = redactBytes(
-      Buffer.from(raw.buffer, raw.byteOffset, raw.length),
-      forms.bytes,
+    let answer = redactText(
+      Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString("latin1"),
+      forms.latin1,
     );
     let truncated = response.truncated;
-    if (bytes.length > cfg.maxBody) {
-      bytes = bytes.subarray(0, cfg.maxBody);
+    if (answer.length > cfg.maxBody) {
+      answer = answer.slice(0, cfg.maxBody);
       truncated = true;
     }
-    if (truncated) {
-      bytes = bytes.subarray(0, bytes.length - cutForm(bytes, forms.bytes));
-    }
+    if (truncated) answer = withoutFormStart(answer, forms.latin1);
+    const bytes = Buffer.from(answer, "latin1");
     const contentType = response.headers["content-type"] ?? "";
     const textual = isTextual(contentType, bytes);
     const outHeaders: Record<string, string> = {};
@@ -194,7 +195,7 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
  * writes "/" as "\/"). Short values would redact ordinary text and protect
  * nothing.
  */
-function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
+function secretForms(values: string[]): { text: string[]; latin1: string[] } {
   const forms = new Set<string>();
   for (const value of values) {
     const afterScheme = value.replace(/^\S+\s+/, "");
@@ -206,7 +207,9 @@ function secretForms(values: string[]): { text: string[]; bytes: Buffer[] } {
   }
   const text = [...forms].filter((s) => s.length >= 6)
     .sort((a, b) => b.length - a.length);
-  return { text, bytes: text.map((s) => Buffer.from(s)) };
+  // Their UTF-8 bytes, one character per byte, for the body.
+  const latin1 = text.map((s) => Buffer.from(s).toString("latin1"));
+  return { text, latin1 };
 }
 
 /** A `Basic` header's credential decoded, and its password alone. */
@@ -251,26 +254,16 @@ function redactUrl(url: string, forms: string[]): string {
     : raw;
 }
 
-/** The bytes with every form (as UTF-8) replaced by the marker. */
-function redactBytes(bytes: Buffer, forms: Buffer[]): Buffer {
-  // Read one character per byte, a form's bytes match wherever they stand.
-  let text = bytes.toString("latin1");
-  for (const form of forms) {
-    text = text.replaceAll(form.toString("latin1"), REDACTED);
-  }
-  return Buffer.from(text, "latin1");
-}
-
-/** How many bytes at the end of a cut body begin one of the forms. */
-function cutForm(bytes: Buffer, forms: Buffer[]): number {
+/** A cut body without the start of a form it may end with. */
+function withoutFormStart(body: string, forms: string[]): string {
   let longest = 0;
   for (const form of forms) {
-    for (let n = Math.min(form.length - 1, bytes.length); n > longest; n--) {
-      if (bytes.subarray(bytes.length - n).equals(form.subarray(0, n))) {
+    for (let n = Math.min(form.length - 1, body.length); n > longest; n--) {
+      if (body.endsWith(form.slice(0, n))) {
         longest = n;
         break;
       }
     }
   }
-  return longest;
+  return body.slice(0, body.length - longest);
 }
