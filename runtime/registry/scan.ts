@@ -8,6 +8,7 @@
 import { join, resolve } from "node:path";
 import type { Origin, RegistryError } from "./types.ts";
 import { Semaphore } from "../slots.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 
 // An Agent Skills folder's file; A2E's reference skill spells it `skill.md`.
 const SKILL_FILES = new Set(["SKILL.md", "skill.md"]);
@@ -183,9 +184,9 @@ export async function scanSkillDirs(
     const root = resolve(dir.path);
     await walk(root, root, dir.origin ?? "file");
   }
-  result.files.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  result.files.sort((a, b) => compareCodeUnits(a.path, b.path));
   result.agentSkills.sort();
-  result.errors.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  result.errors.sort((a, b) => compareCodeUnits(a.path, b.path));
   return result;
 }
 

@@ -19,6 +19,7 @@ import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { MAX_FAN_OUT, schemaFanOut, slowPattern } from "../schema/validator.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 import type {
   ModuleRef,
   Origin,
@@ -664,7 +665,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
   const skills: Candidate<SkillEntry>[] = [];
 
   const sorted = [...modules].sort((a, b) =>
-    a.module.path < b.module.path ? -1 : a.module.path > b.module.path ? 1 : 0
+    compareCodeUnits(a.module.path, b.module.path)
   );
   for (const { module, origin, root } of sorted) {
     if (module.error !== null) {
@@ -815,6 +816,6 @@ function sortByName<T extends { name: string }>(
   map: Map<string, Candidate<T>>,
 ): Candidate<T>[] {
   return [...map.values()].sort((a, b) =>
-    a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0
+    compareCodeUnits(a.entry.name, b.entry.name)
   );
 }
