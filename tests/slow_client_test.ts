@@ -9,6 +9,7 @@ import type { Capability } from "../runtime/capability.ts";
 import { encodeEvent } from "../protocol/responses.ts";
 import { toolOutcome } from "../protocol/tool.ts";
 import { startHost } from "./support/host.ts";
+import { openSse } from "./support/sse_client.ts";
 
 const EVENTS = 200;
 const EVENT_DATA = "x".repeat(1024 * 1024);
@@ -40,6 +41,14 @@ function floodingTools(done: () => void): Capability {
       },
     },
   };
+}
+
+/** Opens an HTTP+SSE session whose `send` posts a message and drops the answer. */
+async function sseSession(base: string) {
+  const client = await openSse(base);
+  const send = (message: object) =>
+    client.send(JSON.stringify(message)).then((r) => r.body?.cancel());
+  return { sessionId: client.sessionId, send };
 }
 
 /** Counts needles in a byte stream until `stop` appears (bounded). */
@@ -119,15 +128,7 @@ Deno.test("an SSE client that never opens its stream loses live events, not its 
     capabilities: [floodingTools(finished.resolve)],
     log: (line) => logs.push(line),
   });
-  const { session_id } = await (await fetch(`${t.sseUrl}/session`, {
-    method: "POST",
-  })).json();
-  const send = (message: object) =>
-    fetch(`${t.sseUrl}/send`, {
-      method: "POST",
-      headers: { "x-session-id": session_id },
-      body: JSON.stringify(message),
-    }).then((r) => r.body?.cancel());
+  const { sessionId, send } = await sseSession(t.sseUrl);
   await send({ type: "handshake/req", id: "h" });
   await send({
     type: "tool/call/req",
@@ -138,7 +139,7 @@ Deno.test("an SSE client that never opens its stream loses live events, not its 
   });
   await finished.promise;
   const stream = await fetch(`${t.sseUrl}/stream`, {
-    headers: { "x-session-id": session_id },
+    headers: { "x-session-id": sessionId },
   });
   const events = await scan(
     stream.body!,
@@ -180,15 +181,7 @@ Deno.test("an SSE client too far behind is disconnected and its calls cancelled"
     config: { limits: { maxParallel: 2 } },
     log: (line) => logs.push(line),
   });
-  const { session_id } = await (await fetch(`${t.sseUrl}/session`, {
-    method: "POST",
-  })).json();
-  const send = (message: object) =>
-    fetch(`${t.sseUrl}/send`, {
-      method: "POST",
-      headers: { "x-session-id": session_id },
-      body: JSON.stringify(message),
-    }).then((r) => r.body?.cancel());
+  const { send } = await sseSession(t.sseUrl);
   await send({ type: "handshake/req", id: "h" });
   await send({
     type: "tool/call/req",
