@@ -30,7 +30,6 @@ import {
   driveMcpBatch,
   driveMcpStdioBatch,
   mcpOpen,
-  mcpStdioWire,
   sseWire,
   stdioWire,
   STUCK_MS,
@@ -287,31 +286,14 @@ Deno.test("clients that vanish mid-call, or speak after a shutdown, cost the hos
 });
 
 Deno.test("fuzzed MCP lines on --mcp stdio are each answered and the session serves on", async () => {
-  const work = await Deno.makeTempDir({ prefix: "skillbox-fuzz-" });
-  try {
-    const config = await writeConfig(work);
-    const wire = mcpStdioWire(
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", ...HOST_FLAGS, HOST_MAIN, "--mcp", "--config", config],
-        cwd: work,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }),
-    );
+  await onStdioHost("--mcp", async (wire) => {
     for (let b = 0; b < BATCHES; b++) {
       await driveMcpStdioBatch(wire, {
         seed: SEED * 1000 + 400 + b,
         count: COUNT,
       });
     }
-    await wire.close();
-    const stderr = await wire.stderr;
-    assert.deepEqual(crashLines(stderr.split("\n")), [], stderr.slice(-3000));
-    assert.equal((await wire.child.status).code, 0);
-  } finally {
-    await Deno.remove(work, { recursive: true });
-  }
+  });
 });
 
 // Waits for a `tool/event` of each call: it runs in the sandbox.
@@ -342,18 +324,7 @@ async function writeConfig(work: string): Promise<string> {
 }
 
 Deno.test("fuzzed A2E messages on stdio get clear answers and the session serves on", async () => {
-  const work = await Deno.makeTempDir({ prefix: "skillbox-fuzz-" });
-  try {
-    const config = await writeConfig(work);
-    const wire = stdioWire(
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", ...HOST_FLAGS, HOST_MAIN, "--stdio", "--config", config],
-        cwd: work,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }),
-    );
+  await onStdioHost("--stdio", async (wire) => {
     for (let b = 0; b < BATCHES; b++) {
       await driveA2eBatch(wire, {
         seed: SEED * 1000 + 300 + b,
@@ -363,6 +334,28 @@ Deno.test("fuzzed A2E messages on stdio get clear answers and the session serves
       });
     }
     await assertA2eServes(wire);
+  });
+});
+
+// Drives a host serving `mode` on its stdio from a fresh folder, then
+// checks it exited 0 with no crash in its stderr.
+async function onStdioHost(
+  mode: "--stdio" | "--mcp",
+  drive: (wire: ReturnType<typeof stdioWire>) => Promise<void>,
+): Promise<void> {
+  const work = await Deno.makeTempDir({ prefix: "skillbox-fuzz-" });
+  try {
+    const config = await writeConfig(work);
+    const wire = stdioWire(
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", ...HOST_FLAGS, HOST_MAIN, mode, "--config", config],
+        cwd: work,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }),
+    );
+    await drive(wire);
     await wire.close();
     const stderr = await wire.stderr;
     assert.deepEqual(crashLines(stderr.split("\n")), [], stderr.slice(-3000));
@@ -370,7 +363,7 @@ Deno.test("fuzzed A2E messages on stdio get clear answers and the session serves
   } finally {
     await Deno.remove(work, { recursive: true });
   }
-});
+}
 
 async function explained(said: () => string, run: () => Promise<void>) {
   try {

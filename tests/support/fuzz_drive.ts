@@ -273,7 +273,10 @@ export async function sseWire(base: string): Promise<A2eWire> {
   };
 }
 
-/** A host process on `--stdio`, as the A2E SDK's SubprocessTransport runs it. */
+/**
+ * A host process on `--stdio`, as the A2E SDK's SubprocessTransport runs it,
+ * or on `--mcp`: the same line framing, only the messages differ.
+ */
 export function stdioWire(
   command: Deno.Command,
 ): A2eWire & { child: Deno.ChildProcess; stderr: Promise<string> } {
@@ -557,14 +560,6 @@ function summarize(messages: readonly Msg[]): void {
   }
   // deno-lint-ignore no-console
   console.error(counts);
-}
-
-/** A host process on `--mcp`: one MCP session as NDJSON on stdin/stdout. */
-export function mcpStdioWire(
-  command: Deno.Command,
-): A2eWire & { child: Deno.ChildProcess; stderr: Promise<string> } {
-  // The same line framing as A2E's stdio: only the messages differ.
-  return stdioWire(command);
 }
 
 /**
