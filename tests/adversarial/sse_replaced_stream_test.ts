@@ -14,26 +14,18 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { type HostProcess, startHostProcess } from "./_host_process.ts";
 import { MAX_OPEN_STREAMS } from "../../runtime/transports/http_sse.ts";
+import { floodsEnded, rawSseSession } from "./_sse_streams.ts";
 
 const SKILLS = fileURLToPath(new URL("../fixtures/streams/", import.meta.url));
 const MiB = 1024 * 1024;
 const ROUNDS = Number(Deno.env.get("SSE_ROUNDS") ?? 40);
 
-/** An A2E session over HTTP+SSE whose streams are raw connections. */
+/** A session that keeps at most MAX_OPEN_STREAMS streams open. */
 async function sseSession(host: HostProcess) {
-  const opened = await fetch(`${host.url}/a2e/session`, { method: "POST" });
-  const { session_id: id } = await opened.json();
-  const url = new URL(host.url);
+  const session = await rawSseSession(host);
   const conns: Deno.TcpConn[] = [];
   return {
-    async send(message: object) {
-      const res = await fetch(`${host.url}/a2e/send`, {
-        method: "POST",
-        headers: { "x-session-id": id },
-        body: JSON.stringify(message),
-      });
-      await res.body?.cancel();
-    },
+    send: session.send,
     /** Opens a stream; `read` drains it, otherwise it is never read. */
     async stream(read: boolean) {
       // A session holds at most MAX_OPEN_STREAMS stream connections: at
@@ -42,19 +34,10 @@ async function sseSession(host: HostProcess) {
       if (conns.length >= MAX_OPEN_STREAMS) conns.shift()!.close();
       let conn: Deno.TcpConn | undefined;
       for (let i = 0; i < 500 && conn === undefined; i++) {
-        const tried = await Deno.connect({
-          hostname: url.hostname,
-          port: Number(url.port),
-        });
-        await tried.write(new TextEncoder().encode(
-          `GET /a2e/stream HTTP/1.1\r\nHost: ${url.host}\r\nX-Session-Id: ${id}\r\n\r\n`,
-        ));
-        const head = new Uint8Array(64);
-        const n = await tried.read(head);
-        const line = new TextDecoder().decode(head.subarray(0, n ?? 0));
-        if (line.startsWith("HTTP/1.1 200")) conn = tried;
+        const tried = await session.stream();
+        if (tried.status === 200) conn = tried.conn;
         else {
-          tried.close();
+          tried.conn.close();
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       }
@@ -76,20 +59,6 @@ async function sseSession(host: HostProcess) {
       }
     },
   };
-}
-
-/** Waits until `count` runs of the flood tool have ended (the history). */
-async function floodsEnded(host: HostProcess, count: number): Promise<void> {
-  // The history is the host's record that a call ended: polled, bounded.
-  for (let i = 0; i < 1200; i++) {
-    const page = await (await fetch(`${host.url}/api/runs?limit=200`)).json();
-    const ended = (page.runs as Record<string, unknown>[]).filter((r) =>
-      r.name === "flood" && r.ended_at !== null
-    );
-    if (ended.length >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`Fewer than ${count} flood runs ended within 60 s`);
 }
 
 Deno.test("an HTTP+SSE client that replaces streams it never reads pins no more than a chunk each", async () => {
