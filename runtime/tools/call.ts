@@ -714,41 +714,28 @@ function failure(
 function ranOutcome(
   entry: ToolEntry,
   outcome: SandboxOutcome,
-  hooks: Pick<ToolCallHooks, "events" | "eventsCut">,
+  { events, eventsCut }: Pick<ToolCallHooks, "events" | "eventsCut">,
   secrets: readonly string[],
   started: number,
 ): ToolCallOutcome {
-  return {
-    result: scrub(toResult(entry.name, outcome, hooks, started), secrets),
-    breakLoop: outcome.ok && isOutput(outcome.value) &&
-      outcome.value.break_loop === true,
-    entry,
-  };
-}
-
-function toResult(
-  name: string,
-  outcome: SandboxOutcome,
-  { events, eventsCut }: Pick<ToolCallHooks, "events" | "eventsCut">,
-  started: number,
-): ToolOutcome {
   if (!outcome.ok) {
-    return toolOutcome({
+    const result = toolOutcome({
       success: false,
-      toolName: name,
+      toolName: entry.name,
       error: outcome.message,
       errorCode: outcome.code,
       durationMs: elapsed(started),
       truncated: eventsCut,
       events,
     });
+    return { result: scrub(result, secrets), breakLoop: false, entry };
   }
   // A marked `Output` carries its data beside a summary and an exit code.
   const value = outcome.value;
   const marked = isOutput(value) ? value : null;
-  return toolOutcome({
+  const result = toolOutcome({
     success: true,
-    toolName: name,
+    toolName: entry.name,
     data: (marked === null ? value : marked.data) ?? null,
     summary: marked?.summary ?? null,
     exitCode: typeof marked?.exit_code === "number" ? marked.exit_code : null,
@@ -756,4 +743,9 @@ function toResult(
     truncated: outcome.truncated || eventsCut,
     events,
   });
+  return {
+    result: scrub(result, secrets),
+    breakLoop: marked?.break_loop === true,
+    entry,
+  };
 }
