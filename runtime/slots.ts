@@ -288,6 +288,32 @@ export class Semaphore {
     return free ? Promise.resolve(free) : this.#queue.wait({ signal });
   }
 
+  /**
+   * Runs `job` in a slot, freed when the job settles.
+   *
+   * @param job the work to run
+   * @returns what the job resolved to
+   * @example At most two reads at once
+   * ```ts
+   * import { Semaphore } from "./slots.ts";
+   * import assert from "node:assert/strict";
+   * const io = new Semaphore(2);
+   * const sizes = await Promise.all(["a", "bb", "ccc"].map((name) =>
+   *   io.run(() => Promise.resolve(name.length))
+   * ));
+   * assert.deepEqual(sizes, [1, 2, 3]);
+   * assert.equal(io.active, 0);
+   * ```
+   */
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    const release = await this.acquire();
+    try {
+      return await job();
+    } finally {
+      release();
+    }
+  }
+
   #releaser(): Release {
     let done = false;
     return () => {

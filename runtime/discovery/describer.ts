@@ -103,8 +103,7 @@ export function createDescriber(
       : { path: abs, hash, definitions: [], error: answer.message };
     // Hangs and crashes may be transient; only settled answers are kept.
     if (answer.ok || answer.code === "tool_error") {
-      const release = await io.acquire();
-      await cache.put(described).catch(() => {}).finally(release);
+      await io.run(() => cache.put(described).catch(() => {}));
     }
     return { ...described, files };
   };

@@ -94,14 +94,6 @@ export async function scanSkillDirs(
   // Folders and files are visited in parallel; each readDir, stat and
   // realPath is a thread-pool job, so bound how many run at once.
   const io = new Semaphore(16);
-  const limited = async <T>(job: () => Promise<T>): Promise<T> => {
-    const release = await io.acquire();
-    try {
-      return await job();
-    } finally {
-      release();
-    }
-  };
 
   // `known` is the folder's real path when its parent's is known and it is
   // no link: a cached load of 1,000 folders then pays no realPath each.
@@ -116,7 +108,7 @@ export async function scanSkillDirs(
   ) => {
     let real: string;
     try {
-      real = known ?? await limited(() => Deno.realPath(dir));
+      real = known ?? await io.run(() => Deno.realPath(dir));
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound) || dir !== root) {
         result.errors.push(unreadable(dir, error));
@@ -127,7 +119,7 @@ export async function scanSkillDirs(
     seenDirs.add(real);
     let entries: Deno.DirEntry[];
     try {
-      entries = await limited(() => Array.fromAsync(Deno.readDir(dir)));
+      entries = await io.run(() => Array.fromAsync(Deno.readDir(dir)));
     } catch (error) {
       result.errors.push(unreadable(dir, error));
       return;
@@ -144,7 +136,7 @@ export async function scanSkillDirs(
       let isFile = entry.isFile;
       if (entry.isSymlink) {
         try {
-          const info = await limited(() => Deno.stat(path));
+          const info = await io.run(() => Deno.stat(path));
           isDir = info.isDirectory;
           isFile = info.isFile;
         } catch {
@@ -165,7 +157,7 @@ export async function scanSkillDirs(
         // No file is seen twice: its folder's path is walked once (by
         // real path, in seenDirs), and a path names one folder.
         try {
-          const info = await limited(() => Deno.stat(path));
+          const info = await io.run(() => Deno.stat(path));
           result.files.push({
             path,
             origin,
