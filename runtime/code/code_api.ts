@@ -37,6 +37,7 @@ import {
   toolStatuses,
 } from "../tools/policy.ts";
 import { reindex } from "../tools/capability.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 import { type DeclarationLimits, renderDeclarations } from "./declarations.ts";
 import { CODE_TOOL } from "./inner_calls.ts";
 
@@ -296,7 +297,7 @@ function header(tools: number, skills: number, query: string): string[] {
 }
 
 function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return compareCodeUnits(a.name, b.name);
 }
 
 /**
