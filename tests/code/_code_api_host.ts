@@ -199,27 +199,3 @@ export async function compile(
     await Deno.remove(dir, { recursive: true });
   }
 }
-
-/**
- * Resolves with `promise`, or rejects saying what did not happen in time.
- *
- * @param promise what is awaited
- * @param ms the bound
- * @param what what should have happened
- * @returns the promise's value
- */
-export async function within<T>(
-  promise: Promise<T>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

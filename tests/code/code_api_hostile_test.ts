@@ -13,8 +13,8 @@ import {
   type Declared,
   startCodeApiHost,
   TOKEN_A,
-  within,
 } from "./_code_api_host.ts";
+import { within } from "../mcp/_host.ts";
 
 Deno.test("a drop-in is never answered as code_api, whatever its name or path", async () => {
   await using fixture = await startCodeApiHost();

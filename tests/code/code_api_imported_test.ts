@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
 import { createHost } from "../../runtime/host.ts";
 import { defaultConfig } from "../../runtime/config.ts";
 import { connect } from "../../client/mod.ts";
-import { compile, type Declared, within } from "./_code_api_host.ts";
+import { compile, type Declared } from "./_code_api_host.ts";
+import { within } from "../mcp/_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_calc_server.ts", import.meta.url));
 // The server's working folder: confined, the only host folder it sees.

@@ -24,8 +24,8 @@ import {
   TOKEN_A,
   TOKEN_C,
   tool,
-  within,
 } from "./_code_api_host.ts";
+import { within } from "../mcp/_host.ts";
 import { CODE_API_URI } from "../../runtime/mcp/server.ts";
 
 async function mcpClient(url: string, token: string): Promise<Client> {

@@ -19,8 +19,8 @@ import {
   TOKEN_B,
   TOKEN_C,
   tool,
-  within,
 } from "./_code_api_host.ts";
+import { within } from "../mcp/_host.ts";
 
 async function declared(
   client: Client,
