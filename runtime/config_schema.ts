@@ -480,6 +480,16 @@ const ConfigFileSchema = z.strictObject({
 
 type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
+// The keys of `policy`, each read by its owner: the tools policy, the token
+// quotas, the script interpreters.
+const POLICY_KEYS = new Set([
+  "tools",
+  "permissions",
+  "max_timeout_seconds",
+  "tokens",
+  "interpreters",
+]);
+
 /**
  * Checks a parsed config file against the schema (and the policy and LLM
  * sections against their own modules), then maps it onto a
@@ -510,6 +520,18 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   if (stray >= 0) {
     throw new ConfigError(
       `${file}: console.admin_tokens.${stray}: not one of "tokens" (an admin token must also be an accepted token)`,
+    );
+  }
+  // Strict, unlike the records its owners read loosely: a mistyped key
+  // would never apply, and a typo here weakens a security setting. A token
+  // written as a key is named as such, never printed.
+  const unknown = Object.keys(data.policy).find((k) => !POLICY_KEYS.has(k));
+  if (unknown !== undefined) {
+    const key = data.tokens.includes(unknown) ? "<token>" : unknown;
+    throw new ConfigError(
+      `${file}: policy.${key}: not a policy setting (one of ${
+        [...POLICY_KEYS].join(", ")
+      })`,
     );
   }
   const { entries, path, rules } = readLlmSection(data.llm);

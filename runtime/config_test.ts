@@ -7,13 +7,13 @@ Deno.test("parseConfig() applies defaults and keeps later sections loose", () =>
   const config = parseConfig(`{
     // operators write comments
     "limits": { "max_parallel": 8, },
-    "policy": { "net": ["example.com"] },
+    "toolkits": { "web": { "net": ["example.com"] } },
   }`);
   assert.equal(config.limits.maxParallel, 8);
   assert.equal(config.limits.maxMessageBytes, 4 * 1024 * 1024);
   assert.equal(config.listen.port, 8787);
   assert.deepEqual(config.skills, ["./skills"]);
-  assert.deepEqual(config.policy, { net: ["example.com"] });
+  assert.deepEqual(config.toolkits, { web: { net: ["example.com"] } });
 });
 
 Deno.test("parseConfig() reports line and column of a syntax error", () => {
