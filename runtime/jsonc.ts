@@ -1,12 +1,13 @@
 /**
  * JSONC (JSON with comments and trailing commas) read with `jsonc-parser`,
- * failing at the first syntax error, or a key repeated in one object, with
- * its `file:line:column`.
+ * failing at the first syntax error, a key repeated in one object or a key
+ * named `__proto__`, with its `file:line:column`.
  *
  * @module
  */
 
 import {
+  getNodePath,
   type Node,
   parse,
   type ParseError,
@@ -21,8 +22,8 @@ import { ConfigError } from "./config_error.ts";
  * @param source the text (comments and trailing commas allowed)
  * @param file the file name used in error messages
  * @returns the value
- * @throws {ConfigError} `file:line:column: Problem` at the first syntax error
- *   or repeated key
+ * @throws {ConfigError} `file:line:column: Problem` at the first syntax error,
+ *   repeated key or `__proto__` key
  * @example Comments are fine, a missing value is not
  * ```ts
  * import { parseJsonc } from "./jsonc.ts";
@@ -49,24 +50,23 @@ export function parseJsonc(source: string, file: string): unknown {
     throw new ConfigError(`${file}: nested too deeply to read`);
   }
   const first = errors[0];
-  const repeated = repeatedKey(root);
-  if (first || repeated) {
-    const offset = first?.offset ?? repeated!.offset;
-    const { line, column } = lineColumn(text, offset);
-    throw new ConfigError(
-      `${file}:${line}:${column}: ${
-        first
-          ? describeParseError(printParseErrorCode(first.error))
-          : `Duplicate key "${repeated!.value}"`
-      }`,
-    );
+  const bad = badKey(root);
+  const problem = first
+    ? describeParseError(printParseErrorCode(first.error))
+    : bad?.value === "__proto__"
+    ? `${getNodePath(bad).join(".")}: a key named "__proto__" is not allowed`
+    : bad && `Duplicate key "${bad.value}"`;
+  if (problem) {
+    const { line, column } = lineColumn(text, first?.offset ?? bad!.offset);
+    throw new ConfigError(`${file}:${line}:${column}: ${problem}`);
   }
   return value;
 }
 
 // The first key that repeats one before it in the same object: JSON keeps
 // the last value silently, and a second "tokens": [] would turn auth off.
-function repeatedKey(root: Node | undefined): Node | undefined {
+// Or one named `__proto__`: a record of the schema drops it silently.
+function badKey(root: Node | undefined): Node | undefined {
   const nodes = root ? [root] : [];
   for (let node = nodes.pop(); node; node = nodes.pop()) {
     const keys = new Set<unknown>();
@@ -74,7 +74,7 @@ function repeatedKey(root: Node | undefined): Node | undefined {
       nodes.push(child);
       const key = child.children?.[0];
       if (node.type !== "object" || !key) continue;
-      if (keys.has(key.value)) return key;
+      if (keys.has(key.value) || key.value === "__proto__") return key;
       keys.add(key.value);
     }
   }
