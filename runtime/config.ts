@@ -9,6 +9,7 @@
 
 import { ConfigError } from "./config_error.ts";
 import { type HostConfig, validateConfig } from "./config_schema.ts";
+import { MAX_MODULE_FILE_BYTES } from "./discovery/module_graph.ts";
 import { parseJsonc } from "./jsonc.ts";
 
 /**
@@ -53,11 +54,13 @@ export function parseConfig(
 }
 
 /**
- * Reads and parses a config file.
+ * Reads and parses a config file: a regular file (a link followed) of at
+ * most {@link MAX_MODULE_FILE_BYTES}.
  *
  * @param path the file
  * @returns the config, defaults applied
- * @throws {ConfigError} when the file cannot be read or is invalid
+ * @throws {ConfigError} when the file cannot be read, is not a regular file,
+ *   is too large or is invalid
  * @example Load a file
  * ```ts
  * import { loadConfig } from "./config.ts";
@@ -71,6 +74,13 @@ export function parseConfig(
 export async function loadConfig(path: string): Promise<HostConfig> {
   let text: string;
   try {
+    // A device (`/dev/zero`) would be read without end, a FIFO waited on
+    // for ever.
+    const info = await Deno.stat(path);
+    if (!info.isFile) throw new Error("not a regular file");
+    if (info.size > MAX_MODULE_FILE_BYTES) {
+      throw new Error(`larger than ${MAX_MODULE_FILE_BYTES} bytes`);
+    }
     text = await Deno.readTextFile(path);
   } catch (error) {
     throw new ConfigError(
