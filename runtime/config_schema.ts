@@ -18,7 +18,8 @@ import {
 } from "./llm/config.ts";
 import type { McpServerSpec } from "./mcp/imported_servers.ts";
 import { describeZodError } from "../protocol/request_schemas.ts";
-import { camelName } from "../protocol/wire_names.ts";
+import type { JsonObject } from "../protocol/json.ts";
+import { fromWire } from "../protocol/wire_names.ts";
 import { ConfigError } from "./config_error.ts";
 import { parseHostPolicy } from "./tools/policy.ts";
 import {
@@ -561,9 +562,7 @@ type Camel<S extends string> = S extends `${infer A}_${infer B}`
 type CamelKeys<T> = { [K in keyof T as K extends string ? Camel<K> : K]: T[K] };
 
 function camelKeys<T extends object>(section: T): CamelKeys<T> {
-  return Object.fromEntries(
-    Object.entries(section).map(([key, value]) => [camelName(key), value]),
-  ) as CamelKeys<T>;
+  return fromWire(section as JsonObject) as CamelKeys<T>;
 }
 
 // Every section but the LLM one, which validateConfig has read already.
