@@ -235,8 +235,15 @@ export function createHost(options: HostOptions = {}): Host {
       // slots as its direct calls do; the dispatcher is made below.
       admitInner: (session, slot) => dispatcher.admitInner(session, slot),
     });
-  const ready: Promise<LoadReport> = stack?.ready ??
-    Promise.resolve(emptyReport());
+  // Embedder-given capabilities: nothing loaded from folders.
+  const ready: Promise<LoadReport> = stack?.ready ?? Promise.resolve({
+    tools: 0,
+    toolkits: 0,
+    skills: 0,
+    dirs: [],
+    errors: [],
+    warnings: [],
+  });
   ready.catch(() => {});
   const mcpServers: McpServersView = stack?.mcpServers ??
     { ready: ready.then(() => {}), starting: () => [] };
@@ -346,18 +353,6 @@ function fullConfig(given: HostOptions["config"] = {}): HostConfig {
     ...given,
     listen: { ...base.listen, ...given.listen },
     limits: { ...base.limits, ...given.limits },
-  };
-}
-
-/** What a host given its own capabilities reports as loaded. */
-function emptyReport(): LoadReport {
-  return {
-    tools: 0,
-    toolkits: 0,
-    skills: 0,
-    dirs: [],
-    errors: [],
-    warnings: [],
   };
 }
 
