@@ -242,14 +242,18 @@ function consoleLine(url: string, tokens: boolean, hostname: string): string {
   })`;
 }
 
-// Where the runs are kept. A database's password stays out of the log; it
-// may hold an "@" (the driver, as URL, ends the user and password at the
-// last one).
+// Where the runs are kept.
 function historyLine(store: HostConfig["store"]): string {
   if (!store) return "history: off (store: null)";
   if (!store.url) return `history: ${store.path} (store.path)`;
-  const shown = store.url.replace(/\/\/[^/]*@/, "//…@");
+  const shown = hideUserinfo(store.url);
   return `history: PostgreSQL ${shown} (store.url, shared with the fleet)`;
+}
+
+// A database URL's password stays out of the log, up to the last "@" (as
+// the driver and URL read it), whatever it holds ("/" and "?" included).
+function hideUserinfo(text: string): string {
+  return text.replace(/\/\/[^\s'"]*@/g, "//…@");
 }
 
 // What keeps web pages out, and guessers when there are tokens.
@@ -264,7 +268,14 @@ function doorsLine(config: HostConfig): string {
 }
 
 if (import.meta.main) {
-  const code = await main(Deno.args);
+  // Said here: the store holds its driver's errors that no caller can
+  // catch (runtime/store/postgres.ts), so one thrown at start (a URL it
+  // cannot read) ended the process with 0 and no word.
+  const code = await main(Deno.args).catch((error: unknown) => {
+    const why = error instanceof Error ? error.message : String(error);
+    stderr.log(`skillbox: cannot start: ${hideUserinfo(why)}`);
+    return 1;
+  });
   // The last lines, unless stderr stays unread (then they go with the
   // process).
   await stderr.written(2000);
