@@ -45,12 +45,13 @@ const stderr = new LogLines(Deno.stderr);
 
 type Flags = ReturnType<typeof parseFlags>;
 
-/** The flags, as `parseArgs` reads them (throws on an unknown flag). */
+/**
+ * The flags, as `parseArgs` reads them: strict by default, so it throws on
+ * an unknown flag or a positional argument.
+ */
 function parseFlags(args: string[]) {
   return parseArgs({
     args,
-    strict: true,
-    allowPositionals: false,
     options: {
       hostname: { type: "string" },
       port: { type: "string" },
