@@ -25,7 +25,7 @@ import {
   type OutputUnit,
   type Schema,
   type SchemaDraft,
-  Validator,
+  validate,
 } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
 import { pointerSegment } from "../../protocol/json.ts";
@@ -48,6 +48,11 @@ export type ValidationResult =
   | { valid: true }
   | {
     valid: false;
+    /**
+     * Every issue; or, for a value with more failures than the step bound
+     * pays to gather (see {@link MAX_SCHEMA_STEPS}), those of the first
+     * failing property or item of each object or array.
+     */
     issues: ValidationIssue[];
     /**
      * The issues as one line: `"a.b" is required; "c" must be ...`, the
@@ -56,13 +61,19 @@ export type ValidationResult =
     message: string;
   };
 
-// A compiled schema: its validator, whether any of its nodes has
-// `uniqueItems`, whose pairs are charged before it runs (see pairSteps),
-// and, when it has patterns, the `RegExp` its validation runs with.
+// A compiled schema: its copy, draft and index as cfworker's validate()
+// takes them, whether any of its nodes has
+// `uniqueItems`, whose pairs are charged before it runs (see chargePairs),
+// when it has patterns, the `RegExp` its validation runs with, and its
+// fan-out, which weighs the steps of a full pass (see runValidator).
 interface Compiled {
-  validator: Validator;
+  schema: Schema | boolean;
+  draft: SchemaDraft;
+  lookup: ReturnType<typeof dereference>;
   uniqueItems: boolean;
   regExp: RegExpConstructor | null;
+  // How many subschemas it applies to one value at most (schemaFanOut).
+  fanOut: number;
 }
 
 const validators = new WeakMap<object, Compiled>();
@@ -186,21 +197,22 @@ function compile(schema: Record<string, unknown> | boolean): Compiled {
   try {
     // A copy: the validator marks every node it indexes, and the counting
     // below replaces a property; the schema itself is sent to clients.
-    const copy = structuredClone(schema);
-    const validator = new Validator(
-      copy as Record<string, unknown>,
-      draftOf(schema),
-      false,
-    );
-    // The same index the validator built (its own is private): dereferencing
-    // again finds the same nodes, already marked.
+    const copy = structuredClone(schema) as Schema | boolean;
+    const lookup = dereference(copy as Schema);
     const patterns = new Map<string, boolean>();
     const uniqueItems = countApplications(
       copy,
-      Object.values(dereference(copy as Schema)),
+      Object.values(lookup),
       patterns,
     );
-    compiled = { validator, uniqueItems, regExp: linearRegExp(patterns) };
+    compiled = {
+      schema: copy,
+      draft: draftOf(schema),
+      lookup,
+      uniqueItems,
+      regExp: linearRegExp(patterns),
+      fanOut: schemaFanOut(schema),
+    };
   } catch (error) {
     throw new TypeError(`Cannot compile schema: ${(error as Error).message}`, {
       cause: error,
@@ -218,7 +230,9 @@ function compile(schema: Record<string, unknown> | boolean): Compiled {
  * to the same child doubles its work at every level of the value, and the
  * check runs on the host's thread. A step costs about 0.4–1 µs of CPU here,
  * so a refused value costs at most about 200 ms; an array of 50,000 objects
- * with two checked fields takes 150,001 steps.
+ * with two checked fields takes 150,001 steps. Gathering a value's failures
+ * costs steps too, more the deeper they are: past the bound, a value is
+ * described by its first failures only.
  *
  * @example
  * ```ts
@@ -232,8 +246,10 @@ function compile(schema: Record<string, unknown> | boolean): Compiled {
  */
 export const MAX_SCHEMA_STEPS = 200_000;
 
-// Steps taken by the validation under way (see runValidator).
+// Steps taken by the validation under way (see runValidator), and what
+// one more step counts for in its current pass.
 let steps = 0;
+let stepWeight = 1;
 
 // Thrown by a counting getter, through cfworker's validate() (which catches
 // nothing), to the validation under way.
@@ -339,31 +355,48 @@ const ORIGINAL = Symbol("uncounted $ref");
 // hidden class, and validate()'s keyword reads would all go megamorphic
 // (measured: a trivial validation went from 0.9 to 1.7 µs).
 function countStep(this: Record<PropertyKey, unknown>): unknown {
-  if (++steps > MAX_SCHEMA_STEPS) throw TOO_MANY_STEPS;
+  if ((steps += stepWeight) > MAX_SCHEMA_STEPS) throw TOO_MANY_STEPS;
   return this[ORIGINAL];
 }
 
 // One validation, with its own step count: the count of a validation that
 // (somehow) runs inside another is put back when it ends, thrown or not.
-function runValidator(
-  { validator, uniqueItems, regExp }: Compiled,
-  value: unknown,
-): OutputUnit[] | null {
-  const outer = steps;
+//
+// It takes two passes, both within the one step bound. The first stops at
+// the first failure of each list of properties or items, so it makes a few
+// errors; a valid value needs no other. The second gathers every failure,
+// and each error costs too: cfworker copies it into the result of every
+// application above it, so n failing items 50 levels deep make 50n copies
+// for about n steps (and 100,000 of them overflow the stack in
+// `push(...errors)`). So a step of the second pass counts for its errors
+// (see ERROR_STEPS), copied through as many levels as applications can
+// nest: the value's depth times the schema's fan-out. When the second pass
+// goes past the bound, the first one's failures are the answer.
+function runValidator(compiled: Compiled, value: unknown): OutputUnit[] | null {
+  const outer = { steps, stepWeight };
   steps = 0;
   // cfworker builds each pattern with `new RegExp(source, "u")` as it
   // validates, and has no hook for another engine: for the length of this
   // synchronous call, the constructor it finds answers the schema's own
   // patterns with their RE2 matchers (see linearRegExp).
   let native: RegExpConstructor | null = null;
-  if (regExp !== null) {
+  if (compiled.regExp !== null) {
     native = globalThis.RegExp;
-    globalThis.RegExp = regExp;
+    globalThis.RegExp = compiled.regExp;
   }
   try {
-    if (uniqueItems) chargePairs(value);
-    const result = validator.validate(value);
-    return result.valid ? null : result.errors;
+    const first = runPass(compiled, value, true, 1);
+    if (first === null) return null;
+    const levels = (depthOf(value) + 1) * compiled.fanOut;
+    try {
+      return runPass(compiled, value, false, 2 * (ERROR_STEPS + levels)) ??
+        first;
+    } catch (error) {
+      if (error !== TOO_MANY_STEPS && !(error instanceof RangeError)) {
+        throw error;
+      }
+      return first;
+    }
   } catch (error) {
     // cfworker recurses once or twice a level of the value: a few hundred
     // levels overflow the stack (how many depends on the JIT's state).
@@ -376,9 +409,40 @@ function runValidator(
       error: `The value ${deep ? DEEP_PROBLEM : STEPS_PROBLEM}.`,
     }];
   } finally {
-    steps = outer;
+    ({ steps, stepWeight } = outer);
     if (native !== null) globalThis.RegExp = native;
   }
+}
+
+// What describing one error costs, in steps. A failing step of the
+// gathering pass makes about two errors, each described once and copied
+// once a level: so it counts for 2 * (ERROR_STEPS + levels). Measured: a
+// failing item of a flat array costs what 20 to 30 steps of a valid one do.
+const ERROR_STEPS = 8;
+
+function runPass(
+  { schema, draft, lookup, uniqueItems }: Compiled,
+  value: unknown,
+  shortCircuit: boolean,
+  weight: number,
+): OutputUnit[] | null {
+  if (uniqueItems) chargePairs(value);
+  stepWeight = weight;
+  const result = validate(value, schema, draft, lookup, shortCircuit);
+  return result.valid ? null : result.errors;
+}
+
+// How many levels of arrays and objects a value nests (0 for a scalar).
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const todo: [unknown, number][] = [[value, 0]];
+  while (todo.length > 0) {
+    const [node, depth] = todo.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of Object.values(node)) todo.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 // A `RegExp` constructor for one schema's validation: its patterns, by

@@ -509,9 +509,10 @@ Deno.test("patterns are matched in linear time, as JavaScript matches them", asy
 });
 
 Deno.test("validateValue() describes n failed unions in work linear in n", () => {
-  // A client's arguments: 40,000 items each failing a union take 120,000
-  // steps, within the bound; describing their errors pairwise took minutes
-  // of the host's thread.
+  // A client's arguments: 40,000 items each failing a union took 120,000
+  // steps, within the bound then; describing their errors pairwise took
+  // minutes of the host's thread. (Gathering errors now counts against the
+  // bound: about 2,000 such items are the most it describes in full.)
   const schema = {
     type: "array",
     items: { anyOf: [{ type: "string" }, { type: "number" }] },
@@ -521,10 +522,10 @@ Deno.test("validateValue() describes n failed unions in work linear in n", () =>
     callbacksDuring(() => {
       result = validateValue(schema, new Array(n).fill(true));
     });
-  const small = work(2_500);
-  const large = work(10_000);
+  const small = work(250);
+  const large = work(1_000);
   assert.ok(!result.valid);
-  assert.equal(result.issues.length, 10_000);
+  assert.equal(result.issues.length, 1_000);
   assert.deepEqual(result.issues[7], {
     path: "7",
     problem: "does not match any of the allowed schemas",
@@ -552,16 +553,17 @@ Deno.test("validateValue() shows a key's control characters escaped in its messa
 
 Deno.test("validateValue() names the first 20 issues in its message and counts the rest", () => {
   // The message goes back to the client and into the run history: 60,000
-  // failing items made one of several megabytes from a 300 KB value.
+  // failing items made one of several megabytes from a 300 KB value. (That
+  // many are no longer all gathered: 5,000 are.)
   const schema = { type: "array", items: { type: "number" } };
-  const result = validateValue(schema, new Array(60_000).fill(true));
+  const result = validateValue(schema, new Array(5_000).fill(true));
   assert.ok(!result.valid);
-  assert.equal(result.issues.length, 60_000);
+  assert.equal(result.issues.length, 5_000);
   const first = Array.from(
     { length: 20 },
     (_, i) => `"${i}" must be of type number, got boolean`,
   );
-  assert.equal(result.message, `${first.join("; ")}; and 59,980 more`);
+  assert.equal(result.message, `${first.join("; ")}; and 4,980 more`);
   const few = validateValue(schema, new Array(20).fill(true));
   assert.equal(few.valid ? "" : few.message, first.join("; "));
 });
@@ -595,7 +597,8 @@ Deno.test("validateValue() describes failures n levels deep in work linear in n"
   );
   let hashed = 0;
   const work = (depth: number) => {
-    let value: unknown = new Array(500).fill(true);
+    // (200 items: gathering more failures this deep is past the bound.)
+    let value: unknown = new Array(200).fill(true);
     for (let i = 0; i < depth; i++) value = [value];
     hashed = 0;
     const result = validateValue(schema, value);
