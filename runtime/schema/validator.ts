@@ -29,6 +29,7 @@ import {
 } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
 import { pointerSegment } from "../../protocol/json.ts";
+import { printableLine } from "../log_lines.ts";
 import type {
   JsonSchemaType,
   JsonSchemaValidator,
@@ -126,32 +127,19 @@ export function validateValue(
   if (errors === null) return { valid: true };
   const issues = describe(errors);
   // The message goes back to the client and into the run history: all of
-  // 60,000 failing items would make it megabytes.
+  // 60,000 failing items would make it megabytes. It is one line, logged
+  // and shown in terminals: a key's escape sequences, line breaks and bidi
+  // overrides appear escaped.
   const named = issues.slice(0, MESSAGE_ISSUES).map((i) =>
     i.path === "" ? `The value ${i.problem}` : `"${i.path}" ${i.problem}`
   );
   const more = issues.length - named.length;
   if (more > 0) named.push(`and ${more.toLocaleString("en-US")} more`);
-  return { valid: false, issues, message: oneLine(named.join("; ")) };
+  return { valid: false, issues, message: printableLine(named.join("; ")) };
 }
 
 // The most issues a validation message names.
 const MESSAGE_ISSUES = 20;
-
-// Control characters and line separators, as a client's key may hold them.
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-
-// The message is one line of text, logged and shown in terminals: a key's
-// escape sequences and line breaks appear escaped (`\u001b`, `\n`).
-function oneLine(text: string): string {
-  return text.replace(CONTROL, (c) => {
-    const json = JSON.stringify(c).slice(1, -1);
-    return json !== c
-      ? json
-      : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
-}
 
 /**
  * The host's validator in the shape the MCP SDK's `Client` takes as its

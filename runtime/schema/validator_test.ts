@@ -547,7 +547,18 @@ Deno.test("validateValue() shows a key's control characters escaped in its messa
   assert.equal(result.issues[0]?.path, "\x1b[2J\r\nfake: line\u2028");
   assert.equal(
     result.message,
-    '"\\u001b[2J\\r\\nfake: line\\u2028" is not allowed',
+    '"\\u001b[2J\\u000d\\u000afake: line\\u2028" is not allowed',
+  );
+});
+
+Deno.test("validateValue() escapes a key's bidi overrides in its message", () => {
+  // U+202E reverses what follows on screen: a key could make the line
+  // read as another, as in the host's other log lines.
+  const schema = { type: "object", additionalProperties: false };
+  const result = validateValue(schema, { "a\u202egpj.exe\u2066": 1 });
+  assert.equal(
+    result.valid ? "" : result.message,
+    '"a\\u202egpj.exe\\u2066" is not allowed',
   );
 });
 
