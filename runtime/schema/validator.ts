@@ -125,7 +125,9 @@ export function validateValue(
 ): ValidationResult {
   const errors = runValidator(compile(schema), value);
   if (errors === null) return { valid: true };
-  const issues = describe(errors);
+  const issues = typeof errors === "string"
+    ? [{ path: "", problem: errors }]
+    : describe(errors);
   // The message goes back to the client and into the run history: all of
   // 60,000 failing items would make it megabytes. It is one line, logged
   // and shown in terminals: a key's escape sequences, line breaks and bidi
@@ -249,8 +251,6 @@ const STEPS_PROBLEM = `takes more than ${
 
 const DEEP_PROBLEM = "nests too deep to check";
 
-const STEPS_KEYWORD = "schemaSteps";
-
 // cfworker's validate() starts each application of an object schema by
 // destructuring its keywords, `$ref` first: an accessor there counts it.
 const COUNTED_KEY = "$ref";
@@ -360,7 +360,11 @@ function countStep(this: Record<PropertyKey, unknown>): unknown {
 // (see ERROR_STEPS), copied through as many levels as applications can
 // nest: the value's depth times the schema's fan-out. When the second pass
 // goes past the bound, the first one's failures are the answer.
-function runValidator(compiled: Compiled, value: unknown): OutputUnit[] | null {
+// Returns the errors, or why the value could not be checked at all.
+function runValidator(
+  compiled: Compiled,
+  value: unknown,
+): OutputUnit[] | string | null {
   const outer = { steps, stepWeight };
   steps = 0;
   // cfworker builds each pattern with `new RegExp(source, "u")` as it
@@ -390,12 +394,7 @@ function runValidator(compiled: Compiled, value: unknown): OutputUnit[] | null {
     // levels overflow the stack (how many depends on the JIT's state).
     const deep = error instanceof RangeError;
     if (error !== TOO_MANY_STEPS && !deep) throw error;
-    return [{
-      instanceLocation: "#",
-      keyword: STEPS_KEYWORD,
-      keywordLocation: "#",
-      error: `The value ${deep ? DEEP_PROBLEM : STEPS_PROBLEM}.`,
-    }];
+    return deep ? DEEP_PROBLEM : STEPS_PROBLEM;
   } finally {
     ({ steps, stepWeight } = outer);
     if (native !== null) globalThis.RegExp = native;
@@ -679,8 +678,6 @@ function toIssue(error: OutputUnit): ValidationIssue {
     }
     case "required":
       return { path: join(named), problem: "is required" };
-    case STEPS_KEYWORD:
-      return { path, problem: text.replace(/^The value /, "").slice(0, -1) };
     case "additionalProperties":
     case "unevaluatedProperties":
       return { path: join(named), problem: "is not allowed" };
