@@ -319,9 +319,6 @@ export interface ResponseMap {
   "skill/call/req": SkillCallResponse;
 }
 
-/** The answer body of request type `T`. */
-export type ResponseBody<T extends AnsweredRequestType> = ResponseMap[T];
-
 /** The wire type of the answer to each request type. */
 export const RESPONSE_TYPE: { readonly [T in AnsweredRequestType]: string } = {
   "handshake/req": "handshake/resp",
