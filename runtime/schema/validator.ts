@@ -379,8 +379,8 @@ function runValidator(
   try {
     const first = runPass(compiled, value, true, 1);
     if (first === null) return null;
-    const levels = (depthOf(value) + 1) * compiled.fanOut;
     try {
+      const levels = (depthOf(value) + 1) * compiled.fanOut;
       return runPass(compiled, value, false, 2 * (ERROR_STEPS + levels)) ??
         first;
     } catch (error) {
@@ -419,13 +419,15 @@ function runPass(
   return result.valid ? null : result.errors;
 }
 
-// How many levels of arrays and objects a value nests (0 for a scalar).
+// How many levels of arrays and objects a value nests (0 for a scalar),
+// a step per object or array: an in-process caller's value may be a cycle.
 function depthOf(value: unknown): number {
   let deepest = 0;
   const todo: [unknown, number][] = [[value, 0]];
   while (todo.length > 0) {
     const [node, depth] = todo.pop()!;
     if (typeof node !== "object" || node === null) continue;
+    if (++steps > MAX_SCHEMA_STEPS) throw TOO_MANY_STEPS;
     deepest = Math.max(deepest, depth + 1);
     for (const child of Object.values(node)) todo.push([child, depth + 1]);
   }

@@ -67,3 +67,15 @@ Deno.test("validateValue() still names every failure it can afford to", () => {
   assert.equal(result.issues.length, 100);
   assert.match(result.message, /; and 80 more$/);
 });
+
+Deno.test("validateValue() describes a cyclic value's failure and returns", () => {
+  // An in-process caller's value may refer to itself: measuring how deep
+  // it nests, for the gathering pass, must end too.
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  const result = validateValue({ type: "number" }, cycle);
+  assert.equal(
+    result.valid ? "" : result.message,
+    "The value must be of type number, got object",
+  );
+});
