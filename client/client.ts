@@ -299,7 +299,7 @@ export async function connect(
         detail: { reason: handshake.reason },
       });
     }
-    return new SkillboxClient({
+    return createClient({
       connection,
       sessionId: handshake.sessionId,
       timeout,
@@ -313,63 +313,42 @@ export async function connect(
   }
 }
 
-class SkillboxClient implements Client {
-  readonly sessionId: string;
-  readonly acceptedCaps: readonly string[];
-  readonly maxParallel: number;
-  readonly tools: ToolAPI;
-  readonly toolkits: ToolkitAPI;
-  readonly skills: SkillAPI;
-  readonly closed: Promise<CloseInfo>;
-  readonly #context: ApiContext;
-
-  constructor(
-    context: ApiContext,
-    handshake: { acceptedCaps: string[]; maxParallel: number },
-  ) {
-    this.#context = context;
-    this.sessionId = context.sessionId;
-    this.acceptedCaps = Object.freeze([...handshake.acceptedCaps]);
-    this.maxParallel = handshake.maxParallel;
-    this.closed = context.connection.closed;
-    this.tools = createToolAPI(context);
-    this.toolkits = createToolkitAPI(context);
-    this.skills = createSkillAPI(context);
-  }
-
-  async ping(options: RequestOptions = {}): Promise<PingResult> {
-    const started = performance.now();
-    const uptimeSeconds = await ask(
-      this.#context,
-      { type: "ping" },
-      "ping",
-      (body) => body.uptimeSeconds,
-      options,
-    );
-    return { roundTripMs: performance.now() - started, uptimeSeconds };
-  }
-
-  request(
-    type: string,
-    fields: JsonObject = {},
-    options: StreamingRequestOptions = {},
-  ): Call<WireMessage> {
-    return this.#context.connection.request(envelope(type, fields), {
-      label: `send "${type}"`,
-      timeout: options.timeout ?? this.#context.timeout,
-      signal: options.signal,
-      onEvent: options.onEvent,
-      decode: (answer) => answer,
-    });
-  }
-
-  onPush(handler: PushHandler): () => void {
-    return this.#context.connection.onPush(handler);
-  }
-
-  close(): Promise<CloseInfo> {
-    return this.#context.connection.close(this.#context.timeout);
-  }
+// The client is its context's APIs and the connection's few own calls.
+function createClient(
+  context: ApiContext,
+  handshake: { acceptedCaps: string[]; maxParallel: number },
+): Client {
+  const { connection } = context;
+  return {
+    sessionId: context.sessionId,
+    acceptedCaps: Object.freeze([...handshake.acceptedCaps]),
+    maxParallel: handshake.maxParallel,
+    closed: connection.closed,
+    tools: createToolAPI(context),
+    toolkits: createToolkitAPI(context),
+    skills: createSkillAPI(context),
+    async ping(options = {}) {
+      const started = performance.now();
+      const uptimeSeconds = await ask(
+        context,
+        { type: "ping" },
+        "ping",
+        (body) => body.uptimeSeconds,
+        options,
+      );
+      return { roundTripMs: performance.now() - started, uptimeSeconds };
+    },
+    request: (type, fields = {}, options = {}) =>
+      connection.request(envelope(type, fields), {
+        label: `send "${type}"`,
+        timeout: options.timeout ?? context.timeout,
+        signal: options.signal,
+        onEvent: options.onEvent,
+        decode: (answer) => answer,
+      }),
+    onPush: (handler) => connection.onPush(handler),
+    close: () => connection.close(context.timeout),
+  };
 }
 
 function toWebSocketUrl(url: string | URL): string {
