@@ -93,7 +93,7 @@ export class Connection {
     // A caller may only iterate events and never await the call: its failure
     // is then seen through the iterator, not as an unhandled rejection.
     promise.catch(() => {});
-    const call = new CallHandle(id, events, promise);
+    const call: Call<T> = Object.assign(promise, { id, events });
     const { signal, timeout, label } = options;
     const wait = timeout + (options.grace ?? 0);
 
@@ -248,41 +248,6 @@ export class Connection {
   #closedError(label: string): ConnectionClosedError {
     const info = this.#closeInfo ?? { code: 1000, reason: "client closed" };
     return new ConnectionClosedError(closedMessage(label, info), info);
-  }
-}
-
-/** The {@link Call} implementation: a thenable over one promise. */
-class CallHandle<T> implements Call<T> {
-  readonly id: string;
-  readonly events: AsyncIterable<CallEvent>;
-  readonly #result: Promise<T>;
-  readonly [Symbol.toStringTag] = "Call";
-
-  constructor(
-    id: string,
-    events: AsyncIterable<CallEvent>,
-    result: Promise<T>,
-  ) {
-    this.id = id;
-    this.events = events;
-    this.#result = result;
-  }
-
-  then<A = T, B = never>(
-    onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
-    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
-  ): Promise<A | B> {
-    return this.#result.then(onFulfilled, onRejected);
-  }
-
-  catch<R = never>(
-    onRejected?: ((reason: unknown) => R | PromiseLike<R>) | null,
-  ): Promise<T | R> {
-    return this.#result.catch(onRejected);
-  }
-
-  finally(onFinally?: (() => void) | null): Promise<T> {
-    return this.#result.finally(onFinally);
   }
 }
 
