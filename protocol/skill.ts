@@ -279,16 +279,30 @@ const encodeSkillFields = wireEncoder<Skill>({
   outputSchema: true,
   arguments: true,
 });
-const encodeOutcome = wireEncoder<SkillOutcome>({
-  success: true,
-  data: true,
-  summary: true,
-  truncated: true,
-  error: true,
-  errorCode: true,
-  durationMs: true,
-  events: true,
-});
+
+/**
+ * Encodes a skill outcome as the wire's `SkillResult`.
+ *
+ * @param outcome the outcome
+ * @returns the wire result
+ * @example
+ * ```ts
+ * import { encodeSkillOutcome, skillOutcome } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(encodeSkillOutcome(skillOutcome({ success: true, durationMs: 4 })).duration_ms, 4);
+ * ```
+ */
+export const encodeSkillOutcome: (outcome: SkillOutcome) => SkillResult =
+  wireEncoder<SkillOutcome>({
+    success: true,
+    data: true,
+    summary: true,
+    truncated: true,
+    error: true,
+    errorCode: true,
+    durationMs: true,
+    events: true,
+  });
 
 /**
  * Encodes an LLM choice as the wire's `LLMConfig`.
@@ -399,22 +413,6 @@ export function decodeSkill(wire: JsonObject): Skill {
     outputSchema: isPlainObject(wire.output_schema) ? wire.output_schema : {},
     arguments: nullableStrings(wire.arguments),
   };
-}
-
-/**
- * Encodes a skill outcome as the wire's `SkillResult`.
- *
- * @param outcome the outcome
- * @returns the wire result
- * @example
- * ```ts
- * import { encodeSkillOutcome, skillOutcome } from "./skill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(encodeSkillOutcome(skillOutcome({ success: true, durationMs: 4 })).duration_ms, 4);
- * ```
- */
-export function encodeSkillOutcome(outcome: SkillOutcome): SkillResult {
-  return encodeOutcome(outcome);
 }
 
 /**

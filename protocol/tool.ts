@@ -359,19 +359,52 @@ const encodeToolFields = wireEncoder<
   toolkit: true,
   deferLoading: true,
 });
-const encodeOutcome = wireEncoder<ToolOutcome>({
-  success: true,
-  toolName: true,
-  data: true,
-  summary: true,
-  truncated: true,
-  exitCode: true,
-  error: true,
-  errorCode: true,
-  durationMs: true,
-  events: true,
-});
-const encodeKit = wireEncoder<Toolkit>({
+
+/**
+ * Encodes a tool outcome as the wire's `ToolResult`.
+ *
+ * @param outcome the outcome
+ * @returns the wire result
+ * @example
+ * ```ts
+ * import { encodeToolOutcome, toolOutcome } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeToolOutcome(toolOutcome({ success: true, toolName: "t", durationMs: 2 }));
+ * assert.equal(wire.tool_name, "t");
+ * assert.equal(wire.duration_ms, 2);
+ * ```
+ */
+export const encodeToolOutcome: (outcome: ToolOutcome) => ToolResult =
+  wireEncoder<ToolOutcome>({
+    success: true,
+    toolName: true,
+    data: true,
+    summary: true,
+    truncated: true,
+    exitCode: true,
+    error: true,
+    errorCode: true,
+    durationMs: true,
+    events: true,
+  });
+
+/**
+ * Encodes a toolkit as the wire's `ToolkitDefinition`.
+ *
+ * @param kit the toolkit
+ * @returns the wire definition
+ * @example
+ * ```ts
+ * import { encodeToolkit } from "./tool.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeToolkit({ name: "fs", alias: "", description: "", category: "", tags: [],
+ *   iconSvg: null, schema: {}, tools: ["read_file"], configured: false, version: "1.0.0" });
+ * assert.equal(wire.icon_svg, null);
+ * ```
+ */
+export const encodeToolkit: (kit: Toolkit) => ToolkitDefinition = wireEncoder<
+  Toolkit
+>({
   name: true,
   alias: true,
   description: true,
@@ -500,24 +533,6 @@ export function parametersToSchema(
 }
 
 /**
- * Encodes a tool outcome as the wire's `ToolResult`.
- *
- * @param outcome the outcome
- * @returns the wire result
- * @example
- * ```ts
- * import { encodeToolOutcome, toolOutcome } from "./tool.ts";
- * import assert from "node:assert/strict";
- * const wire = encodeToolOutcome(toolOutcome({ success: true, toolName: "t", durationMs: 2 }));
- * assert.equal(wire.tool_name, "t");
- * assert.equal(wire.duration_ms, 2);
- * ```
- */
-export function encodeToolOutcome(outcome: ToolOutcome): ToolResult {
-  return encodeOutcome(outcome);
-}
-
-/**
  * Decodes a wire `ToolResult`.
  *
  * @param wire the result as received
@@ -543,24 +558,6 @@ export function decodeToolOutcome(wire: JsonObject): ToolOutcome {
     durationMs: num(wire.duration_ms),
     events: list(wire.events).filter(isPlainObject).map(decodeEvent),
   };
-}
-
-/**
- * Encodes a toolkit as the wire's `ToolkitDefinition`.
- *
- * @param kit the toolkit
- * @returns the wire definition
- * @example
- * ```ts
- * import { encodeToolkit } from "./tool.ts";
- * import assert from "node:assert/strict";
- * const wire = encodeToolkit({ name: "fs", alias: "", description: "", category: "", tags: [],
- *   iconSvg: null, schema: {}, tools: ["read_file"], configured: false, version: "1.0.0" });
- * assert.equal(wire.icon_svg, null);
- * ```
- */
-export function encodeToolkit(kit: Toolkit): ToolkitDefinition {
-  return encodeKit(kit);
 }
 
 /**
