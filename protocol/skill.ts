@@ -247,14 +247,31 @@ export function skillDefinition(
   return encodeSkill(decodeSkill(fields));
 }
 
-// The wire fields of each type, every one named (the compiler checks the
-// lists against the types): skill records carry more.
-const encodeChoice = wireEncoder<LlmChoice>({
+/**
+ * Encodes an LLM choice as the wire's `LLMConfig`.
+ *
+ * @param choice the choice
+ * @returns the wire config
+ * @example
+ * ```ts
+ * import { encodeLlmChoice } from "./skill.ts";
+ * import assert from "node:assert/strict";
+ * const wire = encodeLlmChoice({ providerName: "openai", providerCredentials: {},
+ *   providerConfig: false, isDefault: false });
+ * assert.equal(wire.provider_name, "openai");
+ * ```
+ */
+export const encodeLlmChoice: (choice: LlmChoice) => LLMConfig = wireEncoder<
+  LlmChoice
+>({
   providerName: true,
   providerCredentials: true,
   providerConfig: true,
   isDefault: true,
 });
+
+// The wire fields of each type, every one named (the compiler checks the
+// lists against the types): skill records carry more.
 const encodeSkillFields = wireEncoder<Skill>({
   name: true,
   version: true,
@@ -303,24 +320,6 @@ export const encodeSkillOutcome: (outcome: SkillOutcome) => SkillResult =
     durationMs: true,
     events: true,
   });
-
-/**
- * Encodes an LLM choice as the wire's `LLMConfig`.
- *
- * @param choice the choice
- * @returns the wire config
- * @example
- * ```ts
- * import { encodeLlmChoice } from "./skill.ts";
- * import assert from "node:assert/strict";
- * const wire = encodeLlmChoice({ providerName: "openai", providerCredentials: {},
- *   providerConfig: false, isDefault: false });
- * assert.equal(wire.provider_name, "openai");
- * ```
- */
-export function encodeLlmChoice(choice: LlmChoice): LLMConfig {
-  return encodeChoice(choice);
-}
 
 /**
  * Decodes a wire `LLMConfig`.
