@@ -57,6 +57,7 @@ import type {
   SkillEntry,
 } from "../registry/types.ts";
 import { readEnv, redactLlmConfig } from "../llm/config.ts";
+import { printableLine } from "../log_lines.ts";
 import {
   agentSkillsNameProblem,
   findSkillFile,
@@ -214,17 +215,19 @@ export function failedSkillRecord(
   name: string,
   options: { path: string; message: string; source: SkillSource },
 ): SkillRecord {
+  // Clients read why: the message quotes the folder's name.
+  const message = printableLine(options.message);
   return {
     definition: skill({
       name,
-      description: `Could not be loaded: ${options.message}`,
+      description: `Could not be loaded: ${message}`,
       source: options.source,
       filePath: options.path,
       metadata: {},
     }),
     run: null,
     llmConfig: null,
-    loadProblem: options.message,
+    loadProblem: message,
   };
 }
 
@@ -872,9 +875,12 @@ export function withServingWarnings(
 export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
   const lines: string[] = [];
   for (const { definition, run, loadProblem } of records) {
-    const where = `skill "${definition.name}"${
-      definition.filePath ? ` (${definition.filePath})` : ""
-    }`;
+    // A folder's name is its writer's choice, newline or bidi override too.
+    const where = printableLine(
+      `skill "${definition.name}"${
+        definition.filePath ? ` (${definition.filePath})` : ""
+      }`,
+    );
     if (run === null && loadProblem !== null) {
       lines.push(`${where} cannot be loaded: ${oneLine(loadProblem)}`);
       continue;
@@ -890,7 +896,6 @@ export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
 
 // A banner line stays one line, and a hostile file cannot flood the terminal.
 function oneLine(text: string): string {
-  // deno-lint-ignore no-control-regex
-  const flat = text.replace(/[\x00-\x1f\x7f-\x9f]/g, " ");
+  const flat = printableLine(text);
   return flat.length > 300 ? `${flat.slice(0, 300)}...` : flat;
 }
