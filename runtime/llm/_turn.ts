@@ -14,8 +14,14 @@ import { Buffer } from "node:buffer";
 import type { ChatResponse, ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { isPlainObject } from "../../protocol/json.ts";
-import type { ChatOptions } from "./provider.ts";
-import { DEFAULT_LLM_RULES, type LlmRules, redactUrl } from "./config.ts";
+import type { ChatOptions, ProviderSettings } from "./provider.ts";
+import {
+  DEFAULT_LLM_RULES,
+  type LlmProviderName,
+  type LlmRules,
+  OFFICIAL_BASE_URLS,
+  redactUrl,
+} from "./config.ts";
 import { scrubText } from "../toolkits/secrets.ts";
 
 /** The two limits of a turn: the operator's `llm` rules for them. */
@@ -267,6 +273,35 @@ export interface TurnOptions extends ChatOptions {
   apiKey?: string;
   /** Bounds of the turn. @default {@link DEFAULT_LLM_RULES}'s */
   limits?: TurnLimits;
+}
+
+/**
+ * What each of a provider's turns gives {@link streamTurn} besides the
+ * chat's options, read from the provider's settings the same way for every
+ * provider. Its `baseUrl` is the one to give the SDK client.
+ *
+ * @param provider `openai` or `anthropic`
+ * @param settings the provider's settings
+ * @param readApiError the provider's reader of its SDK error class
+ * @returns the options
+ * @example The official API when none is set
+ * ```ts
+ * import { turnOptions } from "./_turn.ts";
+ * import assert from "node:assert/strict";
+ * const options = turnOptions("openai", { apiKey: "k", model: "m" }, () => undefined);
+ * assert.equal(options.baseUrl, "https://api.openai.com/v1");
+ * ```
+ */
+export function turnOptions(
+  provider: LlmProviderName,
+  settings: ProviderSettings,
+  readApiError: TurnOptions["readApiError"],
+): Omit<TurnOptions, keyof ChatOptions> {
+  // Given to the SDK even when unset, so it does not read OPENAI_BASE_URL
+  // or ANTHROPIC_BASE_URL from the host's environment.
+  const baseUrl = settings.baseUrl ?? OFFICIAL_BASE_URLS[provider];
+  const { apiKey, limits } = settings;
+  return { provider, baseUrl, readApiError, limits, apiKey };
 }
 
 /**

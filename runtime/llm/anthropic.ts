@@ -11,9 +11,8 @@
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import { type ApiErrorFields, streamTurn } from "./_turn.ts";
+import { type ApiErrorFields, streamTurn, turnOptions } from "./_turn.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
-import { OFFICIAL_BASE_URLS } from "./config.ts";
 
 const PROVIDER = "anthropic";
 const DEFAULT_MAX_TOKENS = 1024;
@@ -38,22 +37,14 @@ type Block = Exclude<MessageParam["content"], string>[number];
 export function createAnthropicProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  // Given even when unset, so ANTHROPIC_BASE_URL is not read.
-  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URLS[PROVIDER];
+  const perTurn = turnOptions(PROVIDER, options, readApiError);
   const client = new Anthropic({
     apiKey: options.apiKey,
-    baseURL: baseUrl,
+    baseURL: perTurn.baseUrl,
     maxRetries: options.maxRetries ?? 0,
     // The key given is the only credential: ANTHROPIC_AUTH_TOKEN is not read.
     fetch: options.fetch, // the SDK's default when undefined
   });
-  const turnOptions = {
-    provider: PROVIDER,
-    baseUrl,
-    readApiError,
-    limits: options.limits,
-    apiKey: options.apiKey,
-  };
   return {
     provider: PROVIDER,
     model: options.model,
@@ -76,7 +67,7 @@ export function createAnthropicProvider(
           : {}),
       };
 
-      return await streamTurn({ ...chat, ...turnOptions }, async (turn) => {
+      return await streamTurn({ ...chat, ...perTurn }, async (turn) => {
         let stopReason: string | null = null;
         let stopped = false;
         const stream = await client.messages.create(body, {

@@ -9,9 +9,9 @@
 import OpenAI, { APIError } from "openai";
 import type { ChatMessage, ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import { type ApiErrorFields, streamTurn } from "./_turn.ts";
+import { type ApiErrorFields, streamTurn, turnOptions } from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
-import { OFFICIAL_BASE_URLS, sameBaseUrl } from "./config.ts";
+import { sameBaseUrl } from "./config.ts";
 
 const PROVIDER = "openai";
 
@@ -49,11 +49,10 @@ const STOP_REASONS = new Map<unknown, string>([
 export function createOpenAiProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  // Given even when unset, so OPENAI_BASE_URL is not read.
-  const baseUrl = options.baseUrl ?? OFFICIAL_BASE_URLS[PROVIDER];
+  const perTurn = turnOptions(PROVIDER, options, readApiError);
   const client = new OpenAI({
     apiKey: options.apiKey,
-    baseURL: baseUrl,
+    baseURL: perTurn.baseUrl,
     maxRetries: options.maxRetries ?? 0,
     // Nothing from the host's environment rides along (OPENAI_ORG_ID...).
     organization: null,
@@ -63,16 +62,9 @@ export function createOpenAiProvider(
   });
   // The official API rejects `max_tokens` for reasoning models; compatible
   // servers (Ollama, vLLM, llama.cpp) may not know `max_completion_tokens`.
-  const tokensField = sameBaseUrl(PROVIDER, baseUrl, undefined)
+  const tokensField = sameBaseUrl(PROVIDER, perTurn.baseUrl, undefined)
     ? "max_completion_tokens"
     : "max_tokens";
-  const turnOptions = {
-    provider: PROVIDER,
-    baseUrl,
-    readApiError,
-    limits: options.limits,
-    apiKey: options.apiKey,
-  };
 
   return {
     provider: PROVIDER,
@@ -98,7 +90,7 @@ export function createOpenAiProvider(
           : {}),
       };
 
-      return await streamTurn({ ...chat, ...turnOptions }, async (turn) => {
+      return await streamTurn({ ...chat, ...perTurn }, async (turn) => {
         let finish: string | null = null;
         const stream = await client.chat.completions.create(body, {
           signal: chat.signal,
