@@ -24,6 +24,7 @@ import {
 } from "../support/mock_openai.ts";
 import { startMockAnthropic } from "../support/mock_anthropic.ts";
 import { type A2eSocket, connectA2e } from "../support/skills_host.ts";
+import { callPlain, startLlmHost } from "./_llm_host.ts";
 import type { SkillResult } from "../../protocol/skill.ts";
 
 const OPTS = { sanitizeOps: false, sanitizeResources: false };
@@ -306,38 +307,19 @@ for (const dialect of ["openai", "anthropic"] as const) {
         if (body.includes("calm")) return { tokens: ["calm ok"] };
         return FLOODS.find((f) => body.includes(f.name))!.turn;
       });
-      const dir = await Deno.makeTempDir({ prefix: "skillbox-llm-flood-" });
-      await Deno.mkdir(join(dir, "plain"));
-      await Deno.writeTextFile(
-        join(dir, "plain", "SKILL.md"),
-        "---\nname: plain\ndescription: Answers with the model's words (tests only).\n---\n\nDo the task.\n",
-      );
-      const config = parseConfig(JSON.stringify({
-        skills: [dir],
-        builtin_skills: false,
-        sandbox: { cache_dir: null },
-        llm: {
-          providers: [{
-            provider_name: dialect,
-            provider_credentials: { api_key: "operator-key" },
-            provider_config: { base_url: flood.url, model: "m" },
-          }],
-          max_response_bytes: 65536,
-          max_tool_calls: 8,
-        },
-      }));
-      const host = createHost({ config });
-      const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-      const wsUrl = url.replace("http", "ws") + "/a2e";
-      const agent = await connectA2e(wsUrl);
-      const other = await connectA2e(wsUrl);
       try {
+        await using llm = await startLlmHost(dialect, {
+          baseUrl: flood.url,
+          llm: { max_response_bytes: 65536, max_tool_calls: 8 },
+        });
+        const agent = await llm.connect();
+        const other = await llm.connect();
         for (const f of FLOODS) {
           await t.step(f.name, async () => {
             const index = flood.requests.length;
             const [bad, calm] = await Promise.all([
-              call(agent, "plain", null, f.name),
-              call(other, "plain", null, "calm"),
+              callPlain(agent, f.name),
+              callPlain(other, "calm"),
             ]);
             assert.equal(bad.success, false);
             assert.equal(bad.error_code, "skill_error");
@@ -353,11 +335,7 @@ for (const dialect of ["openai", "anthropic"] as const) {
           });
         }
       } finally {
-        await agent.close();
-        await other.close();
-        await host.close({ timeoutSeconds: 1 });
         await flood.close();
-        await Deno.remove(dir, { recursive: true });
       }
     },
   );

@@ -14,11 +14,7 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { createHost } from "../../runtime/host.ts";
-import { parseConfig } from "../../runtime/config.ts";
-import { connectA2e } from "../support/skills_host.ts";
-import type { SkillResult } from "../../protocol/skill.ts";
+import { callPlain, startLlmHost } from "./_llm_host.ts";
 
 const OPTS = { sanitizeOps: false, sanitizeResources: false };
 // 32 MiB in lines of 8 bytes, each followed by a blank line.
@@ -52,56 +48,26 @@ for (const dialect of ["openai", "anthropic"] as const) {
       const base = `http://127.0.0.1:${server.addr.port}${
         dialect === "openai" ? "/v1" : ""
       }`;
-      const dir = await Deno.makeTempDir({ prefix: "skillbox-llm-errbody-" });
-      await Deno.mkdir(join(dir, "plain"));
-      await Deno.writeTextFile(
-        join(dir, "plain", "SKILL.md"),
-        "---\nname: plain\ndescription: Answers with the model's words (tests only).\n---\n\nSay ok.\n",
-      );
-      const config = parseConfig(JSON.stringify({
-        skills: [dir],
-        builtin_skills: false,
-        sandbox: { cache_dir: null },
-        llm: {
-          providers: [{
-            provider_name: dialect,
-            provider_credentials: { api_key: "operator-key" },
-            provider_config: { base_url: base, model: "m" },
-          }],
-          max_response_bytes: 65536,
-        },
-      }));
-      const host = createHost({ config });
       try {
-        const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-        await host.ready;
-        const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
-        try {
-          const result = (await agent.request({
-            type: "skill/call/req",
-            name: "plain",
-            arguments: { task: "go" },
-            timeout: 60,
-          })).message.data as SkillResult;
-          assert.equal(result.success, false);
-          assert.ok(
-            (result.error ?? "").length < 2000,
-            `the error carries the body: ${(result.error ?? "").length} chars`,
-          );
-          // The host stopped reading: the body was cancelled, not drained.
-          assert.ok(sent < BODY_BYTES, `the host read ${sent} bytes`);
-          await closed.promise;
-          assert.match(
-            result.error ?? "",
-            /LLM endpoint answered HTTP 500 with an error body of more than \d+ bytes/,
-          );
-        } finally {
-          await agent.close();
-        }
+        await using llm = await startLlmHost(dialect, {
+          baseUrl: base,
+          llm: { max_response_bytes: 65536 },
+        });
+        const result = await callPlain(await llm.connect());
+        assert.equal(result.success, false);
+        assert.ok(
+          (result.error ?? "").length < 2000,
+          `the error carries the body: ${(result.error ?? "").length} chars`,
+        );
+        // The host stopped reading: the body was cancelled, not drained.
+        assert.ok(sent < BODY_BYTES, `the host read ${sent} bytes`);
+        await closed.promise;
+        assert.match(
+          result.error ?? "",
+          /LLM endpoint answered HTTP 500 with an error body of more than \d+ bytes/,
+        );
       } finally {
-        await host.close({ timeoutSeconds: 1 });
         await server.shutdown();
-        await Deno.remove(dir, { recursive: true });
       }
     },
   );
@@ -214,54 +180,25 @@ for (const dialect of ["openai", "anthropic"] as const) {
       const base = `http://127.0.0.1:${server.addr.port}${
         dialect === "openai" ? "/v1" : ""
       }`;
-      const dir = await Deno.makeTempDir({ prefix: "skillbox-llm-numbers-" });
-      await Deno.mkdir(join(dir, "plain"));
-      await Deno.writeTextFile(
-        join(dir, "plain", "SKILL.md"),
-        "---\nname: plain\ndescription: Answers with the model's words (tests only).\n---\n\nSay ok.\n",
-      );
-      const config = parseConfig(JSON.stringify({
-        skills: [dir],
-        builtin_skills: false,
-        sandbox: { cache_dir: null },
-        llm: {
-          providers: [{
-            provider_name: dialect,
-            provider_credentials: { api_key: "operator-key" },
-            provider_config: { base_url: base, model: "m" },
-          }],
-          max_response_bytes: 65536,
-        },
-      }));
-      const host = createHost({ config });
       try {
-        const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-        await host.ready;
-        const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
-        try {
-          for (const kind of ["text", "tool_arguments"] as const) {
-            await t.step(kind, async () => {
-              what = kind;
-              const result = (await agent.request({
-                type: "skill/call/req",
-                name: "plain",
-                arguments: { task: "go" },
-                timeout: 60,
-              })).message.data as SkillResult;
-              assert.equal(result.success, false);
-              assert.match(
-                result.error ?? "",
-                /sent more than 65536 bytes of text and tool calls in one turn/,
-              );
-            });
-          }
-        } finally {
-          await agent.close();
+        await using llm = await startLlmHost(dialect, {
+          baseUrl: base,
+          llm: { max_response_bytes: 65536 },
+        });
+        const agent = await llm.connect();
+        for (const kind of ["text", "tool_arguments"] as const) {
+          await t.step(kind, async () => {
+            what = kind;
+            const result = await callPlain(agent);
+            assert.equal(result.success, false);
+            assert.match(
+              result.error ?? "",
+              /sent more than 65536 bytes of text and tool calls in one turn/,
+            );
+          });
         }
       } finally {
-        await host.close({ timeoutSeconds: 1 });
         await server.shutdown();
-        await Deno.remove(dir, { recursive: true });
       }
     },
   );
