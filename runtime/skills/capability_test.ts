@@ -14,12 +14,7 @@ import {
   registryToolHost,
   type SkillsCapabilityOptions,
 } from "./capability.ts";
-import {
-  codeSkillRecord,
-  instructionSkillRecord,
-  type SkillRecord,
-} from "./catalog.ts";
-import { parseSkillMd } from "./skill_md.ts";
+import { codeSkillRecord, type SkillRecord } from "./catalog.ts";
 import {
   aborted,
   fakeSession,
@@ -27,6 +22,7 @@ import {
   inProcessSandbox,
   scriptedProvider,
   type SkillBody,
+  skillMdRecord,
 } from "../../tests/support/skill_fakes.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import type { SessionToolCall } from "../tools/call.ts";
@@ -580,17 +576,8 @@ Deno.test("a skill cannot forge lifecycle events through the sandbox hooks", asy
 });
 
 Deno.test("an instruction skill runs in the agent loop: intention recorded and stripped, results fed back", async () => {
-  const manifest = parseSkillMd(
+  const record = skillMdRecord(
     "---\nname: count\ndescription: Count files\ntools: [list]\noutput_schema:\n  type: object\n  required: [n]\n  properties:\n    n: {type: integer}\n---\nCount the files.",
-  );
-  const record = instructionSkillRecord(
-    {
-      ...manifest,
-      folder: "/s/count",
-      file_path: "/s/count/SKILL.md",
-      resources: [],
-    },
-    { source: "project" },
   );
   const tools = fakeTools({
     list: {
@@ -633,17 +620,8 @@ Deno.test("an instruction skill runs in the agent loop: intention recorded and s
 });
 
 Deno.test("a tool result with break_loop ends the agent loop with that result", async () => {
-  const manifest = parseSkillMd(
+  const record = skillMdRecord(
     "---\nname: stop\ndescription: Stops early\ntools: [final]\n---\nCall final.",
-  );
-  const record = instructionSkillRecord(
-    {
-      ...manifest,
-      folder: "/s/stop",
-      file_path: "/s/stop/SKILL.md",
-      resources: [],
-    },
-    { source: "project" },
   );
   const tools = fakeTools({
     final: {
@@ -663,17 +641,8 @@ Deno.test("a tool result with break_loop ends the agent loop with that result", 
 });
 
 Deno.test("the agent loop stops at max_turns with max_turns_exceeded", async () => {
-  const manifest = parseSkillMd(
+  const record = skillMdRecord(
     "---\nname: loop\ndescription: Loops\ntools: [t]\nmax_turns: 2\n---\nLoop.",
-  );
-  const record = instructionSkillRecord(
-    {
-      ...manifest,
-      folder: "/s/loop",
-      file_path: "/s/loop/SKILL.md",
-      resources: [],
-    },
-    { source: "project" },
   );
   const again = { tool_calls: [{ id: "c", name: "t", arguments: {} }] };
   const provider = scriptedProvider([again, again, again]);

@@ -13,8 +13,8 @@ import {
   notRunnableError,
   runSkill,
 } from "./run.ts";
-import { instructionSkillRecord } from "./catalog.ts";
-import { parseSkillMd } from "./skill_md.ts";
+import type { SkillRecord } from "./catalog.ts";
+import { skillMdRecord } from "../../tests/support/skill_fakes.ts";
 
 Deno.test("failSkill() emits skill.failed and maps the code", async (t) => {
   const cases: [string, unknown, string][] = [
@@ -99,22 +99,12 @@ Deno.test("checkSchema() words other keywords without quoting the value", () => 
   assert.equal(problem, "The value is greater than 3");
 });
 
-Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot use", async () => {
-  // A skill folder's author writes its input_schema; a $ref that resolves
-  // nowhere makes the validator throw. The call must still end with
-  // skill.failed, and the run it started must be finished.
-  const manifest = parseSkillMd(
-    '---\nname: refs\ndescription: Refs\ninput_schema:\n  $ref: "#/nope"\n---\nGo.',
-  );
-  const record = instructionSkillRecord(
-    {
-      ...manifest,
-      folder: "/s/refs",
-      file_path: "/s/refs/SKILL.md",
-      resources: [],
-    },
-    { source: "project" },
-  );
+// Runs a skill with no LLM and no tools; the observer lists each run it
+// saw finish, and must see every run it started finish.
+async function runFailing(
+  record: SkillRecord,
+  fakes: { toolkit?: () => undefined; event?: () => void } = {},
+) {
   const ended: string[] = [];
   const result = await runSkill(record, record.definition, {
     reqId: "r1",
@@ -133,7 +123,7 @@ Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot
     signal: new AbortController().signal,
     tools: {
       tool: () => undefined,
-      toolkit: () => undefined,
+      toolkit: fakes.toolkit ?? (() => undefined),
       call: () => Promise.reject(new Error("unused")),
     },
     llm: () => {
@@ -141,11 +131,23 @@ Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot
     },
     observer: {
       started: () => "run1",
-      event() {},
+      event: fakes.event ?? (() => {}),
       finished: (id, end) => ended.push(`${id} ${end.outcome}`),
     },
   });
   assert.equal(result.success, false);
+  assert.deepEqual(ended, [`run1 ${result.errorCode}`]);
+  return result;
+}
+
+Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot use", async () => {
+  // A skill folder's author writes its input_schema; a $ref that resolves
+  // nowhere makes the validator throw. The call must still end with
+  // skill.failed, and the run it started must be finished.
+  const record = skillMdRecord(
+    '---\nname: refs\ndescription: Refs\ninput_schema:\n  $ref: "#/nope"\n---\nGo.',
+  );
+  const result = await runFailing(record);
   assert.equal(result.errorCode, "skill_error");
   assert.match(
     result.error ?? "",
@@ -155,60 +157,19 @@ Deno.test("runSkill() fails, not throws, on an input_schema the validator cannot
     "skill.started",
     "skill.failed",
   ]);
-  assert.deepEqual(ended, [`run1 ${result.errorCode}`]);
 });
 
 Deno.test("runSkill() finishes the run it started when a step before the run throws", async (t) => {
   // Past observer.started() every path must reach finished(): a run left
   // open shows as running in the recorder until the host stops.
-  const manifest = parseSkillMd(
+  const record = skillMdRecord(
     "---\nname: kits\ndescription: Kits\ntoolkits: [web]\n---\nGo.",
-  );
-  const record = instructionSkillRecord(
-    {
-      ...manifest,
-      folder: "/s/kits",
-      file_path: "/s/kits/SKILL.md",
-      resources: [],
-    },
-    { source: "project" },
   );
   const call = async (
     fakes: { toolkit?: () => undefined; event?: () => void },
   ) => {
-    const ended: string[] = [];
-    const result = await runSkill(record, record.definition, {
-      reqId: "r1",
-      arguments: {},
-      timeout: 5,
-      streaming: false,
-      llmOverride: null,
-      metadata: {},
-      session: {
-        id: "s",
-        token: "",
-        state: new Map(),
-        send() {},
-        signal: new AbortController().signal,
-      },
-      signal: new AbortController().signal,
-      tools: {
-        tool: () => undefined,
-        toolkit: fakes.toolkit ?? (() => undefined),
-        call: () => Promise.reject(new Error("unused")),
-      },
-      llm: () => {
-        throw new Error("no LLM");
-      },
-      observer: {
-        started: () => "run1",
-        event: fakes.event ?? (() => {}),
-        finished: (id, end) => ended.push(`${id} ${end.outcome}`),
-      },
-    });
-    assert.equal(result.success, false);
+    const result = await runFailing(record, fakes);
     assert.equal(result.events.at(-1)?.kind, "skill.failed");
-    assert.deepEqual(ended, [`run1 ${result.errorCode}`]);
     return result;
   };
   await t.step("the tool host's toolkit lookup throws", async () => {

@@ -12,6 +12,11 @@ import type {
   SessionScope,
 } from "../../runtime/capability.ts";
 import type { LlmProvider } from "../../runtime/llm/provider.ts";
+import {
+  instructionSkillRecord,
+  type SkillRecord,
+} from "../../runtime/skills/catalog.ts";
+import { parseSkillMd } from "../../runtime/skills/skill_md.ts";
 import type {
   SkillToolHost,
   SkillToolInfo,
@@ -196,4 +201,17 @@ export function aborted(signal: AbortSignal): Promise<unknown> {
       once: true,
     });
   });
+}
+
+/**
+ * The record of a `SKILL.md` folder `/s/<name>` (the name its frontmatter
+ * gives), a project skill with no resources.
+ */
+export function skillMdRecord(text: string): SkillRecord {
+  const manifest = parseSkillMd(text);
+  const folder = `/s/${manifest.name}`;
+  return instructionSkillRecord(
+    { ...manifest, folder, file_path: `${folder}/SKILL.md`, resources: [] },
+    { source: "project" },
+  );
 }
