@@ -18,6 +18,30 @@ import { connectA2e } from "../support/skills_host.ts";
 
 const OPTS = { sanitizeOps: false, sanitizeResources: false };
 
+// What a real host over the folder answers to skill/discover/req.
+async function discover(dir: string): Promise<Record<string, unknown>> {
+  const config = parseConfig(JSON.stringify({
+    skills: [dir],
+    builtin_skills: false,
+    sandbox: { cache_dir: null },
+  }));
+  const host = createHost({ config });
+  try {
+    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+    await host.ready;
+    const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
+    try {
+      return (await agent.request({ type: "skill/discover/req" })).message;
+    } finally {
+      await agent.close();
+    }
+  } finally {
+    await host.close({ timeoutSeconds: 1 });
+  }
+}
+
+type Listed = { name: string; description: string }[];
+
 Deno.test(
   "a SKILL.md that is a named pipe is listed as not loadable, never opened, and its neighbours are served",
   OPTS,
@@ -43,34 +67,16 @@ Deno.test(
       stdout: "null",
       stderr: "null",
     }).spawn();
-    const config = parseConfig(JSON.stringify({
-      skills: [dir],
-      builtin_skills: false,
-      sandbox: { cache_dir: null },
-    }));
-    const host = createHost({ config });
     try {
-      const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-      await host.ready;
-      const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
-      try {
-        const found = await agent.request({ type: "skill/discover/req" });
-        const skills = found.message.skills as {
-          name: string;
-          description: string;
-        }[];
-        const names = skills.map((s) => s.name).sort();
-        assert.deepEqual(names, ["good", "pipe"]);
-        const pipe = skills.find((s) => s.name === "pipe")!;
-        assert.match(
-          pipe.description,
-          /^Could not be loaded: Cannot load ".*pipe\/SKILL\.md": it is not a regular file/,
-        );
-      } finally {
-        await agent.close();
-      }
+      const skills = (await discover(dir)).skills as Listed;
+      const names = skills.map((s) => s.name).sort();
+      assert.deepEqual(names, ["good", "pipe"]);
+      const pipe = skills.find((s) => s.name === "pipe")!;
+      assert.match(
+        pipe.description,
+        /^Could not be loaded: Cannot load ".*pipe\/SKILL\.md": it is not a regular file/,
+      );
     } finally {
-      await host.close({ timeoutSeconds: 1 });
       writer.kill("SIGKILL");
       await writer.status;
       await Deno.remove(dir, { recursive: true });
@@ -101,43 +107,26 @@ Deno.test(
       "wide",
       `l0: &l0 [${items}]\nl1: [${Array(49).fill("*l0").join(",")}]\n`,
     );
-    const config = parseConfig(JSON.stringify({
-      skills: [dir],
-      builtin_skills: false,
-      sandbox: { cache_dir: null },
-    }));
-    const host = createHost({ config });
     try {
-      const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-      await host.ready;
-      const agent = await connectA2e(url.replace("http", "ws") + "/a2e");
-      try {
-        const found = await agent.request({ type: "skill/discover/req" });
-        const skills = found.message.skills as {
-          name: string;
-          description: string;
-        }[];
-        assert.ok(Array.isArray(skills), JSON.stringify(found.message));
-        assert.deepEqual(skills.map((s) => s.name).sort(), [
-          "good",
-          "loop",
-          "wide",
-        ]);
-        for (const name of ["loop", "wide"]) {
-          assert.match(
-            skills.find((s) => s.name === name)!.description,
-            /^Could not be loaded: .*the frontmatter's YAML aliases expand it past \d+ bytes/,
-          );
-        }
-        assert.ok(
-          JSON.stringify(found.message).length < 64 * 1024,
-          "the discovery answer carries the expansion",
+      const found = await discover(dir);
+      const skills = found.skills as Listed;
+      assert.ok(Array.isArray(skills), JSON.stringify(found));
+      assert.deepEqual(skills.map((s) => s.name).sort(), [
+        "good",
+        "loop",
+        "wide",
+      ]);
+      for (const name of ["loop", "wide"]) {
+        assert.match(
+          skills.find((s) => s.name === name)!.description,
+          /^Could not be loaded: .*the frontmatter's YAML aliases expand it past \d+ bytes/,
         );
-      } finally {
-        await agent.close();
       }
+      assert.ok(
+        JSON.stringify(found).length < 64 * 1024,
+        "the discovery answer carries the expansion",
+      );
     } finally {
-      await host.close({ timeoutSeconds: 1 });
       await Deno.remove(dir, { recursive: true });
     }
   },

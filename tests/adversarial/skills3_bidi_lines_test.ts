@@ -16,6 +16,7 @@ import {
   skillLoadWarnings,
 } from "../../runtime/skills/catalog.ts";
 import { printableLine } from "../../runtime/log_lines.ts";
+import { buildSnapshot } from "../../runtime/registry/snapshot.ts";
 
 // Printable: what the log lines would write unchanged.
 const printable = (text: string) => assert.equal(printableLine(text), text);
@@ -32,17 +33,7 @@ Deno.test("skill warnings and load failures escape a folder name's bidi override
       `${odd}/SKILL.md`,
       "---\nname: notes\ndescription: Notes\n---\nBe brief.",
     );
-    const snapshot = {
-      generation: 1,
-      tools: new Map(),
-      toolkits: new Map(),
-      skills: new Map(),
-      blocked: new Map(),
-      agentSkills: [broken, odd],
-      errors: [],
-      refused: [],
-      roots: [],
-    };
+    const snapshot = buildSnapshot([], { agentSkills: [broken, odd] });
     const catalog = registryCatalog({ registry: { snapshot }, home: null });
     const records = await catalog.skills();
     const lines = skillLoadWarnings(records);

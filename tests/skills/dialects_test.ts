@@ -14,6 +14,7 @@ import {
 } from "../../protocol/request_schemas.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import { scanSkillDirs } from "../../runtime/registry/scan.ts";
+import { buildSnapshot } from "../../runtime/registry/snapshot.ts";
 import { encodeResponse } from "../../protocol/responses.ts";
 import { createSkillsCapability } from "../../runtime/skills/capability.ts";
 import {
@@ -50,17 +51,7 @@ function toolsNamed(
 
 async function discoverFixtures() {
   const scan = await scanSkillDirs([{ path: DIR }]);
-  const snapshot = {
-    generation: 1,
-    tools: new Map(),
-    toolkits: new Map(),
-    skills: new Map(),
-    blocked: new Map(),
-    agentSkills: scan.agentSkills,
-    errors: [],
-    refused: [],
-    roots: [],
-  };
+  const snapshot = buildSnapshot([], { agentSkills: scan.agentSkills });
   const catalog = registryCatalog({ registry: { snapshot }, home: null });
   const cap = createSkillsCapability({
     catalog,
@@ -297,22 +288,8 @@ Deno.test("a skill.md folder that cannot be loaded is Blocked under its own file
       "---\nname: half_done\ntriggers: [x]\n---\nNo description yet.\n",
     );
     const scan = await scanSkillDirs([{ path: dir }]);
-    const catalog = registryCatalog({
-      registry: {
-        snapshot: {
-          generation: 1,
-          tools: new Map(),
-          toolkits: new Map(),
-          skills: new Map(),
-          blocked: new Map(),
-          agentSkills: scan.agentSkills,
-          errors: [],
-          refused: [],
-          roots: [],
-        },
-      },
-      home: null,
-    });
+    const snapshot = buildSnapshot([], { agentSkills: scan.agentSkills });
+    const catalog = registryCatalog({ registry: { snapshot }, home: null });
     const [record] = await catalog.skills();
     assert.equal(record?.run, null);
     assert.equal(
