@@ -60,6 +60,7 @@ import { readEnv, redactLlmConfig } from "../llm/config.ts";
 import { printableLine } from "../log_lines.ts";
 import {
   agentSkillsNameProblem,
+  cut,
   findSkillFile,
   loadSkillFolder,
   type SkillFolder,
@@ -897,5 +898,6 @@ export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
 // A banner line stays one line, and a hostile file cannot flood the terminal.
 function oneLine(text: string): string {
   const flat = printableLine(text);
-  return flat.length > 300 ? `${flat.slice(0, 300)}...` : flat;
+  const kept = cut(flat, 300);
+  return kept === flat ? flat : `${kept}...`;
 }

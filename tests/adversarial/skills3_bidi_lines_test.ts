@@ -11,6 +11,7 @@
 
 import assert from "node:assert/strict";
 import {
+  failedSkillRecord,
   registryCatalog,
   resolveSkillStatus,
   skillLoadWarnings,
@@ -51,4 +52,17 @@ Deno.test("skill warnings and load failures escape a folder name's bidi override
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("a load line cut at its bound keeps no half of a character", () => {
+  // An emoji (two UTF-16 units) across the 300th unit of the message.
+  const message = `${"x".repeat(299)}\u{1F600}${"y".repeat(50)}`;
+  const record = failedSkillRecord("long", {
+    path: "/s/long/SKILL.md",
+    message,
+    source: "project",
+  });
+  const [line] = skillLoadWarnings([record]);
+  assert.ok(line!.isWellFormed(), "a lone surrogate is left at the cut");
+  assert.ok(line!.endsWith(`${"x".repeat(299)}...`), line);
 });
