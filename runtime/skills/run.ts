@@ -49,7 +49,11 @@ import {
 import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
 import type { RunObserver } from "../store/recorder.ts";
 import type { InstructionSkillRun, SkillRecord } from "./catalog.ts";
-import { READ_SKILL_FILE_TOOL, SkillFileRefusedError } from "./skill_md.ts";
+import {
+  cut,
+  READ_SKILL_FILE_TOOL,
+  SkillFileRefusedError,
+} from "./skill_md.ts";
 import { COMMAND_TOOL, type CommandRule } from "./tool_names.ts";
 import {
   createChatRelay,
@@ -891,9 +895,11 @@ function toText(value: unknown): string {
 const MAX_TOOL_RESULT_CHARS = 32_000;
 
 function clip(text: string, limit: number): string {
-  return text.length <= limit
+  // cut(): a character outside the BMP is kept whole or left out.
+  const kept = cut(text, limit);
+  return kept === text
     ? text
-    : `${text.slice(0, limit)}\n[cut: ${text.length - limit} more characters]`;
+    : `${kept}\n[cut: ${text.length - kept.length} more characters]`;
 }
 
 /**
