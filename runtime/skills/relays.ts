@@ -41,6 +41,7 @@ import { eventSize, RESULT_EVENT_BYTES } from "../tools/call.ts";
 import { CODE_TOOL } from "../code/inner_calls.ts";
 import type { InstructionSkillRun } from "./catalog.ts";
 import {
+  cut,
   READ_SKILL_FILE_TOOL,
   readSkillFile,
   SkillFileRefusedError,
@@ -707,11 +708,12 @@ export function summarize(value: unknown, maxChars = 500): string {
       value,
       (_k, v) =>
         typeof v === "string" && v.length > 200
-          ? `${v.slice(0, 200)}… (${v.length} chars)`
+          ? `${cut(v, 200)}… (${v.length} chars)`
           : v,
     ) ?? "null";
   } catch {
     text = String(value);
   }
-  return text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
+  // cut(): a character outside the BMP is kept whole or left out.
+  return text.length > maxChars ? `${cut(text, maxChars)}…` : text;
 }

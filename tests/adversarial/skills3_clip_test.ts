@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import { runAgentLoop } from "../../runtime/skills/run.ts";
+import { summarize } from "../../runtime/skills/relays.ts";
 
 Deno.test("a tool result cut at its bound reaches the model without half a character", async () => {
   const requests: ChatRequest[] = [];
@@ -40,4 +41,18 @@ Deno.test("a tool result cut at its bound reaches the model without half a chara
   const content = String(fed.content);
   assert.ok(content.isWellFormed(), "a lone surrogate is fed to the model");
   assert.match(content, /^x{31999}\n\[cut: \d+ more characters\]$/);
+});
+
+Deno.test("summarize() cuts a long value without half a character", () => {
+  // Event summaries are stored and served: an emoji across the 500th unit
+  // of the JSON text (a string field's own cut at 200 is escaped by
+  // JSON.stringify, so it stays well-formed).
+  for (let pad = 145; pad < 155; pad++) {
+    const line = summarize(["x".repeat(pad), ..."\u{1F600}".repeat(200)]);
+    assert.ok(
+      line.isWellFormed(),
+      `a lone surrogate is left at the cut (${pad})`,
+    );
+    assert.ok(line.endsWith("…"));
+  }
 });
