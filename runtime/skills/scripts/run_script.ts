@@ -19,6 +19,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./script_process.ts";
 import { findInterpreter, isExecutableFile } from "./interpreters.ts";
+import { cut } from "../skill_md.ts";
 import type { EgressBroker } from "../../egress/broker.ts";
 import { type EgressProxy, openEgressProxy } from "../../egress/proxy.ts";
 import type { StoredFile } from "../../store/store.ts";
@@ -280,14 +281,14 @@ function outputLogs(call: ScriptCall): {
   const out = { stdout: "", stderr: "" };
   let logs = 0;
   const onOutput = (stream: "stdout" | "stderr", text: string) => {
-    out[stream] = (out[stream] + text).slice(-TAIL_CHARS);
+    // Neither cut keeps half of a character outside the BMP.
+    out[stream] = (out[stream] + text).slice(-TAIL_CHARS)
+      .replace(/^[\udc00-\udfff]/, "");
     if (logs >= MAX_LOG_EVENTS) return;
     logs++;
     call.onEvent("log", {
       level: stream === "stderr" ? "warn" : "info",
-      message: text.length > LINE_CHARS
-        ? text.slice(0, LINE_CHARS) + "…"
-        : text,
+      message: text.length > LINE_CHARS ? cut(text, LINE_CHARS) + "…" : text,
       stream,
     });
   };
