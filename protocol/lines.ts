@@ -1,8 +1,15 @@
 /**
+ * Lines of text, in and out.
+ *
  * The one size-capped line splitter: NDJSON from a client on stdio and
  * framed lines between the host and a sandbox process both go through it.
  * A line longer than the cap is never held in memory: its bytes are counted
  * and it is reported whole as oversize once its newline arrives.
+ *
+ * The one escaper for text another party wrote that ends up in a line
+ * someone reads (a log line, an error message): {@link printableLine}. It
+ * lives here, beside the wire, because the client and the host both show
+ * such text.
  *
  * @module
  */
@@ -172,4 +179,38 @@ export class LineSplitter {
     line.set(tail, held.length);
     this.#onLine(line);
   }
+}
+
+// What a terminal acts on or a log reader splits at: C0 controls but tab,
+// DEL, C1 controls (U+009B starts an escape sequence on some terminals),
+// the Unicode line and paragraph separators, and the bidirectional
+// overrides and isolates that can make a line read as another.
+const UNPRINTABLE =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * One log line as it may be shown: every character a terminal would act on
+ * or a log reader would split at is written as its `\uXXXX` escape. A
+ * hostile module's error cannot then recolour or clear the operator's
+ * terminal, nor start a line of its own that passes for the host's.
+ *
+ * @param line any text
+ * @returns the text, one printable line (the same string when it was)
+ * @example A forged second line and an escape sequence
+ * ```ts
+ * import { printableLine } from "./lines.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   printableLine("boom\nskillbox: forged\u001b[2J"),
+ *   "boom\\u000askillbox: forged\\u001b[2J",
+ * );
+ * assert.equal(printableLine("tab\tkept"), "tab\tkept");
+ * ```
+ */
+export function printableLine(line: string): string {
+  return line.replace(
+    UNPRINTABLE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

@@ -18,6 +18,7 @@ import {
 } from "./envelope.ts";
 import { SkillboxError, type WireError } from "./errors.ts";
 import { isPlainObject, type JsonObject } from "./json.ts";
+import { printableLine } from "./lines.ts";
 import type { RequestType } from "./requests.ts";
 import {
   decodeSkill,
@@ -511,7 +512,7 @@ export function decodeResponse<T extends AnsweredRequestType>(
     // A hostile host's `type` may be an object String() refuses, or hold
     // escape sequences for the terminal that shows this message.
     const got = typeof message.type === "string"
-      ? JSON.stringify(message.type)
+      ? printableLine(JSON.stringify(message.type))
       : "no type";
     fail(`expected "${expected}", got ${got}`);
   }

@@ -252,3 +252,17 @@ Deno.test("a host's parameter named __proto__ stays a parameter where __proto__ 
     required: ["__proto__"],
   });
 });
+
+Deno.test("a hostile host's type reaches the error only as printable text", () => {
+  // JSON.stringify escapes C0 controls but not C1 (U+009B starts a terminal
+  // escape sequence), bidi overrides or the Unicode line separators.
+  let message = "";
+  try {
+    decodeResponse("ping", { type: "\u009b2J\u202eevil\u2028x" });
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  assert.match(message, /expected "pong"/);
+  assert.doesNotMatch(message, /[\u0080-\u009f\u2028\u2029\u202a-\u202e]/);
+  assert.match(message, /\\u009b2J\\u202eevil\\u2028x/);
+});

@@ -48,7 +48,7 @@ import {
   type StandardCapabilities,
 } from "./standard_capabilities.ts";
 import type { LoadReport } from "./load_report.ts";
-import { printableLine } from "./log_lines.ts";
+import { printableLine } from "../protocol/lines.ts";
 
 /**
  * Options for {@link createHost}.

@@ -13,46 +13,14 @@
  *
  * A line often quotes what others wrote (a module's error, a server's
  * message, a file name), so each is made printable first
- * ({@link printableLine}).
+ * (`printableLine()` in `protocol/lines.ts`).
  *
  * @module
  */
 
+import { printableLine } from "../protocol/lines.ts";
+
 const encoder = new TextEncoder();
-
-// What a terminal acts on or a log reader splits at: C0 controls but tab,
-// DEL, C1 controls (U+009B starts an escape sequence on some terminals),
-// the Unicode line and paragraph separators, and the bidirectional
-// overrides and isolates that can make a line read as another.
-const UNPRINTABLE =
-  // deno-lint-ignore no-control-regex
-  /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/**
- * One log line as it may be shown: every character a terminal would act on
- * or a log reader would split at is written as its `\uXXXX` escape. A
- * hostile module's error cannot then recolour or clear the operator's
- * terminal, nor start a line of its own that passes for the host's.
- *
- * @param line any text
- * @returns the text, one printable line (the same string when it was)
- * @example A forged second line and an escape sequence
- * ```ts
- * import { printableLine } from "./log_lines.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   printableLine("boom\nskillbox: forged\u001b[2J"),
- *   "boom\\u000askillbox: forged\\u001b[2J",
- * );
- * assert.equal(printableLine("tab\tkept"), "tab\tkept");
- * ```
- */
-export function printableLine(line: string): string {
-  return line.replace(
-    UNPRINTABLE,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
 
 /** Where lines go: `Deno.stderr`, or anything that writes like it. */
 export interface LineSink {

@@ -29,7 +29,7 @@ import {
 } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
 import { pointerSegment } from "../../protocol/json.ts";
-import { printableLine } from "../log_lines.ts";
+import { printableLine } from "../../protocol/lines.ts";
 import type {
   JsonSchemaType,
   JsonSchemaValidator,

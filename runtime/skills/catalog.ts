@@ -57,7 +57,7 @@ import type {
   SkillEntry,
 } from "../registry/types.ts";
 import { readEnv, redactLlmConfig } from "../llm/config.ts";
-import { printableLine } from "../log_lines.ts";
+import { printableLine } from "../../protocol/lines.ts";
 import {
   agentSkillsNameProblem,
   cut,

@@ -27,7 +27,7 @@ import { basename, isAbsolute, join, resolve } from "node:path";
 import { type Document, isScalar, parseDocument, visit } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { within } from "../confine/mount_rule.ts";
-import { printableLine } from "../log_lines.ts";
+import { printableLine } from "../../protocol/lines.ts";
 import {
   isPlainObject,
   type JsonObject,

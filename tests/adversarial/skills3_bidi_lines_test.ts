@@ -16,7 +16,7 @@ import {
   resolveSkillStatus,
   skillLoadWarnings,
 } from "../../runtime/skills/catalog.ts";
-import { printableLine } from "../../runtime/log_lines.ts";
+import { printableLine } from "../../protocol/lines.ts";
 import { buildSnapshot } from "../../runtime/registry/snapshot.ts";
 
 // Printable: what the log lines would write unchanged.
