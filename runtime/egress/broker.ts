@@ -778,7 +778,8 @@ function secretForms(values: Iterable<string>): string[] {
   for (const v of values) {
     const json = JSON.stringify(v).slice(1, -1);
     forms.add(v).add(encodeURIComponent(v)).add(json)
-      .add(json.replaceAll("/", "\\/"));
+      .add(json.replaceAll("/", "\\/"))
+      .add(new URLSearchParams({ v }).toString().slice(2));
   }
   return [...forms].sort((a, b) => b.length - a.length);
 }
@@ -826,7 +827,10 @@ function secretCut(values: Iterable<string>): SecretCut {
       // A reference or escape the cut ran through may be a form's next
       // character.
       const tail = text.slice(from)
-        .replace(/(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3})?)$/, "");
+        .replace(
+          /(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?)$/,
+          "",
+        );
       return text.slice(0, from + (begun.exec(tail)?.index ?? tail.length));
     },
   };
@@ -844,22 +848,42 @@ const NAMED = Map.groupBy(
   (entry) => entry[0]!,
 );
 
-// One character as a pattern: its UTF-8 bytes, itself (Node sends a
-// header value in latin1), a JSON "\u" escape, or an HTML reference to it
-// by decimal or hexadecimal number (any leading zeros) or by name.
+// A header value goes out in latin1, and WHATWG's "latin1" is
+// windows-1252: an upstream decoding by it reads a byte 0x80-0x9f as
+// another character (0x80 as "€").
+const WINDOWS_1252 = new TextDecoder("windows-1252");
+
+// One character as a pattern: as itself or as windows-1252 reads it.
 function charPattern(char: string): string {
   const code = char.codePointAt(0)!;
-  const digits = code.toString(16);
-  const hex = digits.replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
-  const written = [...new Set([Buffer.from(char).toString("latin1"), char])]
-    .map(RegExp.escape);
-  if (code <= 0xffff) {
-    written.push(`\\\\u${"0".repeat(4 - digits.length)}${hex}`);
-  }
+  const read = code >= 0x80 && code <= 0x9f
+    ? WINDOWS_1252.decode(Uint8Array.of(code))
+    : char;
+  return `(?:${[...new Set([char, read])].map(writings).join("|")})`;
+}
+
+// A character's writings: its UTF-8 bytes, itself (Node sends a header
+// value in latin1), a JSON "\u" escape, "\x" escapes of its latin1 byte
+// (JavaScript) or of its UTF-8 bytes (Python's bytes), or an HTML
+// reference to it by decimal or hexadecimal number (any leading zeros) or
+// by name.
+function writings(char: string): string {
+  const code = char.codePointAt(0)!;
+  const utf8 = Buffer.from(char);
+  const written = new Set([utf8.toString("latin1"), char].map(RegExp.escape))
+    .add(Array.from(utf8, (b) => `\\\\x${hexPattern(b, 2)}`).join(""));
+  if (code <= 0xff) written.add(`\\\\x${hexPattern(code, 2)}`);
+  if (code <= 0xffff) written.add(`\\\\u${hexPattern(code, 4)}`);
   const references = [
     `&#0*${code}`,
-    `&#[xX]0*${hex}`,
+    `&#[xX]0*${hexPattern(code)}`,
     ...(NAMED.get(char) ?? []).map((entry) => `&${entry.slice(1)}`),
   ];
-  return `(?:${written.join("|")}|(?:${references.join("|")});?)`;
+  return `${[...written].join("|")}|(?:${references.join("|")});?`;
+}
+
+// A number in hexadecimal, at least `width` digits, in either case.
+function hexPattern(n: number, width = 0): string {
+  return n.toString(16).padStart(width, "0")
+    .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
 }

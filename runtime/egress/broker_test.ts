@@ -1112,10 +1112,15 @@ Deno.test("a secret an upstream echoes HTML-escaped never comes back", async (t)
     });
   }
   await t.step("cut after a reference, or inside one", async () => {
-    for (const at of ["<p>Bearer op&#x2F;sec", "<p>Bearer op&#x2"]) {
-      await using cut = await upstream(at.length);
+    for (
+      const [name, at] of [
+        ["hex", "<p>Bearer op&#x2F;sec"],
+        ["hex", "<p>Bearer op&#x2"],
+      ]
+    ) {
+      await using cut = await upstream(at!.length);
       const res = await cut.broker.fetch(
-        { url: `http://api.test:${cut.port}/hex` },
+        { url: `http://api.test:${cut.port}/${name}` },
         any,
       );
       assert.equal(res.truncated, true);
@@ -1149,4 +1154,43 @@ Deno.test("a secret outside ASCII an upstream echoes never comes back", async ()
     url: `http://api.test:${upstream.port}/json`,
   }, { allow: [["*"]] });
   assert.equal(text(json), '{"auth":"[REDACTED]"}');
+});
+
+Deno.test("a secret an upstream echoes in \\x escapes, form-encoded or read as windows-1252 never comes back", async (t) => {
+  // Node sends the header in latin1; each echo below is one an upstream
+  // writes of what it read.
+  const value = "Bearer op/s\u00e9\u0080cret+7f3a";
+  const hex = (b: number) => `\\x${b.toString(16).padStart(2, "0")}`;
+  const echoes: Record<string, (auth: string) => string> = {
+    // JavaScript string escapes of every byte it got.
+    "x-latin1": (auth) => Array.from(Buffer.from(auth, "latin1"), hex).join(""),
+    // Python's repr of the bytes of the text it decoded, in UTF-8.
+    "x-utf8": (auth) =>
+      Array.from(
+        Buffer.from(auth),
+        (b) => b < 0x80 ? String.fromCharCode(b) : hex(b),
+      ).join(""),
+    // A form or a query string: a space as "+".
+    form: (auth) => new URLSearchParams({ auth }).toString().slice(5),
+    // WHATWG's "latin1" is windows-1252: byte 0x80 reads as the euro sign.
+    "cp1252-utf8": (auth) =>
+      new TextDecoder("latin1").decode(Buffer.from(auth, "latin1")),
+    "cp1252-html": (auth) =>
+      Array.from(
+        new TextDecoder("latin1").decode(Buffer.from(auth, "latin1")),
+        (c) => `&#x${c.codePointAt(0)!.toString(16)};`,
+      ).join(""),
+  };
+  await using upstream = await rawUpstream((req, res) => {
+    const echo = echoes[req.url!.slice(1)]!;
+    res.end(`<p>${echo(String(req.headers.authorization))}</p>`);
+  }, { value });
+  for (const name of Object.keys(echoes)) {
+    await t.step(`echoed "${name}"`, async () => {
+      const res = await upstream.broker.fetch({
+        url: `http://api.test:${upstream.port}/${name}`,
+      }, { allow: [["*"]] });
+      assert.equal(text(res), "<p>[REDACTED]</p>");
+    });
+  }
 });
