@@ -817,13 +817,17 @@ function secretCut(values: Iterable<string>): SecretCut {
       ).join("|")
     })$`,
   );
-  // Enough of a text's end for the longest form, every character escaped.
+  // Enough of a text's end for the longest form, every character escaped,
+  // leaving out zeros (a reference may be padded with any number of them).
   const reach = forms[0]!.length * 24;
   return {
     forms,
     whole: (text) => wholes.reduce((t, re) => t.replace(re, REDACTED), text),
     end(text) {
-      const from = Math.max(0, text.length - reach);
+      let from = text.length;
+      for (let left = reach; from > 0 && left > 0; from--) {
+        if (text[from - 1] !== "0") left--;
+      }
       // A reference or escape the cut ran through may be a form's next
       // character.
       const tail = text.slice(from)
