@@ -828,17 +828,18 @@ function secretCut(values: Iterable<string>): SecretCut {
       for (let left = reach; from > 0 && left > 0; from--) {
         if (text[from - 1] !== "0") left--;
       }
-      // A reference or escape the cut ran through may be a form's next
-      // character.
-      const tail = text.slice(from)
-        .replace(
-          /(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?)$/,
-          "",
-        );
+      // A writing the cut ran through may be a form's next character.
+      const tail = text.slice(from).replace(PARTIAL, "");
       return text.slice(0, from + (begun.exec(tail)?.index ?? tail.length));
     },
   };
 }
+
+// The start of a writing (see writings) at a text's end: a reference, a
+// "\u" or "\x" escape, a character's first UTF-8 bytes, or "\x" escapes of
+// them.
+const PARTIAL =
+  /(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?|[\xc2-\xf4][\x80-\xbf]{0,2}|\\x[c-fC-F][0-9A-Fa-f](?:\\x[89abAB][0-9A-Fa-f]){0,2}(?:\\(?:x[0-9A-Fa-f]?)?)?)$/;
 
 // HTML's names for ASCII characters (the WHATWG list), by character.
 const NAMED = Map.groupBy(

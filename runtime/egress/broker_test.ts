@@ -1184,16 +1184,34 @@ Deno.test("a secret an upstream echoes in \\x escapes, form-encoded or read as w
         (c) => `&#x${c.codePointAt(0)!.toString(16)};`,
       ).join(""),
   };
-  await using upstream = await rawUpstream((req, res) => {
-    const echo = echoes[req.url!.slice(1)]!;
-    res.end(`<p>${echo(String(req.headers.authorization))}</p>`);
-  }, { value });
+  const upstream = (maxResponseBytes?: number) =>
+    rawUpstream((req, res) => {
+      const echo = echoes[req.url!.slice(1)]!;
+      res.end(`<p>${echo(String(req.headers.authorization))}</p>`);
+    }, { value, maxResponseBytes });
   for (const name of Object.keys(echoes)) {
     await t.step(`echoed "${name}"`, async () => {
-      const res = await upstream.broker.fetch({
-        url: `http://api.test:${upstream.port}/${name}`,
+      await using whole = await upstream();
+      const res = await whole.broker.fetch({
+        url: `http://api.test:${whole.port}/${name}`,
       }, { allow: [["*"]] });
       assert.equal(text(res), "<p>[REDACTED]</p>");
     });
   }
+  await t.step("cut inside a character's UTF-8 bytes", async () => {
+    for (
+      const [name, length] of [
+        ["cp1252-utf8", "<p>Bearer op/s".length + 1],
+        ["x-utf8", "<p>Bearer op/s\\xc3".length],
+        ["x-utf8", "<p>Bearer op/s\\xc3\\x".length],
+      ] as const
+    ) {
+      await using cut = await upstream(length);
+      const res = await cut.broker.fetch({
+        url: `http://api.test:${cut.port}/${name}`,
+      }, { allow: [["*"]] });
+      assert.equal(res.truncated, true);
+      assert.equal(text(res), "<p>", name);
+    }
+  });
 });
