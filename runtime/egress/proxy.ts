@@ -217,9 +217,15 @@ async function tunnel(
     const target = await connectTo(address, port, url, rules);
     socket.write("HTTP/1.1 200 Connection established\r\n\r\n");
     if (head.length > 0) target.write(head);
-    // Each side's end ends the other: `pipe` alone leaves the upstream
-    // open in the host when the process's side is destroyed (killed, or
-    // the proxy closed) rather than ended.
+    // The process may half-close (send, then end) and read the answer;
+    // a tunnel so left half-open ends after its time without traffic.
+    socket.allowHalfOpen = true;
+    socket.once("end", () => {
+      target.setTimeout(rules.timeoutMs, () => target.destroy());
+    });
+    // Otherwise each side's end ends the other: `pipe` alone leaves the
+    // upstream open in the host when the process's side is destroyed
+    // (killed, or the proxy closed) rather than ended.
     target.on("error", () => socket.destroy());
     target.on("close", () => socket.destroy());
     socket.on("close", () => target.destroy());

@@ -1,9 +1,11 @@
 /**
  * A tunnel through the egress relay and proxy that one peer half-closes
  * while the other stalls: the host must not hold the upstream connection
- * (nor the proxy's slot) for as long as the stalling peer likes. Either
- * half-close ends the whole tunnel in the host; what stays open is the
- * relay's copy of the process's own connection, inside its namespace.
+ * (nor the proxy's slot) for as long as the stalling peer likes. The
+ * upstream's half-close ends the whole tunnel in the host; the process's
+ * leaves it open for the answer, until the proxy's time passes without
+ * traffic. What stays open is the relay's copy of the process's own
+ * connection, inside its namespace.
  */
 
 import assert from "node:assert/strict";
@@ -30,6 +32,17 @@ function ended(conn: Deno.Conn, what: string): Promise<void> {
   ]).finally(() => clearTimeout(timer));
 }
 
+// What `conn` reads until its end (a conn's `readable` would close it).
+async function readAll(conn: Deno.Conn): Promise<string> {
+  const decoder = new TextDecoder();
+  const buf = new Uint8Array(4096);
+  let text = "";
+  for (let n; (n = await conn.read(buf)) !== null;) {
+    text += decoder.decode(buf.subarray(0, n), { stream: true });
+  }
+  return text;
+}
+
 Deno.test("a half-closed tunnel whose other peer stalls holds no upstream connection in the host", async (t) => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
@@ -40,6 +53,8 @@ Deno.test("a half-closed tunnel whose other peer stalls holds no upstream connec
       resolve: () => Promise.resolve(["127.0.0.1"]),
     }),
     allow: ["a.test"],
+    // Shorter than ended()'s bound: a half-open tunnel is ended after it.
+    timeoutMs: 1000,
   });
   const relay = startEgressRelay({
     token: proxy.token,
@@ -73,6 +88,17 @@ Deno.test("a half-closed tunnel whose other peer stalls holds no upstream connec
       const { conn, upstream } = await tunnel();
       await conn.closeWrite();
       await ended(upstream, "the upstream connection");
+      // The host ends its side too: the process's connection ends.
+      await ended(conn, "the tunnel");
+    });
+    await t.step("the process half-closes, and reads the answer", async () => {
+      const { conn, upstream } = await tunnel();
+      await conn.write(new TextEncoder().encode("question"));
+      await conn.closeWrite();
+      assert.equal(await readAll(upstream), "question");
+      await upstream.write(new TextEncoder().encode("answer"));
+      await upstream.closeWrite();
+      assert.equal(await readAll(conn), "answer");
     });
   } finally {
     for (const conn of open) {
