@@ -229,6 +229,7 @@ async function tunnel(
     target.on("error", () => socket.destroy());
     target.on("close", () => socket.destroy());
     socket.on("close", () => target.destroy());
+    if (socket.destroyed) target.destroy(); // gone while it was checked
     socket.pipe(target).pipe(socket);
   } catch (err) {
     refuseOn(socket, err);

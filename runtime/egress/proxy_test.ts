@@ -286,6 +286,48 @@ Deno.test("openEgressProxy() ends upstream connections when the process's side g
   }
 });
 
+Deno.test("openEgressProxy() holds no upstream of a tunnel whose process went while it was checked", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const checking = Promise.withResolvers<void>();
+  const checked = Promise.withResolvers<string>();
+  const proxy = openEgressProxy({
+    broker: {
+      checkTarget: () => {
+        checking.resolve();
+        return checked.promise;
+      },
+    },
+    allow: ["a.test"],
+  });
+  const conn = await Deno.connect({ transport: "unix", path: proxy.path });
+  let upstream: Deno.Conn | undefined;
+  try {
+    await conn.write(
+      new TextEncoder().encode(
+        `${proxy.token}\nCONNECT a.test:${port} HTTP/1.1\r\n\r\n`,
+      ),
+    );
+    await checking.promise;
+    proxy.close(); // the process's side is gone before the connect
+    checked.resolve("127.0.0.1");
+    upstream = await listener.accept();
+    // Only a connection the host closed whole refuses what is sent on it.
+    const refused = (async () => {
+      try {
+        while (true) await upstream.write(new Uint8Array(64 * 1024));
+      } catch {
+        // Reset, or the pipe broken: the host let it go.
+      }
+    })();
+    await within(refused, 5000, "the upstream connection");
+  } finally {
+    conn.close();
+    upstream?.close();
+    listener.close();
+  }
+});
+
 Deno.test("a proxy whose socket cannot be made throws, and the host process lives on", async () => {
   // A process with no descriptor left (a connection flood, a leak): the
   // socket cannot be made. Its failure used to come as an uncaught error
