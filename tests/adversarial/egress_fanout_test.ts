@@ -9,11 +9,8 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { createHost, type Host } from "../../runtime/host.ts";
-import { defaultConfig } from "../../runtime/config.ts";
 import { MAX_PARALLEL_FETCHES } from "../../runtime/egress/broker.ts";
-import { CONFINEMENT_MODE } from "./_confined.ts";
+import { startToolsHost } from "./_tools_host.ts";
 
 const TOOLS: Record<string, string> = {
   // Fires every URL at once, in order, and reports each status.
@@ -65,39 +62,9 @@ function upstream(): Upstream {
   };
 }
 
-async function serve(): Promise<{ host: Host; close(): Promise<void> }> {
-  const dir = await Deno.makeTempDir({ prefix: "skillbox_fanout_" });
-  for (const [name, source] of Object.entries(TOOLS)) {
-    await Deno.writeTextFile(join(dir, name), source);
-  }
-  const base = defaultConfig();
-  const host = createHost({
-    config: {
-      skills: [dir],
-      builtinSkills: false,
-      sandbox: {
-        ...base.sandbox,
-        cacheDir: null,
-        confinement: CONFINEMENT_MODE,
-      },
-      egress: { ...base.egress, allowPrivateHosts: ["localhost"] },
-      policy: { permissions: { net: ["localhost"] } },
-    },
-  });
-  const report = await host.ready;
-  assert.deepEqual(report.errors, []);
-  return {
-    host,
-    async close() {
-      await host.close({ timeoutSeconds: 1 });
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
 Deno.test("a module's burst of ctx.fetch runs a few at a time, without holding up other calls", async () => {
   const up = upstream();
-  const served = await serve();
+  const served = await startToolsHost(TOOLS);
   const url = (path: string) => `http://localhost:${up.port}${path}`;
   const cancel = new AbortController();
   try {

@@ -10,10 +10,8 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { createHost, type Host } from "../../runtime/host.ts";
-import { defaultConfig } from "../../runtime/config.ts";
-import { CONFINEMENT_MODE } from "./_confined.ts";
+import type { Host } from "../../runtime/host.ts";
+import { startToolsHost } from "./_tools_host.ts";
 
 const SECRET = "op-secret-clear-9b2e";
 const SECRET_ENV = "SKILLBOX_TEST_SCHEME_SECRET";
@@ -51,44 +49,22 @@ async function start(binding: string): Promise<Fixture> {
       return new Response("ok");
     },
   );
-  const dir = await Deno.makeTempDir({ prefix: "skillbox_scheme_" });
-  for (const [name, source] of Object.entries(TOOLS)) {
-    await Deno.writeTextFile(join(dir, name), source);
-  }
   Deno.env.set(SECRET_ENV, `Bearer ${SECRET}`);
-  const base = defaultConfig();
-  const host = createHost({
-    config: {
-      skills: [dir],
-      builtinSkills: false,
-      sandbox: {
-        ...base.sandbox,
-        cacheDir: null,
-        confinement: CONFINEMENT_MODE,
-      },
-      egress: {
-        ...base.egress,
-        allowPrivateHosts: ["localhost"],
-        secrets: [{
-          host: binding,
-          header: "Authorization",
-          valueEnv: SECRET_ENV,
-          toolkits: [],
-        }],
-      },
-      policy: { permissions: { net: ["localhost"] } },
-    },
+  const { host, close } = await startToolsHost(TOOLS, {
+    secrets: [{
+      host: binding,
+      header: "Authorization",
+      valueEnv: SECRET_ENV,
+      toolkits: [],
+    }],
   });
-  const report = await host.ready;
-  assert.deepEqual(report.errors, []);
   return {
     host,
     port: server.addr.port,
     seen,
     async close() {
-      await host.close({ timeoutSeconds: 1 });
+      await close();
       await server.shutdown();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
       Deno.env.delete(SECRET_ENV);
     },
   };
