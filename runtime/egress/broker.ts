@@ -768,18 +768,22 @@ function timeoutError(signal: AbortSignal): SkillboxError {
 
 /**
  * The forms a secret may take in what comes back: as sent, as a URL writes
- * it (an upstream copying it into a Location or a link), and as a JSON
- * string writes it, with "/" as "\/" too (PHP's json_encode; base64 keys
- * hold "/"). Longest first: a value that begins another would otherwise be
- * cut out first and leave the rest of the longer one in the clear.
+ * it (an upstream copying it into a Location or a link) or a form does
+ * (a space as "+"), their hex digits in either case (.NET's encoder writes
+ * them in lower case), and as a JSON string writes it, with "/" as "\/"
+ * too (PHP's json_encode; base64 keys hold "/"). Longest first: a value
+ * that begins another would otherwise be cut out first and leave the rest
+ * of the longer one in the clear.
  */
 function secretForms(values: Iterable<string>): string[] {
   const forms = new Set<string>();
   for (const v of values) {
     const json = JSON.stringify(v).slice(1, -1);
-    forms.add(v).add(encodeURIComponent(v)).add(json)
-      .add(json.replaceAll("/", "\\/"))
-      .add(new URLSearchParams({ v }).toString().slice(2));
+    forms.add(v).add(json).add(json.replaceAll("/", "\\/"));
+    const form = new URLSearchParams({ v }).toString().slice(2);
+    for (const url of [encodeURIComponent(v), form]) {
+      forms.add(url).add(url.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()));
+    }
   }
   return [...forms].sort((a, b) => b.length - a.length);
 }

@@ -1159,7 +1159,7 @@ Deno.test("a secret outside ASCII an upstream echoes never comes back", async ()
   assert.equal(text(json), '{"auth":"[REDACTED]"}');
 });
 
-Deno.test("a secret an upstream echoes in \\x escapes, form-encoded or read as windows-1252 never comes back", async (t) => {
+Deno.test("a secret an upstream echoes in \\x escapes, URL- or form-encoded or read as windows-1252 never comes back", async (t) => {
   // Node sends the header in latin1; each echo below is one an upstream
   // writes of what it read.
   const value = "Bearer op/s\u00e9\u0080cret+7f3a";
@@ -1175,6 +1175,13 @@ Deno.test("a secret an upstream echoes in \\x escapes, form-encoded or read as w
       ).join(""),
     // A form or a query string: a space as "+".
     form: (auth) => new URLSearchParams({ auth }).toString().slice(5),
+    // .NET's HttpUtility.UrlEncode writes its hex digits in lower case.
+    "form-lower": (auth) =>
+      new URLSearchParams({ auth }).toString().slice(5)
+        .replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()),
+    "uri-lower": (auth) =>
+      encodeURIComponent(auth)
+        .replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()),
     // WHATWG's "latin1" is windows-1252: byte 0x80 reads as the euro sign.
     "cp1252-utf8": (auth) =>
       new TextDecoder("latin1").decode(Buffer.from(auth, "latin1")),
