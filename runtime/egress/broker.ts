@@ -318,12 +318,13 @@ export class EgressBroker {
       });
       const location = res.headers.location;
       const status = res.statusCode ?? 0;
+      const cut = secretCut(sent);
       if (
         request.redirect === "manual" || location === undefined ||
         !REDIRECTS.includes(status)
       ) {
         if (injected.length > 0) refuseEncoded(url, res);
-        return this.#answer(url, res, secretCut(sent), redirects);
+        return this.#answer(url, res, cut, redirects);
       }
       res.destroy();
       if (hop >= MAX_REDIRECTS) {
@@ -337,19 +338,18 @@ export class EgressBroker {
       // send it, in the URL, to a host it is not bound to.
       const bound = this.#secretsFor(next, scope.toolkit ?? null)
         .map((s) => s.value);
-      const carried = [...sent].filter((v) =>
+      const from = cut.whole(url.href);
+      const carried = [...sent].some((v) =>
         !bound.includes(v) &&
         secretForms([v]).some((form) => next.href.includes(form))
       );
-      if (carried.length > 0) {
+      if (carried) {
         throw new SkillboxError(
           "tool_denied",
-          `Cannot follow the redirect from "${
-            secretCut(sent).whole(url.href)
-          }": its URL carries an operator secret for another host`,
+          `Cannot follow the redirect from "${from}": its URL carries an operator secret for another host`,
         );
       }
-      redirects.push(secretCut(sent).whole(url.href));
+      redirects.push(from);
       url = next;
       if (becomesGet(status, method)) {
         method = "GET";
