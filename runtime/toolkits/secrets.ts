@@ -29,12 +29,8 @@ function* subschemas(
   refs: SchemaRefs | null,
 ): Generator<[Place, unknown]> {
   for (const target of refs?.refsOf(s) ?? []) yield [null, target];
-  for (const key of ["anyOf", "oneOf", "allOf"]) {
-    const list = s[key];
-    if (Array.isArray(list)) {
-      for (const branch of list) yield [null, branch];
-    }
-  }
+  const branches = [s.anyOf, s.oneOf, s.allOf].filter(Array.isArray).flat();
+  for (const branch of branches) yield [null, branch];
   // Also the value itself: a secret declared only under a condition.
   for (const key of ["if", "then", "else"]) yield [null, s[key]];
   // A schema that applies to the object itself once a property is there
@@ -48,11 +44,7 @@ function* subschemas(
   for (const [, sub] of entries(s.patternProperties)) yield [ANY, sub];
   // A tuple's places by index (`prefixItems`, or `items` as a list before
   // draft 2020-12).
-  const tuple = Array.isArray(s.prefixItems)
-    ? s.prefixItems
-    : Array.isArray(s.items)
-    ? s.items
-    : [];
+  const tuple = [s.prefixItems, s.items, []].find(Array.isArray)!;
   for (const [i, sub] of tuple.entries()) yield [String(i), sub];
   for (const [name, sub] of entries(s.properties)) yield [name, sub];
   for (const key of ANY_MEMBER) {
