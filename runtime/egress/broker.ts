@@ -491,14 +491,19 @@ function boundSecret(binding: SecretBinding): BoundSecret {
   };
 }
 
+// What Node's HTTP client lets into a header value: a header is bytes, so
+// a character past U+00FF fails every request to the host, and a line break
+// would start a header of its own.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /**
  * The broker for a host configuration.
  *
  * @param config the `egress` section
  * @param env where secret values are read @default Deno.env.get
  * @returns the broker
- * @throws {TypeError} when a secret's variable is not set (a start-up
- * error: the operator named it)
+ * @throws {TypeError} when a secret's variable is not set or holds what no
+ * header can carry (a start-up error: the operator named it)
  * @example
  * ```ts
  * import { brokerFromConfig } from "./broker.ts";
@@ -521,6 +526,11 @@ export function brokerFromConfig(
     if (value === undefined || value === "") {
       throw new TypeError(
         `egress.secrets.${i}: the environment variable "${s.valueEnv}" is not set`,
+      );
+    }
+    if (!HEADER_VALUE.test(value)) {
+      throw new TypeError(
+        `egress.secrets.${i}: the value of "${s.valueEnv}" cannot be sent in a header: it holds a character past U+00FF or a control character`,
       );
     }
     return { ...s, value };

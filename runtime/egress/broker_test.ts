@@ -4,7 +4,12 @@ import type { AddressInfo } from "node:net";
 import { Buffer } from "node:buffer";
 import { gzipSync } from "node:zlib";
 import { SkillboxError } from "../../protocol/errors.ts";
-import { checkedFetch, EgressBroker, MAX_PARALLEL_FETCHES } from "./broker.ts";
+import {
+  brokerFromConfig,
+  checkedFetch,
+  EgressBroker,
+  MAX_PARALLEL_FETCHES,
+} from "./broker.ts";
 import type { FetchResponse } from "../../protocol/egress.ts";
 
 const SECRET = "op-secret-7f3a9c";
@@ -1221,4 +1226,31 @@ Deno.test("a secret an upstream echoes in \\x escapes, URL- or form-encoded or r
       assert.equal(text(res), "<p>", name);
     }
   });
+});
+
+Deno.test("brokerFromConfig() refuses a secret no header can carry, unquoted", () => {
+  const config = {
+    allowPrivateHosts: [],
+    secrets: [{
+      host: "api.example.com",
+      header: "Authorization",
+      valueEnv: "TOKEN",
+      toolkits: [],
+    }],
+    maxResponseBytes: 1024,
+    timeoutSeconds: 5,
+  };
+  // A header value is bytes: past U+00FF every request to the host would
+  // fail, and a line break would start a header of its own.
+  for (const value of ["Bearer €uro", "Bearer 😀", "Bearer a\r\nX-Other: 1"]) {
+    assert.throws(
+      () => brokerFromConfig(config, () => value),
+      (error: Error) =>
+        error instanceof TypeError &&
+        /egress\.secrets\.0: the value of "TOKEN" cannot be sent in a header/
+          .test(error.message) &&
+        !error.message.includes("Bearer"),
+    );
+  }
+  assert.ok(brokerFromConfig(config, () => "Bearer caf\u00e9\u0080"));
 });
