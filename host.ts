@@ -18,6 +18,7 @@ import {
 } from "./runtime/config_overrides.ts";
 import { createHost, type Host } from "./runtime/host.ts";
 import { LogLines } from "./runtime/log_lines.ts";
+import { withoutPassword } from "./runtime/store/config.ts";
 
 const USAGE = `Usage: deno run host [options]
 
@@ -247,14 +248,8 @@ function consoleLine(url: string, tokens: boolean, hostname: string): string {
 function historyLine(store: HostConfig["store"]): string {
   if (!store) return "history: off (store: null)";
   if (!store.url) return `history: ${store.path} (store.path)`;
-  const shown = hideUserinfo(store.url);
+  const shown = withoutPassword(store.url);
   return `history: PostgreSQL ${shown} (store.url, shared with the fleet)`;
-}
-
-// A database URL's password stays out of the log, up to the last "@" (as
-// the driver and URL read it), whatever it holds ("/" and "?" included).
-function hideUserinfo(text: string): string {
-  return text.replace(/\/\/[^\s'"]*@/g, "//…@");
 }
 
 // What keeps web pages out, and guessers when there are tokens.
@@ -274,7 +269,7 @@ if (import.meta.main) {
   // cannot read) ended the process with 0 and no word.
   const code = await main(Deno.args).catch((error: unknown) => {
     const why = error instanceof Error ? error.message : String(error);
-    stderr.log(`skillbox: cannot start: ${hideUserinfo(why)}`);
+    stderr.log(`skillbox: cannot start: ${withoutPassword(why)}`);
     return 1;
   });
   // The last lines, unless stderr stays unread (then they go with the

@@ -103,3 +103,25 @@ export function toStoreConfig(section: Section | null): StoreConfig | null {
     },
   };
 }
+
+/**
+ * Text that may quote a database URL (the URL itself, or an error about
+ * it), with every URL's user and password hidden, up to the last "@" as
+ * the PostgreSQL client and `URL` read it, whatever the password holds
+ * ("/" and "?" included).
+ *
+ * @param text a URL or a message quoting one
+ * @returns the text with `//user:password@` written `//…@`
+ * @example
+ * ```ts
+ * import { withoutPassword } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   withoutPassword("Invalid URL: 'postgres://u:pa/ss@db:5432/runs'"),
+ *   "Invalid URL: 'postgres://…@db:5432/runs'",
+ * );
+ * ```
+ */
+export function withoutPassword(text: string): string {
+  return text.replace(/\/\/[^\s'"]*@/g, "//…@");
+}

@@ -10,6 +10,7 @@
 
 import net from "node:net";
 import postgres from "postgres";
+import { withoutPassword } from "./config.ts";
 import {
   type ChildPage,
   type ChildQuery,
@@ -274,36 +275,45 @@ function connect(given: string): Pool {
     sockets.add(s);
     return s;
   };
-  const sql = postgres(url, {
-    ...{ socket } as object,
-    max: 4,
-    connect_timeout: 3,
-    // A statement waiting on a lock (an operator's LOCK TABLE, a migration
-    // queued behind a long transaction, a host frozen mid-write) waited
-    // for ever, and with it every console read and this host's writes.
-    // Now it fails: the console answers 503, the writes are held and
-    // retried. The URL's `?lock_timeout=` (milliseconds) overrides it.
-    connection: { lock_timeout: 5000 },
-    idle_timeout: 60,
-    // Half a second between reconnects, not the client's growing wait
-    // (up to 20 s): a database back is written again at the next flush.
-    backoff: () => 0.5,
-    onnotice: () => {},
-    // Not the array types' lookup each new connection makes first: its
-    // promise is dropped by the client, so a database stopping at that
-    // moment rejected it unhandled and could end the host (porsager/postgres
-    // issues 1192, 1223). Arrays go as text literals instead (textArray).
-    fetch_types: false,
-    // Cursors and token counts are BIGINT: numbers here, not strings.
-    types: {
-      bigint: {
-        to: 20,
-        from: [20],
-        serialize: (x: number) => String(x),
-        parse: (x: string) => Number(x),
+  let sql: Sql;
+  try {
+    sql = postgres(url, {
+      ...{ socket } as object,
+      max: 4,
+      connect_timeout: 3,
+      // A statement waiting on a lock (an operator's LOCK TABLE, a migration
+      // queued behind a long transaction, a host frozen mid-write) waited
+      // for ever, and with it every console read and this host's writes.
+      // Now it fails: the console answers 503, the writes are held and
+      // retried. The URL's `?lock_timeout=` (milliseconds) overrides it.
+      connection: { lock_timeout: 5000 },
+      idle_timeout: 60,
+      // Half a second between reconnects, not the client's growing wait
+      // (up to 20 s): a database back is written again at the next flush.
+      backoff: () => 0.5,
+      onnotice: () => {},
+      // Not the array types' lookup each new connection makes first: its
+      // promise is dropped by the client, so a database stopping at that
+      // moment rejected it unhandled and could end the host (porsager/postgres
+      // issues 1192, 1223). Arrays go as text literals instead (textArray).
+      fetch_types: false,
+      // Cursors and token counts are BIGINT: numbers here, not strings.
+      types: {
+        bigint: {
+          to: 20,
+          from: [20],
+          serialize: (x: number) => String(x),
+          parse: (x: string) => Number(x),
+        },
       },
-    },
-  });
+    });
+  } catch (error) {
+    // The client's own error quotes the URL whole, password and all; and,
+    // thrown from its files, it would be held as one of its stray errors.
+    throw new Error(
+      `Cannot use the run store: ${withoutPassword(String(error))}`,
+    );
+  }
   const cut = (error?: Error) => {
     for (const s of sockets) s.destroy(error);
     sockets.clear();

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { testWithPostgres } from "../../tests/support/postgres.ts";
 import {
+  isDriverError,
   lazyPostgresStore,
   openPostgresStore,
   SCHEMA_VERSION,
@@ -809,4 +810,23 @@ Deno.test("store.url's query_timeout must be milliseconds", () => {
       new RegExp(`query_timeout must be milliseconds, not "${bad}"`),
     );
   }
+});
+
+Deno.test("a store.url the client cannot read is refused, password hidden", () => {
+  // The client's own error quotes the URL whole, password and all, to an
+  // embedder's log; and, thrown from its files, it would be held as one of
+  // its stray errors (isDriverError).
+  let error: unknown;
+  try {
+    lazyPostgresStore("postgres://skillbox:pa/ss-word@127.0.0.1:1/runs");
+  } catch (thrown) {
+    error = thrown;
+  }
+  assert.ok(error instanceof Error, String(error));
+  assert.match(
+    error.message,
+    /^Cannot use the run store: .*postgres:\/\/…@127\.0\.0\.1:1\/runs/,
+  );
+  assert.ok(!error.message.includes("ss-word"), error.message);
+  assert.equal(isDriverError(error), false);
 });
