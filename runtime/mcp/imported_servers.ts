@@ -548,7 +548,7 @@ class Servers implements ImportedServers {
       const { tools, digest } = await listAll(client, timeout);
       // Taken before the skills are read: a relist on a list_changed
       // meanwhile ends later, with the newer listing.
-      slot.tools = scrubSecrets(affordable(tools), slot.secrets);
+      this.#take(slot, tools);
       this.#listed.set(slot, digest);
       await this.#loadSkills(slot, client, timeout);
       if (this.#closed) throw new Error("The host is closing");
@@ -651,9 +651,21 @@ class Servers implements ImportedServers {
       // A reload scans every skills folder: not for the same listing.
       if (digest === this.#listed.get(slot)) return;
       this.#listed.set(slot, digest);
-      slot.tools = scrubSecrets(affordable(tools), slot.secrets);
+      this.#take(slot, tools);
       this.#changed();
     });
+  }
+
+  // Keeps the tools of a listing that converting affords, and says how
+  // many it left out: the operator sees them missing nowhere else.
+  #take(slot: ServerSlot, tools: McpTool[]): void {
+    slot.tools = scrubSecrets(affordable(tools), slot.secrets);
+    slot.leftOut = tools.length - slot.tools.length;
+    if (slot.leftOut > 0) {
+      this.#options.log?.(
+        `MCP server "${slot.name}": ${slot.leftOut} tool(s) left out: ${LEFT_OUT}`,
+      );
+    }
   }
 
   #refreshSkills(slot: ServerSlot, client: Client): Promise<void> {
@@ -801,6 +813,12 @@ const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
 // for minutes. The listing is read no further once converting it took
 // this much work, about a second's (a plain tool takes a few steps).
 const MAX_LISTING_CONVERSION = { steps: 100_000, enumValues: 1_000_000 };
+// Why a server's tools past MAX_LISTING_CONVERSION are left out.
+const LEFT_OUT = `converting their schemas takes more than the listing's ${
+  MAX_LISTING_CONVERSION.steps.toLocaleString("en-US")
+} steps or ${
+  MAX_LISTING_CONVERSION.enumValues.toLocaleString("en-US")
+} enum values`;
 
 /** The most bytes one message from an HTTP server may hold. */
 const MAX_HTTP_MESSAGE_BYTES = 16 << 20;
@@ -1098,6 +1116,8 @@ export class ServerSlot {
   client: Client | null = null;
   /** Its tools as last listed. */
   tools: McpTool[] = [];
+  /** The tools of its last listing left out past MAX_LISTING_CONVERSION. */
+  leftOut = 0;
   /** Its skills (Skills extension) as last listed and verified. */
   skills: ImportedSkill[] = [];
   /** Its skills refused at the last listing, with why. */
@@ -1292,6 +1312,10 @@ export function serverModule(
       description: `Tools of the MCP server "${slot.name}"${
         available ? "" : ` (unavailable: ${slot.reason})`
       }${intruding.join("")}${
+        slot.leftOut > 0
+          ? `; ${slot.leftOut} tool(s) left out: ${LEFT_OUT}`
+          : ""
+      }${
         slot.refusedSkills.map((r) => `; skill "${r.uri}" refused: ${r.reason}`)
           .join("")
       }`,

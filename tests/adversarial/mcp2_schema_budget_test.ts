@@ -26,13 +26,18 @@ function fanSchema(): Record<string, unknown> {
 
 const PLAIN = { type: "object", properties: { text: { type: "string" } } };
 
-async function listed(count: number, schema: unknown): Promise<number> {
+async function listed(
+  count: number,
+  schema: unknown,
+): Promise<{ kept: number; log: string[]; description: string }> {
   const tools = Array.from(
     { length: count },
     (_, i) => ({ name: `t${i}`, inputSchema: schema }),
   );
   await using raw = await rawServer({ listings: [tools] });
+  const log: string[] = [];
   const servers = createImportedServers({
+    log: (line) => log.push(line),
     servers: { kit: { ...raw.spec, startTimeoutMs: 60_000 } },
     // Not confined: this test is about what the server lists.
     confinement: () =>
@@ -47,7 +52,11 @@ async function listed(count: number, schema: unknown): Promise<number> {
     await servers.start();
     const definitions = servers.modules()[0]!.module.definitions;
     assert.equal(definitions[0]!.fields.tags?.toString(), "mcp");
-    return definitions.filter((d) => d.kind === "tool").length;
+    return {
+      kept: definitions.filter((d) => d.kind === "tool").length,
+      log,
+      description: String(definitions[0]!.fields.description),
+    };
   } finally {
     await servers.close();
   }
@@ -58,10 +67,23 @@ Deno.test("an imported server's listing of costly schemas is cut after 100,000 c
     "of 150 fan-out schemas (10,000 steps each), 10 are kept",
     async () => {
       // Before: as many as converting took under a second, on this machine.
-      assert.equal(await listed(150, fanSchema()), 10);
+      const { kept, log, description } = await listed(150, fanSchema());
+      assert.equal(kept, 10);
+      // Before: the other 140 were left out without a word.
+      const said =
+        /MCP server "kit": 140 tool\(s\) left out: converting their schemas/;
+      assert.equal(
+        log.filter((line) => said.test(line)).length,
+        1,
+        log.join("\n"),
+      );
+      assert.match(description, /140 tool\(s\) left out/);
     },
   );
   await t.step("2,000 plain schemas are all kept", async () => {
-    assert.equal(await listed(2000, PLAIN), 2000);
+    const { kept, log, description } = await listed(2000, PLAIN);
+    assert.equal(kept, 2000);
+    assert.doesNotMatch(log.join("\n"), /left out/);
+    assert.doesNotMatch(description, /left out/);
   });
 });
