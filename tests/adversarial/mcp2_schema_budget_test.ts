@@ -6,8 +6,7 @@
  * The conversion work of one listing is now bounded as a whole, in steps.
  */
 import assert from "node:assert/strict";
-import { createImportedServers } from "../../runtime/mcp/imported_servers.ts";
-import { rawServer } from "../support/raw_mcp_server.ts";
+import { rawServer, withImported } from "../support/raw_mcp_server.ts";
 
 // A schema whose every level refers to the next twice (2^20 nodes in under
 // 2 KB): each conversion takes its whole 10,000 steps.
@@ -36,19 +35,10 @@ async function listed(
   );
   await using raw = await rawServer({ listings: [tools] });
   const log: string[] = [];
-  const servers = createImportedServers({
-    log: (line) => log.push(line),
+  return await withImported({
     servers: { kit: { ...raw.spec, startTimeoutMs: 60_000 } },
-    // Not confined: this test is about what the server lists.
-    confinement: () =>
-      Promise.resolve({
-        mode: "off",
-        active: false,
-        reason: "off in this test",
-        layout: null,
-      }),
-  });
-  try {
+    log: (line) => log.push(line),
+  }, async (servers) => {
     await servers.start();
     const definitions = servers.modules()[0]!.module.definitions;
     assert.equal(definitions[0]!.fields.tags?.toString(), "mcp");
@@ -57,9 +47,7 @@ async function listed(
       log,
       description: String(definitions[0]!.fields.description),
     };
-  } finally {
-    await servers.close();
-  }
+  });
 }
 
 Deno.test("an imported server's listing of costly schemas is cut after 100,000 conversion steps", async (t) => {

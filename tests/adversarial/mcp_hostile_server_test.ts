@@ -7,14 +7,14 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import {
-  createImportedServers,
-  type ImportedServers,
-  type McpServerSpec,
+import type {
+  ImportedServers,
+  McpServerSpec,
 } from "../../runtime/mcp/imported_servers.ts";
 import { EgressBroker } from "../../runtime/egress/broker.ts";
 import { validateValue } from "../../runtime/schema/validator.ts";
 import { settlesWithin } from "../../runtime/deadline.ts";
+import { withImported } from "../support/raw_mcp_server.ts";
 
 const SERVER = fileURLToPath(
   new URL("./_hostile_mcp_server.ts", import.meta.url),
@@ -40,26 +40,12 @@ async function withServers(
   fn: (s: ImportedServers, changes: () => number) => Promise<void>,
 ): Promise<void> {
   let changes = 0;
-  const imported = createImportedServers({
+  await withImported({
     servers,
-    // The host's own detection would confine them where bwrap works:
-    // these tests are about what the server says, not where it runs.
-    confinement: () =>
-      Promise.resolve({
-        mode: "off",
-        active: false,
-        reason: "off in this test",
-        layout: null,
-      }),
     onChange: () => {
       changes++;
     },
-  });
-  try {
-    await fn(imported, () => changes);
-  } finally {
-    await imported.close();
-  }
+  }, (imported) => fn(imported, () => changes));
 }
 
 function toolkit(servers: ImportedServers, name: string) {
@@ -245,20 +231,20 @@ function fatHttpServer(kind: "json" | "sse", total: number) {
 for (const kind of ["json", "sse"] as const) {
   Deno.test(`an HTTP server's ${kind} answer is read to 16 MiB, no further`, async () => {
     const fat = fatHttpServer(kind, 64 << 20);
-    const servers = createImportedServers({
-      servers: { fat: { url: fat.url, startTimeoutMs: 3_000 } },
-      egress: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
-    });
     try {
-      await servers.start();
-      await fat.done;
-      // Before: all 64 MiB were taken in, to be parsed as one message.
-      // Now 16 MiB, and what the loopback socket's buffers took ahead.
-      assert.ok(fat.sent() <= 32 << 20, `${fat.sent()} bytes read`);
-      const [kit] = toolkit(servers, "fat");
-      assert.deepEqual(kit!.fields.tags, ["mcp", "unavailable"]);
+      await withImported({
+        servers: { fat: { url: fat.url, startTimeoutMs: 3_000 } },
+        egress: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
+      }, async (servers) => {
+        await servers.start();
+        await fat.done;
+        // Before: all 64 MiB were taken in, to be parsed as one message.
+        // Now 16 MiB, and what the loopback socket's buffers took ahead.
+        assert.ok(fat.sent() <= 32 << 20, `${fat.sent()} bytes read`);
+        const [kit] = toolkit(servers, "fat");
+        assert.deepEqual(kit!.fields.tags, ["mcp", "unavailable"]);
+      });
     } finally {
-      await servers.close();
       await fat.close();
     }
   });
@@ -482,24 +468,24 @@ function tricklingHttpServer() {
 
 Deno.test("a call's request to an HTTP server that trickles for ever ends on its clock", async () => {
   const slow = tricklingHttpServer();
-  const servers = createImportedServers({
-    servers: { slow: { url: slow.url, startTimeoutMs: 10_000 } },
-    egress: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
-    requestTimeoutMs: 1_000,
-  });
   try {
-    await servers.start();
-    const out = await servers.call("slow", "wait", {}, {
-      timeoutMs: 200,
-      onEvent: () => {},
+    await withImported({
+      servers: { slow: { url: slow.url, startTimeoutMs: 10_000 } },
+      egress: new EgressBroker({ privateHosts: ["127.0.0.1"] }),
+      requestTimeoutMs: 1_000,
+    }, async (servers) => {
+      await servers.start();
+      const out = await servers.call("slow", "wait", {}, {
+        timeoutMs: 200,
+        onEvent: () => {},
+      });
+      assert.equal(out.ok, false);
+      // Before: the POST stayed open, one host connection for each such
+      // call, until the server chose to stop (checkedFetch had no clock).
+      const ended = await settlesWithin(slow.released, 10_000);
+      assert.ok(ended, "the call's request was still open after 10 s");
     });
-    assert.equal(out.ok, false);
-    // Before: the POST stayed open, one host connection for each such
-    // call, until the server chose to stop (checkedFetch had no clock).
-    const ended = await settlesWithin(slow.released, 10_000);
-    assert.ok(ended, "the call's request was still open after 10 s");
   } finally {
-    await servers.close();
     await slow.close();
   }
 });

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost } from "../../runtime/host.ts";
 import { connect } from "../../client/mod.ts";
-import { createImportedServers } from "../../runtime/mcp/imported_servers.ts";
+import { withImported } from "../support/raw_mcp_server.ts";
 
 const DOUBLING =
   `const branch = () => ({ properties: { a: { $ref: "#/$defs/L" } } });
@@ -173,41 +173,33 @@ Deno.test("an imported server's output schema is checked with the same bound and
   const dir = await Deno.makeTempDir({ prefix: "schema_steps_mcp_" });
   const script = join(dir, "server.ts");
   await Deno.writeTextFile(script, SERVER);
-  const servers = createImportedServers({
-    servers: {
-      deep: {
-        command: Deno.execPath(),
-        args: ["run", script, "28"],
-        startTimeoutMs: 30_000,
-      },
-    },
-    // Not confined: this test is about what the server answers.
-    confinement: () =>
-      Promise.resolve({
-        mode: "off",
-        active: false,
-        reason: "off in this test",
-        layout: null,
-      }),
-  });
   try {
-    await servers.start();
-    const call = { timeoutMs: 30_000, onEvent: () => {} };
-    // Before: Ajv checked the 28-level answer against the doubling schema
-    // (seconds of the host's thread, for ever a few levels deeper).
-    const deep = await servers.call("deep", "deep", {}, call);
-    assert.equal(deep.ok, false, JSON.stringify(deep));
-    assert.match(
-      deep.ok ? "" : deep.message,
-      /The value takes more than 200,000 schema steps to check/,
-    );
-    // Before: Ajv ran "^(a+)+$" on "a" × 28 and "!" (2^28 steps, and it
-    // refused the answer); as for the server's input schemas, the host drops
-    // its regular expressions and leaves them to the server.
-    const regex = await servers.call("deep", "regex", {}, call);
-    assert.equal(regex.ok, true, JSON.stringify(regex));
+    await withImported({
+      servers: {
+        deep: {
+          command: Deno.execPath(),
+          args: ["run", script, "28"],
+          startTimeoutMs: 30_000,
+        },
+      },
+    }, async (servers) => {
+      await servers.start();
+      const call = { timeoutMs: 30_000, onEvent: () => {} };
+      // Before: Ajv checked the 28-level answer against the doubling schema
+      // (seconds of the host's thread, for ever a few levels deeper).
+      const deep = await servers.call("deep", "deep", {}, call);
+      assert.equal(deep.ok, false, JSON.stringify(deep));
+      assert.match(
+        deep.ok ? "" : deep.message,
+        /The value takes more than 200,000 schema steps to check/,
+      );
+      // Before: Ajv ran "^(a+)+$" on "a" × 28 and "!" (2^28 steps, and it
+      // refused the answer); as for the server's input schemas, the host drops
+      // its regular expressions and leaves them to the server.
+      const regex = await servers.call("deep", "regex", {}, call);
+      assert.equal(regex.ok, true, JSON.stringify(regex));
+    });
   } finally {
-    await servers.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

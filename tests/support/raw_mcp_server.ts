@@ -3,10 +3,16 @@
  * imported servers: it answers what its {@link RawServerConfig} says, as
  * it is (including what no well-behaved server would send). Run as a
  * script, it serves; imported, {@link rawServer} gives the `mcp_servers`
- * entry that starts it.
+ * entry that starts it, and {@link withImported} imports servers as the
+ * host does.
  *
  * @module
  */
+
+import type {
+  ImportedServers,
+  ImportedServersOptions,
+} from "../../runtime/mcp/imported_servers.ts";
 
 /** What the raw server answers. */
 export interface RawServerConfig {
@@ -62,6 +68,41 @@ export async function rawServer(
     },
     [Symbol.asyncDispose]: () => Deno.remove(file),
   };
+}
+
+/**
+ * Runs `fn` with the imported servers `options` describe, not confined
+ * (the tests are about what a server says, not where it runs), and closes
+ * them after.
+ *
+ * @param options the servers and hooks (`confinement` defaults to off)
+ * @param fn the test body; it starts the servers
+ * @returns what `fn` returns
+ */
+export async function withImported<T>(
+  options: ImportedServersOptions,
+  fn: (servers: ImportedServers) => Promise<T>,
+): Promise<T> {
+  // Loaded here, not at the top: this file also runs as the server, which
+  // has no business loading the host.
+  const { createImportedServers } = await import(
+    "../../runtime/mcp/imported_servers.ts"
+  );
+  const servers = createImportedServers({
+    confinement: () =>
+      Promise.resolve({
+        mode: "off",
+        active: false,
+        reason: "off in this test",
+        layout: null,
+      }),
+    ...options,
+  });
+  try {
+    return await fn(servers);
+  } finally {
+    await servers.close();
+  }
 }
 
 async function serve(config: RawServerConfig): Promise<void> {
