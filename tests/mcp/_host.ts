@@ -9,7 +9,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createHost, type Host } from "../../runtime/host.ts";
+import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { writeFixtures } from "../support/mcp_fixtures.ts";
 
 /** What a test body gets. */
@@ -30,6 +32,39 @@ export interface HostFixtureOptions {
   files?: Record<string, string>;
   /** Runs on the skills folder before the host loads it. */
   setup?: (skills: string) => Promise<void>;
+  /** Whether the skills folder holds the MCP fixtures. @default true */
+  fixtures?: boolean;
+  /** Imported servers: the body runs once each came up or failed. */
+  mcpServers?: Record<string, McpServerSpec>;
+  /** Receives the host's log lines. @default the host's default */
+  log?: (line: string) => void;
+}
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * The `mcp_servers` entry that runs the Deno script `file` with all
+ * permissions, from the repo (confined, the only host folder it sees).
+ *
+ * @param file the server script
+ * @param args its arguments
+ * @returns the entry
+ */
+export function denoServer(
+  file: string,
+  ...args: string[]
+): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+} {
+  return {
+    command: Deno.execPath(),
+    args: ["run", "-A", file, ...args],
+    env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
+    cwd: REPO,
+  };
 }
 
 /** Runs `body` against a listening host, then closes it and its folders. */
@@ -39,16 +74,18 @@ export async function withHost(
 ): Promise<void> {
   const skills = await Deno.makeTempDir();
   const markers = await Deno.makeTempDir();
-  await writeFixtures(skills, markers);
+  if (options.fixtures !== false) await writeFixtures(skills, markers);
   for (const [name, text] of Object.entries(options.files ?? {})) {
     await Deno.mkdir(dirname(`${skills}/${name}`), { recursive: true });
     await Deno.writeTextFile(`${skills}/${name}`, text);
   }
   await options.setup?.(skills);
   const host = createHost({
+    log: options.log,
     config: {
       skills: [skills],
       builtinSkills: false,
+      mcpServers: options.mcpServers,
       tokens: options.tokens ?? [],
       sandbox: {
         cacheDir: null,
@@ -70,6 +107,7 @@ export async function withHost(
   });
   try {
     await host.ready;
+    await host.mcpServers.ready;
     const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
     await body({ host, url, skills, markers });
   } finally {

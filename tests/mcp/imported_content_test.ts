@@ -10,53 +10,18 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { createHost, type Host } from "../../runtime/host.ts";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect } from "./_host.ts";
+import { connect, denoServer, withHost } from "./_host.ts";
 import { PNG, WAV } from "./_late_server.ts";
 
 const SERVER = fileURLToPath(new URL("./_late_server.ts", import.meta.url));
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const LIMIT = 1 << 20;
 
-async function withHost(
-  body: (host: Host, url: string) => Promise<void>,
-): Promise<void> {
-  const skills = await Deno.makeTempDir();
-  const host = createHost({
-    config: {
-      skills: [skills],
-      builtinSkills: false,
-      mcpServers: {
-        kit: {
-          command: Deno.execPath(),
-          args: ["run", "-A", SERVER],
-          env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
-          cwd: REPO,
-        },
-      },
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: LIMIT,
-      },
-    },
-  });
-  try {
-    await host.ready;
-    await host.mcpServers.ready;
-    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-    await body(host, url);
-  } finally {
-    await host.close({ timeoutSeconds: 1 });
-    await Deno.remove(skills, { recursive: true });
-  }
-}
+// The server alone, in a host whose results hold LIMIT bytes (its default).
+const IMPORTING = { fixtures: false, mcpServers: { kit: denoServer(SERVER) } };
 
 Deno.test("an imported tool's image, audio and resources reach MCP clients typed and A2E clients as artifact events", async () => {
-  await withHost(async (_host, url) => {
+  await withHost(IMPORTING, async ({ url }) => {
     const mcp = await connect(url);
     const result = await mcp.callTool({ name: "kit__content", arguments: {} });
     assert.deepEqual((result as CallToolResult).content, [
@@ -130,7 +95,7 @@ Deno.test("an imported tool's image, audio and resources reach MCP clients typed
 });
 
 Deno.test("hostile: an imported image over the result limit is left out, said in the text, and the result marked truncated", async () => {
-  await withHost(async (_host, url) => {
+  await withHost(IMPORTING, async ({ url }) => {
     const bytes = 3 * LIMIT;
     const mcp = await connect(url);
     const result = await mcp.callTool({

@@ -13,10 +13,9 @@ import { join } from "node:path";
 import { createHost } from "../../runtime/host.ts";
 import { defaultConfig } from "../../runtime/config.ts";
 import { connect } from "../../client/mod.ts";
+import { denoServer } from "./_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));
-// The server's working folder: confined, the only host folder it sees.
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
 const DROP_INS: Record<string, string> = {
   // Takes the name of the server's `add`: the import keeps it.
@@ -52,12 +51,7 @@ Deno.test("an imported tool's call reaches its server, from a client and a skill
       builtinSkills: false,
       sandbox: { ...base.sandbox, cacheDir: null },
       mcpServers: {
-        calc: {
-          command: Deno.execPath(),
-          args: ["run", "-A", SERVER],
-          env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
-          cwd: REPO,
-        },
+        calc: denoServer(SERVER),
       },
     },
   });

@@ -14,26 +14,20 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { createHost, type Host } from "../../runtime/host.ts";
+import type { Host } from "../../runtime/host.ts";
 import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type MockTurn, startMockOpenAI } from "../support/mock_openai.ts";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect } from "./_host.ts";
+import { connect, denoServer, withHost } from "./_host.ts";
 
 const SERVER = fileURLToPath(
   new URL("../fixtures/mcp_skills/files_server.ts", import.meta.url),
 );
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const KIT: McpServerSpec = {
-  command: Deno.execPath(),
-  args: ["run", "-A", SERVER],
-  env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
-  cwd: REPO,
-};
 
-async function withHost(
+// A host importing the files server alone, its model the mock's, with an
+// A2E client.
+async function withKit(
   turns: MockTurn[],
   body: (
     a2e: Awaited<ReturnType<typeof connectClient>>,
@@ -46,43 +40,20 @@ async function withHost(
   ) => Promise<void>,
 ): Promise<void> {
   await using mock = startMockOpenAI(turns);
-  const skills = await Deno.makeTempDir();
   const lines: string[] = [];
-  const host = createHost({
+  await withHost({
+    llmUrl: mock.url,
+    fixtures: false,
+    mcpServers: { kit: denoServer(SERVER) },
     log: (line) => lines.push(line),
-    config: {
-      skills: [skills],
-      builtinSkills: false,
-      mcpServers: { kit: KIT },
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
-      llm: [{
-        provider_name: "openai",
-        provider_credentials: { api_key: "test-key" },
-        provider_config: { base_url: mock.url, model: "mock-model" },
-        is_default: true,
-      }],
-    },
-  });
-  try {
-    await host.ready;
-    await host.mcpServers.ready;
-    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
+  }, async ({ host, url }) => {
     const a2e = await connectClient(url.replace("http", "ws") + "/a2e");
     try {
       await body(a2e, { host, url, requests: mock.requests, lines });
     } finally {
       a2e.close();
     }
-  } finally {
-    await host.close({ timeoutSeconds: 1 });
-    await Deno.remove(skills, { recursive: true });
-  }
+  });
 }
 
 const read = (path: string) => ({
@@ -91,7 +62,7 @@ const read = (path: string) => ({
 });
 
 Deno.test("an imported skill's agent loop reads its reference file and script, checked against the listing", async () => {
-  await withHost([
+  await withKit([
     { tool_calls: [read("references/guide.md"), read("scripts/tidy.sh")] },
     { tokens: ["The word is periwinkle."] },
   ], async (a2e, { requests }) => {
@@ -125,7 +96,7 @@ Deno.test("an imported skill's agent loop reads its reference file and script, c
 });
 
 Deno.test("an imported skill's files outside its listing are refused, and its scripts are not run", async () => {
-  await withHost([
+  await withKit([
     {
       tool_calls: [
         read("../forged/SKILL.md"),
@@ -175,7 +146,7 @@ Deno.test("an imported skill's files outside its listing are refused, and its sc
 });
 
 Deno.test("a forged reference file of an imported skill fails the run with the reason, unseen by the model", async () => {
-  await withHost([
+  await withKit([
     { tool_calls: [read("references/notes.md")] },
     { tokens: ["I obeyed the notes."] },
   ], async (a2e, { requests }) => {
@@ -196,7 +167,7 @@ Deno.test("a forged reference file of an imported skill fails the run with the r
 });
 
 Deno.test("a refused imported skill is listed Blocked with the reason and cannot be called", async () => {
-  await withHost([], async (a2e, { url, requests, lines }) => {
+  await withKit([], async (a2e, { url, requests, lines }) => {
     const discovered = await a2e.request("skill/discover/req", {});
     const skills = discovered.final.skills as SkillDefinition[];
     const byName = new Map(skills.map((s) => [s.name, s]));

@@ -12,9 +12,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { createHost, type Host } from "../../runtime/host.ts";
 import type { SkillDefinition } from "../../protocol/skill.ts";
-import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import {
   ErrorCode,
   type McpError,
@@ -23,62 +21,23 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect } from "./_host.ts";
+import { connect, denoServer, withHost } from "./_host.ts";
 
 const SERVER = fileURLToPath(
   new URL("../fixtures/mcp_skills/server.ts", import.meta.url),
 );
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const KIT: McpServerSpec = {
-  command: Deno.execPath(),
-  args: ["run", "-A", SERVER],
-  env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
-  cwd: REPO,
-};
-
-async function withHost(
-  llmUrl: string,
-  body: (host: Host, url: string) => Promise<void>,
-  kit: McpServerSpec = KIT,
-): Promise<void> {
-  const skills = await Deno.makeTempDir();
-  const host = createHost({
-    config: {
-      skills: [skills],
-      builtinSkills: false,
-      mcpServers: { kit },
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
-      llm: [{
-        provider_name: "openai",
-        provider_credentials: { api_key: "test-key" },
-        provider_config: { base_url: llmUrl, model: "mock-model" },
-        is_default: true,
-      }],
-    },
-  });
-  try {
-    await host.ready;
-    await host.mcpServers.ready;
-    const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-    await body(host, url);
-  } finally {
-    await host.close({ timeoutSeconds: 1 });
-    await Deno.remove(skills, { recursive: true });
-  }
-}
+const KIT = denoServer(SERVER);
 
 Deno.test("an imported server's verified skill is discoverable and runs with its tools; a tampered one is refused", async () => {
   await using mock = startMockOpenAI([
     { tool_calls: [{ name: "kit__wave", arguments: {} }] },
     { tokens: ["Hello, waved."] },
   ]);
-  await withHost(mock.url, async (_host, url) => {
+  await withHost({
+    llmUrl: mock.url,
+    fixtures: false,
+    mcpServers: { kit: KIT },
+  }, async ({ url }) => {
     const a2e = await connectClient(url.replace("http", "ws") + "/a2e");
     const discovered = await a2e.request("skill/discover/req", {});
     const skills = discovered.final.skills as SkillDefinition[];
@@ -201,7 +160,11 @@ Deno.test("an imported skill's file holding a value of its server's env is never
   await using mock = startMockOpenAI([]);
   const secret = "hunter2-very-secret";
   const kit = { ...KIT, env: { ...KIT.env, SECRET_TOKEN: secret } };
-  await withHost(mock.url, async (_host, url) => {
+  await withHost({
+    llmUrl: mock.url,
+    fixtures: false,
+    mcpServers: { kit },
+  }, async ({ url }) => {
     const a2e = await connectClient(url.replace("http", "ws") + "/a2e");
     const discovered = await a2e.request("skill/discover/req", {});
     const leaky = (discovered.final.skills as SkillDefinition[]).find((s) =>
@@ -223,7 +186,7 @@ Deno.test("an imported skill's file holding a value of its server's env is never
     );
     await mcp.close();
     a2e.close();
-  }, kit);
+  });
 });
 
 async function sha256(bytes: Uint8Array): Promise<string> {

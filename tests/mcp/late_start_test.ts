@@ -27,16 +27,11 @@ import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { connectClient } from "../support/tools_harness.ts";
 import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
-import { connect, text, within } from "./_host.ts";
+import { connect, denoServer, text, within } from "./_host.ts";
 
 const SERVER = fileURLToPath(new URL("./_late_server.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const late = (...args: string[]): McpServerSpec => ({
-  command: Deno.execPath(),
-  args: ["run", "-A", SERVER, ...args],
-  env: { DENO_DIR: Deno.env.get("DENO_DIR") ?? "" },
-  cwd: REPO,
-});
+const late = (...args: string[]): McpServerSpec => denoServer(SERVER, ...args);
 
 /** The host's log, and a wait for its n-th line matching a pattern. */
 class Lines {
