@@ -526,12 +526,7 @@ class Servers implements ImportedServers {
     const was = slot.reason;
     if (slot.logged !== null) slot.reason = `restarting (${was})`;
     try {
-      transport = await transportFor(
-        slot.spec,
-        this.#confinement,
-        this.#egress,
-        this.#options.requestTimeoutMs,
-      );
+      transport = await this.#transportFor(slot.spec);
       if (this.#closed) throw new Error("The host is closing");
       slot.connecting = transport;
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -710,10 +705,42 @@ class Servers implements ImportedServers {
     return slot.spec.startTimeoutMs ?? this.#startTimeoutMs;
   }
 
-  // Detected once, on the first stdio start, unless the host says.
-  #confinement = (): Promise<ConfinementStatus> =>
-    this.#options.confinement?.() ??
-      (this.#detected ??= detectConfinement("auto"));
+  async #transportFor(spec: McpServerSpec): Promise<Transport> {
+    if (spec.url !== undefined) {
+      const url = new URL(spec.url);
+      // The URL's user name and password go as Basic auth (fetch sends no
+      // credentials from a URL), unless the operator set Authorization.
+      const basic = basicAuthOf(url);
+      url.username = "";
+      url.password = "";
+      const headers: Record<string, string> = { ...spec.headers };
+      const named = Object.keys(headers).some((name) =>
+        name.toLowerCase() === "authorization"
+      );
+      if (basic !== null && !named) headers.authorization = basic;
+      // Operator headers go to this origin only: no redirect leaves it.
+      const fetch = checkedFetch(this.#egress, {
+        origin: url,
+        timeoutMs: this.#options.requestTimeoutMs,
+      });
+      return boundedAnswers(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: { headers },
+          fetch: async (input: string | URL, init?: RequestInit) =>
+            boundedBody(await fetch(input, init)),
+        }),
+      );
+    }
+    // Detected once, on the first stdio start, unless the host says.
+    const status = await (this.#options.confinement?.() ??
+      (this.#detected ??= detectConfinement("auto")));
+    if (status.mode === "required" && !status.active) {
+      throw new Error(
+        `sandbox.confinement is "required" but ${status.reason}; the server was not started`,
+      );
+    }
+    return new ProcessClientTransport(spec, status.layout);
+  }
 
   async #changed(): Promise<void> {
     if (this.#closed) return;
@@ -723,43 +750,6 @@ class Servers implements ImportedServers {
       // The registry reports its own failures.
     }
   }
-}
-
-async function transportFor(
-  spec: McpServerSpec,
-  confinement: () => Promise<ConfinementStatus>,
-  egress: Pick<EgressBroker, "checkTarget">,
-  timeoutMs: number | undefined,
-): Promise<Transport> {
-  if (spec.url !== undefined) {
-    const url = new URL(spec.url);
-    // The URL's user name and password go as Basic auth (fetch sends no
-    // credentials from a URL), unless the operator set Authorization.
-    const basic = basicAuthOf(url);
-    url.username = "";
-    url.password = "";
-    const headers: Record<string, string> = { ...spec.headers };
-    const named = Object.keys(headers).some((name) =>
-      name.toLowerCase() === "authorization"
-    );
-    if (basic !== null && !named) headers.authorization = basic;
-    // Operator headers go to this origin only: no redirect leaves it.
-    const fetch = checkedFetch(egress, { origin: url, timeoutMs });
-    return boundedAnswers(
-      new StreamableHTTPClientTransport(url, {
-        requestInit: { headers },
-        fetch: async (input: string | URL, init?: RequestInit) =>
-          boundedBody(await fetch(input, init)),
-      }),
-    );
-  }
-  const status = await confinement();
-  if (status.mode === "required" && !status.active) {
-    throw new Error(
-      `sandbox.confinement is "required" but ${status.reason}; the server was not started`,
-    );
-  }
-  return new ProcessClientTransport(spec, status.layout);
 }
 
 /** The least time between two listings of a server's tools (or skills). */
