@@ -319,9 +319,8 @@ class Servers implements ImportedServers {
   }
 
   starting(): string[] {
-    return [...this.#slots.values()].filter((s) => s.logged === null).map((
-      s,
-    ) => s.name);
+    const slots = [...this.#slots.values()];
+    return slots.filter((s) => s.logged === null).map((s) => s.name);
   }
 
   modules(): LoadedModule[] {
