@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "../support/tools_harness.ts";
 import {
   assertNoSecret,
@@ -26,6 +27,20 @@ const LEAKY = fileURLToPath(
 const STDIO_SECRET = "stdio-secret-7f3a9c";
 const TENANT_SECRET = "tenant-secret-51be20";
 const BEARER_SECRET = "bearer-secret-d04e77";
+
+// Calls `tool` (no arguments) as an MCP client of the host does.
+async function callOverMcp(
+  url: string,
+  tool: string,
+): Promise<CallToolResult> {
+  const mcp = new McpClient({ name: "t", version: "1" });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+  try {
+    return await mcp.callTool({ name: tool, arguments: {} }) as CallToolResult;
+  } finally {
+    await mcp.close();
+  }
+}
 
 Deno.test("a stdio MCP server's env secret, printed on stderr as it dies, is redacted for clients, the console and the log", async () => {
   // The server runs from a folder of its own it may write (its marker).
@@ -79,17 +94,9 @@ Deno.test("a stdio MCP server's env secret, printed on stderr as it dies, is red
       await a2e.close();
     }
 
-    const mcp = new McpClient({ name: "t", version: "1" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`)),
-    );
-    try {
-      const result = await mcp.callTool({ name: "leaky__boom", arguments: {} });
-      assert.equal(result.isError, true);
-      assertNoSecret(JSON.stringify(result), [STDIO_SECRET], "the MCP result");
-    } finally {
-      await mcp.close();
-    }
+    const result = await callOverMcp(host.url, "leaky__boom");
+    assert.equal(result.isError, true);
+    assertNoSecret(JSON.stringify(result), [STDIO_SECRET], "the MCP result");
 
     const shown = await consoleText(host);
     assert.match(shown, /\[redacted\]/);
@@ -140,18 +147,9 @@ Deno.test("a URL MCP server that echoes its configured headers has them redacted
       await a2e.close();
     }
 
-    const mcp = new McpClient({ name: "t", version: "1" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`)),
-    );
-    try {
-      const result = await mcp.callTool({ name: "echo__echo", arguments: {} });
-      const text = JSON.stringify(result);
-      assert.match(text, /x-tenant/);
-      assertNoSecret(text, secrets, "the MCP result");
-    } finally {
-      await mcp.close();
-    }
+    const text = JSON.stringify(await callOverMcp(host.url, "echo__echo"));
+    assert.match(text, /x-tenant/);
+    assertNoSecret(text, secrets, "the MCP result");
 
     const shown = await consoleText(host);
     assert.match(shown, /x-tenant/);

@@ -173,6 +173,16 @@ Deno.test("a URL MCP server's user name and password are sent as Basic auth, and
   }
 });
 
+// The host's toolkit list as an A2E client gets it, as JSON.
+async function toolkitsOverA2e(url: string): Promise<string> {
+  const a2e = await connectClient(`${url.replace("http", "ws")}/a2e`);
+  try {
+    return JSON.stringify((await a2e.request("toolkit/list/req", {})).final);
+  } finally {
+    await a2e.close();
+  }
+}
+
 // Prints its arguments on stderr and dies at start, as a CLI that echoes
 // its usage line does.
 const ARGV_SERVER = `
@@ -206,17 +216,11 @@ Deno.test("a stdio MCP server's secret args, printed on stderr as it dies, are r
     });
     const secrets = [API_KEY, TOKEN, ENV_ARG];
     await host.waitForLine(/MCP server "argv" failed/, 30_000);
-    const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
-    try {
-      const kits = await a2e.request("toolkit/list/req", {});
-      const kitText = JSON.stringify(kits.final);
-      // Its usage line is there, the secrets redacted, the rest readable.
-      assert.match(kitText, /bad usage: --api-key \[redacted\]/);
-      assert.match(kitText, /--port 8080 \/srv\/data-folder/);
-      assertNoSecret(kitText, secrets, "the A2E toolkit list");
-    } finally {
-      await a2e.close();
-    }
+    const kitText = await toolkitsOverA2e(host.url);
+    // Its usage line is there, the secrets redacted, the rest readable.
+    assert.match(kitText, /bad usage: --api-key \[redacted\]/);
+    assert.match(kitText, /--port 8080 \/srv\/data-folder/);
+    assertNoSecret(kitText, secrets, "the A2E toolkit list");
 
     const shown = await consoleText(host);
     assert.match(shown, /bad usage: /);
@@ -260,16 +264,10 @@ Deno.test("a stdio MCP server's URL and header args, printed on stderr as it die
     });
     const secrets = [URL_ARG_KEY, URL_ARG_PASSWORD, HEADER_TOKEN];
     await host.waitForLine(/MCP server "bridge" failed/, 30_000);
-    const a2e = await connectClient(`${host.url.replace("http", "ws")}/a2e`);
-    try {
-      const kits = await a2e.request("toolkit/list/req", {});
-      const kitText = JSON.stringify(kits.final);
-      assert.match(kitText, /bad usage: https:\/\/.*remote\.example\/mcp/);
-      assert.match(kitText, /--transport http-only/);
-      assertNoSecret(kitText, secrets, "the A2E toolkit list");
-    } finally {
-      await a2e.close();
-    }
+    const kitText = await toolkitsOverA2e(host.url);
+    assert.match(kitText, /bad usage: https:\/\/.*remote\.example\/mcp/);
+    assert.match(kitText, /--transport http-only/);
+    assertNoSecret(kitText, secrets, "the A2E toolkit list");
     assertNoSecret(await consoleText(host), secrets, "the console");
     const log = host.lines.join("\n");
     assert.match(log, /bad usage: /);
