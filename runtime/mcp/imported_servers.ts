@@ -539,11 +539,11 @@ class Servers implements ImportedServers {
       );
       await client.connect(transport, { timeout });
       const connected = transport;
-      const { tools, digest } = await listAll(client, timeout);
+      const listing = await listAll(client, timeout);
       // Taken before the skills are read: a relist on a list_changed
       // meanwhile ends later, with the newer listing.
-      this.#take(slot, tools);
-      this.#listed.set(slot, digest);
+      this.#take(slot, listing);
+      this.#listed.set(slot, listing.digest);
       await this.#loadSkills(slot, client, timeout);
       if (this.#closed) throw new Error("The host is closing");
       client.onclose = () => {
@@ -641,24 +641,26 @@ class Servers implements ImportedServers {
 
   #refresh(slot: ServerSlot, client: Client): Promise<void> {
     return this.#relist(slot, "tools", async () => {
-      const { tools, digest } = await listAll(client, this.#timeoutOf(slot));
+      const listing = await listAll(client, this.#timeoutOf(slot));
       // A reload scans every skills folder: not for the same listing.
-      if (digest === this.#listed.get(slot)) return;
-      this.#listed.set(slot, digest);
-      this.#take(slot, tools);
+      if (listing.digest === this.#listed.get(slot)) return;
+      this.#listed.set(slot, listing.digest);
+      this.#take(slot, listing);
       this.#changed();
     });
   }
 
-  // Keeps the tools of a listing that converting affords, and says how
-  // many it left out: the operator sees them missing nowhere else.
-  #take(slot: ServerSlot, tools: McpTool[]): void {
+  // Keeps the tools of a listing that converting affords, and says what
+  // was left out: the operator sees them missing nowhere else.
+  #take(slot: ServerSlot, { tools, cut }: Listing): void {
     slot.tools = scrubSecrets(affordable(tools), slot.secrets);
-    slot.leftOut = tools.length - slot.tools.length;
-    if (slot.leftOut > 0) {
-      this.#options.log?.(
-        `MCP server "${slot.name}": ${slot.leftOut} tool(s) left out: ${LEFT_OUT}`,
-      );
+    const costly = tools.length - slot.tools.length;
+    slot.leftOut = [
+      ...(cut ? [LISTING_CUT] : []),
+      ...(costly > 0 ? [`${costly} tool(s) left out: ${LEFT_OUT}`] : []),
+    ].join("; ");
+    if (slot.leftOut) {
+      this.#options.log?.(`MCP server "${slot.name}": ${slot.leftOut}`);
     }
   }
 
@@ -795,6 +797,11 @@ function boundedAnswers(transport: Transport): Transport {
 // each page has its own timeout, but the listing as a whole would hold a
 // start, and the host's memory, without end.
 const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
+const LISTING_CUT = `its tool listing goes past ${
+  MAX_LISTING.tools.toLocaleString("en-US")
+} tools, ${MAX_LISTING.pages} pages or ${
+  MAX_LISTING.chars >> 20
+} MiB of JSON: the rest was not read`;
 
 // The host converts each tool's schemas to parameters on its own thread
 // (protocol/parameters.ts), each stopped at its own bound (10,000 steps,
@@ -862,16 +869,25 @@ function boundedBody(res: Response): Response {
   });
 }
 
-// A server's listing, and a digest of what it listed: relisted alike, it is
-// neither converted again nor reloaded.
-async function listAll(
-  client: Client,
-  timeout: number,
-): Promise<{ tools: McpTool[]; digest: string }> {
+// A server's tools as listed, with a digest of what it listed: relisted
+// alike, it is neither converted again nor reloaded. `cut` when
+// MAX_LISTING stopped the reading.
+interface Listing {
+  tools: McpTool[];
+  digest: string;
+  cut: boolean;
+}
+
+async function listAll(client: Client, timeout: number): Promise<Listing> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   let chars = 0;
   const digest = createHash("sha256");
+  const listing = (cut: boolean) => ({
+    tools,
+    digest: digest.digest("hex"),
+    cut,
+  });
   for (let pages = 0; pages < MAX_LISTING.pages; pages++) {
     const page = await client.listTools(cursor ? { cursor } : undefined, {
       timeout,
@@ -880,15 +896,15 @@ async function listAll(
       const text = JSON.stringify(tool);
       chars += text.length;
       if (tools.length >= MAX_LISTING.tools || chars > MAX_LISTING.chars) {
-        return { tools, digest: digest.digest("hex") };
+        return listing(true);
       }
       digest.update(text);
       tools.push(tool);
     }
     cursor = page.nextCursor;
-    if (!cursor) break;
+    if (!cursor) return listing(false);
   }
-  return { tools, digest: digest.digest("hex") };
+  return listing(true);
 }
 
 // The tools of a listing up to where converting their schemas spent
@@ -1105,8 +1121,8 @@ export class ServerSlot {
   client: Client | null = null;
   /** Its tools as last listed. */
   tools: McpTool[] = [];
-  /** The tools of its last listing left out past MAX_LISTING_CONVERSION. */
-  leftOut = 0;
+  /** What of its last listing was left out, and why ("" for nothing). */
+  leftOut = "";
   /** Its skills (Skills extension) as last listed and verified. */
   skills: ImportedSkill[] = [];
   /** Its skills refused at the last listing, with why. */
@@ -1300,11 +1316,7 @@ export function serverModule(
     fields: {
       description: `Tools of the MCP server "${slot.name}"${
         available ? "" : ` (unavailable: ${slot.reason})`
-      }${intruding.join("")}${
-        slot.leftOut > 0
-          ? `; ${slot.leftOut} tool(s) left out: ${LEFT_OUT}`
-          : ""
-      }${
+      }${intruding.join("")}${slot.leftOut && `; ${slot.leftOut}`}${
         slot.refusedSkills.map((r) => `; skill "${r.uri}" refused: ${r.reason}`)
           .join("")
       }`,

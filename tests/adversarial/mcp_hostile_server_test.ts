@@ -37,15 +37,36 @@ function hostile(
 
 async function withServers(
   servers: Record<string, McpServerSpec>,
-  fn: (s: ImportedServers, changes: () => number) => Promise<void>,
+  fn: (
+    s: ImportedServers,
+    changes: () => number,
+    log: readonly string[],
+  ) => Promise<void>,
 ): Promise<void> {
   let changes = 0;
+  const log: string[] = [];
   await withImported({
     servers,
     onChange: () => {
       changes++;
     },
-  }, (imported) => fn(imported, () => changes));
+    log: (line) => log.push(line),
+  }, (imported) => fn(imported, () => changes, log));
+}
+
+// The host says where it stopped reading a listing, in its log and in the
+// toolkit's description (what the console and /api list).
+function assertCutSaid(
+  servers: ImportedServers,
+  name: string,
+  log: readonly string[],
+): void {
+  const said = new RegExp(
+    `MCP server "${name}": its tool listing goes past 10,000 tools, 100 pages or 16 MiB of JSON: the rest was not read`,
+  );
+  assert.equal(log.filter((l) => said.test(l)).length, 1, log.join("\n"));
+  const [kit] = toolkit(servers, name);
+  assert.match(String(kit!.fields.description), /the rest was not read/);
 }
 
 function toolkit(servers: ImportedServers, name: string) {
@@ -64,7 +85,7 @@ Deno.test("a server paging empty tool lists for ever does not hold its start", a
   const log = await Deno.makeTempFile();
   await withServers({
     endless: hostile({ HOSTILE_MODE: "endless-tools", HOSTILE_LOG: log }),
-  }, async (servers) => {
+  }, async (servers, _changes, lines) => {
     // Before: the host read every page; the server gives up after 5000
     // and exits, and its start failed.
     await servers.start();
@@ -76,6 +97,8 @@ Deno.test("a server paging empty tool lists for ever does not hold its start", a
     );
     const pages = await requests(log, "tools/list");
     assert.ok(pages <= 100, `${pages} tools/list pages read`);
+    // Before: it stopped without a word to the operator.
+    assertCutSaid(servers, "endless", lines);
   });
   await Deno.remove(log);
 });
@@ -108,7 +131,7 @@ Deno.test("a server's tool listing is kept to 16 MiB however many pages it serve
       HOSTILE_PAGES: "200",
       HOSTILE_LOG: log,
     }),
-  }, async (servers) => {
+  }, async (servers, _changes, lines) => {
     await servers.start();
     const [kit, ...tools] = toolkit(servers, "fat");
     assert.deepEqual(
@@ -124,6 +147,7 @@ Deno.test("a server's tool listing is kept to 16 MiB however many pages it serve
     assert.ok(tools.length >= 1, "what fits is kept");
     const pages = await requests(log, "tools/list");
     assert.ok(pages <= 17, `${pages} tools/list pages read`);
+    assertCutSaid(servers, "fat", lines);
   });
   await Deno.remove(log);
 });
