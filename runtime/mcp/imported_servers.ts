@@ -224,34 +224,6 @@ export interface ImportedCall {
 }
 
 /**
- * The imported servers; as a hosted tool, they run the calls of their
- * tools' registry entries (origin `mcp`) for the tool caller.
- */
-export interface ImportedServers extends HostedTool {
-  /**
-   * Starts every server in the background; resolves once each has come up
-   * or failed its first attempt (bounded by its start timeout). The host
-   * does not wait for it; failed servers keep retrying until `close`.
-   */
-  start(): Promise<void>;
-  /** The names of the servers not yet up after their first attempt. */
-  starting(): string[];
-  /** The registry modules: one per server. */
-  modules(): LoadedModule[];
-  /** Calls a server's tool; never throws. */
-  call(
-    server: string,
-    tool: string,
-    args: unknown,
-    call: ImportedCall,
-  ): Promise<SandboxOutcome>;
-  /** The verified skills of the running servers, served again over MCP. */
-  remoteSkills(): RemoteSkill[];
-  /** Stops every server. */
-  close(): Promise<void>;
-}
-
-/**
  * Creates the imported servers.
  *
  * @param options the servers and hooks
@@ -271,10 +243,24 @@ export interface ImportedServers extends HostedTool {
 export function createImportedServers(
   options: ImportedServersOptions,
 ): ImportedServers {
-  return new Servers(options);
+  return new ImportedServers(options);
 }
 
-class Servers implements ImportedServers {
+/**
+ * The imported servers; as a hosted tool, they run the calls of their
+ * tools' registry entries (origin `mcp`) for the tool caller.
+ *
+ * @example A call to a server that is not configured fails, never throws
+ * ```ts
+ * import { ImportedServers } from "./imported_servers.ts";
+ * import assert from "node:assert/strict";
+ * const servers = new ImportedServers({ servers: {} });
+ * const outcome = await servers.call("ghost", "t", {}, { timeoutMs: 1000, onEvent() {} });
+ * assert.deepEqual(outcome.ok ? "" : outcome.message, 'Unknown MCP server "ghost"');
+ * await servers.close();
+ * ```
+ */
+export class ImportedServers implements HostedTool {
   #options: ImportedServersOptions;
   #startTimeoutMs: number;
   #slots = new Map<string, ServerSlot>();
@@ -289,6 +275,7 @@ class Servers implements ImportedServers {
   // The pauses between relists under way, ended when the host closes.
   #pauses = new Set<() => void>();
 
+  /** @param options the servers and hooks */
   constructor(options: ImportedServersOptions) {
     this.#options = options;
     this.#startTimeoutMs = options.startTimeoutMs ?? 10_000;
@@ -304,6 +291,13 @@ class Servers implements ImportedServers {
     this.#maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
   }
 
+  /**
+   * Starts every server in the background; resolves once each has come up
+   * or failed its first attempt (bounded by its start timeout). The host
+   * does not wait for it; failed servers keep retrying until `close`.
+   *
+   * @returns resolves once each server came up or failed once
+   */
   start(): Promise<void> {
     if (this.#first === null && this.#slots.size > 0) {
       this.#options.log?.(
@@ -318,11 +312,13 @@ class Servers implements ImportedServers {
     return this.#first;
   }
 
+  /** @returns the names of the servers not yet up after their first attempt */
   starting(): string[] {
     const slots = [...this.#slots.values()];
     return slots.filter((s) => s.logged === null).map((s) => s.name);
   }
 
+  /** @returns the registry modules: one per server */
   modules(): LoadedModule[] {
     const names = [...this.#slots.keys()];
     return [...this.#slots.values()].map((slot) =>
@@ -330,6 +326,7 @@ class Servers implements ImportedServers {
     );
   }
 
+  /** @returns the verified skills of the running servers, served again over MCP */
   remoteSkills(): RemoteSkill[] {
     const out: RemoteSkill[] = [];
     for (const slot of this.#slots.values()) {
@@ -366,6 +363,12 @@ class Servers implements ImportedServers {
     return out;
   }
 
+  /**
+   * Runs the call of one of their tools' registry entries on its server.
+   *
+   * @param hosted the call and its hooks
+   * @returns the outcome; never throws
+   */
   run({ call, hooks }: HostedCall): Promise<SandboxOutcome> {
     // The SDK keeps a listener on the signal it is given for good: give
     // it one of this call's own, not the session's (CallSignal).
@@ -382,6 +385,15 @@ class Servers implements ImportedServers {
     ).finally(() => follower?.release());
   }
 
+  /**
+   * Calls a server's tool; never throws.
+   *
+   * @param server the server's name
+   * @param tool the tool's name on it
+   * @param args the arguments
+   * @param call its timeout, signal and event sink
+   * @returns the outcome
+   */
   async call(
     server: string,
     tool: string,
@@ -451,6 +463,7 @@ class Servers implements ImportedServers {
     }
   }
 
+  /** Stops every server. */
   async close(): Promise<void> {
     this.#closed = true;
     const slots = [...this.#slots.values()];
