@@ -45,16 +45,6 @@ export interface McpHttpOptions extends McpServerOptions {
   tokens?: readonly string[];
 }
 
-/** The `/mcp` endpoint. */
-export interface McpHttp {
-  /** Handles one request to `/mcp`. */
-  handle(request: Request): Promise<Response>;
-  /** How many MCP sessions are open. */
-  readonly size: number;
-  /** Closes every MCP session. */
-  close(): Promise<void>;
-}
-
 interface Entry {
   transport: McpHttpSession;
   link: A2eLink;
@@ -89,10 +79,27 @@ export function createMcpHttp(
   context: TransportContext,
   options: McpHttpOptions = {},
 ): McpHttp {
-  return new Endpoint(context, options);
+  return new McpHttp(context, options);
 }
 
-class Endpoint implements McpHttp {
+/**
+ * The `/mcp` endpoint: its MCP sessions, each with its host session.
+ *
+ * @example No session is open before the first request
+ * ```ts
+ * import { McpHttp } from "./http.ts";
+ * import { Dispatcher } from "../dispatcher.ts";
+ * import { defaultConfig } from "../config.ts";
+ * import assert from "node:assert/strict";
+ * const mcp = new McpHttp({
+ *   dispatcher: new Dispatcher(), limits: defaultConfig().limits,
+ *   admitSession: () => ({ status: 503, reason: "closed" }), log() {},
+ * }, {});
+ * assert.equal(mcp.size, 0);
+ * await mcp.close();
+ * ```
+ */
+export class McpHttp {
   #context: TransportContext;
   #options: McpHttpOptions;
   #tokens: readonly string[];
@@ -102,6 +109,10 @@ class Endpoint implements McpHttp {
   #reads: ReadsInFlight;
   #sweep: ReturnType<typeof setInterval>;
 
+  /**
+   * @param context the host as transports see it
+   * @param options tokens and tool facts
+   */
   constructor(context: TransportContext, options: McpHttpOptions) {
     this.#context = context;
     this.#options = options;
@@ -120,10 +131,17 @@ class Endpoint implements McpHttp {
     Deno.unrefTimer(this.#sweep);
   }
 
+  /** How many MCP sessions are open. */
   get size(): number {
     return this.#sessions.size;
   }
 
+  /**
+   * Handles one request to `/mcp`.
+   *
+   * @param request the request
+   * @returns the response
+   */
   async handle(request: Request): Promise<Response> {
     const token = guardRequest(request, this.#tokens);
     if (typeof token !== "string") return token;
@@ -157,6 +175,7 @@ class Endpoint implements McpHttp {
     );
   }
 
+  /** Closes every MCP session. */
   async close(): Promise<void> {
     clearInterval(this.#sweep);
     await Promise.allSettled(
