@@ -552,11 +552,9 @@ export class ImportedServers implements HostedTool {
       );
       await client.connect(transport, { timeout });
       const connected = transport;
-      const listing = await listAll(client, timeout);
       // Taken before the skills are read: a relist on a list_changed
       // meanwhile ends later, with the newer listing.
-      this.#take(slot, listing);
-      this.#listed.set(slot, listing.digest);
+      this.#take(slot, await listAll(client, timeout));
       await this.#loadSkills(slot, client, timeout);
       if (this.#closed) throw new Error("The host is closing");
       client.onclose = () => {
@@ -657,15 +655,15 @@ export class ImportedServers implements HostedTool {
       const listing = await listAll(client, this.#timeoutOf(slot));
       // A reload scans every skills folder: not for the same listing.
       if (listing.digest === this.#listed.get(slot)) return;
-      this.#listed.set(slot, listing.digest);
       this.#take(slot, listing);
       this.#changed();
     });
   }
 
-  // Keeps the tools of a listing that converting affords, and says what
-  // was left out: the operator sees them missing nowhere else.
-  #take(slot: ServerSlot, { tools, cut }: Listing): void {
+  // Keeps the tools of a listing that converting affords, and its digest;
+  // says what was left out: the operator sees them missing nowhere else.
+  #take(slot: ServerSlot, { tools, digest, cut }: Listing): void {
+    this.#listed.set(slot, digest);
     slot.tools = scrubSecrets(affordable(tools), slot.secrets);
     const costly = tools.length - slot.tools.length;
     slot.leftOut = [
