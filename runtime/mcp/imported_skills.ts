@@ -132,7 +132,11 @@ export async function loadServerSkills(
   const entries: unknown[] = [];
   let cursor: string | undefined;
   let chars = 0;
-  let cut = false;
+  // Why the rest of the listing was not read: "" once a page without a
+  // cursor ends it.
+  let cut = `goes past ${
+    MAX_SKILLS.toLocaleString("en-US")
+  } skills or ${MAX_SKILL_PAGES} pages`;
   // Pages are counted too: empty pages with fresh cursors would hold the
   // server's start (and a refresh) for ever.
   reading: for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
@@ -144,11 +148,14 @@ export async function loadServerSkills(
     for (const entry of Array.isArray(page.skills) ? page.skills : []) {
       if (entries.length >= MAX_SKILLS) break reading;
       chars += JSON.stringify(entry)?.length ?? 0;
-      cut = chars > MAX_SKILL_LISTING_CHARS;
-      if (cut) break reading;
+      if (chars > MAX_SKILL_LISTING_CHARS) {
+        cut = `is over ${MAX_SKILL_LISTING_CHARS} characters of JSON`;
+        break reading;
+      }
       entries.push(entry);
     }
     cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
+    if (!cursor) cut = "";
     if (!cursor || entries.length >= MAX_SKILLS) break;
   }
   const seen = new Set<string>();
@@ -183,8 +190,7 @@ export async function loadServerSkills(
   if (cut) {
     refused.push({
       uri: "skills/list",
-      reason:
-        `its skill listing is over ${MAX_SKILL_LISTING_CHARS} characters of JSON: the rest was not read`,
+      reason: `its skill listing ${cut}: the rest was not read`,
     });
   }
   return { skills, refused };

@@ -117,6 +117,11 @@ Deno.test("a server paging empty skill lists for ever does not hold its start", 
     );
     const pages = await requests(log, "skills/list");
     assert.ok(pages <= 100, `${pages} skills/list pages read`);
+    // Before: it stopped without a word to the operator.
+    assert.match(
+      String(kit!.fields.description),
+      /refused: its skill listing goes past 1,000 skills or 100 pages: the rest was not read/,
+    );
   });
   await Deno.remove(log);
 });
