@@ -35,6 +35,7 @@ import {
 } from "../../protocol/egress_relay.ts";
 import { mountable, realPath, within } from "./mount_rule.ts";
 import { locateProgram } from "./installation.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 
 /**
  * `"auto"`: confine when it works, else say why and run with Deno's
@@ -883,7 +884,7 @@ export function grantMounts(grant: Permissions): Array<[string, boolean]> {
   for (const path of grant.write ?? []) mounts.set(path, true);
   const depth = (path: string) => path.split("/").filter(Boolean).length;
   const sorted = [...mounts].sort(([a], [b]) =>
-    depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0)
+    depth(a) - depth(b) || compareCodeUnits(a, b)
   );
   // A path inside a mount of the same kind is shown by it already, and
   // binding it again could go through a link inside that mount (a virtual

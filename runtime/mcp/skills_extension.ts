@@ -35,6 +35,7 @@ import {
 } from "../skills/skill_md.ts";
 import { within } from "../confine/mount_rule.ts";
 import { invalidParams } from "./tool_mapping.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 
 /** The extension's identifier, under `capabilities.extensions`. */
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
@@ -262,7 +263,7 @@ export function servedFolders(
       file: basename(skill.file_path),
     });
   }
-  return out.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return out.sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 /**
@@ -479,7 +480,7 @@ async function buildManifest(
     dirs.set(dirUri, children);
     const names: Deno.DirEntry[] = [];
     for await (const e of Deno.readDir(join(served.folder, rel))) names.push(e);
-    names.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    names.sort((a, b) => compareCodeUnits(a.name, b.name));
     for (const e of names) {
       // Links are not followed: neither listed nor readable.
       if (e.isSymlink) continue;

@@ -46,6 +46,7 @@ import {
 } from "./catalog.ts";
 import type { LlmResolver, SkillLimits, SkillToolHost } from "./relays.ts";
 import { runSkill } from "./run.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 
 /** Options for {@link createSkillsCapability}. */
 export interface SkillsCapabilityOptions {
@@ -122,7 +123,7 @@ export function createSkillsCapability(
             return d.status !== "Archived" && tags.every((t) => own.has(t)) &&
               categories.every((c) => category === c);
           })
-          .sort((a, b) => a.name.localeCompare(b.name));
+          .sort((a, b) => compareCodeUnits(a.name, b.name));
         return { skills };
       },
       "skill/call/req": async ({ request, session, signal }) => {

@@ -795,3 +795,16 @@ Deno.test("hostLlm() evicts one provider at a time, so a client cycling override
     assert.equal(llm({ override: null, skill: null }), mine);
   }
 });
+
+Deno.test("skill/discover/req lists skills in code-unit order, as tools are", async () => {
+  // localeCompare's order depends on the machine's locale and puts "a"
+  // before "B"; every other list on the wire (tools, toolkits, MCP skills)
+  // is in code-unit order.
+  const { discover } = setup(["zed", "a", "Zed", "B"].map((n) => codeSkill(n)));
+  assert.deepEqual((await discover()).map((s) => s.name), [
+    "B",
+    "Zed",
+    "a",
+    "zed",
+  ]);
+});

@@ -13,6 +13,7 @@ import type { RegistrySnapshot, ToolkitEntry } from "../registry/types.ts";
 import { checkToolPolicy, type ToolPolicyConfig } from "../tools/policy.ts";
 import type { ToolkitConfigs } from "./configs.ts";
 import { publicSchema } from "./secrets.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 
 /** Options of {@link createToolkitsCapability}. */
 export interface ToolkitsCapabilityOptions {
@@ -108,7 +109,7 @@ export function createToolkitsCapability(
             toDefinition(kit, configs.resolve(session, kit).configured),
           );
         }
-        toolkits.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+        toolkits.sort((a, b) => compareCodeUnits(a.name, b.name));
         return Promise.resolve({ toolkits });
       },
       "toolkit/configure/req": ({ request, session }) => {
