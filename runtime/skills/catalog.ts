@@ -216,11 +216,12 @@ export function failedSkillRecord(
   name: string,
   options: { path: string; message: string; source: SkillSource },
 ): SkillRecord {
-  // Clients read why: the message quotes the folder's name.
+  // Clients read why and the name (a folder's, when the file could not
+  // say one): both printable. A Blocked skill is never run by its name.
   const message = printableLine(options.message);
   return {
     definition: skill({
-      name,
+      name: printableLine(name),
       description: `Could not be loaded: ${message}`,
       source: options.source,
       filePath: options.path,

@@ -616,3 +616,15 @@ Deno.test("registryCatalog() forgets a folder the registry no longer lists", asy
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a folder that cannot be loaded is listed under a printable name", () => {
+  // Its folder's name is all there is to call it by, and clients show it:
+  // a bidi override or a line break in it would make the list read as
+  // another. A Blocked skill is never run, so no caller needs the raw name.
+  const record = failedSkillRecord("bad\u202eevil\nskill", {
+    path: "/s/x/SKILL.md",
+    message: "no frontmatter",
+    source: "project",
+  });
+  assert.equal(record.definition.name, "bad\\u202eevil\\u000askill");
+});
