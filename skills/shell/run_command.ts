@@ -92,8 +92,10 @@ export default {
     }
 
     let killed = false;
+    const aborted = Promise.withResolvers<void>();
     const kill = () => {
       killed = true;
+      aborted.resolve();
       try {
         child.kill("SIGKILL");
       } catch { /* already exited */ }
@@ -107,7 +109,10 @@ export default {
         collect(child.stdout, "info", ctx, cfg.maxOutput, logs),
         collect(child.stderr, "warn", ctx, cfg.maxOutput, logs),
         child.status,
-        args.stdin !== undefined && writeStdin(child, args.stdin),
+        // A grandchild can hold stdin open without reading it: the write
+        // under way never ends, so abort stops waiting for it.
+        args.stdin !== undefined &&
+        Promise.race([writeStdin(child, args.stdin), aborted.promise]),
       ]);
       if (killed) {
         throw new Error(

@@ -148,6 +148,53 @@ Deno.test("run_command kills a long command when the call is aborted", async () 
   assert.ok(Date.now() - started < 5000);
 });
 
+Deno.test("run_command settles an aborted call whose grandchild holds stdin", async () => {
+  // The grandchild keeps the stdin pipe open without reading it, so the
+  // write of 1 MB never ends; the call must not wait for it after abort.
+  // It holds stdin until the test opens `release`, then says it let go
+  // by closing `done`.
+  const dir = await Deno.makeTempDir();
+  const [release, done] = [`${dir}/release`, `${dir}/done`];
+  await new Deno.Command("mkfifo", { args: [release, done] }).output();
+  const ac = new AbortController();
+  const t = makeCtx({ allowed_commands: ["sh"] }, ac.signal);
+  const ready = Promise.withResolvers<void>();
+  const ctx: typeof t.ctx = {
+    ...t.ctx,
+    log: (level, message) => {
+      t.ctx.log(level, message);
+      if (message === "ready") ready.resolve();
+    },
+  };
+  const running = Promise.resolve(runCommand.run({
+    command: "sh",
+    args: [
+      "-c",
+      'exec 3<&0; { echo ready; cat "$1"; exec <&-; : >"$2"; } <&3 3<&- & exit 0',
+      "sh",
+      release,
+      done,
+    ],
+    stdin: "x".repeat(1_000_000),
+  }, ctx));
+  await ready.promise;
+  ac.abort(new Error("timed out"));
+  const unblock = () =>
+    Deno.open(release, { write: true }).then((f) => f.close());
+  // The timer only bounds a failure: it frees a call still waiting.
+  let released = false;
+  const timer = setTimeout(() => {
+    released = true;
+    unblock();
+  }, 10_000);
+  await assert.rejects(running, /was killed: the call was aborted/);
+  assert.equal(released, false, "the call waited for the grandchild");
+  clearTimeout(timer);
+  await unblock();
+  await Deno.readTextFile(done);
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("shell permissions follow the config", () => {
   const perms = toolkit.permissions({
     allowed_commands: ["git"],
