@@ -91,10 +91,8 @@ export default {
       throw err;
     }
 
-    let killed = false;
     const aborted = Promise.withResolvers<void>();
     const kill = () => {
-      killed = true;
       aborted.resolve();
       try {
         child.kill("SIGKILL");
@@ -114,7 +112,8 @@ export default {
         args.stdin !== undefined &&
         Promise.race([writeStdin(child, args.stdin), aborted.promise]),
       ]);
-      if (killed) {
+      // Aborted means `kill` ran: abort listeners run synchronously.
+      if (ctx.signal.aborted) {
         throw new Error(
           `Command "${args.command}" was killed: the call was aborted (${
             abortReason(ctx.signal)
