@@ -255,12 +255,14 @@ async function collect(
           truncated = true;
         }
       }
-      line += value;
-      let nl: number;
-      while ((nl = line.indexOf("\n")) >= 0) {
+      // Only the new chunk can hold a newline: searching the whole held
+      // line again for each chunk is quadratic in a line sent in small writes.
+      const [head = "", ...ends] = value.split("\n");
+      line += head;
+      for (const next of ends) {
         if (skipping) skipping = false;
-        else emit(line.slice(0, nl).replace(/\r$/, ""));
-        line = line.slice(nl + 1);
+        else emit(line.replace(/\r$/, ""));
+        line = next;
       }
       // A line longer than the cap is logged by its head, not held whole.
       if (!skipping && line.length > maxBytes) {

@@ -195,6 +195,38 @@ Deno.test("run_command settles an aborted call whose grandchild holds stdin", as
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("run_command scans each output byte for newlines once", async () => {
+  // A long line sent in many small writes arrives in many chunks; the
+  // held line was scanned again for each one, quadratic in its length.
+  // The spies count the characters searched for "\n", whatever the chunks.
+  const n = 20_000;
+  let scanned = 0;
+  const { indexOf, split } = String.prototype;
+  String.prototype.indexOf = function (this: string, s, from) {
+    if (s === "\n") scanned += this.length - (from ?? 0);
+    return indexOf.call(this, s, from);
+  };
+  String.prototype.split = function (this: string, s: string, limit) {
+    if (s === "\n") scanned += this.length;
+    return Reflect.apply(split, this, [s, limit]);
+  } as typeof split;
+  try {
+    const r = dataOf(
+      await runCommand.run({
+        command: "sh",
+        args: [
+          "-c",
+          `i=0; while [ $i -lt ${n} ]; do printf x; i=$((i+1)); done`,
+        ],
+      }, makeCtx({ allowed_commands: ["sh"] }).ctx),
+    );
+    assert.equal(r.stdout, "x".repeat(n));
+  } finally {
+    Object.assign(String.prototype, { indexOf, split });
+  }
+  assert.ok(scanned <= 2 * n, `${scanned} characters scanned for ${n}`);
+});
+
 Deno.test("shell permissions follow the config", () => {
   const perms = toolkit.permissions({
     allowed_commands: ["git"],
