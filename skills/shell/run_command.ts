@@ -233,7 +233,8 @@ async function collect(
   const emit = (text: string) => {
     if (logs.left > 0) {
       logs.left--;
-      ctx.log(level, text);
+      // A line longer than the cap is logged by its head.
+      ctx.log(level, text.slice(0, maxBytes));
       if (logs.left === 0) {
         ctx.log("warn", "Further output is not streamed (it is in the result)");
       }
@@ -264,9 +265,9 @@ async function collect(
         else emit(line.replace(/\r$/, ""));
         line = next;
       }
-      // A line longer than the cap is logged by its head, not held whole.
+      // An overlong line is logged (by its head) now, not held whole.
       if (!skipping && line.length > maxBytes) {
-        emit(line.slice(0, maxBytes));
+        emit(line);
         skipping = true;
       }
       if (skipping) line = "";

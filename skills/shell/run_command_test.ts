@@ -104,15 +104,15 @@ Deno.test("run_command reads output while it writes a large stdin", async () => 
   assert.equal(r.stdout_truncated, true);
 });
 
-Deno.test("run_command caps captured output", async () => {
+Deno.test("run_command caps captured output and logged lines", async () => {
+  const t = makeCtx({ allowed_commands: allowed, max_output_bytes: 1024 });
   const r = dataOf(
-    await runCommand.run(
-      { command: "echo", args: ["x".repeat(5000)] },
-      makeCtx({ allowed_commands: allowed, max_output_bytes: 1024 }).ctx,
-    ),
+    await runCommand.run({ command: "echo", args: ["x".repeat(5000)] }, t.ctx),
   );
   assert.equal((r.stdout as string).length, 1024);
   assert.equal(r.stdout_truncated, true);
+  // The line ends in the chunk that holds it, and was logged whole.
+  assert.deepEqual(t.logs("info"), ["x".repeat(1024)]);
 });
 
 Deno.test("run_command bounds a long line and multibyte output in bytes", async () => {
