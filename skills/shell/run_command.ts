@@ -143,14 +143,7 @@ export default {
   },
 } satisfies ToolDef<Args>;
 
-interface ShellConfig {
-  allowed: string[];
-  cwd: string | undefined;
-  env: Record<string, string>;
-  maxOutput: number;
-}
-
-function shellConfig(config: Record<string, unknown>): ShellConfig {
+function shellConfig(config: Record<string, unknown>) {
   const allowed = config.allowed_commands;
   if (!Array.isArray(allowed)) {
     throw new Error(
