@@ -133,19 +133,30 @@ Deno.test("run_command bounds a long line and multibyte output in bytes", async 
 });
 
 Deno.test("run_command kills a long command when the call is aborted", async () => {
+  // `cat` of a FIFO nobody writes never ends on its own: the call can only
+  // settle before the test writes to it if the command was killed.
+  const dir = await Deno.makeTempDir();
+  const fifo = `${dir}/never`;
+  await new Deno.Command("mkfifo", { args: [fifo] }).output();
   const ac = new AbortController();
   const t = makeCtx({ allowed_commands: allowed }, ac.signal);
-  const started = Date.now();
   const running = Promise.resolve(
-    runCommand.run({ command: "sleep", args: ["10"] }, t.ctx),
+    runCommand.run({ command: "cat", args: [fifo] }, t.ctx),
   );
   ac.abort(new Error("timed out"));
+  // The timer only bounds a failure: it ends a command still running.
+  let released = false;
+  const timer = setTimeout(() => {
+    released = true;
+    Deno.writeTextFile(fifo, "");
+  }, 10_000);
   await assert.rejects(
     running,
     /was killed: the call was aborted \(timed out\)/,
   );
-  // Generous bound: only proves it did not wait for sleep to finish.
-  assert.ok(Date.now() - started < 5000);
+  assert.equal(released, false, "the call waited for the command");
+  clearTimeout(timer);
+  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("run_command settles an aborted call whose grandchild holds stdin", async () => {
