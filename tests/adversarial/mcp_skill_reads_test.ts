@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { connect, withHost } from "../mcp/_host.ts";
+import { withHost } from "../mcp/_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 // 15 MiB, under the 16 MiB bound on a whole skill.
 const FILE_BYTES = 15 * 1024 * 1024;
@@ -34,7 +35,7 @@ async function setup(skills: string): Promise<void> {
 
 /** An MCP session of `token`, opened by the SDK client; posts go raw. */
 async function session(url: string, token: string) {
-  const client = await connect(url, token);
+  const client = await connectMcp(url, token);
   const id = (client.transport as StreamableHTTPClientTransport).sessionId!;
   let next = 1000;
   return {
@@ -100,7 +101,7 @@ Deno.test("a token's unread skill-file reads over MCP are bounded across its ses
     async ({ url }) => {
       const a = await session(url, "hostile");
       const b = await session(url, "hostile");
-      const other = await connect(url, "other");
+      const other = await connectMcp(url, "other");
       const held: Seen[] = [];
       const all: Seen[] = [];
       try {

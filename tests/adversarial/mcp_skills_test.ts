@@ -14,7 +14,8 @@ import {
   ResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { connect, withHost } from "../mcp/_host.ts";
+import { withHost } from "../mcp/_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 interface Entry {
   uri: string;
@@ -55,7 +56,7 @@ async function setup(skills: string): Promise<void> {
 
 Deno.test("Skills over MCP never list or read a file outside a served skill's folder", async () => {
   await withHost({ setup }, async ({ url, skills }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     try {
       const { skills: listed } = await request<{ skills: Entry[] }>(
         client,

@@ -1,12 +1,10 @@
 /**
- * A real host over the MCP fixtures for the end-to-end tests, and an
- * official-SDK `Client` connected to its `/mcp` endpoint.
+ * A real host over the MCP fixtures for the end-to-end tests (their SDK
+ * client is `connectMcp` of `tests/support/mcp_client.ts`).
  *
  * @module
  */
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -115,19 +113,6 @@ export async function withHost(
     await Deno.remove(skills, { recursive: true });
     await Deno.remove(markers, { recursive: true });
   }
-}
-
-/** An SDK client connected to `url`'s `/mcp`, with the bearer token if given. */
-export async function connect(url: string, token?: string): Promise<Client> {
-  const client = new Client({ name: "test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
-      requestInit: token
-        ? { headers: { Authorization: `Bearer ${token}` } }
-        : undefined,
-    }),
-  );
-  return client;
 }
 
 /** The first text block of a result. */

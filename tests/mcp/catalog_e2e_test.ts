@@ -13,7 +13,8 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { connect, text, withHost, within } from "./_host.ts";
+import { text, withHost, within } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 // Resolves on the client's next tools/list_changed.
 function nextListChanged(client: Client): Promise<void> {
@@ -31,7 +32,7 @@ async function names(client: Client): Promise<string[]> {
 
 Deno.test("hot reload of a code skill and of a SKILL.md skill sends tools/list_changed", async () => {
   await withHost({}, async ({ url, skills }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     assert.ok(!(await names(client)).includes("shout_twice"));
 
     let changed = nextListChanged(client);
@@ -84,7 +85,7 @@ Deno.test("a skill named like a tool is served as <name>_skill, and calling that
         run: (a) => ({ from: "skill", text: a.text }) };`,
     },
   }, async ({ url }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const { tools } = await client.listTools();
     const listed: string[] = tools.map((t: Tool) => t.name);
     assert.equal(listed.filter((n) => n === "echo").length, 1);

@@ -14,7 +14,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { createHost } from "../../runtime/host.ts";
 import { created, writeFixtures } from "../support/mcp_fixtures.ts";
-import { connect, withHost } from "./_host.ts";
+import { withHost } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 import { initializeRequest } from "../support/mcp_fixtures.ts";
 
 const HEADERS = {
@@ -184,7 +185,7 @@ Deno.test("a client that aborts its HTTP request mid-call gets the call cancelle
     // The sandbox call saw its signal abort, with the session still open.
     await created(marker, 10_000);
     assert.equal(await Deno.readTextFile(marker), "aborted");
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const echo = await client.callTool({
       name: "echo",
       arguments: { text: "still here" },

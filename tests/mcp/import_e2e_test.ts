@@ -18,7 +18,8 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect, within } from "./_host.ts";
+import { within } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));
 const DENO = Deno.execPath();
@@ -149,7 +150,7 @@ Deno.test("an imported stdio MCP server's tools are listed and called over A2E w
     assert.deepEqual((again.final.data as { data: unknown }).data, { sum: 2 });
 
     // The server's tools/list_changed reaches an MCP client of the host.
-    const mcp = await connect(
+    const mcp = await connectMcp(
       wsUrl.replace(/^ws/, "http").replace(/\/a2e$/, ""),
     );
     const changed = Promise.withResolvers<void>();

@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect, denoServer, withHost } from "./_host.ts";
+import { denoServer, withHost } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 import { PNG, WAV } from "./_late_server.ts";
 
 const SERVER = fileURLToPath(new URL("./_late_server.ts", import.meta.url));
@@ -22,7 +23,7 @@ const IMPORTING = { fixtures: false, mcpServers: { kit: denoServer(SERVER) } };
 
 Deno.test("an imported tool's image, audio and resources reach MCP clients typed and A2E clients as artifact events", async () => {
   await withHost(IMPORTING, async ({ url }) => {
-    const mcp = await connect(url);
+    const mcp = await connectMcp(url);
     const result = await mcp.callTool({ name: "kit__content", arguments: {} });
     assert.deepEqual((result as CallToolResult).content, [
       { type: "text", text: "all kinds" },
@@ -97,7 +98,7 @@ Deno.test("an imported tool's image, audio and resources reach MCP clients typed
 Deno.test("hostile: an imported image over the result limit is left out, said in the text, and the result marked truncated", async () => {
   await withHost(IMPORTING, async ({ url }) => {
     const bytes = 3 * LIMIT;
-    const mcp = await connect(url);
+    const mcp = await connectMcp(url);
     const result = await mcp.callTool({
       name: "kit__huge_image",
       arguments: { bytes },

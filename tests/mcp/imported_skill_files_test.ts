@@ -19,7 +19,8 @@ import type { SkillDefinition, SkillResult } from "../../protocol/skill.ts";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type MockTurn, startMockOpenAI } from "../support/mock_openai.ts";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect, denoServer, withHost } from "./_host.ts";
+import { denoServer, withHost } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 const SERVER = fileURLToPath(
   new URL("../fixtures/mcp_skills/files_server.ts", import.meta.url),
@@ -207,7 +208,7 @@ Deno.test("a refused imported skill is listed Blocked with the reason and cannot
       lines.join("\n"),
     );
     // Not offered to MCP clients as a tool nor as a prompt.
-    const mcp = await connect(url);
+    const mcp = await connectMcp(url);
     const { tools } = await mcp.listTools();
     assert.ok(!tools.some((t: Tool) => /bloated|tampered/.test(t.name)));
     const { prompts } = await mcp.listPrompts();

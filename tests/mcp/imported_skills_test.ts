@@ -21,7 +21,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { connectClient } from "../support/tools_harness.ts";
-import { connect, denoServer, withHost } from "./_host.ts";
+import { denoServer, withHost } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 const SERVER = fileURLToPath(
   new URL("../fixtures/mcp_skills/server.ts", import.meta.url),
@@ -80,7 +81,7 @@ Deno.test("an imported server's verified skill is discoverable and runs with its
 
     // MCP clients see it as a tool too, and as a skill served again under
     // mcp-skill://<server>/..., each read checked against its server's entry.
-    const mcp = await connect(url);
+    const mcp = await connectMcp(url);
     const { tools } = await mcp.listTools();
     assert.ok(tools.some((t: Tool) => t.name === "kit__greeting"));
     const listed = await mcp.request(
@@ -172,7 +173,7 @@ Deno.test("an imported skill's file holding a value of its server's env is never
     );
     assert.ok(leaky);
     assert.doesNotMatch(JSON.stringify(leaky), /hunter2/);
-    const mcp = await connect(url);
+    const mcp = await connectMcp(url);
     await assert.rejects(
       mcp.readResource({ uri: "mcp-skill://kit/leaky/SKILL.md" }),
       (e: McpError) => {

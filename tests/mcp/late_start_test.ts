@@ -27,7 +27,8 @@ import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { connectClient } from "../support/tools_harness.ts";
 import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
-import { connect, denoServer, text, within } from "./_host.ts";
+import { denoServer, text, within } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 const SERVER = fileURLToPath(new URL("./_late_server.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -155,7 +156,7 @@ Deno.test("the host answers while an imported server is still starting; its tool
       { retryInitialMs: 1_000, retryMaxMs: 300_000 },
       async (host, url) => {
         assert.deepEqual(host.mcpServers.starting(), ["slow"]);
-        const mcp = await connect(url);
+        const mcp = await connectMcp(url);
         const listed = listChanged(mcp);
         await mcp.ping();
         const before = await mcp.listTools();
@@ -219,7 +220,7 @@ Deno.test("a server that fails its first start is retried in the background, log
       { retryInitialMs: 20, retryMaxMs: 100 },
       async (host, url, lines) => {
         await host.mcpServers.ready;
-        const mcp = await connect(url);
+        const mcp = await connectMcp(url);
         const listed = listChanged(mcp);
         const kits = await host.request({ type: "toolkit/list/req" });
         const flaky = (kits.toolkits as { name: string; description: string }[])
@@ -262,7 +263,7 @@ Deno.test("a server that crashes is restarted in the background, and backs off w
       { retryInitialMs: 50, retryMaxMs: 1_000 },
       async (host, url, lines) => {
         await host.mcpServers.ready;
-        const mcp = await connect(url);
+        const mcp = await connectMcp(url);
         for (const round of [1, 2]) {
           const crashed = await mcp.callTool({
             name: "crashy__crash",
@@ -375,7 +376,7 @@ Deno.test("deno task host listens while an imported server is still starting, an
     assert.match(banner, /MCP servers still starting: slow;/);
     const url = /(http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(banner)![1]!;
     // Served while the server waits on its pipe.
-    const mcp = await connect(url);
+    const mcp = await connectMcp(url);
     const listed = listChanged(mcp);
     await mcp.ping();
     const writer = await Deno.open(fifo, { write: true });

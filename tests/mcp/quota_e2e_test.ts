@@ -10,7 +10,8 @@ import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/cl
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient } from "../support/tools_harness.ts";
 import { created } from "../support/mcp_fixtures.ts";
-import { connect, text, withHost, within } from "./_host.ts";
+import { text, withHost, within } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 const QUOTAS = {
   tokens: {
@@ -23,19 +24,19 @@ const TOKENS = ["one", "par", "rate", "free"];
 
 Deno.test("an MCP session counts against its token's max_sessions, with A2E sessions of that token", async () => {
   await withHost({ tokens: TOKENS, policy: QUOTAS }, async ({ url }) => {
-    const first = await connect(url, "one");
-    await assert.rejects(connect(url, "one"), /503|quota/);
+    const first = await connectMcp(url, "one");
+    await assert.rejects(connectMcp(url, "one"), /503|quota/);
     await assert.rejects(
       connectClient(url.replace(/^http/, "ws") + "/a2e", "one"),
       /quota/,
     );
     // Another token is not affected.
-    const free = await connect(url, "free");
+    const free = await connectMcp(url, "free");
     await free.close();
     // Ending the MCP session gives the slot back.
     await (first.transport as StreamableHTTPClientTransport).terminateSession();
     await first.close();
-    const again = await connect(url, "one");
+    const again = await connectMcp(url, "one");
     const echo = await again.callTool({
       name: "echo",
       arguments: { text: "back" },
@@ -47,7 +48,7 @@ Deno.test("an MCP session counts against its token's max_sessions, with A2E sess
 
 Deno.test("an MCP session's calls count against its token's max_parallel and calls_per_minute", async () => {
   await withHost({ tokens: TOKENS, policy: QUOTAS }, async (f) => {
-    const client = await connect(f.url, "par");
+    const client = await connectMcp(f.url, "par");
     const first = join(f.markers, "first");
     const hold = new AbortController();
     const holding = Promise.withResolvers<void>();
@@ -59,7 +60,7 @@ Deno.test("an MCP session's calls count against its token's max_parallel and cal
     await within(holding.promise, 20_000, "the first call did not start");
 
     // A second session of the token waits for the token's one slot.
-    const other = await connect(f.url, "par");
+    const other = await connectMcp(f.url, "par");
     const second = Promise.withResolvers<void>();
     const next = other.callTool(
       { name: "wait_for_abort", arguments: { marker: join(f.markers, "2") } },
@@ -80,7 +81,7 @@ Deno.test("an MCP session's calls count against its token's max_parallel and cal
     assert.equal(await next, "ended");
     await client.close();
 
-    const rated = await connect(f.url, "rate");
+    const rated = await connectMcp(f.url, "rate");
     for (let i = 0; i < 3; i++) {
       const ok = await rated.callTool({
         name: "echo",

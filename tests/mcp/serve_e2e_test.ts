@@ -19,11 +19,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { created } from "../support/mcp_fixtures.ts";
-import { connect, text, withHost } from "./_host.ts";
+import { text, withHost } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 Deno.test("MCP over HTTP lists tools with schemas, titles and annotations, and skills and prompts", async () => {
   await withHost({}, async ({ url }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const { tools } = await client.listTools();
     const names = tools.map((t: Tool) => t.name).sort();
     assert.deepEqual(names, [
@@ -65,7 +66,7 @@ Deno.test("MCP over HTTP lists tools with schemas, titles and annotations, and s
 
 Deno.test("MCP over HTTP calls a tool with progress before the result, and a failure is an isError result", async () => {
   await withHost({}, async ({ url }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const order: string[] = [];
     const progress: Progress[] = [];
     const logs: LoggingMessageNotification["params"][] = [];
@@ -179,7 +180,7 @@ Deno.test("a quick call without a progress token is answered as one JSON body; a
 
 Deno.test("MCP cancellation stops a busy tool inside its sandbox", async () => {
   await withHost({}, async ({ url, markers }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const marker = join(markers, "aborted");
     const controller = new AbortController();
     const started = Promise.withResolvers<void>();
@@ -206,7 +207,7 @@ Deno.test("MCP cancellation stops a busy tool inside its sandbox", async () => {
 
 Deno.test("search_tools finds a deferred tool, which is then callable by name", async () => {
   await withHost({}, async ({ url }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const { tools } = await client.listTools();
     assert.ok(!tools.some((t: Tool) => t.name === "quasar_lookup"));
     const found = await client.callTool({
@@ -236,7 +237,7 @@ Deno.test("a skill runs as an MCP tool, its LLM tokens relayed as progress messa
     token_interval_ms: 5,
   }]);
   await withHost({ llmUrl: mock.url }, async ({ url }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     const messages: string[] = [];
     const logs: unknown[] = [];
     client.setNotificationHandler(
@@ -263,9 +264,9 @@ Deno.test("a skill runs as an MCP tool, its LLM tokens relayed as progress messa
 
 Deno.test("/mcp refuses a client without the bearer token, and serves one with it", async () => {
   await withHost({ tokens: ["s3cret"] }, async ({ url }) => {
-    await assert.rejects(connect(url), /401|Unauthorized|bearer/i);
-    await assert.rejects(connect(url, "wrong"));
-    const client = await connect(url, "s3cret");
+    await assert.rejects(connectMcp(url), /401|Unauthorized|bearer/i);
+    await assert.rejects(connectMcp(url, "wrong"));
+    const client = await connectMcp(url, "s3cret");
     const echo = await client.callTool({
       name: "echo",
       arguments: { text: "ok" },
@@ -291,7 +292,7 @@ Deno.test("/mcp refuses a client without the bearer token, and serves one with i
 
 Deno.test("hot reload sends tools/list_changed and the new tool is listed", async () => {
   await withHost({}, async ({ url, skills }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     await client.listTools();
     const changed = Promise.withResolvers<void>();
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {

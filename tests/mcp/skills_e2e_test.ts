@@ -22,7 +22,8 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { writeFixtures } from "../support/mcp_fixtures.ts";
-import { connect, withHost } from "./_host.ts";
+import { withHost } from "./_host.ts";
+import { connectMcp } from "../support/mcp_client.ts";
 
 const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 
@@ -212,7 +213,7 @@ async function checkSession(client: Client): Promise<void> {
 
 Deno.test("Skills over MCP on HTTP: list, get, read and directory read keep the digests they promise", async () => {
   await withHost({ setup: writeSkills }, async ({ url, host }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     try {
       await checkSession(client);
       const warnings = (await host.ready).warnings.join("\n");
@@ -225,7 +226,7 @@ Deno.test("Skills over MCP on HTTP: list, get, read and directory read keep the 
 
 Deno.test("Skills over MCP on HTTP: a new skill folder sends resources/list_changed and is listed", async () => {
   await withHost({ setup: writeSkills }, async ({ url, skills }) => {
-    const client = await connect(url);
+    const client = await connectMcp(url);
     try {
       await request(client, "skills/list");
       const changed = Promise.withResolvers<void>();

@@ -1,0 +1,58 @@
+/**
+ * An official-SDK MCP client of a host's `/mcp` endpoint, as the end-to-end
+ * and adversarial tests use it: one place that knows the endpoint's path and
+ * how the bearer token travels.
+ *
+ * @example Call a tool, the client closed afterwards
+ * ```ts ignore
+ * const result = await withMcpClient(url, "token", (client) =>
+ *   client.callTool({ name: "hello__greet", arguments: {} }));
+ * ```
+ *
+ * @module
+ */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+/**
+ * An SDK client connected to `url`'s `/mcp`, sending `token` as a bearer
+ * token if given. The caller closes it.
+ *
+ * @param url the host's base URL, e.g. `http://127.0.0.1:8080`
+ * @param token the bearer token, if the host wants one
+ * @returns the connected client
+ */
+export async function connectMcp(url: string, token?: string): Promise<Client> {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
+      requestInit: token
+        ? { headers: { Authorization: `Bearer ${token}` } }
+        : undefined,
+    }),
+  );
+  return client;
+}
+
+/**
+ * Runs `body` with a client connected as {@link connectMcp} does, and closes
+ * the client however `body` ends.
+ *
+ * @param url the host's base URL
+ * @param token the bearer token, or `undefined` for none
+ * @param body what to do with the client
+ * @returns what `body` returns
+ */
+export async function withMcpClient<T>(
+  url: string,
+  token: string | undefined,
+  body: (client: Client) => Promise<T>,
+): Promise<T> {
+  const client = await connectMcp(url, token);
+  try {
+    return await body(client);
+  } finally {
+    await client.close();
+  }
+}
