@@ -10,9 +10,8 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { withMcpClient } from "../support/mcp_client.ts";
 import { connectClient } from "../support/tools_harness.ts";
 import {
   assertNoSecret,
@@ -29,17 +28,13 @@ const TENANT_SECRET = "tenant-secret-51be20";
 const BEARER_SECRET = "bearer-secret-d04e77";
 
 // Calls `tool` (no arguments) as an MCP client of the host does.
-async function callOverMcp(
-  url: string,
-  tool: string,
-): Promise<CallToolResult> {
-  const mcp = new McpClient({ name: "t", version: "1" });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-  try {
-    return await mcp.callTool({ name: tool, arguments: {} }) as CallToolResult;
-  } finally {
-    await mcp.close();
-  }
+function callOverMcp(url: string, tool: string): Promise<CallToolResult> {
+  return withMcpClient(
+    url,
+    undefined,
+    async (mcp) =>
+      await mcp.callTool({ name: tool, arguments: {} }) as CallToolResult,
+  );
 }
 
 Deno.test("a stdio MCP server's env secret, printed on stderr as it dies, is redacted for clients, the console and the log", async () => {

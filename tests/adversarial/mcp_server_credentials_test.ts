@@ -11,14 +11,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { withMcpClient } from "../support/mcp_client.ts";
 import { connectClient } from "../support/tools_harness.ts";
 import {
   assertNoSecret,
@@ -118,19 +117,13 @@ Deno.test("a URL MCP server's userinfo password and query key, said back in an e
       await a2e.close();
     }
 
-    const mcp = new McpClient({ name: "t", version: "1" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`${host.url}/mcp`)),
-    );
-    try {
+    await withMcpClient(host.url, undefined, async (mcp) => {
       const result = await mcp.callTool({ name: "creds__fail", arguments: {} });
       const text = JSON.stringify(result);
       assert.equal(result.isError, true);
       assert.match(text, /upstream refused/);
       assertNoSecret(text, secrets, "the MCP result");
-    } finally {
-      await mcp.close();
-    }
+    });
 
     const shown = await consoleText(host);
     assert.match(shown, /upstream refused/);
