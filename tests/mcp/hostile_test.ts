@@ -15,7 +15,7 @@ import {
 import { createHost } from "../../runtime/host.ts";
 import { created, writeFixtures } from "../support/mcp_fixtures.ts";
 import { withHost } from "./_host.ts";
-import { connectMcp } from "../support/mcp_client.ts";
+import { connectMcp, withMcpClient } from "../support/mcp_client.ts";
 import { initializeRequest } from "../support/mcp_fixtures.ts";
 
 const HEADERS = {
@@ -44,84 +44,81 @@ Deno.test("malformed, huge and abandoned MCP requests leave the host serving", a
   });
   await host.ready;
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
-  const steady = new Client({ name: "steady", version: "1" });
   try {
-    await steady.connect(
-      new StreamableHTTPClientTransport(new URL(url + "/mcp")),
-    );
-    const echo = async (n: number) => {
-      const r = await steady.callTool({
-        name: "echo",
-        arguments: { text: String(n) },
-      }) as CallToolResult;
-      assert.deepEqual(r.structuredContent, { text: String(n) });
-    };
+    await withMcpClient(url, undefined, async (steady) => {
+      const echo = async (n: number) => {
+        const r = await steady.callTool({
+          name: "echo",
+          arguments: { text: String(n) },
+        }) as CallToolResult;
+        assert.deepEqual(r.structuredContent, { text: String(n) });
+      };
 
-    for (
-      const body of [
-        "{not json",
-        "[]",
-        '{"jsonrpc":"1.0","id":1,"method":"initialize"}',
-        '{"jsonrpc":"2.0","id":{"x":1},"method":"tools/call"}',
-        "null",
-      ]
-    ) {
-      const res = await fetch(url + "/mcp", {
+      for (
+        const body of [
+          "{not json",
+          "[]",
+          '{"jsonrpc":"1.0","id":1,"method":"initialize"}',
+          '{"jsonrpc":"2.0","id":{"x":1},"method":"tools/call"}',
+          "null",
+        ]
+      ) {
+        const res = await fetch(url + "/mcp", {
+          method: "POST",
+          headers: HEADERS,
+          body,
+        });
+        assert.ok(
+          res.status >= 400 && res.status < 500,
+          `${body}: ${res.status}`,
+        );
+        await res.body?.cancel();
+        await echo(1);
+      }
+
+      const huge = await fetch(url + "/mcp", {
         method: "POST",
         headers: HEADERS,
-        body,
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { pad: "x".repeat(1 << 20) },
+        }),
       });
-      assert.ok(
-        res.status >= 400 && res.status < 500,
-        `${body}: ${res.status}`,
+      assert.equal(huge.status, 413);
+      await huge.body?.cancel();
+      await echo(2);
+
+      // A client starts a call, then vanishes without a word.
+      const marker = join(markers, "aborted");
+      const leaver = new Client({ name: "leaver", version: "1" });
+      const leaverTransport = new StreamableHTTPClientTransport(
+        new URL(url + "/mcp"),
       );
-      await res.body?.cancel();
-      await echo(1);
-    }
-
-    const huge = await fetch(url + "/mcp", {
-      method: "POST",
-      headers: HEADERS,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { pad: "x".repeat(1 << 20) },
-      }),
+      await leaver.connect(leaverTransport);
+      const started = Promise.withResolvers<void>();
+      const call = leaver.callTool(
+        { name: "wait_for_abort", arguments: { marker } },
+        undefined,
+        { onprogress: () => started.resolve(), timeout: 60_000 },
+      ).catch(() => "gone");
+      await started.promise;
+      await leaverTransport.close();
+      assert.equal(await call, "gone");
+      await echo(3);
+      // Its session is still open on the host until it expires or is
+      // deleted; deleting it cancels the call inside the sandbox.
+      const del = await fetch(url + "/mcp", {
+        method: "DELETE",
+        headers: { "mcp-session-id": leaverTransport.sessionId! },
+      });
+      assert.equal(del.status, 200);
+      await del.body?.cancel();
+      await created(marker, 5000);
+      await echo(4);
     });
-    assert.equal(huge.status, 413);
-    await huge.body?.cancel();
-    await echo(2);
-
-    // A client starts a call, then vanishes without a word.
-    const marker = join(markers, "aborted");
-    const leaver = new Client({ name: "leaver", version: "1" });
-    const leaverTransport = new StreamableHTTPClientTransport(
-      new URL(url + "/mcp"),
-    );
-    await leaver.connect(leaverTransport);
-    const started = Promise.withResolvers<void>();
-    const call = leaver.callTool(
-      { name: "wait_for_abort", arguments: { marker } },
-      undefined,
-      { onprogress: () => started.resolve(), timeout: 60_000 },
-    ).catch(() => "gone");
-    await started.promise;
-    await leaverTransport.close();
-    assert.equal(await call, "gone");
-    await echo(3);
-    // Its session is still open on the host until it expires or is
-    // deleted; deleting it cancels the call inside the sandbox.
-    const del = await fetch(url + "/mcp", {
-      method: "DELETE",
-      headers: { "mcp-session-id": leaverTransport.sessionId! },
-    });
-    assert.equal(del.status, 200);
-    await del.body?.cancel();
-    await created(marker, 5000);
-    await echo(4);
   } finally {
-    await steady.close();
     await host.close({ timeoutSeconds: 1 });
     await Deno.remove(skills, { recursive: true });
     await Deno.remove(markers, { recursive: true });

@@ -8,9 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createHost } from "../../runtime/host.ts";
+import { withMcpClient } from "../support/mcp_client.ts";
 import { initializeRequest } from "../support/mcp_fixtures.ts";
 
 const HEADERS = {
@@ -50,24 +49,21 @@ Deno.test("an unused MCP session expires; one listening on its GET stream does n
   await host.ready;
   const { url } = await host.listen({ hostname: "127.0.0.1", port: 0 });
   // The SDK client opens its GET stream once initialized.
-  const listening = new Client({ name: "listening", version: "1" });
   try {
-    await listening.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/mcp`)),
-    );
-    const quiet = await quietSession(url);
-    assert.equal(await ping(url, quiet), 200);
-    // Wait for the sweep to take the quiet one (each ping counts as use,
-    // so look at the session count instead).
-    const end = Date.now() + 20_000;
-    while (host.sessionCount > 1 && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.equal(await ping(url, quiet), 404, "the unused session was kept");
-    // The listening client was quiet just as long and is still served.
-    assert.deepEqual(await listening.ping(), {});
+    await withMcpClient(url, undefined, async (listening) => {
+      const quiet = await quietSession(url);
+      assert.equal(await ping(url, quiet), 200);
+      // Wait for the sweep to take the quiet one (each ping counts as use,
+      // so look at the session count instead).
+      const end = Date.now() + 20_000;
+      while (host.sessionCount > 1 && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(await ping(url, quiet), 404, "the unused session was kept");
+      // The listening client was quiet just as long and is still served.
+      assert.deepEqual(await listening.ping(), {});
+    });
   } finally {
-    await listening.close();
     await host.close({ timeoutSeconds: 1 });
   }
 });
