@@ -10,7 +10,6 @@
  */
 
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -23,9 +22,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { writeFixtures } from "../support/mcp_fixtures.ts";
 import { withHost } from "./_host.ts";
-import { connectMcp } from "../support/mcp_client.ts";
-
-const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
+import { connectMcp, stdioHostArgs } from "../support/mcp_client.ts";
 
 interface Entry {
   uri: string;
@@ -272,16 +269,7 @@ Deno.test("Skills over MCP on stdio: the same entries and digests", async () => 
   );
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: [
-      "run",
-      "--no-prompt",
-      "--unstable-worker-options",
-      "-A",
-      HOST,
-      "--mcp",
-      "--config",
-      config,
-    ],
+    args: stdioHostArgs(config),
     stderr: "pipe",
   });
   const client = new Client({ name: "test", version: "1.0.0" });

@@ -10,12 +10,11 @@
  */
 
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createHost } from "../../runtime/host.ts";
+import { stdioHostArgs } from "../support/mcp_client.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
-const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 const CI = Deno.env.get("CI") === "true";
 
 async function inspector(args: string[]): Promise<Deno.CommandOutput> {
@@ -107,14 +106,7 @@ Deno.test({
           "--verify",
           "--",
           Deno.execPath(),
-          "run",
-          "--no-prompt",
-          "--unstable-worker-options",
-          "-A",
-          HOST,
-          "--mcp",
-          "--config",
-          config,
+          ...stdioHostArgs(config),
         ]),
       );
     } finally {

@@ -5,7 +5,6 @@
  */
 
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -15,8 +14,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { created, writeFixtures } from "../support/mcp_fixtures.ts";
-
-const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
+import { stdioHostArgs } from "../support/mcp_client.ts";
 
 Deno.test("MCP over stdio: list, call with progress, isError, cancellation, exit on stdin close", async () => {
   const skills = await Deno.makeTempDir();
@@ -35,16 +33,7 @@ Deno.test("MCP over stdio: list, call with progress, isError, cancellation, exit
   );
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: [
-      "run",
-      "--no-prompt",
-      "--unstable-worker-options",
-      "-A",
-      HOST,
-      "--mcp",
-      "--config",
-      config,
-    ],
+    args: stdioHostArgs(config),
     stderr: "pipe",
   });
   const client = new Client({ name: "test", version: "1.0.0" });

@@ -5,12 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { LineSplitter } from "../../protocol/lines.ts";
 import { initializeRequest } from "../support/mcp_fixtures.ts";
-
-const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
+import { stdioHostArgs } from "../support/mcp_client.ts";
 
 Deno.test("MCP over stdio: bad lines get JSON-RPC errors and the session goes on", async () => {
   const dir = await Deno.makeTempDir();
@@ -25,16 +23,7 @@ Deno.test("MCP over stdio: bad lines get JSON-RPC errors and the session goes on
     }),
   );
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      "--unstable-worker-options",
-      "-A",
-      HOST,
-      "--mcp",
-      "--config",
-      config,
-    ],
+    args: stdioHostArgs(config),
     stdin: "piped",
     stdout: "piped",
     stderr: "null",

@@ -1,7 +1,8 @@
 /**
  * An official-SDK MCP client of a host's `/mcp` endpoint, as the end-to-end
  * and adversarial tests use it: one place that knows the endpoint's path and
- * how the bearer token travels.
+ * how the bearer token travels; and the command line of a host serving MCP
+ * on stdio.
  *
  * @example Call a tool, the client closed afterwards
  * ```ts ignore
@@ -14,6 +15,9 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { fileURLToPath } from "node:url";
+
+const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 
 /**
  * An SDK client connected to `url`'s `/mcp`, sending `token` as a bearer
@@ -55,4 +59,25 @@ export async function withMcpClient<T>(
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The arguments of `deno` (`Deno.execPath()`) that run the repo's `host.ts`
+ * as an MCP server on stdio, with all permissions and the config file
+ * `config`.
+ *
+ * @param config the config file's path
+ * @returns the arguments
+ */
+export function stdioHostArgs(config: string): string[] {
+  return [
+    "run",
+    "--no-prompt",
+    "--unstable-worker-options",
+    "-A",
+    HOST,
+    "--mcp",
+    "--config",
+    config,
+  ];
 }
