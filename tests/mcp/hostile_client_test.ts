@@ -5,40 +5,9 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { created, initializeRequest } from "../support/mcp_fixtures.ts";
+import { MCP_POST_HEADERS, rawSession } from "../support/mcp_client.ts";
+import { created } from "../support/mcp_fixtures.ts";
 import { withHost } from "./_host.ts";
-
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-};
-
-// Opens a raw MCP session; `post` sends one message on it.
-async function rawSession(url: string) {
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(url + "/mcp", {
-      method: "POST",
-      headers: { ...HEADERS, ...headers },
-      body: JSON.stringify(body),
-    });
-  const init = await post(initializeRequest("raw"));
-  assert.equal(init.status, 200);
-  await init.body?.cancel();
-  const session = {
-    "mcp-session-id": init.headers.get("mcp-session-id")!,
-    "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
-  };
-  const ready = await post(
-    { jsonrpc: "2.0", method: "notifications/initialized" },
-    session,
-  );
-  await ready.body?.cancel();
-  return {
-    id: session["mcp-session-id"],
-    post: (body: unknown) => post(body, session),
-  };
-}
 
 Deno.test("a silent call the client cancels ends its POST at once, with no answer", async () => {
   await withHost({}, async ({ url, markers }) => {
@@ -143,7 +112,7 @@ Deno.test("a POST opening a session whose body fails midway leaves no host sessi
           controller.error(new Error("connection reset"));
         },
       });
-      const headers: Record<string, string> = { ...HEADERS };
+      const headers: Record<string, string> = { ...MCP_POST_HEADERS };
       if (length !== undefined) headers["content-length"] = length;
       const res = await host.fetch(
         new Request(url + "/mcp", { method: "POST", headers, body }),

@@ -8,20 +8,16 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import {
-  type CallToolResult,
-  LATEST_PROTOCOL_VERSION,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createHost } from "../../runtime/host.ts";
 import { created, writeFixtures } from "../support/mcp_fixtures.ts";
 import { withHost } from "./_host.ts";
-import { connectMcp, withMcpClient } from "../support/mcp_client.ts";
-import { initializeRequest } from "../support/mcp_fixtures.ts";
-
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-};
+import {
+  connectMcp,
+  MCP_POST_HEADERS,
+  rawSession,
+  withMcpClient,
+} from "../support/mcp_client.ts";
 
 Deno.test("malformed, huge and abandoned MCP requests leave the host serving", async () => {
   const skills = await Deno.makeTempDir();
@@ -65,7 +61,7 @@ Deno.test("malformed, huge and abandoned MCP requests leave the host serving", a
       ) {
         const res = await fetch(url + "/mcp", {
           method: "POST",
-          headers: HEADERS,
+          headers: MCP_POST_HEADERS,
           body,
         });
         assert.ok(
@@ -78,7 +74,7 @@ Deno.test("malformed, huge and abandoned MCP requests leave the host serving", a
 
       const huge = await fetch(url + "/mcp", {
         method: "POST",
-        headers: HEADERS,
+        headers: MCP_POST_HEADERS,
         body: JSON.stringify({
           jsonrpc: "2.0",
           id: 1,
@@ -127,34 +123,12 @@ Deno.test("malformed, huge and abandoned MCP requests leave the host serving", a
 
 Deno.test("a client that aborts its HTTP request mid-call gets the call cancelled inside the sandbox at once", async () => {
   await withHost({}, async ({ url, markers }) => {
-    const post = (
-      body: unknown,
-      headers: Record<string, string> = {},
-      signal?: AbortSignal,
-    ) =>
-      fetch(url + "/mcp", {
-        method: "POST",
-        headers: { ...HEADERS, ...headers },
-        body: JSON.stringify(body),
-        signal,
-      });
-    const init = await post(initializeRequest("raw"));
-    assert.equal(init.status, 200);
-    await init.body?.cancel();
-    const session = {
-      "mcp-session-id": init.headers.get("mcp-session-id")!,
-      "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
-    };
-    const ready = await post(
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      session,
-    );
-    assert.equal(ready.status, 202);
-    await ready.body?.cancel();
+    const session = await rawSession(url);
+    assert.equal(session.initializedStatus, 202);
 
     const marker = join(markers, "vanished");
     const controller = new AbortController();
-    const call = await post(
+    const call = await session.post(
       {
         jsonrpc: "2.0",
         id: 2,
@@ -165,7 +139,6 @@ Deno.test("a client that aborts its HTTP request mid-call gets the call cancelle
           _meta: { progressToken: "p" },
         },
       },
-      session,
       controller.signal,
     );
     assert.equal(call.headers.get("content-type"), "text/event-stream");
@@ -195,14 +168,13 @@ Deno.test("a client that aborts its HTTP request mid-call gets the call cancelle
     const started = join(markers, "started");
     const held = join(markers, "held");
     const quiet = new AbortController();
-    const waiting = post(
+    const waiting = session.post(
       {
         jsonrpc: "2.0",
         id: 3,
         method: "tools/call",
         params: { name: "hold", arguments: { started, marker: held } },
       },
-      session,
       quiet.signal,
     ).then((res) => res.text()).catch((error) => error);
     await created(started, 10_000);

@@ -9,19 +9,14 @@
 
 import assert from "node:assert/strict";
 import { createHost } from "../../runtime/host.ts";
-import { withMcpClient } from "../support/mcp_client.ts";
+import { MCP_POST_HEADERS, withMcpClient } from "../support/mcp_client.ts";
 import { initializeRequest } from "../support/mcp_fixtures.ts";
-
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-};
 
 // A session opened with plain requests and no GET stream; its id.
 async function quietSession(url: string): Promise<string> {
   const init = await fetch(`${url}/mcp`, {
     method: "POST",
-    headers: HEADERS,
+    headers: MCP_POST_HEADERS,
     body: JSON.stringify(initializeRequest("quiet", 0)),
   });
   await init.body?.cancel();
@@ -31,7 +26,7 @@ async function quietSession(url: string): Promise<string> {
 async function ping(url: string, session: string): Promise<number> {
   const res = await fetch(`${url}/mcp`, {
     method: "POST",
-    headers: { ...HEADERS, "mcp-session-id": session },
+    headers: { ...MCP_POST_HEADERS, "mcp-session-id": session },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
   });
   await res.body?.cancel();

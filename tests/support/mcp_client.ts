@@ -1,7 +1,8 @@
 /**
  * An official-SDK MCP client of a host's `/mcp` endpoint, as the end-to-end
  * and adversarial tests use it: one place that knows the endpoint's path and
- * how the bearer token travels; and the command line of a host serving MCP
+ * how the bearer token travels; a session driven by plain requests, as a
+ * hostile client would; and the command line of a host serving MCP
  * on stdio.
  *
  * @example Call a tool, the client closed afterwards
@@ -13,9 +14,12 @@
  * @module
  */
 
+import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { fileURLToPath } from "node:url";
+import { initializeRequest } from "./mcp_fixtures.ts";
 
 const HOST = fileURLToPath(new URL("../../host.ts", import.meta.url));
 
@@ -80,4 +84,59 @@ export function stdioHostArgs(config: string): string[] {
     "--config",
     config,
   ];
+}
+
+/** The headers every plain-`fetch` POST to `/mcp` carries. */
+export const MCP_POST_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+/** A session of {@link rawSession}. */
+export interface RawSession {
+  /** Its `mcp-session-id`. */
+  id: string;
+  /** The status the host answered the `initialized` notification with. */
+  initializedStatus: number;
+  /** Sends one JSON-RPC message on the session, raw. */
+  post(body: unknown, signal?: AbortSignal): Promise<Response>;
+}
+
+/**
+ * Opens a session on `url`'s `/mcp` with plain requests (`initialize`, which
+ * must answer 200, then `initialized`), for the tests that drive the
+ * endpoint as no SDK client would.
+ *
+ * @param url the host's base URL
+ * @returns the session
+ */
+export async function rawSession(url: string): Promise<RawSession> {
+  const post = (
+    body: unknown,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ) =>
+    fetch(url + "/mcp", {
+      method: "POST",
+      headers: { ...MCP_POST_HEADERS, ...headers },
+      body: JSON.stringify(body),
+      signal,
+    });
+  const init = await post(initializeRequest("raw"));
+  assert.equal(init.status, 200);
+  await init.body?.cancel();
+  const session = {
+    "mcp-session-id": init.headers.get("mcp-session-id")!,
+    "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+  };
+  const ready = await post(
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    session,
+  );
+  await ready.body?.cancel();
+  return {
+    id: session["mcp-session-id"],
+    initializedStatus: ready.status,
+    post: (body, signal) => post(body, session, signal),
+  };
 }
