@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createHost } from "../../runtime/host.ts";
+import { testSandbox } from "../support/mcp_fixtures.ts";
 
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
 const FIXTURES = fileURLToPath(
@@ -57,13 +58,7 @@ Deno.test({
       config: {
         skills: [FIXTURES],
         builtinSkills: false,
-        sandbox: {
-          cacheDir: null,
-          memoryMb: 256,
-          maxIdleProcesses: 8,
-          spareWorkers: 1,
-          maxResultBytes: 1 << 20,
-        },
+        sandbox: testSandbox(),
       },
     });
     try {

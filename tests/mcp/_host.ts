@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
-import { writeFixtures } from "../support/mcp_fixtures.ts";
+import { testSandbox, writeFixtures } from "../support/mcp_fixtures.ts";
 
 /** What a test body gets. */
 export interface Fixture {
@@ -85,13 +85,7 @@ export async function withHost(
       builtinSkills: false,
       mcpServers: options.mcpServers,
       tokens: options.tokens ?? [],
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
+      sandbox: testSandbox(),
       policy: { permissions: { write: [markers] }, ...options.policy },
       llm: options.llmUrl
         ? [{

@@ -20,6 +20,7 @@ import { defaultConfig } from "../../runtime/config.ts";
 import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { within } from "./_host.ts";
+import { testSandbox } from "../support/mcp_fixtures.ts";
 
 /** The stdlib-only Python MCP server (tool `where`). */
 export const PYTHON_SERVER: string = fileURLToPath(
@@ -61,13 +62,7 @@ export async function withServers(
         ...defaultConfig().egress,
         allowPrivateHosts: options.allowPrivateHosts ?? [],
       },
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
+      sandbox: testSandbox(),
     },
   });
   const client = new Client({ name: "test", version: "1.0.0" });

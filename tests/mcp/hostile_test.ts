@@ -10,7 +10,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createHost } from "../../runtime/host.ts";
-import { created, writeFixtures } from "../support/mcp_fixtures.ts";
+import {
+  created,
+  testSandbox,
+  writeFixtures,
+} from "../support/mcp_fixtures.ts";
 import { withHost } from "./_host.ts";
 import {
   connectMcp,
@@ -28,13 +32,7 @@ Deno.test("malformed, huge and abandoned MCP requests leave the host serving", a
       skills: [skills],
       builtinSkills: false,
       limits: { maxMessageBytes: 64 * 1024 },
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
+      sandbox: testSandbox(),
       policy: { permissions: { write: [markers] } },
     },
   });

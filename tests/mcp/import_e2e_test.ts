@@ -20,6 +20,7 @@ import {
 import { connectClient } from "../support/tools_harness.ts";
 import { within } from "./_host.ts";
 import { connectMcp } from "../support/mcp_client.ts";
+import { testSandbox } from "../support/mcp_fixtures.ts";
 
 const SERVER = fileURLToPath(new URL("./_test_server.ts", import.meta.url));
 const DENO = Deno.execPath();
@@ -45,13 +46,7 @@ async function withHost(
       builtinSkills: false,
       mcpServers: servers,
       egress: { ...defaultConfig().egress, allowPrivateHosts },
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-      },
+      sandbox: testSandbox(),
     },
   });
   try {

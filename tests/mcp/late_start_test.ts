@@ -29,6 +29,7 @@ import { connectClient } from "../support/tools_harness.ts";
 import { HOST_FLAGS, HOST_MAIN } from "../support/host_cli.ts";
 import { denoServer, text, within } from "./_host.ts";
 import { connectMcp } from "../support/mcp_client.ts";
+import { testSandbox } from "../support/mcp_fixtures.ts";
 
 const SERVER = fileURLToPath(new URL("./_late_server.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -71,14 +72,7 @@ async function withHost(
       builtinSkills: false,
       mcpServers: servers,
       mcp: retry,
-      sandbox: {
-        cacheDir: null,
-        memoryMb: 256,
-        maxIdleProcesses: 8,
-        spareWorkers: 1,
-        maxResultBytes: 1 << 20,
-        confinement: "off",
-      },
+      sandbox: { ...testSandbox(), confinement: "off" },
     },
     log: lines.log,
   });

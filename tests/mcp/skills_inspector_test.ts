@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createHost } from "../../runtime/host.ts";
 import { stdioHostArgs } from "../support/mcp_client.ts";
+import { testSandbox } from "../support/mcp_fixtures.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
 const CI = Deno.env.get("CI") === "true";
@@ -125,13 +126,7 @@ Deno.test({
     const host = createHost({
       config: {
         skills: [ops],
-        sandbox: {
-          cacheDir: null,
-          memoryMb: 256,
-          maxIdleProcesses: 8,
-          spareWorkers: 1,
-          maxResultBytes: 1 << 20,
-        },
+        sandbox: testSandbox(),
       },
     });
     try {

@@ -1,6 +1,7 @@
 /**
  * Skills folders for the MCP end-to-end tests and bench: tools that echo,
- * report progress, fail, wait for cancellation, and a deferred one.
+ * report progress, fail, wait for cancellation, and a deferred one; and the
+ * sandbox settings the tests' hosts run them with.
  *
  * @module
  */
@@ -130,4 +131,21 @@ export async function created(path: string, ms: number): Promise<void> {
       watcher.close();
     } catch { /* closed by the timer */ }
   }
+}
+
+/**
+ * The sandbox settings of a test host: no compile cache shared between
+ * tests, a few warm processes, and results up to 1 MiB. A fresh object each
+ * call, so one test's host never sees another's changes.
+ *
+ * @returns the `sandbox` part of a host config
+ */
+export function testSandbox() {
+  return {
+    cacheDir: null,
+    memoryMb: 256,
+    maxIdleProcesses: 8,
+    spareWorkers: 1,
+    maxResultBytes: 1 << 20,
+  };
 }
