@@ -14,13 +14,13 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createHost } from "../../runtime/host.ts";
 import { testSandbox } from "../support/mcp_fixtures.ts";
+import { skipOutsideCi } from "../support/skip.ts";
 
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
 const FIXTURES = fileURLToPath(
   new URL("../fixtures/conformance", import.meta.url),
 );
 const BASELINE = fileURLToPath(new URL("mcp_baseline.yaml", import.meta.url));
-const CI = Deno.env.get("CI") === "true";
 
 async function run(args: string[]): Promise<Deno.CommandOutput> {
   return await new Deno.Command(Deno.execPath(), {
@@ -38,19 +38,19 @@ const listed = await run(["list"]).catch((e) => ({
   stderr: new TextEncoder().encode(String(e)),
 }));
 const reachable = listed.success;
-if (!reachable && !CI) {
-  // deno-lint-ignore no-console
-  console.warn(
-    `skipping the MCP conformance suite: cannot fetch ${SUITE}: ${
+const skip = skipOutsideCi(
+  "the MCP conformance suite",
+  reachable
+    ? null
+    : `cannot fetch ${SUITE}: ${
       new TextDecoder().decode(listed.stderr).slice(-300)
     }`,
-  );
-}
+);
 
 Deno.test({
   name:
     "the MCP conformance suite passes against /mcp, but for the baseline's scenarios",
-  ignore: !reachable && !CI,
+  ignore: skip,
   async fn() {
     assert.ok(reachable, `Cannot fetch ${SUITE} under CI`);
     const out = await Deno.makeTempDir();

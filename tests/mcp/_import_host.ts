@@ -21,6 +21,7 @@ import { createHost, type Host } from "../../runtime/host.ts";
 import type { McpServerSpec } from "../../runtime/mcp/imported_servers.ts";
 import { within } from "./_host.ts";
 import { testSandbox } from "../support/mcp_fixtures.ts";
+import { skipOutsideCi } from "../support/skip.ts";
 
 /** The stdlib-only Python MCP server (tool `where`). */
 export const PYTHON_SERVER: string = fileURLToPath(
@@ -140,14 +141,12 @@ export const PYTHON_MISSING: string | null = await (async () => {
     return (error as Error).message;
   }
 })();
-if (PYTHON_MISSING !== null && Deno.env.get("CI") !== "true") {
-  // deno-lint-ignore no-console
-  console.warn(`skipping the Python MCP server tests: ${PYTHON_MISSING}`);
-}
 
 /** Ignore a Python test: no venv here, and not in CI (where it must run). */
-export const IGNORE_PYTHON: boolean = PYTHON_MISSING !== null &&
-  Deno.env.get("CI") !== "true";
+export const IGNORE_PYTHON: boolean = skipOutsideCi(
+  "the Python MCP server tests",
+  PYTHON_MISSING,
+);
 
 /**
  * A virtual environment (stdlib only, no pip) whose site-packages holds

@@ -24,6 +24,7 @@ import assert from "node:assert/strict";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { detectConfinement } from "../../runtime/confine/confine.ts";
+import { skipOutsideCi } from "../support/skip.ts";
 import {
   call,
   IGNORE_PYTHON,
@@ -51,15 +52,11 @@ const INSTALL = [
 // npx's own cache for the `npx -y` entry, inside the test's folder.
 const NPM_CACHE = join(SERVERS, "npm-cache");
 const NPX_MEMORY = `@modelcontextprotocol/server-memory@${VERSION}`;
-const CI = Deno.env.get("CI") === "true";
 
 const status = await detectConfinement("auto");
 const installed = status.active ? await install() : "confinement is off";
-if (installed !== null && !CI) {
-  // deno-lint-ignore no-console
-  console.warn(`skipping the real npm MCP server tests: ${installed}`);
-}
-const ignoreNpm = !status.active || (installed !== null && !CI);
+const ignoreNpm = skipOutsideCi("the real npm MCP server tests", installed) ||
+  !status.active;
 
 /** Installs the pinned servers unless there; null when ready, else why not. */
 async function install(): Promise<string | null> {

@@ -14,9 +14,9 @@ import { join } from "node:path";
 import { createHost } from "../../runtime/host.ts";
 import { stdioHostArgs } from "../support/mcp_client.ts";
 import { testSandbox } from "../support/mcp_fixtures.ts";
+import { skipOutsideCi } from "../support/skip.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
-const CI = Deno.env.get("CI") === "true";
 
 async function inspector(args: string[]): Promise<Deno.CommandOutput> {
   return await new Deno.Command("npx", {
@@ -31,14 +31,14 @@ const probe = await inspector(["--version"]).catch((e) => ({
   stderr: new TextEncoder().encode(String(e)),
 }));
 const reachable = probe.success;
-if (!reachable && !CI) {
-  // deno-lint-ignore no-console
-  console.warn(
-    `skipping the Inspector CLI tests: cannot run npx ${INSPECTOR}: ${
+const skip = skipOutsideCi(
+  "the Inspector CLI tests",
+  reachable
+    ? null
+    : `cannot run npx ${INSPECTOR}: ${
       new TextDecoder().decode(probe.stderr).slice(-300)
     }`,
-  );
-}
+);
 
 interface Report {
   uri: string;
@@ -90,7 +90,7 @@ function verified(result: Deno.CommandOutput): Report[] {
 
 Deno.test({
   name: "the Inspector CLI verifies every skill over stdio",
-  ignore: !reachable && !CI,
+  ignore: skip,
   async fn() {
     assert.ok(reachable, `Cannot run npx ${INSPECTOR} under CI`);
     const ops = await operatorSkills();
@@ -119,7 +119,7 @@ Deno.test({
 
 Deno.test({
   name: "the Inspector CLI verifies every skill over HTTP",
-  ignore: !reachable && !CI,
+  ignore: skip,
   async fn() {
     assert.ok(reachable, `Cannot run npx ${INSPECTOR} under CI`);
     const ops = await operatorSkills();
