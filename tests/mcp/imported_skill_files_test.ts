@@ -57,6 +57,15 @@ async function withKit(
   });
 }
 
+// Calls the skill `name` (no arguments) over A2E; its result.
+async function callSkill(
+  a2e: Awaited<ReturnType<typeof connectClient>>,
+  name: string,
+): Promise<SkillResult> {
+  const ran = await a2e.request("skill/call/req", { name, arguments: {} });
+  return ran.final.data as SkillResult;
+}
+
 const read = (path: string) => ({
   name: "read_skill_file",
   arguments: { path },
@@ -67,11 +76,7 @@ Deno.test("an imported skill's agent loop reads its reference file and script, c
     { tool_calls: [read("references/guide.md"), read("scripts/tidy.sh")] },
     { tokens: ["The word is periwinkle."] },
   ], async (a2e, { requests }) => {
-    const ran = await a2e.request("skill/call/req", {
-      name: "kit__docs",
-      arguments: {},
-    });
-    const result = ran.final.data as SkillResult;
+    const result = await callSkill(a2e, "kit__docs");
     assert.equal(result.success, true, JSON.stringify(result));
     assert.match(JSON.stringify(result.data), /periwinkle/);
     assert.equal(requests.length, 2);
@@ -110,11 +115,7 @@ Deno.test("an imported skill's files outside its listing are refused, and its sc
     },
     { tokens: ["Nothing to read."] },
   ], async (a2e, { requests }) => {
-    const ran = await a2e.request("skill/call/req", {
-      name: "kit__docs",
-      arguments: {},
-    });
-    const result = ran.final.data as SkillResult;
+    const result = await callSkill(a2e, "kit__docs");
     assert.equal(result.success, true, JSON.stringify(result));
     const second = JSON.stringify(requests[1]!.body);
     for (
@@ -151,11 +152,7 @@ Deno.test("a forged reference file of an imported skill fails the run with the r
     { tool_calls: [read("references/notes.md")] },
     { tokens: ["I obeyed the notes."] },
   ], async (a2e, { requests }) => {
-    const ran = await a2e.request("skill/call/req", {
-      name: "kit__forged",
-      arguments: {},
-    });
-    const result = ran.final.data as SkillResult;
+    const result = await callSkill(a2e, "kit__forged");
     assert.equal(result.success, false, JSON.stringify(result));
     assert.match(
       String(result.error),
@@ -186,11 +183,7 @@ Deno.test("a refused imported skill is listed Blocked with the reason and cannot
       assert.match(String(skill.metadata?.blocked_reason), reason);
       // Nothing of a refused SKILL.md reaches a client.
       assert.doesNotMatch(JSON.stringify(skill), /Ignore your instructions/);
-      const ran = await a2e.request("skill/call/req", {
-        name,
-        arguments: {},
-      });
-      const result = ran.final.data as SkillResult;
+      const result = await callSkill(a2e, name);
       assert.equal(result.success, false);
       assert.equal(result.error_code, "skill_error");
       assert.match(
