@@ -18,12 +18,17 @@ Deno.test("a busy loop fails with timeout within 250 ms and its process is kille
     const [proc] = sandbox.processes();
     assert.ok(proc);
     assert.equal(await processAlive(proc.pid), true, "alive before the call");
-    const { outcome, ms } = await callFixture(sandbox, "busy_loop", {
+    const { outcome } = await callFixture(sandbox, "busy_loop", {
       timeoutMs: 500,
     });
     assert.equal(outcome.ok, false);
     assert.equal(!outcome.ok && outcome.code, "timeout");
-    assert.ok(ms < 750, `answered after ${ms} ms`);
+    assert.match(!outcome.ok ? outcome.message : "", /Timed out after 500 ms/);
+    // Answered at the deadline, not after the abort the worker never
+    // acknowledges: the host taints the process only once it gave up on it.
+    const [now] = sandbox.processes();
+    assert.equal(now?.pid, proc.pid);
+    assert.equal(now?.tainted, false, "answered after the abort's grace");
     await within(proc.exited, 2000, "spinning process exit");
     assert.equal(await processAlive(proc.pid), false);
     await assertNormalCallWorks(sandbox);
@@ -96,15 +101,16 @@ Deno.test("exhausting the heap fails with out_of_memory", async () => {
 Deno.test("Deno.exit(1) fails with a retryable sandbox_crash", async () => {
   const sandbox = createSandbox({ cacheDir: null });
   try {
-    const { outcome, ms } = await callFixture(sandbox, "exit", {
+    const { outcome } = await callFixture(sandbox, "exit", {
       timeoutMs: 5000,
     });
     assert.equal(outcome.ok, false);
+    // A crash, not the deadline: had the host missed the exit, the call
+    // would end at its timeout, with the code "timeout".
     if (!outcome.ok) {
       assert.equal(outcome.code, "sandbox_crash");
       assert.equal(outcome.retryable, true);
     }
-    assert.ok(ms < 5000, "answered before the timeout");
     await assertNormalCallWorks(sandbox);
   } finally {
     await sandbox.close();
@@ -193,10 +199,10 @@ Deno.test("cancelling through hooks.signal ends the call", async () => {
       signal: controller.signal,
     });
     controller.abort();
-    const { outcome, ms } = await pending;
+    const { outcome } = await pending;
     assert.equal(outcome.ok, false);
+    // Cancelled, not ended by its deadline ("Timed out after 10000 ms").
     assert.match(!outcome.ok ? outcome.message : "", /cancelled/);
-    assert.ok(ms < 10_000);
     await assertNormalCallWorks(sandbox);
   } finally {
     await sandbox.close();
