@@ -78,7 +78,11 @@ Deno.test("a call that waits is stopped at its timeout without killing the proce
     });
     assert.equal(!outcome.ok && outcome.code, "timeout");
     await assertNormalCallWorks(sandbox);
-    assert.equal(proc!.tainted, false);
+    // Read again: an entry of processes() is a snapshot of its moment.
+    const [after] = sandbox.processes();
+    assert.equal(after?.pid, proc!.pid);
+    assert.equal(after?.tainted, false);
+    assert.equal(await processAlive(proc!.pid), true);
   } finally {
     await sandbox.close();
   }
