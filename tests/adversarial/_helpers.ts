@@ -44,9 +44,8 @@ export async function callFixture(
   sandbox: SandboxPool,
   name: string,
   options: CallOptions = {},
-): Promise<{ outcome: SandboxOutcome; events: SeenEvent[]; ms: number }> {
+): Promise<{ outcome: SandboxOutcome; events: SeenEvent[] }> {
   const events: SeenEvent[] = [];
-  const start = performance.now();
   const outcome = await sandbox.call({
     path: fixture(name),
     export: options.exportName ?? "default",
@@ -65,7 +64,7 @@ export async function callFixture(
     callTool: () => Promise.reject(new Error("No tools in this test")),
     chat: () => Promise.reject(new Error("No LLM in this test")),
   });
-  return { outcome, events, ms: performance.now() - start };
+  return { outcome, events };
 }
 
 /** Asserts that the sandbox still serves an ordinary call. */
