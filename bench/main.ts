@@ -27,6 +27,7 @@ import { fleetBench } from "./fleet_bench.ts";
 import { codeBench } from "./code_bench.ts";
 import { warmWalkBench } from "./warm_walk.ts";
 import { schemaStepsBench } from "./schema_steps_bench.ts";
+import { csvProfileBench } from "./csv_profile_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -54,6 +55,7 @@ export const BENCHES: Bench[] = [
   codeBench,
   warmWalkBench,
   schemaStepsBench,
+  csvProfileBench,
 ];
 
 if (import.meta.main) {
