@@ -104,6 +104,71 @@ export async function killTree(
   for (const p of tree) if (p !== pid) signal(p, "SIGKILL");
 }
 
+/**
+ * Once `child` has exited, unless `killed()` says the caller killed it
+ * (with {@link killTree}), SIGKILL to every process whose command line
+ * still names `marker` (a path made for this child alone): what it left
+ * behind. Bubblewrap killed by another in its first milliseconds leaves
+ * its child running (still waiting for bubblewrap to finish the set-up, or
+ * the Deno it starts, before that asked to die with bubblewrap) in a PID
+ * namespace no list of descendants reaches once bubblewrap is gone, and
+ * that child holds its stdout open: the caller's wait for the end of it
+ * would never end.
+ *
+ * @param child the process, just spawned
+ * @param killed whether the caller killed it
+ * @param marker what only its command line and its children's name
+ * @example A shell that exits leaving a sleep named by a marker
+ * ```ts
+ * import { killOutliversOnExit } from "./kill_tree.ts";
+ * import assert from "node:assert/strict";
+ * // sleep adds up its arguments: the marker is a few more nanoseconds.
+ * const marker = `0.000000${Math.floor(Math.random() * 1e9)}`;
+ * const child = new Deno.Command("sh", {
+ *   args: ["-c", `sleep 60 ${marker} & read _ || true`],
+ *   stdin: "piped", stdout: "piped",
+ * }).spawn();
+ * killOutliversOnExit(child, () => false, marker);
+ * await child.stdin.close();
+ * // Its stdout ends: the sleep that held it is gone.
+ * assert.equal((await child.output()).code, 0);
+ * ```
+ */
+export function killOutliversOnExit(
+  child: Deno.ChildProcess,
+  killed: () => boolean,
+  marker: string,
+): void {
+  child.status.then(async () => {
+    if (killed()) return;
+    for (const pid of await processesNaming(marker)) signal(pid, "SIGKILL");
+  }).catch(() => {});
+}
+
+/**
+ * Pids of the processes whose command line includes `marker`, from `ps`
+ * (Deno asks for `--allow-all` to read `/proc`, which the host does not
+ * have); none when `ps` fails.
+ *
+ * @param marker what the command lines must include
+ * @returns their pids
+ * @example A sleep found by its argument
+ * ```ts
+ * import { processesNaming } from "./kill_tree.ts";
+ * import assert from "node:assert/strict";
+ * const marker = String(60 + Math.random());
+ * const child = new Deno.Command("sleep", { args: [marker] }).spawn();
+ * assert.deepEqual(await processesNaming(marker), [child.pid]);
+ * child.kill("SIGKILL");
+ * await child.status;
+ * ```
+ */
+export async function processesNaming(marker: string): Promise<number[]> {
+  const lines = await ps(["-A", "-ww", "-o", "pid=,args="]) ?? [];
+  return lines.filter((words) => words.slice(1).join(" ").includes(marker))
+    .map(([pid]) => Number(pid));
+}
+
 function signal(target: number, sig: Deno.Signal): boolean {
   // Never the host, whatever a table says.
   if (target === Deno.pid) return false;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { killTree } from "./kill_tree.ts";
+import { killOutliversOnExit, killTree } from "./kill_tree.ts";
 import { settlesWithin } from "../deadline.ts";
 import { killNaming, leftAfter } from "../../tests/support/processes.ts";
 
@@ -181,4 +181,25 @@ Deno.test("killTree() ends the orphan of a member that started a session", async
     }
     await killed(tree);
   });
+});
+
+// A process that exits by itself, or is killed by another, leaving what it
+// started on its stdout: that pipe never ends until they are gone. What it
+// leaves is a sleep named by a marker (sleep adds up its arguments).
+Deno.test("killOutliversOnExit() ends what a process left holding its stdout", async () => {
+  const marker = `0.000000${Math.floor(Math.random() * 1e9)}`;
+  try {
+    const child = new Deno.Command("sh", {
+      args: ["-c", `sleep 60 ${marker} & read _ || true`],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    killOutliversOnExit(child, () => false, marker);
+    await child.stdin.close();
+    assert.equal(await settlesWithin(child.output(), 10_000), true);
+    assert.deepEqual(await leftAfter(marker, 3_000), []);
+  } finally {
+    await killNaming(marker);
+  }
 });

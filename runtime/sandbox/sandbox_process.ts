@@ -39,7 +39,7 @@ import type { FetchRequest } from "../../protocol/egress.ts";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { privateSocketPath } from "../private_sockets.ts";
-import { killTree } from "../confine/kill_tree.ts";
+import { killOutliversOnExit, killTree } from "../confine/kill_tree.ts";
 import { addedFlags, denoArgs } from "../confine/confine.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./grants.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
@@ -323,10 +323,26 @@ export class SandboxProcess {
     }).catch(() => {
       // The pipe broke: the exit handler answers what is still pending.
     });
+    // What it leaves behind (not killed by the host, which stops
+    // bubblewrap first) would keep `exited` waiting. Its control socket's
+    // path is its own, and names it and the Deno inside.
+    if (this.#control) {
+      killOutliversOnExit(
+        this.#child,
+        () => this.#killed,
+        this.#control.path,
+      );
+    }
     const status = this.#child.status.finally(() => {
       this.#reaped = true;
       // The reader reads on to the end of the pipe from now on.
       this.#releaseRead();
+      // Its frame channels close with it: a Deno its bubblewrap left
+      // running (see above) is our own main, not yet running anyone's code
+      // (nothing is sent before the ready frame, nor once reaped), and
+      // exits at their end, even where /proc cannot be read.
+      this.#writer.close().catch(() => {});
+      this.#control?.close();
     });
     this.exited = Promise.all([status, frames, stderrTail(this.#child)])
       .then(([status, , stderr]) => this.#onExit(status, stderr));
@@ -354,7 +370,7 @@ export class SandboxProcess {
 
   /** Whether new work may be routed here (not killed, exited or tainted). */
   get usable(): boolean {
-    return !this.#killed && !this.#dead && !this.tainted;
+    return !this.#killed && !this.#reaped && !this.#dead && !this.tainted;
   }
 
   /**
@@ -460,7 +476,7 @@ export class SandboxProcess {
   // False (and nothing sent) when the process is gone.
   #begin(op: Operation, message: OpMessage): boolean {
     this.release();
-    if (this.#dead || this.#killed) return false;
+    if (this.#dead || this.#killed || this.#reaped) return false;
     // The frame goes out first; its outcome cannot arrive before this turn
     // ends, so the bookkeeping after it is off the call's path.
     this.send(message);

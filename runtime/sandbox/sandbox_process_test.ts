@@ -28,7 +28,10 @@ const deadlines = new Deadlines();
 // grant's folder (bwrap, and the Deno it starts in its namespaces) is gone
 // once `exited` resolves, and it resolves at all. The operation sent to it
 // spins at top level, so a process that outlived its bubblewrap would run
-// forever.
+// forever. Killed by the host (`kill()`), or by another (SIGKILL to
+// bubblewrap alone, as an operator or the OOM killer would): bubblewrap
+// killed before the Deno it starts asked to die with it leaves that Deno
+// running, and the host must still see the process end.
 //
 // Without working bubblewrap the test is ignored (its name says so).
 
@@ -50,7 +53,8 @@ type Kill =
   | "at once"
   | "at once, a spinning op sent"
   | "at spawn"
-  | "after a spinning op";
+  | "after a spinning op"
+  | "by another, after the round's milliseconds";
 
 // One confined process granted a fresh folder, killed as `kill` says;
 // returns whether `exited` resolved within the bound and the processes
@@ -58,6 +62,7 @@ type Kill =
 async function oneRound(
   kill: Kill,
   bootstrap: string,
+  round: number,
 ): Promise<{ returned: boolean; left: number[]; states: string }> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_early_kill_" });
   const path = join(dir, "spin.ts");
@@ -71,7 +76,7 @@ async function oneRound(
       wrap,
       deadlines,
     });
-    if (kill !== "at once" && kill !== "at spawn") {
+    if (kill !== "at once" && kill !== "at spawn" && !kill.startsWith("by")) {
       proc.lease();
       proc.run(callOp(path, {}), { timeoutMs: 60_000, hooks: null });
     }
@@ -80,7 +85,11 @@ async function oneRound(
     if (kill === "after a spinning op") {
       await new Promise((r) => setTimeout(r, 5));
     }
-    proc.kill();
+    if (kill.startsWith("by")) {
+      // Round r waits r ms: one of them falls in bubblewrap's set-up.
+      await new Promise((r) => setTimeout(r, round));
+      Deno.kill(proc.pid, "SIGKILL");
+    } else proc.kill();
     const returned = await settlesWithin(proc.exited, 10_000);
     const left = await leftAfter(dir, 3_000);
     return { returned, left, states: await states(left) };
@@ -104,11 +113,16 @@ Deno.test({
       "at once, a spinning op sent",
       "at spawn",
       "after a spinning op",
+      "by another, after the round's milliseconds",
     ];
     const failures: string[] = [];
     for (const kill of kills) {
       for (let round = 0; round < ROUNDS; round++) {
-        const { returned, left, states } = await oneRound(kill, bootstrap);
+        const { returned, left, states } = await oneRound(
+          kill,
+          bootstrap,
+          round,
+        );
         if (!returned || left.length > 0) {
           failures.push(
             `killed ${kill}, round ${round}: ${

@@ -5,19 +5,7 @@
  * @module
  */
 
-/**
- * Pids of the processes whose command line includes `marker`, from `ps`
- * (tests run without `--allow-all`, which Deno asks for to read /proc).
- */
-export async function processesNaming(marker: string): Promise<number[]> {
-  const { stdout } = await new Deno.Command("ps", {
-    args: ["-A", "-ww", "-o", "pid=,args="],
-    stdout: "piped",
-  }).output();
-  return new TextDecoder().decode(stdout).split("\n")
-    .filter((line) => line.includes(marker))
-    .map((line) => Number(line.trim().split(/\s+/)[0]));
-}
+import { processesNaming } from "../../runtime/confine/kill_tree.ts";
 
 /** Waits (bounded) until no process names `marker`; returns those left. */
 export async function leftAfter(
