@@ -486,14 +486,16 @@ Deno.test("filesystem tools", async (t) => {
     },
   );
 
-  await t.step("grep stopped at the walk's bound says so", async () => {
-    // A folder of more entries than a walk visits, without making them.
+  // A folder of `n` entries, without making them; whether grep and
+  // find_files say they stopped short (the glob matches none: nothing is
+  // opened).
+  async function truncatedAt(n: number): Promise<boolean[]> {
     const crowded = `${root}/crowded`;
     await Deno.mkdir(crowded);
     const readDir = Deno.readDir;
     Deno.readDir = (path) =>
       path !== crowded ? readDir(path) : (async function* () {
-        for (let i = 0; i <= MAX_WALK_ENTRIES; i++) {
+        for (let i = 0; i < n; i++) {
           yield {
             name: `f${i}`,
             isFile: true,
@@ -503,16 +505,32 @@ Deno.test("filesystem tools", async (t) => {
         }
       })();
     try {
-      // The glob matches none of them: nothing is opened.
       const g = dataOf<{ truncated: boolean }>(
         await grep.run({ pattern: "x", path: "crowded", glob: "*.none" }, ro),
       );
-      assert.equal(g.truncated, true);
+      const f = dataOf<{ truncated: boolean }>(
+        await findFiles.run({ pattern: "*.none", path: "crowded" }, ro),
+      );
+      return [g.truncated, f.truncated];
     } finally {
       Deno.readDir = readDir;
       await Deno.remove(crowded);
     }
-  });
+  }
+
+  await t.step(
+    "grep and find_files stopped at the walk's bound say so",
+    async () => {
+      assert.deepEqual(await truncatedAt(MAX_WALK_ENTRIES + 1), [true, true]);
+    },
+  );
+
+  await t.step(
+    "a walk of exactly its bound is whole, not truncated",
+    async () => {
+      assert.deepEqual(await truncatedAt(MAX_WALK_ENTRIES), [false, false]);
+    },
+  );
 
   await t.step("grep skips a FIFO without waiting for a writer", async () => {
     await Deno.mkdir(`${root}/pipes`);

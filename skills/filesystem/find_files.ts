@@ -87,8 +87,13 @@ export default {
     const paths: string[] = [];
     let truncated = false;
     let visited = 0;
-    for await (const e of walk(abs, { includeHidden })) {
-      visited++;
+    // One entry past the bound says the walk was cut, not just full.
+    const bound = MAX_WALK_ENTRIES + 1;
+    for await (const e of walk(abs, { includeHidden, maxVisited: bound })) {
+      if (++visited === bound) {
+        truncated = true;
+        break;
+      }
       const isDir = e.type === "dir";
       if (want === "file" && isDir) continue;
       if (want === "dir" && !isDir) continue;
@@ -99,7 +104,6 @@ export default {
       }
       paths.push(relative(cfg.root, e.abs));
     }
-    if (visited >= MAX_WALK_ENTRIES) truncated = true;
     return withSummary(
       { paths, truncated },
       `${paths.length} paths match "${args.pattern}" in "${rel}"${

@@ -130,7 +130,11 @@ export default {
     const info = await Deno.stat(abs);
     // A file is searched as a walk of one entry: the glob sees its name.
     const files = info.isDirectory
-      ? walk(abs, { includeHidden: args.include_hidden ?? false })
+      ? walk(abs, {
+        includeHidden: args.include_hidden ?? false,
+        // One entry past the bound says the walk was cut, not just full.
+        maxVisited: MAX_WALK_ENTRIES + 1,
+      })
       : [{
         abs,
         rel: rel.slice(rel.lastIndexOf("/") + 1),
@@ -143,8 +147,12 @@ export default {
     let binary = 0;
     let truncated = false;
     let visited = 0;
+    let capped = false;
     for await (const f of files) {
-      visited++;
+      if (++visited > MAX_WALK_ENTRIES) {
+        capped = true;
+        break;
+      }
       if (f.type !== "file" && f.type !== "symlink") continue;
       if (filter && !filter.test(f.rel)) continue;
       const lines = await readLines(cfg, f);
@@ -162,8 +170,6 @@ export default {
       }
       if (found.hit) matched++;
     }
-    // The walk stops at its bound silently: the search did not cover all.
-    const capped = visited >= MAX_WALK_ENTRIES;
     return withSummary(
       {
         matches,
