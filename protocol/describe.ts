@@ -101,8 +101,10 @@ export function describeExports(
       ? hooks.zodToJsonSchema(schema)
       : JSON.parse(JSON.stringify(schema ?? null));
   const out: DescribedExport[] = [];
+  // Code-unit order, the same on every machine and locale (inlined: this
+  // module is bundled into the worker bootstrap without its imports).
   const sorted = [...names].sort((a, b) =>
-    a === "default" ? -1 : b === "default" ? 1 : a.localeCompare(b)
+    a === "default" ? -1 : b === "default" ? 1 : a < b ? -1 : a > b ? 1 : 0
   );
   for (const exportName of sorted) {
     const def = get(exportName) as Record<string, unknown> | null;

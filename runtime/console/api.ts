@@ -45,6 +45,7 @@ import type {
 } from "../store/store.ts";
 import { isBinary, mayView, type RunScope } from "../store/store.ts";
 import { Semaphore } from "../slots.ts";
+import { compareCodeUnits } from "../tools/filter.ts";
 
 /** One entry of the catalog the console shows. */
 export interface CatalogView {
@@ -371,7 +372,7 @@ async function fleetView(
     const shown = hosts.filter((h) =>
       scope === "all" || h.self || h.running > 0
     ).sort((a, b) =>
-      Number(b.self) - Number(a.self) || a.id.localeCompare(b.id)
+      Number(b.self) - Number(a.self) || compareCodeUnits(a.id, b.id)
     );
     return { running, hosts: shown };
   } catch (error) {
@@ -513,7 +514,7 @@ function statsView(timings: readonly RunTiming[]): Record<string, unknown>[] {
       p95_ms: percentile(sorted, 0.95),
       recent_ms: durations.slice(-40),
     };
-  }).sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
+  }).sort((a, b) => b.calls - a.calls || compareCodeUnits(a.name, b.name));
 }
 
 /**
