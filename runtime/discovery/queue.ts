@@ -54,7 +54,7 @@ import {
   spawnSandbox,
   stderrTail,
 } from "../sandbox/sandbox_process.ts";
-import { killTree } from "../confine/kill_tree.ts";
+import { killOutliversOnExit, killTree } from "../confine/kill_tree.ts";
 import { grantToFlags } from "../sandbox/grants.ts";
 
 /** Options of {@link DiscoveryQueue}. */
@@ -402,6 +402,11 @@ export async function runDiscoveryProcess(
     }),
     env: options.env,
   };
+  // Names this process (and what it starts) alone in the process list, so
+  // what it leaves behind can be found (`killOutliversOnExit`). Not the
+  // nonce: that proves its frames, and the module could read its args.
+  const marker = `skillbox-discovery-${makeNonce()}`;
+  unconfined.args.push(marker);
   const command = options.wrapper
     ? (await options.wrapper())(unconfined, { read: union })
     : unconfined;
@@ -427,6 +432,9 @@ export async function runDiscoveryProcess(
     writer.close().catch(() => {});
     killTree(child.pid, () => exited).catch(() => {});
   };
+  // Bubblewrap killed by another in its first milliseconds leaves its child
+  // holding stdout: the frames below would never end.
+  killOutliversOnExit(child, () => killed, marker);
   const onAbort = () => {
     failure ??= { code: "sandbox_crash", message: "Discovery was stopped" };
     kill();

@@ -237,13 +237,18 @@ const confiner = new Confiner("auto");
 const status = await confiner.status();
 const ROUNDS = 12;
 
-type Stop = "aborted before" | "aborted at spawn" | "timed out at once";
+type Stop =
+  | "aborted before"
+  | "aborted at spawn"
+  | "timed out at once"
+  | "killed by another after the round's milliseconds";
 
 // One batch of a spinning module, stopped as `stop` says; returns whether
 // it returned within the bound and the processes left after it.
 async function oneRound(
   stop: Stop,
   bootstrap: string,
+  round: number,
 ): Promise<{ returned: boolean; left: number[] }> {
   const dir = await Deno.makeTempDir({ prefix: "skillbox_early_kill_" });
   const path = join(dir, "spin.ts");
@@ -256,7 +261,19 @@ async function oneRound(
       const wrapped = wrap(command, grant);
       // Spawned right after this returns: abort as soon as it is.
       if (stop === "aborted at spawn") queueMicrotask(() => abort.abort());
-      return wrapped;
+      if (!stop.startsWith("killed")) return wrapped;
+      // Another kills bubblewrap: a shell says its pid, then becomes it.
+      return {
+        ...wrapped,
+        program: "/bin/sh",
+        args: [
+          "-c",
+          'echo $$ > "$0"; exec "$@"',
+          join(dir, "pid"),
+          wrapped.program,
+          ...wrapped.args,
+        ],
+      };
     };
   };
   try {
@@ -272,6 +289,18 @@ async function oneRound(
       wrapper,
       signal: abort.signal,
     });
+    if (stop.startsWith("killed")) {
+      // Bounded: the shell writes it within milliseconds of the spawn.
+      let pid = 0;
+      for (let tries = 0; pid === 0 && tries < 10_000; tries++) {
+        const text = await Deno.readTextFile(join(dir, "pid")).catch(() => "");
+        pid = Number(text.trim()) || 0;
+        if (pid === 0) await new Promise((r) => setTimeout(r, 1));
+      }
+      // Round r waits r ms: one of them falls in bubblewrap's set-up.
+      await new Promise((r) => setTimeout(r, round));
+      Deno.kill(pid, "SIGKILL");
+    }
     const returned = await settlesWithin(run, 10_000);
     return { returned, left: await leftAfter(dir, 3_000) };
   } finally {
@@ -319,11 +348,12 @@ Deno.test({
       "aborted before",
       "aborted at spawn",
       "timed out at once",
+      "killed by another after the round's milliseconds",
     ];
     const failures: string[] = [];
     for (const stop of stops) {
       for (let round = 0; round < ROUNDS; round++) {
-        const { returned, left } = await oneRound(stop, bootstrap);
+        const { returned, left } = await oneRound(stop, bootstrap, round);
         if (!returned || left.length > 0) {
           failures.push(
             `${stop}, round ${round}: ${
