@@ -13,12 +13,20 @@
  * 1.5 µs and seven allocations a call; a known label set here is three Map
  * lookups and a few additions.
  *
+ * A scrape's text is built at most once a second and shared: at the label
+ * cap a build costs a quarter to half a second of the host's event loop and
+ * 2.6 MB, and any token may scrape, so scrapes must not each pay for one
+ * (Prometheus scrapes every 15 s or so; a text up to a second old answers it
+ * as well).
+ *
  * @module
  */
 
 import client from "prom-client";
 import type { RunCounters } from "../store/recorder.ts";
 
+// How long a built scrape answers every scrape, from the end of its build.
+const SCRAPE_REUSE_MS = 1000;
 // Distinct tool/skill names given their own label value.
 const MAX_NAMES = 1000;
 const MAX_PROVIDERS = 32;
@@ -34,7 +42,11 @@ export interface MetricsSources {
 
 /** The registry and the counters the recorder feeds. */
 export interface HostMetrics extends RunCounters {
-  /** The Prometheus text exposition. */
+  /**
+   * The Prometheus text exposition: built at most once a second, and shared
+   * by every scrape until then (scrapes made while it is being built wait
+   * for that build).
+   */
   text(): Promise<string>;
   /** The content type of {@link text}. */
   readonly contentType: string;
@@ -43,7 +55,7 @@ export interface HostMetrics extends RunCounters {
 /**
  * Creates the host's metrics on a fresh registry.
  *
- * @param sources live figures read at scrape time
+ * @param sources live figures read when a scrape is built
  * @returns the metrics
  * @example Count a call
  * ```ts
@@ -53,12 +65,34 @@ export interface HostMetrics extends RunCounters {
  * metrics.finished("tool", "add", "ok", 0.01);
  * assert.match(await metrics.text(), /skillbox_calls_total\{kind="tool",name="add",outcome="ok"\} 1/);
  * ```
+ * @example A scrape within a second of the last build gets that build
+ * ```ts
+ * import { createMetrics } from "./metrics.ts";
+ * import assert from "node:assert/strict";
+ * let ms = 0;
+ * const metrics = createMetrics({ defaults: false, now: () => ms });
+ * const first = await metrics.text();
+ * metrics.finished("tool", "add", "ok", 0.01);
+ * ms = 999;
+ * assert.equal(await metrics.text(), first);
+ * ms = 1000;
+ * assert.match(await metrics.text(), /name="add",outcome="ok"\} 1/);
+ * ```
  */
-// Long (about 100 lines): the metric declarations, one after another, and
+// Long (about 130 lines): the metric declarations, one after another, and
 // the few methods that move them; splitting would only scatter the list.
 export function createMetrics(
-  sources: MetricsSources & { defaults?: boolean } = {},
+  sources: MetricsSources & {
+    /** Expose prom-client's process metrics too. @default true */
+    defaults?: boolean;
+    /**
+     * The clock, in ms, that ages a built scrape (tests move it).
+     * @default performance.now
+     */
+    now?: () => number;
+  } = {},
 ): HostMetrics {
+  const now = sources.now ?? (() => performance.now());
   const registry = new client.Registry();
   if (sources.defaults !== false) {
     client.collectDefaultMetrics({ register: registry });
@@ -130,11 +164,29 @@ export function createMetrics(
   const nameLabel = boundedLabel(MAX_NAMES);
   const providerLabel = boundedLabel(MAX_PROVIDERS);
 
+  // The last build and when it ended, and the build under way if any.
+  let built: { text: string; at: number } | undefined;
+  let building: Promise<string> | undefined;
+  const build = async () => {
+    sandbox = sources.sandbox?.();
+    const text = await registry.metrics();
+    // Aged from its end, so that builds are at least a second apart
+    // however long one takes.
+    built = { text, at: now() };
+    return text;
+  };
+
   return {
     contentType: registry.contentType,
     text: () => {
-      sandbox = sources.sandbox?.();
-      return registry.metrics();
+      if (building) return building;
+      if (built && now() - built.at < SCRAPE_REUSE_MS) {
+        return Promise.resolve(built.text);
+      }
+      // Cleared in a later turn, never before it is set (a source that
+      // throws ends build() at once); a failed build is not kept.
+      building = build().finally(() => building = undefined);
+      return building;
     },
     finished(kind, name, outcome, seconds) {
       calls.record(

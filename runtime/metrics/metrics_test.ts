@@ -3,6 +3,7 @@ import client from "prom-client";
 import {
   CallMetrics,
   type CallMetricsOptions,
+  createMetrics,
   processesRss,
 } from "./metrics.ts";
 
@@ -103,4 +104,81 @@ Deno.test("CallMetrics counts a call whose duration is not finite without observ
   );
   assert.match(text, /t_call_seconds_count\{kind="tool",name="add"\} 1\n/);
   assert.match(text, /t_call_seconds_sum\{kind="tool",name="add"\} 0.002\n/);
+});
+
+// Metrics whose builds are counted (the sandbox figures are read once per
+// build) on a clock the test moves.
+function countedMetrics() {
+  const state = { clock: 0, builds: 0 };
+  const metrics = createMetrics({
+    defaults: false,
+    now: () => state.clock,
+    sandbox: () => {
+      state.builds++;
+      return { processes: state.builds, rssBytes: 0 };
+    },
+  });
+  return { state, metrics };
+}
+
+const ADD_OK =
+  /skillbox_calls_total\{kind="tool",name="add",outcome="ok"\} (\d+)/;
+const added = (text: string) => Number(ADD_OK.exec(text)?.[1] ?? 0);
+
+Deno.test("concurrent scrapes share one build, even one the clock outlives", async () => {
+  const { state, metrics } = countedMetrics();
+  metrics.finished("tool", "add", "ok", 0.01);
+  const first = Array.from({ length: 20 }, () => metrics.text());
+  // Past the second while that build is still under way: a scrape now
+  // waits for it instead of starting another.
+  state.clock = 5000;
+  const late = metrics.text();
+  const texts = await Promise.all([...first, late]);
+  assert.equal(state.builds, 1);
+  for (const text of texts) assert.equal(text, texts[0]);
+  assert.equal(added(texts[0]!), 1);
+});
+
+Deno.test("scrapes within a second of a build reuse it; the next one shows new counts", async () => {
+  const { state, metrics } = countedMetrics();
+  metrics.finished("tool", "add", "ok", 0.01);
+  const built = await metrics.text();
+  assert.equal(added(built), 1);
+  metrics.finished("tool", "add", "ok", 0.01);
+  for (const at of [0, 1, 500, 999]) {
+    state.clock = at;
+    assert.equal(await metrics.text(), built, `at ${at} ms`);
+  }
+  assert.equal(state.builds, 1);
+  state.clock = 1000;
+  const next = await metrics.text();
+  assert.equal(state.builds, 2);
+  assert.equal(added(next), 2);
+  assert.match(next, /skillbox_sandbox_processes 2\n/);
+  // The second counts from the new build, not from the first.
+  state.clock = 1999;
+  assert.equal(await metrics.text(), next);
+  assert.equal(state.builds, 2);
+});
+
+Deno.test("a build that fails is not kept: the next scrape builds again", async () => {
+  let fail = true;
+  let builds = 0;
+  const metrics = createMetrics({
+    defaults: false,
+    now: () => 0,
+    sandbox: () => {
+      builds++;
+      if (fail) throw new Error("ps went away");
+      return { processes: 3, rssBytes: 0 };
+    },
+  });
+  const waiting = [metrics.text(), metrics.text()];
+  for (const scrape of waiting) {
+    await assert.rejects(scrape, /ps went away/);
+  }
+  assert.equal(builds, 1);
+  fail = false;
+  assert.match(await metrics.text(), /skillbox_sandbox_processes 3\n/);
+  assert.equal(builds, 2);
 });

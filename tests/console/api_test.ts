@@ -161,14 +161,30 @@ Deno.test("metrics counters move by exactly one per call", async () => {
     /skillbox_calls_total\{kind="tool",name="fail",outcome="tool_error"\} (\d+)/;
   const hist =
     /skillbox_call_duration_seconds_count\{kind="tool",name="add"\} (\d+)/;
+  // A scrape is built at most once a second, and the host has no clock to
+  // move: wait (bounded) for the first build that saw the calls, then check
+  // the exact counts it shows.
+  const scrapeWhen = async (ready: (text: string) => boolean) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const text = await scrape();
+      if (ready(text)) return text;
+      if (Date.now() > deadline) assert.fail(`no new scrape:\n${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
   const before = await scrape();
   await host.callTool("add", { a: 1, b: 1 });
-  const once = await scrape();
+  const once = await scrapeWhen((text) =>
+    count(text, okAdd) !== count(before, okAdd)
+  );
   assert.equal(count(once, okAdd), count(before, okAdd) + 1);
   assert.equal(count(once, hist), count(before, hist) + 1);
   await host.callTool("fail", {});
   await host.callTool("add", { a: 2, b: 2 });
-  const twice = await scrape();
+  const twice = await scrapeWhen((text) =>
+    count(text, okAdd) !== count(once, okAdd)
+  );
   assert.equal(count(twice, okAdd), count(before, okAdd) + 2);
   assert.equal(count(twice, failed), count(before, failed) + 1);
   for (
@@ -188,7 +204,7 @@ Deno.test("metrics counters move by exactly one per call", async () => {
   assert.match(twice, /skillbox_sandbox_processes [1-9]/);
   // An unknown name never becomes its own label value.
   await host.callTool("made_up_name_123", {}).catch(() => {});
-  const third = await scrape();
+  const third = await scrapeWhen((text) => /unknown_tool/.test(text));
   assert.ok(!third.includes("made_up_name_123"));
   assert.match(third, /name="\(unknown\)",outcome="unknown_tool"\} 1/);
 });
