@@ -103,11 +103,11 @@ export default {
     // The server chose the redirect targets and the status text: it may
     // have put a configured header's value in them.
     const forms = secretForms(Object.values(cfg.headers));
-    const url = redactUrl(response.url, forms.text);
-    const statusText = redactText(response.statusText, forms.text);
+    const url = redactUrl(response.url, forms.patterns);
+    const statusText = redactText(response.statusText, forms.patterns);
     // `redirects` starts with the URL asked for; the last hop is the answer's.
     for (const hop of [...response.redirects, response.url].slice(1)) {
-      ctx.status(`Redirected to ${redactUrl(hop, forms.text)}`);
+      ctx.status(`Redirected to ${redactUrl(hop, forms.patterns)}`);
     }
     // The configured headers are redacted from the body before it is cut,
     // text or not: a cut through one leaves a start of it that no later
@@ -117,7 +117,7 @@ export default {
     const raw = Uint8Array.fromBase64(response.bodyBase64);
     let answer = redactText(
       Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString("latin1"),
-      forms.latin1,
+      forms.patterns,
     );
     let truncated = response.truncated;
     if (answer.length > cfg.maxBody) {
@@ -130,7 +130,7 @@ export default {
     const textual = isTextual(contentType, bytes);
     const outHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(response.headers)) {
-      outHeaders[k] = redactText(v, forms.text);
+      outHeaders[k] = redactText(v, forms.patterns);
     }
     const data = {
       url,
@@ -193,9 +193,14 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
  * and a Basic credential decoded ("user:pass", and "pass"), each also
  * percent-encoded and JSON-escaped as an echoing server writes it (PHP
  * writes "/" as "\/"). Short values would redact ordinary text and protect
- * nothing.
+ * nothing. Each is matched with any of its characters written as an echo
+ * may write it ({@link charPattern}), so an escaped character in the middle
+ * of one hides nothing; `latin1` are its plain UTF-8 bytes, one character
+ * per byte.
  */
-function secretForms(values: string[]): { text: string[]; latin1: string[] } {
+function secretForms(
+  values: string[],
+): { patterns: RegExp[]; latin1: string[] } {
   const forms = new Set<string>();
   for (const value of values) {
     const afterScheme = value.replace(/^\S+\s+/, "");
@@ -207,9 +212,57 @@ function secretForms(values: string[]): { text: string[]; latin1: string[] } {
   }
   const text = [...forms].filter((s) => s.length >= 6)
     .sort((a, b) => b.length - a.length);
-  // Their UTF-8 bytes, one character per byte, for the body.
-  const latin1 = text.map((s) => Buffer.from(s).toString("latin1"));
-  return { text, latin1 };
+  return {
+    patterns: text.map((s) =>
+      new RegExp(Array.from(s, charPattern).join(""), "g")
+    ),
+    latin1: text.map((s) => Buffer.from(s).toString("latin1")),
+  };
+}
+
+/**
+ * One character as an echo may write it: itself (a header or a decoded
+ * URL), its UTF-8 bytes read one per byte (the body), a JSON "\u" escape
+ * (encoders that escape non-ASCII or "unsafe" characters), or an HTML
+ * character reference by number, any leading zeros, or by name, the ";"
+ * optional as browsers read them (a page that shows the request).
+ */
+function charPattern(char: string): string {
+  const code = char.codePointAt(0)!;
+  const written = new Set(
+    [char, Buffer.from(char).toString("latin1")].map(RegExp.escape),
+  );
+  // A character past U+FFFF is escaped as its two UTF-16 halves.
+  written.add(
+    Array.from(
+      { length: char.length },
+      (_, i) => `\\\\u${hexPattern(char.charCodeAt(i), 4)}`,
+    ).join(""),
+  );
+  const references = [
+    `&#0*${code}`,
+    `&#[xX]0*${hexPattern(code)}`,
+    ...(NAMED.get(char) ?? []).map((entry) => `&${entry.slice(1)}`),
+  ];
+  return `(?:${[...written].join("|")}|(?:${references.join("|")});?)`;
+}
+
+// HTML's names for ASCII characters (the WHATWG list), by character.
+const NAMED = Map.groupBy(
+  [
+    '\tTab \nNewLine !excl "quot "QUOT #num $dollar %percnt &amp &AMP',
+    "'apos (lpar )rpar *ast *midast +plus ,comma .period /sol :colon ;semi",
+    "<lt <LT =equals >gt >GT ?quest @commat [lsqb [lbrack \\bsol ]rsqb",
+    "]rbrack ^Hat _lowbar _UnderBar `grave `DiacriticalGrave {lcub {lbrace",
+    "|verbar |vert |VerticalLine }rcub }rbrace",
+  ].join(" ").split(" "),
+  (entry) => entry[0]!,
+);
+
+/** A number in hexadecimal, at least `width` digits, in either case. */
+function hexPattern(n: number, width = 0): string {
+  return n.toString(16).padStart(width, "0")
+    .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
 }
 
 /** A `Basic` header's credential decoded, and its password alone. */
@@ -225,10 +278,8 @@ function decodedBasic(value: string): string[] {
 }
 
 /** The text with every form replaced by the marker. */
-function redactText(text: string, forms: string[]): string {
-  let out = text;
-  for (const form of forms) out = out.replaceAll(form, REDACTED);
-  return out;
+function redactText(text: string, forms: RegExp[]): string {
+  return forms.reduce((out, form) => out.replace(form, REDACTED), text);
 }
 
 /**
@@ -236,7 +287,7 @@ function redactText(text: string, forms: string[]): string {
  * percent-encoded a form in any other way (lower-case hex, letters): then
  * the URL is given decoded, since its encoded form cannot be told apart.
  */
-function redactUrl(url: string, forms: string[]): string {
+function redactUrl(url: string, forms: RegExp[]): string {
   const raw = redactText(url, forms);
   const decoded = raw.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
     try {
@@ -249,9 +300,8 @@ function redactUrl(url: string, forms: string[]): string {
       );
     }
   });
-  return forms.some((form) => decoded.includes(form))
-    ? redactText(decoded, forms)
-    : raw;
+  const redacted = redactText(decoded, forms);
+  return redacted === decoded ? raw : redacted;
 }
 
 /** A cut body without the start of a form it may end with. */

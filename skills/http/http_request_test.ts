@@ -10,6 +10,32 @@ import toolkit from "./toolkit.ts";
 
 const SECRET = "s3cr3t-token-value-123";
 
+// How a server may write back a character of what it echoes: as an HTML
+// page does (by number, or the escaper's names for &<>"') or as a JSON
+// encoder that escapes it does.
+const ESCAPES: Record<string, (c: string) => string> = {
+  decimal: (c) => `&#${c.charCodeAt(0)};`,
+  hex: (c) => `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`,
+  named: (c) =>
+    ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[
+      c
+    ] ?? c,
+  json: (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+};
+
+/** `text` with the characters `which` picks written in the escape `how`. */
+function escapeSome(text: string, how: string, which: string): string {
+  const middle = Math.floor(text.length / 2);
+  return Array.from(
+    text,
+    (c, i) =>
+      which === "all" || (which === "odd" && i % 2 === 1) ||
+        (which === "middle" && i === middle)
+        ? ESCAPES[how]!(c)
+        : c,
+  ).join("");
+}
+
 /** A local server that echoes requests, redirects, and serves big/binary bodies. */
 function startServer() {
   const seen: { authorization: string | null }[] = [];
@@ -88,6 +114,17 @@ function startServer() {
               .replaceAll("/", "\\/"),
             { headers: { "content-type": "application/json" } },
           );
+        case "/echo-escaped": {
+          // The header written back escaped, in the body and in a header.
+          const echo = escapeSome(
+            req.headers.get("authorization") ?? "",
+            url.searchParams.get("how") ?? "",
+            url.searchParams.get("which") ?? "",
+          );
+          return new Response(echo, {
+            headers: { "content-type": "text/html", "x-echo": echo },
+          });
+        }
         case "/redirect-away":
           return new Response(null, {
             status: 302,
@@ -206,6 +243,30 @@ Deno.test("http_request against a local server", async (t) => {
       const text = dataOf(out).body as string;
       assert.ok(!text.includes(token.replaceAll("/", "\\/")), text);
       assert.equal(text, '{"auth":"[REDACTED]"}');
+    },
+  );
+
+  await t.step(
+    "a secret is redacted when a server escapes it for HTML or JSON",
+    async () => {
+      const header = `Bearer k3y&<x>"q"'s/9+z`;
+      for (const how of Object.keys(ESCAPES)) {
+        // Every character escaped, every other one, or one in the middle.
+        for (const which of ["all", "odd", "middle"]) {
+          const out = await httpRequest.run(
+            { url: `${base}/echo-escaped?how=${how}&which=${which}` },
+            brokerCtx({ ...local, headers: { Authorization: header } }).ctx,
+          );
+          const r = dataOf(out);
+          const echo = escapeSome(header, how, which);
+          assert.equal(r.body, "[REDACTED]", `${how}/${which}: ${echo}`);
+          assert.equal(
+            (r.headers as Record<string, string>)["x-echo"],
+            "[REDACTED]",
+            `${how}/${which}: ${echo}`,
+          );
+        }
+      }
     },
   );
 
