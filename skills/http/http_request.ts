@@ -124,7 +124,7 @@ export default {
       answer = answer.slice(0, cfg.maxBody);
       truncated = true;
     }
-    if (truncated) answer = withoutFormStart(answer, forms.latin1);
+    if (truncated) answer = withoutFormStart(answer, forms);
     const bytes = Buffer.from(answer, "latin1");
     const contentType = response.headers["content-type"] ?? "";
     const textual = isTextual(contentType, bytes);
@@ -195,12 +195,9 @@ function isTextual(contentType: string, bytes: Uint8Array): boolean {
  * writes "/" as "\/"). Short values would redact ordinary text and protect
  * nothing. Each is matched with any of its characters written as an echo
  * may write it ({@link charPattern}), so an escaped character in the middle
- * of one hides nothing; `latin1` are its plain UTF-8 bytes, one character
- * per byte.
+ * of one hides nothing.
  */
-function secretForms(
-  values: string[],
-): { patterns: RegExp[]; latin1: string[] } {
+function secretForms(values: string[]): SecretForms {
   const forms = new Set<string>();
   for (const value of values) {
     const afterScheme = value.replace(/^\S+\s+/, "");
@@ -212,12 +209,32 @@ function secretForms(
   }
   const text = [...forms].filter((s) => s.length >= 6)
     .sort((a, b) => b.length - a.length);
+  const written = new Map<string, string>();
+  const chars = text.map((s) =>
+    Array.from(s, (c) => written.getOrInsertComputed(c, charPattern))
+  );
+  // The start of a form: its first characters, each followed by the next.
+  const starts = chars.map((c) =>
+    c.slice(0, -1).reduceRight((rest, p) => p + (rest && `(?:${rest})?`), "")
+  );
   return {
-    patterns: text.map((s) =>
-      new RegExp(Array.from(s, charPattern).join(""), "g")
-    ),
-    latin1: text.map((s) => Buffer.from(s).toString("latin1")),
+    patterns: chars.map((c) => new RegExp(c.join(""), "g")),
+    begun: text.length > 0 ? new RegExp(`(?:${starts.join("|")})$`) : null,
+    reach: (text[0]?.length ?? 0) * 24,
   };
+}
+
+/** The configured header values as {@link secretForms} matches them. */
+interface SecretForms {
+  /** Each form, longest first (one that begins another is cut after it). */
+  patterns: RegExp[];
+  /** The start of a form at a text's end; null when there is no form. */
+  begun: RegExp | null;
+  /**
+   * How much of a text's end a form's start may take, zeros aside: the
+   * longest form, each character in its longest writing (`&DiacriticalGrave;`).
+   */
+  reach: number;
 }
 
 /**
@@ -304,16 +321,24 @@ function redactUrl(url: string, forms: RegExp[]): string {
   return redacted === decoded ? raw : redacted;
 }
 
-/** A cut body without the start of a form it may end with. */
-function withoutFormStart(body: string, forms: string[]): string {
-  let longest = 0;
-  for (const form of forms) {
-    for (let n = Math.min(form.length - 1, body.length); n > longest; n--) {
-      if (body.endsWith(form.slice(0, n))) {
-        longest = n;
-        break;
-      }
-    }
+/**
+ * A cut body without the start of a form it may end with, in any writing
+ * of its characters, nor a writing the cut ran through (it may be a form's
+ * next character).
+ */
+function withoutFormStart(body: string, forms: SecretForms): string {
+  if (forms.begun === null) return body;
+  // Only the end a form's start can take: a reference may be padded with
+  // any number of zeros, so they are not counted.
+  let from = body.length;
+  for (let left = forms.reach; from > 0 && left > 0; from--) {
+    if (body[from - 1] !== "0") left--;
   }
-  return body.slice(0, body.length - longest);
+  const tail = body.slice(from).replace(PARTIAL, "");
+  return body.slice(0, from + (forms.begun.exec(tail)?.index ?? tail.length));
 }
+
+// The start of a writing (see charPattern) at a text's end: a reference,
+// a "\u" escape, or a character's first UTF-8 bytes without the rest.
+const PARTIAL =
+  /(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3})?|[\xc2-\xdf]|[\xe0-\xef][\x80-\xbf]?|[\xf0-\xf4][\x80-\xbf]{0,2})$/;
