@@ -286,6 +286,61 @@ Deno.test("openEgressProxy() ends upstream connections when the process's side g
   }
 });
 
+Deno.test("openEgressProxy() ends an answer still streaming when the process's side goes", async () => {
+  // An upstream that answers at once and sends a chunk every 20 ms for as
+  // long as it can: `ended` resolves when its connection is gone.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted = (async () => {
+    const conn = await listener.accept();
+    const encoder = new TextEncoder();
+    const ended = (async () => {
+      try {
+        await conn.write(encoder.encode(
+          "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n",
+        ));
+        for (;;) {
+          await conn.write(encoder.encode("5\r\nhello\r\n"));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      } catch {
+        // Its reader is gone.
+      } finally {
+        conn.close();
+      }
+    })();
+    return { ended };
+  })();
+  const port = (listener.addr as Deno.NetAddr).port;
+  const proxy = openEgressProxy({
+    broker: new EgressBroker({
+      privateHosts: ["a.test"],
+      resolve: () => Promise.resolve(["127.0.0.1"]),
+    }),
+    allow: ["a.test"],
+  });
+  try {
+    const conn = await Deno.connect({ transport: "unix", path: proxy.path });
+    await conn.write(new TextEncoder().encode(
+      `${proxy.token}\nGET http://a.test:${port}/ HTTP/1.1\r\n` +
+        `Host: a.test:${port}\r\n\r\n`,
+    ));
+    // Read until the answer's body is flowing, then go.
+    const buf = new Uint8Array(4096);
+    let seen = "";
+    while (!seen.includes("hello")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      seen += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.match(seen, /^HTTP\/1\.1 200/);
+    conn.close();
+    await within((await accepted).ended, 5000, "streaming answer");
+  } finally {
+    proxy.close();
+    listener.close();
+  }
+});
+
 Deno.test("openEgressProxy() holds no upstream of a tunnel whose process went while it was checked", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
