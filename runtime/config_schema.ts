@@ -514,10 +514,11 @@ export function validateConfig(value: unknown, file: string): HostConfig {
     throw new ConfigError(`${file}: ${describeZodError(parsed.error)}`);
   }
   const data = parsed.data;
-  // By index, never by value: the value is a secret.
-  const stray = data.console.admin_tokens.findIndex((t) =>
-    !data.tokens.includes(t)
-  );
+  // By index, never by value: the value is a secret. A set, not
+  // `tokens.includes` per admin token: that compared n² strings, hours for
+  // a large file of them.
+  const accepted = new Set(data.tokens);
+  const stray = data.console.admin_tokens.findIndex((t) => !accepted.has(t));
   if (stray >= 0) {
     throw new ConfigError(
       `${file}: console.admin_tokens.${stray}: not one of "tokens" (an admin token must also be an accepted token)`,
@@ -528,7 +529,7 @@ export function validateConfig(value: unknown, file: string): HostConfig {
   // written as a key is named as such, never printed.
   const unknown = Object.keys(data.policy).find((k) => !POLICY_KEYS.has(k));
   if (unknown !== undefined) {
-    const key = data.tokens.includes(unknown) ? "<token>" : unknown;
+    const key = accepted.has(unknown) ? "<token>" : unknown;
     throw new ConfigError(
       `${file}: policy.${key}: not a policy setting (one of ${
         [...POLICY_KEYS].join(", ")
