@@ -28,6 +28,7 @@ import { codeBench } from "./code_bench.ts";
 import { warmWalkBench } from "./warm_walk.ts";
 import { schemaStepsBench } from "./schema_steps_bench.ts";
 import { csvProfileBench } from "./csv_profile_bench.ts";
+import { configBench } from "./config_bench.ts";
 
 /** One benchmark: a name and a run that returns the lines to print. */
 export interface Bench {
@@ -56,6 +57,7 @@ export const BENCHES: Bench[] = [
   warmWalkBench,
   schemaStepsBench,
   csvProfileBench,
+  configBench,
 ];
 
 if (import.meta.main) {
