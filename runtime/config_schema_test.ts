@@ -218,3 +218,27 @@ Deno.test("validateConfig() checks console.admin_tokens in work linear in the to
     assert.ok(count <= 20 * n, `${count} steps for ${n} tokens`);
   }
 });
+
+Deno.test("validateConfig() names the first problems of many, and counts the rest", () => {
+  // Every wrong element of a long array is a problem of its own: a million
+  // of them made a 73 MB message, seconds to build and no use to read.
+  for (const n of [1_000, 4_000]) {
+    assert.throws(
+      () => validateConfig({ archived_skills: Array(n).fill(3) }, "f"),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /^f: archived_skills\.0: /);
+        assert.ok(
+          error.message.endsWith(`; and ${n - 10} more`),
+          error.message.slice(-40),
+        );
+        assert.equal(error.message.split("; ").length, 11);
+        return true;
+      },
+    );
+  }
+  assert.throws(
+    () => validateConfig({ tokens: [1], sandbox: { memory_mb: 8 } }, "f"),
+    /^ConfigError: f: tokens\.0: .*; sandbox\.memory_mb: [^;]*$/,
+  );
+});
