@@ -46,8 +46,11 @@ export function parseJsonc(source: string, file: string): unknown {
   let root: Node | undefined;
   try {
     value = parse(text, errors, { allowTrailingComma: true });
-    // The same text as nodes, to find a repeated key `parse` let through.
-    root = parseTree(text, [], { allowTrailingComma: true });
+    // The same text as nodes, to find a repeated key `parse` let through:
+    // a third pass, only when no syntax error comes first.
+    if (errors.length === 0) {
+      root = parseTree(text, [], { allowTrailingComma: true });
+    }
   } catch (error) {
     // The parser recurses once per nesting level: a few thousand levels
     // exhaust the stack.

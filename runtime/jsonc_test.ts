@@ -60,6 +60,34 @@ Deno.test("parseJsonc() reads a valid file in one pass over its text", () => {
   }
 });
 
+Deno.test("parseJsonc() reads a file with a syntax error twice, not three times", () => {
+  // The one pass gives up at the error, then `parse` finds it; `parseTree`
+  // is only needed for a repeated key, when `parse` found no error.
+  const entry = (i: number) =>
+    `  "k${i}": [1, "s${i}", { "b": {}, },], // why\n`;
+  const text = `{\n${
+    Array.from({ length: 400 }, (_, i) => entry(i)).join("")
+  }]`;
+  let reads = 0;
+  const { charCodeAt } = String.prototype;
+  String.prototype.charCodeAt = function (this: string, index: number) {
+    reads++;
+    return charCodeAt.call(this, index);
+  };
+  try {
+    assert.throws(
+      () => parseJsonc(text, "f"),
+      /^ConfigError: f:402:1: Property name expected$/,
+    );
+  } finally {
+    String.prototype.charCodeAt = charCodeAt;
+  }
+  assert.ok(
+    reads <= 3 * text.length,
+    `${reads} reads for ${text.length} characters`,
+  );
+});
+
 Deno.test("parseJsonc() reads what jsonc-parser reads, and fails where it fails", () => {
   const same = [
     '{ "a": 1, // last\n }',
