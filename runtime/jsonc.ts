@@ -40,7 +40,13 @@ export function parseJsonc(source: string, file: string): unknown {
   // A valid file is read in one pass; any other is read again below, more
   // slowly, for the exact error and where it is.
   const plain = readPlain(text);
-  if (plain) return plain.value;
+  if (plain && "value" in plain) return plain.value;
+  if (plain) {
+    const { line, column } = lineColumn(text, plain.offset);
+    throw new ConfigError(
+      `${file}:${line}:${column}: Duplicate key "${plain.repeated}"`,
+    );
+  }
   const errors: ParseError[] = [];
   let value: unknown;
   let root: Node | undefined;
@@ -95,10 +101,13 @@ const MAX_PLAIN_DEPTH = 256;
 
 // One pass of the scanner over the text: comments and trailing commas cut
 // (each replaced by a space, so `1/**/2` stays two tokens), keys checked,
-// then JSON.parse on the rest. Undefined when the pass or JSON.parse finds
-// anything wrong: `parse` with `parseTree` after it took five times longer
-// (8 s for 16 MiB), as they build every value twice, once as nodes.
-function readPlain(text: string): { value: unknown } | undefined {
+// then JSON.parse on the rest. The value, or the first key repeated in a
+// file otherwise valid; undefined when the pass or JSON.parse finds
+// anything else wrong: `parse` with `parseTree` after it took five times
+// longer (8 s for 16 MiB), as they build every value twice, once as nodes.
+function readPlain(
+  text: string,
+): { value: unknown } | { repeated: string; offset: number } | undefined {
   const scanner = createScanner(text, false);
   // Pairs of start and end offsets of the text cut, in order.
   const cuts: number[] = [];
@@ -111,6 +120,7 @@ function readPlain(text: string): { value: unknown } | undefined {
   // once a comment after it was cut (so the pairs stay in order).
   let comma = -1;
   let commaCut = -1;
+  let repeated: { repeated: string; offset: number } | undefined;
   for (let kind: number = scanner.scan(); kind !== SyntaxKind.EOF;) {
     if (scanner.getTokenError() !== 0) return undefined; // ScanError.None
     const offset = scanner.getTokenOffset();
@@ -146,7 +156,10 @@ function readPlain(text: string): { value: unknown } | undefined {
           // Decoded: "a" and "\u0061" are the same key.
           const key = scanner.getTokenValue();
           const keys = open[open.length - 1]!;
-          if (key === "__proto__" || keys.has(key)) return undefined;
+          // `__proto__` is named with its path: the reader below has it.
+          if (key === "__proto__") return undefined;
+          // Read on: a syntax error after it is named first.
+          if (keys.has(key)) repeated ??= { repeated: key, offset };
           keys.add(key);
         }
     }
@@ -167,7 +180,8 @@ function readPlain(text: string): { value: unknown } | undefined {
   }
   pieces.push(text.slice(kept));
   try {
-    return { value: JSON.parse(pieces.join("")) };
+    const value = JSON.parse(pieces.join(""));
+    return repeated ?? { value };
   } catch {
     return undefined;
   }

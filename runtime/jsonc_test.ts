@@ -88,6 +88,34 @@ Deno.test("parseJsonc() reads a file with a syntax error twice, not three times"
   );
 });
 
+Deno.test("parseJsonc() names a repeated key after one pass over the text", () => {
+  // The one pass finds the key; `parse` and `parseTree` read the text
+  // again only to find it once more.
+  const entry = (i: number) =>
+    `  "k${i}": [1, "s${i}", { "b": {}, },], // why\n`;
+  const text = `{\n${
+    Array.from({ length: 400 }, (_, i) => entry(i)).join("")
+  }  "k7": 2,\n}`;
+  let reads = 0;
+  const { charCodeAt } = String.prototype;
+  String.prototype.charCodeAt = function (this: string, index: number) {
+    reads++;
+    return charCodeAt.call(this, index);
+  };
+  try {
+    assert.throws(
+      () => parseJsonc(text, "f"),
+      /^ConfigError: f:402:3: Duplicate key "k7"$/,
+    );
+  } finally {
+    String.prototype.charCodeAt = charCodeAt;
+  }
+  assert.ok(
+    reads <= 1.5 * text.length,
+    `${reads} reads for ${text.length} characters`,
+  );
+});
+
 Deno.test("parseJsonc() reads what jsonc-parser reads, and fails where it fails", () => {
   const same = [
     '{ "a": 1, // last\n }',
