@@ -76,8 +76,10 @@ export function parseTokenQuotas(
     );
   }
   const quotas = new Map<string, TokenQuota>();
+  // A set: a file may list many thousands of tokens with a quota each.
+  const listed = new Set(tokens);
   for (const [token, quota] of Object.entries(parsed.data.tokens)) {
-    if (!tokens.includes(token)) {
+    if (!listed.has(token)) {
       throw new TypeError(
         'policy.tokens: a quota names a token that is not listed in "tokens"',
       );

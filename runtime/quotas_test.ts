@@ -50,3 +50,27 @@ Deno.test("CallRate.enforce() refuses past the quota with a retryable error", ()
   now += 60_000;
   rate.enforce("tool/call/req", "t", quota);
 });
+
+Deno.test("parseTokenQuotas() checks each quota's token once, not against the whole list", () => {
+  // Counts the token list's element reads: `includes` per quota read the
+  // list n times over (hours for a config file of per-token quotas).
+  const reads = (n: number) => {
+    const list = Array.from({ length: n }, (_, i) => `token-${i}`);
+    let count = 0;
+    const tokens = new Proxy(list, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) count++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const policy = {
+      tokens: Object.fromEntries(list.map((t) => [t, { max_sessions: 1 }])),
+    };
+    assert.equal(parseTokenQuotas(policy, tokens).size, n);
+    return count;
+  };
+  for (const n of [500, 2000]) {
+    const count = reads(n);
+    assert.ok(count <= 2 * n, `${count} reads for ${n} tokens`);
+  }
+});
