@@ -898,7 +898,5 @@ export function skillLoadWarnings(records: readonly SkillRecord[]): string[] {
 
 // A banner line stays one line, and a hostile file cannot flood the terminal.
 function oneLine(text: string): string {
-  const flat = printableLine(text);
-  const kept = cut(flat, 300);
-  return kept === flat ? flat : `${kept}...`;
+  return cut(printableLine(text), 300, "...");
 }

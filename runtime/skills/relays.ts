@@ -707,13 +707,11 @@ export function summarize(value: unknown, maxChars = 500): string {
     text = JSON.stringify(
       value,
       (_k, v) =>
-        typeof v === "string" && v.length > 200
-          ? `${cut(v, 200)}… (${v.length} chars)`
-          : v,
+        typeof v === "string" ? cut(v, 200, `… (${v.length} chars)`) : v,
     ) ?? "null";
   } catch {
     text = String(value);
   }
   // cut(): a character outside the BMP is kept whole or left out.
-  return text.length > maxChars ? `${cut(text, maxChars)}…` : text;
+  return cut(text, maxChars, "…");
 }

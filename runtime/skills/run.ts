@@ -927,7 +927,7 @@ export function parseFinalAnswer(text: string, schema: JsonSchema): unknown {
   if (value === undefined) {
     throw new SchemaViolationError(
       `The final answer is not JSON matching output_schema: "${
-        text.length > 120 ? `${text.slice(0, 120)}…` : text
+        cut(text, 120, "…")
       }"`,
     );
   }

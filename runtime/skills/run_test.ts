@@ -11,6 +11,7 @@ import {
   failSkill,
   isEmptySchema,
   notRunnableError,
+  parseFinalAnswer,
   runSkill,
 } from "./run.ts";
 import type { SkillRecord } from "./catalog.ts";
@@ -188,4 +189,17 @@ Deno.test("runSkill() finishes the run it started when a step before the run thr
     });
     assert.equal(result.error, "no LLM");
   });
+});
+
+Deno.test("parseFinalAnswer() quotes a long answer without half of a character", () => {
+  // The 120-character excerpt ends inside the emoji's surrogate pair.
+  const text = `${"a".repeat(119)}\u{1F600} and more prose`;
+  assert.throws(
+    () => parseFinalAnswer(text, { type: "object" }),
+    (error: Error) => {
+      assert.doesNotMatch(error.message, /[\ud800-\udbff](?![\udc00-\udfff])/);
+      assert.match(error.message, /"a{119}…"$/);
+      return true;
+    },
+  );
 });

@@ -516,11 +516,9 @@ export class FieldReader {
     // Served with every discover and printed in the banner: a hostile file
     // made 29,000 of them, 11 times its own size.
     // A key or value quoted in one may hold a newline or an escape.
-    const printable = printableLine(message);
     const count = this.warnings.length;
     if (count < MAX_WARNINGS) {
-      const line = cut(printable, MAX_WARNING_CHARS);
-      this.warnings.push(line === printable ? line : `${line}…`);
+      this.warnings.push(cut(printableLine(message), MAX_WARNING_CHARS, "…"));
     } else if (count === MAX_WARNINGS) {
       this.warnings.push(
         `more warnings were left out: at most ${MAX_WARNINGS} are kept`,
@@ -643,24 +641,29 @@ export class FieldReader {
 
 /**
  * Cuts a string to at most `max` UTF-16 units without splitting a surrogate
- * pair.
+ * pair, and marks the cut when asked to: skills' messages, events and
+ * banner lines are all shortened here.
  *
  * @param text the string
  * @param max the most units kept
- * @returns the cut string
+ * @param mark appended when something was cut, not counted in `max`
+ *   (none by default)
+ * @returns the string as it was, or cut and marked
  * @example
  * ```ts
  * import { cut } from "./skill_md.ts";
  * import assert from "node:assert/strict";
  * assert.equal(cut("abc", 2), "ab");
  * assert.equal(cut("a\u{1F600}", 2), "a");
+ * assert.equal(cut("abc", 2, "…"), "ab…");
+ * assert.equal(cut("ab", 2, "…"), "ab");
  * ```
  */
-export function cut(text: string, max: number): string {
+export function cut(text: string, max: number, mark = ""): string {
   if (text.length <= max) return text;
   const code = text.charCodeAt(max - 1);
   const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
-  return text.slice(0, end);
+  return text.slice(0, end) + mark;
 }
 
 /** The specification's longest `description`, in characters. */

@@ -288,7 +288,7 @@ function outputLogs(call: ScriptCall): {
     logs++;
     call.onEvent("log", {
       level: stream === "stderr" ? "warn" : "info",
-      message: text.length > LINE_CHARS ? cut(text, LINE_CHARS) + "…" : text,
+      message: cut(text, LINE_CHARS, "…"),
       stream,
     });
   };
