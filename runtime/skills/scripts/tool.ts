@@ -6,7 +6,7 @@
  * @module
  */
 
-import { isPlainObject } from "../../../protocol/json.ts";
+import { validateValue } from "../../schema/validator.ts";
 import type { AgentTool } from "../run.ts";
 import type { InstructionSkillRun } from "../catalog.ts";
 import type { SkillLimits } from "../relays.ts";
@@ -175,27 +175,17 @@ export async function callSkillScript(
       }`,
     );
   }
-  const list = args.args ?? [];
-  if (!Array.isArray(list) || list.some((a) => typeof a !== "string")) {
-    throw new Error('"args" must be a list of strings');
-  }
-  if (args.stdin !== undefined && typeof args.stdin !== "string") {
-    throw new Error('"stdin" must be a string');
-  }
-  const files = args.files ?? {};
-  if (
-    !isPlainObject(files) ||
-    Object.values(files).some((v) => typeof v !== "string")
-  ) {
-    throw new Error('"files" must map paths to text');
-  }
+  // The schema the model was offered says what the rest must be: the
+  // host's validator holds the call to it and names the item that is not.
+  const checked = validateValue(runSkillScriptTool(scripts).inputSchema, args);
+  if (!checked.valid) throw new Error(checked.message);
   const mount = await ctx.filesRoot?.() ?? null;
   const result = await runSkillScript({
     folder: ctx.folder,
     script,
-    args: list,
-    stdin: args.stdin,
-    files: files as Record<string, string>,
+    args: (args.args ?? []) as string[],
+    stdin: args.stdin as string | undefined,
+    files: (args.files ?? {}) as Record<string, string>,
     env: ctx.limits.env,
     timeoutMs: ctx.timeoutMs,
     signal: ctx.signal,
