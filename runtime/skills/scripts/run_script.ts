@@ -15,7 +15,7 @@
  * @module
  */
 
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, extname, join, relative, resolve } from "node:path";
 import { Buffer } from "node:buffer";
 import { type Bind, runConfined } from "./script_process.ts";
 import { findInterpreter, isExecutableFile } from "./interpreters.ts";
@@ -457,7 +457,7 @@ const MIME_TYPES = new Map([
 ]);
 
 function mimeOf(name: string): string {
-  const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
+  const ext = extname(name).slice(1).toLowerCase();
   return MIME_TYPES.get(ext) ?? "application/octet-stream";
 }
 
