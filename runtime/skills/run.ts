@@ -43,8 +43,8 @@ import {
 import { validateValue } from "../schema/validator.ts";
 import {
   stripIntention,
+  toAnthropicTools,
   type ToolOffer,
-  toOpenAiTools,
 } from "../llm/tool_formats.ts";
 import { type Deadline, raceAbort, startDeadline } from "../deadline.ts";
 import type { RunObserver } from "../store/recorder.ts";
@@ -785,14 +785,10 @@ export async function runAgentLoop(
 ): Promise<AgentLoopResult> {
   const tools = options.tools ?? [];
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const offered: ChatTool[] = tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    // The converters add `intention` unless the tool has its own; reuse
-    // them so the schema offered is the one stripIntention expects.
-    input_schema: toOpenAiTools([t], { intention: true })[0]!.function
-      .parameters,
-  }));
+  // A ChatTool is Anthropic's tool shape. The converter adds `intention`
+  // unless the tool has its own: the schema offered is the one
+  // stripIntention expects.
+  const offered: ChatTool[] = toAnthropicTools(tools, { intention: true });
   const system = buildSystemPrompt(options);
   const messages: ChatMessage[] = [{
     role: "user",
