@@ -61,8 +61,10 @@ import { printableLine } from "../../protocol/lines.ts";
 import {
   agentSkillsNameProblem,
   cut,
+  FieldReader,
   findSkillFile,
   loadSkillFolder,
+  readLlm,
   type SkillFolder,
 } from "./skill_md.ts";
 import type { CommandRule } from "./tool_names.ts";
@@ -626,16 +628,11 @@ export function codeSkillRecord(
   return { definition, run, llmConfig: llm, loadProblem };
 }
 
-// A module's `llm_config` is author input: only a named provider counts.
+// A module's `llm_config` is author input, read as a SKILL.md's `llm` is
+// (a module has no discovery warnings: they are dropped).
 function llmChoiceOf(value: unknown): LlmChoice | null {
-  const v = object(value);
-  if (!v || typeof v.provider_name !== "string") return null;
-  return {
-    providerName: v.provider_name,
-    providerCredentials: object(v.provider_credentials) ?? {},
-    providerConfig: object(v.provider_config) ?? {},
-    isDefault: false,
-  };
+  const llm = readLlm(new FieldReader({ llm: value }));
+  return llm && decodeLlmChoice({ ...llm });
 }
 
 /**

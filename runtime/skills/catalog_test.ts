@@ -628,3 +628,28 @@ Deno.test("a folder that cannot be loaded is listed under a printable name", () 
   });
   assert.equal(record.definition.name, "bad\\u202eevil\\u000askill");
 });
+
+Deno.test("codeSkillRecord() reads llm_config as a SKILL.md's llm is read", () => {
+  const llm = (llm_config: unknown) =>
+    codeSkillRecord({
+      path: "/s/l.ts",
+      export: "default",
+      hash: "h",
+      name: "l",
+      runnable: true,
+      fields: { description: "L", llm_config },
+    }, { source: "project" }).llmConfig;
+  const md = (llm: string) =>
+    parseSkillMd(`---\nname: l\ndescription: L\nllm: ${llm}\n---\n`).llm;
+  // An empty provider name names no provider: the host's default is used.
+  assert.equal(md("{provider_name: ''}"), null);
+  assert.equal(llm({ provider_name: "" }), null);
+  // A provider's name alone is the shorthand for it.
+  assert.equal(md("anthropic")?.provider_name, "anthropic");
+  assert.deepEqual(llm("anthropic"), {
+    providerName: "anthropic",
+    providerCredentials: {},
+    providerConfig: {},
+    isDefault: false,
+  });
+});

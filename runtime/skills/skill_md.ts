@@ -989,7 +989,25 @@ function readSchema(
   return converted.schema;
 }
 
-function readLlm(fields: FieldReader): SkillLlmConfig | null {
+/**
+ * Reads a skill's own LLM choice, `llm`: a provider's name, or a mapping
+ * with a non-empty `provider_name` and optional `provider_credentials` and
+ * `provider_config` mappings. A code module's `llm_config` is read by it
+ * too (`catalog.ts`), so both kinds of skill accept the same shapes.
+ *
+ * @param fields the frontmatter reader (warnings go there)
+ * @returns the choice, or null for the host's default
+ * @example
+ * ```ts
+ * import { FieldReader, readLlm } from "./skill_md.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(readLlm(new FieldReader({ llm: "openai" }))?.provider_name, "openai");
+ * const r = new FieldReader({ llm: { provider_name: "" } });
+ * assert.equal(readLlm(r), null);
+ * assert.match(r.warnings[0]!, /host's default LLM is used/);
+ * ```
+ */
+export function readLlm(fields: FieldReader): SkillLlmConfig | null {
   const found = fields.pick("llm");
   if (!found) return null;
   const value = found.value;
