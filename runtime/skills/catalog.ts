@@ -39,11 +39,7 @@ import { within } from "../confine/mount_rule.ts";
 import type { Policy } from "../sandbox/grants.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import type { SkillStatus } from "../../protocol/codes.ts";
-import {
-  isPlainObject,
-  type JsonObject,
-  type JsonSchema,
-} from "../../protocol/json.ts";
+import { isPlainObject, type JsonSchema } from "../../protocol/json.ts";
 import {
   decodeLlmChoice,
   decodeSkill,
@@ -540,18 +536,6 @@ export interface CodeSkillOptions {
   denied?: string | null;
 }
 
-const str = (v: unknown): string | null => typeof v === "string" ? v : null;
-const strList = (v: unknown): string[] | null =>
-  Array.isArray(v) && v.every((x) => typeof x === "string") ? [...v] : null;
-// `int`: a count (max_turns), which SKILL.md's reader also holds to whole
-// numbers; 2.5 turns would allow three.
-const positive = (v: unknown, int = false): number | null =>
-  typeof v === "number" && v > 0 && Number.isFinite(v) &&
-    (!int || Number.isInteger(v))
-    ? v
-    : null;
-const object = (v: unknown): JsonObject | null => isPlainObject(v) ? v : null;
-
 /**
  * Builds the record of a code skill module: its fields, as the module
  * declared them, read defensively into the domain `Skill`, run in a
@@ -580,8 +564,11 @@ export function codeSkillRecord(
   options: CodeSkillOptions,
 ): SkillRecord {
   const f = entry.fields;
-  const inputSchema = object(f.input_schema) ?? object(f.input) ?? {};
-  const instructions = str(f.instructions);
+  // Read as a SKILL.md's fields are, by the same reader; a module has no
+  // discovery warnings, so its warnings are dropped.
+  const r = new FieldReader({ ...f });
+  const inputSchema = r.mapping("input_schema") ?? r.mapping("input") ?? {};
+  const instructions = r.str("instructions");
   const llm = llmChoiceOf(f.llm_config);
   const folder = dirname(entry.path);
   let run: CodeSkillRun | InstructionSkillRun | null = null;
@@ -604,26 +591,27 @@ export function codeSkillRecord(
   }
   const definition = skill({
     name: entry.name,
-    description: str(f.description) ?? "",
-    version: str(f.version) ?? "1.0.0",
-    triggers: strList(f.triggers) ?? [],
-    whenToUse: str(f.when_to_use) ?? "",
-    argumentHint: str(f.argument_hint) ?? "",
+    description: r.str("description") ?? "",
+    version: r.str("version") ?? "1.0.0",
+    triggers: r.strList("triggers") ?? [],
+    whenToUse: r.str("when_to_use", "when-to-use") ?? "",
+    argumentHint: r.str("argument_hint", "argument-hint") ?? "",
     source: options.source,
-    tools: strList(f.tools),
-    toolkits: strList(f.toolkits),
+    tools: r.strList("tools"),
+    toolkits: r.strList("toolkits"),
     instructions,
     filePath: entry.path,
     llmConfig: llm && redactedChoice(llm),
-    category: str(f.category),
-    tags: strList(f.tags),
-    maxTurns: positive(f.max_turns, true),
-    timeoutSeconds: positive(f.timeout_seconds),
-    icon: str(f.icon),
-    metadata: { ...object(f.metadata), format: "code" },
+    category: r.str("category"),
+    tags: r.strList("tags"),
+    // A count: 2.5 turns would allow three.
+    maxTurns: r.positive("max_turns", true),
+    timeoutSeconds: r.positive("timeout_seconds", false),
+    icon: r.str("icon"),
+    metadata: { ...r.mapping("metadata"), format: "code" },
     inputSchema,
-    outputSchema: object(f.output_schema) ?? object(f.output) ?? {},
-    arguments: strList(f.arguments) ?? argumentNames(inputSchema),
+    outputSchema: r.mapping("output_schema") ?? r.mapping("output") ?? {},
+    arguments: r.strList("arguments") ?? argumentNames(inputSchema),
   });
   return { definition, run, llmConfig: llm, loadProblem };
 }

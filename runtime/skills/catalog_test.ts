@@ -653,3 +653,28 @@ Deno.test("codeSkillRecord() reads llm_config as a SKILL.md's llm is read", () =
     isDefault: false,
   });
 });
+
+Deno.test("codeSkillRecord() reads its fields as a SKILL.md's are read", () => {
+  const fields = {
+    description: "F",
+    tags: "data, csv",
+    version: 2,
+    "max-turns": 4,
+  };
+  const code = codeSkillRecord({
+    path: "/s/f.ts",
+    export: "default",
+    hash: "h",
+    name: "f",
+    runnable: true,
+    fields,
+  }, { source: "project" }).definition;
+  const md = parseSkillMd(
+    "---\nname: f\ndescription: F\ntags: data, csv\nversion: 2\nmax-turns: 4\n---\n",
+  );
+  assert.deepEqual(md.tags, ["data", "csv"]);
+  assert.deepEqual(
+    [code.tags, code.version, code.maxTurns],
+    [md.tags, md.version, md.max_turns],
+  );
+});
