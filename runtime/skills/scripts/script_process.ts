@@ -204,11 +204,16 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
   }).spawn();
   let timedOut = false;
   let killed = false;
+  let reaped = false;
   const kill = () => {
     killed = true;
     try {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
+    // Reaped already, and the output still open: something it started holds
+    // the pipes (bwrap killed by another in its first milliseconds leaves
+    // its child running). The timeout's or the caller's kill ends the wait.
+    if (reaped) endOutput();
   };
   // Its own timer, not `startDeadline` (deadline.ts): the timeout and the
   // caller's abort act differently and both may come (an abort during the
@@ -233,6 +238,8 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
     } catch { /* the script closed its stdin */ }
   })();
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  const endOutput = () =>
+    Promise.all(readers.map((r) => r.cancel().catch(() => {})));
   const split = markerSplitter(spec.workspace.marker);
   const stream = new KeeperStream(spec.workspace.caps);
   const pump = async (
@@ -261,12 +268,11 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
   ]);
   try {
     const status = await child.status;
+    reaped = true;
     // A killed run's output ends with it, even if something it started
     // still held the pipes open. (A keeper ended by its timeout still
     // sends the workspace back, and ends its pipes as it exits.)
-    if (killed) {
-      await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
-    }
+    if (killed) await endOutput();
     await Promise.all([pumps, feed]);
     const report = stream.end();
     return {
