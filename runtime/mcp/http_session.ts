@@ -867,11 +867,8 @@ export function watchAnswer(
 ): Response {
   const body = response.body;
   if (body === null || !isEventStream(response)) return response;
-  return new Response(backlog.meter(body, onGone), {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  // A Response is a ResponseInit: its status, text and headers carry over.
+  return new Response(backlog.meter(body, onGone), response);
 }
 
 // Whether a response is an SSE stream.

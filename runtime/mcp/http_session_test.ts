@@ -18,6 +18,7 @@ import {
   plainJsonRequest,
   SSE_STRATEGY,
   SseBacklog,
+  watchAnswer,
 } from "./http_session.ts";
 import { initializeRequest } from "../../tests/support/mcp_fixtures.ts";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
@@ -527,4 +528,19 @@ Deno.test("SseBacklog.abort() fails the bodies, so their bytes are let go", asyn
   await Promise.resolve();
   backlog.abort("The client stopped reading");
   await assert.rejects(body.getReader().read(), /stopped reading/);
+});
+
+Deno.test("watchAnswer keeps the SDK answer's status, status text and headers", async () => {
+  const response = watchAnswer(
+    new Response("event: message\ndata: {}\n\n", {
+      status: 201,
+      statusText: "Streaming",
+      headers: { "content-type": "text/event-stream", "mcp-session-id": "s1" },
+    }),
+    () => {},
+  );
+  assert.equal(response.status, 201);
+  assert.equal(response.statusText, "Streaming");
+  assert.equal(response.headers.get("mcp-session-id"), "s1");
+  assert.equal(await response.text(), "event: message\ndata: {}\n\n");
 });

@@ -873,11 +873,8 @@ function boundedBody(res: Response): Response {
       controller.enqueue(chunk);
     },
   });
-  return new Response(res.body.pipeThrough(bound), {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
+  // A Response is a ResponseInit: its status, text and headers carry over.
+  return new Response(res.body.pipeThrough(bound), res);
 }
 
 // A server's tools as listed, with a digest of what it listed: relisted

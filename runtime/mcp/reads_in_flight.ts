@@ -127,11 +127,8 @@ export class ReadsInFlight {
       release();
       return response;
     }
-    return new Response(sliced(body, release), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+    // A Response is a ResponseInit: its status, text and headers carry over.
+    return new Response(sliced(body, release), response);
   }
 
   #refusedMessage(method: string, principal: string): string {

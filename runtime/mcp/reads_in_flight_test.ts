@@ -102,3 +102,19 @@ Deno.test("ReadsInFlight.hold() gives the place back when the client cancels the
   assert.equal(cancelled, true);
   taken(reads.take(read(3), "t"))();
 });
+
+Deno.test("ReadsInFlight.hold() keeps the answer's status, status text and headers", async () => {
+  const reads = new ReadsInFlight(1);
+  const response = reads.hold(
+    new Response("{}", {
+      status: 202,
+      statusText: "Accepted for now",
+      headers: { "mcp-session-id": "s1" },
+    }),
+    taken(reads.take(read(1), "t")),
+  );
+  assert.equal(response.status, 202);
+  assert.equal(response.statusText, "Accepted for now");
+  assert.equal(response.headers.get("mcp-session-id"), "s1");
+  assert.equal(await response.text(), "{}");
+});
