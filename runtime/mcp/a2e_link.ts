@@ -22,6 +22,7 @@ import {
   PROTOCOL_VERSION,
 } from "../../protocol/envelope.ts";
 import { type CallEvent, decodeEvent } from "../../protocol/tool.ts";
+import { encodeError } from "../../protocol/responses.ts";
 import type { TransportContext } from "../transports/transport_context.ts";
 import { Session } from "../session.ts";
 
@@ -118,7 +119,10 @@ export function openA2eLink(
     request(message, requestOptions = {}) {
       if (session.closed) {
         return Promise.resolve(
-          errorAnswer("", "Cannot call: the session has ended"),
+          encodeError("", {
+            code: "runtime_error",
+            message: "Cannot call: the session has ended",
+          }),
         );
       }
       const id = newId();
@@ -214,33 +218,8 @@ export class PendingAnswers {
    */
   cancelAll(message: string): void {
     for (const [id, waiter] of this.#waiters) {
-      waiter.resolve(errorAnswer(id, message));
+      waiter.resolve(encodeError(id, { code: "runtime_error", message }));
     }
     this.#waiters.clear();
   }
-}
-
-/**
- * A `runtime_error` answer to request `reqId`, as the dispatcher would send.
- *
- * @param reqId the request's `id` ("" when it was never sent)
- * @param message what went wrong
- * @returns the error message
- * @example
- * ```ts
- * import { errorAnswer } from "./a2e_link.ts";
- * import assert from "node:assert/strict";
- * assert.equal(errorAnswer("r1", "Cancelled: bye").code, "runtime_error");
- * ```
- */
-export function errorAnswer(reqId: string, message: string): OutgoingMessage {
-  return {
-    type: "error",
-    id: newId(),
-    version: PROTOCOL_VERSION,
-    ts: nowSeconds(),
-    req_id: reqId,
-    code: "runtime_error",
-    message,
-  };
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { CallEvent } from "../../protocol/tool.ts";
 import { PendingAnswers } from "./a2e_link.ts";
+import { PROTOCOL_VERSION } from "../../protocol/envelope.ts";
 
 const ENVELOPE = { id: "m", version: "1", ts: 0 };
 
@@ -66,4 +67,23 @@ Deno.test("PendingAnswers.cancelAll() answers every waiting request with a runti
       ["error", "b", "runtime_error", "Cancelled: gone"],
     ],
   );
+});
+
+Deno.test("PendingAnswers.cancelAll() answers with a whole A2E error, as the dispatcher sends one", async () => {
+  const pending = new PendingAnswers();
+  const answer = pending.wait("a");
+  pending.cancelAll("Cancelled: gone");
+  const { id, ts, ...rest } = await answer;
+  assert.equal(typeof id, "string");
+  assert.equal(typeof ts, "number");
+  assert.deepEqual(rest, {
+    type: "error",
+    version: PROTOCOL_VERSION,
+    req_id: "a",
+    code: "runtime_error",
+    message: "Cancelled: gone",
+    detail: {},
+    retryable: false,
+    capability_name: "",
+  });
 });
