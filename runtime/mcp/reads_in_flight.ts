@@ -24,7 +24,6 @@
  * @module
  */
 
-import { Semaphore } from "../slots.ts";
 import type { Release } from "../slots.ts";
 import { isPlainObject } from "../../protocol/json.ts";
 import { SKILLS_METHODS } from "./skills_extension.ts";
@@ -57,7 +56,8 @@ const SLICE_BYTES = 64 * 1024;
  */
 export class ReadsInFlight {
   readonly #limit: number;
-  readonly #principals = new Map<string, Semaphore>();
+  // Each principal's bounded requests in flight (none: not in the map).
+  readonly #principals = new Map<string, number>();
 
   /**
    * @param limit bounded requests one principal may have in flight
@@ -84,30 +84,21 @@ export class ReadsInFlight {
   take(body: unknown, principal: string): Release | Response | undefined {
     const bounded = (Array.isArray(body) ? body : [body]).filter(isBounded);
     if (bounded.length === 0) return undefined;
-    let gate = this.#principals.get(principal);
-    if (gate === undefined) {
-      gate = new Semaphore(this.#limit);
-      this.#principals.set(principal, gate);
+    const held = this.#principals.get(principal) ?? 0;
+    // A batch takes all its places or none: nothing waits for a place.
+    if (held + bounded.length > this.#limit) {
+      return refusal(body, this.#refusedMessage(bounded[0]!.method, principal));
     }
-    const taken: Release[] = [];
-    for (let i = 0; i < bounded.length; i++) {
-      const release = gate.tryAcquire();
-      if (release === null) break;
-      taken.push(release);
-    }
+    this.#principals.set(principal, held + bounded.length);
     let done = false;
-    const release = () => {
+    return () => {
       if (done) return;
       done = true;
-      for (const r of taken) r();
+      const left = this.#principals.get(principal)! - bounded.length;
       // A principal with nothing in flight is forgotten.
-      if (gate.active === 0 && this.#principals.get(principal) === gate) {
-        this.#principals.delete(principal);
-      }
+      if (left === 0) this.#principals.delete(principal);
+      else this.#principals.set(principal, left);
     };
-    if (taken.length === bounded.length) return release;
-    release();
-    return refusal(body, this.#refusedMessage(bounded[0]!.method, principal));
   }
 
   /**
