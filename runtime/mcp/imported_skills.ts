@@ -368,17 +368,10 @@ function listedName(entry: unknown): { name?: string } {
   return typeof name === "string" && name.trim() !== "" ? { name } : {};
 }
 
-/** Options of {@link importedSkillFiles}. */
-export interface ImportedSkillFilesOptions {
-  /** The biggest file returned, in bytes. @default MAX_RESOURCE_BYTES */
-  maxFileBytes?: number;
-}
-
 /**
  * The files of imported servers' skills, by skill name (`<server>__<skill>`).
  *
  * @param remotes the verified skills of the running servers
- * @param options the per-file bound
  * @returns each skill's files, read through its server and checked
  * @example A forged file fails the read
  * ```ts
@@ -400,17 +393,11 @@ export interface ImportedSkillFilesOptions {
  */
 export function importedSkillFiles(
   remotes: readonly RemoteSkill[],
-  options: ImportedSkillFilesOptions = {},
 ): Map<string, FetchedSkillFiles> {
-  return new Map(
-    remotes.map((r) => [r.name, skillFiles(r, options.maxFileBytes)]),
-  );
+  return new Map(remotes.map((r) => [r.name, skillFiles(r)]));
 }
 
-function skillFiles(
-  remote: RemoteSkill,
-  maxBytes = MAX_RESOURCE_BYTES,
-): FetchedSkillFiles {
+function skillFiles(remote: RemoteSkill): FetchedSkillFiles {
   const { name, server, entry } = remote;
   const root = entry.uri.slice(0, -"SKILL.md".length);
   const byPath = new Map<string, SkillFileEntry>();
@@ -434,10 +421,10 @@ function skillFiles(
           `Cannot read "${asked}": not a file of skill "${name}" (its files: ${listed})`,
         );
       }
-      if (file.size > maxBytes) {
+      if (file.size > MAX_RESOURCE_BYTES) {
         throw new SkillboxError(
           "tool_error",
-          `Cannot read "${asked}": file is larger than ${maxBytes} bytes`,
+          `Cannot read "${asked}": file is larger than ${MAX_RESOURCE_BYTES} bytes`,
         );
       }
       let bytes: Uint8Array;

@@ -6,7 +6,10 @@ import {
   sha256Digest,
   SKILLS_EXTENSION,
 } from "./skills_extension.ts";
-import { SkillFileRefusedError } from "../skills/skill_md.ts";
+import {
+  MAX_RESOURCE_BYTES,
+  SkillFileRefusedError,
+} from "../skills/skill_md.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -64,9 +67,9 @@ Deno.test("importedSkillFiles() never fetches a path outside the listing or over
   const files = importedSkillFiles([
     await remote({
       "SKILL.md": { served: encode("---\n---\n") },
-      "big.md": { served: encode("x".repeat(300)) },
+      "big.md": { served: encode("x".repeat(MAX_RESOURCE_BYTES + 1)) },
     }, fetched),
-  ], { maxFileBytes: 100 }).get("kit__docs")!;
+  ]).get("kit__docs")!;
   for (
     const path of [
       "SKILL.md",
@@ -84,7 +87,10 @@ Deno.test("importedSkillFiles() never fetches a path outside the listing or over
       path,
     );
   }
-  await assert.rejects(files.read("big.md"), /file is larger than 100 bytes/);
+  await assert.rejects(
+    files.read("big.md"),
+    new RegExp(`file is larger than ${MAX_RESOURCE_BYTES} bytes`),
+  );
   assert.deepEqual(fetched, []);
 });
 
