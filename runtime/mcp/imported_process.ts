@@ -20,7 +20,7 @@
  * The official SDK serializes and parses the messages
  * (`serializeMessage`, `deserializeMessage`); the transport splits lines
  * with the project's `LineSplitter` (`protocol/lines.ts`), up to
- * `maxMessageBytes` (the SDK's `ReadBuffer` copies its whole buffer at
+ * `MAX_MESSAGE_BYTES` (the SDK's `ReadBuffer` copies its whole buffer at
  * every chunk and stops at 10 MiB of its own), and starts the process here
  * instead of by the SDK's own spawner. A server that stops reading its
  * stdin is stopped once 64 MiB of the host's messages wait for it.
@@ -43,8 +43,11 @@ import { EgressBroker } from "../egress/broker.ts";
 import { openEgressProxy } from "../egress/proxy.ts";
 import { LineSplitter } from "../../protocol/lines.ts";
 
-/** The default bound of one message from an imported server, in bytes. */
-const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/**
+ * The most bytes one message from an imported server may hold (one line
+ * of its stdout); past it the server is stopped.
+ */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The most bytes the host's messages may wait for a server to read its
@@ -87,11 +90,6 @@ export interface McpProcessSpec {
    * `/` (confined)
    */
   cwd?: string;
-  /**
-   * The most bytes one message from the server may hold (one line of its
-   * stdout); past it the server is stopped. @default 16 MiB
-   */
-  maxMessageBytes?: number;
   /** Whether a confined server may write its working folder. @default false */
   writable?: boolean;
   /**
@@ -320,8 +318,6 @@ export class ProcessClientTransport implements Transport {
   #layout: ConfinementLayout | null;
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  // The most one message may hold.
-  #maxLineBytes: number;
   // Bytes sent and not yet taken by the server's stdin.
   #unread = 0;
   #closed = false;
@@ -333,7 +329,6 @@ export class ProcessClientTransport implements Transport {
   constructor(spec: McpProcessSpec, layout: ConfinementLayout | null = null) {
     this.#spec = spec;
     this.#layout = layout;
-    this.#maxLineBytes = spec.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
 
   /** Starts the process. */
@@ -348,7 +343,7 @@ export class ProcessClientTransport implements Transport {
     // splitter holds none of a line past the bound, and the server stops.
     let over = false;
     const splitter = new LineSplitter((line) => lines.push(line), {
-      maxLineBytes: this.#maxLineBytes,
+      maxLineBytes: MAX_MESSAGE_BYTES,
       onOversize: () => over = true,
     });
     const stdout = this.#pump(child.stdout, async (chunk) => {
@@ -397,7 +392,7 @@ export class ProcessClientTransport implements Transport {
   // loop (and so the server).
   #overflowed(): never {
     this.fault =
-      `The MCP server wrote a message over ${this.#maxLineBytes} bytes: stopped it`;
+      `The MCP server wrote a message over ${MAX_MESSAGE_BYTES} bytes: stopped it`;
     this.onerror?.(new Error(this.fault));
     throw new Error(this.fault);
   }
