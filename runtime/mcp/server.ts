@@ -517,12 +517,10 @@ async function loadCatalog(link: A2eLink): Promise<Catalog> {
     link.request({ type: "tool/list/req" }),
     link.request({ type: "skill/discover/req" }),
   ]);
-  const tools = new Map<string, ToolDefinition>();
-  if (toolsAnswer.type === "tool/list/resp") {
-    for (const tool of toolsAnswer.tools as ToolDefinition[]) {
-      tools.set(tool.name, tool);
-    }
-  }
+  const listed = toolsAnswer.type === "tool/list/resp"
+    ? toolsAnswer.tools as ToolDefinition[]
+    : [];
+  const tools = new Map(listed.map((tool) => [tool.name, tool]));
   const skills = new Map<string, SkillDefinition>();
   if (skillsAnswer.type === "skill/discover/resp") {
     for (const skill of skillsAnswer.skills as SkillDefinition[]) {
