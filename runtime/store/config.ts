@@ -45,34 +45,24 @@ export interface StoreConfig {
   files?: { maxBytes: number; maxFiles: number };
 }
 
-// The defaults of the `store` section, as written in the file.
-const STORE_DEFAULTS = {
-  path: ".skillbox/skillbox.db",
-  url: null as string | null,
-  max_runs: 10_000,
-  max_age_days: 30,
-  script_files_max_bytes: 4 * 1024 * 1024,
-  script_files_max: 100,
-};
+// The `store` section as written in the file, each default in its field.
+const StoreSection = z.strictObject({
+  path: z.string().min(1).default(".skillbox/skillbox.db"),
+  url: z.string().regex(/^postgres(ql)?:\/\//, {
+    message: 'expected a "postgres://" URL',
+  }).nullable().default(null),
+  max_runs: z.number().int().positive().default(10_000),
+  max_age_days: z.number().positive().default(30),
+  script_files_max_bytes: z.number().int().min(0).default(4 * 1024 * 1024),
+  script_files_max: z.number().int().min(0).default(100),
+});
 
-type Section = typeof STORE_DEFAULTS;
+type Section = z.output<typeof StoreSection>;
 
 /** The zod schema of the `store` section (`null` keeps nothing). */
-export const StoreConfigSchema: z.ZodType<Section | null, unknown> = z
-  .strictObject({
-    path: z.string().min(1).default(STORE_DEFAULTS.path),
-    url: z.string().regex(/^postgres(ql)?:\/\//, {
-      message: 'expected a "postgres://" URL',
-    }).nullable().default(null),
-    max_runs: z.number().int().positive().default(STORE_DEFAULTS.max_runs),
-    max_age_days: z.number().positive().default(STORE_DEFAULTS.max_age_days),
-    script_files_max_bytes: z.number().int().min(0).default(
-      STORE_DEFAULTS.script_files_max_bytes,
-    ),
-    script_files_max: z.number().int().min(0).default(
-      STORE_DEFAULTS.script_files_max,
-    ),
-  }).nullable().default(STORE_DEFAULTS);
+export const StoreConfigSchema: z.ZodType<Section | null, unknown> =
+  // Absent: the section's own defaults, as every other section's.
+  StoreSection.nullable().prefault({});
 
 /**
  * Converts the parsed `store` section to its TypeScript shape.
