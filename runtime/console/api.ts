@@ -647,8 +647,7 @@ function liveStream(
   const { recorder, eventsDropped: dropped } = sources;
   const viewer = viewerOf(scope);
   return streamSSE(c, async (stream) => {
-    let mine = feeds.get(viewer);
-    if (!mine) feeds.set(viewer, mine = new Set());
+    const mine = feeds.getOrInsertComputed(viewer, () => new Set());
     for (const oldest of mine) {
       if (mine.size < MAX_FEEDS_PER_VIEWER) break;
       mine.delete(oldest);

@@ -101,8 +101,7 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     required: known.length > 0,
     labelOf,
     login(c, label) {
-      let mine = byLabel.get(label);
-      if (!mine) byLabel.set(label, mine = new Set());
+      const mine = byLabel.getOrInsertComputed(label, () => new Set());
       for (const oldest of mine) {
         if (mine.size < MAX_SESSIONS_PER_TOKEN) break;
         end(oldest);

@@ -763,11 +763,10 @@ export class RunRecorder implements RunObserver {
       dropped: false,
     };
     const owner = run.owner ?? null;
-    let queue = this.#held.get(owner);
-    if (queue === undefined) {
-      queue = { owner, runs: [], head: 0, bytes: 0 };
-      this.#held.set(owner, queue);
-    }
+    const queue = this.#held.getOrInsertComputed(
+      owner,
+      () => ({ owner, runs: [], head: 0, bytes: 0 }),
+    );
     queue.runs.push(held);
     queue.bytes += held.size;
     this.#heldRuns++;

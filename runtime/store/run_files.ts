@@ -8,6 +8,7 @@
  * @module
  */
 
+import { isUtf8 } from "node:buffer";
 import type { Redactor } from "./redact.ts";
 import type { RunStore, StoredFile } from "./store.ts";
 import type { FilesKept, RunFiles } from "./recorder.ts";
@@ -93,18 +94,14 @@ export function keepRunFiles(
       let run = kept.get(runId);
       if (!run) {
         if (kept.size >= MAX_RUNS) forget(kept.keys().next().value!);
-        let share = shares.get(owner);
-        if (!share) {
-          share = {
-            owner,
-            runs: 0,
-            held: 0,
-            max: MAX_OWNER_BYTES,
-            note:
-              `not kept: one client's runs' files not yet written are capped at ${MAX_OWNER_BYTES} bytes`,
-          };
-          shares.set(owner, share);
-        }
+        const share = shares.getOrInsertComputed(owner, () => ({
+          owner,
+          runs: 0,
+          held: 0,
+          max: MAX_OWNER_BYTES,
+          note:
+            `not kept: one client's runs' files not yet written are capped at ${MAX_OWNER_BYTES} bytes`,
+        }));
         share.runs++;
         const budgets = [host, share];
         run = {
@@ -280,11 +277,6 @@ export class KeptFiles {
     const text = new TextDecoder().decode(data);
     const clean = this.#redactor.text(text, { maxString: Infinity });
     if (clean === text) return data;
-    try {
-      new TextDecoder("utf-8", { fatal: true }).decode(data);
-    } catch {
-      return null;
-    }
-    return new TextEncoder().encode(clean);
+    return isUtf8(data) ? new TextEncoder().encode(clean) : null;
   }
 }

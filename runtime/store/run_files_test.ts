@@ -120,3 +120,24 @@ Deno.test("a kept file's name has the operator's secrets scrubbed, as its conten
   assert.ok(!deep!.name.includes(SECRET.slice(0, 8)), deep!.name);
   assert.ok(deep!.name.length <= 500);
 });
+
+Deno.test("a file is scrubbed as text only when it is UTF-8 (a NUL is; a lone surrogate is not)", () => {
+  const kept = new KeptFiles(
+    { maxBytes: 1 << 20, maxFiles: 10 },
+    new Redactor([SECRET]),
+  );
+  // U+D800 encoded: what a lax decoder passes as text, and UTF-8 refuses.
+  const surrogate = new Uint8Array([0xed, 0xa0, 0x80, ...bytes(SECRET)]);
+  const nul = new Uint8Array([...bytes(`a${SECRET}`), 0]);
+  kept.add([
+    { name: "1/nul.txt", size: nul.length, data: nul, note: null },
+    { name: "1/half", size: surrogate.length, data: surrogate, note: null },
+  ]);
+  const [withNul, half] = kept.list();
+  assert.equal(
+    new TextDecoder().decode(withNul!.data!),
+    "a[redacted]\0",
+  );
+  assert.equal(half!.data, null);
+  assert.match(half!.note!, /holds an operator secret/);
+});

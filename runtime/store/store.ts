@@ -17,6 +17,7 @@
  * @module
  */
 
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 
 /** One finished run, redacted and capped, as kept. */
@@ -135,16 +136,11 @@ export interface RunFileEntry {
  * assert.equal(isBinary(new TextEncoder().encode("héllo")), false);
  * assert.equal(isBinary(new Uint8Array([0x61, 0])), true);
  * assert.equal(isBinary(new Uint8Array([0xff])), true);
+ * assert.equal(isBinary(new Uint8Array([0xed, 0xa0, 0x80])), true); // U+D800
  * ```
  */
 export function isBinary(data: Uint8Array): boolean {
-  if (data.includes(0)) return true;
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data);
-    return false;
-  } catch {
-    return true;
-  }
+  return data.includes(0) || !isUtf8(data);
 }
 
 /** A finished run and its kept events, written together. */
