@@ -12,6 +12,7 @@
 
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { isAcceptedToken } from "../admission.ts";
 
 const COOKIE = "skillbox_console";
 // Set and cleared with the same flags: a clearing Set-Cookie for another
@@ -60,8 +61,6 @@ export interface ConsoleAuth {
  * ```
  */
 export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
-  const encoder = new TextEncoder();
-  const known = tokens.map((t) => encoder.encode(t));
   const sessions = new Map<string, { label: string; expires: number }>();
   // Each label's cookie ids, oldest first.
   const byLabel = new Map<string, Set<string>>();
@@ -72,17 +71,20 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     byLabel.get(session.label)?.delete(cookie);
   };
 
+  // Every token is compared, the first match kept: how long it takes
+  // does not tell which one matched.
   const labelOf = (token: string): string | null => {
-    const given = encoder.encode(token);
     let found: string | null = null;
-    known.forEach((bytes, i) => {
-      if (sameBytes(bytes, given) && found === null) found = `token ${i + 1}`;
+    tokens.forEach((known, i) => {
+      if (isAcceptedToken([known], token) && found === null) {
+        found = `token ${i + 1}`;
+      }
     });
     return found;
   };
 
   const check = (c: Context): string | null => {
-    if (known.length === 0) return "open";
+    if (tokens.length === 0) return "open";
     const header = c.req.header("authorization") ?? "";
     const bearer = /^Bearer\s+(.+)$/i.exec(header);
     if (bearer?.[1]) return labelOf(bearer[1].trim());
@@ -98,7 +100,7 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
   };
 
   return {
-    required: known.length > 0,
+    required: tokens.length > 0,
     labelOf,
     login(c, label) {
       const mine = byLabel.getOrInsertComputed(label, () => new Set());
@@ -129,12 +131,4 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
       };
     },
   };
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  }
-  return diff === 0;
 }
