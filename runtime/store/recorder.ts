@@ -648,12 +648,10 @@ export class RunRecorder implements RunObserver {
    * @returns its transport, token label and owner
    */
   describe(session: SessionScope): SessionDescription {
-    let who = this.#sessions.get(session);
-    if (who === undefined) {
-      who = this.#options.describeSession?.(session) ?? IN_PROCESS;
-      this.#sessions.set(session, who);
-    }
-    return who;
+    return this.#sessions.getOrInsertComputed(
+      session,
+      (s) => this.#options.describeSession?.(s) ?? IN_PROCESS,
+    );
   }
 
   event(runId: string, event: CallEvent): void {

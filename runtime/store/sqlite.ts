@@ -344,11 +344,10 @@ export class SqliteRunStore implements RunStore {
         }`
         : ""
     } ORDER BY cursor DESC LIMIT ?`;
-    let statement = this.#listCache.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#listCache.set(sql, statement);
-    }
+    const statement = this.#listCache.getOrInsertComputed(
+      sql,
+      () => this.#db.prepare(sql),
+    );
     return fromRow.page(statement.all(...params, limit + 1), limit);
   }
 
