@@ -20,6 +20,59 @@ import {
 export const VIEWPORT = { width: 1366, height: 768 };
 
 /**
+ * Gives `page` the {@link VIEWPORT}. puppeteer 25 sends Firefox
+ * `emulation.setScreenOrientationOverride` beside the size, and Firefox ESR
+ * 140 (Debian's) does not know that command: the size, sent before it, is
+ * awaited on the page instead of the call's answer.
+ *
+ * @example
+ * ```ts ignore
+ * await setLaptopViewport(await browser.newPage());
+ * ```
+ */
+export async function setLaptopViewport(page: Page): Promise<void> {
+  try {
+    await page.setViewport(VIEWPORT);
+  } catch (error) {
+    if (!String(error).includes("setScreenOrientationOverride")) throw error;
+    // The page takes the new size a moment later.
+    const { width, height } = VIEWPORT;
+    await waitForTrue(
+      page,
+      `innerWidth === ${width} && innerHeight === ${height}`,
+      5_000,
+    ).catch(() => {
+      throw error;
+    });
+  }
+}
+
+/**
+ * Waits until `expression` (awaited when it is a promise) is truthy on the
+ * page, reading it every 50 ms, for at most `timeoutMs`. Not puppeteer's
+ * `waitForFunction`: it makes a `Function` of a string inside the page,
+ * which the console's CSP blocks in Firefox.
+ *
+ * @example
+ * ```ts ignore
+ * await waitForTrue(page, `document.getElementById("conn")?.textContent === "live"`, 10_000);
+ * ```
+ */
+export async function waitForTrue(
+  page: Page,
+  expression: string,
+  timeoutMs: number,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!await page.evaluate(expression)) {
+    if (Date.now() >= end) {
+      throw new Error(`Still false after ${timeoutMs} ms: ${expression}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
  * Registers one test per browser under test; each launches its browser,
  * runs `check` with it, and closes it.
  *

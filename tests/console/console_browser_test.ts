@@ -21,7 +21,12 @@ import type { Browser, Page } from "puppeteer-core";
 import { startMockOpenAI } from "../support/mock_openai.ts";
 import { fixtureHost } from "../support/console_host.ts";
 import { keepScreenshot } from "./_browsers.ts";
-import { testInBrowsers, VIEWPORT, watchProblems } from "./_browser_setup.ts";
+import {
+  setLaptopViewport,
+  testInBrowsers,
+  waitForTrue,
+  watchProblems,
+} from "./_browser_setup.ts";
 
 const TOKENS = [
   "Live ",
@@ -68,7 +73,7 @@ async function checkDashboard(browser: Browser, kind: string): Promise<void> {
   });
   const page = await browser.newPage();
   try {
-    await page.setViewport(VIEWPORT);
+    await setLaptopViewport(page);
     const watch = watchProblems(page);
     // The watcher itself sees a console error in this browser (over CDP or
     // BiDi alike), or an empty list below would prove nothing.
@@ -104,18 +109,20 @@ async function checkDashboard(browser: Browser, kind: string): Promise<void> {
       seen.length >= 2 && seen.at(-1)! > seen[0]!,
       `progress moved: ${seen}`,
     );
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `(document.querySelector("#running-list .tokens")?.textContent ?? "").includes("tokens from")`,
-      { timeout: 15_000 },
+      15_000,
     );
     await keepScreenshot(page, `console-${kind}-live.png`);
     const result = await run;
     assert.equal(result.success, true, JSON.stringify(result));
 
     // The finished run is in the history; opening it shows its events.
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `[...document.querySelectorAll("#history-rows tr")].some((tr) => tr.children[2]?.textContent === "steps")`,
-      { timeout: 10_000 },
+      10_000,
     );
     // Each row names the host that ran it: a fleet's console shows them all.
     const host = await page.evaluate(
@@ -142,9 +149,10 @@ async function checkDashboard(browser: Browser, kind: string): Promise<void> {
     );
 
     // The per-tool latency chart draws a line, even from one call.
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `(document.querySelector('#stats-rows [data-stat="add"] polyline')?.getAttribute("points") ?? "").includes(" ")`,
-      { timeout: 10_000 },
+      10_000,
     );
 
     // At laptop width nothing pushes the page sideways.
@@ -174,7 +182,7 @@ async function checkLogin(browser: Browser): Promise<void> {
   const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
   const page = await browser.newPage();
   try {
-    await page.setViewport(VIEWPORT);
+    await setLaptopViewport(page);
     const watch = watchProblems(page);
     await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
     assert.equal(new URL(page.url()).pathname, "/login");
@@ -204,7 +212,7 @@ async function screenshotNotBlank(
   await page.screenshot({ path: shot, fullPage: true });
   await keepScreenshot(page, `console-${kind}.png`, true);
   const blankPage = await browser.newPage();
-  await blankPage.setViewport(VIEWPORT);
+  await setLaptopViewport(blankPage);
   const blank = join(shots, "blank.png");
   await blankPage.screenshot({ path: blank });
   const [size, blankSize] = [
@@ -227,11 +235,12 @@ async function progressValues(page: Page): Promise<number[]> {
     ) as number | null;
     if (value !== null && value !== seen.at(-1)) seen.push(value);
     if ((value ?? 0) >= 80) return seen;
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `(() => { const bar = document.querySelector("#running-list progress"); return !bar || bar.value !== ${
         value ?? -1
       }; })()`,
-      { timeout: 5_000 },
+      5_000,
     ).catch(() => {});
   }
   return seen;
@@ -245,7 +254,7 @@ async function checkHistoryBound(browser: Browser): Promise<void> {
   const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
   const page = await browser.newPage();
   try {
-    await page.setViewport(VIEWPORT);
+    await setLaptopViewport(page);
     const watch = watchProblems(page);
     await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
     await untilLive(page);
@@ -257,11 +266,12 @@ async function checkHistoryBound(browser: Browser): Promise<void> {
     // first, once every run is stored and every live row has arrived.
     const rowIds =
       `[...document.querySelectorAll("#history-rows tr")].map((tr) => tr.dataset.run)`;
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `fetch("/api/runs?limit=100").then((r) => r.json()).then((body) =>
         body.runs.length === ${calls} &&
         JSON.stringify(${rowIds}) === JSON.stringify(body.runs.slice(0, 50).map((r) => r.id)))`,
-      { timeout: 15_000, polling: 100 },
+      15_000,
     );
     assert.equal(
       await page.evaluate(`document.getElementById("more").hidden`),
@@ -274,9 +284,10 @@ async function checkHistoryBound(browser: Browser): Promise<void> {
     for (let click = 0; click < 5; click++) {
       if (await page.evaluate(`document.getElementById("more").hidden`)) break;
       await page.click("#more");
-      await page.waitForFunction(
+      await waitForTrue(
+        page,
         `document.querySelectorAll("#history-rows tr").length > 50 || document.getElementById("more").hidden`,
-        { timeout: 10_000 },
+        10_000,
       );
     }
     assert.deepEqual(await page.evaluate(rowIds), stored);
@@ -307,17 +318,17 @@ async function checkChildrenPaged(browser: Browser): Promise<void> {
     const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
     const page = await browser.newPage();
     try {
-      await page.setViewport(VIEWPORT);
+      await setLaptopViewport(page);
       const watch = watchProblems(page);
       await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
       await untilLive(page);
       const row =
         `[...document.querySelectorAll("#history-rows tr")].find((tr) => tr.children[2]?.textContent === "many_adds")`;
-      await page.waitForFunction(`${row} !== undefined`, { timeout: 10_000 });
+      await waitForTrue(page, `${row} !== undefined`, 10_000);
       await page.evaluate(`${row}.click()`);
       const items =
         `document.querySelectorAll("#detail ul.children li").length`;
-      await page.waitForFunction(`${items} === 100`, { timeout: 10_000 });
+      await waitForTrue(page, `${items} === 100`, 10_000);
       assert.match(
         await page.evaluate(
           `document.querySelector("#detail h4 .muted")?.textContent ?? ""`,
@@ -325,7 +336,7 @@ async function checkChildrenPaged(browser: Browser): Promise<void> {
         /\(100 of 150\)/,
       );
       await page.click("#detail .more-children");
-      await page.waitForFunction(`${items} === 150`, { timeout: 10_000 });
+      await waitForTrue(page, `${items} === 150`, 10_000);
       assert.equal(
         await page.evaluate(
           `document.querySelector("#detail .more-children").hidden`,
@@ -348,8 +359,9 @@ async function checkChildrenPaged(browser: Browser): Promise<void> {
 // The page has loaded its data and follows the host's live stream.
 async function untilLive(page: Page): Promise<void> {
   await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
-  await page.waitForFunction(
+  await waitForTrue(
+    page,
     `document.getElementById("conn")?.textContent === "live"`,
-    { timeout: 10_000 },
+    10_000,
   );
 }

@@ -14,7 +14,12 @@ import assert from "node:assert/strict";
 import type { Browser } from "puppeteer-core";
 import { fixtureHost } from "../support/console_host.ts";
 import { PAGE, writeHostileRuns } from "./_hostile_files.ts";
-import { testInBrowsers, VIEWPORT, watchProblems } from "./_browser_setup.ts";
+import {
+  setLaptopViewport,
+  testInBrowsers,
+  waitForTrue,
+  watchProblems,
+} from "./_browser_setup.ts";
 
 testInBrowsers(
   (target) => `the run page lists and shows kept files in ${target.name}`,
@@ -28,7 +33,7 @@ async function checkFiles(browser: Browser): Promise<void> {
   const page = await browser.newPage();
   const watch = watchProblems(page);
   try {
-    await page.setViewport(VIEWPORT);
+    await setLaptopViewport(page);
     await page.goto(`${url}/`, { waitUntil: "load", timeout: 15_000 });
     await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
     await page.click('#history-rows tr[data-run="run-a"]');
@@ -62,9 +67,10 @@ async function checkFiles(browser: Browser): Promise<void> {
     );
 
     await page.click('#detail li[data-file="2"] button.view');
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `document.querySelector("#detail .file-view")?.dataset.file === "2"`,
-      { timeout: 10_000 },
+      10_000,
     );
     assert.equal(
       await page.evaluate(
@@ -73,9 +79,10 @@ async function checkFiles(browser: Browser): Promise<void> {
       PAGE,
     );
     await page.click('#detail li[data-file="0"] button.view');
-    await page.waitForFunction(
+    await waitForTrue(
+      page,
       `document.querySelector("#detail .file-view")?.dataset.file === "0"`,
-      { timeout: 10_000 },
+      10_000,
     );
     assert.equal(
       await page.evaluate(

@@ -10,7 +10,11 @@ import {
   keepScreenshot,
   launchBrowser,
 } from "../console/_browsers.ts";
-import { VIEWPORT, watchProblems } from "../console/_browser_setup.ts";
+import {
+  setLaptopViewport,
+  waitForTrue,
+  watchProblems,
+} from "../console/_browser_setup.ts";
 import { a2eSession, type FleetHost, fleetTest, TOKEN } from "./_fleet.ts";
 import type { Msg } from "../support/wire.ts";
 
@@ -38,7 +42,7 @@ if (chromium.executable === null && Deno.env.get("CI")) {
     const session = await a2eSession(h2.url);
     let napping: Promise<Msg> | null = null;
     try {
-      await page.setViewport(VIEWPORT);
+      await setLaptopViewport(page);
       const watch = watchProblems(page);
       await page.goto(`${h1.url}/login`, {
         waitUntil: "load",
@@ -50,27 +54,31 @@ if (chromium.executable === null && Deno.env.get("CI")) {
         page.click('button[type="submit"]'),
       ]);
       await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
-      await page.waitForFunction(
+      await waitForTrue(
+        page,
         `document.getElementById("conn")?.textContent === "live"`,
-        { timeout: 10_000 },
+        10_000,
       );
       // A call on h2 that finishes at once: in h1's history, named h2.
       const echo = await session.call("echo", { client: "browser" });
       assert.equal(echo.type, "tool/call/resp", JSON.stringify(echo));
-      await page.waitForFunction(
+      await waitForTrue(
+        page,
         `[...document.querySelectorAll("#history-rows tr")].some((tr) => tr.children[2]?.textContent === "echo" && tr.children[6]?.textContent === "h2")`,
-        { timeout: 15_000 },
+        15_000,
       );
       // A call on h2 in progress: running on h1's page, with its host.
       napping = session.call("nap", { ms: 600_000 });
-      await page.waitForFunction(
+      await waitForTrue(
+        page,
         `[...document.querySelectorAll("#running-list li")].some((li) => li.textContent.includes("nap") && li.textContent.includes("host h2"))`,
-        { timeout: 15_000 },
+        15_000,
       );
       // The overview's hosts: both alive, h2 with its run.
-      await page.waitForFunction(
+      await waitForTrue(
+        page,
         `(document.querySelector('#hosts li[data-host="h2"]')?.textContent ?? "").includes("alive") && document.querySelector('#hosts li[data-host="h2"]').textContent.includes("1 running")`,
-        { timeout: 15_000 },
+        15_000,
       );
       const hosts = await page.evaluate(
         `[...document.querySelectorAll("#hosts li")].map((li) => li.textContent)`,
