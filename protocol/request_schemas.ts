@@ -520,12 +520,18 @@ export function parseValue(
   return { ok: true, request: decodeRequest(parsed.data) };
 }
 
+// Every wrong element of a long array is an issue of its own: a config
+// file of a million made a 73 MB message, 5 s to build. The first few say
+// where to look; the rest are counted.
+const MAX_DESCRIBED_ISSUES = 10;
+
 /**
- * Describes a zod error as `field.path: problem` lines joined by `; `.
+ * Describes a zod error as `field.path: problem` lines joined by `; `: the
+ * first ten, then how many more there are.
  *
  * @param error the zod error
- * @returns a one-line description naming every failing field
- * @example Describe a wrong type
+ * @returns a one-line description naming the first failing fields
+ * @example Describe a wrong type, and many
  * ```ts
  * import { describeZodError } from "./request_schemas.ts";
  * import { z } from "zod";
@@ -533,13 +539,19 @@ export function parseValue(
  * const r = z.object({ a: z.number() }).safeParse({ a: "x" });
  * assert.ok(!r.success);
  * assert.match(describeZodError(r.error), /^a: /);
+ * const many = z.array(z.number()).safeParse(Array(25).fill("x"));
+ * assert.ok(!many.success);
+ * assert.match(describeZodError(many.error), /^0: .*; 9: [^;]*; and 15 more$/);
  * ```
  */
 export function describeZodError(error: z.ZodError): string {
-  return error.issues.map((issue) => {
+  const { issues } = error;
+  const described = issues.slice(0, MAX_DESCRIBED_ISSUES).map((issue) => {
     const path = issue.path.length > 0 ? issue.path.join(".") : "(root)";
     return `${path}: ${issue.message}`;
-  }).join("; ");
+  });
+  const more = issues.length - described.length;
+  return described.join("; ") + (more > 0 ? `; and ${more} more` : "");
 }
 
 /**

@@ -491,11 +491,6 @@ const POLICY_KEYS = new Set([
   "interpreters",
 ]);
 
-// Every wrong element of a long array is an issue of its own: a file of a
-// million made a 73 MB message, 5 s to build. The first few say where to
-// look.
-const MAX_DESCRIBED_ISSUES = 10;
-
 /**
  * Checks a parsed config file against the schema (and the policy and LLM
  * sections against their own modules), then maps it onto a
@@ -516,14 +511,7 @@ const MAX_DESCRIBED_ISSUES = 10;
 export function validateConfig(value: unknown, file: string): HostConfig {
   const parsed = ConfigFileSchema.safeParse(value ?? {});
   if (!parsed.success) {
-    const { issues } = parsed.error;
-    const first = new z.ZodError(issues.slice(0, MAX_DESCRIBED_ISSUES));
-    const more = issues.length - MAX_DESCRIBED_ISSUES;
-    throw new ConfigError(
-      `${file}: ${describeZodError(first)}${
-        more > 0 ? `; and ${more} more` : ""
-      }`,
-    );
+    throw new ConfigError(`${file}: ${describeZodError(parsed.error)}`);
   }
   const data = parsed.data;
   // By index, never by value: the value is a secret. A set, not
