@@ -175,6 +175,17 @@ export interface ConfineSpec {
    */
   tmpDir?: string;
   /**
+   * bwrap stays in the namespace as its PID 1, reaping, with the program
+   * under it, instead of the program being PID 1 (a process less). Its
+   * command line names the run (its binds and the program's arguments),
+   * so what an early kill from outside leaves behind can still be found
+   * by name: bwrap killed in its first milliseconds may leave its child
+   * running, not yet set to die with it. Killing that PID 1 ends the whole
+   * namespace; a program that is PID 1 itself names only its own
+   * arguments (skill scripts: `runConfined`). @default false
+   */
+  reaper?: boolean;
+  /**
    * The sandbox's own Deno cache (`sandbox_processes.ts`): its files are
    * bound read-only into a private tmpfs at its path, the process's
    * `DENO_DIR`. @default none: `DENO_DIR` is the host's cache folder with
@@ -570,7 +581,7 @@ export function confineArgs(
   const grant = runs.length === 0
     ? spec.grant
     : { ...spec.grant, run: [...spec.grant.run ?? [], ...runs] };
-  const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir);
+  const args = namespaceArgs(spec.tmpMb ?? 64, spec.tmpDir, spec.reaper);
   args.push(...programMounts(layout, { program, grant, deno, spec }));
   // What the closer opens, in order, at descriptors 3, 4, ...
   const opened: string[] = [];
@@ -741,7 +752,11 @@ function relayPath(path: string): string {
  * read-only `/dev` with a `/dev/shm` of `tmpMb` MiB, and a private `/tmp`
  * of `tmpMb` MiB, or `tmpDir` bound there.
  */
-function namespaceArgs(tmpMb: number, tmpDir?: string): string[] {
+function namespaceArgs(
+  tmpMb: number,
+  tmpDir?: string,
+  reaper = false,
+): string[] {
   return [
     "--unshare-user",
     "--uid",
@@ -750,7 +765,7 @@ function namespaceArgs(tmpMb: number, tmpDir?: string): string[] {
     String(CONFINED_UID),
     "--disable-userns",
     "--unshare-pid",
-    "--as-pid-1",
+    ...reaper ? [] : ["--as-pid-1"],
     // No network of its own, ever: names are resolved and addresses
     // checked by the host's egress proxy, the only way out.
     "--unshare-net",

@@ -140,9 +140,29 @@ export function killOutliversOnExit(
   marker: string,
 ): void {
   child.status.then(async () => {
-    if (killed()) return;
-    for (const pid of await processesNaming(marker)) signal(pid, "SIGKILL");
+    if (!killed()) await killProcessesNaming(marker);
   }).catch(() => {});
+}
+
+/**
+ * SIGKILL to every process whose command line includes `marker` (never the
+ * host): what a process that was to name its run alone left behind.
+ *
+ * @param marker what the command lines must include
+ * @returns how many were signalled
+ * @example A sleep ended by its argument
+ * ```ts
+ * import { killProcessesNaming } from "./kill_tree.ts";
+ * import assert from "node:assert/strict";
+ * const marker = String(60 + Math.random());
+ * const child = new Deno.Command("sleep", { args: [marker] }).spawn();
+ * assert.equal(await killProcessesNaming(marker), 1);
+ * assert.equal((await child.status).signal, "SIGKILL");
+ * ```
+ */
+export async function killProcessesNaming(marker: string): Promise<number> {
+  const pids = await processesNaming(marker);
+  return pids.filter((pid) => signal(pid, "SIGKILL")).length;
 }
 
 /**

@@ -19,6 +19,7 @@
  */
 
 import { confineArgs, type ConfinementLayout } from "../../confine/confine.ts";
+import { killProcessesNaming } from "../../confine/kill_tree.ts";
 import {
   keeperCommand,
   type KeeperRun,
@@ -150,6 +151,9 @@ export function scriptCommand(
       { from: dirs.work, to: "/work", writable: true },
     ],
     tmpDir: dirs.tmp,
+    // bwrap's command line names the run's folder: an early kill's
+    // leftovers are found by it (`runConfined`).
+    reaper: true,
     cwd: spec.cwd,
     egress: spec.egress,
   });
@@ -269,6 +273,13 @@ export async function runConfined(spec: ConfinedSpec): Promise<ConfinedExit> {
   try {
     const status = await child.status;
     reaped = true;
+    // A keeper ended by a signal (the kill above, or another's) takes bwrap
+    // with it, but in bwrap's first milliseconds what it started may live
+    // on, not yet set to die with it, holding the output open. Everything
+    // of the run names its folder; killing bwrap's PID 1 ends the rest.
+    if (status.signal !== null) {
+      await killProcessesNaming(spec.workspace.dirs.dir);
+    }
     // A killed run's output ends with it, even if something it started
     // still held the pipes open. (A keeper ended by its timeout still
     // sends the workspace back, and ends its pipes as it exits.)

@@ -9,7 +9,7 @@ import {
 import { DEFAULT_COLLECT_CAPS } from "./workspace_files.ts";
 import { processesNaming } from "../../confine/kill_tree.ts";
 import { settlesWithin } from "../../deadline.ts";
-import { killNaming } from "../../../tests/support/processes.ts";
+import { killNaming, leftAfter } from "../../../tests/support/processes.ts";
 
 const { layout, reason } = await detectConfinement("auto");
 
@@ -17,8 +17,9 @@ const { layout, reason } = await detectConfinement("auto");
 // another in its first milliseconds: bwrap dies with it, and its child may
 // live on (killed before it asked to die with bwrap), holding the run's
 // output open. The run must still end, at its timeout and the keeper's
-// grace, not when that child does (the script sleeps 30 s). Round r kills
-// r ms after the keeper is seen; some fall in bwrap's set-up.
+// grace, not when that child does (the script sleeps 30 s), and leave
+// nothing behind. Round r kills r ms after the keeper is seen; some fall
+// in bwrap's set-up.
 Deno.test({
   name: layout
     ? "a script run whose keeper another kills early still ends"
@@ -26,7 +27,7 @@ Deno.test({
   ignore: !layout,
   async fn() {
     const failures: string[] = [];
-    for (let round = 0; round < 16; round += 2) {
+    for (let round = 0; round < 16; round++) {
       const base = await Deno.makeTempDir({ prefix: "skillbox_keeper_kill_" });
       const dirs = workspaceDirs(base);
       await Deno.mkdir(dirs.mount);
@@ -64,6 +65,9 @@ Deno.test({
         if (!await settlesWithin(run, 15_000)) {
           failures.push(`round ${round}: never ended`);
         }
+        // Killed ones disappear within milliseconds; 3 s is only a bound.
+        const left = await leftAfter(tag, 3_000);
+        if (left.length > 0) failures.push(`round ${round}: ${left} left`);
       } finally {
         await killNaming(tag);
         await killNaming(marker);
