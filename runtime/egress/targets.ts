@@ -18,7 +18,7 @@
 
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import { BlockList, isIP, type LookupFunction } from "node:net";
 import { lookup } from "node:dns/promises";
 
 // Address rules.
@@ -39,101 +39,70 @@ import { lookup } from "node:dns/promises";
  * ```
  */
 export function isPublicAddress(ip: string): boolean {
-  const v4 = parseIpv4(ip);
-  if (v4) return isPublicIpv4(v4);
-  const v6 = parseIpv6(ip);
-  return v6 !== null && isPublicIpv6(v6);
-}
-
-function parseIpv4(s: string): number[] | null {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
-  if (!m) return null;
-  const parts = m.slice(1).map(Number);
-  return parts.every((p) => p <= 255) ? parts : null;
-}
-
-function isPublicIpv4([a = 0, b = 0, c = 0]: number[]): boolean {
-  return !(
-    a === 0 || // "this network", 0.0.0.0/8
-    a === 10 ||
-    a === 127 ||
-    (a === 100 && b >= 64 && b <= 127) || // CGNAT
-    (a === 169 && b === 254) || // link-local, cloud metadata
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 192 && b === 0 && (c === 0 || c === 2)) || // IETF, docs
-    (a === 192 && b === 88 && c === 99) || // 6to4 relay
-    (a === 198 && (b === 18 || b === 19)) || // benchmarking
-    (a === 198 && b === 51 && c === 100) || // docs
-    (a === 203 && b === 0 && c === 113) || // docs
-    a >= 224 // multicast, reserved, broadcast
-  );
-}
-
-/** IPv6 text (with `::`, a zone, an IPv4 tail) as 8 groups, or null. */
-function parseIpv6(s: string): number[] | null {
   // The zone (after "%") is cut with indexOf: /%.*$/ backtracked on many
   // "%" before a line break, quadratic on the host's thread.
-  const zone = s.indexOf("%");
-  let text = zone < 0 ? s : s.slice(0, zone);
-  if (!text.includes(":")) return null;
-  const tail: number[] = [];
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const v4 = parseIpv4(dotted[2]!);
-    if (!v4) return null;
-    tail.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
-    text = dotted[1]!.endsWith("::") ? dotted[1]! : dotted[1]!.slice(0, -1);
+  const zone = ip.indexOf("%");
+  const address = zone < 0 ? ip : ip.slice(0, zone);
+  // isIP takes the canonical forms only (no "012.0.0.1", which inet_aton
+  // reads as octal): the text checked is the address connected to.
+  switch (isIP(address)) {
+    case 4:
+      return !REFUSED.check(address, "ipv4");
+    case 6:
+      return PUBLIC_V6.check(address, "ipv6") &&
+        !REFUSED.check(address, "ipv6");
+    default:
+      return false;
   }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const parse = (part: string) =>
-    part === ""
-      ? []
-      : part.split(":").map((g) =>
-        /^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN
-      );
-  const head = parse(halves[0]!);
-  const rest = halves.length === 2 ? parse(halves[1]!) : [];
-  if ([...head, ...rest].some(Number.isNaN)) return null;
-  const explicit = head.length + rest.length + tail.length;
-  if (halves.length === 1 ? explicit !== 8 : explicit > 7) return null;
-  return [
-    ...head,
-    ...new Array<number>(8 - explicit).fill(0),
-    ...rest,
-    ...tail,
-  ];
 }
 
-function isPublicIpv6(g: number[]): boolean {
-  const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g6 = 0, g7 = 0] = g;
-  const embedded = [g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff];
-  if (a === 0 && b === 0 && c === 0 && d === 0 && e === 0) {
-    // ::, ::1, IPv4-compatible ::a.b.c.d and IPv4-mapped ::ffff:a.b.c.d
-    if (f === 0 && g6 === 0 && g7 <= 1) return false;
-    if (f === 0 || f === 0xffff) return isPublicIpv4(embedded);
-    return false;
-  }
-  if (a === 0x64 && b === 0xff9b) {
-    // NAT64: only the well-known /96 puts the IPv4 address in the last 32
-    // bits; other prefixes (64:ff9b:1::/48) place it elsewhere.
-    const wellKnown = c === 0 && d === 0 && e === 0 && f === 0;
-    return wellKnown && isPublicIpv4(embedded);
-  }
-  if (a === 0x2002) {
-    return isPublicIpv4([b >> 8, b & 0xff, c >> 8, c & 0xff]); // 6to4
-  }
-  if (a === 0x2001 && b === 0) return false; // Teredo hides its target
-  return !(
-    (a & 0xfe00) === 0xfc00 || // unique local fc00::/7
-    (a & 0xffc0) === 0xfe80 || // link-local fe80::/10
-    (a & 0xffc0) === 0xfec0 || // site-local (deprecated)
-    (a & 0xff00) === 0xff00 || // multicast
-    (a === 0x2001 && b === 0x0db8) || // documentation
-    a === 0x0100 // discard prefix 100::/64
-  ) && (a & 0xe000) === 0x2000; // global unicast is 2000::/3
+// IPv4 ranges that are not public unicast, as [network, prefix length].
+const PRIVATE_V4: ReadonlyArray<[string, number]> = [
+  ["0.0.0.0", 8], // "this network"
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10], // CGNAT
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16], // link-local, cloud metadata
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24], // IETF
+  ["192.0.2.0", 24], // docs
+  ["192.88.99.0", 24], // 6to4 relay
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15], // benchmarking
+  ["198.51.100.0", 24], // docs
+  ["203.0.113.0", 24], // docs
+  ["224.0.0.0", 3], // multicast, reserved, broadcast
+];
+
+// IPv6 that may be public: global unicast (2000::/3; unique-local,
+// link-local, site-local, multicast and the discard prefix lie outside
+// it), and the forms that embed an IPv4 address in their last 32 bits:
+// IPv4-compatible (:: and ::1 among them, refused as 0.0.0.0/8),
+// IPv4-mapped, and NAT64's well-known /96 (other NAT64 prefixes,
+// 64:ff9b:1::/48, place it elsewhere).
+const PUBLIC_V6 = new BlockList();
+for (const address of ["::", "::ffff:0:0", "64:ff9b::"]) {
+  PUBLIC_V6.addSubnet(address, 96, "ipv6");
 }
+PUBLIC_V6.addSubnet("2000::", 3, "ipv6");
+
+// Refused: the IPv4 ranges, and their places in each IPv6 form that
+// embeds an IPv4 address (6to4 puts it in bits 16-47). An IPv4 rule
+// covers the IPv4-mapped form itself: BlockList reads ::ffff:a.b.c.d as
+// a.b.c.d.
+const REFUSED = new BlockList();
+for (const [address, bits] of PRIVATE_V4) {
+  REFUSED.addSubnet(address, bits, "ipv4");
+  for (const prefix of ["::", "64:ff9b::"]) {
+    REFUSED.addSubnet(prefix + address, 96 + bits, "ipv6");
+  }
+  const [a = 0, b = 0, c = 0, d = 0] = address.split(".").map(Number);
+  const high = ((a << 8) | b).toString(16);
+  const low = ((c << 8) | d).toString(16);
+  REFUSED.addSubnet(`2002:${high}:${low}::`, 16 + bits, "ipv6");
+}
+REFUSED.addSubnet("2001::", 32, "ipv6"); // Teredo hides its target
+REFUSED.addSubnet("2001:db8::", 32, "ipv6"); // documentation
 
 // Host names.
 

@@ -91,3 +91,99 @@ Deno.test("isPublicAddress() reads an address before its zone, and a run of % as
   // Took seconds with the zone cut by /%.*$/ (backtracking before the "\n").
   assert.equal(isPublicAddress("%".repeat(20_000) + "\nx"), false);
 });
+
+Deno.test("isPublicAddress() holds each range to its bounds", () => {
+  // [address, public]: the first and last of each refused range and the
+  // addresses either side of it, in every form that embeds an IPv4 one.
+  const cases: Array<[string, boolean]> = [
+    ["0.255.255.255", false],
+    ["1.0.0.0", true],
+    ["9.255.255.255", true],
+    ["10.255.255.255", false],
+    ["11.0.0.0", true],
+    ["100.63.255.255", true],
+    ["100.64.0.0", false],
+    ["100.127.255.255", false],
+    ["100.128.0.0", true],
+    ["126.255.255.255", true],
+    ["128.0.0.0", true],
+    ["169.253.255.255", true],
+    ["169.254.255.255", false],
+    ["169.255.0.0", true],
+    ["172.15.255.255", true],
+    ["172.16.0.0", false],
+    ["192.0.0.255", false],
+    ["192.0.1.0", true],
+    ["192.0.2.0", false],
+    ["192.0.2.255", false],
+    ["192.0.3.0", true],
+    ["192.88.98.255", true],
+    ["192.88.99.0", false],
+    ["192.88.99.255", false],
+    ["192.88.100.0", true],
+    ["192.167.255.255", true],
+    ["192.168.255.255", false],
+    ["192.169.0.0", true],
+    ["198.17.255.255", true],
+    ["198.18.0.0", false],
+    ["198.19.255.255", false],
+    ["198.20.0.0", true],
+    ["198.51.99.255", true],
+    ["198.51.100.1", false],
+    ["198.51.101.0", true],
+    ["203.0.112.255", true],
+    ["203.0.113.1", false],
+    ["203.0.114.0", true],
+    ["223.255.255.255", true],
+    ["224.0.0.0", false],
+    // Global unicast is 2000::/3.
+    ["1fff:ffff::1", false],
+    ["2000::1", true],
+    ["3fff:ffff::1", true],
+    ["4000::1", false],
+    ["FE80::1", false],
+    ["2606:4700::6810:84E5", true],
+    // Teredo and documentation inside it.
+    ["2001::1", false],
+    ["2001:0:ffff::1", false],
+    ["2001:1::1", true],
+    ["2001:db7:ffff::1", true],
+    ["2001:db8:ffff::1", false],
+    ["2001:db9::1", true],
+    // 6to4 reads the IPv4 address from bits 16-47.
+    ["2002:808:808::1", true],
+    ["2002:a00:1::", false],
+    ["2002:c0a8:101::1", false],
+    ["2002:e000::1", false],
+    ["2002:dfff:ffff::1", true],
+    // IPv4-compatible and IPv4-mapped.
+    ["::8.8.8.8", true],
+    ["::10.0.0.1", false],
+    ["::1:8.8.8.8", false],
+    ["::ffff:0.0.0.0", false],
+    ["::ffff:100.64.0.1", false],
+    ["::ffff:808:404", true],
+    // NAT64's well-known /96.
+    ["64:ff9b::7f00:1", false],
+    ["64:ff9b::808:808", true],
+    ["64:ff9b::169.254.169.254", false],
+    // Not addresses.
+    ["1:2:3:4:5:6:7:8:9", false],
+    ["1::2::3", false],
+    ["::ffff:1.2.3.256", false],
+    ["12345::1", false],
+    ["[::1]", false],
+    ["", false],
+  ];
+  for (const [ip, expected] of cases) {
+    assert.equal(isPublicAddress(ip), expected, ip);
+  }
+});
+
+Deno.test("isPublicAddress() refuses an IPv4 address with a leading zero", () => {
+  // inet_aton reads "012" as octal (10): the text checked must be the
+  // address connected to, so only the canonical form passes.
+  assert.equal(isPublicAddress("012.0.0.1"), false);
+  assert.equal(isPublicAddress("08.8.8.8"), false);
+  assert.equal(isPublicAddress("::ffff:012.0.0.1"), false);
+});
