@@ -148,22 +148,17 @@ function portOf(url: URL): string {
  * ```
  */
 export function hostMatches(url: URL, entry: string): boolean {
-  const e = entry.toLowerCase().trim();
+  let e = entry.toLowerCase().trim();
   if (e === "*") return true;
-  const m = /^(\[[^\]]+\]|[^:]+|[0-9a-f:]+)(?::(\d+))?$/.exec(e);
+  if (isIP(e) === 6) e = `[${e}]`; // a bare IPv6 address: no port
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(e);
   if (!m) return false;
   let host = m[1]!.replace(/\.$/, "");
-  let port = m[2];
-  if (!m[1]!.startsWith("[") && m[1]!.includes(":")) {
-    // A bare IPv6 address: no port.
-    host = e;
-    port = undefined;
-  }
   if (host.startsWith("[")) host = host.slice(1, -1);
   // An IPv6 entry in the URL's own spelling (`::ffff:127.0.0.1` is
   // `::ffff:7f00:1` in a URL), so the operator's form matches.
   if (host.includes(":")) host = canonicalV6(host);
-  return host === hostOf(url) && (port === undefined || port === portOf(url));
+  return host === hostOf(url) && (m[2] === undefined || m[2] === portOf(url));
 }
 
 /**

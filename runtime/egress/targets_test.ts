@@ -187,3 +187,15 @@ Deno.test("isPublicAddress() refuses an IPv4 address with a leading zero", () =>
   assert.equal(isPublicAddress("08.8.8.8"), false);
   assert.equal(isPublicAddress("::ffff:012.0.0.1"), false);
 });
+
+Deno.test("hostMatches() reads a bare IPv6 entry as an address without a port", () => {
+  const u = (s: string) => new URL(s);
+  assert.ok(hostMatches(u("http://[::1:80]/"), "::1:80"));
+  assert.ok(!hostMatches(u("http://[::1]:80/"), "::1:80"));
+  assert.ok(hostMatches(u("http://[2001:db8::1]:8443/"), "2001:DB8:0::1"));
+  // An IPv4 tail, as in the bracketed form.
+  assert.ok(hostMatches(u("http://[::ffff:127.0.0.1]/"), "::ffff:127.0.0.1"));
+  assert.ok(!hostMatches(u("http://[fe80::1]/"), "fe80::1%eth0"));
+  assert.ok(!hostMatches(u("http://[::1]/"), "[::1"));
+  assert.ok(hostMatches(u("https://a.example./"), "a.example.:443"));
+});
