@@ -74,8 +74,6 @@ export interface BrokerOptions {
   privateHosts?: string[];
   /** Most response body bytes returned. @default 8388608 */
   maxResponseBytes?: number;
-  /** Most request body bytes sent. @default 8388608 */
-  maxRequestBytes?: number;
   /** Whole request limit, redirects included. @default 30000 */
   timeoutMs?: number;
   /**
@@ -158,6 +156,8 @@ export const REDIRECTS: readonly number[] = [301, 302, 303, 307, 308];
  */
 export const MAX_REDIRECTS = 5;
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+// Most request body bytes sent: the host holds a body whole while it is sent.
+const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 // Dropped when a redirect leaves the origin, as fetch does.
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 // Not sent with an operator secret: an echo of it compressed, cut in
@@ -187,7 +187,6 @@ export class EgressBroker {
   readonly #secrets: BoundSecret[];
   readonly #privateHosts: string[];
   readonly #maxResponse: number;
-  readonly #maxRequest: number;
   readonly #timeoutMs: number;
   readonly #resolve: (host: string, signal: AbortSignal) => Promise<string[]>;
   // Each owner's turns, dropped with the owner (its call).
@@ -200,7 +199,6 @@ export class EgressBroker {
     this.#secrets = (options.secrets ?? []).map(boundSecret);
     this.#privateHosts = [...(options.privateHosts ?? [])];
     this.#maxResponse = options.maxResponseBytes ?? 8 * 1024 * 1024;
-    this.#maxRequest = options.maxRequestBytes ?? 8 * 1024 * 1024;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#resolve = options.resolve ?? resolveHost;
     this.#hostTurns = new FairSlots(options.maxParallelHost ?? 32, {
@@ -266,10 +264,10 @@ export class EgressBroker {
       request.body,
       request.bodyEncoding === "base64" ? "base64" : "utf8",
     );
-    if (body && body.length > this.#maxRequest) {
+    if (body && body.length > MAX_REQUEST_BYTES) {
       throw new SkillboxError(
         "tool_error",
-        `Request body is ${body.length} bytes: the limit is ${this.#maxRequest}`,
+        `Request body is ${body.length} bytes: the limit is ${MAX_REQUEST_BYTES}`,
       );
     }
     const timeout = AbortSignal.timeout(this.#timeoutMs);
