@@ -20,6 +20,7 @@ import http from "node:http";
 import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { lookup } from "node:dns/promises";
+import { addAbortListener } from "node:events";
 
 // Address rules.
 
@@ -213,20 +214,17 @@ export async function resolveHost(
   signal: AbortSignal,
 ): Promise<string[]> {
   signal.throwIfAborted();
-  let onAbort = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    const found = await Promise.race([
-      lookup(host, { all: true, verbatim: true }),
-      aborted,
-    ]);
-    return found.map((a) => a.address);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
+  // getaddrinfo cannot be cancelled: the wait for it is.
+  const aborted = Promise.withResolvers<never>();
+  using _listener = addAbortListener(
+    signal,
+    () => aborted.reject(signal.reason),
+  );
+  const found = await Promise.race([
+    lookup(host, { all: true, verbatim: true }),
+    aborted.promise,
+  ]);
+  return found.map((a) => a.address);
 }
 
 // Connecting to a checked address.

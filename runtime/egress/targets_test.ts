@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { allowedByAll, hostMatches, isPublicAddress } from "./targets.ts";
+import {
+  allowedByAll,
+  hostMatches,
+  isPublicAddress,
+  resolveHost,
+} from "./targets.ts";
 
 Deno.test("isPublicAddress() refuses every non-public range and form", () => {
   const refused = [
@@ -198,4 +203,38 @@ Deno.test("hostMatches() reads a bare IPv6 entry as an address without a port", 
   assert.ok(!hostMatches(u("http://[fe80::1]/"), "fe80::1%eth0"));
   assert.ok(!hostMatches(u("http://[::1]/"), "[::1"));
   assert.ok(hostMatches(u("https://a.example./"), "a.example.:443"));
+});
+
+Deno.test("resolveHost() gives up when its signal aborts, and leaves no listener", async (t) => {
+  // Counts the signal's abort listeners through its own methods.
+  const watched = () => {
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const count = { added: 0, removed: 0 };
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = (...args: Parameters<typeof add>) => {
+      count.added++;
+      add(...args);
+    };
+    signal.removeEventListener = (...args: Parameters<typeof remove>) => {
+      count.removed++;
+      remove(...args);
+    };
+    return { controller, signal, count };
+  };
+  await t.step("aborted while the name resolves", async () => {
+    const { controller, signal, count } = watched();
+    // The lookup answers from another thread: the abort comes first.
+    const found = resolveHost("localhost", signal);
+    controller.abort(new Error("stopped"));
+    await assert.rejects(found, /stopped/);
+    assert.equal(count.removed, count.added);
+  });
+  await t.step("resolved", async () => {
+    const { signal, count } = watched();
+    assert.ok((await resolveHost("localhost", signal)).length > 0);
+    assert.equal(count.added, 1);
+    assert.equal(count.removed, 1);
+  });
 });
