@@ -147,15 +147,14 @@ async function profilePath(
   let bytes = 0;
   while (true) {
     ctx.signal.throwIfAborted();
-    const page = unwrap(
-      await ctx.tools.call("read_file", {
-        path,
-        start_line: line,
-        // Room for the partial character (3 bytes at most) a cut drops: a
-        // line cut at the cap then comes back longer than a page.
-        max_bytes: PAGE_BYTES + 4,
-      }),
-    ) as ReadPage;
+    // The host hands a code skill the tool's data, not its output marker.
+    const page = await ctx.tools.call("read_file", {
+      path,
+      start_line: line,
+      // Room for the partial character (3 bytes at most) a cut drops: a
+      // line cut at the cap then comes back longer than a page.
+      max_bytes: PAGE_BYTES + 4,
+    }) as ReadPage;
     const pageBytes = new TextEncoder().encode(page.content).length;
     // read_file cuts a line longer than the page and still moves on:
     // profiling half a record would be silently wrong.
@@ -216,10 +215,4 @@ function report(profile: CsvProfile, ctx: Context, source: string): Output {
     summary:
       `${profile.rows} rows × ${profile.columns.length} columns (${types})`,
   };
-}
-
-/** A tool result may arrive as an output marker; the page is its data. */
-function unwrap(value: unknown): unknown {
-  const v = value as { __skillbox_output?: boolean; data?: unknown } | null;
-  return v && v.__skillbox_output === true ? v.data : v;
 }

@@ -3,13 +3,16 @@ import { dataOf, makeCtx } from "../../tests/support/skill_ctx.ts";
 import readFile from "../filesystem/read_file.ts";
 import csvProfile from "./csv_profile.ts";
 
-/** A ctx whose `read_file` is the filesystem toolkit's, rooted at `root`. */
+/**
+ * A ctx whose `read_file` is the filesystem toolkit's, rooted at `root`,
+ * answering with the tool's data as the host does (runtime/skills/run.ts).
+ */
 function readingCtx(root: string) {
   const test = makeCtx();
   test.ctx.tools = {
-    call: (name, args) => {
+    call: async (name, args) => {
       assert.equal(name, "read_file");
-      return readFile.run(args as never, makeCtx({ root }).ctx);
+      return dataOf(await readFile.run(args as never, makeCtx({ root }).ctx));
     },
   };
   return test;

@@ -92,13 +92,12 @@ export default {
   },
   async run(args: Args, ctx: Context): Promise<Output> {
     ctx.status(`Reading "${args.path}"`);
-    const page = unwrap(
-      await ctx.tools.call("read_file", {
-        path: args.path,
-        max_bytes: FILE_BYTES,
-        line_numbers: true,
-      }),
-    ) as ReadPage;
+    // The host hands a code skill the tool's data, not its output marker.
+    const page = await ctx.tools.call("read_file", {
+      path: args.path,
+      max_bytes: FILE_BYTES,
+      line_numbers: true,
+    }) as ReadPage;
     ctx.progress(20, `Read ${page.end_line} lines`);
     const neighbours = await listNeighbours(ctx, args.path);
     ctx.progress(30, "Asking the model");
@@ -187,9 +186,10 @@ async function listNeighbours(ctx: Context, path: string): Promise<string[]> {
     ? path.slice(0, path.lastIndexOf("/"))
     : ".";
   try {
-    const listing = unwrap(
-      await ctx.tools.call("list_dir", { path: folder, max_entries: 100 }),
-    ) as { entries?: { path: string; type: string }[] };
+    const listing = await ctx.tools.call("list_dir", {
+      path: folder,
+      max_entries: 100,
+    }) as { entries?: { path: string; type: string }[] };
     return (listing.entries ?? []).filter((e) => e.type === "file")
       .map((e) => e.path);
   } catch (error) {
@@ -236,24 +236,16 @@ async function readRelated(
     return 'Error: read_file needs a "path" string.';
   }
   try {
-    const other = unwrap(
-      await ctx.tools.call("read_file", {
-        path,
-        max_bytes: RELATED_BYTES,
-        line_numbers: true,
-      }),
-    ) as ReadPage;
+    const other = await ctx.tools.call("read_file", {
+      path,
+      max_bytes: RELATED_BYTES,
+      line_numbers: true,
+    }) as ReadPage;
     reads.files.push(other.path ?? path);
     return other.content;
   } catch (error) {
     return `Error: ${messageOf(error)}`;
   }
-}
-
-/** A tool result may arrive as an output marker; the value is its data. */
-function unwrap(value: unknown): unknown {
-  const v = value as { __skillbox_output?: boolean; data?: unknown } | null;
-  return v && v.__skillbox_output === true ? v.data : v;
 }
 
 function messageOf(error: unknown): string {
