@@ -12,7 +12,7 @@
 
 // `resolve` of an absolute path normalizes it lexically: collapses `//`, `.`
 // and `..` (never above `/`) and drops a trailing slash.
-import { dirname, resolve as normalize } from "node:path/posix";
+import { dirname, relative, resolve as normalize } from "node:path/posix";
 
 /** The filesystem toolkit's configuration with defaults applied. */
 export interface FsConfig {
@@ -104,7 +104,8 @@ export async function resolveInRoot(
       probe = dirname(probe);
     }
   }
-  return { abs, rel: relative(cfg.root, abs) };
+  // `relative` names the root itself "", results name it ".".
+  return { abs, rel: relative(cfg.root, abs) || "." };
 }
 
 /**
@@ -151,12 +152,6 @@ export async function openedInside(
   } catch {
     return false;
   }
-}
-
-/** The root relative path of an absolute path under root. */
-export function relative(root: string, abs: string): string {
-  if (abs === root) return ".";
-  return root === "/" ? abs.slice(1) : abs.slice(root.length + 1);
 }
 
 /** Whether an absolute `path` ends inside root, never leaving it once in. */

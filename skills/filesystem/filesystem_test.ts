@@ -565,6 +565,21 @@ Deno.test("filesystem tools", async (t) => {
     assert.equal(link.symlink_target, `${root}/a.txt`);
   });
 
+  await t.step('the root is named ".", paths under it from it', async () => {
+    const top = dataOf(await stat.run({ path: root }, ro));
+    assert.equal(top.path, ".");
+    assert.equal(top.type, "dir");
+    const listed = dataOf<{ path: string; entries: { path: string }[] }>(
+      await listDir.run({ path: `${root}/src` }, ro),
+    );
+    assert.equal(listed.path, "src");
+    assert.ok(listed.entries.some((e) => e.path === "src/main.ts"));
+    await assert.rejects(
+      () => Promise.resolve(writeFile.run({ path: ".", content: "x" }, rw)),
+      /Cannot write to the root directory/,
+    );
+  });
+
   await t.step("an unconfigured toolkit says so", async () => {
     await assert.rejects(
       () => Promise.resolve(readFile.run({ path: "a.txt" }, makeCtx().ctx)),

@@ -4,9 +4,10 @@
  * @module
  */
 
+import { relative } from "node:path/posix";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, relative, resolveInRoot } from "./_paths.ts";
+import { fsConfig, resolveInRoot } from "./_paths.ts";
 import { compileGlob, MAX_WALK_ENTRIES, walk } from "./_walk.ts";
 
 interface Args {

@@ -4,9 +4,10 @@
  * @module
  */
 
+import { relative } from "node:path/posix";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
-import { fsConfig, realInside, relative, resolveInRoot } from "./_paths.ts";
+import { fsConfig, realInside, resolveInRoot } from "./_paths.ts";
 import { readRegularFile } from "./_read.ts";
 import {
   compileGlob,
