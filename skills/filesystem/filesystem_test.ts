@@ -106,6 +106,16 @@ Deno.test("filesystem tools", async (t) => {
       assert.equal(r.truncated, true);
       assert.ok((await writer) < offered);
       await Deno.remove(fifo);
+      // Cut at a character's end: a U+FFFD the file holds is kept, a
+      // character that does not fit whole is dropped.
+      await Deno.writeTextFile(
+        `${root}/replacement.txt`,
+        "a".repeat(997) + "\uFFFD" + "é".repeat(10) + "\n",
+      );
+      const kept = dataOf(
+        await readFile.run({ path: "replacement.txt", max_bytes: 1000 }, ro),
+      );
+      assert.equal(kept.content, "a".repeat(997) + "\uFFFD\n");
       // A long line before start_line is skipped whole, and counted once.
       await Deno.writeTextFile(`${root}/long.txt`, "a".repeat(5000) + "\nb\n");
       const second = dataOf(

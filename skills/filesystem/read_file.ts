@@ -285,7 +285,8 @@ async function readInto(
 }
 
 function cutUtf8(text: string, maxBytes: number): string {
-  const bytes = new TextEncoder().encode(text).subarray(0, maxBytes);
-  // Drop a partial trailing character rather than emit U+FFFD.
-  return new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+  // encodeInto stops before a character that does not fit whole; a U+FFFD
+  // the text holds is kept like any other.
+  const { read } = new TextEncoder().encodeInto(text, new Uint8Array(maxBytes));
+  return text.slice(0, read);
 }

@@ -243,9 +243,13 @@ async function collect(
           kept += value;
           keptBytes += bytes.length;
         } else {
-          // Cut in bytes, dropping a partial trailing character.
-          const head = bytes.subarray(0, maxBytes - keptBytes);
-          kept += new TextDecoder().decode(head).replace(/\uFFFD$/, "");
+          // Cut in bytes at a character's end (encodeInto stops before
+          // one that does not fit whole).
+          const room = new Uint8Array(maxBytes - keptBytes);
+          kept += value.slice(
+            0,
+            new TextEncoder().encodeInto(value, room).read,
+          );
           truncated = true;
         }
       }

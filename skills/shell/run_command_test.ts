@@ -129,6 +129,15 @@ Deno.test("run_command bounds a long line and multibyte output in bytes", async 
   );
   assert.equal(r.stdout, "é".repeat(512));
   assert.equal(r.stdout_truncated, true);
+  // A U+FFFD the output holds is kept when it fits whole.
+  await Deno.writeTextFile(`${dir}/replacement`, "x".repeat(1021) + "\uFFFDyy");
+  const kept = dataOf(
+    await runCommand.run(
+      { command: "cat", args: [`${dir}/replacement`] },
+      t.ctx,
+    ),
+  );
+  assert.equal(kept.stdout, "x".repeat(1021) + "\uFFFD");
   await Deno.remove(dir, { recursive: true });
 });
 
