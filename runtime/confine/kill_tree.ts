@@ -212,18 +212,9 @@ function treeOf(
 ): number[] {
   if (!table.some((row) => row.pid === pid)) return [];
   const host = table.find((row) => row.pid === Deno.pid);
-  const index = (key: "ppid" | "pgid" | "sid") => {
-    const map = new Map<number, number[]>();
-    for (const row of table) {
-      const list = map.get(row[key]);
-      if (list) list.push(row.pid);
-      else map.set(row[key], [row.pid]);
-    }
-    return map;
-  };
-  const byParent = index("ppid");
-  const byGroup = index("pgid");
-  const bySession = index("sid");
+  const byParent = Map.groupBy(table, (row) => row.ppid);
+  const byGroup = Map.groupBy(table, (row) => row.pgid);
+  const bySession = Map.groupBy(table, (row) => row.sid);
   const tree = [pid];
   const seen = new Set(tree);
   for (let i = 0; i < tree.length && tree.length < MAX_PROCESSES; i++) {
@@ -236,7 +227,7 @@ function treeOf(
       ...(member !== host?.pgid ? byGroup.get(member) ?? [] : []),
       ...(member !== host?.sid ? bySession.get(member) ?? [] : []),
     ];
-    for (const p of found) {
+    for (const { pid: p } of found) {
       if (seen.has(p) || p === Deno.pid) continue;
       seen.add(p);
       tree.push(p);
