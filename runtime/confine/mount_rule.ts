@@ -126,14 +126,10 @@ export function mountRefusal(
   if (home && isAbsolute(home) && within(resolve(home), p)) {
     return `"${p}" is the home folder or holds it, never mounted as a whole`;
   }
-  const segments = p.split(sep);
-  for (const name of CREDENTIAL_NAMES) {
-    const parts = name.split("/");
-    for (let i = 0; i + parts.length <= segments.length; i++) {
-      if (parts.every((part, j) => segments[i + j] === part)) {
-        return `"${p}" is in a credential store ("${name}"), never mounted`;
-      }
-    }
+  // Whole segments only (`.sshd` is no `.ssh`): each name between slashes.
+  const store = CREDENTIAL_NAMES.find((name) => `${p}/`.includes(`/${name}/`));
+  if (store !== undefined) {
+    return `"${p}" is in a credential store ("${store}"), never mounted`;
   }
   for (const file of options.protect ?? []) {
     if (within(p, resolve(file))) {

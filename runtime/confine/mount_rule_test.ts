@@ -71,6 +71,10 @@ Deno.test("mountRefusal() refuses homes, what holds the home, credential stores 
     assert.match(mountRefusal(path, RULE)!, /credential store/, path);
   }
   assert.equal(mountRefusal("/home/ann/.config/app", RULE), null);
+  // A name is a whole segment, not a part of one.
+  for (const path of ["/srv/.sshd", "/srv/x.ssh", "/srv/.config/ghost"]) {
+    assert.equal(mountRefusal(path, RULE), null, path);
+  }
   assert.match(
     mountRefusal("/srv/app/skillbox.jsonc", RULE)!,
     /host's own files/,
