@@ -135,8 +135,6 @@ export interface ConfinementStatus {
 export interface DetectOptions {
   /** The bwrap binary. @default "bwrap" found on PATH */
   bwrap?: string;
-  /** The Deno binary confined processes run. @default Deno.execPath() */
-  execPath?: string;
 }
 
 /** What one confined process gets. */
@@ -302,7 +300,7 @@ const detections = new Map<ConfinementMode, Promise<ConfinementStatus>>();
  * every caller (the pool, imported MCP servers, skill scripts).
  *
  * @param mode the configured `sandbox.confinement`
- * @param options other bwrap and Deno binaries (then not cached)
+ * @param options another bwrap binary (then not cached)
  * @returns whether confinement is active, and the one-line reason
  * @throws {SkillboxError} (rejects) `runtime_error` when `mode` is
  * `"required"` and confinement does not work
@@ -376,7 +374,7 @@ async function probe(
   if (!bwrap) return "bwrap was not found on PATH (install bubblewrap)";
   const version = await output(bwrap, ["--version"]);
   if (version === null) return `"${bwrap}" does not run`;
-  const execPath = await Deno.realPath(options.execPath ?? Deno.execPath());
+  const execPath = await Deno.realPath(Deno.execPath());
   const layout: ConfinementLayout = {
     bwrap,
     execPath,
