@@ -61,10 +61,10 @@ import { grantToFlags } from "../sandbox/grants.ts";
 export interface DiscoveryQueueOptions
   extends Omit<DiscoveryProcessOptions, "workers" | "bootstrap"> {
   /**
-   * The worker bootstrap as JavaScript, or how to load it (called for each
-   * batch: `loadBootstrap` keeps what it read, not a failure).
+   * How to load the worker bootstrap (called for each batch:
+   * `loadBootstrap` keeps what it read, not a failure).
    */
-  bootstrap: string | (() => Promise<string>);
+  bootstrap: () => Promise<string>;
   /**
    * Discovery processes running at once. Starting a Worker blocks its
    * process's main thread, so one process keeps about one core busy.
@@ -99,9 +99,8 @@ interface Job {
  *   await Deno.writeTextFile(`${dir}/${name}.ts`,
  *     `export default { kind: "tool", name: "${name}", run: () => 1 };`);
  * }
- * const bootstrap = await loadBootstrap();
  * const queue = new DiscoveryQueue({
- *   bootstrap, timeoutMs: 10_000, memoryMb: 256, maxResultBytes: 1 << 20,
+ *   bootstrap: loadBootstrap, timeoutMs: 10_000, memoryMb: 256, maxResultBytes: 1 << 20,
  *   deny: [], cwd: dir, env: {},
  * });
  * const answers = await Promise.all(["a", "b"].map((name) =>
@@ -135,9 +134,7 @@ export class DiscoveryQueue {
     this.maxResultBytes = options.maxResultBytes;
     this.#options = { ...rest, workers: options.workers ?? 3 };
     this.#runBatch = runBatch ?? runDiscoveryProcess;
-    this.#bootstrap = typeof bootstrap === "string"
-      ? () => Promise.resolve(bootstrap)
-      : bootstrap;
+    this.#bootstrap = bootstrap;
     this.#processes = Math.max(
       1,
       options.processes ?? Math.min(8, navigator.hardwareConcurrency || 2),

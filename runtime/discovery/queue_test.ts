@@ -16,7 +16,7 @@ import { settlesWithin } from "../deadline.ts";
 import { killNaming, leftAfter } from "../../tests/support/processes.ts";
 
 const BASE = {
-  bootstrap: "",
+  bootstrap: () => Promise.resolve(""),
   timeoutMs: 1000,
   memoryMb: 64,
   maxResultBytes: 1 << 20,
