@@ -21,6 +21,7 @@
  */
 
 import { isPlainObject, pointerSegment } from "../../protocol/json.ts";
+import { validateValue } from "../schema/validator.ts";
 
 /** A tool or skill to declare. */
 export interface DeclaredFunction {
@@ -202,8 +203,7 @@ function renderFunction(
   const owner = `${group === "tools" ? "" : "skill_"}${fn.name}`;
   const input = new Renderer(fn.inputSchema, owner, bounds, names);
   const args = input.type(fn.inputSchema, "  ", []);
-  const optional = !hasRequired(fn.inputSchema, fn.inputSchema) &&
-    acceptsEmptyObject(fn.inputSchema);
+  const optional = acceptsNoArgs(fn.inputSchema);
   const outputSchema = fn.outputSchema ?? {};
   const output = new Renderer(outputSchema, `${owner}_result`, bounds, names);
   const result = output.type(outputSchema, "  ", []);
@@ -527,25 +527,16 @@ function literal(value: unknown): Rendered {
     : UNKNOWN;
 }
 
-// Whether the arguments object has a required property (then `args` is).
-function hasRequired(schema: unknown, root: unknown, depth = 0): boolean {
-  if (!isPlainObject(schema) || depth > 8) return false;
-  if (typeof schema.$ref === "string") {
-    return hasRequired(resolvePointer(root, schema.$ref), root, depth + 1);
-  }
-  if (Array.isArray(schema.required) && schema.required.length > 0) {
-    return true;
-  }
-  return Array.isArray(schema.allOf) &&
-    schema.allOf.some((s) => hasRequired(s, root, depth + 1));
-}
-
-// An object type (or a schema saying nothing): `{}` fits it.
-function acceptsEmptyObject(schema: unknown): boolean {
+// Whether `args` may be left out: the validator that checks every call
+// takes `{}` (no `required` list may still refuse it: `minProperties`, an
+// `anyOf` of `required`s).
+function acceptsNoArgs(schema: unknown): boolean {
   if (!isPlainObject(schema)) return true;
-  const t = schema.type;
-  return t === undefined || t === "object" ||
-    (Array.isArray(t) && t.includes("object"));
+  try {
+    return validateValue(schema, {}).valid;
+  } catch {
+    return false; // a schema it cannot compile refuses every call
+  }
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

@@ -261,6 +261,41 @@ Deno.test("renderDeclarations() declares recursive $refs as named aliases", () =
   );
 });
 
+Deno.test("renderDeclarations() makes args optional only where {} is valid", () => {
+  const signature = (inputSchema: unknown) => {
+    const { text } = renderDeclarations({
+      tools: [{ name: "t", description: "", inputSchema }],
+      skills: [],
+    });
+    return /^ {2}t: \(args\??/m.exec(text)?.[0].trim() ?? text;
+  };
+  const props = { a: { type: "string" }, b: { type: "number" } };
+  assert.equal(signature({ type: "object", properties: props }), "t: (args?");
+  assert.equal(signature(null), "t: (args?");
+  assert.equal(
+    signature({ type: "object", properties: props, required: ["a"] }),
+    "t: (args",
+  );
+  // No `required` list, yet `{}` is refused: a call without args fails.
+  assert.equal(
+    signature({ type: "object", properties: props, minProperties: 1 }),
+    "t: (args",
+  );
+  assert.equal(
+    signature({
+      type: "object",
+      properties: props,
+      anyOf: [{ required: ["a"] }, { required: ["b"] }],
+    }),
+    "t: (args",
+  );
+  // A schema the validator cannot compile refuses every call.
+  assert.equal(
+    signature({ type: "object", properties: { s: { pattern: "^(?=x)" } } }),
+    "t: (args",
+  );
+});
+
 Deno.test("renderDeclarations() keeps hostile text inside its comments", () => {
   const { text } = renderDeclarations({ tools: TRICKY, skills: SKILLS });
   assert.ok(!text.includes(HOSTILE), "a */ in a description closed a comment");
