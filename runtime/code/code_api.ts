@@ -38,7 +38,7 @@ import {
 } from "../tools/policy.ts";
 import { reindex } from "../tools/capability.ts";
 import { compareCodeUnits } from "../tools/filter.ts";
-import { type DeclarationLimits, renderDeclarations } from "./declarations.ts";
+import { renderDeclarations } from "./declarations.ts";
 import { CODE_TOOL } from "./inner_calls.ts";
 
 /**
@@ -51,6 +51,9 @@ export const CODE_API_TOOL = "code_api";
 // How many tools (and skills) a query declares when it names no limit.
 const DEFAULT_QUERY_LIMIT = 20;
 
+// The declarations' text bound: what a model reads in one answer.
+const LIMITS = { maxChars: 128 * 1024 };
+
 /** Options of {@link createCodeApi}. */
 export interface CodeApiOptions {
   /** The live registry; the search index follows its changes. */
@@ -61,8 +64,6 @@ export interface CodeApiOptions {
   configs: Pick<ToolkitConfigs, "resolve">;
   /** The skills a session may call now (`Published`). @default none */
   skills?: () => Promise<readonly Skill[]>;
-  /** Bounds of the declarations. @default 128 KiB of text */
-  limits?: DeclarationLimits;
 }
 
 /** What a session asks. */
@@ -134,7 +135,6 @@ const NO_RULES = { allow: [], deny: [], tokens: {} };
  */
 export function createCodeApi(options: CodeApiOptions): CodeApi {
   const { registry, policy, configs } = options;
-  const limits = { maxChars: 128 * 1024, ...options.limits };
   // The search index is built on the first query, then follows reloads.
   let index: ToolIndex<ToolEntry> | null = null;
   const unsubscribe = registry.onChange((change) => {
@@ -189,7 +189,7 @@ export function createCodeApi(options: CodeApiOptions): CodeApi {
       skills,
       header: header(view.tools.length, skills.length, query),
       notes: view.notes,
-    }, limits);
+    }, LIMITS);
     return { declarations: text, ...declared };
   };
   return {
