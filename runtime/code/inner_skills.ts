@@ -1,17 +1,17 @@
 /**
  * The skills `run_code`'s code reaches through its `skills` global: found
- * in the catalog as `skill/call/req` finds them (unknown and archived ones
- * refused), run by `runSkill` with the skill capability's own tools,
- * sandbox, LLM and limits, recorded as a child run of the `run_code` run,
- * their progress relayed. `run_code` is refused inside them as inside any
+ * and run by `skill/call/req`'s own handler (unknown and archived ones
+ * refused) with the skill capability's own tools, sandbox, LLM and limits,
+ * recorded as a child run of the `run_code` run, their progress relayed. `run_code` is refused inside them as inside any
  * skill: a skill's tool relay (`skills/relays.ts`) refuses it.
  *
  * @module
  */
 
-import { hostLlm, type SkillsCapabilityOptions } from "../skills/capability.ts";
-import { resolveSkillStatus } from "../skills/catalog.ts";
-import { runSkill } from "../skills/run.ts";
+import {
+  createSkillsCapability,
+  type SkillsCapabilityOptions,
+} from "../skills/capability.ts";
 import { newId } from "../../protocol/envelope.ts";
 import type { RunObserver } from "../store/recorder.ts";
 import type { InnerRequest, InnerSkillRunner } from "./inner_calls.ts";
@@ -39,50 +39,43 @@ import type { InnerRequest, InnerSkillRunner } from "./inner_calls.ts";
 export function innerSkillRunner(
   options: SkillsCapabilityOptions,
 ): InnerSkillRunner {
-  const archived = new Set(options.archived ?? []);
-  const llm = options.llm ?? hostLlm([]);
   return async (request) => {
-    const record = (await options.catalog.skills()).find((r) =>
-      r.definition.name === request.name
-    );
-    const definition = record && resolveSkillStatus(record, {
-      hasTool: (n) => options.tools.tool(n) !== undefined,
-      hasToolkit: (n) => options.tools.toolkit(n) !== undefined,
-      archived,
-    });
-    if (!record || !definition || definition.status === "Archived") {
-      return {
-        ok: false,
-        code: "unknown_skill",
-        message: `Unknown skill "${request.name}"`,
-      };
-    }
-    const result = await runSkill(record, definition, {
-      reqId: newId(),
-      arguments: request.args,
-      timeout: request.timeoutSeconds,
-      streaming: false,
-      llmOverride: null,
-      metadata: {},
-      session: request.session,
-      signal: request.signal,
-      tools: options.tools,
-      sandbox: options.sandbox,
-      llm,
-      limits: options.limits,
+    // skill/call/req's own handler finds the skill, refuses unknown and
+    // archived ones and runs it; only the observer is this call's own.
+    const { handlers } = createSkillsCapability({
+      ...options,
       observer: childObserver(options.observer, request),
     });
-    return result.success
+    const { result, error } = await handlers["skill/call/req"]!({
+      request: {
+        type: "skill/call/req",
+        id: newId(),
+        name: request.name,
+        arguments: request.args,
+        correlationId: "",
+        timeout: request.timeoutSeconds,
+        streaming: false,
+        llmOverride: null,
+        metadata: {},
+      },
+      session: request.session,
+      signal: request.signal,
+    });
+    if (error !== null) {
+      return { ok: false, code: error.code, message: error.message };
+    }
+    const outcome = result!; // no error: the skill ran
+    return outcome.success
       ? {
         ok: true,
-        data: result.data,
-        cut: result.truncated,
-        eventsCut: eventsCut(result.events),
+        data: outcome.data,
+        cut: outcome.truncated,
+        eventsCut: eventsCut(outcome.events),
       }
       : {
         ok: false,
-        code: result.errorCode ?? "skill_error",
-        message: result.error ?? `Skill "${request.name}" failed`,
+        code: outcome.errorCode ?? "skill_error",
+        message: outcome.error ?? `Skill "${request.name}" failed`,
       };
   };
 }
