@@ -2,8 +2,9 @@
  * The skills `run_code`'s code reaches through its `skills` global: found
  * and run by `skill/call/req`'s own handler (unknown and archived ones
  * refused) with the skill capability's own tools, sandbox, LLM and limits,
- * recorded as a child run of the `run_code` run, their progress relayed. `run_code` is refused inside them as inside any
- * skill: a skill's tool relay (`skills/relays.ts`) refuses it.
+ * recorded as a child run of the `run_code` run, their progress relayed.
+ * `run_code` is refused inside them as inside any skill: a skill's tool
+ * relay (`skills/relays.ts`) refuses it.
  *
  * @module
  */
