@@ -11,6 +11,7 @@
  */
 
 import { basename, dirname, resolve } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import type { DescribedModule, Sandbox } from "../sandbox/types.ts";
 import { buildSnapshot, type LoadedModule } from "./snapshot.ts";
 import { isDefinitionFile, type ScannedFile, scanSkillDirs } from "./scan.ts";
@@ -250,9 +251,10 @@ class LiveRegistry implements Registry {
       toolkits: diff(previous.toolkits, next.toolkits),
       skills: diff(previous.skills, next.skills),
       agentSkillsChanged,
-      errorsChanged:
-        JSON.stringify(previous.errors) !== JSON.stringify(next.errors) ||
-        !sameEntries(previous.blocked, next.blocked),
+      errorsChanged: !isDeepStrictEqual(
+        [previous.errors, previous.blocked],
+        [next.errors, next.blocked],
+      ),
     };
     if (!change.errorsChanged && !changesWhatIsServed(change)) return null;
     this.#snapshot = next;
@@ -360,15 +362,6 @@ export function changesWhatIsServed(change: RegistryChange): boolean {
     [change.tools, change.toolkits, change.skills].some((c) =>
       c.added.length + c.changed.length + c.removed.length > 0
     );
-}
-
-function sameEntries(
-  a: ReadonlyMap<string, string>,
-  b: ReadonlyMap<string, string>,
-): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) if (b.get(k) !== v) return false;
-  return true;
 }
 
 /** Where a registry load stands. */
