@@ -31,10 +31,6 @@ export interface RegistryOptions {
   dirs: readonly (string | SkillDir)[];
   /** Watch the folders and reload on changes. @default false */
   watch?: boolean;
-  /** How long to wait for a burst of file events to end. @default 50 */
-  debounceMs?: number;
-  /** Called after every reload that changed something. */
-  onChange?: (change: RegistryChange) => void;
   /**
    * Told how far a reload is, after each module ({@link progressLogger}
    * turns it into terminal lines).
@@ -67,6 +63,9 @@ export interface Registry {
   close(): Promise<void>;
 }
 
+// How long to wait for a burst of file events to end before a reload.
+const DEBOUNCE_MS = 50;
+
 interface CacheSlot {
   mtimeMs: number;
   size: number;
@@ -76,7 +75,7 @@ interface CacheSlot {
 /**
  * Scans the skills folders, describes every module through the sandbox, and
  * (with `watch`) keeps the snapshot current: a change on disk is reflected
- * after `debounceMs` plus the time to describe the changed files.
+ * after 50 ms plus the time to describe the changed files.
  *
  * @param options the sandbox, folders and watch settings
  * @returns the loaded registry
@@ -131,7 +130,6 @@ class LiveRegistry implements Registry {
         ? { path: resolve(d), origin: "file" }
         : { path: resolve(d.path), origin: d.origin ?? "file" }
     );
-    if (options.onChange) this.#listeners.add(options.onChange);
   }
 
   get snapshot(): RegistrySnapshot {
@@ -203,7 +201,7 @@ class LiveRegistry implements Registry {
         // reloadOnce reports per-file problems itself; a scan failure just
         // leaves the previous snapshot in place until the next event.
       });
-    }, this.#options.debounceMs ?? 50);
+    }, DEBOUNCE_MS);
   }
 
   #invalidate(path: string): void {
@@ -374,21 +372,17 @@ export interface LoadProgress {
   elapsedMs: number;
 }
 
-/** Options of {@link progressLogger}. */
-export interface ProgressLoggerOptions {
-  /** Quiet until a load has run this long. @default 1000 */
-  delayMs?: number;
-  /** Least time between two progress lines. @default 250 */
-  intervalMs?: number;
-}
+// A load is quiet for its first second, then says how far it is at most
+// four times a second.
+const QUIET_MS = 1000;
+const INTERVAL_MS = 250;
 
 /**
  * Turns load progress into log lines: nothing for a load that ends within
- * `delayMs`; otherwise `loading skills: 412/1000 modules` at most every
- * `intervalMs`, and a final `loaded skills: 1000 modules in 3.2 s`.
+ * a second; otherwise `loading skills: 412/1000 modules` at most every
+ * 250 ms, and a final `loaded skills: 1000 modules in 3.2 s`.
  *
  * @param log where lines go (the host's log: stderr)
- * @param options delay and interval
  * @returns the `onProgress` callback of `loadRegistry`
  * @example A slow load
  * ```ts
@@ -407,15 +401,12 @@ export interface ProgressLoggerOptions {
  */
 export function progressLogger(
   log: (line: string) => void,
-  options: ProgressLoggerOptions = {},
 ): (progress: LoadProgress) => void {
-  const delayMs = options.delayMs ?? 1000;
-  const intervalMs = options.intervalMs ?? 250;
   let lastAt = -Infinity;
   let printed = false;
   return ({ done, total, elapsedMs }) => {
     if (done >= total) {
-      if (printed || elapsedMs >= delayMs) {
+      if (printed || elapsedMs >= QUIET_MS) {
         log(
           `loaded skills: ${total} modules in ${
             (elapsedMs / 1000).toFixed(1)
@@ -426,7 +417,7 @@ export function progressLogger(
       lastAt = -Infinity;
       return;
     }
-    if (elapsedMs < delayMs || elapsedMs - lastAt < intervalMs) return;
+    if (elapsedMs < QUIET_MS || elapsedMs - lastAt < INTERVAL_MS) return;
     lastAt = elapsedMs;
     printed = true;
     log(`loading skills: ${done}/${total} modules`);
