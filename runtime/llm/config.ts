@@ -101,6 +101,23 @@ const TEMPERATURE = "expected a number from 0 to 2";
 const URL_TEXT = "expected an http(s) URL";
 
 /**
+ * The provider settings skillbox knows, each with the message that names
+ * what was expected. They are also what a client is shown
+ * ({@link redactLlmConfig}): a secret belongs in `provider_credentials`.
+ */
+const PROVIDER_CONFIG = z.object({
+  base_url: z.string(URL_TEXT).refine(URL.canParse, URL_TEXT).optional(),
+  model: z.string(STRING).optional(),
+  max_tokens: z.number(POSITIVE)
+    .refine((n) => Number.isInteger(n) && n > 0, POSITIVE).optional(),
+  temperature: z.number(TEMPERATURE).min(0, TEMPERATURE)
+    .max(2, TEMPERATURE).optional(),
+  max_retries: z.number(NON_NEGATIVE)
+    .refine((n) => Number.isInteger(n) && n >= 0, NON_NEGATIVE)
+    .optional(),
+}, OBJECT);
+
+/**
  * What {@link checkLlmConfig} accepts, each field with the message that
  * names what was expected. Unknown fields pass (the SDKs' own settings).
  */
@@ -120,17 +137,7 @@ const LLM_CONFIG = z.object({
   // `false` is the Python SDK's "none", as null is.
   provider_config: z.preprocess(
     (value) => value === false ? null : value,
-    z.object({
-      base_url: z.string(URL_TEXT).refine(URL.canParse, URL_TEXT).optional(),
-      model: z.string(STRING).optional(),
-      max_tokens: z.number(POSITIVE)
-        .refine((n) => Number.isInteger(n) && n > 0, POSITIVE).optional(),
-      temperature: z.number(TEMPERATURE).min(0, TEMPERATURE)
-        .max(2, TEMPERATURE).optional(),
-      max_retries: z.number(NON_NEGATIVE)
-        .refine((n) => Number.isInteger(n) && n >= 0, NON_NEGATIVE)
-        .optional(),
-    }, OBJECT).nullish(),
+    PROVIDER_CONFIG.nullish(),
   ),
 }, OBJECT);
 
@@ -624,14 +631,12 @@ function missingKeyError(
   );
 }
 
-/** Provider config keys that are safe to show a client. */
-const PUBLIC_CONFIG_KEYS = [
-  "base_url",
-  "model",
-  "max_tokens",
-  "temperature",
-  "max_retries",
-] as const;
+/**
+ * Provider config keys that are safe to show a client: the known settings,
+ * never an unknown one (an SDK setting such as `extra_headers` may carry a
+ * key).
+ */
+const PUBLIC_CONFIG_KEYS = Object.keys(PROVIDER_CONFIG.shape);
 
 /**
  * A copy of a configuration that is safe to send to a client: no
