@@ -196,11 +196,7 @@ export interface ApiErrorFields {
 export function mapProviderError(
   provider: string,
   error: unknown,
-  options: {
-    baseUrl: string;
-    readApiError: (error: unknown) => ApiErrorFields | undefined;
-    apiKey?: string;
-  },
+  options: Pick<TurnOptions, "baseUrl" | "readApiError" | "apiKey">,
 ): Error {
   if (error instanceof SkillboxError) return error;
   // Our own fetch's refusals and bounds, wrapped by the SDK as a

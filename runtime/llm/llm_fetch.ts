@@ -28,13 +28,10 @@ import { hostMatches } from "../egress/targets.ts";
 import { redactUrl } from "./config.ts";
 
 /**
- * What the SDK clients take as `fetch` (they call it with a URL and an init;
- * a `Request` is read as its URL).
+ * What the SDK clients take as `fetch`: the platform's (they call it with a
+ * URL and an init; a `Request` is read as its URL).
  */
-export type LlmFetch = (
-  input: string | URL | Request,
-  init?: RequestInit,
-) => Promise<Response>;
+export type LlmFetch = typeof fetch;
 
 /** What {@link llmFetch} needs. */
 export interface LlmFetchOptions {
