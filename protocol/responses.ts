@@ -358,7 +358,7 @@ const ENCODERS: Encoders = {
     ok: body.ok,
     reason: body.reason,
   }),
-  "ping": wireEncoder<PongResponse>({ uptimeSeconds: true }),
+  "ping": wireEncoder<PongResponse>({ uptimeSeconds: 0 }),
   "tool/list/req": (body) => ({ tools: body.tools.map(encodeTool) }),
   "tool/call/req": (body, now) => ({
     data: encodeToolOutcome(body.result),
@@ -368,9 +368,9 @@ const ENCODERS: Encoders = {
     toolkits: body.toolkits.map(encodeToolkit),
   }),
   "toolkit/configure/req": wireEncoder<ToolkitConfigureResponse>({
-    toolkitName: true,
-    status: true,
-    message: true,
+    toolkitName: "",
+    status: "",
+    message: null,
   }),
   "skill/discover/req": (body) => ({ skills: body.skills.map(encodeSkill) }),
   "skill/call/req": (body, now) => ({

@@ -144,6 +144,92 @@ Deno.test("the wire form has exactly the snake_case fields the Python client req
   assert.equal(typeof skill.created_at, "number");
 });
 
+Deno.test("tools, toolkits and skills go on the wire with exactly their A2E fields", () => {
+  const keys = (value: object) => Object.keys(value).sort();
+  const [toolDef] = encodeResponse(
+    "tool/list/req",
+    "r",
+    BODIES["tool/list/req"],
+  )
+    .tools as object[];
+  assert.deepEqual(keys(toolDef!), [
+    "defer_loading",
+    "description",
+    "idempotent",
+    "input_parameters",
+    "name",
+    "output_parameters",
+    "streaming",
+    "tags",
+    "toolkit",
+    "version",
+  ]);
+  const [kit] = encodeResponse(
+    "toolkit/list/req",
+    "r",
+    BODIES["toolkit/list/req"],
+  ).toolkits as object[];
+  assert.deepEqual(keys(kit!), [
+    "alias",
+    "category",
+    "configured",
+    "description",
+    "icon_svg",
+    "name",
+    "schema",
+    "tags",
+    "tools",
+    "version",
+  ]);
+  const [skill] = encodeResponse(
+    "skill/discover/req",
+    "r",
+    BODIES["skill/discover/req"],
+  ).skills as Record<string, object>[];
+  assert.deepEqual(keys(skill!), [
+    "argument_hint",
+    "arguments",
+    "category",
+    "description",
+    "file_path",
+    "icon",
+    "input_schema",
+    "instructions",
+    "llm_config",
+    "max_turns",
+    "metadata",
+    "name",
+    "output_schema",
+    "source",
+    "status",
+    "tags",
+    "timeout_seconds",
+    "toolkits",
+    "tools",
+    "triggers",
+    "version",
+    "when_to_use",
+  ]);
+  assert.deepEqual(keys(skill!.llm_config!), [
+    "is_default",
+    "provider_config",
+    "provider_credentials",
+    "provider_name",
+  ]);
+  const result = encodeResponse("skill/call/req", "r", BODIES["skill/call/req"])
+    .data as object;
+  assert.deepEqual(keys(result), [
+    "data",
+    "duration_ms",
+    "error",
+    "error_code",
+    "events",
+    "success",
+    "summary",
+    "truncated",
+  ]);
+});
+
 Deno.test("a decoded request renames only its own fields, never the caller's data", () => {
   const parsed = parseMessage(JSON.stringify({
     type: "tool/call/req",

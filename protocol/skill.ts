@@ -261,41 +261,13 @@ export function skillDefinition(
  * assert.equal(wire.provider_name, "openai");
  * ```
  */
-export const encodeLlmChoice: (choice: LlmChoice) => LLMConfig = wireEncoder<
-  LlmChoice
->({
-  providerName: true,
-  providerCredentials: true,
-  providerConfig: true,
-  isDefault: true,
-});
+export const encodeLlmChoice: (choice: LlmChoice) => LLMConfig = wireEncoder(
+  decodeLlmChoice({}),
+);
 
-// The wire fields of each type, every one named (the compiler checks the
-// lists against the types): skill records carry more.
-const encodeSkillFields = wireEncoder<Skill>({
-  name: true,
-  version: true,
-  description: true,
-  triggers: true,
-  status: true,
-  whenToUse: true,
-  argumentHint: true,
-  source: true,
-  tools: true,
-  toolkits: true,
-  instructions: true,
-  filePath: true,
-  llmConfig: true,
-  category: true,
-  tags: true,
-  maxTurns: true,
-  timeoutSeconds: true,
-  icon: true,
-  metadata: true,
-  inputSchema: true,
-  outputSchema: true,
-  arguments: true,
-});
+// The wire fields of each type are the ones its decoder fills (the
+// compiler checks each decoder against its type): skill records carry more.
+const encodeSkillFields = wireEncoder(decodeSkill({}));
 
 /**
  * Encodes a skill outcome as the wire's `SkillResult`.
@@ -310,16 +282,7 @@ const encodeSkillFields = wireEncoder<Skill>({
  * ```
  */
 export const encodeSkillOutcome: (outcome: SkillOutcome) => SkillResult =
-  wireEncoder<SkillOutcome>({
-    success: true,
-    data: true,
-    summary: true,
-    truncated: true,
-    error: true,
-    errorCode: true,
-    durationMs: true,
-    events: true,
-  });
+  wireEncoder(decodeSkillOutcome({}));
 
 /**
  * Decodes a wire `LLMConfig`.

@@ -345,20 +345,14 @@ export function toolDefinition(
   };
 }
 
-// The wire fields of each type, every one named (the compiler checks the
-// lists against the types): registry entries and outcomes carry more.
+// The wire fields of each type are the ones its decoder fills (the
+// compiler checks each decoder against its type): registry entries and
+// outcomes carry more. A tool's schemas go on the wire as parameter lists.
+const { inputSchema: _input, outputSchema: _output, ...toolFields } =
+  decodeTool({});
 const encodeToolFields = wireEncoder<
   Omit<Tool, "inputSchema" | "outputSchema">
->({
-  name: true,
-  description: true,
-  streaming: true,
-  idempotent: true,
-  tags: true,
-  version: true,
-  toolkit: true,
-  deferLoading: true,
-});
+>(toolFields);
 
 /**
  * Encodes a tool outcome as the wire's `ToolResult`.
@@ -375,18 +369,7 @@ const encodeToolFields = wireEncoder<
  * ```
  */
 export const encodeToolOutcome: (outcome: ToolOutcome) => ToolResult =
-  wireEncoder<ToolOutcome>({
-    success: true,
-    toolName: true,
-    data: true,
-    summary: true,
-    truncated: true,
-    exitCode: true,
-    error: true,
-    errorCode: true,
-    durationMs: true,
-    events: true,
-  });
+  wireEncoder(decodeToolOutcome({}));
 
 /**
  * Encodes a toolkit as the wire's `ToolkitDefinition`.
@@ -402,20 +385,9 @@ export const encodeToolOutcome: (outcome: ToolOutcome) => ToolResult =
  * assert.equal(wire.icon_svg, null);
  * ```
  */
-export const encodeToolkit: (kit: Toolkit) => ToolkitDefinition = wireEncoder<
-  Toolkit
->({
-  name: true,
-  alias: true,
-  description: true,
-  category: true,
-  tags: true,
-  iconSvg: true,
-  schema: true,
-  tools: true,
-  configured: true,
-  version: true,
-});
+export const encodeToolkit: (kit: Toolkit) => ToolkitDefinition = wireEncoder(
+  decodeToolkit({}),
+);
 
 // Listing encodes the same frozen tools again and again; deriving parameters
 // from a schema is the costly part, so keep it per tool object.

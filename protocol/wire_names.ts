@@ -41,7 +41,7 @@ export type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
  *   retryCount: number;
  *   payload: JsonObject;
  * }
- * const encodeJob = wireEncoder<Job>({ jobName: true, retryCount: true, payload: true });
+ * const encodeJob = wireEncoder<Job>({ jobName: "", retryCount: 0, payload: {} });
  * const wire: Wire<Job> = encodeJob({ jobName: "sync", retryCount: 2, payload: { userId: 7 } });
  * assert.equal(wire.retry_count, 2);
  * // An open record is the caller's data: its keys keep their names.
@@ -103,33 +103,30 @@ export function camelName(name: string): string {
 }
 
 /**
- * Every field of `T`, each named once: an object literal of this type must
- * list exactly the keys of `T` (the compiler rejects a missing or an extra
- * one), so an encoder built from it can neither drop nor leak a field.
- */
-export type FieldList<T> = { readonly [K in keyof T]-?: true };
-
-/**
- * Builds the encoder of one camelCase type: it copies exactly the listed
- * fields, under their wire names. Other own properties of the value (an
- * internal record's path, hash or permissions) never reach the wire.
+ * Builds the encoder of one camelCase type from a complete value of it (its
+ * decoder's answer to `{}`): it copies exactly that value's own fields,
+ * under their wire names. The decoder's return type makes the compiler
+ * reject a missing or an extra field, so each field is named once, in the
+ * decoder, and the encoder can neither drop nor leak one: other own
+ * properties of an encoded value (an internal record's path, hash or
+ * permissions) never reach the wire.
  *
- * @param fields every field of the type
+ * @param template a value holding every field of the type and nothing else
  * @returns a function from the type to its wire form (one level: values,
  *   a caller's data among them, pass through untouched)
  * @example
  * ```ts
  * import { wireEncoder } from "./wire_names.ts";
  * import assert from "node:assert/strict";
- * const encode = wireEncoder<{ toolName: string; data: unknown }>({ toolName: true, data: true });
+ * const encode = wireEncoder<{ toolName: string; data: unknown }>({ toolName: "", data: null });
  * const internal = { toolName: "t", data: { someKey: 1 }, path: "/secret" };
  * assert.deepEqual(encode(internal), { tool_name: "t", data: { someKey: 1 } });
  * ```
  */
 export function wireEncoder<T extends object>(
-  fields: FieldList<T>,
+  template: T,
 ): (value: T) => Wire<T> {
-  const names = Object.keys(fields);
+  const names = Object.keys(template);
   const wires = names.map(snakeName);
   return (value) => {
     const from = value as JsonObject;
