@@ -213,15 +213,8 @@ export type SkillResult = Wire<SkillOutcome>;
 export function skillOutcome(
   fields: Pick<SkillOutcome, "success" | "durationMs"> & Partial<SkillOutcome>,
 ): SkillOutcome {
-  return {
-    data: null,
-    summary: null,
-    truncated: false,
-    error: null,
-    errorCode: null,
-    events: [],
-    ...fields,
-  };
+  // The decoder fills the wire defaults.
+  return { ...decodeSkillOutcome({}), ...fields };
 }
 
 /**

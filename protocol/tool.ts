@@ -269,17 +269,9 @@ export type ToolkitDefinition = Wire<Toolkit>;
 export function tool(
   fields: Pick<Tool, "name" | "description"> & Partial<Tool>,
 ): Tool {
-  return {
-    inputSchema: { type: "object" },
-    outputSchema: {},
-    streaming: true,
-    idempotent: false,
-    tags: [],
-    version: "1.0.0",
-    toolkit: null,
-    deferLoading: false,
-    ...fields,
-  };
+  // The A2E defaults are the decoder's, but a tool given no schema takes
+  // no arguments: `{type: "object"}`, not a schema rebuilt from no list.
+  return { ...decodeTool({}), inputSchema: { type: "object" }, ...fields };
 }
 
 /**
@@ -332,17 +324,8 @@ export function toolDefinition(
     & Pick<ToolDefinition, "name" | "description">
     & Partial<ToolDefinition>,
 ): ToolDefinition {
-  return {
-    input_parameters: [],
-    output_parameters: [],
-    streaming: true,
-    idempotent: false,
-    tags: [],
-    version: "1.0.0",
-    toolkit: null,
-    defer_loading: false,
-    ...fields,
-  };
+  // The decoder fills the wire defaults; encoding gives the wire form back.
+  return { ...encodeTool(decodeTool({})), ...fields };
 }
 
 // The wire fields of each type are the ones its decoder fills (the
