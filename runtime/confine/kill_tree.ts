@@ -161,9 +161,23 @@ export function killOutliversOnExit(
  * ```
  */
 export async function killProcessesNaming(marker: string): Promise<number> {
-  const pids = await processesNaming(marker);
-  return pids.filter((pid) => signal(pid, "SIGKILL")).length;
+  const signalled = new Set<number>();
+  // One killed between the list and its signal may have started another
+  // meanwhile (bwrap forks its namespace's first process, naming the same):
+  // look again until a list shows none not signalled yet.
+  for (let pass = 0; pass < MAX_SWEEPS; pass++) {
+    const fresh = (await processesNaming(marker)).filter((pid) =>
+      !signalled.has(pid)
+    );
+    if (fresh.length === 0) break;
+    for (const pid of fresh) if (signal(pid, "SIGKILL")) signalled.add(pid);
+  }
+  return signalled.size;
 }
+
+// Lists `killProcessesNaming` takes at most: each one past the first only
+// finds what a process killed by the one before started first.
+const MAX_SWEEPS = 8;
 
 /**
  * Pids of the processes whose command line includes `marker`, from `ps`
