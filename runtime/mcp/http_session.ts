@@ -4,10 +4,10 @@
  * SSE answers: the GET stream, DELETE, initialization, progress), plus a
  * cheaper way for the common POST: a single request that asks for no
  * progress is answered as one JSON body unless it must stream (see
- * {@link CallAnswer}). When the SDK's transport would take it as it
- * is, the server gets it straight away (see "The common POST" below); otherwise it
- * goes through a stateless SDK transport of its own in JSON response mode
- * (the public `enableJsonResponse` option), which refuses what it refuses.
+ * {@link CallAnswer}), when the SDK's transport would take it as it is:
+ * the server gets it straight away (see "The common POST" below). Any
+ * other POST goes to the SDK's transport, which answers it as SSE or
+ * refuses it, its own way.
  *
  * Every message the server sends goes to the transport its request came
  * through; messages about no request go on the session's GET stream. What
@@ -25,10 +25,9 @@
  * messages) before its answer. A client that vanishes mid-call is seen when
  * that stream is cancelled, so at most `graceMs` late.
  *
- * The JSON body is built by the SDK's own transport (a stateless one made
- * for this one request with the public `enableJsonResponse` option), or,
- * for a plain request the session took itself, as that mode builds it
- * (see "The common POST"); the SSE events are framed as the SDK frames them.
+ * The JSON body is built as the SDK's JSON response mode (its public
+ * `enableJsonResponse` option) builds it (see "The common POST"); the SSE
+ * events are framed as the SDK frames them.
  *
  * ## The common POST
  *
@@ -306,8 +305,17 @@ export class McpHttpSession implements Transport {
     const ids = requestIds(parsedBody);
     const alone = ids.length === 1 && !Array.isArray(parsedBody);
     const id = ids[0]!;
-    if (alone && !this.#calls.has(id) && mayAnswerAsJson(parsedBody)) {
-      return await this.#quick(request, parsedBody, id);
+    // Not before the session is initialized: the SDK says so its own way.
+    if (alone && !this.#calls.has(id) && this.#sse.sessionId !== undefined) {
+      const message = plainJsonRequest(request, parsedBody);
+      if (message !== undefined) {
+        // Its answer, JSON or SSE, is the call's response.
+        const call = this.#track(id);
+        this.onmessage?.(message, {
+          requestInfo: new LazyRequestInfo(request),
+        });
+        return await call.response;
+      }
     }
     // Before the SDK sees it: its answer may come before the await ends.
     if (alone) this.#alone.add(id);
@@ -326,51 +334,9 @@ export class McpHttpSession implements Transport {
     this.close().catch(() => {});
   }
 
-  async #quick(
-    request: Request,
-    parsedBody: unknown,
-    id: RequestId,
-  ): Promise<Response> {
-    if (this.#sse.sessionId === undefined) {
-      // Not initialized: the session transport says so its own way.
-      return await this.#sse.handleRequest(request, { parsedBody });
-    }
-    const message = plainJsonRequest(request, parsedBody);
-    if (message === undefined) {
-      return await this.#viaSdk(request, parsedBody, id);
-    }
-    // Its answer, JSON or SSE, is the call's response: no promise to race.
-    const call = this.#track(id);
-    this.onmessage?.(message, { requestInfo: new LazyRequestInfo(request) });
-    return await call.response;
-  }
-
-  // A POST the SDK must look at: a stateless SDK transport of its own in
-  // JSON response mode, which refuses what it would refuse.
-  async #viaSdk(
-    request: Request,
-    parsedBody: unknown,
-    id: RequestId,
-  ): Promise<Response> {
-    const json = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: this.#options.maxRequestBodySize,
-    });
-    let call: CallAnswer | undefined;
-    json.onerror = (error: Error) => this.onerror?.(error);
-    // Called only once the SDK has accepted the request.
-    json.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      call = this.#track(id, json);
-      this.onmessage?.(message, extra);
-    };
-    const answered = json.handleRequest(request, { parsedBody });
-    return await (call ? Promise.race([answered, call.response]) : answered);
-  }
-
   // The answer of one request on its way, until it is sent or cancelled.
-  #track(id: RequestId, json?: JsonSender): CallAnswer {
-    const call = new CallAnswer(json, {
+  #track(id: RequestId): CallAnswer {
+    const call = new CallAnswer({
       id,
       // Set once the session is initialized, as it is for every call.
       sessionId: this.#sse.sessionId,
@@ -405,24 +371,6 @@ export class McpHttpSession implements Transport {
     for (const id of ids) this.#alone.delete(id);
     for (const message of cancellations(ids)) this.onmessage?.(message);
   }
-}
-
-// Whether a request posted alone may be answered as JSON: not initialize,
-// and asking for no progress.
-function mayAnswerAsJson(request: unknown): boolean {
-  const { method, params } = request as {
-    method: string;
-    params?: { _meta?: { progressToken?: unknown } };
-  };
-  if (method === "initialize") return false;
-  return typeof params !== "object" || params === null ||
-    params._meta?.progressToken === undefined;
-}
-
-/** Where an answer goes while it may still come as one JSON body. */
-export interface JsonSender {
-  /** Sends the answer (or an error in its place) as the HTTP response. */
-  send(message: JSONRPCMessage): Promise<void>;
 }
 
 /** Options of {@link CallAnswer}. */
@@ -475,24 +423,15 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
  * ```ts
  * import { CallAnswer } from "./http_session.ts";
  * import { Deadlines } from "../deadline.ts";
- * import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
  * import assert from "node:assert/strict";
- * const json = new WebStandardStreamableHTTPServerTransport({
- *   sessionIdGenerator: undefined, enableJsonResponse: true,
- * });
- * json.onmessage = () => {};
- * const taken = json.handleRequest(new Request("http://x/mcp", {
- *   method: "POST",
- *   headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
- *   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
- * }));
  * const deadlines = new Deadlines({ unref: false });
- * const answer = new CallAnswer(json, {
- *   id: 1, graceMs: 1000, onCancel() {}, deadlines,
+ * const answer = new CallAnswer({
+ *   id: 1, sessionId: "s1", graceMs: 1000, onCancel() {}, deadlines,
  * });
  * await answer.send({ jsonrpc: "2.0", id: 1, result: {} });
- * const res = await Promise.race([taken, answer.response]);
+ * const res = await answer.response;
  * assert.equal(res.headers.get("content-type"), "application/json");
+ * assert.equal(res.headers.get("mcp-session-id"), "s1");
  * assert.deepEqual(await res.json(), { jsonrpc: "2.0", id: 1, result: {} });
  * deadlines.close();
  * ```
@@ -500,12 +439,11 @@ export function answerId(message: JSONRPCMessage): RequestId | undefined {
 export class CallAnswer implements Expiring {
   /**
    * Resolves with the SSE response once the call must stream; until then
-   * the answer goes to the JSON sender, or, when there is none, resolves
-   * this as one JSON body.
+   * with its answer as one JSON body, as the SDK's JSON response mode
+   * sends it.
    */
   readonly response: Promise<Response>;
   #respond: (response: Response) => void;
-  #json: JsonSender | undefined;
   #options: CallAnswerOptions;
   #state: "waiting" | "streaming" | "done" = "waiting";
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -515,18 +453,12 @@ export class CallAnswer implements Expiring {
   /**
    * Starts the answer of one request.
    *
-   * @param json where the answer goes as one JSON body (the request's own
-   *   SDK transport in JSON response mode); when undefined, the answer
-   *   resolves {@link CallAnswer.response} as the SDK's JSON response mode
-   *   would send it (a plain request the session took itself: no promise
-   *   to race)
    * @param options the request id, session id, grace time and cancel hook
    */
-  constructor(json: JsonSender | undefined, options: CallAnswerOptions) {
+  constructor(options: CallAnswerOptions) {
     const response = Promise.withResolvers<Response>();
     this.response = response.promise;
     this.#respond = response.resolve;
-    this.#json = json;
     this.#options = options;
     options.deadlines.add(this, options.graceMs);
   }
@@ -537,18 +469,17 @@ export class CallAnswer implements Expiring {
    *
    * @param message the message
    */
-  async send(message: JSONRPCMessage): Promise<void> {
-    if (this.#state === "done") return;
+  send(message: JSONRPCMessage): Promise<void> {
     const last = answerId(message) !== undefined;
-    if (this.#state === "waiting") {
-      if (last) {
-        this.#end();
-        return await this.#answerJson(message);
-      }
-      this.#stream();
+    if (this.#state === "waiting" && last) {
+      this.#end();
+      this.#answerJson(message);
+    } else if (this.#state !== "done") {
+      if (this.#state === "waiting") this.#stream();
+      this.#event(message);
+      if (last) this.#end();
     }
-    this.#event(message);
-    if (last) this.#end();
+    return Promise.resolve();
   }
 
   /**
@@ -570,7 +501,7 @@ export class CallAnswer implements Expiring {
       return this.#end();
     }
     this.#end();
-    this.#answerJson(error).catch(() => {});
+    this.#answerJson(error);
   }
 
   /**
@@ -599,10 +530,8 @@ export class CallAnswer implements Expiring {
     }
   }
 
-  #answerJson(message: JSONRPCMessage): Promise<void> {
-    if (this.#json !== undefined) return this.#json.send(message);
+  #answerJson(message: JSONRPCMessage): void {
     this.#respond(jsonAnswer(message, this.#options.sessionId ?? ""));
-    return Promise.resolve();
   }
 
   #end(): void {

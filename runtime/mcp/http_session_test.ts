@@ -235,6 +235,32 @@ Deno.test("a request with headers the SDK refuses gets the SDK's refusal, not th
   await server.close();
 });
 
+Deno.test("a request the session does not take itself is answered by its SDK transport, as SSE", async () => {
+  const { server, session } = await open(() => Promise.resolve(result("x")));
+  // A task link is for the SDK to check: the fast path leaves it alone.
+  const meta = { "io.modelcontextprotocol/related-task": { taskId: "t" } };
+  const res = await session.post(
+    new Request("http://x/mcp", {
+      method: "POST",
+      headers: { ...HEADERS, "mcp-session-id": session.sessionId! },
+    }),
+    {
+      jsonrpc: "2.0",
+      id: 8,
+      method: "tools/call",
+      params: { name: "t", _meta: meta },
+    },
+  );
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "text/event-stream");
+  assert.deepEqual(await events(res), [{
+    jsonrpc: "2.0",
+    id: 8,
+    result: result("x"),
+  }]);
+  await server.close();
+});
+
 Deno.test("a client that does not read its SSE answers loses notifications past 8 MiB, then its session past 64 MiB", async () => {
   const MiB = 1024 * 1024;
   const lines: string[] = [];
