@@ -916,7 +916,7 @@ export class SseBacklog {
     body: ReadableStream<Uint8Array>,
     onGone?: () => void,
   ): ReadableStream<Uint8Array> {
-    const reader = body.getReader();
+    const stop = new AbortController();
     let watched: Watched | undefined;
     let settled = false;
     const gone = () => {
@@ -928,41 +928,26 @@ export class SseBacklog {
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         watched = this.watch(controller);
-        drain(reader, controller).then(() => {
+        // The sink takes each chunk at once: the pipe never waits on it.
+        body.pipeTo(
+          new WritableStream({
+            write: (chunk) => controller.enqueue(chunk),
+            close: () => controller.close(),
+          }),
+          { signal: stop.signal },
+        ).then(() => {
           settled = true;
           watched?.end();
-        }, gone);
+        }, (error) => {
+          // A body that failed fails the counted one (a no-op once cancelled).
+          controller.error(error);
+          gone();
+        });
       },
       cancel(reason) {
         gone();
-        return reader.cancel(reason);
+        stop.abort(reason);
       },
     }, SSE_STRATEGY);
-  }
-}
-
-// Moves every chunk of `reader` to `controller` as it comes.
-async function drain(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  controller: ReadableStreamDefaultController<Uint8Array>,
-): Promise<void> {
-  while (true) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch (error) {
-      try {
-        controller.error(error);
-      } catch {
-        // Cancelled meanwhile.
-      }
-      throw error;
-    }
-    try {
-      if (chunk.done) return controller.close();
-      controller.enqueue(chunk.value);
-    } catch {
-      return; // The client cancelled: `cancel` saw it.
-    }
   }
 }

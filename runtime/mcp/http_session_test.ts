@@ -544,6 +544,25 @@ Deno.test("SseBacklog.meter() counts a foreign body's unread bytes and reports a
   assert.equal(backlog.bytes, 0);
 });
 
+Deno.test("SseBacklog.meter() passes its source's failure on, and a client's cancel back", async () => {
+  const backlog = new SseBacklog();
+  let gone = 0;
+  const failing = backlog.meter(
+    new ReadableStream({ pull: (c) => c.error(new Error("boom")) }),
+    () => gone++,
+  );
+  await assert.rejects(failing.getReader().read(), /boom/);
+  assert.equal(gone, 1);
+  const cancelled = Promise.withResolvers<unknown>();
+  const body = backlog.meter(
+    new ReadableStream({ cancel: (reason) => cancelled.resolve(reason) }),
+    () => gone++,
+  );
+  await body.cancel("bye");
+  assert.equal(await cancelled.promise, "bye");
+  assert.equal(gone, 2);
+});
+
 Deno.test("SseBacklog.abort() fails the bodies, so their bytes are let go", async () => {
   const backlog = new SseBacklog();
   let inner!: ReadableStreamDefaultController<Uint8Array>;
