@@ -725,11 +725,10 @@ export class ImportedServers implements HostedTool {
       const basic = basicAuthOf(url);
       url.username = "";
       url.password = "";
-      const headers: Record<string, string> = { ...spec.headers };
-      const named = Object.keys(headers).some((name) =>
-        name.toLowerCase() === "authorization"
-      );
-      if (basic !== null && !named) headers.authorization = basic;
+      const headers = new Headers(spec.headers);
+      if (basic !== null && !headers.has("authorization")) {
+        headers.set("authorization", basic);
+      }
       // Operator headers go to this origin only: no redirect leaves it.
       const fetch = checkedFetch(this.#egress, {
         origin: url,
