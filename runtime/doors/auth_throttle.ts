@@ -286,28 +286,21 @@ function ipv4(high: number, low: number): string {
 type Groups = [number, number, number, number, number, number, number, number];
 
 // The eight groups of an IPv6 address (a zone dropped, a dotted IPv4 tail
-// read), or null when it is not one.
+// read), or null when it is not one: the URL parser reads it, and spells
+// it in lower case with at most one "::" and no dotted tail.
 function groupsOf(address: string): Groups | null {
-  let text = address.split("%")[0]!;
-  if (text.includes(".")) {
-    const cut = text.lastIndexOf(":") + 1;
-    const bytes = text.slice(cut).split(".").map((n) =>
-      /^\d{1,3}$/.test(n) ? Number(n) : 256
-    );
-    if (bytes.length !== 4 || bytes.some((n) => n > 255)) return null;
-    const [w, x, y, z] = bytes as [number, number, number, number];
-    text = `${text.slice(0, cut)}${((w << 8) | x).toString(16)}:${
-      ((y << 8) | z).toString(16)
-    }`;
+  const text = address.split("%")[0]!;
+  // Address characters only: a "]" or "@" would make the URL another host.
+  if (!/^[0-9a-f:.]+$/i.test(text)) return null;
+  let host: string;
+  try {
+    host = new URL(`http://[${text}]`).hostname.slice(1, -1);
+  } catch {
+    return null;
   }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const [head = "", tail] = halves;
+  const [head = "", tail = ""] = host.split("::");
   const left = head === "" ? [] : head.split(":");
-  const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const gap = 8 - left.length - right.length;
-  if (tail === undefined ? gap !== 0 : gap < 1) return null;
-  const groups = [...left, ...Array(gap).fill("0"), ...right];
-  if (!groups.every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return null;
-  return groups.map((g) => parseInt(g, 16)) as Groups;
+  const right = tail === "" ? [] : tail.split(":");
+  const gap = Array(8 - left.length - right.length).fill("0");
+  return [...left, ...gap, ...right].map((g) => parseInt(g, 16)) as Groups;
 }
