@@ -19,6 +19,7 @@
  */
 
 import { printableLine } from "../protocol/lines.ts";
+import { settlesWithin } from "./deadline.ts";
 
 const encoder = new TextEncoder();
 
@@ -106,12 +107,7 @@ export class LogLines {
    * @param ms the most to wait
    */
   async written(ms: number): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.#writing,
-      new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
-    ]);
-    clearTimeout(timer);
+    if (this.#writing) await settlesWithin(this.#writing, ms);
   }
 
   async #write(): Promise<void> {

@@ -11,6 +11,7 @@
 
 import { getHeapStatistics } from "node:v8";
 import type { OutgoingMessage } from "../capability.ts";
+import { settlesWithin } from "../deadline.ts";
 
 /**
  * Past this much waiting output, live events are dropped. They are not lost
@@ -564,20 +565,13 @@ export async function readRequestText(
     return { refused: 503 };
   }
   const text = request.text();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), bounds.timeoutMs);
-  });
   try {
-    const read = await Promise.race([text, late]);
-    if (read !== undefined) return { text: read };
     // The client went on too slowly: its read ends with the connection.
-    text.catch(() => {});
-    return { refused: 408 };
+    if (!await settlesWithin(text, bounds.timeoutMs)) return { refused: 408 };
+    return { text: await text };
   } catch (error) {
     throw new BodyReadError(error);
   } finally {
-    clearTimeout(timer);
     // A body answered 408 may still be coming: it is no longer waited for.
     hold.release();
   }
