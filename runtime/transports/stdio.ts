@@ -13,7 +13,7 @@
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./transport_context.ts";
 import { Session } from "../session.ts";
-import { slowClientRule } from "./client_bounds.ts";
+import { SALVAGE_BYTES, slowClientRule } from "./client_bounds.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 const encoder = new TextEncoder();
@@ -95,8 +95,9 @@ export async function serveStdio(
     if (text !== "") context.dispatcher.receive(session, text);
   }, {
     maxLineBytes: context.dispatcher.maxMessageBytes,
-    // Keep the start for its id; an unterminated one at the end is dropped.
-    headBytes: 4096,
+    // Keep the start for its id, as much as an HTTP body's; an
+    // unterminated one at the end is dropped.
+    headBytes: SALVAGE_BYTES,
     onOversize: (bytes, head) => {
       if (ended) return;
       context.dispatcher.rejectOversize(session, bytes, decoder.decode(head));

@@ -69,3 +69,29 @@ Deno.test("serveStdio() drops live events past 8 MiB unwritten, and ends the ses
   assert.ok(written.length <= 1, `${written.length} lines written`);
   void served;
 });
+
+Deno.test("serveStdio() answers an oversize line to the id in its first kilobytes", async () => {
+  const context: TransportContext = {
+    dispatcher: new Dispatcher({ maxMessageBytes: 1024 }),
+    limits: defaultConfig().limits,
+    admitSession: (o) =>
+      new Session({ send: o.send, transport: o.transport, onEnd: o.onEnd }),
+    log: () => {},
+  };
+  // Its id comes after 3,000 bytes of another field: the start kept of a
+  // line over the limit must reach it, as an HTTP body's does.
+  const line = `{"pad":"${"x".repeat(3000)}","type":"ping","id":"big-1"}\n`;
+  let written = "";
+  await serveStdio(context, {
+    stdin: ReadableStream.from([new TextEncoder().encode(line)]),
+    stdout: new WritableStream({
+      write(chunk) {
+        written += new TextDecoder().decode(chunk);
+      },
+    }),
+  });
+  const answer = JSON.parse(written);
+  assert.equal(answer.type, "error");
+  assert.equal(answer.req_id, "big-1");
+  assert.match(answer.message, /exceeds the limit of 1024 bytes/);
+});
