@@ -352,15 +352,10 @@ export class HeldOutput {
     this.unread = unread;
   }
 
-  /** An equal share of the bound per session. */
-  get share(): number {
-    return this.maxChars / Math.max(1, this.channels.size);
-  }
-
   /** Past the bound, cuts every replay buffer over an equal share to it. */
   trimKept(): void {
     if (this.kept <= this.maxChars) return;
-    const share = this.share;
+    const share = this.maxChars / Math.max(1, this.channels.size);
     for (const channel of this.channels) {
       if (channel.sentChars > share) channel.forget(share);
     }
