@@ -555,6 +555,12 @@ export function describeZodError(error: z.ZodError): string {
 }
 
 /**
+ * How much of a message's start {@link salvageId} searches: what a
+ * transport keeps of an oversize one to answer it by id.
+ */
+export const SALVAGE_BYTES = 4096;
+
+/**
  * Reads the `id` out of a message that cannot be parsed (broken JSON, or one
  * too large to parse): echoing it lets the client fail the right call instead
  * of timing out.
@@ -569,6 +575,8 @@ export function describeZodError(error: z.ZodError): string {
  * ```
  */
 export function salvageId(raw: string): string {
-  const match = /"id"\s*:\s*"([^"\\]{1,128})"/.exec(raw.slice(0, 4096));
+  const match = /"id"\s*:\s*"([^"\\]{1,128})"/.exec(
+    raw.slice(0, SALVAGE_BYTES),
+  );
   return match?.[1] ?? "";
 }

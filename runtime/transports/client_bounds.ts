@@ -12,6 +12,7 @@
 import { getHeapStatistics } from "node:v8";
 import type { OutgoingMessage } from "../capability.ts";
 import { settlesWithin } from "../deadline.ts";
+import { SALVAGE_BYTES } from "../../protocol/request_schemas.ts";
 
 /**
  * Past this much waiting output, live events are dropped. They are not lost
@@ -300,9 +301,6 @@ class BodyHold {
     reading.bodies--;
   }
 }
-
-/** How much of an oversize body is kept to find the request's id in. */
-export const SALVAGE_BYTES = 4096;
 
 /**
  * How far past the cap a body is read (discarding) before reading stops:

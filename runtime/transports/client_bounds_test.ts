@@ -3,8 +3,8 @@ import {
   READ_ON_FACTOR,
   readCapped,
   readRequestText,
-  SALVAGE_BYTES,
 } from "./client_bounds.ts";
+import { SALVAGE_BYTES } from "../../protocol/request_schemas.ts";
 
 function chunked(...parts: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();

@@ -13,7 +13,8 @@
 import { LineSplitter } from "../../protocol/lines.ts";
 import type { TransportContext } from "./transport_context.ts";
 import { Session } from "../session.ts";
-import { SALVAGE_BYTES, slowClientRule } from "./client_bounds.ts";
+import { slowClientRule } from "./client_bounds.ts";
+import { SALVAGE_BYTES } from "../../protocol/request_schemas.ts";
 import type { OutgoingMessage } from "../capability.ts";
 
 const encoder = new TextEncoder();
