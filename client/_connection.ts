@@ -42,7 +42,9 @@ interface Pending {
 // Replies to calls that timed out or were aborted are dropped, not pushed;
 // remember that many ids at most so a host that never answers costs nothing.
 const ABANDONED_LIMIT = 1024;
-// WebSocket.CLOSING, spelled out so an injected WebSocket class works too.
+// WebSocket.CONNECTING and CLOSING, spelled out so an injected WebSocket
+// class works too.
+const CONNECTING = 0;
 const CLOSING = 2;
 
 /** One socket's A2E traffic: pending calls by id, push handlers, close. */
@@ -142,18 +144,34 @@ export class Connection {
     signal?.addEventListener("abort", onAbort, { once: true });
     deadline.timer = setTimeout(() => {
       this.#abandon(id);
-      settle({ error: timedOut(label, wait) });
-    }, Math.min(wait, MAX_TIMER_MS));
-    try {
-      this.#socket.send(JSON.stringify(message));
-    } catch (cause) {
+      // The host may just be slow: retryable.
       settle({
-        error: new SkillboxError(
-          "runtime_error",
-          `Cannot ${label}: send failed`,
-          { cause, retryable: true },
-        ),
+        error: new TimeoutError(`Cannot ${label}: timed out after ${wait} ms`, {
+          retryable: true,
+        }),
       });
+    }, Math.min(wait, MAX_TIMER_MS));
+    const transmit = () => {
+      try {
+        this.#socket.send(JSON.stringify(message));
+      } catch (cause) {
+        settle({
+          error: new SkillboxError(
+            "runtime_error",
+            `Cannot ${label}: send failed`,
+            { cause, retryable: true },
+          ),
+        });
+      }
+    };
+    // The handshake goes out as the socket opens: its deadline and signal
+    // cover the opening too, and a socket that closes first settles it with
+    // the close's code like any pending call. (connect() closes the socket
+    // when the handshake fails, so `open` never comes after that.)
+    if (this.#socket.readyState === CONNECTING) {
+      this.#socket.addEventListener("open", transmit, { once: true });
+    } else {
+      transmit();
     }
     return call;
   }
@@ -245,9 +263,14 @@ export class Connection {
     }
   }
 
+  // `Cannot <label>: connection closed (code N): reason`, leaving out blanks.
   #closedError(label: string): ConnectionClosedError {
     const info = this.#closeInfo ?? { code: 1000, reason: "client closed" };
-    return new ConnectionClosedError(closedMessage(label, info), info);
+    // Some runtimes report 0 when the peer sent no close code: not worth showing.
+    const code = info.code >= 1000 ? ` (code ${info.code})` : "";
+    const why = info.reason === "" ? "" : `: ${info.reason}`;
+    const message = `Cannot ${label}: connection closed${code}${why}`;
+    return new ConnectionClosedError(message, info);
   }
 }
 
@@ -266,24 +289,6 @@ export function checkTimeout(label: string, name: string, ms: number): void {
   throw new RangeError(
     `Cannot ${label}: ${name} must be 0 to ${MAX_TIMER_MS} ms: got ${got}`,
   );
-}
-
-/**
- * The error of a request, or of connecting, that outlived its limit: the
- * host may just be slow, so it is retryable.
- */
-export function timedOut(label: string, timeout: number): TimeoutError {
-  return new TimeoutError(`Cannot ${label}: timed out after ${timeout} ms`, {
-    retryable: true,
-  });
-}
-
-/** `Cannot <label>: connection closed (code N): reason`, leaving out blanks. */
-export function closedMessage(label: string, info: CloseInfo): string {
-  // Some runtimes report 0 when the peer sent no close code: not worth showing.
-  const code = info.code >= 1000 ? ` (code ${info.code})` : "";
-  const why = info.reason === "" ? "" : `: ${info.reason}`;
-  return `Cannot ${label}: connection closed${code}${why}`;
 }
 
 /**

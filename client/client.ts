@@ -8,13 +8,7 @@
 import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
 import type { JsonObject } from "../protocol/json.ts";
-import {
-  checkTimeout,
-  closedMessage,
-  Connection,
-  deferred,
-  timedOut,
-} from "./_connection.ts";
+import { checkTimeout, Connection } from "./_connection.ts";
 import {
   type ApiContext,
   ask,
@@ -23,7 +17,6 @@ import {
   createToolkitAPI,
   send,
 } from "./_apis.ts";
-import { ConnectionClosedError } from "./errors.ts";
 import type { SkillAPI } from "./skills.ts";
 import type { ToolkitAPI } from "./toolkits.ts";
 import type { ToolAPI } from "./tools.ts";
@@ -116,8 +109,9 @@ export interface ConnectOptions {
    */
   caps?: string[];
   /**
-   * Milliseconds to wait for the socket and the handshake, and the default
-   * deadline of every request that runs no code (ping, lists, configure).
+   * Milliseconds to wait for the socket to open and the handshake, both
+   * together, and the default deadline of every request that runs no code
+   * (ping, lists, configure).
    * At most 2147483647, the longest delay setTimeout holds.
    * @default 10000
    */
@@ -286,7 +280,6 @@ export async function connect(
   const socket = new WebSocketClass(target);
   const connection = new Connection(socket);
   try {
-    await opened(socket, label, timeout, options.signal);
     const handshake = await send(connection, {
       type: "handshake/req",
       agentId: options.agentId ?? "",
@@ -361,36 +354,4 @@ function toWebSocketUrl(url: string | URL): string {
     );
   }
   return parsed.href;
-}
-
-async function opened(
-  socket: WebSocket,
-  label: string,
-  timeout: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  if (socket.readyState === 1) return;
-  const { promise, resolve, reject } = deferred<void>();
-  const onOpen = () => resolve();
-  // An `error` event is always followed by `close`, which carries the code.
-  const onClose = (event: CloseEvent) =>
-    reject(
-      new ConnectionClosedError(
-        closedMessage(label, { code: event.code, reason: event.reason }),
-        { code: event.code, reason: event.reason },
-      ),
-    );
-  const onAbort = () => reject(signal?.reason);
-  const timer = setTimeout(() => reject(timedOut(label, timeout)), timeout);
-  socket.addEventListener("open", onOpen);
-  socket.addEventListener("close", onClose);
-  signal?.addEventListener("abort", onAbort);
-  try {
-    await promise;
-  } finally {
-    clearTimeout(timer);
-    socket.removeEventListener("open", onOpen);
-    socket.removeEventListener("close", onClose);
-    signal?.removeEventListener("abort", onAbort);
-  }
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { SkillboxError } from "../protocol/errors.ts";
 import type { CallEvent } from "../protocol/tool.ts";
-import { type Client, connect } from "./client.ts";
+import { type Client, connect, type WebSocketConstructor } from "./client.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import { KEPT_CHARS } from "./_event_stream.ts";
 import { TimeoutError } from "../protocol/errors.ts";
@@ -133,6 +133,63 @@ Deno.test("connect() times out when the handshake gets no answer", async () => {
       /Cannot connect to "ws:.*": timed out after 50 ms/.test(error.message),
   );
   await host.shutdown();
+});
+
+/**
+ * A stand-in WebSocket that opens `delay` ms after it is made and answers
+ * the handshake `delay` ms after it is sent: each step alone is quicker
+ * than a `timeout` of `delay * 4 / 3`, both together are not.
+ */
+function slowSocketClass(delay: number): WebSocketConstructor {
+  return class extends EventTarget {
+    readyState = 0;
+    constructor() {
+      super();
+      setTimeout(() => {
+        if (this.readyState !== 0) return;
+        this.readyState = 1;
+        this.dispatchEvent(new Event("open"));
+      }, delay);
+    }
+    send(frame: string): void {
+      const { id } = JSON.parse(frame);
+      const answer = JSON.stringify({
+        type: "handshake/resp",
+        id: "f".repeat(32),
+        version: "1.0",
+        ts: Date.now() / 1000,
+        req_id: id,
+        session_id: "s1",
+        accepted_caps: [],
+        max_parallel: 1,
+        ok: true,
+        reason: "",
+      });
+      setTimeout(() => {
+        if (this.readyState !== 1) return;
+        this.dispatchEvent(new MessageEvent("message", { data: answer }));
+      }, delay);
+    }
+    close(code = 1000, reason = ""): void {
+      if (this.readyState >= 2) return;
+      this.readyState = 3;
+      this.dispatchEvent(new CloseEvent("close", { code, reason }));
+    }
+  } as unknown as WebSocketConstructor;
+}
+
+Deno.test("connect()'s timeout bounds the socket and the handshake together", async () => {
+  // Decided by the order the timers fall due (deadline at 200 ms, answer
+  // at 300 ms), not by measuring time.
+  await assert.rejects(
+    connect("ws://127.0.0.1:1/a2e", {
+      timeout: 200,
+      WebSocket: slowSocketClass(150),
+    }),
+    (error: unknown) =>
+      error instanceof TimeoutError &&
+      /Cannot connect to "ws:.*": timed out after 200 ms/.test(error.message),
+  );
 });
 
 Deno.test("connect() stops when its signal aborts", async (t) => {
