@@ -81,12 +81,6 @@ export class Connection {
     this.#resolveClosed(info);
   }
 
-  /** Whether the socket has closed. */
-  get isClosed(): boolean {
-    return this.#closeInfo !== undefined ||
-      this.#socket.readyState >= CLOSING;
-  }
-
   /** Sends `message` and returns the call that waits for its answer. */
   request<T>(message: WireMessage, options: SendOptions<T>): Call<T> {
     const id = message.id;
@@ -136,7 +130,8 @@ export class Connection {
       settle({ error: signal.reason });
       return call;
     }
-    if (this.isClosed) {
+    // Closing counts: a call made after close() must not wait for the event.
+    if (this.#closeInfo !== undefined || this.#socket.readyState >= CLOSING) {
       settle({ error: this.#closedError(label) });
       return call;
     }
@@ -188,11 +183,11 @@ export class Connection {
    * would otherwise hold the caller for ever. Past `waitMs` the connection
    * counts as dropped (code 1006).
    */
-  close(waitMs: number = Infinity): Promise<CloseInfo> {
+  close(waitMs: number): Promise<CloseInfo> {
     if (this.#socket.readyState < CLOSING) {
       this.#socket.close(1000, "client closed");
     }
-    if (this.#closeInfo !== undefined || !Number.isFinite(waitMs)) {
+    if (this.#closeInfo !== undefined) {
       return this.closed;
     }
     const timer = setTimeout(() =>

@@ -1116,6 +1116,32 @@ Deno.test("a host that goes silent holds connect() and close() no longer than th
       host.close();
     }
   });
+  await t.step(
+    "a call made while the close goes unanswered fails at once",
+    async () => {
+      const host = startDeafHost(true);
+      const client = await connect(host.url, { timeout: 60_000 });
+      const closing = client.close();
+      let error: unknown;
+      try {
+        // The socket is closing, not closed: the call must not wait for it.
+        error = await within(
+          client.ping().then(() => undefined, (error: unknown) => error),
+          10_000,
+          "ping() after close()",
+        );
+      } finally {
+        host.close(); // drops the connection, which ends the close
+        await closing;
+      }
+      assert.ok(error instanceof ConnectionClosedError, String(error));
+      assert.equal(error.closeCode, 1000);
+      assert.match(
+        error.message,
+        /^Cannot ping: connection closed .*client closed$/,
+      );
+    },
+  );
   await t.step("close() the host never answers", async () => {
     const host = startDeafHost(true);
     try {
