@@ -400,10 +400,7 @@ async function writeInputs(
     for (let d = dirname(rel); d !== "."; d = dirname(d)) folders.add(d);
     inputs.set(rel, text);
   }
-  let bytes = 0;
-  for (const text of inputs.values()) {
-    bytes += new TextEncoder().encode(text).length;
-  }
+  const bytes = inputs.values().reduce((n, t) => n + Buffer.byteLength(t), 0);
   if (bytes > quota.bytes || inputs.size + folders.size > quota.files) {
     throw new Error(
       `Cannot run "${script}": Cannot set up the script's workspace: the input files do not fit its quota of ${quota.bytes} bytes and ${quota.files} files`,
