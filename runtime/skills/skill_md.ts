@@ -23,6 +23,7 @@
 
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
+import { Buffer } from "node:buffer";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { type Document, isScalar, parseDocument, visit } from "yaml";
 import { SkillboxError } from "../../protocol/errors.ts";
@@ -157,11 +158,8 @@ export function parseSkillMd(
   options: ParseSkillMdOptions = {},
 ): SkillMdManifest {
   const path = options.path ?? "SKILL.md";
-  // Characters never outnumber UTF-8 bytes, so this first check is cheap.
-  if (
-    text.length > MAX_SKILL_MD_BYTES ||
-    new TextEncoder().encode(text).length > MAX_SKILL_MD_BYTES
-  ) {
+  // Counted, not encoded: a huge text is not copied to be measured.
+  if (Buffer.byteLength(text) > MAX_SKILL_MD_BYTES) {
     cannotLoad(path, `file is larger than ${MAX_SKILL_MD_BYTES} bytes`);
   }
   const { data, body } = splitFrontmatter(text, path);

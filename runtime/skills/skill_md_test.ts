@@ -405,6 +405,11 @@ Deno.test("parseSkillMd() makes a skill unloadable only for broken YAML, no fron
     const huge = md("name: x\ndescription: d", "x".repeat(300_000));
     assert.throws(() => parseSkillMd(huge), /larger than 262144 bytes/);
   });
+  await t.step("a file over the cap in bytes, not in characters", () => {
+    // 150,000 characters, 300,000 bytes of UTF-8: the cap counts bytes.
+    const wide = md("name: x\ndescription: d", "\u00e9".repeat(150_000));
+    assert.throws(() => parseSkillMd(wide), /larger than 262144 bytes/);
+  });
 });
 
 Deno.test("findSkillFile() prefers SKILL.md over skill.md and loadSkillFolder() says the other is ignored", async () => {
