@@ -22,7 +22,7 @@
  * it carries every listed tag; it matches `filter_categories` when its
  * `category` equals every listed category (so one category selects, and two
  * different ones select nothing, exactly as AND says). Archived skills are
- * never listed; Blocked and Created ones are, with their status.
+ * never listed; Blocked ones are, with their status.
  *
  * @module
  */

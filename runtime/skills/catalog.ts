@@ -23,7 +23,9 @@
  * | `Published` | runnable |
  * | `Blocked` | the file failed to load, it declares a tool or toolkit that does not exist, or asks for more than the policy grants; `metadata.blocked_reason` says which |
  * | `Archived` | the operator listed it in config: hidden from discover, calls refused as `unknown_skill` |
- * | `Created` | found but still being validated (the registry has not read it yet) |
+ *
+ * The wire's fourth status, `Created`, is not used: a skill is checked as
+ * it is listed.
  *
  * Loading warnings (a dialect's, a script's `env`/`net` the policy does not
  * grant, a name MCP clients reject) are in discovery's `metadata.warnings`
@@ -718,12 +720,10 @@ export interface StatusContext {
   hasToolkit(name: string): boolean;
   /** Names the operator archived. @default none */
   archived?: ReadonlySet<string>;
-  /** Names still being validated. @default none */
-  pending?: ReadonlySet<string>;
 }
 
 /**
- * Decides a skill's status now: Archived, Created, Blocked (with
+ * Decides a skill's status now: Archived, Blocked (with
  * `metadata.blocked_reason`) or Published.
  *
  * @param record the skill
@@ -750,7 +750,6 @@ export function resolveSkillStatus(
   let status: SkillStatus = "Published";
   let reason: string | null = null;
   if (context.archived?.has(def.name)) status = "Archived";
-  else if (context.pending?.has(def.name)) status = "Created";
   else {
     reason = record.loadProblem ?? missingDependency(def, context);
     if (reason !== null) status = "Blocked";

@@ -475,7 +475,7 @@ Deno.test("skillSource() tells system, user and project apart", async (t) => {
   });
 });
 
-Deno.test("resolveSkillStatus() decides Published, Blocked, Archived and Created", async (t) => {
+Deno.test("resolveSkillStatus() decides Published, Blocked and Archived", async (t) => {
   const manifest = parseSkillMd(
     "---\nname: s\ndescription: d\ntools: [grep]\ntoolkits: [filesystem]\n---\nx",
   );
@@ -509,14 +509,6 @@ Deno.test("resolveSkillStatus() decides Published, Blocked, Archived and Created
       archived: new Set(["s"]),
     });
     assert.equal(d.status, "Archived");
-  });
-  await t.step("Created while pending", () => {
-    const d = resolveSkillStatus(rec, {
-      hasTool: has([]),
-      hasToolkit: has([]),
-      pending: new Set(["s"]),
-    });
-    assert.equal(d.status, "Created");
   });
   await t.step("a policy denial blocks with the permission named", () => {
     const denied = codeSkillRecord({

@@ -480,15 +480,12 @@ export function failSkill(
  * ```ts
  * import { notRunnableError } from "./run.ts";
  * import assert from "node:assert/strict";
- * const error = notRunnableError({ name: "s", status: "Created" } as never);
- * assert.equal(error.message, 'Cannot run skill "s" (Created): it is still being validated');
+ * const error = notRunnableError({ name: "s", status: "Archived" } as never);
+ * assert.equal(error.message, 'Cannot run skill "s" (Archived): it cannot run');
  * ```
  */
 export function notRunnableError(definition: Skill): SkillboxError {
-  const why = definition.metadata?.blocked_reason ??
-    (definition.status === "Created"
-      ? "it is still being validated"
-      : "it cannot run");
+  const why = definition.metadata?.blocked_reason ?? "it cannot run";
   return new SkillboxError(
     "skill_error",
     `Cannot run skill "${definition.name}" (${definition.status}): ${why}`,
