@@ -43,8 +43,6 @@ export interface ToolkitConfigs {
   ): string | null;
   /** The configuration a session's call of the toolkit's tools gets. */
   resolve(session: SessionScope, toolkit: ToolkitEntry): SessionToolkitConfig;
-  /** Whether the host config names a toolkit. */
-  preconfigured(name: string): boolean;
 }
 
 const STATE_KEY = "toolkits";
@@ -142,7 +140,6 @@ export function createToolkitConfigs(
         }) as SessionToolkitConfig;
       });
     },
-    preconfigured: (name) => host.has(name),
   };
 }
 
