@@ -140,7 +140,7 @@ function findTools(
     filterTags: request.filterTags,
   };
   const found = request.query.trim() === ""
-    ? listTools(indexed(index, snapshot), filter)
+    ? listTools(snapshot.tools.values(), filter)
     : index.search(request.query, {
       ...filter,
       includeDeferred: request.includeDeferred,
@@ -148,19 +148,6 @@ function findTools(
   return found.filter((tool) =>
     checkToolPolicy(policy.tools, tool, session.token).allowed
   );
-}
-
-// The index's entries of the snapshot's tools.
-function indexed(
-  index: ToolIndex<ToolEntry>,
-  snapshot: RegistrySnapshot,
-): ToolEntry[] {
-  const out: ToolEntry[] = [];
-  for (const name of snapshot.tools.keys()) {
-    const entry = index.get(name);
-    if (entry) out.push(entry);
-  }
-  return out;
 }
 
 // `tool/call/req`: one call; with `streaming`, each event also goes to the
