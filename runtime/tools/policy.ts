@@ -56,26 +56,6 @@ import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { compareCodeUnits } from "./filter.ts";
 
-/** Rules for one auth token. */
-export interface TokenRules {
-  /** Selectors that open a tool for this token, even if globally denied. @default [] */
-  allow: string[];
-  /** Selectors that close a tool for this token. @default [] */
-  deny: string[];
-  /** When non-empty, the token may use only tools matching one. @default [] */
-  only: string[];
-}
-
-/** The `policy.tools` section. */
-export interface ToolPolicyConfig {
-  /** Selectors a tool must match one of; empty means any. @default [] */
-  allow: string[];
-  /** Selectors that refuse a tool; they beat `allow`. @default [] */
-  deny: string[];
-  /** Rules per auth token, applied before the global ones. @default {} */
-  tokens: Record<string, TokenRules>;
-}
-
 /** The whole `policy` section as the tools capability uses it. */
 export interface HostPolicy {
   tools: ToolPolicyConfig;
@@ -100,14 +80,28 @@ export type PolicyDecision = { allowed: true } | {
   reason: string;
 };
 
+// The types below are the schemas' output: one place for their shape.
 const list = z.array(z.string()).default([]);
+// A token's `allow` opens a tool for it even if globally denied, `deny`
+// closes one, and a non-empty `only` limits it to what matches one.
 const Rules = z.strictObject({ allow: list, deny: list, only: list });
+const ToolRules = z.strictObject({
+  /** Selectors a tool must match one of; empty means any. */
+  allow: list,
+  /** Selectors that refuse a tool; they beat `allow`. */
+  deny: list,
+  /** Rules per auth token, applied before the global ones. */
+  tokens: z.record(z.string(), Rules).default({}),
+});
+
+/** Rules for one auth token (`policy.tools.tokens`), defaults applied. */
+export type TokenRules = z.output<typeof Rules>;
+
+/** The `policy.tools` section, defaults applied. */
+export type ToolPolicyConfig = z.output<typeof ToolRules>;
+
 const Section = z.object({
-  tools: z.strictObject({
-    allow: list,
-    deny: list,
-    tokens: z.record(z.string(), Rules).default({}),
-  }).prefault({}),
+  tools: ToolRules.prefault({}),
   permissions: z.strictObject({
     read: list,
     write: list,
