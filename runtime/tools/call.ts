@@ -538,12 +538,7 @@ export function eventSize(event: CallEvent): number {
 }
 
 /** What {@link ToolCallHooks} needs from the request. */
-export interface HookedRequest {
-  /** Aborts the call. */
-  signal?: AbortSignal;
-  /** Receives each event as it happens. */
-  onEvent?: (event: CallEvent) => void;
-}
+export type HookedRequest = Pick<SessionToolCall, "signal" | "onEvent">;
 
 /** Where a call's `ctx.fetch` may go, and who performs it. */
 export interface CallEgress {
