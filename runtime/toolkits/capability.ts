@@ -13,7 +13,7 @@ import type { RegistrySnapshot, ToolkitEntry } from "../registry/types.ts";
 import { checkToolPolicy, type ToolPolicyConfig } from "../tools/policy.ts";
 import type { ToolkitConfigs } from "./configs.ts";
 import { publicSchema } from "./secrets.ts";
-import { compareCodeUnits } from "../tools/filter.ts";
+import { compareCodeUnits, hasAllTags } from "../tools/filter.ts";
 
 /** Options of {@link createToolkitsCapability}. */
 export interface ToolkitsCapabilityOptions {
@@ -93,7 +93,6 @@ export function createToolkitsCapability(
     name: "toolkits",
     handlers: {
       "toolkit/list/req": ({ request, session }) => {
-        const tags = request.filterTags.map((t) => t.toLowerCase());
         const kind = request.filterKind;
         const toolkits: Toolkit[] = [];
         const snapshot = registry.snapshot;
@@ -103,8 +102,7 @@ export function createToolkitsCapability(
           if (kind !== "" && kit.origin !== kind && kit.category !== kind) {
             continue;
           }
-          const own = new Set(kit.tags.map((t) => t.toLowerCase()));
-          if (!tags.every((t) => own.has(t))) continue;
+          if (!hasAllTags(kit, request.filterTags)) continue;
           toolkits.push(
             toDefinition(kit, configs.resolve(session, kit).configured),
           );

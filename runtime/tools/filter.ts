@@ -42,13 +42,28 @@ export interface ToolFilter {
   includeDeferred?: boolean;
 }
 
-// Whether a tool carries every one of `tags` (AND; case-insensitive).
-function hasAllTags(
-  tool: Pick<Tool, "tags">,
+/**
+ * Tells whether a tool or toolkit carries every one of `tags` (AND;
+ * case-insensitive): `filter_tags` of both `tool/list/req` and
+ * `toolkit/list/req`.
+ *
+ * @param owner what carries tags
+ * @param tags the tags asked for; none matches all
+ * @returns true when each is among the owner's
+ * @example
+ * ```ts
+ * import { hasAllTags } from "./filter.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(hasAllTags({ tags: ["git", "API"] }, ["api", "git"]), true);
+ * assert.equal(hasAllTags({ tags: ["git"] }, ["git", "api"]), false);
+ * ```
+ */
+export function hasAllTags(
+  owner: Pick<Tool, "tags">,
   tags: readonly string[],
 ): boolean {
   if (tags.length === 0) return true;
-  const own = new Set(tool.tags.map((t) => t.toLowerCase()));
+  const own = new Set(owner.tags.map((t) => t.toLowerCase()));
   return tags.every((t) => own.has(t.toLowerCase()));
 }
 
