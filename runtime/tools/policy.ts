@@ -43,15 +43,8 @@
  * @module
  */
 
-import { dirname } from "node:path";
 import { z } from "zod";
-import {
-  checkGrant,
-  mergePermissions,
-  type Policy,
-  resolvePermissionPaths,
-} from "../sandbox/grants.ts";
-import type { Permissions } from "../../protocol/permissions.ts";
+import { GrantCache, type GrantCheck, type Policy } from "../sandbox/grants.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { compareCodeUnits } from "./filter.ts";
@@ -306,10 +299,12 @@ export function toolStatuses(
   snapshot: Pick<RegistrySnapshot, "tools" | "toolkits">,
   rules: { tools: ToolPolicyConfig; permissions: Policy },
 ): ToolStatus[] {
+  // The check a call makes (GrantCache.of), for static grants only.
+  const grants = new GrantCache(STATIC_ONLY, rules.permissions);
   return [...snapshot.tools.values()].map((entry): ToolStatus => {
     const decision = checkToolPolicy(rules.tools, entry, "");
     const reason = decision.allowed
-      ? grantReason(entry, snapshot, rules.permissions)
+      ? grantReason(entry, snapshot, grants)
       : decision.reason;
     return {
       name: entry.name,
@@ -324,32 +319,26 @@ export function toolStatuses(
   }).sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
-// The static part of the grant a call would ask for: the tool's own
-// permissions plus its toolkit's, each relative to its module's folder.
+// Why the grant a call would ask for is refused, or null. One from
+// configuration (dynamic) is checked per call, against the session's.
 function grantReason(
   entry: ToolEntry,
   snapshot: Pick<RegistrySnapshot, "toolkits">,
-  policy: Policy,
+  grants: GrantCache,
 ): string | null {
   const kit = entry.toolkit === null
     ? undefined
     : snapshot.toolkits.get(entry.toolkit);
-  const own = staticOf(entry);
-  const fromKit = kit ? staticOf(kit) : {};
-  if (own === null || fromKit === null) return null;
-  const check = checkGrant(mergePermissions(own, fromKit), {
-    modulePath: entry.path,
-    policy,
-  });
+  if (entry.permissions === "dynamic" || kit?.permissions === "dynamic") {
+    return null;
+  }
+  const check = grants.of(entry, kit, {}) as GrantCheck;
   return check.ok
     ? null
     : `Tool "${entry.name}" asks for more than the host policy grants: ${check.reason}`;
 }
 
-function staticOf(
-  owner: { path: string; permissions: Permissions | "dynamic" },
-): Permissions | null {
-  return owner.permissions === "dynamic"
-    ? null
-    : resolvePermissionPaths(owner.permissions, dirname(owner.path));
-}
+// grantReason() asks for static grants only, which need no sandbox.
+const STATIC_ONLY = {
+  resolvePermissions: () => Promise.reject(new Error("static grants only")),
+};
