@@ -10,6 +10,7 @@
 
 import net from "node:net";
 import postgres from "postgres";
+import { settlesWithin } from "../deadline.ts";
 import { withoutPassword } from "./config.ts";
 import {
   type ChildPage,
@@ -392,22 +393,13 @@ export class PostgresRunStore implements RunStore {
   // again once the server answers (see follow()).
   async #answered<T>(work: () => Promise<T>): Promise<T> {
     const ms = this.#answerMs;
-    if (ms === 0) return await work();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = new NoAnswer(
-          `PostgreSQL gave no answer in ${ms} ms (store.url's query_timeout)`,
-        );
-        this.#cut(error);
-        reject(error);
-      }, ms);
-    });
-    try {
-      return await Promise.race([work(), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const answer = work();
+    if (ms === 0 || await settlesWithin(answer, ms)) return await answer;
+    const error = new NoAnswer(
+      `PostgreSQL gave no answer in ${ms} ms (store.url's query_timeout)`,
+    );
+    this.#cut(error);
+    throw error;
   }
 
   /** `AND owner = …` for a scope that sees one owner's runs, else nothing. */
