@@ -608,8 +608,7 @@ export class PostgresRunStore implements RunStore {
         const counts = new Map<string | null, number>(
           held.map((r) => [r.owner ?? null, Number(r.n)]),
         );
-        const total = [...counts.values()].reduce((a, b) => a + b, 0);
-        if (total > limits.maxRuns) {
+        if (Math.sumPrecise(counts.values()) > limits.maxRuns) {
           for (const [owner, keep] of overShares(counts, limits.maxRuns)) {
             ids.push(...await pruneOwner(tx, owner, keep));
           }

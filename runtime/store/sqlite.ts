@@ -435,17 +435,14 @@ export class SqliteRunStore implements RunStore {
       if (total > limits.maxRuns) {
         // Both counts from indexes: a run's owner is stored after its
         // texts, read from the table it may cost an overflow page a run.
-        const counts = new Map<string | null, number>();
-        let owned = 0;
-        for (
-          const { owner, n } of db.prepare(
-            "SELECT owner, count(*) AS n FROM runs WHERE owner IS NOT NULL GROUP BY owner",
-          ).all() as { owner: string; n: number }[]
-        ) {
-          counts.set(owner, Number(n));
-          owned += Number(n);
-        }
-        if (total > owned) counts.set(null, total - owned);
+        const owned = db.prepare(
+          "SELECT owner, count(*) AS n FROM runs WHERE owner IS NOT NULL GROUP BY owner",
+        ).all() as { owner: string; n: number }[];
+        const counts = new Map<string | null, number>(
+          owned.map((r) => [r.owner, Number(r.n)]),
+        );
+        const unowned = total - Math.sumPrecise(counts.values());
+        if (unowned > 0) counts.set(null, unowned);
         for (const [owner, keep] of overShares(counts, limits.maxRuns)) {
           deleted += this.#pruneOwner(owner, keep);
         }
