@@ -112,13 +112,11 @@ export function createOperatorSurface(
     }));
   };
   const metrics = createMetrics({
-    sessions: () => {
-      const counts: Record<string, number> = {};
-      for (const s of options.sessions()) {
-        counts[s.transport] = (counts[s.transport] ?? 0) + 1;
-      }
-      return counts;
-    },
+    sessions: () =>
+      Object.fromEntries(
+        Map.groupBy(options.sessions(), (s) => s.transport).entries()
+          .map(([transport, list]) => [transport, list.length]),
+      ),
     sandbox: () => {
       const list = processes();
       const rssBytes = list.reduce((sum, p) => sum + p.rss_bytes, 0);
