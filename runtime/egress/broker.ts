@@ -93,6 +93,14 @@ export interface EgressScope {
   allow: string[][];
   /** The calling toolkit, for secrets bound to toolkits. @default null */
   toolkit?: string | null;
+  /**
+   * The calling session's secrets (its toolkit settings marked `secret`,
+   * which the tool itself may send): cut from answers in every form an
+   * operator's secret is, and a request holding one is sent as one
+   * holding an operator's secret is (no re-encoding asked, an encoded
+   * answer refused). @default []
+   */
+  hide?: readonly string[];
   signal?: AbortSignal;
   /**
    * Whose requests these are (one call): an owner runs at most
@@ -278,11 +286,18 @@ export class EgressBroker {
     let url = parseUrl(request.url);
     const origin = url.origin;
     const redirects: string[] = [];
-    // Every secret sent on any hop: cut from all that comes back.
-    const sent = new Set<string>();
+    // Every secret sent on any hop: cut from all that comes back. The
+    // session's own are cut whether or not the request holds them.
+    const hidden = (scope.hide ?? []).filter((v) => v !== "");
+    const sent = new Set<string>(hidden);
+    const holdsHidden = hidden.length > 0 &&
+      [JSON.stringify(callerHeaders), body?.toString("latin1") ?? ""]
+        .some((text) => hidden.some((v) => text.includes(v)));
     for (let hop = 0;; hop++) {
       const address = await this.checkTarget(url, scope.allow, signal);
       const injected = this.#secretsFor(url, scope.toolkit ?? null);
+      const guarded = injected.length > 0 || holdsHidden ||
+        hidden.some((v) => url.href.includes(v));
       if (url.protocol === "http:" && injected.some((s) => !s.plainHttp)) {
         // Refused, not sent without it: the module learns why at once.
         throw new SkillboxError(
@@ -294,7 +309,7 @@ export class EgressBroker {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(callerHeaders)) {
         if (url.origin !== origin && CREDENTIAL_HEADERS.includes(k)) continue;
-        if (injected.length > 0 && RESHAPING_HEADERS.includes(k)) continue;
+        if (guarded && RESHAPING_HEADERS.includes(k)) continue;
         headers[k] = v;
       }
       // Operator secrets win over whatever sandbox code set in their place.
@@ -321,7 +336,7 @@ export class EgressBroker {
         request.redirect === "manual" || location === undefined ||
         !REDIRECTS.includes(status)
       ) {
-        if (injected.length > 0) refuseEncoded(url, res);
+        if (guarded) refuseEncoded(url, res);
         return this.#answer(url, res, cut, redirects);
       }
       res.destroy();
@@ -752,9 +767,9 @@ function cleanHeaders(
 }
 
 /**
- * Refuses an answer to a request that carried an operator secret when it
- * comes encoded although none was asked for: the secret would not be found
- * in it to be cut.
+ * Refuses an answer to a request that carried a secret (an operator's or
+ * the session's) when it comes encoded although none was asked for: the
+ * secret would not be found in it to be cut.
  */
 function refuseEncoded(url: URL, res: http.IncomingMessage): void {
   const coding = res.headers["content-encoding"]?.trim().toLowerCase();
@@ -762,7 +777,7 @@ function refuseEncoded(url: URL, res: http.IncomingMessage): void {
   res.destroy();
   throw new SkillboxError(
     "tool_error",
-    `Cannot read the answer from "${url.host}": it came encoded ("${coding}") unasked, and an operator secret sent with the request could not be cut from it`,
+    `Cannot read the answer from "${url.host}": it came encoded ("${coding}") unasked, and a secret sent with the request could not be cut from it`,
   );
 }
 

@@ -1026,7 +1026,7 @@ Deno.test("a secret an upstream echoes cannot come back compressed or in ranges"
     await refused(
       broker.fetch({ url: `${url}always-gzip` }, any),
       "tool_error",
-      /encoded \("gzip"\).*operator secret/,
+      /encoded \("gzip"\).*a secret sent with the request/,
     );
   });
   await t.step("a range it asks for is not passed on", async () => {
@@ -1038,6 +1038,29 @@ Deno.test("a secret an upstream echoes cannot come back compressed or in ranges"
       assert.equal(res.status, 200);
       assert.doesNotMatch(text(res), /op-sec|ret-7f/);
     }
+  });
+  await t.step("a session's own secret is guarded the same", async () => {
+    // No operator secret for cdn.test: the session's header is its own,
+    // named to the broker as one to hide.
+    const own = {
+      allow: [["*"]],
+      hide: ["Bearer sess-4Kp9"],
+    };
+    const headers = { Authorization: "Bearer sess-4Kp9" };
+    const res = await broker.fetch({
+      url: `http://cdn.test:${port}/`,
+      headers: { ...headers, "Accept-Encoding": "gzip", Range: "bytes=0-3" },
+    }, own);
+    assert.deepEqual(seen.at(-1), { encoding: undefined, range: undefined });
+    assert.equal(text(res), '{"auth":"[REDACTED]"}');
+    await refused(
+      broker.fetch(
+        { url: `http://cdn.test:${port}/always-gzip`, headers },
+        own,
+      ),
+      "tool_error",
+      /encoded \("gzip"\)/,
+    );
   });
   await t.step("a host with no secret gets both as asked", async () => {
     await broker.fetch({

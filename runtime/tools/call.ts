@@ -617,6 +617,7 @@ export class ToolCallHooks implements SandboxHooks {
     return egress.broker.fetch(request, {
       allow: [[...egress.net]],
       toolkit: egress.toolkit,
+      hide: this.#secrets,
       signal,
       owner: this, // the call's requests take turns, not the host's memory
       principal: { session: egress.session.id, token: egress.session.token },

@@ -37,7 +37,11 @@ async function start(maxBody: number): Promise<Fixture> {
     (req) => {
       const auth = req.headers.get("authorization") ?? "";
       const path = new URL(req.url).pathname;
-      const echoed = path === "/token" ? auth.replace(/^Bearer /, "") : auth;
+      const echoed = path === "/token"
+        ? auth.replace(/^Bearer /, "")
+        : path === "/hex"
+        ? hexEscaped(auth)
+        : auth;
       const body = "x".repeat(PAD) + echoed + "y".repeat(PAD);
       return new Response(body, {
         headers: {
@@ -115,6 +119,13 @@ function assertNoPart(text: string, where: string): void {
   }
 }
 
+// Every character as a "\x" escape of its byte, as JavaScript writes it:
+// a form only the egress broker knows, not the http toolkit.
+function hexEscaped(text: string): string {
+  return Array.from(text, (c) => `\\x${c.charCodeAt(0).toString(16)}`)
+    .join("");
+}
+
 // Cuts that leave "Bearer " and 4, 11 or all but one of the token's
 // characters at the end of the body.
 const CUTS = [4, 11, TOKEN.length - 1].map((n) => PAD + "Bearer ".length + n);
@@ -173,5 +184,27 @@ Deno.test("a secret header echoed in a binary body is not returned, whole or cut
     } finally {
       await f.close();
     }
+  }
+});
+
+Deno.test("a secret header echoed in a form only the broker knows is not returned", async () => {
+  // The broker cuts a session's secret toolkit settings from answers in
+  // every form it knows for an operator's secret, not only the forms the
+  // tool itself knows.
+  const f = await start(1_000_000);
+  try {
+    const result = await f.host.callTool("http_request", {
+      url: `${f.base}/hex`,
+    });
+    assert.equal(result.success, true, String(result.error));
+    const body = (result.data as { body: string }).body;
+    assert.ok(body.startsWith("x".repeat(PAD)), body);
+    const escaped = hexEscaped(AUTH);
+    assert.ok(!body.includes(escaped), `the body shows ${escaped}`);
+    assert.ok(!body.includes(hexEscaped(TOKEN)), body);
+    const kept = await history(f.host);
+    assert.ok(!kept.includes(JSON.stringify(escaped).slice(1, -1)), kept);
+  } finally {
+    await f.close();
   }
 });
