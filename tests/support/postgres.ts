@@ -117,7 +117,7 @@ export async function startPostgres(
       );
     }
   };
-  const port = freePort();
+  let port = freePort();
   await run([
     join(bin, "initdb"),
     "-D",
@@ -130,15 +130,16 @@ export async function startPostgres(
     "-E",
     "UTF8",
   ]);
-  const options = [
-    `-p ${port}`,
-    `-k ${dir}`,
-    "-c listen_addresses=127.0.0.1",
-    "-c fsync=off",
-    "-c synchronous_commit=off",
-    "-c full_page_writes=off",
-    "-c max_connections=200",
-  ].join(" ");
+  const options = () =>
+    [
+      `-p ${port}`,
+      `-k ${dir}`,
+      "-c listen_addresses=127.0.0.1",
+      "-c fsync=off",
+      "-c synchronous_commit=off",
+      "-c full_page_writes=off",
+      "-c max_connections=200",
+    ].join(" ");
   const start = () =>
     run([
       join(bin, "pg_ctl"),
@@ -147,13 +148,26 @@ export async function startPostgres(
       "-l",
       log,
       "-o",
-      options,
+      options(),
       "-w",
       "start",
     ]);
   const stop = () =>
     run([join(bin, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"]);
-  await start();
+  // freePort() lets go of the port before PostgreSQL binds it, so a test
+  // running beside may take it first (seen in CI: "could not bind ...
+  // Address already in use"): the first start takes a new port then.
+  for (let attempt = 1;; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (error) {
+      if (attempt >= 5 || !/Address already in use/.test(String(error))) {
+        throw error;
+      }
+      port = freePort();
+    }
+  }
   let running = true;
   let frozen: number[] = [];
   const thaw = () => {
