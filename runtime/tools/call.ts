@@ -46,7 +46,7 @@ import type {
   SessionToolkitConfig,
   ToolkitConfigs,
 } from "../toolkits/configs.ts";
-import { scrubSecrets } from "../toolkits/secrets.ts";
+import { scrubSecrets, usableSecrets } from "../toolkits/secrets.ts";
 import { validateValue, type ValidationResult } from "../schema/validator.ts";
 import { checkToolPolicy, type HostPolicy, parseHostPolicy } from "./policy.ts";
 import type { EgressBroker } from "../egress/broker.ts";
@@ -617,7 +617,7 @@ export class ToolCallHooks implements SandboxHooks {
     return egress.broker.fetch(request, {
       allow: [[...egress.net]],
       toolkit: egress.toolkit,
-      hide: this.#secrets,
+      hide: usableSecrets(this.#secrets), // as events skip too-short ones
       signal,
       owner: this, // the call's requests take turns, not the host's memory
       principal: { session: egress.session.id, token: egress.session.token },

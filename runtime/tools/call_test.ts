@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import type { EgressBroker, EgressScope } from "../egress/broker.ts";
+import type { SessionScope } from "../capability.ts";
 import {
   createToolCaller,
   eventSize,
@@ -838,4 +840,25 @@ Deno.test("SkillEventLog bounds its kept events in bytes, and keeps the terminal
   assert.equal(log.events.at(-1)?.kind, "skill.completed");
   const kept = log.events.reduce((n, e) => n + eventSize(e), 0);
   assert.ok(kept <= RESULT_EVENT_BYTES + 100, `${kept} bytes kept`);
+});
+
+Deno.test("ToolCallHooks names the broker only secrets long enough to cut", async () => {
+  // A 1-3 character secret cut from answers would garble every "1" or "on"
+  // in them, as events skip it (usableSecrets).
+  const scopes: EgressScope[] = [];
+  const broker = {
+    fetch: (_request: unknown, scope: EgressScope) => {
+      scopes.push(scope);
+      return Promise.reject(new Error("not sent"));
+    },
+  } as unknown as EgressBroker;
+  const hooks = new ToolCallHooks({}, ["on", "s3cret-value"], 10, {
+    broker,
+    net: ["*"],
+    toolkit: "http",
+    session: { id: "s", token: "" } as unknown as SessionScope,
+  });
+  await hooks.fetch({ url: "https://a.test/" }, new AbortController().signal)
+    .catch(() => {});
+  assert.deepEqual(scopes[0]?.hide, ["s3cret-value"]);
 });
