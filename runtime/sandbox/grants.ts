@@ -508,16 +508,10 @@ export class GrantCache {
     kit: PermissionOwner | undefined,
     config: Record<string, unknown>,
   ): GrantCheck | Promise<GrantCheck> {
-    const own = entry.permissions;
-    const kits = kit?.permissions ?? {};
-    if (own !== "dynamic" && kits !== "dynamic") {
-      const hit = this.#static.get(entry);
-      if (hit && hit.kit === kit) return hit.check;
-      const check = this.#check(
-        entry,
-        declaredBy(entry, own),
-        kit ? declaredBy(kit, kits) : {},
-      );
+    const hit = this.#static.get(entry);
+    if (hit && hit.kit === kit) return hit.check;
+    const check = staticGrant(entry, kit, this.#policy);
+    if (check) {
       this.#static.set(entry, { kit, check });
       return check;
     }
@@ -538,32 +532,70 @@ export class GrantCache {
       found = Promise.all([
         this.#permissions.of(entry, config),
         kit ? this.#permissions.of(kit, config) : {},
-      ]).then(([a, b]) => this.#check(entry, a, b));
+      ]).then(([a, b]) => checkedGrant(entry, a, b, this.#policy));
       this.#dynamic.set(key, found);
       // A failure is not cached: the next call tries again.
       found.catch(() => this.#dynamic.delete(key));
     }
     return found;
   }
+}
 
-  // A tool gets its own permissions plus its toolkit's (a toolkit often
-  // grants what its configuration names, e.g. a root folder).
-  #check(
-    entry: PermissionOwner,
-    own: Permissions,
-    kit: Permissions,
-  ): GrantCheck {
-    const check = checkGrant(mergePermissions(own, kit), {
-      modulePath: entry.path,
-      policy: this.#policy,
-    });
-    // Shared by every call of this version: nobody may edit it.
-    if (check.ok) {
-      for (const list of Object.values(check.grant)) Object.freeze(list);
-      Object.freeze(check.grant);
-    }
-    return Object.freeze(check);
+/**
+ * The checked grant of a tool whose permissions, and its toolkit's, are
+ * declared in its module; null when either comes from configuration, which
+ * only a call's configuration settles. This is the check a call makes
+ * ({@link GrantCache.of}), without the cache.
+ *
+ * @param entry the tool
+ * @param kit its toolkit, if any
+ * @param policy the host policy grants are checked against
+ * @returns the grant, which permission the policy refused, or null
+ * @example A tool asking for a command the policy does not allow
+ * ```ts
+ * import { staticGrant } from "./grants.ts";
+ * import assert from "node:assert/strict";
+ * const tool = { path: "/s/sh.ts", export: "default", hash: "h",
+ *   permissions: { run: ["bash"] } };
+ * assert.equal(staticGrant(tool, undefined, {})?.ok, false);
+ * const dynamic = { ...tool, permissions: "dynamic" as const };
+ * assert.equal(staticGrant(dynamic, undefined, {}), null);
+ * ```
+ */
+export function staticGrant(
+  entry: PermissionOwner,
+  kit: PermissionOwner | undefined,
+  policy: Policy,
+): GrantCheck | null {
+  const own = entry.permissions;
+  const kits = kit?.permissions ?? {};
+  if (own === "dynamic" || kits === "dynamic") return null;
+  return checkedGrant(
+    entry,
+    declaredBy(entry, own),
+    kit ? declaredBy(kit, kits) : {},
+    policy,
+  );
+}
+
+// A tool gets its own permissions plus its toolkit's (a toolkit often
+// grants what its configuration names, e.g. a root folder).
+function checkedGrant(
+  entry: PermissionOwner,
+  own: Permissions,
+  kit: Permissions,
+  policy: Policy,
+): GrantCheck {
+  const check = checkGrant(mergePermissions(own, kit), {
+    modulePath: entry.path,
+    policy,
+  });
+  // Shared by every call of this version: nobody may edit it.
+  if (check.ok) {
+    for (const list of Object.values(check.grant)) Object.freeze(list);
+    Object.freeze(check.grant);
   }
+  return Object.freeze(check);
 }
 
 // What an owner declares (statically or from its permissions function),

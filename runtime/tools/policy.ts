@@ -44,7 +44,7 @@
  */
 
 import { z } from "zod";
-import { GrantCache, type GrantCheck, type Policy } from "../sandbox/grants.ts";
+import { type Policy, staticGrant } from "../sandbox/grants.ts";
 import type { RegistrySnapshot, ToolEntry } from "../registry/types.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { compareCodeUnits } from "./filter.ts";
@@ -299,12 +299,10 @@ export function toolStatuses(
   snapshot: Pick<RegistrySnapshot, "tools" | "toolkits">,
   rules: { tools: ToolPolicyConfig; permissions: Policy },
 ): ToolStatus[] {
-  // The check a call makes (GrantCache.of), for static grants only.
-  const grants = new GrantCache(STATIC_ONLY, rules.permissions);
   return [...snapshot.tools.values()].map((entry): ToolStatus => {
     const decision = checkToolPolicy(rules.tools, entry, "");
     const reason = decision.allowed
-      ? grantReason(entry, snapshot, grants)
+      ? grantReason(entry, snapshot, rules.permissions)
       : decision.reason;
     return {
       name: entry.name,
@@ -324,21 +322,13 @@ export function toolStatuses(
 function grantReason(
   entry: ToolEntry,
   snapshot: Pick<RegistrySnapshot, "toolkits">,
-  grants: GrantCache,
+  policy: Policy,
 ): string | null {
   const kit = entry.toolkit === null
     ? undefined
     : snapshot.toolkits.get(entry.toolkit);
-  if (entry.permissions === "dynamic" || kit?.permissions === "dynamic") {
-    return null;
-  }
-  const check = grants.of(entry, kit, {}) as GrantCheck;
-  return check.ok
+  const check = staticGrant(entry, kit, policy);
+  return check === null || check.ok
     ? null
     : `Tool "${entry.name}" asks for more than the host policy grants: ${check.reason}`;
 }
-
-// grantReason() asks for static grants only, which need no sandbox.
-const STATIC_ONLY = {
-  resolvePermissions: () => Promise.reject(new Error("static grants only")),
-};
