@@ -46,8 +46,6 @@ export interface ProcessPoolOptions extends ProcessLimits {
   maxProcesses?: number;
   /** Processes one principal's work may spread over. @default 1 */
   perPrincipal?: number;
-  /** Operations in flight on a process before another is started. @default 8 */
-  spreadAt?: number;
   /** Longest wait for room under the process cap. @default 30 s */
   processWaitMs?: number;
 }
@@ -86,6 +84,9 @@ export interface Route {
 const MAX_STICKY = 8192;
 // Ended principals remembered, before the oldest goes.
 const MAX_ENDED = 8192;
+// Operations in flight on each process of a principal before another is
+// started for it.
+const SPREAD_AT = 8;
 
 /**
  * Finds, starts, and retires sandbox processes, and runs operations on them.
@@ -113,16 +114,14 @@ export class ProcessPool implements ProcessEvents {
   readonly deadlines: Deadlines = new Deadlines();
   readonly #max: number;
   readonly #perPrincipal: number;
-  readonly #spreadAt: number;
   // The processes each (principal, grant) key routes to.
   readonly #groups = new Map<string, SandboxProcess[]>();
   // The process each (key, session) last went to: its warm workers are there.
   readonly #sticky = new Map<string, SandboxProcess>();
-  // Every live process, routed or not (unrouted ones finish their work).
+  // Every process not yet exited, routed or not (unrouted ones finish
+  // their work): what counts against the cap, as a killed process still
+  // holds its memory until it is gone.
   readonly #all = new Set<SandboxProcess>();
-  // Processes counted against the cap: every one not yet exited (a killed
-  // process still holds its memory until it is gone).
-  readonly #counted = new Set<SandboxProcess>();
   // Retired (killed) processes that have not exited yet.
   readonly #dying = new Set<SandboxProcess>();
   // Calls waiting for room under the cap, first come first served (a
@@ -153,7 +152,6 @@ export class ProcessPool implements ProcessEvents {
     this.#processWaitMs = options.processWaitMs ?? 30_000;
     this.#max = Math.max(1, options.maxProcesses ?? 32);
     this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
-    this.#spreadAt = Math.max(1, options.spreadAt ?? 8);
     this.#spares = new SpareProcesses(
       Math.min(options.spareProcesses ?? 0, options.maxIdle),
     );
@@ -290,7 +288,7 @@ export class ProcessPool implements ProcessEvents {
     // After every operation: with no more processes than may idle and no
     // call waiting for room there is nothing to sort or wake.
     if (
-      this.#counted.size <= this.#options.maxIdle && this.#waiters.length === 0
+      this.#all.size <= this.#options.maxIdle && this.#waiters.length === 0
     ) return;
     const idle = this.#idle();
     while (idle.length > this.#options.maxIdle) this.#retire(idle.shift()!);
@@ -357,7 +355,7 @@ export class ProcessPool implements ProcessEvents {
   }
 
   // The least busy usable process of a group, or null when the group may
-  // (and should) grow: every process has `spreadAt` operations in flight.
+  // (and should) grow: every process has SPREAD_AT operations in flight.
   #pick(key: string, starting: boolean): SandboxProcess | null {
     let best: SandboxProcess | null = null;
     let size = 0;
@@ -367,7 +365,7 @@ export class ProcessPool implements ProcessEvents {
       if (!starting && !proc.isReady) continue;
       if (!best || proc.busy < best.busy) best = proc;
     }
-    if (best && best.busy >= this.#spreadAt && size < this.#perPrincipal) {
+    if (best && best.busy >= SPREAD_AT && size < this.#perPrincipal) {
       return null;
     }
     return best;
@@ -386,7 +384,7 @@ export class ProcessPool implements ProcessEvents {
 
   #idle(): SandboxProcess[] {
     const idle: SandboxProcess[] = [];
-    for (const proc of this.#counted) {
+    for (const proc of this.#all) {
       if (proc.busy === 0 && proc.usable && proc.isReady) idle.push(proc);
     }
     return idle.sort((a, b) => a.lastUsed - b.lastUsed);
@@ -447,7 +445,7 @@ export class ProcessPool implements ProcessEvents {
   // (unless enough are already on their way out for the calls waiting)
   // and answers false: its room comes when it has exited.
   #makeRoom(): boolean {
-    if (this.#counted.size < this.#max) return true;
+    if (this.#all.size < this.#max) return true;
     if (this.#dying.size <= this.#waiters.length) {
       const idle = this.#idle()[0];
       if (idle) this.#retire(idle);
@@ -457,7 +455,7 @@ export class ProcessPool implements ProcessEvents {
 
   // Wakes as many waiting calls as there is room for, oldest first.
   #wake(): void {
-    const room = this.#max - this.#counted.size +
+    const room = this.#max - this.#all.size +
       Math.max(0, this.#idle().length - this.#dying.size);
     this.#waiters.wake(room);
   }
@@ -466,7 +464,7 @@ export class ProcessPool implements ProcessEvents {
   #retire(proc: SandboxProcess): void {
     this.#spares.forget(proc); // A retired spare is not replaced.
     this.#unroute(proc);
-    if (this.#counted.has(proc)) this.#dying.add(proc);
+    if (this.#all.has(proc)) this.#dying.add(proc);
     proc.kill();
   }
 
@@ -491,7 +489,7 @@ export class ProcessPool implements ProcessEvents {
   #topUpSpares(): void {
     for (let want = this.#spares.wanted(); want; want = this.#spares.wanted()) {
       if (
-        this.#closed || this.#counted.size >= this.#max ||
+        this.#closed || this.#all.size >= this.#max ||
         this.#waiters.length > 0 || this.#idle().length >= this.#options.maxIdle
       ) return;
       try {
@@ -517,10 +515,8 @@ export class ProcessPool implements ProcessEvents {
     proc.routed = routed;
     if (routed) this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
     this.#all.add(proc);
-    this.#counted.add(proc);
     proc.exited.then(() => {
       this.#all.delete(proc);
-      this.#counted.delete(proc);
       this.#dying.delete(proc);
       this.#unroute(proc);
       if (this.#spares.forget(proc)) this.#topUpSpares(); // Died: replaced.
