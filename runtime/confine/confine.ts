@@ -1038,36 +1038,41 @@ export function denoArgs(child: DenoChild): string[] {
 }
 
 /**
- * Permission flags to add beside a process's others. Deno merges repeated
- * list flags, but a list after a bare flag (`--allow-read` then
- * `--allow-read=x`) narrows it to the list: a kind the process already has
- * bare is left out.
+ * The permission flags that let a process connect to a Unix socket: Deno
+ * 2.9 checks a connect as net access to `unix:<path>` and as read and
+ * write of the path. Only those its other flags do not already give: Deno
+ * merges repeated list flags, but a list after a bare flag (`--allow-read`
+ * then `--allow-read=x`) narrows it to the list, so a kind the process
+ * already has bare is left out.
  *
- * @param flags list flags (`--allow-x=...`)
- * @param existing the process's other arguments
- * @returns the flags of `flags` to add
- * @example
+ * @param path the socket
+ * @param existing the process's other Deno arguments
+ * @param hosts more `--allow-net` entries (a port to listen on) @default []
+ * @returns flags to add before the main script
+ * @example A kind the process already has bare is left out
  * ```ts
- * import { addedFlags } from "./confine.ts";
+ * import { socketFlags } from "./confine.ts";
  * import assert from "node:assert/strict";
- * assert.deepEqual(addedFlags(["--allow-net=a", "--allow-env=B"], ["--allow-net"]), ["--allow-env=B"]);
+ * assert.deepEqual(socketFlags("/c.sock", ["--allow-read"]),
+ *   ["--allow-write=/c.sock", "--allow-net=unix:/c.sock"]);
  * ```
  */
-export function addedFlags(
-  flags: readonly string[],
+export function socketFlags(
+  path: string,
   existing: readonly string[],
+  hosts: readonly string[] = [],
 ): string[] {
-  return flags.filter((flag) =>
-    !existing.includes(flag.slice(0, flag.indexOf("=")))
-  );
+  return [
+    `--allow-read=${path}`,
+    `--allow-write=${path}`,
+    `--allow-net=${[...hosts, `unix:${path}`].join(",")}`,
+  ].filter((flag) => !existing.includes(flag.slice(0, flag.indexOf("="))));
 }
 
 /**
  * The Deno permission flags the relay itself needs: listen on its port,
- * and open the bound socket (Deno 2.9 checks a Unix socket connect as net
- * access to `unix:<path>` and as read and write of the path). They go to
- * the process (main thread) only; workers get their own permissions. A
- * kind the process already has bare is left out (`addedFlags`).
+ * and open the bound socket ({@link socketFlags}). They go to the process
+ * (main thread) only; workers get their own permissions.
  *
  * @param existing the process's other Deno arguments @default []
  * @returns flags to add before the main script
@@ -1075,16 +1080,12 @@ export function addedFlags(
  * ```ts
  * import { relayFlags } from "./confine.ts";
  * import assert from "node:assert/strict";
- * assert.match(relayFlags()[0]!, /^--allow-net=127.0.0.1:3128,unix:/);
+ * assert.match(relayFlags().at(-1)!, /^--allow-net=127.0.0.1:3128,unix:/);
  * assert.equal(relayFlags(["--allow-net", "--allow-read"]).length, 1);
  * ```
  */
 export function relayFlags(existing: readonly string[] = []): string[] {
-  return addedFlags([
-    `--allow-net=127.0.0.1:${RELAY_PORT},unix:${RELAY_SOCKET}`,
-    `--allow-read=${RELAY_SOCKET}`,
-    `--allow-write=${RELAY_SOCKET}`,
-  ], existing);
+  return socketFlags(RELAY_SOCKET, existing, [`127.0.0.1:${RELAY_PORT}`]);
 }
 
 /**

@@ -40,7 +40,7 @@ import type { ChatRequest } from "../../protocol/chat.ts";
 import type { Permissions } from "../../protocol/permissions.ts";
 import { privateSocketPath } from "../private_sockets.ts";
 import { killOutliversOnExit, killTree } from "../confine/kill_tree.ts";
-import { addedFlags, denoArgs } from "../confine/confine.ts";
+import { denoArgs, socketFlags } from "../confine/confine.ts";
 import { grantToFlags, grantToWorkerPermissions } from "./grants.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import { type DeniedTree, deniedTreePaths } from "./denied_trees.ts";
@@ -1039,20 +1039,6 @@ export function sandboxCommand(options: SandboxCommandOptions): SandboxCommand {
     cwd: options.cwd,
     ...(control === undefined ? {} : { sockets: [control] }),
   };
-}
-
-// The flags that let a process connect to one Unix socket: Deno 2.9 checks
-// a connect as net access to `unix:<path>` and as read and write of the
-// path (only those its other flags do not already give, see `addedFlags`).
-function socketFlags(
-  path: string,
-  existing: readonly string[],
-): string[] {
-  return addedFlags([
-    `--allow-read=${path}`,
-    `--allow-write=${path}`,
-    `--allow-net=unix:${path}`,
-  ], existing);
 }
 
 /**
