@@ -20,6 +20,7 @@ import type { Permissions } from "../../protocol/permissions.ts";
 import {
   type ProcessEvents,
   type ProcessLimits,
+  type RunOptions,
   SandboxProcess,
   UNWRAPPED,
 } from "./sandbox_process.ts";
@@ -29,7 +30,7 @@ import { grantKey } from "./grants.ts";
 import { loadBootstrap } from "./bootstrap_text.ts";
 import type { CommandWrapper } from "../confine/sandbox_processes.ts";
 import type { OpMessage } from "../../protocol/sandbox/pipe.ts";
-import type { SandboxHooks, SandboxOutcome } from "./types.ts";
+import type { SandboxOutcome } from "./types.ts";
 
 /** Options of {@link ProcessPool}. */
 export interface ProcessPoolOptions extends ProcessLimits {
@@ -50,16 +51,15 @@ export interface ProcessPoolOptions extends ProcessLimits {
   processWaitMs?: number;
 }
 
-/** One operation's grant, route, time and hooks (see {@link ProcessPool.run}). */
-interface PoolRunOptions {
+/**
+ * One operation's grant, route, time and hooks (see {@link ProcessPool.run}):
+ * its time counts waiting for a process too.
+ */
+interface PoolRunOptions extends RunOptions {
   /** The checked grant its process runs with. */
   grant: Permissions;
   /** Whom the process serves (its `deadline` is set by `run`). */
   route: Route;
-  /** The call's time, waiting for a process included. */
-  timeoutMs: number;
-  /** Where events and RPCs go; null refuses them. */
-  hooks: SandboxHooks | null;
 }
 
 /** A module a spare pre-loads in a fresh worker (see `PrimeMessage`). */

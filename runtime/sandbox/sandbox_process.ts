@@ -137,7 +137,7 @@ interface ProcessOptions extends
 }
 
 /** One operation's limits and hooks (see {@link SandboxProcess.run}). */
-interface RunOptions {
+export interface RunOptions {
   /** Wall-clock limit in milliseconds. */
   timeoutMs: number;
   /** Where events and RPCs go; null refuses RPCs and drops events. */
