@@ -16,24 +16,6 @@ export function fixture(name: string): string {
   );
 }
 
-/** A process pool with small limits. */
-export function testPool(
-  over: Partial<ProcessPoolOptions> = {},
-): ProcessPool {
-  return new ProcessPool({
-    deny: [],
-    deniedTrees: [],
-    memoryMb: 256,
-    maxIdle: 8,
-    spareWorkers: 1,
-    maxWarmWorkers: 4,
-    maxResultBytes: 1 << 20,
-    maxEventBytes: 1 << 20,
-    cwd: Deno.cwd(),
-    ...over,
-  });
-}
-
 /**
  * Limits of a small test process (one warm worker, no spares); add its
  * working folder as `cwd`.
@@ -47,6 +29,21 @@ export const TEST_LIMITS = {
   maxResultBytes: 1 << 20,
   maxEventBytes: 1 << 20,
 };
+
+/** A process pool with small limits (larger than one test process's). */
+export function testPool(
+  over: Partial<ProcessPoolOptions> = {},
+): ProcessPool {
+  return new ProcessPool({
+    ...TEST_LIMITS,
+    memoryMb: 256,
+    maxIdle: 8,
+    spareWorkers: 1,
+    maxWarmWorkers: 4,
+    cwd: Deno.cwd(),
+    ...over,
+  });
+}
 
 let next = 0;
 
