@@ -372,7 +372,7 @@ async function probe(
   const bwrap = options.bwrap ??
     locatedRealPath("bwrap", Deno.env.get("PATH") ?? "");
   if (!bwrap) return "bwrap was not found on PATH (install bubblewrap)";
-  const version = await output(bwrap, ["--version"]);
+  const version = await commandOutput(bwrap, ["--version"]);
   if (version === null) return `"${bwrap}" does not run`;
   const execPath = await Deno.realPath(Deno.execPath());
   const layout: ConfinementLayout = {
@@ -413,10 +413,33 @@ function locatedRealPath(command: string, path: string): string | null {
   return located === null ? null : realPath(located);
 }
 
-async function output(command: string, args: string[]): Promise<string | null> {
+/**
+ * Runs a command to its end, its stdin empty and its stderr dropped.
+ *
+ * @param command the program
+ * @param args its arguments
+ * @param options its whole environment (nothing else of the host's) and
+ *   folder @default the host's environment and folder
+ * @returns what it printed, or null when it did not start or failed
+ * @example
+ * ```ts
+ * import { commandOutput } from "./confine.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(await commandOutput("sh", ["-c", "echo $X"], { env: { X: "1" } }), "1\n");
+ * assert.equal(await commandOutput("false", []), null);
+ * ```
+ */
+export async function commandOutput(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<string | null> {
   try {
     const out = await new Deno.Command(command, {
       args,
+      cwd: options.cwd,
+      clearEnv: options.env !== undefined,
+      env: options.env,
       stdin: "null",
       stdout: "piped",
       stderr: "null",
@@ -429,7 +452,7 @@ async function output(command: string, args: string[]): Promise<string | null> {
 
 /** The folders of the binary's shared libraries, from `ldd`. */
 async function libDirs(execPath: string): Promise<string[]> {
-  const text = await output("ldd", [execPath]);
+  const text = await commandOutput("ldd", [execPath]);
   const files = text === null ? [] : [
     ...text.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g),
   ].map((m) => m[1]!);
@@ -466,7 +489,7 @@ async function topLinks(): Promise<Array<[string, string]>> {
 async function closer(): Promise<{ closer?: string }> {
   const bash = locatedRealPath("bash", "/usr/bin:/bin");
   if (bash === null) return {};
-  const run = await output(bash, [
+  const run = await commandOutput(bash, [
     "-p",
     "-c",
     CLOSE_INHERITED,
@@ -488,7 +511,7 @@ async function existing(paths: string[]): Promise<string[]> {
 
 /** Deno's cache folder as the binary itself reports it. */
 async function denoDir(execPath: string): Promise<string> {
-  const text = await output(execPath, ["info", "--json"]);
+  const text = await commandOutput(execPath, ["info", "--json"]);
   let dir: string | undefined;
   try {
     dir = text === null ? undefined : JSON.parse(text).denoDir;

@@ -24,6 +24,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { Permissions } from "../../protocol/permissions.ts";
 import {
   CACHE_DATABASES,
+  commandOutput,
   confineArgs,
   type ConfinementLayout,
   type ConfinementMode,
@@ -300,8 +301,14 @@ export async function prepareSandboxCache(
       },
     );
   }
+  // Each run's failure only leaves the cache colder.
+  const run = (args: string[]) =>
+    commandOutput(options.execPath, args, {
+      env: { DENO_DIR: dir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      cwd: "/",
+    });
   const runs = options.mains.filter((m) => m.protocol === "file:").map((m) =>
-    run(options.execPath, dir, [
+    run([
       // As sandbox processes run (see sandbox/sandbox_process.ts): the source hash of
       // a compiled module includes the config's compiler options, and a
       // confined process, which finds no config, would otherwise compile
@@ -314,7 +321,7 @@ export async function prepareSandboxCache(
   runs.push(
     // Host code importing the one npm package the worker bootstrap imports
     // at run time (from the host cache's npm folder, linked in).
-    run(options.execPath, dir, [
+    run([
       ...denoArgs({ subcommand: "eval", noRemote: false }),
       `await import(${JSON.stringify(WORKER_ZOD)});`,
     ]),
@@ -340,20 +347,4 @@ function settle(path: string): void {
   } catch {
     // Colder, never wrong.
   }
-}
-
-async function run(
-  execPath: string,
-  denoDir: string,
-  args: string[],
-): Promise<void> {
-  await new Deno.Command(execPath, {
-    args,
-    cwd: "/",
-    clearEnv: true,
-    env: { DENO_DIR: denoDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).output().catch(() => {});
 }
