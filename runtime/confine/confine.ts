@@ -204,10 +204,11 @@ export interface ConfineSpec {
   cwd?: string;
   /**
    * The host's egress proxy for this process (`runtime/egress/proxy.ts`):
-   * its socket is bound where the relay expects it. With `token`, the
-   * program runs behind the relay (started first, on the Deno binary, in
-   * the namespace: an MCP server, a script); without, the program is a
-   * sandbox process whose main runs the relay itself.
+   * its socket is bound where the relay expects it, and `HTTP(S)_PROXY`
+   * name the relay ({@link relayEnv}). With `token`, the program runs
+   * behind the relay (started first, on the Deno binary, in the namespace:
+   * an MCP server, a script); without, the program is a sandbox process
+   * whose main runs the relay itself.
    * @default none: no way out of the empty network namespace
    */
   egress?: { socket: string; token?: string };
@@ -742,7 +743,7 @@ function envOf(
   const relayed = spec.egress?.token !== undefined;
   const env: Record<string, string> = {
     ...spec.env,
-    ...relayed ? relayEnv() : {},
+    ...spec.egress ? relayEnv() : {},
     HOME: "/tmp",
     TMPDIR: "/tmp",
   };

@@ -278,6 +278,9 @@ Deno.test("confineArgs() never keeps the network: hosts go through the egress so
     "/run/skillbox/egress.sock",
   ]);
   assert.ok(at > net.args.lastIndexOf("/run"));
+  // Its HTTP clients are sent to the relay its main runs.
+  assert.equal(net.env.HTTPS_PROXY, "http://127.0.0.1:3128");
+  assert.equal(none.env.HTTPS_PROXY, undefined);
   // Every other namespace stays.
   for (const flag of ["--unshare-pid", "--unshare-user", "--unshare-ipc"]) {
     assert.ok(net.args.includes(flag), flag);

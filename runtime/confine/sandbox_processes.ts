@@ -32,7 +32,6 @@ import {
   DENO_DIR_PARTS,
   denoArgs,
   detectConfinement,
-  relayEnv,
   relayFlags,
 } from "./confine.ts";
 import { realPath, within } from "./mount_rule.ts";
@@ -171,13 +170,11 @@ export class Confiner {
         at.main,
         RELAY_TOKEN_ARG + proxy.token,
       );
-      const done = confined({ ...command, args }, grant, {
-        ...at,
-        egressSocket: proxy.path,
-      });
       return {
-        ...done,
-        env: { ...done.env, ...relayEnv() },
+        ...confined({ ...command, args }, grant, {
+          ...at,
+          egressSocket: proxy.path,
+        }),
         release: () => proxy.close(),
       };
     } catch (err) {
