@@ -131,12 +131,6 @@ export interface ConfinementStatus {
   layout: ConfinementLayout | null;
 }
 
-/** Options for {@link detectConfinement} (tests). */
-export interface DetectOptions {
-  /** The bwrap binary. @default "bwrap" found on PATH */
-  bwrap?: string;
-}
-
 /** What one confined process gets. */
 export interface ConfineSpec {
   /**
@@ -316,12 +310,12 @@ const detections = new Map<ConfinementMode, Promise<ConfinementStatus>>();
  */
 export function detectConfinement(
   mode: ConfinementMode,
-  options?: DetectOptions,
+  options?: { bwrap?: string },
 ): Promise<ConfinementStatus> {
-  if (options) return detect(mode, options);
+  if (options) return detect(mode, options.bwrap);
   let found = detections.get(mode);
   if (!found) {
-    found = detect(mode, {});
+    found = detect(mode);
     detections.set(mode, found);
     // A failure is reported to every caller; never as unhandled.
     found.catch(() => {});
@@ -329,9 +323,10 @@ export function detectConfinement(
   return found;
 }
 
+// The bwrap binary is found on PATH unless named.
 async function detect(
   mode: ConfinementMode,
-  options: DetectOptions,
+  bwrapPath?: string,
 ): Promise<ConfinementStatus> {
   if (mode === "off") {
     return {
@@ -341,7 +336,7 @@ async function detect(
       layout: null,
     };
   }
-  const found = await probe(options);
+  const found = await probe(bwrapPath);
   if (typeof found === "string") {
     if (mode === "required") {
       throw new SkillboxError(
@@ -365,12 +360,12 @@ async function detect(
 }
 
 async function probe(
-  options: DetectOptions,
+  bwrapPath?: string,
 ): Promise<{ layout: ConfinementLayout; version: string } | string> {
   if (Deno.build.os !== "linux") {
     return `bubblewrap needs Linux, this is ${Deno.build.os}`;
   }
-  const bwrap = options.bwrap ??
+  const bwrap = bwrapPath ??
     locatedRealPath("bwrap", Deno.env.get("PATH") ?? "");
   if (!bwrap) return "bwrap was not found on PATH (install bubblewrap)";
   const version = await commandOutput(bwrap, ["--version"]);
