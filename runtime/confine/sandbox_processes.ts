@@ -262,8 +262,6 @@ export interface SandboxCacheOptions {
   denoDir: string;
   /** Sandbox main scripts to run once into the cache. */
   mains: URL[];
-  /** The cache folder. @default `<denoDir>/skillbox_sandbox` */
-  dir?: string;
 }
 
 /**
@@ -274,7 +272,7 @@ export interface SandboxCacheOptions {
  * colder, never wrong (Deno checks every cached entry against its source).
  *
  * @param options binary, host cache and mains
- * @returns the sandbox cache folder
+ * @returns the sandbox cache folder, `<denoDir>/skillbox_sandbox`
  * @example A cache with the host cache's npm folder linked in
  * ```ts
  * import { prepareSandboxCache } from "./sandbox_processes.ts";
@@ -288,7 +286,7 @@ export interface SandboxCacheOptions {
 export async function prepareSandboxCache(
   options: SandboxCacheOptions,
 ): Promise<string> {
-  const dir = options.dir ?? join(options.denoDir, SANDBOX_CACHE_NAME);
+  const dir = join(options.denoDir, SANDBOX_CACHE_NAME);
   await Deno.mkdir(dir, { recursive: true });
   for (const part of DENO_DIR_PARTS) {
     await Deno.symlink(join(options.denoDir, part), join(dir, part)).catch(
