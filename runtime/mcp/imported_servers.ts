@@ -98,7 +98,10 @@ import {
 import {
   type ImportedSkill,
   loadServerSkills,
+  type PageBounds,
+  type Pages,
   readBytes,
+  readPages,
   type RefusedSkill,
 } from "./imported_skills.ts";
 import type { RemoteSkill } from "./skills_extension.ts";
@@ -662,7 +665,7 @@ export class ImportedServers implements HostedTool {
 
   // Keeps the tools of a listing that converting affords, and its digest;
   // says what was left out: the operator sees them missing nowhere else.
-  #take(slot: ServerSlot, { tools, digest, cut }: Listing): void {
+  #take(slot: ServerSlot, { items: tools, digest, cut }: Pages<McpTool>): void {
     this.#listed.set(slot, digest);
     slot.tools = scrubSecrets(affordable(tools), slot.secrets);
     const costly = tools.length - slot.tools.length;
@@ -802,13 +805,10 @@ function boundedAnswers(transport: Transport): Transport {
 }
 
 // The most of a server's tool listing the host keeps: tools, pages read,
-// and characters of the tools' JSON. A server that pages on past them
-// (empty pages with fresh cursors, a fat tool a page) is read no further:
-// each page has its own timeout, but the listing as a whole would hold a
-// start, and the host's memory, without end.
-const MAX_LISTING = { tools: 10_000, pages: 100, chars: 16 << 20 };
+// and characters of the tools' JSON.
+const MAX_LISTING: PageBounds = { items: 10_000, pages: 100, chars: 16 << 20 };
 const LISTING_CUT = `its tool listing goes past ${
-  MAX_LISTING.tools.toLocaleString("en-US")
+  MAX_LISTING.items.toLocaleString("en-US")
 } tools, ${MAX_LISTING.pages} pages or ${
   MAX_LISTING.chars >> 20
 } MiB of JSON: the rest was not read`;
@@ -877,41 +877,14 @@ function boundedBody(res: Response): Response {
 }
 
 // A server's tools as listed, with a digest of what it listed: relisted
-// alike, it is neither converted again nor reloaded. `cut` when
-// MAX_LISTING stopped the reading.
-interface Listing {
-  tools: McpTool[];
-  digest: string;
-  cut: boolean;
-}
-
-async function listAll(client: Client, timeout: number): Promise<Listing> {
-  const tools: McpTool[] = [];
-  let cursor: string | undefined;
-  let chars = 0;
-  const digest = createHash("sha256");
-  const listing = (cut: boolean) => ({
-    tools,
-    digest: digest.digest("hex"),
-    cut,
-  });
-  for (let pages = 0; pages < MAX_LISTING.pages; pages++) {
+// alike, it is neither converted again nor reloaded.
+function listAll(client: Client, timeout: number): Promise<Pages<McpTool>> {
+  return readPages(async (cursor) => {
     const page = await client.listTools(cursor ? { cursor } : undefined, {
       timeout,
     });
-    for (const tool of page.tools) {
-      const text = JSON.stringify(tool);
-      chars += text.length;
-      if (tools.length >= MAX_LISTING.tools || chars > MAX_LISTING.chars) {
-        return listing(true);
-      }
-      digest.update(text);
-      tools.push(tool);
-    }
-    cursor = page.nextCursor;
-    if (!cursor) return listing(false);
-  }
-  return listing(true);
+    return { items: page.tools, next: page.nextCursor };
+  }, MAX_LISTING);
 }
 
 // The tools of a listing up to where converting their schemas spent

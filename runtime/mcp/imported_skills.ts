@@ -39,6 +39,7 @@
  */
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainObject } from "../../protocol/json.ts";
@@ -90,23 +91,86 @@ export interface RefusedSkill {
   reason: string;
 }
 
-/** Most skills read from one server. */
-const MAX_SKILLS = 1000;
-
 /**
  * Most bytes of SKILL.md kept from one server: its skills' instructions
  * are held in the registry and listed to every client.
  */
 const MAX_SERVER_SKILL_MD_BYTES = 16 * 1024 * 1024;
 
-/** Most skills/list pages read from one server. */
-const MAX_SKILL_PAGES = 100;
+/**
+ * Most of a server's skills/list read: entries, pages, and characters of
+ * the entries' JSON (the pages are held until every entry is checked, and
+ * each may be 16 MiB).
+ */
+const MAX_SKILL_LISTING = { items: 1000, pages: 100, chars: 16 << 20 };
 
 /**
- * Most characters of JSON of skills/list entries read from one server: the
- * pages are held until every entry is checked, and each may be 16 MiB.
+ * The most of one paged listing {@link readPages} reads: items kept, pages
+ * asked for, and characters of the kept items' JSON.
  */
-const MAX_SKILL_LISTING_CHARS = 16 * 1024 * 1024;
+export type PageBounds = Record<"items" | "pages" | "chars", number>;
+
+/** A paged listing as {@link readPages} read it. */
+export interface Pages<T> {
+  /** The items kept, in order. */
+  items: T[];
+  /** A sha256 of their JSON: alike for the same listing read again. */
+  digest: string;
+  /** The bound that stopped the reading, or "" when the last page came. */
+  cut: "" | keyof PageBounds;
+}
+
+/**
+ * Reads a server's paged listing (`tools/list`, `skills/list`) until a page
+ * has no cursor or a bound is reached. A server that pages on past them
+ * (empty pages with fresh cursors, a fat item a page) is read no further:
+ * each page has its own timeout, but the listing as a whole would hold a
+ * start, and the host's memory, without end.
+ *
+ * @param page asks for the page at a cursor (none for the first): its items
+ *   and the next cursor, if any
+ * @param max the bounds
+ * @returns what was read, and which bound stopped it
+ * @example Empty pages with fresh cursors stop at the page bound
+ * ```ts
+ * import { readPages } from "./imported_skills.ts";
+ * import assert from "node:assert/strict";
+ * let asked = 0;
+ * const endless = () => Promise.resolve({ items: [], next: String(++asked) });
+ * const read = await readPages(endless, { items: 10, pages: 5, chars: 100 });
+ * assert.deepEqual([read.items, read.cut, asked], [[], "pages", 5]);
+ * const one = () => Promise.resolve({ items: ["a", "b"] });
+ * assert.equal((await readPages(one, { items: 1, pages: 5, chars: 100 })).cut, "items");
+ * ```
+ */
+export async function readPages<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; next?: unknown }>,
+  max: PageBounds,
+): Promise<Pages<T>> {
+  const items: T[] = [];
+  const digest = createHash("sha256");
+  let chars = 0;
+  let cursor: string | undefined;
+  const read = (cut: Pages<T>["cut"]) => ({
+    items,
+    digest: digest.digest("hex"),
+    cut,
+  });
+  for (let pages = 0; pages < max.pages; pages++) {
+    const { items: listed, next } = await page(cursor);
+    for (const item of listed) {
+      if (items.length >= max.items) return read("items");
+      const text = JSON.stringify(item) ?? "";
+      chars += text.length;
+      if (chars > max.chars) return read("chars");
+      digest.update(text);
+      items.push(item);
+    }
+    if (typeof next !== "string" || next === "") return read("");
+    cursor = next;
+  }
+  return read("pages");
+}
 
 /**
  * Lists and verifies the skills of a connected server; none when it does
@@ -129,35 +193,15 @@ export async function loadServerSkills(
   if (!client.getServerCapabilities()?.extensions?.[SKILLS_EXTENSION]) {
     return { skills, refused };
   }
-  const entries: unknown[] = [];
-  let cursor: string | undefined;
-  let chars = 0;
-  // Why the rest of the listing was not read: "" once a page without a
-  // cursor ends it.
-  let cut = `goes past ${
-    MAX_SKILLS.toLocaleString("en-US")
-  } skills or ${MAX_SKILL_PAGES} pages`;
-  // Pages are counted too: empty pages with fresh cursors would hold the
-  // server's start (and a refresh) for ever.
-  reading: for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
+  const { items: entries, cut } = await readPages(async (cursor) => {
     const page = await client.request(
       { method: "skills/list", params: cursor ? { cursor } : {} } as never,
       ResultSchema,
       { timeout: timeoutMs },
     );
-    for (const entry of Array.isArray(page.skills) ? page.skills : []) {
-      if (entries.length >= MAX_SKILLS) break reading;
-      chars += JSON.stringify(entry)?.length ?? 0;
-      if (chars > MAX_SKILL_LISTING_CHARS) {
-        cut = `is over ${MAX_SKILL_LISTING_CHARS} characters of JSON`;
-        break reading;
-      }
-      entries.push(entry);
-    }
-    cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
-    if (!cursor) cut = "";
-    if (!cursor || entries.length >= MAX_SKILLS) break;
-  }
+    const skills = Array.isArray(page.skills) ? page.skills as unknown[] : [];
+    return { items: skills, next: page.nextCursor };
+  }, MAX_SKILL_LISTING);
   const seen = new Set<string>();
   let total = 0;
   for (const entry of entries) {
@@ -188,9 +232,14 @@ export async function loadServerSkills(
     }
   }
   if (cut) {
+    const over = cut === "chars"
+      ? `is over ${MAX_SKILL_LISTING.chars} characters of JSON`
+      : `goes past ${
+        MAX_SKILL_LISTING.items.toLocaleString("en-US")
+      } skills or ${MAX_SKILL_LISTING.pages} pages`;
     refused.push({
       uri: "skills/list",
-      reason: `its skill listing ${cut}: the rest was not read`,
+      reason: `its skill listing ${over}: the rest was not read`,
     });
   }
   return { skills, refused };

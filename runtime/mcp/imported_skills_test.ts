@@ -149,3 +149,21 @@ Deno.test("loadServerSkills() reads a server's skill listing to 16 MiB, no furth
     /its skill listing is over 16777216 characters of JSON/,
   );
 });
+
+Deno.test("loadServerSkills() reads on past a full page to learn whether the listing goes further", async () => {
+  // 1,000 entries (each refused: no uri), then an empty last page.
+  const pages = [
+    { skills: Array.from({ length: 1000 }, () => ({})), nextCursor: "2" },
+    { skills: [] },
+  ];
+  let read = 0;
+  const client = {
+    getServerCapabilities: () => ({ extensions: { [SKILLS_EXTENSION]: {} } }),
+    request: () => Promise.resolve(pages[read++]),
+    readResource: () => Promise.reject(new Error("not read")),
+  } as unknown as Client;
+  const { refused } = await loadServerSkills(client, 1000);
+  assert.equal(read, 2);
+  assert.equal(refused.length, 1000);
+  assert.ok(refused.every((r) => r.uri !== "skills/list"));
+});
