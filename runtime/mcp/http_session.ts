@@ -530,8 +530,11 @@ export class CallAnswer implements Expiring {
     }
   }
 
+  // As the SDK's JSON response mode sends it: 200, `application/json`,
+  // and the session's id.
   #answerJson(message: JSONRPCMessage): void {
-    this.#respond(jsonAnswer(message, this.#options.sessionId ?? ""));
+    const headers = { "mcp-session-id": this.#options.sessionId ?? "" };
+    this.#respond(Response.json(message, { headers }));
   }
 
   #end(): void {
@@ -638,28 +641,6 @@ export function plainJsonRequest(
     return undefined;
   }
   return body as unknown as JSONRPCRequest;
-}
-
-/**
- * The JSON answer to a request, as the SDK's JSON response mode sends it.
- *
- * @param message the server's answer
- * @param sessionId the MCP session's id
- * @returns a 200 `application/json` response with the `mcp-session-id` header
- * @example
- * ```ts
- * import { jsonAnswer } from "./http_session.ts";
- * import assert from "node:assert/strict";
- * const response = jsonAnswer({ jsonrpc: "2.0", id: 1, result: {} }, "s1");
- * assert.equal(response.headers.get("mcp-session-id"), "s1");
- * assert.deepEqual(await response.json(), { jsonrpc: "2.0", id: 1, result: {} });
- * ```
- */
-export function jsonAnswer(
-  message: JSONRPCMessage,
-  sessionId: string,
-): Response {
-  return Response.json(message, { headers: { "mcp-session-id": sessionId } });
 }
 
 /**

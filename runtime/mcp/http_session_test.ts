@@ -12,7 +12,7 @@ import {
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
-  jsonAnswer,
+  CallAnswer,
   LazyRequestInfo,
   McpHttpSession,
   plainJsonRequest,
@@ -20,6 +20,7 @@ import {
   SseBacklog,
   watchAnswer,
 } from "./http_session.ts";
+import { Deadlines } from "../deadline.ts";
 import { initializeRequest } from "../../tests/support/mcp_fixtures.ts";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import {
@@ -456,12 +457,22 @@ Deno.test("plainJsonRequest leaves to the SDK every header the SDK would refuse"
   }
 });
 
-Deno.test("jsonAnswer sends the answer as the SDK's JSON response mode does", async () => {
-  const response = jsonAnswer({
+Deno.test("CallAnswer sends a JSON answer as the SDK's JSON response mode does", async () => {
+  const deadlines = new Deadlines({ unref: false });
+  const answer = new CallAnswer({
+    id: "a",
+    sessionId: "s-1",
+    graceMs: 60_000,
+    onCancel() {},
+    deadlines,
+  });
+  await answer.send({
     jsonrpc: "2.0",
     id: "a",
     error: { code: -32601, message: "Method not found" },
-  }, "s-1");
+  });
+  const response = await answer.response;
+  deadlines.close();
   assert.equal(response.status, 200);
   assert.equal(response.headers.get("content-type"), "application/json");
   assert.equal(response.headers.get("mcp-session-id"), "s-1");
