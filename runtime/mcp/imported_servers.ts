@@ -331,39 +331,31 @@ export class ImportedServers implements HostedTool {
 
   /** @returns the verified skills of the running servers, served again over MCP */
   remoteSkills(): RemoteSkill[] {
-    const out: RemoteSkill[] = [];
-    for (const slot of this.#slots.values()) {
+    return [...this.#slots.values()].flatMap((slot) => {
       const client = slot.client;
-      if (!client) continue;
-      for (const skill of slot.skills) {
-        out.push({
-          name: importedName(slot.name, skill.name),
-          server: slot.name,
-          entry: skill.entry,
-          read: async (uri) => {
-            let bytes: Uint8Array;
-            try {
-              bytes = await readBytes(client, uri, this.#timeoutOf(slot));
-            } catch (error) {
+      if (!client) return [];
+      return slot.skills.map((skill): RemoteSkill => ({
+        name: importedName(slot.name, skill.name),
+        server: slot.name,
+        entry: skill.entry,
+        read: async (uri) => {
+          const bytes = await readBytes(client, uri, this.#timeoutOf(slot))
+            .catch((error: Error) => {
               // The server's own words: they may say its secrets back.
-              throw new Error(
-                said((error as Error).message, slot.secrets),
-              );
-            }
-            // What a server says reaches clients scrubbed of its entry's
-            // secrets; a file the scrub would change is refused instead.
-            const text = new TextDecoder().decode(bytes);
-            if (scrubSecrets(text, slot.secrets) !== text) {
-              throw new Error(
-                `Resource "${uri}" of the MCP server "${slot.name}" holds one of its secrets (a value of its env or headers, its URL's credentials or a secret arg)`,
-              );
-            }
-            return bytes;
-          },
-        });
-      }
-    }
-    return out;
+              throw new Error(said(error.message, slot.secrets));
+            });
+          // What a server says reaches clients scrubbed of its entry's
+          // secrets; a file the scrub would change is refused instead.
+          const text = new TextDecoder().decode(bytes);
+          if (scrubSecrets(text, slot.secrets) !== text) {
+            throw new Error(
+              `Resource "${uri}" of the MCP server "${slot.name}" holds one of its secrets (a value of its env or headers, its URL's credentials or a secret arg)`,
+            );
+          }
+          return bytes;
+        },
+      }));
+    });
   }
 
   /**
