@@ -209,15 +209,10 @@ export async function loadServerSkills(
       ? entry.uri
       : "?";
     try {
-      // Checked before it is read: a verified SKILL.md is its listed size.
-      const size = listedSize(entry);
-      if (total + size > MAX_SERVER_SKILL_MD_BYTES) {
-        throw new Error(
-          `its SKILL.md would take the server over the ${MAX_SERVER_SKILL_MD_BYTES} bytes of SKILL.md a server may serve`,
-        );
-      }
-      const skill = await verifySkill(client, entry, timeoutMs);
-      total += size;
+      const left = MAX_SERVER_SKILL_MD_BYTES - total;
+      const skill = await verifySkill(client, entry, timeoutMs, left);
+      // A verified SKILL.md is its listed size.
+      total += skill.entry.resources.find((r) => r.uri === skill.uri)!.size;
       if (seen.has(skill.name)) {
         throw new Error(`the name "${skill.name}" is listed twice`);
       }
@@ -251,6 +246,8 @@ export async function loadServerSkills(
  * @param client the connected client
  * @param entry the listed entry, unchecked
  * @param timeoutMs the bound of the read
+ * @param maxBytes the most its SKILL.md may take of what is left of the
+ *   server's {@link MAX_SERVER_SKILL_MD_BYTES} @default no more than that
  * @returns the verified skill
  * @throws {Error} saying what does not hold
  * @example
@@ -262,6 +259,7 @@ export async function verifySkill(
   client: Client,
   entry: unknown,
   timeoutMs: number,
+  maxBytes = MAX_SERVER_SKILL_MD_BYTES,
 ): Promise<ImportedSkill> {
   if (!isPlainObject(entry) || typeof entry.uri !== "string") {
     throw new Error("the entry has no uri");
@@ -320,6 +318,12 @@ export async function verifySkill(
   if (self.size > MAX_SKILL_MD_BYTES) {
     throw new Error(
       `its SKILL.md is ${self.size} bytes, over ${MAX_SKILL_MD_BYTES}`,
+    );
+  }
+  // Checked before it is read: a verified SKILL.md is its listed size.
+  if (self.size > maxBytes) {
+    throw new Error(
+      `its SKILL.md would take the server over the ${MAX_SERVER_SKILL_MD_BYTES} bytes of SKILL.md a server may serve`,
     );
   }
   const bytes = await readBytes(client, uri, timeoutMs);
@@ -395,19 +399,6 @@ function plainPath(path: string): boolean {
     return name !== "" && name !== "." && name !== ".." &&
       !/[\/\\\0]/.test(name);
   });
-}
-
-// The size an entry lists for its SKILL.md (0 when it lists none; such
-// an entry is refused by verifySkill).
-function listedSize(entry: unknown): number {
-  if (!isPlainObject(entry) || !Array.isArray(entry.resources)) return 0;
-  const self = entry.resources.find((r: unknown) =>
-    isPlainObject(r) && r.uri === entry.uri
-  );
-  const size = isPlainObject(self) ? self.size : 0;
-  return Number.isSafeInteger(size) && (size as number) > 0
-    ? size as number
-    : 0;
 }
 
 // The name a refused entry is shown under: its frontmatter's, when listed.
