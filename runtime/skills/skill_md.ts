@@ -1409,21 +1409,17 @@ async function readRegularFile(
     if (!info.isFile()) return { problem: "it is not a regular file" };
     // Bigger is refused before reading, so a huge file is never pulled in.
     if (info.size > max) return { problem: `file is larger than ${max} bytes` };
-    const buffer = new Uint8Array(max + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(
-        buffer,
-        length,
-        buffer.length - length,
-        length,
-      );
-      if (bytesRead === 0) break;
-      length += bytesRead;
+    // At most one byte past `max` (`end` counts it in), to tell a file
+    // grown since its size was read.
+    const bytes = Buffer.concat(
+      await Array.fromAsync(
+        handle.createReadStream({ start: 0, end: max, autoClose: false }),
+      ),
+    );
+    if (bytes.length > max) {
+      return { problem: `file is larger than ${max} bytes` };
     }
-    // Grown since its size was read.
-    if (length > max) return { problem: `file is larger than ${max} bytes` };
-    return new TextDecoder().decode(buffer.subarray(0, length));
+    return new TextDecoder().decode(bytes);
   } finally {
     await handle.close();
   }

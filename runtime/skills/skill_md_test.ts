@@ -7,6 +7,7 @@ import {
   findSkillFile,
   loadSkillFolder,
   MAX_FRONTMATTER_CHARS,
+  MAX_RESOURCE_BYTES,
   MAX_SKILL_MD_BYTES,
   parseSkillMd,
   readSkillFile,
@@ -486,6 +487,29 @@ Deno.test("loadSkillFolder() lists linked files inside the folder, never outside
   } finally {
     await Deno.remove(dir, { recursive: true });
     await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("readSkillFile() reads a linked file of exactly the bound whole, and refuses one byte more", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Multi-byte text: the bound counts bytes, and the last character ends
+    // exactly on it.
+    const full = "é".repeat(MAX_RESOURCE_BYTES / 2);
+    await Deno.writeTextFile(join(dir, "full.md"), full);
+    await Deno.writeTextFile(join(dir, "over.md"), full + "x");
+    await Deno.writeTextFile(
+      join(dir, "SKILL.md"),
+      md("name: s\ndescription: d", "[a](full.md) [b](over.md)"),
+    );
+    const skill = await loadSkillFolder(dir);
+    assert.equal(await readSkillFile(skill, "full.md"), full);
+    await assert.rejects(
+      readSkillFile(skill, "over.md"),
+      /larger than 262144 bytes/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
