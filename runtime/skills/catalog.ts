@@ -62,7 +62,7 @@ import {
   FieldReader,
   findSkillFile,
   loadSkillFolder,
-  readLlm,
+  readA2eFields,
   type SkillFolder,
 } from "./skill_md.ts";
 import type { CommandRule } from "./tool_names.ts";
@@ -566,12 +566,14 @@ export function codeSkillRecord(
   options: CodeSkillOptions,
 ): SkillRecord {
   const f = entry.fields;
-  // Read as a SKILL.md's fields are, by the same reader; a module has no
-  // discovery warnings, so its warnings are dropped.
-  const r = new FieldReader({ ...f });
+  // Read as a SKILL.md's fields are, by the same readers (its `llm_config`
+  // as a SKILL.md's `llm`); a module has no discovery warnings, so its
+  // warnings are dropped.
+  const r = new FieldReader({ ...f, llm: f.llm_config });
+  const a2e = readA2eFields(r);
   const inputSchema = r.mapping("input_schema") ?? r.mapping("input") ?? {};
   const instructions = r.str("instructions");
-  const llm = llmChoiceOf(f.llm_config);
+  const llm = a2e.llm && decodeLlmChoice({ ...a2e.llm });
   const folder = dirname(entry.path);
   let run: CodeSkillRun | InstructionSkillRun | null = null;
   let loadProblem = options.denied ?? null;
@@ -591,38 +593,26 @@ export function codeSkillRecord(
     loadProblem ??=
       `Skill "${entry.name}" has neither "run" nor "instructions"`;
   }
-  const definition = skill({
-    name: entry.name,
-    description: r.str("description") ?? "",
-    version: r.str("version") ?? "1.0.0",
-    triggers: r.strList("triggers") ?? [],
-    whenToUse: r.str("when_to_use", "when-to-use") ?? "",
-    argumentHint: r.str("argument_hint", "argument-hint") ?? "",
-    source: options.source,
-    tools: r.strList("tools"),
-    toolkits: r.strList("toolkits"),
-    instructions,
-    filePath: entry.path,
+  // A2E's fields are wire names, so the protocol's decoder reads them; a
+  // module's tools and schemas are its own (skillbox's tool names as
+  // written, JSON Schemas also as `input` and `output`).
+  const definition = {
+    ...decodeSkill({
+      ...a2e,
+      name: entry.name,
+      description: r.str("description") ?? "",
+      source: options.source,
+      tools: r.strList("tools"),
+      instructions,
+      file_path: entry.path,
+      metadata: { ...r.mapping("metadata"), format: "code" },
+      input_schema: inputSchema,
+      output_schema: r.mapping("output_schema") ?? r.mapping("output") ?? {},
+      arguments: r.strList("arguments") ?? argumentNames(inputSchema),
+    }),
     llmConfig: llm && redactedChoice(llm),
-    category: r.str("category"),
-    tags: r.strList("tags"),
-    // A count: 2.5 turns would allow three.
-    maxTurns: r.positive("max_turns", true),
-    timeoutSeconds: r.positive("timeout_seconds", false),
-    icon: r.str("icon"),
-    metadata: { ...r.mapping("metadata"), format: "code" },
-    inputSchema,
-    outputSchema: r.mapping("output_schema") ?? r.mapping("output") ?? {},
-    arguments: r.strList("arguments") ?? argumentNames(inputSchema),
-  });
+  };
   return { definition, run, llmConfig: llm, loadProblem };
-}
-
-// A module's `llm_config` is author input, read as a SKILL.md's `llm` is
-// (a module has no discovery warnings: they are dropped).
-function llmChoiceOf(value: unknown): LlmChoice | null {
-  const llm = readLlm(new FieldReader({ llm: value }));
-  return llm && decodeLlmChoice({ ...llm });
 }
 
 /**

@@ -670,3 +670,17 @@ Deno.test("codeSkillRecord() reads its fields as a SKILL.md's are read", () => {
     [md.tags, md.version, md.max_turns],
   );
 });
+
+Deno.test("codeSkillRecord() keeps a module's tool names as written, not as other runtimes' names", () => {
+  // A module names skillbox's tools: "Read" is not read_file there, and a
+  // name no tool has keeps the skill Blocked rather than vanishing.
+  const code = codeSkillRecord({
+    path: "/s/t.ts",
+    export: "default",
+    hash: "h",
+    name: "t",
+    runnable: true,
+    fields: { description: "T", tools: ["Read", "mcp__x__y"] },
+  }, { source: "project" }).definition;
+  assert.deepEqual(code.tools, ["Read", "mcp__x__y"]);
+});

@@ -941,6 +941,7 @@ export function readA2eFields(fields: FieldReader): A2eFields {
     // that declares an empty one.
     tools: tools === null && allowed === null ? null : mapping.tools,
     toolkits: fields.strList("toolkits"),
+    // A count: 2.5 turns would allow three.
     max_turns: fields.positive("max_turns", true),
     timeout_seconds: fields.positive("timeout_seconds", false),
     category: fields.str("category"),
