@@ -184,39 +184,10 @@ export function parseCommandPattern(
 }
 
 /**
- * Tells whether `run_command` arguments fit one of the rules: the program
- * and its arguments must start with (or, for an exact rule, equal) a rule's
- * words. The program is compared as written, so `/usr/bin/git` does not
- * match `git`.
- *
- * @param rules the skill's rules
- * @param args the `run_command` arguments (`command`, `args`)
- * @returns true when the call is allowed
- * @example
- * ```ts
- * import { commandAllowed } from "./tool_names.ts";
- * import assert from "node:assert/strict";
- * const rules = [{ words: ["git"], prefix: true }];
- * assert.ok(commandAllowed(rules, { command: "git", args: ["log", "-n", "1"] }));
- * assert.ok(!commandAllowed(rules, { command: "rm", args: ["-rf", "/"] }));
- * ```
- */
-export function commandAllowed(
-  rules: readonly CommandRule[],
-  args: Readonly<Record<string, unknown>>,
-): boolean {
-  const rest = Array.isArray(args.args) ? args.args : [];
-  const argv: unknown[] = [args.command, ...rest];
-  return rules.some((rule) =>
-    (rule.prefix
-      ? argv.length >= rule.words.length
-      : argv.length === rule.words.length) &&
-    rule.words.every((word, i) => argv[i] === word)
-  );
-}
-
-/**
- * Says why `run_command` arguments are refused under the rules, or nothing.
+ * Says why `run_command` arguments are refused under the rules, or nothing:
+ * the program and its arguments must start with (or, for an exact rule,
+ * equal) a rule's words. The program is compared as written, so
+ * `/usr/bin/git` does not match `git`.
  *
  * @param rules the skill's rules
  * @param args the `run_command` arguments
@@ -237,9 +208,16 @@ export function commandRefusal(
   rules: readonly CommandRule[],
   args: Readonly<Record<string, unknown>>,
 ): string | null {
-  if (commandAllowed(rules, args)) return null;
   const rest = Array.isArray(args.args) ? args.args : [];
-  const line = [args.command, ...rest].map(String).join(" ");
+  const argv: unknown[] = [args.command, ...rest];
+  const allowed = rules.some((rule) =>
+    (rule.prefix
+      ? argv.length >= rule.words.length
+      : argv.length === rule.words.length) &&
+    rule.words.every((word, i) => argv[i] === word)
+  );
+  if (allowed) return null;
+  const line = argv.map(String).join(" ");
   const only = rules.map((r) => `"${describeCommandRule(r)}"`).join(", ");
   return `cannot run ${JSON.stringify(line.slice(0, 200))}: ${
     only === ""

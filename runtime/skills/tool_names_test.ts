@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  commandAllowed,
   commandRefusal,
   mapToolNames,
   parseCommandPattern,
@@ -97,13 +96,13 @@ Deno.test("parseCommandPattern() reads prefix and exact forms and refuses shell 
   }
 });
 
-Deno.test("commandAllowed() matches the program as written and the leading arguments", () => {
+Deno.test("commandRefusal() allows the program as written and the leading arguments", () => {
   const rules = [
     { words: ["git"], prefix: true },
     { words: ["npm", "run", "test"], prefix: false },
   ];
   const ok = (command: unknown, args?: unknown) =>
-    commandAllowed(rules, { command, args });
+    commandRefusal(rules, { command, args }) === null;
   assert.ok(ok("git"));
   assert.ok(ok("git", ["log", "--oneline"]));
   assert.ok(ok("npm", ["run", "test"]));
