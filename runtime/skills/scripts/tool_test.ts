@@ -36,4 +36,11 @@ Deno.test("callSkillScript() names the argument item the model got wrong", async
   await t.step("stdin that is not text", async () => {
     assert.match(await refusal({ stdin: 3 }), /"stdin"/);
   });
+  await t.step("a script that is not one of the skill's", async () => {
+    // Worded by the schema the model was offered: its list, not its value.
+    assert.equal(
+      await refusal({ script: "../a.sh" }),
+      '"script" must be one of ["scripts/a.sh"]',
+    );
+  });
 });
