@@ -554,14 +554,11 @@ export function offeredTools(
   for (const name of [...allowed].sort()) {
     const info = host.tool(name);
     if (!info) continue;
-    out.push({
-      name: info.name,
-      description: name === COMMAND_TOOL && commandRules
-        ? `${info.description}\n\n${describeCommandRules(commandRules)}`
-        : info.description,
-      inputSchema: info.inputSchema,
-      prompt: info.prompt,
-    });
+    const description = name === COMMAND_TOOL && commandRules
+      ? `${info.description}\n\n${describeCommandRules(commandRules)}`
+      : info.description;
+    // The host's entry is already a tool with its guidance.
+    out.push({ ...info, description });
   }
   return out;
 }
