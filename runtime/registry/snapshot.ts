@@ -20,6 +20,7 @@ import type { Permissions } from "../../protocol/permissions.ts";
 import { describeZodError } from "../../protocol/request_schemas.ts";
 import { MAX_FAN_OUT, schemaFanOut, slowPattern } from "../schema/validator.ts";
 import { compareCodeUnits } from "../tools/filter.ts";
+import { within } from "../confine/mount_rule.ts";
 import type {
   ModuleRef,
   Origin,
@@ -355,10 +356,10 @@ class Places {
   // otherwise claim every loose tool.
   #folderKits(tool: Candidate<ToolCandidate>): KitCandidate[] {
     for (let dir = dirname(tool.entry.path);; dir = dirname(dir)) {
-      // Up to the skills folder, not past it (a folder may be named "..x").
-      const rel = relative(tool.root, dir);
-      const outside = rel === ".." || rel.startsWith("../");
-      if (rel === "" || outside || dirname(dir) === dir) return [];
+      // Up to the skills folder, not past it (nor past "/").
+      if (dir === tool.root || dir === "/" || !within(dir, tool.root)) {
+        return [];
+      }
       const here = (this.#byDir.get(dir) ?? []).filter((k) =>
         k.root === tool.root && k.entry.origin === tool.entry.origin
       );
@@ -393,7 +394,7 @@ class Places {
 
   #inTree(tool: Candidate<ToolCandidate>, kit: KitCandidate): boolean {
     return tool.root === kit.root && tool.entry.origin === kit.entry.origin &&
-      tool.entry.path.startsWith(dirname(kit.entry.path) + "/");
+      within(tool.entry.path, dirname(kit.entry.path));
   }
 
   #wrongKit(explicit: string, folder: readonly KitCandidate[]): string {

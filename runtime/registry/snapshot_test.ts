@@ -515,3 +515,24 @@ Deno.test("buildSnapshot() gives a folder named like '..x' its own toolkit's too
   assert.equal(snap.tools.get("read")?.toolkit, "fs");
   assert.deepEqual(snap.toolkits.get("web")?.tools, []);
 });
+
+Deno.test("buildSnapshot() lets a toolkit at the top of a skills folder at / list its loose tools", () => {
+  const top = (path: string, defs: Partial<DescribedDefinition>[]) => ({
+    ...mod(path, defs),
+    root: "/",
+  });
+  const snap = buildSnapshot([
+    top("/web.ts", [{
+      kind: "toolkit",
+      name: "web",
+      fields: { tools: ["get"] },
+    }]),
+    top("/get.ts", [{ name: "get" }]),
+    top("/kit/toolkit.ts", [{ kind: "toolkit", name: "kit" }]),
+    top("/kit/read.ts", [{ name: "read" }]),
+  ]);
+  // As under any other skills folder: "/get.ts" is in the tree of "/".
+  assert.equal(snap.tools.get("get")?.toolkit, "web");
+  assert.equal(snap.tools.get("read")?.toolkit, "kit");
+  assert.deepEqual(snap.refused, []);
+});
