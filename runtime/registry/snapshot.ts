@@ -278,8 +278,12 @@ class Places {
     const folder = this.#folderKits(tool);
     let target: KitCandidate | undefined;
     if (explicit !== null) {
-      target = folder.find((k) => k.entry.name === explicit) ??
-        this.#sameFolder(tool, explicit) ??
+      // Its folder's, or one defined in its own folder even at the top of
+      // the skills folder (a loose toolkit beside its loose tools, an
+      // imported server's module).
+      const named = (k: KitCandidate) => k.entry.name === explicit;
+      target = folder.find(named) ??
+        this.#kitsIn(dirname(tool.entry.path), tool).find(named) ??
         (folder.length === 0 ? this.#lister(tool, explicit) : undefined);
       if (target === undefined) {
         return { refused: this.#wrongKit(explicit, folder) };
@@ -360,23 +364,15 @@ class Places {
       if (dir === tool.root || dir === "/" || !within(dir, tool.root)) {
         return [];
       }
-      const here = (this.#byDir.get(dir) ?? []).filter((k) =>
-        k.root === tool.root && k.entry.origin === tool.entry.origin
-      );
+      const here = this.#kitsIn(dir, tool);
       if (here.length > 0) return here;
     }
   }
 
-  // A toolkit defined in the tool's own folder, even at the top of the
-  // skills folder (a loose toolkit beside its loose tools, an imported
-  // server's module).
-  #sameFolder(
-    tool: Candidate<ToolCandidate>,
-    name: string,
-  ): KitCandidate | undefined {
-    return (this.#byDir.get(dirname(tool.entry.path)) ?? []).find((k) =>
-      k.entry.name === name && k.root === tool.root &&
-      k.entry.origin === tool.entry.origin
+  // The toolkits defined in a folder, in the tool's skills folder and origin.
+  #kitsIn(dir: string, tool: Candidate<ToolCandidate>): KitCandidate[] {
+    return (this.#byDir.get(dir) ?? []).filter((k) =>
+      k.root === tool.root && k.entry.origin === tool.entry.origin
     );
   }
 

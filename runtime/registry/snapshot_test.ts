@@ -536,3 +536,17 @@ Deno.test("buildSnapshot() lets a toolkit at the top of a skills folder at / lis
   assert.equal(snap.tools.get("read")?.toolkit, "kit");
   assert.deepEqual(snap.refused, []);
 });
+
+Deno.test("buildSnapshot() gives a tool no toolkit of another skills folder or origin in its folder", () => {
+  const snap = buildSnapshot([
+    mod("/s/sub/kit/toolkit.ts", [{ kind: "toolkit", name: "kit" }]),
+    { ...mod("/s/sub/kit/read.ts", [{ name: "read" }]), root: "/s/sub" },
+    {
+      ...mod("/s/sub/kit/list.ts", [{ name: "list" }]),
+      origin: "builtin" as const,
+    },
+  ]);
+  assert.equal(snap.tools.get("read")?.toolkit, null);
+  assert.equal(snap.tools.get("list")?.toolkit, null);
+  assert.deepEqual(snap.toolkits.get("kit")?.tools, []);
+});
