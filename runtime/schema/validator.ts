@@ -28,7 +28,7 @@ import {
   validate,
 } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
-import { pointerSegment } from "../../protocol/json.ts";
+import { isPlainObject, pointerSegment } from "../../protocol/json.ts";
 import { printableLine } from "../../protocol/lines.ts";
 import type {
   JsonSchemaType,
@@ -295,10 +295,7 @@ function countApplications(
   const seen = new Set<object>();
   while (todo.length > 0) {
     const node = todo.pop();
-    if (
-      typeof node !== "object" || node === null || Array.isArray(node) ||
-      seen.has(node)
-    ) continue;
+    if (!isPlainObject(node) || seen.has(node)) continue;
     seen.add(node);
     const s = node as Record<string, unknown>;
     if (s.uniqueItems === true) uniqueItems = true;
@@ -308,7 +305,7 @@ function countApplications(
       add(s.pattern, !checked);
     }
     const keyed = s.patternProperties;
-    if (typeof keyed === "object" && keyed !== null && !Array.isArray(keyed)) {
+    if (isPlainObject(keyed)) {
       for (const key in keyed) add(key, true);
     }
     for (const key of CHILD) todo.push(s[key]);
@@ -592,9 +589,7 @@ function chargePairs(value: unknown): number {
 }
 
 function draftOf(schema: unknown): SchemaDraft {
-  const uri = typeof schema === "object" && schema !== null
-    ? String((schema as Record<string, unknown>).$schema ?? "")
-    : "";
+  const uri = isPlainObject(schema) ? String(schema.$schema ?? "") : "";
   if (uri.includes("draft-04")) return "4";
   if (uri.includes("draft-07") || uri.includes("draft-06")) return "7";
   if (uri.includes("2019-09")) return "2019-09";
@@ -846,9 +841,7 @@ export function schemaFanOut(
   const memo = new Map<object, number>();
   const open = new Set<object>();
   const count = (node: unknown): number => {
-    if (typeof node !== "object" || node === null || Array.isArray(node)) {
-      return 1;
-    }
+    if (!isPlainObject(node)) return 1;
     const known = memo.get(node);
     if (known !== undefined) return known;
     if (open.has(node)) return cap;
