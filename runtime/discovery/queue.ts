@@ -239,15 +239,7 @@ export class DiscoveryQueue {
       this.#retries.push(unanswered);
     } else if (batch.length === 1) {
       // Alone in its process: the failure is this module's own.
-      unanswered[0]!.resolve(
-        failure.code === "out_of_memory"
-          ? {
-            ok: false,
-            code: "out_of_memory",
-            message: "Ran out of memory while loading",
-          }
-          : { ok: false, code: "sandbox_crash", message: failure.message },
-      );
+      unanswered[0]!.resolve({ ok: false, ...failure });
     } else if (unanswered.length === 1) {
       this.#retries.push(unanswered);
     } else {
@@ -517,7 +509,7 @@ export async function runDiscoveryProcess(
   for (const timer of timers.values()) clearTimeout(timer);
   if (failure === null && answers.size < modules.length) {
     failure = ranOutOfMemory(status, stderr)
-      ? { code: "out_of_memory", message: "Discovery ran out of memory" }
+      ? { code: "out_of_memory", message: "Ran out of memory while loading" }
       : {
         code: "sandbox_crash",
         message: `Discovery process exited with code ${status.code}`,

@@ -99,6 +99,25 @@ Deno.test("DiscoveryQueue isolates hostile modules: each fails alone, the rest l
   assert.ok(runs.flat().filter((p) => p === "ok0").length <= 2);
 });
 
+Deno.test("DiscoveryQueue gives a module failing alone its process's failure as reported", async () => {
+  const queue = new DiscoveryQueue({ ...BASE, runBatch: fakeRun([]) });
+  const [oom, exit] = await Promise.all(
+    ["oom", "exit"].map((path) => queue.describe({ path, read: [] })),
+  );
+  await queue.close();
+  // The fake names each failure by its code.
+  assert.deepEqual(oom, {
+    ok: false,
+    code: "out_of_memory",
+    message: "out_of_memory",
+  });
+  assert.deepEqual(exit, {
+    ok: false,
+    code: "sandbox_crash",
+    message: "sandbox_crash",
+  });
+});
+
 Deno.test("DiscoveryQueue gathers waiting modules into few batches", async () => {
   const runs: string[][] = [];
   const queue = new DiscoveryQueue({
