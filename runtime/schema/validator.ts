@@ -24,7 +24,9 @@ import {
   format as FORMATS,
   type OutputUnit,
   type Schema,
+  schemaArrayKeyword,
   type SchemaDraft,
+  schemaKeyword,
   validate,
 } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
@@ -260,19 +262,13 @@ const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"];
 const IN_PLACE = ["not", "if", "then", "else"];
 const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"];
 
-// Keywords whose value validate() applies as one schema, as a list of
-// schemas (`items` is either), or as a map of them.
-const CHILD = [
-  ...IN_PLACE,
-  "items",
-  "additionalItems",
-  "unevaluatedItems",
-  "contains",
-  "additionalProperties",
-  "unevaluatedProperties",
-  "propertyNames",
-];
-const CHILD_LISTS = [...IN_PLACE_LISTS, "items", "prefixItems"];
+// Keywords whose value validate() applies as one schema or as a list of
+// schemas (`items` is either): cfworker's own tables, which its
+// dereference() walks. Then those whose value is a map of schemas
+// validate() applies (cfworker's map table also has `$defs`, which is
+// not applied, and lacks `dependencies`).
+const CHILD = Object.keys(schemaKeyword);
+const CHILD_LISTS = Object.keys(schemaArrayKeyword);
 const CHILD_MAPS = [...IN_PLACE_MAPS, "properties", "patternProperties"];
 
 // Gives every object validate() can be applied to a counting accessor: the

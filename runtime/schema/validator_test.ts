@@ -197,6 +197,14 @@ Deno.test("validateValue() refuses a value that takes too many schema steps", as
     for (let i = 0; i < DEEP; i++) value = { enum: 1, a: value };
     assert.equal(problems(schema, { x: value }), REFUSED);
   });
+  await t.step("subschemas under a keyword map written as a list", () => {
+    // `dereference` skips a list where it expects a map, so nothing below
+    // it is indexed; validate() still applies its entries (by index), and
+    // their lists and subschemas, to the value's items.
+    const schema = { properties: [{ allOf: [{ items: { type: "number" } }] }] };
+    const value = { 0: new Array(200_000).fill(1) };
+    assert.equal(problems(schema, value), REFUSED);
+  });
   await t.step("the same schemas still check a shallow value", () => {
     assert.ok(validateValue(cyclicAllOf(), chain(8)).valid);
     assert.ok(validateValue(doublingDefs(DEEP), chain(8)).valid);
