@@ -322,18 +322,17 @@ function diff<T>(
   before: ReadonlyMap<string, T>,
   after: ReadonlyMap<string, T>,
 ): NameChanges {
-  const added: string[] = [];
-  const changed: string[] = [];
-  const removed: string[] = [];
-  for (const [name, entry] of after) {
-    const old = before.get(name);
-    if (old === undefined) added.push(name);
-    else if (JSON.stringify(old) !== JSON.stringify(entry)) changed.push(name);
-  }
-  for (const name of before.keys()) {
-    if (!after.has(name)) removed.push(name);
-  }
-  return { added, changed, removed };
+  const was = new Set(before.keys());
+  const now = new Set(after.keys());
+  // Each list in the order of its map (a difference keeps its receiver's).
+  return {
+    added: [...now.difference(was)],
+    changed: [...after.keys()].filter((name) =>
+      was.has(name) &&
+      JSON.stringify(before.get(name)) !== JSON.stringify(after.get(name))
+    ),
+    removed: [...was.difference(now)],
+  };
 }
 
 /**
