@@ -19,9 +19,7 @@ import type { DescribedDefinition, DescribedModule } from "../sandbox/types.ts";
 export interface DescriberOptions {
   policy: Policy;
   cache: DiscoveryCache;
-  queue: Pick<DiscoveryQueue, "describe"> & {
-    readonly maxResultBytes?: number;
-  };
+  queue: Pick<DiscoveryQueue, "describe" | "maxResultBytes">;
   /** Told each module's local files (the pool grants them to calls). */
   onGraph?: (path: string, files: string[]) => void;
 }
@@ -45,7 +43,10 @@ const IO_CONCURRENCY = 16;
  * const describe = createDescriber({
  *   policy: {},
  *   cache: new DiscoveryCache({ dir: null }),
- *   queue: { describe: () => Promise.resolve({ ok: true, value: [] }) },
+ *   queue: {
+ *     describe: () => Promise.resolve({ ok: true, value: [] }),
+ *     maxResultBytes: 1 << 20,
+ *   },
  * });
  * const described = await describe(`${dir}/a.ts`);
  * assert.equal(described.error, null);
@@ -87,7 +88,7 @@ export function createDescriber(
     // A module whose code only declares literals needs no Worker: its
     // definitions are read from its syntax (nothing of it runs).
     const literal = await describeStatically(abs, sources.get(abs) ?? "", {
-      maxResultBytes: queue.maxResultBytes ?? 1024 * 1024,
+      maxResultBytes: queue.maxResultBytes,
       imports: sources,
     });
     const answer = literal
