@@ -897,7 +897,8 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 // Deletes an owner's runs older than its `keep` newest, but not a child
-// whose parent is kept; then the deleted runs' children (and theirs).
+// whose parent is kept; and, by a recursive query, the deleted runs'
+// children, theirs and so on (UNION: a cycle of parents ends too).
 // Returns the ids of every run deleted.
 async function pruneOwner(
   tx: postgres.TransactionSql,
@@ -908,17 +909,11 @@ async function pruneOwner(
   const [floor] = keep === 0 ? [] : await tx`SELECT cursor FROM skillbox_runs
     WHERE ${whose} ORDER BY cursor DESC LIMIT 1 OFFSET ${keep - 1}`;
   const below = floor ? Number(floor.cursor) : Number.MAX_SAFE_INTEGER;
-  let gone = (await tx`DELETE FROM skillbox_runs r WHERE ${whose}
-    AND cursor < ${below} AND (parent_id IS NULL OR NOT EXISTS
-      (SELECT 1 FROM skillbox_runs p WHERE p.id = r.parent_id))
-    RETURNING id`).map((r) => String(r.id));
-  const ids = [...gone];
-  while (gone.length > 0) {
-    gone =
-      (await tx`DELETE FROM skillbox_runs WHERE parent_id = ANY(${
-        textArray(gone)
-      }::text[]) RETURNING id`).map((r) => String(r.id));
-    ids.push(...gone);
-  }
-  return ids;
+  const gone = await tx`WITH RECURSIVE doomed(id) AS (
+      SELECT id FROM skillbox_runs r WHERE ${whose} AND cursor < ${below}
+        AND (parent_id IS NULL OR NOT EXISTS
+          (SELECT 1 FROM skillbox_runs p WHERE p.id = r.parent_id))
+      UNION SELECT r.id FROM skillbox_runs r JOIN doomed d ON r.parent_id = d.id
+    ) DELETE FROM skillbox_runs WHERE id IN (SELECT id FROM doomed) RETURNING id`;
+  return gone.map((r) => String(r.id));
 }

@@ -119,6 +119,25 @@ const CASES: [string, (store: RunStore) => Promise<void>][] = [
     },
   ],
   [
+    "prune() takes a run's grandchildren with it, however deep",
+    async (store) => {
+      // A run_code call's tool call ran a skill that made a call: written
+      // as each finished, the deepest first.
+      await store.write([
+        { run: run(3, { parentId: "r2" }), events: [] },
+        { run: run(2, { parentId: "r1" }), events: [] },
+        { run: run(1), events: [] },
+        { run: run(4), events: [] },
+        { run: run(5), events: [] },
+      ]);
+      assert.equal(
+        await store.prune({ maxRuns: 2, maxAgeDays: 30, now: 9 }),
+        3,
+      );
+      assert.deepEqual(ids(await store.list({})), ["r5", "r4"]);
+    },
+  ],
+  [
     "prune() keeps the newest max_runs and drops runs older than max_age_days",
     async (store) => {
       const now = 100 * 86_400_000;
