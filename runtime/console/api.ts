@@ -448,11 +448,9 @@ class ReadLines {
     let line = this.#lines.get(viewer);
     if (!line) this.#lines.set(viewer, line = new Semaphore(READS_PER_VIEWER));
     if (line.waiting >= MAX_WAITING_READS) return null;
-    const release = await line.acquire();
     try {
-      return await read();
+      return await line.run(read);
     } finally {
-      release();
       if (line.active === 0) this.#lines.delete(viewer);
     }
   }
