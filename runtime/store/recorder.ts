@@ -16,6 +16,7 @@ import { resolve } from "node:path";
 import type { SessionScope } from "../capability.ts";
 import type { CallEvent } from "../../protocol/tool.ts";
 import { newId } from "../../protocol/envelope.ts";
+import { toWireError } from "../../protocol/errors.ts";
 import { jsonLength } from "../../protocol/json.ts";
 import type { Registry } from "../registry/registry.ts";
 import type { ToolkitConfigs } from "../toolkits/configs.ts";
@@ -121,8 +122,9 @@ export interface RunFiles {
 }
 
 /**
- * Outcome of an error thrown by a call path: its A2E code, else
- * `runtime_error`.
+ * Outcome of an error thrown by a call path, as its client is told it
+ * ({@link toWireError}): a skillbox error's A2E code, else
+ * `runtime_error` (a system error's `ENOENT` is no A2E code).
  *
  * @param error what was thrown
  * @returns the outcome and message for {@link RunEnd}
@@ -133,17 +135,12 @@ export interface RunFiles {
  * import assert from "node:assert/strict";
  * assert.equal(errorEnd(new SkillboxError("unknown_tool", "no")).outcome, "unknown_tool");
  * assert.equal(errorEnd("boom").outcome, "runtime_error");
+ * assert.equal(errorEnd(Object.assign(new Error("gone"), { code: "ENOENT" })).outcome, "runtime_error");
  * ```
  */
 export function errorEnd(error: unknown): RunEnd {
-  const code = typeof error === "object" && error !== null &&
-      "code" in error && typeof error.code === "string"
-    ? error.code
-    : "runtime_error";
-  return {
-    outcome: code,
-    error: error instanceof Error ? error.message : String(error),
-  };
+  const { code, message } = toWireError(error);
+  return { outcome: code, error: message };
 }
 
 /** What {@link observeToolCaller} needs to find a call's toolkit secrets. */
@@ -167,11 +164,12 @@ export interface ObserveToolsOptions {
  * @example Observe one call
  * ```ts
  * import { observeToolCaller } from "./recorder.ts";
+ * import { SkillboxError } from "../../protocol/errors.ts";
  * import { createToolkitConfigs } from "../toolkits/configs.ts";
  * import assert from "node:assert/strict";
  * const seen: string[] = [];
  * const caller = observeToolCaller({
- *   call: () => Promise.reject(Object.assign(new Error("Unknown tool"), { code: "unknown_tool" })),
+ *   call: () => Promise.reject(new SkillboxError("unknown_tool", "Unknown tool")),
  * }, {
  *   started: (s) => (seen.push(`start ${s.name}`), "r1"),
  *   event: () => {},

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { SkillboxError, toWireError } from "../../protocol/errors.ts";
 import { parseConfig } from "../config.ts";
 import { resolveConfig } from "../config_overrides.ts";
 import {
@@ -520,13 +521,29 @@ Deno.test("a toolkit's call written while it runs has the toolkit's secrets scru
 
 Deno.test("a toolkit's call that throws has the toolkit's secrets scrubbed from its arguments", async () => {
   const { recorder, call, lastRun } = toolkitCalls(() =>
-    Promise.reject(Object.assign(new Error("Denied"), { code: "tool_denied" }))
+    Promise.reject(new SkillboxError("tool_denied", "Denied"))
   );
   await assert.rejects(call());
   await recorder.flush();
   const run = await lastRun();
   assert.equal(run.outcome, "tool_denied");
   assert.equal(run.args, '{"note":"see [redacted]"}');
+  await recorder.close();
+});
+
+// A system error's `code` (Deno's NotFound is `ENOENT`) is no A2E code:
+// its client is told `runtime_error` (toWireError), and so is the history.
+Deno.test("a call that throws a system error is recorded as the runtime_error its client is told", async () => {
+  const thrown = Object.assign(new Error("gone"), { code: "ENOENT" });
+  const { recorder, call, lastRun } = toolkitCalls(() =>
+    Promise.reject(thrown)
+  );
+  await assert.rejects(call());
+  await recorder.flush();
+  const run = await lastRun();
+  assert.equal(run.outcome, toWireError(thrown).code);
+  assert.equal(run.outcome, "runtime_error");
+  assert.equal(run.error, "gone");
   await recorder.close();
 });
 
