@@ -11,7 +11,7 @@
  * @module
  */
 
-import { brokerFromConfig, type EgressBroker } from "./egress/broker.ts";
+import { brokerFromConfig } from "./egress/broker.ts";
 import { createSandbox } from "./sandbox/sandbox.ts";
 import type { SandboxProcessInfo } from "./sandbox/types.ts";
 import type { RunObserver } from "./store/recorder.ts";
@@ -180,13 +180,15 @@ export function createStandardCapabilities(
 ): StandardCapabilities {
   const log = options.log ?? (() => {});
   const dirs = skillDirs(config);
-  const policy = parseHostPolicy(config.policy);
+  const operator = parseHostPolicy(config.policy);
   // The host's own files: never seen by a sandbox or an imported server.
   const protect = hostFiles(config, options.configPath);
-  const permissions = sandboxPolicy(policy.permissions, {
+  const permissions = sandboxPolicy(operator.permissions, {
     served: dirs.map((d) => d.path),
     hostFiles: protect,
   });
+  // The operator's policy, with the sandbox policy as its permissions.
+  const policy: HostPolicy = { ...operator, permissions };
   const configs = createToolkitConfigs(config.toolkits);
   const egress = brokerFromConfig(config.egress);
   // The config's sandbox section names the pool's options (the script
@@ -201,15 +203,10 @@ export function createStandardCapabilities(
   let closed = false;
   // A server that comes up before the first load ends is read again then.
   let missed = false;
-  const imported = importedServers(
-    config,
-    { egress, sandbox, protect, maxCallMs: policy.maxTimeoutMs },
-    log,
-    async () => {
-      if (registry) await registry.reload();
-      else missed = true;
-    },
-  );
+  const imported = importedServers(async () => {
+    if (registry) await registry.reload();
+    else missed = true;
+  });
   const built = (async () => {
     // Said once, in the banner; "required" without it fails the start here.
     log((await sandbox.confinement()).reason);
@@ -234,17 +231,9 @@ export function createStandardCapabilities(
       policy: permissions,
       importedFiles: () => importedSkillFiles(imported?.remoteSkills() ?? []),
     });
-    const rules = { tools: policy.tools, permissions };
-    statusOf = () => registryStatus(loaded.snapshot, { catalog, rules });
-    const capabilities = buildCapabilities(loaded, catalog, {
-      config,
-      options,
-      policy: { ...policy, permissions },
-      configs,
-      sandbox,
-      imported,
-      egress,
-    });
+    statusOf = () =>
+      registryStatus(loaded.snapshot, { catalog, rules: policy });
+    const capabilities = buildCapabilities(loaded, catalog);
     const report = await loadReport(loaded, { catalog, dirs, log });
     logNewRefusals(loaded, log);
     return { capabilities, report };
@@ -285,146 +274,128 @@ export function createStandardCapabilities(
       await sandbox.close();
     },
   };
-}
 
-type Sandbox = ReturnType<typeof createSandbox>;
+  // The parts above are in scope of the two below: they read them, never
+  // passed along.
 
-/** The config's MCP servers, imported as toolkits; null when none. */
-function importedServers(
-  config: HostConfig,
-  { egress, sandbox, protect, maxCallMs }: {
-    egress: EgressBroker;
-    sandbox: Sandbox;
-    protect: string[];
-    maxCallMs: number;
-  },
-  log: (line: string) => void,
-  onChange: () => Promise<void>,
-): ImportedServers | null {
-  // A stdio server's hosts go through the same broker's rules.
-  const servers = Object.fromEntries(
-    Object.entries(config.mcpServers ?? {}).map((
-      [name, spec],
-    ) => [name, spec.url === undefined ? { ...spec, egress, protect } : spec]),
-  );
-  if (Object.keys(servers).length === 0) return null;
-  return createImportedServers({
-    servers,
-    log,
-    confinement: () => sandbox.confinement(),
-    // HTTP servers are reached under the egress address rules.
-    egress,
-    // A call's request outlives the longest call, and is still bounded.
-    requestTimeoutMs: Math.max(600_000, maxCallMs + 10_000),
-    onChange,
-    backoff: config.mcp && {
-      initialMs: config.mcp.retryInitialMs,
-      maxMs: config.mcp.retryMaxMs,
-    },
-    maxResultBytes: config.sandbox.maxResultBytes,
-  });
-}
+  /** The config's MCP servers, imported as toolkits; null when none. */
+  function importedServers(
+    onChange: () => Promise<void>,
+  ): ImportedServers | null {
+    // A stdio server's hosts go through the same broker's rules.
+    const servers = Object.fromEntries(
+      Object.entries(config.mcpServers ?? {}).map((
+        [name, spec],
+      ) => [
+        name,
+        spec.url === undefined ? { ...spec, egress, protect } : spec,
+      ]),
+    );
+    if (Object.keys(servers).length === 0) return null;
+    return createImportedServers({
+      servers,
+      log,
+      confinement: () => sandbox.confinement(),
+      // HTTP servers are reached under the egress address rules.
+      egress,
+      // A call's request outlives the longest call, and is still bounded.
+      requestTimeoutMs: Math.max(600_000, policy.maxTimeoutMs + 10_000),
+      onChange,
+      backoff: config.mcp && {
+        initialMs: config.mcp.retryInitialMs,
+        maxMs: config.mcp.retryMaxMs,
+      },
+      maxResultBytes: config.sandbox.maxResultBytes,
+    });
+  }
 
-/** What {@link buildCapabilities} builds the capabilities from. */
-interface StackParts {
-  config: HostConfig;
-  options: StandardCapabilitiesOptions;
-  /** The operator's policy, with the sandbox policy as its permissions. */
-  policy: HostPolicy;
-  configs: ReturnType<typeof createToolkitConfigs>;
-  sandbox: Sandbox;
-  imported: ImportedServers | null;
-  egress: EgressBroker;
-}
-
-/** The `tools`, `toolkits` and `skill` capabilities over a loaded registry. */
-function buildCapabilities(
-  loaded: Registry,
-  catalog: ReturnType<typeof registryCatalog>,
-  parts: StackParts,
-): Record<"tools" | "toolkits" | "skill", Capability> {
-  const { config, options, policy, configs, sandbox, imported, egress } = parts;
-  // run_code's skills are run with what the skill capability gets, made
-  // below: bound once it exists.
-  let skills: InnerSkillRunner | null = null;
-  const code = new CodeCalls({
-    maxCalls: config.code?.maxCalls,
-    maxResultBytes: config.sandbox.maxResultBytes,
-    admit: options.admitInner,
-    skills: (request) => skills!(request),
-  });
-  const codeApi = createCodeApi({
-    registry: loaded,
-    policy,
-    configs,
-    skills: publishedSkills(catalog, {
+  /** The `tools`, `toolkits` and `skill` capabilities over a loaded registry. */
+  function buildCapabilities(
+    loaded: Registry,
+    catalog: ReturnType<typeof registryCatalog>,
+  ): Record<"tools" | "toolkits" | "skill", Capability> {
+    // run_code's skills are run with what the skill capability gets, made
+    // below: bound once it exists.
+    let skills: InnerSkillRunner | null = null;
+    const code = new CodeCalls({
+      maxCalls: config.code?.maxCalls,
+      maxResultBytes: config.sandbox.maxResultBytes,
+      admit: options.admitInner,
+      skills: (request) => skills!(request),
+    });
+    const codeApi = createCodeApi({
       registry: loaded,
+      policy,
+      configs,
+      skills: publishedSkills(catalog, {
+        registry: loaded,
+        archived: config.archivedSkills,
+      }),
+    });
+    const tools = createToolsCapability({
+      registry: loaded,
+      sandbox,
+      // Code mode's shipped tools: run_code runs in the sandbox with its
+      // inner calls, code_api is answered in the host, after the checks of
+      // every call.
+      hosted: new Map<string, HostedTool>([
+        [CODE_TOOL, code],
+        [CODE_API_TOOL, codeApi],
+      ]),
+      // Imported MCP servers' tools are called on their servers, after the
+      // same checks; no other call passes through the servers.
+      imported: imported ?? undefined,
+      configs,
+      policy,
+      broadcast: options.broadcast,
+      egress,
+      observer: options.observer,
+    });
+    const skillOptions: SkillsCapabilityOptions = {
+      catalog,
+      tools: registryToolHost({
+        registry: loaded,
+        caller: tools.caller,
+        // A skill script's filesystem mount: the session's configuration,
+        // checked against the policy as the toolkit's own calls are.
+        toolkits: {
+          configs,
+          grants: new GrantCache(sandbox, policy.permissions),
+        },
+      }),
+      sandbox,
+      llm: hostLlm(config.llm, { rules: config.llmRules, broker: egress }),
       archived: config.archivedSkills,
-    }),
-  });
-  const tools = createToolsCapability({
-    registry: loaded,
-    sandbox,
-    // Code mode's shipped tools: run_code runs in the sandbox with its
-    // inner calls, code_api is answered in the host, after the checks of
-    // every call.
-    hosted: new Map<string, HostedTool>([
-      [CODE_TOOL, code],
-      [CODE_API_TOOL, codeApi],
-    ]),
-    // Imported MCP servers' tools are called on their servers, after the
-    // same checks; no other call passes through the servers.
-    imported: imported ?? undefined,
-    configs,
-    policy,
-    broadcast: options.broadcast,
-    egress,
-    observer: options.observer,
-  });
-  const skillOptions: SkillsCapabilityOptions = {
-    catalog,
-    tools: registryToolHost({
+      limits: {
+        maxTimeoutSeconds: policy.maxTimeoutMs / 1000,
+        maxTurns: config.limits.maxTurns,
+        defaultMaxTurns: config.limits.defaultMaxTurns,
+        interpreters: parseInterpreters(config.policy),
+        scriptConfinement: config.sandbox.confinement,
+        // The fields are optional for configs built in code (tests, embedders).
+        scriptWorkspace: {
+          bytes: config.sandbox.scriptWorkspaceMb === undefined
+            ? DEFAULT_WORKSPACE_QUOTA.bytes
+            : config.sandbox.scriptWorkspaceMb * 1024 * 1024,
+          files: config.sandbox.scriptWorkspaceFiles ??
+            DEFAULT_WORKSPACE_QUOTA.files,
+        },
+        scriptFiles: config.store?.files,
+        scriptEnvGrant: policy.permissions.env,
+        scriptNetGrant: policy.permissions.net,
+        scriptEgress: egress,
+      },
+      observer: options.observer,
+    };
+    const skill = createSkillsCapability(skillOptions);
+    skills = innerSkillRunner(skillOptions);
+    const toolkits = createToolkitsCapability({
       registry: loaded,
-      caller: tools.caller,
-      // A skill script's filesystem mount: the session's configuration,
-      // checked against the policy as the toolkit's own calls are.
-      toolkits: {
-        configs,
-        grants: new GrantCache(sandbox, policy.permissions),
-      },
-    }),
-    sandbox,
-    llm: hostLlm(config.llm, { rules: config.llmRules, broker: egress }),
-    archived: config.archivedSkills,
-    limits: {
-      maxTimeoutSeconds: policy.maxTimeoutMs / 1000,
-      maxTurns: config.limits.maxTurns,
-      defaultMaxTurns: config.limits.defaultMaxTurns,
-      interpreters: parseInterpreters(config.policy),
-      scriptConfinement: config.sandbox.confinement,
-      // The fields are optional for configs built in code (tests, embedders).
-      scriptWorkspace: {
-        bytes: config.sandbox.scriptWorkspaceMb === undefined
-          ? DEFAULT_WORKSPACE_QUOTA.bytes
-          : config.sandbox.scriptWorkspaceMb * 1024 * 1024,
-        files: config.sandbox.scriptWorkspaceFiles ??
-          DEFAULT_WORKSPACE_QUOTA.files,
-      },
-      scriptFiles: config.store?.files,
-      scriptEnvGrant: policy.permissions.env,
-      scriptNetGrant: policy.permissions.net,
-      scriptEgress: egress,
-    },
-    observer: options.observer,
-  };
-  const skill = createSkillsCapability(skillOptions);
-  skills = innerSkillRunner(skillOptions);
-  const toolkits = createToolkitsCapability({
-    registry: loaded,
-    configs,
-    tools: policy.tools,
-  });
-  return { tools, toolkits, skill };
+      configs,
+      tools: policy.tools,
+    });
+    return { tools, toolkits, skill };
+  }
 }
 
 // Offers a capability at once; its handlers wait for the real one. Once it
