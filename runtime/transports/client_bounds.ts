@@ -497,13 +497,9 @@ export async function readCapped(
   }
   if (timedOut) return { text: "", bytes, over, timedOut: true };
   if (over) return { text: salvage(chunks[0]!), bytes, over };
-  const all = new Uint8Array(bytes);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return { text: new TextDecoder().decode(all), bytes, over: false };
+  // A stream's chunks are typed as maybe shared memory; a body's never are.
+  const whole = new Blob(chunks as Uint8Array<ArrayBuffer>[]);
+  return { text: await whole.text(), bytes, over: false };
 }
 
 // The start of an oversize body, as text, to find the request's id in.
