@@ -179,8 +179,8 @@ async function receive(
   channels: Channels,
   c: Context,
 ): Promise<Response> {
-  const found = findChannel(context, channels, c);
-  if (typeof found === "number") return noChannel(c, found, "send");
+  const found = findChannel(context, channels, c, "send");
+  if (found instanceof Response) return found;
   found.lastActive = performance.now();
   const max = context.dispatcher.maxMessageBytes;
   const timeoutMs = bodyTimeoutMs(context.limits);
@@ -206,8 +206,8 @@ function stream(
   channels: Channels,
   c: Context,
 ): Response {
-  const found = findChannel(context, channels, c);
-  if (typeof found === "number") return noChannel(c, found, "stream");
+  const found = findChannel(context, channels, c, "stream");
+  if (found instanceof Response) return found;
   if (found.streams >= MAX_OPEN_STREAMS) {
     return c.json({
       error:
@@ -223,20 +223,24 @@ function stream(
   });
 }
 
-// The request's transport session. Another token's session is as good as
-// unknown (as on MCP's `/mcp`), so a request can neither read nor drive a
-// session whose token it does not show.
+// The request's transport session, or the answer that it has none. Another
+// token's session is as good as unknown (as on MCP's `/mcp`), so a request
+// can neither read nor drive a session whose token it does not show.
 function findChannel(
   context: TransportContext,
   channels: Channels,
   c: Context,
-): Channel | 400 | 404 {
+  verb: string,
+): Channel | Response {
   const id = c.req.header("x-session-id");
-  if (!id) return 400;
-  const channel = channels.get(id);
-  if (channel === undefined) return 404;
-  if (!context.dispatcher.requiresAuth) return channel;
-  return showsToken(channel, c.req.header("authorization")) ? channel : 404;
+  const channel = id ? channels.get(id) : undefined;
+  if (
+    channel !== undefined && (!context.dispatcher.requiresAuth ||
+      showsToken(channel, c.req.header("authorization")))
+  ) return channel;
+  return id
+    ? c.json({ error: `Cannot ${verb}: unknown session "${id}"` }, 404)
+    : c.json({ error: `Cannot ${verb}: missing header "X-Session-Id"` }, 400);
 }
 
 /**
@@ -275,14 +279,6 @@ export function showsToken(
   if (shown === null) return false;
   if (shown !== undefined) channel.bearer = session.token;
   return true;
-}
-
-function noChannel(c: Context, status: 400 | 404, verb: string): Response {
-  return c.json({
-    error: status === 400
-      ? `Cannot ${verb}: missing header "X-Session-Id"`
-      : `Cannot ${verb}: unknown session "${c.req.header("x-session-id")}"`,
-  }, status);
 }
 
 // One transport session: its A2E session plus the queue of outgoing
@@ -554,16 +550,20 @@ export class Channel {
     wake?.();
   }
 
-  /** Resolves when there is something to do, or after `ms`. */
-  wait(ms: number): Promise<void> {
+  /**
+   * Resolves when there is something to do, or after `ms`.
+   *
+   * @returns true when `ms` passed with nothing to do
+   */
+  wait(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#wake = null;
-        resolve();
+        resolve(true);
       }, ms);
       this.#wake = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(false);
       };
     });
   }
@@ -691,12 +691,8 @@ export function attachStream(
           return;
         }
         if (channel.ended) break;
-        const before = performance.now();
-        await channel.wait(keepaliveMs);
-        if (
-          channel.attached === me && channel.queue.length === 0 &&
-          !channel.ended && performance.now() - before >= keepaliveMs
-        ) {
+        // Quiet all along: nothing pushed, no reconnect, no end (each wakes).
+        if (await channel.wait(keepaliveMs) && channel.attached === me) {
           controller.enqueue(encoder.encode(": keepalive\n\n"));
           return;
         }
