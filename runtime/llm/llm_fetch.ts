@@ -124,11 +124,19 @@ export function llmFetch(
   return async (input, init) => {
     const res = await base(input instanceof Request ? input.url : input, init);
     if (!res.body) return res;
-    if (!res.ok) return await boundedErrorBody(res, options.maxEventBytes);
-    return new Response(
-      res.body.pipeThrough(eventGuard(options.maxEventBytes)),
-      { status: res.status, statusText: res.statusText, headers: res.headers },
+    const max = options.maxEventBytes;
+    if (res.ok) return new Response(res.body.pipeThrough(eventGuard(max)), res);
+    // An error answer's body is read here whole, within `max` bytes in all:
+    // the SDKs read it whole before they throw, and blank lines in it would
+    // pass the event bound. Past `max` the connection is dropped and the
+    // turn fails.
+    const tooBig = new SkillboxError(
+      "skill_error",
+      `LLM endpoint answered HTTP ${res.status} with an error body of more than ${max} bytes: the limit follows llm.max_response_bytes`,
+      { detail: { limit: "max_response_bytes", status: res.status } },
     );
+    const body = res.body.pipeThrough(eventGuard(max, tooBig));
+    return new Response(await new Response(body).arrayBuffer(), res);
   };
 }
 
@@ -202,37 +210,6 @@ function chosenFetch(
   };
 }
 
-// An error answer's body, read here within `max` bytes in all: the SDKs
-// read it whole before they throw, and blank lines in it would pass the
-// event bound. Past `max` the connection is dropped and the turn fails.
-async function boundedErrorBody(
-  res: Response,
-  max: number,
-): Promise<Response> {
-  const reader = res.body!.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (true) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw new SkillboxError(
-        "skill_error",
-        `LLM endpoint answered HTTP ${res.status} with an error body of more than ${max} bytes: the limit follows llm.max_response_bytes`,
-        { detail: { limit: "max_response_bytes", status: res.status } },
-      );
-    }
-    chunks.push(value);
-  }
-  return new Response(new Blob(chunks as BlobPart[]), {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
-}
-
 function endpointError(endpoint: string, reason: string): SkillboxError {
   return new SkillboxError(
     "tool_denied",
@@ -246,18 +223,28 @@ function endpointError(endpoint: string, reason: string): SkillboxError {
  * buffer an event whole before parsing it.
  *
  * @param max the largest event, in bytes
+ * @param whole set: the whole body is bounded instead (blank lines do not
+ *   start the count anew), and this error fails it @default events bounded
  * @returns a byte stream transform
  * @example
  * ```ts
  * import { eventGuard } from "./llm_fetch.ts";
+ * import { SkillboxError } from "../../protocol/errors.ts";
  * import assert from "node:assert/strict";
  * const ok = new Response(new Response("data: a\n\ndata: b\n\n").body!.pipeThrough(eventGuard(10)));
  * assert.equal(await ok.text(), "data: a\n\ndata: b\n\n");
  * const big = new Response(new Response("data: " + "x".repeat(20)).body!.pipeThrough(eventGuard(10)));
  * await assert.rejects(big.text(), /event of more than 10 bytes/);
+ * // With an error given, blank lines do not start the count anew.
+ * const tooBig = new SkillboxError("skill_error", "body too big");
+ * const body = new Response("a\n\n".repeat(5)).body!;
+ * await assert.rejects(new Response(body.pipeThrough(eventGuard(10, tooBig))).text(), /body too big/);
  * ```
  */
-export function eventGuard(max: number): TransformStream<Uint8Array> {
+export function eventGuard(
+  max: number,
+  whole?: SkillboxError,
+): TransformStream<Uint8Array> {
   let size = 0;
   let last = 0; // the previous byte, to spot a blank line across chunks
   return new TransformStream<Uint8Array>({
@@ -267,12 +254,13 @@ export function eventGuard(max: number): TransformStream<Uint8Array> {
         const newline = b === 10 || b === 13;
         // "\n\n", "\r\r" and the "\n\r" inside "\r\n\r\n" end an event.
         if (
-          newline && (last === 10 || last === 13) && !(last === 13 && b === 10)
+          !whole && newline && (last === 10 || last === 13) &&
+          !(last === 13 && b === 10)
         ) {
           size = 0;
         } else if (++size > max) {
           controller.error(
-            new SkillboxError(
+            whole ?? new SkillboxError(
               "skill_error",
               `LLM endpoint sent an event of more than ${max} bytes: the limit follows llm.max_response_bytes`,
               { detail: { limit: "max_response_bytes" } },

@@ -166,3 +166,50 @@ Deno.test("llmFetch() follows a 303 on its own origin as fetch does: a POST beco
     await server.shutdown();
   }
 });
+
+Deno.test("llmFetch() reads an error body whole within the bound, blank lines or not, and drops one past it", async () => {
+  let cancelled = Promise.withResolvers<void>();
+  const server = Deno.serve({ port: 0, onListen() {} }, (req) => {
+    const size = Number(new URL(req.url).searchParams.get("size"));
+    const line = new TextEncoder().encode("error\n\n\n");
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= size) return controller.close();
+        sent += line.length;
+        controller.enqueue(line);
+      },
+      cancel: () => cancelled.resolve(),
+    });
+    return new Response(body, { status: 500 });
+  });
+  try {
+    const fetch = llmFetch(`http://127.0.0.1:${server.addr.port}/v1`, {
+      maxEventBytes: 64,
+    });
+    const url = `http://127.0.0.1:${server.addr.port}/v1/x`;
+    const small = await fetch(`${url}?size=64`);
+    assert.equal(small.status, 500);
+    assert.equal(await small.text(), "error\n\n\n".repeat(8));
+    cancelled = Promise.withResolvers<void>();
+    await assert.rejects(
+      fetch(`${url}?size=${1024 * 1024}`),
+      (error: Error) => {
+        assert.ok(error instanceof SkillboxError);
+        assert.equal(
+          error.message,
+          "LLM endpoint answered HTTP 500 with an error body of more than 64 bytes: the limit follows llm.max_response_bytes",
+        );
+        assert.deepEqual(error.detail, {
+          limit: "max_response_bytes",
+          status: 500,
+        });
+        return true;
+      },
+    );
+    // The server's body was cancelled, not read to its end.
+    await cancelled.promise;
+  } finally {
+    await server.shutdown();
+  }
+});
