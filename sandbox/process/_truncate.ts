@@ -10,6 +10,8 @@
  * @module
  */
 
+import { isOutput } from "../../protocol/output.ts";
+
 /** A serialized result and whether it was cut. */
 export interface SerializedResult {
   /** The value as JSON text. */
@@ -52,7 +54,7 @@ export function serializeResult(
 ): SerializedResult {
   const json = JSON.stringify(value) ?? "null";
   if (json.length <= maxChars) return { json, truncated: false };
-  if (isOutputLike(value)) {
+  if (isOutput(value)) {
     const out = JSON.stringify({ ...value, data: cut(value.data, maxChars) });
     if (out.length <= maxChars + OUTPUT_FIELDS_CHARS) {
       return { json: out, truncated: true };
@@ -98,10 +100,3 @@ function fittingPrefix(text: string, maxChars: number): number {
 
 // \b \t \n \f \r: two characters each in JSON; other controls are \u00XX.
 const SHORT_ESCAPES: ReadonlySet<number> = new Set([8, 9, 10, 12, 13]);
-
-function isOutputLike(
-  value: unknown,
-): value is Record<string, unknown> & { data?: unknown } {
-  return typeof value === "object" && value !== null &&
-    (value as Record<string, unknown>).__skillbox_output === true;
-}
