@@ -27,7 +27,7 @@
  * @module
  */
 
-import { type JsonObject, pointerSegment } from "./json.ts";
+import { isPlainObject, type JsonObject, pointerSegment } from "./json.ts";
 import type { ToolParameter } from "./tool.ts";
 import {
   applyKeywords,
@@ -278,10 +278,7 @@ class Converter {
       const value = this.flatten(flat.additional, inner);
       description = appendNote(description, `map of ${describeType(value)}`);
     } else if (flat.alternatives.length > 0) {
-      description = appendNote(
-        description,
-        `${[flat.type, ...flat.alternatives].join(" or ")}`,
-      );
+      description = appendNote(description, describeType(flat));
     }
 
     const properties = propsOf
@@ -353,7 +350,7 @@ class Converter {
       if (!Object.hasOwn(node, key)) return undefined;
       node = (node as Record<string, unknown>)[key];
     }
-    return isSchema(node) ? node : undefined;
+    return isPlainObject(node) ? node : undefined;
   }
 }
 
@@ -369,10 +366,6 @@ function enumString(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value) ?? "null";
 }
 
-function isSchema(value: unknown): value is Schema {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 function stringField(schema: Schema, key: string): string | undefined {
   const value = schema[key];
   return typeof value === "string" ? value : undefined;
@@ -380,5 +373,5 @@ function stringField(schema: Schema, key: string): string | undefined {
 
 function schemaList(schema: Schema, key: string): Schema[] {
   const value = schema[key];
-  return Array.isArray(value) ? value.filter(isSchema) : [];
+  return Array.isArray(value) ? value.filter(isPlainObject) : [];
 }
