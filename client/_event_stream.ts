@@ -70,11 +70,6 @@ export class EventStream<T> implements AsyncIterable<T> {
     this.#wake();
   }
 
-  /** The items still kept, oldest first. */
-  get items(): readonly T[] {
-    return this.#items.slice(this.#head);
-  }
-
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     let next = 0; // counted from the first item ever pushed
     while (true) {
