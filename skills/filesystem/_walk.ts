@@ -42,23 +42,40 @@ interface WalkOptions {
   /** Whether to list and enter names starting with `.`. */
   includeHidden: boolean;
   /**
-   * Stop after this many entries (the caller reports truncation).
+   * Stop after this many entries; one more sets `truncated`.
    * @default MAX_WALK_ENTRIES
    */
   maxVisited?: number;
 }
 
+/** The entries of a {@link walk}, read once, and whether it was cut. */
+export interface Walk extends AsyncIterable<WalkEntry> {
+  /** Set when an entry lay past `maxVisited` (a walk of exactly it is whole). */
+  truncated: boolean;
+}
+
 /**
  * Walks a directory depth-first in name order (deterministic results).
+ * It counts what it visits, so it alone says whether it stopped short.
  *
  * @param base absolute directory to walk
  * @param opts depth, hidden and size limits
- * @yields the entries below base
+ * @returns the entries below base, and after them whether it was cut
+ * @example Two entries of three
+ * ```ts
+ * import { walk } from "./_walk.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * for (const name of ["a", "b", "c"]) await Deno.writeTextFile(`${dir}/${name}`, "");
+ * const entries = walk(dir, { includeHidden: false, maxVisited: 2 });
+ * const names: string[] = [];
+ * for await (const e of entries) names.push(e.rel);
+ * assert.deepEqual(names, ["a", "b"]);
+ * assert.ok(entries.truncated);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
-export async function* walk(
-  base: string,
-  opts: WalkOptions,
-): AsyncGenerator<WalkEntry> {
+export function walk(base: string, opts: WalkOptions): Walk {
   const { maxDepth = 64, maxVisited = MAX_WALK_ENTRIES } = opts;
   let visited = 0;
   async function* inner(
@@ -77,7 +94,10 @@ export async function* walk(
     entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     for (const e of entries) {
       if (!opts.includeHidden && e.name.startsWith(".")) continue;
-      if (++visited > maxVisited) return;
+      if (++visited > maxVisited) {
+        walked.truncated = true;
+        return;
+      }
       const entry: WalkEntry = {
         abs: `${dir === "/" ? "" : dir}/${e.name}`,
         rel: rel ? `${rel}/${e.name}` : e.name,
@@ -90,7 +110,11 @@ export async function* walk(
       if (visited > maxVisited) return;
     }
   }
-  yield* inner(base, "", 1);
+  const walked: Walk = {
+    truncated: false,
+    [Symbol.asyncIterator]: () => inner(base, "", 1),
+  };
+  return walked;
 }
 
 /** A compiled glob: whether a `/`-separated relative path matches it. */

@@ -8,7 +8,7 @@ import { relative } from "node:path/posix";
 import type { ToolDef } from "../../sandbox/sdk/types.ts";
 import { withSummary } from "./_output.ts";
 import { fsConfig, resolveInRoot } from "./_paths.ts";
-import { compileGlob, MAX_WALK_ENTRIES, walk } from "./_walk.ts";
+import { compileGlob, walk } from "./_walk.ts";
 
 interface Args {
   pattern: string;
@@ -87,14 +87,8 @@ export default {
       /(^|\/)\.[^./]/.test(args.pattern);
     const paths: string[] = [];
     let truncated = false;
-    let visited = 0;
-    // One entry past the bound says the walk was cut, not just full.
-    const bound = MAX_WALK_ENTRIES + 1;
-    for await (const e of walk(abs, { includeHidden, maxVisited: bound })) {
-      if (++visited === bound) {
-        truncated = true;
-        break;
-      }
+    const entries = walk(abs, { includeHidden });
+    for await (const e of entries) {
       const isDir = e.type === "dir";
       if (want === "file" && isDir) continue;
       if (want === "dir" && !isDir) continue;
@@ -105,6 +99,7 @@ export default {
       }
       paths.push(relative(cfg.root, e.abs));
     }
+    truncated ||= entries.truncated;
     return withSummary(
       { paths, truncated },
       `${paths.length} paths match "${args.pattern}" in "${rel}"${

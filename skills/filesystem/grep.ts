@@ -129,31 +129,22 @@ export default {
     );
 
     const info = await Deno.stat(abs);
+    const walked = info.isDirectory
+      ? walk(abs, { includeHidden: args.include_hidden ?? false })
+      : null;
     // A file is searched as a walk of one entry: the glob sees its name.
-    const files = info.isDirectory
-      ? walk(abs, {
-        includeHidden: args.include_hidden ?? false,
-        // One entry past the bound says the walk was cut, not just full.
-        maxVisited: MAX_WALK_ENTRIES + 1,
-      })
-      : [{
-        abs,
-        rel: rel.slice(rel.lastIndexOf("/") + 1),
-        type: "file" as const,
-      }];
+    const files = walked ?? [{
+      abs,
+      rel: rel.slice(rel.lastIndexOf("/") + 1),
+      type: "file" as const,
+    }];
 
     const matches: Match[] = [];
     let searched = 0;
     let matched = 0;
     let binary = 0;
     let truncated = false;
-    let visited = 0;
-    let capped = false;
     for await (const f of files) {
-      if (++visited > MAX_WALK_ENTRIES) {
-        capped = true;
-        break;
-      }
       if (f.type !== "file" && f.type !== "symlink") continue;
       if (filter && !filter.test(f.rel)) continue;
       const lines = await readLines(cfg, f);
@@ -171,6 +162,7 @@ export default {
       }
       if (found.hit) matched++;
     }
+    const capped = walked?.truncated ?? false;
     return withSummary(
       {
         matches,

@@ -96,20 +96,12 @@ export default {
       LIMIT_MAX_ENTRIES,
     );
     const entries: Entry[] = [];
-    let truncated = false;
-    for await (
-      const e of walk(abs, {
-        maxDepth: args.recursive
-          ? Math.min(args.max_depth ?? 3, LIMIT_DEPTH)
-          : 1,
-        includeHidden: args.include_hidden ?? true,
-        maxVisited: maxEntries + 1,
-      })
-    ) {
-      if (entries.length >= maxEntries) {
-        truncated = true;
-        break;
-      }
+    const walked = walk(abs, {
+      maxDepth: args.recursive ? Math.min(args.max_depth ?? 3, LIMIT_DEPTH) : 1,
+      includeHidden: args.include_hidden ?? true,
+      maxVisited: maxEntries,
+    });
+    for await (const e of walked) {
       const entry: Entry = {
         path: relative(cfg.root, e.abs),
         type: e.type,
@@ -121,9 +113,9 @@ export default {
     }
     const dirs = entries.filter((e) => e.type === "dir").length;
     return withSummary(
-      { path: rel, entries, truncated },
+      { path: rel, entries, truncated: walked.truncated },
       `${entries.length - dirs} files and ${dirs} directories in "${rel}"${
-        truncated ? " (truncated)" : ""
+        walked.truncated ? " (truncated)" : ""
       }`,
     );
   },
