@@ -21,7 +21,6 @@ export interface ConsoleLine {
 /** What the worker reports when the code finished. */
 export interface EvalResult {
   type: "result";
-  mode: "script" | "module";
   /** The value as JSON, or null when it is not JSON-serializable. */
   value: unknown;
   /** `Deno.inspect` of the value (strings as is), capped. */
@@ -135,10 +134,7 @@ function evaluatorMain(target?: EvaluatorScope): void {
     // export.
     if (/^\s*(import\s*[\w*{"']|export\s)/m.test(code)) {
       const mod = await import(toUrl(code));
-      return {
-        mode: "module" as const,
-        value: "default" in mod ? await mod.default : undefined,
-      };
+      return "default" in mod ? await mod.default : undefined;
     }
     // Deno strips the types when it loads a TypeScript module; the function's
     // source text then is the code as plain JavaScript.
@@ -150,7 +146,7 @@ function evaluatorMain(target?: EvaluatorScope): void {
     const indirectEval = eval;
     if (compiles(Function as unknown as AnyFn, body)) {
       try {
-        return { mode: "script" as const, value: await indirectEval(body) };
+        return await indirectEval(body);
       } catch (err) {
         // Only a top-level `return` fails to parse here; nothing ran yet.
         if (
@@ -158,10 +154,7 @@ function evaluatorMain(target?: EvaluatorScope): void {
         ) throw err;
       }
     }
-    return {
-      mode: "script" as const,
-      value: await new AsyncFunction(withReturn(body))(),
-    };
+    return await new AsyncFunction(withReturn(body))();
   };
 
   const typeName = (v: unknown) =>
@@ -192,7 +185,7 @@ function evaluatorMain(target?: EvaluatorScope): void {
   scope.onmessage = async (e) => {
     let result: Omit<EvalResult, "type">;
     try {
-      const { mode, value } = await evaluate(e.data.code);
+      const value = await evaluate(e.data.code);
       let json: unknown = null;
       try {
         const s = JSON.stringify(value);
@@ -201,7 +194,6 @@ function evaluatorMain(target?: EvaluatorScope): void {
         }
       } catch { /* not serializable: display still shows it */ }
       result = {
-        mode,
         value: json,
         display: clip(
           typeof value === "string" ? value : inspect(value),
@@ -212,7 +204,6 @@ function evaluatorMain(target?: EvaluatorScope): void {
       };
     } catch (err) {
       result = {
-        mode: "script",
         value: null,
         display: "",
         value_type: "undefined",
