@@ -203,8 +203,10 @@ export function scrubText(
     if (secret.length < MIN_SCRUB_LENGTH) continue;
     // Cut at both ends: all that is left is a piece of the secret.
     if (secret.includes(out)) return REDACTED;
-    start = Math.max(start, cutStart(out, secret));
-    end = Math.max(end, cutEnd(out, secret));
+    // A cut piece is shorter than the secret, and no longer than the text.
+    const most = Math.min(out.length, secret.length - 1);
+    start = Math.max(start, overlap(secret, out, most));
+    end = Math.max(end, overlap(out, secret, most));
   }
   if (start === 0 && end === 0) return out;
   if (start + end >= out.length) return REDACTED;
@@ -212,39 +214,21 @@ export function scrubText(
     (end > 0 ? REDACTED : "");
 }
 
-// How many characters at the end of `text` are the start of `secret` cut
-// short (at least MIN_SCRUB_LENGTH of them; 0 if not). The leftmost place
-// that matches to the end is the longest cut; no string is allocated.
-function cutEnd(text: string, secret: string): number {
-  const first = secret.charCodeAt(0);
-  const last = text.length - MIN_SCRUB_LENGTH;
-  for (
-    let at = Math.max(0, text.length - secret.length + 1);
-    at <= last;
-    at++
-  ) {
-    if (text.charCodeAt(at) !== first) continue;
+// How many characters at the end of `head` are the start of `tail`: at
+// most `max`, at least MIN_SCRUB_LENGTH, else 0. A secret cut short at the
+// end of a text is (text, secret); at its start, (secret, text). The
+// leftmost place that matches to the end is the longest; no string is
+// allocated.
+function overlap(head: string, tail: string, max: number): number {
+  const first = tail.charCodeAt(0);
+  const last = head.length - MIN_SCRUB_LENGTH;
+  for (let at = Math.max(0, head.length - max); at <= last; at++) {
+    if (head.charCodeAt(at) !== first) continue;
     let n = 1;
     while (
-      at + n < text.length && text.charCodeAt(at + n) === secret.charCodeAt(n)
+      at + n < head.length && head.charCodeAt(at + n) === tail.charCodeAt(n)
     ) n++;
-    if (at + n === text.length) return n;
-  }
-  return 0;
-}
-
-// How many characters at the start of `text` are the end of `secret` cut
-// short (at least MIN_SCRUB_LENGTH; 0 if not).
-function cutStart(text: string, secret: string): number {
-  const first = text.charCodeAt(0);
-  const last = secret.length - MIN_SCRUB_LENGTH;
-  for (let at = Math.max(1, secret.length - text.length); at <= last; at++) {
-    if (secret.charCodeAt(at) !== first) continue;
-    let n = 1;
-    while (
-      at + n < secret.length && secret.charCodeAt(at + n) === text.charCodeAt(n)
-    ) n++;
-    if (at + n === secret.length) return n;
+    if (at + n === head.length) return n;
   }
   return 0;
 }
