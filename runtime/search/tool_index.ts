@@ -154,31 +154,6 @@ export class ToolIndex<T extends ListedTool = ListedTool> {
     this.#search.addAll(Array.from(entries, (entry) => this.#claim(entry)));
   }
 
-  /** How many tools the index holds, deferred ones included. */
-  get size(): number {
-    return this.#entries.size;
-  }
-
-  /**
-   * Tells whether a tool of that name is indexed.
-   *
-   * @param name a tool name
-   * @returns true when present
-   */
-  has(name: string): boolean {
-    return this.#entries.has(name);
-  }
-
-  /**
-   * Returns the entry indexed under `name`.
-   *
-   * @param name a tool name
-   * @returns the entry, or undefined
-   */
-  get(name: string): T | undefined {
-    return this.#entries.get(name)?.entry;
-  }
-
   /**
    * Adds a tool.
    *

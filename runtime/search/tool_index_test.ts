@@ -166,7 +166,10 @@ Deno.test("ToolIndex updates incrementally", async (t) => {
   const index = new ToolIndex<Entry>();
   await t.step("add", () => {
     for (const entry of TOOLS) index.add(entry);
-    assert.equal(index.size, TOOLS.length);
+    for (const { name } of TOOLS) {
+      const found = index.search(name, { includeDeferred: true });
+      assert.ok(names(found).includes(name), name);
+    }
     assert.throws(() => index.add(TOOLS[0] as Entry), RangeError);
   });
   await t.step("replace updates the indexed text and the entry", () => {
@@ -175,8 +178,9 @@ Deno.test("ToolIndex updates incrementally", async (t) => {
         revision: 2,
       }),
     );
-    assert.equal(index.size, TOOLS.length);
-    assert.equal(index.get("read_csv")?.revision, 2);
+    const hits = index.search("read_csv", { includeDeferred: true });
+    assert.equal(hits.filter((h) => h.entry.name === "read_csv").length, 1);
+    assert.equal(hits[0]?.entry.revision, 2);
     assert.ok(!names(index.search("parse rows")).includes("read_csv"));
     assert.equal(names(index.search("tab separated"))[0], "read_csv");
   });
@@ -187,7 +191,6 @@ Deno.test("ToolIndex updates incrementally", async (t) => {
   await t.step("remove", () => {
     assert.equal(index.remove("ocr_image"), true);
     assert.equal(index.remove("ocr_image"), false);
-    assert.equal(index.has("ocr_image"), false);
     assert.deepEqual(index.search("scanned"), []);
   });
   await t.step("a removed name can be added again", () => {

@@ -195,7 +195,7 @@ async function answerCall(
  * const none = { added: [], changed: [], removed: [] };
  * reindex(index, { snapshot, tools: { ...none, added: ["echo"] }, toolkits: none,
  *   skills: none, agentSkillsChanged: false, errorsChanged: false });
- * assert.ok(index.has("echo"));
+ * assert.equal(index.search("echo")[0]?.entry.name, "echo");
  * ```
  */
 export function reindex(
