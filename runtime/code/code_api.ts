@@ -143,19 +143,14 @@ export function createCodeApi(options: CodeApiOptions): CodeApi {
   const refusedBySnapshot = new WeakMap<RegistrySnapshot, Set<string>>();
   // Tools whose static grant the permission cap refuses (`tool_denied` on
   // every call): one pass per snapshot.
-  const refused = (snapshot: RegistrySnapshot) => {
-    let set = refusedBySnapshot.get(snapshot);
-    if (!set) {
-      set = new Set(
+  const refused = (snapshot: RegistrySnapshot) =>
+    refusedBySnapshot.getOrInsertComputed(snapshot, () =>
+      new Set(
         toolStatuses(snapshot, {
           tools: NO_RULES,
           permissions: policy.permissions,
         }).filter((s) => s.status === "blocked").map((s) => s.name),
-      );
-      refusedBySnapshot.set(snapshot, set);
-    }
-    return set;
-  };
+      ));
 
   const declare = async (
     request: CodeApiRequest,
