@@ -101,17 +101,7 @@ export function createMetrics(
   // Read once per scrape, for both sandbox gauges: under the host's
   // permissions each read runs `ps`, about 10 ms that block the event loop.
   let sandbox: { processes: number; rssBytes: number } | undefined;
-  const calls = new CallMetrics(registry, {
-    calls: {
-      name: "skillbox_calls_total",
-      help: "Tool calls and skill runs, by kind, name and outcome",
-    },
-    duration: {
-      name: "skillbox_call_duration_seconds",
-      help: "Wall time of tool calls and skill runs",
-      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
-    },
-  });
+  const calls = new CallMetrics(registry);
   new client.Gauge({
     name: "skillbox_sessions",
     help: "Live sessions by transport",
@@ -331,13 +321,8 @@ function procRss(pid: number): number | null {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
-/** Names, help texts and buckets of {@link CallMetrics}' two metrics. */
-export interface CallMetricsOptions {
-  /** The counter of calls, labelled kind, name and outcome. */
-  calls: { name: string; help: string };
-  /** The histogram of wall times in seconds, labelled kind and name. */
-  duration: { name: string; help: string; buckets: readonly number[] };
-}
+// Upper bounds of the wall-time buckets, in seconds.
+const BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600];
 
 interface CallSeries {
   readonly labels: { kind: string; name: string; outcome: string };
@@ -354,8 +339,10 @@ interface DurationSeries {
 }
 
 /**
- * Counts calls and their durations by label set; label values must already
- * be bounded (the caller normalises them: a series is kept per distinct set).
+ * Counts calls and their durations by label set, as `skillbox_calls_total`
+ * (by kind, name and outcome) and `skillbox_call_duration_seconds` (by
+ * kind and name); label values must already be bounded (the caller
+ * normalises them: a series is kept per distinct set).
  *
  * @example Two calls, as scraped
  * ```ts
@@ -363,16 +350,13 @@ interface DurationSeries {
  * import { CallMetrics } from "./metrics.ts";
  * import assert from "node:assert/strict";
  * const registry = new client.Registry();
- * const metrics = new CallMetrics(registry, {
- *   calls: { name: "calls_total", help: "Calls" },
- *   duration: { name: "call_seconds", help: "Wall time", buckets: [0.1, 1] },
- * });
+ * const metrics = new CallMetrics(registry);
  * metrics.record("tool", "add", "ok", 0.05);
  * metrics.record("tool", "add", "timeout", 2);
  * const text = await registry.metrics();
  * assert.match(text, /calls_total\{kind="tool",name="add",outcome="ok"\} 1/);
- * assert.match(text, /call_seconds_bucket\{le="1",kind="tool",name="add"\} 1/);
- * assert.match(text, /call_seconds_count\{kind="tool",name="add"\} 2/);
+ * assert.match(text, /duration_seconds_bucket\{le="1",kind="tool",name="add"\} 1/);
+ * assert.match(text, /duration_seconds_count\{kind="tool",name="add"\} 2/);
  * ```
  */
 export class CallMetrics {
@@ -380,17 +364,13 @@ export class CallMetrics {
   // Both in first-seen order, the order prom-client exposes its series in.
   #calls: CallSeries[] = [];
   #durations: DurationSeries[] = [];
-  #bounds: readonly number[];
 
-  /**
-   * @param registry where the two metrics are exposed
-   * @param options their names, help texts and buckets
-   */
-  constructor(registry: client.Registry, options: CallMetricsOptions) {
-    this.#bounds = [...options.duration.buckets];
+  /** @param registry where the two metrics are exposed */
+  constructor(registry: client.Registry) {
     const calls = this.#calls;
     new client.Counter({
-      ...options.calls,
+      name: "skillbox_calls_total",
+      help: "Tool calls and skill runs, by kind, name and outcome",
       labelNames: ["kind", "name", "outcome"] as const,
       registers: [registry],
       // Scrapes are rare next to calls: rebuild the counter from the
@@ -401,8 +381,9 @@ export class CallMetrics {
       },
     });
     new DurationHistogram({
-      ...options.duration,
-      buckets: [...this.#bounds],
+      name: "skillbox_call_duration_seconds",
+      help: "Wall time of tool calls and skill runs",
+      buckets: [...BUCKETS],
       labelNames: ["kind", "name"] as const,
       registers: [registry],
     }, this.#durations);
@@ -428,7 +409,7 @@ export class CallMetrics {
         labels: { kind, name },
         count: 0,
         sum: 0,
-        buckets: this.#bounds.map(() => 0),
+        buckets: BUCKETS.map(() => 0),
         outcomes: new Map(),
       };
       byName.set(name, duration);
@@ -444,9 +425,8 @@ export class CallMetrics {
     if (!Number.isFinite(seconds)) return;
     duration.count++;
     duration.sum += seconds;
-    const bounds = this.#bounds;
-    for (let i = 0; i < bounds.length; i++) {
-      if (seconds <= bounds[i]!) {
+    for (let i = 0; i < BUCKETS.length; i++) {
+      if (seconds <= BUCKETS[i]!) {
         duration.buckets[i]!++;
         break;
       }

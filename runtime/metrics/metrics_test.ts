@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import client from "prom-client";
-import {
-  CallMetrics,
-  type CallMetricsOptions,
-  createMetrics,
-  processesRss,
-} from "./metrics.ts";
+import { CallMetrics, createMetrics, processesRss } from "./metrics.ts";
 
 // `deno task test` runs with the host task's permissions, where Deno will
 // not read /proc: the figure must come from ps there, not be 0.
@@ -24,11 +19,15 @@ Deno.test("a live process's RSS is known under the host's permissions, a gone on
   assert.deepEqual(processesRss([]), new Map());
 });
 
-const OPTIONS: CallMetricsOptions = {
-  calls: { name: "t_calls_total", help: "Calls" },
+// The names, help texts and buckets metrics.ts gives its two call metrics.
+const OPTIONS = {
+  calls: {
+    name: "skillbox_calls_total",
+    help: "Tool calls and skill runs, by kind, name and outcome",
+  },
   duration: {
-    name: "t_call_seconds",
-    help: "Wall time",
+    name: "skillbox_call_duration_seconds",
+    help: "Wall time of tool calls and skill runs",
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
   },
 };
@@ -55,7 +54,7 @@ function reference(registry: client.Registry) {
 Deno.test("CallMetrics exposes the text prom-client gives when fed every call", async () => {
   const ours = new client.Registry();
   const theirs = new client.Registry();
-  const metrics = new CallMetrics(ours, OPTIONS);
+  const metrics = new CallMetrics(ours);
   const feed = reference(theirs);
   assert.equal(await ours.metrics(), await theirs.metrics());
   // Interleaved label sets (first-seen order matters), values on a bound,
@@ -80,11 +79,11 @@ Deno.test("CallMetrics exposes the text prom-client gives when fed every call", 
   const text = await ours.metrics();
   assert.match(
     text,
-    /t_calls_total\{kind="skill",name="add",outcome="ok"\} \d+/,
+    /skillbox_calls_total\{kind="skill",name="add",outcome="ok"\} \d+/,
   );
   assert.match(
     text,
-    /t_call_seconds_bucket\{le="\+Inf",kind="tool",name="echo"\} \d+/,
+    /skillbox_call_duration_seconds_bucket\{le="\+Inf",kind="tool",name="echo"\} \d+/,
   );
   assert.deepEqual(
     await ours.getMetricsAsJSON(),
@@ -94,16 +93,22 @@ Deno.test("CallMetrics exposes the text prom-client gives when fed every call", 
 
 Deno.test("CallMetrics counts a call whose duration is not finite without observing it", async () => {
   const registry = new client.Registry();
-  const metrics = new CallMetrics(registry, OPTIONS);
+  const metrics = new CallMetrics(registry);
   metrics.record("tool", "add", "ok", Number.NaN);
   metrics.record("tool", "add", "ok", 0.002);
   const text = await registry.metrics();
   assert.match(
     text,
-    /t_calls_total\{kind="tool",name="add",outcome="ok"\} 2\n/,
+    /skillbox_calls_total\{kind="tool",name="add",outcome="ok"\} 2\n/,
   );
-  assert.match(text, /t_call_seconds_count\{kind="tool",name="add"\} 1\n/);
-  assert.match(text, /t_call_seconds_sum\{kind="tool",name="add"\} 0.002\n/);
+  assert.match(
+    text,
+    /skillbox_call_duration_seconds_count\{kind="tool",name="add"\} 1\n/,
+  );
+  assert.match(
+    text,
+    /skillbox_call_duration_seconds_sum\{kind="tool",name="add"\} 0.002\n/,
+  );
 });
 
 // Metrics whose builds are counted (the sandbox figures are read once per
