@@ -11,17 +11,18 @@
  * properties per object, schema nodes per function, characters in all),
  * with a comment where something was cut. The text always compiles.
  *
- * `$ref`s to the schema's own `$defs`/`definitions` (any local JSON
- * pointer) become named type aliases when they stand under a property or
- * an array (where TypeScript allows a type to refer to itself), and are
- * inlined elsewhere; a reference back to a schema being inlined is
- * `unknown`.
+ * A `$ref` names the subschema the validator applies for it (a JSON
+ * pointer, an `$anchor`, against the `$id` bases it stands under; see
+ * `schemaRefs`). It becomes a named type alias when it stands under a
+ * property or an array (where TypeScript allows a type to refer to itself),
+ * and is inlined elsewhere; a reference back to a schema being inlined is
+ * `unknown`, and so is one the validator cannot resolve either.
  *
  * @module
  */
 
 import { isPlainObject, pointerSegment } from "../../protocol/json.ts";
-import { validateValue } from "../schema/validator.ts";
+import { schemaRefs, validateValue } from "../schema/validator.ts";
 
 /** A tool or skill to declare. */
 export interface DeclaredFunction {
@@ -237,12 +238,15 @@ function cut(why: string): Rendered {
 // under a property or array) and its budget of schema nodes.
 class Renderer {
   readonly #root: unknown;
+  // Resolved on the first `$ref` met: most schemas have none, and copying
+  // and indexing every schema would be most of the rendering's time.
+  #targetOf?: (node: Record<string, unknown>) => unknown;
   readonly aliases: string[] = [];
   readonly names: string[] = [];
   #owner: string;
   #bounds: Required<DeclarationLimits>;
   #taken: Set<string>;
-  #aliasOf = new Map<string, string>();
+  #aliasOf = new Map<unknown, string>();
   #nodes = 0;
   // Characters of names, literals and docs rendered: a text is made of
   // them, and an inlined `$ref` renders its target's again.
@@ -271,12 +275,12 @@ class Renderer {
     this.#taken = taken;
   }
 
-  // `chain`: the `$ref`s being inlined here; `guarded`: this position is
+  // `chain`: the `$ref` targets being inlined here; `guarded`: this position is
   // under a property or an array, where an alias may refer to itself.
   type(
     schema: unknown,
     indent: string,
-    chain: readonly string[],
+    chain: readonly unknown[],
     guarded = false,
   ): Rendered {
     if (++this.#nodes > this.#bounds.maxNodes) {
@@ -291,7 +295,7 @@ class Renderer {
     if (schema === false) return { text: "never", prec: 2 };
     if (!isPlainObject(schema)) return UNKNOWN;
     if (typeof schema.$ref === "string") {
-      return this.#ref(schema.$ref, indent, chain, guarded);
+      return this.#ref(schema, indent, chain, guarded);
     }
     const parts: Rendered[] = [];
     const base = this.#base(schema, indent, chain);
@@ -327,7 +331,7 @@ class Renderer {
   #base(
     schema: Record<string, unknown>,
     indent: string,
-    chain: readonly string[],
+    chain: readonly unknown[],
   ): Rendered | null {
     if ("const" in schema) return this.#spend(literal(schema.const));
     // An enum past the bound falls through to its base type.
@@ -386,7 +390,7 @@ class Renderer {
   #array(
     schema: Record<string, unknown>,
     indent: string,
-    chain: readonly string[],
+    chain: readonly unknown[],
   ): Rendered {
     const tuple = Array.isArray(schema.prefixItems)
       ? schema.prefixItems
@@ -419,7 +423,7 @@ class Renderer {
   #object(
     schema: Record<string, unknown>,
     indent: string,
-    chain: readonly string[],
+    chain: readonly unknown[],
   ): Rendered {
     const props = isPlainObject(schema.properties)
       ? Object.entries(schema.properties)
@@ -465,32 +469,35 @@ class Renderer {
   }
 
   #ref(
-    ref: string,
+    node: Record<string, unknown>,
     indent: string,
-    chain: readonly string[],
+    chain: readonly unknown[],
     guarded: boolean,
   ): Rendered {
-    const target = resolvePointer(this.#root, ref);
+    const target = (this.#targetOf ??= refTargets(this.#root))(node);
     if (target === undefined) return UNKNOWN;
-    if (guarded) return { text: this.#alias(ref, target), prec: 2 };
-    if (chain.includes(ref)) return cut("refers to itself");
-    return this.type(target, indent, [...chain, ref], guarded);
+    if (guarded) {
+      return { text: this.#alias(String(node.$ref), target), prec: 2 };
+    }
+    if (chain.includes(target)) return cut("refers to itself");
+    return this.type(target, indent, [...chain, target], guarded);
   }
 
-  // The alias of a `$ref` target, declared (once) the first time.
+  // The alias of a `$ref` target, declared (once) the first time; named
+  // after the reference's last segment (`Root` for a whole document).
   #alias(ref: string, target: unknown): string {
-    const known = this.#aliasOf.get(ref);
+    const known = this.#aliasOf.get(target);
     if (known !== undefined) return known;
-    const last = ref === "#" ? "Root" : pointerSegment(ref.split("/").pop()!);
+    const last = pointerSegment(ref.split(/[#/]/).pop()!) || "Root";
     const base = `${ident(this.#owner)}_${ident(last)}`;
     let name = base;
     for (let i = 2; this.#taken.has(name); i++) name = `${base}_${i}`;
     this.#taken.add(name);
     this.names.push(name);
-    this.#aliasOf.set(ref, name);
+    this.#aliasOf.set(target, name);
     // The body refers back to its own alias only under a property or an
     // array, which TypeScript allows.
-    const body = this.type(target, "", [ref]);
+    const body = this.type(target, "", [target]);
     const doc = docComment(
       propertyDoc(target),
       "",
@@ -604,21 +611,29 @@ function blockComment(lines: readonly string[]): string {
   return comment("/*", lines.flatMap(commentLines), "");
 }
 
-// A local JSON pointer (`#`, `#/$defs/Node`, with `~0`, `~1` and percent
-// escapes) into the root schema; undefined for anything else.
-function resolvePointer(root: unknown, ref: string): unknown {
-  if (!ref.startsWith("#")) return undefined;
-  const path = ref.slice(1);
-  if (path === "") return root;
-  if (!path.startsWith("/")) return undefined;
-  let node: unknown = root;
-  for (const raw of path.slice(1).split("/")) {
-    const part = pointerSegment(raw);
-    if (Array.isArray(node)) {
-      node = /^(0|[1-9][0-9]*)$/.test(part) ? node[Number(part)] : undefined;
-    } else if (isPlainObject(node) && Object.hasOwn(node, part)) {
-      node = node[part];
-    } else return undefined;
-  }
-  return node;
+// The subschema each `$ref` of `root` names, as the validator resolves it.
+// `schemaRefs` resolves a copy; the renderer walks `root` itself (its
+// budget counts what it reads there), so each copied node is paired with
+// the node it copies, by walking both at once.
+function refTargets(
+  root: unknown,
+): (node: Record<string, unknown>) => unknown {
+  const refs = isPlainObject(root) ? schemaRefs(root) : null;
+  if (refs === null) return () => undefined;
+  const copyOf = new Map<object, Record<string, unknown>>();
+  const originalOf = new Map<unknown, object>();
+  const pair = (original: unknown, copy: unknown) => {
+    if (typeof original !== "object" || original === null) return;
+    if (copyOf.has(original)) return;
+    if (isPlainObject(copy)) copyOf.set(original, copy);
+    originalOf.set(copy, original);
+    for (const [key, value] of Object.entries(original)) {
+      pair(value, (copy as Record<string, unknown>)[key]);
+    }
+  };
+  pair(root, refs.root);
+  return (node) => {
+    const copy = copyOf.get(node);
+    return copy && originalOf.get(refs.refsOf(copy)[0]);
+  };
 }

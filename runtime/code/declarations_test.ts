@@ -261,6 +261,43 @@ Deno.test("renderDeclarations() declares recursive $refs as named aliases", () =
   );
 });
 
+Deno.test("renderDeclarations() resolves $refs as the validator does", () => {
+  // The validator follows anchors and `$id` bases; code mode's types must
+  // follow the same targets, or the model is shown a type no call can meet.
+  const { text } = renderDeclarations({
+    tools: [{
+      name: "refs",
+      description: "",
+      inputSchema: {
+        $id: "https://example.com/refs.json",
+        type: "object",
+        properties: {
+          pinned: { $ref: "#pin" },
+          absolute: { $ref: "https://example.com/refs.json#/$defs/flag" },
+          nested: {
+            $id: "https://example.com/nested.json",
+            type: "object",
+            properties: { inner: { $ref: "#/$defs/x" } },
+            $defs: { x: { type: "string" } },
+          },
+        },
+        $defs: {
+          pin: { $anchor: "pin", type: "number" },
+          flag: { type: "boolean" },
+          x: { type: "null" },
+        },
+      },
+    }],
+    skills: [],
+  });
+  assert.match(text, /^type refs_pin = number;$/m);
+  assert.match(text, /pinned\?: refs_pin;/);
+  assert.match(text, /^type refs_flag = boolean;$/m);
+  assert.match(text, /absolute\?: refs_flag;/);
+  // `#/$defs/x` under the nested `$id` is that schema's own `x`.
+  assert.match(text, /^type refs_x = string;$/m);
+});
+
 Deno.test("renderDeclarations() makes args optional only where {} is valid", () => {
   const signature = (inputSchema: unknown) => {
     const { text } = renderDeclarations({
@@ -418,17 +455,17 @@ async function check(files: string[]): Promise<{ code: number; text: string }> {
 Deno.test("renderDeclarations() stops rendering a schema that outgrows the text", () => {
   // One enum, inlined by every branch of an allOf: two kilobytes of schema
   // would render to megabytes of text before being left out as too long.
+  // Each member is read through a getter, which counts the reads (copying
+  // the schema to resolve its `$ref`s reads each once).
   let reads = 0;
-  const members = Array.from(
-    { length: 10 },
-    (_, i) => `${i}`.padEnd(1000, "x"),
-  );
-  const counted = new Proxy(members, {
-    get(target, key, receiver) {
-      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
-      return Reflect.get(target, key, receiver);
-    },
-  });
+  const counted: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const member = `${i}`.padEnd(1000, "x");
+    Object.defineProperty(counted, i, {
+      get: () => (reads++, member),
+      enumerable: true,
+    });
+  }
   const hostile: DeclaredFunction = {
     name: "wide_enum",
     description: "",
