@@ -1,6 +1,8 @@
 /**
- * Admission: which transport sessions the host holds, and which count
- * against `max_sessions`.
+ * Admission: the transport sessions the host holds, and which of them count
+ * against `max_sessions`. {@link Admission.open} opens a session (or says
+ * why not) and holds it until it ends; {@link Admission.broadcast} sends
+ * push messages to the live ones.
  *
  * When the host requires a token, a new transport session is *pending* until
  * its handshake is accepted: pending sessions are capped on their own
@@ -17,60 +19,71 @@
  * @module
  */
 
-import type { Session } from "./session.ts";
+import type { OutgoingMessage } from "./capability.ts";
+import type { HostConfig } from "./config_schema.ts";
 import type { TokenQuota } from "./quotas.ts";
+import { Session } from "./session.ts";
+import type {
+  OpenSessionOptions,
+  Refusal,
+} from "./transports/transport_context.ts";
 
 /** Options for {@link Admission}. */
 export interface AdmissionOptions {
-  /** Admitted sessions at once. */
-  maxSessions: number;
-  /** Pending sessions at once (oldest closed beyond). */
-  maxPending: number;
-  /** How long a session may stay pending, in ms. */
-  handshakeTimeoutMs: number;
-  /** Whether sessions must present a token (else none is pending). */
-  requiresAuth: boolean;
+  /** The accepted tokens (none: no auth) and the session limits. */
+  config: Pick<HostConfig, "tokens" | "limits">;
   /** Quotas by token. @default none */
   quotas?: ReadonlyMap<string, TokenQuota>;
-}
-
-/** How a session is opened. */
-export interface AdmitOptions {
-  /** A token already verified (from a header): admit at once. */
-  token?: string;
-  /** Never pending (stdio: the client started the host). @default false */
-  trusted?: boolean;
+  /** Ends what a session ran, when it ends. @default nothing */
+  endSession?: (id: string) => void;
+  /** True once the host is shutting down. @default never */
+  closing?: () => boolean;
 }
 
 /**
- * Tracks pending and admitted sessions.
+ * Opens transport sessions and holds the live ones, pending or admitted.
  *
  * @example A pending session does not count against max_sessions
  * ```ts
  * import { Admission } from "./admission.ts";
  * import { Session } from "./session.ts";
+ * import { defaultConfig } from "./config.ts";
  * import assert from "node:assert/strict";
- * const admission = new Admission({
- *   maxSessions: 1, maxPending: 8, handshakeTimeoutMs: 10_000, requiresAuth: true,
- * });
- * const guest = new Session({ send: () => {} });
- * assert.equal(admission.open(guest), "");
- * const holder = new Session({ send: () => {} });
- * assert.equal(admission.open(holder), "");
+ * const config = { ...defaultConfig(), tokens: ["t1"] };
+ * config.limits.maxSessions = 1;
+ * const admission = new Admission({ config });
+ * const guest = admission.open({ transport: "websocket", send() {} });
+ * const holder = admission.open({ transport: "websocket", send() {} });
+ * assert.ok(guest instanceof Session && holder instanceof Session);
  * assert.equal(admission.admit(holder, "t1"), "");
  * assert.deepEqual([admission.admitted, admission.pending], [1, 1]);
- * admission.leave(guest);
- * admission.leave(holder);
+ * assert.equal(admission.sessions.size, 2);
+ * guest.close();
+ * holder.close();
+ * assert.equal(admission.sessions.size, 0);
+ * ```
+ * @example A closing host refuses
+ * ```ts
+ * import { Admission } from "./admission.ts";
+ * import { defaultConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const admission = new Admission({
+ *   config: defaultConfig(), closing: () => true,
+ * });
+ * const refused = admission.open({ transport: "websocket", send: () => {} });
+ * assert.deepEqual(refused, { status: 503, reason: "the host is shutting down" });
  * ```
  */
 export class Admission {
+  /** The live sessions: an opened one is added, an ended one removed. */
+  readonly sessions: Set<Session> = new Set();
   #options: AdmissionOptions;
   #admitted = new Map<Session, string>();
   // Insertion order is age order: the first entry is the oldest.
   #pending = new Map<Session, ReturnType<typeof setTimeout>>();
   #perToken = new Map<string, number>();
 
-  /** @param options the limits */
+  /** @param options the tokens, limits and quotas, and the host's state */
   constructor(options: AdmissionOptions) {
     this.#options = options;
   }
@@ -86,35 +99,51 @@ export class Admission {
   }
 
   /**
-   * Takes in a new transport session: admitted, or pending.
+   * Opens a transport session: refused while shutting down (503), for an
+   * invalid `Authorization` token (401) or past the limits (503). It is
+   * admitted at once (a valid `Authorization` token, a trusted transport,
+   * a host without tokens) or else pending; either way held in
+   * {@link sessions} until it ends.
    *
-   * @param session the new session
-   * @param options a verified token, or trust
-   * @returns "" when taken in, else why not
+   * @param open the transport's side of the session
+   * @returns the session, or why not
    */
-  open(session: Session, options: AdmitOptions = {}): string {
-    if (options.token !== undefined) return this.#admit(session, options.token);
-    if (!this.#options.requiresAuth || options.trusted) {
-      return this.#admit(session, "");
+  open(open: OpenSessionOptions): Session | Refusal {
+    if (this.#options.closing?.()) {
+      return { status: 503, reason: "the host is shutting down" };
     }
-    if (this.#pending.size >= this.#options.maxPending) {
-      const [oldest] = this.#pending.keys();
-      if (oldest) {
-        this.leave(oldest);
-        oldest.close(
-          "Too many sessions waiting for a handshake: the oldest was closed",
-        );
-      }
+    const { tokens, limits } = this.#options.config;
+    const token = bearerToken(open.authorization, tokens);
+    if (token === null) {
+      return {
+        status: 401,
+        reason: "the Authorization header holds no valid token",
+      };
     }
-    const seconds = this.#options.handshakeTimeoutMs / 1000;
-    const timer = setTimeout(() => {
-      this.leave(session);
-      session.close(`Handshake not completed within ${seconds} s`);
-    }, this.#options.handshakeTimeoutMs);
-    // Expiry must never keep a process alive on its own.
-    Deno.unrefTimer(timer);
-    this.#pending.set(session, timer);
-    return "";
+    const session = new Session({
+      send: open.send,
+      transport: open.transport,
+      maxParallel: limits.maxParallel,
+      onEnd: (reason) => {
+        this.sessions.delete(session);
+        this.#options.endSession?.(session.id);
+        this.#leave(session);
+        open.onEnd?.(reason);
+      },
+    });
+    // stdio: the client started the host. MCP: /mcp checks the bearer
+    // token on every request before a session opens, and sets auth itself.
+    const trusted = open.transport === "stdio" || open.transport === "mcp";
+    if (token !== undefined || tokens.length === 0 || trusted) {
+      const refused = this.#admit(session, token ?? "");
+      if (refused !== "") return { status: 503, reason: refused };
+    } else this.#hold(session);
+    // A token checked in the header authenticates the session as a handshake
+    // would: it may ping before one, and a handshake that presents no token
+    // (the Python SDK's default auth_token is "") keeps this one.
+    if (token !== undefined) session.authenticate("accepted", token);
+    this.sessions.add(session);
+    return session;
   }
 
   /**
@@ -132,11 +161,56 @@ export class Admission {
   }
 
   /**
-   * Forgets a session that ended.
+   * Sends a push message (no `req_id`) to every live session that may have
+   * it: all of them, or only the authenticated ones when the host needs auth.
    *
-   * @param session the session
+   * @param message the push message
+   * @returns how many sessions it was sent to
+   * @example
+   * ```ts
+   * import { Admission } from "./admission.ts";
+   * import { defaultConfig } from "./config.ts";
+   * import assert from "node:assert/strict";
+   * const got: unknown[] = [];
+   * const admission = new Admission({ config: defaultConfig() });
+   * admission.open({ transport: "websocket", send: (m) => got.push(m) });
+   * const message = { type: "x", id: "1", version: "1.0", ts: 0 };
+   * assert.equal(admission.broadcast(message), 1);
+   * assert.equal(got.length, 1);
+   * ```
    */
-  leave(session: Session): void {
+  broadcast(message: OutgoingMessage): number {
+    const requiresAuth = this.#options.config.tokens.length > 0;
+    let count = 0;
+    for (const session of this.sessions) {
+      if (!requiresAuth || session.auth === "accepted") {
+        session.send(message);
+        count++;
+      }
+    }
+    return count;
+  }
+
+  // Holds a session pending until a handshake admits it, or it expires.
+  #hold(session: Session): void {
+    const limits = this.#options.config.limits;
+    if (this.#pending.size >= limits.maxPendingSessions) {
+      const [oldest] = this.#pending.keys();
+      oldest?.close(
+        "Too many sessions waiting for a handshake: the oldest was closed",
+      );
+    }
+    const seconds = limits.handshakeTimeoutSeconds;
+    const timer = setTimeout(() => {
+      session.close(`Handshake not completed within ${seconds} s`);
+    }, seconds * 1000);
+    // Expiry must never keep a process alive on its own.
+    Deno.unrefTimer(timer);
+    this.#pending.set(session, timer);
+  }
+
+  // Forgets a session that ended (or moves to admitted).
+  #leave(session: Session): void {
     const timer = this.#pending.get(session);
     if (timer !== undefined) {
       clearTimeout(timer);
@@ -150,15 +224,16 @@ export class Admission {
   }
 
   #admit(session: Session, token: string): string {
+    const { limits } = this.#options.config;
     const moving = this.#admitted.has(session);
-    if (!moving && this.#admitted.size >= this.#options.maxSessions) {
-      return `the host serves at most ${this.#options.maxSessions} sessions`;
+    if (!moving && this.#admitted.size >= limits.maxSessions) {
+      return `the host serves at most ${limits.maxSessions} sessions`;
     }
     const quota = this.#options.quotas?.get(token)?.maxSessions;
     if (quota !== undefined && (this.#perToken.get(token) ?? 0) >= quota) {
       return `the token's quota of ${quota} sessions is used up`;
     }
-    this.leave(session);
+    this.#leave(session);
     this.#admitted.set(session, token);
     this.#count(token, 1);
     return "";

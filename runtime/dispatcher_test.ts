@@ -6,6 +6,7 @@ import { envelope } from "../protocol/envelope.ts";
 import { Session } from "./session.ts";
 import { Semaphore } from "./slots.ts";
 import { Admission } from "./admission.ts";
+import { defaultConfig } from "./config.ts";
 import { settlesWithin } from "./deadline.ts";
 
 function record() {
@@ -214,10 +215,7 @@ Deno.test("admitInner counts against the token's calls_per_minute", async () => 
 
 Deno.test("Dispatcher refuses a handshake that presents another token on an accepted session, and changes nothing", async (t) => {
   const admission = new Admission({
-    maxSessions: 8,
-    maxPending: 8,
-    handshakeTimeoutMs: 60_000,
-    requiresAuth: true,
+    config: { ...defaultConfig(), tokens: ["t1", "t2"] },
   });
   const dispatcher = new Dispatcher({
     tokens: ["t1", "t2"],
@@ -225,8 +223,11 @@ Deno.test("Dispatcher refuses a handshake that presents another token on an acce
   });
   const handshake = (id: string, token: string | null) =>
     JSON.stringify({ type: "handshake/req", id, auth_token: token });
-  const { sent, session } = record();
-  admission.open(session);
+  const sent: OutgoingMessage[] = [];
+  const session = admission.open({
+    transport: "websocket",
+    send: (m) => sent.push(m),
+  }) as Session;
   await dispatcher.receive(session, handshake("h1", "t1"));
   assert.equal(sent.at(-1)?.ok, true);
   const switches: [string, string][] = [
@@ -255,13 +256,16 @@ Deno.test("Dispatcher refuses a handshake that presents another token on an acce
     }
   });
   // A second session of t2 is counted under t2; the first never was.
-  const other = record();
-  admission.open(other.session);
-  await dispatcher.receive(other.session, handshake("h2", "t2"));
-  assert.equal(other.sent.at(-1)?.ok, true);
+  const other: OutgoingMessage[] = [];
+  const second = admission.open({
+    transport: "websocket",
+    send: (m) => other.push(m),
+  }) as Session;
+  await dispatcher.receive(second, handshake("h2", "t2"));
+  assert.equal(other.at(-1)?.ok, true);
   assert.equal(admission.admitted, 2);
-  admission.leave(session);
-  admission.leave(other.session);
+  session.close();
+  second.close();
 });
 
 Deno.test("Dispatcher drains a session once however many shutdowns it is sent: each would hold a waiter and a timer", async () => {

@@ -15,7 +15,7 @@ import type {
   LimitsConfig,
   ListenConfig,
 } from "./config_schema.ts";
-import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
+import { Dispatcher } from "./dispatcher.ts";
 import { Session } from "./session.ts";
 import {
   createInProcessTransport,
@@ -23,7 +23,6 @@ import {
 } from "./transports/in_process.ts";
 import type { OpenSessionOptions } from "./transports/transport_context.ts";
 import { Admission } from "./admission.ts";
-import { broadcastTo, sessionGate } from "./session_gate.ts";
 import { parseTokenQuotas } from "./quotas.ts";
 import {
   createSseTransport,
@@ -204,15 +203,12 @@ export interface Host extends InProcessCalls {
 export function createHost(options: HostOptions = {}): Host {
   // Long: the host's wiring list, one part per statement, each built from
   // the ones above, then the Host naming them; what any part does is a
-  // function of its own (createDispatch, sessionGate, httpApp, listener,
+  // function of its own (Admission, Dispatcher, httpApp, listener,
   // drain), and splitting the list would only pass the parts around.
   const config = fullConfig(options.config);
   const given = options.log;
   const log = given ? (line: string) => given(printableLine(line)) : () => {};
   const startedAt = performance.now();
-  // The stack's push messages go to the host's sessions, which exist only
-  // once `host` does: route through a late-bound function.
-  let broadcast = (_message: OutgoingMessage): number => 0;
   // The run history, metrics and console; its views of sessions, sandboxes
   // and in-process requests are read only when asked, after all exist.
   const operator = createOperatorSurface({
@@ -227,7 +223,8 @@ export function createHost(options: HostOptions = {}): Host {
   const stack: StandardCapabilities | null = options.capabilities
     ? null
     : createStandardCapabilities(config, {
-      broadcast: (message) => broadcast(message),
+      // To the sessions admission holds, made below.
+      broadcast: (message) => admission.broadcast(message),
       log,
       configPath: options.configPath,
       observer: operator.recorder,
@@ -252,23 +249,28 @@ export function createHost(options: HostOptions = {}): Host {
   // it also throttles the tokens handshakes present, by client address.
   const door = createDoor({ listen: config.listen, tokens: config.tokens });
   const clients = new WeakMap<Session, string>();
-  const { admission, dispatcher } = createDispatch(
-    config,
-    options.capabilities ?? stack?.capabilities,
-    { startedAt, checkToken: (s, t) => door.checkToken(clients.get(s), t) },
-  );
-  const sessions = new Set<Session>();
   let closing = false;
-  const gate = sessionGate({
+  const quotas = parseTokenQuotas(config.policy, config.tokens);
+  const admission = new Admission({
     config,
-    admission,
-    sessions,
+    quotas,
     // Nothing the session ran stays alive (its eval processes).
     endSession: (id) => stack?.endSession(id),
     closing: () => closing,
   });
+  const { sessions } = admission;
+  const dispatcher = new Dispatcher({
+    capabilities: options.capabilities ?? stack?.capabilities,
+    tokens: config.tokens,
+    maxMessageBytes: config.limits.maxMessageBytes,
+    maxParallelHost: config.limits.maxParallelHost,
+    startedAt,
+    checkToken: (s, t) => door.checkToken(clients.get(s), t),
+    quotas,
+    admit: (session, token) => admission.admit(session, token),
+  });
   const admitSession = (open: OpenSessionOptions) => {
-    const opened = gate(open);
+    const opened = admission.open(open);
     if (open.client !== undefined && opened instanceof Session) {
       clients.set(opened, open.client);
     }
@@ -321,8 +323,7 @@ export function createHost(options: HostOptions = {}): Host {
     serveStdio: (stdioOptions) => serveStdio(context, stdioOptions),
     serveMcpStdio: () => serveMcpStdio(context, mcpOptions),
     addCapability: (capability) => dispatcher.addCapability(capability),
-    broadcast: (message) =>
-      broadcastTo(sessions, message, dispatcher.requiresAuth),
+    broadcast: (message) => admission.broadcast(message),
     request: local.request,
     callTool: local.callTool,
     callSkill: local.callSkill,
@@ -341,7 +342,6 @@ export function createHost(options: HostOptions = {}): Host {
       await server.shutdown();
     },
   };
-  broadcast = (message) => host.broadcast(message);
   return host;
 }
 
@@ -354,33 +354,6 @@ function fullConfig(given: HostOptions["config"] = {}): HostConfig {
     listen: { ...base.listen, ...given.listen },
     limits: { ...base.limits, ...given.limits },
   };
-}
-
-/** The admission of sessions and the dispatcher of their messages. */
-function createDispatch(
-  config: HostConfig,
-  capabilities: readonly Capability[] | undefined,
-  options: Pick<DispatcherOptions, "checkToken"> & { startedAt: number },
-): { admission: Admission; dispatcher: Dispatcher } {
-  const quotas = parseTokenQuotas(config.policy, config.tokens);
-  const admission = new Admission({
-    maxSessions: config.limits.maxSessions,
-    maxPending: config.limits.maxPendingSessions,
-    handshakeTimeoutMs: config.limits.handshakeTimeoutSeconds * 1000,
-    requiresAuth: config.tokens.length > 0,
-    quotas,
-  });
-  const dispatcher = new Dispatcher({
-    capabilities,
-    tokens: config.tokens,
-    maxMessageBytes: config.limits.maxMessageBytes,
-    maxParallelHost: config.limits.maxParallelHost,
-    startedAt: options.startedAt,
-    checkToken: options.checkToken,
-    quotas,
-    admit: (session, token) => admission.admit(session, token),
-  });
-  return { admission, dispatcher };
 }
 
 /**
