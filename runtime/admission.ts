@@ -123,6 +123,7 @@ export class Admission {
     const session = new Session({
       send: open.send,
       transport: open.transport,
+      client: open.client,
       maxParallel: limits.maxParallel,
       onEnd: (reason) => {
         this.sessions.delete(session);

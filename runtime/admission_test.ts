@@ -155,6 +155,18 @@ Deno.test("Admission holds a session opened with a valid bearer token until it e
   assert.deepEqual(reasons, ["bye"]);
 });
 
+Deno.test("Admission keeps the client's address key on the session, for the handshake throttle", () => {
+  const admission = admissionWith(["t1"], {});
+  const session = admission.open({
+    transport: "websocket",
+    send: () => {},
+    client: "203.0.113.7",
+  });
+  assert.ok(session instanceof Session);
+  assert.equal(session.client, "203.0.113.7");
+  assert.equal(open(admission).client, undefined);
+});
+
 Deno.test("Admission broadcasts only to accepted sessions when tokens are set", () => {
   const admission = admissionWith(["t1"], {});
   const got: string[] = [];

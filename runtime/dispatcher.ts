@@ -82,12 +82,11 @@ export interface DispatcherOptions {
   /** Quotas by token (`policy.tokens`). @default none */
   quotas?: ReadonlyMap<string, TokenQuota>;
   /**
-   * Admits a session whose handshake presented a valid token; returns why
-   * not (the handshake is then refused), or "". @default admit all
+   * Checks a handshake's token and admits its session: "" when accepted,
+   * else why not (the handshake is then refused). @default accepts the
+   * tokens in `tokens`
    */
-  admit?: (session: Session, token: string) => string;
-  /** Checks a handshake's token: "" if accepted, else why not. @default in `tokens` */
-  checkToken?: (session: Session, token: string) => string;
+  accept?: (session: Session, token: string) => string;
 }
 
 /** Options for one dispatched message. */
@@ -124,9 +123,7 @@ export class Dispatcher {
   #slots: FairSlots;
   #quotas: ReadonlyMap<string, TokenQuota>;
   #rate = new CallRate();
-  #admit: (session: Session, token: string) => string;
-  #check = (_: Session, token: string): string =>
-    isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token";
+  #accept: (session: Session, token: string) => string;
   #startedAt: number;
   #maxHeld: number;
   // What each session's calls waiting or running weigh, and their sum.
@@ -140,8 +137,9 @@ export class Dispatcher {
       DEFAULT_MAX_MESSAGE_BYTES;
     this.#slots = new FairSlots(options.maxParallelHost ?? 64);
     this.#quotas = options.quotas ?? new Map();
-    this.#admit = options.admit ?? (() => "");
-    if (options.checkToken) this.#check = options.checkToken;
+    this.#accept = options.accept ??
+      ((_, token) =>
+        isAcceptedToken(this.#tokens, token) ? "" : "Invalid auth token");
     this.#startedAt = options.startedAt ?? performance.now();
     this.#maxHeld = options.maxHeldBytes ?? defaultMaxHeldBytes();
     for (const capability of options.capabilities ?? []) {
@@ -346,7 +344,7 @@ export class Dispatcher {
     }
     if (this.requiresAuth) {
       if (token === "") reason = "Missing auth token: this host requires one";
-      else reason = this.#check(session, token) || this.#admit(session, token);
+      else reason = this.#accept(session, token);
     }
     session.authenticate(reason === "" ? "accepted" : "refused", token);
     this.#answerHandshake(session, request, reason);

@@ -219,7 +219,9 @@ Deno.test("Dispatcher refuses a handshake that presents another token on an acce
   });
   const dispatcher = new Dispatcher({
     tokens: ["t1", "t2"],
-    admit: (session, token) => admission.admit(session, token),
+    accept: (session, token) =>
+      (["t1", "t2"].includes(token) ? "" : "Invalid auth token") ||
+      admission.admit(session, token),
   });
   const handshake = (id: string, token: string | null) =>
     JSON.stringify({ type: "handshake/req", id, auth_token: token });

@@ -16,7 +16,7 @@ import type {
   ListenConfig,
 } from "./config_schema.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { Session } from "./session.ts";
+import type { Session } from "./session.ts";
 import {
   createInProcessTransport,
   type InProcessCalls,
@@ -248,7 +248,6 @@ export function createHost(options: HostOptions = {}): Host {
   // The one door in front of every route and upgrade, in-process or not;
   // it also throttles the tokens handshakes present, by client address.
   const door = createDoor({ listen: config.listen, tokens: config.tokens });
-  const clients = new WeakMap<Session, string>();
   let closing = false;
   const quotas = parseTokenQuotas(config.policy, config.tokens);
   const admission = new Admission({
@@ -265,21 +264,15 @@ export function createHost(options: HostOptions = {}): Host {
     maxMessageBytes: config.limits.maxMessageBytes,
     maxParallelHost: config.limits.maxParallelHost,
     startedAt,
-    checkToken: (s, t) => door.checkToken(clients.get(s), t),
     quotas,
-    admit: (session, token) => admission.admit(session, token),
+    // The token first, throttled by the client's address; then the limits.
+    accept: (session, token) =>
+      door.checkToken(session.client, token) || admission.admit(session, token),
   });
-  const admitSession = (open: OpenSessionOptions) => {
-    const opened = admission.open(open);
-    if (open.client !== undefined && opened instanceof Session) {
-      clients.set(opened, open.client);
-    }
-    return opened;
-  };
   const context = {
     dispatcher,
     limits: config.limits,
-    admitSession,
+    admitSession: (open: OpenSessionOptions) => admission.open(open),
     log,
   };
   const sse: SseTransport = createSseTransport(context);

@@ -38,6 +38,8 @@ export interface SessionOptions {
   transport?: TransportKind;
   /** Called once when the session ends, to release the transport. */
   onEnd?: (reason: string) => void;
+  /** The client's address key, when it has one. @default none */
+  client?: string;
 }
 
 /**
@@ -63,6 +65,12 @@ export class Session implements SessionScope {
   readonly limiter: Semaphore;
   /** The transport carrying this session. */
   readonly transport: TransportKind;
+  /**
+   * The client's address key (`clientKey` of runtime/doors/auth_throttle.ts),
+   * under which its failed handshake tokens are throttled; undefined for
+   * transports without an address (stdio, in-process).
+   */
+  readonly client: string | undefined;
   /** True once `shutdown` was received: new requests are refused. */
   draining = false;
 
@@ -88,6 +96,7 @@ export class Session implements SessionScope {
     this.#maxParallel = options.maxParallel ?? 4;
     this.limiter = new Semaphore(this.#maxParallel);
     this.transport = options.transport ?? "in-process";
+    this.client = options.client;
   }
 
   /** Where the session stands with auth. */
