@@ -53,13 +53,14 @@ export interface LineSink {
  * ```
  */
 export class LogLines {
-  #sink: LineSink;
+  // The platform's bounded queue: it writes one line at a time, in order,
+  // and counts the bytes waiting (the one being written among them).
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
   #maxWaiting: number;
-  #waiting: Uint8Array[] = [];
-  #bytes = 0;
   #dropped = 0;
-  #writing: Promise<void> | null = null;
   #gone = false;
+  // The last line's write, and then what it logged (the dropped count).
+  #last: Promise<void> = Promise.resolve();
 
   /**
    * @param sink where the lines go
@@ -68,8 +69,15 @@ export class LogLines {
    * than this is cut to it. @default 1 MiB
    */
   constructor(sink: LineSink, maxWaiting = 1 << 20) {
-    this.#sink = sink;
     this.#maxWaiting = maxWaiting;
+    this.#writer = new WritableStream<Uint8Array>({
+      async write(line) {
+        for (let at = 0; at < line.length;) {
+          at += await sink.write(line.subarray(at));
+        }
+      },
+    }, new ByteLengthQueuingStrategy({ highWaterMark: maxWaiting }))
+      .getWriter();
   }
 
   /**
@@ -90,13 +98,22 @@ export class LogLines {
       bytes[written] = 10; // "\n"
       bytes = bytes.subarray(0, written + 1);
     }
-    if (this.#bytes + bytes.length > this.#maxWaiting) {
+    if (bytes.length > this.#writer.desiredSize!) {
       this.#dropped++;
       return;
     }
-    this.#waiting.push(bytes);
-    this.#bytes += bytes.length;
-    this.#writing ??= this.#write();
+    this.#last = this.#writer.write(bytes).then(() => {
+      // Nothing waits any more: the reader reads again.
+      if (this.#dropped === 0) return;
+      if (this.#writer.desiredSize !== this.#maxWaiting) return;
+      const dropped = this.#dropped;
+      this.#dropped = 0;
+      this.log(`skillbox: ${dropped} log line(s) dropped: stderr was not read`);
+      return this.#last;
+    }, () => {
+      // Nobody reads them.
+      this.#gone = true;
+    });
   }
 
   /**
@@ -107,32 +124,6 @@ export class LogLines {
    * @param ms the most to wait
    */
   async written(ms: number): Promise<void> {
-    if (this.#writing) await settlesWithin(this.#writing, ms);
-  }
-
-  async #write(): Promise<void> {
-    try {
-      while (this.#waiting.length > 0) {
-        const line = this.#waiting.shift()!;
-        for (let at = 0; at < line.length;) {
-          at += await this.#sink.write(line.subarray(at));
-        }
-        this.#bytes -= line.length;
-        if (this.#dropped > 0 && this.#waiting.length === 0) {
-          const dropped = this.#dropped;
-          this.#dropped = 0;
-          this.log(
-            `skillbox: ${dropped} log line(s) dropped: stderr was not read`,
-          );
-        }
-      }
-    } catch {
-      // Nobody reads them.
-      this.#gone = true;
-      this.#waiting = [];
-      this.#bytes = 0;
-    } finally {
-      this.#writing = null;
-    }
+    await settlesWithin(this.#last, ms);
   }
 }

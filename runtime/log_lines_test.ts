@@ -41,6 +41,10 @@ Deno.test("LogLines never waits for a paused reader, and drops past its bound", 
   const lines = new LogLines(paused.sink, 100);
   // 10 lines of 20 bytes: 5 fit the bound, 5 are dropped. None blocks.
   for (let i = 0; i < 10; i++) lines.log(`paused line ${i}`.padEnd(19, "."));
+  // The first is handed to the sink (a turn later), the rest wait.
+  for (let turn = 0; turn < 100 && paused.writes() === 0; turn++) {
+    await Promise.resolve();
+  }
   assert.equal(paused.writes(), 1);
   assert.equal(paused.text(), "");
   paused.resume();
