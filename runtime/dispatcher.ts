@@ -318,7 +318,10 @@ export class Dispatcher {
         // until the session's calls settle, so a repeated one (no answer is
         // due) must not add another.
         if (session.draining) return Promise.resolve();
-        return shutdown(session, request.timeout);
+        return session.shutdown(
+          request.timeout * 1000,
+          "Shutdown requested by the agent",
+        );
       default: {
         if (!this.#authorized(session, request)) return Promise.resolve();
         // In flight (for drain) until #call's last step.
@@ -592,12 +595,6 @@ async function waitForSlot(
   } finally {
     session.releaseWaiting(weight);
   }
-}
-
-async function shutdown(session: Session, timeoutSeconds: number) {
-  session.draining = true;
-  await session.drain(timeoutSeconds * 1000);
-  session.close("Shutdown requested by the agent");
 }
 
 function uptimeSeconds(startedAt: number): number {

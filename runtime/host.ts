@@ -16,7 +16,6 @@ import type {
   ListenConfig,
 } from "./config_schema.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import type { Session } from "./session.ts";
 import {
   createInProcessTransport,
   type InProcessCalls,
@@ -326,7 +325,9 @@ export function createHost(options: HostOptions = {}): Host {
       const timeoutMs =
         (closeOptions.timeoutSeconds ?? config.limits.shutdownTimeoutSeconds) *
         1000;
-      await drain([...sessions, local.session], timeoutMs);
+      // All refuse new calls at once; each closes once its calls ended.
+      const all = [...sessions, local.session];
+      await Promise.all(all.map((s) => s.shutdown(timeoutMs, "Host closing")));
       sse.close();
       await mcp.close();
       await dispatcher.closeCapabilities();
@@ -347,14 +348,4 @@ function fullConfig(given: HostOptions["config"] = {}): HostConfig {
     listen: { ...base.listen, ...given.listen },
     limits: { ...base.limits, ...given.limits },
   };
-}
-
-/**
- * Lets in-flight calls finish for up to `timeoutMs`, then closes the
- * sessions (which cancels what is left).
- */
-async function drain(sessions: Session[], timeoutMs: number): Promise<void> {
-  for (const session of sessions) session.draining = true;
-  await Promise.all(sessions.map((session) => session.drain(timeoutMs)));
-  for (const session of sessions) session.close("Host closing");
 }

@@ -89,6 +89,28 @@ Deno.test("close() waits for in-flight calls, then refuses new ones", async () =
   await assert.rejects(host.callTool("echo", {}), /host is closed/);
 });
 
+Deno.test("close() closes an idle session at once, while another's call still runs", async () => {
+  const fake = fakeTools();
+  const host = createHost({ capabilities: [fake.capability] });
+  const opened = await host.fetch(
+    new Request("http://127.0.0.1:8787/a2e/session", { method: "POST" }),
+  );
+  await opened.body?.cancel();
+  assert.equal(host.sessionCount, 1);
+  const call = host.callTool("gate", {});
+  await fake.gate.whenRunning(1);
+  const closed = host.close({ timeoutSeconds: 60 });
+  // Nothing of the idle session's is in flight: it need not wait for the
+  // in-process call (a bounded wait, well under the close's timeout).
+  for (let i = 0; i < 200 && host.sessionCount > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(host.sessionCount, 0);
+  fake.gate.open();
+  assert.equal((await call).success, true);
+  await closed;
+});
+
 Deno.test("max_sessions refuses the next connection with 503", async () => {
   const host = createHost({
     capabilities: [],

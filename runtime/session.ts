@@ -258,6 +258,20 @@ export class Session implements SessionScope {
   }
 
   /**
+   * Shuts the session down: refuses new requests (`draining`), lets those
+   * in flight end for up to `timeoutMs`, then closes it, cancelling what
+   * is left.
+   *
+   * @param timeoutMs how long in-flight requests may take
+   * @param reason why it ends, as in {@link close}
+   */
+  async shutdown(timeoutMs: number, reason: string): Promise<void> {
+    this.draining = true;
+    await this.drain(timeoutMs);
+    this.close(reason);
+  }
+
+  /**
    * Ends the session: aborts its signal (cancelling in-flight calls) and
    * releases the transport. Idempotent.
    *

@@ -23,6 +23,18 @@ Deno.test("Session.drain gives up after its bound when a request never ends", as
   assert.equal(await session.drain(5), true);
 });
 
+Deno.test("Session.shutdown refuses new requests, lets those in flight end, then closes", async () => {
+  const session = new Session({ send() {} });
+  session.begin();
+  const done = session.shutdown(5_000, "going away");
+  assert.equal(session.draining, true);
+  assert.equal(session.closed, false);
+  session.end();
+  await done;
+  assert.equal(session.closed, true);
+  assert.match(String(session.signal.reason), /going away/);
+});
+
 Deno.test("Session.close ends the session once: closed, signal aborted, send dropped", () => {
   const sent: unknown[] = [];
   let ended = 0;
