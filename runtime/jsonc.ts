@@ -35,23 +35,20 @@ export function parseJsonc(source: string, file: string): unknown {
   // Some editors start a UTF-8 file with a byte order mark, which
   // Deno.readTextFile keeps and JSON does not allow.
   const text = source.replace(/^\uFEFF/, "");
+  const fail = (offset: number, problem: string): never => {
+    const { line, column } = lineColumn(text, offset);
+    throw new ConfigError(`${file}:${line}:${column}: ${problem}`);
+  };
   const errors: ParseError[] = [];
   try {
     // One pass, as nodes: the value is read off them, and they show a
     // repeated key (the value alone keeps the last one silently).
     const root = parseTree(text, errors, { allowTrailingComma: true });
     const first = errors[0];
-    const bad = badKey(root);
-    const problem = first
-      ? describeParseError(printParseErrorCode(first.error))
-      : bad?.value === "__proto__"
-      ? `${getNodePath(bad).join(".")}: a key named "__proto__" is not allowed`
-      : bad && `Duplicate key "${bad.value}"`;
-    if (problem) {
-      const { line, column } = lineColumn(text, first?.offset ?? bad!.offset);
-      throw new ConfigError(`${file}:${line}:${column}: ${problem}`);
+    if (first) {
+      fail(first.offset, describeParseError(printParseErrorCode(first.error)));
     }
-    return root && valueOf(root);
+    return root && valueOf(root, fail);
   } catch (error) {
     // The parser, and valueOf, recurse once per nesting level: a few
     // thousand levels exhaust the stack.
@@ -61,32 +58,31 @@ export function parseJsonc(source: string, file: string): unknown {
 }
 
 // A node's value, with plain objects (jsonc-parser's getNodeValue makes
-// objects without a prototype). Read once no key is `__proto__`.
-function valueOf(node: Node): unknown {
-  if (node.type === "array") return (node.children ?? []).map(valueOf);
+// objects without a prototype). It fails at a key that repeats one before
+// it in the same object: JSON keeps the last value silently, and a second
+// "tokens": [] would turn auth off. And at one named `__proto__`: a record
+// of the schema drops it silently.
+function valueOf(
+  node: Node,
+  fail: (offset: number, problem: string) => never,
+): unknown {
+  if (node.type === "array") {
+    return (node.children ?? []).map((child) => valueOf(child, fail));
+  }
   if (node.type !== "object") return node.value;
   const object: Record<string, unknown> = {};
   for (const [key, value] of (node.children ?? []).map((p) => p.children!)) {
-    object[key!.value] = valueOf(value!);
+    const name = key!.value;
+    if (name === "__proto__") {
+      const path = getNodePath(key!).join(".");
+      fail(key!.offset, `${path}: a key named "__proto__" is not allowed`);
+    }
+    if (Object.hasOwn(object, name)) {
+      fail(key!.offset, `Duplicate key "${name}"`);
+    }
+    object[name] = valueOf(value!, fail);
   }
   return object;
-}
-
-// The first key that repeats one before it in the same object: JSON keeps
-// the last value silently, and a second "tokens": [] would turn auth off.
-// Or one named `__proto__`: a record of the schema drops it silently.
-function badKey(root: Node | undefined): Node | undefined {
-  const nodes = root ? [root] : [];
-  for (let node = nodes.pop(); node; node = nodes.pop()) {
-    const keys = new Set<unknown>();
-    for (const child of node.children ?? []) {
-      nodes.push(child);
-      const key = child.children?.[0];
-      if (node.type !== "object" || !key) continue;
-      if (keys.has(key.value) || key.value === "__proto__") return key;
-      keys.add(key.value);
-    }
-  }
 }
 
 function lineColumn(text: string, offset: number) {

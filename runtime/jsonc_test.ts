@@ -105,3 +105,11 @@ Deno.test("parseJsonc() reads what jsonc-parser reads, and fails where it fails"
     assert.throws(() => parseJsonc(text, "f"), error, text);
   }
 });
+
+Deno.test("parseJsonc() names the first repeated key of the text", () => {
+  assert.throws(
+    () =>
+      parseJsonc('{ "x": { "d": 1, "d": 2 }, "y": { "e": 1, "e": 2 } }', "f"),
+    /^ConfigError: f:1:18: Duplicate key "d"$/,
+  );
+});
