@@ -3,6 +3,7 @@ import type { Capability, OutgoingMessage } from "./capability.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
+import { toolOutcome } from "../protocol/tool.ts";
 import { Session } from "./session.ts";
 import { Semaphore } from "./slots.ts";
 import { Admission } from "./admission.ts";
@@ -342,4 +343,62 @@ Deno.test("Dispatcher never starts a handler for a call whose signal aborted whi
   session.close("client left");
   assert.equal(await settlesWithin(Promise.all(calls), 5000), true);
   assert.deepEqual(started, ["c0"]);
+});
+
+Deno.test("Dispatcher bounds what all sessions' calls hold, past which only a session under its equal share is let in", async () => {
+  const answer = Promise.withResolvers<void>();
+  const tools: Capability = {
+    name: "tools",
+    handlers: {
+      "tool/call/req": async () => {
+        await answer.promise;
+        return {
+          result: toolOutcome({
+            success: true,
+            toolName: "x",
+            data: null,
+            durationMs: 0,
+          }),
+        };
+      },
+    },
+  };
+  const dispatcher = new Dispatcher({
+    capabilities: [tools],
+    maxHeldBytes: 10_000,
+  });
+  // Each weighs its JSON (about 3 KB) and 1 KiB of upkeep: about 4 KB.
+  const call = (id: string) =>
+    JSON.stringify({
+      type: "tool/call/req",
+      id,
+      tool_name: "x",
+      arguments: { pad: "x".repeat(3000) },
+    });
+  const a = record();
+  const b = record();
+  const running = [
+    dispatcher.receive(a.session, call("a1")),
+    dispatcher.receive(a.session, call("a2")),
+  ];
+  // About 8 KB held, all a's: its third would pass the bound.
+  await dispatcher.receive(a.session, call("a3"));
+  assert.equal(a.sent[0]?.req_id, "a3");
+  assert.equal(a.sent[0]?.code, "runtime_error");
+  assert.match(
+    String(a.sent[0]?.message),
+    /the host holds \d+ MiB of calls waiting or running/,
+  );
+  // b holds nothing: within its equal share (5 KB), it is let in.
+  running.push(dispatcher.receive(b.session, call("b1")));
+  answer.resolve();
+  await Promise.all(running);
+  assert.deepEqual(b.sent.map((m) => m.type), ["tool/call/resp"]);
+  // Answered calls hold nothing.
+  await dispatcher.receive(a.session, call("a4"));
+  assert.deepEqual(
+    a.sent.map((m) => m.req_id),
+    ["a3", "a1", "a2", "a4"],
+  );
+  assert.equal(a.sent.at(-1)?.type, "tool/call/resp");
 });
