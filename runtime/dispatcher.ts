@@ -57,8 +57,8 @@ function defaultMaxHeldBytes(): number {
   return Math.floor(getHeapStatistics().heap_size_limit / 8);
 }
 
-/** Four mebibytes: the default `max_message_bytes`. */
-export const DEFAULT_MAX_MESSAGE_BYTES: number = 4 * 1024 * 1024;
+// Four mebibytes: the default `max_message_bytes`.
+const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** Options for {@link Dispatcher}. */
 export interface DispatcherOptions {
