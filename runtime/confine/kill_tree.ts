@@ -332,36 +332,11 @@ const STOPPED = /^[TtZX]/;
 
 /**
  * Every process's parent, group, session and main thread's state (and PID
- * namespace when `withNs`): from `/proc` when this process may read it
- * (Deno asks for `--allow-all` there), else from `ps` (with `--allow-run`,
- * as the host runs); null when neither answers.
+ * namespace when `withNs`), from `ps`: Deno asks for `--allow-all` to read
+ * `/proc`, which the host's own permissions do not give. Null when `ps`
+ * does not answer.
  */
 async function listProcesses(withNs: boolean): Promise<ProcessRow[] | null> {
-  try {
-    const rows: ProcessRow[] = [];
-    for (const entry of Deno.readDirSync("/proc")) {
-      if (!/^\d+$/.test(entry.name)) continue;
-      try {
-        const [state, ppid, pgid, sid, threads] = statFields(
-          Deno.readTextFileSync(`/proc/${entry.name}/stat`),
-        );
-        rows.push({
-          pid: Number(entry.name),
-          ppid,
-          pgid,
-          sid,
-          stopped: STOPPED.test(state),
-          threads,
-          pidns: withNs ? namespaceOf(entry.name) : null,
-        });
-      } catch {
-        // Gone meanwhile.
-      }
-    }
-    return rows;
-  } catch {
-    // Not readable: ask ps.
-  }
   // `-` for a namespace ps may not read; a ps without a column is asked
   // again without it.
   const fields = "pid=,ppid=,pgid=,sid=,stat=";
@@ -385,40 +360,14 @@ async function listProcesses(withNs: boolean): Promise<ProcessRow[] | null> {
 
 /**
  * The state (of every thread) and PID namespace (when `withNs`) of each of
- * `pids` still alive, read as {@link listProcesses} reads; null when
- * neither answers.
+ * `pids` still alive, read from `ps` as {@link listProcesses} reads; null
+ * when it does not answer.
  */
 async function processStates(
   pids: number[],
   withNs: boolean,
 ): Promise<Map<number, ProcessState> | null> {
   const states = new Map<number, ProcessState>();
-  try {
-    Deno.readDirSync("/proc/self");
-    for (const pid of pids) {
-      try {
-        const [state, , , , threads] = statFields(
-          Deno.readTextFileSync(`/proc/${pid}/stat`),
-        );
-        let stopped = STOPPED.test(state);
-        if (stopped && threads > 1) {
-          for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-            const path = `/proc/${pid}/task/${task.name}/stat`;
-            stopped &&= STOPPED.test(
-              statFields(Deno.readTextFileSync(path))[0],
-            );
-          }
-        }
-        const pidns = withNs ? namespaceOf(String(pid)) : null;
-        states.set(pid, { stopped, pidns });
-      } catch {
-        // Exited.
-      }
-    }
-    return states;
-  } catch {
-    // Not readable: ask ps.
-  }
   // One line a thread (-L). A ps without -L or the column is asked for
   // the main threads' states.
   const list = pids.join(",");
@@ -438,28 +387,6 @@ async function processStates(
     }
   }
   return states;
-}
-
-// A process's PID namespace; null when not ours to see (then it is walked
-// as if in ours).
-function namespaceOf(pid: string): string | null {
-  try {
-    return Deno.readLinkSync(`/proc/${pid}/ns/pid`);
-  } catch {
-    return null;
-  }
-}
-
-// A stat file's state, parent, group, session and thread count.
-function statFields(stat: string): [string, number, number, number, number] {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return [
-    fields[0] ?? "",
-    Number(fields[1]),
-    Number(fields[2]),
-    Number(fields[3]),
-    Number(fields[17]),
-  ];
 }
 
 // The words of each line `ps` prints; null when it fails or prints nothing
