@@ -66,17 +66,9 @@ function fail(
 
 // `json`: the operation's line as the host wrote it.
 function runOp(msg: OpMessage, json: string): void {
-  const slot = slots.takeReady(msg.workerKey, msg.primeKey, msg.path);
+  const slot = slots.takeReady(msg);
   if (slot !== null) runOn(slot, msg, json);
-  else {
-    slots.takeInTurn(
-      msg.id,
-      msg.workerKey,
-      msg.primeKey,
-      msg.path,
-      (slot) => runOn(slot, msg, json),
-    );
-  }
+  else slots.takeInTurn(msg, (slot) => runOn(slot, msg, json));
 }
 
 function runOn(slot: Slot, msg: OpMessage, json: string): void {

@@ -14,6 +14,7 @@
 import {
   decodeWorkerMessage,
   type FromWorkerMessage,
+  type OpMessage,
   type WorkerPermissions,
 } from "../../protocol/sandbox/pipe.ts";
 
@@ -41,6 +42,16 @@ export interface WorkerSlotsOptions {
 }
 
 /**
+ * What picks an operation's slot: its warm key ("" for a fresh worker),
+ * the module version a fresh one may be primed with, the module, and the
+ * session a warm worker is kept for.
+ */
+export type SlotRequest = Pick<
+  OpMessage,
+  "workerKey" | "primeKey" | "path" | "session"
+>;
+
+/**
  * The worker slots of a sandbox process.
  *
  * @example A warm slot is found again by its key
@@ -56,8 +67,10 @@ export interface WorkerSlotsOptions {
  *   onCrash() {},
  * });
  * await slots.sparesReady();
- * const slot = slots.take("module@v1");
- * assert.equal(slots.take("module@v1"), slot);
+ * const op = { workerKey: "module@v1", path: "/m.ts", session: "s1" };
+ * const slot = slots.take(op);
+ * assert.equal(slots.take(op), slot);
+ * assert.equal(slots.stats("s1").sessionWorkers, 1);
  * slots.kill(slot, "done");
  * ```
  */
@@ -102,16 +115,13 @@ export class WorkerSlots {
    * host frames go out between them, and no operation waits behind more
    * than one start that is not its own turn.
    *
-   * @param id the operation (see {@link cancelPending})
+   * @param op the operation (its id: see {@link cancelPending})
    */
   takeInTurn(
-    id: string,
-    key: string,
-    primeKey: string | undefined,
-    path: string,
+    op: SlotRequest & { id: string },
     use: (slot: Slot) => void,
   ): void {
-    this.#pending.set(id, () => use(this.take(key, primeKey, path)));
+    this.#pending.set(op.id, () => use(this.take(op)));
     this.#pump();
   }
 
@@ -120,14 +130,8 @@ export class WorkerSlots {
    * ({@link take}), else null (then wait with {@link takeInTurn}). The warm
    * call's path: no callback is made for it.
    */
-  takeReady(
-    key: string,
-    primeKey: string | undefined,
-    path: string,
-  ): Slot | null {
-    return this.#hasWorker(key, primeKey)
-      ? this.take(key, primeKey, path)
-      : null;
+  takeReady(op: SlotRequest): Slot | null {
+    return this.#hasWorker(op.workerKey, op.primeKey) ? this.take(op) : null;
   }
 
   /** Drops an operation still waiting for its turn; true if it was. */
@@ -167,11 +171,12 @@ export class WorkerSlots {
   }
 
   /**
-   * The slot for an operation: the warm worker of `key`, a primed worker
-   * for `primeKey`, or a spare (a fresh one when `key` is "").
+   * The slot for an operation: the warm worker of its key, a primed worker
+   * for its `primeKey`, or a spare (a fresh one when its key is "").
    */
-  take(key: string, primeKey?: string, path?: string): Slot {
-    if (key === "" && primeKey !== undefined && path !== undefined) {
+  take(op: SlotRequest): Slot {
+    const { workerKey: key, primeKey, path } = op;
+    if (key === "" && primeKey !== undefined) {
       const hit = this.#primed.get(primeKey);
       this.#primed.delete(primeKey);
       if (hit && !hit.dead) {
@@ -198,6 +203,7 @@ export class WorkerSlots {
     }
     this.#scheduleRefill();
     slot.key = key;
+    slot.session = op.session;
     if (key === "") slot.retiring = true;
     else {
       this.#warm.set(key, slot);
@@ -246,7 +252,7 @@ export class WorkerSlots {
    */
   endSession(session: string): void {
     for (const slot of [...this.#warm.values()]) {
-      if (sessionOfKey(slot.key) !== session) continue;
+      if (slot.session !== session) continue;
       this.retire(slot);
       if (slot.ops.size === 0) this.#terminate(slot);
     }
@@ -257,7 +263,7 @@ export class WorkerSlots {
     let sessionWorkers = 0;
     if (session !== undefined) {
       for (const slot of this.#warm.values()) {
-        if (!slot.dead && sessionOfKey(slot.key) === session) sessionWorkers++;
+        if (!slot.dead && slot.session === session) sessionWorkers++;
       }
     }
     return { workers: this.#live, sessionWorkers };
@@ -366,6 +372,7 @@ export class WorkerSlots {
     const slot: Slot = {
       worker,
       key: "",
+      session: "",
       ready: ready.promise,
       loaded: null,
       isLoaded: false,
@@ -402,6 +409,8 @@ export interface Slot {
   worker: Worker;
   /** Its warm key ("" for a spare or fresh one). */
   key: string;
+  /** The session of the operation it was taken for ("" for a spare). */
+  session: string;
   /** Resolves once the worker posts `ready` (`onReady`). */
   ready: Promise<void>;
   loaded: Promise<void> | null;
@@ -415,30 +424,4 @@ export interface Slot {
   onLoad: ((error: string | null) => void) | null;
   /** Pre-load a replacement with this module once the operation is answered. */
   primeAfter: { primeKey: string; path: string } | null;
-}
-
-/**
- * The session a warm worker key names: the host builds keys as the JSON of
- * `[path, version, session, configuration]` (`workerKey` in `runtime/sandbox/sandbox.ts`).
- * Read only when a session ends or stats are asked for, never per call.
- *
- * @param key a warm worker key
- * @returns the session, or null when the key names none
- * @example
- * ```ts
- * import { sessionOfKey } from "./workers.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sessionOfKey(JSON.stringify(["/m.ts", "v1", "s1", "{}"])), "s1");
- * assert.equal(sessionOfKey(""), null);
- * ```
- */
-export function sessionOfKey(key: string): string | null {
-  try {
-    const parts: unknown = JSON.parse(key);
-    return Array.isArray(parts) && typeof parts[2] === "string"
-      ? parts[2]
-      : null;
-  } catch {
-    return null;
-  }
 }
