@@ -214,8 +214,10 @@ export class SandboxProcess {
   readonly #child: Deno.ChildProcess;
   readonly #readiness = Promise.withResolvers<void>();
   readonly #ops = new Map<string, Operation>();
-  readonly #stopWaiters = new Map<string, () => void>();
-  readonly #statsWaiters = new Map<
+  // Answers the process owes, by id: an aborted operation's `stopped`
+  // (its operation id), a `stats` report ("stats-" and a count). Each is
+  // told null when the process is gone.
+  readonly #replies = new Map<
     string,
     (stats: ProcessWorkerStats | null) => void
   >();
@@ -349,8 +351,6 @@ export class SandboxProcess {
     // What confinement opened for it (its egress proxy socket) goes with it.
     const release = options.command.release;
     if (release) this.exited.then(release, release);
-    const control = this.#control;
-    if (control) this.exited.finally(() => control.close());
   }
 
   /** The OS process id. */
@@ -439,7 +439,7 @@ export class SandboxProcess {
     if (this.#dead) return Promise.resolve(null);
     const id = `stats-${++this.#nextStats}`;
     return new Promise((resolve) => {
-      this.#statsWaiters.set(id, resolve);
+      this.#replies.set(id, resolve);
       // An undefined session is left out of the JSON.
       this.send({ t: "stats", id, session });
     });
@@ -500,11 +500,11 @@ export class SandboxProcess {
     this.#ops.delete(id);
     if (this.#dead) return true;
     const stopped = new Promise<void>((resolve) => {
-      this.#stopWaiters.set(id, resolve);
+      this.#replies.set(id, () => resolve());
     });
     this.send({ t: "abort", id });
     const answered = await settlesWithin(stopped, ABORT_ACK_MS);
-    this.#stopWaiters.delete(id);
+    this.#replies.delete(id);
     return answered;
   }
 
@@ -523,10 +523,7 @@ export class SandboxProcess {
   // answer goes back to its caller.
   readonly #hold = (): Promise<void> | null => {
     if (this.#reaped || !this.isReady) return null;
-    if (
-      this.#ops.size > 0 || this.#stopWaiters.size > 0 ||
-      this.#statsWaiters.size > 0
-    ) return null;
+    if (this.#ops.size > 0 || this.#replies.size > 0) return null;
     return new Promise((resolve) => this.#heldRead = resolve);
   };
 
@@ -546,12 +543,15 @@ export class SandboxProcess {
         this.#readiness.resolve();
         return;
       case "stopped":
-        this.#stopWaiters.get(msg.id)?.();
-        return;
       case "stats": {
-        const answer = this.#statsWaiters.get(msg.id);
-        this.#statsWaiters.delete(msg.id);
-        answer?.({ workers: msg.workers, sessionWorkers: msg.sessionWorkers });
+        const answer = this.#replies.get(msg.id);
+        this.#replies.delete(msg.id);
+        answer?.(
+          msg.t === "stopped" ? null : {
+            workers: msg.workers,
+            sessionWorkers: msg.sessionWorkers,
+          },
+        );
         return;
       }
     }
@@ -582,9 +582,8 @@ export class SandboxProcess {
     const ops = [...this.#ops.values()];
     this.#ops.clear();
     for (const op of ops) op.settle(failure);
-    for (const wake of this.#stopWaiters.values()) wake();
-    for (const answer of this.#statsWaiters.values()) answer(null);
-    this.#statsWaiters.clear();
+    for (const answer of this.#replies.values()) answer(null);
+    this.#replies.clear();
     return status.code;
   }
 }
