@@ -246,8 +246,6 @@ type MessageOf<T extends Table> = {
   >;
 }[keyof T & string];
 
-/** What a worker is asked to do with a loaded module. */
-export type OpKind = Value<typeof opKind>;
 /** Which host service a `ctx` RPC asks for. */
 export type RpcMethod = Value<typeof rpcMethod>;
 /** One event in a worker's batch. */
@@ -262,8 +260,6 @@ export type OpMessage = Variant<"op", typeof OP>;
 export type HostMessage = MessageOf<typeof HOST>;
 /** Sandbox to host. */
 export type SandboxMessage = MessageOf<typeof SANDBOX>;
-/** An operation's answer: its value, or a failure with an A2E code. */
-export type ResultMessage = Extract<SandboxMessage, { t: "result" }>;
 /** An event a `ctx` call emitted, sandbox to host. */
 export type EventMessage = Extract<SandboxMessage, { t: "event" }>;
 /** Sandbox process to worker. */
