@@ -480,31 +480,14 @@ export function mayView(
   return scope === "all" || (owner != null && owner === scope.owner);
 }
 
-/** The columns of a run, in the order both stores read and write them. */
-export const RUN_COLUMNS = [
-  "id",
-  "parent_id",
-  "kind",
-  "name",
-  "toolkit",
-  "session",
-  "transport",
-  "token_label",
-  "owner",
-  "host",
-  "started_at",
-  "ended_at",
-  "duration_ms",
-  "outcome",
-  "error",
-  "summary",
-  "args",
-  "result",
-  "event_count",
-  "llm_turns",
-  "input_tokens",
-  "output_tokens",
-] as const;
+/**
+ * The columns of a run, in the order both stores read and write them: the
+ * keys {@link toRow} writes, in its order (SQLite binds a row's values by
+ * position), so the two cannot drift apart.
+ */
+export const RUN_COLUMNS: readonly string[] = Object.keys(
+  toRow({} as RunRecord),
+);
 
 /**
  * The columns of a child run's summary ({@link RunSummary}), and `cursor`
@@ -516,10 +499,7 @@ export const SUMMARY_COLUMNS: readonly string[] = [
 ];
 
 /** A row of a store's runs table, as written. */
-export type RunRow = Record<
-  (typeof RUN_COLUMNS)[number],
-  string | number | null
->;
+export type RunRow = Record<string, string | number | null>;
 
 /** A row as a store's driver reads it back. */
 // deno-lint-ignore no-explicit-any

@@ -19,6 +19,45 @@ const ids = (page: { runs: { id: string }[] }) => page.runs.map((r) => r.id);
 /** The cases every engine passes, each on a fresh, empty store. */
 const CASES: [string, (store: RunStore) => Promise<void>][] = [
   [
+    "every field of a run is kept and read back as written: its detail, its page, its parent's children",
+    async (store) => {
+      // No field left at a default: a column the stores dropped or
+      // swapped would read back as null, 0 or another field's value.
+      const full = run(7, {
+        parentId: "p",
+        kind: "skill",
+        toolkit: "kit",
+        session: "s7",
+        transport: "sse",
+        tokenLabel: "token 2",
+        owner: "sha256:0a0b0c0d",
+        host: "h7",
+        startedAt: 1.5,
+        endedAt: 4.25,
+        durationMs: 2.75,
+        outcome: "tool_error",
+        error: "it failed",
+        summary: "half done",
+        args: '{"a":1}',
+        result: '{"b":2}',
+        eventCount: 3,
+        llmTurns: 4,
+        inputTokens: 5,
+        outputTokens: 6,
+      });
+      await store.write([{ run: run(6, { id: "p" }), events: [] }]);
+      await store.write([{ run: full, events: [] }]);
+      assert.deepEqual((await store.get("r7"))?.run, full);
+      const [listed] = (await store.list({ name: "odd" })).runs;
+      assert.deepEqual({ ...listed, cursor: undefined }, {
+        ...full,
+        cursor: undefined,
+      });
+      const { error: _e, summary: _s, args: _a, result: _r, ...brief } = full;
+      assert.deepEqual((await store.get("p"))?.children, [brief]);
+    },
+  ],
+  [
     "prune() over max_runs takes the runs of the owner holding most, never another's fair share",
     async (store) => {
       const b = "sha256:bbbbbbbb";
