@@ -11,7 +11,9 @@
  * compared as a string (so `..`, percent-encoded dots or another skill's name
  * never reach the file system), and only when the file's real path is still
  * inside the folder's real path. Digests are cached by path, size and mtime:
- * a listing re-reads only what changed.
+ * a listing re-reads only what changed. Its folders, as
+ * `resources/directory/read` lists them, are those its files are in: the
+ * manifest is the one index of what is served.
  *
  * A folder whose name breaks the Agent Skills rules (see
  * `agentSkillsNameProblem`) is left out: verifiers reject it. It stays a tool
@@ -149,8 +151,6 @@ interface Manifest {
    * `signal` stops a local read.
    */
   read(uri: string, signal?: AbortSignal): Promise<Uint8Array> | null;
-  /** Directory URIs (the root without a trailing slash) to their children. */
-  dirs: Map<string, { uri: string; name: string; dir: boolean }[]>;
 }
 
 /**
@@ -447,7 +447,7 @@ export class SkillsServer {
 
   async #readDirectory(uri: unknown, cursor: unknown) {
     const manifest = await this.#byUri(uri);
-    const children = manifest?.dirs.get(uri as string);
+    const children = manifest && childrenOf(uri as string, manifest.entry);
     if (!children) {
       throw invalidParams(`"${String(uri)}" is not a directory resource`);
     }
@@ -470,14 +470,11 @@ async function buildManifest(
 ): Promise<Manifest> {
   const root = `skill://${served.name}`;
   const files = new Map<string, string>();
-  const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
   const resources: SkillFileEntry[] = [];
   const walking = cache.walk(served.folder);
   let total = 0;
   let frontmatter: Record<string, unknown> | null = null;
   const walk = async (rel: string, dirUri: string) => {
-    const children: { uri: string; name: string; dir: boolean }[] = [];
-    dirs.set(dirUri, children);
     const names: Deno.DirEntry[] = [];
     for await (const e of Deno.readDir(join(served.folder, rel))) names.push(e);
     names.sort((a, b) => compareCodeUnits(a.name, b.name));
@@ -490,7 +487,6 @@ async function buildManifest(
         ? `${root}/SKILL.md`
         : `${dirUri}/${encodeURIComponent(e.name)}`;
       if (e.isDirectory) {
-        children.push({ uri, name: e.name, dir: true });
         await walk(childRel, uri);
         continue;
       }
@@ -510,11 +506,6 @@ async function buildManifest(
       );
       resources.push({ uri, digest, size: info.size });
       files.set(uri, childRel);
-      children.push({
-        uri,
-        name: isSkillFile ? "SKILL.md" : e.name,
-        dir: false,
-      });
       if (isSkillFile) frontmatter = await walking.frontmatter(path);
     }
   };
@@ -533,7 +524,6 @@ async function buildManifest(
       const rel = files.get(uri);
       return rel === undefined ? null : readInside(served.folder, rel, signal);
     },
-    dirs,
   };
 }
 
@@ -564,24 +554,6 @@ function remoteManifest(remote: RemoteSkill): Manifest {
     origin.set(uri, r);
     return { ...r, uri };
   });
-  const root = remoteRoot(remote);
-  const dirs = new Map<string, { uri: string; name: string; dir: boolean }[]>();
-  dirs.set(root, []);
-  for (const { uri } of resources) {
-    if (!uri.startsWith(`${root}/`)) continue;
-    const parts = uri.slice(root.length + 1).split("/");
-    let dir = root;
-    for (const [i, part] of parts.entries()) {
-      const here = `${dir}/${part}`;
-      const children = dirs.get(dir) ?? [];
-      if (!children.some((c) => c.uri === here)) {
-        const name = decodeURIComponent(part);
-        children.push({ uri: here, name, dir: i < parts.length - 1 });
-      }
-      dirs.set(dir, children);
-      dir = here;
-    }
-  }
   return {
     entry: {
       uri: remoteUri(remote.server, remote.entry.uri),
@@ -607,8 +579,32 @@ function remoteManifest(remote: RemoteSkill): Manifest {
         return bytes;
       })();
     },
-    dirs,
   };
+}
+
+// The files and folders right under a directory of a manifest, in the
+// manifest's order; null when none of its files is under it (a file, or a
+// folder holding nothing served): a skill's folders are those its files
+// are in, for a local folder and an imported server's skill alike.
+function childrenOf(
+  dir: string,
+  entry: McpSkillEntry,
+): { uri: string; name: string; dir: boolean }[] | null {
+  const prefix = `${dir}/`;
+  // Each name under it, and whether it is a folder.
+  const names = new Map<string, boolean>();
+  for (const { uri } of entry.resources) {
+    if (!uri.startsWith(prefix)) continue;
+    const [name, ...below] = uri.slice(prefix.length).split("/");
+    if (!names.has(name!)) names.set(name!, below.length > 0);
+  }
+  if (names.size === 0) return null;
+  return [...names].map(([name, isDir]) => ({
+    uri: prefix + name,
+    // Each segment decodes: verifySkill checks an imported one's.
+    name: decodeURIComponent(name),
+    dir: isDir,
+  }));
 }
 
 /**

@@ -323,3 +323,41 @@ Deno.test("SkillFileCache forgets the folders least recently walked past 1024", 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("resources/directory/read lists the folders the manifest's files are in, and only those", async () => {
+  const { dir, served } = await folders(["tidy"]);
+  await Deno.mkdir(join(dir, "tidy", "empty"));
+  await Deno.mkdir(join(dir, "tidy", "linked"));
+  await Deno.symlink("/etc/hostname", join(dir, "tidy", "linked", "host"));
+  await Deno.mkdir(join(dir, "tidy", "ref", "deep"), { recursive: true });
+  await Deno.writeTextFile(join(dir, "tidy", "ref", "deep", "a.md"), "a");
+  await Deno.writeTextFile(join(dir, "tidy", "ref", "b 1.md"), "b");
+  const skills = new SkillsServer(
+    { folders: () => Promise.resolve(served) },
+    { cache: new SkillFileCache() },
+  );
+  const children = async (uri: string) =>
+    ((await skills.handle("resources/directory/read", { uri })) as {
+      resources: { uri: string; name: string; mimeType: string }[];
+    }).resources.map((r) => [r.uri, r.name, r.mimeType]);
+  try {
+    // Before: "empty" and "linked" were listed as folders holding nothing
+    // the manifest (skills/get) lists.
+    assert.deepEqual(await children("skill://tidy"), [
+      ["skill://tidy/SKILL.md", "SKILL.md", "text/markdown"],
+      ["skill://tidy/ref", "ref", "inode/directory"],
+    ]);
+    assert.deepEqual(await children("skill://tidy/ref"), [
+      ["skill://tidy/ref/b%201.md", "b 1.md", "text/markdown"],
+      ["skill://tidy/ref/deep", "deep", "inode/directory"],
+    ]);
+    for (const uri of ["skill://tidy/empty", "skill://tidy/SKILL.md"]) {
+      await assert.rejects(
+        skills.handle("resources/directory/read", { uri })!,
+        /is not a directory resource/,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
