@@ -40,12 +40,7 @@ import {
   mapToolNames,
   splitToolList,
 } from "./tool_names.ts";
-import {
-  ENV_KEY,
-  NET_KEY,
-  readScriptEnv,
-  readScriptNet,
-} from "./scripts/script_access.ts";
+import { readScriptEnv, readScriptNet } from "./scripts/script_access.ts";
 
 /** The biggest skill file accepted, in bytes. */
 export const MAX_SKILL_MD_BYTES = 256 * 1024;
@@ -115,23 +110,6 @@ export const A2E_KEYS: readonly string[] = [
   "icon",
 ];
 
-// Keys read by the specification's or A2E's readers; any other key is kept
-// in metadata as written (another runtime's field, e.g. `model`).
-const READ_KEYS = new Set([
-  ...A2E_KEYS,
-  "name",
-  "description",
-  "version",
-  "argument-hint",
-  "user-invocable",
-  "user_invocable",
-  "license",
-  "compatibility",
-  "metadata",
-  ENV_KEY,
-  NET_KEY,
-]);
-
 /**
  * Parses the text of a skill file.
  *
@@ -168,7 +146,10 @@ export function parseSkillMd(
   let name: string;
   let description: string;
   try {
-    const checked = checkSkillName(data.name, { folder: options.folder, a2e });
+    const checked = checkSkillName(fields.pick("name")?.value, {
+      folder: options.folder,
+      a2e,
+    });
     checked.warnings.forEach((w) => fields.warn(w));
     name = checked.name;
     description = readDescription(fields);
@@ -181,8 +162,11 @@ export function parseSkillMd(
   const env = readScriptEnv(fields);
   const net = readScriptNet(fields);
   const metadata = readSpecMetadata(fields);
+  // Any key no reader asked for is kept in metadata as written (another
+  // runtime's field, e.g. `model`); so is the specification's
+  // `allowed-tools`, beside the `tool_names` made of it.
   for (const [key, value] of Object.entries(data)) {
-    if (READ_KEYS.has(key)) continue;
+    if (fields.asked.has(key) && key !== "allowed-tools") continue;
     if (RESERVED_METADATA_KEYS.includes(key)) {
       fields.warn(`field "${key}" is reserved for skillbox: ignored`);
     } else metadata[key] = value as JsonObject[string];
@@ -475,6 +459,7 @@ const MAX_WARNING_CHARS = 400;
  * assert.equal(r.positive("max_turns", true), null);
  * assert.deepEqual(r.strList("tags"), ["a", "b"]);
  * assert.equal(r.str("when_to_use", "when-to-use"), "Often");
+ * assert.ok(r.asked.has("when-to-use"));
  * assert.deepEqual(r.warnings, ['field "max_turns" must be a positive integer, got -2: ignored']);
  * ```
  */
@@ -484,6 +469,8 @@ export class FieldReader {
    * one saying more were left out.
    */
   readonly warnings: string[] = [];
+  /** Every key a reader asked for, set or not: the fields this file knows. */
+  readonly asked: Set<string> = new Set();
   readonly #data: Record<string, unknown>;
 
   /** @param data the frontmatter mapping */
@@ -498,6 +485,7 @@ export class FieldReader {
    * @returns the key found and its value, or null
    */
   pick(...keys: string[]): { key: string; value: unknown } | null {
+    keys.forEach((key) => this.asked.add(key));
     for (const key of keys) {
       const value = this.#data[key];
       if (value !== undefined && value !== null) return { key, value };
