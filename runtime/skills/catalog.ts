@@ -295,10 +295,12 @@ export interface RegistryCatalogOptions {
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-// Long (about 100 lines): a factory whose closures share one cache of
-// parsed SKILL.md folders; each closure is short.
+// Long (about 90 lines): a factory whose closures share one cache of
+// SKILL.md folders' records; each closure is short.
 export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
-  const cache = new Map<string, LoadedFolder>();
+  // Each folder's record as last built, with its skill file's name, size
+  // and mtime.
+  const cache = new Map<string, { stamp: string; record: SkillRecord }>();
   // Who held each name at the last request: a later file is the impostor.
   const holders = new Map<string, string>();
   let refused: readonly RegistryRefusal[] = [];
@@ -312,7 +314,9 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
       home: options.home,
     });
 
-  const loadFolder = async (dir: string) => {
+  // The record of a folder: its source and the policy are the catalog's
+  // own, so a record stands until its skill file changes.
+  const folderRecord = async (dir: string) => {
     let stamp = "missing";
     let file = "SKILL.md";
     try {
@@ -323,16 +327,24 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
       // loadSkillFolder reports the missing file
     }
     const hit = cache.get(dir);
-    if (hit && hit.stamp === stamp) return hit;
-    let entry: LoadedFolder;
+    if (hit && hit.stamp === stamp) return hit.record;
+    const source = sourceOf(dir, "file");
+    let record: SkillRecord;
     try {
-      entry = { stamp, file, folder: await loadSkillFolder(dir), error: null };
+      const folder = await loadSkillFolder(dir);
+      record = instructionSkillRecord(
+        withServingWarnings(folder, options.policy ?? {}),
+        { source },
+      );
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      entry = { stamp, file, folder: null, error: message };
+      record = failedSkillRecord(basename(dir), {
+        path: `${dir}${sep}${file}`,
+        message: error instanceof Error ? error.message : String(error),
+        source,
+      });
     }
-    cache.set(dir, entry);
-    return entry;
+    cache.set(dir, { stamp, record });
+    return record;
   };
 
   return {
@@ -352,26 +364,12 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
           records.push(importedRecord(record, entry, imported));
         }
       }
-      const folders = await Promise.all(snapshot.agentSkills.map(loadFolder));
+      records.push(
+        ...await Promise.all(snapshot.agentSkills.map(folderRecord)),
+      );
       // A folder no longer listed is forgotten, not kept for the host's life.
       const listed = new Set(snapshot.agentSkills);
       for (const dir of cache.keys()) if (!listed.has(dir)) cache.delete(dir);
-      snapshot.agentSkills.forEach((dir, i) => {
-        const loaded = folders[i]!;
-        const source = sourceOf(dir, "file");
-        records.push(
-          loaded.folder
-            ? instructionSkillRecord(
-              withServingWarnings(loaded.folder, options.policy ?? {}),
-              { source },
-            )
-            : failedSkillRecord(basename(dir), {
-              path: `${dir}${sep}${loaded.file}`,
-              message: loaded.error ?? "Cannot load SKILL.md",
-              source,
-            }),
-        );
-      });
       // Names clashing in the registry, or between a module and a folder,
       // are served by neither, like tools.
       for (const [name, reason] of snapshot.blocked) {
@@ -403,14 +401,6 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
     },
     refused: () => refused,
   };
-}
-
-/** An Agent Skills folder as last loaded, keyed by its file's size and mtime. */
-interface LoadedFolder {
-  stamp: string;
-  file: string;
-  folder: SkillFolder | null;
-  error: string | null;
 }
 
 // Who keeps a name several skills claim: shipped skills first, then the

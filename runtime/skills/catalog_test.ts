@@ -609,6 +609,34 @@ Deno.test("registryCatalog() forgets a folder the registry no longer lists", asy
   }
 });
 
+Deno.test("registryCatalog() rebuilds a folder's record when its SKILL.md changes, broken or mended", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "SKILL.md");
+    const write = async (frontmatter: string, mtime: number) => {
+      await Deno.writeTextFile(file, `---\n${frontmatter}\n---\nBe brief.`);
+      await Deno.utime(file, mtime, mtime);
+    };
+    const registry = { snapshot: snapshot([], [dir]) };
+    const catalog = registryCatalog({ registry, home: null });
+    const now = async () => resolved((await catalog.skills())[0]);
+    await write("name: notes\ndescription: One", 1_700_000_000);
+    assert.equal((await now())?.description, "One");
+    // Same size, a later mtime.
+    await write("name: notes\ndescription: Two", 1_700_000_100);
+    assert.equal((await now())?.description, "Two");
+    await write("name: notes\ndescription: [Two", 1_700_000_200);
+    const broken = await now();
+    assert.equal(broken?.status, "Blocked");
+    assert.match(String(broken?.metadata?.blocked_reason), /YAML error/);
+    await write("name: notes\ndescription: Three", 1_700_000_300);
+    assert.equal((await now())?.status, "Published");
+    assert.equal((await now())?.description, "Three");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a folder that cannot be loaded is listed under a printable name", () => {
   // Its folder's name is all there is to call it by, and clients show it:
   // a bidi override or a line break in it would make the list read as
