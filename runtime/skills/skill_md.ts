@@ -417,28 +417,26 @@ function duplicateKeyAt(doc: Document): number | null {
 const EXPANSION = 4;
 
 // Whether a parsed value, written out as JSON, would pass `max` characters
-// (about: quotes and separators counted, escapes not), without writing it.
-// A value inside itself is endless, so past any limit.
+// (about: quotes and separators counted, escapes not), without writing
+// more of it than that. JSON.stringify writes a shared node each time it
+// is named, and throws for a value inside itself, which is endless.
 function expandsPast(value: unknown, max: number): boolean {
   let size = 0;
-  const inside = new Set<object>();
-  const walk = (node: unknown): boolean => {
-    if (typeof node === "string") size += node.length + 3;
-    else if (node === null || typeof node !== "object") {
-      size += String(node).length + 1;
-    } else {
-      if (inside.has(node)) return true;
-      inside.add(node);
-      size += 2;
-      const entries = Array.isArray(node) ? node : Object.entries(node);
-      for (const entry of entries) {
-        if (size > max || walk(entry)) return true;
-      }
-      inside.delete(node);
-    }
-    return size > max;
-  };
-  return walk(value);
+  const stop = new Error("past the limit");
+  try {
+    JSON.stringify(value, function (this: unknown, key, node) {
+      if (!Array.isArray(this)) size += key.length + 3;
+      if (typeof node === "string") size += node.length + 3;
+      else if (node === null || typeof node !== "object") {
+        size += String(node).length + 1;
+      } else size += 2;
+      if (size > max) throw stop;
+      return node;
+    });
+  } catch {
+    return true;
+  }
+  return false;
 }
 
 // The most warnings a skill file's reader keeps, and the longest, in
