@@ -146,12 +146,7 @@ export function parseSkillMd(
   let name: string;
   let description: string;
   try {
-    const checked = checkSkillName(fields.pick("name")?.value, {
-      folder: options.folder,
-      a2e,
-    });
-    checked.warnings.forEach((w) => fields.warn(w));
-    name = checked.name;
+    name = checkSkillName(fields, { folder: options.folder, a2e });
     description = readDescription(fields);
   } catch (error) {
     cannotLoad(path, (error as Error).message);
@@ -672,32 +667,34 @@ export interface CheckNameOptions {
 }
 
 /**
- * Picks a skill's name and says which rules it breaks. A missing or
- * unusable name (a path, spaces, control characters) falls back to the
- * folder's name; a usable name that breaks the specification's rule, or
- * does not match its folder, is kept with a warning.
+ * Reads `name` and says which rules it breaks. A missing or unusable name
+ * (a path, spaces, control characters) falls back to the folder's name; a
+ * usable name that breaks the specification's rule, or does not match its
+ * folder, is kept with a warning.
  *
- * @param declared the frontmatter's `name` value, as parsed
+ * @param fields the frontmatter reader (warnings go there)
  * @param options the folder name, dialect
- * @returns the name to serve the skill under, and the warnings
+ * @returns the name to serve the skill under
  * @throws {SkillboxError} `skill_error` when neither the declared name nor
  *   the folder's name can name a skill
  * @example
  * ```ts
- * import { checkSkillName } from "./skill_md.ts";
+ * import { checkSkillName, FieldReader } from "./skill_md.ts";
  * import assert from "node:assert/strict";
- * assert.deepEqual(checkSkillName("pdf-forms", { folder: "pdf-forms" }), { name: "pdf-forms", warnings: [] });
- * const odd = checkSkillName("PDF--Forms", { folder: "pdf" });
- * assert.equal(odd.name, "PDF--Forms");
+ * const ok = new FieldReader({ name: "pdf-forms" });
+ * assert.equal(checkSkillName(ok, { folder: "pdf-forms" }), "pdf-forms");
+ * assert.deepEqual(ok.warnings, []);
+ * const odd = new FieldReader({ name: "PDF--Forms" });
+ * assert.equal(checkSkillName(odd, { folder: "pdf" }), "PDF--Forms");
  * assert.equal(odd.warnings.length, 2);
- * assert.equal(checkSkillName(undefined, { folder: "notes" }).name, "notes");
+ * assert.equal(checkSkillName(new FieldReader({}), { folder: "notes" }), "notes");
  * ```
  */
 export function checkSkillName(
-  declared: unknown,
+  fields: FieldReader,
   options: CheckNameOptions = {},
-): { name: string; warnings: string[] } {
-  const warnings: string[] = [];
+): string {
+  const declared = fields.pick("name")?.value;
   const folder = options.folder;
   let name: string;
   let fromFolder = false;
@@ -720,22 +717,22 @@ export function checkSkillName(
           : `${why}, and the folder name "${folder}" cannot stand in`,
       );
     }
-    warnings.push(`${why}: using the folder name "${folder}"`);
+    fields.warn(`${why}: using the folder name "${folder}"`);
     name = folder;
     fromFolder = true;
   }
   const rule = options.a2e ? A2E_NAME : SPEC_NAME;
   if (name.length > 64 || !rule.test(name)) {
-    warnings.push(
+    fields.warn(
       `name "${name}" breaks the Agent Skills rule (1-64 lower-case letters, digits and "-"${
         options.a2e ? ' or "_"' : ""
       }, no leading, trailing or double "-")`,
     );
   }
   if (!fromFolder && folder !== undefined && folder !== name) {
-    warnings.push(`name "${name}" does not match its folder "${folder}"`);
+    fields.warn(`name "${name}" does not match its folder "${folder}"`);
   }
-  return { name, warnings };
+  return name;
 }
 
 /**
