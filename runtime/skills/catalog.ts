@@ -405,7 +405,8 @@ export function registryCatalog(options: RegistryCatalogOptions): SkillCatalog {
 
 // Who keeps a name several skills claim: shipped skills first, then the
 // skills folders in config order, then the one that held it before; the
-// rest are refused. Equal standing, no holder: neither is served.
+// rest are refused. Equal standing, no holder: neither is served. Called
+// with two claims or more.
 function precedence(
   list: SkillRecord[],
   state: {
@@ -417,40 +418,35 @@ function precedence(
   const name = list[0]!.definition.name;
   const holder = state.holders.get(name);
   const roots = state.snapshot.roots;
-  const rank = (r: SkillRecord) => {
+  // Each claim's file, folder and standing, found once.
+  const ranked = list.map((r) => {
     const path = r.definition.filePath ?? "";
     const index = roots.findIndex((root) => within(path, root.path));
+    const system = r.definition.source === "system";
     // One number, compared as a number: shipped, then the folder's place,
     // then the holder (a string key sorted folder 10 before folder 2).
-    return (r.definition.source === "system" ? 0 : 1) * 2 * (roots.length + 1) +
+    const key = (system ? 0 : 1) * 2 * (roots.length + 1) +
       (index < 0 ? roots.length : index) * 2 +
       (path !== "" && path === holder ? 0 : 1);
-  };
-  const ranked = list.map((r) => ({ r, key: rank(r) })).sort((a, b) =>
-    a.key - b.key
-  );
-  const top = ranked.filter((x) => x.key === ranked[0]!.key);
-  if (top.length > 1 || !ranked[0]!.r.definition.filePath) {
-    return clash(list);
-  }
-  const winner = ranked[0]!.r;
-  const winnerPath = winner.definition.filePath!;
-  const root = roots.find((r) => within(winnerPath, r.path));
-  const taken = winner.definition.source === "system" && root
-    ? `builtin "${basename(root.path)}/${relative(root.path, winnerPath)}"`
-    : `"${winnerPath}"`;
-  for (const { r } of ranked.slice(1)) {
-    const path = r.definition.filePath ?? "";
+    return { r, path, system, root: roots[index], key };
+  }).sort((a, b) => a.key - b.key);
+  const winner = ranked[0]!;
+  if (ranked[1]!.key === winner.key || winner.path === "") return clash(list);
+  const { root } = winner;
+  const taken = winner.system && root
+    ? `builtin "${basename(root.path)}/${relative(root.path, winner.path)}"`
+    : `"${winner.path}"`;
+  for (const { path, system } of ranked.slice(1)) {
     state.refused.push({
       kind: "skill",
       name,
       path,
-      origin: r.definition.source === "system" ? "builtin" : "file",
+      origin: system ? "builtin" : "file",
       reason:
         `Skill "${name}" in "${path}" is refused: the name is taken by ${taken}`,
     });
   }
-  return winner;
+  return winner.r;
 }
 
 function codeRecord(
