@@ -17,7 +17,7 @@
  * @module
  */
 
-import { isOutput, output } from "../../protocol/output.ts";
+import { isOutput } from "../../protocol/output.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
 import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
@@ -389,7 +389,7 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
   }
   // Fetched skills' scripts are not run: no tool offers them.
   if (!fetched) tools.push(...await skillScriptTools(files));
-  const result = await raceAbort(
+  const value = await raceAbort(
     runAgentLoop(options.arguments, {
       name: definition.name,
       instructions: definition.instructions ?? "",
@@ -399,22 +399,10 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
       outputSchema: definition.outputSchema,
       signal,
       chat: (request) => run.chat(request),
-      callTool: async (tool, args, intention) => {
-        try {
-          return { ok: true, value: await run.callTool(tool, args, intention) };
-        } catch (error) {
-          signal.throwIfAborted();
-          // A file that is not what was listed: the run fails, unseen.
-          if (error instanceof SkillFileRefusedError) throw error;
-          return { ok: false, message: toWireError(error).message };
-        }
-      },
+      callTool: run.callTool,
     }),
     signal,
   );
-  const value = result.brokeLoop
-    ? output({ data: result.data, summary: result.summary })
-    : result.data;
   return { value, truncated: false };
 }
 
@@ -625,11 +613,6 @@ export interface AgentTool extends ToolOffer {
   readonly prompt?: string;
 }
 
-/** What running one tool gave the loop. */
-export type AgentToolOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; message: string };
-
 /** Options for {@link runAgentLoop}. */
 export interface AgentLoopOptions {
   /** The skill's name, for messages. */
@@ -646,26 +629,17 @@ export interface AgentLoopOptions {
   outputSchema?: JsonSchema;
   /** One model turn; throws `max_turns_exceeded` past the limit. */
   chat(request: ChatRequest): Promise<ChatResponse>;
-  /** Runs one tool with the model's arguments (intention removed). */
+  /**
+   * Runs one tool with the model's arguments (intention removed): its
+   * value, or a throw the model reads as the tool's error.
+   */
   callTool(
     name: string,
     args: Record<string, unknown>,
     intention: string | null,
-  ): Promise<AgentToolOutcome>;
+  ): Promise<unknown>;
   /** Stops the loop between steps. */
   signal?: AbortSignal;
-}
-
-/** How the loop ended. */
-export interface AgentLoopResult {
-  /** The answer: parsed JSON when an output schema is set, else the text. */
-  data: unknown;
-  /** A `break_loop` tool result's summary, else null. */
-  summary: unknown;
-  /** Model turns used. */
-  turns: number;
-  /** Whether a tool result with `break_loop: true` ended the loop. */
-  brokeLoop: boolean;
 }
 
 /**
@@ -740,16 +714,18 @@ export function buildSystemPrompt(
  *
  * @param args the skill's arguments (the user message)
  * @param options the skill, its tools, and the host's `chat` / `callTool`
- * @returns the answer and how the loop ended
+ * @returns the answer (parsed JSON when an output schema is set, else the
+ *   text), or the `Output` of a tool result that ended the loop
  * @throws {SkillboxError} `max_turns_exceeded` from `chat`, provider
  *   failures, `schema_violation` when the answer does not match
- *   `outputSchema`, the abort reason when `signal` aborts
+ *   `outputSchema`, a {@link SkillFileRefusedError} from `callTool`, the
+ *   abort reason when `signal` aborts
  * @example A one-tool run with a scripted model
  * ```ts
  * import { runAgentLoop } from "./run.ts";
  * import assert from "node:assert/strict";
  * let turn = 0;
- * const result = await runAgentLoop({ n: 2 }, {
+ * const answer = await runAgentLoop({ n: 2 }, {
  *   name: "double", instructions: "Double n with the tool.",
  *   tools: [{ name: "mul", description: "Multiply", inputSchema: { type: "object" } }],
  *   chat: async (req) => {
@@ -763,20 +739,20 @@ export function buildSystemPrompt(
  *   },
  *   callTool: async (_name, args, intention) => {
  *     assert.equal(intention, "Double it");
- *     return { ok: true, value: Number(args.a) * Number(args.b) };
+ *     return Number(args.a) * Number(args.b);
  *   },
  * });
- * assert.equal(result.data, "4");
- * assert.equal(result.turns, 2);
+ * assert.equal(answer, "4");
+ * assert.equal(turn, 2);
  * ```
  */
-// Long (about 100 lines): the loop reads as the conversation goes (ask the
+// Long (about 80 lines): the loop reads as the conversation goes (ask the
 // model, accept or repair its answer, call the tools it asked for); split,
-// its state (messages, turns, the pending repair) would be passed around.
+// its state (the messages, the pending repair) would be passed around.
 export async function runAgentLoop(
   args: Record<string, unknown>,
   options: AgentLoopOptions,
-): Promise<AgentLoopResult> {
+): Promise<unknown> {
   const tools = options.tools ?? [];
   const byName = new Map(tools.map((t) => [t.name, t]));
   // A ChatTool is Anthropic's tool shape. The converter adds `intention`
@@ -790,7 +766,6 @@ export async function runAgentLoop(
       ? "(no arguments)"
       : JSON.stringify(args, null, 2),
   }];
-  let turns = 0;
   // Set while the model gets its one chance to fix a malformed answer.
   let violation: SchemaViolationError | null = null;
 
@@ -811,16 +786,10 @@ export async function runAgentLoop(
       ) throw violation;
       throw error;
     }
-    turns++;
     options.signal?.throwIfAborted();
     if (response.tool_calls.length === 0) {
       try {
-        return {
-          data: parseFinalAnswer(response.text, options.outputSchema ?? {}),
-          summary: null,
-          turns,
-          brokeLoop: false,
-        };
+        return parseFinalAnswer(response.text, options.outputSchema ?? {});
       } catch (error) {
         // One chance to fix the format, if a turn is left.
         if (violation || !(error instanceof SchemaViolationError)) throw error;
@@ -846,27 +815,20 @@ export async function runAgentLoop(
         call.arguments,
         tool,
       );
-      const outcome: AgentToolOutcome = tool
-        ? await options.callTool(call.name, toolArgs, intention)
-        : {
-          ok: false,
-          message: `Tool "${call.name}" is not available to this skill`,
-        };
-      if (outcome.ok && isOutput(outcome.value) && outcome.value.break_loop) {
-        return {
-          data: outcome.value.data ?? null,
-          summary: outcome.value.summary ?? null,
-          turns,
-          brokeLoop: true,
-        };
+      let content = `Error: Tool "${call.name}" is not available to this skill`;
+      if (tool) {
+        try {
+          const value = await options.callTool(call.name, toolArgs, intention);
+          if (isOutput(value) && value.break_loop) return value;
+          content = clip(toText(value), MAX_TOOL_RESULT_CHARS);
+        } catch (error) {
+          options.signal?.throwIfAborted();
+          // A file that is not what was listed: the run fails, unseen.
+          if (error instanceof SkillFileRefusedError) throw error;
+          content = `Error: ${toWireError(error).message}`;
+        }
       }
-      messages.push({
-        role: "tool",
-        tool_call_id: call.id,
-        content: outcome.ok
-          ? clip(toText(outcome.value), MAX_TOOL_RESULT_CHARS)
-          : `Error: ${outcome.message}`,
-      });
+      messages.push({ role: "tool", tool_call_id: call.id, content });
     }
   }
 }

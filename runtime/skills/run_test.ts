@@ -5,6 +5,8 @@ import {
   TimeoutError,
 } from "../../protocol/errors.ts";
 import type { Skill } from "../../protocol/skill.ts";
+import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
+import { isOutput, output } from "../../protocol/output.ts";
 import { SkillEventLog } from "./relays.ts";
 import {
   checkSchema,
@@ -12,8 +14,10 @@ import {
   isEmptySchema,
   notRunnableError,
   parseFinalAnswer,
+  runAgentLoop,
   runSkill,
 } from "./run.ts";
+import { SkillFileRefusedError } from "./skill_md.ts";
 import type { SkillRecord } from "./catalog.ts";
 import { skillMdRecord } from "../../tests/support/skill_fakes.ts";
 
@@ -202,4 +206,60 @@ Deno.test("parseFinalAnswer() quotes a long answer without half of a character",
       return true;
     },
   );
+});
+
+// A model that calls `tool` once, then answers with what it was fed back.
+function callsOnce(tool: string) {
+  return (request: ChatRequest): Promise<ChatResponse> => {
+    const fed = request.messages.find((m) => m.role === "tool");
+    return Promise.resolve({
+      text: fed ? String(fed.content) : "",
+      stop_reason: fed ? "end_turn" : "tool_use",
+      turn: 1,
+      tool_calls: fed ? [] : [{ id: "c1", name: tool, arguments: {} }],
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
+  };
+}
+
+const DF = [{ name: "df", description: "Disk use", inputSchema: {} }];
+
+Deno.test("runAgentLoop() feeds a tool's failure back to the model", async () => {
+  const answer = await runAgentLoop({}, {
+    name: "s",
+    instructions: "Go.",
+    tools: DF,
+    chat: callsOnce("df"),
+    callTool: () =>
+      Promise.reject(new SkillboxError("tool_error", "disk full")),
+  });
+  assert.equal(answer, "Error: disk full");
+});
+
+Deno.test("runAgentLoop() ends at a skill file that is not what was listed", async () => {
+  // The model never reads it: the run fails.
+  await assert.rejects(
+    runAgentLoop({}, {
+      name: "s",
+      instructions: "Go.",
+      tools: DF,
+      chat: callsOnce("df"),
+      callTool: () =>
+        Promise.reject(new SkillFileRefusedError('File "a.md" is refused')),
+    }),
+    SkillFileRefusedError,
+  );
+});
+
+Deno.test("runAgentLoop() answers with the output of a tool that breaks the loop", async () => {
+  const answer = await runAgentLoop({}, {
+    name: "s",
+    instructions: "Go.",
+    tools: DF,
+    chat: callsOnce("df"),
+    callTool: () =>
+      Promise.resolve(output({ data: 7, summary: "7 GB", break_loop: true })),
+  });
+  assert.ok(isOutput(answer));
+  assert.deepEqual([answer.data, answer.summary], [7, "7 GB"]);
 });

@@ -32,10 +32,7 @@ Deno.test("a tool result cut at its bound reaches the model without half a chara
     },
     // An emoji (two UTF-16 units) across the 32,000th unit.
     callTool: () =>
-      Promise.resolve({
-        ok: true,
-        value: `${"x".repeat(31_999)}\u{1F600}${"y".repeat(100)}`,
-      }),
+      Promise.resolve(`${"x".repeat(31_999)}\u{1F600}${"y".repeat(100)}`),
   });
   const fed = requests.at(-1)!.messages.find((m) => m.role === "tool")!;
   const content = String(fed.content);
