@@ -370,16 +370,12 @@ function runScript(
       scriptFilesRoot(options.allowed, options.tools, options.session),
     // Each call's files under its number: two calls may write one name.
     keep: history && parentRunId
-      ? {
-        maxBytes: history.maxBytes,
-        maxFiles: history.maxFiles,
-        attach: (kept, unlisted) =>
-          history.attach(
-            parentRunId,
-            kept.map((f) => ({ ...f, name: `${call}/${f.name}` })),
-            unlisted,
-          ),
-      }
+      ? (files, unlisted) =>
+        history.attach(
+          parentRunId,
+          files.map((f) => ({ ...f, name: `${call}/${f.name}` })),
+          unlisted,
+        )
       : undefined,
   });
 }

@@ -23,9 +23,11 @@ import { cut } from "../skill_md.ts";
 import type { EgressBroker } from "../../egress/broker.ts";
 import { type EgressProxy, openEgressProxy } from "../../egress/proxy.ts";
 import type { StoredFile } from "../../store/store.ts";
+import type { FilesKept } from "../../store/recorder.ts";
 import {
   type CollectCaps,
   type Collected,
+  type CollectedFile,
   DEFAULT_COLLECT_CAPS,
   type KeeperReport,
 } from "./workspace_files.ts";
@@ -93,10 +95,12 @@ export interface ScriptCall {
    */
   filesRoot?: Bind;
   /**
-   * Keep the workspace's files for the run's history record (the run store
-   * is on). @default not kept
+   * Hands the files the script wrote (names relative to the workspace) to
+   * the run's history record when the run store is on, and how many more
+   * were not read back; the store keeps them within its caps per run
+   * (`runtime/store/run_files.ts`) and says what it kept. @default not kept
    */
-  keep?: WorkspaceKeep;
+  keep?: (files: StoredFile[], unlisted: number) => FilesKept;
   /** Extra environment variables (the granted ones, see `script_access.ts`). */
   env?: Readonly<Record<string, string>>;
   timeoutMs: number;
@@ -118,7 +122,7 @@ export interface ScriptResult {
   /** When the script filled its workspace's quota. */
   workspace_note?: string;
   /** What was kept for the run's history, when the store keeps files. */
-  kept_for_history?: KeptSummary;
+  kept_for_history?: FilesKept;
   /** Where the session's files were mounted, when they were. */
   files_root?: { path: string; writable: boolean };
 }
@@ -228,8 +232,12 @@ export async function runSkillScript(
       found: 0,
       note: null,
     };
-    const artifacts = sendArtifacts(found, inputs, call.onEvent);
-    const kept = call.keep && keepWorkspace(found, inputs, call.keep);
+    // An input file the script left as it was is not the script's.
+    const written = found.files.filter(({ name, data }) =>
+      data === null || inputs.get(name) !== new TextDecoder().decode(data)
+    );
+    const artifacts = sendArtifacts(written, call.onEvent);
+    const kept = call.keep?.(written, found.found - found.files.length);
     const stderrTail = exit.timedOut
       ? `${out.stderr}\n[killed: the script ran past its ${call.timeoutMs} ms timeout]`
       : out.stderr;
@@ -415,18 +423,14 @@ async function writeInputs(
   return inputs;
 }
 
-// The collected files as `artifact` events (each within the per-file cap;
-// inputs left unchanged are not sent back), listed with their sizes.
+// The files as `artifact` events (each within the per-file cap), listed
+// with their sizes.
 function sendArtifacts(
-  collected: Collected,
-  inputs: Map<string, string>,
+  files: readonly CollectedFile[],
   onEvent: ScriptCall["onEvent"],
 ): ScriptResult["artifacts"] {
   const listed: ScriptResult["artifacts"] = [];
-  for (const { name, size, data } of collected.files) {
-    if (data !== null && inputs.get(name) === new TextDecoder().decode(data)) {
-      continue;
-    }
+  for (const { name, size, data } of files) {
     if (data === null || size > MAX_ARTIFACT_BYTES) {
       listed.push({ name, bytes: size, sent: false });
       continue;
@@ -456,78 +460,4 @@ const MIME_TYPES = new Map([
 function mimeOf(name: string): string {
   const ext = extname(name).slice(1).toLowerCase();
   return MIME_TYPES.get(ext) ?? "application/octet-stream";
-}
-
-/**
- * Where a run's files go, and the caps: most bytes of content kept, most
- * files listed.
- */
-export interface WorkspaceKeep extends CollectCaps {
-  /**
-   * Receives the files (names relative to the workspace) and how many more
-   * were not listed; returns what was kept.
-   */
-  attach(files: StoredFile[], unlisted: number): KeptSummary;
-}
-
-/** What the model is told was kept. */
-export interface KeptSummary {
-  /** Files kept with their content. */
-  files: number;
-  /** Bytes of content kept. */
-  bytes: number;
-  /** True when some file was not kept or not listed. */
-  truncated: boolean;
-}
-
-/**
- * Hands the collected workspace over within the caps (the files were read
- * once, bounded, from the keeper's report: `workspace_files.ts`).
- *
- * @param collected the workspace's files (see `workspace_files.ts`)
- * @param inputs the input files written before the run (path → text)
- * @param keep the caps and where the files go
- * @returns how much was kept
- * @example The second file is over the cap
- * ```ts
- * import { keepWorkspace } from "./run_script.ts";
- * import assert from "node:assert/strict";
- * const bytes = (t: string) => new TextEncoder().encode(t);
- * let got: { name: string; data: Uint8Array | null }[] = [];
- * keepWorkspace({
- *   files: [{ name: "a.txt", size: 3, data: bytes("abc"), note: null },
- *     { name: "b.txt", size: 5, data: bytes("defgh"), note: null },
- *     { name: "in.csv", size: 1, data: bytes("x"), note: null }],
- *   found: 3, note: null,
- * }, new Map([["in.csv", "x"]]), {
- *   maxBytes: 4, maxFiles: 10,
- *   attach: (files) => (got = files, { files: 1, bytes: 3, truncated: true }),
- * });
- * assert.deepEqual(got.map((f) => [f.name, f.data?.length ?? null]), [["a.txt", 3], ["b.txt", null]]);
- * ```
- */
-export function keepWorkspace(
-  collected: Collected,
-  inputs: ReadonlyMap<string, string>,
-  keep: WorkspaceKeep,
-): KeptSummary {
-  const found = collected.files.slice(0, keep.maxFiles);
-  const unlisted = collected.found - found.length;
-  const files: StoredFile[] = [];
-  let bytes = 0;
-  for (const { name, size, data, note } of found) {
-    if (data === null || bytes + data.length > keep.maxBytes) {
-      files.push({
-        name,
-        size,
-        data: null,
-        note: note ?? `not kept: over the ${keep.maxBytes}-byte cap`,
-      });
-      continue;
-    }
-    if (inputs.get(name) === new TextDecoder().decode(data)) continue;
-    bytes += data.length;
-    files.push({ name, size, data, note: null });
-  }
-  return keep.attach(files, unlisted);
 }
