@@ -9,9 +9,10 @@
  *   through the {@link SkillToolHost} with the time left, relays the tool's
  *   own progress events, and emits `tool.started` and
  *   `tool.completed`/`tool.failed`;
- * - the chat relay counts each turn against the {@link TurnBudget}, picks
- *   the provider through the {@link LlmResolver} on the first turn, and
- *   emits `llm.started`, `llm.token`… and `llm.completed`;
+ * - the chat relay ({@link ChatRelay}) counts each turn against the
+ *   skill's `max_turns`, picks the provider through the {@link LlmResolver}
+ *   on the first turn, and emits `llm.started`, `llm.token`… and
+ *   `llm.completed`;
  * - the {@link SkillEventLog} numbers, sends and keeps the call's events.
  *
  * The host's limits on skills ({@link SkillLimits}) are declared here too.
@@ -413,10 +414,12 @@ export type SkillChat = (
   callSignal?: AbortSignal,
 ) => Promise<ChatResponse>;
 
-/** What {@link createChatRelay} needs. */
+/** What {@link ChatRelay} needs. */
 export interface ChatRelayOptions {
-  /** The skill's turn budget. */
-  budget: TurnBudget;
+  /** The skill's name, for the `max_turns` refusal. */
+  skill: string;
+  /** The turns allowed (see {@link effectiveMaxTurns}). */
+  maxTurns: number;
   /** Where `llm.*` events go. */
   log: SkillEventLog;
   /** The skill call's signal (deadline and cancellation). */
@@ -426,17 +429,19 @@ export interface ChatRelayOptions {
 }
 
 /**
- * Makes the chat function of one skill call.
+ * The chat of one skill call, and its count of turns (`ctx.llm.chat` calls
+ * or agent-loop turns) against the skill's `max_turns`. The first refused
+ * turn is remembered: it is the real cause of whatever the skill does
+ * after it.
  *
- * @param options budget, event log, signal and provider
- * @returns the relay
- * @example One turn against a fake provider
+ * @example One turn against a fake provider, and the turn after the last
  * ```ts
- * import { createChatRelay, SkillEventLog, TurnBudget } from "./relays.ts";
+ * import { ChatRelay, SkillEventLog } from "./relays.ts";
  * import assert from "node:assert/strict";
  * const log = new SkillEventLog("r1");
- * const chat = createChatRelay({
- *   budget: new TurnBudget("s", 1),
+ * const relay = new ChatRelay({
+ *   skill: "s",
+ *   maxTurns: 1,
  *   log,
  *   signal: new AbortController().signal,
  *   provider: () => ({
@@ -451,18 +456,53 @@ export interface ChatRelayOptions {
  *     },
  *   }),
  * });
- * assert.equal((await chat({ messages: [] })).text, "hi");
+ * assert.equal((await relay.chat({ messages: [] })).text, "hi");
  * assert.deepEqual(log.events.map((e) => e.kind), ["llm.started", "llm.token", "llm.completed"]);
+ * await assert.rejects(relay.chat({ messages: [] }), /reached max_turns \(1\)/);
+ * assert.equal(relay.turns, 1);
+ * assert.equal(relay.exceeded?.code, "max_turns_exceeded");
  * ```
  */
-export function createChatRelay(options: ChatRelayOptions): SkillChat {
-  const { budget, log, signal } = options;
-  let provider: LlmProvider | null = null;
-  return async (request, callSignal) => {
+export class ChatRelay {
+  readonly #options: ChatRelayOptions;
+  #provider: LlmProvider | null = null;
+  #turns = 0;
+  #exceeded: SkillboxError | null = null;
+
+  /** @param options the skill, its turns, the event log, signal and provider */
+  constructor(options: ChatRelayOptions) {
+    this.#options = options;
+  }
+
+  /** Turns taken so far. */
+  get turns(): number {
+    return this.#turns;
+  }
+
+  /** The refusal of the first turn over `max_turns`, or null. */
+  get exceeded(): SkillboxError | null {
+    return this.#exceeded;
+  }
+
+  /**
+   * Runs one turn (a function, to hand on as it is).
+   *
+   * @throws {SkillboxError} `max_turns_exceeded` when no turn is left
+   */
+  readonly chat: SkillChat = async (request, callSignal) => {
+    const { log, signal, maxTurns } = this.#options;
     signal.throwIfAborted();
-    budget.check();
-    provider ??= options.provider();
-    const turn = budget.next();
+    if (this.#turns >= maxTurns) {
+      this.#exceeded = new SkillboxError(
+        "max_turns_exceeded",
+        `Skill "${this.#options.skill}" reached max_turns (${maxTurns}): LLM call ${
+          this.#turns + 1
+        } refused`,
+      );
+      throw this.#exceeded;
+    }
+    const provider = this.#provider ??= this.#options.provider();
+    const turn = ++this.#turns;
     log.emit("llm.started", {
       turn,
       provider: provider.provider,
@@ -613,73 +653,6 @@ export function effectiveMaxTurns(
     skillMaxTurns ?? limits.defaultMaxTurns ?? 10,
     limits.maxTurns ?? 50,
   );
-}
-
-/**
- * Counts the turns (`ctx.llm.chat` calls or agent-loop turns) of one skill
- * call against its `max_turns`. The first refused turn is remembered: it is
- * the real cause of whatever the skill does after it.
- *
- * @example The turn after the last one is refused, and remembered
- * ```ts
- * import { TurnBudget } from "./relays.ts";
- * import assert from "node:assert/strict";
- * const budget = new TurnBudget("s", 1);
- * budget.check();
- * assert.equal(budget.next(), 1);
- * assert.throws(() => budget.check(), /reached max_turns \(1\)/);
- * assert.equal(budget.exceeded?.code, "max_turns_exceeded");
- * ```
- */
-export class TurnBudget {
-  readonly #skill: string;
-  readonly #max: number;
-  #used = 0;
-  #exceeded: SkillboxError | null = null;
-
-  /**
-   * @param skill the skill's name, for the error message
-   * @param max the turns allowed (see {@link effectiveMaxTurns})
-   */
-  constructor(skill: string, max: number) {
-    this.#skill = skill;
-    this.#max = max;
-  }
-
-  /** Turns taken so far. */
-  get used(): number {
-    return this.#used;
-  }
-
-  /** The refusal of the first turn over the budget, or null. */
-  get exceeded(): SkillboxError | null {
-    return this.#exceeded;
-  }
-
-  /**
-   * Throws `max_turns_exceeded` (and remembers it) when no turn is left.
-   *
-   * @throws {SkillboxError} when the budget is spent
-   */
-  check(): void {
-    if (this.#used < this.#max) return;
-    this.#exceeded = new SkillboxError(
-      "max_turns_exceeded",
-      `Skill "${this.#skill}" reached max_turns (${this.#max}): LLM call ${
-        this.#used + 1
-      } refused`,
-    );
-    throw this.#exceeded;
-  }
-
-  /**
-   * Takes one turn; call {@link check} first.
-   *
-   * @returns the number of this turn, from 1
-   */
-  next(): number {
-    return ++this.#used;
-  }
 }
 
 /**

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import type { SessionScope } from "../capability.ts";
 import {
-  createChatRelay,
+  ChatRelay,
   createToolRelay,
   effectiveMaxTurns,
   SkillEventLog,
   type SkillToolCallOptions,
   type SkillToolHost,
   type ToolRelayOptions,
-  TurnBudget,
 } from "./relays.ts";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider } from "../llm/provider.ts";
@@ -211,12 +210,13 @@ function fakeProvider(seen: ChatOptions[]): LlmProvider {
   };
 }
 
-Deno.test("createChatRelay() numbers turns and emits llm.* events in order", async () => {
+Deno.test("ChatRelay numbers turns and emits llm.* events in order", async () => {
   const log = new SkillEventLog("r1");
   const seen: ChatOptions[] = [];
   let resolved = 0;
-  const chat = createChatRelay({
-    budget: new TurnBudget("s", 5),
+  const { chat } = new ChatRelay({
+    skill: "s",
+    maxTurns: 5,
     log,
     signal: new AbortController().signal,
     provider: () => {
@@ -249,28 +249,29 @@ Deno.test("createChatRelay() numbers turns and emits llm.* events in order", asy
   });
 });
 
-Deno.test("createChatRelay() refuses the turn over max_turns without calling the provider", async () => {
+Deno.test("ChatRelay refuses the turn over max_turns without calling the provider", async () => {
   const log = new SkillEventLog("r1");
   const seen: ChatOptions[] = [];
-  const budget = new TurnBudget("s", 1);
-  const chat = createChatRelay({
-    budget,
+  const relay = new ChatRelay({
+    skill: "s",
+    maxTurns: 1,
     log,
     signal: new AbortController().signal,
     provider: () => fakeProvider(seen),
   });
-  await chat({ messages: [] });
-  await assert.rejects(chat({ messages: [] }), /reached max_turns \(1\)/);
+  await relay.chat({ messages: [] });
+  await assert.rejects(relay.chat({ messages: [] }), /reached max_turns \(1\)/);
   assert.equal(seen.length, 1);
-  assert.equal(budget.exceeded?.code, "max_turns_exceeded");
+  assert.equal(relay.exceeded?.code, "max_turns_exceeded");
   assert.equal(log.events.filter((e) => e.kind === "llm.started").length, 1);
 });
 
-Deno.test("createChatRelay() stops at once when the skill's signal aborted, and joins a call's own signal", async () => {
+Deno.test("ChatRelay stops at once when the skill's signal aborted, and joins a call's own signal", async () => {
   const seen: ChatOptions[] = [];
   const skill = new AbortController();
-  const chat = createChatRelay({
-    budget: new TurnBudget("s", 5),
+  const { chat } = new ChatRelay({
+    skill: "s",
+    maxTurns: 5,
     log: new SkillEventLog("r1"),
     signal: skill.signal,
     provider: () => fakeProvider(seen),
@@ -296,15 +297,21 @@ Deno.test("effectiveMaxTurns() takes the skill's value, the default, and the pol
   assert.equal(effectiveMaxTurns(100, { maxTurns: 7 }), 7);
 });
 
-Deno.test("TurnBudget allows exactly max turns, numbered from 1", () => {
-  const budget = new TurnBudget("plan", 2);
-  budget.check();
-  assert.equal(budget.next(), 1);
-  budget.check();
-  assert.equal(budget.next(), 2);
-  assert.equal(budget.used, 2);
-  assert.equal(budget.exceeded, null);
-  assert.throws(() => budget.check(), (error) => {
+Deno.test("ChatRelay allows exactly max turns, numbered from 1", async () => {
+  const seen: ChatOptions[] = [];
+  const relay = new ChatRelay({
+    skill: "plan",
+    maxTurns: 2,
+    log: new SkillEventLog("r1"),
+    signal: new AbortController().signal,
+    provider: () => fakeProvider(seen),
+  });
+  await relay.chat({ messages: [] });
+  await relay.chat({ messages: [] });
+  assert.deepEqual(seen.map((o) => o.turn), [1, 2]);
+  assert.equal(relay.turns, 2);
+  assert.equal(relay.exceeded, null);
+  await assert.rejects(relay.chat({ messages: [] }), (error) => {
     assert.ok(error instanceof SkillboxError);
     assert.equal(error.code, "max_turns_exceeded");
     assert.equal(
@@ -314,12 +321,20 @@ Deno.test("TurnBudget allows exactly max turns, numbered from 1", () => {
     return true;
   });
   // Read again through a function: the earlier assert narrowed the getter.
-  const exceeded = (b: TurnBudget) => b.exceeded;
-  assert.equal(exceeded(budget)?.code, "max_turns_exceeded");
-  assert.equal(budget.used, 2);
+  const exceeded = (r: ChatRelay) => r.exceeded;
+  assert.equal(exceeded(relay)?.code, "max_turns_exceeded");
+  assert.equal(relay.turns, 2);
 });
 
-Deno.test("TurnBudget with no turns refuses the first call", () => {
-  const budget = new TurnBudget("none", 0);
-  assert.throws(() => budget.check(), /LLM call 1 refused/);
+Deno.test("ChatRelay with no turns refuses the first call, before picking a provider", async () => {
+  const relay = new ChatRelay({
+    skill: "none",
+    maxTurns: 0,
+    log: new SkillEventLog("r1"),
+    signal: new AbortController().signal,
+    provider: () => {
+      throw new Error("no provider needed");
+    },
+  });
+  await assert.rejects(relay.chat({ messages: [] }), /LLM call 1 refused/);
 });

@@ -56,17 +56,15 @@ import {
 } from "./skill_md.ts";
 import { COMMAND_TOOL, type CommandRule } from "./tool_names.ts";
 import {
-  createChatRelay,
+  ChatRelay,
   createToolRelay,
   effectiveMaxTurns,
   type LlmResolver,
-  type SkillChat,
   SkillEventLog,
   type SkillLimits,
   type SkillToolCall,
   type SkillToolHost,
   summarize,
-  TurnBudget,
 } from "./relays.ts";
 import { scriptLimits, skillScriptTools } from "./scripts/tool.ts";
 
@@ -179,7 +177,7 @@ export async function runSkill(
     }
     log.emit("skill.completed", {
       duration_ms: elapsed(),
-      turns: run.budget.used,
+      turns: run.llm.turns,
     });
     return done(skillOutcome({
       success: true,
@@ -194,7 +192,7 @@ export async function runSkill(
     // threw afterwards; max_turns likewise wins over the skill's reaction.
     return done(failSkill(
       log,
-      run?.signal.aborted ? run.signal.reason : run?.budget.exceeded ?? error,
+      run?.signal.aborted ? run.signal.reason : run?.llm.exceeded ?? error,
       elapsed(),
     ));
   } finally {
@@ -203,7 +201,7 @@ export async function runSkill(
 }
 
 // The deadline (the smallest of the request's timeout, the skill's and the
-// policy cap, following cancellation), the turn budget and the two relays.
+// policy cap, following cancellation) and the two relays.
 function startRun(
   record: SkillRecord,
   definition: Skill,
@@ -231,12 +229,9 @@ function startRun(
       ),
   });
   const signal = deadline.signal;
-  const budget = new TurnBudget(
-    name,
-    effectiveMaxTurns(definition.maxTurns, limits),
-  );
-  const chat = createChatRelay({
-    budget,
+  const llm = new ChatRelay({
+    skill: name,
+    maxTurns: effectiveMaxTurns(definition.maxTurns, limits),
     log,
     signal,
     provider: () =>
@@ -265,10 +260,9 @@ function startRun(
     log,
     deadline,
     signal,
-    budget,
     allowed,
     files,
-    chat,
+    llm,
     callTool,
   };
 }
@@ -282,11 +276,11 @@ interface SkillRun {
   signal: AbortSignal;
   /** Disposed when the call ends; its `remainingMs` is the time left. */
   deadline: Deadline;
-  budget: TurnBudget;
   allowed: Set<string>;
   /** The instruction skill's files; null for a code skill. */
   files: InstructionSkillRun | null;
-  chat: SkillChat;
+  /** The chat relay, which counts the turns. */
+  llm: ChatRelay;
   callTool: SkillToolCall;
 }
 
@@ -361,11 +355,11 @@ async function runCodeSkill(run: SkillRun): Promise<RunValue> {
         run.callTool(tool, args, null, s).then((v) =>
           isOutput(v) ? v.data ?? null : v
         ),
-      chat: (request, s) => run.chat(request, s),
+      chat: run.llm.chat,
     }),
     signal,
   );
-  if (run.budget.exceeded) throw run.budget.exceeded;
+  if (run.llm.exceeded) throw run.llm.exceeded;
   if (!outcome.ok) {
     throw new SkillboxError(outcome.code, outcome.message, {
       retryable: outcome.retryable,
@@ -398,7 +392,7 @@ async function runInstructionSkill(run: SkillRun): Promise<RunValue> {
       tools,
       outputSchema: definition.outputSchema,
       signal,
-      chat: (request) => run.chat(request),
+      chat: run.llm.chat,
       callTool: run.callTool,
     }),
     signal,
