@@ -294,48 +294,33 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       ...(intention ? { intention } : {}),
     });
     const t0 = performance.now();
-    let outcome: SkillToolOutcome;
-    // Set when a file is not what was listed: that ends the run, not just
-    // the call.
-    let refused: SkillFileRefusedError | null = null;
+    const took = () => Math.round(performance.now() - t0);
+    let value: unknown;
     try {
-      outcome = readsFile
-        ? { ok: true, value: await readFile(options.skill, files, args) }
+      value = readsFile
+        ? await readFile(options.skill, files, args)
         : runsScript
-        ? {
-          ok: true,
-          value: await runScript(
-            options,
-            files,
-            args,
-            callSignal,
-            ++scriptCalls,
-          ),
-        }
+        ? await runScript(options, files, args, callSignal, ++scriptCalls)
         : await runTool(options, tool, args, callSignal);
     } catch (error) {
-      if (readsFile && error instanceof SkillFileRefusedError) refused = error;
       const wire = toWireError(error);
-      outcome = { ok: false, code: wire.code, message: wire.message };
-    }
-    const took = Math.round(performance.now() - t0);
-    if (outcome.ok) {
-      log.emit("tool.completed", {
+      log.emit("tool.failed", {
         tool,
-        duration_ms: took,
-        result: summarize(
-          isOutput(outcome.value) ? outcome.value.data : outcome.value,
-        ),
+        duration_ms: took(),
+        error: wire.message,
+        error_code: wire.code,
       });
-      return outcome.value;
+      // A file that is not what was listed ends the run, not just the call.
+      throw readsFile && error instanceof SkillFileRefusedError
+        ? error
+        : new SkillboxError(wire.code, wire.message);
     }
-    log.emit("tool.failed", {
+    log.emit("tool.completed", {
       tool,
-      duration_ms: took,
-      error: outcome.message,
-      error_code: outcome.code,
+      duration_ms: took(),
+      result: summarize(isOutput(value) ? value.data : value),
     });
-    throw refused ?? new SkillboxError(outcome.code, outcome.message);
+    return value;
   };
 }
 
@@ -381,14 +366,15 @@ function runScript(
   });
 }
 
-function runTool(
+// A host tool's value; its failure thrown with its code.
+async function runTool(
   options: ToolRelayOptions,
   tool: string,
   args: Record<string, unknown>,
   callSignal: AbortSignal | undefined,
-): Promise<SkillToolOutcome> {
+): Promise<unknown> {
   const { signal, log } = options;
-  return options.tools.call(tool, args, {
+  const outcome = await options.tools.call(tool, args, {
     session: options.session,
     signal: withCallSignal(signal, callSignal),
     timeoutMs: options.remainingMs(),
@@ -398,6 +384,8 @@ function runTool(
       if (RELAYED_TOOL_EVENTS.has(kind)) log.emit(kind, { ...data, tool });
     },
   });
+  if (!outcome.ok) throw new SkillboxError(outcome.code, outcome.message);
+  return outcome.value;
 }
 
 // The skill call's signal, joined with one call's own when it has one.
