@@ -21,7 +21,7 @@
  */
 
 import type { OutgoingMessage, SessionScope } from "../capability.ts";
-import type { ErrorCode } from "../../protocol/codes.ts";
+import { type ErrorCode, GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
 import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
 import { envelope } from "../../protocol/envelope.ts";
 import {
@@ -182,10 +182,6 @@ export interface SkillLimits {
    */
   scriptFiles?: CollectCaps;
 }
-
-// The kinds of a tool's own events a skill relays; lifecycle kinds are the
-// skill's to emit.
-const RELAYED_TOOL_EVENTS = new Set(["progress", "status", "log", "artifact"]);
 
 /** Where a skill's files are: its folder, or fetched. */
 type SkillFiles = Pick<InstructionSkillRun, "folder" | "resources" | "fetched">;
@@ -380,9 +376,7 @@ async function runTool(
     timeoutMs: options.remainingMs(),
     parentRunId: options.parentRunId,
     // A long tool's progress is the skill's progress: relay it live.
-    onEvent: (kind, data) => {
-      if (RELAYED_TOOL_EVENTS.has(kind)) log.emit(kind, { ...data, tool });
-    },
+    onEvent: (kind, data) => log.relay(kind, { ...data, tool }),
   });
   if (!outcome.ok) throw new SkillboxError(outcome.code, outcome.message);
   return outcome.value;
@@ -513,6 +507,8 @@ export class ChatRelay {
   };
 }
 
+const GENERIC = new Set<string>(GENERIC_EVENT_KINDS);
+
 /** Options for {@link SkillEventLog}. */
 export interface SkillEventLogOptions {
   /** Sends a message live; omitted when the call does not stream. */
@@ -544,6 +540,9 @@ export interface SkillEventLogOptions {
  * log.emit("skill.completed", {});
  * assert.deepEqual(log.events.map((e) => e.seq), [0, 1, 3]);
  * assert.equal(log.truncated, true);
+ * assert.equal(sent.length, 4);
+ * // A sender's lifecycle kind is not relayed.
+ * new SkillEventLog("req2", { send: (m) => sent.push(m) }).relay("skill.failed", {});
  * assert.equal(sent.length, 4);
  * ```
  */
@@ -605,6 +604,18 @@ export class SkillEventLog {
     } catch {
       // A session that went away must not fail the skill; its signal ends it.
     }
+  }
+
+  /**
+   * Records an event the skill's code or one of its tools sent, when it is
+   * of a generic kind (`progress`, `status`, `log`, `artifact`): the
+   * lifecycle kinds are the host's to emit, and cannot be forged.
+   *
+   * @param kind the kind the sender named
+   * @param data the kind's data
+   */
+  relay(kind: string, data: JsonObject): void {
+    if (GENERIC.has(kind)) this.emit(kind, data);
   }
 
   /** The events kept so far, in order. */

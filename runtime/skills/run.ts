@@ -20,7 +20,6 @@
 import { isOutput } from "../../protocol/output.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { SessionScope } from "../capability.ts";
-import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
 import type {
   ChatMessage,
   ChatRequest,
@@ -290,8 +289,6 @@ interface RunValue {
   truncated: boolean;
 }
 
-const GENERIC = new Set<string>(GENERIC_EVENT_KINDS);
-
 // Why a skill cannot start: not runnable, or arguments that do not match.
 function refuseToStart(
   record: SkillRecord,
@@ -347,9 +344,7 @@ async function runCodeSkill(run: SkillRun): Promise<RunValue> {
     }, {
       signal,
       // Only the generic kinds: a skill cannot forge lifecycle events.
-      onEvent: (kind, data) => {
-        if (GENERIC.has(kind)) log.emit(kind, data);
-      },
+      onEvent: (kind, data) => log.relay(kind, data),
       // A code skill gets the tool's data, as the tool returned it.
       callTool: (tool, args, s) =>
         run.callTool(tool, args, null, s).then((v) =>
