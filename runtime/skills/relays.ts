@@ -47,11 +47,7 @@ import {
   readSkillFile,
   SkillFileRefusedError,
 } from "./skill_md.ts";
-import {
-  COMMAND_TOOL,
-  commandRefusal,
-  type CommandRule,
-} from "./tool_names.ts";
+import { COMMAND_TOOL, commandRefusal } from "./tool_names.ts";
 import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
 import type { ScriptLimits } from "./scripts/run_script.ts";
 import type { CollectCaps } from "./scripts/workspace_files.ts";
@@ -183,8 +179,14 @@ export interface SkillLimits {
   scriptFiles?: CollectCaps;
 }
 
-/** Where a skill's files are: its folder, or fetched. */
-type SkillFiles = Pick<InstructionSkillRun, "folder" | "resources" | "fetched">;
+/**
+ * Where a skill's files are (its folder, or fetched), and what its
+ * `run_command` may run (`Bash(git:*)`; unset or null: not narrowed).
+ */
+type SkillFiles = Pick<
+  InstructionSkillRun,
+  "folder" | "resources" | "fetched" | "commandRules"
+>;
 
 /** One tool call of a skill; resolves with the tool's value or throws. */
 export type SkillToolCall = (
@@ -208,8 +210,6 @@ export interface ToolRelayOptions {
    * MCP server's skill, whose scripts are not run).
    */
   files: SkillFiles | null;
-  /** What `run_command` may run (`Bash(git:*)`); null: not narrowed. @default null */
-  commandRules?: readonly CommandRule[] | null;
   /** The host's tools. */
   tools: SkillToolHost;
   /** The session the skill runs for. */
@@ -268,8 +268,8 @@ export function createToolRelay(options: ToolRelayOptions): SkillToolCall {
       : tool === CODE_TOOL
       ? `cannot call tool "${tool}": a skill's tool calls are limited to the tools it declares, and code run by "${tool}" could call any`
       // `Bash(git:*)`-style narrowing from the skill's frontmatter.
-      : tool === COMMAND_TOOL && options.commandRules
-      ? commandRefusal(options.commandRules, args)
+      : tool === COMMAND_TOOL && files?.commandRules
+      ? commandRefusal(files.commandRules, args)
       : null;
     if (refusal !== null) {
       const denial = new PermissionDeniedError(

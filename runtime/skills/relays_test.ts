@@ -134,7 +134,11 @@ Deno.test("createToolRelay() stops at once when the skill's signal aborted", asy
 Deno.test("createToolRelay() holds run_command to the skill's command rules", async () => {
   const { call, log, calls } = relay({
     allowed: new Set(["run_command"]),
-    commandRules: [{ words: ["git"], prefix: true }],
+    files: {
+      folder: "/s",
+      resources: [],
+      commandRules: [{ words: ["git"], prefix: true }],
+    },
   });
   await call("run_command", { command: "git", args: ["status"] }, null);
   assert.equal(calls.length, 1);

@@ -243,7 +243,6 @@ function startRun(
     allowed,
     files,
     scripts: scriptLimits(limits, files),
-    commandRules: files?.commandRules ?? null,
     tools: options.tools,
     session: options.session,
     log,
