@@ -101,8 +101,6 @@ export interface ScriptCall {
    * (`runtime/store/run_files.ts`) and says what it kept. @default not kept
    */
   keep?: (files: StoredFile[], unlisted: number) => FilesKept;
-  /** Extra environment variables (the granted ones, see `script_access.ts`). */
-  env?: Readonly<Record<string, string>>;
   timeoutMs: number;
   signal?: AbortSignal;
   /** `log` and `artifact` events. */
@@ -208,7 +206,7 @@ export async function runSkillScript(
       env: {
         PATH: "/usr/local/bin:/usr/bin:/bin",
         LANG: "C.UTF-8",
-        ...call.env,
+        ...limits.env,
       },
       cwd: "/work",
       timeoutMs: call.timeoutMs,

@@ -128,7 +128,8 @@ export function scriptLimits(
 
 /**
  * What {@link callSkillScript} needs besides the arguments: the skill's
- * folder, time, events and history as {@link ScriptCall} takes them.
+ * folder, time, events and history as {@link ScriptCall} takes them (and
+ * handed to it as they are), its linked files, limits and files root.
  */
 export interface SkillScriptContext
   extends Pick<ScriptCall, "folder" | "timeoutMs" | "onEvent" | "keep"> {
@@ -166,27 +167,22 @@ export async function callSkillScript(
   args: Record<string, unknown>,
   ctx: SkillScriptContext,
 ): Promise<unknown> {
+  const { resources, limits, filesRoot, ...call } = ctx;
   // The schema the model was offered says what the call must be (its
   // `script` one of the skill's scripts, listed now): the host's validator
   // holds the call to it and names the item that is not.
-  const scripts = await listSkillScripts(ctx.folder, ctx.resources);
+  const scripts = await listSkillScripts(call.folder, resources);
   const checked = validateValue(runSkillScriptTool(scripts).inputSchema, args);
   if (!checked.valid) throw new Error(checked.message);
-  const script = args.script as string;
-  const mount = await ctx.filesRoot?.() ?? null;
+  const mount = await filesRoot?.() ?? null;
   const result = await runSkillScript({
-    folder: ctx.folder,
-    script,
+    ...call,
+    script: args.script as string,
     args: (args.args ?? []) as string[],
     stdin: args.stdin as string | undefined,
     files: (args.files ?? {}) as Record<string, string>,
-    env: ctx.limits.env,
-    timeoutMs: ctx.timeoutMs,
-    signal: ctx.signal,
-    onEvent: ctx.onEvent,
     filesRoot: mount && "bind" in mount ? mount.bind : undefined,
-    keep: ctx.keep,
-  }, ctx.limits);
+  }, limits);
   return mount && "refused" in mount
     ? { ...result, files_root_refused: mount.refused }
     : result;

@@ -29,6 +29,7 @@ async function run(
   body: string,
   options: Partial<ScriptCall> = {},
   quota = { bytes: 1 << 20, files: 64 },
+  env: Record<string, string> = {},
 ) {
   const folder = await Deno.makeTempDir();
   await Deno.writeTextFile(`${folder}/s.sh`, body);
@@ -45,6 +46,7 @@ async function run(
       interpreters: { ".sh": "sh" },
       workspace: quota,
       files: { maxBytes: 1024, maxFiles: 10 },
+      env,
     });
     return { result, events };
   } finally {
@@ -169,12 +171,9 @@ Deno.test(
     const host = await Deno.makeTempDir();
     try {
       await Deno.writeTextFile(`${host}/startup.sh`, `touch ${host}/sourced\n`);
-      const { result } = await run("printf ok > out.txt", {
-        env: {
-          BASH_ENV: `${host}/startup.sh`,
-          "BASH_FUNC_mkdir%%":
-            `() { touch ${host}/called; command mkdir "$@"; }`,
-        },
+      const { result } = await run("printf ok > out.txt", {}, undefined, {
+        BASH_ENV: `${host}/startup.sh`,
+        "BASH_FUNC_mkdir%%": `() { touch ${host}/called; command mkdir "$@"; }`,
       });
       assert.equal(result.exit_code, 0, result.stderr_tail);
       assert.deepEqual(result.artifacts, [
