@@ -104,10 +104,6 @@ export interface FilesKept {
 
 /** Keeps files with a run's record, within caps per run. */
 export interface RunFiles {
-  /** Most bytes of content kept per run, all files together. */
-  readonly maxBytes: number;
-  /** Most files listed per run (kept or not). */
-  readonly maxFiles: number;
   /**
    * Attaches files to a run still in progress (past the caps they are
    * listed without content, or counted); `unlisted` more were left out.

@@ -86,8 +86,6 @@ export function keepRunFiles(
     if (--run.share.runs === 0) shares.delete(run.share.owner);
   };
   return {
-    maxBytes,
-    maxFiles,
     attach(runId, files, unlisted = 0) {
       const owner = runs.ownerOf(runId);
       if (owner === undefined) return { files: 0, bytes: 0, truncated: true };
