@@ -102,3 +102,19 @@ Deno.test("LogLines stops writing once the reader is gone", async () => {
   await lines.written(10_000);
   assert.equal(writes, 1);
 });
+
+Deno.test("LogLines.written waits for the notice of dropped lines too", async () => {
+  // A byte a write: the notice takes many turns to write after the last
+  // line that was kept, and a caller about to exit must not cut it off.
+  const paused = pausedSink(1);
+  const lines = new LogLines(paused.sink, 100);
+  for (let i = 0; i < 10; i++) lines.log(`paused line ${i}`.padEnd(19, "."));
+  paused.resume();
+  await lines.written(10_000);
+  assert.ok(
+    paused.text().endsWith(
+      "\nskillbox: 5 log line(s) dropped: stderr was not read\n",
+    ),
+    paused.text(),
+  );
+});
