@@ -83,10 +83,10 @@ export class AuthThrottle {
   #maxMs: number;
   #maxClients: number;
   #now: () => number;
-  // The address (or /64), its /56, its /48.
-  #address: Level;
-  #net56: Level;
-  #net48: Level;
+  // One for each key of networksOf(): the address (or /64), its /56, its
+  // /48, each with four times the allowance of the one before (the wider
+  // ones decay).
+  #levels: Level[];
 
   /** @param options the allowance, backoff and memory bound */
   constructor(options: AuthThrottleOptions = {}) {
@@ -95,15 +95,12 @@ export class AuthThrottle {
     this.#maxMs = options.maxMs ?? 300_000;
     this.#maxClients = options.maxClients ?? 10_000;
     this.#now = options.now ?? Date.now;
-    this.#address = new Level(free, false);
-    this.#net56 = new Level(free * 4, true);
-    this.#net48 = new Level(free * 16, true);
+    this.#levels = [1, 4, 16].map((n, i) => new Level(free * n, i > 0));
   }
 
   /** How many addresses and networks are remembered. */
   get size(): number {
-    return this.#address.entries.size + this.#net56.entries.size +
-      this.#net48.entries.size;
+    return this.#levels.reduce((n, level) => n + level.entries.size, 0);
   }
 
   /**
@@ -115,17 +112,12 @@ export class AuthThrottle {
   retryAfter(client: string): number {
     // Nothing remembered, nothing shared: the common case costs nothing.
     if (this.size === 0) return 0;
-    const now = this.#now();
-    let until = this.#entryOf(this.#address, client)?.until ?? 0;
-    const wider = widerNetworks(client);
-    if (wider !== null) {
-      until = Math.max(
-        until,
-        this.#entryOf(this.#net56, wider[0])?.until ?? 0,
-        this.#entryOf(this.#net48, wider[1])?.until ?? 0,
-      );
-    }
-    const left = until - now;
+    const until = Math.max(
+      ...networksOf(client).map((key, i) =>
+        this.#entryOf(this.#levels[i]!, key)?.until ?? 0
+      ),
+    );
+    const left = until - this.#now();
     return left > 0 ? Math.ceil(left / 1000) : 0;
   }
 
@@ -136,11 +128,9 @@ export class AuthThrottle {
    */
   failed(client: string): void {
     const now = this.#now();
-    this.#count(this.#address, client, now);
-    const wider = widerNetworks(client);
-    if (wider === null) return;
-    this.#count(this.#net56, wider[0], now);
-    this.#count(this.#net48, wider[1], now);
+    networksOf(client).forEach((key, i) => {
+      this.#count(this.#levels[i]!, key, now);
+    });
   }
 
   // The key's entry; the shared one when the table is full without it.
@@ -218,16 +208,17 @@ export class AuthThrottle {
  * ```
  */
 export function widestNetwork(client: string): string {
-  return widerNetworks(client)?.[1] ?? client;
+  return networksOf(client).at(-1)!;
 }
 
-// The /56 and /48 of a /64 key of clientKey(); null for any other key.
-function widerNetworks(client: string): [string, string] | null {
+// The key and the networks its failures are counted in, narrowest first:
+// a /64 key of clientKey() with its /56 and /48; any other key alone.
+function networksOf(client: string): string[] {
   const groups = V6_64.exec(client);
-  if (groups === null) return null;
+  if (groups === null) return [client];
   const [, a, b, c, d] = groups;
   const net56 = (parseInt(d!, 16) & 0xff00).toString(16);
-  return [`${a}:${b}:${c}:${net56}::/56`, `${a}:${b}:${c}::/48`];
+  return [client, `${a}:${b}:${c}:${net56}::/56`, `${a}:${b}:${c}::/48`];
 }
 
 /**
