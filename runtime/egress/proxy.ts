@@ -96,16 +96,12 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   };
   const sockets = new Set<net.Socket>();
   // Until its head is read, each connection is on a clock: a slow client
-  // cannot hold a slot.
+  // cannot hold a slot. Its one request taken, the clock is gone: anything
+  // parsed after it on the same connection is never answered nor sent on.
   const clocks = new WeakMap<net.Socket, ReturnType<typeof setTimeout>>();
-  // Connections whose one request has been taken: anything parsed after it
-  // on the same connection is never answered nor sent on.
-  const served = new WeakSet<net.Socket>();
   const take = (socket: net.Socket): boolean => {
     clearTimeout(clocks.get(socket));
-    if (served.has(socket)) return false;
-    served.add(socket);
-    return true;
+    return clocks.delete(socket);
   };
   const server = http.createServer({
     maxHeaderSize: MAX_HEAD,
@@ -125,9 +121,10 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
     },
   );
   server.on("clientError", (err: Error, socket: net.Socket) => {
-    if (served.has(socket)) return; // behind the one request: ignored
-    clearTimeout(clocks.get(socket));
-    refuseOn(socket, new BadRequest(`Malformed request: ${err.message}`));
+    // Behind the one request: ignored.
+    if (take(socket)) {
+      refuseOn(socket, new BadRequest(`Malformed request: ${err.message}`));
+    }
   });
   const front = net.createServer((socket) => {
     if (sockets.size >= MAX_CONNECTIONS) return void socket.destroy();
