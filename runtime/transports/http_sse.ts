@@ -91,27 +91,25 @@ export function createSseTransport(context: TransportContext): SseTransport {
     },
     close() {
       clearInterval(sweep);
+      // Each session's end takes its channel out (openChannel's onEnd).
       for (const channel of channels.values()) {
         channel.session.close("Host closing");
-        channel.release();
       }
-      channels.clear();
     },
   };
 }
 
-// Expires sessions with no stream attached and no request for `idleMs`;
-// the timer never keeps a process alive on its own.
+// Expires sessions with no stream attached and no request for `idleMs`
+// (a session's end takes its channel out); the timer never keeps a process
+// alive on its own.
 function startExpiry(
   channels: Channels,
   idleMs: number,
 ): ReturnType<typeof setInterval> {
   const sweep = setInterval(() => {
     const now = performance.now();
-    for (const [id, channel] of channels) {
+    for (const channel of channels.values()) {
       if (channel.attached === null && now - channel.lastActive > idleMs) {
-        channels.delete(id);
-        channel.release();
         channel.session.close("HTTP+SSE transport session expired");
       }
     }
@@ -153,6 +151,8 @@ function openChannel(
           channel.session.close("The client stopped reading");
       }
     },
+    // The one place a channel ends: the session's end, whatever ended it
+    // (the client, expiry, host shutdown).
     onEnd: () => {
       const channel = box.channel;
       if (!channel) return;
