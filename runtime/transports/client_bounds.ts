@@ -12,6 +12,7 @@
 import { getHeapStatistics } from "node:v8";
 import type { OutgoingMessage } from "../capability.ts";
 import { settlesWithin } from "../deadline.ts";
+import { jsonError } from "../doors/guard.ts";
 import { SALVAGE_BYTES } from "../../protocol/request_schemas.ts";
 
 /**
@@ -357,7 +358,8 @@ export function bodyTimedOut(timeoutMs: number): string {
 /**
  * The answer to a body refused for time (408) or for what bodies being
  * read hold together (503, retry in a second), or undefined when it was
- * read: the same for every route that reads a body with {@link readCapped}.
+ * read: the same for every route that reads a body with {@link readCapped},
+ * and a JSON error as the door's refusals are.
  *
  * @param body what {@link readCapped} read
  * @param timeoutMs the bound it was read within, named in the 408
@@ -375,14 +377,9 @@ export function bodyRefusal(
   body: CappedBody,
   timeoutMs: number,
 ): Response | undefined {
-  if (body.timedOut) {
-    return Response.json({ error: bodyTimedOut(timeoutMs) }, { status: 408 });
-  }
+  if (body.timedOut) return jsonError(408, bodyTimedOut(timeoutMs));
   if (body.busy) {
-    return Response.json({ error: bodiesBusyMessage() }, {
-      status: 503,
-      headers: { "Retry-After": "1" },
-    });
+    return jsonError(503, bodiesBusyMessage(), { "Retry-After": "1" });
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  bodyRefusal,
   READ_ON_FACTOR,
   readCapped,
   readRequestText,
@@ -117,4 +118,18 @@ Deno.test("readRequestText() caps a body whose Content-Length is not digits", as
       });
     });
   }
+});
+
+Deno.test("bodyRefusal() answers as the door's refusals do: JSON, never cached", async () => {
+  const read = { text: "", bytes: 0, over: false };
+  const late = bodyRefusal({ ...read, timedOut: true }, 2000)!;
+  const busy = bodyRefusal({ ...read, busy: true }, 2000)!;
+  assert.equal(late.status, 408);
+  assert.equal(busy.status, 503);
+  assert.equal(busy.headers.get("retry-after"), "1");
+  for (const refusal of [late, busy]) {
+    assert.equal(refusal.headers.get("cache-control"), "no-store");
+    assert.match((await refusal.json()).error, /^Cannot read the request body/);
+  }
+  assert.equal(bodyRefusal(read, 2000), undefined);
 });
