@@ -43,8 +43,6 @@ import {
 export interface SseTransport {
   /** The routes, to mount under `/a2e`. */
   readonly app: Hono;
-  /** How many transport sessions exist. */
-  readonly size: number;
   /** Ends every transport session's streams and stops the expiry timer. */
   close(): void;
 }
@@ -86,9 +84,6 @@ export function createSseTransport(context: TransportContext): SseTransport {
   app.get("/stream", (c) => stream(context, channels, c));
   return {
     app,
-    get size() {
-      return channels.size;
-    },
     close() {
       clearInterval(sweep);
       // Each session's end takes its channel out (openChannel's onEnd).
