@@ -227,34 +227,30 @@ export class EgressBroker {
     request: FetchRequest,
     scope: EgressScope,
   ): Promise<FetchResponse> {
-    const release = await this.#turn(scope);
-    const host = await this.#hostTurns
-      .acquire(scope.principal ?? ANYONE, scope.signal)
-      .catch(() => {
-        release();
-        throw new SkillboxError("tool_error", "Request was cancelled");
-      });
+    const owner = scope.owner;
+    const gate = owner === undefined ? undefined : this.#gates
+      .getOrInsertComputed(owner, () => new Semaphore(MAX_PARALLEL_FETCHES));
+    let release: Release | undefined;
+    let host: Release;
+    try {
+      // One of the owner's turns, then one of the host's. An owner's turn
+      // handed over as the signal aborts is given back here: the host's
+      // turn refuses an aborted signal.
+      release = await gate?.acquire(scope.signal);
+      host = await this.#hostTurns.acquire(
+        scope.principal ?? ANYONE,
+        scope.signal,
+      );
+    } catch {
+      release?.();
+      throw new SkillboxError("tool_error", "Request was cancelled");
+    }
     try {
       return await this.#fetch(request, scope);
     } finally {
       host();
-      release();
+      release?.();
     }
-  }
-
-  /** Waits for one of the owner's {@link MAX_PARALLEL_FETCHES} turns. */
-  async #turn(scope: EgressScope): Promise<Release> {
-    const owner = scope.owner;
-    if (owner === undefined) return () => {};
-    const gate = this.#gates.getOrInsertComputed(
-      owner,
-      () => new Semaphore(MAX_PARALLEL_FETCHES),
-    );
-    // A turn handed over as the signal aborts is given back by fetch(),
-    // whose host turn refuses an aborted signal.
-    return await gate.acquire(scope.signal).catch(() => {
-      throw new SkillboxError("tool_error", "Request was cancelled");
-    });
   }
 
   async #fetch(

@@ -665,6 +665,44 @@ Deno.test("one call's requests run a few at a time, and never hold up another ca
   );
 });
 
+Deno.test("a request cancelled while it waits for the host's turn gives its call's turn back", async () => {
+  // As above: a request waits in name resolution until the test lets it go.
+  const entered: Array<() => void> = [];
+  const broker = new EgressBroker({
+    maxParallelHost: 1,
+    resolve: () =>
+      new Promise((_, reject) => {
+        entered.push(() => reject(new Error("ENOTFOUND")));
+      }),
+  });
+  const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const fetchAs = (owner: object, signal?: AbortSignal) =>
+    broker.fetch({ url: "http://a.test/" }, { allow: [["*"]], owner, signal })
+      .then(() => "answered", (err: Error) => err.message);
+  const holder = fetchAs({}); // holds the host's one turn
+  await turn();
+  assert.equal(entered.length, 1);
+  // Each takes one of the call's turns, then waits for the host's.
+  const call = {};
+  const cancel = new AbortController();
+  const cancelled = Array.from(
+    { length: MAX_PARALLEL_FETCHES },
+    () => fetchAs(call, cancel.signal),
+  );
+  await turn();
+  cancel.abort();
+  for (const message of await Promise.all(cancelled)) {
+    assert.match(message, /cancelled/);
+  }
+  const next = fetchAs(call);
+  entered.shift()!();
+  assert.match(await holder, /Cannot resolve/);
+  await turn();
+  assert.equal(entered.length, 1, "the call's next request started");
+  entered.shift()!();
+  assert.match(await next, /Cannot resolve/);
+});
+
 // checkedFetch: the host's own requests.
 
 // A loopback server: /mcp streams two SSE events, /hop redirects within the
