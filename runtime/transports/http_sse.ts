@@ -28,6 +28,7 @@ import { type Context, Hono } from "hono";
 import { bearerToken } from "../admission.ts";
 import { clientKey } from "../doors/auth_throttle.ts";
 import { Session } from "../session.ts";
+import { settlesWithin } from "../deadline.ts";
 import { encodeError } from "../../protocol/responses.ts";
 import type { Refusal, TransportContext } from "./transport_context.ts";
 import {
@@ -550,17 +551,10 @@ export class Channel {
    *
    * @returns true when `ms` passed with nothing to do
    */
-  wait(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#wake = null;
-        resolve(true);
-      }, ms);
-      this.#wake = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-    });
+  async wait(ms: number): Promise<boolean> {
+    const woken = Promise.withResolvers<void>();
+    this.#wake = woken.resolve;
+    return !await settlesWithin(woken.promise, ms);
   }
 }
 

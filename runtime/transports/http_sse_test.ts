@@ -47,13 +47,16 @@ Deno.test("Channel.wait() ends on push, and on its own after the time", async ()
   const c = channel();
   const woken = c.wait(60_000);
   c.push("x");
-  await woken;
+  assert.equal(await woken, false, "woken, not timed out");
   // Not at once (a timer of 0 ms fires first), and then with nothing pushed.
   let ended = false;
-  const waiting = c.wait(20).then(() => ended = true);
+  const waiting = c.wait(20).then((timedOut) => {
+    ended = true;
+    return timedOut;
+  });
   await new Promise((resolve) => setTimeout(resolve, 0));
   assert.equal(ended, false);
-  await waiting;
+  assert.equal(await waiting, true, "timed out");
   c.wake(); // nothing waits: no effect
 });
 
