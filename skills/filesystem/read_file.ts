@@ -111,21 +111,45 @@ export default {
     }
     const fifo = info.isFIFO();
     const size = fifo ? 0 : info.size;
-    const lines = new Lines(start, end, maxBytes, args.line_numbers ?? false);
-    await readInto(
-      fifo ? fifoChunks(file, rel, ctx.signal) : file.readableWebStream(),
-      rel,
-      size,
-      lines,
-    );
-    const { out, lastIncluded, truncated, reachedEof, lineNo } = lines;
+    const numbered = args.line_numbers ?? false;
+    const out: string[] = [];
+    let lineNo = 0;
+    let lastIncluded = 0;
+    let outBytes = 0;
+    let truncated = false;
+    // Set when reading stopped before the end: past end_line, or at the cap.
+    let stopped = false;
+    const chunks = fifo
+      ? fifoChunks(file, rel, ctx.signal)
+      : file.readableWebStream();
+    for await (const line of linesOf(chunks, rel, size, maxBytes)) {
+      if (++lineNo < start) continue;
+      if (lineNo > end) {
+        stopped = true;
+        break;
+      }
+      const text = numbered ? `${lineNo}\t${line}` : line;
+      const bytes = new TextEncoder().encode(text).length + 1;
+      if (outBytes + bytes > maxBytes) {
+        // A single huge line: return its head rather than nothing.
+        if (out.length === 0) {
+          out.push(cutUtf8(text, maxBytes));
+          lastIncluded = lineNo;
+        }
+        truncated = stopped = true;
+        break;
+      }
+      out.push(text);
+      outBytes += bytes;
+      lastIncluded = lineNo;
+    }
 
     const data = {
       path: rel,
       content: out.join("\n") + (out.length > 0 ? "\n" : ""),
       start_line: start,
       end_line: lastIncluded,
-      total_lines: reachedEof ? lineNo : null,
+      total_lines: stopped ? null : lineNo,
       size,
       truncated,
       next_start_line: truncated ? lastIncluded + 1 : null,
@@ -141,59 +165,6 @@ export default {
     );
   },
 } satisfies ToolDef<Args>;
-
-/** Collects the requested lines of a file, up to a byte cap. */
-class Lines {
-  /** The lines kept, numbered when asked. */
-  out: string[] = [];
-  /** The last line seen, from 1. */
-  lineNo = 0;
-  /** The last line kept. */
-  lastIncluded = 0;
-  /** Stopped at the byte cap. */
-  truncated = false;
-  /** Read to the end of the file (false when stopped before). */
-  reachedEof = true;
-  /** Most bytes of content to keep. */
-  readonly maxBytes: number;
-  #outBytes = 0;
-  #start: number;
-  #end: number;
-  #numbered: boolean;
-
-  constructor(start: number, end: number, maxBytes: number, numbered: boolean) {
-    this.#start = start;
-    this.#end = end;
-    this.maxBytes = maxBytes;
-    this.#numbered = numbered;
-  }
-
-  /** Takes the file's next line; returns false to stop reading. */
-  take(line: string): boolean {
-    this.lineNo++;
-    if (this.lineNo < this.#start) return true;
-    if (this.lineNo > this.#end) {
-      this.reachedEof = false;
-      return false;
-    }
-    const text = this.#numbered ? `${this.lineNo}\t${line}` : line;
-    const bytes = new TextEncoder().encode(text).length + 1;
-    if (this.#outBytes + bytes > this.maxBytes) {
-      if (this.out.length === 0) {
-        // A single huge line: return its head rather than nothing.
-        this.out.push(cutUtf8(text, this.maxBytes));
-        this.lastIncluded = this.lineNo;
-      }
-      this.truncated = true;
-      this.reachedEof = false;
-      return false;
-    }
-    this.out.push(text);
-    this.#outBytes += bytes;
-    this.lastIncluded = this.lineNo;
-    return true;
-  }
-}
 
 /** How long a FIFO may stay without a writer before it is refused. */
 const FIFO_WRITER_MS = 1_000;
@@ -239,21 +210,22 @@ async function* fifoChunks(
 }
 
 /**
- * Streams a file's lines into `lines` until it stops taking them;
- * refuses a file whose first chunk looks binary.
+ * A file's lines, without their ends; a line longer than `maxChars` is
+ * given by its head, the rest dropped. Refuses a file whose first chunk
+ * looks binary.
  */
-async function readInto(
+async function* linesOf(
   chunks: AsyncIterable<Uint8Array>,
   rel: string,
   size: number,
-  lines: Lines,
-): Promise<void> {
+  maxChars: number,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let pending = "";
-  // Set once an overlong line was taken or skipped: its rest is dropped.
+  // Set once an overlong line was given: its rest is dropped.
   let skipping = false;
   let first = true;
-  read: for await (const chunk of chunks) {
+  for await (const chunk of chunks) {
     if (first) {
       first = false;
       if (looksBinary(chunk)) {
@@ -268,20 +240,18 @@ async function readInto(
       const line = pending.slice(0, nl).replace(/\r$/, "");
       pending = pending.slice(nl + 1);
       if (skipping) skipping = false;
-      else if (!lines.take(line)) break read;
+      else yield line;
     }
     // A line longer than the cap is never kept whole (its UTF-8 is at
-    // least as long as its UTF-16), so it is taken now, not buffered.
-    if (!skipping && pending.length > lines.maxBytes) {
-      if (!lines.take(pending)) break read;
+    // least as long as its UTF-16), so it is given now, not buffered.
+    if (!skipping && pending.length > maxChars) {
+      yield pending;
       skipping = true;
     }
     if (skipping) pending = "";
   }
-  if (lines.reachedEof) {
-    pending += decoder.decode();
-    if (pending !== "") lines.take(pending.replace(/\r$/, ""));
-  }
+  pending += decoder.decode();
+  if (pending !== "") yield pending.replace(/\r$/, "");
 }
 
 function cutUtf8(text: string, maxBytes: number): string {
