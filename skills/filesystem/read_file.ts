@@ -122,26 +122,28 @@ export default {
     const chunks = fifo
       ? fifoChunks(file, rel, ctx.signal)
       : file.readableWebStream();
-    for await (const line of linesOf(chunks, rel, size, maxBytes)) {
-      if (++lineNo < start) continue;
-      if (lineNo > end) {
-        stopped = true;
-        break;
-      }
-      const text = numbered ? `${lineNo}\t${line}` : line;
-      const bytes = new TextEncoder().encode(text).length + 1;
-      if (outBytes + bytes > maxBytes) {
-        // A single huge line: return its head rather than nothing.
-        if (out.length === 0) {
-          out.push(cutUtf8(text, maxBytes));
-          lastIncluded = lineNo;
+    read: for await (const lines of linesOf(chunks, rel, size, maxBytes)) {
+      for (const line of lines) {
+        if (++lineNo < start) continue;
+        if (lineNo > end) {
+          stopped = true;
+          break read;
         }
-        truncated = stopped = true;
-        break;
+        const text = numbered ? `${lineNo}\t${line}` : line;
+        const bytes = new TextEncoder().encode(text).length + 1;
+        if (outBytes + bytes > maxBytes) {
+          // A single huge line: return its head rather than nothing.
+          if (out.length === 0) {
+            out.push(cutUtf8(text, maxBytes));
+            lastIncluded = lineNo;
+          }
+          truncated = stopped = true;
+          break read;
+        }
+        out.push(text);
+        outBytes += bytes;
+        lastIncluded = lineNo;
       }
-      out.push(text);
-      outBytes += bytes;
-      lastIncluded = lineNo;
     }
 
     const data = {
@@ -210,16 +212,16 @@ async function* fifoChunks(
 }
 
 /**
- * A file's lines, without their ends; a line longer than `maxChars` is
- * given by its head, the rest dropped. Refuses a file whose first chunk
- * looks binary.
+ * A file's lines, without their ends, a read's worth at a time (not one
+ * await per line); a line longer than `maxChars` is given by its head, the
+ * rest dropped. Refuses a file whose first chunk looks binary.
  */
 async function* linesOf(
   chunks: AsyncIterable<Uint8Array>,
   rel: string,
   size: number,
   maxChars: number,
-): AsyncGenerator<string> {
+): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   let pending = "";
   // Set once an overlong line was given: its rest is dropped.
@@ -234,24 +236,28 @@ async function* linesOf(
         );
       }
     }
-    pending += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
-      const line = pending.slice(0, nl).replace(/\r$/, "");
-      pending = pending.slice(nl + 1);
+    const lines: string[] = [];
+    // Only the new text can hold a newline: the held line is not searched
+    // again for each read.
+    const [head = "", ...ends] = decoder.decode(chunk, { stream: true })
+      .split("\n");
+    pending += head;
+    for (const next of ends) {
       if (skipping) skipping = false;
-      else yield line;
+      else lines.push(pending.replace(/\r$/, ""));
+      pending = next;
     }
     // A line longer than the cap is never kept whole (its UTF-8 is at
     // least as long as its UTF-16), so it is given now, not buffered.
     if (!skipping && pending.length > maxChars) {
-      yield pending;
+      lines.push(pending);
       skipping = true;
     }
     if (skipping) pending = "";
+    yield lines;
   }
   pending += decoder.decode();
-  if (pending !== "") yield pending.replace(/\r$/, "");
+  if (pending !== "") yield [pending.replace(/\r$/, "")];
 }
 
 function cutUtf8(text: string, maxBytes: number): string {
