@@ -38,16 +38,10 @@ export interface DeclaredFunction {
 
 /** Bounds of {@link renderDeclarations}. */
 export interface DeclarationLimits {
-  /** Nesting levels of a type before it is cut to `unknown`. @default 12 */
-  maxDepth?: number;
   /** Properties of one object before the rest are cut. @default 100 */
   maxProperties?: number;
-  /** Members of one enum before it is cut to its base type. @default 100 */
-  maxEnum?: number;
   /** Schema nodes rendered per function (its aliases included). @default 2000 */
   maxNodes?: number;
-  /** Characters of a description kept. @default 2000 */
-  maxDescription?: number;
   /**
    * Characters of the whole text; later functions are left out, and one
    * whose schemas render longer is never rendered whole. @default 262144
@@ -83,16 +77,20 @@ export interface Declarations {
 // list: the rest are counted, not rendered.
 const FULL = 4096;
 
-// Characters of a property's description kept (a function's own keeps
-// `maxDescription`): a hundred properties must not fill the text.
+// Nesting levels of a type before it is cut to `unknown`.
+const MAX_DEPTH = 12;
+
+// Members of one enum before it is cut to its base type.
+const MAX_ENUM = 100;
+
+// Characters of a function's description kept, and of a property's: a
+// hundred properties must not fill the text.
+const FUNCTION_DOC = 2000;
 const PROPERTY_DOC = 500;
 
 const DEFAULTS: Required<DeclarationLimits> = {
-  maxDepth: 12,
   maxProperties: 100,
-  maxEnum: 100,
   maxNodes: 2000,
-  maxDescription: 2000,
   maxChars: 256 * 1024,
 };
 
@@ -208,7 +206,7 @@ function renderFunction(
   const outputSchema = fn.outputSchema ?? {};
   const output = new Renderer(outputSchema, `${owner}_result`, bounds, names);
   const result = output.type(outputSchema, "  ", []);
-  const doc = docComment(fn.description, "  ", bounds.maxDescription);
+  const doc = docComment(fn.description, "  ", FUNCTION_DOC);
   const member = `${doc}  ${key(fn.name)}: (args${
     optional ? "?" : ""
   }: ${args.text}) => Promise<${result.text}>;`;
@@ -289,8 +287,8 @@ class Renderer {
     if (this.tooLong) {
       return cut(`longer than ${this.#bounds.maxChars} characters`);
     }
-    if (indent.length / 2 > this.#bounds.maxDepth) {
-      return cut(`nested deeper than ${this.#bounds.maxDepth} levels`);
+    if (indent.length / 2 > MAX_DEPTH) {
+      return cut(`nested deeper than ${MAX_DEPTH} levels`);
     }
     if (schema === false) return { text: "never", prec: 2 };
     if (!isPlainObject(schema)) return UNKNOWN;
@@ -336,7 +334,7 @@ class Renderer {
     if ("const" in schema) return this.#spend(literal(schema.const));
     // An enum past the bound falls through to its base type.
     if (
-      Array.isArray(schema.enum) && schema.enum.length <= this.#bounds.maxEnum
+      Array.isArray(schema.enum) && schema.enum.length <= MAX_ENUM
     ) {
       // Member by member: one enum may be megabytes of text.
       const members: Rendered[] = [];
@@ -450,9 +448,10 @@ class Renderer {
     const inner = indent + "  ";
     const lines: string[] = [];
     const shown = props.slice(0, this.#bounds.maxProperties);
-    const maxDoc = Math.min(PROPERTY_DOC, this.#bounds.maxDescription);
     for (const [name, sub] of shown) {
-      const doc = this.#spend(docComment(propertyDoc(sub), inner, maxDoc));
+      const doc = this.#spend(
+        docComment(propertyDoc(sub), inner, PROPERTY_DOC),
+      );
       const value = this.type(sub, inner, chain, true);
       const mark = required.has(name) ? "" : "?";
       lines.push(
@@ -498,11 +497,7 @@ class Renderer {
     // The body refers back to its own alias only under a property or an
     // array, which TypeScript allows.
     const body = this.type(target, "", [target]);
-    const doc = docComment(
-      propertyDoc(target),
-      "",
-      this.#bounds.maxDescription,
-    );
+    const doc = docComment(propertyDoc(target), "", FUNCTION_DOC);
     this.aliases.push(`${doc}type ${name} = ${body.text};`);
     return name;
   }
