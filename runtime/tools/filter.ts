@@ -98,14 +98,6 @@ export function matchesFilter(entry: ListedTool, filter: ToolFilter): boolean {
     hasAllTags(entry, filter.filterTags ?? []);
 }
 
-// By name, then toolkit, then origin, comparing code units so the order is
-// the same on every machine and locale.
-function compareEntries(a: ListedTool, b: ListedTool): number {
-  return compareCodeUnits(a.name, b.name) ||
-    compareCodeUnits(a.toolkit ?? "", b.toolkit ?? "") ||
-    compareCodeUnits(a.origin, b.origin);
-}
-
 /**
  * List mode of `tool/list/req`: the tools passing `filter`, sorted by name.
  *
@@ -131,11 +123,10 @@ export function listTools<T extends ListedTool>(
   entries: Iterable<T>,
   filter: ToolFilter = {},
 ): T[] {
-  const out: T[] = [];
-  for (const entry of entries) {
-    if (matchesFilter(entry, filter)) out.push(entry);
-  }
-  return out.sort(compareEntries);
+  // Tool names are unique (the registry's tools are a map by name): the
+  // name alone orders them.
+  return Iterator.from(entries).filter((entry) => matchesFilter(entry, filter))
+    .toArray().sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 /**
