@@ -87,9 +87,6 @@ const ToolRules = z.strictObject({
   tokens: z.record(z.string(), Rules).default({}),
 });
 
-/** Rules for one auth token (`policy.tools.tokens`), defaults applied. */
-export type TokenRules = z.output<typeof Rules>;
-
 /** The `policy.tools` section, defaults applied. */
 export type ToolPolicyConfig = z.output<typeof ToolRules>;
 
