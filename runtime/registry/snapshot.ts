@@ -159,13 +159,13 @@ class NameRules {
     for (const [name, list] of byName) {
       const holder = this.#previous?.holders?.get(`${kind}\0${name}`) ?? null;
       if (this.#reserved(kind, name, holder, list)) continue;
-      const ranked = list.map((c) => ({ c, rank: this.#rank(c, holder) }))
-        .sort((a, b) => compareRank(a.rank, b.rank));
-      const top = ranked.filter((r) =>
-        compareRank(r.rank, ranked[0]!.rank) === 0
-      )
-        .map((r) => r.c);
-      const rest = ranked.slice(top.length).map((r) => r.c);
+      // The folder's standing, then the holder first.
+      const rank = (c: C) =>
+        this.#standing(c.entry.origin, c.root) * 2 +
+        (c.entry.path === holder ? 0 : 1);
+      const ranked = list.toSorted((a, b) => rank(a) - rank(b));
+      const top = ranked.filter((c) => rank(c) === rank(ranked[0]!));
+      const rest = ranked.slice(top.length);
       if (top.length === 1) {
         const winner = top[0]!;
         unique.set(name, winner);
@@ -206,11 +206,9 @@ class NameRules {
     const broken = holder === null ? undefined : this.#broken.get(holder);
     if (broken === undefined) return false;
     const standing = this.#standing(broken.origin, broken.root);
-    if (
-      list.some((c) =>
-        compareRank(this.#standing(c.entry.origin, c.root), standing) < 0
-      )
-    ) return false;
+    if (list.some((c) => this.#standing(c.entry.origin, c.root) < standing)) {
+      return false;
+    }
     this.held.set(`${kind}\0${name}`, holder!);
     const by = shown({ ...broken, path: holder! }, broken.root);
     for (const c of list) {
@@ -220,27 +218,16 @@ class NameRules {
     return true;
   }
 
-  // Origin, then the folder's place in the config, then the holder first.
-  #rank(c: Candidate<Named>, holder: string | null): number[] {
-    return [
-      ...this.#standing(c.entry.origin, c.root),
-      c.entry.path === holder ? 0 : 1,
-    ];
-  }
-
-  #standing(origin: Origin, root: string): number[] {
+  // Origin, then the folder's place in the config: one number, compared
+  // as a number.
+  #standing(origin: Origin, root: string): number {
     const index = this.#roots.findIndex((r) =>
       r.path === root && r.origin === origin
     );
-    return [ORIGIN_RANK[origin], index < 0 ? this.#roots.length : index];
+    const folders = this.#roots.length + 1;
+    return ORIGIN_RANK[origin] * folders +
+      (index < 0 ? this.#roots.length : index);
   }
-}
-
-function compareRank(a: number[], b: number[]): number {
-  for (let i = 0; i < a.length; i++) {
-    if (a[i] !== b[i]) return a[i]! - b[i]!;
-  }
-  return 0;
 }
 
 function listed(paths: string[]): string {

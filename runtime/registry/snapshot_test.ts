@@ -359,6 +359,31 @@ Deno.test("buildSnapshot() takes two imported MCP servers side by side as two to
   assert.equal(snap.tools.get("two_tool")?.toolkit, "two");
 });
 
+Deno.test("buildSnapshot() gives a toolkit name to an imported server before any skills folder", () => {
+  // The MCP root is never one of the roots: an imported server still
+  // outranks the drop-ins of every configured folder, however many.
+  const roots = [
+    { path: "/b", origin: "builtin" as const },
+    { path: "/one", origin: "file" as const },
+    { path: "/two", origin: "file" as const },
+  ];
+  const snap = buildSnapshot([
+    {
+      ...mod("/mcp:/kit", [{ kind: "toolkit", name: "kit" }]),
+      origin: "mcp" as const,
+      root: "/mcp:/",
+    },
+    {
+      ...mod("/one/kit/toolkit.ts", [{ kind: "toolkit", name: "kit" }]),
+      root: "/one",
+    },
+  ], { roots });
+  assert.equal(snap.toolkits.get("kit")?.origin, "mcp");
+  assert.deepEqual(snap.refused.map((r) => r.reason), [
+    'Toolkit "kit" in "/one/kit/toolkit.ts" is refused: the name is taken by MCP server "kit"',
+  ]);
+});
+
 Deno.test("buildSnapshot() names a crowded folder's second toolkit with its own file", () => {
   // The folder is already broken ("a" defined twice) when "b" joins it.
   const snap = buildSnapshot([
