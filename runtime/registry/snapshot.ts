@@ -44,8 +44,13 @@ type KitCandidate = Candidate<Omit<ToolkitEntry, "tools">> & {
   /** The tools its `tools` list claims. */
   listed: readonly string[];
 };
-/** A tool candidate: the entry before its toolkit is known. */
-type ToolCandidate = Omit<ToolEntry, "toolkit">;
+/** A tool candidate: the entry, and its toolkit once its place gives one. */
+type ToolCandidate = Candidate<Omit<ToolEntry, "toolkit">> & {
+  /** Its `toolkit` field, or null. */
+  explicit: string | null;
+  /** The toolkit it joins (its place's, or a claim's), or null for none. */
+  toolkit: string | null;
+};
 type Kind = RegistryRefusal["kind"];
 type Named = { name: string; path: string; origin: Origin };
 /** Where a module was found: its origin and skills folder. */
@@ -255,13 +260,10 @@ class Places {
    * The tool's toolkit by place.
    *
    * @param tool the tool
-   * @param explicit its `toolkit` field, or null
    * @returns the toolkit's name, null for none, or why the tool is refused
    */
-  toolkitOf(
-    tool: Candidate<ToolCandidate>,
-    explicit: string | null,
-  ): string | null | { refused: string } {
+  toolkitOf(tool: ToolCandidate): string | null | { refused: string } {
+    const { explicit } = tool;
     const folder = this.#folderKits(tool);
     let target: KitCandidate | undefined;
     if (explicit !== null) {
@@ -296,8 +298,8 @@ class Places {
    */
   *claims(
     kit: KitCandidate,
-    tools: ReadonlyMap<string, Candidate<ToolCandidate>>,
-  ): Generator<Candidate<ToolCandidate> | string> {
+    tools: ReadonlyMap<string, ToolCandidate>,
+  ): Generator<ToolCandidate | string> {
     for (const name of kit.listed) {
       const tool = tools.get(name);
       if (tool === undefined) continue;
@@ -345,7 +347,7 @@ class Places {
   // defines any, in the same skills folder and origin. The skills folder
   // itself is no toolkit folder: a toolkit module at the top would
   // otherwise claim every loose tool.
-  #folderKits(tool: Candidate<ToolCandidate>): KitCandidate[] {
+  #folderKits(tool: ToolCandidate): KitCandidate[] {
     for (let dir = dirname(tool.entry.path);; dir = dirname(dir)) {
       // Up to the skills folder, not past it (nor past "/").
       if (dir === tool.root || dir === "/" || !within(dir, tool.root)) {
@@ -357,7 +359,7 @@ class Places {
   }
 
   // The toolkits defined in a folder, in the tool's skills folder and origin.
-  #kitsIn(dir: string, tool: Candidate<ToolCandidate>): KitCandidate[] {
+  #kitsIn(dir: string, tool: ToolCandidate): KitCandidate[] {
     return (this.#byDir.get(dir) ?? []).filter((k) =>
       k.root === tool.root && k.entry.origin === tool.entry.origin
     );
@@ -365,7 +367,7 @@ class Places {
 
   // The served toolkit of that name, when its list validly claims the tool.
   #lister(
-    tool: Candidate<ToolCandidate>,
+    tool: ToolCandidate,
     name: string,
   ): KitCandidate | undefined {
     const kit = this.#served.get(name);
@@ -375,7 +377,7 @@ class Places {
       : undefined;
   }
 
-  #inTree(tool: Candidate<ToolCandidate>, kit: KitCandidate): boolean {
+  #inTree(tool: ToolCandidate, kit: KitCandidate): boolean {
     return tool.root === kit.root && tool.entry.origin === kit.entry.origin &&
       within(tool.entry.path, dirname(kit.entry.path));
   }
@@ -570,25 +572,21 @@ export function buildSnapshot(
 
   const uniqueKits = names.pick("toolkit", kits, blocked);
   const place = new Places(kits, uniqueKits);
-  const placed: Candidate<ToolCandidate>[] = [];
-  const kitOf = new Map<ToolCandidate, string | null>();
-  for (const tool of tools) {
-    const toolkit = place.toolkitOf(tool, tool.explicit);
+  const placed = tools.filter((tool) => {
+    const toolkit = place.toolkitOf(tool);
     if (typeof toolkit === "object" && toolkit !== null) {
       refused.push(refusedDefinition("tool", tool.entry, toolkit.refused));
-      continue;
+      return false;
     }
-    kitOf.set(tool.entry, toolkit);
-    placed.push(tool);
-  }
+    tool.toolkit = toolkit;
+    return true;
+  });
   const uniqueTools = names.pick("tool", placed, blocked);
   for (const kit of uniqueKits.values()) {
     for (const claim of place.claims(kit, uniqueTools)) {
       if (typeof claim === "string") {
         refused.push(refusal("toolkit", kit.entry, claim));
-      } else if (kitOf.get(claim.entry) === null) {
-        kitOf.set(claim.entry, kit.entry.name);
-      }
+      } else claim.toolkit ??= kit.entry.name;
     }
   }
   const uniqueSkills = names.pick("skill", skills, blocked);
@@ -599,7 +597,7 @@ export function buildSnapshot(
 
   return Object.freeze({
     generation: options.generation ?? 0,
-    ...entryMaps({ uniqueTools, uniqueKits, uniqueSkills, kitOf }),
+    ...entryMaps({ uniqueTools, uniqueKits, uniqueSkills }),
     blocked,
     agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
     errors: Object.freeze(errors),
@@ -612,14 +610,12 @@ export function buildSnapshot(
 // The served entries, frozen and sorted by name; a toolkit's `tools` are
 // its members.
 function entryMaps(won: {
-  uniqueTools: Map<string, Candidate<ToolCandidate>>;
+  uniqueTools: Map<string, ToolCandidate>;
   uniqueKits: Map<string, KitCandidate>;
   uniqueSkills: Map<string, Candidate<SkillEntry>>;
-  kitOf: ReadonlyMap<ToolCandidate, string | null>;
 }) {
   const tools = new Map<string, ToolEntry>();
-  for (const { entry } of sortByName(won.uniqueTools)) {
-    const toolkit = won.kitOf.get(entry) ?? null;
+  for (const { entry, toolkit } of sortByName(won.uniqueTools)) {
     tools.set(entry.name, Object.freeze({ ...entry, toolkit }));
   }
   // Tools are in name order, so each toolkit's members are too.
@@ -643,8 +639,7 @@ function entryMaps(won: {
 // failed to load are `broken`, by path: a name they held stays theirs.
 function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
   const broken = new Map<string, FoundIn>();
-  // Each with its `toolkit` field (or null).
-  const tools: (Candidate<ToolCandidate> & { explicit: string | null })[] = [];
+  const tools: ToolCandidate[] = [];
   const kits: KitCandidate[] = [];
   const skills: Candidate<SkillEntry>[] = [];
 
@@ -686,7 +681,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
           fail(tool);
           continue;
         }
-        tools.push({ entry: tool.entry, root, explicit: tool.toolkit });
+        tools.push({ ...tool, root, toolkit: null });
       } else if (def.kind === "toolkit") {
         const kit = toolkitCandidate(def, ref);
         if (typeof kit === "string") {
@@ -724,7 +719,7 @@ function collect(modules: readonly LoadedModule[], errors: RegistryError[]) {
 function toolCandidate(
   def: DescribedDefinition,
   ref: ModuleRef,
-): { entry: ToolCandidate; toolkit: string | null } | string {
+): Omit<ToolCandidate, "root" | "toolkit"> | string {
   const parsed = ToolFields.safeParse(def.fields);
   if (!parsed.success) return describeZodError(parsed.error);
   if (!def.runnable) return 'it has no "run" function';
@@ -753,7 +748,7 @@ function toolCandidate(
     isolation: f.isolation,
     runsClientCode: f.runs_client_code,
   };
-  return { entry, toolkit: f.toolkit ? f.toolkit : null };
+  return { entry, explicit: f.toolkit ? f.toolkit : null };
 }
 
 // A toolkit definition's entry and the tools it lists, or why it is refused
@@ -796,9 +791,9 @@ function tooBroad(schema: Record<string, unknown>, field: string) {
   return slow && `its "${field}" schema's ${slow}`;
 }
 
-function sortByName<T extends { name: string }>(
-  map: Map<string, Candidate<T>>,
-): Candidate<T>[] {
+function sortByName<C extends Candidate<{ name: string }>>(
+  map: Map<string, C>,
+): C[] {
   return [...map.values()].sort((a, b) =>
     compareCodeUnits(a.entry.name, b.entry.name)
   );
