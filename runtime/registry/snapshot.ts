@@ -116,6 +116,13 @@ function shown(
   return `"${entry.path}"`;
 }
 
+/** Where {@link NameRules} reports, and the modules that failed to load. */
+type NameOutcomes = {
+  refused: RegistryRefusal[];
+  errors: RegistryError[];
+  broken: ReadonlyMap<string, FoundIn>;
+};
+
 /**
  * Who gets a name when several definitions of one kind claim it; the
  * losers are told to `refused`, ties of equal standing to `errors` (and
@@ -124,26 +131,20 @@ function shown(
 class NameRules {
   #roots: readonly RegistryRoot[];
   #previous: RegistrySnapshot | undefined;
-  #refused: RegistryRefusal[];
-  #errors: RegistryError[];
-  #broken: ReadonlyMap<string, FoundIn>;
+  #out: NameOutcomes;
   /** Who holds each name now (`kind\0name` to path), for the next load. */
   readonly held = new Map<string, string>();
+  /** Names no definition gets, and why. */
+  readonly blocked = new Map<string, string>();
 
   constructor(
     roots: readonly RegistryRoot[],
     previous: RegistrySnapshot | undefined,
-    out: {
-      refused: RegistryRefusal[];
-      errors: RegistryError[];
-      broken: ReadonlyMap<string, FoundIn>;
-    },
+    out: NameOutcomes,
   ) {
     this.#roots = roots;
     this.#previous = previous;
-    this.#refused = out.refused;
-    this.#errors = out.errors;
-    this.#broken = out.broken;
+    this.#out = out;
   }
 
   /**
@@ -151,13 +152,11 @@ class NameRules {
    *
    * @param kind the candidates' kind
    * @param candidates every valid definition of that kind
-   * @param blocked names no definition gets, and why (filled)
    * @returns the winners by name
    */
   pick<C extends Candidate<Named>>(
     kind: Kind,
     candidates: readonly C[],
-    blocked: Map<string, string>,
   ): Map<string, C> {
     const byName = Map.groupBy(candidates, (c) => c.entry.name);
     const unique = new Map<string, C>();
@@ -170,31 +169,25 @@ class NameRules {
         (c.entry.path === holder ? 0 : 1);
       const ranked = list.toSorted((a, b) => rank(a) - rank(b));
       const top = ranked.filter((c) => rank(c) === rank(ranked[0]!));
-      const rest = ranked.slice(top.length);
+      let why: string;
       if (top.length === 1) {
         const winner = top[0]!;
         unique.set(name, winner);
         this.held.set(`${kind}\0${name}`, winner.entry.path);
-        for (const c of rest) {
-          this.#refused.push(refusedDefinition(
-            kind,
-            c.entry,
-            `the name is taken by ${shown(winner.entry, winner.root)}`,
-          ));
+        why = `the name is taken by ${shown(winner.entry, winner.root)}`;
+      } else {
+        why = `${LABEL[kind]} name "${name}" is defined in ${
+          listed(top.map((c) => c.entry.path))
+        }: neither is served`;
+        this.blocked.set(name, why);
+        // In path order already: candidates come in path order, and the
+        // ranking's sort is stable.
+        for (const c of top) {
+          this.#out.errors.push({ path: c.entry.path, name, message: why });
         }
-        continue;
       }
-      const message = `${LABEL[kind]} name "${name}" is defined in ${
-        listed(top.map((c) => c.entry.path))
-      }: neither is served`;
-      blocked.set(name, message);
-      for (const c of rest) {
-        this.#refused.push(refusedDefinition(kind, c.entry, message));
-      }
-      // In path order already: candidates come in path order, and the
-      // ranking's sort is stable.
-      for (const c of top) {
-        this.#errors.push({ path: c.entry.path, name, message });
+      for (const c of ranked.slice(top.length)) {
+        this.#out.refused.push(refusedDefinition(kind, c.entry, why));
       }
     }
     return unique;
@@ -208,7 +201,7 @@ class NameRules {
     holder: string | null,
     list: readonly Candidate<Named>[],
   ): boolean {
-    const broken = holder === null ? undefined : this.#broken.get(holder);
+    const broken = holder === null ? undefined : this.#out.broken.get(holder);
     if (broken === undefined) return false;
     const standing = this.#standing(broken.origin, broken.root);
     if (list.some((c) => this.#standing(c.entry.origin, c.root) < standing)) {
@@ -218,7 +211,7 @@ class NameRules {
     const by = shown({ ...broken, path: holder! }, broken.root);
     for (const c of list) {
       const why = `the name is held by ${by}, which failed to load`;
-      this.#refused.push(refusedDefinition(kind, c.entry, why));
+      this.#out.refused.push(refusedDefinition(kind, c.entry, why));
     }
     return true;
   }
@@ -568,9 +561,8 @@ export function buildSnapshot(
     errors,
     broken,
   });
-  const blocked = new Map<string, string>();
 
-  const uniqueKits = names.pick("toolkit", kits, blocked);
+  const uniqueKits = names.pick("toolkit", kits);
   const place = new Places(kits, uniqueKits);
   const placed = tools.filter((tool) => {
     const toolkit = place.toolkitOf(tool);
@@ -581,7 +573,7 @@ export function buildSnapshot(
     tool.toolkit = toolkit;
     return true;
   });
-  const uniqueTools = names.pick("tool", placed, blocked);
+  const uniqueTools = names.pick("tool", placed);
   for (const kit of uniqueKits.values()) {
     for (const claim of place.claims(kit, uniqueTools)) {
       if (typeof claim === "string") {
@@ -589,7 +581,7 @@ export function buildSnapshot(
       } else claim.toolkit ??= kit.entry.name;
     }
   }
-  const uniqueSkills = names.pick("skill", skills, blocked);
+  const uniqueSkills = names.pick("skill", skills);
   for (const r of refused) {
     errors.push({ path: r.path, name: r.name, message: r.reason });
   }
@@ -598,7 +590,7 @@ export function buildSnapshot(
   return Object.freeze({
     generation: options.generation ?? 0,
     ...entryMaps({ uniqueTools, uniqueKits, uniqueSkills }),
-    blocked,
+    blocked: names.blocked,
     agentSkills: Object.freeze([...(options.agentSkills ?? [])].sort()),
     errors: Object.freeze(errors),
     refused: Object.freeze(refused),
