@@ -161,19 +161,34 @@ class NameRules {
     const byName = Map.groupBy(candidates, (c) => c.entry.name);
     const unique = new Map<string, C>();
     for (const [name, list] of byName) {
-      const holder = this.#previous?.holders?.get(`${kind}\0${name}`) ?? null;
-      if (this.#reserved(kind, name, holder, list)) continue;
+      const key = `${kind}\0${name}`;
+      const holder = this.#previous?.holders?.get(key) ?? null;
+      // A holder whose file fails to load for now (an edit half done) still
+      // claims its name, at its standing: newcomers of no higher standing
+      // are refused.
+      const found = holder === null ? undefined : this.#out.broken.get(holder);
+      const absent = found && {
+        entry: { name, path: holder!, origin: found.origin },
+        root: found.root,
+      };
       // The folder's standing, then the holder first.
-      const rank = (c: C) =>
+      const rank = (c: Candidate<Named>) =>
         this.#standing(c.entry.origin, c.root) * 2 +
         (c.entry.path === holder ? 0 : 1);
-      const ranked = list.toSorted((a, b) => rank(a) - rank(b));
+      const ranked = (absent ? [...list, absent] : list)
+        .toSorted((a, b) => rank(a) - rank(b));
       const top = ranked.filter((c) => rank(c) === rank(ranked[0]!));
+      const kept = absent !== undefined && top[0] === absent;
       let why: string;
-      if (top.length === 1) {
-        const winner = top[0]!;
+      if (kept) {
+        this.held.set(key, holder!);
+        why = `the name is held by ${
+          shown(absent.entry, absent.root)
+        }, which failed to load`;
+      } else if (top.length === 1) {
+        const winner = top[0] as C;
         unique.set(name, winner);
-        this.held.set(`${kind}\0${name}`, winner.entry.path);
+        this.held.set(key, winner.entry.path);
         why = `the name is taken by ${shown(winner.entry, winner.root)}`;
       } else {
         why = `${LABEL[kind]} name "${name}" is defined in ${
@@ -186,34 +201,13 @@ class NameRules {
           this.#out.errors.push({ path: c.entry.path, name, message: why });
         }
       }
-      for (const c of ranked.slice(top.length)) {
+      // Newcomers to a held name are refused in path order.
+      for (const c of kept ? list : ranked.slice(top.length)) {
+        if (c === absent) continue;
         this.#out.refused.push(refusedDefinition(kind, c.entry, why));
       }
     }
     return unique;
-  }
-
-  // A holder whose file fails to load for now (an edit half done) keeps
-  // its name against newcomers of no higher standing: they are refused.
-  #reserved(
-    kind: Kind,
-    name: string,
-    holder: string | null,
-    list: readonly Candidate<Named>[],
-  ): boolean {
-    const broken = holder === null ? undefined : this.#out.broken.get(holder);
-    if (broken === undefined) return false;
-    const standing = this.#standing(broken.origin, broken.root);
-    if (list.some((c) => this.#standing(c.entry.origin, c.root) < standing)) {
-      return false;
-    }
-    this.held.set(`${kind}\0${name}`, holder!);
-    const by = shown({ ...broken, path: holder! }, broken.root);
-    for (const c of list) {
-      const why = `the name is held by ${by}, which failed to load`;
-      this.#out.refused.push(refusedDefinition(kind, c.entry, why));
-    }
-    return true;
   }
 
   // Origin, then the folder's place in the config: one number, compared

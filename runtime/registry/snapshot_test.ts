@@ -344,6 +344,41 @@ Deno.test("buildSnapshot() keeps a name for its holder while the holder's file i
   assert.equal(gone.tools.get("echo")?.path, "/s/a.ts");
 });
 
+Deno.test("buildSnapshot() lets a broken holder's name go to a newcomer of higher standing only", () => {
+  const roots = ["/one", "/two", "/three"].map((path) => ({
+    path,
+    origin: "file" as const,
+  }));
+  const at = (root: string, path: string, error: string | null = null) => ({
+    ...mod(path, error ? [] : [{ name: "echo" }], error),
+    root,
+  });
+  const first = buildSnapshot([at("/two", "/two/z.ts")], { roots });
+  const newcomers = [at("/three", "/three/a.ts"), at("/two", "/two/b.ts")];
+  const broken = at("/two", "/two/z.ts", "SyntaxError: Unexpected token");
+  // Held against its own folder and a later one, refused in path order.
+  const held = buildSnapshot([broken, ...newcomers], {
+    roots,
+    previous: first,
+  });
+  assert.equal(held.tools.has("echo"), false);
+  assert.deepEqual(held.refused.map((r) => r.path), [
+    "/three/a.ts",
+    "/two/b.ts",
+  ]);
+  assert.match(held.refused[0]!.reason, /held by "\/two\/z.ts"/);
+  // An earlier folder's newcomer outranks it.
+  const taken = buildSnapshot([broken, ...newcomers, at("/one", "/one/c.ts")], {
+    roots,
+    previous: held,
+  });
+  assert.equal(taken.tools.get("echo")?.path, "/one/c.ts");
+  assert.deepEqual(
+    taken.refused.map((r) => r.reason.replace(/.* is refused: /, "")),
+    ['the name is taken by "/one/c.ts"', 'the name is taken by "/one/c.ts"'],
+  );
+});
+
 Deno.test("buildSnapshot() takes two imported MCP servers side by side as two toolkits, not a crowded folder", () => {
   const server = (name: string) => ({
     ...mod(`/mcp:/${name}`, [
