@@ -116,12 +116,12 @@ const UNSURE = Symbol("unsure");
 // How a present value is checked: data read by one switch (checkField), so
 // the call path runs one monomorphic function rather than a closure per
 // field. `unsure` is anything this does not model exactly (objects,
-// unions, unknown refinements): zod judges those.
+// unions, literals, refinements other than a lower bound): zod judges
+// those. (`type`, the one literal, was matched before the plan runs.)
 type Kind =
   | "string"
   | "boolean"
   | "number"
-  | "literal"
   | "strings"
   | "record"
   | "unsure";
@@ -133,12 +133,9 @@ interface Field {
   readonly domain: string;
   readonly kind: Kind;
   readonly nullable: boolean;
-  /** Bounds of a number; the literal's value. */
+  /** A number's lower bound (A2E's timeouts have no upper one). */
   readonly low: number;
   readonly lowIn: boolean;
-  readonly high: number;
-  readonly highIn: boolean;
-  readonly literal: unknown;
   /** When missing: "default" (a fresh copy of `fallback`, as zod's), "omit", or "unsure" (required). */
   readonly missing: "default" | "omit" | "unsure";
   readonly fallback: unknown;
@@ -154,7 +151,6 @@ interface Def {
   readonly element?: z.ZodType;
   readonly keyType?: z.ZodType;
   readonly valueType?: z.ZodType;
-  readonly values?: readonly unknown[];
   readonly checks?: readonly { _zod: { def: CheckDef } }[];
   readonly shape?: Record<string, z.ZodType>;
 }
@@ -191,9 +187,6 @@ function fieldOf(wire: string, schema: z.ZodType): Field {
     nullable,
     low: -Infinity,
     lowIn: true,
-    high: Infinity,
-    highIn: true,
-    literal: undefined as unknown,
     missing,
     fallback,
     nested: def.type === "object",
@@ -210,14 +203,7 @@ function fieldOf(wire: string, schema: z.ZodType): Field {
         if (typeof check.value !== "number") field.kind = "unsure";
         else if (check.check === "greater_than") {
           [field.low, field.lowIn] = [check.value, check.inclusive === true];
-        } else if (check.check === "less_than") {
-          [field.high, field.highIn] = [check.value, check.inclusive === true];
         } else field.kind = "unsure";
-      }
-      break;
-    case "literal":
-      if (def.values?.length === 1) {
-        [field.kind, field.literal] = ["literal", def.values[0]];
       }
       break;
     case "array":
@@ -246,12 +232,9 @@ function checkField(field: Field, value: unknown): unknown {
       return typeof value === "boolean" ? value : UNSURE;
     case "number":
       return typeof value === "number" && Number.isFinite(value) &&
-          (field.lowIn ? value >= field.low : value > field.low) &&
-          (field.highIn ? value <= field.high : value < field.high)
+          (field.lowIn ? value >= field.low : value > field.low)
         ? value
         : UNSURE;
-    case "literal":
-      return value === field.literal ? value : UNSURE;
     case "strings":
       return strings(value);
     case "record":
