@@ -143,29 +143,12 @@ interface Field {
   readonly nested: boolean;
 }
 
-// The zod 4 definition fields the plan reads (`schema.def` is public).
-interface Def {
-  readonly type: string;
-  readonly innerType?: z.ZodType;
-  readonly defaultValue?: unknown;
-  readonly element?: z.ZodType;
-  readonly keyType?: z.ZodType;
-  readonly valueType?: z.ZodType;
-  readonly checks?: readonly { _zod: { def: CheckDef } }[];
-  readonly shape?: Record<string, z.ZodType>;
+// A schema's zod 4 definition, typed by zod as a union its `type` narrows.
+function defOf(schema: z.core.SomeType): z.core.$ZodTypes["_zod"]["def"] {
+  return (schema as z.core.$ZodTypes)._zod.def;
 }
 
-interface CheckDef {
-  readonly check: string;
-  readonly value?: unknown;
-  readonly inclusive?: boolean;
-}
-
-function defOf(schema: z.ZodType): Def {
-  return schema.def as unknown as Def;
-}
-
-function fieldOf(wire: string, schema: z.ZodType): Field {
+function fieldOf(wire: string, schema: z.core.SomeType): Field {
   let def = defOf(schema);
   let missing: Field["missing"] = "unsure";
   let fallback: unknown;
@@ -173,13 +156,13 @@ function fieldOf(wire: string, schema: z.ZodType): Field {
     [missing, fallback, def] = [
       "default",
       def.defaultValue,
-      defOf(def.innerType!),
+      defOf(def.innerType),
     ];
   } else if (def.type === "optional") {
-    [missing, def] = ["omit", defOf(def.innerType!)];
+    [missing, def] = ["omit", defOf(def.innerType)];
   }
   const nullable = def.type === "nullable";
-  if (nullable) def = defOf(def.innerType!);
+  if (def.type === "nullable") def = defOf(def.innerType);
   const field = {
     wire,
     domain: camelName(wire),
@@ -200,21 +183,21 @@ function fieldOf(wire: string, schema: z.ZodType): Field {
     case "number":
       field.kind = "number";
       for (const { _zod: { def: check } } of checks) {
-        if (typeof check.value !== "number") field.kind = "unsure";
-        else if (check.check === "greater_than") {
-          [field.low, field.lowIn] = [check.value, check.inclusive === true];
-        } else field.kind = "unsure";
+        const bound = check as z.core.$ZodCheckGreaterThanDef;
+        if (check.check !== "greater_than" || typeof bound.value !== "number") {
+          field.kind = "unsure";
+        } else [field.low, field.lowIn] = [bound.value, bound.inclusive];
       }
       break;
     case "array":
-      if (checks.length === 0 && defOf(def.element!).type === "string") {
+      if (checks.length === 0 && defOf(def.element).type === "string") {
         field.kind = "strings";
       }
       break;
     case "record":
       if (
-        defOf(def.keyType!).type === "string" &&
-        defOf(def.valueType!).type === "unknown"
+        defOf(def.keyType).type === "string" &&
+        defOf(def.valueType).type === "unknown"
       ) field.kind = "record";
       break;
   }
@@ -275,12 +258,16 @@ function record(value: unknown): unknown {
 // Every request type's fields, derived once from its schema.
 const PLANS: { readonly [T in RequestType]: readonly Field[] } = Object
   .fromEntries(
-    Object.entries(REQUEST_SCHEMAS).map(([type, schema]) => [
-      type,
-      Object.entries(defOf(schema).shape ?? {})
-        .filter(([wire]) => wire !== "type")
-        .map(([wire, field]) => fieldOf(wire, field)),
-    ]),
+    Object.entries(REQUEST_SCHEMAS).map(([type, schema]) => {
+      const def = defOf(schema);
+      const shape = def.type === "object" ? def.shape : {};
+      return [
+        type,
+        Object.entries(shape)
+          .filter(([wire]) => wire !== "type")
+          .map(([wire, field]) => fieldOf(wire, field)),
+      ];
+    }),
   ) as { [T in RequestType]: Field[] };
 
 const NESTED: ReadonlySet<string> = new Set(
