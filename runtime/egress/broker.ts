@@ -363,6 +363,8 @@ export class EgressBroker {
       if (becomesGet(status, method)) {
         method = "GET";
         body = null;
+        // It described the body just dropped, as fetch drops it.
+        delete callerHeaders["content-type"];
       }
     }
   }

@@ -63,6 +63,7 @@ function startServer() {
       return Response.json({
         method: req.method,
         auth: req.headers.get("authorization"),
+        type: req.headers.get("content-type"),
         body: await req.text(),
       }, { headers: { "x-echo": req.headers.get("authorization") ?? "" } });
     },
@@ -279,6 +280,28 @@ Deno.test("the broker checks every redirect hop like the first", async (t) => {
       assert.equal(res.url, `http://b.test:${port}/end`);
       assert.equal(res.redirects.length, 1);
     });
+    await t.step(
+      "a POST a 302 turns into a GET loses its body's type",
+      async () => {
+        // As fetch does: the type described the body the redirect dropped.
+        const res = await broker.fetch(
+          {
+            url: `${base}/redirect?to=http://b.test:${port}/end`,
+            method: "POST",
+            headers: { "Content-Type": "application/json", "X-Kept": "1" },
+            body: '{"a":1}',
+          },
+          { allow: [["a.test", "b.test"]] },
+        );
+        const echo = JSON.parse(text(res));
+        assert.deepEqual(echo, {
+          method: "GET",
+          auth: null,
+          type: null,
+          body: "",
+        });
+      },
+    );
     assert.ok(!seen.some((s) => s.host?.startsWith("127.0.0.1")));
   } finally {
     await server.shutdown();
