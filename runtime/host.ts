@@ -203,7 +203,8 @@ export function createHost(options: HostOptions = {}): Host {
   // Long: the host's wiring list, one part per statement, each built from
   // the ones above, then the Host naming them; what any part does is a
   // function of its own (Admission, Dispatcher, httpApp, listener,
-  // drain), and splitting the list would only pass the parts around.
+  // Session.shutdown), and splitting the list would only pass the parts
+  // around.
   const config = fullConfig(options.config);
   const given = options.log;
   const log = given ? (line: string) => given(printableLine(line)) : () => {};
