@@ -191,6 +191,16 @@ export function toWireError(error: unknown): WireError {
       retryable: error.retryable,
     };
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : shown(error);
   return { code: "runtime_error", message, detail: {}, retryable: false };
+}
+
+// String() throws for an object with no toString (a null prototype) or one
+// that throws; an error path must not throw a second time.
+function shown(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
