@@ -11,6 +11,8 @@
  */
 
 import { Buffer } from "node:buffer";
+import { APIError as AnthropicApiError } from "@anthropic-ai/sdk";
+import { APIError as OpenAiApiError } from "openai";
 import type { ChatResponse, ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { isPlainObject } from "../../protocol/json.ts";
@@ -158,29 +160,17 @@ const RETRYABLE_TYPES = new Set([
   "rate_limit_exceeded",
 ]);
 
-/** What a provider module read from its SDK's own HTTP error class. */
-export interface ApiErrorFields {
-  /** HTTP status; absent when no answer came (connection failure). */
-  status?: number;
-  /** The provider's message from the error body. */
-  message?: string;
-  /** The provider's error type (`rate_limit_error`). */
-  type?: string;
-  /** Whether the error carried a body at all (none: a connection failure). */
-  hasBody: boolean;
-}
-
 /**
  * Maps anything a provider SDK threw to the error the skill sees, the same
- * way for every provider: a {@link SkillboxError} passes through, the SDK's
- * HTTP error (recognized by `readApiError`) keeps its status, message and
- * type, and anything else becomes a provider failure with its message.
+ * way for every provider: a {@link SkillboxError} passes through, either
+ * SDK's `APIError` (an HTTP answer, an error event mid-stream, or a failed
+ * connection) keeps its status, message and type, and anything else becomes
+ * a provider failure with its message.
  *
  * @param provider `openai` or `anthropic`
  * @param error what the SDK threw
- * @param options `baseUrl` (named for connection failures), the
- *   provider's reader of its SDK error class (undefined when not one), and
- *   the `apiKey` sent, scrubbed from the provider's message
+ * @param options `baseUrl` (named for connection failures) and the `apiKey`
+ *   sent, scrubbed from the provider's message
  * @returns the error to throw
  * @example A non-SDK failure becomes a provider error
  * ```ts
@@ -188,7 +178,6 @@ export interface ApiErrorFields {
  * import assert from "node:assert/strict";
  * const error = mapProviderError("openai", new Error("boom"), {
  *   baseUrl: "https://api.openai.com/v1",
- *   readApiError: () => undefined,
  * });
  * assert.equal(error.message, 'LLM provider "openai" failed mid-stream: boom');
  * ```
@@ -196,21 +185,34 @@ export interface ApiErrorFields {
 export function mapProviderError(
   provider: string,
   error: unknown,
-  options: Pick<TurnOptions, "baseUrl" | "readApiError" | "apiKey">,
+  options: Pick<TurnOptions, "baseUrl" | "apiKey">,
 ): Error {
   if (error instanceof SkillboxError) return error;
   // Our own fetch's refusals and bounds, wrapped by the SDK as a
   // connection or stream error: their message is the clear one.
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (cause instanceof SkillboxError) return cause;
-  const api = error instanceof Error ? options.readApiError(error) : undefined;
+  const api =
+    error instanceof OpenAiApiError || error instanceof AnthropicApiError
+      ? error
+      : undefined;
   const status = api?.status;
-  const type = api?.type;
+  // Both SDKs copy the type and message from the server's JSON unchecked.
+  // OpenAI keeps the body's `error` member; Anthropic's whole body,
+  // `{type: "error", error: {type, message}}`, with its message taken out.
+  const type = typeof api?.type === "string" ? api.type : undefined;
+  const sent = api instanceof AnthropicApiError
+    ? api.apiMessage
+    : (api?.error as { message?: unknown } | undefined)?.message;
   const text = !(error instanceof Error)
     ? String(error)
-    : api
-    ? api.message ?? (status === undefined ? causeMessage(error) : undefined)
-    : error.message;
+    : !api
+    ? error.message
+    : typeof sent === "string"
+    ? sent
+    : status === undefined
+    ? causeMessage(error)
+    : undefined;
   // Sentence-case house style: no trailing period after the detail. The
   // lookbehind starts a match only where a run of dots starts: `\.+$` alone
   // took quadratic time on a message of dots not at its end.
@@ -221,7 +223,7 @@ export function mapProviderError(
   const said = detail ? `: ${detail}` : "";
   let message: string;
   let retryable: boolean;
-  if (api && status === undefined && !api.hasBody) {
+  if (api && status === undefined && api.error === undefined) {
     // The operator's base_url may carry a key in its userinfo or query.
     const where = options.baseUrl ? ` at "${redactUrl(options.baseUrl)}"` : "";
     message = `Cannot reach LLM provider "${provider}"${where}${said}`;
@@ -263,8 +265,6 @@ export interface TurnOptions extends ChatOptions {
   provider: string;
   /** The provider's API root, named for connection failures. */
   baseUrl: string;
-  /** The provider's reader of its SDK error class (undefined when not one). */
-  readApiError: (error: unknown) => ApiErrorFields | undefined;
   /** The key the request carried, scrubbed from error messages. @default none */
   apiKey?: string;
   /** Bounds of the turn. @default {@link DEFAULT_LLM_RULES}'s */
@@ -278,26 +278,24 @@ export interface TurnOptions extends ChatOptions {
  *
  * @param provider `openai` or `anthropic`
  * @param settings the provider's settings
- * @param readApiError the provider's reader of its SDK error class
  * @returns the options
  * @example The official API when none is set
  * ```ts
  * import { turnOptions } from "./_turn.ts";
  * import assert from "node:assert/strict";
- * const options = turnOptions("openai", { apiKey: "k", model: "m" }, () => undefined);
+ * const options = turnOptions("openai", { apiKey: "k", model: "m" });
  * assert.equal(options.baseUrl, "https://api.openai.com/v1");
  * ```
  */
 export function turnOptions(
   provider: LlmProviderName,
   settings: ProviderSettings,
-  readApiError: TurnOptions["readApiError"],
 ): Omit<TurnOptions, keyof ChatOptions> {
   // Given to the SDK even when unset, so it does not read OPENAI_BASE_URL
   // or ANTHROPIC_BASE_URL from the host's environment.
   const baseUrl = settings.baseUrl ?? OFFICIAL_BASE_URLS[provider];
   const { apiKey, limits } = settings;
-  return { provider, baseUrl, readApiError, limits, apiKey };
+  return { provider, baseUrl, limits, apiKey };
 }
 
 /**
@@ -307,7 +305,7 @@ export function turnOptions(
  * mid-answer). Throwing inside `read` (a bound passed) ends the SDK's
  * stream, which aborts the request: the provider's connection is closed.
  *
- * @param options the provider, its error reader, limits and chat options
+ * @param options the provider, its endpoint, limits and chat options
  * @param read reads the stream into the turn
  * @returns the assembled response
  * @throws the signal's reason when it aborts; otherwise a `skill_error`
@@ -319,7 +317,6 @@ export function turnOptions(
  * const options = {
  *   provider: "openai",
  *   baseUrl: "https://api.openai.com/v1",
- *   readApiError: () => undefined,
  * };
  * const res = await streamTurn(options, (turn) => {
  *   turn.addText("hi");

@@ -1,34 +1,22 @@
 import assert from "node:assert/strict";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 import { SkillboxError } from "../../protocol/errors.ts";
-import {
-  type ApiErrorFields,
-  mapProviderError,
-  StreamedTurn,
-  streamTurn,
-} from "./_turn.ts";
+import { mapProviderError, StreamedTurn, streamTurn } from "./_turn.ts";
 
-class FakeApiError extends Error {
-  constructor(readonly fields: ApiErrorFields, options?: ErrorOptions) {
-    super("Connection error.", options);
-  }
-}
-
-const readApiError = (error: unknown) =>
-  error instanceof FakeApiError ? error.fields : undefined;
 const map = (error: unknown) =>
   mapProviderError("openai", error, {
     baseUrl: "http://127.0.0.1:9/v1",
-    readApiError,
   }) as SkillboxError;
 
 Deno.test("mapProviderError() keeps an HTTP status, message and type", () => {
   const error = map(
-    new FakeApiError({
-      status: 429,
-      message: "Slow down.",
-      type: "rate_limit_error",
-      hasBody: true,
-    }),
+    new OpenAI.RateLimitError(
+      429,
+      { message: "Slow down.", type: "rate_limit_error" },
+      undefined,
+      new Headers(),
+    ),
   );
   assert.ok(error instanceof SkillboxError);
   assert.equal(error.code, "skill_error");
@@ -44,27 +32,61 @@ Deno.test("mapProviderError() keeps an HTTP status, message and type", () => {
   });
 });
 
-Deno.test("mapProviderError() names the address and cause of a connection failure", () => {
-  const error = map(
-    new FakeApiError({ hasBody: false }, {
-      cause: new Error("connection refused"),
-    }),
-  );
+Deno.test("mapProviderError() reads the Anthropic SDK's errors, HTTP and mid-stream", () => {
+  // Anthropic's SDK keeps the whole body, `{type: "error", error}`.
+  const body = {
+    type: "error",
+    error: { type: "overloaded_error", message: "Overloaded" },
+  };
+  const http = mapProviderError(
+    "anthropic",
+    new Anthropic.APIError(529, body, undefined, new Headers()),
+    { baseUrl: "https://api.anthropic.com" },
+  ) as SkillboxError;
   assert.equal(
-    error.message,
-    'Cannot reach LLM provider "openai" at "http://127.0.0.1:9/v1": Connection error (connection refused)',
+    http.message,
+    'LLM provider "anthropic" answered HTTP 529: Overloaded',
   );
-  assert.equal(error.retryable, true);
+  assert.deepEqual(http.detail, {
+    provider: "anthropic",
+    status: 529,
+    type: "overloaded_error",
+  });
+  const midStream = mapProviderError(
+    "anthropic",
+    new Anthropic.APIError(undefined, body, undefined, new Headers()),
+    { baseUrl: "https://api.anthropic.com" },
+  ) as SkillboxError;
+  assert.equal(
+    midStream.message,
+    'LLM provider "anthropic" failed mid-stream (overloaded_error): Overloaded',
+  );
+  assert.equal(midStream.retryable, true);
+});
+
+Deno.test("mapProviderError() names the address and cause of a connection failure", () => {
+  for (
+    const failure of [
+      new OpenAI.APIConnectionError({ cause: new Error("connection refused") }),
+      new Anthropic.APIConnectionError({
+        cause: new Error("connection refused"),
+      }),
+    ]
+  ) {
+    const error = map(failure);
+    assert.equal(
+      error.message,
+      'Cannot reach LLM provider "openai" at "http://127.0.0.1:9/v1": Connection error (connection refused)',
+    );
+    assert.equal(error.retryable, true);
+  }
 });
 
 Deno.test("mapProviderError() names the address without what secrets hide in", () => {
   const error = mapProviderError(
     "openai",
-    new FakeApiError({ hasBody: false }),
-    {
-      baseUrl: "https://user:sk-1@llm.example/v1?api_key=sk-2#sk-3",
-      readApiError,
-    },
+    new OpenAI.APIConnectionError({}),
+    { baseUrl: "https://user:sk-1@llm.example/v1?api_key=sk-2#sk-3" },
   );
   assert.match(error.message, /at "https:\/\/llm\.example\/v1"/);
   assert.doesNotMatch(error.message, /sk-/);
@@ -119,7 +141,6 @@ Deno.test("streamTurn() answers a stop reason and usage a server sent as no stri
   const options = {
     provider: "openai",
     baseUrl: "http://127.0.0.1:9/v1",
-    readApiError: () => undefined,
   };
   const res = await streamTurn(options, (turn) => {
     turn.usage = {

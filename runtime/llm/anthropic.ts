@@ -8,10 +8,10 @@
  * @module
  */
 
-import Anthropic, { APIError } from "@anthropic-ai/sdk";
+import Anthropic from "@anthropic-ai/sdk";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import { type ApiErrorFields, streamTurn, turnOptions } from "./_turn.ts";
+import { streamTurn, turnOptions } from "./_turn.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
 
 const PROVIDER = "anthropic";
@@ -37,7 +37,7 @@ type Block = Exclude<MessageParam["content"], string>[number];
 export function createAnthropicProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  const perTurn = turnOptions(PROVIDER, options, readApiError);
+  const perTurn = turnOptions(PROVIDER, options);
   const client = new Anthropic({
     apiKey: options.apiKey,
     baseURL: perTurn.baseUrl,
@@ -164,21 +164,4 @@ function toAnthropicMessages(
     }
   }
   return { system: system.join("\n\n"), messages };
-}
-
-/**
- * Reads the Anthropic SDK's HTTP error: the SDK has already taken the
- * message and type out of its body (`{type: "error", error: {type, message}}`).
- */
-function readApiError(error: unknown): ApiErrorFields | undefined {
-  if (!(error instanceof APIError)) return undefined;
-  return {
-    status: error.status,
-    // Typed a string, but copied from the body as it came.
-    message: typeof error.apiMessage === "string"
-      ? error.apiMessage
-      : undefined,
-    type: error.type ?? undefined,
-    hasBody: error.error !== undefined,
-  };
 }

@@ -6,10 +6,10 @@
  * @module
  */
 
-import OpenAI, { APIError } from "openai";
+import OpenAI from "openai";
 import type { ChatMessage, ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import { type ApiErrorFields, streamTurn, turnOptions } from "./_turn.ts";
+import { streamTurn, turnOptions } from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
 import { sameBaseUrl } from "./config.ts";
 
@@ -49,7 +49,7 @@ const STOP_REASONS = new Map<unknown, string>([
 export function createOpenAiProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  const perTurn = turnOptions(PROVIDER, options, readApiError);
+  const perTurn = turnOptions(PROVIDER, options);
   const client = new OpenAI({
     apiKey: options.apiKey,
     baseURL: perTurn.baseUrl,
@@ -156,18 +156,4 @@ function toOpenAiMessage(
         content: message.content,
       };
   }
-}
-
-/** Reads the OpenAI SDK's HTTP error; its body is `{message, type, ...}`. */
-function readApiError(error: unknown): ApiErrorFields | undefined {
-  if (!(error instanceof APIError)) return undefined;
-  const body = error.error as
-    | { message?: unknown; type?: unknown }
-    | undefined;
-  return {
-    status: error.status,
-    message: typeof body?.message === "string" ? body.message : undefined,
-    type: typeof body?.type === "string" ? body.type : undefined,
-    hasBody: body !== undefined,
-  };
 }

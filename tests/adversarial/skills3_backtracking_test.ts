@@ -31,7 +31,6 @@ Deno.test("mapProviderError() reads a provider message of dots and one letter", 
   const message = ".".repeat(MEGABYTE) + "x";
   const error = mapProviderError("openai", new Error(message), {
     baseUrl: "https://api.openai.com/v1",
-    readApiError: () => undefined,
   });
   assert.ok(error.message.endsWith(".x"));
   assert.ok(
