@@ -16,14 +16,8 @@ import { APIError as OpenAiApiError } from "openai";
 import type { ChatResponse, ChatToolCall } from "../../protocol/chat.ts";
 import { SkillboxError } from "../../protocol/errors.ts";
 import { isPlainObject } from "../../protocol/json.ts";
-import type { ChatOptions, ProviderSettings } from "./provider.ts";
-import {
-  DEFAULT_LLM_RULES,
-  type LlmProviderName,
-  type LlmRules,
-  OFFICIAL_BASE_URLS,
-  redactUrl,
-} from "./config.ts";
+import type { ChatOptions } from "./provider.ts";
+import { DEFAULT_LLM_RULES, type LlmRules, redactUrl } from "./config.ts";
 import { scrubText } from "../toolkits/secrets.ts";
 
 /** The two limits of a turn: the operator's `llm` rules for them. */
@@ -259,7 +253,10 @@ function causeMessage(error: Error): string {
     : error.message;
 }
 
-/** What {@link streamTurn} needs besides the chat's own options. */
+/**
+ * What {@link streamTurn} needs besides the chat's own options; a provider
+ * passes its `ProviderSettings`, which hold them.
+ */
 export interface TurnOptions extends ChatOptions {
   /** `openai` or `anthropic`, named in errors. */
   provider: string;
@@ -269,33 +266,6 @@ export interface TurnOptions extends ChatOptions {
   apiKey?: string;
   /** Bounds of the turn. @default {@link DEFAULT_LLM_RULES}'s */
   limits?: TurnLimits;
-}
-
-/**
- * What each of a provider's turns gives {@link streamTurn} besides the
- * chat's options, read from the provider's settings the same way for every
- * provider. Its `baseUrl` is the one to give the SDK client.
- *
- * @param provider `openai` or `anthropic`
- * @param settings the provider's settings
- * @returns the options
- * @example The official API when none is set
- * ```ts
- * import { turnOptions } from "./_turn.ts";
- * import assert from "node:assert/strict";
- * const options = turnOptions("openai", { apiKey: "k", model: "m" });
- * assert.equal(options.baseUrl, "https://api.openai.com/v1");
- * ```
- */
-export function turnOptions(
-  provider: LlmProviderName,
-  settings: ProviderSettings,
-): Omit<TurnOptions, keyof ChatOptions> {
-  // Given to the SDK even when unset, so it does not read OPENAI_BASE_URL
-  // or ANTHROPIC_BASE_URL from the host's environment.
-  const baseUrl = settings.baseUrl ?? OFFICIAL_BASE_URLS[provider];
-  const { apiKey, limits } = settings;
-  return { provider, baseUrl, limits, apiKey };
 }
 
 /**

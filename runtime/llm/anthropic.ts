@@ -11,7 +11,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import { streamTurn, turnOptions } from "./_turn.ts";
+import { streamTurn } from "./_turn.ts";
 import { fromChatTools, toAnthropicTools } from "./tool_formats.ts";
 
 const PROVIDER = "anthropic";
@@ -29,7 +29,11 @@ type Block = Exclude<MessageParam["content"], string>[number];
  * ```ts
  * import { createAnthropicProvider } from "./anthropic.ts";
  * import assert from "node:assert/strict";
- * const llm = createAnthropicProvider({ apiKey: "sk-ant-…", model: "claude-x" });
+ * const llm = createAnthropicProvider({
+ *   apiKey: "sk-ant-…",
+ *   model: "claude-x",
+ *   baseUrl: "https://api.anthropic.com",
+ * });
  * assert.equal(llm.model, "claude-x");
  * ```
  */
@@ -37,10 +41,9 @@ type Block = Exclude<MessageParam["content"], string>[number];
 export function createAnthropicProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  const perTurn = turnOptions(PROVIDER, options);
   const client = new Anthropic({
     apiKey: options.apiKey,
-    baseURL: perTurn.baseUrl,
+    baseURL: options.baseUrl,
     maxRetries: options.maxRetries ?? 0,
     // The key given is the only credential: ANTHROPIC_AUTH_TOKEN is not read.
     fetch: options.fetch, // the SDK's default when undefined
@@ -67,7 +70,8 @@ export function createAnthropicProvider(
           : {}),
       };
 
-      return await streamTurn({ ...chat, ...perTurn }, async (turn) => {
+      const turnOptions = { ...chat, ...options, provider: PROVIDER };
+      return await streamTurn(turnOptions, async (turn) => {
         let stopReason: string | null = null;
         let stopped = false;
         const stream = await client.messages.create(body, {

@@ -9,7 +9,7 @@
 import OpenAI from "openai";
 import type { ChatMessage, ChatRequest } from "../../protocol/chat.ts";
 import type { ChatOptions, LlmProvider, ProviderSettings } from "./provider.ts";
-import { streamTurn, turnOptions } from "./_turn.ts";
+import { streamTurn } from "./_turn.ts";
 import { fromChatTools, toOpenAiTools } from "./tool_formats.ts";
 import { sameBaseUrl } from "./config.ts";
 
@@ -49,10 +49,9 @@ const STOP_REASONS = new Map<unknown, string>([
 export function createOpenAiProvider(
   options: ProviderSettings,
 ): LlmProvider {
-  const perTurn = turnOptions(PROVIDER, options);
   const client = new OpenAI({
     apiKey: options.apiKey,
-    baseURL: perTurn.baseUrl,
+    baseURL: options.baseUrl,
     maxRetries: options.maxRetries ?? 0,
     // Nothing from the host's environment rides along (OPENAI_ORG_ID...).
     organization: null,
@@ -62,7 +61,7 @@ export function createOpenAiProvider(
   });
   // The official API rejects `max_tokens` for reasoning models; compatible
   // servers (Ollama, vLLM, llama.cpp) may not know `max_completion_tokens`.
-  const tokensField = sameBaseUrl(PROVIDER, perTurn.baseUrl, undefined)
+  const tokensField = sameBaseUrl(PROVIDER, options.baseUrl, undefined)
     ? "max_completion_tokens"
     : "max_tokens";
 
@@ -90,7 +89,8 @@ export function createOpenAiProvider(
           : {}),
       };
 
-      return await streamTurn({ ...chat, ...perTurn }, async (turn) => {
+      const turnOptions = { ...chat, ...options, provider: PROVIDER };
+      return await streamTurn(turnOptions, async (turn) => {
         let finish: string | null = null;
         const stream = await client.chat.completions.create(body, {
           signal: chat.signal,

@@ -87,10 +87,11 @@ export interface ProviderSettings {
   /** The model every turn uses. */
   model: string;
   /**
-   * The API root. @default the official API (`https://api.openai.com/v1`,
-   * `https://api.anthropic.com`)
+   * The API root (`OFFICIAL_BASE_URLS` for the official API). Always given
+   * to the SDK: unset, it would read OPENAI_BASE_URL or ANTHROPIC_BASE_URL
+   * from the host's environment.
    */
-  baseUrl?: string;
+  baseUrl: string;
   /**
    * Used when a request sets none. @default the server's default (Anthropic,
    * whose API requires one: 1024)
@@ -171,6 +172,7 @@ export function createProvider(
   });
   const settings: ProviderSettings = {
     ...config,
+    baseUrl: endpoint,
     // The SDKs refuse an empty key; keyless local servers ignore this one.
     apiKey: config.apiKey || "no-key",
     fetch,
