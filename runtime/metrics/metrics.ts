@@ -98,8 +98,8 @@ export function createMetrics(
     client.collectDefaultMetrics({ register: registry });
   }
   // Created first, as the two metrics were: the exposition keeps its order.
-  // Read once per scrape, for both sandbox gauges: under the host's
-  // permissions each read runs `ps`, about 10 ms that block the event loop.
+  // Read once per scrape, for both sandbox gauges: each read runs `ps`,
+  // about 10 ms that block the event loop.
   let sandbox: { processes: number; rssBytes: number } | undefined;
   const calls = new CallMetrics(registry);
   new client.Gauge({
@@ -221,10 +221,10 @@ function outcomeLabel(outcome: string): string {
 }
 
 /**
- * Resident memory of processes in bytes: from `/proc` when this process may
- * read it (Deno asks for `--allow-all` there, which the host task does not
- * give), else from one `ps` run for all of them (`--allow-run`). A process
- * not found is left out.
+ * Resident memory of processes in bytes, from one `ps` run for all of them
+ * (`--allow-run`). Not from `/proc`: Deno reads it only under
+ * `--allow-all`, which the host task does not give. A process not found is
+ * left out; without `ps`, all are.
  *
  * @param pids the process ids
  * @returns RSS in bytes by pid
@@ -239,22 +239,13 @@ export function processesRss(pids: readonly number[]): Map<number, number> {
   const found = new Map<number, number>();
   if (pids.length === 0) return found;
   try {
-    for (const pid of pids) {
-      const rss = procRss(pid);
-      if (rss !== null) found.set(pid, rss);
-    }
-    return found;
-  } catch {
-    // /proc is not readable here: ask ps once for all.
-  }
-  try {
-    const { stdout, success } = new Deno.Command("ps", {
+    // Exits 1 when a pid is gone; the others are still listed.
+    const { stdout } = new Deno.Command("ps", {
       args: ["-o", "pid=,rss=", "-p", pids.join(",")],
       stdin: "null",
       stdout: "piped",
       stderr: "null",
     }).outputSync();
-    if (!success && stdout.length === 0) return found;
     for (const line of new TextDecoder().decode(stdout).split("\n")) {
       const [pid, kb] = line.trim().split(/\s+/).map(Number);
       if (Number.isInteger(pid) && Number.isFinite(kb)) {
@@ -270,9 +261,9 @@ export function processesRss(pids: readonly number[]): Map<number, number> {
 /**
  * {@link processesRss} read at most once per `ms`, the last reading
  * answering in between (a process started since reads 0 until the next).
- * Where `/proc` may not be read, a reading is a synchronous `ps` of about
- * 10 ms on the host's thread, and any token may scrape `/metrics`: a flood
- * of scrapes must not turn into a flood of those.
+ * A reading is a synchronous `ps` of about 10 ms on the host's thread,
+ * and any token may scrape `/metrics`: a flood of scrapes must not turn
+ * into a flood of those.
  *
  * @param ms how long a reading serves
  * @param read how to read (tests count the readings) @default processesRss
@@ -304,21 +295,6 @@ export function rssReader(
     }
     return last;
   };
-}
-
-// A process's RSS from /proc; null when it is gone; throws when /proc may
-// not be read at all.
-function procRss(pid: number): number | null {
-  let status: string;
-  try {
-    status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) throw error;
-    if (error instanceof Deno.errors.PermissionDenied) throw error;
-    return null;
-  }
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
-  return match ? Number(match[1]) * 1024 : 0;
 }
 
 // Upper bounds of the wall-time buckets, in seconds.
