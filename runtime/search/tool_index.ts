@@ -97,8 +97,8 @@ const MAX_QUERY_CHARS = 2048;
 /**
  * A search index of tools, updated incrementally.
  *
- * Tool names are unique: `add` refuses a name already present, `replace`
- * adds or updates, `remove` drops by name.
+ * Tool names are unique: the constructor refuses a name given twice,
+ * `replace` adds or updates, `remove` drops by name.
  *
  * @typeParam T the registry's entry type; the same objects come back in hits
  * @example Search and filter
@@ -155,23 +155,13 @@ export class ToolIndex<T extends ListedTool = ListedTool> {
   }
 
   /**
-   * Adds a tool.
-   *
-   * @param entry the tool
-   * @throws {RangeError} when a tool of the same name is indexed
-   */
-  add(entry: T): void {
-    this.#search.add(this.#claim(entry));
-  }
-
-  /**
    * Adds a tool, or updates the one of the same name (hot reload).
    *
    * @param entry the new version of the tool
    */
   replace(entry: T): void {
     this.remove(entry.name);
-    this.add(entry);
+    this.#search.add(this.#claim(entry));
   }
 
   /**
