@@ -212,7 +212,6 @@ export class DiscoveryQueue {
     ).catch((err): BatchReport => ({
       answers: new Map<number, ModuleAnswer>(),
       started: 0,
-      cpuMs: 0,
       failure: {
         code: "sandbox_crash" as const,
         message: `Cannot start a discovery process: ${(err as Error).message}`,
@@ -303,21 +302,17 @@ export interface BatchReport {
    * any ran no module code: its failure is nobody's in the batch.
    */
   started: number;
-  /** CPU time the process reported using, in ms (0 when it did not). */
-  cpuMs: number;
 }
 
 /** What discovery processes cost this host so far (see {@link discoveryUsage}). */
 export interface DiscoveryUsage {
   /** Discovery processes started. */
   processes: number;
-  /** Modules they described (answered, by a worker). */
-  modules: number;
   /** CPU time they reported, in ms (all threads, confined or not). */
   cpuMs: number;
 }
 
-const usage: DiscoveryUsage = { processes: 0, modules: 0, cpuMs: 0 };
+const usage: DiscoveryUsage = { processes: 0, cpuMs: 0 };
 
 /**
  * What every discovery process of this host has cost so far: a running
@@ -403,7 +398,6 @@ export async function runDiscoveryProcess(
   const child = spawnSandbox(command);
 
   const answers = new Map<number, ModuleAnswer>();
-  let cpuMs = 0;
   const settle = (i: number, answer: ModuleAnswer) => {
     answers.set(i, answer);
     onAnswer?.(i, answer);
@@ -466,7 +460,7 @@ export async function runDiscoveryProcess(
     const frame = decodeDiscoveryFrame(raw, modules.length);
     if (frame === null) return;
     if (frame.t === "done") {
-      cpuMs = frame.cpuMs;
+      usage.cpuMs += frame.cpuMs;
       return;
     }
     if (answers.has(frame.i)) return;
@@ -486,7 +480,6 @@ export async function runDiscoveryProcess(
       return;
     }
     clearTimeout(timers.get(frame.i));
-    usage.modules++;
     settle(
       frame.i,
       frame.ok
@@ -515,6 +508,5 @@ export async function runDiscoveryProcess(
         message: `Discovery process exited with code ${status.code}`,
       };
   }
-  usage.cpuMs += cpuMs;
-  return { answers, failure, started, cpuMs };
+  return { answers, failure, started };
 }

@@ -38,7 +38,6 @@ function fakeRun(runs: string[][]) {
         return Promise.resolve({
           answers,
           started: i + 1,
-          cpuMs: 0,
           failure: { code: "timeout", message: "Timed out" },
         });
       }
@@ -49,7 +48,6 @@ function fakeRun(runs: string[][]) {
         return Promise.resolve({
           answers,
           started: i + 1,
-          cpuMs: 0,
           failure: { code, message: code },
         });
       }
@@ -59,7 +57,6 @@ function fakeRun(runs: string[][]) {
       answers,
       failure: null,
       started: modules.length,
-      cpuMs: 0,
     });
   };
 }
@@ -165,7 +162,6 @@ Deno.test("DiscoveryQueue fails a batch at once when its process ran no module",
       return Promise.resolve({
         answers: new Map(),
         started: 0,
-        cpuMs: 0,
         failure: { code: "sandbox_crash", message: "Cannot start deno" },
       });
     },
@@ -205,11 +201,9 @@ Deno.test("a discovery process reports its CPU time, counted in discoveryUsage()
       workers: 1,
     });
     assert.equal(report.failure, null);
-    assert.ok(report.cpuMs > 0, `reported ${report.cpuMs} ms`);
     const after = discoveryUsage();
     assert.equal(after.processes, before.processes + 1);
-    assert.equal(after.modules, before.modules + 1);
-    assert.equal(after.cpuMs, before.cpuMs + report.cpuMs);
+    assert.ok(after.cpuMs > before.cpuMs, `${after.cpuMs - before.cpuMs} ms`);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
