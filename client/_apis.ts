@@ -17,10 +17,10 @@ import {
 } from "../protocol/responses.ts";
 import { decodeLlmChoice, skillOutcome } from "../protocol/skill.ts";
 import type { Connection, SendOptions } from "./_connection.ts";
-import type { ToolAPI } from "./tools.ts";
+import type { CallToolOptions, ToolAPI } from "./tools.ts";
 import type { ToolkitAPI } from "./toolkits.ts";
 import type { SkillAPI } from "./skills.ts";
-import type { Call, RequestOptions } from "./types.ts";
+import type { Call } from "./types.ts";
 
 /** What the APIs share with the client that made them. */
 export interface ApiContext {
@@ -34,56 +34,63 @@ export interface ApiContext {
 
 /**
  * Sends one request and reads its answer: `read` gets the decoded body of
- * the expected answer type (anything else fails the call).
+ * the expected answer type (anything else fails the call). Without a
+ * `timeout` of its own, the request waits the context's.
  */
 export function send<T extends AnsweredRequestType, R>(
-  connection: Connection,
+  context: Pick<ApiContext, "connection" | "timeout">,
   request: RequestBody<T> & { type: T },
-  options: Omit<SendOptions<R>, "decode"> & {
+  options: Omit<SendOptions<R>, "decode" | "timeout"> & {
+    timeout?: number;
     read: (body: ResponseMap[T]) => R;
   },
 ): Call<R> {
-  const { read, ...rest } = options;
-  return connection.request(encodeRequest(request), {
-    ...rest,
-    decode: (answer) =>
-      read(decodeResponse(request.type, answer, options.label)),
+  const { read, label } = options;
+  return context.connection.request(encodeRequest(request), {
+    ...options,
+    timeout: options.timeout ?? context.timeout,
+    decode: (answer) => read(decodeResponse(request.type, answer, label)),
   });
 }
 
-/** Sends a request that does not stream and waits for its answer. */
-export function ask<T extends AnsweredRequestType, R>(
+/**
+ * What a tool or skill call adds to its request (`fields`) and to its wait:
+ * the host gets the limit in whole seconds (rounded up, so a short one never
+ * becomes 0), and the client waits it plus the grace for the host's answer.
+ */
+function runsCode(
   context: ApiContext,
-  request: RequestBody<T> & { type: T },
-  label: string,
-  read: (body: ResponseMap[T]) => R,
-  options: RequestOptions = {},
-): Promise<R> {
-  return Promise.resolve(send(context.connection, request, {
-    label,
-    timeout: options.timeout ?? context.timeout,
-    signal: options.signal,
-    read,
-  }));
+  options: CallToolOptions,
+  defaultTimeout: number,
+) {
+  const timeout = options.timeout ?? defaultTimeout;
+  return {
+    fields: {
+      correlationId: options.correlationId ?? "",
+      streaming: options.streaming ?? true,
+      timeout: Math.max(1, Math.ceil(timeout / 1000)),
+    },
+    wait: { ...options, timeout, grace: context.timeoutGrace },
+  };
 }
 
 /** Builds the client's `tools`. */
 export function createToolAPI(context: ApiContext): ToolAPI {
   const tools: ToolAPI = {
     list: (options = {}) =>
-      ask(
-        context,
-        {
-          type: "tool/list/req",
-          filterKind: options.kind ?? "",
-          filterTags: options.tags ?? [],
-          query: options.query ?? "",
-          includeDeferred: options.includeDeferred ?? false,
-        },
-        options.query ? `search tools for "${options.query}"` : "list tools",
-        (body) => body.tools,
-        options,
-      ),
+      send(context, {
+        type: "tool/list/req",
+        filterKind: options.kind ?? "",
+        filterTags: options.tags ?? [],
+        query: options.query ?? "",
+        includeDeferred: options.includeDeferred ?? false,
+      }, {
+        ...options,
+        label: options.query
+          ? `search tools for "${options.query}"`
+          : "list tools",
+        read: (body) => body.tools,
+      }),
     search: (query, options = {}) => {
       if (query === "") {
         return Promise.reject(
@@ -93,22 +100,16 @@ export function createToolAPI(context: ApiContext): ToolAPI {
       return tools.list({ ...options, query });
     },
     call: (name, args = {}, options = {}) => {
-      const timeout = options.timeout ?? 30_000;
-      const label = `call tool "${name}"`;
-      return send(context.connection, {
+      const { fields, wait } = runsCode(context, options, 30_000);
+      return send(context, {
         type: "tool/call/req",
         sessionId: context.sessionId,
         toolName: name,
         arguments: args,
-        correlationId: options.correlationId ?? "",
-        streaming: options.streaming ?? true,
-        timeout: wireSeconds(timeout),
+        ...fields,
       }, {
-        label,
-        timeout,
-        grace: context.timeoutGrace,
-        signal: options.signal,
-        onEvent: options.onEvent,
+        ...wait,
+        label: `call tool "${name}"`,
         read: (body) => body.result,
       });
     },
@@ -120,31 +121,19 @@ export function createToolAPI(context: ApiContext): ToolAPI {
 export function createToolkitAPI(context: ApiContext): ToolkitAPI {
   const toolkits: ToolkitAPI = {
     list: (options = {}) =>
-      ask(
-        context,
-        {
-          type: "toolkit/list/req",
-          filterKind: options.kind ?? "",
-          filterTags: options.tags ?? [],
-        },
-        "list toolkits",
-        (body) => body.toolkits,
-        options,
-      ),
+      send(context, {
+        type: "toolkit/list/req",
+        filterKind: options.kind ?? "",
+        filterTags: options.tags ?? [],
+      }, { ...options, label: "list toolkits", read: (body) => body.toolkits }),
     configure: async (name, config = {}, options = {}) => {
       const label = `configure toolkit "${name}"`;
-      await ask(
-        context,
-        {
-          type: "toolkit/configure/req",
-          sessionId: context.sessionId,
-          toolkitName: name,
-          config,
-        },
-        label,
-        (body) => checkConfigured(body, label),
-        options,
-      );
+      await send(context, {
+        type: "toolkit/configure/req",
+        sessionId: context.sessionId,
+        toolkitName: name,
+        config,
+      }, { ...options, label, read: (body) => checkConfigured(body, label) });
       // Read back the host's state rather than guess it, as the Python SDK does.
       return await toolkits.get(name, options);
     },
@@ -165,36 +154,24 @@ export function createToolkitAPI(context: ApiContext): ToolkitAPI {
 export function createSkillAPI(context: ApiContext): SkillAPI {
   return {
     discover: (options = {}) =>
-      ask(
-        context,
-        {
-          type: "skill/discover/req",
-          filterTags: options.tags ?? [],
-          filterCategories: options.categories ?? [],
-        },
-        "discover skills",
-        (body) => body.skills,
-        options,
-      ),
+      send(context, {
+        type: "skill/discover/req",
+        filterTags: options.tags ?? [],
+        filterCategories: options.categories ?? [],
+      }, { ...options, label: "discover skills", read: (body) => body.skills }),
     call: (name, args = {}, options = {}) => {
-      const timeout = options.timeout ?? 60_000;
-      const label = `call skill "${name}"`;
+      const { fields, wait } = runsCode(context, options, 60_000);
       const override = options.llmOverride;
-      return send(context.connection, {
+      return send(context, {
         type: "skill/call/req",
         name,
         arguments: args,
-        correlationId: options.correlationId ?? "",
-        timeout: wireSeconds(timeout),
-        streaming: options.streaming ?? true,
         llmOverride: override ? decodeLlmChoice({ ...override }) : null,
         metadata: options.metadata ?? {},
+        ...fields,
       }, {
-        label,
-        timeout,
-        grace: context.timeoutGrace,
-        signal: options.signal,
-        onEvent: options.onEvent,
+        ...wait,
+        label: `call skill "${name}"`,
         // A failure reported in `error` instead of a result becomes an
         // outcome too, so callers always get one shape.
         read: (body) =>
@@ -220,9 +197,4 @@ function checkConfigured(body: ToolkitConfigureResponse, label: string): void {
     `Cannot ${label}: status "${body.status}": ${why}`,
     { detail: { status: body.status, message: body.message } },
   );
-}
-
-// A2E timeouts are whole seconds; round up so a short limit never becomes 0.
-function wireSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
 }

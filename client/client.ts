@@ -11,7 +11,6 @@ import type { JsonObject } from "../protocol/json.ts";
 import { checkTimeout, Connection } from "./_connection.ts";
 import {
   type ApiContext,
-  ask,
   createSkillAPI,
   createToolAPI,
   createToolkitAPI,
@@ -280,12 +279,12 @@ export async function connect(
   const socket = new WebSocketClass(target);
   const connection = new Connection(socket);
   try {
-    const handshake = await send(connection, {
+    const handshake = await send({ connection, timeout }, {
       type: "handshake/req",
       agentId: options.agentId ?? "",
       agentCaps: options.caps ?? ["tools", "toolkits", "skill"],
       authToken: options.token ?? "",
-    }, { label, timeout, signal: options.signal, read: (body) => body });
+    }, { label, signal: options.signal, read: (body) => body });
     if (!handshake.ok) {
       const reason = handshake.reason || "no reason given";
       throw new SkillboxError("unauthorized", `Cannot ${label}: ${reason}`, {
@@ -322,21 +321,18 @@ function createClient(
     skills: createSkillAPI(context),
     async ping(options = {}) {
       const started = performance.now();
-      const uptimeSeconds = await ask(
-        context,
-        { type: "ping" },
-        "ping",
-        (body) => body.uptimeSeconds,
-        options,
-      );
+      const uptimeSeconds = await send(context, { type: "ping" }, {
+        ...options,
+        label: "ping",
+        read: (body) => body.uptimeSeconds,
+      });
       return { roundTripMs: performance.now() - started, uptimeSeconds };
     },
     request: (type, fields = {}, options = {}) =>
       connection.request(envelope(type, fields), {
+        ...options,
         label: `send "${type}"`,
         timeout: options.timeout ?? context.timeout,
-        signal: options.signal,
-        onEvent: options.onEvent,
         decode: (answer) => answer,
       }),
     onPush: (handler) => connection.onPush(handler),
