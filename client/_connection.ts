@@ -54,15 +54,12 @@ export class Connection {
   readonly #abandoned = new Set<string>();
   readonly #pushHandlers = new Set<PushHandler>();
   #closeInfo: CloseInfo | undefined;
-  readonly #resolveClosed: (info: CloseInfo) => void;
-  readonly closed: Promise<CloseInfo>;
+  readonly #closed = deferred<CloseInfo>();
+  readonly closed: Promise<CloseInfo> = this.#closed.promise;
 
   /** @param socket a WebSocket, open or still opening */
   constructor(socket: WebSocket) {
     this.#socket = socket;
-    const { promise, resolve } = deferred<CloseInfo>();
-    this.closed = promise;
-    this.#resolveClosed = resolve;
     socket.addEventListener("message", (event) => this.#receive(event.data));
     socket.addEventListener("close", (event) => {
       this.#ended({ code: event.code, reason: event.reason });
@@ -78,7 +75,7 @@ export class Connection {
     for (const call of pending) {
       call.settle({ error: this.#closedError(call.label) });
     }
-    this.#resolveClosed(info);
+    this.#closed.resolve(info);
   }
 
   /** Sends `message` and returns the call that waits for its answer. */
@@ -120,19 +117,16 @@ export class Connection {
       }
     };
 
+    // A call refused before it is sent puts nothing on the wire.
     try {
       checkTimeout(label, "timeout", timeout);
+      signal?.throwIfAborted();
+      // Closing counts: a call made after close() must not wait for the event.
+      if (this.#closeInfo !== undefined || this.#socket.readyState >= CLOSING) {
+        throw this.#closedError(label);
+      }
     } catch (error) {
       settle({ error });
-      return call;
-    }
-    if (signal?.aborted) {
-      settle({ error: signal.reason });
-      return call;
-    }
-    // Closing counts: a call made after close() must not wait for the event.
-    if (this.#closeInfo !== undefined || this.#socket.readyState >= CLOSING) {
-      settle({ error: this.#closedError(label) });
       return call;
     }
     this.#pending.set(id, { label, events, onEvent: options.onEvent, settle });
