@@ -49,6 +49,11 @@ export interface A2eLink {
   ): Promise<OutgoingMessage>;
   /** Ends the host session, cancelling its calls. Idempotent. */
   close(reason?: string): void;
+  /**
+   * Receives push messages (no `req_id`), e.g. `tools.changed`: set by the
+   * MCP server the link drives.
+   */
+  onPush?: (message: OutgoingMessage) => void;
 }
 
 /** Options of {@link openA2eLink}. */
@@ -59,8 +64,6 @@ export interface A2eLinkOptions {
    * counts against the token's quotas, and its policy applies.
    */
   token?: string;
-  /** Receives push messages (no `req_id`), e.g. `tools.changed`. */
-  onPush?: (message: OutgoingMessage) => void;
 }
 
 /**
@@ -68,7 +71,7 @@ export interface A2eLinkOptions {
  * MCP transport checked the bearer token (HTTP) or is trusted (stdio).
  *
  * @param context the host as transports see it
- * @param options the token and where push messages go
+ * @param options the token
  * @returns the link, or a sentence saying why the host refused a session
  * @example Ping through a link
  * ```ts
@@ -102,7 +105,7 @@ export function openA2eLink(
     authorization: token === "" ? undefined : `Bearer ${token}`,
     send(message) {
       if (!pending.deliver(message) && message.req_id === undefined) {
-        options.onPush?.(message);
+        link.onPush?.(message);
       }
     },
     onEnd(reason) {
@@ -112,7 +115,7 @@ export function openA2eLink(
   });
   if (!(session instanceof Session)) return session.reason;
   session.authenticate("accepted", token);
-  return {
+  const link: A2eLink = {
     get inFlight() {
       return pending.size;
     },
@@ -140,6 +143,7 @@ export function openA2eLink(
       session.close(reason);
     },
   };
+  return link;
 }
 
 interface Waiter {

@@ -187,14 +187,11 @@ export class McpHttp {
   // A request without a session id: an initialize request opens one.
   async #open(request: Request, token: string): Promise<Response> {
     const sessions = this.#sessions;
-    const link = openA2eLink(this.#context, {
-      token,
-      onPush: (message) => mcp.onPush(message),
-    });
+    const link = openA2eLink(this.#context, { token });
     if (typeof link === "string") {
       return jsonError(503, `Cannot open an MCP session: ${link}`);
     }
-    const mcp = createMcpServer(link, this.#options);
+    const server = createMcpServer(link, this.#options);
     const transport = new McpHttpSession({
       maxRequestBodySize: this.#body.maxBytes,
       // Its calls are cancelled saying why, before the session closes.
@@ -212,14 +209,14 @@ export class McpHttp {
       async close() {
         if (transport.sessionId) sessions.delete(transport.sessionId);
         link.close("MCP session closed");
-        await mcp.server.close().catch(() => {});
+        await server.close().catch(() => {});
       },
     };
     const close = entry.close;
-    mcp.server.onclose = () => {
+    server.onclose = () => {
       close().catch(() => {});
     };
-    await mcp.server.connect(transport);
+    await server.connect(transport);
     try {
       // Its body is read here, under the same bounds as any POST's.
       return await post(transport, request, this.#body);

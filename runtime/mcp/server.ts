@@ -109,14 +109,6 @@ export interface McpServerOptions {
 // One digest cache of skill files for every session of the process.
 const SHARED_SKILL_FILES = new SkillFileCache();
 
-/** A session's MCP server and what its transport must tell it. */
-export interface McpSessionServer {
-  /** The SDK server; connect it to a transport. */
-  readonly server: Server;
-  /** Call with each push message of the host session (hot reload). */
-  onPush(message: OutgoingMessage): void;
-}
-
 // What a session's handlers work with.
 interface Served {
   link: A2eLink;
@@ -127,21 +119,22 @@ interface Served {
 }
 
 /**
- * Creates the MCP server of one session.
+ * Creates the MCP server of one session; it takes the link's push messages
+ * (a hot reload's `tools.changed` becomes `list_changed` notifications).
  *
  * @param link the session's host session
  * @param options where tool schemas come from
- * @returns the server and its push hook
+ * @returns the SDK server; connect it to a transport
  * @example
  * ```ts ignore
- * const { server } = createMcpServer(link);
+ * const server = createMcpServer(link);
  * await server.connect(transport);
  * ```
  */
 export function createMcpServer(
   link: A2eLink,
   options: McpServerOptions = {},
-): McpSessionServer {
+): Server {
   const server = new Server(
     { name: "skillbox", version: SERVER_VERSION },
     {
@@ -204,19 +197,17 @@ export function createMcpServer(
     (request: GetPromptRequest) => getPrompt(served.catalog, request),
   );
   refuseParamsAsInvalid(server);
-  return {
-    server,
-    onPush(message) {
-      if (message.type !== "invoke/event" || message.kind !== "tools.changed") {
-        return;
-      }
-      served.catalog.reset();
-      server.sendToolListChanged().catch(() => {});
-      server.sendPromptListChanged().catch(() => {});
-      server.sendResourceListChanged().catch(() => {});
-      codeApiChanged();
-    },
+  link.onPush = (message) => {
+    if (message.type !== "invoke/event" || message.kind !== "tools.changed") {
+      return;
+    }
+    served.catalog.reset();
+    server.sendToolListChanged().catch(() => {});
+    server.sendPromptListChanged().catch(() => {});
+    server.sendResourceListChanged().catch(() => {});
+    codeApiChanged();
   };
+  return server;
 }
 
 type RequestHandler = (request: unknown, extra: unknown) => unknown;
@@ -922,23 +913,20 @@ export async function serveMcpStdio(
   context: TransportContext,
   options: McpServerOptions = {},
 ): Promise<void> {
-  const link = openA2eLink(context, {
-    onPush: (message) => mcp.onPush(message),
-  });
+  const link = openA2eLink(context);
   if (typeof link === "string") {
     throw new Error(`Cannot serve MCP on stdio: ${link}`);
   }
-  const mcp = createMcpServer(link, options);
+  const server = createMcpServer(link, options);
   const closed = Promise.withResolvers<void>();
-  mcp.server.onclose = () => {
+  server.onclose = () => {
     link.close("stdin closed");
     closed.resolve();
   };
-  mcp.server.onerror = (error: Error) =>
-    context.log(`MCP stdio: ${error.message}`);
+  server.onerror = (error: Error) => context.log(`MCP stdio: ${error.message}`);
   const transport = new StdioLineTransport({
     maxLineBytes: context.dispatcher.maxMessageBytes,
   });
-  await mcp.server.connect(transport);
+  await server.connect(transport);
   await closed.promise;
 }

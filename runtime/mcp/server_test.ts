@@ -63,7 +63,7 @@ function fakeLink() {
 
 async function connected() {
   const { link, calls } = fakeLink();
-  const { server } = createMcpServer(link);
+  const server = createMcpServer(link);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "t", version: "1" });
@@ -162,7 +162,7 @@ Deno.test("errors an MCP client reads name MCP methods and tools, never A2E mess
           `Cannot handle "${message.type}": the skills folders failed to load: boom`,
       }),
   };
-  const { server } = createMcpServer(link);
+  const server = createMcpServer(link);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "t", version: "1" });
@@ -342,7 +342,7 @@ Deno.test("EventRelay sends joined llm tokens on its own once the coalescing del
 
 Deno.test("a request whose params the SDK's schema refuses is answered InvalidParams in one line, not InternalError with zod's issues", async () => {
   const { link } = fakeLink();
-  const { server } = createMcpServer(link);
+  const server = createMcpServer(link);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const answers = new Map<unknown, Record<string, unknown>>();
@@ -437,4 +437,33 @@ Deno.test("SessionCatalog.lookAgain() remembers many unlisted names, not just th
   assert.equal(seen.length, 6 + 2 * 255, "tool_a is still remembered");
   await catalog.lookAgain("tool_b");
   assert.equal(seen.length, 6 + 2 * 256, "tool_b was the oldest, forgotten");
+});
+
+Deno.test("the host's tools.changed push tells the client that tools, prompts and resources changed, and other pushes tell it nothing", async () => {
+  const { link } = fakeLink();
+  const server = createMcpServer(link);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "t", version: "1" });
+  const methods: string[] = [];
+  const three = Promise.withResolvers<void>();
+  client.fallbackNotificationHandler = (notification: { method: string }) => {
+    methods.push(notification.method);
+    if (methods.length === 3) three.resolve();
+    return Promise.resolve();
+  };
+  await client.connect(clientSide);
+  try {
+    const push = { id: "p", version: "1", ts: 0, type: "invoke/event" };
+    link.onPush?.({ ...push, kind: "status" });
+    link.onPush?.({ ...push, kind: "tools.changed" });
+    await three.promise;
+    assert.deepEqual(methods, [
+      "notifications/tools/list_changed",
+      "notifications/prompts/list_changed",
+      "notifications/resources/list_changed",
+    ]);
+  } finally {
+    await client.close();
+  }
 });
