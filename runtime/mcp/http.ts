@@ -166,13 +166,7 @@ export class McpHttp {
     if (request.method !== "POST") {
       return await entry.transport.handleRequest(request);
     }
-    return await post(
-      entry.transport,
-      request,
-      this.#body,
-      this.#reads,
-      entry.token,
-    );
+    return await this.#post(entry.transport, request, entry.token);
   }
 
   /** Closes every MCP session. */
@@ -219,11 +213,64 @@ export class McpHttp {
     await server.connect(transport);
     try {
       // Its body is read here, under the same bounds as any POST's.
-      return await post(transport, request, this.#body);
+      return await this.#post(transport, request, token);
     } finally {
       // Not an initialize request, or a body that never came whole (the
       // client went away): nothing to keep, and its host session is freed.
       if (transport.sessionId === undefined) await close();
+    }
+  }
+
+  // Reads the body here to learn what it holds (see McpHttpSession.post),
+  // and what it asks of the principal's reads in flight (a POST that opens
+  // a session asks nothing).
+  async #post(
+    transport: McpHttpSession,
+    request: Request,
+    principal: string,
+  ): Promise<Response> {
+    const bounds = this.#body;
+    const body = await readRequestText(request, bounds);
+    if (body.refused !== undefined) {
+      const message = body.refused === 408
+        ? bodyTimedOut(bounds.timeoutMs)
+        : body.refused === 503
+        ? bodiesBusyMessage()
+        : requestBodyTooLargeMessage(bounds.maxBytes);
+      return Response.json(
+        { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
+        {
+          status: body.refused,
+          // Busy, not refused for good: as the other transports say.
+          headers: body.refused === 503 ? { "Retry-After": "1" } : {},
+        },
+      );
+    }
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(body.text);
+    } catch {
+      // The SDK answers malformed JSON its own way.
+      return await transport.handleRequest(
+        new Request(request.url, {
+          method: "POST",
+          headers: request.headers,
+          body: body.text,
+        }),
+      );
+    }
+    if (transport.sessionId === undefined) {
+      return refuseInitialize(parsedBody) ??
+        await transport.post(request, parsedBody);
+    }
+    const held = this.#reads.take(parsedBody, principal);
+    if (held === undefined) return await transport.post(request, parsedBody);
+    if (held instanceof Response) return held;
+    try {
+      return this.#reads.hold(await transport.post(request, parsedBody), held);
+    } catch (error) {
+      held();
+      throw error;
     }
   }
 }
@@ -240,63 +287,6 @@ function closeIdle(sessions: Map<string, Entry>, idleMs: number): void {
     ) {
       entry.close().catch(() => {});
     }
-  }
-}
-
-// Reads the body here to learn what it holds (see McpHttpSession.post),
-// and what it asks of the principal's reads in flight (an initialize POST
-// asks nothing).
-async function post(
-  transport: McpHttpSession,
-  request: Request,
-  bounds: BodyBounds,
-  reads?: ReadsInFlight,
-  principal = "",
-): Promise<Response> {
-  const body = await readRequestText(request, bounds);
-  if (body.refused !== undefined) {
-    const message = body.refused === 408
-      ? bodyTimedOut(bounds.timeoutMs)
-      : body.refused === 503
-      ? bodiesBusyMessage()
-      : requestBodyTooLargeMessage(bounds.maxBytes);
-    return Response.json(
-      { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
-      {
-        status: body.refused,
-        // Busy, not refused for good: as the other transports say.
-        headers: body.refused === 503 ? { "Retry-After": "1" } : {},
-      },
-    );
-  }
-  let parsedBody: unknown;
-  try {
-    parsedBody = JSON.parse(body.text);
-  } catch {
-    // The SDK answers malformed JSON its own way.
-    return await transport.handleRequest(
-      new Request(request.url, {
-        method: "POST",
-        headers: request.headers,
-        body: body.text,
-      }),
-    );
-  }
-  if (transport.sessionId === undefined) {
-    const refused = refuseInitialize(parsedBody);
-    if (refused) return refused;
-  }
-  const held = reads?.take(parsedBody, principal);
-  if (held === undefined) return await transport.post(request, parsedBody);
-  if (held instanceof Response) return held;
-  try {
-    return reads!.hold(
-      await transport.post(request, parsedBody),
-      held,
-    );
-  } catch (error) {
-    held();
-    throw error;
   }
 }
 
