@@ -26,7 +26,6 @@
 
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { RegistryStatus } from "../load_report.ts";
 import {
   BEAT_LOST_MS,
   type LiveChange,
@@ -59,8 +58,8 @@ export interface CatalogView {
     description: string;
     toolkit: string | null;
     tags: string[];
-    status?: "available" | "blocked";
-    blocked_reason?: string | null;
+    status: "available" | "blocked";
+    blocked_reason: string | null;
     origin?: string;
     path?: string;
   }[];
@@ -68,7 +67,7 @@ export interface CatalogView {
    * What the registry read but refused (an impostor of a taken name, a
    * tool declaring another folder's toolkit, a refused claim), with why.
    */
-  refused?: { kind: string; name: string; path: string; reason: string }[];
+  refused: { kind: string; name: string; path: string; reason: string }[];
   /** Toolkits and their tools. */
   toolkits: { name: string; description: string; tools: string[] }[];
   /** Skills with status and, for a blocked one, why. */
@@ -107,7 +106,8 @@ export interface ConsoleSources {
   recorder: RunRecorder;
   /**
    * Tools, toolkits and skills; searched when `query` is not empty. In
-   * `scope`, the tools its token's sessions may list.
+   * `scope`, the tools its token's sessions may list; for console admins,
+   * every tool's status and the registry's refusals.
    */
   catalog(query: string, scope: RunScope): Promise<CatalogView>;
   /** Live sessions (in `scope`: a token sees its own only). */
@@ -121,11 +121,6 @@ export interface ConsoleSources {
   scope?(c: Context): RunScope;
   /** Counts events a slow live viewer missed. */
   eventsDropped?(count: number): void;
-  /**
-   * Every tool's status and the registry's refusals (the operator's view);
-   * null until the skills folders are loaded. @default none
-   */
-  registryStatus?(): RegistryStatus | null;
 }
 
 const STATS_WINDOW_S = 3600;
@@ -279,13 +274,7 @@ export function createApi(sources: ConsoleSources): Hono {
 
   app.get("/catalog", async (c) => {
     const query = (c.req.query("q") ?? "").slice(0, 200);
-    const scope = scopeOf(c);
-    const view = await sources.catalog(query, scope);
-    // Refusals and denials name operator folders: for admins only.
-    const registry = scope === "all"
-      ? sources.registryStatus?.() ?? null
-      : null;
-    return c.json(withStatuses(view, registry));
+    return c.json(await sources.catalog(query, scopeOf(c)));
   });
 
   app.get("/overview", async (c) => {
@@ -382,44 +371,6 @@ async function fleetView(
       error: storeFailure(scope, error),
     };
   }
-}
-
-// The catalog as the operator sees it: every tool with its status (a
-// denied one too, which a session's list leaves out) and every refusal.
-function withStatuses(
-  view: CatalogView,
-  registry: RegistryStatus | null,
-): CatalogView {
-  if (registry === null) {
-    return {
-      ...view,
-      tools: view.tools.map((t) => ({
-        ...t,
-        status: "available" as const,
-        blocked_reason: null,
-      })),
-      refused: view.refused ?? [],
-    };
-  }
-  return {
-    ...view,
-    tools: registry.tools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      toolkit: t.toolkit,
-      tags: [...t.tags],
-      status: t.status,
-      blocked_reason: t.blockedReason,
-      origin: t.origin,
-      path: t.path,
-    })),
-    refused: registry.refused.map((r) => ({
-      kind: r.kind,
-      name: r.name,
-      path: r.path,
-      reason: r.reason,
-    })),
-  };
 }
 
 function tooManyReads(c: Context): Response {

@@ -14,6 +14,7 @@
 import { Hono } from "hono";
 import type { OutgoingMessage, SessionScope } from "../capability.ts";
 import type { HostConfig } from "../config_schema.ts";
+import type { RegistryStatus } from "../load_report.ts";
 import {
   createMetrics,
   type HostMetrics,
@@ -67,8 +68,11 @@ export interface OperatorSurfaceOptions {
   ) => Promise<OutgoingMessage>;
   /** Diagnostic lines (a failing store is reported here once). */
   log?: (line: string) => void;
-  /** Tool statuses and registry refusals for the catalog. @default none */
-  registryStatus?: ConsoleSources["registryStatus"];
+  /**
+   * Every tool's status and the registry's refusals, for the console
+   * admins' catalog; null until the skills folders are loaded. @default none
+   */
+  registryStatus?: () => RegistryStatus | null;
 }
 
 /** The recorder, metrics and routes of one host. */
@@ -151,7 +155,8 @@ export function createOperatorSurface(
     recorder,
     catalog: async (query, scope) => {
       const view = await catalog(options.request, query);
-      if (scope === "all") return view;
+      // Refusals and denials name operator folders: for admins only.
+      if (scope === "all") return withStatuses(view, options.registryStatus);
       // The operator's list, less what this token's sessions cannot list.
       const mayList = listable(scope.owner);
       view.tools = view.tools.filter((t) => mayList(t.name));
@@ -179,7 +184,6 @@ export function createOperatorSurface(
     processes,
     eventsDropped: (n) => metrics.eventsDropped(n),
     scope: (c) => scopeOf(auth.check(c)),
-    registryStatus: options.registryStatus,
   });
   return { recorder, metrics, app, close: () => recorder.close() };
 }
@@ -267,6 +271,8 @@ async function catalog(
       description: String(t.description ?? ""),
       toolkit: typeof t.toolkit === "string" && t.toolkit ? t.toolkit : null,
       tags: Array.isArray(t.tags) ? t.tags.map(String) : [],
+      status: "available",
+      blocked_reason: null,
     })),
     toolkits: list(toolkits, "toolkits").map((k) => ({
       name: String(k.name),
@@ -285,9 +291,40 @@ async function catalog(
         warnings: Array.isArray(meta.warnings) ? meta.warnings.map(String) : [],
       };
     }),
+    refused: [],
   };
   if (found) view.matches = list(found, "tools").map((t) => String(t.name));
   return view;
+}
+
+// The catalog as the operator sees it, once the skills folders are
+// loaded: every tool with its status (a denied one too, which a session's
+// list leaves out) and every refusal.
+function withStatuses(
+  view: CatalogView,
+  status: OperatorSurfaceOptions["registryStatus"],
+): CatalogView {
+  const registry = status?.();
+  if (!registry) return view;
+  return {
+    ...view,
+    tools: registry.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      toolkit: t.toolkit,
+      tags: [...t.tags],
+      status: t.status,
+      blocked_reason: t.blockedReason,
+      origin: t.origin,
+      path: t.path,
+    })),
+    refused: registry.refused.map((r) => ({
+      kind: r.kind,
+      name: r.name,
+      path: r.path,
+      reason: r.reason,
+    })),
+  };
 }
 
 // The grant key is canonical JSON naming the module or session and what it
