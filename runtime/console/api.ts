@@ -340,30 +340,26 @@ async function fleetView(
       fleetRunning(recorder, scope),
     ]);
     const ages = new Map(beats.map((b) => [b.host, b.ageMs]));
-    const others = new Set([
-      ...ages.keys(),
-      ...running.map((r) => r.host ?? ""),
-    ]);
+    const runs = Map.groupBy(running, (r) => r.host ?? "");
+    const others = new Set([...ages.keys(), ...runs.keys()]);
     others.delete(self.id);
-    const hosts = [
-      self,
-      ...[...others].map((id): HostView => {
-        const age = ages.get(id);
-        return {
-          id,
-          self: false,
-          alive: age !== undefined && age < BEAT_LOST_MS,
-          last_seen_ms: age ?? null,
-          running: running.filter((r) => r.host === id).length,
-        };
-      }),
-    ];
-    const shown = hosts.filter((h) =>
-      scope === "all" || h.self || h.running > 0
-    ).sort((a, b) =>
-      Number(b.self) - Number(a.self) || compareCodeUnits(a.id, b.id)
-    );
-    return { running, hosts: shown };
+    const shown = [...others].filter((id) => scope === "all" || runs.has(id));
+    return {
+      running,
+      hosts: [
+        self,
+        ...shown.sort(compareCodeUnits).map((id): HostView => {
+          const age = ages.get(id);
+          return {
+            id,
+            self: false,
+            alive: age !== undefined && age < BEAT_LOST_MS,
+            last_seen_ms: age ?? null,
+            running: runs.get(id)?.length ?? 0,
+          };
+        }),
+      ],
+    };
   } catch (error) {
     return {
       running: [],

@@ -44,19 +44,25 @@ Deno.test("/live is served no-store, over streamSSE's no-cache", async () => {
 });
 
 Deno.test("/overview lists every other host: beating, gone, or only named by a run", async () => {
-  const running = (id: string, host: string) => ({
+  const running = (id: string, host: string, owner = "sha256:aaaaaaaa") => ({
     ...addRun(id, {
       name: "nap",
       host,
+      owner,
       endedAt: 1,
       durationMs: 0,
       outcome: "running",
     }),
     cursor: 1,
   });
+  const runs = [
+    running("r2", "h2"),
+    running("r3", "h3", "sha256:bbbbbbbb"),
+    running("r1", "h1"),
+  ];
   const store = emptyStore({
-    list: () => ({
-      runs: [running("r2", "h2"), running("r3", "h3"), running("r1", "h1")],
+    list: (query) => ({
+      runs: runs.filter((r) => !query.owner || r.owner === query.owner),
       next: null,
     }),
     follow: () => () => {},
@@ -68,7 +74,8 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
     ],
   });
   const recorder = new RunRecorder({ store, host: "h1" });
-  const api = apiOf(recorder);
+  let scope: RunScope = "all";
+  const api = apiOf(recorder, { scope: () => scope });
   const view = await (await api.request("/overview")).json();
   assert.deepEqual(view.hosts, [
     { id: "h1", self: true, alive: true, last_seen_ms: 0, running: 0 },
@@ -77,6 +84,11 @@ Deno.test("/overview lists every other host: beating, gone, or only named by a r
     { id: "h4", self: false, alive: false, last_seen_ms: 99_999, running: 0 },
   ]);
   assert.deepEqual(view.running.map((r: { id: string }) => r.id), ["r3", "r2"]);
+  // A token that is no admin sees this host and those its own runs are on.
+  scope = { owner: "sha256:bbbbbbbb" };
+  const own = await (await api.request("/overview")).json();
+  assert.deepEqual(own.hosts.map((h: { id: string }) => h.id), ["h1", "h3"]);
+  assert.deepEqual(own.running.map((r: { id: string }) => r.id), ["r3"]);
   await recorder.close();
 });
 
