@@ -61,15 +61,8 @@ export interface ConsoleAuth {
  * ```
  */
 export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
+  // The console sessions by cookie id, oldest first.
   const sessions = new Map<string, { label: string; expires: number }>();
-  // Each label's cookie ids, oldest first.
-  const byLabel = new Map<string, Set<string>>();
-  const end = (cookie: string) => {
-    const session = sessions.get(cookie);
-    if (!session) return;
-    sessions.delete(cookie);
-    byLabel.get(session.label)?.delete(cookie);
-  };
 
   // Every token is compared, the first match kept: how long it takes
   // does not tell which one matched.
@@ -93,7 +86,7 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     const session = sessions.get(cookie);
     if (!session) return null;
     if (session.expires < Date.now()) {
-      end(cookie);
+      sessions.delete(cookie);
       return null;
     }
     return session.label;
@@ -103,14 +96,16 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     required: tokens.length > 0,
     labelOf,
     login(c, label) {
-      const mine = byLabel.getOrInsertComputed(label, () => new Set());
-      for (const oldest of mine) {
-        if (mine.size < MAX_SESSIONS_PER_TOKEN) break;
-        end(oldest);
+      // A scan of every console session (32 a token at most): sign-ins
+      // are rare, and one map is all there is to keep in step.
+      const mine = sessions.entries().filter(([, s]) => s.label === label)
+        .toArray();
+      const over = mine.length + 1 - MAX_SESSIONS_PER_TOKEN;
+      for (const [oldest] of mine.slice(0, Math.max(0, over))) {
+        sessions.delete(oldest);
       }
       const id = crypto.getRandomValues(new Uint8Array(32)).toHex();
       sessions.set(id, { label, expires: Date.now() + SESSION_MS });
-      mine.add(id);
       setCookie(c, COOKIE, id, {
         ...COOKIE_FLAGS,
         secure: new URL(c.req.url).protocol === "https:",
@@ -119,7 +114,7 @@ export function createConsoleAuth(tokens: readonly string[]): ConsoleAuth {
     },
     logout(c) {
       const cookie = deleteCookie(c, COOKIE, COOKIE_FLAGS);
-      if (cookie) end(cookie);
+      if (cookie) sessions.delete(cookie);
     },
     check,
     guard(kind) {
