@@ -43,7 +43,7 @@ import type {
   StoredFile,
 } from "../store/store.ts";
 import { isBinary, mayView, type RunScope } from "../store/store.ts";
-import { Semaphore } from "../slots.ts";
+import { Semaphore, WaitQueue } from "../slots.ts";
 import { compareCodeUnits } from "../tools/filter.ts";
 
 /** One entry of the catalog the console shows. */
@@ -601,7 +601,8 @@ function liveStream(
     }
     mine.add(stream);
     const queue: LiveChange[] = [];
-    let wake: (() => void) | null = null;
+    // The loop's one wait: for a change, its viewer leaving, or a ping.
+    const wakes = new WaitQueue();
     let lost = 0;
     let queuedBytes = 0;
     const unsubscribe = recorder.subscribe((change) => {
@@ -613,9 +614,9 @@ function liveStream(
       }
       if (change.type !== "started") queuedBytes += change.size;
       queue.push(change);
-      wake?.();
+      wakes.wake();
     });
-    stream.onAbort(() => wake?.());
+    stream.onAbort(() => wakes.wake());
     try {
       const running = [
         ...recorder.running.filter((r) => mayView(scope, r.owner)),
@@ -632,13 +633,9 @@ function liveStream(
       });
       while (!stream.aborted) {
         if (queue.length === 0) {
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            timer = setTimeout(resolve, HEARTBEAT_MS);
-          });
-          wake = null;
-          clearTimeout(timer);
+          // Its deadline passing rejects: nothing came, time for a ping.
+          await wakes.wait({ deadline: performance.now() + HEARTBEAT_MS })
+            .catch(() => {});
           if (queue.length === 0 && !stream.aborted) {
             await stream.writeSSE({ event: "ping", data: "{}" });
           }

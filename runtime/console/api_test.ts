@@ -468,3 +468,54 @@ Deno.test("a live feed nobody reads holds a bounded size of events, not 2,000 of
   assert.ok(delivered <= 16, `${delivered} events of 1 MiB were held`);
   assert.ok(lost >= SENT - 16, `${lost} lost`);
 });
+
+// A feed waiting for changes is woken by each one, not by its next ping:
+// here the 15 s ping never comes (its timer is held back), so a change
+// that did not wake the feed would never reach the viewer. The bound
+// only turns that hang into a failure.
+Deno.test("a live feed waiting for changes is woken by each one, not by its ping", async () => {
+  const realSetTimeout = globalThis.setTimeout;
+  const held: number[] = [];
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    if ((ms ?? 0) < 10_000) return realSetTimeout(fn, ms);
+    held.push(ms!);
+    return 0;
+  }) as typeof setTimeout;
+  const recorder = openRecorder(null);
+  const api = apiOf(recorder);
+  const abort = new AbortController();
+  try {
+    const res = await api.request("/live", { signal: abort.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const until = async (pattern: RegExp) => {
+      const gaveUp = Promise.withResolvers<never>();
+      const timer = realSetTimeout(
+        () => gaveUp.reject(new Error(`no ${pattern} in ${text}`)),
+        20_000,
+      );
+      try {
+        while (!pattern.test(text)) {
+          text += (await Promise.race([reader.read(), gaveUp.promise])).value;
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    await until(/event: hello/);
+    // The feed waits (its ping's timer is set) before the run starts.
+    for (let waited = 0; held.length === 0; waited++) {
+      assert.ok(waited < 10_000, "the feed never waited");
+      await new Promise((resolve) => realSetTimeout(resolve, 1));
+    }
+    const id = startRun(recorder, { name: "woken" });
+    await until(/event: started\ndata: [^\n]*"woken"/);
+    recorder.finished(id, { outcome: "ok", result: 1 });
+    await until(/event: finished\ndata: [^\n]*"woken"/);
+    abort.abort();
+    await reader.cancel();
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+    await recorder.close();
+  }
+});
