@@ -246,6 +246,11 @@ function renderRunning() {
   $("running-empty").hidden = running.size > 0;
 }
 
+// A tool, skill or refusal as the catalog lists it: its name, a badge,
+// and what it is or why it is not served.
+const entry = (attrs, name, badge, note, ...more) => el("li", attrs, el("b", {}, name), " ",
+  badge ? el("span", { class: "badge" }, badge) : "", " ", el("span", { class: "muted" }, note), ...more);
+const why = (x) => x.blocked_reason ? "blocked: " + x.blocked_reason : x.description;
 let catalog = null;
 function renderCatalog(matches) {
   const tools = $("tools");
@@ -263,23 +268,18 @@ function renderCatalog(matches) {
     for (const list of byKit.values()) list.sort((a, b) => rank.get(a.name) - rank.get(b.name));
   }
   for (const [kit, list] of [...byKit.entries()].sort()) {
-    tools.append(el("h4", {}, kit), el("ul", { class: "tools" },
-      ...list.map((t) => el("li", { "data-tool": t.name, class: "status-" + (t.status || "available") },
-        el("b", {}, t.name), " ",
-        t.status === "blocked" ? el("span", { class: "badge" }, "blocked") : "", " ",
-        el("span", { class: "muted" }, t.blocked_reason ? "blocked: " + t.blocked_reason : t.description)))));
+    tools.append(el("h4", {}, kit), el("ul", { class: "tools" }, ...list.map((t) =>
+      entry({ "data-tool": t.name, class: "status-" + t.status }, t.name, t.status === "blocked" ? "blocked" : "", why(t)))));
   }
   // What the registry read but does not serve, with why (impostors of a
   // taken name, tools declaring another folder's toolkit).
-  const refused = catalog.refused || [];
-  $("refused").replaceChildren(...refused.map((r) => el("li", { "data-refused": r.name, class: "status-blocked" },
-    el("b", {}, r.kind + " " + r.name), " ", el("span", { class: "badge" }, "refused"), " ", el("span", { class: "muted" }, r.reason))));
+  const refused = catalog.refused;
+  $("refused").replaceChildren(...refused.map((r) =>
+    entry({ "data-refused": r.name, class: "status-blocked" }, r.kind + " " + r.name, "refused", r.reason)));
   $("refused-section").hidden = refused.length === 0;
-  const skills = $("skills");
-  skills.replaceChildren(...catalog.skills.map((s) => el("li", { "data-skill": s.name, class: "status-" + s.status.toLowerCase() },
-    el("b", {}, s.name), " ", el("span", { class: "badge" }, s.status), " ",
-    el("span", { class: "muted" }, s.blocked_reason ? "blocked: " + s.blocked_reason : s.description),
-    ...(s.warnings || []).map((w) => el("div", { class: "muted", "data-skill-warning": "" }, "warning: " + w)))));
+  $("skills").replaceChildren(...catalog.skills.map((s) =>
+    entry({ "data-skill": s.name, class: "status-" + s.status.toLowerCase() }, s.name, s.status, why(s),
+      ...(s.warnings || []).map((w) => el("div", { class: "muted", "data-skill-warning": "" }, "warning: " + w)))));
   $("catalog-summary").textContent = catalog.tools.length + " tools, " + catalog.toolkits.length + " toolkits, " + catalog.skills.length + " skills" + (refused.length ? ", " + refused.length + " refused" : "") + (matches ? " · " + matches.length + " match(es)" : "");
 }
 async function loadCatalog() {
