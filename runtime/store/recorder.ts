@@ -24,7 +24,7 @@ import type { SessionToolCall, ToolCaller } from "../tools/call.ts";
 import type { StoreConfig } from "./config.ts";
 import { lazyPostgresStore } from "./postgres.ts";
 import { Redactor } from "./redact.ts";
-import { keepRunFiles, type RunFileKeeper } from "./run_files.ts";
+import { keepRunFiles, type KeptFiles } from "./run_files.ts";
 import { openSqliteStore } from "./sqlite.ts";
 import type {
   Retention,
@@ -464,6 +464,8 @@ interface Open {
   endedAt: number;
   /** How long it ran (0 until it ended). */
   durationMs: number;
+  /** The files it left, once it left any (see RunRecorder.files). */
+  files?: KeptFiles;
 }
 
 // A redacted run held until the store takes it: the write itself, with
@@ -510,7 +512,7 @@ export class RunRecorder implements RunObserver {
   /** The store, or null when runs are not kept (off or failed to open). */
   readonly store: RunStore | null;
   /** Where runs' files go, or null when the store keeps none. */
-  readonly files: RunFileKeeper | null;
+  readonly files: RunFiles | null;
   /** The redactor used for everything kept or shown. */
   readonly redactor: Redactor;
   /** This host's name on its runs (`host.id`). */
@@ -560,9 +562,18 @@ export class RunRecorder implements RunObserver {
     this.#options = options;
     this.redactor = options.redactor ?? new Redactor();
     this.host = options.host ?? "";
-    this.files = keepRunFiles(this.store, options.files, this.redactor, {
-      ownerOf: (runId) => this.#open.get(runId)?.live.owner,
-    });
+    // A run's files are kept with it while it runs and until it is
+    // written, as its events are: they go when it goes.
+    const keep = this.store && keepRunFiles(options.files, this.redactor);
+    this.files = keep && {
+      attach: (runId, files, unlisted) => {
+        const open = this.#open.get(runId);
+        // Only a run in progress gets files.
+        if (!open) return { files: 0, bytes: 0, truncated: true };
+        open.files ??= keep(open.live.owner);
+        return open.files.add(files, unlisted);
+      },
+    };
     // At once, not at the first run: the runs an earlier life of this host
     // left `running` are marked `interrupted`.
     if (this.store) {
@@ -904,11 +915,9 @@ export class RunRecorder implements RunObserver {
     this.#pending = [];
     for (const open of batch) {
       try {
-        this.#hold(
-          this.#record(open),
-          this.#events(open),
-          this.files?.take(open.live.id) ?? [],
-        );
+        // First: a run that fails to be taken gives its files' bytes back.
+        const files = open.files?.take() ?? [];
+        this.#hold(this.#record(open), this.#events(open), files);
       } catch (error) {
         this.#lost++; // counted by #storeFailed
         this.#storeFailed("write", error);

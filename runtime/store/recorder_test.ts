@@ -179,6 +179,30 @@ Deno.test("the retention runs once max_runs runs were written since it last ran,
   await recorder.close();
 });
 
+Deno.test("every run in progress keeps its files, however many runs are going", async () => {
+  const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
+  // 1,001 skill runs going at once, each leaving one small file: the
+  // first one's files were dropped, unsaid, for the last one's.
+  const ids = Array.from({ length: 1001 }, (_, i) => {
+    const id = startRun(recorder, { kind: "skill", name: "s" });
+    const data = new TextEncoder().encode(`run ${i}`);
+    const file = { name: "a/out.txt", size: data.length, data, note: null };
+    assert.equal(recorder.files!.attach(id, [file]).files, 1);
+    return id;
+  });
+  for (const id of ids) recorder.finished(id, { outcome: "ok" });
+  // A run that is not in progress (ended, or never begun) gets none.
+  const late = { name: "a/late.txt", size: 0, data: null, note: null };
+  assert.equal(recorder.files!.attach(ids[0]!, [late]).truncated, true);
+  assert.equal(recorder.files!.attach("gone", [late]).truncated, true);
+  await recorder.flush();
+  for (const i of [0, 1000]) {
+    const file = await recorder.store!.file(ids[i]!, 0);
+    assert.equal(new TextDecoder().decode(file?.data ?? undefined), `run ${i}`);
+  }
+  await recorder.close();
+});
+
 Deno.test("what the recorder holds for a store that is down is bounded in bytes, not only in runs", async () => {
   // A database that is down, then back: what it is handed is what was held.
   let down = true;

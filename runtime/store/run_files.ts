@@ -10,118 +10,64 @@
 
 import { isUtf8 } from "node:buffer";
 import type { Redactor } from "./redact.ts";
-import type { RunStore, StoredFile } from "./store.ts";
-import type { FilesKept, RunFiles } from "./recorder.ts";
+import type { StoredFile } from "./store.ts";
+import type { FilesKept } from "./recorder.ts";
 
-// Runs whose files wait to be written; beyond it the oldest are dropped (a
-// run dropped from the recorder's pending writes never takes its files).
-const MAX_RUNS = 1000;
-// Bytes of content kept for all those runs together: 1000 runs of 4 MiB
-// (the default cap a run) were 4 GiB of the host's memory. Past it a file
-// is listed without content.
+// Bytes of content kept for the runs whose files are not written yet
+// together: 1000 runs of 4 MiB (the default cap a run) were 4 GiB of the
+// host's memory. Past it a file is listed without content.
 const MAX_HELD_BYTES = 128 << 20;
 // And for one owner's runs (a client token, or the operator): half of it,
 // so one client's skill runs going at once cannot leave none for another.
 // Nothing kept is taken back (a run's scripts were told what was kept).
 const MAX_OWNER_BYTES = MAX_HELD_BYTES / 2;
 
-/** The files of the runs in progress, taken when a run is written. */
-export interface RunFileKeeper extends RunFiles {
-  /**
-   * The files kept for a run, forgotten here.
-   *
-   * @param runId the run
-   * @returns its files, in order
-   */
-  take(runId: string): StoredFile[];
-}
-
 /**
- * The recorder's keeper of runs' files, when it keeps any.
+ * The recorder's maker of a run's kept files, when it keeps any: each run
+ * that leaves files gets its own {@link KeptFiles}, which shares the
+ * host's budget and its owner's with the other runs not written yet (the
+ * recorder keeps it with the run, and takes it when the run is written).
  *
- * @param store the run store, or null (then none are kept)
  * @param caps most bytes and files per run @default 4 MiB, 100 files
  * @param redactor scrubs the operator's secrets
- * @param runs whose a run in progress is (`ownerOf` in `store.ts`), or
- * undefined when it is not in progress (only those get files)
- * @returns the keeper, or null when nothing is kept
- * @example
+ * @returns a run's kept files, given whose run it is (`ownerOf` in
+ *   `store.ts`, or null: the operator's); null when nothing is kept
+ * @example Two runs of one owner share its budget until taken
  * ```ts
  * import { keepRunFiles } from "./run_files.ts";
  * import { Redactor } from "./redact.ts";
  * import assert from "node:assert/strict";
- * const open = new Map([["r1", "token-a"]]);
- * const store = {} as never;
- * assert.equal(keepRunFiles(null, undefined, new Redactor(), { ownerOf: () => null }), null);
- * const keeper = keepRunFiles(store, undefined, new Redactor(), { ownerOf: (id) => open.get(id) })!;
- * keeper.attach("r1", [{ name: "1/a.txt", size: 1, data: new Uint8Array([65]), note: null }]);
- * keeper.attach("r2", [{ name: "1/b.txt", size: 1, data: new Uint8Array([66]), note: null }]);
- * assert.deepEqual(keeper.take("r1").map((f) => f.name), ["1/a.txt"]);
- * assert.deepEqual(keeper.take("r2"), []);
+ * assert.equal(keepRunFiles({ maxBytes: 0, maxFiles: 10 }, new Redactor()), null);
+ * const keep = keepRunFiles(undefined, new Redactor())!;
+ * const run = keep("sha256:0a0b0c0d");
+ * run.add([{ name: "1/a.txt", size: 1, data: new Uint8Array([65]), note: null }]);
+ * assert.deepEqual(run.take().map((f) => f.name), ["1/a.txt"]);
  * ```
  */
 export function keepRunFiles(
-  store: RunStore | null,
   caps: { maxBytes: number; maxFiles: number } | undefined,
   redactor: Redactor,
-  runs: { ownerOf(runId: string): string | null | undefined },
-): RunFileKeeper | null {
+): ((owner: string | null) => KeptFiles) | null {
   const { maxBytes, maxFiles } = caps ?? { maxBytes: 4 << 20, maxFiles: 100 };
-  if (store === null || maxBytes <= 0 || maxFiles <= 0) return null;
-  const kept = new Map<string, { files: KeptFiles; share: Share }>();
+  if (maxBytes <= 0 || maxFiles <= 0) return null;
   const host: FilesBudget = {
     held: 0,
     max: MAX_HELD_BYTES,
     note:
       `not kept: the host holds ${MAX_HELD_BYTES} bytes of runs' files not yet written`,
   };
-  // Each owner's budget, while it has runs holding files here.
-  const shares = new Map<string | null, Share>();
-  const forget = (runId: string) => {
-    const run = kept.get(runId);
-    if (!run) return;
-    kept.delete(runId);
-    host.held -= run.files.bytes;
-    run.share.held -= run.files.bytes;
-    if (--run.share.runs === 0) shares.delete(run.share.owner);
+  // Each owner's budget, kept: an owner is a configured token's, or the
+  // operator's, so there are few.
+  const shares = new Map<string | null, FilesBudget>();
+  return (owner) => {
+    const share = shares.getOrInsertComputed(owner, () => ({
+      held: 0,
+      max: MAX_OWNER_BYTES,
+      note:
+        `not kept: one client's runs' files not yet written are capped at ${MAX_OWNER_BYTES} bytes`,
+    }));
+    return new KeptFiles({ maxBytes, maxFiles }, redactor, [host, share]);
   };
-  return {
-    attach(runId, files, unlisted = 0) {
-      const owner = runs.ownerOf(runId);
-      if (owner === undefined) return { files: 0, bytes: 0, truncated: true };
-      let run = kept.get(runId);
-      if (!run) {
-        if (kept.size >= MAX_RUNS) forget(kept.keys().next().value!);
-        const share = shares.getOrInsertComputed(owner, () => ({
-          owner,
-          runs: 0,
-          held: 0,
-          max: MAX_OWNER_BYTES,
-          note:
-            `not kept: one client's runs' files not yet written are capped at ${MAX_OWNER_BYTES} bytes`,
-        }));
-        share.runs++;
-        const budgets = [host, share];
-        run = {
-          files: new KeptFiles({ maxBytes, maxFiles }, redactor, budgets),
-          share,
-        };
-        kept.set(runId, run);
-      }
-      return run.files.add(files, unlisted);
-    },
-    take(runId) {
-      const files = kept.get(runId)?.files.list() ?? [];
-      forget(runId);
-      return files;
-    },
-  };
-}
-
-// An owner's budget, and how many of its runs hold files here.
-interface Share extends FilesBudget {
-  readonly owner: string | null;
-  runs: number;
 }
 
 /**
@@ -256,6 +202,18 @@ export class KeptFiles {
       note:
         `${this.#dropped} more files not listed (cap: ${this.#caps.maxFiles} per run)`,
     }];
+  }
+
+  /**
+   * The files to store ({@link list}), their bytes given back to the
+   * budgets it shares: the run is being written.
+   *
+   * @returns the files
+   */
+  take(): StoredFile[] {
+    for (const budget of this.#budgets) budget.held -= this.#bytes;
+    this.#budgets = [];
+    return this.list();
   }
 
   // Why `length` more bytes are not kept (over the run's cap, or a budget

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { type FilesBudget, keepRunFiles, KeptFiles } from "./run_files.ts";
-import type { RunStore } from "./store.ts";
 import { Redactor } from "./redact.ts";
 
 const SECRET = "sk-operator-secret-1234";
@@ -34,55 +33,37 @@ Deno.test("a kept text file has the operator's secrets scrubbed; a binary one ho
 });
 
 Deno.test("the files kept for runs not yet written are bounded in bytes across runs, not only per run", () => {
-  const keeper = keepRunFiles(
-    {} as RunStore,
-    undefined,
-    new Redactor(),
-    { ownerOf: () => null },
-  )!;
+  const keep = keepRunFiles(undefined, new Redactor())!;
   // Each run may keep 4 MiB (the default cap); 100 skill runs going at
   // once held 400 MiB in the host.
   const data = new Uint8Array(4 << 20).fill(0x61);
   const file = { name: "1/out.txt", size: data.length, data, note: null };
-  const kept = Array.from(
-    { length: 100 },
-    (_, i) => keeper.attach(`r${i}`, [file]),
-  );
-  const held = kept.reduce((sum, k) => sum + k.bytes, 0);
+  const runs = Array.from({ length: 100 }, () => keep(null));
+  const held = runs.reduce((sum, run) => sum + run.add([file]).bytes, 0);
   assert.ok(held <= 128 << 20, `held ${held} bytes`);
-  const last = keeper.take("r99");
+  const last = runs[99]!.take();
   assert.equal(last[0]!.data, null);
   assert.match(last[0]!.note!, /not kept: .*runs' files/);
   // Taken (written), its bytes are free again.
-  for (let i = 0; i < 99; i++) keeper.take(`r${i}`);
-  assert.equal(keeper.attach("r100", [file]).bytes, data.length);
+  for (const run of runs.slice(0, 99)) run.take();
+  assert.equal(keep(null).add([file]).bytes, data.length);
 });
 
 Deno.test("one client's runs cannot take the whole files budget from another's", () => {
-  const owners = new Map<string, string | null>();
-  const keeper = keepRunFiles(
-    {} as RunStore,
-    undefined,
-    new Redactor(),
-    { ownerOf: (runId) => owners.get(runId) },
-  )!;
+  const keep = keepRunFiles(undefined, new Redactor())!;
   const data = new Uint8Array(4 << 20).fill(0x61);
   const file = { name: "1/out.txt", size: data.length, data, note: null };
   // Client A's 40 skill runs going at once, 4 MiB each: 160 MiB asked.
-  for (let i = 0; i < 40; i++) {
-    owners.set(`a${i}`, "token-a");
-    keeper.attach(`a${i}`, [file]);
-  }
-  const a39 = keeper.take("a39");
+  const a = Array.from({ length: 40 }, () => keep("token-a"));
+  for (const run of a) run.add([file]);
+  const a39 = a[39]!.take();
   assert.equal(a39[0]!.data, null);
   assert.match(a39[0]!.note!, /not kept: one client's runs' files/);
   // Client B's run and the operator's still keep theirs.
-  owners.set("b", "token-b").set("op", null);
-  assert.equal(keeper.attach("b", [file]).bytes, data.length);
-  assert.equal(keeper.attach("op", [file]).bytes, data.length);
-  assert.equal(keeper.take("b")[0]!.data?.length, data.length);
-  // A run that is not open gets nothing.
-  assert.equal(keeper.attach("gone", [file]).truncated, true);
+  const b = keep("token-b");
+  assert.equal(b.add([file]).bytes, data.length);
+  assert.equal(keep(null).add([file]).bytes, data.length);
+  assert.equal(b.take()[0]!.data?.length, data.length);
 });
 
 Deno.test("the caps hold for the bytes kept when scrubbing a secret makes a file longer", () => {
