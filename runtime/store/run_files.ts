@@ -143,11 +143,6 @@ export class KeptFiles {
     this.#budgets = budgets;
   }
 
-  /** Bytes of content kept. */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
   /**
    * Adds files, in order, within the caps.
    *
