@@ -16,7 +16,7 @@ import {
   type RunRecorderOptions,
 } from "./recorder.ts";
 import type { FleetChange } from "./store.ts";
-import { addRun, startRun } from "../../tests/support/runs.ts";
+import { addRun, startRun, testRun } from "../../tests/support/runs.ts";
 
 // A recorder writing to the database at `url` as host `h1`, what it logs
 // and counts kept; `options` replace any of its options.
@@ -70,6 +70,53 @@ testWithPostgres(
     } finally {
       await sql.end();
       for (const s of stores) await s.close();
+    }
+  },
+);
+
+testWithPostgres(
+  "a rewritten run's files are replaced; prune() deletes its runs' events and files, no other run's",
+  async (pg) => {
+    const url = await pg.database();
+    const store = await openPostgresStore(url);
+    const sql = postgres(url, { onnotice: () => {} });
+    try {
+      const file = (i: number, name = `f${i}`) => ({
+        name,
+        size: 1,
+        data: new Uint8Array([i]),
+        note: null,
+      });
+      await store.write(Array.from({ length: 6 }, (_, i) => ({
+        run: testRun(i),
+        events: [
+          { seq: 0, kind: "status", data: "{}", at: i },
+          { seq: 1, kind: "status", data: "{}", at: i },
+        ],
+        files: [file(i)],
+      })));
+      // Written again with its files: they replace the earlier ones.
+      await store.write([{
+        run: testRun(5, { outcome: "ok" }),
+        events: [{ seq: 0, kind: "status", data: "{}", at: 5 }],
+        files: [file(5, "g5")],
+      }]);
+      assert.equal(
+        await store.prune({ maxRuns: 2, maxAgeDays: 30, now: 10 }),
+        4,
+      );
+      const left = async (table: string) =>
+        (await sql`SELECT run_id, count(*)::int AS n FROM ${
+          sql(table)
+        } GROUP BY run_id ORDER BY run_id`).map((r) => `${r.run_id}:${r.n}`);
+      assert.deepEqual(await left("skillbox_events"), ["r4:2", "r5:1"]);
+      assert.deepEqual(await left("skillbox_files"), ["r4:1", "r5:1"]);
+      const [g5] = await sql`SELECT name FROM skillbox_files
+        WHERE run_id = 'r5'`;
+      assert.equal(g5?.name, "g5");
+    } finally {
+      await sql.end();
+      await store.close();
     }
   },
 );
