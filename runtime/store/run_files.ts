@@ -32,16 +32,20 @@ const MAX_OWNER_BYTES = MAX_HELD_BYTES / 2;
  * @param redactor scrubs the operator's secrets
  * @returns a run's kept files, given whose run it is (`ownerOf` in
  *   `store.ts`, or null: the operator's); null when nothing is kept
- * @example Two runs of one owner share its budget until taken
+ * @example Two runs of one owner share its budget; taken, a run gives its bytes back
  * ```ts
  * import { keepRunFiles } from "./run_files.ts";
  * import { Redactor } from "./redact.ts";
  * import assert from "node:assert/strict";
  * assert.equal(keepRunFiles({ maxBytes: 0, maxFiles: 10 }, new Redactor()), null);
- * const keep = keepRunFiles(undefined, new Redactor())!;
- * const run = keep("sha256:0a0b0c0d");
- * run.add([{ name: "1/a.txt", size: 1, data: new Uint8Array([65]), note: null }]);
- * assert.deepEqual(run.take().map((f) => f.name), ["1/a.txt"]);
+ * const keep = keepRunFiles({ maxBytes: 40 << 20, maxFiles: 10 }, new Redactor())!;
+ * const data = new Uint8Array(40 << 20);
+ * const file = { name: "1/a.bin", size: data.length, data, note: null };
+ * const first = keep("sha256:0a0b0c0d");
+ * assert.equal(first.add([file]).bytes, 40 << 20);
+ * assert.equal(keep("sha256:0a0b0c0d").add([file]).bytes, 0); // over its 64 MiB
+ * assert.deepEqual(first.take().map((f) => f.name), ["1/a.bin"]);
+ * assert.equal(keep("sha256:0a0b0c0d").add([file]).bytes, 40 << 20);
  * ```
  */
 export function keepRunFiles(
