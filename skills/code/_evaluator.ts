@@ -5,7 +5,7 @@
  * the worker as source text (`evaluatorSource`), because a module may not
  * import anything at runtime beyond its own folder.
  *
- * Protocol: the parent posts `{ code }`; the worker posts
+ * Protocol with a worker: the parent posts `{ code }`; the worker posts
  * `{ type: "console", level, text }` while the code runs, then one
  * `{ type: "result", ... }`.
  *
@@ -18,9 +18,8 @@ export interface ConsoleLine {
   text: string;
 }
 
-/** What the worker reports when the code finished. */
+/** What the evaluator reports when the code finished. */
 export interface EvalResult {
-  type: "result";
   /** The value as JSON, or null when it is not JSON-serializable. */
   value: unknown;
   /** `Deno.inspect` of the value (strings as is), capped. */
@@ -30,35 +29,32 @@ export interface EvalResult {
   error: string | null;
 }
 
-/** What the evaluator posts: console lines while it runs, then its result. */
-type EvalMessage = EvalResult | (ConsoleLine & { type: "console" });
-
-/** The message port the evaluator talks through: a worker's global scope. */
-interface EvaluatorScope {
-  postMessage(msg: unknown): void;
-  onmessage: ((e: { data: { code: string } }) => void) | null;
-}
+/** What a worker evaluator posts: console lines, then its result. */
+type EvalMessage =
+  | (EvalResult & { type: "result" })
+  | (ConsoleLine & { type: "console" });
 
 /**
- * Runs in the worker; must not reference anything outside its body. Given a
- * `target`, it talks through that instead of the worker's global scope (the
- * in-place mode used inside the skillbox sandbox).
+ * Prepares this global scope for client code (its console reports to
+ * `onConsole`) and returns the function that evaluates it. The worker runs
+ * its source text, so it must not reference anything outside its body.
  */
-function evaluatorMain(target?: EvaluatorScope): void {
+function evaluatorMain(
+  onConsole: (line: ConsoleLine) => void,
+): (code: string) => Promise<EvalResult> {
   // Long: kept in one function because the worker runs its source text
   // (`evaluatorSource`, from `toString()`), so it can reference nothing
   // outside its body; each job in it is a short named inner arrow.
   const MAX_CONSOLE_CHARS = 100_000;
   const MAX_DISPLAY_CHARS = 20_000;
   const MAX_VALUE_CHARS = 200_000;
-  const scope = target ?? globalThis as unknown as EvaluatorScope;
   const inspect = (v: unknown) =>
     Deno.inspect(v, { depth: 6, colors: false, iterableLimit: 200 });
   const clip = (s: string, n: number) =>
     s.length > n ? s.slice(0, n) + `… (${s.length - n} more chars)` : s;
 
   let consoleChars = 0;
-  const print = (level: string, args: unknown[]) => {
+  const print = (level: ConsoleLine["level"], args: unknown[]) => {
     if (consoleChars > MAX_CONSOLE_CHARS) return;
     let text = args.map((a) => typeof a === "string" ? a : inspect(a)).join(
       " ",
@@ -67,10 +63,10 @@ function evaluatorMain(target?: EvaluatorScope): void {
     if (consoleChars > MAX_CONSOLE_CHARS) {
       text = clip(text, 200) + " [console output capped]";
     }
-    scope.postMessage({ type: "console", level, text });
+    onConsole({ level, text });
   };
   // The evaluated code sees a console that reports to the tool, not stdout.
-  const sink: Record<string, string> = {
+  const sink: Record<string, ConsoleLine["level"]> = {
     log: "log",
     info: "info",
     debug: "debug",
@@ -182,10 +178,9 @@ function evaluatorMain(target?: EvaluatorScope): void {
     }
   };
 
-  scope.onmessage = async (e) => {
-    let result: Omit<EvalResult, "type">;
+  return async (code) => {
     try {
-      const value = await evaluate(e.data.code);
+      const value = await evaluate(code);
       let json: unknown = null;
       try {
         const s = JSON.stringify(value);
@@ -193,7 +188,7 @@ function evaluatorMain(target?: EvaluatorScope): void {
           json = JSON.parse(s);
         }
       } catch { /* not serializable: display still shows it */ }
-      result = {
+      return {
         value: json,
         display: clip(
           typeof value === "string" ? value : inspect(value),
@@ -203,14 +198,13 @@ function evaluatorMain(target?: EvaluatorScope): void {
         error: null,
       };
     } catch (err) {
-      result = {
+      return {
         value: null,
         display: "",
         value_type: "undefined",
         error: describeError(err),
       };
     }
-    scope.postMessage({ type: "result", ...result });
   };
 }
 
@@ -265,21 +259,19 @@ export async function evaluateInPlace(
       () => reject(signal.reason ?? new Error("The call was aborted")),
       { once: true },
     );
-    const scope: EvaluatorScope = {
-      postMessage: (msg) => {
-        const m = msg as EvalMessage;
-        if (m.type === "console") onConsole(m);
-        else resolve(m);
-      },
-      onmessage: null,
-    };
-    evaluatorMain(scope);
-    scope.onmessage?.({ data: { code } });
+    evaluatorMain(onConsole)(code).then(resolve, reject);
   });
 }
 
-/** The worker's source: {@link evaluatorMain}, transpiled, called at once. */
-const evaluatorSource = `(${evaluatorMain.toString()})();`;
+/**
+ * The worker's source: {@link evaluatorMain}, transpiled, posting console
+ * lines as they come and the result of the code the parent posts.
+ */
+const evaluatorSource = `const evaluate = (${evaluatorMain.toString()})(
+  (line) => postMessage({ type: "console", ...line }),
+);
+onmessage = async (e) =>
+  postMessage({ type: "result", ...await evaluate(e.data.code) });`;
 
 /**
  * Outside the skillbox sandbox (tests, embedding): evaluates in a throwaway
