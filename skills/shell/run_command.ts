@@ -14,7 +14,18 @@ interface Args {
   cwd?: string;
 }
 
-const DEFAULT_MAX_OUTPUT = 100_000;
+/**
+ * The toolkit's config as a call gets it: the host checked it against
+ * toolkit.ts's schema and filled in its defaults (and refuses the call
+ * when it does not fit), so it is read here as it is.
+ */
+interface ShellConfig {
+  allowed_commands: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  max_output_bytes: number;
+}
+
 // Log events are for watching progress; past this many the result still has
 // the (capped) output, and the agent is not flooded with events.
 const MAX_LOG_LINES = 2_000;
@@ -63,13 +74,14 @@ export default {
     },
   },
   async run(args, ctx) {
-    const cfg = shellConfig(ctx.config);
-    const program = resolveCommand(args.command, cfg.allowed);
+    const cfg = ctx.config as unknown as ShellConfig;
+    const program = resolveCommand(args.command, cfg.allowed_commands);
     const argv = args.args ?? [];
     if (!Array.isArray(argv) || argv.some((a) => typeof a !== "string")) {
       throw new TypeError("args must be an array of strings");
     }
-    const cwd = workingDir(cfg.cwd, args.cwd);
+    // An empty cwd is none, as toolkit.ts grants it.
+    const cwd = workingDir(cfg.cwd || undefined, args.cwd);
     ctx.signal.throwIfAborted();
 
     const started = Date.now();
@@ -104,8 +116,8 @@ export default {
       // Output is read while stdin is written: a program that answers as it
       // reads (cat, sort -m) stops reading once its unread output fills.
       const [stdout, stderr, status] = await Promise.all([
-        collect(child.stdout, "info", ctx, cfg.maxOutput, logs),
-        collect(child.stderr, "warn", ctx, cfg.maxOutput, logs),
+        collect(child.stdout, "info", ctx, cfg.max_output_bytes, logs),
+        collect(child.stderr, "warn", ctx, cfg.max_output_bytes, logs),
         child.status,
         // A grandchild can hold stdin open without reading it: the write
         // under way never ends, so abort stops waiting for it.
@@ -142,32 +154,6 @@ export default {
     }
   },
 } satisfies ToolDef<Args>;
-
-function shellConfig(config: Record<string, unknown>) {
-  const allowed = config.allowed_commands;
-  if (!Array.isArray(allowed)) {
-    throw new Error(
-      'The shell toolkit is not configured: set "allowed_commands" to the programs it may run',
-    );
-  }
-  const env: Record<string, string> = {};
-  if (config.env && typeof config.env === "object") {
-    for (const [k, v] of Object.entries(config.env)) {
-      if (typeof v === "string") env[k] = v;
-    }
-  }
-  const cwd = typeof config.cwd === "string" && config.cwd !== ""
-    ? config.cwd
-    : undefined;
-  return {
-    allowed: allowed.filter((x): x is string => typeof x === "string"),
-    cwd,
-    env,
-    maxOutput: typeof config.max_output_bytes === "number"
-      ? config.max_output_bytes
-      : DEFAULT_MAX_OUTPUT,
-  };
-}
 
 /**
  * Maps the requested command to the program to spawn. A bare name matches
