@@ -23,8 +23,17 @@ interface Args {
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 const MAX_REDIRECTS = 5;
-const DEFAULT_MAX_BODY = 1_000_000;
 const REDACTED = "[REDACTED]";
+
+/**
+ * The toolkit's config as a call gets it: the host checked it against
+ * toolkit.ts's schema and filled in its defaults (and refuses the call
+ * when it does not fit). `allowed_hosts` is the egress broker's to apply.
+ */
+interface HttpConfig {
+  headers?: Record<string, string>;
+  max_body_bytes: number;
+}
 
 export default {
   kind: "tool",
@@ -74,7 +83,8 @@ export default {
     },
   },
   async run(args, ctx) {
-    const cfg = httpConfig(ctx.config);
+    const cfg = ctx.config as unknown as HttpConfig;
+    const configured = cfg.headers ?? {};
     const method = (args.method ?? "GET").toUpperCase();
     if (!METHODS.includes(method)) {
       throw new TypeError(`Method "${args.method}" is not supported`);
@@ -82,7 +92,7 @@ export default {
     if (args.body !== undefined && args.json !== undefined) {
       throw new TypeError("Give body or json, not both");
     }
-    const headers: Record<string, string> = { ...cfg.headers };
+    const headers: Record<string, string> = { ...configured };
     for (const [k, v] of Object.entries(args.headers ?? {})) headers[k] = v;
     let body = args.body;
     if (args.json !== undefined) {
@@ -102,7 +112,7 @@ export default {
     });
     // The server chose the redirect targets and the status text: it may
     // have put a configured header's value in them.
-    const forms = secretForms(Object.values(cfg.headers));
+    const forms = secretForms(Object.values(configured));
     const url = redactUrl(response.url, forms.patterns);
     const statusText = redactText(response.statusText, forms.patterns);
     // `redirects` starts with the URL asked for; the last hop is the answer's.
@@ -120,8 +130,8 @@ export default {
       forms.patterns,
     );
     let truncated = response.truncated;
-    if (answer.length > cfg.maxBody) {
-      answer = answer.slice(0, cfg.maxBody);
+    if (answer.length > cfg.max_body_bytes) {
+      answer = answer.slice(0, cfg.max_body_bytes);
       truncated = true;
     }
     if (truncated) answer = withoutFormStart(answer, forms);
@@ -151,31 +161,6 @@ export default {
     };
   },
 } satisfies ToolDef<Args>;
-
-interface HttpConfig {
-  headers: Record<string, string>;
-  maxBody: number;
-}
-
-function httpConfig(config: Record<string, unknown>): HttpConfig {
-  if (!Array.isArray(config.allowed_hosts)) {
-    throw new Error(
-      'The http toolkit is not configured: set "allowed_hosts" to the hosts it may reach',
-    );
-  }
-  const headers: Record<string, string> = {};
-  if (config.headers && typeof config.headers === "object") {
-    for (const [k, v] of Object.entries(config.headers)) {
-      if (typeof v === "string") headers[k] = v;
-    }
-  }
-  return {
-    headers,
-    maxBody: typeof config.max_body_bytes === "number"
-      ? config.max_body_bytes
-      : DEFAULT_MAX_BODY,
-  };
-}
 
 function isTextual(contentType: string, bytes: Uint8Array): boolean {
   const ct = contentType.toLowerCase();
