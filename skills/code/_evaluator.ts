@@ -383,11 +383,10 @@ export const ERROR_OUTPUT = {
 };
 
 /**
- * Starts a code tool's call: checks `code`, that the call is not already
- * cancelled, and keeps the console lines the snippet prints for the result
+ * Starts a code tool's call: checks that it is not already cancelled, and
+ * keeps the console lines the snippet prints for the result
  * while relaying them as the call's log events as they come.
  *
- * @param args the call's arguments
  * @param ctx the call's `signal` and `log`
  * @returns the lines so far and the listener that records them
  * @example
@@ -395,7 +394,7 @@ export const ERROR_OUTPUT = {
  * import { beginCall } from "./_evaluator.ts";
  * import assert from "node:assert/strict";
  * const logged: string[] = [];
- * const relay = beginCall({ code: "1" }, {
+ * const relay = beginCall({
  *   signal: new AbortController().signal,
  *   log: (level, text) => logged.push(`${level} ${text}`),
  * });
@@ -405,15 +404,11 @@ export const ERROR_OUTPUT = {
  * ```
  */
 export function beginCall(
-  args: { code: unknown },
   ctx: {
     signal: AbortSignal;
     log: (level: "info" | "debug" | "warn" | "error", text: string) => void;
   },
 ): { lines: ConsoleLine[]; onConsole: (line: ConsoleLine) => void } {
-  if (typeof args.code !== "string") {
-    throw new TypeError("code must be a string");
-  }
   ctx.signal.throwIfAborted();
   const lines: ConsoleLine[] = [];
   return {

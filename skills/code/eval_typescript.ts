@@ -54,7 +54,7 @@ export default {
     "- Type errors are not checked: types are stripped, not verified.",
   ].join("\n"),
   async run(args, ctx) {
-    const { lines, onConsole } = beginCall(args, ctx);
+    const { lines, onConsole } = beginCall(ctx);
     const evaluate = typeof Worker === "undefined"
       ? evaluateInPlace
       : evaluateInWorker;

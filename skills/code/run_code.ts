@@ -81,7 +81,7 @@ export default {
     "- No files, network or environment of its own: everything goes through `tools` and `skills`, with your session's permissions and quotas.",
   ].join("\n"),
   async run(args, ctx) {
-    const { lines, onConsole } = beginCall(args, ctx);
+    const { lines, onConsole } = beginCall(ctx);
     if (typeof Worker !== "undefined") {
       throw new Error(
         "run_code runs only in the skillbox sandbox: its tools are the host's",

@@ -121,16 +121,10 @@ export default {
       );
       return new CsvProfiler(delimiter, options);
     };
-    let profiler: CsvProfiler;
-    if (typeof args.path === "string") {
-      profiler = await profilePath(args.path, ctx, start);
-    } else if (typeof args.csv === "string") {
-      profiler = profileInline(args.csv, ctx, start);
-    } else {
-      throw new TypeError(
-        'Give "path" (a file under the filesystem root) or "csv" (the text)',
-      );
-    }
+    // The input schema asks for one of the two.
+    const profiler = args.path !== undefined
+      ? await profilePath(args.path, ctx, start)
+      : profileInline(args.csv!, ctx, start);
     return report(profiler.finish(), ctx, args.path ?? "inline");
   },
 } satisfies SkillDef<Args>;

@@ -58,3 +58,12 @@ Deno.test("csv_profile refuses a record longer than a page, whatever its charact
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("csv_profile profiles inline text when given csv, not path", async () => {
+  const out = dataOf(
+    await csvProfile.run({ csv: "a;b\n1;x\n2;y\n" }, makeCtx().ctx),
+  );
+  assert.equal(out.source, "inline");
+  assert.equal(out.delimiter, ";");
+  assert.equal(out.rows, 2);
+});

@@ -58,9 +58,6 @@ export default {
         'The filesystem toolkit is read-only: configure "writable": true to write files',
       );
     }
-    if (typeof args.content !== "string") {
-      throw new TypeError("content must be a string");
-    }
     const mode = args.mode ?? "overwrite";
     const { abs, rel } = await resolveInRoot(cfg, args.path);
     if (rel === ".") throw new Error("Cannot write to the root directory");

@@ -85,10 +85,7 @@ export default {
   async run(args, ctx) {
     const cfg = ctx.config as unknown as HttpConfig;
     const configured = cfg.headers ?? {};
-    const method = (args.method ?? "GET").toUpperCase();
-    if (!METHODS.includes(method)) {
-      throw new TypeError(`Method "${args.method}" is not supported`);
-    }
+    const method = args.method ?? "GET";
     if (args.body !== undefined && args.json !== undefined) {
       throw new TypeError("Give body or json, not both");
     }

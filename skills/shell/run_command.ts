@@ -76,10 +76,6 @@ export default {
   async run(args, ctx) {
     const cfg = ctx.config as unknown as ShellConfig;
     const program = resolveCommand(args.command, cfg.allowed_commands);
-    const argv = args.args ?? [];
-    if (!Array.isArray(argv) || argv.some((a) => typeof a !== "string")) {
-      throw new TypeError("args must be an array of strings");
-    }
     // An empty cwd is none, as toolkit.ts grants it.
     const cwd = workingDir(cfg.cwd || undefined, args.cwd);
     ctx.signal.throwIfAborted();
@@ -88,7 +84,7 @@ export default {
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(program, {
-        args: argv,
+        args: args.args ?? [],
         cwd,
         clearEnv: true,
         env: { PATH: DEFAULT_PATH, LANG: "C.UTF-8", ...cfg.env },
