@@ -19,7 +19,6 @@ interface Args {
 }
 
 const DEFAULT_MAX_RESULTS = 500;
-const LIMIT_MAX_RESULTS = 10_000;
 
 export default {
   kind: "tool",
@@ -54,7 +53,7 @@ export default {
       max_results: {
         type: "integer",
         minimum: 1,
-        maximum: LIMIT_MAX_RESULTS,
+        maximum: 10_000,
         description: `Most paths to return (default ${DEFAULT_MAX_RESULTS})`,
       },
     },
@@ -77,10 +76,8 @@ export default {
     const { abs, rel } = await resolveInRoot(cfg, args.path ?? ".");
     const glob = compileGlob(args.pattern);
     const want = args.type ?? "file";
-    const max = Math.min(
-      args.max_results ?? DEFAULT_MAX_RESULTS,
-      LIMIT_MAX_RESULTS,
-    );
+    // The host held max_results to the input schema's bounds.
+    const max = args.max_results ?? DEFAULT_MAX_RESULTS;
     // A pattern naming a dot-directory (".github/**") means the agent wants
     // hidden entries even without the flag.
     const includeHidden = args.include_hidden ??

@@ -37,7 +37,6 @@ interface Match {
 }
 
 const DEFAULT_MAX_MATCHES = 100;
-const LIMIT_MAX_MATCHES = 5_000;
 const MAX_FILE_BYTES = 10_000_000;
 const MAX_LINE_CHARS = 500;
 
@@ -81,7 +80,7 @@ export default {
       max_matches: {
         type: "integer",
         minimum: 1,
-        maximum: LIMIT_MAX_MATCHES,
+        maximum: 5_000,
         description:
           `Stop after this many matches (default ${DEFAULT_MAX_MATCHES})`,
       },
@@ -122,11 +121,9 @@ export default {
     const { abs, rel } = await resolveInRoot(cfg, args.path ?? ".");
     const regex = compilePattern(args);
     const filter = args.glob ? compileGlob(args.glob) : null;
-    const context = Math.min(Math.max(args.context ?? 0, 0), 20);
-    const max = Math.min(
-      args.max_matches ?? DEFAULT_MAX_MATCHES,
-      LIMIT_MAX_MATCHES,
-    );
+    // The host held the numbers to the input schema's bounds.
+    const context = args.context ?? 0;
+    const max = args.max_matches ?? DEFAULT_MAX_MATCHES;
 
     const info = await Deno.stat(abs);
     const walked = info.isDirectory

@@ -25,8 +25,6 @@ interface Entry {
 }
 
 const DEFAULT_MAX_ENTRIES = 500;
-const LIMIT_MAX_ENTRIES = 10_000;
-const LIMIT_DEPTH = 10;
 
 export default {
   kind: "tool",
@@ -50,7 +48,7 @@ export default {
       max_depth: {
         type: "integer",
         minimum: 1,
-        maximum: LIMIT_DEPTH,
+        maximum: 10,
         description: "Levels to descend when recursive (default 3)",
       },
       include_hidden: {
@@ -60,7 +58,7 @@ export default {
       max_entries: {
         type: "integer",
         minimum: 1,
-        maximum: LIMIT_MAX_ENTRIES,
+        maximum: 10_000,
         description: `Most entries to return (default ${DEFAULT_MAX_ENTRIES})`,
       },
     },
@@ -91,15 +89,12 @@ export default {
     const { abs, rel } = await resolveInRoot(cfg, args.path ?? ".");
     const info = await Deno.stat(abs);
     if (!info.isDirectory) throw new Error(`"${rel}" is not a directory`);
-    const maxEntries = Math.min(
-      args.max_entries ?? DEFAULT_MAX_ENTRIES,
-      LIMIT_MAX_ENTRIES,
-    );
     const entries: Entry[] = [];
+    // The host held the numbers to the input schema's bounds.
     const walked = walk(abs, {
-      maxDepth: args.recursive ? Math.min(args.max_depth ?? 3, LIMIT_DEPTH) : 1,
+      maxDepth: args.recursive ? args.max_depth ?? 3 : 1,
       includeHidden: args.include_hidden ?? true,
-      maxVisited: maxEntries,
+      maxVisited: args.max_entries ?? DEFAULT_MAX_ENTRIES,
     });
     for await (const e of walked) {
       const entry: Entry = {

@@ -19,7 +19,6 @@ interface Args {
 }
 
 const DEFAULT_MAX_BYTES = 100_000;
-const LIMIT_MAX_BYTES = 2_000_000;
 
 export default {
   kind: "tool",
@@ -46,7 +45,7 @@ export default {
       max_bytes: {
         type: "integer",
         minimum: 1,
-        maximum: LIMIT_MAX_BYTES,
+        maximum: 2_000_000,
         description:
           `Most bytes of content to return (default ${DEFAULT_MAX_BYTES}); the rest is cut at a line boundary and \`truncated\` is set`,
       },
@@ -90,10 +89,8 @@ export default {
         `end_line (${end}) is before start_line (${start})`,
       );
     }
-    const maxBytes = Math.min(
-      args.max_bytes ?? DEFAULT_MAX_BYTES,
-      LIMIT_MAX_BYTES,
-    );
+    // The host held max_bytes to the input schema's bounds.
+    const maxBytes = args.max_bytes ?? DEFAULT_MAX_BYTES;
     // A FIFO is opened without waiting: a blocking open would hold the
     // call, and a thread of the shared process, until a writer came. What
     // the file is comes from this open handle, which is the one read: the
