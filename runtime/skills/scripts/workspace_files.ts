@@ -1,6 +1,6 @@
 /**
- * The keeper's report of a script run, parsed within the caps while it
- * arrives (see `workspace_mount.ts` for what the keeper sends): the exit
+ * The keeper's report of a script run, held within the caps and parsed
+ * once it ended (see `workspace_mount.ts` for what the keeper sends): the exit
  * code, whether the workspace was full, and the files the script left,
  * already bounded by the keeper (regular files only, at most `maxFiles` by
  * name, content only while the total stays within `maxBytes`). The host
@@ -10,6 +10,8 @@
  *
  * @module
  */
+
+import { Buffer } from "node:buffer";
 
 /** The caps of what is read back (`store.script_files_max_bytes`, `store.script_files_max`). */
 export interface CollectCaps {
@@ -63,7 +65,8 @@ const MAX_LINE = 128;
 const MAX_NAME = 4096;
 
 /**
- * Parses the keeper's stream within the caps.
+ * Holds the keeper's stream within the most a keeper within the caps can
+ * send, and parses it once it ended.
  *
  * @example A report and two files, the second over the byte cap
  * ```ts
@@ -79,21 +82,25 @@ const MAX_NAME = 4096;
  * ```
  */
 export class KeeperStream {
-  #caps: CollectCaps;
-  // An incomplete header line and name (at most MAX_LINE + MAX_NAME).
-  #pending: Uint8Array = new Uint8Array(0);
-  // The file whose content is arriving, its buffer of its announced size.
-  #body: { file: CollectedFile; data: Uint8Array; filled: number } | null =
-    null;
-  #head: { code: number; free: number; inodes: number; found: number } | null =
-    null;
-  #files: CollectedFile[] = [];
-  #bytes = 0;
-  #broken = false;
+  readonly #caps: CollectCaps;
+  // The report's line, and for each file listed its header and name, and
+  // the content of all together: a stream past this is not the keeper's,
+  // and the rest of it is dropped unread.
+  readonly #limit: number;
+  readonly #chunks: Uint8Array[] = [];
+  #held = 0;
+  #over = false;
 
   /** @param caps what may be held */
   constructor(caps: CollectCaps) {
     this.#caps = caps;
+    this.#limit = (MAX_LINE + 1) * (caps.maxFiles + 1) +
+      MAX_NAME * caps.maxFiles + caps.maxBytes;
+  }
+
+  /** Bytes held so far: never more than a keeper within the caps sends. */
+  get held(): number {
+    return this.#held;
   }
 
   /**
@@ -102,32 +109,10 @@ export class KeeperStream {
    * @param chunk bytes after the marker
    */
   push(chunk: Uint8Array): void {
-    let at = 0;
-    while (at < chunk.length && !this.#broken) {
-      const body = this.#body;
-      if (body) {
-        const n = Math.min(chunk.length - at, body.data.length - body.filled);
-        body.data.set(chunk.subarray(at, at + n), body.filled);
-        body.filled += n;
-        at += n;
-        if (body.filled === body.data.length) this.#endBody();
-        continue;
-      }
-      const limit = MAX_LINE + 1 + MAX_NAME;
-      const take = Math.min(limit - this.#pending.length, chunk.length - at);
-      const all = new Uint8Array(this.#pending.length + take);
-      all.set(this.#pending);
-      all.set(chunk.subarray(at, at + take), this.#pending.length);
-      const used = this.#header(all);
-      if (used === 0) {
-        if (all.length >= limit) this.#broken = true;
-        this.#pending = all;
-        at += take;
-        continue;
-      }
-      at += used - this.#pending.length;
-      this.#pending = new Uint8Array(0);
-    }
+    const room = Math.max(0, this.#limit - this.#held);
+    if (chunk.length > room) this.#over = true;
+    this.#chunks.push(chunk.subarray(0, room));
+    this.#held += Math.min(chunk.length, room);
   }
 
   /**
@@ -136,95 +121,86 @@ export class KeeperStream {
    * @returns the report, or null when no report came
    */
   end(): KeeperReport | null {
-    const head = this.#head;
-    if (!head) return null;
-    const caps = this.#caps;
-    const files = this.#files;
-    const sent = files.filter((f) => f.data !== null).length;
-    const overBytes = files.some((f) => f.data === null);
-    const overFiles = head.found > caps.maxFiles;
+    const bytes = Buffer.concat(this.#chunks);
+    let at = 0;
+    // The next whole header line's words, or null.
+    const line = (): string[] | null => {
+      const eol = bytes.subarray(at, at + MAX_LINE + 1).indexOf(10);
+      if (eol < 0) return null;
+      const words = text(bytes.subarray(at, at + eol)).split(" ");
+      at += eol + 1;
+      return words;
+    };
+    const first = line();
+    const report = first?.[0] === "R" ? numbers(first.slice(1)) : null;
+    if (report?.length !== 4) return null;
+    const [code = 0, free = 0, inodes = 0, found = 0] = report;
+    const { maxBytes, maxFiles } = this.#caps;
+    const files: CollectedFile[] = [];
+    let sent = 0;
+    let bytesSent = 0;
+    let cut = this.#over;
+    while (at < bytes.length) {
+      const header = numbers(line() ?? []);
+      const [size = 0, send = 0, nameLength = 0] = header ?? [];
+      const end = at + nameLength + (send === 1 ? size : 0);
+      if (
+        header?.length !== 3 || nameLength > MAX_NAME ||
+        files.length >= maxFiles ||
+        (send === 1 && bytesSent + size > maxBytes) || end > bytes.length
+      ) {
+        cut = true;
+        break;
+      }
+      const name = text(bytes.subarray(at, at + nameLength));
+      if (send === 1) {
+        bytesSent += size;
+        sent++;
+        // A copy of its own: the file outlives the stream's bytes.
+        const data = new Uint8Array(bytes.subarray(at + nameLength, end));
+        files.push({ name, size, data, note: null });
+      } else {
+        files.push({
+          name,
+          size,
+          data: null,
+          note:
+            `not collected: over the ${maxBytes}-byte cap of a script's files`,
+        });
+      }
+      at = end;
+    }
     const reasons = [
-      ...overBytes ? [`${caps.maxBytes} bytes`] : [],
-      ...overFiles ? [`${caps.maxFiles} files`] : [],
+      ...sent < files.length ? [`${maxBytes} bytes`] : [],
+      ...found > maxFiles ? [`${maxFiles} files`] : [],
     ];
     let note = reasons.length > 0
       ? `Script files over ${reasons.join(" and ")}: ${
-        count(head.found - sent)
-      } of ${count(head.found)} files left out`
+        count(found - sent)
+      } of ${count(found)} files left out`
       : null;
-    if (this.#broken || this.#pending.length > 0 || this.#body) {
+    if (cut) {
       note = `${
         note ?? "Script files left out"
       } (the workspace's listing was cut)`;
     }
     return {
-      code: head.code,
-      bytesFull: head.free === 0,
-      filesFull: head.inodes === 0,
-      files: { files, found: head.found, note },
+      code,
+      bytesFull: free === 0,
+      filesFull: inodes === 0,
+      files: { files, found, note },
     };
   }
+}
 
-  // Reads one header (and name) from the start of `bytes`; returns how many
-  // bytes it used, 0 when it is not complete yet.
-  #header(bytes: Uint8Array): number {
-    const eol = bytes.subarray(0, MAX_LINE + 1).indexOf(10);
-    if (eol < 0) return bytes.length > MAX_LINE ? this.#break() : 0;
-    const line = new TextDecoder().decode(bytes.subarray(0, eol)).split(" ");
-    const numbers = line.slice(line[0] === "R" ? 1 : 0).map(Number);
-    if (numbers.some((n) => !Number.isSafeInteger(n) || n < 0)) {
-      return this.#break();
-    }
-    if (!this.#head) {
-      if (line[0] !== "R" || numbers.length !== 4) return this.#break();
-      const [code, free, inodes, found] = numbers as [
-        number,
-        number,
-        number,
-        number,
-      ];
-      this.#head = { code, free, inodes, found };
-      return eol + 1;
-    }
-    if (numbers.length !== 3) return this.#break();
-    const [size, send, nameLength] = numbers as [number, number, number];
-    if (nameLength > MAX_NAME || this.#files.length >= this.#caps.maxFiles) {
-      return this.#break();
-    }
-    if (send === 1 && this.#bytes + size > this.#caps.maxBytes) {
-      return this.#break();
-    }
-    const used = eol + 1 + nameLength;
-    if (bytes.length < used) return 0;
-    const file: CollectedFile = {
-      name: new TextDecoder().decode(bytes.subarray(eol + 1, used)),
-      size,
-      data: null,
-      note: null,
-    };
-    if (send === 1) {
-      this.#bytes += size;
-      this.#body = { file, data: new Uint8Array(size), filled: 0 };
-      if (size === 0) this.#endBody();
-    } else {
-      file.note =
-        `not collected: over the ${this.#caps.maxBytes}-byte cap of a script's files`;
-      this.#files.push(file);
-    }
-    return used;
-  }
+function text(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes);
+}
 
-  #endBody(): void {
-    const body = this.#body!;
-    body.file.data = body.data;
-    this.#files.push(body.file);
-    this.#body = null;
-  }
-
-  #break(): number {
-    this.#broken = true;
-    return 0;
-  }
+// A header's numbers, or null when one is not a whole number.
+function numbers(words: readonly string[]): number[] | null {
+  const all = words.map(Number);
+  return all.every((n) => Number.isSafeInteger(n) && n >= 0) ? all : null;
 }
 
 function count(n: number): string {

@@ -49,6 +49,18 @@ Deno.test("a stream that claims more than the caps is cut, never held", () => {
   // A header line with no end, or not numbers.
   assert.match(stream("R 0 1 1 1\n" + "9".repeat(500), 50)!.files.note!, /cut/);
   assert.match(stream("R 0 1 1 1\nx y z\n", 50)!.files.note!, /cut/);
+  // Only the first line is the report: a file's header has no "R".
+  const twice = stream("R 0 1 1 1\nR 1 0 1\na", 50)!;
+  assert.deepEqual(twice.files.files, []);
+  assert.match(twice.files.note!, /cut/);
+  // A stream that never ends is held only up to what the caps allow: a
+  // report line, and per file listed a header line and a name, plus the
+  // content of all (8 + 129 * 4 + 4096 * 3 bytes).
+  const endless = new KeeperStream({ maxBytes: 8, maxFiles: 3 });
+  endless.push(bytes("R 0 1 1 1\n"));
+  for (let i = 0; i < 100; i++) endless.push(new Uint8Array(64 * 1024));
+  assert.equal(endless.held, 12_812);
+  assert.match(endless.end()!.files.note!, /listing was cut/);
   // No report at all (the keeper never got there).
   assert.equal(stream("", 1), null);
   assert.equal(stream("garbage\n", 3), null);
