@@ -31,6 +31,7 @@ import type { Capability } from "../capability.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { output } from "../../protocol/output.ts";
 import type { ErrorCode } from "../../protocol/codes.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 import { encodeLlmChoice } from "../../protocol/skill.ts";
 import type { ToolCaller } from "../tools/call.ts";
 import type { RegistrySnapshot } from "../registry/types.ts";
@@ -188,8 +189,8 @@ export interface RegistryToolHostOptions {
  * A {@link SkillToolHost} over the registry's tools and toolkits that runs
  * calls through the tools capability's caller, so a skill's tool calls get
  * the same policy, validation and sandbox as an agent's `tool/call/req`.
- * A tool's failure comes back as an outcome; an unknown or denied tool
- * throws, and the skill sees either as a failed call.
+ * Every failure throws: an unknown or denied tool as the caller throws
+ * it, a tool that ran and failed as a `SkillboxError` with its code.
  *
  * @param options the registry and the caller
  * @returns the tool host
@@ -211,8 +212,8 @@ export interface RegistryToolHostOptions {
  * assert.equal(host.tool("grep")?.toolkit, "filesystem");
  * assert.deepEqual(host.toolkit("filesystem")?.tools, ["grep"]);
  * const session = { id: "s", token: "", state: new Map(), send() {}, signal: new AbortController().signal };
- * const outcome = await host.call("grep", {}, { session, signal: session.signal, timeoutMs: 1000 });
- * assert.deepEqual(outcome, { ok: true, value: { hits: 2 } });
+ * const value = await host.call("grep", {}, { session, signal: session.signal, timeoutMs: 1000 });
+ * assert.deepEqual(value, { hits: 2 });
  * ```
  */
 export function registryToolHost(
@@ -258,23 +259,19 @@ export function registryToolHost(
         onEvent: onEvent && ((event) => onEvent(event.kind, event.data)),
       });
       if (!result.success) {
-        return {
-          ok: false,
-          code: (result.errorCode ?? "tool_error") as ErrorCode,
-          message: result.error ?? `Tool "${name}" failed`,
-        };
+        throw new SkillboxError(
+          (result.errorCode ?? "tool_error") as ErrorCode,
+          result.error ?? `Tool "${name}" failed`,
+        );
       }
-      return {
-        ok: true,
-        // The agent loop ends on break_loop; it reads it from the marker.
-        value: breakLoop
-          ? output({
-            data: result.data,
-            summary: result.summary,
-            break_loop: true,
-          })
-          : result.data,
-      };
+      // The agent loop ends on break_loop; it reads it from the marker.
+      return breakLoop
+        ? output({
+          data: result.data,
+          summary: result.summary,
+          break_loop: true,
+        })
+        : result.data;
     },
   };
 }

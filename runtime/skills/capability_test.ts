@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { isOutput, output } from "../../protocol/output.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 import {
   decodeRequest,
   REQUEST_SCHEMAS,
@@ -714,7 +715,7 @@ Deno.test("registryToolHost() hands out the registry's tool as the domain tool, 
   assert.equal(host.tool("nope"), undefined);
 });
 
-Deno.test("registryToolHost() turns a failed outcome into a failure with its code, and a break_loop into an output", async () => {
+Deno.test("registryToolHost() throws a failed outcome with its code, and makes a break_loop an output", async () => {
   const seen: SessionToolCall[] = [];
   const outcomes = [
     {
@@ -746,27 +747,28 @@ Deno.test("registryToolHost() turns a failed outcome into a failure with its cod
       },
     },
   });
-  const failed = await host.call("grep", { q: "x" }, {
-    session,
-    signal: session.signal,
-    timeoutMs: 1500,
-  });
-  assert.deepEqual(failed, {
-    ok: false,
-    code: "timeout",
-    message: "Timed out",
-  });
+  await assert.rejects(
+    host.call("grep", { q: "x" }, {
+      session,
+      signal: session.signal,
+      timeoutMs: 1500,
+    }),
+    (error) => {
+      assert.ok(error instanceof SkillboxError);
+      assert.equal(error.code, "timeout");
+      assert.equal(error.message, "Timed out");
+      return true;
+    },
+  );
   assert.equal(seen[0]?.timeoutSeconds, 1.5);
   const stopped = await host.call("grep", {}, {
     session,
     signal: session.signal,
     timeoutMs: 1000,
   });
-  assert.ok(stopped.ok && isOutput(stopped.value));
-  assert.equal(
-    stopped.ok && isOutput(stopped.value) && stopped.value.break_loop,
-    true,
-  );
+  assert.ok(isOutput(stopped));
+  assert.equal(stopped.break_loop, true);
+  assert.deepEqual(stopped.data, { hits: 1 });
 });
 
 Deno.test("hostLlm() evicts one provider at a time, so a client cycling overrides keeps others' providers", () => {

@@ -21,7 +21,7 @@
  */
 
 import type { OutgoingMessage, SessionScope } from "../capability.ts";
-import { type ErrorCode, GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
+import { GENERIC_EVENT_KINDS } from "../../protocol/codes.ts";
 import type { ChatRequest, ChatResponse } from "../../protocol/chat.ts";
 import { envelope } from "../../protocol/envelope.ts";
 import {
@@ -64,11 +64,6 @@ export interface SkillToolInfo
   readonly prompt: string;
 }
 
-/** What one tool call gave: its value, or a failure with an A2E code. */
-export type SkillToolOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; code: ErrorCode; message: string };
-
 /** Options of {@link SkillToolHost.call}. */
 export interface SkillToolCallOptions {
   /** The session the skill runs for (toolkit configuration, policy). */
@@ -96,12 +91,15 @@ export interface SkillToolHost {
   tool(name: string): SkillToolInfo | undefined;
   /** A loaded toolkit's tool names. */
   toolkit(name: string): { readonly tools: readonly string[] } | undefined;
-  /** Runs a tool; resolves with its outcome, never throws for tool failures. */
+  /**
+   * Runs a tool: resolves with its value, and rejects for every failure
+   * (a `SkillboxError` with the tool's A2E code when it ran and failed).
+   */
   call(
     name: string,
     args: Record<string, unknown>,
     options: SkillToolCallOptions,
-  ): Promise<SkillToolOutcome>;
+  ): Promise<unknown>;
   /**
    * A session's configuration of a toolkit and the grant it gives, checked
    * against the host policy exactly as for a call of the toolkit's tools;
@@ -363,14 +361,14 @@ function runScript(
 }
 
 // A host tool's value; its failure thrown with its code.
-async function runTool(
+function runTool(
   options: ToolRelayOptions,
   tool: string,
   args: Record<string, unknown>,
   callSignal: AbortSignal | undefined,
 ): Promise<unknown> {
   const { signal, log } = options;
-  const outcome = await options.tools.call(tool, args, {
+  return options.tools.call(tool, args, {
     session: options.session,
     signal: withCallSignal(signal, callSignal),
     timeoutMs: options.remainingMs(),
@@ -378,8 +376,6 @@ async function runTool(
     // A long tool's progress is the skill's progress: relay it live.
     onEvent: (kind, data) => log.relay(kind, { ...data, tool }),
   });
-  if (!outcome.ok) throw new SkillboxError(outcome.code, outcome.message);
-  return outcome.value;
 }
 
 // The skill call's signal, joined with one call's own when it has one.

@@ -32,13 +32,9 @@ function host(
       options.onEvent?.("progress", { pct: 50 });
       options.onEvent?.("tool.completed", { forged: true });
       if (name === "bad") {
-        return Promise.resolve({
-          ok: false,
-          code: "tool_error",
-          message: "It broke",
-        });
+        return Promise.reject(new SkillboxError("tool_error", "It broke"));
       }
-      return Promise.resolve({ ok: true, value: { echo: args } });
+      return Promise.resolve({ echo: args });
     },
   };
 }

@@ -20,8 +20,8 @@ import { parseSkillMd } from "../../runtime/skills/skill_md.ts";
 import type {
   SkillToolHost,
   SkillToolInfo,
-  SkillToolOutcome,
 } from "../../runtime/skills/relays.ts";
+import { SkillboxError } from "../../protocol/errors.ts";
 import type {
   ChatRequest,
   ChatResponse,
@@ -120,18 +120,17 @@ export function fakeTools(
         : undefined;
     },
     toolkit: (name) => toolkits[name] ? { tools: toolkits[name]! } : undefined,
-    async call(name, args, { signal, onEvent }): Promise<SkillToolOutcome> {
+    async call(name, args, { signal, onEvent }) {
       calls.push({ name, args });
       const emit = (kind: string, data: Record<string, unknown>) =>
         onEvent?.(kind, data);
       try {
-        return { ok: true, value: await tools[name]!.run(args, signal, emit) };
+        return await tools[name]!.run(args, signal, emit);
       } catch (error) {
-        return {
-          ok: false,
-          code: "tool_error",
-          message: error instanceof Error ? error.message : String(error),
-        };
+        throw new SkillboxError(
+          "tool_error",
+          error instanceof Error ? error.message : String(error),
+        );
       }
     },
   };
