@@ -48,8 +48,10 @@ import {
   SkillFileRefusedError,
 } from "./skill_md.ts";
 import { COMMAND_TOOL, commandRefusal } from "./tool_names.ts";
-import { callSkillScript, RUN_SKILL_SCRIPT_TOOL } from "./scripts/tool.ts";
-import type { ScriptLimits } from "./scripts/run_script.ts";
+import { RUN_SKILL_SCRIPT_TOOL, runSkillScriptTool } from "./scripts/tool.ts";
+import { runSkillScript, type ScriptLimits } from "./scripts/run_script.ts";
+import { listSkillScripts } from "./scripts/script_files.ts";
+import { validateValue } from "../schema/validator.ts";
 import type { CollectCaps } from "./scripts/workspace_files.ts";
 import type { WorkspaceQuota } from "./scripts/workspace_mount.ts";
 import { scriptFilesRoot } from "./scripts/files_root.ts";
@@ -330,7 +332,11 @@ function readFile(
     : readSkillFile({ ...files, name: skill }, path);
 }
 
-function runScript(
+// A `run_skill_script` call: held to the schema the model was offered (its
+// `script` one of the skill's scripts, listed now: the host's validator
+// names the item that is not), then run confined with the session's files
+// mounted when the skill may reach them.
+async function runScript(
   options: ToolRelayOptions,
   files: SkillFiles,
   args: Record<string, unknown>,
@@ -338,16 +344,26 @@ function runScript(
   call: number,
 ): Promise<unknown> {
   const { signal, log, history, parentRunId } = options;
-  return callSkillScript(args, {
+  const scripts = await listSkillScripts(files.folder, files.resources);
+  const checked = validateValue(runSkillScriptTool(scripts).inputSchema, args);
+  if (!checked.valid) throw new Error(checked.message);
+  const mount = await scriptFilesRoot(
+    options.allowed,
+    options.tools,
+    options.session,
+  );
+  const result = await runSkillScript({
     folder: files.folder,
-    resources: files.resources,
-    limits: options.scripts!,
+    script: args.script as string,
+    args: (args.args ?? []) as string[],
+    stdin: args.stdin as string | undefined,
+    files: (args.files ?? {}) as Record<string, string>,
+    filesRoot: mount && "bind" in mount ? mount.bind : undefined,
     timeoutMs: options.remainingMs(),
+    // A skill's scripts always stop with the skill.
     signal: withCallSignal(signal, callSignal),
     onEvent: (kind, data) =>
       log.emit(kind, { ...data, tool: RUN_SKILL_SCRIPT_TOOL }),
-    filesRoot: () =>
-      scriptFilesRoot(options.allowed, options.tools, options.session),
     // Each call's files under its number: two calls may write one name.
     keep: history && parentRunId
       ? (files, unlisted) =>
@@ -357,7 +373,10 @@ function runScript(
           unlisted,
         )
       : undefined,
-  });
+  }, options.scripts!);
+  return mount && "refused" in mount
+    ? { ...result, files_root_refused: mount.refused }
+    : result;
 }
 
 // A host tool's value; its failure thrown with its code.

@@ -210,6 +210,51 @@ function fakeProvider(seen: ChatOptions[]): LlmProvider {
   };
 }
 
+// A run_skill_script call's arguments are checked before any script runs:
+// no interpreter or confinement is needed, the call is refused first.
+async function scriptRefusal(args: Record<string, unknown>): Promise<string> {
+  const folder = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${folder}/scripts`);
+    await Deno.writeTextFile(`${folder}/scripts/a.sh`, "echo hi");
+    const { call, log } = relay({
+      files: { folder, resources: [] },
+      scripts: { interpreters: {} },
+    });
+    const error = await call("run_skill_script", {
+      script: "scripts/a.sh",
+      ...args,
+    }, null).then(() => null, (e: Error) => e);
+    assert.ok(error instanceof Error, "the call was not refused");
+    assert.equal(log.events.at(-1)?.kind, "tool.failed");
+    return error.message;
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+}
+
+Deno.test("createToolRelay() names the run_skill_script argument the model got wrong", async (t) => {
+  await t.step("an argument that is not a string", async () => {
+    assert.match(await scriptRefusal({ args: ["-n", 5] }), /"args\.1"/);
+  });
+  await t.step("a file whose content is not text", async () => {
+    assert.match(
+      await scriptRefusal({ files: { "in.csv": "a", "b.csv": 2 } }),
+      /"files\.b\.csv"/,
+    );
+  });
+  await t.step("stdin that is not text", async () => {
+    assert.match(await scriptRefusal({ stdin: 3 }), /"stdin"/);
+  });
+  await t.step("a script that is not one of the skill's", async () => {
+    // Worded by the schema the model was offered: its list, not its value.
+    assert.equal(
+      await scriptRefusal({ script: "../a.sh" }),
+      '"script" must be one of ["scripts/a.sh"]',
+    );
+  });
+});
+
 Deno.test("ChatRelay numbers turns and emits llm.* events in order", async () => {
   const log = new SkillEventLog("r1");
   const seen: ChatOptions[] = [];

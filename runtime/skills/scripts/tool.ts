@@ -1,24 +1,20 @@
 /**
  * The `run_skill_script` tool an instruction skill's agent loop offers when
- * the skill carries scripts, and its call: the script checked against the
- * skill's own list, then run confined (see `run_script.ts`).
+ * the skill carries scripts, and the limits its runs get. The tool relay
+ * (`relays.ts`) holds a call to this tool's schema and runs the script
+ * confined (see `run_script.ts`).
  *
  * @module
  */
 
-import { validateValue } from "../../schema/validator.ts";
 import type { AgentTool } from "../run.ts";
 import type { InstructionSkillRun } from "../catalog.ts";
 import type { SkillLimits } from "../relays.ts";
-import {
-  runSkillScript,
-  type ScriptCall,
-  type ScriptLimits,
-} from "./run_script.ts";
+import type { ScriptLimits } from "./run_script.ts";
 import { listSkillScripts } from "./script_files.ts";
 import { DEFAULT_INTERPRETERS } from "./interpreters.ts";
 import { scriptEnv, splitScriptNet } from "./script_access.ts";
-import { FILES_MOUNT, type FilesRoot } from "./files_root.ts";
+import { FILES_MOUNT } from "./files_root.ts";
 
 /** The tool's name. */
 export const RUN_SKILL_SCRIPT_TOOL = "run_skill_script";
@@ -124,66 +120,4 @@ export function scriptLimits(
       ? { broker: limits.scriptEgress, hosts: granted }
       : undefined,
   };
-}
-
-/**
- * What {@link callSkillScript} needs besides the arguments: the skill's
- * folder, time, events and history as {@link ScriptCall} takes them (and
- * handed to it as they are), its linked files, limits and files root.
- */
-export interface SkillScriptContext
-  extends Pick<ScriptCall, "folder" | "timeoutMs" | "onEvent" | "keep"> {
-  /** Ends the script: a skill's scripts always stop with the skill. */
-  signal: AbortSignal;
-  resources: readonly string[];
-  limits: ScriptLimits;
-  /**
-   * The session's filesystem mount for this run (see `files_root.ts`).
-   * @default none
-   */
-  filesRoot?: () => Promise<FilesRoot | null>;
-}
-
-/**
- * Checks the model's arguments and runs the script.
- *
- * @param args the tool call's arguments
- * @param ctx the skill's folder, limits and events
- * @returns the script's result
- * @throws {Error} a message the model can read (unknown script, bad args,
- *   no interpreter)
- * @example
- * ```ts
- * import { callSkillScript } from "./tool.ts";
- * import assert from "node:assert/strict";
- * const folder = await Deno.makeTempDir();
- * await assert.rejects(callSkillScript({ script: "x.py" }, {
- *   folder, resources: [], limits: { interpreters: {} }, timeoutMs: 1000,
- *   signal: new AbortController().signal, onEvent() {},
- * }), /"script" must be one of \[\]/);
- * ```
- */
-export async function callSkillScript(
-  args: Record<string, unknown>,
-  ctx: SkillScriptContext,
-): Promise<unknown> {
-  const { resources, limits, filesRoot, ...call } = ctx;
-  // The schema the model was offered says what the call must be (its
-  // `script` one of the skill's scripts, listed now): the host's validator
-  // holds the call to it and names the item that is not.
-  const scripts = await listSkillScripts(call.folder, resources);
-  const checked = validateValue(runSkillScriptTool(scripts).inputSchema, args);
-  if (!checked.valid) throw new Error(checked.message);
-  const mount = await filesRoot?.() ?? null;
-  const result = await runSkillScript({
-    ...call,
-    script: args.script as string,
-    args: (args.args ?? []) as string[],
-    stdin: args.stdin as string | undefined,
-    files: (args.files ?? {}) as Record<string, string>,
-    filesRoot: mount && "bind" in mount ? mount.bind : undefined,
-  }, limits);
-  return mount && "refused" in mount
-    ? { ...result, files_root_refused: mount.refused }
-    : result;
 }
