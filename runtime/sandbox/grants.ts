@@ -475,22 +475,27 @@ interface PermissionOwner {
  * ```
  */
 export class GrantCache {
-  /** Dynamic grants kept before the oldest goes. */
+  /** Dynamic grants (and dynamic permissions) kept before the oldest goes. */
   static readonly MAX_ENTRIES = 1024;
-  #permissions: PermissionCache;
+  #sandbox: Pick<Sandbox, "resolvePermissions">;
   #policy: Policy;
   #static = new WeakMap<
     PermissionOwner,
     { kit: PermissionOwner | undefined; check: GrantCheck }
   >();
+  // Checked grants by (tool, toolkit, configuration).
   #dynamic = new Map<string, Promise<GrantCheck>>();
+  // What a permissions function answered, by (module version,
+  // configuration): pure by contract, so it is evaluated in a sandbox once,
+  // and a toolkit's once for all its tools.
+  #declared = new Map<string, Promise<Permissions>>();
 
   /**
    * @param sandbox evaluates dynamic permissions functions
    * @param policy the host policy grants are checked against
    */
   constructor(sandbox: Pick<Sandbox, "resolvePermissions">, policy: Policy) {
-    this.#permissions = new PermissionCache(sandbox);
+    this.#sandbox = sandbox;
     this.#policy = policy;
   }
 
@@ -524,21 +529,50 @@ export class GrantCache {
       kit?.hash ?? null,
       config,
     ]);
-    let found = this.#dynamic.get(key);
-    if (!found) {
-      if (this.#dynamic.size >= GrantCache.MAX_ENTRIES) {
-        this.#dynamic.delete(this.#dynamic.keys().next().value!);
-      }
-      found = Promise.all([
-        this.#permissions.of(entry, config),
-        kit ? this.#permissions.of(kit, config) : {},
-      ]).then(([a, b]) => checkedGrant(entry, a, b, this.#policy));
-      this.#dynamic.set(key, found);
-      // A failure is not cached: the next call tries again.
-      found.catch(() => this.#dynamic.delete(key));
-    }
-    return found;
+    return remembered(this.#dynamic, key, () =>
+      Promise.all([
+        this.#declaredBy(entry, config),
+        kit ? this.#declaredBy(kit, config) : {},
+      ]).then(([a, b]) => checkedGrant(entry, a, b, this.#policy)));
   }
+
+  // What an owner declares for a configuration, its paths resolved.
+  #declaredBy(
+    owner: PermissionOwner,
+    config: Record<string, unknown>,
+  ): Promise<Permissions> {
+    if (owner.permissions !== "dynamic") {
+      return Promise.resolve(declaredBy(owner, owner.permissions));
+    }
+    const key = JSON.stringify([owner.path, owner.export, owner.hash, config]);
+    return remembered(
+      this.#declared,
+      key,
+      () =>
+        this.#sandbox.resolvePermissions(owner.path, owner.export, config)
+          .then((declared) => declaredBy(owner, declared)),
+    );
+  }
+}
+
+// The promise kept under `key`, else a new one from `make`, kept (the
+// oldest going past GrantCache.MAX_ENTRIES). A failure is not kept: the
+// next call tries again.
+function remembered<T>(
+  cache: Map<string, Promise<T>>,
+  key: string,
+  make: () => Promise<T>,
+): Promise<T> {
+  let found = cache.get(key);
+  if (!found) {
+    if (cache.size >= GrantCache.MAX_ENTRIES) {
+      cache.delete(cache.keys().next().value!);
+    }
+    found = make();
+    cache.set(key, found);
+    found.catch(() => cache.delete(key));
+  }
+  return found;
 }
 
 /**
@@ -605,43 +639,4 @@ function declaredBy(
   permissions: Permissions,
 ): Permissions {
   return resolvePermissionPaths(permissions, dirname(owner.path));
-}
-
-// Resolved permissions by module version and configuration. A permissions
-// function is pure by contract, so a dynamic one is evaluated in a sandbox
-// once per (version, config), not on every call: that is a sandbox round
-// trip off the per-call path.
-class PermissionCache {
-  static readonly MAX_ENTRIES = 1024;
-  #sandbox: Pick<Sandbox, "resolvePermissions">;
-  #entries = new Map<string, Promise<Permissions>>();
-
-  constructor(sandbox: Pick<Sandbox, "resolvePermissions">) {
-    this.#sandbox = sandbox;
-  }
-
-  of(
-    owner: PermissionOwner,
-    config: Record<string, unknown>,
-  ): Promise<Permissions> {
-    if (owner.permissions !== "dynamic") {
-      return Promise.resolve(declaredBy(owner, owner.permissions));
-    }
-    const key = JSON.stringify([owner.path, owner.export, owner.hash, config]);
-    let resolved = this.#entries.get(key);
-    if (!resolved) {
-      if (this.#entries.size >= PermissionCache.MAX_ENTRIES) {
-        this.#entries.delete(this.#entries.keys().next().value!);
-      }
-      resolved = this.#sandbox.resolvePermissions(
-        owner.path,
-        owner.export,
-        config,
-      ).then((declared) => declaredBy(owner, declared));
-      this.#entries.set(key, resolved);
-      // A failure is not cached: the next call tries again.
-      resolved.catch(() => this.#entries.delete(key));
-    }
-    return resolved;
-  }
 }

@@ -354,3 +354,14 @@ Deno.test("GrantCache refuses what the policy does not allow and retries failure
   if (!check.ok) assert.equal(check.permission, "net");
   assert.equal(sandbox.calls, 2);
 });
+
+Deno.test("GrantCache evaluates a toolkit's dynamic permissions once for all its tools", async () => {
+  const sandbox = counting(() => Promise.resolve({ read: ["data"] }));
+  const grants = new GrantCache(sandbox, { net: ["a.io"], read: ["/s"] });
+  const other = { ...tool, path: "/s/kit/other.ts", hash: "t2" };
+  const a = await grants.of(tool, kit, { root: "x" });
+  const b = await grants.of(other, kit, { root: "x" });
+  assert.ok(a.ok && b.ok);
+  assert.notEqual(a, b);
+  assert.equal(sandbox.calls, 1);
+});
