@@ -87,6 +87,8 @@ const MAX_ENDED = 8192;
 // Operations in flight on each process of a principal before another is
 // started for it.
 const SPREAD_AT = 8;
+// The principal part of a spare's key: its group is its grant's spares.
+const SPARE = "spare:\u0000";
 
 /**
  * Finds, starts, and retires sandbox processes, and runs operations on them.
@@ -133,8 +135,16 @@ export class ProcessPool implements ProcessEvents {
   // Principals whose work ended (closed sessions), remembered so that no
   // process is started for them again and their late calls are refused.
   readonly #ended = new Set<string>();
-  // Never-used processes ahead of new sessions (routed nowhere yet).
-  readonly #spares: SpareProcesses;
+  // Spare processes ahead of new sessions: started with the grant session
+  // code (`eval_typescript`) last ran under, never used, in that grant's
+  // group under the SPARE principal, which no call is routed by. A new
+  // session's first call takes one (it then belongs to that session only)
+  // instead of waiting for a whole process to start; a replacement starts.
+  readonly #spareCount: number;
+  // The grant spares are started with (the key of their group), and the
+  // module session code last ran in per call, which they pre-load.
+  #spareGrant: { key: string; grant: Permissions; prime?: SparePrime } | null =
+    null;
   // Processes with stopped operations whose workers have not answered yet:
   // how many, and whether the process was routed before the first.
   readonly #stopped = new Map<
@@ -152,8 +162,9 @@ export class ProcessPool implements ProcessEvents {
     this.#processWaitMs = options.processWaitMs ?? 30_000;
     this.#max = Math.max(1, options.maxProcesses ?? 32);
     this.#perPrincipal = Math.max(1, options.perPrincipal ?? 1);
-    this.#spares = new SpareProcesses(
-      Math.min(options.spareProcesses ?? 0, options.maxIdle),
+    this.#spareCount = Math.max(
+      0,
+      Math.floor(Math.min(options.spareProcesses ?? 0, options.maxIdle)),
     );
   }
 
@@ -271,10 +282,14 @@ export class ProcessPool implements ProcessEvents {
     const group = this.#groups.get(proc.key) ?? [];
     if (!proc.usable || group.includes(proc)) return false;
     if (group.length >= this.#perPrincipal) return false;
-    group.push(proc);
-    this.#groups.set(proc.key, group);
-    proc.routed = true;
+    this.#route(proc);
     return true;
+  }
+
+  // Routes new work of its key to a process too.
+  #route(proc: SandboxProcess): void {
+    this.#groups.set(proc.key, [...(this.#groups.get(proc.key) ?? []), proc]);
+    proc.routed = true;
   }
 
   /**
@@ -460,9 +475,9 @@ export class ProcessPool implements ProcessEvents {
     this.#waiters.wake(room);
   }
 
-  // Kills a process and forgets it at once, so nothing is routed to it.
+  // Kills a process and forgets it at once, so nothing is routed to it
+  // (nor is it replaced, if a spare).
   #retire(proc: SandboxProcess): void {
-    this.#spares.forget(proc); // A retired spare is not replaced.
     this.#unroute(proc);
     if (this.#all.has(proc)) this.#dying.add(proc);
     proc.kill();
@@ -471,31 +486,41 @@ export class ProcessPool implements ProcessEvents {
   // A never-used spare of the grant becomes the session's own process
   // (spares of another grant go: session code now runs under this one).
   #adoptSpare(key: string, grant: Permissions, prime?: SparePrime) {
-    const grantKey = this.#keyOf(grant);
-    for (const old of this.#spares.learn(grantKey, grant, prime)) {
-      this.#retire(old);
+    if (this.#spareCount === 0) return null;
+    const spareKey = SPARE + this.#keyOf(grant);
+    const last = this.#spareGrant;
+    if (last?.key === spareKey) last.prime = prime;
+    else {
+      if (last) { for (const old of this.#spares(last.key)) this.#retire(old); }
+      this.#spareGrant = { key: spareKey, grant, prime };
     }
-    const proc = this.#spares.take(grantKey);
+    // One that died is not handed out: its exit replaces it.
+    const proc = this.#spares(spareKey).find((p) => p.usable);
     if (!proc) return null;
+    this.#unroute(proc);
     proc.key = key;
-    this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
-    proc.routed = true;
+    this.#route(proc);
     return proc;
+  }
+
+  // The spares of a grant's group (a copy: retiring one changes the group).
+  #spares(spareKey: string): SandboxProcess[] {
+    return [...(this.#groups.get(spareKey) ?? [])];
   }
 
   // Starts spares of the last session grant while they are wanted, the cap
   // has room, no call waits for room, and the idle bound (spares count
   // against it) is not reached: a flood of sessions adds no process.
   #topUpSpares(): void {
-    for (let want = this.#spares.wanted(); want; want = this.#spares.wanted()) {
+    const want = this.#spareGrant;
+    while (want && this.#spares(want.key).length < this.#spareCount) {
       if (
         this.#closed || this.#all.size >= this.#max ||
         this.#waiters.length > 0 || this.#idle().length >= this.#options.maxIdle
       ) return;
       try {
-        const spare = this.#spawn("spare:\u0000" + want.key, want.grant, false);
+        const spare = this.#spawn(want.key, want.grant, true);
         if (want.prime) spare.send({ t: "prime", ...want.prime });
-        this.#spares.add(spare);
       } catch {
         return; // Cannot start one now: the next new session tries again.
       }
@@ -512,14 +537,16 @@ export class ProcessPool implements ProcessEvents {
       deadlines: this.deadlines,
       events: this,
     });
-    proc.routed = routed;
-    if (routed) this.#groups.set(key, [...(this.#groups.get(key) ?? []), proc]);
+    proc.routed = false;
+    if (routed) this.#route(proc);
     this.#all.add(proc);
     proc.exited.then(() => {
       this.#all.delete(proc);
       this.#dying.delete(proc);
-      this.#unroute(proc);
-      if (this.#spares.forget(proc)) this.#topUpSpares(); // Died: replaced.
+      // A spare still in its group died (a retired one left it): replaced.
+      if (this.#unroute(proc) && proc.key.startsWith(SPARE)) {
+        this.#topUpSpares();
+      }
       this.#wake();
     });
     return proc;
@@ -551,77 +578,4 @@ export function noProcess(err: unknown): SandboxOutcome {
     message: timeout ? message : `Cannot start a sandbox process: ${message}`,
     retryable: true,
   };
-}
-
-// Spare processes ahead of new sessions: started with the grant session
-// code (`eval_typescript`) last ran under, never used. A new session's
-// first call takes one (it then belongs to that session only) instead of
-// waiting for a whole process to start; the pool starts a replacement.
-// This keeps the list and says what is wanted; the pool starts, counts
-// and retires the processes.
-/** The grant spares are started with, its canonical key, and the prime. */
-interface SpareGrant {
-  key: string;
-  grant: Permissions;
-  /** The module session code last ran in, per call. @default none */
-  prime?: SparePrime;
-}
-
-class SpareProcesses {
-  readonly #count: number;
-  readonly #list: SandboxProcess[] = [];
-  #grant: SpareGrant | null = null;
-
-  /** @param count spares kept (0 disables them) */
-  constructor(count: number) {
-    this.#count = Math.max(0, Math.floor(count));
-  }
-
-  /**
-   * A session's code is about to run under a grant: spares are started with
-   * it from now on. Spares of another grant are returned (to be retired):
-   * they would never be taken. Spares started from now on also pre-load
-   * `prime` (the module the code runs in, as `eval_typescript`'s).
-   */
-  learn(key: string, grant: Permissions, prime?: SparePrime): SandboxProcess[] {
-    if (this.#count === 0) return [];
-    if (this.#grant?.key === key) {
-      this.#grant.prime = prime;
-      return [];
-    }
-    this.#grant = { key, grant, prime };
-    return this.#list.splice(0);
-  }
-
-  /** The grant another spare should be started with, or null for none. */
-  wanted(): SpareGrant | null {
-    return this.#grant && this.#list.length < this.#count ? this.#grant : null;
-  }
-
-  /** Keeps a process just started as a spare. */
-  add(proc: SandboxProcess): void {
-    this.#list.push(proc);
-  }
-
-  /**
-   * Hands out a usable spare of the grant (it leaves the list for good:
-   * a process is never a spare twice), or null. Unusable ones (killed,
-   * exited) are dropped, never handed out.
-   */
-  take(key: string): SandboxProcess | null {
-    if (this.#grant?.key !== key) return null;
-    while (this.#list.length > 0) {
-      const proc = this.#list.shift()!;
-      if (proc.usable) return proc;
-    }
-    return null;
-  }
-
-  /** Forgets a process (it exited, or is retired); true if it was a spare. */
-  forget(proc: SandboxProcess): boolean {
-    const at = this.#list.indexOf(proc);
-    if (at < 0) return false;
-    this.#list.splice(at, 1);
-    return true;
-  }
 }
