@@ -7,7 +7,7 @@
  * `control.ts`). A sandbox's stdout is shared with untrusted code (`node:fs`
  * can write to fd 1 from a worker), so every frame the sandbox writes starts
  * with a per-process random nonce that only the host and the sandbox's own
- * main thread know. Lines without it are noise: counted, never parsed. Lines
+ * main thread know. Lines without it are noise: dropped, never parsed. Lines
  * are bounded in length so a skill printing 100 MB without a newline cannot
  * grow host memory (the splitting itself is `protocol/lines.ts`).
  *
@@ -581,8 +581,6 @@ export interface ReadFramesOptions {
   nonce?: string;
   /** Longer lines are dropped whole. @default 16 MiB */
   maxLineBytes?: number;
-  /** Told about each line that is not a frame (its byte length). */
-  onNoise?: (bytes: number) => void;
   /**
    * For {@link readFrames}: asked after each chunk's frames are handed
    * on, before the next read: a promise holds the next read until it settles, `null` reads at once.
@@ -621,14 +619,13 @@ export interface ReadFramesOptions {
 export class FrameSplitter {
   readonly #onFrame: (message: unknown, json: string) => void;
   readonly #nonce: string;
-  readonly #onNoise: ((bytes: number) => void) | undefined;
   readonly #decoder = new TextDecoder();
   readonly #lines: LineSplitter;
 
   /**
    * @param onFrame called with each parsed message, in order, and its JSON
    *   text (a receiver that hands the message on can pass the text)
-   * @param options nonce, line bound, noise callback
+   * @param options nonce, line bound
    */
   constructor(
     onFrame: (message: unknown, json: string) => void,
@@ -636,10 +633,8 @@ export class FrameSplitter {
   ) {
     this.#onFrame = onFrame;
     this.#nonce = options.nonce ?? "";
-    this.#onNoise = options.onNoise;
     this.#lines = new LineSplitter((line) => this.#line(line), {
       maxLineBytes: options.maxLineBytes,
-      onOversize: this.#onNoise,
     });
   }
 
@@ -668,22 +663,15 @@ export class FrameSplitter {
     if (
       nonce !== "" &&
       (line.length < nonce.length + 2 || line[line.length - 1] !== CLOSE)
-    ) {
-      this.#onNoise?.(line.length);
-      return;
-    }
+    ) return;
     const text = this.#decoder.decode(line);
     const at = nonce === "" ? 0 : text.lastIndexOf(nonce);
-    if (at < 0) {
-      this.#onNoise?.(line.length);
-      return;
-    }
+    if (at < 0) return;
     const json = text.slice(at + nonce.length);
     let message: unknown;
     try {
       message = JSON.parse(json);
     } catch {
-      this.#onNoise?.(line.length);
       return;
     }
     this.#onFrame(message, json);
@@ -700,7 +688,7 @@ const CLOSE = 0x7d;
  *
  * @param stream the sandbox's stdout (or the host's stdin, nonce "")
  * @param onFrame called with each parsed message, in order
- * @param options nonce, line bound, noise callback, when to hold a read
+ * @param options nonce, line bound, when to hold a read
  * @returns resolves when the stream ends; rejects when it errors
  * @example Skip noise
  * ```ts
