@@ -243,19 +243,13 @@ function onResult(
   if (next) slots.prime(next.primeKey, next.path);
 }
 
+// An operation's messages first, then those about the process's workers.
 function onHostMessage(msg: HostMessage, json: string): void {
   if (msg.t === "op") runOp(msg, json);
   else if (msg.t === "abort") abort(msg.id);
   else if (msg.t === "rpc_result") {
     slots.byOp.get(msg.id)?.worker.postMessage(json);
-  } else onPoolMessage(msg);
-}
-
-// Messages about the process's workers rather than one operation.
-function onPoolMessage(
-  msg: Exclude<HostMessage, { t: "op" | "abort" | "rpc_result" }>,
-): void {
-  if (msg.t === "prime") slots.prime(msg.primeKey, msg.path);
+  } else if (msg.t === "prime") slots.prime(msg.primeKey, msg.path);
   else if (msg.t === "end_session") slots.endSession(msg.session);
   else send({ t: "stats", id: msg.id, ...slots.stats(msg.session) });
 }
