@@ -432,9 +432,24 @@ Deno.test("workerKey() cannot be confused by a separator inside a part", () => {
   );
 });
 
-Deno.test("workerKey() names the session third in its JSON (sandbox processes read it when a session ends)", () => {
-  const key = workerKey("/a.ts", "v1", 's"1', '{"x":1}');
-  assert.equal(JSON.parse(key)[2], 's"1');
+Deno.test("workerKey() keeps its parts apart: no session or config can pose as another's", () => {
+  // A session's warm worker must never be found under another session's
+  // key: a separator inside a part must not shift where the parts split.
+  const pairs: [string, string, string, string][] = [
+    ["s:1", "c", "s", "1:c"],
+    ['s","1', "{}", "s", '1","{}'],
+    ["s", '"],["x', 's"', '],["x'],
+  ];
+  for (const [s1, c1, s2, c2] of pairs) {
+    assert.notEqual(
+      workerKey("/a.ts", "v1", s1, c1),
+      workerKey("/a.ts", "v1", s2, c2),
+    );
+  }
+  assert.equal(
+    workerKey("/a.ts", "v1", "s", "{}"),
+    workerKey("/a.ts", "v1", "s", "{}"),
+  );
 });
 
 Deno.test("sandbox settings: defaults, the cache folder and policy paths made absolute", () => {
