@@ -8,16 +8,9 @@
 
 import { SKILL_STATUSES, type SkillStatus } from "./codes.ts";
 import { isPlainObject, type JsonObject } from "./json.ts";
-import { type CallEvent, decodeEvent } from "./tool.ts";
+import { decodeToolOutcome, type ToolOutcome } from "./tool.ts";
 import { type Wire, wireEncoder } from "./wire_names.ts";
-import {
-  list,
-  nullableStr,
-  nullableStrings,
-  num,
-  str,
-  strings,
-} from "./_fields.ts";
+import { nullableStr, nullableStrings, str, strings } from "./_fields.ts";
 
 /**
  * Which LLM provider to use, and how (the wire's `LLMConfig`).
@@ -109,7 +102,8 @@ export interface Skill {
 }
 
 /**
- * The outcome of one skill call (the wire's `SkillResult`).
+ * The outcome of one skill call (the wire's `SkillResult`): a tool call's
+ * ({@link ToolOutcome}), the same fields but the tool's name and exit code.
  *
  * @example Rebuild the model's text from the call's events
  * ```ts
@@ -126,24 +120,7 @@ export interface Skill {
  * assert.equal(outcome.errorCode, null);
  * ```
  */
-export interface SkillOutcome {
-  /** Whether the skill ran and succeeded; else `errorCode` and `error` say why. */
-  success: boolean;
-  /** What the skill returned, or `null`. */
-  data: unknown;
-  /** A short form of `data`, or `null`. */
-  summary: unknown;
-  /** Whether `data` or `events` were cut to fit the host's limits. */
-  truncated: boolean;
-  /** A human-readable message when the call failed, else `null`. */
-  error: string | null;
-  /** An A2E error code when the call failed, else `null`. */
-  errorCode: string | null;
-  /** How long the call took, in whole milliseconds. */
-  durationMs: number;
-  /** The events the call emitted, in `seq` order. */
-  events: CallEvent[];
-}
+export type SkillOutcome = Omit<ToolOutcome, "toolName" | "exitCode">;
 
 /**
  * Which LLM provider a skill uses, and how, as on the wire (§6).
@@ -383,14 +360,8 @@ export function decodeSkill(wire: JsonObject): Skill {
  * ```
  */
 export function decodeSkillOutcome(wire: JsonObject): SkillOutcome {
-  return {
-    success: wire.success === true,
-    data: wire.data ?? null,
-    summary: wire.summary ?? null,
-    truncated: wire.truncated === true,
-    error: nullableStr(wire.error),
-    errorCode: nullableStr(wire.error_code),
-    durationMs: num(wire.duration_ms),
-    events: list(wire.events).filter(isPlainObject).map(decodeEvent),
-  };
+  const { toolName: _name, exitCode: _code, ...outcome } = decodeToolOutcome(
+    wire,
+  );
+  return outcome;
 }

@@ -118,7 +118,8 @@ export interface Tool {
 }
 
 /**
- * The outcome of one tool call (the wire's `ToolResult`).
+ * The outcome of one tool call (the wire's `ToolResult`); a skill call's is
+ * the same without `toolName` and `exitCode` (`SkillOutcome`).
  *
  * @example Take the data, or throw the tool's failure
  * ```ts
@@ -135,13 +136,16 @@ export interface Tool {
  * ```
  */
 export interface ToolOutcome {
-  /** Whether the tool ran and succeeded; else `errorCode` and `error` say why. */
+  /**
+   * Whether the tool (or skill) ran and succeeded; else `errorCode` and
+   * `error` say why.
+   */
   success: boolean;
   /** The tool called. */
   toolName: string;
-  /** What the tool returned (any JSON value), or `null`. */
+  /** What the tool (or skill) returned (any JSON value), or `null`. */
   data: unknown;
-  /** A short form of `data` the tool chose to give, or `null`. */
+  /** A short form of `data` the tool (or skill) chose to give, or `null`. */
   summary: unknown;
   /** Whether `data` or `events` were cut to fit the host's limits. */
   truncated: boolean;
