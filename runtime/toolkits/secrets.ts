@@ -542,7 +542,7 @@ export function basicAuthOf(url: URL): string | null {
   const bytes = new TextEncoder().encode(
     `${decoded(url.username)}:${decoded(url.password)}`,
   );
-  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+  return `Basic ${bytes.toBase64()}`;
 }
 
 // A percent-encoded part decoded; a malformed escape: the part as written.

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import {
   allServerSecrets,
+  basicAuthOf,
   publicSchema,
   REDACTED,
   scrubSecrets,
@@ -528,4 +529,14 @@ Deno.test("publicSchema() strips a secret field's default however deep it is", (
   assert.doesNotMatch(text, /deep-default-1/);
   assert.match(text, /"__proto__":\{"a":1\}/);
   assert.notEqual(shown, deep);
+});
+
+Deno.test("basicAuthOf() encodes a user name and password of any length", () => {
+  // A URL's userinfo has no length bound: a spread of its bytes into one
+  // call's arguments would overflow the stack past about 100,000.
+  const password = "p".repeat(300_000);
+  const url = new URL(`https://ops:${password}@mcp.example/mcp`);
+  const auth = basicAuthOf(url);
+  assert.equal(atob(auth!.slice("Basic ".length)), `ops:${password}`);
+  assert.ok(serverSecrets({ url: url.href }).includes(password));
 });
