@@ -767,14 +767,21 @@ function toolkitCandidate(
 }
 
 // Why a schema the host validates values against, on its own thread, is
-// refused (see schemaFanOut and slowPattern), or null.
+// refused (see schemaFanOut and slowPattern), or null. A schema nested so
+// deep that these walks overflow the stack is refused too, unchecked: their
+// throw would otherwise end the whole load, every other definition with it.
 function tooBroad(schema: Record<string, unknown>, field: string) {
-  if (schemaFanOut(schema) > MAX_FAN_OUT) {
-    return `its "${field}" schema applies more than ${MAX_FAN_OUT} ` +
-      'subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)';
+  try {
+    if (schemaFanOut(schema) > MAX_FAN_OUT) {
+      return `its "${field}" schema applies more than ${MAX_FAN_OUT} ` +
+        'subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)';
+    }
+    const slow = slowPattern(schema);
+    return slow && `its "${field}" schema's ${slow}`;
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return `its "${field}" schema is nested too deep to check`;
   }
-  const slow = slowPattern(schema);
-  return slow && `its "${field}" schema's ${slow}`;
 }
 
 function sortByName<C extends Candidate<{ name: string }>>(

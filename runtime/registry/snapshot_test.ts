@@ -610,3 +610,28 @@ Deno.test("buildSnapshot() gives a tool no toolkit of another skills folder or o
   assert.equal(snap.tools.get("list")?.toolkit, null);
   assert.deepEqual(snap.toolkits.get("kit")?.tools, []);
 });
+
+Deno.test("buildSnapshot() refuses a schema nested too deep to walk and serves the rest", () => {
+  // 3,000 levels: JSON and a Worker's message carry it, but a walk of the
+  // host's (the fan-out and pattern checks, the validator) overflows the
+  // stack on it.
+  let deep: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < 3000; i++) {
+    deep = { type: "object", properties: { a: deep } };
+  }
+  const snap = buildSnapshot([
+    mod("/s/deep.ts", [{ name: "deep", fields: { input: deep } }]),
+    mod("/s/kit/toolkit.ts", [{
+      kind: "toolkit",
+      name: "kit",
+      fields: { config: deep },
+    }]),
+    mod("/s/ok.ts", [{ name: "ok" }]),
+  ]);
+  assert.deepEqual([...snap.tools.keys()], ["ok"]);
+  assert.equal(snap.toolkits.size, 0);
+  assert.deepEqual(snap.errors.map((e) => e.message), [
+    'Cannot load tool "deep" from "/s/deep.ts": its "input" schema is nested too deep to check',
+    'Cannot load toolkit "kit" from "/s/kit/toolkit.ts": its "config" schema is nested too deep to check',
+  ]);
+});
