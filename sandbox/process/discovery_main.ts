@@ -77,6 +77,17 @@ function describeOne(
       e.preventDefault();
       finish(() => failed(init, i, `Module worker failed: ${e.message}`));
     };
+    // Definitions nested too deep for this thread to copy back come as
+    // this, not as a message: unheard, the module waits for its timeout.
+    worker.onmessageerror = () => {
+      finish(() =>
+        failed(
+          init,
+          i,
+          "Definitions cannot be read back: a value is nested too deep to copy",
+        )
+      );
+    };
     const post = (message: ToWorkerMessage) => worker.postMessage(message);
     worker.onmessage = (e: MessageEvent<unknown>) => {
       const msg = decodeWorkerMessage(e.data);

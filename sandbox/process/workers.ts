@@ -20,6 +20,9 @@ import {
 
 // Most spare workers kept however bursty new sessions are.
 const MAX_SPARES = 8;
+// Why a worker whose message could not be copied back is ended.
+const UNREADABLE =
+  "A value the sandbox worker sent cannot be read back: it is nested too deep to copy";
 
 /** Options of {@link WorkerSlots}. */
 export interface WorkerSlotsOptions {
@@ -399,6 +402,12 @@ export class WorkerSlots {
     worker.onerror = (e) => {
       e.preventDefault();
       this.kill(slot, `Sandbox worker failed: ${e.message}`);
+    };
+    // A value the worker could post but this thread cannot copy back (V8
+    // refuses one nested a few thousand levels deep) arrives as this, not
+    // as a message: its operation would wait for its deadline, unanswered.
+    worker.onmessageerror = () => {
+      this.kill(slot, UNREADABLE);
     };
     return slot;
   }
