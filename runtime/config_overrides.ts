@@ -64,10 +64,48 @@ export function resolveConfig(
   config: HostConfig,
   options: { flags?: ConfigFlags; env?: Record<string, string | undefined> },
 ): ResolvedConfig {
+  const env = options.env ?? {};
+  const flags = options.flags ?? {};
+  // The file refuses an empty value too; `--token "$UNSET"` would
+  // otherwise make a host no client can sign in to.
+  const named = [
+    ["--hostname", [flags.hostname]],
+    ["--skills", flags.skills],
+    ["--token", flags.tokens],
+  ] as const;
+  for (const [flag, values] of named) {
+    if (values?.includes("")) {
+      throw new ConfigError(`Invalid ${flag} "": expected a non-empty value`);
+    }
+  }
+  // A list naming no token (only commas or spaces) is ignored as an empty
+  // variable is: replacing the file's tokens with none would turn auth off.
+  const envTokens = (env.SKILLBOX_TOKENS ?? "").split(",").map((t) => t.trim())
+    .filter((t) => t !== "");
+  // Lowest precedence first: a later one wins. An empty variable or list
+  // sets nothing.
+  const given: [Setting, string, unknown][] = [
+    ["listen.hostname", "SKILLBOX_HOSTNAME", env.SKILLBOX_HOSTNAME],
+    [
+      "listen.port",
+      "SKILLBOX_PORT",
+      env.SKILLBOX_PORT && parsePort(env.SKILLBOX_PORT, "SKILLBOX_PORT"),
+    ],
+    ["tokens", "SKILLBOX_TOKENS", envTokens],
+    ["store.url", "SKILLBOX_STORE_URL", env.SKILLBOX_STORE_URL],
+    ["listen.hostname", "--hostname", flags.hostname],
+    ["listen.port", "--port", flags.port],
+    ["skills", "--skills", flags.skills],
+    ["tokens", "--token", flags.tokens],
+  ];
   const out: HostConfig = structuredClone(config);
   const overrides: Record<string, string> = {};
-  applyEnv(out, overrides, options.env ?? {});
-  applyFlags(out, overrides, options.flags ?? {});
+  for (const [setting, source, value] of given) {
+    // An empty string or list has length 0 (a port has none).
+    if (value === undefined || (value as string[]).length === 0) continue;
+    set(out, setting, Array.isArray(value) ? [...value] : value);
+    overrides[setting] = source;
+  }
   return { config: out, overrides };
 }
 
@@ -96,67 +134,21 @@ export function parsePort(text: string, source: string): number {
   return port;
 }
 
-function applyEnv(
-  out: HostConfig,
-  overrides: Record<string, string>,
-  env: Record<string, string | undefined>,
-): void {
-  if (env.SKILLBOX_HOSTNAME) {
-    out.listen.hostname = env.SKILLBOX_HOSTNAME;
-    overrides["listen.hostname"] = "SKILLBOX_HOSTNAME";
-  }
-  if (env.SKILLBOX_PORT) {
-    out.listen.port = parsePort(env.SKILLBOX_PORT, "SKILLBOX_PORT");
-    overrides["listen.port"] = "SKILLBOX_PORT";
-  }
-  // A list naming no token (only commas or spaces) is ignored as an empty
-  // variable is: replacing the file's tokens with none would turn auth off.
-  const tokens = (env.SKILLBOX_TOKENS ?? "").split(",").map((t) => t.trim())
-    .filter((t) => t !== "");
-  if (tokens.length > 0) {
-    out.tokens = tokens;
-    overrides.tokens = "SKILLBOX_TOKENS";
-  }
-  if (env.SKILLBOX_STORE_URL) {
-    out.store = {
-      ...(out.store ?? toStoreConfig(StoreConfigSchema.parse(undefined))!),
-      url: env.SKILLBOX_STORE_URL,
-    };
-    overrides["store.url"] = "SKILLBOX_STORE_URL";
-  }
-}
+// The settings a variable or a flag overrides.
+type Setting =
+  | "listen.hostname"
+  | "listen.port"
+  | "tokens"
+  | "skills"
+  | "store.url";
 
-function applyFlags(
-  out: HostConfig,
-  overrides: Record<string, string>,
-  flags: ConfigFlags,
-): void {
-  // The file refuses an empty value too; `--token "$UNSET"` would
-  // otherwise make a host no client can sign in to.
-  const given = [
-    ["--hostname", [flags.hostname]],
-    ["--skills", flags.skills],
-    ["--token", flags.tokens],
-  ] as const;
-  for (const [flag, values] of given) {
-    if (values?.includes("")) {
-      throw new ConfigError(`Invalid ${flag} "": expected a non-empty value`);
-    }
+function set(out: HostConfig, setting: Setting, value: unknown): void {
+  const [key, field] = setting.split(".") as [keyof HostConfig, string?];
+  const sections = out as unknown as Record<string, Record<string, unknown>>;
+  // A store turned off (`store: null`) is turned on with its defaults.
+  if (key === "store") {
+    out.store ??= toStoreConfig(StoreConfigSchema.parse(undefined))!;
   }
-  if (flags.hostname !== undefined) {
-    out.listen.hostname = flags.hostname;
-    overrides["listen.hostname"] = "--hostname";
-  }
-  if (flags.port !== undefined) {
-    out.listen.port = flags.port;
-    overrides["listen.port"] = "--port";
-  }
-  if (flags.skills && flags.skills.length > 0) {
-    out.skills = [...flags.skills];
-    overrides.skills = "--skills";
-  }
-  if (flags.tokens && flags.tokens.length > 0) {
-    out.tokens = [...flags.tokens];
-    overrides.tokens = "--token";
-  }
+  if (field === undefined) (sections as Record<string, unknown>)[key] = value;
+  else sections[key]![field] = value;
 }
