@@ -10,7 +10,7 @@
 import type { OutgoingMessage, SessionScope } from "./capability.ts";
 import { newId } from "../protocol/envelope.ts";
 import { encodeError, isEventType } from "../protocol/responses.ts";
-import { Semaphore } from "./slots.ts";
+import { Semaphore, WaitQueue } from "./slots.ts";
 import { settlesWithin } from "./deadline.ts";
 
 /** Where a session's messages travel. */
@@ -86,7 +86,7 @@ export class Session implements SessionScope {
   // What the requests waiting for one of this session's slots weigh.
   #waiting = 0;
   // Woken when the last request in flight ends (see drain).
-  #idle: (() => void)[] = [];
+  readonly #idle = new WaitQueue();
   #maxParallel: number;
 
   /** @param options the transport sink and limits */
@@ -210,10 +210,7 @@ export class Session implements SessionScope {
 
   /** A request counted by {@link begin} has settled. */
   end(): void {
-    if (--this.#inFlight > 0) return;
-    const idle = this.#idle;
-    this.#idle = [];
-    for (const wake of idle) wake();
+    if (--this.#inFlight === 0) this.#idle.wake();
   }
 
   /** What the requests waiting for a slot of this session weigh (see {@link holdWaiting}). */
@@ -253,8 +250,7 @@ export class Session implements SessionScope {
    */
   drain(timeoutMs: number): Promise<boolean> {
     if (this.#inFlight === 0) return Promise.resolve(true);
-    const idle = new Promise<void>((resolve) => this.#idle.push(resolve));
-    return settlesWithin(idle, timeoutMs);
+    return settlesWithin(this.#idle.wait(), timeoutMs);
   }
 
   /**
