@@ -43,8 +43,7 @@ export function privateSocketPath(): string {
       });
     }
   }
-  const name = [...crypto.getRandomValues(new Uint8Array(12))]
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
+  const name = crypto.getRandomValues(new Uint8Array(12)).toHex();
   return join(dir, `${name}.sock`);
 }
 
