@@ -5,6 +5,8 @@
  * @module
  */
 
+import { commandOutput } from "./confine.ts";
+
 // Bounds of the walk: past either, what was found so far is killed.
 const STOP_BOUND_MS = 2000;
 const MAX_PROCESSES = 8192;
@@ -392,18 +394,8 @@ async function processStates(
 // The words of each line `ps` prints; null when it fails or prints nothing
 // (the process itself is always asked for, so nothing means a failure).
 async function ps(args: string[]): Promise<string[][] | null> {
-  try {
-    const { stdout } = await new Deno.Command("ps", {
-      args,
-      stdout: "piped",
-      stderr: "null",
-      stdin: "null",
-    }).output();
-    const lines = new TextDecoder().decode(stdout).split("\n")
-      .map((line) => line.trim().split(/\s+/))
-      .filter((words) => words[0] !== "");
-    return lines.length > 0 ? lines : null;
-  } catch {
-    return null;
-  }
+  const lines = (await commandOutput("ps", args))?.split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((words) => words[0] !== "") ?? [];
+  return lines.length > 0 ? lines : null;
 }
