@@ -313,14 +313,12 @@ export function detectConfinement(
   options?: { bwrap?: string },
 ): Promise<ConfinementStatus> {
   if (options) return detect(mode, options.bwrap);
-  let found = detections.get(mode);
-  if (!found) {
-    found = detect(mode);
-    detections.set(mode, found);
+  return detections.getOrInsertComputed(mode, () => {
+    const found = detect(mode);
     // A failure is reported to every caller; never as unhandled.
     found.catch(() => {});
-  }
-  return found;
+    return found;
+  });
 }
 
 // The bwrap binary is found on PATH unless named.

@@ -41,6 +41,19 @@ Deno.test("detectConfinement() says why when bwrap is missing, and refuses when 
   );
 });
 
+Deno.test("detectConfinement() detects once per mode for every caller", async () => {
+  // The host's answer is shared (pool, MCP servers, scripts); another
+  // bwrap named is asked each time.
+  const off = detectConfinement("off");
+  const auto = detectConfinement("auto");
+  assert.equal(detectConfinement("off"), off);
+  assert.notEqual(auto, off);
+  const other = { bwrap: "/nonexistent/bwrap" };
+  const asked = [1, 2].map(() => detectConfinement("auto", other));
+  assert.notEqual(asked[0], asked[1]);
+  await Promise.all([off, auto, ...asked]);
+});
+
 Deno.test("detectConfinement() confines where bwrap works", {
   ignore: Deno.build.os !== "linux",
 }, async () => {

@@ -108,13 +108,11 @@ export class Confiner {
    * @returns the wrapper (identity when not confined)
    */
   wrapperFor(main: URL): Promise<CommandWrapper> {
-    let wrapper = this.#wrappers.get(main.href);
-    if (!wrapper) {
-      wrapper = this.#prepare(main);
-      this.#wrappers.set(main.href, wrapper);
+    return this.#wrappers.getOrInsertComputed(main.href, () => {
+      const wrapper = this.#prepare(main);
       wrapper.catch(() => this.#wrappers.delete(main.href));
-    }
-    return wrapper;
+      return wrapper;
+    });
   }
 
   async #prepare(main: URL): Promise<CommandWrapper> {
@@ -125,17 +123,17 @@ export class Confiner {
     const file = main.protocol === "file:";
     const mainArg = file ? fileURLToPath(main) : main.href;
     const runtimeFiles = file ? (await moduleGraph(mainArg)).files : [];
-    let cache = caches.get(main.href);
-    if (!cache) {
-      // Without it (no writable cache folder) processes start colder: only
-      // the host cache's npm and remote folders.
-      cache = prepareSandboxCache({
-        execPath: layout.execPath,
-        denoDir: layout.denoDir,
-        mains: [main],
-      }).catch(() => undefined);
-      caches.set(main.href, cache);
-    }
+    // Without it (no writable cache folder) processes start colder: only
+    // the host cache's npm and remote folders.
+    const cache = caches.getOrInsertComputed(
+      main.href,
+      () =>
+        prepareSandboxCache({
+          execPath: layout.execPath,
+          denoDir: layout.denoDir,
+          mains: [main],
+        }).catch(() => undefined),
+    );
     const at: Prepared = {
       layout,
       runtimeFiles,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { prepareSandboxCache } from "./sandbox_processes.ts";
+import { Confiner, prepareSandboxCache } from "./sandbox_processes.ts";
 import { confineArgs, detectConfinement } from "./confine.ts";
 import { SANDBOX_MAIN } from "../sandbox/sandbox_process.ts";
 
@@ -126,5 +126,23 @@ Deno.test({
     } finally {
       await Deno.remove(work, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: "Confiner.wrapperFor() prepares a main once, and again after it failed",
+  ignore: !status.active,
+  async fn() {
+    const confiner = new Confiner("auto");
+    const wrapper = confiner.wrapperFor(SANDBOX_MAIN);
+    assert.equal(confiner.wrapperFor(SANDBOX_MAIN), wrapper);
+    await wrapper;
+    // A main that is not there fails its preparation: the next asker
+    // prepares it again rather than getting the old failure.
+    const missing = new URL("./no_such_main.ts", import.meta.url);
+    const failed = confiner.wrapperFor(missing);
+    await assert.rejects(failed, Deno.errors.NotFound);
+    assert.notEqual(confiner.wrapperFor(missing), failed);
+    await assert.rejects(confiner.wrapperFor(missing), Deno.errors.NotFound);
   },
 });
