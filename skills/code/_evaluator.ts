@@ -307,6 +307,15 @@ export async function evaluateInWorker(
         e.preventDefault();
         reject(new Error(`The code crashed its sandbox: ${e.message}`));
       };
+      // A value nested deeper than this thread can copy back comes as
+      // this, not as a message: unheard, the call waits for its signal.
+      worker.onmessageerror = () => {
+        reject(
+          new Error(
+            "The code's result cannot be read back: it is nested too deep to copy",
+          ),
+        );
+      };
       onAbort = () =>
         reject(signal.reason ?? new Error("The call was aborted"));
       signal.addEventListener("abort", onAbort, { once: true });

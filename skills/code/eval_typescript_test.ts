@@ -169,3 +169,43 @@ Deno.test("eval_typescript reports an exception that refuses to be text", async 
     assert.equal(typeof ran.out?.data.error, "string");
   }
 });
+
+Deno.test("eval_typescript outside the sandbox answers a value too deep to copy back", async () => {
+  // The worker can post a value nested deeper than its parent can copy
+  // back: that comes as a messageerror. Unheard, the call waited for its
+  // signal. In a child with the worker option (this test process cannot
+  // tell it has one: /proc needs --allow-all), so the worker path runs.
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(
+    script,
+    `import evalTypescript from ${
+      JSON.stringify(new URL("./eval_typescript.ts", import.meta.url).href)
+    };
+import { makeCtx } from ${
+      JSON.stringify(
+        new URL("../../tests/support/skill_ctx.ts", import.meta.url).href,
+      )
+    };
+const code = "let v: unknown = 1; for (let i = 0; i < 3000; i++) v = { a: v }; v";
+// The bound only turns a hang into an answer.
+const { ctx } = makeCtx({}, AbortSignal.timeout(60_000));
+try {
+  await evalTypescript.run({ code }, ctx);
+  console.log("answered");
+} catch (error) {
+  console.log(String(error));
+}
+`,
+  );
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-worker-options", script],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const said = new TextDecoder().decode(out.stdout).trim();
+    assert.match(said, /nested too deep to copy/, said);
+  } finally {
+    await Deno.remove(script);
+  }
+});
