@@ -109,10 +109,14 @@ export class KeeperStream {
    * @param chunk bytes after the marker
    */
   push(chunk: Uint8Array): void {
-    const room = Math.max(0, this.#limit - this.#held);
+    const room = this.#limit - this.#held;
     if (chunk.length > room) this.#over = true;
-    this.#chunks.push(chunk.subarray(0, room));
-    this.#held += Math.min(chunk.length, room);
+    if (room === 0 || chunk.length === 0) return;
+    // A copy: a view, even an empty one, keeps its whole chunk alive, and
+    // what follows the bound is not the keeper's and may not end.
+    const kept = chunk.slice(0, room);
+    this.#chunks.push(kept);
+    this.#held += kept.length;
   }
 
   /**
