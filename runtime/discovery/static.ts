@@ -101,7 +101,10 @@ export async function describeStatically(
   files.set(path, source);
   try {
     const graph = new StaticGraph(parse, files, options.maxResultBytes);
-    const described = describeNamespace(graph.namespace(path));
+    const described = describeNamespace(
+      graph.namespace(path),
+      options.maxResultBytes,
+    );
     const json = JSON.stringify(described);
     if (json.length > options.maxResultBytes) return null;
     return JSON.parse(json) as DescribedDefinition[];
@@ -477,7 +480,16 @@ const STATIC_HOOKS: DescribeHooks = {
 // What the worker's `describe` returns for a module namespace (before its
 // answer is serialized): the same `describeExports`, on the values read
 // from the module's syntax.
-function describeNamespace(mod: Map<string, unknown>): unknown[] {
+function describeNamespace(
+  mod: Map<string, unknown>,
+  maxWeight: number,
+): unknown[] {
+  // Each export is described (copied) on its own, so the answer weighs
+  // what they all weigh: one value under the bound, exported under a
+  // thousand names, would be copied a thousand times.
+  let weight = 0;
+  for (const value of mod.values()) weight += weightOf(value);
+  if (weight > maxWeight) notStatic();
   // A namespace lists its exports sorted by code unit, as Object.keys does.
   const names = [...mod.keys()].sort();
   return describeExports(names, (name) => mod.get(name), STATIC_HOOKS);

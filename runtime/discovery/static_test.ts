@@ -307,6 +307,43 @@ Deno.test("the static path gives up on a value that names another many times", a
   }
 });
 
+Deno.test("the static path gives up on a definition exported under many names", async () => {
+  // Each value is bounded, but each export is described on its own: one
+  // definition just under the answer bound, exported under a thousand
+  // names in 16 KiB, was copied a thousand times in the host (about 1 GiB
+  // and 19 s of its one thread) before the answer was found too long.
+  const lines = [`const a0 = "${"x".repeat(1000)}";`];
+  for (let i = 1; i <= 9; i++) {
+    lines.push(`const a${i} = [a${i - 1}, a${i - 1}];`);
+  }
+  lines.push('const t = { kind: "tool", name: "t", d: a9, run: () => 1 };');
+  const names: string[] = [];
+  while (lines.join("\n").length + names.join(", ").length < 16_000) {
+    names.push(`t as e${names.length}`);
+  }
+  lines.push(`export { ${names.join(", ")} };`);
+  const url = new URL("./static.ts", import.meta.url).href;
+  const script = `import { describeStatically } from ${JSON.stringify(url)};
+    const got = await describeStatically("/a.ts", Deno.args[0],
+      { maxResultBytes: 1 << 20 });
+    console.log(JSON.stringify(got));`;
+  // In a process of its own, with a heap the copies cannot fit in.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      "--quiet",
+      "--v8-flags=--max-old-space-size=160",
+      script,
+      lines.join("\n"),
+    ],
+    stdout: "piped",
+    stderr: "null",
+    signal: AbortSignal.timeout(60_000),
+  }).output();
+  assert.equal(out.code, 0, "ran out of its heap copying the definition");
+  assert.equal(new TextDecoder().decode(out.stdout).trim(), "null");
+});
+
 Deno.test("the static path never runs a line of the module in the host", async () => {
   const marker = "__skillbox_static_pwned";
   const hostile = [
