@@ -15,6 +15,7 @@ import {
   type ResponseMap,
   type ToolkitConfigureResponse,
 } from "../protocol/responses.ts";
+import { printableLine } from "../protocol/lines.ts";
 import { decodeLlmChoice, skillOutcome } from "../protocol/skill.ts";
 import type { Connection, SendOptions } from "./_connection.ts";
 import type { CallToolOptions, ToolAPI } from "./tools.ts";
@@ -194,7 +195,7 @@ function checkConfigured(body: ToolkitConfigureResponse, label: string): void {
     : "no detail";
   throw new SkillboxError(
     "runtime_error",
-    `Cannot ${label}: status "${body.status}": ${why}`,
+    printableLine(`Cannot ${label}: status "${body.status}": ${why}`),
     { detail: { status: body.status, message: body.message } },
   );
 }

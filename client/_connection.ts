@@ -10,6 +10,7 @@ import { SkillboxError, TimeoutError } from "../protocol/errors.ts";
 import { type CallEvent, decodeEvent } from "../protocol/tool.ts";
 import { decodeError, isEventType } from "../protocol/responses.ts";
 import { isPlainObject } from "../protocol/json.ts";
+import { printableLine } from "../protocol/lines.ts";
 import type {
   Call,
   CloseInfo,
@@ -257,7 +258,7 @@ export class Connection {
     const info = this.#closeInfo ?? { code: 1000, reason: "client closed" };
     // Some runtimes report 0 when the peer sent no close code: not worth showing.
     const code = info.code >= 1000 ? ` (code ${info.code})` : "";
-    const why = info.reason === "" ? "" : `: ${info.reason}`;
+    const why = info.reason === "" ? "" : `: ${printableLine(info.reason)}`;
     const message = `Cannot ${label}: connection closed${code}${why}`;
     return new ConnectionClosedError(message, info);
   }

@@ -7,6 +7,7 @@
 
 import { SkillboxError } from "../protocol/errors.ts";
 import { envelope } from "../protocol/envelope.ts";
+import { printableLine } from "../protocol/lines.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import { checkTimeout, Connection } from "./_connection.ts";
 import {
@@ -286,7 +287,7 @@ export async function connect(
       authToken: options.token ?? "",
     }, { label, signal: options.signal, read: (body) => body });
     if (!handshake.ok) {
-      const reason = handshake.reason || "no reason given";
+      const reason = printableLine(handshake.reason) || "no reason given";
       throw new SkillboxError("unauthorized", `Cannot ${label}: ${reason}`, {
         detail: { reason: handshake.reason },
       });

@@ -718,6 +718,55 @@ Deno.test("a hostile host's answer of another type fails the call with invalid_m
   await dispose();
 });
 
+Deno.test("a hostile host's words reach the client's errors only as printable text", async (t) => {
+  // C1 controls (U+009B starts a terminal escape sequence), bidi overrides
+  // and line separators, as a host may put them in any text it sends.
+  const hostile = "\u009b2J\u202eevil\u2028x\u001b[0m\n";
+  const printable = (error: unknown) =>
+    error instanceof Error &&
+    /\\u009b2J\\u202eevil\\u2028x\\u001b\[0m\\u000a/.test(error.message) &&
+    !/[\u0000-\u0008\u000a-\u001f\u0080-\u009f\u2028\u202e]/.test(
+      error.message,
+    );
+  await t.step("an error answer's message and code", async () => {
+    const { host, client, dispose } = await setup();
+    const call = client.tools.call("a", {});
+    const req = await host.next();
+    host.send("error", { req_id: req.id, code: "x", message: hostile });
+    await assert.rejects(Promise.resolve(call), printable);
+    const listing = client.tools.list();
+    const next = await host.next();
+    host.send("error", { req_id: next.id, code: hostile, message: "" });
+    await assert.rejects(listing, printable);
+    await dispose();
+  });
+  await t.step("a refused handshake's reason", async () => {
+    const host = startFakeHost({ refuse: hostile });
+    await assert.rejects(connect(host.url), printable);
+    await host.shutdown();
+  });
+  await t.step("a failed configure's status and message", async () => {
+    const { host, client, dispose } = await setup();
+    const configuring = client.toolkits.configure("gh", {});
+    const req = await host.next();
+    host.send("toolkit/configure/resp", {
+      req_id: req.id,
+      status: hostile,
+      message: hostile,
+    });
+    await assert.rejects(configuring, printable);
+    await dispose();
+  });
+  await t.step("the reason a host closed with", async () => {
+    const { host, client, dispose } = await setup();
+    const call = client.tools.call("a", {});
+    await host.next();
+    host.closeSocket(4000, hostile);
+    await assert.rejects(Promise.resolve(call), printable);
+    await dispose();
+  });
+});
+
 Deno.test("tools.list() reads parameters nested deeper than the stack", async () => {
   const { host, client, dispose } = await setup();
   // Written as text: JSON.stringify cannot nest this deep either.

@@ -612,7 +612,11 @@ export function encodeError(
 export function decodeError(message: JsonObject): SkillboxError {
   // An empty string says no more than a missing field.
   const code = (str(message.code) || "runtime_error") as ErrorCode;
-  const text = str(message.message) || `Host answered error "${code}"`;
+  // Shown as it came, but one printable line: a hostile host's escape
+  // sequences or bidi overrides must not act on the terminal showing it.
+  const text = printableLine(
+    str(message.message) || `Host answered error "${code}"`,
+  );
   return new SkillboxError(code, text, {
     retryable: message.retryable === true,
     detail: isPlainObject(message.detail) ? message.detail : {},
