@@ -713,7 +713,7 @@ function toolCandidate(
   for (const field of ["input", "input_schema", "output", "output_schema"]) {
     const schema = f[field as keyof typeof f] as Record<string, unknown>;
     if (schema === undefined) continue;
-    const broad = tooBroad(schema, field);
+    const broad = tooBroad(schema, field, def.fields[field]);
     if (broad) return broad;
   }
   const entry = {
@@ -746,7 +746,7 @@ function toolkitCandidate(
   const parsed = ToolkitFields.safeParse(def.fields);
   if (!parsed.success) return describeZodError(parsed.error);
   const f = parsed.data;
-  const broad = f.config && tooBroad(f.config, "config");
+  const broad = f.config && tooBroad(f.config, "config", def.fields.config);
   if (broad) return broad;
   return {
     entry: {
@@ -770,17 +770,35 @@ function toolkitCandidate(
 // refused (see schemaFanOut and slowPattern), or null. A schema nested so
 // deep that these walks overflow the stack is refused too, unchecked: their
 // throw would otherwise end the whole load, every other definition with it.
-function tooBroad(schema: Record<string, unknown>, field: string) {
+// `described` is the schema as the module's description holds it (`schema`
+// is zod's copy of it): the registry builds every reload's snapshot from
+// the descriptions it keeps, and a check compiles the schema's patterns,
+// about 10 µs a character, so each is checked once.
+function tooBroad(
+  schema: Record<string, unknown>,
+  field: string,
+  described: unknown,
+): string | null {
+  const key = described as object;
+  let problem = problems.get(key);
+  if (problem === undefined) problems.set(key, problem = problemOf(schema));
+  return problem && `its "${field}" schema${problem}`;
+}
+
+// What tooBroad() found, by described schema.
+const problems = new WeakMap<object, string | null>();
+
+function problemOf(schema: Record<string, unknown>): string | null {
   try {
     if (schemaFanOut(schema) > MAX_FAN_OUT) {
-      return `its "${field}" schema applies more than ${MAX_FAN_OUT} ` +
-        'subschemas to one value ("anyOf", "allOf", "oneOf", "$ref", ... nested)';
+      return ` applies more than ${MAX_FAN_OUT} subschemas to one value ` +
+        '("anyOf", "allOf", "oneOf", "$ref", ... nested)';
     }
     const slow = slowPattern(schema);
-    return slow && `its "${field}" schema's ${slow}`;
+    return slow && `'s ${slow}`;
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    return `its "${field}" schema is nested too deep to check`;
+    return " is nested too deep to check";
   }
 }
 
