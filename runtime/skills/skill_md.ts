@@ -86,6 +86,12 @@ export interface ParseSkillMdOptions {
   path?: string;
   /** The folder's name: the name to match, and the fallback. @default none */
   folder?: string;
+  /**
+   * The file's size in bytes, when the text was read from one: its text
+   * is longer in UTF-8 when some bytes were not UTF-8 (each reads as
+   * U+FFFD, three bytes). @default the text's length in UTF-8
+   */
+  bytes?: number;
 }
 
 /** Keys that only A2E's dialect uses: one of them makes a file A2E's. */
@@ -137,7 +143,7 @@ export function parseSkillMd(
 ): SkillMdManifest {
   const path = options.path ?? "SKILL.md";
   // Counted, not encoded: a huge text is not copied to be measured.
-  if (Buffer.byteLength(text) > MAX_SKILL_MD_BYTES) {
+  if ((options.bytes ?? Buffer.byteLength(text)) > MAX_SKILL_MD_BYTES) {
     cannotLoad(path, `file is larger than ${MAX_SKILL_MD_BYTES} bytes`);
   }
   const { data, body } = splitFrontmatter(text, path);
@@ -274,8 +280,12 @@ export async function loadSkillFolder(folder: string): Promise<SkillFolder> {
     fail("the skill file is a link that leads out of its folder");
   }
   const read = await readRegularFile(real, MAX_SKILL_MD_BYTES);
-  if (typeof read !== "string") fail(read.problem);
-  const manifest = parseSkillMd(read, { path: file, folder: folderName });
+  if (!(read instanceof Uint8Array)) fail(read.problem);
+  const manifest = parseSkillMd(new TextDecoder().decode(read), {
+    path: file,
+    folder: folderName,
+    bytes: read.length,
+  });
   if (found.ignored !== null) {
     const warning =
       `the folder also has "${found.ignored}", which is ignored: "${found.name}" is read`;
@@ -1355,7 +1365,7 @@ export async function readSkillFile(
     );
   }
   const read = await readRegularFile(real, MAX_RESOURCE_BYTES);
-  if (typeof read === "string") return read;
+  if (read instanceof Uint8Array) return new TextDecoder().decode(read);
   throw new SkillboxError(
     "tool_error",
     `Cannot read "${path}": ${read.problem}`,
@@ -1369,19 +1379,19 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) |
   (constants.O_NONBLOCK ?? 0);
 
 /**
- * Reads a file of a skill folder as text, checking what was opened rather
+ * Reads a file of a skill folder, checking what was opened rather
  * than what a path named a moment before (the folder may change while it
  * is read): it must be a regular file, and no more than `max` bytes are
  * ever read, however it grows.
  *
  * @param path the file's real path (a link there is refused)
  * @param max the largest size accepted, in bytes
- * @returns the text, or why it was not read
+ * @returns its bytes, or why it was not read
  */
 async function readRegularFile(
   path: string,
   max: number,
-): Promise<string | { problem: string }> {
+): Promise<Uint8Array | { problem: string }> {
   let handle;
   try {
     handle = await open(path, OPEN_FLAGS);
@@ -1403,7 +1413,7 @@ async function readRegularFile(
     if (bytes.length > max) {
       return { problem: `file is larger than ${max} bytes` };
     }
-    return new TextDecoder().decode(bytes);
+    return bytes;
   } finally {
     await handle.close();
   }

@@ -513,6 +513,36 @@ Deno.test("readSkillFile() reads a linked file of exactly the bound whole, and r
   }
 });
 
+Deno.test("loadSkillFolder() holds a SKILL.md to the cap in its bytes, even when they are not UTF-8", async () => {
+  // A file in another encoding (Latin-1's "é" is one byte, 0xE9) is read
+  // with U+FFFD for each byte that is not UTF-8: three bytes of UTF-8 each.
+  // Measured again as that text, a file of 100 KB counted as 300 KB and
+  // was refused as "larger than 262144 bytes".
+  const dir = await Deno.makeTempDir();
+  try {
+    const head = new TextEncoder().encode(
+      md("name: latin\ndescription: d", ""),
+    );
+    const file = new Uint8Array(MAX_SKILL_MD_BYTES).fill(0xe9);
+    file.set(head);
+    await Deno.writeFile(join(dir, "SKILL.md"), file);
+    const skill = await loadSkillFolder(dir);
+    assert.equal(skill.name, "latin");
+    assert.equal(
+      skill.instructions,
+      "\ufffd".repeat(file.length - head.length),
+    );
+    // One byte more is still refused, before it is read.
+    await Deno.writeFile(
+      join(dir, "SKILL.md"),
+      new Uint8Array([...file, 0xe9]),
+    );
+    await assert.rejects(loadSkillFolder(dir), /larger than 262144 bytes/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loadSkillFolder() refuses a huge SKILL.md before reading it", async () => {
   const dir = await Deno.makeTempDir();
   try {
