@@ -441,6 +441,57 @@ Deno.test("findSkillFile() prefers SKILL.md over skill.md and loadSkillFolder() 
   }
 });
 
+Deno.test("findSkillFile() looks the two names up: its work does not grow with the folder", async () => {
+  // The catalog finds each folder's skill file on every request that lists
+  // skills. It listed the whole folder: 1.5 s for one of 100,000 files, on
+  // every skill/discover and skill/call of every session.
+  const listed = async (files: number) => {
+    const dir = await Deno.makeTempDir();
+    const readDir = Deno.readDir;
+    let entries = 0;
+    try {
+      await Deno.writeTextFile(
+        join(dir, "SKILL.md"),
+        md("name: a\ndescription: d"),
+      );
+      for (let i = 0; i < files; i++) {
+        await Deno.writeTextFile(join(dir, `${i}.md`), "");
+      }
+      Deno.readDir = async function* (path) {
+        for await (const entry of readDir(path)) yield (entries++, entry);
+      };
+      assert.deepEqual(await findSkillFile(dir), {
+        name: "SKILL.md",
+        ignored: null,
+      });
+    } finally {
+      Deno.readDir = readDir;
+      await Deno.remove(dir, { recursive: true });
+    }
+    return entries;
+  };
+  assert.equal(await listed(300), await listed(3));
+});
+
+Deno.test("findSkillFile() counts one file under both names once, as a case-insensitive folder shows it", async () => {
+  // Such a folder answers "skill.md" with its "SKILL.md": a hard link is
+  // the same file under both names on any filesystem.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "SKILL.md"),
+      md("name: a\ndescription: d"),
+    );
+    await Deno.link(join(dir, "SKILL.md"), join(dir, "skill.md"));
+    assert.deepEqual(await findSkillFile(dir), {
+      name: "SKILL.md",
+      ignored: null,
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loadSkillFolder() refuses a skill file that links out of its folder", async () => {
   const dir = await Deno.makeTempDir();
   const outside = await Deno.makeTempDir();
