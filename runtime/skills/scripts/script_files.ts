@@ -34,21 +34,21 @@ export async function listSkillScripts(
   resources: readonly string[],
 ): Promise<string[]> {
   const found = new Set<string>();
+  // Read entry by entry, to stop at the cap: a folder of 100,000 files was
+  // read whole on every run of the skill.
   const walk = async (dir: string, depth: number) => {
     if (depth > 4) return;
-    let entries: Deno.DirEntry[];
     try {
-      entries = await Array.fromAsync(Deno.readDir(dir));
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (found.size >= MAX_SCRIPTS) return;
-      const path = join(dir, entry.name);
-      if (entry.isFile) found.add(relative(folder, path));
-      else if (entry.isDirectory && entry.name !== "__pycache__") {
-        await walk(path, depth + 1);
+      for await (const entry of Deno.readDir(dir)) {
+        if (found.size >= MAX_SCRIPTS) return;
+        const path = join(dir, entry.name);
+        if (entry.isFile) found.add(relative(folder, path));
+        else if (entry.isDirectory && entry.name !== "__pycache__") {
+          await walk(path, depth + 1);
+        }
       }
+    } catch {
+      // unreadable: no scripts from it
     }
   };
   // Links inside are never followed (isFile and isDirectory are false for

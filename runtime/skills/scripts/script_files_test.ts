@@ -18,3 +18,29 @@ Deno.test("listSkillScripts() does not follow a scripts folder that is a link", 
     await Deno.remove(skill, { recursive: true });
   }
 });
+
+Deno.test("listSkillScripts() stops reading a scripts folder at the scripts it keeps", async () => {
+  // Every run of the skill lists its scripts (and each run_skill_script
+  // call again): a folder of 100,000 files was read whole each time, for
+  // the 200 scripts kept.
+  const listed = async (files: number) => {
+    const skill = await Deno.makeTempDir();
+    const readDir = Deno.readDir;
+    let entries = 0;
+    try {
+      await Deno.mkdir(`${skill}/scripts`);
+      for (let i = 0; i < files; i++) {
+        await Deno.writeTextFile(`${skill}/scripts/${i}.py`, "");
+      }
+      Deno.readDir = async function* (path) {
+        for await (const entry of readDir(path)) yield (entries++, entry);
+      };
+      assert.equal((await listSkillScripts(skill, [])).length, 200);
+    } finally {
+      Deno.readDir = readDir;
+      await Deno.remove(skill, { recursive: true });
+    }
+    return entries;
+  };
+  assert.equal(await listed(600), await listed(300));
+});
