@@ -338,8 +338,9 @@ export class ImportedServers implements HostedTool {
         name: importedName(slot.name, skill.name),
         server: slot.name,
         entry: skill.entry,
-        read: async (uri) => {
-          const bytes = await readBytes(client, uri, this.#timeoutOf(slot))
+        read: async (uri, signal) => {
+          const timeout = this.#timeoutOf(slot);
+          const bytes = await readBytes(client, uri, timeout, signal)
             .catch((error: Error) => {
               // The server's own words: they may say its secrets back.
               throw new Error(said(error.message, slot.secrets));

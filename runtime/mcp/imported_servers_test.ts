@@ -539,3 +539,97 @@ Deno.test("a listing that changes while a server starts is not lost to the start
     await servers.close();
   }
 });
+
+Deno.test("a read of a server's skill file, cancelled, is cancelled on the server", async () => {
+  const md = "---\nname: a\ndescription: A\n---\nA\n";
+  const digest = async (text: string) =>
+    `sha256:${
+      new Uint8Array(
+        await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+      ).toHex()
+    }`;
+  const skill = {
+    uri: "skill://a/SKILL.md",
+    frontmatter: { name: "a", description: "A" },
+    resources: [
+      { uri: "skill://a/SKILL.md", digest: await digest(md), size: md.length },
+      { uri: "skill://a/ref.md", digest: await digest("r"), size: 1 },
+    ],
+  };
+  // The request id of its read of ref.md, which it never answers, and the
+  // one its cancellation names.
+  const asked = Promise.withResolvers<unknown>();
+  const cancelled = Promise.withResolvers<unknown>();
+  const held: (() => void)[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const message = await request.json();
+      const json = (result: unknown) =>
+        Response.json({ jsonrpc: "2.0", id: message.id, result }, {
+          headers: { "mcp-session-id": "s" },
+        });
+      if (message.method === "notifications/cancelled") {
+        cancelled.resolve(message.params.requestId);
+      }
+      if (message.id === undefined) return new Response(null, { status: 202 });
+      switch (message.method) {
+        case "initialize":
+          return json({
+            protocolVersion: message.params.protocolVersion,
+            capabilities: {
+              tools: {},
+              resources: {},
+              extensions: { "io.modelcontextprotocol/skills": {} },
+            },
+            serverInfo: { name: "slow", version: "1" },
+          });
+        case "tools/list":
+          return json({ tools: [] });
+        case "skills/list":
+          return json({ skills: [skill] });
+        case "resources/read": {
+          const uri = message.params.uri;
+          if (uri === skill.uri) return json({ contents: [{ uri, text: md }] });
+          asked.resolve(message.id);
+          return await new Promise<Response>((resolve) =>
+            held.push(() => resolve(new Response(null, { status: 202 })))
+          );
+        }
+      }
+      return json({});
+    },
+  );
+  const servers = createImportedServers({
+    servers: {
+      slow: {
+        url: `http://127.0.0.1:${server.addr.port}/mcp`,
+        startTimeoutMs: 5_000,
+      },
+    },
+    egress: { checkTarget: () => Promise.resolve("127.0.0.1") },
+  });
+  try {
+    await servers.start();
+    const [remote] = servers.remoteSkills();
+    assert.equal(remote?.name, "slow__a");
+    const cancel = new AbortController();
+    const read = remote!.read("skill://a/ref.md", cancel.signal);
+    read.catch(() => {});
+    const id = await asked.promise;
+    cancel.abort(new Error("the client gave up"));
+    // Before: no signal reached the SDK; the read ran on to its timeout,
+    // and the server was never told.
+    await assert.rejects(read, /the client gave up/);
+    assert.ok(
+      await settlesWithin(cancelled.promise, 5_000),
+      "the server got no notifications/cancelled",
+    );
+    assert.equal(await cancelled.promise, id);
+  } finally {
+    for (const release of held) release();
+    await servers.close();
+    await server.shutdown();
+  }
+});

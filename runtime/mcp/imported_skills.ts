@@ -364,6 +364,7 @@ export async function verifySkill(
  * @param client the connected client
  * @param uri the resource's URI on that server
  * @param timeoutMs the bound of the read
+ * @param signal cancels the read on the server too
  * @returns its bytes
  * @throws {Error} when the answer has no content for that URI
  * @example
@@ -375,8 +376,12 @@ export async function readBytes(
   client: Client,
   uri: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
-  const read = await client.readResource({ uri }, { timeout: timeoutMs });
+  const read = await client.readResource({ uri }, {
+    timeout: timeoutMs,
+    signal,
+  });
   const content = read.contents.find((c: { uri: string }) => c.uri === uri);
   if (!content) throw new Error("resources/read returned no content for it");
   return "text" in content && typeof content.text === "string"

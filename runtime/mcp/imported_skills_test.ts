@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { importedSkillFiles, loadServerSkills } from "./imported_skills.ts";
+import {
+  importedSkillFiles,
+  loadServerSkills,
+  readBytes,
+} from "./imported_skills.ts";
 import {
   type RemoteSkill,
   sha256Digest,
@@ -166,4 +170,24 @@ Deno.test("loadServerSkills() reads on past a full page to learn whether the lis
   assert.equal(read, 2);
   assert.equal(refused.length, 1000);
   assert.ok(refused.every((r) => r.uri !== "skills/list"));
+});
+
+Deno.test("readBytes() hands the caller's signal to the server's resources/read", async () => {
+  let options: { signal?: AbortSignal; timeout?: number } | undefined;
+  const client = {
+    readResource: (
+      _params: unknown,
+      given: { signal?: AbortSignal; timeout?: number },
+    ) => {
+      options = given;
+      return Promise.resolve({
+        contents: [{ uri: "skill://a/x.md", text: "x" }],
+      });
+    },
+  } as unknown as Client;
+  const cancel = new AbortController();
+  await readBytes(client, "skill://a/x.md", 1000, cancel.signal);
+  // Before: only the timeout went, and a cancelled read ran on to it.
+  assert.equal(options?.signal, cancel.signal);
+  assert.equal(options?.timeout, 1000);
 });

@@ -117,8 +117,11 @@ export interface RemoteSkill {
   server: string;
   /** The entry as the server listed it (its URIs). */
   entry: McpSkillEntry;
-  /** Reads a file of the skill from the server, by its URI there. */
-  read(uri: string): Promise<Uint8Array>;
+  /**
+   * Reads a file of the skill from the server, by its URI there; `signal`
+   * cancels the server's read (a client that cancels is owed nothing).
+   */
+  read(uri: string, signal?: AbortSignal): Promise<Uint8Array>;
 }
 
 /** Where a session's skills come from. */
@@ -148,7 +151,7 @@ interface Manifest {
   entry: McpSkillEntry;
   /**
    * Reads one of its files (`uri` is one it lists), or null for others;
-   * `signal` stops a local read.
+   * `signal` stops the read, local or the server's.
    */
   read(uri: string, signal?: AbortSignal): Promise<Uint8Array> | null;
 }
@@ -560,11 +563,11 @@ function remoteManifest(remote: RemoteSkill): Manifest {
       frontmatter: remote.entry.frontmatter,
       resources,
     },
-    read: (uri) => {
+    read: (uri, signal) => {
       const file = origin.get(uri);
       if (!file) return null;
       return (async () => {
-        const bytes = await remote.read(file.uri);
+        const bytes = await remote.read(file.uri, signal);
         if (
           bytes.length !== file.size ||
           await sha256Digest(bytes) !== file.digest

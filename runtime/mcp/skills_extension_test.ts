@@ -159,6 +159,42 @@ Deno.test("resources/read stops when its request is cancelled, and answers nothi
   }
 });
 
+Deno.test("resources/read of a server's skill file, cancelled, cancels the server's read", async () => {
+  const uri = "skill://a/SKILL.md";
+  const asked = Promise.withResolvers<AbortSignal | undefined>();
+  const remote: RemoteSkill = {
+    name: "kit__a",
+    server: "kit",
+    entry: {
+      uri,
+      frontmatter: { name: "a", description: "A" },
+      resources: [{ uri, size: 1, digest: `sha256:${"0".repeat(64)}` }],
+    },
+    // A server that answers only when the host gives up on its read.
+    read: (_uri, signal) => {
+      asked.resolve(signal);
+      return new Promise((_, reject) => {
+        signal?.addEventListener("abort", () => reject(signal.reason));
+      });
+    },
+  };
+  const skills = new SkillsServer({
+    folders: () => Promise.resolve([]),
+    remote: () => Promise.resolve([remote]),
+  }, { cache: new SkillFileCache() });
+  const cancel = new AbortController();
+  const answer = skills.handle("resources/read", {
+    uri: "mcp-skill://kit/a/SKILL.md",
+  }, cancel.signal)!;
+  const signal = await asked.promise;
+  cancel.abort(new Error("cancelled by the client"));
+  // Before: the read got no signal and ran on to its timeout, while the
+  // client's place among its reads in flight was free again: a client
+  // reading and cancelling had as many reads on the server as it sent.
+  assert.equal(signal?.aborted, true, "the server's read was not cancelled");
+  await assert.rejects(answer, /cancelled by the client/);
+});
+
 Deno.test("a uri or cursor that is no string is refused as InvalidParams, never turned into a string", async () => {
   const { dir, served } = await folders(["a"]);
   const skills = new SkillsServer(
