@@ -605,7 +605,8 @@ export class ImportedServers implements HostedTool {
 
   // Lists again on a server's `list_changed`: the notifications arriving
   // while a listing is under way, or in the RELIST_SPACING_MS pause after
-  // it, are owed one listing after that, however many they are. A server
+  // it, are owed one listing after that (the latest's: its client), however
+  // many they are, and whether that listing failed or not. A server
   // sending thousands, or alternating two listings with one after each,
   // would otherwise have the host list, convert and reload back to back.
   async #relist(
@@ -613,23 +614,15 @@ export class ImportedServers implements HostedTool {
     what: "tools" | "skills",
     list: () => Promise<void>,
   ): Promise<void> {
-    if (slot.relisting.has(what)) {
-      slot.relisting.set(what, true);
-      return;
+    const busy = slot.relisting.has(what);
+    slot.relisting.set(what, list);
+    if (busy) return;
+    for (let owed; (owed = slot.relisting.get(what)) && !this.#closed;) {
+      slot.relisting.set(what, null);
+      await owed().catch(() => {});
+      await this.#pause(RELIST_SPACING_MS);
     }
-    try {
-      do {
-        slot.relisting.set(what, false);
-        if (this.#closed) return;
-        try {
-          await list();
-        } finally {
-          await this.#pause(RELIST_SPACING_MS);
-        }
-      } while (slot.relisting.get(what));
-    } finally {
-      slot.relisting.delete(what);
-    }
+    slot.relisting.delete(what);
   }
 
   // Resolves after `ms` on the host's timers, or once the host closes.
@@ -1116,8 +1109,14 @@ export class ServerSlot {
   #retryAt = 0;
   #upSince = 0;
   #random: () => number;
-  /** Per listing: whether one is under way, and whether another is due. */
-  readonly relisting = new Map<"tools" | "skills", boolean>();
+  /**
+   * Per listing under way: the one owed after it, if any (absent: none
+   * under way).
+   */
+  readonly relisting = new Map<
+    "tools" | "skills",
+    (() => Promise<void>) | null
+  >();
 
   /**
    * @param name the toolkit name

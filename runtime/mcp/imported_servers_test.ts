@@ -633,3 +633,84 @@ Deno.test("a read of a server's skill file, cancelled, is cancelled on the serve
     await server.shutdown();
   }
 });
+
+Deno.test("a list_changed owed while a relisting fails is listed after it", async () => {
+  // Its second listing says its tools changed, then fails; the third
+  // lists a tool more. A call's answer says they changed first.
+  const event = (m: unknown) =>
+    `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+  const changed = {
+    jsonrpc: "2.0",
+    method: "notifications/tools/list_changed",
+  };
+  const tool = (name: string) => ({ name, inputSchema: { type: "object" } });
+  let lists = 0;
+  const third = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const message = await request.json();
+      if (message.id === undefined) return new Response(null, { status: 202 });
+      const sse = (...messages: unknown[]) =>
+        new Response(messages.map(event).join(""), {
+          headers: { "content-type": "text/event-stream" },
+        });
+      const result = (result: unknown) =>
+        sse({ jsonrpc: "2.0", id: message.id, result });
+      switch (message.method) {
+        case "initialize":
+          return Response.json({
+            jsonrpc: "2.0",
+            id: message.id,
+            result: {
+              protocolVersion: message.params.protocolVersion,
+              capabilities: { tools: { listChanged: true } },
+              serverInfo: { name: "flaky", version: "1" },
+            },
+          }, { headers: { "mcp-session-id": "s" } });
+        case "tools/list":
+          lists++;
+          if (lists === 1) return result({ tools: [tool("t")] });
+          if (lists === 2) {
+            return sse(changed, {
+              jsonrpc: "2.0",
+              id: message.id,
+              error: { code: -32603, message: "Not now" },
+            });
+          }
+          third.resolve();
+          return result({ tools: [tool("t"), tool("u")] });
+      }
+      return sse(changed, {
+        jsonrpc: "2.0",
+        id: message.id,
+        result: { content: [{ type: "text", text: "done" }] },
+      });
+    },
+  );
+  const servers = createImportedServers({
+    servers: { flaky: { url: `http://127.0.0.1:${server.addr.port}/mcp` } },
+    egress: { checkTarget: () => Promise.resolve("127.0.0.1") },
+    // No pause between listings: the order of listings is the point.
+    timers: {
+      set: (fn) => setTimeout(fn, 0),
+      clear: (handle) => clearTimeout(handle as number),
+    },
+  });
+  try {
+    await servers.start();
+    const outcome = await servers.call("flaky", "t", {}, {
+      timeoutMs: 30_000,
+      onEvent() {},
+    });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    // Before: the failed listing ended the relisting, and the list_changed
+    // that came with it was owed nothing: "u" was never listed.
+    assert.ok(await settlesWithin(third.promise, 10_000), "not listed again");
+    assert.equal(lists, 3);
+  } finally {
+    await servers.close();
+    await server.shutdown();
+  }
+});
