@@ -73,7 +73,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
+  ErrorCode,
   type JSONRPCMessage,
+  McpError,
   type Progress,
   ResourceListChangedNotificationSchema,
   type Tool as McpTool,
@@ -442,7 +444,11 @@ export class ImportedServers implements HostedTool {
       });
     } catch (error) {
       const message = (error as Error).message;
-      if (/timed out/i.test(message)) {
+      // The SDK's own timeout (or a signal's reason saying so); an error
+      // the server answered is its own, whatever its words say.
+      const answered = error instanceof McpError &&
+        (error as McpError).code !== ErrorCode.RequestTimeout;
+      if (!answered && /timed out/i.test(message)) {
         return {
           ok: false,
           code: "timeout",

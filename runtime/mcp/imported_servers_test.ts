@@ -714,3 +714,30 @@ Deno.test("a list_changed owed while a relisting fails is listed after it", asyn
     await server.shutdown();
   }
 });
+
+Deno.test("a server's own error saying it timed out is its error, not the host's timeout", async () => {
+  await using raw = await rawServer({
+    listings: [[TOOL_T]],
+    errors: { "tools/call": "The upstream API timed out" },
+  });
+  const servers = createImportedServers({
+    servers: { kit: raw.spec },
+    confinement: UNCONFINED,
+  });
+  try {
+    const outcome = await servers.call("kit", "t", {}, {
+      timeoutMs: 30_000,
+      onEvent() {},
+    });
+    // Before: "timed out" anywhere made it the host's timeout, "after
+    // 30000 ms", and the server's words were lost.
+    assert.deepEqual(outcome, {
+      ok: false,
+      code: "tool_error",
+      message: 'MCP server "kit": MCP error -32000: The upstream API timed out',
+      retryable: true,
+    });
+  } finally {
+    await servers.close();
+  }
+});
