@@ -37,6 +37,7 @@ import {
   type StoredFile,
   SUMMARY_COLUMNS,
   toRow,
+  withoutNul,
 } from "./store.ts";
 
 // The channel runs are announced on.
@@ -864,20 +865,17 @@ async function announce(
 
 // PostgreSQL's text holds no NUL character, and one refused the whole
 // batch, retried for ever: a client's tool name or a module's error
-// message put one there. Replaced in the row (a fresh object) as JSON
-// text already escapes it.
+// message put one there (the redactor replaces those; a row written
+// otherwise, or a host.id, may still hold one). Replaced in the row (a
+// fresh object) as JSON text already escapes it.
 function noNul<T extends Record<string, unknown>>(row: T): T {
-  for (const key in row) row[key] = textOf(row[key]);
+  for (const key in row) row[key] = withoutNul(row[key]);
   return row;
 }
 
-// A value from a URL (a filter, a run id) as it was written: NUL as
-// U+FFFD, as noNul() writes it, so that PostgreSQL does not refuse it.
-function textOf<T>(value: T): T {
-  return typeof value === "string" && value.includes("\0")
-    ? value.replaceAll("\0", "\uFFFD") as T
-    : value;
-}
+// A value from a URL (a filter, a run id) as it was written, so that
+// PostgreSQL does not refuse it.
+const textOf = withoutNul;
 
 // A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without
 // the array types' lookup the client cannot send a JS array itself.

@@ -590,6 +590,27 @@ Deno.test("a run's name and its events' kinds have the operator's secrets scrubb
   await recorder.close();
 });
 
+Deno.test("a run's texts holding a NUL are kept whole in SQLite, the NUL written as on PostgreSQL", async () => {
+  const recorder = new RunRecorder({ store: openSqliteStore(":memory:") });
+  // A client's tool name and a module's error message and event kind:
+  // node:sqlite reads a text back only up to its first NUL, so the
+  // history showed "Unknown tool \"a" and hid the rest.
+  const id = startRun(recorder, { name: "a\u0000b" });
+  recorder.event(id, { kind: "k\u0000z", data: {}, seq: 0 });
+  recorder.finished(id, {
+    outcome: "unknown_tool",
+    error: 'Unknown tool "a\u0000b"',
+    summary: "s\u0000t",
+  });
+  await recorder.flush();
+  const detail = (await recorder.store!.get(id))!;
+  assert.equal(detail.run.name, "a\uFFFDb");
+  assert.equal(detail.run.error, 'Unknown tool "a\uFFFDb"');
+  assert.equal(detail.run.summary, "s\uFFFDt");
+  assert.equal(detail.events[0]!.kind, "k\uFFFDz");
+  await recorder.close();
+});
+
 Deno.test("a tool's events named as LLM turns count no turns or tokens: only a skill's LLM relay makes them", async () => {
   const counted: string[] = [];
   const recorder = new RunRecorder({

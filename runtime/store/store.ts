@@ -143,6 +143,27 @@ export function isBinary(data: Uint8Array): boolean {
   return data.includes(0) || !isUtf8(data);
 }
 
+/**
+ * A value as the stores keep text: each NUL in a string as U+FFFD.
+ * PostgreSQL's text refuses NUL (and with it a whole batch), and
+ * node:sqlite reads a text back only up to its first one.
+ *
+ * @param value any value; only a string is changed
+ * @returns the value, a string without NUL
+ * @example
+ * ```ts
+ * import { withoutNul } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(withoutNul("a\u0000b"), "a\uFFFDb");
+ * assert.equal(withoutNul(7), 7);
+ * ```
+ */
+export function withoutNul<T>(value: T): T {
+  return typeof value === "string" && value.includes("\0")
+    ? value.replaceAll("\0", "\uFFFD") as T
+    : value;
+}
+
 /** A finished run and its kept events, written together. */
 export interface RunWrite {
   /** The run. */
