@@ -407,7 +407,7 @@ export class PostgresRunStore implements RunStore {
   #owned(scope: RunScope) {
     return scope === "all"
       ? this.#sql``
-      : this.#sql`AND owner = ${textOf(scope.owner)}`;
+      : this.#sql`AND owner = ${withoutNul(scope.owner)}`;
   }
 
   // A call once the schema is in place, bounded as #answered says.
@@ -503,8 +503,10 @@ export class PostgresRunStore implements RunStore {
     return await this.#call(async () => {
       const sql = this.#sql;
       const { where, limit } = listQuery(query);
+      // Values from a URL, a NUL as the rows write it (PostgreSQL refuses
+      // one), here and in the other reads.
       const condition = where.map(([c, v]) =>
-        v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${textOf(v)}`
+        v === undefined ? sql.unsafe(c) : sql`${sql.unsafe(c)} ${withoutNul(v)}`
       ).reduce((a, b) => sql`${a} AND ${b}`, sql`TRUE`);
       const rows = await sql`SELECT cursor, ${sql(COLUMNS)} FROM skillbox_runs
         WHERE ${condition} ORDER BY cursor DESC LIMIT ${limit + 1}`;
@@ -515,7 +517,7 @@ export class PostgresRunStore implements RunStore {
   async get(asked: string, scope: RunScope = "all"): Promise<RunDetail | null> {
     return await this.#call(async () => {
       const sql = this.#sql;
-      const id = textOf(asked);
+      const id = withoutNul(asked);
       const [row] = await sql`SELECT ${
         sql(COLUMNS)
       } FROM skillbox_runs WHERE id = ${id}`;
@@ -550,7 +552,7 @@ export class PostgresRunStore implements RunStore {
     return await this.#call(async () => {
       const [row] = await this.#sql`SELECT r.owner, f.name, f.size, f.data,
         f.note FROM skillbox_files f JOIN skillbox_runs r ON r.id = f.run_id
-        WHERE f.run_id = ${textOf(runId)} AND f.seq = ${index}`;
+        WHERE f.run_id = ${withoutNul(runId)} AND f.seq = ${index}`;
       if (!row || !mayView(scope, row.owner ?? null)) return null;
       return fromRow.file(row);
     });
@@ -566,7 +568,7 @@ export class PostgresRunStore implements RunStore {
       const sql = this.#sql;
       const rows = await sql`SELECT ${
         sql(SUMMARY_COLUMNS as string[])
-      } FROM skillbox_runs WHERE parent_id = ${textOf(parentId)}
+      } FROM skillbox_runs WHERE parent_id = ${withoutNul(parentId)}
         ${
         after
           ? sql`AND (started_at, cursor) > (${after[0]}::float8, ${
@@ -872,10 +874,6 @@ function noNul<T extends Record<string, unknown>>(row: T): T {
   for (const key in row) row[key] = withoutNul(row[key]);
   return row;
 }
-
-// A value from a URL (a filter, a run id) as it was written, so that
-// PostgreSQL does not refuse it.
-const textOf = withoutNul;
 
 // A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without
 // the array types' lookup the client cannot send a JS array itself.

@@ -118,28 +118,6 @@ export interface RunFiles {
   ): FilesKept;
 }
 
-/**
- * Outcome of an error thrown by a call path, as its client is told it
- * ({@link toWireError}): a skillbox error's A2E code, else
- * `runtime_error` (a system error's `ENOENT` is no A2E code).
- *
- * @param error what was thrown
- * @returns the outcome and message for {@link RunEnd}
- * @example
- * ```ts
- * import { errorEnd } from "./recorder.ts";
- * import { SkillboxError } from "../../protocol/errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(errorEnd(new SkillboxError("unknown_tool", "no")).outcome, "unknown_tool");
- * assert.equal(errorEnd("boom").outcome, "runtime_error");
- * assert.equal(errorEnd(Object.assign(new Error("gone"), { code: "ENOENT" })).outcome, "runtime_error");
- * ```
- */
-export function errorEnd(error: unknown): RunEnd {
-  const { code, message } = toWireError(error);
-  return { outcome: code, error: message };
-}
-
 /** What {@link observeToolCaller} needs to find a call's toolkit secrets. */
 export interface ObserveToolsOptions {
   /** The registry the caller reads. */
@@ -223,7 +201,10 @@ export function observeToolCaller(
         });
         return outcome;
       }, (error) => {
-        observer.finished(id, errorEnd(error));
+        // As its client is told it: a skillbox error's A2E code, else
+        // `runtime_error` (a system error's `ENOENT` is no A2E code).
+        const { code, message } = toWireError(error);
+        observer.finished(id, { outcome: code, error: message });
         throw error;
       });
     },
