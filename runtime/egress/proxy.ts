@@ -52,6 +52,8 @@ export interface EgressProxy {
 const MAX_HEAD = 64 * 1024;
 const MAX_CONNECTIONS = 64; // open at once, per proxy
 const MAX_TOKEN_LINE = 256;
+// Requests parsed behind a connection's one before it is ended.
+const MAX_BEHIND = 8;
 
 /** A malformed or refused request: answered 400. */
 class BadRequest extends Error {}
@@ -98,10 +100,17 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   // Until its head is read, each connection is on a clock: a slow client
   // cannot hold a slot. Its one request taken, the clock is gone: anything
   // parsed after it on the same connection is never answered nor sent on.
+  // The server holds each request it parsed until the connection ends, so
+  // one with more than a few behind its first is ended.
   const clocks = new WeakMap<net.Socket, ReturnType<typeof setTimeout>>();
+  const behind = new WeakMap<net.Socket, number>();
   const take = (socket: net.Socket): boolean => {
     clearTimeout(clocks.get(socket));
-    return clocks.delete(socket);
+    if (clocks.delete(socket)) return true;
+    const count = (behind.get(socket) ?? 0) + 1;
+    behind.set(socket, count);
+    if (count > MAX_BEHIND) socket.destroy();
+    return false;
   };
   const server = http.createServer({
     maxHeaderSize: MAX_HEAD,
