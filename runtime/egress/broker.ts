@@ -342,12 +342,22 @@ export class EgressBroker {
           `Too many redirects (more than ${MAX_REDIRECTS})`,
         );
       }
-      const next = parseUrl(new URL(location, url).href);
+      const from = cut.whole(url.href);
+      let next: URL;
+      try {
+        next = parseUrl(URL.parse(location, url)?.href ?? "");
+      } catch {
+        // The Location is the upstream's text, which may hold a secret it
+        // was sent: not quoted.
+        throw new SkillboxError(
+          "tool_error",
+          `Cannot follow the redirect from "${from}": its Location is not an http(s) URL without credentials`,
+        );
+      }
       // An upstream that copies its credential into the Location would
       // send it, in the URL, to a host it is not bound to.
       const bound = this.#secretsFor(next, scope.toolkit ?? null)
         .map((s) => s.value);
-      const from = cut.whole(url.href);
       const carried = [...sent].some((v) =>
         !bound.includes(v) &&
         secretForms([v]).some((form) => next.href.includes(form))

@@ -269,7 +269,7 @@ Deno.test("the broker checks every redirect hop like the first", async (t) => {
           { allow: [["*"]] },
         ),
         "tool_error",
-        /Only http and https/,
+        /its Location is not an http\(s\) URL/,
       ));
     await t.step("an allowed hop is followed", async () => {
       const res = await broker.fetch(
@@ -1046,6 +1046,32 @@ Deno.test("a secret an upstream echoes in its status line or a header name never
   assert.equal(res.status, 401);
   assert.equal(res.statusText, "Invalid token [REDACTED]");
   assert.doesNotMatch(JSON.stringify(res), /op-secret/);
+});
+
+Deno.test("a secret an upstream copies into a Location that is no http URL never comes back", async (t) => {
+  // The refusal of such a redirect quoted the Location (or the scheme read
+  // from it), the upstream's text, uncut.
+  const token = SECRET; // what follows "Bearer ": a URL scheme's characters
+  for (
+    const [name, location] of [
+      ["no URL at all", `http://[${token}`],
+      ["a URL of another scheme", `${token}:x`],
+    ]
+  ) {
+    await t.step(name!, async () => {
+      await using upstream = await rawUpstream((_req, res) => {
+        res.writeHead(302, { location });
+        res.end();
+      });
+      await refused(
+        upstream.broker.fetch({
+          url: `http://api.test:${upstream.port}/`,
+        }, { allow: [["*"]] }),
+        "tool_error",
+        /^(?!.*op-secret)Cannot follow the redirect from "http:\/\/api\.test:\d+\/": its Location is not/,
+      );
+    });
+  }
 });
 
 Deno.test("a secret an upstream echoes cannot come back compressed or in ranges", async (t) => {
