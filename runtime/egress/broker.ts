@@ -355,12 +355,14 @@ export class EgressBroker {
         );
       }
       // An upstream that copies its credential into the Location would
-      // send it, in the URL, to a host it is not bound to.
+      // send it, in the URL, to a host it is not bound to. In any case: a
+      // URL writes its host in lower case.
       const bound = this.#secretsFor(next, scope.toolkit ?? null)
         .map((s) => s.value);
+      const href = next.href.toLowerCase();
       const carried = [...sent].some((v) =>
         !bound.includes(v) &&
-        secretForms([v]).some((form) => next.href.includes(form))
+        secretForms([v]).some((form) => href.includes(form.toLowerCase()))
       );
       if (carried) {
         throw new SkillboxError(

@@ -1074,6 +1074,32 @@ Deno.test("a secret an upstream copies into a Location that is no http URL never
   }
 });
 
+Deno.test("a secret an upstream copies into a redirect's host, which a URL lower-cases, stays with its host", async () => {
+  // A host name is lower-cased when the Location is read: the secret in it
+  // was no longer found, so the hop went on, its name resolved (the
+  // secret sent in a DNS query) and quoted in the refusal.
+  const resolved: string[] = [];
+  await using upstream = await rawUpstream((req, res) => {
+    const key = String(req.headers.authorization);
+    res.writeHead(302, { location: `http://${key}.other.test/` });
+    res.end();
+  }, { value: "Op-Secret-7F3A9C" });
+  const broker = upstream.broker;
+  const checkTarget = broker.checkTarget.bind(broker);
+  broker.checkTarget = (url, allow, signal) => {
+    resolved.push(url.hostname);
+    return checkTarget(url, allow, signal);
+  };
+  await refused(
+    broker.fetch({ url: `http://api.test:${upstream.port}/` }, {
+      allow: [["*"]],
+    }),
+    "tool_denied",
+    /^(?!.*op-secret)Cannot follow the redirect .* carries an operator secret/i,
+  );
+  assert.deepEqual(resolved, ["api.test"]);
+});
+
 Deno.test("a secret an upstream echoes cannot come back compressed or in ranges", async (t) => {
   // A server as nginx with gzip and ranges on answers: compressed when
   // asked, a slice when asked. Either way the echo's bytes are not the
