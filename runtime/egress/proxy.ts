@@ -138,11 +138,14 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
   const front = net.createServer((socket) => {
     if (sockets.size >= MAX_CONNECTIONS) return void socket.destroy();
     sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
+    socket.on("close", () => {
+      sockets.delete(socket);
+      clearTimeout(clocks.get(socket)); // it would hold the socket till then
+    });
     socket.on("error", () => {});
     clocks.set(socket, setTimeout(() => socket.destroy(), rules.timeoutMs));
     readToken(socket, token).then((ok) => {
-      if (!ok) return void socket.destroy();
+      if (!ok) return;
       server.emit("connection", socket);
       socket.resume();
     });
@@ -175,27 +178,33 @@ export function openEgressProxy(options: EgressProxyOptions): EgressProxy {
 
 /**
  * Reads the first line and compares it with the token; the bytes after it
- * are put back for the HTTP server, and the socket is left paused.
+ * are put back for the HTTP server, and the socket is left paused. A
+ * connection without the token is destroyed here, in the event that shows
+ * it: Deno's node:net keeps a socket destroyed a tick after its end for
+ * good.
  */
 function readToken(socket: net.Socket, token: string): Promise<boolean> {
   return new Promise((resolve) => {
     let seen = Buffer.alloc(0);
+    const refuse = () => {
+      socket.destroy();
+      resolve(false);
+    };
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
       const nl = seen.indexOf(10);
       if (nl < 0 && seen.length < MAX_TOKEN_LINE) return;
       socket.off("data", onData);
-      socket.off("end", onEnd);
+      socket.off("end", refuse);
       socket.pause();
       if (nl < 0 || seen.toString("utf8", 0, nl).trim() !== token) {
-        return resolve(false);
+        return refuse();
       }
       if (nl + 1 < seen.length) socket.unshift(seen.subarray(nl + 1));
       resolve(true);
     };
-    const onEnd = () => resolve(false);
     socket.on("data", onData);
-    socket.on("end", onEnd);
+    socket.on("end", refuse);
   });
 }
 
