@@ -216,22 +216,36 @@ export function scrubText(
 
 // How many characters at the end of `head` are the start of `tail`: at
 // most `max`, at least MIN_SCRUB_LENGTH, else 0. A secret cut short at the
-// end of a text is (text, secret); at its start, (secret, text). The
-// leftmost place that matches to the end is the longest; no string is
-// allocated.
+// end of a text is (text, secret); at its start, (secret, text). One pass
+// of Knuth-Morris-Pratt over the last `max` characters of `head`: trying
+// each place in turn compared up to `max` characters from every one, and a
+// session's megabyte secret of one letter held the host's thread for hours.
 function overlap(head: string, tail: string, max: number): number {
-  const first = tail.charCodeAt(0);
-  const last = head.length - MIN_SCRUB_LENGTH;
-  for (let at = Math.max(0, head.length - max); at <= last; at++) {
-    if (head.charCodeAt(at) !== first) continue;
-    let n = 1;
-    while (
-      at + n < head.length && head.charCodeAt(at + n) === tail.charCodeAt(n)
-    ) n++;
-    if (at + n === head.length) return n;
+  const m = Math.min(max, head.length, tail.length);
+  if (m < MIN_SCRUB_LENGTH) return 0;
+  // border[i]: the longest proper prefix of tail[0..i] that ends there.
+  const border = m <= SCRATCH.length ? SCRATCH : new Int32Array(m);
+  border[0] = 0;
+  for (let i = 1, k = 0; i < m; i++) {
+    const c = tail.charCodeAt(i);
+    while (k > 0 && tail.charCodeAt(k) !== c) k = border[k - 1]!;
+    if (tail.charCodeAt(k) === c) k++;
+    border[i] = k;
   }
-  return 0;
+  // `n` characters of `tail` matched so far; the text is `m` long, so it
+  // never passes `m` before the end.
+  let n = 0;
+  for (let at = head.length - m; at < head.length; at++) {
+    const c = head.charCodeAt(at);
+    while (n > 0 && tail.charCodeAt(n) !== c) n = border[n - 1]!;
+    if (tail.charCodeAt(n) === c) n++;
+  }
+  return n >= MIN_SCRUB_LENGTH ? n : 0;
 }
+
+// overlap()'s table for a secret or text of usual length, reused: a call
+// allocates none.
+const SCRATCH = new Int32Array(1024);
 
 // Longest first, so that a secret inside another is never replaced before
 // it (which would leave the rest of the longer one showing). Lists are

@@ -540,3 +540,26 @@ Deno.test("basicAuthOf() encodes a user name and password of any length", () => 
   assert.equal(atob(auth!.slice("Basic ".length)), `ops:${password}`);
   assert.ok(serverSecrets({ url: url.href }).includes(password));
 });
+
+Deno.test("scrubText() finds a long secret cut at an end in one pass over it", () => {
+  // A session sets its own toolkit's secrets (`toolkit/configure/req`, up
+  // to max_message_bytes) and can make a tool print what it likes: a
+  // secret of a megabyte of one letter and a text of that letter made the
+  // cut search compare again from every place (hours on the host's one
+  // thread, where every session's calls wait).
+  const run = "a".repeat(1024 * 1024);
+  // The text starts with the secret's end (all of the text but its "b")...
+  assert.equal(scrubText(`${run}b`, [`${run}a`]), `${REDACTED}b`);
+  // ...or ends with the secret's start (all of it but its "b").
+  assert.equal(scrubText(`aaaaa${run}`, [`${run}b`]), `aaaaa${REDACTED}`);
+  // A secret whose start comes again in it: the cut is found after a
+  // longer try at it failed ("abcab" then "c").
+  assert.equal(
+    scrubText("log abcabcabd", ["abcabd-secret"]),
+    `log abc${REDACTED}`,
+  );
+  assert.equal(
+    scrubText("abcabd tail", ["secret-abcabcabd"]),
+    `${REDACTED} tail`,
+  );
+});
