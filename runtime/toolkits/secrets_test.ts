@@ -563,3 +563,25 @@ Deno.test("scrubText() finds a long secret cut at an end in one pass over it", (
     `${REDACTED} tail`,
   );
 });
+
+Deno.test("scrubText() finds a long secret of one repeated letter in a long text in one pass", () => {
+  // V8's own search compares a long pattern again from nearly every place
+  // when it is one letter repeated around another: a 4 KiB secret against
+  // 4 MiB of that letter took 36 s, 16 KiB two minutes, and a quarter of
+  // a megabyte (which a session may set) would take half an hour.
+  const half = "a".repeat(128 * 1024);
+  const secret = `${half}b${half}`;
+  const text = "a".repeat(4 * 1024 * 1024);
+  const inner = text.slice(half.length * 2);
+  // No whole one: a cut one at each end.
+  assert.equal(scrubText(text, [secret]), `${REDACTED}${inner}${REDACTED}`);
+  // The text inside the secret, the other way round.
+  assert.equal(scrubText(secret, [text]), `${REDACTED}b${REDACTED}`);
+  // A text that is all a piece of the secret.
+  assert.equal(scrubText(secret.slice(1, -1), [secret]), REDACTED);
+  // Whole ones, each replaced.
+  assert.equal(
+    scrubText(`x${secret}y${secret}${secret}`, [secret]),
+    `x${REDACTED}y${REDACTED}${REDACTED}`,
+  );
+});
