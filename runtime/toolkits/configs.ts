@@ -32,7 +32,8 @@ export interface SessionToolkitConfig {
 export interface ToolkitConfigs {
   /**
    * Stores a session's configuration (replacing an earlier one) after
-   * checking it, merged over defaults and host config, against the schema.
+   * checking it, merged over defaults and host config, against the schema
+   * and the bound on its secret values.
    *
    * @returns null when stored, else why not (field paths, no values)
    */
@@ -120,7 +121,7 @@ export function createToolkitConfigs(
   return {
     configure(session, kit, config) {
       const merged = merge(kit, config);
-      const problem = check(kit, merged);
+      const problem = check(kit, merged) ?? tooManySecrets(kit, merged);
       if (problem === null) {
         sessionMap(session).set(kit.name, structuredClone(config));
       }
@@ -141,6 +142,25 @@ export function createToolkitConfigs(
       });
     },
   };
+}
+
+/**
+ * The most secret values a session's configuration of one toolkit
+ * (merged over the host's) may hold. Every string a call of its tools returns or reports is scrubbed of
+ * each value in turn: 50,000 of them (750 KB of JSON, which a session may
+ * send) held the host's thread for 100 s per megabyte of a tool's output.
+ */
+const MAX_SECRET_VALUES = 256;
+
+// Why a session's configuration holds too many secret values, or null.
+function tooManySecrets(
+  kit: ToolkitEntry,
+  config: Record<string, unknown>,
+): string | null {
+  const count = secretValues(kit.configSchema, config).length;
+  return count <= MAX_SECRET_VALUES
+    ? null
+    : `it holds ${count} secret values, more than the ${MAX_SECRET_VALUES} a toolkit's configuration may hold`;
 }
 
 function defaults(schema: Record<string, unknown>): Record<string, unknown> {

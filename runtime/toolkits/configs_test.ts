@@ -95,3 +95,35 @@ Deno.test("createToolkitConfigs() resolves once per toolkit version and configur
     );
   });
 });
+
+Deno.test("configure() refuses a session's configuration holding too many secret values", () => {
+  // Every string a call of the toolkit returns is scrubbed of each secret
+  // value in turn: 50,000 of them (750 KB of JSON) held the host's thread
+  // for 100 s per megabyte of a tool's output.
+  const configs = createToolkitConfigs();
+  const headers = {
+    ...kit("h1", "/a"),
+    configSchema: {
+      type: "object",
+      properties: {
+        headers: {
+          type: "object",
+          additionalProperties: { type: "string" },
+          secret: true,
+        },
+      },
+    },
+  };
+  const a = session("a");
+  const values = (n: number) =>
+    Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [`h${i}`, `value-${i}`]),
+    );
+  assert.equal(configs.configure(a, headers, { headers: values(256) }), null);
+  assert.equal(
+    configs.configure(a, headers, { headers: values(257) }),
+    "it holds 257 secret values, more than the 256 a toolkit's configuration may hold",
+  );
+  // The refused one is not kept: the last accepted one is.
+  assert.equal(configs.resolve(a, headers).secrets.length, 256);
+});
