@@ -216,13 +216,33 @@ export function scrubText(
 
 // How many characters at the end of `head` are the start of `tail`: at
 // most `max`, at least MIN_SCRUB_LENGTH, else 0. A secret cut short at the
-// end of a text is (text, secret); at its start, (secret, text). One pass
-// of Knuth-Morris-Pratt over the last `max` characters of `head`: trying
-// each place in turn compared up to `max` characters from every one, and a
-// session's megabyte secret of one letter held the host's thread for hours.
+// end of a text is (text, secret); at its start, (secret, text). Each
+// place in the last `max` characters is tried in turn (the leftmost that
+// matches to the end is the longest), which costs about one comparison a
+// place in usual text. Tries that run long before failing mean a text of
+// repeats, where that costs up to `max` comparisons a place (a session's
+// megabyte secret of one letter: hours on the host's thread): past a
+// budget, one pass of Knuth-Morris-Pratt answers instead.
 function overlap(head: string, tail: string, max: number): number {
   const m = Math.min(max, head.length, tail.length);
-  if (m < MIN_SCRUB_LENGTH) return 0;
+  const first = tail.charCodeAt(0);
+  const last = head.length - MIN_SCRUB_LENGTH;
+  let budget = 4 * m;
+  for (let at = head.length - m; at <= last; at++) {
+    if (head.charCodeAt(at) !== first) continue;
+    let n = 1;
+    while (
+      at + n < head.length && head.charCodeAt(at + n) === tail.charCodeAt(n)
+    ) n++;
+    if (at + n === head.length) return n;
+    budget -= n;
+    if (budget < 0) return overlapInOnePass(head, tail, m);
+  }
+  return 0;
+}
+
+// overlap() in one pass over the last `m` characters of `head`.
+function overlapInOnePass(head: string, tail: string, m: number): number {
   const border = borders(tail, m);
   // `n` characters of `tail` matched so far; the text is `m` long, so it
   // never passes `m` before the end.

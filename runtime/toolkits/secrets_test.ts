@@ -562,6 +562,12 @@ Deno.test("scrubText() finds a long secret cut at an end in one pass over it", (
     scrubText("abcabd tail", ["secret-abcabcabd"]),
     `${REDACTED} tail`,
   );
+  // The same in the one pass, which long failed tries lead to.
+  const some = "a".repeat(1000);
+  assert.equal(
+    scrubText(`${some}${some}b`, [`${some}b${"z".repeat(1000)}`]),
+    `${some}${REDACTED}`,
+  );
 });
 
 Deno.test("scrubText() finds a long secret of one repeated letter in a long text in one pass", () => {
