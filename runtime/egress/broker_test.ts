@@ -1389,3 +1389,21 @@ Deno.test("brokerFromConfig() refuses a secret no header can carry, unquoted", (
   }
   assert.ok(brokerFromConfig(config, () => "Bearer caf\u00e9\u0080"));
 });
+
+Deno.test("a session's long secret is looked for in a request in one pass", async () => {
+  // V8's own search compares a long pattern again from nearly every place
+  // when it is one letter repeated around another: a session that sets
+  // such a secret, with a tool whose request body is that letter, held
+  // the host's thread for minutes before the request was even checked.
+  const half = "a".repeat(128 * 1024);
+  const broker = new EgressBroker({ timeoutMs: 3000 });
+  await refused(
+    broker.fetch({
+      url: "http://10.0.0.1/",
+      method: "POST",
+      body: "a".repeat(4 * 1024 * 1024),
+    }, { allow: [["*"]], hide: [`${half}b${half}`] }),
+    "tool_denied",
+    /not a public/,
+  );
+});

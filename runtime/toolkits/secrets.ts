@@ -255,6 +255,27 @@ function overlapInOnePass(head: string, tail: string, m: number): number {
   return n >= MIN_SCRUB_LENGTH ? n : 0;
 }
 
+/**
+ * Tells whether `text` holds `secret` whole, in time linear in both (see
+ * the search below): a session sets its own secrets, so a long one must
+ * not hold the host's thread against a long text.
+ *
+ * @param text what is searched (a request's headers or body)
+ * @param secret the secret looked for
+ * @returns whether it occurs whole
+ * @example
+ * ```ts
+ * import { holdsSecret } from "./secrets.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(holdsSecret("Authorization: Bearer sk-1", "Bearer sk-1"));
+ * const long = "a".repeat(300) + "b";
+ * assert.ok(!holdsSecret("a".repeat(10_000), long));
+ * ```
+ */
+export function holdsSecret(text: string, secret: string): boolean {
+  return indexOf(text, secret) >= 0;
+}
+
 // Where `pattern` first occurs in `text` from `from` on, or -1. V8's own
 // search, except for a long pattern: V8 compares one again from nearly
 // every place when it is one letter repeated around another (a 4 KiB
