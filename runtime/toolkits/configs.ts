@@ -146,9 +146,10 @@ export function createToolkitConfigs(
 
 /**
  * The most secret values a session's configuration of one toolkit
- * (merged over the host's) may hold. Every string a call of its tools returns or reports is scrubbed of
- * each value in turn: 50,000 of them (750 KB of JSON, which a session may
- * send) held the host's thread for 100 s per megabyte of a tool's output.
+ * (merged over the host's) may hold. Every string a call of its tools
+ * returns or reports is scrubbed of each value in turn: 50,000 of them
+ * (750 KB of JSON, which a session may send) held the host's thread for
+ * 100 s per megabyte of a tool's output.
  */
 const MAX_SECRET_VALUES = 256;
 
