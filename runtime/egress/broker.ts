@@ -43,7 +43,7 @@ import {
   requestAt,
   resolveHost,
 } from "./targets.ts";
-import { holdsSecret } from "../toolkits/secrets.ts";
+import { indexOfText } from "../text_search.ts";
 
 /**
  * An operator secret, sent as a header to one host only, and over `https:`
@@ -289,12 +289,12 @@ export class EgressBroker {
     const sent = new Set<string>(hidden);
     const holdsHidden = hidden.length > 0 &&
       [JSON.stringify(callerHeaders), body?.toString("latin1") ?? ""]
-        .some((text) => hidden.some((v) => holdsSecret(text, v)));
+        .some((text) => hidden.some((v) => indexOfText(text, v) >= 0));
     for (let hop = 0;; hop++) {
       const address = await this.checkTarget(url, scope.allow, signal);
       const injected = this.#secretsFor(url, scope.toolkit ?? null);
       const guarded = injected.length > 0 || holdsHidden ||
-        hidden.some((v) => holdsSecret(url.href, v));
+        hidden.some((v) => indexOfText(url.href, v) >= 0);
       if (url.protocol === "http:" && injected.some((s) => !s.plainHttp)) {
         // Refused, not sent without it: the module learns why at once.
         throw new SkillboxError(

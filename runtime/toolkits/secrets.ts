@@ -9,6 +9,7 @@
 
 import type { JsonSchema } from "../../protocol/json.ts";
 import { type SchemaRefs, schemaRefs } from "../schema/validator.ts";
+import { indexOfText, prefixTable, replaceAllText } from "../text_search.ts";
 
 /** What replaces a secret wherever it would have been shown. */
 export const REDACTED = "[redacted]";
@@ -192,7 +193,9 @@ export function scrubText(
   secrets = longestFirst(secrets);
   let out = text;
   for (const secret of secrets) {
-    if (secret.length >= MIN_SCRUB_LENGTH) out = replaceWhole(out, secret);
+    if (secret.length >= MIN_SCRUB_LENGTH) {
+      out = replaceAllText(out, secret, REDACTED);
+    }
   }
   if (out.length < MIN_SCRUB_LENGTH || options?.ends === false) return out;
   let start = 0;
@@ -200,7 +203,7 @@ export function scrubText(
   for (const secret of secrets) {
     if (secret.length < MIN_SCRUB_LENGTH) continue;
     // Cut at both ends: all that is left is a piece of the secret.
-    if (out.length <= secret.length && indexOf(secret, out) >= 0) {
+    if (out.length <= secret.length && indexOfText(secret, out) >= 0) {
       return REDACTED;
     }
     // A cut piece is shorter than the secret, and no longer than the text.
@@ -243,7 +246,7 @@ function overlap(head: string, tail: string, max: number): number {
 
 // overlap() in one pass over the last `m` characters of `head`.
 function overlapInOnePass(head: string, tail: string, m: number): number {
-  const border = borders(tail, m);
+  const border = prefixTable(tail, m);
   // `n` characters of `tail` matched so far; the text is `m` long, so it
   // never passes `m` before the end.
   let n = 0;
@@ -254,83 +257,6 @@ function overlapInOnePass(head: string, tail: string, m: number): number {
   }
   return n >= MIN_SCRUB_LENGTH ? n : 0;
 }
-
-/**
- * Tells whether `text` holds `secret` whole, in time linear in both (see
- * the search below): a session sets its own secrets, so a long one must
- * not hold the host's thread against a long text.
- *
- * @param text what is searched (a request's headers or body)
- * @param secret the secret looked for
- * @returns whether it occurs whole
- * @example
- * ```ts
- * import { holdsSecret } from "./secrets.ts";
- * import assert from "node:assert/strict";
- * assert.ok(holdsSecret("Authorization: Bearer sk-1", "Bearer sk-1"));
- * const long = "a".repeat(300) + "b";
- * assert.ok(!holdsSecret("a".repeat(10_000), long));
- * ```
- */
-export function holdsSecret(text: string, secret: string): boolean {
-  return indexOf(text, secret) >= 0;
-}
-
-// Where `pattern` first occurs in `text` from `from` on, or -1. V8's own
-// search, except for a long pattern: V8 compares one again from nearly
-// every place when it is one letter repeated around another (a 4 KiB
-// secret in 4 MiB of that letter: 36 s), so one pass of Knuth-Morris-Pratt
-// then. Up to 256 characters, V8 took at most 0.1 s on 4 MiB in the
-// shapes measured (the letter around another, before it, after it).
-function indexOf(text: string, pattern: string, from = 0): number {
-  const m = pattern.length;
-  if (m <= NATIVE_SEARCH) return text.indexOf(pattern, from);
-  const border = borders(pattern, m);
-  let n = 0;
-  for (let at = from; at < text.length; at++) {
-    const c = text.charCodeAt(at);
-    while (n > 0 && pattern.charCodeAt(n) !== c) n = border[n - 1]!;
-    if (pattern.charCodeAt(n) === c && ++n === m) return at - m + 1;
-  }
-  return -1;
-}
-
-// Patterns longer than this are searched for by indexOf()'s own pass.
-const NATIVE_SEARCH = 256;
-
-// Every whole `secret` in `text` replaced (the same string when none is).
-function replaceWhole(text: string, secret: string): string {
-  if (secret.length <= NATIVE_SEARCH) {
-    return text.includes(secret) ? text.replaceAll(secret, REDACTED) : text;
-  }
-  let at = indexOf(text, secret);
-  if (at < 0) return text;
-  let out = "";
-  let from = 0;
-  while (at >= 0) {
-    out += text.slice(from, at) + REDACTED;
-    from = at + secret.length;
-    at = indexOf(text, secret, from);
-  }
-  return out + text.slice(from);
-}
-
-// The Knuth-Morris-Pratt table of `pattern`'s first `m` characters: at
-// `i`, the length of the longest proper prefix that also ends at `i`. A
-// reused table for usual lengths: a search allocates none.
-function borders(pattern: string, m: number): Int32Array {
-  const border = m <= SCRATCH.length ? SCRATCH : new Int32Array(m);
-  border[0] = 0;
-  for (let i = 1, k = 0; i < m; i++) {
-    const c = pattern.charCodeAt(i);
-    while (k > 0 && pattern.charCodeAt(k) !== c) k = border[k - 1]!;
-    if (pattern.charCodeAt(k) === c) k++;
-    border[i] = k;
-  }
-  return border;
-}
-
-const SCRATCH = new Int32Array(1024);
 
 // Longest first, so that a secret inside another is never replaced before
 // it (which would leave the rest of the longer one showing). Lists are
