@@ -725,6 +725,7 @@ Deno.test("a hostile host's words reach the client's errors only as printable te
   const printable = (error: unknown) =>
     error instanceof Error &&
     /\\u009b2J\\u202eevil\\u2028x\\u001b\[0m\\u000a/.test(error.message) &&
+    // deno-lint-ignore no-control-regex
     !/[\u0000-\u0008\u000a-\u001f\u0080-\u009f\u2028\u202e]/.test(
       error.message,
     );
