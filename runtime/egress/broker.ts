@@ -834,33 +834,30 @@ interface SecretCut {
 
 /**
  * Cuts each form of the secrets as written, and with any of its characters
- * as an HTML character reference (`&#x2F;`, `&#47;`, `&sol;`, the ";"
- * optional as browsers read them): a page that shows the request it got
- * escapes it.
+ * written another way (see {@link readings}): an HTML character reference
+ * (`&#x2F;`, `&#47;`, `&sol;`, the ";" optional as browsers read them), as a
+ * page that shows the request it got escapes it, an escape, or its UTF-8
+ * bytes. The text is read once, and each form looked for in one pass over
+ * it (see {@link findForm}): whatever the secret's shape, the time grows
+ * with the text, not with the text times the secret.
  */
 function secretCut(values: Iterable<string>): SecretCut {
   const forms = secretForms(values);
   if (forms.length === 0) return { forms, whole: (t) => t, end: (t) => t };
-  const chars = forms.map((f) => Array.from(f, charPattern));
-  // One form at a time, longest first (see secretForms).
-  const wholes = chars.map((c) => new RegExp(c.join(""), "g"));
-  // The start of a form: its first characters, each followed by the next.
-  const begun = new RegExp(
-    `(?:${
-      chars.map((c) =>
-        c.slice(0, -1).reduceRight(
-          (rest, p) => p + (rest && `(?:${rest})?`),
-          "",
-        )
-      ).join("|")
-    })$`,
-  );
+  const patterns = forms.map(formPattern);
   // Enough of a text's end for the longest form, every character escaped,
   // leaving out zeros (a reference may be padded with any number of them).
   const reach = forms[0]!.length * 24;
   return {
     forms,
-    whole: (text) => wholes.reduce((t, re) => t.replace(re, REDACTED), text),
+    whole(text) {
+      const read = readings(text);
+      const spans: number[] = [];
+      for (const p of patterns) {
+        findForm(read, p, (from, to) => spans.push(from, to));
+      }
+      return redact(text, spans);
+    },
     end(text) {
       let from = text.length;
       for (let left = reach; from > 0 && left > 0; from--) {
@@ -868,65 +865,341 @@ function secretCut(values: Iterable<string>): SecretCut {
       }
       // A writing the cut ran through may be a form's next character.
       const tail = text.slice(from).replace(PARTIAL, "");
-      return text.slice(0, from + (begun.exec(tail)?.index ?? tail.length));
+      const read = readings(tail);
+      // The first place from which the tail's end is a form's start.
+      let begun = tail.length;
+      for (const p of patterns) {
+        for (const head of findForm(read, p, () => {})) {
+          if (head.h > 0) begun = Math.min(begun, startOf(head, tail.length));
+        }
+      }
+      return text.slice(0, from + begun);
     },
   };
 }
 
-// The start of a writing (see writings) at a text's end: a reference, a
+// The text with each span (pairs of from, to) replaced by the marker;
+// overlapping spans are cut as one, as far as the furthest reaches.
+function redact(text: string, spans: number[]): string {
+  if (spans.length === 0) return text;
+  const order = Array.from({ length: spans.length / 2 }, (_, i) => i)
+    .sort((a, b) => spans[2 * a]! - spans[2 * b]!);
+  let out = "";
+  let at = 0;
+  for (const i of order) {
+    const from = spans[2 * i]!;
+    const to = spans[2 * i + 1]!;
+    if (to <= at) continue;
+    if (from < at) {
+      // Overlaps the last cut: it reaches further.
+      at = to;
+      continue;
+    }
+    out += text.slice(at, from) + REDACTED;
+    at = to;
+  }
+  return out + text.slice(at);
+}
+
+// The start of a writing (see readings) at a text's end: a reference, a
 // "\u" or "\x" escape, a character's first UTF-8 bytes, or "\x" escapes of
 // them.
 const PARTIAL =
   /(?:&#?[0-9A-Za-z]*|\\(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?|[\xc2-\xf4][\x80-\xbf]{0,2}|\\x[c-fC-F][0-9A-Fa-f](?:\\x[89abAB][0-9A-Fa-f]){0,2}(?:\\(?:x[0-9A-Fa-f]?)?)?)$/;
 
-// HTML's names for ASCII characters (the WHATWG list), by character.
-const NAMED = Map.groupBy(
-  [
-    '\tTab \nNewLine !excl "quot "QUOT #num $dollar %percnt &amp &AMP',
-    "'apos (lpar )rpar *ast *midast +plus ,comma .period /sol :colon ;semi",
-    "<lt <LT =equals >gt >GT ?quest @commat [lsqb [lbrack \\bsol ]rsqb",
-    "]rbrack ^Hat _lowbar _UnderBar `grave `DiacriticalGrave {lcub {lbrace",
-    "|verbar |vert |VerticalLine }rcub }rbrace",
-  ].join(" ").split(" "),
-  (entry) => entry[0]!,
-);
+// HTML's names for ASCII characters (the WHATWG list), as "&name" and the
+// character.
+const NAMED: [string, number][] = [
+  '\tTab \nNewLine !excl "quot "QUOT #num $dollar %percnt &amp &AMP',
+  "'apos (lpar )rpar *ast *midast +plus ,comma .period /sol :colon ;semi",
+  "<lt <LT =equals >gt >GT ?quest @commat [lsqb [lbrack \\bsol ]rsqb",
+  "]rbrack ^Hat _lowbar _UnderBar `grave `DiacriticalGrave {lcub {lbrace",
+  "|verbar |vert |VerticalLine }rcub }rbrace",
+].join(" ").split(" ").map((e) => [`&${e.slice(1)}`, e.charCodeAt(0)]);
 
 // A header value goes out in latin1, and WHATWG's "latin1" is
 // windows-1252: an upstream decoding by it reads a byte 0x80-0x9f as
-// another character (0x80 as "€").
-const WINDOWS_1252 = new TextDecoder("windows-1252");
-
-// One character as a pattern: as itself or as windows-1252 reads it.
-function charPattern(char: string): string {
-  const code = char.codePointAt(0)!;
-  const read = code >= 0x80 && code <= 0x9f
-    ? WINDOWS_1252.decode(Uint8Array.of(code))
-    : char;
-  return `(?:${[...new Set([char, read])].map(writings).join("|")})`;
+// another character (0x80 as "€"). A character is compared by its reading
+// (0x80 and "€" alike, a little more cut than needed), and a lone surrogate
+// as the U+FFFD its UTF-8 bytes are.
+const WINDOWS_1252 = Array.from(
+  new TextDecoder("windows-1252").decode(
+    Uint8Array.from({ length: 32 }, (_, i) => 0x80 + i),
+  ),
+  (c) => c.codePointAt(0)!,
+);
+function reading(code: number): number {
+  if (code >= 0x80 && code <= 0x9f) return WINDOWS_1252[code - 0x80]!;
+  return code >= 0xd800 && code <= 0xdfff ? 0xfffd : code;
 }
 
-// A character's writings: its UTF-8 bytes, itself (Node sends a header
-// value in latin1), a JSON "\u" escape, "\x" escapes of its latin1 byte
-// (JavaScript) or of its UTF-8 bytes (Python's bytes), or an HTML
-// reference to it by decimal or hexadecimal number (any leading zeros) or
-// by name.
-function writings(char: string): string {
-  const code = char.codePointAt(0)!;
-  const utf8 = Buffer.from(char);
-  const written = new Set([utf8.toString("latin1"), char].map(RegExp.escape))
-    .add(Array.from(utf8, (b) => `\\\\x${hexPattern(b, 2)}`).join(""));
-  if (code <= 0xff) written.add(`\\\\x${hexPattern(code, 2)}`);
-  if (code <= 0xffff) written.add(`\\\\u${hexPattern(code, 4)}`);
-  const references = [
-    `&#0*${code}`,
-    `&#[xX]0*${hexPattern(code)}`,
-    ...(NAMED.get(char) ?? []).map((entry) => `&${entry.slice(1)}`),
-  ];
-  return `${[...written].join("|")}|(?:${references.join("|")});?`;
+/**
+ * A text read every way an upstream may have written a character: each
+ * place reads as its own character (Node sends a header value in latin1),
+ * and places where a writing of one begins read, too, as that character up
+ * to the writing's end: its UTF-8 bytes, a JSON "\u" escape, "\x" escapes
+ * of its latin1 byte (JavaScript) or of its UTF-8 bytes (Python's bytes),
+ * an HTML reference by decimal or hexadecimal number (any leading zeros) or
+ * by name, with or without its ";". The readings of one place differ in
+ * length: "&#979" is "&" or "a" then "9" or "ϓ".
+ */
+interface Readings {
+  /** The text, one character a place. */
+  text: string;
+  /** Writings as [from, to, character read], by `from`. */
+  writings: number[];
 }
 
-// A number in hexadecimal, at least `width` digits, in either case.
-function hexPattern(n: number, width = 0): string {
-  return n.toString(16).padStart(width, "0")
-    .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+function readings(text: string): Readings {
+  const writings: number[] = [];
+  const add = (from: number, to: number, code: number) =>
+    writings.push(from, to, reading(code));
+  // A reference's ";" is optional.
+  const reference = (from: number, to: number, code: number) => {
+    add(from, to, code);
+    if (text[to] === ";") add(from, to + 1, code);
+  };
+  const starts = /[&\\\xc2-\xf4]/g;
+  for (let m; (m = starts.exec(text)) !== null;) {
+    const at = m.index;
+    if (text[at] === "&") {
+      if (text[at + 1] === "#") {
+        const hex = text[at + 2] === "x" || text[at + 2] === "X";
+        const base = hex ? 16 : 10;
+        const digits = at + (hex ? 3 : 2);
+        let zeros = digits;
+        while (text[zeros] === "0") zeros++;
+        // "&#000": the number 0 ends at any of its zeros.
+        for (let end = digits + 1; end <= zeros; end++) reference(at, end, 0);
+        let code = 0;
+        for (let end = zeros; end < text.length; end++) {
+          const digit = parseInt(text[end]!, base);
+          if (Number.isNaN(digit)) break;
+          code = code * base + digit;
+          if (code > 0x10ffff) break;
+          // "&#979": 9, 97 or 979, the rest read on.
+          reference(at, end + 1, code);
+        }
+      }
+      for (const [name, code] of NAMED) {
+        if (text.startsWith(name, at)) reference(at, at + name.length, code);
+      }
+    } else if (text[at] === "\\") {
+      const byteAt = (i: number) =>
+        text[at + 4 * i + 1] === "x" && text[at + 4 * i] === "\\"
+          ? hexAt(text, at + 4 * i + 2, 2)
+          : -1;
+      const byte = byteAt(0);
+      if (byte >= 0) add(at, at + 4, byte);
+      const utf8 = utf8At(byteAt);
+      if (utf8) add(at, at + 4 * utf8[1], utf8[0]);
+      const unit = text[at + 1] === "u" ? hexAt(text, at + 2, 4) : -1;
+      if (unit >= 0) add(at, at + 6, unit);
+    } else {
+      const utf8 = utf8At((i) => text.charCodeAt(at + i));
+      if (utf8) add(at, at + utf8[1], utf8[0]);
+    }
+  }
+  return { text, writings };
+}
+
+// The number written in `digits` hex digits at `at`, or -1.
+function hexAt(text: string, at: number, digits: number): number {
+  const hex = text.slice(at, at + digits);
+  return hex.length === digits && /^[0-9A-Fa-f]+$/.test(hex)
+    ? parseInt(hex, 16)
+    : -1;
+}
+
+// The character whose UTF-8 bytes are byteAt(0), byteAt(1)... and their
+// count; none for bytes no encoder writes (overlong, a surrogate).
+function utf8At(byteAt: (i: number) => number): [number, number] | null {
+  const first = byteAt(0);
+  const n = first >= 0xc2 && first <= 0xdf
+    ? 2
+    : first >= 0xe0 && first <= 0xef
+    ? 3
+    : first >= 0xf0 && first <= 0xf4
+    ? 4
+    : 0;
+  if (n === 0) return null;
+  let code = first & (0xff >> (n + 1));
+  for (let i = 1; i < n; i++) {
+    const byte = byteAt(i);
+    if ((byte & 0xc0) !== 0x80) return null;
+    code = (code << 6) | (byte & 0x3f);
+  }
+  const least = n === 2 ? 0x80 : n === 3 ? 0x800 : 0x10000;
+  if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+    return null;
+  }
+  return [code, n];
+}
+
+// A form as compared (see reading), with each prefix's longest border.
+interface FormPattern {
+  chars: Int32Array;
+  border: Int32Array;
+}
+
+function formPattern(form: string): FormPattern {
+  const chars = Int32Array.from(
+    Array.from(form, (c) => reading(c.codePointAt(0)!)),
+  );
+  const border = new Int32Array(chars.length + 1);
+  for (let i = 1, k = 0; i < chars.length; i++) {
+    while (k > 0 && chars[i] !== chars[k]) k = border[k]!;
+    if (chars[i] === chars[k]) k++;
+    border[i + 1] = k;
+  }
+  return { chars, border };
+}
+
+/**
+ * One way of reading the text so far that ends in the start of a form:
+ * its `h` first characters, read from the last `h` readings taken. The
+ * readings longer than one place it holds are kept, to find where it
+ * begins.
+ */
+interface Head {
+  h: number;
+  /** The number of readings taken, and of the first one it holds. */
+  taken: number;
+  first: number;
+  /** [number, extra places] of each longer reading held, from `lo`. */
+  long: number[];
+  lo: number;
+  /** The extra places of the longer readings held. */
+  extra: number;
+}
+
+function startOf(head: Head, at: number): number {
+  return at - head.h - head.extra;
+}
+
+/**
+ * Finds each form's places in a text read every way (Knuth–Morris–Pratt
+ * over the readings): each way of reading that matches the start of the
+ * form goes on, falling back to the longest start it ends in on a
+ * mismatch, so no place is compared again from each place before it.
+ * Readings that reach one place with the same start held are one; text
+ * with no writing but its own characters is read one way.
+ *
+ * @param found called with each match's first place and its end
+ * @returns the heads at the text's end
+ */
+function findForm(
+  read: Readings,
+  pattern: FormPattern,
+  found: (from: number, to: number) => void,
+): Head[] {
+  const { text, writings } = read;
+  const { chars, border } = pattern;
+  const m = chars.length;
+  // Heads reaching a place past the next one.
+  const later = new Map<number, Head[]>();
+  let heads: Head[] = [{ h: 0, taken: 0, first: 0, long: [], lo: 0, extra: 0 }];
+  let w = 0;
+  // One head takes a reading of `length` places, ending at `to`.
+  const take = (head: Head, code: number, length: number, to: number) => {
+    let h = head.h;
+    while (h > 0 && chars[h] !== code) h = border[h]!;
+    if (chars[h] === code) {
+      drop(head, head.h - h);
+      head.h = h + 1;
+      if (length > 1) {
+        head.long.push(head.taken, length - 1);
+        head.extra += length - 1;
+      }
+      head.taken++;
+      if (head.h === m) {
+        found(startOf(head, to), to);
+        drop(head, m - border[m]!);
+        head.h = border[m]!;
+      }
+    } else {
+      // Nothing held: the reading is not part of the form.
+      drop(head, head.h);
+      head.h = 0;
+    }
+  };
+  const held = new Set(chars);
+  // The places where the form's first character is written as itself.
+  const firsts = [...LATIN1].filter((c) => reading(c) === chars[0])
+    .map((c) => ({ char: String.fromCharCode(c), at: -1 }));
+  for (let at = 0;; at++) {
+    if (later.size === 0 && heads.length === 1 && heads[0]!.h === 0) {
+      // Nothing begun: on to where the form may begin.
+      let to = text.length;
+      for (const first of firsts) {
+        if (first.at < at) {
+          first.at = text.indexOf(first.char, at);
+          if (first.at < 0) first.at = text.length;
+        }
+        to = Math.min(to, first.at);
+      }
+      // Writings of other characters before it begin nothing either.
+      while (w < writings.length && writings[w]! < to) {
+        if (writings[w + 2] === chars[0]) break;
+        w += 3;
+      }
+      at = w < writings.length ? Math.min(to, writings[w]!) : to;
+    }
+    const arrived = later.size ? later.get(at) : undefined;
+    if (arrived) {
+      later.delete(at);
+      heads = one(heads.concat(arrived), at);
+    }
+    if (at === text.length) return heads;
+    const next: Head[] = [];
+    // Writings beginning here: each head also reads on through each.
+    for (; w < writings.length && writings[w] === at; w += 3) {
+      // A character the form does not hold begins nothing.
+      if (!held.has(writings[w + 2]!)) continue;
+      const to = writings[w + 1]!;
+      const moved = heads.map((h) => ({
+        ...h,
+        long: h.long.slice(h.lo),
+        lo: 0,
+      }));
+      for (const head of moved) take(head, writings[w + 2]!, to - at, to);
+      if (to === at + 1) next.push(...moved);
+      else later.set(to, (later.get(to) ?? []).concat(moved));
+    }
+    const code = text.charCodeAt(at);
+    for (const head of heads) {
+      take(head, code < 0x80 ? code : reading(code), 1, at + 1);
+    }
+    heads = next.length ? one(heads.concat(next), at + 1) : heads;
+  }
+}
+
+const LATIN1 = Array.from({ length: 256 }, (_, c) => c);
+
+// Drops a head's first `count` readings.
+function drop(head: Head, count: number): void {
+  head.first += count;
+  const { long } = head;
+  while (head.lo < long.length && long[head.lo]! < head.first) {
+    head.extra -= long[head.lo + 1]!;
+    head.lo += 2;
+  }
+  if (head.lo > 64 && head.lo * 2 > long.length) {
+    head.long = long.slice(head.lo);
+    head.lo = 0;
+  }
+}
+
+// The heads at a place, one for each length read: the one that begins
+// first (it cuts the most).
+function one(heads: Head[], at: number): Head[] {
+  if (heads.length < 2) return heads;
+  const byLength = new Map<number, Head>();
+  for (const head of heads) {
+    const kept = byLength.get(head.h);
+    if (!kept || startOf(head, at) < startOf(kept, at)) {
+      byLength.set(head.h, head);
+    }
+  }
+  return [...byLength.values()];
 }

@@ -1407,3 +1407,37 @@ Deno.test("a session's long secret is looked for in a request in one pass", asyn
     /not a public/,
   );
 });
+
+Deno.test("a session's long secret is cut from an answer in one pass", async (t) => {
+  // One letter repeated around another: each place of an answer of that
+  // letter was compared with nearly all of the secret again, which held
+  // the host's one thread for minutes with a secret of 4 KiB.
+  const size = 1024 * 1024;
+  const half = "a".repeat(2048);
+  const scope = { allow: [["*"]], hide: [`${half}b${half}`] };
+  for (
+    const [name, limit, kept] of [[
+      "whole",
+      undefined,
+      size,
+    ], [
+      // The answer's end is the start of the secret: it is dropped.
+      "cut at the limit",
+      size - 1,
+      size - 1 - half.length,
+    ]] as const
+  ) {
+    await t.step(name, async () => {
+      await using upstream = await rawUpstream(
+        (_req, res) => res.end("a".repeat(size)),
+        { maxResponseBytes: limit },
+      );
+      const res = await upstream.broker.fetch(
+        { url: `http://cdn.test:${upstream.port}/` },
+        scope,
+      );
+      assert.equal(res.truncated, limit !== undefined);
+      assert.equal(text(res), "a".repeat(kept));
+    });
+  }
+});
