@@ -221,12 +221,15 @@ const el = (tag, attrs = {}, ...children) => {
   for (const c of children) node.append(c instanceof Node ? c : String(c ?? ""));
   return node;
 };
-const getJson = async (path) => {
+// Every request of the page: a session that ended (signed out in another
+// tab, expired) sends the browser to the sign-in form.
+const fetchOk = async (path) => {
   const res = await fetch(path, { credentials: "same-origin" });
   if (res.status === 401) { location.href = "/login"; throw new Error("signed out"); }
   if (!res.ok) throw new Error(path + ": " + res.status);
-  return res.json();
+  return res;
 };
+const getJson = async (path) => (await fetchOk(path)).json();
 const time = (ms) => new Date(ms).toLocaleTimeString();
 const pretty = (v) => typeof v === "string" ? v : JSON.stringify(v, null, 2);
 
@@ -417,9 +420,7 @@ function fileItem(runId, f) {
   return item;
 }
 async function viewFile(item, url, f) {
-  const res = await fetch(url, { credentials: "same-origin" });
-  if (!res.ok) throw new Error(url + ": " + res.status);
-  const text = await res.text();
+  const text = await (await fetchOk(url)).text();
   const box = item.closest(".detail").querySelector(".file-view");
   box.hidden = false;
   box.dataset.file = String(f.index);

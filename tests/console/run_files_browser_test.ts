@@ -26,6 +26,12 @@ testInBrowsers(
   checkFiles,
 );
 
+testInBrowsers(
+  (target) =>
+    `viewing a kept file once signed out goes to the sign-in form in ${target.name}`,
+  checkSignedOutView,
+);
+
 async function checkFiles(browser: Browser): Promise<void> {
   await using t = await fixtureHost();
   writeHostileRuns(t.dbPath);
@@ -98,6 +104,48 @@ async function checkFiles(browser: Browser): Promise<void> {
       [null, 0],
     );
     assert.deepEqual(watch.problems, []);
+  } finally {
+    await page.close();
+  }
+}
+
+// A console session that ended while its page stayed open (signed out in
+// another tab, or expired): "view" sends the browser to the sign-in form,
+// as every other request of the page does, instead of failing unseen. Only
+// the file's request is answered 401 here, so that nothing else the page
+// asks for (its live feed, its polls) can be what sends it there.
+async function checkSignedOutView(browser: Browser): Promise<void> {
+  const token = "browser-view-token";
+  await using t = await fixtureHost({ tokens: [token], adminTokens: [token] });
+  writeHostileRuns(t.dbPath);
+  const { url } = await t.host.listen({ hostname: "127.0.0.1", port: 0 });
+  const page = await browser.newPage();
+  try {
+    await setLaptopViewport(page);
+    await page.goto(`${url}/login`, { waitUntil: "load", timeout: 15_000 });
+    await page.type("#token", token);
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: "load", timeout: 15_000 }),
+      page.click('button[type="submit"]'),
+    ]);
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await page.click('#history-rows tr[data-run="run-a"]');
+    await page.waitForSelector('#detail li[data-file="2"] button.view', {
+      timeout: 10_000,
+    });
+    await page.setRequestInterception(true);
+    page.on("request", (request) => {
+      if (request.isInterceptResolutionHandled()) return;
+      if (new URL(request.url()).pathname.startsWith("/api/runs/run-a/")) {
+        return void request.respond({ status: 401, body: "" });
+      }
+      void request.continue();
+    });
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: "load", timeout: 15_000 }),
+      page.click('#detail li[data-file="2"] button.view'),
+    ]);
+    assert.equal(new URL(page.url()).pathname, "/login");
   } finally {
     await page.close();
   }
