@@ -98,8 +98,10 @@ export async function scanSkillDirs(
   // `known` is the folder's real path when its parent's is known and it is
   // no link: a cached load of 1,000 folders then pays no realPath each.
   // Long (about 80 lines): one folder's visit in one place: its entries
-  // read, links resolved and checked against the roots, files and sub-
-  // folders sorted out, in the order the rules are checked.
+  // read, links resolved (a folder reached twice, through a link or a
+  // cycle, is walked once; a link may lead out of the skills folder, as
+  // the operator who made it chose), files and subfolders sorted out, in
+  // the order the rules are checked.
   const walk = async (
     dir: string,
     root: string,
