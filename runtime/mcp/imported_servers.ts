@@ -298,8 +298,11 @@ export class ImportedServers implements HostedTool {
 
   /**
    * Starts every server in the background; resolves once each has come up
-   * or failed its first attempt (bounded by its start timeout). The host
-   * does not wait for it; failed servers keep retrying until `close`.
+   * or failed its first attempt. Each request of a start (the connection,
+   * every page of its listings, every skill file it serves) is bounded by
+   * its start timeout, not the start as a whole: a server that answers each
+   * slowly delays only its own tools. The host does not wait for it; failed
+   * servers keep retrying until `close`.
    *
    * @returns resolves once each server came up or failed once
    */
@@ -478,8 +481,9 @@ export class ImportedServers implements HostedTool {
   }
 
   // A call to a server that is down: it shares a start under way (bounded
-  // by the start timeout and the call's signal), starts it when its next
-  // attempt is due, and otherwise fails at once saying when that is.
+  // by the call's signal; each request of the start by the start timeout),
+  // starts it when its next attempt is due, and otherwise fails at once
+  // saying when that is.
   async #restart(
     slot: ServerSlot,
     signal: AbortSignal | undefined,
