@@ -38,6 +38,7 @@ import {
   SUMMARY_COLUMNS,
   toRow,
   withoutNul,
+  withoutNuls,
 } from "./store.ts";
 
 // The channel runs are announced on.
@@ -426,14 +427,14 @@ export class PostgresRunStore implements RunStore {
       for (const w of batch) last.set(w.run.id, w);
       const writes = [...last.values()];
       const ids = writes.map((w) => w.run.id);
-      const rows = writes.map(({ run }) => noNul(toRow(run)));
+      const rows = writes.map(({ run }) => withoutNuls(toRow(run)));
       // Rows by spreading: each INSERT below names the columns it reads.
       const events = writes.flatMap(({ run, events }) =>
-        events.map((e) => noNul({ run_id: run.id, ...e }))
+        events.map((e) => withoutNuls({ run_id: run.id, ...e }))
       );
       const files = writes.flatMap(({ run, files }) =>
         (files ?? []).map((f, seq) =>
-          noNul({
+          withoutNuls({
             run_id: run.id,
             seq,
             ...f,
@@ -863,16 +864,6 @@ async function announce(
   await tx`SELECT pg_notify(${CHANNEL}, n) FROM unnest(${
     textArray(notices)
   }::text[]) AS n`;
-}
-
-// PostgreSQL's text holds no NUL character, and one refused the whole
-// batch, retried for ever: a client's tool name or a module's error
-// message put one there (the redactor replaces those; a row written
-// otherwise, or a host.id, may still hold one). Replaced in the row (a
-// fresh object) as JSON text already escapes it.
-function noNul<T extends Record<string, unknown>>(row: T): T {
-  for (const key in row) row[key] = withoutNul(row[key]);
-  return row;
 }
 
 // A text[] literal (`{"a","b"}`), passed as text and cast in SQL: without

@@ -26,14 +26,13 @@ import { lazyPostgresStore } from "./postgres.ts";
 import { Redactor } from "./redact.ts";
 import { keepRunFiles, type KeptFiles } from "./run_files.ts";
 import { openSqliteStore } from "./sqlite.ts";
-import {
-  type Retention,
-  type RunRecord,
-  type RunStore,
-  type RunWrite,
-  type StoredEvent,
-  type StoredFile,
-  withoutNul,
+import type {
+  Retention,
+  RunRecord,
+  RunStore,
+  RunWrite,
+  StoredEvent,
+  StoredFile,
 } from "./store.ts";
 
 /** What is known when a run starts. */
@@ -1133,16 +1132,15 @@ export class RunRecorder implements RunObserver {
       endedAt: open.endedAt,
       durationMs: Math.round(open.durationMs * 1000) / 1000,
       outcome: end ? end.outcome.slice(0, 100) : "running",
-      // Kept as text, which holds no NUL (names are the redactor's).
-      error: end?.error ? withoutNul(r.text(end.error, { secrets })) : null,
+      error: end?.error ? r.text(end.error, { secrets }) : null,
       summary: end?.summary === null || end?.summary === undefined
         ? null
-        : withoutNul(r.text(
+        : r.text(
           typeof end.summary === "string"
             ? end.summary
             : JSON.stringify(end.summary),
           { secrets },
-        )),
+        ),
       args: r.json(open.args, { secrets }),
       result: end?.result === undefined
         ? null

@@ -16,7 +16,6 @@ import {
   type ServerSecretSource,
   usableSecrets,
 } from "../toolkits/secrets.ts";
-import { withoutNul } from "./store.ts";
 
 // Keys whose string values are secrets whatever the schema says. Numbers
 // stay (`max_tokens`, `input_tokens` are counts, not credentials).
@@ -103,8 +102,7 @@ export class Redactor {
    * Scrubs whole secrets from a name (a run's, an event's kind, a file's),
    * then cuts it. A name is written whole, so no piece of a secret is
    * looked for at its ends: that would garble a tool `my_test` beside a
-   * token `test-…`. A NUL is written U+FFFD: a name is kept as text
-   * (see `withoutNul` in `store.ts`).
+   * token `test-…`.
    *
    * @param name the name as given
    * @param options per-call secrets, and the cap (`maxChars`, @default 200)
@@ -122,7 +120,7 @@ export class Redactor {
   name(name: string, options: RedactOptions = {}): string {
     const secrets = this.#with(options.secrets);
     const scrubbed = secrets.length === 0 ? name : scrubKey(name, secrets);
-    return withoutNul(scrubbed).slice(0, options.maxChars ?? 200);
+    return scrubbed.slice(0, options.maxChars ?? 200);
   }
 
   // The operator's secrets plus a call's. A toolkit's secrets come as one

@@ -31,6 +31,8 @@ import {
   type StoredFile,
   SUMMARY_COLUMNS,
   toRow,
+  withoutNul,
+  withoutNuls,
 } from "./store.ts";
 
 const SCHEMA = `
@@ -313,19 +315,24 @@ export class SqliteRunStore implements RunStore {
     events.clear();
     transaction(this.#db, "BEGIN", () => {
       for (const { run, events: kept, files } of batch) {
-        runs.add(Object.values(toRow(run)));
-        for (const e of kept) events.add([run.id, e.seq, e.kind, e.data, e.at]);
+        // node:sqlite reads a text back only up to its first NUL: each
+        // is written U+FFFD, as PostgreSQL's writes do.
+        runs.add(Object.values(withoutNuls(toRow(run))));
+        for (const e of kept) {
+          events.add([run.id, e.seq, withoutNul(e.kind), e.data, e.at]);
+        }
         (files ?? []).forEach((f, i) => {
-          this.#insertFile.run(run.id, i, f.name, f.size, f.data, f.note);
+          const [name, note] = [withoutNul(f.name), withoutNul(f.note)];
+          this.#insertFile.run(run.id, i, name, f.size, f.data, note);
           this.#insertListed.run(
             run.id,
             i,
-            f.name,
+            name,
             f.size,
             f.data === null ? 0 : 1,
             f.data?.length ?? 0,
             f.data !== null && isBinary(f.data) ? 1 : 0,
-            f.note,
+            note,
           );
         });
       }

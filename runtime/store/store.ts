@@ -164,6 +164,25 @@ export function withoutNul<T>(value: T): T {
     : value;
 }
 
+/**
+ * A row as the stores write it: {@link withoutNul} on each of its values,
+ * in place (pass a fresh object). A client's tool name, a module's error
+ * message or event kind may hold a NUL; JSON text already escapes one.
+ *
+ * @param row a row about to be written
+ * @returns the same row, its strings without NUL
+ * @example
+ * ```ts
+ * import { withoutNuls } from "./store.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(withoutNuls({ name: "a\u0000b", seq: 1 }), { name: "a\uFFFDb", seq: 1 });
+ * ```
+ */
+export function withoutNuls<T extends Record<string, unknown>>(row: T): T {
+  for (const key in row) row[key] = withoutNul(row[key]);
+  return row;
+}
+
 /** A finished run and its kept events, written together. */
 export interface RunWrite {
   /** The run. */
