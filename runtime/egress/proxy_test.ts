@@ -427,16 +427,8 @@ Deno.test("openEgressProxy() holds nothing of connections gone without their tok
   // dropped before its token kept about 1.7 kB of the host's heap for
   // good (Deno's node:net keeps a socket destroyed a tick after its end),
   // and every one its 10 s clock until that ran out.
-  const script = await Deno.makeTempFile({ suffix: ".ts" });
-  await Deno.writeTextFile(
-    script,
-    `import { openEgressProxy } from ${
-      JSON.stringify(new URL("./proxy.ts", import.meta.url).href)
-    };
-import { EgressBroker } from ${
-      JSON.stringify(new URL("./broker.ts", import.meta.url).href)
-    };
-const proxy = openEgressProxy({ broker: new EgressBroker(), allow: [] });
+  const { stdout, stderr } = await inChild(
+    `const proxy = openEgressProxy({ broker: new EgressBroker(), allow: [] });
 const churn = async (n) => {
   for (let i = 0; i < n; i += 50) {
     await Promise.all(Array.from({ length: 50 }, async (_, j) => {
@@ -463,39 +455,22 @@ for (let i = 0; i < 50 && growth > 2e6; i++) {
 proxy.close();
 console.log("growth " + growth);
 `,
+    Deno.execPath(),
+    ["run", "-A", "--v8-flags=--expose-gc"],
   );
-  try {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--v8-flags=--expose-gc", script],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    const stderr = new TextDecoder().decode(out.stderr);
-    const growth = Number(/growth (-?\d+)/.exec(stdout)?.[1]);
-    assert.ok(
-      growth < 2e6,
-      `${growth} bytes held after 5,000 connections ${stderr}`,
-    );
-  } finally {
-    await Deno.remove(script);
-  }
+  const growth = Number(/growth (-?\d+)/.exec(stdout)?.[1]);
+  assert.ok(
+    growth < 2e6,
+    `${growth} bytes held after 5,000 connections ${stderr}`,
+  );
 });
 
 Deno.test("a proxy whose socket cannot be made throws, and the host process lives on", async () => {
   // A process with no descriptor left (a connection flood, a leak): the
   // socket cannot be made. Its failure used to come as an uncaught error
   // event that ended the process.
-  const script = await Deno.makeTempFile({ suffix: ".ts" });
-  await Deno.writeTextFile(
-    script,
-    `import { openEgressProxy } from ${
-      JSON.stringify(new URL("./proxy.ts", import.meta.url).href)
-    };
-import { EgressBroker } from ${
-      JSON.stringify(new URL("./broker.ts", import.meta.url).href)
-    };
-const broker = new EgressBroker();
+  const { code, stdout, stderr } = await inChild(
+    `const broker = new EgressBroker();
 const held = [];
 try { for (;;) held.push(Deno.openSync("/dev/null")); } catch { /* none left */ }
 try {
@@ -511,22 +486,42 @@ for (const file of held) file.close();
 await new Promise((resolve) => setTimeout(resolve, 200));
 console.log("alive");
 `,
+    "prlimit",
+    ["--nofile=128", Deno.execPath(), "run", "-A"],
+  );
+  assert.match(stdout, /threw: Cannot open an egress proxy socket/, stderr);
+  assert.match(stdout, /alive/, stderr);
+  assert.equal(code, 0, stderr);
+});
+
+// Runs `body` after imports of openEgressProxy and EgressBroker, as a
+// script file passed last to `command` with `args`.
+async function inChild(body: string, command: string, args: string[]) {
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  const from = (file: string) =>
+    JSON.stringify(new URL(file, import.meta.url).href);
+  await Deno.writeTextFile(
+    script,
+    `import { openEgressProxy } from ${from("./proxy.ts")};
+import { EgressBroker } from ${from("./broker.ts")};
+${body}`,
   );
   try {
-    const out = await new Deno.Command("prlimit", {
-      args: ["--nofile=128", Deno.execPath(), "run", "-A", script],
+    const out = await new Deno.Command(command, {
+      args: [...args, script],
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    const stderr = new TextDecoder().decode(out.stderr);
-    assert.match(stdout, /threw: Cannot open an egress proxy socket/, stderr);
-    assert.match(stdout, /alive/, stderr);
-    assert.equal(out.code, 0, stderr);
+    const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    return {
+      code: out.code,
+      stdout: text(out.stdout),
+      stderr: text(out.stderr),
+    };
   } finally {
     await Deno.remove(script);
   }
-});
+}
 
 // A listener that never accepts, with its queue full: the kernel drops the
 // SYNs that follow, so a connect to it neither completes nor fails, as with
